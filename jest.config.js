@@ -1,0 +1,12 @@
+// Times in formatted output are local; pin the zone so snapshots agree on every machine.
+process.env.TZ = 'UTC';
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  // Type errors are caught by `tsc --noEmit` in `npm test`; ts-jest only transpiles.
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};

@@ -1,0 +1,47 @@
+import { format } from 'date-fns';
+import { formatDuration } from './formatDuration';
+import type { TransitionRecord } from './TransitionRecord';
+
+export interface FormatHistoryOptions {
+  /** date-fns pattern for the time column (local time). Default `HH:mm:ss.SSS`. */
+  timeFormat?: string;
+  /** Show the data attached to each move. Default true. */
+  data?: boolean;
+}
+
+/**
+ * A history as a table for people: seq, time, from → to, the time spent in `from`, the
+ * description (and data), with forced moves marked `FORCED`.
+ *
+ * ```
+ *  seq  time          move                                  in from  description
+ *    1  12:00:00.000  Ready → WaitingForUserInput           0 ms     turn 1 starts
+ * ```
+ */
+export function formatHistory(records: readonly TransitionRecord<string>[], options: FormatHistoryOptions = {}): string {
+  const { timeFormat = 'HH:mm:ss.SSS', data: showData = true } = options;
+  if (records.length === 0) return '(no transitions)';
+  const rows = records.map((r) => [
+    String(r.seq),
+    format(r.at, timeFormat),
+    `${r.from} → ${r.to}`,
+    formatDuration(r.durationMs),
+    `${r.forced ? 'FORCED ' : ''}${r.description}${showData && r.data !== undefined ? `  ${safeJson(r.data)}` : ''}`,
+  ]);
+  const header = ['seq', 'time', 'move', 'in from', 'description'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i === 0 ? c.padStart(widths[i]!) : i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,48 @@
+// The public API, by name. Anything not listed here is internal.
+export { State, STATE_NAMES, UNKNOWN_STATE } from '../states/StateName';
+export type { StateName, UnknownState } from '../states/StateName';
+export { AgentState } from '../states/AgentState';
+export type { StateSpec } from '../states/AgentState';
+export { ReadyState } from '../states/ReadyState';
+export { WaitingForUserInputState } from '../states/WaitingForUserInputState';
+export { SendingToLLMState } from '../states/SendingToLLMState';
+export { ProcessingLLMResponseState } from '../states/ProcessingLLMResponseState';
+export { EndOfTurnState } from '../states/EndOfTurnState';
+export { ToolUseRequestedState } from '../states/ToolUseRequestedState';
+export { CheckingForCancellationState } from '../states/CheckingForCancellationState';
+export { RunningToolState } from '../states/RunningToolState';
+export { CheckingGitCommitsState } from '../states/CheckingGitCommitsState';
+export { RunningAutoformattersState } from '../states/RunningAutoformattersState';
+export { CheckingBudgetState } from '../states/CheckingBudgetState';
+export { GatheringAdditionalMessagesState } from '../states/GatheringAdditionalMessagesState';
+export { SendingToolResultsState } from '../states/SendingToolResultsState';
+export { CancelledState } from '../states/CancelledState';
+export { BudgetExceededState } from '../states/BudgetExceededState';
+export { ErrorState } from '../states/ErrorState';
+export { STATES } from '../states/registry';
+
+export { TRANSITIONS, DEFAULT_TABLE } from './transitions';
+export type { TransitionTable } from './TransitionTable';
+export { tableStates, tableEdges } from './TransitionTable';
+export { createTable } from './createTable';
+export { extendTable } from './extendTable';
+export type { TableExtension } from './extendTable';
+export { checkTable } from './checkTable';
+export type { TableCheck, TableIssue } from './checkTable';
+export { assertValidTable } from './assertValidTable';
+export { canTransition } from './canTransition';
+export { TransitionValidator } from './TransitionValidator';
+
+export { StateMachineError } from './StateMachineError';
+export { IllegalTransitionError } from './IllegalTransitionError';
+export { UnknownStateError } from './UnknownStateError';
+export { InvalidArgumentError } from './InvalidArgumentError';
+export { InvalidTableError } from './InvalidTableError';
+
+export { StateMachine } from './StateMachine';
+export type { StateMachineOptions, StateMachineEvents, HistorySink, ResetInfo } from './StateMachine';
+export type { TransitionRecord, TransitionEvent } from './TransitionRecord';
+export { getDefaultLogger, LOG_LEVEL_ENV } from './defaultLogger';
+export { formatHistory } from './formatHistory';
+export type { FormatHistoryOptions } from './formatHistory';
+export { formatDuration } from './formatDuration';
