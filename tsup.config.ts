@@ -7,5 +7,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  outExtension: ({ format }) => ({ js: format === 'cjs' ? '.cjs' : '.js' }),
+  // Explicit extensions, so Node never has to guess a file's module kind. Types come out as
+  // index.d.ts (CommonJS, as the package has no "type") and index.d.mts (ESM).
+  outExtension: ({ format }) => ({ js: format === 'cjs' ? '.cjs' : '.mjs' }),
 });

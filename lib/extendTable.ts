@@ -7,7 +7,7 @@ import type { TransitionTable } from './TransitionTable';
 
 /** What to add to a table: new states (e.g. Compacting) and new edges between any states. */
 export interface TableExtension<N extends string> {
-  readonly states?: readonly StateSpec<string>[] & readonly { readonly name: N }[];
+  readonly states?: ReadonlyArray<StateSpec<string> & { readonly name: N }>;
   readonly edges?: ReadonlyArray<readonly [string, string]>;
 }
 

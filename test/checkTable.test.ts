@@ -1,0 +1,67 @@
+import { DEFAULT_TABLE, assertValidTable, checkTable, InvalidTableError } from '../lib/index';
+
+const spec = (name: string, next: string[]) => ({ name, description: `${name} state`, next });
+
+describe('checkTable()', () => {
+  it('passes the default table', () => {
+    expect(checkTable(DEFAULT_TABLE)).toEqual({ ok: true, issues: [] });
+  });
+
+  it('reports every problem at once, each with its code', () => {
+    const result = checkTable({
+      initial: 'A',
+      states: {
+        A: spec('A', ['B', 'Ghost']),
+        B: spec('B', ['A', 'A']),
+        C: spec('C', ['A']),
+        D: spec('D', []),
+        E: { name: 'Eve', description: 'misnamed', next: ['A'] },
+        F: { name: 'F', next: 'A' },
+      },
+    });
+    expect(result.ok).toBe(false);
+    expect(result.issues.map((i) => [i.code, 'state' in i ? i.state : 'from' in i ? i.from : 'key' in i ? i.key : undefined])).toEqual([
+      ['unknown_target', 'A'],
+      ['duplicate_edge', 'B'],
+      ['dead_end', 'D'],
+      ['name_mismatch', 'E'],
+      ['invalid_state', 'F'],
+      ['unreachable', 'C'],
+      ['unreachable', 'D'],
+      ['unreachable', 'E'],
+      ['unreachable', 'F'],
+    ]);
+    expect(result.issues[0]!.message).toBe('State A lists an unknown next state `Ghost` (string)');
+  });
+
+  it('reports an initial state the table lacks', () => {
+    const result = checkTable({ initial: 'Start', states: { A: spec('A', ['A']) } });
+    expect(result.issues).toEqual([{ code: 'unknown_initial', state: 'Start', message: 'Initial state `Start` (string) is not in the table (A)' }]);
+  });
+
+  it('reports a value that is not a table', () => {
+    expect(checkTable(42).issues[0]).toMatchObject({ code: 'not_a_table', message: 'Expected a table { initial, states }, got `42` (number)' });
+    expect(checkTable(null).ok).toBe(false);
+  });
+});
+
+describe('assertValidTable()', () => {
+  it('returns a sound table and throws InvalidTableError listing every problem otherwise', () => {
+    expect(assertValidTable(DEFAULT_TABLE)).toBe(DEFAULT_TABLE);
+    const bad = { initial: 'A', states: { A: spec('A', []), B: spec('B', ['A']) } };
+    let caught: unknown;
+    try {
+      assertValidTable(bad);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidTableError);
+    const error = caught as InvalidTableError;
+    expect(error.code).toBe('invalid_table');
+    expect(error.name).toBe('InvalidTableError');
+    expect(error.issues.map((i) => i.code)).toEqual(['dead_end', 'unreachable']);
+    expect(error.message).toBe(
+      'Invalid transition table (2 problems):\n  - [dead_end] State A has no way out: a machine that enters it is stuck\n  - [unreachable] State B cannot be reached from A',
+    );
+  });
+});

@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import * as api from '../lib/index';
+
+const root = path.resolve(__dirname, '..');
+const run = (file: string, args: string[]) => execFileSync(file, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+// Builds once, then uses the package by its name (Node's self-reference through `exports`),
+// exactly as `import` and `require` users would.
+describe('the built package', () => {
+  beforeAll(() => {
+    run(process.execPath, [path.join(root, 'node_modules/tsup/dist/cli-default.js'), '--silent']);
+  }, 120_000);
+
+  const names = Object.keys(api).sort();
+
+  it('exports every public name to require()', () => {
+    const out = run(process.execPath, ['-e', "console.log(JSON.stringify(Object.keys(require('agent-state-machine')).sort()))"]);
+    expect(JSON.parse(out)).toEqual(names);
+  });
+
+  it('exports every public name to import, and works', () => {
+    const script = [
+      "import * as m from 'agent-state-machine';",
+      'const sm = new m.StateMachine({ logger: false });',
+      "sm.transition(m.State.WaitingForUserInput, 'esm');",
+      'console.log(JSON.stringify({ names: Object.keys(m).sort(), current: sm.current }));',
+    ].join('\n');
+    const out = JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]));
+    expect(out).toEqual({ names, current: 'WaitingForUserInput' });
+  });
+
+  it('gives both module kinds types that resolve', () => {
+    expect(() => run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'test/fixtures/package/tsconfig.json'])).not.toThrow();
+  }, 60_000);
+});

@@ -1,0 +1,35 @@
+// Type tests: `npm test` type-checks this file, so each @ts-expect-error must stay an error.
+import { State, StateMachine, extendTable, DEFAULT_TABLE, TRANSITIONS, type StateName, type TransitionRecord } from '../lib/index';
+
+describe('types', () => {
+  it('narrow state names to the sixteen, and widen with an extended table', () => {
+    const machine = new StateMachine({ logger: false });
+    const current: StateName = machine.current;
+    // @ts-expect-error 'Waiting' is not a state name
+    expect(() => machine.transition('Waiting')).toThrow();
+    // @ts-expect-error a description must be a string
+    expect(() => machine.transition(State.WaitingForUserInput, 42)).toThrow();
+    // @ts-expect-error forceTransition needs a reason
+    expect(() => machine.forceTransition(State.Error)).toThrow();
+    // @ts-expect-error the table is read-only data
+    expect(() => (TRANSITIONS.Ready = [])).toThrow();
+
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [{ name: 'Compacting', description: 'compacts', next: ['SendingToLLM'] }],
+      edges: [['SendingToLLM', 'Compacting']],
+    });
+    const extended = new StateMachine({ table, logger: false });
+    const name: StateName | 'Compacting' = extended.current;
+    const record: TransitionRecord<StateName | 'Compacting'> = extended.transition('WaitingForUserInput');
+    // @ts-expect-error records are read-only
+    record.seq = 2;
+    expect([current, name]).toEqual(['Ready', 'Ready']);
+
+    machine.on('transition', (r) => {
+      const seq: number = r.seq;
+      void seq;
+    });
+    // @ts-expect-error no such event
+    machine.on('transitioned', () => undefined);
+  });
+});
