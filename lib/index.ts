@@ -46,3 +46,24 @@ export { getDefaultLogger, LOG_LEVEL_ENV } from './defaultLogger';
 export { formatHistory } from './formatHistory';
 export type { FormatHistoryOptions } from './formatHistory';
 export { formatDuration } from './formatDuration';
+
+// The adapter: wrap an existing agent loop.
+export { AgentWithStateMachine } from './AgentWithStateMachine';
+export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachine';
+export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext } from './AgentLoop';
+export type { TurnResult, TurnOutcome } from './TurnRunner';
+export { LLMCallError, ContractViolationError, BudgetExceededError, TurnCancelledError, OperationError } from './TurnError';
+export type { TurnError } from './TurnError';
+export { TurnInProgressError } from './TurnInProgressError';
+export { Budget } from './Budget';
+export type { BudgetOptions } from './Budget';
+export { spentLimit, assertBudgetLimits } from './BudgetLimits';
+export type { BudgetLimits, BudgetLimitName, SpentLimit } from './BudgetLimits';
+export { emptyUsage, addUsage, totalTokens } from './UsageTotals';
+export type { UsageTotals, UsageDelta } from './UsageTotals';
+export { retryDelay } from './retryDelay';
+export type { RetryOptions } from './retryDelay';
+export { sleep } from './sleep';
+export type { Sleep } from './sleep';
+export { createScriptedAgent } from './createScriptedAgent';
+export type { AgentScript, ScriptedReply, ScriptedTool, ScriptedCall, ScriptedAgent } from './createScriptedAgent';

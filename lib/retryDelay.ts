@@ -1,0 +1,20 @@
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 2. */
+  retries?: number;
+  /** Delay before the first retry; doubles each time. Default 500 ms. */
+  baseDelayMs?: number;
+  /** Cap on one delay. Default 30 s. */
+  maxDelayMs?: number;
+  /** Whether a failure is worth retrying (say, not a 401). Default: every failure. */
+  shouldRetry?: (error: unknown) => boolean;
+}
+
+/**
+ * Exponential backoff with "equal jitter": half the exponential delay is kept, the other
+ * half is random, so retries from many runs spread out but never come back at once.
+ * Pure: `random` returns [0, 1).
+ */
+export function retryDelay(attempt: number, baseDelayMs: number, maxDelayMs: number, random: () => number): number {
+  const exponential = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(exponential / 2 + random() * (exponential / 2));
+}
