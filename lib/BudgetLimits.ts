@@ -61,10 +61,17 @@ function used(usage: UsageTotals, limit: BudgetLimitName): number {
   }
 }
 
-function amount(limit: BudgetLimitName, value: number): string {
+/** Decimals that tell `used` from `max` apart: `$0.101 of $0.100`, not `$0.10 of $0.10`. */
+function centsDigits(used: number, max: number): number {
+  let digits = 2;
+  while (digits < 6 && used !== max && used.toFixed(digits) === max.toFixed(digits)) digits += 1;
+  return digits;
+}
+
+function amount(limit: BudgetLimitName, value: number, digits = 2): string {
   switch (limit) {
     case 'maxCostUsd':
-      return `$${value.toFixed(2)}`;
+      return `$${value.toFixed(digits)}`;
     case 'maxTokens':
       return `${value.toLocaleString('en-US')} tokens`;
     case 'maxToolCalls':
@@ -85,7 +92,8 @@ export function spentLimit(usage: UsageTotals, limits: BudgetLimits | undefined,
     const value = used(usage, limit);
     if (value >= max) {
       const calls = `${usage.llmCalls} LLM call${usage.llmCalls === 1 ? '' : 's'}`;
-      const of = limit === 'maxWallMs' ? `${amount(limit, value)} of wall time, of ${amount(limit, max)}` : `${amount(limit, value)} of ${amount(limit, max)}`;
+      const digits = centsDigits(value, max);
+      const of = limit === 'maxWallMs' ? `${amount(limit, value)} of wall time, of ${amount(limit, max)}` : `${amount(limit, value, digits)} of ${amount(limit, max, digits)}`;
       return { limit, used: value, max, message: `${label} exceeded: ${of} after ${calls}` };
     }
   }
