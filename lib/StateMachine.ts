@@ -90,6 +90,7 @@ export class StateMachine<S extends string = StateName> {
   // Cached `debug` check: re-evaluated only when the logger's level changes.
   #loggerLevel: string | undefined;
   #debug = false;
+  #warn = true;
 
   constructor(options: StateMachineOptions<S> = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -270,8 +271,9 @@ export class StateMachine<S extends string = StateName> {
     }
     const logger = this.#logger;
     if (logger !== undefined) {
-      if (record.forced) logger.warn(`forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
-      else if (this.#debugEnabled(logger)) {
+      if (record.forced) {
+        if (this.#levelEnabled(logger, 'warn')) logger.warn(`forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
+      } else if (this.#levelEnabled(logger, 'debug')) {
         logger.debug(`transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
       }
     }
@@ -321,7 +323,8 @@ export class StateMachine<S extends string = StateName> {
   #reject(from: S, to: S, description: string): never {
     this.#validator.assertKnown(to, 'transition() target');
     const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#clock());
-    this.#logger?.warn(`rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
+    const logger = this.#logger;
+    if (logger !== undefined && this.#levelEnabled(logger, 'warn')) logger.warn(`rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
     if (this.#sink?.rejected !== undefined) {
       try {
         this.#sink.rejected(error);
@@ -333,12 +336,15 @@ export class StateMachine<S extends string = StateName> {
     throw error;
   }
 
-  #debugEnabled(logger: Logger): boolean {
+  // Level checks cost one string comparison per move: winston's own check walks the
+  // transports, so its answers are cached until the logger's level changes.
+  #levelEnabled(logger: Logger, level: 'debug' | 'warn'): boolean {
     if (logger.level !== this.#loggerLevel) {
       this.#loggerLevel = logger.level;
       this.#debug = logger.isLevelEnabled('debug');
+      this.#warn = logger.isLevelEnabled('warn');
     }
-    return this.#debug;
+    return level === 'debug' ? this.#debug : this.#warn;
   }
 
   #wrap<E extends EventName<S>>(event: E, listener: Listener<S, E>, once: boolean): (...args: StateMachineEvents<S>[E]) => void {

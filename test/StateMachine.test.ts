@@ -427,6 +427,16 @@ describe('StateMachine', () => {
       expect(entries).toEqual([{ level: 'debug', message: 'transition Ready → WaitingForUserInput: start', meta: { seq: 1, durationMs: 0, data: { turn: 1 } } }]);
     });
 
+    it('does not call the logger for forced or rejected moves when warn is disabled', () => {
+      const { logger, entries } = captureLogger('error');
+      const warn = jest.spyOn(logger, 'warn');
+      const machine = new StateMachine({ logger, clock: manualClock().now });
+      machine.forceTransition(State.Error, 'forced quietly');
+      expect(() => machine.transition(State.EndOfTurn)).toThrow(IllegalTransitionError);
+      expect(warn).not.toHaveBeenCalled();
+      expect(entries).toEqual([]);
+    });
+
     it('builds nothing for a disabled level, and follows a level change on the logger', () => {
       const { logger, entries } = captureLogger('warn');
       const debug = jest.spyOn(logger, 'debug');
