@@ -1,0 +1,38 @@
+import { extendTable } from '../lib/extendTable';
+import { tableFromHistoryInfo, toHistoryTableInfo } from '../lib/HistoryTableInfo';
+import { InvalidTableError } from '../lib/InvalidTableError';
+import { tableEdges, tableStates } from '../lib/TransitionTable';
+import { DEFAULT_TABLE } from '../lib/transitions';
+
+describe('toHistoryTableInfo()', () => {
+  it('stores the sixteen-state table as names, 26 edges and the flags', () => {
+    const info = toHistoryTableInfo(DEFAULT_TABLE);
+    expect(info.initial).toBe('Ready');
+    expect(info.states).toHaveLength(16);
+    expect(info.edges).toHaveLength(26);
+    expect(info.terminal).toEqual(['EndOfTurn', 'Cancelled', 'BudgetExceeded', 'Error']);
+    expect(info.error).toEqual(['Cancelled', 'BudgetExceeded', 'Error']);
+  });
+});
+
+describe('tableFromHistoryInfo()', () => {
+  it('rebuilds an extended table with the same states, edges and flags', () => {
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [{ name: 'Compacting', description: 'compacts', next: ['SendingToLLM', 'Error'] }],
+      edges: [['ProcessingLLMResponse', 'Compacting']],
+    });
+    const rebuilt = tableFromHistoryInfo(JSON.parse(JSON.stringify(toHistoryTableInfo(table))));
+    expect(rebuilt.initial).toBe('Ready');
+    expect(tableStates(rebuilt)).toEqual(tableStates(table));
+    expect(tableEdges(rebuilt)).toEqual(tableEdges(table));
+    expect(rebuilt.states.Error?.isError).toBe(true);
+    expect(rebuilt.states.EndOfTurn?.isTerminal).toBe(true);
+    expect(rebuilt.states.Compacting?.isTerminal).toBe(false);
+  });
+
+  it('rejects a stored table with an edge from or to an unknown state, naming it', () => {
+    const info = toHistoryTableInfo(DEFAULT_TABLE);
+    expect(() => tableFromHistoryInfo({ ...info, edges: [...info.edges, ['Ready', 'Nowhere']] })).toThrow(InvalidTableError);
+    expect(() => tableFromHistoryInfo({ ...info, edges: [...info.edges, ['Ghost', 'Ready']] })).toThrow(/Ghost/);
+  });
+});
