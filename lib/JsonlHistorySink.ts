@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import type { StateName } from '../states/StateName';
+import { describeValue } from './describeValue';
+import type { HistoryMeta, RejectedMove, ResetMarker } from './HistoryEntry';
+import { HistoryFileError } from './HistoryFileError';
+import { toHistoryTableInfo } from './HistoryTableInfo';
+import type { IllegalTransitionError } from './IllegalTransitionError';
+import { InvalidArgumentError } from './InvalidArgumentError';
+import type { HistorySink, ResetInfo } from './StateMachine';
+import type { TransitionRecord } from './TransitionRecord';
+import type { TransitionTable } from './TransitionTable';
+import { DEFAULT_TABLE } from './transitions';
+import { VERSION } from './version';
+
+export interface JsonlHistorySinkOptions {
+  /** Names the run in the meta line. Default: a random UUID. */
+  runId?: string;
+  /** The machine's table, described in the meta line so the file can be checked without code. Default: the sixteen-state table. */
+  table?: TransitionTable<string>;
+  /** Anything JSON-serializable to keep with the run (task id, model, host). */
+  metadata?: unknown;
+  /** Write the meta line first. Default true. */
+  meta?: boolean;
+  /** Replace an existing file. Default false: opening an existing path throws `file_exists`, so no run's history is lost. */
+  overwrite?: boolean;
+  /** The time written as `startedAt`, epoch milliseconds. Default `Date.now()`. */
+  startedAt?: number;
+}
+
+const APPEND_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND;
+const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND;
+
+/**
+ * A `HistorySink` that writes a JSON Lines file: an optional meta line, then one line per
+ * record (exactly the `TransitionRecord` fields), with rejected moves and resets as lines
+ * marked by `type`. Each line is one synchronous `write` on a file opened for append, so a
+ * crash (even `kill -9`) loses at most the line being written and never damages an earlier
+ * one. The data reaches the operating system at once; it is not fsync'ed, so a power cut
+ * may lose what the disk had not yet stored.
+ *
+ * Opening and closing are explicit. A failed write throws `HistoryFileError`; the machine
+ * catches it and reports it as a `sinkError` event and an error log, so it is never silent.
+ *
+ * ```ts
+ * const sink = JsonlHistorySink.open('run.jsonl', { runId: 'task-42' });
+ * const machine = new StateMachine({ sink });
+ * // ... run ...
+ * sink.close();
+ * ```
+ */
+export class JsonlHistorySink<S extends string = StateName> implements HistorySink<S> {
+  /** The path the sink writes to, as given. */
+  readonly path: string;
+  /** The run id written in the meta line (or that would have been). */
+  readonly runId: string;
+  #fd: number | undefined;
+  #lines = 0;
+  #lastSeq = 0;
+
+  private constructor(path: string, fd: number, runId: string) {
+    this.path = path;
+    this.#fd = fd;
+    this.runId = runId;
+  }
+
+  /**
+   * Creates the file (or replaces it with `overwrite: true`), writes the meta line, and
+   * returns the open sink. Throws `HistoryFileError` (`file_exists`, `open_failed`,
+   * `write_failed`) or `InvalidArgumentError` for a bad option.
+   */
+  static open<S extends string = StateName>(path: string, options: JsonlHistorySinkOptions = {}): JsonlHistorySink<S> {
+    if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a non-empty file path', path);
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+    const { runId = randomUUID(), table = DEFAULT_TABLE, metadata, meta = true, overwrite = false, startedAt = Date.now() } = options;
+    if (typeof runId !== 'string' || runId === '') throw new InvalidArgumentError('runId', 'a non-empty string', runId);
+    if (typeof startedAt !== 'number' || !Number.isFinite(startedAt)) throw new InvalidArgumentError('startedAt', 'a finite number of epoch milliseconds', startedAt);
+    const metaLine: HistoryMeta | undefined = meta
+      ? metadata === undefined
+        ? { type: 'meta', version: VERSION, runId, startedAt, table: toHistoryTableInfo(table) }
+        : { type: 'meta', version: VERSION, runId, startedAt, table: toHistoryTableInfo(table), metadata }
+      : undefined;
+    // Serialize before creating the file, so bad metadata leaves no empty file behind.
+    let metaText: string | undefined;
+    if (metaLine !== undefined) {
+      try {
+        metaText = JSON.stringify(metaLine);
+      } catch {
+        throw new InvalidArgumentError('metadata', 'a JSON-serializable value', metadata);
+      }
+    }
+    let fd: number;
+    try {
+      fd = fs.openSync(path, overwrite ? APPEND_TRUNCATE : APPEND_NEW, 0o644);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new HistoryFileError('file_exists', path, 'already exists; pass `overwrite: true` to replace it, or choose another path', { cause: error });
+      }
+      throw new HistoryFileError('open_failed', path, `cannot open for writing: ${errorMessage(error)}`, { cause: error });
+    }
+    const sink = new JsonlHistorySink<S>(path, fd, runId);
+    if (metaText !== undefined) {
+      try {
+        sink.#writeLine(metaText);
+      } catch (error) {
+        sink.close();
+        throw error;
+      }
+    }
+    return sink;
+  }
+
+  /** Whether `close()` has not been called yet. */
+  get isOpen(): boolean {
+    return this.#fd !== undefined;
+  }
+
+  /** Lines written so far, the meta line included. */
+  get linesWritten(): number {
+    return this.#lines;
+  }
+
+  /**
+   * Appends one record as one line. Data that JSON cannot represent (a cycle, a BigInt) is
+   * replaced by `{ "unserializable": reason }` so the chain of records stays whole, and then
+   * `unserializable_data` is thrown so the loss is reported.
+   */
+  write(record: TransitionRecord<S>): void {
+    const { seq, from, to, description, at, durationMs, forced, data } = record;
+    let text: string;
+    let dataError: unknown;
+    try {
+      text = JSON.stringify(data === undefined ? { seq, from, to, description, at, durationMs, forced } : { seq, from, to, description, at, durationMs, forced, data });
+    } catch (error) {
+      dataError = error;
+      text = JSON.stringify({ seq, from, to, description, at, durationMs, forced, data: { unserializable: errorMessage(error) } });
+    }
+    this.#writeLine(text);
+    this.#lastSeq = seq;
+    if (dataError !== undefined) {
+      throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${errorMessage(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
+    }
+  }
+
+  /** Appends a line for a move the table rejected. */
+  rejected(error: IllegalTransitionError<S>): void {
+    const { from, to, allowed, description, at } = error.toJSON();
+    const line: RejectedMove = { type: 'rejected', from, to, allowed, description, at, seq: this.#lastSeq };
+    this.#writeLine(JSON.stringify(line));
+  }
+
+  /** Appends a line marking a reset: the next record starts again from the initial state. */
+  reset(info: ResetInfo<S>): void {
+    const line: ResetMarker = { type: 'reset', from: info.from, at: info.at, seq: info.seq };
+    this.#writeLine(JSON.stringify(line));
+  }
+
+  /** Closes the file. Calling it again does nothing; writing after it throws `sink_closed`. */
+  close(): void {
+    const fd = this.#fd;
+    if (fd === undefined) return;
+    this.#fd = undefined;
+    try {
+      fs.closeSync(fd);
+    } catch (error) {
+      throw new HistoryFileError('write_failed', this.path, `cannot close: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  // One write call per line: what the OS has, it has whole (short writes are finished below).
+  #writeLine(text: string): void {
+    const fd = this.#fd;
+    if (fd === undefined) throw new HistoryFileError('sink_closed', this.path, 'the history sink is closed; a line written after close() is lost');
+    const bytes = Buffer.from(`${text}\n`, 'utf8');
+    try {
+      let offset = 0;
+      while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      throw new HistoryFileError('write_failed', this.path, `cannot write line ${this.#lines + 1}: ${errorMessage(error)}`, { cause: error });
+    }
+    this.#lines++;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
