@@ -1,0 +1,128 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { extendTable } from '../lib/extendTable';
+import type { HistoryEntry } from '../lib/HistoryEntry';
+import { toHistoryTableInfo } from '../lib/HistoryTableInfo';
+import { StateMachine } from '../lib/StateMachine';
+import { historyToGantt, historyToMermaid, toMermaid } from '../lib/toMermaid';
+import type { TransitionTable } from '../lib/TransitionTable';
+import { tableEdges } from '../lib/TransitionTable';
+import { DEFAULT_TABLE } from '../lib/transitions';
+import { scriptedMachine, T0 } from './fixtures/agentRun';
+
+describe('toMermaid()', () => {
+  it('draws the sixteen-state table: the start, then one line per edge, in table order', () => {
+    const text = toMermaid();
+    const lines = text.split('\n');
+    expect(lines.slice(0, 3)).toEqual(['stateDiagram-v2', '    [*] --> Ready', '    Ready --> WaitingForUserInput']);
+    expect(lines.slice(2)).toEqual(tableEdges(DEFAULT_TABLE).map(([from, to]) => `    ${from} --> ${to}`));
+    expect(lines).toHaveLength(2 + 26);
+  });
+
+  it('is the diagram in README.md, between the mermaid:table markers', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const block = /<!-- mermaid:table:start -->\s*```mermaid\n([\s\S]*?)\n```\s*<!-- mermaid:table:end -->/.exec(readme);
+    if (block === null) throw new Error('README.md has no ```mermaid block between <!-- mermaid:table:start --> and <!-- mermaid:table:end -->: paste the output of toMermaid() there');
+    expect(block[1]).toBe(toMermaid());
+  });
+
+  it('declares states whose names are not plain identifiers', () => {
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [{ name: 'Awaiting review', description: 'a person checks', next: ['SendingToLLM'] }],
+      edges: [['ProcessingLLMResponse', 'Awaiting review']],
+    });
+    const lines = toMermaid(table as TransitionTable<string>).split('\n');
+    expect(lines[1]).toBe('    state "Awaiting review" as s1');
+    expect(lines).toContain('    ProcessingLLMResponse --> s1');
+    expect(lines).toContain('    s1 --> SendingToLLM');
+  });
+});
+
+describe('historyToMermaid()', () => {
+  it('labels the edges a run took with how often, forced and illegal moves apart, and notes where it ended', () => {
+    const run = scriptedMachine();
+    run.play([
+      ['WaitingForUserInput', 'start', 1],
+      ['SendingToLLM', 'ask', 1],
+      ['ProcessingLLMResponse', 'reply', 1],
+      ['EndOfTurn', 'done', 1],
+      ['WaitingForUserInput', 'next', 1],
+      ['SendingToLLM', 'ask', 1],
+      ['Cancelled', 'user stopped it', 1, { forced: true }],
+      ['WaitingForUserInput', 'next', 1],
+      ['SendingToLLM', 'ask', 1],
+      ['Error', 'failed', 1, { forced: true }],
+    ]);
+    const records = run.machine.history();
+    const illegal = { ...records[9]!, seq: 11, from: 'Error' as const, to: 'Ready' as const, forced: false };
+    const lines = historyToMermaid([...records, illegal]).split('\n');
+    expect(lines).toContain('    Ready --> WaitingForUserInput : 1×');
+    expect(lines).toContain('    WaitingForUserInput --> SendingToLLM : 3×');
+    expect(lines).toContain('    SendingToLLM --> Error : 1× forced');
+    expect(lines).toContain('    SendingToLLM --> Cancelled : 1× forced');
+    expect(lines).toContain('    Error --> Ready : 1× illegal');
+    expect(lines).toContain('    RunningTool --> Error'); // in the table, not taken
+    expect(lines.at(-1)).toBe('    note right of Ready : ended here (seq 11)');
+    expect(lines.filter((l) => l.includes('-->'))).toHaveLength(1 + 26 + 2);
+  });
+
+  it('counts a move taken both ways, some forced', () => {
+    const records = [
+      { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: '', at: 1, durationMs: 0, forced: false },
+      { seq: 2, from: 'WaitingForUserInput', to: 'Ready', description: '', at: 2, durationMs: 1, forced: true },
+      { seq: 3, from: 'Ready', to: 'WaitingForUserInput', description: '', at: 3, durationMs: 1, forced: true },
+    ];
+    expect(historyToMermaid(records).split('\n')).toContain('    Ready --> WaitingForUserInput : 2× (1 forced)');
+  });
+
+  it('draws over the table in the meta line', () => {
+    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Compacting', description: 'c', next: ['SendingToLLM'] }], edges: [['WaitingForUserInput', 'Compacting']] });
+    const machine = new StateMachine({ table, logger: false, clock: () => T0 });
+    machine.transition('WaitingForUserInput', 'start');
+    machine.transition('Compacting', 'compact');
+    const meta: HistoryEntry = { kind: 'meta', line: 1, table, meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) } };
+    const lines = historyToMermaid([meta, ...machine.history()]).split('\n');
+    expect(lines).toContain('    WaitingForUserInput --> Compacting : 1×');
+    expect(lines).toContain('    Compacting --> SendingToLLM');
+  });
+});
+
+describe('historyToGantt()', () => {
+  it('draws one lane per state in table order, one bar per visit, error visits critical, a milestone at the end', () => {
+    const run = scriptedMachine();
+    run.play([
+      ['WaitingForUserInput', 'start', 5],
+      ['SendingToLLM', 'user: hello; go #1', 1000],
+      ['Error', 'LLM failed', 3000],
+      ['WaitingForUserInput', 'recovered', 10],
+    ]);
+    const meta: HistoryEntry = { kind: 'meta', line: 1, table: DEFAULT_TABLE, meta: { type: 'meta', version: '0.1.0', runId: 'task-7', startedAt: T0, table: toHistoryTableInfo(DEFAULT_TABLE) } };
+    expect(historyToGantt([meta, ...run.machine.history()])).toBe(
+      [
+        '---',
+        'displayMode: compact',
+        '---',
+        'gantt',
+        '    title Run task-7',
+        '    dateFormat x',
+        '    axisFormat %H:%M:%S',
+        '    section Ready',
+        `    start :${T0}, ${T0 + 5}`,
+        '    section WaitingForUserInput',
+        `    user hello go 1 :${T0 + 5}, ${T0 + 1005}`,
+        `    ended in WaitingForUserInput :milestone, ${T0 + 4015}, ${T0 + 4015}`,
+        '    section SendingToLLM',
+        `    LLM failed :${T0 + 1005}, ${T0 + 4005}`,
+        '    section Error',
+        `    recovered :crit, ${T0 + 4005}, ${T0 + 4015}`,
+      ].join('\n'),
+    );
+  });
+
+  it('labels a bar with its seq when the move has no description, and takes a title', () => {
+    const records = [{ seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: '', at: 10, durationMs: 10, forced: false }];
+    const text = historyToGantt(records, { title: 'night: batch' });
+    expect(text).toContain('    title night batch');
+    expect(text).toContain('    seq 1 :0, 10');
+  });
+});
