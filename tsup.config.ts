@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'lib/index.ts' },
+  // `cli` is the `agent-sm` executable (package.json `bin`); tsup keeps its shebang.
+  entry: { index: 'lib/index.ts', cli: 'lib/cli/bin.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,
