@@ -67,3 +67,26 @@ export { sleep } from './sleep';
 export type { Sleep } from './sleep';
 export { createScriptedAgent } from './createScriptedAgent';
 export type { AgentScript, ScriptedReply, ScriptedTool, ScriptedCall, ScriptedAgent } from './createScriptedAgent';
+
+// Inspecting a run after the fact: history files, validation, summaries, diagrams.
+export { VERSION } from './version';
+export { JsonlHistorySink } from './JsonlHistorySink';
+export type { JsonlHistorySinkOptions } from './JsonlHistorySink';
+export { readHistory, loadHistory } from './loadHistory';
+export type { ReadHistoryOptions, LoadedHistory } from './loadHistory';
+export { parseHistoryLine } from './parseHistoryLine';
+export type { ParsedHistoryLine } from './parseHistoryLine';
+export { isHistoryEntry } from './HistoryEntry';
+export type { HistoryEntry, HistoryItem, HistoryMeta, HistoryWarning, RejectedMove, ResetMarker } from './HistoryEntry';
+export { toHistoryTableInfo, tableFromHistoryInfo } from './HistoryTableInfo';
+export type { HistoryTableInfo } from './HistoryTableInfo';
+export { HistoryFileError } from './HistoryFileError';
+export type { HistoryFileErrorCode } from './HistoryFileError';
+export { validateHistory, HistoryValidator } from './validateHistory';
+export type { HistoryIssue, HistoryValidation } from './validateHistory';
+export { summarizeHistory, HistorySummarizer } from './summarizeHistory';
+export type { HistorySummary, SummarizeHistoryOptions, StateTime, TurnSummary, FailureSummary } from './summarizeHistory';
+export { formatSummary } from './formatSummary';
+export type { FormatSummaryOptions } from './formatSummary';
+export { toMermaid, historyToMermaid, historyToGantt } from './toMermaid';
+export type { HistoryDiagramOptions, GanttOptions } from './toMermaid';
