@@ -7,7 +7,7 @@ import { IllegalTransitionError } from './IllegalTransitionError';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
-import { TransitionValidator } from './TransitionValidator';
+import { stateNode, TransitionValidator, type StateNode } from './TransitionValidator';
 
 /** Receives every record, in order, however small the in-memory history is. */
 export interface HistorySink<S extends string = StateName> {
@@ -82,6 +82,8 @@ export class StateMachine<S extends string = StateName> {
   // The "tail" is where the machine will be once queued moves have taken effect; outside a
   // notification it equals the committed state. Moves are validated and timed against it.
   #tail: S;
+  // The tail's node in the table's graph: checking a move and following it is one lookup.
+  #tailNode: StateNode<S>;
   #tailAt: number;
   #seq = 0;
   #notifying = false;
@@ -109,6 +111,7 @@ export class StateMachine<S extends string = StateName> {
     this.#sink = resolveSink(sink);
     this.#history = new HistoryBuffer(maxHistorySize);
     this.#current = this.#tail = this.#validator.table.initial;
+    this.#tailNode = stateNode(this.#validator, this.#tail)!;
     this.#enteredAt = this.#tailAt = now;
   }
 
@@ -142,8 +145,9 @@ export class StateMachine<S extends string = StateName> {
     if (typeof event === 'string') description = event;
     else if (event !== undefined) ({ description, data } = parseEvent(event, 'event'));
     const from = this.#tail;
-    if (!this.#validator.canTransition(from, to)) this.#reject(from, to, description);
-    return this.#move(from, to, description, data, false);
+    const node = this.#tailNode.next.get(to);
+    if (node === undefined) this.#reject(from, to, description);
+    return this.#move(from, node, description, data, false);
   }
 
   /**
@@ -155,7 +159,7 @@ export class StateMachine<S extends string = StateName> {
     const { description, data } = parseEvent(reason, 'reason');
     if (description.trim() === '') throw new InvalidArgumentError('reason', 'a non-empty description of why the move is forced', reason);
     this.#validator.assertKnown(to, 'forceTransition() target');
-    return this.#move(this.#tail, to, description, data, true);
+    return this.#move(this.#tail, stateNode(this.#validator, to)!, description, data, true);
   }
 
   /** Whether the table allows `from` → `to`. */
@@ -208,6 +212,7 @@ export class StateMachine<S extends string = StateName> {
     const at = this.#clock();
     const info: ResetInfo<S> = { from: this.#tail, at, seq: this.#seq };
     this.#tail = this.#validator.table.initial;
+    this.#tailNode = stateNode(this.#validator, this.#tail)!;
     this.#tailAt = at;
     if (this.#notifying) this.#queue.push({ reset: info });
     else this.#applyReset(info);
@@ -240,7 +245,8 @@ export class StateMachine<S extends string = StateName> {
     };
   }
 
-  #move(from: S, to: S, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
+  #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
+    const to = node.name;
     const at = this.#clock();
     // Never negative, 0 for a NaN clock. Math.max hands back a small integer (Smi) rather than
     // a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
@@ -252,6 +258,7 @@ export class StateMachine<S extends string = StateName> {
         ? { seq, from, to, description, at, durationMs, forced }
         : { seq, from, to, description, at, durationMs, forced, data };
     this.#tail = to;
+    this.#tailNode = node;
     this.#tailAt = at;
     if (this.#notifying) this.#queue.push(record);
     else this.#commit(record);

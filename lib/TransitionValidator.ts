@@ -6,18 +6,39 @@ import { DEFAULT_TABLE } from './transitions';
 import { UnknownStateError } from './UnknownStateError';
 
 /**
+ * A state of the table with the states it may move to, each as a node of its own, so that
+ * checking a move from a node and finding the node to be in next is a single Map lookup.
+ * Internal (for `StateMachine`, which keeps the node it is in); not exported by the package.
+ */
+export interface StateNode<S extends string = string> {
+  readonly name: S;
+  readonly next: ReadonlyMap<string, StateNode<S>>;
+}
+
+/** The node of `name` in `validator`'s table, or undefined for a name it lacks. Internal. */
+export let stateNode: <S extends string>(validator: TransitionValidator<S>, name: string) => StateNode<S> | undefined;
+
+/**
  * Answers "may the agent move from A to B?" for one table. The table is checked once and
- * turned into sets, so a check is one Map and one Set lookup.
+ * turned into a graph of nodes, so a check is two Map lookups, and a machine that keeps
+ * the node it is in needs one.
  */
 export class TransitionValidator<S extends string = StateName> {
+  static {
+    stateNode = (validator, name) => validator.#nodes.get(name);
+  }
+
   readonly table: TransitionTable<S>;
-  readonly #edges: Map<string, ReadonlySet<string>>;
+  readonly #nodes: Map<string, StateNode<S>>;
   readonly #names: readonly S[];
 
   constructor(table: TransitionTable<S> = DEFAULT_TABLE as unknown as TransitionTable<S>) {
     this.table = assertValidTable(table);
     this.#names = Object.freeze(tableStates(table));
-    this.#edges = new Map(this.#names.map((name) => [name, new Set<string>(table.states[name].next)]));
+    const edges = new Map(this.#names.map((name) => [name, new Map<string, StateNode<S>>()]));
+    this.#nodes = new Map(this.#names.map((name) => [name, { name, next: edges.get(name)! }]));
+    // A valid table names only its own states in `next`, so every target has a node.
+    for (const name of this.#names) for (const to of table.states[name].next) edges.get(name)!.set(to, this.#nodes.get(to)!);
   }
 
   /** Every state name of the table. */
@@ -27,13 +48,13 @@ export class TransitionValidator<S extends string = StateName> {
 
   /** Whether `name` is a state of this table. */
   isKnown(name: unknown): name is S {
-    return typeof name === 'string' && this.#edges.has(name);
+    return typeof name === 'string' && this.#nodes.has(name);
   }
 
   /** Whether the table allows `from` → `to`; false for unknown names. */
   canTransition(from: string, to: string): boolean {
-    const allowed = this.#edges.get(from);
-    return allowed !== undefined && allowed.has(to);
+    const node = this.#nodes.get(from);
+    return node !== undefined && node.next.has(to);
   }
 
   /** The states `state` may move to. Throws `UnknownStateError` for a name the table lacks. */
