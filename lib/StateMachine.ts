@@ -356,12 +356,15 @@ export class StateMachine<S extends string = StateName> {
     return level === 'debug' ? this.#debug : this.#warn;
   }
 
-  #wrap<E extends EventName<S>>(event: E, listener: Listener<S, E>, once: boolean): (...args: StateMachineEvents<S>[E]) => void {
+  #wrap<E extends EventName<S>>(event: E, listener: Listener<S, E>, once: boolean): (arg: StateMachineEvents<S>[E][0]) => void {
     if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'a function', listener);
-    const safe = (...args: StateMachineEvents<S>[E]): void => {
+    // Every event of the machine carries exactly one argument: passing it on as such spares
+    // each notification the rest array and the spread call of `(...args) => listener(...args)`.
+    const call = listener as (arg: StateMachineEvents<S>[E][0]) => void;
+    const safe = (arg: StateMachineEvents<S>[E][0]): void => {
       if (once) this.#unregister(event, listener, safe as AnyListener);
       try {
-        listener(...args);
+        call(arg);
       } catch (error) {
         this.#logger?.error(`a '${String(event)}' listener threw: ${errorMessage(error)}`, { stack: error instanceof Error ? error.stack : undefined });
         if (event !== 'listenerError') this.#emitter.emit('listenerError', { event: String(event), error });
