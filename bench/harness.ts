@@ -1,0 +1,115 @@
+// Shared pieces of the benchmark suites: the result shape the runner prints, the child
+// processes that keep candidates apart, and formatting. Nothing here is part of the library.
+import { fork } from 'node:child_process';
+import path from 'node:path';
+
+/** The package root: children run from here so that `--import tsx` resolves. */
+export const ROOT = path.resolve(__dirname, '..');
+
+/** One target of issue 6, checked against a measured figure. */
+export interface TargetCheck {
+  /** What is measured, e.g. `move vs floor`. */
+  readonly name: string;
+  /** The goal, as people read it, e.g. `≤ 1.30×`. */
+  readonly goal: string;
+  /** The measured figure, formatted, e.g. `1.12×`. */
+  readonly measured: string;
+  readonly pass: boolean;
+}
+
+/** A line of a suite's own table: a label and its formatted cells. */
+export interface ResultRow {
+  readonly label: string;
+  readonly cells: readonly string[];
+}
+
+/** What a suite's `run()` returns to the runner (`bench/index.ts`). */
+export interface SuiteResult {
+  readonly suite: string;
+  /** Column headers for `rows` (not counting the label column). */
+  readonly columns: readonly string[];
+  readonly rows: readonly ResultRow[];
+  readonly targets: readonly TargetCheck[];
+}
+
+/**
+ * Runs `file` in a fresh Node process (TypeScript through tsx, plus `execArgv`) and resolves
+ * with the one message it sends back with `process.send`. Its stdout and stderr go to ours.
+ * A fresh process per measurement keeps JIT feedback, heap and GC state of one candidate
+ * from leaking into another's figures.
+ */
+export function runInChild<T>(file: string, args: readonly string[] = [], execArgv: readonly string[] = []): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env };
+    // The machine's default logger must be at its default level ('warn') in every child.
+    delete env.AGENT_SM_LOG_LEVEL;
+    const child = fork(file, [...args], { execArgv: [...execArgv, '--import', 'tsx'], env, cwd: ROOT, stdio: 'inherit' });
+    let message: { ok: true; value: T } | { ok: false; error: string } | undefined;
+    child.on('message', (m) => {
+      message = m as typeof message;
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (message?.ok === true) resolve(message.value);
+      else if (message?.ok === false) reject(new Error(`${file} ${args.join(' ')} failed: ${message.error}`));
+      else reject(new Error(`${file} ${args.join(' ')} exited (${signal ?? code}) without a result`));
+    });
+  });
+}
+
+/**
+ * The child side of `runInChild`: runs `work`, sends its result to the parent and exits.
+ * Returns false (and does nothing) when this process was not started by `runInChild`.
+ */
+export function serveChild<T>(work: () => Promise<T> | T): boolean {
+  if (typeof process.send !== 'function') return false;
+  const send = process.send.bind(process);
+  Promise.resolve()
+    .then(work)
+    .then(
+      (value) => send({ ok: true, value }, () => process.exit(0)),
+      (error: unknown) => {
+        send({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }, () => process.exit(1));
+      },
+    );
+  return true;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function formatNs(ns: number): string {
+  if (ns >= 10_000) return `${(ns / 1000).toFixed(1)} µs`;
+  if (ns >= 1000) return `${(ns / 1000).toFixed(2)} µs`;
+  return `${ns.toFixed(1)} ns`;
+}
+
+export function formatBytes(bytes: number): string {
+  const sign = bytes < 0 ? '-' : '';
+  const abs = Math.abs(bytes);
+  if (abs >= 1024 * 1024) return `${sign}${(abs / 1024 / 1024).toFixed(2)} MiB`;
+  if (abs >= 1024) return `${sign}${(abs / 1024).toFixed(1)} KiB`;
+  return `${sign}${abs.toFixed(0)} B`;
+}
+
+export function formatRatio(ratio: number): string {
+  return `${ratio >= 100 ? ratio.toFixed(0) : ratio.toFixed(2)}×`;
+}
+
+/** A plain-text table with aligned columns: first column left, the rest right. */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** Prints a suite's own table. */
+export function printSuite(result: SuiteResult): void {
+  console.log(formatTable(['', ...result.columns], result.rows.map((r) => [r.label, ...r.cells])));
+  for (const t of result.targets) console.log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
+}

@@ -1,0 +1,146 @@
+// `npm run bench`: every benchmark of issue 6 in one run on one machine, then one summary
+// table with the ratios and PASS/MISS against each target. Not part of `npm test`.
+//
+//   npm run bench                          all suites
+//   npm run bench -- transition memory     only the suites named
+//   npm run bench -- --markdown            also print the summary as Markdown (for the README)
+//   npm run bench -- --source              time lib/ through tsx instead of the tsup bundle
+//   BENCH_ROUNDS=5 npm run bench           more rounds of the per-move suite (default 3)
+//
+// The library timed is the bundle `npm run build` would make (see bench/library.ts), built
+// first into .bench-tmp/ and handed to the suites through BENCH_LIB.
+//
+// Each suite runs in a process of its own (bench/suiteChild.ts) with `--expose-gc`, so heap
+// and peak-memory figures start from a clean heap and one suite cannot disturb another.
+//
+// A suite is a file in bench/ exporting `async function run(): Promise<SuiteResult | void>`
+// (SuiteResult is in bench/harness.ts). A suite that returns a SuiteResult has its targets in
+// the summary; one that returns nothing prints its own figures. Suites marked optional are
+// skipped, with a note, while their file does not exist yet.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { formatTable, printSuite, ROOT, runInChild, type SuiteResult } from './harness';
+import { buildLibrary, describeLibrary } from './library';
+
+interface SuiteSpec {
+  readonly name: string;
+  readonly title: string;
+  readonly file: string;
+  /** A missing optional suite is skipped with a note; a missing required one is an error. */
+  readonly optional: boolean;
+}
+
+const SUITES: readonly SuiteSpec[] = [
+  { name: 'transition', title: '1. One move: ns per transition on the tool-use turn (13 moves, repeated)', file: 'transition.bench.ts', optional: false },
+  { name: 'memory', title: '2. Memory: bounded history over 1,000,000 moves; bytes per record unbounded', file: 'memory.bench.ts', optional: false },
+  { name: 'adapter', title: '3. Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
+  { name: 'summarizeHistory', title: '4. Inspection: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },
+];
+
+interface Outcome {
+  readonly spec: SuiteSpec;
+  readonly status: 'ran' | 'skipped' | 'failed';
+  readonly result?: SuiteResult;
+  readonly note?: string;
+}
+
+function machineInfo(): string[] {
+  const cpus = os.cpus();
+  const model = cpus[0]?.model.trim() ?? 'unknown CPU';
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'lib', 'states'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    if (dirty.trim() !== '') commit += ' + uncommitted changes in lib/ or states/';
+  } catch {
+    // not a git checkout: leave it unknown
+  }
+  return [
+    `date:    ${new Date().toISOString()}`,
+    `node:    ${process.version} (V8 ${process.versions.v8}), ${os.platform()} ${os.arch()}`,
+    `cpu:     ${model} × ${cpus.length}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    `commit:  ${commit}`,
+  ];
+}
+
+async function runSuite(spec: SuiteSpec): Promise<Outcome> {
+  const file = path.join(__dirname, spec.file);
+  if (!existsSync(file)) {
+    if (spec.optional) return { spec, status: 'skipped', note: `bench/${spec.file} does not exist yet` };
+    return { spec, status: 'failed', note: `bench/${spec.file} is missing` };
+  }
+  try {
+    const result = await runInChild<SuiteResult | null>(path.join(__dirname, 'suiteChild.ts'), [file], ['--expose-gc']);
+    if (result === null) return { spec, status: 'ran', note: 'figures printed above; no targets reported to the runner' };
+    printSuite(result);
+    return { spec, status: 'ran', result };
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    return { spec, status: 'failed', note: error instanceof Error ? error.message.split('\n')[0] : String(error) };
+  }
+}
+
+function printSummary(outcomes: readonly Outcome[], info: readonly string[], markdown: boolean): void {
+  console.log('\n══ Summary ══');
+  for (const line of info) console.log(line);
+  const transition = outcomes.find((o) => o.spec.name === 'transition')?.result;
+  if (transition !== undefined) {
+    console.log('');
+    console.log(formatTable(['per move (median)', ...transition.columns.slice(0, 2)], transition.rows.map((r) => [r.label, ...r.cells.slice(0, 2)])));
+  }
+  const rows: string[][] = [];
+  for (const o of outcomes) {
+    if (o.result !== undefined) {
+      for (const t of o.result.targets) rows.push([t.name, t.goal, t.measured, t.pass ? 'PASS' : 'MISS']);
+    } else {
+      rows.push([`${o.spec.name}: ${o.note ?? ''}`, '', '', o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'skipped' : 'ran']);
+    }
+  }
+  console.log('');
+  console.log(formatTable(['target', 'goal', 'measured', 'result'], rows));
+  if (markdown) {
+    console.log('\nMarkdown:\n');
+    if (transition !== undefined) {
+      console.log('| per move (median) | ns/move | × floor |\n|---|---:|---:|');
+      for (const r of transition.rows) console.log(`| ${r.label} | ${r.cells[0] ?? ''} | ${r.cells[1] ?? ''} |`);
+      console.log('');
+    }
+    console.log('| target | goal | measured | result |\n|---|---|---:|---|');
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  }
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const markdown = args.includes('--markdown');
+  const fromSource = args.includes('--source');
+  const names = args.filter((a) => !a.startsWith('--'));
+  const unknown = names.filter((n) => !SUITES.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(', ')}; the suites are ${SUITES.map((s) => s.name).join(', ')}`);
+  const selected = names.length === 0 ? SUITES : SUITES.filter((s) => names.includes(s.name));
+
+  // The library must run at its default log level; children get an environment without it too.
+  delete process.env.AGENT_SM_LOG_LEVEL;
+  if (fromSource) delete process.env.BENCH_LIB;
+  else if (process.env.BENCH_LIB === undefined || process.env.BENCH_LIB === '') process.env.BENCH_LIB = await buildLibrary();
+  const info = [...machineInfo(), `library: ${describeLibrary()}`];
+  console.log('agent-state-machine benchmarks (issue 6)');
+  for (const line of info) console.log(line);
+
+  const outcomes: Outcome[] = [];
+  for (const spec of selected) {
+    console.log(`\n── ${spec.title} ──`);
+    const outcome = await runSuite(spec);
+    if (outcome.status === 'skipped') console.log(`  skipped: ${outcome.note}`);
+    outcomes.push(outcome);
+  }
+  printSummary(outcomes, info, markdown);
+  if (outcomes.some((o) => o.status === 'failed')) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
