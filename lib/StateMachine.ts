@@ -50,7 +50,9 @@ export interface StateMachineOptions<S extends string = StateName> {
   /** A winston logger, or `false` for none. Default: a shared stderr logger at `AGENT_SM_LOG_LEVEL` or `warn`. */
   logger?: Logger | false;
   /** Receives every record (and rejected moves and resets, when it has those methods). */
-  sink?: HistorySink<S> | ((record: TransitionRecord<S>) => void);
+  // NoInfer: the state type comes from `table` alone, so a sink typed for plain strings
+  // cannot silently widen the machine to StateMachine<string> and let typos through.
+  sink?: HistorySink<NoInfer<S>> | ((record: TransitionRecord<NoInfer<S>>) => void);
   /** A table other than the sixteen-state one, e.g. from `extendTable`. */
   table?: TransitionTable<S>;
 }

@@ -7,6 +7,8 @@ export interface FormatHistoryOptions {
   timeFormat?: string;
   /** Show the data attached to each move. Default true. */
   data?: boolean;
+  /** Cut each move's data to this many characters, so a large payload cannot bury the moves. Default 120. */
+  maxDataChars?: number;
 }
 
 /**
@@ -19,14 +21,14 @@ export interface FormatHistoryOptions {
  * ```
  */
 export function formatHistory(records: readonly TransitionRecord<string>[], options: FormatHistoryOptions = {}): string {
-  const { timeFormat = 'HH:mm:ss.SSS', data: showData = true } = options;
+  const { timeFormat = 'HH:mm:ss.SSS', data: showData = true, maxDataChars = 120 } = options;
   if (records.length === 0) return '(no transitions)';
   const rows = records.map((r) => [
     String(r.seq),
     format(r.at, timeFormat),
     `${r.from} → ${r.to}`,
     formatDuration(r.durationMs),
-    `${r.forced ? 'FORCED ' : ''}${r.description}${showData && r.data !== undefined ? `  ${safeJson(r.data)}` : ''}`,
+    `${r.forced ? 'FORCED ' : ''}${oneLine(r.description)}${showData && r.data !== undefined ? `  ${cut(safeJson(r.data), maxDataChars)}` : ''}`,
   ]);
   const header = ['seq', 'time', 'move', 'in from', 'description'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
@@ -36,6 +38,15 @@ export function formatHistory(records: readonly TransitionRecord<string>[], opti
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** A description with a line break would split its row; show the breaks as escapes instead. */
+function oneLine(text: string): string {
+  return text.replace(/\r/g, '\\r').replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }
 
 function safeJson(value: unknown): string {

@@ -104,16 +104,9 @@ export function formatSummary(summary: HistorySummary, options: FormatSummaryOpt
   return out.join('\n');
 }
 
-/** `formatHistory`'s table, with each move's data cut to one short line: a 2 KB payload must not bury the moves. */
+/** `formatHistory`'s table; it cuts each move's data to one short line, so a 2 KB payload cannot bury the moves. */
 function moves(records: readonly TransitionRecord<string>[], timeFormat: string): string {
-  const table = formatHistory(records, { timeFormat, data: false });
-  const lines = table.split('\n');
-  // One line per record after the header, unless a description holds a line break.
-  if (records.length === 0 || lines.length !== records.length + 1) return table;
-  return lines.map((line, i) => {
-    const data = i === 0 ? undefined : records[i - 1]?.data;
-    return data === undefined ? line : `${line}  ${cut(json(data), 120)}`;
-  }).join('\n');
+  return formatHistory(records, { timeFormat, maxDataChars: 120 });
 }
 
 function turnOutcome(turn: TurnSummary): string {

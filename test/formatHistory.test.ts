@@ -29,6 +29,13 @@ describe('formatHistory()', () => {
     );
   });
 
+  it('keeps one row per move: line breaks escaped, long data cut', () => {
+    const machine = new StateMachine({ clock: () => Date.UTC(2026, 0, 2, 3, 4, 5), logger: false });
+    machine.transition(State.WaitingForUserInput, { description: 'line one\nline two', data: { blob: 'x'.repeat(500) } });
+    const [, row] = formatHistory(machine.history(), { maxDataChars: 30 }).split('\n');
+    expect(row).toBe('  1  03:04:05.000  Ready → WaitingForUserInput  0 ms     line one\\nline two  {"blob":"xxxxxxxxxxxxxxxxxxxx…');
+  });
+
   it('says so when there is nothing to show', () => {
     expect(formatHistory([])).toBe('(no transitions)');
   });

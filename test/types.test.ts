@@ -1,5 +1,5 @@
 // Type tests: `npm test` type-checks this file, so each @ts-expect-error must stay an error.
-import { State, StateMachine, extendTable, DEFAULT_TABLE, TRANSITIONS, type StateName, type TransitionRecord } from '../lib/index';
+import { State, StateMachine, extendTable, DEFAULT_TABLE, TRANSITIONS, type HistorySink, type StateName, type TransitionRecord } from '../lib/index';
 
 describe('types', () => {
   it('narrow state names to the sixteen, and widen with an extended table', () => {
@@ -24,6 +24,12 @@ describe('types', () => {
     // @ts-expect-error records are read-only
     record.seq = 2;
     expect([current, name]).toEqual(['Ready', 'Ready']);
+
+    // A sink typed for any string does not widen the machine's state names.
+    const anySink: HistorySink<string> = { write: () => undefined };
+    const sinked = new StateMachine({ sink: anySink, logger: false });
+    // @ts-expect-error still only the sixteen names
+    expect(() => sinked.transition('Waiting')).toThrow();
 
     machine.on('transition', (r) => {
       const seq: number = r.seq;
