@@ -90,3 +90,11 @@ export { formatSummary } from './formatSummary';
 export type { FormatSummaryOptions } from './formatSummary';
 export { toMermaid, historyToMermaid, historyToGantt } from './toMermaid';
 export type { HistoryDiagramOptions, GanttOptions } from './toMermaid';
+
+// Budget-capped batches: many agent tasks, a concurrency limit, per-run and shared budgets.
+export { runBatch, RUN_OUTCOMES } from './runBatch';
+export type { BatchTask, BatchOptions, BatchReport, BatchTotals, BatchProgress, RunReport, RunOutcome } from './runBatch';
+export { RunSkippedError } from './RunSkippedError';
+export type { SkipReason } from './RunSkippedError';
+export { formatBatchReport } from './formatBatchReport';
+export type { FormatBatchReportOptions } from './formatBatchReport';
