@@ -143,8 +143,8 @@ export async function runBatchExample(options: BatchExampleOptions = {}): Promis
   if (failed !== undefined) {
     print(`A failed run (${failed.id}, ${failed.outcome}): ${failed.historyFile!}`);
     print('Inspect it with:');
-    print(`  npx agent-sm inspect ${failed.historyFile!}`);
-    print(`  npm run agent-sm -- inspect ${failed.historyFile!}   (from a clone of this repository)`);
+    print(`  npx agent-sm inspect ${failed.historyFile!}            (with the package installed)`);
+    print(`  npm run agent-sm -- inspect ${failed.historyFile!}   (in a clone of this repository)`);
   }
   return report;
 }
