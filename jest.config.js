@@ -6,7 +6,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // Type errors are caught by `tsc --noEmit` in `npm test`; ts-jest only transpiles.
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
+  // Type errors are caught by `tsc --noEmit` in `npm test`; ts-jest only transpiles
+  // (tsconfig's isolatedModules makes it use transpileModule).
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
