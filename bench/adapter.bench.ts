@@ -23,7 +23,7 @@
 //   npx tsx bench/adapter.bench.ts --measure     one process, one round, printed
 //   BENCH_ROUNDS=5 npm run bench -- adapter      more rounds (default 3)
 import type { AgentLoop, LLMResponse, OperationContext, ToolCall, ToolResult } from '../lib/index';
-import { formatNs, median, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
+import { failed, formatNs, median, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
 import { describeLibrary, loadLibrary } from './library';
 
 /** The target: adapter overhead under 5 µs per move. */
@@ -257,15 +257,9 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promi
 if (require.main === module) {
   if (process.argv.includes('--measure')) {
     if (!serveChild(measureRound)) {
-      measureRound().then((s) => console.log(s), (error: unknown) => {
-        console.error(error);
-        process.exitCode = 1;
-      });
+      measureRound().then((s) => console.log(s), failed);
     }
   } else {
-    run().then(printSuite, (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
+    run().then(printSuite, failed);
   }
 }

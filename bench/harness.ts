@@ -75,6 +75,22 @@ export function serveChild<T>(work: () => Promise<T> | T): boolean {
   return true;
 }
 
+/** For a suite's entry point: print what went wrong and fail the process. */
+export function failed(error: unknown): void {
+  console.error(error);
+  process.exitCode = 1;
+}
+
+/** The heap in use after collecting garbage; needs `node --expose-gc` (runInChild passes it). */
+export function heapAfterGc(): number {
+  const gc = globalThis.gc;
+  if (gc === undefined) throw new Error('run with node --expose-gc');
+  // Twice: the first pass can leave work (weak callbacks, finalizers) for the second.
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) throw new RangeError('median of no values');
   const sorted = [...values].sort((a, b) => a - b);

@@ -11,7 +11,7 @@
 //   npx tsx bench/memory.bench.ts        this suite alone
 import type { StateMachine } from '../lib/index';
 import { assertCycle, CYCLE, MOVES_PER_CYCLE, START } from './cycle';
-import { formatBytes, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
+import { failed, formatBytes, heapAfterGc, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
 import { describeLibrary, loadLibrary } from './library';
 
 /** Growth allowed between 100,000 and 1,000,000 moves for "flat": < 0.1 byte per move. */
@@ -23,14 +23,6 @@ const DESCRIPTIONS = CYCLE.map((m) => m.description);
 
 let calls = 0;
 
-function heapAfterGc(): number {
-  const gc = globalThis.gc;
-  if (gc === undefined) throw new Error('run with node --expose-gc');
-  // Twice: the first pass can leave work (weak callbacks, finalizers) for the second.
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 function cycles(machine: StateMachine, n: number): void {
   for (let c = 0; c < n; c++) {
@@ -157,9 +149,6 @@ export async function run(): Promise<SuiteResult> {
 
 if (require.main === module) {
   if (!serveChild(measureMemory)) {
-    run().then(printSuite, (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
+    run().then(printSuite, failed);
   }
 }

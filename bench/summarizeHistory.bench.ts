@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { HistorySummarizer, HistoryValidator, JsonlHistorySink, loadHistory, readHistory, StateMachine, type HistoryEntry, type StateName } from '../lib/index';
-import { formatBytes, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
+import { failed, formatBytes, heapAfterGc, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
 
 const LINES = 1_000_000;
 const CHECKPOINTS = [100_000, 250_000, 500_000, 750_000, 1_000_000];
@@ -46,13 +46,6 @@ export interface SummarizeFigures {
   readonly issues: number;
 }
 
-function heapAfterGc(): number {
-  const gc = globalThis.gc;
-  if (gc === undefined) throw new Error('run with node --expose-gc');
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 /** Writes the file with a real machine and sink; returns the lines written. */
 function writeHistory(file: string): number {
@@ -181,9 +174,6 @@ export async function run(): Promise<SuiteResult> {
 
 if (require.main === module) {
   if (!serveChild(measureSummarize)) {
-    run().then(printSuite, (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
+    run().then(printSuite, failed);
   }
 }

@@ -18,7 +18,7 @@ import { createActor, createMachine } from 'xstate';
 import { STATE_NAMES, type StateName } from '../states/StateName';
 import { TRANSITIONS } from '../lib/transitions';
 import { assertCycle, CYCLE, EDGES, MOVES_PER_CYCLE, START } from './cycle';
-import { formatNs, formatRatio, median, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
+import { failed, formatNs, formatRatio, median, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
 import { describeLibrary, loadLibrary } from './library';
 
 export const CANDIDATES = ['floor', 'library', 'xstate', 'javascript-state-machine'] as const;
@@ -290,15 +290,9 @@ if (require.main === module) {
   const candidate = parseCandidate(process.argv.slice(2));
   if (candidate !== undefined) {
     if (!serveChild(() => measureCandidate(candidate))) {
-      measureCandidate(candidate).then((s) => console.log(s), (error: unknown) => {
-        console.error(error);
-        process.exitCode = 1;
-      });
+      measureCandidate(candidate).then((s) => console.log(s), failed);
     }
   } else {
-    run().then(printSuite, (error: unknown) => {
-      console.error(error);
-      process.exitCode = 1;
-    });
+    run().then(printSuite, failed);
   }
 }
