@@ -16,6 +16,8 @@ export interface HistorySink<S extends string = StateName> {
   rejected?(error: IllegalTransitionError<S>): void;
   /** The machine was reset: the next record's `from` is the initial state. */
   reset?(info: ResetInfo<S>): void;
+  /** Called once, when the machine is made, with the table it enforces (a file sink records it). */
+  attach?(table: TransitionTable<S>): void;
 }
 
 /** What `reset` reports: the state it left, when, and the last seq before it. */
@@ -111,6 +113,7 @@ export class StateMachine<S extends string = StateName> {
     this.#clock = clock;
     this.#logger = resolveLogger(logger);
     this.#sink = resolveSink(sink);
+    this.#sink?.attach?.(this.#validator.table);
     this.#history = new HistoryBuffer(maxHistorySize);
     this.#current = this.#tail = this.#validator.table.initial;
     this.#tailNode = stateNode(this.#validator, this.#tail)!;
@@ -250,6 +253,8 @@ export class StateMachine<S extends string = StateName> {
   #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
     const to = node.name;
     const at = this.#clock();
+    // A clock that goes wrong later (NaN, a Date) would write records no file reader accepts.
+    if (typeof at !== 'number' || at - at !== 0) throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', at);
     // Never negative, 0 for a NaN clock. Math.max hands back a small integer (Smi) rather than
     // a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
     const durationMs = Math.max(0, at - this.#tailAt) || 0;
@@ -273,23 +278,25 @@ export class StateMachine<S extends string = StateName> {
     this.#current = record.to;
     this.#enteredAt = record.at;
     this.#history.push(record);
-    if (this.#sink !== undefined) {
-      try {
-        this.#sink.write(record);
-      } catch (error) {
-        this.#reportSinkError(error, record);
-      }
-    }
-    const logger = this.#logger;
-    if (logger !== undefined) {
-      if (record.forced) {
-        if (this.#levelEnabled(logger, 'warn')) logger.warn(`forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
-      } else if (this.#levelEnabled(logger, 'debug')) {
-        logger.debug(`transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
-      }
-    }
+    // From here on user code runs (sink, logger transports, listeners): a move it asks for
+    // is queued until this one has been fully reported.
     this.#notifying = true;
     try {
+      if (this.#sink !== undefined) {
+        try {
+          this.#sink.write(record);
+        } catch (error) {
+          this.#reportSinkError(error, record);
+        }
+      }
+      const logger = this.#logger;
+      if (logger !== undefined) {
+        if (record.forced) {
+          if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
+        } else if (this.#levelEnabled(logger, 'debug')) {
+          this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
+        }
+      }
       this.#emitter.emit('transition', record);
     } finally {
       this.#notifying = false;
@@ -314,16 +321,17 @@ export class StateMachine<S extends string = StateName> {
     this.#previous = UNKNOWN_STATE;
     this.#enteredAt = info.at;
     this.#history.clear();
-    if (this.#sink?.reset !== undefined) {
-      try {
-        this.#sink.reset(info);
-      } catch (error) {
-        this.#reportSinkError(error);
-      }
-    }
-    this.#logger?.info(`reset from ${info.from} to ${this.#current}`, { seq: info.seq });
     this.#notifying = true;
     try {
+      if (this.#sink?.reset !== undefined) {
+        try {
+          this.#sink.reset(info);
+        } catch (error) {
+          this.#reportSinkError(error);
+        }
+      }
+      const logger = this.#logger;
+      if (logger !== undefined) this.#log(logger, 'info', `reset from ${info.from} to ${this.#current}`, { seq: info.seq });
       this.#emitter.emit('reset', info);
     } finally {
       this.#notifying = false;
@@ -334,17 +342,35 @@ export class StateMachine<S extends string = StateName> {
   #reject(from: S, to: S, description: string): never {
     this.#validator.assertKnown(to, 'transition() target');
     const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#clock());
-    const logger = this.#logger;
-    if (logger !== undefined && this.#levelEnabled(logger, 'warn')) logger.warn(`rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
-    if (this.#sink?.rejected !== undefined) {
-      try {
-        this.#sink.rejected(error);
-      } catch (sinkError) {
-        this.#reportSinkError(sinkError);
+    // Rejection can happen inside a listener (already notifying) or outside; either way, moves
+    // asked for by the sink or `rejected` listeners wait until the report is done.
+    const outer = this.#notifying;
+    this.#notifying = true;
+    try {
+      const logger = this.#logger;
+      if (logger !== undefined && this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
+      if (this.#sink?.rejected !== undefined) {
+        try {
+          this.#sink.rejected(error);
+        } catch (sinkError) {
+          this.#reportSinkError(sinkError);
+        }
       }
+      this.#emitter.emit('rejected', error);
+    } finally {
+      this.#notifying = outer;
     }
-    this.#emitter.emit('rejected', error);
+    if (!outer && this.#queue.length > 0 && !this.#draining) this.#drain();
     throw error;
+  }
+
+  /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */
+  #log(logger: Logger, level: 'debug' | 'info' | 'warn' | 'error', message: string, meta: Record<string, unknown>): void {
+    try {
+      logger.log(level, message, meta);
+    } catch (error) {
+      process.emitWarning(`agent-state-machine: the logger threw while logging "${message}": ${errorMessage(error)}`);
+    }
   }
 
   // Level checks cost one string comparison per move: winston's own check walks the
@@ -368,7 +394,7 @@ export class StateMachine<S extends string = StateName> {
       try {
         call(arg);
       } catch (error) {
-        this.#logger?.error(`a '${String(event)}' listener threw: ${errorMessage(error)}`, { stack: error instanceof Error ? error.stack : undefined });
+        if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${String(event)}' listener threw: ${errorMessage(error)}`, { stack: error instanceof Error ? error.stack : undefined });
         if (event !== 'listenerError') this.#emitter.emit('listenerError', { event: String(event), error });
       }
     };
@@ -391,7 +417,7 @@ export class StateMachine<S extends string = StateName> {
   }
 
   #reportSinkError(error: unknown, record?: TransitionRecord<S>): void {
-    this.#logger?.error(`history sink failed: ${errorMessage(error)}`, { seq: record?.seq });
+    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `history sink failed: ${errorMessage(error)}`, { seq: record?.seq });
     this.#emitter.emit('sinkError', record === undefined ? { error } : { record, error });
   }
 }

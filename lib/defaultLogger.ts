@@ -23,11 +23,28 @@ export function getDefaultLogger(): winston.Logger {
     format: winston.format.combine(
       winston.format.timestamp(),
       winston.format.printf(({ timestamp, level: lvl, message, ...meta }) => {
-        const extra = Object.keys(meta).length > 0 ? ` ${JSON.stringify(meta)}` : '';
+        const extra = Object.keys(meta).length > 0 ? ` ${safeStringify(meta)}` : '';
         return `${String(timestamp)} agent-state-machine ${lvl}: ${String(message)}${extra}`;
       }),
     ),
     transports: [new winston.transports.Console({ stderrLevels: Object.keys(winston.config.npm.levels) })],
   });
   return shared;
+}
+
+/** JSON for a log line that never throws: BigInts as strings, cycles as "[Circular]". */
+export function safeStringify(value: unknown): string {
+  const seen = new WeakSet<object>();
+  try {
+    return JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v === 'bigint') return `${v}n`;
+      if (typeof v === 'object' && v !== null) {
+        if (seen.has(v)) return '[Circular]';
+        seen.add(v);
+      }
+      return v;
+    });
+  } catch (error) {
+    return `[unserializable: ${error instanceof Error ? error.message : String(error)}]`;
+  }
 }

@@ -109,9 +109,10 @@ describe('StateMachine invariants (property-based)', () => {
   it('moves asked for from inside listeners keep history and notifications in the order they took effect', () => {
     fc.assert(
       fc.property(fc.array(fc.array(stateArb, { maxLength: 3 }), { minLength: 1, maxLength: 30 }), (plans) => {
-        const machine = new StateMachine({ clock: () => 0, logger: false, maxHistorySize: Infinity });
         const notified: number[] = [];
         const sunk: number[] = [];
+        // A real sink: it is called before listeners, and moves must reach it in the order they took effect.
+        const machine = new StateMachine({ clock: () => 0, logger: false, maxHistorySize: Infinity, sink: (r) => sunk.push(r.seq) });
         const listenerMachine = machine;
         let step = 0;
         listenerMachine.onTransition((r) => {
@@ -127,7 +128,6 @@ describe('StateMachine invariants (property-based)', () => {
             }
           }
         });
-        listenerMachine.on('transition', (r) => sunk.push(r.seq));
         machine.transition('WaitingForUserInput');
         const history = machine.history();
         history.forEach((r, i) => {

@@ -419,6 +419,66 @@ describe('StateMachine', () => {
     });
   });
 
+  describe('failures around a move', () => {
+    it('a logger that throws does not undo or interrupt a move that happened', () => {
+      const { logger } = captureLogger('debug');
+      jest.spyOn(logger, 'log').mockImplementation(() => {
+        throw new TypeError('Do not know how to serialize a BigInt');
+      });
+      const warning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+      try {
+        const machine = new StateMachine({ logger, clock: manualClock().now });
+        const seen: number[] = [];
+        machine.onTransition((r) => seen.push(r.seq));
+        expect(() => machine.forceTransition(State.Cancelled, { description: 'stop', data: { big: 1n } })).not.toThrow();
+        expect(machine.current).toBe('Cancelled');
+        expect(seen).toEqual([1]);
+        expect(warning).toHaveBeenCalledWith(expect.stringContaining('the logger threw while logging "forced transition Ready → Cancelled: stop"'));
+      } finally {
+        warning.mockRestore();
+      }
+    });
+
+    it('moves asked for by the sink or by sinkError and rejected listeners wait their turn', () => {
+      const order: string[] = [];
+      let machine!: StateMachine;
+      const sink = {
+        write(r: TransitionRecord) {
+          order.push(`sink ${r.seq}`);
+          if (r.seq === 1) throw new Error('disk full');
+        },
+      };
+      machine = new StateMachine({ logger: false, clock: manualClock().now, sink });
+      machine.on('sinkError', () => machine.transition(State.SendingToLLM, 'from sinkError'));
+      machine.onTransition((r) => order.push(`listener ${r.seq}`));
+      machine.transition(State.WaitingForUserInput);
+      expect(order).toEqual(['sink 1', 'listener 1', 'sink 2', 'listener 2']);
+
+      machine.on('rejected', () => machine.transition(State.ProcessingLLMResponse, 'from rejected'));
+      expect(() => machine.transition(State.EndOfTurn)).toThrow(IllegalTransitionError);
+      expect(machine.history().map((r) => r.to)).toEqual(['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse']);
+    });
+
+    it('rejects a clock that goes bad later, before anything changes', () => {
+      let now: unknown = 1000;
+      const machine = new StateMachine({ logger: false, clock: () => now as number });
+      now = Number.NaN;
+      expect(() => machine.transition(State.WaitingForUserInput)).toThrow('Expected `clock()` to be a finite number of milliseconds, got `NaN` (number)');
+      now = new Date(5);
+      expect(() => machine.forceTransition(State.Error, 'x')).toThrow(/Expected `clock\(\)` to be a finite number of milliseconds/);
+      expect(machine.current).toBe('Ready');
+      now = 2000;
+      expect(machine.transition(State.WaitingForUserInput).seq).toBe(1);
+    });
+
+    it('tells an attachable sink its table once', () => {
+      const attach = jest.fn();
+      const machine = new StateMachine({ logger: false, sink: { write: () => undefined, attach } });
+      expect(attach).toHaveBeenCalledTimes(1);
+      expect(attach).toHaveBeenCalledWith(machine.table);
+    });
+  });
+
   describe('logging', () => {
     it('logs each move at debug with its data', () => {
       const { logger, entries } = captureLogger('debug');
@@ -429,23 +489,23 @@ describe('StateMachine', () => {
 
     it('does not call the logger for forced or rejected moves when warn is disabled', () => {
       const { logger, entries } = captureLogger('error');
-      const warn = jest.spyOn(logger, 'warn');
+      const log = jest.spyOn(logger, 'log');
       const machine = new StateMachine({ logger, clock: manualClock().now });
       machine.forceTransition(State.Error, 'forced quietly');
       expect(() => machine.transition(State.EndOfTurn)).toThrow(IllegalTransitionError);
-      expect(warn).not.toHaveBeenCalled();
+      expect(log).not.toHaveBeenCalled();
       expect(entries).toEqual([]);
     });
 
     it('builds nothing for a disabled level, and follows a level change on the logger', () => {
       const { logger, entries } = captureLogger('warn');
-      const debug = jest.spyOn(logger, 'debug');
+      const log = jest.spyOn(logger, 'log');
       const machine = new StateMachine({ logger, clock: manualClock().now });
       machine.transition(State.WaitingForUserInput);
-      expect(debug).not.toHaveBeenCalled();
+      expect(log).not.toHaveBeenCalled();
       logger.level = 'debug';
       machine.transition(State.SendingToLLM);
-      expect(debug).toHaveBeenCalledTimes(1);
+      expect(log).toHaveBeenCalledTimes(1);
       expect(entries.map((e) => e.message)).toEqual(['transition WaitingForUserInput → SendingToLLM: ']);
     });
   });
