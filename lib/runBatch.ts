@@ -12,10 +12,10 @@ import { JsonlHistorySink } from './JsonlHistorySink';
 import type { RetryOptions } from './retryDelay';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { uniqueFileNames } from './safeFileName';
-import type { Sleep } from './sleep';
+import { sleep as realSleep, type Sleep } from './sleep';
 import type { HistorySink } from './StateMachine';
 import type { TurnOutcome } from './TurnRunner';
-import { messageOf, OperationError } from './TurnError';
+import { messageOf, OperationError, TurnCancelledError } from './TurnError';
 import { addUsage, emptyUsage, type UsageTotals } from './UsageTotals';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -24,8 +24,14 @@ export interface BatchTask {
   id: string;
   /** The user message the run starts with. */
   input: string;
-  /** The agent loop, or a factory called when the run starts (so that 10,000 agents need not exist at once). */
-  agent: AgentLoop | (() => AgentLoop | Promise<AgentLoop>);
+  /**
+   * The agent loop, or a factory called when the run starts (so that 10,000 agents need not
+   * exist at once). A factory may ignore its argument; one that takes a while (booting a
+   * sandbox, cloning a repository) should stop when `signal` aborts. If the batch is aborted
+   * while a factory is pending, the factory gets `cancelGraceMs` to settle, then is abandoned
+   * and the run ends as `cancelled`.
+   */
+  agent: AgentLoop | ((ctx: { signal: AbortSignal }) => AgentLoop | Promise<AgentLoop>);
 }
 
 /** How a run ended: a turn outcome, or `skipped` when it never started. */
@@ -78,7 +84,8 @@ export interface RunReport {
   historyFile?: string;
   /**
    * Why the run did not end normally: a `TurnError`, the agent factory's failure (non-Error
-   * values wrapped, kept as `cause`), a `HistoryFileError`, or a `RunSkippedError`.
+   * values wrapped, kept as `cause`), a `HistoryFileError`, or a `RunSkippedError`. A run
+   * aborted while its agent factory was pending has a `TurnCancelledError` during `agent creation`.
    */
   error?: Error;
   /** Writing the history file failed part-way: the file is incomplete. */
@@ -140,8 +147,8 @@ const PROBE_AGENT: AgentLoop = {
  *   never pass theirs.
  * - A run that throws anywhere (agent factory, adapter, history file) ends as `error` with the
  *   cause; the batch goes on.
- * - `signal`: runs in flight are cancelled (abandoned after `cancelGraceMs` if they ignore it),
- *   the rest are skipped, and the report comes back.
+ * - `signal`: runs in flight are cancelled (abandoned after `cancelGraceMs` if they ignore it,
+ *   agent factories still pending included), the rest are skipped, and the report comes back.
  * - Memory: a run keeps only the adapter's bounded history while it runs and numbers after;
  *   `historyDir` gets the full history of each run, line by line, as it happens.
  */
@@ -234,7 +241,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     if (signal?.aborted) controller.abort(signal.reason);
     inFlight.add(controller);
     try {
-      const agent = await resolveAgent(task, index);
+      const agent = await resolveAgent(task, index, controller.signal, cancelGraceMs, sleep ?? realSleep);
       // The file is opened once the adapter has accepted the agent, so only runs that really
       // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
       const forward: HistorySink = {
@@ -252,7 +259,8 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
     } catch (error) {
       // Only what runs outside a turn lands here (factory, history file, adapter options): runTurn itself does not throw.
-      ended = { outcome: 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
+      // A TurnCancelledError here comes from an abort while the agent factory was pending.
+      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
     }
     inFlight.delete(controller);
     try {
@@ -338,13 +346,44 @@ function materialize(tasks: unknown): BatchTask[] {
   return list as BatchTask[];
 }
 
-async function resolveAgent(task: BatchTask, index: number): Promise<AgentLoop> {
+/**
+ * Calls the task's factory with the run's signal. If the run is aborted before the factory
+ * settles, the factory gets `graceMs` to settle, then is abandoned: an abort must not wait on a
+ * hung factory. A factory that fails or is abandoned after the abort ends the run as cancelled.
+ */
+async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, graceMs: number, wait: Sleep): Promise<AgentLoop> {
   if (typeof task.agent !== 'function') return task.agent;
+  type Settled = { kind: 'value'; value: AgentLoop } | { kind: 'threw'; error: unknown } | { kind: 'abandoned' };
+  let pending: Promise<Settled>;
   try {
-    return await task.agent();
+    pending = Promise.resolve(task.agent({ signal })).then(
+      (value): Settled => ({ kind: 'value', value }),
+      (error: unknown): Settled => ({ kind: 'threw', error }),
+    );
   } catch (error) {
-    throw new OperationError(`tasks[${index}].agent()`, error);
+    pending = Promise.resolve({ kind: 'threw', error });
   }
+  let stopGrace: AbortController | undefined;
+  let onAbort: (() => void) | undefined;
+  const abandoned = new Promise<Settled>((resolve) => {
+    onAbort = (): void => {
+      stopGrace = new AbortController();
+      // One more macrotask after the grace, so that a factory which has already settled wins.
+      void wait(graceMs, stopGrace.signal).then(() => setTimeout(() => resolve({ kind: 'abandoned' }), 0));
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const settled = await Promise.race([pending, abandoned]);
+  signal.removeEventListener('abort', onAbort!);
+  stopGrace?.abort('settled');
+  if (settled.kind === 'value') return settled.value;
+  if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`tasks[${index}].agent()`, settled.error);
+  const detail =
+    settled.kind === 'abandoned'
+      ? `the agent factory did not settle within ${graceMs} ms and was abandoned`
+      : `the agent factory stopped: ${messageOf(settled.error)}`;
+  throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created; ${detail}`, 'agent creation');
 }
 
 /** Errors stay as they are; anything else thrown becomes an Error that shows it and keeps it as `cause`. */

@@ -300,6 +300,66 @@ describe('runBatch', () => {
       expect(report.runs[2]!.error!.message).toBe('batch aborted');
     });
 
+    it('aborted while an agent factory hangs: abandons it after the grace, ends the run as `cancelled` and resolves', async () => {
+      const controller = new AbortController();
+      const signals: AbortSignal[] = [];
+      const hung = jest.fn(({ signal }: { signal: AbortSignal }): Promise<AgentLoop> => {
+        signals.push(signal);
+        setImmediate(() => controller.abort('user pressed Ctrl-C'));
+        return new Promise<AgentLoop>(() => undefined);
+      });
+      const graces: number[] = [];
+      const sleep: Sleep = (ms) => {
+        graces.push(ms);
+        return tick();
+      };
+      const report = await runBatch(
+        [
+          { id: 'a', input: 'go', agent: hung },
+          { id: 'b', input: 'go', agent: hung },
+        ],
+        { ...base(), sleep, concurrency: 1, cancelGraceMs: 60_000, signal: controller.signal },
+      );
+      expect(hung).toHaveBeenCalledTimes(1);
+      expect(signals[0]!.aborted).toBe(true);
+      expect(graces).toEqual([60_000]);
+      expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'skipped']);
+      expect(report.totals.outcomes).toMatchObject({ cancelled: 1, skipped: 1, error: 0 });
+      expect(report.runs[0]!.error).toBeInstanceOf(TurnCancelledError);
+      expect(report.runs[0]!.error).toMatchObject({ during: 'agent creation' });
+      expect(report.runs[0]!.error!.message).toBe(
+        'cancelled during agent creation: batch aborted: user pressed Ctrl-C while the agent was being created; the agent factory did not settle within 60000 ms and was abandoned',
+      );
+      expect(report.runs[0]).toMatchObject({ transitions: 0, usage: { llmCalls: 0 } });
+    });
+
+    it('aborted while an agent factory runs: a factory that stops on its signal ends the run as `cancelled`', async () => {
+      const controller = new AbortController();
+      const factory = ({ signal }: { signal: AbortSignal }): Promise<AgentLoop> =>
+        new Promise<AgentLoop>((_, reject) => {
+          signal.addEventListener('abort', () => reject(new Error('sandbox boot interrupted')), { once: true });
+          setImmediate(() => controller.abort());
+        });
+      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), signal: controller.signal, historyDir: dir });
+      expect(report.runs[0]).toMatchObject({ outcome: 'cancelled', transitions: 0 });
+      expect(report.runs[0]!.historyFile).toBeUndefined();
+      expect(report.runs[0]!.error!.message).toBe(
+        'cancelled during agent creation: batch aborted while the agent was being created; the agent factory stopped: sandbox boot interrupted',
+      );
+    });
+
+    it('aborted while an agent factory runs: an agent that arrives within the grace makes no LLM call', async () => {
+      const controller = new AbortController();
+      const agent = scripted([textReply(0.1)]);
+      const factory = (): Promise<AgentLoop> => {
+        controller.abort('stop');
+        return tick().then(() => agent);
+      };
+      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), signal: controller.signal });
+      expect(report.runs[0]).toMatchObject({ outcome: 'cancelled', usage: { llmCalls: 0 } });
+      expect(report.runs[0]!.error).toMatchObject({ during: 'WaitingForUserInput', reason: 'stop' });
+    });
+
     it('already aborted: skips every run without calling a factory', async () => {
       const factory = jest.fn(() => scripted([textReply(0)]));
       const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), signal: AbortSignal.abort('shutting down') });
