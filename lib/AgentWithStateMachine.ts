@@ -39,8 +39,11 @@ const OPTIONAL = ['checkGitCommits', 'runAutoformatters', 'gatherAdditionalMessa
  * Wraps an existing agent loop: hand over the operations it already has, and each
  * `runTurn` drives them through the sixteen states — validated, timed and recorded in
  * `machine` — with cancellation, retries and budgets enforced. It never asks the machine for
- * a move the table forbids; the only forced moves are cancellations outside
- * CheckingForCancellation, each with its reason.
+ * a move the table forbids. Where the table has no edge for what happened, the move is
+ * explicitly forced with its reason: cancellation outside CheckingForCancellation, and a
+ * broken contract in CheckingGitCommits or RunningAutoformatters (→ Error). Move the
+ * machine yourself only between turns: a turn that finds it moved ends in Error
+ * (`MachineMovedError`) instead of asking for an illegal move.
  */
 export class AgentWithStateMachine {
   /** The machine the turns run through: its history, events and current state. */

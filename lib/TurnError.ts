@@ -2,7 +2,7 @@ import { StateMachineError } from './StateMachineError';
 import type { BudgetLimitName } from './BudgetLimits';
 
 /** Why a turn did not end normally; `TurnResult.error` holds one of these. */
-export type TurnError = LLMCallError | ContractViolationError | BudgetExceededError | TurnCancelledError | OperationError;
+export type TurnError = LLMCallError | ContractViolationError | BudgetExceededError | TurnCancelledError | OperationError | MachineMovedError;
 
 /** The LLM call failed on every attempt; `cause` is the last failure, `attempts` all of them. */
 export class LLMCallError extends StateMachineError {
@@ -61,6 +61,18 @@ export class OperationError extends StateMachineError {
     cause: unknown,
   ) {
     super(`${operation} failed: ${messageOf(cause)}`, { cause });
+  }
+}
+
+/** Something other than the adapter moved its machine during a turn; the turn stopped there. */
+export class MachineMovedError extends StateMachineError {
+  readonly code = 'machine_moved' as const;
+  constructor(
+    readonly expected: string,
+    readonly found: string,
+    readonly turn: number,
+  ) {
+    super(`the machine was moved outside the adapter during turn ${turn}: expected ${expected}, found ${found} (move it between turns, not during one)`);
   }
 }
 

@@ -3,7 +3,7 @@ import { State, type StateName } from '../states/StateName';
 import type { AgentLoop, LLMResponse, OperationContext, ToolCall, ToolResult } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
-import { llmResponseProblem, stringListProblem, toolResultProblem } from './checkAgentOutput';
+import { llmResponseProblem, stringListProblem, toolResultProblem, usageProblem } from './checkAgentOutput';
 import { retryDelay, type RetryOptions } from './retryDelay';
 import type { Sleep } from './sleep';
 import type { StateMachine } from './StateMachine';
@@ -12,6 +12,7 @@ import {
   BudgetExceededError,
   ContractViolationError,
   LLMCallError,
+  MachineMovedError,
   messageOf,
   OperationError,
   TurnCancelledError,
@@ -62,8 +63,10 @@ interface Attempt {
 
 /**
  * One turn through the sixteen states. Every move it asks for is legal in the table, except
- * cancellation outside CheckingForCancellation, which is an explicitly forced move to
- * Cancelled with the reason. Internal: `AgentWithStateMachine.runTurn` makes one per turn.
+ * where the table has no edge for what happened, and then the move is explicitly forced with
+ * its reason: cancellation outside CheckingForCancellation (→ Cancelled), a broken contract in
+ * CheckingGitCommits or RunningAutoformatters (→ Error), and a machine moved behind the
+ * adapter's back to a state with no edge to Error. Internal: `runTurn` makes one per turn.
  */
 export class TurnRunner {
   readonly #s: TurnSettings;
@@ -71,11 +74,14 @@ export class TurnRunner {
   readonly #controller: AbortController;
   readonly #signal: AbortSignal;
   #moves = 0;
+  /** Where this turn last put the machine; anything else means someone moved it meanwhile. */
+  #expected: StateName;
   #turnUsage: UsageTotals = emptyUsage();
   #lastWallAt: number;
 
   constructor(settings: TurnSettings, turn: number, controller: AbortController) {
     this.#s = settings;
+    this.#expected = settings.machine.current;
     this.#turn = turn;
     this.#controller = controller;
     this.#signal = controller.signal;
@@ -87,10 +93,13 @@ export class TurnRunner {
     try {
       return await this.#flow(input);
     } catch (error) {
-      // Only a bug (ours, or a machine changed behind our back) lands here; say so and end cleanly.
+      // A machine moved behind the adapter's back, or a bug of ours: say which, and end in Error —
+      // legally where the table allows it, forced only where it does not.
       const machine = this.#s.machine;
-      const cause = new OperationError('AgentWithStateMachine', error);
-      if (!machine.isInTerminalState()) this.#move(State.Error, { description: `unexpected failure: ${cause.message}`, data: { error: messageOf(error) } }, true);
+      const cause = error instanceof MachineMovedError ? error : new OperationError('AgentWithStateMachine (unexpected)', error);
+      if (!machine.isInTerminalState()) {
+        this.#move(State.Error, { description: cause.message, data: { error: messageOf(error) } }, !machine.canMoveTo(State.Error), false);
+      }
       return this.#result('error', { error: cause });
     }
   }
@@ -218,14 +227,24 @@ export class TurnRunner {
         return { kind: 'end', result: this.#cancel(from, { attempt, failures }) };
       }
       if (settled.kind === 'value') {
+        // Usage the response reports was paid for, even if the rest of it is malformed.
+        const reported: unknown = typeof settled.value === 'object' && settled.value !== null ? (settled.value as { usage?: unknown }).usage : undefined;
+        if (usageProblem(reported) === undefined) this.#charge(usageFromResponse(reported as LLMResponse['usage']));
         const problem = llmResponseProblem(settled.value);
         if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, settled.value) };
-        this.#charge(usageFromResponse(settled.value.usage));
         return { kind: 'response', response: settled.value, attempts: attempt, failures };
       }
       const failure: Attempt = { attempt, error: messageOf(settled.error) };
       failures.push(failure);
-      if (attempt > retries || !shouldRetry(settled.error)) {
+      let retry: boolean;
+      try {
+        retry = attempt <= retries && shouldRetry(settled.error);
+      } catch (predicateError) {
+        const error = new OperationError('retry.shouldRetry', predicateError);
+        this.#move(State.Error, { description: error.message, data: { operation, failures } });
+        return { kind: 'end', result: this.#result('error', { error }) };
+      }
+      if (!retry) {
         const error = new LLMCallError(operation, failures, settled.error);
         this.#move(State.Error, { description: error.message, data: { operation, failures } });
         return { kind: 'end', result: this.#result('error', { error }) };
@@ -340,10 +359,14 @@ export class TurnRunner {
   }
 
   /** Every move of the turn goes through here; `forced` only where the table has no edge. */
-  #move(to: StateName, event: TransitionEvent, forced = false): void {
-    if (forced) this.#s.machine.forceTransition(to, event);
-    else this.#s.machine.transition(to, event);
+  #move(to: StateName, event: TransitionEvent, forced = false, check = true): void {
+    const machine = this.#s.machine;
+    // Never ask for a move from a state we did not put the machine in: it would be illegal.
+    if (check && machine.current !== this.#expected) throw new MachineMovedError(this.#expected, machine.current, this.#turn);
+    if (forced) machine.forceTransition(to, event);
+    else machine.transition(to, event);
     this.#moves += 1;
+    this.#expected = to;
   }
 
   /** Cancellation outside CheckingForCancellation: the table has no edge, so the move is forced, with the reason. */

@@ -8,7 +8,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function usageProblem(usage: unknown): string | undefined {
+/** Usage as an LLMResponse reports it: optional non-negative numbers. */
+export function usageProblem(usage: unknown): string | undefined {
   if (usage === undefined) return undefined;
   if (!isRecord(usage)) return `usage must be an object, got ${describeValue(usage)}`;
   for (const key of ['inputTokens', 'outputTokens', 'costUsd'] as const) {

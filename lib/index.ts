@@ -52,7 +52,7 @@ export { AgentWithStateMachine } from './AgentWithStateMachine';
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachine';
 export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext } from './AgentLoop';
 export type { TurnResult, TurnOutcome } from './TurnRunner';
-export { LLMCallError, ContractViolationError, BudgetExceededError, TurnCancelledError, OperationError } from './TurnError';
+export { LLMCallError, ContractViolationError, BudgetExceededError, TurnCancelledError, OperationError, MachineMovedError } from './TurnError';
 export type { TurnError } from './TurnError';
 export { TurnInProgressError } from './TurnInProgressError';
 export { Budget } from './Budget';

@@ -15,6 +15,8 @@ const replyArb: fc.Arbitrary<ScriptedReply> = fc.oneof(
     })),
   },
   { weight: 1, arbitrary: fc.constant({ error: 'transient LLM failure' }) },
+  // Broken contracts, some still reporting what they cost.
+  { weight: 1, arbitrary: fc.constantFrom<ScriptedReply>({ raw: null }, { raw: { text: 7, usage: { costUsd: 0.05, inputTokens: 10 } } }, { raw: { toolCalls: 'bash' } }) },
 );
 const budgetArb = fc.option(
   fc.record({ maxCostUsd: fc.integer({ min: 0, max: 100 }).map((c) => c / 100), maxToolCalls: fc.nat(8), maxLlmCalls: fc.nat(10), maxWallMs: fc.nat(5000) }, { requiredKeys: [] }),
@@ -32,7 +34,7 @@ const ENDS: Record<TurnOutcome, string[]> = {
 describe('AgentWithStateMachine with random scripted agents (property-based)', () => {
   it('never asks for an illegal move, ends every turn in a terminal state, and meters exactly what was reported', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(replyArb, { maxLength: 12 }), budgetArb, fc.integer({ min: 0, max: 2 }), fc.integer({ min: 1, max: 4 }), async (replies, budget, retries, turns) => {
+      fc.asyncProperty(fc.array(replyArb, { maxLength: 12 }), budgetArb, fc.integer({ min: 0, max: 2 }), fc.integer({ min: 1, max: 4 }), fc.constantFrom('ok', 'git throws', 'git malformed', 'shouldRetry throws'), async (replies, budget, retries, turns, oddity) => {
         const d = drive(
           {
             replies,
@@ -45,8 +47,20 @@ describe('AgentWithStateMachine with random scripted agents (property-based)', (
             commits: [['c0'], [], ['c1', 'c2']],
             formatterMessages: ['formatted'],
           },
-          { ...(budget === undefined ? {} : { budget }), retry: { retries, baseDelayMs: 1 } },
+          {
+            ...(budget === undefined ? {} : { budget }),
+            retry: {
+              retries,
+              baseDelayMs: 1,
+              shouldRetry: () => {
+                if (oddity === 'shouldRetry throws') throw new Error('predicate bug');
+                return true;
+              },
+            },
+          },
         );
+        if (oddity === 'git throws') d.agent.checkGitCommits = async () => Promise.reject(new Error('not a repository'));
+        if (oddity === 'git malformed') d.agent.checkGitCommits = async () => 'abc' as never;
         const turnUsage = { costUsd: 0, inputTokens: 0, outputTokens: 0, llmCalls: 0, toolCalls: 0 };
         for (let t = 0; t < turns; t++) {
           const result = await d.adapter.runTurn(`turn ${t}`);
@@ -61,18 +75,21 @@ describe('AgentWithStateMachine with random scripted agents (property-based)', (
         }
         expect(d.rejected).toEqual([]);
 
-        // Every non-forced move is in the table; forced ones only cancel.
+        // Every non-forced move is in the table; forced ones go where the table has no edge:
+        // Cancelled, or Error from the two states without an edge to it.
         const history = d.adapter.machine.history();
         history.forEach((r, i) => {
           if (i > 0) expect(r.from).toBe(history[i - 1]!.to);
-          if (r.forced) expect(r.to).toBe('Cancelled');
-          else expect(TRANSITIONS[r.from]).toContain(r.to);
+          expect(TRANSITIONS[r.from].includes(r.to)).toBe(!r.forced);
+          if (r.forced && r.to === 'Error') expect(['CheckingGitCommits', 'RunningAutoformatters']).toContain(r.from);
+          else if (r.forced) expect(r.to).toBe('Cancelled');
         });
 
         // Usage = the sum of what the consumed replies reported, and of the turns' own usage.
         const llmCalls = d.agent.calls.filter((c) => c.op === 'sendUserMessage' || c.op === 'sendToolResults').length;
-        const answered = replies.slice(0, llmCalls).filter((r) => r.error === undefined);
-        const sum = (key: 'inputTokens' | 'outputTokens' | 'costUsd') => answered.reduce((a, r) => a + (r.usage?.[key] ?? 0), 0);
+        // What each consumed reply reported: its usage, or a malformed reply's own usage field.
+        const reported = replies.slice(0, llmCalls).map((r) => (r.error !== undefined ? undefined : 'raw' in r ? (r.raw as { usage?: ScriptedReply['usage'] } | null)?.usage : r.usage));
+        const sum = (key: 'inputTokens' | 'outputTokens' | 'costUsd') => reported.reduce((a, u) => a + (u?.[key] ?? 0), 0);
         const usage = d.adapter.usage;
         expect(usage.llmCalls).toBe(llmCalls);
         expect(usage.toolCalls).toBe(d.agent.calls.filter((c) => c.op === 'runTool').length);

@@ -6,6 +6,7 @@ import {
   createScriptedAgent,
   InvalidArgumentError,
   LLMCallError,
+  MachineMovedError,
   OperationError,
   TurnCancelledError,
   TurnInProgressError,
@@ -212,6 +213,46 @@ describe('AgentWithStateMachine', () => {
       expect(result.error).toBeInstanceOf(OperationError);
       expect(result.error!.message).toBe('gatherAdditionalMessages failed: queue closed');
       expect(d.path().slice(-2)).toEqual(['GatheringAdditionalMessages', 'Error']);
+    });
+  });
+
+  describe('misuse and odd agents', () => {
+    it('charges the usage a malformed response reports, so budgets still see the spend', async () => {
+      const d = drive({ replies: [{ raw: { text: 42, usage: { costUsd: 1 } } }] }, { budget: { maxCostUsd: 0.5 } });
+      const result = await d.adapter.runTurn('hi');
+      expect(result.outcome).toBe('error');
+      expect(result.error).toBeInstanceOf(ContractViolationError);
+      expect(d.adapter.usage.costUsd).toBe(1);
+      expect((await d.adapter.runTurn('again')).outcome).toBe('budget_exceeded');
+    });
+
+    it('ends with a legal move to Error naming a throwing shouldRetry', async () => {
+      const d = drive({ replies: [{ error: '503' }] }, {
+        retry: {
+          shouldRetry: () => {
+            throw new Error('predicate bug');
+          },
+        },
+      });
+      const result = await d.adapter.runTurn('hi');
+      expect(result.error).toBeInstanceOf(OperationError);
+      expect(result.error!.message).toBe('retry.shouldRetry failed: predicate bug');
+      expect(d.path()).toEqual(['WaitingForUserInput', 'SendingToLLM', 'Error']);
+      expect(d.rejected).toEqual([]);
+    });
+
+    it('stops a turn whose machine was moved behind its back, without asking for an illegal move', async () => {
+      const d = drive({
+        replies: [{ toolCalls: [call('c1', 'meddle')] }, { text: 'next turn is fine' }],
+        tools: { meddle: (c) => (d.adapter.machine.reset(), { callId: c.id, output: 'done' }) },
+      });
+      const result = await d.adapter.runTurn('go');
+      expect(result.outcome).toBe('error');
+      expect(result.error).toBeInstanceOf(MachineMovedError);
+      expect(result.error!.message).toBe('the machine was moved outside the adapter during turn 1: expected RunningTool, found Ready (move it between turns, not during one)');
+      expect(d.adapter.machine.history().at(-1)).toMatchObject({ from: 'Ready', to: 'Error', forced: true });
+      expect(d.rejected).toEqual([]);
+      expect((await d.adapter.runTurn('again')).outcome).toBe('end_of_turn');
     });
   });
 
