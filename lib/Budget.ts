@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from './InvalidArgumentError';
 import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from './BudgetLimits';
 import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 
@@ -35,7 +36,18 @@ export class Budget {
     return usage;
   }
 
+  /**
+   * Adds usage. Every field must be a non-negative finite number: one NaN would disable the
+   * limits for good, and a negative one would refund spend.
+   */
   charge(delta: UsageDelta): void {
+    if (typeof delta !== 'object' || delta === null) throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
+    for (const key of Object.keys(delta) as Array<keyof UsageDelta>) {
+      const value = delta[key];
+      if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+        throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
+      }
+    }
     this.#usage = addUsage(this.#usage, this.#elapsed === undefined ? delta : { ...delta, wallMs: 0 });
   }
 

@@ -1,5 +1,6 @@
 import { format } from 'date-fns';
 import { formatDuration } from './formatDuration';
+import { InvalidArgumentError } from './InvalidArgumentError';
 import type { TransitionRecord } from './TransitionRecord';
 
 export interface FormatHistoryOptions {
@@ -21,7 +22,10 @@ export interface FormatHistoryOptions {
  * ```
  */
 export function formatHistory(records: readonly TransitionRecord<string>[], options: FormatHistoryOptions = {}): string {
+  if (!Array.isArray(records)) throw new InvalidArgumentError('records', 'an array of transition records', records);
   const { timeFormat = 'HH:mm:ss.SSS', data: showData = true, maxDataChars = 120 } = options;
+  const bad = records.findIndex((r) => typeof r !== 'object' || r === null || typeof r.seq !== 'number' || typeof r.at !== 'number');
+  if (bad !== -1) throw new InvalidArgumentError(`records[${bad}]`, 'a transition record { seq, from, to, description, at, durationMs, forced }', records[bad]);
   if (records.length === 0) return '(no transitions)';
   const rows = records.map((r) => [
     String(r.seq),

@@ -25,6 +25,14 @@ describe('Budget', () => {
     expect(budget.spent()!.message).toBe('shared budget exceeded: 500 ms of wall time, of 500 ms after 0 LLM calls');
   });
 
+  it('.charge() refuses what would corrupt the totals, naming it', () => {
+    const budget = new Budget({ maxCostUsd: 1 });
+    expect(() => budget.charge({ costUsd: Number.NaN })).toThrow('Expected `delta.costUsd` to be a non-negative finite number, got `NaN` (number)');
+    expect(() => budget.charge({ llmCalls: -1 })).toThrow('Expected `delta.llmCalls` to be a non-negative finite number, got `-1` (number)');
+    expect(() => budget.charge(null as never)).toThrow('Expected `delta` to be an object of usage numbers, got `null`');
+    expect(budget.usage.costUsd).toBe(0);
+  });
+
   it('rejects bad limits, naming them', () => {
     expect(() => new Budget({ maxLlmCalls: -1 })).toThrow('Expected `budget.maxLlmCalls` to be a non-negative finite number, got `-1` (number)');
   });

@@ -24,4 +24,9 @@ describe('createTable()', () => {
   it('rejects an unsound table with every problem', () => {
     expect(() => createTable([{ name: 'A', description: 'a', next: ['Z'] }], 'A')).toThrow(/unknown_target.*\n.*dead_end|unknown_target/);
   });
+
+  it('names a spec that is not one', () => {
+    expect(() => createTable([null as never], 'Ready')).toThrow('Expected `specs[0]` to be a state spec { name: string, description, next }, got `null`');
+    expect(() => createTable(5 as never, 'Ready')).toThrow('Expected `specs` to be an iterable of state specs { name, description, next }, got `5` (number)');
+  });
 });

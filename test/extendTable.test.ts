@@ -43,4 +43,11 @@ describe('extendTable()', () => {
     expect(caught!.issues.map((i) => i.code)).toEqual(['unknown_source', 'unknown_target', 'dead_end', 'unreachable']);
     expect(caught!.issues[0]!.message).toBe('Edge from unknown state `Nowhere` (string) (to Ready)');
   });
+
+  it('names malformed arguments instead of failing inside', () => {
+    expect(() => extendTable(DEFAULT_TABLE, undefined as never)).toThrow('Expected `extension` to be an object { states?, edges? }, got `undefined`');
+    expect(() => extendTable(DEFAULT_TABLE, { states: [null as never] })).toThrow('Expected `extension.states[0]` to be a state spec { name: string, description, next }, got `null`');
+    expect(() => extendTable(DEFAULT_TABLE, { edges: [['Ready'] as never] })).toThrow('Expected `extension.edges[0]` to be a [from, to] pair, got `["Ready"]` (array)');
+    expect(() => extendTable(null as never, {})).toThrow('Expected `base` to be a transition table { initial, states }, got `null`');
+  });
 });

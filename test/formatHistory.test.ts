@@ -36,6 +36,11 @@ describe('formatHistory()', () => {
     expect(row).toBe('  1  03:04:05.000  Ready → WaitingForUserInput  0 ms     line one\\nline two  {"blob":"xxxxxxxxxxxxxxxxxxxx…');
   });
 
+  it('names input that is not a history', () => {
+    expect(() => formatHistory(undefined as never)).toThrow('Expected `records` to be an array of transition records, got `undefined`');
+    expect(() => formatHistory([{ seq: 1 }] as never)).toThrow(/Expected `records\[0\]` to be a transition record/);
+  });
+
   it('says so when there is nothing to show', () => {
     expect(formatHistory([])).toBe('(no transitions)');
   });
