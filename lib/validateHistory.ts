@@ -17,9 +17,12 @@ interface IssueBase {
 export type HistoryIssue =
   /** A move the table does not allow, and not marked `forced`. */
   | (IssueBase & { readonly code: 'illegal_move'; readonly from: string; readonly to: string; readonly allowed: readonly string[] })
-  /** The record's `from` is not where the previous record (or a reset) left the machine. */
+  /**
+   * The record's `from` is not where the previous record (or a reset) left the machine; for the
+   * first record of a file with a meta line, not the table's initial state.
+   */
   | (IssueBase & { readonly code: 'broken_chain'; readonly expected: string; readonly actual: string; readonly afterReset: boolean })
-  /** Sequence numbers skip: `missing` records were lost before this one. */
+  /** Sequence numbers skip: `missing` records were lost before this one (for a file with a meta line, also at its start). */
   | (IssueBase & { readonly code: 'seq_gap'; readonly expected: number; readonly missing: number })
   /** A sequence number repeats or goes back: records duplicated or out of order. */
   | (IssueBase & { readonly code: 'seq_out_of_order'; readonly expected: number })
@@ -51,6 +54,14 @@ export class HistoryValidator {
   #records = 0;
   #previous: TransitionRecord<string> | undefined;
   #afterReset = false;
+  /**
+   * Set by a meta line before any record: the file was written from the machine's creation,
+   * so its first record is seq 1 (or the one after a leading reset) from the initial state.
+   * Plain records get no such check: a bounded in-memory history may start mid-run.
+   */
+  #fromStart = false;
+  /** The seq a leading reset line gave, before any record. */
+  #resetSeq: number | undefined;
 
   constructor(table?: TransitionTable<string>) {
     this.#table = table;
@@ -62,12 +73,16 @@ export class HistoryValidator {
     if (!isHistoryEntry(item)) return this.#record(item, undefined);
     switch (item.kind) {
       case 'meta':
-        if (this.#validator === undefined && this.#records === 0) this.#use(item.table);
+        if (this.#records === 0) {
+          if (this.#validator === undefined) this.#use(item.table);
+          this.#fromStart = true;
+        }
         return;
       case 'record':
         return this.#record(item.record, item.line);
       case 'reset':
         this.#afterReset = true;
+        if (this.#previous === undefined) this.#resetSeq = item.reset.seq;
         return;
       case 'rejected':
         return;
@@ -95,6 +110,15 @@ export class HistoryValidator {
     this.#records++;
     const previous = this.#previous;
 
+    if (previous === undefined && this.#fromStart) {
+      const expected = (this.#resetSeq ?? 0) + 1;
+      if (seq > expected) {
+        const missing = seq - expected;
+        report({ code: 'seq_gap', expected, missing, message: `the file's first record is seq ${seq}, not ${expected}: ${missing} record${missing === 1 ? '' : 's'} lost at the start` });
+      } else if (seq < expected) {
+        report({ code: 'seq_out_of_order', expected, message: `the file's first record is seq ${seq}: expected ${expected}` });
+      }
+    }
     if (previous !== undefined) {
       const expected = previous.seq + 1;
       if (seq > expected) {
@@ -107,10 +131,13 @@ export class HistoryValidator {
         report({ code: 'time_backwards', at: record.at, previousAt: previous.at, message: `time goes back ${previous.at - record.at} ms: at ${record.at} after ${previous.at} (seq ${previous.seq})` });
       }
     }
-    const expectedFrom = this.#afterReset ? table.initial : previous?.to;
+    const atStart = previous === undefined && this.#fromStart && !this.#afterReset;
+    const expectedFrom = this.#afterReset || atStart ? table.initial : previous?.to;
     if (expectedFrom !== undefined && from !== expectedFrom) {
-      const after = this.#afterReset ? 'the reset before it' : `seq ${previous!.seq}`;
-      report({ code: 'broken_chain', expected: expectedFrom, actual: from, afterReset: this.#afterReset, message: `starts from ${from}, but ${after} left the machine in ${expectedFrom}` });
+      const message = atStart
+        ? `starts from ${from}, but the first record of a file starts from the initial state ${expectedFrom}: records were lost at the start`
+        : `starts from ${from}, but ${this.#afterReset ? 'the reset before it' : `seq ${previous!.seq}`} left the machine in ${expectedFrom}`;
+      report({ code: 'broken_chain', expected: expectedFrom, actual: from, afterReset: this.#afterReset, message });
     }
     if (record.durationMs < 0) {
       report({ code: 'negative_duration', durationMs: record.durationMs, message: `durationMs is ${record.durationMs}; time in a state is never negative` });
@@ -135,8 +162,11 @@ export class HistoryValidator {
  * Replays records against a table and returns every problem, each with its seq and (for
  * entries read from a file) its line: illegal moves not marked forced, breaks in the chain
  * (`from` ≠ the previous `to`; after a reset line, ≠ the initial state), gaps and repeats in
- * `seq`, time going backwards, unknown states, negative durations. A clean history gives
- * `{ ok: true, issues: [] }`. Pure.
+ * `seq`, time going backwards, unknown states, negative durations. Items that begin with a
+ * meta line are a whole file, written from the machine's creation, so its first record must
+ * be seq 1 from the initial state: records lost at the start show as `seq_gap` and
+ * `broken_chain`. Bare records may start anywhere (a bounded history drops its oldest). A
+ * clean history gives `{ ok: true, issues: [] }`. Pure.
  */
 export function validateHistory(items: Iterable<HistoryItem>, table?: TransitionTable<string>): HistoryValidation {
   const validator = new HistoryValidator(table);

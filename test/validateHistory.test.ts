@@ -24,6 +24,12 @@ function entrySink(): HistorySink & { entries: HistoryEntry[] } {
 }
 
 const records = (): TransitionRecord[] => failedRun().history();
+
+/** Entries as a file holds them: a meta line for `table`, then the entries, renumbered after it. */
+function asFile(entries: readonly HistoryEntry[], table: TransitionTable<string> = DEFAULT_TABLE as TransitionTable<string>): HistoryEntry[] {
+  const meta: HistoryEntry = { kind: 'meta', line: 1, table, meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) } };
+  return [meta, ...entries.map((e, i) => ({ ...e, line: i + 2 }))];
+}
 const issueCodes = (issues: readonly HistoryIssue[]): string[] => issues.map((i) => i.code);
 
 describe('validateHistory()', () => {
@@ -106,6 +112,43 @@ describe('validateHistory()', () => {
     ]);
     // Without the reset line, the same records break the chain.
     expect(issueCodes(validateHistory(sink.entries.filter((e) => e.kind !== 'reset')).issues)).toEqual(['broken_chain']);
+  });
+
+  it('reports records lost at the start of a file with a meta line: a gap from seq 1 and a break from the initial state', () => {
+    const sink = entrySink();
+    failedRun(sink);
+    const headLost = asFile(sink.entries.filter((e) => !(e.kind === 'record' && e.record.seq <= 2)));
+    expect(validateHistory(asFile(sink.entries))).toEqual({ ok: true, records: 15, issues: [] });
+    expect(validateHistory(headLost).issues).toEqual([
+      { code: 'seq_gap', seq: 3, line: 2, expected: 1, missing: 2, message: "the file's first record is seq 3, not 1: 2 records lost at the start" },
+      {
+        code: 'broken_chain',
+        seq: 3,
+        line: 2,
+        expected: 'Ready',
+        actual: 'SendingToLLM',
+        afterReset: false,
+        message: 'starts from SendingToLLM, but the first record of a file starts from the initial state Ready: records were lost at the start',
+      },
+    ]);
+  });
+
+  it('expects the first record after a leading reset line to follow the seq the reset gives, from the initial state', () => {
+    const sink = entrySink();
+    const machine = new StateMachine({ clock: () => T0, logger: false, sink });
+    machine.reset();
+    machine.transition('WaitingForUserInput', 'start');
+    expect(validateHistory(asFile(sink.entries)).ok).toBe(true);
+    const lost = asFile(sink.entries.map((e) => (e.kind === 'reset' ? { ...e, reset: { ...e.reset, seq: 0 } } : e.kind === 'record' ? { ...e, record: { ...e.record, seq: 4 } } : e)));
+    expect(validateHistory(lost).issues).toEqual([expect.objectContaining({ code: 'seq_gap', seq: 4, expected: 1, missing: 3 })]);
+  });
+
+  it('lets bare records (no meta line) start anywhere: a bounded history drops its oldest', () => {
+    const rs = records().slice(5);
+    expect(validateHistory(rs)).toEqual({ ok: true, records: 10, issues: [] });
+    const sink = entrySink();
+    failedRun(sink);
+    expect(validateHistory(sink.entries.slice(5)).ok).toBe(true);
   });
 
   it('validates against the table in the meta line, or the one given', () => {
@@ -228,6 +271,30 @@ describe('validateHistory() properties', () => {
         return rs[i]!.seq;
     }
   }
+
+  it('a file made by a real machine validates clean, whatever the mix of moves, rejections and resets', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 60 }), (ops) => {
+        expect(validateHistory(asFile(play(ops))).issues).toEqual([]);
+      }),
+    );
+  });
+
+  it('losing the first k records of a file shows as a gap from seq 1 and a break from the initial state, at seq k + 1', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ pick: fc.nat(), ms: fc.nat({ max: 5000 }) }), { minLength: 2, maxLength: 40 }), fc.nat(), (moves, cut) => {
+        const entries = play(moves.map((m) => ({ kind: 'legal', ...m })));
+        const k = 1 + (cut % (entries.length - 1));
+        // No state leads back to Ready, so a record after the first never starts there.
+        expect(validateHistory(asFile(entries.slice(k))).issues.map((issue) => [issue.code, issue.seq])).toEqual([
+          ['seq_gap', k + 1],
+          ['broken_chain', k + 1],
+        ]);
+        // The same records without the meta line are a legitimate tail of a bounded history.
+        expect(validateHistory(entries.slice(k)).issues).toEqual([]);
+      }),
+    );
+  });
 
   it('damaging one record of a clean history yields exactly that problem, at that seq', () => {
     fc.assert(
