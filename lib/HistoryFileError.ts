@@ -17,7 +17,9 @@ export type HistoryFileErrorCode =
   /** The sink was written to after `close()`. */
   | 'sink_closed'
   /** A record's `data` could not be turned into JSON; the record was written with a placeholder. */
-  | 'unserializable_data';
+  | 'unserializable_data'
+  /** The sink's meta line names one table and the machine it was given to enforces another. */
+  | 'table_mismatch';
 
 /**
  * A history file could not be read or written. The message names the file and, for a bad

@@ -4,7 +4,7 @@ import type { StateName } from '../states/StateName';
 import { describeValue } from './describeValue';
 import type { HistoryMeta, RejectedMove, ResetMarker } from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
-import { toHistoryTableInfo } from './HistoryTableInfo';
+import { toHistoryTableInfo, type HistoryTableInfo } from './HistoryTableInfo';
 import type { IllegalTransitionError } from './IllegalTransitionError';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import type { HistorySink, ResetInfo } from './StateMachine';
@@ -16,7 +16,11 @@ import { VERSION } from './version';
 export interface JsonlHistorySinkOptions {
   /** Names the run in the meta line. Default: a random UUID. */
   runId?: string;
-  /** The machine's table, described in the meta line so the file can be checked without code. Default: the sixteen-state table. */
+  /**
+   * The machine's table, described in the meta line so the file can be checked without code.
+   * Default: the table of the machine the sink is given to (the sixteen-state table until then).
+   * A table given here must be the machine's: a machine with another one is refused.
+   */
   table?: TransitionTable<string>;
   /** Anything JSON-serializable to keep with the run (task id, model, host). */
   metadata?: unknown;
@@ -42,6 +46,10 @@ const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.consta
  * Opening and closing are explicit. A failed write throws `HistoryFileError`; the machine
  * catches it and reports it as a `sinkError` event and an error log, so it is never silent.
  *
+ * The meta line describes the table of the machine the sink is given to: opened without
+ * `table`, the sink rewrites its meta line when the machine (through `attach`) turns out to
+ * use another table, as long as nothing else has been written yet.
+ *
  * ```ts
  * const sink = JsonlHistorySink.open('run.jsonl', { runId: 'task-42' });
  * const machine = new StateMachine({ sink });
@@ -57,6 +65,10 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #fd: number | undefined;
   #lines = 0;
   #lastSeq = 0;
+  /** The meta line as written, with the table it describes; undefined with `meta: false`. */
+  #meta: HistoryMeta | undefined;
+  /** Whether the caller chose the table, rather than the default standing in until `attach`. */
+  #tableGiven = false;
 
   private constructor(path: string, fd: number, runId: string) {
     this.path = path;
@@ -99,6 +111,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       throw new HistoryFileError('open_failed', path, `cannot open for writing: ${errorMessage(error)}`, { cause: error });
     }
     const sink = new JsonlHistorySink<S>(path, fd, runId);
+    sink.#meta = metaLine;
+    sink.#tableGiven = options.table !== undefined;
     if (metaText !== undefined) {
       try {
         sink.#writeLine(metaText);
@@ -118,6 +132,41 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   /** Lines written so far, the meta line included. */
   get linesWritten(): number {
     return this.#lines;
+  }
+
+  /**
+   * Called by the machine once, with its table. When the meta line describes another table:
+   * if the table was the default and nothing but the meta line has been written, the meta
+   * line is rewritten for the machine's table; otherwise throws `table_mismatch`, since the
+   * file would claim a table its records do not follow. Without a meta line there is nothing
+   * to keep in step.
+   */
+  // Typed for any table, not TransitionTable<S>: a sink opened without a type argument (for
+  // the sixteen states) must still be accepted by a machine whose table extends them.
+  attach(table: TransitionTable<string>): void {
+    const meta = this.#meta;
+    if (meta === undefined) return;
+    const info = toHistoryTableInfo(table);
+    if (sameTable(meta.table, info)) return;
+    const fd = this.#fd;
+    if (this.#tableGiven || this.#lines !== 1 || fd === undefined) {
+      const why = this.#tableGiven
+        ? "pass that machine's table as `{ table }` to JsonlHistorySink.open"
+        : fd === undefined
+          ? 'the sink is already closed'
+          : `${this.#lines - 1} line${this.#lines === 2 ? ' was' : 's were'} already written for it; pass the machine's table as \`{ table }\` to JsonlHistorySink.open`;
+      throw new HistoryFileError('table_mismatch', this.path, `the sink was opened for ${describeTable(meta.table)} but attached to a machine with ${describeTable(info, meta.table)}; ${why}`);
+    }
+    const rewritten: HistoryMeta = { ...meta, table: info };
+    try {
+      // The file holds the meta line alone; the fd appends, so the new line lands at offset 0.
+      fs.ftruncateSync(fd, 0);
+    } catch (error) {
+      throw new HistoryFileError('write_failed', this.path, `cannot rewrite the meta line for the machine's table: ${errorMessage(error)}`, { cause: error });
+    }
+    this.#lines = 0;
+    this.#meta = rewritten;
+    this.#writeLine(JSON.stringify(rewritten));
   }
 
   /**
@@ -180,6 +229,29 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     }
     this.#lines++;
   }
+}
+
+/** Same initial state, states, edges and flags, whatever their order. */
+function sameTable(a: HistoryTableInfo, b: HistoryTableInfo): boolean {
+  const key = (t: HistoryTableInfo): string =>
+    JSON.stringify([t.initial, [...t.states].sort(), t.edges.map((edge) => JSON.stringify(edge)).sort(), [...t.terminal].sort(), [...t.error].sort()]);
+  return key(a) === key(b);
+}
+
+const DEFAULT_TABLE_INFO = toHistoryTableInfo(DEFAULT_TABLE);
+
+/** A table in a few words; given `other`, also what it adds to or lacks from that one. */
+function describeTable(info: HistoryTableInfo, other?: HistoryTableInfo): string {
+  if (sameTable(info, DEFAULT_TABLE_INFO)) return 'the sixteen-state table';
+  let text = `a table of ${info.states.length} states (initial ${info.initial})`;
+  if (other !== undefined) {
+    const list = (names: string[]): string => (names.length > 4 ? `${names.slice(0, 4).join(', ')} and ${names.length - 4} more` : names.join(', '));
+    const added = info.states.filter((s) => !other.states.includes(s));
+    const lacking = other.states.filter((s) => !info.states.includes(s));
+    const parts = [...(added.length > 0 ? [`adds ${list(added)}`] : []), ...(lacking.length > 0 ? [`lacks ${list(lacking)}`] : [])];
+    text += ` that ${parts.length > 0 ? parts.join(' and ') : 'differs in its edges or flags'}`;
+  }
+  return text;
 }
 
 function errorMessage(error: unknown): string {

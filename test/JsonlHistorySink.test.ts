@@ -72,6 +72,72 @@ describe('JsonlHistorySink', () => {
     expect(() => JsonlHistorySink.open(path.join(dir, 'no', 'such', 'dir.jsonl'))).toThrow(expect.objectContaining({ code: 'open_failed' }));
   });
 
+  describe('.attach()', () => {
+    const extended = () =>
+      extendTable(DEFAULT_TABLE, { states: [{ name: 'Compacting', description: 'compact', next: ['SendingToLLM', 'Error'] }], edges: [['ProcessingLLMResponse', 'Compacting']] });
+
+    it('opened without a table, given to a machine with another: the meta line names the machine\'s table and the file validates clean', async () => {
+      const table = extended();
+      const file = path.join(dir, 'custom.jsonl');
+      const sink = JsonlHistorySink.open(file, { runId: 'c', startedAt: T0, metadata: { model: 'm1' } });
+      let t = T0;
+      const machine = new StateMachine({ logger: false, clock: () => ++t, table, sink });
+      for (const to of ['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'Compacting', 'SendingToLLM'] as const) machine.transition(to, 'step');
+      sink.close();
+      expect(lines(file)[0]).toEqual({ type: 'meta', version: VERSION, runId: 'c', startedAt: T0, table: toHistoryTableInfo(table), metadata: { model: 'm1' } });
+      expect(sink.linesWritten).toBe(6);
+      const loaded = await loadHistory(file);
+      expect(loaded.records).toHaveLength(5);
+      expect(validateHistory(loaded.entries)).toEqual({ ok: true, records: 5, issues: [] });
+    });
+
+    it('with the table the meta line already names (in any order) leaves the file as it is', () => {
+      const file = path.join(dir, 'same.jsonl');
+      const sink = JsonlHistorySink.open(file, { startedAt: T0 });
+      const before = fs.readFileSync(file, 'utf8');
+      new StateMachine({ logger: false, sink });
+      const info = toHistoryTableInfo(DEFAULT_TABLE);
+      sink.attach({ ...DEFAULT_TABLE, states: Object.fromEntries(Object.entries(DEFAULT_TABLE.states).reverse()) as typeof DEFAULT_TABLE.states });
+      sink.close();
+      expect(fs.readFileSync(file, 'utf8')).toBe(before);
+      expect((lines(file)[0] as { table: unknown }).table).toEqual(info);
+    });
+
+    it('refuses a machine whose table differs from the one given to .open(), naming both', () => {
+      const file = path.join(dir, 'given.jsonl');
+      const sink = JsonlHistorySink.open(file, { table: DEFAULT_TABLE, startedAt: T0 });
+      expect(() => new StateMachine({ logger: false, table: extended(), sink })).toThrow(
+        expect.objectContaining({
+          name: 'HistoryFileError',
+          code: 'table_mismatch',
+          file,
+          message: `${file}: the sink was opened for the sixteen-state table but attached to a machine with a table of 17 states (initial Ready) that adds Compacting; pass that machine's table as \`{ table }\` to JsonlHistorySink.open`,
+        }),
+      );
+      sink.close();
+      expect(lines(file)).toHaveLength(1);
+    });
+
+    it('refuses a machine with another table once lines were written for the first one', () => {
+      const file = path.join(dir, 'shared.jsonl');
+      const sink = JsonlHistorySink.open(file, { startedAt: T0 });
+      new StateMachine({ logger: false, clock: () => T0, sink }).transition('WaitingForUserInput', 'start');
+      expect(() => new StateMachine({ logger: false, table: extended(), sink })).toThrow(
+        expect.objectContaining({ code: 'table_mismatch', message: expect.stringMatching(/1 line was already written for it; pass the machine's table as `\{ table \}` to JsonlHistorySink\.open$/) }),
+      );
+      sink.close();
+      expect(lines(file)).toHaveLength(2);
+    });
+
+    it('with meta: false has no meta line to keep in step, and writes nothing', () => {
+      const file = path.join(dir, 'bare.jsonl');
+      const sink = JsonlHistorySink.open(file, { meta: false, table: DEFAULT_TABLE });
+      new StateMachine({ logger: false, table: extended(), sink });
+      sink.close();
+      expect(fs.readFileSync(file, 'utf8')).toBe('');
+    });
+  });
+
   it('.write() appends one whole line per record, exactly the record fields', () => {
     const file = path.join(dir, 'run.jsonl');
     const sink = JsonlHistorySink.open(file, { meta: false });
