@@ -1,3 +1,4 @@
+import { UNKNOWN_STATE } from '../states/StateName';
 import { describeValue } from './describeValue';
 
 /** One problem found in a transition table. */
@@ -5,6 +6,10 @@ export type TableIssue =
   | { code: 'not_a_table'; message: string }
   | { code: 'unknown_initial'; state: unknown; message: string }
   | { code: 'invalid_state'; state: string; message: string }
+  /** The empty name: history files, logs and diagrams cannot show or read it back. */
+  | { code: 'invalid_name'; state: string; message: string }
+  /** `Unknown`, which `machine.previous` returns to mean "no state before this one". */
+  | { code: 'reserved_name'; state: string; message: string }
   | { code: 'name_mismatch'; key: string; name: unknown; message: string }
   | { code: 'duplicate_state'; state: string; message: string }
   | { code: 'unknown_target'; from: string; to: unknown; message: string }
@@ -17,7 +22,8 @@ export type TableCheck = { ok: true; issues: [] } | { ok: false; issues: TableIs
 
 /**
  * Checks a table as a whole and returns every problem at once: unknown names, states that
- * cannot be reached from the initial state, states with no way out, malformed entries.
+ * cannot be reached from the initial state, states with no way out, malformed entries, and
+ * names the rest of the library cannot use (the empty name, the reserved `Unknown`).
  * Pure; `assertValidTable` is the throwing twin.
  */
 export function checkTable(table: unknown): TableCheck {
@@ -31,6 +37,11 @@ export function checkTable(table: unknown): TableCheck {
   const edges = new Map<string, string[]>();
 
   for (const key of names) {
+    if (key === '') {
+      issues.push({ code: 'invalid_name', state: key, message: `State name ${describeValue(key)} is empty: history files, logs and diagrams need a non-empty name` });
+    } else if (key === UNKNOWN_STATE) {
+      issues.push({ code: 'reserved_name', state: key, message: `State name ${describeValue(key)} is reserved: \`machine.previous\` returns it to mean "no state before this one"` });
+    }
     const spec = states[key] as { name?: unknown; description?: unknown; next?: unknown } | null;
     if (typeof spec !== 'object' || spec === null || !Array.isArray(spec.next) || typeof spec.description !== 'string') {
       issues.push({ code: 'invalid_state', state: key, message: `State ${key} must be { name, description: string, next: string[] }, got ${describeValue(spec)}` });
