@@ -9,7 +9,7 @@ import { DEFAULT_TABLE } from './transitions';
  * picture can never drift from the code.
  */
 export function toMermaid(table: TransitionTable<string> = DEFAULT_TABLE as TransitionTable<string>): string {
-  const ids = new StateIds();
+  const ids = new StateIds([table.initial, ...tableStates(table)]);
   const start = `    [*] --> ${ids.of(table.initial)}`;
   const edges = tableEdges(table).map(([from, to]) => `    ${ids.of(from)} --> ${ids.of(to)}`);
   return ['stateDiagram-v2', ...ids.declarations(), start, ...edges].join('\n');
@@ -35,7 +35,7 @@ export function historyToMermaid(items: Iterable<HistoryItem>, options: HistoryD
     c.total++;
     if (r.forced) c.forced++;
   }
-  const ids = new StateIds();
+  const ids = new StateIds([table.initial, ...tableStates(table), ...records.flatMap((r) => [r.from, r.to])]);
   const lines: string[] = [`    [*] --> ${ids.of(table.initial)}`];
   const label = (total: number, forced: number, inTable: boolean): string => {
     if (total === 0) return '';
@@ -101,20 +101,39 @@ function collect(items: Iterable<HistoryItem>, given: TransitionTable<string> | 
   return { records, table: table ?? (DEFAULT_TABLE as TransitionTable<string>), meta };
 }
 
-/** Mermaid ids for state names: a plain name is its own id; any other gets `state "name" as sN`. */
+const PLAIN_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Mermaid ids for state names: a plain name is its own id; any other gets `state "name" as sN`.
+ * The plain names of the diagram are reserved up front, so a generated `sN` never takes the id
+ * of a state literally named `s1`; a plain name met later whose id is taken is declared too.
+ */
 class StateIds {
   readonly #ids = new Map<string, string>();
+  readonly #used = new Set<string>();
   readonly #declared: string[] = [];
+  #next = 1;
+
+  constructor(names: Iterable<string>) {
+    for (const name of names) {
+      if (PLAIN_ID.test(name)) {
+        this.#ids.set(name, name);
+        this.#used.add(name);
+      }
+    }
+  }
 
   of(name: string): string {
     let id = this.#ids.get(name);
     if (id !== undefined) return id;
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) id = name;
+    if (PLAIN_ID.test(name) && !this.#used.has(name)) id = name;
     else {
-      id = `s${this.#declared.length + 1}`;
+      do id = `s${this.#next++}`;
+      while (this.#used.has(id));
       this.#declared.push(`    state "${name.replace(/"/g, "'")}" as ${id}`);
     }
     this.#ids.set(name, id);
+    this.#used.add(id);
     return id;
   }
 

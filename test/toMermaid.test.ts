@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { extendTable } from '../lib/extendTable';
@@ -35,6 +36,61 @@ describe('toMermaid()', () => {
     expect(lines[1]).toBe('    state "Awaiting review" as s1');
     expect(lines).toContain('    ProcessingLLMResponse --> s1');
     expect(lines).toContain('    s1 --> SendingToLLM');
+  });
+});
+
+/** Reads a stateDiagram back: its edges by state name, through the `state "name" as id` lines. */
+function edgesOf(diagram: string): Array<[string, string]> {
+  const names = new Map<string, string>();
+  const edges: Array<[string, string]> = [];
+  for (const line of diagram.split('\n')) {
+    const declared = /^ {4}state "(.*)" as (\S+)$/.exec(line);
+    if (declared !== null) {
+      expect(names.has(declared[2]!)).toBe(false); // an id is declared once
+      names.set(declared[2]!, declared[1]!);
+      continue;
+    }
+    const edge = /^ {4}(\S+) --> (\S+?)(?: : .*)?$/.exec(line);
+    if (edge !== null && edge[1] !== '[*]') edges.push([names.get(edge[1]!) ?? edge[1]!, names.get(edge[2]!) ?? edge[2]!]);
+  }
+  return edges;
+}
+
+describe('Mermaid state ids', () => {
+  it('toMermaid() never gives a declared state the id of a state literally named like one (s1)', () => {
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [
+        { name: 'Compacting step', description: 'x', next: ['s1'] },
+        { name: 's1', description: 'y', next: ['SendingToLLM'] },
+      ],
+      edges: [['ProcessingLLMResponse', 'Compacting step']],
+    });
+    const lines = toMermaid(table as TransitionTable<string>).split('\n');
+    expect(lines[1]).toBe('    state "Compacting step" as s2');
+    expect(lines).toContain('    ProcessingLLMResponse --> s2');
+    expect(lines).toContain('    s2 --> s1');
+    expect(lines).toContain('    s1 --> SendingToLLM');
+    expect(edgesOf(lines.join('\n'))).toEqual(tableEdges(table));
+  });
+
+  it('historyToMermaid() keeps apart a declared state and a state named s1 that only the records use', () => {
+    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Awaiting review', description: 'x', next: ['SendingToLLM'] }], edges: [['ProcessingLLMResponse', 'Awaiting review']] });
+    const records = [{ seq: 1, from: 'Ready', to: 's1', description: '', at: 1, durationMs: 0, forced: true }];
+    const diagram = historyToMermaid(records, { table: table as TransitionTable<string> });
+    expect(diagram.split('\n')).toContain('    state "Awaiting review" as s2');
+    expect(edgesOf(diagram)).toEqual([...tableEdges(table), ['Ready', 's1']]);
+  });
+
+  it('toMermaid() draws every edge between the right states, whatever the names', () => {
+    const name = fc.string({ unit: fc.constantFrom('s', '1', '2', '_', ' ', '-', 'a'), minLength: 1, maxLength: 4 });
+    fc.assert(
+      fc.property(fc.uniqueArray(name, { minLength: 1, maxLength: 10 }), (names) => {
+        // A ring, so every state has an edge.
+        const states = Object.fromEntries(names.map((n, i) => [n, { name: n, description: '', next: [names[(i + 1) % names.length]!] }]));
+        const table = { initial: names[0]!, states } as TransitionTable<string>;
+        expect(edgesOf(toMermaid(table))).toEqual(tableEdges(table));
+      }),
+    );
   });
 });
 
