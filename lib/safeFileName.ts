@@ -2,20 +2,26 @@ import { createHash } from 'node:crypto';
 
 /** Longest name kept before the hash suffix: well under the 255 bytes most file systems allow. */
 const MAX_STEM = 100;
-// Names Windows reserves whatever the extension (`con.jsonl` cannot be created there).
+// Names Windows reserves whatever the extension: `con.jsonl` and `nul.tar.gz` are the device
+// too, so the test applies to the part before the first dot.
 const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i;
 
 /**
  * A file name (without extension) for `id` that every common file system accepts: characters
  * outside `[A-Za-z0-9._-]` become `_`, a leading dot (hidden file) too, long ids are cut, and
- * Windows device names are avoided. An id that needed none of that is kept as it is; one that
+ * Windows device names are avoided, with or without an extension (`con.txt` becomes `con_.txt-…`). An id that needed none of that is kept as it is; one that
  * was changed gets a short hash of the original, so `a/b` and `a?b` do not both become `a_b`.
  * Pure and deterministic.
  */
 export function safeFileName(id: string): string {
   let stem = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_');
+  const dot = stem.indexOf('.');
+  const reserved = RESERVED.test(dot === -1 ? stem : stem.slice(0, dot));
+  // Without a dot the hash suffix below is enough (`CON-1a2b3c4d`); with one, the device name
+  // would still come first (`con.txt-1a2b3c4d`), so it is changed itself.
+  if (reserved && dot !== -1) stem = `${stem.slice(0, dot)}_${stem.slice(dot)}`;
   if (stem.length > MAX_STEM) stem = stem.slice(0, MAX_STEM);
-  if (stem === id && stem !== '' && !RESERVED.test(stem)) return stem;
+  if (stem === id && stem !== '' && !reserved) return stem;
   return `${stem}-${shortHash(id)}`;
 }
 

@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { safeFileName, uniqueFileNames } from '../lib/safeFileName';
 
 const SAFE = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
+/** What Windows opens as a device instead of a file: the part before the first dot names one. */
+const isDeviceName = (name: string): boolean => /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i.test(name.split('.')[0]!);
 
 describe('safeFileName', () => {
   it('keeps an id that is already a safe file name', () => {
@@ -27,6 +29,27 @@ describe('safeFileName', () => {
     expect(safeFileName('x'.repeat(500))).toMatch(/^x{100}-[0-9a-f]{8}$/);
   });
 
+  it('avoids Windows device names followed by an extension, which are the device too', () => {
+    expect(safeFileName('con.txt')).toMatch(/^con_\.txt-[0-9a-f]{8}$/);
+    expect(safeFileName('NUL.tar.gz')).toMatch(/^NUL_\.tar\.gz-[0-9a-f]{8}$/);
+    expect(safeFileName('com1.jsonl')).toMatch(/^com1_\.jsonl-[0-9a-f]{8}$/);
+    expect(safeFileName('console.log')).toBe('console.log');
+    expect(safeFileName('con.txt')).not.toBe(safeFileName('con_.txt'));
+  });
+
+  it('never starts a name with a device name, whatever follows it', () => {
+    const device = fc.constantFrom('con', 'CON', 'Prn', 'aux', 'nul', 'com1', 'COM9', 'lpt0', 'Lpt5');
+    const rest = fc.string({ maxLength: 12, unit: fc.constantFrom('.', '.', 'a', '1', '_', '-', ' ', '/') });
+    fc.assert(
+      fc.property(device, rest, (name, tail) => {
+        const file = safeFileName(name + tail);
+        expect(isDeviceName(file)).toBe(false);
+        expect(isDeviceName(`${file}.jsonl`)).toBe(false);
+        expect(file).toMatch(SAFE);
+      }),
+    );
+  });
+
   it('is deterministic and always safe', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1, maxLength: 300, unit: 'binary' }), (id) => {
@@ -34,6 +57,7 @@ describe('safeFileName', () => {
         expect(name).toBe(safeFileName(id));
         expect(name).toMatch(SAFE);
         expect(name.length).toBeLessThanOrEqual(109);
+        expect(isDeviceName(name)).toBe(false);
       }),
     );
   });
