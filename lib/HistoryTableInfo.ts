@@ -1,5 +1,6 @@
 import type { StateSpec } from '../states/AgentState';
 import { createTable } from './createTable';
+import { InvalidArgumentError } from './InvalidArgumentError';
 import { tableEdges, tableStates, type TransitionTable } from './TransitionTable';
 
 /**
@@ -29,9 +30,11 @@ export function toHistoryTableInfo(table: TransitionTable<string>): HistoryTable
 
 /**
  * Rebuilds a checked table from its stored form. Throws `InvalidTableError` (every problem at
- * once) when the stored table is not sound: an edge to an unknown state, an unreachable state.
+ * once) when the stored table is not sound: an edge to an unknown state, an unreachable state;
+ * `InvalidArgumentError` when `info` does not have the stored form's shape.
  */
 export function tableFromHistoryInfo(info: HistoryTableInfo): TransitionTable<string> {
+  assertTableInfo(info);
   const next = new Map<string, string[]>(info.states.map((s) => [s, []]));
   const strays: StateSpec<string>[] = [];
   for (const [from, to] of info.edges) {
@@ -51,4 +54,20 @@ export function tableFromHistoryInfo(info: HistoryTableInfo): TransitionTable<st
     isError: error.has(name),
   }));
   return createTable([...specs, ...strays], info.initial);
+}
+
+function assertTableInfo(info: unknown): asserts info is HistoryTableInfo {
+  if (typeof info !== 'object' || info === null || Array.isArray(info)) throw new InvalidArgumentError('info', 'a stored table { initial, states, edges, terminal, error }', info);
+  const { initial, states, edges, terminal, error } = info as Record<string, unknown>;
+  if (typeof initial !== 'string') throw new InvalidArgumentError('info.initial', 'a state name', initial);
+  for (const [key, list] of [['states', states], ['terminal', terminal], ['error', error]] as const) {
+    if (!Array.isArray(list)) throw new InvalidArgumentError(`info.${key}`, 'an array of state names', list);
+    list.forEach((name: unknown, i) => {
+      if (typeof name !== 'string') throw new InvalidArgumentError(`info.${key}[${i}]`, 'a state name', name);
+    });
+  }
+  if (!Array.isArray(edges)) throw new InvalidArgumentError('info.edges', 'an array of [from, to] pairs', edges);
+  edges.forEach((edge: unknown, i) => {
+    if (!(Array.isArray(edge) && edge.length === 2 && edge.every((s) => typeof s === 'string'))) throw new InvalidArgumentError(`info.edges[${i}]`, 'a [from, to] pair of state names', edge);
+  });
 }

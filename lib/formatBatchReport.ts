@@ -17,6 +17,8 @@ export interface FormatBatchReportOptions {
  * Pure: the same report gives the same text.
  */
 export function formatBatchReport(report: BatchReport, options: FormatBatchReportOptions = {}): string {
+  assertReport(report);
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   const { slowest = 5, failures = 10 } = options;
   assertCount(slowest, 'slowest');
   assertCount(failures, 'failures');
@@ -112,4 +114,18 @@ function oneLine(text: string): string {
 
 function assertCount(value: unknown, name: string): void {
   if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0)) throw new InvalidArgumentError(name, 'a non-negative integer', value);
+}
+
+/** The fields formatBatchReport reads, checked up front so a wrong argument is named, not a TypeError. */
+function assertReport(report: unknown): asserts report is BatchReport {
+  const expected = 'a BatchReport from runBatch()';
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(report)) throw new InvalidArgumentError('report', expected, report);
+  const { runs, totals, limits } = report;
+  if (!Array.isArray(runs)) throw new InvalidArgumentError('report.runs', 'an array of run reports', runs);
+  runs.forEach((run: unknown, i) => {
+    if (!isObject(run) || typeof run.outcome !== 'string' || !isObject(run.usage)) throw new InvalidArgumentError(`report.runs[${i}]`, 'a run report { id, outcome, usage, durationMs, ... }', run);
+  });
+  if (!isObject(totals) || !isObject(totals.outcomes)) throw new InvalidArgumentError('report.totals', 'usage totals with `outcomes`', totals);
+  if (!isObject(limits)) throw new InvalidArgumentError('report.limits', 'an object { perRun?, total? }', limits);
 }

@@ -1,5 +1,6 @@
 import { format } from 'date-fns';
 import { formatDuration } from './formatDuration';
+import { InvalidArgumentError } from './InvalidArgumentError';
 import { formatHistory } from './formatHistory';
 import type { HistorySummary, TurnSummary } from './summarizeHistory';
 import type { TransitionRecord } from './TransitionRecord';
@@ -19,6 +20,8 @@ export interface FormatSummaryOptions {
  * went, forced and rejected moves, and the final state. Pure; `agent-sm inspect` prints it.
  */
 export function formatSummary(summary: HistorySummary, options: FormatSummaryOptions = {}): string {
+  assertSummary(summary);
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   const { file, turns: turnCount = 10, timeFormat = 'HH:mm:ss.SSS' } = options;
   const time = (at: number): string => format(at, timeFormat);
   const out: string[] = [];
@@ -150,4 +153,27 @@ function json(value: unknown): string {
 
 function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
+/** The fields formatSummary reads, checked up front so a wrong argument is named, not a TypeError. */
+function assertSummary(summary: unknown): void {
+  const expected = 'a HistorySummary from summarizeHistory()';
+  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) throw new InvalidArgumentError('summary', expected, summary);
+  const s = summary as Record<string, unknown>;
+  const turns = s.turns as Record<string, unknown> | null | undefined;
+  const ok =
+    typeof s.status === 'string' &&
+    typeof s.records === 'number' &&
+    typeof turns === 'object' &&
+    turns !== null &&
+    Array.isArray(turns.list) &&
+    Array.isArray(s.states) &&
+    Array.isArray(s.lastMoves) &&
+    hasList(s.forced) &&
+    hasList(s.rejected);
+  if (!ok) throw new InvalidArgumentError('summary', expected, summary);
+}
+
+function hasList(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Array.isArray((value as { list?: unknown }).list);
 }

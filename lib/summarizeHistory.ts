@@ -1,3 +1,4 @@
+import { assertHistoryItem, assertIterable, assertOptions, assertTableShape } from './assertHistoryInput';
 import { HistoryBuffer } from './HistoryBuffer';
 import { isHistoryEntry, type HistoryItem, type HistoryMeta, type RejectedMove } from './HistoryEntry';
 import { InvalidArgumentError } from './InvalidArgumentError';
@@ -151,7 +152,9 @@ export class HistorySummarizer {
   #failure: FailureSummary | null = null;
 
   constructor(options: SummarizeHistoryOptions = {}) {
+    assertOptions(options);
     const { table, lastMoves = 10, listLimit = 100, exactSamples = 10_000 } = options;
+    if (table !== undefined) assertTableShape(table, 'options.table');
     assertCount(lastMoves, 'lastMoves');
     assertCount(listLimit, 'listLimit');
     assertCount(exactSamples, 'exactSamples');
@@ -165,6 +168,7 @@ export class HistorySummarizer {
 
   /** Takes the next item: a record, or a line read from a history file. */
   add(item: HistoryItem): void {
+    assertHistoryItem(item, 'item');
     if (!isHistoryEntry(item)) return this.#record(item, undefined);
     switch (item.kind) {
       case 'record':
@@ -289,8 +293,13 @@ export class HistorySummarizer {
  * and the moves before it. Takes entries read from a file or plain records. Pure.
  */
 export function summarizeHistory(items: Iterable<HistoryItem>, options: SummarizeHistoryOptions = {}): HistorySummary {
+  assertIterable(items, 'items', 'an iterable of transition records or history entries');
   const summarizer = new HistorySummarizer(options);
-  for (const item of items) summarizer.add(item);
+  let index = 0;
+  for (const item of items) {
+    assertHistoryItem(item, `items[${index++}]`);
+    summarizer.add(item);
+  }
   return summarizer.result();
 }
 

@@ -1,4 +1,6 @@
+import { assertHistoryItem, assertIterable, assertOptions, assertTableShape } from './assertHistoryInput';
 import { isHistoryEntry, type HistoryItem, type HistoryMeta } from './HistoryEntry';
+import { InvalidArgumentError } from './InvalidArgumentError';
 import type { TransitionRecord } from './TransitionRecord';
 import { tableEdges, tableStates, type TransitionTable } from './TransitionTable';
 import { DEFAULT_TABLE } from './transitions';
@@ -9,6 +11,7 @@ import { DEFAULT_TABLE } from './transitions';
  * picture can never drift from the code.
  */
 export function toMermaid(table: TransitionTable<string> = DEFAULT_TABLE as TransitionTable<string>): string {
+  assertTableShape(table, 'table');
   const ids = new StateIds([table.initial, ...tableStates(table)]);
   const start = `    [*] --> ${ids.of(table.initial)}`;
   const edges = tableEdges(table).map(([from, to]) => `    ${ids.of(from)} --> ${ids.of(to)}`);
@@ -26,6 +29,7 @@ export interface HistoryDiagramOptions {
  * state the run ended in.
  */
 export function historyToMermaid(items: Iterable<HistoryItem>, options: HistoryDiagramOptions = {}): string {
+  assertOptions(options);
   const { records, table } = collect(items, options.table);
   const counts = new Map<string, { from: string; to: string; total: number; forced: number }>();
   for (const r of records) {
@@ -67,6 +71,8 @@ export interface GanttOptions extends HistoryDiagramOptions {
  * Compact display puts every visit of a state on the one row.
  */
 export function historyToGantt(items: Iterable<HistoryItem>, options: GanttOptions = {}): string {
+  assertOptions(options);
+  if (options.title !== undefined && typeof options.title !== 'string') throw new InvalidArgumentError('options.title', 'a string', options.title);
   const { records, table, meta } = collect(items, options.table);
   const title = options.title ?? (meta === undefined ? 'Run' : `Run ${meta.runId}`);
   const visits = new Map<string, string[]>();
@@ -87,10 +93,14 @@ export function historyToGantt(items: Iterable<HistoryItem>, options: GanttOptio
 }
 
 function collect(items: Iterable<HistoryItem>, given: TransitionTable<string> | undefined): { records: TransitionRecord<string>[]; table: TransitionTable<string>; meta: HistoryMeta | undefined } {
+  if (given !== undefined) assertTableShape(given, 'options.table');
+  assertIterable(items, 'items', 'an iterable of transition records or history entries');
   const records: TransitionRecord<string>[] = [];
   let table = given;
   let meta: HistoryMeta | undefined;
+  let index = 0;
   for (const item of items) {
+    assertHistoryItem(item, `items[${index++}]`);
     if (!isHistoryEntry(item)) records.push(item);
     else if (item.kind === 'record') records.push(item.record);
     else if (item.kind === 'meta') {

@@ -1,3 +1,4 @@
+import { assertHistoryItem, assertIterable } from './assertHistoryInput';
 import { isHistoryEntry, type HistoryItem } from './HistoryEntry';
 import type { TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
@@ -68,8 +69,9 @@ export class HistoryValidator {
     if (table !== undefined) this.#validator = new TransitionValidator<string>(table);
   }
 
-  /** Takes the next item: a record, or a line read from a history file. */
+  /** Takes the next item: a record, or a line read from a history file. Throws `InvalidArgumentError` for anything else. */
   add(item: HistoryItem): void {
+    assertHistoryItem(item, 'item');
     if (!isHistoryEntry(item)) return this.#record(item, undefined);
     switch (item.kind) {
       case 'meta':
@@ -169,7 +171,12 @@ export class HistoryValidator {
  * clean history gives `{ ok: true, issues: [] }`. Pure.
  */
 export function validateHistory(items: Iterable<HistoryItem>, table?: TransitionTable<string>): HistoryValidation {
+  assertIterable(items, 'items', 'an iterable of transition records or history entries');
   const validator = new HistoryValidator(table);
-  for (const item of items) validator.add(item);
+  let index = 0;
+  for (const item of items) {
+    assertHistoryItem(item, `items[${index++}]`);
+    validator.add(item);
+  }
   return validator.result();
 }

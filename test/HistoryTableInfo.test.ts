@@ -1,5 +1,6 @@
 import { extendTable } from '../lib/extendTable';
 import { tableFromHistoryInfo, toHistoryTableInfo } from '../lib/HistoryTableInfo';
+import { InvalidArgumentError } from '../lib/InvalidArgumentError';
 import { InvalidTableError } from '../lib/InvalidTableError';
 import { tableEdges, tableStates } from '../lib/TransitionTable';
 import { DEFAULT_TABLE } from '../lib/transitions';
@@ -28,6 +29,15 @@ describe('tableFromHistoryInfo()', () => {
     expect(rebuilt.states.Error?.isError).toBe(true);
     expect(rebuilt.states.EndOfTurn?.isTerminal).toBe(true);
     expect(rebuilt.states.Compacting?.isTerminal).toBe(false);
+  });
+
+  it('names a value without the stored form\'s shape, and the part that is wrong', () => {
+    const info = toHistoryTableInfo(DEFAULT_TABLE);
+    expect(() => tableFromHistoryInfo(null as never)).toThrow(new InvalidArgumentError('info', 'a stored table { initial, states, edges, terminal, error }', null));
+    expect(() => tableFromHistoryInfo({ ...info, initial: undefined } as never)).toThrow('Expected `info.initial` to be a state name, got `undefined`');
+    expect(() => tableFromHistoryInfo({ ...info, terminal: 'EndOfTurn' } as never)).toThrow('Expected `info.terminal` to be an array of state names, got `EndOfTurn` (string)');
+    expect(() => tableFromHistoryInfo({ ...info, states: ['Ready', 3] } as never)).toThrow('Expected `info.states[1]` to be a state name, got `3` (number)');
+    expect(() => tableFromHistoryInfo({ ...info, edges: [['Ready']] } as never)).toThrow('Expected `info.edges[0]` to be a [from, to] pair of state names, got `["Ready"]` (array)');
   });
 
   it('rejects a stored table with an edge from or to an unknown state, naming it', () => {

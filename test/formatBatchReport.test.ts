@@ -109,6 +109,14 @@ Runs that did not end normally: 2
     expect(text).not.toContain('Durations');
   });
 
+  it('names a value that is not a batch report, and the part that is wrong', () => {
+    expect(() => formatBatchReport(null as never)).toThrow('Expected `report` to be a BatchReport from runBatch(), got `null`');
+    expect(() => formatBatchReport({ ...report, runs: undefined } as never)).toThrow('Expected `report.runs` to be an array of run reports, got `undefined`');
+    expect(() => formatBatchReport({ ...report, runs: [report.runs[0], null] } as never)).toThrow(/^Expected `report.runs\[1\]` to be a run report .*, got `null`$/);
+    expect(() => formatBatchReport({ ...report, totals: {} } as never)).toThrow(/^Expected `report.totals` to be usage totals with `outcomes`/);
+    expect(() => formatBatchReport(report, null as never)).toThrow('Expected `options` to be an object, got `null`');
+  });
+
   it('rejects bad options, naming them', () => {
     expect(() => formatBatchReport(report, { slowest: -1 })).toThrow(InvalidArgumentError);
     expect(() => formatBatchReport(report, { failures: 1.5 })).toThrow('Expected `failures` to be a non-negative integer, got `1.5` (number)');

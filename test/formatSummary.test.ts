@@ -104,6 +104,12 @@ Path: 3 turns — 3 EndOfTurn
 `);
   });
 
+  it('names a value that is not a summary, and bad options', () => {
+    expect(() => formatSummary(null as never)).toThrow('Expected `summary` to be a HistorySummary from summarizeHistory(), got `null`');
+    expect(() => formatSummary({ status: 'ok' } as never)).toThrow('Expected `summary` to be a HistorySummary from summarizeHistory(), got `{"status":"ok"}` (object)');
+    expect(() => formatSummary(summarizeHistory([]), null as never)).toThrow('Expected `options` to be an object, got `null`');
+  });
+
   it('says so when nothing was recorded', () => {
     expect(formatSummary(summarizeHistory([]), { file: 'empty.jsonl' })).toBe('Run — empty.jsonl\nNo transitions recorded.');
   });

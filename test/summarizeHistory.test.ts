@@ -141,6 +141,17 @@ describe('summarizeHistory()', () => {
     expect(summarizeHistory(machine.history()).status).toBe('incomplete'); // to the default table, Stuck ends no turn
   });
 
+  it('names a bad argument and its value instead of failing inside', () => {
+    expect(() => summarizeHistory(42 as never)).toThrow('Expected `items` to be an iterable of transition records or history entries, got `42` (number)');
+    expect(() => summarizeHistory('Ready' as never)).toThrow(/^Expected `items` to be an iterable/);
+    expect(() => summarizeHistory([null] as never)).toThrow('Expected `items[0]` to be a transition record or history entry, got `null`');
+    expect(() => summarizeHistory([{ from: 'Ready' }] as never)).toThrow('Expected `items[0].to` to be a state name, got `undefined`');
+    expect(() => summarizeHistory([{ seq: 1, from: 'Ready', to: 'WaitingForUserInput', at: '1', durationMs: 0 }] as never)).toThrow('Expected `items[0].at` to be a number, got `1` (string)');
+    expect(() => summarizeHistory([], null as never)).toThrow('Expected `options` to be an object, got `null`');
+    expect(() => summarizeHistory([], { table: { initial: 'Ready' } } as never)).toThrow(/^Expected `options.table` to be a transition table \{ initial, states \}, got/);
+    expect(() => new HistorySummarizer().add([] as never)).toThrow('Expected `item` to be a transition record or history entry, got `[]` (array)');
+  });
+
   it('rejects options that are not positive integers, by name', () => {
     expect(() => summarizeHistory([], { lastMoves: 0 })).toThrow('Expected `lastMoves` to be a positive integer, got `0` (number)');
     expect(() => summarizeHistory([], { listLimit: 1.5 })).toThrow(/`listLimit`/);

@@ -56,6 +56,23 @@ function edgesOf(diagram: string): Array<[string, string]> {
   return edges;
 }
 
+describe('bad arguments', () => {
+  it('toMermaid() names a value that is not a table', () => {
+    expect(() => toMermaid(null as never)).toThrow('Expected `table` to be a transition table { initial, states }, got `null`');
+    expect(() => toMermaid({ initial: 'A', states: { A: { name: 'A' } } } as never)).toThrow('Expected `table.states.A` to be a state spec { name, description, next: string[] }, got `{"name":"A"}` (object)');
+  });
+
+  it('historyToMermaid() and historyToGantt() name bad items and options', () => {
+    for (const draw of [historyToMermaid, historyToGantt]) {
+      expect(() => draw(null as never)).toThrow('Expected `items` to be an iterable of transition records or history entries, got `null`');
+      expect(() => draw([undefined] as never)).toThrow('Expected `items[0]` to be a transition record or history entry, got `undefined`');
+      expect(() => draw([], null as never)).toThrow('Expected `options` to be an object, got `null`');
+      expect(() => draw([], { table: 'default' } as never)).toThrow('Expected `options.table` to be a transition table { initial, states }, got `default` (string)');
+    }
+    expect(() => historyToGantt([], { title: 7 } as never)).toThrow('Expected `options.title` to be a string, got `7` (number)');
+  });
+});
+
 describe('Mermaid state ids', () => {
   it('toMermaid() never gives a declared state the id of a state literally named like one (s1)', () => {
     const table = extendTable(DEFAULT_TABLE, {

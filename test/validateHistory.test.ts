@@ -8,6 +8,7 @@ import type { TransitionRecord } from '../lib/TransitionRecord';
 import type { TransitionTable } from '../lib/TransitionTable';
 import { DEFAULT_TABLE } from '../lib/transitions';
 import { HistoryValidator, validateHistory, type HistoryIssue } from '../lib/validateHistory';
+import { InvalidArgumentError } from '../lib/InvalidArgumentError';
 import { STATE_NAMES, type StateName } from '../states/StateName';
 import { failedRun, T0 } from './fixtures/agentRun';
 
@@ -164,6 +165,15 @@ describe('validateHistory()', () => {
     expect(issueCodes(validateHistory([meta, ...recs], DEFAULT_TABLE as TransitionTable<string>).issues)).toEqual(['unknown_state', 'unknown_state']);
   });
 
+  it('names a bad argument and its value instead of failing inside', () => {
+    const rs = records();
+    expect(() => validateHistory(null as never)).toThrow(new InvalidArgumentError('items', 'an iterable of transition records or history entries', null));
+    expect(() => validateHistory([rs[0]!, null] as never)).toThrow('Expected `items[1]` to be a transition record or history entry, got `null`');
+    expect(() => validateHistory([{ seq: 1 }] as never)).toThrow('Expected `items[0].from` to be a state name, got `undefined`');
+    expect(() => validateHistory([{ kind: 'record', line: 1, record: null }] as never)).toThrow('Expected `items[0].record` to be a transition record, got `null`');
+    expect(() => validateHistory([{ kind: 'comment', line: 1 }] as never)).toThrow(/^Expected `items\[0\]\.kind` to be one of 'meta', 'record', 'rejected', 'reset'.*, got `comment` \(string\)$/);
+  });
+
   it('returns every problem at once, in record order', () => {
     const rs = records();
     rs[3] = { ...rs[3]!, durationMs: -1 };
@@ -185,6 +195,12 @@ describe('HistoryValidator', () => {
     expect(validator.result()).toEqual({ ok: true, records: 1, issues: [] });
     validator.add({ ...rs[2]!, seq: 2 });
     expect(validator.result()).toMatchObject({ ok: false, records: 2, issues: [{ code: 'broken_chain', seq: 2 }] });
+  });
+
+  it('.add() names a bad item', () => {
+    const validator = new HistoryValidator();
+    expect(() => validator.add(undefined as never)).toThrow(new InvalidArgumentError('item', 'a transition record or history entry', undefined));
+    expect(validator.result()).toEqual({ ok: true, records: 0, issues: [] });
   });
 });
 
