@@ -166,9 +166,9 @@ export class HistorySummarizer {
     if (table !== undefined) this.#use(table);
   }
 
-  /** Takes the next item: a record, or a line read from a history file. */
-  add(item: HistoryItem): void {
-    assertHistoryItem(item, 'item');
+  /** Takes the next item: a record, or a line read from a history file; `name` labels it in errors (`items[3]`). */
+  add(item: HistoryItem, name = 'item'): void {
+    assertHistoryItem(item, name);
     if (!isHistoryEntry(item)) return this.#record(item, undefined);
     switch (item.kind) {
       case 'record':
@@ -296,10 +296,7 @@ export function summarizeHistory(items: Iterable<HistoryItem>, options: Summariz
   assertIterable(items, 'items', 'an iterable of transition records or history entries');
   const summarizer = new HistorySummarizer(options);
   let index = 0;
-  for (const item of items) {
-    assertHistoryItem(item, `items[${index++}]`);
-    summarizer.add(item);
-  }
+  for (const item of items) summarizer.add(item as HistoryItem, `items[${index++}]`);
   return summarizer.result();
 }
 

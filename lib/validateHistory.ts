@@ -69,9 +69,9 @@ export class HistoryValidator {
     if (table !== undefined) this.#validator = new TransitionValidator<string>(table);
   }
 
-  /** Takes the next item: a record, or a line read from a history file. Throws `InvalidArgumentError` for anything else. */
-  add(item: HistoryItem): void {
-    assertHistoryItem(item, 'item');
+  /** Takes the next item: a record, or a line read from a history file; `name` labels it in errors (`items[3]`). Throws `InvalidArgumentError` for anything else. */
+  add(item: HistoryItem, name = 'item'): void {
+    assertHistoryItem(item, name);
     if (!isHistoryEntry(item)) return this.#record(item, undefined);
     switch (item.kind) {
       case 'meta':
@@ -174,9 +174,6 @@ export function validateHistory(items: Iterable<HistoryItem>, table?: Transition
   assertIterable(items, 'items', 'an iterable of transition records or history entries');
   const validator = new HistoryValidator(table);
   let index = 0;
-  for (const item of items) {
-    assertHistoryItem(item, `items[${index++}]`);
-    validator.add(item);
-  }
+  for (const item of items) validator.add(item as HistoryItem, `items[${index++}]`);
   return validator.result();
 }
