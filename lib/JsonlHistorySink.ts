@@ -12,6 +12,7 @@ import type { TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
 import { DEFAULT_TABLE } from './transitions';
 import { VERSION } from './version';
+import { messageOf } from './messageOf';
 
 export interface JsonlHistorySinkOptions {
   /** Names the run in the meta line. Default: a random UUID. */
@@ -108,7 +109,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new HistoryFileError('file_exists', path, 'already exists; pass `overwrite: true` to replace it, or choose another path', { cause: error });
       }
-      throw new HistoryFileError('open_failed', path, `cannot open for writing: ${errorMessage(error)}`, { cause: error });
+      throw new HistoryFileError('open_failed', path, `cannot open for writing: ${messageOf(error)}`, { cause: error });
     }
     const sink = new JsonlHistorySink<S>(path, fd, runId);
     sink.#meta = metaLine;
@@ -162,7 +163,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       // The file holds the meta line alone; the fd appends, so the new line lands at offset 0.
       fs.ftruncateSync(fd, 0);
     } catch (error) {
-      throw new HistoryFileError('write_failed', this.path, `cannot rewrite the meta line for the machine's table: ${errorMessage(error)}`, { cause: error });
+      throw new HistoryFileError('write_failed', this.path, `cannot rewrite the meta line for the machine's table: ${messageOf(error)}`, { cause: error });
     }
     this.#lines = 0;
     this.#meta = rewritten;
@@ -182,12 +183,12 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       text = JSON.stringify(data === undefined ? { seq, from, to, description, at, durationMs, forced } : { seq, from, to, description, at, durationMs, forced, data });
     } catch (error) {
       dataError = error;
-      text = JSON.stringify({ seq, from, to, description, at, durationMs, forced, data: { unserializable: errorMessage(error) } });
+      text = JSON.stringify({ seq, from, to, description, at, durationMs, forced, data: { unserializable: messageOf(error) } });
     }
     this.#writeLine(text);
     this.#lastSeq = seq;
     if (dataError !== undefined) {
-      throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${errorMessage(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
+      throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
     }
   }
 
@@ -212,7 +213,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     try {
       fs.closeSync(fd);
     } catch (error) {
-      throw new HistoryFileError('write_failed', this.path, `cannot close: ${errorMessage(error)}`, { cause: error });
+      throw new HistoryFileError('write_failed', this.path, `cannot close: ${messageOf(error)}`, { cause: error });
     }
   }
 
@@ -225,7 +226,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       let offset = 0;
       while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
     } catch (error) {
-      throw new HistoryFileError('write_failed', this.path, `cannot write line ${this.#lines + 1}: ${errorMessage(error)}`, { cause: error });
+      throw new HistoryFileError('write_failed', this.path, `cannot write line ${this.#lines + 1}: ${messageOf(error)}`, { cause: error });
     }
     this.#lines++;
   }
@@ -254,6 +255,3 @@ function describeTable(info: HistoryTableInfo, other?: HistoryTableInfo): string
   return text;
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

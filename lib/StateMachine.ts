@@ -8,6 +8,7 @@ import { InvalidArgumentError } from './InvalidArgumentError';
 import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
 import { stateNode, TransitionValidator, type StateNode } from './TransitionValidator';
+import { messageOf } from './messageOf';
 
 /** Receives every record, in order, however small the in-memory history is. */
 export interface HistorySink<S extends string = StateName> {
@@ -369,7 +370,7 @@ export class StateMachine<S extends string = StateName> {
     try {
       logger.log(level, message, meta);
     } catch (error) {
-      process.emitWarning(`agent-state-machine: the logger threw while logging "${message}": ${errorMessage(error)}`);
+      process.emitWarning(`agent-state-machine: the logger threw while logging "${message}": ${messageOf(error)}`);
     }
   }
 
@@ -394,7 +395,7 @@ export class StateMachine<S extends string = StateName> {
       try {
         call(arg);
       } catch (error) {
-        if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${String(event)}' listener threw: ${errorMessage(error)}`, { stack: error instanceof Error ? error.stack : undefined });
+        if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${String(event)}' listener threw: ${messageOf(error)}`, { stack: error instanceof Error ? error.stack : undefined });
         if (event !== 'listenerError') this.#emitter.emit('listenerError', { event: String(event), error });
       }
     };
@@ -417,7 +418,7 @@ export class StateMachine<S extends string = StateName> {
   }
 
   #reportSinkError(error: unknown, record?: TransitionRecord<S>): void {
-    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `history sink failed: ${errorMessage(error)}`, { seq: record?.seq });
+    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `history sink failed: ${messageOf(error)}`, { seq: record?.seq });
     this.#emitter.emit('sinkError', record === undefined ? { error } : { record, error });
   }
 }
@@ -453,6 +454,3 @@ function resolveSink<S extends string>(sink: unknown): HistorySink<S> | undefine
   throw new InvalidArgumentError('sink', 'a function or an object with write(record)', sink);
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

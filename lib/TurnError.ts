@@ -1,3 +1,4 @@
+import { messageOf } from './messageOf';
 import { StateMachineError } from './StateMachineError';
 import type { BudgetLimitName } from './BudgetLimits';
 
@@ -73,17 +74,5 @@ export class MachineMovedError extends StateMachineError {
     readonly turn: number,
   ) {
     super(`the machine was moved outside the adapter during turn ${turn}: expected ${expected}, found ${found} (move it between turns, not during one)`);
-  }
-}
-
-export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'string') return error;
-  // Errors from other realms (a DOMException, a vm context) are not `instanceof Error`.
-  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
   }
 }

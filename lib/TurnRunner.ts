@@ -13,12 +13,13 @@ import {
   ContractViolationError,
   LLMCallError,
   MachineMovedError,
-  messageOf,
   OperationError,
   TurnCancelledError,
   type TurnError,
 } from './TurnError';
 import { addUsage, emptyUsage, usageFromResponse, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { messageOf } from './messageOf';
+import { plural } from './text';
 
 export type TurnOutcome = 'end_of_turn' | 'cancelled' | 'budget_exceeded' | 'error';
 
@@ -419,9 +420,6 @@ export class TurnRunner {
   }
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
 
 function limitData(spent: SpentLimit): { limit: string; used: number; max: number } {
   return { limit: spent.limit, used: spent.used, max: spent.max };

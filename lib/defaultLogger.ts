@@ -1,5 +1,6 @@
 import winston from 'winston';
 import { InvalidArgumentError } from './InvalidArgumentError';
+import { safeStringify } from './safeStringify';
 
 /** Environment variable that sets the default logger's level. */
 export const LOG_LEVEL_ENV = 'AGENT_SM_LOG_LEVEL';
@@ -30,21 +31,4 @@ export function getDefaultLogger(): winston.Logger {
     transports: [new winston.transports.Console({ stderrLevels: Object.keys(winston.config.npm.levels) })],
   });
   return shared;
-}
-
-/** JSON for a log line that never throws: BigInts as strings, cycles as "[Circular]". */
-export function safeStringify(value: unknown): string {
-  const seen = new WeakSet<object>();
-  try {
-    return JSON.stringify(value, (_key, v: unknown) => {
-      if (typeof v === 'bigint') return `${v}n`;
-      if (typeof v === 'object' && v !== null) {
-        if (seen.has(v)) return '[Circular]';
-        seen.add(v);
-      }
-      return v;
-    });
-  } catch (error) {
-    return `[unserializable: ${error instanceof Error ? error.message : String(error)}]`;
-  }
 }

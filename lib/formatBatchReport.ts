@@ -3,6 +3,7 @@ import { formatDuration } from './formatDuration';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
 import { totalTokens, type UsageTotals } from './UsageTotals';
+import { cut, oneLine, plural } from './text';
 
 export interface FormatBatchReportOptions {
   /** How many of the slowest runs to list. Default 5. */
@@ -57,9 +58,9 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
     const more = failed.length > shown.length ? ` (first ${shown.length})` : '';
     out.push('', `Runs that did not end normally: ${failed.length}${more}`);
     for (const run of shown) {
-      out.push(`  ${run.id}  ${run.outcome}: ${oneLine(run.error?.message ?? 'no reason recorded')}`);
+      out.push(`  ${run.id}  ${run.outcome}: ${cut(oneLine(run.error?.message ?? 'no reason recorded'), 160)}`);
       if (run.historyFile !== undefined) out.push(`    history: ${run.historyFile}`);
-      if (run.historyError !== undefined) out.push(`    history incomplete: ${oneLine(run.historyError.message)}`);
+      if (run.historyError !== undefined) out.push(`    history incomplete: ${cut(oneLine(run.historyError.message), 160)}`);
     }
   }
   return out.join('\n');
@@ -103,14 +104,7 @@ function usd(n: number): string {
   return `$${n.toFixed(n >= 100 ? 2 : 4)}`;
 }
 
-function plural(n: number, word: string): string {
-  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
-}
 
-function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 160 ? `${flat.slice(0, 157)}...` : flat;
-}
 
 function assertCount(value: unknown, name: string): void {
   if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0)) throw new InvalidArgumentError(name, 'a non-negative integer', value);

@@ -2,6 +2,8 @@ import { format } from 'date-fns';
 import { formatDuration } from './formatDuration';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import type { TransitionRecord } from './TransitionRecord';
+import { safeStringify } from './safeStringify';
+import { cut } from './text';
 
 export interface FormatHistoryOptions {
   /** date-fns pattern for the time column (local time). Default `HH:mm:ss.SSS`. */
@@ -32,7 +34,7 @@ export function formatHistory(records: readonly TransitionRecord<string>[], opti
     format(r.at, timeFormat),
     `${r.from} → ${r.to}`,
     formatDuration(r.durationMs),
-    `${r.forced ? 'FORCED ' : ''}${oneLine(r.description)}${showData && r.data !== undefined ? `  ${cut(safeJson(r.data), maxDataChars)}` : ''}`,
+    `${r.forced ? 'FORCED ' : ''}${escapeBreaks(r.description)}${showData && r.data !== undefined ? `  ${cut(safeStringify(r.data), maxDataChars)}` : ''}`,
   ]);
   const header = ['seq', 'time', 'move', 'in from', 'description'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
@@ -45,18 +47,8 @@ export function formatHistory(records: readonly TransitionRecord<string>[], opti
 }
 
 /** A description with a line break would split its row; show the breaks as escapes instead. */
-function oneLine(text: string): string {
+function escapeBreaks(text: string): string {
   return text.replace(/\r/g, '\\r').replace(/\n/g, '\\n').replace(/\t/g, '\\t');
 }
 
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
-}
 
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}

@@ -4,6 +4,8 @@ import { InvalidArgumentError } from './InvalidArgumentError';
 import { formatHistory } from './formatHistory';
 import type { HistorySummary, TurnSummary } from './summarizeHistory';
 import type { TransitionRecord } from './TransitionRecord';
+import { safeStringify } from './safeStringify';
+import { cut, plural } from './text';
 
 export interface FormatSummaryOptions {
   /** The history file, named in the first line. */
@@ -52,7 +54,7 @@ export function formatSummary(summary: HistorySummary, options: FormatSummaryOpt
     out.push(`${lead} in ${failure.state} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`);
     out.push(`  where: ${failure.from} → ${failure.state}, after ${formatDuration(failure.durationMs)} in ${failure.from}`);
     out.push(`  why:   ${failure.description === '' ? '(no description)' : failure.description}`);
-    if (failure.data !== undefined) out.push(`  data:  ${cut(json(failure.data), 500)}`);
+    if (failure.data !== undefined) out.push(`  data:  ${cut(safeStringify(failure.data), 500)}`);
     out.push(`  The moves up to it:`);
     out.push(indent(moves(failure.lastMoves, timeFormat)));
     out.push('');
@@ -134,26 +136,13 @@ function indent(text: string): string {
     .join('\n');
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
 
 function percent(share: number): string {
   if (share === 0) return '0%';
   return share < 0.01 ? '<1%' : `${Math.round(share * 100)}%`;
 }
 
-function json(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
 
-function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
-}
 
 /** The fields formatSummary reads, checked up front so a wrong argument is named, not a TypeError. */
 function assertSummary(summary: unknown): void {

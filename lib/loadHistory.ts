@@ -5,6 +5,7 @@ import { HistoryFileError } from './HistoryFileError';
 import { parseHistoryLine } from './parseHistoryLine';
 import type { TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
+import { messageOf } from './messageOf';
 
 export interface ReadHistoryOptions {
   /**
@@ -52,7 +53,7 @@ export async function* readHistory(path: string, options: ReadHistoryOptions = {
     }
   } catch (error) {
     if (error instanceof HistoryFileError) throw error;
-    throw new HistoryFileError('read_failed', path, `cannot read: ${errorMessage(error)}`, { cause: error });
+    throw new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
   } finally {
     lines.close();
     stream.destroy();
@@ -122,7 +123,7 @@ async function assertReadable(path: string): Promise<void> {
     stat = await fs.promises.stat(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new HistoryFileError('not_found', path, 'no such file', { cause: error });
-    throw new HistoryFileError('read_failed', path, `cannot read: ${errorMessage(error)}`, { cause: error });
+    throw new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
   }
   if (stat.isDirectory()) throw new HistoryFileError('read_failed', path, 'is a directory, not a history file');
 }
@@ -148,6 +149,3 @@ function emitWarning(warning: HistoryWarning): void {
   process.emitWarning(warning.message, { code: 'AGENT_SM_CUT_LAST_LINE' });
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -15,7 +15,8 @@ import { uniqueFileNames } from './safeFileName';
 import { sleep as realSleep, type Sleep } from './sleep';
 import type { HistorySink } from './StateMachine';
 import type { TurnOutcome } from './TurnRunner';
-import { messageOf, OperationError, TurnCancelledError } from './TurnError';
+import { messageOf } from './messageOf';
+import { OperationError, TurnCancelledError } from './TurnError';
 import { addUsage, emptyUsage, type UsageTotals } from './UsageTotals';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */

@@ -1,4 +1,3 @@
-import { messageOf } from '../lib/TurnError';
 import { BudgetExceededError, ContractViolationError, LLMCallError, OperationError, TurnCancelledError, TurnInProgressError } from '../lib/index';
 
 describe('turn errors', () => {
@@ -10,16 +9,5 @@ describe('turn errors', () => {
     expect(new TurnCancelledError('Esc', 'RunningTool')).toMatchObject({ code: 'cancelled', message: 'cancelled during RunningTool: Esc' });
     expect(new OperationError('gather', 'x')).toMatchObject({ code: 'operation_failed', name: 'OperationError', cause: 'x' });
     expect(new TurnInProgressError(3, 'RunningTool')).toMatchObject({ code: 'turn_in_progress', turn: 3, state: 'RunningTool' });
-  });
-});
-
-describe('messageOf()', () => {
-  it('reads messages from errors, strings, error-like objects and anything else', () => {
-    expect(messageOf(new Error('a'))).toBe('a');
-    expect(messageOf('b')).toBe('b');
-    expect(messageOf({ name: 'AbortError', message: 'c' })).toBe('c');
-    expect(messageOf({ code: 7 })).toBe('{"code":7}');
-    expect(messageOf(undefined)).toBe('undefined');
-    expect(messageOf(Symbol('s'))).toBe('Symbol(s)');
   });
 });

@@ -49,12 +49,3 @@ describe('getDefaultLogger()', () => {
     }
   });
 });
-
-describe('safeStringify()', () => {
-  it('never throws: BigInts as strings, cycles marked', () => {
-    const { safeStringify } = jest.requireActual<Module>('../lib/defaultLogger');
-    const cyclic: Record<string, unknown> = { a: 1 };
-    cyclic.self = cyclic;
-    expect(safeStringify({ n: 10n, cyclic })).toBe('{"n":"10n","cyclic":{"a":1,"self":"[Circular]"}}');
-  });
-});

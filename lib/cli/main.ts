@@ -6,6 +6,7 @@ import { HistorySummarizer } from '../summarizeHistory';
 import { historyToGantt, historyToMermaid, toMermaid } from '../toMermaid';
 import { HistoryValidator } from '../validateHistory';
 import { VERSION } from '../version';
+import { oneLine, plural } from '../text';
 
 /** Where the CLI writes; tests pass their own to capture it. */
 export interface CliIO {
@@ -106,10 +107,4 @@ function positiveInteger(value: string): number {
   return n;
 }
 
-function oneLine(text: string): string {
-  return text.trim().replace(/\s*\n\s*/g, ' ');
-}
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}

@@ -1,0 +1,16 @@
+// Small text helpers shared by the formatters, the adapter's descriptions and the CLI.
+
+/** `1 tool call`, `3 tool calls`, `1,204 runs`. */
+export function plural(n: number, word: string): string {
+  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** `text`, or its first `max - 1` characters and `…` when it is longer. */
+export function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** All runs of white space, line breaks included, as one space: a message fit for one line. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
