@@ -5,6 +5,7 @@ import type { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
 import { llmResponseProblem, stringListProblem, toolResultProblem, usageProblem } from './checkAgentOutput';
 import { retryDelay, type RetryOptions } from './retryDelay';
+import { settleWithGrace, type Settled } from './settleWithGrace';
 import type { Sleep } from './sleep';
 import type { StateMachine } from './StateMachine';
 import type { TransitionEvent } from './TransitionRecord';
@@ -49,8 +50,6 @@ export interface TurnSettings {
   clock: () => number;
   logger: Logger | undefined;
 }
-
-type Settled<T> = { kind: 'value'; value: T } | { kind: 'threw'; error: unknown } | { kind: 'abandoned' };
 
 type LLMOutcome =
   | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[] }
@@ -328,35 +327,8 @@ export class TurnRunner {
    * Awaits an operation; on cancellation, gives it `cancelGraceMs` to finish or abort through its
    * signal, then abandons it so that a tool ignoring the signal cannot hang the turn.
    */
-  async #settle<T>(op: (ctx: OperationContext) => Promise<T> | T): Promise<Settled<T>> {
-    let promise: Promise<T>;
-    try {
-      promise = Promise.resolve(op({ signal: this.#signal, turn: this.#turn }));
-    } catch (error) {
-      return { kind: 'threw', error };
-    }
-    const settled = promise.then(
-      (value): Settled<T> => ({ kind: 'value', value }),
-      (error: unknown): Settled<T> => ({ kind: 'threw', error }),
-    );
-    // The grace timer and its controller exist only once cancellation happens: building an
-    // AbortController per call (and aborting it) cost ~11 µs per operation on Node 20.
-    let stopGrace: AbortController | undefined;
-    let onAbort: (() => void) | undefined;
-    const abandoned = new Promise<Settled<T>>((resolve) => {
-      onAbort = (): void => {
-        stopGrace = new AbortController();
-        // After the grace, wait one more macrotask so that an operation which has already
-        // finished (its promise settling in microtasks) wins over abandonment.
-        void this.#s.sleep(this.#s.cancelGraceMs, stopGrace.signal).then(() => setTimeout(() => resolve({ kind: 'abandoned' }), 0));
-      };
-      if (this.#signal.aborted) onAbort();
-      else this.#signal.addEventListener('abort', onAbort, { once: true });
-    });
-    const result = await Promise.race([settled, abandoned]);
-    this.#signal.removeEventListener('abort', onAbort!);
-    stopGrace?.abort('settled');
-    return result;
+  #settle<T>(op: (ctx: OperationContext) => Promise<T> | T): Promise<Settled<T>> {
+    return settleWithGrace(() => op({ signal: this.#signal, turn: this.#turn }), this.#signal, this.#s.cancelGraceMs, this.#s.sleep);
   }
 
   /** Every move of the turn goes through here; `forced` only where the table has no edge. */

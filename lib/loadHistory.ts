@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as readline from 'node:readline';
 import type { HistoryEntry, HistoryMeta, HistoryWarning, RejectedMove, ResetMarker } from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
+import { InvalidArgumentError } from './InvalidArgumentError';
 import { parseHistoryLine } from './parseHistoryLine';
 import type { TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
@@ -117,7 +118,7 @@ export async function loadHistory(path: string): Promise<LoadedHistory> {
 }
 
 async function assertReadable(path: string): Promise<void> {
-  if (typeof path !== 'string' || path === '') throw new HistoryFileError('not_found', String(path), 'expected a file path');
+  if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a history file path', path);
   let stat: fs.Stats;
   try {
     stat = await fs.promises.stat(path);

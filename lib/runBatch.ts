@@ -16,6 +16,7 @@ import { sleep as realSleep, type Sleep } from './sleep';
 import type { HistorySink } from './StateMachine';
 import type { TurnOutcome } from './TurnRunner';
 import { messageOf } from './messageOf';
+import { settleWithGrace } from './settleWithGrace';
 import { OperationError, TurnCancelledError } from './TurnError';
 import { addUsage, emptyUsage, type UsageTotals } from './UsageTotals';
 
@@ -354,30 +355,8 @@ function materialize(tasks: unknown): BatchTask[] {
  */
 async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, graceMs: number, wait: Sleep): Promise<AgentLoop> {
   if (typeof task.agent !== 'function') return task.agent;
-  type Settled = { kind: 'value'; value: AgentLoop } | { kind: 'threw'; error: unknown } | { kind: 'abandoned' };
-  let pending: Promise<Settled>;
-  try {
-    pending = Promise.resolve(task.agent({ signal })).then(
-      (value): Settled => ({ kind: 'value', value }),
-      (error: unknown): Settled => ({ kind: 'threw', error }),
-    );
-  } catch (error) {
-    pending = Promise.resolve({ kind: 'threw', error });
-  }
-  let stopGrace: AbortController | undefined;
-  let onAbort: (() => void) | undefined;
-  const abandoned = new Promise<Settled>((resolve) => {
-    onAbort = (): void => {
-      stopGrace = new AbortController();
-      // One more macrotask after the grace, so that a factory which has already settled wins.
-      void wait(graceMs, stopGrace.signal).then(() => setTimeout(() => resolve({ kind: 'abandoned' }), 0));
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  const settled = await Promise.race([pending, abandoned]);
-  signal.removeEventListener('abort', onAbort!);
-  stopGrace?.abort('settled');
+  const factory = task.agent;
+  const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
   if (settled.kind === 'value') return settled.value;
   if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`tasks[${index}].agent()`, settled.error);
   const detail =

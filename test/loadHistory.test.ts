@@ -128,6 +128,10 @@ describe('loadHistory()', () => {
     expect(await failure(loadHistory(dir))).toMatchObject({ code: 'read_failed', message: `${dir}: is a directory, not a history file` });
   });
 
+  it('names a path that is not one', async () => {
+    expect(await failure(loadHistory(42 as never))).toMatchObject({ code: 'invalid_argument', message: 'Expected `path` to be a history file path, got `42` (number)' });
+  });
+
   it('loads an empty file as an empty history', async () => {
     const file = path.join(dir, 'empty.jsonl');
     fs.writeFileSync(file, '');
