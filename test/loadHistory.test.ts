@@ -129,7 +129,7 @@ describe('loadHistory()', () => {
   });
 
   it('names a path that is not one', async () => {
-    expect(await failure(loadHistory(42 as never))).toMatchObject({ code: 'invalid_argument', message: 'Expected `path` to be a history file path, got `42` (number)' });
+    await expect(loadHistory(42 as never)).rejects.toMatchObject({ code: 'invalid_argument', message: 'Expected `path` to be a history file path, got `42` (number)' });
   });
 
   it('loads an empty file as an empty history', async () => {
