@@ -2,7 +2,7 @@
 // they start, so the cycle repeats forever. Descriptions are shared constant strings, as a
 // real loop's would be.
 import { State, type StateName } from '../states/StateName';
-import { TRANSITIONS } from '../lib/transitions';
+import { TRANSITIONS } from '../lib/machine/transitions';
 
 export interface Move {
   readonly from: StateName;

@@ -16,7 +16,7 @@ import EventEmitter from 'eventemitter3';
 import { measure } from 'mitata';
 import { createActor, createMachine } from 'xstate';
 import { STATE_NAMES, type StateName } from '../states/StateName';
-import { TRANSITIONS } from '../lib/transitions';
+import { TRANSITIONS } from '../lib/machine/transitions';
 import { assertCycle, CYCLE, EDGES, MOVES_PER_CYCLE, START } from './cycle';
 import { failed, formatNs, formatRatio, median, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
 import { describeLibrary, loadLibrary } from './library';

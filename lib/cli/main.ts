@@ -1,12 +1,12 @@
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError } from 'commander';
-import { formatSummary } from '../formatSummary';
-import type { HistoryWarning } from '../HistoryEntry';
-import { loadHistory, readHistory } from '../loadHistory';
-import { HistorySummarizer } from '../summarizeHistory';
-import { historyToGantt, historyToMermaid, toMermaid } from '../toMermaid';
-import { HistoryValidator } from '../validateHistory';
-import { VERSION } from '../version';
-import { oneLine, plural } from '../text';
+import { formatSummary } from '../history/formatSummary';
+import type { HistoryWarning } from '../history/HistoryEntry';
+import { loadHistory, readHistory } from '../history/loadHistory';
+import { HistorySummarizer } from '../history/summarizeHistory';
+import { historyToGantt, historyToMermaid, toMermaid } from '../history/toMermaid';
+import { HistoryValidator } from '../history/validateHistory';
+import { VERSION } from '../internal/version';
+import { oneLine, plural } from '../internal/text';
 
 /** Where the CLI writes; tests pass their own to capture it. */
 export interface CliIO {

@@ -1,0 +1,58 @@
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from './BudgetLimits';
+import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
+
+export interface BudgetOptions {
+  /** Used in messages: `budget exceeded: …`, `shared budget exceeded: …`. Default `budget`. */
+  label?: string;
+  /**
+   * Measure `wallMs` as the time since the budget was made (a batch's shared pool), instead
+   * of summing what callers charge (an agent's time inside turns).
+   */
+  elapsedWall?: { clock: () => number };
+}
+
+/**
+ * Usage charged as it happens against limits. One agent has its own; a batch shares one
+ * across its runs, which all charge it, so that one run's spending stops the others.
+ */
+export class Budget {
+  readonly limits: BudgetLimits;
+  readonly label: string;
+  #usage: UsageTotals = emptyUsage();
+  readonly #elapsed: { clock: () => number; start: number } | undefined;
+
+  constructor(limits: BudgetLimits = {}, options: BudgetOptions = {}) {
+    assertBudgetLimits(limits, options.label ?? 'budget');
+    this.limits = Object.freeze({ ...limits });
+    this.label = options.label ?? 'budget';
+    this.#elapsed = options.elapsedWall && { clock: options.elapsedWall.clock, start: options.elapsedWall.clock() };
+  }
+
+  /** Usage so far (a copy). */
+  get usage(): UsageTotals {
+    const usage = { ...this.#usage };
+    if (this.#elapsed !== undefined) usage.wallMs = Math.max(0, this.#elapsed.clock() - this.#elapsed.start);
+    return usage;
+  }
+
+  /**
+   * Adds usage. Every field must be a non-negative finite number: one NaN would disable the
+   * limits for good, and a negative one would refund spend.
+   */
+  charge(delta: UsageDelta): void {
+    if (typeof delta !== 'object' || delta === null) throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
+    for (const key of Object.keys(delta) as Array<keyof UsageDelta>) {
+      const value = delta[key];
+      if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+        throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
+      }
+    }
+    this.#usage = addUsage(this.#usage, this.#elapsed === undefined ? delta : { ...delta, wallMs: 0 });
+  }
+
+  /** The first spent limit, or undefined while there is room. */
+  spent(): SpentLimit | undefined {
+    return spentLimit(this.usage, this.limits, this.label);
+  }
+}

@@ -1,0 +1,139 @@
+import type { AgentLoop, LLMResponse, OperationContext, ToolCall, ToolResult, Usage } from './AgentLoop';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { sleep as realSleep, type Sleep } from '../internal/sleep';
+
+/** One canned LLM reply, consumed in order by `sendUserMessage` and `sendToolResults`. */
+export interface ScriptedReply {
+  text?: string;
+  toolCalls?: ToolCall[];
+  usage?: Usage;
+  /** How long the "LLM" takes; aborts through the signal. */
+  delayMs?: number;
+  /** Throw this instead of replying (a rate limit, a network error). */
+  error?: string;
+  /** Return this value as it is instead of a response — for testing contract checks. */
+  raw?: unknown;
+}
+
+/** A canned tool: a fixed outcome, or a function for anything else. */
+export type ScriptedTool =
+  | { output?: string; isError?: boolean; error?: string; delayMs?: number; ignoreAbort?: boolean }
+  | ((call: ToolCall, ctx: OperationContext) => Promise<ToolResult | string> | ToolResult | string);
+
+export interface AgentScript {
+  replies: ScriptedReply[];
+  tools?: Record<string, ScriptedTool>;
+  /** Commit ids returned by successive `checkGitCommits` calls; the operation exists only when given. */
+  commits?: string[][];
+  /** Messages `runAutoformatters` returns; the operation exists only when given. */
+  formatterMessages?: string[];
+  /** Messages returned by successive `gatherAdditionalMessages` calls; the operation exists only when given. */
+  additionalMessages?: string[][];
+  /** How delays wait. Default: real time. */
+  sleep?: Sleep;
+}
+
+/** A call the scripted agent received, for asserting what the adapter asked of it. */
+export type ScriptedCall =
+  | { op: 'sendUserMessage'; message: string; attempt: number }
+  | { op: 'sendToolResults'; results: ToolResult[]; messages: string[]; attempt: number }
+  | { op: 'runTool'; call: ToolCall }
+  | { op: 'checkGitCommits' }
+  | { op: 'runAutoformatters'; commits: string[] }
+  | { op: 'gatherAdditionalMessages' };
+
+export interface ScriptedAgent extends AgentLoop {
+  /** Every call received, in order. */
+  readonly calls: ScriptedCall[];
+  /** Replies not yet consumed. */
+  readonly remaining: number;
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(`aborted: ${String(reason)}`);
+}
+
+/**
+ * An agent loop whose LLM replies, tools, commits and messages are canned: offline, no keys,
+ * deterministic. For tests, demos and benchmarks of code that drives an `AgentLoop`.
+ */
+export function createScriptedAgent(script: AgentScript): ScriptedAgent {
+  if (typeof script !== 'object' || script === null || !Array.isArray(script.replies)) {
+    throw new InvalidArgumentError('script', 'an object with replies: ScriptedReply[]', script);
+  }
+  const wait = script.sleep ?? realSleep;
+  const calls: ScriptedCall[] = [];
+  let next = 0;
+  let commitCalls = 0;
+  let gatherCalls = 0;
+
+  const delay = async (ms: number | undefined, signal: AbortSignal | undefined): Promise<void> => {
+    if (ms === undefined || ms <= 0) return;
+    await wait(ms, signal);
+    if (signal?.aborted) throw abortError(signal);
+  };
+
+  const reply = async (ctx: OperationContext): Promise<LLMResponse> => {
+    const r = script.replies[next];
+    if (r === undefined) throw new Error(`script exhausted: no reply ${next + 1} (the script has ${script.replies.length})`);
+    next += 1;
+    await delay(r.delayMs, ctx.signal);
+    if (r.error !== undefined) throw new Error(r.error);
+    if ('raw' in r) return r.raw as LLMResponse;
+    const response: LLMResponse = {};
+    if (r.text !== undefined) response.text = r.text;
+    if (r.toolCalls !== undefined) response.toolCalls = r.toolCalls;
+    if (r.usage !== undefined) response.usage = r.usage;
+    return response;
+  };
+
+  const agent: ScriptedAgent = {
+    calls,
+    get remaining() {
+      return script.replies.length - next;
+    },
+    sendUserMessage(message, ctx) {
+      calls.push({ op: 'sendUserMessage', message, attempt: ctx.attempt ?? 1 });
+      return reply(ctx);
+    },
+    sendToolResults(results, messages, ctx) {
+      calls.push({ op: 'sendToolResults', results, messages, attempt: ctx.attempt ?? 1 });
+      return reply(ctx);
+    },
+    async runTool(call, ctx) {
+      calls.push({ op: 'runTool', call });
+      const tool = script.tools?.[call.name];
+      if (tool === undefined) throw new Error(`unknown tool ${call.name}`);
+      if (typeof tool === 'function') {
+        const out = await tool(call, ctx);
+        return typeof out === 'string' ? { callId: call.id, output: out } : out;
+      }
+      await delay(tool.delayMs, tool.ignoreAbort === true ? undefined : ctx.signal);
+      if (tool.error !== undefined) throw new Error(tool.error);
+      return { callId: call.id, output: tool.output ?? `${call.name} done`, ...(tool.isError === undefined ? {} : { isError: tool.isError }) };
+    },
+  };
+  if (script.commits !== undefined) {
+    const commits = script.commits;
+    agent.checkGitCommits = async () => {
+      calls.push({ op: 'checkGitCommits' });
+      return commits[commitCalls++] ?? [];
+    };
+  }
+  if (script.formatterMessages !== undefined) {
+    const messages = script.formatterMessages;
+    agent.runAutoformatters = async (commits) => {
+      calls.push({ op: 'runAutoformatters', commits });
+      return messages;
+    };
+  }
+  if (script.additionalMessages !== undefined) {
+    const additional = script.additionalMessages;
+    agent.gatherAdditionalMessages = async () => {
+      calls.push({ op: 'gatherAdditionalMessages' });
+      return additional[gatherCalls++] ?? [];
+    };
+  }
+  return agent;
+}

@@ -1,0 +1,125 @@
+import type { BudgetLimits } from '../agent/BudgetLimits';
+import { formatDuration } from '../internal/formatDuration';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { RUN_OUTCOMES, type BatchReport } from './runBatch';
+import { totalTokens, type UsageTotals } from '../agent/UsageTotals';
+import { cut, oneLine, plural } from '../internal/text';
+
+export interface FormatBatchReportOptions {
+  /** How many of the slowest runs to list. Default 5. */
+  slowest?: number;
+  /** How many runs that did not end normally to list, with why and their history file. Default 10. */
+  failures?: number;
+}
+
+/**
+ * A batch report for people: runs per outcome, spend against the caps, run durations, the
+ * slowest runs, and the runs that did not end normally with why and where their history is.
+ * Pure: the same report gives the same text.
+ */
+export function formatBatchReport(report: BatchReport, options: FormatBatchReportOptions = {}): string {
+  assertReport(report);
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  const { slowest = 5, failures = 10 } = options;
+  assertCount(slowest, 'slowest');
+  assertCount(failures, 'failures');
+  const { runs, totals, limits, concurrency } = report;
+  const out: string[] = [];
+
+  out.push(`Batch of ${plural(runs.length, 'run')}, concurrency ${concurrency}, in ${formatDuration(report.durationMs)}`);
+  if (report.stopped !== undefined) out.push(`Stopped early: ${report.stopped.message}`);
+
+  out.push('', 'Runs by outcome');
+  out.push(...table([...RUN_OUTCOMES.map((o) => [o, String(totals.outcomes[o])]), ['total', String(runs.length)]], ['l', 'r']));
+
+  out.push('', 'Spend against the caps');
+  out.push(...table([['', 'used', 'batch cap', 'per-run cap'], ...spendRows(totals, report.durationMs, limits)], ['l', 'r', 'r', 'r']));
+
+  const started = runs.filter((r) => r.outcome !== 'skipped');
+  if (started.length > 0) {
+    const ms = started.map((r) => r.durationMs).sort((a, b) => a - b);
+    out.push(
+      '',
+      `Durations of the ${plural(started.length, 'run')} that started: median ${formatDuration(percentile(ms, 0.5))}, ` +
+        `p90 ${formatDuration(percentile(ms, 0.9))}, max ${formatDuration(ms[ms.length - 1]!)}`,
+    );
+    if (slowest > 0) {
+      const rows = [...started]
+        .sort((a, b) => b.durationMs - a.durationMs)
+        .slice(0, slowest)
+        .map((r) => [r.id, formatDuration(r.durationMs), r.outcome, usd(r.usage.costUsd), plural(r.usage.llmCalls, 'LLM call'), plural(r.transitions, 'move')]);
+      out.push('', `Slowest ${plural(rows.length, 'run')}`, ...table(rows, ['l', 'r', 'l', 'r', 'r', 'r']));
+    }
+  }
+
+  const failed = runs.filter((r) => r.outcome !== 'end_of_turn' && r.outcome !== 'skipped');
+  if (failed.length > 0 && failures > 0) {
+    const shown = failed.slice(0, failures);
+    const more = failed.length > shown.length ? ` (first ${shown.length})` : '';
+    out.push('', `Runs that did not end normally: ${failed.length}${more}`);
+    for (const run of shown) {
+      out.push(`  ${run.id}  ${run.outcome}: ${cut(oneLine(run.error?.message ?? 'no reason recorded'), 160)}`);
+      if (run.historyFile !== undefined) out.push(`    history: ${run.historyFile}`);
+      if (run.historyError !== undefined) out.push(`    history incomplete: ${cut(oneLine(run.historyError.message), 160)}`);
+    }
+  }
+  return out.join('\n');
+}
+
+function spendRows(totals: UsageTotals, batchMs: number, limits: BatchReport['limits']): string[][] {
+  const { total = {}, perRun = {} } = limits;
+  const cap = (limit: keyof BudgetLimits, used: number, show: (n: number) => string): string => {
+    const max = total[limit];
+    if (max === undefined) return '—';
+    return max > 0 ? `${show(max)} (${Math.round((used / max) * 100)}%)` : show(max);
+  };
+  const per = (limit: keyof BudgetLimits, show: (n: number) => string): string => {
+    const max = perRun[limit];
+    return max === undefined ? '—' : show(max);
+  };
+  const tokens = totalTokens(totals);
+  const count = (n: number): string => n.toLocaleString('en-US');
+  return [
+    ['cost', usd(totals.costUsd), cap('maxCostUsd', totals.costUsd, usd), per('maxCostUsd', usd)],
+    ['tokens', count(tokens), cap('maxTokens', tokens, count), per('maxTokens', count)],
+    ['LLM calls', count(totals.llmCalls), cap('maxLlmCalls', totals.llmCalls, count), per('maxLlmCalls', count)],
+    ['tool calls', count(totals.toolCalls), cap('maxToolCalls', totals.toolCalls, count), per('maxToolCalls', count)],
+    // The batch cap is on elapsed time; the runs' own time in turns adds up to more when they overlap.
+    ['wall time', formatDuration(batchMs), cap('maxWallMs', batchMs, formatDuration), per('maxWallMs', formatDuration)],
+  ];
+}
+
+/** Columns padded to their widest cell, indented two spaces. */
+function table(rows: string[][], align: Array<'l' | 'r'>): string[] {
+  const widths = align.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((row) => `  ${row.map((cell, c) => (align[c] === 'r' ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ')}`.trimEnd());
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+function usd(n: number): string {
+  return `$${n.toFixed(n >= 100 ? 2 : 4)}`;
+}
+
+
+
+function assertCount(value: unknown, name: string): void {
+  if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0)) throw new InvalidArgumentError(name, 'a non-negative integer', value);
+}
+
+/** The fields formatBatchReport reads, checked up front so a wrong argument is named, not a TypeError. */
+function assertReport(report: unknown): asserts report is BatchReport {
+  const expected = 'a BatchReport from runBatch()';
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(report)) throw new InvalidArgumentError('report', expected, report);
+  const { runs, totals, limits } = report;
+  if (!Array.isArray(runs)) throw new InvalidArgumentError('report.runs', 'an array of run reports', runs);
+  runs.forEach((run: unknown, i) => {
+    if (!isObject(run) || typeof run.outcome !== 'string' || !isObject(run.usage)) throw new InvalidArgumentError(`report.runs[${i}]`, 'a run report { id, outcome, usage, durationMs, ... }', run);
+  });
+  if (!isObject(totals) || !isObject(totals.outcomes)) throw new InvalidArgumentError('report.totals', 'usage totals with `outcomes`', totals);
+  if (!isObject(limits)) throw new InvalidArgumentError('report.limits', 'an object { perRun?, total? }', limits);
+}

@@ -1,0 +1,378 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Logger } from 'winston';
+import type { AgentLoop } from '../agent/AgentLoop';
+import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
+import { Budget } from '../agent/Budget';
+import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
+import { getDefaultLogger } from '../machine/defaultLogger';
+import { HistoryFileError } from '../history/HistoryFileError';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import type { RetryOptions } from '../agent/retryDelay';
+import { RunSkippedError, type SkipReason } from './RunSkippedError';
+import { uniqueFileNames } from './safeFileName';
+import { sleep as realSleep, type Sleep } from '../internal/sleep';
+import type { HistorySink } from '../machine/StateMachine';
+import type { TurnOutcome } from '../agent/TurnRunner';
+import { messageOf } from '../internal/messageOf';
+import { settleWithGrace } from '../internal/settleWithGrace';
+import { OperationError, TurnCancelledError } from '../agent/TurnError';
+import { addUsage, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
+
+/** One agent task of a batch: a single turn of `agent` on `input`. */
+export interface BatchTask {
+  /** Unique within the batch; names the run in the report and its history file. */
+  id: string;
+  /** The user message the run starts with. */
+  input: string;
+  /**
+   * The agent loop, or a factory called when the run starts (so that 10,000 agents need not
+   * exist at once). A factory may ignore its argument; one that takes a while (booting a
+   * sandbox, cloning a repository) should stop when `signal` aborts. If the batch is aborted
+   * while a factory is pending, the factory gets `cancelGraceMs` to settle, then is abandoned
+   * and the run ends as `cancelled`.
+   */
+  agent: AgentLoop | ((ctx: { signal: AbortSignal }) => AgentLoop | Promise<AgentLoop>);
+}
+
+/** How a run ended: a turn outcome, or `skipped` when it never started. */
+export type RunOutcome = TurnOutcome | 'skipped';
+
+/** The outcomes in the order reports list them. */
+export const RUN_OUTCOMES: readonly RunOutcome[] = ['end_of_turn', 'budget_exceeded', 'error', 'cancelled', 'skipped'];
+
+export interface BatchOptions {
+  /** Runs in flight at once: a positive integer. Default 4. */
+  concurrency?: number;
+  /** Limits for each run on its own. */
+  perRun?: BudgetLimits;
+  /**
+   * Limits for the whole batch, charged as usage happens. `maxWallMs` is the batch's elapsed time.
+   * Total spend passes a limit by at most one LLM response per run in flight (see `runBatch`).
+   */
+  total?: BudgetLimits;
+  /** Retries of a failed LLM call, per run, as `AgentWithStateMachine` takes them. */
+  retry?: RetryOptions;
+  /** Write each run's full history, as it happens, to `<historyDir>/<task id made safe>.jsonl`. Created if missing. */
+  historyDir?: string;
+  /** Aborting cancels the runs in flight and skips the rest; the report still comes back. */
+  signal?: AbortSignal;
+  /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
+  onProgress?: (progress: BatchProgress) => void;
+  /** A winston logger, or `false` for none. Default: the library's shared stderr logger. */
+  logger?: Logger | false;
+  /** After an abort, how long a run's running operation may take to stop before it is abandoned. Default 1,000 ms. */
+  cancelGraceMs?: number;
+  /** Epoch milliseconds, for durations, history times and the batch's `maxWallMs`. Default `Date.now`. */
+  clock?: () => number;
+  /** How runs wait (retry backoff, cancel grace). Tests pass one that does not really wait. */
+  sleep?: Sleep;
+  /** Source of retry jitter, [0, 1). Default Math.random. */
+  random?: () => number;
+}
+
+/** What one run did. Numbers and a path only, so a report of 10,000 runs stays small. */
+export interface RunReport {
+  id: string;
+  outcome: RunOutcome;
+  /** This run's usage (all zero for a skipped run). */
+  usage: UsageTotals;
+  /** From start to end of the run, history file and agent factory included; 0 when skipped. */
+  durationMs: number;
+  /** Moves the run's machine made: the record lines in its history file. */
+  transitions: number;
+  /** The run's JSON Lines history, when `historyDir` was given and the run started. */
+  historyFile?: string;
+  /**
+   * Why the run did not end normally: a `TurnError`, the agent factory's failure (non-Error
+   * values wrapped, kept as `cause`), a `HistoryFileError`, or a `RunSkippedError`. A run
+   * aborted while its agent factory was pending has a `TurnCancelledError` during `agent creation`.
+   */
+  error?: Error;
+  /** Writing the history file failed part-way: the file is incomplete. */
+  historyError?: Error;
+}
+
+/** Usage summed over all runs, and how many runs ended each way. */
+export interface BatchTotals extends UsageTotals {
+  outcomes: Record<RunOutcome, number>;
+}
+
+export interface BatchReport {
+  /** One per task, in task order. */
+  runs: RunReport[];
+  totals: BatchTotals;
+  /** The limits the batch ran under. */
+  limits: { perRun?: BudgetLimits; total?: BudgetLimits };
+  concurrency: number;
+  /** From the call to the last run's end. */
+  durationMs: number;
+  /** Set when some tasks were never started: why. */
+  stopped?: { reason: SkipReason; message: string };
+}
+
+/** Handed to `onProgress`. */
+export interface BatchProgress {
+  /** Runs ended, skipped ones included. */
+  done: number;
+  total: number;
+  running: number;
+  outcomes: Record<RunOutcome, number>;
+  /** Usage charged to the shared budget so far; `wallMs` is the batch's elapsed time. */
+  usage: UsageTotals;
+  /** What just happened. */
+  event:
+    | { type: 'started'; index: number; id: string }
+    | { type: 'finished'; index: number; run: RunReport }
+    | { type: 'skipped'; count: number; reason: SkipReason; message: string };
+}
+
+// Used once, before any run, to have the adapter check the options it shares with the batch.
+const PROBE_AGENT: AgentLoop = {
+  sendUserMessage: () => Promise.resolve({}),
+  sendToolResults: () => Promise.resolve({}),
+  runTool: (call) => Promise.resolve({ callId: call.id, output: '' }),
+};
+
+/**
+ * Runs many agent tasks, each as one turn through its own `AgentWithStateMachine`, at most
+ * `concurrency` at once, under per-run limits and a budget shared by the whole batch. Resolves
+ * with a report of every run in task order; it rejects only for bad arguments, before any run
+ * starts.
+ *
+ * - Shared budget: every run charges the pool as usage happens, and checks it before each LLM
+ *   call, each tool call and at CheckingBudget. Once a limit is reached, runs in flight end as
+ *   `budget_exceeded` at their next check and runs not yet started are `skipped`. A response's
+ *   cost is only known after the call, so total spend can pass the cap by at most the cost of
+ *   one LLM response per run in flight (≤ `concurrency` responses); call and tool counts
+ *   never pass theirs.
+ * - A run that throws anywhere (agent factory, adapter, history file) ends as `error` with the
+ *   cause; the batch goes on.
+ * - `signal`: runs in flight are cancelled (abandoned after `cancelGraceMs` if they ignore it,
+ *   agent factories still pending included), the rest are skipped, and the report comes back.
+ * - Memory: a run keeps only the adapter's bounded history while it runs and numbers after;
+ *   `historyDir` gets the full history of each run, line by line, as it happens.
+ */
+export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random } = options;
+  const list = materialize(tasks);
+  if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
+    throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
+  }
+  assertBudgetLimits(perRun, 'perRun');
+  assertBudgetLimits(total, 'total');
+  if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === '')) throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  // The options every run's adapter gets; constructing one checks them all, with their names.
+  const adapterOptions = {
+    retry,
+    cancelGraceMs,
+    clock,
+    ...(logger === undefined ? {} : { logger }),
+    ...(sleep === undefined ? {} : { sleep }),
+    ...(random === undefined ? {} : { random }),
+  };
+  new AgentWithStateMachine(PROBE_AGENT, adapterOptions);
+  const log = logger === false ? undefined : (logger ?? getDefaultLogger());
+  const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
+  if (historyDir !== undefined) {
+    try {
+      fs.mkdirSync(historyDir, { recursive: true });
+    } catch (error) {
+      throw new HistoryFileError('open_failed', historyDir, `cannot create the history directory: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  const startedAt = clock();
+  const pool = new Budget(total ?? {}, { label: 'shared budget', elapsedWall: { clock } });
+  const runs: RunReport[] = new Array<RunReport>(list.length);
+  const outcomes = countOutcomes();
+  let next = 0;
+  let running = 0;
+  let done = 0;
+  const inFlight = new Set<AbortController>();
+  let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
+
+  const progress = (event: BatchProgress['event']): void => {
+    if (onProgress === undefined) return;
+    try {
+      const returned: unknown = onProgress({ done, total: list.length, running, outcomes: { ...outcomes }, usage: pool.usage, event });
+      // An async callback's rejection would otherwise surface as an unhandled rejection.
+      if (returned instanceof Promise) returned.catch((error: unknown) => log?.error(`onProgress failed: ${messageOf(error)}`));
+    } catch (error) {
+      log?.error(`onProgress threw: ${messageOf(error)}; the batch goes on`);
+    }
+  };
+
+  /** Why no further run may start, once that is so; the reason sticks. */
+  const stopReason = (): typeof stopped => {
+    if (stopped !== undefined) return stopped;
+    if (signal?.aborted) stopped = { reason: 'aborted', message: abortMessage(signal.reason) };
+    else {
+      const spent = pool.spent();
+      if (spent !== undefined) stopped = { reason: 'budget_exceeded', message: spent.message, spent };
+    }
+    return stopped;
+  };
+
+  const skipRest = (): void => {
+    const why = stopReason();
+    if (why === undefined || next >= list.length) return;
+    const count = list.length - next;
+    for (; next < list.length; next++) {
+      runs[next] = { id: list[next]!.id, outcome: 'skipped', usage: emptyUsage(), durationMs: 0, transitions: 0, error: new RunSkippedError(why.reason, why.message, why.spent) };
+    }
+    outcomes.skipped += count;
+    done += count;
+    log?.info(`${why.message}: skipping ${count} run${count === 1 ? '' : 's'} not yet started`);
+    progress({ type: 'skipped', count, reason: why.reason, message: why.message });
+  };
+
+  const runOne = async (index: number): Promise<RunReport> => {
+    const task = list[index]!;
+    const started = clock();
+    let sink: JsonlHistorySink | undefined;
+    let adapter: AgentWithStateMachine | undefined;
+    let historyError: Error | undefined;
+    let moves = 0;
+    let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
+    const controller = new AbortController();
+    if (signal?.aborted) controller.abort(signal.reason);
+    inFlight.add(controller);
+    try {
+      const agent = await resolveAgent(task, index, controller.signal, cancelGraceMs, sleep ?? realSleep);
+      // The file is opened once the adapter has accepted the agent, so only runs that really
+      // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
+      const forward: HistorySink = {
+        write: (record) => sink?.write(record),
+        rejected: (error) => sink?.rejected(error),
+        reset: (info) => sink?.reset(info),
+      };
+      adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(historyDir === undefined ? {} : { sink: forward }) });
+      if (historyDir !== undefined) {
+        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index }, overwrite: true, startedAt: clock() });
+      }
+      adapter.machine.onTransition(() => (moves += 1));
+      adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
+      const result = await adapter.runTurn(task.input, { signal: controller.signal });
+      ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
+    } catch (error) {
+      // Only what runs outside a turn lands here (factory, history file, adapter options): runTurn itself does not throw.
+      // A TurnCancelledError here comes from an abort while the agent factory was pending.
+      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
+    }
+    inFlight.delete(controller);
+    try {
+      sink?.close();
+    } catch (error) {
+      historyError ??= asError(error, 'history sink');
+    }
+    if (historyError !== undefined) log?.error(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
+    return {
+      id: task.id,
+      outcome: ended.outcome,
+      usage: ended.usage,
+      durationMs: Math.max(0, clock() - started) || 0,
+      transitions: ended.transitions,
+      ...(sink === undefined ? {} : { historyFile: sink.path }),
+      ...(ended.error === undefined ? {} : { error: ended.error }),
+      ...(historyError === undefined ? {} : { historyError }),
+    };
+  };
+
+  const worker = async (): Promise<void> => {
+    while (next < list.length) {
+      if (stopReason() !== undefined) return skipRest();
+      const index = next++;
+      running += 1;
+      progress({ type: 'started', index, id: list[index]!.id });
+      const run = await runOne(index);
+      running -= 1;
+      done += 1;
+      outcomes[run.outcome] += 1;
+      runs[index] = run;
+      progress({ type: 'finished', index, run });
+    }
+  };
+
+  // One listener on the caller's signal, however many runs: it cancels those in flight and
+  // skips what is left at once, so progress shows it before the runs in flight end.
+  const onAbort = (): void => {
+    for (const controller of inFlight) controller.abort(signal?.reason);
+    skipRest();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+
+  let totals = emptyUsage();
+  for (const run of runs) totals = addUsage(totals, run.usage);
+  return {
+    runs,
+    totals: { ...totals, outcomes },
+    limits: { ...(perRun === undefined ? {} : { perRun: { ...perRun } }), ...(total === undefined ? {} : { total: { ...total } }) },
+    concurrency,
+    durationMs: Math.max(0, clock() - startedAt) || 0,
+    ...(stopped === undefined || outcomes.skipped === 0 ? {} : { stopped: { reason: stopped.reason, message: stopped.message } }),
+  };
+}
+
+function countOutcomes(): Record<RunOutcome, number> {
+  return { end_of_turn: 0, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 0 };
+}
+
+/** Tasks checked and copied once, so a generator is read once and ids are known to be unique before anything runs. */
+function materialize(tasks: unknown): BatchTask[] {
+  const iterable = typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
+  if (!iterable) throw new InvalidArgumentError('tasks', 'an array or iterable of { id, input, agent }', tasks);
+  const list = Array.from(tasks as Iterable<unknown>);
+  const seen = new Map<string, number>();
+  list.forEach((task, i) => {
+    if (typeof task !== 'object' || task === null) throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, agent }', task);
+    const { id, input, agent } = task as Record<string, unknown>;
+    if (typeof id !== 'string' || id === '') throw new InvalidArgumentError(`tasks[${i}].id`, 'a non-empty string', id);
+    const first = seen.get(id);
+    if (first !== undefined) throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
+    seen.set(id, i);
+    if (typeof input !== 'string') throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
+    if (!((typeof agent === 'object' && agent !== null) || typeof agent === 'function')) {
+      throw new InvalidArgumentError(`tasks[${i}].agent`, 'an AgentLoop or a function returning one', agent);
+    }
+  });
+  return list as BatchTask[];
+}
+
+/**
+ * Calls the task's factory with the run's signal. If the run is aborted before the factory
+ * settles, the factory gets `graceMs` to settle, then is abandoned: an abort must not wait on a
+ * hung factory. A factory that fails or is abandoned after the abort ends the run as cancelled.
+ */
+async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, graceMs: number, wait: Sleep): Promise<AgentLoop> {
+  if (typeof task.agent !== 'function') return task.agent;
+  const factory = task.agent;
+  const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
+  if (settled.kind === 'value') return settled.value;
+  if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`tasks[${index}].agent()`, settled.error);
+  const detail =
+    settled.kind === 'abandoned'
+      ? `the agent factory did not settle within ${graceMs} ms and was abandoned`
+      : `the agent factory stopped: ${messageOf(settled.error)}`;
+  throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created; ${detail}`, 'agent creation');
+}
+
+/** Errors stay as they are; anything else thrown becomes an Error that shows it and keeps it as `cause`. */
+function asError(value: unknown, operation: string): Error {
+  return value instanceof Error ? value : new OperationError(operation, value);
+}
+
+function abortMessage(reason: unknown): string {
+  // A bare abort() gives a DOMException named AbortError: no reason worth repeating.
+  if (reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')) return 'batch aborted';
+  return `batch aborted: ${messageOf(reason)}`;
+}

@@ -1,0 +1,68 @@
+import type { HistoryTableInfo } from './HistoryTableInfo';
+import type { TransitionRecord } from '../machine/TransitionRecord';
+import type { TransitionTable } from '../machine/TransitionTable';
+
+/**
+ * The optional first line of a history file: which code wrote it, for which run, when, and
+ * against which table, so the file can be checked and read with nothing else at hand.
+ */
+export interface HistoryMeta {
+  readonly type: 'meta';
+  /** The agent-state-machine version that wrote the file. */
+  readonly version: string;
+  readonly runId: string;
+  /** When the file was opened, epoch milliseconds. */
+  readonly startedAt: number;
+  readonly table: HistoryTableInfo;
+  /** Whatever the caller attached when opening the sink (task id, model, host). */
+  readonly metadata?: unknown;
+}
+
+/** A move the table rejected, as a history line; the machine did not change. */
+export interface RejectedMove {
+  readonly type: 'rejected';
+  readonly from: string;
+  readonly to: string;
+  readonly allowed: readonly string[];
+  readonly description: string;
+  readonly at: number;
+  /** The seq of the last record written before it (0 before the first), to place it in the run. */
+  readonly seq: number;
+}
+
+/** The machine was reset: the next record's `from` is the table's initial state. */
+export interface ResetMarker {
+  readonly type: 'reset';
+  /** The state the machine left. */
+  readonly from: string;
+  readonly at: number;
+  /** The seq of the last record before the reset. */
+  readonly seq: number;
+}
+
+/** One line of a history file, parsed, with its 1-based line number. */
+export type HistoryEntry =
+  | { readonly kind: 'meta'; readonly line: number; readonly meta: HistoryMeta; readonly table: TransitionTable<string> }
+  | { readonly kind: 'record'; readonly line: number; readonly record: TransitionRecord<string> }
+  | { readonly kind: 'rejected'; readonly line: number; readonly rejected: RejectedMove }
+  | { readonly kind: 'reset'; readonly line: number; readonly reset: ResetMarker };
+
+/**
+ * What the analysis functions accept: entries read from a file (which know their line, and
+ * carry rejected moves and resets) or plain records, such as `machine.history()`.
+ */
+export type HistoryItem = TransitionRecord<string> | HistoryEntry;
+
+/** Something odd in a file that did not stop it from being read. */
+export interface HistoryWarning {
+  /** `cut_last_line`: the last line is incomplete, as a crash while writing leaves it; it was skipped. */
+  readonly code: 'cut_last_line';
+  readonly file: string;
+  readonly line: number;
+  readonly message: string;
+}
+
+/** Whether an item is a parsed file line rather than a bare record. */
+export function isHistoryEntry(item: HistoryItem): item is HistoryEntry {
+  return (item as { kind?: unknown }).kind !== undefined;
+}

@@ -1,0 +1,165 @@
+import { assertHistoryItem, assertIterable, assertOptions, assertTableShape } from './assertHistoryInput';
+import { isHistoryEntry, type HistoryItem, type HistoryMeta } from './HistoryEntry';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { TransitionRecord } from '../machine/TransitionRecord';
+import { tableEdges, tableStates, type TransitionTable } from '../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../machine/transitions';
+
+/**
+ * The table as a Mermaid `stateDiagram-v2`: `[*] --> Ready`, then one line per edge in
+ * definition order. The diagram in the README is this output, checked by a test, so the
+ * picture can never drift from the code.
+ */
+export function toMermaid(table: TransitionTable<string> = DEFAULT_TABLE as TransitionTable<string>): string {
+  assertTableShape(table, 'table');
+  const ids = new StateIds([table.initial, ...tableStates(table)]);
+  const start = `    [*] --> ${ids.of(table.initial)}`;
+  const edges = tableEdges(table).map(([from, to]) => `    ${ids.of(from)} --> ${ids.of(to)}`);
+  return ['stateDiagram-v2', ...ids.declarations(), start, ...edges].join('\n');
+}
+
+export interface HistoryDiagramOptions {
+  /** Default: the table in the meta line, else the sixteen-state table. */
+  table?: TransitionTable<string>;
+}
+
+/**
+ * The table's diagram with the edges a run took labelled with how often (`A --> B : 3×`),
+ * forced moves counted apart, moves outside the table added and marked, and a note on the
+ * state the run ended in.
+ */
+export function historyToMermaid(items: Iterable<HistoryItem>, options: HistoryDiagramOptions = {}): string {
+  assertOptions(options);
+  const { records, table } = collect(items, options.table);
+  const counts = new Map<string, { from: string; to: string; total: number; forced: number }>();
+  for (const r of records) {
+    const key = `${r.from}\u0000${r.to}`;
+    let c = counts.get(key);
+    if (c === undefined) counts.set(key, (c = { from: r.from, to: r.to, total: 0, forced: 0 }));
+    c.total++;
+    if (r.forced) c.forced++;
+  }
+  const ids = new StateIds([table.initial, ...tableStates(table), ...records.flatMap((r) => [r.from, r.to])]);
+  const lines: string[] = [`    [*] --> ${ids.of(table.initial)}`];
+  const label = (total: number, forced: number, inTable: boolean): string => {
+    if (total === 0) return '';
+    if (forced === total) return ` : ${total}× forced`;
+    const extra = forced > 0 ? ` (${forced} forced)` : '';
+    return ` : ${total}×${extra}${inTable ? '' : ' illegal'}`;
+  };
+  for (const [from, to] of tableEdges(table)) {
+    const key = `${from}\u0000${to}`;
+    const c = counts.get(key);
+    counts.delete(key);
+    lines.push(`    ${ids.of(from)} --> ${ids.of(to)}${label(c?.total ?? 0, c?.forced ?? 0, true)}`);
+  }
+  for (const c of counts.values()) lines.push(`    ${ids.of(c.from)} --> ${ids.of(c.to)}${label(c.total, c.forced, false)}`);
+  const last = records.at(-1);
+  if (last !== undefined) lines.push(`    note right of ${ids.of(last.to)} : ended here (seq ${last.seq})`);
+  return ['stateDiagram-v2', ...ids.declarations(), ...lines].join('\n');
+}
+
+export interface GanttOptions extends HistoryDiagramOptions {
+  /** Default: `Run <runId>` from the meta line, else `Run`. */
+  title?: string;
+}
+
+/**
+ * A run as a Mermaid `gantt` timeline: one lane (section) per state, in table order, one bar
+ * per visit from when the machine entered the state to when it left (`dateFormat x`, epoch
+ * milliseconds), visits to error states marked `crit`, and a milestone where the run ended.
+ * Compact display puts every visit of a state on the one row.
+ */
+export function historyToGantt(items: Iterable<HistoryItem>, options: GanttOptions = {}): string {
+  assertOptions(options);
+  if (options.title !== undefined && typeof options.title !== 'string') throw new InvalidArgumentError('options.title', 'a string', options.title);
+  const { records, table, meta } = collect(items, options.table);
+  const title = options.title ?? (meta === undefined ? 'Run' : `Run ${meta.runId}`);
+  const visits = new Map<string, string[]>();
+  const lane = (state: string): string[] => {
+    let list = visits.get(state);
+    if (list === undefined) visits.set(state, (list = []));
+    return list;
+  };
+  for (const r of records) {
+    const tags = table.states[r.from]?.isError === true ? 'crit, ' : '';
+    lane(r.from).push(`    ${taskName(r.description, r.seq)} :${tags}${r.at - r.durationMs}, ${r.at}`);
+  }
+  const last = records.at(-1);
+  if (last !== undefined) lane(last.to).push(`    ended in ${sanitize(last.to)} :milestone, ${last.at}, ${last.at}`);
+  const order = [...tableStates(table).filter((s) => visits.has(s)), ...[...visits.keys()].filter((s) => table.states[s] === undefined)];
+  const sections = order.flatMap((state) => [`    section ${sanitize(state)}`, ...visits.get(state)!]);
+  return ['---', 'displayMode: compact', '---', 'gantt', `    title ${sanitize(title)}`, '    dateFormat x', '    axisFormat %H:%M:%S', ...sections].join('\n');
+}
+
+function collect(items: Iterable<HistoryItem>, given: TransitionTable<string> | undefined): { records: TransitionRecord<string>[]; table: TransitionTable<string>; meta: HistoryMeta | undefined } {
+  if (given !== undefined) assertTableShape(given, 'options.table');
+  assertIterable(items, 'items', 'an iterable of transition records or history entries');
+  const records: TransitionRecord<string>[] = [];
+  let table = given;
+  let meta: HistoryMeta | undefined;
+  let index = 0;
+  for (const item of items) {
+    assertHistoryItem(item, `items[${index++}]`);
+    if (!isHistoryEntry(item)) records.push(item);
+    else if (item.kind === 'record') records.push(item.record);
+    else if (item.kind === 'meta') {
+      meta = item.meta;
+      table ??= item.table;
+    }
+  }
+  return { records, table: table ?? (DEFAULT_TABLE as TransitionTable<string>), meta };
+}
+
+const PLAIN_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Mermaid ids for state names: a plain name is its own id; any other gets `state "name" as sN`.
+ * The plain names of the diagram are reserved up front, so a generated `sN` never takes the id
+ * of a state literally named `s1`; a plain name met later whose id is taken is declared too.
+ */
+class StateIds {
+  readonly #ids = new Map<string, string>();
+  readonly #used = new Set<string>();
+  readonly #declared: string[] = [];
+  #next = 1;
+
+  constructor(names: Iterable<string>) {
+    for (const name of names) {
+      if (PLAIN_ID.test(name)) {
+        this.#ids.set(name, name);
+        this.#used.add(name);
+      }
+    }
+  }
+
+  of(name: string): string {
+    let id = this.#ids.get(name);
+    if (id !== undefined) return id;
+    if (PLAIN_ID.test(name) && !this.#used.has(name)) id = name;
+    else {
+      do id = `s${this.#next++}`;
+      while (this.#used.has(id));
+      this.#declared.push(`    state "${name.replace(/"/g, "'")}" as ${id}`);
+    }
+    this.#ids.set(name, id);
+    this.#used.add(id);
+    return id;
+  }
+
+  /** The `state "…" as sN` lines, which must come before the edges that use them. */
+  declarations(): string[] {
+    return this.#declared;
+  }
+}
+
+// Gantt lines use `:` to end the task name and `#`, `;`, `%%` for other syntax.
+function sanitize(text: string): string {
+  return text.replace(/[:;#%\r\n]+/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
+function taskName(description: string, seq: number): string {
+  const name = sanitize(description);
+  if (name === '') return `seq ${seq}`;
+  return name.length > 40 ? `${name.slice(0, 37)}...` : name;
+}

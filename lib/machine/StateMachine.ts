@@ -1,0 +1,456 @@
+import EventEmitter from 'eventemitter3';
+import type { Logger } from 'winston';
+import { UNKNOWN_STATE, type StateName, type UnknownState } from '../../states/StateName';
+import { getDefaultLogger } from './defaultLogger';
+import { HistoryBuffer } from './HistoryBuffer';
+import { IllegalTransitionError } from './IllegalTransitionError';
+import { InvalidArgumentError } from './InvalidArgumentError';
+import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
+import type { TransitionTable } from './TransitionTable';
+import { stateNode, TransitionValidator, type StateNode } from './TransitionValidator';
+import { messageOf } from '../internal/messageOf';
+
+/** Receives every record, in order, however small the in-memory history is. */
+export interface HistorySink<S extends string = StateName> {
+  write(record: TransitionRecord<S>): void;
+  /** A move the table rejected (the machine did not change). */
+  rejected?(error: IllegalTransitionError<S>): void;
+  /** The machine was reset: the next record's `from` is the initial state. */
+  reset?(info: ResetInfo<S>): void;
+  /** Called once, when the machine is made, with the table it enforces (a file sink records it). */
+  attach?(table: TransitionTable<S>): void;
+}
+
+/** What `reset` reports: the state it left, when, and the last seq before it. */
+export interface ResetInfo<S extends string = StateName> {
+  readonly from: S;
+  readonly at: number;
+  readonly seq: number;
+}
+
+/** The machine's events, as an eventemitter3 event map. */
+export interface StateMachineEvents<S extends string = StateName> {
+  transition: [record: TransitionRecord<S>];
+  rejected: [error: IllegalTransitionError<S>];
+  reset: [info: ResetInfo<S>];
+  /** A listener threw; the machine and the other listeners went on. */
+  listenerError: [info: { event: string; error: unknown }];
+  /** The sink threw while writing; the move itself took effect. */
+  sinkError: [info: { record?: TransitionRecord<S>; error: unknown }];
+}
+
+type EventName<S extends string> = keyof StateMachineEvents<S>;
+// Listeners as stored for removal; their real types are checked where they are added.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyListener = (...args: any[]) => void;
+type Listener<S extends string, E extends EventName<S>> = (...args: StateMachineEvents<S>[E]) => void;
+
+export interface StateMachineOptions<S extends string = StateName> {
+  /** How many records `history()` keeps: a positive integer, or `Infinity`. Default 100. */
+  maxHistorySize?: number;
+  /** Returns the time in epoch milliseconds. Default `Date.now`; tests pass their own. */
+  clock?: () => number;
+  /** A winston logger, or `false` for none. Default: a shared stderr logger at `AGENT_SM_LOG_LEVEL` or `warn`. */
+  logger?: Logger | false;
+  /** Receives every record (and rejected moves and resets, when it has those methods). */
+  // NoInfer: the state type comes from `table` alone, so a sink typed for plain strings
+  // cannot silently widen the machine to StateMachine<string> and let typos through.
+  sink?: HistorySink<NoInfer<S>> | ((record: TransitionRecord<NoInfer<S>>) => void);
+  /** A table other than the sixteen-state one, e.g. from `extendTable`. */
+  table?: TransitionTable<S>;
+}
+
+/** A move asked for while listeners were being notified; it takes effect after them. */
+type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> };
+
+/**
+ * The agent flow as a synchronous, deterministic state machine: it validates every move
+ * against its table, records it with its timing, and tells listeners. It does no I/O of its
+ * own; logging goes to the logger given, records to the sink given.
+ *
+ * Run-to-completion: a move asked for from inside a listener is validated at once (against
+ * the state the machine will be in by then) but takes effect after the current move has
+ * finished notifying, so history and notifications stay in the order moves took effect.
+ */
+export class StateMachine<S extends string = StateName> {
+  readonly #validator: TransitionValidator<S>;
+  readonly #emitter = new EventEmitter<StateMachineEvents<S>>();
+  readonly #wrappers = new Map<string, Map<unknown, Array<AnyListener>>>();
+  readonly #history: HistoryBuffer<TransitionRecord<S>>;
+  readonly #clock: () => number;
+  readonly #logger: Logger | undefined;
+  readonly #sink: HistorySink<S> | undefined;
+
+  #current: S;
+  #previous: S | UnknownState = UNKNOWN_STATE;
+  #enteredAt: number;
+  // The "tail" is where the machine will be once queued moves have taken effect; outside a
+  // notification it equals the committed state. Moves are validated and timed against it.
+  #tail: S;
+  // The tail's node in the table's graph: checking a move and following it is one lookup.
+  #tailNode: StateNode<S>;
+  #tailAt: number;
+  #seq = 0;
+  #notifying = false;
+  #draining = false;
+  readonly #queue: Pending<S>[] = [];
+  // Cached `debug` check: re-evaluated only when the logger's level changes.
+  #loggerLevel: string | undefined;
+  #debug = false;
+  #warn = true;
+
+  constructor(options: StateMachineOptions<S> = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', 'an object', options);
+    }
+    const { maxHistorySize = 100, clock = Date.now, logger, sink, table } = options;
+    assertHistorySize(maxHistorySize, 'maxHistorySize');
+    if (typeof clock !== 'function') throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+    const now = clock();
+    if (typeof now !== 'number' || !Number.isFinite(now)) {
+      throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', now);
+    }
+    this.#validator = new TransitionValidator<S>(table);
+    this.#clock = clock;
+    this.#logger = resolveLogger(logger);
+    this.#sink = resolveSink(sink);
+    this.#sink?.attach?.(this.#validator.table);
+    this.#history = new HistoryBuffer(maxHistorySize);
+    this.#current = this.#tail = this.#validator.table.initial;
+    this.#tailNode = stateNode(this.#validator, this.#tail)!;
+    this.#enteredAt = this.#tailAt = now;
+  }
+
+  /** The state the machine is in. */
+  get current(): S {
+    return this.#current;
+  }
+
+  /** The state before the last move; `'Unknown'` before the first move and after `reset()`. */
+  get previous(): S | UnknownState {
+    return this.#previous;
+  }
+
+  /** The table this machine enforces. */
+  get table(): TransitionTable<S> {
+    return this.#validator.table;
+  }
+
+  get maxHistorySize(): number {
+    return this.#history.capacity;
+  }
+
+  /**
+   * Moves to `to` if the table allows it from the current state, and returns the record.
+   * An illegal move changes nothing: it is logged, reported to the sink and to `rejected`
+   * listeners, and thrown as `IllegalTransitionError`. An unknown name throws `UnknownStateError`.
+   */
+  transition(to: S, event?: TransitionEvent): TransitionRecord<S> {
+    let description = '';
+    let data: unknown;
+    if (typeof event === 'string') description = event;
+    else if (event !== undefined) ({ description, data } = parseEvent(event, 'event'));
+    const from = this.#tail;
+    const node = this.#tailNode.next.get(to);
+    if (node === undefined) this.#reject(from, to, description);
+    return this.#move(from, node, description, data, false);
+  }
+
+  /**
+   * Moves to `to` whatever the table says, marked `forced` in history and logged as a
+   * warning. For paths the table cannot express (cancelling mid-tool, recovering a stuck
+   * machine). `reason` is required: a forced move without one is impossible to debug later.
+   */
+  forceTransition(to: S, reason: TransitionEvent): TransitionRecord<S> {
+    const { description, data } = parseEvent(reason, 'reason');
+    if (description.trim() === '') throw new InvalidArgumentError('reason', 'a non-empty description of why the move is forced', reason);
+    this.#validator.assertKnown(to, 'forceTransition() target');
+    return this.#move(this.#tail, stateNode(this.#validator, to)!, description, data, true);
+  }
+
+  /** Whether the table allows `from` → `to`. */
+  canTransition(from: S, to: S): boolean {
+    return this.#validator.canTransition(from, to);
+  }
+
+  /** Whether the table allows a move from the current state to `to`. */
+  canMoveTo(to: S): boolean {
+    return this.#validator.canTransition(this.#tail, to);
+  }
+
+  /** The states `state` (default: the current one) may move to. */
+  allowedFrom(state: S = this.#tail): readonly S[] {
+    return this.#validator.allowedFrom(state);
+  }
+
+  /** Milliseconds spent in the current state so far (never negative). */
+  timeInState(): number {
+    return Math.max(0, this.#clock() - this.#enteredAt);
+  }
+
+  /** The kept records, oldest first, as a new array. */
+  history(): TransitionRecord<S>[] {
+    return this.#history.toArray();
+  }
+
+  /** Changes the history bound; shrinking keeps the newest records. */
+  setMaxHistorySize(size: number): void {
+    assertHistorySize(size, 'size');
+    this.#history.resize(size);
+  }
+
+  /** A turn has ended: EndOfTurn, Cancelled, BudgetExceeded or Error (or a custom terminal state). */
+  isInTerminalState(): boolean {
+    return this.#validator.isTerminal(this.#current);
+  }
+
+  /** The turn ended badly: Error, Cancelled or BudgetExceeded (or a custom error state). */
+  isInErrorState(): boolean {
+    return this.#validator.isError(this.#current);
+  }
+
+  /**
+   * Returns to the initial state (Ready) with `previous` back to `'Unknown'`, and clears
+   * the in-memory history. `seq` keeps counting, so a sink that spans resets sees unique,
+   * increasing numbers; the sink's `reset()` and the `reset` event mark the break.
+   */
+  reset(): void {
+    const at = this.#clock();
+    const info: ResetInfo<S> = { from: this.#tail, at, seq: this.#seq };
+    this.#tail = this.#validator.table.initial;
+    this.#tailNode = stateNode(this.#validator, this.#tail)!;
+    this.#tailAt = at;
+    if (this.#notifying) this.#queue.push({ reset: info });
+    else this.#applyReset(info);
+  }
+
+  /** Adds a listener; one that throws is logged and reported as `listenerError`, never propagated. */
+  on<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
+    this.#emitter.on(event, this.#wrap(event, listener, false) as never);
+    return this;
+  }
+
+  /** Adds a listener that runs once. */
+  once<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
+    this.#emitter.on(event, this.#wrap(event, listener, true) as never);
+    return this;
+  }
+
+  /** Removes a listener added with `on` or `once`. */
+  off<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
+    const safe = this.#wrappers.get(event)?.get(listener)?.at(-1);
+    if (safe !== undefined) this.#unregister(event, listener, safe);
+    return this;
+  }
+
+  /** Calls `listener` after every move; returns the function that unsubscribes it. */
+  onTransition(listener: (record: TransitionRecord<S>) => void): () => void {
+    this.on('transition', listener);
+    return () => {
+      this.off('transition', listener);
+    };
+  }
+
+  #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
+    const to = node.name;
+    const at = this.#clock();
+    // A clock that goes wrong later (NaN, a Date) would write records no file reader accepts.
+    if (typeof at !== 'number' || at - at !== 0) throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', at);
+    // Never negative, 0 for a NaN clock. Math.max hands back a small integer (Smi) rather than
+    // a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
+    const durationMs = Math.max(0, at - this.#tailAt) || 0;
+    const seq = ++this.#seq;
+    // Same property order in both shapes so V8 shares the hidden class prefix.
+    const record: TransitionRecord<S> =
+      data === undefined
+        ? { seq, from, to, description, at, durationMs, forced }
+        : { seq, from, to, description, at, durationMs, forced, data };
+    this.#tail = to;
+    this.#tailNode = node;
+    this.#tailAt = at;
+    if (this.#notifying) this.#queue.push(record);
+    else this.#commit(record);
+    return record;
+  }
+
+  // The one path every move takes, forced or not: state, history, sink, log, listeners.
+  #commit(record: TransitionRecord<S>): void {
+    this.#previous = this.#current;
+    this.#current = record.to;
+    this.#enteredAt = record.at;
+    this.#history.push(record);
+    // From here on user code runs (sink, logger transports, listeners): a move it asks for
+    // is queued until this one has been fully reported.
+    this.#notifying = true;
+    try {
+      if (this.#sink !== undefined) {
+        try {
+          this.#sink.write(record);
+        } catch (error) {
+          this.#reportSinkError(error, record);
+        }
+      }
+      const logger = this.#logger;
+      if (logger !== undefined) {
+        if (record.forced) {
+          if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
+        } else if (this.#levelEnabled(logger, 'debug')) {
+          this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
+        }
+      }
+      this.#emitter.emit('transition', record);
+    } finally {
+      this.#notifying = false;
+    }
+    if (this.#queue.length > 0 && !this.#draining) this.#drain();
+  }
+
+  #drain(): void {
+    this.#draining = true;
+    try {
+      for (let item = this.#queue.shift(); item !== undefined; item = this.#queue.shift()) {
+        if ('reset' in item) this.#applyReset(item.reset);
+        else this.#commit(item);
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  #applyReset(info: ResetInfo<S>): void {
+    this.#current = this.#validator.table.initial;
+    this.#previous = UNKNOWN_STATE;
+    this.#enteredAt = info.at;
+    this.#history.clear();
+    this.#notifying = true;
+    try {
+      if (this.#sink?.reset !== undefined) {
+        try {
+          this.#sink.reset(info);
+        } catch (error) {
+          this.#reportSinkError(error);
+        }
+      }
+      const logger = this.#logger;
+      if (logger !== undefined) this.#log(logger, 'info', `reset from ${info.from} to ${this.#current}`, { seq: info.seq });
+      this.#emitter.emit('reset', info);
+    } finally {
+      this.#notifying = false;
+    }
+    if (this.#queue.length > 0 && !this.#draining) this.#drain();
+  }
+
+  #reject(from: S, to: S, description: string): never {
+    this.#validator.assertKnown(to, 'transition() target');
+    const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#clock());
+    // Rejection can happen inside a listener (already notifying) or outside; either way, moves
+    // asked for by the sink or `rejected` listeners wait until the report is done.
+    const outer = this.#notifying;
+    this.#notifying = true;
+    try {
+      const logger = this.#logger;
+      if (logger !== undefined && this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
+      if (this.#sink?.rejected !== undefined) {
+        try {
+          this.#sink.rejected(error);
+        } catch (sinkError) {
+          this.#reportSinkError(sinkError);
+        }
+      }
+      this.#emitter.emit('rejected', error);
+    } finally {
+      this.#notifying = outer;
+    }
+    if (!outer && this.#queue.length > 0 && !this.#draining) this.#drain();
+    throw error;
+  }
+
+  /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */
+  #log(logger: Logger, level: 'debug' | 'info' | 'warn' | 'error', message: string, meta: Record<string, unknown>): void {
+    try {
+      logger.log(level, message, meta);
+    } catch (error) {
+      process.emitWarning(`agent-state-machine: the logger threw while logging "${message}": ${messageOf(error)}`);
+    }
+  }
+
+  // Level checks cost one string comparison per move: winston's own check walks the
+  // transports, so its answers are cached until the logger's level changes.
+  #levelEnabled(logger: Logger, level: 'debug' | 'warn'): boolean {
+    if (logger.level !== this.#loggerLevel) {
+      this.#loggerLevel = logger.level;
+      this.#debug = logger.isLevelEnabled('debug');
+      this.#warn = logger.isLevelEnabled('warn');
+    }
+    return level === 'debug' ? this.#debug : this.#warn;
+  }
+
+  #wrap<E extends EventName<S>>(event: E, listener: Listener<S, E>, once: boolean): (arg: StateMachineEvents<S>[E][0]) => void {
+    if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'a function', listener);
+    // Every event of the machine carries exactly one argument: passing it on as such spares
+    // each notification the rest array and the spread call of `(...args) => listener(...args)`.
+    const call = listener as (arg: StateMachineEvents<S>[E][0]) => void;
+    const safe = (arg: StateMachineEvents<S>[E][0]): void => {
+      if (once) this.#unregister(event, listener, safe as AnyListener);
+      try {
+        call(arg);
+      } catch (error) {
+        if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${String(event)}' listener threw: ${messageOf(error)}`, { stack: error instanceof Error ? error.stack : undefined });
+        if (event !== 'listenerError') this.#emitter.emit('listenerError', { event: String(event), error });
+      }
+    };
+    let byListener = this.#wrappers.get(event);
+    if (byListener === undefined) this.#wrappers.set(event, (byListener = new Map()));
+    const list = byListener.get(listener) ?? [];
+    list.push(safe as AnyListener);
+    byListener.set(listener, list);
+    return safe;
+  }
+
+  #unregister(event: string, listener: unknown, safe: AnyListener): void {
+    const byListener = this.#wrappers.get(event);
+    const list = byListener?.get(listener);
+    const index = list === undefined ? -1 : list.indexOf(safe);
+    if (index === -1) return;
+    list!.splice(index, 1);
+    if (list!.length === 0) byListener!.delete(listener);
+    this.#emitter.off(event as EventName<S>, safe as never);
+  }
+
+  #reportSinkError(error: unknown, record?: TransitionRecord<S>): void {
+    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `history sink failed: ${messageOf(error)}`, { seq: record?.seq });
+    this.#emitter.emit('sinkError', record === undefined ? { error } : { record, error });
+  }
+}
+
+function assertHistorySize(size: unknown, name: string): asserts size is number {
+  if (!(size === Infinity || (typeof size === 'number' && Number.isInteger(size) && size > 0))) {
+    throw new InvalidArgumentError(name, 'a positive integer or Infinity', size);
+  }
+}
+
+function parseEvent(event: unknown, name: string): { description: string; data: unknown } {
+  if (typeof event === 'string') return { description: event, data: undefined };
+  if (typeof event === 'object' && event !== null && typeof (event as { description?: unknown }).description === 'string') {
+    return event as { description: string; data: unknown };
+  }
+  throw new InvalidArgumentError(name, 'a description string or { description: string, data? }', event);
+}
+
+function resolveLogger(logger: unknown): Logger | undefined {
+  if (logger === false) return undefined;
+  if (logger === undefined) return getDefaultLogger();
+  const candidate = logger as Partial<Logger>;
+  if (typeof logger !== 'object' || logger === null || typeof candidate.warn !== 'function' || typeof candidate.isLevelEnabled !== 'function') {
+    throw new InvalidArgumentError('logger', 'a winston logger or false', logger);
+  }
+  return logger as Logger;
+}
+
+function resolveSink<S extends string>(sink: unknown): HistorySink<S> | undefined {
+  if (sink === undefined) return undefined;
+  if (typeof sink === 'function') return { write: sink as (record: TransitionRecord<S>) => void };
+  if (typeof sink === 'object' && sink !== null && typeof (sink as HistorySink<S>).write === 'function') return sink as HistorySink<S>;
+  throw new InvalidArgumentError('sink', 'a function or an object with write(record)', sink);
+}
+

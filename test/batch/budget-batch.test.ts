@@ -1,0 +1,39 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runBatchExample } from '../../examples/budget-batch';
+import { loadHistory } from '../../lib/index';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-example-'));
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('examples/budget-batch', () => {
+  it('runs out of the shared budget part-way, and says where to look', async () => {
+    const lines: string[] = [];
+    const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    const report = await runBatchExample({ sleep: tick, print: (l) => lines.push(l), tty: false, historyDir: dir });
+    const { outcomes } = report.totals;
+    expect(report.runs).toHaveLength(50);
+    expect(outcomes.end_of_turn).toBeGreaterThan(0);
+    expect(outcomes.budget_exceeded).toBeGreaterThan(0);
+    expect(outcomes.skipped).toBeGreaterThan(0);
+    expect(outcomes.error).toBe(2);
+    expect(report.totals.costUsd).toBeLessThanOrEqual(1.5 + 8 * 0.045);
+    const out = lines.join('\n');
+    expect(out).toMatch(/^\[ ?\d+\/50\] fix-\d\d-[a-z-]+ +end_of_turn /m);
+    expect(out).toMatch(/skipped \d+ runs not yet started: shared budget exceeded: \$1\.\d\d of \$1\.50 after \d+ LLM calls/);
+    expect(out).toContain('Runs by outcome');
+    expect(out).toContain('tasks[6].agent() failed: sandbox failed to boot: no space left on device');
+    expect(out).toContain('sendUserMessage failed after 3 attempts: 529 overloaded_error');
+    const file = /npx agent-sm inspect (\S+)/.exec(out)![1]!;
+    expect(out).toContain(`npm run agent-sm -- inspect ${file}`);
+    const run = report.runs.find((r) => r.historyFile === file)!;
+    expect(run.outcome).not.toBe('end_of_turn');
+    expect((await loadHistory(file)).records).toHaveLength(run.transitions);
+  });
+});

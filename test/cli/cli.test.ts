@@ -1,0 +1,182 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { main } from '../../lib/cli/main';
+import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
+import { toMermaid } from '../../lib/history/toMermaid';
+import { VERSION } from '../../lib/internal/version';
+import { failedRun, T0 } from '../fixtures/agentRun';
+
+const ROOT = path.join(__dirname, '..', '..');
+let dir: string;
+let runFile: string;
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-cli-'));
+  runFile = path.join(dir, 'run.jsonl');
+  const sink = JsonlHistorySink.open(runFile, { runId: 'task-42', startedAt: T0 });
+  failedRun(sink);
+  sink.close();
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs main() in-process and captures what it writes. */
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+/** Runs the CLI as a user would: a separate node process on lib/cli/bin.ts. */
+function spawnCli(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'lib', 'cli', 'bin.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, TZ: 'UTC' },
+    timeout: 20_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Replaces line `n` (1-based) of the run file. */
+function replaceLine(n: number, text: string): void {
+  const lines = fs.readFileSync(runFile, 'utf8').split('\n');
+  lines[n - 1] = text;
+  fs.writeFileSync(runFile, lines.join('\n'));
+}
+
+describe('main()', () => {
+  it('inspect prints the failure first: where, why, the moves before it, then where the time went', async () => {
+    const { code, stdout, stderr } = await cli('inspect', runFile, '--last', '2');
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    const lines = stdout.split('\n');
+    expect(lines[0]).toBe(`Run task-42 (agent-state-machine ${VERSION}) — ${runFile}`);
+    expect(lines[3]).toBe('FAILED: the run ended in Error at seq 15, line 16 (turn 2, 12:01:00.114)');
+    expect(lines[4]).toBe('  where: SendingToLLM → Error, after 30.0 s in SendingToLLM');
+    expect(lines[5]).toBe('  why:   LLM request failed');
+    expect(lines[6]).toBe('  data:  {"status":529,"message":"overloaded"}');
+    expect(lines.slice(8, 11).map((l) => l.trim().split(/\s+/)[0])).toEqual(['seq', '14', '15']);
+    expect(stdout).toMatch(/Time per state \(1 minute in all\):\n {2}state +visits +total +share +median +max\n {2}SendingToLLM +2 +33\.0 s +55%/);
+    expect(stdout.endsWith('Final state: Error (since seq 15, 12:01:00.114)\n')).toBe(true);
+  });
+
+  it('inspect --json prints the summary as JSON', async () => {
+    const { code, stdout } = await cli('inspect', runFile, '--json');
+    expect(code).toBe(0);
+    const summary = JSON.parse(stdout) as { file: string; status: string; failure: { seq: number; data: unknown }; lastMoves: unknown[]; meta: { runId: string } };
+    expect(summary).toMatchObject({ file: runFile, status: 'failed', failure: { seq: 15, data: { status: 529, message: 'overloaded' } }, meta: { runId: 'task-42' } });
+    expect(summary.lastMoves).toHaveLength(10);
+  });
+
+  it('inspect warns about a cut last line and still summarizes', async () => {
+    const text = fs.readFileSync(runFile, 'utf8');
+    fs.writeFileSync(runFile, text.slice(0, -30));
+    const { code, stdout, stderr } = await cli('inspect', runFile);
+    expect(code).toBe(0);
+    expect(stderr).toBe(`agent-sm: warning: ${runFile}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped\n`);
+    expect(stdout).toMatch(/INCOMPLETE: the history ends inside turn 2, in SendingToLLM/);
+  });
+
+  it('validate exits 0 on a clean file, 1 listing every problem with its line and seq', async () => {
+    expect(await cli('validate', runFile)).toEqual({ code: 0, stdout: `${runFile}: 15 records, no problems\n`, stderr: '' });
+    const lines = fs.readFileSync(runFile, 'utf8').split('\n');
+    const rec = (n: number): Record<string, unknown> => JSON.parse(lines[n - 1]!) as Record<string, unknown>;
+    replaceLine(5, JSON.stringify({ ...rec(5), to: 'Error' })); // seq 4 ProcessingLLMResponse → Error, then seq 5 leaves from ToolUseRequested
+    replaceLine(12, JSON.stringify({ ...rec(12), at: 0 }));
+    const previousAt = (JSON.parse(lines[10]!) as { at: number }).at; // seq 10
+    const { code, stdout } = await cli('validate', runFile);
+    expect(code).toBe(1);
+    expect(stdout).toBe(
+      [
+        `${runFile}:6: seq 5: broken_chain: starts from ToolUseRequested, but seq 4 left the machine in Error`,
+        `${runFile}:12: seq 11: time_backwards: time goes back ${previousAt} ms: at 0 after ${previousAt} (seq 10)`,
+        `${runFile}: 2 problems in 15 records`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('validate --json prints the verdict as JSON', async () => {
+    const { code, stdout } = await cli('validate', runFile, '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ file: runFile, ok: true, records: 15, issues: [] });
+  });
+
+  it('diagram prints the table, the run over it, or its timeline', async () => {
+    expect(await cli('diagram')).toEqual({ code: 0, stdout: `${toMermaid()}\n`, stderr: '' });
+    const run = await cli('diagram', '--history', runFile);
+    expect(run.stdout).toContain('    SendingToLLM --> Error : 1×\n');
+    expect(run.stdout).toContain('    note right of Error : ended here (seq 15)\n');
+    const gantt = await cli('diagram', '--history', runFile, '--gantt');
+    expect(gantt.stdout).toMatch(/^---\ndisplayMode: compact\n---\ngantt\n {4}title Run task-42\n/);
+    expect(gantt.stdout).toContain(`    LLM request failed :${T0 + 30114}, ${T0 + 60114}\n`);
+  });
+
+  it('reports errors as one line on stderr with exit code 2: missing file, corrupt line, bad usage', async () => {
+    const missing = path.join(dir, 'missing.jsonl');
+    expect(await cli('inspect', missing)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${missing}: no such file\n` });
+
+    replaceLine(8, '{"seq":7,"from":"RunningTool",');
+    const corrupt = await cli('validate', runFile);
+    expect(corrupt.code).toBe(2);
+    expect(corrupt.stderr).toMatch(new RegExp(`^agent-sm: error: ${runFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:8: corrupt line: not JSON .*\n$`));
+
+    for (const argv of [['inspec', runFile], ['inspect'], ['inspect', runFile, '--last', '0'], ['diagram', '--gantt'], ['validate', runFile, '--nope']]) {
+      const { code, stderr, stdout } = await cli(...argv);
+      expect({ argv, code, lines: stderr.split('\n').length, prefix: stderr.startsWith('agent-sm: error: '), stdout }).toEqual({ argv, code: 2, lines: 2, prefix: true, stdout: '' });
+    }
+    expect((await cli('inspec', runFile)).stderr).toBe("agent-sm: error: unknown command 'inspec' (Did you mean inspect?)\n");
+  });
+
+  it('--help works on every command and exits 0', async () => {
+    for (const argv of [['--help'], ['inspect', '--help'], ['validate', '--help'], ['diagram', '--help'], ['help', 'inspect']]) {
+      const { code, stdout } = await cli(...argv);
+      expect({ argv, code }).toEqual({ argv, code: 0 });
+      expect(stdout).toMatch(/^Usage: agent-sm/);
+    }
+    expect(await cli('--version')).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+  });
+});
+
+describe('agent-sm (spawned)', () => {
+  it('inspect tells where and why the run failed', () => {
+    const { code, stdout, stderr } = spawnCli('inspect', runFile);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain('FAILED: the run ended in Error at seq 15, line 16 (turn 2, 12:01:00.114)\n  where: SendingToLLM → Error, after 30.0 s in SendingToLLM\n  why:   LLM request failed\n');
+  });
+
+  it('validate exits 1 and lists the problem', () => {
+    const lines = fs.readFileSync(runFile, 'utf8').split('\n');
+    lines.splice(9, 1); // drop seq 9: lost record
+    fs.writeFileSync(runFile, lines.join('\n'));
+    const { code, stdout } = spawnCli('validate', runFile);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`${runFile}:10: seq 10: seq_gap: seq jumps from 8 to 10: 1 record lost\n`);
+  });
+
+  it('diagram prints Mermaid on stdout', () => {
+    const { code, stdout } = spawnCli('diagram');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${toMermaid()}\n`);
+  });
+
+  it('fails with one line on stderr and no stack trace for a missing file and an unknown command', () => {
+    const missing = spawnCli('inspect', path.join(dir, 'nope.jsonl'));
+    expect(missing).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(dir, 'nope.jsonl')}: no such file\n` });
+    const unknown = spawnCli('frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe("agent-sm: error: unknown command 'frobnicate'\n");
+  });
+
+  it('--help prints usage and exits 0', () => {
+    const { code, stdout } = spawnCli('inspect', '--help');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage: agent-sm inspect \[options\] <file>/);
+  });
+});

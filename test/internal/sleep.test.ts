@@ -1,0 +1,24 @@
+import { sleep } from '../../lib/index';
+
+describe('sleep()', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('resolves after the time given', async () => {
+    let done = false;
+    void sleep(1000).then(() => (done = true));
+    await jest.advanceTimersByTimeAsync(999);
+    expect(done).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+  });
+
+  it('resolves early, without rejecting, when the signal aborts, and clears its timer', async () => {
+    const controller = new AbortController();
+    const waiting = sleep(60_000, controller.signal);
+    controller.abort();
+    await expect(waiting).resolves.toBeUndefined();
+    expect(jest.getTimerCount()).toBe(0);
+    await expect(sleep(10, controller.signal)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,51 @@
+import winston from 'winston';
+
+type Module = typeof import('../../lib/machine/defaultLogger');
+
+/** Loads a fresh copy of the module so each test sees its own environment. */
+function freshModule(level: string | undefined): Module {
+  const saved = process.env.AGENT_SM_LOG_LEVEL;
+  if (level === undefined) delete process.env.AGENT_SM_LOG_LEVEL;
+  else process.env.AGENT_SM_LOG_LEVEL = level;
+  try {
+    let mod: Module | undefined;
+    jest.isolateModules(() => {
+      mod = jest.requireActual<Module>('../../lib/machine/defaultLogger');
+    });
+    return mod!;
+  } finally {
+    if (saved === undefined) delete process.env.AGENT_SM_LOG_LEVEL;
+    else process.env.AGENT_SM_LOG_LEVEL = saved;
+  }
+}
+
+describe('getDefaultLogger()', () => {
+  it('logs at warn to stderr when AGENT_SM_LOG_LEVEL is unset', () => {
+    const logger = freshModule(undefined).getDefaultLogger();
+    expect(logger.level).toBe('warn');
+    const transport = logger.transports[0] as winston.transports.ConsoleTransportInstance & { stderrLevels: Record<string, boolean> };
+    expect(Object.keys(transport.stderrLevels)).toEqual(Object.keys(winston.config.npm.levels));
+  });
+
+  it('takes its level from AGENT_SM_LOG_LEVEL, once per process', () => {
+    const mod = freshModule(undefined);
+    process.env.AGENT_SM_LOG_LEVEL = 'debug';
+    try {
+      const logger = mod.getDefaultLogger();
+      expect(logger.level).toBe('debug');
+      expect(mod.getDefaultLogger()).toBe(logger);
+    } finally {
+      delete process.env.AGENT_SM_LOG_LEVEL;
+    }
+  });
+
+  it('names a level it does not know instead of falling back', () => {
+    const mod = freshModule(undefined);
+    process.env.AGENT_SM_LOG_LEVEL = 'loud';
+    try {
+      expect(() => mod.getDefaultLogger()).toThrow('Expected `AGENT_SM_LOG_LEVEL` to be one of error, warn, info, http, verbose, debug, silly, got `loud` (string)');
+    } finally {
+      delete process.env.AGENT_SM_LOG_LEVEL;
+    }
+  });
+});
