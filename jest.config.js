@@ -10,4 +10,6 @@ module.exports = {
   // (tsconfig's isolatedModules makes it use transpileModule).
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // Integrations import the library by its own name (see tsconfig.json `paths`).
+  moduleNameMapper: { '^agent-state-machine$': '<rootDir>/lib/index.ts' },
 };

@@ -1,14 +1,25 @@
-import { defineConfig } from 'tsup';
+import fs from 'node:fs';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
-  // `cli` is the `agent-sm` executable (package.json `bin`); tsup keeps its shebang.
-  entry: { index: 'lib/index.ts', cli: 'lib/cli/bin.ts' },
+// Each folder in lib/integrations/ is a subpath export (`agent-state-machine/<name>`) built from
+// its index.ts. Integrations import the library by its own name, so their bundles load the main
+// entry instead of carrying a second copy of it (one class per error, one table per process).
+const integrations = fs.existsSync('lib/integrations')
+  ? fs.readdirSync('lib/integrations').filter((name) => fs.existsSync(`lib/integrations/${name}/index.ts`))
+  : [];
+
+const shared: Options = {
   format: ['esm', 'cjs'],
-  dts: true,
   sourcemap: true,
-  clean: true,
   target: 'node20',
   // Explicit extensions, so Node never has to guess a file's module kind. Types come out as
-  // index.d.ts (CommonJS, as the package has no "type") and index.d.mts (ESM).
+  // *.d.ts (CommonJS, as the package has no "type") and *.d.mts (ESM).
   outExtension: ({ format }) => ({ js: format === 'cjs' ? '.cjs' : '.mjs' }),
-});
+  external: ['agent-state-machine'],
+};
+
+export default defineConfig([
+  { ...shared, entry: { index: 'lib/index.ts', ...Object.fromEntries(integrations.map((n) => [`${n}/index`, `lib/integrations/${n}/index.ts`])) }, dts: true, clean: true },
+  // The `agent-sm` executable (package.json `bin`): CommonJS only, no types; tsup keeps its shebang.
+  { ...shared, entry: { cli: 'lib/cli/bin.ts' }, format: ['cjs'], dts: false, clean: false },
+]);

@@ -14,13 +14,16 @@ import {
   createScriptedAgent,
   formatBatchReport,
   runBatch,
-  sleep as realSleep,
   type BatchProgress,
   type BatchReport,
   type BatchTask,
   type ScriptedReply,
   type Sleep,
 } from '../lib/index';
+import { setTimeout as delay } from 'node:timers/promises';
+
+// Waits, or stops waiting when the signal aborts (the adapter's cancellation grace relies on that).
+const realSleep: Sleep = (ms, signal) => delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 
 export interface BatchExampleOptions {
   /** How the scripted agents and the runs wait. Default: real time. */

@@ -9,10 +9,13 @@ import {
   createScriptedAgent,
   formatDuration,
   formatHistory,
-  sleep as realSleep,
   type Sleep,
   type TurnResult,
 } from '../lib/index';
+import { setTimeout as delay } from 'node:timers/promises';
+
+// Waits, or stops waiting when the signal aborts (the adapter's cancellation grace relies on that).
+const realSleep: Sleep = (ms, signal) => delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 
 export interface DemoOptions {
   /** How the scripted agent and the adapter wait. Default: real time. */

@@ -26,6 +26,7 @@ export type StateName = (typeof State)[keyof typeof State];
 
 /** What `previous` reports before the first move, as in the original. */
 export const UNKNOWN_STATE = 'Unknown' as const;
+/** The type of `UNKNOWN_STATE`: the "previous state" before the first move. */
 export type UnknownState = typeof UNKNOWN_STATE;
 
 /** The sixteen names in the flow's order. */

@@ -12,6 +12,7 @@ import { TurnInProgressError } from './TurnInProgressError';
 import { TurnRunner, type TurnResult } from './TurnRunner';
 import type { UsageTotals } from './UsageTotals';
 
+/** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
 export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table'> {
   /** This agent's own limits, over all its turns. */
   budget?: BudgetLimits;
@@ -27,6 +28,7 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
   random?: () => number;
 }
 
+/** Options of one `runTurn(input, options)` call: an abort signal that cancels this turn. */
 export interface RunTurnOptions {
   /** Cancels the turn when it aborts, as `cancel()` does. */
   signal?: AbortSignal;

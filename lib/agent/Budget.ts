@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from './BudgetLimits';
 import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 
+/** Options of `new Budget(limits, options)`: its label in messages, and how it measures wall time. */
 export interface BudgetOptions {
   /** Used in messages: `budget exceeded: …`, `shared budget exceeded: …`. Default `budget`. */
   label?: string;

@@ -12,6 +12,7 @@ export interface BudgetLimits {
   maxWallMs?: number;
 }
 
+/** The name of one limit in `BudgetLimits`, as reported when it runs out. */
 export type BudgetLimitName = keyof BudgetLimits;
 
 /** A spent limit, with the numbers to say so. */

@@ -20,6 +20,7 @@ export type ScriptedTool =
   | { output?: string; isError?: boolean; error?: string; delayMs?: number; ignoreAbort?: boolean }
   | ((call: ToolCall, ctx: OperationContext) => Promise<ToolResult | string> | ToolResult | string);
 
+/** What a scripted agent answers: its LLM replies in order, and its tools by name. */
 export interface AgentScript {
   replies: ScriptedReply[];
   tools?: Record<string, ScriptedTool>;
@@ -42,6 +43,7 @@ export type ScriptedCall =
   | { op: 'runAutoformatters'; commits: string[] }
   | { op: 'gatherAdditionalMessages' };
 
+/** The `AgentLoop` that `createScriptedAgent` returns, plus every call it received and how many replies are left. */
 export interface ScriptedAgent extends AgentLoop {
   /** Every call received, in order. */
   readonly calls: ScriptedCall[];

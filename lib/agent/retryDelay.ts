@@ -1,3 +1,4 @@
+/** How the adapter retries a failed LLM call: attempts, backoff, and which errors to retry. */
 export interface RetryOptions {
   /** Retries after the first attempt. Default 2. */
   retries?: number;

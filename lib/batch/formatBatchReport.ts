@@ -5,6 +5,7 @@ import { RUN_OUTCOMES, type BatchReport } from './runBatch';
 import { totalTokens, type UsageTotals } from '../agent/UsageTotals';
 import { cut, oneLine, plural } from '../internal/text';
 
+/** Options of `formatBatchReport`: how many of the slowest and of the failed runs to list. */
 export interface FormatBatchReportOptions {
   /** How many of the slowest runs to list. Default 5. */
   slowest?: number;

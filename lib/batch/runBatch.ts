@@ -42,6 +42,7 @@ export type RunOutcome = TurnOutcome | 'skipped';
 /** The outcomes in the order reports list them. */
 export const RUN_OUTCOMES: readonly RunOutcome[] = ['end_of_turn', 'budget_exceeded', 'error', 'cancelled', 'skipped'];
 
+/** Options of `runBatch(tasks, options)`: how to build each run's agent, concurrency, budgets, history files, abort. */
 export interface BatchOptions {
   /** Runs in flight at once: a positive integer. Default 4. */
   concurrency?: number;
@@ -99,6 +100,7 @@ export interface BatchTotals extends UsageTotals {
   outcomes: Record<RunOutcome, number>;
 }
 
+/** What `runBatch` returns: one report per task in task order, the totals, and why the batch stopped early, if it did. */
 export interface BatchReport {
   /** One per task, in task order. */
   runs: RunReport[];

@@ -14,6 +14,7 @@ import { DEFAULT_TABLE } from '../machine/transitions';
 import { VERSION } from '../internal/version';
 import { messageOf } from '../internal/messageOf';
 
+/** Options of `JsonlHistorySink.open(path, options)`: the run id, the table, metadata, and whether to write the meta line. */
 export interface JsonlHistorySinkOptions {
   /** Names the run in the meta line. Default: a random UUID. */
   runId?: string;

@@ -1,10 +1,11 @@
-import { format } from 'date-fns';
+import { format } from 'date-fns/format';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { safeStringify } from '../internal/safeStringify';
 import { cut } from '../internal/text';
 
+/** Options of `formatHistory`: the time format, and whether and how much of each move's data to show. */
 export interface FormatHistoryOptions {
   /** date-fns pattern for the time column (local time). Default `HH:mm:ss.SSS`. */
   timeFormat?: string;

@@ -1,4 +1,4 @@
-import { format } from 'date-fns';
+import { format } from 'date-fns/format';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { formatHistory } from './formatHistory';
@@ -7,6 +7,7 @@ import type { TransitionRecord } from '../machine/TransitionRecord';
 import { safeStringify } from '../internal/safeStringify';
 import { cut, plural } from '../internal/text';
 
+/** Options of `formatSummary`: the file to name, how many turns to list, the time format. */
 export interface FormatSummaryOptions {
   /** The history file, named in the first line. */
   file?: string;

@@ -8,6 +8,7 @@ import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { messageOf } from '../internal/messageOf';
 
+/** Options of `readHistory` and `loadHistory`: where warnings about odd but readable lines go. */
 export interface ReadHistoryOptions {
   /**
    * Called for what is odd but readable, such as the cut last line a crash leaves. Default:

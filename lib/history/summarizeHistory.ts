@@ -6,6 +6,7 @@ import type { TransitionRecord } from '../machine/TransitionRecord';
 import { tableStates, type TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 
+/** Options of `summarizeHistory`: the table, how many moves to keep before the end, how many items to list. */
 export interface SummarizeHistoryOptions {
   /** The run's table (which states end a turn, which end it badly). Default: the meta line's, else the sixteen-state table. */
   table?: TransitionTable<string>;

@@ -18,6 +18,7 @@ export function toMermaid(table: TransitionTable<string> = DEFAULT_TABLE as Tran
   return ['stateDiagram-v2', ...ids.declarations(), start, ...edges].join('\n');
 }
 
+/** Options of `historyToMermaid`: the table to draw the run against. */
 export interface HistoryDiagramOptions {
   /** Default: the table in the meta line, else the sixteen-state table. */
   table?: TransitionTable<string>;
@@ -59,6 +60,7 @@ export function historyToMermaid(items: Iterable<HistoryItem>, options: HistoryD
   return ['stateDiagram-v2', ...ids.declarations(), ...lines].join('\n');
 }
 
+/** Options of `historyToGantt`: the table and the chart's title. */
 export interface GanttOptions extends HistoryDiagramOptions {
   /** Default: `Run <runId>` from the meta line, else `Run`. */
   title?: string;

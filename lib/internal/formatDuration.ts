@@ -1,4 +1,5 @@
-import { formatDuration as formatDurationWords, intervalToDuration } from 'date-fns';
+import { formatDuration as formatDurationWords } from 'date-fns/formatDuration';
+import { intervalToDuration } from 'date-fns/intervalToDuration';
 
 /**
  * A duration for people: `0 ms`, `350 ms`, `2.4 s`, `3 minutes 5 seconds`, `1 hour 2 minutes`.

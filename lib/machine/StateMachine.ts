@@ -45,6 +45,7 @@ type EventName<S extends string> = keyof StateMachineEvents<S>;
 type AnyListener = (...args: any[]) => void;
 type Listener<S extends string, E extends EventName<S>> = (...args: StateMachineEvents<S>[E]) => void;
 
+/** Options of `new StateMachine(options)`: table, clock, logger, history bound and sink. */
 export interface StateMachineOptions<S extends string = StateName> {
   /** How many records `history()` keeps: a positive integer, or `Infinity`. Default 100. */
   maxHistorySize?: number;

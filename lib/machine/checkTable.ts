@@ -18,6 +18,7 @@ export type TableIssue =
   | { code: 'unreachable'; state: string; message: string }
   | { code: 'dead_end'; state: string; message: string };
 
+/** What `checkTable` returns: `{ ok: true }`, or `{ ok: false, issues }` with every problem at once. */
 export type TableCheck = { ok: true; issues: [] } | { ok: false; issues: TableIssue[] };
 
 /**

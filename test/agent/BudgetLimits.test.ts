@@ -1,4 +1,5 @@
-import { assertBudgetLimits, emptyUsage, spentLimit, type UsageTotals } from '../../lib/index';
+import { assertBudgetLimits, spentLimit } from '../../lib/agent/BudgetLimits';
+import { emptyUsage, type UsageTotals } from '../../lib/agent/UsageTotals';
 
 const usage = (u: Partial<UsageTotals>): UsageTotals => ({ ...emptyUsage(), ...u });
 

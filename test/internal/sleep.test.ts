@@ -1,4 +1,4 @@
-import { sleep } from '../../lib/index';
+import { sleep } from '../../lib/internal/sleep';
 
 describe('sleep()', () => {
   beforeEach(() => jest.useFakeTimers());

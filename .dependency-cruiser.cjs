@@ -1,0 +1,63 @@
+// The layers of lib/, checked by `npm run check:layers` (part of `npm test`).
+// Each folder may depend only on the folders above it:
+//   internal  <-  machine  <-  history
+//                machine  <-  agent  <-  batch
+//   cli on history and batch; integrations on the public entry (lib/index.ts) and internal.
+// states/ stands on nothing in lib/. The main entry never loads the CLI or an integration.
+const layer = (name, mayNotUse, comment) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: `^lib/${name.replace(/-.*/, '')}/` },
+  to: { path: `^(${mayNotUse.map((d) => (d === 'states' ? 'states/' : `lib/${d}/`)).join('|')})` },
+});
+
+/** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
+const forbidden = [
+  { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
+  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
+  layer('machine-below-agent', ['agent', 'batch', 'history', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
+  layer('history-on-machine', ['agent', 'batch', 'cli', 'integrations'], 'history files stand on the machine alone'),
+  layer('agent-below-batch', ['batch', 'history', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
+  layer('batch-below-cli', ['cli', 'integrations'], 'a batch knows nothing of the CLI or the integrations'),
+  layer('cli-not-integrations', ['integrations'], 'the CLI runs without any SDK installed'),
+  {
+    name: 'states-stand-alone',
+    comment: 'states/ is the top layer: it may not import lib/',
+    severity: 'error',
+    from: { path: '^states/' },
+    to: { path: '^lib/' },
+  },
+  {
+    name: 'main-entry-loads-no-integration',
+    comment: 'a user who never installs an SDK never loads one',
+    severity: 'error',
+    from: { path: '^lib/index\\.ts$' },
+    to: { path: '^lib/(integrations|cli)/' },
+  },
+  {
+    name: 'integrations-use-the-public-api',
+    comment: 'integrations import lib/index.ts (and pure helpers in internal/), nothing private',
+    severity: 'error',
+    from: { path: '^lib/integrations/' },
+    to: { path: '^(lib/(machine|agent|batch|history|cli)/|states/)' },
+  },
+  {
+    name: 'integrations-are-leaves',
+    comment: 'one integration never loads another',
+    severity: 'error',
+    from: { path: '^lib/integrations/([^/]+)/' },
+    to: { path: '^lib/integrations/', pathNot: '^lib/integrations/$1/' },
+  },
+];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

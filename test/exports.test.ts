@@ -1,0 +1,58 @@
+import { listExports, readmeApiReference, renderApiReference } from './helpers/apiReference';
+
+// Every entry point's exports, pinned: adding or dropping one is a decision made here, in
+// the README's API reference (generated) and in review — never a side effect.
+const PINNED: Record<string, string[]> = {
+  '.': [
+    'AgentLoop', 'AgentScript', 'AgentState', 'AgentWithStateMachine',
+    'AgentWithStateMachineOptions', 'BatchOptions', 'BatchProgress', 'BatchReport', 'BatchTask',
+    'BatchTotals', 'Budget', 'BudgetExceededError', 'BudgetExceededState', 'BudgetLimitName',
+    'BudgetLimits', 'BudgetOptions', 'CancelledState', 'CheckingBudgetState',
+    'CheckingForCancellationState', 'CheckingGitCommitsState', 'ContractViolationError',
+    'DEFAULT_TABLE', 'EndOfTurnState', 'ErrorState', 'FailureSummary', 'FormatBatchReportOptions',
+    'FormatHistoryOptions', 'FormatSummaryOptions', 'GanttOptions',
+    'GatheringAdditionalMessagesState', 'HistoryDiagramOptions', 'HistoryEntry', 'HistoryFileError',
+    'HistoryFileErrorCode', 'HistoryIssue', 'HistoryItem', 'HistoryMeta', 'HistorySink',
+    'HistorySummarizer', 'HistorySummary', 'HistoryTableInfo', 'HistoryValidation',
+    'HistoryValidator', 'HistoryWarning', 'IllegalTransitionError', 'InvalidArgumentError',
+    'InvalidTableError', 'JsonlHistorySink', 'JsonlHistorySinkOptions', 'LLMCallError',
+    'LLMResponse', 'LoadedHistory', 'MachineMovedError', 'OperationContext', 'OperationError',
+    'ProcessingLLMResponseState', 'ReadHistoryOptions', 'ReadyState', 'RejectedMove', 'ResetInfo',
+    'ResetMarker', 'RetryOptions', 'RunOutcome', 'RunReport', 'RunSkippedError', 'RunTurnOptions',
+    'RunningAutoformattersState', 'RunningToolState', 'STATES', 'STATE_NAMES', 'ScriptedAgent',
+    'ScriptedCall', 'ScriptedReply', 'ScriptedTool', 'SendingToLLMState', 'SendingToolResultsState',
+    'SkipReason', 'Sleep', 'SpentLimit', 'State', 'StateMachine', 'StateMachineError',
+    'StateMachineEvents', 'StateMachineOptions', 'StateName', 'StateSpec', 'StateTime',
+    'SummarizeHistoryOptions', 'TRANSITIONS', 'TableCheck', 'TableExtension', 'TableIssue',
+    'ToolCall', 'ToolResult', 'ToolUseRequestedState', 'TransitionEvent', 'TransitionRecord',
+    'TransitionTable', 'TransitionValidator', 'TurnCancelledError', 'TurnError',
+    'TurnInProgressError', 'TurnOutcome', 'TurnResult', 'TurnSummary', 'UNKNOWN_STATE',
+    'UnknownState', 'UnknownStateError', 'Usage', 'UsageDelta', 'UsageTotals', 'VERSION',
+    'WaitingForUserInputState', 'assertValidTable', 'canTransition', 'checkTable',
+    'createScriptedAgent', 'createTable', 'extendTable', 'formatBatchReport', 'formatDuration',
+    'formatHistory', 'formatSummary', 'historyToGantt', 'historyToMermaid', 'loadHistory',
+    'readHistory', 'runBatch', 'summarizeHistory', 'tableEdges', 'tableStates', 'toMermaid',
+    'validateHistory',
+  ],
+};
+
+describe('the package exports', () => {
+  const all = listExports();
+
+  it('has exactly the pinned entry points', () => {
+    expect(Object.keys(all).sort()).toEqual(Object.keys(PINNED).sort());
+  });
+
+  it.each(Object.keys(PINNED))('%s exports exactly the pinned names', (entry) => {
+    expect(all[entry]?.map((e) => e.name)).toEqual(PINNED[entry]);
+  });
+
+  it('documents every export with TSDoc', () => {
+    const undocumented = Object.entries(all).flatMap(([entry, exports]) => exports.filter((e) => e.summary === '').map((e) => `${entry}: ${e.name}`));
+    expect(undocumented).toEqual([]);
+  });
+
+  it("matches the README's API reference (npx tsx test/helpers/apiReference.ts --write)", () => {
+    expect(readmeApiReference()).toBe(renderApiReference(all));
+  });
+});
