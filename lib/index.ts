@@ -49,7 +49,9 @@ export { formatDuration } from './internal/formatDuration';
 // The adapter: wrap an existing agent loop.
 export { AgentWithStateMachine } from './agent/AgentWithStateMachine';
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/AgentWithStateMachine';
-export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext } from './agent/AgentLoop';
+export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext, SettleInfo, Pricing } from './agent/AgentLoop';
+export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
+export type { ExternalBudget } from './agent/ExternalBudget';
 export type { TurnResult, TurnOutcome } from './agent/TurnRunner';
 export { LLMCallError, ContractViolationError, BudgetExceededError, TurnCancelledError, OperationError, MachineMovedError } from './agent/TurnError';
 export type { TurnError } from './agent/TurnError';

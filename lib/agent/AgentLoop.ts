@@ -1,8 +1,24 @@
-/** Token and cost figures one LLM response reports. All optional: report what your SDK gives. */
+import type { TurnOutcome } from './TurnOutcome';
+
+/**
+ * Token and cost figures one LLM response reports. All optional, and each accepts `undefined`,
+ * so an SDK's values pass straight through: report what your SDK gives.
+ *
+ * `inputTokens` counts every input token, cached or not; `cachedInputTokens` (read from the
+ * provider's prompt cache) and `cacheWriteTokens` (written to it) are parts of it.
+ * `outputTokens` counts every output token; `reasoningTokens` are part of it.
+ */
 export interface Usage {
-  inputTokens?: number;
-  outputTokens?: number;
-  costUsd?: number;
+  inputTokens?: number | undefined;
+  outputTokens?: number | undefined;
+  /** Input tokens read from the prompt cache: part of `inputTokens`. */
+  cachedInputTokens?: number | undefined;
+  /** Input tokens written to the prompt cache: part of `inputTokens`. */
+  cacheWriteTokens?: number | undefined;
+  /** Output tokens spent on reasoning: part of `outputTokens`. */
+  reasoningTokens?: number | undefined;
+  /** What the response cost in US dollars, when the provider says. Otherwise `pricing` computes it from the tokens. */
+  costUsd?: number | undefined;
 }
 
 /** A tool call the LLM asked for. */
@@ -16,14 +32,18 @@ export interface ToolCall {
 export interface ToolResult {
   callId: string;
   output: string;
-  isError?: boolean;
+  isError?: boolean | undefined;
 }
 
 /** One LLM response: text, tool calls, or both. No tool calls ends the turn. */
 export interface LLMResponse {
-  text?: string;
-  toolCalls?: ToolCall[];
-  usage?: Usage;
+  text?: string | undefined;
+  toolCalls?: ToolCall[] | undefined;
+  usage?: Usage | undefined;
+  /** The model that answered, as the provider names it (used by `pricing`, kept in the history). */
+  model?: string | undefined;
+  /** Why the model stopped (`stop`, `tool_calls`, `end_turn`, `length`, …), as the provider says it. */
+  finishReason?: string | undefined;
 }
 
 /** Handed to every operation: abort what you are doing when `signal` fires. */
@@ -35,9 +55,28 @@ export interface OperationContext {
   attempt?: number;
 }
 
+/** Why `settleToolCalls` is called: how the turn ended, and why. */
+export interface SettleInfo {
+  outcome: TurnOutcome;
+  /** Why the turn ended without sending these results: the cancel reason, the spent limit, the error. */
+  reason: string;
+  turn: number;
+}
+
+/**
+ * Computes the cost in US dollars of one response from its tokens, when the response does
+ * not report `costUsd`. Return `undefined` for a model you have no price for: the adapter then
+ * applies its unknown-cost rule instead of charging $0.
+ */
+export type Pricing = (usage: Usage, info: { model: string | undefined }) => number | undefined;
+
 /**
  * The operations an agent loop already has. The adapter calls them in the order of the
  * sixteen-state flow; the conversation and its message format stay yours.
+ *
+ * An LLM operation (`sendUserMessage`, `sendToolResults`) may be called again with the same
+ * arguments after it failed (a retry): add messages to your conversation only after the call
+ * that carries them succeeded, so a retry never sends them twice.
  */
 export interface AgentLoop {
   /** Sends the user's message (with whatever history you keep) and returns the LLM's response. */
@@ -52,4 +91,13 @@ export interface AgentLoop {
   runAutoformatters?(commits: string[], ctx: OperationContext): Promise<string[] | void>;
   /** User messages that arrived while tools ran. */
   gatherAdditionalMessages?(ctx: OperationContext): Promise<string[]>;
+  /**
+   * Answers the tool calls of a turn that ended before their results were sent (cancelled,
+   * stopped by a budget, failed), so the conversation stays valid for the next turn: most
+   * providers reject a conversation whose tool calls have no results. Called at most once per
+   * turn, with one result per requested call in call order: the real result of every tool that
+   * finished, and `isError: true` with `interrupted: <reason>` or `not run: <reason>` for the
+   * rest. Record them in your conversation; make no LLM call.
+   */
+  settleToolCalls?(results: ToolResult[], info: SettleInfo, ctx: OperationContext): Promise<void>;
 }

@@ -22,8 +22,9 @@ import { addUsage, emptyUsage, usageFromResponse, type UsageDelta, type UsageTot
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 
-/** How a turn ended: normally, cancelled, stopped by a budget, or with an error. */
-export type TurnOutcome = 'end_of_turn' | 'cancelled' | 'budget_exceeded' | 'error';
+import type { TurnOutcome } from './TurnOutcome';
+
+export type { TurnOutcome };
 
 /** How a turn ended. `usage` is this turn's own; the adapter's `usage` has the totals. */
 export interface TurnResult {

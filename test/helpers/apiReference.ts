@@ -1,8 +1,8 @@
 /**
  * Lists what each entry point of the package exports, with the first sentence of each export's
  * TSDoc, straight from the source. test/exports.test.ts pins the lists and checks that the
- * README's API reference is this file's output; `npx tsx test/helpers/apiReference.ts --write`
- * rewrites that section after a deliberate change.
+ * README's API reference is this file's output. After a deliberate change of the exports,
+ * `npx tsx test/helpers/apiReference.ts --pin --write` rewrites the pinned lists and that section.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -86,6 +86,31 @@ export function readmeApiReference(): string | undefined {
   return begin === -1 || end === -1 ? undefined : text.slice(begin, end + END.length);
 }
 
+/** Rewrites the PINNED lists of test/exports.test.ts from the current exports (`--pin`). */
+function pinExports(): void {
+  const file = path.join(ROOT, 'test', 'exports.test.ts');
+  const head = 'const PINNED: Record<string, string[]> = {\n';
+  const body = Object.entries(listExports())
+    .map(([entry, list]) => {
+      const lines: string[] = [];
+      let line = '   ';
+      for (const e of list) {
+        const piece = ` '${e.name}',`;
+        if ((line + piece).length > 100) lines.push(line), (line = '   ');
+        line += piece;
+      }
+      lines.push(line);
+      return `  '${entry}': [\n${lines.join('\n')}\n  ],`;
+    })
+    .join('\n');
+  const text = fs.readFileSync(file, 'utf8');
+  const start = text.indexOf(head) + head.length;
+  const end = text.indexOf('\n};\n', start);
+  fs.writeFileSync(file, text.slice(0, start) + body + text.slice(end));
+  console.log('test/exports.test.ts: pinned lists rewritten');
+}
+
+if (require.main === module && process.argv.includes('--pin')) pinExports();
 if (require.main === module && process.argv.includes('--write')) {
   const text = fs.readFileSync(README, 'utf8');
   const current = readmeApiReference();
