@@ -78,7 +78,9 @@ function timeline(moves, rejected, onPick) {
   }
   function bar(state, start, end, move, extra) {
     var x0 = x(start), w = Math.max(3, x(end) - x0);
-    var cls = 'visit k-' + kindOf(state) + (move.forced ? ' forced' : '') + (move.retried ? ' retried' : '') + (extra || '');
+    // A move's marks go on the visit it ended; the final state's bar is only the state.
+    var marked = extra === '';
+    var cls = 'visit k-' + kindOf(state) + (marked && move.forced ? ' forced' : '') + (marked && move.retried ? ' retried' : '') + extra;
     var rect = sv('rect', { 'class': cls, x: x0, y: laneY(state) + 3, width: w, height: LANE - 6, rx: 2, 'data-seq': move.seq, 'data-state': state, tabindex: 0 });
     var title = sv('title', {});
     title.textContent = state + ' for ' + dur(end - start) + ' — seq ' + move.seq + ': ' + move.from + ' → ' + move.to + (move.forced ? ' (forced)' : '') + (move.retried ? ' (retried)' : '') + (move.desc ? ' — ' + move.desc : '');
