@@ -8,6 +8,7 @@ import { HistorySummarizer } from '../history/summarizeHistory';
 import { historyToGantt, historyToMermaid, toMermaid } from '../history/toMermaid';
 import { HistoryValidator } from '../history/validateHistory';
 import { buildHtmlReport } from '../report/buildHtmlReport';
+import { messageOf } from '../internal/messageOf';
 import { VERSION } from '../internal/version';
 import { oneLine, plural } from '../internal/text';
 
@@ -103,7 +104,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       try {
         fs.writeFileSync(output, report.html);
       } catch (error) {
-        throw new Error(`cannot write the report to ${output}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(`cannot write the report to ${output}: ${messageOf(error)}`);
       }
       io.stdout(`${output}\n`);
     });

@@ -42,7 +42,7 @@ async function open(html: string, name: string): Promise<OpenedPage> {
 
 /** Nothing ran, nothing was fetched, nothing complained. */
 async function expectQuiet(p: OpenedPage): Promise<void> {
-  expect(await p.page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
+  expect(await p.page.evaluate(() => (globalThis as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
   expect(await p.page.locator('img, iframe, object, embed, a[href]').count()).toBe(0);
   expect(p.requests.filter((u) => u !== p.url)).toEqual([]);
   expect(p.problems).toEqual([]);
@@ -127,7 +127,7 @@ describe('the page policy', () => {
   it('blocks a script the page does not carry, even if one got in', async () => {
     const html = (await buildHtmlReport(writeHostileRun(dir, 'wall.jsonl'))).html.replace('</body>', '<script>window.__pwned = "injected"</script></body>');
     const p = await open(html, 'wall.html');
-    expect(await p.page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    expect(await p.page.evaluate(() => (globalThis as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
     expect(p.problems.join('\n')).toMatch(/Content Security Policy/);
     // The page's own script still ran: the timeline is there.
     expect(await p.page.locator('rect.visit').count()).toBeGreaterThan(0);
