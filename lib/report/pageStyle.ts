@@ -23,7 +23,8 @@ h3 { font-size: 14px; margin: 0 0 4px; }
 pre { background: #f3f5f7; padding: 8px 10px; border-radius: 4px; overflow: auto; max-height: 340px; white-space: pre-wrap; word-break: break-word; margin: 6px 0; font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; }
 table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 13px; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
-th { background: #f3f5f7; font-weight: 600; position: sticky; top: 0; }
+th { background: #f3f5f7; font-weight: 600; }
+table.moves th, #runs th { position: sticky; top: 0; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 td.data { font: 12px ui-monospace, Menlo, Consolas, monospace; color: var(--muted); word-break: break-all; }
 tr.forced td { background: #fff3e0; }
