@@ -101,6 +101,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       const report = await buildHtmlReport(target);
       for (const w of report.warnings) io.stderr(`agent-sm: warning: ${w}\n`);
       const output = opts.output ?? defaultReportPath(target, report.kind);
+      if (path.resolve(output) === path.resolve(target)) throw new UsageError(`-o ${output} is the history file itself; choose another path for the page`);
       try {
         fs.writeFileSync(output, report.html);
       } catch (error) {

@@ -161,6 +161,9 @@ describe('main()', () => {
     const bad = await cli('report', runFile, '-o', path.join(dir, 'no-such-dir', 'x.html'));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^agent-sm: error: cannot write the report to .*no-such-dir\/x\.html: ENOENT/);
+    const before = fs.readFileSync(runFile, 'utf8');
+    expect(await cli('report', runFile, '-o', runFile)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: -o ${runFile} is the history file itself; choose another path for the page\n` });
+    expect(fs.readFileSync(runFile, 'utf8')).toBe(before);
   });
 
   it('--help works on every command and exits 0', async () => {
