@@ -4,13 +4,15 @@
  * part-way: runs in flight stop as `budget_exceeded`, the rest are `skipped`. One task's LLM
  * is overloaded on every attempt and one task's sandbox fails to boot; the batch goes on.
  * Offline, no keys. A progress bar on a terminal, plain lines otherwise (CI, `| cat`); then
- * the summary, and where the history of a failed run is with the command to inspect it.
+ * the summary, where the history of a failed run is with the command to inspect it, and last
+ * the path of the batch's HTML report.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import cliProgress from 'cli-progress';
 import {
+  buildHtmlReport,
   createScriptedAgent,
   formatBatchReport,
   runBatch,
@@ -149,6 +151,16 @@ export async function runBatchExample(options: BatchExampleOptions = {}): Promis
     print(`  npx agent-sm inspect ${failed.historyFile!}            (with the package installed)`);
     print(`  npm run agent-sm -- inspect ${failed.historyFile!}   (in a clone of this repository)`);
   }
+
+  // The whole batch as one HTML page: spend against the cap, outcomes, every run's timeline.
+  // `agent-sm report <historyDir>` makes the same page from the folder alone (without the
+  // runs that never wrote a history: skipped, or whose agent did not start).
+  const page = await buildHtmlReport(historyDir, { batch: report });
+  const reportFile = path.join(historyDir, 'report.html');
+  fs.writeFileSync(reportFile, page.html);
+  print('');
+  print(`The same folder as a page: npx agent-sm report ${historyDir}`);
+  print(`Batch report (open it in a browser): ${reportFile}`);
   return report;
 }
 

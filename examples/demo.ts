@@ -111,6 +111,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<TurnResult[]> 
   );
   const forced = adapter.machine.history().filter((r) => r.forced).length;
   print(`Moves: ${adapter.machine.history().length}, forced: ${forced} (cancellations outside CheckingForCancellation), rejected: ${rejected}`);
+  print('\nKeep every move in a file (`sink: JsonlHistorySink.open(\'run.jsonl\')`) and read it later: `npx agent-sm inspect run.jsonl`,');
+  print('or `npx agent-sm report run.jsonl` for one HTML page with the timeline, the failure, where the time and money went.');
   return results;
 }
 

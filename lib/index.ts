@@ -91,3 +91,11 @@ export { RunSkippedError } from './batch/RunSkippedError';
 export type { SkipReason } from './batch/RunSkippedError';
 export { formatBatchReport } from './batch/formatBatchReport';
 export type { FormatBatchReportOptions } from './batch/formatBatchReport';
+
+// HTML reports: one self-contained page per run or per batch (`agent-sm report`).
+export { renderRunPage } from './report/renderRunPage';
+export type { RunPageOptions } from './report/renderRunPage';
+export { renderBatchPage } from './report/renderBatchPage';
+export type { BatchPageRun, BatchPageOptions } from './report/renderBatchPage';
+export { buildHtmlReport } from './report/buildHtmlReport';
+export type { BuildHtmlReportOptions, HtmlReport } from './report/buildHtmlReport';

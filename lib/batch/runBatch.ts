@@ -180,6 +180,8 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   new AgentWithStateMachine(PROBE_AGENT, adapterOptions);
   const log = logger === false ? undefined : (logger ?? getDefaultLogger());
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
+  // Each run's file says which caps its batch ran under, so a report made from the folder alone can show them.
+  const batchInfo = { limits: { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) }, concurrency };
   if (historyDir !== undefined) {
     try {
       fs.mkdirSync(historyDir, { recursive: true });
@@ -255,7 +257,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       };
       adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(historyDir === undefined ? {} : { sink: forward }) });
       if (historyDir !== undefined) {
-        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index }, overwrite: true, startedAt: clock() });
+        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: true, startedAt: clock() });
       }
       adapter.machine.onTransition(() => (moves += 1));
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));

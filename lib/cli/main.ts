@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError } from 'commander';
 import { formatSummary } from '../history/formatSummary';
 import type { HistoryWarning } from '../history/HistoryEntry';
@@ -5,6 +7,8 @@ import { loadHistory, readHistory } from '../history/loadHistory';
 import { HistorySummarizer } from '../history/summarizeHistory';
 import { historyToGantt, historyToMermaid, toMermaid } from '../history/toMermaid';
 import { HistoryValidator } from '../history/validateHistory';
+import { buildHtmlReport } from '../report/buildHtmlReport';
+import { messageOf } from '../internal/messageOf';
 import { VERSION } from '../internal/version';
 import { oneLine, plural } from '../internal/text';
 
@@ -88,6 +92,24 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       io.stdout(`${opts.gantt === true ? historyToGantt(loaded.entries) : historyToMermaid(loaded.entries)}\n`);
     });
 
+  program
+    .command('report')
+    .description('Write one self-contained HTML page (no network, opens from file://): for a history file, the run — its failure, timeline, time per state, cost, every move; for a folder, the batch — spend against the caps, outcomes, a sortable table of runs, each run\'s timeline.')
+    .argument('<path>', 'a history file (.jsonl), or a folder of them (a batch\'s historyDir)')
+    .option('-o, --output <file>', 'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)')
+    .action(async (target: string, opts: { output?: string }) => {
+      const report = await buildHtmlReport(target);
+      for (const w of report.warnings) io.stderr(`agent-sm: warning: ${w}\n`);
+      const output = opts.output ?? defaultReportPath(target, report.kind);
+      if (path.resolve(output) === path.resolve(target)) throw new UsageError(`-o ${output} is the history file itself; choose another path for the page`);
+      try {
+        fs.writeFileSync(output, report.html);
+      } catch (error) {
+        throw new Error(`cannot write the report to ${output}: ${messageOf(error)}`);
+      }
+      io.stdout(`${output}\n`);
+    });
+
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return code;
@@ -96,6 +118,12 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     io.stderr(`agent-sm: error: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
     return EXIT.error;
   }
+}
+
+/** `run.jsonl` → `run.html` beside it; a folder → `report.html` inside it. */
+function defaultReportPath(target: string, kind: 'run' | 'batch'): string {
+  if (kind === 'batch') return path.join(target, 'report.html');
+  return path.join(path.dirname(target), `${path.basename(target, path.extname(target))}.html`);
 }
 
 /** A wrong combination of options, reported like commander's own usage errors. */

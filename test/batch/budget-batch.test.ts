@@ -35,5 +35,11 @@ describe('examples/budget-batch', () => {
     const run = report.runs.find((r) => r.historyFile === file)!;
     expect(run.outcome).not.toBe('end_of_turn');
     expect((await loadHistory(file)).records).toHaveLength(run.transitions);
+    // It ends with the batch's page: every run, those without a history file included.
+    expect(lines.at(-1)).toBe(`Batch report (open it in a browser): ${path.join(dir, 'report.html')}`);
+    expect(out).toContain(`npx agent-sm report ${dir}`);
+    const html = fs.readFileSync(path.join(dir, 'report.html'), 'utf8');
+    expect(html).toContain('<h1>Batch of 50 runs</h1>');
+    expect(html).toContain('$1.5000 (');
   });
 });

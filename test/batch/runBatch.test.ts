@@ -392,7 +392,8 @@ describe('runBatch', () => {
         expect(path.basename(run.historyFile!)).toMatch(/^[A-Za-z0-9_-][A-Za-z0-9._-]*\.jsonl$/);
         const history = await loadHistory(run.historyFile!);
         expect(history.records).toHaveLength(run.transitions);
-        expect(history.meta).toMatchObject({ runId: run.id, metadata: { taskId: run.id, index: report.runs.indexOf(run) } });
+        // The caps go with each file, so a report made from the folder alone can show them.
+        expect(history.meta).toEqual(expect.objectContaining({ runId: run.id, metadata: { taskId: run.id, index: report.runs.indexOf(run), batch: { limits: {}, concurrency: 2 } } }));
         expect(history.records[0]!.from).toBe('Ready');
         expect(validateHistory(history.entries).ok).toBe(true);
         expect(run.historyError).toBeUndefined();

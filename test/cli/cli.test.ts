@@ -133,6 +133,39 @@ describe('main()', () => {
     expect((await cli('inspec', runFile)).stderr).toBe("agent-sm: error: unknown command 'inspec' (Did you mean inspect?)\n");
   });
 
+  it('report writes the run page next to the history file, or where -o says, and prints its path', async () => {
+    const byDefault = await cli('report', runFile);
+    expect(byDefault).toEqual({ code: 0, stdout: `${path.join(dir, 'run.html')}\n`, stderr: '' });
+    const html = fs.readFileSync(path.join(dir, 'run.html'), 'utf8');
+    expect(html).toMatch(/^<!DOCTYPE html>/);
+    expect(html).toContain('<h1>Run task-42 <span class="badge error">error</span></h1>');
+    const out = path.join(dir, 'elsewhere.html');
+    expect(await cli('report', runFile, '-o', out)).toEqual({ code: 0, stdout: `${out}\n`, stderr: '' });
+    expect(fs.readFileSync(out, 'utf8')).toBe(html);
+  });
+
+  it('report writes a batch page for a folder, into it by default, warning about files it could not read', async () => {
+    const runs = path.join(dir, 'runs');
+    fs.mkdirSync(runs);
+    fs.copyFileSync(runFile, path.join(runs, 'a.jsonl'));
+    fs.writeFileSync(path.join(runs, 'b.jsonl'), 'garbage\nmore\n');
+    const { code, stdout, stderr } = await cli('report', runs);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${path.join(runs, 'report.html')}\n`);
+    expect(stderr).toMatch(/^agent-sm: warning: .*runs\/b\.jsonl:1: corrupt line: .* \(listed as unreadable\)\n$/);
+    expect(fs.readFileSync(path.join(runs, 'report.html'), 'utf8')).toContain('<h1>Batch of 2 runs</h1>');
+  });
+
+  it('report fails with one line for a missing path or an unwritable output', async () => {
+    expect(await cli('report', path.join(dir, 'nope'))).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(dir, 'nope')}: no such file or folder\n` });
+    const bad = await cli('report', runFile, '-o', path.join(dir, 'no-such-dir', 'x.html'));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^agent-sm: error: cannot write the report to .*no-such-dir\/x\.html: ENOENT/);
+    const before = fs.readFileSync(runFile, 'utf8');
+    expect(await cli('report', runFile, '-o', runFile)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: -o ${runFile} is the history file itself; choose another path for the page\n` });
+    expect(fs.readFileSync(runFile, 'utf8')).toBe(before);
+  });
+
   it('--help works on every command and exits 0', async () => {
     for (const argv of [['--help'], ['inspect', '--help'], ['validate', '--help'], ['diagram', '--help'], ['help', 'inspect']]) {
       const { code, stdout } = await cli(...argv);

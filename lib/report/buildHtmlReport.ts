@@ -1,0 +1,91 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BatchReport } from '../batch/runBatch';
+import type { HistoryWarning } from '../history/HistoryEntry';
+import { HistoryFileError } from '../history/HistoryFileError';
+import { loadHistory } from '../history/loadHistory';
+import { messageOf } from '../internal/messageOf';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { BatchPageBuilder } from './renderBatchPage';
+import { renderRunPage } from './renderRunPage';
+
+/** Options of `buildHtmlReport`. */
+export interface BuildHtmlReportOptions {
+  /**
+   * The batch's own report, when you have it (`runBatch`'s result): its caps, concurrency and
+   * duration head the page, and runs with no history file (skipped, or whose agent never
+   * started) are listed with why. Only for a folder.
+   */
+  batch?: BatchReport;
+  /** Characters of each move's data kept in the page. Default 10,000 for a run, 300 per move for a batch. */
+  maxDataChars?: number;
+}
+
+/** What `buildHtmlReport` made. */
+export interface HtmlReport {
+  /** `run` for a history file, `batch` for a folder of them. */
+  readonly kind: 'run' | 'batch';
+  /** The page: one self-contained HTML file. */
+  readonly html: string;
+  /** Runs on the page. */
+  readonly runs: number;
+  /** Odd but readable lines (such as a cut last line), and files of a batch that could not be read at all. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * The HTML report `agent-sm report` writes: for a history file, the run's page
+ * (`renderRunPage`); for a folder, the batch's page (`renderBatchPage`) over every `*.jsonl`
+ * in it, read one at a time. A file of a batch that cannot be read is listed as
+ * `unreadable` with why, and the page is still made; a single file that cannot be read throws
+ * `HistoryFileError`.
+ */
+export async function buildHtmlReport(target: string, options: BuildHtmlReportOptions = {}): Promise<HtmlReport> {
+  if (typeof target !== 'string' || target === '') throw new InvalidArgumentError('path', 'a history file or a folder of them', target);
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  let stat: fs.Stats;
+  try {
+    stat = await fs.promises.stat(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new HistoryFileError('not_found', target, 'no such file or folder', { cause: error });
+    throw new HistoryFileError('read_failed', target, `cannot read: ${messageOf(error)}`, { cause: error });
+  }
+  const warnings: string[] = [];
+  const note = (w: HistoryWarning): void => void warnings.push(w.message);
+  if (!stat.isDirectory()) {
+    if (options.batch !== undefined) throw new InvalidArgumentError('options.batch', 'a batch report only with a folder of history files', options.batch);
+    const loaded = await loadHistory(target);
+    loaded.warnings.forEach(note);
+    const html = renderRunPage(loaded.entries, { file: target, ...(options.maxDataChars === undefined ? {} : { maxDataChars: options.maxDataChars }) });
+    return { kind: 'run', html, runs: 1, warnings };
+  }
+
+  const builder = new BatchPageBuilder(options.maxDataChars);
+  const add = async (file: string | undefined, run: BatchReport['runs'][number] | undefined): Promise<void> => {
+    if (file === undefined) return builder.add({ report: run! });
+    let loaded;
+    try {
+      loaded = await loadHistory(file);
+    } catch (error) {
+      warnings.push(`${messageOf(error)} (listed as unreadable)`);
+      if (run === undefined) return builder.addUnreadable(file, messageOf(error));
+      return builder.add({ report: run, file });
+    }
+    loaded.warnings.forEach(note);
+    builder.add({ history: loaded.entries, file, ...(run === undefined ? {} : { report: run }) });
+  };
+  const { batch } = options;
+  if (batch !== undefined) {
+    if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs)) throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
+    for (const run of batch.runs) await add(run.historyFile, run);
+  } else {
+    const files = (await fs.promises.readdir(target)).filter((name) => name.endsWith('.jsonl')).sort();
+    if (files.length === 0) throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
+    for (const name of files) await add(path.join(target, name), undefined);
+  }
+  const html = builder.render({
+    source: target,
+    ...(batch === undefined ? {} : { limits: batch.limits, concurrency: batch.concurrency, durationMs: batch.durationMs, ...(batch.stopped === undefined ? {} : { stopped: batch.stopped }) }),
+  });
+  return { kind: 'batch', html, runs: batch?.runs.length ?? builder.size, warnings };
+}

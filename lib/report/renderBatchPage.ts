@@ -1,0 +1,252 @@
+import type { BudgetLimits } from '../agent/BudgetLimits';
+import type { RunReport } from '../batch/runBatch';
+import type { HistoryItem } from '../history/HistoryEntry';
+import { formatDuration } from '../internal/formatDuration';
+import { plural } from '../internal/text';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { collectRun, dataField, type StateKind } from './collectRun';
+import { encodeRun, type EncodedRun, StringTable } from './encodeRun';
+import { esc, page } from './html';
+import { legend } from './renderRunPage';
+import { barChart, lineChart, thin } from './svgCharts';
+
+/** One run of a batch page: its history, its `RunReport` from `runBatch`, or both. */
+export interface BatchPageRun {
+  /** Default: the report's id, else the history's run id, else `file`. */
+  id?: string;
+  /** The run's history (e.g. `loadHistory(file).entries`): its timeline, and its figures when there is no report. */
+  history?: Iterable<HistoryItem>;
+  /** The run as `runBatch` reported it: outcome, usage and duration are taken from here when given. */
+  report?: RunReport;
+  /** The history file, named on the page. */
+  file?: string;
+}
+
+/** Options of `renderBatchPage`: the batch's caps and figures (a `BatchReport` has them), what to call it. */
+export interface BatchPageOptions {
+  /** Named on the page, e.g. the history folder. */
+  source?: string;
+  /** The caps the batch ran under. Default: those `runBatch` wrote into the runs' history files, if any. */
+  limits?: { perRun?: BudgetLimits; total?: BudgetLimits };
+  concurrency?: number;
+  /** The batch's elapsed time. Default: from the first run's start to the last run's end. */
+  durationMs?: number;
+  /** Why the batch stopped early, as `BatchReport.stopped` says. */
+  stopped?: { message: string };
+  /** Characters of each move's data (as JSON) kept in the page. Default 300: 10,000 runs stay a file you can mail. */
+  maxDataChars?: number;
+}
+
+interface Row {
+  run: number;
+  id: string;
+  outcome: string;
+  cost: number;
+  tokens: number;
+  llm: number;
+  tools: number;
+  ms: number;
+  final: string;
+  note: string;
+}
+
+const OUTCOME_KIND: Readonly<Record<string, StateKind>> = { end_of_turn: 'end', budget_exceeded: 'error', error: 'error', cancelled: 'error', skipped: 'idle', incomplete: 'check', empty: 'idle', unreadable: 'other' };
+
+/**
+ * Builds a batch page one run at a time, keeping only each run's compact timeline, so ten
+ * thousand history files need not be in memory at once. `renderBatchPage` is the one-call form.
+ */
+export class BatchPageBuilder {
+  readonly #strings = new StringTable();
+  readonly #runs: EncodedRun[] = [];
+  readonly #rows: Row[] = [];
+  readonly #spend: Array<[number, number]> = [];
+  readonly #order = new Map<string, StateKind>();
+  readonly #maxDataChars: number;
+  #limits: BatchPageOptions['limits'] | undefined;
+  #concurrency: number | undefined;
+  #first = Infinity;
+  #last = -Infinity;
+
+  constructor(maxDataChars = 300) {
+    if (typeof maxDataChars !== 'number' || !Number.isSafeInteger(maxDataChars) || maxDataChars < 1) throw new InvalidArgumentError('maxDataChars', 'a positive integer', maxDataChars);
+    this.#maxDataChars = maxDataChars;
+  }
+
+  /** Adds the next run; `name` labels it in errors (`runs[3]`). */
+  add(run: BatchPageRun, name = 'run'): void {
+    if (typeof run !== 'object' || run === null) throw new InvalidArgumentError(name, 'a run { id?, history?, report?, file? }', run);
+    const { history, report, file } = run;
+    if (history === undefined && report === undefined) throw new InvalidArgumentError(name, 'a run with a `history`, a `report`, or both', run);
+    if (report !== undefined && (typeof report !== 'object' || report === null || typeof report.outcome !== 'string' || typeof report.usage !== 'object')) {
+      throw new InvalidArgumentError(`${name}.report`, 'a RunReport from runBatch()', report);
+    }
+    const facts = history === undefined ? undefined : collectRun(history);
+    let index = -1;
+    if (facts !== undefined) {
+      this.#limits ??= limitsFrom(facts.meta?.metadata);
+      const concurrency = dataField(dataField(facts.meta?.metadata, 'batch'), 'concurrency');
+      if (typeof concurrency === 'number' && Number.isSafeInteger(concurrency)) this.#concurrency ??= concurrency;
+      for (const state of facts.order) if (!this.#order.has(state)) this.#order.set(state, facts.kinds[state] ?? 'other');
+      if (facts.records.length > 0) {
+        index = this.#runs.length;
+        this.#runs.push(encodeRun(facts, this.#strings, this.#maxDataChars));
+      }
+      const { startedAt, endedAt } = facts.summary;
+      if (startedAt !== null) this.#first = Math.min(this.#first, startedAt);
+      if (endedAt !== null) this.#last = Math.max(this.#last, endedAt);
+      let spent = 0;
+      for (const u of facts.usage) {
+        if (u.costUsd !== spent) this.#spend.push([u.at, u.costUsd - spent]);
+        spent = u.costUsd;
+      }
+    }
+    const lastUsage = facts?.usage.at(-1);
+    const usage = report?.usage;
+    const id = run.id ?? report?.id ?? facts?.meta?.runId ?? file ?? `run ${this.#rows.length + 1}`;
+    if (typeof id !== 'string') throw new InvalidArgumentError(`${name}.id`, 'a string', id);
+    this.#rows.push({
+      run: index,
+      id,
+      outcome: report?.outcome ?? facts?.outcome ?? 'empty',
+      cost: usage?.costUsd ?? lastUsage?.costUsd ?? 0,
+      tokens: usage === undefined ? (lastUsage === undefined ? 0 : lastUsage.inputTokens + lastUsage.outputTokens) : usage.inputTokens + usage.outputTokens,
+      llm: usage?.llmCalls ?? lastUsage?.llmCalls ?? 0,
+      tools: usage?.toolCalls ?? lastUsage?.toolCalls ?? 0,
+      ms: report?.durationMs ?? facts?.summary.elapsedMs ?? 0,
+      final: facts?.summary.finalState ?? '',
+      note: report?.error?.message ?? (facts?.summary.failure?.description || ''),
+    });
+  }
+
+  /** Runs added so far. */
+  get size(): number {
+    return this.#rows.length;
+  }
+
+  /** A history file that could not be read: listed as `unreadable`, with why, so a broken file cannot hide a run. */
+  addUnreadable(file: string, message: string): void {
+    this.#rows.push({ run: -1, id: file, outcome: 'unreadable', cost: 0, tokens: 0, llm: 0, tools: 0, ms: 0, final: '', note: message });
+  }
+
+  /** The page, for the runs added so far. */
+  render(options: BatchPageOptions = {}): string {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', 'an object', options);
+    const rows = this.#rows;
+    const limits = options.limits ?? this.#limits ?? {};
+    const durationMs = options.durationMs ?? (this.#last >= this.#first ? this.#last - this.#first : 0);
+    const totals = rows.reduce((t, r) => ({ cost: t.cost + r.cost, tokens: t.tokens + r.tokens, llm: t.llm + r.llm, tools: t.tools + r.tools }), { cost: 0, tokens: 0, llm: 0, tools: 0 });
+    const outcomes = new Map<string, number>();
+    for (const r of rows) outcomes.set(r.outcome, (outcomes.get(r.outcome) ?? 0) + 1);
+    const title = `Batch of ${plural(rows.length, 'run')}`;
+    const sub = [
+      ...(options.source === undefined ? [] : [options.source]),
+      ...(Number.isFinite(this.#first) ? [`started ${new Date(this.#first).toISOString()}`] : []),
+      `over ${formatDuration(durationMs)}`,
+      ...((options.concurrency ?? this.#concurrency) === undefined ? [] : [`concurrency ${options.concurrency ?? this.#concurrency}`]),
+    ];
+    const body = [
+      `<header><h1>${esc(title)}</h1><p class="sub">${esc(sub.join(' · '))}</p>`,
+      options.stopped === undefined ? '' : `<div class="panel failure"><strong>Stopped early:</strong> ${esc(options.stopped.message)}</div>`,
+      '</header>',
+      '<section id="batch-view">',
+      `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,
+      spendChart(this.#spend, this.#first, durationMs, limits.total?.maxCostUsd),
+      `<h2>Outcomes</h2>${barChart(
+        [...outcomes].sort((a, b) => b[1] - a[1]).map(([o, n]) => ({ label: o, value: n, cls: `k-${OUTCOME_KIND[o] ?? 'other'}`, note: `${n.toLocaleString('en-US')} (${Math.round((n / Math.max(1, rows.length)) * 100)}%)` })),
+        { title: 'Runs by outcome' },
+      )}`,
+      '<h2>Runs</h2>',
+      '<div class="controls">',
+      '<label>Find: <input id="runs-search" type="search" placeholder="run id" autocomplete="off"></label>',
+      `<label>Outcome: <select id="runs-outcome"><option value="">all</option>${[...outcomes.keys()].sort().map((o) => `<option value="${esc(o)}">${esc(o)}</option>`).join('')}</select></label>`,
+      '<button type="button" id="runs-prev">‹ previous</button><button type="button" id="runs-next">next ›</button><span id="runs-info" class="count"></span>',
+      '</div>',
+      '<p class="hint">Click a column to sort, a row to open that run’s timeline.</p>',
+      '<table id="runs"><thead><tr></tr></thead><tbody></tbody></table>',
+      '</section>',
+      `<section id="run-view" hidden>${legend()}</section>`,
+    ].join('\n');
+    const data = {
+      page: 'batch',
+      s: this.#strings.strings,
+      order: [...this.#order],
+      runs: this.#runs,
+      rows: rows.map((r) => [r.run, r.id, r.outcome, r.cost, r.llm, r.tools, r.ms, r.final, r.note]),
+    };
+    return page(title, body, data);
+  }
+}
+
+/**
+ * One self-contained HTML page for a batch: spend against the caps (and over time, against
+ * `total.maxCostUsd`), outcome counts, and a sortable, filterable, paged table of runs
+ * (outcome, cost, LLM calls, tool calls, duration, final state) in which each row opens that
+ * run's timeline and moves inside the same file. Give each run its history, its `RunReport`,
+ * or both. Every string is escaped; the page runs nothing but its own script. Pure.
+ */
+export function renderBatchPage(runs: Iterable<BatchPageRun>, options: BatchPageOptions = {}): string {
+  if (typeof runs !== 'object' || runs === null || typeof (runs as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+    throw new InvalidArgumentError('runs', 'an iterable of runs { id?, history?, report?, file? }', runs);
+  }
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', 'an object', options);
+  const builder = new BatchPageBuilder(options.maxDataChars);
+  let i = 0;
+  for (const run of runs) builder.add(run, `runs[${i++}]`);
+  return builder.render(options);
+}
+
+/** The caps `runBatch` writes into each run's meta line (`metadata.batch.limits`), read defensively. */
+function limitsFrom(metadata: unknown): BatchPageOptions['limits'] | undefined {
+  const limits = dataField(dataField(metadata, 'batch'), 'limits');
+  const pick = (value: unknown): BudgetLimits | undefined => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const out: Record<string, number> = {};
+    for (const key of ['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs']) {
+      const n = (value as Record<string, unknown>)[key];
+      if (typeof n === 'number' && Number.isFinite(n) && n >= 0) out[key] = n;
+    }
+    return out as BudgetLimits;
+  };
+  if (typeof limits !== 'object' || limits === null) return undefined;
+  const perRun = pick(dataField(limits, 'perRun'));
+  const total = pick(dataField(limits, 'total'));
+  return { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) };
+}
+
+function capsTable(totals: { cost: number; tokens: number; llm: number; tools: number }, durationMs: number, limits: NonNullable<BatchPageOptions['limits']>): string {
+  const count = (n: number): string => n.toLocaleString('en-US');
+  const money = (n: number): string => `$${n.toFixed(n >= 100 ? 2 : 4)}`;
+  const rows: Array<[string, number, keyof BudgetLimits, (n: number) => string]> = [
+    ['cost', totals.cost, 'maxCostUsd', money],
+    ['tokens', totals.tokens, 'maxTokens', count],
+    ['LLM calls', totals.llm, 'maxLlmCalls', count],
+    ['tool calls', totals.tools, 'maxToolCalls', count],
+    ['wall time', durationMs, 'maxWallMs', formatDuration],
+  ];
+  const body = rows.map(([label, used, key, show]) => {
+    const cap = limits.total?.[key];
+    const per = limits.perRun?.[key];
+    const share = cap === undefined || cap === 0 ? undefined : used / cap;
+    const gauge =
+      share === undefined
+        ? ''
+        : `<svg class="gauge" viewBox="0 0 160 12" width="160" height="12" role="img" aria-label="${Math.round(share * 100)}% of the cap"><rect class="cap-room" x="0" y="0" width="160" height="12" rx="2"/><rect class="${share > 1 ? 'cap-over' : 'cap-used'}" x="0" y="0" width="${Math.round(Math.min(1, share) * 160)}" height="12" rx="2"/></svg>`;
+    return `<tr><td>${esc(label)}</td><td class="num">${esc(show(used))}</td><td class="num">${cap === undefined ? '—' : esc(`${show(cap)}${share === undefined ? '' : ` (${Math.round(share * 100)}%)`}`)}</td><td>${gauge}</td><td class="num">${per === undefined ? '—' : esc(show(per))}</td></tr>`;
+  });
+  return `<table class="caps"><thead><tr><th></th><th class="num">used</th><th class="num">batch cap</th><th></th><th class="num">per-run cap</th></tr></thead><tbody>${body.join('')}</tbody></table>`;
+}
+
+function spendChart(spend: Array<[number, number]>, start: number, durationMs: number, cap: number | undefined): string {
+  if (spend.length === 0) return '<h2>Spend over time</h2><p class="hint">The histories carry no usage data.</p>';
+  spend.sort((a, b) => a[0] - b[0]);
+  let sum = 0;
+  const points = spend.map(([at, delta]) => [at - start, Math.round((sum += delta) * 1e10) / 1e10] as const);
+  return `<h2>Spend over time</h2>${lineChart([{ name: 'spent (USD)', cls: 's-cost', points: thin(points, 500) }], {
+    title: 'Spend over time',
+    yFormat: (n) => `$${n.toFixed(n < 1 ? 3 : 2)}`,
+    xFormat: (ms) => `+${formatDuration(ms)}`,
+    xMax: durationMs,
+    ...(cap === undefined ? {} : { limit: { value: cap, label: `batch cap $${cap.toFixed(2)}` } }),
+  })}`;
+}

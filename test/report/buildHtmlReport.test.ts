@@ -1,0 +1,89 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
+import { runBatch } from '../../lib/batch/runBatch';
+import { HistoryFileError } from '../../lib/history/HistoryFileError';
+import { buildHtmlReport } from '../../lib/report/buildHtmlReport';
+import { writeBatch, writeHostileRun } from '../fixtures/reportRuns';
+
+type Rows = Array<[number, string, string, number, number, number, number, string, string]>;
+const rows = (html: string): Rows => JSON.parse(/id="report-data">(.*?)<\/script>/s.exec(html)![1]!).rows;
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-build-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('buildHtmlReport', () => {
+  it('buildHtmlReport() makes a run page from a history file', async () => {
+    const file = writeHostileRun(dir);
+    const report = await buildHtmlReport(file);
+    expect(report).toMatchObject({ kind: 'run', runs: 1, warnings: [] });
+    expect(report.html).toContain(`<p class="sub">${file} · agent-state-machine`);
+    expect(report.html).toContain('id="failure"');
+  });
+
+  it('buildHtmlReport() makes a batch page from every *.jsonl of a folder, in name order, caps from the files', async () => {
+    writeBatch(dir, 5);
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'not a history');
+    const report = await buildHtmlReport(dir);
+    expect(report).toMatchObject({ kind: 'batch', runs: 5, warnings: [] });
+    expect(rows(report.html).map((r) => [r[1], r[2]])).toEqual([
+      ['task-000', 'end_of_turn'],
+      ['task-001', 'error'],
+      ['task-002', 'cancelled'],
+      ['task-003', 'end_of_turn'],
+      ['task-004', 'end_of_turn'],
+    ]);
+    expect(report.html).toContain('$2.0000 (');
+    expect(report.html).toContain('concurrency 4');
+  });
+
+  it('buildHtmlReport() lists a file it cannot read as unreadable and says so, and keeps a cut last line as a warning', async () => {
+    writeBatch(dir, 2);
+    fs.writeFileSync(path.join(dir, 'broken.jsonl'), 'not json\n{"also": "not"}\n');
+    fs.appendFileSync(path.join(dir, 'task-001.jsonl'), '{"seq":');
+    const report = await buildHtmlReport(dir);
+    expect(rows(report.html).map((r) => [r[1], r[2]])).toEqual([
+      [path.join(dir, 'broken.jsonl'), 'unreadable'],
+      ['task-000', 'end_of_turn'],
+      ['task-001', 'error'],
+    ]);
+    expect(report.warnings).toHaveLength(2);
+    expect(report.warnings[0]).toMatch(/broken\.jsonl:1: corrupt line.*\(listed as unreadable\)$/);
+    expect(report.warnings[1]).toMatch(/task-001\.jsonl:\d+: the last line is incomplete/);
+  });
+
+  it('buildHtmlReport() takes runBatch’s report: its caps, and the runs with no history file', async () => {
+    const reply = { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.4 } };
+    const tasks = Array.from({ length: 5 }, (_, i) => ({
+      id: `t${i}`,
+      input: 'go',
+      agent: i === 1 ? () => { throw new Error('sandbox failed to boot'); } : () => createScriptedAgent({ replies: [reply] }),
+    }));
+    const batch = await runBatch(tasks, { concurrency: 1, total: { maxCostUsd: 1 }, historyDir: dir, logger: false });
+    const report = await buildHtmlReport(dir, { batch });
+    expect(report.runs).toBe(5);
+    expect(rows(report.html).map((r) => [r[1], r[2], r[0] >= 0])).toEqual([
+      ['t0', 'end_of_turn', true],
+      ['t1', 'error', false],
+      ['t2', 'end_of_turn', true],
+      ['t3', 'end_of_turn', true], // $0.80 spent when it started: its reply passes the cap, as the README allows
+      ['t4', 'skipped', false],
+    ]);
+    expect(rows(report.html)[1]![8]).toContain('sandbox failed to boot');
+    expect(report.html).toContain('$1.0000 (');
+    expect(report.html).toContain('Stopped early:');
+  });
+
+  it('buildHtmlReport() says what is wrong with the path', async () => {
+    await expect(buildHtmlReport(path.join(dir, 'nope.jsonl'))).rejects.toThrow(HistoryFileError);
+    await expect(buildHtmlReport(path.join(dir, 'nope.jsonl'))).rejects.toThrow(/nope\.jsonl: no such file or folder/);
+    await expect(buildHtmlReport(dir)).rejects.toThrow(/holds no history files \(\*\.jsonl\)/);
+    await expect(buildHtmlReport('')).rejects.toThrow(/`path`/);
+    const file = writeHostileRun(dir);
+    await expect(buildHtmlReport(file, { batch: { runs: [] } as never })).rejects.toThrow(/`options.batch`/);
+  });
+});

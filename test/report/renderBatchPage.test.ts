@@ -1,0 +1,89 @@
+import type { RunReport } from '../../lib/batch/runBatch';
+import { RunSkippedError } from '../../lib/batch/RunSkippedError';
+import { emptyUsage } from '../../lib/agent/UsageTotals';
+import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
+import { BatchPageBuilder, renderBatchPage } from '../../lib/report/renderBatchPage';
+import { DEFAULT_TABLE } from '../../lib/machine/transitions';
+import { failedRun, T0 } from '../fixtures/agentRun';
+
+type Data = { page: string; runs: unknown[]; rows: Array<[number, string, string, number, number, number, number, string, string]> };
+const pageData = (html: string): Data => JSON.parse(/id="report-data">(.*?)<\/script>/s.exec(html)![1]!);
+
+/** A one-call run that ends as `to`, charged `cost`. */
+function run(start: number, cost: number, to = 'EndOfTurn'): TransitionRecord<string>[] {
+  return [
+    { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: 'start', at: start + 1, durationMs: 1, forced: false },
+    { seq: 2, from: 'WaitingForUserInput', to: 'SendingToLLM', description: 'send', at: start + 2, durationMs: 1, forced: false },
+    { seq: 3, from: 'SendingToLLM', to: 'ProcessingLLMResponse', description: 'reply', data: { usage: { inputTokens: 100, outputTokens: 20, costUsd: cost, llmCalls: 1, toolCalls: 2 } }, at: start + 100, durationMs: 98, forced: false },
+    { seq: 4, from: 'ProcessingLLMResponse', to, description: 'done', at: start + 101, durationMs: 1, forced: false },
+  ];
+}
+
+const report = (id: string, outcome: RunReport['outcome'], costUsd: number, extra: Partial<RunReport> = {}): RunReport => ({ id, outcome, usage: { ...emptyUsage(), costUsd, llmCalls: 3 }, durationMs: 500, transitions: 0, ...extra });
+
+describe('renderBatchPage', () => {
+  it('renderBatchPage() lists each run with its outcome, cost, calls, duration and final state, read from its history', () => {
+    const html = renderBatchPage([
+      { id: 'a', history: run(T0, 0.25) },
+      { id: 'b', history: run(T0 + 50, 0.5, 'Error') },
+      { id: 'c', history: failedRun().history() },
+    ]);
+    const data = pageData(html);
+    expect(data.page).toBe('batch');
+    expect(data.rows).toEqual([
+      [0, 'a', 'end_of_turn', 0.25, 1, 2, 101, 'EndOfTurn', ''],
+      [1, 'b', 'error', 0.5, 1, 2, 101, 'Error', 'done'],
+      [2, 'c', 'error', 0, 0, 0, 60_114, 'Error', 'LLM request failed'],
+    ]);
+    expect(data.runs).toHaveLength(3);
+    expect(html).toContain('<h1>Batch of 3 runs</h1>');
+    expect(html).toMatch(/<text class="label"[^>]*>end_of_turn<\/text>/);
+  });
+
+  it('renderBatchPage() charts spend over time against the batch cap and shows each cap used', () => {
+    const html = renderBatchPage([{ history: run(T0, 0.25) }, { history: run(T0 + 1000, 0.5) }], { limits: { total: { maxCostUsd: 1, maxLlmCalls: 4 }, perRun: { maxCostUsd: 0.6 } }, concurrency: 2 });
+    expect(html).toContain('<td>cost</td><td class="num">$0.7500</td><td class="num">$1.0000 (75%)</td>');
+    expect(html).toContain('<td>LLM calls</td><td class="num">2</td><td class="num">4 (50%)</td>');
+    expect(html).toContain('<td class="num">$0.6000</td>');
+    expect(html).toContain('batch cap $1.00');
+    expect(html).toContain('concurrency 2');
+    // Two steps: $0.25 at +100 ms, $0.75 at +1,100 ms.
+    const path = /<path class="line s-cost" d="([^"]+)"/.exec(html)![1]!;
+    expect(path.match(/V/g)).toHaveLength(2);
+  });
+
+  it('renderBatchPage() takes the caps runBatch wrote into the histories when none are given', () => {
+    const meta = { kind: 'meta' as const, line: 1, meta: { type: 'meta' as const, version: '0', runId: 'x', startedAt: T0, table: { initial: 'Ready', states: [], edges: [], terminal: [], error: [] }, metadata: { batch: { limits: { total: { maxCostUsd: 2, maxTokens: 'lots' } }, concurrency: 8 } } }, table: DEFAULT_TABLE };
+    const entries = [meta, ...run(T0, 0.5).map((record, i) => ({ kind: 'record' as const, line: i + 2, record }))];
+    const html = renderBatchPage([{ history: entries as never }]);
+    expect(html).toContain('$2.0000 (25%)');
+    expect(html).toContain('<td>tokens</td><td class="num">120</td><td class="num">—</td>');
+    expect(html).toContain('concurrency 8');
+  });
+
+  it('renderBatchPage() prefers a run’s report, and lists runs that have no history', () => {
+    const html = renderBatchPage([
+      { report: report('a', 'end_of_turn', 0.3), history: run(T0, 0.25) },
+      { report: report('skipped-1', 'skipped', 0, { durationMs: 0, error: new RunSkippedError('budget_exceeded', 'the batch budget is spent') }) },
+    ]);
+    expect(pageData(html).rows).toEqual([
+      [0, 'a', 'end_of_turn', 0.3, 3, 0, 500, 'EndOfTurn', ''],
+      [-1, 'skipped-1', 'skipped', 0, 3, 0, 0, '', 'the batch budget is spent'],
+    ]);
+  });
+
+  it('BatchPageBuilder.addUnreadable() lists a file that could not be read, with why', () => {
+    const builder = new BatchPageBuilder();
+    builder.addUnreadable('runs/x.jsonl', 'corrupt line 3');
+    expect(builder.size).toBe(1);
+    expect(pageData(builder.render()).rows).toEqual([[-1, 'runs/x.jsonl', 'unreadable', 0, 0, 0, 0, '', 'corrupt line 3']]);
+  });
+
+  it('renderBatchPage() names bad arguments', () => {
+    expect(() => renderBatchPage(5 as never)).toThrow(/`runs`/);
+    expect(() => renderBatchPage([{ id: 'a' }])).toThrow(/runs\[0\].*a run with a `history`, a `report`, or both/);
+    expect(() => renderBatchPage([{ report: { id: 'x' } as never }])).toThrow(/runs\[0\]\.report/);
+    expect(() => renderBatchPage([], { maxDataChars: -1 })).toThrow(/`maxDataChars`/);
+    expect(() => renderBatchPage([], null as never)).toThrow(/`options`/);
+  });
+});
