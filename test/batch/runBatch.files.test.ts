@@ -38,7 +38,14 @@ describe('runBatch() history files', () => {
     await runBatch([task('a'), task('b'), task('c')], { ...base(), historyDir });
     const before = fs.readFileSync(path.join(historyDir, 'a.jsonl'), 'utf8');
     let started = 0;
-    const counting = (id: string): BatchTask => ({ ...task(id), agent: () => (started++, task(id).agent()) as never });
+    const counting = (id: string): BatchTask => ({
+      id,
+      input: 'go',
+      agent: () => {
+        started++;
+        return createScriptedAgent({ sleep: () => tick(), replies: [{ text: 'done' }] });
+      },
+    });
     await expect(runBatch([counting('a'), counting('b'), counting('new')], { ...base(), historyDir })).rejects.toThrow(/already holds 2 history files this batch would write \(a\.jsonl, b\.jsonl\)/);
     expect(started).toBe(0);
     expect(fs.readFileSync(path.join(historyDir, 'a.jsonl'), 'utf8')).toBe(before);
