@@ -18,11 +18,6 @@ export function escapeControl(text: string): string {
   return CONTROL_TEST.test(text) ? text.replace(CONTROL, escapeOne) : text;
 }
 
-/** Whether `text` holds a control character `escapeControl` would escape. */
-export function hasControl(text: string): boolean {
-  return CONTROL_TEST.test(text);
-}
-
 /**
  * A copy of a plain value (objects, arrays) with every string, keys included, passed through
  * `escapeControl`; `skip` names keys whose values are kept as they are (to be escaped later,
