@@ -18,6 +18,11 @@ export interface SdkTool {
   run(input: any, ctx: SdkToolContext): string | Promise<string>;
 }
 
+/** Where streamed text goes: each delta, with the turn and the attempt it belongs to (a new attempt means start over). */
+export interface StreamTextHandler {
+  onText(delta: string, info: { turn: number; attempt: number }): void;
+}
+
 /** The outcome of one tool call, before it becomes a `ToolResult`. */
 export interface SdkToolOutcome {
   output: string;

@@ -10,15 +10,10 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
-import { checkSdkLoopOptions, runSdkTool, type SdkTool } from '../../internal/sdkTools';
+import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 
 /** A tool the LLM may call: description, JSON Schema of its input, and what running it does. */
 export type OpenAIChatTool = SdkTool;
-
-/** Where streamed text goes: each delta, with the turn and the attempt it belongs to (a new attempt means start over). */
-export interface StreamTextHandler {
-  onText(delta: string, info: { turn: number; attempt: number }): void;
-}
 
 /** Options of `fromOpenAIChat(client, options)`. */
 export interface OpenAIChatOptions {
