@@ -34,6 +34,17 @@ const PINNED: Record<string, string[]> = {
     'historyToMermaid', 'loadHistory', 'readHistory', 'runBatch', 'summarizeHistory', 'tableEdges',
     'tableStates', 'toMermaid', 'validateHistory',
   ],
+  './openai': [
+    'OpenAIChatLoop', 'OpenAIChatOptions', 'OpenAIChatTool', 'StreamTextHandler', 'ToolRunContext',
+    'fromOpenAIChat', 'mapOpenAIUsage',
+  ],
+  './anthropic': [
+    'AnthropicLoop', 'AnthropicOptions', 'AnthropicTool', 'StreamTextHandler', 'ToolRunContext',
+    'fromAnthropic', 'mapAnthropicUsage',
+  ],
+  './pricing': [
+    'PricingOptions', 'TokenPrices', 'createPricing',
+  ],
 };
 
 describe('the package exports', () => {

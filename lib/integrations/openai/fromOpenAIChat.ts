@@ -95,7 +95,7 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     return {
       text: message.content ?? (typeof message.refusal === 'string' ? message.refusal : undefined),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      usage: mapUsage(completion.usage),
+      usage: mapOpenAIUsage(completion.usage),
       model: completion.model,
       finishReason: choice.finish_reason ?? undefined,
     };
@@ -118,12 +118,12 @@ function toolMessage(result: ToolResult): ChatCompletionMessageParam {
   return { role: 'tool', tool_call_id: result.callId, content: result.output };
 }
 
-/** Every figure the response reports, in the library's terms (`inputTokens` includes the cached ones, as `prompt_tokens` does). */
+/**
+ * Every figure a Chat Completions response reports, in the library's terms (`inputTokens`
+ * includes the cached ones, as `prompt_tokens` does), with the cost a gateway such as
+ * OpenRouter reports in `usage.cost`.
+ */
 export function mapOpenAIUsage(usage: CompletionUsage | null | undefined): Usage | undefined {
-  return mapUsage(usage);
-}
-
-function mapUsage(usage: CompletionUsage | null | undefined): Usage | undefined {
   if (usage === undefined || usage === null) return undefined;
   const details = usage.prompt_tokens_details as { cached_tokens?: number; cache_write_tokens?: number } | undefined;
   // OpenRouter and some gateways report the price they charged.
