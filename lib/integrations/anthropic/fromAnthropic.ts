@@ -65,12 +65,17 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   const stream = options.stream !== undefined && options.stream !== false;
   const messages: MessageParam[] = structuredClone(options.messages ?? []);
 
-  async function call(pending: MessageParam, ctx: OperationContext): Promise<LLMResponse> {
+  /** `merge`: the pending user message joins the last committed one, when that is a user message (settled tool results). */
+  async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
+    const last = messages.at(-1);
+    const joined = merge && last?.role === 'user';
+    const pending: MessageParam = joined ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content)] } : next;
+    const before = joined ? messages.slice(0, -1) : messages;
     const body = {
       ...options.request,
       model: options.model,
       max_tokens: options.maxTokens ?? 4096,
-      messages: [...messages, pending],
+      messages: [...before, pending],
       ...(options.system !== undefined ? { system: options.system } : {}),
       ...(toolParams.length > 0 ? { tools: toolParams } : {}),
     } as MessageCreateParamsNonStreaming;
@@ -86,6 +91,7 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     const content = message.content.map(toParam);
     // Committed only now, after the call succeeded. An empty answer is not kept: the API
     // rejects an empty assistant message in the middle of a conversation.
+    if (joined) messages.pop();
     messages.push(pending);
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
@@ -103,7 +109,9 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     get messages() {
       return messages;
     },
-    sendUserMessage: (message, ctx) => call({ role: 'user', content: message }, ctx),
+    // After settled tool results the conversation ends with a user message: the new one joins
+    // it, so user and assistant keep alternating (as every Messages endpoint accepts).
+    sendUserMessage: (message, ctx) => call({ role: 'user', content: message }, ctx, true),
     sendToolResults: (results, extra, ctx) =>
       call({ role: 'user', content: [...results.map(toolResultBlock), ...extra.map((text): ContentBlockParam => ({ type: 'text', text }))] }, ctx),
     runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({ callId: toolCall.id, ...(await runSdkTool(tools, toolCall, ctx)) }),
@@ -111,6 +119,10 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
       if (results.length > 0) messages.push({ role: 'user', content: results.map(toolResultBlock) });
     },
   };
+}
+
+function blocks(content: MessageParam['content']): ContentBlockParam[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }
 
 function toolResultBlock(result: ToolResult): ToolResultBlockParam {

@@ -183,6 +183,52 @@ describe('fromAnthropic', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('.settleToolCalls() answers every tool_use, and the next user message joins that answer so roles alternate', async () => {
+    const s = await serve([{ toolUses: [{ id: 'toolu_1', name: 'read_file', input: { path: 'a' } }, { id: 'toolu_2', name: 'read_file', input: { path: 'b' } }] }, { text: 'fine' }]);
+    const loop = fromAnthropic(client(s), base());
+    const ctx = { signal: new AbortController().signal, turn: 1, attempt: 1 };
+    await loop.sendUserMessage('start', ctx);
+    await loop.settleToolCalls!(
+      [
+        { callId: 'toolu_1', output: 'contents of a' },
+        { callId: 'toolu_2', output: 'not run: budget exceeded', isError: true },
+      ],
+      { outcome: 'budget_exceeded', reason: 'budget exceeded', turn: 1 },
+      ctx,
+    );
+    expect(await loop.sendUserMessage('again', { ...ctx, turn: 2 })).toMatchObject({ text: 'fine' });
+    expect(loop.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(loop.messages[2]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'contents of a' },
+        { type: 'tool_result', tool_use_id: 'toolu_2', content: 'not run: budget exceeded', is_error: true },
+        { type: 'text', text: 'again' },
+      ],
+    });
+    expect(s.rejected).toEqual([]);
+  });
+
+  it('continues a given conversation without modifying it', async () => {
+    const s = await serve([{ text: 'continued' }]);
+    const earlier = [{ role: 'user' as const, content: 'first' }, { role: 'assistant' as const, content: 'first answer' }];
+    const loop = fromAnthropic(client(s), base({ messages: earlier }));
+    expect(await agentOf(loop).runTurn('second')).toMatchObject({ outcome: 'end_of_turn', text: 'continued' });
+    expect(earlier).toHaveLength(2);
+    expect(s.exchanges[0]!.body.messages).toEqual([...earlier, { role: 'user', content: 'second' }]);
+  });
+
+  it('cancelled during the LLM call: the request is aborted and nothing is committed', async () => {
+    const s = await serve([{ text: 'too late', delayMs: 10_000 }]);
+    const loop = fromAnthropic(client(s), base());
+    const agent = agentOf(loop, { cancelGraceMs: 50 });
+    const turn = agent.runTurn('slow');
+    while (s.exchanges.length === 0) await new Promise((r) => setTimeout(r, 5));
+    agent.cancel('stop');
+    expect((await turn).outcome).toBe('cancelled');
+    expect(loop.messages).toEqual([]);
+  });
+
   it('streams with usage and tells onText the turn and attempt', async () => {
     const s = await serve([
       { toolUses: [{ id: 'toolu_1', name: 'read_file', input: { path: 'streamed.txt' } }], usage: { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 6 } },

@@ -161,12 +161,8 @@ describe('fromOpenAIChat', () => {
       { content: 'ok' },
     ]);
     const sleep = recordingSleep();
-    const attempts: unknown[] = [];
     const loop = fromOpenAIChat(client(s), base());
     const agent = new AgentWithStateMachine(loop, { logger: false, sleep, retry: { retries: 2, baseDelayMs: 10 } });
-    agent.machine.onTransition((r) => {
-      if (r.to === 'Error' || r.from === 'SendingToLLM') attempts.push(r.data);
-    });
     const result = await agent.runTurn('hello');
     expect(result.outcome).toBe('end_of_turn');
     expect(s.exchanges).toHaveLength(2);
@@ -233,6 +229,44 @@ describe('fromOpenAIChat', () => {
     const second = await agentOf(loop, { budget: { maxTokens: 1000 } }).runTurn('cheap');
     expect(second).toMatchObject({ outcome: 'end_of_turn', text: 'next turn fine' });
     expect(s.rejected).toEqual([]);
+  });
+
+  it('.settleToolCalls() answers every tool call, so the next request is valid', async () => {
+    const s = await serve([{ toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"a"}' }, { id: 'call_2', name: 'read_file', arguments: '{"path":"b"}' }] }, { content: 'fine' }]);
+    const loop = fromOpenAIChat(client(s), base());
+    const ctx = { signal: new AbortController().signal, turn: 1, attempt: 1 };
+    await loop.sendUserMessage('start', ctx);
+    await loop.settleToolCalls!(
+      [
+        { callId: 'call_1', output: 'contents of a' },
+        { callId: 'call_2', output: 'interrupted: user pressed Esc', isError: true },
+      ],
+      { outcome: 'cancelled', reason: 'user pressed Esc', turn: 1 },
+      ctx,
+    );
+    expect(await loop.sendUserMessage('again', { ...ctx, turn: 2 })).toMatchObject({ text: 'fine' });
+    expect(loop.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'user', 'assistant']);
+    expect(s.rejected).toEqual([]);
+  });
+
+  it('continues a given conversation without modifying it', async () => {
+    const s = await serve([{ content: 'continued' }]);
+    const earlier = [{ role: 'user' as const, content: 'first' }, { role: 'assistant' as const, content: 'first answer' }];
+    const loop = fromOpenAIChat(client(s), base({ system: undefined, messages: earlier }));
+    expect(await agentOf(loop).runTurn('second')).toMatchObject({ outcome: 'end_of_turn', text: 'continued' });
+    expect(earlier).toHaveLength(2);
+    expect(s.exchanges[0]!.body.messages).toEqual([...earlier, { role: 'user', content: 'second' }]);
+  });
+
+  it('cancelled during the LLM call: the request is aborted and nothing is committed', async () => {
+    const s = await serve([{ content: 'too late', delayMs: 10_000 }]);
+    const loop = fromOpenAIChat(client(s), base());
+    const agent = agentOf(loop, { cancelGraceMs: 50 });
+    const turn = agent.runTurn('slow');
+    while (s.exchanges.length === 0) await new Promise((r) => setTimeout(r, 5));
+    agent.cancel('stop');
+    expect((await turn).outcome).toBe('cancelled');
+    expect(loop.messages).toEqual([{ role: 'system', content: 'You are terse.' }]);
   });
 
   it('streams with usage (stream_options.include_usage) and tells onText the turn and attempt', async () => {
