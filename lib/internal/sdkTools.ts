@@ -73,6 +73,11 @@ export function checkSdkLoopOptions(options: unknown): OptionIssue | undefined {
   if (o.request !== undefined && (typeof o.request !== 'object' || o.request === null || Array.isArray(o.request))) {
     return { argument: 'options.request', expected: 'an object of extra request body fields, or undefined', value: o.request };
   }
+  for (const owned of ['model', 'messages', 'stream']) {
+    if (o.request !== undefined && Object.prototype.hasOwnProperty.call(o.request, owned)) {
+      return { argument: `options.request.${owned}`, expected: `left out: the loop sets it (use options.${owned === 'stream' ? 'stream' : owned})`, value: (o.request as Record<string, unknown>)[owned] };
+    }
+  }
   return undefined;
 }
 

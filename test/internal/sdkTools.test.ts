@@ -39,5 +39,7 @@ describe('checkSdkLoopOptions', () => {
     expect(checkSdkLoopOptions({ model: 'm', stream: {} })?.argument).toBe('options.stream');
     expect(checkSdkLoopOptions({ model: 'm', request: [] })?.argument).toBe('options.request');
     expect(checkSdkLoopOptions({ model: 'm', system: 1 })?.argument).toBe('options.system');
+    expect(checkSdkLoopOptions({ model: 'm', request: { stream: true } })).toMatchObject({ argument: 'options.request.stream', expected: 'left out: the loop sets it (use options.stream)' });
+    expect(checkSdkLoopOptions({ model: 'm', request: { model: 'x' } })?.argument).toBe('options.request.model');
   });
 });

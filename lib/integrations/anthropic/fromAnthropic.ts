@@ -77,7 +77,8 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
       max_tokens: options.maxTokens ?? 4096,
       messages: [...before, pending],
       ...(options.system !== undefined ? { system: options.system } : {}),
-      ...(toolParams.length > 0 ? { tools: toolParams } : {}),
+      // Tools given in `request` (server tools such as web search) are kept beside the loop's own.
+      ...(toolParams.length > 0 ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] } : {}),
     } as MessageCreateParamsNonStreaming;
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     let badInput = new Map<string, string>();

@@ -72,7 +72,8 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       ...options.request,
       model: options.model,
       messages: [...messages, ...pending],
-      ...(toolParams.length > 0 ? { tools: toolParams } : {}),
+      // Tools given in `request` (say, of another kind) are kept beside the loop's own.
+      ...(toolParams.length > 0 ? { tools: [...((options.request?.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] } : {}),
       ...(options.maxTokens !== undefined ? { max_completion_tokens: options.maxTokens } : {}),
     } as ChatCompletionCreateParamsNonStreaming;
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
