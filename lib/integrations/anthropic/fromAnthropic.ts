@@ -18,7 +18,7 @@ export type AnthropicTool = SdkTool;
 
 /** Options of `fromAnthropic(client, options)`. */
 export interface AnthropicOptions {
-  /** The model id, e.g. `claude-sonnet-4-5`. */
+  /** The model id, e.g. `claude-sonnet-4-6`. */
   model: string;
   /** The tools the LLM may call, by name. */
   tools?: Record<string, AnthropicTool>;

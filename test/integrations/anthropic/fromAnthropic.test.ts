@@ -37,7 +37,7 @@ function recordingSleep(): Sleep & { delays: number[] } {
 const agentOf = (loop: ReturnType<typeof fromAnthropic>, options: AgentWithStateMachineOptions = {}): AgentWithStateMachine =>
   new AgentWithStateMachine(loop, { logger: false, sleep: recordingSleep(), ...options });
 
-const base = (extra: Partial<AnthropicOptions> = {}): AnthropicOptions => ({ model: 'claude-sonnet-4-5', tools: { read_file: readFile }, system: 'You are terse.', ...extra });
+const base = (extra: Partial<AnthropicOptions> = {}): AnthropicOptions => ({ model: 'claude-sonnet-4-6', tools: { read_file: readFile }, system: 'You are terse.', ...extra });
 
 describe('fromAnthropic', () => {
   it('runs a full tool-use turn and keeps the conversation in the Messages format', async () => {
@@ -56,20 +56,20 @@ describe('fromAnthropic', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'a.txt says hello' }] },
     ]);
     expect(JSON.parse(JSON.stringify(loop.messages))).toEqual(loop.messages);
-    expect(s.exchanges[0]!.body).toMatchObject({ model: 'claude-sonnet-4-5', max_tokens: 4096, system: 'You are terse.', tools: [{ name: 'read_file', description: 'Reads a file', input_schema: readFile.parameters }] });
+    expect(s.exchanges[0]!.body).toMatchObject({ model: 'claude-sonnet-4-6', max_tokens: 4096, system: 'You are terse.', tools: [{ name: 'read_file', description: 'Reads a file', input_schema: readFile.parameters }] });
     expect(s.rejected).toEqual([]);
   });
 
   it('.sendUserMessage() maps usage fully (cache reads and writes are part of inputTokens), with the model and the stop reason', async () => {
     const s = await serve([
-      { text: 'hi', usage: { input_tokens: 50, output_tokens: 300, cache_read_input_tokens: 800, cache_creation_input_tokens: 150, output_tokens_details: { thinking_tokens: 120 } }, model: 'claude-sonnet-4-5-20250929', stopReason: 'max_tokens' },
+      { text: 'hi', usage: { input_tokens: 50, output_tokens: 300, cache_read_input_tokens: 800, cache_creation_input_tokens: 150, output_tokens_details: { thinking_tokens: 120 } }, model: 'claude-sonnet-4-6', stopReason: 'max_tokens' },
     ]);
     const loop = fromAnthropic(client(s), base({ maxTokens: 300, request: { temperature: 0 } }));
     const response = await loop.sendUserMessage('hello', { signal: new AbortController().signal, turn: 1, attempt: 1 });
     expect(response).toEqual({
       text: 'hi',
       usage: { inputTokens: 1000, outputTokens: 300, cachedInputTokens: 800, cacheWriteTokens: 150, reasoningTokens: 120 },
-      model: 'claude-sonnet-4-5-20250929',
+      model: 'claude-sonnet-4-6',
       finishReason: 'max_tokens',
     });
     expect(s.exchanges[0]!.body).toMatchObject({ max_tokens: 300, temperature: 0 });
@@ -166,20 +166,28 @@ describe('fromAnthropic', () => {
     expect(settled.map((b) => b.tool_use_id)).toEqual(['toolu_fast', 'toolu_slow', 'toolu_never']);
     expect(settled[0]).toMatchObject({ content: 'contents of a' });
     expect(settled[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/interrupted/) });
-    expect(settled[2]).toMatchObject({ is_error: true, content: expect.stringMatching(/not run/) });
+    expect(settled[2]).toMatchObject({ is_error: true, content: expect.stringMatching(/^(interrupted|not run): user pressed Esc/) });
     expect(await agent.runTurn('again')).toMatchObject({ outcome: 'end_of_turn', text: 'second turn fine' });
     expect(s.rejected).toEqual([]);
   });
 
   it('stopped by a budget mid-turn: the tool_use is answered and a turn with a fresh budget succeeds', async () => {
     const s = await serve([
-      { toolUses: [{ id: 'toolu_1', name: 'read_file', input: { path: 'a' } }], usage: { input_tokens: 900, output_tokens: 200 } },
-      { text: 'next turn fine', usage: { input_tokens: 50, output_tokens: 5 } },
+      { toolUses: [{ id: 'toolu_1', name: 'read_file', input: { path: 'a' } }, { id: 'toolu_2', name: 'read_file', input: { path: 'b' } }] },
+      { text: 'next turn fine' },
     ]);
     const loop = fromAnthropic(client(s), base());
-    expect((await agentOf(loop, { budget: { maxTokens: 1000 } }).runTurn('expensive')).outcome).toBe('budget_exceeded');
-    expect(loop.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'contents of a' }] });
-    expect(await agentOf(loop, { budget: { maxTokens: 1000 } }).runTurn('cheap')).toMatchObject({ outcome: 'end_of_turn', text: 'next turn fine' });
+    expect((await agentOf(loop, { budget: { maxToolCalls: 1 } }).runTurn('two files, budget for one')).outcome).toBe('budget_exceeded');
+    expect(loop.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'contents of a' },
+        { type: 'tool_result', tool_use_id: 'toolu_2', content: expect.stringMatching(/^not run: budget exceeded/), is_error: true },
+      ],
+    });
+    expect(await agentOf(loop, { budget: { maxToolCalls: 1 } }).runTurn('cheap')).toMatchObject({ outcome: 'end_of_turn', text: 'next turn fine' });
+    // The next turn's user message joined the settled results: roles alternate.
+    expect(loop.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(s.rejected).toEqual([]);
   });
 

@@ -14,8 +14,8 @@ describe('createPricing', () => {
 
   it('finds dated model ids and Anthropic models, with cache writes dearer than input', () => {
     expect(pricing({ inputTokens: 1_000_000, outputTokens: 0 }, { model: 'gpt-4o-mini-2024-07-18' })).toBeCloseTo(0.15, 10);
-    const plain = pricing({ inputTokens: 1_000_000, outputTokens: 0 }, { model: 'claude-sonnet-4-5' })!;
-    const writes = pricing({ inputTokens: 1_000_000, cacheWriteTokens: 1_000_000, outputTokens: 0 }, { model: 'claude-sonnet-4-5' })!;
+    const plain = pricing({ inputTokens: 1_000_000, outputTokens: 0 }, { model: 'claude-sonnet-4-6' })!;
+    const writes = pricing({ inputTokens: 1_000_000, cacheWriteTokens: 1_000_000, outputTokens: 0 }, { model: 'claude-sonnet-4-6' })!;
     expect(plain).toBeGreaterThan(0);
     expect(writes).toBeGreaterThan(plain);
   });
@@ -38,7 +38,7 @@ describe('createPricing', () => {
     expect(p({ inputTokens: 1_000_000, cachedInputTokens: 400_000, outputTokens: 500_000 }, { model: 'gpt-4o-mini' })).toBeCloseTo(0.6 + 0.2 + 1, 10);
     expect(p({ inputTokens: 5, outputTokens: 5 }, { model: 'my-local-llama' })).toBe(0);
     expect(p({ outputTokens: 3 }, { model: 'special' })).toBeCloseTo(0.003, 10);
-    expect(p({ inputTokens: 1_000_000, outputTokens: 0 }, { model: 'claude-sonnet-4-5' })).toBeGreaterThan(0);
+    expect(p({ inputTokens: 1_000_000, outputTokens: 0 }, { model: 'claude-sonnet-4-6' })).toBeGreaterThan(0);
   });
 
   it('rejects bad prices by name', () => {
