@@ -106,9 +106,25 @@ describe('fromOpenAIChat', () => {
       },
       { content: 'done' },
     ]);
-    const loop = fromOpenAIChat(client(s), base());
-    const result = await agentOf(loop).runTurn('read three');
+    // The three run at once (toolConcurrency), each waiting until all three have started.
+    let running = 0;
+    let peak = 0;
+    let release!: () => void;
+    const allStarted = new Promise<void>((r) => (release = r));
+    const read = {
+      ...readFile,
+      run: async (input: { path: string }) => {
+        peak = Math.max(peak, ++running);
+        if (peak === 3) release();
+        await allStarted;
+        running -= 1;
+        return `contents of ${input.path}`;
+      },
+    };
+    const loop = fromOpenAIChat(client(s), base({ tools: { read_file: read } }));
+    const result = await agentOf(loop, { toolConcurrency: 3 }).runTurn('read three');
     expect(result.outcome).toBe('end_of_turn');
+    expect(peak).toBe(3);
     const second = s.exchanges[1]!.body.messages;
     expect(second.slice(-3)).toEqual([
       { role: 'tool', tool_call_id: 'call_a', content: 'contents of a' },
