@@ -89,7 +89,8 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     } else {
       message = await client.messages.create(body, requestOptions);
     }
-    const content = message.content.map(toParam);
+    // Empty text blocks are dropped: the API rejects them when the conversation is sent back.
+    const content = message.content.filter((b) => !(b.type === 'text' && b.text === '')).map(toParam);
     // Committed only now, after the call succeeded. An empty answer is not kept: the API
     // rejects an empty assistant message in the middle of a conversation.
     if (joined) messages.pop();

@@ -217,6 +217,16 @@ describe('fromAnthropic', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('keeps neither an empty answer nor empty text blocks, so the conversation sent back stays valid', async () => {
+    const s = await serve([{ text: '' }, { text: '', toolUses: [{ id: 'toolu_1', name: 'read_file', input: { path: 'a' } }] }, { text: 'done' }]);
+    const loop = fromAnthropic(client(s), base());
+    expect(await agentOf(loop).runTurn('say nothing')).toMatchObject({ outcome: 'end_of_turn', text: '' });
+    expect(await agentOf(loop).runTurn('read a')).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
+    expect(loop.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'say nothing' }, { type: 'text', text: 'read a' }] });
+    expect(loop.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a' } }] });
+    expect(s.rejected).toEqual([]);
+  });
+
   it('continues a given conversation without modifying it', async () => {
     const s = await serve([{ text: 'continued' }]);
     const earlier = [{ role: 'user' as const, content: 'first' }, { role: 'assistant' as const, content: 'first answer' }];
