@@ -30,6 +30,46 @@ describe('the built package', () => {
     expect(out).toEqual({ names, current: 'WaitingForUserInput' });
   });
 
+  // The SDK subpaths load the main entry by its name: one copy of the library per process, so an
+  // error an integration throws is the same class the main entry exports. Loading the main entry
+  // alone loads no SDK and no price data.
+  const SUBPATHS: Record<string, string[]> = {
+    openai: ['fromOpenAIChat', 'mapOpenAIUsage'],
+    anthropic: ['fromAnthropic', 'mapAnthropicUsage'],
+    pricing: ['createPricing'],
+  };
+
+  it('serves each SDK subpath to require(), sharing one copy of the main entry', () => {
+    const script = [
+      "const main = require('agent-state-machine');",
+      "const names = {};",
+      `for (const sub of ${JSON.stringify(Object.keys(SUBPATHS))}) names[sub] = Object.keys(require('agent-state-machine/' + sub)).sort();`,
+      "let same = false;",
+      "try { require('agent-state-machine/openai').fromOpenAIChat({}, { model: 'm' }); } catch (e) { same = e instanceof main.InvalidArgumentError; }",
+      "console.log(JSON.stringify({ names, same }));",
+    ].join('\n');
+    expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual({ names: SUBPATHS, same: true });
+  });
+
+  it('serves each SDK subpath to import, sharing one copy of the main entry', () => {
+    const script = [
+      "import * as main from 'agent-state-machine';",
+      "import * as openai from 'agent-state-machine/openai';",
+      "import * as anthropic from 'agent-state-machine/anthropic';",
+      "import * as pricing from 'agent-state-machine/pricing';",
+      "let same = false;",
+      "try { anthropic.fromAnthropic({}, { model: 'm' }); } catch (e) { same = e instanceof main.InvalidArgumentError; }",
+      "const names = { openai: Object.keys(openai).sort(), anthropic: Object.keys(anthropic).sort(), pricing: Object.keys(pricing).sort() };",
+      "console.log(JSON.stringify({ names, same, price: pricing.createPricing()({ inputTokens: 1e6, outputTokens: 0 }, { model: 'gpt-4o-mini' }) }));",
+    ].join('\n');
+    expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]))).toEqual({ names: SUBPATHS, same: true, price: 0.15 });
+  });
+
+  it('loads no SDK and no price data with the main entry alone', () => {
+    const script = "require('agent-state-machine'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/](openai|@anthropic-ai|@pydantic)[\\/]/.test(f))));";
+    expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual([]);
+  });
+
   // 5.4 is the oldest TypeScript the published types support (they use `NoInfer`); the
   // README's Install section says so.
   it.each(['typescript', 'typescript-5.4'])('gives both module kinds types that resolve under %s', (compiler) => {

@@ -62,7 +62,7 @@ export interface StateMachineOptions<S extends string = StateName> {
 }
 
 /** A move asked for while listeners were being notified; it takes effect after them. */
-type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> };
+type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> } | { readonly rejected: IllegalTransitionError<S> };
 
 /**
  * The agent flow as a synchronous, deterministic state machine: it validates every move
@@ -125,6 +125,15 @@ export class StateMachine<S extends string = StateName> {
   /** The state the machine is in. */
   get current(): S {
     return this.#current;
+  }
+
+  /**
+   * The state the machine is in once the moves asked for inside listeners (queued until the
+   * current move is reported) are applied: the state the next `transition()` is checked
+   * against. Equals `current` outside listeners.
+   */
+  get pendingState(): S {
+    return this.#tail;
   }
 
   /** The state before the last move; `'Unknown'` before the first move and after `reset()`. */
@@ -317,6 +326,7 @@ export class StateMachine<S extends string = StateName> {
     try {
       for (let item = this.#queue.shift(); item !== undefined; item = this.#queue.shift()) {
         if ('reset' in item) this.#applyReset(item.reset);
+        else if ('rejected' in item) this.#reportRejection(item.rejected);
         else this.#commit(item);
       }
     } finally {
@@ -350,8 +360,16 @@ export class StateMachine<S extends string = StateName> {
   #reject(from: S, to: S, description: string): never {
     this.#validator.assertKnown(to, 'transition() target');
     const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#now());
-    // Rejection can happen inside a listener (already notifying) or outside; either way, moves
-    // asked for by the sink or `rejected` listeners wait until the report is done.
+    // Inside a listener, the move this rejection is checked against may still be queued: the
+    // report waits its turn, so the history shows it after that move. The throw is immediate.
+    if (this.#notifying) this.#queue.push({ rejected: error });
+    else this.#reportRejection(error);
+    throw error;
+  }
+
+  #reportRejection(error: IllegalTransitionError<S>): void {
+    const { from, to, description } = error;
+    // Moves asked for by the sink or `rejected` listeners wait until the report is done.
     const outer = this.#notifying;
     this.#notifying = true;
     try {
@@ -369,7 +387,6 @@ export class StateMachine<S extends string = StateName> {
       this.#notifying = outer;
     }
     if (!outer && this.#queue.length > 0 && !this.#draining) this.#drain();
-    throw error;
   }
 
   /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */

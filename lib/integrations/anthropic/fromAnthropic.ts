@@ -1,0 +1,230 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type {
+  ContentBlock,
+  ContentBlockParam,
+  Message,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  RawMessageStreamEvent,
+  Tool,
+  ToolResultBlockParam,
+  Usage as AnthropicUsage,
+} from '@anthropic-ai/sdk/resources/messages';
+import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
+import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
+
+/** A tool the LLM may call: description, JSON Schema of its input (sent as `input_schema`), and what running it does. */
+export type AnthropicTool = SdkTool;
+
+/** Options of `fromAnthropic(client, options)`. */
+export interface AnthropicOptions {
+  /** The model id, e.g. `claude-sonnet-4-6`. */
+  model: string;
+  /** The tools the LLM may call, by name. */
+  tools?: Record<string, AnthropicTool>;
+  /** The system prompt (the request's `system`; not part of `messages`). */
+  system?: string;
+  /** A conversation to continue, in the Messages format. Copied, never modified. */
+  messages?: MessageParam[];
+  /** `max_tokens`, which the Messages API requires. Default 4096. */
+  maxTokens?: number;
+  /** Stream the response; `onText` gets the text as it arrives. */
+  stream?: boolean | StreamTextHandler;
+  /** Extra body fields for every request (`temperature`, `thinking`, `tool_choice`, `metadata`, …). */
+  request?: Record<string, unknown>;
+}
+
+/** The `AgentLoop` `fromAnthropic` returns, with the conversation it keeps. */
+export interface AnthropicLoop extends AgentLoop {
+  /** The conversation so far, in the Messages format: only messages whose call succeeded. Serializable. */
+  readonly messages: MessageParam[];
+}
+
+type MessagesClient = Pick<Anthropic, 'messages'>;
+
+/**
+ * An `AgentLoop` on `@anthropic-ai/sdk`'s Messages API. Pass it to `AgentWithStateMachine` and
+ * the integration is done: the SDK's own retries are off (the adapter's retry policy governs,
+ * and honours `retry-after` on 429 and 529), messages are committed only after the call that
+ * carries them succeeded, tool input is checked when the tool runs (input streamed as bad JSON
+ * or an unknown tool becomes an error `tool_result` for the LLM), unanswered `tool_use` blocks
+ * are answered after a cancel, a budget stop or an error, and usage comes back with the cache
+ * figures, the model and the stop reason.
+ */
+export function fromAnthropic(client: MessagesClient, options: AnthropicOptions): AnthropicLoop {
+  const create = (client as { messages?: { create?: unknown } } | null)?.messages?.create;
+  if (typeof create !== 'function') throw new InvalidArgumentError('client', 'an Anthropic client (with messages.create)', client);
+  const issue = checkSdkLoopOptions(options);
+  if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
+
+  const tools: Record<string, SdkTool> = { ...(options.tools ?? {}) };
+  const toolParams = Object.entries(tools).map(
+    ([name, t]): Tool => ({ name, ...(t.description !== undefined ? { description: t.description } : {}), input_schema: t.parameters as Tool['input_schema'] }),
+  );
+  const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
+  const stream = options.stream !== undefined && options.stream !== false;
+  const messages: MessageParam[] = structuredClone(options.messages ?? []);
+
+  /** `merge`: the pending user message joins the last committed one, when that is a user message (settled tool results). */
+  async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
+    const last = messages.at(-1);
+    const joined = merge && last?.role === 'user';
+    const pending: MessageParam = joined ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content)] } : next;
+    const before = joined ? messages.slice(0, -1) : messages;
+    const body = {
+      ...options.request,
+      model: options.model,
+      max_tokens: options.maxTokens ?? 4096,
+      messages: [...before, pending],
+      ...(options.system !== undefined ? { system: options.system } : {}),
+      // Tools given in `request` (server tools such as web search) are kept beside the loop's own.
+      ...(toolParams.length > 0 ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] } : {}),
+    } as MessageCreateParamsNonStreaming;
+    const requestOptions = { signal: ctx.signal, maxRetries: 0 };
+    let badInput = new Map<string, string>();
+    let message: Message;
+    if (stream) {
+      const events = await client.messages.create({ ...body, stream: true }, requestOptions);
+      ({ message, badInput } = await collectStream(events, (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 })));
+    } else {
+      message = await client.messages.create(body, requestOptions);
+    }
+    // Empty text blocks are dropped: the API rejects them when the conversation is sent back.
+    const content = message.content.filter((b) => !(b.type === 'text' && b.text === '')).map(toParam);
+    // Committed only now, after the call succeeded. An empty answer is not kept: the API
+    // rejects an empty assistant message in the middle of a conversation.
+    if (joined) messages.pop();
+    messages.push(pending);
+    if (content.length > 0) messages.push({ role: 'assistant', content });
+    const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    const toolCalls: ToolCall[] = message.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: badInput.get(b.id) ?? b.input }] : []));
+    return {
+      ...(text !== '' || toolCalls.length === 0 ? { text } : {}),
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
+      usage: mapAnthropicUsage(message.usage),
+      model: message.model,
+      finishReason: message.stop_reason ?? undefined,
+    };
+  }
+
+  return {
+    get messages() {
+      return messages;
+    },
+    // After settled tool results the conversation ends with a user message: the new one joins
+    // it, so user and assistant keep alternating (as every Messages endpoint accepts).
+    sendUserMessage: (message, ctx) => call({ role: 'user', content: message }, ctx, true),
+    sendToolResults: (results, extra, ctx) =>
+      call({ role: 'user', content: [...results.map(toolResultBlock), ...extra.map((text): ContentBlockParam => ({ type: 'text', text }))] }, ctx),
+    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({ callId: toolCall.id, ...(await runSdkTool(tools, toolCall, ctx)) }),
+    settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
+      if (results.length > 0) messages.push({ role: 'user', content: results.map(toolResultBlock) });
+    },
+  };
+}
+
+function blocks(content: MessageParam['content']): ContentBlockParam[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+}
+
+function toolResultBlock(result: ToolResult): ToolResultBlockParam {
+  return { type: 'tool_result', tool_use_id: result.callId, content: result.output, ...(result.isError ? { is_error: true } : {}) };
+}
+
+/** A response block as it goes back in the conversation: the fields the API accepts, thinking signatures kept. */
+function toParam(block: ContentBlock): ContentBlockParam {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'tool_use':
+      return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+    case 'thinking':
+      return { type: 'thinking', thinking: block.thinking, signature: block.signature };
+    case 'redacted_thinking':
+      return { type: 'redacted_thinking', data: block.data };
+    default:
+      return block as unknown as ContentBlockParam;
+  }
+}
+
+/**
+ * Every figure the response reports, in the library's terms. Anthropic's `input_tokens` leaves
+ * out the tokens read from and written to the cache; `inputTokens` here counts them all.
+ */
+export function mapAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage | undefined {
+  if (usage === undefined || usage === null) return undefined;
+  const read = usage.cache_read_input_tokens ?? undefined;
+  const write = usage.cache_creation_input_tokens ?? undefined;
+  return {
+    inputTokens: usage.input_tokens === undefined || usage.input_tokens === null ? undefined : usage.input_tokens + (read ?? 0) + (write ?? 0),
+    outputTokens: usage.output_tokens ?? undefined,
+    cachedInputTokens: read,
+    cacheWriteTokens: write,
+    reasoningTokens: usage.output_tokens_details?.thinking_tokens ?? undefined,
+  };
+}
+
+/**
+ * Folds the stream's events into the message they stand for. A stream that ends before
+ * `message_stop` was dropped: that is an error (so the attempt is retried), never a short
+ * answer. Tool input that does not parse is kept as text in `badInput`, for `runTool` to report.
+ */
+async function collectStream(events: AsyncIterable<RawMessageStreamEvent>, onText: (delta: string) => void): Promise<{ message: Message; badInput: Map<string, string> }> {
+  let message: Message | undefined;
+  const json = new Map<number, string>();
+  const badInput = new Map<string, string>();
+  let stopped = false;
+  for await (const event of events) {
+    switch (event.type) {
+      case 'message_start':
+        message = { ...event.message, content: [] };
+        break;
+      case 'content_block_start':
+        if (message === undefined) throw new Error('the response stream sent a content block before message_start');
+        message.content[event.index] = { ...event.content_block } as ContentBlock;
+        if (event.content_block.type === 'tool_use') json.set(event.index, '');
+        break;
+      case 'content_block_delta': {
+        const block = message?.content[event.index] as Record<string, unknown> | undefined;
+        if (block === undefined) throw new Error(`the response stream sent a delta for block ${event.index} before its start`);
+        const d = event.delta;
+        if (d.type === 'text_delta') {
+          block.text = String(block.text ?? '') + d.text;
+          onText(d.text);
+        } else if (d.type === 'input_json_delta') json.set(event.index, (json.get(event.index) ?? '') + d.partial_json);
+        else if (d.type === 'thinking_delta') block.thinking = String(block.thinking ?? '') + d.thinking;
+        else if (d.type === 'signature_delta') block.signature = d.signature;
+        break;
+      }
+      case 'content_block_stop': {
+        const block = message?.content[event.index];
+        const raw = json.get(event.index);
+        if (block?.type === 'tool_use' && raw !== undefined) {
+          try {
+            block.input = raw.trim() === '' ? {} : JSON.parse(raw);
+          } catch {
+            block.input = {};
+            badInput.set(block.id, raw);
+          }
+        }
+        break;
+      }
+      case 'message_delta':
+        if (message === undefined) throw new Error('the response stream sent message_delta before message_start');
+        message.stop_reason = event.delta.stop_reason;
+        message.stop_sequence = event.delta.stop_sequence;
+        message.usage = { ...message.usage, ...definedOnly(event.usage) } as Message['usage'];
+        break;
+      case 'message_stop':
+        stopped = true;
+        break;
+    }
+  }
+  if (message === undefined || !stopped) throw new Error('the response stream ended before message_stop: the connection was dropped');
+  message.content = message.content.filter(Boolean);
+  return { message, badInput };
+}
+
+function definedOnly(usage: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(usage).filter(([, v]) => v !== null && v !== undefined));
+}

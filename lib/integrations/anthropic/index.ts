@@ -1,0 +1,4 @@
+// agent-state-machine/anthropic: an AgentLoop on @anthropic-ai/sdk's Messages API.
+export { fromAnthropic, mapAnthropicUsage } from './fromAnthropic';
+export type { AnthropicOptions, AnthropicLoop, AnthropicTool } from './fromAnthropic';
+export type { SdkToolContext as ToolRunContext, StreamTextHandler } from '../../internal/sdkTools';

@@ -1,0 +1,195 @@
+import type OpenAI from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageFunctionToolCall,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
+import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
+
+/** A tool the LLM may call: description, JSON Schema of its input, and what running it does. */
+export type OpenAIChatTool = SdkTool;
+
+/** Options of `fromOpenAIChat(client, options)`. */
+export interface OpenAIChatOptions {
+  /** The model id, e.g. `gpt-4o-mini` (or whatever the OpenAI-compatible endpoint serves). */
+  model: string;
+  /** The tools the LLM may call, by name. */
+  tools?: Record<string, OpenAIChatTool>;
+  /** The system prompt: the first message of `messages`. */
+  system?: string;
+  /** A conversation to continue, in the Chat Completions format. Copied, never modified. */
+  messages?: ChatCompletionMessageParam[];
+  /** Sent as `max_completion_tokens`. For a server that wants `max_tokens`, use `request: { max_tokens }`. */
+  maxTokens?: number;
+  /** Stream the response (usage is asked for with `stream_options.include_usage`); `onText` gets the text as it arrives. */
+  stream?: boolean | StreamTextHandler;
+  /** Extra body fields for every request (`temperature`, `parallel_tool_calls`, `reasoning_effort`, …). */
+  request?: Record<string, unknown>;
+}
+
+/** The `AgentLoop` `fromOpenAIChat` returns, with the conversation it keeps. */
+export interface OpenAIChatLoop extends AgentLoop {
+  /** The conversation so far, in the Chat Completions format: only messages whose call succeeded. Serializable. */
+  readonly messages: ChatCompletionMessageParam[];
+}
+
+type ChatClient = Pick<OpenAI, 'chat'>;
+
+/**
+ * An `AgentLoop` on the `openai` client's Chat Completions API (OpenAI or any compatible
+ * endpoint: vLLM, Ollama, OpenRouter, Groq, …). Pass it to `AgentWithStateMachine` and the
+ * integration is done: the SDK's own retries are off (the adapter's retry policy governs and
+ * records every attempt), messages are committed only after the call that carries them
+ * succeeded, tool arguments are parsed when the tool runs (bad JSON or an unknown tool
+ * becomes an error result for the LLM), unanswered tool calls are settled after a cancel, a
+ * budget stop or an error, and usage comes back with the model and the finish reason.
+ */
+export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): OpenAIChatLoop {
+  const chat = (client as { chat?: { completions?: { create?: unknown } } } | null)?.chat;
+  if (typeof chat?.completions?.create !== 'function') throw new InvalidArgumentError('client', 'an OpenAI client (with chat.completions.create)', client);
+  const issue = checkSdkLoopOptions(options);
+  if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
+
+  const tools: Record<string, SdkTool> = { ...(options.tools ?? {}) };
+  const toolParams: ChatCompletionTool[] = Object.entries(tools).map(([name, t]) => ({
+    type: 'function',
+    function: { name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
+  }));
+  const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
+  const stream = options.stream !== undefined && options.stream !== false;
+  const messages: ChatCompletionMessageParam[] = [];
+  if (options.system !== undefined) messages.push({ role: 'system', content: options.system });
+  messages.push(...structuredClone(options.messages ?? []));
+
+  async function call(pending: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
+    const body = {
+      ...options.request,
+      model: options.model,
+      messages: [...messages, ...pending],
+      // Tools given in `request` (say, of another kind) are kept beside the loop's own.
+      ...(toolParams.length > 0 ? { tools: [...((options.request?.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] } : {}),
+      ...(options.maxTokens !== undefined ? { max_completion_tokens: options.maxTokens } : {}),
+    } as ChatCompletionCreateParamsNonStreaming;
+    const requestOptions = { signal: ctx.signal, maxRetries: 0 };
+    const completion = stream
+      ? await collectStream(
+          await client.chat.completions.create({ ...body, stream: true, stream_options: { ...(body.stream_options ?? {}), include_usage: true } }, requestOptions),
+          (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
+        )
+      : await client.chat.completions.create(body, requestOptions);
+    const choice = completion.choices?.[0];
+    if (choice === undefined) throw new Error(`the response to model ${options.model} has no choices`);
+    const message = choice.message;
+    const calls = (message.tool_calls ?? []).filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function');
+    const assistant: ChatCompletionAssistantMessageParam = { role: 'assistant', content: message.content ?? null };
+    if (calls.length > 0) assistant.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+    if (typeof message.refusal === 'string') assistant.refusal = message.refusal;
+    // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
+    messages.push(...pending, assistant);
+    const toolCalls: ToolCall[] = calls.map((c) => ({ id: c.id, name: c.function.name, input: c.function.arguments }));
+    return {
+      text: message.content ?? (typeof message.refusal === 'string' ? message.refusal : undefined),
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
+      usage: mapOpenAIUsage(completion.usage),
+      model: completion.model,
+      finishReason: choice.finish_reason ?? undefined,
+    };
+  }
+
+  return {
+    get messages() {
+      return messages;
+    },
+    sendUserMessage: (message, ctx) => call([{ role: 'user', content: message }], ctx),
+    sendToolResults: (results, extra, ctx) => call([...results.map(toolMessage), ...(extra.length > 0 ? [{ role: 'user' as const, content: extra.join('\n\n') }] : [])], ctx),
+    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({ callId: toolCall.id, ...(await runSdkTool(tools, toolCall, ctx)) }),
+    settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
+      messages.push(...results.map(toolMessage));
+    },
+  };
+}
+
+function toolMessage(result: ToolResult): ChatCompletionMessageParam {
+  return { role: 'tool', tool_call_id: result.callId, content: result.output };
+}
+
+/**
+ * Every figure a Chat Completions response reports, in the library's terms (`inputTokens`
+ * includes the cached ones, as `prompt_tokens` does), with the cost a gateway such as
+ * OpenRouter reports in `usage.cost`.
+ */
+export function mapOpenAIUsage(usage: CompletionUsage | null | undefined): Usage | undefined {
+  if (usage === undefined || usage === null) return undefined;
+  const details = usage.prompt_tokens_details as { cached_tokens?: number; cache_write_tokens?: number } | undefined;
+  // OpenRouter and some gateways report the price they charged.
+  const cost = (usage as { cost?: unknown }).cost;
+  return {
+    inputTokens: usage.prompt_tokens,
+    outputTokens: usage.completion_tokens,
+    cachedInputTokens: details?.cached_tokens,
+    cacheWriteTokens: details?.cache_write_tokens,
+    reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
+    ...(typeof cost === 'number' && Number.isFinite(cost) ? { costUsd: cost } : {}),
+  };
+}
+
+/**
+ * Folds a stream of chunks into the completion it stands for. A stream that ends before a
+ * finish reason was dropped: that is an error (so the attempt is retried), never a short answer.
+ */
+async function collectStream(chunks: AsyncIterable<ChatCompletionChunk>, onText: (delta: string) => void): Promise<ChatCompletion> {
+  let model = '';
+  let id = '';
+  let content: string | null = null;
+  let refusal: string | null = null;
+  let finishReason: ChatCompletion.Choice['finish_reason'] | null = null;
+  let usage: CompletionUsage | undefined;
+  const calls: { id: string; name: string; arguments: string }[] = [];
+  for await (const chunk of chunks) {
+    id ||= chunk.id;
+    model ||= chunk.model;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    if (choice === undefined) continue;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      content = (content ?? '') + delta.content;
+      onText(delta.content);
+    }
+    if (typeof delta.refusal === 'string') refusal = (refusal ?? '') + delta.refusal;
+    for (const part of delta.tool_calls ?? []) {
+      const slot = (calls[part.index] ??= { id: '', name: '', arguments: '' });
+      if (part.id) slot.id = part.id;
+      if (part.function?.name) slot.name += part.function.name;
+      if (part.function?.arguments) slot.arguments += part.function.arguments;
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+  if (finishReason === null) throw new Error('the response stream ended before the model finished (no finish_reason): the connection was dropped');
+  return {
+    id,
+    object: 'chat.completion',
+    created: 0,
+    model,
+    choices: [
+      {
+        index: 0,
+        finish_reason: finishReason,
+        logprobs: null,
+        message: {
+          role: 'assistant',
+          content,
+          refusal,
+          ...(calls.length > 0 ? { tool_calls: calls.filter(Boolean).map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+        },
+      },
+    ],
+    ...(usage !== undefined ? { usage } : {}),
+  };
+}

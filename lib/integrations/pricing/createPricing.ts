@@ -1,0 +1,94 @@
+import { calcPrice } from '@pydantic/genai-prices';
+import { InvalidArgumentError, type Pricing, type Usage } from 'agent-state-machine';
+
+/** Prices of one model in US dollars per million tokens. Cached and cache-write input default to the input price. */
+export interface TokenPrices {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** Input read from the prompt cache. Default: `inputPerMTok`. */
+  cachedInputPerMTok?: number;
+  /** Input written to the prompt cache. Default: `inputPerMTok`. */
+  cacheWritePerMTok?: number;
+}
+
+/** Options of `createPricing(options)`: your own prices per model, and how to look the rest up. */
+export interface PricingOptions {
+  /**
+   * Your prices by exact model id (as the response names the model). They win over the price
+   * data: a fine-tune, a self-hosted model, a negotiated rate. A `Pricing` function for anything else.
+   */
+  prices?: Record<string, TokenPrices | Pricing>;
+  /** Look models up in the price data bundled with `@pydantic/genai-prices` (offline). Default true. */
+  catalog?: boolean;
+  /**
+   * The provider as the price data names it (`openai`, `anthropic`, `google`, `groq`, `openrouter`, …),
+   * for a model id that alone does not say who serves it. Default: found from the model id.
+   */
+  providerId?: string;
+}
+
+const PRICE_KEYS = ['inputPerMTok', 'outputPerMTok', 'cachedInputPerMTok', 'cacheWritePerMTok'] as const;
+
+/**
+ * A `pricing` function for `AgentWithStateMachine` and `runBatch`: what a response cost, from
+ * its tokens and model. Your `prices` first, then the price data of `@pydantic/genai-prices`
+ * (bundled in the package: nothing is fetched at run time; update the package for new prices),
+ * which knows cached-input and cache-write rates, tiered and dated prices. A model neither knows
+ * gives `undefined`, never a guess, so the adapter's unknown-cost rule applies.
+ */
+export function createPricing(options: PricingOptions = {}): Pricing {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { prices?, catalog?, providerId? }', options);
+  const { prices = {}, catalog = true, providerId } = options;
+  if (typeof prices !== 'object' || prices === null || Array.isArray(prices)) throw new InvalidArgumentError('options.prices', 'a record { [model id]: TokenPrices | Pricing }', prices);
+  for (const [model, price] of Object.entries(prices)) {
+    if (typeof price === 'function') continue;
+    if (typeof price !== 'object' || price === null) throw new InvalidArgumentError(`options.prices["${model}"]`, 'TokenPrices { inputPerMTok, outputPerMTok, … } or a Pricing function', price);
+    for (const key of PRICE_KEYS) {
+      const value = price[key];
+      const required = key === 'inputPerMTok' || key === 'outputPerMTok';
+      if ((required || value !== undefined) && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+        throw new InvalidArgumentError(`options.prices["${model}"].${key}`, `a non-negative number of dollars per million tokens${required ? '' : ' or undefined'}`, value);
+      }
+    }
+  }
+  if (typeof catalog !== 'boolean') throw new InvalidArgumentError('options.catalog', 'a boolean', catalog);
+  if (providerId !== undefined && (typeof providerId !== 'string' || providerId === '')) throw new InvalidArgumentError('options.providerId', 'a non-empty string or undefined', providerId);
+  const own = new Map(Object.entries(prices));
+
+  return (usage: Usage, { model }: { model: string | undefined }): number | undefined => {
+    if (model === undefined) return undefined;
+    if (usage.inputTokens === undefined && usage.outputTokens === undefined) return undefined;
+    const price = own.get(model);
+    if (typeof price === 'function') return price(usage, { model });
+    if (price !== undefined) return fromTokenPrices(usage, price);
+    if (!catalog) return undefined;
+    try {
+      const result = calcPrice(
+        {
+          input_tokens: usage.inputTokens ?? 0,
+          output_tokens: usage.outputTokens ?? 0,
+          ...(usage.cachedInputTokens ? { cache_read_tokens: usage.cachedInputTokens } : {}),
+          ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+        },
+        model,
+        providerId !== undefined ? { providerId } : {},
+      );
+      return result === null ? undefined : result.total_price;
+    } catch {
+      // Figures the price data cannot use (cache tokens above the input tokens): no price, not a guess.
+      return undefined;
+    }
+  };
+}
+
+function fromTokenPrices(usage: Usage, price: TokenPrices): number {
+  const cached = usage.cachedInputTokens ?? 0;
+  const written = usage.cacheWriteTokens ?? 0;
+  const uncached = Math.max(0, (usage.inputTokens ?? 0) - cached - written);
+  const dollars =
+    uncached * price.inputPerMTok +
+    cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
+    written * (price.cacheWritePerMTok ?? price.inputPerMTok) +
+    (usage.outputTokens ?? 0) * price.outputPerMTok;
+  return dollars / 1_000_000;
+}
