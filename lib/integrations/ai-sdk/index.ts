@@ -2,3 +2,5 @@
 export { fromAISDK } from './fromAISDK';
 export type { FromAISDKOptions, AISDKAgentLoop, AISDKCallSettings } from './fromAISDK';
 export { usageFromAISDK } from './usageFromAISDK';
+export { budgetFor } from './budgetFor';
+export type { BudgetForOptions, AISDKBudgetGuard } from './budgetFor';

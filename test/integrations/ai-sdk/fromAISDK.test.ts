@@ -27,8 +27,6 @@ describe('fromAISDK', () => {
     const model = scriptedModel([{ content: [text('Hello there.')], usage: { input: 120, output: 30, cacheRead: 100, reasoning: 12 }, modelId: 'gpt-x-2026' }]);
     const loop = fromAISDK({ model, system: 'Be brief.' });
     const agent = adapter(loop);
-    const calls: unknown[] = [];
-    agent.on?.('llmAttempt', (e: unknown) => calls.push(e));
     const result = await agent.runTurn('Hi');
     expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'Hello there.' });
     expect(result.usage).toMatchObject({ inputTokens: 120, outputTokens: 30, llmCalls: 1 });
