@@ -33,11 +33,11 @@ export interface BudgetForOptions {
  */
 export interface AISDKBudgetGuard {
   /** Stops the loop once a budget is spent (checked after each step that ran tools). Throws for an unknown cost under a dollar cap. */
-  stopWhen: StopCondition<ToolSet>;
+  stopWhen: StopCondition<AnyTools>;
   /** Charges a finished step: tokens, cost, one LLM call, the tool calls it ran, the wall time. */
-  onStepFinish: (step: StepResult<ToolSet>) => void;
+  onStepFinish: (step: StepResult<AnyTools>) => void;
   /** Before each step: throws `BudgetExceededError` when a budget is already spent, else counts the LLM call. */
-  prepareStep: PrepareStepFunction<ToolSet>;
+  prepareStep: PrepareStepFunction<AnyTools>;
   /** Aborts at the earliest `maxWallMs` deadline of the budgets, or when `options.signal` does. */
   abortSignal: AbortSignal;
   /**
@@ -55,6 +55,9 @@ export interface AISDKBudgetGuard {
 }
 
 type AnyBudget = Budget | ExternalBudget;
+
+// `any` tools, as the SDK's own `stepCountIs` has: these fit a loop over any tool set.
+type AnyTools = any;
 
 /**
  * Puts this library's budgets on an AI SDK loop you keep (`generateText` with `stopWhen`,
@@ -112,7 +115,7 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     for (const budget of external) note(await budget.charge({ ...delta, ...counts }));
   };
 
-  const chargeStep = async (step: StepResult<ToolSet>): Promise<void> => {
+  const chargeStep = async (step: StepResult<AnyTools>): Promise<void> => {
     if (charged.has(step)) return;
     charged.add(step);
     const usage = usageFromAISDK(step.usage);
@@ -137,13 +140,13 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     spentLocal();
   };
 
-  const stopWhen: StopCondition<ToolSet> = async ({ steps }) => {
+  const stopWhen: StopCondition<AnyTools> = async ({ steps }) => {
     for (const step of steps) await chargeStep(step);
     if (unknownCost !== undefined) throw new Error(unknownCost);
     return spentLocal() !== undefined || stopped !== undefined;
   };
 
-  const prepareStep: PrepareStepFunction<ToolSet> = async ({ steps }) => {
+  const prepareStep: PrepareStepFunction<AnyTools> = async ({ steps }) => {
     for (const step of steps) await chargeStep(step);
     if (unknownCost !== undefined) throw new Error(unknownCost);
     const limit = spentLocal() ?? stopped;
