@@ -34,6 +34,10 @@ const PINNED: Record<string, string[]> = {
     'historyToMermaid', 'loadHistory', 'readHistory', 'runBatch', 'summarizeHistory', 'tableEdges',
     'tableStates', 'toMermaid', 'validateHistory',
   ],
+  './ai-sdk': [
+    'AISDKAgentLoop', 'AISDKBudgetGuard', 'AISDKCallSettings', 'BudgetForOptions',
+    'FromAISDKOptions', 'budgetFor', 'fromAISDK', 'usageFromAISDK',
+  ],
 };
 
 describe('the package exports', () => {
