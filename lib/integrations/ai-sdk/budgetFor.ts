@@ -119,7 +119,7 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     if (charged.has(step)) return;
     charged.add(step);
     const usage = usageFromAISDK(step.usage);
-    const model = step.response?.modelId ?? step.model?.modelId;
+    const model = step.response?.modelId;
     let costUsd = pricing?.(usage, { model });
     if (costUsd !== undefined && !(typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0)) {
       unknownCost = `Expected \`pricing\` to return a non-negative number of dollars for model ${model ?? '(unknown)'}, got ${String(costUsd)}`;

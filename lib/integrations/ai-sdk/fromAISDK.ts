@@ -169,7 +169,8 @@ class AISDKLoop implements AISDKAgentLoop {
       text: step.text,
       toolCalls,
       usage: usageFromAISDK(step.usage),
-      model: step.response.modelId ?? step.model.modelId,
+      // The SDK fills the response's model id from the model when the provider sends none.
+      model: step.response.modelId ?? (typeof model === 'string' ? model : model.modelId),
       finishReason: step.rawFinishReason ?? step.finishReason,
     };
   }
