@@ -1,4 +1,5 @@
 import { tool } from 'ai';
+import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 import { AgentWithStateMachine, Budget, InvalidArgumentError, type AgentWithStateMachineOptions } from 'agent-state-machine';
 import { fromAISDK } from '../../../lib/integrations/ai-sdk';
@@ -183,6 +184,57 @@ describe('fromAISDK', () => {
     const result = await adapter(fromAISDK({ model, stream: true })).runTurn('Hi');
     expect(result.outcome).toBe('error');
     expect(result.error?.message).toMatch(/HTTP 400/);
+  });
+
+  it('streaming: a stream dropped mid-way is retried, and onText sees the new attempt start over', async () => {
+    const usage = { inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 2, text: 2, reasoning: undefined } };
+    let calls = 0;
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        calls += 1;
+        const parts = [
+          { type: 'stream-start' as const, warnings: [] },
+          { type: 'text-start' as const, id: 't' },
+          { type: 'text-delta' as const, id: 't', delta: 'Hel' },
+          ...(calls === 1
+            ? [{ type: 'error' as const, error: new Error('socket hang up') }]
+            : [{ type: 'text-delta' as const, id: 't', delta: 'lo.' }, { type: 'text-end' as const, id: 't' }, { type: 'finish' as const, finishReason: { unified: 'stop' as const, raw: 'stop' }, usage }]),
+        ];
+        return { stream: convertArrayToReadableStream(parts) };
+      },
+    });
+    const seen: Array<[string, number]> = [];
+    const loop = fromAISDK({ model, stream: { onText: (delta, { attempt }) => seen.push([delta, attempt]) } });
+    const result = await adapter(loop).runTurn('Hi');
+    expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'Hello.' });
+    expect(seen).toEqual([
+      ['Hel', 1],
+      ['Hel', 2],
+      ['lo.', 2],
+    ]);
+    expect(loop.messages).toHaveLength(2);
+  });
+
+  it(".runTool() sends a tool's result through its toModelOutput", async () => {
+    const model = scriptedModel([{ content: [call('c1', 'shot', {})] }, { content: [text('Nice picture.')] }]);
+    const shot = tool({
+      inputSchema: z.object({}),
+      execute: async () => ({ width: 2, height: 1 }),
+      toModelOutput: ({ output }) => ({ type: 'text', value: `an image of ${output.width}x${output.height}` }),
+    });
+    const loop = fromAISDK({ model, tools: { shot } });
+    expect((await adapter(loop).runTurn('Take one')).outcome).toBe('end_of_turn');
+    expect(toolResults(model.prompts[1]!)).toEqual([['c1', 'text', 'an image of 2x1']]);
+  });
+
+  it('.runTool() turns a throwing execute into an error result and the turn goes on', async () => {
+    const model = scriptedModel([{ content: [call('c1', 'boom', {})] }, { content: [text('It failed.')] }]);
+    const boom = tool({ inputSchema: z.object({}), execute: async (): Promise<string> => { throw new Error('disk full'); } });
+    const loop = fromAISDK({ model, tools: { boom } });
+    expect((await adapter(loop).runTurn('Try')).outcome).toBe('end_of_turn');
+    const [sent] = toolResults(model.prompts[1]!);
+    expect(sent?.slice(0, 2)).toEqual(['c1', 'error-text']);
+    expect(sent?.[2]).toMatch(/disk full/);
   });
 
   it('shares one budget across loops like any AgentLoop', async () => {
