@@ -2,6 +2,7 @@ import type { PrepareStepFunction, StepResult, StopCondition, ToolSet } from 'ai
 import {
   Budget,
   BudgetExceededError,
+  formatDuration,
   InvalidArgumentError,
   type ExternalBudget,
   type Pricing,
@@ -50,7 +51,7 @@ export interface AISDKBudgetGuard {
   readonly usage: UsageTotals;
   /** The first spent limit this guard saw, if any: why the loop stopped. */
   readonly stopped: SpentLimit | undefined;
-  /** Clears the deadline timer; call it when the loop has ended (the timer never keeps the process alive). */
+  /** Clears the deadline timer and lets go of `options.signal`; call it when the loop has ended (the timer never keeps the process alive). */
   dispose(): void;
 }
 
@@ -93,14 +94,19 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
   let stopped: SpentLimit | undefined;
   let unknownCost: string | undefined;
 
-  const controller = new AbortController();
-  const abortSignal = signal === undefined ? controller.signal : AbortSignal.any([controller.signal, signal]);
-  const timer = deadlineTimer(local, controller);
-
   const note = (limit: SpentLimit | undefined): SpentLimit | undefined => {
     if (limit !== undefined && stopped === undefined) stopped = limit;
     return limit;
   };
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(signal?.reason);
+  if (signal?.aborted === true) forward();
+  else signal?.addEventListener('abort', forward, { once: true });
+  const abortSignal = controller.signal;
+  const timer = deadlineTimer(local, (error) => {
+    note({ limit: 'maxWallMs', used: error.used, max: error.max, message: error.message });
+    controller.abort(error);
+  });
   const spentLocal = (): SpentLimit | undefined => {
     for (const budget of local) {
       const limit = budget.spent();
@@ -202,7 +208,10 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     get stopped() {
       return stopped;
     },
-    dispose: () => clearTimeout(timer),
+    dispose: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forward);
+    },
   };
 }
 
@@ -217,7 +226,7 @@ function checkBudgets(budgets: unknown): AnyBudget[] {
 }
 
 /** A timer that aborts at the earliest wall-time deadline left in the budgets, or none. */
-function deadlineTimer(budgets: Budget[], controller: AbortController): ReturnType<typeof setTimeout> | undefined {
+function deadlineTimer(budgets: Budget[], abort: (error: BudgetExceededError) => void): ReturnType<typeof setTimeout> | undefined {
   let earliest: { ms: number; budget: Budget } | undefined;
   for (const budget of budgets) {
     const max = budget.limits.maxWallMs;
@@ -229,8 +238,8 @@ function deadlineTimer(budgets: Budget[], controller: AbortController): ReturnTy
   const { budget } = earliest;
   const fire = (): void => {
     const limit = budget.spent();
-    const message = limit?.message ?? `${budget.label} exceeded: wall time of ${budget.limits.maxWallMs} ms`;
-    controller.abort(new BudgetExceededError(message, 'maxWallMs', budget.usage.wallMs, budget.limits.maxWallMs ?? 0));
+    const message = limit?.message ?? `${budget.label} exceeded: the ${formatDuration(budget.limits.maxWallMs ?? 0)} of wall time passed during a step`;
+    abort(new BudgetExceededError(message, 'maxWallMs', budget.usage.wallMs, budget.limits.maxWallMs ?? 0));
   };
   if (earliest.ms <= 0) {
     fire();

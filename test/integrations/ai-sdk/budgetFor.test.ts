@@ -121,6 +121,8 @@ describe('budgetFor', () => {
     const error = await generateText({ model: scriptedModel([{ hang: true }]), prompt: 'go', maxRetries: 0, ...guard }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BudgetExceededError);
     expect((error as BudgetExceededError).limit).toBe('maxWallMs');
+    expect(guard.stopped?.limit).toBe('maxWallMs');
+    expect((error as Error).message).toMatch(/^budget exceeded: the .* of wall time passed during a step$/);
     guard.dispose();
   });
 
