@@ -85,7 +85,7 @@ export async function runExample(options: ExampleOptions = {}): Promise<{ turn: 
 
   // Mode 1: the constructor call plus the tools is the whole integration.
   const loop = fromAISDK({ model: options.model ?? offlineModel(), tools, system: 'You answer questions about a code project. Be brief.' });
-  const agent = new AgentWithStateMachine(loop, { budget: { maxCostUsd: 0.05, maxLlmCalls: 10 }, pricing, logger: false } as ConstructorParameters<typeof AgentWithStateMachine>[1]);
+  const agent = new AgentWithStateMachine(loop, { budget: { maxCostUsd: 0.05, maxLlmCalls: 10 }, pricing, toolConcurrency: 4, logger: false });
   const turn = await agent.runTurn(question);
   const history = formatHistory(agent.machine.history());
   print(`fromAISDK: ${turn.outcome} — ${turn.text ?? turn.error?.message}`);

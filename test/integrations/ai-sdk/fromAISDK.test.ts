@@ -63,16 +63,33 @@ describe('fromAISDK', () => {
     expect(loop.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
   });
 
-  it('runs parallel tool calls and answers them in call order in one tool message', async () => {
-    const log: string[] = [];
+  it('runs parallel tool calls at once under toolConcurrency and answers them in call order in one tool message', async () => {
     const model = scriptedModel([
       { content: [call('a', 'weather', { city: 'Oslo' }), call('b', 'weather', { city: 'Rome' }), call('c', 'weather', { city: 'Lima' })] },
       { content: [text('Done.')] },
     ]);
-    const loop = fromAISDK({ model, tools: { weather: weatherTool(log) } });
-    const result = await adapter(loop).runTurn('Three cities');
+    // Each call waits until all three have started: they finish only if they run at once.
+    const started: string[] = [];
+    let allStarted: () => void = () => {};
+    const together = new Promise<void>((resolve) => (allStarted = resolve));
+    const weather = tool({
+      inputSchema: z.object({ city: z.string() }),
+      execute: async ({ city }) => {
+        started.push(city);
+        if (started.length === 3) allStarted();
+        await together;
+        return `${city}: 21 °C`;
+      },
+    });
+    const loop = fromAISDK({ model, tools: { weather } });
+    const result = await adapter(loop, { toolConcurrency: Infinity }).runTurn('Three cities');
     expect(result.outcome).toBe('end_of_turn');
-    expect(log.sort()).toEqual(['Lima', 'Oslo', 'Rome']);
+    expect(started.sort()).toEqual(['Lima', 'Oslo', 'Rome']);
+    expect(toolResults(model.prompts[1]!)).toEqual([
+      ['a', 'text', 'Oslo: 21 °C'],
+      ['b', 'text', 'Rome: 21 °C'],
+      ['c', 'text', 'Lima: 21 °C'],
+    ]);
     expect(toolResults(model.prompts[1]!).map(([id]) => id)).toEqual(['a', 'b', 'c']);
     expect(loop.messages.filter((m) => m.role === 'tool')).toHaveLength(1);
   });
@@ -242,6 +259,27 @@ describe('fromAISDK', () => {
     const model = scriptedModel([{ content: [call('a', 'weather', { city: 'Oslo' })] }]);
     const result = await adapter(fromAISDK({ model, tools: { weather: weatherTool() } }), { sharedBudgets: [shared] }).runTurn('Hi');
     expect(result.outcome).toBe('budget_exceeded');
+  });
+
+  it('passes the model id the provider answered with, so the adapter prices the step', async () => {
+    const model = scriptedModel([{ content: [text('ok')], usage: { input: 1_000_000, output: 100_000, cacheRead: 400_000 }, modelId: 'gpt-x-2026' }]);
+    const seen: Array<[string | undefined, number | undefined]> = [];
+    const pricing = (usage: { inputTokens?: number | undefined; cachedInputTokens?: number | undefined; outputTokens?: number | undefined }, { model: id }: { model: string | undefined }) => {
+      seen.push([id, usage.cachedInputTokens]);
+      // $1/M fresh input, $0.10/M cached, $4/M output.
+      return id === 'gpt-x-2026' ? ((usage.inputTokens! - usage.cachedInputTokens!) * 1 + usage.cachedInputTokens! * 0.1 + usage.outputTokens! * 4) / 1e6 : undefined;
+    };
+    const result = await adapter(fromAISDK({ model }), { budget: { maxCostUsd: 5 }, pricing }).runTurn('Hi');
+    expect(result.outcome).toBe('end_of_turn');
+    expect(seen).toEqual([['gpt-x-2026', 400_000]]);
+    expect(result.usage.costUsd).toBeCloseTo(0.6 + 0.04 + 0.4, 10);
+  });
+
+  it('a step of unknown cost under a dollar cap ends the turn, naming the model', async () => {
+    const model = scriptedModel([{ content: [text('ok')], modelId: 'unpriced-model' }]);
+    const result = await adapter(fromAISDK({ model }), { budget: { maxCostUsd: 1 } }).runTurn('Hi');
+    expect(result.outcome).toBe('error');
+    expect(result.error?.message).toContain('unpriced-model');
   });
 
   it('rejects bad options by name', () => {
