@@ -254,6 +254,16 @@ describe('fromAISDK', () => {
     expect(sent?.[2]).toMatch(/disk full/);
   });
 
+  it('a maxWallMs deadline aborts a stalled step through its abort signal; nothing of it is kept', async () => {
+    const model = scriptedModel([{ hang: true }, { content: [text('Back.')] }]);
+    const loop = fromAISDK({ model });
+    const first = await adapter(loop, { budget: { maxWallMs: 30 }, cancelGraceMs: 1000 }).runTurn('Hi');
+    expect(first.outcome).toBe('budget_exceeded');
+    expect(model.doGenerateCalls[0]?.abortSignal?.aborted).toBe(true);
+    expect(loop.messages).toEqual([]);
+    expect(await adapter(loop).runTurn('Hi again')).toMatchObject({ outcome: 'end_of_turn', text: 'Back.' });
+  });
+
   it('shares one budget across loops like any AgentLoop', async () => {
     const shared = new Budget({ maxLlmCalls: 1 });
     const model = scriptedModel([{ content: [call('a', 'weather', { city: 'Oslo' })] }]);
