@@ -49,6 +49,10 @@ const PINNED: Record<string, string[]> = {
   './pricing': [
     'PricingOptions', 'TokenPrices', 'createPricing',
   ],
+  './ai-sdk': [
+    'AISDKAgentLoop', 'AISDKBudgetGuard', 'AISDKCallSettings', 'BudgetForOptions',
+    'FromAISDKOptions', 'budgetFor', 'fromAISDK', 'usageFromAISDK',
+  ],
 };
 
 describe('the package exports', () => {

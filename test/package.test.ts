@@ -70,10 +70,36 @@ describe('the built package', () => {
     expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual([]);
   });
 
+  it('exports the ai-sdk subpath to require() and import, and its loop runs a turn on the SDK mock model', () => {
+    const required = run(process.execPath, ['-e', "console.log(JSON.stringify(Object.keys(require('agent-state-machine/ai-sdk')).sort()))"]);
+    expect(JSON.parse(required)).toEqual(['budgetFor', 'fromAISDK', 'usageFromAISDK']);
+    const script = [
+      "import { AgentWithStateMachine } from 'agent-state-machine';",
+      "import { fromAISDK } from 'agent-state-machine/ai-sdk';",
+      "import { MockLanguageModelV3 } from 'ai/test';",
+      "const usage = { inputTokens: { total: 3, noCache: 3 }, outputTokens: { total: 2, text: 2 } };",
+      "const model = new MockLanguageModelV3({ doGenerate: { content: [{ type: 'text', text: 'hi' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] } });",
+      'const result = await new AgentWithStateMachine(fromAISDK({ model }), { logger: false }).runTurn("hello");',
+      'console.log(JSON.stringify({ outcome: result.outcome, text: result.text }));',
+    ].join('\n');
+    expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]))).toEqual({ outcome: 'end_of_turn', text: 'hi' });
+  });
+
+  it('never loads the ai package from the main entry', () => {
+    const out = run(process.execPath, ['-e', "require('agent-state-machine'); console.log(Object.keys(require.cache).some((f) => /node_modules[\\\\/]ai[\\\\/]/.test(f)))"]);
+    expect(out.trim()).toBe('false');
+  });
+
   // 5.4 is the oldest TypeScript the published types support (they use `NoInfer`); the
   // README's Install section says so.
   it.each(['typescript', 'typescript-5.4'])('gives both module kinds types that resolve under %s', (compiler) => {
     expect(() => run(process.execPath, [path.join(root, 'node_modules', compiler, 'bin/tsc'), '-p', 'test/fixtures/package/tsconfig.json'])).not.toThrow();
+  }, 60_000);
+
+  // The ai-sdk subpath needs what `ai` 6's own types need: TypeScript 5.7 or later (a generic
+  // Uint8Array) and @types/json-schema under skipLibCheck: false.
+  it('gives the ai-sdk subpath types that resolve for both module kinds under typescript', () => {
+    expect(() => run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'test/fixtures/package/tsconfig.ai-sdk.json'])).not.toThrow();
   }, 60_000);
 
   it('ships no files it does not use', () => {
