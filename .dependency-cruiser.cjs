@@ -2,7 +2,7 @@
 // Each folder may depend only on the folders above it:
 //   internal  <-  machine  <-  history
 //                machine  <-  agent  <-  batch
-//   cli on history and batch; integrations on the public entry (lib/index.ts) and internal.
+//   telemetry on history; cli on history, telemetry and batch; integrations on the public entry (lib/index.ts) and internal.
 // states/ stands on nothing in lib/. The main entry never loads the CLI or an integration.
 const layer = (name, mayNotUse, comment) => ({
   name,
@@ -15,11 +15,12 @@ const layer = (name, mayNotUse, comment) => ({
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const forbidden = [
   { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
-  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
-  layer('machine-below-agent', ['agent', 'batch', 'history', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
-  layer('history-on-machine', ['agent', 'batch', 'cli', 'integrations'], 'history files stand on the machine alone'),
-  layer('agent-below-batch', ['batch', 'history', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
+  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'telemetry', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
+  layer('machine-below-agent', ['agent', 'batch', 'history', 'telemetry', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
+  layer('history-on-machine', ['agent', 'batch', 'telemetry', 'cli', 'integrations'], 'history files stand on the machine alone'),
+  layer('agent-below-batch', ['batch', 'history', 'telemetry', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
   layer('batch-below-cli', ['cli', 'integrations'], 'a batch knows nothing of the CLI or the integrations'),
+  layer('telemetry-on-history', ['agent', 'batch', 'cli', 'integrations'], 'the OTLP export stands on history files alone'),
   layer('cli-not-integrations', ['integrations'], 'the CLI runs without any SDK installed'),
   {
     name: 'states-stand-alone',
@@ -40,7 +41,7 @@ const forbidden = [
     comment: 'integrations import lib/index.ts (and pure helpers in internal/), nothing private',
     severity: 'error',
     from: { path: '^lib/integrations/' },
-    to: { path: '^(lib/(machine|agent|batch|history|cli)/|states/)' },
+    to: { path: '^(lib/(machine|agent|batch|history|telemetry|cli)/|states/)' },
   },
   {
     name: 'integrations-are-leaves',
