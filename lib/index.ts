@@ -91,3 +91,8 @@ export { RunSkippedError } from './batch/RunSkippedError';
 export type { SkipReason } from './batch/RunSkippedError';
 export { formatBatchReport } from './batch/formatBatchReport';
 export type { FormatBatchReportOptions } from './batch/formatBatchReport';
+
+// A run's history as OpenTelemetry spans (OTLP/JSON), for a tracing tool: `agent-sm export otlp`.
+export { historyToOtlp } from './telemetry/historyToOtlp';
+export type { HistoryToOtlpOptions } from './telemetry/historyToOtlp';
+export type { OtlpTraceExport, OtlpResourceSpans, OtlpSpan, OtlpKeyValue, OtlpAnyValue } from './telemetry/OtlpJson';

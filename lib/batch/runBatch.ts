@@ -71,6 +71,11 @@ export interface BatchOptions {
   sleep?: Sleep;
   /** Source of retry jitter, [0, 1). Default Math.random. */
   random?: () => number;
+  /**
+   * Called with each run's adapter before its turn starts, to instrument it (tracing, metrics,
+   * listeners); may return a function called when the run has ended. A throw ends that run as `error`.
+   */
+  onRun?: (run: { id: string; index: number; agent: AgentWithStateMachine }) => (() => void) | void;
 }
 
 /** What one run did. Numbers and a path only, so a report of 10,000 runs stays small. */
@@ -158,7 +163,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -168,6 +173,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === '')) throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (onRun !== undefined && typeof onRun !== 'function') throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
@@ -240,6 +246,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     let adapter: AgentWithStateMachine | undefined;
     let historyError: Error | undefined;
     let moves = 0;
+    let runEnded: (() => void) | void = undefined;
     let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
     const controller = new AbortController();
     if (signal?.aborted) controller.abort(signal.reason);
@@ -259,6 +266,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       }
       adapter.machine.onTransition(() => (moves += 1));
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
+      runEnded = onRun?.({ id: task.id, index, agent: adapter });
       const result = await adapter.runTurn(task.input, { signal: controller.signal });
       ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
     } catch (error) {
@@ -267,6 +275,11 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
     }
     inFlight.delete(controller);
+    try {
+      if (typeof runEnded === 'function') runEnded();
+    } catch (error) {
+      log?.error(`onRun's end function threw for run ${task.id}: ${messageOf(error)}`);
+    }
     try {
       sink?.close();
     } catch (error) {
