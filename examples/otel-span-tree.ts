@@ -15,9 +15,22 @@ import { traceAgent } from '../lib/integrations/otel/index';
 export async function runOtelExample(print: (line: string) => void = console.log): Promise<ReadableSpan[]> {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  // Virtual time: a wait ends when every earlier one has, without really waiting, so the
+  // two tools that run at once overlap on the timeline as they would for real.
   let t = Date.UTC(2026, 0, 1, 9, 0, 0);
   const clock = (): number => t;
-  const sleep = async (ms: number): Promise<void> => void (t += ms);
+  const waiting: Array<{ at: number; wake: () => void }> = [];
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((wake) => {
+      waiting.push({ at: t + ms, wake });
+      setImmediate(() => {
+        waiting.sort((a, b) => a.at - b.at);
+        const next = waiting.shift();
+        if (next === undefined) return;
+        t = Math.max(t, next.at);
+        next.wake();
+      });
+    });
 
   const loop = createScriptedAgent({
     sleep,
@@ -39,9 +52,9 @@ export async function runOtelExample(print: (line: string) => void = console.log
   const stop = traceAgent(agent, { tracer: provider.getTracer('example'), agentName: 'code-fixer', providerName: 'openai', model: 'gpt-4.1' });
   await agent.runTurn('Why does the sum test fail?');
   stop();
+  await provider.forceFlush();
+  const spans = exporter.getFinishedSpans(); // before shutdown, which empties the in-memory exporter
   await provider.shutdown();
-
-  const spans = exporter.getFinishedSpans();
   printTree(spans, print);
   return spans;
 }

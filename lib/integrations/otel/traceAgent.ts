@@ -53,6 +53,9 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
   const capture = options.captureContent === true;
 
   let turn: { span: Span; context: Context; number: number } | undefined;
+  // The adapter makes a turn's opening move (into WaitingForUserInput) just before `turnStart`:
+  // kept here, it becomes the turn span's first event, as in a history exported after the fact.
+  let opening: TransitionRecord | undefined;
 
   const onTurnStart = (info: AgentEvents['turnStart'][0]): void => {
     endTurn(undefined, 'a new turn started before this one ended');
@@ -75,10 +78,16 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
       parent,
     );
     turn = { span, context: trace.setSpan(parent, span), number: info.turn };
+    if (opening !== undefined && opening.to === 'WaitingForUserInput') onTransition(opening);
+    opening = undefined;
   };
 
   const onTransition = (record: TransitionRecord): void => {
-    turn?.span.addEvent(
+    if (turn === undefined) {
+      opening = record;
+      return;
+    }
+    turn.span.addEvent(
       ASM.transitionEvent,
       { [ASM.transitionFrom]: record.from, [ASM.transitionTo]: record.to, [ASM.transitionSeq]: record.seq, [ASM.transitionForced]: record.forced, [ASM.transitionDescription]: record.description },
       record.at,

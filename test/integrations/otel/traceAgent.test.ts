@@ -90,14 +90,25 @@ describe('traceAgent()', () => {
   });
 
   it('traceAgent() gives parallel tool calls their own execute_tool spans under the turn, overlapping in time', async () => {
+    let running = 0;
+    let most = 0;
+    // Each tool yields to the event loop while it runs: run one at a time, `most` stays 1.
+    const tool = (result: { output: string; isError?: boolean }) => async (call: { id: string }) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running -= 1;
+      return { callId: call.id, ...result };
+    };
     const { agent, exporter } = tracedAgent(
       {
-        replies: [{ toolCalls: [{ id: 'c1', name: 'read', input: { path: 'a' } }, { id: 'c2', name: 'grep', input: { q: 'x' } }], model: 'gpt-test', finishReason: 'tool_calls' } as never, { text: 'done' }],
-        tools: { read: { output: 'A', delayMs: 100 }, grep: { isError: true, output: 'no match', delayMs: 100 } },
+        replies: [{ raw: { toolCalls: [{ id: 'c1', name: 'read', input: { path: 'a' } }, { id: 'c2', name: 'grep', input: { q: 'x' } }], model: 'gpt-test', finishReason: 'tool_calls' } }, { text: 'done' }],
+        tools: { read: tool({ output: 'A' }), grep: tool({ output: 'no match', isError: true }) },
       },
-      { toolConcurrency: 2 } as never,
+      { toolConcurrency: 2 },
     );
     await agent.runTurn('look');
+    expect(most).toBe(2);
     const spans = exporter.getFinishedSpans();
     const tools = named(spans, 'execute_tool');
     expect(tools.map((s) => s.name).sort()).toEqual(['execute_tool grep', 'execute_tool read']);
@@ -114,6 +125,7 @@ describe('traceAgent()', () => {
     expect(grep.status).toEqual({ code: SpanStatusCode.ERROR, message: 'no match' });
     // Both started before either ended: they ran at once.
     expect(read.startTime).toEqual(grep.startTime);
+    expect(read.endTime).toEqual(grep.endTime);
     const chats = named(spans, 'chat');
     expect(chats.map((s) => s.name)).toEqual(['chat gpt-test', 'chat']);
     expect(chats[0]!.attributes).toMatchObject({ 'gen_ai.response.model': 'gpt-test', 'gen_ai.response.finish_reasons': ['tool_calls'], 'agent_state_machine.llm.operation': 'sendUserMessage' });
