@@ -38,8 +38,9 @@ interface Usage {
  * history and options give the same output, ids included.
  *
  * What a file cannot say is left out rather than guessed: a call's retries appear as one
- * `chat` span with `agent_state_machine.llm.attempts` and an event per failed attempt, and a
- * tool's start is its recorded start if any, else the end of the tool before it.
+ * `chat` span with `agent_state_machine.llm.attempts` and an event per failed attempt. A
+ * tool's start is its recorded start if any; else the end of the tool before it, or — when the
+ * tools' times add up to more than RunningTool lasted, so they ran at once — its entry.
  */
 export function historyToOtlp(items: readonly HistoryItem[], options: HistoryToOtlpOptions = {}): OtlpTraceExport {
   if (!Array.isArray(items)) throw new InvalidArgumentError('items', 'an array of history entries or records', items);
@@ -200,12 +201,17 @@ class SpanBuilder {
 
   #tools(turn: OpenTurn, r: TransitionRecord<string>, data: Record<string, unknown> | undefined): void {
     const results = Array.isArray(data?.['results']) ? (data['results'] as unknown[]) : [];
-    let cursor = r.at - r.durationMs;
+    const enteredAt = r.at - r.durationMs;
+    // Without recorded starts: one after the other, unless their times add up to more than
+    // the state lasted — then they ran at once (toolConcurrency), and each starts on entry.
+    const total = results.reduce<number>((sum, raw) => sum + Math.max(0, num(asObject(raw)?.['ms']) ?? 0), 0);
+    const atOnce = total > r.durationMs;
+    let cursor = enteredAt;
     for (const raw of results) {
       const item = asObject(raw);
       const name = str(item?.['name']);
       const ms = Math.max(0, num(item?.['ms']) ?? 0);
-      const started = num(item?.['startedAt']) ?? cursor;
+      const started = num(item?.['startedAt']) ?? (atOnce ? enteredAt : cursor);
       cursor = started + ms;
       const span = this.#span(turn.span.traceId, turn.span.spanId, spanName(GEN_AI_OPERATION.executeTool, name), SPAN_KIND.internal, started, started + ms);
       const note = str(item?.['note']) ?? '';

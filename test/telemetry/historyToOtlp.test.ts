@@ -94,6 +94,33 @@ describe('historyToOtlp()', () => {
     expect(BigInt(grep.endTimeUnixNano) - BigInt(grep.startTimeUnixNano)).toBe(50_000_000n);
   });
 
+  it('historyToOtlp() starts tools that ran at once together (toolConcurrency)', async () => {
+    const clock = manualClock();
+    const records: TransitionRecord<string>[] = [];
+    // Each tool ends 100 ms after both have started: their times add up to more than RunningTool lasted.
+    let started = 0;
+    let release: () => void = () => undefined;
+    const both = new Promise<void>((resolve) => (release = resolve));
+    const tool = async (call: { id: string }) => {
+      started += 1;
+      if (started === 2) {
+        clock.advance(100);
+        release();
+      }
+      await both;
+      return { callId: call.id, output: 'ok' };
+    };
+    const agent = new AgentWithStateMachine(
+      createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c1', name: 'a' }, { id: 'c2', name: 'b' }] }, { text: 'done' }], tools: { a: tool, b: tool }, sleep: async () => undefined }),
+      { clock: clock.now, logger: false, toolConcurrency: 2, sink: { write: (r) => void records.push(r) } },
+    );
+    await agent.runTurn('go');
+    const tools = spans(historyToOtlp(records)).filter((s) => s.name.startsWith('execute_tool'));
+    expect(tools.map((s) => s.name)).toEqual(['execute_tool a', 'execute_tool b']);
+    expect(tools[0]!.startTimeUnixNano).toBe(tools[1]!.startTimeUnixNano);
+    expect(BigInt(tools[1]!.endTimeUnixNano) - BigInt(tools[1]!.startTimeUnixNano)).toBe(100_000_000n);
+  });
+
   it('historyToOtlp() marks a failed LLM call and its turn as errors, with an event per failed attempt', async () => {
     const history = await run({ replies: [{ error: '529 overloaded' }, { error: '529 overloaded' }, { error: '529 overloaded' }] }, ['go']);
     const list = spans(historyToOtlp(history));
