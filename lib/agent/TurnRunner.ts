@@ -138,6 +138,8 @@ export class TurnRunner {
   #externalDue: UsageDelta | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #ended = false;
+  /** A limit an external budget reported spent: it stays spent for the rest of the turn. */
+  #externalSpent: SpentLimit | undefined;
 
   constructor(settings: TurnSettings, turn: number, controller: AbortController) {
     this.#s = settings;
@@ -664,7 +666,7 @@ export class TurnRunner {
     for (const [i, budget] of this.#s.external.entries()) {
       try {
         const spent = await budget.reserve(kind);
-        if (spent !== undefined) return spent;
+        if (spent !== undefined) return (this.#externalSpent ??= spent);
       } catch (error) {
         return new OperationError(`externalBudgets[${i}].reserve('${kind}')`, error);
       }
@@ -691,6 +693,7 @@ export class TurnRunner {
       try {
         const spent = await budget.charge(delta);
         first ??= spent;
+        this.#externalSpent ??= spent;
       } catch (error) {
         throw new OperationError(`externalBudgets[${i}].charge`, error);
       }
@@ -701,6 +704,7 @@ export class TurnRunner {
   /** Charges the wall time since the last check, then returns the first spent limit of any budget. */
   #spent(): SpentLimit | undefined {
     this.#chargeWall();
+    if (this.#externalSpent !== undefined) return this.#externalSpent;
     for (const budget of this.#s.budgets) {
       const spent = budget.spent();
       if (spent !== undefined) return spent;

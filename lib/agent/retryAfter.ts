@@ -50,7 +50,9 @@ const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
 export function defaultShouldRetry(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return true;
   const e = error as { name?: unknown; status?: unknown; statusCode?: unknown };
-  if (e.name === 'AbortError' || e.name === 'APIUserAbortError') return false;
+  // openai's APIUserAbortError keeps the name 'Error': its class name tells it.
+  const cls = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  if (e.name === 'AbortError' || e.name === 'APIUserAbortError' || cls === 'APIUserAbortError') return false;
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status === undefined) return true;
   return RETRYABLE_STATUS.has(status) || status >= 500;
