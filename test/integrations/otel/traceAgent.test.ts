@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { AgentWithStateMachine, createScriptedAgent, historyToOtlp, InvalidArgumentError, type AgentScript, type AgentWithStateMachineOptions, type TransitionRecord } from 'agent-state-machine';
 import { traceAgent, traceBatch } from '../../../lib/integrations/otel';
@@ -146,6 +146,27 @@ describe('traceAgent()', () => {
     expect(named(exporter.getFinishedSpans(), 'invoke_agent')[0]!.status.code).toBe(SpanStatusCode.UNSET);
   });
 
+  it('traceAgent() names a failed attempt\'s error.type by the HTTP status an SDK error carries', async () => {
+    const { exporter, provider } = setup();
+    let calls = 0;
+    const loop = {
+      sendUserMessage: async () => {
+        calls += 1;
+        if (calls === 1) throw Object.assign(new Error('Rate limit reached'), { name: 'RateLimitError', status: 429 });
+        return { text: 'ok', model: 'gpt-4.1-2025-04-14', finishReason: 'stop' };
+      },
+      sendToolResults: async () => ({ text: 'unused' }),
+      runTool: async (call: { id: string }) => ({ callId: call.id, output: '' }),
+    };
+    const agent = new AgentWithStateMachine(loop, { logger: false, sleep: async () => undefined, random: () => 0 });
+    traceAgent(agent, { tracer: provider.getTracer('t'), providerName: 'openai', model: 'gpt-4.1' });
+    await agent.runTurn('hi');
+    const chats = named(exporter.getFinishedSpans(), 'chat');
+    expect(chats.map((s) => s.name)).toEqual(['chat gpt-4.1', 'chat gpt-4.1']);
+    expect(chats[0]!.attributes['error.type']).toBe('429');
+    expect(chats[1]!.attributes).toMatchObject({ 'gen_ai.request.model': 'gpt-4.1', 'gen_ai.response.model': 'gpt-4.1-2025-04-14', 'gen_ai.response.finish_reasons': ['stop'] });
+  });
+
   it('traceAgent() ends a turn cancelled mid-tool as an error, the running tool interrupted and the forced move marked', async () => {
     let agentRef: AgentWithStateMachine | undefined;
     const { agent, exporter } = tracedAgent({
@@ -233,6 +254,32 @@ describe('traceAgent()', () => {
     const byId = new Map(spans.map((s) => [s.spanId, s]));
     const kinds: Record<number, string> = { 1: 'INTERNAL', 3: 'CLIENT' };
     expect(spans.map((s) => `${s.name} [${kinds[s.kind]!}]${s.parentSpanId === undefined ? '' : ` < ${byId.get(s.parentSpanId)!.name}`}`)).toEqual(live);
+  });
+
+  it('traceAgent() uses the globally registered tracer provider when given no tracer', async () => {
+    const { exporter, provider } = setup();
+    trace.setGlobalTracerProvider(provider);
+    try {
+      const agent = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'hi' }], sleep: async () => undefined }), { logger: false });
+      traceAgent(agent);
+      await agent.runTurn('hello');
+      const spans = exporter.getFinishedSpans();
+      expect(tree(spans)).toEqual(['invoke_agent [INTERNAL]', 'chat [CLIENT] < invoke_agent']);
+      expect(spans[0]!.instrumentationScope.name).toBe('agent-state-machine');
+      expect(named(spans, 'invoke_agent')[0]!.attributes['gen_ai.provider.name']).toBe('_OTHER');
+    } finally {
+      trace.disable();
+    }
+  });
+
+  it('traceAgent() with a tracer that throws never changes a turn: the adapter reports listenerError', async () => {
+    const broken = { startSpan: () => { throw new Error('exporter down'); }, startActiveSpan: () => { throw new Error('exporter down'); } } as unknown as Tracer;
+    const agent = new AgentWithStateMachine(createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c1', name: 't' }] }, { text: 'ok' }], tools: { t: { output: 'x' } }, sleep: async () => undefined }), { logger: false });
+    const errors: string[] = [];
+    agent.on('listenerError', (error, event) => void errors.push(`${event}: ${(error as Error).message}`));
+    traceAgent(agent, { tracer: broken });
+    expect((await agent.runTurn('go')).outcome).toBe('end_of_turn');
+    expect(errors).toContain('turnStart: exporter down');
   });
 
   it('traceAgent() rejects what is not an agent, and bad options, naming them', () => {
