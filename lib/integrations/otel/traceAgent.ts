@@ -16,8 +16,10 @@ export interface TraceAgentOptions {
   /**
    * Record the user's message, the LLM's text, tool arguments and tool results on the spans
    * (`gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.tool.call.arguments`,
-   * `gen_ai.tool.call.result`). Default false: prompts and tool data often hold what must not
-   * leave the process.
+   * `gen_ai.tool.call.result`). A `chat` span's input is what that call adds — the user's
+   * message, or the tool results and messages — since the loop, not the adapter, owns the
+   * whole conversation. Default false: prompts and tool data often hold what must not leave
+   * the process.
    */
   captureContent?: boolean;
   /** The parent of the turn spans (e.g. a batch's `invoke_workflow` span). Default: the active context when a turn starts. */
