@@ -2,7 +2,8 @@
 // Each folder may depend only on the folders above it:
 //   internal  <-  machine  <-  history
 //                machine  <-  agent  <-  batch
-//   report on history and batch (pure pages, one I/O loader); cli on history, batch and report; integrations on the public entry (lib/index.ts) and internal.
+//   report on history and batch (pure pages, one I/O loader); telemetry on history;
+//   cli on history, batch, report and telemetry; integrations on the public entry (lib/index.ts) and internal.
 // states/ stands on nothing in lib/. The main entry never loads the CLI or an integration.
 const layer = (name, mayNotUse, comment) => ({
   name,
@@ -15,12 +16,13 @@ const layer = (name, mayNotUse, comment) => ({
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const forbidden = [
   { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
-  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'report', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
-  layer('machine-below-agent', ['agent', 'batch', 'history', 'report', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
-  layer('history-on-machine', ['agent', 'batch', 'report', 'cli', 'integrations'], 'history files stand on the machine alone'),
-  layer('agent-below-batch', ['batch', 'history', 'report', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
-  layer('batch-below-cli', ['report', 'cli', 'integrations'], 'a batch knows nothing of its report pages, the CLI or the integrations'),
-  layer('report-below-cli', ['cli', 'integrations'], 'report pages stand on history and batch, never on the CLI or an SDK'),
+  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'report', 'telemetry', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
+  layer('machine-below-agent', ['agent', 'batch', 'history', 'report', 'telemetry', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
+  layer('history-on-machine', ['agent', 'batch', 'report', 'telemetry', 'cli', 'integrations'], 'history files stand on the machine alone'),
+  layer('agent-below-batch', ['batch', 'history', 'report', 'telemetry', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
+  layer('batch-below-cli', ['report', 'telemetry', 'cli', 'integrations'], 'a batch knows nothing of its report pages, telemetry, the CLI or the integrations'),
+  layer('report-below-cli', ['telemetry', 'cli', 'integrations'], 'report pages stand on history and batch, never on the CLI or an SDK'),
+  layer('telemetry-on-history', ['agent', 'batch', 'report', 'cli', 'integrations'], 'the OTLP export stands on history files alone'),
   layer('cli-not-integrations', ['integrations'], 'the CLI runs without any SDK installed'),
   {
     name: 'states-stand-alone',
@@ -41,7 +43,7 @@ const forbidden = [
     comment: 'integrations import lib/index.ts (and pure helpers in internal/), nothing private',
     severity: 'error',
     from: { path: '^lib/integrations/' },
-    to: { path: '^(lib/(machine|agent|batch|history|report|cli)/|states/)' },
+    to: { path: '^(lib/(machine|agent|batch|history|report|telemetry|cli)/|states/)' },
   },
   {
     name: 'integrations-are-leaves',

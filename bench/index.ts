@@ -38,6 +38,7 @@ const SUITES: readonly SuiteSpec[] = [
   { name: 'adapter', title: '3. Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
   { name: 'summarizeHistory', title: '4. Inspection: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },
   { name: 'durability', title: '5. History files: cost per move of each durability mode; reader lines/s', file: 'durability.bench.ts', optional: true },
+  { name: 'otel', title: 'OpenTelemetry: what traceAgent adds per turn (in-memory exporter)', file: 'otel.bench.ts', optional: true },
 ];
 
 interface Outcome {

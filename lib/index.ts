@@ -102,3 +102,8 @@ export { renderBatchPage } from './report/renderBatchPage';
 export type { BatchPageRun, BatchPageOptions } from './report/renderBatchPage';
 export { buildHtmlReport } from './report/buildHtmlReport';
 export type { BuildHtmlReportOptions, HtmlReport } from './report/buildHtmlReport';
+
+// A run's history as OpenTelemetry spans (OTLP/JSON), for a tracing tool: `agent-sm export otlp`.
+export { historyToOtlp } from './telemetry/historyToOtlp';
+export type { HistoryToOtlpOptions } from './telemetry/historyToOtlp';
+export type { OtlpTraceExport, OtlpResourceSpans, OtlpSpan, OtlpKeyValue, OtlpAnyValue } from './telemetry/OtlpJson';

@@ -90,6 +90,23 @@ describe('the built package', () => {
     expect(out.trim()).toBe('false');
   });
 
+  it('serves agent-state-machine/otel to require() and import, and the main entry never loads OpenTelemetry', () => {
+    const cjs = [
+      "const m = require('agent-state-machine');",
+      "const loaded = Object.keys(require.cache).some((k) => k.includes('@opentelemetry'));",
+      "const otel = require('agent-state-machine/otel');",
+      "const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');",
+      'const exporter = new InMemorySpanExporter();',
+      'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });',
+      "const agent = new m.AgentWithStateMachine(m.createScriptedAgent({ replies: [{ text: 'hi' }] }), { logger: false });",
+      "otel.traceAgent(agent, { tracer: provider.getTracer('t'), agentName: 'a' });",
+      'agent.runTurn(\'hello\').then(() => console.log(JSON.stringify({ loaded, names: Object.keys(otel).sort(), spans: exporter.getFinishedSpans().map((s) => s.name).sort() })));',
+    ].join('\n');
+    expect(JSON.parse(run(process.execPath, ['-e', cjs]))).toEqual({ loaded: false, names: ['traceAgent', 'traceBatch'], spans: ['chat', 'invoke_agent a'] });
+    const esm = "import * as otel from 'agent-state-machine/otel'; console.log(JSON.stringify(Object.keys(otel).sort()));";
+    expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', esm]))).toEqual(['traceAgent', 'traceBatch']);
+  });
+
   // 5.4 is the oldest TypeScript the published types support (they use `NoInfer`); the
   // README's Install section says so.
   it.each(['typescript', 'typescript-5.4'])('gives both module kinds types that resolve under %s', (compiler) => {

@@ -87,6 +87,11 @@ export interface BatchOptions {
   sleep?: Sleep;
   /** Source of retry jitter, [0, 1). Default Math.random. */
   random?: () => number;
+  /**
+   * Called with each run's adapter before its turn starts, to instrument it (tracing, metrics,
+   * listeners); may return a function called when the run has ended. A throw ends that run as `error`.
+   */
+  onRun?: (run: { id: string; index: number; agent: AgentWithStateMachine }) => (() => void) | void;
 }
 
 /** What one run did. Numbers and a path only, so a report of 10,000 runs stays small. */
@@ -174,7 +179,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, overwriteHistory = false, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -185,6 +190,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   if (typeof overwriteHistory !== 'boolean') throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (onRun !== undefined && typeof onRun !== 'function') throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
@@ -268,6 +274,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     let adapter: AgentWithStateMachine | undefined;
     let historyError: Error | undefined;
     let moves = 0;
+    let runEnded: (() => void) | void = undefined;
     let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
     const controller = new AbortController();
     if (signal?.aborted) controller.abort(signal.reason);
@@ -289,6 +296,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       }
       adapter.machine.onTransition(() => (moves += 1));
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
+      runEnded = onRun?.({ id: task.id, index, agent: adapter });
       const result = await adapter.runTurn(task.input, { signal: controller.signal });
       ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
     } catch (error) {
@@ -305,6 +313,11 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     }
     creating.delete(controller);
     inFlight.delete(controller);
+    try {
+      if (typeof runEnded === 'function') runEnded();
+    } catch (error) {
+      log?.error(`onRun's end function threw for run ${task.id}: ${messageOf(error)}`);
+    }
     try {
       sink?.close();
     } catch (error) {

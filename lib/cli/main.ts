@@ -10,6 +10,7 @@ import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
 import { escapeControl, escapeJsonText } from '../internal/escapeControl';
 import { HistoryValidator } from '../history/validateHistory';
 import { buildHtmlReport } from '../report/buildHtmlReport';
+import { historyToOtlp } from '../telemetry/historyToOtlp';
 import { VERSION } from '../internal/version';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
@@ -153,6 +154,33 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         throw new Error(`cannot write the report to ${output}: ${messageOf(error)}`);
       }
       io.stdout(`${output}\n`);
+    });
+
+  program
+    .command('export')
+    .description('Convert a run for another tool. otlp: OTLP/JSON spans (a trace per turn, with LLM and tool spans) for a collector, Jaeger or Tempo.')
+    .argument('<format>', 'otlp (the only format so far)')
+    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink')
+    .option('-o, --output <path>', 'write to this file instead of stdout')
+    .option('--agent-name <name>', 'gen_ai.agent.name of the turn spans')
+    .option('--provider <name>', 'gen_ai.provider.name (openai, anthropic, …)')
+    .option('--service-name <name>', 'service.name of the resource', 'agent-state-machine')
+    .action(async (format: string, file: string, opts: { output?: string; agentName?: string; provider?: string; serviceName: string }) => {
+      if (format !== 'otlp') throw new UsageError(`unknown export format ${JSON.stringify(format)}: expected otlp`);
+      const loaded = await loadHistory(file);
+      for (const w of loaded.warnings) warn(w);
+      const otlp = historyToOtlp(loaded.entries, {
+        serviceName: opts.serviceName,
+        ...(opts.agentName === undefined ? {} : { agentName: opts.agentName }),
+        ...(opts.provider === undefined ? {} : { providerName: opts.provider }),
+      });
+      const text = `${JSON.stringify(otlp, null, 2)}\n`;
+      if (opts.output === undefined) io.stdout(text);
+      else {
+        fs.writeFileSync(opts.output, text);
+        const spans = otlp.resourceSpans[0]?.scopeSpans[0]?.spans.length ?? 0;
+        io.stderr(`agent-sm: wrote ${plural(spans, 'span')} to ${opts.output}\n`);
+      }
     });
 
   try {

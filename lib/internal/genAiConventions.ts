@@ -1,0 +1,105 @@
+/**
+ * The OpenTelemetry names every span of this library uses, pinned in one place: the live
+ * tracer (`agent-state-machine/otel`) and the history → OTLP export (`agent-sm export otlp`)
+ * both read them from here, so a trace looks the same live and rebuilt from a file.
+ *
+ * Source: the GenAI semantic conventions (status: development) as last published in
+ * open-telemetry/semantic-conventions (docs/gen-ai/gen-ai-spans.md, gen-ai-agent-spans.md,
+ * docs/registry/attributes/gen-ai.md at commit 7b0c0fe1e, 2026-04-27) before they moved to
+ * open-telemetry/semantic-conventions-genai. `gen_ai.system` is deprecated there in favour of
+ * `gen_ai.provider.name`; the cache and reasoning token attributes are the registry's.
+ *
+ * Cost has no attribute in the conventions yet. `gen_ai.usage.cost.*` is the one *proposed*
+ * (semantic-conventions-genai pull request 443, open): amount, ISO 4217 currency, and source
+ * (`provider` when the response carried it, `local` when computed), on inference spans only.
+ * We follow that proposal on the `chat` spans and keep the turn's total in our own namespace,
+ * so a backend summing `gen_ai.usage.cost.amount` does not count a dollar twice.
+ */
+export const GEN_AI = {
+  operationName: 'gen_ai.operation.name',
+  providerName: 'gen_ai.provider.name',
+  agentName: 'gen_ai.agent.name',
+  workflowName: 'gen_ai.workflow.name',
+  conversationId: 'gen_ai.conversation.id',
+  requestModel: 'gen_ai.request.model',
+  responseModel: 'gen_ai.response.model',
+  responseFinishReasons: 'gen_ai.response.finish_reasons',
+  usageInputTokens: 'gen_ai.usage.input_tokens',
+  usageOutputTokens: 'gen_ai.usage.output_tokens',
+  usageCacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
+  usageCacheCreationInputTokens: 'gen_ai.usage.cache_creation.input_tokens',
+  usageReasoningOutputTokens: 'gen_ai.usage.reasoning.output_tokens',
+  toolName: 'gen_ai.tool.name',
+  toolCallId: 'gen_ai.tool.call.id',
+  toolType: 'gen_ai.tool.type',
+  toolCallArguments: 'gen_ai.tool.call.arguments',
+  toolCallResult: 'gen_ai.tool.call.result',
+  inputMessages: 'gen_ai.input.messages',
+  outputMessages: 'gen_ai.output.messages',
+  /** Proposed, not yet in the conventions (see above). */
+  usageCostAmount: 'gen_ai.usage.cost.amount',
+  /** Proposed, not yet in the conventions (see above). */
+  usageCostCurrency: 'gen_ai.usage.cost.currency',
+  /** Proposed, not yet in the conventions (see above): `provider` or `local`. */
+  usageCostSource: 'gen_ai.usage.cost.source',
+  /** Stable, from the general conventions. */
+  errorType: 'error.type',
+} as const;
+
+/** Values of `gen_ai.operation.name`, which also start the span names. */
+export const GEN_AI_OPERATION = {
+  invokeAgent: 'invoke_agent',
+  invokeWorkflow: 'invoke_workflow',
+  chat: 'chat',
+  executeTool: 'execute_tool',
+} as const;
+
+/** `gen_ai.provider.name` when the caller does not say: the conventions' fallback value. */
+export const GEN_AI_PROVIDER_OTHER = '_OTHER';
+
+/** `error.type` when nothing more specific is known: the conventions' fallback value. */
+export const ERROR_TYPE_OTHER = '_OTHER';
+
+/** Our own attributes and events, outside `gen_ai.*`: the machine's moves, the outcome and the budgets. */
+export const ASM = {
+  turn: 'agent_state_machine.turn',
+  outcome: 'agent_state_machine.outcome',
+  transitions: 'agent_state_machine.transitions',
+  runId: 'agent_state_machine.run.id',
+  llmOperation: 'agent_state_machine.llm.operation',
+  llmAttempt: 'agent_state_machine.llm.attempt',
+  llmAttempts: 'agent_state_machine.llm.attempts',
+  llmWillRetry: 'agent_state_machine.llm.will_retry',
+  toolStatus: 'agent_state_machine.tool.status',
+  /** The turn's cost in US dollars (the proposed `gen_ai.usage.cost.*` sits on the `chat` spans only). */
+  usageCostUsd: 'agent_state_machine.usage.cost_usd',
+  usageToolCalls: 'agent_state_machine.usage.tool_calls',
+  usageLlmCalls: 'agent_state_machine.usage.llm_calls',
+  usageWallMs: 'agent_state_machine.usage.wall_ms',
+  /** Prefix of the limits: `agent_state_machine.budget.max_cost_usd`, … */
+  budgetPrefix: 'agent_state_machine.budget.',
+  /** Which limit stopped the turn (`maxCostUsd`, …), with the used and max figures. */
+  budgetStoppedBy: 'agent_state_machine.budget.stopped_by',
+  budgetUsed: 'agent_state_machine.budget.used',
+  budgetMax: 'agent_state_machine.budget.max',
+  /** The span event of one move of the machine, on the turn span. */
+  transitionEvent: 'agent_state_machine.transition',
+  transitionFrom: 'agent_state_machine.transition.from',
+  transitionTo: 'agent_state_machine.transition.to',
+  transitionSeq: 'agent_state_machine.transition.seq',
+  transitionForced: 'agent_state_machine.transition.forced',
+  transitionDescription: 'agent_state_machine.transition.description',
+} as const;
+
+/** The instrumentation scope of every span. */
+export const INSTRUMENTATION_SCOPE = 'agent-state-machine';
+
+/** `maxCostUsd` → `max_cost_usd`, for budget attribute names. */
+export function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** A span name per the conventions: `{operation} {subject}`, or the operation alone when the subject is unknown. */
+export function spanName(operation: string, subject: string | undefined): string {
+  return subject === undefined || subject === '' ? operation : `${operation} ${subject}`;
+}
