@@ -280,30 +280,34 @@ export class StateMachine<S extends string = StateName> {
     this.#current = record.to;
     this.#enteredAt = record.at;
     this.#history.push(record);
-    // From here on user code runs (sink, logger transports, listeners): a move it asks for
-    // is queued until this one has been fully reported.
     this.#notifying = true;
     try {
-      if (this.#sink !== undefined) {
-        try {
-          this.#sink.write(record);
-        } catch (error) {
-          this.#reportSinkError(error, record);
-        }
-      }
+      if (this.#sink !== undefined) this.#writeSink(record);
+      // Inline, the common case costs two loads and a comparison: the level unchanged since
+      // last checked, and `debug` off. Everything else is out of line.
       const logger = this.#logger;
-      if (logger !== undefined) {
-        if (record.forced) {
-          if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
-        } else if (this.#levelEnabled(logger, 'debug')) {
-          this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
-        }
-      }
+      if (logger !== undefined && (record.forced || this.#debug || logger.level !== this.#loggerLevel)) this.#logMove(logger, record);
       this.#emitter.emit('transition', record);
     } finally {
       this.#notifying = false;
     }
     if (this.#queue.length > 0 && !this.#draining) this.#drain();
+  }
+
+  #writeSink(record: TransitionRecord<S>): void {
+    try {
+      this.#sink!.write(record);
+    } catch (error) {
+      this.#reportSinkError(error, record);
+    }
+  }
+
+  #logMove(logger: Logger, record: TransitionRecord<S>): void {
+    if (record.forced) {
+      if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
+    } else if (this.#levelEnabled(logger, 'debug')) {
+      this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
+    }
   }
 
   #drain(): void {
@@ -391,21 +395,34 @@ export class StateMachine<S extends string = StateName> {
     // Every event of the machine carries exactly one argument: passing it on as such spares
     // each notification the rest array and the spread call of `(...args) => listener(...args)`.
     const call = listener as (arg: StateMachineEvents<S>[E][0]) => void;
-    const safe = (arg: StateMachineEvents<S>[E][0]): void => {
-      if (once) this.#unregister(event, listener, safe as AnyListener);
-      try {
-        call(arg);
-      } catch (error) {
-        if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${String(event)}' listener threw: ${messageOf(error)}`, { stack: error instanceof Error ? error.stack : undefined });
-        if (event !== 'listenerError') this.#emitter.emit('listenerError', { event: String(event), error });
-      }
-    };
+    // Small, with the failure handled out of line, so that V8 inlines it into emit.
+    const safe = once
+      ? (arg: StateMachineEvents<S>[E][0]): void => {
+          this.#unregister(event, listener, safe as AnyListener);
+          try {
+            call(arg);
+          } catch (error) {
+            this.#listenerThrew(event, error);
+          }
+        }
+      : (arg: StateMachineEvents<S>[E][0]): void => {
+          try {
+            call(arg);
+          } catch (error) {
+            this.#listenerThrew(event, error);
+          }
+        };
     let byListener = this.#wrappers.get(event);
     if (byListener === undefined) this.#wrappers.set(event, (byListener = new Map()));
     const list = byListener.get(listener) ?? [];
     list.push(safe as AnyListener);
     byListener.set(listener, list);
     return safe;
+  }
+
+  #listenerThrew(event: string, error: unknown): void {
+    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: error instanceof Error ? error.stack : undefined });
+    if (event !== 'listenerError') this.#emitter.emit('listenerError', { event, error });
   }
 
   #unregister(event: string, listener: unknown, safe: AnyListener): void {
