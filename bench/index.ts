@@ -34,6 +34,7 @@ interface SuiteSpec {
 
 const SUITES: readonly SuiteSpec[] = [
   { name: 'transition', title: '1. One move: ns per transition on the tool-use turn (13 moves, repeated)', file: 'transition.bench.ts', optional: false },
+  { name: 'machine', title: 'New machine: heap held and time to build, default options', file: 'machine.bench.ts', optional: false },
   { name: 'memory', title: '2. Memory: bounded history over 1,000,000 moves; bytes per record unbounded', file: 'memory.bench.ts', optional: false },
   { name: 'adapter', title: '3. Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
   { name: 'summarizeHistory', title: '4. Inspection: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },

@@ -7,7 +7,7 @@ import { IllegalTransitionError } from './IllegalTransitionError';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
-import { stateNode, TransitionValidator, type StateNode } from './TransitionValidator';
+import { sharedValidator, stateNode, type TransitionValidator, type StateNode } from './TransitionValidator';
 import { messageOf } from '../internal/messageOf';
 
 /** Receives every record, in order, however small the in-memory history is. */
@@ -76,7 +76,8 @@ type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetIn
 export class StateMachine<S extends string = StateName> {
   readonly #validator: TransitionValidator<S>;
   readonly #emitter = new EventEmitter<StateMachineEvents<S>>();
-  readonly #wrappers = new Map<string, Map<unknown, Array<AnyListener>>>();
+  // Made on first use, as is the queue: a machine nobody listens to stays small.
+  #wrappers: Map<string, Map<unknown, Array<AnyListener>>> | undefined;
   readonly #history: HistoryBuffer<TransitionRecord<S>>;
   readonly #clock: () => number;
   readonly #logger: Logger | undefined;
@@ -94,7 +95,7 @@ export class StateMachine<S extends string = StateName> {
   #seq = 0;
   #notifying = false;
   #draining = false;
-  readonly #queue: Pending<S>[] = [];
+  #queue: Pending<S>[] | undefined;
   // Cached `debug` check: re-evaluated only when the logger's level changes.
   #loggerLevel: string | undefined;
   #debug = false;
@@ -111,7 +112,7 @@ export class StateMachine<S extends string = StateName> {
     if (typeof now !== 'number' || !Number.isFinite(now)) {
       throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', now);
     }
-    this.#validator = new TransitionValidator<S>(table);
+    this.#validator = sharedValidator<S>(table);
     this.#clock = clock;
     this.#logger = resolveLogger(logger);
     this.#sink = resolveSink(sink);
@@ -221,7 +222,7 @@ export class StateMachine<S extends string = StateName> {
     this.#tail = this.#validator.table.initial;
     this.#tailNode = stateNode(this.#validator, this.#tail)!;
     this.#tailAt = at;
-    if (this.#notifying) this.#queue.push({ reset: info });
+    if (this.#notifying) (this.#queue ??= []).push({ reset: info });
     else this.#applyReset(info);
   }
 
@@ -239,7 +240,7 @@ export class StateMachine<S extends string = StateName> {
 
   /** Removes a listener added with `on` or `once`. */
   off<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
-    const safe = this.#wrappers.get(event)?.get(listener)?.at(-1);
+    const safe = this.#wrappers?.get(event)?.get(listener)?.at(-1);
     if (safe !== undefined) this.#unregister(event, listener, safe);
     return this;
   }
@@ -269,7 +270,7 @@ export class StateMachine<S extends string = StateName> {
     this.#tail = to;
     this.#tailNode = node;
     this.#tailAt = at;
-    if (this.#notifying) this.#queue.push(record);
+    if (this.#notifying) (this.#queue ??= []).push(record);
     else this.#commit(record);
     return record;
   }
@@ -291,7 +292,7 @@ export class StateMachine<S extends string = StateName> {
     } finally {
       this.#notifying = false;
     }
-    if (this.#queue.length > 0 && !this.#draining) this.#drain();
+    if (this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
   }
 
   #writeSink(record: TransitionRecord<S>): void {
@@ -313,7 +314,8 @@ export class StateMachine<S extends string = StateName> {
   #drain(): void {
     this.#draining = true;
     try {
-      for (let item = this.#queue.shift(); item !== undefined; item = this.#queue.shift()) {
+      const queue = this.#queue!;
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
         if ('reset' in item) this.#applyReset(item.reset);
         else this.#commit(item);
       }
@@ -342,7 +344,7 @@ export class StateMachine<S extends string = StateName> {
     } finally {
       this.#notifying = false;
     }
-    if (this.#queue.length > 0 && !this.#draining) this.#drain();
+    if (this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
   }
 
   #reject(from: S, to: S, description: string): never {
@@ -366,7 +368,7 @@ export class StateMachine<S extends string = StateName> {
     } finally {
       this.#notifying = outer;
     }
-    if (!outer && this.#queue.length > 0 && !this.#draining) this.#drain();
+    if (!outer && this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
     throw error;
   }
 
@@ -412,8 +414,9 @@ export class StateMachine<S extends string = StateName> {
             this.#listenerThrew(event, error);
           }
         };
-    let byListener = this.#wrappers.get(event);
-    if (byListener === undefined) this.#wrappers.set(event, (byListener = new Map()));
+    const wrappers = (this.#wrappers ??= new Map());
+    let byListener = wrappers.get(event);
+    if (byListener === undefined) wrappers.set(event, (byListener = new Map()));
     const list = byListener.get(listener) ?? [];
     list.push(safe as AnyListener);
     byListener.set(listener, list);
@@ -426,7 +429,7 @@ export class StateMachine<S extends string = StateName> {
   }
 
   #unregister(event: string, listener: unknown, safe: AnyListener): void {
-    const byListener = this.#wrappers.get(event);
+    const byListener = this.#wrappers?.get(event);
     const list = byListener?.get(listener);
     const index = list === undefined ? -1 : list.indexOf(safe);
     if (index === -1) return;
