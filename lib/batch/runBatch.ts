@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'winston';
@@ -195,7 +196,12 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   let next = 0;
   let running = 0;
   let done = 0;
-  const inFlight = new Set<AbortController>();
+  // One controller for every run (not one per run: an AbortController costs microseconds to
+  // make on Node 20), aborted once when the caller's signal aborts. Every run in flight
+  // listens to it, so the listener cap is lifted — on this internal signal only.
+  const cancelRuns = new AbortController();
+  setMaxListeners(0, cancelRuns.signal);
+  if (signal?.aborted) cancelRuns.abort(signal.reason);
   let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
 
   const progress = (event: BatchProgress['event']): void => {
@@ -241,11 +247,8 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     let historyError: Error | undefined;
     let moves = 0;
     let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
-    const controller = new AbortController();
-    if (signal?.aborted) controller.abort(signal.reason);
-    inFlight.add(controller);
     try {
-      const agent = await resolveAgent(task, index, controller.signal, cancelGraceMs, sleep ?? realSleep);
+      const agent = await resolveAgent(task, index, cancelRuns.signal, signal !== undefined, cancelGraceMs, sleep ?? realSleep);
       // The file is opened once the adapter has accepted the agent, so only runs that really
       // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
       const forward: HistorySink = {
@@ -258,15 +261,15 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
         sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index }, overwrite: true, startedAt: clock() });
       }
       adapter.machine.onTransition(() => (moves += 1));
-      adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
-      const result = await adapter.runTurn(task.input, { signal: controller.signal });
+      if (historyDir !== undefined) adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
+      // Without a batch signal nothing can cancel a run, and the adapter need not listen.
+      const result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal: cancelRuns.signal });
       ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
     } catch (error) {
       // Only what runs outside a turn lands here (factory, history file, adapter options): runTurn itself does not throw.
       // A TurnCancelledError here comes from an abort while the agent factory was pending.
       ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
     }
-    inFlight.delete(controller);
     try {
       sink?.close();
     } catch (error) {
@@ -303,7 +306,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   // One listener on the caller's signal, however many runs: it cancels those in flight and
   // skips what is left at once, so progress shows it before the runs in flight end.
   const onAbort = (): void => {
-    for (const controller of inFlight) controller.abort(signal?.reason);
+    cancelRuns.abort(signal?.reason);
     skipRest();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -355,9 +358,17 @@ function materialize(tasks: unknown): BatchTask[] {
  * settles, the factory gets `graceMs` to settle, then is abandoned: an abort must not wait on a
  * hung factory. A factory that fails or is abandoned after the abort ends the run as cancelled.
  */
-async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, graceMs: number, wait: Sleep): Promise<AgentLoop> {
+async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, canAbort: boolean, graceMs: number, wait: Sleep): Promise<AgentLoop> {
   if (typeof task.agent !== 'function') return task.agent;
   const factory = task.agent;
+  if (!canAbort) {
+    // No signal can abort the batch: nothing to wait for but the factory itself.
+    try {
+      return await factory({ signal });
+    } catch (error) {
+      throw new OperationError(`tasks[${index}].agent()`, error);
+    }
+  }
   const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
   if (settled.kind === 'value') return settled.value;
   if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`tasks[${index}].agent()`, settled.error);
