@@ -55,8 +55,11 @@ export type HistoryItem = TransitionRecord<string> | HistoryEntry;
 
 /** Something odd in a file that did not stop it from being read. */
 export interface HistoryWarning {
-  /** `cut_last_line`: the last line is incomplete, as a crash while writing leaves it; it was skipped. */
-  readonly code: 'cut_last_line';
+  /**
+   * `cut_last_line`: the last line is incomplete, as a crash while writing leaves it; it was skipped.
+   * `skipped_line`: a corrupt line that `salvage` skipped (glued, NUL bytes, too long).
+   */
+  readonly code: 'cut_last_line' | 'skipped_line';
   readonly file: string;
   readonly line: number;
   readonly message: string;

@@ -8,6 +8,8 @@ export type HistoryFileErrorCode =
   | 'read_failed'
   /** A line that is not a history line, and not the cut last line of a crashed run. */
   | 'corrupt_line'
+  /** A line longer than the reader's `maxLineBytes`; it was not read into memory. */
+  | 'line_too_long'
   /** The sink was asked to create a file that already exists (pass `overwrite: true`). */
   | 'file_exists'
   /** The sink could not open its file. */

@@ -7,6 +7,7 @@ import { HistoryFileError } from './HistoryFileError';
 import { toHistoryTableInfo, type HistoryTableInfo } from './HistoryTableInfo';
 import type { IllegalTransitionError } from '../machine/IllegalTransitionError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { assertValidTable } from '../machine/assertValidTable';
 import type { HistorySink, ResetInfo } from '../machine/StateMachine';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
@@ -32,7 +33,24 @@ export interface JsonlHistorySinkOptions {
   overwrite?: boolean;
   /** The time written as `startedAt`, epoch milliseconds. Default `Date.now()`. */
   startedAt?: number;
+  /**
+   * When lines are forced to the disk (fsync), which decides what a power cut can take:
+   * - `'none'`: never; the OS writes them back when it likes (a power cut may lose the last
+   *   seconds of lines, or leave a hole of NUL bytes that `--salvage` reads past).
+   * - `'turn'` (default): when a move reaches a terminal state (a turn ended) and on `close()`;
+   *   a power cut loses at most the turn in progress.
+   * - `'move'`: after every line; a power cut loses at most the line being written.
+   *
+   * A process crash (even `kill -9`) loses nothing written in any mode: each line reaches the
+   * OS in one write.
+   */
+  durability?: HistoryDurability;
 }
+
+/** When `JsonlHistorySink` forces its lines to the disk; see `JsonlHistorySinkOptions.durability`. */
+export type HistoryDurability = 'none' | 'turn' | 'move';
+
+const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 
 const APPEND_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND;
 const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND;
@@ -42,8 +60,10 @@ const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.consta
  * record (exactly the `TransitionRecord` fields), with rejected moves and resets as lines
  * marked by `type`. Each line is one synchronous `write` on a file opened for append, so a
  * crash (even `kill -9`) loses at most the line being written and never damages an earlier
- * one. The data reaches the operating system at once; it is not fsync'ed, so a power cut
- * may lose what the disk had not yet stored.
+ * one. The data reaches the operating system at once; when it is forced to the disk is the
+ * `durability` option (default: when a turn ends, and on close). A write that fails part-way
+ * (a full disk) is rolled back to the last complete line, so it loses only the lines it
+ * could not store.
  *
  * Opening and closing are explicit. A failed write throws `HistoryFileError`; the machine
  * catches it and reports it as a `sinkError` event and an error log, so it is never silent.
@@ -71,6 +91,13 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #meta: HistoryMeta | undefined;
   /** Whether the caller chose the table, rather than the default standing in until `attach`. */
   #tableGiven = false;
+  #durability: HistoryDurability = 'turn';
+  /** The table's terminal states: reaching one ends a turn, when `'turn'` durability syncs. */
+  #terminal = new Set<string>();
+  /** Bytes of complete lines in the file: a short write is cut back to this. */
+  #size = 0;
+  /** A short write could not be cut back: the next line must start on a new line. */
+  #broken = false;
 
   private constructor(path: string, fd: number, runId: string) {
     this.path = path;
@@ -86,8 +113,16 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   static open<S extends string = StateName>(path: string, options: JsonlHistorySinkOptions = {}): JsonlHistorySink<S> {
     if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a non-empty file path', path);
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-    const { runId = randomUUID(), table = DEFAULT_TABLE, metadata, meta = true, overwrite = false, startedAt = Date.now() } = options;
+    const { runId = randomUUID(), table = DEFAULT_TABLE, metadata, meta = true, overwrite = false, startedAt = Date.now(), durability = 'turn' } = options;
     if (typeof runId !== 'string' || runId === '') throw new InvalidArgumentError('runId', 'a non-empty string', runId);
+    if (!DURABILITIES.includes(durability)) throw new InvalidArgumentError('durability', "'none', 'turn' or 'move'", durability);
+    if (options.table !== undefined) {
+      try {
+        assertValidTable(table);
+      } catch (error) {
+        throw new InvalidArgumentError('table', `a sound transition table (${messageOf(error)})`, table);
+      }
+    }
     if (typeof startedAt !== 'number' || !Number.isFinite(startedAt)) throw new InvalidArgumentError('startedAt', 'a finite number of epoch milliseconds', startedAt);
     const metaLine: HistoryMeta | undefined = meta
       ? metadata === undefined
@@ -113,6 +148,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       throw new HistoryFileError('open_failed', path, `cannot open for writing: ${messageOf(error)}`, { cause: error });
     }
     const sink = new JsonlHistorySink<S>(path, fd, runId);
+    sink.#durability = durability;
+    sink.#terminal = terminalStates(table);
     sink.#meta = metaLine;
     sink.#tableGiven = options.table !== undefined;
     if (metaText !== undefined) {
@@ -167,7 +204,10 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       throw new HistoryFileError('write_failed', this.path, `cannot rewrite the meta line for the machine's table: ${messageOf(error)}`, { cause: error });
     }
     this.#lines = 0;
+    this.#size = 0;
+    this.#broken = false;
     this.#meta = rewritten;
+    this.#terminal = terminalStates(table);
     this.#writeLine(JSON.stringify(rewritten));
   }
 
@@ -178,15 +218,21 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    */
   write(record: TransitionRecord<S>): void {
     const { seq, from, to, description, at, durationMs, forced, data } = record;
-    let text: string;
+    // The known fields are written directly (no copy of the record per line), in the
+    // record's own order; only `data` goes through JSON.stringify as a whole.
+    let text = `{"seq":${jsonValue(seq)},"from":${jsonValue(from)},"to":${jsonValue(to)},"description":${jsonValue(description)},"at":${jsonValue(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}`;
     let dataError: unknown;
-    try {
-      text = JSON.stringify(data === undefined ? { seq, from, to, description, at, durationMs, forced } : { seq, from, to, description, at, durationMs, forced, data });
-    } catch (error) {
-      dataError = error;
-      text = JSON.stringify({ seq, from, to, description, at, durationMs, forced, data: { unserializable: messageOf(error) } });
+    if (data !== undefined) {
+      let dataText: string | undefined;
+      try {
+        dataText = JSON.stringify(data);
+      } catch (error) {
+        dataError = error;
+        dataText = JSON.stringify({ unserializable: messageOf(error) });
+      }
+      if (dataText !== undefined) text += `,"data":${dataText}`;
     }
-    this.#writeLine(text);
+    this.#writeLine(`${text}}`, this.#durability === 'turn' && this.#terminal.has(to));
     this.#lastSeq = seq;
     if (dataError !== undefined) {
       throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
@@ -211,26 +257,79 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     const fd = this.#fd;
     if (fd === undefined) return;
     this.#fd = undefined;
+    let failure: unknown;
+    try {
+      if (this.#durability !== 'none') syncFile(fd);
+    } catch (error) {
+      failure = error;
+    }
     try {
       fs.closeSync(fd);
     } catch (error) {
-      throw new HistoryFileError('write_failed', this.path, `cannot close: ${messageOf(error)}`, { cause: error });
+      failure ??= error;
     }
+    if (failure !== undefined) throw new HistoryFileError('write_failed', this.path, `cannot close: ${messageOf(failure)}`, { cause: failure });
   }
 
   // One write call per line: what the OS has, it has whole (short writes are finished below).
-  #writeLine(text: string): void {
+  // A write that fails part-way (a full disk) is cut back to the last complete line, so the
+  // next line is not glued to half of this one; if even that fails, the next line starts
+  // with a newline, so only the half line is lost.
+  #writeLine(text: string, sync = false): void {
     const fd = this.#fd;
     if (fd === undefined) throw new HistoryFileError('sink_closed', this.path, 'the history sink is closed; a line written after close() is lost');
-    const bytes = Buffer.from(`${text}\n`, 'utf8');
+    const bytes = Buffer.from(this.#broken ? `\n${text}\n` : `${text}\n`, 'utf8');
+    let offset = 0;
     try {
-      let offset = 0;
       while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+      if (sync || this.#durability === 'move') syncFile(fd);
     } catch (error) {
-      throw new HistoryFileError('write_failed', this.path, `cannot write line ${this.#lines + 1}: ${messageOf(error)}`, { cause: error });
+      if (offset < bytes.length) {
+        this.#rollBack(fd, offset);
+        throw new HistoryFileError('write_failed', this.path, `cannot write line ${this.#lines + 1}: ${messageOf(error)}`, { cause: error });
+      }
+      // The line is in the file; only forcing it to the disk failed.
+      this.#size += bytes.length;
+      this.#broken = false;
+      this.#lines++;
+      throw new HistoryFileError('write_failed', this.path, `line ${this.#lines} was written but could not be forced to the disk: ${messageOf(error)}`, { cause: error });
     }
+    this.#size += bytes.length;
+    this.#broken = false;
     this.#lines++;
   }
+
+  #rollBack(fd: number, written: number): void {
+    if (written === 0) return;
+    try {
+      fs.ftruncateSync(fd, this.#size);
+    } catch {
+      this.#size += written;
+      this.#broken = true;
+    }
+  }
+}
+
+/** A number, string or boolean as JSON; a non-finite number as `null`, as JSON.stringify writes it. */
+function jsonValue(value: unknown): string {
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** fsync, where the file can be synced: a device or a pipe (EINVAL) has nothing to force to a disk. */
+function syncFile(fd: number): void {
+  try {
+    fs.fsyncSync(fd);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'ENOTSUP') throw error;
+  }
+}
+
+function terminalStates(table: TransitionTable<string>): Set<string> {
+  const names = new Set<string>();
+  for (const [name, spec] of Object.entries(table.states)) if (spec.isTerminal) names.add(name);
+  return names;
 }
 
 /** Same initial state, states, edges and flags, whatever their order. */

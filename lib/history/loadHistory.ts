@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as readline from 'node:readline';
 import type { HistoryEntry, HistoryMeta, HistoryWarning, RejectedMove, ResetMarker } from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -8,66 +7,191 @@ import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { messageOf } from '../internal/messageOf';
 
-/** Options of `readHistory` and `loadHistory`: where warnings about odd but readable lines go. */
+/** Options of `readHistory` and `loadHistory`: warnings, salvage, the line-length limit, the input. */
 export interface ReadHistoryOptions {
   /**
-   * Called for what is odd but readable, such as the cut last line a crash leaves. Default:
-   * `process.emitWarning`, so a warning is never silent.
+   * Called for what is odd but readable, such as the cut last line a crash leaves or a line
+   * skipped by `salvage`. Default: `process.emitWarning`, so a warning is never silent.
    */
   onWarning?: (warning: HistoryWarning) => void;
+  /**
+   * Skip corrupt lines anywhere in the file (lines glued by a full disk, holes of NUL bytes
+   * left by a power cut, cut or overlong lines) with a `skipped_line` warning naming each,
+   * and read the rest. Default false: the first corrupt line throws `corrupt_line`.
+   */
+  salvage?: boolean;
+  /**
+   * The longest line read, in bytes; a longer one throws `line_too_long` (or is skipped with
+   * `salvage`) without being held in memory. Default 64 MiB.
+   */
+  maxLineBytes?: number;
+  /** Read this stream (standard input, a pipe) instead of opening `path`, which then only names it in messages. */
+  input?: AsyncIterable<Uint8Array>;
 }
 
+/** The default `maxLineBytes`: far above any real line, far below what a string can hold. */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** How much is read at once. */
+const CHUNK_BYTES = 1024 * 1024;
+
 /**
- * Reads a JSON Lines history file line by line and yields each line parsed, with its number,
- * holding one line at a time: a million-line file is read in flat memory. Accepts files with
- * or without the meta line (which, when present, must be the first). Blank lines are skipped.
+ * Reads a JSON Lines history file and yields each line parsed, with its number, holding one
+ * chunk at a time: a million-line file is read in flat memory. Accepts files with or without
+ * the meta line (which, when present, must be the first). Blank lines are skipped.
  *
  * The last line may be cut (no newline at its end, not valid): a crash mid-write leaves that,
  * so it is skipped with a warning. Any other line that is not a history line throws
- * `HistoryFileError` (`corrupt_line`) naming the file, the line number and the text;
- * a missing file throws `not_found`.
+ * `HistoryFileError` (`corrupt_line`) naming the file, the line number and the text — or,
+ * with `salvage: true`, is skipped with a warning; a missing file throws `not_found`, a line
+ * over `maxLineBytes` throws `line_too_long`.
  */
 export async function* readHistory(path: string, options: ReadHistoryOptions = {}): AsyncGenerator<HistoryEntry, void, undefined> {
-  const { onWarning = emitWarning } = options;
-  await assertReadable(path);
-  const stream = fs.createReadStream(path, { encoding: 'utf8' });
-  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
-  let number = 0;
-  let seenContent = false;
-  // A line that did not parse is held until we know whether it is the last one.
-  let pending: { number: number; text: string; reason: string } | undefined;
+  for await (const entries of readHistoryChunks(path, options)) yield* entries;
+}
+
+/**
+ * `readHistory` a chunk at a time: each step yields the entries of the lines one read
+ * completed, so a long file costs one generator step per megabyte rather than per line.
+ */
+export async function* readHistoryChunks(path: string, options: ReadHistoryOptions = {}): AsyncGenerator<HistoryEntry[], void, undefined> {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  const { onWarning = emitWarning, salvage = false, maxLineBytes = DEFAULT_MAX_LINE_BYTES, input } = options;
+  if (typeof onWarning !== 'function') throw new InvalidArgumentError('onWarning', 'a function', onWarning);
+  if (!(Number.isSafeInteger(maxLineBytes) && maxLineBytes > 0)) throw new InvalidArgumentError('maxLineBytes', 'a positive whole number of bytes', maxLineBytes);
+  if (input === undefined) await assertReadable(path);
+  else if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a name for the input', path);
+  const source = input ?? fs.createReadStream(path, { highWaterMark: CHUNK_BYTES });
+  const lines = new LineSplitter(path, maxLineBytes, salvage, onWarning);
   try {
-    for await (const raw of lines) {
-      number++;
-      const text = number === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
-      if (text.trim() === '') continue;
-      if (pending !== undefined) throw corrupt(path, pending);
-      const parsed = parseHistoryLine(text, number);
-      if (!parsed.ok) {
-        pending = { number, text, reason: parsed.reason };
-        continue;
-      }
-      if (parsed.entry.kind === 'meta' && seenContent) {
-        throw corrupt(path, { number, text, reason: 'a meta line is only allowed as the first line (was a second run appended to this file?)' });
-      }
-      seenContent = true;
-      yield parsed.entry;
+    for await (const chunk of source) {
+      const entries = lines.push(chunk instanceof Buffer ? chunk : Buffer.from(chunk));
+      if (entries.length > 0) yield entries;
     }
   } catch (error) {
     if (error instanceof HistoryFileError) throw error;
     throw new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
   } finally {
-    lines.close();
-    stream.destroy();
+    if (input === undefined) (source as fs.ReadStream).destroy();
   }
-  if (pending === undefined) return;
-  if (await endsWithNewline(path)) throw corrupt(path, pending);
-  onWarning({
-    code: 'cut_last_line',
-    file: path,
-    line: pending.number,
-    message: `${path}:${pending.number}: the last line is incomplete (the run was probably killed while writing it) and was skipped`,
-  });
+  const last = lines.end();
+  if (last.length > 0) yield last;
+}
+
+/** Splits bytes into lines and parses them; holds the unfinished line's bytes, up to the limit. */
+class LineSplitter {
+  #number = 0;
+  #seenContent = false;
+  /** The unfinished line's bytes so far, and how many bytes it has in all (more once over the limit). */
+  #parts: Buffer[] = [];
+  #partBytes = 0;
+  #lineBytes = 0;
+  /** A line that did not parse is held until we know whether it is the last one. */
+  #pending: { number: number; text: string; reason: string } | undefined;
+
+  constructor(
+    readonly path: string,
+    readonly maxLineBytes: number,
+    readonly salvage: boolean,
+    readonly onWarning: (warning: HistoryWarning) => void,
+  ) {}
+
+  push(chunk: Buffer): HistoryEntry[] {
+    const out: HistoryEntry[] = [];
+    let start = 0;
+    for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+      this.#append(chunk, start, nl);
+      this.#finishLine(out);
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.#append(chunk, start, chunk.length);
+    return out;
+  }
+
+  /** The end of the input: the unfinished line, if any, is the file's last line and had no newline. */
+  end(): HistoryEntry[] {
+    const out: HistoryEntry[] = [];
+    const cut = this.#lineBytes > 0;
+    if (cut) this.#finishLine(out, true);
+    const pending = this.#pending;
+    if (pending !== undefined) {
+      this.#pending = undefined;
+      if (!cut || pending.number !== this.#number) this.#reject(pending);
+      else
+        this.onWarning({
+          code: 'cut_last_line',
+          file: this.path,
+          line: pending.number,
+          message: `${this.path}:${pending.number}: the last line is incomplete (the run was probably killed while writing it) and was skipped`,
+        });
+    }
+    return out;
+  }
+
+  #append(chunk: Buffer, from: number, to: number): void {
+    const length = to - from;
+    this.#lineBytes += length;
+    if (this.#lineBytes > this.maxLineBytes) {
+      // Over the limit: the bytes are counted, never kept.
+      this.#parts = [];
+      this.#partBytes = 0;
+      if (!this.salvage) {
+        throw new HistoryFileError('line_too_long', this.path, `line is longer than the limit of ${this.maxLineBytes.toLocaleString('en-US')} bytes (${this.#lineBytes.toLocaleString('en-US')} bytes read so far); raise \`maxLineBytes\`, or read past it with --salvage`, { line: this.#number + 1 });
+      }
+      return;
+    }
+    if (length > 0) {
+      this.#parts.push(chunk.subarray(from, to));
+      this.#partBytes += length;
+    }
+  }
+
+  #finishLine(out: HistoryEntry[], last = false): void {
+    const number = ++this.#number;
+    const size = this.#lineBytes;
+    const parts = this.#parts;
+    this.#parts = [];
+    this.#partBytes = 0;
+    this.#lineBytes = 0;
+    if (size > this.maxLineBytes) {
+      this.#skip(number, `the line is ${size.toLocaleString('en-US')} bytes long, over the limit of ${this.maxLineBytes.toLocaleString('en-US')}`);
+      return;
+    }
+    const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    let text = bytes.toString('utf8');
+    if (number === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (text.charCodeAt(text.length - 1) === 13) text = text.slice(0, -1);
+    if (text.trim() === '') return;
+    if (this.#pending !== undefined) {
+      const pending = this.#pending;
+      this.#pending = undefined;
+      this.#reject(pending);
+    }
+    const parsed = parseHistoryLine(text, number);
+    if (!parsed.ok) {
+      // Only the file's last line may be cut by a crash; a bad line is held until we know.
+      if (last) this.#pending = { number, text, reason: parsed.reason };
+      else if (this.salvage) this.#skip(number, parsed.reason, text);
+      else this.#pending = { number, text, reason: parsed.reason };
+      return;
+    }
+    if (parsed.entry.kind === 'meta' && this.#seenContent) {
+      this.#reject({ number, text, reason: 'a meta line is only allowed as the first line (was a second run appended to this file?)' });
+      return;
+    }
+    this.#seenContent = true;
+    out.push(parsed.entry);
+  }
+
+  #reject(bad: { number: number; text: string; reason: string }): void {
+    if (this.salvage) this.#skip(bad.number, bad.reason, bad.text);
+    else throw corrupt(this.path, bad);
+  }
+
+  #skip(line: number, reason: string, text?: string): void {
+    const shown = text === undefined ? '' : ` — ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)}`;
+    this.onWarning({ code: 'skipped_line', file: this.path, line, message: `${this.path}:${line}: skipped a corrupt line: ${reason}${shown}` });
+  }
 }
 
 /** A history file read whole: its lines in order, and by kind. */
@@ -83,6 +207,8 @@ export interface LoadedHistory {
   readonly rejected: readonly RejectedMove[];
   readonly resets: readonly ResetMarker[];
   readonly warnings: readonly HistoryWarning[];
+  /** The line numbers `salvage` skipped, in order; empty without salvage. */
+  readonly skippedLines: readonly number[];
 }
 
 /**
@@ -90,7 +216,7 @@ export interface LoadedHistory {
  * For files too large to hold, iterate `readHistory` and feed `HistoryValidator` or
  * `HistorySummarizer` instead. Warnings are returned, not emitted.
  */
-export async function loadHistory(path: string): Promise<LoadedHistory> {
+export async function loadHistory(path: string, options: Omit<ReadHistoryOptions, 'onWarning'> = {}): Promise<LoadedHistory> {
   const warnings: HistoryWarning[] = [];
   const entries: HistoryEntry[] = [];
   const records: TransitionRecord<string>[] = [];
@@ -98,7 +224,8 @@ export async function loadHistory(path: string): Promise<LoadedHistory> {
   const resets: ResetMarker[] = [];
   let meta: HistoryMeta | undefined;
   let table: TransitionTable<string> | undefined;
-  for await (const entry of readHistory(path, { onWarning: (w) => warnings.push(w) })) {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  for await (const chunk of readHistoryChunks(path, { ...options, onWarning: (w) => warnings.push(w) })) for (const entry of chunk) {
     entries.push(entry);
     switch (entry.kind) {
       case 'meta':
@@ -115,7 +242,8 @@ export async function loadHistory(path: string): Promise<LoadedHistory> {
         break;
     }
   }
-  return { file: path, meta, table, entries, records, rejected, resets, warnings };
+  const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
+  return { file: path, meta, table, entries, records, rejected, resets, warnings, skippedLines };
 }
 
 async function assertReadable(path: string): Promise<void> {
@@ -130,24 +258,11 @@ async function assertReadable(path: string): Promise<void> {
   if (stat.isDirectory()) throw new HistoryFileError('read_failed', path, 'is a directory, not a history file');
 }
 
-async function endsWithNewline(path: string): Promise<boolean> {
-  const handle = await fs.promises.open(path, 'r');
-  try {
-    const { size } = await handle.stat();
-    if (size === 0) return false;
-    const byte = Buffer.alloc(1);
-    await handle.read(byte, 0, 1, size - 1);
-    return byte[0] === 0x0a;
-  } finally {
-    await handle.close();
-  }
-}
-
 function corrupt(path: string, bad: { number: number; text: string; reason: string }): HistoryFileError {
-  return new HistoryFileError('corrupt_line', path, `corrupt line: ${bad.reason}`, { line: bad.number, snippet: bad.text });
+  return new HistoryFileError('corrupt_line', path, `corrupt line: ${bad.reason} (read past corrupt lines with \`--salvage\` or \`{ salvage: true }\`)`, { line: bad.number, snippet: bad.text });
 }
 
 function emitWarning(warning: HistoryWarning): void {
-  process.emitWarning(warning.message, { code: 'AGENT_SM_CUT_LAST_LINE' });
+  process.emitWarning(warning.message, { code: warning.code === 'cut_last_line' ? 'AGENT_SM_CUT_LAST_LINE' : 'AGENT_SM_SKIPPED_LINE' });
 }
 

@@ -217,7 +217,7 @@ export class StateMachine<S extends string = StateName> {
    * increasing numbers; the sink's `reset()` and the `reset` event mark the break.
    */
   reset(): void {
-    const at = this.#clock();
+    const at = this.#now();
     const info: ResetInfo<S> = { from: this.#tail, at, seq: this.#seq };
     this.#tail = this.#validator.table.initial;
     this.#tailNode = stateNode(this.#validator, this.#tail)!;
@@ -253,11 +253,17 @@ export class StateMachine<S extends string = StateName> {
     };
   }
 
+  // A clock that goes wrong later (NaN, a Date) would write records no file reader accepts:
+  // every time the machine records (moves, rejections, resets) is checked here first.
+  #now(): number {
+    const at = this.#clock();
+    if (typeof at !== 'number' || at - at !== 0) throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', at);
+    return at;
+  }
+
   #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
     const to = node.name;
-    const at = this.#clock();
-    // A clock that goes wrong later (NaN, a Date) would write records no file reader accepts.
-    if (typeof at !== 'number' || at - at !== 0) throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', at);
+    const at = this.#now();
     // Never negative, 0 for a NaN clock. Math.max hands back a small integer (Smi) rather than
     // a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
     const durationMs = Math.max(0, at - this.#tailAt) || 0;
@@ -297,7 +303,7 @@ export class StateMachine<S extends string = StateName> {
 
   #writeSink(record: TransitionRecord<S>): void {
     try {
-      this.#sink!.write(record);
+      this.#watchSink(this.#sink!.write(record) as unknown, record);
     } catch (error) {
       this.#reportSinkError(error, record);
     }
@@ -333,7 +339,7 @@ export class StateMachine<S extends string = StateName> {
     try {
       if (this.#sink?.reset !== undefined) {
         try {
-          this.#sink.reset(info);
+          this.#watchSink(this.#sink.reset(info) as unknown);
         } catch (error) {
           this.#reportSinkError(error);
         }
@@ -349,7 +355,7 @@ export class StateMachine<S extends string = StateName> {
 
   #reject(from: S, to: S, description: string): never {
     this.#validator.assertKnown(to, 'transition() target');
-    const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#clock());
+    const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#now());
     // Rejection can happen inside a listener (already notifying) or outside; either way, moves
     // asked for by the sink or `rejected` listeners wait until the report is done.
     const outer = this.#notifying;
@@ -359,7 +365,7 @@ export class StateMachine<S extends string = StateName> {
       if (logger !== undefined && this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
       if (this.#sink?.rejected !== undefined) {
         try {
-          this.#sink.rejected(error);
+          this.#watchSink(this.#sink.rejected(error) as unknown);
         } catch (sinkError) {
           this.#reportSinkError(sinkError);
         }
@@ -384,10 +390,18 @@ export class StateMachine<S extends string = StateName> {
   // Level checks cost one string comparison per move: winston's own check walks the
   // transports, so its answers are cached until the logger's level changes.
   #levelEnabled(logger: Logger, level: 'debug' | 'warn'): boolean {
-    if (logger.level !== this.#loggerLevel) {
-      this.#loggerLevel = logger.level;
-      this.#debug = logger.isLevelEnabled('debug');
-      this.#warn = logger.isLevelEnabled('warn');
+    // A level check that throws (a broken custom logger) must not break a move half-way:
+    // the move has already been recorded, so it is reported and the logger is taken as silent.
+    try {
+      if (logger.level !== this.#loggerLevel) {
+        this.#loggerLevel = logger.level;
+        this.#debug = logger.isLevelEnabled('debug');
+        this.#warn = logger.isLevelEnabled('warn');
+      }
+    } catch (error) {
+      this.#loggerLevel = undefined;
+      process.emitWarning(`agent-state-machine: the logger's level check threw: ${messageOf(error)}`);
+      return false;
     }
     return level === 'debug' ? this.#debug : this.#warn;
   }
@@ -402,14 +416,17 @@ export class StateMachine<S extends string = StateName> {
       ? (arg: StateMachineEvents<S>[E][0]): void => {
           this.#unregister(event, listener, safe as AnyListener);
           try {
-            call(arg);
+            const returned: unknown = call(arg);
+            // An async listener that rejects would otherwise be an unhandled rejection, which ends the process.
+            if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.#listenerThrew(event, error));
           } catch (error) {
             this.#listenerThrew(event, error);
           }
         }
       : (arg: StateMachineEvents<S>[E][0]): void => {
           try {
-            call(arg);
+            const returned: unknown = call(arg);
+            if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.#listenerThrew(event, error));
           } catch (error) {
             this.#listenerThrew(event, error);
           }
@@ -424,7 +441,7 @@ export class StateMachine<S extends string = StateName> {
   }
 
   #listenerThrew(event: string, error: unknown): void {
-    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: error instanceof Error ? error.stack : undefined });
+    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
     if (event !== 'listenerError') this.#emitter.emit('listenerError', { event, error });
   }
 
@@ -436,6 +453,11 @@ export class StateMachine<S extends string = StateName> {
     list!.splice(index, 1);
     if (list!.length === 0) byListener!.delete(listener);
     this.#emitter.off(event as EventName<S>, safe as never);
+  }
+
+  /** A sink may be async (`sink: (r) => save(r)`): its rejection is a sink error, never an unhandled rejection. */
+  #watchSink(returned: unknown, record?: TransitionRecord<S>): void {
+    if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.#reportSinkError(error, record));
   }
 
   #reportSinkError(error: unknown, record?: TransitionRecord<S>): void {
@@ -452,10 +474,28 @@ function assertHistorySize(size: unknown, name: string): asserts size is number 
 
 function parseEvent(event: unknown, name: string): { description: string; data: unknown } {
   if (typeof event === 'string') return { description: event, data: undefined };
-  if (typeof event === 'object' && event !== null && typeof (event as { description?: unknown }).description === 'string') {
-    return event as { description: string; data: unknown };
+  if (typeof event === 'object' && event !== null) {
+    // Each field is read once: a getter could answer a string to the check and a number after.
+    const { description, data } = event as { description?: unknown; data?: unknown };
+    if (typeof description === 'string') return { description, data };
   }
   throw new InvalidArgumentError(name, 'a description string or { description: string, data? }', event);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  try {
+    return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+  } catch {
+    return false;
+  }
+}
+
+function stackOf(error: unknown): string | undefined {
+  try {
+    return error instanceof Error ? error.stack : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function resolveLogger(logger: unknown): Logger | undefined {
