@@ -62,6 +62,13 @@ export class Budget {
     if (this.#elapsed === undefined) u.wallMs += delta.wallMs ?? 0;
   }
 
+  /** A budget with other limits and this one's usage so far (and its label and wall clock). */
+  withLimits(limits: BudgetLimits): Budget {
+    const next = new Budget(limits, { label: this.label });
+    next.#usage = { ...this.#usage };
+    return next;
+  }
+
   /** The first spent limit, or undefined while there is room. */
   spent(): SpentLimit | undefined {
     if (!this.#limited) return undefined;

@@ -2,10 +2,12 @@ import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'winston';
-import type { AgentLoop } from '../agent/AgentLoop';
+import type { AgentLoop, Pricing } from '../agent/AgentLoop';
+import { safeLog, type AgentLogger } from '../agent/AgentLogger';
+import type { ExternalBudget } from '../agent/ExternalBudget';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { Budget } from '../agent/Budget';
-import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
+import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from '../agent/BudgetLimits';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -15,10 +17,10 @@ import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { uniqueFileNames } from './safeFileName';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import type { HistorySink } from '../machine/StateMachine';
-import type { TurnOutcome } from '../agent/TurnRunner';
+import type { OnUnknownCost, TurnOutcome } from '../agent/TurnRunner';
 import { messageOf } from '../internal/messageOf';
 import { settleWithGrace } from '../internal/settleWithGrace';
-import { OperationError, TurnCancelledError } from '../agent/TurnError';
+import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
 import { addUsage, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -62,8 +64,16 @@ export interface BatchOptions {
   signal?: AbortSignal;
   /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
   onProgress?: (progress: BatchProgress) => void;
-  /** A winston logger, or `false` for none. Default: the library's shared stderr logger. */
-  logger?: Logger | false;
+  /** Any logger with error, warn, info and debug methods (winston, pino, console), or `false` for none. Default: the library's shared stderr logger. */
+  logger?: AgentLogger | Logger | false;
+  /** Computes a response's cost from its tokens when it reports none, as `AgentWithStateMachine` takes it. */
+  pricing?: Pricing;
+  /** What a run does when a cost cap is set and a response's cost is unknown. Default `'error'`. */
+  onUnknownCost?: OnUnknownCost;
+  /** Tool calls of one response run at once, per run. Default 1. */
+  toolConcurrency?: number;
+  /** Budgets kept outside this process (shared by workers on several machines), consulted by every run. */
+  externalBudgets?: readonly ExternalBudget[];
   /** After an abort, how long a run's running operation may take to stop before it is abandoned. Default 1,000 ms. */
   cancelGraceMs?: number;
   /** Epoch milliseconds, for durations, history times and the batch's `maxWallMs`. Default `Date.now`. */
@@ -159,7 +169,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -177,9 +187,15 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     ...(logger === undefined ? {} : { logger }),
     ...(sleep === undefined ? {} : { sleep }),
     ...(random === undefined ? {} : { random }),
+    ...(pricing === undefined ? {} : { pricing }),
+    ...(onUnknownCost === undefined ? {} : { onUnknownCost }),
+    ...(toolConcurrency === undefined ? {} : { toolConcurrency }),
+    ...(externalBudgets === undefined ? {} : { externalBudgets }),
   };
   new AgentWithStateMachine(PROBE_AGENT, adapterOptions);
-  const log = logger === false ? undefined : (logger ?? getDefaultLogger());
+  const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+  // A throwing logger never changes a batch's outcome.
+  const log = chosen === undefined ? undefined : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   if (historyDir !== undefined) {
     try {
@@ -201,7 +217,14 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   // listens to it, so the listener cap is lifted — on this internal signal only.
   const cancelRuns = new AbortController();
   setMaxListeners(0, cancelRuns.signal);
-  if (signal?.aborted) cancelRuns.abort(signal.reason);
+  // Agent factories still pending are also aborted when total.maxWallMs passes (a turn has its
+  // own deadline, a factory does not): one more shared controller, for them alone.
+  const cancelFactories = new AbortController();
+  setMaxListeners(0, cancelFactories.signal);
+  if (signal?.aborted) {
+    cancelRuns.abort(signal.reason);
+    cancelFactories.abort(signal.reason);
+  }
   let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
 
   const progress = (event: BatchProgress['event']): void => {
@@ -248,7 +271,8 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     let moves = 0;
     let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
     try {
-      const agent = await resolveAgent(task, index, cancelRuns.signal, signal !== undefined, cancelGraceMs, sleep ?? realSleep);
+      const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
+      const agent = await resolveAgent(task, index, cancelFactories.signal, canAbort, cancelGraceMs, sleep ?? realSleep);
       // The file is opened once the adapter has accepted the agent, so only runs that really
       // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
       const forward: HistorySink = {
@@ -268,7 +292,14 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     } catch (error) {
       // Only what runs outside a turn lands here (factory, history file, adapter options): runTurn itself does not throw.
       // A TurnCancelledError here comes from an abort while the agent factory was pending.
-      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
+      const deadline: unknown = cancelFactories.signal.reason;
+      if (error instanceof TurnCancelledError && deadline instanceof BatchDeadline) {
+        // The batch's wall time ran out while the agent factory hung: the budget ended this run.
+        const { spent } = deadline;
+        ended = { outcome: 'budget_exceeded', usage: emptyUsage(), transitions: moves, error: new BudgetExceededError(`${spent.message} while the agent was being created`, spent.limit, spent.used, spent.max) };
+      } else {
+        ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
+      }
     }
     try {
       sink?.close();
@@ -307,12 +338,28 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   // skips what is left at once, so progress shows it before the runs in flight end.
   const onAbort = (): void => {
     cancelRuns.abort(signal?.reason);
+    if (!cancelFactories.signal.aborted) cancelFactories.abort(signal?.reason);
     skipRest();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
+  // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
+  // aborted (with the grace) so that a hanging one cannot keep the batch from ending.
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  const armDeadline = (): void => {
+    const max = pool.limits.maxWallMs;
+    if (max === undefined) return;
+    deadlineTimer = setTimeout(() => {
+      const spent = spentLimit(pool.usage, { maxWallMs: max }, pool.label);
+      if (spent === undefined) return armDeadline();
+      if (!cancelFactories.signal.aborted) cancelFactories.abort(new BatchDeadline(spent));
+    }, Math.min(Math.max(1, Math.ceil(max - pool.usage.wallMs)), 2 ** 31 - 1));
+    (deadlineTimer as { unref?: () => void }).unref?.();
+  };
+  armDeadline();
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
   } finally {
+    clearTimeout(deadlineTimer);
     signal?.removeEventListener('abort', onAbort);
   }
 
@@ -377,6 +424,11 @@ async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal,
       ? `the agent factory did not settle within ${graceMs} ms and was abandoned`
       : `the agent factory stopped: ${messageOf(settled.error)}`;
   throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created; ${detail}`, 'agent creation');
+}
+
+/** The abort reason of a run whose agent factory was pending when the batch's wall time ran out. */
+class BatchDeadline {
+  constructor(readonly spent: SpentLimit) {}
 }
 
 /** Errors stay as they are; anything else thrown becomes an Error that shows it and keeps it as `cause`. */
