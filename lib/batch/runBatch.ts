@@ -11,7 +11,7 @@ import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } fr
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import { JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
 import type { RetryOptions } from '../agent/retryDelay';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { uniqueFileNames } from './safeFileName';
@@ -60,6 +60,12 @@ export interface BatchOptions {
   retry?: RetryOptions;
   /** Write each run's full history, as it happens, to `<historyDir>/<task id made safe>.jsonl`. Created if missing. */
   historyDir?: string;
+  /**
+   * When each run's history file is forced to the disk, as `JsonlHistorySink` takes it:
+   * `'turn'` (its default: once per run, as a run is one turn), `'move'`, or `'none'` (no
+   * fsync: a crash of the process loses nothing, a power cut may lose the last seconds).
+   */
+  historyDurability?: JsonlHistorySinkOptions['durability'];
   /** Aborting cancels the runs in flight and skips the rest; the report still comes back. */
   signal?: AbortSignal;
   /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
@@ -169,7 +175,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -177,6 +183,9 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   assertBudgetLimits(perRun, 'perRun');
   assertBudgetLimits(total, 'total');
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === '')) throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {
+    throw new InvalidArgumentError('historyDurability', "'none', 'turn' or 'move'", historyDurability);
+  }
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
   // The options every run's adapter gets; constructing one checks them all, with their names.
@@ -282,7 +291,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       };
       adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(historyDir === undefined ? {} : { sink: forward }) });
       if (historyDir !== undefined) {
-        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index }, overwrite: true, startedAt: clock() });
+        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index }, overwrite: true, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }) });
       }
       adapter.machine.onTransition(() => (moves += 1));
       if (historyDir !== undefined) adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
