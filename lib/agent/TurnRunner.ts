@@ -27,39 +27,11 @@ import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 
 import type { TurnOutcome } from './TurnOutcome';
+import type { TurnResult, UnansweredToolCall } from './TurnResult';
 
 export type { TurnOutcome };
 
-/** A tool call the LLM asked for whose result never reached it, with the result that answers it. */
-export interface UnansweredToolCall {
-  call: ToolCall;
-  /** The tool's real result if it finished, else `isError: true` with `interrupted: …` or `not run: …`. */
-  result: ToolResult;
-}
-
-/** How a turn ended. `usage` is this turn's own; the adapter's `usage` has the totals. */
-export interface TurnResult {
-  outcome: TurnOutcome;
-  /** The final text, for `end_of_turn`. */
-  text?: string;
-  /** Text the LLM sent alongside tool calls during the turn, in order (absent when there was none). */
-  texts?: string[];
-  /** Why the turn did not end normally. */
-  error?: TurnError;
-  usage: UsageTotals;
-  /** 1 for the adapter's first turn. */
-  turn: number;
-  /** Moves the machine made during this turn. */
-  transitions: number;
-  /**
-   * Tool calls of this turn the LLM never got results for, when the agent has no
-   * `settleToolCalls` (or it failed): add these results to your conversation before the
-   * next turn, or the provider rejects it.
-   */
-  unansweredToolCalls?: UnansweredToolCall[];
-  /** `settleToolCalls` failed (or did not finish within the grace); the outcome stands. */
-  settleError?: OperationError;
-}
+export type { TurnResult, UnansweredToolCall } from './TurnResult';
 
 /** What to do when `maxCostUsd` (or `maxTokens`) is set and a response's cost (or tokens) is unknown. */
 export type OnUnknownCost = 'error' | 'warn' | 'ignore';
@@ -81,6 +53,8 @@ export interface TurnSettings {
   random: () => number;
   clock: () => number;
   logger: AgentLogger | undefined;
+  /** Set while the turn forces an ordinary cancel, so the machine logs that move at info, not warn. */
+  quietCancel: { on: boolean };
   /** Reports an event; undefined when nobody listens. Never throws. */
   emit: (<K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void) | undefined;
 }
@@ -642,7 +616,12 @@ export class TurnRunner {
       return this.#result('budget_exceeded', { error: budgetError(spent) });
     }
     const text = this.#reason();
-    this.#move(State.Cancelled, { description: `cancelled during ${from}: ${text}`, data: { reason: text, ...data } }, true);
+    this.#s.quietCancel.on = true;
+    try {
+      this.#move(State.Cancelled, { description: `cancelled during ${from}: ${text}`, data: { reason: text, ...data } }, true);
+    } finally {
+      this.#s.quietCancel.on = false;
+    }
     return this.#result('cancelled', { error: new TurnCancelledError(text, from) });
   }
 

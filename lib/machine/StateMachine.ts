@@ -62,7 +62,7 @@ export interface StateMachineOptions<S extends string = StateName> {
 }
 
 /** A move asked for while listeners were being notified; it takes effect after them. */
-type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> };
+type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> } | { readonly rejected: IllegalTransitionError<S> };
 
 /**
  * The agent flow as a synchronous, deterministic state machine: it validates every move
@@ -302,7 +302,7 @@ export class StateMachine<S extends string = StateName> {
       // Inline, the common case costs two loads and a comparison: the level unchanged since
       // last checked, and `debug` off. Everything else is out of line.
       const logger = this.#logger;
-      if (logger !== undefined && (record.forced || this.#debug || logger.level !== this.#loggerLevel)) this.#logMove(logger, record);
+      if (logger !== undefined && (record.forced || this.#debug || levelOf(logger) !== this.#loggerLevel)) this.#logMove(logger, record);
       this.#emitter.emit('transition', record);
     } finally {
       this.#notifying = false;
@@ -332,6 +332,7 @@ export class StateMachine<S extends string = StateName> {
       const queue = this.#queue!;
       for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
         if ('reset' in item) this.#applyReset(item.reset);
+        else if ('rejected' in item) this.#reportRejection(item.rejected);
         else this.#commit(item);
       }
     } finally {
@@ -365,9 +366,16 @@ export class StateMachine<S extends string = StateName> {
   #reject(from: S, to: S, description: string): never {
     this.#validator.assertKnown(to, 'transition() target');
     const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#now());
-    // Rejection can happen inside a listener (already notifying) or outside; either way, moves
-    // asked for by the sink or `rejected` listeners wait until the report is done.
-    const outer = this.#notifying;
+    // Inside a listener, the move this rejection is checked against may still be queued: the
+    // report waits its turn, so the history shows it after that move. The throw is immediate.
+    if (this.#notifying) (this.#queue ??= []).push({ rejected: error });
+    else this.#reportRejection(error);
+    throw error;
+  }
+
+  #reportRejection(error: IllegalTransitionError<S>): void {
+    const { from, to, description } = error;
+    // Moves asked for by the sink or `rejected` listeners wait until the report is done.
     this.#notifying = true;
     try {
       const logger = this.#logger;
@@ -381,10 +389,9 @@ export class StateMachine<S extends string = StateName> {
       }
       this.#emitter.emit('rejected', error);
     } finally {
-      this.#notifying = outer;
+      this.#notifying = false;
     }
-    if (!outer && this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
-    throw error;
+    if (this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
   }
 
   /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */
@@ -489,6 +496,17 @@ function parseEvent(event: unknown, name: string): { description: string; data: 
     if (typeof description === 'string') return { description, data };
   }
   throw new InvalidArgumentError(name, 'a description string or { description: string, data? }', event);
+}
+
+// The logger's level, or a value no level equals when reading it throws (a broken custom
+// logger): then #levelEnabled runs, which reports the failure.
+const UNREADABLE = Symbol('unreadable level');
+function levelOf(logger: Logger): unknown {
+  try {
+    return logger.level;
+  } catch {
+    return UNREADABLE;
+  }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
