@@ -43,6 +43,7 @@ const SUITES: readonly SuiteSpec[] = [
   { name: 'adapter', title: 'Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
   { name: 'summarizeHistory', title: 'Inspection in code: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },
   { name: 'cli', title: 'Inspection as the CLI: agent-sm inspect and validate on a 5,000,000-line file, beside jq', file: 'cli.bench.ts', optional: false },
+  { name: 'durability', title: 'History files: cost per move of each durability mode; reader lines/s', file: 'durability.bench.ts', optional: true },
 ];
 
 interface Outcome {

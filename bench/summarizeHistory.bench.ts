@@ -50,7 +50,8 @@ export interface SummarizeFigures {
 /** Writes the file with a real machine and sink; returns the lines written. */
 export function writeHistory(file: string, lines = LINES): number {
   let t = Date.UTC(2025, 0, 1);
-  const sink = JsonlHistorySink.open(file, { runId: 'bench', startedAt: t, overwrite: true });
+  // No fsync: this suite times reading; the cost of each durability mode is bench/durability.bench.ts.
+  const sink = JsonlHistorySink.open(file, { runId: 'bench', startedAt: t, overwrite: true, durability: 'none' });
   const machine = new StateMachine({ clock: () => t, logger: false, sink });
   const move = (to: StateName, description: string, data?: unknown, forced = false): void => {
     t += (DURATION[machine.current] ?? 20) + (sink.linesWritten % 7);

@@ -71,7 +71,7 @@ export type { AgentScript, ScriptedReply, ScriptedTool, ScriptedCall, ScriptedAg
 // Inspecting a run after the fact: history files, validation, summaries, diagrams.
 export { VERSION } from './internal/version';
 export { JsonlHistorySink } from './history/JsonlHistorySink';
-export type { JsonlHistorySinkOptions } from './history/JsonlHistorySink';
+export type { JsonlHistorySinkOptions, HistoryDurability } from './history/JsonlHistorySink';
 export { readHistory, loadHistory } from './history/loadHistory';
 export type { ReadHistoryOptions, LoadedHistory } from './history/loadHistory';
 export type { HistoryEntry, HistoryItem, HistoryMeta, HistoryWarning, RejectedMove, ResetMarker } from './history/HistoryEntry';
@@ -84,7 +84,7 @@ export { summarizeHistory, HistorySummarizer } from './history/summarizeHistory'
 export type { HistorySummary, SummarizeHistoryOptions, StateTime, TurnSummary, FailureSummary } from './history/summarizeHistory';
 export { formatSummary } from './history/formatSummary';
 export type { FormatSummaryOptions } from './history/formatSummary';
-export { toMermaid, historyToMermaid, historyToGantt } from './history/toMermaid';
+export { toMermaid, historyToMermaid, historyToGantt, RunDiagram } from './history/toMermaid';
 export type { HistoryDiagramOptions, GanttOptions } from './history/toMermaid';
 
 // Budget-capped batches: many agent tasks, a concurrency limit, per-run and shared budgets.

@@ -86,7 +86,9 @@ function amount(limit: BudgetLimitName, value: number, digits = 2): string {
 
 /** Pure: the first limit `usage` has reached, or undefined while every limit has room. */
 export function spentLimit(usage: UsageTotals, limits: BudgetLimits | undefined, label = 'budget'): SpentLimit | undefined {
+  if (typeof usage !== 'object' || usage === null) throw new InvalidArgumentError('usage', 'usage totals { costUsd, inputTokens, outputTokens, toolCalls, llmCalls, wallMs }', usage);
   if (limits === undefined) return undefined;
+  assertBudgetLimits(limits, 'limits');
   for (const limit of LIMIT_NAMES) {
     const max = limits[limit];
     if (max === undefined) continue;

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
 import { totalTokens, type UsageTotals } from '../agent/UsageTotals';
 import { cut, oneLine, plural } from '../internal/text';
+import { escapeControl } from '../internal/escapeControl';
 
 /** Options of `formatBatchReport`: how many of the slowest and of the failed runs to list. */
 export interface FormatBatchReportOptions {
@@ -64,7 +65,8 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
       if (run.historyError !== undefined) out.push(`    history incomplete: ${cut(oneLine(run.historyError.message), 160)}`);
     }
   }
-  return out.join('\n');
+  // Every line is one line: ids, messages and paths from the run are shown escaped.
+  return out.map(escapeControl).join('\n');
 }
 
 function spendRows(totals: UsageTotals, batchMs: number, limits: BatchReport['limits']): string[][] {

@@ -66,6 +66,12 @@ export interface BatchOptions {
    * fsync: a crash of the process loses nothing, a power cut may lose the last seconds).
    */
   historyDurability?: JsonlHistorySinkOptions['durability'];
+  /**
+   * Replace history files already in `historyDir`. Default false: a batch whose directory
+   * already holds a file it would write fails before any run starts, naming the clashes, so
+   * a second batch cannot silently replace the first one's histories.
+   */
+  overwriteHistory?: boolean;
   /** Aborting cancels the runs in flight and skips the rest; the report still comes back. */
   signal?: AbortSignal;
   /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
@@ -175,7 +181,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, overwriteHistory = false, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -186,6 +192,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {
     throw new InvalidArgumentError('historyDurability', "'none', 'turn' or 'move'", historyDurability);
   }
+  if (typeof overwriteHistory !== 'boolean') throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
   // The options every run's adapter gets; constructing one checks them all, with their names.
@@ -212,6 +219,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     } catch (error) {
       throw new HistoryFileError('open_failed', historyDir, `cannot create the history directory: ${messageOf(error)}`, { cause: error });
     }
+    if (!overwriteHistory) assertNoClash(historyDir, fileNames);
   }
 
   const startedAt = clock();
@@ -291,7 +299,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       };
       adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(historyDir === undefined ? {} : { sink: forward }) });
       if (historyDir !== undefined) {
-        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index }, overwrite: true, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }) });
+        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index }, overwrite: overwriteHistory, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }) });
       }
       adapter.machine.onTransition(() => (moves += 1));
       if (historyDir !== undefined) adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
@@ -445,8 +453,31 @@ function asError(value: unknown, operation: string): Error {
   return value instanceof Error ? value : new OperationError(operation, value);
 }
 
+/** Fails, naming them, when files this batch would write are already there (links included). */
+function assertNoClash(dir: string, names: readonly string[]): void {
+  const clashes: string[] = [];
+  for (const name of names) {
+    const file = `${name}.jsonl`;
+    try {
+      fs.lstatSync(path.join(dir, file));
+      clashes.push(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') clashes.push(file);
+    }
+  }
+  if (clashes.length === 0) return;
+  const shown = clashes.length > 5 ? `${clashes.slice(0, 5).join(', ')} and ${clashes.length - 5} more` : clashes.join(', ');
+  throw new HistoryFileError('file_exists', dir, `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`);
+}
+
 function abortMessage(reason: unknown): string {
   // A bare abort() gives a DOMException named AbortError: no reason worth repeating.
-  if (reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')) return 'batch aborted';
+  let bare: boolean;
+  try {
+    bare = reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError');
+  } catch {
+    bare = false;
+  }
+  if (bare) return 'batch aborted';
   return `batch aborted: ${messageOf(reason)}`;
 }

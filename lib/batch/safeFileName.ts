@@ -8,13 +8,14 @@ const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i;
 
 /**
  * A file name (without extension) for `id` that every common file system accepts: characters
- * outside `[A-Za-z0-9._-]` become `_`, a leading dot (hidden file) too, long ids are cut, and
+ * outside `[A-Za-z0-9._-]` become `_`, a leading dot (hidden file) or dash (read as an option) too, long ids are cut, and
  * Windows device names are avoided, with or without an extension (`con.txt` becomes `con_.txt-…`). An id that needed none of that is kept as it is; one that
  * was changed gets a short hash of the original, so `a/b` and `a?b` do not both become `a_b`.
  * Pure and deterministic.
  */
 export function safeFileName(id: string): string {
-  let stem = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_');
+  // A leading dot hides the file; a leading dash makes command-line tools read it as an option.
+  let stem = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[.-]/, '_');
   const dot = stem.indexOf('.');
   const reserved = RESERVED.test(dot === -1 ? stem : stem.slice(0, dot));
   // Without a dot the hash suffix below is enough (`CON-1a2b3c4d`); with one, the device name

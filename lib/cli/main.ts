@@ -1,17 +1,22 @@
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError } from 'commander';
 import { formatSummary } from '../history/formatSummary';
 import type { HistoryWarning } from '../history/HistoryEntry';
-import { loadHistory, readHistory } from '../history/loadHistory';
+import type { HistoryEntry } from '../history/HistoryEntry';
+import { loadHistory, readHistoryChunks, type ReadHistoryOptions } from '../history/loadHistory';
 import { HistorySummarizer } from '../history/summarizeHistory';
-import { historyToGantt, historyToMermaid, toMermaid } from '../history/toMermaid';
+import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
+import { escapeControl, escapeJsonText } from '../internal/escapeControl';
 import { HistoryValidator } from '../history/validateHistory';
 import { VERSION } from '../internal/version';
 import { oneLine, plural } from '../internal/text';
+import { messageOf } from '../internal/messageOf';
 
 /** Where the CLI writes; tests pass their own to capture it. */
 export interface CliIO {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** What the file name `-` reads. Default: the process's standard input. */
+  stdin?: AsyncIterable<Uint8Array>;
 }
 
 const processIO: CliIO = {
@@ -29,7 +34,19 @@ export const EXIT = { ok: 0, problems: 1, error: 2 } as const;
  */
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   let code: number = EXIT.ok;
-  const warn = (w: HistoryWarning): void => io.stderr(`agent-sm: warning: ${w.message}\n`);
+  const warn = (w: HistoryWarning): void => io.stderr(`agent-sm: warning: ${escapeControl(w.message)}\n`);
+  /** Reads `file` (`-`: standard input) chunk by chunk into `take`; returns how many lines it had. */
+  const read = async (file: string, options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void }, take: (entry: HistoryEntry) => void): Promise<number> => {
+    const readOptions: ReadHistoryOptions = { salvage: options.salvage === true, onWarning: options.onWarning ?? warn };
+    if (file === '-') readOptions.input = io.stdin ?? process.stdin;
+    let count = 0;
+    for await (const chunk of readHistoryChunks(file === '-' ? '(standard input)' : file, readOptions)) {
+      count += chunk.length;
+      for (const entry of chunk) take(entry);
+    }
+    return count;
+  };
+  const shown = (file: string): string => escapeControl(file === '-' ? '(standard input)' : file);
   const program = new Command('agent-sm')
     .description('Inspect the JSON Lines history of an agent-state-machine run: what happened, where and why it failed, where the time went.')
     .version(VERSION, '-V, --version')
@@ -43,33 +60,54 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   program
     .command('inspect')
     .description('Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves.')
-    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink')
+    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
-    .action(async (file: string, opts: { json?: boolean; last: number }) => {
+    .option('--salvage', 'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and read the rest')
+    .option('--exit-code', 'exit 1 when the run failed or is incomplete, for scripts')
+    .action(async (file: string, opts: { json?: boolean; last: number; salvage?: boolean; exitCode?: boolean }) => {
       const summarizer = new HistorySummarizer({ lastMoves: opts.last });
       const warnings: HistoryWarning[] = [];
-      for await (const entry of readHistory(file, { onWarning: (w) => (warnings.push(w), warn(w)) })) summarizer.add(entry);
+      const lines = await read(file, { salvage: opts.salvage, onWarning: (w) => (warnings.push(w), warn(w)) }, (entry) => summarizer.add(entry));
+      if (lines === 0) io.stderr(`agent-sm: ${shown(file)} is empty: it holds no history lines\n`);
       const summary = summarizer.result();
-      io.stdout(opts.json === true ? `${JSON.stringify({ file, warnings, ...summary }, null, 2)}\n` : `${formatSummary(summary, { file })}\n`);
+      const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
+      if (opts.json === true) io.stdout(`${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary })}\n`);
+      else {
+        io.stdout(`${formatSummary(summary, { file: file === '-' ? '(standard input)' : file })}\n`);
+        if (skippedLines.length > 0) io.stdout(`Skipped corrupt lines (--salvage): ${skippedLines.join(', ')}\n`);
+      }
+      if (opts.exitCode === true && (lines === 0 || summary.status !== 'ok')) code = EXIT.problems;
     });
 
   program
     .command('validate')
     .description('Replay a run against its table (from the file, else the sixteen-state one) and list every problem. Exit 0 when clean, 1 otherwise.')
-    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink')
+    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
     .option('--json', 'print the verdict as JSON')
-    .action(async (file: string, opts: { json?: boolean }) => {
+    .option('--salvage', 'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and check the rest')
+    .action(async (file: string, opts: { json?: boolean; salvage?: boolean }) => {
       const validator = new HistoryValidator();
-      for await (const entry of readHistory(file, { onWarning: warn })) validator.add(entry);
+      const skippedLines: number[] = [];
+      const onWarning = (w: HistoryWarning): void => {
+        if (w.code === 'skipped_line') skippedLines.push(w.line);
+        warn(w);
+      };
+      const lines = await read(file, { salvage: opts.salvage, onWarning }, (entry) => validator.add(entry));
       const result = validator.result();
-      if (opts.json === true) io.stdout(`${JSON.stringify({ file, ...result }, null, 2)}\n`);
-      else if (result.ok) io.stdout(`${file}: ${plural(result.records, 'record')}, no problems\n`);
+      const name = shown(file);
+      // A salvaged file is never clean: lines were lost.
+      const ok = result.ok && lines > 0 && skippedLines.length === 0;
+      if (opts.json === true) io.stdout(`${safeJson({ file, ...result, ok, ...(lines === 0 ? { empty: true } : {}), ...(opts.salvage === true ? { skippedLines } : {}) })}\n`);
+      else if (lines === 0) io.stdout(`${name}: the file is empty: no history lines to check\n`);
       else {
-        for (const issue of result.issues) io.stdout(`${file}:${issue.line ?? '?'}: seq ${issue.seq}: ${issue.code}: ${issue.message}\n`);
-        io.stdout(`${file}: ${plural(result.issues.length, 'problem')} in ${plural(result.records, 'record')}\n`);
+        for (const issue of result.issues) io.stdout(`${name}:${issue.line ?? '?'}: seq ${issue.seq}: ${issue.code}: ${escapeControl(issue.message)}\n`);
+        if (skippedLines.length > 0) io.stdout(`${name}: skipped ${plural(skippedLines.length, 'corrupt line')} (--salvage): ${skippedLines.join(', ')}\n`);
+        if (result.ok && skippedLines.length === 0) io.stdout(`${name}: ${plural(result.records, 'record')}, no problems\n`);
+        else if (!result.ok) io.stdout(`${name}: ${plural(result.issues.length, 'problem')} in ${plural(result.records, 'record')}\n`);
+        else io.stdout(`${name}: ${plural(result.records, 'record')} read, no problems in them\n`);
       }
-      code = result.ok ? EXIT.ok : EXIT.problems;
+      code = ok ? EXIT.ok : EXIT.problems;
     });
 
   program
@@ -83,9 +121,17 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         io.stdout(`${toMermaid()}\n`);
         return;
       }
-      const loaded = await loadHistory(opts.history);
-      for (const w of loaded.warnings) warn(w);
-      io.stdout(`${opts.gantt === true ? historyToGantt(loaded.entries) : historyToMermaid(loaded.entries)}\n`);
+      if (opts.gantt === true) {
+        // A timeline has one line per move, so it is built from the whole file.
+        const loaded = await loadHistory(opts.history);
+        for (const w of loaded.warnings) warn(w);
+        io.stdout(`${historyToGantt(loaded.entries)}\n`);
+        return;
+      }
+      // Edge counts only: the file is streamed, never held.
+      const diagram = new RunDiagram();
+      await read(opts.history, {}, (entry) => diagram.add(entry));
+      io.stdout(`${diagram.result()}\n`);
     });
 
   try {
@@ -93,9 +139,33 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     return code;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.error;
-    io.stderr(`agent-sm: error: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
+    io.stderr(`agent-sm: error: ${escapeControl(oneLine(messageOf(error)))}\n`);
     return EXIT.error;
   }
+}
+
+/**
+ * JSON for the terminal that never overflows the stack: data nested deeper than JSON.stringify
+ * can recurse is cut at a depth, marked. JSON escapes C0 characters; C1 and DEL are escaped too.
+ */
+function safeJson(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value, null, 2);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    text = JSON.stringify(limitDepth(value, 200), null, 2);
+  }
+  return escapeJsonText(text);
+}
+
+function limitDepth(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth === 0) return '[nested too deep to show]';
+  if (Array.isArray(value)) return value.map((v) => limitDepth(v, depth - 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = limitDepth(v, depth - 1);
+  return out;
 }
 
 /** A wrong combination of options, reported like commander's own usage errors. */

@@ -1,4 +1,5 @@
 import { StateMachineError } from '../machine/StateMachineError';
+import { escapeControl } from '../internal/escapeControl';
 
 /** What went wrong with a history file; stable, for programs to switch on. */
 export type HistoryFileErrorCode =
@@ -39,7 +40,8 @@ export class HistoryFileError extends StateMachineError {
   constructor(code: HistoryFileErrorCode, file: string, reason: string, options: { line?: number; snippet?: string; cause?: unknown } = {}) {
     const where = options.line === undefined ? file : `${file}:${options.line}`;
     const snippet = options.snippet === undefined ? '' : ` — ${quoteSnippet(options.snippet)}`;
-    super(`${where}: ${reason}${snippet}`, options.cause === undefined ? undefined : { cause: options.cause });
+    // Paths and snippets come from outside: escaped, so the message stays one inert line.
+    super(escapeControl(`${where}: ${reason}${snippet}`), options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.file = file;
     this.line = options.line;

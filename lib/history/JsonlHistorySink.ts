@@ -52,8 +52,11 @@ export type HistoryDurability = 'none' | 'turn' | 'move';
 
 const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 
-const APPEND_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND;
-const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND;
+// O_NOFOLLOW: a symbolic link planted at the path must not redirect the history into the
+// file it points to (O_EXCL alone covers new files; this covers `overwrite: true`).
+const NO_FOLLOW = fs.constants.O_NOFOLLOW ?? 0;
+const APPEND_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND | NO_FOLLOW;
+const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND | NO_FOLLOW;
 
 /**
  * A `HistorySink` that writes a JSON Lines file: an optional meta line, then one line per
@@ -144,6 +147,9 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new HistoryFileError('file_exists', path, 'already exists; pass `overwrite: true` to replace it, or choose another path', { cause: error });
+      }
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+        throw new HistoryFileError('open_failed', path, 'is a symbolic link; a history file is never written through one (remove it, or choose another path)', { cause: error });
       }
       throw new HistoryFileError('open_failed', path, `cannot open for writing: ${messageOf(error)}`, { cause: error });
     }

@@ -1,9 +1,10 @@
-import { format } from 'date-fns/format';
+import { formatTime } from '../internal/formatTime';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { safeStringify } from '../internal/safeStringify';
 import { cut } from '../internal/text';
+import { escapeControl } from '../internal/escapeControl';
 
 /** Options of `formatHistory`: the time format, and whether and how much of each move's data to show. */
 export interface FormatHistoryOptions {
@@ -32,10 +33,10 @@ export function formatHistory(records: readonly TransitionRecord<string>[], opti
   if (records.length === 0) return '(no transitions)';
   const rows = records.map((r) => [
     String(r.seq),
-    format(r.at, timeFormat),
-    `${r.from} → ${r.to}`,
-    formatDuration(r.durationMs),
-    `${r.forced ? 'FORCED ' : ''}${escapeBreaks(r.description)}${showData && r.data !== undefined ? `  ${cut(safeStringify(r.data), maxDataChars)}` : ''}`,
+    formatTime(r.at, timeFormat),
+    `${escapeControl(String(r.from))} → ${escapeControl(String(r.to))}`,
+    formatDuration(Number(r.durationMs)),
+    `${r.forced === true ? 'FORCED ' : ''}${escapeControl(String(r.description))}${showData && r.data !== undefined ? `  ${cut(escapeControl(safeStringify(r.data)), maxDataChars)}` : ''}`,
   ]);
   const header = ['seq', 'time', 'move', 'in from', 'description'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
@@ -47,9 +48,5 @@ export function formatHistory(records: readonly TransitionRecord<string>[], opti
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-/** A description with a line break would split its row; show the breaks as escapes instead. */
-function escapeBreaks(text: string): string {
-  return text.replace(/\r/g, '\\r').replace(/\n/g, '\\n').replace(/\t/g, '\\t');
-}
 
 

@@ -1,4 +1,5 @@
-import { format } from 'date-fns/format';
+import { formatTime as format } from '../internal/formatTime';
+import { escapeControl, escapeDeep } from '../internal/escapeControl';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { formatHistory } from './formatHistory';
@@ -22,10 +23,14 @@ export interface FormatSummaryOptions {
  * first, with where, why and the moves before it; then the path of turns, where the time
  * went, forced and rejected moves, and the final state. Pure; `agent-sm inspect` prints it.
  */
-export function formatSummary(summary: HistorySummary, options: FormatSummaryOptions = {}): string {
-  assertSummary(summary);
+export function formatSummary(given: HistorySummary, options: FormatSummaryOptions = {}): string {
+  assertSummary(given);
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { file, turns: turnCount = 10, timeFormat = 'HH:mm:ss.SSS' } = options;
+  const { turns: turnCount = 10, timeFormat = 'HH:mm:ss.SSS' } = options;
+  // Every string from the run (ids, states, descriptions) is shown escaped, so none can add a
+  // line or drive the terminal; data is escaped after it is turned into JSON.
+  const summary = escapeDeep(given, DATA);
+  const file = options.file === undefined ? undefined : escapeControl(String(options.file));
   const time = (at: number): string => format(at, timeFormat);
   const out: string[] = [];
   const { meta } = summary;
@@ -56,7 +61,7 @@ export function formatSummary(summary: HistorySummary, options: FormatSummaryOpt
     out.push(`${lead} in ${failure.state}${standsFor === undefined ? '' : ` (${standsFor})`} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`);
     out.push(`  where: ${failure.from} → ${failure.state}, after ${formatDuration(failure.durationMs)} in ${failure.from}`);
     out.push(`  why:   ${failure.description === '' ? '(no description)' : failure.description}`);
-    if (failure.data !== undefined) out.push(`  data:  ${cut(safeStringify(failure.data), 500)}`);
+    if (failure.data !== undefined) out.push(`  data:  ${cut(escapeControl(safeStringify(failure.data)), 500)}`);
     out.push(`  The moves up to it:`);
     out.push(indent(moves(failure.lastMoves, timeFormat)));
     out.push('');
@@ -103,7 +108,7 @@ export function formatSummary(summary: HistorySummary, options: FormatSummaryOpt
   for (const r of summary.forced.list) out.push(`  seq ${r.seq}  ${time(r.at)}  ${r.from} → ${r.to}  ${r.description}`);
   out.push(`Rejected moves: ${summary.rejected.count === 0 ? 'none' : summary.rejected.count}`);
   for (const r of summary.rejected.list) {
-    out.push(`  after seq ${r.seq}  ${time(r.at)}  ${r.from} → ${r.to}  ${r.description === '' ? '' : `${JSON.stringify(r.description)}  `}(allowed: ${r.allowed.join(', ') || 'nothing'})`);
+    out.push(`  after seq ${r.seq}  ${time(r.at)}  ${r.from} → ${r.to}  ${r.description === '' ? '' : `"${r.description}"  `}(allowed: ${r.allowed.join(', ') || 'nothing'})`);
   }
   if (summary.resets > 0) out.push(`Resets: ${summary.resets}`);
   const last = summary.lastMoves.at(-1);
@@ -138,6 +143,8 @@ function indent(text: string): string {
     .join('\n');
 }
 
+
+const DATA = new Set(['data']);
 
 function percent(share: number): string {
   if (share === 0) return '0%';

@@ -98,13 +98,35 @@ class LineSplitter {
 
   push(chunk: Buffer): HistoryEntry[] {
     const out: HistoryEntry[] = [];
-    let start = 0;
-    for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-      this.#append(chunk, start, nl);
-      this.#finishLine(out);
-      start = nl + 1;
+    const lastNl = chunk.lastIndexOf(10);
+    if (lastNl === -1) {
+      this.#append(chunk, 0, chunk.length);
+      return out;
     }
-    if (start < chunk.length) this.#append(chunk, start, chunk.length);
+    // The complete lines of this chunk are decoded at once (a newline never splits a UTF-8
+    // character), with the unfinished line carried over from the chunk before in front.
+    let text: string;
+    if (this.#lineBytes > 0) {
+      const firstNl = chunk.indexOf(10);
+      this.#append(chunk, 0, firstNl);
+      this.#finishLine(out);
+      text = chunk.toString('utf8', firstNl + 1, lastNl + 1);
+    } else text = chunk.toString('utf8', 0, lastNl + 1);
+    // A line of this chunk can only be over the limit when the limit is under a chunk's size.
+    const check = this.maxLineBytes < chunk.length;
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      const line = text.slice(start, nl);
+      start = nl + 1;
+      if (check && line.length > this.maxLineBytes / 3 && Buffer.byteLength(line) > this.maxLineBytes) {
+        this.#lineBytes = Buffer.byteLength(line);
+        if (!this.salvage) this.#tooLong();
+        this.#finishLine(out);
+        continue;
+      }
+      this.#finishText(out, line);
+    }
+    if (lastNl + 1 < chunk.length) this.#append(chunk, lastNl + 1, chunk.length);
     return out;
   }
 
@@ -135,9 +157,7 @@ class LineSplitter {
       // Over the limit: the bytes are counted, never kept.
       this.#parts = [];
       this.#partBytes = 0;
-      if (!this.salvage) {
-        throw new HistoryFileError('line_too_long', this.path, `line is longer than the limit of ${this.maxLineBytes.toLocaleString('en-US')} bytes (${this.#lineBytes.toLocaleString('en-US')} bytes read so far); raise \`maxLineBytes\`, or read past it with --salvage`, { line: this.#number + 1 });
-      }
+      if (!this.salvage) this.#tooLong();
       return;
     }
     if (length > 0) {
@@ -146,19 +166,29 @@ class LineSplitter {
     }
   }
 
+  #tooLong(): never {
+    throw new HistoryFileError('line_too_long', this.path, `line is longer than the limit of ${this.maxLineBytes.toLocaleString('en-US')} bytes (${this.#lineBytes.toLocaleString('en-US')} bytes read so far); raise \`maxLineBytes\`, or read past it with --salvage`, { line: this.#number + 1 });
+  }
+
+  /** Ends the line held in parts (carried across chunks, or over the limit). */
   #finishLine(out: HistoryEntry[], last = false): void {
-    const number = ++this.#number;
     const size = this.#lineBytes;
     const parts = this.#parts;
     this.#parts = [];
     this.#partBytes = 0;
     this.#lineBytes = 0;
     if (size > this.maxLineBytes) {
+      const number = ++this.#number;
       this.#skip(number, `the line is ${size.toLocaleString('en-US')} bytes long, over the limit of ${this.maxLineBytes.toLocaleString('en-US')}`);
       return;
     }
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    let text = bytes.toString('utf8');
+    this.#finishText(out, bytes.toString('utf8'), last);
+  }
+
+  #finishText(out: HistoryEntry[], line: string, last = false): void {
+    const number = ++this.#number;
+    let text = line;
     if (number === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (text.charCodeAt(text.length - 1) === 13) text = text.slice(0, -1);
     if (text.trim() === '') return;

@@ -145,7 +145,8 @@ export class HistorySummarizer {
   readonly #forced: HistoryBuffer<TransitionRecord<string>>;
   readonly #rejected: HistoryBuffer<RejectedMove>;
   readonly #states = new Map<string, DurationStats>();
-  readonly #outcomes: Record<string, number> = {};
+  // No prototype: a state named `constructor` or `toString` must count from zero like any other.
+  readonly #outcomes: Record<string, number> = Object.create(null) as Record<string, number>;
   #meta: HistoryMeta | undefined;
   #records = 0;
   #first: TransitionRecord<string> | undefined;

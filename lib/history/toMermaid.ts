@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { tableEdges, tableStates, type TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
+import { escapeControl } from '../internal/escapeControl';
 
 /**
  * The table as a Mermaid `stateDiagram-v2`: `[*] --> Ready`, then one line per edge in
@@ -32,32 +33,64 @@ export interface HistoryDiagramOptions {
 export function historyToMermaid(items: Iterable<HistoryItem>, options: HistoryDiagramOptions = {}): string {
   assertOptions(options);
   const { records, table } = collect(items, options.table);
-  const counts = new Map<string, { from: string; to: string; total: number; forced: number }>();
-  for (const r of records) {
+  const diagram = new RunDiagram(table);
+  for (const r of records) diagram.addRecord(r);
+  return diagram.result();
+}
+
+/**
+ * `historyToMermaid` a line at a time, for files too large to hold: keeps only the edge
+ * counts and the last record. The table is the one given, else the meta line's (which must
+ * come first), else the sixteen-state one.
+ */
+export class RunDiagram {
+  #table: TransitionTable<string> | undefined;
+  readonly #counts = new Map<string, { from: string; to: string; total: number; forced: number }>();
+  #last: TransitionRecord<string> | undefined;
+
+  constructor(table?: TransitionTable<string>) {
+    if (table !== undefined) assertTableShape(table, 'table');
+    this.#table = table;
+  }
+
+  /** Takes one line read from a file (meta lines name the table) or a bare record. */
+  add(item: HistoryItem): void {
+    if (!isHistoryEntry(item)) this.addRecord(item);
+    else if (item.kind === 'record') this.addRecord(item.record);
+    else if (item.kind === 'meta') this.#table ??= item.table;
+  }
+
+  addRecord(r: TransitionRecord<string>): void {
     const key = `${r.from}\u0000${r.to}`;
-    let c = counts.get(key);
-    if (c === undefined) counts.set(key, (c = { from: r.from, to: r.to, total: 0, forced: 0 }));
+    let c = this.#counts.get(key);
+    if (c === undefined) this.#counts.set(key, (c = { from: r.from, to: r.to, total: 0, forced: 0 }));
     c.total++;
     if (r.forced) c.forced++;
+    this.#last = r;
   }
-  const ids = new StateIds([table.initial, ...tableStates(table), ...records.flatMap((r) => [r.from, r.to])]);
-  const lines: string[] = [`    [*] --> ${ids.of(table.initial)}`];
-  const label = (total: number, forced: number, inTable: boolean): string => {
-    if (total === 0) return '';
-    if (forced === total) return ` : ${total}× forced`;
-    const extra = forced > 0 ? ` (${forced} forced)` : '';
-    return ` : ${total}×${extra}${inTable ? '' : ' illegal'}`;
-  };
-  for (const [from, to] of tableEdges(table)) {
-    const key = `${from}\u0000${to}`;
-    const c = counts.get(key);
-    counts.delete(key);
-    lines.push(`    ${ids.of(from)} --> ${ids.of(to)}${label(c?.total ?? 0, c?.forced ?? 0, true)}`);
+
+  result(): string {
+    const table = this.#table ?? (DEFAULT_TABLE as TransitionTable<string>);
+    const counts = new Map(this.#counts);
+    const ids = new StateIds([table.initial, ...tableStates(table), ...[...counts.values()].flatMap((c) => [c.from, c.to])]);
+    const lines: string[] = [`    [*] --> ${ids.of(table.initial)}`];
+    const label = (total: number, forced: number, inTable: boolean): string => {
+      if (total === 0) return '';
+      if (forced === total) return ` : ${total}× forced`;
+      const extra = forced > 0 ? ` (${forced} forced)` : '';
+      return ` : ${total}×${extra}${inTable ? '' : ' illegal'}`;
+    };
+    for (const [from, to] of tableEdges(table)) {
+      const key = `${from}\u0000${to}`;
+      const c = counts.get(key);
+      counts.delete(key);
+      lines.push(`    ${ids.of(from)} --> ${ids.of(to)}${label(c?.total ?? 0, c?.forced ?? 0, true)}`);
+    }
+    for (const c of counts.values()) lines.push(`    ${ids.of(c.from)} --> ${ids.of(c.to)}${label(c.total, c.forced, false)}`);
+    const last = this.#last;
+    if (last !== undefined) lines.push(`    note right of ${ids.of(last.to)} : ended here (seq ${last.seq})`);
+    return ['stateDiagram-v2', ...ids.declarations(), ...lines].join('\n');
   }
-  for (const c of counts.values()) lines.push(`    ${ids.of(c.from)} --> ${ids.of(c.to)}${label(c.total, c.forced, false)}`);
-  const last = records.at(-1);
-  if (last !== undefined) lines.push(`    note right of ${ids.of(last.to)} : ended here (seq ${last.seq})`);
-  return ['stateDiagram-v2', ...ids.declarations(), ...lines].join('\n');
 }
 
 /** Options of `historyToGantt`: the table and the chart's title. */
@@ -142,7 +175,7 @@ class StateIds {
     else {
       do id = `s${this.#next++}`;
       while (this.#used.has(id));
-      this.#declared.push(`    state "${name.replace(/"/g, "'")}" as ${id}`);
+      this.#declared.push(`    state "${mermaidLabel(name)}" as ${id}`);
     }
     this.#ids.set(name, id);
     this.#used.add(id);
@@ -155,9 +188,18 @@ class StateIds {
   }
 }
 
-// Gantt lines use `:` to end the task name and `#`, `;`, `%%` for other syntax.
+/**
+ * A state name as a quoted Mermaid label: control characters escaped (so no name can end the
+ * line and add one of its own), quotes and `#` as Mermaid entity codes.
+ */
+function mermaidLabel(name: string): string {
+  return escapeControl(name).replace(/#/g, '#35;').replace(/"/g, '#quot;');
+}
+
+// Gantt lines use `:` to end the task name and `#`, `;`, `%%` for other syntax; a control
+// character could end the line.
 function sanitize(text: string): string {
-  return text.replace(/[:;#%\r\n]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return text.replace(/[:;#%\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
 function taskName(description: string, seq: number): string {

@@ -40,6 +40,8 @@ export function checkTable(table: unknown): TableCheck {
   for (const key of names) {
     if (key === '') {
       issues.push({ code: 'invalid_name', state: key, message: `State name ${describeValue(key)} is empty: history files, logs and diagrams need a non-empty name` });
+    } else if (key === '__proto__') {
+      issues.push({ code: 'reserved_name', state: key, message: 'State name `__proto__` is reserved: it is not a property name a table can hold' });
     } else if (key === UNKNOWN_STATE) {
       issues.push({ code: 'reserved_name', state: key, message: `State name ${describeValue(key)} is reserved: \`machine.previous\` returns it to mean "no state before this one"` });
     }

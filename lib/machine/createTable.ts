@@ -22,6 +22,10 @@ export function createTable<S extends string>(specs: Iterable<StateSpec<S>>, ini
       throw new InvalidArgumentError(`specs[${index}]`, 'a state spec { name: string, description, next }', spec);
     }
     index += 1;
+    // Assigning `__proto__` would replace the table's prototype instead of adding a state.
+    if (spec.name === '__proto__') {
+      throw new InvalidTableError([{ code: 'reserved_name', state: spec.name, message: 'State name `__proto__` is reserved: it is not a property name a table can hold' }]);
+    }
     if (Object.prototype.hasOwnProperty.call(states, spec.name)) duplicates.push(spec.name);
     // Frozen with the table, so that nothing can change a table once it has been checked
     // (machines share one checked graph per table: see TransitionValidator).

@@ -1,6 +1,7 @@
 import winston from 'winston';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import { safeStringify } from '../internal/safeStringify';
+import { escapeControl } from '../internal/escapeControl';
 
 /** Environment variable that sets the default logger's level. */
 export const LOG_LEVEL_ENV = 'AGENT_SM_LOG_LEVEL';
@@ -26,7 +27,8 @@ export function getDefaultLogger(): winston.Logger {
       winston.format.timestamp(),
       winston.format.printf(({ timestamp, level: lvl, message, ...meta }) => {
         const extra = Object.keys(meta).length > 0 ? ` ${safeStringify(meta)}` : '';
-        return `${String(timestamp)} agent-state-machine ${lvl}: ${String(message)}${extra}`;
+        // Messages carry descriptions and state names from the run: escaped, they cannot forge a log line.
+        return `${String(timestamp)} agent-state-machine ${lvl}: ${escapeControl(String(message))}${escapeControl(extra)}`;
       }),
     ),
     transports: [new winston.transports.Console({ stderrLevels: Object.keys(winston.config.npm.levels) })],

@@ -45,3 +45,10 @@ describe('assertBudgetLimits()', () => {
     expect(() => assertBudgetLimits(limits, 'total')).toThrow(message);
   });
 });
+
+describe('spentLimit() with odd values', () => {
+  it('names a null usage or null limits instead of throwing a TypeError', () => {
+    expect(() => spentLimit(null as never, { maxCostUsd: 1 })).toThrow('Expected `usage` to be usage totals');
+    expect(() => spentLimit({ costUsd: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 }, null as never)).toThrow(/`limits`/);
+  });
+});

@@ -415,8 +415,10 @@ describe('runBatch', () => {
       expect(path.basename(report.runs[0]!.historyFile!)).toMatch(/^fix_parse-[0-9a-f]{8}\.jsonl$/);
       expect(path.basename(report.runs[2]!.historyFile!)).toBe('Build.jsonl');
 
-      // A second batch into the same directory replaces the files.
-      const again = await runBatch([task('Build', 0)], { ...base(), historyDir });
+      // A second batch into the same directory is refused before it runs, naming the clash…
+      await expect(runBatch([task('Build', 0)], { ...base(), historyDir })).rejects.toThrow(expect.objectContaining({ code: 'file_exists', message: expect.stringMatching(/already holds a history file this batch would write \(Build\.jsonl\); pass `overwriteHistory: true`/) }));
+      // …and replaces the files when told to.
+      const again = await runBatch([task('Build', 0)], { ...base(), historyDir, overwriteHistory: true });
       expect((await loadHistory(again.runs[0]!.historyFile!)).records).toHaveLength(again.runs[0]!.transitions);
     });
 
