@@ -129,3 +129,13 @@ export function printSuite(result: SuiteResult): void {
   console.log(formatTable(['', ...result.columns], result.rows.map((r) => [r.label, ...r.cells])));
   for (const t of result.targets) console.log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
 }
+
+/** The q-quantile (0 ≤ q ≤ 1) of `values`, interpolated between neighbours. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new RangeError('quantile of no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}

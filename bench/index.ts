@@ -1,9 +1,11 @@
-// `npm run bench`: every benchmark of issue 6 in one run on one machine, then one summary
-// table with the ratios and PASS/MISS against each target. Not part of `npm test`.
+// `npm run bench`: every benchmark in one run on one machine, then one summary: a PASS or
+// MISS line per target with its figure and spread. Not part of `npm test`.
 //
 //   npm run bench                          all suites
 //   npm run bench -- transition memory     only the suites named
-//   npm run bench -- --markdown            also print the summary as Markdown (for the README)
+//   npm run bench -- --markdown            also print the summary as Markdown
+//   npm run bench -- --write-readme        write the summary into README.md's generated
+//                                          block (between the bench:begin/end markers)
 //   npm run bench -- --source              time lib/ through tsx instead of the tsup bundle
 //   BENCH_ROUNDS=5 npm run bench           more rounds of the per-move suite (default 3)
 //
@@ -18,7 +20,7 @@
 // the summary; one that returns nothing prints its own figures. Suites marked optional are
 // skipped, with a note, while their file does not exist yet.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { formatTable, printSuite, ROOT, runInChild, type SuiteResult } from './harness';
@@ -33,11 +35,15 @@ interface SuiteSpec {
 }
 
 const SUITES: readonly SuiteSpec[] = [
-  { name: 'transition', title: '1. One move: ns per transition on the tool-use turn (13 moves, repeated)', file: 'transition.bench.ts', optional: false },
-  { name: 'memory', title: '2. Memory: bounded history over 1,000,000 moves; bytes per record unbounded', file: 'memory.bench.ts', optional: false },
-  { name: 'adapter', title: '3. Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
-  { name: 'summarizeHistory', title: '4. Inspection: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },
-  { name: 'durability', title: '5. History files: cost per move of each durability mode; reader lines/s', file: 'durability.bench.ts', optional: true },
+  { name: 'transition', title: 'One move: × a fair floor on the tool-use turn (13 moves, repeated), Date.now and a counter clock', file: 'transition.bench.ts', optional: false },
+  { name: 'machine', title: 'New machine: heap held and time to build, default options', file: 'machine.bench.ts', optional: false },
+  { name: 'memory', title: 'Memory: bounded history over 1,000,000 moves; bytes per record unbounded', file: 'memory.bench.ts', optional: false },
+  { name: 'batch', title: 'runBatch: runs/s with zero-latency agents, concurrency 16 and 256, with and without historyDir', file: 'batch.bench.ts', optional: false },
+  { name: 'sink', title: 'JSON Lines sink: cost per move, per durability mode and with group commit', file: 'sink.bench.ts', optional: false },
+  { name: 'adapter', title: 'Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
+  { name: 'summarizeHistory', title: 'Inspection in code: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },
+  { name: 'cli', title: 'Inspection as the CLI: agent-sm inspect and validate on a 5,000,000-line file, beside jq', file: 'cli.bench.ts', optional: false },
+  { name: 'durability', title: 'History files: cost per move of each durability mode; reader lines/s', file: 'durability.bench.ts', optional: true },
   { name: 'otel', title: 'OpenTelemetry: what traceAgent adds per turn (in-memory exporter)', file: 'otel.bench.ts', optional: true },
 ];
 
@@ -84,6 +90,42 @@ async function runSuite(spec: SuiteSpec): Promise<Outcome> {
   }
 }
 
+/** Every target as a line: PASS or MISS, what, the figure with its spread, the goal. */
+function targetLines(outcomes: readonly Outcome[]): string[] {
+  const lines: string[] = [];
+  for (const o of outcomes) {
+    if (o.result !== undefined) for (const t of o.result.targets) lines.push(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
+    else lines.push(`${o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'SKIPPED' : 'RAN'}  ${o.spec.name}: ${o.note ?? ''}`);
+  }
+  return lines;
+}
+
+/** The README's generated block: the machine, then each suite's table, then the target lines. */
+function readmeBlock(outcomes: readonly Outcome[], info: readonly string[]): string {
+  const out: string[] = ['```', ...info, '```', ''];
+  for (const o of outcomes) {
+    if (o.result === undefined) continue;
+    out.push(`**${o.spec.title}**`, '', `| | ${o.result.columns.join(' | ')} |`, `|---|${o.result.columns.map(() => '---:').join('|')}|`);
+    for (const r of o.result.rows) out.push(`| ${r.label} | ${r.cells.join(' | ')} |`);
+    out.push('');
+  }
+  out.push('```', ...targetLines(outcomes), '```');
+  return out.join('\n');
+}
+
+const BEGIN = '<!-- bench:begin (generated by npm run bench -- --write-readme) -->';
+const END = '<!-- bench:end -->';
+
+function writeReadme(block: string): void {
+  const file = path.join(ROOT, 'README.md');
+  const text = readFileSync(file, 'utf8');
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  if (a === -1 || b < a) throw new Error(`README.md has no ${BEGIN} … ${END} block to write into`);
+  writeFileSync(file, `${text.slice(0, a + BEGIN.length)}\n${block}\n${text.slice(b)}`);
+  console.log('\nREADME.md: benchmark block written');
+}
+
 function printSummary(outcomes: readonly Outcome[], info: readonly string[], markdown: boolean): void {
   console.log('\n══ Summary ══');
   for (const line of info) console.log(line);
@@ -102,6 +144,8 @@ function printSummary(outcomes: readonly Outcome[], info: readonly string[], mar
   }
   console.log('');
   console.log(formatTable(['target', 'goal', 'measured', 'result'], rows));
+  console.log('');
+  for (const line of targetLines(outcomes)) console.log(line);
   if (markdown) {
     console.log('\nMarkdown:\n');
     if (transition !== undefined) {
@@ -122,13 +166,14 @@ async function main(): Promise<void> {
   const unknown = names.filter((n) => !SUITES.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(', ')}; the suites are ${SUITES.map((s) => s.name).join(', ')}`);
   const selected = names.length === 0 ? SUITES : SUITES.filter((s) => names.includes(s.name));
+  if (args.includes('--write-readme') && names.length > 0) throw new Error('--write-readme writes the figures of a full run: run it without naming suites');
 
   // The library must run at its default log level; children get an environment without it too.
   delete process.env.AGENT_SM_LOG_LEVEL;
   if (fromSource) delete process.env.BENCH_LIB;
   else if (process.env.BENCH_LIB === undefined || process.env.BENCH_LIB === '') process.env.BENCH_LIB = await buildLibrary();
   const info = [...machineInfo(), `library: ${describeLibrary()}`];
-  console.log('agent-state-machine benchmarks (issue 6)');
+  console.log('agent-state-machine benchmarks');
   for (const line of info) console.log(line);
 
   const outcomes: Outcome[] = [];
@@ -139,6 +184,7 @@ async function main(): Promise<void> {
     outcomes.push(outcome);
   }
   printSummary(outcomes, info, markdown);
+  if (args.includes('--write-readme')) writeReadme(readmeBlock(outcomes, info));
   if (outcomes.some((o) => o.status === 'failed')) process.exitCode = 1;
 }
 

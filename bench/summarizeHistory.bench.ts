@@ -48,7 +48,7 @@ export interface SummarizeFigures {
 
 
 /** Writes the file with a real machine and sink; returns the lines written. */
-function writeHistory(file: string): number {
+export function writeHistory(file: string, lines = LINES): number {
   let t = Date.UTC(2025, 0, 1);
   // No fsync: this suite times reading; the cost of each durability mode is bench/durability.bench.ts.
   const sink = JsonlHistorySink.open(file, { runId: 'bench', startedAt: t, overwrite: true, durability: 'none' });
@@ -59,7 +59,7 @@ function writeHistory(file: string): number {
     else machine.transition(to, data === undefined ? description : { description, data });
   };
   move('WaitingForUserInput', 'session starts');
-  for (let turn = 1; sink.linesWritten < LINES; turn++) {
+  for (let turn = 1; sink.linesWritten < lines; turn++) {
     if (turn % 500 === 0) {
       move('SendingToLLM', 'user message');
       move('Error', 'LLM request failed', { status: 529, turn });

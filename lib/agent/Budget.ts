@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from './BudgetLimits';
-import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { emptyUsage, roundCost, type UsageDelta, type UsageTotals } from './UsageTotals';
 
 /** Options of `new Budget(limits, options)`: its label in messages, and how it measures wall time. */
 export interface BudgetOptions {
@@ -22,11 +22,13 @@ export class Budget {
   readonly label: string;
   #usage: UsageTotals = emptyUsage();
   readonly #elapsed: { clock: () => number; start: number } | undefined;
+  readonly #limited: boolean;
 
   constructor(limits: BudgetLimits = {}, options: BudgetOptions = {}) {
     assertBudgetLimits(limits, options.label ?? 'budget');
     this.limits = Object.freeze({ ...limits });
     this.label = options.label ?? 'budget';
+    this.#limited = Object.values(this.limits).some((v) => v !== undefined);
     this.#elapsed = options.elapsedWall && { clock: options.elapsedWall.clock, start: options.elapsedWall.clock() };
   }
 
@@ -49,7 +51,15 @@ export class Budget {
         throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
       }
     }
-    this.#usage = addUsage(this.#usage, this.#elapsed === undefined ? delta : { ...delta, wallMs: 0 });
+    // In place: this runs on every LLM call and tool call of every run of a batch.
+    const u = this.#usage;
+    u.inputTokens += delta.inputTokens ?? 0;
+    u.outputTokens += delta.outputTokens ?? 0;
+    // Rounded as addUsage rounds, so sums of cents do not print as 0.21000000000000002.
+    if (delta.costUsd !== undefined) u.costUsd = roundCost(u.costUsd + delta.costUsd);
+    u.toolCalls += delta.toolCalls ?? 0;
+    u.llmCalls += delta.llmCalls ?? 0;
+    if (this.#elapsed === undefined) u.wallMs += delta.wallMs ?? 0;
   }
 
   /** A budget with other limits and this one's usage so far (and its label and wall clock). */
@@ -61,6 +71,8 @@ export class Budget {
 
   /** The first spent limit, or undefined while there is room. */
   spent(): SpentLimit | undefined {
-    return spentLimit(this.usage, this.limits, this.label);
+    if (!this.#limited) return undefined;
+    // spentLimit only reads: no copy needed unless the wall time is measured here.
+    return spentLimit(this.#elapsed === undefined ? this.#usage : this.usage, this.limits, this.label);
   }
 }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { State, type StateName } from '../../states/StateName';
 import type { AgentLoop, LLMResponse, OperationContext, Pricing, SettleInfo, ToolCall, ToolResult, Usage } from './AgentLoop';
 import type { AgentEvents, LLMCallInput, ToolCallEvent } from './AgentEvents';
@@ -112,6 +113,8 @@ export class TurnRunner {
   #externalDue: UsageDelta | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #ended = false;
+  #aborted: Promise<void> | undefined;
+  #onAbort: (() => void) | undefined;
   /** A limit an external budget reported spent: it stays spent for the rest of the turn. */
   #externalSpent: SpentLimit | undefined;
 
@@ -153,8 +156,19 @@ export class TurnRunner {
       }
     }
     result = await this.#settleUnanswered(result);
-    this.#controller.abort('turn ended'); // releases anything still listening to this turn's signal
+    if (this.#onAbort !== undefined) this.#signal.removeEventListener('abort', this.#onAbort);
+    // Releases anything still listening to this turn's signal. Aborting costs microseconds
+    // (an Event, a dispatch), so it is skipped when no listener is left to release.
+    if (!this.#signal.aborted && getEventListeners(this.#signal, 'abort').length > 0) this.#controller.abort('turn ended');
     return result;
+  }
+
+  /** Resolves when this turn's signal aborts: one listener for the whole turn, shared by every operation. */
+  #whenAborted(): Promise<void> {
+    return (this.#aborted ??= new Promise<void>((resolve) => {
+      this.#onAbort = (): void => resolve();
+      this.#signal.addEventListener('abort', this.#onAbort, { once: true });
+    }));
   }
 
   async #flow(input: string): Promise<TurnResult> {
@@ -538,7 +552,7 @@ export class TurnRunner {
    * cannot hang the turn.
    */
   #settle<T>(op: (ctx: OperationContext) => Promise<T> | T): Promise<Settled<T>> {
-    return settleWithGrace(() => op({ signal: this.#signal, turn: this.#turn }), this.#signal, this.#s.cancelGraceMs, this.#s.sleep);
+    return settleWithGrace(() => op({ signal: this.#signal, turn: this.#turn }), this.#signal, this.#s.cancelGraceMs, this.#s.sleep, this.#whenAborted());
   }
 
   /**

@@ -24,11 +24,16 @@ export function addUsage(a: UsageTotals, b: UsageDelta): UsageTotals {
     inputTokens: a.inputTokens + (b.inputTokens ?? 0),
     outputTokens: a.outputTokens + (b.outputTokens ?? 0),
     // Rounded to 1e-10 dollars so sums of cents do not print as 0.21000000000000002.
-    costUsd: Math.round((a.costUsd + (b.costUsd ?? 0)) * 1e10) / 1e10,
+    costUsd: roundCost(a.costUsd + (b.costUsd ?? 0)),
     toolCalls: a.toolCalls + (b.toolCalls ?? 0),
     llmCalls: a.llmCalls + (b.llmCalls ?? 0),
     wallMs: a.wallMs + (b.wallMs ?? 0),
   };
+}
+
+/** Dollars rounded to 1e-10. */
+export function roundCost(usd: number): number {
+  return Math.round(usd * 1e10) / 1e10;
 }
 
 /** Tokens as budgets count them: input plus output. */

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'winston';
@@ -10,7 +11,7 @@ import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } fr
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import { JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
 import type { RetryOptions } from '../agent/retryDelay';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { uniqueFileNames } from './safeFileName';
@@ -59,6 +60,12 @@ export interface BatchOptions {
   retry?: RetryOptions;
   /** Write each run's full history, as it happens, to `<historyDir>/<task id made safe>.jsonl`. Created if missing. */
   historyDir?: string;
+  /**
+   * When each run's history file is forced to the disk, as `JsonlHistorySink` takes it:
+   * `'turn'` (its default: once per run, as a run is one turn), `'move'`, or `'none'` (no
+   * fsync: a crash of the process loses nothing, a power cut may lose the last seconds).
+   */
+  historyDurability?: JsonlHistorySinkOptions['durability'];
   /**
    * Replace history files already in `historyDir`. Default false: a batch whose directory
    * already holds a file it would write fails before any run starts, naming the clashes, so
@@ -179,7 +186,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -187,6 +194,9 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   assertBudgetLimits(perRun, 'perRun');
   assertBudgetLimits(total, 'total');
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === '')) throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {
+    throw new InvalidArgumentError('historyDurability', "'none', 'turn' or 'move'", historyDurability);
+  }
   if (typeof overwriteHistory !== 'boolean') throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
@@ -227,9 +237,19 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   let next = 0;
   let running = 0;
   let done = 0;
-  const inFlight = new Set<AbortController>();
-  // Runs whose agent factory is still pending: a turn has its own deadline, a factory does not.
-  const creating = new Set<AbortController>();
+  // One controller for every run (not one per run: an AbortController costs microseconds to
+  // make on Node 20), aborted once when the caller's signal aborts. Every run in flight
+  // listens to it, so the listener cap is lifted — on this internal signal only.
+  const cancelRuns = new AbortController();
+  setMaxListeners(0, cancelRuns.signal);
+  // Agent factories still pending are also aborted when total.maxWallMs passes (a turn has its
+  // own deadline, a factory does not): one more shared controller, for them alone.
+  const cancelFactories = new AbortController();
+  setMaxListeners(0, cancelFactories.signal);
+  if (signal?.aborted) {
+    cancelRuns.abort(signal.reason);
+    cancelFactories.abort(signal.reason);
+  }
   let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
 
   const progress = (event: BatchProgress['event']): void => {
@@ -276,13 +296,9 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     let moves = 0;
     let runEnded: (() => void) | void = undefined;
     let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
-    const controller = new AbortController();
-    if (signal?.aborted) controller.abort(signal.reason);
-    inFlight.add(controller);
-    creating.add(controller);
     try {
-      const agent = await resolveAgent(task, index, controller.signal, cancelGraceMs, sleep ?? realSleep);
-      creating.delete(controller);
+      const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
+      const agent = await resolveAgent(task, index, cancelFactories.signal, canAbort, cancelGraceMs, sleep ?? realSleep);
       // The file is opened once the adapter has accepted the agent, so only runs that really
       // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
       const forward: HistorySink = {
@@ -292,17 +308,18 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       };
       adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(historyDir === undefined ? {} : { sink: forward }) });
       if (historyDir !== undefined) {
-        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock() });
+        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }) });
       }
       adapter.machine.onTransition(() => (moves += 1));
-      adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
+      if (historyDir !== undefined) adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
       runEnded = onRun?.({ id: task.id, index, agent: adapter });
-      const result = await adapter.runTurn(task.input, { signal: controller.signal });
+      // Without a batch signal nothing can cancel a run, and the adapter need not listen.
+      const result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal: cancelRuns.signal });
       ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
     } catch (error) {
       // Only what runs outside a turn lands here (factory, history file, adapter options): runTurn itself does not throw.
       // A TurnCancelledError here comes from an abort while the agent factory was pending.
-      const deadline: unknown = controller.signal.reason;
+      const deadline: unknown = cancelFactories.signal.reason;
       if (error instanceof TurnCancelledError && deadline instanceof BatchDeadline) {
         // The batch's wall time ran out while the agent factory hung: the budget ended this run.
         const { spent } = deadline;
@@ -311,8 +328,6 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
         ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
       }
     }
-    creating.delete(controller);
-    inFlight.delete(controller);
     try {
       if (typeof runEnded === 'function') runEnded();
     } catch (error) {
@@ -354,7 +369,8 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   // One listener on the caller's signal, however many runs: it cancels those in flight and
   // skips what is left at once, so progress shows it before the runs in flight end.
   const onAbort = (): void => {
-    for (const controller of inFlight) controller.abort(signal?.reason);
+    cancelRuns.abort(signal?.reason);
+    if (!cancelFactories.signal.aborted) cancelFactories.abort(signal?.reason);
     skipRest();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -367,7 +383,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     deadlineTimer = setTimeout(() => {
       const spent = spentLimit(pool.usage, { maxWallMs: max }, pool.label);
       if (spent === undefined) return armDeadline();
-      for (const controller of creating) controller.abort(new BatchDeadline(spent));
+      if (!cancelFactories.signal.aborted) cancelFactories.abort(new BatchDeadline(spent));
     }, Math.min(Math.max(1, Math.ceil(max - pool.usage.wallMs)), 2 ** 31 - 1));
     (deadlineTimer as { unref?: () => void }).unref?.();
   };
@@ -421,9 +437,17 @@ function materialize(tasks: unknown): BatchTask[] {
  * settles, the factory gets `graceMs` to settle, then is abandoned: an abort must not wait on a
  * hung factory. A factory that fails or is abandoned after the abort ends the run as cancelled.
  */
-async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, graceMs: number, wait: Sleep): Promise<AgentLoop> {
+async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, canAbort: boolean, graceMs: number, wait: Sleep): Promise<AgentLoop> {
   if (typeof task.agent !== 'function') return task.agent;
   const factory = task.agent;
+  if (!canAbort) {
+    // No signal can abort the batch: nothing to wait for but the factory itself.
+    try {
+      return await factory({ signal });
+    } catch (error) {
+      throw new OperationError(`tasks[${index}].agent()`, error);
+    }
+  }
   const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
   if (settled.kind === 'value') return settled.value;
   if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`tasks[${index}].agent()`, settled.error);

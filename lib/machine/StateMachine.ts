@@ -7,7 +7,7 @@ import { IllegalTransitionError } from './IllegalTransitionError';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
-import { stateNode, TransitionValidator, type StateNode } from './TransitionValidator';
+import { sharedValidator, stateNode, type TransitionValidator, type StateNode } from './TransitionValidator';
 import { messageOf } from '../internal/messageOf';
 
 /** Receives every record, in order, however small the in-memory history is. */
@@ -76,7 +76,8 @@ type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetIn
 export class StateMachine<S extends string = StateName> {
   readonly #validator: TransitionValidator<S>;
   readonly #emitter = new EventEmitter<StateMachineEvents<S>>();
-  readonly #wrappers = new Map<string, Map<unknown, Array<AnyListener>>>();
+  // Made on first use, as is the queue: a machine nobody listens to stays small.
+  #wrappers: Map<string, Map<unknown, Array<AnyListener>>> | undefined;
   readonly #history: HistoryBuffer<TransitionRecord<S>>;
   readonly #clock: () => number;
   readonly #logger: Logger | undefined;
@@ -94,7 +95,7 @@ export class StateMachine<S extends string = StateName> {
   #seq = 0;
   #notifying = false;
   #draining = false;
-  readonly #queue: Pending<S>[] = [];
+  #queue: Pending<S>[] | undefined;
   // Cached `debug` check: re-evaluated only when the logger's level changes.
   #loggerLevel: string | undefined;
   #debug = false;
@@ -111,7 +112,7 @@ export class StateMachine<S extends string = StateName> {
     if (typeof now !== 'number' || !Number.isFinite(now)) {
       throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', now);
     }
-    this.#validator = new TransitionValidator<S>(table);
+    this.#validator = sharedValidator<S>(table);
     this.#clock = clock;
     this.#logger = resolveLogger(logger);
     this.#sink = resolveSink(sink);
@@ -230,7 +231,7 @@ export class StateMachine<S extends string = StateName> {
     this.#tail = this.#validator.table.initial;
     this.#tailNode = stateNode(this.#validator, this.#tail)!;
     this.#tailAt = at;
-    if (this.#notifying) this.#queue.push({ reset: info });
+    if (this.#notifying) (this.#queue ??= []).push({ reset: info });
     else this.#applyReset(info);
   }
 
@@ -248,7 +249,7 @@ export class StateMachine<S extends string = StateName> {
 
   /** Removes a listener added with `on` or `once`. */
   off<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
-    const safe = this.#wrappers.get(event)?.get(listener)?.at(-1);
+    const safe = this.#wrappers?.get(event)?.get(listener)?.at(-1);
     if (safe !== undefined) this.#unregister(event, listener, safe);
     return this;
   }
@@ -284,7 +285,7 @@ export class StateMachine<S extends string = StateName> {
     this.#tail = to;
     this.#tailNode = node;
     this.#tailAt = at;
-    if (this.#notifying) this.#queue.push(record);
+    if (this.#notifying) (this.#queue ??= []).push(record);
     else this.#commit(record);
     return record;
   }
@@ -295,36 +296,41 @@ export class StateMachine<S extends string = StateName> {
     this.#current = record.to;
     this.#enteredAt = record.at;
     this.#history.push(record);
-    // From here on user code runs (sink, logger transports, listeners): a move it asks for
-    // is queued until this one has been fully reported.
     this.#notifying = true;
     try {
-      if (this.#sink !== undefined) {
-        try {
-          this.#watchSink(this.#sink.write(record) as unknown, record);
-        } catch (error) {
-          this.#reportSinkError(error, record);
-        }
-      }
+      if (this.#sink !== undefined) this.#writeSink(record);
+      // Inline, the common case costs two loads and a comparison: the level unchanged since
+      // last checked, and `debug` off. Everything else is out of line.
       const logger = this.#logger;
-      if (logger !== undefined) {
-        if (record.forced) {
-          if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
-        } else if (this.#levelEnabled(logger, 'debug')) {
-          this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
-        }
-      }
+      if (logger !== undefined && (record.forced || this.#debug || levelOf(logger) !== this.#loggerLevel)) this.#logMove(logger, record);
       this.#emitter.emit('transition', record);
     } finally {
       this.#notifying = false;
     }
-    if (this.#queue.length > 0 && !this.#draining) this.#drain();
+    if (this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
+  }
+
+  #writeSink(record: TransitionRecord<S>): void {
+    try {
+      this.#watchSink(this.#sink!.write(record) as unknown, record);
+    } catch (error) {
+      this.#reportSinkError(error, record);
+    }
+  }
+
+  #logMove(logger: Logger, record: TransitionRecord<S>): void {
+    if (record.forced) {
+      if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
+    } else if (this.#levelEnabled(logger, 'debug')) {
+      this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
+    }
   }
 
   #drain(): void {
     this.#draining = true;
     try {
-      for (let item = this.#queue.shift(); item !== undefined; item = this.#queue.shift()) {
+      const queue = this.#queue!;
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
         if ('reset' in item) this.#applyReset(item.reset);
         else if ('rejected' in item) this.#reportRejection(item.rejected);
         else this.#commit(item);
@@ -354,7 +360,7 @@ export class StateMachine<S extends string = StateName> {
     } finally {
       this.#notifying = false;
     }
-    if (this.#queue.length > 0 && !this.#draining) this.#drain();
+    if (this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
   }
 
   #reject(from: S, to: S, description: string): never {
@@ -362,7 +368,7 @@ export class StateMachine<S extends string = StateName> {
     const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#now());
     // Inside a listener, the move this rejection is checked against may still be queued: the
     // report waits its turn, so the history shows it after that move. The throw is immediate.
-    if (this.#notifying) this.#queue.push({ rejected: error });
+    if (this.#notifying) (this.#queue ??= []).push({ rejected: error });
     else this.#reportRejection(error);
     throw error;
   }
@@ -386,7 +392,7 @@ export class StateMachine<S extends string = StateName> {
     } finally {
       this.#notifying = outer;
     }
-    if (!outer && this.#queue.length > 0 && !this.#draining) this.#drain();
+    if (!outer && this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
   }
 
   /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */
@@ -422,30 +428,42 @@ export class StateMachine<S extends string = StateName> {
     // Every event of the machine carries exactly one argument: passing it on as such spares
     // each notification the rest array and the spread call of `(...args) => listener(...args)`.
     const call = listener as (arg: StateMachineEvents<S>[E][0]) => void;
-    const safe = (arg: StateMachineEvents<S>[E][0]): void => {
-      if (once) this.#unregister(event, listener, safe as AnyListener);
-      const failed = (error: unknown): void => {
-        if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${String(event)}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
-        if (event !== 'listenerError') this.#emitter.emit('listenerError', { event: String(event), error });
-      };
-      try {
-        const returned: unknown = call(arg);
-        // An async listener that rejects would otherwise be an unhandled rejection, which ends the process.
-        if (isThenable(returned)) returned.then(undefined, failed);
-      } catch (error) {
-        failed(error);
-      }
-    };
-    let byListener = this.#wrappers.get(event);
-    if (byListener === undefined) this.#wrappers.set(event, (byListener = new Map()));
+    // Small, with the failure handled out of line, so that V8 inlines it into emit.
+    const safe = once
+      ? (arg: StateMachineEvents<S>[E][0]): void => {
+          this.#unregister(event, listener, safe as AnyListener);
+          try {
+            const returned: unknown = call(arg);
+            // An async listener that rejects would otherwise be an unhandled rejection, which ends the process.
+            if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.#listenerThrew(event, error));
+          } catch (error) {
+            this.#listenerThrew(event, error);
+          }
+        }
+      : (arg: StateMachineEvents<S>[E][0]): void => {
+          try {
+            const returned: unknown = call(arg);
+            if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.#listenerThrew(event, error));
+          } catch (error) {
+            this.#listenerThrew(event, error);
+          }
+        };
+    const wrappers = (this.#wrappers ??= new Map());
+    let byListener = wrappers.get(event);
+    if (byListener === undefined) wrappers.set(event, (byListener = new Map()));
     const list = byListener.get(listener) ?? [];
     list.push(safe as AnyListener);
     byListener.set(listener, list);
     return safe;
   }
 
+  #listenerThrew(event: string, error: unknown): void {
+    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
+    if (event !== 'listenerError') this.#emitter.emit('listenerError', { event, error });
+  }
+
   #unregister(event: string, listener: unknown, safe: AnyListener): void {
-    const byListener = this.#wrappers.get(event);
+    const byListener = this.#wrappers?.get(event);
     const list = byListener?.get(listener);
     const index = list === undefined ? -1 : list.indexOf(safe);
     if (index === -1) return;
@@ -479,6 +497,17 @@ function parseEvent(event: unknown, name: string): { description: string; data: 
     if (typeof description === 'string') return { description, data };
   }
   throw new InvalidArgumentError(name, 'a description string or { description: string, data? }', event);
+}
+
+// The logger's level, or a value no level equals when reading it throws (a broken custom
+// logger): then #levelEnabled runs, which reports the failure.
+const UNREADABLE = Symbol('unreadable level');
+function levelOf(logger: Logger): unknown {
+  try {
+    return logger.level;
+  } catch {
+    return UNREADABLE;
+  }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -18,6 +18,34 @@ export interface StateNode<S extends string = string> {
 /** The node of `name` in `validator`'s table, or undefined for a name it lacks. Internal. */
 export let stateNode: <S extends string>(validator: TransitionValidator<S>, name: string) => StateNode<S> | undefined;
 
+// One checked graph per table, shared by every machine on it: a new machine costs a lookup,
+// not a table check and sixteen Maps. Only tables frozen all the way down are shared (the
+// default table, and every table `createTable` or `extendTable` makes), since nothing can
+// change them after the check; a hand-built mutable table is checked anew for each machine.
+const shared = new WeakMap<object, TransitionValidator<string>>();
+
+/**
+ * The validator of `table` (default: the sixteen-state table), made once per frozen table and
+ * shared. Internal (for `StateMachine`); not exported by the package.
+ */
+export function sharedValidator<S extends string>(table?: TransitionTable<S>): TransitionValidator<S> {
+  const key: object = table ?? DEFAULT_TABLE;
+  const known = shared.get(key);
+  if (known !== undefined) return known as unknown as TransitionValidator<S>;
+  const validator = new TransitionValidator<S>(table);
+  if (isDeeplyFrozen(validator.table)) shared.set(key, validator as unknown as TransitionValidator<string>);
+  return validator;
+}
+
+function isDeeplyFrozen(table: TransitionTable<string>): boolean {
+  if (!Object.isFrozen(table) || !Object.isFrozen(table.states)) return false;
+  for (const name of tableStates(table)) {
+    const spec = table.states[name];
+    if (!Object.isFrozen(spec) || !Object.isFrozen(spec?.next)) return false;
+  }
+  return true;
+}
+
 /**
  * Answers "may the agent move from A to B?" for one table. The table is checked once and
  * turned into a graph of nodes, so a check is two Map lookups, and a machine that keeps

@@ -5,7 +5,8 @@ import { InvalidTableError } from './InvalidTableError';
 import type { TransitionTable } from './TransitionTable';
 
 /**
- * Builds a checked, frozen table from state specs (state class instances or plain objects).
+ * Builds a checked, frozen table from state specs (state class instances or plain objects);
+ * the specs and their `next` arrays are frozen too.
  * Throws `InvalidTableError` listing every problem: duplicates, unknown names, unreachable
  * states, dead ends.
  */
@@ -26,7 +27,10 @@ export function createTable<S extends string>(specs: Iterable<StateSpec<S>>, ini
       throw new InvalidTableError([{ code: 'reserved_name', state: spec.name, message: 'State name `__proto__` is reserved: it is not a property name a table can hold' }]);
     }
     if (Object.prototype.hasOwnProperty.call(states, spec.name)) duplicates.push(spec.name);
-    states[spec.name] = spec;
+    // Frozen with the table, so that nothing can change a table once it has been checked
+    // (machines share one checked graph per table: see TransitionValidator).
+    Object.freeze(spec.next);
+    states[spec.name] = Object.freeze(spec);
   }
   if (duplicates.length > 0) {
     throw new InvalidTableError(duplicates.map((state) => ({ code: 'duplicate_state' as const, state, message: `State ${state} is defined more than once` })));

@@ -10,6 +10,7 @@ import {
   OperationError,
   TurnCancelledError,
   TurnInProgressError,
+  type AgentLoop,
   type ToolCall,
 } from '../../lib/index';
 import { drive } from '../helpers/drive';
@@ -440,5 +441,52 @@ describe('AgentWithStateMachine', () => {
     ])('rejects %p with a clear error', (options, message) => {
       expect(() => new AgentWithStateMachine(createScriptedAgent({ replies: [] }), { logger: false, ...(options as object) })).toThrow(message);
     });
+  });
+});
+
+describe('AgentWithStateMachine turn signals', () => {
+  const textAgent = (onCall: (signal: AbortSignal) => void): AgentLoop => ({
+    sendUserMessage: async (_message, { signal }) => {
+      onCall(signal);
+      return { text: 'done' };
+    },
+    sendToolResults: async () => ({ text: 'done' }),
+    runTool: async (call) => ({ callId: call.id, output: '' }),
+  });
+
+  it('.runTurn() releases a listener left on its signal with the reason "turn ended"', async () => {
+    const heard: unknown[] = [];
+    let seen: AbortSignal | undefined;
+    const agent = new AgentWithStateMachine(
+      textAgent((signal) => {
+        seen = signal;
+        signal.addEventListener('abort', () => heard.push(signal.reason));
+      }),
+      { logger: false },
+    );
+    const result = await agent.runTurn('hi');
+    expect(result.outcome).toBe('end_of_turn');
+    expect(heard).toEqual(['turn ended']);
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it('.runTurn() leaves a signal nobody listens to unaborted, and a later turn still cancels through its own', async () => {
+    const signals: AbortSignal[] = [];
+    let agent!: AgentWithStateMachine;
+    agent = new AgentWithStateMachine(
+      textAgent((signal) => {
+        signals.push(signal);
+        if (signals.length === 2) agent.cancel('stop');
+      }),
+      { logger: false },
+    );
+    expect((await agent.runTurn('one')).outcome).toBe('end_of_turn');
+    expect(signals[0]!.aborted).toBe(false);
+    const second = await agent.runTurn('two');
+    expect(second.outcome).toBe('cancelled');
+    expect(signals[1]!.aborted).toBe(true);
+    const third = await agent.runTurn('three');
+    expect(third.outcome).toBe('end_of_turn');
+    expect(signals[2]!.aborted).toBe(false);
   });
 });

@@ -369,6 +369,21 @@ describe('runBatch', () => {
   });
 
   describe('`historyDir`', () => {
+    it("writes complete files with historyDurability 'none', and rejects an unknown durability before any run", async () => {
+      const historyDir = path.join(dir, 'none');
+      const report = await runBatch([task('a', 1), task('b', 0)], { ...base(), historyDir, historyDurability: 'none' });
+      for (const run of report.runs) {
+        const history = await loadHistory(run.historyFile!);
+        expect(history.records).toHaveLength(run.transitions);
+        expect(validateHistory(history.entries).ok).toBe(true);
+      }
+      const factory = jest.fn(() => createScriptedAgent({ replies: [{ text: 'x' }] }));
+      await expect(runBatch([{ id: 'c', input: 'go', agent: factory }], { ...base(), historyDir, historyDurability: 'always' as never })).rejects.toThrow(
+        "Expected `historyDurability` to be 'none', 'turn' or 'move', got `always` (string)",
+      );
+      expect(factory).not.toHaveBeenCalled();
+    });
+
     it('writes each started run to its own JSON Lines file, one record per transition, under a safe unique name', async () => {
       const historyDir = path.join(dir, 'nested', 'runs');
       const tasks: BatchTask[] = [

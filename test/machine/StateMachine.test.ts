@@ -510,3 +510,33 @@ describe('StateMachine', () => {
     });
   });
 });
+
+describe('new StateMachine({ table })', () => {
+  it('.transition() follows a hand-built, mutable table as it is when each machine is made', () => {
+    const table = {
+      initial: 'A',
+      states: {
+        A: { name: 'A', description: 'a', next: ['B'] as string[] },
+        B: { name: 'B', description: 'b', next: ['A'] as string[] },
+      },
+    };
+    const first = new StateMachine<string>({ table, logger: false });
+    table.states.B.next.push('B');
+    const second = new StateMachine<string>({ table, logger: false });
+    second.transition('B');
+    expect(second.transition('B').to).toBe('B');
+    expect(second.canMoveTo('A')).toBe(true);
+    first.transition('B');
+    expect(() => first.transition('B')).toThrow(IllegalTransitionError);
+  });
+
+  it('.transition() on machines sharing a frozen table keeps each machine its own state', () => {
+    const a = new StateMachine({ logger: false });
+    const b = new StateMachine({ logger: false });
+    a.transition('WaitingForUserInput');
+    expect(a.current).toBe('WaitingForUserInput');
+    expect(b.current).toBe('Ready');
+    expect(b.canMoveTo('SendingToLLM')).toBe(false);
+    expect(a.table).toBe(b.table);
+  });
+});

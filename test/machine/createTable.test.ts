@@ -13,6 +13,8 @@ describe('createTable()', () => {
     expect(tableEdges(table)).toEqual([['Idle', 'Busy'], ['Busy', 'Idle']]);
     expect(Object.isFrozen(table)).toBe(true);
     expect(Object.isFrozen(table.states)).toBe(true);
+    expect(Object.isFrozen(table.states.Idle)).toBe(true);
+    expect(Object.isFrozen(table.states.Idle.next)).toBe(true);
   });
 
   it('rejects a state defined twice', () => {

@@ -1,0 +1,48 @@
+// Bundles each candidate of bench/candidates/ into one CommonJS file with every dependency
+// inlined (the library from lib/ with tsup.config.ts's target, eventemitter3, xstate, …), then
+// gives each row of a table its own copy of its file. Node caches modules by file name, so two
+// copies are two modules: separate functions, separate JIT feedback — the floor's emit and the
+// library's emit are no longer the same eventemitter3 function warmed by both.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../harness';
+import type { CandidateFactory } from './Runner';
+
+export const CANDIDATE_DIR = path.join(ROOT, '.bench-tmp', 'candidates');
+
+export type CandidateFile = 'floor' | 'library' | 'xstate' | 'jsm';
+
+/** Bundles the candidate files once per process tree; returns the directory. */
+export async function buildCandidates(): Promise<string> {
+  const { build } = await import('tsup');
+  const cwd = process.cwd();
+  process.chdir(ROOT);
+  try {
+    await build({
+      config: false,
+      entry: Object.fromEntries((['floor', 'library', 'xstate', 'jsm'] as const).map((n) => [n, `bench/candidates/${n}.ts`])),
+      format: ['cjs'],
+      platform: 'node',
+      target: 'node20',
+      outDir: CANDIDATE_DIR,
+      outExtension: () => ({ js: '.cjs' }),
+      noExternal: [/.*/],
+      dts: false,
+      sourcemap: false,
+      clean: true,
+      silent: true,
+    });
+  } finally {
+    process.chdir(cwd);
+  }
+  return CANDIDATE_DIR;
+}
+
+/** Loads a private copy of a candidate's bundle, named after the row that uses it. */
+export function loadCopy(file: CandidateFile, row: string): CandidateFactory {
+  mkdirSync(path.join(CANDIDATE_DIR, 'copies'), { recursive: true });
+  const copy = path.join(CANDIDATE_DIR, 'copies', `${row.replace(/[^a-z0-9]+/gi, '-')}.cjs`);
+  copyFileSync(path.join(CANDIDATE_DIR, `${file}.cjs`), copy);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require(copy) as { create: CandidateFactory }).create;
+}

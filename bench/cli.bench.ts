@@ -1,0 +1,117 @@
+// `agent-sm inspect` and `agent-sm validate` as a user runs them — the bundled CLI
+// (`npm run build`'s cli.cjs, built into .bench-tmp/) in a process of its own — on a
+// 5,000,000-line history file, beside `jq` reading the same file once (every line parsed,
+// one field tested), when jq is installed.
+//
+// The file is written first by a real machine and JsonlHistorySink (bench/summarizeHistory.bench.ts's
+// workload: tool-use turns, failures, forced cancels). Each command runs RUNS times, in
+// turn; the figures are the medians of wall time and of peak RSS (GNU time's %M when
+// /usr/bin/time exists, else not shown), with their range.
+//
+//   npm run bench -- cli                         through the runner
+//   npx tsx bench/cli.bench.ts                   alone
+//   BENCH_CLI_LINES=1000000 npx tsx bench/cli.bench.ts   a smaller file
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { failed, formatBytes, median, printSuite, ROOT, type SuiteResult } from './harness';
+import { writeHistory } from './summarizeHistory.bench';
+
+const LINES = Number(process.env.BENCH_CLI_LINES ?? 5_000_000);
+const RUNS = 3;
+const TARGET_SECONDS_PER_5M = 5;
+const TARGET_RSS = 100 * 1024 * 1024;
+const CLI_DIR = path.join(ROOT, '.bench-tmp', 'cli-build');
+const GNU_TIME = '/usr/bin/time';
+
+async function buildCli(): Promise<string> {
+  const { build } = await import('tsup');
+  const cwd = process.cwd();
+  process.chdir(ROOT);
+  try {
+    await build({ entry: { cli: 'lib/cli/bin.ts' }, format: ['cjs'], outDir: CLI_DIR, dts: false, sourcemap: false, clean: true, silent: true });
+  } finally {
+    process.chdir(cwd);
+  }
+  return path.join(CLI_DIR, 'cli.cjs');
+}
+
+function findJq(): string | undefined {
+  const r = spawnSync('sh', ['-c', 'command -v jq'], { encoding: 'utf8' });
+  const p = r.stdout.trim();
+  return r.status === 0 && p !== '' ? p : undefined;
+}
+
+interface RunFigure {
+  readonly seconds: number;
+  readonly rss?: number;
+}
+
+/** Runs `argv` with stdout discarded; wall time from here, peak RSS from GNU time when present. */
+function timeCommand(argv: readonly string[], okCodes: readonly number[]): RunFigure {
+  const gnu = existsSync(GNU_TIME);
+  const cmd = gnu ? [GNU_TIME, '-f', '%M', ...argv] : [...argv];
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (r.status === null || !okCodes.includes(r.status)) throw new Error(`${argv.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr.slice(-2000)}`);
+  if (!gnu) return { seconds };
+  const last = r.stderr.trim().split('\n').at(-1) ?? '';
+  const kb = Number(last);
+  return Number.isFinite(kb) ? { seconds, rss: kb * 1024 } : { seconds };
+}
+
+export async function run(): Promise<SuiteResult> {
+  const cli = await buildCli();
+  const jq = findJq();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'asm-bench-cli-'));
+  try {
+    const file = path.join(dir, 'run.jsonl');
+    const t0 = performance.now();
+    const lines = writeHistory(file, LINES);
+    const bytes = statSync(file).size;
+    console.log(`  wrote ${lines.toLocaleString('en-US')} lines (${formatBytes(bytes)}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; CLI: ${path.relative(ROOT, cli)}; jq: ${jq ?? 'not installed (apt-get install jq to compare)'}`);
+    const commands: { name: string; argv: string[]; ok: number[] }[] = [
+      { name: 'agent-sm inspect', argv: [process.execPath, cli, 'inspect', file], ok: [0] },
+      { name: 'agent-sm validate', argv: [process.execPath, cli, 'validate', file], ok: [0, 1] },
+      ...(jq === undefined ? [] : [{ name: `jq (select(.to == "Error") | .seq)`, argv: [jq, '-c', 'select(.to == "Error") | .seq', file], ok: [0] }]),
+    ];
+    const results = new Map<string, RunFigure[]>(commands.map((c) => [c.name, []]));
+    for (let r = 0; r < RUNS; r++) {
+      for (const c of commands) {
+        const f = timeCommand(c.argv, c.ok);
+        results.get(c.name)!.push(f);
+        console.log(`  run ${r + 1}/${RUNS}  ${c.name}: ${f.seconds.toFixed(2)} s${f.rss === undefined ? '' : `, peak RSS ${formatBytes(f.rss)}`}`);
+      }
+    }
+    const fig = (name: string): { s: number; range: string; rss?: number; linesPerS: number } => {
+      const list = results.get(name)!;
+      const secs = list.map((f) => f.seconds);
+      const rss = list.flatMap((f) => (f.rss === undefined ? [] : [f.rss]));
+      const s = median(secs);
+      return { s, range: `${Math.min(...secs).toFixed(2)} – ${Math.max(...secs).toFixed(2)} s`, ...(rss.length > 0 ? { rss: Math.max(...rss) } : {}), linesPerS: lines / s };
+    };
+    const scale = LINES / 5_000_000;
+    const rows = commands.map((c) => {
+      const f = fig(c.name);
+      return { label: c.name, cells: [`${f.s.toFixed(2)} s`, f.range, `${(f.linesPerS / 1e6).toFixed(2)} M`, f.rss === undefined ? 'n/a' : formatBytes(f.rss)] };
+    });
+    const targets = ['agent-sm inspect', 'agent-sm validate'].map((name) => {
+      const f = fig(name);
+      const fast = f.s <= TARGET_SECONDS_PER_5M * scale;
+      const small = f.rss === undefined || f.rss <= TARGET_RSS;
+      return {
+        name: `${name}, ${lines.toLocaleString('en-US')} lines`,
+        goal: `≤ ${(TARGET_SECONDS_PER_5M * scale).toFixed(1)} s, ≤ 100 MiB RSS`,
+        measured: `${f.s.toFixed(2)} s (${f.range}), ${(f.linesPerS / 1e6).toFixed(2)} M lines/s, ${f.rss === undefined ? 'RSS n/a' : `peak RSS ${formatBytes(f.rss)}`}`,
+        pass: fast && small,
+      };
+    });
+    return { suite: 'cli', columns: ['median', `range (${RUNS} runs)`, 'lines/s', 'peak RSS'], rows, targets };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) run().then(printSuite, failed);

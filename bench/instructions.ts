@@ -1,0 +1,43 @@
+// Instructions per move, counted by valgrind's callgrind: deterministic where wall time on
+// a shared machine is not. Not part of `npm run bench` (each count takes a minute or two).
+//
+// For each row, two runs of bench/instructionsChild.cjs under callgrind load the row's
+// candidate bundle (bench/candidates/build.ts), warm it up for WARMUP cycles, then make 0 or
+// CYCLES more cycles; the difference of the two totals over the extra moves is the figure.
+// JIT compilation mostly happens during the warm-up, so it cancels out; what is left varies
+// by about ±2% from run to run.
+//
+//   npx tsx bench/instructions.ts                    floor and library, counter clock
+//   npx tsx bench/instructions.ts library:date xstate:counter:ring   rows as file:clock[:variant]
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { buildCandidates, CANDIDATE_DIR } from './candidates/build';
+import { MOVES_PER_CYCLE } from './cycle';
+import { failed } from './harness';
+
+const WARMUP = 80_000;
+const CYCLES = 40_000;
+
+function collected(args: readonly string[]): number {
+  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--single-threaded', path.join(__dirname, 'instructionsChild.cjs'), ...args], { encoding: 'utf8' });
+  const m = /Collected\s*:\s*(\d+)/.exec(r.stderr);
+  if (r.status !== 0 || m === null) throw new Error(`callgrind failed (${r.status}): ${r.stderr.slice(-1500)}`);
+  return Number(m[1]);
+}
+
+async function main(): Promise<void> {
+  if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed (apt-get install valgrind)');
+  await buildCandidates();
+  const rows = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['floor:counter', 'library:counter'];
+  for (const row of rows) {
+    const [file = '', clock = 'counter', variant = '-'] = row.split(':');
+    const bundle = path.join(CANDIDATE_DIR, `${file}.cjs`);
+    if (!existsSync(bundle)) throw new Error(`no candidate ${file}: the candidates are the files of bench/candidates/ (floor, library, xstate, jsm)`);
+    const base = collected([bundle, clock, variant, String(WARMUP), '0']);
+    const more = collected([bundle, clock, variant, String(WARMUP), String(CYCLES)]);
+    console.log(`${row.padEnd(24)} ${((more - base) / (CYCLES * MOVES_PER_CYCLE)).toFixed(0)} instructions/move`);
+  }
+}
+
+main().catch(failed);
