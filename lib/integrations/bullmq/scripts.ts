@@ -67,7 +67,7 @@ return {''}
 `;
 
 /**
- * begin: KEYS budget, started, results, events, abort; ARGV index, worker, retryLostRuns, the worker's concurrency.
+ * begin: KEYS budget, started, results, events, abort; ARGV index, worker, retryLostRuns, the worker's concurrency, the job's lock token.
  * Decides, atomically, what a worker that took a run's job does with it:
  * - `{'done'}`: the run is already reported (a job delivered twice); nothing to do.
  * - `{'lost', startJson}`: an earlier start never reported and lost runs are not re-run (or
@@ -82,6 +82,8 @@ local prev = redis.call('HGET', KEYS[2], idx)
 local attempt = 1
 if prev then
   local p = cjson.decode(prev)
+  -- The same pick-up asking again (its reply was lost when Redis restarted): go on with it.
+  if p.k == ARGV[5] then return {'run', tostring(p.a)} end
   if p.a > tonumber(ARGV[3]) then return {'lost', prev} end
   attempt = p.a + 1
 end
@@ -92,7 +94,7 @@ if spent then
   table.insert(r, 1, 'stopped')
   return r
 end
-redis.call('HSET', KEYS[2], idx, cjson.encode({w = ARGV[2], a = attempt}))
+redis.call('HSET', KEYS[2], idx, cjson.encode({w = ARGV[2], a = attempt, k = ARGV[5]}))
 redis.call('RPUSH', KEYS[4], cjson.encode({t = 's', i = tonumber(idx), w = ARGV[2], a = attempt, c = tonumber(ARGV[4])}))
 return {'run', tostring(attempt)}
 `;

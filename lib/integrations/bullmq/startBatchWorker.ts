@@ -135,7 +135,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     inFlight.set(batchId, controllers.add(controller));
     running += 1;
     try {
-      const reply = (await runScript(redis, 'asmBegin', [keys.budget, keys.started, keys.results, keys.events, keys.abort], [index, id, meta.retryLostRuns, concurrency])) as string[];
+      const reply = (await runScript(redis, 'asmBegin', [keys.budget, keys.started, keys.results, keys.events, keys.abort], [index, id, meta.retryLostRuns, concurrency, job.token ?? `${id}:${job.id}:${Date.now()}`])) as string[];
       switch (reply[0]) {
         case 'done':
           return;
