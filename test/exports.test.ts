@@ -34,6 +34,11 @@ const PINNED: Record<string, string[]> = {
     'historyToMermaid', 'loadHistory', 'readHistory', 'runBatch', 'summarizeHistory', 'tableEdges',
     'tableStates', 'toMermaid', 'validateHistory',
   ],
+  './bullmq': [
+    'BatchHandle', 'BatchWorkerHandle', 'BatchWorkerOptions', 'DistributedBatchReport',
+    'DistributedRunReport', 'DistributedTask', 'PriceTable', 'RedisBudget', 'RedisConnection',
+    'SubmitBatchOptions', 'WorkerLostError', 'startBatchWorker', 'submitBatch',
+  ],
 };
 
 describe('the package exports', () => {

@@ -10,6 +10,14 @@ export type RedisConnection = string | RedisOptions | Redis;
  * budget checks should wait rather than end runs as errors.
  */
 export function openRedis(connection: RedisConnection, name = 'connection'): Redis {
+  const client = newClient(connection, name);
+  // Connection errors while Redis is away are expected: commands wait for the reconnect. Without
+  // a listener ioredis would print each one as an unhandled error event.
+  client.on('error', () => undefined);
+  return client;
+}
+
+function newClient(connection: RedisConnection, name: string): Redis {
   if (connection instanceof Redis) return connection.duplicate({ maxRetriesPerRequest: null });
   if (typeof connection === 'string') {
     if (!/^rediss?:\/\//.test(connection)) throw new InvalidArgumentError(name, 'a redis:// URL, ioredis options or an ioredis client', connection);

@@ -234,7 +234,10 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     // `retryLostRuns`, whether it is re-run or reported lost — BullMQ must not fail it first.
     maxStalledCount: 1_000_000_000,
   });
-  worker.on('error', (error) => onError(error));
+  worker.on('error', (error) => {
+    // While Redis restarts every reconnect attempt fails; the worker waits it out. Say what else goes wrong.
+    if (!/ECONNREFUSED|ECONNRESET|Connection is closed/.test(error.message)) onError(error);
+  });
 
   let closing: Promise<void> | undefined;
   return {

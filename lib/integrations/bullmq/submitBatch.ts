@@ -125,6 +125,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const batchId = randomUUID();
   const keys = batchKeys(prefix, name, batchId);
   const queue = new Queue(name, { connection: redis, prefix });
+  // Connection errors surface in the commands that wait on them; the event alone would be printed as unhandled.
+  queue.on('error', () => undefined);
   const startedAt = Date.now();
   try {
     const meta: BatchMeta = { v: 1, count: list.length, retryLostRuns, cancelGraceMs, ...(perRun && { perRun }), ...(total && { total }), ...(retry && { retry }), ...(pricing && { pricing }) };

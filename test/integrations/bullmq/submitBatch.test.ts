@@ -67,7 +67,9 @@ describe('submitBatch() with startBatchWorker()', () => {
       for (const run of report.runs) {
         expect(run.historyFile).toBe(path.join(dir, report.batchId, `${report.runs.indexOf(run)}-${run.id}.jsonl`));
         const loaded = await loadHistory(run.historyFile!);
-        expect(validateHistory(loaded.entries).valid).toBe(true);
+        const check = validateHistory(loaded.entries);
+        expect(check.ok).toBe(true);
+        expect(check.records).toBe(run.transitions);
         expect(loaded.meta?.metadata).toMatchObject({ worker: run.worker, batchId: report.batchId });
       }
       expect(batch.progress().done).toBe(12);
