@@ -37,6 +37,7 @@ const SUITES: readonly SuiteSpec[] = [
   { name: 'memory', title: '2. Memory: bounded history over 1,000,000 moves; bytes per record unbounded', file: 'memory.bench.ts', optional: false },
   { name: 'adapter', title: '3. Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
   { name: 'summarizeHistory', title: '4. Inspection: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },
+  { name: 'distributed', title: 'Distributed batches: runs/s with 1, 2, 4 worker processes; Redis round trips and latency per budget check', file: 'distributed.bench.ts', optional: true },
 ];
 
 interface Outcome {
