@@ -65,7 +65,7 @@ export interface BatchWorkerHandle {
   readonly id: string;
   /** Runs in flight now. */
   readonly running: number;
-  /** Stops taking runs, lets those in flight end, and disconnects. */
+  /** Lets the runs in flight end (they are reported), stops taking runs, and disconnects. */
   close(): Promise<void>;
 }
 
@@ -247,7 +247,16 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     },
     close: () =>
       (closing ??= (async () => {
-        await worker.close();
+        // Our own runs end first (they report themselves); then BullMQ closes without waiting on
+        // its fetch loop, which can hang on a connection that went through a Redis restart.
+        const idle = async (): Promise<void> => {
+          while (running > 0) await new Promise((r) => setTimeout(r, 20));
+        };
+        await idle();
+        await worker.close(true);
+        await idle(); // a job fetched meanwhile still runs to its report
+        // QUIT lets replies still on their way arrive; a Redis that is away gets a second, then the socket is dropped.
+        await Promise.race([Promise.all([redis.quit(), subscriber.quit()]).catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
         subscriber.disconnect();
         redis.disconnect();
       })()),

@@ -227,15 +227,22 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const finished = (async (): Promise<DistributedBatchReport> => {
     try {
       while (done < list.length) {
-        const [events, spentField, usage] = (await redis
+        const [events, spentField, usage, metaExists] = (await redis
           .multi()
           .lrange(keys.events, offset, offset + 999)
           .hget(keys.budget, 'x')
           .hmget(keys.budget, 'c', 'i', 'o', 'l', 't', 'st')
+          .exists(keys.meta)
           .exec())!.map(([error, value]) => {
           if (error) throw error;
           return value;
-        }) as [string[], string | null, Array<string | null>];
+        }) as [string[], string | null, Array<string | null>, number];
+        if (metaExists === 0) {
+          throw new Error(
+            `batch ${batchId}: its keys are gone from Redis (${keys.meta}) with ${list.length - done} of ${list.length} runs unreported — ` +
+              'Redis restarted without persistence (appendonly) or the keys were deleted; the runs reported so far are lost with them',
+          );
+        }
         const now = Date.now();
         budget = usageFromStrings([...usage.slice(0, 5).map((v) => v ?? '0'), String(usage[5] === null ? 0 : Math.max(0, now - startedAt))]);
         offset += events.length;

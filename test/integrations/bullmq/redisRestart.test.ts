@@ -50,4 +50,28 @@ describe('submitBatch() when Redis restarts mid-batch', () => {
       await Promise.all(workers.map((w) => w.close()));
     }
   }, 60_000);
+
+  it('without persistence, report() rejects saying the batch is gone, instead of waiting for ever', async () => {
+    redis = await startOwnRedis();
+    const worker = startBatchWorker({ connection: redis.url, name: 'runs', concurrency: 2, agent: (task) => agentFromPayload(task.payload), onError: false });
+    try {
+      let restarted: Promise<void> | undefined;
+      const batch = await submitBatch(tasks(40), {
+        connection: redis.url,
+        name: 'runs',
+        onProgress: (p) => {
+          if (restarted === undefined && p.done >= 5) {
+            restarted = (async () => {
+              await redis.kill();
+              await redis.start();
+            })();
+          }
+        },
+      });
+      await expect(batch.report()).rejects.toThrow(/its keys are gone from Redis .* Redis restarted without persistence/);
+      await restarted;
+    } finally {
+      await worker.close();
+    }
+  }, 30_000);
 });
