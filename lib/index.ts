@@ -52,7 +52,9 @@ export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/Agent
 export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext, SettleInfo, Pricing } from './agent/AgentLoop';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
-export type { TurnResult, TurnOutcome } from './agent/TurnRunner';
+export type { TurnResult, TurnOutcome, UnansweredToolCall, OnUnknownCost } from './agent/TurnRunner';
+export type { AgentLogger } from './agent/AgentLogger';
+export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
 export { LLMCallError, ContractViolationError, BudgetExceededError, TurnCancelledError, OperationError, MachineMovedError } from './agent/TurnError';
 export type { TurnError } from './agent/TurnError';
 export { TurnInProgressError } from './agent/TurnInProgressError';

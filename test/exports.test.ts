@@ -4,7 +4,7 @@ import { listExports, readmeApiReference, renderApiReference } from './helpers/a
 // the README's API reference (generated) and in review — never a side effect.
 const PINNED: Record<string, string[]> = {
   '.': [
-    'AgentEvents', 'AgentLoop', 'AgentScript', 'AgentState', 'AgentWithStateMachine',
+    'AgentEvents', 'AgentLogger', 'AgentLoop', 'AgentScript', 'AgentState', 'AgentWithStateMachine',
     'AgentWithStateMachineOptions', 'BatchOptions', 'BatchProgress', 'BatchReport', 'BatchTask',
     'BatchTotals', 'Budget', 'BudgetExceededError', 'BudgetExceededState', 'BudgetLimitName',
     'BudgetLimits', 'BudgetOptions', 'CancelledState', 'CheckingBudgetState',
@@ -17,7 +17,7 @@ const PINNED: Record<string, string[]> = {
     'HistoryValidator', 'HistoryWarning', 'IllegalTransitionError', 'InvalidArgumentError',
     'InvalidTableError', 'JsonlHistorySink', 'JsonlHistorySinkOptions', 'LLMAttemptEvent',
     'LLMCallError', 'LLMCallInput', 'LLMResponse', 'LoadedHistory', 'MachineMovedError',
-    'OperationContext', 'OperationError', 'Pricing', 'ProcessingLLMResponseState',
+    'OnUnknownCost', 'OperationContext', 'OperationError', 'Pricing', 'ProcessingLLMResponseState',
     'ReadHistoryOptions', 'ReadyState', 'RejectedMove', 'ResetInfo', 'ResetMarker', 'RetryOptions',
     'RunOutcome', 'RunReport', 'RunSkippedError', 'RunTurnOptions', 'RunningAutoformattersState',
     'RunningToolState', 'STATES', 'STATE_NAMES', 'ScriptedAgent', 'ScriptedCall', 'ScriptedReply',
@@ -27,11 +27,12 @@ const PINNED: Record<string, string[]> = {
     'TRANSITIONS', 'TableCheck', 'TableExtension', 'TableIssue', 'ToolCall', 'ToolCallEvent',
     'ToolResult', 'ToolUseRequestedState', 'TransitionEvent', 'TransitionRecord', 'TransitionTable',
     'TransitionValidator', 'TurnCancelledError', 'TurnError', 'TurnInProgressError', 'TurnOutcome',
-    'TurnResult', 'TurnSummary', 'UNKNOWN_STATE', 'UnknownState', 'UnknownStateError', 'Usage',
-    'UsageDelta', 'UsageTotals', 'VERSION', 'WaitingForUserInputState', 'assertValidTable',
-    'canTransition', 'checkTable', 'createScriptedAgent', 'createTable', 'extendTable',
-    'formatBatchReport', 'formatDuration', 'formatHistory', 'formatSummary', 'historyToGantt',
-    'historyToMermaid', 'loadHistory', 'readHistory', 'runBatch', 'summarizeHistory', 'tableEdges',
+    'TurnResult', 'TurnSummary', 'UNKNOWN_STATE', 'UnansweredToolCall', 'UnknownState',
+    'UnknownStateError', 'Usage', 'UsageDelta', 'UsageTotals', 'VERSION',
+    'WaitingForUserInputState', 'assertValidTable', 'canTransition', 'checkTable',
+    'createScriptedAgent', 'createTable', 'defaultShouldRetry', 'extendTable', 'formatBatchReport',
+    'formatDuration', 'formatHistory', 'formatSummary', 'historyToGantt', 'historyToMermaid',
+    'loadHistory', 'readHistory', 'retryAfterMs', 'runBatch', 'summarizeHistory', 'tableEdges',
     'tableStates', 'toMermaid', 'validateHistory',
   ],
   './bullmq': [

@@ -1,41 +1,74 @@
+import EventEmitter from 'eventemitter3';
 import type { Logger } from 'winston';
 import type { StateName } from '../../states/StateName';
-import type { AgentLoop } from './AgentLoop';
+import type { AgentLoop, Pricing } from './AgentLoop';
+import type { AgentEvents } from './AgentEvents';
+import { isAgentLogger, safeLog, type AgentLogger } from './AgentLogger';
 import { Budget } from './Budget';
-import type { BudgetLimits } from './BudgetLimits';
+import { assertBudgetLimits, type BudgetLimits } from './BudgetLimits';
+import type { ExternalBudget } from './ExternalBudget';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { defaultShouldRetry, type ResolvedRetry } from './retryAfter';
 import type { RetryOptions } from './retryDelay';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
-import { TurnRunner, type TurnResult } from './TurnRunner';
+import { TurnRunner, type OnUnknownCost, type TurnResult } from './TurnRunner';
 import type { UsageTotals } from './UsageTotals';
+import { messageOf } from '../internal/messageOf';
 
 /** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
-export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table'> {
-  /** This agent's own limits, over all its turns. */
+export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
+  /**
+   * Any logger with `error`, `warn`, `info` and `debug` methods of `(message, meta)` — winston,
+   * pino, console — or `false` for none. A logger that throws never changes an outcome.
+   * Default: a shared winston logger to stderr at `AGENT_SM_LOG_LEVEL` or `warn`.
+   */
+  logger?: AgentLogger | Logger | false;
+  /** This agent's own limits, over all its turns. `maxWallMs` is a deadline: it aborts the running operation. */
   budget?: BudgetLimits;
   /** Further budgets charged alongside this agent's own, e.g. a batch's shared pool. */
   sharedBudgets?: readonly Budget[];
-  /** Retries of a failed LLM call, with exponential backoff and jitter. Default 2 retries from 500 ms. */
+  /**
+   * Budgets kept outside this process (a batch's limits in Redis): `reserve()` is awaited
+   * before every LLM call and tool call, `charge()` as usage arrives. A spent limit stops
+   * the turn as an in-memory one does; a failing one ends it in Error.
+   */
+  externalBudgets?: readonly ExternalBudget[];
+  /** Retries of a failed LLM call, with exponential backoff, jitter and Retry-After. Default 2 retries from 500 ms. */
   retry?: RetryOptions;
   /** After cancellation, how long a running operation may take to stop before it is abandoned. Default 2,000 ms. */
   cancelGraceMs?: number;
+  /** How many tool calls of one response run at once: a positive integer or `Infinity`. Default 1. */
+  toolConcurrency?: number;
+  /** Computes a response's cost in USD from its tokens when it reports no `costUsd`. */
+  pricing?: Pricing;
+  /**
+   * When `maxCostUsd` is set and a response's cost is unknown (or `maxTokens` is set and it
+   * reports no tokens): `'error'` (default) ends the turn in Error; `'warn'` logs once per
+   * agent and notes it in the history; `'ignore'` goes on.
+   */
+  onUnknownCost?: OnUnknownCost;
   /** How the adapter waits (backoff, grace). Tests pass one that does not really wait. */
   sleep?: Sleep;
   /** Source of jitter, [0, 1). Default Math.random. */
   random?: () => number;
 }
 
-/** Options of one `runTurn(input, options)` call: an abort signal that cancels this turn. */
+/** Options of one `runTurn(input, options)` call. */
 export interface RunTurnOptions {
   /** Cancels the turn when it aborts, as `cancel()` does. */
   signal?: AbortSignal;
+  /** Limits for this turn alone, on top of the agent's own. */
+  budget?: BudgetLimits;
 }
 
 const REQUIRED = ['sendUserMessage', 'sendToolResults', 'runTool'] as const;
-const OPTIONAL = ['checkGitCommits', 'runAutoformatters', 'gatherAdditionalMessages'] as const;
+const OPTIONAL = ['checkGitCommits', 'runAutoformatters', 'gatherAdditionalMessages', 'settleToolCalls'] as const;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyListener = (...args: any[]) => void;
 
 /**
  * Wraps an existing agent loop: hand over the operations it already has, and each
@@ -51,37 +84,66 @@ export class AgentWithStateMachine {
   /** The machine the turns run through: its history, events and current state. */
   readonly machine: StateMachine<StateName>;
   readonly #agent: AgentLoop;
-  readonly #budget: Budget;
+  #budget: Budget;
   readonly #sharedBudgets: readonly Budget[];
-  readonly #retry: Required<RetryOptions>;
+  readonly #external: readonly ExternalBudget[];
+  readonly #retry: ResolvedRetry;
   readonly #cancelGraceMs: number;
+  readonly #toolConcurrency: number;
+  readonly #pricing: Pricing | undefined;
+  readonly #onUnknownCost: OnUnknownCost;
+  readonly #warned = { unknownCost: false };
   readonly #sleep: Sleep;
   readonly #random: () => number;
   readonly #clock: () => number;
-  readonly #logger: Logger | undefined;
+  readonly #logger: AgentLogger | undefined;
+  readonly #emitter = new EventEmitter();
+  readonly #wrappers = new Map<string, Map<unknown, AnyListener[]>>();
   #turns = 0;
   #active: AbortController | undefined;
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
     assertAgentLoop(agent);
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-    const { budget, sharedBudgets = [], retry = {}, cancelGraceMs = 2000, sleep = realSleep, random = Math.random, ...machineOptions } = options;
+    const {
+      budget, sharedBudgets = [], externalBudgets = [], retry = {}, cancelGraceMs = 2000, toolConcurrency = 1, pricing, onUnknownCost = 'error',
+      sleep = realSleep, random = Math.random, logger, ...machineOptions
+    } = options;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
       throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
     }
+    if (!Array.isArray(externalBudgets)) throw new InvalidArgumentError('externalBudgets', 'an array of { reserve(kind), charge(delta) }', externalBudgets);
+    for (const [i, b] of (externalBudgets as unknown[]).entries()) {
+      if (typeof b !== 'object' || b === null || typeof (b as ExternalBudget).reserve !== 'function' || typeof (b as ExternalBudget).charge !== 'function') {
+        throw new InvalidArgumentError(`externalBudgets[${i}]`, 'an object with reserve(kind) and charge(delta) methods', b);
+      }
+    }
     this.#retry = resolveRetry(retry);
     assertNonNegative(cancelGraceMs, 'cancelGraceMs');
+    if (!(toolConcurrency === Infinity || (Number.isInteger(toolConcurrency) && toolConcurrency >= 1))) {
+      throw new InvalidArgumentError('toolConcurrency', 'a positive integer or Infinity', toolConcurrency);
+    }
+    if (pricing !== undefined && typeof pricing !== 'function') throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
+    if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string)) throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
     if (typeof sleep !== 'function') throw new InvalidArgumentError('sleep', 'a function (ms, signal) => Promise<void>', sleep);
     if (typeof random !== 'function') throw new InvalidArgumentError('random', 'a function returning [0, 1)', random);
-    this.machine = new StateMachine<StateName>(machineOptions);
+    if (logger !== undefined && logger !== false && !isAgentLogger(logger)) {
+      throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods of (message, meta), or false', logger);
+    }
+    const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+    this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved) });
     this.#agent = agent;
     this.#sharedBudgets = sharedBudgets;
+    this.#external = [...externalBudgets];
     this.#cancelGraceMs = cancelGraceMs;
+    this.#toolConcurrency = toolConcurrency;
+    this.#pricing = pricing;
+    this.#onUnknownCost = onUnknownCost;
     this.#sleep = sleep;
     this.#random = random;
     this.#clock = machineOptions.clock ?? Date.now;
-    this.#logger = machineOptions.logger === false ? undefined : (machineOptions.logger ?? getDefaultLogger());
+    this.#logger = resolved;
   }
 
   /** Usage over all turns so far. */
@@ -94,9 +156,45 @@ export class AgentWithStateMachine {
     return this.#budget.limits;
   }
 
+  /**
+   * Replaces this agent's own limits, keeping the usage so far: raise a spent budget to go on,
+   * or tighten it. Between turns only (a running turn throws `TurnInProgressError`).
+   */
+  setBudget(limits: BudgetLimits): void {
+    assertBudgetLimits(limits, 'limits');
+    if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
+    if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
+    this.#budget = this.#budget.withLimits(limits);
+  }
+
   /** Whether a turn is running now. */
   get running(): boolean {
     return this.#active !== undefined;
+  }
+
+  /**
+   * Adds a listener of the adapter's events (`turnStart`, `llmAttempt`, `toolCall`, `turnEnd`,
+   * `listenerError`). One that throws or rejects is reported as `listenerError` and never
+   * changes a turn.
+   */
+  on<E extends keyof AgentEvents>(event: E, listener: (...args: AgentEvents[E]) => unknown): this {
+    this.#emitter.on(event, this.#wrap(event, listener, false));
+    return this;
+  }
+
+  /** Adds a listener that runs once. */
+  once<E extends keyof AgentEvents>(event: E, listener: (...args: AgentEvents[E]) => unknown): this {
+    this.#emitter.on(event, this.#wrap(event, listener, true));
+    return this;
+  }
+
+  /** Removes a listener added with `on` or `once`. */
+  off<E extends keyof AgentEvents>(event: E, listener: (...args: AgentEvents[E]) => unknown): this {
+    const list = this.#wrappers.get(event)?.get(listener);
+    const safe = list?.pop();
+    if (safe !== undefined) this.#emitter.off(event, safe);
+    if (list !== undefined && list.length === 0) this.#wrappers.get(event)!.delete(listener);
+    return this;
   }
 
   /**
@@ -107,8 +205,10 @@ export class AgentWithStateMachine {
    */
   async runTurn(input: string, options: RunTurnOptions = {}): Promise<TurnResult> {
     if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
-    const { signal } = options;
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { signal?, budget? }', options);
+    const { signal, budget } = options;
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+    assertBudgetLimits(budget, 'options.budget');
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 
     const controller = new AbortController();
@@ -117,23 +217,35 @@ export class AgentWithStateMachine {
     else signal?.addEventListener('abort', forward, { once: true });
     this.#active = controller;
     this.#turns += 1;
+    const turn = this.#turns;
     try {
+      const budgets = [this.#budget, ...this.#sharedBudgets];
+      if (budget !== undefined && Object.values(budget).some((v) => v !== undefined)) budgets.push(new Budget(budget, { label: 'turn budget' }));
       const runner = new TurnRunner(
         {
           machine: this.machine,
           agent: this.#agent,
-          budgets: [this.#budget, ...this.#sharedBudgets],
+          budgets,
+          external: this.#external,
           retry: this.#retry,
           cancelGraceMs: this.#cancelGraceMs,
+          toolConcurrency: this.#toolConcurrency,
+          pricing: this.#pricing,
+          onUnknownCost: this.#onUnknownCost,
+          warned: this.#warned,
           sleep: this.#sleep,
           random: this.#random,
           clock: this.#clock,
           logger: this.#logger,
+          emit: (event, ...args) => this.#emit(event, ...args),
         },
-        this.#turns,
+        turn,
         controller,
       );
-      return await runner.run(input);
+      const result = await runner.run(input);
+      this.#logEnd(result);
+      this.#emit('turnEnd', { turn, result, endedAt: this.#clock() });
+      return result;
     } finally {
       signal?.removeEventListener('abort', forward);
       this.#active = undefined;
@@ -151,6 +263,71 @@ export class AgentWithStateMachine {
     this.#active.abort(reason);
     return true;
   }
+
+  /** An ordinary cancel is news (info); a turn ended by a fault is a warning. */
+  #logEnd(result: TurnResult): void {
+    if (result.outcome === 'end_of_turn') return;
+    const meta = { turn: result.turn, outcome: result.outcome };
+    const message = `turn ${result.turn} ended ${result.outcome}${result.error === undefined ? '' : `: ${result.error.message}`}`;
+    safeLog(this.#logger, result.outcome === 'cancelled' ? 'info' : 'warn', message, meta);
+  }
+
+  #emit<E extends keyof AgentEvents>(event: E, ...args: AgentEvents[E]): void {
+    if (this.#emitter.listenerCount(event) === 0) return;
+    try {
+      this.#emitter.emit(event, ...args);
+    } catch (error) {
+      // The wrappers contain their listeners; this is a last guard.
+      safeLog(this.#logger, 'error', `emitting '${event}' threw: ${messageOf(error)}`, {});
+    }
+  }
+
+  #wrap(event: keyof AgentEvents, listener: unknown, once: boolean): AnyListener {
+    if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'a function', listener);
+    const report = (error: unknown): void => {
+      safeLog(this.#logger, 'error', `an '${event}' listener threw: ${messageOf(error)}`, { stack: error instanceof Error ? error.stack : undefined });
+      if (event !== 'listenerError') this.#emit('listenerError', error, event);
+    };
+    const safe: AnyListener = (...args: unknown[]) => {
+      if (once) this.off(event, listener as AnyListener);
+      try {
+        const out: unknown = (listener as AnyListener)(...args);
+        // An async listener's rejection is contained too.
+        if (typeof out === 'object' && out !== null && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(undefined, report);
+      } catch (error) {
+        report(error);
+      }
+    };
+    let byListener = this.#wrappers.get(event);
+    if (byListener === undefined) this.#wrappers.set(event, (byListener = new Map()));
+    const list = byListener.get(listener) ?? [];
+    list.push(safe);
+    byListener.set(listener, list);
+    return safe;
+  }
+}
+
+/**
+ * The machine logs through winston's `log(level, …)` and `isLevelEnabled`; any other logger is
+ * adapted to that, every level enabled (the logger filters), every call contained.
+ */
+function asMachineLogger(logger: AgentLogger): Logger {
+  const l = logger as Partial<Logger>;
+  if (typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string') return logger as Logger;
+  const shim = {
+    level: 'debug',
+    isLevelEnabled: () => true,
+    log: (level: string, message: string, meta?: Record<string, unknown>) => {
+      const method = level === 'error' || level === 'warn' || level === 'info' ? level : 'debug';
+      safeLog(logger, method, message, meta ?? {});
+      return shim;
+    },
+    error: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'error', m, meta ?? {}), shim),
+    warn: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'warn', m, meta ?? {}), shim),
+    info: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'info', m, meta ?? {}), shim),
+    debug: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'debug', m, meta ?? {}), shim),
+  };
+  return shim as unknown as Logger;
 }
 
 function assertAgentLoop(agent: unknown): asserts agent is AgentLoop {
@@ -173,12 +350,13 @@ function assertNonNegative(value: unknown, name: string): asserts value is numbe
   }
 }
 
-function resolveRetry(retry: unknown): Required<RetryOptions> {
-  if (typeof retry !== 'object' || retry === null) throw new InvalidArgumentError('retry', 'an object { retries?, baseDelayMs?, maxDelayMs?, shouldRetry? }', retry);
-  const { retries = 2, baseDelayMs = 500, maxDelayMs = 30_000, shouldRetry = () => true } = retry as RetryOptions;
+function resolveRetry(retry: unknown): ResolvedRetry {
+  if (typeof retry !== 'object' || retry === null) throw new InvalidArgumentError('retry', 'an object { retries?, baseDelayMs?, maxDelayMs?, shouldRetry?, delayMs? }', retry);
+  const { retries = 2, baseDelayMs = 500, maxDelayMs = 30_000, shouldRetry = defaultShouldRetry, delayMs } = retry as RetryOptions;
   if (!(Number.isInteger(retries) && retries >= 0)) throw new InvalidArgumentError('retry.retries', 'a non-negative integer', retries);
   assertNonNegative(baseDelayMs, 'retry.baseDelayMs');
   assertNonNegative(maxDelayMs, 'retry.maxDelayMs');
   if (typeof shouldRetry !== 'function') throw new InvalidArgumentError('retry.shouldRetry', 'a function (error) => boolean', shouldRetry);
-  return { retries, baseDelayMs, maxDelayMs, shouldRetry };
+  if (delayMs !== undefined && typeof delayMs !== 'function') throw new InvalidArgumentError('retry.delayMs', 'a function (error, attempt) => ms or undefined', delayMs);
+  return delayMs === undefined ? { retries, baseDelayMs, maxDelayMs, shouldRetry } : { retries, baseDelayMs, maxDelayMs, shouldRetry, delayMs };
 }

@@ -52,6 +52,13 @@ export class Budget {
     this.#usage = addUsage(this.#usage, this.#elapsed === undefined ? delta : { ...delta, wallMs: 0 });
   }
 
+  /** A budget with other limits and this one's usage so far (and its label and wall clock). */
+  withLimits(limits: BudgetLimits): Budget {
+    const next = new Budget(limits, { label: this.label });
+    next.#usage = { ...this.#usage };
+    return next;
+  }
+
   /** The first spent limit, or undefined while there is room. */
   spent(): SpentLimit | undefined {
     return spentLimit(this.usage, this.limits, this.label);

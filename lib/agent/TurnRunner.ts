@@ -1,10 +1,13 @@
-import type { Logger } from 'winston';
 import { State, type StateName } from '../../states/StateName';
-import type { AgentLoop, LLMResponse, OperationContext, ToolCall, ToolResult } from './AgentLoop';
+import type { AgentLoop, LLMResponse, OperationContext, Pricing, SettleInfo, ToolCall, ToolResult, Usage } from './AgentLoop';
+import type { AgentEvents, LLMCallInput, ToolCallEvent } from './AgentEvents';
+import { safeLog, type AgentLogger } from './AgentLogger';
 import type { Budget } from './Budget';
-import type { SpentLimit } from './BudgetLimits';
-import { llmResponseProblem, stringListProblem, toolResultProblem, usageProblem } from './checkAgentOutput';
-import { retryDelay, type RetryOptions } from './retryDelay';
+import { spentLimit, type SpentLimit } from './BudgetLimits';
+import { llmResponseProblem, splitUsage, stringListProblem, toolResultProblem } from './checkAgentOutput';
+import type { ExternalBudget } from './ExternalBudget';
+import { retryAfterMs, type ResolvedRetry } from './retryAfter';
+import { retryDelay } from './retryDelay';
 import { settleWithGrace, type Settled } from '../internal/settleWithGrace';
 import type { Sleep } from '../internal/sleep';
 import type { StateMachine } from '../machine/StateMachine';
@@ -18,7 +21,7 @@ import {
   TurnCancelledError,
   type TurnError,
 } from './TurnError';
-import { addUsage, emptyUsage, usageFromResponse, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 
@@ -26,11 +29,20 @@ import type { TurnOutcome } from './TurnOutcome';
 
 export type { TurnOutcome };
 
+/** A tool call the LLM asked for whose result never reached it, with the result that answers it. */
+export interface UnansweredToolCall {
+  call: ToolCall;
+  /** The tool's real result if it finished, else `isError: true` with `interrupted: …` or `not run: …`. */
+  result: ToolResult;
+}
+
 /** How a turn ended. `usage` is this turn's own; the adapter's `usage` has the totals. */
 export interface TurnResult {
   outcome: TurnOutcome;
   /** The final text, for `end_of_turn`. */
   text?: string;
+  /** Text the LLM sent alongside tool calls during the turn, in order (absent when there was none). */
+  texts?: string[];
   /** Why the turn did not end normally. */
   error?: TurnError;
   usage: UsageTotals;
@@ -38,37 +50,76 @@ export interface TurnResult {
   turn: number;
   /** Moves the machine made during this turn. */
   transitions: number;
+  /**
+   * Tool calls of this turn the LLM never got results for, when the agent has no
+   * `settleToolCalls` (or it failed): add these results to your conversation before the
+   * next turn, or the provider rejects it.
+   */
+  unansweredToolCalls?: UnansweredToolCall[];
+  /** `settleToolCalls` failed (or did not finish within the grace); the outcome stands. */
+  settleError?: OperationError;
 }
+
+/** What to do when `maxCostUsd` (or `maxTokens`) is set and a response's cost (or tokens) is unknown. */
+export type OnUnknownCost = 'error' | 'warn' | 'ignore';
 
 /** What a turn needs from the adapter that runs it. */
 export interface TurnSettings {
   machine: StateMachine<StateName>;
   agent: AgentLoop;
   budgets: readonly Budget[];
-  retry: Required<RetryOptions>;
+  external: readonly ExternalBudget[];
+  retry: ResolvedRetry;
   cancelGraceMs: number;
+  toolConcurrency: number;
+  pricing: Pricing | undefined;
+  onUnknownCost: OnUnknownCost;
+  /** Per agent: whether the unknown-cost warning was logged already. */
+  warned: { unknownCost: boolean };
   sleep: Sleep;
   random: () => number;
   clock: () => number;
-  logger: Logger | undefined;
+  logger: AgentLogger | undefined;
+  /** Reports an event; undefined when nobody listens. Never throws. */
+  emit: (<K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void) | undefined;
 }
 
 type LLMOutcome =
-  | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[] }
+  | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[]; notes: Record<string, unknown> }
   | { kind: 'end'; result: TurnResult };
 
 interface Attempt {
   attempt: number;
   error: string;
   delayMs?: number;
+  retryAfterMs?: number;
+  noRetry?: string;
 }
+
+type ToolStatus = ToolCallEvent['status'];
+
+interface ToolSlot {
+  call: ToolCall;
+  status: ToolStatus | 'running' | 'pending';
+  startedAt: number;
+  endedAt: number;
+  result?: ToolResult;
+  note?: string;
+}
+
+/** The abort reason of a turn whose wall-time deadline passed. */
+class Deadline {
+  constructor(readonly spent: SpentLimit) {}
+}
+
+const NO_DATA = undefined;
 
 /**
  * One turn through the sixteen states. Every move it asks for is legal in the table, except
  * where the table has no edge for what happened, and then the move is explicitly forced with
- * its reason: cancellation outside CheckingForCancellation (→ Cancelled), a broken contract in
- * CheckingGitCommits or RunningAutoformatters (→ Error), and a machine moved behind the
- * adapter's back to a state with no edge to Error. Internal: `runTurn` makes one per turn.
+ * its reason: cancellation (or a passed deadline) outside CheckingForCancellation, a broken
+ * contract in CheckingGitCommits or RunningAutoformatters (→ Error), and a machine moved
+ * behind the adapter's back to a state with no edge to Error. Internal: `runTurn` makes one per turn.
  */
 export class TurnRunner {
   readonly #s: TurnSettings;
@@ -80,10 +131,19 @@ export class TurnRunner {
   #expected: StateName;
   #turnUsage: UsageTotals = emptyUsage();
   #lastWallAt: number;
+  /** Tool calls asked for whose results no successful sendToolResults has carried yet. */
+  #pending: ToolSlot[] | undefined;
+  #texts: string[] = [];
+  /** Usage not yet charged to the external budgets (they are charged at the next await). */
+  #externalDue: UsageDelta | undefined;
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #ended = false;
+  /** A limit an external budget reported spent: it stays spent for the rest of the turn. */
+  #externalSpent: SpentLimit | undefined;
 
   constructor(settings: TurnSettings, turn: number, controller: AbortController) {
     this.#s = settings;
-    this.#expected = settings.machine.current;
+    this.#expected = settings.machine.pendingState;
     this.#turn = turn;
     this.#controller = controller;
     this.#signal = controller.signal;
@@ -92,33 +152,51 @@ export class TurnRunner {
 
   /** Runs the turn to a terminal state. Never throws: a failure of the adapter itself ends the turn in Error. */
   async run(input: string): Promise<TurnResult> {
+    let result: TurnResult;
     try {
-      return await this.#flow(input);
+      this.#armDeadline();
+      result = await this.#flow(input);
     } catch (error) {
       // A machine moved behind the adapter's back, or a bug of ours: say which, and end in Error —
       // legally where the table allows it, forced only where it does not.
       const machine = this.#s.machine;
       const cause = error instanceof MachineMovedError ? error : new OperationError('AgentWithStateMachine (unexpected)', error);
-      if (!machine.isInTerminalState()) {
-        this.#move(State.Error, { description: cause.message, data: { error: messageOf(error) } }, !machine.canMoveTo(State.Error), false);
+      try {
+        if (!machine.isInTerminalState()) {
+          this.#move(State.Error, { description: cause.message, data: { error: messageOf(error) } }, !machine.canMoveTo(State.Error), false);
+        }
+      } catch {
+        // the machine refused even a forced move; the result still says why
       }
-      return this.#result('error', { error: cause });
+      result = this.#result('error', { error: cause });
     }
+    clearTimeout(this.#deadlineTimer);
+    if (this.#s.external.length > 0 && this.#externalDue !== undefined) {
+      try {
+        await this.#flushExternal();
+      } catch (error) {
+        safeLog(this.#s.logger, 'warn', `charging an external budget at the end of turn ${this.#turn} failed: ${messageOf(error)}`, { turn: this.#turn });
+      }
+    }
+    result = await this.#settleUnanswered(result);
+    this.#controller.abort('turn ended'); // releases anything still listening to this turn's signal
+    return result;
   }
 
   async #flow(input: string): Promise<TurnResult> {
     const machine = this.#s.machine;
-    const current = machine.current;
+    const current = this.#expected;
     if (current === State.Ready) this.#move(State.WaitingForUserInput, 'agent ready');
-    else if (machine.isInTerminalState()) this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
+    else if (machine.table.states[current]?.isTerminal === true) this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
     else if (current !== State.WaitingForUserInput) {
       this.#move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, true);
     }
+    this.#s.emit?.('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
 
     // A turn on a spent budget or an already-cancelled signal makes no call. WaitingForUserInput
     // cannot reach BudgetExceeded or Cancelled, so the legal move is to Error, and the record's
     // data says which outcome it stands for.
-    if (this.#signal.aborted) {
+    if (this.#signal.aborted && !(this.#signal.reason instanceof Deadline)) {
       const error = new TurnCancelledError(this.#reason(), State.WaitingForUserInput);
       this.#move(State.Error, { description: `cancelled before the turn started: ${error.reason}`, data: { outcome: 'cancelled', reason: error.reason } });
       return this.#result('cancelled', { error });
@@ -130,34 +208,48 @@ export class TurnRunner {
     }
 
     this.#move(State.SendingToLLM, { description: 'sending the user message', data: { turn: this.#turn, chars: input.length } });
-    let llm = await this.#callLLM('sendUserMessage', State.SendingToLLM, (ctx) => this.#s.agent.sendUserMessage(input, ctx));
+    let llm = await this.#callLLM('sendUserMessage', State.SendingToLLM, { kind: 'user_message', message: input }, (ctx) => this.#s.agent.sendUserMessage(input, ctx));
     for (;;) {
       if (llm.kind === 'end') return llm.result;
       const { response } = llm;
+      // The results sent with this call reached the LLM: nothing of the last round is unanswered.
+      this.#pending = undefined;
+      const calls = response.toolCalls ?? [];
       this.#move(State.ProcessingLLMResponse, {
         description: 'LLM responded',
-        data: { attempts: llm.attempts, ...(llm.failures.length > 0 ? { failures: llm.failures } : {}), toolCalls: response.toolCalls?.length ?? 0, usage: this.#s.budgets[0]!.usage },
+        data: {
+          attempts: llm.attempts,
+          ...(llm.failures.length > 0 ? { failures: llm.failures } : {}),
+          toolCalls: calls.length,
+          ...(response.model === undefined ? {} : { model: response.model }),
+          ...(response.finishReason === undefined ? {} : { finishReason: response.finishReason }),
+          ...llm.notes,
+          usage: this.#s.budgets[0]!.usage,
+        },
       });
-      const calls = response.toolCalls ?? [];
       if (calls.length === 0) {
         if (this.#signal.aborted) return this.#cancel(State.ProcessingLLMResponse);
         this.#move(State.EndOfTurn, { description: 'text-only response ends the turn', data: { chars: response.text?.length ?? 0 } });
         return this.#result('end_of_turn', response.text === undefined ? {} : { text: response.text });
       }
+      if (response.text !== undefined && response.text !== '') this.#texts.push(response.text);
+      const now = this.#s.clock();
+      this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: now, endedAt: now }));
 
       const callList = calls.map((c) => ({ id: c.id, name: c.name }));
       this.#move(State.ToolUseRequested, { description: `LLM requested ${plural(calls.length, 'tool call')}: ${calls.map((c) => c.name).join(', ')}`, data: { calls: callList } });
       this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
       if (this.#signal.aborted) {
+        if (this.#signal.reason instanceof Deadline) return this.#cancel(State.CheckingForCancellation);
         const reason = this.#reason();
         this.#move(State.Cancelled, { description: `cancelled before tools ran: ${reason}`, data: { reason, interrupted: calls.map((c) => c.id) } });
         return this.#result('cancelled', { error: new TurnCancelledError(reason, State.CheckingForCancellation) });
       }
-      this.#move(State.RunningTool, { description: `running ${calls.map((c) => c.name).join(', ')}`, data: { calls: callList } });
-      const tools = await this.#runTools(calls);
+      this.#move(State.RunningTool, { description: `running ${calls.map((c) => c.name).join(', ')}`, data: { calls: callList, ...(this.#s.toolConcurrency === 1 ? {} : { concurrency: this.#s.toolConcurrency }) } });
+      const tools = await this.#runTools(this.#pending);
       if (tools.kind === 'end') return tools.result;
       if (this.#signal.aborted) {
-        // The running tool finished or gave up; the rest were reported as interrupted.
+        // The running tools finished or gave up; the rest were reported as interrupted.
         return this.#cancel(State.RunningTool, { results: tools.summary });
       }
       this.#move(State.CheckingGitCommits, { description: `tools finished (${tools.summary.filter((r) => r.isError).length} with errors)`, data: { results: tools.summary } });
@@ -177,7 +269,7 @@ export class TurnRunner {
           data: { messages: formatted.list.length, ...(formatted.failure === undefined ? {} : { formatterError: formatted.failure }) },
         });
       } else {
-        this.#move(State.CheckingBudget, { description: 'no new commits', data: commits.failure === undefined ? undefined : { gitError: commits.failure } });
+        this.#move(State.CheckingBudget, { description: 'no new commits', data: commits.failure === undefined ? NO_DATA : { gitError: commits.failure } });
       }
 
       const spent = this.#spent();
@@ -203,104 +295,245 @@ export class TurnRunner {
         description: `sending ${plural(tools.results.length, 'tool result')} and ${plural(messages.length, 'message')}`,
         data: { results: tools.results.length, messages: messages.length },
       });
-      llm = await this.#callLLM('sendToolResults', State.SendingToolResults, (ctx) => this.#s.agent.sendToolResults(tools.results, messages, ctx));
+      const results = tools.results;
+      llm = await this.#callLLM('sendToolResults', State.SendingToolResults, { kind: 'tool_results', results, messages }, (ctx) => this.#s.agent.sendToolResults(results, messages, ctx));
     }
   }
 
-  /** One LLM call with retries; charges every attempt and checks the budget before each. */
+  /** One LLM call with retries; checks the budgets before each attempt and charges every one. */
   async #callLLM(
     operation: 'sendUserMessage' | 'sendToolResults',
     from: typeof State.SendingToLLM | typeof State.SendingToolResults,
+    input: LLMCallInput,
     invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   ): Promise<LLMOutcome> {
-    const { retries, baseDelayMs, maxDelayMs, shouldRetry } = this.#s.retry;
+    const { retries, baseDelayMs, maxDelayMs, shouldRetry, delayMs } = this.#s.retry;
     const failures: Attempt[] = [];
     for (let attempt = 1; ; attempt++) {
       if (this.#signal.aborted) return { kind: 'end', result: this.#cancel(from, { failures }) };
-      const spent = this.#spent();
+      const spent = this.#spent() ?? (this.#s.external.length > 0 ? await this.#reserve('llm') : undefined);
+      if (spent instanceof OperationError) return { kind: 'end', result: this.#fail(spent, { operation, failures }) };
       if (spent !== undefined) {
         // From a sending state the table reaches Error, not BudgetExceeded: the data says why.
         this.#move(State.Error, { description: `${spent.message}; no further LLM call made`, data: { outcome: 'budget_exceeded', ...limitData(spent), failures } });
         return { kind: 'end', result: this.#result('budget_exceeded', { error: budgetError(spent) }) };
       }
-      this.#charge({ llmCalls: 1 });
+      this.#charge({ llmCalls: 1 }, false);
+      const startedAt = this.#s.clock();
       const settled = await this.#settle((ctx) => invoke({ ...ctx, attempt }));
+      const endedAt = this.#s.clock();
       if (settled.kind === 'abandoned' || (settled.kind === 'threw' && this.#signal.aborted)) {
+        this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${this.#reason()}`), willRetry: false });
         return { kind: 'end', result: this.#cancel(from, { attempt, failures }) };
       }
       if (settled.kind === 'value') {
+        const value: unknown = settled.value;
         // Usage the response reports was paid for, even if the rest of it is malformed.
-        const reported: unknown = typeof settled.value === 'object' && settled.value !== null ? (settled.value as { usage?: unknown }).usage : undefined;
-        if (usageProblem(reported) === undefined) this.#charge(usageFromResponse(reported as LLMResponse['usage']));
-        const problem = llmResponseProblem(settled.value);
-        if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, settled.value) };
-        return { kind: 'response', response: settled.value, attempts: attempt, failures };
+        const reported: unknown = typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
+        const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
+        const { valid, problems } = splitUsage(reported);
+        const priced = this.#price(valid, typeof model === 'string' ? model : undefined, operation);
+        const usage: Usage = priced.costUsd === undefined ? valid : { ...valid, costUsd: priced.costUsd };
+        this.#charge({ inputTokens: valid.inputTokens ?? 0, outputTokens: valid.outputTokens ?? 0, costUsd: priced.costUsd ?? 0 });
+        const problem = llmResponseProblem(value);
+        this.#s.emit?.('llmAttempt', {
+          turn: this.#turn, operation, attempt, startedAt, endedAt, input,
+          ...(problem === undefined ? { response: value as LLMResponse } : { error: new ContractViolationError(operation, problem, value) }),
+          willRetry: false, usage,
+        });
+        if (problems.length > 0) safeLog(this.#s.logger, 'warn', `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`, { turn: this.#turn });
+        const external = await this.#flushExternalChecked(operation);
+        if (external instanceof OperationError) return { kind: 'end', result: this.#fail(external, { operation }) };
+        if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, value) };
+        if (priced.error !== undefined) return { kind: 'end', result: this.#fail(priced.error, { operation, usage: valid }) };
+        const notes: Record<string, unknown> = {};
+        if (problems.length > 0) notes.usageProblems = problems;
+        if (priced.note !== undefined) notes.unknownCost = priced.note;
+        return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
       }
       const failure: Attempt = { attempt, error: messageOf(settled.error) };
       failures.push(failure);
       let retry: boolean;
       try {
-        retry = attempt <= retries && shouldRetry(settled.error);
+        retry = attempt <= retries && shouldRetry(settled.error) === true;
       } catch (predicateError) {
-        const error = new OperationError('retry.shouldRetry', predicateError);
-        this.#move(State.Error, { description: error.message, data: { operation, failures } });
-        return { kind: 'end', result: this.#result('error', { error }) };
+        this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
+        return { kind: 'end', result: this.#fail(new OperationError('retry.shouldRetry', predicateError), { operation, failures }) };
       }
+      let wait = 0;
+      if (retry) {
+        const planned = this.#retryWait(settled.error, attempt, baseDelayMs, maxDelayMs, delayMs);
+        if (planned.kind === 'error') {
+          this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
+          return { kind: 'end', result: this.#fail(planned.error, { operation, failures }) };
+        }
+        if (planned.retryAfterMs !== undefined) failure.retryAfterMs = planned.retryAfterMs;
+        if (planned.kind === 'no') {
+          failure.noRetry = planned.why;
+          retry = false;
+        } else wait = planned.ms;
+      }
+      this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: retry });
       if (!retry) {
         const error = new LLMCallError(operation, failures, settled.error);
         this.#move(State.Error, { description: error.message, data: { operation, failures } });
         return { kind: 'end', result: this.#result('error', { error }) };
       }
-      failure.delayMs = retryDelay(attempt, baseDelayMs, maxDelayMs, this.#s.random);
-      this.#s.logger?.warn(`${operation} attempt ${attempt} failed (${failure.error}); retrying in ${failure.delayMs} ms`, { turn: this.#turn });
-      await this.#s.sleep(failure.delayMs, this.#signal);
+      failure.delayMs = wait;
+      safeLog(this.#s.logger, 'warn', `${operation} attempt ${attempt} failed (${failure.error}); retrying in ${wait} ms`, { turn: this.#turn });
+      await this.#s.sleep(wait, this.#signal);
     }
   }
 
-  /** Runs the response's tool calls in order, stopping early on cancellation or a spent budget. */
+  #retryWait(
+    error: unknown,
+    attempt: number,
+    baseDelayMs: number,
+    maxDelayMs: number,
+    override: ResolvedRetry['delayMs'],
+  ): { kind: 'wait'; ms: number; retryAfterMs?: number } | { kind: 'no'; why: string; retryAfterMs?: number } | { kind: 'error'; error: OperationError } {
+    if (override !== undefined) {
+      let ms: unknown;
+      try {
+        ms = override(error, attempt);
+      } catch (thrown) {
+        return { kind: 'error', error: new OperationError('retry.delayMs', thrown) };
+      }
+      if (ms !== undefined) {
+        if (!(typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)) return { kind: 'error', error: new OperationError('retry.delayMs', new Error(`returned ${String(ms)}, expected a non-negative number of ms or undefined`)) };
+        return { kind: 'wait', ms };
+      }
+    }
+    const backoff = retryDelay(attempt, baseDelayMs, maxDelayMs, this.#s.random);
+    const asked = retryAfterMs(error, this.#s.clock());
+    if (asked === undefined) return { kind: 'wait', ms: backoff };
+    if (asked > maxDelayMs) return { kind: 'no', why: `the server asked to wait ${asked} ms (Retry-After), longer than retry.maxDelayMs ${maxDelayMs}`, retryAfterMs: asked };
+    return { kind: 'wait', ms: Math.max(backoff, Math.ceil(asked)), retryAfterMs: asked };
+  }
+
+  /** The cost of one response: reported, priced, or unknown — which is an error when a cost cap is set, unless allowed. */
+  #price(usage: Usage, model: string | undefined, operation: string): { costUsd?: number; error?: OperationError; note?: string } {
+    let costUsd = usage.costUsd;
+    if (costUsd === undefined && this.#s.pricing !== undefined) {
+      let priced: unknown;
+      try {
+        priced = this.#s.pricing(usage, { model });
+      } catch (error) {
+        return { error: new OperationError('pricing', error) };
+      }
+      if (priced !== undefined && !(typeof priced === 'number' && Number.isFinite(priced) && priced >= 0)) {
+        return { error: new OperationError('pricing', new Error(`returned ${String(priced)} for model ${model ?? '(none)'}, expected a non-negative number of USD or undefined`)) };
+      }
+      costUsd = priced as number | undefined;
+    }
+    const tokens = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
+    const capped = (key: 'maxCostUsd' | 'maxTokens'): boolean => this.#s.budgets.some((b) => b.limits[key] !== undefined);
+    let unknown: string | undefined;
+    if (costUsd === undefined && capped('maxCostUsd')) {
+      const what = tokens ? `${(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)} tokens (${usage.inputTokens ?? '?'} in, ${usage.outputTokens ?? '?'} out)` : 'no tokens';
+      unknown = `${operation} reported ${what} but no costUsd for model ${model ?? '(not reported)'}, and ${this.#s.pricing === undefined ? 'no pricing option is set' : 'pricing returned undefined'}: maxCostUsd cannot be enforced`;
+    } else if (!tokens && capped('maxTokens')) {
+      unknown = `${operation} reported no tokens (model ${model ?? '(not reported)'}): maxTokens cannot be enforced`;
+    }
+    const result: { costUsd?: number; error?: OperationError; note?: string } = costUsd === undefined ? {} : { costUsd };
+    if (unknown === undefined || this.#s.onUnknownCost === 'ignore') return result;
+    if (this.#s.onUnknownCost === 'error') {
+      result.error = new OperationError('cost', new Error(`${unknown} (set pricing, or onUnknownCost: 'warn' or 'ignore')`));
+      return result;
+    }
+    result.note = unknown;
+    if (!this.#s.warned.unknownCost) {
+      this.#s.warned.unknownCost = true;
+      safeLog(this.#s.logger, 'warn', unknown, { turn: this.#turn });
+    }
+    return result;
+  }
+
+  /** Runs the response's tool calls, up to `toolConcurrency` at once, results in call order. */
   async #runTools(
-    calls: ToolCall[],
-  ): Promise<{ kind: 'done'; results: ToolResult[]; summary: Array<{ callId: string; name: string; isError: boolean; ms: number }> } | { kind: 'end'; result: TurnResult }> {
-    const results: ToolResult[] = [];
-    const summary: Array<{ callId: string; name: string; isError: boolean; ms: number; note?: string }> = [];
-    const skipRest = (from: number, why: string): void => {
-      for (const call of calls.slice(from)) {
-        results.push({ callId: call.id, output: why, isError: true });
-        summary.push({ callId: call.id, name: call.name, isError: true, ms: 0, note: why });
+    slots: ToolSlot[],
+  ): Promise<{ kind: 'done'; results: ToolResult[]; summary: Array<{ callId: string; name: string; isError: boolean; ms: number; note?: string }> } | { kind: 'end'; result: TurnResult }> {
+    let next = 0;
+    let stop: { why: string; status: 'not_run' } | undefined;
+    let violation: { operation: string; problem: string; value: unknown } | undefined;
+    let failed: OperationError | undefined;
+    const emitTool = (slot: ToolSlot): void => {
+      if (this.#s.emit !== undefined && slot.result !== undefined && slot.status !== 'pending' && slot.status !== 'running') {
+        this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: slot.status, startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result });
       }
     };
-    for (let i = 0; i < calls.length; i++) {
-      const call = calls[i]!;
-      if (this.#signal.aborted) {
-        skipRest(i, `interrupted: ${this.#reason()}`);
-        break;
+    const worker = async (): Promise<void> => {
+      while (next < slots.length && stop === undefined && violation === undefined && failed === undefined) {
+        if (this.#signal.aborted) return;
+        const spent = this.#spent() ?? (this.#s.external.length > 0 ? await this.#reserve('tool') : undefined);
+        if (spent instanceof OperationError) {
+          failed = spent;
+          return;
+        }
+        if (spent !== undefined) {
+          stop = { why: `not run: ${spent.message}`, status: 'not_run' };
+          return;
+        }
+        if (this.#signal.aborted || next >= slots.length) return;
+        const slot = slots[next++]!;
+        // Counted when it starts, before any await: concurrent workers never pass maxToolCalls.
+        this.#charge({ toolCalls: 1 }, false);
+        slot.status = 'running';
+        slot.startedAt = this.#s.clock();
+        const settled = await this.#settle((ctx) => this.#s.agent.runTool(slot.call, ctx));
+        slot.endedAt = Math.max(slot.startedAt, this.#s.clock());
+        if (settled.kind === 'abandoned') {
+          slot.status = 'interrupted';
+          slot.note = `interrupted: ${this.#reason()} (the tool did not stop within ${this.#s.cancelGraceMs} ms)`;
+          slot.result = { callId: slot.call.id, output: slot.note, isError: true };
+        } else if (settled.kind === 'threw') {
+          if (this.#signal.aborted) {
+            slot.status = 'interrupted';
+            slot.note = `interrupted: ${this.#reason()}`;
+          } else {
+            // As every agent framework does: the LLM sees the failure and decides what to do.
+            slot.status = 'error';
+            slot.note = messageOf(settled.error);
+          }
+          slot.result = { callId: slot.call.id, output: slot.status === 'error' ? slot.note : slot.note, isError: true };
+        } else {
+          const problem = toolResultProblem(settled.value, slot.call);
+          if (problem !== undefined) {
+            violation ??= { operation: `runTool(${slot.call.name})`, problem, value: settled.value };
+            slot.status = 'interrupted';
+            slot.note = `interrupted: runTool broke its contract: ${problem}`;
+            slot.result = { callId: slot.call.id, output: slot.note, isError: true };
+          } else {
+            slot.result = settled.value;
+            slot.status = settled.value.isError === true ? 'error' : 'ok';
+          }
+        }
+        emitTool(slot);
       }
-      const spent = this.#spent();
-      if (spent !== undefined) {
-        skipRest(i, `not run: ${spent.message}`);
-        break;
-      }
-      this.#charge({ toolCalls: 1 });
-      const started = this.#s.clock();
-      const settled = await this.#settle((ctx) => this.#s.agent.runTool(call, ctx));
-      const ms = Math.max(0, this.#s.clock() - started);
-      if (settled.kind === 'abandoned') {
-        skipRest(i, `interrupted: ${this.#reason()} (the tool did not stop within ${this.#s.cancelGraceMs} ms)`);
-        break;
-      }
-      if (settled.kind === 'threw') {
-        // As every agent framework does: the LLM sees the failure and decides what to do.
-        const output = messageOf(settled.error);
-        results.push({ callId: call.id, output, isError: true });
-        summary.push({ callId: call.id, name: call.name, isError: true, ms, note: output });
-        continue;
-      }
-      const problem = toolResultProblem(settled.value, call);
-      if (problem !== undefined) return { kind: 'end', result: this.#violation(`runTool(${call.name})`, problem, settled.value) };
-      results.push(settled.value);
-      summary.push({ callId: call.id, name: call.name, isError: settled.value.isError === true, ms });
+    };
+    const width = Math.min(this.#s.toolConcurrency, slots.length);
+    if (width <= 1) await worker();
+    else await Promise.all(Array.from({ length: width }, () => worker()));
+
+    for (const slot of slots) {
+      if (slot.result !== undefined) continue;
+      const why = stop?.why ?? (this.#signal.aborted ? `interrupted: ${this.#reason()}` : `not run: ${failed?.message ?? violation?.problem ?? 'the turn ended'}`);
+      slot.status = why.startsWith('interrupted') ? 'interrupted' : 'not_run';
+      slot.note = why;
+      slot.result = { callId: slot.call.id, output: why, isError: true };
+      slot.startedAt = slot.endedAt = this.#s.clock();
+      emitTool(slot);
     }
-    return { kind: 'done', results, summary };
+    if (failed !== undefined) return { kind: 'end', result: this.#fail(failed, { operation: 'runTool' }) };
+    if (violation !== undefined) return { kind: 'end', result: this.#violation(violation.operation, violation.problem, violation.value) };
+    const summary = slots.map((s) => ({
+      callId: s.call.id,
+      name: s.call.name,
+      isError: s.result!.isError === true,
+      ms: Math.max(0, s.endedAt - s.startedAt),
+      ...(s.note === undefined || s.status === 'ok' ? {} : { note: s.note }),
+    }));
+    return { kind: 'done', results: slots.map((s) => s.result!), summary };
   }
 
   /**
@@ -317,7 +550,7 @@ export class TurnRunner {
     if (settled.kind === 'abandoned') return { kind: 'list', list: [] };
     if (settled.kind === 'threw') {
       const failure = messageOf(settled.error);
-      this.#s.logger?.warn(`${operation} failed: ${failure}; going on without it`, { turn: this.#turn });
+      safeLog(this.#s.logger, 'warn', `${operation} failed: ${failure}; going on without it`, { turn: this.#turn });
       return { kind: 'list', list: [], failure };
     }
     const problem = stringListProblem(settled.value, allowVoid);
@@ -326,29 +559,77 @@ export class TurnRunner {
   }
 
   /**
-   * Awaits an operation; on cancellation, gives it `cancelGraceMs` to finish or abort through its
-   * signal, then abandons it so that a tool ignoring the signal cannot hang the turn.
+   * Awaits an operation; on cancellation (or a passed deadline), gives it `cancelGraceMs` to
+   * finish or abort through its signal, then abandons it so that a tool ignoring the signal
+   * cannot hang the turn.
    */
   #settle<T>(op: (ctx: OperationContext) => Promise<T> | T): Promise<Settled<T>> {
     return settleWithGrace(() => op({ signal: this.#signal, turn: this.#turn }), this.#signal, this.#s.cancelGraceMs, this.#s.sleep);
+  }
+
+  /**
+   * The tool calls whose results never reached the LLM get an answer: `settleToolCalls` once,
+   * with the cancel grace, else `unansweredToolCalls` in the result. Never changes the outcome.
+   */
+  async #settleUnanswered(result: TurnResult): Promise<TurnResult> {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (pending === undefined || result.outcome === 'end_of_turn') return result;
+    const reason = result.error?.message ?? result.outcome;
+    const unanswered: UnansweredToolCall[] = pending.map((slot) => ({
+      call: slot.call,
+      result: slot.result ?? { callId: slot.call.id, output: `not run: ${reason}`, isError: true },
+    }));
+    for (const slot of pending) {
+      if (slot.result === undefined && this.#s.emit !== undefined) {
+        const at = this.#s.clock();
+        this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: 'not_run', startedAt: at, endedAt: at, result: { callId: slot.call.id, output: `not run: ${reason}`, isError: true } });
+      }
+    }
+    const settle = this.#s.agent.settleToolCalls;
+    if (typeof settle !== 'function') return { ...result, unansweredToolCalls: unanswered };
+    const info: SettleInfo = { outcome: result.outcome, reason, turn: this.#turn };
+    const results = unanswered.map((u) => u.result);
+    // A cancelled turn's signal has fired already: the operation gets the grace at once. Otherwise
+    // it gets the grace as its whole time, so that settling never hangs a turn.
+    const stopper = new AbortController();
+    const signal = this.#signal.aborted ? this.#signal : stopper.signal;
+    if (!this.#signal.aborted) void this.#s.sleep(this.#s.cancelGraceMs, this.#signal).then(() => stopper.abort(`settleToolCalls did not finish within ${this.#s.cancelGraceMs} ms`));
+    const settled = await settleWithGrace(() => settle.call(this.#s.agent, results, info, { signal, turn: this.#turn }), signal, this.#s.cancelGraceMs, this.#s.sleep);
+    if (settled.kind === 'value') return result;
+    const error = new OperationError('settleToolCalls', settled.kind === 'threw' ? settled.error : new Error(`did not finish within the ${this.#s.cancelGraceMs} ms grace`));
+    safeLog(this.#s.logger, 'warn', `${error.message}; the tool calls stay unanswered (TurnResult.unansweredToolCalls)`, { turn: this.#turn });
+    return { ...result, unansweredToolCalls: unanswered, settleError: error };
   }
 
   /** Every move of the turn goes through here; `forced` only where the table has no edge. */
   #move(to: StateName, event: TransitionEvent, forced = false, check = true): void {
     const machine = this.#s.machine;
     // Never ask for a move from a state we did not put the machine in: it would be illegal.
-    if (check && machine.current !== this.#expected) throw new MachineMovedError(this.#expected, machine.current, this.#turn);
+    // The machine validates against its queued tail (a listener's moves wait their turn), so compare with that.
+    const tail = machine.pendingState;
+    if (check && tail !== this.#expected) throw new MachineMovedError(this.#expected, tail, this.#turn);
     if (forced) machine.forceTransition(to, event);
     else machine.transition(to, event);
     this.#moves += 1;
     this.#expected = to;
   }
 
-  /** Cancellation outside CheckingForCancellation: the table has no edge, so the move is forced, with the reason. */
+  /**
+   * Cancellation outside CheckingForCancellation: the table has no edge, so the move is forced,
+   * with the reason. A passed deadline ends the turn the same way, as budget_exceeded.
+   */
   #cancel(from: StateName, data: Record<string, unknown> = {}): TurnResult {
-    const reason = this.#reason();
-    this.#move(State.Cancelled, { description: `cancelled during ${from}: ${reason}`, data: { reason, ...data } }, true);
-    return this.#result('cancelled', { error: new TurnCancelledError(reason, from) });
+    const reason: unknown = this.#signal.reason;
+    if (reason instanceof Deadline) {
+      const spent = reason.spent;
+      const to = this.#s.machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
+      this.#move(to, { description: `${spent.message} (deadline passed during ${from})`, data: { outcome: 'budget_exceeded', ...limitData(spent), ...data } }, to === State.BudgetExceeded ? false : !this.#s.machine.canMoveTo(State.Error));
+      return this.#result('budget_exceeded', { error: budgetError(spent) });
+    }
+    const text = this.#reason();
+    this.#move(State.Cancelled, { description: `cancelled during ${from}: ${text}`, data: { reason: text, ...data } }, true);
+    return this.#result('cancelled', { error: new TurnCancelledError(text, from) });
   }
 
   #violation(operation: string, problem: string, value: unknown): TurnResult {
@@ -358,21 +639,72 @@ export class TurnRunner {
     return this.#result('error', { error });
   }
 
+  #fail(error: OperationError, data: Record<string, unknown>): TurnResult {
+    this.#move(State.Error, { description: error.message, data }, !this.#s.machine.canMoveTo(State.Error));
+    return this.#result('error', { error });
+  }
+
   #reason(): string {
     const reason: unknown = this.#signal.reason;
+    if (reason instanceof Deadline) return reason.spent.message;
     // A bare abort() gives a DOMException, which need not be `instanceof Error` across realms.
     if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError') return 'aborted by the caller\'s signal';
     return reason === undefined ? 'cancelled' : messageOf(reason);
   }
 
-  #charge(delta: UsageDelta): void {
+  #charge(delta: UsageDelta, external = true): void {
     this.#turnUsage = addUsage(this.#turnUsage, delta);
     for (const budget of this.#s.budgets) budget.charge(delta);
+    // Call counts reach external budgets through reserve(); the rest is charged at the next await.
+    if (external && this.#s.external.length > 0) this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
+  }
+
+  /** Asks every external budget to start one call. */
+  async #reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | OperationError | undefined> {
+    const flushed = await this.#flushExternalChecked(kind === 'llm' ? 'LLM call' : 'tool call');
+    if (flushed !== undefined) return flushed;
+    for (const [i, budget] of this.#s.external.entries()) {
+      try {
+        const spent = await budget.reserve(kind);
+        if (spent !== undefined) return (this.#externalSpent ??= spent);
+      } catch (error) {
+        return new OperationError(`externalBudgets[${i}].reserve('${kind}')`, error);
+      }
+    }
+    return undefined;
+  }
+
+  /** Charges due usage to the external budgets; a limit they report spent is returned, a failure too. */
+  async #flushExternalChecked(what: string): Promise<SpentLimit | OperationError | undefined> {
+    try {
+      return await this.#flushExternal();
+    } catch (error) {
+      return error instanceof OperationError ? error : new OperationError(`externalBudgets charge after ${what}`, error);
+    }
+  }
+
+  async #flushExternal(): Promise<SpentLimit | undefined> {
+    this.#chargeWall();
+    const delta = this.#externalDue;
+    this.#externalDue = undefined;
+    if (delta === undefined) return undefined;
+    let first: SpentLimit | undefined;
+    for (const [i, budget] of this.#s.external.entries()) {
+      try {
+        const spent = await budget.charge(delta);
+        first ??= spent;
+        this.#externalSpent ??= spent;
+      } catch (error) {
+        throw new OperationError(`externalBudgets[${i}].charge`, error);
+      }
+    }
+    return first;
   }
 
   /** Charges the wall time since the last check, then returns the first spent limit of any budget. */
   #spent(): SpentLimit | undefined {
     this.#chargeWall();
+    if (this.#externalSpent !== undefined) return this.#externalSpent;
     for (const budget of this.#s.budgets) {
       const spent = budget.spent();
       if (spent !== undefined) return spent;
@@ -387,13 +719,49 @@ export class TurnRunner {
     if (elapsed > 0) this.#charge({ wallMs: elapsed });
   }
 
+  /**
+   * `maxWallMs` is a deadline: a timer fires when the first budget's wall time would run out,
+   * checks the clock, and aborts the turn's signal with the spent limit (operations get their
+   * grace), so a stalled call cannot outlast it.
+   */
+  #armDeadline(): void {
+    let remaining = Infinity;
+    this.#chargeWall();
+    for (const budget of this.#s.budgets) {
+      const max = budget.limits.maxWallMs;
+      if (max !== undefined) remaining = Math.min(remaining, max - budget.usage.wallMs);
+    }
+    if (remaining === Infinity || this.#ended) return;
+    this.#deadlineTimer = setTimeout(() => {
+      if (this.#ended || this.#signal.aborted) return;
+      this.#chargeWall();
+      for (const budget of this.#s.budgets) {
+        const max = budget.limits.maxWallMs;
+        const spent = max === undefined ? undefined : spentLimit(budget.usage, { maxWallMs: max }, budget.label);
+        if (spent !== undefined) return this.#controller.abort(new Deadline(spent));
+      }
+      // An injected clock that has not reached the deadline yet: look again later.
+      this.#armDeadline();
+    }, Math.min(Math.max(1, Math.ceil(remaining)), 2 ** 31 - 1));
+    // The timer must not keep a process alive on its own.
+    (this.#deadlineTimer as { unref?: () => void }).unref?.();
+  }
+
   #result(outcome: TurnOutcome, extra: { text?: string; error?: TurnError }): TurnResult {
     this.#chargeWall();
-    this.#controller.abort('turn ended'); // releases anything still listening to this turn's signal
-    return { outcome, ...extra, usage: this.#turnUsage, turn: this.#turn, transitions: this.#moves };
+    this.#ended = true;
+    clearTimeout(this.#deadlineTimer);
+    const result: TurnResult = { outcome, ...extra, usage: this.#turnUsage, turn: this.#turn, transitions: this.#moves };
+    if (this.#texts.length > 0) result.texts = this.#texts;
+    return result;
   }
 }
 
+function sumDelta(a: UsageDelta, b: UsageDelta): UsageDelta {
+  const out: UsageDelta = { ...a };
+  for (const key of Object.keys(b) as Array<keyof UsageDelta>) out[key] = (out[key] ?? 0) + (b[key] ?? 0);
+  return out;
+}
 
 function limitData(spent: SpentLimit): { limit: string; used: number; max: number } {
   return { limit: spent.limit, used: spent.used, max: spent.max };

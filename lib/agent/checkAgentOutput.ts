@@ -1,5 +1,5 @@
 import { describeValue } from '../internal/describeValue';
-import type { ToolCall } from './AgentLoop';
+import type { ToolCall, Usage } from './AgentLoop';
 
 // Pure checks of what an AgentLoop operation returned. Each returns a problem in words, or
 // undefined when the value keeps the contract.
@@ -8,20 +8,36 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const USAGE_KEYS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'costUsd'] as const;
+
 /** Usage as an LLMResponse reports it: optional non-negative numbers. */
 export function usageProblem(usage: unknown): string | undefined {
-  if (usage === undefined) return undefined;
-  if (!isRecord(usage)) return `usage must be an object, got ${describeValue(usage)}`;
-  for (const key of ['inputTokens', 'outputTokens', 'costUsd'] as const) {
-    const value = usage[key];
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-      return `usage.${key} must be a non-negative number, got ${describeValue(value)}`;
-    }
-  }
-  return undefined;
+  return splitUsage(usage).problems[0];
 }
 
-/** An LLMResponse: optional string text, optional tool calls with unique non-empty ids and names, optional usage. */
+/**
+ * Splits reported usage into its valid fields and problems with the rest, so that a response
+ * with one bad field (`inputTokens: NaN`) still pays for what it validly reports.
+ */
+export function splitUsage(usage: unknown): { valid: Usage; problems: string[] } {
+  if (usage === undefined || usage === null) return { valid: {}, problems: [] };
+  if (!isRecord(usage)) return { valid: {}, problems: [`usage must be an object, got ${describeValue(usage)}`] };
+  const valid: Usage = {};
+  const problems: string[] = [];
+  for (const key of USAGE_KEYS) {
+    const value = usage[key];
+    if (value === undefined) continue;
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) valid[key] = value;
+    else problems.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+  }
+  return { valid, problems };
+}
+
+/**
+ * An LLMResponse: `text` (a string), `toolCalls` (an array of calls with unique non-empty ids
+ * and names), or both; optional `model` and `finishReason` strings. Usage is checked apart
+ * (`splitUsage`): its bad fields are recorded, not fatal.
+ */
 export function llmResponseProblem(response: unknown): string | undefined {
   if (!isRecord(response)) return `expected an LLMResponse object { text?, toolCalls?, usage? }, got ${describeValue(response)}`;
   if (response.text !== undefined && typeof response.text !== 'string') return `text must be a string, got ${describeValue(response.text)}`;
@@ -36,7 +52,14 @@ export function llmResponseProblem(response: unknown): string | undefined {
       ids.add(call.id);
     }
   }
-  return usageProblem(response.usage);
+  if (response.text === undefined && response.toolCalls === undefined) {
+    const keys = Object.keys(response);
+    return `a response needs text (a string) or toolCalls (an array), got an object with ${keys.length === 0 ? 'no keys' : `keys ${keys.slice(0, 8).join(', ')}`} — return an LLMResponse, not the SDK's raw response`;
+  }
+  for (const key of ['model', 'finishReason'] as const) {
+    if (response[key] !== undefined && typeof response[key] !== 'string') return `${key} must be a string, got ${describeValue(response[key])}`;
+  }
+  return undefined;
 }
 
 /** A ToolResult for `call`: its callId, a string output, an optional boolean isError. */

@@ -4,10 +4,18 @@ export interface RetryOptions {
   retries?: number;
   /** Delay before the first retry; doubles each time. Default 500 ms. */
   baseDelayMs?: number;
-  /** Cap on one delay. Default 30 s. */
+  /** Cap on one delay. A server asking (Retry-After) for longer than this means no retry. Default 30 s. */
   maxDelayMs?: number;
-  /** Whether a failure is worth retrying (say, not a 401). Default: every failure. */
+  /**
+   * Whether a failure is worth retrying. Default `defaultShouldRetry`: by HTTP status (408,
+   * 409, 425, 429, ≥ 500), every failure without a status, never an abort.
+   */
   shouldRetry?: (error: unknown) => boolean;
+  /**
+   * The delay before retry `attempt` (1 for the first retry) in ms, overriding the backoff and
+   * Retry-After; return `undefined` to keep the default.
+   */
+  delayMs?: (error: unknown, attempt: number) => number | undefined;
 }
 
 /**

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'winston';
-import type { AgentLoop } from '../agent/AgentLoop';
+import type { AgentLoop, Pricing } from '../agent/AgentLoop';
+import { safeLog, type AgentLogger } from '../agent/AgentLogger';
+import type { ExternalBudget } from '../agent/ExternalBudget';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { Budget } from '../agent/Budget';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
@@ -14,7 +16,7 @@ import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { uniqueFileNames } from './safeFileName';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import type { HistorySink } from '../machine/StateMachine';
-import type { TurnOutcome } from '../agent/TurnRunner';
+import type { OnUnknownCost, TurnOutcome } from '../agent/TurnRunner';
 import { messageOf } from '../internal/messageOf';
 import { settleWithGrace } from '../internal/settleWithGrace';
 import { OperationError, TurnCancelledError } from '../agent/TurnError';
@@ -61,8 +63,16 @@ export interface BatchOptions {
   signal?: AbortSignal;
   /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
   onProgress?: (progress: BatchProgress) => void;
-  /** A winston logger, or `false` for none. Default: the library's shared stderr logger. */
-  logger?: Logger | false;
+  /** Any logger with error, warn, info and debug methods (winston, pino, console), or `false` for none. Default: the library's shared stderr logger. */
+  logger?: AgentLogger | Logger | false;
+  /** Computes a response's cost from its tokens when it reports none, as `AgentWithStateMachine` takes it. */
+  pricing?: Pricing;
+  /** What a run does when a cost cap is set and a response's cost is unknown. Default `'error'`. */
+  onUnknownCost?: OnUnknownCost;
+  /** Tool calls of one response run at once, per run. Default 1. */
+  toolConcurrency?: number;
+  /** Budgets kept outside this process (shared by workers on several machines), consulted by every run. */
+  externalBudgets?: readonly ExternalBudget[];
   /** After an abort, how long a run's running operation may take to stop before it is abandoned. Default 1,000 ms. */
   cancelGraceMs?: number;
   /** Epoch milliseconds, for durations, history times and the batch's `maxWallMs`. Default `Date.now`. */
@@ -158,7 +168,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, signal, onProgress, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -176,9 +186,15 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     ...(logger === undefined ? {} : { logger }),
     ...(sleep === undefined ? {} : { sleep }),
     ...(random === undefined ? {} : { random }),
+    ...(pricing === undefined ? {} : { pricing }),
+    ...(onUnknownCost === undefined ? {} : { onUnknownCost }),
+    ...(toolConcurrency === undefined ? {} : { toolConcurrency }),
+    ...(externalBudgets === undefined ? {} : { externalBudgets }),
   };
   new AgentWithStateMachine(PROBE_AGENT, adapterOptions);
-  const log = logger === false ? undefined : (logger ?? getDefaultLogger());
+  const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+  // A throwing logger never changes a batch's outcome.
+  const log = chosen === undefined ? undefined : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   if (historyDir !== undefined) {
     try {

@@ -127,6 +127,15 @@ export class StateMachine<S extends string = StateName> {
     return this.#current;
   }
 
+  /**
+   * The state the machine is in once the moves asked for inside listeners (queued until the
+   * current move is reported) are applied: the state the next `transition()` is checked
+   * against. Equals `current` outside listeners.
+   */
+  get pendingState(): S {
+    return this.#tail;
+  }
+
   /** The state before the last move; `'Unknown'` before the first move and after `reset()`. */
   get previous(): S | UnknownState {
     return this.#previous;

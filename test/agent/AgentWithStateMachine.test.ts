@@ -167,7 +167,8 @@ describe('AgentWithStateMachine', () => {
       [{ raw: { text: 5 } }, 'sendUserMessage broke its contract: text must be a string, got `5` (number)'],
       [{ raw: { toolCalls: [{ id: 'a', name: '' }] } }, 'sendUserMessage broke its contract: toolCalls[0].name must be a non-empty string, got `` (string)'],
       [{ raw: { toolCalls: [{ id: 'a', name: 'x' }, { id: 'a', name: 'y' }] } }, "sendUserMessage broke its contract: toolCalls[1].id `a` (string) repeats an earlier call's id"],
-      [{ raw: { text: 'x', usage: { costUsd: -1 } } }, 'sendUserMessage broke its contract: usage.costUsd must be a non-negative number, got `-1` (number)'],
+      [{ raw: { usage: { inputTokens: 5 } } }, 'sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys usage — return an LLMResponse, not the SDK\'s raw response'],
+      [{ raw: { choices: [{ message: { content: 'hi' } }] } }, 'sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK\'s raw response'],
     ])('ends the turn in Error for a malformed LLM response %p', async (reply, message) => {
       const d = drive({ replies: [reply] });
       const result = await d.adapter.runTurn('hi');

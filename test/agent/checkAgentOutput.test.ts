@@ -1,8 +1,9 @@
-import { llmResponseProblem, stringListProblem, toolResultProblem } from '../../lib/agent/checkAgentOutput';
+import { llmResponseProblem, splitUsage, stringListProblem, toolResultProblem } from '../../lib/agent/checkAgentOutput';
 
 describe('llmResponseProblem()', () => {
   it('accepts well-formed responses', () => {
-    expect(llmResponseProblem({})).toBeUndefined();
+    expect(llmResponseProblem({ text: '' })).toBeUndefined();
+    expect(llmResponseProblem({ toolCalls: [] })).toBeUndefined();
     expect(llmResponseProblem({ text: 'hi', toolCalls: [{ id: 'a', name: 'x', input: { y: 1 } }], usage: { inputTokens: 1, costUsd: 0 } })).toBeUndefined();
   });
 
@@ -11,8 +12,9 @@ describe('llmResponseProblem()', () => {
     [{ toolCalls: {} }, 'toolCalls must be an array, got `{}` (object)'],
     [{ toolCalls: ['bash'] }, 'toolCalls[0] must be { id, name, input? }, got `bash` (string)'],
     [{ toolCalls: [{ name: 'x' }] }, 'toolCalls[0].id must be a non-empty string, got `undefined`'],
-    [{ usage: 3 }, 'usage must be an object, got `3` (number)'],
-    [{ usage: { outputTokens: Number.NaN } }, 'usage.outputTokens must be a non-negative number, got `NaN` (number)'],
+    [{}, "a response needs text (a string) or toolCalls (an array), got an object with no keys — return an LLMResponse, not the SDK's raw response"],
+    [{ choices: [] }, "a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK's raw response"],
+    [{ text: 'x', model: 4 }, 'model must be a string, got `4` (number)'],
   ])('names what is wrong with %p', (value, problem) => {
     expect(llmResponseProblem(value)).toBe(problem);
   });
@@ -39,5 +41,16 @@ describe('stringListProblem()', () => {
     expect(stringListProblem(undefined, true)).toBeUndefined();
     expect(stringListProblem(undefined)).toBe('expected an array of strings, got `undefined`');
     expect(stringListProblem(['a', 2])).toBe('item 1 must be a string, got `2` (number)');
+  });
+});
+
+describe('splitUsage()', () => {
+  it('keeps the valid fields and names the bad ones', () => {
+    expect(splitUsage({ costUsd: 5, inputTokens: Number.NaN, cachedInputTokens: 3, outputTokens: undefined })).toEqual({
+      valid: { costUsd: 5, cachedInputTokens: 3 },
+      problems: ['usage.inputTokens must be a non-negative number, got `NaN` (number)'],
+    });
+    expect(splitUsage(3)).toEqual({ valid: {}, problems: ['usage must be an object, got `3` (number)'] });
+    expect(splitUsage(undefined)).toEqual({ valid: {}, problems: [] });
   });
 });

@@ -475,7 +475,7 @@ describe('runBatch', () => {
       ['bad signal', () => runBatch(ok(), { signal: {} as never }), 'Expected `signal` to be an AbortSignal, got `{}` (object)'],
       ['bad onProgress', () => runBatch(ok(), { onProgress: 'yes' as never }), 'Expected `onProgress` to be a function (progress) => void, got `yes` (string)'],
       ['bad historyDir', () => runBatch(ok(), { historyDir: '' }), 'Expected `historyDir` to be a directory path, got `` (string)'],
-      ['bad logger', () => runBatch(ok(), { logger: console as never }), 'Expected `logger` to be a winston logger or false'],
+      ['bad logger', () => runBatch(ok(), { logger: { warn() {} } as never }), 'Expected `logger` to be an object with error, warn, info and debug methods'],
       ['options null', () => runBatch(ok(), null as never), 'Expected `options` to be an object, got `null`'],
     ])('rejects %s, naming the option and the value, before any run', async (_, call, message) => {
       await expect(call()).rejects.toThrow(InvalidArgumentError);
