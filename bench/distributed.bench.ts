@@ -83,7 +83,8 @@ const sha1 = (text: string): string => createHash('sha1').update(text).digest('h
  * Not in the timed rounds: MONITOR slows Redis down.
  */
 async function budgetRoundTrips(redis: OwnRedis, queue: string): Promise<number> {
-  const monitor = await new Redis(redis.url).monitor();
+  const client = new Redis(redis.url);
+  const monitor = await client.monitor();
   const wanted = new Set([sha1(RESERVE), sha1(CHARGE)]);
   let count = 0;
   monitor.on('monitor', (_time: string, args: string[]) => {
@@ -94,6 +95,7 @@ async function budgetRoundTrips(redis: OwnRedis, queue: string): Promise<number>
   const report = await (await submitBatch(tasks, { connection: redis.url, name: queue, total: { maxCostUsd: 1e9 } })).report();
   await new Promise((r) => setTimeout(r, 200));
   monitor.disconnect();
+  client.disconnect();
   return count / report.totals.llmCalls;
 }
 

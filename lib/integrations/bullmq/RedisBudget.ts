@@ -10,7 +10,8 @@ import { runScript } from './redisScripts';
  * counts never pass their caps however many workers ask at once, and spend passes the dollar
  * or token cap by at most one LLM response per run in flight in the whole cluster (a
  * response's cost is known only after it). `maxWallMs` is the batch's elapsed time on Redis's
- * clock. Call counts are counted by `reserve`; `charge` adds tokens and cost.
+ * clock. Call counts are counted by `reserve`; `charge` adds tokens and cost, and a charge of
+ * neither (wall time only) makes no round trip.
  */
 export class RedisBudget implements ExternalBudget {
   readonly #redis: Redis;
@@ -37,6 +38,9 @@ export class RedisBudget implements ExternalBudget {
     const cost = checked(delta.costUsd, 'costUsd');
     const input = checked(delta.inputTokens, 'inputTokens');
     const output = checked(delta.outputTokens, 'outputTokens');
+    // Wall time and call counts change nothing here (the batch's wall is Redis's clock, calls are
+    // counted by reserve): no round trip. A limit spent elsewhere is found by the next reserve.
+    if (cost === 0 && input === 0 && output === 0) return undefined;
     const reply = (await runScript(this.#redis, 'asmCharge', [this.#keys.budget, this.#keys.runUsage], [this.#run, cost, Math.round(input), Math.round(output)])) as string[];
     return spentFromReply(reply, this.#limits);
   }

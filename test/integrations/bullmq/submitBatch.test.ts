@@ -240,6 +240,8 @@ describe('RedisBudget', () => {
       expect(spent).toMatchObject({ limit: 'maxCostUsd', max: 0.5, message: 'shared budget exceeded: $0.60 of $0.50 after 1 LLM call' });
       expect(await budget.reserve('tool')).toMatchObject({ limit: 'maxCostUsd' });
       await expect(budget.charge({ costUsd: -1 })).rejects.toThrow(/delta\.costUsd/);
+      // Wall time alone changes nothing in Redis and costs no round trip.
+      expect(await budget.charge({ wallMs: 5 })).toBeUndefined();
       expect(await client.hgetall(keys.runUsage)).toEqual({ '0:c': '0.6', '0:i': '10', '0:o': '5', '0:l': '1' });
     } finally {
       client.disconnect();
