@@ -7,8 +7,8 @@ import { submitBatch, WorkerLostError, type DistributedTask } from '../../../lib
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 
 const root = path.resolve(__dirname, '../../..');
-const LOCK_MS = 1500;
-const STALL_MS = 500;
+const LOCK_MS = 4000;
+const STALL_MS = 1000;
 
 let url: string;
 beforeAll(async () => {
