@@ -93,6 +93,7 @@ export class AgentWithStateMachine {
   readonly #pricing: Pricing | undefined;
   readonly #onUnknownCost: OnUnknownCost;
   readonly #warned = { unknownCost: false };
+  readonly #quietCancel = { on: false };
   readonly #sleep: Sleep;
   readonly #random: () => number;
   readonly #clock: () => number;
@@ -132,7 +133,7 @@ export class AgentWithStateMachine {
       throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods of (message, meta), or false', logger);
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
-    this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved) });
+    this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved, this.#quietCancel) });
     this.#agent = agent;
     this.#sharedBudgets = sharedBudgets;
     this.#external = [...externalBudgets];
@@ -233,6 +234,7 @@ export class AgentWithStateMachine {
           pricing: this.#pricing,
           onUnknownCost: this.#onUnknownCost,
           warned: this.#warned,
+          quietCancel: this.#quietCancel,
           sleep: this.#sleep,
           random: this.#random,
           clock: this.#clock,
@@ -309,23 +311,30 @@ export class AgentWithStateMachine {
 
 /**
  * The machine logs through winston's `log(level, …)` and `isLevelEnabled`; any other logger is
- * adapted to that, every level enabled (the logger filters), every call contained.
+ * adapted to that, every level enabled (the logger filters), every call contained. The forced
+ * move of an ordinary cancel is news, not a fault: it is logged at info while `quiet.on` is set.
  */
-function asMachineLogger(logger: AgentLogger): Logger {
+function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
   const l = logger as Partial<Logger>;
-  if (typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string') return logger as Logger;
+  const winstonLike = typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string';
+  const write = (level: string, message: string, meta?: Record<string, unknown>): void => {
+    const effective = quiet.on && level === 'warn' && message.startsWith('forced transition') ? 'info' : level;
+    if (winstonLike) {
+      (logger as Logger).log(effective, message, meta);
+      return;
+    }
+    safeLog(logger, effective === 'error' || effective === 'warn' || effective === 'info' ? effective : 'debug', message, meta ?? {});
+  };
   const shim = {
-    level: 'debug',
-    isLevelEnabled: () => true,
-    log: (level: string, message: string, meta?: Record<string, unknown>) => {
-      const method = level === 'error' || level === 'warn' || level === 'info' ? level : 'debug';
-      safeLog(logger, method, message, meta ?? {});
-      return shim;
+    get level(): string {
+      return winstonLike ? (logger as Logger).level : 'debug';
     },
-    error: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'error', m, meta ?? {}), shim),
-    warn: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'warn', m, meta ?? {}), shim),
-    info: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'info', m, meta ?? {}), shim),
-    debug: (m: string, meta?: Record<string, unknown>) => (safeLog(logger, 'debug', m, meta ?? {}), shim),
+    isLevelEnabled: (level: string): boolean => (winstonLike ? (logger as Logger).isLevelEnabled(level) : true),
+    log: (level: string, message: string, meta?: Record<string, unknown>) => (write(level, message, meta), shim),
+    error: (m: string, meta?: Record<string, unknown>) => (write('error', m, meta), shim),
+    warn: (m: string, meta?: Record<string, unknown>) => (write('warn', m, meta), shim),
+    info: (m: string, meta?: Record<string, unknown>) => (write('info', m, meta), shim),
+    debug: (m: string, meta?: Record<string, unknown>) => (write('debug', m, meta), shim),
   };
   return shim as unknown as Logger;
 }

@@ -80,6 +80,8 @@ export interface TurnSettings {
   random: () => number;
   clock: () => number;
   logger: AgentLogger | undefined;
+  /** Set while the turn forces an ordinary cancel, so the machine logs that move at info, not warn. */
+  quietCancel: { on: boolean };
   /** Reports an event; undefined when nobody listens. Never throws. */
   emit: (<K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void) | undefined;
 }
@@ -628,7 +630,12 @@ export class TurnRunner {
       return this.#result('budget_exceeded', { error: budgetError(spent) });
     }
     const text = this.#reason();
-    this.#move(State.Cancelled, { description: `cancelled during ${from}: ${text}`, data: { reason: text, ...data } }, true);
+    this.#s.quietCancel.on = true;
+    try {
+      this.#move(State.Cancelled, { description: `cancelled during ${from}: ${text}`, data: { reason: text, ...data } }, true);
+    } finally {
+      this.#s.quietCancel.on = false;
+    }
     return this.#result('cancelled', { error: new TurnCancelledError(text, from) });
   }
 

@@ -6,7 +6,7 @@ import { safeLog, type AgentLogger } from '../agent/AgentLogger';
 import type { ExternalBudget } from '../agent/ExternalBudget';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { Budget } from '../agent/Budget';
-import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
+import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from '../agent/BudgetLimits';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -19,7 +19,7 @@ import type { HistorySink } from '../machine/StateMachine';
 import type { OnUnknownCost, TurnOutcome } from '../agent/TurnRunner';
 import { messageOf } from '../internal/messageOf';
 import { settleWithGrace } from '../internal/settleWithGrace';
-import { OperationError, TurnCancelledError } from '../agent/TurnError';
+import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
 import { addUsage, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -212,6 +212,8 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   let running = 0;
   let done = 0;
   const inFlight = new Set<AbortController>();
+  // Runs whose agent factory is still pending: a turn has its own deadline, a factory does not.
+  const creating = new Set<AbortController>();
   let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
 
   const progress = (event: BatchProgress['event']): void => {
@@ -260,8 +262,10 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     const controller = new AbortController();
     if (signal?.aborted) controller.abort(signal.reason);
     inFlight.add(controller);
+    creating.add(controller);
     try {
       const agent = await resolveAgent(task, index, controller.signal, cancelGraceMs, sleep ?? realSleep);
+      creating.delete(controller);
       // The file is opened once the adapter has accepted the agent, so only runs that really
       // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
       const forward: HistorySink = {
@@ -280,8 +284,16 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     } catch (error) {
       // Only what runs outside a turn lands here (factory, history file, adapter options): runTurn itself does not throw.
       // A TurnCancelledError here comes from an abort while the agent factory was pending.
-      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
+      const deadline: unknown = controller.signal.reason;
+      if (error instanceof TurnCancelledError && deadline instanceof BatchDeadline) {
+        // The batch's wall time ran out while the agent factory hung: the budget ended this run.
+        const { spent } = deadline;
+        ended = { outcome: 'budget_exceeded', usage: emptyUsage(), transitions: moves, error: new BudgetExceededError(`${spent.message} while the agent was being created`, spent.limit, spent.used, spent.max) };
+      } else {
+        ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
+      }
     }
+    creating.delete(controller);
     inFlight.delete(controller);
     try {
       sink?.close();
@@ -323,9 +335,24 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     skipRest();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
+  // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
+  // aborted (with the grace) so that a hanging one cannot keep the batch from ending.
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  const armDeadline = (): void => {
+    const max = pool.limits.maxWallMs;
+    if (max === undefined) return;
+    deadlineTimer = setTimeout(() => {
+      const spent = spentLimit(pool.usage, { maxWallMs: max }, pool.label);
+      if (spent === undefined) return armDeadline();
+      for (const controller of creating) controller.abort(new BatchDeadline(spent));
+    }, Math.min(Math.max(1, Math.ceil(max - pool.usage.wallMs)), 2 ** 31 - 1));
+    (deadlineTimer as { unref?: () => void }).unref?.();
+  };
+  armDeadline();
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
   } finally {
+    clearTimeout(deadlineTimer);
     signal?.removeEventListener('abort', onAbort);
   }
 
@@ -382,6 +409,11 @@ async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal,
       ? `the agent factory did not settle within ${graceMs} ms and was abandoned`
       : `the agent factory stopped: ${messageOf(settled.error)}`;
   throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created; ${detail}`, 'agent creation');
+}
+
+/** The abort reason of a run whose agent factory was pending when the batch's wall time ran out. */
+class BatchDeadline {
+  constructor(readonly spent: SpentLimit) {}
 }
 
 /** Errors stay as they are; anything else thrown becomes an Error that shows it and keeps it as `cause`. */

@@ -52,7 +52,8 @@ export function formatSummary(summary: HistorySummary, options: FormatSummaryOpt
   if (failure !== null) {
     const lead = summary.status === 'failed' ? 'FAILED: the run ended' : `Turn ${failure.turn}, the last to finish, ended`;
     const line = failure.line === undefined ? '' : `, line ${failure.line}`;
-    out.push(`${lead} in ${failure.state} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`);
+    const standsFor = summary.turns.list.find((t) => t.turn === failure.turn)?.standsFor;
+    out.push(`${lead} in ${failure.state}${standsFor === undefined ? '' : ` (${standsFor})`} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`);
     out.push(`  where: ${failure.from} → ${failure.state}, after ${formatDuration(failure.durationMs)} in ${failure.from}`);
     out.push(`  why:   ${failure.description === '' ? '(no description)' : failure.description}`);
     if (failure.data !== undefined) out.push(`  data:  ${cut(safeStringify(failure.data), 500)}`);
@@ -116,7 +117,7 @@ function moves(records: readonly TransitionRecord<string>[], timeFormat: string)
 }
 
 function turnOutcome(turn: TurnSummary): string {
-  if (turn.end === 'terminal') return turn.outcome ?? '?';
+  if (turn.end === 'terminal') return `${turn.outcome ?? '?'}${turn.standsFor === undefined ? '' : ` (${turn.standsFor})`}`;
   return turn.end === 'open' ? '(unfinished)' : '(reset)';
 }
 

@@ -54,6 +54,11 @@ export interface TurnSummary {
   readonly end: 'terminal' | 'reset' | 'open';
   /** The terminal state it reached, or null. */
   readonly outcome: string | null;
+  /**
+   * What the turn stood for when its end state cannot say it: a turn that started on a spent
+   * budget (or an aborted signal) ends in Error, with `data.outcome` `budget_exceeded` (or `cancelled`).
+   */
+  readonly standsFor?: string;
   /** The description of its last move. */
   readonly description: string;
 }
@@ -263,7 +268,8 @@ export class HistorySummarizer {
     turn.description = record.description;
     if (!terminal) return;
 
-    this.#turnList.push(closeTurn(turn, 'terminal', record.to));
+    const standsFor = outcomeNoted(record.data, record.to);
+    this.#turnList.push(standsFor === undefined ? closeTurn(turn, 'terminal', record.to) : { ...closeTurn(turn, 'terminal', record.to), standsFor });
     this.#outcomes[record.to] = (this.#outcomes[record.to] ?? 0) + 1;
     this.#turn = undefined;
     if (!this.#error.has(record.to)) {
@@ -299,6 +305,13 @@ export function summarizeHistory(items: Iterable<HistoryItem>, options: Summariz
   let index = 0;
   for (const item of items) summarizer.add(item as HistoryItem, `items[${index++}]`);
   return summarizer.result();
+}
+
+/** The outcome a record's data says a move into `to` stands for, when it differs from the state. */
+function outcomeNoted(data: unknown, to: string): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const outcome = (data as { outcome?: unknown }).outcome;
+  return typeof outcome === 'string' && outcome !== '' && outcome.toLowerCase() !== to.toLowerCase() ? outcome : undefined;
 }
 
 function closeTurn(turn: OpenTurn, end: TurnSummary['end'], outcome: string | null): TurnSummary {

@@ -62,7 +62,7 @@ export interface StateMachineOptions<S extends string = StateName> {
 }
 
 /** A move asked for while listeners were being notified; it takes effect after them. */
-type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> };
+type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> } | { readonly rejected: IllegalTransitionError<S> };
 
 /**
  * The agent flow as a synchronous, deterministic state machine: it validates every move
@@ -320,6 +320,7 @@ export class StateMachine<S extends string = StateName> {
     try {
       for (let item = this.#queue.shift(); item !== undefined; item = this.#queue.shift()) {
         if ('reset' in item) this.#applyReset(item.reset);
+        else if ('rejected' in item) this.#reportRejection(item.rejected);
         else this.#commit(item);
       }
     } finally {
@@ -353,9 +354,16 @@ export class StateMachine<S extends string = StateName> {
   #reject(from: S, to: S, description: string): never {
     this.#validator.assertKnown(to, 'transition() target');
     const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#clock());
-    // Rejection can happen inside a listener (already notifying) or outside; either way, moves
-    // asked for by the sink or `rejected` listeners wait until the report is done.
-    const outer = this.#notifying;
+    // Inside a listener, the move this rejection is checked against may still be queued: the
+    // report waits its turn, so the history shows it after that move. The throw is immediate.
+    if (this.#notifying) this.#queue.push({ rejected: error });
+    else this.#reportRejection(error);
+    throw error;
+  }
+
+  #reportRejection(error: IllegalTransitionError<S>): void {
+    const { from, to, description } = error;
+    // Moves asked for by the sink or `rejected` listeners wait until the report is done.
     this.#notifying = true;
     try {
       const logger = this.#logger;
@@ -369,10 +377,9 @@ export class StateMachine<S extends string = StateName> {
       }
       this.#emitter.emit('rejected', error);
     } finally {
-      this.#notifying = outer;
+      this.#notifying = false;
     }
-    if (!outer && this.#queue.length > 0 && !this.#draining) this.#drain();
-    throw error;
+    if (this.#queue.length > 0 && !this.#draining) this.#drain();
   }
 
   /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */

@@ -9,16 +9,17 @@ let shared: winston.Logger | undefined;
 
 /**
  * The logger machines use when none is given: winston, to stderr, at the level named by
- * `AGENT_SM_LOG_LEVEL` or `warn`. One per process, made on first use, so that ten thousand
+ * `AGENT_SM_LOG_LEVEL` or `warn` (an unknown level is reported once, and `warn` is used). One per process, made on first use, so that ten thousand
  * machines in a batch share one.
  */
 export function getDefaultLogger(): winston.Logger {
   if (shared !== undefined) return shared;
   const raw = process.env[LOG_LEVEL_ENV];
-  const level = raw === undefined || raw === '' ? 'warn' : raw;
-  if (!Object.prototype.hasOwnProperty.call(winston.config.npm.levels, level)) {
-    throw new InvalidArgumentError(LOG_LEVEL_ENV, `one of ${Object.keys(winston.config.npm.levels).join(', ')}`, raw);
-  }
+  let level = raw === undefined || raw === '' ? 'warn' : raw;
+  // A typo in an environment variable must not make every constructor throw: say so once
+  // (the logger is made once per process) and use the default.
+  const unknown = !Object.prototype.hasOwnProperty.call(winston.config.npm.levels, level);
+  if (unknown) level = 'warn';
   shared = winston.createLogger({
     level,
     format: winston.format.combine(
@@ -30,5 +31,8 @@ export function getDefaultLogger(): winston.Logger {
     ),
     transports: [new winston.transports.Console({ stderrLevels: Object.keys(winston.config.npm.levels) })],
   });
+  if (unknown) {
+    shared.warn(new InvalidArgumentError(LOG_LEVEL_ENV, `one of ${Object.keys(winston.config.npm.levels).join(', ')}`, raw).message + '; logging at warn');
+  }
   return shared;
 }

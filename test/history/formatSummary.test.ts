@@ -1,4 +1,5 @@
 import { formatSummary } from '../../lib/history/formatSummary';
+import { AgentWithStateMachine, createScriptedAgent } from '../../lib/index';
 import type { HistoryEntry } from '../../lib/history/HistoryEntry';
 import { toHistoryTableInfo } from '../../lib/history/HistoryTableInfo';
 import { summarizeHistory } from '../../lib/history/summarizeHistory';
@@ -52,6 +53,17 @@ Rejected moves: 1
   after seq 14  12:00:40.000  SendingToLLM → BudgetExceeded  "over budget"  (allowed: ProcessingLLMResponse, Error)
 Final state: Error (since seq 15, 12:01:00.114)"
 `);
+  });
+
+  it('shows a turn that started on a spent budget as budget_exceeded, not as a plain Error', async () => {
+    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'a', usage: { costUsd: 1 } }] }), { logger: false, maxHistorySize: Infinity, budget: { maxCostUsd: 0.5 } });
+    await adapter.runTurn('1');
+    await adapter.runTurn('2');
+    const summary = summarizeHistory(adapter.machine.history());
+    expect(summary.turns.list.map((t) => t.standsFor)).toEqual([undefined, 'budget_exceeded']);
+    const text = formatSummary(summary);
+    expect(text).toMatch(/FAILED: the run ended in Error \(budget_exceeded\) at seq \d+/);
+    expect(text).toMatch(/Error \(budget_exceeded\)\s+budget exceeded: \$1\.00 of \$0\.50 after 1 LLM call; no LLM call made/);
   });
 
   it('says when the history stops inside a turn, and lists the last moves', () => {

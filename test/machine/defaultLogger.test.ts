@@ -39,12 +39,25 @@ describe('getDefaultLogger()', () => {
     }
   });
 
-  it('names a level it does not know instead of falling back', () => {
+  it('warns once, naming a level it does not know, and falls back to warn', () => {
     const mod = freshModule(undefined);
-    process.env.AGENT_SM_LOG_LEVEL = 'loud';
+    process.env.AGENT_SM_LOG_LEVEL = 'bogus';
+    // winston's Console transport writes to console._stderr when there is one (as under jest), else to console.error.
+    const stderr = (console as unknown as { _stderr?: NodeJS.WriteStream })._stderr ?? process.stderr;
+    const written = jest.spyOn(stderr, 'write').mockImplementation(() => true);
+    const logged = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
-      expect(() => mod.getDefaultLogger()).toThrow('Expected `AGENT_SM_LOG_LEVEL` to be one of error, warn, info, http, verbose, debug, silly, got `loud` (string)');
+      const logger = mod.getDefaultLogger();
+      expect(mod.getDefaultLogger()).toBe(logger);
+      expect(logger.level).toBe('warn');
+      const output = [...written.mock.calls, ...logged.mock.calls, ...errors.mock.calls].map((c) => String(c[0])).join('');
+      const warnings = output.split('Expected `AGENT_SM_LOG_LEVEL` to be one of error, warn, info, http, verbose, debug, silly, got `bogus` (string); logging at warn');
+      expect(warnings).toHaveLength(2);
     } finally {
+      written.mockRestore();
+      logged.mockRestore();
+      errors.mockRestore();
       delete process.env.AGENT_SM_LOG_LEVEL;
     }
   });

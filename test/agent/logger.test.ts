@@ -1,0 +1,67 @@
+import { AgentWithStateMachine, createScriptedAgent, type ToolCall } from '../../lib/index';
+import { captureLogger } from '../helpers/captureLogger';
+
+const call: ToolCall = { id: 'c1', name: 'slow' };
+
+function plainLogger(): { logger: { error: (m: string) => void; warn: (m: string) => void; info: (m: string) => void; debug: (m: string) => void }; lines: string[] } {
+  const lines: string[] = [];
+  const at = (level: string) => (m: string): void => void lines.push(`${level}: ${m}`);
+  return { logger: { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') }, lines };
+}
+
+describe('AgentWithStateMachine logger', () => {
+  it('takes any object with error, warn, info and debug, as pino or console', async () => {
+    const { logger, lines } = plainLogger();
+    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ error: 'overloaded' }, { text: 'ok' }] }), { logger, sleep: async () => undefined, random: () => 0.5 });
+    expect((await adapter.runTurn('go')).text).toBe('ok');
+    expect(lines).toContain('warn: sendUserMessage attempt 1 failed (overloaded); retrying in 375 ms');
+    expect(lines.some((l) => l.startsWith('debug: transition Ready → WaitingForUserInput'))).toBe(true);
+    expect(() => new AgentWithStateMachine(createScriptedAgent({ replies: [] }), { logger: { warn() {} } as never })).toThrow('Expected `logger` to be an object with error, warn, info and debug methods');
+  });
+
+  it('a logger whose every method throws never changes an outcome: a retryable failure is still retried', async () => {
+    const boom = (): never => {
+      throw new Error('transport down');
+    };
+    const warning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ error: '529 overloaded' }, { text: 'ok' }] }), {
+        logger: { error: boom, warn: boom, info: boom, debug: boom },
+        sleep: async () => undefined,
+      });
+      const result = await adapter.runTurn('go');
+      expect(result.outcome).toBe('end_of_turn');
+      expect(result.text).toBe('ok');
+    } finally {
+      warning.mockRestore();
+    }
+  });
+
+  it('an ordinary cancel logs at info; a fault forced to Error stays a warning', async () => {
+    const { logger, entries } = captureLogger('debug');
+    let adapter!: AgentWithStateMachine;
+    adapter = new AgentWithStateMachine(
+      createScriptedAgent({
+        sleep: async () => undefined,
+        replies: [{ toolCalls: [call] }, { toolCalls: [call] }],
+        tools: { slow: () => (adapter.cancel('user pressed Esc'), 'done') },
+        commits: [[], []],
+      }),
+      { logger, sleep: async () => undefined },
+    );
+    await adapter.runTurn('go');
+    const cancel = entries.filter((e) => e.message.includes('Cancelled'));
+    expect(cancel.length).toBeGreaterThan(0);
+    expect(cancel.every((e) => e.level !== 'warn')).toBe(true);
+    expect(entries.find((e) => e.message.startsWith('forced transition RunningTool → Cancelled'))!.level).toBe('info');
+
+    // A broken contract in CheckingGitCommits is forced to Error: a fault, so a warning.
+    const faulty = captureLogger('debug');
+    const broken = new AgentWithStateMachine(
+      { ...createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c1', name: 'x' }] }], tools: { x: { output: 'ok' } } }), checkGitCommits: async () => 'abc' as never },
+      { logger: faulty.logger, sleep: async () => undefined },
+    );
+    await broken.runTurn('go');
+    expect(faulty.entries.find((e) => e.message.startsWith('forced transition CheckingGitCommits → Error'))!.level).toBe('warn');
+  });
+});
