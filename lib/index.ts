@@ -52,7 +52,8 @@ export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/Agent
 export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext, SettleInfo, Pricing } from './agent/AgentLoop';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
-export type { TurnResult, TurnOutcome, UnansweredToolCall, OnUnknownCost } from './agent/TurnRunner';
+export type { TurnOutcome, OnUnknownCost } from './agent/TurnRunner';
+export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
 export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
 export { LLMCallError, ContractViolationError, BudgetExceededError, TurnCancelledError, OperationError, MachineMovedError } from './agent/TurnError';

@@ -1,5 +1,5 @@
 import type { LLMResponse, ToolCall, ToolResult, Usage } from './AgentLoop';
-import type { TurnResult } from './TurnRunner';
+import type { TurnResult } from './TurnResult';
 
 /** The input of one LLM call: the user's message, or tool results with the messages that go with them. */
 export type LLMCallInput =

@@ -1,25 +1,32 @@
 import { AgentWithStateMachine, BudgetExceededError, createScriptedAgent, runBatch, TurnInProgressError } from '../../lib/index';
 import { drive } from '../helpers/drive';
+import { manualClock } from '../helpers/manualClock';
 
 describe('AgentWithStateMachine deadlines and limits', () => {
   it('.runTurn() aborts a stalled LLM call when maxWallMs passes and ends budget_exceeded', async () => {
+    // The injected clock says 60 ms pass once the call has started; the call itself stalls
+    // until its signal aborts. The deadline's timer checks that clock, so load cannot change the outcome.
+    const clock = manualClock();
     let aborted = false;
-    const agent = createScriptedAgent({ replies: [{ text: 'too late', delayMs: 3000 }] });
-    const send = agent.sendUserMessage.bind(agent);
-    agent.sendUserMessage = (message, ctx) => {
-      ctx.signal.addEventListener('abort', () => (aborted = true));
-      return send(message, ctx);
+    const agent = createScriptedAgent({ replies: [] });
+    agent.sendUserMessage = (_message, ctx) => {
+      clock.advance(60);
+      return new Promise((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => {
+          aborted = true;
+          reject(new Error('aborted'));
+        });
+      });
     };
-    const adapter = new AgentWithStateMachine(agent, { logger: false, budget: { maxWallMs: 40 }, cancelGraceMs: 10, maxHistorySize: Infinity });
-    const started = Date.now();
+    const adapter = new AgentWithStateMachine(agent, { logger: false, clock: clock.now, budget: { maxWallMs: 40 }, cancelGraceMs: 10, maxHistorySize: Infinity });
     const result = await adapter.runTurn('go');
-    expect(Date.now() - started).toBeLessThan(2500);
     expect(aborted).toBe(true);
     expect(result.outcome).toBe('budget_exceeded');
     expect(result.error).toBeInstanceOf(BudgetExceededError);
-    expect(result.error!.message).toMatch(/^budget exceeded: \d+ ms of wall time, of 40 ms/);
+    expect(result.error!.message).toBe('budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call');
     const last = adapter.machine.history().at(-1)!;
     expect(last.to).toBe('Error');
+    expect(last.description).toBe('budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call (deadline passed during SendingToLLM)');
     expect(last.data).toMatchObject({ outcome: 'budget_exceeded', limit: 'maxWallMs' });
   });
 

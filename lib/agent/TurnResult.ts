@@ -1,0 +1,35 @@
+import type { ToolCall, ToolResult } from './AgentLoop';
+import type { OperationError, TurnError } from './TurnError';
+import type { TurnOutcome } from './TurnOutcome';
+import type { UsageTotals } from './UsageTotals';
+
+/** A tool call the LLM asked for whose result never reached it, with the result that answers it. */
+export interface UnansweredToolCall {
+  call: ToolCall;
+  /** The tool's real result if it finished, else `isError: true` with `interrupted: …` or `not run: …`. */
+  result: ToolResult;
+}
+
+/** How a turn ended. `usage` is this turn's own; the adapter's `usage` has the totals. */
+export interface TurnResult {
+  outcome: TurnOutcome;
+  /** The final text, for `end_of_turn`. */
+  text?: string;
+  /** Text the LLM sent alongside tool calls during the turn, in order (absent when there was none). */
+  texts?: string[];
+  /** Why the turn did not end normally. */
+  error?: TurnError;
+  usage: UsageTotals;
+  /** 1 for the adapter's first turn. */
+  turn: number;
+  /** Moves the machine made during this turn. */
+  transitions: number;
+  /**
+   * Tool calls of this turn the LLM never got results for, when the agent has no
+   * `settleToolCalls` (or it failed): add these results to your conversation before the
+   * next turn, or the provider rejects it.
+   */
+  unansweredToolCalls?: UnansweredToolCall[];
+  /** `settleToolCalls` failed (or did not finish within the grace); the outcome stands. */
+  settleError?: OperationError;
+}
