@@ -45,6 +45,7 @@ const SUITES: readonly SuiteSpec[] = [
   { name: 'cli', title: 'Inspection as the CLI: agent-sm inspect and validate on a 5,000,000-line file, beside jq', file: 'cli.bench.ts', optional: false },
   { name: 'durability', title: 'History files: cost per move of each durability mode; reader lines/s', file: 'durability.bench.ts', optional: true },
   { name: 'otel', title: 'OpenTelemetry: what traceAgent adds per turn (in-memory exporter)', file: 'otel.bench.ts', optional: true },
+  { name: 'distributed', title: 'Distributed batches: runs/s with 1, 2, 4 worker processes; Redis round trips and latency per budget check', file: 'distributed.bench.ts', optional: true },
 ];
 
 interface Outcome {

@@ -57,6 +57,11 @@ const PINNED: Record<string, string[]> = {
   './otel': [
     'TraceAgentOptions', 'TraceBatchOptions', 'TraceableAgent', 'traceAgent', 'traceBatch',
   ],
+  './bullmq': [
+    'BatchHandle', 'BatchWorkerHandle', 'BatchWorkerOptions', 'DistributedBatchReport',
+    'DistributedRunReport', 'DistributedTask', 'PriceTable', 'RedisBudget', 'RedisConnection',
+    'SubmitBatchOptions', 'WorkerLostError', 'startBatchWorker', 'submitBatch',
+  ],
 };
 
 describe('the package exports', () => {

@@ -119,6 +119,14 @@ describe('the built package', () => {
     expect(() => run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'test/fixtures/package/tsconfig.ai-sdk.json'])).not.toThrow();
   }, 60_000);
 
+  it('serves agent-state-machine/bullmq to import and require, loading the main entry once', () => {
+    const names = ['RedisBudget', 'WorkerLostError', 'startBatchWorker', 'submitBatch'];
+    const required = run(process.execPath, ['-e', "const b = require('agent-state-machine/bullmq'); const m = require('agent-state-machine'); console.log(JSON.stringify({ names: Object.keys(b).sort(), same: new b.WorkerLostError('w', 1) instanceof Error && typeof m.runBatch === 'function' }))"]);
+    expect(JSON.parse(required)).toEqual({ names, same: true });
+    const imported = run(process.execPath, ['--input-type=module', '-e', "import * as b from 'agent-state-machine/bullmq'; console.log(JSON.stringify(Object.keys(b).sort()))"]);
+    expect(JSON.parse(imported)).toEqual(names);
+  });
+
   it('ships no files it does not use', () => {
     const packed = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'])) as { files: { path: string }[] }[];
     const files = packed[0]!.files.map((f) => f.path).sort();

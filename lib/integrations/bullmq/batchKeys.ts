@@ -1,0 +1,40 @@
+/** The Redis keys of one batch, all under `<prefix>:<queue name>:asm:<batch id>`. */
+export interface BatchKeys {
+  /** JSON: the batch's settings, which workers read once per batch. */
+  meta: string;
+  /** Hash: the batch's usage and its `total` limits — the cluster-wide budget. */
+  budget: string;
+  /** Hash: usage per run (`<index>:c`, `:i`, `:o`, `:l`, `:t`), so a lost run's spend is known. */
+  runUsage: string;
+  /** Hash: index → the last start of that run `{ w: worker, a: attempt }`. */
+  started: string;
+  /** Hash: index → the run's report (JSON). Written once per run (HSETNX): exactly-once reporting. */
+  results: string;
+  /** List: what happened, in order (`s`tarted / `f`inished), read by the producer from an offset. */
+  events: string;
+  /** String: set (with the reason) when the batch is aborted. */
+  abort: string;
+}
+
+/** The channel a queue's workers hear aborts on (the message is the batch id). */
+export function abortChannel(prefix: string, name: string): string {
+  return `${prefix}:${name}:asm:abort`;
+}
+
+export function batchKeys(prefix: string, name: string, batchId: string): BatchKeys {
+  const base = `${prefix}:${name}:asm:${batchId}`;
+  return {
+    meta: `${base}:meta`,
+    budget: `${base}:budget`,
+    runUsage: `${base}:runusage`,
+    started: `${base}:started`,
+    results: `${base}:results`,
+    events: `${base}:events`,
+    abort: `${base}:abort`,
+  };
+}
+
+/** Every key of a batch, to delete them when it is over. */
+export function allKeys(keys: BatchKeys): string[] {
+  return Object.values(keys);
+}

@@ -1,0 +1,19 @@
+import type { Redis } from 'ioredis';
+import { BEGIN, CHARGE, RECORD, RESERVE } from './scripts';
+
+const SCRIPTS = { asmReserve: [RESERVE, 2], asmCharge: [CHARGE, 2], asmBegin: [BEGIN, 5], asmRecord: [RECORD, 2] } as const;
+type ScriptName = keyof typeof SCRIPTS;
+const defined = new WeakSet<Redis>();
+
+/**
+ * Runs one of the batch's Lua scripts: one round trip (EVALSHA, with ioredis falling back to
+ * EVAL once when Redis does not know the script yet, e.g. after a restart).
+ */
+export async function runScript(redis: Redis, name: ScriptName, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+  if (!defined.has(redis)) {
+    for (const [n, [lua, numberOfKeys]] of Object.entries(SCRIPTS)) redis.defineCommand(n, { lua, numberOfKeys });
+    defined.add(redis);
+  }
+  const command = (redis as unknown as Record<ScriptName, (...a: Array<string | number>) => Promise<unknown>>)[name];
+  return command.call(redis, ...keys, ...args);
+}

@@ -1,0 +1,54 @@
+import type { Redis } from 'ioredis';
+import { RunSkippedError, type SkipReason, type UsageTotals } from 'agent-state-machine';
+import type { BatchKeys } from './batchKeys';
+import { runScript } from './redisScripts';
+import { errorToWire, type WireRunReport } from './wireReport';
+import { WorkerLostError } from './WorkerLostError';
+
+/** The settings a batch's workers read from Redis. */
+export interface BatchMeta {
+  v: 1;
+  count: number;
+  perRun?: import('agent-state-machine').BudgetLimits;
+  total?: import('agent-state-machine').BudgetLimits;
+  retry?: import('agent-state-machine').RetryOptions;
+  pricing?: import('./PriceTable').PriceTable;
+  retryLostRuns: number;
+  cancelGraceMs: number;
+}
+
+/** Writes a run's report once; true when it is the one that counts. */
+export async function record(redis: Redis, keys: BatchKeys, index: number, report: WireRunReport): Promise<boolean> {
+  const json = JSON.stringify(report);
+  const event = `{"t":"f","i":${index},"r":${json}}`;
+  return (await runScript(redis, 'asmRecord', [keys.results, keys.events], [index, json, event])) === 1;
+}
+
+export function skippedReport(id: string, reason: SkipReason, message: string, worker?: string): WireRunReport {
+  return {
+    id,
+    outcome: 'skipped',
+    usage: zero(),
+    durationMs: 0,
+    transitions: 0,
+    error: errorToWire(new RunSkippedError(reason, message)),
+    ...(worker === undefined ? {} : { worker }),
+  };
+}
+
+/** A run started (by `start.w`, `start.a` times) and never reported: `error`, with what it had charged. */
+export async function lostReport(redis: Redis, keys: BatchKeys, index: number, id: string, start: { w: string; a: number }): Promise<WireRunReport> {
+  const f = await redis.hmget(keys.runUsage, `${index}:c`, `${index}:i`, `${index}:o`, `${index}:l`, `${index}:t`);
+  const n = (i: number): number => Number(f[i] ?? 0) || 0;
+  const usage: UsageTotals = { costUsd: Math.round(n(0) * 1e10) / 1e10, inputTokens: n(1), outputTokens: n(2), llmCalls: n(3), toolCalls: n(4), wallMs: 0 };
+  return { id, outcome: 'error', usage, durationMs: 0, transitions: 0, error: errorToWire(new WorkerLostError(start.w, start.a)), worker: start.w, attempt: start.a };
+}
+
+export function zero(): UsageTotals {
+  return { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 };
+}
+
+export function abortMessage(reason: unknown): string {
+  if (reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')) return 'batch aborted';
+  return `batch aborted: ${reason instanceof Error ? reason.message : String(reason)}`;
+}

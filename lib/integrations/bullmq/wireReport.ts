@@ -1,0 +1,47 @@
+import { RunSkippedError, type RunReport, type SkipReason, type UsageTotals } from 'agent-state-machine';
+import { WorkerLostError } from './WorkerLostError';
+
+/** A run's report as it travels through Redis: errors as name and message. */
+export interface WireRunReport {
+  id: string;
+  outcome: RunReport['outcome'];
+  usage: UsageTotals;
+  durationMs: number;
+  transitions: number;
+  historyFile?: string;
+  error?: WireError;
+  historyError?: WireError;
+  worker?: string;
+  attempt?: number;
+}
+
+interface WireError {
+  name: string;
+  message: string;
+  /** RunSkippedError: why. */
+  reason?: SkipReason;
+  /** WorkerLostError: how many starts. */
+  attempts?: number;
+  /** WorkerLostError: which worker. */
+  worker?: string;
+}
+
+export function errorToWire(error: Error): WireError {
+  const wire: WireError = { name: error.name, message: error.message };
+  if (error instanceof RunSkippedError) wire.reason = error.reason;
+  if (error instanceof WorkerLostError) Object.assign(wire, { attempts: error.attempts, worker: error.worker });
+  return wire;
+}
+
+/**
+ * The error back as an Error: a RunSkippedError or WorkerLostError as itself, any other (a
+ * TurnError, an agent factory's failure) as an Error with the original name and message — its
+ * class and stack stay on the worker, whose history file and log have the detail.
+ */
+export function errorFromWire(wire: WireError): Error {
+  if (wire.name === 'RunSkippedError' && wire.reason !== undefined) return new RunSkippedError(wire.reason, wire.message);
+  if (wire.name === 'WorkerLostError' && wire.worker !== undefined) return new WorkerLostError(wire.worker, wire.attempts ?? 1);
+  const error = new Error(wire.message);
+  error.name = wire.name;
+  return error;
+}
