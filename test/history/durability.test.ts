@@ -21,6 +21,12 @@ afterEach(() => {
 
 const enospc = (): NodeJS.ErrnoException => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
 
+/** Writes half of what the sink asked for (a string, or a Buffer's range), as a filling disk does. */
+function halfWrite(real: typeof fs.writeSync, fd: number, data: Buffer | string, offset = 0, length?: number): number {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  return real(fd, bytes, offset, Math.floor((length ?? bytes.length - offset) / 2));
+}
+
 /** A turn: Ready → WaitingForUserInput → SendingToLLM → ProcessingLLMResponse → EndOfTurn. */
 function turn(machine: StateMachine): void {
   machine.transition('WaitingForUserInput', 'user');
@@ -40,9 +46,9 @@ describe('JsonlHistorySink on a full disk', () => {
     // The disk fills: the next write stores half the line and then fails.
     const real = fs.writeSync;
     let calls = 0;
-    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, buffer: Buffer, offset: number, length: number) => {
+    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
       calls++;
-      if (calls === 1) return real(fd, buffer, offset, Math.floor(length / 2));
+      if (calls === 1) return halfWrite(real, fd, data, offset, length);
       throw enospc();
     }) as typeof fs.writeSync);
     machine.transition('SendingToLLM', 'send (lost)');
@@ -66,9 +72,9 @@ describe('JsonlHistorySink on a full disk', () => {
     machine.transition('WaitingForUserInput', 'user');
     const real = fs.writeSync;
     let calls = 0;
-    jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, buffer: Buffer, offset: number, length: number) => {
+    jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
       calls++;
-      if (calls === 1) return real(fd, buffer, offset, Math.floor(length / 2));
+      if (calls === 1) return halfWrite(real, fd, data, offset, length);
       throw enospc();
     }) as typeof fs.writeSync);
     jest.spyOn(nodeFs, 'ftruncateSync').mockImplementation(() => {
