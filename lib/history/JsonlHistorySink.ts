@@ -429,13 +429,18 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   }
 }
 
-function groupCommitBounds(value: unknown): { maxLines: number; maxDelayMs: number } {
+/**
+ * The bounds a `groupCommit` option value stands for (maxLines 0: off); throws
+ * `InvalidArgumentError` naming `name` for a bad value. Shared with runBatch, which checks it up front.
+ * @internal
+ */
+export function groupCommitBounds(value: unknown, name = 'groupCommit'): { maxLines: number; maxDelayMs: number } {
   if (value === undefined || value === false) return { maxLines: 0, maxDelayMs: 0 };
   if (value === true) return { maxLines: 4096, maxDelayMs: 200 };
-  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError('groupCommit', 'true, false, or { maxLines?, maxDelayMs? }', value);
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(name, 'true, false, or { maxLines?, maxDelayMs? }', value);
   const { maxLines = 4096, maxDelayMs = 200 } = value as GroupCommitOptions;
-  if (typeof maxLines !== 'number' || !Number.isInteger(maxLines) || maxLines < 1) throw new InvalidArgumentError('groupCommit.maxLines', 'a positive integer', maxLines);
-  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0) throw new InvalidArgumentError('groupCommit.maxDelayMs', 'a finite number of milliseconds ≥ 0', maxDelayMs);
+  if (typeof maxLines !== 'number' || !Number.isInteger(maxLines) || maxLines < 1) throw new InvalidArgumentError(`${name}.maxLines`, 'a positive integer', maxLines);
+  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0) throw new InvalidArgumentError(`${name}.maxDelayMs`, 'a finite number of milliseconds ≥ 0', maxDelayMs);
   return { maxLines, maxDelayMs };
 }
 
