@@ -88,7 +88,9 @@ const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.consta
  * one. The data reaches the operating system at once; when it is forced to the disk is the
  * `durability` option (default: when a turn ends, and on close). A write that fails part-way
  * (a full disk) is rolled back to the last complete line, so it loses only the lines it
- * could not store.
+ * could not store. With the opt-in `groupCommit` option lines wait in memory and are written
+ * together (at a turn's end, at a bound, on a timer, on `flush()` and `close()`), so a killed
+ * process loses the waiting lines; see `JsonlHistorySinkOptions.groupCommit`.
  *
  * Opening and closing are explicit. A failed write throws `HistoryFileError`; the machine
  * catches it and reports it as a `sinkError` event and an error log, so it is never silent.
