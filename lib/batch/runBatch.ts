@@ -11,7 +11,7 @@ import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } fr
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { groupCommitBounds, JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
 import type { RetryOptions } from '../agent/retryDelay';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { uniqueFileNames } from './safeFileName';
@@ -66,6 +66,13 @@ export interface BatchOptions {
    * fsync: a crash of the process loses nothing, a power cut may lose the last seconds).
    */
   historyDurability?: JsonlHistorySinkOptions['durability'];
+  /**
+   * Group commit for each run's history file, as `JsonlHistorySink` takes it (`true` or
+   * `{ maxLines, maxDelayMs }`): a run's lines are written together when its turn ends (one
+   * write per run instead of one per move). Default off. A killed process loses the lines of
+   * the runs in progress (at most `maxLines` each); finished runs are whole.
+   */
+  historyGroupCommit?: JsonlHistorySinkOptions['groupCommit'];
   /**
    * Replace history files already in `historyDir`. Default false: a batch whose directory
    * already holds a file it would write fails before any run starts, naming the clashes, so
@@ -186,7 +193,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, historyGroupCommit, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -197,6 +204,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {
     throw new InvalidArgumentError('historyDurability', "'none', 'turn' or 'move'", historyDurability);
   }
+  groupCommitBounds(historyGroupCommit, 'historyGroupCommit');
   if (typeof overwriteHistory !== 'boolean') throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
@@ -308,7 +316,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       };
       adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(historyDir === undefined ? {} : { sink: forward }) });
       if (historyDir !== undefined) {
-        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }) });
+        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }), ...(historyGroupCommit === undefined ? {} : { groupCommit: historyGroupCommit }) });
       }
       adapter.machine.onTransition(() => (moves += 1));
       if (historyDir !== undefined) adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));

@@ -45,6 +45,28 @@ export interface JsonlHistorySinkOptions {
    * OS in one write.
    */
   durability?: HistoryDurability;
+  /**
+   * Opt-in group commit: lines are kept in memory and written together in one `write`, when a
+   * move reaches a terminal state (a turn ended), when `maxLines` are waiting, `maxDelayMs`
+   * after the first waiting line (an unref'd timer), on `flush()` and on `close()`. `true`
+   * takes the defaults (`maxLines` 4096, `maxDelayMs` 200). Default: off, one write per line.
+   *
+   * What a crash loses: a killed process (`kill -9`) loses the lines still waiting — at most
+   * `maxLines`, at most `maxDelayMs` of them, never more than the turn in progress; the lines
+   * of every finished turn are in the file. A batched write that fails part-way is cut back
+   * to the last complete line before it, so the file never holds half a batch. Durability
+   * applies per batch: `'turn'` fsyncs the batch that ends a turn, `'move'` every batch.
+   * A failure of a timed flush is thrown by the next `write`, `flush()` or `close()`.
+   */
+  groupCommit?: boolean | GroupCommitOptions;
+}
+
+/** Bounds of `JsonlHistorySinkOptions.groupCommit`. */
+export interface GroupCommitOptions {
+  /** Write once this many lines are waiting. Default 4096; a positive integer. */
+  maxLines?: number;
+  /** Write at the latest this many milliseconds after the first waiting line. Default 200; a finite number ≥ 0. */
+  maxDelayMs?: number;
 }
 
 /** When `JsonlHistorySink` forces its lines to the disk; see `JsonlHistorySinkOptions.durability`. */
@@ -66,7 +88,9 @@ const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.consta
  * one. The data reaches the operating system at once; when it is forced to the disk is the
  * `durability` option (default: when a turn ends, and on close). A write that fails part-way
  * (a full disk) is rolled back to the last complete line, so it loses only the lines it
- * could not store.
+ * could not store. With the opt-in `groupCommit` option lines wait in memory and are written
+ * together (at a turn's end, at a bound, on a timer, on `flush()` and `close()`), so a killed
+ * process loses the waiting lines; see `JsonlHistorySinkOptions.groupCommit`.
  *
  * Opening and closing are explicit. A failed write throws `HistoryFileError`; the machine
  * catches it and reports it as a `sinkError` event and an error log, so it is never silent.
@@ -101,6 +125,15 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #size = 0;
   /** A short write could not be cut back: the next line must start on a new line. */
   #broken = false;
+  /** Group commit: the bound on waiting lines, or 0 when off (one write per line). */
+  #maxLines = 0;
+  #maxDelayMs = 0;
+  /** Group commit: the lines waiting for the next write, each ending in a newline. */
+  #pending = '';
+  #pendingLines = 0;
+  #timer: NodeJS.Timeout | undefined;
+  /** A timed flush failed: thrown by the next write, flush or close. */
+  #deferredError: unknown;
 
   private constructor(path: string, fd: number, runId: string) {
     this.path = path;
@@ -119,6 +152,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     const { runId = randomUUID(), table = DEFAULT_TABLE, metadata, meta = true, overwrite = false, startedAt = Date.now(), durability = 'turn' } = options;
     if (typeof runId !== 'string' || runId === '') throw new InvalidArgumentError('runId', 'a non-empty string', runId);
     if (!DURABILITIES.includes(durability)) throw new InvalidArgumentError('durability', "'none', 'turn' or 'move'", durability);
+    const group = groupCommitBounds(options.groupCommit);
     if (options.table !== undefined) {
       try {
         assertValidTable(table);
@@ -155,12 +189,15 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     }
     const sink = new JsonlHistorySink<S>(path, fd, runId);
     sink.#durability = durability;
+    sink.#maxLines = group.maxLines;
+    sink.#maxDelayMs = group.maxDelayMs;
     sink.#terminal = terminalStates(table);
     sink.#meta = metaLine;
     sink.#tableGiven = options.table !== undefined;
     if (metaText !== undefined) {
       try {
-        sink.#writeLine(metaText);
+        // At once even with group commit: the file names its run from the start.
+        sink.#writeText(`${metaText}\n`, 1, durability === 'move');
       } catch (error) {
         sink.close();
         throw error;
@@ -174,7 +211,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     return this.#fd !== undefined;
   }
 
-  /** Lines written so far, the meta line included. */
+  /** Lines written to the file so far, the meta line included (with group commit, not those still waiting). */
   get linesWritten(): number {
     return this.#lines;
   }
@@ -214,7 +251,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     this.#broken = false;
     this.#meta = rewritten;
     this.#terminal = terminalStates(table);
-    this.#writeLine(JSON.stringify(rewritten));
+    this.#writeText(`${JSON.stringify(rewritten)}\n`, 1, this.#durability === 'move');
   }
 
   /**
@@ -238,7 +275,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       }
       if (dataText !== undefined) text += `,"data":${dataText}`;
     }
-    this.#writeLine(`${text}}`, this.#durability === 'turn' && this.#terminal.has(to));
+    this.#writeLine(`${text}}`, this.#terminal.has(to));
     this.#lastSeq = seq;
     if (dataError !== undefined) {
       throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
@@ -262,47 +299,125 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   close(): void {
     const fd = this.#fd;
     if (fd === undefined) return;
+    let failure: unknown = this.#deferredError;
+    this.#deferredError = undefined;
+    try {
+      this.#flushPending(false);
+    } catch (error) {
+      failure ??= error;
+    }
     this.#fd = undefined;
-    let failure: unknown;
     try {
       if (this.#durability !== 'none') syncFile(fd);
     } catch (error) {
-      failure = error;
+      failure ??= error;
     }
     try {
       fs.closeSync(fd);
     } catch (error) {
       failure ??= error;
     }
+    if (failure instanceof HistoryFileError) throw failure;
     if (failure !== undefined) throw new HistoryFileError('write_failed', this.path, `cannot close: ${messageOf(failure)}`, { cause: failure });
+  }
+
+  /** Lines waiting for the next write (group commit); always 0 without it. */
+  get pendingLines(): number {
+    return this.#pendingLines;
+  }
+
+  /**
+   * Group commit: writes the waiting lines now, in one write (fsync'ed unless durability is
+   * `'none'`), and throws the failure of an earlier timed flush. Without group commit there
+   * is nothing waiting and it does nothing.
+   */
+  flush(): void {
+    this.#throwDeferred();
+    this.#flushPending(this.#durability !== 'none');
   }
 
   // One write call per line: what the OS has, it has whole (short writes are finished below).
   // A write that fails part-way (a full disk) is cut back to the last complete line, so the
   // next line is not glued to half of this one; if even that fails, the next line starts
-  // with a newline, so only the half line is lost.
-  #writeLine(text: string, sync = false): void {
-    const fd = this.#fd;
-    if (fd === undefined) throw new HistoryFileError('sink_closed', this.path, 'the history sink is closed; a line written after close() is lost');
-    const bytes = Buffer.from(this.#broken ? `\n${text}\n` : `${text}\n`, 'utf8');
+  // with a newline, so only the half line is lost. `endsTurn`: the line reaches a terminal state.
+  #writeLine(text: string, endsTurn = false): void {
+    if (this.#fd === undefined) throw new HistoryFileError('sink_closed', this.path, 'the history sink is closed; a line written after close() is lost');
+    if (this.#maxLines > 0) {
+      this.#throwDeferred();
+      this.#pending += `${text}\n`;
+      this.#pendingLines++;
+      if (endsTurn || this.#pendingLines >= this.#maxLines) this.#flushPending(this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
+      else if (this.#timer === undefined) this.#startTimer();
+      return;
+    }
+    this.#writeText(this.#broken ? `\n${text}\n` : `${text}\n`, 1, this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
+  }
+
+  /** Writes `lines` complete lines as one write; on a short write, cuts the file back to before them. */
+  #writeText(text: string, lines: number, sync: boolean): void {
+    const fd = this.#fd!;
+    let length = -1;
     let offset = 0;
     try {
-      while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-      if (sync || this.#durability === 'move') syncFile(fd);
-    } catch (error) {
-      if (offset < bytes.length) {
-        this.#rollBack(fd, offset);
-        throw new HistoryFileError('write_failed', this.path, `cannot write line ${this.#lines + 1}: ${messageOf(error)}`, { cause: error });
+      // The string is written directly (no Buffer copy); only a short write, which is rare,
+      // pays for encoding it to finish the rest.
+      offset = fs.writeSync(fd, text);
+      length = Buffer.byteLength(text, 'utf8');
+      if (offset < length) {
+        const bytes = Buffer.from(text, 'utf8');
+        while (offset < length) offset += fs.writeSync(fd, bytes, offset, length - offset);
       }
-      // The line is in the file; only forcing it to the disk failed.
-      this.#size += bytes.length;
+      if (sync) syncFile(fd);
+    } catch (error) {
+      if (length < 0 || offset < length) {
+        this.#rollBack(fd, offset);
+        const what = lines === 1 ? `line ${this.#lines + 1}` : `lines ${this.#lines + 1}–${this.#lines + lines} (one batched write; none of them was kept)`;
+        throw new HistoryFileError('write_failed', this.path, `cannot write ${what}: ${messageOf(error)}`, { cause: error });
+      }
+      // The lines are in the file; only forcing them to the disk failed.
+      this.#size += length;
       this.#broken = false;
-      this.#lines++;
+      this.#lines += lines;
       throw new HistoryFileError('write_failed', this.path, `line ${this.#lines} was written but could not be forced to the disk: ${messageOf(error)}`, { cause: error });
     }
-    this.#size += bytes.length;
+    this.#size += length;
     this.#broken = false;
-    this.#lines++;
+    this.#lines += lines;
+  }
+
+  #flushPending(sync: boolean): void {
+    this.#clearTimer();
+    if (this.#pendingLines === 0) return;
+    const text = this.#broken ? `\n${this.#pending}` : this.#pending;
+    const lines = this.#pendingLines;
+    this.#pending = '';
+    this.#pendingLines = 0;
+    this.#writeText(text, lines, sync);
+  }
+
+  #startTimer(): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      try {
+        this.#flushPending(this.#durability === 'move');
+      } catch (error) {
+        this.#deferredError ??= error;
+      }
+    }, this.#maxDelayMs);
+    // A waiting line must not keep the process alive; close() writes it.
+    this.#timer.unref();
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #throwDeferred(): void {
+    const error = this.#deferredError;
+    if (error === undefined) return;
+    this.#deferredError = undefined;
+    throw error;
   }
 
   #rollBack(fd: number, written: number): void {
@@ -314,6 +429,21 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       this.#broken = true;
     }
   }
+}
+
+/**
+ * The bounds a `groupCommit` option value stands for (maxLines 0: off); throws
+ * `InvalidArgumentError` naming `name` for a bad value. Shared with runBatch, which checks it up front.
+ * @internal
+ */
+export function groupCommitBounds(value: unknown, name = 'groupCommit'): { maxLines: number; maxDelayMs: number } {
+  if (value === undefined || value === false) return { maxLines: 0, maxDelayMs: 0 };
+  if (value === true) return { maxLines: 4096, maxDelayMs: 200 };
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(name, 'true, false, or { maxLines?, maxDelayMs? }', value);
+  const { maxLines = 4096, maxDelayMs = 200 } = value as GroupCommitOptions;
+  if (typeof maxLines !== 'number' || !Number.isInteger(maxLines) || maxLines < 1) throw new InvalidArgumentError(`${name}.maxLines`, 'a positive integer', maxLines);
+  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0) throw new InvalidArgumentError(`${name}.maxDelayMs`, 'a finite number of milliseconds ≥ 0', maxDelayMs);
+  return { maxLines, maxDelayMs };
 }
 
 /** A number, string or boolean as JSON; a non-finite number as `null`, as JSON.stringify writes it. */

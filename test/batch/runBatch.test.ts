@@ -384,6 +384,21 @@ describe('runBatch', () => {
       expect(factory).not.toHaveBeenCalled();
     });
 
+    it('writes complete files with historyGroupCommit and rejects a bad group commit before any run', async () => {
+      const historyDir = path.join(dir, 'group');
+      const report = await runBatch([task('a', 1), task('b', 3)], { ...base(), historyDir, historyDurability: 'none', historyGroupCommit: { maxLines: 1000 } });
+      for (const run of report.runs) {
+        const history = await loadHistory(run.historyFile!);
+        expect(history.records).toHaveLength(run.transitions);
+        expect(validateHistory(history.entries).ok).toBe(true);
+      }
+      const factory = jest.fn(() => createScriptedAgent({ replies: [{ text: 'x' }] }));
+      await expect(runBatch([{ id: 'c', input: 'go', agent: factory }], { ...base(), historyDir, historyGroupCommit: { maxLines: 0 } })).rejects.toThrow(
+        'Expected `historyGroupCommit.maxLines` to be a positive integer, got `0`',
+      );
+      expect(factory).not.toHaveBeenCalled();
+    });
+
     it('writes each started run to its own JSON Lines file, one record per transition, under a safe unique name', async () => {
       const historyDir = path.join(dir, 'nested', 'runs');
       const tasks: BatchTask[] = [

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import nodeFs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawn } from 'node:child_process';
 import { HistoryFileError } from '../../lib/history/HistoryFileError';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { loadHistory, readHistory } from '../../lib/history/loadHistory';
@@ -20,6 +21,12 @@ afterEach(() => {
 });
 
 const enospc = (): NodeJS.ErrnoException => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+
+/** Writes half of what the sink asked for (a string, or a Buffer's range), as a filling disk does. */
+function halfWrite(real: typeof fs.writeSync, fd: number, data: Buffer | string, offset = 0, length?: number): number {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  return real(fd, bytes, offset, Math.floor((length ?? bytes.length - offset) / 2));
+}
 
 /** A turn: Ready → WaitingForUserInput → SendingToLLM → ProcessingLLMResponse → EndOfTurn. */
 function turn(machine: StateMachine): void {
@@ -40,9 +47,9 @@ describe('JsonlHistorySink on a full disk', () => {
     // The disk fills: the next write stores half the line and then fails.
     const real = fs.writeSync;
     let calls = 0;
-    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, buffer: Buffer, offset: number, length: number) => {
+    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
       calls++;
-      if (calls === 1) return real(fd, buffer, offset, Math.floor(length / 2));
+      if (calls === 1) return halfWrite(real, fd, data, offset, length);
       throw enospc();
     }) as typeof fs.writeSync);
     machine.transition('SendingToLLM', 'send (lost)');
@@ -66,9 +73,9 @@ describe('JsonlHistorySink on a full disk', () => {
     machine.transition('WaitingForUserInput', 'user');
     const real = fs.writeSync;
     let calls = 0;
-    jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, buffer: Buffer, offset: number, length: number) => {
+    jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
       calls++;
-      if (calls === 1) return real(fd, buffer, offset, Math.floor(length / 2));
+      if (calls === 1) return halfWrite(real, fd, data, offset, length);
       throw enospc();
     }) as typeof fs.writeSync);
     jest.spyOn(nodeFs, 'ftruncateSync').mockImplementation(() => {
@@ -161,4 +168,150 @@ describe('readHistory on damaged files', () => {
     for await (const entry of readHistory('-', { input: input() })) if (entry.kind === 'record') seqs.push(entry.record.seq);
     expect(seqs).toEqual([1, 2]);
   });
+});
+
+describe('JsonlHistorySink group commit', () => {
+  const lineCount = (file: string): number => fs.readFileSync(file, 'utf8').split('\n').length - 1;
+
+  it(".open({ groupCommit }) keeps lines in memory and writes them in one write when a turn ends", async () => {
+    const file = path.join(dir, 'group.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r', groupCommit: true });
+    const writes = jest.spyOn(nodeFs, 'writeSync');
+    const machine = new StateMachine({ logger: false, sink });
+    machine.transition('WaitingForUserInput', 'user');
+    machine.transition('SendingToLLM', 'send');
+    machine.transition('ProcessingLLMResponse', 'reply');
+    expect(lineCount(file)).toBe(1); // the meta line, written at once
+    expect(sink.pendingLines).toBe(3);
+    machine.transition('EndOfTurn', 'done'); // terminal: the turn ended
+    expect(writes).toHaveBeenCalledTimes(1);
+    expect(sink.pendingLines).toBe(0);
+    expect(lineCount(file)).toBe(5);
+    expect(sink.linesWritten).toBe(5);
+    sink.close();
+    expect((await loadHistory(file)).records.map((r) => r.description)).toEqual(['user', 'send', 'reply', 'done']);
+  });
+
+  it('.close() and .flush() write the waiting lines', async () => {
+    const file = path.join(dir, 'close.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r', groupCommit: { maxLines: 100 } });
+    const machine = new StateMachine({ logger: false, sink });
+    machine.transition('WaitingForUserInput', 'user');
+    sink.flush();
+    expect(lineCount(file)).toBe(2);
+    machine.transition('SendingToLLM', 'send');
+    expect(lineCount(file)).toBe(2);
+    sink.close();
+    expect(lineCount(file)).toBe(3);
+    expect((await loadHistory(file)).records.map((r) => r.description)).toEqual(['user', 'send']);
+  });
+
+  it('.write() writes when maxLines are waiting, and the timer writes after maxDelayMs', () => {
+    jest.useFakeTimers();
+    try {
+      const file = path.join(dir, 'bounds.jsonl');
+      const sink = JsonlHistorySink.open(file, { runId: 'r', groupCommit: { maxLines: 2, maxDelayMs: 50 } });
+      const machine = new StateMachine({ logger: false, sink });
+      machine.transition('WaitingForUserInput', 'user');
+      machine.transition('SendingToLLM', 'send');
+      expect(lineCount(file)).toBe(3); // two lines reached the bound
+      machine.transition('ProcessingLLMResponse', 'reply');
+      expect(sink.pendingLines).toBe(1);
+      jest.advanceTimersByTime(49);
+      expect(lineCount(file)).toBe(3);
+      jest.advanceTimersByTime(1);
+      expect(lineCount(file)).toBe(4);
+      expect(sink.pendingLines).toBe(0);
+      sink.close();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('.write() rolls a short batched write back to the last complete line before the batch', async () => {
+    const file = path.join(dir, 'short.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r', groupCommit: true });
+    const errors: unknown[] = [];
+    const machine = new StateMachine({ logger: false, sink });
+    machine.on('sinkError', ({ error }) => errors.push(error));
+    turn(machine);
+    const before = fs.readFileSync(file, 'utf8');
+    machine.transition('WaitingForUserInput', 'user 2 (lost)');
+    machine.transition('SendingToLLM', 'send 2 (lost)');
+    const real = fs.writeSync;
+    let calls = 0;
+    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
+      calls++;
+      if (calls === 1) return halfWrite(real, fd, data, offset, length);
+      throw enospc();
+    }) as typeof fs.writeSync);
+    machine.transition('ProcessingLLMResponse', 'reply 2 (lost)');
+    machine.transition('EndOfTurn', 'done 2 (lost)');
+    spy.mockRestore();
+    expect(errors).toEqual([expect.objectContaining({ code: 'write_failed', message: expect.stringMatching(/lines 6–9 \(one batched write; none of them was kept\)/) })]);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    turn(machine);
+    sink.close();
+    const loaded = await loadHistory(file);
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.records.map((r) => r.description)).toEqual(['user', 'send', 'reply', 'done', 'user', 'send', 'reply', 'done']);
+  });
+
+  it('.flush() throws the failure of a timed flush', () => {
+    jest.useFakeTimers();
+    try {
+      const sink = JsonlHistorySink.open(path.join(dir, 'timed.jsonl'), { runId: 'r', groupCommit: { maxDelayMs: 10 } });
+      const machine = new StateMachine({ logger: false, sink });
+      machine.transition('WaitingForUserInput', 'user');
+      const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(() => {
+        throw enospc();
+      });
+      jest.advanceTimersByTime(10);
+      spy.mockRestore();
+      expect(() => sink.flush()).toThrow(expect.objectContaining({ code: 'write_failed', message: expect.stringMatching(/ENOSPC/) }));
+      sink.close();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it.each([
+    ['bogus', 'groupCommit'],
+    [{ maxLines: 0 }, 'groupCommit.maxLines'],
+    [{ maxLines: 1.5 }, 'groupCommit.maxLines'],
+    [{ maxDelayMs: -1 }, 'groupCommit.maxDelayMs'],
+    [{ maxDelayMs: Number.NaN }, 'groupCommit.maxDelayMs'],
+  ])('.open({ groupCommit: %p }) is refused, naming %s', (groupCommit, name) => {
+    const file = path.join(dir, 'bad.jsonl');
+    expect(() => JsonlHistorySink.open(file, { groupCommit: groupCommit as never })).toThrow(InvalidArgumentError);
+    expect(() => JsonlHistorySink.open(file, { groupCommit: groupCommit as never })).toThrow(name);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
+  it('.write() loses at most the waiting lines when the process is killed (SIGKILL)', async () => {
+    const file = path.join(dir, 'killed.jsonl');
+    const maxLines = 40;
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'fixtures', 'killedRun.ts'), file, '500', String(maxLines)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const movesAtReady = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /ready (\d+)\n/.exec(out);
+        if (match) resolve(Number(match[1]));
+      });
+      child.on('exit', (code) => reject(new Error(`child exited (${code}) before it was ready: ${stderr}`)));
+    });
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const history = await loadHistory(file);
+    // Whole batches only: no cut line, the seq chain unbroken, and no more lost than the buffer.
+    expect(history.warnings).toEqual([]);
+    expect(fs.readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
+    expect(history.records.length).toBeGreaterThanOrEqual(movesAtReady - maxLines);
+    expect(history.records.map((r) => r.seq)).toEqual(history.records.map((_, i) => i + 1));
+    expect(validateHistory(history.entries)).toEqual({ ok: true, records: history.records.length, issues: [] });
+  }, 30_000);
 });
