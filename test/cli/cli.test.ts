@@ -7,6 +7,7 @@ import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { toMermaid } from '../../lib/history/toMermaid';
 import { VERSION } from '../../lib/internal/version';
 import { failedRun, T0 } from '../fixtures/agentRun';
+import { runCli } from '../helpers/runCli';
 
 const ROOT = path.join(__dirname, '..', '..');
 let dir: string;
@@ -23,13 +24,7 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs main() in-process and captures what it writes. */
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 /** Runs the CLI as a user would: a separate node process on lib/cli/bin.ts. */
 function spawnCli(...args: string[]): { code: number | null; stdout: string; stderr: string } {

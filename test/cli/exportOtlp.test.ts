@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../lib/cli/main';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import type { OtlpTraceExport } from '../../lib/telemetry/OtlpJson';
 import { failedRun, T0 } from '../fixtures/agentRun';
+import { runCli } from '../helpers/runCli';
 import { otlpShapeProblems } from '../helpers/otlpShape';
 
 let dir: string;
@@ -21,12 +21,7 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 describe('agent-sm export otlp', () => {
   it('export otlp prints OTLP/JSON spans of every turn of a history file', async () => {
