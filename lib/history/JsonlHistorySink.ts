@@ -74,6 +74,10 @@ export type HistoryDurability = 'none' | 'turn' | 'move';
 
 const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 
+/** Strings whose JSON text a sink remembers, and the longest it remembers. */
+const QUOTE_CACHE_SIZE = 1024;
+const QUOTE_CACHE_CHARS = 256;
+
 // O_NOFOLLOW: a symbolic link planted at the path must not redirect the history into the
 // file it points to (O_EXCL alone covers new files; this covers `overwrite: true`).
 const NO_FOLLOW = fs.constants.O_NOFOLLOW ?? 0;
@@ -134,6 +138,10 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #timer: NodeJS.Timeout | undefined;
   /** A timed flush failed: thrown by the next write, flush or close. */
   #deferredError: unknown;
+  /** JSON text of strings already written (state names, descriptions); see `#quote`. */
+  #quoted = new Map<string, string>();
+  #lastAt: unknown;
+  #lastAtText = '';
 
   private constructor(path: string, fd: number, runId: string) {
     this.path = path;
@@ -262,8 +270,10 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   write(record: TransitionRecord<S>): void {
     const { seq, from, to, description, at, durationMs, forced, data } = record;
     // The known fields are written directly (no copy of the record per line), in the
-    // record's own order; only `data` goes through JSON.stringify as a whole.
-    let text = `{"seq":${jsonValue(seq)},"from":${jsonValue(from)},"to":${jsonValue(to)},"description":${jsonValue(description)},"at":${jsonValue(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}`;
+    // record's own order; only `data` goes through JSON.stringify as a whole. State names and
+    // descriptions repeat, and moves close together share their millisecond: their JSON text
+    // is remembered rather than made again for every line.
+    let text = `{"seq":${jsonValue(seq)},"from":${this.#quote(from)},"to":${this.#quote(to)},"description":${this.#quote(description)},"at":${this.#atText(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}`;
     let dataError: unknown;
     if (data !== undefined) {
       let dataText: string | undefined;
@@ -275,24 +285,46 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       }
       if (dataText !== undefined) text += `,"data":${dataText}`;
     }
-    this.#writeLine(`${text}}`, this.#terminal.has(to));
+    this.#writeLine(`${text}}\n`, this.#terminal.has(to));
     this.#lastSeq = seq;
     if (dataError !== undefined) {
       throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
     }
   }
 
+  /** A string as JSON, from the cache when it was seen before (any other value as `jsonValue`). */
+  #quote(value: unknown): string {
+    if (typeof value !== 'string') return jsonValue(value);
+    let json = this.#quoted.get(value);
+    if (json === undefined) {
+      json = JSON.stringify(value);
+      // Bounded: state names and fixed descriptions fill it; text made per move (ids, counts)
+      // would only churn it, so once full it keeps what it has.
+      if (this.#quoted.size < QUOTE_CACHE_SIZE && value.length <= QUOTE_CACHE_CHARS) this.#quoted.set(value, json);
+    }
+    return json;
+  }
+
+  /** `at` as JSON; converting a 13-digit number costs more than the rest of a line's numbers. */
+  #atText(at: unknown): string {
+    if (at !== this.#lastAt) {
+      this.#lastAt = at;
+      this.#lastAtText = jsonValue(at);
+    }
+    return this.#lastAtText;
+  }
+
   /** Appends a line for a move the table rejected. */
   rejected(error: IllegalTransitionError<S>): void {
     const { from, to, allowed, description, at } = error.toJSON();
     const line: RejectedMove = { type: 'rejected', from, to, allowed, description, at, seq: this.#lastSeq };
-    this.#writeLine(JSON.stringify(line));
+    this.#writeLine(`${JSON.stringify(line)}\n`);
   }
 
   /** Appends a line marking a reset: the next record starts again from the initial state. */
   reset(info: ResetInfo<S>): void {
     const line: ResetMarker = { type: 'reset', from: info.from, at: info.at, seq: info.seq };
-    this.#writeLine(JSON.stringify(line));
+    this.#writeLine(`${JSON.stringify(line)}\n`);
   }
 
   /** Closes the file. Calling it again does nothing; writing after it throws `sink_closed`. */
@@ -339,18 +371,19 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   // One write call per line: what the OS has, it has whole (short writes are finished below).
   // A write that fails part-way (a full disk) is cut back to the last complete line, so the
   // next line is not glued to half of this one; if even that fails, the next line starts
-  // with a newline, so only the half line is lost. `endsTurn`: the line reaches a terminal state.
-  #writeLine(text: string, endsTurn = false): void {
+  // with a newline, so only the half line is lost. `line` ends in its newline; `endsTurn`: the
+  // line reaches a terminal state.
+  #writeLine(line: string, endsTurn = false): void {
     if (this.#fd === undefined) throw new HistoryFileError('sink_closed', this.path, 'the history sink is closed; a line written after close() is lost');
     if (this.#maxLines > 0) {
       this.#throwDeferred();
-      this.#pending += `${text}\n`;
+      this.#pending += line;
       this.#pendingLines++;
       if (endsTurn || this.#pendingLines >= this.#maxLines) this.#flushPending(this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
       else if (this.#timer === undefined) this.#startTimer();
       return;
     }
-    this.#writeText(this.#broken ? `\n${text}\n` : `${text}\n`, 1, this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
+    this.#writeText(this.#broken ? `\n${line}` : line, 1, this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
   }
 
   /** Writes `lines` complete lines as one write; on a short write, cuts the file back to before them. */
