@@ -77,6 +77,7 @@ const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 /** Strings whose JSON text a sink remembers, and the longest it remembers. */
 const QUOTE_CACHE_SIZE = 1024;
 const QUOTE_CACHE_CHARS = 256;
+const ASCII = /^[\x00-\x7f]*$/;
 
 // O_NOFOLLOW: a symbolic link planted at the path must not redirect the history into the
 // file it points to (O_EXCL alone covers new files; this covers `overwrite: true`).
@@ -138,10 +139,12 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #timer: NodeJS.Timeout | undefined;
   /** A timed flush failed: thrown by the next write, flush or close. */
   #deferredError: unknown;
-  /** JSON text of strings already written (state names, descriptions); see `#quote`. */
+  /** JSON text of ASCII strings already written (state names, descriptions); see `#quote`. */
   #quoted = new Map<string, string>();
-  #lastAt: unknown;
+  #lastAt = NaN;
   #lastAtText = '';
+  /** Set while a record's line is built: whether it is all ASCII (see `write`). */
+  #ascii = false;
 
   private constructor(path: string, fd: number, runId: string) {
     this.path = path;
@@ -269,6 +272,9 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    */
   write(record: TransitionRecord<S>): void {
     const { seq, from, to, description, at, durationMs, forced, data } = record;
+    // Whether the line is known to be ASCII, so that its length is its size in bytes: the
+    // numbers are, remembered strings are (only ASCII ones are kept); anything else clears it.
+    this.#ascii = typeof seq === 'number' && typeof durationMs === 'number' && data === undefined;
     // The known fields are written directly (no copy of the record per line), in the
     // record's own order; only `data` goes through JSON.stringify as a whole. State names and
     // descriptions repeat, and moves close together share their millisecond: their JSON text
@@ -285,7 +291,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       }
       if (dataText !== undefined) text += `,"data":${dataText}`;
     }
-    this.#writeLine(`${text}}\n`, this.#terminal.has(to));
+    const line = `${text}}\n`;
+    this.#writeLine(line, to, this.#ascii ? line.length : -1);
     this.#lastSeq = seq;
     if (dataError !== undefined) {
       throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
@@ -294,19 +301,27 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
 
   /** A string as JSON, from the cache when it was seen before (any other value as `jsonValue`). */
   #quote(value: unknown): string {
-    if (typeof value !== 'string') return jsonValue(value);
+    if (typeof value !== 'string') {
+      this.#ascii = false;
+      return jsonValue(value);
+    }
     let json = this.#quoted.get(value);
     if (json === undefined) {
       json = JSON.stringify(value);
+      if (!ASCII.test(json)) this.#ascii = false;
       // Bounded: state names and fixed descriptions fill it; text made per move (ids, counts)
       // would only churn it, so once full it keeps what it has.
-      if (this.#quoted.size < QUOTE_CACHE_SIZE && value.length <= QUOTE_CACHE_CHARS) this.#quoted.set(value, json);
+      else if (this.#quoted.size < QUOTE_CACHE_SIZE && value.length <= QUOTE_CACHE_CHARS) this.#quoted.set(value, json);
     }
     return json;
   }
 
   /** `at` as JSON; converting a 13-digit number costs more than the rest of a line's numbers. */
   #atText(at: unknown): string {
+    if (typeof at !== 'number') {
+      this.#ascii = false;
+      return jsonValue(at);
+    }
     if (at !== this.#lastAt) {
       this.#lastAt = at;
       this.#lastAtText = jsonValue(at);
@@ -371,23 +386,30 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   // One write call per line: what the OS has, it has whole (short writes are finished below).
   // A write that fails part-way (a full disk) is cut back to the last complete line, so the
   // next line is not glued to half of this one; if even that fails, the next line starts
-  // with a newline, so only the half line is lost. `line` ends in its newline; `endsTurn`: the
-  // line reaches a terminal state.
-  #writeLine(line: string, endsTurn = false): void {
+  // with a newline, so only the half line is lost. `line` ends in its newline; `to`: the state
+  // a record's line moves to (a terminal one ends a turn); `bytes`: its size, when known.
+  #writeLine(line: string, to?: string, bytes = -1): void {
     if (this.#fd === undefined) throw new HistoryFileError('sink_closed', this.path, 'the history sink is closed; a line written after close() is lost');
     if (this.#maxLines > 0) {
       this.#throwDeferred();
       this.#pending += line;
       this.#pendingLines++;
+      const endsTurn = to !== undefined && this.#terminal.has(to);
       if (endsTurn || this.#pendingLines >= this.#maxLines) this.#flushPending(this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
       else if (this.#timer === undefined) this.#startTimer();
       return;
     }
-    this.#writeText(this.#broken ? `\n${line}` : line, 1, this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
+    const durability = this.#durability;
+    const sync = durability === 'move' || (durability === 'turn' && to !== undefined && this.#terminal.has(to));
+    if (this.#broken) this.#writeText(`\n${line}`, 1, sync, bytes < 0 ? -1 : bytes + 1);
+    else this.#writeText(line, 1, sync, bytes);
   }
 
-  /** Writes `lines` complete lines as one write; on a short write, cuts the file back to before them. */
-  #writeText(text: string, lines: number, sync: boolean): void {
+  /**
+   * Writes `lines` complete lines as one write; on a short write, cuts the file back to before
+   * them. `bytes`: the text's size in UTF-8 when the caller knows it, else -1.
+   */
+  #writeText(text: string, lines: number, sync: boolean, bytes = -1): void {
     const fd = this.#fd!;
     let length = -1;
     let offset = 0;
@@ -395,7 +417,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       // The string is written directly (no Buffer copy); only a short write, which is rare,
       // pays for encoding it to finish the rest.
       offset = fs.writeSync(fd, text);
-      length = Buffer.byteLength(text, 'utf8');
+      length = bytes < 0 ? Buffer.byteLength(text, 'utf8') : bytes;
       if (offset < length) {
         const bytes = Buffer.from(text, 'utf8');
         while (offset < length) offset += fs.writeSync(fd, bytes, offset, length - offset);

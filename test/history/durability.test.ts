@@ -65,6 +65,31 @@ describe('JsonlHistorySink on a full disk', () => {
     expect(validateHistory(loaded.entries).issues.map((i) => i.code)).toContain('seq_gap');
   });
 
+  it('.write() finishes a short write of a line whose size in bytes is more than its length (non-ASCII text)', async () => {
+    const file = path.join(dir, 'run.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r' });
+    const machine = new StateMachine({ logger: false, sink });
+    machine.transition('WaitingForUserInput', 'user');
+    machine.transition('SendingToLLM', 'envoyé → modèle');
+    // The write stores exactly as many bytes as the line has UTF-16 units: short, since é and
+    // → take more than one byte each. The sink must see that and write the rest, also for a
+    // description it has written before.
+    const real = fs.writeSync;
+    let calls = 0;
+    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
+      calls++;
+      if (typeof data === 'string') return real(fd, Buffer.from(data, 'utf8'), 0, data.length);
+      return real(fd, data, offset, length);
+    }) as typeof fs.writeSync);
+    machine.transition('ProcessingLLMResponse', 'envoyé → modèle');
+    machine.transition('EndOfTurn', 'réponse');
+    spy.mockRestore();
+    sink.close();
+    expect(calls).toBe(4);
+    const loaded = await loadHistory(file);
+    expect(loaded.records.map((r) => r.description)).toEqual(['user', 'envoyé → modèle', 'envoyé → modèle', 'réponse']);
+  });
+
   it('.write() starts the next line on a new line when the half line cannot be cut back', async () => {
     const file = path.join(dir, 'run.jsonl');
     const sink = JsonlHistorySink.open(file, { runId: 'r' });
