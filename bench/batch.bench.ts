@@ -60,8 +60,29 @@ async function plainPool(concurrency: number): Promise<number> {
   return ended;
 }
 
-type Kind = 'pool' | 'runBatch' | 'runBatch+historyDir' | 'runBatch+historyDir none' | 'runBatch+historyDir group' | 'runBatch+historyDir none group';
-const KINDS: readonly Kind[] = ['pool', 'runBatch', 'runBatch+historyDir', 'runBatch+historyDir none', 'runBatch+historyDir group', 'runBatch+historyDir none group'];
+/**
+ * The same agents, each wrapped in its own AgentWithStateMachine (with a per-run budget, as
+ * runBatch gives each run), driven by a plain promise pool: runBatch minus this is what the
+ * scheduler itself adds per run (shared budget pool, reports, events, cancellation).
+ */
+async function adapterPool(concurrency: number): Promise<number> {
+  const { AgentWithStateMachine } = loadLibrary();
+  let next = 0;
+  let ended = 0;
+  const worker = async (): Promise<void> => {
+    while (next < TASKS) {
+      next++;
+      const adapter = new AgentWithStateMachine(agent(), { budget: {} });
+      const result = await adapter.runTurn('go');
+      if (result.outcome === 'end_of_turn' && result.transitions === 12) ended++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return ended;
+}
+
+type Kind = 'pool' | 'adapters' | 'runBatch' | 'runBatch+historyDir' | 'runBatch+historyDir none' | 'runBatch+historyDir group' | 'runBatch+historyDir none group';
+const KINDS: readonly Kind[] = ['pool', 'adapters', 'runBatch', 'runBatch+historyDir', 'runBatch+historyDir none', 'runBatch+historyDir group', 'runBatch+historyDir none group'];
 
 /** Sample directories, removed when the suite ends (see above). */
 const sampleDirs: string[] = [];
@@ -76,6 +97,7 @@ async function once(kind: Kind, concurrency: number): Promise<number> {
   const t0 = process.hrtime.bigint();
   let ok: number;
   if (kind === 'pool') ok = await plainPool(concurrency);
+  else if (kind === 'adapters') ok = await adapterPool(concurrency);
   else {
     const report = await runBatch(tasks, { concurrency, ...(dir === undefined ? {} : { historyDir: dir }), ...(kind.includes(' none') ? { historyDurability: 'none' as const } : {}), ...(kind.endsWith(' group') ? { historyGroupCommit: true } : {}) });
     ok = report.totals.outcomes.end_of_turn;
@@ -114,6 +136,7 @@ async function measure(): Promise<SuiteResult> {
       return { med: median(v), range: `${fmt(Math.min(...v))} – ${fmt(Math.max(...v))}`, perRunUs: 1e6 / median(v) };
     };
     const pool = fig('pool');
+    const adapters = fig('adapters');
     const plain = fig('runBatch');
     const withDir = fig('runBatch+historyDir');
     const withDirNone = fig('runBatch+historyDir none');
@@ -121,6 +144,7 @@ async function measure(): Promise<SuiteResult> {
     const withDirNoneGroup = fig('runBatch+historyDir none group');
     for (const [k, f] of [
       ['plain promise pool, hand-written loop', pool],
+      ['plain promise pool, one AgentWithStateMachine per run', adapters],
       ['runBatch', plain],
       ['runBatch + historyDir (fsync per run)', withDir],
       ["runBatch + historyDir, durability 'none'", withDirNone],
@@ -131,6 +155,9 @@ async function measure(): Promise<SuiteResult> {
     }
     const goal = TARGETS[concurrency]!;
     targets.push({ name: `runBatch, concurrency ${concurrency}`, goal: `≥ ${fmt(goal)} runs/s`, measured: `${fmt(plain.med)}/s (${plain.range})`, pass: plain.med >= goal });
+    // The scheduler's own cost per run: runBatch's time per run minus the adapters' by hand.
+    const scheduler = plain.perRunUs - adapters.perRunUs;
+    targets.push({ name: `runBatch scheduler overhead per run, concurrency ${concurrency}`, goal: '≤ 10 µs', measured: `${scheduler.toFixed(1)} µs (runBatch ${plain.perRunUs.toFixed(1)} µs − adapters by hand ${adapters.perRunUs.toFixed(1)} µs)`, pass: scheduler <= 10 });
     targets.push({
       name: `runBatch + historyDir, concurrency ${concurrency}`,
       goal: `≥ ${fmt(goal / 2)} runs/s (within 2×)`,

@@ -301,24 +301,26 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     let sink: JsonlHistorySink | undefined;
     let adapter: AgentWithStateMachine | undefined;
     let historyError: Error | undefined;
-    let moves = 0;
     let runEnded: (() => void) | void = undefined;
     let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
     try {
       const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
-      const agent = await resolveAgent(task, index, cancelFactories.signal, canAbort, cancelGraceMs, sleep ?? realSleep);
+      // A ready agent is taken as it is: awaiting it would cost the run a promise and a tick.
+      const agent = typeof task.agent === 'function' ? await resolveAgent(task, index, cancelFactories.signal, canAbort, cancelGraceMs, sleep ?? realSleep) : task.agent;
       // The file is opened once the adapter has accepted the agent, so only runs that really
       // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
-      const forward: HistorySink = {
-        write: (record) => sink?.write(record),
-        rejected: (error) => sink?.rejected(error),
-        reset: (info) => sink?.reset(info),
-      };
-      adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(historyDir === undefined ? {} : { sink: forward }) });
+      const forward: HistorySink | undefined =
+        historyDir === undefined
+          ? undefined
+          : {
+              write: (record) => sink?.write(record),
+              rejected: (error) => sink?.rejected(error),
+              reset: (info) => sink?.reset(info),
+            };
+      adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(forward === undefined ? {} : { sink: forward }) });
       if (historyDir !== undefined) {
         sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }), ...(historyGroupCommit === undefined ? {} : { groupCommit: historyGroupCommit }) });
       }
-      adapter.machine.onTransition(() => (moves += 1));
       if (historyDir !== undefined) adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
       runEnded = onRun?.({ id: task.id, index, agent: adapter });
       // Without a batch signal nothing can cancel a run, and the adapter need not listen.
@@ -331,9 +333,9 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       if (error instanceof TurnCancelledError && deadline instanceof BatchDeadline) {
         // The batch's wall time ran out while the agent factory hung: the budget ended this run.
         const { spent } = deadline;
-        ended = { outcome: 'budget_exceeded', usage: emptyUsage(), transitions: moves, error: new BudgetExceededError(`${spent.message} while the agent was being created`, spent.limit, spent.used, spent.max) };
+        ended = { outcome: 'budget_exceeded', usage: emptyUsage(), transitions: 0, error: new BudgetExceededError(`${spent.message} while the agent was being created`, spent.limit, spent.used, spent.max) };
       } else {
-        ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error, `tasks[${index}]`) };
+        ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: movesMade(adapter), error: asError(error, `tasks[${index}]`) };
       }
     }
     try {
@@ -413,6 +415,15 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     durationMs: Math.max(0, clock() - startedAt) || 0,
     ...(stopped === undefined || outcomes.skipped === 0 ? {} : { stopped: { reason: stopped.reason, message: stopped.message } }),
   };
+}
+
+/**
+ * Moves a run's machine made when no turn reported them (the run failed outside `runTurn`,
+ * e.g. in `onRun`): each machine is the run's own, so its last record's seq counts them.
+ * Read only on that path, so that a run's moves cost no listener.
+ */
+function movesMade(adapter: AgentWithStateMachine | undefined): number {
+  return adapter?.machine.history().at(-1)?.seq ?? 0;
 }
 
 function countOutcomes(): Record<RunOutcome, number> {

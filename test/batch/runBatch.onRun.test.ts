@@ -36,6 +36,19 @@ describe('runBatch() onRun', () => {
     expect(report.runs[0]!.error?.message).toMatch(/tracer unavailable/);
   });
 
+  it('runBatch() counts the moves a run made before its onRun threw', async () => {
+    const report = await runBatch([task('a', [{ text: 'A' }])], {
+      logger: false,
+      sleep: noWait,
+      onRun: ({ agent }) => {
+        agent.machine.transition('WaitingForUserInput', 'warmed up by the tracer');
+        agent.machine.transition('SendingToLLM', 'probe');
+        throw new Error('tracer unavailable');
+      },
+    });
+    expect(report.runs[0]).toMatchObject({ outcome: 'error', transitions: 2 });
+  });
+
   it('runBatch() rejects an onRun that is not a function, naming it', async () => {
     await expect(runBatch([], { onRun: 'trace' as never })).rejects.toThrow(InvalidArgumentError);
     await expect(runBatch([], { onRun: 'trace' as never })).rejects.toThrow(/onRun/);
