@@ -14,7 +14,7 @@ import type { RetryOptions } from './retryDelay';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
-import { TurnRunner, type OnUnknownCost, type TurnResult } from './TurnRunner';
+import { TurnRunner, type OnUnknownCost, type TurnResult, type TurnSettings } from './TurnRunner';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 
@@ -83,25 +83,19 @@ type AnyListener = (...args: any[]) => void;
 export class AgentWithStateMachine {
   /** The machine the turns run through: its history, events and current state. */
   readonly machine: StateMachine<StateName>;
-  readonly #agent: AgentLoop;
   #budget: Budget;
   readonly #sharedBudgets: readonly Budget[];
-  readonly #external: readonly ExternalBudget[];
-  readonly #retry: ResolvedRetry;
-  readonly #cancelGraceMs: number;
-  readonly #toolConcurrency: number;
-  readonly #pricing: Pricing | undefined;
-  readonly #onUnknownCost: OnUnknownCost;
-  readonly #warned = { unknownCost: false };
   readonly #quietCancel = { on: false };
-  readonly #sleep: Sleep;
-  readonly #random: () => number;
   readonly #clock: () => number;
   readonly #logger: AgentLogger | undefined;
   readonly #emitter = new EventEmitter();
   readonly #wrappers = new Map<string, Map<unknown, AnyListener[]>>();
+  /** What every turn needs, made once. */
+  readonly #settings: TurnSettings;
+  /** This agent's own budget and the shared ones, in the order turns charge and check them. */
+  #budgets: readonly Budget[];
   #turns = 0;
-  #active: AbortController | undefined;
+  #active: TurnRunner | undefined;
   #spare: AbortController | undefined;
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
@@ -121,7 +115,7 @@ export class AgentWithStateMachine {
         throw new InvalidArgumentError(`externalBudgets[${i}]`, 'an object with reserve(kind) and charge(delta) methods', b);
       }
     }
-    this.#retry = resolveRetry(retry);
+    const resolvedRetry = resolveRetry(retry);
     assertNonNegative(cancelGraceMs, 'cancelGraceMs');
     if (!(toolConcurrency === Infinity || (Number.isInteger(toolConcurrency) && toolConcurrency >= 1))) {
       throw new InvalidArgumentError('toolConcurrency', 'a positive integer or Infinity', toolConcurrency);
@@ -135,17 +129,28 @@ export class AgentWithStateMachine {
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved, this.#quietCancel) });
-    this.#agent = agent;
     this.#sharedBudgets = sharedBudgets;
-    this.#external = [...externalBudgets];
-    this.#cancelGraceMs = cancelGraceMs;
-    this.#toolConcurrency = toolConcurrency;
-    this.#pricing = pricing;
-    this.#onUnknownCost = onUnknownCost;
-    this.#sleep = sleep;
-    this.#random = random;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
+    this.#budgets = [this.#budget, ...sharedBudgets];
+    this.#settings = {
+      machine: this.machine,
+      agent,
+      external: [...externalBudgets],
+      retry: resolvedRetry,
+      cancelGraceMs,
+      toolConcurrency,
+      pricing,
+      onUnknownCost,
+      warned: { unknownCost: false },
+      quietCancel: this.#quietCancel,
+      sleep,
+      random,
+      clock: this.#clock,
+      logger: resolved,
+      hears: (event) => this.#emitter.listenerCount(event) > 0,
+      emit: (event, ...args) => this.#emit(event, ...args),
+    };
   }
 
   /** Usage over all turns so far. */
@@ -167,6 +172,7 @@ export class AgentWithStateMachine {
     if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
     this.#budget = this.#budget.withLimits(limits);
+    this.#budgets = [this.#budget, ...this.#sharedBudgets];
   }
 
   /** Whether a turn is running now. */
@@ -218,43 +224,22 @@ export class AgentWithStateMachine {
     // AbortController costs microseconds on Node 20.
     const controller = this.#spare ?? new AbortController();
     this.#spare = undefined;
-    const forward = (): void => controller.abort(signal?.reason);
-    if (signal?.aborted) forward();
-    else signal?.addEventListener('abort', forward, { once: true });
-    this.#active = controller;
     this.#turns += 1;
     const turn = this.#turns;
+    let budgets = this.#budgets;
+    if (budget !== undefined && Object.values(budget).some((v) => v !== undefined)) budgets = [...budgets, new Budget(budget, { label: 'turn budget' })];
+    const runner = new TurnRunner(this.#settings, budgets, turn, controller);
+    const forward = signal === undefined ? undefined : (): void => runner.abort(signal.reason);
+    if (signal?.aborted) runner.abort(signal.reason);
+    else if (forward !== undefined) signal!.addEventListener('abort', forward, { once: true });
+    this.#active = runner;
     try {
-      const budgets = [this.#budget, ...this.#sharedBudgets];
-      if (budget !== undefined && Object.values(budget).some((v) => v !== undefined)) budgets.push(new Budget(budget, { label: 'turn budget' }));
-      const runner = new TurnRunner(
-        {
-          machine: this.machine,
-          agent: this.#agent,
-          budgets,
-          external: this.#external,
-          retry: this.#retry,
-          cancelGraceMs: this.#cancelGraceMs,
-          toolConcurrency: this.#toolConcurrency,
-          pricing: this.#pricing,
-          onUnknownCost: this.#onUnknownCost,
-          warned: this.#warned,
-          quietCancel: this.#quietCancel,
-          sleep: this.#sleep,
-          random: this.#random,
-          clock: this.#clock,
-          logger: this.#logger,
-          emit: (event, ...args) => this.#emit(event, ...args),
-        },
-        turn,
-        controller,
-      );
       const result = await runner.run(input);
       this.#logEnd(result);
-      this.#emit('turnEnd', { turn, result, endedAt: this.#clock() });
+      if (this.#emitter.listenerCount('turnEnd') > 0) this.#emit('turnEnd', { turn, result, endedAt: this.#clock() });
       return result;
     } finally {
-      signal?.removeEventListener('abort', forward);
+      if (forward !== undefined) signal!.removeEventListener('abort', forward);
       this.#active = undefined;
       if (!controller.signal.aborted) this.#spare = controller;
     }
@@ -267,7 +252,7 @@ export class AgentWithStateMachine {
    */
   cancel(reason = 'cancelled by the caller'): boolean {
     if (typeof reason !== 'string') throw new InvalidArgumentError('reason', 'a string', reason);
-    if (this.#active === undefined || this.#active.signal.aborted) return false;
+    if (this.#active === undefined || this.#active.aborted) return false;
     this.#active.abort(reason);
     return true;
   }

@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import { GraceGroup } from '../internal/GraceGroup';
 import { State, type StateName } from '../../states/StateName';
 import type { AgentLoop, LLMResponse, OperationContext, Pricing, SettleInfo, ToolCall, ToolResult, Usage } from './AgentLoop';
 import type { AgentEvents, LLMCallInput, ToolCallEvent } from './AgentEvents';
@@ -36,11 +37,10 @@ export type { TurnResult, UnansweredToolCall } from './TurnResult';
 /** What to do when `maxCostUsd` (or `maxTokens`) is set and a response's cost (or tokens) is unknown. */
 export type OnUnknownCost = 'error' | 'warn' | 'ignore';
 
-/** What a turn needs from the adapter that runs it. */
+/** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */
 export interface TurnSettings {
   machine: StateMachine<StateName>;
   agent: AgentLoop;
-  budgets: readonly Budget[];
   external: readonly ExternalBudget[];
   retry: ResolvedRetry;
   cancelGraceMs: number;
@@ -55,8 +55,10 @@ export interface TurnSettings {
   logger: AgentLogger | undefined;
   /** Set while the turn forces an ordinary cancel, so the machine logs that move at info, not warn. */
   quietCancel: { on: boolean };
-  /** Reports an event; undefined when nobody listens. Never throws. */
-  emit: (<K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void) | undefined;
+  /** Whether `event` has listeners now: events nobody hears are not built. */
+  hears: (event: keyof AgentEvents) => boolean;
+  /** Reports an event. Never throws. */
+  emit: <K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void;
 }
 
 type LLMOutcome =
@@ -89,6 +91,9 @@ class Deadline {
 
 const NO_DATA = undefined;
 
+/** What an agent without `gatherAdditionalMessages` gathers; only ever read. */
+const NOTHING_GATHERED: Settled<string[]> = { kind: 'value', value: Object.freeze([]) as unknown as string[] };
+
 /**
  * One turn through the sixteen states. Every move it asks for is legal in the table, except
  * where the table has no edge for what happened, and then the move is explicitly forced with
@@ -98,9 +103,12 @@ const NO_DATA = undefined;
  */
 export class TurnRunner {
   readonly #s: TurnSettings;
+  readonly #budgets: readonly Budget[];
   readonly #turn: number;
   readonly #controller: AbortController;
   readonly #signal: AbortSignal;
+  /** Every operation of the turn is awaited through it, and abandoned after the grace once the turn aborts. */
+  readonly #ops: GraceGroup;
   #moves = 0;
   /** Where this turn last put the machine; anything else means someone moved it meanwhile. */
   #expected: StateName;
@@ -113,18 +121,34 @@ export class TurnRunner {
   #externalDue: UsageDelta | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #ended = false;
-  #aborted: Promise<void> | undefined;
-  #onAbort: (() => void) | undefined;
   /** A limit an external budget reported spent: it stays spent for the rest of the turn. */
   #externalSpent: SpentLimit | undefined;
 
-  constructor(settings: TurnSettings, turn: number, controller: AbortController) {
+  /**
+   * `controller` is this turn's alone, and only `abort()` aborts it: operations get their grace
+   * from there, with no listener on its signal.
+   */
+  constructor(settings: TurnSettings, budgets: readonly Budget[], turn: number, controller: AbortController) {
     this.#s = settings;
+    this.#budgets = budgets;
     this.#expected = settings.machine.pendingState;
     this.#turn = turn;
     this.#controller = controller;
     this.#signal = controller.signal;
+    this.#ops = new GraceGroup(controller.signal, settings.cancelGraceMs, settings.sleep);
     this.#lastWallAt = settings.clock();
+  }
+
+  /** Whether the turn was cancelled or its deadline passed. */
+  get aborted(): boolean {
+    return this.#signal.aborted;
+  }
+
+  /** Cancels the turn (or ends it at its deadline): the running operations get their grace. */
+  abort(reason: unknown): void {
+    if (this.#signal.aborted) return;
+    this.#controller.abort(reason);
+    this.#ops.aborted();
   }
 
   /** Runs the turn to a terminal state. Never throws: a failure of the adapter itself ends the turn in Error. */
@@ -155,20 +179,11 @@ export class TurnRunner {
         safeLog(this.#s.logger, 'warn', `charging an external budget at the end of turn ${this.#turn} failed: ${messageOf(error)}`, { turn: this.#turn });
       }
     }
-    result = await this.#settleUnanswered(result);
-    if (this.#onAbort !== undefined) this.#signal.removeEventListener('abort', this.#onAbort);
+    if (this.#pending !== undefined) result = await this.#settleUnanswered(result);
     // Releases anything still listening to this turn's signal. Aborting costs microseconds
     // (an Event, a dispatch), so it is skipped when no listener is left to release.
     if (!this.#signal.aborted && getEventListeners(this.#signal, 'abort').length > 0) this.#controller.abort('turn ended');
     return result;
-  }
-
-  /** Resolves when this turn's signal aborts: one listener for the whole turn, shared by every operation. */
-  #whenAborted(): Promise<void> {
-    return (this.#aborted ??= new Promise<void>((resolve) => {
-      this.#onAbort = (): void => resolve();
-      this.#signal.addEventListener('abort', this.#onAbort, { once: true });
-    }));
   }
 
   async #flow(input: string): Promise<TurnResult> {
@@ -179,7 +194,7 @@ export class TurnRunner {
     else if (current !== State.WaitingForUserInput) {
       this.#move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, true);
     }
-    this.#s.emit?.('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
+    if (this.#s.hears('turnStart')) this.#s.emit('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
 
     // A turn on a spent budget or an already-cancelled signal makes no call. WaitingForUserInput
     // cannot reach BudgetExceeded or Cancelled, so the legal move is to Error, and the record's
@@ -212,7 +227,7 @@ export class TurnRunner {
           ...(response.model === undefined ? {} : { model: response.model }),
           ...(response.finishReason === undefined ? {} : { finishReason: response.finishReason }),
           ...llm.notes,
-          usage: this.#s.budgets[0]!.usage,
+          usage: this.#budgets[0]!.usage,
         },
       });
       if (calls.length === 0) {
@@ -243,7 +258,8 @@ export class TurnRunner {
       this.#move(State.CheckingGitCommits, { description: `tools finished (${tools.summary.filter((r) => r.isError).length} with errors)`, data: { results: tools.summary } });
 
       const formatterMessages: string[] = [];
-      const commits = await this.#optionalList('checkGitCommits', (ctx) => this.#s.agent.checkGitCommits?.(ctx));
+      // An operation the agent lacks is not awaited: it would only cost a promise and a tick.
+      const commits = this.#s.agent.checkGitCommits == null ? { kind: 'list' as const, list: [] } : await this.#optionalList('checkGitCommits', (ctx) => this.#s.agent.checkGitCommits?.(ctx));
       if (commits.kind === 'end') return commits.result;
       if (this.#signal.aborted) return this.#cancel(State.CheckingGitCommits);
       if (commits.list.length > 0) {
@@ -266,9 +282,9 @@ export class TurnRunner {
         return this.#result('budget_exceeded', { error: budgetError(spent) });
       }
       if (this.#signal.aborted) return this.#cancel(State.CheckingBudget);
-      this.#move(State.GatheringAdditionalMessages, { description: 'budget has room', data: { usage: this.#s.budgets[0]!.usage } });
+      this.#move(State.GatheringAdditionalMessages, { description: 'budget has room', data: { usage: this.#budgets[0]!.usage } });
 
-      const gathered = await this.#settle((ctx) => this.#s.agent.gatherAdditionalMessages?.(ctx) ?? Promise.resolve([]));
+      const gathered = this.#s.agent.gatherAdditionalMessages == null ? NOTHING_GATHERED : await this.#settle((ctx) => this.#s.agent.gatherAdditionalMessages?.(ctx) ?? Promise.resolve([]));
       if (gathered.kind === 'abandoned' || this.#signal.aborted) return this.#cancel(State.GatheringAdditionalMessages);
       if (gathered.kind === 'threw') {
         const error = new OperationError('gatherAdditionalMessages', gathered.error);
@@ -308,10 +324,10 @@ export class TurnRunner {
       }
       this.#charge({ llmCalls: 1 }, false);
       const startedAt = this.#s.clock();
-      const settled = await this.#settle((ctx) => invoke({ ...ctx, attempt }));
+      const settled = await this.#settle(invoke, attempt);
       const endedAt = this.#s.clock();
       if (settled.kind === 'abandoned' || (settled.kind === 'threw' && this.#signal.aborted)) {
-        this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${this.#reason()}`), willRetry: false });
+        this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${this.#reason()}`), willRetry: false });
         return { kind: 'end', result: this.#cancel(from, { attempt, failures }) };
       }
       if (settled.kind === 'value') {
@@ -321,14 +337,16 @@ export class TurnRunner {
         const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
         const { valid, problems } = splitUsage(reported);
         const priced = this.#price(valid, typeof model === 'string' ? model : undefined, operation);
-        const usage: Usage = priced.costUsd === undefined ? valid : { ...valid, costUsd: priced.costUsd };
         this.#charge({ inputTokens: valid.inputTokens ?? 0, outputTokens: valid.outputTokens ?? 0, costUsd: priced.costUsd ?? 0 });
         const problem = llmResponseProblem(value);
-        this.#s.emit?.('llmAttempt', {
-          turn: this.#turn, operation, attempt, startedAt, endedAt, input,
-          ...(problem === undefined ? { response: value as LLMResponse } : { error: new ContractViolationError(operation, problem, value) }),
-          willRetry: false, usage,
-        });
+        if (this.#s.hears('llmAttempt')) {
+          const usage: Usage = priced.costUsd === undefined || priced.costUsd === valid.costUsd ? valid : { ...valid, costUsd: priced.costUsd };
+          this.#s.emit('llmAttempt', {
+            turn: this.#turn, operation, attempt, startedAt, endedAt, input,
+            ...(problem === undefined ? { response: value as LLMResponse } : { error: new ContractViolationError(operation, problem, value) }),
+            willRetry: false, usage,
+          });
+        }
         if (problems.length > 0) safeLog(this.#s.logger, 'warn', `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`, { turn: this.#turn });
         const external = await this.#flushExternalChecked(operation);
         if (external instanceof OperationError) return { kind: 'end', result: this.#fail(external, { operation }) };
@@ -345,14 +363,14 @@ export class TurnRunner {
       try {
         retry = attempt <= retries && shouldRetry(settled.error) === true;
       } catch (predicateError) {
-        this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
+        this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
         return { kind: 'end', result: this.#fail(new OperationError('retry.shouldRetry', predicateError), { operation, failures }) };
       }
       let wait = 0;
       if (retry) {
         const planned = this.#retryWait(settled.error, attempt, baseDelayMs, maxDelayMs, delayMs);
         if (planned.kind === 'error') {
-          this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
+          this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
           return { kind: 'end', result: this.#fail(planned.error, { operation, failures }) };
         }
         if (planned.retryAfterMs !== undefined) failure.retryAfterMs = planned.retryAfterMs;
@@ -361,7 +379,7 @@ export class TurnRunner {
           retry = false;
         } else wait = planned.ms;
       }
-      this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: retry });
+      this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: retry });
       if (!retry) {
         const error = new LLMCallError(operation, failures, settled.error);
         this.#move(State.Error, { description: error.message, data: { operation, failures } });
@@ -415,7 +433,7 @@ export class TurnRunner {
       costUsd = priced as number | undefined;
     }
     const tokens = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
-    const capped = (key: 'maxCostUsd' | 'maxTokens'): boolean => this.#s.budgets.some((b) => b.limits[key] !== undefined);
+    const capped = (key: 'maxCostUsd' | 'maxTokens'): boolean => this.#budgets.some((b) => b.limits[key] !== undefined);
     let unknown: string | undefined;
     if (costUsd === undefined && capped('maxCostUsd')) {
       const what = tokens ? `${(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)} tokens (${usage.inputTokens ?? '?'} in, ${usage.outputTokens ?? '?'} out)` : 'no tokens';
@@ -446,8 +464,8 @@ export class TurnRunner {
     let violation: { operation: string; problem: string; value: unknown } | undefined;
     let failed: OperationError | undefined;
     const emitTool = (slot: ToolSlot): void => {
-      if (this.#s.emit !== undefined && slot.result !== undefined && slot.status !== 'pending' && slot.status !== 'running') {
-        this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: slot.status, startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result });
+      if (slot.result !== undefined && slot.status !== 'pending' && slot.status !== 'running') {
+        if (this.#s.hears('toolCall')) this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: slot.status, startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result });
       }
     };
     const worker = async (): Promise<void> => {
@@ -551,8 +569,14 @@ export class TurnRunner {
    * finish or abort through its signal, then abandons it so that a tool ignoring the signal
    * cannot hang the turn.
    */
-  #settle<T>(op: (ctx: OperationContext) => Promise<T> | T): Promise<Settled<T>> {
-    return settleWithGrace(() => op({ signal: this.#signal, turn: this.#turn }), this.#signal, this.#s.cancelGraceMs, this.#s.sleep, this.#whenAborted());
+  #settle<T>(op: (ctx: OperationContext) => Promise<T> | T, attempt?: number): Promise<Settled<T>> {
+    let started: Promise<T> | T;
+    try {
+      started = op(attempt === undefined ? { signal: this.#signal, turn: this.#turn } : { signal: this.#signal, turn: this.#turn, attempt });
+    } catch (error) {
+      return Promise.resolve({ kind: 'threw', error });
+    }
+    return this.#ops.settle(started);
   }
 
   /**
@@ -569,7 +593,7 @@ export class TurnRunner {
       result: slot.result ?? { callId: slot.call.id, output: `not run: ${reason}`, isError: true },
     }));
     for (const slot of pending) {
-      if (slot.result === undefined && this.#s.emit !== undefined) {
+      if (slot.result === undefined && this.#s.hears('toolCall')) {
         const at = this.#s.clock();
         this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: 'not_run', startedAt: at, endedAt: at, result: { callId: slot.call.id, output: `not run: ${reason}`, isError: true } });
       }
@@ -647,7 +671,7 @@ export class TurnRunner {
 
   #charge(delta: UsageDelta, external = true): void {
     this.#turnUsage = addUsage(this.#turnUsage, delta);
-    for (const budget of this.#s.budgets) budget.charge(delta);
+    for (const budget of this.#budgets) budget.charge(delta);
     // Call counts reach external budgets through reserve(); the rest is charged at the next await.
     if (external && this.#s.external.length > 0) this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
   }
@@ -698,7 +722,7 @@ export class TurnRunner {
   #spent(): SpentLimit | undefined {
     this.#chargeWall();
     if (this.#externalSpent !== undefined) return this.#externalSpent;
-    for (const budget of this.#s.budgets) {
+    for (const budget of this.#budgets) {
       const spent = budget.spent();
       if (spent !== undefined) return spent;
     }
@@ -720,7 +744,7 @@ export class TurnRunner {
   #armDeadline(): void {
     let remaining = Infinity;
     this.#chargeWall();
-    for (const budget of this.#s.budgets) {
+    for (const budget of this.#budgets) {
       const max = budget.limits.maxWallMs;
       if (max !== undefined) remaining = Math.min(remaining, max - budget.usage.wallMs);
     }
@@ -728,10 +752,10 @@ export class TurnRunner {
     this.#deadlineTimer = setTimeout(() => {
       if (this.#ended || this.#signal.aborted) return;
       this.#chargeWall();
-      for (const budget of this.#s.budgets) {
+      for (const budget of this.#budgets) {
         const max = budget.limits.maxWallMs;
         const spent = max === undefined ? undefined : spentLimit(budget.usage, { maxWallMs: max }, budget.label);
-        if (spent !== undefined) return this.#controller.abort(new Deadline(spent));
+        if (spent !== undefined) return this.abort(new Deadline(spent));
       }
       // An injected clock that has not reached the deadline yet: look again later.
       this.#armDeadline();
