@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from './BudgetLimits';
+import { assertBudgetLimits, checkedSpentLimit, type BudgetLimits, type SpentLimit } from './BudgetLimits';
 import { emptyUsage, roundCost, type UsageDelta, type UsageTotals } from './UsageTotals';
 
 /** Options of `new Budget(limits, options)`: its label in messages, and how it measures wall time. */
@@ -72,7 +72,7 @@ export class Budget {
   /** The first spent limit, or undefined while there is room. */
   spent(): SpentLimit | undefined {
     if (!this.#limited) return undefined;
-    // spentLimit only reads: no copy needed unless the wall time is measured here.
-    return spentLimit(this.#elapsed === undefined ? this.#usage : this.usage, this.limits, this.label);
+    // Only reads: no copy needed unless the wall time is measured here. The limits were checked and frozen when this budget was made.
+    return checkedSpentLimit(this.#elapsed === undefined ? this.#usage : this.usage, this.limits, this.label);
   }
 }

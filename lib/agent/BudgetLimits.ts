@@ -89,6 +89,11 @@ export function spentLimit(usage: UsageTotals, limits: BudgetLimits | undefined,
   if (typeof usage !== 'object' || usage === null) throw new InvalidArgumentError('usage', 'usage totals { costUsd, inputTokens, outputTokens, toolCalls, llmCalls, wallMs }', usage);
   if (limits === undefined) return undefined;
   assertBudgetLimits(limits, 'limits');
+  return checkedSpentLimit(usage, limits, label);
+}
+
+/** `spentLimit` on limits already checked (a Budget's, frozen when it was made): it runs before every call of every turn. */
+export function checkedSpentLimit(usage: UsageTotals, limits: BudgetLimits, label: string): SpentLimit | undefined {
   for (const limit of LIMIT_NAMES) {
     const max = limits[limit];
     if (max === undefined) continue;

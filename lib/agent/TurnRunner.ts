@@ -23,7 +23,7 @@ import {
   TurnCancelledError,
   type TurnError,
 } from './TurnError';
-import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 
@@ -112,7 +112,8 @@ export class TurnRunner {
   #moves = 0;
   /** Where this turn last put the machine; anything else means someone moved it meanwhile. */
   #expected: StateName;
-  #turnUsage: UsageTotals = emptyUsage();
+  /** Charged in place; a result gets a copy. */
+  readonly #turnUsage: UsageTotals = emptyUsage();
   #lastWallAt: number;
   /** Tool calls asked for whose results no successful sendToolResults has carried yet. */
   #pending: ToolSlot[] | undefined;
@@ -348,7 +349,10 @@ export class TurnRunner {
           });
         }
         if (problems.length > 0) safeLog(this.#s.logger, 'warn', `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`, { turn: this.#turn });
-        const external = await this.#flushExternalChecked(operation);
+        // Without external budgets there is nothing to wait for: only the wall time to charge.
+        let external: SpentLimit | OperationError | undefined;
+        if (this.#s.external.length === 0) this.#chargeWall();
+        else external = await this.#flushExternalChecked(operation);
         if (external instanceof OperationError) return { kind: 'end', result: this.#fail(external, { operation }) };
         if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, value) };
         if (priced.error !== undefined) return { kind: 'end', result: this.#fail(priced.error, { operation, usage: valid }) };
@@ -670,7 +674,7 @@ export class TurnRunner {
   }
 
   #charge(delta: UsageDelta, external = true): void {
-    this.#turnUsage = addUsage(this.#turnUsage, delta);
+    addUsageTo(this.#turnUsage, delta);
     for (const budget of this.#budgets) budget.charge(delta);
     // Call counts reach external budgets through reserve(); the rest is charged at the next await.
     if (external && this.#s.external.length > 0) this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
@@ -768,7 +772,7 @@ export class TurnRunner {
     this.#chargeWall();
     this.#ended = true;
     clearTimeout(this.#deadlineTimer);
-    const result: TurnResult = { outcome, ...extra, usage: this.#turnUsage, turn: this.#turn, transitions: this.#moves };
+    const result: TurnResult = { outcome, ...extra, usage: { ...this.#turnUsage }, turn: this.#turn, transitions: this.#moves };
     if (this.#texts.length > 0) result.texts = this.#texts;
     return result;
   }

@@ -25,7 +25,7 @@ export class GraceGroup {
   }
 
   /** Settles an operation already started: `started` is what it returned (a promise, a thenable or a value). */
-  settle<T>(started: Promise<T> | T): Promise<Settled<T>> {
+  settle<T>(started: PromiseLike<T> | T): Promise<Settled<T>> {
     return new Promise<Settled<T>>((resolve) => {
       const running = new Running<T>(resolve, this.#running as Running<unknown>[] as Running<T>[]);
       Promise.resolve(started).then(

@@ -9,7 +9,7 @@ describe('GraceGroup', () => {
     await expect(group.settle(42)).resolves.toEqual({ kind: 'value', value: 42 });
     await expect(group.settle(Promise.resolve('ok'))).resolves.toEqual({ kind: 'value', value: 'ok' });
     await expect(group.settle(Promise.reject(new Error('late')))).resolves.toEqual({ kind: 'threw', error: new Error('late') });
-    const thenable = { then: (resolve: (v: string) => void) => resolve('thenable') };
+    const thenable = { then: (resolve: (v: string) => void) => resolve('thenable') } as unknown as PromiseLike<string>;
     await expect(group.settle(thenable)).resolves.toEqual({ kind: 'value', value: 'thenable' });
   });
 
