@@ -61,8 +61,14 @@ export interface TurnSettings {
   emit: <K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void;
 }
 
+/** What a response's record notes beside its usage: malformed usage fields, an unknown cost. */
+interface ResponseNotes {
+  usageProblems?: string[];
+  unknownCost?: string;
+}
+
 type LLMOutcome =
-  | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[]; notes: Record<string, unknown> }
+  | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[]; notes: ResponseNotes | undefined }
   | { kind: 'end'; result: TurnResult };
 
 interface Attempt {
@@ -219,18 +225,18 @@ export class TurnRunner {
       // The results sent with this call reached the LLM: nothing of the last round is unanswered.
       this.#pending = undefined;
       const calls = response.toolCalls ?? [];
-      this.#move(State.ProcessingLLMResponse, {
-        description: 'LLM responded',
-        data: {
-          attempts: llm.attempts,
-          ...(llm.failures.length > 0 ? { failures: llm.failures } : {}),
-          toolCalls: calls.length,
-          ...(response.model === undefined ? {} : { model: response.model }),
-          ...(response.finishReason === undefined ? {} : { finishReason: response.finishReason }),
-          ...llm.notes,
-          usage: this.#budgets[0]!.usage,
-        },
-      });
+      // Built key by key, in this order, rather than with spreads: this runs on every response.
+      const data: Record<string, unknown> = { attempts: llm.attempts };
+      if (llm.failures.length > 0) data.failures = llm.failures;
+      data.toolCalls = calls.length;
+      if (response.model !== undefined) data.model = response.model;
+      if (response.finishReason !== undefined) data.finishReason = response.finishReason;
+      if (llm.notes !== undefined) {
+        if (llm.notes.usageProblems !== undefined) data.usageProblems = llm.notes.usageProblems;
+        if (llm.notes.unknownCost !== undefined) data.unknownCost = llm.notes.unknownCost;
+      }
+      data.usage = this.#budgets[0]!.usage;
+      this.#move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
       if (calls.length === 0) {
         if (this.#signal.aborted) return this.#cancel(State.ProcessingLLMResponse);
         this.#move(State.EndOfTurn, { description: 'text-only response ends the turn', data: { chars: response.text?.length ?? 0 } });
@@ -241,7 +247,8 @@ export class TurnRunner {
       this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: now, endedAt: now }));
 
       const callList = calls.map((c) => ({ id: c.id, name: c.name }));
-      this.#move(State.ToolUseRequested, { description: `LLM requested ${plural(calls.length, 'tool call')}: ${calls.map((c) => c.name).join(', ')}`, data: { calls: callList } });
+      const names = namesOf(calls);
+      this.#move(State.ToolUseRequested, { description: `LLM requested ${plural(calls.length, 'tool call')}: ${names}`, data: { calls: callList } });
       this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
       if (this.#signal.aborted) {
         if (this.#signal.reason instanceof Deadline) return this.#cancel(State.CheckingForCancellation);
@@ -249,14 +256,16 @@ export class TurnRunner {
         this.#move(State.Cancelled, { description: `cancelled before tools ran: ${reason}`, data: { reason, interrupted: calls.map((c) => c.id) } });
         return this.#result('cancelled', { error: new TurnCancelledError(reason, State.CheckingForCancellation) });
       }
-      this.#move(State.RunningTool, { description: `running ${calls.map((c) => c.name).join(', ')}`, data: { calls: callList, ...(this.#s.toolConcurrency === 1 ? {} : { concurrency: this.#s.toolConcurrency }) } });
+      this.#move(State.RunningTool, { description: `running ${names}`, data: this.#s.toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: this.#s.toolConcurrency } });
       const tools = await this.#runTools(this.#pending);
       if (tools.kind === 'end') return tools.result;
       if (this.#signal.aborted) {
         // The running tools finished or gave up; the rest were reported as interrupted.
         return this.#cancel(State.RunningTool, { results: tools.summary });
       }
-      this.#move(State.CheckingGitCommits, { description: `tools finished (${tools.summary.filter((r) => r.isError).length} with errors)`, data: { results: tools.summary } });
+      let errors = 0;
+      for (const r of tools.summary) if (r.isError) errors += 1;
+      this.#move(State.CheckingGitCommits, { description: `tools finished (${errors} with errors)`, data: { results: tools.summary } });
 
       const formatterMessages: string[] = [];
       // An operation the agent lacks is not awaited: it would only cost a promise and a tick.
@@ -294,7 +303,8 @@ export class TurnRunner {
       }
       const problem = stringListProblem(gathered.value);
       if (problem !== undefined) return this.#violation('gatherAdditionalMessages', problem, gathered.value);
-      const messages = [...(gathered.value as string[]), ...formatterMessages];
+      // formatterMessages is this round's own array: it can be sent as it is when nothing was gathered.
+      const messages = gathered === NOTHING_GATHERED ? formatterMessages : [...(gathered.value as string[]), ...formatterMessages];
 
       this.#move(State.SendingToolResults, {
         description: `sending ${plural(tools.results.length, 'tool result')} and ${plural(messages.length, 'message')}`,
@@ -356,9 +366,9 @@ export class TurnRunner {
         if (external instanceof OperationError) return { kind: 'end', result: this.#fail(external, { operation }) };
         if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, value) };
         if (priced.error !== undefined) return { kind: 'end', result: this.#fail(priced.error, { operation, usage: valid }) };
-        const notes: Record<string, unknown> = {};
-        if (problems.length > 0) notes.usageProblems = problems;
-        if (priced.note !== undefined) notes.unknownCost = priced.note;
+        let notes: ResponseNotes | undefined;
+        if (problems.length > 0) notes = { usageProblems: problems };
+        if (priced.note !== undefined) (notes ??= {}).unknownCost = priced.note;
         return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
       }
       const failure: Attempt = { attempt, error: messageOf(settled.error) };
@@ -536,13 +546,16 @@ export class TurnRunner {
     }
     if (failed !== undefined) return { kind: 'end', result: this.#fail(failed, { operation: 'runTool' }) };
     if (violation !== undefined) return { kind: 'end', result: this.#violation(violation.operation, violation.problem, violation.value) };
-    const summary = slots.map((s) => ({
-      callId: s.call.id,
-      name: s.call.name,
-      isError: s.result!.isError === true,
-      ms: Math.max(0, s.endedAt - s.startedAt),
-      ...(s.note === undefined || s.status === 'ok' ? {} : { note: s.note }),
-    }));
+    const summary = slots.map((s) => {
+      const line: { callId: string; name: string; isError: boolean; ms: number; note?: string } = {
+        callId: s.call.id,
+        name: s.call.name,
+        isError: s.result!.isError === true,
+        ms: Math.max(0, s.endedAt - s.startedAt),
+      };
+      if (s.note !== undefined && s.status !== 'ok') line.note = s.note;
+      return line;
+    });
     return { kind: 'done', results: slots.map((s) => s.result!), summary };
   }
 
@@ -772,10 +785,22 @@ export class TurnRunner {
     this.#chargeWall();
     this.#ended = true;
     clearTimeout(this.#deadlineTimer);
-    const result: TurnResult = { outcome, ...extra, usage: { ...this.#turnUsage }, turn: this.#turn, transitions: this.#moves };
+    const result = { outcome } as TurnResult;
+    if ('text' in extra) result.text = extra.text;
+    if ('error' in extra) result.error = extra.error;
+    result.usage = { ...this.#turnUsage };
+    result.turn = this.#turn;
+    result.transitions = this.#moves;
     if (this.#texts.length > 0) result.texts = this.#texts;
     return result;
   }
+}
+
+/** `a, b, c`: the names of the calls, for descriptions. */
+function namesOf(calls: readonly ToolCall[]): string {
+  let names = calls[0]?.name ?? '';
+  for (let i = 1; i < calls.length; i++) names += `, ${calls[i]!.name}`;
+  return names;
 }
 
 function sumDelta(a: UsageDelta, b: UsageDelta): UsageDelta {
