@@ -63,7 +63,7 @@ export interface TurnSettings {
 
 /** What a response's record notes beside its usage: malformed usage fields, an unknown cost. */
 interface ResponseNotes {
-  usageProblems?: string[];
+  usageProblems?: readonly string[];
   unknownCost?: string;
 }
 
@@ -120,7 +120,8 @@ export class TurnRunner {
   #expected: StateName;
   /** Charged in place; a result gets a copy. */
   readonly #turnUsage: UsageTotals = emptyUsage();
-  #lastWallAt: number;
+  /** When wall time was last charged: the clock's last reading (each costs ~45 ns on Node 20, so readings are shared where no code of others runs between). */
+  #lastWallAt = 0;
   /** Tool calls asked for whose results no successful sendToolResults has carried yet. */
   #pending: ToolSlot[] | undefined;
   #texts: string[] = [];
@@ -143,7 +144,6 @@ export class TurnRunner {
     this.#controller = controller;
     this.#signal = controller.signal;
     this.#ops = new GraceGroup(controller.signal, settings.cancelGraceMs, settings.sleep);
-    this.#lastWallAt = settings.clock();
   }
 
   /** Whether the turn was cancelled or its deadline passed. */
@@ -162,6 +162,8 @@ export class TurnRunner {
   async run(input: string): Promise<TurnResult> {
     let result: TurnResult;
     try {
+      // The turn's time starts now.
+      this.#lastWallAt = this.#s.clock();
       this.#armDeadline();
       result = await this.#flow(input);
     } catch (error) {
@@ -334,7 +336,8 @@ export class TurnRunner {
         return { kind: 'end', result: this.#result('budget_exceeded', { error: budgetError(spent) }) };
       }
       this.#charge({ llmCalls: 1 }, false);
-      const startedAt = this.#s.clock();
+      // #spent() has just read the clock, unless an external budget was awaited since.
+      const startedAt = this.#s.external.length === 0 ? this.#lastWallAt : this.#s.clock();
       const settled = await this.#settle(invoke, attempt);
       const endedAt = this.#s.clock();
       if (settled.kind === 'abandoned' || (settled.kind === 'threw' && this.#signal.aborted)) {
@@ -499,7 +502,8 @@ export class TurnRunner {
         // Counted when it starts, before any await: concurrent workers never pass maxToolCalls.
         this.#charge({ toolCalls: 1 }, false);
         slot.status = 'running';
-        slot.startedAt = this.#s.clock();
+        // As for an LLM call: #spent() has just read the clock, unless an external budget was awaited since.
+        slot.startedAt = this.#s.external.length === 0 ? this.#lastWallAt : this.#s.clock();
         const settled = await this.#settle((ctx) => this.#s.agent.runTool(slot.call, ctx));
         slot.endedAt = Math.max(slot.startedAt, this.#s.clock());
         if (settled.kind === 'abandoned') {
@@ -758,9 +762,9 @@ export class TurnRunner {
    * checks the clock, and aborts the turn's signal with the spent limit (operations get their
    * grace), so a stalled call cannot outlast it.
    */
+  /** Call it with the wall time charged up to now. */
   #armDeadline(): void {
     let remaining = Infinity;
-    this.#chargeWall();
     for (const budget of this.#budgets) {
       const max = budget.limits.maxWallMs;
       if (max !== undefined) remaining = Math.min(remaining, max - budget.usage.wallMs);

@@ -19,19 +19,25 @@ export function usageProblem(usage: unknown): string | undefined {
  * Splits reported usage into its valid fields and problems with the rest, so that a response
  * with one bad field (`inputTokens: NaN`) still pays for what it validly reports.
  */
-export function splitUsage(usage: unknown): { valid: Usage; problems: string[] } {
-  if (usage === undefined || usage === null) return { valid: {}, problems: [] };
+export function splitUsage(usage: unknown): { valid: Usage; problems: readonly string[] } {
+  if (usage === undefined || usage === null) return { valid: {}, problems: NO_PROBLEMS };
   if (!isRecord(usage)) return { valid: {}, problems: [`usage must be an object, got ${describeValue(usage)}`] };
   const valid: Usage = {};
-  const problems: string[] = [];
+  let problems: string[] | undefined;
   for (const key of USAGE_KEYS) {
     const value = usage[key];
     if (value === undefined) continue;
     if (typeof value === 'number' && Number.isFinite(value) && value >= 0) valid[key] = value;
-    else problems.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+    else (problems ??= []).push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
   }
-  return { valid, problems };
+  return { valid, problems: problems ?? NO_PROBLEMS };
 }
+
+/** Shared by every well-formed usage (one per LLM response): never written to. */
+const NO_PROBLEMS: readonly string[] = Object.freeze([]);
+
+/** Up to this many calls, repeated ids are found by scanning the ones seen: cheaper than a Set. */
+const SCAN_IDS_UP_TO = 16;
 
 /**
  * An LLMResponse: `text` (a string), `toolCalls` (an array of calls with unique non-empty ids
@@ -43,13 +49,24 @@ export function llmResponseProblem(response: unknown): string | undefined {
   if (response.text !== undefined && typeof response.text !== 'string') return `text must be a string, got ${describeValue(response.text)}`;
   if (response.toolCalls !== undefined) {
     if (!Array.isArray(response.toolCalls)) return `toolCalls must be an array, got ${describeValue(response.toolCalls)}`;
-    const ids = new Set<string>();
-    for (const [i, call] of (response.toolCalls as unknown[]).entries()) {
+    const calls = response.toolCalls as unknown[];
+    // One call (the common case) cannot repeat an id: nothing to remember.
+    const seen: Set<string> | string[] | undefined = calls.length > SCAN_IDS_UP_TO ? new Set<string>() : calls.length > 1 ? [] : undefined;
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i];
       if (!isRecord(call)) return `toolCalls[${i}] must be { id, name, input? }, got ${describeValue(call)}`;
-      if (typeof call.id !== 'string' || call.id === '') return `toolCalls[${i}].id must be a non-empty string, got ${describeValue(call.id)}`;
-      if (typeof call.name !== 'string' || call.name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(call.name)}`;
-      if (ids.has(call.id)) return `toolCalls[${i}].id ${describeValue(call.id)} repeats an earlier call's id`;
-      ids.add(call.id);
+      // Each field read once: a getter could answer differently the second time.
+      const id = call.id;
+      if (typeof id !== 'string' || id === '') return `toolCalls[${i}].id must be a non-empty string, got ${describeValue(id)}`;
+      const name = call.name;
+      if (typeof name !== 'string' || name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
+      if (seen instanceof Set) {
+        if (seen.has(id)) return `toolCalls[${i}].id ${describeValue(id)} repeats an earlier call's id`;
+        seen.add(id);
+      } else if (seen !== undefined) {
+        if (seen.includes(id)) return `toolCalls[${i}].id ${describeValue(id)} repeats an earlier call's id`;
+        seen.push(id);
+      }
     }
   }
   if (response.text === undefined && response.toolCalls === undefined) {
