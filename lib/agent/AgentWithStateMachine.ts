@@ -64,6 +64,9 @@ export interface RunTurnOptions {
   budget?: BudgetLimits;
 }
 
+/** The options of a runTurn call without any: one object for all of them, only read. */
+const NO_OPTIONS: RunTurnOptions = Object.freeze({});
+
 const REQUIRED = ['sendUserMessage', 'sendToolResults', 'runTool'] as const;
 const OPTIONAL = ['checkGitCommits', 'runAutoformatters', 'gatherAdditionalMessages', 'settleToolCalls'] as const;
 
@@ -211,7 +214,7 @@ export class AgentWithStateMachine {
    * outcomes, with `error` saying why; it throws only for misuse (a non-string input, a turn
    * already running).
    */
-  async runTurn(input: string, options: RunTurnOptions = {}): Promise<TurnResult> {
+  async runTurn(input: string, options: RunTurnOptions = NO_OPTIONS): Promise<TurnResult> {
     if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { signal?, budget? }', options);
     const { signal, budget } = options;

@@ -97,6 +97,10 @@ class Deadline {
 
 const NO_DATA = undefined;
 
+/** Charged before every call; budgets only read a delta. */
+const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
+const ONE_TOOL_CALL: UsageDelta = Object.freeze({ toolCalls: 1 });
+
 /** What an agent without `gatherAdditionalMessages` gathers; only ever read. */
 const NOTHING_GATHERED: Settled<string[]> = { kind: 'value', value: Object.freeze([]) as unknown as string[] };
 
@@ -124,7 +128,8 @@ export class TurnRunner {
   #lastWallAt = 0;
   /** Tool calls asked for whose results no successful sendToolResults has carried yet. */
   #pending: ToolSlot[] | undefined;
-  #texts: string[] = [];
+  /** Texts of responses that also asked for tools; made at the first. */
+  #texts: string[] | undefined;
   /** Usage not yet charged to the external budgets (they are charged at the next await). */
   #externalDue: UsageDelta | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
@@ -244,7 +249,7 @@ export class TurnRunner {
         this.#move(State.EndOfTurn, { description: 'text-only response ends the turn', data: { chars: response.text?.length ?? 0 } });
         return this.#result('end_of_turn', response.text === undefined ? {} : { text: response.text });
       }
-      if (response.text !== undefined && response.text !== '') this.#texts.push(response.text);
+      if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
       const now = this.#s.clock();
       this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: now, endedAt: now }));
 
@@ -335,7 +340,7 @@ export class TurnRunner {
         this.#move(State.Error, { description: `${spent.message}; no further LLM call made`, data: { outcome: 'budget_exceeded', ...limitData(spent), failures } });
         return { kind: 'end', result: this.#result('budget_exceeded', { error: budgetError(spent) }) };
       }
-      this.#charge({ llmCalls: 1 }, false);
+      this.#charge(ONE_LLM_CALL, false);
       // #spent() has just read the clock, unless an external budget was awaited since.
       const startedAt = this.#s.external.length === 0 ? this.#lastWallAt : this.#s.clock();
       const settled = await this.#settle(invoke, attempt);
@@ -500,7 +505,7 @@ export class TurnRunner {
         if (this.#signal.aborted || next >= slots.length) return;
         const slot = slots[next++]!;
         // Counted when it starts, before any await: concurrent workers never pass maxToolCalls.
-        this.#charge({ toolCalls: 1 }, false);
+        this.#charge(ONE_TOOL_CALL, false);
         slot.status = 'running';
         // As for an LLM call: #spent() has just read the clock, unless an external budget was awaited since.
         slot.startedAt = this.#s.external.length === 0 ? this.#lastWallAt : this.#s.clock();
@@ -795,7 +800,7 @@ export class TurnRunner {
     result.usage = { ...this.#turnUsage };
     result.turn = this.#turn;
     result.transitions = this.#moves;
-    if (this.#texts.length > 0) result.texts = this.#texts;
+    if (this.#texts !== undefined) result.texts = this.#texts;
     return result;
   }
 }
