@@ -319,10 +319,8 @@ function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
     }
     safeLog(logger, effective === 'error' || effective === 'warn' || effective === 'info' ? effective : 'debug', message, meta ?? {});
   };
-  const shim = {
-    get level(): string {
-      return winstonLike ? (logger as Logger).level : 'debug';
-    },
+  let shim: Logger;
+  const methods = {
     isLevelEnabled: (level: string): boolean => (winstonLike ? (logger as Logger).isLevelEnabled(level) : true),
     log: (level: string, message: string, meta?: Record<string, unknown>) => (write(level, message, meta), shim),
     error: (m: string, meta?: Record<string, unknown>) => (write('error', m, meta), shim),
@@ -330,7 +328,21 @@ function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
     info: (m: string, meta?: Record<string, unknown>) => (write('info', m, meta), shim),
     debug: (m: string, meta?: Record<string, unknown>) => (write('debug', m, meta), shim),
   };
-  return shim as unknown as Logger;
+  // The machine reads the level on every move. Where the logger keeps it in a data property of
+  // its own (winston does), the shim inherits it, so that reading it is a plain load and still
+  // sees every change; otherwise a getter reads it.
+  const own = winstonLike ? Object.getOwnPropertyDescriptor(logger, 'level') : undefined;
+  if (!winstonLike) shim = { level: 'debug', ...methods } as unknown as Logger;
+  else if (own !== undefined && 'value' in own) shim = Object.create(logger, Object.getOwnPropertyDescriptors(methods)) as Logger;
+  else {
+    shim = {
+      get level(): string {
+        return (logger as Logger).level;
+      },
+      ...methods,
+    } as unknown as Logger;
+  }
+  return shim;
 }
 
 function assertAgentLoop(agent: unknown): asserts agent is AgentLoop {
