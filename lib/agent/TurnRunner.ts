@@ -358,7 +358,10 @@ export class TurnRunner {
         const priced = this.#price(valid, typeof model === 'string' ? model : undefined, operation);
         this.#charge({ inputTokens: valid.inputTokens ?? 0, outputTokens: valid.outputTokens ?? 0, costUsd: priced.costUsd ?? 0 });
         const problem = llmResponseProblem(value);
+        // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
+        let othersRan = valid.costUsd === undefined || problems.length > 0;
         if (this.#s.hears('llmAttempt')) {
+          othersRan = true;
           const usage: Usage = priced.costUsd === undefined || priced.costUsd === valid.costUsd ? valid : { ...valid, costUsd: priced.costUsd };
           this.#s.emit('llmAttempt', {
             turn: this.#turn, operation, attempt, startedAt, endedAt, input,
@@ -369,7 +372,7 @@ export class TurnRunner {
         if (problems.length > 0) safeLog(this.#s.logger, 'warn', `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`, { turn: this.#turn });
         // Without external budgets there is nothing to wait for: only the wall time to charge.
         let external: SpentLimit | OperationError | undefined;
-        if (this.#s.external.length === 0) this.#chargeWall();
+        if (this.#s.external.length === 0) this.#chargeWall(othersRan ? this.#s.clock() : endedAt);
         else external = await this.#flushExternalChecked(operation);
         if (external instanceof OperationError) return { kind: 'end', result: this.#fail(external, { operation }) };
         if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, value) };
@@ -755,8 +758,8 @@ export class TurnRunner {
     return undefined;
   }
 
-  #chargeWall(): void {
-    const now = this.#s.clock();
+  /** `now` may be a reading just taken, when no code of others ran since. */
+  #chargeWall(now = this.#s.clock()): void {
     const elapsed = Math.max(0, now - this.#lastWallAt);
     this.#lastWallAt = now;
     if (elapsed > 0) this.#charge({ wallMs: elapsed });

@@ -89,3 +89,33 @@ describe('llmResponseProblem() tool call ids', () => {
     );
   });
 });
+
+describe('splitUsage() field by field', () => {
+  const KEYS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'costUsd'] as const;
+  // The loop over the keys it replaced: the reference.
+  function byLoop(usage: Record<string, unknown>): { valid: Record<string, number>; problems: string[] } {
+    const valid: Record<string, number> = {};
+    const problems: string[] = [];
+    for (const key of KEYS) {
+      const value = usage[key];
+      if (value === undefined) continue;
+      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) valid[key] = value;
+      else problems.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+    }
+    return { valid, problems };
+  }
+
+  it('keeps the same fields in the same order, and names the same problems (property-based)', () => {
+    const value = fc.oneof(fc.nat(5000), fc.double({ noDefaultInfinity: false }), fc.constantFrom<unknown>(undefined, null, '7', -1, Number.NaN, {}));
+    const usage = fc.dictionary(fc.constantFrom(...KEYS, 'totalTokens', 'model'), value, { maxKeys: 8 });
+    fc.assert(
+      fc.property(usage, (u) => {
+        const got = splitUsage(u);
+        const want = byLoop(u);
+        expect(got).toEqual(want);
+        expect(Object.keys(got.valid)).toEqual(Object.keys(want.valid));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
