@@ -109,9 +109,11 @@ export function llmResponseProblem(response: unknown): string | undefined {
     const keys = Object.keys(response);
     return `a response needs text (a string) or toolCalls (an array), got an object with ${keys.length === 0 ? 'no keys' : `keys ${keys.slice(0, 8).join(', ')}`} — return an LLMResponse, not the SDK's raw response`;
   }
-  for (const key of ['model', 'finishReason'] as const) {
-    if (response[key] !== undefined && typeof response[key] !== 'string') return `${key} must be a string, got ${describeValue(response[key])}`;
-  }
+  // Named, each read once: no array of names per response, no keyed loads.
+  const model = response.model;
+  if (model !== undefined && typeof model !== 'string') return `model must be a string, got ${describeValue(model)}`;
+  const finishReason = response.finishReason;
+  if (finishReason !== undefined && typeof finishReason !== 'string') return `finishReason must be a string, got ${describeValue(finishReason)}`;
   return undefined;
 }
 

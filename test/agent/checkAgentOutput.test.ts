@@ -17,6 +17,8 @@ describe('llmResponseProblem()', () => {
     [{}, "a response needs text (a string) or toolCalls (an array), got an object with no keys — return an LLMResponse, not the SDK's raw response"],
     [{ choices: [] }, "a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK's raw response"],
     [{ text: 'x', model: 4 }, 'model must be a string, got `4` (number)'],
+    [{ text: 'x', finishReason: null }, 'finishReason must be a string, got `null`'],
+    [{ text: 'x', model: 'm', finishReason: 2 }, 'finishReason must be a string, got `2` (number)'],
   ])('names what is wrong with %p', (value, problem) => {
     expect(llmResponseProblem(value)).toBe(problem);
   });
