@@ -250,8 +250,8 @@ export class TurnRunner {
         return this.#result('end_of_turn', response.text === undefined ? {} : { text: response.text });
       }
       if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
-      const now = this.#s.clock();
-      this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: now, endedAt: now }));
+      // A slot's times are set when its call starts or is given up, before anything reads them.
+      this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
 
       const callList = calls.map((c) => ({ id: c.id, name: c.name }));
       const names = namesOf(calls);
