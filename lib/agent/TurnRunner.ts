@@ -124,7 +124,7 @@ export class TurnRunner {
   #expected: StateName;
   /** Charged in place; a result gets a copy. */
   readonly #turnUsage: UsageTotals = emptyUsage();
-  /** When wall time was last charged: the clock's last reading (each costs ~45 ns on Node 20, so readings are shared where no code of others runs between). */
+  /** When wall time was last charged: the clock's last reading. A reading costs tens of ns (Date.now, ~45 ns on the bench VM), so one is shared wherever no code of others runs between two. */
   #lastWallAt = 0;
   /** Tool calls asked for whose results no successful sendToolResults has carried yet. */
   #pending: ToolSlot[] | undefined;
