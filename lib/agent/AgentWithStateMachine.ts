@@ -14,7 +14,7 @@ import type { RetryOptions } from './retryDelay';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
-import { TurnRunner, type OnUnknownCost, type TurnResult } from './TurnRunner';
+import { TurnRunner, type OnUnknownCost, type TurnResult, type TurnSettings } from './TurnRunner';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 
@@ -64,6 +64,9 @@ export interface RunTurnOptions {
   budget?: BudgetLimits;
 }
 
+/** The options of a runTurn call without any: one object for all of them, only read. */
+const NO_OPTIONS: RunTurnOptions = Object.freeze({});
+
 const REQUIRED = ['sendUserMessage', 'sendToolResults', 'runTool'] as const;
 const OPTIONAL = ['checkGitCommits', 'runAutoformatters', 'gatherAdditionalMessages', 'settleToolCalls'] as const;
 
@@ -83,25 +86,19 @@ type AnyListener = (...args: any[]) => void;
 export class AgentWithStateMachine {
   /** The machine the turns run through: its history, events and current state. */
   readonly machine: StateMachine<StateName>;
-  readonly #agent: AgentLoop;
   #budget: Budget;
   readonly #sharedBudgets: readonly Budget[];
-  readonly #external: readonly ExternalBudget[];
-  readonly #retry: ResolvedRetry;
-  readonly #cancelGraceMs: number;
-  readonly #toolConcurrency: number;
-  readonly #pricing: Pricing | undefined;
-  readonly #onUnknownCost: OnUnknownCost;
-  readonly #warned = { unknownCost: false };
   readonly #quietCancel = { on: false };
-  readonly #sleep: Sleep;
-  readonly #random: () => number;
   readonly #clock: () => number;
   readonly #logger: AgentLogger | undefined;
   readonly #emitter = new EventEmitter();
   readonly #wrappers = new Map<string, Map<unknown, AnyListener[]>>();
+  /** What every turn needs, made once. */
+  readonly #settings: TurnSettings;
+  /** This agent's own budget and the shared ones, in the order turns charge and check them. */
+  #budgets: readonly Budget[];
   #turns = 0;
-  #active: AbortController | undefined;
+  #active: TurnRunner | undefined;
   #spare: AbortController | undefined;
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
@@ -121,7 +118,7 @@ export class AgentWithStateMachine {
         throw new InvalidArgumentError(`externalBudgets[${i}]`, 'an object with reserve(kind) and charge(delta) methods', b);
       }
     }
-    this.#retry = resolveRetry(retry);
+    const resolvedRetry = resolveRetry(retry);
     assertNonNegative(cancelGraceMs, 'cancelGraceMs');
     if (!(toolConcurrency === Infinity || (Number.isInteger(toolConcurrency) && toolConcurrency >= 1))) {
       throw new InvalidArgumentError('toolConcurrency', 'a positive integer or Infinity', toolConcurrency);
@@ -135,17 +132,28 @@ export class AgentWithStateMachine {
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved, this.#quietCancel) });
-    this.#agent = agent;
     this.#sharedBudgets = sharedBudgets;
-    this.#external = [...externalBudgets];
-    this.#cancelGraceMs = cancelGraceMs;
-    this.#toolConcurrency = toolConcurrency;
-    this.#pricing = pricing;
-    this.#onUnknownCost = onUnknownCost;
-    this.#sleep = sleep;
-    this.#random = random;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
+    this.#budgets = [this.#budget, ...sharedBudgets];
+    this.#settings = {
+      machine: this.machine,
+      agent,
+      external: [...externalBudgets],
+      retry: resolvedRetry,
+      cancelGraceMs,
+      toolConcurrency,
+      pricing,
+      onUnknownCost,
+      warned: { unknownCost: false },
+      quietCancel: this.#quietCancel,
+      sleep,
+      random,
+      clock: this.#clock,
+      logger: resolved,
+      hears: (event) => this.#emitter.listenerCount(event) > 0,
+      emit: (event, ...args) => this.#emit(event, ...args),
+    };
   }
 
   /** Usage over all turns so far. */
@@ -167,6 +175,7 @@ export class AgentWithStateMachine {
     if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
     this.#budget = this.#budget.withLimits(limits);
+    this.#budgets = [this.#budget, ...this.#sharedBudgets];
   }
 
   /** Whether a turn is running now. */
@@ -205,7 +214,7 @@ export class AgentWithStateMachine {
    * outcomes, with `error` saying why; it throws only for misuse (a non-string input, a turn
    * already running).
    */
-  async runTurn(input: string, options: RunTurnOptions = {}): Promise<TurnResult> {
+  async runTurn(input: string, options: RunTurnOptions = NO_OPTIONS): Promise<TurnResult> {
     if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { signal?, budget? }', options);
     const { signal, budget } = options;
@@ -218,43 +227,22 @@ export class AgentWithStateMachine {
     // AbortController costs microseconds on Node 20.
     const controller = this.#spare ?? new AbortController();
     this.#spare = undefined;
-    const forward = (): void => controller.abort(signal?.reason);
-    if (signal?.aborted) forward();
-    else signal?.addEventListener('abort', forward, { once: true });
-    this.#active = controller;
     this.#turns += 1;
     const turn = this.#turns;
+    let budgets = this.#budgets;
+    if (budget !== undefined && Object.values(budget).some((v) => v !== undefined)) budgets = [...budgets, new Budget(budget, { label: 'turn budget' })];
+    const runner = new TurnRunner(this.#settings, budgets, turn, controller);
+    const forward = signal === undefined ? undefined : (): void => runner.abort(signal.reason);
+    if (signal?.aborted) runner.abort(signal.reason);
+    else if (forward !== undefined) signal!.addEventListener('abort', forward, { once: true });
+    this.#active = runner;
     try {
-      const budgets = [this.#budget, ...this.#sharedBudgets];
-      if (budget !== undefined && Object.values(budget).some((v) => v !== undefined)) budgets.push(new Budget(budget, { label: 'turn budget' }));
-      const runner = new TurnRunner(
-        {
-          machine: this.machine,
-          agent: this.#agent,
-          budgets,
-          external: this.#external,
-          retry: this.#retry,
-          cancelGraceMs: this.#cancelGraceMs,
-          toolConcurrency: this.#toolConcurrency,
-          pricing: this.#pricing,
-          onUnknownCost: this.#onUnknownCost,
-          warned: this.#warned,
-          quietCancel: this.#quietCancel,
-          sleep: this.#sleep,
-          random: this.#random,
-          clock: this.#clock,
-          logger: this.#logger,
-          emit: (event, ...args) => this.#emit(event, ...args),
-        },
-        turn,
-        controller,
-      );
       const result = await runner.run(input);
       this.#logEnd(result);
-      this.#emit('turnEnd', { turn, result, endedAt: this.#clock() });
+      if (this.#emitter.listenerCount('turnEnd') > 0) this.#emit('turnEnd', { turn, result, endedAt: this.#clock() });
       return result;
     } finally {
-      signal?.removeEventListener('abort', forward);
+      if (forward !== undefined) signal!.removeEventListener('abort', forward);
       this.#active = undefined;
       if (!controller.signal.aborted) this.#spare = controller;
     }
@@ -267,7 +255,7 @@ export class AgentWithStateMachine {
    */
   cancel(reason = 'cancelled by the caller'): boolean {
     if (typeof reason !== 'string') throw new InvalidArgumentError('reason', 'a string', reason);
-    if (this.#active === undefined || this.#active.signal.aborted) return false;
+    if (this.#active === undefined || this.#active.aborted) return false;
     this.#active.abort(reason);
     return true;
   }
@@ -331,10 +319,8 @@ function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
     }
     safeLog(logger, effective === 'error' || effective === 'warn' || effective === 'info' ? effective : 'debug', message, meta ?? {});
   };
-  const shim = {
-    get level(): string {
-      return winstonLike ? (logger as Logger).level : 'debug';
-    },
+  let shim: Logger;
+  const methods = {
     isLevelEnabled: (level: string): boolean => (winstonLike ? (logger as Logger).isLevelEnabled(level) : true),
     log: (level: string, message: string, meta?: Record<string, unknown>) => (write(level, message, meta), shim),
     error: (m: string, meta?: Record<string, unknown>) => (write('error', m, meta), shim),
@@ -342,7 +328,21 @@ function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
     info: (m: string, meta?: Record<string, unknown>) => (write('info', m, meta), shim),
     debug: (m: string, meta?: Record<string, unknown>) => (write('debug', m, meta), shim),
   };
-  return shim as unknown as Logger;
+  // The machine reads the level on every move. Where the logger keeps it in a data property of
+  // its own (winston does), the shim inherits it, so that reading it is a plain load and still
+  // sees every change; otherwise a getter reads it.
+  const own = winstonLike ? Object.getOwnPropertyDescriptor(logger, 'level') : undefined;
+  if (!winstonLike) shim = { level: 'debug', ...methods } as unknown as Logger;
+  else if (own !== undefined && 'value' in own) shim = Object.create(logger, Object.getOwnPropertyDescriptors(methods)) as Logger;
+  else {
+    shim = {
+      get level(): string {
+        return (logger as Logger).level;
+      },
+      ...methods,
+    } as unknown as Logger;
+  }
+  return shim;
 }
 
 function assertAgentLoop(agent: unknown): asserts agent is AgentLoop {

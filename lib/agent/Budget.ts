@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from './BudgetLimits';
+import { assertBudgetLimits, checkedSpentLimit, LIMIT_NAMES, type BudgetLimitName, type BudgetLimits, type SpentLimit } from './BudgetLimits';
 import { emptyUsage, roundCost, type UsageDelta, type UsageTotals } from './UsageTotals';
 
 /** Options of `new Budget(limits, options)`: its label in messages, and how it measures wall time. */
@@ -22,13 +22,14 @@ export class Budget {
   readonly label: string;
   #usage: UsageTotals = emptyUsage();
   readonly #elapsed: { clock: () => number; start: number } | undefined;
-  readonly #limited: boolean;
+  /** The limits set, in the order they are checked. */
+  readonly #set: readonly BudgetLimitName[];
 
   constructor(limits: BudgetLimits = {}, options: BudgetOptions = {}) {
     assertBudgetLimits(limits, options.label ?? 'budget');
     this.limits = Object.freeze({ ...limits });
     this.label = options.label ?? 'budget';
-    this.#limited = Object.values(this.limits).some((v) => v !== undefined);
+    this.#set = LIMIT_NAMES.filter((name) => this.limits[name] !== undefined);
     this.#elapsed = options.elapsedWall && { clock: options.elapsedWall.clock, start: options.elapsedWall.clock() };
   }
 
@@ -45,8 +46,10 @@ export class Budget {
    */
   charge(delta: UsageDelta): void {
     if (typeof delta !== 'object' || delta === null) throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
-    for (const key of Object.keys(delta) as Array<keyof UsageDelta>) {
-      const value = delta[key];
+    // The own enumerable keys, as Object.keys gives them, without an array per call.
+    for (const key in delta) {
+      if (!Object.prototype.hasOwnProperty.call(delta, key)) continue;
+      const value = delta[key as keyof UsageDelta];
       if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
         throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
       }
@@ -71,8 +74,8 @@ export class Budget {
 
   /** The first spent limit, or undefined while there is room. */
   spent(): SpentLimit | undefined {
-    if (!this.#limited) return undefined;
-    // spentLimit only reads: no copy needed unless the wall time is measured here.
-    return spentLimit(this.#elapsed === undefined ? this.#usage : this.usage, this.limits, this.label);
+    if (this.#set.length === 0) return undefined;
+    // Only reads: no copy needed unless the wall time is measured here. The limits were checked and frozen when this budget was made.
+    return checkedSpentLimit(this.#elapsed === undefined ? this.#usage : this.usage, this.limits, this.label, this.#set);
   }
 }

@@ -24,7 +24,8 @@ export interface SpentLimit {
   message: string;
 }
 
-const LIMIT_NAMES: readonly BudgetLimitName[] = ['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs'];
+/** Every limit, in the order they are checked (the first spent one is reported). */
+export const LIMIT_NAMES: readonly BudgetLimitName[] = ['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs'];
 
 /**
  * Checks limits given by a caller: an object whose known keys are non-negative finite numbers
@@ -89,7 +90,15 @@ export function spentLimit(usage: UsageTotals, limits: BudgetLimits | undefined,
   if (typeof usage !== 'object' || usage === null) throw new InvalidArgumentError('usage', 'usage totals { costUsd, inputTokens, outputTokens, toolCalls, llmCalls, wallMs }', usage);
   if (limits === undefined) return undefined;
   assertBudgetLimits(limits, 'limits');
-  for (const limit of LIMIT_NAMES) {
+  return checkedSpentLimit(usage, limits, label);
+}
+
+/**
+ * `spentLimit` on limits already checked (a Budget's, frozen when it was made): it runs before
+ * every call of every turn. `names` may leave out the limits that are not set, in order.
+ */
+export function checkedSpentLimit(usage: UsageTotals, limits: BudgetLimits, label: string, names: readonly BudgetLimitName[] = LIMIT_NAMES): SpentLimit | undefined {
+  for (const limit of names) {
     const max = limits[limit];
     if (max === undefined) continue;
     const value = used(usage, limit);

@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import { GraceGroup } from '../internal/GraceGroup';
 import { State, type StateName } from '../../states/StateName';
 import type { AgentLoop, LLMResponse, OperationContext, Pricing, SettleInfo, ToolCall, ToolResult, Usage } from './AgentLoop';
 import type { AgentEvents, LLMCallInput, ToolCallEvent } from './AgentEvents';
@@ -22,7 +23,7 @@ import {
   TurnCancelledError,
   type TurnError,
 } from './TurnError';
-import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 
@@ -36,11 +37,10 @@ export type { TurnResult, UnansweredToolCall } from './TurnResult';
 /** What to do when `maxCostUsd` (or `maxTokens`) is set and a response's cost (or tokens) is unknown. */
 export type OnUnknownCost = 'error' | 'warn' | 'ignore';
 
-/** What a turn needs from the adapter that runs it. */
+/** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */
 export interface TurnSettings {
   machine: StateMachine<StateName>;
   agent: AgentLoop;
-  budgets: readonly Budget[];
   external: readonly ExternalBudget[];
   retry: ResolvedRetry;
   cancelGraceMs: number;
@@ -55,12 +55,20 @@ export interface TurnSettings {
   logger: AgentLogger | undefined;
   /** Set while the turn forces an ordinary cancel, so the machine logs that move at info, not warn. */
   quietCancel: { on: boolean };
-  /** Reports an event; undefined when nobody listens. Never throws. */
-  emit: (<K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void) | undefined;
+  /** Whether `event` has listeners now: events nobody hears are not built. */
+  hears: (event: keyof AgentEvents) => boolean;
+  /** Reports an event. Never throws. */
+  emit: <K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void;
+}
+
+/** What a response's record notes beside its usage: malformed usage fields, an unknown cost. */
+interface ResponseNotes {
+  usageProblems?: readonly string[];
+  unknownCost?: string;
 }
 
 type LLMOutcome =
-  | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[]; notes: Record<string, unknown> }
+  | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[]; notes: ResponseNotes | undefined }
   | { kind: 'end'; result: TurnResult };
 
 interface Attempt {
@@ -89,6 +97,13 @@ class Deadline {
 
 const NO_DATA = undefined;
 
+/** Charged before every call; budgets only read a delta. */
+const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
+const ONE_TOOL_CALL: UsageDelta = Object.freeze({ toolCalls: 1 });
+
+/** What an agent without `gatherAdditionalMessages` gathers; only ever read. */
+const NOTHING_GATHERED: Settled<string[]> = { kind: 'value', value: Object.freeze([]) as unknown as string[] };
+
 /**
  * One turn through the sixteen states. Every move it asks for is legal in the table, except
  * where the table has no edge for what happened, and then the move is explicitly forced with
@@ -98,39 +113,62 @@ const NO_DATA = undefined;
  */
 export class TurnRunner {
   readonly #s: TurnSettings;
+  readonly #budgets: readonly Budget[];
   readonly #turn: number;
   readonly #controller: AbortController;
   readonly #signal: AbortSignal;
+  /** Every operation of the turn is awaited through it, and abandoned after the grace once the turn aborts. */
+  readonly #ops: GraceGroup;
   #moves = 0;
   /** Where this turn last put the machine; anything else means someone moved it meanwhile. */
   #expected: StateName;
-  #turnUsage: UsageTotals = emptyUsage();
-  #lastWallAt: number;
+  /** Charged in place; a result gets a copy. */
+  readonly #turnUsage: UsageTotals = emptyUsage();
+  /** When wall time was last charged: the clock's last reading. A reading costs tens of ns (Date.now, ~45 ns on the bench VM), so one is shared wherever no code of others runs between two. */
+  #lastWallAt = 0;
   /** Tool calls asked for whose results no successful sendToolResults has carried yet. */
   #pending: ToolSlot[] | undefined;
-  #texts: string[] = [];
+  /** Texts of responses that also asked for tools; made at the first. */
+  #texts: string[] | undefined;
   /** Usage not yet charged to the external budgets (they are charged at the next await). */
   #externalDue: UsageDelta | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #ended = false;
-  #aborted: Promise<void> | undefined;
-  #onAbort: (() => void) | undefined;
   /** A limit an external budget reported spent: it stays spent for the rest of the turn. */
   #externalSpent: SpentLimit | undefined;
 
-  constructor(settings: TurnSettings, turn: number, controller: AbortController) {
+  /**
+   * `controller` is this turn's alone, and only `abort()` aborts it: operations get their grace
+   * from there, with no listener on its signal.
+   */
+  constructor(settings: TurnSettings, budgets: readonly Budget[], turn: number, controller: AbortController) {
     this.#s = settings;
+    this.#budgets = budgets;
     this.#expected = settings.machine.pendingState;
     this.#turn = turn;
     this.#controller = controller;
     this.#signal = controller.signal;
-    this.#lastWallAt = settings.clock();
+    this.#ops = new GraceGroup(controller.signal, settings.cancelGraceMs, settings.sleep);
+  }
+
+  /** Whether the turn was cancelled or its deadline passed. */
+  get aborted(): boolean {
+    return this.#signal.aborted;
+  }
+
+  /** Cancels the turn (or ends it at its deadline): the running operations get their grace. */
+  abort(reason: unknown): void {
+    if (this.#signal.aborted) return;
+    this.#controller.abort(reason);
+    this.#ops.aborted();
   }
 
   /** Runs the turn to a terminal state. Never throws: a failure of the adapter itself ends the turn in Error. */
   async run(input: string): Promise<TurnResult> {
     let result: TurnResult;
     try {
+      // The turn's time starts now.
+      this.#lastWallAt = this.#s.clock();
       this.#armDeadline();
       result = await this.#flow(input);
     } catch (error) {
@@ -155,20 +193,11 @@ export class TurnRunner {
         safeLog(this.#s.logger, 'warn', `charging an external budget at the end of turn ${this.#turn} failed: ${messageOf(error)}`, { turn: this.#turn });
       }
     }
-    result = await this.#settleUnanswered(result);
-    if (this.#onAbort !== undefined) this.#signal.removeEventListener('abort', this.#onAbort);
+    if (this.#pending !== undefined) result = await this.#settleUnanswered(result);
     // Releases anything still listening to this turn's signal. Aborting costs microseconds
     // (an Event, a dispatch), so it is skipped when no listener is left to release.
     if (!this.#signal.aborted && getEventListeners(this.#signal, 'abort').length > 0) this.#controller.abort('turn ended');
     return result;
-  }
-
-  /** Resolves when this turn's signal aborts: one listener for the whole turn, shared by every operation. */
-  #whenAborted(): Promise<void> {
-    return (this.#aborted ??= new Promise<void>((resolve) => {
-      this.#onAbort = (): void => resolve();
-      this.#signal.addEventListener('abort', this.#onAbort, { once: true });
-    }));
   }
 
   async #flow(input: string): Promise<TurnResult> {
@@ -179,7 +208,7 @@ export class TurnRunner {
     else if (current !== State.WaitingForUserInput) {
       this.#move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, true);
     }
-    this.#s.emit?.('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
+    if (this.#s.hears('turnStart')) this.#s.emit('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
 
     // A turn on a spent budget or an already-cancelled signal makes no call. WaitingForUserInput
     // cannot reach BudgetExceeded or Cancelled, so the legal move is to Error, and the record's
@@ -203,29 +232,30 @@ export class TurnRunner {
       // The results sent with this call reached the LLM: nothing of the last round is unanswered.
       this.#pending = undefined;
       const calls = response.toolCalls ?? [];
-      this.#move(State.ProcessingLLMResponse, {
-        description: 'LLM responded',
-        data: {
-          attempts: llm.attempts,
-          ...(llm.failures.length > 0 ? { failures: llm.failures } : {}),
-          toolCalls: calls.length,
-          ...(response.model === undefined ? {} : { model: response.model }),
-          ...(response.finishReason === undefined ? {} : { finishReason: response.finishReason }),
-          ...llm.notes,
-          usage: this.#s.budgets[0]!.usage,
-        },
-      });
+      // Built key by key, in this order, rather than with spreads: this runs on every response.
+      const data: Record<string, unknown> = { attempts: llm.attempts };
+      if (llm.failures.length > 0) data.failures = llm.failures;
+      data.toolCalls = calls.length;
+      if (response.model !== undefined) data.model = response.model;
+      if (response.finishReason !== undefined) data.finishReason = response.finishReason;
+      if (llm.notes !== undefined) {
+        if (llm.notes.usageProblems !== undefined) data.usageProblems = llm.notes.usageProblems;
+        if (llm.notes.unknownCost !== undefined) data.unknownCost = llm.notes.unknownCost;
+      }
+      data.usage = this.#budgets[0]!.usage;
+      this.#move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
       if (calls.length === 0) {
         if (this.#signal.aborted) return this.#cancel(State.ProcessingLLMResponse);
         this.#move(State.EndOfTurn, { description: 'text-only response ends the turn', data: { chars: response.text?.length ?? 0 } });
         return this.#result('end_of_turn', response.text === undefined ? {} : { text: response.text });
       }
-      if (response.text !== undefined && response.text !== '') this.#texts.push(response.text);
-      const now = this.#s.clock();
-      this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: now, endedAt: now }));
+      if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
+      // A slot's times are set when its call starts or is given up, before anything reads them.
+      this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
 
       const callList = calls.map((c) => ({ id: c.id, name: c.name }));
-      this.#move(State.ToolUseRequested, { description: `LLM requested ${plural(calls.length, 'tool call')}: ${calls.map((c) => c.name).join(', ')}`, data: { calls: callList } });
+      const names = namesOf(calls);
+      this.#move(State.ToolUseRequested, { description: `LLM requested ${plural(calls.length, 'tool call')}: ${names}`, data: { calls: callList } });
       this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
       if (this.#signal.aborted) {
         if (this.#signal.reason instanceof Deadline) return this.#cancel(State.CheckingForCancellation);
@@ -233,17 +263,20 @@ export class TurnRunner {
         this.#move(State.Cancelled, { description: `cancelled before tools ran: ${reason}`, data: { reason, interrupted: calls.map((c) => c.id) } });
         return this.#result('cancelled', { error: new TurnCancelledError(reason, State.CheckingForCancellation) });
       }
-      this.#move(State.RunningTool, { description: `running ${calls.map((c) => c.name).join(', ')}`, data: { calls: callList, ...(this.#s.toolConcurrency === 1 ? {} : { concurrency: this.#s.toolConcurrency }) } });
+      this.#move(State.RunningTool, { description: `running ${names}`, data: this.#s.toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: this.#s.toolConcurrency } });
       const tools = await this.#runTools(this.#pending);
       if (tools.kind === 'end') return tools.result;
       if (this.#signal.aborted) {
         // The running tools finished or gave up; the rest were reported as interrupted.
         return this.#cancel(State.RunningTool, { results: tools.summary });
       }
-      this.#move(State.CheckingGitCommits, { description: `tools finished (${tools.summary.filter((r) => r.isError).length} with errors)`, data: { results: tools.summary } });
+      let errors = 0;
+      for (const r of tools.summary) if (r.isError) errors += 1;
+      this.#move(State.CheckingGitCommits, { description: `tools finished (${errors} with errors)`, data: { results: tools.summary } });
 
       const formatterMessages: string[] = [];
-      const commits = await this.#optionalList('checkGitCommits', (ctx) => this.#s.agent.checkGitCommits?.(ctx));
+      // An operation the agent lacks is not awaited: it would only cost a promise and a tick.
+      const commits = this.#s.agent.checkGitCommits == null ? { kind: 'list' as const, list: [] } : await this.#optionalList('checkGitCommits', (ctx) => this.#s.agent.checkGitCommits?.(ctx));
       if (commits.kind === 'end') return commits.result;
       if (this.#signal.aborted) return this.#cancel(State.CheckingGitCommits);
       if (commits.list.length > 0) {
@@ -266,9 +299,9 @@ export class TurnRunner {
         return this.#result('budget_exceeded', { error: budgetError(spent) });
       }
       if (this.#signal.aborted) return this.#cancel(State.CheckingBudget);
-      this.#move(State.GatheringAdditionalMessages, { description: 'budget has room', data: { usage: this.#s.budgets[0]!.usage } });
+      this.#move(State.GatheringAdditionalMessages, { description: 'budget has room', data: { usage: this.#budgets[0]!.usage } });
 
-      const gathered = await this.#settle((ctx) => this.#s.agent.gatherAdditionalMessages?.(ctx) ?? Promise.resolve([]));
+      const gathered = this.#s.agent.gatherAdditionalMessages == null ? NOTHING_GATHERED : await this.#settle((ctx) => this.#s.agent.gatherAdditionalMessages?.(ctx) ?? Promise.resolve([]));
       if (gathered.kind === 'abandoned' || this.#signal.aborted) return this.#cancel(State.GatheringAdditionalMessages);
       if (gathered.kind === 'threw') {
         const error = new OperationError('gatherAdditionalMessages', gathered.error);
@@ -277,7 +310,8 @@ export class TurnRunner {
       }
       const problem = stringListProblem(gathered.value);
       if (problem !== undefined) return this.#violation('gatherAdditionalMessages', problem, gathered.value);
-      const messages = [...(gathered.value as string[]), ...formatterMessages];
+      // formatterMessages is this round's own array: it can be sent as it is when nothing was gathered.
+      const messages = gathered === NOTHING_GATHERED ? formatterMessages : [...(gathered.value as string[]), ...formatterMessages];
 
       this.#move(State.SendingToolResults, {
         description: `sending ${plural(tools.results.length, 'tool result')} and ${plural(messages.length, 'message')}`,
@@ -306,12 +340,13 @@ export class TurnRunner {
         this.#move(State.Error, { description: `${spent.message}; no further LLM call made`, data: { outcome: 'budget_exceeded', ...limitData(spent), failures } });
         return { kind: 'end', result: this.#result('budget_exceeded', { error: budgetError(spent) }) };
       }
-      this.#charge({ llmCalls: 1 }, false);
-      const startedAt = this.#s.clock();
-      const settled = await this.#settle((ctx) => invoke({ ...ctx, attempt }));
+      this.#charge(ONE_LLM_CALL, false);
+      // #spent() has just read the clock, unless an external budget was awaited since.
+      const startedAt = this.#s.external.length === 0 ? this.#lastWallAt : this.#s.clock();
+      const settled = await this.#settle(invoke, attempt);
       const endedAt = this.#s.clock();
       if (settled.kind === 'abandoned' || (settled.kind === 'threw' && this.#signal.aborted)) {
-        this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${this.#reason()}`), willRetry: false });
+        this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${this.#reason()}`), willRetry: false });
         return { kind: 'end', result: this.#cancel(from, { attempt, failures }) };
       }
       if (settled.kind === 'value') {
@@ -321,22 +356,30 @@ export class TurnRunner {
         const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
         const { valid, problems } = splitUsage(reported);
         const priced = this.#price(valid, typeof model === 'string' ? model : undefined, operation);
-        const usage: Usage = priced.costUsd === undefined ? valid : { ...valid, costUsd: priced.costUsd };
         this.#charge({ inputTokens: valid.inputTokens ?? 0, outputTokens: valid.outputTokens ?? 0, costUsd: priced.costUsd ?? 0 });
         const problem = llmResponseProblem(value);
-        this.#s.emit?.('llmAttempt', {
-          turn: this.#turn, operation, attempt, startedAt, endedAt, input,
-          ...(problem === undefined ? { response: value as LLMResponse } : { error: new ContractViolationError(operation, problem, value) }),
-          willRetry: false, usage,
-        });
+        // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
+        let othersRan = valid.costUsd === undefined || problems.length > 0;
+        if (this.#s.hears('llmAttempt')) {
+          othersRan = true;
+          const usage: Usage = priced.costUsd === undefined || priced.costUsd === valid.costUsd ? valid : { ...valid, costUsd: priced.costUsd };
+          this.#s.emit('llmAttempt', {
+            turn: this.#turn, operation, attempt, startedAt, endedAt, input,
+            ...(problem === undefined ? { response: value as LLMResponse } : { error: new ContractViolationError(operation, problem, value) }),
+            willRetry: false, usage,
+          });
+        }
         if (problems.length > 0) safeLog(this.#s.logger, 'warn', `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`, { turn: this.#turn });
-        const external = await this.#flushExternalChecked(operation);
+        // Without external budgets there is nothing to wait for: only the wall time to charge.
+        let external: SpentLimit | OperationError | undefined;
+        if (this.#s.external.length === 0) this.#chargeWall(othersRan ? this.#s.clock() : endedAt);
+        else external = await this.#flushExternalChecked(operation);
         if (external instanceof OperationError) return { kind: 'end', result: this.#fail(external, { operation }) };
         if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, value) };
         if (priced.error !== undefined) return { kind: 'end', result: this.#fail(priced.error, { operation, usage: valid }) };
-        const notes: Record<string, unknown> = {};
-        if (problems.length > 0) notes.usageProblems = problems;
-        if (priced.note !== undefined) notes.unknownCost = priced.note;
+        let notes: ResponseNotes | undefined;
+        if (problems.length > 0) notes = { usageProblems: problems };
+        if (priced.note !== undefined) (notes ??= {}).unknownCost = priced.note;
         return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
       }
       const failure: Attempt = { attempt, error: messageOf(settled.error) };
@@ -345,14 +388,14 @@ export class TurnRunner {
       try {
         retry = attempt <= retries && shouldRetry(settled.error) === true;
       } catch (predicateError) {
-        this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
+        this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
         return { kind: 'end', result: this.#fail(new OperationError('retry.shouldRetry', predicateError), { operation, failures }) };
       }
       let wait = 0;
       if (retry) {
         const planned = this.#retryWait(settled.error, attempt, baseDelayMs, maxDelayMs, delayMs);
         if (planned.kind === 'error') {
-          this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
+          this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: false });
           return { kind: 'end', result: this.#fail(planned.error, { operation, failures }) };
         }
         if (planned.retryAfterMs !== undefined) failure.retryAfterMs = planned.retryAfterMs;
@@ -361,7 +404,7 @@ export class TurnRunner {
           retry = false;
         } else wait = planned.ms;
       }
-      this.#s.emit?.('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: retry });
+      this.#s.emit('llmAttempt', { turn: this.#turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry: retry });
       if (!retry) {
         const error = new LLMCallError(operation, failures, settled.error);
         this.#move(State.Error, { description: error.message, data: { operation, failures } });
@@ -415,7 +458,7 @@ export class TurnRunner {
       costUsd = priced as number | undefined;
     }
     const tokens = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
-    const capped = (key: 'maxCostUsd' | 'maxTokens'): boolean => this.#s.budgets.some((b) => b.limits[key] !== undefined);
+    const capped = (key: 'maxCostUsd' | 'maxTokens'): boolean => this.#budgets.some((b) => b.limits[key] !== undefined);
     let unknown: string | undefined;
     if (costUsd === undefined && capped('maxCostUsd')) {
       const what = tokens ? `${(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)} tokens (${usage.inputTokens ?? '?'} in, ${usage.outputTokens ?? '?'} out)` : 'no tokens';
@@ -446,8 +489,8 @@ export class TurnRunner {
     let violation: { operation: string; problem: string; value: unknown } | undefined;
     let failed: OperationError | undefined;
     const emitTool = (slot: ToolSlot): void => {
-      if (this.#s.emit !== undefined && slot.result !== undefined && slot.status !== 'pending' && slot.status !== 'running') {
-        this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: slot.status, startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result });
+      if (slot.result !== undefined && slot.status !== 'pending' && slot.status !== 'running') {
+        if (this.#s.hears('toolCall')) this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: slot.status, startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result });
       }
     };
     const worker = async (): Promise<void> => {
@@ -465,9 +508,10 @@ export class TurnRunner {
         if (this.#signal.aborted || next >= slots.length) return;
         const slot = slots[next++]!;
         // Counted when it starts, before any await: concurrent workers never pass maxToolCalls.
-        this.#charge({ toolCalls: 1 }, false);
+        this.#charge(ONE_TOOL_CALL, false);
         slot.status = 'running';
-        slot.startedAt = this.#s.clock();
+        // As for an LLM call: #spent() has just read the clock, unless an external budget was awaited since.
+        slot.startedAt = this.#s.external.length === 0 ? this.#lastWallAt : this.#s.clock();
         const settled = await this.#settle((ctx) => this.#s.agent.runTool(slot.call, ctx));
         slot.endedAt = Math.max(slot.startedAt, this.#s.clock());
         if (settled.kind === 'abandoned') {
@@ -514,13 +558,16 @@ export class TurnRunner {
     }
     if (failed !== undefined) return { kind: 'end', result: this.#fail(failed, { operation: 'runTool' }) };
     if (violation !== undefined) return { kind: 'end', result: this.#violation(violation.operation, violation.problem, violation.value) };
-    const summary = slots.map((s) => ({
-      callId: s.call.id,
-      name: s.call.name,
-      isError: s.result!.isError === true,
-      ms: Math.max(0, s.endedAt - s.startedAt),
-      ...(s.note === undefined || s.status === 'ok' ? {} : { note: s.note }),
-    }));
+    const summary = slots.map((s) => {
+      const line: { callId: string; name: string; isError: boolean; ms: number; note?: string } = {
+        callId: s.call.id,
+        name: s.call.name,
+        isError: s.result!.isError === true,
+        ms: Math.max(0, s.endedAt - s.startedAt),
+      };
+      if (s.note !== undefined && s.status !== 'ok') line.note = s.note;
+      return line;
+    });
     return { kind: 'done', results: slots.map((s) => s.result!), summary };
   }
 
@@ -551,8 +598,14 @@ export class TurnRunner {
    * finish or abort through its signal, then abandons it so that a tool ignoring the signal
    * cannot hang the turn.
    */
-  #settle<T>(op: (ctx: OperationContext) => Promise<T> | T): Promise<Settled<T>> {
-    return settleWithGrace(() => op({ signal: this.#signal, turn: this.#turn }), this.#signal, this.#s.cancelGraceMs, this.#s.sleep, this.#whenAborted());
+  #settle<T>(op: (ctx: OperationContext) => Promise<T> | T, attempt?: number): Promise<Settled<T>> {
+    let started: Promise<T> | T;
+    try {
+      started = op(attempt === undefined ? { signal: this.#signal, turn: this.#turn } : { signal: this.#signal, turn: this.#turn, attempt });
+    } catch (error) {
+      return Promise.resolve({ kind: 'threw', error });
+    }
+    return this.#ops.settle(started);
   }
 
   /**
@@ -569,7 +622,7 @@ export class TurnRunner {
       result: slot.result ?? { callId: slot.call.id, output: `not run: ${reason}`, isError: true },
     }));
     for (const slot of pending) {
-      if (slot.result === undefined && this.#s.emit !== undefined) {
+      if (slot.result === undefined && this.#s.hears('toolCall')) {
         const at = this.#s.clock();
         this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: 'not_run', startedAt: at, endedAt: at, result: { callId: slot.call.id, output: `not run: ${reason}`, isError: true } });
       }
@@ -646,8 +699,8 @@ export class TurnRunner {
   }
 
   #charge(delta: UsageDelta, external = true): void {
-    this.#turnUsage = addUsage(this.#turnUsage, delta);
-    for (const budget of this.#s.budgets) budget.charge(delta);
+    addUsageTo(this.#turnUsage, delta);
+    for (const budget of this.#budgets) budget.charge(delta);
     // Call counts reach external budgets through reserve(); the rest is charged at the next await.
     if (external && this.#s.external.length > 0) this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
   }
@@ -698,15 +751,15 @@ export class TurnRunner {
   #spent(): SpentLimit | undefined {
     this.#chargeWall();
     if (this.#externalSpent !== undefined) return this.#externalSpent;
-    for (const budget of this.#s.budgets) {
+    for (const budget of this.#budgets) {
       const spent = budget.spent();
       if (spent !== undefined) return spent;
     }
     return undefined;
   }
 
-  #chargeWall(): void {
-    const now = this.#s.clock();
+  /** `now` may be a reading just taken, when no code of others ran since. */
+  #chargeWall(now = this.#s.clock()): void {
     const elapsed = Math.max(0, now - this.#lastWallAt);
     this.#lastWallAt = now;
     if (elapsed > 0) this.#charge({ wallMs: elapsed });
@@ -717,10 +770,10 @@ export class TurnRunner {
    * checks the clock, and aborts the turn's signal with the spent limit (operations get their
    * grace), so a stalled call cannot outlast it.
    */
+  /** Call it with the wall time charged up to now. */
   #armDeadline(): void {
     let remaining = Infinity;
-    this.#chargeWall();
-    for (const budget of this.#s.budgets) {
+    for (const budget of this.#budgets) {
       const max = budget.limits.maxWallMs;
       if (max !== undefined) remaining = Math.min(remaining, max - budget.usage.wallMs);
     }
@@ -728,10 +781,10 @@ export class TurnRunner {
     this.#deadlineTimer = setTimeout(() => {
       if (this.#ended || this.#signal.aborted) return;
       this.#chargeWall();
-      for (const budget of this.#s.budgets) {
+      for (const budget of this.#budgets) {
         const max = budget.limits.maxWallMs;
         const spent = max === undefined ? undefined : spentLimit(budget.usage, { maxWallMs: max }, budget.label);
-        if (spent !== undefined) return this.#controller.abort(new Deadline(spent));
+        if (spent !== undefined) return this.abort(new Deadline(spent));
       }
       // An injected clock that has not reached the deadline yet: look again later.
       this.#armDeadline();
@@ -744,10 +797,22 @@ export class TurnRunner {
     this.#chargeWall();
     this.#ended = true;
     clearTimeout(this.#deadlineTimer);
-    const result: TurnResult = { outcome, ...extra, usage: this.#turnUsage, turn: this.#turn, transitions: this.#moves };
-    if (this.#texts.length > 0) result.texts = this.#texts;
+    const result = { outcome } as TurnResult;
+    if ('text' in extra) result.text = extra.text;
+    if ('error' in extra) result.error = extra.error;
+    result.usage = { ...this.#turnUsage };
+    result.turn = this.#turn;
+    result.transitions = this.#moves;
+    if (this.#texts !== undefined) result.texts = this.#texts;
     return result;
   }
+}
+
+/** `a, b, c`: the names of the calls, for descriptions. */
+function namesOf(calls: readonly ToolCall[]): string {
+  let names = calls[0]?.name ?? '';
+  for (let i = 1; i < calls.length; i++) names += `, ${calls[i]!.name}`;
+  return names;
 }
 
 function sumDelta(a: UsageDelta, b: UsageDelta): UsageDelta {

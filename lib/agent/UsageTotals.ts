@@ -31,6 +31,16 @@ export function addUsage(a: UsageTotals, b: UsageDelta): UsageTotals {
   };
 }
 
+/** Adds `b` to `a` in place, rounding as `addUsage` does. */
+export function addUsageTo(a: UsageTotals, b: UsageDelta): void {
+  a.inputTokens += b.inputTokens ?? 0;
+  a.outputTokens += b.outputTokens ?? 0;
+  a.costUsd = roundCost(a.costUsd + (b.costUsd ?? 0));
+  a.toolCalls += b.toolCalls ?? 0;
+  a.llmCalls += b.llmCalls ?? 0;
+  a.wallMs += b.wallMs ?? 0;
+}
+
 /** Dollars rounded to 1e-10. */
 export function roundCost(usd: number): number {
   return Math.round(usd * 1e10) / 1e10;

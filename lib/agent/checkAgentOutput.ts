@@ -19,19 +19,61 @@ export function usageProblem(usage: unknown): string | undefined {
  * Splits reported usage into its valid fields and problems with the rest, so that a response
  * with one bad field (`inputTokens: NaN`) still pays for what it validly reports.
  */
-export function splitUsage(usage: unknown): { valid: Usage; problems: string[] } {
-  if (usage === undefined || usage === null) return { valid: {}, problems: [] };
+export function splitUsage(usage: unknown): { valid: Usage; problems: readonly string[] } {
+  if (usage === undefined || usage === null) return { valid: {}, problems: NO_PROBLEMS };
   if (!isRecord(usage)) return { valid: {}, problems: [`usage must be an object, got ${describeValue(usage)}`] };
+  // Field by field, in USAGE_KEYS order, each read once: named loads and stores stay
+  // monomorphic, where a loop over the keys made them megamorphic (this runs on every response).
   const valid: Usage = {};
-  const problems: string[] = [];
-  for (const key of USAGE_KEYS) {
-    const value = usage[key];
-    if (value === undefined) continue;
-    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) valid[key] = value;
-    else problems.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+  let problems: string[] | undefined;
+  let value = usage.inputTokens;
+  if (value !== undefined) {
+    if (isAmount(value)) valid.inputTokens = value;
+    else problems = withProblem(problems, 'inputTokens', value);
   }
-  return { valid, problems };
+  value = usage.outputTokens;
+  if (value !== undefined) {
+    if (isAmount(value)) valid.outputTokens = value;
+    else problems = withProblem(problems, 'outputTokens', value);
+  }
+  value = usage.cachedInputTokens;
+  if (value !== undefined) {
+    if (isAmount(value)) valid.cachedInputTokens = value;
+    else problems = withProblem(problems, 'cachedInputTokens', value);
+  }
+  value = usage.cacheWriteTokens;
+  if (value !== undefined) {
+    if (isAmount(value)) valid.cacheWriteTokens = value;
+    else problems = withProblem(problems, 'cacheWriteTokens', value);
+  }
+  value = usage.reasoningTokens;
+  if (value !== undefined) {
+    if (isAmount(value)) valid.reasoningTokens = value;
+    else problems = withProblem(problems, 'reasoningTokens', value);
+  }
+  value = usage.costUsd;
+  if (value !== undefined) {
+    if (isAmount(value)) valid.costUsd = value;
+    else problems = withProblem(problems, 'costUsd', value);
+  }
+  return { valid, problems: problems ?? NO_PROBLEMS };
 }
+
+function isAmount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+function withProblem(problems: string[] | undefined, key: (typeof USAGE_KEYS)[number], value: unknown): string[] {
+  const list = problems ?? [];
+  list.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+  return list;
+}
+
+/** Shared by every well-formed usage (one per LLM response): never written to. */
+const NO_PROBLEMS: readonly string[] = Object.freeze([]);
+
+/** Up to this many calls, repeated ids are found by scanning the ones seen: cheaper than a Set. */
+const SCAN_IDS_UP_TO = 16;
 
 /**
  * An LLMResponse: `text` (a string), `toolCalls` (an array of calls with unique non-empty ids
@@ -43,22 +85,35 @@ export function llmResponseProblem(response: unknown): string | undefined {
   if (response.text !== undefined && typeof response.text !== 'string') return `text must be a string, got ${describeValue(response.text)}`;
   if (response.toolCalls !== undefined) {
     if (!Array.isArray(response.toolCalls)) return `toolCalls must be an array, got ${describeValue(response.toolCalls)}`;
-    const ids = new Set<string>();
-    for (const [i, call] of (response.toolCalls as unknown[]).entries()) {
+    const calls = response.toolCalls as unknown[];
+    // One call (the common case) cannot repeat an id: nothing to remember.
+    const seen: Set<string> | string[] | undefined = calls.length > SCAN_IDS_UP_TO ? new Set<string>() : calls.length > 1 ? [] : undefined;
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i];
       if (!isRecord(call)) return `toolCalls[${i}] must be { id, name, input? }, got ${describeValue(call)}`;
-      if (typeof call.id !== 'string' || call.id === '') return `toolCalls[${i}].id must be a non-empty string, got ${describeValue(call.id)}`;
-      if (typeof call.name !== 'string' || call.name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(call.name)}`;
-      if (ids.has(call.id)) return `toolCalls[${i}].id ${describeValue(call.id)} repeats an earlier call's id`;
-      ids.add(call.id);
+      // Each field read once: a getter could answer differently the second time.
+      const id = call.id;
+      if (typeof id !== 'string' || id === '') return `toolCalls[${i}].id must be a non-empty string, got ${describeValue(id)}`;
+      const name = call.name;
+      if (typeof name !== 'string' || name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
+      if (seen instanceof Set) {
+        if (seen.has(id)) return `toolCalls[${i}].id ${describeValue(id)} repeats an earlier call's id`;
+        seen.add(id);
+      } else if (seen !== undefined) {
+        if (seen.includes(id)) return `toolCalls[${i}].id ${describeValue(id)} repeats an earlier call's id`;
+        seen.push(id);
+      }
     }
   }
   if (response.text === undefined && response.toolCalls === undefined) {
     const keys = Object.keys(response);
     return `a response needs text (a string) or toolCalls (an array), got an object with ${keys.length === 0 ? 'no keys' : `keys ${keys.slice(0, 8).join(', ')}`} — return an LLMResponse, not the SDK's raw response`;
   }
-  for (const key of ['model', 'finishReason'] as const) {
-    if (response[key] !== undefined && typeof response[key] !== 'string') return `${key} must be a string, got ${describeValue(response[key])}`;
-  }
+  // Named, each read once: no array of names per response, no keyed loads.
+  const model = response.model;
+  if (model !== undefined && typeof model !== 'string') return `model must be a string, got ${describeValue(model)}`;
+  const finishReason = response.finishReason;
+  if (finishReason !== undefined && typeof finishReason !== 'string') return `finishReason must be a string, got ${describeValue(finishReason)}`;
   return undefined;
 }
 

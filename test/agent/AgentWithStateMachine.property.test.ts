@@ -107,4 +107,35 @@ describe('AgentWithStateMachine with random scripted agents (property-based)', (
       { numRuns: 400 },
     );
   });
+
+  it('runs a turn of an agent without the optional operations as it runs one whose operations return nothing', async () => {
+    // The adapter does not await an operation the agent lacks; the turn must not tell.
+    await fc.assert(
+      fc.asyncProperty(fc.array(replyArb, { maxLength: 10 }), budgetArb, fc.integer({ min: 1, max: 3 }), async (replies, budget, turns) => {
+        const run = async (withOps: boolean) => {
+          const d = drive(
+            {
+              replies,
+              tools: {
+                ok: { output: 'ok' },
+                fail: { error: 'tool failed' },
+                cancel: (call) => (d.adapter.cancel('random cancel'), { callId: call.id, output: 'done' }),
+                tick: (call) => (d.clock.advance(700), { callId: call.id, output: 'slow' }),
+              },
+              ...(withOps ? { commits: [], additionalMessages: [] } : {}),
+            },
+            { ...(budget === undefined ? {} : { budget }), retry: { retries: 1, baseDelayMs: 1 } },
+          );
+          const results = [];
+          for (let t = 0; t < turns; t++) results.push(await d.adapter.runTurn(`turn ${t}`));
+          const asked = d.agent.calls.filter((c) => c.op !== 'checkGitCommits' && c.op !== 'gatherAdditionalMessages');
+          return { results, history: d.adapter.machine.history(), asked, usage: d.adapter.usage };
+        };
+        const without = await run(false);
+        const withOps = await run(true);
+        expect(without).toEqual(withOps);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

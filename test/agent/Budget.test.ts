@@ -1,4 +1,7 @@
-import { Budget } from '../../lib/index';
+import fc from 'fast-check';
+import { Budget, type UsageDelta } from '../../lib/index';
+import { spentLimit } from '../../lib/agent/BudgetLimits';
+import { addUsage, emptyUsage } from '../../lib/agent/UsageTotals';
 
 describe('Budget', () => {
   it('.charge() adds up usage and .spent() reports the first limit reached', () => {
@@ -35,5 +38,29 @@ describe('Budget', () => {
 
   it('rejects bad limits, naming them', () => {
     expect(() => new Budget({ maxLlmCalls: -1 })).toThrow('Expected `budget.maxLlmCalls` to be a non-negative finite number, got `-1` (number)');
+  });
+
+  it('.charge() checks the same keys as Object.keys gives, and .spent() answers as spentLimit (property-based)', () => {
+    const value = fc.oneof(fc.nat(50), fc.constantFrom<unknown>(-1, Number.NaN, Infinity, '3', null, undefined));
+    const key = fc.constantFrom('inputTokens', 'outputTokens', 'costUsd', 'toolCalls', 'llmCalls', 'wallMs', 'other');
+    const limits = fc.record({ maxCostUsd: fc.nat(100), maxTokens: fc.nat(100), maxToolCalls: fc.nat(5), maxLlmCalls: fc.nat(5), maxWallMs: fc.nat(100) }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(limits, fc.array(fc.dictionary(key, value, { maxKeys: 4 }), { maxLength: 6 }), (max, deltas) => {
+        const budget = new Budget(max);
+        const reference = emptyUsage();
+        for (const delta of deltas) {
+          const bad = Object.keys(delta).find((k) => {
+            const v = delta[k];
+            return v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0);
+          });
+          if (bad === undefined) {
+            budget.charge(delta as UsageDelta);
+            Object.assign(reference, addUsage(reference, delta as UsageDelta));
+          } else expect(() => budget.charge(delta as UsageDelta)).toThrow(`delta.${bad}`);
+        }
+        expect(budget.usage).toEqual(reference);
+        expect(budget.spent()).toEqual(spentLimit(reference, max));
+      }),
+    );
   });
 });

@@ -1,5 +1,6 @@
-import { assertBudgetLimits, spentLimit } from '../../lib/agent/BudgetLimits';
-import { emptyUsage, type UsageTotals } from '../../lib/agent/UsageTotals';
+import fc from 'fast-check';
+import { assertBudgetLimits, checkedSpentLimit, spentLimit, type BudgetLimits } from '../../lib/agent/BudgetLimits';
+import { addUsage, addUsageTo, emptyUsage, type UsageTotals } from '../../lib/agent/UsageTotals';
 
 const usage = (u: Partial<UsageTotals>): UsageTotals => ({ ...emptyUsage(), ...u });
 
@@ -50,5 +51,37 @@ describe('spentLimit() with odd values', () => {
   it('names a null usage or null limits instead of throwing a TypeError', () => {
     expect(() => spentLimit(null as never, { maxCostUsd: 1 })).toThrow('Expected `usage` to be usage totals');
     expect(() => spentLimit({ costUsd: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 }, null as never)).toThrow(/`limits`/);
+  });
+});
+
+describe('checkedSpentLimit()', () => {
+  it('answers as spentLimit() on limits that pass assertBudgetLimits (property-based)', () => {
+    const n = fc.oneof(fc.nat(1000), fc.double({ min: 0, max: 1000, noNaN: true }));
+    const usageArb = fc.record({ inputTokens: n, outputTokens: n, costUsd: n, toolCalls: n, llmCalls: n, wallMs: n });
+    const limitsArb = fc.record({ maxCostUsd: n, maxTokens: n, maxToolCalls: n, maxLlmCalls: n, maxWallMs: n }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(usageArb, limitsArb, fc.constantFrom('budget', 'shared budget'), (u, limits: BudgetLimits, label) => {
+        assertBudgetLimits(limits, 'limits');
+        expect(checkedSpentLimit(u, limits, label)).toEqual(spentLimit(u, limits, label));
+      }),
+    );
+  });
+});
+
+describe('addUsageTo()', () => {
+  it('adds in place what addUsage() returns (property-based)', () => {
+    const n = fc.option(fc.oneof(fc.nat(1000), fc.integer({ min: 0, max: 300 }).map((c) => c / 100)), { nil: undefined });
+    const deltaArb = fc.record({ inputTokens: n, outputTokens: n, costUsd: n, toolCalls: n, llmCalls: n, wallMs: n }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(fc.array(deltaArb, { maxLength: 12 }), (deltas) => {
+        const inPlace = emptyUsage();
+        let copied = emptyUsage();
+        for (const delta of deltas) {
+          addUsageTo(inPlace, delta);
+          copied = addUsage(copied, delta);
+        }
+        expect(inPlace).toEqual(copied);
+      }),
+    );
   });
 });

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { describeValue } from '../../lib/internal/describeValue';
 import { llmResponseProblem, splitUsage, stringListProblem, toolResultProblem } from '../../lib/agent/checkAgentOutput';
 
 describe('llmResponseProblem()', () => {
@@ -15,6 +17,8 @@ describe('llmResponseProblem()', () => {
     [{}, "a response needs text (a string) or toolCalls (an array), got an object with no keys — return an LLMResponse, not the SDK's raw response"],
     [{ choices: [] }, "a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK's raw response"],
     [{ text: 'x', model: 4 }, 'model must be a string, got `4` (number)'],
+    [{ text: 'x', finishReason: null }, 'finishReason must be a string, got `null`'],
+    [{ text: 'x', model: 'm', finishReason: 2 }, 'finishReason must be a string, got `2` (number)'],
   ])('names what is wrong with %p', (value, problem) => {
     expect(llmResponseProblem(value)).toBe(problem);
   });
@@ -52,5 +56,68 @@ describe('splitUsage()', () => {
     });
     expect(splitUsage(3)).toEqual({ valid: {}, problems: ['usage must be an object, got `3` (number)'] });
     expect(splitUsage(undefined)).toEqual({ valid: {}, problems: [] });
+  });
+});
+
+describe('llmResponseProblem() tool call ids', () => {
+  // The check as it was written first, with a Set for every response: the reference for the
+  // scan it now does up to 16 calls (and for its Set beyond).
+  function withSet(calls: unknown[]): string | undefined {
+    const ids = new Set<string>();
+    for (const [i, call] of calls.entries()) {
+      if (typeof call !== 'object' || call === null || Array.isArray(call)) return `toolCalls[${i}] must be { id, name, input? }, got ${describeValue(call)}`;
+      const { id, name } = call as { id?: unknown; name?: unknown };
+      if (typeof id !== 'string' || id === '') return `toolCalls[${i}].id must be a non-empty string, got ${describeValue(id)}`;
+      if (typeof name !== 'string' || name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
+      if (ids.has(id)) return `toolCalls[${i}].id ${describeValue(id)} repeats an earlier call's id`;
+      ids.add(id);
+    }
+    return undefined;
+  }
+
+  it('finds the first bad or repeated call as a Set would, for any number of calls (property-based)', () => {
+    const id = fc.oneof({ weight: 8, arbitrary: fc.string({ maxLength: 2 }) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(7, undefined, null) });
+    const call = fc.oneof(
+      { weight: 12, arbitrary: fc.record({ id, name: fc.constantFrom<unknown>('bash', 'read', '', 3) }) },
+      { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 'bash', [], 4) },
+    );
+    // Up to 40 calls crosses the 16 where the scan hands over to a Set; distinct ids make it there.
+    const calls = fc.oneof(fc.array(call, { maxLength: 40 }), fc.integer({ min: 0, max: 40 }).map((n) => Array.from({ length: n }, (_, i) => ({ id: `c${i % 37}`, name: 'bash' }))));
+    fc.assert(
+      fc.property(calls, (toolCalls) => {
+        expect(llmResponseProblem({ toolCalls })).toBe(withSet(toolCalls));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('splitUsage() field by field', () => {
+  const KEYS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'costUsd'] as const;
+  // The loop over the keys it replaced: the reference.
+  function byLoop(usage: Record<string, unknown>): { valid: Record<string, number>; problems: string[] } {
+    const valid: Record<string, number> = {};
+    const problems: string[] = [];
+    for (const key of KEYS) {
+      const value = usage[key];
+      if (value === undefined) continue;
+      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) valid[key] = value;
+      else problems.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+    }
+    return { valid, problems };
+  }
+
+  it('keeps the same fields in the same order, and names the same problems (property-based)', () => {
+    const value = fc.oneof(fc.nat(5000), fc.double({ noDefaultInfinity: false }), fc.constantFrom<unknown>(undefined, null, '7', -1, Number.NaN, {}));
+    const usage = fc.dictionary(fc.constantFrom(...KEYS, 'totalTokens', 'model'), value, { maxKeys: 8 });
+    fc.assert(
+      fc.property(usage, (u) => {
+        const got = splitUsage(u);
+        const want = byLoop(u);
+        expect(got).toEqual(want);
+        expect(Object.keys(got.valid)).toEqual(Object.keys(want.valid));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

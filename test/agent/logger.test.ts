@@ -37,6 +37,47 @@ describe('AgentWithStateMachine logger', () => {
     }
   });
 
+  it("follows a level change on a winston logger, whose level the machine reads on every move", async () => {
+    const { logger, entries } = captureLogger('warn');
+    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }] }), { logger, sleep: async () => undefined });
+    await adapter.runTurn('first');
+    expect(entries.filter((e) => e.message.startsWith('transition '))).toEqual([]);
+    logger.level = 'debug';
+    await adapter.runTurn('second');
+    expect(entries.filter((e) => e.message.startsWith('transition ')).map((e) => e.level)).toEqual(['debug', 'debug', 'debug', 'debug']);
+  });
+
+  it('follows a level change on a winston-like logger that keeps its level behind a getter', async () => {
+    class GetterLogger {
+      readonly lines: string[] = [];
+      #level = 'warn';
+      get level(): string {
+        return this.#level;
+      }
+      set level(level: string) {
+        this.#level = level;
+      }
+      isLevelEnabled(level: string): boolean {
+        return this.#level === 'debug' || level !== 'debug';
+      }
+      log(level: string, message: string): this {
+        if (this.isLevelEnabled(level)) this.lines.push(`${level}: ${message}`);
+        return this;
+      }
+      error(m: string): this { return this.log('error', m); }
+      warn(m: string): this { return this.log('warn', m); }
+      info(m: string): this { return this.log('info', m); }
+      debug(m: string): this { return this.log('debug', m); }
+    }
+    const logger = new GetterLogger();
+    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }] }), { logger, sleep: async () => undefined });
+    await adapter.runTurn('first');
+    expect(logger.lines.filter((l) => l.includes('transition '))).toEqual([]);
+    logger.level = 'debug';
+    await adapter.runTurn('second');
+    expect(logger.lines.filter((l) => l.includes('transition '))).toHaveLength(4);
+  });
+
   it('an ordinary cancel logs at info; a fault forced to Error stays a warning', async () => {
     const { logger, entries } = captureLogger('debug');
     let adapter!: AgentWithStateMachine;
