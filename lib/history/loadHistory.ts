@@ -96,8 +96,9 @@ function lineSplitter(path: string, options: ReadHistoryOptions, take: (entry: H
 }
 
 /**
- * The input's bytes, a chunk at a time; a file is read into one buffer again and again (a
- * stream would allocate a fresh megabyte per read), so each chunk is only good until the next.
+ * The input's bytes, a chunk at a time. A file is read into two buffers in turn, again and
+ * again (a stream would allocate a fresh megabyte per read): the next read is under way while
+ * the caller parses this chunk, which is only good until the step after.
  */
 async function* readBytes(path: string, input: AsyncIterable<Uint8Array> | undefined): AsyncGenerator<Buffer, void, undefined> {
   if (input !== undefined) {
@@ -115,19 +116,33 @@ async function* readBytes(path: string, input: AsyncIterable<Uint8Array> | undef
   } catch (error) {
     throw readFailed(path, error);
   }
+  let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  let spare = Buffer.allocUnsafe(CHUNK_BYTES);
+  const read = (buffer: Buffer): Promise<number> => {
+    const reading = file.read(buffer, 0, CHUNK_BYTES, null).then(({ bytesRead }) => bytesRead);
+    // Awaited on the next step; until then a failure must not count as unhandled.
+    reading.catch(() => undefined);
+    return reading;
+  };
+  let next: Promise<number> | undefined = read(buffer);
   try {
-    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     for (;;) {
       let size: number;
       try {
-        ({ bytesRead: size } = await file.read(buffer, 0, CHUNK_BYTES, null));
+        size = await next;
       } catch (error) {
         throw readFailed(path, error);
+      } finally {
+        next = undefined;
       }
       if (size === 0) return;
+      next = read(spare);
       yield size === CHUNK_BYTES ? buffer : buffer.subarray(0, size);
+      [buffer, spare] = [spare, buffer];
     }
   } finally {
+    // A read still under way when the caller stops must end before the file is closed.
+    if (next !== undefined) await next.catch(() => undefined);
     await file.close();
   }
 }
