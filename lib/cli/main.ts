@@ -40,10 +40,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   let code: number = EXIT.ok;
   const warn = (w: HistoryWarning): void => io.stderr(`agent-sm: warning: ${escapeControl(w.message)}\n`);
   /** Reads `file` (`-`: standard input) into `take`, entry by entry; returns how many lines it had. */
-  const read = async (file: string, options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void }, take: (entry: HistoryEntry) => void): Promise<number> => {
+  const read = async (file: string, options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void; withData?: boolean }, take: (entry: HistoryEntry) => void): Promise<number> => {
     const readOptions: ReadHistoryOptions = { salvage: options.salvage === true, onWarning: options.onWarning ?? warn };
     if (file === '-') readOptions.input = io.stdin ?? process.stdin;
-    return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take);
+    return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take, { withData: options.withData !== false });
   };
   const shown = (file: string): string => escapeControl(file === '-' ? '(standard input)' : file);
   const program = new Command('agent-sm')
@@ -92,7 +92,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         if (w.code === 'skipped_line') skippedLines.push(w.line);
         warn(w);
       };
-      const lines = await read(file, { salvage: opts.salvage, onWarning }, (entry) => validator.add(entry));
+      // Replaying a run never looks at a record's data.
+      const lines = await read(file, { salvage: opts.salvage, onWarning, withData: false }, (entry) => validator.add(entry));
       const result = validator.result();
       const name = shown(file);
       // A salvaged file is never clean: lines were lost.

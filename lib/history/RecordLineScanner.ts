@@ -1,4 +1,5 @@
 import type { HistoryEntry } from './HistoryEntry';
+import { skipJsonValue } from './skipJsonValue';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 
 /** The literal bytes between the fields of a record line, in the order `JsonlHistorySink.write` writes them. */
@@ -47,6 +48,13 @@ export class RecordLineScanner {
   #pos = 0;
   #text = '';
   #value = 0;
+
+  /**
+   * `withData: false`: a record's `data` is checked to be JSON but not built, and the record
+   * has none, for a reader that never looks at it (`agent-sm validate`): building it is most
+   * of the cost of a line that has it.
+   */
+  constructor(readonly withData = true) {}
 
   /**
    * Reads the line starting at `start` in `bytes`, whose newline is before `limit`; returns
@@ -98,14 +106,17 @@ export class RecordLineScanner {
       if (nl >= limit) return undefined;
       const close = bytes[nl - 1] === RETURN ? nl - 2 : nl - 1;
       if (close <= d || bytes[close] !== CLOSE) return undefined;
-      let data: unknown;
-      try {
-        data = JSON.parse(bytes.toString('utf8', d, close));
-      } catch {
-        return undefined;
-      }
       this.newline = nl;
-      record = { seq, from, to, description, at, durationMs, forced, data };
+      let data: unknown;
+      if (this.withData || skipJsonValue(bytes, d, close) !== close) {
+        // Built, or (a form skipJsonValue leaves to it) only checked.
+        try {
+          data = JSON.parse(bytes.toString('utf8', d, close));
+        } catch {
+          return undefined;
+        }
+      }
+      record = this.withData ? { seq, from, to, description, at, durationMs, forced, data } : { seq, from, to, description, at, durationMs, forced };
     }
     return { kind: 'record', line, record };
   }

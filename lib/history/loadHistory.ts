@@ -72,27 +72,28 @@ export async function* readHistoryChunks(path: string, options: ReadHistoryOptio
 /**
  * `readHistory` into a function, called with each entry as soon as its line is read, so no
  * entry outlives its use (an array of a chunk's entries would, and keep the young
- * generation of the heap large). Resolves to the number of entries.
+ * generation of the heap large). Resolves to the number of entries. `withData: false` is for
+ * a reader that never looks at records' `data`: the records the fast path reads have none.
  */
-export async function readHistoryInto(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void): Promise<number> {
+export async function readHistoryInto(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void, { withData = true } = {}): Promise<number> {
   let count = 0;
   const lines = lineSplitter(path, options, (entry) => {
     count++;
     take(entry);
-  });
+  }, withData);
   for await (const bytes of readBytes(path, options.input)) lines.push(bytes);
   lines.end();
   return count;
 }
 
 /** Checks the options and makes the splitter for them. */
-function lineSplitter(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void): LineSplitter {
+function lineSplitter(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void, withData = true): LineSplitter {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   const { onWarning = emitWarning, salvage = false, maxLineBytes = DEFAULT_MAX_LINE_BYTES, input } = options;
   if (typeof onWarning !== 'function') throw new InvalidArgumentError('onWarning', 'a function', onWarning);
   if (!(Number.isSafeInteger(maxLineBytes) && maxLineBytes > 0)) throw new InvalidArgumentError('maxLineBytes', 'a positive whole number of bytes', maxLineBytes);
   if (input !== undefined && (typeof path !== 'string' || path === '')) throw new InvalidArgumentError('path', 'a name for the input', path);
-  return new LineSplitter(path, maxLineBytes, salvage, onWarning, take);
+  return new LineSplitter(path, maxLineBytes, salvage, onWarning, take, new RecordLineScanner(withData));
 }
 
 /**
@@ -157,7 +158,6 @@ class LineSplitter {
   #lineBytes = 0;
   /** A line that did not parse is held until we know whether it is the last one. */
   #pending: { number: number; text: string; reason: string } | undefined;
-  readonly #scanner = new RecordLineScanner();
 
   constructor(
     readonly path: string,
@@ -166,6 +166,8 @@ class LineSplitter {
     readonly onWarning: (warning: HistoryWarning) => void,
     /** Called with each entry, in order. */
     readonly take: (entry: HistoryEntry) => void,
+    /** The fast path for the sink's record lines; the others are parsed whole. */
+    readonly scanner: RecordLineScanner,
   ) {}
 
   /** Takes the next bytes of the input; keeps a copy of the unfinished line, so the caller may reuse `chunk`. */
@@ -185,7 +187,7 @@ class LineSplitter {
     // A line of this chunk can only be over the limit when the limit is under a chunk's size.
     const check = this.maxLineBytes < lastNl - start;
     const limit = lastNl + 1;
-    const scanner = this.#scanner;
+    const scanner = this.scanner;
     while (start < limit) {
       // The sink's own record lines are read straight from the bytes; any other line is decoded and parsed whole.
       const entry = scanner.scan(chunk, start, limit, this.#number + 1);

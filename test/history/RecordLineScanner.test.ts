@@ -167,6 +167,40 @@ describe('RecordLineScanner', () => {
   });
 });
 
+describe('RecordLineScanner without data', () => {
+  /** The fast path without data: a line it reads is one the general path reads, to the same record less its data. */
+  function expectSameLessData(scanner: RecordLineScanner, bytes: Buffer): void {
+    const fast = scanner.scan(bytes, 0, bytes.length, 5);
+    if (fast === undefined) return;
+    const slow = general(bytes, 5);
+    expect(slow.entry?.kind).toBe('record');
+    const { data: _data, ...record } = (slow.entry as { record: TransitionRecord<string> }).record;
+    expect(fast).toStrictEqual({ kind: 'record', line: 5, record });
+    expect(scanner.newline).toBe(slow.newline);
+  }
+
+  it('.scan() checks the data is JSON and leaves it out of the record', () => {
+    const scanner = new RecordLineScanner(false);
+    const line = (data: string): Buffer => Buffer.from(`${sinkLine(record).slice(0, -1)},"data":${data}}\n`);
+    expect(scanner.scan(line('{"tool":"bash","n":[1,2.5,null]}'), 0, 200, 1)).toEqual({ kind: 'record', line: 1, record });
+    expect(scanner.scan(line('{"tool":"bash",}'), 0, 200, 1)).toBeUndefined();
+    expect(scanner.scan(line('{"tool":"bash"}}'), 0, 200, 1)).toBeUndefined();
+    // Valid, but not in the plain form: JSON.parse judges it, and the record still has no data.
+    expect(scanner.scan(line('{ "tool": "bash" }'), 0, 200, 1)).toEqual({ kind: 'record', line: 1, record });
+  });
+
+  it('.scan() reads a line only when the general path reads it, on generated and damaged lines (property)', () => {
+    const scanner = new RecordLineScanner(false);
+    fc.assert(
+      fc.property(anyRecord, fc.array(edit, { maxLength: 3 }), (r, edits) => {
+        const damaged = applyEdits(Buffer.from(sinkLine(r)), edits);
+        expectSameLessData(scanner, Buffer.concat([damaged, Buffer.from('\n')]));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
 describe('the history reader with its fast path', () => {
   let dir: string;
   beforeAll(() => {
