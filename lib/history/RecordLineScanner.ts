@@ -36,7 +36,8 @@ const CACHE_MAX_LENGTH = 64;
  * line or running `JSON.parse` over all of it. Anything else — another key order, a space,
  * an escape in a string, a field `parseHistoryLine` would reject, meta, rejected and reset
  * lines — makes `scan` return undefined, and the caller parses the line the general way;
- * so whatever this returns is exactly what `parseHistoryLine` returns for the same line.
+ * so whatever this returns is exactly what `parseHistoryLine` returns for the same line
+ * (less `data`, with `withData: false`).
  * Short ASCII strings (state names, repeated descriptions) come from a small cache, so most
  * lines make no string at all and records share them.
  */
@@ -106,7 +107,6 @@ export class RecordLineScanner {
       if (nl >= limit) return undefined;
       const close = bytes[nl - 1] === RETURN ? nl - 2 : nl - 1;
       if (close <= d || bytes[close] !== CLOSE) return undefined;
-      this.newline = nl;
       let data: unknown;
       if (this.withData || skipJsonValue(bytes, d, close) !== close) {
         // Built, or (a form skipJsonValue leaves to it) only checked.
@@ -116,6 +116,7 @@ export class RecordLineScanner {
           return undefined;
         }
       }
+      this.newline = nl;
       record = this.withData ? { seq, from, to, description, at, durationMs, forced, data } : { seq, from, to, description, at, durationMs, forced };
     }
     return { kind: 'record', line, record };
