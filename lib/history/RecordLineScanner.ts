@@ -129,6 +129,17 @@ export class RecordLineScanner {
     const start = p;
     let hash = 0;
     let ascii = true;
+    // Four bytes at a time while none is a quote, a backslash, a control character or
+    // non-ASCII (tests on a whole word: a byte below n exists when (w - n·0x01010101) & ~w &
+    // 0x80808080 is not 0, for words of bytes under 0x80); the rest byte by byte below.
+    while (p + 4 <= limit) {
+      const w = bytes[p]! | (bytes[p + 1]! << 8) | (bytes[p + 2]! << 16) | (bytes[p + 3]! << 24);
+      const quote = w ^ 0x22222222;
+      const backslash = w ^ 0x5c5c5c5c;
+      if ((w & 0x80808080) | ((w - 0x20202020) & ~w & 0x80808080) | ((quote - 0x01010101) & ~quote & 0x80808080) | ((backslash - 0x01010101) & ~backslash & 0x80808080)) break;
+      hash = (Math.imul(hash, 31) + w) | 0;
+      p += 4;
+    }
     for (;;) {
       if (p >= limit) return false;
       const b = bytes[p]!;

@@ -120,6 +120,22 @@ describe('RecordLineScanner', () => {
     expect(scanner.scan(whole, 0, whole.length - 1, 1)).toBeUndefined();
   });
 
+  it('.scan() equals parseHistoryLine with every byte value at every place in a string (it reads strings four bytes at a time)', () => {
+    const scanner = new RecordLineScanner();
+    const prefix = Buffer.from(sinkLine(record).slice(0, sinkLine(record).indexOf('"description":"') + '"description":"'.length));
+    const suffix = Buffer.from(sinkLine(record).slice(sinkLine(record).indexOf('","at":')) + '\n');
+    let read = 0;
+    for (let byte = 0; byte < 256; byte++) {
+      for (let place = 0; place < 9; place++) {
+        const description = Buffer.alloc(9, 0x61);
+        description[place] = byte;
+        if (expectSameAsGeneral(scanner, Buffer.concat([prefix, description, suffix])) !== undefined) read++;
+      }
+    }
+    // Every byte from space up that is not a quote or a backslash, ASCII or not, is read by the fast path.
+    expect(read).toBe((256 - 0x20 - 2) * 9);
+  });
+
   it('.scan() equals parseHistoryLine on generated record lines, hostile strings and numbers included (property)', () => {
     const scanner = new RecordLineScanner();
     fc.assert(
