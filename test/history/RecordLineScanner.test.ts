@@ -136,6 +136,24 @@ describe('RecordLineScanner', () => {
     expect(read).toBe((256 - 0x20 - 2) * 9);
   });
 
+  it('.scan() equals parseHistoryLine with every byte value at every place in a number', () => {
+    const scanner = new RecordLineScanner();
+    const text = sinkLine(record);
+    const from = text.indexOf('"at":') + '"at":'.length;
+    const to = text.indexOf(',"durationMs"');
+    let read = 0;
+    for (let byte = 0; byte < 256; byte++) {
+      for (let place = 0; place < 13; place++) {
+        const number = Buffer.from('1735689600021');
+        number[place] = byte;
+        if (expectSameAsGeneral(scanner, Buffer.concat([Buffer.from(text.slice(0, from)), number, Buffer.from(`${text.slice(to)}\n`)])) !== undefined) read++;
+      }
+    }
+    // Read by the fast path: a digit anywhere (but 0 first), a leading minus, a dot inside, and
+    // e or E where the exponent after it leaves the number finite (the last five places).
+    expect(read).toBe(9 + 12 * 10 + 1 + 11 + 2 * 5);
+  });
+
   it('.scan() equals parseHistoryLine on generated record lines, hostile strings and numbers included (property)', () => {
     const scanner = new RecordLineScanner();
     fc.assert(
