@@ -208,6 +208,16 @@ describe('HistorySummarizer', () => {
     expect(median([0, 1e-12, 3, 1e15, 1e20]) / 3).toBeCloseTo(1, 1);
   });
 
+  it('.result() puts every whole millisecond from 1 to 2,000 in the bucket that holds it', () => {
+    for (let ms = 1; ms <= 2000; ms++) {
+      const summarizer = new HistorySummarizer({ exactSamples: 1 });
+      [ms, ms, 2 * ms].forEach((durationMs, i) => summarizer.add({ seq: i + 1, from: 'RunningTool', to: 'RunningTool', description: '', at: T0 + i, durationMs, forced: true }));
+      const stats = summarizer.result().states[0]!;
+      // The middle of a 1% bucket is within 0.5% of whatever it holds.
+      expect(Math.abs(stats.medianMs - ms) / ms).toBeLessThanOrEqual(0.005);
+    }
+  });
+
   it('.add() keeps memory bounded: lists hold at most listLimit, last moves at most lastMoves', () => {
     const summarizer = new HistorySummarizer({ lastMoves: 2, listLimit: 3 });
     for (const r of visits(Array.from({ length: 100 }, () => 1))) summarizer.add(r);
