@@ -28,6 +28,9 @@ const DOT = 0x2e;
 const CACHE_SLOTS = 1024;
 /** Longer strings are made afresh each time: comparing them costs about what making them does. */
 const CACHE_MAX_LENGTH = 64;
+const WORDS_PER_SLOT = CACHE_MAX_LENGTH / 4;
+/** Cached words are read in the machine's byte order; the scan makes little-endian ones. */
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /**
  * The fast path of the history reader: reads a record line written by `JsonlHistorySink`
@@ -45,8 +48,14 @@ export class RecordLineScanner {
   /** After a successful `scan`: where the line's newline is. */
   newline = -1;
   readonly #cache: (string | undefined)[] = new Array<string | undefined>(CACHE_SLOTS).fill(undefined);
-  /** The bytes of each cached string, CACHE_MAX_LENGTH per slot: comparing bytes to bytes is cheaper than to a string's characters. */
-  readonly #cachedBytes = new Uint8Array(CACHE_SLOTS * CACHE_MAX_LENGTH);
+  /**
+   * The bytes of each cached string, CACHE_MAX_LENGTH per slot, also seen as little-endian
+   * words: compared with the words the scan read (a string's characters are slower to reach).
+   */
+  readonly #cachedWords = new Int32Array(CACHE_SLOTS * WORDS_PER_SLOT);
+  readonly #cachedBytes = new Uint8Array(this.#cachedWords.buffer);
+  /** The whole words of the string being read. */
+  readonly #scanned = new Int32Array(WORDS_PER_SLOT);
   // Set by #string and #number for the field just read (one scan at a time, so fields suffice).
   #pos = 0;
   #text = '';
@@ -129,6 +138,8 @@ export class RecordLineScanner {
     const start = p;
     let hash = 0;
     let ascii = true;
+    let words = 0;
+    const scanned = this.#scanned;
     // Four bytes at a time while none is a quote, a backslash, a control character or
     // non-ASCII (tests on a whole word: a byte below n exists when (w - n·0x01010101) & ~w &
     // 0x80808080 is not 0, for words of bytes under 0x80); the rest byte by byte below.
@@ -138,6 +149,8 @@ export class RecordLineScanner {
       const backslash = w ^ 0x5c5c5c5c;
       if ((w & 0x80808080) | ((w - 0x20202020) & ~w & 0x80808080) | ((quote - 0x01010101) & ~quote & 0x80808080) | ((backslash - 0x01010101) & ~backslash & 0x80808080)) break;
       hash = (Math.imul(hash, 31) + w) | 0;
+      if (words < WORDS_PER_SLOT) scanned[words] = w;
+      words++;
       p += 4;
     }
     for (;;) {
@@ -165,7 +178,13 @@ export class RecordLineScanner {
     const cachedBytes = this.#cachedBytes;
     const at = slot * CACHE_MAX_LENGTH;
     if (cached !== undefined && cached.length === length) {
-      let k = 0;
+      // The words read above against the cached ones, then the bytes after them.
+      const cachedWords = this.#cachedWords;
+      const atWord = slot * WORDS_PER_SLOT;
+      const sameWords = LITTLE_ENDIAN ? words : 0;
+      let j = 0;
+      while (j < sameWords && cachedWords[atWord + j] === scanned[j]) j++;
+      let k = j === sameWords ? 4 * sameWords : length + 1;
       while (k < length && cachedBytes[at + k] === bytes[start + k]) k++;
       if (k === length) {
         this.#text = cached;
