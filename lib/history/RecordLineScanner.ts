@@ -49,8 +49,8 @@ export class RecordLineScanner {
   newline = -1;
   readonly #cache: (string | undefined)[] = new Array<string | undefined>(CACHE_SLOTS).fill(undefined);
   /**
-   * The bytes of each cached string, CACHE_MAX_LENGTH per slot, also seen as little-endian
-   * words: compared with the words the scan read (a string's characters are slower to reach).
+   * The bytes of each cached string, CACHE_MAX_LENGTH per slot, also seen as 32-bit words:
+   * compared with the words the scan read (a string's characters are slower to reach).
    */
   readonly #cachedWords = new Int32Array(CACHE_SLOTS * WORDS_PER_SLOT);
   readonly #cachedBytes = new Uint8Array(this.#cachedWords.buffer);
