@@ -4,7 +4,7 @@ import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError
 import { formatSummary } from '../history/formatSummary';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import type { HistoryEntry } from '../history/HistoryEntry';
-import { loadHistory, readHistoryChunks, type ReadHistoryOptions } from '../history/loadHistory';
+import { loadHistory, readHistoryInto, type ReadHistoryOptions } from '../history/loadHistory';
 import { HistorySummarizer } from '../history/summarizeHistory';
 import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
 import { escapeControl, escapeJsonText } from '../internal/escapeControl';
@@ -39,16 +39,11 @@ export const EXIT = { ok: 0, problems: 1, error: 2 } as const;
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   let code: number = EXIT.ok;
   const warn = (w: HistoryWarning): void => io.stderr(`agent-sm: warning: ${escapeControl(w.message)}\n`);
-  /** Reads `file` (`-`: standard input) chunk by chunk into `take`; returns how many lines it had. */
-  const read = async (file: string, options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void }, take: (entry: HistoryEntry) => void): Promise<number> => {
+  /** Reads `file` (`-`: standard input) into `take`, entry by entry; returns how many lines it had. */
+  const read = async (file: string, options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void; withData?: boolean }, take: (entry: HistoryEntry) => void): Promise<number> => {
     const readOptions: ReadHistoryOptions = { salvage: options.salvage === true, onWarning: options.onWarning ?? warn };
     if (file === '-') readOptions.input = io.stdin ?? process.stdin;
-    let count = 0;
-    for await (const chunk of readHistoryChunks(file === '-' ? '(standard input)' : file, readOptions)) {
-      count += chunk.length;
-      for (const entry of chunk) take(entry);
-    }
-    return count;
+    return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take, { withData: options.withData !== false });
   };
   const shown = (file: string): string => escapeControl(file === '-' ? '(standard input)' : file);
   const program = new Command('agent-sm')
@@ -97,7 +92,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         if (w.code === 'skipped_line') skippedLines.push(w.line);
         warn(w);
       };
-      const lines = await read(file, { salvage: opts.salvage, onWarning }, (entry) => validator.add(entry));
+      // Replaying a run never looks at a record's data.
+      const lines = await read(file, { salvage: opts.salvage, onWarning, withData: false }, (entry) => validator.add(entry));
       const result = validator.result();
       const name = shown(file);
       // A salvaged file is never clean: lines were lost.

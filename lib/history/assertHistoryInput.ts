@@ -19,7 +19,7 @@ export function assertHistoryItem(item: unknown, argument: string): asserts item
   switch (kind) {
     case 'record':
       if (!isObject(item.record)) throw new InvalidArgumentError(`${argument}.record`, 'a transition record', item.record);
-      return assertRecord(item.record, `${argument}.record`);
+      return assertRecord(item.record, argument, '.record');
     case 'meta':
       if (!isObject(item.meta)) throw new InvalidArgumentError(`${argument}.meta`, 'a meta line { runId, table, ... }', item.meta);
       if (!isObject(item.table) || !isObject(item.table.states)) throw new InvalidArgumentError(`${argument}.table`, 'a transition table { initial, states }', item.table);
@@ -59,13 +59,19 @@ export function assertTableShape(table: unknown, argument: string): void {
   }
 }
 
-function assertRecord(record: Record<string, unknown>, argument: string): void {
-  for (const key of ['from', 'to'] as const) {
-    if (typeof record[key] !== 'string') throw new InvalidArgumentError(`${argument}.${key}`, 'a state name', record[key]);
-  }
-  for (const key of ['seq', 'at', 'durationMs'] as const) {
-    if (typeof record[key] !== 'number') throw new InvalidArgumentError(`${argument}.${key}`, 'a number', record[key]);
-  }
+/** `within` is the record's place in the argument (`.record`), joined to it only for a message. */
+function assertRecord(record: Record<string, unknown>, argument: string, within = ''): void {
+  // Field by field, not over a list of keys: this runs once per line read, and a keyed
+  // lookup in a loop costs several times a named one.
+  if (typeof record.from !== 'string') throw notA(record, argument, within, 'from', 'a state name');
+  if (typeof record.to !== 'string') throw notA(record, argument, within, 'to', 'a state name');
+  if (typeof record.seq !== 'number') throw notA(record, argument, within, 'seq', 'a number');
+  if (typeof record.at !== 'number') throw notA(record, argument, within, 'at', 'a number');
+  if (typeof record.durationMs !== 'number') throw notA(record, argument, within, 'durationMs', 'a number');
+}
+
+function notA(record: Record<string, unknown>, argument: string, within: string, key: string, expected: string): InvalidArgumentError {
+  return new InvalidArgumentError(`${argument}${within}.${key}`, expected, record[key]);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

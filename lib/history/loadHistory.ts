@@ -3,6 +3,7 @@ import type { HistoryEntry, HistoryMeta, HistoryWarning, RejectedMove, ResetMark
 import { HistoryFileError } from './HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { parseHistoryLine } from './parseHistoryLine';
+import { RecordLineScanner } from './RecordLineScanner';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { messageOf } from '../internal/messageOf';
@@ -55,27 +56,96 @@ export async function* readHistory(path: string, options: ReadHistoryOptions = {
  * completed, so a long file costs one generator step per megabyte rather than per line.
  */
 export async function* readHistoryChunks(path: string, options: ReadHistoryOptions = {}): AsyncGenerator<HistoryEntry[], void, undefined> {
+  let batch: HistoryEntry[] = [];
+  const lines = lineSplitter(path, options, (entry) => void batch.push(entry));
+  for await (const bytes of readBytes(path, options.input)) {
+    lines.push(bytes);
+    if (batch.length > 0) {
+      yield batch;
+      batch = [];
+    }
+  }
+  lines.end();
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * `readHistory` into a function, called with each entry as soon as its line is read, so no
+ * entry outlives its use (an array of a chunk's entries would, and keep the young
+ * generation of the heap large). Resolves to the number of entries. `withData: false` is for
+ * a reader that never looks at records' `data`: the records the fast path reads have none.
+ */
+export async function readHistoryInto(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void, { withData = true } = {}): Promise<number> {
+  let count = 0;
+  const lines = lineSplitter(path, options, (entry) => {
+    count++;
+    take(entry);
+  }, withData);
+  for await (const bytes of readBytes(path, options.input)) lines.push(bytes);
+  lines.end();
+  return count;
+}
+
+/** Checks the options and makes the splitter for them. */
+function lineSplitter(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void, withData = true): LineSplitter {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   const { onWarning = emitWarning, salvage = false, maxLineBytes = DEFAULT_MAX_LINE_BYTES, input } = options;
   if (typeof onWarning !== 'function') throw new InvalidArgumentError('onWarning', 'a function', onWarning);
   if (!(Number.isSafeInteger(maxLineBytes) && maxLineBytes > 0)) throw new InvalidArgumentError('maxLineBytes', 'a positive whole number of bytes', maxLineBytes);
-  if (input === undefined) await assertReadable(path);
-  else if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a name for the input', path);
-  const source = input ?? fs.createReadStream(path, { highWaterMark: CHUNK_BYTES });
-  const lines = new LineSplitter(path, maxLineBytes, salvage, onWarning);
-  try {
-    for await (const chunk of source) {
-      const entries = lines.push(chunk instanceof Buffer ? chunk : Buffer.from(chunk));
-      if (entries.length > 0) yield entries;
+  if (input !== undefined && (typeof path !== 'string' || path === '')) throw new InvalidArgumentError('path', 'a name for the input', path);
+  return new LineSplitter(path, maxLineBytes, salvage, onWarning, take, new RecordLineScanner(withData));
+}
+
+/**
+ * The input's bytes, a chunk at a time. A file is read into two buffers in turn, again and
+ * again (a stream would allocate a fresh megabyte per read): the next read is under way while
+ * the caller parses this chunk, which is only good until the step after.
+ */
+async function* readBytes(path: string, input: AsyncIterable<Uint8Array> | undefined): AsyncGenerator<Buffer, void, undefined> {
+  if (input !== undefined) {
+    try {
+      for await (const chunk of input) yield chunk instanceof Buffer ? chunk : Buffer.from(chunk);
+    } catch (error) {
+      throw readFailed(path, error);
     }
-  } catch (error) {
-    if (error instanceof HistoryFileError) throw error;
-    throw new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
-  } finally {
-    if (input === undefined) (source as fs.ReadStream).destroy();
+    return;
   }
-  const last = lines.end();
-  if (last.length > 0) yield last;
+  await assertReadable(path);
+  let file: fs.promises.FileHandle;
+  try {
+    file = await fs.promises.open(path, 'r');
+  } catch (error) {
+    throw readFailed(path, error);
+  }
+  let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  let spare = Buffer.allocUnsafe(CHUNK_BYTES);
+  const read = (buffer: Buffer): Promise<number> => {
+    const reading = file.read(buffer, 0, CHUNK_BYTES, null).then(({ bytesRead }) => bytesRead);
+    // Awaited on the next step; until then a failure must not count as unhandled.
+    reading.catch(() => undefined);
+    return reading;
+  };
+  let next: Promise<number> | undefined = read(buffer);
+  try {
+    for (;;) {
+      let size: number;
+      try {
+        size = await next;
+      } catch (error) {
+        throw readFailed(path, error);
+      } finally {
+        next = undefined;
+      }
+      if (size === 0) return;
+      next = read(spare);
+      yield size === CHUNK_BYTES ? buffer : buffer.subarray(0, size);
+      [buffer, spare] = [spare, buffer];
+    }
+  } finally {
+    // A read still under way when the caller stops must end before the file is closed.
+    if (next !== undefined) await next.catch(() => undefined);
+    await file.close();
+  }
 }
 
 /** Splits bytes into lines and parses them; holds the unfinished line's bytes, up to the limit. */
@@ -94,47 +164,56 @@ class LineSplitter {
     readonly maxLineBytes: number,
     readonly salvage: boolean,
     readonly onWarning: (warning: HistoryWarning) => void,
+    /** Called with each entry, in order. */
+    readonly take: (entry: HistoryEntry) => void,
+    /** The fast path for the sink's record lines; the others are parsed whole. */
+    readonly scanner: RecordLineScanner,
   ) {}
 
-  push(chunk: Buffer): HistoryEntry[] {
-    const out: HistoryEntry[] = [];
+  /** Takes the next bytes of the input; keeps a copy of the unfinished line, so the caller may reuse `chunk`. */
+  push(chunk: Buffer): void {
     const lastNl = chunk.lastIndexOf(10);
     if (lastNl === -1) {
       this.#append(chunk, 0, chunk.length);
-      return out;
+      return;
     }
-    // The complete lines of this chunk are decoded at once (a newline never splits a UTF-8
-    // character), with the unfinished line carried over from the chunk before in front.
-    let text: string;
+    let start = 0;
     if (this.#lineBytes > 0) {
       const firstNl = chunk.indexOf(10);
       this.#append(chunk, 0, firstNl);
-      this.#finishLine(out);
-      text = chunk.toString('utf8', firstNl + 1, lastNl + 1);
-    } else text = chunk.toString('utf8', 0, lastNl + 1);
+      this.#finishLine();
+      start = firstNl + 1;
+    }
     // A line of this chunk can only be over the limit when the limit is under a chunk's size.
-    const check = this.maxLineBytes < chunk.length;
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      const line = text.slice(start, nl);
-      start = nl + 1;
-      if (check && line.length > this.maxLineBytes / 3 && Buffer.byteLength(line) > this.maxLineBytes) {
-        this.#lineBytes = Buffer.byteLength(line);
-        if (!this.salvage) this.#tooLong();
-        this.#finishLine(out);
+    const check = this.maxLineBytes < lastNl - start;
+    const limit = lastNl + 1;
+    const scanner = this.scanner;
+    while (start < limit) {
+      // The sink's own record lines are read straight from the bytes; any other line is decoded and parsed whole.
+      const entry = scanner.scan(chunk, start, limit, this.#number + 1);
+      if (entry !== undefined && !(check && scanner.newline - start > this.maxLineBytes)) {
+        this.#number++;
+        if (this.#pending !== undefined) this.#rejectPending();
+        this.#seenContent = true;
+        this.take(entry);
+        start = scanner.newline + 1;
         continue;
       }
-      this.#finishText(out, line);
+      const nl = chunk.indexOf(10, start);
+      if (check && nl - start > this.maxLineBytes) {
+        this.#lineBytes = nl - start;
+        if (!this.salvage) this.#tooLong();
+        this.#finishLine();
+      } else this.#finishText(chunk.toString('utf8', start, nl));
+      start = nl + 1;
     }
-    if (lastNl + 1 < chunk.length) this.#append(chunk, lastNl + 1, chunk.length);
-    return out;
+    if (limit < chunk.length) this.#append(chunk, limit, chunk.length);
   }
 
   /** The end of the input: the unfinished line, if any, is the file's last line and had no newline. */
-  end(): HistoryEntry[] {
-    const out: HistoryEntry[] = [];
+  end(): void {
     const cut = this.#lineBytes > 0;
-    if (cut) this.#finishLine(out, true);
+    if (cut) this.#finishLine(true);
     const pending = this.#pending;
     if (pending !== undefined) {
       this.#pending = undefined;
@@ -147,7 +226,6 @@ class LineSplitter {
           message: `${this.path}:${pending.number}: the last line is incomplete (the run was probably killed while writing it) and was skipped`,
         });
     }
-    return out;
   }
 
   #append(chunk: Buffer, from: number, to: number): void {
@@ -161,7 +239,8 @@ class LineSplitter {
       return;
     }
     if (length > 0) {
-      this.#parts.push(chunk.subarray(from, to));
+      // A copy: the chunk's buffer is read into again.
+      this.#parts.push(Buffer.from(chunk.subarray(from, to)));
       this.#partBytes += length;
     }
   }
@@ -171,7 +250,7 @@ class LineSplitter {
   }
 
   /** Ends the line held in parts (carried across chunks, or over the limit). */
-  #finishLine(out: HistoryEntry[], last = false): void {
+  #finishLine(last = false): void {
     const size = this.#lineBytes;
     const parts = this.#parts;
     this.#parts = [];
@@ -183,20 +262,16 @@ class LineSplitter {
       return;
     }
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    this.#finishText(out, bytes.toString('utf8'), last);
+    this.#finishText(bytes.toString('utf8'), last);
   }
 
-  #finishText(out: HistoryEntry[], line: string, last = false): void {
+  #finishText(line: string, last = false): void {
     const number = ++this.#number;
     let text = line;
     if (number === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (text.charCodeAt(text.length - 1) === 13) text = text.slice(0, -1);
     if (text.trim() === '') return;
-    if (this.#pending !== undefined) {
-      const pending = this.#pending;
-      this.#pending = undefined;
-      this.#reject(pending);
-    }
+    if (this.#pending !== undefined) this.#rejectPending();
     const parsed = parseHistoryLine(text, number);
     if (!parsed.ok) {
       // Only the file's last line may be cut by a crash; a bad line is held until we know.
@@ -210,7 +285,14 @@ class LineSplitter {
       return;
     }
     this.#seenContent = true;
-    out.push(parsed.entry);
+    this.take(parsed.entry);
+  }
+
+  /** A bad line held in case it was the last is not: a line follows it. */
+  #rejectPending(): void {
+    const pending = this.#pending!;
+    this.#pending = undefined;
+    this.#reject(pending);
   }
 
   #reject(bad: { number: number; text: string; reason: string }): void {
@@ -290,6 +372,12 @@ async function assertReadable(path: string): Promise<void> {
 
 function corrupt(path: string, bad: { number: number; text: string; reason: string }): HistoryFileError {
   return new HistoryFileError('corrupt_line', path, `corrupt line: ${bad.reason} (read past corrupt lines with \`--salvage\` or \`{ salvage: true }\`)`, { line: bad.number, snippet: bad.text });
+}
+
+/** A failure to read, as a HistoryFileError (one already is passes through). */
+function readFailed(path: string, error: unknown): HistoryFileError {
+  if (error instanceof HistoryFileError) return error;
+  return new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
 }
 
 function emitWarning(warning: HistoryWarning): void {

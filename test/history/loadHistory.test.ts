@@ -174,4 +174,23 @@ describe('readHistory()', () => {
     }
     expect(count).toBe(3);
   });
+
+  it('closes the file when the consumer stops early, with the next read under way', async () => {
+    const file = path.join(dir, 'long.jsonl');
+    // Over two of the reader's 1 MiB chunks.
+    fs.writeFileSync(file, `${Array.from({ length: 40_000 }, (_, i) => record(i + 1)).join('\n')}\n`);
+    const openFiles = (): number => fs.readdirSync('/proc/self/fd').length;
+    const linux = fs.existsSync('/proc/self/fd');
+    const before = linux ? openFiles() : 0;
+    let count = 0;
+    for await (const entry of readHistory(file)) {
+      if (++count === 20_000) {
+        expect(entry.line).toBe(20_000);
+        break;
+      }
+    }
+    expect(count).toBe(20_000);
+    if (linux) expect(openFiles()).toBe(before);
+    expect((await loadHistory(file)).records).toHaveLength(40_000);
+  });
 });

@@ -192,6 +192,32 @@ describe('HistorySummarizer', () => {
     expect(stats.totalMs).toBe(durations.reduce((a, b) => a + b, 0));
   });
 
+  it('.result() orders the histogram\'s buckets by duration, zero and extreme durations included', () => {
+    // 0 and the extremes fall outside the histogram's array of buckets; the median is found among all of them.
+    const median = (durations: number[]): number => {
+      const summarizer = new HistorySummarizer({ exactSamples: 1 });
+      durations.forEach((durationMs, i) => summarizer.add({ seq: i + 1, from: 'RunningTool', to: 'RunningTool', description: '', at: T0 + i, durationMs, forced: true }));
+      const stats = summarizer.result().states[0]!;
+      expect(stats.medianExact).toBe(false);
+      return stats.medianMs;
+    };
+    expect(median([0, 0, 0, 5, 1e20])).toBe(0);
+    expect(median([1e-12, 1e-12, 1e-12, 5, 1e20])).toBeCloseTo(1e-12, 14);
+    expect(median([1e-12, 5, 5, 5, 1e20])).toBeCloseTo(5, 1);
+    expect(median([1e-12, 5, 1e20, 1e20, 1e20]) / 1e20).toBeCloseTo(1, 1);
+    expect(median([0, 1e-12, 3, 1e15, 1e20]) / 3).toBeCloseTo(1, 1);
+  });
+
+  it('.result() puts every whole millisecond from 1 to 2,000 in the bucket that holds it', () => {
+    for (let ms = 1; ms <= 2000; ms++) {
+      const summarizer = new HistorySummarizer({ exactSamples: 1 });
+      [ms, ms, 2 * ms].forEach((durationMs, i) => summarizer.add({ seq: i + 1, from: 'RunningTool', to: 'RunningTool', description: '', at: T0 + i, durationMs, forced: true }));
+      const stats = summarizer.result().states[0]!;
+      // The middle of a 1% bucket is within 0.5% of whatever it holds.
+      expect(Math.abs(stats.medianMs - ms) / ms).toBeLessThanOrEqual(0.005);
+    }
+  });
+
   it('.add() keeps memory bounded: lists hold at most listLimit, last moves at most lastMoves', () => {
     const summarizer = new HistorySummarizer({ lastMoves: 2, listLimit: 3 });
     for (const r of visits(Array.from({ length: 100 }, () => 1))) summarizer.add(r);
