@@ -24,6 +24,16 @@ const budgetArb = fc.option(
 );
 
 /** Which terminal state (or Error standing in for it before any call) each outcome may end in. */
+/** The tools the random replies call; `cancel` and `tick` act on the run being driven. */
+function randomTools(driven: () => ReturnType<typeof drive>): NonNullable<Parameters<typeof drive>[0]['tools']> {
+  return {
+    ok: { output: 'ok' },
+    fail: { error: 'tool failed' },
+    cancel: (call) => (driven().adapter.cancel('random cancel'), { callId: call.id, output: 'done' }),
+    tick: (call) => (driven().clock.advance(700), { callId: call.id, output: 'slow' }),
+  };
+}
+
 const ENDS: Record<TurnOutcome, string[]> = {
   end_of_turn: ['EndOfTurn'],
   cancelled: ['Cancelled', 'Error'],
@@ -38,12 +48,7 @@ describe('AgentWithStateMachine with random scripted agents (property-based)', (
         const d = drive(
           {
             replies,
-            tools: {
-              ok: { output: 'ok' },
-              fail: { error: 'tool failed' },
-              cancel: (call) => (d.adapter.cancel('random cancel'), { callId: call.id, output: 'done' }),
-              tick: (call) => (d.clock.advance(700), { callId: call.id, output: 'slow' }),
-            },
+            tools: randomTools(() => d),
             commits: [['c0'], [], ['c1', 'c2']],
             formatterMessages: ['formatted'],
           },
@@ -116,12 +121,7 @@ describe('AgentWithStateMachine with random scripted agents (property-based)', (
           const d = drive(
             {
               replies,
-              tools: {
-                ok: { output: 'ok' },
-                fail: { error: 'tool failed' },
-                cancel: (call) => (d.adapter.cancel('random cancel'), { callId: call.id, output: 'done' }),
-                tick: (call) => (d.clock.advance(700), { callId: call.id, output: 'slow' }),
-              },
+              tools: randomTools(() => d),
               ...(withOps ? { commits: [], additionalMessages: [] } : {}),
             },
             { ...(budget === undefined ? {} : { budget }), retry: { retries: 1, baseDelayMs: 1 } },
