@@ -5,14 +5,12 @@
  * default claude-haiku-4-5) it talks to that endpoint; otherwise to the local Messages server
  * in examples/servers/, offline, so it always runs.
  */
-import * as fs from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
-import { AgentWithStateMachine, type TurnResult } from '../lib/index';
+import type { TurnResult } from '../lib/index';
 import { fromAnthropic } from '../lib/integrations/anthropic';
-import { createPricing } from '../lib/integrations/pricing';
 import { startAnthropicMessagesServer, type MessagesAction } from './servers/anthropicMessagesServer';
+import { runCodingTurn, type CodingExampleOptions } from './coding/runCodingTurn';
 import { codingTools, makeWorkspace, scriptedStep } from './coding/workspace';
-import type { CodingExampleOptions } from './openai-agent';
 
 /** The offline model: the plan of `scriptedStep`, spoken in Messages. */
 function respondOffline(body: { messages: { role: string; content: unknown }[] }): MessagesAction {
@@ -36,39 +34,18 @@ export async function runAnthropicAgent(options: CodingExampleOptions = {}): Pro
   const model = env.ANTHROPIC_MODEL ?? 'claude-haiku-4-5';
   const dir = await makeWorkspace();
   print(`${live ? `Endpoint ${env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'}` : `Local Messages server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`);
-  let streamed = '';
-  let shownAttempt = 0;
-  try {
-    const loop = fromAnthropic(client, {
-      model,
-      maxTokens: 2048,
-      system: 'You are a careful coding agent. Use the tools to inspect the project before answering. Be brief.',
-      tools: codingTools(dir),
-      stream: {
-        // A retried stream starts over: drop what the failed attempt showed.
-        onText: (delta, { attempt }) => {
-          if (attempt !== shownAttempt) [streamed, shownAttempt] = ['', attempt];
-          streamed += delta;
-        },
-      },
-    });
-    const agent = new AgentWithStateMachine(loop, { budget: { maxCostUsd: 0.25, maxLlmCalls: 12 }, pricing: createPricing(), logger: false });
-    agent.machine.onTransition((r) => {
-      print(`  ${r.from} → ${r.to}  ${r.description}`);
-      if (r.to === 'ProcessingLLMResponse' && streamed !== '') {
-        print(`    llm> ${streamed}`);
-        streamed = '';
-      }
-    });
-    const result = await agent.runTurn('Why does `node test.js` fail? Find the cause.');
-    print(`\n${result.outcome}: ${result.text ?? result.error?.message ?? ''}`);
-    print(`usage: ${result.usage.inputTokens} input + ${result.usage.outputTokens} output tokens, $${result.usage.costUsd.toFixed(6)}, ${result.usage.llmCalls} LLM calls, ${result.usage.toolCalls} tool calls`);
-    print(`conversation: ${loop.messages.length} messages (${loop.messages.map((m) => m.role).join(', ')})`);
-    return result;
-  } finally {
-    await server?.close();
-    await fs.rm(dir, { recursive: true, force: true });
-  }
+  return runCodingTurn(
+    (onText) =>
+      fromAnthropic(client, {
+        model,
+        maxTokens: 2048,
+        system: 'You are a careful coding agent. Use the tools to inspect the project before answering. Be brief.',
+        tools: codingTools(dir),
+        stream: { onText },
+      }),
+    print,
+    { dir, server },
+  );
 }
 
 if (require.main === module) {

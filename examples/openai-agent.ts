@@ -5,20 +5,12 @@
  * OpenAI-compatible endpoint; OPENAI_MODEL, default gpt-4o-mini) it talks to that endpoint;
  * otherwise to the local Chat Completions server in examples/servers/, offline, so it always runs.
  */
-import * as fs from 'node:fs/promises';
 import OpenAI from 'openai';
-import { AgentWithStateMachine, type TurnResult } from '../lib/index';
+import type { TurnResult } from '../lib/index';
 import { fromOpenAIChat } from '../lib/integrations/openai';
-import { createPricing } from '../lib/integrations/pricing';
 import { startOpenAIChatServer, type ChatAction } from './servers/openaiChatServer';
+import { runCodingTurn, type CodingExampleOptions } from './coding/runCodingTurn';
 import { codingTools, makeWorkspace, scriptedStep } from './coding/workspace';
-
-export interface CodingExampleOptions {
-  /** Where lines go. Default: stdout. */
-  print?: (line: string) => void;
-  /** Environment to read the endpoint from. Default: process.env. */
-  env?: NodeJS.ProcessEnv;
-}
 
 /** The offline model: the plan of `scriptedStep`, spoken in Chat Completions. */
 function respondOffline(body: { messages: { role: string; content?: unknown }[] }): ChatAction {
@@ -39,38 +31,17 @@ export async function runOpenAIAgent(options: CodingExampleOptions = {}): Promis
   const model = env.OPENAI_MODEL ?? 'gpt-4o-mini';
   const dir = await makeWorkspace();
   print(`${live ? `Endpoint ${env.OPENAI_BASE_URL ?? 'api.openai.com'}` : `Local Chat Completions server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`);
-  let streamed = '';
-  let shownAttempt = 0;
-  try {
-    const loop = fromOpenAIChat(client, {
-      model,
-      system: 'You are a careful coding agent. Use the tools to inspect the project before answering. Be brief.',
-      tools: codingTools(dir),
-      stream: {
-        // A retried stream starts over: drop what the failed attempt showed.
-        onText: (delta, { attempt }) => {
-          if (attempt !== shownAttempt) [streamed, shownAttempt] = ['', attempt];
-          streamed += delta;
-        },
-      },
-    });
-    const agent = new AgentWithStateMachine(loop, { budget: { maxCostUsd: 0.25, maxLlmCalls: 12 }, pricing: createPricing(), logger: false });
-    agent.machine.onTransition((r) => {
-      print(`  ${r.from} → ${r.to}  ${r.description}`);
-      if (r.to === 'ProcessingLLMResponse' && streamed !== '') {
-        print(`    llm> ${streamed}`);
-        streamed = '';
-      }
-    });
-    const result = await agent.runTurn('Why does `node test.js` fail? Find the cause.');
-    print(`\n${result.outcome}: ${result.text ?? result.error?.message ?? ''}`);
-    print(`usage: ${result.usage.inputTokens} input + ${result.usage.outputTokens} output tokens, $${result.usage.costUsd.toFixed(6)}, ${result.usage.llmCalls} LLM calls, ${result.usage.toolCalls} tool calls`);
-    print(`conversation: ${loop.messages.length} messages (${loop.messages.map((m) => m.role).join(', ')})`);
-    return result;
-  } finally {
-    await server?.close();
-    await fs.rm(dir, { recursive: true, force: true });
-  }
+  return runCodingTurn(
+    (onText) =>
+      fromOpenAIChat(client, {
+        model,
+        system: 'You are a careful coding agent. Use the tools to inspect the project before answering. Be brief.',
+        tools: codingTools(dir),
+        stream: { onText },
+      }),
+    print,
+    { dir, server },
+  );
 }
 
 if (require.main === module) {
