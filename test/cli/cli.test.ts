@@ -1,28 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { main } from '../../lib/cli/main';
-import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { toMermaid } from '../../lib/history/toMermaid';
 import { VERSION } from '../../lib/internal/version';
-import { failedRun, T0 } from '../fixtures/agentRun';
+import { T0 } from '../fixtures/agentRun';
+import { failedRunFolder } from '../helpers/failedRunFolder';
 import { runCli } from '../helpers/runCli';
 
 const ROOT = path.join(__dirname, '..', '..');
-let dir: string;
-let runFile: string;
-
-beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-cli-'));
-  runFile = path.join(dir, 'run.jsonl');
-  const sink = JsonlHistorySink.open(runFile, { runId: 'task-42', startedAt: T0 });
-  failedRun(sink);
-  sink.close();
-});
-afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const folder = failedRunFolder('agent-sm-cli-');
 
 const cli = runCli;
 
@@ -39,18 +26,18 @@ function spawnCli(...args: string[]): { code: number | null; stdout: string; std
 
 /** Replaces line `n` (1-based) of the run file. */
 function replaceLine(n: number, text: string): void {
-  const lines = fs.readFileSync(runFile, 'utf8').split('\n');
+  const lines = fs.readFileSync(folder.runFile, 'utf8').split('\n');
   lines[n - 1] = text;
-  fs.writeFileSync(runFile, lines.join('\n'));
+  fs.writeFileSync(folder.runFile, lines.join('\n'));
 }
 
 describe('main()', () => {
   it('inspect prints the failure first: where, why, the moves before it, then where the time went', async () => {
-    const { code, stdout, stderr } = await cli('inspect', runFile, '--last', '2');
+    const { code, stdout, stderr } = await cli('inspect', folder.runFile, '--last', '2');
     expect(code).toBe(0);
     expect(stderr).toBe('');
     const lines = stdout.split('\n');
-    expect(lines[0]).toBe(`Run task-42 (agent-state-machine ${VERSION}) — ${runFile}`);
+    expect(lines[0]).toBe(`Run task-42 (agent-state-machine ${VERSION}) — ${folder.runFile}`);
     expect(lines[3]).toBe('FAILED: the run ended in Error at seq 15, line 16 (turn 2, 12:01:00.114)');
     expect(lines[4]).toBe('  where: SendingToLLM → Error, after 30.0 s in SendingToLLM');
     expect(lines[5]).toBe('  why:   LLM request failed');
@@ -61,88 +48,88 @@ describe('main()', () => {
   });
 
   it('inspect --json prints the summary as JSON', async () => {
-    const { code, stdout } = await cli('inspect', runFile, '--json');
+    const { code, stdout } = await cli('inspect', folder.runFile, '--json');
     expect(code).toBe(0);
     const summary = JSON.parse(stdout) as { file: string; status: string; failure: { seq: number; data: unknown }; lastMoves: unknown[]; meta: { runId: string } };
-    expect(summary).toMatchObject({ file: runFile, status: 'failed', failure: { seq: 15, data: { status: 529, message: 'overloaded' } }, meta: { runId: 'task-42' } });
+    expect(summary).toMatchObject({ file: folder.runFile, status: 'failed', failure: { seq: 15, data: { status: 529, message: 'overloaded' } }, meta: { runId: 'task-42' } });
     expect(summary.lastMoves).toHaveLength(10);
   });
 
   it('inspect warns about a cut last line and still summarizes', async () => {
-    const text = fs.readFileSync(runFile, 'utf8');
-    fs.writeFileSync(runFile, text.slice(0, -30));
-    const { code, stdout, stderr } = await cli('inspect', runFile);
+    const text = fs.readFileSync(folder.runFile, 'utf8');
+    fs.writeFileSync(folder.runFile, text.slice(0, -30));
+    const { code, stdout, stderr } = await cli('inspect', folder.runFile);
     expect(code).toBe(0);
-    expect(stderr).toBe(`agent-sm: warning: ${runFile}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped\n`);
+    expect(stderr).toBe(`agent-sm: warning: ${folder.runFile}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped\n`);
     expect(stdout).toMatch(/INCOMPLETE: the history ends inside turn 2, in SendingToLLM/);
   });
 
   it('validate exits 0 on a clean file, 1 listing every problem with its line and seq', async () => {
-    expect(await cli('validate', runFile)).toEqual({ code: 0, stdout: `${runFile}: 15 records, no problems\n`, stderr: '' });
-    const lines = fs.readFileSync(runFile, 'utf8').split('\n');
+    expect(await cli('validate', folder.runFile)).toEqual({ code: 0, stdout: `${folder.runFile}: 15 records, no problems\n`, stderr: '' });
+    const lines = fs.readFileSync(folder.runFile, 'utf8').split('\n');
     const rec = (n: number): Record<string, unknown> => JSON.parse(lines[n - 1]!) as Record<string, unknown>;
     replaceLine(5, JSON.stringify({ ...rec(5), to: 'Error' })); // seq 4 ProcessingLLMResponse → Error, then seq 5 leaves from ToolUseRequested
     replaceLine(12, JSON.stringify({ ...rec(12), at: 0 }));
     const previousAt = (JSON.parse(lines[10]!) as { at: number }).at; // seq 10
-    const { code, stdout } = await cli('validate', runFile);
+    const { code, stdout } = await cli('validate', folder.runFile);
     expect(code).toBe(1);
     expect(stdout).toBe(
       [
-        `${runFile}:6: seq 5: broken_chain: starts from ToolUseRequested, but seq 4 left the machine in Error`,
-        `${runFile}:12: seq 11: time_backwards: time goes back ${previousAt} ms: at 0 after ${previousAt} (seq 10)`,
-        `${runFile}: 2 problems in 15 records`,
+        `${folder.runFile}:6: seq 5: broken_chain: starts from ToolUseRequested, but seq 4 left the machine in Error`,
+        `${folder.runFile}:12: seq 11: time_backwards: time goes back ${previousAt} ms: at 0 after ${previousAt} (seq 10)`,
+        `${folder.runFile}: 2 problems in 15 records`,
         '',
       ].join('\n'),
     );
   });
 
   it('validate --json prints the verdict as JSON', async () => {
-    const { code, stdout } = await cli('validate', runFile, '--json');
+    const { code, stdout } = await cli('validate', folder.runFile, '--json');
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({ file: runFile, ok: true, records: 15, issues: [] });
+    expect(JSON.parse(stdout)).toEqual({ file: folder.runFile, ok: true, records: 15, issues: [] });
   });
 
   it('diagram prints the table, the run over it, or its timeline', async () => {
     expect(await cli('diagram')).toEqual({ code: 0, stdout: `${toMermaid()}\n`, stderr: '' });
-    const run = await cli('diagram', '--history', runFile);
+    const run = await cli('diagram', '--history', folder.runFile);
     expect(run.stdout).toContain('    SendingToLLM --> Error : 1×\n');
     expect(run.stdout).toContain('    note right of Error : ended here (seq 15)\n');
-    const gantt = await cli('diagram', '--history', runFile, '--gantt');
+    const gantt = await cli('diagram', '--history', folder.runFile, '--gantt');
     expect(gantt.stdout).toMatch(/^---\ndisplayMode: compact\n---\ngantt\n {4}title Run task-42\n/);
     expect(gantt.stdout).toContain(`    LLM request failed :${T0 + 30114}, ${T0 + 60114}\n`);
   });
 
   it('reports errors as one line on stderr with exit code 2: missing file, corrupt line, bad usage', async () => {
-    const missing = path.join(dir, 'missing.jsonl');
+    const missing = path.join(folder.dir, 'missing.jsonl');
     expect(await cli('inspect', missing)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${missing}: no such file\n` });
 
     replaceLine(8, '{"seq":7,"from":"RunningTool",');
-    const corrupt = await cli('validate', runFile);
+    const corrupt = await cli('validate', folder.runFile);
     expect(corrupt.code).toBe(2);
-    expect(corrupt.stderr).toMatch(new RegExp(`^agent-sm: error: ${runFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:8: corrupt line: not JSON .*\n$`));
+    expect(corrupt.stderr).toMatch(new RegExp(`^agent-sm: error: ${folder.runFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:8: corrupt line: not JSON .*\n$`));
 
-    for (const argv of [['inspec', runFile], ['inspect'], ['inspect', runFile, '--last', '0'], ['diagram', '--gantt'], ['validate', runFile, '--nope']]) {
+    for (const argv of [['inspec', folder.runFile], ['inspect'], ['inspect', folder.runFile, '--last', '0'], ['diagram', '--gantt'], ['validate', folder.runFile, '--nope']]) {
       const { code, stderr, stdout } = await cli(...argv);
       expect({ argv, code, lines: stderr.split('\n').length, prefix: stderr.startsWith('agent-sm: error: '), stdout }).toEqual({ argv, code: 2, lines: 2, prefix: true, stdout: '' });
     }
-    expect((await cli('inspec', runFile)).stderr).toBe("agent-sm: error: unknown command 'inspec' (Did you mean inspect?)\n");
+    expect((await cli('inspec', folder.runFile)).stderr).toBe("agent-sm: error: unknown command 'inspec' (Did you mean inspect?)\n");
   });
 
   it('report writes the run page next to the history file, or where -o says, and prints its path', async () => {
-    const byDefault = await cli('report', runFile);
-    expect(byDefault).toEqual({ code: 0, stdout: `${path.join(dir, 'run.html')}\n`, stderr: '' });
-    const html = fs.readFileSync(path.join(dir, 'run.html'), 'utf8');
+    const byDefault = await cli('report', folder.runFile);
+    expect(byDefault).toEqual({ code: 0, stdout: `${path.join(folder.dir, 'run.html')}\n`, stderr: '' });
+    const html = fs.readFileSync(path.join(folder.dir, 'run.html'), 'utf8');
     expect(html).toMatch(/^<!DOCTYPE html>/);
     expect(html).toContain('<h1>Run task-42 <span class="badge error">error</span></h1>');
-    const out = path.join(dir, 'elsewhere.html');
-    expect(await cli('report', runFile, '-o', out)).toEqual({ code: 0, stdout: `${out}\n`, stderr: '' });
+    const out = path.join(folder.dir, 'elsewhere.html');
+    expect(await cli('report', folder.runFile, '-o', out)).toEqual({ code: 0, stdout: `${out}\n`, stderr: '' });
     expect(fs.readFileSync(out, 'utf8')).toBe(html);
   });
 
   it('report writes a batch page for a folder, into it by default, warning about files it could not read', async () => {
-    const runs = path.join(dir, 'runs');
+    const runs = path.join(folder.dir, 'runs');
     fs.mkdirSync(runs);
-    fs.copyFileSync(runFile, path.join(runs, 'a.jsonl'));
+    fs.copyFileSync(folder.runFile, path.join(runs, 'a.jsonl'));
     fs.writeFileSync(path.join(runs, 'b.jsonl'), 'garbage\nmore\n');
     const { code, stdout, stderr } = await cli('report', runs);
     expect(code).toBe(0);
@@ -152,13 +139,13 @@ describe('main()', () => {
   });
 
   it('report fails with one line for a missing path or an unwritable output', async () => {
-    expect(await cli('report', path.join(dir, 'nope'))).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(dir, 'nope')}: no such file or folder\n` });
-    const bad = await cli('report', runFile, '-o', path.join(dir, 'no-such-dir', 'x.html'));
+    expect(await cli('report', path.join(folder.dir, 'nope'))).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(folder.dir, 'nope')}: no such file or folder\n` });
+    const bad = await cli('report', folder.runFile, '-o', path.join(folder.dir, 'no-such-dir', 'x.html'));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^agent-sm: error: cannot write the report to .*no-such-dir\/x\.html: ENOENT/);
-    const before = fs.readFileSync(runFile, 'utf8');
-    expect(await cli('report', runFile, '-o', runFile)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: -o ${runFile} is the history file itself; choose another path for the page\n` });
-    expect(fs.readFileSync(runFile, 'utf8')).toBe(before);
+    const before = fs.readFileSync(folder.runFile, 'utf8');
+    expect(await cli('report', folder.runFile, '-o', folder.runFile)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: -o ${folder.runFile} is the history file itself; choose another path for the page\n` });
+    expect(fs.readFileSync(folder.runFile, 'utf8')).toBe(before);
   });
 
   it('--help works on every command and exits 0', async () => {
@@ -173,19 +160,19 @@ describe('main()', () => {
 
 describe('agent-sm (spawned)', () => {
   it('inspect tells where and why the run failed', () => {
-    const { code, stdout, stderr } = spawnCli('inspect', runFile);
+    const { code, stdout, stderr } = spawnCli('inspect', folder.runFile);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('FAILED: the run ended in Error at seq 15, line 16 (turn 2, 12:01:00.114)\n  where: SendingToLLM → Error, after 30.0 s in SendingToLLM\n  why:   LLM request failed\n');
   });
 
   it('validate exits 1 and lists the problem', () => {
-    const lines = fs.readFileSync(runFile, 'utf8').split('\n');
+    const lines = fs.readFileSync(folder.runFile, 'utf8').split('\n');
     lines.splice(9, 1); // drop seq 9: lost record
-    fs.writeFileSync(runFile, lines.join('\n'));
-    const { code, stdout } = spawnCli('validate', runFile);
+    fs.writeFileSync(folder.runFile, lines.join('\n'));
+    const { code, stdout } = spawnCli('validate', folder.runFile);
     expect(code).toBe(1);
-    expect(stdout).toContain(`${runFile}:10: seq 10: seq_gap: seq jumps from 8 to 10: 1 record lost\n`);
+    expect(stdout).toContain(`${folder.runFile}:10: seq 10: seq_gap: seq jumps from 8 to 10: 1 record lost\n`);
   });
 
   it('diagram prints Mermaid on stdout', () => {
@@ -195,8 +182,8 @@ describe('agent-sm (spawned)', () => {
   });
 
   it('fails with one line on stderr and no stack trace for a missing file and an unknown command', () => {
-    const missing = spawnCli('inspect', path.join(dir, 'nope.jsonl'));
-    expect(missing).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(dir, 'nope.jsonl')}: no such file\n` });
+    const missing = spawnCli('inspect', path.join(folder.dir, 'nope.jsonl'));
+    expect(missing).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(folder.dir, 'nope.jsonl')}: no such file\n` });
     const unknown = spawnCli('frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe("agent-sm: error: unknown command 'frobnicate'\n");

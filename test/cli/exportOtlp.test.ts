@@ -1,31 +1,17 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import type { OtlpTraceExport } from '../../lib/telemetry/OtlpJson';
-import { failedRun, T0 } from '../fixtures/agentRun';
+import { failedRunFolder } from '../helpers/failedRunFolder';
 import { runCli } from '../helpers/runCli';
 import { otlpShapeProblems } from '../helpers/otlpShape';
 
-let dir: string;
-let runFile: string;
-
-beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-otlp-'));
-  runFile = path.join(dir, 'run.jsonl');
-  const sink = JsonlHistorySink.open(runFile, { runId: 'task-42', startedAt: T0 });
-  failedRun(sink);
-  sink.close();
-});
-afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+const folder = failedRunFolder('agent-sm-otlp-');
 
 const cli = runCli;
 
 describe('agent-sm export otlp', () => {
   it('export otlp prints OTLP/JSON spans of every turn of a history file', async () => {
-    const { code, stdout } = await cli('export', 'otlp', runFile, '--agent-name', 'fixer', '--provider', 'anthropic');
+    const { code, stdout } = await cli('export', 'otlp', folder.runFile, '--agent-name', 'fixer', '--provider', 'anthropic');
     expect(code).toBe(0);
     const otlp = JSON.parse(stdout) as OtlpTraceExport;
     expect(otlpShapeProblems(otlp)).toEqual([]);
@@ -36,8 +22,8 @@ describe('agent-sm export otlp', () => {
   });
 
   it('export otlp -o writes the file and says how many spans', async () => {
-    const out = path.join(dir, 'spans.json');
-    const { code, stdout, stderr } = await cli('export', 'otlp', runFile, '-o', out, '--service-name', 'agents');
+    const out = path.join(folder.dir, 'spans.json');
+    const { code, stdout, stderr } = await cli('export', 'otlp', folder.runFile, '-o', out, '--service-name', 'agents');
     expect(code).toBe(0);
     expect(stdout).toBe('');
     expect(stderr).toBe(`agent-sm: wrote 5 spans to ${out}\n`);
@@ -46,10 +32,10 @@ describe('agent-sm export otlp', () => {
   });
 
   it('export rejects an unknown format and a missing file with one line and exit 2', async () => {
-    const bad = await cli('export', 'zipkin', runFile);
+    const bad = await cli('export', 'zipkin', folder.runFile);
     expect(bad).toMatchObject({ code: 2, stdout: '' });
     expect(bad.stderr).toMatch(/^agent-sm: error: unknown export format "zipkin": expected otlp\n$/);
-    const missing = await cli('export', 'otlp', path.join(dir, 'nope.jsonl'));
+    const missing = await cli('export', 'otlp', path.join(folder.dir, 'nope.jsonl'));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^agent-sm: error: .*nope\.jsonl/);
   });
