@@ -22,51 +22,20 @@ export function usageProblem(usage: unknown): string | undefined {
 export function splitUsage(usage: unknown): { valid: Usage; problems: readonly string[] } {
   if (usage === undefined || usage === null) return { valid: {}, problems: NO_PROBLEMS };
   if (!isRecord(usage)) return { valid: {}, problems: [`usage must be an object, got ${describeValue(usage)}`] };
-  // Field by field, in USAGE_KEYS order, each read once: named loads and stores stay
-  // monomorphic, where a loop over the keys made them megamorphic (this runs on every response).
+  // Once per LLM response, not per move: a plain loop over the keys is cheap enough.
   const valid: Usage = {};
   let problems: string[] | undefined;
-  let value = usage.inputTokens;
-  if (value !== undefined) {
-    if (isAmount(value)) valid.inputTokens = value;
-    else problems = withProblem(problems, 'inputTokens', value);
-  }
-  value = usage.outputTokens;
-  if (value !== undefined) {
-    if (isAmount(value)) valid.outputTokens = value;
-    else problems = withProblem(problems, 'outputTokens', value);
-  }
-  value = usage.cachedInputTokens;
-  if (value !== undefined) {
-    if (isAmount(value)) valid.cachedInputTokens = value;
-    else problems = withProblem(problems, 'cachedInputTokens', value);
-  }
-  value = usage.cacheWriteTokens;
-  if (value !== undefined) {
-    if (isAmount(value)) valid.cacheWriteTokens = value;
-    else problems = withProblem(problems, 'cacheWriteTokens', value);
-  }
-  value = usage.reasoningTokens;
-  if (value !== undefined) {
-    if (isAmount(value)) valid.reasoningTokens = value;
-    else problems = withProblem(problems, 'reasoningTokens', value);
-  }
-  value = usage.costUsd;
-  if (value !== undefined) {
-    if (isAmount(value)) valid.costUsd = value;
-    else problems = withProblem(problems, 'costUsd', value);
+  for (const key of USAGE_KEYS) {
+    const value = usage[key];
+    if (value === undefined) continue;
+    if (isAmount(value)) valid[key] = value;
+    else (problems ??= []).push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
   }
   return { valid, problems: problems ?? NO_PROBLEMS };
 }
 
 function isAmount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
-}
-
-function withProblem(problems: string[] | undefined, key: (typeof USAGE_KEYS)[number], value: unknown): string[] {
-  const list = problems ?? [];
-  list.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
-  return list;
 }
 
 /** Shared by every well-formed usage (one per LLM response): never written to. */
