@@ -4,7 +4,8 @@
  */
 export class HistoryBuffer<T> {
   #items: T[] = [];
-  #head = 0; // index of the oldest item once the ring is full
+  // Where the next item goes: the end while the ring fills, then the oldest item's slot.
+  #head = 0;
   #capacity: number;
 
   constructor(capacity: number) {
@@ -20,27 +21,31 @@ export class HistoryBuffer<T> {
   }
 
   push(item: T): void {
+    const head = this.#head;
+    this.#items[head] = item; // appends while the ring fills
+    this.#head = head + 1 === this.#capacity ? 0 : head + 1;
+  }
+
+  /** The item added last, if any. */
+  newest(): T | undefined {
     const items = this.#items;
-    if (items.length < this.#capacity) {
-      items.push(item);
-      return;
-    }
-    items[this.#head] = item;
-    this.#head = this.#head + 1 === items.length ? 0 : this.#head + 1;
+    if (items.length === 0) return undefined;
+    return items[(this.#head === 0 ? items.length : this.#head) - 1];
   }
 
   /** A copy, oldest first. */
   toArray(): T[] {
     const items = this.#items;
-    if (this.#head === 0) return items.slice();
-    return items.slice(this.#head).concat(items.slice(0, this.#head));
+    const head = this.#head;
+    if (head === 0 || head === items.length) return items.slice();
+    return items.slice(head).concat(items.slice(0, head));
   }
 
   /** Keeps the newest `capacity` items. */
   resize(capacity: number): void {
     const ordered = this.toArray();
     this.#items = ordered.length > capacity ? ordered.slice(ordered.length - capacity) : ordered;
-    this.#head = 0;
+    this.#head = this.#items.length === capacity ? 0 : this.#items.length;
     this.#capacity = capacity;
   }
 

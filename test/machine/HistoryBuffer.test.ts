@@ -45,4 +45,36 @@ describe('HistoryBuffer', () => {
       }),
     );
   });
+
+  it('.newest() is the item pushed last, through pushes, resizes and clears (property)', () => {
+    type Op = { push: number } | { resize: number } | { clear: true };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { weight: 8, arbitrary: fc.integer().map((push) => ({ push })) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 12 }).map((resize) => ({ resize })) },
+      { weight: 1, arbitrary: fc.constant({ clear: true as const }) },
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(1, 2, 3, 7, Infinity), fc.array(op, { maxLength: 80 }), (cap, ops) => {
+        const buffer = new HistoryBuffer<number>(cap);
+        let model: number[] = [];
+        let capacity = cap;
+        for (const o of ops) {
+          if ('push' in o) {
+            buffer.push(o.push);
+            model = [...model, o.push].slice(-capacity);
+          } else if ('resize' in o) {
+            buffer.resize(o.resize);
+            capacity = o.resize;
+            model = model.slice(-capacity);
+          } else {
+            buffer.clear();
+            model = [];
+          }
+          expect(buffer.toArray()).toEqual(model);
+          expect(buffer.size).toBe(model.length);
+          expect(buffer.newest()).toBe(model.at(-1));
+        }
+      }),
+    );
+  });
 });
