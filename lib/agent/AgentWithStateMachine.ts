@@ -330,10 +330,14 @@ function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
   };
   // The machine reads the level on every move. Where the logger keeps it in a data property of
   // its own (winston does), the shim inherits it, so that reading it is a plain load and still
-  // sees every change; otherwise a getter reads it.
+  // sees every change; otherwise a getter reads it. A level that cannot change (the default
+  // logger's) the shim holds read-only too, so the machine reads it once.
   const own = winstonLike ? Object.getOwnPropertyDescriptor(logger, 'level') : undefined;
   if (!winstonLike) shim = { level: 'debug', ...methods } as unknown as Logger;
-  else if (own !== undefined && 'value' in own) shim = Object.create(logger, Object.getOwnPropertyDescriptors(methods)) as Logger;
+  else if (own !== undefined && 'value' in own) {
+    const fixed = own.writable === false && own.configurable === false;
+    shim = Object.create(logger, { ...Object.getOwnPropertyDescriptors(methods), ...(fixed ? { level: own } : {}) }) as Logger;
+  }
   else {
     shim = {
       get level(): string {

@@ -81,23 +81,30 @@ export class StateMachine<S extends string = StateName> {
   readonly #history: HistoryBuffer<TransitionRecord<S>>;
   readonly #clock: () => number;
   readonly #logger: Logger | undefined;
+  // The logger whose level is read on every move, to notice a change to or from `debug`; none
+  // when there is no logger, or its level cannot change (levelIsFixed) and `debug` is off.
+  readonly #watched: Logger | undefined;
   readonly #sink: HistorySink<S> | undefined;
 
-  #current: S;
-  #previous: S | UnknownState = UNKNOWN_STATE;
-  #enteredAt: number;
+  // The committed state (current, previous, time entered) is the newest record of the
+  // history, which always keeps at least one; with none (new, or just reset) it is the
+  // initial state, entered at #resetAt. A move thus stores nothing beyond its record.
+  #resetAt = 0;
   // The "tail" is where the machine will be once queued moves have taken effect; outside a
-  // notification it equals the committed state. Moves are validated and timed against it.
-  #tail: S;
-  // The tail's node in the table's graph: checking a move and following it is one lookup.
+  // notification it is the committed state. Moves are validated and timed against it. Its
+  // node in the table's graph makes checking a move and following it one lookup.
   #tailNode: StateNode<S>;
-  #tailAt: number;
+  // Initialised to a number so V8 stores the time unboxed, in place: a field that starts as
+  // undefined holds a fresh heap number per move, and storing it costs a write barrier.
+  #tailAt = 0;
   #seq = 0;
   #notifying = false;
   #draining = false;
   #queue: Pending<S>[] | undefined;
   // Cached `debug` check: re-evaluated only when the logger's level changes.
   #loggerLevel: string | undefined;
+  // The level at which a move logs nothing (debug off), or NEVER: one comparison per move.
+  #quietLevel: unknown = NEVER;
   #debug = false;
   #warn = true;
 
@@ -115,17 +122,17 @@ export class StateMachine<S extends string = StateName> {
     this.#validator = sharedValidator<S>(table);
     this.#clock = clock;
     this.#logger = resolveLogger(logger);
+    this.#watched = this.#logger !== undefined && !(levelIsFixed(this.#logger) && !this.#levelEnabled(this.#logger, 'debug')) ? this.#logger : undefined;
     this.#sink = resolveSink(sink);
     this.#sink?.attach?.(this.#validator.table);
     this.#history = new HistoryBuffer(maxHistorySize);
-    this.#current = this.#tail = this.#validator.table.initial;
-    this.#tailNode = stateNode(this.#validator, this.#tail)!;
-    this.#enteredAt = this.#tailAt = now;
+    this.#tailNode = stateNode(this.#validator, this.#validator.table.initial)!;
+    this.#resetAt = this.#tailAt = now;
   }
 
   /** The state the machine is in. */
   get current(): S {
-    return this.#current;
+    return this.#history.newest()?.to ?? this.#validator.table.initial;
   }
 
   /**
@@ -134,12 +141,12 @@ export class StateMachine<S extends string = StateName> {
    * against. Equals `current` outside listeners.
    */
   get pendingState(): S {
-    return this.#tail;
+    return this.#tailNode.name;
   }
 
   /** The state before the last move; `'Unknown'` before the first move and after `reset()`. */
   get previous(): S | UnknownState {
-    return this.#previous;
+    return this.#history.newest()?.from ?? UNKNOWN_STATE;
   }
 
   /** The table this machine enforces. */
@@ -157,12 +164,19 @@ export class StateMachine<S extends string = StateName> {
    * listeners, and thrown as `IllegalTransitionError`. An unknown name throws `UnknownStateError`.
    */
   transition(to: S, event?: TransitionEvent): TransitionRecord<S> {
+    // The common case first, a legal move with a description string; everything else below.
+    if (typeof event === 'string') {
+      const tail = this.#tailNode;
+      const node = tail.next.get(to);
+      if (node !== undefined) return this.#move(tail.name, node, event, undefined, false);
+    }
     let description = '';
     let data: unknown;
     if (typeof event === 'string') description = event;
     else if (event !== undefined) ({ description, data } = parseEvent(event, 'event'));
-    const from = this.#tail;
-    const node = this.#tailNode.next.get(to);
+    const tail = this.#tailNode;
+    const from = tail.name;
+    const node = tail.next.get(to);
     if (node === undefined) this.#reject(from, to, description);
     return this.#move(from, node, description, data, false);
   }
@@ -176,7 +190,7 @@ export class StateMachine<S extends string = StateName> {
     const { description, data } = parseEvent(reason, 'reason');
     if (description.trim() === '') throw new InvalidArgumentError('reason', 'a non-empty description of why the move is forced', reason);
     this.#validator.assertKnown(to, 'forceTransition() target');
-    return this.#move(this.#tail, stateNode(this.#validator, to)!, description, data, true);
+    return this.#move(this.#tailNode.name, stateNode(this.#validator, to)!, description, data, true);
   }
 
   /** Whether the table allows `from` → `to`. */
@@ -186,17 +200,17 @@ export class StateMachine<S extends string = StateName> {
 
   /** Whether the table allows a move from the current state to `to`. */
   canMoveTo(to: S): boolean {
-    return this.#validator.canTransition(this.#tail, to);
+    return this.#validator.canTransition(this.#tailNode.name, to);
   }
 
   /** The states `state` (default: the current one) may move to. */
-  allowedFrom(state: S = this.#tail): readonly S[] {
+  allowedFrom(state: S = this.#tailNode.name): readonly S[] {
     return this.#validator.allowedFrom(state);
   }
 
   /** Milliseconds spent in the current state so far (never negative). */
   timeInState(): number {
-    return Math.max(0, this.#clock() - this.#enteredAt);
+    return Math.max(0, this.#clock() - (this.#history.newest()?.at ?? this.#resetAt));
   }
 
   /** The kept records, oldest first, as a new array. */
@@ -212,12 +226,12 @@ export class StateMachine<S extends string = StateName> {
 
   /** A turn has ended: EndOfTurn, Cancelled, BudgetExceeded or Error (or a custom terminal state). */
   isInTerminalState(): boolean {
-    return this.#validator.isTerminal(this.#current);
+    return this.#validator.isTerminal(this.current);
   }
 
   /** The turn ended badly: Error, Cancelled or BudgetExceeded (or a custom error state). */
   isInErrorState(): boolean {
-    return this.#validator.isError(this.#current);
+    return this.#validator.isError(this.current);
   }
 
   /**
@@ -227,9 +241,8 @@ export class StateMachine<S extends string = StateName> {
    */
   reset(): void {
     const at = this.#now();
-    const info: ResetInfo<S> = { from: this.#tail, at, seq: this.#seq };
-    this.#tail = this.#validator.table.initial;
-    this.#tailNode = stateNode(this.#validator, this.#tail)!;
+    const info: ResetInfo<S> = { from: this.#tailNode.name, at, seq: this.#seq };
+    this.#tailNode = stateNode(this.#validator, this.#validator.table.initial)!;
     this.#tailAt = at;
     if (this.#notifying) (this.#queue ??= []).push({ reset: info });
     else this.#applyReset(info);
@@ -273,16 +286,15 @@ export class StateMachine<S extends string = StateName> {
   #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
     const to = node.name;
     const at = this.#now();
-    // Never negative, 0 for a NaN clock. Math.max hands back a small integer (Smi) rather than
-    // a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
-    const durationMs = Math.max(0, at - this.#tailAt) || 0;
+    // Never negative (both times are finite). Math.max hands back a small integer (Smi) rather
+    // than a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
+    const durationMs = Math.max(0, at - this.#tailAt);
     const seq = ++this.#seq;
     // Same property order in both shapes so V8 shares the hidden class prefix.
     const record: TransitionRecord<S> =
       data === undefined
         ? { seq, from, to, description, at, durationMs, forced }
         : { seq, from, to, description, at, durationMs, forced, data };
-    this.#tail = to;
     this.#tailNode = node;
     this.#tailAt = at;
     if (this.#notifying) (this.#queue ??= []).push(record);
@@ -292,21 +304,22 @@ export class StateMachine<S extends string = StateName> {
 
   // The one path every move takes, forced or not: state, history, sink, log, listeners.
   #commit(record: TransitionRecord<S>): void {
-    this.#previous = this.#current;
-    this.#current = record.to;
-    this.#enteredAt = record.at;
     this.#history.push(record);
     this.#notifying = true;
+    // Sink, logger and listeners each contain their own failures; the catch is for what none
+    // can (a stack overflow between them). Cheaper than `finally` when nothing throws.
     try {
       if (this.#sink !== undefined) this.#writeSink(record);
-      // Inline, the common case costs two loads and a comparison: the level unchanged since
-      // last checked, and `debug` off. Everything else is out of line.
-      const logger = this.#logger;
-      if (logger !== undefined && (record.forced || this.#debug || levelOf(logger) !== this.#loggerLevel)) this.#logMove(logger, record);
+      // Inline, the common case costs a load and a comparison or two: no logger to watch, or
+      // its level unchanged since last checked with `debug` off. Everything else is out of line.
+      const watched = this.#watched;
+      if (record.forced || (watched !== undefined && levelOf(watched) !== this.#quietLevel)) this.#logMove(record);
       this.#emitter.emit('transition', record);
-    } finally {
+    } catch (error) {
       this.#notifying = false;
+      throw error;
     }
+    this.#notifying = false;
     if (this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
   }
 
@@ -318,7 +331,9 @@ export class StateMachine<S extends string = StateName> {
     }
   }
 
-  #logMove(logger: Logger, record: TransitionRecord<S>): void {
+  #logMove(record: TransitionRecord<S>): void {
+    const logger = this.#logger;
+    if (logger === undefined) return;
     if (record.forced) {
       if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
     } else if (this.#levelEnabled(logger, 'debug')) {
@@ -341,9 +356,7 @@ export class StateMachine<S extends string = StateName> {
   }
 
   #applyReset(info: ResetInfo<S>): void {
-    this.#current = this.#validator.table.initial;
-    this.#previous = UNKNOWN_STATE;
-    this.#enteredAt = info.at;
+    this.#resetAt = info.at;
     this.#history.clear();
     this.#notifying = true;
     try {
@@ -355,7 +368,7 @@ export class StateMachine<S extends string = StateName> {
         }
       }
       const logger = this.#logger;
-      if (logger !== undefined) this.#log(logger, 'info', `reset from ${info.from} to ${this.#current}`, { seq: info.seq });
+      if (logger !== undefined) this.#log(logger, 'info', `reset from ${info.from} to ${this.#validator.table.initial}`, { seq: info.seq });
       this.#emitter.emit('reset', info);
     } finally {
       this.#notifying = false;
@@ -414,9 +427,11 @@ export class StateMachine<S extends string = StateName> {
         this.#loggerLevel = logger.level;
         this.#debug = logger.isLevelEnabled('debug');
         this.#warn = logger.isLevelEnabled('warn');
+        this.#quietLevel = this.#debug ? NEVER : this.#loggerLevel;
       }
     } catch (error) {
       this.#loggerLevel = undefined;
+      this.#quietLevel = NEVER;
       process.emitWarning(`agent-state-machine: the logger's level check threw: ${messageOf(error)}`);
       return false;
     }
@@ -502,11 +517,24 @@ function parseEvent(event: unknown, name: string): { description: string; data: 
 // The logger's level, or a value no level equals when reading it throws (a broken custom
 // logger): then #levelEnabled runs, which reports the failure.
 const UNREADABLE = Symbol('unreadable level');
+// A value no level equals: the move goes out of line to check the logger.
+const NEVER = Symbol('check the logger');
 function levelOf(logger: Logger): unknown {
   try {
     return logger.level;
   } catch {
     return UNREADABLE;
+  }
+}
+
+// A level held in a data property that can be neither written nor redefined (the default
+// logger's) cannot change, so a machine reads it once rather than on every move.
+function levelIsFixed(logger: Logger): boolean {
+  try {
+    const own = Object.getOwnPropertyDescriptor(logger, 'level');
+    return own !== undefined && 'value' in own && own.writable === false && own.configurable === false;
+  } catch {
+    return false;
   }
 }
 

@@ -1,3 +1,4 @@
+import type winston from 'winston';
 import {
   IllegalTransitionError,
   InvalidArgumentError,
@@ -507,6 +508,42 @@ describe('StateMachine', () => {
       machine.transition(State.SendingToLLM);
       expect(log).toHaveBeenCalledTimes(1);
       expect(entries.map((e) => e.message)).toEqual(['transition WaitingForUserInput → SendingToLLM: ']);
+    });
+
+    // A level that can be neither written nor redefined cannot change: the machine reads it
+    // once, when made, instead of on every move.
+    const fixedLevel = (level: string): { logger: winston.Logger; entries: ReturnType<typeof captureLogger>['entries']; reads: () => number } => {
+      const { logger, entries } = captureLogger(level);
+      Object.defineProperty(logger, 'level', { value: level, writable: false, configurable: false, enumerable: true });
+      let reads = 0;
+      const watched = new Proxy(logger, {
+        get(target, key, receiver) {
+          if (key === 'level') reads += 1;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+      return { logger: watched, entries, reads: () => reads };
+    };
+
+    it('reads a fixed level once for ordinary moves, and still logs forced moves at warn', () => {
+      const { logger, entries, reads } = fixedLevel('warn');
+      const machine = new StateMachine({ logger, clock: manualClock().now });
+      machine.transition(State.WaitingForUserInput);
+      const readsBefore = reads();
+      for (let i = 0; i < 50; i++) {
+        for (const to of [State.SendingToLLM, State.ProcessingLLMResponse, State.EndOfTurn, State.WaitingForUserInput]) machine.transition(to);
+      }
+      expect(reads()).toBe(readsBefore);
+      machine.forceTransition(State.Ready, 'start over');
+      expect(entries).toEqual([expect.objectContaining({ level: 'warn', message: 'forced transition WaitingForUserInput → Ready: start over' })]);
+    });
+
+    it('logs every move of a logger fixed at debug', () => {
+      const { logger, entries } = fixedLevel('debug');
+      const machine = new StateMachine({ logger, clock: manualClock().now });
+      machine.transition(State.WaitingForUserInput, 'one');
+      machine.transition(State.SendingToLLM, 'two');
+      expect(entries.map((e) => e.message)).toEqual(['transition Ready → WaitingForUserInput: one', 'transition WaitingForUserInput → SendingToLLM: two']);
     });
   });
 });

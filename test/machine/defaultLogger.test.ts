@@ -20,6 +20,22 @@ function freshModule(level: string | undefined): Module {
 }
 
 describe('getDefaultLogger()', () => {
+  it('holds its level read-only: it is fixed for the process, so machines read it once', () => {
+    const mod = freshModule(undefined);
+    process.env.AGENT_SM_LOG_LEVEL = 'info';
+    let logger: winston.Logger;
+    try {
+      logger = mod.getDefaultLogger();
+    } finally {
+      delete process.env.AGENT_SM_LOG_LEVEL;
+    }
+    expect(() => {
+      (logger as { level: string }).level = 'debug';
+    }).toThrow(TypeError);
+    expect(logger.level).toBe('info');
+    expect([logger.isLevelEnabled('info'), logger.isLevelEnabled('debug')]).toEqual([true, false]);
+  });
+
   it('logs at warn to stderr when AGENT_SM_LOG_LEVEL is unset', () => {
     const logger = freshModule(undefined).getDefaultLogger();
     expect(logger.level).toBe('warn');
