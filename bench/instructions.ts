@@ -1,11 +1,11 @@
 // Instructions per move, counted by valgrind's callgrind: deterministic where wall time on
-// a shared machine is not. Not part of `npm run bench` (each count takes a minute or two).
+// a shared machine is not. Not part of `npm run bench` (each row takes about a minute).
 //
 // For each row, two runs of bench/instructionsChild.cjs under callgrind load the row's
 // candidate bundle (bench/candidates/build.ts), warm it up for WARMUP cycles, then make 0 or
 // CYCLES more cycles; the difference of the two totals over the extra moves is the figure.
 // JIT compilation mostly happens during the warm-up, so it cancels out; what is left varies
-// by about ±2% from run to run.
+// by about ±1% from run to run. INSTRUCTIONS_WARMUP and INSTRUCTIONS_CYCLES change the counts.
 //
 //   npx tsx bench/instructions.ts                    floor and library, counter clock
 //   npx tsx bench/instructions.ts library:date xstate:counter:ring   rows as file:clock[:variant]
@@ -16,8 +16,18 @@ import { buildCandidates, CANDIDATE_DIR } from './candidates/build';
 import { MOVES_PER_CYCLE } from './cycle';
 import { failed } from './harness';
 
-const WARMUP = 80_000;
-const CYCLES = 40_000;
+// 300,000 measured cycles: with fewer, JIT and GC work left over from the warm-up shows (the
+// floor read 706 at 40,000 cycles and 677 at 300,000); repeat runs then agree within ±1%.
+const WARMUP = cyclesFrom('INSTRUCTIONS_WARMUP', 100_000);
+const CYCLES = cyclesFrom('INSTRUCTIONS_CYCLES', 300_000);
+
+function cyclesFrom(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer number of cycles, got ${JSON.stringify(raw)}`);
+  return n;
+}
 
 function collected(args: readonly string[]): number {
   const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--single-threaded', path.join(__dirname, 'instructionsChild.cjs'), ...args], { encoding: 'utf8' });
