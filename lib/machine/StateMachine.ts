@@ -82,8 +82,8 @@ export class StateMachine<S extends string = StateName> {
   readonly #clock: () => number;
   readonly #logger: Logger | undefined;
   // The logger whose level is read on every move, to notice a change to or from `debug`; none
-  // when there is no logger, or its level cannot change (levelIsFixed) and `debug` is off.
-  readonly #watched: Logger | undefined;
+  // when there is no logger, or once its level is found fixed (levelIsFixed) with `debug` off.
+  #watched: Logger | undefined;
   readonly #sink: HistorySink<S> | undefined;
 
   // The committed state (current, previous, time entered) is the newest record of the
@@ -122,7 +122,8 @@ export class StateMachine<S extends string = StateName> {
     this.#validator = sharedValidator<S>(table);
     this.#clock = clock;
     this.#logger = resolveLogger(logger);
-    this.#watched = this.#logger !== undefined && !(levelIsFixed(this.#logger) && !this.#levelEnabled(this.#logger, 'debug')) ? this.#logger : undefined;
+    // Checked at the first move, not here: asking winston costs more than making a machine.
+    this.#watched = this.#logger;
     this.#sink = resolveSink(sink);
     this.#sink?.attach?.(this.#validator.table);
     this.#history = new HistoryBuffer(maxHistorySize);
@@ -428,6 +429,7 @@ export class StateMachine<S extends string = StateName> {
         this.#debug = logger.isLevelEnabled('debug');
         this.#warn = logger.isLevelEnabled('warn');
         this.#quietLevel = this.#debug ? NEVER : this.#loggerLevel;
+        if (!this.#debug && levelIsFixed(logger)) this.#watched = undefined;
       }
     } catch (error) {
       this.#loggerLevel = undefined;
