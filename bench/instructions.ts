@@ -5,7 +5,7 @@
 // candidate bundle (bench/candidates/build.ts), warm it up for WARMUP cycles, then make 0 or
 // CYCLES more cycles; the difference of the two totals over the extra moves is the figure.
 // JIT compilation mostly happens during the warm-up, so it cancels out; what is left varies
-// by about ±1% from run to run. INSTRUCTIONS_WARMUP and INSTRUCTIONS_CYCLES change the counts.
+// by about ±1.5% from run to run. INSTRUCTIONS_WARMUP and INSTRUCTIONS_CYCLES change the counts.
 //
 //   npx tsx bench/instructions.ts                    floor and library, counter clock
 //   npx tsx bench/instructions.ts library:date xstate:counter:ring   rows as file:clock[:variant]
@@ -17,7 +17,7 @@ import { MOVES_PER_CYCLE } from './cycle';
 import { failed } from './harness';
 
 // 300,000 measured cycles: with fewer, JIT and GC work left over from the warm-up shows (the
-// floor read 706 at 40,000 cycles and 677 at 300,000); repeat runs then agree within ±1%.
+// floor read 706 at 40,000 cycles and 677 at 300,000); repeat runs then agree within ±1.5%.
 const WARMUP = cyclesFrom('INSTRUCTIONS_WARMUP', 100_000);
 const CYCLES = cyclesFrom('INSTRUCTIONS_CYCLES', 300_000);
 
