@@ -165,12 +165,6 @@ export class StateMachine<S extends string = StateName> {
    * listeners, and thrown as `IllegalTransitionError`. An unknown name throws `UnknownStateError`.
    */
   transition(to: S, event?: TransitionEvent): TransitionRecord<S> {
-    // The common case first, a legal move with a description string; everything else below.
-    if (typeof event === 'string') {
-      const tail = this.#tailNode;
-      const node = tail.next.get(to);
-      if (node !== undefined) return this.#move(tail.name, node, event, undefined, false);
-    }
     let description = '';
     let data: unknown;
     if (typeof event === 'string') description = event;
