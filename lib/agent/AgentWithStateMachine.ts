@@ -8,6 +8,7 @@ import { Budget } from './Budget';
 import { assertBudgetLimits, type BudgetLimits } from './BudgetLimits';
 import type { ExternalBudget } from './ExternalBudget';
 import { getDefaultLogger } from '../machine/defaultLogger';
+import { levelIsFixed } from '../machine/levelIsFixed';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { defaultShouldRetry, type ResolvedRetry } from './retryAfter';
 import type { RetryOptions } from './retryDelay';
@@ -334,10 +335,7 @@ function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
   // logger's) the shim holds read-only too, so the machine reads it once.
   const own = winstonLike ? Object.getOwnPropertyDescriptor(logger, 'level') : undefined;
   if (!winstonLike) shim = { level: 'debug', ...methods } as unknown as Logger;
-  else if (own !== undefined && 'value' in own) {
-    const fixed = own.writable === false && own.configurable === false;
-    shim = Object.create(logger, { ...Object.getOwnPropertyDescriptors(methods), ...(fixed ? { level: own } : {}) }) as Logger;
-  }
+  else if (own !== undefined && 'value' in own) shim = Object.create(logger, { ...Object.getOwnPropertyDescriptors(methods), ...(levelIsFixed(logger) ? { level: own } : {}) }) as Logger;
   else {
     shim = {
       get level(): string {

@@ -5,6 +5,7 @@ import { getDefaultLogger } from './defaultLogger';
 import { HistoryBuffer } from './HistoryBuffer';
 import { IllegalTransitionError } from './IllegalTransitionError';
 import { InvalidArgumentError } from './InvalidArgumentError';
+import { levelIsFixed } from './levelIsFixed';
 import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
 import { sharedValidator, stateNode, type TransitionValidator, type StateNode } from './TransitionValidator';
@@ -101,10 +102,8 @@ export class StateMachine<S extends string = StateName> {
   #notifying = false;
   #draining = false;
   #queue: Pending<S>[] | undefined;
-  // Cached `debug` check: re-evaluated only when the logger's level changes.
-  #loggerLevel: string | undefined;
-  // The level at which a move logs nothing (debug off), or NEVER: one comparison per move.
-  #quietLevel: unknown = NEVER;
+  // Cached `debug` check: re-evaluated only when the logger's level changes (NEVER: not yet).
+  #loggerLevel: unknown = NEVER;
   #debug = false;
   #warn = true;
 
@@ -308,7 +307,7 @@ export class StateMachine<S extends string = StateName> {
       // Inline, the common case costs a load and a comparison or two: no logger to watch, or
       // its level unchanged since last checked with `debug` off. Everything else is out of line.
       const watched = this.#watched;
-      if (record.forced || (watched !== undefined && levelOf(watched) !== this.#quietLevel)) this.#logMove(record);
+      if (record.forced || (watched !== undefined && (this.#debug || levelOf(watched) !== this.#loggerLevel))) this.#logMove(record);
       this.#emitter.emit('transition', record);
     } catch (error) {
       this.#notifying = false;
@@ -422,12 +421,10 @@ export class StateMachine<S extends string = StateName> {
         this.#loggerLevel = logger.level;
         this.#debug = logger.isLevelEnabled('debug');
         this.#warn = logger.isLevelEnabled('warn');
-        this.#quietLevel = this.#debug ? NEVER : this.#loggerLevel;
         if (!this.#debug && levelIsFixed(logger)) this.#watched = undefined;
       }
     } catch (error) {
-      this.#loggerLevel = undefined;
-      this.#quietLevel = NEVER;
+      this.#loggerLevel = NEVER;
       process.emitWarning(`agent-state-machine: the logger's level check threw: ${messageOf(error)}`);
       return false;
     }
@@ -513,24 +510,13 @@ function parseEvent(event: unknown, name: string): { description: string; data: 
 // The logger's level, or a value no level equals when reading it throws (a broken custom
 // logger): then #levelEnabled runs, which reports the failure.
 const UNREADABLE = Symbol('unreadable level');
-// A value no level equals: the move goes out of line to check the logger.
+// A value no level equals: the next move checks the logger.
 const NEVER = Symbol('check the logger');
 function levelOf(logger: Logger): unknown {
   try {
     return logger.level;
   } catch {
     return UNREADABLE;
-  }
-}
-
-// A level held in a data property that can be neither written nor redefined (the default
-// logger's) cannot change, so a machine reads it once rather than on every move.
-function levelIsFixed(logger: Logger): boolean {
-  try {
-    const own = Object.getOwnPropertyDescriptor(logger, 'level');
-    return own !== undefined && 'value' in own && own.writable === false && own.configurable === false;
-  } catch {
-    return false;
   }
 }
 

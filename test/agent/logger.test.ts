@@ -47,6 +47,26 @@ describe('AgentWithStateMachine logger', () => {
     expect(entries.filter((e) => e.message.startsWith('transition ')).map((e) => e.level)).toEqual(['debug', 'debug', 'debug', 'debug']);
   });
 
+  it('reads a level that cannot change (the default logger\'s kind) once, not on every move', async () => {
+    const { logger, entries } = captureLogger('warn');
+    Object.defineProperty(logger, 'level', { value: 'warn', writable: false, configurable: false, enumerable: true });
+    let reads = 0;
+    const counted = new Proxy(logger, {
+      get(target, key, receiver) {
+        if (key === 'level') reads += 1;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] }), { logger: counted, sleep: async () => undefined });
+    await adapter.runTurn('first');
+    const afterFirst = reads;
+    await adapter.runTurn('second');
+    await adapter.runTurn('third');
+    expect(reads).toBe(afterFirst);
+    expect(adapter.machine.history().length).toBeGreaterThan(6);
+    expect(entries.filter((e) => e.message.startsWith('transition '))).toEqual([]);
+  });
+
   it('follows a level change on a winston-like logger that keeps its level behind a getter', async () => {
     class GetterLogger {
       readonly lines: string[] = [];
