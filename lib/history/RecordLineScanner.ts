@@ -1,5 +1,5 @@
 import type { HistoryEntry } from './HistoryEntry';
-import { skipJsonValue } from './skipJsonValue';
+import { skipJsonValue, skipNumber } from './skipJsonValue';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 
 /** The literal bytes between the fields of a record line, in the order `JsonlHistorySink.write` writes them. */
@@ -113,9 +113,8 @@ export class RecordLineScanner {
       // `data` is any JSON, and the last field: it runs to the `}` before the newline.
       const d = literal(bytes, q, limit, DATA);
       if (d < 0) return undefined;
-      let nl = d;
-      while (nl < limit && bytes[nl] !== NEWLINE) nl++;
-      if (nl >= limit) return undefined;
+      const nl = bytes.indexOf(NEWLINE, d);
+      if (nl < 0 || nl >= limit) return undefined;
       const close = bytes[nl - 1] === RETURN ? nl - 2 : nl - 1;
       if (close <= d || bytes[close] !== CLOSE) return undefined;
       let data: unknown;
@@ -213,21 +212,10 @@ export class RecordLineScanner {
     // Up to 15 digits the sum above is exact; a fraction, an exponent or more digits are left
     // to the engine's own conversion, which rounds exactly as JSON.parse does.
     if (b === DOT || b === 0x65 || b === 0x45 || p - digitsStart > 15) {
-      if (b === DOT) {
-        p++;
-        if (!(p < limit && isDigit(bytes[p]!))) return false;
-        while (p < limit && isDigit(bytes[p]!)) p++;
-        b = p < limit ? bytes[p]! : -1;
-      }
-      if (b === 0x65 || b === 0x45) {
-        p++;
-        if (p < limit && (bytes[p] === 0x2b || bytes[p] === MINUS)) p++;
-        if (!(p < limit && isDigit(bytes[p]!))) return false;
-        while (p < limit && isDigit(bytes[p]!)) p++;
-        b = p < limit ? bytes[p]! : -1;
-      }
-      value = Number(bytes.toString('latin1', start, p));
-      this.#value = value;
+      p = skipNumber(bytes, start, limit);
+      if (p < 0) return false;
+      b = p < limit ? bytes[p]! : -1;
+      this.#value = Number(bytes.toString('latin1', start, p));
     } else this.#value = negative ? -value : value;
     if (b !== COMMA && b !== CLOSE) return false;
     this.#pos = p;

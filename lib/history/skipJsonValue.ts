@@ -76,7 +76,7 @@ function skipString(bytes: Uint8Array, p: number, end: number): number {
 }
 
 /** `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` from `p`: the position after it, or -1. */
-function skipNumber(bytes: Uint8Array, p: number, end: number): number {
+export function skipNumber(bytes: Uint8Array, p: number, end: number): number {
   if (p < end && bytes[p] === 0x2d) p++;
   if (p >= end || !isDigit(bytes[p]!)) return -1;
   if (bytes[p] === 0x30) p++;
