@@ -105,7 +105,10 @@ export class StateMachine<S extends string = StateName> {
   // Cached `debug` check: re-evaluated only when the logger's level changes (NEVER: not yet).
   #loggerLevel: unknown = NEVER;
   #debug = false;
+  #info = true;
   #warn = true;
+  // Forced moves to log at info rather than warn (TransitionEvent.logLevel); made on first use.
+  #quiet: WeakSet<TransitionRecord<S>> | undefined;
 
   constructor(options: StateMachineOptions<S> = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -183,8 +186,10 @@ export class StateMachine<S extends string = StateName> {
   forceTransition(to: S, reason: TransitionEvent): TransitionRecord<S> {
     const { description, data } = parseEvent(reason, 'reason');
     if (description.trim() === '') throw new InvalidArgumentError('reason', 'a non-empty description of why the move is forced', reason);
+    const logLevel = typeof reason === 'object' ? (reason as { logLevel?: unknown }).logLevel : undefined;
+    if (logLevel !== undefined && logLevel !== 'warn' && logLevel !== 'info') throw new InvalidArgumentError('reason.logLevel', "'warn', 'info' or undefined", logLevel);
     this.#validator.assertKnown(to, 'forceTransition() target');
-    return this.#move(this.#tailNode.name, stateNode(this.#validator, to)!, description, data, true);
+    return this.#move(this.#tailNode.name, stateNode(this.#validator, to)!, description, data, true, logLevel === 'info');
   }
 
   /** Whether the table allows `from` → `to`. */
@@ -277,7 +282,7 @@ export class StateMachine<S extends string = StateName> {
     return at;
   }
 
-  #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean): TransitionRecord<S> {
+  #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean, quiet = false): TransitionRecord<S> {
     const to = node.name;
     const at = this.#now();
     // Never negative (both times are finite). Math.max hands back a small integer (Smi) rather
@@ -289,6 +294,8 @@ export class StateMachine<S extends string = StateName> {
       data === undefined
         ? { seq, from, to, description, at, durationMs, forced }
         : { seq, from, to, description, at, durationMs, forced, data };
+    // The log level travels with the record (a queued move is logged when it takes effect), outside it.
+    if (quiet) (this.#quiet ??= new WeakSet()).add(record);
     this.#tailNode = node;
     this.#tailAt = at;
     if (this.#notifying) (this.#queue ??= []).push(record);
@@ -329,7 +336,8 @@ export class StateMachine<S extends string = StateName> {
     const logger = this.#logger;
     if (logger === undefined) return;
     if (record.forced) {
-      if (this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
+      const level = this.#quiet?.has(record) === true ? 'info' : 'warn';
+      if (this.#levelEnabled(logger, level)) this.#log(logger, level, `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
     } else if (this.#levelEnabled(logger, 'debug')) {
       this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
     }
@@ -413,7 +421,7 @@ export class StateMachine<S extends string = StateName> {
 
   // Level checks cost one string comparison per move: winston's own check walks the
   // transports, so its answers are cached until the logger's level changes.
-  #levelEnabled(logger: Logger, level: 'debug' | 'warn'): boolean {
+  #levelEnabled(logger: Logger, level: 'debug' | 'info' | 'warn'): boolean {
     // A level check that throws (a broken custom logger) must not break a move half-way:
     // the move has already been recorded, so it is reported and the logger is taken as silent.
     try {
@@ -421,6 +429,7 @@ export class StateMachine<S extends string = StateName> {
         this.#loggerLevel = logger.level;
         this.#debug = logger.isLevelEnabled('debug');
         this.#warn = logger.isLevelEnabled('warn');
+        this.#info = logger.isLevelEnabled('info');
         if (!this.#debug && levelIsFixed(logger)) this.#watched = undefined;
       }
     } catch (error) {
@@ -428,6 +437,7 @@ export class StateMachine<S extends string = StateName> {
       process.emitWarning(`agent-state-machine: the logger's level check threw: ${messageOf(error)}`);
       return false;
     }
+    if (level === 'info') return this.#info;
     return level === 'debug' ? this.#debug : this.#warn;
   }
 

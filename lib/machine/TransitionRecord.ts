@@ -18,5 +18,11 @@ export interface TransitionRecord<S extends string = StateName> {
   readonly forced: boolean;
 }
 
-/** What a move may be described with: a description, or a description with data. */
-export type TransitionEvent = string | { readonly description: string; readonly data?: unknown };
+/** How a forced move is logged: `'warn'` (default: a path the table cannot express is news) or `'info'` (one the caller expects, such as an ordinary cancel). */
+export type ForcedLogLevel = 'warn' | 'info';
+
+/**
+ * What a move may be described with: a description, or a description with data. `logLevel`
+ * counts only for a forced move; it is not part of the record.
+ */
+export type TransitionEvent = string | { readonly description: string; readonly data?: unknown; readonly logLevel?: ForcedLogLevel };

@@ -161,6 +161,35 @@ describe('StateMachine', () => {
       expect(entries).toEqual([{ level: 'warn', message: 'forced transition RunningTool → Cancelled: cancelled mid-tool', meta: { seq: 7, data: { tool: 'bash' } } }]);
     });
 
+    it("logs at info when the event says logLevel 'info', also when the move waits for a listener", () => {
+      const { logger, entries } = captureLogger('info');
+      const machine = new StateMachine({ clock: manualClock(T0).now, logger });
+      machine.forceTransition(State.Cancelled, { description: 'expected', logLevel: 'info' });
+      // Asked for from a listener: it takes effect (and is logged) after the current move.
+      machine.once('transition', () => machine.forceTransition(State.WaitingForUserInput, { description: 'queued', logLevel: 'info' }));
+      machine.forceTransition(State.Error, 'a fault');
+      expect(entries.map((e) => [e.level, e.message])).toEqual([
+        ['info', 'forced transition Ready → Cancelled: expected'],
+        ['warn', 'forced transition Cancelled → Error: a fault'],
+        ['info', 'forced transition Error → WaitingForUserInput: queued'],
+      ]);
+      // The level is how it is logged, not part of the record.
+      expect(machine.history().map((r) => Object.keys(r).includes('logLevel'))).toEqual([false, false, false]);
+    });
+
+    it('logs nothing for a logLevel info move under a logger at warn', () => {
+      const { logger, entries } = captureLogger('warn');
+      const machine = new StateMachine({ clock: manualClock(T0).now, logger });
+      machine.forceTransition(State.Cancelled, { description: 'expected', logLevel: 'info' });
+      expect(entries).toEqual([]);
+    });
+
+    it('rejects a logLevel other than warn or info, naming it', () => {
+      const { machine } = quietMachine();
+      expect(() => machine.forceTransition(State.Error, { description: 'x', logLevel: 'debug' as never })).toThrow("Expected `reason.logLevel` to be 'warn', 'info' or undefined, got `debug` (string)");
+      expect(machine.history()).toEqual([]);
+    });
+
     it('requires a reason and a known state', () => {
       const { machine } = quietMachine();
       expect(() => machine.forceTransition(State.Error, '  ')).toThrow('Expected `reason` to be a non-empty description of why the move is forced, got `  ` (string)');
