@@ -41,7 +41,7 @@ export { InvalidTableError } from './machine/InvalidTableError';
 
 export { StateMachine } from './machine/StateMachine';
 export type { StateMachineOptions, StateMachineEvents, HistorySink, ResetInfo } from './machine/StateMachine';
-export type { TransitionRecord, TransitionEvent } from './machine/TransitionRecord';
+export type { TransitionRecord, TransitionEvent, ForcedLogLevel } from './machine/TransitionRecord';
 export { formatHistory } from './history/formatHistory';
 export type { FormatHistoryOptions } from './history/formatHistory';
 export { formatDuration } from './internal/formatDuration';
@@ -52,7 +52,8 @@ export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/Agent
 export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext, SettleInfo, Pricing } from './agent/AgentLoop';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
-export type { TurnOutcome, OnUnknownCost } from './agent/TurnRunner';
+export type { TurnOutcome } from './agent/TurnOutcome';
+export type { OnUnknownCost } from './agent/priceResponse';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
 export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
@@ -61,6 +62,8 @@ export type { TurnError } from './agent/TurnError';
 export { TurnInProgressError } from './agent/TurnInProgressError';
 export { Budget } from './agent/Budget';
 export type { BudgetOptions } from './agent/Budget';
+export { UsageMeter } from './agent/UsageMeter';
+export type { UsageMeterOptions } from './agent/UsageMeter';
 export type { BudgetLimits, BudgetLimitName, SpentLimit } from './agent/BudgetLimits';
 export type { UsageTotals, UsageDelta } from './agent/UsageTotals';
 export type { RetryOptions } from './agent/retryDelay';
@@ -89,6 +92,7 @@ export type { HistoryDiagramOptions, GanttOptions } from './history/toMermaid';
 
 // Budget-capped batches: many agent tasks, a concurrency limit, per-run and shared budgets.
 export { runBatch } from './batch/runBatch';
+export { Deadline } from './agent/Deadline';
 export type { BatchTask, BatchOptions, BatchReport, BatchTotals, BatchProgress, RunReport, RunOutcome } from './batch/runBatch';
 export { RunSkippedError } from './batch/RunSkippedError';
 export type { SkipReason } from './batch/RunSkippedError';

@@ -15,7 +15,9 @@ import type { RetryOptions } from './retryDelay';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
-import { TurnRunner, type OnUnknownCost, type TurnResult, type TurnSettings } from './TurnRunner';
+import type { OnUnknownCost } from './priceResponse';
+import { TurnRunner, type TurnResult } from './TurnRunner';
+import type { TurnSettings } from './TurnScope';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 
@@ -89,7 +91,6 @@ export class AgentWithStateMachine {
   readonly machine: StateMachine<StateName>;
   #budget: Budget;
   readonly #sharedBudgets: readonly Budget[];
-  readonly #quietCancel = { on: false };
   readonly #clock: () => number;
   readonly #logger: AgentLogger | undefined;
   readonly #emitter = new EventEmitter();
@@ -132,7 +133,7 @@ export class AgentWithStateMachine {
       throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods of (message, meta), or false', logger);
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
-    this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved, this.#quietCancel) });
+    this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved) });
     this.#sharedBudgets = sharedBudgets;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
@@ -147,7 +148,6 @@ export class AgentWithStateMachine {
       pricing,
       onUnknownCost,
       warned: { unknownCost: false },
-      quietCancel: this.#quietCancel,
       sleep,
       random,
       clock: this.#clock,
@@ -306,19 +306,17 @@ export class AgentWithStateMachine {
 
 /**
  * The machine logs through winston's `log(level, …)` and `isLevelEnabled`; any other logger is
- * adapted to that, every level enabled (the logger filters), every call contained. The forced
- * move of an ordinary cancel is news, not a fault: it is logged at info while `quiet.on` is set.
+ * adapted to that, every level enabled (the logger filters), every call contained.
  */
-function asMachineLogger(logger: AgentLogger, quiet: { on: boolean }): Logger {
+function asMachineLogger(logger: AgentLogger): Logger {
   const l = logger as Partial<Logger>;
   const winstonLike = typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string';
   const write = (level: string, message: string, meta?: Record<string, unknown>): void => {
-    const effective = quiet.on && level === 'warn' && message.startsWith('forced transition') ? 'info' : level;
     if (winstonLike) {
-      (logger as Logger).log(effective, message, meta);
+      (logger as Logger).log(level, message, meta);
       return;
     }
-    safeLog(logger, effective === 'error' || effective === 'warn' || effective === 'info' ? effective : 'debug', message, meta ?? {});
+    safeLog(logger, level === 'error' || level === 'warn' || level === 'info' ? level : 'debug', message, meta ?? {});
   };
   let shim: Logger;
   const methods = {

@@ -268,7 +268,8 @@ describe('AgentWithStateMachine', () => {
       expect(result.outcome).toBe('cancelled');
       expect(result.error).toEqual(new TurnCancelledError('user pressed Esc', 'CheckingForCancellation'));
       expect(d.path()).toEqual(['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'ToolUseRequested', 'CheckingForCancellation', 'Cancelled']);
-      expect(d.adapter.machine.history().at(-1)!.data).toEqual({ reason: 'user pressed Esc', interrupted: ['c1', 'c2'] });
+      // The record that ends the turn says how it ended and what the agent has spent.
+      expect(d.adapter.machine.history().at(-1)!.data).toEqual({ reason: 'user pressed Esc', interrupted: ['c1', 'c2'], outcome: 'cancelled', usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 } });
       expect(d.agent.calls.map((c) => c.op)).toEqual(['sendUserMessage']);
       expect(d.rejected).toEqual([]);
     });
@@ -296,6 +297,8 @@ describe('AgentWithStateMachine', () => {
           { callId: 'c2', name: 'bash', isError: true, ms: 0, note: 'interrupted: user pressed Esc' },
           { callId: 'c3', name: 'bash', isError: true, ms: 0, note: 'interrupted: user pressed Esc' },
         ],
+        outcome: 'cancelled',
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 1, llmCalls: 1, wallMs: 0 },
       });
       expect(d.agent.calls.filter((c) => c.op === 'runTool')).toHaveLength(1);
       expect(d.rejected).toEqual([]);
@@ -384,7 +387,13 @@ describe('AgentWithStateMachine', () => {
       expect(result.outcome).toBe('budget_exceeded');
       expect(result.error!.message).toBe('budget exceeded: 1,100 tokens of 1,000 tokens after 1 LLM call');
       expect(d.path()).toEqual(['WaitingForUserInput', 'Error']);
-      expect(d.adapter.machine.history().at(-1)!.data).toEqual({ outcome: 'budget_exceeded', limit: 'maxTokens', used: 1100, max: 1000 });
+      expect(d.adapter.machine.history().at(-1)!.data).toEqual({
+        outcome: 'budget_exceeded',
+        limit: 'maxTokens',
+        used: 1100,
+        max: 1000,
+        usage: { inputTokens: 600, outputTokens: 500, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+      });
       expect(d.agent.calls).toHaveLength(1);
     });
 

@@ -1,0 +1,100 @@
+import type { StateName } from '../../states/StateName';
+import { GraceGroup } from '../internal/GraceGroup';
+import { messageOf } from '../internal/messageOf';
+import type { Settled } from '../internal/settleWithGrace';
+import type { Sleep } from '../internal/sleep';
+import type { StateMachine } from '../machine/StateMachine';
+import type { AgentEvents } from './AgentEvents';
+import type { AgentLogger } from './AgentLogger';
+import type { AgentLoop, OperationContext, Pricing } from './AgentLoop';
+import type { SpentLimit } from './BudgetLimits';
+import { Deadline } from './Deadline';
+import type { ExternalBudget } from './ExternalBudget';
+import type { OnUnknownCost } from './priceResponse';
+import type { ResolvedRetry } from './retryAfter';
+import type { UsageMeter } from './UsageMeter';
+
+/** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */
+export interface TurnSettings {
+  machine: StateMachine<StateName>;
+  agent: AgentLoop;
+  /** Budgets outside this process, consulted before every call. */
+  external: readonly ExternalBudget[];
+  retry: ResolvedRetry;
+  cancelGraceMs: number;
+  toolConcurrency: number;
+  pricing: Pricing | undefined;
+  onUnknownCost: OnUnknownCost;
+  /** Per agent: whether the unknown-cost warning was logged already. */
+  warned: { unknownCost: boolean };
+  sleep: Sleep;
+  random: () => number;
+  clock: () => number;
+  logger: AgentLogger | undefined;
+  /** Whether `event` has listeners now: events nobody hears are not built. */
+  hears: (event: keyof AgentEvents) => boolean;
+  /** Reports an event. Never throws. */
+  emit: <K extends keyof AgentEvents>(event: K, ...args: AgentEvents[K]) => void;
+}
+
+/**
+ * What the parts of one turn share (the state sequence, the LLM call, the tool pool): the
+ * settings, the turn's number, its signal, its meter, and the grace its operations get once it
+ * is aborted. Internal: `TurnRunner` makes one per turn.
+ */
+export class TurnScope {
+  readonly settings: TurnSettings;
+  readonly turn: number;
+  readonly meter: UsageMeter;
+  readonly signal: AbortSignal;
+  readonly #controller: AbortController;
+  /** Every operation of the turn is awaited through it, and abandoned after the grace once the turn aborts. */
+  readonly #ops: GraceGroup;
+
+  /** `controller` is this turn's alone, and only `abort()` aborts it: operations get their grace from there, with no listener on its signal. */
+  constructor(settings: TurnSettings, turn: number, controller: AbortController, meter: UsageMeter) {
+    this.settings = settings;
+    this.turn = turn;
+    this.meter = meter;
+    this.#controller = controller;
+    this.signal = controller.signal;
+    this.#ops = new GraceGroup(controller.signal, settings.cancelGraceMs, settings.sleep);
+  }
+
+  /** Cancels the turn (or ends it at its deadline): the running operations get their grace. */
+  abort(reason: unknown): void {
+    if (this.signal.aborted) return;
+    this.#controller.abort(reason);
+    this.#ops.aborted();
+  }
+
+  /** The limit whose deadline aborted the turn, if that is what aborted it. */
+  get deadline(): SpentLimit | undefined {
+    const reason: unknown = this.signal.reason;
+    return reason instanceof Deadline ? reason.spent : undefined;
+  }
+
+  /** Why the turn was aborted, in words. */
+  reason(): string {
+    const reason: unknown = this.signal.reason;
+    if (reason instanceof Deadline) return reason.spent.message;
+    // A bare abort() gives a DOMException, which need not be `instanceof Error` across realms.
+    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError') return "aborted by the caller's signal";
+    return reason === undefined ? 'cancelled' : messageOf(reason);
+  }
+
+  /**
+   * Awaits an operation; on cancellation (or a passed deadline), gives it `cancelGraceMs` to
+   * finish or abort through its signal, then abandons it so that a tool ignoring the signal
+   * cannot hang the turn.
+   */
+  settle<T>(op: (ctx: OperationContext) => Promise<T> | T, attempt?: number): Promise<Settled<T>> {
+    let started: Promise<T> | T;
+    try {
+      started = op(attempt === undefined ? { signal: this.signal, turn: this.turn } : { signal: this.signal, turn: this.turn, attempt });
+    } catch (error) {
+      return Promise.resolve({ kind: 'threw', error });
+    }
+    return this.#ops.settle(started);
+  }
+}

@@ -1,0 +1,204 @@
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { Budget } from './Budget';
+import { spentLimit, type BudgetLimitName, type SpentLimit } from './BudgetLimits';
+import type { ExternalBudget } from './ExternalBudget';
+import { OperationError } from './TurnError';
+import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
+
+/** Options of `new UsageMeter(options)`. */
+export interface UsageMeterOptions {
+  /** Budgets in this process, charged and checked in this order (the first spent limit is reported). */
+  budgets: readonly Budget[];
+  /**
+   * Budgets outside the process (a batch's limits in Redis): `reserve()` before each call,
+   * and what was charged meanwhile at the next await (`flush()`).
+   */
+  external?: readonly ExternalBudget[];
+  /** Epoch milliseconds. Default `Date.now`. */
+  clock?: () => number;
+  /**
+   * Called at most once, when a budget's `maxWallMs` passes: the meter keeps one timer for
+   * the earliest deadline, so that a stalled call cannot outlast it.
+   */
+  onDeadline?: (spent: SpentLimit) => void;
+}
+
+// setTimeout takes at most 2^31 − 1 ms; a longer delay fires at once (TimeoutOverflowWarning).
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Meters the usage of one stretch of work (a turn, a framework's loop, a batch) against
+ * budgets: charges them as usage arrives, charges the wall time that passed, answers whether
+ * a limit is spent, reserves calls in external budgets, and watches the `maxWallMs` deadline.
+ * Every deadline in the library is one of these.
+ */
+export class UsageMeter {
+  readonly #budgets: readonly Budget[];
+  readonly #external: readonly ExternalBudget[];
+  readonly #clock: () => number;
+  readonly #onDeadline: ((spent: SpentLimit) => void) | undefined;
+  /** What this meter charged, in place; `usage` hands out a copy. */
+  readonly #usage: UsageTotals = emptyUsage();
+  /** The clock's last reading, when wall time was last charged. */
+  #lastWallAt = 0;
+  /** Usage not yet charged to the external budgets (they are charged at the next await). */
+  #externalDue: UsageDelta | undefined;
+  /** A limit an external budget reported spent: it stays spent. */
+  #externalSpent: SpentLimit | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+
+  constructor(options: UsageMeterOptions) {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { budgets, external?, clock?, onDeadline? }', options);
+    const { budgets, external = [], clock = Date.now, onDeadline } = options;
+    if (!Array.isArray(budgets) || !budgets.every((b) => b instanceof Budget)) throw new InvalidArgumentError('budgets', 'an array of Budget', budgets);
+    if (!Array.isArray(external)) throw new InvalidArgumentError('external', 'an array of { reserve(kind), charge(delta) }', external);
+    if (typeof clock !== 'function') throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+    if (onDeadline !== undefined && typeof onDeadline !== 'function') throw new InvalidArgumentError('onDeadline', 'a function (spent) => void', onDeadline);
+    this.#budgets = budgets;
+    this.#external = external;
+    this.#clock = clock;
+    this.#onDeadline = onDeadline;
+  }
+
+  /** Starts the wall time from now and arms the deadline, if a budget has `maxWallMs`. */
+  start(): void {
+    this.#lastWallAt = this.#clock();
+    this.#arm();
+  }
+
+  /** Stops the deadline timer for good (the work has ended). Charging still works. */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+
+  /** What this meter has charged so far (a copy). */
+  get usage(): UsageTotals {
+    return { ...this.#usage };
+  }
+
+  /** The clock's last reading: when wall time was last charged. */
+  get lastReading(): number {
+    return this.#lastWallAt;
+  }
+
+  /** Whether some budget of this process sets `limit`. */
+  caps(limit: BudgetLimitName): boolean {
+    return this.#budgets.some((b) => b.limits[limit] !== undefined);
+  }
+
+  /** Whether there are external budgets (each call then awaits them). */
+  get hasExternal(): boolean {
+    return this.#external.length > 0;
+  }
+
+  /**
+   * Charges `delta` to every budget. With `external`, it is also due to the external budgets,
+   * which get it at the next `flush()` or `reserve()`; call counts reach them through `reserve()`.
+   */
+  charge(delta: UsageDelta, external = true): void {
+    addUsageTo(this.#usage, delta);
+    for (const budget of this.#budgets) budget.charge(delta);
+    if (external && this.#external.length > 0) this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
+  }
+
+  /** Charges the wall time since the last reading. `now` may be a reading just taken, when no code of others ran since. */
+  chargeWall(now = this.#clock()): void {
+    const elapsed = Math.max(0, now - this.#lastWallAt);
+    this.#lastWallAt = now;
+    if (elapsed > 0) this.charge({ wallMs: elapsed });
+  }
+
+  /** Charges the wall time so far, then returns the first spent limit of any budget (an external one's first). */
+  spent(): SpentLimit | undefined {
+    this.chargeWall();
+    if (this.#externalSpent !== undefined) return this.#externalSpent;
+    for (const budget of this.#budgets) {
+      const spent = budget.spent();
+      if (spent !== undefined) return spent;
+    }
+    return undefined;
+  }
+
+  /**
+   * Asks every external budget to start one call, after charging what is due. Resolves to the
+   * limit that forbids it, an `OperationError` when a budget failed, or undefined to go ahead.
+   */
+  async reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | OperationError | undefined> {
+    const flushed = await this.flush();
+    if (flushed !== undefined) return flushed;
+    for (const [i, budget] of this.#external.entries()) {
+      try {
+        const spent = await budget.reserve(kind);
+        if (spent !== undefined) return (this.#externalSpent ??= spent);
+      } catch (error) {
+        return new OperationError(`externalBudgets[${i}].reserve('${kind}')`, error);
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Charges the wall time and what is due to the external budgets. Resolves to a limit they
+   * report spent, an `OperationError` naming the budget that failed, or undefined.
+   */
+  async flush(): Promise<SpentLimit | OperationError | undefined> {
+    this.chargeWall();
+    const delta = this.#externalDue;
+    this.#externalDue = undefined;
+    if (delta === undefined) return undefined;
+    let first: SpentLimit | undefined;
+    for (const [i, budget] of this.#external.entries()) {
+      try {
+        const spent = await budget.charge(delta);
+        first ??= spent;
+        this.#externalSpent ??= spent;
+      } catch (error) {
+        return new OperationError(`externalBudgets[${i}].charge`, error);
+      }
+    }
+    return first;
+  }
+
+  /** Whether usage is waiting to be charged to the external budgets. */
+  get externalDue(): boolean {
+    return this.#externalDue !== undefined;
+  }
+
+  /** Arms the timer for the earliest `maxWallMs` left, with the wall time charged up to now. */
+  #arm(): void {
+    if (this.#onDeadline === undefined || this.#stopped) return;
+    let remaining = Infinity;
+    for (const budget of this.#budgets) {
+      const max = budget.limits.maxWallMs;
+      if (max !== undefined) remaining = Math.min(remaining, max - budget.usage.wallMs);
+    }
+    if (remaining === Infinity) return;
+    this.#timer = setTimeout(() => this.#fire(), Math.min(Math.max(1, Math.ceil(remaining)), MAX_TIMER_MS));
+    // The timer must not keep a process alive on its own.
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  #fire(): void {
+    if (this.#stopped) return;
+    this.chargeWall();
+    for (const budget of this.#budgets) {
+      const max = budget.limits.maxWallMs;
+      const spent = max === undefined ? undefined : spentLimit(budget.usage, { maxWallMs: max }, budget.label);
+      if (spent !== undefined) {
+        this.stop();
+        this.#onDeadline!(spent);
+        return;
+      }
+    }
+    // Not yet: an injected clock behind the timer's, or a delay clamped to 2^31 − 1 ms.
+    this.#arm();
+  }
+}
+
+function sumDelta(a: UsageDelta, b: UsageDelta): UsageDelta {
+  const out: UsageDelta = { ...a };
+  for (const key of Object.keys(b) as Array<keyof UsageDelta>) out[key] = (out[key] ?? 0) + (b[key] ?? 0);
+  return out;
+}

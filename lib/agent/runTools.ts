@@ -1,0 +1,116 @@
+import { messageOf } from '../internal/messageOf';
+import type { ToolCall, ToolResult } from './AgentLoop';
+import type { ToolCallEvent } from './AgentEvents';
+import { toolResultProblem } from './checkAgentOutput';
+import { ContractViolationError, OperationError } from './TurnError';
+import type { TurnScope } from './TurnScope';
+import type { UsageDelta } from './UsageTotals';
+
+/** One tool call of a response, from the moment the LLM asked for it until it is answered. */
+export interface ToolSlot {
+  call: ToolCall;
+  status: ToolCallEvent['status'] | 'running' | 'pending';
+  startedAt: number;
+  endedAt: number;
+  result?: ToolResult;
+  note?: string;
+}
+
+/** One line per call, as the record after the tools keeps it. */
+export interface ToolSummary {
+  callId: string;
+  name: string;
+  isError: boolean;
+  ms: number;
+  note?: string;
+}
+
+/** How the tools of one response ended: all answered, or the turn must end (`error` says why). */
+export type ToolsOutcome =
+  | { kind: 'done'; results: ToolResult[]; summary: ToolSummary[] }
+  | { kind: 'failed'; error: OperationError | ContractViolationError; data: Record<string, unknown> };
+
+/** Charged when a call starts; budgets only read a delta. */
+const ONE_TOOL_CALL: UsageDelta = Object.freeze({ toolCalls: 1 });
+
+/**
+ * Runs a response's tool calls, up to `toolConcurrency` at once, results in call order. The
+ * budgets are checked before each call starts, and each call is counted then, before any
+ * await, so concurrent calls never pass `maxToolCalls`. A tool that throws answers with an
+ * error result, as every agent framework does: the LLM sees the failure and decides. Once the
+ * turn is aborted no call starts; the running ones get their grace. Every slot ends answered.
+ */
+export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<ToolsOutcome> {
+  const { settings: s, meter, signal } = scope;
+  let next = 0;
+  let stop: string | undefined;
+  let violation: ContractViolationError | undefined;
+  let failed: OperationError | undefined;
+  const report = (slot: ToolSlot): void => {
+    if (s.hears('toolCall')) s.emit('toolCall', { turn: scope.turn, call: slot.call, status: slot.status as ToolCallEvent['status'], startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result! });
+  };
+  const worker = async (): Promise<void> => {
+    while (next < slots.length && stop === undefined && violation === undefined && failed === undefined) {
+      if (signal.aborted) return;
+      const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('tool') : undefined);
+      if (spent instanceof OperationError) {
+        failed = spent;
+        return;
+      }
+      if (spent !== undefined) {
+        stop = `not run: ${spent.message}`;
+        return;
+      }
+      if (signal.aborted || next >= slots.length) return;
+      const slot = slots[next++]!;
+      meter.charge(ONE_TOOL_CALL, false);
+      slot.status = 'running';
+      // The meter has just read the clock, unless an external budget was awaited since.
+      slot.startedAt = meter.hasExternal ? s.clock() : meter.lastReading;
+      const settled = await scope.settle((ctx) => s.agent.runTool(slot.call, ctx));
+      slot.endedAt = Math.max(slot.startedAt, s.clock());
+      if (settled.kind === 'abandoned') {
+        answer(slot, 'interrupted', `interrupted: ${scope.reason()} (the tool did not stop within ${s.cancelGraceMs} ms)`);
+      } else if (settled.kind === 'threw') {
+        if (signal.aborted) answer(slot, 'interrupted', `interrupted: ${scope.reason()}`);
+        else answer(slot, 'error', messageOf(settled.error));
+      } else {
+        const problem = toolResultProblem(settled.value, slot.call);
+        if (problem !== undefined) {
+          violation ??= new ContractViolationError(`runTool(${slot.call.name})`, problem, settled.value);
+          answer(slot, 'interrupted', `interrupted: runTool broke its contract: ${problem}`);
+        } else {
+          slot.result = settled.value;
+          slot.status = settled.value.isError === true ? 'error' : 'ok';
+        }
+      }
+      report(slot);
+    }
+  };
+  const width = Math.min(s.toolConcurrency, slots.length);
+  if (width <= 1) await worker();
+  else await Promise.all(Array.from({ length: width }, () => worker()));
+
+  for (const slot of slots) {
+    if (slot.result !== undefined) continue;
+    const why = stop ?? (signal.aborted ? `interrupted: ${scope.reason()}` : `not run: ${failed?.message ?? violation?.problem ?? 'the turn ended'}`);
+    answer(slot, why.startsWith('interrupted') ? 'interrupted' : 'not_run', why);
+    slot.startedAt = slot.endedAt = s.clock();
+    report(slot);
+  }
+  if (failed !== undefined) return { kind: 'failed', error: failed, data: { operation: 'runTool' } };
+  if (violation !== undefined) return { kind: 'failed', error: violation, data: { operation: violation.operation, problem: violation.problem } };
+  const summary = slots.map((slot) => {
+    const line: ToolSummary = { callId: slot.call.id, name: slot.call.name, isError: slot.result!.isError === true, ms: Math.max(0, slot.endedAt - slot.startedAt) };
+    if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
+    return line;
+  });
+  return { kind: 'done', results: slots.map((slot) => slot.result!), summary };
+}
+
+/** Answers a slot with an error result that says why. */
+function answer(slot: ToolSlot, status: ToolSlot['status'], note: string): void {
+  slot.status = status;
+  slot.note = note;
+  slot.result = { callId: slot.call.id, output: note, isError: true };
+}
