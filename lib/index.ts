@@ -92,6 +92,9 @@ export type { HistoryDiagramOptions, GanttOptions } from './history/toMermaid';
 
 // Budget-capped batches: many agent tasks, a concurrency limit, per-run and shared budgets.
 export { runBatch } from './batch/runBatch';
+export { runTask } from './batch/runTask';
+export { safeFileName } from './batch/safeFileName';
+export type { AgentTask, AgentSource, RunTaskOptions, TaskRun } from './batch/runTask';
 export { Deadline } from './agent/Deadline';
 export type { BatchTask, BatchOptions, BatchReport, BatchTotals, BatchProgress, RunReport, RunOutcome } from './batch/runBatch';
 export { RunSkippedError } from './batch/RunSkippedError';

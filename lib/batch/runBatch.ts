@@ -4,24 +4,25 @@ import * as path from 'node:path';
 import type { Logger } from 'winston';
 import type { AgentLoop, Pricing } from '../agent/AgentLoop';
 import { safeLog, type AgentLogger } from '../agent/AgentLogger';
-import type { ExternalBudget } from '../agent/ExternalBudget';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { Budget } from '../agent/Budget';
-import { assertBudgetLimits, spentLimit, type BudgetLimits, type SpentLimit } from '../agent/BudgetLimits';
-import { getDefaultLogger } from '../machine/defaultLogger';
-import { HistoryFileError } from '../history/HistoryFileError';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { groupCommitBounds, JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
+import { Deadline } from '../agent/Deadline';
+import type { ExternalBudget } from '../agent/ExternalBudget';
+import type { OnUnknownCost } from '../agent/priceResponse';
 import type { RetryOptions } from '../agent/retryDelay';
-import { RunSkippedError, type SkipReason } from './RunSkippedError';
-import { uniqueFileNames } from './safeFileName';
-import { sleep as realSleep, type Sleep } from '../internal/sleep';
-import type { HistorySink } from '../machine/StateMachine';
-import type { OnUnknownCost, TurnOutcome } from '../agent/TurnRunner';
-import { messageOf } from '../internal/messageOf';
-import { settleWithGrace } from '../internal/settleWithGrace';
-import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
+import type { TurnOutcome } from '../agent/TurnOutcome';
+import { UsageMeter } from '../agent/UsageMeter';
 import { addUsage, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
+import { HistoryFileError } from '../history/HistoryFileError';
+import { groupCommitBounds, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { messageOf } from '../internal/messageOf';
+import type { Sleep } from '../internal/sleep';
+import { getDefaultLogger } from '../machine/defaultLogger';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { RunSkippedError, type SkipReason } from './RunSkippedError';
+import { abortMessage, runTask, type AgentSource } from './runTask';
+import { uniqueFileNames } from './safeFileName';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
 export interface BatchTask {
@@ -36,7 +37,7 @@ export interface BatchTask {
    * while a factory is pending, the factory gets `cancelGraceMs` to settle, then is abandoned
    * and the run ends as `cancelled`.
    */
-  agent: AgentLoop | ((ctx: { signal: AbortSignal }) => AgentLoop | Promise<AgentLoop>);
+  agent: AgentSource;
 }
 
 /** How a run ended: a turn outcome, or `skipped` when it never started. */
@@ -228,6 +229,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   const log = chosen === undefined ? undefined : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   // Each run's file says which caps its batch ran under, so a report made from the folder alone can show them.
+  const sinkModes = { ...(historyDurability === undefined ? {} : { durability: historyDurability }), ...(historyGroupCommit === undefined ? {} : { groupCommit: historyGroupCommit }) };
   const batchInfo = { limits: { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) }, concurrency };
   if (historyDir !== undefined) {
     try {
@@ -297,68 +299,23 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
 
   const runOne = async (index: number): Promise<RunReport> => {
     const task = list[index]!;
-    const started = clock();
-    let sink: JsonlHistorySink | undefined;
-    let adapter: AgentWithStateMachine | undefined;
-    let historyError: Error | undefined;
-    let runEnded: (() => void) | void = undefined;
-    let ended: Pick<RunReport, 'outcome' | 'usage' | 'transitions' | 'error'>;
-    try {
-      const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
-      // A ready agent is taken as it is: awaiting it would cost the run a promise and a tick.
-      const agent = typeof task.agent === 'function' ? await resolveAgent(task, index, cancelFactories.signal, canAbort, cancelGraceMs, sleep ?? realSleep) : task.agent;
-      // The file is opened once the adapter has accepted the agent, so only runs that really
-      // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
-      const forward: HistorySink | undefined =
-        historyDir === undefined
-          ? undefined
-          : {
-              write: (record) => sink?.write(record),
-              rejected: (error) => sink?.rejected(error),
-              reset: (info) => sink?.reset(info),
-            };
-      adapter = new AgentWithStateMachine(agent, { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool], ...(forward === undefined ? {} : { sink: forward }) });
-      if (historyDir !== undefined) {
-        sink = JsonlHistorySink.open(path.join(historyDir, `${fileNames[index]!}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock(), ...(historyDurability === undefined ? {} : { durability: historyDurability }), ...(historyGroupCommit === undefined ? {} : { groupCommit: historyGroupCommit }) });
-      }
-      if (historyDir !== undefined) adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
-      runEnded = onRun?.({ id: task.id, index, agent: adapter });
+    const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
+    const run = await runTask(task, {
+      name: `tasks[${index}]`,
+      adapter: { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool] },
       // Without a batch signal nothing can cancel a run, and the adapter need not listen.
-      const result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal: cancelRuns.signal });
-      ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
-    } catch (error) {
-      // Only what runs outside a turn lands here (factory, history file, adapter options): runTurn itself does not throw.
-      // A TurnCancelledError here comes from an abort while the agent factory was pending.
-      const deadline: unknown = cancelFactories.signal.reason;
-      if (error instanceof TurnCancelledError && deadline instanceof BatchDeadline) {
-        // The batch's wall time ran out while the agent factory hung: the budget ended this run.
-        const { spent } = deadline;
-        ended = { outcome: 'budget_exceeded', usage: emptyUsage(), transitions: 0, error: new BudgetExceededError(`${spent.message} while the agent was being created`, spent.limit, spent.used, spent.max) };
-      } else {
-        ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: movesMade(adapter), error: asError(error, `tasks[${index}]`) };
-      }
-    }
-    try {
-      if (typeof runEnded === 'function') runEnded();
-    } catch (error) {
-      log?.error(`onRun's end function threw for run ${task.id}: ${messageOf(error)}`);
-    }
-    try {
-      sink?.close();
-    } catch (error) {
-      historyError ??= asError(error, 'history sink');
-    }
-    if (historyError !== undefined) log?.error(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
-    return {
-      id: task.id,
-      outcome: ended.outcome,
-      usage: ended.usage,
-      durationMs: Math.max(0, clock() - started) || 0,
-      transitions: ended.transitions,
-      ...(sink === undefined ? {} : { historyFile: sink.path }),
-      ...(ended.error === undefined ? {} : { error: ended.error }),
-      ...(historyError === undefined ? {} : { historyError }),
-    };
+      ...(signal === undefined ? {} : { signal: cancelRuns.signal }),
+      ...(canAbort ? { factorySignal: cancelFactories.signal } : {}),
+      ...(historyDir === undefined
+        ? {}
+        : {
+            historyFile: path.join(historyDir, `${fileNames[index]!}.jsonl`),
+            historyOptions: { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock(), ...sinkModes },
+          }),
+      ...(onRun === undefined ? {} : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
+      ...(log === undefined ? {} : { onProblem: log.error }),
+    });
+    return { id: task.id, ...run };
   };
 
   const worker = async (): Promise<void> => {
@@ -386,22 +343,12 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   signal?.addEventListener('abort', onAbort, { once: true });
   // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
   // aborted (with the grace) so that a hanging one cannot keep the batch from ending.
-  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
-  const armDeadline = (): void => {
-    const max = pool.limits.maxWallMs;
-    if (max === undefined) return;
-    deadlineTimer = setTimeout(() => {
-      const spent = spentLimit(pool.usage, { maxWallMs: max }, pool.label);
-      if (spent === undefined) return armDeadline();
-      if (!cancelFactories.signal.aborted) cancelFactories.abort(new BatchDeadline(spent));
-    }, Math.min(Math.max(1, Math.ceil(max - pool.usage.wallMs)), 2 ** 31 - 1));
-    (deadlineTimer as { unref?: () => void }).unref?.();
-  };
-  armDeadline();
+  const deadline = new UsageMeter({ budgets: [pool], clock, onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)) });
+  deadline.start();
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
   } finally {
-    clearTimeout(deadlineTimer);
+    deadline.stop();
     signal?.removeEventListener('abort', onAbort);
   }
 
@@ -415,15 +362,6 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     durationMs: Math.max(0, clock() - startedAt) || 0,
     ...(stopped === undefined || outcomes.skipped === 0 ? {} : { stopped: { reason: stopped.reason, message: stopped.message } }),
   };
-}
-
-/**
- * Moves a run's machine made when no turn reported them (the run failed outside `runTurn`,
- * e.g. in `onRun`): each machine is the run's own, so its last record's seq counts them.
- * Read only on that path, so that a run's moves cost no listener.
- */
-function movesMade(adapter: AgentWithStateMachine | undefined): number {
-  return adapter?.machine.history().at(-1)?.seq ?? 0;
 }
 
 function countOutcomes(): Record<RunOutcome, number> {
@@ -451,42 +389,6 @@ function materialize(tasks: unknown): BatchTask[] {
   return list as BatchTask[];
 }
 
-/**
- * Calls the task's factory with the run's signal. If the run is aborted before the factory
- * settles, the factory gets `graceMs` to settle, then is abandoned: an abort must not wait on a
- * hung factory. A factory that fails or is abandoned after the abort ends the run as cancelled.
- */
-async function resolveAgent(task: BatchTask, index: number, signal: AbortSignal, canAbort: boolean, graceMs: number, wait: Sleep): Promise<AgentLoop> {
-  if (typeof task.agent !== 'function') return task.agent;
-  const factory = task.agent;
-  if (!canAbort) {
-    // No signal can abort the batch: nothing to wait for but the factory itself.
-    try {
-      return await factory({ signal });
-    } catch (error) {
-      throw new OperationError(`tasks[${index}].agent()`, error);
-    }
-  }
-  const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
-  if (settled.kind === 'value') return settled.value;
-  if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`tasks[${index}].agent()`, settled.error);
-  const detail =
-    settled.kind === 'abandoned'
-      ? `the agent factory did not settle within ${graceMs} ms and was abandoned`
-      : `the agent factory stopped: ${messageOf(settled.error)}`;
-  throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created; ${detail}`, 'agent creation');
-}
-
-/** The abort reason of a run whose agent factory was pending when the batch's wall time ran out. */
-class BatchDeadline {
-  constructor(readonly spent: SpentLimit) {}
-}
-
-/** Errors stay as they are; anything else thrown becomes an Error that shows it and keeps it as `cause`. */
-function asError(value: unknown, operation: string): Error {
-  return value instanceof Error ? value : new OperationError(operation, value);
-}
-
 /** Fails, naming them, when files this batch would write are already there (links included). */
 function assertNoClash(dir: string, names: readonly string[]): void {
   const clashes: string[] = [];
@@ -502,16 +404,4 @@ function assertNoClash(dir: string, names: readonly string[]): void {
   if (clashes.length === 0) return;
   const shown = clashes.length > 5 ? `${clashes.slice(0, 5).join(', ')} and ${clashes.length - 5} more` : clashes.join(', ');
   throw new HistoryFileError('file_exists', dir, `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`);
-}
-
-function abortMessage(reason: unknown): string {
-  // A bare abort() gives a DOMException named AbortError: no reason worth repeating.
-  let bare: boolean;
-  try {
-    bare = reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError');
-  } catch {
-    bare = false;
-  }
-  if (bare) return 'batch aborted';
-  return `batch aborted: ${messageOf(reason)}`;
 }

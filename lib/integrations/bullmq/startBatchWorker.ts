@@ -3,27 +3,14 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import {
-  AgentWithStateMachine,
-  InvalidArgumentError,
-  JsonlHistorySink,
-  OperationError,
-  TurnCancelledError,
-  type AgentLoop,
-  type AgentWithStateMachineOptions,
-  type ExternalBudget,
-  type HistorySink,
-  type Pricing,
-} from 'agent-state-machine';
+import { InvalidArgumentError, runTask, safeFileName, type AgentLoop, type Pricing } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
-import { settleWithGrace } from '../../internal/settleWithGrace';
-import { sleep } from '../../internal/sleep';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
 import { assertQueueName, openRedis, type RedisConnection } from './connection';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import { runScript } from './redisScripts';
-import { abortMessage, lostReport, record, skippedReport, zero, type BatchMeta } from './runRecords';
+import { lostReport, record, skippedReport, type BatchMeta } from './runRecords';
 import type { DistributedTask } from './submitBatch';
 import { errorToWire, type WireRunReport } from './wireReport';
 
@@ -167,58 +154,39 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
 
   const runOne = async (keys: BatchKeys, meta: BatchMeta, data: JobData, attempt: number, signal: AbortSignal): Promise<WireRunReport> => {
     const { batchId, index, task } = data;
-    const started = Date.now();
-    let sink: JsonlHistorySink | undefined;
-    let adapter: AgentWithStateMachine | undefined;
-    let historyError: Error | undefined;
-    let moves = 0;
-    let ended: Pick<WireRunReport, 'outcome' | 'usage' | 'transitions'> & { error?: Error };
-    try {
-      const settled = await settleWithGrace(() => agent(task, { signal, batchId }), signal, meta.cancelGraceMs, sleep);
-      if (settled.kind !== 'value') {
-        if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`agent(tasks[${index}])`, settled.error);
-        throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created`, 'agent creation');
-      }
-      const forward: HistorySink = { write: (r) => sink?.write(r), rejected: (e) => sink?.rejected(e), reset: (i) => sink?.reset(i) };
-      const budget: ExternalBudget = new RedisBudget(redis, keys, meta.total ?? {}, index);
-      const price = meta.pricing !== undefined ? pricingFromTable(meta.pricing) : pricing;
-      // `externalBudgets` and `pricing` are the adapter's hooks for a budget outside the process and for prices.
-      const adapterOptions = {
-        budget: meta.perRun ?? {},
-        ...(meta.retry === undefined ? {} : { retry: meta.retry }),
-        cancelGraceMs: meta.cancelGraceMs,
-        logger: false as const,
-        externalBudgets: [budget],
-        ...(price === undefined ? {} : { pricing: price }),
-        ...(historyDir === undefined ? {} : { sink: forward }),
-      };
-      adapter = new AgentWithStateMachine(settled.value, adapterOptions as AgentWithStateMachineOptions);
-      if (historyDir !== undefined) {
-        const dir = path.join(historyDir, batchId);
-        fs.mkdirSync(dir, { recursive: true });
-        sink = JsonlHistorySink.open(path.join(dir, `${index}-${safeName(task.id)}.jsonl`), { runId: task.id, metadata: { taskId: task.id, index, batchId, worker: id, attempt }, overwrite: true });
-      }
-      adapter.machine.onTransition(() => (moves += 1));
-      adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
-      const result = await adapter.runTurn(task.input, { signal });
-      ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, ...(result.error === undefined ? {} : { error: result.error }) };
-    } catch (error) {
-      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? zero(), transitions: moves, error: asError(error) };
+    const price = meta.pricing !== undefined ? pricingFromTable(meta.pricing) : pricing;
+    let historyFile: string | undefined;
+    if (historyDir !== undefined) {
+      const dir = path.join(historyDir, batchId);
+      fs.mkdirSync(dir, { recursive: true });
+      historyFile = path.join(dir, `${index}-${safeFileName(task.id)}.jsonl`);
     }
-    try {
-      sink?.close();
-    } catch (error) {
-      historyError ??= asError(error);
-    }
+    const run = await runTask(
+      { id: task.id, input: task.input, agent: (ctx) => agent(task, { signal: ctx.signal, batchId }) },
+      {
+        name: `tasks[${index}]`,
+        // The shared budget lives in Redis: every run reserves and charges it there.
+        adapter: {
+          budget: meta.perRun ?? {},
+          ...(meta.retry === undefined ? {} : { retry: meta.retry }),
+          cancelGraceMs: meta.cancelGraceMs,
+          logger: false,
+          externalBudgets: [new RedisBudget(redis, keys, meta.total ?? {}, index)],
+          ...(price === undefined ? {} : { pricing: price }),
+        },
+        signal,
+        ...(historyFile === undefined ? {} : { historyFile, historyOptions: { runId: task.id, metadata: { taskId: task.id, index, batchId, worker: id, attempt }, overwrite: true } }),
+      },
+    );
     return {
       id: task.id,
-      outcome: ended.outcome,
-      usage: ended.usage,
-      durationMs: Date.now() - started,
-      transitions: ended.transitions,
-      ...(sink === undefined ? {} : { historyFile: path.resolve(sink.path) }),
-      ...(ended.error === undefined ? {} : { error: errorToWire(ended.error) }),
-      ...(historyError === undefined ? {} : { historyError: errorToWire(historyError) }),
+      outcome: run.outcome,
+      usage: run.usage,
+      durationMs: run.durationMs,
+      transitions: run.transitions,
+      ...(run.historyFile === undefined ? {} : { historyFile: path.resolve(run.historyFile) }),
+      ...(run.error === undefined ? {} : { error: errorToWire(run.error) }),
+      ...(run.historyError === undefined ? {} : { historyError: errorToWire(run.historyError) }),
       worker: id,
       attempt,
     };
@@ -266,9 +234,3 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
 function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(messageOf(value));
 }
-
-/** A task id as a file name: letters, digits, `.`, `_`, `-`; the index in front keeps names unique. */
-function safeName(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
-}
-

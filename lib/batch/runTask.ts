@@ -1,0 +1,176 @@
+import type { AgentLoop } from '../agent/AgentLoop';
+import { AgentWithStateMachine, type AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
+import { Deadline } from '../agent/Deadline';
+import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
+import type { TurnOutcome } from '../agent/TurnOutcome';
+import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
+import { JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { messageOf } from '../internal/messageOf';
+import { settleWithGrace } from '../internal/settleWithGrace';
+import { sleep as realSleep, type Sleep } from '../internal/sleep';
+import type { HistorySink } from '../machine/StateMachine';
+
+/** Where a run's agent comes from: the loop itself, or a factory called when the run starts. */
+export type AgentSource = AgentLoop | ((ctx: { signal: AbortSignal }) => AgentLoop | Promise<AgentLoop>);
+
+/** One agent task: a single turn of its agent on `input`. */
+export interface AgentTask {
+  /** Names the run in reports, errors and its history file. */
+  id: string;
+  /** The user message the run starts with. */
+  input: string;
+  agent: AgentSource;
+}
+
+/** Options of `runTask(task, options)`. */
+export interface RunTaskOptions {
+  /** How the task is named in errors, e.g. `tasks[3]`. Default `task`. */
+  name?: string;
+  /** Options of the run's `AgentWithStateMachine`: budgets (shared and external ones too), retries, pricing, logger, clock. */
+  adapter?: AgentWithStateMachineOptions;
+  /** Cancels the run: its turn, and a pending agent factory. */
+  signal?: AbortSignal;
+  /**
+   * Aborts a pending agent factory, when that differs from `signal` (a batch's deadline stops
+   * factories, while turns meet it through their budgets). Aborted with a `Deadline`, the run
+   * ends as `budget_exceeded`. Default `signal`.
+   */
+  factorySignal?: AbortSignal;
+  /** Writes the run's history, as it happens, to this JSON Lines file, opened with `historyOptions`. */
+  historyFile?: string;
+  historyOptions?: JsonlHistorySinkOptions;
+  /** Called with the run's adapter before its turn starts; may return a function called when the run has ended. A throw ends the run as `error`. */
+  onRun?: (agent: AgentWithStateMachine) => (() => void) | void;
+  /** Told what went wrong outside the run's outcome: an end function that threw, an incomplete history file. */
+  onProblem?: (message: string) => void;
+}
+
+/** How one task's run ended. Numbers and a path only. */
+export interface TaskRun {
+  outcome: TurnOutcome;
+  /** The run's usage. */
+  usage: UsageTotals;
+  /** From start to end of the run, history file and agent factory included. */
+  durationMs: number;
+  /** Moves the run's machine made: the record lines of its history file. */
+  transitions: number;
+  /** The history file, when one was opened. */
+  historyFile?: string;
+  /** Why the run did not end normally: a `TurnError`, the factory's failure, a `HistoryFileError`. */
+  error?: Error;
+  /** Writing the history file failed part-way: the file is incomplete. */
+  historyError?: Error;
+}
+
+/**
+ * Runs one agent task: builds its agent (a factory gets the abort signal and, once aborted,
+ * `cancelGraceMs` to settle before it is abandoned), runs one turn through its own
+ * `AgentWithStateMachine`, writes its history file, and says how it ended. It never throws
+ * for what happens in the run: a failing factory, adapter option, history file or `onRun` ends
+ * the run as `error` (or `cancelled`) with the cause. `runBatch` and the BullMQ worker run
+ * each task through it; their own part is only the scheduling around it.
+ */
+export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Promise<TaskRun> {
+  const { name = 'task', adapter: adapterOptions = {}, signal, factorySignal = signal, historyFile, historyOptions, onRun, onProblem } = options;
+  const clock = adapterOptions.clock ?? Date.now;
+  const started = clock();
+  let sink: JsonlHistorySink | undefined;
+  let adapter: AgentWithStateMachine | undefined;
+  let historyError: Error | undefined;
+  let runEnded: (() => void) | void = undefined;
+  let ended: Pick<TaskRun, 'outcome' | 'usage' | 'transitions' | 'error'>;
+  try {
+    // A ready agent is taken as it is: awaiting it would cost the run a promise and a tick.
+    const agent = typeof task.agent === 'function' ? await resolveAgent(task.agent, name, factorySignal, adapterOptions.cancelGraceMs ?? 2000, adapterOptions.sleep ?? realSleep) : task.agent;
+    // The file is opened once the adapter has accepted the agent, so only runs that really
+    // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
+    const forward: HistorySink | undefined =
+      historyFile === undefined ? undefined : { write: (record) => sink?.write(record), rejected: (error) => sink?.rejected(error), reset: (info) => sink?.reset(info) };
+    adapter = new AgentWithStateMachine(agent, forward === undefined ? adapterOptions : { ...adapterOptions, sink: forward });
+    if (historyFile !== undefined) {
+      sink = JsonlHistorySink.open(historyFile, historyOptions);
+      adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
+    }
+    runEnded = onRun?.(adapter);
+    // Without a signal nothing can cancel the run, and the adapter need not listen.
+    const result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal });
+    ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
+  } catch (error) {
+    // Only what runs outside a turn lands here (factory, history file, adapter options, onRun): runTurn itself does not throw.
+    const deadline: unknown = factorySignal?.reason;
+    if (error instanceof TurnCancelledError && deadline instanceof Deadline) {
+      // A wall-time deadline passed while the agent factory hung: the budget ended this run.
+      const { spent } = deadline;
+      ended = { outcome: 'budget_exceeded', usage: emptyUsage(), transitions: 0, error: new BudgetExceededError(`${spent.message} while the agent was being created`, spent.limit, spent.used, spent.max) };
+    } else {
+      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: movesMade(adapter), error: asError(error, name) };
+    }
+  }
+  try {
+    if (typeof runEnded === 'function') runEnded();
+  } catch (error) {
+    onProblem?.(`onRun's end function threw for run ${task.id}: ${messageOf(error)}`);
+  }
+  try {
+    sink?.close();
+  } catch (error) {
+    historyError ??= asError(error, 'history sink');
+  }
+  if (historyError !== undefined) onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
+  const run: TaskRun = { outcome: ended.outcome, usage: ended.usage, durationMs: Math.max(0, clock() - started) || 0, transitions: ended.transitions };
+  if (sink !== undefined) run.historyFile = sink.path;
+  if (ended.error !== undefined) run.error = ended.error;
+  if (historyError !== undefined) run.historyError = historyError;
+  return run;
+}
+
+/**
+ * Moves a run's machine made when no turn reported them (the run failed outside `runTurn`,
+ * e.g. in `onRun`): each machine is the run's own, so its last record's seq counts them.
+ */
+function movesMade(adapter: AgentWithStateMachine | undefined): number {
+  return adapter?.machine.history().at(-1)?.seq ?? 0;
+}
+
+/**
+ * Calls the factory with the signal. If it aborts before the factory settles, the factory gets
+ * `graceMs` to settle, then is abandoned: an abort must not wait on a hung factory. A factory
+ * that fails or is abandoned after the abort ends the run as cancelled.
+ */
+async function resolveAgent(factory: Exclude<AgentSource, AgentLoop>, name: string, signal: AbortSignal | undefined, graceMs: number, wait: Sleep): Promise<AgentLoop> {
+  if (signal === undefined) {
+    // Nothing can abort it: nothing to wait for but the factory itself.
+    try {
+      return await factory({ signal: NEVER_ABORTED });
+    } catch (error) {
+      throw new OperationError(`${name}.agent()`, error);
+    }
+  }
+  const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
+  if (settled.kind === 'value') return settled.value;
+  if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`${name}.agent()`, settled.error);
+  const detail = settled.kind === 'abandoned' ? `the agent factory did not settle within ${graceMs} ms and was abandoned` : `the agent factory stopped: ${messageOf(settled.error)}`;
+  throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created; ${detail}`, 'agent creation');
+}
+
+/** What a factory gets when nothing can abort its run. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/** Errors stay as they are; anything else thrown becomes an Error that shows it and keeps it as `cause`. */
+function asError(value: unknown, operation: string): Error {
+  return value instanceof Error ? value : new OperationError(operation, value);
+}
+
+/** Why a run was aborted, in words: `batch aborted`, with the reason when there is one worth repeating. */
+export function abortMessage(reason: unknown): string {
+  if (reason instanceof Deadline) return reason.spent.message;
+  // A bare abort() gives a DOMException named AbortError: no reason worth repeating.
+  let bare: boolean;
+  try {
+    bare = reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError');
+  } catch {
+    bare = false;
+  }
+  if (bare) return 'batch aborted';
+  return `batch aborted: ${messageOf(reason)}`;
+}
