@@ -21,7 +21,7 @@ import type { Sleep } from '../internal/sleep';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
-import { abortMessage, runTask, type AgentSource } from './runTask';
+import { abortMessage, runTask, type AgentSource, type TaskRun } from './runTask';
 import { uniqueFileNames } from './safeFileName';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -109,26 +109,14 @@ export interface BatchOptions {
   onRun?: (run: { id: string; index: number; agent: AgentWithStateMachine }) => (() => void) | void;
 }
 
-/** What one run did. Numbers and a path only, so a report of 10,000 runs stays small. */
-export interface RunReport {
+/**
+ * What one run did, as `runTask` says it, with the task's id; a run that never started is
+ * `skipped`, with zero usage and a `RunSkippedError`. Numbers and a path only, so a report of
+ * 10,000 runs stays small.
+ */
+export interface RunReport extends Omit<TaskRun, 'outcome'> {
   id: string;
   outcome: RunOutcome;
-  /** This run's usage (all zero for a skipped run). */
-  usage: UsageTotals;
-  /** From start to end of the run, history file and agent factory included; 0 when skipped. */
-  durationMs: number;
-  /** Moves the run's machine made: the record lines in its history file. */
-  transitions: number;
-  /** The run's JSON Lines history, when `historyDir` was given and the run started. */
-  historyFile?: string;
-  /**
-   * Why the run did not end normally: a `TurnError`, the agent factory's failure (non-Error
-   * values wrapped, kept as `cause`), a `HistoryFileError`, or a `RunSkippedError`. A run
-   * aborted while its agent factory was pending has a `TurnCancelledError` during `agent creation`.
-   */
-  error?: Error;
-  /** Writing the history file failed part-way: the file is incomplete. */
-  historyError?: Error;
 }
 
 /** Usage summed over all runs, and how many runs ended each way. */
