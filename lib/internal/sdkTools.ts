@@ -1,4 +1,5 @@
 import { messageOf } from './messageOf';
+import { toolInputCheck } from './toolInputCheck';
 
 /** What a tool's `run` gets: the turn's abort signal, the turn number and the call it answers. */
 export interface SdkToolContext {
@@ -56,6 +57,12 @@ export function checkSdkLoopOptions(options: unknown): OptionIssue | undefined {
         return { argument: `options.tools.${name}.parameters`, expected: 'a JSON Schema object', value: t.parameters };
       }
       if (typeof t.run !== 'function') return { argument: `options.tools.${name}.run`, expected: 'a function (input, ctx) => string | Promise<string>', value: t.run };
+      // Compiled now, so that a schema no validator can use is an error of the options, not of a turn.
+      try {
+        toolInputCheck(t.parameters as Record<string, unknown>);
+      } catch (error) {
+        return { argument: `options.tools.${name}.parameters`, expected: `a JSON Schema a validator can compile (${messageOf(error)})`, value: t.parameters };
+      }
       if (t.description !== undefined && typeof t.description !== 'string') return { argument: `options.tools.${name}.description`, expected: 'a string or undefined', value: t.description };
     }
   }
@@ -83,9 +90,10 @@ export function checkSdkLoopOptions(options: unknown): OptionIssue | undefined {
 
 /**
  * Runs one tool call: finds the tool, parses its input (a JSON string as the LLM wrote it, or
- * an already parsed value), and runs it. An unknown tool or input that is not valid JSON
- * becomes an error result for the LLM to correct — it is the LLM's mistake, not a failure of
- * the call. What the tool itself throws propagates (the adapter turns it into an error result).
+ * an already parsed value), checks it against the tool's JSON Schema, and runs it. An unknown
+ * tool, input that is not valid JSON or does not match the schema becomes an error result for
+ * the LLM to correct, and the tool never runs — it is the LLM's mistake, not a failure of the
+ * call. What the tool itself throws propagates (the adapter turns it into an error result).
  */
 export async function runSdkTool(
   tools: Readonly<Record<string, SdkTool>>,
@@ -109,6 +117,8 @@ export async function runSdkTool(
     }
   }
   if (input === undefined || input === null) input = {};
+  const problem = toolInputCheck(tool.parameters)(input);
+  if (problem !== undefined) return { output: `error: the arguments of ${call.name} do not match its input schema: ${problem}; send them again, corrected`, isError: true };
   const output: unknown = await tool.run(input, { signal: ctx.signal, turn: ctx.turn, call: { id: call.id, name: call.name } });
   if (typeof output !== 'string') throw new TypeError(`tool ${call.name} returned ${typeof output}, expected a string`);
   return { output };

@@ -108,6 +108,18 @@ describe('fromAnthropic', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('.runTool() answers input that breaks the input schema with the validator\'s message and never runs the tool', async () => {
+    const s = await serve([{ toolUses: [{ id: 'toolu_num', name: 'read_file', input: { path: ['a.txt'] } }] }, { text: 'done' }]);
+    const ran: unknown[] = [];
+    const loop = fromAnthropic(client(s), base({ tools: { read_file: { ...readFile, run: async (input: { path: string }) => (ran.push(input), 'x') } } }));
+    expect(await agentOf(loop).runTurn('go')).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
+    expect(ran).toEqual([]);
+    expect(s.exchanges[1]!.body.messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_num', is_error: true, content: 'error: the arguments of read_file do not match its input schema: input.path must be string; send them again, corrected' },
+    ]);
+    expect(s.rejected).toEqual([]);
+  });
+
   it('commits messages only after a call succeeded, and turns the SDK retries off (529 overloaded, then success)', async () => {
     const s = await serve([{ error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } }, { error: { status: 500, type: 'api_error', message: 'Internal server error' } }, { text: 'ok' }]);
     const loop = fromAnthropic(client(s), base());

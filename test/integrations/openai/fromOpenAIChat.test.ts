@@ -159,6 +159,30 @@ describe('fromOpenAIChat', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('.runTool() answers arguments that break the input schema with the validator\'s message, once, and never runs the tool', async () => {
+    const s = await serve([
+      {
+        toolCalls: [
+          { id: 'call_num', name: 'read_file', arguments: '{"path": 42}' },
+          { id: 'call_missing', name: 'read_file', arguments: '{"file": "a.txt"}' },
+          { id: 'call_ok', name: 'read_file', arguments: '{"path": "a.txt"}' },
+        ],
+      },
+      { content: 'done' },
+    ]);
+    const ran: unknown[] = [];
+    const loop = fromOpenAIChat(client(s), base({ tools: { read_file: { ...readFile, run: async (input: { path: string }) => (ran.push(input), readFile.run(input)) } } }));
+    expect(await agentOf(loop).runTurn('go')).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
+    expect(ran).toEqual([{ path: 'a.txt' }]);
+    const tools = s.exchanges[1]!.body.messages.filter((m: { role: string }) => m.role === 'tool');
+    expect(tools.map((m: { content: string }) => m.content)).toEqual([
+      'error: the arguments of read_file do not match its input schema: input.path must be string; send them again, corrected',
+      "error: the arguments of read_file do not match its input schema: input must have required property 'path'; send them again, corrected",
+      'contents of a.txt',
+    ]);
+    expect(s.rejected).toEqual([]);
+  });
+
   it('commits messages only after a call succeeded, and turns the SDK retries off (500, then success)', async () => {
     const s = await serve([{ error: { status: 500, message: 'The server had an error while processing your request.' } }, { content: 'ok' }]);
     const loop = fromOpenAIChat(client(s), base());
@@ -331,6 +355,10 @@ describe('fromOpenAIChat', () => {
     expect(() => fromOpenAIChat(c, { model: 'm', tools: { t: { parameters: {}, run: 5 as never } } })).toThrow('Expected `options.tools.t.run` to be a function');
     expect(() => fromOpenAIChat(c, { model: 'm', stream: 'yes' as never })).toThrow('options.stream');
     expect(() => fromOpenAIChat({} as never, { model: 'm' })).toThrow('Expected `client` to be an OpenAI client');
+    // A schema no validator can compile is an error of the options, named, not of a later turn.
+    expect(() => fromOpenAIChat(c, { model: 'm', tools: { t: { parameters: { type: 'object', properties: { a: { type: 'strng' } } }, run: () => '' } } })).toThrow(
+      /^Expected `options.tools.t.parameters` to be a JSON Schema a validator can compile \(schema is invalid: data\/properties\/a\/type must be equal to one of the allowed values/,
+    );
   });
 });
 
