@@ -89,6 +89,9 @@ export function checkMessagesRequest(body: any): string | undefined {
   if (turns[0] !== undefined && turns[0].role !== 'user') return 'messages: first message must use the "user" role';
   for (const [k, turn] of turns.entries()) {
     const uses = turn.role === 'assistant' ? turn.blocks.filter((b) => b?.type === 'tool_use').map((b) => b.id as string) : [];
+    const badId = uses.find((id) => !/^[a-zA-Z0-9_-]+$/.test(id));
+    if (badId !== undefined) return `messages.${turn.at}: \`tool_use.id\`: String should match pattern '^[a-zA-Z0-9_-]+$' (got ${JSON.stringify(badId)})`;
+    if (new Set(uses).size !== uses.length) return `messages.${turn.at}: \`tool_use\` ids must be unique`;
     if (turn.role === 'user') {
       const prev = turns[k - 1];
       const asked = new Set(prev?.blocks.filter((b) => b?.type === 'tool_use').map((b) => b.id as string) ?? []);

@@ -92,8 +92,11 @@ export function checkChatRequest(body: any): string | undefined {
           if (typeof c?.id !== 'string' || c.type !== 'function' || typeof c.function?.name !== 'string' || typeof c.function?.arguments !== 'string') {
             return `Missing required parameter: 'messages[${i}].tool_calls[${j}]' (id, type 'function', function.name, function.arguments).`;
           }
+          if (c.id === '') return `Invalid 'messages[${i}].tool_calls[${j}].id': empty string. Expected a string with minimum length 1, but got an empty string instead.`;
         }
         open = m.tool_calls.map((c: { id: string }) => c.id);
+        const twice = open.find((id, k) => open.indexOf(id) !== k);
+        if (twice !== undefined) return `Invalid 'messages[${i}].tool_calls': duplicate tool_call id '${twice}'.`;
         answerable = new Set(open);
       }
     } else if (typeof m.content !== 'string' && !Array.isArray(m.content)) {

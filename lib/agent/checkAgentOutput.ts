@@ -41,12 +41,11 @@ function isAmount(value: unknown): value is number {
 /** Shared by every well-formed usage (one per LLM response): never written to. */
 const NO_PROBLEMS: readonly string[] = Object.freeze([]);
 
-/** Up to this many calls, repeated ids are found by scanning the ones seen: cheaper than a Set. */
-const SCAN_IDS_UP_TO = 16;
-
 /**
- * An LLMResponse: `text` (a string), `toolCalls` (an array of calls with unique non-empty ids
- * and names), or both; optional `model` and `finishReason` strings. Usage is checked apart
+ * An LLMResponse: `text` (a string), `toolCalls` (an array of calls with string ids and
+ * non-empty names), or both. An id may be empty or repeat another: local models send such
+ * replies, and each call is still answered, in order — the ready-made loops give them unique
+ * ids in the conversation they keep; optional `model` and `finishReason` strings. Usage is checked apart
  * (`splitUsage`): its bad fields are recorded, not fatal.
  */
 export function llmResponseProblem(response: unknown): string | undefined {
@@ -55,23 +54,14 @@ export function llmResponseProblem(response: unknown): string | undefined {
   if (response.toolCalls !== undefined) {
     if (!Array.isArray(response.toolCalls)) return `toolCalls must be an array, got ${describeValue(response.toolCalls)}`;
     const calls = response.toolCalls as unknown[];
-    // One call (the common case) cannot repeat an id: nothing to remember.
-    const seen: Set<string> | string[] | undefined = calls.length > SCAN_IDS_UP_TO ? new Set<string>() : calls.length > 1 ? [] : undefined;
     for (let i = 0; i < calls.length; i++) {
       const call = calls[i];
       if (!isRecord(call)) return `toolCalls[${i}] must be { id, name, input? }, got ${describeValue(call)}`;
       // Each field read once: a getter could answer differently the second time.
       const id = call.id;
-      if (typeof id !== 'string' || id === '') return `toolCalls[${i}].id must be a non-empty string, got ${describeValue(id)}`;
+      if (typeof id !== 'string') return `toolCalls[${i}].id must be a string, got ${describeValue(id)}`;
       const name = call.name;
       if (typeof name !== 'string' || name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
-      if (seen instanceof Set) {
-        if (seen.has(id)) return `toolCalls[${i}].id ${describeValue(id)} repeats an earlier call's id`;
-        seen.add(id);
-      } else if (seen !== undefined) {
-        if (seen.includes(id)) return `toolCalls[${i}].id ${describeValue(id)} repeats an earlier call's id`;
-        seen.push(id);
-      }
     }
   }
   if (response.text === undefined && response.toolCalls === undefined) {

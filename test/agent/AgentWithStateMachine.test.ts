@@ -162,12 +162,38 @@ describe('AgentWithStateMachine', () => {
     });
   });
 
+  describe('odd tool-call ids', () => {
+    it('answers calls with empty and repeated ids, one result per call, in order', async () => {
+      const d = drive({
+        replies: [{ toolCalls: [call('', 'bash'), call('a', 'bash'), call('a', 'bash')] }, { text: 'done' }],
+        tools: { bash: (c) => ({ callId: c.id, output: `ran ${String((c.input as { n?: number } | undefined)?.n ?? c.id)}` }) },
+      });
+      const result = await d.adapter.runTurn('go');
+      expect(result.outcome).toBe('end_of_turn');
+      const sent = d.agent.calls.find((c) => c.op === 'sendToolResults')!;
+      expect(sent.op === 'sendToolResults' && sent.results.map((r) => [r.callId, r.output])).toEqual([['', 'ran '], ['a', 'ran a'], ['a', 'ran a']]);
+      expect(d.rejected).toEqual([]);
+    });
+
+    it('leaves no call with an odd id unanswered when a budget stops the turn between them', async () => {
+      const d = drive({ replies: [{ toolCalls: [call('a', 'bash'), call('a', 'bash'), call('', 'bash')] }], tools: { bash: { output: 'ok' } } }, { budget: { maxToolCalls: 1 } });
+      const result = await d.adapter.runTurn('go');
+      expect(result.outcome).toBe('budget_exceeded');
+      expect(result.unansweredToolCalls!.map((u) => [u.call.id, u.result.callId, u.result.output])).toEqual([
+        ['a', 'a', 'ok'],
+        ['a', 'a', 'not run: budget exceeded: 1 tool call of 1 tool call after 1 LLM call'],
+        ['', '', 'not run: budget exceeded: 1 tool call of 1 tool call after 1 LLM call'],
+      ]);
+      expect(d.rejected).toEqual([]);
+    });
+  });
+
   describe('contract violations', () => {
     it.each([
       [{ raw: null }, 'sendUserMessage broke its contract: expected an LLMResponse object { text?, toolCalls?, usage? }, got `null`'],
       [{ raw: { text: 5 } }, 'sendUserMessage broke its contract: text must be a string, got `5` (number)'],
       [{ raw: { toolCalls: [{ id: 'a', name: '' }] } }, 'sendUserMessage broke its contract: toolCalls[0].name must be a non-empty string, got `` (string)'],
-      [{ raw: { toolCalls: [{ id: 'a', name: 'x' }, { id: 'a', name: 'y' }] } }, "sendUserMessage broke its contract: toolCalls[1].id `a` (string) repeats an earlier call's id"],
+      [{ raw: { toolCalls: [{ id: 7, name: 'x' }] } }, 'sendUserMessage broke its contract: toolCalls[0].id must be a string, got `7` (number)'],
       [{ raw: { usage: { inputTokens: 5 } } }, 'sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys usage — return an LLMResponse, not the SDK\'s raw response'],
       [{ raw: { choices: [{ message: { content: 'hi' } }] } }, 'sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK\'s raw response'],
     ])('ends the turn in Error for a malformed LLM response %p', async (reply, message) => {

@@ -12,6 +12,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
+import { uniqueCallIds } from '../../internal/uniqueCallIds';
 
 /** A tool the LLM may call: description, JSON Schema of its input (sent as `input_schema`), and what running it does. */
 export type AnthropicTool = SdkTool;
@@ -64,6 +65,8 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
   const messages: MessageParam[] = structuredClone(options.messages ?? []);
+  let renamed = 0;
+  const freshId = (): string => `toolu_asm${++renamed}`;
 
   /** `merge`: the pending user message joins the last committed one, when that is a user message (settled tool results). */
   async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
@@ -89,15 +92,19 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     } else {
       message = await client.messages.create(body, requestOptions);
     }
+    // Empty or repeated tool_use ids get fresh ones, in the conversation kept and in the calls returned alike.
+    const uses = message.content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
+    const ids = uniqueCallIds(uses.map((b) => b.id ?? ''), freshId);
+    const idOf = new Map(uses.map((b, i) => [b, ids[i]!]));
     // Empty text blocks are dropped: the API rejects them when the conversation is sent back.
-    const content = message.content.filter((b) => !(b.type === 'text' && b.text === '')).map(toParam);
+    const content = message.content.filter((b) => !(b.type === 'text' && b.text === '')).map((b) => (b.type === 'tool_use' ? { ...toParam(b), id: idOf.get(b)! } : toParam(b)));
     // Committed only now, after the call succeeded. An empty answer is not kept: the API
     // rejects an empty assistant message in the middle of a conversation.
     if (joined) messages.pop();
     messages.push(pending);
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-    const toolCalls: ToolCall[] = message.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, input: badInput.get(b.id) ?? b.input }] : []));
+    const toolCalls: ToolCall[] = uses.map((b, i) => ({ id: ids[i]!, name: b.name, input: badInput.get(b.id) ?? b.input }));
     return {
       ...(text !== '' || toolCalls.length === 0 ? { text } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),

@@ -11,6 +11,7 @@ import type {
 import type { CompletionUsage } from 'openai/resources/completions';
 import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
+import { uniqueCallIds } from '../../internal/uniqueCallIds';
 
 /** A tool the LLM may call: description, JSON Schema of its input, and what running it does. */
 export type OpenAIChatTool = SdkTool;
@@ -66,6 +67,8 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   const messages: ChatCompletionMessageParam[] = [];
   if (options.system !== undefined) messages.push({ role: 'system', content: options.system });
   messages.push(...structuredClone(options.messages ?? []));
+  let renamed = 0;
+  const freshId = (): string => `call_asm${++renamed}`;
 
   async function call(pending: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
     const body = {
@@ -87,12 +90,14 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     if (choice === undefined) throw new Error(`the response to model ${options.model} has no choices`);
     const message = choice.message;
     const calls = (message.tool_calls ?? []).filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function');
+    // Empty or repeated ids get fresh ones, in the conversation kept and in the calls returned alike.
+    const ids = uniqueCallIds(calls.map((c) => c.id ?? ''), freshId);
     const assistant: ChatCompletionAssistantMessageParam = { role: 'assistant', content: message.content ?? null };
-    if (calls.length > 0) assistant.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+    if (calls.length > 0) assistant.tool_calls = calls.map((c, i) => ({ id: ids[i]!, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
     if (typeof message.refusal === 'string') assistant.refusal = message.refusal;
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
     messages.push(...pending, assistant);
-    const toolCalls: ToolCall[] = calls.map((c) => ({ id: c.id, name: c.function.name, input: c.function.arguments }));
+    const toolCalls: ToolCall[] = calls.map((c, i) => ({ id: ids[i]!, name: c.function.name, input: c.function.arguments }));
     return {
       text: message.content ?? (typeof message.refusal === 'string' ? message.refusal : undefined),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),

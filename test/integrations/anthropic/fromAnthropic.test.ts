@@ -120,6 +120,27 @@ describe('fromAnthropic', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('gives empty and repeated tool_use ids unique ones, so every call is answered and the next requests are valid', async () => {
+    const s = await serve([
+      { toolUses: [{ id: '', name: 'read_file', input: { path: 'a' } }, { id: 'toolu_x', name: 'read_file', input: { path: 'b' } }, { id: 'toolu_x', name: 'read_file', input: { path: 'c' } }] },
+      { text: 'read three' },
+      { text: 'second turn' },
+    ]);
+    const loop = fromAnthropic(client(s), base());
+    const agent = agentOf(loop);
+    expect(await agent.runTurn('read a, b and c')).toMatchObject({ outcome: 'end_of_turn', text: 'read three' });
+    expect(await agent.runTurn('again')).toMatchObject({ outcome: 'end_of_turn', text: 'second turn' });
+    const uses = (loop.messages[1]!.content as { type: string; id?: string }[]).filter((b) => b.type === 'tool_use').map((b) => b.id);
+    expect(uses).toEqual(['toolu_asm1', 'toolu_x', 'toolu_asm2']);
+    const answers = (loop.messages[2]!.content as { tool_use_id?: string; content?: string }[]).map((b) => [b.tool_use_id, b.content]);
+    expect(answers).toEqual([
+      ['toolu_asm1', 'contents of a'],
+      ['toolu_x', 'contents of b'],
+      ['toolu_asm2', 'contents of c'],
+    ]);
+    expect(s.rejected).toEqual([]);
+  });
+
   it('commits messages only after a call succeeded, and turns the SDK retries off (529 overloaded, then success)', async () => {
     const s = await serve([{ error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } }, { error: { status: 500, type: 'api_error', message: 'Internal server error' } }, { text: 'ok' }]);
     const loop = fromAnthropic(client(s), base());

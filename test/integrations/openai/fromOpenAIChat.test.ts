@@ -183,6 +183,33 @@ describe('fromOpenAIChat', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('gives empty and repeated tool-call ids unique ones, so every call is answered and the next requests are valid', async () => {
+    const s = await serve([
+      { toolCalls: [{ id: '', name: 'read_file', arguments: '{"path":"a"}' }, { id: 'x', name: 'read_file', arguments: '{"path":"b"}' }, { id: 'x', name: 'read_file', arguments: '{"path":"c"}' }] },
+      { content: 'read three' },
+      { content: 'second turn' },
+    ]);
+    const loop = fromOpenAIChat(client(s), base());
+    const agent = agentOf(loop);
+    expect(await agent.runTurn('read a, b and c')).toMatchObject({ outcome: 'end_of_turn', text: 'read three' });
+    expect(await agent.runTurn('again')).toMatchObject({ outcome: 'end_of_turn', text: 'second turn' });
+    const assistant = loop.messages.find((m) => m.role === 'assistant' && m.tool_calls !== undefined) as { tool_calls: { id: string }[] };
+    const ids = assistant.tool_calls.map((c) => c.id);
+    expect(ids).toEqual(['call_asm1', 'x', 'call_asm2']);
+    expect(loop.messages.filter((m) => m.role === 'tool').map((m) => [(m as { tool_call_id: string }).tool_call_id, m.content])).toEqual([
+      ['call_asm1', 'contents of a'],
+      ['x', 'contents of b'],
+      ['call_asm2', 'contents of c'],
+    ]);
+    expect(s.rejected).toEqual([]);
+  });
+
+  it('the strict server rejects the odd ids a loop sends back unchanged', () => {
+    const asked = (ids: string[]) => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) });
+    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, asked([''])] })).toMatch(/tool_calls\[0\]\.id': empty string/);
+    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, asked(['a', 'a'])] })).toMatch(/duplicate tool_call id 'a'/);
+  });
+
   it('commits messages only after a call succeeded, and turns the SDK retries off (500, then success)', async () => {
     const s = await serve([{ error: { status: 500, message: 'The server had an error while processing your request.' } }, { content: 'ok' }]);
     const loop = fromOpenAIChat(client(s), base());
