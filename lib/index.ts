@@ -71,7 +71,7 @@ export type { Sleep } from './internal/sleep';
 export { createScriptedAgent } from './agent/createScriptedAgent';
 export type { AgentScript, ScriptedReply, ScriptedTool, ScriptedCall, ScriptedAgent } from './agent/createScriptedAgent';
 
-// Inspecting a run after the fact: history files, validation, summaries, diagrams.
+// Inspecting a run after the fact: history files, validation, summaries, run facts, diagrams.
 export { VERSION } from './internal/version';
 export { JsonlHistorySink } from './history/JsonlHistorySink';
 export type { JsonlHistorySinkOptions, HistoryDurability } from './history/JsonlHistorySink';
@@ -85,6 +85,8 @@ export { validateHistory, HistoryValidator } from './history/validateHistory';
 export type { HistoryIssue, HistoryValidation } from './history/validateHistory';
 export { summarizeHistory, HistorySummarizer } from './history/summarizeHistory';
 export type { HistorySummary, SummarizeHistoryOptions, StateTime, TurnSummary, FailureSummary } from './history/summarizeHistory';
+export { runFacts, RunFactsCollector } from './history/runFacts';
+export type { RunFacts, RunFactsOptions, TurnFacts, FailingMove, RunUsage, UsagePoint } from './history/runFacts';
 export { formatSummary } from './history/formatSummary';
 export type { FormatSummaryOptions } from './history/formatSummary';
 export { toMermaid, historyToMermaid, historyToGantt, RunDiagram } from './history/toMermaid';

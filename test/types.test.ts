@@ -1,5 +1,5 @@
 // Type tests: `npm test` type-checks this file, so each @ts-expect-error must stay an error.
-import { State, StateMachine, extendTable, DEFAULT_TABLE, TRANSITIONS, type HistorySink, type StateName, type TransitionRecord } from '../lib/index';
+import { State, StateMachine, extendTable, DEFAULT_TABLE, TRANSITIONS, runFacts, RunFactsCollector, type HistorySink, type RunUsage, type StateName, type TransitionRecord, type TurnFacts } from '../lib/index';
 
 describe('types', () => {
   it('narrow state names to the sixteen, and widen with an extended table', () => {
@@ -37,5 +37,22 @@ describe('types', () => {
     });
     // @ts-expect-error no such event
     machine.on('transitioned', () => undefined);
+  });
+
+  it('give run facts as read-only data, the open turn and unknown usage typed as such', () => {
+    const machine = new StateMachine({ logger: false });
+    machine.transition(State.WaitingForUserInput);
+    machine.transition(State.SendingToLLM);
+    const facts = runFacts(machine.history());
+    // @ts-expect-error facts are read-only
+    facts.outcome = 'ok';
+    // @ts-expect-error so are their lists
+    facts.turns.push(facts.turns[0]!);
+    const turn: TurnFacts = new RunFactsCollector().add(machine.history()[0]!) ?? facts.turns[0]!;
+    // @ts-expect-error usage may be unknown: null until a record carries it
+    const usage: RunUsage = turn.usage;
+    // @ts-expect-error runFacts takes items, not a path
+    expect(() => runFacts('run.jsonl')).toThrow();
+    expect([turn.end, usage]).toEqual(['open', null]);
   });
 });

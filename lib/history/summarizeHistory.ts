@@ -3,8 +3,10 @@ import { HistoryBuffer } from '../machine/HistoryBuffer';
 import { isHistoryEntry, type HistoryItem, type HistoryMeta, type RejectedMove } from './HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
-import { tableStates, type TransitionTable } from '../machine/TransitionTable';
+import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
+import { tableRoles } from './tableRoles';
+import { stateOutcome, turnOutcomeOf } from './turnOutcomeOf';
 
 /** Options of `summarizeHistory`: the table, how many moves to keep before the end, how many items to list. */
 export interface SummarizeHistoryOptions {
@@ -136,9 +138,9 @@ interface OpenTurn {
  */
 export class HistorySummarizer {
   #table: TransitionTable<string> | undefined;
-  #terminal = new Set<string>();
-  #error = new Set<string>();
-  #idle = new Set<string>();
+  #terminal: ReadonlySet<string> = new Set<string>();
+  #error: ReadonlySet<string> = new Set<string>();
+  #idle: ReadonlySet<string> = new Set<string>();
   readonly #exactSamples: number;
   readonly #lastMoves: HistoryBuffer<TransitionRecord<string>>;
   readonly #turnList: HistoryBuffer<TurnSummary>;
@@ -235,10 +237,7 @@ export class HistorySummarizer {
 
   #use(table: TransitionTable<string>): void {
     this.#table = table;
-    const names = tableStates(table);
-    this.#terminal = new Set(names.filter((s) => table.states[s]?.isTerminal === true));
-    this.#error = new Set(names.filter((s) => table.states[s]?.isError === true));
-    this.#idle = new Set([table.initial, ...[...this.#terminal].flatMap((s) => table.states[s]?.next ?? [])]);
+    ({ terminal: this.#terminal, error: this.#error, idle: this.#idle } = tableRoles(table));
   }
 
   #record(record: TransitionRecord<string>, line: number | undefined): void {
@@ -308,11 +307,14 @@ export function summarizeHistory(items: Iterable<HistoryItem>, options: Summariz
   return summarizer.result();
 }
 
-/** The outcome a record's data says a move into `to` stands for, when it differs from the state. */
+/**
+ * The outcome a move into `to` stands for when the state alone would say another: Error that
+ * records `budget_exceeded`. The adapter records the outcome on every terminal move, so one
+ * that merely agrees with its state (EndOfTurn, `end_of_turn`) is no news.
+ */
 function outcomeNoted(data: unknown, to: string): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const outcome = (data as { outcome?: unknown }).outcome;
-  return typeof outcome === 'string' && outcome !== '' && outcome.toLowerCase() !== to.toLowerCase() ? outcome : undefined;
+  const { outcome, recorded } = turnOutcomeOf(to, data);
+  return recorded && outcome !== stateOutcome(to) ? outcome : undefined;
 }
 
 function closeTurn(turn: OpenTurn, end: TurnSummary['end'], outcome: string | null): TurnSummary {

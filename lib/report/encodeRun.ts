@@ -1,4 +1,4 @@
-import type { RunFacts, StateKind } from './collectRun';
+import type { CollectedRun, StateKind } from './collectRun';
 import { safeStringify } from '../internal/safeStringify';
 import { cut } from '../internal/text';
 
@@ -33,7 +33,7 @@ export interface EncodedRun {
  * (a batch's ten thousand `running bash` are one string), each move's data as JSON cut to
  * `maxDataChars`.
  */
-export function encodeRun(facts: RunFacts, strings: StringTable, maxDataChars: number): EncodedRun {
+export function encodeRun(facts: CollectedRun, strings: StringTable, maxDataChars: number): EncodedRun {
   const t0 = facts.summary.startedAt ?? facts.rejected[0]?.at ?? 0;
   const m = facts.records.map((r) => [
     r.seq,

@@ -4,7 +4,8 @@ import type { HistoryItem } from '../history/HistoryEntry';
 import { formatDuration } from '../internal/formatDuration';
 import { plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { collectRun, dataField, type StateKind } from './collectRun';
+import { dataField } from '../internal/dataField';
+import { collectRun, type StateKind } from './collectRun';
 import { encodeRun, type EncodedRun, StringTable } from './encodeRun';
 import { esc, page } from './html';
 import { legend } from './renderRunPage';
@@ -101,7 +102,7 @@ export class BatchPageBuilder {
         spent = u.costUsd;
       }
     }
-    const lastUsage = facts?.usage.at(-1);
+    const lastUsage = facts?.finalUsage ?? undefined;
     const usage = report?.usage;
     const id = run.id ?? report?.id ?? facts?.meta?.runId ?? file ?? `run ${this.#rows.length + 1}`;
     if (typeof id !== 'string') throw new InvalidArgumentError(`${name}.id`, 'a string', id);

@@ -1,4 +1,4 @@
-import { collectRun, type RunFacts } from './collectRun';
+import { collectRun, type CollectedRun } from './collectRun';
 import { encodeRun, stateOrder, StringTable } from './encodeRun';
 import { esc, page } from './html';
 import { formatSummary } from '../history/formatSummary';
@@ -49,7 +49,7 @@ export function renderRunPage(items: Iterable<HistoryItem>, options: RunPageOpti
   return page(`Run ${id} — ${facts.outcome}`, body, { page: 'run', s: strings.strings, order: stateOrder(facts.order, facts.kinds), runs: [run] });
 }
 
-function runLine(facts: RunFacts, file: string | undefined): string {
+function runLine(facts: CollectedRun, file: string | undefined): string {
   const { summary, meta } = facts;
   const parts: string[] = [];
   if (file !== undefined) parts.push(file);
@@ -136,7 +136,7 @@ export function legend(): string {
   return `<div class="legend">${[...kinds, ...marks].map(([cls, label]) => `<span><i class="${cls}"></i>${label}</span>`).join('')}</div>`;
 }
 
-function timePerState(facts: RunFacts): string {
+function timePerState(facts: CollectedRun): string {
   const { states } = facts.summary;
   if (states.length === 0) return '';
   const bars = states.map((s) => ({
@@ -148,7 +148,7 @@ function timePerState(facts: RunFacts): string {
   return `<section id="time-per-state"><h2>Time per state</h2>${barChart(bars, { title: 'Time per state' })}</section>`;
 }
 
-function usageCharts(facts: RunFacts): string {
+function usageCharts(facts: CollectedRun): string {
   const { usage, summary } = facts;
   const t0 = summary.startedAt ?? 0;
   if (usage.length === 0) return '<section id="usage"><h2>Cost and tokens over time</h2><p class="hint">The records carry no usage data.</p></section>';

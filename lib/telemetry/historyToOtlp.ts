@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isHistoryEntry, type HistoryItem } from '../history/HistoryEntry';
+import { RunFactsCollector, type RunUsage, type TurnFacts } from '../history/runFacts';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { ASM, ERROR_TYPE_OTHER, GEN_AI, GEN_AI_OPERATION, GEN_AI_PROVIDER_OTHER, INSTRUMENTATION_SCOPE, spanName } from '../internal/genAiConventions';
@@ -18,15 +19,13 @@ export interface HistoryToOtlpOptions {
   runId?: string;
 }
 
-const TERMINAL: Record<string, string> = { EndOfTurn: 'end_of_turn', Cancelled: 'cancelled', BudgetExceeded: 'budget_exceeded', Error: 'error' };
 const SENDING = new Set(['SendingToLLM', 'SendingToolResults']);
 
-interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  toolCalls: number;
-  llmCalls: number;
+/** What the run's facts say of one record: the usage before and after it, and the turn it ended. */
+interface Step {
+  readonly before: RunUsage | null;
+  readonly after: RunUsage | null;
+  readonly ended: TurnFacts | undefined;
 }
 
 /**
@@ -40,7 +39,8 @@ interface Usage {
  * What a file cannot say is left out rather than guessed: a call's retries appear as one
  * `chat` span with `agent_state_machine.llm.attempts` and an event per failed attempt. A
  * tool's start is its recorded start if any; else the end of the tool before it, or — when the
- * tools' times add up to more than RunningTool lasted, so they ran at once — its entry.
+ * tools' times add up to more than RunningTool lasted, so they ran at once — its entry. How each
+ * turn ended and what it spent are `runFacts`'s, as every reader of the file has them.
  */
 export function historyToOtlp(items: readonly HistoryItem[], options: HistoryToOtlpOptions = {}): OtlpTraceExport {
   if (!Array.isArray(items)) throw new InvalidArgumentError('items', 'an array of history entries or records', items);
@@ -49,21 +49,22 @@ export function historyToOtlp(items: readonly HistoryItem[], options: HistoryToO
     const value = options[key];
     if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`options.${key}`, 'a non-empty string', value);
   }
+  // The run's facts, item by item, so each record meets the turn it ends; bad items are named here.
+  const facts = new RunFactsCollector();
+  const steps = items.map((item, i): Step => {
+    const before = facts.usage;
+    const ended = facts.add(item, `items[${i}]`);
+    return { before, after: facts.usage, ended };
+  });
   let runId = options.runId;
-  const records: Array<TransitionRecord<string> | { rejected: true; at: number; description: string; from: string; to: string } | { reset: true; at: number }> = [];
-  for (const item of items) {
-    if (!isHistoryEntry(item)) records.push(item);
-    else if (item.kind === 'meta') runId ??= item.meta.runId;
-    else if (item.kind === 'record') records.push(item.record);
-    else if (item.kind === 'rejected') records.push({ rejected: true, ...item.rejected });
-    else records.push({ reset: true, at: item.reset.at });
-  }
+  for (const item of items) if (isHistoryEntry(item) && item.kind === 'meta') runId ??= item.meta.runId;
   const builder = new SpanBuilder(runId ?? 'run', options);
-  for (const r of records) {
-    if ('reset' in r) builder.abandon(r.at, 'the machine was reset mid-turn');
-    else if ('rejected' in r) builder.rejected(r);
-    else builder.record(r);
-  }
+  items.forEach((item, i) => {
+    if (!isHistoryEntry(item)) builder.record(item, steps[i]!);
+    else if (item.kind === 'record') builder.record(item.record, steps[i]!);
+    else if (item.kind === 'rejected') builder.rejected(item.rejected);
+    else if (item.kind === 'reset') builder.abandon(item.reset.at, 'the machine was reset mid-turn');
+  });
   builder.abandon(undefined, 'the history ends mid-turn');
   return {
     resourceSpans: [
@@ -77,7 +78,8 @@ export function historyToOtlp(items: readonly HistoryItem[], options: HistoryToO
 
 interface OpenTurn {
   span: OtlpSpan;
-  startUsage: Usage | undefined;
+  /** The run's usage when the turn started: records carry running totals, spans want differences. */
+  startUsage: RunUsage | null;
   lastAt: number;
 }
 
@@ -88,19 +90,17 @@ class SpanBuilder {
   #turn: OpenTurn | undefined;
   #turns = 0;
   #ids = 0;
-  /** The agent's usage totals as last recorded: records carry running totals, spans want differences. */
-  #usage: Usage | undefined;
 
   constructor(runId: string, options: HistoryToOtlpOptions) {
     this.#runId = runId;
     this.#options = options;
   }
 
-  record(r: TransitionRecord<string>): void {
+  record(r: TransitionRecord<string>, step: Step): void {
     const data = asObject(r.data);
     if (r.to === 'WaitingForUserInput') {
       this.abandon(r.at, `a new turn started in ${r.from}`);
-      this.#start(r, data);
+      this.#start(r, data, step.before);
     }
     const turn = this.#turn;
     if (turn === undefined) return; // moves before the first turn (a history cut at the front)
@@ -116,12 +116,9 @@ class SpanBuilder {
         [ASM.transitionDescription]: r.description,
       }),
     });
-    if (SENDING.has(r.from)) this.#chat(turn, r, data);
+    if (SENDING.has(r.from)) this.#chat(turn, r, data, step);
     if (r.from === 'RunningTool') this.#tools(turn, r, data);
-    const usage = usageOf(data?.['usage']);
-    if (usage !== undefined) this.#usage = usage;
-    const outcome = TERMINAL[r.to];
-    if (outcome !== undefined) this.#end(turn, r, data, outcome);
+    if (step.ended?.end === 'terminal') this.#end(turn, r, data, step.ended.outcome, step.after);
   }
 
   rejected(r: { at: number; description: string; from: string; to: string }): void {
@@ -142,7 +139,7 @@ class SpanBuilder {
     this.#turn = undefined;
   }
 
-  #start(r: TransitionRecord<string>, data: Record<string, unknown> | undefined): void {
+  #start(r: TransitionRecord<string>, data: Record<string, unknown> | undefined, usage: RunUsage | null): void {
     this.#turns += 1;
     const turnNo = typeof data?.['turn'] === 'number' ? data['turn'] : this.#turns;
     const { agentName } = this.#options;
@@ -156,19 +153,21 @@ class SpanBuilder {
         [ASM.turn]: turnNo,
       }),
     );
-    this.#turn = { span, startUsage: this.#usage, lastAt: r.at };
+    this.#turn = { span, startUsage: usage, lastAt: r.at };
   }
 
-  #chat(turn: OpenTurn, r: TransitionRecord<string>, data: Record<string, unknown> | undefined): void {
+  #chat(turn: OpenTurn, r: TransitionRecord<string>, data: Record<string, unknown> | undefined, { before, after, ended }: Step): void {
     const failures = Array.isArray(data?.['failures']) ? (data['failures'] as unknown[]).map(asObject) : [];
     // A budget stop before the call, or a cancel before any attempt, made no LLM call.
-    const noCall = failures.length === 0 && data?.['attempt'] === undefined && (r.to === 'Cancelled' || data?.['outcome'] === 'budget_exceeded');
-    if (noCall) return;
+    const stopped = ended?.outcome === 'cancelled' || ended?.outcome === 'budget_exceeded';
+    if (failures.length === 0 && data?.['attempt'] === undefined && stopped) return;
     const model = str(data?.['model']);
     const span = this.#span(turn.span.traceId, turn.span.spanId, spanName(GEN_AI_OPERATION.chat, model), SPAN_KIND.client, r.at - r.durationMs, r.at);
-    const before = this.#usage;
-    const after = usageOf(data?.['usage']);
-    const delta = after === undefined ? undefined : minus(after, before);
+    // What the call added, when this record tells it: a response's record always does. A turn's
+    // end records the totals too, whose tokens and cost a failed call left as they were: that
+    // says nothing of the call (its attempts count as LLM calls, but a chat span shows no count).
+    const told = after !== null && after !== before && (r.to === 'ProcessingLLMResponse' || !sameSpend(after, before));
+    const delta = told ? minus(after, before) : undefined;
     span.attributes.push(
       ...attrs({
         [GEN_AI.operationName]: GEN_AI_OPERATION.chat,
@@ -193,7 +192,7 @@ class SpanBuilder {
       });
     }
     if (r.to !== 'ProcessingLLMResponse') {
-      const type = r.to === 'Cancelled' ? 'cancelled' : str(data?.['outcome']) ?? 'llm_call_failed';
+      const type = ended?.end === 'terminal' && ended.outcome !== 'error' ? ended.outcome : 'llm_call_failed';
       span.attributes.push(...attrs({ [GEN_AI.errorType]: type }));
       span.status = { code: STATUS_CODE.error, message: r.description };
     }
@@ -230,10 +229,8 @@ class SpanBuilder {
     }
   }
 
-  #end(turn: OpenTurn, r: TransitionRecord<string>, data: Record<string, unknown> | undefined, terminal: string): void {
-    // From a state with no edge to BudgetExceeded or Cancelled the adapter moves to Error, and its data says which outcome it stands for.
-    const outcome = terminal === 'error' && typeof data?.['outcome'] === 'string' ? data['outcome'] : terminal;
-    const usage = this.#usage === undefined ? undefined : minus(this.#usage, turn.startUsage);
+  #end(turn: OpenTurn, r: TransitionRecord<string>, data: Record<string, unknown> | undefined, outcome: string, totals: RunUsage | null): void {
+    const usage = totals === null ? undefined : minus(totals, turn.startUsage);
     const span = turn.span;
     span.endTimeUnixNano = nanos(r.at);
     span.attributes.push(
@@ -304,14 +301,13 @@ function hexId(seed: string, length: 16 | 32): string {
   return /^0+$/.test(hex) ? `${'0'.repeat(length - 1)}1` : hex;
 }
 
-function usageOf(value: unknown): Usage | undefined {
-  const o = asObject(value);
-  if (o === undefined) return undefined;
-  return { inputTokens: num(o['inputTokens']) ?? 0, outputTokens: num(o['outputTokens']) ?? 0, costUsd: num(o['costUsd']) ?? 0, toolCalls: num(o['toolCalls']) ?? 0, llmCalls: num(o['llmCalls']) ?? 0 };
+/** Whether `a` holds the same tokens and cost as `b` (none, when `b` is null). */
+function sameSpend(a: RunUsage, b: RunUsage | null): boolean {
+  return a.costUsd === (b?.costUsd ?? 0) && a.inputTokens === (b?.inputTokens ?? 0) && a.outputTokens === (b?.outputTokens ?? 0);
 }
 
-function minus(a: Usage, b: Usage | undefined): Usage {
-  if (b === undefined) return a;
+function minus(a: RunUsage, b: RunUsage | null): Omit<RunUsage, 'cachedInputTokens'> {
+  if (b === null) return a;
   return {
     inputTokens: a.inputTokens - b.inputTokens,
     outputTokens: a.outputTokens - b.outputTokens,

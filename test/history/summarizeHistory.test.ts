@@ -120,6 +120,35 @@ describe('summarizeHistory()', () => {
     ]);
   });
 
+  it('notes what a turn stood for only where its record says another outcome than its state', () => {
+    const rec = (seq: number, from: string, to: string, data?: unknown): TransitionRecord<string> => ({ seq, from, to, description: '', at: T0 + seq, durationMs: 1, forced: false, ...(data === undefined ? {} : { data }) });
+    const summary = summarizeHistory([
+      rec(1, 'Ready', 'WaitingForUserInput'),
+      rec(2, 'WaitingForUserInput', 'SendingToLLM'),
+      rec(3, 'SendingToLLM', 'ProcessingLLMResponse'),
+      rec(4, 'ProcessingLLMResponse', 'EndOfTurn', { outcome: 'end_of_turn', usage: { costUsd: 0.1, llmCalls: 1 } }),
+      rec(5, 'EndOfTurn', 'WaitingForUserInput'),
+      rec(6, 'WaitingForUserInput', 'Error', { outcome: 'budget_exceeded', limit: 'maxCostUsd' }),
+      rec(7, 'Error', 'WaitingForUserInput'),
+      rec(8, 'WaitingForUserInput', 'SendingToLLM'),
+      rec(9, 'SendingToLLM', 'ProcessingLLMResponse'),
+      rec(10, 'ProcessingLLMResponse', 'ToolUseRequested'),
+      rec(11, 'ToolUseRequested', 'CheckingForCancellation'),
+      rec(12, 'CheckingForCancellation', 'RunningTool'),
+      rec(13, 'RunningTool', 'CheckingGitCommits'),
+      rec(14, 'CheckingGitCommits', 'CheckingBudget'),
+      rec(15, 'CheckingBudget', 'BudgetExceeded', { outcome: 'budget_exceeded', limit: 'maxWallMs' }),
+      rec(16, 'BudgetExceeded', 'WaitingForUserInput'),
+      rec(17, 'WaitingForUserInput', 'Error', { outcome: 'a loop of its own' }),
+    ]);
+    expect(summary.turns.list.map((t) => [t.outcome, t.standsFor])).toEqual([
+      ['EndOfTurn', undefined],
+      ['Error', 'budget_exceeded'],
+      ['BudgetExceeded', undefined],
+      ['Error', undefined],
+    ]);
+  });
+
   it('says empty for no records', () => {
     expect(summarizeHistory([])).toMatchObject({ status: 'empty', records: 0, finalState: null, startedAt: null, elapsedMs: 0, failure: null, states: [], lastMoves: [] });
   });

@@ -7,8 +7,10 @@ import { extendTable } from '../../lib/machine/extendTable';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 import { StateMachine } from '../../lib/machine/StateMachine';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
+import { runFacts } from '../../lib/history/runFacts';
 import { collectRun } from '../../lib/report/collectRun';
 import { failedRun, scriptedMachine, T0, TOOL_TURN } from '../fixtures/agentRun';
+import { NEW_BUDGET_RUN, OLD_BUDGET_RUN, OLD_CUSTOM_TABLE_RUN, OLD_NO_META_RUN, writeHistoryFile } from '../fixtures/historyFiles';
 import { writeHostileRun } from '../fixtures/reportRuns';
 
 const rec = (seq: number, from: string, to: string, data?: unknown, at = T0 + seq * 10): TransitionRecord<string> => ({ seq, from, to, description: `${from} → ${to}`, at, durationMs: 10, forced: false, ...(data === undefined ? {} : { data }) });
@@ -72,6 +74,20 @@ describe('collectRun', () => {
     // Without a meta line the default table orders the states; the custom one comes after.
     expect(facts.order.slice(-1)).toEqual(['Compacting']);
     expect(facts.kinds).toMatchObject({ Compacting: 'other', SendingToLLM: 'llm', RunningTool: 'tool', CheckingBudget: 'check', EndOfTurn: 'end', Error: 'error', Cancelled: 'error', Ready: 'idle' });
+  });
+
+  it('collectRun() takes outcome, usage and retries from runFacts, for old files and new', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-collect-'));
+    try {
+      for (const [name, text] of Object.entries({ OLD_BUDGET_RUN, NEW_BUDGET_RUN, OLD_CUSTOM_TABLE_RUN, OLD_NO_META_RUN })) {
+        const { entries } = await loadHistory(writeHistoryFile(dir, `${name}.jsonl`, text));
+        const facts = runFacts(entries);
+        const collected = collectRun(entries);
+        expect({ outcome: collected.outcome, usage: collected.usage, finalUsage: collected.finalUsage, retried: [...collected.retried] }).toEqual({ outcome: facts.outcome, usage: facts.usage, finalUsage: facts.finalUsage, retried: facts.retried });
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('collectRun() names a bad item', () => {

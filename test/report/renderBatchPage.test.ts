@@ -40,6 +40,14 @@ describe('renderBatchPage', () => {
     expect(html).toMatch(/<text class="label"[^>]*>end_of_turn<\/text>/);
   });
 
+  it('renderBatchPage() counts the usage a run’s last record carries, tool calls that moved no chart included', () => {
+    const history = run(T0, 0.25, 'Error');
+    // The turn's end records the usage so far: a third tool call ran, then failed the turn.
+    const last = history[3]!;
+    history[3] = { ...last, data: { outcome: 'error', usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.25, llmCalls: 1, toolCalls: 3, wallMs: 90 } } };
+    expect(pageData(renderBatchPage([{ id: 'a', history }])).rows).toEqual([[0, 'a', 'error', 0.25, 1, 3, 101, 'Error', 'done']]);
+  });
+
   it('renderBatchPage() charts spend over time against the batch cap and shows each cap used', () => {
     const html = renderBatchPage([{ history: run(T0, 0.25) }, { history: run(T0 + 1000, 0.5) }], { limits: { total: { maxCostUsd: 1, maxLlmCalls: 4 }, perRun: { maxCostUsd: 0.6 } }, concurrency: 2 });
     expect(html).toContain('<td>cost</td><td class="num">$0.7500</td><td class="num">$1.0000 (75%)</td>');

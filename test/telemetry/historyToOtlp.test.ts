@@ -1,9 +1,19 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type AgentScript } from '../../lib/agent/createScriptedAgent';
+import type { HistoryItem } from '../../lib/history/HistoryEntry';
+import { toHistoryTableInfo } from '../../lib/history/HistoryTableInfo';
+import { loadHistory } from '../../lib/history/loadHistory';
+import { extendTable } from '../../lib/machine/extendTable';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
+import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { historyToOtlp } from '../../lib/telemetry/historyToOtlp';
 import type { OtlpSpan, OtlpTraceExport } from '../../lib/telemetry/OtlpJson';
+import { T0 } from '../fixtures/agentRun';
+import { NEW_BUDGET_RUN, OLD_BUDGET_RUN, writeHistoryFile } from '../fixtures/historyFiles';
 import { manualClock } from '../helpers/manualClock';
 import { otlpShapeProblems, roundTrip } from '../helpers/otlpShape';
 
@@ -189,9 +199,47 @@ describe('historyToOtlp()', () => {
     });
   });
 
+  it('historyToOtlp() gives a file whose terminal records carry outcome and usage the spans it gives the same file without them', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-otlp-'));
+    try {
+      const old = historyToOtlp([...(await loadHistory(writeHistoryFile(dir, 'old.jsonl', OLD_BUDGET_RUN))).entries], { runId: 'r' });
+      const fresh = historyToOtlp([...(await loadHistory(writeHistoryFile(dir, 'new.jsonl', NEW_BUDGET_RUN))).entries], { runId: 'r' });
+      expect(fresh).toEqual(old);
+      const turns = spans(old).filter((s) => s.name === 'invoke_agent');
+      expect(turns.map((t) => attr(t, 'agent_state_machine.outcome'))).toEqual(['end_of_turn', 'budget_exceeded']);
+      expect(turns.map((t) => attr(t, 'agent_state_machine.usage.cost_usd'))).toEqual([0.6, 0]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('historyToOtlp() reads a failed call whose record carries the outcome and the totals as a failed call, not as a response', async () => {
+    const history = await run({ replies: [{ error: '529 overloaded' }, { error: '529 overloaded' }, { error: '529 overloaded' }] }, ['go']);
+    const failing = history.at(-1)!;
+    // As the writer that records outcome and usage writes it: three attempts, no tokens.
+    history[history.length - 1] = { ...failing, data: { ...(failing.data as object), outcome: 'error', usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 3, wallMs: 1 } } };
+    const [turn, chat] = spans(historyToOtlp(history)) as [OtlpSpan, OtlpSpan];
+    expect(attr(chat, 'error.type')).toBe('llm_call_failed');
+    expect(attr(chat, 'gen_ai.usage.input_tokens')).toBeUndefined();
+    expect(attr(turn, 'error.type')).toBe('error');
+    expect(attr(turn, 'agent_state_machine.usage.llm_calls')).toBe(3);
+  });
+
+  it('historyToOtlp() ends a turn at a custom terminal state of the file’s table, with the outcome its record says', () => {
+    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Paused', description: 'waits for a person', next: ['WaitingForUserInput'], isTerminal: true, isError: true }], edges: [['SendingToLLM', 'Paused']] });
+    const meta: HistoryItem = { kind: 'meta', line: 1, meta: { type: 'meta', version: '0.1.0', runId: 'paused', startedAt: T0, table: toHistoryTableInfo(table) }, table };
+    const move = (seq: number, from: string, to: string, data?: unknown): HistoryItem => ({ kind: 'record', line: seq + 1, record: { seq, from, to, description: `${from} → ${to}`, at: T0 + seq, durationMs: 1, forced: false, ...(data === undefined ? {} : { data }) } });
+    const otlp = historyToOtlp([meta, move(1, 'Ready', 'WaitingForUserInput'), move(2, 'WaitingForUserInput', 'SendingToLLM'), move(3, 'SendingToLLM', 'Paused', { outcome: 'cancelled' }), move(4, 'Paused', 'WaitingForUserInput')]);
+    const turns = spans(otlp).filter((s) => s.name === 'invoke_agent');
+    expect(turns).toHaveLength(2);
+    expect(attr(turns[0]!, 'agent_state_machine.outcome')).toBe('cancelled');
+    expect(turns[0]!.status).toEqual({ code: 2, message: 'SendingToLLM → Paused' });
+  });
+
   it('historyToOtlp() rejects bad input, naming it', () => {
     expect(() => historyToOtlp('run.jsonl' as never)).toThrow(InvalidArgumentError);
     expect(() => historyToOtlp([], { agentName: '' })).toThrow(/options\.agentName/);
+    expect(() => historyToOtlp([{ seq: 1, from: 'Ready' } as never])).toThrow(/items\[0\]\.to/);
   });
 });
 
