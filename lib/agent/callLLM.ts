@@ -92,7 +92,8 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
         if (external instanceof OperationError) return { kind: 'failed', error: external, data: { operation } };
       }
       if (problem !== undefined) return { kind: 'failed', error: new ContractViolationError(operation, problem, value), data: { operation, problem } };
-      if (priced.error !== undefined) return { kind: 'failed', error: priced.error, data: { operation, usage: valid } };
+      // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
+      if (priced.error !== undefined) return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
       let notes: ResponseNotes | undefined;
       if (problems.length > 0) notes = { usageProblems: problems };
       if (priced.note !== undefined) {
