@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** A request a local protocol server received: its parsed JSON body and headers. */
 export interface ReceivedRequest {
@@ -26,7 +26,7 @@ export interface LocalServer {
 
 /** Starts a node:http server on 127.0.0.1 and an ephemeral port that hands each JSON request to `handle`. */
 export async function listenLocal(handle: (req: ReceivedRequest, ex: Exchange) => Promise<void>): Promise<LocalServer> {
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     const closed = new AbortController();
