@@ -19,6 +19,10 @@ export default defineConfig(
     rules: {
       // `==` only for `x == null` (null or undefined); everywhere else strict equality.
       eqeqeq: ['error', 'always', { null: 'ignore' }],
+      // Down from the default: `let adapter!: Agent` that a closure (a tool that cancels the
+      // agent) reads before the one assignment stays a `let`, so that a closure run too early
+      // finds it unset rather than in the temporal dead zone, and the declaration stays put.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // Type-only imports say so, so that they vanish from the build and never load a module
       // (an optional peer dependency, a layer above); inline `type` is the tree's common form.
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
