@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 export interface ReceivedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- untyped JSON, which the servers check field by field
   body: any;
 }
 
