@@ -4,9 +4,10 @@
 // .bench-tmp/ so that dist/ is left alone — and every suite loads it through BENCH_LIB.
 // A suite started on its own, without BENCH_LIB, loads lib/index.ts through tsx instead.
 import path from 'node:path';
+import type * as LibraryModule from '../lib/index';
 import { ROOT } from './harness';
 
-export type Library = typeof import('../lib/index');
+export type Library = typeof LibraryModule;
 
 /** Where `buildLibrary` puts the bundle. */
 export const BUILD_DIR = path.join(ROOT, '.bench-tmp', 'lib-build');
@@ -14,6 +15,7 @@ export const BUILD_DIR = path.join(ROOT, '.bench-tmp', 'lib-build');
 /** The library the suites measure: the module BENCH_LIB names, or the TypeScript source. */
 export function loadLibrary(): Library {
   const override = process.env.BENCH_LIB;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module named at run time, loaded synchronously
   return require(override === undefined || override === '' ? '../lib/index' : path.resolve(ROOT, override)) as Library;
 }
 

@@ -43,6 +43,6 @@ export function loadCopy(file: CandidateFile, row: string): CandidateFactory {
   mkdirSync(path.join(CANDIDATE_DIR, 'copies'), { recursive: true });
   const copy = path.join(CANDIDATE_DIR, 'copies', `${row.replace(/[^a-z0-9]+/gi, '-')}.cjs`);
   copyFileSync(path.join(CANDIDATE_DIR, `${file}.cjs`), copy);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle built at run time, loaded synchronously
   return (require(copy) as { create: CandidateFactory }).create;
 }

@@ -1,10 +1,11 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** A request a local protocol server received: its parsed JSON body and headers. */
 export interface ReceivedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- untyped JSON, which the servers check field by field
   body: any;
 }
 
@@ -26,7 +27,7 @@ export interface LocalServer {
 
 /** Starts a node:http server on 127.0.0.1 and an ephemeral port that hands each JSON request to `handle`. */
 export async function listenLocal(handle: (req: ReceivedRequest, ex: Exchange) => Promise<void>): Promise<LocalServer> {
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     const closed = new AbortController();

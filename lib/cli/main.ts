@@ -147,7 +147,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       try {
         fs.writeFileSync(output, report.html);
       } catch (error) {
-        throw new Error(`cannot write the report to ${output}: ${messageOf(error)}`);
+        throw new Error(`cannot write the report to ${output}: ${messageOf(error)}`, { cause: error });
       }
       io.stdout(`${output}\n`);
     });

@@ -77,6 +77,7 @@ const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 /** Strings whose JSON text a sink remembers, and the longest it remembers. */
 const QUOTE_CACHE_SIZE = 1024;
 const QUOTE_CACHE_CHARS = 256;
+// eslint-disable-next-line no-control-regex -- the ASCII range starts at \x00
 const ASCII = /^[\x00-\x7f]*$/;
 
 // O_NOFOLLOW: a symbolic link planted at the path must not redirect the history into the

@@ -154,7 +154,6 @@ class LineSplitter {
   #seenContent = false;
   /** The unfinished line's bytes so far, and how many bytes it has in all (more once over the limit). */
   #parts: Buffer[] = [];
-  #partBytes = 0;
   #lineBytes = 0;
   /** A line that did not parse is held until we know whether it is the last one. */
   #pending: { number: number; text: string; reason: string } | undefined;
@@ -234,14 +233,12 @@ class LineSplitter {
     if (this.#lineBytes > this.maxLineBytes) {
       // Over the limit: the bytes are counted, never kept.
       this.#parts = [];
-      this.#partBytes = 0;
       if (!this.salvage) this.#tooLong();
       return;
     }
     if (length > 0) {
       // A copy: the chunk's buffer is read into again.
       this.#parts.push(Buffer.from(chunk.subarray(from, to)));
-      this.#partBytes += length;
     }
   }
 
@@ -254,7 +251,6 @@ class LineSplitter {
     const size = this.#lineBytes;
     const parts = this.#parts;
     this.#parts = [];
-    this.#partBytes = 0;
     this.#lineBytes = 0;
     if (size > this.maxLineBytes) {
       const number = ++this.#number;

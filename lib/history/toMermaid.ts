@@ -198,8 +198,10 @@ function mermaidLabel(name: string): string {
 
 // Gantt lines use `:` to end the task name and `#`, `;`, `%%` for other syntax; a control
 // character could end the line.
+// eslint-disable-next-line no-control-regex -- control characters are among what it removes
+const GANTT_UNSAFE = /[:;#%\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 function sanitize(text: string): string {
-  return text.replace(/[:;#%\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return text.replace(GANTT_UNSAFE, ' ').replace(/\s+/g, ' ').trim();
 }
 
 function taskName(description: string, seq: number): string {

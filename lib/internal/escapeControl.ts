@@ -1,7 +1,9 @@
 // Control characters (C0, DEL, C1) anywhere a string reaches a terminal: ESC sequences clear
 // screens and set window titles, and a line break inside a field forges a line of output.
 // Also U+2028/U+2029, which some terminals and editors treat as line breaks.
+// eslint-disable-next-line no-control-regex -- control characters are what it escapes
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+// eslint-disable-next-line no-control-regex -- control characters are what it escapes
 const CONTROL_TEST = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };

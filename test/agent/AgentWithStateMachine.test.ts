@@ -507,8 +507,7 @@ describe('AgentWithStateMachine turn signals', () => {
 
   it('.runTurn() leaves a signal nobody listens to unaborted, and a later turn still cancels through its own', async () => {
     const signals: AbortSignal[] = [];
-    let agent!: AgentWithStateMachine;
-    agent = new AgentWithStateMachine(
+    const agent: AgentWithStateMachine = new AgentWithStateMachine(
       textAgent((signal) => {
         signals.push(signal);
         if (signals.length === 2) agent.cancel('stop');

@@ -100,8 +100,7 @@ describe('AgentWithStateMachine logger', () => {
 
   it('an ordinary cancel logs at info; a fault forced to Error stays a warning', async () => {
     const { logger, entries } = captureLogger('debug');
-    let adapter!: AgentWithStateMachine;
-    adapter = new AgentWithStateMachine(
+    const adapter: AgentWithStateMachine = new AgentWithStateMachine(
       createScriptedAgent({
         sleep: async () => undefined,
         replies: [{ toolCalls: [call] }, { toolCalls: [call] }],

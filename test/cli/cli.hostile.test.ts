@@ -8,7 +8,7 @@ import { StateMachine } from '../../lib/machine/StateMachine';
 import { failedRun, T0 } from '../fixtures/agentRun';
 
 const ROOT = path.join(__dirname, '..', '..');
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- it is the control characters this test looks for
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 let dir: string;
 

@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { main } from '../../lib/cli/main';
 import { toMermaid } from '../../lib/history/toMermaid';
 import { VERSION } from '../../lib/internal/version';
 import { T0 } from '../fixtures/agentRun';

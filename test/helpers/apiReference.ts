@@ -96,7 +96,10 @@ function pinExports(): void {
       let line = '   ';
       for (const e of list) {
         const piece = ` '${e.name}',`;
-        if ((line + piece).length > 100) lines.push(line), (line = '   ');
+        if ((line + piece).length > 100) {
+          lines.push(line);
+          line = '   ';
+        }
         line += piece;
       }
       lines.push(line);

@@ -18,7 +18,7 @@ import { StateMachine } from '../../lib/machine/StateMachine';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 import { getDefaultLogger } from '../../lib/machine/defaultLogger';
 
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- it is the control characters this test looks for
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 const HOSTILE = 'boom\u001b[2J\u001b]0;pwned\u0007\r\nOK: the last turn ended in EndOfTurn.\u009b31m';
 

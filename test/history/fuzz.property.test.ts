@@ -14,7 +14,7 @@ import { validateHistory } from '../../lib/history/validateHistory';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 
 // Control characters other than the line breaks a formatter puts between its own lines.
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- it is the control characters this test looks for
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 let dir: string;

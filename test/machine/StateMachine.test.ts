@@ -471,14 +471,13 @@ describe('StateMachine', () => {
 
     it('moves asked for by the sink or by sinkError and rejected listeners wait their turn', () => {
       const order: string[] = [];
-      let machine!: StateMachine;
       const sink = {
         write(r: TransitionRecord) {
           order.push(`sink ${r.seq}`);
           if (r.seq === 1) throw new Error('disk full');
         },
       };
-      machine = new StateMachine({ logger: false, clock: manualClock().now, sink });
+      const machine = new StateMachine({ logger: false, clock: manualClock().now, sink });
       machine.on('sinkError', () => machine.transition(State.SendingToLLM, 'from sinkError'));
       machine.onTransition((r) => order.push(`listener ${r.seq}`));
       machine.transition(State.WaitingForUserInput);

@@ -1,6 +1,7 @@
 import winston from 'winston';
+import type * as DefaultLoggerModule from '../../lib/machine/defaultLogger';
 
-type Module = typeof import('../../lib/machine/defaultLogger');
+type Module = typeof DefaultLoggerModule;
 
 /** Loads a fresh copy of the module so each test sees its own environment. */
 function freshModule(level: string | undefined): Module {

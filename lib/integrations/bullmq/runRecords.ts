@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
-import { RunSkippedError, type SkipReason, type UsageTotals } from 'agent-state-machine';
+import { RunSkippedError, type BudgetLimits, type RetryOptions, type SkipReason, type UsageTotals } from 'agent-state-machine';
 import type { BatchKeys } from './batchKeys';
+import type { PriceTable } from './PriceTable';
 import { runScript } from './redisScripts';
 import { errorToWire, type WireRunReport } from './wireReport';
 import { WorkerLostError } from './WorkerLostError';
@@ -9,10 +10,10 @@ import { WorkerLostError } from './WorkerLostError';
 export interface BatchMeta {
   v: 1;
   count: number;
-  perRun?: import('agent-state-machine').BudgetLimits;
-  total?: import('agent-state-machine').BudgetLimits;
-  retry?: import('agent-state-machine').RetryOptions;
-  pricing?: import('./PriceTable').PriceTable;
+  perRun?: BudgetLimits;
+  total?: BudgetLimits;
+  retry?: RetryOptions;
+  pricing?: PriceTable;
   retryLostRuns: number;
   cancelGraceMs: number;
 }

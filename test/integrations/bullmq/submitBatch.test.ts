@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { InvalidArgumentError, RunSkippedError, TurnCancelledError, loadHistory, validateHistory, type AgentLoop } from 'agent-state-machine';
+import { InvalidArgumentError, RunSkippedError, loadHistory, validateHistory, type AgentLoop } from 'agent-state-machine';
 import { RedisBudget, startBatchWorker, submitBatch, type BatchWorkerHandle, type DistributedTask } from '../../../lib/integrations/bullmq/index';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';

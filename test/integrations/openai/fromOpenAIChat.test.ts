@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { AgentWithStateMachine, InvalidArgumentError, type AgentWithStateMachineOptions, type Sleep } from 'agent-state-machine';
 import { fromOpenAIChat, type OpenAIChatOptions } from '../../../lib/integrations/openai';
-import { checkChatRequest, startOpenAIChatServer, type ChatAction, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
+import { checkChatRequest, startOpenAIChatServer, type ChatAction, type OpenAIChatServer, type OpenAIChatServerOptions } from '../../../examples/servers/openaiChatServer';
 
 // The real `openai` client against a local server that speaks Chat Completions and rejects
 // what the API rejects. Every scenario ends by asserting the server rejected nothing.
@@ -18,7 +18,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(script: ChatAction[] | ((body: any, i: number) => ChatAction | Promise<ChatAction>)): Promise<OpenAIChatServer> {
+async function serve(script: ChatAction[] | OpenAIChatServerOptions['respond']): Promise<OpenAIChatServer> {
   server = await startOpenAIChatServer({
     respond: typeof script === 'function' ? script : (_body, i) => script[i] ?? { error: { status: 500, message: `script has no reply ${i}` } },
   });
