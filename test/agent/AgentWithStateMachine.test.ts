@@ -386,7 +386,7 @@ describe('AgentWithStateMachine', () => {
         forced: false,
       });
       expect(d.agent.calls).toEqual([]);
-      expect(() => d.adapter.runTurn('x', { signal: 'stop' as never })).rejects.toThrow('Expected `signal` to be an AbortSignal');
+      await expect(() => d.adapter.runTurn('x', { signal: 'stop' as never })).rejects.toThrow('Expected `signal` to be an AbortSignal');
     });
   });
 

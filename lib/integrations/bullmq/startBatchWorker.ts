@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { InvalidArgumentError, runTask, safeFileName, type AgentLoop, type Pricing } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
@@ -81,6 +80,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
   for (const [key, value] of [['lockDurationMs', lockDurationMs], ['stalledIntervalMs', stalledIntervalMs]] as const) {
     if (!(Number.isInteger(value) && value > 0)) throw new InvalidArgumentError(key, 'a positive integer of milliseconds', value);
   }
+  // eslint-disable-next-line no-console -- the documented default: a worker has nowhere else to say what went wrong outside a run
   const onError = options.onError === false ? () => undefined : (options.onError ?? ((error: Error) => console.error(`batch worker ${id}: ${error.message}`)));
 
   const redis = openRedis(connection);
