@@ -44,6 +44,8 @@ export interface ResponsesReply {
   dropAfterEvents?: number;
   /** Streaming only: send this many events, then end the stream normally, without `response.completed`. */
   endAfterEvents?: number;
+  /** Streaming only: send this many events, then send nothing more until the client goes away. */
+  stallAfterEvents?: number;
   /**
    * Fail the response. Streaming: after `afterEvents` events (default 2: `response.created`
    * and `response.in_progress`), an `error` event with its fields under `error` (as the API
@@ -390,6 +392,10 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
     for (const [i, event] of events.entries()) {
       if (action.dropAfterEvents !== undefined && i >= action.dropAfterEvents) return sse.drop();
       if (action.endAfterEvents !== undefined && i >= action.endAfterEvents) return sse.end();
+      if (action.stallAfterEvents !== undefined && i >= action.stallAfterEvents) {
+        await new Promise<void>((resolve) => (ex.closed.aborted ? resolve() : ex.closed.addEventListener('abort', () => resolve(), { once: true })));
+        return sse.end();
+      }
       if (fail !== undefined && i === failAt) {
         const as = fail.as ?? 'error';
         if (as === 'response.failed') send({ type: 'response.failed', response: response('failed', [], { error: { code: fail.code, message: fail.message } }) } as { type: string }, i);

@@ -337,7 +337,6 @@ export function mapResponsesUsage(usage: ResponseUsage | null | undefined): Usag
 async function collectStream(events: AsyncIterable<ResponseStreamEvent>, onText: (delta: string) => void, signal: AbortSignal): Promise<Response> {
   let final: Response | undefined;
   let responseId: string | undefined;
-  const done: ResponseOutputItem[] = [];
   try {
     for await (const event of events) {
       if (final !== undefined) continue;
@@ -348,9 +347,6 @@ async function collectStream(events: AsyncIterable<ResponseStreamEvent>, onText:
           break;
         case 'response.output_text.delta':
           onText(event.delta);
-          break;
-        case 'response.output_item.done':
-          done[event.output_index] = event.item;
           break;
         case 'response.completed':
         case 'response.incomplete':
@@ -376,7 +372,5 @@ async function collectStream(events: AsyncIterable<ResponseStreamEvent>, onText:
     signal.throwIfAborted();
     throw new Error(`the response stream ended before response.completed${responseId !== undefined ? ` (response ${responseId})` : ''}: the connection was dropped`);
   }
-  // A compatible server may finish with an empty `output`: take the items the stream sent.
-  if ((final.output ?? []).length === 0 && done.length > 0) return { ...final, output: done.filter(Boolean) };
   return final;
 }
