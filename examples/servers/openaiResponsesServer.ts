@@ -192,9 +192,9 @@ function checkInputItems(input: any[], storeFalse: boolean, memory: ResponsesMem
         if (typeof item.content === 'string') break;
         if (!Array.isArray(item.content)) return `Invalid type for 'input[${i}].content': expected one of a string or an array of content parts, but got ${typeName(item.content)} instead.`;
         const allowed = item.role === 'assistant' ? OUTPUT_PARTS : INPUT_PARTS;
-        for (const [j, part] of item.content.entries()) {
+        for (const part of item.content) {
           if (!allowed.has(part?.type)) {
-            return `Invalid value: '${String(part?.type)}'. Supported values are: ${item.role === 'assistant' ? "'output_text' and 'refusal'" : "'input_text', 'input_image', and 'input_file'"}. (input[${i}].content[${j}].type)`;
+            return `Invalid value: '${String(part?.type)}'. Supported values are: ${item.role === 'assistant' ? "'output_text' and 'refusal'" : "'input_text', 'input_image', and 'input_file'"}.`;
           }
         }
         break;
