@@ -43,8 +43,9 @@ const PINNED: Record<string, string[]> = {
     'toMermaid', 'validateHistory',
   ],
   './openai': [
-    'OpenAIChatLoop', 'OpenAIChatOptions', 'OpenAIChatTool', 'StreamTextHandler', 'ToolRunContext',
-    'fromOpenAIChat', 'mapOpenAIUsage',
+    'OpenAIChatLoop', 'OpenAIChatOptions', 'OpenAIChatTool', 'OpenAIResponseError',
+    'OpenAIResponsesLoop', 'OpenAIResponsesOptions', 'OpenAIResponsesTool', 'StreamTextHandler',
+    'ToolRunContext', 'fromOpenAIChat', 'fromOpenAIResponses', 'mapOpenAIUsage', 'mapResponsesUsage',
   ],
   './anthropic': [
     'AnthropicLoop', 'AnthropicOptions', 'AnthropicTool', 'StreamTextHandler', 'ToolRunContext',

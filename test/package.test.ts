@@ -34,7 +34,7 @@ describe('the built package', () => {
   // error an integration throws is the same class the main entry exports. Loading the main entry
   // alone loads no SDK and no price data.
   const SUBPATHS: Record<string, string[]> = {
-    openai: ['fromOpenAIChat', 'mapOpenAIUsage'],
+    openai: ['OpenAIResponseError', 'fromOpenAIChat', 'fromOpenAIResponses', 'mapOpenAIUsage', 'mapResponsesUsage'],
     anthropic: ['fromAnthropic', 'mapAnthropicUsage'],
     pricing: ['createPricing'],
   };

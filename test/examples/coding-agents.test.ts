@@ -1,9 +1,11 @@
 import { runAnthropicAgent } from '../../examples/anthropic-agent';
 import { runOpenAIAgent } from '../../examples/openai-agent';
+import { runOpenAIResponsesAgent } from '../../examples/openai-responses-agent';
 
 // Offline (an empty environment): each example talks to its local protocol server.
 describe.each([
   ['examples/openai-agent', runOpenAIAgent],
+  ['examples/openai-responses-agent', runOpenAIResponsesAgent],
   ['examples/anthropic-agent', runAnthropicAgent],
 ] as const)('%s', (_name, run) => {
   it('finds the bug with its three tools, priced from tokens, offline', async () => {
