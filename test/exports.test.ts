@@ -45,7 +45,8 @@ const PINNED: Record<string, string[]> = {
   './openai': [
     'OpenAIChatLoop', 'OpenAIChatOptions', 'OpenAIChatTool', 'OpenAIResponseError',
     'OpenAIResponsesLoop', 'OpenAIResponsesOptions', 'OpenAIResponsesTool', 'StreamTextHandler',
-    'ToolRunContext', 'fromOpenAIChat', 'fromOpenAIResponses', 'mapOpenAIUsage', 'mapResponsesUsage',
+    'ToolRunContext', 'fromOpenAIChat', 'fromOpenAIResponses', 'mapOpenAIUsage',
+    'mapResponsesUsage',
   ],
   './anthropic': [
     'AnthropicLoop', 'AnthropicOptions', 'AnthropicTool', 'StreamTextHandler', 'ToolRunContext',

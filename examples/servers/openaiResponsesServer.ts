@@ -203,6 +203,8 @@ function checkInputItems(input: any[], storeFalse: boolean, memory: ResponsesMem
         for (const field of ['call_id', 'name', 'arguments']) {
           if (typeof item[field] !== 'string') return `Missing required parameter: 'input[${i}].${field}'.`;
         }
+        if (item.call_id === '') return `Invalid 'input[${i}].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead.`;
+        if (calls.has(item.call_id)) return `Duplicate value for 'input[${i}].call_id': a function call with call_id ${item.call_id} is already in the input.`;
         calls.add(item.call_id);
         open.push(item.call_id);
         break;

@@ -11,6 +11,7 @@ import type {
   ResponseUsage,
 } from 'openai/resources/responses/responses';
 import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
+import { uniqueCallIds } from '../../internal/uniqueCallIds';
 import { checkSdkLoopOptions, runSdkTool, type OptionIssue, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 
 /** A tool the LLM may call: description, JSON Schema of its input, and what running it does. */
@@ -135,6 +136,8 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   const requestInclude = (options.request?.include as ResponseIncludable[] | undefined) ?? [];
   const include: ResponseIncludable[] = encrypted && !requestInclude.includes('reasoning.encrypted_content') ? [...requestInclude, 'reasoning.encrypted_content'] : requestInclude;
   const items: ResponseInputItem[] = structuredClone(options.items ?? []);
+  let renamed = 0;
+  const freshId = (): string => `call_asm${++renamed}`;
 
   async function call(pending: ResponseInputItem[], ctx: OperationContext): Promise<LLMResponse> {
     const body = {
@@ -157,7 +160,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
         )
       : await client.responses.create(body, requestOptions);
     assertUsable(response);
-    const { kept, toolCalls, text } = readOutput(response.output ?? [], store);
+    const { kept, toolCalls, text } = readOutput(response.output ?? [], store, freshId);
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
     items.push(...pending, ...kept);
     return {
@@ -228,7 +231,10 @@ function checkResponsesOptions(options: unknown): OptionIssue | undefined {
  * found"), or one that no other item follows (a response cut short while reasoning: the API
  * rejects a reasoning item "without its required following item").
  */
-function readOutput(output: ResponseOutputItem[], store: boolean | undefined): { kept: ResponseInputItem[]; toolCalls: ToolCall[]; text: string } {
+function readOutput(output: ResponseOutputItem[], store: boolean | undefined, freshId: () => string): { kept: ResponseInputItem[]; toolCalls: ToolCall[]; text: string } {
+  // Empty or repeated call ids get fresh ones, in the conversation kept and in the calls returned alike.
+  const calls = output.filter((item): item is ResponseFunctionToolCall => item.type === 'function_call');
+  const ids = uniqueCallIds(calls.map((c) => c.call_id ?? ''), freshId);
   const kept: ResponseInputItem[] = [];
   const toolCalls: ToolCall[] = [];
   let text = '';
@@ -236,7 +242,7 @@ function readOutput(output: ResponseOutputItem[], store: boolean | undefined): {
   output.forEach((item, index) => {
     switch (item.type) {
       case 'function_call': {
-        const { conversation, call } = functionCall(item);
+        const { conversation, call } = functionCall(item, ids[calls.indexOf(item)]!);
         kept.push(conversation);
         toolCalls.push(call);
         break;
@@ -264,18 +270,18 @@ function readOutput(output: ResponseOutputItem[], store: boolean | undefined): {
 }
 
 /**
- * The one place a `function_call` becomes a conversation item and a `ToolCall`. A check per
- * call (its id, its input) belongs here, so that the conversation and the adapter see the same call.
+ * The one place a `function_call` becomes a conversation item and a `ToolCall`, under the id
+ * it goes by (`uniqueCallIds`), so that the conversation and the adapter see the same call.
  */
-function functionCall(item: ResponseFunctionToolCall): { conversation: ResponseInputItem; call: ToolCall } {
+function functionCall(item: ResponseFunctionToolCall, callId: string): { conversation: ResponseInputItem; call: ToolCall } {
   const conversation: ResponseFunctionToolCall = {
     type: 'function_call',
-    call_id: item.call_id,
+    call_id: callId,
     name: item.name,
     arguments: item.arguments,
     ...(item.namespace !== undefined ? { namespace: item.namespace } : {}),
   };
-  return { conversation, call: { id: item.call_id, name: item.name, input: item.arguments } };
+  return { conversation, call: { id: callId, name: item.name, input: item.arguments } };
 }
 
 /** `completed` and `incomplete` carry an answer; `failed` and anything else is an error. */

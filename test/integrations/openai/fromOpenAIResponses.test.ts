@@ -141,6 +141,39 @@ describe('fromOpenAIResponses', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('.runTool() answers arguments that break the input schema with the validator\'s message and never runs the tool', async () => {
+    const s = await serve([{ toolCalls: [{ callId: 'call_1', name: 'read_file', arguments: '{"path": 3}' }] }, { text: 'done' }]);
+    const ran: unknown[] = [];
+    const loop = fromOpenAIResponses(client(s), base({ tools: { read_file: { ...readFile, run: async (input: { path: string }) => (ran.push(input), 'x') } } }));
+    expect(await agentOf(loop).runTurn('go')).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
+    expect(ran).toEqual([]);
+    const outputs = s.exchanges[1]!.body.input.filter((i: { type: string }) => i.type === 'function_call_output');
+    expect(outputs.map((o: { output: string }) => o.output)).toEqual(['error: the arguments of read_file do not match its input schema: input.path must be string; send them again, corrected']);
+    expect(s.rejected).toEqual([]);
+  });
+
+  it('gives empty and repeated call ids unique ones, so every call is answered and the next requests are valid', async () => {
+    const s = await serve([
+      { toolCalls: [{ callId: '', name: 'read_file', arguments: '{"path":"a"}' }, { callId: 'call_x', name: 'read_file', arguments: '{"path":"b"}' }, { callId: 'call_x', name: 'read_file', arguments: '{"path":"c"}' }] },
+      { text: 'read three' },
+      { text: 'second turn' },
+    ]);
+    const loop = fromOpenAIResponses(client(s), base());
+    const agent = agentOf(loop);
+    expect(await agent.runTurn('read a, b and c')).toMatchObject({ outcome: 'end_of_turn', text: 'read three' });
+    expect(await agent.runTurn('again')).toMatchObject({ outcome: 'end_of_turn', text: 'second turn' });
+    const pairs = loop.items.flatMap((i) => (i.type === 'function_call' ? [['call', i.call_id]] : i.type === 'function_call_output' ? [['output', i.call_id, i.output]] : []));
+    expect(pairs).toEqual([
+      ['call', 'call_asm1'],
+      ['call', 'call_x'],
+      ['call', 'call_asm2'],
+      ['output', 'call_asm1', 'contents of a'],
+      ['output', 'call_x', 'contents of b'],
+      ['output', 'call_asm2', 'contents of c'],
+    ]);
+    expect(s.rejected).toEqual([]);
+  });
+
   it('commits items only after a call succeeded, and turns the SDK retries off (500, then success)', async () => {
     const s = await serve([{ error: { status: 500, message: 'The server had an error while processing your request.' } }, { text: 'ok' }]);
     const loop = fromOpenAIResponses(client(s), base());
