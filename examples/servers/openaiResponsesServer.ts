@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- request bodies are untyped JSON, checked field by field as the API does */
 import { listenLocal, pause, type ReceivedRequest } from './http';
 
 /**

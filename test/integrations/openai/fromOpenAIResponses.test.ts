@@ -18,7 +18,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(script: ResponsesAction[] | ((body: any, i: number) => ResponsesAction | Promise<ResponsesAction>)): Promise<OpenAIResponsesServer> {
+async function serve(script: ResponsesAction[] | ((body: unknown, i: number) => ResponsesAction | Promise<ResponsesAction>)): Promise<OpenAIResponsesServer> {
   server = await startOpenAIResponsesServer({
     respond: typeof script === 'function' ? script : (_body, i) => script[i] ?? { error: { status: 500, message: `script has no reply ${i}` } },
   });
