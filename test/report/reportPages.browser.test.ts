@@ -19,14 +19,16 @@ let browser: Browser;
 let dir: string;
 const opened: OpenedPage[] = [];
 
+// The folder first: when no browser can be launched, that one clear error is the only one
+// (afterAll has a folder to remove and no browser to close).
 beforeAll(async () => {
-  browser = await launchBrowser();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-report-'));
   fs.mkdirSync(SHOTS, { recursive: true });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
   for (const p of opened.splice(0)) await p.close();
