@@ -1,5 +1,6 @@
-// The report pages in a real browser (Debian's chromium through playwright-core): what a
-// person sees and clicks, that nothing from the history runs, and that nothing leaves the page.
+// The report pages in a real browser (Chromium through playwright-core, found by
+// helpers/browser.ts): what a person sees and clicks, that nothing from the history runs, and
+// that nothing leaves the page.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -19,14 +20,16 @@ let browser: Browser;
 let dir: string;
 const opened: OpenedPage[] = [];
 
+// The folder first: when no browser can be launched, that one clear error is the only one
+// (afterAll has a folder to remove and no browser to close).
 beforeAll(async () => {
-  browser = await launchBrowser();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-report-'));
   fs.mkdirSync(SHOTS, { recursive: true });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
   for (const p of opened.splice(0)) await p.close();
@@ -165,7 +168,10 @@ describe('renderBatchPage in the browser', () => {
     await p.page.selectOption('#runs-outcome', '');
 
     // The hostile run's row opens its timeline, inside the same file; its id is only text.
+    // A row sets location.hash; the page changes view on the hashchange event that follows,
+    // after the click has returned: wait for it.
     await p.page.click(`#runs tbody tr:first-child`);
+    await p.page.locator('#batch-view').waitFor({ state: 'hidden' });
     expect(await p.page.locator('#batch-view').isHidden()).toBe(true);
     expect(await p.page.textContent('#run-view .run-title')).toBe(`Run ${HOSTILE.link}`);
     expect(new URL(p.page.url()).hash).toMatch(/^#run-\d+$/);
@@ -175,6 +181,7 @@ describe('renderBatchPage in the browser', () => {
     expect(await p.page.textContent('#move-detail .desc')).toBe('deploy tool crashed');
     await p.page.screenshot({ path: path.join(SHOTS, 'batch-run.png'), fullPage: true });
     await p.page.click('#run-view button.back');
+    await p.page.locator('#batch-view').waitFor({ state: 'visible' });
     expect(await p.page.locator('#batch-view').isVisible()).toBe(true);
     await expectQuiet(p);
   });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as readline from 'node:readline';
 import { RunSkippedError } from 'agent-state-machine';
 import { submitBatch, WorkerLostError, type DistributedTask } from '../../../lib/integrations/bullmq/index';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
@@ -17,16 +18,36 @@ beforeAll(async () => {
 afterAll(() => releaseRedis());
 
 /** A worker in its own process (`node --import tsx`), resolved once it listens. */
-function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
+interface WorkerProcess {
+  child: ChildProcess;
+  /**
+   * Makes the next run this worker starts hang, and resolves with its task id once that run is
+   * started in Redis: from then on the worker has that run in flight until it is killed.
+   */
+  holdNextRun(): Promise<string>;
+}
+
+function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/workerProcess.ts')], {
     cwd: root,
     env: { ...process.env, LOCK_MS: String(LOCK_MS), STALL_MS: String(STALL_MS), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const lines = readline.createInterface({ input: child.stdout! });
+  const holding: Array<(taskId: string) => void> = [];
+  const holdNextRun = (): Promise<string> =>
+    new Promise((resolve) => {
+      holding.push(resolve);
+      child.stdin!.write('hold\n');
+    });
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
+    lines.on('line', (line) => {
+      if (line === 'ready') resolve({ child, holdNextRun });
+      const held = /^holding (.+)$/.exec(line);
+      if (held) holding.shift()?.(held[1]!);
+    });
     child.once('exit', (code) => reject(new Error(`worker ${env.WORKER_ID} exited (${code}) before it was ready: ${err}`)));
   });
 }
@@ -48,12 +69,13 @@ describe('submitBatch() across worker processes', () => {
   it('three workers, 300 tasks, a dollar cap running out part-way, one worker SIGKILLed: each task reported once, spend within the bound, the lost runs named', async () => {
     const prefix = uniquePrefix('multi');
     const historyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-multi-'));
-    const children: ChildProcess[] = [];
+    const workers: WorkerProcess[] = [];
     try {
       const env = { REDIS_URL: url, QUEUE: 'runs', PREFIX: prefix, CONCURRENCY: '4', HISTORY_DIR: historyDir };
-      children.push(...(await Promise.all(['w1', 'w2', 'w3'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
+      workers.push(...(await Promise.all(['w1', 'w2', 'w3'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
       const cost = 0.01;
       const cap = 3;
+      let held: Promise<string> | undefined;
       let killedAt: number | undefined;
       let lostSeenAt: number | undefined;
       const batch = await submitBatch(tasks(300, { steps: 2, costUsd: cost, delayMs: 40 }), {
@@ -62,14 +84,21 @@ describe('submitBatch() across worker processes', () => {
         prefix,
         total: { maxCostUsd: cap },
         onProgress: (p) => {
-          if (killedAt === undefined && p.done >= 30) {
-            killedAt = Date.now();
-            children[0]!.kill('SIGKILL');
+          // Part-way, w1 is killed while it has a run in flight for sure: the one it is told to hold.
+          if (held === undefined && p.done >= 30) {
+            held = workers[0]!.holdNextRun().then((taskId) => {
+              killedAt = Date.now();
+              workers[0]!.child.kill('SIGKILL');
+              return taskId;
+            });
           }
           if (p.event.type === 'finished' && p.event.run.error instanceof WorkerLostError) lostSeenAt ??= Date.now();
         },
       });
       const report = await batch.report();
+      // The batch could not end without w1's held run reported, so w1 was killed with it in flight.
+      expect(killedAt).toBeDefined();
+      const heldTask = await held!;
 
       // Every task exactly once, in task order.
       expect(report.runs.map((r) => r.id)).toEqual(tasks(300, {}).map((t) => t.id));
@@ -89,6 +118,7 @@ describe('submitBatch() across worker processes', () => {
       const lost = report.runs.filter((r) => r.error instanceof WorkerLostError);
       expect(lost.length).toBeGreaterThanOrEqual(1);
       expect(lost.length).toBeLessThanOrEqual(4);
+      expect(lost.map((r) => r.id)).toContain(heldTask);
       for (const run of lost) {
         expect(run).toMatchObject({ outcome: 'error', worker: 'w1' });
         expect(run.error!.message).toMatch(/^worker lost: w1/);
@@ -104,7 +134,7 @@ describe('submitBatch() across worker processes', () => {
       expect(report.runs.filter((r) => r.outcome === 'skipped').every((r) => r.error instanceof RunSkippedError)).toBe(true);
       expect(new Set(Object.keys(report.workers))).toEqual(new Set(['w1', 'w2', 'w3']));
     } finally {
-      await stopAll(children);
+      await stopAll(workers.map((w) => w.child));
       await deletePrefix(url, prefix);
       fs.rmSync(historyDir, { recursive: true, force: true });
     }
@@ -112,10 +142,11 @@ describe('submitBatch() across worker processes', () => {
 
   it('retryLostRuns: 1 runs a lost run again on another worker, once', async () => {
     const prefix = uniquePrefix('retry');
-    const children: ChildProcess[] = [];
+    const workers: WorkerProcess[] = [];
     try {
       const env = { REDIS_URL: url, QUEUE: 'runs', PREFIX: prefix, CONCURRENCY: '2' };
-      children.push(...(await Promise.all(['r1', 'r2'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
+      workers.push(...(await Promise.all(['r1', 'r2'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
+      let held: Promise<string> | undefined;
       let killed = false;
       const batch = await submitBatch(tasks(30, { steps: 2, delayMs: 40 }), {
         connection: url,
@@ -123,20 +154,28 @@ describe('submitBatch() across worker processes', () => {
         prefix,
         retryLostRuns: 1,
         onProgress: (p) => {
-          if (!killed && p.done >= 5) {
-            killed = true;
-            children[0]!.kill('SIGKILL');
+          // r1 is killed while it has a run in flight for sure: the one it is told to hold.
+          if (held === undefined && p.done >= 5) {
+            held = workers[0]!.holdNextRun().then((taskId) => {
+              killed = true;
+              workers[0]!.child.kill('SIGKILL');
+              return taskId;
+            });
           }
         },
       });
       const report = await batch.report();
+      // The batch could not end without r1's held run run again, so r1 was killed with it in flight.
+      expect(killed).toBe(true);
+      const heldTask = await held!;
       expect(report.runs).toHaveLength(30);
       expect(report.totals.outcomes.end_of_turn).toBe(30);
       const rerun = report.runs.filter((r) => r.attempt === 2);
       expect(rerun.length).toBeGreaterThanOrEqual(1);
       for (const run of rerun) expect(run.worker).toBe('r2');
+      expect(rerun.map((r) => r.id)).toContain(heldTask);
     } finally {
-      await stopAll(children);
+      await stopAll(workers.map((w) => w.child));
       await deletePrefix(url, prefix);
     }
   }, 60_000);
