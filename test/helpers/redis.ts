@@ -94,12 +94,18 @@ export async function startOwnRedis(extraArgs: string[] = []): Promise<OwnRedis>
 let shared: Promise<{ url: string; own?: OwnRedis }> | undefined;
 
 /**
- * The Redis the tests use: REDIS_URL, else 127.0.0.1:6379, else a redis-server started on a
- * free port (stopped by `releaseRedis`). With none of them the tests fail, saying how to get one.
+ * The Redis the tests use: REDIS_URL when it is set (and it must answer: a URL that was asked
+ * for is never quietly replaced), else 127.0.0.1:6379, else a redis-server started on a free
+ * port (stopped by `releaseRedis`). With none of them the tests fail, saying how to get one.
  */
 export function testRedisUrl(): Promise<string> {
   shared ??= (async () => {
-    const candidates = [process.env.REDIS_URL, 'redis://127.0.0.1:6379'].filter((u): u is string => typeof u === 'string' && u !== '');
+    const asked = process.env.REDIS_URL;
+    if (asked !== undefined && asked !== '') {
+      if (await answers(asked)) return { url: asked };
+      throw new Error(`REDIS_URL is set to ${asked}, but no Redis answers there (PING within 1 s). Start one there, or unset REDIS_URL to use 127.0.0.1:6379.`);
+    }
+    const candidates = ['redis://127.0.0.1:6379'];
     for (const url of candidates) if (await answers(url)) return { url };
     if (!hasRedisServer()) throw new Error(`No Redis at ${candidates.join(' or ')} and no redis-server on PATH. ${HOW_TO_GET_ONE}`);
     const own = await startOwnRedis();
