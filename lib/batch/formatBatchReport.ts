@@ -2,7 +2,8 @@ import type { BudgetLimits } from '../agent/BudgetLimits';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
-import { totalTokens, type UsageTotals } from '../agent/UsageTotals';
+import type { UsageTotals } from '../agent/UsageTotals';
+import { limitUsed } from '../internal/fieldLists';
 import { cut, oneLine, plural } from '../internal/text';
 import { escapeControl } from '../internal/escapeControl';
 
@@ -80,7 +81,7 @@ function spendRows(totals: UsageTotals, batchMs: number, limits: BatchReport['li
     const max = perRun[limit];
     return max === undefined ? '—' : show(max);
   };
-  const tokens = totalTokens(totals);
+  const tokens = limitUsed(totals, 'maxTokens');
   const count = (n: number): string => n.toLocaleString('en-US');
   return [
     ['cost', usd(totals.costUsd), cap('maxCostUsd', totals.costUsd, usd), per('maxCostUsd', usd)],
