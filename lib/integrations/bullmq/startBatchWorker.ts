@@ -5,6 +5,7 @@ import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   AgentWithStateMachine,
+  emptyUsage,
   InvalidArgumentError,
   JsonlHistorySink,
   OperationError,
@@ -23,7 +24,7 @@ import { assertQueueName, openRedis, type RedisConnection } from './connection';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import { runScript } from './redisScripts';
-import { abortMessage, lostReport, record, skippedReport, zero, type BatchMeta } from './runRecords';
+import { abortMessage, lostReport, record, skippedReport, type BatchMeta } from './runRecords';
 import type { DistributedTask } from './submitBatch';
 import { errorToWire, type WireRunReport } from './wireReport';
 
@@ -203,7 +204,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       const result = await adapter.runTurn(task.input, { signal });
       ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, ...(result.error === undefined ? {} : { error: result.error }) };
     } catch (error) {
-      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? zero(), transitions: moves, error: asError(error) };
+      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: moves, error: asError(error) };
     }
     try {
       sink?.close();
