@@ -1,6 +1,9 @@
+import { LIMIT_NAMES } from '../internal/fieldLists';
+import { LIMITS } from '../internal/limits';
+import type { UsageFieldName } from '../internal/usageFields';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { assertBudgetLimits, checkedSpentLimit, LIMIT_NAMES, type BudgetLimitName, type BudgetLimits, type SpentLimit } from './BudgetLimits';
-import { emptyUsage, roundCost, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { assertBudgetLimits, spentAt, type BudgetLimitName, type BudgetLimits, type SpentLimit } from './BudgetLimits';
+import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 
 /** Options of `new Budget(limits, options)`: its label in messages, and how it measures wall time. */
 export interface BudgetOptions {
@@ -13,6 +16,15 @@ export interface BudgetOptions {
   elapsedWall?: { clock: () => number };
 }
 
+/** A limit that is set, ready to check: its cap, and the fields it sums apart from wall time. */
+interface Check {
+  readonly limit: BudgetLimitName;
+  readonly max: number;
+  readonly of: readonly UsageFieldName[];
+  /** It also counts `wallMs`, which an elapsed-wall budget reads from its clock. */
+  readonly wall: boolean;
+}
+
 /**
  * Usage charged as it happens against limits. One agent has its own; a batch shares one
  * across its runs, which all charge it, so that one run's spending stops the others.
@@ -23,20 +35,27 @@ export class Budget {
   #usage: UsageTotals = emptyUsage();
   readonly #elapsed: { clock: () => number; start: number } | undefined;
   /** The limits set, in the order they are checked. */
-  readonly #set: readonly BudgetLimitName[];
+  readonly #checks: readonly Check[];
+  /** Some limit set counts wall time: only then does `spent()` read an elapsed-wall clock. */
+  readonly #timed: boolean;
 
   constructor(limits: BudgetLimits = {}, options: BudgetOptions = {}) {
     assertBudgetLimits(limits, options.label ?? 'budget');
     this.limits = Object.freeze({ ...limits });
     this.label = options.label ?? 'budget';
-    this.#set = LIMIT_NAMES.filter((name) => this.limits[name] !== undefined);
+    this.#checks = LIMIT_NAMES.flatMap((limit) => {
+      const max = this.limits[limit];
+      const of: readonly UsageFieldName[] = LIMITS[limit].of;
+      return max === undefined ? [] : [{ limit, max, of: of.filter((k) => k !== 'wallMs'), wall: of.includes('wallMs') }];
+    });
+    this.#timed = this.#checks.some((check) => check.wall);
     this.#elapsed = options.elapsedWall && { clock: options.elapsedWall.clock, start: options.elapsedWall.clock() };
   }
 
   /** Usage so far (a copy). */
   get usage(): UsageTotals {
     const usage = { ...this.#usage };
-    if (this.#elapsed !== undefined) usage.wallMs = Math.max(0, this.#elapsed.clock() - this.#elapsed.start);
+    if (this.#elapsed !== undefined) usage.wallMs = this.#elapsedMs();
     return usage;
   }
 
@@ -55,14 +74,9 @@ export class Budget {
       }
     }
     // In place: this runs on every LLM call and tool call of every run of a batch.
-    const u = this.#usage;
-    u.inputTokens += delta.inputTokens ?? 0;
-    u.outputTokens += delta.outputTokens ?? 0;
-    // Rounded as addUsage rounds, so sums of cents do not print as 0.21000000000000002.
-    if (delta.costUsd !== undefined) u.costUsd = roundCost(u.costUsd + delta.costUsd);
-    u.toolCalls += delta.toolCalls ?? 0;
-    u.llmCalls += delta.llmCalls ?? 0;
-    if (this.#elapsed === undefined) u.wallMs += delta.wallMs ?? 0;
+    addUsageTo(this.#usage, delta);
+    // Wall time measured as elapsed time is never charged.
+    if (this.#elapsed !== undefined) this.#usage.wallMs = 0;
   }
 
   /** A budget with other limits and this one's usage so far (and its label and wall clock). */
@@ -74,8 +88,21 @@ export class Budget {
 
   /** The first spent limit, or undefined while there is room. */
   spent(): SpentLimit | undefined {
-    if (this.#set.length === 0) return undefined;
-    // Only reads: no copy needed unless the wall time is measured here. The limits were checked and frozen when this budget was made.
-    return checkedSpentLimit(this.#elapsed === undefined ? this.#usage : this.usage, this.limits, this.label, this.#set);
+    const checks = this.#checks;
+    if (checks.length === 0) return undefined;
+    // Only reads, and no copy: the limits were checked and frozen when this budget was made.
+    const u = this.#usage;
+    const wall = this.#elapsed === undefined || !this.#timed ? u.wallMs : this.#elapsedMs();
+    for (let c = 0; c < checks.length; c++) {
+      const check = checks[c]!;
+      let used = check.wall ? wall : 0;
+      for (let i = 0; i < check.of.length; i++) used += u[check.of[i]!];
+      if (used >= check.max) return spentAt(check.limit, used, check.max, u.llmCalls, this.label);
+    }
+    return undefined;
+  }
+
+  #elapsedMs(): number {
+    return Math.max(0, this.#elapsed!.clock() - this.#elapsed!.start);
   }
 }

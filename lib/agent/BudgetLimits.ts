@@ -1,16 +1,13 @@
-import { formatDuration } from '../internal/formatDuration';
+import { LIMIT_NAMES, limitUsed, USAGE_FIELD_NAMES } from '../internal/fieldLists';
+import { LIMITS } from '../internal/limits';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { totalTokens, type UsageTotals } from './UsageTotals';
+import type { UsageTotals } from './UsageTotals';
 
-/** Caps on usage. A limit is spent when usage reaches it (≥). Leave a limit out for no cap. */
-export interface BudgetLimits {
-  maxCostUsd?: number;
-  /** Input plus output tokens. */
-  maxTokens?: number;
-  maxToolCalls?: number;
-  maxLlmCalls?: number;
-  maxWallMs?: number;
-}
+/**
+ * Caps on usage. A limit is spent when usage reaches it (≥). Leave a limit out for no cap.
+ * One optional number per limit of `LIMITS`.
+ */
+export type BudgetLimits = { -readonly [K in keyof typeof LIMITS]?: number };
 
 /** The name of one limit in `BudgetLimits`, as reported when it runs out. */
 export type BudgetLimitName = keyof BudgetLimits;
@@ -23,9 +20,6 @@ export interface SpentLimit {
   /** `budget exceeded: $0.62 of $0.50 after 2 LLM calls` */
   message: string;
 }
-
-/** Every limit, in the order they are checked (the first spent one is reported). */
-export const LIMIT_NAMES: readonly BudgetLimitName[] = ['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs'];
 
 /**
  * Checks limits given by a caller: an object whose known keys are non-negative finite numbers
@@ -48,66 +42,26 @@ export function assertBudgetLimits(limits: unknown, name: string): asserts limit
   }
 }
 
-function used(usage: UsageTotals, limit: BudgetLimitName): number {
-  switch (limit) {
-    case 'maxCostUsd':
-      return usage.costUsd;
-    case 'maxTokens':
-      return totalTokens(usage);
-    case 'maxToolCalls':
-      return usage.toolCalls;
-    case 'maxLlmCalls':
-      return usage.llmCalls;
-    case 'maxWallMs':
-      return usage.wallMs;
-  }
-}
-
-/** Decimals that tell `used` from `max` apart: `$0.101 of $0.100`, not `$0.10 of $0.10`. */
-function centsDigits(used: number, max: number): number {
-  let digits = 2;
-  while (digits < 6 && used !== max && used.toFixed(digits) === max.toFixed(digits)) digits += 1;
-  return digits;
-}
-
-function amount(limit: BudgetLimitName, value: number, digits = 2): string {
-  switch (limit) {
-    case 'maxCostUsd':
-      return `$${value.toFixed(digits)}`;
-    case 'maxTokens':
-      return `${value.toLocaleString('en-US')} tokens`;
-    case 'maxToolCalls':
-      return `${value} tool call${value === 1 ? '' : 's'}`;
-    case 'maxLlmCalls':
-      return `${value} LLM call${value === 1 ? '' : 's'}`;
-    case 'maxWallMs':
-      return formatDuration(value);
-  }
-}
-
 /** Pure: the first limit `usage` has reached, or undefined while every limit has room. */
 export function spentLimit(usage: UsageTotals, limits: BudgetLimits | undefined, label = 'budget'): SpentLimit | undefined {
-  if (typeof usage !== 'object' || usage === null) throw new InvalidArgumentError('usage', 'usage totals { costUsd, inputTokens, outputTokens, toolCalls, llmCalls, wallMs }', usage);
+  if (typeof usage !== 'object' || usage === null) throw new InvalidArgumentError('usage', `usage totals { ${USAGE_FIELD_NAMES.join(', ')} }`, usage);
   if (limits === undefined) return undefined;
   assertBudgetLimits(limits, 'limits');
   return checkedSpentLimit(usage, limits, label);
 }
 
-/**
- * `spentLimit` on limits already checked (a Budget's, frozen when it was made): it runs before
- * every call of every turn. `names` may leave out the limits that are not set, in order.
- */
-export function checkedSpentLimit(usage: UsageTotals, limits: BudgetLimits, label: string, names: readonly BudgetLimitName[] = LIMIT_NAMES): SpentLimit | undefined {
-  for (const limit of names) {
+/** `spentLimit` on limits already checked: each limit of LIMITS, in order, on the sum of the usage fields it measures. */
+export function checkedSpentLimit(usage: UsageTotals, limits: BudgetLimits, label: string): SpentLimit | undefined {
+  for (const limit of LIMIT_NAMES) {
     const max = limits[limit];
     if (max === undefined) continue;
-    const value = used(usage, limit);
-    if (value >= max) {
-      const calls = `${usage.llmCalls} LLM call${usage.llmCalls === 1 ? '' : 's'}`;
-      const digits = centsDigits(value, max);
-      const of = limit === 'maxWallMs' ? `${amount(limit, value)} of wall time, of ${amount(limit, max)}` : `${amount(limit, value, digits)} of ${amount(limit, max, digits)}`;
-      return { limit, used: value, max, message: `${label} exceeded: ${of} after ${calls}` };
-    }
+    const used = limitUsed(usage, limit);
+    if (used >= max) return spentAt(limit, used, max, usage.llmCalls, label);
   }
   return undefined;
+}
+
+/** `limit` spent: `used` of `max`, said as `budget exceeded: $0.62 of $0.50 after 2 LLM calls`. */
+export function spentAt(limit: BudgetLimitName, used: number, max: number, llmCalls: number, label: string): SpentLimit {
+  return { limit, used, max, message: `${label} exceeded: ${LIMITS[limit].against(used, max)} after ${llmCalls} LLM call${llmCalls === 1 ? '' : 's'}` };
 }

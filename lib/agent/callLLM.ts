@@ -1,3 +1,4 @@
+import { responseUsage } from '../internal/fieldLists';
 import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
@@ -74,7 +75,7 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
         capsCost: meter.caps('maxCostUsd'),
         capsTokens: meter.caps('maxTokens'),
       });
-      meter.charge({ inputTokens: valid.inputTokens ?? 0, outputTokens: valid.outputTokens ?? 0, costUsd: priced.costUsd ?? 0 });
+      meter.charge(responseUsage(valid, priced.costUsd));
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
       let othersRan = valid.costUsd === undefined || problems.length > 0;

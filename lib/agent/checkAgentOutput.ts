@@ -1,4 +1,5 @@
 import { describeValue } from '../internal/describeValue';
+import type { ResponseFieldName } from '../internal/usageFields';
 import type { ToolCall, Usage } from './AgentLoop';
 
 // Pure checks of what an AgentLoop operation returned. Each returns a problem in words, or
@@ -8,7 +9,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const USAGE_KEYS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'costUsd'] as const;
+const USAGE_KEYS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'costUsd'] as const satisfies ReadonlyArray<keyof Usage>;
+
+/** Compiles only while `splitUsage` keeps every usage field a response reports (USAGE_FIELDS, `grows: 'response'`). */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a check for the compiler, never used as a type
+type ResponseFieldsKept<T extends (typeof USAGE_KEYS)[number] = ResponseFieldName> = T;
 
 /** Usage as an LLMResponse reports it: optional non-negative numbers. */
 export function usageProblem(usage: unknown): string | undefined {

@@ -1,8 +1,9 @@
-import type { BudgetLimits } from '../agent/BudgetLimits';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
-import { totalTokens, type UsageTotals } from '../agent/UsageTotals';
+import type { UsageTotals } from '../agent/UsageTotals';
+import { LIMIT_ROWS, limitUsed } from '../internal/fieldLists';
+import { LIMITS } from '../internal/limits';
 import { cut, oneLine, plural } from '../internal/text';
 import { escapeControl } from '../internal/escapeControl';
 
@@ -49,7 +50,7 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
       const rows = [...started]
         .sort((a, b) => b.durationMs - a.durationMs)
         .slice(0, slowest)
-        .map((r) => [r.id, formatDuration(r.durationMs), r.outcome, usd(r.usage.costUsd), plural(r.usage.llmCalls, 'LLM call'), plural(r.transitions, 'move')]);
+        .map((r) => [r.id, formatDuration(r.durationMs), r.outcome, LIMITS.maxCostUsd.cell(r.usage.costUsd), plural(r.usage.llmCalls, 'LLM call'), plural(r.transitions, 'move')]);
       out.push('', `Slowest ${plural(rows.length, 'run')}`, ...table(rows, ['l', 'r', 'l', 'r', 'r', 'r']));
     }
   }
@@ -69,27 +70,23 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
   return out.map(escapeControl).join('\n');
 }
 
+/** One row per limit, in report order: what was used, the batch cap (with its share), the per-run cap. */
 function spendRows(totals: UsageTotals, batchMs: number, limits: BatchReport['limits']): string[][] {
   const { total = {}, perRun = {} } = limits;
-  const cap = (limit: keyof BudgetLimits, used: number, show: (n: number) => string): string => {
-    const max = total[limit];
-    if (max === undefined) return '—';
-    return max > 0 ? `${show(max)} (${Math.round((used / max) * 100)}%)` : show(max);
-  };
-  const per = (limit: keyof BudgetLimits, show: (n: number) => string): string => {
-    const max = perRun[limit];
-    return max === undefined ? '—' : show(max);
-  };
-  const tokens = totalTokens(totals);
-  const count = (n: number): string => n.toLocaleString('en-US');
-  return [
-    ['cost', usd(totals.costUsd), cap('maxCostUsd', totals.costUsd, usd), per('maxCostUsd', usd)],
-    ['tokens', count(tokens), cap('maxTokens', tokens, count), per('maxTokens', count)],
-    ['LLM calls', count(totals.llmCalls), cap('maxLlmCalls', totals.llmCalls, count), per('maxLlmCalls', count)],
-    ['tool calls', count(totals.toolCalls), cap('maxToolCalls', totals.toolCalls, count), per('maxToolCalls', count)],
-    // The batch cap is on elapsed time; the runs' own time in turns adds up to more when they overlap.
-    ['wall time', formatDuration(batchMs), cap('maxWallMs', batchMs, formatDuration), per('maxWallMs', formatDuration)],
-  ];
+  // The batch cap on wall time is on elapsed time; the runs' own time in turns adds up to more when they overlap.
+  const usage: UsageTotals = { ...totals, wallMs: batchMs };
+  return LIMIT_ROWS.map((limit) => {
+    const { label, cell } = LIMITS[limit];
+    const used = limitUsed(usage, limit);
+    const cap = total[limit];
+    const per = perRun[limit];
+    return [
+      label,
+      cell(used),
+      cap === undefined ? '—' : cap > 0 ? `${cell(cap)} (${Math.round((used / cap) * 100)}%)` : cell(cap),
+      per === undefined ? '—' : cell(per),
+    ];
+  });
 }
 
 /** Columns padded to their widest cell, indented two spaces. */
@@ -102,12 +99,6 @@ function table(rows: string[][], align: Array<'l' | 'r'>): string[] {
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
-
-function usd(n: number): string {
-  return `$${n.toFixed(n >= 100 ? 2 : 4)}`;
-}
-
-
 
 function assertCount(value: unknown, name: string): void {
   if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0)) throw new InvalidArgumentError(name, 'a non-negative integer', value);

@@ -1,10 +1,14 @@
 import type { BudgetLimits } from '../agent/BudgetLimits';
+import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
+import { LIMIT_NAMES, LIMIT_ROWS, limitUsed, USAGE_FIELD_NAMES } from '../internal/fieldLists';
+import { LIMITS } from '../internal/limits';
 import type { RunReport } from '../batch/runBatch';
 import type { HistoryItem } from '../history/HistoryEntry';
 import { formatDuration } from '../internal/formatDuration';
 import { plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { dataField } from '../internal/dataField';
+import type { RunUsage } from '../history/runFacts';
 import { collectRun, type StateKind } from './collectRun';
 import { encodeRun, type EncodedRun, StringTable } from './encodeRun';
 import { esc, page } from './html';
@@ -42,10 +46,7 @@ interface Row {
   run: number;
   id: string;
   outcome: string;
-  cost: number;
-  tokens: number;
-  llm: number;
-  tools: number;
+  usage: UsageTotals;
   ms: number;
   final: string;
   note: string;
@@ -102,18 +103,13 @@ export class BatchPageBuilder {
         spent = u.costUsd;
       }
     }
-    const lastUsage = facts?.finalUsage ?? undefined;
-    const usage = report?.usage;
     const id = run.id ?? report?.id ?? facts?.meta?.runId ?? file ?? `run ${this.#rows.length + 1}`;
     if (typeof id !== 'string') throw new InvalidArgumentError(`${name}.id`, 'a string', id);
     this.#rows.push({
       run: index,
       id,
       outcome: report?.outcome ?? facts?.outcome ?? 'empty',
-      cost: usage?.costUsd ?? lastUsage?.costUsd ?? 0,
-      tokens: usage === undefined ? (lastUsage === undefined ? 0 : lastUsage.inputTokens + lastUsage.outputTokens) : usage.inputTokens + usage.outputTokens,
-      llm: usage?.llmCalls ?? lastUsage?.llmCalls ?? 0,
-      tools: usage?.toolCalls ?? lastUsage?.toolCalls ?? 0,
+      usage: runUsage(report?.usage, facts?.finalUsage ?? undefined),
       ms: report?.durationMs ?? facts?.summary.elapsedMs ?? 0,
       final: facts?.summary.finalState ?? '',
       note: report?.error?.message ?? (facts?.summary.failure?.description || ''),
@@ -127,7 +123,7 @@ export class BatchPageBuilder {
 
   /** A history file that could not be read: listed as `unreadable`, with why, so a broken file cannot hide a run. */
   addUnreadable(file: string, message: string): void {
-    this.#rows.push({ run: -1, id: file, outcome: 'unreadable', cost: 0, tokens: 0, llm: 0, tools: 0, ms: 0, final: '', note: message });
+    this.#rows.push({ run: -1, id: file, outcome: 'unreadable', usage: emptyUsage(), ms: 0, final: '', note: message });
   }
 
   /** The page, for the runs added so far. */
@@ -136,7 +132,8 @@ export class BatchPageBuilder {
     const rows = this.#rows;
     const limits = options.limits ?? this.#limits ?? {};
     const durationMs = options.durationMs ?? (this.#last >= this.#first ? this.#last - this.#first : 0);
-    const totals = rows.reduce((t, r) => ({ cost: t.cost + r.cost, tokens: t.tokens + r.tokens, llm: t.llm + r.llm, tools: t.tools + r.tools }), { cost: 0, tokens: 0, llm: 0, tools: 0 });
+    const totals = emptyUsage();
+    for (const r of rows) addUsageTo(totals, r.usage);
     const outcomes = new Map<string, number>();
     for (const r of rows) outcomes.set(r.outcome, (outcomes.get(r.outcome) ?? 0) + 1);
     const title = `Batch of ${plural(rows.length, 'run')}`;
@@ -173,7 +170,8 @@ export class BatchPageBuilder {
       s: this.#strings.strings,
       order: [...this.#order],
       runs: this.#runs,
-      rows: rows.map((r) => [r.run, r.id, r.outcome, r.cost, r.llm, r.tools, r.ms, r.final, r.note]),
+      // The run table's columns (clientScript.ts): a chosen few, not one per usage field.
+      rows: rows.map((r) => [r.run, r.id, r.outcome, r.usage.costUsd, r.usage.llmCalls, r.usage.toolCalls, r.ms, r.final, r.note]),
     };
     return page(title, body, data);
   }
@@ -203,7 +201,7 @@ function limitsFrom(metadata: unknown): BatchPageOptions['limits'] | undefined {
   const pick = (value: unknown): BudgetLimits | undefined => {
     if (typeof value !== 'object' || value === null) return undefined;
     const out: Record<string, number> = {};
-    for (const key of ['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs']) {
+    for (const key of LIMIT_NAMES) {
       const n = (value as Record<string, unknown>)[key];
       if (typeof n === 'number' && Number.isFinite(n) && n >= 0) out[key] = n;
     }
@@ -215,17 +213,23 @@ function limitsFrom(metadata: unknown): BatchPageOptions['limits'] | undefined {
   return { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) };
 }
 
-function capsTable(totals: { cost: number; tokens: number; llm: number; tools: number }, durationMs: number, limits: NonNullable<BatchPageOptions['limits']>): string {
-  const count = (n: number): string => n.toLocaleString('en-US');
-  const money = (n: number): string => `$${n.toFixed(n >= 100 ? 2 : 4)}`;
-  const rows: Array<[string, number, keyof BudgetLimits, (n: number) => string]> = [
-    ['cost', totals.cost, 'maxCostUsd', money],
-    ['tokens', totals.tokens, 'maxTokens', count],
-    ['LLM calls', totals.llm, 'maxLlmCalls', count],
-    ['tool calls', totals.tools, 'maxToolCalls', count],
-    ['wall time', durationMs, 'maxWallMs', formatDuration],
-  ];
-  const body = rows.map(([label, used, key, show]) => {
+/** A run's usage: each field from its report, else from the last usage its history shows, else 0. */
+/** A row's usage: the run's report where there is one, else what its history's records tell. */
+function runUsage(report: UsageTotals | undefined, history: RunUsage | undefined): UsageTotals {
+  const usage = emptyUsage();
+  for (const key of USAGE_FIELD_NAMES) {
+    const value = report?.[key] ?? (history as Partial<Record<string, number>> | undefined)?.[key];
+    if (typeof value === 'number') usage[key] = value;
+  }
+  return usage;
+}
+
+function capsTable(totals: UsageTotals, durationMs: number, limits: NonNullable<BatchPageOptions['limits']>): string {
+  // The batch cap on wall time is on elapsed time; the runs' own time in turns adds up to more when they overlap.
+  const usage: UsageTotals = { ...totals, wallMs: durationMs };
+  const body = LIMIT_ROWS.map((key) => {
+    const { label, cell: show } = LIMITS[key];
+    const used = limitUsed(usage, key);
     const cap = limits.total?.[key];
     const per = limits.perRun?.[key];
     const share = cap === undefined || cap === 0 ? undefined : used / cap;

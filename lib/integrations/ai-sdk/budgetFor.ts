@@ -10,6 +10,7 @@ import {
   type UsageDelta,
   type UsageTotals,
 } from 'agent-state-machine';
+import { responseUsage } from '../../internal/fieldLists';
 import { usageFromAISDK } from './usageFromAISDK';
 
 /** Options of `budgetFor(budgets, options)`. */
@@ -142,7 +143,7 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     since = now;
     const llmCalls = reservedLlm > 0 ? 0 : 1;
     if (reservedLlm > 0) reservedLlm -= 1;
-    await chargeAll({ inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, costUsd: costUsd ?? 0, wallMs }, { llmCalls, toolCalls: ran });
+    await chargeAll({ ...responseUsage(usage, costUsd), wallMs }, { llmCalls, toolCalls: ran });
     spentLocal();
   };
 

@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import { Budget, InvalidArgumentError, type BudgetLimits, type ExternalBudget, type SpentLimit, type UsageDelta, type UsageTotals } from 'agent-state-machine';
+import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
+import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
+import { CALL_CODES, usageFromStrings } from './budgetFields';
 import { runScript } from './redisScripts';
 
 /**
@@ -29,19 +32,21 @@ export class RedisBudget implements ExternalBudget {
 
   async reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | undefined> {
     if (kind !== 'llm' && kind !== 'tool') throw new InvalidArgumentError('kind', "'llm' or 'tool'", kind);
-    const reply = (await runScript(this.#redis, 'asmReserve', [this.#keys.budget, this.#keys.runUsage], [kind === 'llm' ? 'l' : 't', this.#run])) as string[];
+    const reply = (await runScript(this.#redis, 'asmReserve', [this.#keys.budget, this.#keys.runUsage], [CALL_CODES[kind], this.#run])) as string[];
     return spentFromReply(reply, this.#limits);
   }
 
   async charge(delta: UsageDelta): Promise<SpentLimit | undefined> {
     if (typeof delta !== 'object' || delta === null) throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
-    const cost = checked(delta.costUsd, 'costUsd');
-    const input = checked(delta.inputTokens, 'inputTokens');
-    const output = checked(delta.outputTokens, 'outputTokens');
+    // What responses report (tokens, cost); Redis adds whole numbers to all but dollars.
+    const amounts = RESPONSE_FIELD_NAMES.map((key) => {
+      const value = checked(delta[key], key);
+      return 'dollars' in USAGE_FIELDS[key] ? value : Math.round(value);
+    });
     // Wall time and call counts change nothing here (the batch's wall is Redis's clock, calls are
     // counted by reserve): no round trip. A limit spent elsewhere is found by the next reserve.
-    if (cost === 0 && input === 0 && output === 0) return undefined;
-    const reply = (await runScript(this.#redis, 'asmCharge', [this.#keys.budget, this.#keys.runUsage], [this.#run, cost, Math.round(input), Math.round(output)])) as string[];
+    if (amounts.every((amount) => amount === 0)) return undefined;
+    const reply = (await runScript(this.#redis, 'asmCharge', [this.#keys.budget, this.#keys.runUsage], [this.#run, ...amounts])) as string[];
     return spentFromReply(reply, this.#limits);
   }
 }
@@ -52,13 +57,7 @@ function checked(value: number | undefined, key: string): number {
   return value;
 }
 
-/** Usage from the scripts' `{c, i, o, l, t, wall}` strings. */
-export function usageFromStrings(fields: readonly string[]): UsageTotals {
-  const n = (i: number): number => Number(fields[i] ?? 0) || 0;
-  return { costUsd: Math.round(n(0) * 1e10) / 1e10, inputTokens: n(1), outputTokens: n(2), llmCalls: n(3), toolCalls: n(4), wallMs: n(5) };
-}
-
-/** `{''}` is room; otherwise `{limit, c, i, o, l, t, wall}`, worded exactly as the in-process shared budget words it. */
+/** `{''}` is room; otherwise `{limit, …usage}` (in the order of USAGE_FIELD_NAMES), worded exactly as the in-process shared budget words it. */
 export function spentFromReply(reply: readonly string[], limits: BudgetLimits): SpentLimit | undefined {
   if (reply[0] === '' || reply[0] === undefined) return undefined;
   const usage = usageFromStrings(reply.slice(1));

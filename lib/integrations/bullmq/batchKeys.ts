@@ -4,7 +4,7 @@ export interface BatchKeys {
   meta: string;
   /** Hash: the batch's usage and its `total` limits — the cluster-wide budget. */
   budget: string;
-  /** Hash: usage per run (`<index>:c`, `:i`, `:o`, `:l`, `:t`), so a lost run's spend is known. */
+  /** Hash: usage per run (`<index>:<code>`, a counter per usage field: budgetFields.ts), so a lost run's spend is known. */
   runUsage: string;
   /** Hash: index → the last start of that run `{ w: worker, a: attempt }`. */
   started: string;

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
-import { RunSkippedError, type BudgetLimits, type RetryOptions, type SkipReason, type UsageTotals } from 'agent-state-machine';
+import { emptyUsage, RunSkippedError, type BudgetLimits, type RetryOptions, type SkipReason } from 'agent-state-machine';
 import type { BatchKeys } from './batchKeys';
+import { USAGE_CODES, usageFromStrings } from './budgetFields';
 import type { PriceTable } from './PriceTable';
 import { runScript } from './redisScripts';
 import { errorToWire, type WireRunReport } from './wireReport';
@@ -29,7 +30,7 @@ export function skippedReport(id: string, reason: SkipReason, message: string, w
   return {
     id,
     outcome: 'skipped',
-    usage: zero(),
+    usage: emptyUsage(),
     durationMs: 0,
     transitions: 0,
     error: errorToWire(new RunSkippedError(reason, message)),
@@ -39,14 +40,9 @@ export function skippedReport(id: string, reason: SkipReason, message: string, w
 
 /** A run started (by `start.w`, `start.a` times) and never reported: `error`, with what it had charged. */
 export async function lostReport(redis: Redis, keys: BatchKeys, index: number, id: string, start: { w: string; a: number }): Promise<WireRunReport> {
-  const f = await redis.hmget(keys.runUsage, `${index}:c`, `${index}:i`, `${index}:o`, `${index}:l`, `${index}:t`);
-  const n = (i: number): number => Number(f[i] ?? 0) || 0;
-  const usage: UsageTotals = { costUsd: Math.round(n(0) * 1e10) / 1e10, inputTokens: n(1), outputTokens: n(2), llmCalls: n(3), toolCalls: n(4), wallMs: 0 };
+  // Per run, Redis keeps the counters only: the wall-time slot (`<index>:st`) is never written and reads 0.
+  const usage = usageFromStrings(await redis.hmget(keys.runUsage, ...USAGE_CODES.map((code) => `${index}:${code}`)));
   return { id, outcome: 'error', usage, durationMs: 0, transitions: 0, error: errorToWire(new WorkerLostError(start.w, start.a)), worker: start.w, attempt: start.a };
-}
-
-export function zero(): UsageTotals {
-  return { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 };
 }
 
 export function abortMessage(reason: unknown): string {

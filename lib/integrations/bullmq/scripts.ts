@@ -1,40 +1,49 @@
 // The Lua scripts that keep a batch's state in Redis. Each runs atomically in one round trip,
 // so however many workers ask at once, call counts never pass their caps and a run's report
 // is written once.
+import { LIMIT_NAMES, RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
+import { LIMITS } from '../../internal/limits';
+import { USAGE_FIELDS, type UsageFieldName } from '../../internal/usageFields';
+import { TIME_INDEX, USAGE_CODES } from './budgetFields';
+
+/** A Lua string literal. */
+const lua = (text: string): string => `'${text.replace(/[\\']/g, '\\$&')}'`;
+
+/** Usage field `key`, as a number in the prelude's `n`. */
+const n = (key: UsageFieldName): string => `n[${USAGE_FIELD_NAMES.indexOf(key) + 1}]`;
 
 /**
- * Shared prelude: reads the budget hash (KEYS[1]) and finds the first spent limit, in the
- * order `spentLimit` checks them. A limit is spent when usage reaches it (≥). `maxWallMs` is
- * the batch's elapsed time, on Redis's clock, so workers' clocks need not agree.
+ * Shared prelude, generated from the lists of usage fields and limits: reads the budget hash
+ * (KEYS[1]) — a counter per usage field, the batch's start, a cap per limit — and finds the
+ * first spent limit, in the order `spentLimit` checks them. A limit is spent when the sum of
+ * the fields it measures reaches it (≥). Wall time is the batch's elapsed time, on Redis's
+ * clock, so workers' clocks need not agree. `u` is the usage as strings, in the order of
+ * USAGE_FIELD_NAMES, as replies carry it.
  */
 const SPENT = `
-local b = redis.call('HMGET', KEYS[1], 'c', 'i', 'o', 'l', 't', 'st', 'mc', 'mt', 'mtc', 'mlc', 'mw')
-local cost = tonumber(b[1]) or 0
-local tokens = (tonumber(b[2]) or 0) + (tonumber(b[3]) or 0)
-local llm = tonumber(b[4]) or 0
-local tool = tonumber(b[5]) or 0
+local b = redis.call('HMGET', KEYS[1], ${[...USAGE_CODES, ...LIMIT_NAMES.map((limit) => LIMITS[limit].code)].map(lua).join(', ')})
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local wall = nowMs - (tonumber(b[6]) or nowMs)
+local u = {}
+for k = 1, ${USAGE_CODES.length} do u[k] = b[k] or '0' end
+u[${TIME_INDEX + 1}] = tostring(nowMs - (tonumber(b[${TIME_INDEX + 1}]) or nowMs))
+local n = {}
+for k = 1, ${USAGE_CODES.length} do n[k] = tonumber(u[k]) or 0 end
 local function over(used, max) return max ~= nil and used >= max end
 local spent = false
-if over(cost, tonumber(b[7])) then spent = 'maxCostUsd'
-elseif over(tokens, tonumber(b[8])) then spent = 'maxTokens'
-elseif over(tool, tonumber(b[9])) then spent = 'maxToolCalls'
-elseif over(llm, tonumber(b[10])) then spent = 'maxLlmCalls'
-elseif over(wall, tonumber(b[11])) then spent = 'maxWallMs'
+${LIMIT_NAMES.map((limit, i) => `${i === 0 ? 'if' : 'elseif'} over(${LIMITS[limit].of.map(n).join(' + ')}, tonumber(b[${USAGE_CODES.length + i + 1}])) then spent = ${lua(limit)}`).join('\n')}
 end
-local function usage() return {b[1] or '0', b[2] or '0', b[3] or '0', tostring(llm), tostring(tool), tostring(wall)} end
 local function spentReply()
   redis.call('HSETNX', KEYS[1], 'x', spent)
-  local u = usage()
-  return {spent, u[1], u[2], u[3], u[4], u[5], u[6]}
+  local r = {spent}
+  for k = 1, ${USAGE_CODES.length} do r[k + 1] = u[k] end
+  return r
 end
 `;
 
 /**
- * reserve: KEYS budget, runUsage; ARGV kind ('l' | 't'), run index.
- * Returns `{''}` and counts the call, or the spent limit and the usage `{limit, c, i, o, l, t, wall}`.
+ * reserve: KEYS budget, runUsage; ARGV the call's counter (`CALL_CODES`), run index.
+ * Returns `{''}` and counts the call, or the spent limit and the usage: `{limit, …usage}`, in the order of USAGE_FIELD_NAMES.
  */
 export const RESERVE = `${SPENT}
 if spent then return spentReply() end
@@ -44,23 +53,20 @@ return {''}
 `;
 
 /**
- * charge: KEYS budget, runUsage; ARGV run index, cost, input tokens, output tokens.
- * Adds the usage to the batch and to the run, then answers as reserve does (without counting a call).
+ * charge: KEYS budget, runUsage; ARGV run index, then each usage field a response reports
+ * (RESPONSE_FIELD_NAMES, in order). Adds them to the batch and to the run, then answers as
+ * reserve does (without counting a call).
  */
 export const CHARGE = `
 local idx = ARGV[1]
-if tonumber(ARGV[2]) ~= 0 then
-  redis.call('HINCRBYFLOAT', KEYS[1], 'c', ARGV[2])
-  redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':c', ARGV[2])
-end
-if tonumber(ARGV[3]) ~= 0 then
-  redis.call('HINCRBY', KEYS[1], 'i', ARGV[3])
-  redis.call('HINCRBY', KEYS[2], idx .. ':i', ARGV[3])
-end
-if tonumber(ARGV[4]) ~= 0 then
-  redis.call('HINCRBY', KEYS[1], 'o', ARGV[4])
-  redis.call('HINCRBY', KEYS[2], idx .. ':o', ARGV[4])
-end
+${RESPONSE_FIELD_NAMES.map((key, i) => {
+  const { code } = USAGE_FIELDS[key];
+  const add = 'dollars' in USAGE_FIELDS[key] ? 'HINCRBYFLOAT' : 'HINCRBY';
+  return `if tonumber(ARGV[${i + 2}]) ~= 0 then
+  redis.call('${add}', KEYS[1], ${lua(code)}, ARGV[${i + 2}])
+  redis.call('${add}', KEYS[2], idx .. ':' .. ${lua(code)}, ARGV[${i + 2}])
+end`;
+}).join('\n')}
 ${SPENT}
 if spent then return spentReply() end
 return {''}

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
+  addUsage,
+  assertBudgetLimits,
+  emptyUsage,
   InvalidArgumentError,
   type BatchProgress,
   type BatchReport,
@@ -12,10 +14,11 @@ import {
   type SkipReason,
   type UsageTotals,
 } from 'agent-state-machine';
-import { allKeys, abortChannel, batchKeys, type BatchKeys } from './batchKeys';
+import { allKeys, abortChannel, batchKeys } from './batchKeys';
 import { assertQueueName, openRedis, type RedisConnection } from './connection';
 import { assertPriceTable, type PriceTable } from './PriceTable';
-import { describeSpent, usageFromStrings } from './RedisBudget';
+import { limitFields, TIME_INDEX, USAGE_CODES, usageFromStrings } from './budgetFields';
+import { describeSpent } from './RedisBudget';
 import { abortMessage, lostReport, record, skippedReport, type BatchMeta } from './runRecords';
 import { errorFromWire, type WireRunReport } from './wireReport';
 
@@ -112,8 +115,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const { connection, name, prefix = 'bull', perRun, total, retry, pricing, retryLostRuns = 0, cancelGraceMs = 1000, signal, onProgress, pollMs = 100, keepKeys = false } = options;
   assertQueueName(name);
   const list = materialize(tasks);
-  checkLimits(perRun, 'perRun');
-  checkLimits(total, 'total');
+  assertBudgetLimits(perRun, 'perRun');
+  assertBudgetLimits(total, 'total');
   assertPriceTable(pricing);
   if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0)) throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
   if (!(typeof cancelGraceMs === 'number' && Number.isFinite(cancelGraceMs) && cancelGraceMs >= 0)) throw new InvalidArgumentError('cancelGraceMs', 'a non-negative number of milliseconds', cancelGraceMs);
@@ -130,14 +133,9 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const startedAt = Date.now();
   try {
     const meta: BatchMeta = { v: 1, count: list.length, retryLostRuns, cancelGraceMs, ...(perRun && { perRun }), ...(total && { total }), ...(retry && { retry }), ...(pricing && { pricing }) };
-    const limits: Record<string, number> = {};
-    const short = { maxCostUsd: 'mc', maxTokens: 'mt', maxToolCalls: 'mtc', maxLlmCalls: 'mlc', maxWallMs: 'mw' } as const;
-    for (const [limit, field] of Object.entries(short)) {
-      const max = total?.[limit as keyof BudgetLimits];
-      if (max !== undefined) limits[field] = max;
-    }
     const time = await redis.time();
-    await redis.multi().set(keys.meta, JSON.stringify(meta)).hset(keys.budget, { st: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000), ...limits }).exec();
+    const start = { [USAGE_CODES[TIME_INDEX]!]: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) };
+    await redis.multi().set(keys.meta, JSON.stringify(meta)).hset(keys.budget, { ...start, ...limitFields(total) }).exec();
     for (let from = 0; from < list.length; from += 1000) {
       await queue.addBulk(
         list.slice(from, from + 1000).map((task, k) => ({
@@ -159,7 +157,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const workers: Record<string, { concurrency: number; runs: number }> = {};
   let done = 0;
   let offset = 0;
-  let budget: UsageTotals = { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 };
+  let budget: UsageTotals = emptyUsage();
   let stopped: { reason: SkipReason; message: string } | undefined;
   let stopping: Promise<void> | undefined;
 
@@ -231,7 +229,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
           .multi()
           .lrange(keys.events, offset, offset + 999)
           .hget(keys.budget, 'x')
-          .hmget(keys.budget, 'c', 'i', 'o', 'l', 't', 'st')
+          .hmget(keys.budget, ...USAGE_CODES)
           .exists(keys.meta)
           .exec())!.map(([error, value]) => {
           if (error) throw error;
@@ -243,8 +241,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
               'Redis restarted without persistence (appendonly) or the keys were deleted; the runs reported so far are lost with them',
           );
         }
-        const now = Date.now();
-        budget = usageFromStrings([...usage.slice(0, 5).map((v) => v ?? '0'), String(usage[5] === null ? 0 : Math.max(0, now - startedAt))]);
+        // Wall time is the batch's elapsed time: 0 until the batch's start is in the hash.
+        budget = usageFromStrings(usage.map((v, i) => (i !== TIME_INDEX ? v : v === null ? '0' : String(Math.max(0, Date.now() - startedAt)))));
         offset += events.length;
         for (const line of events) apply(JSON.parse(line) as Event);
         if (spentField !== null && stopped === undefined) {
@@ -254,7 +252,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
         if (stopping !== undefined) await stopping;
         if (events.length === 0 && done < list.length) await new Promise((resolve) => setTimeout(resolve, pollMs));
       }
-      const totals = runs.reduce<UsageTotals>((sum, run) => addUsage(sum, run!.usage), { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 });
+      const totals = runs.reduce<UsageTotals>((sum, run) => addUsage(sum, run!.usage), emptyUsage());
       const report: DistributedBatchReport = {
         runs: runs as DistributedRunReport[],
         totals: { ...totals, outcomes: { ...outcomes } },
@@ -288,27 +286,6 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
 function fromWire(wire: WireRunReport): DistributedRunReport {
   const { error, historyError, ...rest } = wire;
   return { ...rest, ...(error === undefined ? {} : { error: errorFromWire(error) }), ...(historyError === undefined ? {} : { historyError: errorFromWire(historyError) }) };
-}
-
-function addUsage(a: UsageTotals, b: UsageTotals): UsageTotals {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    costUsd: Math.round((a.costUsd + b.costUsd) * 1e10) / 1e10,
-    toolCalls: a.toolCalls + b.toolCalls,
-    llmCalls: a.llmCalls + b.llmCalls,
-    wallMs: a.wallMs + b.wallMs,
-  };
-}
-
-/** Limits as `runBatch` checks them: an object of known limits, each a non-negative finite number. */
-function checkLimits(limits: unknown, name: string): void {
-  if (limits === undefined) return;
-  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) throw new InvalidArgumentError(name, 'an object with any of maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs', limits);
-  for (const [key, value] of Object.entries(limits)) {
-    if (!['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs'].includes(key)) throw new InvalidArgumentError(`${name}.${key}`, 'one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key)', value);
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) throw new InvalidArgumentError(`${name}.${key}`, 'a non-negative finite number', value);
-  }
 }
 
 /** Tasks checked and copied once: ids unique, inputs strings, payloads JSON. */

@@ -1,0 +1,46 @@
+// How a batch's budget is laid out in Redis, derived from the library's lists of usage fields
+// and limits (lib/internal): the budget hash holds a counter per usage field, the batch's start
+// for wall time, and a field per `total` limit; the run-usage hash holds `<index>:<code>` per
+// counter. The Lua scripts (scripts.ts) are generated from the same lists.
+import { addUsage, emptyUsage, type BudgetLimits, type UsageTotals } from 'agent-state-machine';
+import { LIMIT_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
+import { LIMITS } from '../../internal/limits';
+import { USAGE_FIELDS, type UsageFieldName } from '../../internal/usageFields';
+
+/** Where wall time sits in `USAGE_FIELD_NAMES`: Redis keeps the batch's start there, and tells the time by its clock. */
+export const TIME_INDEX = USAGE_FIELD_NAMES.findIndex((k) => USAGE_FIELDS[k].grows === 'time');
+
+/** The hash field of each usage field, in the order of `USAGE_FIELD_NAMES` (for wall time, the batch's start). */
+export const USAGE_CODES: readonly string[] = USAGE_FIELD_NAMES.map((k) => USAGE_FIELDS[k].code);
+
+/** The hash field `reserve(kind)` counts one call in. */
+export const CALL_CODES: Readonly<Record<'llm' | 'tool', string>> = {
+  llm: codeOf('llm'),
+  tool: codeOf('tool'),
+};
+
+/** A batch's `total` limits as budget hash fields: `{ mc: 5, mlc: 100 }`. */
+export function limitFields(limits: BudgetLimits | undefined): Record<string, number> {
+  const fields: Record<string, number> = {};
+  for (const limit of LIMIT_NAMES) {
+    const max = limits?.[limit];
+    if (max !== undefined) fields[LIMITS[limit].code] = max;
+  }
+  return fields;
+}
+
+/** Usage from strings in the order of `USAGE_FIELD_NAMES` (a script's reply, an HMGET of `USAGE_CODES`); a missing or unreadable one is 0. */
+export function usageFromStrings(values: ReadonlyArray<string | null | undefined>): UsageTotals {
+  const read = emptyUsage();
+  USAGE_FIELD_NAMES.forEach((key: UsageFieldName, i) => {
+    read[key] = Number(values[i] ?? 0) || 0;
+  });
+  // Redis adds dollars as floats: summed through addUsage, they are rounded as the library rounds them.
+  return addUsage(emptyUsage(), read);
+}
+
+function codeOf(kind: 'llm' | 'tool'): string {
+  const field = USAGE_FIELD_NAMES.find((k) => USAGE_FIELDS[k].grows === kind);
+  if (field === undefined) throw new Error(`no usage field grows by '${kind}': USAGE_FIELDS needs one for ExternalBudget.reserve('${kind}')`);
+  return USAGE_FIELDS[field].code;
+}
