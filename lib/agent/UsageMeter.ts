@@ -126,7 +126,9 @@ export class UsageMeter {
    * limit that forbids it, an `OperationError` when a budget failed, or undefined to go ahead.
    */
   async reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | OperationError | undefined> {
-    const flushed = await this.flush();
+    // Usage due is charged first, so that the budget decides on it; wall time alone waits to
+    // ride with the next charge rather than cost a round trip of its own.
+    const flushed = await this.flush(true);
     if (flushed !== undefined) return flushed;
     for (const [i, budget] of this.#external.entries()) {
       try {
@@ -141,13 +143,14 @@ export class UsageMeter {
 
   /**
    * Charges the wall time and what is due to the external budgets. Resolves to a limit they
-   * report spent, an `OperationError` naming the budget that failed, or undefined.
+   * report spent, an `OperationError` naming the budget that failed, or undefined. With
+   * `unlessWallOnly`, wall time alone is kept for the next charge.
    */
-  async flush(): Promise<SpentLimit | OperationError | undefined> {
+  async flush(unlessWallOnly = false): Promise<SpentLimit | OperationError | undefined> {
     this.chargeWall();
     const delta = this.#externalDue;
+    if (delta === undefined || (unlessWallOnly && onlyWall(delta))) return undefined;
     this.#externalDue = undefined;
-    if (delta === undefined) return undefined;
     let first: SpentLimit | undefined;
     for (const [i, budget] of this.#external.entries()) {
       try {
@@ -195,6 +198,11 @@ export class UsageMeter {
     // Not yet: an injected clock behind the timer's, or a delay clamped to 2^31 − 1 ms.
     this.#arm();
   }
+}
+
+function onlyWall(delta: UsageDelta): boolean {
+  for (const key in delta) if (key !== 'wallMs' && delta[key as keyof UsageDelta] !== 0) return false;
+  return true;
 }
 
 function sumDelta(a: UsageDelta, b: UsageDelta): UsageDelta {

@@ -69,6 +69,20 @@ describe('UsageMeter', () => {
     expect(meter.externalDue).toBe(false);
   });
 
+  it('.reserve() sends no charge for wall time alone: it rides with the next charge', async () => {
+    const clock = manualClock();
+    const external = recordingExternal();
+    const meter = new UsageMeter({ budgets: [new Budget()], external: [external], clock: clock.now });
+    meter.start();
+    clock.advance(40);
+    await meter.reserve('llm');
+    expect(external.charged).toEqual([]);
+    clock.advance(10);
+    meter.charge({ inputTokens: 5 });
+    await meter.reserve('tool');
+    expect(external.charged).toEqual([{ wallMs: 50, inputTokens: 5 }]);
+  });
+
   it('remembers a limit an external budget reported spent', async () => {
     const spent: SpentLimit = { limit: 'maxLlmCalls', used: 3, max: 3, message: 'shared budget exceeded: 3 LLM calls of 3 after 3 LLM calls' };
     const meter = new UsageMeter({ budgets: [new Budget()], external: [recordingExternal({ reserve: spent })], clock: manualClock().now });

@@ -2,12 +2,12 @@ import type { PrepareStepFunction, StepResult, StopCondition, ToolSet } from 'ai
 import {
   Budget,
   BudgetExceededError,
-  formatDuration,
   InvalidArgumentError,
+  OperationError,
+  UsageMeter,
   type ExternalBudget,
   type Pricing,
   type SpentLimit,
-  type UsageDelta,
   type UsageTotals,
 } from 'agent-state-machine';
 import { responseUsage } from '../../internal/fieldLists';
@@ -58,7 +58,7 @@ export interface AISDKBudgetGuard {
 
 type AnyBudget = Budget | ExternalBudget;
 
-// `any` tools, as the SDK's own `stepCountIs` has: these fit a loop over any tool set.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any tools, as the SDK's own `stepCountIs` has: these fit a loop over any tool set
 type AnyTools = any;
 
 /**
@@ -87,16 +87,14 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
   const local = list.filter((b): b is Budget => b instanceof Budget);
   const external = list.filter((b): b is ExternalBudget => !(b instanceof Budget));
   const capsDollars = local.some((b) => b.limits.maxCostUsd !== undefined);
-  const own = new Budget({}, { label: 'this loop' });
   const charged = new WeakSet<object>();
   const handledTools = new Set<string>();
   let reservedLlm = 0;
-  let since = clock();
   let stopped: SpentLimit | undefined;
   let unknownCost: string | undefined;
 
-  const note = (limit: SpentLimit | undefined): SpentLimit | undefined => {
-    if (limit !== undefined && stopped === undefined) stopped = limit;
+  const note = <T extends SpentLimit | OperationError | undefined>(limit: T): T => {
+    if (limit !== undefined && !(limit instanceof OperationError) && stopped === undefined) stopped = limit;
     return limit;
   };
   const controller = new AbortController();
@@ -104,23 +102,20 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
   if (signal?.aborted === true) forward();
   else signal?.addEventListener('abort', forward, { once: true });
   const abortSignal = controller.signal;
-  const timer = deadlineTimer(local, (error) => {
-    note({ limit: 'maxWallMs', used: error.used, max: error.max, message: error.message });
-    controller.abort(error);
+  // The library's one meter: wall time, every budget, and the maxWallMs deadline that aborts a hanging step.
+  const meter = new UsageMeter({
+    budgets: local,
+    external,
+    clock,
+    onDeadline: (spent) => controller.abort(budgetError(note(spent))),
   });
-  const spentLocal = (): SpentLimit | undefined => {
-    for (const budget of local) {
-      const limit = budget.spent();
-      if (limit !== undefined) return note(limit);
-    }
-    return undefined;
+  meter.start();
+  /** Throws what stops the loop: an external budget that failed, or a spent limit (`prefix` before its message). */
+  const refuse = (limit: SpentLimit | OperationError | undefined, prefix = ''): void => {
+    if (limit instanceof OperationError) throw limit;
+    if (limit !== undefined) throw budgetError(limit, prefix);
   };
-  const chargeAll = async (delta: UsageDelta, counts: UsageDelta): Promise<void> => {
-    own.charge({ ...delta, ...counts });
-    for (const budget of local) budget.charge({ ...delta, ...counts });
-    // An ExternalBudget counts calls when they are reserved; what was not reserved is charged here.
-    for (const budget of external) note(await budget.charge({ ...delta, ...counts }));
-  };
+  const spentLocal = (): SpentLimit | undefined => note(meter.spent());
 
   const chargeStep = async (step: StepResult<AnyTools>): Promise<void> => {
     if (charged.has(step)) return;
@@ -138,12 +133,11 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     // invalid ones (never executed) nor the provider's.
     const invalid = new Set(step.content.flatMap((p) => (p.type === 'tool-call' && 'invalid' in p && p.invalid === true ? [p.toolCallId] : [])));
     const ran = step.content.filter((p) => (p.type === 'tool-result' || p.type === 'tool-error') && p.providerExecuted !== true && !invalid.has(p.toolCallId) && !handledTools.has(p.toolCallId)).length;
-    const now = clock();
-    const wallMs = Math.max(0, now - since);
-    since = now;
     const llmCalls = reservedLlm > 0 ? 0 : 1;
     if (reservedLlm > 0) reservedLlm -= 1;
-    await chargeAll({ ...responseUsage(usage, costUsd), wallMs }, { llmCalls, toolCalls: ran });
+    // An ExternalBudget counts calls when they are reserved; what was not reserved is charged here, with the wall time.
+    meter.charge({ ...responseUsage(usage, costUsd), llmCalls, toolCalls: ran });
+    refuse(note(await meter.flush()));
     spentLocal();
   };
 
@@ -156,15 +150,10 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
   const prepareStep: PrepareStepFunction<AnyTools> = async ({ steps }) => {
     for (const step of steps) await chargeStep(step);
     if (unknownCost !== undefined) throw new Error(unknownCost);
-    const limit = spentLocal() ?? stopped;
-    if (limit !== undefined) throw new BudgetExceededError(limit.message, limit.limit, limit.used, limit.max);
+    refuse(spentLocal() ?? stopped);
     // Counted when the call starts, so maxLlmCalls is never passed.
-    for (const budget of external) {
-      const refused = note(await budget.reserve('llm'));
-      if (refused !== undefined) throw new BudgetExceededError(refused.message, refused.limit, refused.used, refused.max);
-    }
-    own.charge({ llmCalls: 1 });
-    for (const budget of local) budget.charge({ llmCalls: 1 });
+    if (meter.hasExternal) refuse(note(await meter.reserve('llm')));
+    meter.charge({ llmCalls: 1 }, false);
     reservedLlm += 1;
     return undefined;
   };
@@ -178,14 +167,9 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
         const guarded: typeof execute = async (input, ctx) => {
           // Known to this guard from here on: counted below if it runs, never if refused.
           handledTools.add(ctx.toolCallId);
-          const limit = spentLocal() ?? stopped;
-          if (limit !== undefined) throw new BudgetExceededError(`not run: ${limit.message}`, limit.limit, limit.used, limit.max);
-          for (const budget of external) {
-            const refused = note(await budget.reserve('tool'));
-            if (refused !== undefined) throw new BudgetExceededError(`not run: ${refused.message}`, refused.limit, refused.used, refused.max);
-          }
-          own.charge({ toolCalls: 1 });
-          for (const budget of local) budget.charge({ toolCalls: 1 });
+          refuse(spentLocal() ?? stopped, 'not run: ');
+          if (meter.hasExternal) refuse(note(await meter.reserve('tool')), 'not run: ');
+          meter.charge({ toolCalls: 1 }, false);
           return execute(input, ctx);
         };
         return [name, { ...t, execute: guarded }];
@@ -204,13 +188,13 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     abortSignal,
     wrapTools,
     get usage() {
-      return own.usage;
+      return meter.usage;
     },
     get stopped() {
       return stopped;
     },
     dispose: () => {
-      clearTimeout(timer);
+      meter.stop();
       signal?.removeEventListener('abort', forward);
     },
   };
@@ -226,27 +210,6 @@ function checkBudgets(budgets: unknown): AnyBudget[] {
   return list as AnyBudget[];
 }
 
-/** A timer that aborts at the earliest wall-time deadline left in the budgets, or none. */
-function deadlineTimer(budgets: Budget[], abort: (error: BudgetExceededError) => void): ReturnType<typeof setTimeout> | undefined {
-  let earliest: { ms: number; budget: Budget } | undefined;
-  for (const budget of budgets) {
-    const max = budget.limits.maxWallMs;
-    if (max === undefined) continue;
-    const left = max - budget.usage.wallMs;
-    if (earliest === undefined || left < earliest.ms) earliest = { ms: left, budget };
-  }
-  if (earliest === undefined) return undefined;
-  const { budget } = earliest;
-  const fire = (): void => {
-    const limit = budget.spent();
-    const message = limit?.message ?? `${budget.label} exceeded: the ${formatDuration(budget.limits.maxWallMs ?? 0)} of wall time passed during a step`;
-    abort(new BudgetExceededError(message, 'maxWallMs', budget.usage.wallMs, budget.limits.maxWallMs ?? 0));
-  };
-  if (earliest.ms <= 0) {
-    fire();
-    return undefined;
-  }
-  const timer = setTimeout(fire, earliest.ms);
-  timer.unref?.();
-  return timer;
+function budgetError(limit: SpentLimit, prefix = ''): BudgetExceededError {
+  return new BudgetExceededError(`${prefix}${limit.message}`, limit.limit, limit.used, limit.max);
 }

@@ -122,8 +122,27 @@ describe('budgetFor', () => {
     expect(error).toBeInstanceOf(BudgetExceededError);
     expect((error as BudgetExceededError).limit).toBe('maxWallMs');
     expect(guard.stopped?.limit).toBe('maxWallMs');
-    expect((error as Error).message).toMatch(/^budget exceeded: the .* of wall time passed during a step$/);
+    // The deadline is the library's one meter (UsageMeter): its message is every budget's.
+    expect((error as Error).message).toMatch(/^budget exceeded: \d+ ms of wall time, of 20 ms after 1 LLM call$/);
     guard.dispose();
+  });
+
+  it('.abortSignal waits out a 30-day maxWallMs: no TimeoutOverflowWarning, no abort at once', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): number => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const guard = budgetFor(new Budget({ maxWallMs: 30 * 24 * 60 * 60 * 1000 }));
+      const result = await generateText({ model: scriptedModel([{ content: [{ type: 'text', text: 'done' }] }]), prompt: 'go', maxRetries: 0, ...guard });
+      expect(result.text).toBe('done');
+      // A delay past 2^31 − 1 ms would have fired on the next tick (and warned): give it several.
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(guard.abortSignal.aborted).toBe(false);
+      guard.dispose();
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
   });
 
   it('.abortSignal follows the caller signal', () => {
