@@ -15,6 +15,8 @@ import type { RetryOptions } from './retryDelay';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
+import type { JournalOptions } from './JournalEntry';
+import { journalWriter } from './journalWriter';
 import type { OnUnknownCost } from './priceResponse';
 import { TurnRunner, type TurnResult } from './TurnRunner';
 import type { TurnSettings } from './TurnScope';
@@ -57,6 +59,14 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
   sleep?: Sleep;
   /** Source of jitter, [0, 1). Default Math.random. */
   random?: () => number;
+  /**
+   * Keep a journal of every LLM attempt (its input, and the response as the loop returned it,
+   * with its cost, or its error) and every tool call (input and result) beside the moves, in
+   * the sink (which must take journal lines: `JsonlHistorySink` does). Each entry is written
+   * before the move that follows it. Credential-named fields (`apiKey`, `authorization`,
+   * `password`, …) are redacted; `{ redact }` sees every entry after that. Default off.
+   */
+  journal?: boolean | JournalOptions;
 }
 
 /** Options of one `runTurn(input, options)` call. */
@@ -108,7 +118,7 @@ export class AgentWithStateMachine {
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
     const {
       budget, sharedBudgets = [], externalBudgets = [], retry = {}, cancelGraceMs = 2000, toolConcurrency = 1, pricing, onUnknownCost = 'error',
-      sleep = realSleep, random = Math.random, logger, ...machineOptions
+      sleep = realSleep, random = Math.random, logger, journal = false, ...machineOptions
     } = options;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
@@ -133,7 +143,11 @@ export class AgentWithStateMachine {
       throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods of (message, meta), or false', logger);
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+    const journalOptions = resolveJournal(journal);
     this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved) });
+    if (journalOptions !== undefined && !this.machine.journals) {
+      throw new InvalidArgumentError('sink', 'a sink that takes journal lines (an object with journal(entry), such as a JsonlHistorySink) when `journal` is on', machineOptions.sink);
+    }
     this.#sharedBudgets = sharedBudgets;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
@@ -152,6 +166,7 @@ export class AgentWithStateMachine {
       random,
       clock: this.#clock,
       logger: resolved,
+      journal: journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions),
       hears: (event) => this.#emitter.listenerCount(event) > 0,
       emit: (event, ...args) => this.#emit(event, ...args),
     };
@@ -363,6 +378,17 @@ function assertNonNegative(value: unknown, name: string): asserts value is numbe
   if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
     throw new InvalidArgumentError(name, 'a non-negative finite number', value);
   }
+}
+
+function resolveJournal(journal: unknown): JournalOptions | undefined {
+  if (journal === false) return undefined;
+  if (journal === true) return {};
+  if (typeof journal === 'object' && journal !== null && !Array.isArray(journal)) {
+    const { redact } = journal as JournalOptions;
+    if (redact !== undefined && typeof redact !== 'function') throw new InvalidArgumentError('journal.redact', 'a function (entry) => entry', redact);
+    return redact === undefined ? {} : { redact };
+  }
+  throw new InvalidArgumentError('journal', 'true, false or { redact? }', journal);
 }
 
 function resolveRetry(retry: unknown): ResolvedRetry {

@@ -262,10 +262,13 @@ export class TurnRunner {
       result: slot.result ?? { callId: slot.call.id, output: `not run: ${reason}`, isError: true },
     }));
     for (const [i, slot] of pending.entries()) {
-      if (slot.result === undefined && this.#s.hears('toolCall')) {
-        const at = this.#s.clock();
-        this.#s.emit('toolCall', { turn: this.#turn, call: slot.call, status: 'not_run', startedAt: at, endedAt: at, result: unanswered[i]!.result });
-      }
+      if (slot.result !== undefined) continue;
+      const hears = this.#s.hears('toolCall');
+      if (!hears && this.#s.journal === undefined) continue;
+      const at = this.#s.clock();
+      const event = { turn: this.#turn, call: slot.call, status: 'not_run' as const, startedAt: at, endedAt: at, result: unanswered[i]!.result };
+      this.#s.journal?.({ type: 'tool', ...event });
+      if (hears) this.#s.emit('toolCall', event);
     }
     const settle = agent.settleToolCalls;
     if (typeof settle !== 'function') return { ...result, unansweredToolCalls: unanswered };

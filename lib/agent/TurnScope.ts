@@ -10,6 +10,7 @@ import type { AgentLoop, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
+import type { JournalEntry } from './JournalEntry';
 import type { OnUnknownCost } from './priceResponse';
 import type { ResolvedRetry } from './retryAfter';
 import type { UsageMeter } from './UsageMeter';
@@ -31,6 +32,8 @@ export interface TurnSettings {
   random: () => number;
   clock: () => number;
   logger: AgentLogger | undefined;
+  /** Writes a journal entry (the adapter's `journal` option), or undefined when the journal is off. */
+  journal: ((entry: JournalEntry) => void) | undefined;
   /** Whether `event` has listeners now: events nobody hears are not built. */
   hears: (event: keyof AgentEvents) => boolean;
   /** Reports an event. Never throws. */

@@ -8,6 +8,7 @@ import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { planRetry } from './planRetry';
 import { priceResponse } from './priceResponse';
 import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
+import { journalError, type LlmJournalEntry } from './JournalEntry';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
 
@@ -60,6 +61,7 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
     const endedAt = s.clock();
     if (settled.kind === 'abandoned' || (settled.kind === 'threw' && signal.aborted)) {
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
+      s.journal?.({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, error: journalError(error) });
       s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error, willRetry: false });
       return { kind: 'aborted', data: { attempt, failures } };
     }
@@ -76,6 +78,12 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
         capsTokens: meter.caps('maxTokens'),
       });
       meter.charge(responseUsage(valid, priced.costUsd));
+      // As the loop returned it, malformed or not, so that a replay meets what this run met.
+      if (s.journal !== undefined) {
+        const entry: LlmJournalEntry = { type: 'llm', turn, operation, attempt, startedAt, endedAt, input, response: value as LLMResponse };
+        if (priced.costUsd !== undefined) entry.costUsd = priced.costUsd;
+        s.journal(entry);
+      }
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
       let othersRan = valid.costUsd === undefined || problems.length > 0;
@@ -108,6 +116,7 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
     }
     const failure: Attempt = { attempt, error: messageOf(settled.error) };
     failures.push(failure);
+    s.journal?.({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, error: journalError(settled.error) });
     const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);
     const willRetry = plan.kind === 'wait';
     if (plan.kind === 'wait' || plan.kind === 'refused') {

@@ -47,6 +47,7 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
   let violation: ContractViolationError | undefined;
   let failed: OperationError | undefined;
   const report = (slot: ToolSlot): void => {
+    s.journal?.({ type: 'tool', turn: scope.turn, call: slot.call, status: slot.status as ToolCallEvent['status'], startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result! });
     if (s.hears('toolCall')) s.emit('toolCall', { turn: scope.turn, call: slot.call, status: slot.status as ToolCallEvent['status'], startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result! });
   };
   const worker = async (): Promise<void> => {

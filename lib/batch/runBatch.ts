@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { Logger } from 'winston';
 import type { AgentLoop, Pricing } from '../agent/AgentLoop';
 import { safeLog, type AgentLogger } from '../agent/AgentLogger';
-import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
+import { AgentWithStateMachine, type AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
 import { Budget } from '../agent/Budget';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
 import { Deadline } from '../agent/Deadline';
@@ -92,6 +92,11 @@ export interface BatchOptions {
   onUnknownCost?: OnUnknownCost;
   /** Tool calls of one response run at once, per run. Default 1. */
   toolConcurrency?: number;
+  /**
+   * Journal every LLM attempt and tool call in each run's history file, as
+   * `AgentWithStateMachine` takes it (`true` or `{ redact }`). Needs `historyDir`.
+   */
+  journal?: AgentWithStateMachineOptions['journal'];
   /** Budgets kept outside this process (shared by workers on several machines), consulted by every run. */
   externalBudgets?: readonly ExternalBudget[];
   /** After an abort, how long a run's running operation may take to stop before it is abandoned. Default 1,000 ms. */
@@ -161,6 +166,9 @@ const PROBE_AGENT: AgentLoop = {
   runTool: (call) => Promise.resolve({ callId: call.id, output: '' }),
 };
 
+// Stands in for a run's history file when the probe checks the options.
+const PROBE_SINK = { write: () => undefined, journal: () => undefined };
+
 /**
  * Runs many agent tasks, each as one turn through its own `AgentWithStateMachine`, at most
  * `concurrency` at once, under per-run limits and a budget shared by the whole batch. Resolves
@@ -182,7 +190,7 @@ const PROBE_AGENT: AgentLoop = {
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, historyGroupCommit, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets } = options;
+  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, historyGroupCommit, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets, journal } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -198,6 +206,9 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
   if (onRun !== undefined && typeof onRun !== 'function') throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
+  if (journal !== undefined && journal !== false && historyDir === undefined) {
+    throw new InvalidArgumentError('journal', 'left out (or false) unless `historyDir` is set: the journal is kept in each run\'s history file', journal);
+  }
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
@@ -210,8 +221,10 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     ...(onUnknownCost === undefined ? {} : { onUnknownCost }),
     ...(toolConcurrency === undefined ? {} : { toolConcurrency }),
     ...(externalBudgets === undefined ? {} : { externalBudgets }),
+    ...(journal === undefined ? {} : { journal }),
   };
-  new AgentWithStateMachine(PROBE_AGENT, adapterOptions);
+  // The probe has the sink every run has, so that the journal's need of one is checked too.
+  new AgentWithStateMachine(PROBE_AGENT, historyDir === undefined ? adapterOptions : { ...adapterOptions, sink: PROBE_SINK });
   const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
   // A throwing logger never changes a batch's outcome.
   const log = chosen === undefined ? undefined : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };

@@ -85,7 +85,9 @@ export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Pr
     // The file is opened once the adapter has accepted the agent, so only runs that really
     // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
     const forward: HistorySink | undefined =
-      historyFile === undefined ? undefined : { write: (record) => sink?.write(record), rejected: (error) => sink?.rejected(error), reset: (info) => sink?.reset(info) };
+      historyFile === undefined
+        ? undefined
+        : { write: (record) => sink?.write(record), rejected: (error) => sink?.rejected(error), reset: (info) => sink?.reset(info), journal: (entry) => sink?.journal(entry) };
     adapter = new AgentWithStateMachine(agent, forward === undefined ? adapterOptions : { ...adapterOptions, sink: forward });
     if (historyFile !== undefined) {
       sink = JsonlHistorySink.open(historyFile, historyOptions);

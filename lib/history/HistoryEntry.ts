@@ -40,12 +40,36 @@ export interface ResetMarker {
   readonly seq: number;
 }
 
+/**
+ * A journal line: one LLM attempt (`llm`) or one tool call (`tool`) that an adapter with
+ * `journal` on wrote beside the moves, after the record `seq`. The fields every reader can
+ * rely on are checked; the content (input, response, result) is kept as written.
+ */
+export interface JournalLineRead {
+  readonly type: 'llm' | 'tool';
+  /** The seq of the last record written before it (0 before the first). */
+  readonly seq: number;
+  readonly turn: number;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  /** `llm`: `sendUserMessage` or `sendToolResults`. */
+  readonly operation?: string;
+  /** `llm`: 1 for the first attempt of the call. */
+  readonly attempt?: number;
+  /** `tool`: the call, with its id and name. */
+  readonly call?: { readonly id: string; readonly name: string; readonly input?: unknown };
+  /** `tool`: how it ended. */
+  readonly status?: string;
+  readonly [field: string]: unknown;
+}
+
 /** One line of a history file, parsed, with its 1-based line number. */
 export type HistoryEntry =
   | { readonly kind: 'meta'; readonly line: number; readonly meta: HistoryMeta; readonly table: TransitionTable<string> }
   | { readonly kind: 'record'; readonly line: number; readonly record: TransitionRecord<string> }
   | { readonly kind: 'rejected'; readonly line: number; readonly rejected: RejectedMove }
-  | { readonly kind: 'reset'; readonly line: number; readonly reset: ResetMarker };
+  | { readonly kind: 'reset'; readonly line: number; readonly reset: ResetMarker }
+  | { readonly kind: 'journal'; readonly line: number; readonly journal: JournalLineRead };
 
 /**
  * What the analysis functions accept: entries read from a file (which know their line, and

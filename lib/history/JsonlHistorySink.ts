@@ -8,7 +8,7 @@ import { toHistoryTableInfo, type HistoryTableInfo } from './HistoryTableInfo';
 import type { IllegalTransitionError } from '../machine/IllegalTransitionError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertValidTable } from '../machine/assertValidTable';
-import type { HistorySink, ResetInfo } from '../machine/StateMachine';
+import type { HistorySink, JournalLine, ResetInfo } from '../machine/StateMachine';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
@@ -331,6 +331,28 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   }
 
   /** Appends a line for a move the table rejected. */
+  /**
+   * Appends a journal line (an adapter's record of an LLM attempt or a tool call) marked by
+   * its `type`, with `seq` the last record written before it, so readers place it in the run.
+   * Content JSON cannot represent is written as a placeholder, then `unserializable_data` is
+   * thrown, as for a record's data.
+   */
+  journal(entry: JournalLine): void {
+    const { type, ...rest } = entry as JournalLine & Record<string, unknown>;
+    let text: string;
+    let failure: unknown;
+    try {
+      text = JSON.stringify({ type, seq: this.#lastSeq, ...rest });
+    } catch (error) {
+      failure = error;
+      text = JSON.stringify({ type, seq: this.#lastSeq, unserializable: messageOf(error) });
+    }
+    this.#writeLine(`${text}\n`);
+    if (failure !== undefined) {
+      throw new HistoryFileError('unserializable_data', this.path, `a ${String(type)} journal line after record ${this.#lastSeq} cannot be written as JSON (${messageOf(failure)}); it was written as a placeholder`, { cause: failure });
+    }
+  }
+
   rejected(error: IllegalTransitionError<S>): void {
     const { from, to, allowed, description, at } = error.toJSON();
     const line: RejectedMove = { type: 'rejected', from, to, allowed, description, at, seq: this.#lastSeq };

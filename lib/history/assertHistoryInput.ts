@@ -30,8 +30,11 @@ export function assertHistoryItem(item: unknown, argument: string): asserts item
     case 'reset':
       if (!isObject(item.reset)) throw new InvalidArgumentError(`${argument}.reset`, 'a reset marker { from, at, seq }', item.reset);
       return;
+    case 'journal':
+      if (!isObject(item.journal)) throw new InvalidArgumentError(`${argument}.journal`, 'a journal line { type, seq, turn, … }', item.journal);
+      return;
     default:
-      throw new InvalidArgumentError(`${argument}.kind`, "one of 'meta', 'record', 'rejected', 'reset' (or no kind, for a bare record)", kind);
+      throw new InvalidArgumentError(`${argument}.kind`, "one of 'meta', 'record', 'rejected', 'reset', 'journal' (or no kind, for a bare record)", kind);
   }
 }
 

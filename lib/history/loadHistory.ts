@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { HistoryEntry, HistoryMeta, HistoryWarning, RejectedMove, ResetMarker } from './HistoryEntry';
+import type { HistoryEntry, HistoryMeta, HistoryWarning, JournalLineRead, RejectedMove, ResetMarker } from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { parseHistoryLine } from './parseHistoryLine';
@@ -314,6 +314,8 @@ export interface LoadedHistory {
   readonly records: readonly TransitionRecord<string>[];
   readonly rejected: readonly RejectedMove[];
   readonly resets: readonly ResetMarker[];
+  /** The journal lines (LLM attempts and tool calls), in file order; empty for a file without a journal. */
+  readonly journal: readonly JournalLineRead[];
   readonly warnings: readonly HistoryWarning[];
   /** The line numbers `salvage` skipped, in order; empty without salvage. */
   readonly skippedLines: readonly number[];
@@ -330,6 +332,7 @@ export async function loadHistory(path: string, options: Omit<ReadHistoryOptions
   const records: TransitionRecord<string>[] = [];
   const rejected: RejectedMove[] = [];
   const resets: ResetMarker[] = [];
+  const journal: JournalLineRead[] = [];
   let meta: HistoryMeta | undefined;
   let table: TransitionTable<string> | undefined;
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
@@ -348,10 +351,13 @@ export async function loadHistory(path: string, options: Omit<ReadHistoryOptions
       case 'reset':
         resets.push(entry.reset);
         break;
+      case 'journal':
+        journal.push(entry.journal);
+        break;
     }
   }
   const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
-  return { file: path, meta, table, entries, records, rejected, resets, warnings, skippedLines };
+  return { file: path, meta, table, entries, records, rejected, resets, journal, warnings, skippedLines };
 }
 
 async function assertReadable(path: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { describeValue } from '../internal/describeValue';
-import type { HistoryEntry, HistoryMeta, RejectedMove, ResetMarker } from './HistoryEntry';
+import type { HistoryEntry, HistoryMeta, JournalLineRead, RejectedMove, ResetMarker } from './HistoryEntry';
 import { tableFromHistoryInfo, type HistoryTableInfo } from './HistoryTableInfo';
 import { InvalidTableError } from '../machine/InvalidTableError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
@@ -13,7 +13,7 @@ class BadField extends Error {}
 
 /**
  * Parses one line of a JSON Lines history file: a transition record (no `type`), or a line
- * marked `type: 'meta' | 'rejected' | 'reset'`. Every field is checked, so a record that
+ * marked `type: 'meta' | 'rejected' | 'reset'`, or a journal line (`type: 'llm' | 'tool'`). Every field is checked, so a record that
  * parses is a record the analysis can trust; the reason names the bad field and its value.
  * Fields a record does not have are dropped. Pure: `readHistory` adds the file and I/O.
  */
@@ -40,8 +40,11 @@ export function parseHistoryLine(text: string, line: number): ParsedHistoryLine 
         return { ok: true, entry: { kind: 'rejected', line, rejected: parseRejected(obj) } };
       case 'reset':
         return { ok: true, entry: { kind: 'reset', line, reset: parseReset(obj) } };
+      case 'llm':
+      case 'tool':
+        return { ok: true, entry: { kind: 'journal', line, journal: parseJournal(obj, obj.type) } };
       default:
-        return { ok: false, reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, or none for a record)` };
+        return { ok: false, reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, llm, tool, or none for a record)` };
     }
   } catch (error) {
     if (error instanceof BadField) return { ok: false, reason: error.message };
@@ -61,6 +64,25 @@ function parseRecord(obj: Record<string, unknown>): TransitionRecord<string> {
   return obj.data === undefined
     ? { seq, from, to, description, at, durationMs, forced }
     : { seq, from, to, description, at, durationMs, forced, data: obj.data };
+}
+
+/** A journal line: the fields readers rely on are checked, the content is kept as written. */
+function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool'): JournalLineRead {
+  nonNegativeInteger(obj, 'seq');
+  positiveInteger(obj, 'turn');
+  finite(obj, 'startedAt');
+  finite(obj, 'endedAt');
+  if (type === 'llm') {
+    if (obj.operation !== 'sendUserMessage' && obj.operation !== 'sendToolResults') throw bad('operation', "'sendUserMessage' or 'sendToolResults'", obj.operation);
+    positiveInteger(obj, 'attempt');
+  } else {
+    const call = obj.call;
+    if (typeof call !== 'object' || call === null || Array.isArray(call)) throw bad('call', 'an object { id, name, input? }', call);
+    string(call as Record<string, unknown>, 'id', 'call.id');
+    string(call as Record<string, unknown>, 'name', 'call.name');
+    string(obj, 'status');
+  }
+  return obj as unknown as JournalLineRead;
 }
 
 function parseMeta(obj: Record<string, unknown>): { meta: HistoryMeta; table: TransitionTable<string> } {

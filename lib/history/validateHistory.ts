@@ -32,7 +32,9 @@ export type HistoryIssue =
   /** A state the table does not have. */
   | (IssueBase & { readonly code: 'unknown_state'; readonly state: string; readonly field: 'from' | 'to' })
   /** A negative time in `from`, which the machine never writes. */
-  | (IssueBase & { readonly code: 'negative_duration'; readonly durationMs: number });
+  | (IssueBase & { readonly code: 'negative_duration'; readonly durationMs: number })
+  /** A journal line whose `seq` is not the last record before it: the journal and the moves disagree on order. */
+  | (IssueBase & { readonly code: 'journal_out_of_place'; readonly expected: number });
 
 /** An issue's own fields, for each code (the position is added where it is found). */
 type IssueDetails = HistoryIssue extends infer I ? (I extends HistoryIssue ? Omit<I, 'seq' | 'line'> : never) : never;
@@ -88,6 +90,15 @@ export class HistoryValidator {
         return;
       case 'rejected':
         return;
+      case 'journal': {
+        // The sink stamps each journal line with the last record it wrote; a file read whole must agree.
+        const expected = this.#previous?.seq ?? this.#resetSeq ?? 0;
+        const { seq, type } = item.journal;
+        if (this.#fromStart && seq !== expected) {
+          this.#issues.push({ seq, line: item.line, code: 'journal_out_of_place', expected, message: `the ${type} journal line says it follows record ${seq}, but it follows record ${expected}` });
+        }
+        return;
+      }
     }
   }
 

@@ -20,6 +20,16 @@ export interface HistorySink<S extends string = StateName> {
   reset?(info: ResetInfo<S>): void;
   /** Called once, when the machine is made, with the table it enforces (a file sink records it). */
   attach?(table: TransitionTable<S>): void;
+  /**
+   * A journal line to keep beside the moves: an adapter's record of an LLM attempt or a tool
+   * call (`AgentWithStateMachine`'s `journal` option), handed over by `machine.journal()`.
+   */
+  journal?(entry: JournalLine): void;
+}
+
+/** What a sink's `journal` receives: a JSON object marked by its `type` (`llm`, `tool`). */
+export interface JournalLine {
+  readonly type: string;
 }
 
 /** What `reset` reports: the state it left, when, and the last seq before it. */
@@ -190,6 +200,27 @@ export class StateMachine<S extends string = StateName> {
     if (logLevel !== undefined && logLevel !== 'warn' && logLevel !== 'info') throw new InvalidArgumentError('reason.logLevel', "'warn', 'info' or undefined", logLevel);
     this.#validator.assertKnown(to, 'forceTransition() target');
     return this.#move(this.#tailNode.name, stateNode(this.#validator, to)!, description, data, true, logLevel === 'info');
+  }
+
+  /**
+   * Hands a journal line to the sink, when it takes them (`journal` method), in order with the
+   * records. Like a record, a line the sink fails to write is reported (`sinkError` event and
+   * an error log), never thrown. Returns whether the sink takes journal lines.
+   */
+  journal(entry: JournalLine): boolean {
+    const sink = this.#sink;
+    if (sink?.journal === undefined) return false;
+    try {
+      this.#watchSink(sink.journal(entry) as unknown);
+    } catch (error) {
+      this.#reportSinkError(error);
+    }
+    return true;
+  }
+
+  /** Whether the sink keeps journal lines (has a `journal` method). */
+  get journals(): boolean {
+    return this.#sink?.journal !== undefined;
   }
 
   /** Whether the table allows `from` → `to`. */

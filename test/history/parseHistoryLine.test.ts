@@ -48,8 +48,18 @@ describe('parseHistoryLine()', () => {
     expect(reason(JSON.stringify({ type: 'rejected', from: 'A', to: 'B', allowed: 'C', description: '', at: 1 }))).toBe('field "allowed" must be an array of state names, got `C` (string)');
   });
 
+  it('reads journal lines, checking the fields readers rely on and keeping the content', () => {
+    const llm = { type: 'llm', seq: 2, turn: 1, operation: 'sendUserMessage', attempt: 1, startedAt: 5, endedAt: 9, input: { kind: 'user_message', message: 'hi' }, response: { text: 'yo' } };
+    expect(parseHistoryLine(JSON.stringify(llm), 3)).toEqual({ ok: true, entry: { kind: 'journal', line: 3, journal: llm } });
+    const tool = { type: 'tool', seq: 6, turn: 1, call: { id: 'c1', name: 'bash' }, status: 'ok', startedAt: 1, endedAt: 2, result: { callId: 'c1', output: 'x' } };
+    expect(parseHistoryLine(JSON.stringify(tool), 9)).toMatchObject({ ok: true, entry: { kind: 'journal', journal: tool } });
+    expect(reason(JSON.stringify({ ...llm, operation: 'send' }))).toBe("field \"operation\" must be 'sendUserMessage' or 'sendToolResults', got `send` (string)");
+    expect(reason(JSON.stringify({ ...llm, attempt: 0 }))).toMatch(/^field "attempt" must be a positive integer/);
+    expect(reason(JSON.stringify({ ...tool, call: { id: 'c1' } }))).toMatch(/^field "call\.name" must be a string/);
+  });
+
   it('rejects an unknown line type, and a meta line whose table is not sound', () => {
-    expect(reason('{"type":"checkpoint"}')).toBe('unknown line type `checkpoint` (string) (expected meta, rejected, reset, or none for a record)');
+    expect(reason('{"type":"checkpoint"}')).toBe('unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, or none for a record)');
     const table = toHistoryTableInfo(DEFAULT_TABLE);
     const meta = { type: 'meta', version: '0.1.0', runId: 'r', startedAt: 1, table: { ...table, edges: [...table.edges, ['Ready', 'Nowhere']] } };
     expect(reason(JSON.stringify(meta))).toMatch(/^the table in the meta line is not sound: .*Nowhere/);

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
-import { InvalidArgumentError, runTask, safeFileName, type AgentLoop, type Pricing } from 'agent-state-machine';
+import { InvalidArgumentError, runTask, safeFileName, type AgentLoop, type JournalOptions, type Pricing } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
 import { assertQueueName, openRedis, type RedisConnection } from './connection';
@@ -30,6 +30,8 @@ export interface BatchWorkerOptions {
   concurrency?: number;
   /** Each run's JSON Lines history goes to `<historyDir>/<batch id>/<index>-<task id made safe>.jsonl`. */
   historyDir?: string;
+  /** Journal every LLM attempt and tool call in each run's history file (`true` or `{ redact }`), as `AgentWithStateMachine` takes it. Needs `historyDir`. */
+  journal?: boolean | JournalOptions;
   /** Names this worker in reports. Default `<host>:<pid>:<random>`. */
   workerId?: string;
   /** Prices responses that report no cost, when the batch brought no price table. */
@@ -69,12 +71,13 @@ interface JobData {
  */
 export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { connection, name, agent, … }', options);
-  const { connection, name, prefix = 'bull', agent, concurrency = 4, historyDir, pricing, lockDurationMs = 30_000, stalledIntervalMs = 30_000 } = options;
+  const { connection, name, prefix = 'bull', agent, concurrency = 4, historyDir, pricing, lockDurationMs = 30_000, stalledIntervalMs = 30_000, journal = false } = options;
   const id = options.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 6)}`;
   assertQueueName(name);
   if (typeof agent !== 'function') throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
   if (!(Number.isInteger(concurrency) && concurrency > 0)) throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === '')) throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (journal !== false && historyDir === undefined) throw new InvalidArgumentError('journal', "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file", journal);
   if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('workerId', 'a non-empty string', id);
   if (pricing !== undefined && typeof pricing !== 'function') throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => dollars', pricing);
   for (const [key, value] of [['lockDurationMs', lockDurationMs], ['stalledIntervalMs', stalledIntervalMs]] as const) {
@@ -173,6 +176,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           logger: false,
           externalBudgets: [new RedisBudget(redis, keys, meta.total ?? {}, index)],
           ...(price === undefined ? {} : { pricing: price }),
+          journal,
         },
         signal,
         ...(historyFile === undefined ? {} : { historyFile, historyOptions: { runId: task.id, metadata: { taskId: task.id, index, batchId, worker: id, attempt }, overwrite: true } }),
