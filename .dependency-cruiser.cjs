@@ -2,6 +2,7 @@
 // Each folder may depend only on the folders above it:
 //   internal  <-  machine  <-  history
 //                machine  <-  agent  <-  batch
+//   replay on agent and history (a run re-driven from its journal), below batch and cli
 //   report on history and batch (pure pages, one I/O loader); telemetry on history;
 //   cli on history, batch, report and telemetry; integrations on the public entry (lib/index.ts) and internal.
 // states/ stands on nothing in lib/. The main entry never loads the CLI or an integration.
@@ -16,13 +17,14 @@ const layer = (name, mayNotUse, comment) => ({
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const forbidden = [
   { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
-  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'report', 'telemetry', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
-  layer('machine-below-agent', ['agent', 'batch', 'history', 'report', 'telemetry', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
-  layer('history-on-machine', ['agent', 'batch', 'report', 'telemetry', 'cli', 'integrations'], 'history files stand on the machine alone'),
-  layer('agent-below-batch', ['batch', 'history', 'report', 'telemetry', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
+  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
+  layer('machine-below-agent', ['agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
+  layer('history-on-machine', ['agent', 'batch', 'replay', 'report', 'telemetry', 'cli', 'integrations'], 'history files stand on the machine alone'),
+  layer('agent-below-batch', ['batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
+  layer('replay-below-batch', ['batch', 'report', 'telemetry', 'cli', 'integrations'], 'a replay re-drives the adapter from a history file, for batches (resume) and the CLI to use'),
   layer('batch-below-cli', ['report', 'telemetry', 'cli', 'integrations'], 'a batch knows nothing of its report pages, telemetry, the CLI or the integrations'),
   layer('report-below-cli', ['telemetry', 'cli', 'integrations'], 'report pages stand on history and batch, never on the CLI or an SDK'),
-  layer('telemetry-on-history', ['agent', 'batch', 'report', 'cli', 'integrations'], 'the OTLP export stands on history files alone'),
+  layer('telemetry-on-history', ['agent', 'batch', 'replay', 'report', 'cli', 'integrations'], 'the OTLP export stands on history files alone'),
   layer('cli-not-integrations', ['integrations'], 'the CLI runs without any SDK installed'),
   {
     name: 'states-stand-alone',
@@ -43,7 +45,7 @@ const forbidden = [
     comment: 'integrations import lib/index.ts (and pure helpers in internal/), nothing private',
     severity: 'error',
     from: { path: '^lib/integrations/' },
-    to: { path: '^(lib/(machine|agent|batch|history|report|telemetry|cli)/|states/)' },
+    to: { path: '^(lib/(machine|agent|batch|history|replay|report|telemetry|cli)/|states/)' },
   },
   {
     name: 'integrations-are-leaves',

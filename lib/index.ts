@@ -97,6 +97,11 @@ export { toMermaid, historyToMermaid, historyToGantt, RunDiagram } from './histo
 export type { HistoryDiagramOptions, GanttOptions } from './history/toMermaid';
 
 // Budget-capped batches: many agent tasks, a concurrency limit, per-run and shared budgets.
+export { replayLoop } from './replay/replayLoop';
+export type { ReplayedLoop } from './replay/replayLoop';
+export { replayRun } from './replay/replayRun';
+export type { ReplayReport, ReplayRunOptions, ReplayedMove } from './replay/replayRun';
+export { ReplayDivergedError } from './replay/ReplayDivergedError';
 export { runBatch } from './batch/runBatch';
 export { runTask } from './batch/runTask';
 export { safeFileName } from './batch/safeFileName';

@@ -12,6 +12,8 @@ import { HistoryValidator } from '../history/validateHistory';
 import { buildHtmlReport } from '../report/buildHtmlReport';
 import { historyToOtlp } from '../telemetry/historyToOtlp';
 import { VERSION } from '../internal/version';
+import { formatReplay } from '../replay/formatReplay';
+import { replayRun } from '../replay/replayRun';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
 
@@ -179,6 +181,21 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       }
     });
 
+  program
+    .command('replay')
+    .description('Re-drive a run from its journal (written with journal: true), with no network and no tools, and check that it makes the recorded moves; with --budget, show where other limits would have stopped it.')
+    .argument('<file>', 'history file (.jsonl) written with journal: true')
+    .option('--budget <limit=value...>', 'replay under these limits, e.g. maxCostUsd=0.10 maxLlmCalls=5', budgetLimit, {} as Record<string, number>)
+    .option('--json', 'print the replay report as JSON')
+    .action(async (file: string, opts: { budget: Record<string, number>; json?: boolean }) => {
+      const loaded = await loadHistory(file);
+      for (const w of loaded.warnings) warn(w);
+      const budget = Object.keys(opts.budget).length === 0 ? undefined : opts.budget;
+      const report = await replayRun(loaded, budget === undefined ? {} : { budget });
+      io.stdout(opts.json === true ? `${safeJson({ file, ...report })}\n` : `${formatReplay(report, file)}\n`);
+      if (budget === undefined && !report.reproduced) code = EXIT.problems;
+    });
+
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return code;
@@ -221,6 +238,14 @@ function limitDepth(value: unknown, depth: number): unknown {
 
 /** A wrong combination of options, reported like commander's own usage errors. */
 class UsageError extends Error {}
+
+/** `maxCostUsd=0.10` into the limits given so far (the option repeats). */
+function budgetLimit(value: string, previous: Record<string, number>): Record<string, number> {
+  const match = /^([A-Za-z]+)=(.+)$/.exec(value);
+  const n = Number(match?.[2]);
+  if (match === null || !Number.isFinite(n) || n < 0) throw new CommanderArgumentError(`expected limit=value with a non-negative number (e.g. maxCostUsd=0.10), got ${JSON.stringify(value)}`);
+  return { ...previous, [match[1]!]: n };
+}
 
 function positiveInteger(value: string): number {
   const n = Number(value);

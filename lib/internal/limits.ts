@@ -38,10 +38,11 @@ export const LIMITS = {
 /** The name of one limit: a key of `BudgetLimits`. */
 export type LimitName = keyof typeof LIMITS;
 
-/** `$0.101 of $0.100`, not `$0.10 of $0.10`: as many decimals (2 to 6) as tell them apart. */
+/** `$0.101 of $0.100`, not `$0.10 of $0.10`: as many decimals (2 to 6) as tell them apart and show the cap whole. */
 function dollarsAgainst(used: number, max: number): string {
   let digits = 2;
-  while (digits < 6 && used !== max && used.toFixed(digits) === max.toFixed(digits)) digits += 1;
+  // Enough to tell them apart and to show the cap as it was set: `$0.020 of $0.015`, not `$0.02 of $0.01`.
+  while (digits < 6 && ((used !== max && used.toFixed(digits) === max.toFixed(digits)) || Number(max.toFixed(digits)) !== max)) digits += 1;
   return `$${used.toFixed(digits)} of $${max.toFixed(digits)}`;
 }
 

@@ -1,0 +1,126 @@
+import type { LLMCallInput } from '../agent/AgentEvents';
+import type { AgentLoop, LLMResponse, Pricing, ToolCall, ToolResult } from '../agent/AgentLoop';
+import type { RetryOptions } from '../agent/retryDelay';
+import type { JournalLineRead } from '../history/HistoryEntry';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { ReplayDivergedError } from './ReplayDivergedError';
+
+/** What `replayLoop` gives: the loop, and the retry policy under which it replays the recorded attempts as they happened. */
+export interface ReplayedLoop {
+  /** Answers every LLM call and tool call from the journal; makes no request and runs no tool. */
+  loop: AgentLoop;
+  /**
+   * Retry exactly as the recorded run did: an attempt is retried when the journal holds the
+   * next attempt of the same call, and never waits. Pass it as the adapter's `retry`.
+   */
+  retry: RetryOptions;
+  /** The user message of each recorded turn, in order: what to pass to `runTurn`. */
+  inputs: string[];
+  /** Prices each replayed response at its recorded cost (a response priced by `pricing` carries none of its own). Pass it as the adapter's `pricing`. */
+  pricing: Pricing;
+  /** LLM attempts answered so far. */
+  readonly llmCalls: number;
+  /** Why the replay stopped following the journal, once it has. */
+  readonly diverged: ReplayDivergedError | undefined;
+}
+
+/**
+ * An `AgentLoop` that answers from a run's journal (`loadHistory(file).journal`): each LLM
+ * attempt gets the recorded response, or throws the recorded error (with its status and code,
+ * so retry decisions come out the same), and each tool call gets the recorded result. A request
+ * that differs from the recording stops with `ReplayDivergedError` ("diverged at LLM call N"),
+ * naming what differed. It costs nothing and needs no network: the way to re-run a failed run,
+ * with a debugger, and see the same moves.
+ */
+export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
+  if (!Array.isArray(journal)) throw new InvalidArgumentError('journal', 'the journal lines of a history file (loadHistory(file).journal)', journal);
+  const llm = journal.filter((j) => j.type === 'llm');
+  const tools = journal.filter((j) => j.type === 'tool' && j.status !== 'not_run');
+  if (llm.length === 0) throw new InvalidArgumentError('journal', 'a journal with at least one LLM call (was the run written with journal: true?)', journal);
+  let next = 0;
+  let nextTool = 0;
+  let diverged: ReplayDivergedError | undefined;
+  const diverge = (error: ReplayDivergedError): Promise<never> => Promise.reject((diverged ??= error));
+  const inputs = llm.flatMap((j) => (j.operation === 'sendUserMessage' && j.attempt === 1 ? [String((j.input as { message?: unknown } | undefined)?.message ?? '')] : []));
+
+  const answer = (operation: 'sendUserMessage' | 'sendToolResults', input: LLMCallInput): Promise<LLMResponse> => {
+    const n = next + 1;
+    const entry = llm[next];
+    if (entry === undefined) return diverge(new ReplayDivergedError(n, `${operation} asked for a call the journal does not have (it holds ${llm.length})`));
+    const difference = differs(entry, operation, input);
+    if (difference !== undefined) return diverge(new ReplayDivergedError(n, difference));
+    next += 1;
+    if (entry.redactError !== undefined) return diverge(new ReplayDivergedError(n, `the journal kept no content for this call (${String(entry.redactError)})`));
+    const error = entry.error as { name?: string; message?: string; status?: number; code?: string } | undefined;
+    if (error !== undefined) return Promise.reject(Object.assign(new Error(error.message ?? 'recorded error'), { name: error.name ?? 'Error', status: error.status, code: error.code }));
+    // A copy: the adapter and the caller may keep what they are given.
+    return Promise.resolve(structuredClone(entry.response) as LLMResponse);
+  };
+
+  const loop: AgentLoop = {
+    sendUserMessage: (message) => answer('sendUserMessage', { kind: 'user_message', message }),
+    sendToolResults: (results, messages) => answer('sendToolResults', { kind: 'tool_results', results, messages }),
+    runTool: (call: ToolCall): Promise<ToolResult> => {
+      const entry = tools[nextTool];
+      if (entry === undefined || entry.call?.id !== call.id || entry.call?.name !== call.name) {
+        const recorded = entry === undefined ? 'none' : `${entry.call?.name} (${entry.call?.id})`;
+        return diverge(new ReplayDivergedError(next, `tool call ${call.name} (${call.id}) is not the next one recorded (${recorded})`));
+      }
+      nextTool += 1;
+      return Promise.resolve(structuredClone(entry.result) as ToolResult);
+    },
+  };
+  return {
+    loop,
+    retry: {
+      retries: llm.length,
+      baseDelayMs: 0,
+      maxDelayMs: 0,
+      delayMs: () => 0,
+      // Retried as it was: when the journal's next attempt is the same call's next one.
+      shouldRetry: (error) => {
+        if (error instanceof ReplayDivergedError) return false;
+        const following = llm[next];
+        const previous = llm[next - 1];
+        return following !== undefined && previous !== undefined && following.attempt === (previous.attempt ?? 1) + 1 && following.operation === previous.operation;
+      },
+    },
+    inputs,
+    pricing: () => {
+      const cost = llm[next - 1]?.costUsd;
+      return typeof cost === 'number' ? cost : undefined;
+    },
+    get llmCalls() {
+      return next;
+    },
+    get diverged() {
+      return diverged;
+    },
+  };
+}
+
+/** Why the call asked for is not the one recorded, or undefined when they agree. */
+function differs(entry: JournalLineRead, operation: string, input: LLMCallInput): string | undefined {
+  if (entry.operation !== operation) return `the run asked for ${operation}, the journal has ${String(entry.operation)} (turn ${entry.turn}, attempt ${entry.attempt})`;
+  const recorded = entry.input as LLMCallInput | undefined;
+  // A redacted or placeholder entry keeps no input: nothing to compare.
+  if (recorded === undefined) return undefined;
+  if (input.kind === 'user_message' && recorded.kind === 'user_message' && recorded.message !== input.message) {
+    return `the user message differs: recorded ${quote(recorded.message)}, asked ${quote(input.message)}`;
+  }
+  if (input.kind === 'tool_results' && recorded.kind === 'tool_results') {
+    if (recorded.results.length !== input.results.length) return `${input.results.length} tool results were sent, the journal has ${recorded.results.length}`;
+    for (const [i, r] of input.results.entries()) {
+      const was = recorded.results[i]!;
+      if (was.callId !== r.callId || was.output !== r.output || (was.isError === true) !== (r.isError === true)) {
+        return `tool result ${i + 1} (${r.callId}) differs: recorded ${quote(was.output)}, sent ${quote(r.output)}`;
+      }
+    }
+    if (JSON.stringify(recorded.messages) !== JSON.stringify(input.messages)) return 'the messages sent with the tool results differ';
+  }
+  return undefined;
+}
+
+function quote(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+}
