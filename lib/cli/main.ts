@@ -105,7 +105,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       else {
         for (const issue of result.issues) io.stdout(`${name}:${issue.line ?? '?'}: seq ${issue.seq}: ${issue.code}: ${escapeControl(issue.message)}\n`);
         if (skippedLines.length > 0) io.stdout(`${name}: skipped ${plural(skippedLines.length, 'corrupt line')} (--salvage): ${skippedLines.join(', ')}\n`);
-        if (result.ok && skippedLines.length === 0) io.stdout(`${name}: ${plural(result.records, 'record')}, no problems\n`);
+        if (result.interrupted !== undefined) io.stdout(`${name}: ${escapeControl(result.interrupted.message)}\n`);
+        if (result.ok && skippedLines.length === 0) io.stdout(`${name}: ${plural(result.records, 'record')}, ${result.interrupted === undefined ? 'no problems' : 'no problems in them, but the run did not end'}\n`);
         else if (!result.ok) io.stdout(`${name}: ${plural(result.issues.length, 'problem')} in ${plural(result.records, 'record')}\n`);
         else io.stdout(`${name}: ${plural(result.records, 'record')} read, no problems in them\n`);
       }

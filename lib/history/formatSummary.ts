@@ -38,7 +38,8 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
   const run = meta === undefined ? 'Run' : `Run ${meta.runId} (agent-state-machine ${meta.version})`;
   out.push(file === undefined ? run : `${run} — ${file}`);
   if (summary.status === 'empty') {
-    out.push('No transitions recorded.');
+    // A file that opened a run (its meta line) and holds no move was cut off before its first move.
+    out.push(summary.meta === undefined ? 'No transitions recorded.' : 'No transitions recorded: the run ended without a terminal move (interrupted?).');
     return out.join('\n');
   }
   const started = summary.startedAt === null ? '' : `started ${format(summary.startedAt, 'yyyy-MM-dd HH:mm:ss.SSS xxx')}, `;
@@ -48,7 +49,7 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
   const open = summary.turns.list.at(-1)?.end === 'open' ? summary.turns.list.at(-1) : undefined;
   if (summary.status === 'incomplete' && open !== undefined) {
     const last = summary.lastMoves.at(-1);
-    out.push(`INCOMPLETE: the history ends inside turn ${open.turn}, in ${summary.finalState ?? '?'} since ${last === undefined ? '?' : time(last.at)} (seq ${summary.lastSeq ?? '?'}).`);
+    out.push(`INCOMPLETE, ended without a terminal move (interrupted?): the history ends inside turn ${open.turn}, in ${summary.finalState ?? '?'} since ${last === undefined ? '?' : time(last.at)} (seq ${summary.lastSeq ?? '?'}).`);
     out.push('  The run was killed, crashed, or is still going. Its last moves:');
     out.push(indent(moves(summary.lastMoves, timeFormat)));
     out.push('');

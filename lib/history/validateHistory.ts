@@ -40,9 +40,17 @@ export type HistoryIssue =
 type IssueDetails = HistoryIssue extends infer I ? (I extends HistoryIssue ? Omit<I, 'seq' | 'line'> : never) : never;
 
 /** The verdict: every problem at once, in the order the records were given. */
-export type HistoryValidation =
+export type HistoryValidation = (
   | { readonly ok: true; readonly records: number; readonly issues: readonly [] }
-  | { readonly ok: false; readonly records: number; readonly issues: readonly HistoryIssue[] };
+  | { readonly ok: false; readonly records: number; readonly issues: readonly HistoryIssue[] }
+) & {
+  /**
+   * Set for a file (one with a meta line) whose last move is not into a terminal state, or
+   * that holds no move: the run was cut off mid-turn — killed, or still running. Its moves
+   * may all be valid (`ok`), but the file does not say how the run ended.
+   */
+  readonly interrupted?: { readonly seq: number; readonly lastState: string; readonly message: string };
+};
 
 /**
  * Replays a history one item at a time, so a file of any length can be checked while it is
@@ -105,7 +113,22 @@ export class HistoryValidator {
   /** The problems so far, as a verdict. */
   result(): HistoryValidation {
     const issues = this.#issues.slice();
-    return issues.length === 0 ? { ok: true, records: this.#records, issues: [] } : { ok: false, records: this.#records, issues };
+    const verdict: HistoryValidation = issues.length === 0 ? { ok: true, records: this.#records, issues: [] } : { ok: false, records: this.#records, issues };
+    const interrupted = this.#interrupted();
+    return interrupted === undefined ? verdict : { ...verdict, interrupted };
+  }
+
+  /**
+   * A file says how its run ended; one that does not was cut off. Plain records (a bounded
+   * in-memory history, a run still going) get no such check.
+   */
+  #interrupted(): HistoryValidation['interrupted'] {
+    if (!this.#fromStart) return undefined;
+    const last = this.#previous;
+    const state = last?.to ?? this.#table?.initial ?? 'Ready';
+    if (last !== undefined && this.#table?.states[state]?.isTerminal === true) return undefined;
+    const where = last === undefined ? 'it holds no move' : `its last move is ${last.from} → ${last.to} (seq ${last.seq})`;
+    return { seq: last?.seq ?? 0, lastState: state, message: `ended without a terminal move (interrupted?): ${where}` };
   }
 
   #use(table: TransitionTable<string>): TransitionValidator<string> {

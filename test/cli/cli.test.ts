@@ -60,7 +60,7 @@ describe('main()', () => {
     const { code, stdout, stderr } = await cli('inspect', folder.runFile);
     expect(code).toBe(0);
     expect(stderr).toBe(`agent-sm: warning: ${folder.runFile}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped\n`);
-    expect(stdout).toMatch(/INCOMPLETE: the history ends inside turn 2, in SendingToLLM/);
+    expect(stdout).toMatch(/INCOMPLETE, ended without a terminal move \(interrupted\?\): the history ends inside turn 2, in SendingToLLM/);
   });
 
   it('validate exits 0 on a clean file, 1 listing every problem with its line and seq', async () => {
@@ -80,6 +80,20 @@ describe('main()', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('validate says a file cut off mid-run ended without a terminal move, never just "no problems"', async () => {
+    const lines = fs.readFileSync(folder.runFile, 'utf8').trimEnd().split('\n');
+    const cut = path.join(path.dirname(folder.runFile), 'cut.jsonl');
+    // The meta line and the first three moves: the process was killed in the first turn.
+    fs.writeFileSync(cut, `${lines.slice(0, 4).join('\n')}\n`);
+    const { code, stdout } = await cli('validate', cut);
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${cut}: ended without a terminal move (interrupted?): its last move is SendingToLLM → ProcessingLLMResponse (seq 3)\n${cut}: 3 records, no problems in them, but the run did not end\n`);
+    // Only its first line: the run was killed before its first move.
+    fs.writeFileSync(cut, `${lines[0]}\n`);
+    expect((await cli('validate', cut)).stdout).toContain('ended without a terminal move (interrupted?): it holds no move');
+    expect((await cli('inspect', cut)).stdout).toContain('No transitions recorded: the run ended without a terminal move (interrupted?).');
   });
 
   it('validate --json prints the verdict as JSON', async () => {

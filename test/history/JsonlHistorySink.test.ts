@@ -88,7 +88,8 @@ describe('JsonlHistorySink', () => {
       expect(sink.linesWritten).toBe(6);
       const loaded = await loadHistory(file);
       expect(loaded.records).toHaveLength(5);
-      expect(validateHistory(loaded.entries)).toEqual({ ok: true, records: 5, issues: [] });
+      // Valid moves, and the file says honestly that its run stopped mid-turn.
+      expect(validateHistory(loaded.entries)).toEqual({ ok: true, records: 5, issues: [], interrupted: { seq: 5, lastState: 'SendingToLLM', message: 'ended without a terminal move (interrupted?): its last move is Compacting → SendingToLLM (seq 5)' } });
     });
 
     it('with the table the meta line already names (in any order) leaves the file as it is', () => {
@@ -224,7 +225,11 @@ describe('JsonlHistorySink', () => {
     expect(history.meta?.runId).toBe('killed-run');
     expect(history.records.length).toBeGreaterThanOrEqual(500);
     expect(history.records.map((r) => r.seq)).toEqual(history.records.map((_, i) => i + 1));
-    expect(validateHistory(history.entries)).toEqual({ ok: true, records: history.records.length, issues: [] });
+    // Every line that reached the file is valid, and the file says the run was cut off — unless
+    // the kill happened to land right after a turn ended (EndOfTurn is one move in twelve).
+    const last = history.records.at(-1)!;
+    const cutOff = { interrupted: { seq: last.seq, lastState: last.to, message: `ended without a terminal move (interrupted?): its last move is ${last.from} → ${last.to} (seq ${last.seq})` } };
+    expect(validateHistory(history.entries)).toEqual({ ok: true, records: history.records.length, issues: [], ...(last.to === 'EndOfTurn' ? {} : cutOff) });
     // Every complete line loaded; a cut one can only be the very last.
     const text = fs.readFileSync(file, 'utf8');
     const completeLines = text.split('\n').length - 1;

@@ -74,7 +74,7 @@ Final state: Error (since seq 15, 12:01:00.114)"
 "Run
 started 2025-01-01 12:00:00.000 +00:00, 6 moves in 1 turn over 5.1 s
 
-INCOMPLETE: the history ends inside turn 1, in RunningTool since 12:00:05.054 (seq 6).
+INCOMPLETE, ended without a terminal move (interrupted?): the history ends inside turn 1, in RunningTool since 12:00:05.054 (seq 6).
   The run was killed, crashed, or is still going. Its last moves:
   seq  time          move                                        in from  description
     5  12:00:05.052  ToolUseRequested → CheckingForCancellation  1 ms     not cancelled
