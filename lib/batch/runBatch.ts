@@ -23,6 +23,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask, type AgentSource, type TaskRun } from './runTask';
 import { uniqueFileNames } from './safeFileName';
+import { MANIFEST_FILE, writeBatchManifest } from './batchManifest';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
 export interface BatchTask {
@@ -238,7 +239,9 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     } catch (error) {
       throw new HistoryFileError('open_failed', historyDir, `cannot create the history directory: ${messageOf(error)}`, { cause: error });
     }
-    if (!overwriteHistory) assertNoClash(historyDir, fileNames);
+    if (!overwriteHistory) assertNoClash(historyDir, fileNames.map((name) => `${name}.jsonl`));
+    // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
+    writeBatchManifest(historyDir, { startedAt: clock(), concurrency, limits: batchInfo.limits, tasks: list.map((t, i) => ({ id: t.id, file: `${fileNames[i]!}.jsonl` })) });
   }
 
   const startedAt = clock();
@@ -391,10 +394,9 @@ function materialize(tasks: unknown): BatchTask[] {
 }
 
 /** Fails, naming them, when files this batch would write are already there (links included). */
-function assertNoClash(dir: string, names: readonly string[]): void {
+function assertNoClash(dir: string, files: readonly string[]): void {
   const clashes: string[] = [];
-  for (const name of names) {
-    const file = `${name}.jsonl`;
+  for (const file of files) {
     try {
       fs.lstatSync(path.join(dir, file));
       clashes.push(file);
@@ -402,7 +404,13 @@ function assertNoClash(dir: string, names: readonly string[]): void {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') clashes.push(file);
     }
   }
-  if (clashes.length === 0) return;
+  if (clashes.length === 0) {
+    // No run file of ours, but another batch's manifest: that batch was cut off before its runs wrote anything.
+    if (fs.existsSync(path.join(dir, MANIFEST_FILE))) {
+      throw new HistoryFileError('file_exists', dir, `already holds the manifest of another batch (${MANIFEST_FILE}); pass \`overwriteHistory: true\` to replace it, or use another directory`);
+    }
+    return;
+  }
   const shown = clashes.length > 5 ? `${clashes.slice(0, 5).join(', ')} and ${clashes.length - 5} more` : clashes.join(', ');
   throw new HistoryFileError('file_exists', dir, `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`);
 }

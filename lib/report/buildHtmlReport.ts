@@ -7,6 +7,8 @@ import { loadHistory } from '../history/loadHistory';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
+import { readBatchManifest } from '../batch/batchManifest';
+import { emptyUsage } from '../agent/UsageTotals';
 import { renderRunPage } from './renderRunPage';
 
 /** Options of `buildHtmlReport`. */
@@ -31,6 +33,11 @@ export interface HtmlReport {
   readonly runs: number;
   /** Odd but readable lines (such as a cut last line), and files of a batch that could not be read at all. */
   readonly warnings: readonly string[];
+}
+
+/** A task of the manifest with no history file: the batch ended (or was killed) before it started. */
+function neverStarted(id: string): BatchReport['runs'][number] {
+  return { id, outcome: 'skipped', usage: emptyUsage(), durationMs: 0, transitions: 0, error: new Error('never started: the batch wrote no history file for it (interrupted before it began?)') };
 }
 
 /**
@@ -80,8 +87,15 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
     for (const run of batch.runs) await add(run.historyFile, run);
   } else {
     const files = (await fs.promises.readdir(target)).filter((name) => name.endsWith('.jsonl')).sort();
-    if (files.length === 0) throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
-    for (const name of files) await add(path.join(target, name), undefined);
+    const manifest = await readBatchManifest(target);
+    if (files.length === 0 && manifest === undefined) throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
+    // The manifest lists every task of the batch: one that never wrote its file is shown as such.
+    const present = new Set(files);
+    for (const task of manifest?.tasks ?? []) {
+      if (present.delete(task.file)) await add(path.join(target, task.file), undefined);
+      else builder.add({ report: neverStarted(task.id) });
+    }
+    for (const name of present) await add(path.join(target, name), undefined);
   }
   const html = builder.render({
     source: target,

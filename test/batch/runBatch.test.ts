@@ -413,7 +413,10 @@ describe('runBatch', () => {
       const report = await runBatch(tasks, { ...base(), historyDir, concurrency: 2 });
       const started = report.runs.filter((r) => r.historyFile !== undefined);
       expect(started.map((r) => r.id)).toEqual(['fix/parse', 'fix?parse', 'Build', 'build', 'long']);
-      expect(fs.readdirSync(historyDir).sort()).toEqual(started.map((r) => path.basename(r.historyFile!)).sort());
+      // The run files, and the manifest the batch wrote first, naming every task's file.
+      expect(fs.readdirSync(historyDir).filter((n) => n !== 'batch.json').sort()).toEqual(started.map((r) => path.basename(r.historyFile!)).sort());
+      const manifest = JSON.parse(fs.readFileSync(path.join(historyDir, 'batch.json'), 'utf8')) as { tasks: Array<{ id: string; file: string }> };
+      expect(manifest.tasks.map((t) => t.id)).toEqual(report.runs.map((r) => r.id));
       expect(new Set(started.map((r) => r.historyFile!.toLowerCase())).size).toBe(started.length);
       expect(report.runs.find((r) => r.id === 'long')!.transitions).toBeGreaterThan(300);
 
@@ -445,7 +448,7 @@ describe('runBatch', () => {
       const skipped = report.runs.filter((r) => r.outcome === 'skipped');
       expect(skipped.length).toBeGreaterThan(0);
       expect(skipped.every((r) => r.historyFile === undefined)).toBe(true);
-      expect(fs.readdirSync(historyDir)).toHaveLength(report.runs.length - skipped.length);
+      expect(fs.readdirSync(historyDir).filter((n) => n.endsWith('.jsonl'))).toHaveLength(report.runs.length - skipped.length);
       for (const run of report.runs.filter((r) => r.outcome === 'budget_exceeded')) {
         const history = await loadHistory(run.historyFile!);
         expect(history.records).toHaveLength(run.transitions);

@@ -78,6 +78,24 @@ describe('buildHtmlReport', () => {
     expect(report.html).toContain('Stopped early:');
   });
 
+  it('buildHtmlReport() of a folder alone lists every task of its manifest, the ones that never wrote a file too', async () => {
+    const reply = { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1 } };
+    const tasks = Array.from({ length: 4 }, (_, i) => ({ id: `t${i}`, input: 'go', agent: () => createScriptedAgent({ replies: [reply] }) }));
+    await runBatch(tasks, { concurrency: 1, historyDir: dir, logger: false });
+    // As after a kill: two runs never got to write their files.
+    fs.rmSync(path.join(dir, 't1.jsonl'));
+    fs.rmSync(path.join(dir, 't3.jsonl'));
+    const report = await buildHtmlReport(dir);
+    expect(report.runs).toBe(4);
+    expect(report.html).toContain('Batch of 4 runs');
+    expect(rows(report.html).map((r) => [r[1], r[2], r[8]])).toEqual([
+      ['t0', 'end_of_turn', ''],
+      ['t1', 'skipped', 'never started: the batch wrote no history file for it (interrupted before it began?)'],
+      ['t2', 'end_of_turn', ''],
+      ['t3', 'skipped', 'never started: the batch wrote no history file for it (interrupted before it began?)'],
+    ]);
+  });
+
   it('buildHtmlReport() says what is wrong with the path', async () => {
     await expect(buildHtmlReport(path.join(dir, 'nope.jsonl'))).rejects.toThrow(HistoryFileError);
     await expect(buildHtmlReport(path.join(dir, 'nope.jsonl'))).rejects.toThrow(/nope\.jsonl: no such file or folder/);
