@@ -60,6 +60,18 @@ describe('fromAnthropic', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('reads its tools record at every request: a tool added or removed in place reaches the next request', async () => {
+    const s = await serve([{ text: 'one' }, { text: 'two' }]);
+    const tools: AnthropicOptions['tools'] = { read_file: readFile };
+    const agent = agentOf(fromAnthropic(client(s), base({ tools })));
+    await agent.runTurn('first');
+    tools.list_files = { parameters: { type: 'object' }, run: () => 'a.txt' };
+    delete tools.read_file;
+    await agent.runTurn('second');
+    expect(s.exchanges.map((e) => e.body.tools.map((t: { name: string }) => t.name))).toEqual([['read_file'], ['list_files']]);
+    expect(s.rejected).toEqual([]);
+  });
+
   it('sends a failure the tool reports as { output, isError: true } as an error tool_result', async () => {
     const s = await serve([{ toolUses: [{ id: 'toolu_1', name: 'read_file', input: { path: 'a.txt' } }] }, { text: 'It is missing.' }]);
     const missing = { ...readFile, run: async (input: { path: string }) => ({ output: `${input.path}: no such file`, isError: true }) };
