@@ -70,6 +70,10 @@ const PINNED: Record<string, string[]> = {
     'DistributedRunReport', 'DistributedTask', 'PriceTable', 'RedisBudget', 'RedisConnection',
     'SubmitBatchOptions', 'WorkerLostError', 'startBatchWorker', 'submitBatch',
   ],
+  './mcp': [
+    'McpAISDKTool', 'McpClient', 'McpInputSchema', 'McpSkippedTool', 'McpTool', 'McpToolError',
+    'McpToolErrorCode', 'McpToolInfo', 'McpTools', 'McpToolsChange', 'McpToolsOptions', 'mcpTools',
+  ],
 };
 
 describe('the package exports', () => {

@@ -119,6 +119,69 @@ describe('the built package', () => {
     expect(() => run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'test/fixtures/package/tsconfig.ai-sdk.json'])).not.toThrow();
   }, 60_000);
 
+  // A module hook that makes any ESM import of `ai` throw.
+  const noAiHook = `data:text/javascript,${encodeURIComponent(
+    `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent("export async function resolve(s, c, next) { if (s === 'ai' || s.startsWith('ai/')) throw new Error('the ai package was loaded'); return next(s, c); }")}`)});`,
+  )}`;
+
+  // Both builds of agent-state-machine/mcp, each against the real MCP server of the tests
+  // (test/fixtures/mcp/server.ts as a child process): it lists the tools, runs one, and never
+  // loads `ai`; the main entry never loads the MCP SDK.
+  it.each([
+    ['require', 'cjs'],
+    ['import', 'esm'],
+  ])('serves agent-state-machine/mcp to %s, working against a real MCP server without loading ai', (_kind, format) => {
+    const load =
+      format === 'cjs'
+        ? [
+            "const { mcpTools, McpToolError } = require('agent-state-machine/mcp');",
+            "const main = require('agent-state-machine');",
+            "const { Client } = require('@modelcontextprotocol/sdk/client/index.js');",
+            "const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');",
+            'const loaded = () => Object.keys(require.cache);',
+          ]
+        : [
+            "import { mcpTools, McpToolError } from 'agent-state-machine/mcp';",
+            "import * as main from 'agent-state-machine';",
+            "import { Client } from '@modelcontextprotocol/sdk/client/index.js';",
+            "import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';",
+            // ESM has no require.cache: the resolve hook below fails any import of `ai` instead.
+            'const loaded = () => [];',
+          ];
+    const script = [
+      ...load,
+      '(async () => {',
+      "  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp/server.ts'], stderr: 'ignore' });",
+      "  const client = new Client({ name: 'package-test', version: '1.0.0' });",
+      '  await client.connect(transport);',
+      '  const mcp = await mcpTools(client);',
+      "  const result = await mcp.runTool({ id: 'c1', name: 'notes_read', input: { name: 'x' } }, { signal: new AbortController().signal, turn: 1 });",
+      "  let invalid = false; try { await mcpTools({}); } catch (e) { invalid = e instanceof main.InvalidArgumentError; }",
+      '  await client.close();',
+      "  const ai = loaded().some((f) => /node_modules[\\\\/]ai[\\\\/]/.test(f));",
+      "  console.log(JSON.stringify({ tools: Object.keys(mcp.tools).length, result, invalid, error: typeof McpToolError, ai }));",
+      '})();',
+    ].join('\n');
+    const out = run(process.execPath, [...(format === 'esm' ? ['--import', noAiHook, '--input-type=module'] : []), '-e', script]);
+    expect(JSON.parse(out)).toEqual({ tools: 8, result: { callId: 'c1', output: 'note x: buy milk' }, invalid: true, error: 'function', ai: false });
+  }, 60_000);
+
+  it('never loads the MCP SDK from the main entry', () => {
+    const out = run(process.execPath, ['-e', "require('agent-state-machine'); console.log(Object.keys(require.cache).some((f) => f.includes('@modelcontextprotocol')))"]);
+    expect(out.trim()).toBe('false');
+  });
+
+  // The MCP SDK's types need TypeScript 5.4 or later, as ours do; see tsconfig.mcp-cjs.json for
+  // why the CommonJS consumer is checked with skipLibCheck.
+  it.each([
+    ['typescript', 'tsconfig.mcp.json'],
+    ['typescript', 'tsconfig.mcp-cjs.json'],
+    ['typescript-5.4', 'tsconfig.mcp.json'],
+    ['typescript-5.4', 'tsconfig.mcp-cjs.json'],
+  ])('gives the mcp subpath types that resolve under %s (%s)', (compiler, config) => {
+    expect(() => run(process.execPath, [path.join(root, 'node_modules', compiler, 'bin/tsc'), '-p', `test/fixtures/package/${config}`])).not.toThrow();
+  }, 60_000);
+
   it('serves agent-state-machine/bullmq to import and require, loading the main entry once', () => {
     const names = ['RedisBudget', 'WorkerLostError', 'startBatchWorker', 'submitBatch'];
     const required = run(process.execPath, ['-e', "const b = require('agent-state-machine/bullmq'); const m = require('agent-state-machine'); console.log(JSON.stringify({ names: Object.keys(b).sort(), same: new b.WorkerLostError('w', 1) instanceof Error && typeof m.runBatch === 'function' }))"]);

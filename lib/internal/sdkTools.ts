@@ -9,6 +9,13 @@ export interface SdkToolContext {
 }
 
 /**
+ * What a tool's `run` returns: the text sent back to the LLM, or `{ output, isError: true }`
+ * for a failure the tool reports itself (an MCP result with `isError`), which the LLM gets as
+ * an error result without the tool having thrown.
+ */
+export type SdkToolOutput = string | { output: string; isError?: boolean | undefined };
+
+/**
  * A tool an SDK loop offers the LLM: its description, its input's JSON Schema, and `run`,
  * which gets the parsed input and returns the text sent back to the LLM.
  */
@@ -17,7 +24,7 @@ export interface SdkTool {
   /** The JSON Schema of the tool's input (an object schema). */
   parameters: Record<string, unknown>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the caller's own type: `run: (input) => input.path` must compile
-  run(input: any, ctx: SdkToolContext): string | Promise<string>;
+  run(input: any, ctx: SdkToolContext): SdkToolOutput | Promise<SdkToolOutput>;
 }
 
 /** Where streamed text goes: each delta, with the turn and the attempt it belongs to (a new attempt means start over). */
@@ -57,7 +64,7 @@ export function checkSdkLoopOptions(options: unknown): OptionIssue | undefined {
       if (typeof t.parameters !== 'object' || t.parameters === null || Array.isArray(t.parameters)) {
         return { argument: `options.tools.${name}.parameters`, expected: 'a JSON Schema object', value: t.parameters };
       }
-      if (typeof t.run !== 'function') return { argument: `options.tools.${name}.run`, expected: 'a function (input, ctx) => string | Promise<string>', value: t.run };
+      if (typeof t.run !== 'function') return { argument: `options.tools.${name}.run`, expected: 'a function (input, ctx) => string | { output, isError? } (or a promise of one)', value: t.run };
       // Compiled now, so that a schema no validator can use is an error of the options, not of a turn.
       try {
         toolInputCheck(t.parameters as Record<string, unknown>);
@@ -94,7 +101,8 @@ export function checkSdkLoopOptions(options: unknown): OptionIssue | undefined {
  * an already parsed value), checks it against the tool's JSON Schema, and runs it. An unknown
  * tool, input that is not valid JSON or does not match the schema becomes an error result for
  * the LLM to correct, and the tool never runs — it is the LLM's mistake, not a failure of the
- * call. What the tool itself throws propagates (the adapter turns it into an error result).
+ * call. A tool may report its own failure as `{ output, isError: true }`; what it throws
+ * propagates (the adapter turns it into an error result).
  */
 export async function runSdkTool(
   tools: Readonly<Record<string, SdkTool>>,
@@ -121,6 +129,11 @@ export async function runSdkTool(
   const problem = toolInputCheck(tool.parameters)(input);
   if (problem !== undefined) return { output: `error: the arguments of ${call.name} do not match its input schema: ${problem}; send them again, corrected`, isError: true };
   const output: unknown = await tool.run(input, { signal: ctx.signal, turn: ctx.turn, call: { id: call.id, name: call.name } });
-  if (typeof output !== 'string') throw new TypeError(`tool ${call.name} returned ${typeof output}, expected a string`);
-  return { output };
+  if (typeof output === 'string') return { output };
+  if (typeof output === 'object' && output !== null && typeof (output as { output?: unknown }).output === 'string') {
+    const { output: text, isError } = output as { output: string; isError?: unknown };
+    if (isError !== undefined && typeof isError !== 'boolean') throw new TypeError(`tool ${call.name} returned isError ${JSON.stringify(isError)} (${typeof isError}), expected a boolean or undefined`);
+    return isError === true ? { output: text, isError: true } : { output: text };
+  }
+  throw new TypeError(`tool ${call.name} returned ${output === null ? 'null' : typeof output}, expected a string or { output: string, isError?: boolean }`);
 }

@@ -20,6 +20,22 @@ describe('runSdkTool', () => {
     expect(await runSdkTool({}, { id: 'c', name: 'x' }, ctx)).toEqual({ isError: true, output: 'error: there is no tool named "x"; the tools are: (none)' });
   });
 
+  it('takes { output, isError } from a tool that reports its own failure', async () => {
+    const failing: SdkTool = { parameters: {}, run: async () => ({ output: 'disk full', isError: true }) };
+    const fine: SdkTool = { parameters: {}, run: () => ({ output: 'ok', isError: false }) };
+    expect(await runSdkTool({ failing }, { id: 'c', name: 'failing' }, ctx)).toEqual({ output: 'disk full', isError: true });
+    expect(await runSdkTool({ fine }, { id: 'c', name: 'fine' }, ctx)).toEqual({ output: 'ok' });
+  });
+
+  it('rejects an output object without text or with an isError that is not a boolean', async () => {
+    const noText: SdkTool = { parameters: {}, run: () => ({ text: 'x' }) as never };
+    const oddFlag: SdkTool = { parameters: {}, run: () => ({ output: 'x', isError: 'yes' }) as never };
+    const nothing: SdkTool = { parameters: {}, run: () => null as never };
+    await expect(runSdkTool({ noText }, { id: 'c', name: 'noText' }, ctx)).rejects.toThrow('tool noText returned object, expected a string or { output: string, isError?: boolean }');
+    await expect(runSdkTool({ oddFlag }, { id: 'c', name: 'oddFlag' }, ctx)).rejects.toThrow('tool oddFlag returned isError "yes" (string), expected a boolean or undefined');
+    await expect(runSdkTool({ nothing }, { id: 'c', name: 'nothing' }, ctx)).rejects.toThrow('tool nothing returned null, expected a string');
+  });
+
   it('lets what the tool throws propagate, and rejects a non-string output', async () => {
     const boom: SdkTool = { parameters: {}, run: () => Promise.reject(new Error('disk full')) };
     const number: SdkTool = { parameters: {}, run: () => 5 as unknown as string };

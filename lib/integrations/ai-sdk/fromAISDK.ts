@@ -14,7 +14,11 @@ export type AISDKCallSettings = Omit<CallSettings, 'maxRetries' | 'abortSignal'>
 export interface FromAISDKOptions {
   /** Any AI SDK language model: `openai('gpt-4.1')`, `anthropic(…)`, a gateway id string, a mock. */
   model: LanguageModel;
-  /** Your `tool()` definitions. Their `execute` is run by the adapter, one call per `runTool`, after the input passed the tool's schema. */
+  /**
+   * Your `tool()` definitions. Their `execute` is run by the adapter, one call per `runTool`,
+   * after the input passed the tool's schema. Read at every step, so changes made to the record
+   * in place reach the next one.
+   */
   tools?: ToolSet;
   /** The system prompt, sent with every step (kept out of `messages`). */
   system?: string;
@@ -63,8 +67,6 @@ export function fromAISDK(options: FromAISDKOptions): AISDKAgentLoop {
 
 class AISDKLoop implements AISDKAgentLoop {
   readonly #options: FromAISDKOptions;
-  /** The tools as the model sees them: no `execute`, so a step stops at its tool calls. */
-  readonly #modelTools: ToolSet | undefined;
   readonly #messages: ModelMessage[];
   #pending = new Map<string, Pending>();
   /** Raw outputs of tools that ran, for `toModelOutput` and JSON results. */
@@ -73,10 +75,6 @@ class AISDKLoop implements AISDKAgentLoop {
   constructor(options: FromAISDKOptions) {
     this.#options = options;
     this.#messages = [...(options.messages ?? [])];
-    this.#modelTools =
-      options.tools === undefined
-        ? undefined
-        : Object.fromEntries(Object.entries(options.tools).map(([name, t]) => [name, withoutExecute(t)]));
   }
 
   get messages(): ModelMessage[] {
@@ -118,13 +116,16 @@ class AISDKLoop implements AISDKAgentLoop {
 
   /** One model step on the conversation plus `added`; commits both only when it succeeded. */
   async #step(added: ModelMessage[], ctx: OperationContext): Promise<LLMResponse> {
-    const { model, system, callSettings, providerOptions, stream } = this.#options;
+    const { model, system, callSettings, providerOptions, stream, tools } = this.#options;
+    // The tools as the model sees them: no `execute`, so a step stops at its tool calls. Made
+    // at every step, so a record updated in place (as `mcpTools` does) offers its current tools.
+    const modelTools = tools === undefined ? undefined : Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, withoutExecute(t)]));
     const request = {
       ...callSettings,
       model,
       ...(system === undefined ? {} : { system }),
       messages: [...this.#messages, ...added],
-      ...(this.#modelTools === undefined ? {} : { tools: this.#modelTools }),
+      ...(modelTools === undefined ? {} : { tools: modelTools }),
       ...(providerOptions === undefined ? {} : { providerOptions }),
       maxRetries: 0,
       abortSignal: ctx.signal,

@@ -21,7 +21,7 @@ export type AnthropicTool = SdkTool;
 export interface AnthropicOptions {
   /** The model id, e.g. `claude-sonnet-4-6`. */
   model: string;
-  /** The tools the LLM may call, by name. */
+  /** The tools the LLM may call, by name. Read at every request, so changes made to the record in place reach the next one. */
   tools?: Record<string, AnthropicTool>;
   /** The system prompt (the request's `system`; not part of `messages`). */
   system?: string;
@@ -58,10 +58,11 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   const issue = checkSdkLoopOptions(options);
   if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
 
-  const tools: Record<string, SdkTool> = { ...(options.tools ?? {}) };
-  const toolParams = Object.entries(tools).map(
-    ([name, t]): Tool => ({ name, ...(t.description !== undefined ? { description: t.description } : {}), input_schema: t.parameters as Tool['input_schema'] }),
-  );
+  // Read at every request, not copied: a record updated in place (as `mcpTools` does when the
+  // server's tool list changes) offers the LLM its current tools.
+  const tools: Readonly<Record<string, SdkTool>> = options.tools ?? {};
+  const toolParamsNow = (): Tool[] =>
+    Object.entries(tools).map(([name, t]): Tool => ({ name, ...(t.description !== undefined ? { description: t.description } : {}), input_schema: t.parameters as Tool['input_schema'] }));
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
   const messages: MessageParam[] = structuredClone(options.messages ?? []);
@@ -74,6 +75,7 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     const joined = merge && last?.role === 'user';
     const pending: MessageParam = joined ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content)] } : next;
     const before = joined ? messages.slice(0, -1) : messages;
+    const toolParams = toolParamsNow();
     const body = {
       ...options.request,
       model: options.model,

@@ -20,7 +20,7 @@ export type OpenAIChatTool = SdkTool;
 export interface OpenAIChatOptions {
   /** The model id, e.g. `gpt-4o-mini` (or whatever the OpenAI-compatible endpoint serves). */
   model: string;
-  /** The tools the LLM may call, by name. */
+  /** The tools the LLM may call, by name. Read at every request, so changes made to the record in place reach the next one. */
   tools?: Record<string, OpenAIChatTool>;
   /** The system prompt: the first message of `messages`. */
   system?: string;
@@ -57,11 +57,14 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   const issue = checkSdkLoopOptions(options);
   if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
 
-  const tools: Record<string, SdkTool> = { ...(options.tools ?? {}) };
-  const toolParams: ChatCompletionTool[] = Object.entries(tools).map(([name, t]) => ({
-    type: 'function',
-    function: { name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
-  }));
+  // Read at every request, not copied: a record updated in place (as `mcpTools` does when the
+  // server's tool list changes) offers the LLM its current tools.
+  const tools: Readonly<Record<string, SdkTool>> = options.tools ?? {};
+  const toolParamsNow = (): ChatCompletionTool[] =>
+    Object.entries(tools).map(([name, t]) => ({
+      type: 'function',
+      function: { name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
+    }));
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
   const messages: ChatCompletionMessageParam[] = [];
@@ -71,6 +74,7 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   const freshId = (): string => `call_asm${++renamed}`;
 
   async function call(pending: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
+    const toolParams = toolParamsNow();
     const body = {
       ...options.request,
       model: options.model,

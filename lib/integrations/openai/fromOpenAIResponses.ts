@@ -21,7 +21,7 @@ export type OpenAIResponsesTool = SdkTool;
 export interface OpenAIResponsesOptions {
   /** The model id, e.g. `gpt-5-mini`, `o4-mini`, `gpt-4.1-mini`. */
   model: string;
-  /** The tools the LLM may call, by name (sent as `function` tools). */
+  /** The tools the LLM may call, by name (sent as `function` tools). Read at every request, so changes made to the record in place reach the next one. */
   tools?: Record<string, OpenAIResponsesTool>;
   /** The system prompt, sent as the request's `instructions` with every request (not kept in `items`). */
   system?: string;
@@ -121,14 +121,17 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   const issue = checkResponsesOptions(options);
   if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
 
-  const tools: Record<string, SdkTool> = { ...(options.tools ?? {}) };
-  const toolParams: FunctionTool[] = Object.entries(tools).map(([name, t]) => ({
-    type: 'function',
-    name,
-    ...(t.description !== undefined ? { description: t.description } : {}),
-    parameters: t.parameters,
-    strict: options.strictTools ?? false,
-  }));
+  // Read at every request, not copied: a record updated in place (as `mcpTools` does when the
+  // server's tool list changes) offers the LLM its current tools.
+  const tools: Readonly<Record<string, SdkTool>> = options.tools ?? {};
+  const toolParamsNow = (): FunctionTool[] =>
+    Object.entries(tools).map(([name, t]) => ({
+      type: 'function',
+      name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      parameters: t.parameters,
+      strict: options.strictTools ?? false,
+    }));
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
   const store = options.store;
@@ -140,6 +143,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   const freshId = (): string => `call_asm${++renamed}`;
 
   async function call(pending: ResponseInputItem[], ctx: OperationContext): Promise<LLMResponse> {
+    const toolParams = toolParamsNow();
     const body = {
       ...options.request,
       model: options.model,

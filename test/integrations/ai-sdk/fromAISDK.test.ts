@@ -38,6 +38,17 @@ describe('fromAISDK', () => {
     expect(model.prompts[0]?.[0]).toEqual({ role: 'system', content: 'Be brief.' });
   });
 
+  it('reads its tools record at every step: a tool added or removed in place reaches the next step', async () => {
+    const model = scriptedModel([{ content: [text('one')] }, { content: [text('two')] }]);
+    const tools: Record<string, ReturnType<typeof weatherTool>> = { weather: weatherTool() };
+    const agent = adapter(fromAISDK({ model, tools }));
+    await agent.runTurn('first');
+    tools.forecast = weatherTool();
+    delete tools.weather;
+    await agent.runTurn('second');
+    expect(model.doGenerateCalls.map((c) => c.tools?.map((t) => t.name))).toEqual([['weather'], ['forecast']]);
+  });
+
   it('.sendUserMessage() maps the usage details and passes the model id and finish reason', async () => {
     const model = scriptedModel([{ content: [text('ok')], usage: { input: 120, output: 30, cacheRead: 100, cacheWrite: 7, reasoning: 12 }, modelId: 'gpt-x-2026' }]);
     const loop = fromAISDK({ model });

@@ -60,6 +60,28 @@ describe('fromAnthropic', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('reads its tools record at every request: a tool added or removed in place reaches the next request', async () => {
+    const s = await serve([{ text: 'one' }, { text: 'two' }]);
+    const tools: AnthropicOptions['tools'] = { read_file: readFile };
+    const agent = agentOf(fromAnthropic(client(s), base({ tools })));
+    await agent.runTurn('first');
+    tools.list_files = { parameters: { type: 'object' }, run: () => 'a.txt' };
+    delete tools.read_file;
+    await agent.runTurn('second');
+    expect(s.exchanges.map((e) => e.body.tools.map((t: { name: string }) => t.name))).toEqual([['read_file'], ['list_files']]);
+    expect(s.rejected).toEqual([]);
+  });
+
+  it('sends a failure the tool reports as { output, isError: true } as an error tool_result', async () => {
+    const s = await serve([{ toolUses: [{ id: 'toolu_1', name: 'read_file', input: { path: 'a.txt' } }] }, { text: 'It is missing.' }]);
+    const missing = { ...readFile, run: async (input: { path: string }) => ({ output: `${input.path}: no such file`, isError: true }) };
+    const loop = fromAnthropic(client(s), base({ tools: { read_file: missing } }));
+    const result = await agentOf(loop).runTurn('What is in a.txt?');
+    expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'It is missing.' });
+    expect(loop.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt: no such file', is_error: true }] });
+    expect(s.rejected).toEqual([]);
+  });
+
   it('.sendUserMessage() maps usage fully (cache reads and writes are part of inputTokens), with the model and the stop reason', async () => {
     const s = await serve([
       { text: 'hi', usage: { input_tokens: 50, output_tokens: 300, cache_read_input_tokens: 800, cache_creation_input_tokens: 150, output_tokens_details: { thinking_tokens: 120 } }, model: 'claude-sonnet-4-6', stopReason: 'max_tokens' },

@@ -75,6 +75,19 @@ describe('fromOpenAIChat', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('reads its tools record at every request: a tool added or removed in place reaches the next request', async () => {
+    const s = await serve([{ content: 'one' }, { content: 'two' }]);
+    const tools: OpenAIChatOptions['tools'] = { read_file: readFile };
+    const agent = agentOf(fromOpenAIChat(client(s), base({ tools })));
+    await agent.runTurn('first');
+    tools.list_files = { parameters: { type: 'object' }, run: () => 'a.txt' };
+    delete tools.read_file;
+    await agent.runTurn('second');
+    const names = s.exchanges.map((e) => e.body.tools.map((t: { function: { name: string } }) => t.function.name));
+    expect(names).toEqual([['read_file'], ['list_files']]);
+    expect(s.rejected).toEqual([]);
+  });
+
   it('.sendUserMessage() maps usage fully, with the model and the finish reason', async () => {
     const s = await serve([
       {

@@ -76,6 +76,18 @@ describe('fromOpenAIResponses', () => {
     expect(s.rejected).toEqual([]);
   });
 
+  it('reads its tools record at every request: a tool added or removed in place reaches the next request', async () => {
+    const s = await serve([{ text: 'one' }, { text: 'two' }]);
+    const tools: OpenAIResponsesOptions['tools'] = { read_file: readFile };
+    const agent = agentOf(fromOpenAIResponses(client(s), base({ tools })));
+    await agent.runTurn('first');
+    tools.list_files = { parameters: { type: 'object' }, run: () => 'a.txt' };
+    delete tools.read_file;
+    await agent.runTurn('second');
+    expect(s.exchanges.map((e) => e.body.tools.map((t: { name: string }) => t.name))).toEqual([['read_file'], ['list_files']]);
+    expect(s.rejected).toEqual([]);
+  });
+
   it('.sendUserMessage() aborted mid-stream rejects with the abort reason, not as a dropped stream', async () => {
     const s = await serve([{ text: 'Hello there, this never finishes', stallAfterEvents: 6 }]);
     const controller = new AbortController();
