@@ -1,11 +1,11 @@
 import {
   generateText,
-  stepCountIs,
   streamText,
   type CallSettings,
   type LanguageModel,
   type ModelMessage,
   type StepResult,
+  type StopCondition,
   type Tool,
   type ToolSet,
 } from 'ai';
@@ -34,7 +34,7 @@ export interface FromAISDKOptions {
   model: LanguageModel;
   /** Your `tool()` definitions. Their `execute` is run by the adapter, one call per `runTool`, after the input passed the tool's schema. */
   tools?: ToolSet;
-  /** The system prompt, sent with every step (kept out of `messages`). */
+  /** The system prompt, sent with every step (kept out of `messages`) as `instructions` (AI SDK 7's name) and `system` (6's). */
   system?: string;
   /** A conversation to continue; copied, never mutated. */
   messages?: ModelMessage[];
@@ -125,7 +125,7 @@ class AISDKLoop implements AISDKAgentLoop {
     if (tool?.execute === undefined)
       return { callId: call.id, output: `tool ${pending.toolName} has no execute function`, isError: true };
     // `context` is AI SDK 7's per-tool context (from `toolsContext`), required in its options type;
-    // the adapter passes no toolsContext, so there is none.
+    // tools that declare a `contextSchema` are refused by fromAISDK, so there is none to pass.
     const options = {
       toolCallId: call.id,
       messages: this.messages,
@@ -155,13 +155,15 @@ class AISDKLoop implements AISDKAgentLoop {
     const request = {
       ...callSettings,
       model,
-      ...(system === undefined ? {} : { system }),
+      // AI SDK 7 reads `instructions` (`system` is its deprecated fallback); 6 reads `system` and
+      // leaves settings it does not know out.
+      ...(system === undefined ? {} : { instructions: system, system }),
       messages: [...this.#messages, ...added],
       ...(this.#modelTools === undefined ? {} : { tools: this.#modelTools }),
       ...(providerOptions === undefined ? {} : { providerOptions }),
       maxRetries: 0,
       abortSignal: ctx.signal,
-      stopWhen: stepCountIs(1),
+      stopWhen: firstStep,
     };
     let step: StepResult<ToolSet> | undefined;
     if (stream === undefined || stream === false) {
@@ -246,6 +248,9 @@ class AISDKLoop implements AISDKAgentLoop {
 type ToolResultOutputValue = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
 type ToolExecuteOptions = Parameters<NonNullable<Tool['execute']>>[1];
 
+/** Stops the SDK's loop after its first step, as `stepCountIs(1)` does (renamed `isStepCount` in AI SDK 7): the adapter runs the tools and asks for the next step. */
+const firstStep: StopCondition<ToolSet> = ({ steps }) => steps.length >= 1;
+
 function withoutExecute(tool: Tool): Tool {
   const { execute: _execute, ...rest } = tool as Tool & { execute?: unknown };
   return rest as Tool;
@@ -306,6 +311,14 @@ function checkOptions(options: unknown): FromAISDKOptions {
           def.needsApproval,
         );
       }
+      // AI SDK 7: a tool's own context comes from the call's `toolsContext`, which the adapter does not pass.
+      if (def.contextSchema !== undefined) {
+        throw new InvalidArgumentError(
+          `tools.${name}.contextSchema`,
+          'left out: fromAISDK passes no toolsContext; give execute what it needs through a closure',
+          def.contextSchema,
+        );
+      }
     }
   }
   if (system !== undefined && typeof system !== 'string') throw new InvalidArgumentError('system', 'a string', system);
@@ -314,14 +327,16 @@ function checkOptions(options: unknown): FromAISDKOptions {
   if (callSettings !== undefined) {
     if (typeof callSettings !== 'object' || callSettings === null)
       throw new InvalidArgumentError('callSettings', 'an object of call settings', callSettings);
-    for (const key of ['maxRetries', 'abortSignal'] as const) {
+    const owned = {
+      maxRetries: 'retries (its retry option; the SDK gets maxRetries 0)',
+      abortSignal: 'cancellation (cancel() or runTurn({ signal }))',
+      // AI SDK 7's approval statuses would hold back calls that the adapter then runs anyway.
+      toolApproval: 'which calls run: it runs every valid call; ask for approval inside execute',
+    };
+    for (const [key, what] of Object.entries(owned)) {
       const value = (callSettings as Record<string, unknown>)[key];
       if (value !== undefined)
-        throw new InvalidArgumentError(
-          `callSettings.${key}`,
-          `left out: the adapter owns ${key === 'maxRetries' ? 'retries (its retry option; the SDK gets maxRetries 0)' : 'cancellation (cancel() or runTurn({ signal }))'}`,
-          value,
-        );
+        throw new InvalidArgumentError(`callSettings.${key}`, `left out: the adapter owns ${what}`, value);
     }
   }
   if (providerOptions !== undefined && (typeof providerOptions !== 'object' || providerOptions === null))

@@ -390,6 +390,9 @@ describe('fromAISDK', () => {
     expect(() => fromAISDK({ model: scriptedModel([]), callSettings: { maxRetries: 3 } as never })).toThrow(
       /`callSettings.maxRetries`/,
     );
+    expect(() =>
+      fromAISDK({ model: scriptedModel([]), callSettings: { toolApproval: { w: 'denied' } } as never }),
+    ).toThrow(/`callSettings.toolApproval`/);
     expect(() => fromAISDK({ model: scriptedModel([]), stream: 'yes' as never })).toThrow(/`stream`/);
     expect(() =>
       fromAISDK({
