@@ -23,6 +23,8 @@ const sdkTests = [
   '<rootDir>/test/integrations/openai/**/*.test.ts',
   '<rootDir>/test/examples/ai-sdk-agent.test.ts',
   '<rootDir>/test/agent/retries.test.ts',
+  // The packed library installed beside the 7.x majors from the registry.
+  '<rootDir>/test/install.v7.test.ts',
 ];
 
 /** @type {import('jest').Config[]} */
