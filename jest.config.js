@@ -22,7 +22,9 @@ const sdkTests = [
   '<rootDir>/test/integrations/ai-sdk/**/*.test.ts',
   '<rootDir>/test/integrations/openai/**/*.test.ts',
   '<rootDir>/test/examples/ai-sdk-agent.test.ts',
+  '<rootDir>/test/examples/coding-agents.test.ts',
   '<rootDir>/test/agent/retries.test.ts',
+  '<rootDir>/test/oneListOfLimits.test.ts',
   // The packed library installed beside the 7.x majors from the registry.
   '<rootDir>/test/install.v7.test.ts',
 ];
