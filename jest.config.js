@@ -1,11 +1,12 @@
 // Times in formatted output are local; pin the zone so snapshots agree on every machine.
 process.env.TZ = 'UTC';
 
-/** @type {import('jest').Config} */
-module.exports = {
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+
+/** What every project shares. */
+const base = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   // Type errors are caught by `tsc --noEmit` in `npm test`; ts-jest only transpiles
   // (tsconfig's isolatedModules makes it use transpileModule).
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
@@ -13,3 +14,51 @@ module.exports = {
   // Integrations import the library by its own name (see tsconfig.json `paths`).
   moduleNameMapper: { '^agent-state-machine$': '<rootDir>/lib/index.ts' },
 };
+
+// The tests that load `ai` or `openai`. They run twice: against the majors installed under
+// those names (ai 6, openai 6), and against the newer majors installed under npm aliases
+// (`ai-7`, `openai-7`, see package.json), which need Node 22 or later.
+const sdkTests = [
+  '<rootDir>/test/integrations/ai-sdk/**/*.test.ts',
+  '<rootDir>/test/integrations/openai/**/*.test.ts',
+  '<rootDir>/test/examples/ai-sdk-agent.test.ts',
+  '<rootDir>/test/examples/coding-agents.test.ts',
+  '<rootDir>/test/agent/retries.test.ts',
+  '<rootDir>/test/oneListOfLimits.test.ts',
+  // The packed library installed beside the 7.x majors from the registry.
+  '<rootDir>/test/install.v7.test.ts',
+];
+
+/** @type {import('jest').Config[]} */
+const projects = [
+  {
+    ...base,
+    displayName: 'default',
+    testMatch: ['**/*.test.ts'],
+    // *.v7.test.ts: what only ai 7 / openai 7 have (LanguageModelV4, isStepCount, toolApproval, …).
+    testPathIgnorePatterns: ['/node_modules/', '\\.v7\\.test\\.ts$'],
+  },
+];
+
+if (nodeMajor >= 22) {
+  projects.push({
+    ...base,
+    displayName: 'ai7-openai7',
+    testMatch: sdkTests,
+    moduleNameMapper: {
+      ...base.moduleNameMapper,
+      '^ai$': 'ai-7',
+      '^ai/(.*)$': 'ai-7/$1',
+      '^openai$': 'openai-7',
+      '^openai/(.*)$': 'openai-7/$1',
+      // Imported by file name, which picks zod's ESM build; the CommonJS twin sits beside it.
+      '^zod/v4/locales/en\\.js$': 'zod/v4/locales/en.cjs',
+    },
+    // ai 7 and its @ai-sdk packages (and @workflow/serde, which they load) are ESM only.
+    transform: { ...base.transform, '^.+\\.js$': '<rootDir>/test/helpers/esmToCommonJs.cjs' },
+    transformIgnorePatterns: ['/node_modules/(?!(ai-7|@ai-sdk|@workflow)/)'],
+  });
+}
+
+/** @type {import('jest').Config} */
+module.exports = { projects };

@@ -30,15 +30,25 @@ export interface BudgetForOptions {
 
 /**
  * Settings to spread into `generateText`, `streamText` or a `ToolLoopAgent`, charging budgets step
- * by step. Keep your own `stopWhen`/`onStepFinish` by combining: `stopWhen: [stepCountIs(20),
- * guard.stopWhen]`, and call `guard.onStepFinish(step)` from yours.
+ * by step. Keep your own `stopWhen` and step callback by combining: `stopWhen: [isStepCount(20),
+ * guard.stopWhen]` (`stepCountIs` in AI SDK 6), and call `guard.onStepEnd(step)` from your
+ * `onStepEnd` (`guard.onStepFinish(step)` from your `onStepFinish` in AI SDK 6).
  */
 export interface AISDKBudgetGuard {
   /** Stops the loop once a budget is spent (checked after each step that ran tools). Throws for an unknown cost under a dollar cap. */
   stopWhen: StopCondition<AnyTools>;
-  /** Charges a finished step: tokens, cost, one LLM call, the tool calls it ran, the wall time. */
+  /** Charges a finished step: tokens, cost, one LLM call, the tool calls it ran, the wall time. AI SDK 6's name for the step callback. */
   onStepFinish: (step: StepResult<AnyTools>) => void;
-  /** Before each step: throws `BudgetExceededError` when a budget is already spent, else counts the LLM call. */
+  /**
+   * The same as `onStepFinish`, under AI SDK 7's name. 7 calls only `onStepEnd` when both are
+   * given and 6 knows only `onStepFinish`, so spreading the guard charges each step with either;
+   * a step is never charged twice, whichever of the guard's callbacks see it.
+   */
+  onStepEnd: (step: StepResult<AnyTools>) => void;
+  /**
+   * Before each step: throws `BudgetExceededError` when a budget is already spent, else counts the
+   * LLM call. Before the first, it also counts the calls AI SDK 7 ran on a user's approval.
+   */
   prepareStep: PrepareStepFunction<AnyTools>;
   /** Aborts at the earliest `maxWallMs` deadline of the budgets, or when `options.signal` does. */
   abortSignal: AbortSignal;
@@ -71,18 +81,24 @@ type AnyTools = any;
  *
  * ```ts
  * const guard = budgetFor(new Budget({ maxCostUsd: 0.5 }), { pricing });
- * const { prepareStep, stopWhen, onStepFinish, abortSignal } = guard;
- * await generateText({ model, tools: guard.wrapTools(tools), prompt, prepareStep, stopWhen: [stepCountIs(20), stopWhen], onStepFinish, abortSignal });
+ * const { prepareStep, stopWhen, onStepEnd, abortSignal } = guard;
+ * // AI SDK 7; with 6, stepCountIs and onStepFinish (spreading `...guard` passes both names).
+ * await generateText({ model, tools: guard.wrapTools(tools), prompt, prepareStep, stopWhen: [isStepCount(20), stopWhen], onStepEnd, abortSignal });
  * ```
  */
 export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: BudgetForOptions = {}): AISDKBudgetGuard {
   const list = checkBudgets(budgets);
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { pricing?, onUnknownCost?, signal?, clock? }', options);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'an object { pricing?, onUnknownCost?, signal?, clock? }', options);
   const { pricing, onUnknownCost = 'error', signal, clock = Date.now } = options;
-  if (pricing !== undefined && typeof pricing !== 'function') throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => number | undefined', pricing);
-  if (onUnknownCost !== 'error' && onUnknownCost !== 'ignore') throw new InvalidArgumentError('onUnknownCost', "'error' or 'ignore'", onUnknownCost);
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
-  if (typeof clock !== 'function') throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+  if (pricing !== undefined && typeof pricing !== 'function')
+    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => number | undefined', pricing);
+  if (onUnknownCost !== 'error' && onUnknownCost !== 'ignore')
+    throw new InvalidArgumentError('onUnknownCost', "'error' or 'ignore'", onUnknownCost);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (typeof clock !== 'function')
+    throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
 
   const local = list.filter((b): b is Budget => b instanceof Budget);
   const external = list.filter((b): b is ExternalBudget => !(b instanceof Budget));
@@ -131,8 +147,18 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     }
     // Tool calls the step ran that wrapTools did not count or refuse when they started: not the
     // invalid ones (never executed) nor the provider's.
-    const invalid = new Set(step.content.flatMap((p) => (p.type === 'tool-call' && 'invalid' in p && p.invalid === true ? [p.toolCallId] : [])));
-    const ran = step.content.filter((p) => (p.type === 'tool-result' || p.type === 'tool-error') && p.providerExecuted !== true && !invalid.has(p.toolCallId) && !handledTools.has(p.toolCallId)).length;
+    const invalid = new Set(
+      step.content.flatMap((p) =>
+        p.type === 'tool-call' && 'invalid' in p && p.invalid === true ? [p.toolCallId] : [],
+      ),
+    );
+    const ran = step.content.filter(
+      (p) =>
+        (p.type === 'tool-result' || p.type === 'tool-error') &&
+        p.providerExecuted !== true &&
+        !invalid.has(p.toolCallId) &&
+        !handledTools.has(p.toolCallId),
+    ).length;
     const llmCalls = reservedLlm > 0 ? 0 : 1;
     if (reservedLlm > 0) reservedLlm -= 1;
     // An ExternalBudget counts calls when they are reserved; what was not reserved is charged here, with the wall time.
@@ -141,14 +167,34 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     spentLocal();
   };
 
+  // AI SDK 7 runs the calls a user approved (a `tool-approval-response` in the messages) before the
+  // first step: their results are in no step, only in the first prepareStep's `responseMessages`.
+  // Denied calls (`execution-denied`) never ran; wrapped tools were counted when they started.
+  const chargeApproved = async (messages: unknown): Promise<void> => {
+    if (!Array.isArray(messages)) return;
+    const ran = messages
+      .flatMap((m: { role?: unknown; content?: unknown }) =>
+        m?.role === 'tool' && Array.isArray(m.content) ? m.content : [],
+      )
+      .filter(
+        (p: { type?: unknown; toolCallId?: unknown; output?: { type?: unknown } }) =>
+          p?.type === 'tool-result' && p.output?.type !== 'execution-denied' && !handledTools.has(String(p.toolCallId)),
+      ).length;
+    if (ran === 0) return;
+    meter.charge({ toolCalls: ran });
+    refuse(note(await meter.flush()));
+  };
+
   const stopWhen: StopCondition<AnyTools> = async ({ steps }) => {
     for (const step of steps) await chargeStep(step);
     if (unknownCost !== undefined) throw new Error(unknownCost);
     return spentLocal() !== undefined || stopped !== undefined;
   };
 
-  const prepareStep: PrepareStepFunction<AnyTools> = async ({ steps }) => {
+  const prepareStep: PrepareStepFunction<AnyTools> = async (options) => {
+    const { steps } = options;
     for (const step of steps) await chargeStep(step);
+    if (steps.length === 0) await chargeApproved((options as { responseMessages?: unknown }).responseMessages);
     if (unknownCost !== undefined) throw new Error(unknownCost);
     refuse(spentLocal() ?? stopped);
     // Counted when the call starts, so maxLlmCalls is never passed.
@@ -159,7 +205,8 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
   };
 
   const wrapTools = <T extends ToolSet>(tools: T): T => {
-    if (typeof tools !== 'object' || tools === null) throw new InvalidArgumentError('tools', 'a record of tool() definitions', tools);
+    if (typeof tools !== 'object' || tools === null)
+      throw new InvalidArgumentError('tools', 'a record of tool() definitions', tools);
     return Object.fromEntries(
       Object.entries(tools).map(([name, t]) => {
         const execute = t.execute;
@@ -177,13 +224,16 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     ) as T;
   };
 
+  const onStepEnd = (step: StepResult<AnyTools>): void => {
+    // The SDK ignores what a step callback throws or resolves; charging is synchronous for
+    // in-memory budgets, and an ExternalBudget's charge is awaited by stopWhen/prepareStep.
+    void chargeStep(step).catch(() => {});
+  };
+
   return {
     stopWhen,
-    onStepFinish: (step) => {
-      // The SDK ignores what an onStepFinish throws or resolves; charging is synchronous for
-      // in-memory budgets, and an ExternalBudget's charge is awaited by stopWhen/prepareStep.
-      void chargeStep(step).catch(() => {});
-    },
+    onStepFinish: onStepEnd,
+    onStepEnd,
     prepareStep,
     abortSignal,
     wrapTools,
@@ -202,10 +252,20 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
 
 function checkBudgets(budgets: unknown): AnyBudget[] {
   const list = Array.isArray(budgets) ? budgets : [budgets];
-  if (list.length === 0) throw new InvalidArgumentError('budgets', 'a Budget, an ExternalBudget, or a non-empty array of them', budgets);
+  if (list.length === 0)
+    throw new InvalidArgumentError('budgets', 'a Budget, an ExternalBudget, or a non-empty array of them', budgets);
   list.forEach((b, i) => {
-    const isExternal = typeof b === 'object' && b !== null && typeof (b as ExternalBudget).reserve === 'function' && typeof (b as ExternalBudget).charge === 'function';
-    if (!(b instanceof Budget) && !isExternal) throw new InvalidArgumentError(Array.isArray(budgets) ? `budgets[${i}]` : 'budgets', 'a Budget or an ExternalBudget { reserve, charge }', b);
+    const isExternal =
+      typeof b === 'object' &&
+      b !== null &&
+      typeof (b as ExternalBudget).reserve === 'function' &&
+      typeof (b as ExternalBudget).charge === 'function';
+    if (!(b instanceof Budget) && !isExternal)
+      throw new InvalidArgumentError(
+        Array.isArray(budgets) ? `budgets[${i}]` : 'budgets',
+        'a Budget or an ExternalBudget { reserve, charge }',
+        b,
+      );
   });
   return list as AnyBudget[];
 }

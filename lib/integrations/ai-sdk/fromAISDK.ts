@@ -1,5 +1,23 @@
-import { generateText, stepCountIs, streamText, type CallSettings, type LanguageModel, type ModelMessage, type StepResult, type Tool, type ToolSet } from 'ai';
-import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult } from 'agent-state-machine';
+import {
+  generateText,
+  streamText,
+  type CallSettings,
+  type LanguageModel,
+  type ModelMessage,
+  type StepResult,
+  type StopCondition,
+  type Tool,
+  type ToolSet,
+} from 'ai';
+import {
+  InvalidArgumentError,
+  type AgentLoop,
+  type LLMResponse,
+  type OperationContext,
+  type SettleInfo,
+  type ToolCall,
+  type ToolResult,
+} from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 import { safeStringify } from '../../internal/safeStringify';
 import { usageFromAISDK } from './usageFromAISDK';
@@ -20,7 +38,7 @@ export interface FromAISDKOptions {
    * in place reach the next one.
    */
   tools?: ToolSet;
-  /** The system prompt, sent with every step (kept out of `messages`). */
+  /** The system prompt, sent with every step (kept out of `messages`) as `instructions` (AI SDK 7's name) and `system` (6's). */
   system?: string;
   /** A conversation to continue; copied, never mutated. */
   messages?: ModelMessage[];
@@ -86,18 +104,33 @@ class AISDKLoop implements AISDKAgentLoop {
   }
 
   async sendToolResults(results: ToolResult[], messages: string[], ctx: OperationContext): Promise<LLMResponse> {
-    const added: ModelMessage[] = [await this.#toolMessage(results), ...messages.map((m): ModelMessage => ({ role: 'user', content: m }))];
+    const added: ModelMessage[] = [
+      await this.#toolMessage(results),
+      ...messages.map((m): ModelMessage => ({ role: 'user', content: m })),
+    ];
     return this.#step(added, ctx);
   }
 
   async runTool(call: ToolCall, ctx: OperationContext): Promise<ToolResult> {
     const pending = this.#pending.get(call.id);
-    if (pending === undefined) throw new Error(`no tool call ${JSON.stringify(call.id)} in the last response (runTool takes the calls the last response asked for)`);
+    if (pending === undefined)
+      throw new Error(
+        `no tool call ${JSON.stringify(call.id)} in the last response (runTool takes the calls the last response asked for)`,
+      );
     // Answered with the SDK's own message, and never executed: the model gets to fix its input.
     if (pending.invalid !== undefined) return { callId: call.id, output: pending.invalid, isError: true };
     const tool = this.#options.tools?.[pending.toolName];
-    if (tool?.execute === undefined) return { callId: call.id, output: `tool ${pending.toolName} has no execute function`, isError: true };
-    let output: unknown = await tool.execute(pending.input as never, { toolCallId: call.id, messages: this.messages, abortSignal: ctx.signal });
+    if (tool?.execute === undefined)
+      return { callId: call.id, output: `tool ${pending.toolName} has no execute function`, isError: true };
+    // `context` is AI SDK 7's per-tool context (from `toolsContext`), required in its options type;
+    // tools that declare a `contextSchema` are refused by fromAISDK, so there is none to pass.
+    const options = {
+      toolCallId: call.id,
+      messages: this.messages,
+      abortSignal: ctx.signal,
+      context: undefined,
+    } as ToolExecuteOptions;
+    let output: unknown = await tool.execute(pending.input as never, options);
     // A streaming tool (an async iterable of previews): its last value is its result, as in the SDK.
     if (isAsyncIterable(output)) {
       let last: unknown;
@@ -123,13 +156,15 @@ class AISDKLoop implements AISDKAgentLoop {
     const request = {
       ...callSettings,
       model,
-      ...(system === undefined ? {} : { system }),
+      // AI SDK 7 reads `instructions` (`system` is its deprecated fallback); 6 reads `system` and
+      // leaves settings it does not know out.
+      ...(system === undefined ? {} : { instructions: system, system }),
       messages: [...this.#messages, ...added],
       ...(modelTools === undefined ? {} : { tools: modelTools }),
       ...(providerOptions === undefined ? {} : { providerOptions }),
       maxRetries: 0,
       abortSignal: ctx.signal,
-      stopWhen: stepCountIs(1),
+      stopWhen: firstStep,
     };
     let step: StepResult<ToolSet> | undefined;
     if (stream === undefined || stream === false) {
@@ -152,14 +187,20 @@ class AISDKLoop implements AISDKAgentLoop {
     for (const part of step.content) {
       if (part.type !== 'tool-call' || part.providerExecuted === true) continue;
       const invalid = 'invalid' in part && part.invalid === true ? sdkErrorMessage(part.error) : undefined;
-      pending.set(part.toolCallId, { toolName: part.toolName, input: part.input, ...(invalid === undefined ? {} : { invalid }) });
+      pending.set(part.toolCallId, {
+        toolName: part.toolName,
+        input: part.input,
+        ...(invalid === undefined ? {} : { invalid }),
+      });
       toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
     }
     // The SDK answers invalid calls itself in its response messages; the adapter answers them
     // (through runTool), so drop the SDK's answers: every call gets exactly one.
     const response = step.response.messages.flatMap((message): ModelMessage[] => {
       if (message.role !== 'tool') return [message];
-      const content = message.content.filter((part) => !(part.type === 'tool-result' && pending.get(part.toolCallId)?.invalid !== undefined));
+      const content = message.content.filter(
+        (part) => !(part.type === 'tool-result' && pending.get(part.toolCallId)?.invalid !== undefined),
+      );
       return content.length === 0 ? [] : [{ ...message, content }];
     });
 
@@ -185,7 +226,10 @@ class AISDKLoop implements AISDKAgentLoop {
         const tool = this.#options.tools?.[toolName];
         let output: ToolResultOutputValue;
         if (result.isError === true || !this.#outputs.has(result.callId)) {
-          output = result.isError === true ? { type: 'error-text', value: result.output } : { type: 'text', value: result.output };
+          output =
+            result.isError === true
+              ? { type: 'error-text', value: result.output }
+              : { type: 'text', value: result.output };
         } else {
           const raw = this.#outputs.get(result.callId);
           output =
@@ -203,6 +247,10 @@ class AISDKLoop implements AISDKAgentLoop {
 }
 
 type ToolResultOutputValue = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
+type ToolExecuteOptions = Parameters<NonNullable<Tool['execute']>>[1];
+
+/** Stops the SDK's loop after its first step, as `stepCountIs(1)` does (renamed `isStepCount` in AI SDK 7): the adapter runs the tools and asks for the next step. */
+const firstStep: StopCondition<ToolSet> = ({ steps }) => steps.length >= 1;
 
 function withoutExecute(tool: Tool): Tool {
   const { execute: _execute, ...rest } = tool as Tool & { execute?: unknown };
@@ -210,7 +258,11 @@ function withoutExecute(tool: Tool): Tool {
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  );
 }
 
 /** The text the SDK itself sends for a failed tool call (its `getErrorMessage`). */
@@ -220,33 +272,81 @@ function sdkErrorMessage(error: unknown): string {
 }
 
 function checkOptions(options: unknown): FromAISDKOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { model, tools?, system?, messages?, callSettings?, stream? }', options);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError(
+      'options',
+      'an object { model, tools?, system?, messages?, callSettings?, stream? }',
+      options,
+    );
   const { model, tools, system, messages, callSettings, providerOptions, stream } = options as Record<string, unknown>;
-  const isModel = typeof model === 'string' || (typeof model === 'object' && model !== null && typeof (model as { doGenerate?: unknown }).doGenerate === 'function');
-  if (!isModel) throw new InvalidArgumentError('model', 'an AI SDK language model (a provider model such as openai("gpt-4.1"), or a model id string)', model);
+  const isModel =
+    typeof model === 'string' ||
+    (typeof model === 'object' &&
+      model !== null &&
+      typeof (model as { doGenerate?: unknown }).doGenerate === 'function');
+  if (!isModel)
+    throw new InvalidArgumentError(
+      'model',
+      'an AI SDK language model (a provider model such as openai("gpt-4.1"), or a model id string)',
+      model,
+    );
   if (tools !== undefined) {
-    if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) throw new InvalidArgumentError('tools', 'a record of tool() definitions', tools);
+    if (typeof tools !== 'object' || tools === null || Array.isArray(tools))
+      throw new InvalidArgumentError('tools', 'a record of tool() definitions', tools);
     for (const [name, t] of Object.entries(tools)) {
-      if (typeof t !== 'object' || t === null) throw new InvalidArgumentError(`tools.${name}`, 'a tool() definition', t);
+      if (typeof t !== 'object' || t === null)
+        throw new InvalidArgumentError(`tools.${name}`, 'a tool() definition', t);
       const def = t as Record<string, unknown>;
-      if (def.type !== 'provider' && def.inputSchema === undefined) throw new InvalidArgumentError(`tools.${name}.inputSchema`, 'a schema (zod, jsonSchema(), …): tool input is checked against it', def.inputSchema);
-      if (def.execute !== undefined && typeof def.execute !== 'function') throw new InvalidArgumentError(`tools.${name}.execute`, 'a function or undefined', def.execute);
+      if (def.type !== 'provider' && def.inputSchema === undefined)
+        throw new InvalidArgumentError(
+          `tools.${name}.inputSchema`,
+          'a schema (zod, jsonSchema(), …): tool input is checked against it',
+          def.inputSchema,
+        );
+      if (def.execute !== undefined && typeof def.execute !== 'function')
+        throw new InvalidArgumentError(`tools.${name}.execute`, 'a function or undefined', def.execute);
       if (def.needsApproval !== undefined && def.needsApproval !== false) {
-        throw new InvalidArgumentError(`tools.${name}.needsApproval`, 'left out: the adapter runs every valid call; ask for approval inside execute', def.needsApproval);
+        throw new InvalidArgumentError(
+          `tools.${name}.needsApproval`,
+          'left out: the adapter runs every valid call; ask for approval inside execute',
+          def.needsApproval,
+        );
+      }
+      // AI SDK 7: a tool's own context comes from the call's `toolsContext`, which the adapter does not pass.
+      if (def.contextSchema !== undefined) {
+        throw new InvalidArgumentError(
+          `tools.${name}.contextSchema`,
+          'left out: fromAISDK passes no toolsContext; give execute what it needs through a closure',
+          def.contextSchema,
+        );
       }
     }
   }
   if (system !== undefined && typeof system !== 'string') throw new InvalidArgumentError('system', 'a string', system);
-  if (messages !== undefined && !Array.isArray(messages)) throw new InvalidArgumentError('messages', 'an array of ModelMessage', messages);
+  if (messages !== undefined && !Array.isArray(messages))
+    throw new InvalidArgumentError('messages', 'an array of ModelMessage', messages);
   if (callSettings !== undefined) {
-    if (typeof callSettings !== 'object' || callSettings === null) throw new InvalidArgumentError('callSettings', 'an object of call settings', callSettings);
-    for (const key of ['maxRetries', 'abortSignal'] as const) {
+    if (typeof callSettings !== 'object' || callSettings === null)
+      throw new InvalidArgumentError('callSettings', 'an object of call settings', callSettings);
+    const owned = {
+      maxRetries: 'retries (its retry option; the SDK gets maxRetries 0)',
+      abortSignal: 'cancellation (cancel() or runTurn({ signal }))',
+      // AI SDK 7's approval statuses would hold back calls that the adapter then runs anyway.
+      toolApproval: 'which calls run: it runs every valid call; ask for approval inside execute',
+    };
+    for (const [key, what] of Object.entries(owned)) {
       const value = (callSettings as Record<string, unknown>)[key];
-      if (value !== undefined) throw new InvalidArgumentError(`callSettings.${key}`, `left out: the adapter owns ${key === 'maxRetries' ? 'retries (its retry option; the SDK gets maxRetries 0)' : 'cancellation (cancel() or runTurn({ signal }))'}`, value);
+      if (value !== undefined)
+        throw new InvalidArgumentError(`callSettings.${key}`, `left out: the adapter owns ${what}`, value);
     }
   }
-  if (providerOptions !== undefined && (typeof providerOptions !== 'object' || providerOptions === null)) throw new InvalidArgumentError('providerOptions', 'an object', providerOptions);
-  if (stream !== undefined && typeof stream !== 'boolean' && !(typeof stream === 'object' && stream !== null && typeof (stream as { onText?: unknown }).onText === 'function')) {
+  if (providerOptions !== undefined && (typeof providerOptions !== 'object' || providerOptions === null))
+    throw new InvalidArgumentError('providerOptions', 'an object', providerOptions);
+  if (
+    stream !== undefined &&
+    typeof stream !== 'boolean' &&
+    !(typeof stream === 'object' && stream !== null && typeof (stream as { onText?: unknown }).onText === 'function')
+  ) {
     throw new InvalidArgumentError('stream', 'a boolean or { onText(delta, { turn, attempt }) }', stream);
   }
   return options as FromAISDKOptions;

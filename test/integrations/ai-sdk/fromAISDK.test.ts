@@ -1,12 +1,18 @@
 import { tool } from 'ai';
 import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
-import { AgentWithStateMachine, Budget, InvalidArgumentError, type AgentWithStateMachineOptions } from 'agent-state-machine';
+import {
+  AgentWithStateMachine,
+  Budget,
+  InvalidArgumentError,
+  type AgentWithStateMachineOptions,
+} from 'agent-state-machine';
 import { fromAISDK } from '../../../lib/integrations/ai-sdk';
 import { apiError, call, scriptedModel, text } from './scriptedModel';
 
 const noWait = { sleep: () => Promise.resolve(), random: () => 0, logger: false as const };
-const adapter = (loop: ReturnType<typeof fromAISDK>, options: AgentWithStateMachineOptions = {}) => new AgentWithStateMachine(loop, { ...noWait, ...options });
+const adapter = (loop: ReturnType<typeof fromAISDK>, options: AgentWithStateMachineOptions = {}) =>
+  new AgentWithStateMachine(loop, { ...noWait, ...options });
 
 function weatherTool(log: string[] = []) {
   return tool({
@@ -21,11 +27,25 @@ function weatherTool(log: string[] = []) {
 
 /** The tool results each prompt carried, as [callId, output type, value]. */
 const toolResults = (prompt: { role: string; content: unknown }[]) =>
-  prompt.flatMap((m) => (m.role === 'tool' ? (m.content as { toolCallId: string; output: { type: string; value: unknown } }[]).map((p) => [p.toolCallId, p.output.type, p.output.value]) : []));
+  prompt.flatMap((m) =>
+    m.role === 'tool'
+      ? (m.content as { toolCallId: string; output: { type: string; value: unknown } }[]).map((p) => [
+          p.toolCallId,
+          p.output.type,
+          p.output.value,
+        ])
+      : [],
+  );
 
 describe('fromAISDK', () => {
   it('.sendUserMessage() runs a text turn: text, usage, model id and the conversation', async () => {
-    const model = scriptedModel([{ content: [text('Hello there.')], usage: { input: 120, output: 30, cacheRead: 100, reasoning: 12 }, modelId: 'gpt-x-2026' }]);
+    const model = scriptedModel([
+      {
+        content: [text('Hello there.')],
+        usage: { input: 120, output: 30, cacheRead: 100, reasoning: 12 },
+        modelId: 'gpt-x-2026',
+      },
+    ]);
     const loop = fromAISDK({ model, system: 'Be brief.' });
     const agent = adapter(loop);
     const result = await agent.runTurn('Hi');
@@ -50,7 +70,13 @@ describe('fromAISDK', () => {
   });
 
   it('.sendUserMessage() maps the usage details and passes the model id and finish reason', async () => {
-    const model = scriptedModel([{ content: [text('ok')], usage: { input: 120, output: 30, cacheRead: 100, cacheWrite: 7, reasoning: 12 }, modelId: 'gpt-x-2026' }]);
+    const model = scriptedModel([
+      {
+        content: [text('ok')],
+        usage: { input: 120, output: 30, cacheRead: 100, cacheWrite: 7, reasoning: 12 },
+        modelId: 'gpt-x-2026',
+      },
+    ]);
     const loop = fromAISDK({ model });
     const response = await loop.sendUserMessage('Hi', { signal: new AbortController().signal, turn: 1, attempt: 1 });
     expect(response).toEqual({
@@ -64,7 +90,10 @@ describe('fromAISDK', () => {
 
   it('runs a tool turn: the adapter runs execute once and sends its result back', async () => {
     const log: string[] = [];
-    const model = scriptedModel([{ content: [text('Looking.'), call('c1', 'weather', { city: 'Oslo' })] }, { content: [text('21 °C in Oslo.')] }]);
+    const model = scriptedModel([
+      { content: [text('Looking.'), call('c1', 'weather', { city: 'Oslo' })] },
+      { content: [text('21 °C in Oslo.')] },
+    ]);
     const loop = fromAISDK({ model, tools: { weather: weatherTool(log) } });
     const result = await adapter(loop).runTurn('Weather in Oslo?');
     expect(result).toMatchObject({ outcome: 'end_of_turn', text: '21 °C in Oslo.' });
@@ -76,7 +105,13 @@ describe('fromAISDK', () => {
 
   it('runs parallel tool calls at once under toolConcurrency and answers them in call order in one tool message', async () => {
     const model = scriptedModel([
-      { content: [call('a', 'weather', { city: 'Oslo' }), call('b', 'weather', { city: 'Rome' }), call('c', 'weather', { city: 'Lima' })] },
+      {
+        content: [
+          call('a', 'weather', { city: 'Oslo' }),
+          call('b', 'weather', { city: 'Rome' }),
+          call('c', 'weather', { city: 'Lima' }),
+        ],
+      },
       { content: [text('Done.')] },
     ]);
     // Each call waits until all three have started: they finish only if they run at once.
@@ -108,7 +143,13 @@ describe('fromAISDK', () => {
   it('answers a call whose input fails the schema once, with the SDK message, and never executes it', async () => {
     const log: string[] = [];
     const model = scriptedModel([
-      { content: [call('bad', 'weather', { town: 'Oslo' }), call('good', 'weather', { city: 'Rome' }), call('ghost', 'nope', {})] },
+      {
+        content: [
+          call('bad', 'weather', { town: 'Oslo' }),
+          call('good', 'weather', { city: 'Rome' }),
+          call('ghost', 'nope', {}),
+        ],
+      },
       { content: [text('Sorry.')] },
     ]);
     const loop = fromAISDK({ model, tools: { weather: weatherTool(log) } });
@@ -121,10 +162,13 @@ describe('fromAISDK', () => {
       ['good', 'json'],
       ['ghost', 'error-text'],
     ]);
-    expect(sent[0]![2]).toMatch(/^Invalid input for tool weather: Type validation failed/);
+    // AI SDK 7 names the cause's class in its message ("…: AI_TypeValidationError: Type validation failed").
+    expect(sent[0]![2]).toMatch(/^Invalid input for tool weather: (AI_TypeValidationError: )?Type validation failed/);
     expect(sent[2]![2]).toMatch(/Model tried to call unavailable tool 'nope'/);
     // One answer per call in the conversation too: the SDK's own answers to invalid calls are not kept.
-    const answered = loop.messages.flatMap((m) => (m.role === 'tool' ? m.content.map((p) => (p.type === 'tool-result' ? p.toolCallId : '')) : []));
+    const answered = loop.messages.flatMap((m) =>
+      m.role === 'tool' ? m.content.map((p) => (p.type === 'tool-result' ? p.toolCallId : '')) : [],
+    );
     expect(answered).toEqual(['bad', 'good', 'ghost']);
   });
 
@@ -159,7 +203,10 @@ describe('fromAISDK', () => {
 
   it('stopped by a budget: the unrun call is settled and a later turn on the same loop is valid', async () => {
     const log: string[] = [];
-    const model = scriptedModel([{ content: [call('a', 'weather', { city: 'Oslo' }), call('b', 'weather', { city: 'Rome' })] }, { content: [text('Fine.')] }]);
+    const model = scriptedModel([
+      { content: [call('a', 'weather', { city: 'Oslo' }), call('b', 'weather', { city: 'Rome' })] },
+      { content: [text('Fine.')] },
+    ]);
     const loop = fromAISDK({ model, tools: { weather: weatherTool(log) } });
     const first = await adapter(loop, { budget: { maxToolCalls: 1 } }).runTurn('Two cities');
     expect(first.outcome).toBe('budget_exceeded');
@@ -171,7 +218,10 @@ describe('fromAISDK', () => {
   });
 
   it('a 429 APICallError is retried by the adapter alone, after its Retry-After', async () => {
-    const model = scriptedModel([{ error: apiError(429, { 'retry-after': '3' }, true) }, { content: [text('Made it.')] }]);
+    const model = scriptedModel([
+      { error: apiError(429, { 'retry-after': '3' }, true) },
+      { content: [text('Made it.')] },
+    ]);
     const delays: number[] = [];
     const agent = adapter(fromAISDK({ model }), { sleep: (ms) => (delays.push(ms), Promise.resolve()) });
     const result = await agent.runTurn('Hi');
@@ -194,9 +244,16 @@ describe('fromAISDK', () => {
   });
 
   it('streams a tool turn: onText gets the deltas with turn and attempt, the result is the same', async () => {
-    const model = scriptedModel([{ content: [text('Checking.'), call('c1', 'weather', { city: 'Oslo' })], usage: { input: 40, output: 8 } }, { content: [text('Sunny.')] }]);
+    const model = scriptedModel([
+      { content: [text('Checking.'), call('c1', 'weather', { city: 'Oslo' })], usage: { input: 40, output: 8 } },
+      { content: [text('Sunny.')] },
+    ]);
     const deltas: Array<[string, number, number]> = [];
-    const loop = fromAISDK({ model, tools: { weather: weatherTool() }, stream: { onText: (d, { turn, attempt }) => deltas.push([d, turn, attempt]) } });
+    const loop = fromAISDK({
+      model,
+      tools: { weather: weatherTool() },
+      stream: { onText: (d, { turn, attempt }) => deltas.push([d, turn, attempt]) },
+    });
     const result = await adapter(loop).runTurn('Weather?');
     expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'Sunny.' });
     expect(result.usage).toMatchObject({ inputTokens: 50, outputTokens: 13, llmCalls: 2, toolCalls: 1 });
@@ -215,7 +272,10 @@ describe('fromAISDK', () => {
   });
 
   it('streaming: a stream dropped mid-way is retried, and onText sees the new attempt start over', async () => {
-    const usage = { inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 2, text: 2, reasoning: undefined } };
+    const usage = {
+      inputTokens: { total: 5, noCache: 5, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 2, text: 2, reasoning: undefined },
+    };
     let calls = 0;
     const model = new MockLanguageModelV3({
       doStream: async () => {
@@ -226,7 +286,11 @@ describe('fromAISDK', () => {
           { type: 'text-delta' as const, id: 't', delta: 'Hel' },
           ...(calls === 1
             ? [{ type: 'error' as const, error: new Error('socket hang up') }]
-            : [{ type: 'text-delta' as const, id: 't', delta: 'lo.' }, { type: 'text-end' as const, id: 't' }, { type: 'finish' as const, finishReason: { unified: 'stop' as const, raw: 'stop' }, usage }]),
+            : [
+                { type: 'text-delta' as const, id: 't', delta: 'lo.' },
+                { type: 'text-end' as const, id: 't' },
+                { type: 'finish' as const, finishReason: { unified: 'stop' as const, raw: 'stop' }, usage },
+              ]),
         ];
         return { stream: convertArrayToReadableStream(parts) };
       },
@@ -257,7 +321,12 @@ describe('fromAISDK', () => {
 
   it('.runTool() turns a throwing execute into an error result and the turn goes on', async () => {
     const model = scriptedModel([{ content: [call('c1', 'boom', {})] }, { content: [text('It failed.')] }]);
-    const boom = tool({ inputSchema: z.object({}), execute: async (): Promise<string> => { throw new Error('disk full'); } });
+    const boom = tool({
+      inputSchema: z.object({}),
+      execute: async (): Promise<string> => {
+        throw new Error('disk full');
+      },
+    });
     const loop = fromAISDK({ model, tools: { boom } });
     expect((await adapter(loop).runTurn('Try')).outcome).toBe('end_of_turn');
     const [sent] = toolResults(model.prompts[1]!);
@@ -278,17 +347,37 @@ describe('fromAISDK', () => {
   it('shares one budget across loops like any AgentLoop', async () => {
     const shared = new Budget({ maxLlmCalls: 1 });
     const model = scriptedModel([{ content: [call('a', 'weather', { city: 'Oslo' })] }]);
-    const result = await adapter(fromAISDK({ model, tools: { weather: weatherTool() } }), { sharedBudgets: [shared] }).runTurn('Hi');
+    const result = await adapter(fromAISDK({ model, tools: { weather: weatherTool() } }), {
+      sharedBudgets: [shared],
+    }).runTurn('Hi');
     expect(result.outcome).toBe('budget_exceeded');
   });
 
   it('passes the model id the provider answered with, so the adapter prices the step', async () => {
-    const model = scriptedModel([{ content: [text('ok')], usage: { input: 1_000_000, output: 100_000, cacheRead: 400_000 }, modelId: 'gpt-x-2026' }]);
+    const model = scriptedModel([
+      {
+        content: [text('ok')],
+        usage: { input: 1_000_000, output: 100_000, cacheRead: 400_000 },
+        modelId: 'gpt-x-2026',
+      },
+    ]);
     const seen: Array<[string | undefined, number | undefined]> = [];
-    const pricing = (usage: { inputTokens?: number | undefined; cachedInputTokens?: number | undefined; outputTokens?: number | undefined }, { model: id }: { model: string | undefined }) => {
+    const pricing = (
+      usage: {
+        inputTokens?: number | undefined;
+        cachedInputTokens?: number | undefined;
+        outputTokens?: number | undefined;
+      },
+      { model: id }: { model: string | undefined },
+    ) => {
       seen.push([id, usage.cachedInputTokens]);
       // $1/M fresh input, $0.10/M cached, $4/M output.
-      return id === 'gpt-x-2026' ? ((usage.inputTokens! - usage.cachedInputTokens!) * 1 + usage.cachedInputTokens! * 0.1 + usage.outputTokens! * 4) / 1e6 : undefined;
+      return id === 'gpt-x-2026'
+        ? ((usage.inputTokens! - usage.cachedInputTokens!) * 1 +
+            usage.cachedInputTokens! * 0.1 +
+            usage.outputTokens! * 4) /
+            1e6
+        : undefined;
     };
     const result = await adapter(fromAISDK({ model }), { budget: { maxCostUsd: 5 }, pricing }).runTurn('Hi');
     expect(result.outcome).toBe('end_of_turn');
@@ -306,9 +395,21 @@ describe('fromAISDK', () => {
   it('rejects bad options by name', () => {
     expect(() => fromAISDK(undefined as never)).toThrow(InvalidArgumentError);
     expect(() => fromAISDK({ model: 42 as never })).toThrow(/`model`/);
-    expect(() => fromAISDK({ model: scriptedModel([]), tools: { w: { description: 'no schema' } as never } })).toThrow(/`tools.w.inputSchema`/);
-    expect(() => fromAISDK({ model: scriptedModel([]), callSettings: { maxRetries: 3 } as never })).toThrow(/`callSettings.maxRetries`/);
+    expect(() => fromAISDK({ model: scriptedModel([]), tools: { w: { description: 'no schema' } as never } })).toThrow(
+      /`tools.w.inputSchema`/,
+    );
+    expect(() => fromAISDK({ model: scriptedModel([]), callSettings: { maxRetries: 3 } as never })).toThrow(
+      /`callSettings.maxRetries`/,
+    );
+    expect(() =>
+      fromAISDK({ model: scriptedModel([]), callSettings: { toolApproval: { w: 'denied' } } as never }),
+    ).toThrow(/`callSettings.toolApproval`/);
     expect(() => fromAISDK({ model: scriptedModel([]), stream: 'yes' as never })).toThrow(/`stream`/);
-    expect(() => fromAISDK({ model: scriptedModel([]), tools: { w: tool({ inputSchema: z.object({}), needsApproval: true, execute: async () => 'x' }) } })).toThrow(/needsApproval/);
+    expect(() =>
+      fromAISDK({
+        model: scriptedModel([]),
+        tools: { w: tool({ inputSchema: z.object({}), needsApproval: true, execute: async () => 'x' }) },
+      }),
+    ).toThrow(/needsApproval/);
   });
 });
