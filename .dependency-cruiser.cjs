@@ -17,14 +17,46 @@ const layer = (name, mayNotUse, comment) => ({
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const forbidden = [
   { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
-  layer('internal-stands-alone', ['machine', 'agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations', 'states'], 'internal/ holds helpers that depend on nothing of ours'),
-  layer('machine-below-agent', ['agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'], 'the machine knows nothing of agents, batches or files'),
-  layer('history-on-machine', ['agent', 'batch', 'replay', 'report', 'telemetry', 'cli', 'integrations'], 'history files stand on the machine alone'),
-  layer('agent-below-batch', ['batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'], 'the adapter knows nothing of batches or files'),
-  layer('replay-below-batch', ['batch', 'report', 'telemetry', 'cli', 'integrations'], 'a replay re-drives the adapter from a history file, for batches (resume) and the CLI to use'),
-  layer('batch-below-cli', ['report', 'telemetry', 'cli', 'integrations'], 'a batch knows nothing of its report pages, telemetry, the CLI or the integrations'),
-  layer('report-below-cli', ['telemetry', 'cli', 'integrations'], 'report pages stand on history and batch, never on the CLI or an SDK'),
-  layer('telemetry-on-history', ['agent', 'batch', 'replay', 'report', 'cli', 'integrations'], 'the OTLP export stands on history files alone'),
+  layer(
+    'internal-stands-alone',
+    ['machine', 'agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations', 'states'],
+    'internal/ holds helpers that depend on nothing of ours',
+  ),
+  layer(
+    'machine-below-agent',
+    ['agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'],
+    'the machine knows nothing of agents, batches or files',
+  ),
+  layer(
+    'history-on-machine',
+    ['agent', 'batch', 'replay', 'report', 'telemetry', 'cli', 'integrations'],
+    'history files stand on the machine alone',
+  ),
+  layer(
+    'agent-below-batch',
+    ['batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'],
+    'the adapter knows nothing of batches or files',
+  ),
+  layer(
+    'replay-below-batch',
+    ['batch', 'report', 'telemetry', 'cli', 'integrations'],
+    'a replay re-drives the adapter from a history file, for batches (resume) and the CLI to use',
+  ),
+  layer(
+    'batch-below-cli',
+    ['report', 'telemetry', 'cli', 'integrations'],
+    'a batch knows nothing of its report pages, telemetry, the CLI or the integrations',
+  ),
+  layer(
+    'report-below-cli',
+    ['telemetry', 'cli', 'integrations'],
+    'report pages stand on history and batch, never on the CLI or an SDK',
+  ),
+  layer(
+    'telemetry-on-history',
+    ['agent', 'batch', 'replay', 'report', 'cli', 'integrations'],
+    'the OTLP export stands on history files alone',
+  ),
   layer('cli-not-integrations', ['integrations'], 'the CLI runs without any SDK installed'),
   {
     name: 'states-stand-alone',
@@ -63,6 +95,9 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
   },
 };

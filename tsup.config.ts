@@ -19,7 +19,15 @@ const shared: Options = {
 };
 
 export default defineConfig([
-  { ...shared, entry: { index: 'lib/index.ts', ...Object.fromEntries(integrations.map((n) => [`${n}/index`, `lib/integrations/${n}/index.ts`])) }, dts: true, clean: true },
+  {
+    ...shared,
+    entry: {
+      index: 'lib/index.ts',
+      ...Object.fromEntries(integrations.map((n) => [`${n}/index`, `lib/integrations/${n}/index.ts`])),
+    },
+    dts: true,
+    clean: true,
+  },
   // The `agent-sm` executable (package.json `bin`): CommonJS only, no types; tsup keeps its shebang.
   { ...shared, entry: { cli: 'lib/cli/bin.ts' }, format: ['cjs'], dts: false, clean: false },
 ]);

@@ -139,7 +139,8 @@ async function measureWorkload(workload: Workload): Promise<WorkloadSample> {
   const agent = zeroLatencyAgent(workload.toolRounds);
   // Defaults everywhere but the budget: default logger ('warn'), default history (100).
   const adapter = new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9 } });
-  if (adapter.machine.maxHistorySize !== 100) throw new Error(`default history is ${adapter.machine.maxHistorySize}, expected 100`);
+  if (adapter.machine.maxHistorySize !== 100)
+    throw new Error(`default history is ${adapter.machine.maxHistorySize}, expected 100`);
   const ctx: OperationContext = { signal: new AbortController().signal, turn: 1 };
 
   // Check both loops once, and read the moves per turn from the adapter's own count.
@@ -150,7 +151,8 @@ async function measureWorkload(workload: Workload): Promise<WorkloadSample> {
     throw new Error(`wrapped turn ended ${check.outcome}: ${check.error?.message ?? String(check.text)}`);
   }
   const moves = check.transitions;
-  if (moves !== workload.expectedMoves) throw new Error(`${workload.name}: a turn made ${moves} moves, expected ${workload.expectedMoves}`);
+  if (moves !== workload.expectedMoves)
+    throw new Error(`${workload.name}: a turn made ${moves} moves, expected ${workload.expectedMoves}`);
 
   const bare = (): Promise<string | undefined> => bareTurn(agent, INPUT, ctx);
   const wrapped = (): Promise<unknown> => adapter.runTurn(INPUT);
@@ -186,7 +188,8 @@ async function measureWorkload(workload: Workload): Promise<WorkloadSample> {
   expect('sendToolResults calls', agent.counts.results, 2 * turns * workload.toolRounds);
   expect('LLM calls charged', adapter.usage.llmCalls, turns * (workload.toolRounds + 1));
   expect('moves recorded', adapter.machine.history().at(-1)?.seq ?? 0, turns * moves);
-  if (adapter.machine.current !== 'EndOfTurn') throw new Error(`${workload.name}: machine ended in ${adapter.machine.current}`);
+  if (adapter.machine.current !== 'EndOfTurn')
+    throw new Error(`${workload.name}: machine ended in ${adapter.machine.current}`);
 
   const diffs = bareSamples.map((b, i) => wrappedSamples[i]! - b);
   return {
@@ -202,7 +205,8 @@ async function measureWorkload(workload: Workload): Promise<WorkloadSample> {
 
 /** Takes one round of figures in this process. */
 export async function measureRound(): Promise<WorkloadSample[]> {
-  if (process.env.AGENT_SM_LOG_LEVEL !== undefined) throw new Error('unset AGENT_SM_LOG_LEVEL: the library must run at its default log level');
+  if (process.env.AGENT_SM_LOG_LEVEL !== undefined)
+    throw new Error('unset AGENT_SM_LOG_LEVEL: the library must run at its default log level');
   const out: WorkloadSample[] = [];
   for (const workload of WORKLOADS) out.push(await measureWorkload(workload));
   return out;
@@ -212,9 +216,12 @@ const perMove = (s: WorkloadSample): number => (s.wrappedNs - s.bareNs) / s.move
 
 /** Runs `rounds` fresh processes and reports medians, overhead per turn and per move. */
 export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promise<SuiteResult> {
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`BENCH_ROUNDS must be a positive integer, got ${String(process.env.BENCH_ROUNDS)}`);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`BENCH_ROUNDS must be a positive integer, got ${String(process.env.BENCH_ROUNDS)}`);
   console.log(`  library under test: ${describeLibrary()}`);
-  console.log(`  wrapped: new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9 } }) — default logger ('warn'), history 100`);
+  console.log(
+    `  wrapped: new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9 } }) — default logger ('warn'), history 100`,
+  );
   const byWorkload = new Map<string, WorkloadSample[]>(WORKLOADS.map((w) => [w.name, []]));
   for (let r = 0; r < rounds; r++) {
     const samples = await runInChild<WorkloadSample[]>(__filename, ['--measure']);
@@ -235,15 +242,38 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promi
     // Overhead from each round's own pair (its bare and wrapped ran side by side), then the median.
     const overheadTurn = median(list.map((s) => s.wrappedNs - s.bareNs));
     const movesNs = list.map(perMove);
-    return { workload: w, bareNs, wrappedNs, moves, overheadTurn, overheadMove: overheadTurn / moves, min: Math.min(...movesNs), max: Math.max(...movesNs) };
+    return {
+      workload: w,
+      bareNs,
+      wrappedNs,
+      moves,
+      overheadTurn,
+      overheadMove: overheadTurn / moves,
+      min: Math.min(...movesNs),
+      max: Math.max(...movesNs),
+    };
   });
 
   return {
     suite: 'adapter',
-    columns: ['bare /turn', 'wrapped /turn', 'moves', 'overhead /turn', 'overhead /move', `/move over ${rounds} rounds`],
+    columns: [
+      'bare /turn',
+      'wrapped /turn',
+      'moves',
+      'overhead /turn',
+      'overhead /move',
+      `/move over ${rounds} rounds`,
+    ],
     rows: figures.map((f) => ({
       label: f.workload.label,
-      cells: [formatNs(f.bareNs), formatNs(f.wrappedNs), String(f.moves), formatNs(f.overheadTurn), formatNs(f.overheadMove), `${formatNs(f.min)} – ${formatNs(f.max)}`],
+      cells: [
+        formatNs(f.bareNs),
+        formatNs(f.wrappedNs),
+        String(f.moves),
+        formatNs(f.overheadTurn),
+        formatNs(f.overheadMove),
+        `${formatNs(f.min)} – ${formatNs(f.max)}`,
+      ],
     })),
     targets: figures.map((f) => ({
       name: `adapter overhead per move, ${f.workload.name} (${f.moves} moves)`,

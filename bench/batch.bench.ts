@@ -27,7 +27,10 @@ const FILE_TASKS = 500;
 const SAMPLES = 7;
 const TARGETS: Record<number, number> = { 16: 15_000, 256: 12_000 };
 
-const TOOL_REPLY: LLMResponse = { toolCalls: [{ id: 'call_1', name: 'list_files', input: { dir: '.' } }], usage: { inputTokens: 800, outputTokens: 30, costUsd: 0.003 } };
+const TOOL_REPLY: LLMResponse = {
+  toolCalls: [{ id: 'call_1', name: 'list_files', input: { dir: '.' } }],
+  usage: { inputTokens: 800, outputTokens: 30, costUsd: 0.003 },
+};
 const TEXT_REPLY: LLMResponse = { text: 'done', usage: { inputTokens: 900, outputTokens: 25, costUsd: 0.003 } };
 
 function agent(): AgentLoop {
@@ -81,8 +84,23 @@ async function adapterPool(concurrency: number): Promise<number> {
   return ended;
 }
 
-type Kind = 'pool' | 'adapters' | 'runBatch' | 'runBatch+historyDir' | 'runBatch+historyDir none' | 'runBatch+historyDir group' | 'runBatch+historyDir none group';
-const KINDS: readonly Kind[] = ['pool', 'adapters', 'runBatch', 'runBatch+historyDir', 'runBatch+historyDir none', 'runBatch+historyDir group', 'runBatch+historyDir none group'];
+type Kind =
+  | 'pool'
+  | 'adapters'
+  | 'runBatch'
+  | 'runBatch+historyDir'
+  | 'runBatch+historyDir none'
+  | 'runBatch+historyDir group'
+  | 'runBatch+historyDir none group';
+const KINDS: readonly Kind[] = [
+  'pool',
+  'adapters',
+  'runBatch',
+  'runBatch+historyDir',
+  'runBatch+historyDir none',
+  'runBatch+historyDir group',
+  'runBatch+historyDir none group',
+];
 
 /** Sample directories, removed when the suite ends (see above). */
 const sampleDirs: string[] = [];
@@ -99,9 +117,15 @@ async function once(kind: Kind, concurrency: number): Promise<number> {
   if (kind === 'pool') ok = await plainPool(concurrency);
   else if (kind === 'adapters') ok = await adapterPool(concurrency);
   else {
-    const report = await runBatch(tasks, { concurrency, ...(dir === undefined ? {} : { historyDir: dir }), ...(kind.includes(' none') ? { historyDurability: 'none' as const } : {}), ...(kind.endsWith(' group') ? { historyGroupCommit: true } : {}) });
+    const report = await runBatch(tasks, {
+      concurrency,
+      ...(dir === undefined ? {} : { historyDir: dir }),
+      ...(kind.includes(' none') ? { historyDurability: 'none' as const } : {}),
+      ...(kind.endsWith(' group') ? { historyGroupCommit: true } : {}),
+    });
     ok = report.totals.outcomes.end_of_turn;
-    if (report.runs[0]!.transitions !== 12) throw new Error(`a run made ${report.runs[0]!.transitions} moves, expected 12`);
+    if (report.runs[0]!.transitions !== 12)
+      throw new Error(`a run made ${report.runs[0]!.transitions} moves, expected 12`);
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   if (ok !== n) throw new Error(`${kind}: ${ok} of ${n} runs ended normally`);
@@ -119,7 +143,9 @@ export async function run(): Promise<SuiteResult> {
 async function measure(): Promise<SuiteResult> {
   // Let the filesystem finish what earlier suites left it (deleted files, dirty pages) first.
   spawnSync('sync');
-  console.log(`  library under test: ${describeLibrary()}; ${TASKS} zero-latency runs per sample (${FILE_TASKS} with history files; 12 moves each), ${SAMPLES} samples, kinds alternating`);
+  console.log(
+    `  library under test: ${describeLibrary()}; ${TASKS} zero-latency runs per sample (${FILE_TASKS} with history files; 12 moves each), ${SAMPLES} samples, kinds alternating`,
+  );
   const rows: SuiteResult['rows'][number][] = [];
   const targets: SuiteResult['targets'][number][] = [];
   for (const concurrency of [16, 256]) {
@@ -151,13 +177,26 @@ async function measure(): Promise<SuiteResult> {
       ['runBatch + historyDir, group commit (fsync per run)', withDirGroup],
       ["runBatch + historyDir, group commit, durability 'none'", withDirNoneGroup],
     ] as const) {
-      rows.push({ label: `concurrency ${concurrency}: ${k}`, cells: [`${fmt(f.med)}/s`, `${f.perRunUs.toFixed(1)} µs`, f.range] });
+      rows.push({
+        label: `concurrency ${concurrency}: ${k}`,
+        cells: [`${fmt(f.med)}/s`, `${f.perRunUs.toFixed(1)} µs`, f.range],
+      });
     }
     const goal = TARGETS[concurrency]!;
-    targets.push({ name: `runBatch, concurrency ${concurrency}`, goal: `≥ ${fmt(goal)} runs/s`, measured: `${fmt(plain.med)}/s (${plain.range})`, pass: plain.med >= goal });
+    targets.push({
+      name: `runBatch, concurrency ${concurrency}`,
+      goal: `≥ ${fmt(goal)} runs/s`,
+      measured: `${fmt(plain.med)}/s (${plain.range})`,
+      pass: plain.med >= goal,
+    });
     // The scheduler's own cost per run: runBatch's time per run minus the adapters' by hand.
     const scheduler = plain.perRunUs - adapters.perRunUs;
-    targets.push({ name: `runBatch scheduler overhead per run, concurrency ${concurrency}`, goal: '≤ 10 µs', measured: `${scheduler.toFixed(1)} µs (runBatch ${plain.perRunUs.toFixed(1)} µs − adapters by hand ${adapters.perRunUs.toFixed(1)} µs)`, pass: scheduler <= 10 });
+    targets.push({
+      name: `runBatch scheduler overhead per run, concurrency ${concurrency}`,
+      goal: '≤ 10 µs',
+      measured: `${scheduler.toFixed(1)} µs (runBatch ${plain.perRunUs.toFixed(1)} µs − adapters by hand ${adapters.perRunUs.toFixed(1)} µs)`,
+      pass: scheduler <= 10,
+    });
     targets.push({
       name: `runBatch + historyDir, concurrency ${concurrency}`,
       goal: `≥ ${fmt(goal / 2)} runs/s (within 2×)`,

@@ -11,9 +11,16 @@ import { runBatch, type AgentLoop, type LLMResponse } from '../lib/index';
 import { failed } from './harness';
 
 const RUNS = 10_000;
-const TOOL: LLMResponse = { toolCalls: [{ id: 'c1', name: 'list_files', input: { dir: '.' } }], usage: { inputTokens: 800, outputTokens: 30, costUsd: 0.003 } };
+const TOOL: LLMResponse = {
+  toolCalls: [{ id: 'c1', name: 'list_files', input: { dir: '.' } }],
+  usage: { inputTokens: 800, outputTokens: 30, costUsd: 0.003 },
+};
 const TEXT: LLMResponse = { text: 'done', usage: { inputTokens: 900, outputTokens: 25, costUsd: 0.003 } };
-const agent = (): AgentLoop => ({ sendUserMessage: async () => TOOL, sendToolResults: async () => TEXT, runTool: async (c) => ({ callId: c.id, output: 'README.md' }) });
+const agent = (): AgentLoop => ({
+  sendUserMessage: async () => TOOL,
+  sendToolResults: async () => TEXT,
+  runTool: async (c) => ({ callId: c.id, output: 'README.md' }),
+});
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 async function main(): Promise<void> {
@@ -25,10 +32,17 @@ async function main(): Promise<void> {
   let peak = 0;
   try {
     const tasks = Array.from({ length: RUNS }, (_, i) => ({ id: `task-${i}`, input: 'go', agent }));
-    const report = await runBatch(tasks, { concurrency: 16, historyDir: dir, historyDurability: 'none', onRun: () => void (peak = Math.max(peak, process.memoryUsage().heapUsed)) });
+    const report = await runBatch(tasks, {
+      concurrency: 16,
+      historyDir: dir,
+      historyDurability: 'none',
+      onRun: () => void (peak = Math.max(peak, process.memoryUsage().heapUsed)),
+    });
     gc();
     const after = process.memoryUsage().heapUsed;
-    console.log(`${report.runs.length} runs: heap after GC ${mib(before)} → ${mib(after)} with the report held (+${mib(after - before)}); largest heap at a run's end ${mib(peak)}`);
+    console.log(
+      `${report.runs.length} runs: heap after GC ${mib(before)} → ${mib(after)} with the report held (+${mib(after - before)}); largest heap at a run's end ${mib(peak)}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -30,7 +30,15 @@ async function buildCli(): Promise<string> {
   const cwd = process.cwd();
   process.chdir(ROOT);
   try {
-    await build({ entry: { cli: 'lib/cli/bin.ts' }, format: ['cjs'], outDir: CLI_DIR, dts: false, sourcemap: false, clean: true, silent: true });
+    await build({
+      entry: { cli: 'lib/cli/bin.ts' },
+      format: ['cjs'],
+      outDir: CLI_DIR,
+      dts: false,
+      sourcemap: false,
+      clean: true,
+      silent: true,
+    });
   } finally {
     process.chdir(cwd);
   }
@@ -53,9 +61,14 @@ function timeCommand(argv: readonly string[], okCodes: readonly number[]): RunFi
   const gnu = existsSync(GNU_TIME);
   const cmd = gnu ? [GNU_TIME, '-f', '%M', ...argv] : [...argv];
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(cmd[0]!, cmd.slice(1), {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  if (r.status === null || !okCodes.includes(r.status)) throw new Error(`${argv.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr.slice(-2000)}`);
+  if (r.status === null || !okCodes.includes(r.status))
+    throw new Error(`${argv.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr.slice(-2000)}`);
   if (!gnu) return { seconds };
   const last = r.stderr.trim().split('\n').at(-1) ?? '';
   const kb = Number(last);
@@ -71,18 +84,30 @@ export async function run(): Promise<SuiteResult> {
     const t0 = performance.now();
     const lines = writeHistory(file, LINES);
     const bytes = statSync(file).size;
-    console.log(`  wrote ${lines.toLocaleString('en-US')} lines (${formatBytes(bytes)}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; CLI: ${path.relative(ROOT, cli)}; jq: ${jq ?? 'not installed (apt-get install jq to compare)'}`);
+    console.log(
+      `  wrote ${lines.toLocaleString('en-US')} lines (${formatBytes(bytes)}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; CLI: ${path.relative(ROOT, cli)}; jq: ${jq ?? 'not installed (apt-get install jq to compare)'}`,
+    );
     const commands: { name: string; argv: string[]; ok: number[] }[] = [
       { name: 'agent-sm inspect', argv: [process.execPath, cli, 'inspect', file], ok: [0] },
       { name: 'agent-sm validate', argv: [process.execPath, cli, 'validate', file], ok: [0, 1] },
-      ...(jq === undefined ? [] : [{ name: `jq (select(.to == "Error") | .seq)`, argv: [jq, '-c', 'select(.to == "Error") | .seq', file], ok: [0] }]),
+      ...(jq === undefined
+        ? []
+        : [
+            {
+              name: `jq (select(.to == "Error") | .seq)`,
+              argv: [jq, '-c', 'select(.to == "Error") | .seq', file],
+              ok: [0],
+            },
+          ]),
     ];
     const results = new Map<string, RunFigure[]>(commands.map((c) => [c.name, []]));
     for (let r = 0; r < RUNS; r++) {
       for (const c of commands) {
         const f = timeCommand(c.argv, c.ok);
         results.get(c.name)!.push(f);
-        console.log(`  run ${r + 1}/${RUNS}  ${c.name}: ${f.seconds.toFixed(2)} s${f.rss === undefined ? '' : `, peak RSS ${formatBytes(f.rss)}`}`);
+        console.log(
+          `  run ${r + 1}/${RUNS}  ${c.name}: ${f.seconds.toFixed(2)} s${f.rss === undefined ? '' : `, peak RSS ${formatBytes(f.rss)}`}`,
+        );
       }
     }
     const fig = (name: string): { s: number; range: string; rss?: number; linesPerS: number } => {
@@ -90,12 +115,25 @@ export async function run(): Promise<SuiteResult> {
       const secs = list.map((f) => f.seconds);
       const rss = list.flatMap((f) => (f.rss === undefined ? [] : [f.rss]));
       const s = median(secs);
-      return { s, range: `${Math.min(...secs).toFixed(2)} – ${Math.max(...secs).toFixed(2)} s`, ...(rss.length > 0 ? { rss: Math.max(...rss) } : {}), linesPerS: lines / s };
+      return {
+        s,
+        range: `${Math.min(...secs).toFixed(2)} – ${Math.max(...secs).toFixed(2)} s`,
+        ...(rss.length > 0 ? { rss: Math.max(...rss) } : {}),
+        linesPerS: lines / s,
+      };
     };
     const scale = LINES / 5_000_000;
     const rows = commands.map((c) => {
       const f = fig(c.name);
-      return { label: c.name, cells: [`${f.s.toFixed(2)} s`, f.range, `${(f.linesPerS / 1e6).toFixed(2)} M`, f.rss === undefined ? 'n/a' : formatBytes(f.rss)] };
+      return {
+        label: c.name,
+        cells: [
+          `${f.s.toFixed(2)} s`,
+          f.range,
+          `${(f.linesPerS / 1e6).toFixed(2)} M`,
+          f.rss === undefined ? 'n/a' : formatBytes(f.rss),
+        ],
+      };
     });
     const targets = ['agent-sm inspect', 'agent-sm validate'].map((name) => {
       const f = fig(name);

@@ -50,7 +50,8 @@ export function assertCycle(): void {
   let at: StateName = START.to;
   for (const move of CYCLE) {
     if (move.from !== at) throw new Error(`cycle broken at ${move.from} (machine would be in ${at})`);
-    if (!edgeSet.has(`${move.from}→${move.to}`)) throw new Error(`cycle move ${move.from}→${move.to} is not in the table`);
+    if (!edgeSet.has(`${move.from}→${move.to}`))
+      throw new Error(`cycle move ${move.from}→${move.to} is not in the table`);
     at = move.to;
   }
   if (at !== START.to || MOVES_PER_CYCLE !== 13) throw new Error('the cycle must be 13 moves ending where it starts');

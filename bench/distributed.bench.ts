@@ -34,10 +34,17 @@ const WORKER_CONCURRENCY = 8;
 const WORKER = path.join(ROOT, 'test/integrations/bullmq/fixtures/workerProcess.ts');
 
 function zeroLatencyAgent(): AgentLoop {
-  return createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c', name: 'work' }], usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.001 } }, { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.001 } }], tools: { work: { output: 'ok' } } });
+  return createScriptedAgent({
+    replies: [
+      { toolCalls: [{ id: 'c', name: 'work' }], usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.001 } },
+      { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.001 } },
+    ],
+    tools: { work: { output: 'ok' } },
+  });
 }
 
-const spread = (xs: number[], digits = 0): string => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
+const spread = (xs: number[], digits = 0): string =>
+  `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 
 async function inProcess(): Promise<number[]> {
   const rates: number[] = [];
@@ -55,7 +62,13 @@ function startWorkers(redis: OwnRedis, count: number, queue: string): Promise<Ch
     Array.from({ length: count }, (_, i) => {
       const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
         cwd: ROOT,
-        env: { ...process.env, REDIS_URL: redis.url, QUEUE: queue, WORKER_ID: `bench-${i}`, CONCURRENCY: String(WORKER_CONCURRENCY) },
+        env: {
+          ...process.env,
+          REDIS_URL: redis.url,
+          QUEUE: queue,
+          WORKER_ID: `bench-${i}`,
+          CONCURRENCY: String(WORKER_CONCURRENCY),
+        },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       return new Promise<ChildProcess>((resolve, reject) => {
@@ -91,8 +104,14 @@ async function budgetRoundTrips(redis: OwnRedis, queue: string): Promise<number>
     if (args[0]?.toLowerCase() === 'evalsha' && wanted.has(args[1] ?? '')) count += 1;
     else if (args[0]?.toLowerCase() === 'eval' && (args[1] === RESERVE || args[1] === CHARGE)) count += 1;
   });
-  const tasks = Array.from({ length: 200 }, (_, i) => ({ id: `m${i}`, input: 'go', payload: { steps: 2, costUsd: 0.001 } }));
-  const report = await (await submitBatch(tasks, { connection: redis.url, name: queue, total: { maxCostUsd: 1e9 } })).report();
+  const tasks = Array.from({ length: 200 }, (_, i) => ({
+    id: `m${i}`,
+    input: 'go',
+    payload: { steps: 2, costUsd: 0.001 },
+  }));
+  const report = await (
+    await submitBatch(tasks, { connection: redis.url, name: queue, total: { maxCostUsd: 1e9 } })
+  ).report();
   await new Promise((r) => setTimeout(r, 200));
   monitor.disconnect();
   client.disconnect();
@@ -106,14 +125,26 @@ async function distributed(redis: OwnRedis, workers: number): Promise<Distribute
   const out: Distributed = { rates: [], commandsPerLlmCall: [], budgetScriptsPerLlmCall: [] };
   try {
     // One small batch first, so every worker has loaded its scripts and warmed up.
-    await (await submitBatch(Array.from({ length: 50 }, (_, i) => ({ id: `w${i}`, input: 'go' })), { connection: redis.url, name: queue, total: { maxCostUsd: 1e9 } })).report();
+    await (
+      await submitBatch(
+        Array.from({ length: 50 }, (_, i) => ({ id: `w${i}`, input: 'go' })),
+        { connection: redis.url, name: queue, total: { maxCostUsd: 1e9 } },
+      )
+    ).report();
     for (let r = 0; r < ROUNDS; r++) {
       await admin.config('RESETSTAT');
-      const tasks = Array.from({ length: TASKS }, (_, i) => ({ id: `t${i}`, input: 'go', payload: { steps: 2, costUsd: 0.001 } }));
+      const tasks = Array.from({ length: TASKS }, (_, i) => ({
+        id: `t${i}`,
+        input: 'go',
+        payload: { steps: 2, costUsd: 0.001 },
+      }));
       const start = performance.now();
-      const report = await (await submitBatch(tasks, { connection: redis.url, name: queue, total: { maxCostUsd: 1e9 } })).report();
+      const report = await (
+        await submitBatch(tasks, { connection: redis.url, name: queue, total: { maxCostUsd: 1e9 } })
+      ).report();
       const seconds = (performance.now() - start) / 1000;
-      if (report.totals.outcomes.end_of_turn !== TASKS) throw new Error(`bench batch: ${JSON.stringify(report.totals.outcomes)}`);
+      if (report.totals.outcomes.end_of_turn !== TASKS)
+        throw new Error(`bench batch: ${JSON.stringify(report.totals.outcomes)}`);
       const info = await admin.info('stats');
       const commands = Number(/total_commands_processed:(\d+)/.exec(info)![1]);
       out.rates.push(TASKS / seconds);
@@ -151,16 +182,30 @@ async function budgetCheck(redis: OwnRedis): Promise<{ redisUs: number[]; localN
 export async function run(): Promise<void> {
   const redis = await startOwnRedis();
   try {
-    console.log(`distributed batches: ${TASKS} zero-latency runs per batch (2 LLM calls, 1 tool call each), ${ROUNDS} rounds; median (min–max)\n`);
+    console.log(
+      `distributed batches: ${TASKS} zero-latency runs per batch (2 LLM calls, 1 tool call each), ${ROUNDS} rounds; median (min–max)\n`,
+    );
     const local = await inProcess();
     const rows: string[][] = [['in-process runBatch, concurrency 16', spread(local), '—', '—']];
     for (const workers of [1, 2, 4]) {
       const d = await distributed(redis, workers);
-      rows.push([`submitBatch, ${workers} worker process${workers === 1 ? '' : 'es'} × concurrency ${WORKER_CONCURRENCY}`, spread(d.rates), spread(d.commandsPerLlmCall, 1), spread(d.budgetScriptsPerLlmCall, 2)]);
+      rows.push([
+        `submitBatch, ${workers} worker process${workers === 1 ? '' : 'es'} × concurrency ${WORKER_CONCURRENCY}`,
+        spread(d.rates),
+        spread(d.commandsPerLlmCall, 1),
+        spread(d.budgetScriptsPerLlmCall, 2),
+      ]);
     }
-    console.log(formatTable(['batch', 'runs/s', 'Redis commands per LLM call (all)', 'budget round trips per LLM call (reserve + charge)'], rows));
+    console.log(
+      formatTable(
+        ['batch', 'runs/s', 'Redis commands per LLM call (all)', 'budget round trips per LLM call (reserve + charge)'],
+        rows,
+      ),
+    );
     const check = await budgetCheck(redis);
-    console.log(`\nadded latency per budget check: RedisBudget.reserve() ${spread(check.redisUs, 1)} µs per call, back to back on loopback; in-process Budget.spent() ${check.localNs.toFixed(0)} ns`);
+    console.log(
+      `\nadded latency per budget check: RedisBudget.reserve() ${spread(check.redisUs, 1)} µs per call, back to back on loopback; in-process Budget.spent() ${check.localNs.toFixed(0)} ns`,
+    );
   } finally {
     await redis.stop();
   }

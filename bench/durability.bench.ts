@@ -13,9 +13,19 @@ import { JsonlHistorySink, readHistory, StateMachine, type HistoryDurability, ty
 import { failed, formatBytes, printSuite, type SuiteResult } from './harness';
 
 const TURN: readonly StateName[] = [
-  'SendingToLLM', 'ProcessingLLMResponse', 'ToolUseRequested', 'CheckingForCancellation', 'RunningTool',
-  'CheckingGitCommits', 'RunningAutoformatters', 'CheckingBudget', 'GatheringAdditionalMessages',
-  'SendingToolResults', 'ProcessingLLMResponse', 'EndOfTurn', 'WaitingForUserInput',
+  'SendingToLLM',
+  'ProcessingLLMResponse',
+  'ToolUseRequested',
+  'CheckingForCancellation',
+  'RunningTool',
+  'CheckingGitCommits',
+  'RunningAutoformatters',
+  'CheckingBudget',
+  'GatheringAdditionalMessages',
+  'SendingToolResults',
+  'ProcessingLLMResponse',
+  'EndOfTurn',
+  'WaitingForUserInput',
 ];
 const MOVES: Record<HistoryDurability, number> = { none: 200_000, turn: 20_000, move: 2_000 };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -34,7 +44,8 @@ function writeRun(file: string, mode: HistoryDurability, moves: number): number 
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const ns = (n: number): string => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} ms` : n >= 1e3 ? `${(n / 1e3).toFixed(2)} µs` : `${Math.round(n)} ns`);
+const ns = (n: number): string =>
+  n >= 1e6 ? `${(n / 1e6).toFixed(2)} ms` : n >= 1e3 ? `${(n / 1e3).toFixed(2)} µs` : `${Math.round(n)} ns`;
 
 export async function run(): Promise<SuiteResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-durability-'));
@@ -42,8 +53,13 @@ export async function run(): Promise<SuiteResult> {
     const rows: { label: string; cells: string[] }[] = [];
     for (const mode of ['none', 'turn', 'move'] as const) {
       writeRun(path.join(dir, 'warm.jsonl'), mode, Math.min(MOVES[mode], 2000));
-      const times = Array.from({ length: ROUNDS }, (_, r) => writeRun(path.join(dir, `${mode}-${r}.jsonl`), mode, MOVES[mode]));
-      rows.push({ label: `durability '${mode}': ${MOVES[mode].toLocaleString('en-US')} moves × ${ROUNDS} rounds`, cells: [ns(median(times)), `${ns(Math.min(...times))} – ${ns(Math.max(...times))}`] });
+      const times = Array.from({ length: ROUNDS }, (_, r) =>
+        writeRun(path.join(dir, `${mode}-${r}.jsonl`), mode, MOVES[mode]),
+      );
+      rows.push({
+        label: `durability '${mode}': ${MOVES[mode].toLocaleString('en-US')} moves × ${ROUNDS} rounds`,
+        cells: [ns(median(times)), `${ns(Math.min(...times))} – ${ns(Math.max(...times))}`],
+      });
     }
     const file = path.join(dir, 'read.jsonl');
     writeRun(file, 'none', LINES - 2);
@@ -56,7 +72,10 @@ export async function run(): Promise<SuiteResult> {
       reads.push(n / ((performance.now() - start) / 1000));
     }
     const rate = (x: number): string => `${Math.round(x).toLocaleString('en-US')} lines/s`;
-    rows.push({ label: `readHistory: ${LINES.toLocaleString('en-US')} lines (${formatBytes(size)}), 3 rounds`, cells: [rate(median(reads)), `${rate(Math.min(...reads))} – ${rate(Math.max(...reads))}`] });
+    rows.push({
+      label: `readHistory: ${LINES.toLocaleString('en-US')} lines (${formatBytes(size)}), 3 rounds`,
+      cells: [rate(median(reads)), `${rate(Math.min(...reads))} – ${rate(Math.max(...reads))}`],
+    });
     return { suite: 'durability', columns: ['median', 'spread (min – max)'], rows, targets: [] };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

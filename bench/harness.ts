@@ -38,12 +38,21 @@ export interface SuiteResult {
  * A fresh process per measurement keeps JIT feedback, heap and GC state of one candidate
  * from leaking into another's figures.
  */
-export function runInChild<T>(file: string, args: readonly string[] = [], execArgv: readonly string[] = []): Promise<T> {
+export function runInChild<T>(
+  file: string,
+  args: readonly string[] = [],
+  execArgv: readonly string[] = [],
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
     // The machine's default logger must be at its default level ('warn') in every child.
     delete env.AGENT_SM_LOG_LEVEL;
-    const child = fork(file, [...args], { execArgv: [...execArgv, '--import', 'tsx'], env, cwd: ROOT, stdio: 'inherit' });
+    const child = fork(file, [...args], {
+      execArgv: [...execArgv, '--import', 'tsx'],
+      env,
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
     let message: { ok: true; value: T } | { ok: false; error: string } | undefined;
     child.on('message', (m) => {
       message = m as typeof message;
@@ -69,7 +78,9 @@ export function serveChild<T>(work: () => Promise<T> | T): boolean {
     .then(
       (value) => send({ ok: true, value }, () => process.exit(0)),
       (error: unknown) => {
-        send({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }, () => process.exit(1));
+        send({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }, () =>
+          process.exit(1),
+        );
       },
     );
   return true;
@@ -126,8 +137,14 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 
 /** Prints a suite's own table. */
 export function printSuite(result: SuiteResult): void {
-  console.log(formatTable(['', ...result.columns], result.rows.map((r) => [r.label, ...r.cells])));
-  for (const t of result.targets) console.log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
+  console.log(
+    formatTable(
+      ['', ...result.columns],
+      result.rows.map((r) => [r.label, ...r.cells]),
+    ),
+  );
+  for (const t of result.targets)
+    console.log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
 }
 
 /** The q-quantile (0 ≤ q ≤ 1) of `values`, interpolated between neighbours. */

@@ -35,17 +35,72 @@ interface SuiteSpec {
 }
 
 const SUITES: readonly SuiteSpec[] = [
-  { name: 'transition', title: 'One move: × a fair floor on the tool-use turn (13 moves, repeated), Date.now and a counter clock', file: 'transition.bench.ts', optional: false },
-  { name: 'machine', title: 'New machine: heap held and time to build, default options', file: 'machine.bench.ts', optional: false },
-  { name: 'memory', title: 'Memory: bounded history over 1,000,000 moves; bytes per record unbounded', file: 'memory.bench.ts', optional: false },
-  { name: 'batch', title: 'runBatch: runs/s with zero-latency agents, concurrency 16 and 256, with and without historyDir', file: 'batch.bench.ts', optional: false },
-  { name: 'sink', title: 'JSON Lines sink: cost per move, per durability mode and with group commit', file: 'sink.bench.ts', optional: false },
-  { name: 'adapter', title: 'Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop', file: 'adapter.bench.ts', optional: true },
-  { name: 'summarizeHistory', title: 'Inspection in code: summarize a 1,000,000-line history file', file: 'summarizeHistory.bench.ts', optional: true },
-  { name: 'cli', title: 'Inspection as the CLI: agent-sm inspect and validate on a 5,000,000-line file, beside jq', file: 'cli.bench.ts', optional: false },
-  { name: 'durability', title: 'History files: cost per move of each durability mode; reader lines/s', file: 'durability.bench.ts', optional: true },
-  { name: 'otel', title: 'OpenTelemetry: what traceAgent adds per turn (in-memory exporter)', file: 'otel.bench.ts', optional: true },
-  { name: 'distributed', title: 'Distributed batches: runs/s with 1, 2, 4 worker processes; Redis round trips and latency per budget check', file: 'distributed.bench.ts', optional: true },
+  {
+    name: 'transition',
+    title: 'One move: × a fair floor on the tool-use turn (13 moves, repeated), Date.now and a counter clock',
+    file: 'transition.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'machine',
+    title: 'New machine: heap held and time to build, default options',
+    file: 'machine.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'memory',
+    title: 'Memory: bounded history over 1,000,000 moves; bytes per record unbounded',
+    file: 'memory.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'batch',
+    title: 'runBatch: runs/s with zero-latency agents, concurrency 16 and 256, with and without historyDir',
+    file: 'batch.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'sink',
+    title: 'JSON Lines sink: cost per move, per durability mode and with group commit',
+    file: 'sink.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'adapter',
+    title: 'Adapter: AgentWithStateMachine overhead per move vs the bare scripted loop',
+    file: 'adapter.bench.ts',
+    optional: true,
+  },
+  {
+    name: 'summarizeHistory',
+    title: 'Inspection in code: summarize a 1,000,000-line history file',
+    file: 'summarizeHistory.bench.ts',
+    optional: true,
+  },
+  {
+    name: 'cli',
+    title: 'Inspection as the CLI: agent-sm inspect and validate on a 5,000,000-line file, beside jq',
+    file: 'cli.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'durability',
+    title: 'History files: cost per move of each durability mode; reader lines/s',
+    file: 'durability.bench.ts',
+    optional: true,
+  },
+  {
+    name: 'otel',
+    title: 'OpenTelemetry: what traceAgent adds per turn (in-memory exporter)',
+    file: 'otel.bench.ts',
+    optional: true,
+  },
+  {
+    name: 'distributed',
+    title: 'Distributed batches: runs/s with 1, 2, 4 worker processes; Redis round trips and latency per budget check',
+    file: 'distributed.bench.ts',
+    optional: true,
+  },
 ];
 
 interface Outcome {
@@ -60,8 +115,16 @@ function machineInfo(): string[] {
   const model = cpus[0]?.model.trim() ?? 'unknown CPU';
   let commit = 'unknown';
   try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'lib', 'states'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'lib', 'states'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     if (dirty.trim() !== '') commit += ' + uncommitted changes in lib/ or states/';
   } catch {
     // not a git checkout: leave it unknown
@@ -69,7 +132,10 @@ function machineInfo(): string[] {
   return [
     `date:    ${new Date().toISOString()}`,
     `node:    ${process.version} (V8 ${process.versions.v8}), ${os.platform()} ${os.arch()}`,
-    `cpu:     ${model} × ${cpus.length}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    `cpu:     ${model} × ${cpus.length}, ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB RAM, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
     `commit:  ${commit}`,
   ];
 }
@@ -82,7 +148,8 @@ async function runSuite(spec: SuiteSpec): Promise<Outcome> {
   }
   try {
     const result = await runInChild<SuiteResult | null>(path.join(__dirname, 'suiteChild.ts'), [file], ['--expose-gc']);
-    if (result === null) return { spec, status: 'ran', note: 'figures printed above; no targets reported to the runner' };
+    if (result === null)
+      return { spec, status: 'ran', note: 'figures printed above; no targets reported to the runner' };
     printSuite(result);
     return { spec, status: 'ran', result };
   } catch (error) {
@@ -95,8 +162,13 @@ async function runSuite(spec: SuiteSpec): Promise<Outcome> {
 function targetLines(outcomes: readonly Outcome[]): string[] {
   const lines: string[] = [];
   for (const o of outcomes) {
-    if (o.result !== undefined) for (const t of o.result.targets) lines.push(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
-    else lines.push(`${o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'SKIPPED' : 'RAN'}  ${o.spec.name}: ${o.note ?? ''}`);
+    if (o.result !== undefined)
+      for (const t of o.result.targets)
+        lines.push(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
+    else
+      lines.push(
+        `${o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'SKIPPED' : 'RAN'}  ${o.spec.name}: ${o.note ?? ''}`,
+      );
   }
   return lines;
 }
@@ -106,7 +178,12 @@ function readmeBlock(outcomes: readonly Outcome[], info: readonly string[]): str
   const out: string[] = ['```', ...info, '```', ''];
   for (const o of outcomes) {
     if (o.result === undefined) continue;
-    out.push(`**${o.spec.title}**`, '', `| | ${o.result.columns.join(' | ')} |`, `|---|${o.result.columns.map(() => '---:').join('|')}|`);
+    out.push(
+      `**${o.spec.title}**`,
+      '',
+      `| | ${o.result.columns.join(' | ')} |`,
+      `|---|${o.result.columns.map(() => '---:').join('|')}|`,
+    );
     for (const r of o.result.rows) out.push(`| ${r.label} | ${r.cells.join(' | ')} |`);
     out.push('');
   }
@@ -133,14 +210,24 @@ function printSummary(outcomes: readonly Outcome[], info: readonly string[], mar
   const transition = outcomes.find((o) => o.spec.name === 'transition')?.result;
   if (transition !== undefined) {
     console.log('');
-    console.log(formatTable(['per move (median)', ...transition.columns.slice(0, 2)], transition.rows.map((r) => [r.label, ...r.cells.slice(0, 2)])));
+    console.log(
+      formatTable(
+        ['per move (median)', ...transition.columns.slice(0, 2)],
+        transition.rows.map((r) => [r.label, ...r.cells.slice(0, 2)]),
+      ),
+    );
   }
   const rows: string[][] = [];
   for (const o of outcomes) {
     if (o.result !== undefined) {
       for (const t of o.result.targets) rows.push([t.name, t.goal, t.measured, t.pass ? 'PASS' : 'MISS']);
     } else {
-      rows.push([`${o.spec.name}: ${o.note ?? ''}`, '', '', o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'skipped' : 'ran']);
+      rows.push([
+        `${o.spec.name}: ${o.note ?? ''}`,
+        '',
+        '',
+        o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'skipped' : 'ran',
+      ]);
     }
   }
   console.log('');
@@ -165,14 +252,17 @@ async function main(): Promise<void> {
   const fromSource = args.includes('--source');
   const names = args.filter((a) => !a.startsWith('--'));
   const unknown = names.filter((n) => !SUITES.some((s) => s.name === n));
-  if (unknown.length > 0) throw new Error(`unknown suite ${unknown.join(', ')}; the suites are ${SUITES.map((s) => s.name).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown suite ${unknown.join(', ')}; the suites are ${SUITES.map((s) => s.name).join(', ')}`);
   const selected = names.length === 0 ? SUITES : SUITES.filter((s) => names.includes(s.name));
-  if (args.includes('--write-readme') && names.length > 0) throw new Error('--write-readme writes the figures of a full run: run it without naming suites');
+  if (args.includes('--write-readme') && names.length > 0)
+    throw new Error('--write-readme writes the figures of a full run: run it without naming suites');
 
   // The library must run at its default log level; children get an environment without it too.
   delete process.env.AGENT_SM_LOG_LEVEL;
   if (fromSource) delete process.env.BENCH_LIB;
-  else if (process.env.BENCH_LIB === undefined || process.env.BENCH_LIB === '') process.env.BENCH_LIB = await buildLibrary();
+  else if (process.env.BENCH_LIB === undefined || process.env.BENCH_LIB === '')
+    process.env.BENCH_LIB = await buildLibrary();
   const info = [...machineInfo(), `library: ${describeLibrary()}`];
   console.log('agent-state-machine benchmarks');
   for (const line of info) console.log(line);

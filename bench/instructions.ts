@@ -25,25 +25,41 @@ function cyclesFrom(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer number of cycles, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${name} must be a positive integer number of cycles, got ${JSON.stringify(raw)}`);
   return n;
 }
 
 function collected(args: readonly string[]): number {
-  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--single-threaded', path.join(__dirname, 'instructionsChild.cjs'), ...args], { encoding: 'utf8' });
+  const r = spawnSync(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--callgrind-out-file=/dev/null',
+      process.execPath,
+      '--single-threaded',
+      path.join(__dirname, 'instructionsChild.cjs'),
+      ...args,
+    ],
+    { encoding: 'utf8' },
+  );
   const m = /Collected\s*:\s*(\d+)/.exec(r.stderr);
   if (r.status !== 0 || m === null) throw new Error(`callgrind failed (${r.status}): ${r.stderr.slice(-1500)}`);
   return Number(m[1]);
 }
 
 async function main(): Promise<void> {
-  if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed (apt-get install valgrind)');
+  if (spawnSync('valgrind', ['--version']).status !== 0)
+    throw new Error('valgrind is not installed (apt-get install valgrind)');
   await buildCandidates();
   const rows = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['floor:counter', 'library:counter'];
   for (const row of rows) {
     const [file = '', clock = 'counter', variant = '-'] = row.split(':');
     const bundle = path.join(CANDIDATE_DIR, `${file}.cjs`);
-    if (!existsSync(bundle)) throw new Error(`no candidate ${file}: the candidates are the files of bench/candidates/ (floor, library, xstate, jsm)`);
+    if (!existsSync(bundle))
+      throw new Error(
+        `no candidate ${file}: the candidates are the files of bench/candidates/ (floor, library, xstate, jsm)`,
+      );
     const base = collected([bundle, clock, variant, String(WARMUP), '0']);
     const more = collected([bundle, clock, variant, String(WARMUP), String(CYCLES)]);
     console.log(`${row.padEnd(24)} ${((more - base) / (CYCLES * MOVES_PER_CYCLE)).toFixed(0)} instructions/move`);

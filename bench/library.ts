@@ -24,7 +24,8 @@ export function describeLibrary(): string {
   const override = process.env.BENCH_LIB;
   if (override === undefined || override === '') return 'lib/index.ts, transpiled on the fly by tsx';
   const file = path.resolve(ROOT, override);
-  if (path.dirname(file) === BUILD_DIR) return `tsup bundle of lib/index.ts (tsup.config.ts, CommonJS): ${path.relative(ROOT, file)}`;
+  if (path.dirname(file) === BUILD_DIR)
+    return `tsup bundle of lib/index.ts (tsup.config.ts, CommonJS): ${path.relative(ROOT, file)}`;
   return `${path.relative(ROOT, file)} (BENCH_LIB)`;
 }
 

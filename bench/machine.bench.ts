@@ -7,7 +7,18 @@
 //
 //   npm run bench -- machine                 through the runner
 //   npx tsx bench/machine.bench.ts           alone (restarts itself with --expose-gc)
-import { failed, formatBytes, formatNs, heapAfterGc, median, printSuite, quantile, runInChild, serveChild, type SuiteResult } from './harness';
+import {
+  failed,
+  formatBytes,
+  formatNs,
+  heapAfterGc,
+  median,
+  printSuite,
+  quantile,
+  runInChild,
+  serveChild,
+  type SuiteResult,
+} from './harness';
 import { describeLibrary, loadLibrary } from './library';
 
 const MACHINES = 10_000;
@@ -43,19 +54,35 @@ export function measure(): MachineFigures {
 
 export async function run(): Promise<SuiteResult> {
   console.log(`  library under test: ${describeLibrary()}`);
-  const f = typeof globalThis.gc === 'function' ? measure() : await runInChild<MachineFigures>(__filename, ['--measure'], ['--expose-gc']);
+  const f =
+    typeof globalThis.gc === 'function'
+      ? measure()
+      : await runInChild<MachineFigures>(__filename, ['--measure'], ['--expose-gc']);
   const ns = median(f.ns);
   const spread = `p25–p75 ${formatNs(quantile(f.ns, 0.25))} – ${formatNs(quantile(f.ns, 0.75))}`;
   return {
     suite: 'machine',
     columns: ['figure', 'spread'],
     rows: [
-      { label: `heap per machine (${MACHINES.toLocaleString('en-US')} held)`, cells: [formatBytes(f.bytesPerMachine), ''] },
+      {
+        label: `heap per machine (${MACHINES.toLocaleString('en-US')} held)`,
+        cells: [formatBytes(f.bytesPerMachine), ''],
+      },
       { label: `new StateMachine() (${SAMPLES} samples × ${BATCH})`, cells: [formatNs(ns), spread] },
     ],
     targets: [
-      { name: 'new machine: heap', goal: `≤ ${formatBytes(TARGET_BYTES)}`, measured: formatBytes(f.bytesPerMachine), pass: f.bytesPerMachine <= TARGET_BYTES },
-      { name: 'new machine: time to build', goal: `≤ ${formatNs(TARGET_NS)}`, measured: `${formatNs(ns)} (${spread})`, pass: ns <= TARGET_NS },
+      {
+        name: 'new machine: heap',
+        goal: `≤ ${formatBytes(TARGET_BYTES)}`,
+        measured: formatBytes(f.bytesPerMachine),
+        pass: f.bytesPerMachine <= TARGET_BYTES,
+      },
+      {
+        name: 'new machine: time to build',
+        goal: `≤ ${formatNs(TARGET_NS)}`,
+        measured: `${formatNs(ns)} (${spread})`,
+        pass: ns <= TARGET_NS,
+      },
     ],
   };
 }

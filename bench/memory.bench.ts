@@ -23,7 +23,6 @@ const DESCRIPTIONS = CYCLE.map((m) => m.description);
 
 let calls = 0;
 
-
 function cycles(machine: StateMachine, n: number): void {
   for (let c = 0; c < n; c++) {
     for (let i = 0; i < MOVES_PER_CYCLE; i++) machine.transition(TARGETS_TO[i]!, DESCRIPTIONS[i]!);
@@ -86,7 +85,15 @@ function measurePlain(records: number): number {
   for (let i = 0; i < records; i++) {
     const m = CYCLE[i % MOVES_PER_CYCLE]!;
     const now = Date.now();
-    keep.push({ seq: i + 1, from: m.from, to: m.to, description: m.description, at: now, durationMs: Math.max(0, now - at) || 0, forced: false });
+    keep.push({
+      seq: i + 1,
+      from: m.from,
+      to: m.to,
+      description: m.description,
+      at: now,
+      durationMs: Math.max(0, now - at) || 0,
+      forced: false,
+    });
     at = now;
   }
   const after = heapAfterGc();
@@ -97,7 +104,8 @@ function measurePlain(records: number): number {
 /** Takes the figures in this process (which must have `--expose-gc`). */
 export function measureMemory(): MemoryFigures {
   assertCycle();
-  if (process.env.AGENT_SM_LOG_LEVEL !== undefined) throw new Error('unset AGENT_SM_LOG_LEVEL: the library must run at its default log level');
+  if (process.env.AGENT_SM_LOG_LEVEL !== undefined)
+    throw new Error('unset AGENT_SM_LOG_LEVEL: the library must run at its default log level');
   const { bounded, historyLength } = measureBounded();
   const records = 1_000_000;
   return {
@@ -111,7 +119,10 @@ export function measureMemory(): MemoryFigures {
 
 export async function run(): Promise<SuiteResult> {
   console.log(`  library under test: ${describeLibrary()}`);
-  const figures = typeof globalThis.gc === 'function' ? measureMemory() : await runInChild<MemoryFigures>(__filename, [], ['--expose-gc']);
+  const figures =
+    typeof globalThis.gc === 'function'
+      ? measureMemory()
+      : await runInChild<MemoryFigures>(__filename, [], ['--expose-gc']);
   const first = figures.bounded[0]!;
   const last = figures.bounded.at(-1)!;
   const growth = last.heapUsed - first.heapUsed;
@@ -128,7 +139,10 @@ export async function run(): Promise<SuiteResult> {
         label: `history unbounded, per record (${figures.unboundedRecords.toLocaleString('en-US')} records)`,
         cells: [`${figures.unboundedBytesPerRecord.toFixed(1)} B`, ''],
       },
-      { label: 'for scale: the same 7 fields, bare objects in an array', cells: [`${figures.plainRecordBytes.toFixed(1)} B`, ''] },
+      {
+        label: 'for scale: the same 7 fields, bare objects in an array',
+        cells: [`${figures.plainRecordBytes.toFixed(1)} B`, ''],
+      },
     ],
     targets: [
       {

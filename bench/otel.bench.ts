@@ -18,9 +18,15 @@ async function sample(traced: boolean): Promise<number> {
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const replies: ScriptedReply[] = [];
   for (let i = 0; i < TURNS; i++) {
-    replies.push({ toolCalls: [{ id: 'c1', name: 'ls' }], usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.001 } }, { text: 'done', usage: { inputTokens: 120, outputTokens: 5, costUsd: 0.001 } });
+    replies.push(
+      { toolCalls: [{ id: 'c1', name: 'ls' }], usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.001 } },
+      { text: 'done', usage: { inputTokens: 120, outputTokens: 5, costUsd: 0.001 } },
+    );
   }
-  const agent = new AgentWithStateMachine(createScriptedAgent({ replies, tools: { ls: { output: 'a b c' } }, sleep: async () => undefined }), { logger: false });
+  const agent = new AgentWithStateMachine(
+    createScriptedAgent({ replies, tools: { ls: { output: 'a b c' } }, sleep: async () => undefined }),
+    { logger: false },
+  );
   if (traced) traceAgent(agent, { tracer: provider.getTracer('bench'), agentName: 'bench' });
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < TURNS; i++) {
@@ -40,7 +46,8 @@ export async function run(): Promise<void> {
     traced.push(await sample(true));
   }
   const med = (a: number[]): number => [...a].sort((x, y) => x - y)[a.length >> 1]!;
-  const line = (a: number[]): string => `median ${med(a).toFixed(1)} µs/turn (min ${Math.min(...a).toFixed(1)}, max ${Math.max(...a).toFixed(1)}, ${SAMPLES} samples of ${TURNS} turns)`;
+  const line = (a: number[]): string =>
+    `median ${med(a).toFixed(1)} µs/turn (min ${Math.min(...a).toFixed(1)}, max ${Math.max(...a).toFixed(1)}, ${SAMPLES} samples of ${TURNS} turns)`;
   console.log(`untraced: ${line(plain)}`);
   console.log(`traced:   ${line(traced)}`);
   console.log(`tracing adds ${(med(traced) - med(plain)).toFixed(1)} µs per turn (4 spans, 12 span events)`);

@@ -28,11 +28,34 @@ function tasks(count: number): BatchTask[] {
   const between = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
   return Array.from({ length: count }, (_, i): BatchTask => {
     const reply = (last: boolean): ScriptedReply => {
-      const usage = { inputTokens: between(1_500, 9_000), outputTokens: between(40, 600), costUsd: between(5, 45) / 1000 };
-      return last ? { text: 'Fixed; the test passes.', usage } : { toolCalls: [{ id: `call-${i}-${between(0, 1e6)}`, name: random() < 0.5 ? 'run_tests' : 'edit_file', input: { path: `src/file-${between(1, 400)}.ts` } }], usage };
+      const usage = {
+        inputTokens: between(1_500, 9_000),
+        outputTokens: between(40, 600),
+        costUsd: between(5, 45) / 1000,
+      };
+      return last
+        ? { text: 'Fixed; the test passes.', usage }
+        : {
+            toolCalls: [
+              {
+                id: `call-${i}-${between(0, 1e6)}`,
+                name: random() < 0.5 ? 'run_tests' : 'edit_file',
+                input: { path: `src/file-${between(1, 400)}.ts` },
+              },
+            ],
+            usage,
+          };
     };
     const replies = [...Array.from({ length: between(0, 5) }, () => reply(false)), reply(true)];
-    return { id: `task-${String(i).padStart(5, '0')}`, input: 'Fix the failing test.', agent: () => createScriptedAgent({ replies, tools: { run_tests: { output: '1 failing, 41 passing' }, edit_file: { output: 'edited 1 file' } } }) };
+    return {
+      id: `task-${String(i).padStart(5, '0')}`,
+      input: 'Fix the failing test.',
+      agent: () =>
+        createScriptedAgent({
+          replies,
+          tools: { run_tests: { output: '1 failing, 41 passing' }, edit_file: { output: 'edited 1 file' } },
+        }),
+    };
   });
 }
 
@@ -41,7 +64,10 @@ const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 const size = (n: number): string => (n >= 1024 * 1024 ? mb(n) : kb(n));
 
 async function main(): Promise<void> {
-  const counts = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const counts = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
   console.log(`Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`);
   for (const count of counts.length > 0 ? counts : [100, 10_000]) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-report-size-'));
@@ -56,7 +82,8 @@ async function main(): Promise<void> {
         times.push(performance.now() - t0);
       }
       const bytes = Buffer.byteLength(html);
-      if (process.env.REPORT_SIZE_OUT !== undefined) fs.writeFileSync(path.join(process.env.REPORT_SIZE_OUT, `batch-${count}.html`), html);
+      if (process.env.REPORT_SIZE_OUT !== undefined)
+        fs.writeFileSync(path.join(process.env.REPORT_SIZE_OUT, `batch-${count}.html`), html);
       console.log(
         `${count.toLocaleString('en-US')} runs: histories ${size(historyBytes)}; page ${size(bytes)} (${size(gzipSync(html).length)} gzipped); ` +
           `built in ${Math.min(...times).toFixed(0)}–${Math.max(...times).toFixed(0)} ms`,
@@ -73,8 +100,21 @@ async function main(): Promise<void> {
 /** Load, sort by cost, open the top run: three times each in a fresh page, min–max. */
 async function timeInBrowser(file: string): Promise<void> {
   const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  if (!fs.existsSync(executablePath)) return console.log(`  (no Chromium at ${executablePath}: browser timings skipped)`);
-  const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  if (!fs.existsSync(executablePath))
+    return console.log(`  (no Chromium at ${executablePath}: browser timings skipped)`);
+  const browser = await chromium.launch({
+    executablePath,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
   const load: number[] = [];
   const sort: number[] = [];
   const open: number[] = [];

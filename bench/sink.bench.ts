@@ -35,13 +35,48 @@ interface Mode {
 
 const MODES: readonly Mode[] = [
   { name: 'default', label: 'sink, default options', options: {}, cyclesPerSample: 100, samples: 151 },
-  { name: 'none', label: "durability 'none' (no fsync)", options: { durability: 'none' }, probe: { durability: 'bogus' }, cyclesPerSample: 100, samples: 151 },
-  { name: 'turn', label: "durability 'turn' (fsync per turn)", options: { durability: 'turn' }, probe: { durability: 'bogus' }, cyclesPerSample: 5, samples: 41 },
-  { name: 'move', label: "durability 'move' (fsync per line)", options: { durability: 'move' }, probe: { durability: 'bogus' }, cyclesPerSample: 1, samples: 21 },
+  {
+    name: 'none',
+    label: "durability 'none' (no fsync)",
+    options: { durability: 'none' },
+    probe: { durability: 'bogus' },
+    cyclesPerSample: 100,
+    samples: 151,
+  },
+  {
+    name: 'turn',
+    label: "durability 'turn' (fsync per turn)",
+    options: { durability: 'turn' },
+    probe: { durability: 'bogus' },
+    cyclesPerSample: 5,
+    samples: 41,
+  },
+  {
+    name: 'move',
+    label: "durability 'move' (fsync per line)",
+    options: { durability: 'move' },
+    probe: { durability: 'bogus' },
+    cyclesPerSample: 1,
+    samples: 21,
+  },
   // Group commit decides when lines are written, durability when they are fsync'ed: the
   // target is group commit alone (no fsync); beside it, group commit with one fsync per turn.
-  { name: 'group', label: "group commit, durability 'none'", options: { groupCommit: true, durability: 'none' }, probe: { groupCommit: 'bogus' }, cyclesPerSample: 100, samples: 151 },
-  { name: 'group-turn', label: "group commit, durability 'turn'", options: { groupCommit: true, durability: 'turn' }, probe: { groupCommit: 'bogus' }, cyclesPerSample: 5, samples: 41 },
+  {
+    name: 'group',
+    label: "group commit, durability 'none'",
+    options: { groupCommit: true, durability: 'none' },
+    probe: { groupCommit: 'bogus' },
+    cyclesPerSample: 100,
+    samples: 151,
+  },
+  {
+    name: 'group-turn',
+    label: "group commit, durability 'turn'",
+    options: { groupCommit: true, durability: 'turn' },
+    probe: { groupCommit: 'bogus' },
+    cyclesPerSample: 5,
+    samples: 41,
+  },
 ];
 
 interface ModeFigures {
@@ -70,7 +105,9 @@ function measureMode(mode: Mode, dir: string): ModeFigures {
   if (!supported(mode, dir)) return { mode, supported: false };
   const { JsonlHistorySink, StateMachine } = loadLibrary();
   const file = path.join(dir, `${mode.name}.jsonl`);
-  const sink = JsonlHistorySink.open(file, { runId: 'bench', overwrite: true, ...mode.options } as Parameters<typeof JsonlHistorySink.open>[1]);
+  const sink = JsonlHistorySink.open(file, { runId: 'bench', overwrite: true, ...mode.options } as Parameters<
+    typeof JsonlHistorySink.open
+  >[1]);
   const withSink = new StateMachine({ sink });
   const without = new StateMachine();
   for (const m of [withSink, without]) m.transition(START.to, START.description);
@@ -99,7 +136,15 @@ function measureMode(mode: Mode, dir: string): ModeFigures {
   const bytes = statSync(file).size;
   rmSync(file, { force: true });
   const nsPerMove = median(diffs);
-  return { mode, supported: true, nsPerMove, p25: quantile(diffs, 0.25), p75: quantile(diffs, 0.75), linesPerSecond: 1e9 / median(withNs), bytesPerLine: bytes / lines };
+  return {
+    mode,
+    supported: true,
+    nsPerMove,
+    p25: quantile(diffs, 0.25),
+    p75: quantile(diffs, 0.75),
+    linesPerSecond: 1e9 / median(withNs),
+    bytesPerLine: bytes / lines,
+  };
 }
 
 // For scale: what one write(2) of a line of the same size costs on this machine, with no
@@ -125,7 +170,9 @@ function measureBareWrite(dir: string, bytesPerLine: number): { ns: number; p25:
 }
 
 export async function run(): Promise<SuiteResult> {
-  console.log(`  library under test: ${describeLibrary()}; the sink's cost = (machine with sink − machine without), alternating samples`);
+  console.log(
+    `  library under test: ${describeLibrary()}; the sink's cost = (machine with sink − machine without), alternating samples`,
+  );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'asm-bench-sink-'));
   const figures: ModeFigures[] = [];
   let bare: { ns: number; p25: number; p75: number; bytes: number } | undefined;
@@ -133,17 +180,31 @@ export async function run(): Promise<SuiteResult> {
     for (const mode of MODES) {
       const f = measureMode(mode, dir);
       figures.push(f);
-      console.log(f.supported ? `  ${mode.label}: ${formatNs(f.nsPerMove!)}/move (p25 ${formatNs(f.p25!)}, p75 ${formatNs(f.p75!)})` : `  ${mode.label}: not available in this build`);
+      console.log(
+        f.supported
+          ? `  ${mode.label}: ${formatNs(f.nsPerMove!)}/move (p25 ${formatNs(f.p25!)}, p75 ${formatNs(f.p75!)})`
+          : `  ${mode.label}: not available in this build`,
+      );
     }
     const lineBytes = figures.find((f) => f.supported)?.bytesPerLine ?? 152;
     bare = { ...measureBareWrite(dir, lineBytes), bytes: Math.round(lineBytes) };
-    console.log(`  for scale, writeSync of a ${bare.bytes}-byte line alone: ${formatNs(bare.ns)}/line (p25 ${formatNs(bare.p25)}, p75 ${formatNs(bare.p75)})`);
+    console.log(
+      `  for scale, writeSync of a ${bare.bytes}-byte line alone: ${formatNs(bare.ns)}/line (p25 ${formatNs(bare.p25)}, p75 ${formatNs(bare.p75)})`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   const row = (f: ModeFigures): SuiteResult['rows'][number] =>
     f.supported
-      ? { label: f.mode.label, cells: [formatNs(f.nsPerMove!), `${formatNs(f.p25!)} – ${formatNs(f.p75!)}`, `${(f.linesPerSecond! / 1e6).toFixed(2)} M`, f.bytesPerLine!.toFixed(0)] }
+      ? {
+          label: f.mode.label,
+          cells: [
+            formatNs(f.nsPerMove!),
+            `${formatNs(f.p25!)} – ${formatNs(f.p75!)}`,
+            `${(f.linesPerSecond! / 1e6).toFixed(2)} M`,
+            f.bytesPerLine!.toFixed(0),
+          ],
+        }
       : { label: f.mode.label, cells: ['n/a', 'not in this build', '', ''] };
   const byName = (n: string): ModeFigures => figures.find((f) => f.mode.name === n)!;
   const none = byName('none').supported ? byName('none') : byName('default');
@@ -153,13 +214,36 @@ export async function run(): Promise<SuiteResult> {
     columns: ['sink cost /move', 'pairs p25 – p75', 'lines/s (machine + sink)', 'bytes/line'],
     rows: [
       ...figures.map(row),
-      { label: `for scale: writeSync of a ${bare!.bytes}-byte line, nothing else (one write per move is the floor of every mode but group commit)`, cells: [formatNs(bare!.ns), `${formatNs(bare!.p25)} – ${formatNs(bare!.p75)}`, `${(1e9 / bare!.ns / 1e6).toFixed(2)} M`, String(bare!.bytes)] },
+      {
+        label: `for scale: writeSync of a ${bare!.bytes}-byte line, nothing else (one write per move is the floor of every mode but group commit)`,
+        cells: [
+          formatNs(bare!.ns),
+          `${formatNs(bare!.p25)} – ${formatNs(bare!.p75)}`,
+          `${(1e9 / bare!.ns / 1e6).toFixed(2)} M`,
+          String(bare!.bytes),
+        ],
+      },
     ],
     targets: [
-      { name: `JSONL sink per move, no fsync (${none.mode.name})`, goal: `≤ ${formatNs(TARGET_NS)}`, measured: `${formatNs(none.nsPerMove!)} (p25–p75 ${formatNs(none.p25!)} – ${formatNs(none.p75!)}; one bare writeSync of the line: ${formatNs(bare!.ns)})`, pass: none.nsPerMove! <= TARGET_NS },
+      {
+        name: `JSONL sink per move, no fsync (${none.mode.name})`,
+        goal: `≤ ${formatNs(TARGET_NS)}`,
+        measured: `${formatNs(none.nsPerMove!)} (p25–p75 ${formatNs(none.p25!)} – ${formatNs(none.p75!)}; one bare writeSync of the line: ${formatNs(bare!.ns)})`,
+        pass: none.nsPerMove! <= TARGET_NS,
+      },
       group.supported
-        ? { name: 'JSONL sink, group commit', goal: '≥ 1 M lines/s', measured: `${(group.linesPerSecond! / 1e6).toFixed(2)} M lines/s`, pass: group.linesPerSecond! >= TARGET_GROUP_LINES_PER_S }
-        : { name: 'JSONL sink, group commit', goal: '≥ 1 M lines/s', measured: 'not available in this build', pass: false },
+        ? {
+            name: 'JSONL sink, group commit',
+            goal: '≥ 1 M lines/s',
+            measured: `${(group.linesPerSecond! / 1e6).toFixed(2)} M lines/s`,
+            pass: group.linesPerSecond! >= TARGET_GROUP_LINES_PER_S,
+          }
+        : {
+            name: 'JSONL sink, group commit',
+            goal: '≥ 1 M lines/s',
+            measured: 'not available in this build',
+            pass: false,
+          },
     ],
   };
 }

@@ -11,7 +11,9 @@ interface SuiteModule {
 const file = process.argv[2];
 
 if (file === undefined || !serveChild(() => runSuite(file))) {
-  console.error('bench/suiteChild.ts is started by bench/index.ts: node --expose-gc --import tsx bench/suiteChild.ts <suite file>');
+  console.error(
+    'bench/suiteChild.ts is started by bench/index.ts: node --expose-gc --import tsx bench/suiteChild.ts <suite file>',
+  );
   process.exitCode = 2;
 }
 

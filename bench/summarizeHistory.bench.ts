@@ -11,7 +11,16 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HistorySummarizer, HistoryValidator, JsonlHistorySink, loadHistory, readHistory, StateMachine, type HistoryEntry, type StateName } from '../lib/index';
+import {
+  HistorySummarizer,
+  HistoryValidator,
+  JsonlHistorySink,
+  loadHistory,
+  readHistory,
+  StateMachine,
+  type HistoryEntry,
+  type StateName,
+} from '../lib/index';
 import { failed, formatBytes, heapAfterGc, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
 
 const LINES = 1_000_000;
@@ -20,12 +29,27 @@ const CHECKPOINTS = [100_000, 250_000, 500_000, 750_000, 1_000_000];
 const FLAT_TOLERANCE_BYTES = 1024 * 1024;
 
 const TURN: readonly StateName[] = [
-  'SendingToLLM', 'ProcessingLLMResponse', 'ToolUseRequested', 'CheckingForCancellation', 'RunningTool',
-  'CheckingGitCommits', 'RunningAutoformatters', 'CheckingBudget', 'GatheringAdditionalMessages',
-  'SendingToolResults', 'ProcessingLLMResponse', 'EndOfTurn', 'WaitingForUserInput',
+  'SendingToLLM',
+  'ProcessingLLMResponse',
+  'ToolUseRequested',
+  'CheckingForCancellation',
+  'RunningTool',
+  'CheckingGitCommits',
+  'RunningAutoformatters',
+  'CheckingBudget',
+  'GatheringAdditionalMessages',
+  'SendingToolResults',
+  'ProcessingLLMResponse',
+  'EndOfTurn',
+  'WaitingForUserInput',
 ];
 // Time spent in each state before leaving it, ms: a slow LLM, a slower tool, quick checks.
-const DURATION: Partial<Record<StateName, number>> = { WaitingForUserInput: 5000, SendingToLLM: 3000, RunningTool: 8000, SendingToolResults: 2500 };
+const DURATION: Partial<Record<StateName, number>> = {
+  WaitingForUserInput: 5000,
+  SendingToLLM: 3000,
+  RunningTool: 8000,
+  SendingToolResults: 2500,
+};
 
 interface PassFigures {
   readonly ms: number;
@@ -45,7 +69,6 @@ export interface SummarizeFigures {
   readonly status: string;
   readonly issues: number;
 }
-
 
 /** Writes the file with a real machine and sink; returns the lines written. */
 export function writeHistory(file: string, lines = LINES): number {
@@ -141,34 +164,83 @@ export async function measureSummarize(): Promise<SummarizeFigures> {
     const heapHeld = heapAfterGc() - before;
     if (loaded.records.length + 1 !== lines) throw new Error(`loaded ${loaded.records.length} records of ${lines - 1}`);
 
-    return { lines, bytes, writeMs, summarize, validate, load: { ms: loadMs, peakHeap, peakRss, heapHeld }, status: summary.status, issues: validator.result().issues.length };
+    return {
+      lines,
+      bytes,
+      writeMs,
+      summarize,
+      validate,
+      load: { ms: loadMs, peakHeap, peakRss, heapHeld },
+      status: summary.status,
+      issues: validator.result().issues.length,
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 export async function run(): Promise<SuiteResult> {
-  const f = typeof globalThis.gc === 'function' ? await measureSummarize() : await runInChild<SummarizeFigures>(__filename, [], ['--expose-gc']);
+  const f =
+    typeof globalThis.gc === 'function'
+      ? await measureSummarize()
+      : await runInChild<SummarizeFigures>(__filename, [], ['--expose-gc']);
   const perSecond = (ms: number): string => `${Math.round(f.lines / (ms / 1000)).toLocaleString('en-US')} lines/s`;
   const growth = (p: PassFigures): number => p.checkpoints.at(-1)!.heapUsed - p.checkpoints[0]!.heapUsed;
   const passRow = (label: string, p: PassFigures): { label: string; cells: string[] } => ({
     label,
-    cells: [`${(p.ms / 1000).toFixed(2)} s`, perSecond(p.ms), formatBytes(p.peakHeap), formatBytes(p.peakRss), `${growth(p) >= 0 ? '+' : ''}${formatBytes(growth(p))}`],
+    cells: [
+      `${(p.ms / 1000).toFixed(2)} s`,
+      perSecond(p.ms),
+      formatBytes(p.peakHeap),
+      formatBytes(p.peakRss),
+      `${growth(p) >= 0 ? '+' : ''}${formatBytes(growth(p))}`,
+    ],
   });
   const mb = (f.bytes / 1024 / 1024).toFixed(0);
   return {
     suite: 'summarizeHistory',
-    columns: ['time', 'rate', 'peak heap', 'peak RSS', `heap ${CHECKPOINTS[0]! / 1000}k → ${CHECKPOINTS.at(-1)! / 1_000_000}M lines`],
+    columns: [
+      'time',
+      'rate',
+      'peak heap',
+      'peak RSS',
+      `heap ${CHECKPOINTS[0]! / 1000}k → ${CHECKPOINTS.at(-1)! / 1_000_000}M lines`,
+    ],
     rows: [
-      { label: `write ${f.lines.toLocaleString('en-US')} lines (${mb} MiB) with JsonlHistorySink`, cells: [`${(f.writeMs / 1000).toFixed(2)} s`, perSecond(f.writeMs), '', '', ''] },
+      {
+        label: `write ${f.lines.toLocaleString('en-US')} lines (${mb} MiB) with JsonlHistorySink`,
+        cells: [`${(f.writeMs / 1000).toFixed(2)} s`, perSecond(f.writeMs), '', '', ''],
+      },
       passRow(`summarize, streaming (inspect) → ${f.status}`, f.summarize),
       passRow(`validate, streaming → ${f.issues} issues`, f.validate),
-      ...f.summarize.checkpoints.map((c) => ({ label: `  summarize: heap after gc at ${c.lines.toLocaleString('en-US')} lines`, cells: ['', '', formatBytes(c.heapUsed), '', ''] })),
-      { label: 'for scale: loadHistory, whole file in memory', cells: [`${(f.load.ms / 1000).toFixed(2)} s`, perSecond(f.load.ms), formatBytes(f.load.peakHeap), formatBytes(f.load.peakRss), `holds ${formatBytes(f.load.heapHeld)}`] },
+      ...f.summarize.checkpoints.map((c) => ({
+        label: `  summarize: heap after gc at ${c.lines.toLocaleString('en-US')} lines`,
+        cells: ['', '', formatBytes(c.heapUsed), '', ''],
+      })),
+      {
+        label: 'for scale: loadHistory, whole file in memory',
+        cells: [
+          `${(f.load.ms / 1000).toFixed(2)} s`,
+          perSecond(f.load.ms),
+          formatBytes(f.load.peakHeap),
+          formatBytes(f.load.peakRss),
+          `holds ${formatBytes(f.load.heapHeld)}`,
+        ],
+      },
     ],
     targets: [
-      { name: 'summarize heap, 100,000 → 1,000,000 lines', goal: `flat (growth < ${formatBytes(FLAT_TOLERANCE_BYTES)})`, measured: `${growth(f.summarize) >= 0 ? '+' : ''}${formatBytes(growth(f.summarize))}`, pass: growth(f.summarize) < FLAT_TOLERANCE_BYTES },
-      { name: 'validate heap, 100,000 → 1,000,000 lines', goal: `flat (growth < ${formatBytes(FLAT_TOLERANCE_BYTES)})`, measured: `${growth(f.validate) >= 0 ? '+' : ''}${formatBytes(growth(f.validate))}`, pass: growth(f.validate) < FLAT_TOLERANCE_BYTES && f.issues === 0 },
+      {
+        name: 'summarize heap, 100,000 → 1,000,000 lines',
+        goal: `flat (growth < ${formatBytes(FLAT_TOLERANCE_BYTES)})`,
+        measured: `${growth(f.summarize) >= 0 ? '+' : ''}${formatBytes(growth(f.summarize))}`,
+        pass: growth(f.summarize) < FLAT_TOLERANCE_BYTES,
+      },
+      {
+        name: 'validate heap, 100,000 → 1,000,000 lines',
+        goal: `flat (growth < ${formatBytes(FLAT_TOLERANCE_BYTES)})`,
+        measured: `${growth(f.validate) >= 0 ? '+' : ''}${formatBytes(growth(f.validate))}`,
+        pass: growth(f.validate) < FLAT_TOLERANCE_BYTES && f.issues === 0,
+      },
     ],
   };
 }

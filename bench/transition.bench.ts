@@ -24,7 +24,17 @@
 import { buildCandidates, loadCopy, type CandidateFile } from './candidates/build';
 import type { ClockKind, Runner } from './candidates/Runner';
 import { assertCycle, MOVES_PER_CYCLE, START } from './cycle';
-import { failed, formatNs, formatRatio, median, printSuite, quantile, runInChild, serveChild, type SuiteResult } from './harness';
+import {
+  failed,
+  formatNs,
+  formatRatio,
+  median,
+  printSuite,
+  quantile,
+  runInChild,
+  serveChild,
+  type SuiteResult,
+} from './harness';
 
 const SAMPLE_MS = 2;
 const SAMPLES = 201;
@@ -41,7 +51,12 @@ const ROWS: Record<ClockKind, readonly Row[]> = {
   date: [
     { id: 'floor', label: 'floor: one Map lookup, Date.now, record, 100-slot ring, ee3 emit', file: 'floor' },
     { id: 'library', label: 'agent-state-machine StateMachine (defaults, 1 listener)', file: 'library' },
-    { id: 'xstate-ring', label: 'XState v5 + history ring (subscriber records into 100 slots)', file: 'xstate', variant: 'ring' },
+    {
+      id: 'xstate-ring',
+      label: 'XState v5 + history ring (subscriber records into 100 slots)',
+      file: 'xstate',
+      variant: 'ring',
+    },
     { id: 'xstate', label: 'XState v5 (actor, 1 subscriber)', file: 'xstate' },
     { id: 'jsm', label: 'javascript-state-machine v3 (onAfterTransition)', file: 'jsm' },
   ],
@@ -66,7 +81,8 @@ function check(row: Row, runner: Runner): void {
 /** Measures every row of `table` in this process, alternating sample by sample. */
 export async function measureTable(table: ClockKind): Promise<TableSample> {
   assertCycle();
-  if (process.env.AGENT_SM_LOG_LEVEL !== undefined) throw new Error('unset AGENT_SM_LOG_LEVEL: the library must run at its default log level');
+  if (process.env.AGENT_SM_LOG_LEVEL !== undefined)
+    throw new Error('unset AGENT_SM_LOG_LEVEL: the library must run at its default log level');
   const rows = ROWS[table];
   const runners = rows.map((row) => loadCopy(row.file, `${table}-${row.id}`)(table, row.variant));
   // Warm up past the JIT tiers, then size each row's batch to about SAMPLE_MS.
@@ -96,7 +112,8 @@ export async function measureTable(table: ClockKind): Promise<TableSample> {
   const out: TableSample['rows'] = {};
   rows.forEach((row, i) => {
     const moved = runners[i]!.listenerCalls() - before[i]!;
-    if (moved !== SAMPLES * batch[i]! * MOVES_PER_CYCLE) throw new Error(`${row.id}: listener saw ${moved} moves, expected ${SAMPLES * batch[i]! * MOVES_PER_CYCLE}`);
+    if (moved !== SAMPLES * batch[i]! * MOVES_PER_CYCLE)
+      throw new Error(`${row.id}: listener saw ${moved} moves, expected ${SAMPLES * batch[i]! * MOVES_PER_CYCLE}`);
     check(row, runners[i]!);
     out[row.id] = { ns: ns[i]!, ratios: ns[i]!.map((v, s) => v / ns[0]![s]!) };
   });
@@ -132,9 +149,12 @@ function spread(f: RowFigures): string {
 
 /** Runs each table in `rounds` fresh processes and reports the ratios. */
 export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promise<SuiteResult> {
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`BENCH_ROUNDS must be a positive integer, got ${String(process.env.BENCH_ROUNDS)}`);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`BENCH_ROUNDS must be a positive integer, got ${String(process.env.BENCH_ROUNDS)}`);
   await buildCandidates();
-  console.log(`  each row its own bundle copy (lib/ bundled with tsup, target node20, deps inlined); ${SAMPLES} alternating samples of ~${SAMPLE_MS} ms per process, ${rounds} processes per table`);
+  console.log(
+    `  each row its own bundle copy (lib/ bundled with tsup, target node20, deps inlined); ${SAMPLES} alternating samples of ~${SAMPLE_MS} ms per process, ${rounds} processes per table`,
+  );
   const figures = {} as Record<ClockKind, RowFigures[]>;
   for (const table of ['date', 'counter'] as const) {
     const samples: TableSample[] = [];
@@ -142,7 +162,15 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promi
       const s = await runInChild<TableSample>(__filename, ['--table', table, '--child']);
       samples.push(s);
       const floorNs = median(s.rows.floor!.ns);
-      console.log(`  ${table.padEnd(7)} process ${r + 1}/${rounds}: ` + ROWS[table].map((row) => `${row.id} ${row.id === 'floor' ? formatNs(floorNs) : formatRatio(median(s.rows[row.id]!.ratios))}`).join(', '));
+      console.log(
+        `  ${table.padEnd(7)} process ${r + 1}/${rounds}: ` +
+          ROWS[table]
+            .map(
+              (row) =>
+                `${row.id} ${row.id === 'floor' ? formatNs(floorNs) : formatRatio(median(s.rows[row.id]!.ratios))}`,
+            )
+            .join(', '),
+      );
     }
     figures[table] = summarize(table, samples);
   }
@@ -155,7 +183,12 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promi
   const rows = (['date', 'counter'] as const).flatMap((table) =>
     figures[table].map((f) => ({
       label: `${table === 'date' ? 'Date.now ' : 'counter  '} ${f.row.label}`,
-      cells: [formatNs(f.ns), formatRatio(f.ratio), `${formatRatio(f.ratioP25)} – ${formatRatio(f.ratioP75)}`, spread(f)],
+      cells: [
+        formatNs(f.ns),
+        formatRatio(f.ratio),
+        `${formatRatio(f.ratioP25)} – ${formatRatio(f.ratioP75)}`,
+        spread(f),
+      ],
     })),
   );
   return {
@@ -163,10 +196,30 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promi
     columns: ['ns/move', '× floor', 'pairs p25 – p75', `per process (${rounds})`],
     rows,
     targets: [
-      { name: 'move vs fair floor, counter clock', goal: '≤ 1.05×', measured: `${formatRatio(libCounter.ratio)} (processes ${spread(libCounter)})`, pass: libCounter.ratio <= 1.05 },
-      { name: 'move vs fair floor, Date.now (for reference)', goal: '≤ 1.30×', measured: `${formatRatio(libDate.ratio)} (processes ${spread(libDate)})`, pass: libDate.ratio <= 1.3 },
-      { name: 'XState v5 vs library', goal: '≥ 25× slower', measured: `${formatRatio(xsVsLib)} (with ring ${formatRatio(xsRingVsLib)})`, pass: xsVsLib >= 25 },
-      { name: 'javascript-state-machine v3 vs library', goal: '≥ 15× slower', measured: formatRatio(jsmVsLib), pass: jsmVsLib >= 15 },
+      {
+        name: 'move vs fair floor, counter clock',
+        goal: '≤ 1.05×',
+        measured: `${formatRatio(libCounter.ratio)} (processes ${spread(libCounter)})`,
+        pass: libCounter.ratio <= 1.05,
+      },
+      {
+        name: 'move vs fair floor, Date.now (for reference)',
+        goal: '≤ 1.30×',
+        measured: `${formatRatio(libDate.ratio)} (processes ${spread(libDate)})`,
+        pass: libDate.ratio <= 1.3,
+      },
+      {
+        name: 'XState v5 vs library',
+        goal: '≥ 25× slower',
+        measured: `${formatRatio(xsVsLib)} (with ring ${formatRatio(xsRingVsLib)})`,
+        pass: xsVsLib >= 25,
+      },
+      {
+        name: 'javascript-state-machine v3 vs library',
+        goal: '≥ 15× slower',
+        measured: formatRatio(jsmVsLib),
+        pass: jsmVsLib >= 15,
+      },
     ],
   };
 }
@@ -187,7 +240,10 @@ if (require.main === module) {
     buildCandidates()
       .then(() => measureTable(table))
       .then((s) => {
-        for (const [id, r] of Object.entries(s.rows)) console.log(`${id.padEnd(12)} ${formatNs(median(r.ns))}/move  ${formatRatio(median(r.ratios))} floor  (pairs p25 ${formatRatio(quantile(r.ratios, 0.25))}, p75 ${formatRatio(quantile(r.ratios, 0.75))})`);
+        for (const [id, r] of Object.entries(s.rows))
+          console.log(
+            `${id.padEnd(12)} ${formatNs(median(r.ns))}/move  ${formatRatio(median(r.ratios))} floor  (pairs p25 ${formatRatio(quantile(r.ratios, 0.25))}, p75 ${formatRatio(quantile(r.ratios, 0.75))})`,
+          );
       }, failed);
   } else {
     run().then(printSuite, failed);

@@ -26,39 +26,64 @@ const tools = {
   list_files: tool({
     description: 'List the files of a folder of this project',
     inputSchema: z.object({ dir: z.string().describe('a folder, relative to the project root') }),
-    execute: async ({ dir }) => (await readdir(path.join(root, dir))).filter((f) => !f.startsWith('.')).sort().join('\n'),
+    execute: async ({ dir }) =>
+      (await readdir(path.join(root, dir)))
+        .filter((f) => !f.startsWith('.'))
+        .sort()
+        .join('\n'),
   }),
   read_file: tool({
     description: 'Read the first lines of a file of this project',
     inputSchema: z.object({ file: z.string(), lines: z.number().int().positive().max(50) }),
-    execute: async ({ file, lines }) => (await readFile(path.join(root, file), 'utf8')).split('\n').slice(0, lines).join('\n'),
+    execute: async ({ file, lines }) =>
+      (await readFile(path.join(root, file), 'utf8')).split('\n').slice(0, lines).join('\n'),
   }),
 };
 
 // ---- The offline model: the SDK's own mock, scripted step by step. ----
 
 type Content = Parameters<typeof textStep>[0];
-function textStep(content: Array<{ type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string }>) {
+function textStep(
+  content: Array<
+    { type: 'text'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string }
+  >,
+) {
   return {
     content,
-    finishReason: content.some((c) => c.type === 'tool-call') ? { unified: 'tool-calls' as const, raw: 'tool_calls' } : { unified: 'stop' as const, raw: 'stop' },
-    usage: { inputTokens: { total: 1200, noCache: 200, cacheRead: 1000, cacheWrite: undefined }, outputTokens: { total: 60, text: 60, reasoning: undefined } },
+    finishReason: content.some((c) => c.type === 'tool-call')
+      ? { unified: 'tool-calls' as const, raw: 'tool_calls' }
+      : { unified: 'stop' as const, raw: 'stop' },
+    usage: {
+      inputTokens: { total: 1200, noCache: 200, cacheRead: 1000, cacheWrite: undefined },
+      outputTokens: { total: 60, text: 60, reasoning: undefined },
+    },
     warnings: [],
     response: { modelId: 'mock-model-v1' },
   };
 }
-const callTool = (id: string, toolName: string, input: unknown): Content[number] => ({ type: 'tool-call', toolCallId: id, toolName, input: JSON.stringify(input) });
+const callTool = (id: string, toolName: string, input: unknown): Content[number] => ({
+  type: 'tool-call',
+  toolCallId: id,
+  toolName,
+  input: JSON.stringify(input),
+});
 
 function offlineModel(): LanguageModel {
   const steps = [
     // The model asks for two things at once; the second input breaks the tool's schema
     // (`lines` missing), so it is answered with the SDK's validation message and never run.
-    textStep([callTool('call_1', 'list_files', { dir: '.' }), callTool('call_2', 'read_file', { file: 'package.json' })]),
+    textStep([
+      callTool('call_1', 'list_files', { dir: '.' }),
+      callTool('call_2', 'read_file', { file: 'package.json' }),
+    ]),
     textStep([callTool('call_3', 'read_file', { file: 'package.json', lines: 3 })]),
     textStep([{ type: 'text', text: 'This is agent-state-machine: a README, lib/, states/, tests and examples.' }]),
   ];
   let i = 0;
-  return new MockLanguageModelV3({ modelId: 'mock-model', doGenerate: async () => steps[Math.min(i++, steps.length - 1)]! });
+  return new MockLanguageModelV3({
+    modelId: 'mock-model',
+    doGenerate: async () => steps[Math.min(i++, steps.length - 1)]!,
+  });
 }
 
 /** Prices per million tokens, for the models this example knows; `undefined` for the rest. */
@@ -67,10 +92,18 @@ const PRICES: Record<string, { input: number; cachedInput: number; output: numbe
   'gpt-4.1-mini': { input: 0.4, cachedInput: 0.1, output: 1.6 },
 };
 const pricing: Pricing = (usage, { model }) => {
-  const price = model === undefined ? undefined : (PRICES[model] ?? PRICES[model.replace(/^.*\//, '').replace(/-\d{4}-\d{2}-\d{2}$/, '')]);
+  const price =
+    model === undefined
+      ? undefined
+      : (PRICES[model] ?? PRICES[model.replace(/^.*\//, '').replace(/-\d{4}-\d{2}-\d{2}$/, '')]);
   if (price === undefined) return undefined;
   const cached = usage.cachedInputTokens ?? 0;
-  return (((usage.inputTokens ?? 0) - cached) * price.input + cached * price.cachedInput + (usage.outputTokens ?? 0) * price.output) / 1e6;
+  return (
+    (((usage.inputTokens ?? 0) - cached) * price.input +
+      cached * price.cachedInput +
+      (usage.outputTokens ?? 0) * price.output) /
+    1e6
+  );
 };
 
 export interface ExampleOptions {
@@ -79,17 +112,30 @@ export interface ExampleOptions {
 }
 
 /** Runs both modes and returns what each did. */
-export async function runExample(options: ExampleOptions = {}): Promise<{ turn: TurnResult; history: string; steps: number; budget: Budget }> {
+export async function runExample(
+  options: ExampleOptions = {},
+): Promise<{ turn: TurnResult; history: string; steps: number; budget: Budget }> {
   const print = options.print ?? console.log;
   const question = 'What is this project? Look at its files.';
 
   // Mode 1: the constructor call plus the tools is the whole integration.
-  const loop = fromAISDK({ model: options.model ?? offlineModel(), tools, system: 'You answer questions about a code project. Be brief.' });
-  const agent = new AgentWithStateMachine(loop, { budget: { maxCostUsd: 0.05, maxLlmCalls: 10 }, pricing, toolConcurrency: 4, logger: false });
+  const loop = fromAISDK({
+    model: options.model ?? offlineModel(),
+    tools,
+    system: 'You answer questions about a code project. Be brief.',
+  });
+  const agent = new AgentWithStateMachine(loop, {
+    budget: { maxCostUsd: 0.05, maxLlmCalls: 10 },
+    pricing,
+    toolConcurrency: 4,
+    logger: false,
+  });
   const turn = await agent.runTurn(question);
   const history = formatHistory(agent.machine.history());
   print(`fromAISDK: ${turn.outcome} — ${turn.text ?? turn.error?.message}`);
-  print(`  ${turn.usage.llmCalls} LLM calls, ${turn.usage.toolCalls} tool calls, ${turn.usage.inputTokens + turn.usage.outputTokens} tokens, $${turn.usage.costUsd.toFixed(5)}`);
+  print(
+    `  ${turn.usage.llmCalls} LLM calls, ${turn.usage.toolCalls} tool calls, ${turn.usage.inputTokens + turn.usage.outputTokens} tokens, $${turn.usage.costUsd.toFixed(5)}`,
+  );
   print(`  conversation: ${loop.messages.map((m) => m.role).join(', ')}`);
   print(history);
 
@@ -106,14 +152,22 @@ export async function runExample(options: ExampleOptions = {}): Promise<{ turn: 
     abortSignal: guard.abortSignal,
   });
   guard.dispose();
-  print(`\nbudgetFor: ${result.steps.length} steps, then ${guard.stopped ? `stopped: ${guard.stopped.message}` : `finished: ${result.text}`}`);
-  print(`  charged ${budget.usage.llmCalls} LLM calls, ${budget.usage.toolCalls} tool calls, $${budget.usage.costUsd.toFixed(5)} (no per-state history in this mode)`);
+  print(
+    `\nbudgetFor: ${result.steps.length} steps, then ${guard.stopped ? `stopped: ${guard.stopped.message}` : `finished: ${result.text}`}`,
+  );
+  print(
+    `  charged ${budget.usage.llmCalls} LLM calls, ${budget.usage.toolCalls} tool calls, $${budget.usage.costUsd.toFixed(5)} (no per-state history in this mode)`,
+  );
   return { turn, history, steps: result.steps.length, budget };
 }
 
 if (require.main === module) {
   const gateway = process.env.AI_GATEWAY_API_KEY ? (process.env.AI_SDK_MODEL ?? 'openai/gpt-4.1-mini') : undefined;
-  console.log(gateway ? `Using ${gateway} through the AI Gateway.\n` : 'Offline, on the AI SDK mock model (set AI_GATEWAY_API_KEY for a real one).\n');
+  console.log(
+    gateway
+      ? `Using ${gateway} through the AI Gateway.\n`
+      : 'Offline, on the AI SDK mock model (set AI_GATEWAY_API_KEY for a real one).\n',
+  );
   runExample(gateway === undefined ? {} : { model: gateway }).catch((error: unknown) => {
     console.error(error);
     process.exitCode = 1;

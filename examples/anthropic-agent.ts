@@ -14,7 +14,9 @@ import { codingTools, makeWorkspace, scriptedStep } from './coding/workspace';
 
 /** The offline model: the plan of `scriptedStep`, spoken in Messages. */
 function respondOffline(body: { messages: { role: string; content: unknown }[] }): MessagesAction {
-  const isTurnStart = (m: { role: string; content: unknown }): boolean => m.role === 'user' && (typeof m.content === 'string' || !(m.content as { type: string }[]).some((b) => b.type === 'tool_result'));
+  const isTurnStart = (m: { role: string; content: unknown }): boolean =>
+    m.role === 'user' &&
+    (typeof m.content === 'string' || !(m.content as { type: string }[]).some((b) => b.type === 'tool_result'));
   let start = body.messages.length - 1;
   while (start > 0 && !isTurnStart(body.messages[start]!)) start -= 1;
   const outputs = body.messages
@@ -22,7 +24,12 @@ function respondOffline(body: { messages: { role: string; content: unknown }[] }
     .flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string; content?: unknown }[]) : []))
     .flatMap((b) => (b.type === 'tool_result' ? [String(b.content)] : []));
   const step = scriptedStep(outputs);
-  return 'call' in step ? { ...(step.say !== undefined ? { text: step.say } : {}), toolUses: [{ name: step.call.name, input: step.call.input }] } : { text: step.say };
+  return 'call' in step
+    ? {
+        ...(step.say !== undefined ? { text: step.say } : {}),
+        toolUses: [{ name: step.call.name, input: step.call.input }],
+      }
+    : { text: step.say };
 }
 
 export async function runAnthropicAgent(options: CodingExampleOptions = {}): Promise<TurnResult> {
@@ -30,10 +37,14 @@ export async function runAnthropicAgent(options: CodingExampleOptions = {}): Pro
   const env = options.env ?? process.env;
   const live = Boolean(env.ANTHROPIC_API_KEY);
   const server = live ? undefined : await startAnthropicMessagesServer({ respond: respondOffline });
-  const client = live ? new Anthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL }) : new Anthropic({ apiKey: 'sk-ant-local', baseURL: server!.baseURL });
+  const client = live
+    ? new Anthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL })
+    : new Anthropic({ apiKey: 'sk-ant-local', baseURL: server!.baseURL });
   const model = env.ANTHROPIC_MODEL ?? 'claude-haiku-4-5';
   const dir = await makeWorkspace();
-  print(`${live ? `Endpoint ${env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'}` : `Local Messages server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`);
+  print(
+    `${live ? `Endpoint ${env.ANTHROPIC_BASE_URL ?? 'api.anthropic.com'}` : `Local Messages server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`,
+  );
   return runCodingTurn(
     (onText) =>
       fromAnthropic(client, {

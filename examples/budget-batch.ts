@@ -40,7 +40,18 @@ export interface BatchExampleOptions {
 
 const TOTAL_CAP_USD = 1.5;
 const PER_RUN_CAP_USD = 0.2;
-const TESTS = ['parse-dates', 'lexer-unicode', 'cache-eviction', 'retry-backoff', 'csv-quotes', 'auth-refresh', 'tz-offsets', 'json-bigint', 'path-join', 'rate-limit'];
+const TESTS = [
+  'parse-dates',
+  'lexer-unicode',
+  'cache-eviction',
+  'retry-backoff',
+  'csv-quotes',
+  'auth-refresh',
+  'tz-offsets',
+  'json-bigint',
+  'path-join',
+  'rate-limit',
+];
 
 /** A small seeded generator (mulberry32): the same fifty tasks on every run. */
 function seeded(seed: number): () => number {
@@ -61,7 +72,13 @@ export function exampleTasks(wait: Sleep): BatchTask[] {
     const id = `fix-${String(i + 1).padStart(2, '0')}-${TESTS[i % TESTS.length]!}`;
     const input = `The test "${TESTS[i % TESTS.length]!}" fails. Find out why and fix it.`;
     if (i === 6) {
-      return { id, input, agent: () => { throw new Error('sandbox failed to boot: no space left on device'); } };
+      return {
+        id,
+        input,
+        agent: () => {
+          throw new Error('sandbox failed to boot: no space left on device');
+        },
+      };
     }
     const rounds = between(0, 5);
     const reply = (last: boolean): ScriptedReply => {
@@ -71,13 +88,26 @@ export function exampleTasks(wait: Sleep): BatchTask[] {
       const delayMs = between(20, 120);
       return last
         ? { text: `Fixed ${TESTS[i % TESTS.length]!}; the test passes.`, usage, delayMs }
-        : { toolCalls: [{ id: `call-${i}-${random().toString(36).slice(2, 8)}`, name: random() < 0.5 ? 'run_tests' : 'edit_file' }], usage, delayMs };
+        : {
+            toolCalls: [
+              {
+                id: `call-${i}-${random().toString(36).slice(2, 8)}`,
+                name: random() < 0.5 ? 'run_tests' : 'edit_file',
+              },
+            ],
+            usage,
+            delayMs,
+          };
     };
     let replies: ScriptedReply[] = [...Array.from({ length: rounds }, () => reply(false)), reply(true)];
     // The LLM is overloaded on every attempt: the run ends in Error after its retries.
     if (i === 3) replies = Array.from({ length: 3 }, () => ({ error: '529 overloaded_error', delayMs: 40 }));
     // A big refactor: eight expensive rounds, stopped by its own per-run cap.
-    if (i === 1) replies = Array.from({ length: 8 }, () => ({ ...reply(false), usage: { inputTokens: 12_000, outputTokens: 900, costUsd: 0.045 } }));
+    if (i === 1)
+      replies = Array.from({ length: 8 }, () => ({
+        ...reply(false),
+        usage: { inputTokens: 12_000, outputTokens: 900, costUsd: 0.045 },
+      }));
     return {
       id,
       input,
@@ -86,7 +116,10 @@ export function exampleTasks(wait: Sleep): BatchTask[] {
         createScriptedAgent({
           sleep: wait,
           replies,
-          tools: { run_tests: { output: '1 failing, 41 passing', delayMs: between(10, 60) }, edit_file: { output: 'edited 1 file', delayMs: 5 } },
+          tools: {
+            run_tests: { output: '1 failing, 41 passing', delayMs: between(10, 60) },
+            edit_file: { output: 'edited 1 file', delayMs: 5 },
+          },
         }),
     };
   });
@@ -101,10 +134,17 @@ export async function runBatchExample(options: BatchExampleOptions = {}): Promis
   const historyDir = options.historyDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-batch-'));
   const tasks = exampleTasks(wait);
 
-  print(`Running ${tasks.length} agent tasks, 8 at a time, ${usd(PER_RUN_CAP_USD)} per run, ${usd(TOTAL_CAP_USD)} for the batch.`);
+  print(
+    `Running ${tasks.length} agent tasks, 8 at a time, ${usd(PER_RUN_CAP_USD)} per run, ${usd(TOTAL_CAP_USD)} for the batch.`,
+  );
   const bar = tty
     ? new cliProgress.SingleBar(
-        { format: '{bar} {value}/{total} runs | {running} running | spent {spent} of {cap} | {last}', stream: process.stdout, hideCursor: true, clearOnComplete: false },
+        {
+          format: '{bar} {value}/{total} runs | {running} running | spent {spent} of {cap} | {last}',
+          stream: process.stdout,
+          hideCursor: true,
+          clearOnComplete: false,
+        },
         cliProgress.Presets.shades_classic,
       )
     : undefined;
@@ -113,14 +153,21 @@ export async function runBatchExample(options: BatchExampleOptions = {}): Promis
   const onProgress = (p: BatchProgress): void => {
     const spent = `${usd(p.usage.costUsd)} of ${usd(TOTAL_CAP_USD)}`;
     if (bar !== undefined) {
-      const last = p.event.type === 'finished' ? `${p.event.run.id}: ${p.event.run.outcome}` : p.event.type === 'skipped' ? `${p.event.count} skipped` : '';
+      const last =
+        p.event.type === 'finished'
+          ? `${p.event.run.id}: ${p.event.run.outcome}`
+          : p.event.type === 'skipped'
+            ? `${p.event.count} skipped`
+            : '';
       bar.update(p.done, { running: p.running, spent: usd(p.usage.costUsd), ...(last === '' ? {} : { last }) });
       return;
     }
     const counter = `[${String(p.done).padStart(2)}/${p.total}]`;
     if (p.event.type === 'finished') {
       const { run } = p.event;
-      print(`${counter} ${run.id.padEnd(24)} ${run.outcome.padEnd(15)} ${usd(run.usage.costUsd)}  (running ${p.running}, spent ${spent})`);
+      print(
+        `${counter} ${run.id.padEnd(24)} ${run.outcome.padEnd(15)} ${usd(run.usage.costUsd)}  (running ${p.running}, spent ${spent})`,
+      );
     } else if (p.event.type === 'skipped') {
       print(`${counter} skipped ${p.event.count} runs not yet started: ${p.event.message}`);
     }
@@ -142,7 +189,9 @@ export async function runBatchExample(options: BatchExampleOptions = {}): Promis
   print(formatBatchReport(report));
 
   // The most telling failure: a run stopped by a budget mid-way, else any that did not end well.
-  const failed = report.runs.find((r) => r.outcome === 'budget_exceeded' && r.historyFile !== undefined) ?? report.runs.find((r) => r.outcome !== 'end_of_turn' && r.historyFile !== undefined);
+  const failed =
+    report.runs.find((r) => r.outcome === 'budget_exceeded' && r.historyFile !== undefined) ??
+    report.runs.find((r) => r.outcome !== 'end_of_turn' && r.historyFile !== undefined);
   print('');
   print(`History files: ${historyDir}`);
   if (failed !== undefined) {

@@ -37,20 +37,54 @@ export async function runDemo(options: DemoOptions = {}): Promise<TurnResult[]> 
     sleep: wait,
     replies: [
       // Turn 1: text only.
-      { text: 'The repository is a TypeScript library; tests live in test/.', usage: { inputTokens: 1200, outputTokens: 40, costUsd: 0.004 }, delayMs: 120 },
+      {
+        text: 'The repository is a TypeScript library; tests live in test/.',
+        usage: { inputTokens: 1200, outputTokens: 40, costUsd: 0.004 },
+        delayMs: 120,
+      },
       // Turn 2: two tool rounds; the edit makes a commit that the formatters touch up.
-      { toolCalls: [{ id: 'toolu_01', name: 'read_file', input: { path: 'lib/parse.ts' } }], usage: { inputTokens: 1500, outputTokens: 60, costUsd: 0.006 }, delayMs: 150 },
-      { toolCalls: [{ id: 'toolu_02', name: 'edit_file', input: { path: 'lib/parse.ts' } }, { id: 'toolu_03', name: 'git_commit' }], usage: { inputTokens: 2100, outputTokens: 220, costUsd: 0.011 }, delayMs: 180 },
-      { text: 'Fixed the off-by-one in parse() and committed it.', usage: { inputTokens: 2600, outputTokens: 50, costUsd: 0.009 }, delayMs: 100 },
+      {
+        toolCalls: [{ id: 'toolu_01', name: 'read_file', input: { path: 'lib/parse.ts' } }],
+        usage: { inputTokens: 1500, outputTokens: 60, costUsd: 0.006 },
+        delayMs: 150,
+      },
+      {
+        toolCalls: [
+          { id: 'toolu_02', name: 'edit_file', input: { path: 'lib/parse.ts' } },
+          { id: 'toolu_03', name: 'git_commit' },
+        ],
+        usage: { inputTokens: 2100, outputTokens: 220, costUsd: 0.011 },
+        delayMs: 180,
+      },
+      {
+        text: 'Fixed the off-by-one in parse() and committed it.',
+        usage: { inputTokens: 2600, outputTokens: 50, costUsd: 0.009 },
+        delayMs: 100,
+      },
       // Turn 3: the user presses Ctrl-C while the tests run.
-      { toolCalls: [{ id: 'toolu_04', name: 'run_tests' }, { id: 'toolu_05', name: 'read_file', input: { path: 'README.md' } }], usage: { inputTokens: 2800, outputTokens: 45, costUsd: 0.009 }, delayMs: 110 },
+      {
+        toolCalls: [
+          { id: 'toolu_04', name: 'run_tests' },
+          { id: 'toolu_05', name: 'read_file', input: { path: 'README.md' } },
+        ],
+        usage: { inputTokens: 2800, outputTokens: 45, costUsd: 0.009 },
+        delayMs: 110,
+      },
       // Turn 4: the LLM is overloaded on every attempt.
       { error: '529 overloaded_error', delayMs: 60 },
       { error: '529 overloaded_error', delayMs: 60 },
       { error: '529 overloaded_error', delayMs: 60 },
       // Turn 5: an expensive tool loop that runs into the budget.
-      { toolCalls: [{ id: 'toolu_06', name: 'search', input: { query: 'TODO' } }], usage: { inputTokens: 9000, outputTokens: 300, costUsd: 0.03 }, delayMs: 140 },
-      { toolCalls: [{ id: 'toolu_07', name: 'search', input: { query: 'FIXME' } }], usage: { inputTokens: 9500, outputTokens: 300, costUsd: 0.032 }, delayMs: 140 },
+      {
+        toolCalls: [{ id: 'toolu_06', name: 'search', input: { query: 'TODO' } }],
+        usage: { inputTokens: 9000, outputTokens: 300, costUsd: 0.03 },
+        delayMs: 140,
+      },
+      {
+        toolCalls: [{ id: 'toolu_07', name: 'search', input: { query: 'FIXME' } }],
+        usage: { inputTokens: 9500, outputTokens: 300, costUsd: 0.032 },
+        delayMs: 140,
+      },
       { text: 'never reached: the budget stops the loop first', delayMs: 100 },
     ],
     tools: {
@@ -99,7 +133,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<TurnResult[]> 
     const result = await adapter.runTurn(input);
     results.push(result);
     const why = result.text ?? result.error?.message ?? '';
-    print(`  => ${result.outcome}: ${why}  [${usd(result.usage.costUsd)}, ${plural(result.usage.llmCalls, 'LLM call')}, ${plural(result.usage.toolCalls, 'tool call')}]`);
+    print(
+      `  => ${result.outcome}: ${why}  [${usd(result.usage.costUsd)}, ${plural(result.usage.llmCalls, 'LLM call')}, ${plural(result.usage.toolCalls, 'tool call')}]`,
+    );
   }
 
   print('\nHistory (the last 100 moves are kept in memory; a sink can keep them all):');
@@ -110,9 +146,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<TurnResult[]> 
       `${u.llmCalls} LLM calls, ${u.toolCalls} tool calls, ${formatDuration(u.wallMs)} in turns`,
   );
   const forced = adapter.machine.history().filter((r) => r.forced).length;
-  print(`Moves: ${adapter.machine.history().length}, forced: ${forced} (cancellations outside CheckingForCancellation), rejected: ${rejected}`);
-  print('\nKeep every move in a file (`sink: JsonlHistorySink.open(\'run.jsonl\')`) and read it later: `npx agent-sm inspect run.jsonl`,');
-  print('or `npx agent-sm report run.jsonl` for one HTML page with the timeline, the failure, where the time and money went.');
+  print(
+    `Moves: ${adapter.machine.history().length}, forced: ${forced} (cancellations outside CheckingForCancellation), rejected: ${rejected}`,
+  );
+  print(
+    "\nKeep every move in a file (`sink: JsonlHistorySink.open('run.jsonl')`) and read it later: `npx agent-sm inspect run.jsonl`,",
+  );
+  print(
+    'or `npx agent-sm report run.jsonl` for one HTML page with the timeline, the failure, where the time and money went.',
+  );
   return results;
 }
 

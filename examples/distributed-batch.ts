@@ -15,7 +15,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent, formatBatchReport, type AgentLoop } from '../lib/index';
-import { startBatchWorker, submitBatch, type DistributedBatchReport, type DistributedTask } from '../lib/integrations/bullmq/index';
+import {
+  startBatchWorker,
+  submitBatch,
+  type DistributedBatchReport,
+  type DistributedTask,
+} from '../lib/integrations/bullmq/index';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = process.env.QUEUE ?? 'agent-batch-example';
@@ -31,7 +36,9 @@ function buildAgent(task: DistributedTask): AgentLoop {
   const { test, steps } = task.payload as FixPayload;
   return createScriptedAgent({
     replies: Array.from({ length: steps }, (_, i) => ({
-      ...(i < steps - 1 ? { toolCalls: [{ id: `c${i}`, name: 'run_tests', input: { test } }] } : { text: `fixed ${test}` }),
+      ...(i < steps - 1
+        ? { toolCalls: [{ id: `c${i}`, name: 'run_tests', input: { test } }] }
+        : { text: `fixed ${test}` }),
       usage: { inputTokens: 1200, outputTokens: 150, costUsd: 0.01 },
       delayMs: 30,
     })),
@@ -52,7 +59,11 @@ export function runWorker(): { close(): Promise<void> } {
 }
 
 export async function runProducer(count = 120): Promise<DistributedBatchReport> {
-  const tasks: DistributedTask[] = Array.from({ length: count }, (_, i) => ({ id: `test-${i}`, input: `Fix test-${i}`, payload: { test: `test-${i}`, steps: 1 + (i % 4) } satisfies FixPayload }));
+  const tasks: DistributedTask[] = Array.from({ length: count }, (_, i) => ({
+    id: `test-${i}`,
+    input: `Fix test-${i}`,
+    payload: { test: `test-${i}`, steps: 1 + (i % 4) } satisfies FixPayload,
+  }));
   const controller = new AbortController();
   process.once('SIGINT', () => controller.abort('Ctrl-C'));
   const batch = await submitBatch(tasks, {
@@ -61,14 +72,20 @@ export async function runProducer(count = 120): Promise<DistributedBatchReport> 
     perRun: { maxCostUsd: 0.05 },
     total: { maxCostUsd: 1 },
     signal: controller.signal,
-    onProgress: (p) => p.event.type === 'finished' && p.done % 20 === 0 && console.log(`${p.done}/${p.total} done, ${p.running} running, $${p.usage.costUsd.toFixed(2)} spent`),
+    onProgress: (p) =>
+      p.event.type === 'finished' &&
+      p.done % 20 === 0 &&
+      console.log(`${p.done}/${p.total} done, ${p.running} running, $${p.usage.costUsd.toFixed(2)} spent`),
   });
   console.log(`batch ${batch.batchId}: ${count} tasks on queue ${QUEUE}`);
   const report = await batch.report();
   console.log(formatBatchReport(report));
   for (const [worker, { runs }] of Object.entries(report.workers)) console.log(`  ${worker}: ${runs} runs`);
   const failed = report.runs.find((r) => r.outcome === 'budget_exceeded' && r.historyFile);
-  if (failed) console.log(`\na run stopped by the budget, on ${failed.worker}: npm run agent-sm -- inspect ${failed.historyFile}`);
+  if (failed)
+    console.log(
+      `\na run stopped by the budget, on ${failed.worker}: npm run agent-sm -- inspect ${failed.historyFile}`,
+    );
   return report;
 }
 
@@ -84,7 +101,12 @@ async function main(mode: string | undefined): Promise<void> {
     return;
   }
   // Both on this machine: two worker processes (this file, `worker`), then the producer here.
-  const workers: ChildProcess[] = [0, 1].map(() => spawn(process.execPath, ['--import', 'tsx', __filename, 'worker'], { stdio: ['ignore', 'inherit', 'inherit'], env: process.env }));
+  const workers: ChildProcess[] = [0, 1].map(() =>
+    spawn(process.execPath, ['--import', 'tsx', __filename, 'worker'], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: process.env,
+    }),
+  );
   try {
     await new Promise((r) => setTimeout(r, 1500));
     await runProducer();

@@ -18,7 +18,10 @@ function respondOffline(body: { messages: { role: string; content?: unknown }[] 
   const outputs = body.messages.slice(lastUser + 1).flatMap((m) => (m.role === 'tool' ? [String(m.content)] : []));
   const step = scriptedStep(outputs);
   return 'call' in step
-    ? { ...(step.say !== undefined ? { content: step.say } : {}), toolCalls: [{ name: step.call.name, arguments: JSON.stringify(step.call.input) }] }
+    ? {
+        ...(step.say !== undefined ? { content: step.say } : {}),
+        toolCalls: [{ name: step.call.name, arguments: JSON.stringify(step.call.input) }],
+      }
     : { content: step.say };
 }
 
@@ -27,10 +30,14 @@ export async function runOpenAIAgent(options: CodingExampleOptions = {}): Promis
   const env = options.env ?? process.env;
   const live = Boolean(env.OPENAI_API_KEY);
   const server = live ? undefined : await startOpenAIChatServer({ respond: respondOffline });
-  const client = live ? new OpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL }) : new OpenAI({ apiKey: 'sk-local', baseURL: server!.baseURL });
+  const client = live
+    ? new OpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL })
+    : new OpenAI({ apiKey: 'sk-local', baseURL: server!.baseURL });
   const model = env.OPENAI_MODEL ?? 'gpt-4o-mini';
   const dir = await makeWorkspace();
-  print(`${live ? `Endpoint ${env.OPENAI_BASE_URL ?? 'api.openai.com'}` : `Local Chat Completions server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`);
+  print(
+    `${live ? `Endpoint ${env.OPENAI_BASE_URL ?? 'api.openai.com'}` : `Local Chat Completions server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`,
+  );
   return runCodingTurn(
     (onText) =>
       fromOpenAIChat(client, {

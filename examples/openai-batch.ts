@@ -27,10 +27,14 @@ function respond(body: { messages: { role: string; content?: unknown }[] }): Cha
   const usage = { prompt_tokens: 20_000, completion_tokens: 1_000, prompt_tokens_details: { cached_tokens: 10_000 } };
   const answered = body.messages.some((m) => m.role === 'tool');
   const task = String(body.messages.find((m) => m.role === 'user')?.content ?? '').replace(/^Summarize /, '');
-  return answered ? { content: `${task} holds one function.`, usage } : { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: task }) }], usage };
+  return answered
+    ? { content: `${task} holds one function.`, usage }
+    : { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: task }) }], usage };
 }
 
-export async function runOpenAIBatchExample(options: OpenAIBatchExampleOptions = {}): Promise<{ report: BatchReport; rejected: number }> {
+export async function runOpenAIBatchExample(
+  options: OpenAIBatchExampleOptions = {},
+): Promise<{ report: BatchReport; rejected: number }> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const server = await startOpenAIChatServer({ respond });
   const client = new OpenAI({ apiKey: 'sk-local', baseURL: server.baseURL });
@@ -45,9 +49,19 @@ export async function runOpenAIBatchExample(options: OpenAIBatchExampleOptions =
     const report = await runBatch(
       Array.from({ length: TASKS }, (_, i) => {
         const file = `src/module-${String(i + 1).padStart(2, '0')}.ts`;
-        return { id: `summarize-${i + 1}`, input: `Summarize ${file}`, agent: () => fromOpenAIChat(client, { model: 'gpt-4o-mini', tools }) };
+        return {
+          id: `summarize-${i + 1}`,
+          input: `Summarize ${file}`,
+          agent: () => fromOpenAIChat(client, { model: 'gpt-4o-mini', tools }),
+        };
       }),
-      { concurrency: CONCURRENCY, total: { maxCostUsd: TOTAL_CAP_USD }, pricing: createPricing(), logger: false, ...(options.sleep ? { sleep: options.sleep } : {}) },
+      {
+        concurrency: CONCURRENCY,
+        total: { maxCostUsd: TOTAL_CAP_USD },
+        pricing: createPricing(),
+        logger: false,
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+      },
     );
     print(formatBatchReport(report));
     print(`server: ${server.exchanges.length} requests, ${server.rejected.length} rejected`);

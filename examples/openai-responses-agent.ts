@@ -17,11 +17,17 @@ import { codingTools, makeWorkspace, scriptedStep } from './coding/workspace';
 /** The offline model: the plan of `scriptedStep`, spoken in the Responses API, with a line of reasoning first. */
 function respondOffline(body: { input: { type?: string; role?: string; output?: unknown }[] }): ResponsesAction {
   const lastUser = body.input.map((i) => ((i.type ?? 'message') === 'message' ? i.role : i.type)).lastIndexOf('user');
-  const outputs = body.input.slice(lastUser + 1).flatMap((i) => (i.type === 'function_call_output' ? [String(i.output)] : []));
+  const outputs = body.input
+    .slice(lastUser + 1)
+    .flatMap((i) => (i.type === 'function_call_output' ? [String(i.output)] : []));
   const step = scriptedStep(outputs);
   const reasoning = { summary: ['call' in step ? `Next: ${step.call.name}.` : 'I know enough to answer.'] };
   return 'call' in step
-    ? { reasoning, ...(step.say !== undefined ? { text: step.say } : {}), toolCalls: [{ name: step.call.name, arguments: JSON.stringify(step.call.input) }] }
+    ? {
+        reasoning,
+        ...(step.say !== undefined ? { text: step.say } : {}),
+        toolCalls: [{ name: step.call.name, arguments: JSON.stringify(step.call.input) }],
+      }
     : { reasoning, text: step.say };
 }
 
@@ -30,10 +36,14 @@ export async function runOpenAIResponsesAgent(options: CodingExampleOptions = {}
   const env = options.env ?? process.env;
   const live = Boolean(env.OPENAI_API_KEY);
   const server = live ? undefined : await startOpenAIResponsesServer({ respond: respondOffline });
-  const client = live ? new OpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL }) : new OpenAI({ apiKey: 'sk-local', baseURL: server!.baseURL });
+  const client = live
+    ? new OpenAI({ apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL })
+    : new OpenAI({ apiKey: 'sk-local', baseURL: server!.baseURL });
   const model = env.OPENAI_MODEL ?? 'gpt-5-mini';
   const dir = await makeWorkspace();
-  print(`${live ? `Endpoint ${env.OPENAI_BASE_URL ?? 'api.openai.com'}` : `Local Responses server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`);
+  print(
+    `${live ? `Endpoint ${env.OPENAI_BASE_URL ?? 'api.openai.com'}` : `Local Responses server ${server!.baseURL} (offline)`}, model ${model}, workspace ${dir}`,
+  );
   return runCodingTurn(
     (onText) =>
       fromOpenAIResponses(client, {

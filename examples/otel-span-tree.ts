@@ -7,7 +7,12 @@
  * to a collector instead, see the README's "Trace with OpenTelemetry".
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { AgentWithStateMachine, createScriptedAgent } from '../lib/index';
 import { traceAgent } from '../lib/integrations/otel/index';
 
@@ -44,12 +49,31 @@ export async function runOtelExample(print: (line: string) => void = console.log
         ],
         usage: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0042 },
       },
-      { delayMs: 700, text: 'The sum test fails because of an off-by-one; fixed.', usage: { inputTokens: 1500, outputTokens: 40, costUsd: 0.0049 } },
+      {
+        delayMs: 700,
+        text: 'The sum test fails because of an off-by-one; fixed.',
+        usage: { inputTokens: 1500, outputTokens: 40, costUsd: 0.0049 },
+      },
     ],
-    tools: { read_file: { output: 'export const sum = …', delayMs: 15 }, run_tests: { output: '1 failed', isError: true, delayMs: 2400 } },
+    tools: {
+      read_file: { output: 'export const sum = …', delayMs: 15 },
+      run_tests: { output: '1 failed', isError: true, delayMs: 2400 },
+    },
   });
-  const agent = new AgentWithStateMachine(loop, { clock, sleep, random: () => 0, logger: false, budget: { maxCostUsd: 0.5 }, toolConcurrency: 2 } as ConstructorParameters<typeof AgentWithStateMachine>[1]);
-  const stop = traceAgent(agent, { tracer: provider.getTracer('example'), agentName: 'code-fixer', providerName: 'openai', model: 'gpt-4.1' });
+  const agent = new AgentWithStateMachine(loop, {
+    clock,
+    sleep,
+    random: () => 0,
+    logger: false,
+    budget: { maxCostUsd: 0.5 },
+    toolConcurrency: 2,
+  } as ConstructorParameters<typeof AgentWithStateMachine>[1]);
+  const stop = traceAgent(agent, {
+    tracer: provider.getTracer('example'),
+    agentName: 'code-fixer',
+    providerName: 'openai',
+    model: 'gpt-4.1',
+  });
   await agent.runTurn('Why does the sum test fail?');
   stop();
   await provider.forceFlush();
@@ -75,7 +99,10 @@ function printTree(spans: ReadableSpan[], print: (line: string) => void): void {
       for (const [k, v] of Object.entries(s.attributes)) print(`${'  '.repeat(depth + 2)}${k} = ${JSON.stringify(v)}`);
       for (const e of s.events) {
         const a = e.attributes ?? {};
-        const what = e.name === 'agent_state_machine.transition' ? `${String(a['agent_state_machine.transition.from'])} → ${String(a['agent_state_machine.transition.to'])}${a['agent_state_machine.transition.forced'] === true ? ' (forced)' : ''}` : String(a['exception.message'] ?? '');
+        const what =
+          e.name === 'agent_state_machine.transition'
+            ? `${String(a['agent_state_machine.transition.from'])} → ${String(a['agent_state_machine.transition.to'])}${a['agent_state_machine.transition.forced'] === true ? ' (forced)' : ''}`
+            : String(a['exception.message'] ?? '');
         print(`${'  '.repeat(depth + 2)}event ${e.name}: ${what}`);
       }
       walk(s.spanContext().spanId, depth + 1);

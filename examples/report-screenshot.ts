@@ -17,7 +17,19 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-screenshot-'));
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
   try {
     const report = await runBatchExample({ historyDir: dir, print: () => undefined, tty: false });
     // The big refactor (task 2) is stopped by its own per-run cap after eight expensive rounds.
@@ -28,9 +40,15 @@ async function main(): Promise<void> {
     await page.goto(`file://${file}`);
     // Show what a click shows: the move that ended the run.
     await page.click('#run-view rect.visit.final');
-    const bottom = await page.locator('#move-detail').evaluate((el) => el.getBoundingClientRect().bottom + (globalThis as unknown as { scrollY: number }).scrollY);
+    const bottom = await page
+      .locator('#move-detail')
+      .evaluate((el) => el.getBoundingClientRect().bottom + (globalThis as unknown as { scrollY: number }).scrollY);
     await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
-    await page.screenshot({ path: OUT, fullPage: true, clip: { x: 0, y: 0, width: 1100, height: Math.ceil(bottom) + 16 } });
+    await page.screenshot({
+      path: OUT,
+      fullPage: true,
+      clip: { x: 0, y: 0, width: 1100, height: Math.ceil(bottom) + 16 },
+    });
     console.log(`${OUT} (${run.id}, ${run.outcome})`);
   } finally {
     await browser.close();

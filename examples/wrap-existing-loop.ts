@@ -9,7 +9,15 @@
  * and `settleToolCalls` answers the tool calls of a turn that ended early (a provider rejects
  * a conversation whose tool calls have no results).
  */
-import { AgentWithStateMachine, formatHistory, type LLMResponse, type ToolCall, type ToolCallEvent, type ToolResult, type TurnResult } from '../lib/index';
+import {
+  AgentWithStateMachine,
+  formatHistory,
+  type LLMResponse,
+  type ToolCall,
+  type ToolCallEvent,
+  type ToolResult,
+  type TurnResult,
+} from '../lib/index';
 
 // ---- What you already have: an LLM client and some tools (canned here, so it runs offline). ----
 
@@ -20,7 +28,10 @@ export type Message =
   | { role: 'tool'; tool_call_id: string; content: string };
 
 /** A fake LLM that checks the conversation as the real API does, and fails its first call with a 529. */
-export function fakeLLM(): { send(messages: Message[], signal?: AbortSignal): Promise<LLMResponse>; received: Message[][] } {
+export function fakeLLM(): {
+  send(messages: Message[], signal?: AbortSignal): Promise<LLMResponse>;
+  received: Message[][];
+} {
   let calls = 0;
   const received: Message[][] = [];
   return {
@@ -32,16 +43,28 @@ export function fakeLLM(): { send(messages: Message[], signal?: AbortSignal): Pr
       // What the provider answers with a 400 (never retried by default).
       messages.forEach((m, i) => {
         if (m.role !== 'assistant' || m.tool_calls === undefined) return;
-        const answered = messages.slice(i + 1, i + 1 + m.tool_calls.length).map((r) => (r.role === 'tool' ? r.tool_call_id : undefined));
+        const answered = messages
+          .slice(i + 1, i + 1 + m.tool_calls.length)
+          .map((r) => (r.role === 'tool' ? r.tool_call_id : undefined));
         if (m.tool_calls.some((c, k) => answered[k] !== c.id)) {
-          throw Object.assign(new Error("400 An assistant message with 'tool_calls' must be followed by tool messages"), { status: 400 });
+          throw Object.assign(
+            new Error("400 An assistant message with 'tool_calls' must be followed by tool messages"),
+            { status: 400 },
+          );
         }
       });
       if (calls === 1) throw Object.assign(new Error('529 overloaded'), { status: 529 });
       const last = messages.at(-1)!;
       const usage = { inputTokens: 800, outputTokens: 30, costUsd: 0.003 };
       if (last.role === 'user' && last.content.startsWith('List')) {
-        return { text: 'Let me look.', toolCalls: [{ id: `call_${calls}a`, name: 'list_files' }, { id: `call_${calls}b`, name: 'slow_search' }], usage };
+        return {
+          text: 'Let me look.',
+          toolCalls: [
+            { id: `call_${calls}a`, name: 'list_files' },
+            { id: `call_${calls}b`, name: 'slow_search' },
+          ],
+          usage,
+        };
       }
       return { text: `Done: ${last.content}`, usage };
     },
@@ -54,19 +77,33 @@ export const tools: Record<string, (input: unknown, signal: AbortSignal) => Prom
   slow_search: (_input, signal) =>
     new Promise((resolve, reject) => {
       const timer = setTimeout(() => resolve('3 matches'), 50);
-      signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('search aborted'))), { once: true });
+      signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('search aborted'))), {
+        once: true,
+      });
     }),
 };
 
 // ---- Before: the plain loop. ----
 
-async function plainLoop(llm: ReturnType<typeof fakeLLM>, history: Message[], userMessage: string): Promise<string | undefined> {
+async function plainLoop(
+  llm: ReturnType<typeof fakeLLM>,
+  history: Message[],
+  userMessage: string,
+): Promise<string | undefined> {
   history.push({ role: 'user', content: userMessage });
   let response = await llm.send(history).catch(() => llm.send(history)); // one hand-rolled retry
   while (response.toolCalls?.length) {
-    history.push({ role: 'assistant', content: response.text ?? null, tool_calls: response.toolCalls.map((c) => ({ id: c.id, name: c.name })) });
-    const outputs = await Promise.all(response.toolCalls.map((call) => tools[call.name]!(call.input, new AbortController().signal)));
-    response.toolCalls.forEach((call, i) => history.push({ role: 'tool', tool_call_id: call.id, content: outputs[i]! }));
+    history.push({
+      role: 'assistant',
+      content: response.text ?? null,
+      tool_calls: response.toolCalls.map((c) => ({ id: c.id, name: c.name })),
+    });
+    const outputs = await Promise.all(
+      response.toolCalls.map((call) => tools[call.name]!(call.input, new AbortController().signal)),
+    );
+    response.toolCalls.forEach((call, i) =>
+      history.push({ role: 'tool', tool_call_id: call.id, content: outputs[i]! }),
+    );
     response = await llm.send(history);
   }
   history.push({ role: 'assistant', content: response.text ?? '' });
@@ -78,10 +115,17 @@ async function plainLoop(llm: ReturnType<typeof fakeLLM>, history: Message[], us
 /** The assistant message that carries a response: its text and the tool calls it asked for. */
 function assistant(response: LLMResponse): Message {
   const calls = response.toolCalls ?? [];
-  return calls.length === 0 ? { role: 'assistant', content: response.text ?? '' } : { role: 'assistant', content: response.text ?? null, tool_calls: calls.map((c) => ({ id: c.id, name: c.name })) };
+  return calls.length === 0
+    ? { role: 'assistant', content: response.text ?? '' }
+    : { role: 'assistant', content: response.text ?? null, tool_calls: calls.map((c) => ({ id: c.id, name: c.name })) };
 }
 
-const toolMessages = (results: ToolResult[]): Message[] => results.map((r) => ({ role: 'tool', tool_call_id: r.callId, content: r.isError === true ? `error: ${r.output}` : r.output }));
+const toolMessages = (results: ToolResult[]): Message[] =>
+  results.map((r) => ({
+    role: 'tool',
+    tool_call_id: r.callId,
+    content: r.isError === true ? `error: ${r.output}` : r.output,
+  }));
 
 export function wrap(llm: ReturnType<typeof fakeLLM>, history: Message[]): AgentWithStateMachine {
   return new AgentWithStateMachine(
@@ -95,7 +139,10 @@ export function wrap(llm: ReturnType<typeof fakeLLM>, history: Message[]): Agent
         return response;
       },
       async sendToolResults(results, messages, { signal }) {
-        const outgoing: Message[] = [...toolMessages(results), ...messages.map((m): Message => ({ role: 'user', content: m }))];
+        const outgoing: Message[] = [
+          ...toolMessages(results),
+          ...messages.map((m): Message => ({ role: 'user', content: m })),
+        ];
         const response = await llm.send([...history, ...outgoing], signal);
         history.push(...outgoing, assistant(response));
         return response;
@@ -114,7 +161,9 @@ export function wrap(llm: ReturnType<typeof fakeLLM>, history: Message[]): Agent
 }
 
 /** Runs the plain loop, then three wrapped turns: one retried, one cancelled mid-tool, one after it. */
-export async function runExample(print: (line: string) => void = console.log): Promise<{ results: TurnResult[]; history: Message[]; llm: ReturnType<typeof fakeLLM> }> {
+export async function runExample(
+  print: (line: string) => void = console.log,
+): Promise<{ results: TurnResult[]; history: Message[]; llm: ReturnType<typeof fakeLLM> }> {
   print(`Plain loop: ${await plainLoop(fakeLLM(), [], 'What files are here?')}`);
 
   const llm = fakeLLM();
@@ -131,9 +180,15 @@ export async function runExample(print: (line: string) => void = console.log): P
   agent.on('toolCall', pressEsc);
   results.push(await agent.runTurn('List the files and search for TODO'));
   results.push(await agent.runTurn('Carry on')); // valid: the interrupted calls were settled
-  for (const r of results) print(`Wrapped turn ${r.turn}: ${r.outcome}${r.text === undefined ? '' : ` - ${r.text}`}${r.error === undefined ? '' : ` (${r.error.message})`}`);
+  for (const r of results)
+    print(
+      `Wrapped turn ${r.turn}: ${r.outcome}${r.text === undefined ? '' : ` - ${r.text}`}${r.error === undefined ? '' : ` (${r.error.message})`}`,
+    );
   print(`\nThe conversation (${history.length} messages):`);
-  for (const m of history) print(`  ${m.role}: ${m.role === 'tool' ? `[${m.tool_call_id}] ` : ''}${m.content ?? ''}${m.role === 'assistant' && m.tool_calls ? ` → ${m.tool_calls.map((c) => c.name).join(', ')}` : ''}`);
+  for (const m of history)
+    print(
+      `  ${m.role}: ${m.role === 'tool' ? `[${m.tool_call_id}] ` : ''}${m.content ?? ''}${m.role === 'assistant' && m.tool_calls ? ` → ${m.tool_calls.map((c) => c.name).join(', ')}` : ''}`,
+    );
   print(`\nWhat the wrapped loop recorded (${agent.usage.llmCalls} LLM calls, $${agent.usage.costUsd.toFixed(3)}):`);
   print(formatHistory(agent.machine.history()));
   return { results, history, llm };

@@ -40,7 +40,13 @@ export { InvalidArgumentError } from './machine/InvalidArgumentError';
 export { InvalidTableError } from './machine/InvalidTableError';
 
 export { StateMachine } from './machine/StateMachine';
-export type { StateMachineOptions, StateMachineEvents, HistorySink, JournalLine, ResetInfo } from './machine/StateMachine';
+export type {
+  StateMachineOptions,
+  StateMachineEvents,
+  HistorySink,
+  JournalLine,
+  ResetInfo,
+} from './machine/StateMachine';
 export type { TransitionRecord, TransitionEvent, ForcedLogLevel } from './machine/TransitionRecord';
 export { formatHistory } from './history/formatHistory';
 export type { FormatHistoryOptions } from './history/formatHistory';
@@ -49,7 +55,16 @@ export { formatDuration } from './internal/formatDuration';
 // The adapter: wrap an existing agent loop.
 export { AgentWithStateMachine } from './agent/AgentWithStateMachine';
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/AgentWithStateMachine';
-export type { AgentLoop, LLMResponse, ToolCall, ToolResult, Usage, OperationContext, SettleInfo, Pricing } from './agent/AgentLoop';
+export type {
+  AgentLoop,
+  LLMResponse,
+  ToolCall,
+  ToolResult,
+  Usage,
+  OperationContext,
+  SettleInfo,
+  Pricing,
+} from './agent/AgentLoop';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
 export type { TurnOutcome } from './agent/TurnOutcome';
@@ -57,13 +72,26 @@ export type { OnUnknownCost } from './agent/priceResponse';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
 export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
-export { LLMCallError, ContractViolationError, BudgetExceededError, TurnCancelledError, OperationError, MachineMovedError } from './agent/TurnError';
+export {
+  LLMCallError,
+  ContractViolationError,
+  BudgetExceededError,
+  TurnCancelledError,
+  OperationError,
+  MachineMovedError,
+} from './agent/TurnError';
 export type { TurnError } from './agent/TurnError';
 export { TurnInProgressError } from './agent/TurnInProgressError';
 export { Budget } from './agent/Budget';
 export type { BudgetOptions } from './agent/Budget';
 export { UsageMeter } from './agent/UsageMeter';
-export type { JournalEntry, LlmJournalEntry, ToolJournalEntry, JournalOptions, JournalError } from './agent/JournalEntry';
+export type {
+  JournalEntry,
+  LlmJournalEntry,
+  ToolJournalEntry,
+  JournalOptions,
+  JournalError,
+} from './agent/JournalEntry';
 export { redactCredentials } from './agent/redactCredentials';
 export type { UsageMeterOptions } from './agent/UsageMeter';
 export { assertBudgetLimits } from './agent/BudgetLimits';
@@ -73,7 +101,13 @@ export type { UsageTotals, UsageDelta } from './agent/UsageTotals';
 export type { RetryOptions } from './agent/retryDelay';
 export type { Sleep } from './internal/sleep';
 export { createScriptedAgent } from './agent/createScriptedAgent';
-export type { AgentScript, ScriptedReply, ScriptedTool, ScriptedCall, ScriptedAgent } from './agent/createScriptedAgent';
+export type {
+  AgentScript,
+  ScriptedReply,
+  ScriptedTool,
+  ScriptedCall,
+  ScriptedAgent,
+} from './agent/createScriptedAgent';
 
 // Inspecting a run after the fact: history files, validation, summaries, run facts, diagrams.
 export { VERSION } from './internal/version';
@@ -81,14 +115,28 @@ export { JsonlHistorySink } from './history/JsonlHistorySink';
 export type { JsonlHistorySinkOptions, HistoryDurability } from './history/JsonlHistorySink';
 export { readHistory, loadHistory } from './history/loadHistory';
 export type { ReadHistoryOptions, LoadedHistory } from './history/loadHistory';
-export type { HistoryEntry, HistoryItem, HistoryMeta, HistoryWarning, JournalLineRead, RejectedMove, ResetMarker } from './history/HistoryEntry';
+export type {
+  HistoryEntry,
+  HistoryItem,
+  HistoryMeta,
+  HistoryWarning,
+  JournalLineRead,
+  RejectedMove,
+  ResetMarker,
+} from './history/HistoryEntry';
 export type { HistoryTableInfo } from './history/HistoryTableInfo';
 export { HistoryFileError } from './history/HistoryFileError';
 export type { HistoryFileErrorCode } from './history/HistoryFileError';
 export { validateHistory, HistoryValidator } from './history/validateHistory';
 export type { HistoryIssue, HistoryValidation } from './history/validateHistory';
 export { summarizeHistory, HistorySummarizer } from './history/summarizeHistory';
-export type { HistorySummary, SummarizeHistoryOptions, StateTime, TurnSummary, FailureSummary } from './history/summarizeHistory';
+export type {
+  HistorySummary,
+  SummarizeHistoryOptions,
+  StateTime,
+  TurnSummary,
+  FailureSummary,
+} from './history/summarizeHistory';
 export { runFacts, RunFactsCollector } from './history/runFacts';
 export type { RunFacts, RunFactsOptions, TurnFacts, FailingMove, RunUsage, UsagePoint } from './history/runFacts';
 export { formatSummary } from './history/formatSummary';
@@ -107,7 +155,15 @@ export { runTask } from './batch/runTask';
 export { safeFileName } from './batch/safeFileName';
 export type { AgentTask, AgentSource, RunTaskOptions, TaskRun } from './batch/runTask';
 export { Deadline } from './agent/Deadline';
-export type { BatchTask, BatchOptions, BatchReport, BatchTotals, BatchProgress, RunReport, RunOutcome } from './batch/runBatch';
+export type {
+  BatchTask,
+  BatchOptions,
+  BatchReport,
+  BatchTotals,
+  BatchProgress,
+  RunReport,
+  RunOutcome,
+} from './batch/runBatch';
 export { RunSkippedError } from './batch/RunSkippedError';
 export type { SkipReason } from './batch/RunSkippedError';
 export { formatBatchReport } from './batch/formatBatchReport';

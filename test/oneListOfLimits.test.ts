@@ -44,11 +44,20 @@ function loadWithOneMore(): Loaded {
   jest.isolateModules(() => {
     jest.doMock(USAGE_FIELDS_PATH, () => {
       const real = jest.requireActual<Record<string, unknown>>(USAGE_FIELDS_PATH);
-      return { ...real, USAGE_FIELDS: { ...(real.USAGE_FIELDS as object), [FIELD]: { grows: 'response', code: 'ci' } } };
+      return {
+        ...real,
+        USAGE_FIELDS: { ...(real.USAGE_FIELDS as object), [FIELD]: { grows: 'response', code: 'ci' } },
+      };
     });
     jest.doMock(LIMITS_PATH, () => {
       const real = jest.requireActual<Record<string, unknown>>(LIMITS_PATH);
-      const limit = { of: [FIELD], code: 'mct', label: 'cached tokens', against: (used: number, max: number) => `${used} cached of ${max}`, cell: (n: number) => `${n} cached` };
+      const limit = {
+        of: [FIELD],
+        code: 'mct',
+        label: 'cached tokens',
+        against: (used: number, max: number) => `${used} cached of ${max}`,
+        cell: (n: number) => `${n} cached`,
+      };
       return { ...real, LIMITS: { ...(real.LIMITS as object), [LIMIT]: limit } };
     });
     /* eslint-disable @typescript-eslint/no-require-imports -- inside isolateModules: an import would be hoisted out of the sandbox and get the real lists */
@@ -83,13 +92,27 @@ beforeAll(() => {
 describe('a usage field and a limit added to the lists', () => {
   it('is a limit assertBudgetLimits accepts, and still names bad values', () => {
     expect(() => m.lib.assertBudgetLimits(limitsWith(5), 'total')).not.toThrow();
-    expect(() => m.lib.assertBudgetLimits(limitsWith(-1), 'total')).toThrow(`Expected \`total.${LIMIT}\` to be a non-negative finite number, got \`-1\` (number)`);
-    expect(() => m.lib.assertBudgetLimits({ maxCost: 1 }, 'total')).toThrow(`one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs, ${LIMIT} (unknown key)`);
+    expect(() => m.lib.assertBudgetLimits(limitsWith(-1), 'total')).toThrow(
+      `Expected \`total.${LIMIT}\` to be a non-negative finite number, got \`-1\` (number)`,
+    );
+    expect(() => m.lib.assertBudgetLimits({ maxCost: 1 }, 'total')).toThrow(
+      `one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs, ${LIMIT} (unknown key)`,
+    );
   });
 
   it('is in the usage totals: emptyUsage, addUsage, addUsageTo', () => {
-    expect(m.lib.emptyUsage()).toEqual({ inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0, [FIELD]: 0 });
-    expect((m.lib.addUsage(m.lib.addUsage(m.lib.emptyUsage(), deltaOf(2)), deltaOf(3)) as unknown as Loose)[FIELD]).toBe(5);
+    expect(m.lib.emptyUsage()).toEqual({
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      toolCalls: 0,
+      llmCalls: 0,
+      wallMs: 0,
+      [FIELD]: 0,
+    });
+    expect(
+      (m.lib.addUsage(m.lib.addUsage(m.lib.emptyUsage(), deltaOf(2)), deltaOf(3)) as unknown as Loose)[FIELD],
+    ).toBe(5);
     const inPlace = m.lib.emptyUsage();
     m.totals.addUsageTo(inPlace, deltaOf(4));
     expect((inPlace as unknown as Loose)[FIELD]).toBe(4);
@@ -102,7 +125,12 @@ describe('a usage field and a limit added to the lists', () => {
     expect(() => budget.charge(deltaOf(Number.NaN))).toThrow(`delta.${FIELD}`);
     budget.charge(deltaOf(4));
     expect((budget.usage as unknown as Loose)[FIELD]).toBe(10);
-    const spent = { limit: LIMIT, used: 10, max: 10, message: 'shared budget exceeded: 10 cached of 10 after 0 LLM calls' };
+    const spent = {
+      limit: LIMIT,
+      used: 10,
+      max: 10,
+      message: 'shared budget exceeded: 10 cached of 10 after 0 LLM calls',
+    };
     expect(budget.spent()).toEqual(spent);
     expect(m.limits.spentLimit(budget.usage, limitsWith(10), 'shared budget')).toEqual(spent);
   });
@@ -130,15 +158,28 @@ describe('a usage field and a limit added to the lists', () => {
   });
 
   it('is read back from the caps runBatch writes into a history', () => {
-    const meta = { type: 'meta', version: '0', runId: 'x', startedAt: 0, table: { initial: 'Ready', states: [], edges: [], terminal: [], error: [] }, metadata: { batch: { limits: { total: limitsWith(7) } } } };
+    const meta = {
+      type: 'meta',
+      version: '0',
+      runId: 'x',
+      startedAt: 0,
+      table: { initial: 'Ready', states: [], edges: [], terminal: [], error: [] },
+      metadata: { batch: { limits: { total: limitsWith(7) } } },
+    };
     const history = [{ kind: 'meta', line: 1, meta, table: m.lib.DEFAULT_TABLE }] as unknown as Lib.HistoryItem[];
-    expect(m.lib.renderBatchPage([{ history }])).toContain('<td>cached tokens</td><td class="num">0 cached</td><td class="num">7 cached (0%)</td>');
+    expect(m.lib.renderBatchPage([{ history }])).toContain(
+      '<td>cached tokens</td><td class="num">0 cached</td><td class="num">7 cached (0%)</td>',
+    );
   });
 
   it('is charged by budgetFor from what an AI SDK step reports', async () => {
     const budget = new m.lib.Budget({});
     const guard = m.aiSdk.budgetFor(budget);
-    const step = { usage: { inputTokens: 10, outputTokens: 5, inputTokenDetails: { cacheReadTokens: 7 } }, content: [], response: { modelId: 'm' } };
+    const step = {
+      usage: { inputTokens: 10, outputTokens: 5, inputTokenDetails: { cacheReadTokens: 7 } },
+      content: [],
+      response: { modelId: 'm' },
+    };
     try {
       await guard.stopWhen({ steps: [step] } as never);
     } finally {
@@ -164,7 +205,9 @@ describe('a usage field and a limit added to the lists, in a distributed batch',
   });
 
   it('has its counter and its cap in the Lua scripts', () => {
-    expect(m.scripts.RESERVE).toContain(`redis.call('HMGET', KEYS[1], 'i', 'o', 'c', 't', 'l', 'st', 'ci', 'mc', 'mt', 'mtc', 'mlc', 'mw', 'mct')`);
+    expect(m.scripts.RESERVE).toContain(
+      `redis.call('HMGET', KEYS[1], 'i', 'o', 'c', 't', 'l', 'st', 'ci', 'mc', 'mt', 'mtc', 'mlc', 'mw', 'mct')`,
+    );
     expect(m.scripts.RESERVE).toContain(`elseif over(n[7], tonumber(b[13])) then spent = '${LIMIT}'`);
     expect(m.scripts.CHARGE).toContain(`redis.call('HINCRBY', KEYS[1], 'ci', ARGV[5])`);
   });
@@ -175,7 +218,12 @@ describe('a usage field and a limit added to the lists, in a distributed batch',
     expect(await client.hget(keys.budget, 'mct')).toBe('9');
     const budget = new m.bullmq.RedisBudget(client, keys, limitsWith(9), 3);
     expect(await budget.charge(deltaOf(5))).toBeUndefined();
-    expect(await budget.charge(deltaOf(4))).toEqual({ limit: LIMIT, used: 9, max: 9, message: 'shared budget exceeded: 9 cached of 9 after 0 LLM calls' });
+    expect(await budget.charge(deltaOf(4))).toEqual({
+      limit: LIMIT,
+      used: 9,
+      max: 9,
+      message: 'shared budget exceeded: 9 cached of 9 after 0 LLM calls',
+    });
     expect(await budget.reserve('llm')).toMatchObject({ limit: LIMIT });
     expect(await client.hget(keys.runUsage, '3:ci')).toBe('9');
     // A run lost with its worker is reported with what it had charged.
@@ -184,7 +232,13 @@ describe('a usage field and a limit added to the lists, in a distributed batch',
   });
 
   it('is a cap submitBatch writes into the batch budget', async () => {
-    const batch = await m.bullmq.submitBatch([], { connection: url, name: 'q', prefix, total: limitsWith(11), keepKeys: true });
+    const batch = await m.bullmq.submitBatch([], {
+      connection: url,
+      name: 'q',
+      prefix,
+      total: limitsWith(11),
+      keepKeys: true,
+    });
     const report = await batch.report();
     expect(await client.hget(batchKeys(prefix, 'q', batch.batchId).budget, 'mct')).toBe('11');
     expect(report.budget).toHaveProperty(FIELD, 0);

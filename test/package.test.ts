@@ -3,7 +3,8 @@ import path from 'node:path';
 import * as api from '../lib/index';
 
 const root = path.resolve(__dirname, '..');
-const run = (file: string, args: string[]) => execFileSync(file, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const run = (file: string, args: string[]) =>
+  execFileSync(file, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 // Builds once, then uses the package by its name (Node's self-reference through `exports`),
 // exactly as `import` and `require` users would.
@@ -15,7 +16,10 @@ describe('the built package', () => {
   const names = Object.keys(api).sort();
 
   it('exports every public name to require()', () => {
-    const out = run(process.execPath, ['-e', "console.log(JSON.stringify(Object.keys(require('agent-state-machine')).sort()))"]);
+    const out = run(process.execPath, [
+      '-e',
+      "console.log(JSON.stringify(Object.keys(require('agent-state-machine')).sort()))",
+    ]);
     expect(JSON.parse(out)).toEqual(names);
   });
 
@@ -42,11 +46,11 @@ describe('the built package', () => {
   it('serves each SDK subpath to require(), sharing one copy of the main entry', () => {
     const script = [
       "const main = require('agent-state-machine');",
-      "const names = {};",
+      'const names = {};',
       `for (const sub of ${JSON.stringify(Object.keys(SUBPATHS))}) names[sub] = Object.keys(require('agent-state-machine/' + sub)).sort();`,
-      "let same = false;",
+      'let same = false;',
       "try { require('agent-state-machine/openai').fromOpenAIChat({}, { model: 'm' }); } catch (e) { same = e instanceof main.InvalidArgumentError; }",
-      "console.log(JSON.stringify({ names, same }));",
+      'console.log(JSON.stringify({ names, same }));',
     ].join('\n');
     expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual({ names: SUBPATHS, same: true });
   });
@@ -57,36 +61,50 @@ describe('the built package', () => {
       "import * as openai from 'agent-state-machine/openai';",
       "import * as anthropic from 'agent-state-machine/anthropic';",
       "import * as pricing from 'agent-state-machine/pricing';",
-      "let same = false;",
+      'let same = false;',
       "try { anthropic.fromAnthropic({}, { model: 'm' }); } catch (e) { same = e instanceof main.InvalidArgumentError; }",
-      "const names = { openai: Object.keys(openai).sort(), anthropic: Object.keys(anthropic).sort(), pricing: Object.keys(pricing).sort() };",
+      'const names = { openai: Object.keys(openai).sort(), anthropic: Object.keys(anthropic).sort(), pricing: Object.keys(pricing).sort() };',
       "console.log(JSON.stringify({ names, same, price: pricing.createPricing()({ inputTokens: 1e6, outputTokens: 0 }, { model: 'gpt-4o-mini' }) }));",
     ].join('\n');
-    expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]))).toEqual({ names: SUBPATHS, same: true, price: 0.15 });
+    expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]))).toEqual({
+      names: SUBPATHS,
+      same: true,
+      price: 0.15,
+    });
   });
 
   it('loads no SDK and no price data with the main entry alone', () => {
-    const script = "require('agent-state-machine'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/](openai|@anthropic-ai|@pydantic)[\\/]/.test(f))));";
+    const script =
+      "require('agent-state-machine'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/](openai|@anthropic-ai|@pydantic)[\\/]/.test(f))));";
     expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual([]);
   });
 
   it('exports the ai-sdk subpath to require() and import, and its loop runs a turn on the SDK mock model', () => {
-    const required = run(process.execPath, ['-e', "console.log(JSON.stringify(Object.keys(require('agent-state-machine/ai-sdk')).sort()))"]);
+    const required = run(process.execPath, [
+      '-e',
+      "console.log(JSON.stringify(Object.keys(require('agent-state-machine/ai-sdk')).sort()))",
+    ]);
     expect(JSON.parse(required)).toEqual(['budgetFor', 'fromAISDK', 'usageFromAISDK']);
     const script = [
       "import { AgentWithStateMachine } from 'agent-state-machine';",
       "import { fromAISDK } from 'agent-state-machine/ai-sdk';",
       "import { MockLanguageModelV3 } from 'ai/test';",
-      "const usage = { inputTokens: { total: 3, noCache: 3 }, outputTokens: { total: 2, text: 2 } };",
+      'const usage = { inputTokens: { total: 3, noCache: 3 }, outputTokens: { total: 2, text: 2 } };',
       "const model = new MockLanguageModelV3({ doGenerate: { content: [{ type: 'text', text: 'hi' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] } });",
       'const result = await new AgentWithStateMachine(fromAISDK({ model }), { logger: false }).runTurn("hello");',
       'console.log(JSON.stringify({ outcome: result.outcome, text: result.text }));',
     ].join('\n');
-    expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]))).toEqual({ outcome: 'end_of_turn', text: 'hi' });
+    expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]))).toEqual({
+      outcome: 'end_of_turn',
+      text: 'hi',
+    });
   });
 
   it('never loads the ai package from the main entry', () => {
-    const out = run(process.execPath, ['-e', "require('agent-state-machine'); console.log(Object.keys(require.cache).some((f) => /node_modules[\\\\/]ai[\\\\/]/.test(f)))"]);
+    const out = run(process.execPath, [
+      '-e',
+      "require('agent-state-machine'); console.log(Object.keys(require.cache).some((f) => /node_modules[\\\\/]ai[\\\\/]/.test(f)))",
+    ]);
     expect(out.trim()).toBe('false');
   });
 
@@ -100,23 +118,44 @@ describe('the built package', () => {
       'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });',
       "const agent = new m.AgentWithStateMachine(m.createScriptedAgent({ replies: [{ text: 'hi' }] }), { logger: false });",
       "otel.traceAgent(agent, { tracer: provider.getTracer('t'), agentName: 'a' });",
-      'agent.runTurn(\'hello\').then(() => console.log(JSON.stringify({ loaded, names: Object.keys(otel).sort(), spans: exporter.getFinishedSpans().map((s) => s.name).sort() })));',
+      "agent.runTurn('hello').then(() => console.log(JSON.stringify({ loaded, names: Object.keys(otel).sort(), spans: exporter.getFinishedSpans().map((s) => s.name).sort() })));",
     ].join('\n');
-    expect(JSON.parse(run(process.execPath, ['-e', cjs]))).toEqual({ loaded: false, names: ['traceAgent', 'traceBatch'], spans: ['chat', 'invoke_agent a'] });
-    const esm = "import * as otel from 'agent-state-machine/otel'; console.log(JSON.stringify(Object.keys(otel).sort()));";
+    expect(JSON.parse(run(process.execPath, ['-e', cjs]))).toEqual({
+      loaded: false,
+      names: ['traceAgent', 'traceBatch'],
+      spans: ['chat', 'invoke_agent a'],
+    });
+    const esm =
+      "import * as otel from 'agent-state-machine/otel'; console.log(JSON.stringify(Object.keys(otel).sort()));";
     expect(JSON.parse(run(process.execPath, ['--input-type=module', '-e', esm]))).toEqual(['traceAgent', 'traceBatch']);
   });
 
   // 5.4 is the oldest TypeScript the published types support (they use `NoInfer`); the
   // README's Install section says so.
-  it.each(['typescript', 'typescript-5.4'])('gives both module kinds types that resolve under %s', (compiler) => {
-    expect(() => run(process.execPath, [path.join(root, 'node_modules', compiler, 'bin/tsc'), '-p', 'test/fixtures/package/tsconfig.json'])).not.toThrow();
-  }, 60_000);
+  it.each(['typescript', 'typescript-5.4'])(
+    'gives both module kinds types that resolve under %s',
+    (compiler) => {
+      expect(() =>
+        run(process.execPath, [
+          path.join(root, 'node_modules', compiler, 'bin/tsc'),
+          '-p',
+          'test/fixtures/package/tsconfig.json',
+        ]),
+      ).not.toThrow();
+    },
+    60_000,
+  );
 
   // The ai-sdk subpath needs what `ai` 6's own types need: TypeScript 5.7 or later (a generic
   // Uint8Array) and @types/json-schema under skipLibCheck: false.
   it('gives the ai-sdk subpath types that resolve for both module kinds under typescript', () => {
-    expect(() => run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'test/fixtures/package/tsconfig.ai-sdk.json'])).not.toThrow();
+    expect(() =>
+      run(process.execPath, [
+        path.join(root, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        'test/fixtures/package/tsconfig.ai-sdk.json',
+      ]),
+    ).not.toThrow();
   }, 60_000);
 
   // A module hook that makes any ESM import of `ai` throw.
@@ -130,44 +169,61 @@ describe('the built package', () => {
   it.each([
     ['require', 'cjs'],
     ['import', 'esm'],
-  ])('serves agent-state-machine/mcp to %s, working against a real MCP server without loading ai', (_kind, format) => {
-    const load =
-      format === 'cjs'
-        ? [
-            "const { mcpTools, McpToolError } = require('agent-state-machine/mcp');",
-            "const main = require('agent-state-machine');",
-            "const { Client } = require('@modelcontextprotocol/sdk/client/index.js');",
-            "const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');",
-            'const loaded = () => Object.keys(require.cache);',
-          ]
-        : [
-            "import { mcpTools, McpToolError } from 'agent-state-machine/mcp';",
-            "import * as main from 'agent-state-machine';",
-            "import { Client } from '@modelcontextprotocol/sdk/client/index.js';",
-            "import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';",
-            // ESM has no require.cache: the resolve hook below fails any import of `ai` instead.
-            'const loaded = () => [];',
-          ];
-    const script = [
-      ...load,
-      '(async () => {',
-      "  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp/server.ts'], stderr: 'ignore' });",
-      "  const client = new Client({ name: 'package-test', version: '1.0.0' });",
-      '  await client.connect(transport);',
-      '  const mcp = await mcpTools(client);',
-      "  const result = await mcp.runTool({ id: 'c1', name: 'notes_read', input: { name: 'x' } }, { signal: new AbortController().signal, turn: 1 });",
-      "  let invalid = false; try { await mcpTools({}); } catch (e) { invalid = e instanceof main.InvalidArgumentError; }",
-      '  await client.close();',
-      "  const ai = loaded().some((f) => /node_modules[\\\\/]ai[\\\\/]/.test(f));",
-      "  console.log(JSON.stringify({ tools: Object.keys(mcp.tools).length, result, invalid, error: typeof McpToolError, ai }));",
-      '})();',
-    ].join('\n');
-    const out = run(process.execPath, [...(format === 'esm' ? ['--import', noAiHook, '--input-type=module'] : []), '-e', script]);
-    expect(JSON.parse(out)).toEqual({ tools: 8, result: { callId: 'c1', output: 'note x: buy milk' }, invalid: true, error: 'function', ai: false });
-  }, 60_000);
+  ])(
+    'serves agent-state-machine/mcp to %s, working against a real MCP server without loading ai',
+    (_kind, format) => {
+      const load =
+        format === 'cjs'
+          ? [
+              "const { mcpTools, McpToolError } = require('agent-state-machine/mcp');",
+              "const main = require('agent-state-machine');",
+              "const { Client } = require('@modelcontextprotocol/sdk/client/index.js');",
+              "const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');",
+              'const loaded = () => Object.keys(require.cache);',
+            ]
+          : [
+              "import { mcpTools, McpToolError } from 'agent-state-machine/mcp';",
+              "import * as main from 'agent-state-machine';",
+              "import { Client } from '@modelcontextprotocol/sdk/client/index.js';",
+              "import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';",
+              // ESM has no require.cache: the resolve hook below fails any import of `ai` instead.
+              'const loaded = () => [];',
+            ];
+      const script = [
+        ...load,
+        '(async () => {',
+        "  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp/server.ts'], stderr: 'ignore' });",
+        "  const client = new Client({ name: 'package-test', version: '1.0.0' });",
+        '  await client.connect(transport);',
+        '  const mcp = await mcpTools(client);',
+        "  const result = await mcp.runTool({ id: 'c1', name: 'notes_read', input: { name: 'x' } }, { signal: new AbortController().signal, turn: 1 });",
+        '  let invalid = false; try { await mcpTools({}); } catch (e) { invalid = e instanceof main.InvalidArgumentError; }',
+        '  await client.close();',
+        '  const ai = loaded().some((f) => /node_modules[\\\\/]ai[\\\\/]/.test(f));',
+        '  console.log(JSON.stringify({ tools: Object.keys(mcp.tools).length, result, invalid, error: typeof McpToolError, ai }));',
+        '})();',
+      ].join('\n');
+      const out = run(process.execPath, [
+        ...(format === 'esm' ? ['--import', noAiHook, '--input-type=module'] : []),
+        '-e',
+        script,
+      ]);
+      expect(JSON.parse(out)).toEqual({
+        tools: 8,
+        result: { callId: 'c1', output: 'note x: buy milk' },
+        invalid: true,
+        error: 'function',
+        ai: false,
+      });
+    },
+    60_000,
+  );
 
   it('never loads the MCP SDK from the main entry', () => {
-    const out = run(process.execPath, ['-e', "require('agent-state-machine'); console.log(Object.keys(require.cache).some((f) => f.includes('@modelcontextprotocol')))"]);
+    const out = run(process.execPath, [
+      '-e',
+      "require('agent-state-machine'); console.log(Object.keys(require.cache).some((f) => f.includes('@modelcontextprotocol')))",
+    ]);
     expect(out.trim()).toBe('false');
   });
 
@@ -178,20 +234,39 @@ describe('the built package', () => {
     ['typescript', 'tsconfig.mcp-cjs.json'],
     ['typescript-5.4', 'tsconfig.mcp.json'],
     ['typescript-5.4', 'tsconfig.mcp-cjs.json'],
-  ])('gives the mcp subpath types that resolve under %s (%s)', (compiler, config) => {
-    expect(() => run(process.execPath, [path.join(root, 'node_modules', compiler, 'bin/tsc'), '-p', `test/fixtures/package/${config}`])).not.toThrow();
-  }, 60_000);
+  ])(
+    'gives the mcp subpath types that resolve under %s (%s)',
+    (compiler, config) => {
+      expect(() =>
+        run(process.execPath, [
+          path.join(root, 'node_modules', compiler, 'bin/tsc'),
+          '-p',
+          `test/fixtures/package/${config}`,
+        ]),
+      ).not.toThrow();
+    },
+    60_000,
+  );
 
   it('serves agent-state-machine/bullmq to import and require, loading the main entry once', () => {
     const names = ['RedisBudget', 'WorkerLostError', 'startBatchWorker', 'submitBatch'];
-    const required = run(process.execPath, ['-e', "const b = require('agent-state-machine/bullmq'); const m = require('agent-state-machine'); console.log(JSON.stringify({ names: Object.keys(b).sort(), same: new b.WorkerLostError('w', 1) instanceof Error && typeof m.runBatch === 'function' }))"]);
+    const required = run(process.execPath, [
+      '-e',
+      "const b = require('agent-state-machine/bullmq'); const m = require('agent-state-machine'); console.log(JSON.stringify({ names: Object.keys(b).sort(), same: new b.WorkerLostError('w', 1) instanceof Error && typeof m.runBatch === 'function' }))",
+    ]);
     expect(JSON.parse(required)).toEqual({ names, same: true });
-    const imported = run(process.execPath, ['--input-type=module', '-e', "import * as b from 'agent-state-machine/bullmq'; console.log(JSON.stringify(Object.keys(b).sort()))"]);
+    const imported = run(process.execPath, [
+      '--input-type=module',
+      '-e',
+      "import * as b from 'agent-state-machine/bullmq'; console.log(JSON.stringify(Object.keys(b).sort()))",
+    ]);
     expect(JSON.parse(imported)).toEqual(names);
   });
 
   it('ships no files it does not use', () => {
-    const packed = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'])) as { files: { path: string }[] }[];
+    const packed = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'])) as {
+      files: { path: string }[];
+    }[];
     const files = packed[0]!.files.map((f) => f.path).sort();
     expect(files).toContain('LICENSE');
     expect(files).toContain('dist/cli.cjs');

@@ -1,5 +1,18 @@
 // Type tests: `npm test` type-checks this file, so each @ts-expect-error must stay an error.
-import { State, StateMachine, extendTable, DEFAULT_TABLE, TRANSITIONS, runFacts, RunFactsCollector, type HistorySink, type RunUsage, type StateName, type TransitionRecord, type TurnFacts } from '../lib/index';
+import {
+  State,
+  StateMachine,
+  extendTable,
+  DEFAULT_TABLE,
+  TRANSITIONS,
+  runFacts,
+  RunFactsCollector,
+  type HistorySink,
+  type RunUsage,
+  type StateName,
+  type TransitionRecord,
+  type TurnFacts,
+} from '../lib/index';
 
 describe('types', () => {
   it('narrow state names to the sixteen, and widen with an extended table', () => {

@@ -20,7 +20,9 @@ export async function buildCandidates(): Promise<string> {
   try {
     await build({
       config: false,
-      entry: Object.fromEntries((['floor', 'library', 'xstate', 'jsm'] as const).map((n) => [n, `bench/candidates/${n}.ts`])),
+      entry: Object.fromEntries(
+        (['floor', 'library', 'xstate', 'jsm'] as const).map((n) => [n, `bench/candidates/${n}.ts`]),
+      ),
       format: ['cjs'],
       platform: 'node',
       target: 'node20',

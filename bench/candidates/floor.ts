@@ -54,7 +54,15 @@ class FloorMachine {
     if (next === undefined) throw new Error(`illegal move ${from.name} → ${to}`);
     const at = this.clock();
     const durationMs = Math.max(0, at - this.enteredAt) || 0;
-    const record: FloorRecord = { seq: ++this.seq, from: from.name, to: next.name, description, at, durationMs, forced: false };
+    const record: FloorRecord = {
+      seq: ++this.seq,
+      from: from.name,
+      to: next.name,
+      description,
+      at,
+      durationMs,
+      forced: false,
+    };
     this.node = next;
     this.enteredAt = at;
     if (this.ring.length < 100) this.ring.push(record);

@@ -35,7 +35,8 @@ export function create(_clock: ClockKind): Runner {
   });
   const method = (move: Move): (() => unknown) => {
     const fn = fsm[edgeName(move.from, move.to)];
-    if (typeof fn !== 'function') throw new Error(`javascript-state-machine has no method ${edgeName(move.from, move.to)}`);
+    if (typeof fn !== 'function')
+      throw new Error(`javascript-state-machine has no method ${edgeName(move.from, move.to)}`);
     return fn as () => unknown;
   };
   method(START).call(fsm);

@@ -18,10 +18,14 @@ interface RingRecord {
 }
 
 export function create(clock: ClockKind, variant = 'plain'): Runner {
-  if (variant !== 'plain' && variant !== 'ring') throw new Error(`xstate variant must be plain or ring, got ${variant}`);
+  if (variant !== 'plain' && variant !== 'ring')
+    throw new Error(`xstate variant must be plain or ring, got ${variant}`);
   let calls = 0;
   const states = Object.fromEntries(
-    STATE_NAMES.map((s) => [s, { on: Object.fromEntries(TRANSITIONS[s].map((to) => [to, { target: to, description: '' }])) }]),
+    STATE_NAMES.map((s) => [
+      s,
+      { on: Object.fromEntries(TRANSITIONS[s].map((to) => [to, { target: to, description: '' }])) },
+    ]),
   );
   const machine = createMachine({ id: 'agent', initial: START.from, states });
   const actor = createActor(machine);
@@ -42,7 +46,15 @@ export function create(clock: ClockKind, variant = 'plain'): Runner {
       calls++;
       const at = now();
       const to = snapshot.value as string;
-      const record: RingRecord = { seq: ++seq, from, to, description, at, durationMs: Math.max(0, at - enteredAt) || 0, forced: false };
+      const record: RingRecord = {
+        seq: ++seq,
+        from,
+        to,
+        description,
+        at,
+        durationMs: Math.max(0, at - enteredAt) || 0,
+        forced: false,
+      };
       from = to;
       enteredAt = at;
       if (ring.length < 100) ring.push(record);

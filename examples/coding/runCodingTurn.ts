@@ -39,7 +39,8 @@ class StreamedText {
 export type OnText = (delta: string, info: { attempt: number }) => void;
 
 /** The conversation an SDK loop keeps: messages with roles (Chat Completions, Messages), or Responses input items. */
-export type KeptConversation = { readonly messages: readonly { role: string }[] } | { readonly items: readonly unknown[] };
+export type KeptConversation =
+  { readonly messages: readonly { role: string }[] } | { readonly items: readonly unknown[] };
 
 /** `N messages (user, assistant, …)`, or for Responses items `N items (user, function_call, …)`. */
 function describeConversation(loop: KeptConversation): string {
@@ -55,11 +56,19 @@ function describeConversation(loop: KeptConversation): string {
  * Builds the loop with `makeLoop`, runs the turn and prints it; removes the workspace `dir`
  * and closes the local server at the end, even when building the loop fails.
  */
-export async function runCodingTurn(makeLoop: (onText: OnText) => AgentLoop & KeptConversation, print: (line: string) => void, cleanup: { dir: string; server?: { close(): Promise<void> } | undefined }): Promise<TurnResult> {
+export async function runCodingTurn(
+  makeLoop: (onText: OnText) => AgentLoop & KeptConversation,
+  print: (line: string) => void,
+  cleanup: { dir: string; server?: { close(): Promise<void> } | undefined },
+): Promise<TurnResult> {
   try {
     const streamed = new StreamedText();
     const loop = makeLoop(streamed.onText);
-    const agent = new AgentWithStateMachine(loop, { budget: { maxCostUsd: 0.25, maxLlmCalls: 12 }, pricing: createPricing(), logger: false });
+    const agent = new AgentWithStateMachine(loop, {
+      budget: { maxCostUsd: 0.25, maxLlmCalls: 12 },
+      pricing: createPricing(),
+      logger: false,
+    });
     agent.machine.onTransition((r) => {
       print(`  ${r.from} → ${r.to}  ${r.description}`);
       if (r.to !== 'ProcessingLLMResponse') return;
@@ -68,7 +77,9 @@ export async function runCodingTurn(makeLoop: (onText: OnText) => AgentLoop & Ke
     });
     const result = await agent.runTurn('Why does `node test.js` fail? Find the cause.');
     print(`\n${result.outcome}: ${result.text ?? result.error?.message ?? ''}`);
-    print(`usage: ${result.usage.inputTokens} input + ${result.usage.outputTokens} output tokens, $${result.usage.costUsd.toFixed(6)}, ${result.usage.llmCalls} LLM calls, ${result.usage.toolCalls} tool calls`);
+    print(
+      `usage: ${result.usage.inputTokens} input + ${result.usage.outputTokens} output tokens, $${result.usage.costUsd.toFixed(6)}, ${result.usage.llmCalls} LLM calls, ${result.usage.toolCalls} tool calls`,
+    );
     print(`conversation: ${describeConversation(loop)}`);
     return result;
   } finally {

@@ -22,7 +22,8 @@ export async function makeWorkspace(): Promise<string> {
 }
 
 const MAX_OUTPUT = 4000;
-const cut = (text: string): string => (text.length > MAX_OUTPUT ? `${text.slice(0, MAX_OUTPUT)}\n… (${text.length - MAX_OUTPUT} more characters)` : text);
+const cut = (text: string): string =>
+  text.length > MAX_OUTPUT ? `${text.slice(0, MAX_OUTPUT)}\n… (${text.length - MAX_OUTPUT} more characters)` : text;
 
 /** Resolves `file` inside `dir`, refusing paths that leave it. */
 function inside(dir: string, file: unknown): string {
@@ -42,25 +43,43 @@ export function codingTools(dir: string): Record<string, OpenAIChatTool> {
     },
     read_file: {
       description: 'Reads one file of the project.',
-      parameters: { type: 'object', properties: { path: { type: 'string', description: 'relative to the project' } }, required: ['path'], additionalProperties: false },
-      run: async (input: { path: string }, { signal }) => cut(await fs.readFile(inside(dir, input.path), { encoding: 'utf8', signal })),
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string', description: 'relative to the project' } },
+        required: ['path'],
+        additionalProperties: false,
+      },
+      run: async (input: { path: string }, { signal }) =>
+        cut(await fs.readFile(inside(dir, input.path), { encoding: 'utf8', signal })),
     },
     bash: {
       description: 'Runs a bash command in the project folder (30 s limit) and returns its exit code and output.',
-      parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { command: { type: 'string' } },
+        required: ['command'],
+        additionalProperties: false,
+      },
       run: (input: { command: string }, { signal }) =>
         new Promise((resolve) => {
-          execFile('bash', ['-c', String(input.command)], { cwd: dir, timeout: 30_000, signal, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-            const code = error ? ((error as { code?: unknown }).code ?? 1) : 0;
-            resolve(cut(`exit code ${String(code)}\n${stdout}${stderr}`));
-          });
+          execFile(
+            'bash',
+            ['-c', String(input.command)],
+            { cwd: dir, timeout: 30_000, signal, maxBuffer: 1 << 20 },
+            (error, stdout, stderr) => {
+              const code = error ? ((error as { code?: unknown }).code ?? 1) : 0;
+              resolve(cut(`exit code ${String(code)}\n${stdout}${stderr}`));
+            },
+          );
         }),
     },
   };
 }
 
 /** What the offline "model" does next, given the tool outputs of this turn so far: the same plan whichever protocol carries it. */
-export function scriptedStep(outputs: string[]): { call: { name: string; input: Record<string, unknown> }; say?: string } | { say: string } {
+export function scriptedStep(
+  outputs: string[],
+): { call: { name: string; input: Record<string, unknown> }; say?: string } | { say: string } {
   switch (outputs.length) {
     case 0:
       return { say: 'Let me look at the project.', call: { name: 'list_files', input: {} } };

@@ -42,9 +42,14 @@ export async function listenLocal(handle: (req: ReceivedRequest, ex: Exchange) =
           res.end(JSON.stringify(body));
         },
         sse() {
-          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+          res.writeHead(200, {
+            'content-type': 'text/event-stream',
+            'cache-control': 'no-cache',
+            connection: 'keep-alive',
+          });
           return {
-            write: (data, event) => void (res.destroyed || res.write(`${event !== undefined ? `event: ${event}\n` : ''}data: ${data}\n\n`)),
+            write: (data, event) =>
+              void (res.destroyed || res.write(`${event !== undefined ? `event: ${event}\n` : ''}data: ${data}\n\n`)),
             end: () => void res.end(),
             // Let what was written reach the client first, then cut the connection without ending the response.
             drop: () => void res.write('', () => setTimeout(() => res.socket?.destroy(), 10)),
@@ -55,11 +60,25 @@ export async function listenLocal(handle: (req: ReceivedRequest, ex: Exchange) =
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
       } catch {
-        ex.json(400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', param: null, code: null } });
+        ex.json(400, {
+          error: {
+            message: 'We could not parse the JSON body of your request.',
+            type: 'invalid_request_error',
+            param: null,
+            code: null,
+          },
+        });
         return;
       }
       handle({ path: req.url ?? '/', headers: req.headers, body }, ex).catch((error: unknown) => {
-        ex.json(500, { error: { message: `local server failed: ${error instanceof Error ? error.message : String(error)}`, type: 'server_error', param: null, code: null } });
+        ex.json(500, {
+          error: {
+            message: `local server failed: ${error instanceof Error ? error.message : String(error)}`,
+            type: 'server_error',
+            param: null,
+            code: null,
+          },
+        });
       });
     });
   });

@@ -14,7 +14,13 @@ export interface ChatReply {
   content?: string;
   toolCalls?: { id?: string; name: string; arguments: string }[];
   /** Default: counted from the request and the reply (4 characters a token). `null`: report none. */
-  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: Record<string, number>; completion_tokens_details?: Record<string, number>; cost?: number } | null;
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    prompt_tokens_details?: Record<string, number>;
+    completion_tokens_details?: Record<string, number>;
+    cost?: number;
+  } | null;
   model?: string;
   finishReason?: string;
   /** Wait this long before answering (the wait ends when the client goes away). */
@@ -59,24 +65,34 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 /** Checks a Chat Completions request body as the API does; returns the 400's message, or undefined. */
 export function checkChatRequest(body: any): string | undefined {
   if (typeof body !== 'object' || body === null) return 'The request body must be a JSON object.';
-  if (typeof body.model !== 'string' || body.model === '') return "you must provide a model parameter";
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.";
-  if (body.stream_options != null && body.stream !== true) return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
+  if (typeof body.model !== 'string' || body.model === '') return 'you must provide a model parameter';
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.";
+  if (body.stream_options != null && body.stream !== true)
+    return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return "Invalid type for 'tools': expected an array.";
     for (const [i, t] of body.tools.entries()) {
-      if (t?.type !== 'function' || typeof t.function?.name !== 'string') return `Missing required parameter: 'tools[${i}].function'.`;
-      if (t.function.parameters !== undefined && (typeof t.function.parameters !== 'object' || t.function.parameters === null)) return `Invalid type for 'tools[${i}].function.parameters': expected an object.`;
+      if (t?.type !== 'function' || typeof t.function?.name !== 'string')
+        return `Missing required parameter: 'tools[${i}].function'.`;
+      if (
+        t.function.parameters !== undefined &&
+        (typeof t.function.parameters !== 'object' || t.function.parameters === null)
+      )
+        return `Invalid type for 'tools[${i}].function.parameters': expected an object.`;
     }
   }
   let open: string[] = []; // tool_call ids of the last assistant message not yet answered
   let answerable = new Set<string>();
   for (const [i, m] of body.messages.entries()) {
-    if (typeof m !== 'object' || m === null || !ROLES.has(m.role)) return `Invalid value: '${m?.role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`;
+    if (typeof m !== 'object' || m === null || !ROLES.has(m.role))
+      return `Invalid value: '${m?.role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`;
     if (m.role === 'tool') {
       if (typeof m.tool_call_id !== 'string') return `Missing required parameter: 'messages[${i}].tool_call_id'.`;
-      if (typeof m.content !== 'string' && !Array.isArray(m.content)) return `Invalid type for 'messages[${i}].content': expected one of a string or array of objects.`;
-      if (!answerable.has(m.tool_call_id)) return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+      if (typeof m.content !== 'string' && !Array.isArray(m.content))
+        return `Invalid type for 'messages[${i}].content': expected one of a string or array of objects.`;
+      if (!answerable.has(m.tool_call_id))
+        return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
       answerable.delete(m.tool_call_id);
       open = open.filter((id) => id !== m.tool_call_id);
       continue;
@@ -86,14 +102,22 @@ export function checkChatRequest(body: any): string | undefined {
     }
     answerable = new Set();
     if (m.role === 'assistant') {
-      if (m.content == null && !Array.isArray(m.tool_calls) && m.refusal == null) return `Invalid value for 'messages[${i}].content': expected a string, got null.`;
+      if (m.content == null && !Array.isArray(m.tool_calls) && m.refusal == null)
+        return `Invalid value for 'messages[${i}].content': expected a string, got null.`;
       if (m.tool_calls !== undefined) {
-        if (!Array.isArray(m.tool_calls) || m.tool_calls.length === 0) return `Invalid 'messages[${i}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`;
+        if (!Array.isArray(m.tool_calls) || m.tool_calls.length === 0)
+          return `Invalid 'messages[${i}].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`;
         for (const [j, c] of m.tool_calls.entries()) {
-          if (typeof c?.id !== 'string' || c.type !== 'function' || typeof c.function?.name !== 'string' || typeof c.function?.arguments !== 'string') {
+          if (
+            typeof c?.id !== 'string' ||
+            c.type !== 'function' ||
+            typeof c.function?.name !== 'string' ||
+            typeof c.function?.arguments !== 'string'
+          ) {
             return `Missing required parameter: 'messages[${i}].tool_calls[${j}]' (id, type 'function', function.name, function.arguments).`;
           }
-          if (c.id === '') return `Invalid 'messages[${i}].tool_calls[${j}].id': empty string. Expected a string with minimum length 1, but got an empty string instead.`;
+          if (c.id === '')
+            return `Invalid 'messages[${i}].tool_calls[${j}].id': empty string. Expected a string with minimum length 1, but got an empty string instead.`;
         }
         open = m.tool_calls.map((c: { id: string }) => c.id);
         const twice = open.find((id, k) => open.indexOf(id) !== k);
@@ -121,13 +145,23 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
     const body = req.body;
     const exchange: ChatExchange = { body, stream: body?.stream === true };
     exchanges.push(exchange);
-    const reject = (status: number, message: string, type = 'invalid_request_error', code: string | null = null): void => {
+    const reject = (
+      status: number,
+      message: string,
+      type = 'invalid_request_error',
+      code: string | null = null,
+    ): void => {
       exchange.rejected = { status, message };
       ex.json(status, { error: { message, type, param: null, code } });
     };
     if (req.path !== '/v1/chat/completions') return reject(404, `Invalid URL (POST ${req.path})`);
     if (!/^Bearer \S+/.test(String(req.headers.authorization ?? ''))) {
-      return reject(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", 'invalid_request_error', 'missing_api_key');
+      return reject(
+        401,
+        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        'invalid_request_error',
+        'missing_api_key',
+      );
     }
     const problem = checkChatRequest(body);
     if (problem !== undefined) return reject(400, problem);
@@ -135,41 +169,76 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
     const action = await options.respond(body, valid++);
     if ('error' in action) {
       const e = action.error;
-      ex.json(e.status, { error: { message: e.message, type: e.type ?? 'server_error', param: null, code: e.code ?? null } }, e.headers);
+      ex.json(
+        e.status,
+        { error: { message: e.message, type: e.type ?? 'server_error', param: null, code: e.code ?? null } },
+        e.headers,
+      );
       return;
     }
     await pause(action.delayMs ?? 0, ex.closed);
     if (ex.closed.aborted) return;
     const model = action.model ?? options.model ?? body.model;
-    const calls = (action.toolCalls ?? []).map((c) => ({ id: c.id ?? `call_${(++callSeq).toString().padStart(6, '0')}`, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+    const calls = (action.toolCalls ?? []).map((c) => ({
+      id: c.id ?? `call_${(++callSeq).toString().padStart(6, '0')}`,
+      type: 'function' as const,
+      function: { name: c.name, arguments: c.arguments },
+    }));
     const finish = action.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop');
     const usage =
       action.usage === null
         ? undefined
         : (() => {
-            const u = action.usage ?? { prompt_tokens: tokens(JSON.stringify(body.messages)), completion_tokens: tokens((action.content ?? '') + JSON.stringify(calls)) };
+            const u = action.usage ?? {
+              prompt_tokens: tokens(JSON.stringify(body.messages)),
+              completion_tokens: tokens((action.content ?? '') + JSON.stringify(calls)),
+            };
             return { ...u, total_tokens: u.prompt_tokens + u.completion_tokens };
           })();
     const id = `chatcmpl-local${valid}`;
     const created = Math.floor(Date.now() / 1000);
     if (!exchange.stream) {
-      const message = { role: 'assistant', content: action.content ?? null, refusal: null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
-      ex.json(200, { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], ...(usage ? { usage } : {}) });
+      const message = {
+        role: 'assistant',
+        content: action.content ?? null,
+        refusal: null,
+        ...(calls.length > 0 ? { tool_calls: calls } : {}),
+      };
+      ex.json(200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
+        ...(usage ? { usage } : {}),
+      });
       return;
     }
     // Streaming: role first, then the text in pieces, then each tool call (id and name, then its
     // arguments in pieces), the finish reason, and the usage chunk when include_usage asked for it.
     const sse = ex.sse();
     const chunks: unknown[] = [];
-    const chunk = (delta: unknown, finish_reason: string | null = null): unknown => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason }] });
+    const chunk = (delta: unknown, finish_reason: string | null = null): unknown => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason }],
+    });
     chunks.push(chunk({ role: 'assistant', content: '' }));
     for (const piece of (action.content ?? '').match(/[\s\S]{1,8}/g) ?? []) chunks.push(chunk({ content: piece }));
     calls.forEach((c, index) => {
-      chunks.push(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] }));
-      for (const piece of c.function.arguments.match(/[\s\S]{1,8}/g) ?? []) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+      chunks.push(
+        chunk({
+          tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }],
+        }),
+      );
+      for (const piece of c.function.arguments.match(/[\s\S]{1,8}/g) ?? [])
+        chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     });
     chunks.push(chunk({}, finish));
-    if (body.stream_options?.include_usage === true && usage) chunks.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
+    if (body.stream_options?.include_usage === true && usage)
+      chunks.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
     for (const [i, c] of chunks.entries()) {
       if (action.dropAfterChunks !== undefined && i >= action.dropAfterChunks) return sse.drop();
       sse.write(JSON.stringify(c));

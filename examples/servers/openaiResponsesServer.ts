@@ -58,7 +58,14 @@ export interface ResponsesReply {
 
 /** An HTTP error, shaped as the real API sends it. */
 export interface ResponsesErrorReply {
-  error: { status: number; message: string; type?: string; code?: string | null; param?: string | null; headers?: Record<string, string> };
+  error: {
+    status: number;
+    message: string;
+    type?: string;
+    code?: string | null;
+    param?: string | null;
+    headers?: Record<string, string>;
+  };
 }
 
 export type ResponsesAction = ResponsesReply | ResponsesErrorReply;
@@ -122,11 +129,13 @@ function strictSchemaProblem(schema: any, context: string[] = []): string | unde
   if (typeof schema !== 'object' || schema === null) return undefined;
   const where = `In context=(${context.map((c) => `'${c}'`).join(', ')})`;
   if (schema.type === 'object' || schema.properties !== undefined) {
-    if (schema.additionalProperties !== false) return `${where}, 'additionalProperties' is required to be supplied and to be false.`;
+    if (schema.additionalProperties !== false)
+      return `${where}, 'additionalProperties' is required to be supplied and to be false.`;
     const keys = Object.keys(schema.properties ?? {});
     const required: unknown[] = Array.isArray(schema.required) ? schema.required : [];
     const missing = keys.find((k) => !required.includes(k));
-    if (missing !== undefined) return `${where}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+    if (missing !== undefined)
+      return `${where}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
     for (const k of keys) {
       const inner = strictSchemaProblem(schema.properties[k], [...context, 'properties', k]);
       if (inner !== undefined) return inner;
@@ -141,31 +150,45 @@ function strictSchemaProblem(schema: any, context: string[] = []): string | unde
  * the 400's message, or undefined. Where the API's wording is known it is used; messages for
  * item types this server does not model say so.
  */
-export function checkResponsesRequest(body: any, memory: ResponsesMemory = { stored: new Set(), encrypted: new Set(), reasons: reasoningModel }): string | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'The request body must be a JSON object.';
+export function checkResponsesRequest(
+  body: any,
+  memory: ResponsesMemory = { stored: new Set(), encrypted: new Set(), reasons: reasoningModel },
+): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return 'The request body must be a JSON object.';
   if (typeof body.model !== 'string' || body.model === '') return "Missing required parameter: 'model'.";
   if (body.input === undefined || body.input === null) return "Missing required parameter: 'input'.";
-  if (typeof body.input !== 'string' && !Array.isArray(body.input)) return `Invalid type for 'input': expected one of a string or an array of input items, but got ${typeName(body.input)} instead.`;
-  if (body.store != null && typeof body.store !== 'boolean') return `Invalid type for 'store': expected a boolean, but got ${typeName(body.store)} instead.`;
-  if (body.instructions != null && typeof body.instructions !== 'string') return `Invalid type for 'instructions': expected a string, but got ${typeName(body.instructions)} instead.`;
+  if (typeof body.input !== 'string' && !Array.isArray(body.input))
+    return `Invalid type for 'input': expected one of a string or an array of input items, but got ${typeName(body.input)} instead.`;
+  if (body.store != null && typeof body.store !== 'boolean')
+    return `Invalid type for 'store': expected a boolean, but got ${typeName(body.store)} instead.`;
+  if (body.instructions != null && typeof body.instructions !== 'string')
+    return `Invalid type for 'instructions': expected a string, but got ${typeName(body.instructions)} instead.`;
   if (body.max_output_tokens != null) {
-    if (!Number.isInteger(body.max_output_tokens)) return `Invalid type for 'max_output_tokens': expected an integer, but got ${typeName(body.max_output_tokens)} instead.`;
-    if (body.max_output_tokens < 16) return `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${body.max_output_tokens} instead.`;
+    if (!Number.isInteger(body.max_output_tokens))
+      return `Invalid type for 'max_output_tokens': expected an integer, but got ${typeName(body.max_output_tokens)} instead.`;
+    if (body.max_output_tokens < 16)
+      return `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${body.max_output_tokens} instead.`;
   }
   if (body.include != null) {
-    if (!Array.isArray(body.include)) return `Invalid type for 'include': expected an array, but got ${typeName(body.include)} instead.`;
+    if (!Array.isArray(body.include))
+      return `Invalid type for 'include': expected an array, but got ${typeName(body.include)} instead.`;
     for (const value of body.include) {
-      if (!INCLUDABLE.has(value)) return `Invalid value: '${String(value)}'. Supported values are: ${[...INCLUDABLE].map((v) => `'${v}'`).join(', ')}.`;
+      if (!INCLUDABLE.has(value))
+        return `Invalid value: '${String(value)}'. Supported values are: ${[...INCLUDABLE].map((v) => `'${v}'`).join(', ')}.`;
     }
-    if (body.include.includes('reasoning.encrypted_content') && !memory.reasons(body.model)) return 'Encrypted content is not supported with this model.';
+    if (body.include.includes('reasoning.encrypted_content') && !memory.reasons(body.model))
+      return 'Encrypted content is not supported with this model.';
   }
   if (body.tools != null) {
-    if (!Array.isArray(body.tools)) return `Invalid type for 'tools': expected an array, but got ${typeName(body.tools)} instead.`;
+    if (!Array.isArray(body.tools))
+      return `Invalid type for 'tools': expected an array, but got ${typeName(body.tools)} instead.`;
     for (const [i, t] of body.tools.entries()) {
       if (typeof t?.type !== 'string') return `Missing required parameter: 'tools[${i}].type'.`;
       if (t.type !== 'function') continue;
       if (typeof t.name !== 'string') return `Missing required parameter: 'tools[${i}].name'.`;
-      if (t.parameters != null && (typeof t.parameters !== 'object' || Array.isArray(t.parameters))) return `Invalid type for 'tools[${i}].parameters': expected an object, but got ${typeName(t.parameters)} instead.`;
+      if (t.parameters != null && (typeof t.parameters !== 'object' || Array.isArray(t.parameters)))
+        return `Invalid type for 'tools[${i}].parameters': expected an object, but got ${typeName(t.parameters)} instead.`;
       if (t.strict === true) {
         const problem = strictSchemaProblem(t.parameters ?? {});
         if (problem !== undefined) return `Invalid schema for function '${t.name}': ${problem}`;
@@ -180,7 +203,8 @@ function checkInputItems(input: any[], storeFalse: boolean, memory: ResponsesMem
   const calls = new Set<string>(); // call_ids of function calls so far
   const open: string[] = []; // call_ids still without an output
   for (const [i, item] of input.entries()) {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return `Invalid type for 'input[${i}]': expected an object, but got ${typeName(item)} instead.`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      return `Invalid type for 'input[${i}]': expected an object, but got ${typeName(item)} instead.`;
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     if (typeof type !== 'string') return `Missing required parameter: 'input[${i}].type'.`;
     const prefix = ID_PREFIX[type];
@@ -189,9 +213,11 @@ function checkInputItems(input: any[], storeFalse: boolean, memory: ResponsesMem
     }
     switch (type) {
       case 'message': {
-        if (!ROLES.has(item.role)) return `Invalid value: '${String(item.role)}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.`;
+        if (!ROLES.has(item.role))
+          return `Invalid value: '${String(item.role)}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.`;
         if (typeof item.content === 'string') break;
-        if (!Array.isArray(item.content)) return `Invalid type for 'input[${i}].content': expected one of a string or an array of content parts, but got ${typeName(item.content)} instead.`;
+        if (!Array.isArray(item.content))
+          return `Invalid type for 'input[${i}].content': expected one of a string or an array of content parts, but got ${typeName(item.content)} instead.`;
         const allowed = item.role === 'assistant' ? OUTPUT_PARTS : INPUT_PARTS;
         for (const part of item.content) {
           if (!allowed.has(part?.type)) {
@@ -204,16 +230,20 @@ function checkInputItems(input: any[], storeFalse: boolean, memory: ResponsesMem
         for (const field of ['call_id', 'name', 'arguments']) {
           if (typeof item[field] !== 'string') return `Missing required parameter: 'input[${i}].${field}'.`;
         }
-        if (item.call_id === '') return `Invalid 'input[${i}].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead.`;
-        if (calls.has(item.call_id)) return `Duplicate value for 'input[${i}].call_id': a function call with call_id ${item.call_id} is already in the input.`;
+        if (item.call_id === '')
+          return `Invalid 'input[${i}].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead.`;
+        if (calls.has(item.call_id))
+          return `Duplicate value for 'input[${i}].call_id': a function call with call_id ${item.call_id} is already in the input.`;
         calls.add(item.call_id);
         open.push(item.call_id);
         break;
       }
       case 'function_call_output': {
         if (typeof item.call_id !== 'string') return `Missing required parameter: 'input[${i}].call_id'.`;
-        if (typeof item.output !== 'string' && !Array.isArray(item.output)) return `Missing required parameter: 'input[${i}].output'.`;
-        if (!calls.has(item.call_id)) return `No tool call found for function call output with call_id ${item.call_id}.`;
+        if (typeof item.output !== 'string' && !Array.isArray(item.output))
+          return `Missing required parameter: 'input[${i}].output'.`;
+        if (!calls.has(item.call_id))
+          return `No tool call found for function call output with call_id ${item.call_id}.`;
         const at = open.indexOf(item.call_id);
         if (at !== -1) open.splice(at, 1);
         break;
@@ -222,12 +252,15 @@ function checkInputItems(input: any[], storeFalse: boolean, memory: ResponsesMem
         if (!Array.isArray(item.summary)) return `Missing required parameter: 'input[${i}].summary'.`;
         const name = typeof item.id === 'string' ? item.id : `input[${i}]`;
         if (typeof item.encrypted_content === 'string') {
-          if (!memory.encrypted.has(item.encrypted_content)) return `The encrypted content for item ${name} could not be verified.`;
+          if (!memory.encrypted.has(item.encrypted_content))
+            return `The encrypted content for item ${name} could not be verified.`;
         } else if (typeof item.id !== 'string' || !memory.stored.has(item.id)) {
           return `Item with id '${String(item.id)}' not found.${storeFalse ? ' Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.' : ''}`;
         }
         const next = input.slice(i + 1).find((n: any) => n?.type !== 'reasoning');
-        const follows = next !== undefined && (next.type === 'function_call' || ((next.type ?? 'message') === 'message' && next.role === 'assistant'));
+        const follows =
+          next !== undefined &&
+          (next.type === 'function_call' || ((next.type ?? 'message') === 'message' && next.role === 'assistant'));
         if (!follows) return `Item '${name}' of type 'reasoning' was provided without its required following item.`;
         break;
       }
@@ -243,9 +276,15 @@ const tokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4))
 const pieces = (text: string): string[] => text.match(/[\s\S]{1,8}/g) ?? [];
 
 /** Starts the server on 127.0.0.1 and a free port. */
-export async function startOpenAIResponsesServer(options: OpenAIResponsesServerOptions): Promise<OpenAIResponsesServer> {
+export async function startOpenAIResponsesServer(
+  options: OpenAIResponsesServerOptions,
+): Promise<OpenAIResponsesServer> {
   const exchanges: ResponsesExchange[] = [];
-  const memory: ResponsesMemory = { stored: new Set(), encrypted: new Set(), reasons: options.reasons ?? reasoningModel };
+  const memory: ResponsesMemory = {
+    stored: new Set(),
+    encrypted: new Set(),
+    reasons: options.reasons ?? reasoningModel,
+  };
   let valid = 0;
   let seq = 0;
   const next = (prefix: string): string => `${prefix}_local${(++seq).toString().padStart(6, '0')}`;
@@ -254,13 +293,23 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
     const body = req.body;
     const exchange: ResponsesExchange = { body, stream: body?.stream === true };
     exchanges.push(exchange);
-    const reject = (status: number, message: string, type = 'invalid_request_error', code: string | null = null): void => {
+    const reject = (
+      status: number,
+      message: string,
+      type = 'invalid_request_error',
+      code: string | null = null,
+    ): void => {
       exchange.rejected = { status, message };
       ex.json(status, { error: { message, type, param: null, code } });
     };
     if (req.path !== '/v1/responses') return reject(404, `Invalid URL (POST ${req.path})`);
     if (!/^Bearer \S+/.test(String(req.headers.authorization ?? ''))) {
-      return reject(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", 'invalid_request_error', 'missing_api_key');
+      return reject(
+        401,
+        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        'invalid_request_error',
+        'missing_api_key',
+      );
     }
     const problem = checkResponsesRequest(body, memory);
     if (problem !== undefined) return reject(400, problem);
@@ -268,7 +317,11 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
     const action = await options.respond(body, valid++);
     if ('error' in action) {
       const e = action.error;
-      ex.json(e.status, { error: { message: e.message, type: e.type ?? 'server_error', param: e.param ?? null, code: e.code ?? null } }, e.headers);
+      ex.json(
+        e.status,
+        { error: { message: e.message, type: e.type ?? 'server_error', param: e.param ?? null, code: e.code ?? null } },
+        e.headers,
+      );
       return;
     }
     await pause(action.delayMs ?? 0, ex.closed);
@@ -277,12 +330,19 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
     // The response: a reasoning item, the message, the function calls — in that order.
     const model = action.model ?? options.model ?? body.model;
     const store = body.store !== false;
-    const wantsEncrypted = Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content') && action.withholdEncryptedContent !== true;
+    const wantsEncrypted =
+      Array.isArray(body.include) &&
+      body.include.includes('reasoning.encrypted_content') &&
+      action.withholdEncryptedContent !== true;
     const done = action.incomplete === undefined ? 'completed' : 'incomplete';
     const output: any[] = [];
     if (action.reasoning !== undefined) {
       const id = next('rs');
-      const item: any = { id, type: 'reasoning', summary: (action.reasoning.summary ?? []).map((text) => ({ type: 'summary_text', text })) };
+      const item: any = {
+        id,
+        type: 'reasoning',
+        summary: (action.reasoning.summary ?? []).map((text) => ({ type: 'summary_text', text })),
+      };
       if (wantsEncrypted) {
         item.encrypted_content = `gAAAA-local-${Buffer.from(`${id}:${body.model}`).toString('base64')}`;
         memory.encrypted.add(item.encrypted_content);
@@ -291,11 +351,20 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
     }
     if (action.text !== undefined || action.refusal !== undefined) {
       const content: any[] = [];
-      if (action.text !== undefined) content.push({ type: 'output_text', annotations: [], logprobs: [], text: action.text });
+      if (action.text !== undefined)
+        content.push({ type: 'output_text', annotations: [], logprobs: [], text: action.text });
       if (action.refusal !== undefined) content.push({ type: 'refusal', refusal: action.refusal });
       output.push({ id: next('msg'), type: 'message', status: done, content, role: 'assistant' });
     }
-    for (const c of action.toolCalls ?? []) output.push({ id: next('fc'), type: 'function_call', status: done, arguments: c.arguments, call_id: c.callId ?? next('call'), name: c.name });
+    for (const c of action.toolCalls ?? [])
+      output.push({
+        id: next('fc'),
+        type: 'function_call',
+        status: done,
+        arguments: c.arguments,
+        call_id: c.callId ?? next('call'),
+        name: c.name,
+      });
 
     const reasoningTokens = action.reasoning !== undefined ? 16 + tokens((action.reasoning.summary ?? []).join('')) : 0;
     const usage =
@@ -304,7 +373,9 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
         : (() => {
             const u = action.usage ?? {
               input_tokens: tokens(JSON.stringify(body.input) + (body.instructions ?? '')),
-              output_tokens: reasoningTokens + tokens((action.text ?? '') + (action.refusal ?? '') + JSON.stringify(action.toolCalls ?? [])),
+              output_tokens:
+                reasoningTokens +
+                tokens((action.text ?? '') + (action.refusal ?? '') + JSON.stringify(action.toolCalls ?? [])),
             };
             return {
               input_tokens: u.input_tokens,
@@ -349,7 +420,12 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
     if (finished && store) for (const item of output) memory.stored.add(item.id);
 
     if (!exchange.stream) {
-      ex.json(200, fail !== undefined ? response('failed', [], { error: { code: fail.code, message: fail.message } }) : response(done, output, { usage }));
+      ex.json(
+        200,
+        fail !== undefined
+          ? response('failed', [], { error: { code: fail.code, message: fail.message } })
+          : response(done, output, { usage }),
+      );
       return;
     }
 
@@ -360,50 +436,124 @@ export async function startOpenAIResponsesServer(options: OpenAIResponsesServerO
     output.forEach((item, output_index) => {
       const item_id = item.id;
       if (item.type === 'reasoning') {
-        events.push({ type: 'response.output_item.added', output_index, item: { ...item, summary: [], encrypted_content: undefined } });
+        events.push({
+          type: 'response.output_item.added',
+          output_index,
+          item: { ...item, summary: [], encrypted_content: undefined },
+        });
         item.summary.forEach((part: { text: string }, summary_index: number) => {
-          events.push({ type: 'response.reasoning_summary_part.added', item_id, output_index, summary_index, part: { type: 'summary_text', text: '' } });
-          for (const delta of pieces(part.text)) events.push({ type: 'response.reasoning_summary_text.delta', item_id, output_index, summary_index, delta });
-          events.push({ type: 'response.reasoning_summary_text.done', item_id, output_index, summary_index, text: part.text });
+          events.push({
+            type: 'response.reasoning_summary_part.added',
+            item_id,
+            output_index,
+            summary_index,
+            part: { type: 'summary_text', text: '' },
+          });
+          for (const delta of pieces(part.text))
+            events.push({ type: 'response.reasoning_summary_text.delta', item_id, output_index, summary_index, delta });
+          events.push({
+            type: 'response.reasoning_summary_text.done',
+            item_id,
+            output_index,
+            summary_index,
+            text: part.text,
+          });
           events.push({ type: 'response.reasoning_summary_part.done', item_id, output_index, summary_index, part });
         });
       } else if (item.type === 'message') {
-        events.push({ type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress', content: [] } });
+        events.push({
+          type: 'response.output_item.added',
+          output_index,
+          item: { ...item, status: 'in_progress', content: [] },
+        });
         item.content.forEach((part: any, content_index: number) => {
-          events.push({ type: 'response.content_part.added', item_id, output_index, content_index, part: part.type === 'output_text' ? { ...part, text: '' } : { ...part, refusal: '' } });
+          events.push({
+            type: 'response.content_part.added',
+            item_id,
+            output_index,
+            content_index,
+            part: part.type === 'output_text' ? { ...part, text: '' } : { ...part, refusal: '' },
+          });
           if (part.type === 'output_text') {
-            for (const delta of pieces(part.text)) events.push({ type: 'response.output_text.delta', item_id, output_index, content_index, delta, logprobs: [] });
-            events.push({ type: 'response.output_text.done', item_id, output_index, content_index, text: part.text, logprobs: [] });
+            for (const delta of pieces(part.text))
+              events.push({
+                type: 'response.output_text.delta',
+                item_id,
+                output_index,
+                content_index,
+                delta,
+                logprobs: [],
+              });
+            events.push({
+              type: 'response.output_text.done',
+              item_id,
+              output_index,
+              content_index,
+              text: part.text,
+              logprobs: [],
+            });
           } else {
-            for (const delta of pieces(part.refusal)) events.push({ type: 'response.refusal.delta', item_id, output_index, content_index, delta });
+            for (const delta of pieces(part.refusal))
+              events.push({ type: 'response.refusal.delta', item_id, output_index, content_index, delta });
             events.push({ type: 'response.refusal.done', item_id, output_index, content_index, refusal: part.refusal });
           }
           events.push({ type: 'response.content_part.done', item_id, output_index, content_index, part });
         });
       } else {
-        events.push({ type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress', arguments: '' } });
-        for (const delta of pieces(item.arguments)) events.push({ type: 'response.function_call_arguments.delta', item_id, output_index, delta });
-        events.push({ type: 'response.function_call_arguments.done', item_id, output_index, name: item.name, arguments: item.arguments });
+        events.push({
+          type: 'response.output_item.added',
+          output_index,
+          item: { ...item, status: 'in_progress', arguments: '' },
+        });
+        for (const delta of pieces(item.arguments))
+          events.push({ type: 'response.function_call_arguments.delta', item_id, output_index, delta });
+        events.push({
+          type: 'response.function_call_arguments.done',
+          item_id,
+          output_index,
+          name: item.name,
+          arguments: item.arguments,
+        });
       }
       events.push({ type: 'response.output_item.done', output_index, item });
     });
-    events.push({ type: done === 'completed' ? 'response.completed' : 'response.incomplete', response: response(done, output, { usage }) });
+    events.push({
+      type: done === 'completed' ? 'response.completed' : 'response.incomplete',
+      response: response(done, output, { usage }),
+    });
 
     const sse = ex.sse();
-    const send = (event: { type: string }, sequence_number: number): void => sse.write(JSON.stringify({ ...event, sequence_number }), event.type);
+    const send = (event: { type: string }, sequence_number: number): void =>
+      sse.write(JSON.stringify({ ...event, sequence_number }), event.type);
     const failAt = fail === undefined ? undefined : Math.min(fail.afterEvents ?? 2, events.length - 1);
     for (const [i, event] of events.entries()) {
       if (action.dropAfterEvents !== undefined && i >= action.dropAfterEvents) return sse.drop();
       if (action.endAfterEvents !== undefined && i >= action.endAfterEvents) return sse.end();
       if (action.stallAfterEvents !== undefined && i >= action.stallAfterEvents) {
-        await new Promise<void>((resolve) => (ex.closed.aborted ? resolve() : ex.closed.addEventListener('abort', () => resolve(), { once: true })));
+        await new Promise<void>((resolve) =>
+          ex.closed.aborted ? resolve() : ex.closed.addEventListener('abort', () => resolve(), { once: true }),
+        );
         return sse.end();
       }
       if (fail !== undefined && i === failAt) {
         const as = fail.as ?? 'error';
-        if (as === 'response.failed') send({ type: 'response.failed', response: response('failed', [], { error: { code: fail.code, message: fail.message } }) } as { type: string }, i);
-        else if (as === 'error-documented') send({ type: 'error', code: fail.code, message: fail.message, param: null } as { type: string }, i);
-        else send({ type: 'error', error: { type: fail.code, code: fail.code, message: fail.message, param: null } } as { type: string }, i);
+        if (as === 'response.failed')
+          send(
+            {
+              type: 'response.failed',
+              response: response('failed', [], { error: { code: fail.code, message: fail.message } }),
+            } as { type: string },
+            i,
+          );
+        else if (as === 'error-documented')
+          send({ type: 'error', code: fail.code, message: fail.message, param: null } as { type: string }, i);
+        else
+          send(
+            { type: 'error', error: { type: fail.code, code: fail.code, message: fail.message, param: null } } as {
+              type: string;
+            },
+            i,
+          );
         return sse.end();
       }
       send(event, i);

@@ -3,8 +3,7 @@ import type { TurnResult } from './TurnResult';
 
 /** The input of one LLM call: the user's message, or tool results with the messages that go with them. */
 export type LLMCallInput =
-  | { kind: 'user_message'; message: string }
-  | { kind: 'tool_results'; results: ToolResult[]; messages: string[] };
+  { kind: 'user_message'; message: string } | { kind: 'tool_results'; results: ToolResult[]; messages: string[] };
 
 /** One LLM attempt, reported when it has ended (successfully or not). Times are the adapter's clock. */
 export interface LLMAttemptEvent {

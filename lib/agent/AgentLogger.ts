@@ -14,18 +14,27 @@ export function isAgentLogger(value: unknown): value is AgentLogger {
   return (
     typeof value === 'object' &&
     value !== null &&
-    (['error', 'warn', 'info', 'debug'] as const).every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
+    (['error', 'warn', 'info', 'debug'] as const).every(
+      (m) => typeof (value as Record<string, unknown>)[m] === 'function',
+    )
   );
 }
 
 /** Logs and never throws: a failing logger must not change a turn's outcome. */
-export function safeLog(logger: AgentLogger | undefined, level: 'error' | 'warn' | 'info' | 'debug', message: string, meta: Record<string, unknown>): void {
+export function safeLog(
+  logger: AgentLogger | undefined,
+  level: 'error' | 'warn' | 'info' | 'debug',
+  message: string,
+  meta: Record<string, unknown>,
+): void {
   if (logger === undefined) return;
   try {
     logger[level](message, meta);
   } catch (error) {
     try {
-      process.emitWarning(`agent-state-machine: the logger threw while logging "${message}": ${error instanceof Error ? error.message : String(error)}`);
+      process.emitWarning(
+        `agent-state-machine: the logger threw while logging "${message}": ${error instanceof Error ? error.message : String(error)}`,
+      );
     } catch {
       // nothing more to do
     }

@@ -115,19 +115,45 @@ export class AgentWithStateMachine {
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
     assertAgentLoop(agent);
-    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object', options);
     const {
-      budget, sharedBudgets = [], externalBudgets = [], retry = {}, cancelGraceMs = 2000, toolConcurrency = 1, pricing, onUnknownCost = 'error',
-      sleep = realSleep, random = Math.random, logger, journal = false, ...machineOptions
+      budget,
+      sharedBudgets = [],
+      externalBudgets = [],
+      retry = {},
+      cancelGraceMs = 2000,
+      toolConcurrency = 1,
+      pricing,
+      onUnknownCost = 'error',
+      sleep = realSleep,
+      random = Math.random,
+      logger,
+      journal = false,
+      ...machineOptions
     } = options;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
       throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
     }
-    if (!Array.isArray(externalBudgets)) throw new InvalidArgumentError('externalBudgets', 'an array of { reserve(kind), charge(delta) }', externalBudgets);
+    if (!Array.isArray(externalBudgets))
+      throw new InvalidArgumentError(
+        'externalBudgets',
+        'an array of { reserve(kind), charge(delta) }',
+        externalBudgets,
+      );
     for (const [i, b] of (externalBudgets as unknown[]).entries()) {
-      if (typeof b !== 'object' || b === null || typeof (b as ExternalBudget).reserve !== 'function' || typeof (b as ExternalBudget).charge !== 'function') {
-        throw new InvalidArgumentError(`externalBudgets[${i}]`, 'an object with reserve(kind) and charge(delta) methods', b);
+      if (
+        typeof b !== 'object' ||
+        b === null ||
+        typeof (b as ExternalBudget).reserve !== 'function' ||
+        typeof (b as ExternalBudget).charge !== 'function'
+      ) {
+        throw new InvalidArgumentError(
+          `externalBudgets[${i}]`,
+          'an object with reserve(kind) and charge(delta) methods',
+          b,
+        );
       }
     }
     const resolvedRetry = resolveRetry(retry);
@@ -135,18 +161,32 @@ export class AgentWithStateMachine {
     if (!(toolConcurrency === Infinity || (Number.isInteger(toolConcurrency) && toolConcurrency >= 1))) {
       throw new InvalidArgumentError('toolConcurrency', 'a positive integer or Infinity', toolConcurrency);
     }
-    if (pricing !== undefined && typeof pricing !== 'function') throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
-    if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string)) throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
-    if (typeof sleep !== 'function') throw new InvalidArgumentError('sleep', 'a function (ms, signal) => Promise<void>', sleep);
+    if (pricing !== undefined && typeof pricing !== 'function')
+      throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
+    if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
+      throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
+    if (typeof sleep !== 'function')
+      throw new InvalidArgumentError('sleep', 'a function (ms, signal) => Promise<void>', sleep);
     if (typeof random !== 'function') throw new InvalidArgumentError('random', 'a function returning [0, 1)', random);
     if (logger !== undefined && logger !== false && !isAgentLogger(logger)) {
-      throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods of (message, meta), or false', logger);
+      throw new InvalidArgumentError(
+        'logger',
+        'an object with error, warn, info and debug methods of (message, meta), or false',
+        logger,
+      );
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     const journalOptions = resolveJournal(journal);
-    this.machine = new StateMachine<StateName>({ ...machineOptions, logger: resolved === undefined ? false : asMachineLogger(resolved) });
+    this.machine = new StateMachine<StateName>({
+      ...machineOptions,
+      logger: resolved === undefined ? false : asMachineLogger(resolved),
+    });
     if (journalOptions !== undefined && !this.machine.journals) {
-      throw new InvalidArgumentError('sink', 'a sink that takes journal lines (an object with journal(entry), such as a JsonlHistorySink) when `journal` is on', machineOptions.sink);
+      throw new InvalidArgumentError(
+        'sink',
+        'a sink that takes journal lines (an object with journal(entry), such as a JsonlHistorySink) when `journal` is on',
+        machineOptions.sink,
+      );
     }
     this.#sharedBudgets = sharedBudgets;
     this.#clock = machineOptions.clock ?? Date.now;
@@ -166,7 +206,8 @@ export class AgentWithStateMachine {
       random,
       clock: this.#clock,
       logger: resolved,
-      journal: journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions),
+      journal:
+        journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions),
       hears: (event) => this.#emitter.listenerCount(event) > 0,
       emit: (event, ...args) => this.#emit(event, ...args),
     };
@@ -232,9 +273,11 @@ export class AgentWithStateMachine {
    */
   async runTurn(input: string, options: RunTurnOptions = NO_OPTIONS): Promise<TurnResult> {
     if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
-    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { signal?, budget? }', options);
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object { signal?, budget? }', options);
     const { signal, budget } = options;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
     assertBudgetLimits(budget, 'options.budget');
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 
@@ -246,7 +289,8 @@ export class AgentWithStateMachine {
     this.#turns += 1;
     const turn = this.#turns;
     let budgets = this.#budgets;
-    if (budget !== undefined && Object.values(budget).some((v) => v !== undefined)) budgets = [...budgets, new Budget(budget, { label: 'turn budget' })];
+    if (budget !== undefined && Object.values(budget).some((v) => v !== undefined))
+      budgets = [...budgets, new Budget(budget, { label: 'turn budget' })];
     const runner = new TurnRunner(this.#settings, budgets, turn, controller);
     const forward = signal === undefined ? undefined : (): void => runner.abort(signal.reason);
     if (signal?.aborted) runner.abort(signal.reason);
@@ -297,7 +341,9 @@ export class AgentWithStateMachine {
   #wrap(event: keyof AgentEvents, listener: unknown, once: boolean): AnyListener {
     if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'a function', listener);
     const report = (error: unknown): void => {
-      safeLog(this.#logger, 'error', `an '${event}' listener threw: ${messageOf(error)}`, { stack: error instanceof Error ? error.stack : undefined });
+      safeLog(this.#logger, 'error', `an '${event}' listener threw: ${messageOf(error)}`, {
+        stack: error instanceof Error ? error.stack : undefined,
+      });
       if (event !== 'listenerError') this.#emit('listenerError', error, event);
     };
     const safe: AnyListener = (...args: unknown[]) => {
@@ -305,7 +351,8 @@ export class AgentWithStateMachine {
       try {
         const out: unknown = (listener as AnyListener)(...args);
         // An async listener's rejection is contained too.
-        if (typeof out === 'object' && out !== null && typeof (out as Promise<unknown>).then === 'function') (out as Promise<unknown>).then(undefined, report);
+        if (typeof out === 'object' && out !== null && typeof (out as Promise<unknown>).then === 'function')
+          (out as Promise<unknown>).then(undefined, report);
       } catch (error) {
         report(error);
       }
@@ -325,7 +372,8 @@ export class AgentWithStateMachine {
  */
 function asMachineLogger(logger: AgentLogger): Logger {
   const l = logger as Partial<Logger>;
-  const winstonLike = typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string';
+  const winstonLike =
+    typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string';
   const write = (level: string, message: string, meta?: Record<string, unknown>): void => {
     if (winstonLike) {
       (logger as Logger).log(level, message, meta);
@@ -348,7 +396,11 @@ function asMachineLogger(logger: AgentLogger): Logger {
   // logger's) the shim holds read-only too, so the machine reads it once.
   const own = winstonLike ? Object.getOwnPropertyDescriptor(logger, 'level') : undefined;
   if (!winstonLike) shim = { level: 'debug', ...methods } as unknown as Logger;
-  else if (own !== undefined && 'value' in own) shim = Object.create(logger, { ...Object.getOwnPropertyDescriptors(methods), ...(levelIsFixed(logger) ? { level: own } : {}) }) as Logger;
+  else if (own !== undefined && 'value' in own)
+    shim = Object.create(logger, {
+      ...Object.getOwnPropertyDescriptors(methods),
+      ...(levelIsFixed(logger) ? { level: own } : {}),
+    }) as Logger;
   else {
     shim = {
       get level(): string {
@@ -370,7 +422,8 @@ function assertAgentLoop(agent: unknown): asserts agent is AgentLoop {
   }
   for (const name of OPTIONAL) {
     const op = (agent as Record<string, unknown>)[name];
-    if (op !== undefined && typeof op !== 'function') throw new InvalidArgumentError(`agent.${name}`, 'a function or undefined', op);
+    if (op !== undefined && typeof op !== 'function')
+      throw new InvalidArgumentError(`agent.${name}`, 'a function or undefined', op);
   }
 }
 
@@ -385,19 +438,36 @@ function resolveJournal(journal: unknown): JournalOptions | undefined {
   if (journal === true) return {};
   if (typeof journal === 'object' && journal !== null && !Array.isArray(journal)) {
     const { redact } = journal as JournalOptions;
-    if (redact !== undefined && typeof redact !== 'function') throw new InvalidArgumentError('journal.redact', 'a function (entry) => entry', redact);
+    if (redact !== undefined && typeof redact !== 'function')
+      throw new InvalidArgumentError('journal.redact', 'a function (entry) => entry', redact);
     return redact === undefined ? {} : { redact };
   }
   throw new InvalidArgumentError('journal', 'true, false or { redact? }', journal);
 }
 
 function resolveRetry(retry: unknown): ResolvedRetry {
-  if (typeof retry !== 'object' || retry === null) throw new InvalidArgumentError('retry', 'an object { retries?, baseDelayMs?, maxDelayMs?, shouldRetry?, delayMs? }', retry);
-  const { retries = 2, baseDelayMs = 500, maxDelayMs = 30_000, shouldRetry = defaultShouldRetry, delayMs } = retry as RetryOptions;
-  if (!(Number.isInteger(retries) && retries >= 0)) throw new InvalidArgumentError('retry.retries', 'a non-negative integer', retries);
+  if (typeof retry !== 'object' || retry === null)
+    throw new InvalidArgumentError(
+      'retry',
+      'an object { retries?, baseDelayMs?, maxDelayMs?, shouldRetry?, delayMs? }',
+      retry,
+    );
+  const {
+    retries = 2,
+    baseDelayMs = 500,
+    maxDelayMs = 30_000,
+    shouldRetry = defaultShouldRetry,
+    delayMs,
+  } = retry as RetryOptions;
+  if (!(Number.isInteger(retries) && retries >= 0))
+    throw new InvalidArgumentError('retry.retries', 'a non-negative integer', retries);
   assertNonNegative(baseDelayMs, 'retry.baseDelayMs');
   assertNonNegative(maxDelayMs, 'retry.maxDelayMs');
-  if (typeof shouldRetry !== 'function') throw new InvalidArgumentError('retry.shouldRetry', 'a function (error) => boolean', shouldRetry);
-  if (delayMs !== undefined && typeof delayMs !== 'function') throw new InvalidArgumentError('retry.delayMs', 'a function (error, attempt) => ms or undefined', delayMs);
-  return delayMs === undefined ? { retries, baseDelayMs, maxDelayMs, shouldRetry } : { retries, baseDelayMs, maxDelayMs, shouldRetry, delayMs };
+  if (typeof shouldRetry !== 'function')
+    throw new InvalidArgumentError('retry.shouldRetry', 'a function (error) => boolean', shouldRetry);
+  if (delayMs !== undefined && typeof delayMs !== 'function')
+    throw new InvalidArgumentError('retry.delayMs', 'a function (error, attempt) => ms or undefined', delayMs);
+  return delayMs === undefined
+    ? { retries, baseDelayMs, maxDelayMs, shouldRetry }
+    : { retries, baseDelayMs, maxDelayMs, shouldRetry, delayMs };
 }

@@ -46,7 +46,9 @@ export class Budget {
     this.#checks = LIMIT_NAMES.flatMap((limit) => {
       const max = this.limits[limit];
       const of: readonly UsageFieldName[] = LIMITS[limit].of;
-      return max === undefined ? [] : [{ limit, max, of: of.filter((k) => k !== 'wallMs'), wall: of.includes('wallMs') }];
+      return max === undefined
+        ? []
+        : [{ limit, max, of: of.filter((k) => k !== 'wallMs'), wall: of.includes('wallMs') }];
     });
     this.#timed = this.#checks.some((check) => check.wall);
     this.#elapsed = options.elapsedWall && { clock: options.elapsedWall.clock, start: options.elapsedWall.clock() };
@@ -64,7 +66,8 @@ export class Budget {
    * limits for good, and a negative one would refund spend.
    */
   charge(delta: UsageDelta): void {
-    if (typeof delta !== 'object' || delta === null) throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
+    if (typeof delta !== 'object' || delta === null)
+      throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
     // The own enumerable keys, as Object.keys gives them, without an array per call.
     for (const key in delta) {
       if (!Object.prototype.hasOwnProperty.call(delta, key)) continue;

@@ -33,7 +33,11 @@ export function assertBudgetLimits(limits: unknown, name: string): asserts limit
   }
   for (const key of Object.keys(limits)) {
     if (!(LIMIT_NAMES as readonly string[]).includes(key)) {
-      throw new InvalidArgumentError(`${name}.${key}`, `one of the limits ${LIMIT_NAMES.join(', ')} (unknown key)`, (limits as Record<string, unknown>)[key]);
+      throw new InvalidArgumentError(
+        `${name}.${key}`,
+        `one of the limits ${LIMIT_NAMES.join(', ')} (unknown key)`,
+        (limits as Record<string, unknown>)[key],
+      );
     }
     const value = (limits as Record<string, unknown>)[key];
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
@@ -43,8 +47,13 @@ export function assertBudgetLimits(limits: unknown, name: string): asserts limit
 }
 
 /** Pure: the first limit `usage` has reached, or undefined while every limit has room. */
-export function spentLimit(usage: UsageTotals, limits: BudgetLimits | undefined, label = 'budget'): SpentLimit | undefined {
-  if (typeof usage !== 'object' || usage === null) throw new InvalidArgumentError('usage', `usage totals { ${USAGE_FIELD_NAMES.join(', ')} }`, usage);
+export function spentLimit(
+  usage: UsageTotals,
+  limits: BudgetLimits | undefined,
+  label = 'budget',
+): SpentLimit | undefined {
+  if (typeof usage !== 'object' || usage === null)
+    throw new InvalidArgumentError('usage', `usage totals { ${USAGE_FIELD_NAMES.join(', ')} }`, usage);
   if (limits === undefined) return undefined;
   assertBudgetLimits(limits, 'limits');
   return checkedSpentLimit(usage, limits, label);
@@ -62,6 +71,17 @@ export function checkedSpentLimit(usage: UsageTotals, limits: BudgetLimits, labe
 }
 
 /** `limit` spent: `used` of `max`, said as `budget exceeded: $0.62 of $0.50 after 2 LLM calls`. */
-export function spentAt(limit: BudgetLimitName, used: number, max: number, llmCalls: number, label: string): SpentLimit {
-  return { limit, used, max, message: `${label} exceeded: ${LIMITS[limit].against(used, max)} after ${llmCalls} LLM call${llmCalls === 1 ? '' : 's'}` };
+export function spentAt(
+  limit: BudgetLimitName,
+  used: number,
+  max: number,
+  llmCalls: number,
+  label: string,
+): SpentLimit {
+  return {
+    limit,
+    used,
+    max,
+    message: `${label} exceeded: ${LIMITS[limit].against(used, max)} after ${llmCalls} LLM call${llmCalls === 1 ? '' : 's'}`,
+  };
 }

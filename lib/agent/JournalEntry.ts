@@ -59,7 +59,10 @@ export interface JournalOptions {
 export function journalError(error: unknown): JournalError {
   if (typeof error !== 'object' || error === null) return { name: 'Error', message: String(error) };
   const e = error as { name?: unknown; message?: unknown; status?: unknown; statusCode?: unknown; code?: unknown };
-  const out: JournalError = { name: typeof e.name === 'string' ? e.name : 'Error', message: typeof e.message === 'string' ? e.message : String(error) };
+  const out: JournalError = {
+    name: typeof e.name === 'string' ? e.name : 'Error',
+    message: typeof e.message === 'string' ? e.message : String(error),
+  };
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status !== undefined) out.status = status;
   if (typeof e.code === 'string') out.code = e.code;

@@ -3,7 +3,8 @@ import { StateMachineError } from '../machine/StateMachineError';
 import type { BudgetLimitName } from './BudgetLimits';
 
 /** Why a turn did not end normally; `TurnResult.error` holds one of these. */
-export type TurnError = LLMCallError | ContractViolationError | BudgetExceededError | TurnCancelledError | OperationError | MachineMovedError;
+export type TurnError =
+  LLMCallError | ContractViolationError | BudgetExceededError | TurnCancelledError | OperationError | MachineMovedError;
 
 /** The LLM call failed on every attempt; `cause` is the last failure, `attempts` all of them. */
 export class LLMCallError extends StateMachineError {
@@ -13,7 +14,10 @@ export class LLMCallError extends StateMachineError {
     readonly attempts: ReadonlyArray<{ attempt: number; error: string; delayMs?: number }>,
     cause: unknown,
   ) {
-    super(`${operation} failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}: ${messageOf(cause)}`, { cause });
+    super(
+      `${operation} failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}: ${messageOf(cause)}`,
+      { cause },
+    );
   }
 }
 
@@ -73,6 +77,8 @@ export class MachineMovedError extends StateMachineError {
     readonly found: string,
     readonly turn: number,
   ) {
-    super(`the machine was moved outside the adapter during turn ${turn}: expected ${expected}, found ${found} (move it between turns, not during one)`);
+    super(
+      `the machine was moved outside the adapter during turn ${turn}: expected ${expected}, found ${found} (move it between turns, not during one)`,
+    );
   }
 }

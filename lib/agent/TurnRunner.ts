@@ -11,7 +11,14 @@ import type { SpentLimit } from './BudgetLimits';
 import { callLLM, type LLMOutcome } from './callLLM';
 import { stringListProblem } from './checkAgentOutput';
 import { runTools, type ToolSlot } from './runTools';
-import { BudgetExceededError, ContractViolationError, MachineMovedError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
+import {
+  BudgetExceededError,
+  ContractViolationError,
+  MachineMovedError,
+  OperationError,
+  TurnCancelledError,
+  type TurnError,
+} from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult, UnansweredToolCall } from './TurnResult';
 import { Deadline } from './Deadline';
@@ -59,7 +66,12 @@ export class TurnRunner {
     this.#own = budgets[0]!;
     this.#turn = turn;
     this.#expected = settings.machine.pendingState;
-    const meter = new UsageMeter({ budgets, external: settings.external, clock: settings.clock, onDeadline: (spent) => this.#scope.abort(new Deadline(spent)) });
+    const meter = new UsageMeter({
+      budgets,
+      external: settings.external,
+      clock: settings.clock,
+      onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),
+    });
     this.#scope = new TurnScope(settings, turn, controller, meter);
   }
 
@@ -84,11 +96,20 @@ export class TurnRunner {
     } catch (error) {
       // A machine moved behind the adapter's back, or a bug of ours: say which, and end in Error —
       // legally where the table allows it, forced only where it does not.
-      const cause = error instanceof MachineMovedError ? error : new OperationError('AgentWithStateMachine (unexpected)', error);
+      const cause =
+        error instanceof MachineMovedError ? error : new OperationError('AgentWithStateMachine (unexpected)', error);
       const machine = this.#s.machine;
       let ended: TurnResult | undefined;
       try {
-        if (!machine.isInTerminalState()) ended = this.#end(State.Error, cause.message, { error: messageOf(error) }, 'error', { error: cause }, { forced: !machine.canMoveTo(State.Error), check: false });
+        if (!machine.isInTerminalState())
+          ended = this.#end(
+            State.Error,
+            cause.message,
+            { error: messageOf(error) },
+            'error',
+            { error: cause },
+            { forced: !machine.canMoveTo(State.Error), check: false },
+          );
       } catch {
         // the machine refused even a forced move; the result still says why
       }
@@ -97,7 +118,13 @@ export class TurnRunner {
     meter.stop();
     if (meter.externalDue) {
       const failed = await meter.flush();
-      if (failed instanceof OperationError) safeLog(this.#s.logger, 'warn', `charging an external budget at the end of turn ${this.#turn} failed: ${failed.message}`, { turn: this.#turn });
+      if (failed instanceof OperationError)
+        safeLog(
+          this.#s.logger,
+          'warn',
+          `charging an external budget at the end of turn ${this.#turn} failed: ${failed.message}`,
+          { turn: this.#turn },
+        );
     }
     if (this.#pending !== undefined) result = await this.#settleUnanswered(result);
     // Releases anything still listening to this turn's signal. Aborting costs microseconds
@@ -111,8 +138,12 @@ export class TurnRunner {
     const { meter, signal } = this.#scope;
     const current = this.#expected;
     if (current === State.Ready) this.#move(State.WaitingForUserInput, 'agent ready');
-    else if (machine.table.states[current]?.isTerminal === true) this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
-    else if (current !== State.WaitingForUserInput) this.#move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, { forced: true });
+    else if (machine.table.states[current]?.isTerminal === true)
+      this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
+    else if (current !== State.WaitingForUserInput)
+      this.#move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, {
+        forced: true,
+      });
     if (this.#s.hears('turnStart')) this.#s.emit('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
 
     // A turn on a spent budget or an already-cancelled signal makes no call. WaitingForUserInput
@@ -120,25 +151,52 @@ export class TurnRunner {
     // data says which outcome it stands for.
     if (signal.aborted && this.#scope.deadline === undefined) {
       const error = new TurnCancelledError(this.#scope.reason(), State.WaitingForUserInput);
-      return this.#end(State.Error, `cancelled before the turn started: ${error.reason}`, { reason: error.reason }, 'cancelled', { error });
+      return this.#end(
+        State.Error,
+        `cancelled before the turn started: ${error.reason}`,
+        { reason: error.reason },
+        'cancelled',
+        { error },
+      );
     }
     const spentAtStart = meter.spent();
-    if (spentAtStart !== undefined) return this.#end(State.Error, `${spentAtStart.message}; no LLM call made`, limitData(spentAtStart), 'budget_exceeded', { error: budgetError(spentAtStart) });
+    if (spentAtStart !== undefined)
+      return this.#end(
+        State.Error,
+        `${spentAtStart.message}; no LLM call made`,
+        limitData(spentAtStart),
+        'budget_exceeded',
+        { error: budgetError(spentAtStart) },
+      );
 
-    this.#move(State.SendingToLLM, { description: 'sending the user message', data: { turn: this.#turn, chars: input.length } });
+    this.#move(State.SendingToLLM, {
+      description: 'sending the user message',
+      data: { turn: this.#turn, chars: input.length },
+    });
     let from: SendingState = State.SendingToLLM;
-    let llm = await callLLM(this.#scope, 'sendUserMessage', { kind: 'user_message', message: input }, (ctx) => agent.sendUserMessage(input, ctx));
+    let llm = await callLLM(this.#scope, 'sendUserMessage', { kind: 'user_message', message: input }, (ctx) =>
+      agent.sendUserMessage(input, ctx),
+    );
     for (;;) {
       if (llm.kind !== 'response') return this.#endCall(llm, from);
       const { response } = llm;
       // The results sent with this call reached the LLM: nothing of the last round is unanswered.
       this.#pending = undefined;
       const calls = response.toolCalls ?? [];
-      this.#move(State.ProcessingLLMResponse, { description: 'LLM responded', data: this.#responseData(llm, calls.length) });
+      this.#move(State.ProcessingLLMResponse, {
+        description: 'LLM responded',
+        data: this.#responseData(llm, calls.length),
+      });
       if (calls.length === 0) {
         if (signal.aborted) return this.#cancel(State.ProcessingLLMResponse);
         const text = response.text === undefined ? {} : { text: response.text };
-        return this.#end(State.EndOfTurn, 'text-only response ends the turn', { chars: response.text?.length ?? 0 }, 'end_of_turn', text);
+        return this.#end(
+          State.EndOfTurn,
+          'text-only response ends the turn',
+          { chars: response.text?.length ?? 0 },
+          'end_of_turn',
+          text,
+        );
       }
       if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
       // A slot's times are set when its call starts or is given up, before anything reads them.
@@ -146,58 +204,109 @@ export class TurnRunner {
 
       const callList = calls.map((c) => ({ id: c.id, name: c.name }));
       const names = namesOf(calls);
-      this.#move(State.ToolUseRequested, { description: `LLM requested ${plural(calls.length, 'tool call')}: ${names}`, data: { calls: callList } });
+      this.#move(State.ToolUseRequested, {
+        description: `LLM requested ${plural(calls.length, 'tool call')}: ${names}`,
+        data: { calls: callList },
+      });
       this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
       if (signal.aborted) {
         if (this.#scope.deadline !== undefined) return this.#cancel(State.CheckingForCancellation);
         const reason = this.#scope.reason();
         const error = new TurnCancelledError(reason, State.CheckingForCancellation);
-        return this.#end(State.Cancelled, `cancelled before tools ran: ${reason}`, { reason, interrupted: calls.map((c) => c.id) }, 'cancelled', { error });
+        return this.#end(
+          State.Cancelled,
+          `cancelled before tools ran: ${reason}`,
+          { reason, interrupted: calls.map((c) => c.id) },
+          'cancelled',
+          { error },
+        );
       }
-      this.#move(State.RunningTool, { description: `running ${names}`, data: toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: toolConcurrency } });
+      this.#move(State.RunningTool, {
+        description: `running ${names}`,
+        data: toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: toolConcurrency },
+      });
       const tools = await runTools(this.#scope, this.#pending);
       if (tools.kind === 'failed') return this.#failed(tools.error, tools.data);
       // The running tools finished or gave up; the rest were reported as interrupted.
       if (signal.aborted) return this.#cancel(State.RunningTool, { results: tools.summary });
       let errors = 0;
       for (const r of tools.summary) if (r.isError) errors += 1;
-      this.#move(State.CheckingGitCommits, { description: `tools finished (${errors} with errors)`, data: { results: tools.summary } });
+      this.#move(State.CheckingGitCommits, {
+        description: `tools finished (${errors} with errors)`,
+        data: { results: tools.summary },
+      });
 
       const formatterMessages: string[] = [];
       // An operation the agent lacks is not awaited: it would only cost a promise and a tick.
-      const commits = agent.checkGitCommits == null ? { kind: 'list' as const, list: [] } : await this.#optionalList('checkGitCommits', (ctx) => agent.checkGitCommits?.(ctx));
+      const commits =
+        agent.checkGitCommits == null
+          ? { kind: 'list' as const, list: [] }
+          : await this.#optionalList('checkGitCommits', (ctx) => agent.checkGitCommits?.(ctx));
       if (commits.kind === 'end') return commits.result;
       if (signal.aborted) return this.#cancel(State.CheckingGitCommits);
       if (commits.list.length > 0) {
-        this.#move(State.RunningAutoformatters, { description: `${plural(commits.list.length, 'new commit')}: running formatters`, data: { commits: commits.list } });
-        const formatted = await this.#optionalList('runAutoformatters', (ctx) => agent.runAutoformatters?.(commits.list, ctx), true);
+        this.#move(State.RunningAutoformatters, {
+          description: `${plural(commits.list.length, 'new commit')}: running formatters`,
+          data: { commits: commits.list },
+        });
+        const formatted = await this.#optionalList(
+          'runAutoformatters',
+          (ctx) => agent.runAutoformatters?.(commits.list, ctx),
+          true,
+        );
         if (formatted.kind === 'end') return formatted.result;
         if (signal.aborted) return this.#cancel(State.RunningAutoformatters);
         formatterMessages.push(...formatted.list);
-        const data = formatted.failure === undefined ? { messages: formatted.list.length } : { messages: formatted.list.length, formatterError: formatted.failure };
+        const data =
+          formatted.failure === undefined
+            ? { messages: formatted.list.length }
+            : { messages: formatted.list.length, formatterError: formatted.failure };
         this.#move(State.CheckingBudget, { description: 'formatters done', data });
       } else {
-        this.#move(State.CheckingBudget, commits.failure === undefined ? 'no new commits' : { description: 'no new commits', data: { gitError: commits.failure } });
+        this.#move(
+          State.CheckingBudget,
+          commits.failure === undefined
+            ? 'no new commits'
+            : { description: 'no new commits', data: { gitError: commits.failure } },
+        );
       }
 
       const spent = meter.spent();
-      if (spent !== undefined) return this.#end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', { error: budgetError(spent) });
+      if (spent !== undefined)
+        return this.#end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', {
+          error: budgetError(spent),
+        });
       if (signal.aborted) return this.#cancel(State.CheckingBudget);
-      this.#move(State.GatheringAdditionalMessages, { description: 'budget has room', data: { usage: this.#own.usage } });
+      this.#move(State.GatheringAdditionalMessages, {
+        description: 'budget has room',
+        data: { usage: this.#own.usage },
+      });
 
-      const gathered = agent.gatherAdditionalMessages == null ? NOTHING_GATHERED : await this.#scope.settle((ctx) => agent.gatherAdditionalMessages?.(ctx) ?? Promise.resolve([]));
+      const gathered =
+        agent.gatherAdditionalMessages == null
+          ? NOTHING_GATHERED
+          : await this.#scope.settle((ctx) => agent.gatherAdditionalMessages?.(ctx) ?? Promise.resolve([]));
       if (gathered.kind === 'abandoned' || signal.aborted) return this.#cancel(State.GatheringAdditionalMessages);
-      if (gathered.kind === 'threw') return this.#failed(new OperationError('gatherAdditionalMessages', gathered.error), { error: messageOf(gathered.error) });
+      if (gathered.kind === 'threw')
+        return this.#failed(new OperationError('gatherAdditionalMessages', gathered.error), {
+          error: messageOf(gathered.error),
+        });
       const problem = stringListProblem(gathered.value);
       if (problem !== undefined) return this.#violation('gatherAdditionalMessages', problem, gathered.value);
       // formatterMessages is this round's own array: it can be sent as it is when nothing was gathered.
-      const messages = gathered === NOTHING_GATHERED ? formatterMessages : [...(gathered.value as string[]), ...formatterMessages];
+      const messages =
+        gathered === NOTHING_GATHERED ? formatterMessages : [...(gathered.value as string[]), ...formatterMessages];
 
       const results = tools.results;
       const description = `sending ${plural(results.length, 'tool result')} and ${plural(messages.length, 'message')}`;
-      this.#move(State.SendingToolResults, { description, data: { results: results.length, messages: messages.length } });
+      this.#move(State.SendingToolResults, {
+        description,
+        data: { results: results.length, messages: messages.length },
+      });
       from = State.SendingToolResults;
-      llm = await callLLM(this.#scope, 'sendToolResults', { kind: 'tool_results', results, messages }, (ctx) => agent.sendToolResults(results, messages, ctx));
+      llm = await callLLM(this.#scope, 'sendToolResults', { kind: 'tool_results', results, messages }, (ctx) =>
+        agent.sendToolResults(results, messages, ctx),
+      );
     }
   }
 
@@ -207,7 +316,13 @@ export class TurnRunner {
     if (llm.kind === 'failed') return this.#failed(llm.error, llm.data);
     // From a sending state the table reaches Error, not BudgetExceeded: the data says why.
     const { spent } = llm;
-    return this.#end(State.Error, `${spent.message}; no further LLM call made`, { ...limitData(spent), failures: llm.failures }, 'budget_exceeded', { error: budgetError(spent) });
+    return this.#end(
+      State.Error,
+      `${spent.message}; no further LLM call made`,
+      { ...limitData(spent), failures: llm.failures },
+      'budget_exceeded',
+      { error: budgetError(spent) },
+    );
   }
 
   /** The data of ProcessingLLMResponse's record. Built key by key, in this order, rather than with spreads: this runs on every response. */
@@ -266,7 +381,14 @@ export class TurnRunner {
       const hears = this.#s.hears('toolCall');
       if (!hears && this.#s.journal === undefined) continue;
       const at = this.#s.clock();
-      const event = { turn: this.#turn, call: slot.call, status: 'not_run' as const, startedAt: at, endedAt: at, result: unanswered[i]!.result };
+      const event = {
+        turn: this.#turn,
+        call: slot.call,
+        status: 'not_run' as const,
+        startedAt: at,
+        endedAt: at,
+        result: unanswered[i]!.result,
+      };
       this.#s.journal?.({ type: 'tool', ...event });
       if (hears) this.#s.emit('toolCall', event);
     }
@@ -278,16 +400,36 @@ export class TurnRunner {
     // it gets the grace as its whole time, so that settling never hangs a turn.
     const stopper = new AbortController();
     const settleSignal = signal.aborted ? signal : stopper.signal;
-    if (!signal.aborted) void sleep(cancelGraceMs, signal).then(() => stopper.abort(`settleToolCalls did not finish within ${cancelGraceMs} ms`));
-    const settled = await settleWithGrace(() => settle.call(agent, results, info, { signal: settleSignal, turn: this.#turn }), settleSignal, cancelGraceMs, sleep);
+    if (!signal.aborted)
+      void sleep(cancelGraceMs, signal).then(() =>
+        stopper.abort(`settleToolCalls did not finish within ${cancelGraceMs} ms`),
+      );
+    const settled = await settleWithGrace(
+      () => settle.call(agent, results, info, { signal: settleSignal, turn: this.#turn }),
+      settleSignal,
+      cancelGraceMs,
+      sleep,
+    );
     if (settled.kind === 'value') return result;
-    const error = new OperationError('settleToolCalls', settled.kind === 'threw' ? settled.error : new Error(`did not finish within the ${cancelGraceMs} ms grace`));
-    safeLog(this.#s.logger, 'warn', `${error.message}; the tool calls stay unanswered (TurnResult.unansweredToolCalls)`, { turn: this.#turn });
+    const error = new OperationError(
+      'settleToolCalls',
+      settled.kind === 'threw' ? settled.error : new Error(`did not finish within the ${cancelGraceMs} ms grace`),
+    );
+    safeLog(
+      this.#s.logger,
+      'warn',
+      `${error.message}; the tool calls stay unanswered (TurnResult.unansweredToolCalls)`,
+      { turn: this.#turn },
+    );
     return { ...result, unansweredToolCalls: unanswered, settleError: error };
   }
 
   /** Every move of the turn goes through here; `forced` only where the table has no edge. */
-  #move(to: StateName, event: string | { description: string; data?: unknown; logLevel?: ForcedLogLevel }, how: { forced?: boolean; check?: boolean } = NORMAL): void {
+  #move(
+    to: StateName,
+    event: string | { description: string; data?: unknown; logLevel?: ForcedLogLevel },
+    how: { forced?: boolean; check?: boolean } = NORMAL,
+  ): void {
     const machine = this.#s.machine;
     // Never ask for a move from a state we did not put the machine in: it would be illegal.
     // The machine validates against its queued tail (a listener's moves wait their turn), so compare with that.
@@ -309,7 +451,11 @@ export class TurnRunner {
     how: { forced?: boolean; check?: boolean; logLevel?: ForcedLogLevel } = NORMAL,
   ): TurnResult {
     this.#scope.meter.chargeWall();
-    const event = { description, data: { ...data, outcome, usage: this.#own.usage }, ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }) };
+    const event = {
+      description,
+      data: { ...data, outcome, usage: this.#own.usage },
+      ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
+    };
     this.#move(to, event, how);
     return this.#result(outcome, extra);
   }
@@ -325,10 +471,24 @@ export class TurnRunner {
     if (spent !== undefined) {
       const to = machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
       const forced = to === State.BudgetExceeded ? false : !machine.canMoveTo(State.Error);
-      return this.#end(to, `${spent.message} (deadline passed during ${from})`, { ...limitData(spent), ...data }, 'budget_exceeded', { error: budgetError(spent) }, { forced });
+      return this.#end(
+        to,
+        `${spent.message} (deadline passed during ${from})`,
+        { ...limitData(spent), ...data },
+        'budget_exceeded',
+        { error: budgetError(spent) },
+        { forced },
+      );
     }
     const text = this.#scope.reason();
-    return this.#end(State.Cancelled, `cancelled during ${from}: ${text}`, { reason: text, ...data }, 'cancelled', { error: new TurnCancelledError(text, from) }, { forced: true, logLevel: 'info' });
+    return this.#end(
+      State.Cancelled,
+      `cancelled during ${from}: ${text}`,
+      { reason: text, ...data },
+      'cancelled',
+      { error: new TurnCancelledError(text, from) },
+      { forced: true, logLevel: 'info' },
+    );
   }
 
   #violation(operation: string, problem: string, value: unknown): TurnResult {
@@ -337,7 +497,14 @@ export class TurnRunner {
 
   /** Ends the turn in Error. Most states reach Error legally; CheckingGitCommits and RunningAutoformatters do not, so there the move is forced. */
   #failed(error: TurnError, data: Record<string, unknown>): TurnResult {
-    return this.#end(State.Error, error.message, data, 'error', { error }, { forced: !this.#s.machine.canMoveTo(State.Error) });
+    return this.#end(
+      State.Error,
+      error.message,
+      data,
+      'error',
+      { error },
+      { forced: !this.#s.machine.canMoveTo(State.Error) },
+    );
   }
 
   #result(outcome: TurnOutcome, extra: { text?: string; error?: TurnError }): TurnResult {

@@ -82,7 +82,8 @@ export class TurnScope {
     const reason: unknown = this.signal.reason;
     if (reason instanceof Deadline) return reason.spent.message;
     // A bare abort() gives a DOMException, which need not be `instanceof Error` across realms.
-    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError') return "aborted by the caller's signal";
+    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
+      return "aborted by the caller's signal";
     return reason === undefined ? 'cancelled' : messageOf(reason);
   }
 
@@ -94,7 +95,11 @@ export class TurnScope {
   settle<T>(op: (ctx: OperationContext) => Promise<T> | T, attempt?: number): Promise<Settled<T>> {
     let started: Promise<T> | T;
     try {
-      started = op(attempt === undefined ? { signal: this.signal, turn: this.turn } : { signal: this.signal, turn: this.turn, attempt });
+      started = op(
+        attempt === undefined
+          ? { signal: this.signal, turn: this.turn }
+          : { signal: this.signal, turn: this.turn, attempt },
+      );
     } catch (error) {
       return Promise.resolve({ kind: 'threw', error });
     }

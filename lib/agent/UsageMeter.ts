@@ -49,12 +49,17 @@ export class UsageMeter {
   #stopped = false;
 
   constructor(options: UsageMeterOptions) {
-    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { budgets, external?, clock?, onDeadline? }', options);
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object { budgets, external?, clock?, onDeadline? }', options);
     const { budgets, external = [], clock = Date.now, onDeadline } = options;
-    if (!Array.isArray(budgets) || !budgets.every((b) => b instanceof Budget)) throw new InvalidArgumentError('budgets', 'an array of Budget', budgets);
-    if (!Array.isArray(external)) throw new InvalidArgumentError('external', 'an array of { reserve(kind), charge(delta) }', external);
-    if (typeof clock !== 'function') throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
-    if (onDeadline !== undefined && typeof onDeadline !== 'function') throw new InvalidArgumentError('onDeadline', 'a function (spent) => void', onDeadline);
+    if (!Array.isArray(budgets) || !budgets.every((b) => b instanceof Budget))
+      throw new InvalidArgumentError('budgets', 'an array of Budget', budgets);
+    if (!Array.isArray(external))
+      throw new InvalidArgumentError('external', 'an array of { reserve(kind), charge(delta) }', external);
+    if (typeof clock !== 'function')
+      throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+    if (onDeadline !== undefined && typeof onDeadline !== 'function')
+      throw new InvalidArgumentError('onDeadline', 'a function (spent) => void', onDeadline);
     this.#budgets = budgets;
     this.#external = external;
     this.#clock = clock;
@@ -100,7 +105,8 @@ export class UsageMeter {
   charge(delta: UsageDelta, external = true): void {
     addUsageTo(this.#usage, delta);
     for (const budget of this.#budgets) budget.charge(delta);
-    if (external && this.#external.length > 0) this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
+    if (external && this.#external.length > 0)
+      this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
   }
 
   /** Charges the wall time since the last reading. `now` may be a reading just taken, when no code of others ran since. */

@@ -10,7 +10,9 @@ export type UsageDelta = Partial<UsageTotals>;
 /** `USAGE_FIELD_NAMES`, as a plain array. */
 const FIELDS: readonly string[] = [...USAGE_FIELD_NAMES];
 /** Field i of `USAGE_FIELD_NAMES` sums dollars. */
-const DOLLARS: readonly boolean[] = USAGE_FIELD_NAMES.map((k) => (USAGE_FIELDS[k] as { dollars?: true }).dollars === true);
+const DOLLARS: readonly boolean[] = USAGE_FIELD_NAMES.map(
+  (k) => (USAGE_FIELDS[k] as { dollars?: true }).dollars === true,
+);
 
 /** Zero of every field, copied by `emptyUsage` so that every totals object has the same shape. Never written to (not frozen: copies of a frozen object take another shape). */
 const ZERO: Readonly<UsageTotals> = Object.fromEntries(USAGE_FIELD_NAMES.map((k) => [k, 0])) as UsageTotals;

@@ -46,7 +46,12 @@ const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
  * attempt, every attempt is counted and charged, its response priced and checked against the
  * contract, and a failure retried by the plan (`planRetry`). Reports `llmAttempt` events.
  */
-export async function callLLM(scope: TurnScope, operation: LLMOperation, input: LLMCallInput, invoke: (ctx: OperationContext) => Promise<LLMResponse>): Promise<LLMOutcome> {
+export async function callLLM(
+  scope: TurnScope,
+  operation: LLMOperation,
+  input: LLMCallInput,
+  invoke: (ctx: OperationContext) => Promise<LLMResponse>,
+): Promise<LLMOutcome> {
   const { settings: s, meter, signal, turn } = scope;
   const failures: Attempt[] = [];
   for (let attempt = 1; ; attempt++) {
@@ -68,8 +73,10 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
     if (settled.kind === 'value') {
       const value: unknown = settled.value;
       // Usage the response reports was paid for, even if the rest of it is malformed.
-      const reported: unknown = typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
-      const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
+      const reported: unknown =
+        typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
+      const model: unknown =
+        typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
       const { valid, problems } = splitUsage(reported);
       const priced = priceResponse(valid, typeof model === 'string' ? model : undefined, operation, {
         pricing: s.pricing,
@@ -80,7 +87,16 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
       meter.charge(responseUsage(valid, priced.costUsd));
       // As the loop returned it, malformed or not, so that a replay meets what this run met.
       if (s.journal !== undefined) {
-        const entry: LlmJournalEntry = { type: 'llm', turn, operation, attempt, startedAt, endedAt, input, response: value as LLMResponse };
+        const entry: LlmJournalEntry = {
+          type: 'llm',
+          turn,
+          operation,
+          attempt,
+          startedAt,
+          endedAt,
+          input,
+          response: value as LLMResponse,
+        };
         if (priced.costUsd !== undefined) entry.costUsd = priced.costUsd;
         s.journal(entry);
       }
@@ -89,20 +105,48 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
       let othersRan = valid.costUsd === undefined || problems.length > 0;
       if (s.hears('llmAttempt')) {
         othersRan = true;
-        const usage: Usage = priced.costUsd === undefined || priced.costUsd === valid.costUsd ? valid : { ...valid, costUsd: priced.costUsd };
-        const outcome = problem === undefined ? { response: value as LLMResponse } : { error: new ContractViolationError(operation, problem, value) };
-        s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, ...outcome, willRetry: false, usage });
+        const usage: Usage =
+          priced.costUsd === undefined || priced.costUsd === valid.costUsd
+            ? valid
+            : { ...valid, costUsd: priced.costUsd };
+        const outcome =
+          problem === undefined
+            ? { response: value as LLMResponse }
+            : { error: new ContractViolationError(operation, problem, value) };
+        s.emit('llmAttempt', {
+          turn,
+          operation,
+          attempt,
+          startedAt,
+          endedAt,
+          input,
+          ...outcome,
+          willRetry: false,
+          usage,
+        });
       }
-      if (problems.length > 0) safeLog(s.logger, 'warn', `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`, { turn });
+      if (problems.length > 0)
+        safeLog(
+          s.logger,
+          'warn',
+          `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`,
+          { turn },
+        );
       // Without external budgets there is nothing to wait for: only the wall time to charge.
       if (!meter.hasExternal) meter.chargeWall(othersRan ? s.clock() : endedAt);
       else {
         const external = await meter.flush();
         if (external instanceof OperationError) return { kind: 'failed', error: external, data: { operation } };
       }
-      if (problem !== undefined) return { kind: 'failed', error: new ContractViolationError(operation, problem, value), data: { operation, problem } };
+      if (problem !== undefined)
+        return {
+          kind: 'failed',
+          error: new ContractViolationError(operation, problem, value),
+          data: { operation, problem },
+        };
       // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
-      if (priced.error !== undefined) return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
+      if (priced.error !== undefined)
+        return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
       let notes: ResponseNotes | undefined;
       if (problems.length > 0) notes = { usageProblems: problems };
       if (priced.note !== undefined) {
@@ -116,7 +160,16 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
     }
     const failure: Attempt = { attempt, error: messageOf(settled.error) };
     failures.push(failure);
-    s.journal?.({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, error: journalError(settled.error) });
+    s.journal?.({
+      type: 'llm',
+      turn,
+      operation,
+      attempt,
+      startedAt,
+      endedAt,
+      input,
+      error: journalError(settled.error),
+    });
     const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);
     const willRetry = plan.kind === 'wait';
     if (plan.kind === 'wait' || plan.kind === 'refused') {
@@ -125,9 +178,16 @@ export async function callLLM(scope: TurnScope, operation: LLMOperation, input: 
     if (plan.kind === 'refused') failure.noRetry = plan.why;
     s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry });
     if (plan.kind === 'error') return { kind: 'failed', error: plan.error, data: { operation, failures } };
-    if (plan.kind !== 'wait') return { kind: 'failed', error: new LLMCallError(operation, failures, settled.error), data: { operation, failures } };
+    if (plan.kind !== 'wait')
+      return {
+        kind: 'failed',
+        error: new LLMCallError(operation, failures, settled.error),
+        data: { operation, failures },
+      };
     failure.delayMs = plan.ms;
-    safeLog(s.logger, 'warn', `${operation} attempt ${attempt} failed (${failure.error}); retrying in ${plan.ms} ms`, { turn });
+    safeLog(s.logger, 'warn', `${operation} attempt ${attempt} failed (${failure.error}); retrying in ${plan.ms} ms`, {
+      turn,
+    });
     await s.sleep(plan.ms, signal);
   }
 }

@@ -9,7 +9,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const USAGE_KEYS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'costUsd'] as const satisfies ReadonlyArray<keyof Usage>;
+const USAGE_KEYS = [
+  'inputTokens',
+  'outputTokens',
+  'cachedInputTokens',
+  'cacheWriteTokens',
+  'reasoningTokens',
+  'costUsd',
+] as const satisfies ReadonlyArray<keyof Usage>;
 
 /** Compiles only while `splitUsage` keeps every usage field a response reports (USAGE_FIELDS, `grows: 'response'`). */
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a check for the compiler, never used as a type
@@ -54,10 +61,13 @@ const NO_PROBLEMS: readonly string[] = Object.freeze([]);
  * (`splitUsage`): its bad fields are recorded, not fatal.
  */
 export function llmResponseProblem(response: unknown): string | undefined {
-  if (!isRecord(response)) return `expected an LLMResponse object { text?, toolCalls?, usage? }, got ${describeValue(response)}`;
-  if (response.text !== undefined && typeof response.text !== 'string') return `text must be a string, got ${describeValue(response.text)}`;
+  if (!isRecord(response))
+    return `expected an LLMResponse object { text?, toolCalls?, usage? }, got ${describeValue(response)}`;
+  if (response.text !== undefined && typeof response.text !== 'string')
+    return `text must be a string, got ${describeValue(response.text)}`;
   if (response.toolCalls !== undefined) {
-    if (!Array.isArray(response.toolCalls)) return `toolCalls must be an array, got ${describeValue(response.toolCalls)}`;
+    if (!Array.isArray(response.toolCalls))
+      return `toolCalls must be an array, got ${describeValue(response.toolCalls)}`;
     const calls = response.toolCalls as unknown[];
     for (let i = 0; i < calls.length; i++) {
       const call = calls[i];
@@ -66,7 +76,8 @@ export function llmResponseProblem(response: unknown): string | undefined {
       const id = call.id;
       if (typeof id !== 'string') return `toolCalls[${i}].id must be a string, got ${describeValue(id)}`;
       const name = call.name;
-      if (typeof name !== 'string' || name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
+      if (typeof name !== 'string' || name === '')
+        return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
     }
   }
   if (response.text === undefined && response.toolCalls === undefined) {
@@ -77,16 +88,20 @@ export function llmResponseProblem(response: unknown): string | undefined {
   const model = response.model;
   if (model !== undefined && typeof model !== 'string') return `model must be a string, got ${describeValue(model)}`;
   const finishReason = response.finishReason;
-  if (finishReason !== undefined && typeof finishReason !== 'string') return `finishReason must be a string, got ${describeValue(finishReason)}`;
+  if (finishReason !== undefined && typeof finishReason !== 'string')
+    return `finishReason must be a string, got ${describeValue(finishReason)}`;
   return undefined;
 }
 
 /** A ToolResult for `call`: its callId, a string output, an optional boolean isError. */
 export function toolResultProblem(result: unknown, call: ToolCall): string | undefined {
-  if (!isRecord(result)) return `expected a ToolResult { callId, output, isError? } for call ${call.id} (${call.name}), got ${describeValue(result)}`;
-  if (result.callId !== call.id) return `result.callId must be ${describeValue(call.id)} (the call's id), got ${describeValue(result.callId)}`;
+  if (!isRecord(result))
+    return `expected a ToolResult { callId, output, isError? } for call ${call.id} (${call.name}), got ${describeValue(result)}`;
+  if (result.callId !== call.id)
+    return `result.callId must be ${describeValue(call.id)} (the call's id), got ${describeValue(result.callId)}`;
   if (typeof result.output !== 'string') return `result.output must be a string, got ${describeValue(result.output)}`;
-  if (result.isError !== undefined && typeof result.isError !== 'boolean') return `result.isError must be a boolean, got ${describeValue(result.isError)}`;
+  if (result.isError !== undefined && typeof result.isError !== 'boolean')
+    return `result.isError must be a boolean, got ${describeValue(result.isError)}`;
   return undefined;
 }
 

@@ -78,7 +78,8 @@ export function createScriptedAgent(script: AgentScript): ScriptedAgent {
 
   const reply = async (ctx: OperationContext): Promise<LLMResponse> => {
     const r = script.replies[next];
-    if (r === undefined) throw new Error(`script exhausted: no reply ${next + 1} (the script has ${script.replies.length})`);
+    if (r === undefined)
+      throw new Error(`script exhausted: no reply ${next + 1} (the script has ${script.replies.length})`);
     next += 1;
     await delay(r.delayMs, ctx.signal);
     if (r.error !== undefined) throw new Error(r.error);
@@ -113,7 +114,11 @@ export function createScriptedAgent(script: AgentScript): ScriptedAgent {
       }
       await delay(tool.delayMs, tool.ignoreAbort === true ? undefined : ctx.signal);
       if (tool.error !== undefined) throw new Error(tool.error);
-      return { callId: call.id, output: tool.output ?? `${call.name} done`, ...(tool.isError === undefined ? {} : { isError: tool.isError }) };
+      return {
+        callId: call.id,
+        output: tool.output ?? `${call.name} done`,
+        ...(tool.isError === undefined ? {} : { isError: tool.isError }),
+      };
     },
   };
   if (script.commits !== undefined) {

@@ -23,7 +23,15 @@ export function journalWriter(machine: StateMachine<string>, options: JournalOpt
       clean =
         entry.type === 'llm'
           ? { type: 'llm', turn, operation: entry.operation, attempt: entry.attempt, startedAt, endedAt, redactError }
-          : { type: 'tool', turn, call: { id: entry.call.id, name: entry.call.name }, status: entry.status, startedAt, endedAt, redactError };
+          : {
+              type: 'tool',
+              turn,
+              call: { id: entry.call.id, name: entry.call.name },
+              status: entry.status,
+              startedAt,
+              endedAt,
+              redactError,
+            };
     }
     machine.journal(clean as JournalEntry);
   };

@@ -18,7 +18,13 @@ export type RetryPlan =
  * failed with `error`, is retried under `retry` — its count, `shouldRetry`, a `delayMs`
  * override, exponential backoff with jitter, and the server's Retry-After.
  */
-export function planRetry(error: unknown, attempt: number, retry: ResolvedRetry, random: () => number, clock: () => number): RetryPlan {
+export function planRetry(
+  error: unknown,
+  attempt: number,
+  retry: ResolvedRetry,
+  random: () => number,
+  clock: () => number,
+): RetryPlan {
   if (attempt > retry.retries) return STOP;
   let worth: unknown;
   try {
@@ -36,7 +42,13 @@ export function planRetry(error: unknown, attempt: number, retry: ResolvedRetry,
     }
     if (ms !== undefined) {
       if (!(typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)) {
-        return { kind: 'error', error: new OperationError('retry.delayMs', new Error(`returned ${String(ms)}, expected a non-negative number of ms or undefined`)) };
+        return {
+          kind: 'error',
+          error: new OperationError(
+            'retry.delayMs',
+            new Error(`returned ${String(ms)}, expected a non-negative number of ms or undefined`),
+          ),
+        };
       }
       return { kind: 'wait', ms };
     }
@@ -45,7 +57,11 @@ export function planRetry(error: unknown, attempt: number, retry: ResolvedRetry,
   const asked = retryAfterMs(error, clock());
   if (asked === undefined) return { kind: 'wait', ms: backoff };
   if (asked > retry.maxDelayMs) {
-    return { kind: 'refused', why: `the server asked to wait ${asked} ms (Retry-After), longer than retry.maxDelayMs ${retry.maxDelayMs}`, retryAfterMs: asked };
+    return {
+      kind: 'refused',
+      why: `the server asked to wait ${asked} ms (Retry-After), longer than retry.maxDelayMs ${retry.maxDelayMs}`,
+      retryAfterMs: asked,
+    };
   }
   return { kind: 'wait', ms: Math.max(backoff, Math.ceil(asked)), retryAfterMs: asked };
 }

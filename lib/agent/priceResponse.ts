@@ -27,20 +27,31 @@ export interface PricedResponse {
  * unknown — which is an error when a cost cap is set, unless `onUnknownCost` allows it.
  * `operation` names the call in messages.
  */
-export function priceResponse(usage: Usage, model: string | undefined, operation: string, policy: PricePolicy): PricedResponse {
+export function priceResponse(
+  usage: Usage,
+  model: string | undefined,
+  operation: string,
+  policy: PricePolicy,
+): PricedResponse {
   const priced = priceUsage(usage, model, policy.pricing);
   if (priced.error !== undefined) return priced;
   const { costUsd } = priced;
   const tokens = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
   let unknown: string | undefined;
   if (costUsd === undefined && policy.capsCost) {
-    const what = tokens ? `${(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)} tokens (${usage.inputTokens ?? '?'} in, ${usage.outputTokens ?? '?'} out)` : 'no tokens';
+    const what = tokens
+      ? `${(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)} tokens (${usage.inputTokens ?? '?'} in, ${usage.outputTokens ?? '?'} out)`
+      : 'no tokens';
     unknown = `${operation} reported ${what} but no costUsd for model ${model ?? '(not reported)'}, and ${policy.pricing === undefined ? 'no pricing option is set' : 'pricing returned undefined'}: maxCostUsd cannot be enforced`;
   } else if (!tokens && policy.capsTokens) {
     unknown = `${operation} reported no tokens (model ${model ?? '(not reported)'}): maxTokens cannot be enforced`;
   }
   if (unknown === undefined || policy.onUnknownCost === 'ignore') return priced;
-  if (policy.onUnknownCost === 'error') return { ...priced, error: new OperationError('cost', new Error(`${unknown} (set pricing, or onUnknownCost: 'warn' or 'ignore')`)) };
+  if (policy.onUnknownCost === 'error')
+    return {
+      ...priced,
+      error: new OperationError('cost', new Error(`${unknown} (set pricing, or onUnknownCost: 'warn' or 'ignore')`)),
+    };
   return { ...priced, note: unknown };
 }
 
@@ -49,8 +60,13 @@ export function priceResponse(usage: Usage, model: string | undefined, operation
  * knows). A pricing function that throws or answers anything but a non-negative number of
  * dollars or undefined is an `OperationError` naming `pricing`.
  */
-export function priceUsage(usage: Usage, model: string | undefined, pricing: Pricing | undefined): { costUsd?: number; error?: OperationError } {
-  if (usage.costUsd !== undefined || pricing === undefined) return usage.costUsd === undefined ? {} : { costUsd: usage.costUsd };
+export function priceUsage(
+  usage: Usage,
+  model: string | undefined,
+  pricing: Pricing | undefined,
+): { costUsd?: number; error?: OperationError } {
+  if (usage.costUsd !== undefined || pricing === undefined)
+    return usage.costUsd === undefined ? {} : { costUsd: usage.costUsd };
   let priced: unknown;
   try {
     priced = pricing(usage, { model });
@@ -59,7 +75,14 @@ export function priceUsage(usage: Usage, model: string | undefined, pricing: Pri
   }
   if (priced === undefined) return {};
   if (!(typeof priced === 'number' && Number.isFinite(priced) && priced >= 0)) {
-    return { error: new OperationError('pricing', new Error(`returned ${String(priced)} for model ${model ?? '(none)'}, expected a non-negative number of USD or undefined`)) };
+    return {
+      error: new OperationError(
+        'pricing',
+        new Error(
+          `returned ${String(priced)} for model ${model ?? '(none)'}, expected a non-negative number of USD or undefined`,
+        ),
+      ),
+    };
   }
   return { costUsd: priced };
 }

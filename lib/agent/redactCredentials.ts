@@ -3,7 +3,8 @@
  * a secret, a bearer or access token. Usage counters (`inputTokens`) are not: the names must
  * match whole, case and `-`/`_` aside.
  */
-const CREDENTIAL = /^(authorization|proxy[-_]?authorization|api[-_]?key|x[-_]?api[-_]?key|password|passwd|secret|client[-_]?secret|(access|refresh|id|bearer|auth|session)[-_]?token|private[-_]?key|cookie|set[-_]?cookie)$/i;
+const CREDENTIAL =
+  /^(authorization|proxy[-_]?authorization|api[-_]?key|x[-_]?api[-_]?key|password|passwd|secret|client[-_]?secret|(access|refresh|id|bearer|auth|session)[-_]?token|private[-_]?key|cookie|set[-_]?cookie)$/i;
 
 /** What a credential's value becomes. */
 export const REDACTED = '[redacted]';
@@ -18,11 +19,15 @@ export function redactCredentials<T>(value: T): T {
 }
 
 function walk(value: unknown, depth: number): unknown {
-  if (typeof value === 'string') return value.includes('@') ? value.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`) : value;
+  if (typeof value === 'string')
+    return value.includes('@')
+      ? value.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi, `$1${REDACTED}@`)
+      : value;
   // Deeper than this is not a journal's data; the writer bounds nesting anyway.
   if (typeof value !== 'object' || value === null || depth > 64) return value;
   if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) out[key] = CREDENTIAL.test(key) && v !== undefined && v !== null ? REDACTED : walk(v, depth + 1);
+  for (const [key, v] of Object.entries(value))
+    out[key] = CREDENTIAL.test(key) && v !== undefined && v !== null ? REDACTED : walk(v, depth + 1);
   return out;
 }

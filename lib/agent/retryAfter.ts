@@ -12,7 +12,14 @@ function header(headers: unknown, name: string): string | undefined {
     }
   }
   for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
-    if (key.toLowerCase() === name) return typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : typeof value === 'number' ? String(value) : undefined;
+    if (key.toLowerCase() === name)
+      return typeof value === 'string'
+        ? value
+        : Array.isArray(value) && typeof value[0] === 'string'
+          ? value[0]
+          : typeof value === 'number'
+            ? String(value)
+            : undefined;
   }
   return undefined;
 }
@@ -24,8 +31,14 @@ function header(headers: unknown, name: string): string | undefined {
  */
 export function retryAfterMs(error: unknown, now: number): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
-  const e = error as { retryAfterMs?: unknown; headers?: unknown; responseHeaders?: unknown; response?: { headers?: unknown } };
-  if (typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) && e.retryAfterMs >= 0) return e.retryAfterMs;
+  const e = error as {
+    retryAfterMs?: unknown;
+    headers?: unknown;
+    responseHeaders?: unknown;
+    response?: { headers?: unknown };
+  };
+  if (typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) && e.retryAfterMs >= 0)
+    return e.retryAfterMs;
   for (const headers of [e.headers, e.responseHeaders, e.response?.headers]) {
     const ms = header(headers, 'retry-after-ms');
     if (ms !== undefined && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);

@@ -47,8 +47,24 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
   let violation: ContractViolationError | undefined;
   let failed: OperationError | undefined;
   const report = (slot: ToolSlot): void => {
-    s.journal?.({ type: 'tool', turn: scope.turn, call: slot.call, status: slot.status as ToolCallEvent['status'], startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result! });
-    if (s.hears('toolCall')) s.emit('toolCall', { turn: scope.turn, call: slot.call, status: slot.status as ToolCallEvent['status'], startedAt: slot.startedAt, endedAt: slot.endedAt, result: slot.result! });
+    s.journal?.({
+      type: 'tool',
+      turn: scope.turn,
+      call: slot.call,
+      status: slot.status as ToolCallEvent['status'],
+      startedAt: slot.startedAt,
+      endedAt: slot.endedAt,
+      result: slot.result!,
+    });
+    if (s.hears('toolCall'))
+      s.emit('toolCall', {
+        turn: scope.turn,
+        call: slot.call,
+        status: slot.status as ToolCallEvent['status'],
+        startedAt: slot.startedAt,
+        endedAt: slot.endedAt,
+        result: slot.result!,
+      });
   };
   const worker = async (): Promise<void> => {
     while (next < slots.length && stop === undefined && violation === undefined && failed === undefined) {
@@ -71,7 +87,11 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
       const settled = await scope.settle((ctx) => s.agent.runTool(slot.call, ctx));
       slot.endedAt = Math.max(slot.startedAt, s.clock());
       if (settled.kind === 'abandoned') {
-        answer(slot, 'interrupted', `interrupted: ${scope.reason()} (the tool did not stop within ${s.cancelGraceMs} ms)`);
+        answer(
+          slot,
+          'interrupted',
+          `interrupted: ${scope.reason()} (the tool did not stop within ${s.cancelGraceMs} ms)`,
+        );
       } else if (settled.kind === 'threw') {
         if (signal.aborted) answer(slot, 'interrupted', `interrupted: ${scope.reason()}`);
         else answer(slot, 'error', messageOf(settled.error));
@@ -94,15 +114,25 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
 
   for (const slot of slots) {
     if (slot.result !== undefined) continue;
-    const why = stop ?? (signal.aborted ? `interrupted: ${scope.reason()}` : `not run: ${failed?.message ?? violation?.problem ?? 'the turn ended'}`);
+    const why =
+      stop ??
+      (signal.aborted
+        ? `interrupted: ${scope.reason()}`
+        : `not run: ${failed?.message ?? violation?.problem ?? 'the turn ended'}`);
     answer(slot, why.startsWith('interrupted') ? 'interrupted' : 'not_run', why);
     slot.startedAt = slot.endedAt = s.clock();
     report(slot);
   }
   if (failed !== undefined) return { kind: 'failed', error: failed, data: { operation: 'runTool' } };
-  if (violation !== undefined) return { kind: 'failed', error: violation, data: { operation: violation.operation, problem: violation.problem } };
+  if (violation !== undefined)
+    return { kind: 'failed', error: violation, data: { operation: violation.operation, problem: violation.problem } };
   const summary = slots.map((slot) => {
-    const line: ToolSummary = { callId: slot.call.id, name: slot.call.name, isError: slot.result!.isError === true, ms: Math.max(0, slot.endedAt - slot.startedAt) };
+    const line: ToolSummary = {
+      callId: slot.call.id,
+      name: slot.call.name,
+      isError: slot.result!.isError === true,
+      ms: Math.max(0, slot.endedAt - slot.startedAt),
+    };
     if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
     return line;
   });

@@ -34,7 +34,9 @@ export function writeBatchManifest(dir: string, manifest: Omit<BatchManifest, 't
     fs.renameSync(temporary, file);
   } catch (error) {
     fs.rmSync(temporary, { force: true });
-    throw new HistoryFileError('write_failed', file, `cannot write the batch manifest: ${messageOf(error)}`, { cause: error });
+    throw new HistoryFileError('write_failed', file, `cannot write the batch manifest: ${messageOf(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -46,18 +48,36 @@ export async function readBatchManifest(dir: string): Promise<BatchManifest | un
     text = await fs.promises.readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new HistoryFileError('read_failed', file, `cannot read the batch manifest: ${messageOf(error)}`, { cause: error });
+    throw new HistoryFileError('read_failed', file, `cannot read the batch manifest: ${messageOf(error)}`, {
+      cause: error,
+    });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new HistoryFileError('read_failed', file, `the batch manifest is not JSON (${messageOf(error)})`, { cause: error });
+    throw new HistoryFileError('read_failed', file, `the batch manifest is not JSON (${messageOf(error)})`, {
+      cause: error,
+    });
   }
   const m = value as Partial<BatchManifest> | null;
-  const tasksOk = Array.isArray(m?.tasks) && m.tasks.every((t) => typeof t === 'object' && t !== null && typeof t.id === 'string' && typeof t.file === 'string' && !t.file.includes('/') && !t.file.includes('\\'));
+  const tasksOk =
+    Array.isArray(m?.tasks) &&
+    m.tasks.every(
+      (t) =>
+        typeof t === 'object' &&
+        t !== null &&
+        typeof t.id === 'string' &&
+        typeof t.file === 'string' &&
+        !t.file.includes('/') &&
+        !t.file.includes('\\'),
+    );
   if (m === null || typeof m !== 'object' || m.type !== 'batch' || !tasksOk) {
-    throw new HistoryFileError('read_failed', file, 'is not a batch manifest: expected { type: "batch", tasks: [{ id, file }] } with plain file names');
+    throw new HistoryFileError(
+      'read_failed',
+      file,
+      'is not a batch manifest: expected { type: "batch", tasks: [{ id, file }] } with plain file names',
+    );
   }
   return m as BatchManifest;
 }

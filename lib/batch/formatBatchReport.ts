@@ -29,14 +29,23 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
   const { runs, totals, limits, concurrency } = report;
   const out: string[] = [];
 
-  out.push(`Batch of ${plural(runs.length, 'run')}, concurrency ${concurrency}, in ${formatDuration(report.durationMs)}`);
+  out.push(
+    `Batch of ${plural(runs.length, 'run')}, concurrency ${concurrency}, in ${formatDuration(report.durationMs)}`,
+  );
   if (report.stopped !== undefined) out.push(`Stopped early: ${report.stopped.message}`);
 
   out.push('', 'Runs by outcome');
-  out.push(...table([...RUN_OUTCOMES.map((o) => [o, String(totals.outcomes[o])]), ['total', String(runs.length)]], ['l', 'r']));
+  out.push(
+    ...table([...RUN_OUTCOMES.map((o) => [o, String(totals.outcomes[o])]), ['total', String(runs.length)]], ['l', 'r']),
+  );
 
   out.push('', 'Spend against the caps');
-  out.push(...table([['', 'used', 'batch cap', 'per-run cap'], ...spendRows(totals, report.durationMs, limits)], ['l', 'r', 'r', 'r']));
+  out.push(
+    ...table(
+      [['', 'used', 'batch cap', 'per-run cap'], ...spendRows(totals, report.durationMs, limits)],
+      ['l', 'r', 'r', 'r'],
+    ),
+  );
 
   const started = runs.filter((r) => r.outcome !== 'skipped');
   if (started.length > 0) {
@@ -50,7 +59,14 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
       const rows = [...started]
         .sort((a, b) => b.durationMs - a.durationMs)
         .slice(0, slowest)
-        .map((r) => [r.id, formatDuration(r.durationMs), r.outcome, LIMITS.maxCostUsd.cell(r.usage.costUsd), plural(r.usage.llmCalls, 'LLM call'), plural(r.transitions, 'move')]);
+        .map((r) => [
+          r.id,
+          formatDuration(r.durationMs),
+          r.outcome,
+          LIMITS.maxCostUsd.cell(r.usage.costUsd),
+          plural(r.usage.llmCalls, 'LLM call'),
+          plural(r.transitions, 'move'),
+        ]);
       out.push('', `Slowest ${plural(rows.length, 'run')}`, ...table(rows, ['l', 'r', 'l', 'r', 'r', 'r']));
     }
   }
@@ -63,7 +79,8 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
     for (const run of shown) {
       out.push(`  ${run.id}  ${run.outcome}: ${cut(oneLine(run.error?.message ?? 'no reason recorded'), 160)}`);
       if (run.historyFile !== undefined) out.push(`    history: ${run.historyFile}`);
-      if (run.historyError !== undefined) out.push(`    history incomplete: ${cut(oneLine(run.historyError.message), 160)}`);
+      if (run.historyError !== undefined)
+        out.push(`    history incomplete: ${cut(oneLine(run.historyError.message), 160)}`);
     }
   }
   // Every line is one line: ids, messages and paths from the run are shown escaped.
@@ -92,7 +109,9 @@ function spendRows(totals: UsageTotals, batchMs: number, limits: BatchReport['li
 /** Columns padded to their widest cell, indented two spaces. */
 function table(rows: string[][], align: Array<'l' | 'r'>): string[] {
   const widths = align.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((row) => `  ${row.map((cell, c) => (align[c] === 'r' ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ')}`.trimEnd());
+  return rows.map((row) =>
+    `  ${row.map((cell, c) => (align[c] === 'r' ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ')}`.trimEnd(),
+  );
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -101,19 +120,23 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function assertCount(value: unknown, name: string): void {
-  if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0)) throw new InvalidArgumentError(name, 'a non-negative integer', value);
+  if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0))
+    throw new InvalidArgumentError(name, 'a non-negative integer', value);
 }
 
 /** The fields formatBatchReport reads, checked up front so a wrong argument is named, not a TypeError. */
 function assertReport(report: unknown): asserts report is BatchReport {
   const expected = 'a BatchReport from runBatch()';
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObject(report)) throw new InvalidArgumentError('report', expected, report);
   const { runs, totals, limits } = report;
   if (!Array.isArray(runs)) throw new InvalidArgumentError('report.runs', 'an array of run reports', runs);
   runs.forEach((run: unknown, i) => {
-    if (!isObject(run) || typeof run.outcome !== 'string' || !isObject(run.usage)) throw new InvalidArgumentError(`report.runs[${i}]`, 'a run report { id, outcome, usage, durationMs, ... }', run);
+    if (!isObject(run) || typeof run.outcome !== 'string' || !isObject(run.usage))
+      throw new InvalidArgumentError(`report.runs[${i}]`, 'a run report { id, outcome, usage, durationMs, ... }', run);
   });
-  if (!isObject(totals) || !isObject(totals.outcomes)) throw new InvalidArgumentError('report.totals', 'usage totals with `outcomes`', totals);
+  if (!isObject(totals) || !isObject(totals.outcomes))
+    throw new InvalidArgumentError('report.totals', 'usage totals with `outcomes`', totals);
   if (!isObject(limits)) throw new InvalidArgumentError('report.limits', 'an object { perRun?, total? }', limits);
 }

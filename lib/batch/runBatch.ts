@@ -191,24 +191,55 @@ const PROBE_SINK = { write: () => undefined, journal: () => undefined };
  */
 export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  const { concurrency = 4, perRun, total, retry, historyDir, historyDurability, historyGroupCommit, overwriteHistory = false, signal, onProgress, onRun, logger, cancelGraceMs = 1000, clock = Date.now, sleep, random, pricing, onUnknownCost, toolConcurrency, externalBudgets, journal } = options;
+  const {
+    concurrency = 4,
+    perRun,
+    total,
+    retry,
+    historyDir,
+    historyDurability,
+    historyGroupCommit,
+    overwriteHistory = false,
+    signal,
+    onProgress,
+    onRun,
+    logger,
+    cancelGraceMs = 1000,
+    clock = Date.now,
+    sleep,
+    random,
+    pricing,
+    onUnknownCost,
+    toolConcurrency,
+    externalBudgets,
+    journal,
+  } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
   }
   assertBudgetLimits(perRun, 'perRun');
   assertBudgetLimits(total, 'total');
-  if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === '')) throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
+    throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
   if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {
     throw new InvalidArgumentError('historyDurability', "'none', 'turn' or 'move'", historyDurability);
   }
   groupCommitBounds(historyGroupCommit, 'historyGroupCommit');
-  if (typeof overwriteHistory !== 'boolean') throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
-  if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
-  if (onRun !== undefined && typeof onRun !== 'function') throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
+  if (typeof overwriteHistory !== 'boolean')
+    throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (onRun !== undefined && typeof onRun !== 'function')
+    throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
   if (journal !== undefined && journal !== false && historyDir === undefined) {
-    throw new InvalidArgumentError('journal', 'left out (or false) unless `historyDir` is set: the journal is kept in each run\'s history file', journal);
+    throw new InvalidArgumentError(
+      'journal',
+      "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
+      journal,
+    );
   }
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
@@ -225,23 +256,49 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     ...(journal === undefined ? {} : { journal }),
   };
   // The probe has the sink every run has, so that the journal's need of one is checked too.
-  new AgentWithStateMachine(PROBE_AGENT, historyDir === undefined ? adapterOptions : { ...adapterOptions, sink: PROBE_SINK });
+  new AgentWithStateMachine(
+    PROBE_AGENT,
+    historyDir === undefined ? adapterOptions : { ...adapterOptions, sink: PROBE_SINK },
+  );
   const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
   // A throwing logger never changes a batch's outcome.
-  const log = chosen === undefined ? undefined : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };
+  const log =
+    chosen === undefined
+      ? undefined
+      : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   // Each run's file says which caps its batch ran under, so a report made from the folder alone can show them.
-  const sinkModes = { ...(historyDurability === undefined ? {} : { durability: historyDurability }), ...(historyGroupCommit === undefined ? {} : { groupCommit: historyGroupCommit }) };
-  const batchInfo = { limits: { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) }, concurrency };
+  const sinkModes = {
+    ...(historyDurability === undefined ? {} : { durability: historyDurability }),
+    ...(historyGroupCommit === undefined ? {} : { groupCommit: historyGroupCommit }),
+  };
+  const batchInfo = {
+    limits: { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) },
+    concurrency,
+  };
   if (historyDir !== undefined) {
     try {
       fs.mkdirSync(historyDir, { recursive: true });
     } catch (error) {
-      throw new HistoryFileError('open_failed', historyDir, `cannot create the history directory: ${messageOf(error)}`, { cause: error });
+      throw new HistoryFileError(
+        'open_failed',
+        historyDir,
+        `cannot create the history directory: ${messageOf(error)}`,
+        { cause: error },
+      );
     }
-    if (!overwriteHistory) assertNoClash(historyDir, fileNames.map((name) => `${name}.jsonl`));
+    if (!overwriteHistory)
+      assertNoClash(
+        historyDir,
+        fileNames.map((name) => `${name}.jsonl`),
+      );
     // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
-    writeBatchManifest(historyDir, { startedAt: clock(), concurrency, limits: batchInfo.limits, tasks: list.map((t, i) => ({ id: t.id, file: `${fileNames[i]!}.jsonl` })) });
+    writeBatchManifest(historyDir, {
+      startedAt: clock(),
+      concurrency,
+      limits: batchInfo.limits,
+      tasks: list.map((t, i) => ({ id: t.id, file: `${fileNames[i]!}.jsonl` })),
+    });
   }
 
   const startedAt = clock();
@@ -269,9 +326,17 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   const progress = (event: BatchProgress['event']): void => {
     if (onProgress === undefined) return;
     try {
-      const returned: unknown = onProgress({ done, total: list.length, running, outcomes: { ...outcomes }, usage: pool.usage, event });
+      const returned: unknown = onProgress({
+        done,
+        total: list.length,
+        running,
+        outcomes: { ...outcomes },
+        usage: pool.usage,
+        event,
+      });
       // An async callback's rejection would otherwise surface as an unhandled rejection.
-      if (returned instanceof Promise) returned.catch((error: unknown) => log?.error(`onProgress failed: ${messageOf(error)}`));
+      if (returned instanceof Promise)
+        returned.catch((error: unknown) => log?.error(`onProgress failed: ${messageOf(error)}`));
     } catch (error) {
       log?.error(`onProgress threw: ${messageOf(error)}; the batch goes on`);
     }
@@ -293,7 +358,14 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     if (why === undefined || next >= list.length) return;
     const count = list.length - next;
     for (; next < list.length; next++) {
-      runs[next] = { id: list[next]!.id, outcome: 'skipped', usage: emptyUsage(), durationMs: 0, transitions: 0, error: new RunSkippedError(why.reason, why.message, why.spent) };
+      runs[next] = {
+        id: list[next]!.id,
+        outcome: 'skipped',
+        usage: emptyUsage(),
+        durationMs: 0,
+        transitions: 0,
+        error: new RunSkippedError(why.reason, why.message, why.spent),
+      };
     }
     outcomes.skipped += count;
     done += count;
@@ -314,7 +386,13 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
         ? {}
         : {
             historyFile: path.join(historyDir, `${fileNames[index]!}.jsonl`),
-            historyOptions: { runId: task.id, metadata: { taskId: task.id, index, batch: batchInfo }, overwrite: overwriteHistory, startedAt: clock(), ...sinkModes },
+            historyOptions: {
+              runId: task.id,
+              metadata: { taskId: task.id, index, batch: batchInfo },
+              overwrite: overwriteHistory,
+              startedAt: clock(),
+              ...sinkModes,
+            },
           }),
       ...(onRun === undefined ? {} : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
       ...(log === undefined ? {} : { onProblem: log.error }),
@@ -347,7 +425,11 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   signal?.addEventListener('abort', onAbort, { once: true });
   // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
   // aborted (with the grace) so that a hanging one cannot keep the batch from ending.
-  const deadline = new UsageMeter({ budgets: [pool], clock, onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)) });
+  const deadline = new UsageMeter({
+    budgets: [pool],
+    clock,
+    onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)),
+  });
   deadline.start();
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
@@ -361,10 +443,15 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   return {
     runs,
     totals: { ...totals, outcomes },
-    limits: { ...(perRun === undefined ? {} : { perRun: { ...perRun } }), ...(total === undefined ? {} : { total: { ...total } }) },
+    limits: {
+      ...(perRun === undefined ? {} : { perRun: { ...perRun } }),
+      ...(total === undefined ? {} : { total: { ...total } }),
+    },
     concurrency,
     durationMs: Math.max(0, clock() - startedAt) || 0,
-    ...(stopped === undefined || outcomes.skipped === 0 ? {} : { stopped: { reason: stopped.reason, message: stopped.message } }),
+    ...(stopped === undefined || outcomes.skipped === 0
+      ? {}
+      : { stopped: { reason: stopped.reason, message: stopped.message } }),
   };
 }
 
@@ -374,18 +461,22 @@ function countOutcomes(): Record<RunOutcome, number> {
 
 /** Tasks checked and copied once, so a generator is read once and ids are known to be unique before anything runs. */
 function materialize(tasks: unknown): BatchTask[] {
-  const iterable = typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
+  const iterable =
+    typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
   if (!iterable) throw new InvalidArgumentError('tasks', 'an array or iterable of { id, input, agent }', tasks);
   const list = Array.from(tasks as Iterable<unknown>);
   const seen = new Map<string, number>();
   list.forEach((task, i) => {
-    if (typeof task !== 'object' || task === null) throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, agent }', task);
+    if (typeof task !== 'object' || task === null)
+      throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, agent }', task);
     const { id, input, agent } = task as Record<string, unknown>;
     if (typeof id !== 'string' || id === '') throw new InvalidArgumentError(`tasks[${i}].id`, 'a non-empty string', id);
     const first = seen.get(id);
-    if (first !== undefined) throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
+    if (first !== undefined)
+      throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
     seen.set(id, i);
-    if (typeof input !== 'string') throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
+    if (typeof input !== 'string')
+      throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
     if (!((typeof agent === 'object' && agent !== null) || typeof agent === 'function')) {
       throw new InvalidArgumentError(`tasks[${i}].agent`, 'an AgentLoop or a function returning one', agent);
     }
@@ -407,10 +498,19 @@ function assertNoClash(dir: string, files: readonly string[]): void {
   if (clashes.length === 0) {
     // No run file of ours, but another batch's manifest: that batch was cut off before its runs wrote anything.
     if (fs.existsSync(path.join(dir, MANIFEST_FILE))) {
-      throw new HistoryFileError('file_exists', dir, `already holds the manifest of another batch (${MANIFEST_FILE}); pass \`overwriteHistory: true\` to replace it, or use another directory`);
+      throw new HistoryFileError(
+        'file_exists',
+        dir,
+        `already holds the manifest of another batch (${MANIFEST_FILE}); pass \`overwriteHistory: true\` to replace it, or use another directory`,
+      );
     }
     return;
   }
-  const shown = clashes.length > 5 ? `${clashes.slice(0, 5).join(', ')} and ${clashes.length - 5} more` : clashes.join(', ');
-  throw new HistoryFileError('file_exists', dir, `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`);
+  const shown =
+    clashes.length > 5 ? `${clashes.slice(0, 5).join(', ')} and ${clashes.length - 5} more` : clashes.join(', ');
+  throw new HistoryFileError(
+    'file_exists',
+    dir,
+    `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`,
+  );
 }

@@ -71,7 +71,16 @@ export interface TaskRun {
  * each task through it; their own part is only the scheduling around it.
  */
 export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Promise<TaskRun> {
-  const { name = 'task', adapter: adapterOptions = {}, signal, factorySignal = signal, historyFile, historyOptions, onRun, onProblem } = options;
+  const {
+    name = 'task',
+    adapter: adapterOptions = {},
+    signal,
+    factorySignal = signal,
+    historyFile,
+    historyOptions,
+    onRun,
+    onProblem,
+  } = options;
   const clock = adapterOptions.clock ?? Date.now;
   const started = clock();
   let sink: JsonlHistorySink | undefined;
@@ -81,14 +90,31 @@ export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Pr
   let ended: Pick<TaskRun, 'outcome' | 'usage' | 'transitions' | 'error'>;
   try {
     // A ready agent is taken as it is: awaiting it would cost the run a promise and a tick.
-    const agent = typeof task.agent === 'function' ? await resolveAgent(task.agent, name, factorySignal, adapterOptions.cancelGraceMs ?? 2000, adapterOptions.sleep ?? realSleep) : task.agent;
+    const agent =
+      typeof task.agent === 'function'
+        ? await resolveAgent(
+            task.agent,
+            name,
+            factorySignal,
+            adapterOptions.cancelGraceMs ?? 2000,
+            adapterOptions.sleep ?? realSleep,
+          )
+        : task.agent;
     // The file is opened once the adapter has accepted the agent, so only runs that really
     // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
     const forward: HistorySink | undefined =
       historyFile === undefined
         ? undefined
-        : { write: (record) => sink?.write(record), rejected: (error) => sink?.rejected(error), reset: (info) => sink?.reset(info), journal: (entry) => sink?.journal(entry) };
-    adapter = new AgentWithStateMachine(agent, forward === undefined ? adapterOptions : { ...adapterOptions, sink: forward });
+        : {
+            write: (record) => sink?.write(record),
+            rejected: (error) => sink?.rejected(error),
+            reset: (info) => sink?.reset(info),
+            journal: (entry) => sink?.journal(entry),
+          };
+    adapter = new AgentWithStateMachine(
+      agent,
+      forward === undefined ? adapterOptions : { ...adapterOptions, sink: forward },
+    );
     if (historyFile !== undefined) {
       sink = JsonlHistorySink.open(historyFile, historyOptions);
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
@@ -103,9 +129,24 @@ export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Pr
     if (error instanceof TurnCancelledError && deadline instanceof Deadline) {
       // A wall-time deadline passed while the agent factory hung: the budget ended this run.
       const { spent } = deadline;
-      ended = { outcome: 'budget_exceeded', usage: emptyUsage(), transitions: 0, error: new BudgetExceededError(`${spent.message} while the agent was being created`, spent.limit, spent.used, spent.max) };
+      ended = {
+        outcome: 'budget_exceeded',
+        usage: emptyUsage(),
+        transitions: 0,
+        error: new BudgetExceededError(
+          `${spent.message} while the agent was being created`,
+          spent.limit,
+          spent.used,
+          spent.max,
+        ),
+      };
     } else {
-      ended = { outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error', usage: adapter?.usage ?? emptyUsage(), transitions: movesMade(adapter), error: asError(error, name) };
+      ended = {
+        outcome: error instanceof TurnCancelledError ? 'cancelled' : 'error',
+        usage: adapter?.usage ?? emptyUsage(),
+        transitions: movesMade(adapter),
+        error: asError(error, name),
+      };
     }
   }
   try {
@@ -118,8 +159,14 @@ export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Pr
   } catch (error) {
     historyError ??= asError(error, 'history sink');
   }
-  if (historyError !== undefined) onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
-  const run: TaskRun = { outcome: ended.outcome, usage: ended.usage, durationMs: Math.max(0, clock() - started) || 0, transitions: ended.transitions };
+  if (historyError !== undefined)
+    onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
+  const run: TaskRun = {
+    outcome: ended.outcome,
+    usage: ended.usage,
+    durationMs: Math.max(0, clock() - started) || 0,
+    transitions: ended.transitions,
+  };
   if (sink !== undefined) run.historyFile = sink.path;
   if (ended.error !== undefined) run.error = ended.error;
   if (historyError !== undefined) run.historyError = historyError;
@@ -139,7 +186,13 @@ function movesMade(adapter: AgentWithStateMachine | undefined): number {
  * `graceMs` to settle, then is abandoned: an abort must not wait on a hung factory. A factory
  * that fails or is abandoned after the abort ends the run as cancelled.
  */
-async function resolveAgent(factory: Exclude<AgentSource, AgentLoop>, name: string, signal: AbortSignal | undefined, graceMs: number, wait: Sleep): Promise<AgentLoop> {
+async function resolveAgent(
+  factory: Exclude<AgentSource, AgentLoop>,
+  name: string,
+  signal: AbortSignal | undefined,
+  graceMs: number,
+  wait: Sleep,
+): Promise<AgentLoop> {
   if (signal === undefined) {
     // Nothing can abort it: nothing to wait for but the factory itself.
     try {
@@ -151,8 +204,14 @@ async function resolveAgent(factory: Exclude<AgentSource, AgentLoop>, name: stri
   const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
   if (settled.kind === 'value') return settled.value;
   if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`${name}.agent()`, settled.error);
-  const detail = settled.kind === 'abandoned' ? `the agent factory did not settle within ${graceMs} ms and was abandoned` : `the agent factory stopped: ${messageOf(settled.error)}`;
-  throw new TurnCancelledError(`${abortMessage(signal.reason)} while the agent was being created; ${detail}`, 'agent creation');
+  const detail =
+    settled.kind === 'abandoned'
+      ? `the agent factory did not settle within ${graceMs} ms and was abandoned`
+      : `the agent factory stopped: ${messageOf(settled.error)}`;
+  throw new TurnCancelledError(
+    `${abortMessage(signal.reason)} while the agent was being created; ${detail}`,
+    'agent creation',
+  );
 }
 
 /** What a factory gets when nothing can abort its run. */
@@ -169,7 +228,9 @@ export function abortMessage(reason: unknown): string {
   // A bare abort() gives a DOMException named AbortError: no reason worth repeating.
   let bare: boolean;
   try {
-    bare = reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError');
+    bare =
+      reason === undefined ||
+      (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError');
   } catch {
     bare = false;
   }

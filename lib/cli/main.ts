@@ -42,14 +42,22 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   let code: number = EXIT.ok;
   const warn = (w: HistoryWarning): void => io.stderr(`agent-sm: warning: ${escapeControl(w.message)}\n`);
   /** Reads `file` (`-`: standard input) into `take`, entry by entry; returns how many lines it had. */
-  const read = async (file: string, options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void; withData?: boolean }, take: (entry: HistoryEntry) => void): Promise<number> => {
+  const read = async (
+    file: string,
+    options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void; withData?: boolean },
+    take: (entry: HistoryEntry) => void,
+  ): Promise<number> => {
     const readOptions: ReadHistoryOptions = { salvage: options.salvage === true, onWarning: options.onWarning ?? warn };
     if (file === '-') readOptions.input = io.stdin ?? process.stdin;
-    return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take, { withData: options.withData !== false });
+    return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take, {
+      withData: options.withData !== false,
+    });
   };
   const shown = (file: string): string => escapeControl(file === '-' ? '(standard input)' : file);
   const program = new Command('agent-sm')
-    .description('Inspect the JSON Lines history of an agent-state-machine run: what happened, where and why it failed, where the time went.')
+    .description(
+      'Inspect the JSON Lines history of an agent-state-machine run: what happened, where and why it failed, where the time went.',
+    )
     .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({
@@ -60,20 +68,30 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   program
     .command('inspect')
-    .description('Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves.')
+    .description(
+      'Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves.',
+    )
     .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
-    .option('--salvage', 'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and read the rest')
+    .option(
+      '--salvage',
+      'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and read the rest',
+    )
     .option('--exit-code', 'exit 1 when the run failed or is incomplete, for scripts')
     .action(async (file: string, opts: { json?: boolean; last: number; salvage?: boolean; exitCode?: boolean }) => {
       const summarizer = new HistorySummarizer({ lastMoves: opts.last });
       const warnings: HistoryWarning[] = [];
-      const lines = await read(file, { salvage: opts.salvage, onWarning: (w) => (warnings.push(w), warn(w)) }, (entry) => summarizer.add(entry));
+      const lines = await read(
+        file,
+        { salvage: opts.salvage, onWarning: (w) => (warnings.push(w), warn(w)) },
+        (entry) => summarizer.add(entry),
+      );
       if (lines === 0) io.stderr(`agent-sm: ${shown(file)} is empty: it holds no history lines\n`);
       const summary = summarizer.result();
       const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
-      if (opts.json === true) io.stdout(`${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary })}\n`);
+      if (opts.json === true)
+        io.stdout(`${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary })}\n`);
       else {
         io.stdout(`${formatSummary(summary, { file: file === '-' ? '(standard input)' : file })}\n`);
         if (skippedLines.length > 0) io.stdout(`Skipped corrupt lines (--salvage): ${skippedLines.join(', ')}\n`);
@@ -83,10 +101,15 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   program
     .command('validate')
-    .description('Replay a run against its table (from the file, else the sixteen-state one) and list every problem. Exit 0 when clean, 1 otherwise.')
+    .description(
+      'Replay a run against its table (from the file, else the sixteen-state one) and list every problem. Exit 0 when clean, 1 otherwise.',
+    )
     .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
     .option('--json', 'print the verdict as JSON')
-    .option('--salvage', 'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and check the rest')
+    .option(
+      '--salvage',
+      'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and check the rest',
+    )
     .action(async (file: string, opts: { json?: boolean; salvage?: boolean }) => {
       const validator = new HistoryValidator();
       const skippedLines: number[] = [];
@@ -95,19 +118,32 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         warn(w);
       };
       // Replaying a run never looks at a record's data.
-      const lines = await read(file, { salvage: opts.salvage, onWarning, withData: false }, (entry) => validator.add(entry));
+      const lines = await read(file, { salvage: opts.salvage, onWarning, withData: false }, (entry) =>
+        validator.add(entry),
+      );
       const result = validator.result();
       const name = shown(file);
       // A salvaged file is never clean: lines were lost.
       const ok = result.ok && lines > 0 && skippedLines.length === 0;
-      if (opts.json === true) io.stdout(`${safeJson({ file, ...result, ok, ...(lines === 0 ? { empty: true } : {}), ...(opts.salvage === true ? { skippedLines } : {}) })}\n`);
+      if (opts.json === true)
+        io.stdout(
+          `${safeJson({ file, ...result, ok, ...(lines === 0 ? { empty: true } : {}), ...(opts.salvage === true ? { skippedLines } : {}) })}\n`,
+        );
       else if (lines === 0) io.stdout(`${name}: the file is empty: no history lines to check\n`);
       else {
-        for (const issue of result.issues) io.stdout(`${name}:${issue.line ?? '?'}: seq ${issue.seq}: ${issue.code}: ${escapeControl(issue.message)}\n`);
-        if (skippedLines.length > 0) io.stdout(`${name}: skipped ${plural(skippedLines.length, 'corrupt line')} (--salvage): ${skippedLines.join(', ')}\n`);
+        for (const issue of result.issues)
+          io.stdout(`${name}:${issue.line ?? '?'}: seq ${issue.seq}: ${issue.code}: ${escapeControl(issue.message)}\n`);
+        if (skippedLines.length > 0)
+          io.stdout(
+            `${name}: skipped ${plural(skippedLines.length, 'corrupt line')} (--salvage): ${skippedLines.join(', ')}\n`,
+          );
         if (result.interrupted !== undefined) io.stdout(`${name}: ${escapeControl(result.interrupted.message)}\n`);
-        if (result.ok && skippedLines.length === 0) io.stdout(`${name}: ${plural(result.records, 'record')}, ${result.interrupted === undefined ? 'no problems' : 'no problems in them, but the run did not end'}\n`);
-        else if (!result.ok) io.stdout(`${name}: ${plural(result.issues.length, 'problem')} in ${plural(result.records, 'record')}\n`);
+        if (result.ok && skippedLines.length === 0)
+          io.stdout(
+            `${name}: ${plural(result.records, 'record')}, ${result.interrupted === undefined ? 'no problems' : 'no problems in them, but the run did not end'}\n`,
+          );
+        else if (!result.ok)
+          io.stdout(`${name}: ${plural(result.issues.length, 'problem')} in ${plural(result.records, 'record')}\n`);
         else io.stdout(`${name}: ${plural(result.records, 'record')} read, no problems in them\n`);
       }
       code = ok ? EXIT.ok : EXIT.problems;
@@ -115,7 +151,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   program
     .command('diagram')
-    .description('Print a Mermaid diagram: the transition table, a run over it with edge counts (--history), or a run as a timeline (--history --gantt).')
+    .description(
+      'Print a Mermaid diagram: the transition table, a run over it with edge counts (--history), or a run as a timeline (--history --gantt).',
+    )
     .option('--history <file>', 'draw this run: the edges it took and how often')
     .option('--gantt', 'draw the run as a gantt timeline, one lane per state (needs --history)')
     .action(async (opts: { history?: string; gantt?: boolean }) => {
@@ -139,14 +177,20 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   program
     .command('report')
-    .description('Write one self-contained HTML page (no network, opens from file://): for a history file, the run — its failure, timeline, time per state, cost, every move; for a folder, the batch — spend against the caps, outcomes, a sortable table of runs, each run\'s timeline.')
-    .argument('<path>', 'a history file (.jsonl), or a folder of them (a batch\'s historyDir)')
-    .option('-o, --output <file>', 'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)')
+    .description(
+      "Write one self-contained HTML page (no network, opens from file://): for a history file, the run — its failure, timeline, time per state, cost, every move; for a folder, the batch — spend against the caps, outcomes, a sortable table of runs, each run's timeline.",
+    )
+    .argument('<path>', "a history file (.jsonl), or a folder of them (a batch's historyDir)")
+    .option(
+      '-o, --output <file>',
+      'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)',
+    )
     .action(async (target: string, opts: { output?: string }) => {
       const report = await buildHtmlReport(target);
       for (const w of report.warnings) io.stderr(`agent-sm: warning: ${escapeControl(w)}\n`);
       const output = opts.output ?? defaultReportPath(target, report.kind);
-      if (path.resolve(output) === path.resolve(target)) throw new UsageError(`-o ${output} is the history file itself; choose another path for the page`);
+      if (path.resolve(output) === path.resolve(target))
+        throw new UsageError(`-o ${output} is the history file itself; choose another path for the page`);
       try {
         fs.writeFileSync(output, report.html);
       } catch (error) {
@@ -157,36 +201,51 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   program
     .command('export')
-    .description('Convert a run for another tool. otlp: OTLP/JSON spans (a trace per turn, with LLM and tool spans) for a collector, Jaeger or Tempo.')
+    .description(
+      'Convert a run for another tool. otlp: OTLP/JSON spans (a trace per turn, with LLM and tool spans) for a collector, Jaeger or Tempo.',
+    )
     .argument('<format>', 'otlp (the only format so far)')
     .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink')
     .option('-o, --output <path>', 'write to this file instead of stdout')
     .option('--agent-name <name>', 'gen_ai.agent.name of the turn spans')
     .option('--provider <name>', 'gen_ai.provider.name (openai, anthropic, …)')
     .option('--service-name <name>', 'service.name of the resource', 'agent-state-machine')
-    .action(async (format: string, file: string, opts: { output?: string; agentName?: string; provider?: string; serviceName: string }) => {
-      if (format !== 'otlp') throw new UsageError(`unknown export format ${JSON.stringify(format)}: expected otlp`);
-      const loaded = await loadHistory(file);
-      for (const w of loaded.warnings) warn(w);
-      const otlp = historyToOtlp(loaded.entries, {
-        serviceName: opts.serviceName,
-        ...(opts.agentName === undefined ? {} : { agentName: opts.agentName }),
-        ...(opts.provider === undefined ? {} : { providerName: opts.provider }),
-      });
-      const text = `${JSON.stringify(otlp, null, 2)}\n`;
-      if (opts.output === undefined) io.stdout(text);
-      else {
-        fs.writeFileSync(opts.output, text);
-        const spans = otlp.resourceSpans[0]?.scopeSpans[0]?.spans.length ?? 0;
-        io.stderr(`agent-sm: wrote ${plural(spans, 'span')} to ${opts.output}\n`);
-      }
-    });
+    .action(
+      async (
+        format: string,
+        file: string,
+        opts: { output?: string; agentName?: string; provider?: string; serviceName: string },
+      ) => {
+        if (format !== 'otlp') throw new UsageError(`unknown export format ${JSON.stringify(format)}: expected otlp`);
+        const loaded = await loadHistory(file);
+        for (const w of loaded.warnings) warn(w);
+        const otlp = historyToOtlp(loaded.entries, {
+          serviceName: opts.serviceName,
+          ...(opts.agentName === undefined ? {} : { agentName: opts.agentName }),
+          ...(opts.provider === undefined ? {} : { providerName: opts.provider }),
+        });
+        const text = `${JSON.stringify(otlp, null, 2)}\n`;
+        if (opts.output === undefined) io.stdout(text);
+        else {
+          fs.writeFileSync(opts.output, text);
+          const spans = otlp.resourceSpans[0]?.scopeSpans[0]?.spans.length ?? 0;
+          io.stderr(`agent-sm: wrote ${plural(spans, 'span')} to ${opts.output}\n`);
+        }
+      },
+    );
 
   program
     .command('replay')
-    .description('Re-drive a run from its journal (written with journal: true), with no network and no tools, and check that it makes the recorded moves; with --budget, show where other limits would have stopped it.')
+    .description(
+      'Re-drive a run from its journal (written with journal: true), with no network and no tools, and check that it makes the recorded moves; with --budget, show where other limits would have stopped it.',
+    )
     .argument('<file>', 'history file (.jsonl) written with journal: true')
-    .option('--budget <limit=value...>', 'replay under these limits, e.g. maxCostUsd=0.10 maxLlmCalls=5', budgetLimit, {} as Record<string, number>)
+    .option(
+      '--budget <limit=value...>',
+      'replay under these limits, e.g. maxCostUsd=0.10 maxLlmCalls=5',
+      budgetLimit,
+      {} as Record<string, number>,
+    )
     .option('--json', 'print the replay report as JSON')
     .action(async (file: string, opts: { budget: Record<string, number>; json?: boolean }) => {
       const loaded = await loadHistory(file);
@@ -244,14 +303,16 @@ class UsageError extends Error {}
 function budgetLimit(value: string, previous: Record<string, number>): Record<string, number> {
   const match = /^([A-Za-z]+)=(.+)$/.exec(value);
   const n = Number(match?.[2]);
-  if (match === null || !Number.isFinite(n) || n < 0) throw new CommanderArgumentError(`expected limit=value with a non-negative number (e.g. maxCostUsd=0.10), got ${JSON.stringify(value)}`);
+  if (match === null || !Number.isFinite(n) || n < 0)
+    throw new CommanderArgumentError(
+      `expected limit=value with a non-negative number (e.g. maxCostUsd=0.10), got ${JSON.stringify(value)}`,
+    );
   return { ...previous, [match[1]!]: n };
 }
 
 function positiveInteger(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new CommanderArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new CommanderArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
   return n;
 }
-
-

@@ -65,7 +65,12 @@ export interface JournalLineRead {
 
 /** One line of a history file, parsed, with its 1-based line number. */
 export type HistoryEntry =
-  | { readonly kind: 'meta'; readonly line: number; readonly meta: HistoryMeta; readonly table: TransitionTable<string> }
+  | {
+      readonly kind: 'meta';
+      readonly line: number;
+      readonly meta: HistoryMeta;
+      readonly table: TransitionTable<string>;
+    }
   | { readonly kind: 'record'; readonly line: number; readonly record: TransitionRecord<string> }
   | { readonly kind: 'rejected'; readonly line: number; readonly rejected: RejectedMove }
   | { readonly kind: 'reset'; readonly line: number; readonly reset: ResetMarker }

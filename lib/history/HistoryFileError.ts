@@ -37,11 +37,19 @@ export class HistoryFileError extends StateMachineError {
   /** What was wrong, without the file and line. */
   readonly reason: string;
 
-  constructor(code: HistoryFileErrorCode, file: string, reason: string, options: { line?: number; snippet?: string; cause?: unknown } = {}) {
+  constructor(
+    code: HistoryFileErrorCode,
+    file: string,
+    reason: string,
+    options: { line?: number; snippet?: string; cause?: unknown } = {},
+  ) {
     const where = options.line === undefined ? file : `${file}:${options.line}`;
     const snippet = options.snippet === undefined ? '' : ` — ${quoteSnippet(options.snippet)}`;
     // Paths and snippets come from outside: escaped, so the message stays one inert line.
-    super(escapeControl(`${where}: ${reason}${snippet}`), options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      escapeControl(`${where}: ${reason}${snippet}`),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.code = code;
     this.file = file;
     this.line = options.line;

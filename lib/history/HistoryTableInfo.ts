@@ -57,10 +57,15 @@ export function tableFromHistoryInfo(info: HistoryTableInfo): TransitionTable<st
 }
 
 function assertTableInfo(info: unknown): asserts info is HistoryTableInfo {
-  if (typeof info !== 'object' || info === null || Array.isArray(info)) throw new InvalidArgumentError('info', 'a stored table { initial, states, edges, terminal, error }', info);
+  if (typeof info !== 'object' || info === null || Array.isArray(info))
+    throw new InvalidArgumentError('info', 'a stored table { initial, states, edges, terminal, error }', info);
   const { initial, states, edges, terminal, error } = info as Record<string, unknown>;
   if (typeof initial !== 'string') throw new InvalidArgumentError('info.initial', 'a state name', initial);
-  for (const [key, list] of [['states', states], ['terminal', terminal], ['error', error]] as const) {
+  for (const [key, list] of [
+    ['states', states],
+    ['terminal', terminal],
+    ['error', error],
+  ] as const) {
     if (!Array.isArray(list)) throw new InvalidArgumentError(`info.${key}`, 'an array of state names', list);
     list.forEach((name: unknown, i) => {
       if (typeof name !== 'string') throw new InvalidArgumentError(`info.${key}[${i}]`, 'a state name', name);
@@ -68,6 +73,7 @@ function assertTableInfo(info: unknown): asserts info is HistoryTableInfo {
   }
   if (!Array.isArray(edges)) throw new InvalidArgumentError('info.edges', 'an array of [from, to] pairs', edges);
   edges.forEach((edge: unknown, i) => {
-    if (!(Array.isArray(edge) && edge.length === 2 && edge.every((s) => typeof s === 'string'))) throw new InvalidArgumentError(`info.edges[${i}]`, 'a [from, to] pair of state names', edge);
+    if (!(Array.isArray(edge) && edge.length === 2 && edge.every((s) => typeof s === 'string')))
+      throw new InvalidArgumentError(`info.edges[${i}]`, 'a [from, to] pair of state names', edge);
   });
 }

@@ -83,8 +83,10 @@ const ASCII = /^[\x00-\x7f]*$/;
 // O_NOFOLLOW: a symbolic link planted at the path must not redirect the history into the
 // file it points to (O_EXCL alone covers new files; this covers `overwrite: true`).
 const NO_FOLLOW = fs.constants.O_NOFOLLOW ?? 0;
-const APPEND_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND | NO_FOLLOW;
-const APPEND_TRUNCATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND | NO_FOLLOW;
+const APPEND_NEW =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND | NO_FOLLOW;
+const APPEND_TRUNCATE =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND | NO_FOLLOW;
 
 /**
  * A `HistorySink` that writes a JSON Lines file: an optional meta line, then one line per
@@ -160,10 +162,20 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    */
   static open<S extends string = StateName>(path: string, options: JsonlHistorySinkOptions = {}): JsonlHistorySink<S> {
     if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a non-empty file path', path);
-    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-    const { runId = randomUUID(), table = DEFAULT_TABLE, metadata, meta = true, overwrite = false, startedAt = Date.now(), durability = 'turn' } = options;
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object', options);
+    const {
+      runId = randomUUID(),
+      table = DEFAULT_TABLE,
+      metadata,
+      meta = true,
+      overwrite = false,
+      startedAt = Date.now(),
+      durability = 'turn',
+    } = options;
     if (typeof runId !== 'string' || runId === '') throw new InvalidArgumentError('runId', 'a non-empty string', runId);
-    if (!DURABILITIES.includes(durability)) throw new InvalidArgumentError('durability', "'none', 'turn' or 'move'", durability);
+    if (!DURABILITIES.includes(durability))
+      throw new InvalidArgumentError('durability', "'none', 'turn' or 'move'", durability);
     const group = groupCommitBounds(options.groupCommit);
     if (options.table !== undefined) {
       try {
@@ -172,7 +184,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
         throw new InvalidArgumentError('table', `a sound transition table (${messageOf(error)})`, table);
       }
     }
-    if (typeof startedAt !== 'number' || !Number.isFinite(startedAt)) throw new InvalidArgumentError('startedAt', 'a finite number of epoch milliseconds', startedAt);
+    if (typeof startedAt !== 'number' || !Number.isFinite(startedAt))
+      throw new InvalidArgumentError('startedAt', 'a finite number of epoch milliseconds', startedAt);
     const metaLine: HistoryMeta | undefined = meta
       ? metadata === undefined
         ? { type: 'meta', version: VERSION, runId, startedAt, table: toHistoryTableInfo(table) }
@@ -192,10 +205,20 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       fd = fs.openSync(path, overwrite ? APPEND_TRUNCATE : APPEND_NEW, 0o644);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new HistoryFileError('file_exists', path, 'already exists; pass `overwrite: true` to replace it, or choose another path', { cause: error });
+        throw new HistoryFileError(
+          'file_exists',
+          path,
+          'already exists; pass `overwrite: true` to replace it, or choose another path',
+          { cause: error },
+        );
       }
       if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-        throw new HistoryFileError('open_failed', path, 'is a symbolic link; a history file is never written through one (remove it, or choose another path)', { cause: error });
+        throw new HistoryFileError(
+          'open_failed',
+          path,
+          'is a symbolic link; a history file is never written through one (remove it, or choose another path)',
+          { cause: error },
+        );
       }
       throw new HistoryFileError('open_failed', path, `cannot open for writing: ${messageOf(error)}`, { cause: error });
     }
@@ -249,14 +272,23 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
         : fd === undefined
           ? 'the sink is already closed'
           : `${this.#lines - 1} line${this.#lines === 2 ? ' was' : 's were'} already written for it; pass the machine's table as \`{ table }\` to JsonlHistorySink.open`;
-      throw new HistoryFileError('table_mismatch', this.path, `the sink was opened for ${describeTable(meta.table)} but attached to a machine with ${describeTable(info, meta.table)}; ${why}`);
+      throw new HistoryFileError(
+        'table_mismatch',
+        this.path,
+        `the sink was opened for ${describeTable(meta.table)} but attached to a machine with ${describeTable(info, meta.table)}; ${why}`,
+      );
     }
     const rewritten: HistoryMeta = { ...meta, table: info };
     try {
       // The file holds the meta line alone; the fd appends, so the new line lands at offset 0.
       fs.ftruncateSync(fd, 0);
     } catch (error) {
-      throw new HistoryFileError('write_failed', this.path, `cannot rewrite the meta line for the machine's table: ${messageOf(error)}`, { cause: error });
+      throw new HistoryFileError(
+        'write_failed',
+        this.path,
+        `cannot rewrite the meta line for the machine's table: ${messageOf(error)}`,
+        { cause: error },
+      );
     }
     this.#lines = 0;
     this.#size = 0;
@@ -296,7 +328,12 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     this.#writeLine(line, to, this.#ascii ? line.length : -1);
     this.#lastSeq = seq;
     if (dataError !== undefined) {
-      throw new HistoryFileError('unserializable_data', this.path, `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`, { cause: dataError });
+      throw new HistoryFileError(
+        'unserializable_data',
+        this.path,
+        `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`,
+        { cause: dataError },
+      );
     }
   }
 
@@ -349,7 +386,12 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     }
     this.#writeLine(`${text}\n`);
     if (failure !== undefined) {
-      throw new HistoryFileError('unserializable_data', this.path, `a ${String(type)} journal line after record ${this.#lastSeq} cannot be written as JSON (${messageOf(failure)}); it was written as a placeholder`, { cause: failure });
+      throw new HistoryFileError(
+        'unserializable_data',
+        this.path,
+        `a ${String(type)} journal line after record ${this.#lastSeq} cannot be written as JSON (${messageOf(failure)}); it was written as a placeholder`,
+        { cause: failure },
+      );
     }
   }
 
@@ -388,7 +430,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       failure ??= error;
     }
     if (failure instanceof HistoryFileError) throw failure;
-    if (failure !== undefined) throw new HistoryFileError('write_failed', this.path, `cannot close: ${messageOf(failure)}`, { cause: failure });
+    if (failure !== undefined)
+      throw new HistoryFileError('write_failed', this.path, `cannot close: ${messageOf(failure)}`, { cause: failure });
   }
 
   /** Lines waiting for the next write (group commit); always 0 without it. */
@@ -412,13 +455,19 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   // with a newline, so only the half line is lost. `line` ends in its newline; `to`: the state
   // a record's line moves to (a terminal one ends a turn); `bytes`: its size, when known.
   #writeLine(line: string, to?: string, bytes = -1): void {
-    if (this.#fd === undefined) throw new HistoryFileError('sink_closed', this.path, 'the history sink is closed; a line written after close() is lost');
+    if (this.#fd === undefined)
+      throw new HistoryFileError(
+        'sink_closed',
+        this.path,
+        'the history sink is closed; a line written after close() is lost',
+      );
     if (this.#maxLines > 0) {
       this.#throwDeferred();
       this.#pending += line;
       this.#pendingLines++;
       const endsTurn = to !== undefined && this.#terminal.has(to);
-      if (endsTurn || this.#pendingLines >= this.#maxLines) this.#flushPending(this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
+      if (endsTurn || this.#pendingLines >= this.#maxLines)
+        this.#flushPending(this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
       else if (this.#timer === undefined) this.#startTimer();
       return;
     }
@@ -449,14 +498,24 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     } catch (error) {
       if (length < 0 || offset < length) {
         this.#rollBack(fd, offset);
-        const what = lines === 1 ? `line ${this.#lines + 1}` : `lines ${this.#lines + 1}–${this.#lines + lines} (one batched write; none of them was kept)`;
-        throw new HistoryFileError('write_failed', this.path, `cannot write ${what}: ${messageOf(error)}`, { cause: error });
+        const what =
+          lines === 1
+            ? `line ${this.#lines + 1}`
+            : `lines ${this.#lines + 1}–${this.#lines + lines} (one batched write; none of them was kept)`;
+        throw new HistoryFileError('write_failed', this.path, `cannot write ${what}: ${messageOf(error)}`, {
+          cause: error,
+        });
       }
       // The lines are in the file; only forcing them to the disk failed.
       this.#size += length;
       this.#broken = false;
       this.#lines += lines;
-      throw new HistoryFileError('write_failed', this.path, `line ${this.#lines} was written but could not be forced to the disk: ${messageOf(error)}`, { cause: error });
+      throw new HistoryFileError(
+        'write_failed',
+        this.path,
+        `line ${this.#lines} was written but could not be forced to the disk: ${messageOf(error)}`,
+        { cause: error },
+      );
     }
     this.#size += length;
     this.#broken = false;
@@ -517,10 +576,13 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
 export function groupCommitBounds(value: unknown, name = 'groupCommit'): { maxLines: number; maxDelayMs: number } {
   if (value === undefined || value === false) return { maxLines: 0, maxDelayMs: 0 };
   if (value === true) return { maxLines: 4096, maxDelayMs: 200 };
-  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(name, 'true, false, or { maxLines?, maxDelayMs? }', value);
+  if (typeof value !== 'object' || value === null)
+    throw new InvalidArgumentError(name, 'true, false, or { maxLines?, maxDelayMs? }', value);
   const { maxLines = 4096, maxDelayMs = 200 } = value as GroupCommitOptions;
-  if (typeof maxLines !== 'number' || !Number.isInteger(maxLines) || maxLines < 1) throw new InvalidArgumentError(`${name}.maxLines`, 'a positive integer', maxLines);
-  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0) throw new InvalidArgumentError(`${name}.maxDelayMs`, 'a finite number of milliseconds ≥ 0', maxDelayMs);
+  if (typeof maxLines !== 'number' || !Number.isInteger(maxLines) || maxLines < 1)
+    throw new InvalidArgumentError(`${name}.maxLines`, 'a positive integer', maxLines);
+  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0)
+    throw new InvalidArgumentError(`${name}.maxDelayMs`, 'a finite number of milliseconds ≥ 0', maxDelayMs);
   return { maxLines, maxDelayMs };
 }
 
@@ -549,7 +611,13 @@ function terminalStates(table: TransitionTable<string>): Set<string> {
 /** Same initial state, states, edges and flags, whatever their order. */
 function sameTable(a: HistoryTableInfo, b: HistoryTableInfo): boolean {
   const key = (t: HistoryTableInfo): string =>
-    JSON.stringify([t.initial, [...t.states].sort(), t.edges.map((edge) => JSON.stringify(edge)).sort(), [...t.terminal].sort(), [...t.error].sort()]);
+    JSON.stringify([
+      t.initial,
+      [...t.states].sort(),
+      t.edges.map((edge) => JSON.stringify(edge)).sort(),
+      [...t.terminal].sort(),
+      [...t.error].sort(),
+    ]);
   return key(a) === key(b);
 }
 
@@ -560,12 +628,15 @@ function describeTable(info: HistoryTableInfo, other?: HistoryTableInfo): string
   if (sameTable(info, DEFAULT_TABLE_INFO)) return 'the sixteen-state table';
   let text = `a table of ${info.states.length} states (initial ${info.initial})`;
   if (other !== undefined) {
-    const list = (names: string[]): string => (names.length > 4 ? `${names.slice(0, 4).join(', ')} and ${names.length - 4} more` : names.join(', '));
+    const list = (names: string[]): string =>
+      names.length > 4 ? `${names.slice(0, 4).join(', ')} and ${names.length - 4} more` : names.join(', ');
     const added = info.states.filter((s) => !other.states.includes(s));
     const lacking = other.states.filter((s) => !info.states.includes(s));
-    const parts = [...(added.length > 0 ? [`adds ${list(added)}`] : []), ...(lacking.length > 0 ? [`lacks ${list(lacking)}`] : [])];
+    const parts = [
+      ...(added.length > 0 ? [`adds ${list(added)}`] : []),
+      ...(lacking.length > 0 ? [`lacks ${list(lacking)}`] : []),
+    ];
     text += ` that ${parts.length > 0 ? parts.join(' and ') : 'differs in its edges or flags'}`;
   }
   return text;
 }
-

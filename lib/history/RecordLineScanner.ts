@@ -127,7 +127,9 @@ export class RecordLineScanner {
         }
       }
       this.newline = nl;
-      record = this.withData ? { seq, from, to, description, at, durationMs, forced, data } : { seq, from, to, description, at, durationMs, forced };
+      record = this.withData
+        ? { seq, from, to, description, at, durationMs, forced, data }
+        : { seq, from, to, description, at, durationMs, forced };
     }
     return { kind: 'record', line, record };
   }
@@ -146,7 +148,13 @@ export class RecordLineScanner {
       const w = bytes[p]! | (bytes[p + 1]! << 8) | (bytes[p + 2]! << 16) | (bytes[p + 3]! << 24);
       const quote = w ^ 0x22222222;
       const backslash = w ^ 0x5c5c5c5c;
-      if ((w & 0x80808080) | ((w - 0x20202020) & ~w & 0x80808080) | ((quote - 0x01010101) & ~quote & 0x80808080) | ((backslash - 0x01010101) & ~backslash & 0x80808080)) break;
+      if (
+        (w & 0x80808080) |
+        ((w - 0x20202020) & ~w & 0x80808080) |
+        ((quote - 0x01010101) & ~quote & 0x80808080) |
+        ((backslash - 0x01010101) & ~backslash & 0x80808080)
+      )
+        break;
       hash = (Math.imul(hash, 31) + w) | 0;
       if (words < WORDS_PER_SLOT) scanned[words] = w;
       words++;
@@ -259,6 +267,7 @@ function bytes(text: string): Literal {
   const codes = Array.from(text, (c) => c.charCodeAt(0));
   const words: number[] = [];
   let k = 0;
-  for (; k + 4 <= codes.length; k += 4) words.push(codes[k]! | (codes[k + 1]! << 8) | (codes[k + 2]! << 16) | (codes[k + 3]! << 24));
+  for (; k + 4 <= codes.length; k += 4)
+    words.push(codes[k]! | (codes[k + 1]! << 8) | (codes[k + 2]! << 16) | (codes[k + 3]! << 24));
   return { length: codes.length, words, tail: codes.slice(k) };
 }

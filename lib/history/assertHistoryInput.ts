@@ -18,29 +18,42 @@ export function assertHistoryItem(item: unknown, argument: string): asserts item
   if (kind === undefined) return assertRecord(item, argument);
   switch (kind) {
     case 'record':
-      if (!isObject(item.record)) throw new InvalidArgumentError(`${argument}.record`, 'a transition record', item.record);
+      if (!isObject(item.record))
+        throw new InvalidArgumentError(`${argument}.record`, 'a transition record', item.record);
       return assertRecord(item.record, argument, '.record');
     case 'meta':
-      if (!isObject(item.meta)) throw new InvalidArgumentError(`${argument}.meta`, 'a meta line { runId, table, ... }', item.meta);
-      if (!isObject(item.table) || !isObject(item.table.states)) throw new InvalidArgumentError(`${argument}.table`, 'a transition table { initial, states }', item.table);
+      if (!isObject(item.meta))
+        throw new InvalidArgumentError(`${argument}.meta`, 'a meta line { runId, table, ... }', item.meta);
+      if (!isObject(item.table) || !isObject(item.table.states))
+        throw new InvalidArgumentError(`${argument}.table`, 'a transition table { initial, states }', item.table);
       return;
     case 'rejected':
-      if (!isObject(item.rejected)) throw new InvalidArgumentError(`${argument}.rejected`, 'a rejected move { from, to, ... }', item.rejected);
+      if (!isObject(item.rejected))
+        throw new InvalidArgumentError(`${argument}.rejected`, 'a rejected move { from, to, ... }', item.rejected);
       return;
     case 'reset':
-      if (!isObject(item.reset)) throw new InvalidArgumentError(`${argument}.reset`, 'a reset marker { from, at, seq }', item.reset);
+      if (!isObject(item.reset))
+        throw new InvalidArgumentError(`${argument}.reset`, 'a reset marker { from, at, seq }', item.reset);
       return;
     case 'journal':
-      if (!isObject(item.journal)) throw new InvalidArgumentError(`${argument}.journal`, 'a journal line { type, seq, turn, … }', item.journal);
+      if (!isObject(item.journal))
+        throw new InvalidArgumentError(`${argument}.journal`, 'a journal line { type, seq, turn, … }', item.journal);
       return;
     default:
-      throw new InvalidArgumentError(`${argument}.kind`, "one of 'meta', 'record', 'rejected', 'reset', 'journal' (or no kind, for a bare record)", kind);
+      throw new InvalidArgumentError(
+        `${argument}.kind`,
+        "one of 'meta', 'record', 'rejected', 'reset', 'journal' (or no kind, for a bare record)",
+        kind,
+      );
   }
 }
 
 /** Checks that `items` can be iterated (a string cannot: it is no list of items), naming it otherwise. */
 export function assertIterable(items: unknown, argument: string, expected: string): asserts items is Iterable<unknown> {
-  const iterable = items !== null && (typeof items === 'object' || typeof items === 'function') && typeof (items as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function';
+  const iterable =
+    items !== null &&
+    (typeof items === 'object' || typeof items === 'function') &&
+    typeof (items as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function';
   if (!iterable) throw new InvalidArgumentError(argument, expected, items);
 }
 
@@ -56,9 +69,15 @@ export function assertOptions(options: unknown, argument = 'options'): void {
  */
 export function assertTableShape(table: unknown, argument: string): void {
   const expected = 'a transition table { initial, states }';
-  if (!isObject(table) || typeof table.initial !== 'string' || !isObject(table.states)) throw new InvalidArgumentError(argument, expected, table);
+  if (!isObject(table) || typeof table.initial !== 'string' || !isObject(table.states))
+    throw new InvalidArgumentError(argument, expected, table);
   for (const [name, spec] of Object.entries(table.states)) {
-    if (!isObject(spec) || !Array.isArray(spec.next)) throw new InvalidArgumentError(`${argument}.states.${name}`, 'a state spec { name, description, next: string[] }', spec);
+    if (!isObject(spec) || !Array.isArray(spec.next))
+      throw new InvalidArgumentError(
+        `${argument}.states.${name}`,
+        'a state spec { name, description, next: string[] }',
+        spec,
+      );
   }
 }
 
@@ -73,7 +92,13 @@ function assertRecord(record: Record<string, unknown>, argument: string, within 
   if (typeof record.durationMs !== 'number') throw notA(record, argument, within, 'durationMs', 'a number');
 }
 
-function notA(record: Record<string, unknown>, argument: string, within: string, key: string, expected: string): InvalidArgumentError {
+function notA(
+  record: Record<string, unknown>,
+  argument: string,
+  within: string,
+  key: string,
+  expected: string,
+): InvalidArgumentError {
   return new InvalidArgumentError(`${argument}${within}.${key}`, expected, record[key]);
 }
 

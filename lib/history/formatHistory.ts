@@ -25,11 +25,21 @@ export interface FormatHistoryOptions {
  *    1  12:00:00.000  Ready → WaitingForUserInput           0 ms     turn 1 starts
  * ```
  */
-export function formatHistory(records: readonly TransitionRecord<string>[], options: FormatHistoryOptions = {}): string {
+export function formatHistory(
+  records: readonly TransitionRecord<string>[],
+  options: FormatHistoryOptions = {},
+): string {
   if (!Array.isArray(records)) throw new InvalidArgumentError('records', 'an array of transition records', records);
   const { timeFormat = 'HH:mm:ss.SSS', data: showData = true, maxDataChars = 120 } = options;
-  const bad = records.findIndex((r) => typeof r !== 'object' || r === null || typeof r.seq !== 'number' || typeof r.at !== 'number');
-  if (bad !== -1) throw new InvalidArgumentError(`records[${bad}]`, 'a transition record { seq, from, to, description, at, durationMs, forced }', records[bad]);
+  const bad = records.findIndex(
+    (r) => typeof r !== 'object' || r === null || typeof r.seq !== 'number' || typeof r.at !== 'number',
+  );
+  if (bad !== -1)
+    throw new InvalidArgumentError(
+      `records[${bad}]`,
+      'a transition record { seq, from, to, description, at, durationMs, forced }',
+      records[bad],
+    );
   if (records.length === 0) return '(no transitions)';
   const rows = records.map((r) => [
     String(r.seq),
@@ -47,6 +57,3 @@ export function formatHistory(records: readonly TransitionRecord<string>[], opti
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
-
-
-

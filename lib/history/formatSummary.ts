@@ -39,28 +39,42 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
   out.push(file === undefined ? run : `${run} — ${file}`);
   if (summary.status === 'empty') {
     // A file that opened a run (its meta line) and holds no move was cut off before its first move.
-    out.push(summary.meta === undefined ? 'No transitions recorded.' : 'No transitions recorded: the run ended without a terminal move (interrupted?).');
+    out.push(
+      summary.meta === undefined
+        ? 'No transitions recorded.'
+        : 'No transitions recorded: the run ended without a terminal move (interrupted?).',
+    );
     return out.join('\n');
   }
-  const started = summary.startedAt === null ? '' : `started ${format(summary.startedAt, 'yyyy-MM-dd HH:mm:ss.SSS xxx')}, `;
-  out.push(`${started}${plural(summary.records, 'move')} in ${plural(summary.turns.count, 'turn')} over ${formatDuration(summary.elapsedMs)}`);
+  const started =
+    summary.startedAt === null ? '' : `started ${format(summary.startedAt, 'yyyy-MM-dd HH:mm:ss.SSS xxx')}, `;
+  out.push(
+    `${started}${plural(summary.records, 'move')} in ${plural(summary.turns.count, 'turn')} over ${formatDuration(summary.elapsedMs)}`,
+  );
   out.push('');
 
   const open = summary.turns.list.at(-1)?.end === 'open' ? summary.turns.list.at(-1) : undefined;
   if (summary.status === 'incomplete' && open !== undefined) {
     const last = summary.lastMoves.at(-1);
-    out.push(`INCOMPLETE, ended without a terminal move (interrupted?): the history ends inside turn ${open.turn}, in ${summary.finalState ?? '?'} since ${last === undefined ? '?' : time(last.at)} (seq ${summary.lastSeq ?? '?'}).`);
+    out.push(
+      `INCOMPLETE, ended without a terminal move (interrupted?): the history ends inside turn ${open.turn}, in ${summary.finalState ?? '?'} since ${last === undefined ? '?' : time(last.at)} (seq ${summary.lastSeq ?? '?'}).`,
+    );
     out.push('  The run was killed, crashed, or is still going. Its last moves:');
     out.push(indent(moves(summary.lastMoves, timeFormat)));
     out.push('');
   }
   const failure = summary.failure;
   if (failure !== null) {
-    const lead = summary.status === 'failed' ? 'FAILED: the run ended' : `Turn ${failure.turn}, the last to finish, ended`;
+    const lead =
+      summary.status === 'failed' ? 'FAILED: the run ended' : `Turn ${failure.turn}, the last to finish, ended`;
     const line = failure.line === undefined ? '' : `, line ${failure.line}`;
     const standsFor = summary.turns.list.find((t) => t.turn === failure.turn)?.standsFor;
-    out.push(`${lead} in ${failure.state}${standsFor === undefined ? '' : ` (${standsFor})`} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`);
-    out.push(`  where: ${failure.from} → ${failure.state}, after ${formatDuration(failure.durationMs)} in ${failure.from}`);
+    out.push(
+      `${lead} in ${failure.state}${standsFor === undefined ? '' : ` (${standsFor})`} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`,
+    );
+    out.push(
+      `  where: ${failure.from} → ${failure.state}, after ${formatDuration(failure.durationMs)} in ${failure.from}`,
+    );
     out.push(`  why:   ${failure.description === '' ? '(no description)' : failure.description}`);
     if (failure.data !== undefined) out.push(`  data:  ${cut(escapeControl(safeStringify(failure.data)), 500)}`);
     out.push(`  The moves up to it:`);
@@ -69,7 +83,11 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
   }
   if (summary.status === 'ok') {
     const lastTurn = summary.turns.list.at(-1);
-    out.push(lastTurn === undefined ? 'OK: no turn was run.' : `OK: the last turn (${lastTurn.turn}) ended in ${lastTurn.outcome ?? lastTurn.end}.`);
+    out.push(
+      lastTurn === undefined
+        ? 'OK: no turn was run.'
+        : `OK: the last turn (${lastTurn.turn}) ended in ${lastTurn.outcome ?? lastTurn.end}.`,
+    );
     out.push('');
   }
 
@@ -84,7 +102,14 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
       indent(
         table(
           ['turn', 'seq', 'duration', 'moves', 'outcome', 'last move'],
-          shown.map((t) => [String(t.turn), `${t.firstSeq}–${t.lastSeq}`, formatDuration(t.durationMs), String(t.moves), turnOutcome(t), t.description]),
+          shown.map((t) => [
+            String(t.turn),
+            `${t.firstSeq}–${t.lastSeq}`,
+            formatDuration(t.durationMs),
+            String(t.moves),
+            turnOutcome(t),
+            t.description,
+          ]),
           [true, false, false, true, false, false],
         ),
       ),
@@ -98,7 +123,14 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
     indent(
       table(
         ['state', 'visits', 'total', 'share', 'median', 'max'],
-        summary.states.map((s) => [s.state, String(s.visits), formatDuration(s.totalMs), percent(s.share), `${s.medianExact ? '' : '~'}${formatDuration(s.medianMs)}`, formatDuration(s.maxMs)]),
+        summary.states.map((s) => [
+          s.state,
+          String(s.visits),
+          formatDuration(s.totalMs),
+          percent(s.share),
+          `${s.medianExact ? '' : '~'}${formatDuration(s.medianMs)}`,
+          formatDuration(s.maxMs),
+        ]),
         [false, true, true, true, true, true],
       ),
     ),
@@ -109,11 +141,15 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
   for (const r of summary.forced.list) out.push(`  seq ${r.seq}  ${time(r.at)}  ${r.from} → ${r.to}  ${r.description}`);
   out.push(`Rejected moves: ${summary.rejected.count === 0 ? 'none' : summary.rejected.count}`);
   for (const r of summary.rejected.list) {
-    out.push(`  after seq ${r.seq}  ${time(r.at)}  ${r.from} → ${r.to}  ${r.description === '' ? '' : `"${r.description}"  `}(allowed: ${r.allowed.join(', ') || 'nothing'})`);
+    out.push(
+      `  after seq ${r.seq}  ${time(r.at)}  ${r.from} → ${r.to}  ${r.description === '' ? '' : `"${r.description}"  `}(allowed: ${r.allowed.join(', ') || 'nothing'})`,
+    );
   }
   if (summary.resets > 0) out.push(`Resets: ${summary.resets}`);
   const last = summary.lastMoves.at(-1);
-  out.push(`Final state: ${summary.finalState ?? '?'}${last === undefined ? '' : ` (since seq ${last.seq}, ${time(last.at)})`}`);
+  out.push(
+    `Final state: ${summary.finalState ?? '?'}${last === undefined ? '' : ` (since seq ${last.seq}, ${time(last.at)})`}`,
+  );
   return out.join('\n');
 }
 
@@ -123,7 +159,8 @@ function moves(records: readonly TransitionRecord<string>[], timeFormat: string)
 }
 
 function turnOutcome(turn: TurnSummary): string {
-  if (turn.end === 'terminal') return `${turn.outcome ?? '?'}${turn.standsFor === undefined ? '' : ` (${turn.standsFor})`}`;
+  if (turn.end === 'terminal')
+    return `${turn.outcome ?? '?'}${turn.standsFor === undefined ? '' : ` (${turn.standsFor})`}`;
   return turn.end === 'open' ? '(unfinished)' : '(reset)';
 }
 
@@ -144,7 +181,6 @@ function indent(text: string): string {
     .join('\n');
 }
 
-
 const DATA = new Set(['data']);
 
 function percent(share: number): string {
@@ -152,12 +188,11 @@ function percent(share: number): string {
   return share < 0.01 ? '<1%' : `${Math.round(share * 100)}%`;
 }
 
-
-
 /** The fields formatSummary reads, checked up front so a wrong argument is named, not a TypeError. */
 function assertSummary(summary: unknown): void {
   const expected = 'a HistorySummary from summarizeHistory()';
-  if (typeof summary !== 'object' || summary === null || Array.isArray(summary)) throw new InvalidArgumentError('summary', expected, summary);
+  if (typeof summary !== 'object' || summary === null || Array.isArray(summary))
+    throw new InvalidArgumentError('summary', expected, summary);
   const s = summary as Record<string, unknown>;
   const turns = s.turns as Record<string, unknown> | null | undefined;
   const ok =

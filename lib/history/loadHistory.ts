@@ -1,5 +1,12 @@
 import * as fs from 'node:fs';
-import type { HistoryEntry, HistoryMeta, HistoryWarning, JournalLineRead, RejectedMove, ResetMarker } from './HistoryEntry';
+import type {
+  HistoryEntry,
+  HistoryMeta,
+  HistoryWarning,
+  JournalLineRead,
+  RejectedMove,
+  ResetMarker,
+} from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { parseHistoryLine } from './parseHistoryLine';
@@ -47,7 +54,10 @@ const CHUNK_BYTES = 1024 * 1024;
  * with `salvage: true`, is skipped with a warning; a missing file throws `not_found`, a line
  * over `maxLineBytes` throws `line_too_long`.
  */
-export async function* readHistory(path: string, options: ReadHistoryOptions = {}): AsyncGenerator<HistoryEntry, void, undefined> {
+export async function* readHistory(
+  path: string,
+  options: ReadHistoryOptions = {},
+): AsyncGenerator<HistoryEntry, void, undefined> {
   for await (const entries of readHistoryChunks(path, options)) yield* entries;
 }
 
@@ -55,7 +65,10 @@ export async function* readHistory(path: string, options: ReadHistoryOptions = {
  * `readHistory` a chunk at a time: each step yields the entries of the lines one read
  * completed, so a long file costs one generator step per megabyte rather than per line.
  */
-export async function* readHistoryChunks(path: string, options: ReadHistoryOptions = {}): AsyncGenerator<HistoryEntry[], void, undefined> {
+export async function* readHistoryChunks(
+  path: string,
+  options: ReadHistoryOptions = {},
+): AsyncGenerator<HistoryEntry[], void, undefined> {
   let batch: HistoryEntry[] = [];
   const lines = lineSplitter(path, options, (entry) => void batch.push(entry));
   for await (const bytes of readBytes(path, options.input)) {
@@ -75,24 +88,41 @@ export async function* readHistoryChunks(path: string, options: ReadHistoryOptio
  * generation of the heap large). Resolves to the number of entries. `withData: false` is for
  * a reader that never looks at records' `data`: the records the fast path reads have none.
  */
-export async function readHistoryInto(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void, { withData = true } = {}): Promise<number> {
+export async function readHistoryInto(
+  path: string,
+  options: ReadHistoryOptions,
+  take: (entry: HistoryEntry) => void,
+  { withData = true } = {},
+): Promise<number> {
   let count = 0;
-  const lines = lineSplitter(path, options, (entry) => {
-    count++;
-    take(entry);
-  }, withData);
+  const lines = lineSplitter(
+    path,
+    options,
+    (entry) => {
+      count++;
+      take(entry);
+    },
+    withData,
+  );
   for await (const bytes of readBytes(path, options.input)) lines.push(bytes);
   lines.end();
   return count;
 }
 
 /** Checks the options and makes the splitter for them. */
-function lineSplitter(path: string, options: ReadHistoryOptions, take: (entry: HistoryEntry) => void, withData = true): LineSplitter {
+function lineSplitter(
+  path: string,
+  options: ReadHistoryOptions,
+  take: (entry: HistoryEntry) => void,
+  withData = true,
+): LineSplitter {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   const { onWarning = emitWarning, salvage = false, maxLineBytes = DEFAULT_MAX_LINE_BYTES, input } = options;
   if (typeof onWarning !== 'function') throw new InvalidArgumentError('onWarning', 'a function', onWarning);
-  if (!(Number.isSafeInteger(maxLineBytes) && maxLineBytes > 0)) throw new InvalidArgumentError('maxLineBytes', 'a positive whole number of bytes', maxLineBytes);
-  if (input !== undefined && (typeof path !== 'string' || path === '')) throw new InvalidArgumentError('path', 'a name for the input', path);
+  if (!(Number.isSafeInteger(maxLineBytes) && maxLineBytes > 0))
+    throw new InvalidArgumentError('maxLineBytes', 'a positive whole number of bytes', maxLineBytes);
+  if (input !== undefined && (typeof path !== 'string' || path === ''))
+    throw new InvalidArgumentError('path', 'a name for the input', path);
   return new LineSplitter(path, maxLineBytes, salvage, onWarning, take, new RecordLineScanner(withData));
 }
 
@@ -101,7 +131,10 @@ function lineSplitter(path: string, options: ReadHistoryOptions, take: (entry: H
  * again (a stream would allocate a fresh megabyte per read): the next read is under way while
  * the caller parses this chunk, which is only good until the step after.
  */
-async function* readBytes(path: string, input: AsyncIterable<Uint8Array> | undefined): AsyncGenerator<Buffer, void, undefined> {
+async function* readBytes(
+  path: string,
+  input: AsyncIterable<Uint8Array> | undefined,
+): AsyncGenerator<Buffer, void, undefined> {
   if (input !== undefined) {
     try {
       for await (const chunk of input) yield chunk instanceof Buffer ? chunk : Buffer.from(chunk);
@@ -243,7 +276,12 @@ class LineSplitter {
   }
 
   #tooLong(): never {
-    throw new HistoryFileError('line_too_long', this.path, `line is longer than the limit of ${this.maxLineBytes.toLocaleString('en-US')} bytes (${this.#lineBytes.toLocaleString('en-US')} bytes read so far); raise \`maxLineBytes\`, or read past it with --salvage`, { line: this.#number + 1 });
+    throw new HistoryFileError(
+      'line_too_long',
+      this.path,
+      `line is longer than the limit of ${this.maxLineBytes.toLocaleString('en-US')} bytes (${this.#lineBytes.toLocaleString('en-US')} bytes read so far); raise \`maxLineBytes\`, or read past it with --salvage`,
+      { line: this.#number + 1 },
+    );
   }
 
   /** Ends the line held in parts (carried across chunks, or over the limit). */
@@ -254,7 +292,10 @@ class LineSplitter {
     this.#lineBytes = 0;
     if (size > this.maxLineBytes) {
       const number = ++this.#number;
-      this.#skip(number, `the line is ${size.toLocaleString('en-US')} bytes long, over the limit of ${this.maxLineBytes.toLocaleString('en-US')}`);
+      this.#skip(
+        number,
+        `the line is ${size.toLocaleString('en-US')} bytes long, over the limit of ${this.maxLineBytes.toLocaleString('en-US')}`,
+      );
       return;
     }
     const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
@@ -277,7 +318,11 @@ class LineSplitter {
       return;
     }
     if (parsed.entry.kind === 'meta' && this.#seenContent) {
-      this.#reject({ number, text, reason: 'a meta line is only allowed as the first line (was a second run appended to this file?)' });
+      this.#reject({
+        number,
+        text,
+        reason: 'a meta line is only allowed as the first line (was a second run appended to this file?)',
+      });
       return;
     }
     this.#seenContent = true;
@@ -298,7 +343,12 @@ class LineSplitter {
 
   #skip(line: number, reason: string, text?: string): void {
     const shown = text === undefined ? '' : ` — ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)}`;
-    this.onWarning({ code: 'skipped_line', file: this.path, line, message: `${this.path}:${line}: skipped a corrupt line: ${reason}${shown}` });
+    this.onWarning({
+      code: 'skipped_line',
+      file: this.path,
+      line,
+      message: `${this.path}:${line}: skipped a corrupt line: ${reason}${shown}`,
+    });
   }
 }
 
@@ -326,7 +376,10 @@ export interface LoadedHistory {
  * For files too large to hold, iterate `readHistory` and feed `HistoryValidator` or
  * `HistorySummarizer` instead. Warnings are returned, not emitted.
  */
-export async function loadHistory(path: string, options: Omit<ReadHistoryOptions, 'onWarning'> = {}): Promise<LoadedHistory> {
+export async function loadHistory(
+  path: string,
+  options: Omit<ReadHistoryOptions, 'onWarning'> = {},
+): Promise<LoadedHistory> {
   const warnings: HistoryWarning[] = [];
   const entries: HistoryEntry[] = [];
   const records: TransitionRecord<string>[] = [];
@@ -336,26 +389,27 @@ export async function loadHistory(path: string, options: Omit<ReadHistoryOptions
   let meta: HistoryMeta | undefined;
   let table: TransitionTable<string> | undefined;
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  for await (const chunk of readHistoryChunks(path, { ...options, onWarning: (w) => warnings.push(w) })) for (const entry of chunk) {
-    entries.push(entry);
-    switch (entry.kind) {
-      case 'meta':
-        ({ meta, table } = entry);
-        break;
-      case 'record':
-        records.push(entry.record);
-        break;
-      case 'rejected':
-        rejected.push(entry.rejected);
-        break;
-      case 'reset':
-        resets.push(entry.reset);
-        break;
-      case 'journal':
-        journal.push(entry.journal);
-        break;
+  for await (const chunk of readHistoryChunks(path, { ...options, onWarning: (w) => warnings.push(w) }))
+    for (const entry of chunk) {
+      entries.push(entry);
+      switch (entry.kind) {
+        case 'meta':
+          ({ meta, table } = entry);
+          break;
+        case 'record':
+          records.push(entry.record);
+          break;
+        case 'rejected':
+          rejected.push(entry.rejected);
+          break;
+        case 'reset':
+          resets.push(entry.reset);
+          break;
+        case 'journal':
+          journal.push(entry.journal);
+          break;
+      }
     }
-  }
   const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
   return { file: path, meta, table, entries, records, rejected, resets, journal, warnings, skippedLines };
 }
@@ -366,14 +420,20 @@ async function assertReadable(path: string): Promise<void> {
   try {
     stat = await fs.promises.stat(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new HistoryFileError('not_found', path, 'no such file', { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new HistoryFileError('not_found', path, 'no such file', { cause: error });
     throw new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
   }
   if (stat.isDirectory()) throw new HistoryFileError('read_failed', path, 'is a directory, not a history file');
 }
 
 function corrupt(path: string, bad: { number: number; text: string; reason: string }): HistoryFileError {
-  return new HistoryFileError('corrupt_line', path, `corrupt line: ${bad.reason} (read past corrupt lines with \`--salvage\` or \`{ salvage: true }\`)`, { line: bad.number, snippet: bad.text });
+  return new HistoryFileError(
+    'corrupt_line',
+    path,
+    `corrupt line: ${bad.reason} (read past corrupt lines with \`--salvage\` or \`{ salvage: true }\`)`,
+    { line: bad.number, snippet: bad.text },
+  );
 }
 
 /** A failure to read, as a HistoryFileError (one already is passes through). */
@@ -383,6 +443,7 @@ function readFailed(path: string, error: unknown): HistoryFileError {
 }
 
 function emitWarning(warning: HistoryWarning): void {
-  process.emitWarning(warning.message, { code: warning.code === 'cut_last_line' ? 'AGENT_SM_CUT_LAST_LINE' : 'AGENT_SM_SKIPPED_LINE' });
+  process.emitWarning(warning.message, {
+    code: warning.code === 'cut_last_line' ? 'AGENT_SM_CUT_LAST_LINE' : 'AGENT_SM_SKIPPED_LINE',
+  });
 }
-

@@ -44,7 +44,10 @@ export function parseHistoryLine(text: string, line: number): ParsedHistoryLine 
       case 'tool':
         return { ok: true, entry: { kind: 'journal', line, journal: parseJournal(obj, obj.type) } };
       default:
-        return { ok: false, reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, llm, tool, or none for a record)` };
+        return {
+          ok: false,
+          reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, llm, tool, or none for a record)`,
+        };
     }
   } catch (error) {
     if (error instanceof BadField) return { ok: false, reason: error.message };
@@ -73,11 +76,13 @@ function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool'): Journ
   finite(obj, 'startedAt');
   finite(obj, 'endedAt');
   if (type === 'llm') {
-    if (obj.operation !== 'sendUserMessage' && obj.operation !== 'sendToolResults') throw bad('operation', "'sendUserMessage' or 'sendToolResults'", obj.operation);
+    if (obj.operation !== 'sendUserMessage' && obj.operation !== 'sendToolResults')
+      throw bad('operation', "'sendUserMessage' or 'sendToolResults'", obj.operation);
     positiveInteger(obj, 'attempt');
   } else {
     const call = obj.call;
-    if (typeof call !== 'object' || call === null || Array.isArray(call)) throw bad('call', 'an object { id, name, input? }', call);
+    if (typeof call !== 'object' || call === null || Array.isArray(call))
+      throw bad('call', 'an object { id, name, input? }', call);
     string(call as Record<string, unknown>, 'id', 'call.id');
     string(call as Record<string, unknown>, 'name', 'call.name');
     string(obj, 'status');
@@ -90,7 +95,8 @@ function parseMeta(obj: Record<string, unknown>): { meta: HistoryMeta; table: Tr
   const runId = string(obj, 'runId');
   const startedAt = finite(obj, 'startedAt');
   const raw = obj.table;
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('table', 'an object { initial, states, edges, terminal, error }', raw);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw bad('table', 'an object { initial, states, edges, terminal, error }', raw);
   const t = raw as Record<string, unknown>;
   const info: HistoryTableInfo = {
     initial: stateName(t, 'initial', 'table.initial'),
@@ -171,13 +177,15 @@ function boolean(obj: Record<string, unknown>, key: string): boolean {
 
 function stringArray(obj: Record<string, unknown>, key: string, field = key): string[] {
   const v = obj[key];
-  if (!Array.isArray(v) || !v.every((s) => typeof s === 'string' && s !== '')) throw bad(field, 'an array of state names', v);
+  if (!Array.isArray(v) || !v.every((s) => typeof s === 'string' && s !== ''))
+    throw bad(field, 'an array of state names', v);
   return v as string[];
 }
 
 function edgeArray(obj: Record<string, unknown>, key: string, field = key): Array<[string, string]> {
   const v = obj[key];
-  const isEdge = (e: unknown): boolean => Array.isArray(e) && e.length === 2 && e.every((s) => typeof s === 'string' && s !== '');
+  const isEdge = (e: unknown): boolean =>
+    Array.isArray(e) && e.length === 2 && e.every((s) => typeof s === 'string' && s !== '');
   if (!Array.isArray(v) || !v.every(isEdge)) throw bad(field, 'an array of [from, to] pairs', v);
   return v as Array<[string, string]>;
 }

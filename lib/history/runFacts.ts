@@ -94,7 +94,14 @@ interface OpenTurn {
   lastSeq: number;
 }
 
-const NO_USAGE: RunUsage = { costUsd: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
+const NO_USAGE: RunUsage = {
+  costUsd: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  llmCalls: 0,
+  toolCalls: 0,
+};
 
 /**
  * Builds a run's `RunFacts` one item at a time, for any table and any history file, old ones
@@ -157,8 +164,25 @@ export class RunFactsCollector {
   result(): RunFacts {
     const turns = this.#turns.slice();
     const open = this.#open;
-    if (open !== undefined) turns.push({ turn: open.turn, firstSeq: open.firstSeq, lastSeq: open.lastSeq, end: 'open', state: null, outcome: 'incomplete', recorded: false, usage: this.#usage });
-    return { outcome: this.#outcome(), turns, failingMove: this.#failing, usage: this.#points.slice(), finalUsage: this.#usage, retried: this.#retried.slice() };
+    if (open !== undefined)
+      turns.push({
+        turn: open.turn,
+        firstSeq: open.firstSeq,
+        lastSeq: open.lastSeq,
+        end: 'open',
+        state: null,
+        outcome: 'incomplete',
+        recorded: false,
+        usage: this.#usage,
+      });
+    return {
+      outcome: this.#outcome(),
+      turns,
+      failingMove: this.#failing,
+      usage: this.#points.slice(),
+      finalUsage: this.#usage,
+      retried: this.#retried.slice(),
+    };
   }
 
   #outcome(): string {
@@ -176,7 +200,8 @@ export class RunFactsCollector {
 
     const terminal = roles.terminal.has(record.to);
     // A move into an idle state between turns (EndOfTurn → WaitingForUserInput) opens none.
-    if (this.#open === undefined && (terminal || !roles.idle.has(record.to))) this.#open = { turn: ++this.#turnCount, firstSeq: record.seq, lastSeq: record.seq };
+    if (this.#open === undefined && (terminal || !roles.idle.has(record.to)))
+      this.#open = { turn: ++this.#turnCount, firstSeq: record.seq, lastSeq: record.seq };
     const open = this.#open;
     if (open === undefined) return undefined;
     open.lastSeq = record.seq;
@@ -187,13 +212,34 @@ export class RunFactsCollector {
     if (!roles.error.has(record.to)) this.#failing = null;
     else {
       const { seq, from, to, at, durationMs, description, data, forced } = record;
-      this.#failing = { turn: open.turn, seq, ...(line === undefined ? {} : { line }), from, to, at, durationMs, description, ...(data === undefined ? {} : { data }), forced, outcome };
+      this.#failing = {
+        turn: open.turn,
+        seq,
+        ...(line === undefined ? {} : { line }),
+        from,
+        to,
+        at,
+        durationMs,
+        description,
+        ...(data === undefined ? {} : { data }),
+        forced,
+        outcome,
+      };
     }
     return this.#close(open, 'terminal', record.to, outcome, recorded);
   }
 
   #close(open: OpenTurn, end: TurnFacts['end'], state: string | null, outcome: string, recorded: boolean): TurnFacts {
-    const turn: TurnFacts = { turn: open.turn, firstSeq: open.firstSeq, lastSeq: open.lastSeq, end, state, outcome, recorded, usage: this.#usage };
+    const turn: TurnFacts = {
+      turn: open.turn,
+      firstSeq: open.firstSeq,
+      lastSeq: open.lastSeq,
+      end,
+      state,
+      outcome,
+      recorded,
+      usage: this.#usage,
+    };
     this.#turns.push(turn);
     return turn;
   }
@@ -208,20 +254,41 @@ export class RunFactsCollector {
     const usage = dataField(record.data, 'usage');
     if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return;
     const u = usage as Record<string, unknown>;
-    const n = (key: string): number | undefined => (typeof u[key] === 'number' && Number.isFinite(u[key]) ? (u[key] as number) : undefined);
+    const n = (key: string): number | undefined =>
+      typeof u[key] === 'number' && Number.isFinite(u[key]) ? (u[key] as number) : undefined;
     if (n('costUsd') === undefined && n('inputTokens') === undefined && n('outputTokens') === undefined) return;
     const sum = this.#usage ?? NO_USAGE;
     const llmCalls = n('llmCalls');
     const next: RunUsage =
       llmCalls !== undefined
-        ? { costUsd: n('costUsd') ?? sum.costUsd, inputTokens: n('inputTokens') ?? sum.inputTokens, outputTokens: n('outputTokens') ?? sum.outputTokens, cachedInputTokens: n('cachedInputTokens') ?? sum.cachedInputTokens, llmCalls, toolCalls: n('toolCalls') ?? sum.toolCalls }
-        : { costUsd: sum.costUsd + (n('costUsd') ?? 0), inputTokens: sum.inputTokens + (n('inputTokens') ?? 0), outputTokens: sum.outputTokens + (n('outputTokens') ?? 0), cachedInputTokens: sum.cachedInputTokens + (n('cachedInputTokens') ?? 0), llmCalls: sum.llmCalls + 1, toolCalls: sum.toolCalls };
+        ? {
+            costUsd: n('costUsd') ?? sum.costUsd,
+            inputTokens: n('inputTokens') ?? sum.inputTokens,
+            outputTokens: n('outputTokens') ?? sum.outputTokens,
+            cachedInputTokens: n('cachedInputTokens') ?? sum.cachedInputTokens,
+            llmCalls,
+            toolCalls: n('toolCalls') ?? sum.toolCalls,
+          }
+        : {
+            costUsd: sum.costUsd + (n('costUsd') ?? 0),
+            inputTokens: sum.inputTokens + (n('inputTokens') ?? 0),
+            outputTokens: sum.outputTokens + (n('outputTokens') ?? 0),
+            cachedInputTokens: sum.cachedInputTokens + (n('cachedInputTokens') ?? 0),
+            llmCalls: sum.llmCalls + 1,
+            toolCalls: sum.toolCalls,
+          };
     this.#usage = next;
     // The charts draw cost and tokens: a point where only the tool count moved would add nothing
     // to them. A run starts at zero, so a turn that ends before any call (its record saying
     // "nothing spent") adds none either.
     const prev = this.#points.at(-1) ?? NO_USAGE;
-    if (prev.costUsd === next.costUsd && prev.inputTokens === next.inputTokens && prev.outputTokens === next.outputTokens && prev.llmCalls === next.llmCalls) return;
+    if (
+      prev.costUsd === next.costUsd &&
+      prev.inputTokens === next.inputTokens &&
+      prev.outputTokens === next.outputTokens &&
+      prev.llmCalls === next.llmCalls
+    )
+      return;
     this.#points.push({ at: record.at, ...next });
   }
 }

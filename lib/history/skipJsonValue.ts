@@ -67,7 +67,17 @@ function skipString(bytes: Uint8Array, p: number, end: number): number {
       if (e === 0x75) {
         for (let k = 1; k <= 4; k++) if (p + k >= end || !isHex(bytes[p + k]!)) return -1;
         p += 4;
-      } else if (!(e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74)) return -1;
+      } else if (!(
+        e === QUOTE ||
+        e === BACKSLASH ||
+        e === 0x2f ||
+        e === 0x62 ||
+        e === 0x66 ||
+        e === 0x6e ||
+        e === 0x72 ||
+        e === 0x74
+      ))
+        return -1;
     }
     // Any other byte, UTF-8 or not, is text: the decoder never turns bytes into a quote or a backslash.
     p++;

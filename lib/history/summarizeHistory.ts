@@ -209,10 +209,25 @@ export class HistorySummarizer {
     for (const stats of this.#states.values()) grandTotal += stats.total;
     const states = [...this.#states].map(([state, stats]): StateTime => {
       const { median, exact } = stats.median();
-      return { state, visits: stats.count, totalMs: stats.total, share: grandTotal > 0 ? stats.total / grandTotal : 0, medianMs: median, maxMs: stats.max, medianExact: exact };
+      return {
+        state,
+        visits: stats.count,
+        totalMs: stats.total,
+        share: grandTotal > 0 ? stats.total / grandTotal : 0,
+        medianMs: median,
+        maxMs: stats.max,
+        medianExact: exact,
+      };
     });
     states.sort((a, b) => b.totalMs - a.totalMs || b.visits - a.visits || a.state.localeCompare(b.state));
-    const status = this.#records === 0 ? 'empty' : this.#turn !== undefined ? 'incomplete' : this.#failure !== null ? 'failed' : 'ok';
+    const status =
+      this.#records === 0
+        ? 'empty'
+        : this.#turn !== undefined
+          ? 'incomplete'
+          : this.#failure !== null
+            ? 'failed'
+            : 'ok';
     const startedAt = first === undefined ? null : first.at - first.durationMs;
     const endedAt = last === undefined ? null : last.at;
     const summary: HistorySummary = {
@@ -257,7 +272,16 @@ export class HistorySummarizer {
     const terminal = this.#terminal.has(record.to);
     // A move into an idle state between turns (EndOfTurn → WaitingForUserInput) opens none.
     if (this.#turn === undefined && (terminal || !this.#idle.has(record.to))) {
-      this.#turn = { turn: ++this.#turnCount, firstSeq: record.seq, lastSeq: record.seq, startAt: record.at, endAt: record.at, moves: 0, forced: 0, description: '' };
+      this.#turn = {
+        turn: ++this.#turnCount,
+        firstSeq: record.seq,
+        lastSeq: record.seq,
+        startAt: record.at,
+        endAt: record.at,
+        moves: 0,
+        forced: 0,
+        description: '',
+      };
     }
     const turn = this.#turn;
     if (turn === undefined) return;
@@ -269,7 +293,11 @@ export class HistorySummarizer {
     if (!terminal) return;
 
     const standsFor = outcomeNoted(record.data, record.to);
-    this.#turnList.push(standsFor === undefined ? closeTurn(turn, 'terminal', record.to) : { ...closeTurn(turn, 'terminal', record.to), standsFor });
+    this.#turnList.push(
+      standsFor === undefined
+        ? closeTurn(turn, 'terminal', record.to)
+        : { ...closeTurn(turn, 'terminal', record.to), standsFor },
+    );
     this.#outcomes[record.to] = (this.#outcomes[record.to] ?? 0) + 1;
     this.#turn = undefined;
     if (!this.#error.has(record.to)) {
@@ -319,11 +347,24 @@ function outcomeNoted(data: unknown, to: string): string | undefined {
 
 function closeTurn(turn: OpenTurn, end: TurnSummary['end'], outcome: string | null): TurnSummary {
   const { firstSeq, lastSeq, startAt, endAt, moves, forced, description } = turn;
-  return { turn: turn.turn, firstSeq, lastSeq, startAt, endAt, durationMs: Math.max(0, endAt - startAt), moves, forced, end, outcome, description };
+  return {
+    turn: turn.turn,
+    firstSeq,
+    lastSeq,
+    startAt,
+    endAt,
+    durationMs: Math.max(0, endAt - startAt),
+    moves,
+    forced,
+    end,
+    outcome,
+    description,
+  };
 }
 
 function assertCount(value: unknown, name: string): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, 'a positive integer', value);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw new InvalidArgumentError(name, 'a positive integer', value);
 }
 
 // Bucket width of the fallback histogram: each bucket spans 1%, so its middle is within 0.5%.
@@ -387,7 +428,8 @@ class DurationStats {
     let seen = 0;
     for (const [key, count] of histogram) {
       seen += count;
-      if (seen >= half) return { median: key === -Infinity ? 0 : Math.min(this.max, Math.exp((key + 0.5) * GROWTH)), exact: false };
+      if (seen >= half)
+        return { median: key === -Infinity ? 0 : Math.min(this.max, Math.exp((key + 0.5) * GROWTH)), exact: false };
     }
     return { median: this.max, exact: false };
   }

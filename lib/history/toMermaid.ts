@@ -72,7 +72,11 @@ export class RunDiagram {
   result(): string {
     const table = this.#table ?? (DEFAULT_TABLE as TransitionTable<string>);
     const counts = new Map(this.#counts);
-    const ids = new StateIds([table.initial, ...tableStates(table), ...[...counts.values()].flatMap((c) => [c.from, c.to])]);
+    const ids = new StateIds([
+      table.initial,
+      ...tableStates(table),
+      ...[...counts.values()].flatMap((c) => [c.from, c.to]),
+    ]);
     const lines: string[] = [`    [*] --> ${ids.of(table.initial)}`];
     const label = (total: number, forced: number, inTable: boolean): string => {
       if (total === 0) return '';
@@ -86,7 +90,8 @@ export class RunDiagram {
       counts.delete(key);
       lines.push(`    ${ids.of(from)} --> ${ids.of(to)}${label(c?.total ?? 0, c?.forced ?? 0, true)}`);
     }
-    for (const c of counts.values()) lines.push(`    ${ids.of(c.from)} --> ${ids.of(c.to)}${label(c.total, c.forced, false)}`);
+    for (const c of counts.values())
+      lines.push(`    ${ids.of(c.from)} --> ${ids.of(c.to)}${label(c.total, c.forced, false)}`);
     const last = this.#last;
     if (last !== undefined) lines.push(`    note right of ${ids.of(last.to)} : ended here (seq ${last.seq})`);
     return ['stateDiagram-v2', ...ids.declarations(), ...lines].join('\n');
@@ -107,7 +112,8 @@ export interface GanttOptions extends HistoryDiagramOptions {
  */
 export function historyToGantt(items: Iterable<HistoryItem>, options: GanttOptions = {}): string {
   assertOptions(options);
-  if (options.title !== undefined && typeof options.title !== 'string') throw new InvalidArgumentError('options.title', 'a string', options.title);
+  if (options.title !== undefined && typeof options.title !== 'string')
+    throw new InvalidArgumentError('options.title', 'a string', options.title);
   const { records, table, meta } = collect(items, options.table);
   const title = options.title ?? (meta === undefined ? 'Run' : `Run ${meta.runId}`);
   const visits = new Map<string, string[]>();
@@ -122,12 +128,27 @@ export function historyToGantt(items: Iterable<HistoryItem>, options: GanttOptio
   }
   const last = records.at(-1);
   if (last !== undefined) lane(last.to).push(`    ended in ${sanitize(last.to)} :milestone, ${last.at}, ${last.at}`);
-  const order = [...tableStates(table).filter((s) => visits.has(s)), ...[...visits.keys()].filter((s) => table.states[s] === undefined)];
+  const order = [
+    ...tableStates(table).filter((s) => visits.has(s)),
+    ...[...visits.keys()].filter((s) => table.states[s] === undefined),
+  ];
   const sections = order.flatMap((state) => [`    section ${sanitize(state)}`, ...visits.get(state)!]);
-  return ['---', 'displayMode: compact', '---', 'gantt', `    title ${sanitize(title)}`, '    dateFormat x', '    axisFormat %H:%M:%S', ...sections].join('\n');
+  return [
+    '---',
+    'displayMode: compact',
+    '---',
+    'gantt',
+    `    title ${sanitize(title)}`,
+    '    dateFormat x',
+    '    axisFormat %H:%M:%S',
+    ...sections,
+  ].join('\n');
 }
 
-function collect(items: Iterable<HistoryItem>, given: TransitionTable<string> | undefined): { records: TransitionRecord<string>[]; table: TransitionTable<string>; meta: HistoryMeta | undefined } {
+function collect(
+  items: Iterable<HistoryItem>,
+  given: TransitionTable<string> | undefined,
+): { records: TransitionRecord<string>[]; table: TransitionTable<string>; meta: HistoryMeta | undefined } {
   if (given !== undefined) assertTableShape(given, 'options.table');
   assertIterable(items, 'items', 'an iterable of transition records or history entries');
   const records: TransitionRecord<string>[] = [];

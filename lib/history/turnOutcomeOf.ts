@@ -4,7 +4,12 @@ import { State } from '../../states/StateName';
 /** The outcomes a terminal record's `data.outcome` names: the adapter's `TurnOutcome`s. */
 export type RecordedOutcome = 'end_of_turn' | 'budget_exceeded' | 'error' | 'cancelled';
 
-const RECORDED: ReadonlySet<string> = new Set<RecordedOutcome>(['end_of_turn', 'budget_exceeded', 'error', 'cancelled']);
+const RECORDED: ReadonlySet<string> = new Set<RecordedOutcome>([
+  'end_of_turn',
+  'budget_exceeded',
+  'error',
+  'cancelled',
+]);
 
 // Files written before terminal records carried `outcome` say it only by the state reached. These
 // are the default table's terminal states, read as the adapter meant them; it is the old files'

@@ -17,12 +17,22 @@ interface IssueBase {
 /** One problem found by replaying a history against its table; keyed by `code`. */
 export type HistoryIssue =
   /** A move the table does not allow, and not marked `forced`. */
-  | (IssueBase & { readonly code: 'illegal_move'; readonly from: string; readonly to: string; readonly allowed: readonly string[] })
+  | (IssueBase & {
+      readonly code: 'illegal_move';
+      readonly from: string;
+      readonly to: string;
+      readonly allowed: readonly string[];
+    })
   /**
    * The record's `from` is not where the previous record (or a reset) left the machine; for the
    * first record of a file with a meta line, not the table's initial state.
    */
-  | (IssueBase & { readonly code: 'broken_chain'; readonly expected: string; readonly actual: string; readonly afterReset: boolean })
+  | (IssueBase & {
+      readonly code: 'broken_chain';
+      readonly expected: string;
+      readonly actual: string;
+      readonly afterReset: boolean;
+    })
   /** Sequence numbers skip: `missing` records were lost before this one (for a file with a meta line, also at its start). */
   | (IssueBase & { readonly code: 'seq_gap'; readonly expected: number; readonly missing: number })
   /** A sequence number repeats or goes back: records duplicated or out of order. */
@@ -103,7 +113,13 @@ export class HistoryValidator {
         const expected = this.#previous?.seq ?? this.#resetSeq ?? 0;
         const { seq, type } = item.journal;
         if (this.#fromStart && seq !== expected) {
-          this.#issues.push({ seq, line: item.line, code: 'journal_out_of_place', expected, message: `the ${type} journal line says it follows record ${seq}, but it follows record ${expected}` });
+          this.#issues.push({
+            seq,
+            line: item.line,
+            code: 'journal_out_of_place',
+            expected,
+            message: `the ${type} journal line says it follows record ${seq}, but it follows record ${expected}`,
+          });
         }
         return;
       }
@@ -113,7 +129,10 @@ export class HistoryValidator {
   /** The problems so far, as a verdict. */
   result(): HistoryValidation {
     const issues = this.#issues.slice();
-    const verdict: HistoryValidation = issues.length === 0 ? { ok: true, records: this.#records, issues: [] } : { ok: false, records: this.#records, issues };
+    const verdict: HistoryValidation =
+      issues.length === 0
+        ? { ok: true, records: this.#records, issues: [] }
+        : { ok: false, records: this.#records, issues };
     const interrupted = this.#interrupted();
     return interrupted === undefined ? verdict : { ...verdict, interrupted };
   }
@@ -127,7 +146,8 @@ export class HistoryValidator {
     const last = this.#previous;
     const state = last?.to ?? this.#table?.initial ?? 'Ready';
     if (last !== undefined && this.#table?.states[state]?.isTerminal === true) return undefined;
-    const where = last === undefined ? 'it holds no move' : `its last move is ${last.from} → ${last.to} (seq ${last.seq})`;
+    const where =
+      last === undefined ? 'it holds no move' : `its last move is ${last.from} → ${last.to} (seq ${last.seq})`;
     return { seq: last?.seq ?? 0, lastState: state, message: `ended without a terminal move (interrupted?): ${where}` };
   }
 
@@ -150,21 +170,44 @@ export class HistoryValidator {
       const expected = (this.#resetSeq ?? 0) + 1;
       if (seq > expected) {
         const missing = seq - expected;
-        report({ code: 'seq_gap', expected, missing, message: `the file's first record is seq ${seq}, not ${expected}: ${missing} record${missing === 1 ? '' : 's'} lost at the start` });
+        report({
+          code: 'seq_gap',
+          expected,
+          missing,
+          message: `the file's first record is seq ${seq}, not ${expected}: ${missing} record${missing === 1 ? '' : 's'} lost at the start`,
+        });
       } else if (seq < expected) {
-        report({ code: 'seq_out_of_order', expected, message: `the file's first record is seq ${seq}: expected ${expected}` });
+        report({
+          code: 'seq_out_of_order',
+          expected,
+          message: `the file's first record is seq ${seq}: expected ${expected}`,
+        });
       }
     }
     if (previous !== undefined) {
       const expected = previous.seq + 1;
       if (seq > expected) {
         const missing = seq - expected;
-        report({ code: 'seq_gap', expected, missing, message: `seq jumps from ${previous.seq} to ${seq}: ${missing} record${missing === 1 ? '' : 's'} lost` });
+        report({
+          code: 'seq_gap',
+          expected,
+          missing,
+          message: `seq jumps from ${previous.seq} to ${seq}: ${missing} record${missing === 1 ? '' : 's'} lost`,
+        });
       } else if (seq < expected) {
-        report({ code: 'seq_out_of_order', expected, message: `seq ${seq} after ${previous.seq}: expected ${expected} (a record repeated or out of order)` });
+        report({
+          code: 'seq_out_of_order',
+          expected,
+          message: `seq ${seq} after ${previous.seq}: expected ${expected} (a record repeated or out of order)`,
+        });
       }
       if (record.at < previous.at) {
-        report({ code: 'time_backwards', at: record.at, previousAt: previous.at, message: `time goes back ${previous.at - record.at} ms: at ${record.at} after ${previous.at} (seq ${previous.seq})` });
+        report({
+          code: 'time_backwards',
+          at: record.at,
+          previousAt: previous.at,
+          message: `time goes back ${previous.at - record.at} ms: at ${record.at} after ${previous.at} (seq ${previous.seq})`,
+        });
       }
     }
     const atStart = previous === undefined && this.#fromStart && !this.#afterReset;
@@ -176,7 +219,11 @@ export class HistoryValidator {
       report({ code: 'broken_chain', expected: expectedFrom, actual: from, afterReset: this.#afterReset, message });
     }
     if (record.durationMs < 0) {
-      report({ code: 'negative_duration', durationMs: record.durationMs, message: `durationMs is ${record.durationMs}; time in a state is never negative` });
+      report({
+        code: 'negative_duration',
+        durationMs: record.durationMs,
+        message: `durationMs is ${record.durationMs}; time in a state is never negative`,
+      });
     }
     // Both fields checked, named, not looped over a list: this runs once per line of a file.
     const fromKnown = validator.isKnown(from);
@@ -185,7 +232,13 @@ export class HistoryValidator {
     if (!toKnown) report(unknownState(validator, 'to', to));
     if (fromKnown && toKnown && !record.forced && !validator.canTransition(from, to)) {
       const allowed = table.states[from]?.next ?? [];
-      report({ code: 'illegal_move', from, to, allowed, message: `illegal move ${from} → ${to} not marked forced; ${from} may only move to ${allowed.join(', ') || 'nothing'}` });
+      report({
+        code: 'illegal_move',
+        from,
+        to,
+        allowed,
+        message: `illegal move ${from} → ${to} not marked forced; ${from} may only move to ${allowed.join(', ') || 'nothing'}`,
+      });
     }
     this.#previous = record;
     this.#afterReset = false;
@@ -193,7 +246,12 @@ export class HistoryValidator {
 }
 
 function unknownState(validator: TransitionValidator<string>, field: 'from' | 'to', state: string): IssueDetails {
-  return { code: 'unknown_state', state, field, message: `"${field}" is ${JSON.stringify(state)}, a state the table does not have (known: ${validator.states.join(', ')})` };
+  return {
+    code: 'unknown_state',
+    state,
+    field,
+    message: `"${field}" is ${JSON.stringify(state)}, a state the table does not have (known: ${validator.states.join(', ')})`,
+  };
 }
 
 /**

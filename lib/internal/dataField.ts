@@ -3,5 +3,7 @@
  * caller attached, so a reader asks for a field without trusting its shape.
  */
 export function dataField(data: unknown, key: string): unknown {
-  return typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>)[key] : undefined;
+  return typeof data === 'object' && data !== null && !Array.isArray(data)
+    ? (data as Record<string, unknown>)[key]
+    : undefined;
 }

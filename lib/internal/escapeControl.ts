@@ -32,7 +32,8 @@ export function escapeDeep<T>(value: T, skip: ReadonlySet<string> = new Set(), d
   const proto = Object.getPrototypeOf(value) as unknown;
   if (proto !== Object.prototype && proto !== null) return value;
   const out: Record<string, unknown> = proto === null ? (Object.create(null) as Record<string, unknown>) : {};
-  for (const [key, v] of Object.entries(value)) out[escapeControl(key)] = skip.has(key) ? v : escapeDeep(v, skip, depth + 1);
+  for (const [key, v] of Object.entries(value))
+    out[escapeControl(key)] = skip.has(key) ? v : escapeDeep(v, skip, depth + 1);
   return out as T;
 }
 

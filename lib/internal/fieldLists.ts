@@ -5,10 +5,14 @@ import { LIMITS, type LimitName } from './limits';
 import { USAGE_FIELDS, type ResponseFieldName, type UsageFieldName, type UsageGrowth } from './usageFields';
 
 /** Every usage field, in order. */
-export const USAGE_FIELD_NAMES: readonly UsageFieldName[] = Object.freeze(Object.keys(USAGE_FIELDS) as UsageFieldName[]);
+export const USAGE_FIELD_NAMES: readonly UsageFieldName[] = Object.freeze(
+  Object.keys(USAGE_FIELDS) as UsageFieldName[],
+);
 
 /** The fields an LLM response reports, in order. */
-export const RESPONSE_FIELD_NAMES: readonly ResponseFieldName[] = Object.freeze(USAGE_FIELD_NAMES.filter((k): k is ResponseFieldName => USAGE_FIELDS[k].grows === 'response'));
+export const RESPONSE_FIELD_NAMES: readonly ResponseFieldName[] = Object.freeze(
+  USAGE_FIELD_NAMES.filter((k): k is ResponseFieldName => USAGE_FIELDS[k].grows === 'response'),
+);
 
 /** Every limit name, in the order they are checked. */
 export const LIMIT_NAMES: readonly LimitName[] = Object.freeze(Object.keys(LIMITS) as LimitName[]);
@@ -18,7 +22,11 @@ const GROWTH_ORDER: readonly UsageGrowth[] = ['response', 'llm', 'tool', 'time']
 
 /** The limits in the order report tables list them: by what they measure, as a turn spends, and in check order within that. */
 export const LIMIT_ROWS: readonly LimitName[] = Object.freeze(
-  [...LIMIT_NAMES].sort((a, b) => GROWTH_ORDER.indexOf(USAGE_FIELDS[LIMITS[a].of[0]].grows) - GROWTH_ORDER.indexOf(USAGE_FIELDS[LIMITS[b].of[0]].grows)),
+  [...LIMIT_NAMES].sort(
+    (a, b) =>
+      GROWTH_ORDER.indexOf(USAGE_FIELDS[LIMITS[a].of[0]].grows) -
+      GROWTH_ORDER.indexOf(USAGE_FIELDS[LIMITS[b].of[0]].grows),
+  ),
 );
 
 /** What `usage` spends of what `limit` caps: the sum of the fields it measures. */
@@ -34,7 +42,10 @@ export function limitUsed(usage: Readonly<Record<UsageFieldName, number>>, limit
  * from the response's usage by its name (0 when absent), with `costUsd` as reported or priced
  * (undefined: $0).
  */
-export function responseUsage(usage: { readonly [K in ResponseFieldName]?: number | undefined } | undefined, costUsd: number | undefined): Record<ResponseFieldName, number> {
+export function responseUsage(
+  usage: { readonly [K in ResponseFieldName]?: number | undefined } | undefined,
+  costUsd: number | undefined,
+): Record<ResponseFieldName, number> {
   const delta = {} as Record<ResponseFieldName, number>;
   for (const key of RESPONSE_FIELD_NAMES) delta[key] = usage?.[key] ?? 0;
   delta.costUsd = costUsd ?? 0;

@@ -26,13 +26,37 @@ export const LIMITS = {
   /** US dollars, as responses report them or `pricing` computes them. */
   maxCostUsd: { of: ['costUsd'], code: 'mc', label: 'cost', against: dollarsAgainst, cell: dollars },
   /** Input plus output tokens. */
-  maxTokens: { of: ['inputTokens', 'outputTokens'], code: 'mt', label: 'tokens', against: (used, max) => `${tokens(used)} of ${tokens(max)}`, cell: count },
+  maxTokens: {
+    of: ['inputTokens', 'outputTokens'],
+    code: 'mt',
+    label: 'tokens',
+    against: (used, max) => `${tokens(used)} of ${tokens(max)}`,
+    cell: count,
+  },
   /** Tool calls, counted as they start. */
-  maxToolCalls: { of: ['toolCalls'], code: 'mtc', label: 'tool calls', against: (used, max) => `${calls(used, 'tool call')} of ${calls(max, 'tool call')}`, cell: count },
+  maxToolCalls: {
+    of: ['toolCalls'],
+    code: 'mtc',
+    label: 'tool calls',
+    against: (used, max) => `${calls(used, 'tool call')} of ${calls(max, 'tool call')}`,
+    cell: count,
+  },
   /** LLM calls, counted as they start: each attempt of a retried call counts. */
-  maxLlmCalls: { of: ['llmCalls'], code: 'mlc', label: 'LLM calls', against: (used, max) => `${calls(used, 'LLM call')} of ${calls(max, 'LLM call')}`, cell: count },
+  maxLlmCalls: {
+    of: ['llmCalls'],
+    code: 'mlc',
+    label: 'LLM calls',
+    against: (used, max) => `${calls(used, 'LLM call')} of ${calls(max, 'LLM call')}`,
+    cell: count,
+  },
   /** Milliseconds: an agent's time inside turns; for a batch's `total`, its elapsed time. */
-  maxWallMs: { of: ['wallMs'], code: 'mw', label: 'wall time', against: (used, max) => `${formatDuration(used)} of wall time, of ${formatDuration(max)}`, cell: formatDuration },
+  maxWallMs: {
+    of: ['wallMs'],
+    code: 'mw',
+    label: 'wall time',
+    against: (used, max) => `${formatDuration(used)} of wall time, of ${formatDuration(max)}`,
+    cell: formatDuration,
+  },
 } as const satisfies Record<string, LimitSpec>;
 
 /** The name of one limit: a key of `BudgetLimits`. */
@@ -42,7 +66,11 @@ export type LimitName = keyof typeof LIMITS;
 function dollarsAgainst(used: number, max: number): string {
   let digits = 2;
   // Enough to tell them apart and to show the cap as it was set: `$0.020 of $0.015`, not `$0.02 of $0.01`.
-  while (digits < 6 && ((used !== max && used.toFixed(digits) === max.toFixed(digits)) || Number(max.toFixed(digits)) !== max)) digits += 1;
+  while (
+    digits < 6 &&
+    ((used !== max && used.toFixed(digits) === max.toFixed(digits)) || Number(max.toFixed(digits)) !== max)
+  )
+    digits += 1;
   return `$${used.toFixed(digits)} of $${max.toFixed(digits)}`;
 }
 

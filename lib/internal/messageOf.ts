@@ -8,7 +8,8 @@ export function messageOf(error: unknown): string {
     if (error instanceof Error) return String(error.message);
     if (typeof error === 'string') return error;
     // Errors from other realms (a DOMException, a vm context) are not `instanceof Error`.
-    if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
+    if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string')
+      return (error as { message: string }).message;
   } catch {
     return unreadable(error);
   }

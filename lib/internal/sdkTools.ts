@@ -50,47 +50,99 @@ export interface OptionIssue {
  * Pure, so each integration throws its own error with it.
  */
 export function checkSdkLoopOptions(options: unknown): OptionIssue | undefined {
-  if (typeof options !== 'object' || options === null) return { argument: 'options', expected: 'an object { model, tools, … }', value: options };
+  if (typeof options !== 'object' || options === null)
+    return { argument: 'options', expected: 'an object { model, tools, … }', value: options };
   const o = options as Record<string, unknown>;
-  if (typeof o.model !== 'string' || o.model === '') return { argument: 'options.model', expected: 'a non-empty string (the model id)', value: o.model };
+  if (typeof o.model !== 'string' || o.model === '')
+    return { argument: 'options.model', expected: 'a non-empty string (the model id)', value: o.model };
   if (o.tools !== undefined) {
     if (typeof o.tools !== 'object' || o.tools === null || Array.isArray(o.tools)) {
-      return { argument: 'options.tools', expected: 'a record { [name]: { description?, parameters, run } }', value: o.tools };
+      return {
+        argument: 'options.tools',
+        expected: 'a record { [name]: { description?, parameters, run } }',
+        value: o.tools,
+      };
     }
     for (const [name, tool] of Object.entries(o.tools)) {
-      if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) return { argument: `options.tools["${name}"]`, expected: 'a tool name of 1–64 letters, digits, _ or -', value: name };
-      if (typeof tool !== 'object' || tool === null) return { argument: `options.tools.${name}`, expected: 'an object { description?, parameters, run }', value: tool };
+      if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
+        return {
+          argument: `options.tools["${name}"]`,
+          expected: 'a tool name of 1–64 letters, digits, _ or -',
+          value: name,
+        };
+      if (typeof tool !== 'object' || tool === null)
+        return {
+          argument: `options.tools.${name}`,
+          expected: 'an object { description?, parameters, run }',
+          value: tool,
+        };
       const t = tool as Record<string, unknown>;
       if (typeof t.parameters !== 'object' || t.parameters === null || Array.isArray(t.parameters)) {
         return { argument: `options.tools.${name}.parameters`, expected: 'a JSON Schema object', value: t.parameters };
       }
-      if (typeof t.run !== 'function') return { argument: `options.tools.${name}.run`, expected: 'a function (input, ctx) => string | { output, isError? } (or a promise of one)', value: t.run };
+      if (typeof t.run !== 'function')
+        return {
+          argument: `options.tools.${name}.run`,
+          expected: 'a function (input, ctx) => string | { output, isError? } (or a promise of one)',
+          value: t.run,
+        };
       // Compiled now, so that a schema no validator can use is an error of the options, not of a turn.
       try {
         toolInputCheck(t.parameters as Record<string, unknown>);
       } catch (error) {
-        return { argument: `options.tools.${name}.parameters`, expected: `a JSON Schema a validator can compile (${messageOf(error)})`, value: t.parameters };
+        return {
+          argument: `options.tools.${name}.parameters`,
+          expected: `a JSON Schema a validator can compile (${messageOf(error)})`,
+          value: t.parameters,
+        };
       }
-      if (t.description !== undefined && typeof t.description !== 'string') return { argument: `options.tools.${name}.description`, expected: 'a string or undefined', value: t.description };
+      if (t.description !== undefined && typeof t.description !== 'string')
+        return {
+          argument: `options.tools.${name}.description`,
+          expected: 'a string or undefined',
+          value: t.description,
+        };
     }
   }
-  if (o.system !== undefined && typeof o.system !== 'string') return { argument: 'options.system', expected: 'a string or undefined', value: o.system };
-  if (o.messages !== undefined && !Array.isArray(o.messages)) return { argument: 'options.messages', expected: 'an array of messages in the SDK format, or undefined', value: o.messages };
+  if (o.system !== undefined && typeof o.system !== 'string')
+    return { argument: 'options.system', expected: 'a string or undefined', value: o.system };
+  if (o.messages !== undefined && !Array.isArray(o.messages))
+    return {
+      argument: 'options.messages',
+      expected: 'an array of messages in the SDK format, or undefined',
+      value: o.messages,
+    };
   if (o.maxTokens !== undefined && !(Number.isInteger(o.maxTokens) && (o.maxTokens as number) > 0)) {
     return { argument: 'options.maxTokens', expected: 'a positive integer or undefined', value: o.maxTokens };
   }
   const stream = o.stream;
   if (stream !== undefined && typeof stream !== 'boolean') {
-    if (typeof stream !== 'object' || stream === null || typeof (stream as { onText?: unknown }).onText !== 'function') {
-      return { argument: 'options.stream', expected: 'a boolean or { onText(delta, { turn, attempt }) }', value: stream };
+    if (
+      typeof stream !== 'object' ||
+      stream === null ||
+      typeof (stream as { onText?: unknown }).onText !== 'function'
+    ) {
+      return {
+        argument: 'options.stream',
+        expected: 'a boolean or { onText(delta, { turn, attempt }) }',
+        value: stream,
+      };
     }
   }
   if (o.request !== undefined && (typeof o.request !== 'object' || o.request === null || Array.isArray(o.request))) {
-    return { argument: 'options.request', expected: 'an object of extra request body fields, or undefined', value: o.request };
+    return {
+      argument: 'options.request',
+      expected: 'an object of extra request body fields, or undefined',
+      value: o.request,
+    };
   }
   for (const owned of ['model', 'messages', 'stream']) {
     if (o.request !== undefined && Object.prototype.hasOwnProperty.call(o.request, owned)) {
-      return { argument: `options.request.${owned}`, expected: `left out: the loop sets it (use options.${owned === 'stream' ? 'stream' : owned})`, value: (o.request as Record<string, unknown>)[owned] };
+      return {
+        argument: `options.request.${owned}`,
+        expected: `left out: the loop sets it (use options.${owned === 'stream' ? 'stream' : owned})`,
+        value: (o.request as Record<string, unknown>)[owned],
+      };
     }
   }
   return undefined;
@@ -112,7 +164,10 @@ export async function runSdkTool(
   const tool = Object.prototype.hasOwnProperty.call(tools, call.name) ? tools[call.name] : undefined;
   if (tool === undefined) {
     const known = Object.keys(tools);
-    return { output: `error: there is no tool named "${call.name}"; the tools are: ${known.length === 0 ? '(none)' : known.join(', ')}`, isError: true };
+    return {
+      output: `error: there is no tool named "${call.name}"; the tools are: ${known.length === 0 ? '(none)' : known.join(', ')}`,
+      isError: true,
+    };
   }
   let input: unknown = call.input;
   if (typeof input === 'string') {
@@ -121,19 +176,35 @@ export async function runSdkTool(
       try {
         input = JSON.parse(input);
       } catch (error) {
-        return { output: `error: the arguments of ${call.name} are not valid JSON (${messageOf(error)}); send them again as one JSON object`, isError: true };
+        return {
+          output: `error: the arguments of ${call.name} are not valid JSON (${messageOf(error)}); send them again as one JSON object`,
+          isError: true,
+        };
       }
     }
   }
   if (input === undefined || input === null) input = {};
   const problem = toolInputCheck(tool.parameters)(input);
-  if (problem !== undefined) return { output: `error: the arguments of ${call.name} do not match its input schema: ${problem}; send them again, corrected`, isError: true };
-  const output: unknown = await tool.run(input, { signal: ctx.signal, turn: ctx.turn, call: { id: call.id, name: call.name } });
+  if (problem !== undefined)
+    return {
+      output: `error: the arguments of ${call.name} do not match its input schema: ${problem}; send them again, corrected`,
+      isError: true,
+    };
+  const output: unknown = await tool.run(input, {
+    signal: ctx.signal,
+    turn: ctx.turn,
+    call: { id: call.id, name: call.name },
+  });
   if (typeof output === 'string') return { output };
   if (typeof output === 'object' && output !== null && typeof (output as { output?: unknown }).output === 'string') {
     const { output: text, isError } = output as { output: string; isError?: unknown };
-    if (isError !== undefined && typeof isError !== 'boolean') throw new TypeError(`tool ${call.name} returned isError ${JSON.stringify(isError)} (${typeof isError}), expected a boolean or undefined`);
+    if (isError !== undefined && typeof isError !== 'boolean')
+      throw new TypeError(
+        `tool ${call.name} returned isError ${JSON.stringify(isError)} (${typeof isError}), expected a boolean or undefined`,
+      );
     return isError === true ? { output: text, isError: true } : { output: text };
   }
-  throw new TypeError(`tool ${call.name} returned ${output === null ? 'null' : typeof output}, expected a string or { output: string, isError?: boolean }`);
+  throw new TypeError(
+    `tool ${call.name} returned ${output === null ? 'null' : typeof output}, expected a string or { output: string, isError?: boolean }`,
+  );
 }

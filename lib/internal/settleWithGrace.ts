@@ -10,7 +10,12 @@ export type Settled<T> = { kind: 'value'; value: T } | { kind: 'threw'; error: u
  * and a turn's `settleToolCalls`; a turn's own operations go through a `GraceGroup`, which
  * needs no listener on the signal.
  */
-export async function settleWithGrace<T>(op: () => Promise<T> | T, signal: AbortSignal, graceMs: number, sleep: Sleep): Promise<Settled<T>> {
+export async function settleWithGrace<T>(
+  op: () => Promise<T> | T,
+  signal: AbortSignal,
+  graceMs: number,
+  sleep: Sleep,
+): Promise<Settled<T>> {
   let settled: Promise<Settled<T>>;
   try {
     settled = Promise.resolve(op()).then(

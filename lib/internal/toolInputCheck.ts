@@ -27,7 +27,12 @@ export function toolInputCheck(schema: Record<string, unknown>): (input: unknown
 
 /** `input.path must be integer; input must have required property 'file'`: every problem, briefly. */
 function describeErrors(errors: readonly ErrorObject[]): string {
-  const lines = errors.slice(0, 5).map((e) => `input${e.instancePath.replace(/\//g, '.')} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})` : ''}`);
+  const lines = errors
+    .slice(0, 5)
+    .map(
+      (e) =>
+        `input${e.instancePath.replace(/\//g, '.')} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})` : ''}`,
+    );
   if (errors.length > 5) lines.push(`and ${errors.length - 5} more`);
   return lines.join('; ');
 }

@@ -44,4 +44,6 @@ export const USAGE_FIELDS = {
 export type UsageFieldName = keyof typeof USAGE_FIELDS;
 
 /** The fields an LLM response reports. */
-export type ResponseFieldName = { [K in UsageFieldName]: (typeof USAGE_FIELDS)[K]['grows'] extends 'response' ? K : never }[UsageFieldName];
+export type ResponseFieldName = {
+  [K in UsageFieldName]: (typeof USAGE_FIELDS)[K]['grows'] extends 'response' ? K : never;
+}[UsageFieldName];

@@ -25,6 +25,13 @@ export class IllegalTransitionError<S extends string = string> extends StateMach
 
   /** A plain object for logs and history files (Error fields do not survive JSON.stringify). */
   toJSON(): { code: 'illegal_transition'; from: S; to: S; allowed: readonly S[]; description: string; at: number } {
-    return { code: this.code, from: this.from, to: this.to, allowed: this.allowed, description: this.description, at: this.at };
+    return {
+      code: this.code,
+      from: this.from,
+      to: this.to,
+      allowed: this.allowed,
+      description: this.description,
+      at: this.at,
+    };
   }
 }

@@ -6,6 +6,8 @@ export class InvalidTableError extends StateMachineError {
   readonly code = 'invalid_table' as const;
 
   constructor(readonly issues: readonly TableIssue[]) {
-    super(`Invalid transition table (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${issues.map((i) => `  - [${i.code}] ${i.message}`).join('\n')}`);
+    super(
+      `Invalid transition table (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${issues.map((i) => `  - [${i.code}] ${i.message}`).join('\n')}`,
+    );
   }
 }

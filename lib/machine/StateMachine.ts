@@ -73,7 +73,8 @@ export interface StateMachineOptions<S extends string = StateName> {
 }
 
 /** A move asked for while listeners were being notified; it takes effect after them. */
-type Pending<S extends string> = TransitionRecord<S> | { readonly reset: ResetInfo<S> } | { readonly rejected: IllegalTransitionError<S> };
+type Pending<S extends string> =
+  TransitionRecord<S> | { readonly reset: ResetInfo<S> } | { readonly rejected: IllegalTransitionError<S> };
 
 /**
  * The agent flow as a synchronous, deterministic state machine: it validates every move
@@ -126,7 +127,8 @@ export class StateMachine<S extends string = StateName> {
     }
     const { maxHistorySize = 100, clock = Date.now, logger, sink, table } = options;
     assertHistorySize(maxHistorySize, 'maxHistorySize');
-    if (typeof clock !== 'function') throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+    if (typeof clock !== 'function')
+      throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
     const now = clock();
     if (typeof now !== 'number' || !Number.isFinite(now)) {
       throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', now);
@@ -195,11 +197,20 @@ export class StateMachine<S extends string = StateName> {
    */
   forceTransition(to: S, reason: TransitionEvent): TransitionRecord<S> {
     const { description, data } = parseEvent(reason, 'reason');
-    if (description.trim() === '') throw new InvalidArgumentError('reason', 'a non-empty description of why the move is forced', reason);
+    if (description.trim() === '')
+      throw new InvalidArgumentError('reason', 'a non-empty description of why the move is forced', reason);
     const logLevel = typeof reason === 'object' ? (reason as { logLevel?: unknown }).logLevel : undefined;
-    if (logLevel !== undefined && logLevel !== 'warn' && logLevel !== 'info') throw new InvalidArgumentError('reason.logLevel', "'warn', 'info' or undefined", logLevel);
+    if (logLevel !== undefined && logLevel !== 'warn' && logLevel !== 'info')
+      throw new InvalidArgumentError('reason.logLevel', "'warn', 'info' or undefined", logLevel);
     this.#validator.assertKnown(to, 'forceTransition() target');
-    return this.#move(this.#tailNode.name, stateNode(this.#validator, to)!, description, data, true, logLevel === 'info');
+    return this.#move(
+      this.#tailNode.name,
+      stateNode(this.#validator, to)!,
+      description,
+      data,
+      true,
+      logLevel === 'info',
+    );
   }
 
   /**
@@ -309,11 +320,19 @@ export class StateMachine<S extends string = StateName> {
   // every time the machine records (moves, rejections, resets) is checked here first.
   #now(): number {
     const at = this.#clock();
-    if (typeof at !== 'number' || at - at !== 0) throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', at);
+    if (typeof at !== 'number' || at - at !== 0)
+      throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', at);
     return at;
   }
 
-  #move(from: S, node: StateNode<S>, description: string, data: unknown, forced: boolean, quiet = false): TransitionRecord<S> {
+  #move(
+    from: S,
+    node: StateNode<S>,
+    description: string,
+    data: unknown,
+    forced: boolean,
+    quiet = false,
+  ): TransitionRecord<S> {
     const to = node.name;
     const at = this.#now();
     // Never negative (both times are finite). Math.max hands back a small integer (Smi) rather
@@ -345,7 +364,8 @@ export class StateMachine<S extends string = StateName> {
       // Inline, the common case costs a load and a comparison or two: no logger to watch, or
       // its level unchanged since last checked with `debug` off. Everything else is out of line.
       const watched = this.#watched;
-      if (record.forced || (watched !== undefined && (this.#debug || levelOf(watched) !== this.#loggerLevel))) this.#logMove(record);
+      if (record.forced || (watched !== undefined && (this.#debug || levelOf(watched) !== this.#loggerLevel)))
+        this.#logMove(record);
       this.#emitter.emit('transition', record);
     } catch (error) {
       this.#notifying = false;
@@ -368,9 +388,17 @@ export class StateMachine<S extends string = StateName> {
     if (logger === undefined) return;
     if (record.forced) {
       const level = this.#quiet?.has(record) === true ? 'info' : 'warn';
-      if (this.#levelEnabled(logger, level)) this.#log(logger, level, `forced transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, data: record.data });
+      if (this.#levelEnabled(logger, level))
+        this.#log(logger, level, `forced transition ${record.from} → ${record.to}: ${record.description}`, {
+          seq: record.seq,
+          data: record.data,
+        });
     } else if (this.#levelEnabled(logger, 'debug')) {
-      this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, { seq: record.seq, durationMs: record.durationMs, data: record.data });
+      this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, {
+        seq: record.seq,
+        durationMs: record.durationMs,
+        data: record.data,
+      });
     }
   }
 
@@ -401,7 +429,8 @@ export class StateMachine<S extends string = StateName> {
         }
       }
       const logger = this.#logger;
-      if (logger !== undefined) this.#log(logger, 'info', `reset from ${info.from} to ${this.#validator.table.initial}`, { seq: info.seq });
+      if (logger !== undefined)
+        this.#log(logger, 'info', `reset from ${info.from} to ${this.#validator.table.initial}`, { seq: info.seq });
       this.#emitter.emit('reset', info);
     } finally {
       this.#notifying = false;
@@ -411,7 +440,13 @@ export class StateMachine<S extends string = StateName> {
 
   #reject(from: S, to: S, description: string): never {
     this.#validator.assertKnown(to, 'transition() target');
-    const error = new IllegalTransitionError<S>(from, to, this.#validator.table.states[from].next, description, this.#now());
+    const error = new IllegalTransitionError<S>(
+      from,
+      to,
+      this.#validator.table.states[from].next,
+      description,
+      this.#now(),
+    );
     // Inside a listener, the move this rejection is checked against may still be queued: the
     // report waits its turn, so the history shows it after that move. The throw is immediate.
     if (this.#notifying) (this.#queue ??= []).push({ rejected: error });
@@ -426,7 +461,8 @@ export class StateMachine<S extends string = StateName> {
     this.#notifying = true;
     try {
       const logger = this.#logger;
-      if (logger !== undefined && this.#levelEnabled(logger, 'warn')) this.#log(logger, 'warn', `rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
+      if (logger !== undefined && this.#levelEnabled(logger, 'warn'))
+        this.#log(logger, 'warn', `rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
       if (this.#sink?.rejected !== undefined) {
         try {
           this.#watchSink(this.#sink.rejected(error) as unknown);
@@ -442,7 +478,12 @@ export class StateMachine<S extends string = StateName> {
   }
 
   /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */
-  #log(logger: Logger, level: 'debug' | 'info' | 'warn' | 'error', message: string, meta: Record<string, unknown>): void {
+  #log(
+    logger: Logger,
+    level: 'debug' | 'info' | 'warn' | 'error',
+    message: string,
+    meta: Record<string, unknown>,
+  ): void {
     try {
       logger.log(level, message, meta);
     } catch (error) {
@@ -472,7 +513,11 @@ export class StateMachine<S extends string = StateName> {
     return level === 'debug' ? this.#debug : this.#warn;
   }
 
-  #wrap<E extends EventName<S>>(event: E, listener: Listener<S, E>, once: boolean): (arg: StateMachineEvents<S>[E][0]) => void {
+  #wrap<E extends EventName<S>>(
+    event: E,
+    listener: Listener<S, E>,
+    once: boolean,
+  ): (arg: StateMachineEvents<S>[E][0]) => void {
     if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'a function', listener);
     // Every event of the machine carries exactly one argument: passing it on as such spares
     // each notification the rest array and the spread call of `(...args) => listener(...args)`.
@@ -507,7 +552,8 @@ export class StateMachine<S extends string = StateName> {
   }
 
   #listenerThrew(event: string, error: unknown): void {
-    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
+    if (this.#logger !== undefined)
+      this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
     if (event !== 'listenerError') this.#emitter.emit('listenerError', { event, error });
   }
 
@@ -527,7 +573,8 @@ export class StateMachine<S extends string = StateName> {
   }
 
   #reportSinkError(error: unknown, record?: TransitionRecord<S>): void {
-    if (this.#logger !== undefined) this.#log(this.#logger, 'error', `history sink failed: ${messageOf(error)}`, { seq: record?.seq });
+    if (this.#logger !== undefined)
+      this.#log(this.#logger, 'error', `history sink failed: ${messageOf(error)}`, { seq: record?.seq });
     this.#emitter.emit('sinkError', record === undefined ? { error } : { record, error });
   }
 }
@@ -563,7 +610,11 @@ function levelOf(logger: Logger): unknown {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   try {
-    return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+    return (
+      (typeof value === 'object' || typeof value === 'function') &&
+      value !== null &&
+      typeof (value as { then?: unknown }).then === 'function'
+    );
   } catch {
     return false;
   }
@@ -581,7 +632,12 @@ function resolveLogger(logger: unknown): Logger | undefined {
   if (logger === false) return undefined;
   if (logger === undefined) return getDefaultLogger();
   const candidate = logger as Partial<Logger>;
-  if (typeof logger !== 'object' || logger === null || typeof candidate.warn !== 'function' || typeof candidate.isLevelEnabled !== 'function') {
+  if (
+    typeof logger !== 'object' ||
+    logger === null ||
+    typeof candidate.warn !== 'function' ||
+    typeof candidate.isLevelEnabled !== 'function'
+  ) {
     throw new InvalidArgumentError('logger', 'a winston logger or false', logger);
   }
   return logger as Logger;
@@ -590,7 +646,7 @@ function resolveLogger(logger: unknown): Logger | undefined {
 function resolveSink<S extends string>(sink: unknown): HistorySink<S> | undefined {
   if (sink === undefined) return undefined;
   if (typeof sink === 'function') return { write: sink as (record: TransitionRecord<S>) => void };
-  if (typeof sink === 'object' && sink !== null && typeof (sink as HistorySink<S>).write === 'function') return sink as HistorySink<S>;
+  if (typeof sink === 'object' && sink !== null && typeof (sink as HistorySink<S>).write === 'function')
+    return sink as HistorySink<S>;
   throw new InvalidArgumentError('sink', 'a function or an object with write(record)', sink);
 }
-

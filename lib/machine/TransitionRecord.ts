@@ -25,4 +25,5 @@ export type ForcedLogLevel = 'warn' | 'info';
  * What a move may be described with: a description, or a description with data. `logLevel`
  * counts only for a forced move; it is not part of the record.
  */
-export type TransitionEvent = string | { readonly description: string; readonly data?: unknown; readonly logLevel?: ForcedLogLevel };
+export type TransitionEvent =
+  string | { readonly description: string; readonly data?: unknown; readonly logLevel?: ForcedLogLevel };

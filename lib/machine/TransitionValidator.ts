@@ -66,7 +66,8 @@ export class TransitionValidator<S extends string = StateName> {
     const edges = new Map(this.#names.map((name) => [name, new Map<string, StateNode<S>>()]));
     this.#nodes = new Map(this.#names.map((name) => [name, { name, next: edges.get(name)! }]));
     // A valid table names only its own states in `next`, so every target has a node.
-    for (const name of this.#names) for (const to of table.states[name].next) edges.get(name)!.set(to, this.#nodes.get(to)!);
+    for (const name of this.#names)
+      for (const to of table.states[name].next) edges.get(name)!.set(to, this.#nodes.get(to)!);
   }
 
   /** Every state name of the table. */

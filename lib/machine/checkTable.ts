@@ -29,8 +29,16 @@ export type TableCheck = { ok: true; issues: [] } | { ok: false; issues: TableIs
  */
 export function checkTable(table: unknown): TableCheck {
   const issues: TableIssue[] = [];
-  if (typeof table !== 'object' || table === null || typeof (table as { states?: unknown }).states !== 'object' || (table as { states?: unknown }).states === null) {
-    return { ok: false, issues: [{ code: 'not_a_table', message: `Expected a table { initial, states }, got ${describeValue(table)}` }] };
+  if (
+    typeof table !== 'object' ||
+    table === null ||
+    typeof (table as { states?: unknown }).states !== 'object' ||
+    (table as { states?: unknown }).states === null
+  ) {
+    return {
+      ok: false,
+      issues: [{ code: 'not_a_table', message: `Expected a table { initial, states }, got ${describeValue(table)}` }],
+    };
   }
   const { initial, states } = table as { initial: unknown; states: Record<string, unknown> };
   const names = Object.keys(states);
@@ -39,25 +47,56 @@ export function checkTable(table: unknown): TableCheck {
 
   for (const key of names) {
     if (key === '') {
-      issues.push({ code: 'invalid_name', state: key, message: `State name ${describeValue(key)} is empty: history files, logs and diagrams need a non-empty name` });
+      issues.push({
+        code: 'invalid_name',
+        state: key,
+        message: `State name ${describeValue(key)} is empty: history files, logs and diagrams need a non-empty name`,
+      });
     } else if (key === '__proto__') {
-      issues.push({ code: 'reserved_name', state: key, message: 'State name `__proto__` is reserved: it is not a property name a table can hold' });
+      issues.push({
+        code: 'reserved_name',
+        state: key,
+        message: 'State name `__proto__` is reserved: it is not a property name a table can hold',
+      });
     } else if (key === UNKNOWN_STATE) {
-      issues.push({ code: 'reserved_name', state: key, message: `State name ${describeValue(key)} is reserved: \`machine.previous\` returns it to mean "no state before this one"` });
+      issues.push({
+        code: 'reserved_name',
+        state: key,
+        message: `State name ${describeValue(key)} is reserved: \`machine.previous\` returns it to mean "no state before this one"`,
+      });
     }
     const spec = states[key] as { name?: unknown; description?: unknown; next?: unknown } | null;
-    if (typeof spec !== 'object' || spec === null || !Array.isArray(spec.next) || typeof spec.description !== 'string') {
-      issues.push({ code: 'invalid_state', state: key, message: `State ${key} must be { name, description: string, next: string[] }, got ${describeValue(spec)}` });
+    if (
+      typeof spec !== 'object' ||
+      spec === null ||
+      !Array.isArray(spec.next) ||
+      typeof spec.description !== 'string'
+    ) {
+      issues.push({
+        code: 'invalid_state',
+        state: key,
+        message: `State ${key} must be { name, description: string, next: string[] }, got ${describeValue(spec)}`,
+      });
       continue;
     }
     if (spec.name !== key) {
-      issues.push({ code: 'name_mismatch', key, name: spec.name, message: `State listed as ${key} calls itself ${describeValue(spec.name)}` });
+      issues.push({
+        code: 'name_mismatch',
+        key,
+        name: spec.name,
+        message: `State listed as ${key} calls itself ${describeValue(spec.name)}`,
+      });
     }
     const seen = new Set<string>();
     const targets: string[] = [];
     for (const to of spec.next as unknown[]) {
       if (typeof to !== 'string' || !known.has(to)) {
-        issues.push({ code: 'unknown_target', from: key, to, message: `State ${key} lists an unknown next state ${describeValue(to)}` });
+        issues.push({
+          code: 'unknown_target',
+          from: key,
+          to,
+          message: `State ${key} lists an unknown next state ${describeValue(to)}`,
+        });
       } else if (seen.has(to)) {
         issues.push({ code: 'duplicate_edge', from: key, to, message: `State ${key} lists ${to} twice` });
       } else {
@@ -67,12 +106,20 @@ export function checkTable(table: unknown): TableCheck {
     }
     edges.set(key, targets);
     if (spec.next.length === 0) {
-      issues.push({ code: 'dead_end', state: key, message: `State ${key} has no way out: a machine that enters it is stuck` });
+      issues.push({
+        code: 'dead_end',
+        state: key,
+        message: `State ${key} has no way out: a machine that enters it is stuck`,
+      });
     }
   }
 
   if (typeof initial !== 'string' || !known.has(initial)) {
-    issues.push({ code: 'unknown_initial', state: initial, message: `Initial state ${describeValue(initial)} is not in the table (${names.join(', ')})` });
+    issues.push({
+      code: 'unknown_initial',
+      state: initial,
+      message: `Initial state ${describeValue(initial)} is not in the table (${names.join(', ')})`,
+    });
   } else {
     const reached = new Set<string>([initial]);
     const queue = [initial];
@@ -85,7 +132,8 @@ export function checkTable(table: unknown): TableCheck {
       }
     }
     for (const name of names) {
-      if (!reached.has(name)) issues.push({ code: 'unreachable', state: name, message: `State ${name} cannot be reached from ${initial}` });
+      if (!reached.has(name))
+        issues.push({ code: 'unreachable', state: name, message: `State ${name} cannot be reached from ${initial}` });
     }
   }
   return issues.length === 0 ? { ok: true, issues: [] } : { ok: false, issues };

@@ -11,7 +11,11 @@ import type { TransitionTable } from './TransitionTable';
  * states, dead ends.
  */
 export function createTable<S extends string>(specs: Iterable<StateSpec<S>>, initial: S): TransitionTable<S> {
-  if (typeof specs !== 'object' || specs === null || typeof (specs as Iterable<unknown>)[Symbol.iterator] !== 'function') {
+  if (
+    typeof specs !== 'object' ||
+    specs === null ||
+    typeof (specs as Iterable<unknown>)[Symbol.iterator] !== 'function'
+  ) {
     throw new InvalidArgumentError('specs', 'an iterable of state specs { name, description, next }', specs);
   }
   const states = {} as Record<S, StateSpec<S>>;
@@ -24,7 +28,13 @@ export function createTable<S extends string>(specs: Iterable<StateSpec<S>>, ini
     index += 1;
     // Assigning `__proto__` would replace the table's prototype instead of adding a state.
     if (spec.name === '__proto__') {
-      throw new InvalidTableError([{ code: 'reserved_name', state: spec.name, message: 'State name `__proto__` is reserved: it is not a property name a table can hold' }]);
+      throw new InvalidTableError([
+        {
+          code: 'reserved_name',
+          state: spec.name,
+          message: 'State name `__proto__` is reserved: it is not a property name a table can hold',
+        },
+      ]);
     }
     if (Object.prototype.hasOwnProperty.call(states, spec.name)) duplicates.push(spec.name);
     // Frozen with the table, so that nothing can change a table once it has been checked
@@ -33,7 +43,13 @@ export function createTable<S extends string>(specs: Iterable<StateSpec<S>>, ini
     states[spec.name] = Object.freeze(spec);
   }
   if (duplicates.length > 0) {
-    throw new InvalidTableError(duplicates.map((state) => ({ code: 'duplicate_state' as const, state, message: `State ${state} is defined more than once` })));
+    throw new InvalidTableError(
+      duplicates.map((state) => ({
+        code: 'duplicate_state' as const,
+        state,
+        message: `State ${state} is defined more than once`,
+      })),
+    );
   }
   return assertValidTable(Object.freeze({ initial, states: Object.freeze(states) }));
 }

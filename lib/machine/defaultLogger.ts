@@ -34,7 +34,10 @@ export function getDefaultLogger(): winston.Logger {
     transports: [new winston.transports.Console({ stderrLevels: Object.keys(winston.config.npm.levels) })],
   });
   if (unknown) {
-    shared.warn(new InvalidArgumentError(LOG_LEVEL_ENV, `one of ${Object.keys(winston.config.npm.levels).join(', ')}`, raw).message + '; logging at warn');
+    shared.warn(
+      new InvalidArgumentError(LOG_LEVEL_ENV, `one of ${Object.keys(winston.config.npm.levels).join(', ')}`, raw)
+        .message + '; logging at warn',
+    );
   }
   // Nothing outside the package can reach this logger, so its level is fixed for the process.
   // Saying so (read-only) lets every machine read it once instead of on every move.

@@ -31,16 +31,24 @@ export function extendTable<S extends string, N extends string = never>(
   if (typeof base !== 'object' || base === null || typeof base.states !== 'object' || base.states === null) {
     throw new InvalidArgumentError('base', 'a transition table { initial, states }', base);
   }
-  if (typeof extension !== 'object' || extension === null) throw new InvalidArgumentError('extension', 'an object { states?, edges? }', extension);
-  if (extension.states !== undefined && !Array.isArray(extension.states)) throw new InvalidArgumentError('extension.states', 'an array of state specs', extension.states);
-  if (extension.edges !== undefined && !Array.isArray(extension.edges)) throw new InvalidArgumentError('extension.edges', 'an array of [from, to] pairs', extension.edges);
+  if (typeof extension !== 'object' || extension === null)
+    throw new InvalidArgumentError('extension', 'an object { states?, edges? }', extension);
+  if (extension.states !== undefined && !Array.isArray(extension.states))
+    throw new InvalidArgumentError('extension.states', 'an array of state specs', extension.states);
+  if (extension.edges !== undefined && !Array.isArray(extension.edges))
+    throw new InvalidArgumentError('extension.edges', 'an array of [from, to] pairs', extension.edges);
   (extension.states ?? []).forEach((spec, i) => {
     if (typeof spec !== 'object' || spec === null || typeof spec.name !== 'string') {
-      throw new InvalidArgumentError(`extension.states[${i}]`, 'a state spec { name: string, description, next }', spec);
+      throw new InvalidArgumentError(
+        `extension.states[${i}]`,
+        'a state spec { name: string, description, next }',
+        spec,
+      );
     }
   });
   (extension.edges ?? []).forEach((edge, i) => {
-    if (!Array.isArray(edge) || edge.length !== 2) throw new InvalidArgumentError(`extension.edges[${i}]`, 'a [from, to] pair', edge);
+    if (!Array.isArray(edge) || edge.length !== 2)
+      throw new InvalidArgumentError(`extension.edges[${i}]`, 'a [from, to] pair', edge);
   });
   const specs = new Map<string, StateSpec<All>>();
   for (const spec of Object.values(base.states) as StateSpec<S>[]) specs.set(spec.name, spec);

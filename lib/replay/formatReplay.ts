@@ -10,11 +10,17 @@ function show(move: ReplayedMove | undefined): string {
 
 /** What `agent-sm replay` prints: whether the run reproduced, else where it parted, and where limits would have stopped it. */
 export function formatReplay(report: ReplayReport, file: string): string {
-  const lines = [`Replay of ${escapeControl(file)}: ${plural(report.llmCalls, 'LLM call')} answered from the journal, no request made, no tool run.`];
+  const lines = [
+    `Replay of ${escapeControl(file)}: ${plural(report.llmCalls, 'LLM call')} answered from the journal, no request made, no tool run.`,
+  ];
   if (report.stoppedBy !== undefined) {
-    lines.push(`Under these limits the run would have stopped at move ${report.stoppedBy.move.seq} of ${report.recordedMoves}: ${show(report.stoppedBy.move)}`);
+    lines.push(
+      `Under these limits the run would have stopped at move ${report.stoppedBy.move.seq} of ${report.recordedMoves}: ${show(report.stoppedBy.move)}`,
+    );
     const u = report.usage;
-    lines.push(`It would have spent $${u.costUsd.toFixed(4)} (${plural(u.inputTokens + u.outputTokens, 'token')}, ${plural(u.llmCalls, 'LLM call')}, ${plural(u.toolCalls, 'tool call')}).`);
+    lines.push(
+      `It would have spent $${u.costUsd.toFixed(4)} (${plural(u.inputTokens + u.outputTokens, 'token')}, ${plural(u.llmCalls, 'LLM call')}, ${plural(u.toolCalls, 'tool call')}).`,
+    );
     return lines.join('\n');
   }
   if (report.reproduced) {
@@ -22,10 +28,13 @@ export function formatReplay(report: ReplayReport, file: string): string {
     return lines.join('\n');
   }
   const at = report.firstDifference!;
-  lines.push(`Not reproduced: the moves part at move ${at.index + 1} (recorded ${report.recordedMoves}, replayed ${report.replayedMoves}).`);
+  lines.push(
+    `Not reproduced: the moves part at move ${at.index + 1} (recorded ${report.recordedMoves}, replayed ${report.replayedMoves}).`,
+  );
   lines.push(`  recorded: ${show(at.recorded)}`);
   lines.push(`  replayed: ${show(at.replayed)}`);
   if (report.diverged !== undefined) lines.push(`  ${escapeControl(report.diverged)}`);
-  if (at.recorded !== undefined && /budget|exceeded/i.test(at.recorded.description)) lines.push('  (the recorded run was stopped by a limit the replay was not given: pass it with --budget)');
+  if (at.recorded !== undefined && /budget|exceeded/i.test(at.recorded.description))
+    lines.push('  (the recorded run was stopped by a limit the replay was not given: pass it with --budget)');
   return lines.join('\n');
 }

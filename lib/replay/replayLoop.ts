@@ -33,26 +33,53 @@ export interface ReplayedLoop {
  * with a debugger, and see the same moves.
  */
 export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
-  if (!Array.isArray(journal)) throw new InvalidArgumentError('journal', 'the journal lines of a history file (loadHistory(file).journal)', journal);
+  if (!Array.isArray(journal))
+    throw new InvalidArgumentError(
+      'journal',
+      'the journal lines of a history file (loadHistory(file).journal)',
+      journal,
+    );
   const llm = journal.filter((j) => j.type === 'llm');
   const tools = journal.filter((j) => j.type === 'tool' && j.status !== 'not_run');
-  if (llm.length === 0) throw new InvalidArgumentError('journal', 'a journal with at least one LLM call (was the run written with journal: true?)', journal);
+  if (llm.length === 0)
+    throw new InvalidArgumentError(
+      'journal',
+      'a journal with at least one LLM call (was the run written with journal: true?)',
+      journal,
+    );
   let next = 0;
   let nextTool = 0;
   let diverged: ReplayDivergedError | undefined;
   const diverge = (error: ReplayDivergedError): Promise<never> => Promise.reject((diverged ??= error));
-  const inputs = llm.flatMap((j) => (j.operation === 'sendUserMessage' && j.attempt === 1 ? [String((j.input as { message?: unknown } | undefined)?.message ?? '')] : []));
+  const inputs = llm.flatMap((j) =>
+    j.operation === 'sendUserMessage' && j.attempt === 1
+      ? [String((j.input as { message?: unknown } | undefined)?.message ?? '')]
+      : [],
+  );
 
   const answer = (operation: 'sendUserMessage' | 'sendToolResults', input: LLMCallInput): Promise<LLMResponse> => {
     const n = next + 1;
     const entry = llm[next];
-    if (entry === undefined) return diverge(new ReplayDivergedError(n, `${operation} asked for a call the journal does not have (it holds ${llm.length})`));
+    if (entry === undefined)
+      return diverge(
+        new ReplayDivergedError(n, `${operation} asked for a call the journal does not have (it holds ${llm.length})`),
+      );
     const difference = differs(entry, operation, input);
     if (difference !== undefined) return diverge(new ReplayDivergedError(n, difference));
     next += 1;
-    if (entry.redactError !== undefined) return diverge(new ReplayDivergedError(n, `the journal kept no content for this call (${String(entry.redactError)})`));
+    if (entry.redactError !== undefined)
+      return diverge(
+        new ReplayDivergedError(n, `the journal kept no content for this call (${String(entry.redactError)})`),
+      );
     const error = entry.error as { name?: string; message?: string; status?: number; code?: string } | undefined;
-    if (error !== undefined) return Promise.reject(Object.assign(new Error(error.message ?? 'recorded error'), { name: error.name ?? 'Error', status: error.status, code: error.code }));
+    if (error !== undefined)
+      return Promise.reject(
+        Object.assign(new Error(error.message ?? 'recorded error'), {
+          name: error.name ?? 'Error',
+          status: error.status,
+          code: error.code,
+        }),
+      );
     // A copy: the adapter and the caller may keep what they are given.
     return Promise.resolve(structuredClone(entry.response) as LLMResponse);
   };
@@ -64,7 +91,12 @@ export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
       const entry = tools[nextTool];
       if (entry === undefined || entry.call?.id !== call.id || entry.call?.name !== call.name) {
         const recorded = entry === undefined ? 'none' : `${entry.call?.name} (${entry.call?.id})`;
-        return diverge(new ReplayDivergedError(next, `tool call ${call.name} (${call.id}) is not the next one recorded (${recorded})`));
+        return diverge(
+          new ReplayDivergedError(
+            next,
+            `tool call ${call.name} (${call.id}) is not the next one recorded (${recorded})`,
+          ),
+        );
       }
       nextTool += 1;
       return Promise.resolve(structuredClone(entry.result) as ToolResult);
@@ -82,7 +114,12 @@ export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
         if (error instanceof ReplayDivergedError) return false;
         const following = llm[next];
         const previous = llm[next - 1];
-        return following !== undefined && previous !== undefined && following.attempt === (previous.attempt ?? 1) + 1 && following.operation === previous.operation;
+        return (
+          following !== undefined &&
+          previous !== undefined &&
+          following.attempt === (previous.attempt ?? 1) + 1 &&
+          following.operation === previous.operation
+        );
       },
     },
     inputs,
@@ -101,7 +138,8 @@ export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
 
 /** Why the call asked for is not the one recorded, or undefined when they agree. */
 function differs(entry: JournalLineRead, operation: string, input: LLMCallInput): string | undefined {
-  if (entry.operation !== operation) return `the run asked for ${operation}, the journal has ${String(entry.operation)} (turn ${entry.turn}, attempt ${entry.attempt})`;
+  if (entry.operation !== operation)
+    return `the run asked for ${operation}, the journal has ${String(entry.operation)} (turn ${entry.turn}, attempt ${entry.attempt})`;
   const recorded = entry.input as LLMCallInput | undefined;
   // A redacted or placeholder entry keeps no input: nothing to compare.
   if (recorded === undefined) return undefined;
@@ -109,14 +147,16 @@ function differs(entry: JournalLineRead, operation: string, input: LLMCallInput)
     return `the user message differs: recorded ${quote(recorded.message)}, asked ${quote(input.message)}`;
   }
   if (input.kind === 'tool_results' && recorded.kind === 'tool_results') {
-    if (recorded.results.length !== input.results.length) return `${input.results.length} tool results were sent, the journal has ${recorded.results.length}`;
+    if (recorded.results.length !== input.results.length)
+      return `${input.results.length} tool results were sent, the journal has ${recorded.results.length}`;
     for (const [i, r] of input.results.entries()) {
       const was = recorded.results[i]!;
       if (was.callId !== r.callId || was.output !== r.output || (was.isError === true) !== (r.isError === true)) {
         return `tool result ${i + 1} (${r.callId}) differs: recorded ${quote(was.output)}, sent ${quote(r.output)}`;
       }
     }
-    if (JSON.stringify(recorded.messages) !== JSON.stringify(input.messages)) return 'the messages sent with the tool results differ';
+    if (JSON.stringify(recorded.messages) !== JSON.stringify(input.messages))
+      return 'the messages sent with the tool results differ';
   }
   return undefined;
 }

@@ -49,13 +49,26 @@ export interface ReplayRunOptions {
  * other limits (`budget`), it shows where the run would have stopped. Needs a file written
  * with `journal: true`.
  */
-export async function replayRun(history: { records: readonly TransitionRecord<string>[]; journal: readonly JournalLineRead[] }, options: ReplayRunOptions = {}): Promise<ReplayReport> {
-  if (typeof history !== 'object' || history === null || !Array.isArray(history.records) || !Array.isArray(history.journal)) {
+export async function replayRun(
+  history: { records: readonly TransitionRecord<string>[]; journal: readonly JournalLineRead[] },
+  options: ReplayRunOptions = {},
+): Promise<ReplayReport> {
+  if (
+    typeof history !== 'object' ||
+    history === null ||
+    !Array.isArray(history.records) ||
+    !Array.isArray(history.journal)
+  ) {
     throw new InvalidArgumentError('history', 'a loaded history { records, journal } (loadHistory(file))', history);
   }
   const { budget } = options;
   assertBudgetLimits(budget, 'options.budget');
-  if (budget?.maxWallMs !== undefined) throw new InvalidArgumentError('options.budget.maxWallMs', 'left out: a replay takes no wall time, so a wall-time limit cannot be replayed', budget.maxWallMs);
+  if (budget?.maxWallMs !== undefined)
+    throw new InvalidArgumentError(
+      'options.budget.maxWallMs',
+      'left out: a replay takes no wall time, so a wall-time limit cannot be replayed',
+      budget.maxWallMs,
+    );
   const replay = replayLoop(history.journal);
   let tick = history.records[0]?.at ?? 0;
   const agent = new AgentWithStateMachine(replay.loop, {
@@ -80,7 +93,14 @@ export async function replayRun(history: { records: readonly TransitionRecord<st
   let index = 0;
   while (index < recorded.length && index < replayed.length && same(recorded[index]!, replayed[index]!)) index++;
   const reproduced = index === recorded.length && index === replayed.length;
-  const report: ReplayReport = { reproduced, recordedMoves: recorded.length, replayedMoves: replayed.length, outcomes, usage: agent.usage, llmCalls: replay.llmCalls };
+  const report: ReplayReport = {
+    reproduced,
+    recordedMoves: recorded.length,
+    replayedMoves: replayed.length,
+    outcomes,
+    usage: agent.usage,
+    llmCalls: replay.llmCalls,
+  };
   if (!reproduced) {
     const difference: NonNullable<ReplayReport['firstDifference']> = { index };
     if (recorded[index] !== undefined) difference.recorded = recorded[index];

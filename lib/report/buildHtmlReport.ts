@@ -37,7 +37,14 @@ export interface HtmlReport {
 
 /** A task of the manifest with no history file: the batch ended (or was killed) before it started. */
 function neverStarted(id: string): BatchReport['runs'][number] {
-  return { id, outcome: 'skipped', usage: emptyUsage(), durationMs: 0, transitions: 0, error: new Error('never started: the batch wrote no history file for it (interrupted before it began?)') };
+  return {
+    id,
+    outcome: 'skipped',
+    usage: emptyUsage(),
+    durationMs: 0,
+    transitions: 0,
+    error: new Error('never started: the batch wrote no history file for it (interrupted before it began?)'),
+  };
 }
 
 /**
@@ -48,22 +55,32 @@ function neverStarted(id: string): BatchReport['runs'][number] {
  * `HistoryFileError`.
  */
 export async function buildHtmlReport(target: string, options: BuildHtmlReportOptions = {}): Promise<HtmlReport> {
-  if (typeof target !== 'string' || target === '') throw new InvalidArgumentError('path', 'a history file or a folder of them', target);
+  if (typeof target !== 'string' || target === '')
+    throw new InvalidArgumentError('path', 'a history file or a folder of them', target);
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   let stat: fs.Stats;
   try {
     stat = await fs.promises.stat(target);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new HistoryFileError('not_found', target, 'no such file or folder', { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new HistoryFileError('not_found', target, 'no such file or folder', { cause: error });
     throw new HistoryFileError('read_failed', target, `cannot read: ${messageOf(error)}`, { cause: error });
   }
   const warnings: string[] = [];
   const note = (w: HistoryWarning): void => void warnings.push(w.message);
   if (!stat.isDirectory()) {
-    if (options.batch !== undefined) throw new InvalidArgumentError('options.batch', 'a batch report only with a folder of history files', options.batch);
+    if (options.batch !== undefined)
+      throw new InvalidArgumentError(
+        'options.batch',
+        'a batch report only with a folder of history files',
+        options.batch,
+      );
     const loaded = await loadHistory(target);
     loaded.warnings.forEach(note);
-    const html = renderRunPage(loaded.entries, { file: target, ...(options.maxDataChars === undefined ? {} : { maxDataChars: options.maxDataChars }) });
+    const html = renderRunPage(loaded.entries, {
+      file: target,
+      ...(options.maxDataChars === undefined ? {} : { maxDataChars: options.maxDataChars }),
+    });
     return { kind: 'run', html, runs: 1, warnings };
   }
 
@@ -83,12 +100,14 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
   };
   const { batch } = options;
   if (batch !== undefined) {
-    if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs)) throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
+    if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs))
+      throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
     for (const run of batch.runs) await add(run.historyFile, run);
   } else {
     const files = (await fs.promises.readdir(target)).filter((name) => name.endsWith('.jsonl')).sort();
     const manifest = await readBatchManifest(target);
-    if (files.length === 0 && manifest === undefined) throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
+    if (files.length === 0 && manifest === undefined)
+      throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
     // The manifest lists every task of the batch: one that never wrote its file is shown as such.
     const present = new Set(files);
     for (const task of manifest?.tasks ?? []) {
@@ -99,7 +118,14 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
   }
   const html = builder.render({
     source: target,
-    ...(batch === undefined ? {} : { limits: batch.limits, concurrency: batch.concurrency, durationMs: batch.durationMs, ...(batch.stopped === undefined ? {} : { stopped: batch.stopped }) }),
+    ...(batch === undefined
+      ? {}
+      : {
+          limits: batch.limits,
+          concurrency: batch.concurrency,
+          durationMs: batch.durationMs,
+          ...(batch.stopped === undefined ? {} : { stopped: batch.stopped }),
+        }),
   });
   return { kind: 'batch', html, runs: batch?.runs.length ?? builder.size, warnings };
 }

@@ -91,5 +91,16 @@ export function collectRun(items: Iterable<HistoryItem>): CollectedRun {
     }
   }
   const facts = collector.result();
-  return { meta, summary, records, rejected, order, kinds, retried: new Set(facts.retried), usage: facts.usage, finalUsage: facts.finalUsage, outcome: facts.outcome };
+  return {
+    meta,
+    summary,
+    records,
+    rejected,
+    order,
+    kinds,
+    retried: new Set(facts.retried),
+    usage: facts.usage,
+    finalUsage: facts.finalUsage,
+    outcome: facts.outcome,
+  };
 }

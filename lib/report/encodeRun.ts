@@ -45,11 +45,21 @@ export function encodeRun(facts: CollectedRun, strings: StringTable, maxDataChar
     r.data === undefined ? -1 : strings.id(cut(safeStringify(r.data), maxDataChars)),
     (r.forced ? 1 : 0) | (facts.retried.has(r.seq) ? 2 : 0),
   ]);
-  const r = facts.rejected.map((x) => [x.seq, strings.id(x.from), strings.id(x.to), x.at - t0, strings.id(x.description), strings.id(x.allowed.join(', '))]);
+  const r = facts.rejected.map((x) => [
+    x.seq,
+    strings.id(x.from),
+    strings.id(x.to),
+    x.at - t0,
+    strings.id(x.description),
+    strings.id(x.allowed.join(', ')),
+  ]);
   return { t0, m, r };
 }
 
 /** States in table order with their kind, for the script's lanes and colours. */
-export function stateOrder(order: readonly string[], kinds: Readonly<Record<string, StateKind>>): Array<[string, StateKind]> {
+export function stateOrder(
+  order: readonly string[],
+  kinds: Readonly<Record<string, StateKind>>,
+): Array<[string, StateKind]> {
   return order.map((s) => [s, kinds[s] ?? 'other']);
 }

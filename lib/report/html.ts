@@ -7,7 +7,13 @@ import { PAGE_STYLE } from './pageStyle';
 // JSON.parse and writes with textContent). The Content-Security-Policy is the second wall:
 // only the page's own script and style, by hash, run; nothing may be fetched or framed.
 
-const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 /** Text made safe for HTML content and for double- or single-quoted attribute values. */
 export function esc(value: unknown): string {
@@ -20,7 +26,10 @@ export function esc(value: unknown): string {
  * in it can close the block (`</script>`) or open a comment (`<!--`); JSON.parse reads it back unchanged.
  */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function sha256(text: string): string {

@@ -52,7 +52,16 @@ interface Row {
   note: string;
 }
 
-const OUTCOME_KIND: Readonly<Record<string, StateKind>> = { end_of_turn: 'end', budget_exceeded: 'error', error: 'error', cancelled: 'error', skipped: 'idle', incomplete: 'check', empty: 'idle', unreadable: 'other' };
+const OUTCOME_KIND: Readonly<Record<string, StateKind>> = {
+  end_of_turn: 'end',
+  budget_exceeded: 'error',
+  error: 'error',
+  cancelled: 'error',
+  skipped: 'idle',
+  incomplete: 'check',
+  empty: 'idle',
+  unreadable: 'other',
+};
 
 /**
  * Builds a batch page one run at a time, keeping only each run's compact timeline, so ten
@@ -71,16 +80,25 @@ export class BatchPageBuilder {
   #last = -Infinity;
 
   constructor(maxDataChars = 300) {
-    if (typeof maxDataChars !== 'number' || !Number.isSafeInteger(maxDataChars) || maxDataChars < 1) throw new InvalidArgumentError('maxDataChars', 'a positive integer', maxDataChars);
+    if (typeof maxDataChars !== 'number' || !Number.isSafeInteger(maxDataChars) || maxDataChars < 1)
+      throw new InvalidArgumentError('maxDataChars', 'a positive integer', maxDataChars);
     this.#maxDataChars = maxDataChars;
   }
 
   /** Adds the next run; `name` labels it in errors (`runs[3]`). */
   add(run: BatchPageRun, name = 'run'): void {
-    if (typeof run !== 'object' || run === null) throw new InvalidArgumentError(name, 'a run { id?, history?, report?, file? }', run);
+    if (typeof run !== 'object' || run === null)
+      throw new InvalidArgumentError(name, 'a run { id?, history?, report?, file? }', run);
     const { history, report, file } = run;
-    if (history === undefined && report === undefined) throw new InvalidArgumentError(name, 'a run with a `history`, a `report`, or both', run);
-    if (report !== undefined && (typeof report !== 'object' || report === null || typeof report.outcome !== 'string' || typeof report.usage !== 'object')) {
+    if (history === undefined && report === undefined)
+      throw new InvalidArgumentError(name, 'a run with a `history`, a `report`, or both', run);
+    if (
+      report !== undefined &&
+      (typeof report !== 'object' ||
+        report === null ||
+        typeof report.outcome !== 'string' ||
+        typeof report.usage !== 'object')
+    ) {
       throw new InvalidArgumentError(`${name}.report`, 'a RunReport from runBatch()', report);
     }
     const facts = history === undefined ? undefined : collectRun(history);
@@ -89,7 +107,8 @@ export class BatchPageBuilder {
       this.#limits ??= limitsFrom(facts.meta?.metadata);
       const concurrency = dataField(dataField(facts.meta?.metadata, 'batch'), 'concurrency');
       if (typeof concurrency === 'number' && Number.isSafeInteger(concurrency)) this.#concurrency ??= concurrency;
-      for (const state of facts.order) if (!this.#order.has(state)) this.#order.set(state, facts.kinds[state] ?? 'other');
+      for (const state of facts.order)
+        if (!this.#order.has(state)) this.#order.set(state, facts.kinds[state] ?? 'other');
       if (facts.records.length > 0) {
         index = this.#runs.length;
         this.#runs.push(encodeRun(facts, this.#strings, this.#maxDataChars));
@@ -128,7 +147,8 @@ export class BatchPageBuilder {
 
   /** The page, for the runs added so far. */
   render(options: BatchPageOptions = {}): string {
-    if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', 'an object', options);
+    if (typeof options !== 'object' || options === null || Array.isArray(options))
+      throw new InvalidArgumentError('options', 'an object', options);
     const rows = this.#rows;
     const limits = options.limits ?? this.#limits ?? {};
     const durationMs = options.durationMs ?? (this.#last >= this.#first ? this.#last - this.#first : 0);
@@ -141,23 +161,37 @@ export class BatchPageBuilder {
       ...(options.source === undefined ? [] : [options.source]),
       ...(Number.isFinite(this.#first) ? [`started ${new Date(this.#first).toISOString()}`] : []),
       `over ${formatDuration(durationMs)}`,
-      ...((options.concurrency ?? this.#concurrency) === undefined ? [] : [`concurrency ${options.concurrency ?? this.#concurrency}`]),
+      ...((options.concurrency ?? this.#concurrency) === undefined
+        ? []
+        : [`concurrency ${options.concurrency ?? this.#concurrency}`]),
     ];
     const body = [
       `<header><h1>${esc(title)}</h1><p class="sub">${esc(sub.join(' · '))}</p>`,
-      options.stopped === undefined ? '' : `<div class="panel failure"><strong>Stopped early:</strong> ${esc(options.stopped.message)}</div>`,
+      options.stopped === undefined
+        ? ''
+        : `<div class="panel failure"><strong>Stopped early:</strong> ${esc(options.stopped.message)}</div>`,
       '</header>',
       '<section id="batch-view">',
       `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,
       spendChart(this.#spend, this.#first, durationMs, limits.total?.maxCostUsd),
       `<h2>Outcomes</h2>${barChart(
-        [...outcomes].sort((a, b) => b[1] - a[1]).map(([o, n]) => ({ label: o, value: n, cls: `k-${OUTCOME_KIND[o] ?? 'other'}`, note: `${n.toLocaleString('en-US')} (${Math.round((n / Math.max(1, rows.length)) * 100)}%)` })),
+        [...outcomes]
+          .sort((a, b) => b[1] - a[1])
+          .map(([o, n]) => ({
+            label: o,
+            value: n,
+            cls: `k-${OUTCOME_KIND[o] ?? 'other'}`,
+            note: `${n.toLocaleString('en-US')} (${Math.round((n / Math.max(1, rows.length)) * 100)}%)`,
+          })),
         { title: 'Runs by outcome' },
       )}`,
       '<h2>Runs</h2>',
       '<div class="controls">',
       '<label>Find: <input id="runs-search" type="search" placeholder="run id" autocomplete="off"></label>',
-      `<label>Outcome: <select id="runs-outcome"><option value="">all</option>${[...outcomes.keys()].sort().map((o) => `<option value="${esc(o)}">${esc(o)}</option>`).join('')}</select></label>`,
+      `<label>Outcome: <select id="runs-outcome"><option value="">all</option>${[...outcomes.keys()]
+        .sort()
+        .map((o) => `<option value="${esc(o)}">${esc(o)}</option>`)
+        .join('')}</select></label>`,
       '<button type="button" id="runs-prev">‹ previous</button><button type="button" id="runs-next">next ›</button><span id="runs-info" class="count"></span>',
       '</div>',
       '<p class="hint">Click a column to sort, a row to open that run’s timeline.</p>',
@@ -171,7 +205,17 @@ export class BatchPageBuilder {
       order: [...this.#order],
       runs: this.#runs,
       // The run table's columns (clientScript.ts): a chosen few, not one per usage field.
-      rows: rows.map((r) => [r.run, r.id, r.outcome, r.usage.costUsd, r.usage.llmCalls, r.usage.toolCalls, r.ms, r.final, r.note]),
+      rows: rows.map((r) => [
+        r.run,
+        r.id,
+        r.outcome,
+        r.usage.costUsd,
+        r.usage.llmCalls,
+        r.usage.toolCalls,
+        r.ms,
+        r.final,
+        r.note,
+      ]),
     };
     return page(title, body, data);
   }
@@ -185,10 +229,15 @@ export class BatchPageBuilder {
  * or both. Every string is escaped; the page runs nothing but its own script. Pure.
  */
 export function renderBatchPage(runs: Iterable<BatchPageRun>, options: BatchPageOptions = {}): string {
-  if (typeof runs !== 'object' || runs === null || typeof (runs as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
+  if (
+    typeof runs !== 'object' ||
+    runs === null ||
+    typeof (runs as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function'
+  ) {
     throw new InvalidArgumentError('runs', 'an iterable of runs { id?, history?, report?, file? }', runs);
   }
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', 'an object', options);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidArgumentError('options', 'an object', options);
   const builder = new BatchPageBuilder(options.maxDataChars);
   let i = 0;
   for (const run of runs) builder.add(run, `runs[${i++}]`);
@@ -242,7 +291,12 @@ function capsTable(totals: UsageTotals, durationMs: number, limits: NonNullable<
   return `<table class="caps"><thead><tr><th></th><th class="num">used</th><th class="num">batch cap</th><th></th><th class="num">per-run cap</th></tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
-function spendChart(spend: Array<[number, number]>, start: number, durationMs: number, cap: number | undefined): string {
+function spendChart(
+  spend: Array<[number, number]>,
+  start: number,
+  durationMs: number,
+  cap: number | undefined,
+): string {
   if (spend.length === 0) return '<h2>Spend over time</h2><p class="hint">The histories carry no usage data.</p>';
   spend.sort((a, b) => a[0] - b[0]);
   let sum = 0;

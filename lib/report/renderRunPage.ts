@@ -46,7 +46,12 @@ export function renderRunPage(items: Iterable<HistoryItem>, options: RunPageOpti
     usageCharts(facts),
     `<details><summary>As <code>agent-sm inspect</code> prints it</summary><pre>${esc(formatSummary(summary, file === undefined ? {} : { file }))}</pre></details>`,
   ].join('\n');
-  return page(`Run ${id} — ${facts.outcome}`, body, { page: 'run', s: strings.strings, order: stateOrder(facts.order, facts.kinds), runs: [run] });
+  return page(`Run ${id} — ${facts.outcome}`, body, {
+    page: 'run',
+    s: strings.strings,
+    order: stateOrder(facts.order, facts.kinds),
+    runs: [run],
+  });
 }
 
 function runLine(facts: CollectedRun, file: string | undefined): string {
@@ -55,7 +60,9 @@ function runLine(facts: CollectedRun, file: string | undefined): string {
   if (file !== undefined) parts.push(file);
   if (meta !== undefined) parts.push(`agent-state-machine ${meta.version}`);
   if (summary.startedAt !== null) parts.push(`started ${new Date(summary.startedAt).toISOString()}`);
-  parts.push(`${plural(summary.records, 'move')} in ${plural(summary.turns.count, 'turn')} over ${formatDuration(summary.elapsedMs)}`);
+  parts.push(
+    `${plural(summary.records, 'move')} in ${plural(summary.turns.count, 'turn')} over ${formatDuration(summary.elapsedMs)}`,
+  );
   if (summary.finalState !== null) parts.push(`final state ${summary.finalState}`);
   return parts.join(' · ');
 }
@@ -78,7 +85,9 @@ export function statusPanel(summary: HistorySummary): string {
   if (summary.failure !== null) out.push(failurePanel(summary, summary.failure));
   if (summary.status === 'ok') {
     const lastTurn = summary.turns.list.at(-1);
-    out.push(`<div class="panel ok"><strong>${lastTurn === undefined ? 'OK: no turn was run.' : `OK: the last turn (${lastTurn.turn}) ended in ${esc(lastTurn.outcome ?? lastTurn.end)}.`}</strong></div>`);
+    out.push(
+      `<div class="panel ok"><strong>${lastTurn === undefined ? 'OK: no turn was run.' : `OK: the last turn (${lastTurn.turn}) ended in ${esc(lastTurn.outcome ?? lastTurn.end)}.`}</strong></div>`,
+    );
   }
   const outcomes = Object.entries(summary.turns.outcomes).map(([state, n]) => `${n} ${state}`);
   if (open !== undefined) outcomes.push('1 unfinished');
@@ -93,7 +102,8 @@ export function statusPanel(summary: HistorySummary): string {
 }
 
 function failurePanel(summary: HistorySummary, failure: FailureSummary): string {
-  const lead = summary.status === 'failed' ? 'FAILED: the run ended' : `Turn ${failure.turn}, the last to finish, ended`;
+  const lead =
+    summary.status === 'failed' ? 'FAILED: the run ended' : `Turn ${failure.turn}, the last to finish, ended`;
   const line = failure.line === undefined ? '' : `, line ${failure.line}`;
   return [
     '<div class="panel failure" id="failure">',
@@ -151,36 +161,63 @@ function timePerState(facts: CollectedRun): string {
 function usageCharts(facts: CollectedRun): string {
   const { usage, summary } = facts;
   const t0 = summary.startedAt ?? 0;
-  if (usage.length === 0) return '<section id="usage"><h2>Cost and tokens over time</h2><p class="hint">The records carry no usage data.</p></section>';
+  if (usage.length === 0)
+    return '<section id="usage"><h2>Cost and tokens over time</h2><p class="hint">The records carry no usage data.</p></section>';
   const xMax = summary.elapsedMs;
-  const pts = (pick: (u: (typeof usage)[number]) => number): Array<readonly [number, number]> => thin(usage.map((u) => [u.at - t0, pick(u)] as const), 400);
+  const pts = (pick: (u: (typeof usage)[number]) => number): Array<readonly [number, number]> =>
+    thin(
+      usage.map((u) => [u.at - t0, pick(u)] as const),
+      400,
+    );
   const last = usage.at(-1)!;
   const tokenSeries = [
     { name: 'input tokens', cls: 's-in', points: pts((u) => u.inputTokens) },
     { name: 'output tokens', cls: 's-out', points: pts((u) => u.outputTokens) },
-    ...(last.cachedInputTokens > 0 ? [{ name: 'cached input tokens', cls: 's-cached', points: pts((u) => u.cachedInputTokens) }] : []),
+    ...(last.cachedInputTokens > 0
+      ? [{ name: 'cached input tokens', cls: 's-cached', points: pts((u) => u.cachedInputTokens) }]
+      : []),
   ];
   const count = (n: number): string => Math.round(n).toLocaleString('en-US');
   return [
     '<section id="usage"><h2>Cost and tokens over time</h2>',
     `<p class="sub">${esc(`$${last.costUsd.toFixed(4)}, ${count(last.inputTokens)} input and ${count(last.outputTokens)} output tokens, ${plural(last.llmCalls, 'LLM call')}, ${plural(last.toolCalls, 'tool call')}`)}</p>`,
-    lineChart([{ name: 'cost (USD)', cls: 's-cost', points: pts((u) => u.costUsd) }], { title: 'Cost over time', yFormat: (n) => `$${n.toFixed(n < 1 ? 3 : 2)}`, xFormat: (ms) => `+${formatDuration(ms)}`, xMax }),
-    lineChart(tokenSeries, { title: 'Tokens over time', yFormat: count, xFormat: (ms) => `+${formatDuration(ms)}`, xMax }),
+    lineChart([{ name: 'cost (USD)', cls: 's-cost', points: pts((u) => u.costUsd) }], {
+      title: 'Cost over time',
+      yFormat: (n) => `$${n.toFixed(n < 1 ? 3 : 2)}`,
+      xFormat: (ms) => `+${formatDuration(ms)}`,
+      xMax,
+    }),
+    lineChart(tokenSeries, {
+      title: 'Tokens over time',
+      yFormat: count,
+      xFormat: (ms) => `+${formatDuration(ms)}`,
+      xMax,
+    }),
     '</section>',
   ].join('\n');
 }
 
 function assertItems(items: unknown): asserts items is Iterable<HistoryItem> {
-  if (typeof items !== 'object' || items === null || typeof (items as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function') {
-    throw new InvalidArgumentError('items', 'an iterable of transition records or history entries (loadHistory(path).entries)', items);
+  if (
+    typeof items !== 'object' ||
+    items === null ||
+    typeof (items as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== 'function'
+  ) {
+    throw new InvalidArgumentError(
+      'items',
+      'an iterable of transition records or history entries (loadHistory(path).entries)',
+      items,
+    );
   }
 }
 
 /** Checks the options both report functions share. */
 export function checkOptions(options: unknown): { file: string | undefined; maxDataChars: number } {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidArgumentError('options', 'an object', options);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new InvalidArgumentError('options', 'an object', options);
   const { file, maxDataChars = 10_000 } = options as RunPageOptions;
   if (file !== undefined && typeof file !== 'string') throw new InvalidArgumentError('file', 'a string', file);
-  if (typeof maxDataChars !== 'number' || !Number.isSafeInteger(maxDataChars) || maxDataChars < 1) throw new InvalidArgumentError('maxDataChars', 'a positive integer', maxDataChars);
+  if (typeof maxDataChars !== 'number' || !Number.isSafeInteger(maxDataChars) || maxDataChars < 1)
+    throw new InvalidArgumentError('maxDataChars', 'a positive integer', maxDataChars);
   return { file, maxDataChars };
 }

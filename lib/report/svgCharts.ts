@@ -17,14 +17,20 @@ export interface Bar {
 const r = (n: number): number => Math.round(n * 10) / 10;
 
 /** Horizontal bars, one per row, longest value full width. */
-export function barChart(bars: readonly Bar[], options: { title: string; width?: number; labelWidth?: number }): string {
+export function barChart(
+  bars: readonly Bar[],
+  options: { title: string; width?: number; labelWidth?: number },
+): string {
   const { title, width = 760, labelWidth = 210 } = options;
   const row = 22;
   const noteWidth = 150;
   const height = bars.length * row + 8;
   const max = Math.max(0, ...bars.map((b) => b.value));
   const span = width - labelWidth - noteWidth;
-  const out = [`<svg class="chart" role="img" aria-label="${esc(title)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">`, `<title>${esc(title)}</title>`];
+  const out = [
+    `<svg class="chart" role="img" aria-label="${esc(title)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">`,
+    `<title>${esc(title)}</title>`,
+  ];
   bars.forEach((b, i) => {
     const y = 4 + i * row;
     const w = max > 0 ? Math.max(b.value > 0 ? 1 : 0, (b.value / max) * span) : 0;
@@ -51,7 +57,15 @@ export interface Series {
  */
 export function lineChart(
   series: readonly Series[],
-  options: { title: string; yFormat: (n: number) => string; xFormat: (ms: number) => string; xMax?: number; limit?: { value: number; label: string }; width?: number; height?: number },
+  options: {
+    title: string;
+    yFormat: (n: number) => string;
+    xFormat: (ms: number) => string;
+    xMax?: number;
+    limit?: { value: number; label: string };
+    width?: number;
+    height?: number;
+  },
 ): string {
   const { title, yFormat, xFormat, limit, width = 760, height = 220 } = options;
   const left = 70;
@@ -63,16 +77,30 @@ export function lineChart(
   const yMax = Math.max(limit?.value ?? 0, ...all.map((p) => p[1])) * 1.05 || 1;
   const X = (x: number): number => r(left + (x / xMax) * (width - left - right));
   const Y = (y: number): number => r(top + (1 - y / yMax) * (height - top - bottom));
-  const out = [`<svg class="chart" role="img" aria-label="${esc(title)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">`, `<title>${esc(title)}</title>`];
-  out.push(`<line class="axis" x1="${left}" y1="${Y(0)}" x2="${width - right}" y2="${Y(0)}"/>`, `<line class="axis" x1="${left}" y1="${top}" x2="${left}" y2="${Y(0)}"/>`);
+  const out = [
+    `<svg class="chart" role="img" aria-label="${esc(title)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">`,
+    `<title>${esc(title)}</title>`,
+  ];
+  out.push(
+    `<line class="axis" x1="${left}" y1="${Y(0)}" x2="${width - right}" y2="${Y(0)}"/>`,
+    `<line class="axis" x1="${left}" y1="${top}" x2="${left}" y2="${Y(0)}"/>`,
+  );
   for (let i = 0; i <= 4; i++) {
     const y = (yMax / 1.05) * (i / 4);
-    out.push(`<line class="grid" x1="${left}" y1="${Y(y)}" x2="${width - right}" y2="${Y(y)}"/>`, `<text class="tick" x="${left - 6}" y="${Y(y) + 4}" text-anchor="end">${esc(yFormat(y))}</text>`);
+    out.push(
+      `<line class="grid" x1="${left}" y1="${Y(y)}" x2="${width - right}" y2="${Y(y)}"/>`,
+      `<text class="tick" x="${left - 6}" y="${Y(y) + 4}" text-anchor="end">${esc(yFormat(y))}</text>`,
+    );
     const x = xMax * (i / 4);
-    out.push(`<text class="tick" x="${X(x)}" y="${height - bottom + 16}" text-anchor="${i === 0 ? 'start' : i === 4 ? 'end' : 'middle'}">${esc(xFormat(x))}</text>`);
+    out.push(
+      `<text class="tick" x="${X(x)}" y="${height - bottom + 16}" text-anchor="${i === 0 ? 'start' : i === 4 ? 'end' : 'middle'}">${esc(xFormat(x))}</text>`,
+    );
   }
   if (limit !== undefined) {
-    out.push(`<line class="limit" x1="${left}" y1="${Y(limit.value)}" x2="${width - right}" y2="${Y(limit.value)}"/>`, `<text class="limit-label" x="${width - right}" y="${Y(limit.value) - 4}" text-anchor="end">${esc(limit.label)}</text>`);
+    out.push(
+      `<line class="limit" x1="${left}" y1="${Y(limit.value)}" x2="${width - right}" y2="${Y(limit.value)}"/>`,
+      `<text class="limit-label" x="${width - right}" y="${Y(limit.value) - 4}" text-anchor="end">${esc(limit.label)}</text>`,
+    );
   }
   series.forEach((s, i) => {
     if (s.points.length === 0) return;
@@ -81,7 +109,10 @@ export function lineChart(
     d += `H${X(xMax)}`;
     out.push(`<path class="line ${esc(s.cls)}" d="${d}"/>`);
     const legendX = left + 10 + i * 190;
-    out.push(`<rect class="${esc(s.cls)}" x="${legendX}" y="${height - 14}" width="12" height="4"/>`, `<text class="note" x="${legendX + 16}" y="${height - 9}">${esc(s.name)}</text>`);
+    out.push(
+      `<rect class="${esc(s.cls)}" x="${legendX}" y="${height - 14}" width="12" height="4"/>`,
+      `<text class="note" x="${legendX + 16}" y="${height - 9}">${esc(s.name)}</text>`,
+    );
   });
   out.push('</svg>');
   return out.join('');

@@ -3,9 +3,24 @@ import { isHistoryEntry, type HistoryItem } from '../history/HistoryEntry';
 import { RunFactsCollector, type RunUsage, type TurnFacts } from '../history/runFacts';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { ASM, ERROR_TYPE_OTHER, GEN_AI, GEN_AI_OPERATION, GEN_AI_PROVIDER_OTHER, INSTRUMENTATION_SCOPE, spanName } from '../internal/genAiConventions';
+import {
+  ASM,
+  ERROR_TYPE_OTHER,
+  GEN_AI,
+  GEN_AI_OPERATION,
+  GEN_AI_PROVIDER_OTHER,
+  INSTRUMENTATION_SCOPE,
+  spanName,
+} from '../internal/genAiConventions';
 import { VERSION } from '../internal/version';
-import { SPAN_KIND, STATUS_CODE, type OtlpAnyValue, type OtlpKeyValue, type OtlpSpan, type OtlpTraceExport } from './OtlpJson';
+import {
+  SPAN_KIND,
+  STATUS_CODE,
+  type OtlpAnyValue,
+  type OtlpKeyValue,
+  type OtlpSpan,
+  type OtlpTraceExport,
+} from './OtlpJson';
 
 /** Options of `historyToOtlp(items, options)`: how to name what the file does not say. */
 export interface HistoryToOtlpOptions {
@@ -47,7 +62,8 @@ export function historyToOtlp(items: readonly HistoryItem[], options: HistoryToO
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   for (const key of ['serviceName', 'agentName', 'providerName', 'runId'] as const) {
     const value = options[key];
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`options.${key}`, 'a non-empty string', value);
+    if (value !== undefined && (typeof value !== 'string' || value === ''))
+      throw new InvalidArgumentError(`options.${key}`, 'a non-empty string', value);
   }
   // The run's facts, item by item, so each record meets the turn it ends; bad items are named here.
   const facts = new RunFactsCollector();
@@ -125,7 +141,11 @@ class SpanBuilder {
     this.#turn?.span.events.push({
       timeUnixNano: nanos(r.at),
       name: 'agent_state_machine.rejected_transition',
-      attributes: attrs({ [ASM.transitionFrom]: r.from, [ASM.transitionTo]: r.to, [ASM.transitionDescription]: r.description }),
+      attributes: attrs({
+        [ASM.transitionFrom]: r.from,
+        [ASM.transitionTo]: r.to,
+        [ASM.transitionDescription]: r.description,
+      }),
     });
   }
 
@@ -143,7 +163,14 @@ class SpanBuilder {
     this.#turns += 1;
     const turnNo = typeof data?.['turn'] === 'number' ? data['turn'] : this.#turns;
     const { agentName } = this.#options;
-    const span = this.#span(hexId(`${this.#runId}:trace:${this.#turns}`, 32), undefined, spanName(GEN_AI_OPERATION.invokeAgent, agentName), SPAN_KIND.internal, r.at, r.at);
+    const span = this.#span(
+      hexId(`${this.#runId}:trace:${this.#turns}`, 32),
+      undefined,
+      spanName(GEN_AI_OPERATION.invokeAgent, agentName),
+      SPAN_KIND.internal,
+      r.at,
+      r.at,
+    );
     span.attributes.push(
       ...attrs({
         [GEN_AI.operationName]: GEN_AI_OPERATION.invokeAgent,
@@ -156,13 +183,25 @@ class SpanBuilder {
     this.#turn = { span, startUsage: usage, lastAt: r.at };
   }
 
-  #chat(turn: OpenTurn, r: TransitionRecord<string>, data: Record<string, unknown> | undefined, { before, after, ended }: Step): void {
+  #chat(
+    turn: OpenTurn,
+    r: TransitionRecord<string>,
+    data: Record<string, unknown> | undefined,
+    { before, after, ended }: Step,
+  ): void {
     const failures = Array.isArray(data?.['failures']) ? (data['failures'] as unknown[]).map(asObject) : [];
     // A budget stop before the call, or a cancel before any attempt, made no LLM call.
     const stopped = ended?.outcome === 'cancelled' || ended?.outcome === 'budget_exceeded';
     if (failures.length === 0 && data?.['attempt'] === undefined && stopped) return;
     const model = str(data?.['model']);
-    const span = this.#span(turn.span.traceId, turn.span.spanId, spanName(GEN_AI_OPERATION.chat, model), SPAN_KIND.client, r.at - r.durationMs, r.at);
+    const span = this.#span(
+      turn.span.traceId,
+      turn.span.spanId,
+      spanName(GEN_AI_OPERATION.chat, model),
+      SPAN_KIND.client,
+      r.at - r.durationMs,
+      r.at,
+    );
     // What the call added, when this record tells it: a response's record always does. A turn's
     // end records the totals too, whose tokens and cost a failed call left as they were: that
     // says nothing of the call (its attempts count as LLM calls, but a chat span shows no count).
@@ -174,9 +213,15 @@ class SpanBuilder {
         [GEN_AI.providerName]: this.#options.providerName ?? GEN_AI_PROVIDER_OTHER,
         [GEN_AI.requestModel]: model,
         [GEN_AI.responseModel]: model,
-        [GEN_AI.responseFinishReasons]: str(data?.['finishReason']) === undefined ? undefined : [str(data?.['finishReason'])!],
+        [GEN_AI.responseFinishReasons]:
+          str(data?.['finishReason']) === undefined ? undefined : [str(data?.['finishReason'])!],
         [ASM.llmOperation]: r.from === 'SendingToLLM' ? 'sendUserMessage' : 'sendToolResults',
-        [ASM.llmAttempts]: typeof data?.['attempts'] === 'number' ? data['attempts'] : typeof data?.['attempt'] === 'number' ? data['attempt'] : failures.length || undefined,
+        [ASM.llmAttempts]:
+          typeof data?.['attempts'] === 'number'
+            ? data['attempts']
+            : typeof data?.['attempt'] === 'number'
+              ? data['attempt']
+              : failures.length || undefined,
         [GEN_AI.usageInputTokens]: delta?.inputTokens,
         [GEN_AI.usageOutputTokens]: delta?.outputTokens,
         ...(delta !== undefined && delta.costUsd > 0
@@ -188,7 +233,11 @@ class SpanBuilder {
       span.events.push({
         timeUnixNano: nanos(r.at),
         name: 'agent_state_machine.llm.attempt_failed',
-        attributes: attrs({ [ASM.llmAttempt]: num(failure?.['attempt']), 'exception.message': str(failure?.['error']), 'agent_state_machine.llm.retry_delay_ms': num(failure?.['delayMs']) }),
+        attributes: attrs({
+          [ASM.llmAttempt]: num(failure?.['attempt']),
+          'exception.message': str(failure?.['error']),
+          'agent_state_machine.llm.retry_delay_ms': num(failure?.['delayMs']),
+        }),
       });
     }
     if (r.to !== 'ProcessingLLMResponse') {
@@ -212,9 +261,23 @@ class SpanBuilder {
       const ms = Math.max(0, num(item?.['ms']) ?? 0);
       const started = num(item?.['startedAt']) ?? (atOnce ? enteredAt : cursor);
       cursor = started + ms;
-      const span = this.#span(turn.span.traceId, turn.span.spanId, spanName(GEN_AI_OPERATION.executeTool, name), SPAN_KIND.internal, started, started + ms);
+      const span = this.#span(
+        turn.span.traceId,
+        turn.span.spanId,
+        spanName(GEN_AI_OPERATION.executeTool, name),
+        SPAN_KIND.internal,
+        started,
+        started + ms,
+      );
       const note = str(item?.['note']) ?? '';
-      const status = item?.['isError'] !== true ? 'ok' : note.startsWith('interrupted') ? 'interrupted' : note.startsWith('not run') ? 'not_run' : 'error';
+      const status =
+        item?.['isError'] !== true
+          ? 'ok'
+          : note.startsWith('interrupted')
+            ? 'interrupted'
+            : note.startsWith('not run')
+              ? 'not_run'
+              : 'error';
       span.attributes.push(
         ...attrs({
           [GEN_AI.operationName]: GEN_AI_OPERATION.executeTool,
@@ -229,7 +292,13 @@ class SpanBuilder {
     }
   }
 
-  #end(turn: OpenTurn, r: TransitionRecord<string>, data: Record<string, unknown> | undefined, outcome: string, totals: RunUsage | null): void {
+  #end(
+    turn: OpenTurn,
+    r: TransitionRecord<string>,
+    data: Record<string, unknown> | undefined,
+    outcome: string,
+    totals: RunUsage | null,
+  ): void {
     const usage = totals === null ? undefined : minus(totals, turn.startUsage);
     const span = turn.span;
     span.endTimeUnixNano = nanos(r.at);
@@ -303,7 +372,11 @@ function hexId(seed: string, length: 16 | 32): string {
 
 /** Whether `a` holds the same tokens and cost as `b` (none, when `b` is null). */
 function sameSpend(a: RunUsage, b: RunUsage | null): boolean {
-  return a.costUsd === (b?.costUsd ?? 0) && a.inputTokens === (b?.inputTokens ?? 0) && a.outputTokens === (b?.outputTokens ?? 0);
+  return (
+    a.costUsd === (b?.costUsd ?? 0) &&
+    a.inputTokens === (b?.inputTokens ?? 0) &&
+    a.outputTokens === (b?.outputTokens ?? 0)
+  );
 }
 
 function minus(a: RunUsage, b: RunUsage | null): Omit<RunUsage, 'cachedInputTokens'> {
@@ -318,7 +391,9 @@ function minus(a: RunUsage, b: RunUsage | null): Omit<RunUsage, 'cachedInputToke
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function str(value: unknown): string | undefined {

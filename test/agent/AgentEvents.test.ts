@@ -7,23 +7,53 @@ describe('AgentWithStateMachine events', () => {
   it('.on() reports turnStart, every llmAttempt (failed ones with willRetry), every toolCall, and turnEnd', async () => {
     const d = drive(
       {
-        replies: [{ error: 'socket hang up' }, { toolCalls: [call('c1'), call('c2', 'broken')], usage: { inputTokens: 10, outputTokens: 2 } }, { text: 'done', usage: { costUsd: 0.5 } }],
+        replies: [
+          { error: 'socket hang up' },
+          { toolCalls: [call('c1'), call('c2', 'broken')], usage: { inputTokens: 10, outputTokens: 2 } },
+          { text: 'done', usage: { costUsd: 0.5 } },
+        ],
         tools: { bash: { output: 'ok' }, broken: { error: 'exit 1' } },
       },
       { pricing: (u) => (u.inputTokens ?? 0) * 0.01 },
     );
     const seen: Array<[string, unknown]> = [];
-    for (const name of ['turnStart', 'llmAttempt', 'toolCall', 'turnEnd'] as const) d.adapter.on(name, (e: unknown) => seen.push([name, e]));
+    for (const name of ['turnStart', 'llmAttempt', 'toolCall', 'turnEnd'] as const)
+      d.adapter.on(name, (e: unknown) => seen.push([name, e]));
     const result = await d.adapter.runTurn('go');
-    expect(seen.map(([n]) => n)).toEqual(['turnStart', 'llmAttempt', 'llmAttempt', 'toolCall', 'toolCall', 'llmAttempt', 'turnEnd']);
+    expect(seen.map(([n]) => n)).toEqual([
+      'turnStart',
+      'llmAttempt',
+      'llmAttempt',
+      'toolCall',
+      'toolCall',
+      'llmAttempt',
+      'turnEnd',
+    ]);
     const attempts = seen.filter(([n]) => n === 'llmAttempt').map(([, e]) => e as LLMAttemptEvent);
-    expect(attempts[0]).toMatchObject({ turn: 1, operation: 'sendUserMessage', attempt: 1, input: { kind: 'user_message', message: 'go' }, willRetry: true });
+    expect(attempts[0]).toMatchObject({
+      turn: 1,
+      operation: 'sendUserMessage',
+      attempt: 1,
+      input: { kind: 'user_message', message: 'go' },
+      willRetry: true,
+    });
     expect((attempts[0]!.error as Error).message).toBe('socket hang up');
-    expect(attempts[1]).toMatchObject({ attempt: 2, willRetry: false, usage: { inputTokens: 10, outputTokens: 2, costUsd: 0.1 } });
+    expect(attempts[1]).toMatchObject({
+      attempt: 2,
+      willRetry: false,
+      usage: { inputTokens: 10, outputTokens: 2, costUsd: 0.1 },
+    });
     expect(attempts[1]!.response!.toolCalls).toHaveLength(2);
-    expect(attempts[2]).toMatchObject({ operation: 'sendToolResults', input: { kind: 'tool_results', messages: [] }, usage: { costUsd: 0.5 } });
+    expect(attempts[2]).toMatchObject({
+      operation: 'sendToolResults',
+      input: { kind: 'tool_results', messages: [] },
+      usage: { costUsd: 0.5 },
+    });
     const tools = seen.filter(([n]) => n === 'toolCall').map(([, e]) => e as ToolCallEvent);
-    expect(tools.map((t) => [t.call.id, t.status, t.result.output])).toEqual([['c1', 'ok', 'ok'], ['c2', 'error', 'exit 1']]);
+    expect(tools.map((t) => [t.call.id, t.status, t.result.output])).toEqual([
+      ['c1', 'ok', 'ok'],
+      ['c2', 'error', 'exit 1'],
+    ]);
     expect(seen.at(-1)![1]).toMatchObject({ turn: 1, result });
   });
 
@@ -43,7 +73,11 @@ describe('AgentWithStateMachine events', () => {
     await new Promise((r) => setImmediate(r));
     expect(result.outcome).toBe('end_of_turn');
     expect(after).toEqual(['second listener', 'second listener']);
-    expect(errors).toEqual([['llmAttempt', 'tracer down'], ['toolCall', 'async tracer down'], ['llmAttempt', 'tracer down']]);
+    expect(errors).toEqual([
+      ['llmAttempt', 'tracer down'],
+      ['toolCall', 'async tracer down'],
+      ['llmAttempt', 'tracer down'],
+    ]);
   });
 
   it('.once() and .off() add and remove listeners', async () => {

@@ -15,7 +15,11 @@ import {
 } from '../../lib/index';
 import { drive } from '../helpers/drive';
 
-const call = (id: string, name = 'bash', input?: unknown): ToolCall => ({ id, name, ...(input === undefined ? {} : { input }) });
+const call = (id: string, name = 'bash', input?: unknown): ToolCall => ({
+  id,
+  name,
+  ...(input === undefined ? {} : { input }),
+});
 const TOOL_ROUND = ['ToolUseRequested', 'CheckingForCancellation', 'RunningTool', 'CheckingGitCommits'];
 
 describe('AgentWithStateMachine', () => {
@@ -52,24 +56,52 @@ describe('AgentWithStateMachine', () => {
       expect(result.outcome).toBe('end_of_turn');
       expect(result.text).toBe('All done.');
       expect(d.path()).toEqual([
-        'WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse',
-        ...TOOL_ROUND, 'RunningAutoformatters', 'CheckingBudget', 'GatheringAdditionalMessages', 'SendingToolResults', 'ProcessingLLMResponse',
-        ...TOOL_ROUND, 'CheckingBudget', 'GatheringAdditionalMessages', 'SendingToolResults', 'ProcessingLLMResponse',
+        'WaitingForUserInput',
+        'SendingToLLM',
+        'ProcessingLLMResponse',
+        ...TOOL_ROUND,
+        'RunningAutoformatters',
+        'CheckingBudget',
+        'GatheringAdditionalMessages',
+        'SendingToolResults',
+        'ProcessingLLMResponse',
+        ...TOOL_ROUND,
+        'CheckingBudget',
+        'GatheringAdditionalMessages',
+        'SendingToolResults',
+        'ProcessingLLMResponse',
         'EndOfTurn',
       ]);
       expect(d.agent.calls.map((c) => c.op)).toEqual([
-        'sendUserMessage', 'runTool', 'runTool', 'checkGitCommits', 'runAutoformatters', 'gatherAdditionalMessages', 'sendToolResults',
-        'runTool', 'checkGitCommits', 'gatherAdditionalMessages', 'sendToolResults',
+        'sendUserMessage',
+        'runTool',
+        'runTool',
+        'checkGitCommits',
+        'runAutoformatters',
+        'gatherAdditionalMessages',
+        'sendToolResults',
+        'runTool',
+        'checkGitCommits',
+        'gatherAdditionalMessages',
+        'sendToolResults',
       ]);
       expect(d.agent.calls[6]).toEqual({
         op: 'sendToolResults',
-        results: [{ callId: 'c1', output: 'edited a.ts' }, { callId: 'c2', output: 'ok' }],
+        results: [
+          { callId: 'c1', output: 'edited a.ts' },
+          { callId: 'c2', output: 'ok' },
+        ],
         messages: ['also fix the typo', 'prettier reformatted a.ts in abc123'],
         attempt: 1,
       });
       expect(result.usage).toMatchObject({ costUsd: 0.03, toolCalls: 3, llmCalls: 3 });
       const records = d.adapter.machine.history();
-      expect(records.find((r) => r.to === 'RunningTool')!.data).toEqual({ calls: [{ id: 'c1', name: 'edit' }, { id: 'c2', name: 'bash' }] });
+      expect(records.find((r) => r.to === 'RunningTool')!.data).toEqual({
+        calls: [
+          { id: 'c1', name: 'edit' },
+          { id: 'c2', name: 'bash' },
+        ],
+      });
       expect(records.find((r) => r.to === 'RunningAutoformatters')!.data).toEqual({ commits: ['abc123'] });
       expect(d.rejected).toEqual([]);
     });
@@ -104,27 +136,42 @@ describe('AgentWithStateMachine', () => {
       d.mark();
       const second = await d.adapter.runTurn('2');
       expect(second).toMatchObject({ outcome: 'end_of_turn', text: 'two', turn: 2, transitions: 4 });
-      expect(d.adapter.machine.history().slice(-4).map((r) => `${r.from}→${r.to}`)[0]).toBe('EndOfTurn→WaitingForUserInput');
+      expect(
+        d.adapter.machine
+          .history()
+          .slice(-4)
+          .map((r) => `${r.from}→${r.to}`)[0],
+      ).toBe('EndOfTurn→WaitingForUserInput');
       expect(d.adapter.usage.llmCalls).toBe(2);
     });
 
     it('throws TurnInProgressError when a turn is already running, and a clear error for a bad input', async () => {
       let release!: () => void;
       const agent = createScriptedAgent({ replies: [{ text: 'slow' }] });
-      const adapter = new AgentWithStateMachine({ ...agent, sendUserMessage: () => new Promise((r) => (release = () => r({ text: 'ok' }))) }, { logger: false });
+      const adapter = new AgentWithStateMachine(
+        { ...agent, sendUserMessage: () => new Promise((r) => (release = () => r({ text: 'ok' }))) },
+        { logger: false },
+      );
       const first = adapter.runTurn('a');
       expect(adapter.running).toBe(true);
       await expect(adapter.runTurn('b')).rejects.toThrow(TurnInProgressError);
-      await expect(adapter.runTurn('b')).rejects.toThrow('runTurn() called while turn 1 is still running (in SendingToLLM); await it or cancel() it first');
+      await expect(adapter.runTurn('b')).rejects.toThrow(
+        'runTurn() called while turn 1 is still running (in SendingToLLM); await it or cancel() it first',
+      );
       release();
       await expect(first).resolves.toMatchObject({ outcome: 'end_of_turn' });
-      await expect(adapter.runTurn(42 as never)).rejects.toThrow('Expected `input` to be a string (the user message), got `42` (number)');
+      await expect(adapter.runTurn(42 as never)).rejects.toThrow(
+        'Expected `input` to be a string (the user message), got `42` (number)',
+      );
     });
   });
 
   describe('LLM failures', () => {
     it('retries with exponential backoff and jitter, recording each attempt', async () => {
-      const d = drive({ replies: [{ error: '529 overloaded' }, { error: 'socket hang up' }, { text: 'third time lucky' }] }, { retry: { retries: 2, baseDelayMs: 100 } });
+      const d = drive(
+        { replies: [{ error: '529 overloaded' }, { error: 'socket hang up' }, { text: 'third time lucky' }] },
+        { retry: { retries: 2, baseDelayMs: 100 } },
+      );
       const result = await d.adapter.runTurn('hi');
       expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'third time lucky', usage: { llmCalls: 3 } });
       // random() = 0.5: half the exponential delay plus a quarter of it.
@@ -141,19 +188,28 @@ describe('AgentWithStateMachine', () => {
     });
 
     it('ends in Error with the cause kept when retries are spent', async () => {
-      const d = drive({ replies: [{ toolCalls: [call('c1')] }, { error: 'boom 1' }, { error: 'boom 2' }] }, { retry: { retries: 1, baseDelayMs: 10 } });
+      const d = drive(
+        { replies: [{ toolCalls: [call('c1')] }, { error: 'boom 1' }, { error: 'boom 2' }] },
+        { retry: { retries: 1, baseDelayMs: 10 } },
+      );
       const d2 = await d.adapter.runTurn('go');
       expect(d2.outcome).toBe('error');
       expect(d2.error).toBeInstanceOf(LLMCallError);
       expect(d2.error!.message).toBe('sendToolResults failed after 2 attempts: boom 2');
       expect((d2.error as LLMCallError).cause).toEqual(new Error('boom 2'));
-      expect((d2.error as LLMCallError).attempts).toEqual([{ attempt: 1, error: 'boom 1', delayMs: 8 }, { attempt: 2, error: 'boom 2' }]);
+      expect((d2.error as LLMCallError).attempts).toEqual([
+        { attempt: 1, error: 'boom 1', delayMs: 8 },
+        { attempt: 2, error: 'boom 2' },
+      ]);
       expect(d.path().slice(-2)).toEqual(['SendingToolResults', 'Error']);
       expect(d.rejected).toEqual([]);
     });
 
     it('does not retry what shouldRetry refuses', async () => {
-      const d = drive({ replies: [{ error: '401 invalid api key' }, { text: 'never sent' }] }, { retry: { shouldRetry: (e) => !String(e).includes('401') } });
+      const d = drive(
+        { replies: [{ error: '401 invalid api key' }, { text: 'never sent' }] },
+        { retry: { shouldRetry: (e) => !String(e).includes('401') } },
+      );
       const result = await d.adapter.runTurn('hi');
       expect(result.outcome).toBe('error');
       expect(d.agent.calls).toHaveLength(1);
@@ -166,17 +222,29 @@ describe('AgentWithStateMachine', () => {
     it('answers calls with empty and repeated ids, one result per call, in order', async () => {
       const d = drive({
         replies: [{ toolCalls: [call('', 'bash'), call('a', 'bash'), call('a', 'bash')] }, { text: 'done' }],
-        tools: { bash: (c) => ({ callId: c.id, output: `ran ${String((c.input as { n?: number } | undefined)?.n ?? c.id)}` }) },
+        tools: {
+          bash: (c) => ({ callId: c.id, output: `ran ${String((c.input as { n?: number } | undefined)?.n ?? c.id)}` }),
+        },
       });
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('end_of_turn');
       const sent = d.agent.calls.find((c) => c.op === 'sendToolResults')!;
-      expect(sent.op === 'sendToolResults' && sent.results.map((r) => [r.callId, r.output])).toEqual([['', 'ran '], ['a', 'ran a'], ['a', 'ran a']]);
+      expect(sent.op === 'sendToolResults' && sent.results.map((r) => [r.callId, r.output])).toEqual([
+        ['', 'ran '],
+        ['a', 'ran a'],
+        ['a', 'ran a'],
+      ]);
       expect(d.rejected).toEqual([]);
     });
 
     it('leaves no call with an odd id unanswered when a budget stops the turn between them', async () => {
-      const d = drive({ replies: [{ toolCalls: [call('a', 'bash'), call('a', 'bash'), call('', 'bash')] }], tools: { bash: { output: 'ok' } } }, { budget: { maxToolCalls: 1 } });
+      const d = drive(
+        {
+          replies: [{ toolCalls: [call('a', 'bash'), call('a', 'bash'), call('', 'bash')] }],
+          tools: { bash: { output: 'ok' } },
+        },
+        { budget: { maxToolCalls: 1 } },
+      );
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('budget_exceeded');
       expect(result.unansweredToolCalls!.map((u) => [u.call.id, u.result.callId, u.result.output])).toEqual([
@@ -190,12 +258,27 @@ describe('AgentWithStateMachine', () => {
 
   describe('contract violations', () => {
     it.each([
-      [{ raw: null }, 'sendUserMessage broke its contract: expected an LLMResponse object { text?, toolCalls?, usage? }, got `null`'],
+      [
+        { raw: null },
+        'sendUserMessage broke its contract: expected an LLMResponse object { text?, toolCalls?, usage? }, got `null`',
+      ],
       [{ raw: { text: 5 } }, 'sendUserMessage broke its contract: text must be a string, got `5` (number)'],
-      [{ raw: { toolCalls: [{ id: 'a', name: '' }] } }, 'sendUserMessage broke its contract: toolCalls[0].name must be a non-empty string, got `` (string)'],
-      [{ raw: { toolCalls: [{ id: 7, name: 'x' }] } }, 'sendUserMessage broke its contract: toolCalls[0].id must be a string, got `7` (number)'],
-      [{ raw: { usage: { inputTokens: 5 } } }, 'sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys usage — return an LLMResponse, not the SDK\'s raw response'],
-      [{ raw: { choices: [{ message: { content: 'hi' } }] } }, 'sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK\'s raw response'],
+      [
+        { raw: { toolCalls: [{ id: 'a', name: '' }] } },
+        'sendUserMessage broke its contract: toolCalls[0].name must be a non-empty string, got `` (string)',
+      ],
+      [
+        { raw: { toolCalls: [{ id: 7, name: 'x' }] } },
+        'sendUserMessage broke its contract: toolCalls[0].id must be a string, got `7` (number)',
+      ],
+      [
+        { raw: { usage: { inputTokens: 5 } } },
+        "sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys usage — return an LLMResponse, not the SDK's raw response",
+      ],
+      [
+        { raw: { choices: [{ message: { content: 'hi' } }] } },
+        "sendUserMessage broke its contract: a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK's raw response",
+      ],
     ])('ends the turn in Error for a malformed LLM response %p', async (reply, message) => {
       const d = drive({ replies: [reply] });
       const result = await d.adapter.runTurn('hi');
@@ -207,9 +290,14 @@ describe('AgentWithStateMachine', () => {
     });
 
     it('ends the turn in Error for a tool result with the wrong call id', async () => {
-      const d = drive({ replies: [{ toolCalls: [call('c1')] }], tools: { bash: () => ({ callId: 'zzz', output: 'x' }) } });
+      const d = drive({
+        replies: [{ toolCalls: [call('c1')] }],
+        tools: { bash: () => ({ callId: 'zzz', output: 'x' }) },
+      });
       const result = await d.adapter.runTurn('hi');
-      expect(result.error!.message).toBe('runTool(bash) broke its contract: result.callId must be `c1` (string) (the call\'s id), got `zzz` (string)');
+      expect(result.error!.message).toBe(
+        "runTool(bash) broke its contract: result.callId must be `c1` (string) (the call's id), got `zzz` (string)",
+      );
       expect(d.path().slice(-2)).toEqual(['RunningTool', 'Error']);
     });
 
@@ -217,7 +305,9 @@ describe('AgentWithStateMachine', () => {
       const d = drive({ replies: [{ toolCalls: [call('c1')] }], tools: { bash: { output: 'ok' } }, commits: [] });
       d.agent.checkGitCommits = async () => 'abc' as never;
       const result = await d.adapter.runTurn('hi');
-      expect(result.error!.message).toBe('checkGitCommits broke its contract: expected an array of strings, got `abc` (string)');
+      expect(result.error!.message).toBe(
+        'checkGitCommits broke its contract: expected an array of strings, got `abc` (string)',
+      );
       expect(d.path().slice(-2)).toEqual(['CheckingGitCommits', 'Error!']);
       expect(d.rejected).toEqual([]);
     });
@@ -229,11 +319,17 @@ describe('AgentWithStateMachine', () => {
       };
       const result = await d.adapter.runTurn('hi');
       expect(result.outcome).toBe('end_of_turn');
-      expect(d.adapter.machine.history().find((r) => r.to === 'CheckingBudget')!.data).toEqual({ gitError: 'not a git repository' });
+      expect(d.adapter.machine.history().find((r) => r.to === 'CheckingBudget')!.data).toEqual({
+        gitError: 'not a git repository',
+      });
     });
 
     it('ends in Error when gathering messages fails', async () => {
-      const d = drive({ replies: [{ toolCalls: [call('c1')] }], tools: { bash: { output: 'ok' } }, additionalMessages: [] });
+      const d = drive({
+        replies: [{ toolCalls: [call('c1')] }],
+        tools: { bash: { output: 'ok' } },
+        additionalMessages: [],
+      });
       d.agent.gatherAdditionalMessages = async () => {
         throw new Error('queue closed');
       };
@@ -255,13 +351,16 @@ describe('AgentWithStateMachine', () => {
     });
 
     it('ends with a legal move to Error naming a throwing shouldRetry', async () => {
-      const d = drive({ replies: [{ error: '503' }] }, {
-        retry: {
-          shouldRetry: () => {
-            throw new Error('predicate bug');
+      const d = drive(
+        { replies: [{ error: '503' }] },
+        {
+          retry: {
+            shouldRetry: () => {
+              throw new Error('predicate bug');
+            },
           },
         },
-      });
+      );
       const result = await d.adapter.runTurn('hi');
       expect(result.error).toBeInstanceOf(OperationError);
       expect(result.error!.message).toBe('retry.shouldRetry failed: predicate bug');
@@ -277,7 +376,9 @@ describe('AgentWithStateMachine', () => {
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('error');
       expect(result.error).toBeInstanceOf(MachineMovedError);
-      expect(result.error!.message).toBe('the machine was moved outside the adapter during turn 1: expected RunningTool, found Ready (move it between turns, not during one)');
+      expect(result.error!.message).toBe(
+        'the machine was moved outside the adapter during turn 1: expected RunningTool, found Ready (move it between turns, not during one)',
+      );
       expect(d.adapter.machine.history().at(-1)).toMatchObject({ from: 'Ready', to: 'Error', forced: true });
       expect(d.rejected).toEqual([]);
       expect((await d.adapter.runTurn('again')).outcome).toBe('end_of_turn');
@@ -286,16 +387,31 @@ describe('AgentWithStateMachine', () => {
 
   describe('cancellation', () => {
     it('at CheckingForCancellation: a legal move to Cancelled, no tool runs', async () => {
-      const d = drive({ replies: [{ toolCalls: [call('c1'), call('c2')] }, { text: 'next turn' }], tools: { bash: { output: 'ok' } } });
+      const d = drive({
+        replies: [{ toolCalls: [call('c1'), call('c2')] }, { text: 'next turn' }],
+        tools: { bash: { output: 'ok' } },
+      });
       d.adapter.machine.onTransition((r) => {
         if (r.to === 'ToolUseRequested') d.adapter.cancel('user pressed Esc');
       });
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('cancelled');
       expect(result.error).toEqual(new TurnCancelledError('user pressed Esc', 'CheckingForCancellation'));
-      expect(d.path()).toEqual(['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'ToolUseRequested', 'CheckingForCancellation', 'Cancelled']);
+      expect(d.path()).toEqual([
+        'WaitingForUserInput',
+        'SendingToLLM',
+        'ProcessingLLMResponse',
+        'ToolUseRequested',
+        'CheckingForCancellation',
+        'Cancelled',
+      ]);
       // The record that ends the turn says how it ended and what the agent has spent.
-      expect(d.adapter.machine.history().at(-1)!.data).toEqual({ reason: 'user pressed Esc', interrupted: ['c1', 'c2'], outcome: 'cancelled', usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 } });
+      expect(d.adapter.machine.history().at(-1)!.data).toEqual({
+        reason: 'user pressed Esc',
+        interrupted: ['c1', 'c2'],
+        outcome: 'cancelled',
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+      });
       expect(d.agent.calls.map((c) => c.op)).toEqual(['sendUserMessage']);
       expect(d.rejected).toEqual([]);
     });
@@ -361,14 +477,19 @@ describe('AgentWithStateMachine', () => {
       let seen: AbortSignal | undefined;
       d.agent.sendUserMessage = (_m, ctx) => {
         seen = ctx.signal;
-        return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('request aborted'))));
+        return new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(new Error('request aborted'))),
+        );
       };
       const turn = d.adapter.runTurn('hi');
       await Promise.resolve();
       expect(d.adapter.cancel()).toBe(true);
       const result = await turn;
       expect(seen!.aborted).toBe(true);
-      expect(result).toMatchObject({ outcome: 'cancelled', error: { reason: 'cancelled by the caller', during: 'SendingToLLM' } });
+      expect(result).toMatchObject({
+        outcome: 'cancelled',
+        error: { reason: 'cancelled by the caller', during: 'SendingToLLM' },
+      });
       expect(d.path()).toEqual(['WaitingForUserInput', 'SendingToLLM', 'Cancelled!']);
       expect(d.adapter.cancel()).toBe(false);
     });
@@ -386,19 +507,29 @@ describe('AgentWithStateMachine', () => {
         forced: false,
       });
       expect(d.agent.calls).toEqual([]);
-      await expect(() => d.adapter.runTurn('x', { signal: 'stop' as never })).rejects.toThrow('Expected `signal` to be an AbortSignal');
+      await expect(() => d.adapter.runTurn('x', { signal: 'stop' as never })).rejects.toThrow(
+        'Expected `signal` to be an AbortSignal',
+      );
     });
   });
 
   describe('budget', () => {
     it('stops at CheckingBudget with the numbers in the message', async () => {
       const d = drive(
-        { replies: [{ toolCalls: [call('c1')], usage: { costUsd: 0.31 } }, { toolCalls: [call('c2')], usage: { costUsd: 0.31 } }], tools: { bash: { output: 'ok' } } },
+        {
+          replies: [
+            { toolCalls: [call('c1')], usage: { costUsd: 0.31 } },
+            { toolCalls: [call('c2')], usage: { costUsd: 0.31 } },
+          ],
+          tools: { bash: { output: 'ok' } },
+        },
         { budget: { maxCostUsd: 0.5 } },
       );
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('budget_exceeded');
-      expect(result.error).toEqual(new BudgetExceededError('budget exceeded: $0.62 of $0.50 after 2 LLM calls', 'maxCostUsd', 0.62, 0.5));
+      expect(result.error).toEqual(
+        new BudgetExceededError('budget exceeded: $0.62 of $0.50 after 2 LLM calls', 'maxCostUsd', 0.62, 0.5),
+      );
       expect(d.path().slice(-3)).toEqual(['CheckingGitCommits', 'CheckingBudget', 'BudgetExceeded']);
       // The second response's tool never started: the budget was spent before it.
       expect(d.agent.calls.map((c) => c.op)).toEqual(['sendUserMessage', 'runTool', 'sendToolResults']);
@@ -406,7 +537,10 @@ describe('AgentWithStateMachine', () => {
     });
 
     it('makes no call on a spent budget, and shows it with a legal move to Error', async () => {
-      const d = drive({ replies: [{ text: 'a', usage: { inputTokens: 600, outputTokens: 500 } }, { text: 'never' }] }, { budget: { maxTokens: 1000 } });
+      const d = drive(
+        { replies: [{ text: 'a', usage: { inputTokens: 600, outputTokens: 500 } }, { text: 'never' }] },
+        { budget: { maxTokens: 1000 } },
+      );
       expect((await d.adapter.runTurn('first')).outcome).toBe('end_of_turn');
       d.mark();
       const result = await d.adapter.runTurn('second');
@@ -424,7 +558,10 @@ describe('AgentWithStateMachine', () => {
     });
 
     it('starts no tool once maxToolCalls is reached', async () => {
-      const d = drive({ replies: [{ toolCalls: [call('c1'), call('c2'), call('c3')] }], tools: { bash: { output: 'ok' } } }, { budget: { maxToolCalls: 2 } });
+      const d = drive(
+        { replies: [{ toolCalls: [call('c1'), call('c2'), call('c3')] }], tools: { bash: { output: 'ok' } } },
+        { budget: { maxToolCalls: 2 } },
+      );
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('budget_exceeded');
       expect(d.agent.calls.filter((c) => c.op === 'runTool')).toHaveLength(2);
@@ -440,7 +577,13 @@ describe('AgentWithStateMachine', () => {
     });
 
     it('counts wall time spent inside turns', async () => {
-      const d = drive({ replies: [{ toolCalls: [call('c1', 'slow')] }, { text: 'never' }], tools: { slow: (c) => (d.clock.advance(5000), { callId: c.id, output: 'done' }) } }, { budget: { maxWallMs: 4000 } });
+      const d = drive(
+        {
+          replies: [{ toolCalls: [call('c1', 'slow')] }, { text: 'never' }],
+          tools: { slow: (c) => (d.clock.advance(5000), { callId: c.id, output: 'done' }) },
+        },
+        { budget: { maxWallMs: 4000 } },
+      );
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('budget_exceeded');
       expect(result.error!.message).toBe('budget exceeded: 5.0 s of wall time, of 4.0 s after 1 LLM call');
@@ -449,7 +592,10 @@ describe('AgentWithStateMachine', () => {
     it('charges shared budgets too, and stops when one of them is spent', async () => {
       const shared = new Budget({ maxCostUsd: 1 }, { label: 'shared budget' });
       shared.charge({ costUsd: 0.95 });
-      const d = drive({ replies: [{ toolCalls: [call('c1')], usage: { costUsd: 0.1 } }], tools: { bash: { output: 'ok' } } }, { sharedBudgets: [shared] });
+      const d = drive(
+        { replies: [{ toolCalls: [call('c1')], usage: { costUsd: 0.1 } }], tools: { bash: { output: 'ok' } } },
+        { sharedBudgets: [shared] },
+      );
       const result = await d.adapter.runTurn('go');
       expect(result.error!.message).toBe('shared budget exceeded: $1.05 of $1.00 after 1 LLM call');
       expect(shared.usage.costUsd).toBe(1.05);
@@ -462,19 +608,38 @@ describe('AgentWithStateMachine', () => {
       expect(() => new AgentWithStateMachine({ ...agent, sendUserMessage: undefined } as never)).toThrow(
         new InvalidArgumentError('agent.sendUserMessage', 'a function (it is required)', undefined),
       );
-      expect(() => new AgentWithStateMachine({ ...agent, checkGitCommits: 'yes' } as never)).toThrow('Expected `agent.checkGitCommits` to be a function or undefined, got `yes` (string)');
-      expect(() => new AgentWithStateMachine(null as never)).toThrow('Expected `agent` to be an object with sendUserMessage, sendToolResults, runTool, got `null`');
+      expect(() => new AgentWithStateMachine({ ...agent, checkGitCommits: 'yes' } as never)).toThrow(
+        'Expected `agent.checkGitCommits` to be a function or undefined, got `yes` (string)',
+      );
+      expect(() => new AgentWithStateMachine(null as never)).toThrow(
+        'Expected `agent` to be an object with sendUserMessage, sendToolResults, runTool, got `null`',
+      );
     });
 
     it.each([
-      [{ budget: { maxCostUsd: -1 } }, 'Expected `budget.maxCostUsd` to be a non-negative finite number, got `-1` (number)'],
-      [{ budget: { maxTokens: '100' } }, 'Expected `budget.maxTokens` to be a non-negative finite number, got `100` (string)'],
-      [{ budget: { maxCost: 5 } }, 'Expected `budget.maxCost` to be one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key), got `5` (number)'],
+      [
+        { budget: { maxCostUsd: -1 } },
+        'Expected `budget.maxCostUsd` to be a non-negative finite number, got `-1` (number)',
+      ],
+      [
+        { budget: { maxTokens: '100' } },
+        'Expected `budget.maxTokens` to be a non-negative finite number, got `100` (string)',
+      ],
+      [
+        { budget: { maxCost: 5 } },
+        'Expected `budget.maxCost` to be one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key), got `5` (number)',
+      ],
       [{ retry: { retries: 1.5 } }, 'Expected `retry.retries` to be a non-negative integer, got `1.5` (number)'],
-      [{ cancelGraceMs: Number.NaN }, 'Expected `cancelGraceMs` to be a non-negative finite number, got `NaN` (number)'],
+      [
+        { cancelGraceMs: Number.NaN },
+        'Expected `cancelGraceMs` to be a non-negative finite number, got `NaN` (number)',
+      ],
       [{ maxHistorySize: 0 }, 'Expected `maxHistorySize` to be a positive integer or Infinity, got `0` (number)'],
     ])('rejects %p with a clear error', (options, message) => {
-      expect(() => new AgentWithStateMachine(createScriptedAgent({ replies: [] }), { logger: false, ...(options as object) })).toThrow(message);
+      expect(
+        () =>
+          new AgentWithStateMachine(createScriptedAgent({ replies: [] }), { logger: false, ...(options as object) }),
+      ).toThrow(message);
     });
   });
 });

@@ -8,7 +8,14 @@ describe('Budget', () => {
     const budget = new Budget({ maxCostUsd: 0.3 });
     budget.charge({ costUsd: 0.1, llmCalls: 1, inputTokens: 5 });
     budget.charge({ costUsd: 0.2, llmCalls: 1 });
-    expect(budget.usage).toEqual({ inputTokens: 5, outputTokens: 0, costUsd: 0.3, toolCalls: 0, llmCalls: 2, wallMs: 0 });
+    expect(budget.usage).toEqual({
+      inputTokens: 5,
+      outputTokens: 0,
+      costUsd: 0.3,
+      toolCalls: 0,
+      llmCalls: 2,
+      wallMs: 0,
+    });
     expect(budget.spent()!.message).toBe('budget exceeded: $0.30 of $0.30 after 2 LLM calls');
   });
 
@@ -30,20 +37,35 @@ describe('Budget', () => {
 
   it('.charge() refuses what would corrupt the totals, naming it', () => {
     const budget = new Budget({ maxCostUsd: 1 });
-    expect(() => budget.charge({ costUsd: Number.NaN })).toThrow('Expected `delta.costUsd` to be a non-negative finite number, got `NaN` (number)');
-    expect(() => budget.charge({ llmCalls: -1 })).toThrow('Expected `delta.llmCalls` to be a non-negative finite number, got `-1` (number)');
+    expect(() => budget.charge({ costUsd: Number.NaN })).toThrow(
+      'Expected `delta.costUsd` to be a non-negative finite number, got `NaN` (number)',
+    );
+    expect(() => budget.charge({ llmCalls: -1 })).toThrow(
+      'Expected `delta.llmCalls` to be a non-negative finite number, got `-1` (number)',
+    );
     expect(() => budget.charge(null as never)).toThrow('Expected `delta` to be an object of usage numbers, got `null`');
     expect(budget.usage.costUsd).toBe(0);
   });
 
   it('rejects bad limits, naming them', () => {
-    expect(() => new Budget({ maxLlmCalls: -1 })).toThrow('Expected `budget.maxLlmCalls` to be a non-negative finite number, got `-1` (number)');
+    expect(() => new Budget({ maxLlmCalls: -1 })).toThrow(
+      'Expected `budget.maxLlmCalls` to be a non-negative finite number, got `-1` (number)',
+    );
   });
 
   it('.charge() checks the same keys as Object.keys gives, and .spent() answers as spentLimit (property-based)', () => {
     const value = fc.oneof(fc.nat(50), fc.constantFrom<unknown>(-1, Number.NaN, Infinity, '3', null, undefined));
     const key = fc.constantFrom('inputTokens', 'outputTokens', 'costUsd', 'toolCalls', 'llmCalls', 'wallMs', 'other');
-    const limits = fc.record({ maxCostUsd: fc.nat(100), maxTokens: fc.nat(100), maxToolCalls: fc.nat(5), maxLlmCalls: fc.nat(5), maxWallMs: fc.nat(100) }, { requiredKeys: [] });
+    const limits = fc.record(
+      {
+        maxCostUsd: fc.nat(100),
+        maxTokens: fc.nat(100),
+        maxToolCalls: fc.nat(5),
+        maxLlmCalls: fc.nat(5),
+        maxWallMs: fc.nat(100),
+      },
+      { requiredKeys: [] },
+    );
     fc.assert(
       fc.property(limits, fc.array(fc.dictionary(key, value, { maxKeys: 4 }), { maxLength: 6 }), (max, deltas) => {
         const budget = new Budget(max);

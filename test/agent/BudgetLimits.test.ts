@@ -12,21 +12,37 @@ describe('spentLimit()', () => {
   });
 
   it('counts a limit as spent when usage reaches it', () => {
-    expect(spentLimit(usage({ llmCalls: 3 }), { maxLlmCalls: 3 })).toEqual({ limit: 'maxLlmCalls', used: 3, max: 3, message: 'budget exceeded: 3 LLM calls of 3 LLM calls after 3 LLM calls' });
+    expect(spentLimit(usage({ llmCalls: 3 }), { maxLlmCalls: 3 })).toEqual({
+      limit: 'maxLlmCalls',
+      used: 3,
+      max: 3,
+      message: 'budget exceeded: 3 LLM calls of 3 LLM calls after 3 LLM calls',
+    });
   });
 
   it('names the numbers, with enough digits to tell them apart', () => {
-    expect(spentLimit(usage({ costUsd: 0.62, llmCalls: 2 }), { maxCostUsd: 0.5 })!.message).toBe('budget exceeded: $0.62 of $0.50 after 2 LLM calls');
-    expect(spentLimit(usage({ costUsd: 0.101, llmCalls: 10 }), { maxCostUsd: 0.1 })!.message).toBe('budget exceeded: $0.101 of $0.100 after 10 LLM calls');
-    expect(spentLimit(usage({ inputTokens: 7000, outputTokens: 5345, llmCalls: 1 }), { maxTokens: 10_000 }, 'shared budget')!.message).toBe(
-      'shared budget exceeded: 12,345 tokens of 10,000 tokens after 1 LLM call',
+    expect(spentLimit(usage({ costUsd: 0.62, llmCalls: 2 }), { maxCostUsd: 0.5 })!.message).toBe(
+      'budget exceeded: $0.62 of $0.50 after 2 LLM calls',
     );
-    expect(spentLimit(usage({ toolCalls: 1 }), { maxToolCalls: 1 })!.message).toBe('budget exceeded: 1 tool call of 1 tool call after 0 LLM calls');
-    expect(spentLimit(usage({ wallMs: 61_000 }), { maxWallMs: 60_000 })!.message).toBe('budget exceeded: 1 minute 1 second of wall time, of 1 minute after 0 LLM calls');
+    expect(spentLimit(usage({ costUsd: 0.101, llmCalls: 10 }), { maxCostUsd: 0.1 })!.message).toBe(
+      'budget exceeded: $0.101 of $0.100 after 10 LLM calls',
+    );
+    expect(
+      spentLimit(usage({ inputTokens: 7000, outputTokens: 5345, llmCalls: 1 }), { maxTokens: 10_000 }, 'shared budget')!
+        .message,
+    ).toBe('shared budget exceeded: 12,345 tokens of 10,000 tokens after 1 LLM call');
+    expect(spentLimit(usage({ toolCalls: 1 }), { maxToolCalls: 1 })!.message).toBe(
+      'budget exceeded: 1 tool call of 1 tool call after 0 LLM calls',
+    );
+    expect(spentLimit(usage({ wallMs: 61_000 }), { maxWallMs: 60_000 })!.message).toBe(
+      'budget exceeded: 1 minute 1 second of wall time, of 1 minute after 0 LLM calls',
+    );
   });
 
   it('reports the first spent limit in a fixed order', () => {
-    expect(spentLimit(usage({ costUsd: 5, toolCalls: 9 }), { maxToolCalls: 1, maxCostUsd: 1 })!.limit).toBe('maxCostUsd');
+    expect(spentLimit(usage({ costUsd: 5, toolCalls: 9 }), { maxToolCalls: 1, maxCostUsd: 1 })!.limit).toBe(
+      'maxCostUsd',
+    );
   });
 });
 
@@ -38,10 +54,16 @@ describe('assertBudgetLimits()', () => {
   });
 
   it.each([
-    [[], 'Expected `total` to be an object with any of maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs, got `[]` (array)'],
+    [
+      [],
+      'Expected `total` to be an object with any of maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs, got `[]` (array)',
+    ],
     [{ maxCostUsd: -0.01 }, 'Expected `total.maxCostUsd` to be a non-negative finite number, got `-0.01` (number)'],
     [{ maxTokens: Infinity }, 'Expected `total.maxTokens` to be a non-negative finite number, got `Infinity` (number)'],
-    [{ maxDollars: 5 }, 'Expected `total.maxDollars` to be one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key), got `5` (number)'],
+    [
+      { maxDollars: 5 },
+      'Expected `total.maxDollars` to be one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key), got `5` (number)',
+    ],
   ])('names the bad value %p', (limits, message) => {
     expect(() => assertBudgetLimits(limits, 'total')).toThrow(message);
   });
@@ -50,7 +72,9 @@ describe('assertBudgetLimits()', () => {
 describe('spentLimit() with odd values', () => {
   it('names a null usage or null limits instead of throwing a TypeError', () => {
     expect(() => spentLimit(null as never, { maxCostUsd: 1 })).toThrow('Expected `usage` to be usage totals');
-    expect(() => spentLimit({ costUsd: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 }, null as never)).toThrow(/`limits`/);
+    expect(() =>
+      spentLimit({ costUsd: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 }, null as never),
+    ).toThrow(/`limits`/);
   });
 });
 
@@ -58,7 +82,10 @@ describe('checkedSpentLimit()', () => {
   it('answers as spentLimit() on limits that pass assertBudgetLimits (property-based)', () => {
     const n = fc.oneof(fc.nat(1000), fc.double({ min: 0, max: 1000, noNaN: true }));
     const usageArb = fc.record({ inputTokens: n, outputTokens: n, costUsd: n, toolCalls: n, llmCalls: n, wallMs: n });
-    const limitsArb = fc.record({ maxCostUsd: n, maxTokens: n, maxToolCalls: n, maxLlmCalls: n, maxWallMs: n }, { requiredKeys: [] });
+    const limitsArb = fc.record(
+      { maxCostUsd: n, maxTokens: n, maxToolCalls: n, maxLlmCalls: n, maxWallMs: n },
+      { requiredKeys: [] },
+    );
     fc.assert(
       fc.property(usageArb, limitsArb, fc.constantFrom('budget', 'shared budget'), (u, limits: BudgetLimits, label) => {
         assertBudgetLimits(limits, 'limits');
@@ -70,8 +97,17 @@ describe('checkedSpentLimit()', () => {
 
 describe('addUsageTo()', () => {
   it('adds in place what addUsage() returns (property-based)', () => {
-    const n = fc.option(fc.oneof(fc.nat(1000), fc.integer({ min: 0, max: 300 }).map((c) => c / 100)), { nil: undefined });
-    const deltaArb = fc.record({ inputTokens: n, outputTokens: n, costUsd: n, toolCalls: n, llmCalls: n, wallMs: n }, { requiredKeys: [] });
+    const n = fc.option(
+      fc.oneof(
+        fc.nat(1000),
+        fc.integer({ min: 0, max: 300 }).map((c) => c / 100),
+      ),
+      { nil: undefined },
+    );
+    const deltaArb = fc.record(
+      { inputTokens: n, outputTokens: n, costUsd: n, toolCalls: n, llmCalls: n, wallMs: n },
+      { requiredKeys: [] },
+    );
     fc.assert(
       fc.property(fc.array(deltaArb, { maxLength: 12 }), (deltas) => {
         const inPlace = emptyUsage();

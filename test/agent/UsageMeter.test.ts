@@ -10,7 +10,9 @@ import { manualClock } from '../helpers/manualClock';
 const DAY = 24 * 60 * 60 * 1000;
 
 /** An external budget that records what it is asked and answers from a script. */
-function recordingExternal(answers: { reserve?: SpentLimit; chargeFails?: string } = {}): ExternalBudget & { charged: UsageDelta[]; reserved: string[] } {
+function recordingExternal(
+  answers: { reserve?: SpentLimit; chargeFails?: string } = {},
+): ExternalBudget & { charged: UsageDelta[]; reserved: string[] } {
   const charged: UsageDelta[] = [];
   const reserved: string[] = [];
   return {
@@ -84,15 +86,28 @@ describe('UsageMeter', () => {
   });
 
   it('remembers a limit an external budget reported spent', async () => {
-    const spent: SpentLimit = { limit: 'maxLlmCalls', used: 3, max: 3, message: 'shared budget exceeded: 3 LLM calls of 3 after 3 LLM calls' };
-    const meter = new UsageMeter({ budgets: [new Budget()], external: [recordingExternal({ reserve: spent })], clock: manualClock().now });
+    const spent: SpentLimit = {
+      limit: 'maxLlmCalls',
+      used: 3,
+      max: 3,
+      message: 'shared budget exceeded: 3 LLM calls of 3 after 3 LLM calls',
+    };
+    const meter = new UsageMeter({
+      budgets: [new Budget()],
+      external: [recordingExternal({ reserve: spent })],
+      clock: manualClock().now,
+    });
     meter.start();
     expect(await meter.reserve('llm')).toBe(spent);
     expect(meter.spent()).toBe(spent);
   });
 
   it('names the external budget that failed, and does not throw', async () => {
-    const meter = new UsageMeter({ budgets: [new Budget()], external: [recordingExternal(), recordingExternal({ chargeFails: 'READONLY' })], clock: manualClock().now });
+    const meter = new UsageMeter({
+      budgets: [new Budget()],
+      external: [recordingExternal(), recordingExternal({ chargeFails: 'READONLY' })],
+      clock: manualClock().now,
+    });
     meter.start();
     meter.charge({ inputTokens: 1 });
     const failed = await meter.flush();
@@ -105,14 +120,25 @@ describe('UsageMeter', () => {
       jest.useFakeTimers();
       const clock = manualClock();
       const seen: SpentLimit[] = [];
-      const meter = new UsageMeter({ budgets: [new Budget({ maxWallMs: 5000 }), new Budget({ maxWallMs: 2000 }, { label: 'turn budget' })], clock: clock.now, onDeadline: (s) => seen.push(s) });
+      const meter = new UsageMeter({
+        budgets: [new Budget({ maxWallMs: 5000 }), new Budget({ maxWallMs: 2000 }, { label: 'turn budget' })],
+        clock: clock.now,
+        onDeadline: (s) => seen.push(s),
+      });
       meter.start();
       clock.advance(1999);
       jest.advanceTimersByTime(1999);
       expect(seen).toEqual([]);
       clock.advance(1);
       jest.advanceTimersByTime(1);
-      expect(seen).toEqual([{ limit: 'maxWallMs', used: 2000, max: 2000, message: 'turn budget exceeded: 2.0 s of wall time, of 2.0 s after 0 LLM calls' }]);
+      expect(seen).toEqual([
+        {
+          limit: 'maxWallMs',
+          used: 2000,
+          max: 2000,
+          message: 'turn budget exceeded: 2.0 s of wall time, of 2.0 s after 0 LLM calls',
+        },
+      ]);
       clock.advance(10_000);
       jest.advanceTimersByTime(10_000);
       expect(seen).toHaveLength(1);
@@ -122,7 +148,11 @@ describe('UsageMeter', () => {
       jest.useFakeTimers();
       const clock = manualClock();
       const seen: SpentLimit[] = [];
-      const meter = new UsageMeter({ budgets: [new Budget({ maxWallMs: 1000 })], clock: clock.now, onDeadline: (s) => seen.push(s) });
+      const meter = new UsageMeter({
+        budgets: [new Budget({ maxWallMs: 1000 })],
+        clock: clock.now,
+        onDeadline: (s) => seen.push(s),
+      });
       meter.start();
       jest.advanceTimersByTime(1000);
       expect(seen).toEqual([]);
@@ -142,7 +172,11 @@ describe('UsageMeter', () => {
       try {
         const clock = manualClock();
         const seen: SpentLimit[] = [];
-        const meter = new UsageMeter({ budgets: [new Budget({ maxWallMs: 30 * DAY })], clock: clock.now, onDeadline: (s) => seen.push(s) });
+        const meter = new UsageMeter({
+          budgets: [new Budget({ maxWallMs: 30 * DAY })],
+          clock: clock.now,
+          onDeadline: (s) => seen.push(s),
+        });
         meter.start();
         // setTimeout's longest delay is 2^31 − 1 ms (~24.8 days): the meter clamps and looks again.
         clock.advance(2 ** 31 - 1);
@@ -161,7 +195,11 @@ describe('UsageMeter', () => {
       jest.useFakeTimers();
       const clock = manualClock();
       const seen: SpentLimit[] = [];
-      const meter = new UsageMeter({ budgets: [new Budget({ maxWallMs: 10 })], clock: clock.now, onDeadline: (s) => seen.push(s) });
+      const meter = new UsageMeter({
+        budgets: [new Budget({ maxWallMs: 10 })],
+        clock: clock.now,
+        onDeadline: (s) => seen.push(s),
+      });
       meter.start();
       meter.stop();
       clock.advance(100);
@@ -173,8 +211,12 @@ describe('UsageMeter', () => {
   it('rejects bad options, naming them', () => {
     expect(() => new UsageMeter(undefined as never)).toThrow(InvalidArgumentError);
     expect(() => new UsageMeter({ budgets: [{}] as never })).toThrow('Expected `budgets` to be an array of Budget');
-    expect(() => new UsageMeter({ budgets: [], external: 'redis' as never })).toThrow('Expected `external` to be an array');
+    expect(() => new UsageMeter({ budgets: [], external: 'redis' as never })).toThrow(
+      'Expected `external` to be an array',
+    );
     expect(() => new UsageMeter({ budgets: [], clock: 5 as never })).toThrow('Expected `clock` to be a function');
-    expect(() => new UsageMeter({ budgets: [], onDeadline: true as never })).toThrow('Expected `onDeadline` to be a function');
+    expect(() => new UsageMeter({ budgets: [], onDeadline: true as never })).toThrow(
+      'Expected `onDeadline` to be a function',
+    );
   });
 });

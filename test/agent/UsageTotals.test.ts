@@ -8,8 +8,15 @@ describe('UsageTotals', () => {
   });
 
   it('addUsageTo() adds every usage field as addUsage() does, and ignores other keys (property-based)', () => {
-    const amount = fc.oneof(fc.nat(1000), fc.integer({ min: 0, max: 300 }).map((c) => c / 100));
-    const delta = fc.dictionary(fc.constantFrom<string>(...USAGE_FIELD_NAMES, 'other', 'toString'), fc.option(amount, { nil: undefined }), { maxKeys: 8 });
+    const amount = fc.oneof(
+      fc.nat(1000),
+      fc.integer({ min: 0, max: 300 }).map((c) => c / 100),
+    );
+    const delta = fc.dictionary(
+      fc.constantFrom<string>(...USAGE_FIELD_NAMES, 'other', 'toString'),
+      fc.option(amount, { nil: undefined }),
+      { maxKeys: 8 },
+    );
     fc.assert(
       fc.property(fc.array(delta, { maxLength: 12 }), (deltas) => {
         const inPlace = emptyUsage();

@@ -6,11 +6,25 @@ describe('llmResponseProblem()', () => {
   it('accepts well-formed responses', () => {
     expect(llmResponseProblem({ text: '' })).toBeUndefined();
     expect(llmResponseProblem({ toolCalls: [] })).toBeUndefined();
-    expect(llmResponseProblem({ text: 'hi', toolCalls: [{ id: 'a', name: 'x', input: { y: 1 } }], usage: { inputTokens: 1, costUsd: 0 } })).toBeUndefined();
+    expect(
+      llmResponseProblem({
+        text: 'hi',
+        toolCalls: [{ id: 'a', name: 'x', input: { y: 1 } }],
+        usage: { inputTokens: 1, costUsd: 0 },
+      }),
+    ).toBeUndefined();
   });
 
   it('accepts empty and repeated ids: each call is still answered, in order', () => {
-    expect(llmResponseProblem({ toolCalls: [{ id: '', name: 'x' }, { id: 'a', name: 'y' }, { id: 'a', name: 'z' }] })).toBeUndefined();
+    expect(
+      llmResponseProblem({
+        toolCalls: [
+          { id: '', name: 'x' },
+          { id: 'a', name: 'y' },
+          { id: 'a', name: 'z' },
+        ],
+      }),
+    ).toBeUndefined();
   });
 
   it.each([
@@ -18,8 +32,14 @@ describe('llmResponseProblem()', () => {
     [{ toolCalls: {} }, 'toolCalls must be an array, got `{}` (object)'],
     [{ toolCalls: ['bash'] }, 'toolCalls[0] must be { id, name, input? }, got `bash` (string)'],
     [{ toolCalls: [{ name: 'x' }] }, 'toolCalls[0].id must be a string, got `undefined`'],
-    [{}, "a response needs text (a string) or toolCalls (an array), got an object with no keys — return an LLMResponse, not the SDK's raw response"],
-    [{ choices: [] }, "a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK's raw response"],
+    [
+      {},
+      "a response needs text (a string) or toolCalls (an array), got an object with no keys — return an LLMResponse, not the SDK's raw response",
+    ],
+    [
+      { choices: [] },
+      "a response needs text (a string) or toolCalls (an array), got an object with keys choices — return an LLMResponse, not the SDK's raw response",
+    ],
     [{ text: 'x', model: 4 }, 'model must be a string, got `4` (number)'],
     [{ text: 'x', finishReason: null }, 'finishReason must be a string, got `null`'],
     [{ text: 'x', model: 'm', finishReason: 2 }, 'finishReason must be a string, got `2` (number)'],
@@ -67,21 +87,31 @@ describe('llmResponseProblem() tool call ids', () => {
   // The rule in its plainest form: the reference the check must agree with.
   function reference(calls: unknown[]): string | undefined {
     for (const [i, call] of calls.entries()) {
-      if (typeof call !== 'object' || call === null || Array.isArray(call)) return `toolCalls[${i}] must be { id, name, input? }, got ${describeValue(call)}`;
+      if (typeof call !== 'object' || call === null || Array.isArray(call))
+        return `toolCalls[${i}] must be { id, name, input? }, got ${describeValue(call)}`;
       const { id, name } = call as { id?: unknown; name?: unknown };
       if (typeof id !== 'string') return `toolCalls[${i}].id must be a string, got ${describeValue(id)}`;
-      if (typeof name !== 'string' || name === '') return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
+      if (typeof name !== 'string' || name === '')
+        return `toolCalls[${i}].name must be a non-empty string, got ${describeValue(name)}`;
     }
     return undefined;
   }
 
   it('finds the first bad call as the reference does, for any number of calls, repeated ids included (property-based)', () => {
-    const id = fc.oneof({ weight: 8, arbitrary: fc.string({ maxLength: 2 }) }, { weight: 1, arbitrary: fc.constantFrom<unknown>(7, undefined, null) });
+    const id = fc.oneof(
+      { weight: 8, arbitrary: fc.string({ maxLength: 2 }) },
+      { weight: 1, arbitrary: fc.constantFrom<unknown>(7, undefined, null) },
+    );
     const call = fc.oneof(
       { weight: 12, arbitrary: fc.record({ id, name: fc.constantFrom<unknown>('bash', 'read', '', 3) }) },
       { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 'bash', [], 4) },
     );
-    const calls = fc.oneof(fc.array(call, { maxLength: 40 }), fc.integer({ min: 0, max: 40 }).map((n) => Array.from({ length: n }, (_, i) => ({ id: `c${i % 37}`, name: 'bash' }))));
+    const calls = fc.oneof(
+      fc.array(call, { maxLength: 40 }),
+      fc
+        .integer({ min: 0, max: 40 })
+        .map((n) => Array.from({ length: n }, (_, i) => ({ id: `c${i % 37}`, name: 'bash' }))),
+    );
     fc.assert(
       fc.property(calls, (toolCalls) => {
         expect(llmResponseProblem({ toolCalls })).toBe(reference(toolCalls));
@@ -92,7 +122,14 @@ describe('llmResponseProblem() tool call ids', () => {
 });
 
 describe('splitUsage() field by field', () => {
-  const KEYS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'reasoningTokens', 'costUsd'] as const;
+  const KEYS = [
+    'inputTokens',
+    'outputTokens',
+    'cachedInputTokens',
+    'cacheWriteTokens',
+    'reasoningTokens',
+    'costUsd',
+  ] as const;
   // The loop over the keys it replaced: the reference.
   function byLoop(usage: Record<string, unknown>): { valid: Record<string, number>; problems: string[] } {
     const valid: Record<string, number> = {};
@@ -107,7 +144,11 @@ describe('splitUsage() field by field', () => {
   }
 
   it('keeps the same fields in the same order, and names the same problems (property-based)', () => {
-    const value = fc.oneof(fc.nat(5000), fc.double({ noDefaultInfinity: false }), fc.constantFrom<unknown>(undefined, null, '7', -1, Number.NaN, {}));
+    const value = fc.oneof(
+      fc.nat(5000),
+      fc.double({ noDefaultInfinity: false }),
+      fc.constantFrom<unknown>(undefined, null, '7', -1, Number.NaN, {}),
+    );
     const usage = fc.dictionary(fc.constantFrom(...KEYS, 'totalTokens', 'model'), value, { maxKeys: 8 });
     fc.assert(
       fc.property(usage, (u) => {

@@ -6,9 +6,13 @@ describe('createScriptedAgent()', () => {
   it('replies in order across both LLM operations and records every call', async () => {
     const agent = createScriptedAgent({ replies: [{ text: 'a' }, { toolCalls: [{ id: '1', name: 't' }] }] });
     await expect(agent.sendUserMessage('hi', ctx())).resolves.toEqual({ text: 'a' });
-    await expect(agent.sendToolResults([], ['m'], { ...ctx(), attempt: 2 })).resolves.toEqual({ toolCalls: [{ id: '1', name: 't' }] });
+    await expect(agent.sendToolResults([], ['m'], { ...ctx(), attempt: 2 })).resolves.toEqual({
+      toolCalls: [{ id: '1', name: 't' }],
+    });
     expect(agent.remaining).toBe(0);
-    await expect(agent.sendUserMessage('more', ctx())).rejects.toThrow('script exhausted: no reply 3 (the script has 2)');
+    await expect(agent.sendUserMessage('more', ctx())).rejects.toThrow(
+      'script exhausted: no reply 3 (the script has 2)',
+    );
     expect(agent.calls).toEqual([
       { op: 'sendUserMessage', message: 'hi', attempt: 1 },
       { op: 'sendToolResults', results: [], messages: ['m'], attempt: 2 },
@@ -23,9 +27,16 @@ describe('createScriptedAgent()', () => {
   });
 
   it('runs canned and function tools, and names an unknown one', async () => {
-    const agent = createScriptedAgent({ replies: [], tools: { a: { output: 'A' }, b: { isError: true }, c: (call) => `ran ${call.id}`, d: { error: 'nope' } } });
+    const agent = createScriptedAgent({
+      replies: [],
+      tools: { a: { output: 'A' }, b: { isError: true }, c: (call) => `ran ${call.id}`, d: { error: 'nope' } },
+    });
     await expect(agent.runTool({ id: '1', name: 'a' }, ctx())).resolves.toEqual({ callId: '1', output: 'A' });
-    await expect(agent.runTool({ id: '2', name: 'b' }, ctx())).resolves.toEqual({ callId: '2', output: 'b done', isError: true });
+    await expect(agent.runTool({ id: '2', name: 'b' }, ctx())).resolves.toEqual({
+      callId: '2',
+      output: 'b done',
+      isError: true,
+    });
     await expect(agent.runTool({ id: '3', name: 'c' }, ctx())).resolves.toEqual({ callId: '3', output: 'ran 3' });
     await expect(agent.runTool({ id: '4', name: 'd' }, ctx())).rejects.toThrow('nope');
     await expect(agent.runTool({ id: '5', name: 'zz' }, ctx())).rejects.toThrow('unknown tool zz');
@@ -33,7 +44,12 @@ describe('createScriptedAgent()', () => {
 
   it('has the optional operations only when scripted', async () => {
     expect(createScriptedAgent({ replies: [] }).checkGitCommits).toBeUndefined();
-    const agent = createScriptedAgent({ replies: [], commits: [['a1']], formatterMessages: ['fmt'], additionalMessages: [['hey']] });
+    const agent = createScriptedAgent({
+      replies: [],
+      commits: [['a1']],
+      formatterMessages: ['fmt'],
+      additionalMessages: [['hey']],
+    });
     await expect(agent.checkGitCommits!(ctx())).resolves.toEqual(['a1']);
     await expect(agent.checkGitCommits!(ctx())).resolves.toEqual([]);
     await expect(agent.runAutoformatters!(['a1'], ctx())).resolves.toEqual(['fmt']);
@@ -42,11 +58,16 @@ describe('createScriptedAgent()', () => {
 
   it('aborts a delayed reply through the signal', async () => {
     const controller = new AbortController();
-    const agent = createScriptedAgent({ replies: [{ text: 'late', delayMs: 1000 }], sleep: async () => controller.abort(new Error('stop')) });
+    const agent = createScriptedAgent({
+      replies: [{ text: 'late', delayMs: 1000 }],
+      sleep: async () => controller.abort(new Error('stop')),
+    });
     await expect(agent.sendUserMessage('x', { signal: controller.signal, turn: 1 })).rejects.toThrow('stop');
   });
 
   it('rejects a script without replies', () => {
-    expect(() => createScriptedAgent({} as never)).toThrow('Expected `script` to be an object with replies: ScriptedReply[], got `{}` (object)');
+    expect(() => createScriptedAgent({} as never)).toThrow(
+      'Expected `script` to be an object with replies: ScriptedReply[], got `{}` (object)',
+    );
   });
 });

@@ -1,4 +1,10 @@
-import { AgentWithStateMachine, BudgetExceededError, createScriptedAgent, runBatch, TurnInProgressError } from '../../lib/index';
+import {
+  AgentWithStateMachine,
+  BudgetExceededError,
+  createScriptedAgent,
+  runBatch,
+  TurnInProgressError,
+} from '../../lib/index';
 import { drive } from '../helpers/drive';
 import { manualClock } from '../helpers/manualClock';
 
@@ -18,7 +24,13 @@ describe('AgentWithStateMachine deadlines and limits', () => {
         });
       });
     };
-    const adapter = new AgentWithStateMachine(agent, { logger: false, clock: clock.now, budget: { maxWallMs: 40 }, cancelGraceMs: 10, maxHistorySize: Infinity });
+    const adapter = new AgentWithStateMachine(agent, {
+      logger: false,
+      clock: clock.now,
+      budget: { maxWallMs: 40 },
+      cancelGraceMs: 10,
+      maxHistorySize: Infinity,
+    });
     const result = await adapter.runTurn('go');
     expect(aborted).toBe(true);
     expect(result.outcome).toBe('budget_exceeded');
@@ -26,7 +38,9 @@ describe('AgentWithStateMachine deadlines and limits', () => {
     expect(result.error!.message).toBe('budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call');
     const last = adapter.machine.history().at(-1)!;
     expect(last.to).toBe('Error');
-    expect(last.description).toBe('budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call (deadline passed during SendingToLLM)');
+    expect(last.description).toBe(
+      'budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call (deadline passed during SendingToLLM)',
+    );
     expect(last.data).toMatchObject({ outcome: 'budget_exceeded', limit: 'maxWallMs' });
   });
 
@@ -39,31 +53,54 @@ describe('AgentWithStateMachine deadlines and limits', () => {
       { concurrency: 1, total: { maxWallMs: 30 }, cancelGraceMs: 10, logger: false },
     );
     expect(report.runs.map((r) => r.outcome)).toEqual(['budget_exceeded', 'skipped']);
-    expect(report.runs[0]!.error!.message).toMatch(/^shared budget exceeded: \d+ ms of wall time, of 30 ms .* while the agent was being created$/);
+    expect(report.runs[0]!.error!.message).toMatch(
+      /^shared budget exceeded: \d+ ms of wall time, of 30 ms .* while the agent was being created$/,
+    );
   });
 
   it('.setBudget() raises a spent budget on the same agent, keeping the usage; not during a turn', async () => {
-    const d = drive({ replies: [{ text: 'a', usage: { costUsd: 0.02 } }, { text: 'b', usage: { costUsd: 0.02 } }] }, { budget: { maxCostUsd: 0.01 } });
+    const d = drive(
+      {
+        replies: [
+          { text: 'a', usage: { costUsd: 0.02 } },
+          { text: 'b', usage: { costUsd: 0.02 } },
+        ],
+      },
+      { budget: { maxCostUsd: 0.01 } },
+    );
     expect((await d.adapter.runTurn('1')).outcome).toBe('end_of_turn');
     expect((await d.adapter.runTurn('2')).outcome).toBe('budget_exceeded');
     d.adapter.setBudget({ maxCostUsd: 1 });
     expect(d.adapter.budget).toEqual({ maxCostUsd: 1 });
     expect(d.adapter.usage.costUsd).toBe(0.02);
     expect((await d.adapter.runTurn('3')).text).toBe('b');
-    expect(() => d.adapter.setBudget({ maxCostUsd: -1 })).toThrow('Expected `limits.maxCostUsd` to be a non-negative finite number');
+    expect(() => d.adapter.setBudget({ maxCostUsd: -1 })).toThrow(
+      'Expected `limits.maxCostUsd` to be a non-negative finite number',
+    );
 
-    const slow = drive({ replies: [{ text: 'x', delayMs: 5 }] }, { sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const slow = drive(
+      { replies: [{ text: 'x', delayMs: 5 }] },
+      { sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
+    );
     const turn = slow.adapter.runTurn('go');
     expect(() => slow.adapter.setBudget({})).toThrow(TurnInProgressError);
     await turn;
   });
 
   it('.runTurn(input, { budget }) adds limits for that turn alone', async () => {
-    const d = drive({ replies: [{ toolCalls: [{ id: 'c1', name: 'bash' }], usage: { costUsd: 0.01 } }, { text: 'next', usage: { costUsd: 0.01 } }], tools: { bash: { output: 'ok' } } });
+    const d = drive({
+      replies: [
+        { toolCalls: [{ id: 'c1', name: 'bash' }], usage: { costUsd: 0.01 } },
+        { text: 'next', usage: { costUsd: 0.01 } },
+      ],
+      tools: { bash: { output: 'ok' } },
+    });
     const capped = await d.adapter.runTurn('1', { budget: { maxLlmCalls: 1 } });
     expect(capped.outcome).toBe('budget_exceeded');
     expect(capped.error!.message).toBe('turn budget exceeded: 1 LLM call of 1 LLM call after 1 LLM call');
     expect((await d.adapter.runTurn('2')).text).toBe('next');
-    await expect(d.adapter.runTurn('3', { budget: { maxTokens: 'lots' as never } })).rejects.toThrow('Expected `options.budget.maxTokens` to be a non-negative finite number');
+    await expect(d.adapter.runTurn('3', { budget: { maxTokens: 'lots' as never } })).rejects.toThrow(
+      'Expected `options.budget.maxTokens` to be a non-negative finite number',
+    );
   });
 });

@@ -3,7 +3,9 @@ import { drive } from '../helpers/drive';
 
 const call = (id: string): ToolCall => ({ id, name: 'bash' });
 
-function recording(limits: { llm?: number; tool?: number } = {}): ExternalBudget & { log: string[]; charged: UsageDelta } {
+function recording(
+  limits: { llm?: number; tool?: number } = {},
+): ExternalBudget & { log: string[]; charged: UsageDelta } {
   const log: string[] = [];
   const charged: UsageDelta = {};
   let llm = 0;
@@ -17,7 +19,12 @@ function recording(limits: { llm?: number; tool?: number } = {}): ExternalBudget
       const used = kind === 'llm' ? llm : tool;
       if (max !== undefined && used >= max) {
         const limit = kind === 'llm' ? 'maxLlmCalls' : 'maxToolCalls';
-        return { limit, used, max, message: `redis budget exceeded: ${used} ${kind} calls of ${max}` } satisfies SpentLimit;
+        return {
+          limit,
+          used,
+          max,
+          message: `redis budget exceeded: ${used} ${kind} calls of ${max}`,
+        } satisfies SpentLimit;
       }
       if (kind === 'llm') llm += 1;
       else tool += 1;
@@ -25,7 +32,8 @@ function recording(limits: { llm?: number; tool?: number } = {}): ExternalBudget
     },
     async charge(delta) {
       log.push(`charge ${Object.keys(delta).sort().join(',')}`);
-      for (const [k, v] of Object.entries(delta) as Array<[keyof UsageDelta, number]>) charged[k] = (charged[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(delta) as Array<[keyof UsageDelta, number]>)
+        charged[k] = (charged[k] ?? 0) + v;
       return undefined;
     },
   };
@@ -34,7 +42,16 @@ function recording(limits: { llm?: number; tool?: number } = {}): ExternalBudget
 describe('AgentWithStateMachine externalBudgets', () => {
   it('.runTurn() reserves before every LLM and tool call and charges usage as it arrives', async () => {
     const ext = recording();
-    const d = drive({ replies: [{ toolCalls: [call('c1')], usage: { inputTokens: 5, outputTokens: 1, costUsd: 0.01 } }, { text: 'ok', usage: { costUsd: 0.02 } }], tools: { bash: { output: 'ok' } } }, { externalBudgets: [ext] });
+    const d = drive(
+      {
+        replies: [
+          { toolCalls: [call('c1')], usage: { inputTokens: 5, outputTokens: 1, costUsd: 0.01 } },
+          { text: 'ok', usage: { costUsd: 0.02 } },
+        ],
+        tools: { bash: { output: 'ok' } },
+      },
+      { externalBudgets: [ext] },
+    );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('end_of_turn');
     expect(ext.log.filter((l) => l.startsWith('reserve'))).toEqual(['reserve llm', 'reserve tool', 'reserve llm']);
@@ -44,11 +61,17 @@ describe('AgentWithStateMachine externalBudgets', () => {
 
   it('.runTurn() stops with budget_exceeded when a reserve returns a spent limit, answering the tool calls not run', async () => {
     const ext = recording({ tool: 1 });
-    const d = drive({ replies: [{ toolCalls: [call('c1'), call('c2')] }], tools: { bash: { output: 'ok' } } }, { externalBudgets: [ext] });
+    const d = drive(
+      { replies: [{ toolCalls: [call('c1'), call('c2')] }], tools: { bash: { output: 'ok' } } },
+      { externalBudgets: [ext] },
+    );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('budget_exceeded');
     expect(result.error!.message).toBe('redis budget exceeded: 1 tool calls of 1');
-    expect(result.unansweredToolCalls!.map((u) => u.result.output)).toEqual(['ok', 'not run: redis budget exceeded: 1 tool calls of 1']);
+    expect(result.unansweredToolCalls!.map((u) => u.result.output)).toEqual([
+      'ok',
+      'not run: redis budget exceeded: 1 tool calls of 1',
+    ]);
 
     const llmCapped = drive({ replies: [{ text: 'never' }] }, { externalBudgets: [recording({ llm: 0 })] });
     const stopped = await llmCapped.adapter.runTurn('go');

@@ -18,18 +18,27 @@ beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-journal-
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Runs one turn of a scripted agent with the journal on, into a file; returns the file read back. */
-async function journaled(replies: ScriptedReply[], options: { redact?: (e: JournalEntry) => JournalEntry; tools?: Parameters<typeof createScriptedAgent>[0]['tools'] } = {}) {
+async function journaled(
+  replies: ScriptedReply[],
+  options: {
+    redact?: (e: JournalEntry) => JournalEntry;
+    tools?: Parameters<typeof createScriptedAgent>[0]['tools'];
+  } = {},
+) {
   const file = path.join(dir, `run-${Math.random().toString(36).slice(2)}.jsonl`);
   const sink = JsonlHistorySink.open(file, { runId: 'r1' });
   const clock = manualClock();
-  const agent = new AgentWithStateMachine(createScriptedAgent({ sleep: instant, replies, tools: options.tools ?? { bash: { output: 'ok' } } }), {
-    sink,
-    clock: clock.now,
-    logger: false,
-    sleep: instant,
-    retry: { retries: 2, baseDelayMs: 1 },
-    journal: options.redact === undefined ? true : { redact: options.redact },
-  });
+  const agent = new AgentWithStateMachine(
+    createScriptedAgent({ sleep: instant, replies, tools: options.tools ?? { bash: { output: 'ok' } } }),
+    {
+      sink,
+      clock: clock.now,
+      logger: false,
+      sleep: instant,
+      retry: { retries: 2, baseDelayMs: 1 },
+      journal: options.redact === undefined ? true : { redact: options.redact },
+    },
+  );
   const result = await agent.runTurn('list the files');
   sink.close();
   return { result, history: await loadHistory(file) };
@@ -39,12 +48,22 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
   it('writes every LLM attempt and tool call beside the moves, each before the move that follows it', async () => {
     const { result, history } = await journaled([
       { error: 'ECONNRESET' },
-      { text: 'let me look', toolCalls: [{ id: 'c1', name: 'bash', input: { cmd: 'ls' } }], usage: { inputTokens: 10, outputTokens: 3, costUsd: 0.001 } },
+      {
+        text: 'let me look',
+        toolCalls: [{ id: 'c1', name: 'bash', input: { cmd: 'ls' } }],
+        usage: { inputTokens: 10, outputTokens: 3, costUsd: 0.001 },
+      },
       { text: 'two files', usage: { inputTokens: 20, outputTokens: 4, costUsd: 0.002 } },
     ]);
     expect(result.outcome).toBe('end_of_turn');
     // In file order: a move (m) or a journal line (llm/tool), with the seq it follows.
-    const order = history.entries.flatMap((e) => (e.kind === 'record' ? [`m${e.record.seq}:${e.record.to}`] : e.kind === 'journal' ? [`${e.journal.type}@${e.journal.seq}`] : []));
+    const order = history.entries.flatMap((e) =>
+      e.kind === 'record'
+        ? [`m${e.record.seq}:${e.record.to}`]
+        : e.kind === 'journal'
+          ? [`${e.journal.type}@${e.journal.seq}`]
+          : [],
+    );
     expect(order).toEqual([
       'm1:WaitingForUserInput',
       'm2:SendingToLLM',
@@ -64,22 +83,67 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
       'm12:EndOfTurn',
     ]);
     const [failed, answered, , last] = history.journal;
-    expect(failed).toMatchObject({ type: 'llm', turn: 1, operation: 'sendUserMessage', attempt: 1, input: { kind: 'user_message', message: 'list the files' }, error: { name: 'Error', message: 'ECONNRESET' } });
-    expect(answered).toMatchObject({ attempt: 2, response: { text: 'let me look', toolCalls: [{ id: 'c1', name: 'bash', input: { cmd: 'ls' } }], usage: { inputTokens: 10, outputTokens: 3, costUsd: 0.001 } }, costUsd: 0.001 });
-    expect(history.journal[2]).toMatchObject({ type: 'tool', call: { id: 'c1', name: 'bash', input: { cmd: 'ls' } }, status: 'ok', result: { callId: 'c1', output: 'ok' } });
-    expect(last).toMatchObject({ operation: 'sendToolResults', input: { kind: 'tool_results', results: [{ callId: 'c1', output: 'ok' }], messages: [] }, response: { text: 'two files' } });
+    expect(failed).toMatchObject({
+      type: 'llm',
+      turn: 1,
+      operation: 'sendUserMessage',
+      attempt: 1,
+      input: { kind: 'user_message', message: 'list the files' },
+      error: { name: 'Error', message: 'ECONNRESET' },
+    });
+    expect(answered).toMatchObject({
+      attempt: 2,
+      response: {
+        text: 'let me look',
+        toolCalls: [{ id: 'c1', name: 'bash', input: { cmd: 'ls' } }],
+        usage: { inputTokens: 10, outputTokens: 3, costUsd: 0.001 },
+      },
+      costUsd: 0.001,
+    });
+    expect(history.journal[2]).toMatchObject({
+      type: 'tool',
+      call: { id: 'c1', name: 'bash', input: { cmd: 'ls' } },
+      status: 'ok',
+      result: { callId: 'c1', output: 'ok' },
+    });
+    expect(last).toMatchObject({
+      operation: 'sendToolResults',
+      input: { kind: 'tool_results', results: [{ callId: 'c1', output: 'ok' }], messages: [] },
+      response: { text: 'two files' },
+    });
     expect(validateHistory(history.entries)).toEqual({ ok: true, records: 12, issues: [] });
   });
 
   it('redacts credential-named fields by default, then applies the redact hook', async () => {
     const { history } = await journaled(
-      [{ toolCalls: [{ id: 'c1', name: 'deploy', input: { apiKey: 'sk-live-123', url: 'https://bob:hunter2@example.test/x', region: 'eu' } }] }, { text: 'deployed' }],
-      { tools: { deploy: { output: 'done, token used' } }, redact: (e) => (e.type === 'tool' ? { ...e, call: { ...e.call, input: { ...(e.call.input as object), region: '(hidden)' } } } : e) },
+      [
+        {
+          toolCalls: [
+            {
+              id: 'c1',
+              name: 'deploy',
+              input: { apiKey: 'sk-live-123', url: 'https://bob:hunter2@example.test/x', region: 'eu' },
+            },
+          ],
+        },
+        { text: 'deployed' },
+      ],
+      {
+        tools: { deploy: { output: 'done, token used' } },
+        redact: (e) =>
+          e.type === 'tool'
+            ? { ...e, call: { ...e.call, input: { ...(e.call.input as object), region: '(hidden)' } } }
+            : e,
+      },
     );
     const text = fs.readFileSync(history.file, 'utf8');
     expect(text).not.toContain('sk-live-123');
     expect(text).not.toContain('hunter2');
-    expect(history.journal.find((j) => j.type === 'tool')!.call!.input).toEqual({ apiKey: '[redacted]', url: 'https://[redacted]@example.test/x', region: '(hidden)' });
+    expect(history.journal.find((j) => j.type === 'tool')!.call!.input).toEqual({
+      apiKey: '[redacted]',
+      url: 'https://[redacted]@example.test/x',
+      region: '(hidden)',
+    });
   });
 
   it('writes a placeholder without content when the redact hook throws', async () => {
@@ -90,24 +154,46 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
     });
     expect(fs.readFileSync(history.file, 'utf8')).not.toContain('secret answer');
     expect(history.journal).toEqual([
-      expect.objectContaining({ type: 'llm', seq: 2, turn: 1, operation: 'sendUserMessage', attempt: 1, redactError: "redact threw: cannot clean; the entry's content was not written" }),
+      expect.objectContaining({
+        type: 'llm',
+        seq: 2,
+        turn: 1,
+        operation: 'sendUserMessage',
+        attempt: 1,
+        redactError: "redact threw: cannot clean; the entry's content was not written",
+      }),
     ]);
     expect(history.journal[0]).not.toHaveProperty('response');
   });
 
   it('needs a sink that takes journal lines, and says so', () => {
     const agent = createScriptedAgent({ replies: [] });
-    expect(() => new AgentWithStateMachine(agent, { logger: false, journal: true })).toThrow('Expected `sink` to be a sink that takes journal lines');
-    expect(() => new AgentWithStateMachine(agent, { logger: false, journal: true, sink: () => undefined })).toThrow('Expected `sink` to be a sink that takes journal lines');
-    expect(() => new AgentWithStateMachine(agent, { logger: false, journal: 'yes' as never })).toThrow('Expected `journal` to be true, false or { redact? }');
-    expect(() => new AgentWithStateMachine(agent, { logger: false, journal: { redact: 1 as never }, sink: { write: () => undefined, journal: () => undefined } })).toThrow('Expected `journal.redact` to be a function');
+    expect(() => new AgentWithStateMachine(agent, { logger: false, journal: true })).toThrow(
+      'Expected `sink` to be a sink that takes journal lines',
+    );
+    expect(() => new AgentWithStateMachine(agent, { logger: false, journal: true, sink: () => undefined })).toThrow(
+      'Expected `sink` to be a sink that takes journal lines',
+    );
+    expect(() => new AgentWithStateMachine(agent, { logger: false, journal: 'yes' as never })).toThrow(
+      'Expected `journal` to be true, false or { redact? }',
+    );
+    expect(
+      () =>
+        new AgentWithStateMachine(agent, {
+          logger: false,
+          journal: { redact: 1 as never },
+          sink: { write: () => undefined, journal: () => undefined },
+        }),
+    ).toThrow('Expected `journal.redact` to be a function');
   });
 
   it('keeps every file valid, with one llm line per attempt and one tool line per call, for any scripted run (property-based)', async () => {
     const reply = fc.oneof(
       fc.constant<ScriptedReply>({ text: 'done' }),
       fc.constant<ScriptedReply>({ error: 'overloaded' }),
-      fc.integer({ min: 1, max: 3 }).map((n): ScriptedReply => ({ toolCalls: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: 'bash' })) })),
+      fc.integer({ min: 1, max: 3 }).map((n): ScriptedReply => ({
+        toolCalls: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: 'bash' })),
+      })),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(reply, { minLength: 1, maxLength: 6 }), async (replies) => {
@@ -122,7 +208,9 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
           return n + (data?.attempts ?? data?.failures?.length ?? 0);
         }, 0);
         expect(attempts).toBe(recorded);
-        const ran = history.records.filter((r) => r.to === 'CheckingGitCommits').reduce((n, r) => n + ((r.data as { results: unknown[] }).results.length), 0);
+        const ran = history.records
+          .filter((r) => r.to === 'CheckingGitCommits')
+          .reduce((n, r) => n + (r.data as { results: unknown[] }).results.length, 0);
         expect(history.journal.filter((j) => j.type === 'tool').length).toBeGreaterThanOrEqual(ran);
       }),
       { numRuns: 40 },
@@ -133,6 +221,8 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
     const agent = () => createScriptedAgent({ sleep: instant, replies: [{ text: 'hi' }] });
     const report = await runBatch([{ id: 'a', input: 'x', agent }], { historyDir: dir, journal: true, logger: false });
     expect((await loadHistory(report.runs[0]!.historyFile!)).journal.map((j) => j.type)).toEqual(['llm']);
-    await expect(runBatch([{ id: 'a', input: 'x', agent }], { journal: true })).rejects.toThrow('Expected `journal` to be left out (or false) unless `historyDir` is set');
+    await expect(runBatch([{ id: 'a', input: 'x', agent }], { journal: true })).rejects.toThrow(
+      'Expected `journal` to be left out (or false) unless `historyDir` is set',
+    );
   });
 });

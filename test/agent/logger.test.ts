@@ -3,20 +3,36 @@ import { captureLogger } from '../helpers/captureLogger';
 
 const call: ToolCall = { id: 'c1', name: 'slow' };
 
-function plainLogger(): { logger: { error: (m: string) => void; warn: (m: string) => void; info: (m: string) => void; debug: (m: string) => void }; lines: string[] } {
+function plainLogger(): {
+  logger: {
+    error: (m: string) => void;
+    warn: (m: string) => void;
+    info: (m: string) => void;
+    debug: (m: string) => void;
+  };
+  lines: string[];
+} {
   const lines: string[] = [];
-  const at = (level: string) => (m: string): void => void lines.push(`${level}: ${m}`);
+  const at =
+    (level: string) =>
+    (m: string): void =>
+      void lines.push(`${level}: ${m}`);
   return { logger: { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') }, lines };
 }
 
 describe('AgentWithStateMachine logger', () => {
   it('takes any object with error, warn, info and debug, as pino or console', async () => {
     const { logger, lines } = plainLogger();
-    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ error: 'overloaded' }, { text: 'ok' }] }), { logger, sleep: async () => undefined, random: () => 0.5 });
+    const adapter = new AgentWithStateMachine(
+      createScriptedAgent({ replies: [{ error: 'overloaded' }, { text: 'ok' }] }),
+      { logger, sleep: async () => undefined, random: () => 0.5 },
+    );
     expect((await adapter.runTurn('go')).text).toBe('ok');
     expect(lines).toContain('warn: sendUserMessage attempt 1 failed (overloaded); retrying in 375 ms');
     expect(lines.some((l) => l.startsWith('debug: transition Ready → WaitingForUserInput'))).toBe(true);
-    expect(() => new AgentWithStateMachine(createScriptedAgent({ replies: [] }), { logger: { warn() {} } as never })).toThrow('Expected `logger` to be an object with error, warn, info and debug methods');
+    expect(
+      () => new AgentWithStateMachine(createScriptedAgent({ replies: [] }), { logger: { warn() {} } as never }),
+    ).toThrow('Expected `logger` to be an object with error, warn, info and debug methods');
   });
 
   it('a logger whose every method throws never changes an outcome: a retryable failure is still retried', async () => {
@@ -25,10 +41,13 @@ describe('AgentWithStateMachine logger', () => {
     };
     const warning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     try {
-      const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ error: '529 overloaded' }, { text: 'ok' }] }), {
-        logger: { error: boom, warn: boom, info: boom, debug: boom },
-        sleep: async () => undefined,
-      });
+      const adapter = new AgentWithStateMachine(
+        createScriptedAgent({ replies: [{ error: '529 overloaded' }, { text: 'ok' }] }),
+        {
+          logger: { error: boom, warn: boom, info: boom, debug: boom },
+          sleep: async () => undefined,
+        },
+      );
       const result = await adapter.runTurn('go');
       expect(result.outcome).toBe('end_of_turn');
       expect(result.text).toBe('ok');
@@ -37,17 +56,25 @@ describe('AgentWithStateMachine logger', () => {
     }
   });
 
-  it("follows a level change on a winston logger, whose level the machine reads on every move", async () => {
+  it('follows a level change on a winston logger, whose level the machine reads on every move', async () => {
     const { logger, entries } = captureLogger('warn');
-    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }] }), { logger, sleep: async () => undefined });
+    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }] }), {
+      logger,
+      sleep: async () => undefined,
+    });
     await adapter.runTurn('first');
     expect(entries.filter((e) => e.message.startsWith('transition '))).toEqual([]);
     logger.level = 'debug';
     await adapter.runTurn('second');
-    expect(entries.filter((e) => e.message.startsWith('transition ')).map((e) => e.level)).toEqual(['debug', 'debug', 'debug', 'debug']);
+    expect(entries.filter((e) => e.message.startsWith('transition ')).map((e) => e.level)).toEqual([
+      'debug',
+      'debug',
+      'debug',
+      'debug',
+    ]);
   });
 
-  it('reads a level that cannot change (the default logger\'s kind) once, not on every move', async () => {
+  it("reads a level that cannot change (the default logger's kind) once, not on every move", async () => {
     const { logger, entries } = captureLogger('warn');
     Object.defineProperty(logger, 'level', { value: 'warn', writable: false, configurable: false, enumerable: true });
     let reads = 0;
@@ -57,7 +84,10 @@ describe('AgentWithStateMachine logger', () => {
         return Reflect.get(target, key, receiver) as unknown;
       },
     });
-    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] }), { logger: counted, sleep: async () => undefined });
+    const adapter = new AgentWithStateMachine(
+      createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] }),
+      { logger: counted, sleep: async () => undefined },
+    );
     await adapter.runTurn('first');
     const afterFirst = reads;
     await adapter.runTurn('second');
@@ -84,13 +114,24 @@ describe('AgentWithStateMachine logger', () => {
         if (this.isLevelEnabled(level)) this.lines.push(`${level}: ${message}`);
         return this;
       }
-      error(m: string): this { return this.log('error', m); }
-      warn(m: string): this { return this.log('warn', m); }
-      info(m: string): this { return this.log('info', m); }
-      debug(m: string): this { return this.log('debug', m); }
+      error(m: string): this {
+        return this.log('error', m);
+      }
+      warn(m: string): this {
+        return this.log('warn', m);
+      }
+      info(m: string): this {
+        return this.log('info', m);
+      }
+      debug(m: string): this {
+        return this.log('debug', m);
+      }
     }
     const logger = new GetterLogger();
-    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }] }), { logger, sleep: async () => undefined });
+    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'one' }, { text: 'two' }] }), {
+      logger,
+      sleep: async () => undefined,
+    });
     await adapter.runTurn('first');
     expect(logger.lines.filter((l) => l.includes('transition '))).toEqual([]);
     logger.level = 'debug';
@@ -118,10 +159,15 @@ describe('AgentWithStateMachine logger', () => {
     // A broken contract in CheckingGitCommits is forced to Error: a fault, so a warning.
     const faulty = captureLogger('debug');
     const broken = new AgentWithStateMachine(
-      { ...createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c1', name: 'x' }] }], tools: { x: { output: 'ok' } } }), checkGitCommits: async () => 'abc' as never },
+      {
+        ...createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c1', name: 'x' }] }], tools: { x: { output: 'ok' } } }),
+        checkGitCommits: async () => 'abc' as never,
+      },
       { logger: faulty.logger, sleep: async () => undefined },
     );
     await broken.runTurn('go');
-    expect(faulty.entries.find((e) => e.message.startsWith('forced transition CheckingGitCommits → Error'))!.level).toBe('warn');
+    expect(
+      faulty.entries.find((e) => e.message.startsWith('forced transition CheckingGitCommits → Error'))!.level,
+    ).toBe('warn');
   });
 });

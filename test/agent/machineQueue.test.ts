@@ -1,13 +1,25 @@
-import { AgentWithStateMachine, createScriptedAgent, type IllegalTransitionError, type TransitionRecord, type TurnResult } from '../../lib/index';
+import {
+  AgentWithStateMachine,
+  createScriptedAgent,
+  type IllegalTransitionError,
+  type TransitionRecord,
+  type TurnResult,
+} from '../../lib/index';
 
-function adapterWith(replies: Array<{ text: string }>): { adapter: AgentWithStateMachine; rejected: IllegalTransitionError[] } {
-  const adapter = new AgentWithStateMachine(createScriptedAgent({ replies }), { logger: false, maxHistorySize: Infinity });
+function adapterWith(replies: Array<{ text: string }>): {
+  adapter: AgentWithStateMachine;
+  rejected: IllegalTransitionError[];
+} {
+  const adapter = new AgentWithStateMachine(createScriptedAgent({ replies }), {
+    logger: false,
+    maxHistorySize: Infinity,
+  });
   const rejected: IllegalTransitionError[] = [];
   adapter.machine.on('rejected', (e) => rejected.push(e));
   return { adapter, rejected };
 }
 
-describe('AgentWithStateMachine and the machine\'s queue of listener moves', () => {
+describe("AgentWithStateMachine and the machine's queue of listener moves", () => {
   it('.runTurn() started from a reset listener runs normally (no false MachineMovedError)', async () => {
     const { adapter, rejected } = adapterWith([{ text: 'one' }, { text: 'two' }]);
     await adapter.runTurn('first');
@@ -51,6 +63,10 @@ describe('AgentWithStateMachine and the machine\'s queue of listener moves', () 
       expect(() => machine.transition('Ready')).toThrow('SendingToLLM → Ready');
     });
     machine.transition('WaitingForUserInput');
-    expect(order).toEqual(['move Ready → WaitingForUserInput', 'move WaitingForUserInput → SendingToLLM', 'rejected SendingToLLM → Ready']);
+    expect(order).toEqual([
+      'move Ready → WaitingForUserInput',
+      'move WaitingForUserInput → SendingToLLM',
+      'rejected SendingToLLM → Ready',
+    ]);
   });
 });

@@ -4,9 +4,16 @@ import { defaultShouldRetry, retryAfterMs, LLMCallError, OperationError } from '
 import { drive } from '../helpers/drive';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
-const openaiError = (status: number, headers: Record<string, string> = {}): APIError => APIError.generate(status, { error: { message: `status ${status}` } }, `status ${status}`, new Headers(headers));
+const openaiError = (status: number, headers: Record<string, string> = {}): APIError =>
+  APIError.generate(status, { error: { message: `status ${status}` } }, `status ${status}`, new Headers(headers));
 const aiError = (statusCode: number | undefined, responseHeaders?: Record<string, string>): APICallError =>
-  new APICallError({ message: `status ${statusCode}`, url: 'http://127.0.0.1/v1', requestBodyValues: {}, ...(statusCode === undefined ? {} : { statusCode }), ...(responseHeaders === undefined ? {} : { responseHeaders }) });
+  new APICallError({
+    message: `status ${statusCode}`,
+    url: 'http://127.0.0.1/v1',
+    requestBodyValues: {},
+    ...(statusCode === undefined ? {} : { statusCode }),
+    ...(responseHeaders === undefined ? {} : { responseHeaders }),
+  });
 
 describe('defaultShouldRetry()', () => {
   it.each([400, 401, 403, 404, 413, 422])('does not retry an openai APIError with status %i', (status) => {
@@ -59,10 +66,13 @@ describe('AgentWithStateMachine retries', () => {
   it('.runTurn() waits at least what Retry-After asks, and does not retry when it asks for more than maxDelayMs', async () => {
     let calls = 0;
     const d = drive({ replies: [] });
-    d.agent.sendUserMessage = () => (++calls === 1 ? Promise.reject(openaiError(429, { 'retry-after': '2' })) : Promise.resolve({ text: 'ok' }));
+    d.agent.sendUserMessage = () =>
+      ++calls === 1 ? Promise.reject(openaiError(429, { 'retry-after': '2' })) : Promise.resolve({ text: 'ok' });
     expect((await d.adapter.runTurn('go')).text).toBe('ok');
     expect(d.sleeps).toEqual([2000]);
-    expect(d.adapter.machine.history().find((r) => r.to === 'ProcessingLLMResponse')!.data).toMatchObject({ failures: [{ attempt: 1, delayMs: 2000, retryAfterMs: 2000 }] });
+    expect(d.adapter.machine.history().find((r) => r.to === 'ProcessingLLMResponse')!.data).toMatchObject({
+      failures: [{ attempt: 1, delayMs: 2000, retryAfterMs: 2000 }],
+    });
 
     const long = drive({ replies: [] }, { retry: { maxDelayMs: 10_000 } });
     long.agent.sendUserMessage = () => Promise.reject(aiError(429, { 'retry-after': '60' }));
@@ -70,16 +80,34 @@ describe('AgentWithStateMachine retries', () => {
     expect(result.outcome).toBe('error');
     expect(long.sleeps).toEqual([]);
     expect(long.adapter.machine.history().at(-1)!.data).toMatchObject({
-      failures: [{ attempt: 1, retryAfterMs: 60_000, noRetry: 'the server asked to wait 60000 ms (Retry-After), longer than retry.maxDelayMs 10000' }],
+      failures: [
+        {
+          attempt: 1,
+          retryAfterMs: 60_000,
+          noRetry: 'the server asked to wait 60000 ms (Retry-After), longer than retry.maxDelayMs 10000',
+        },
+      ],
     });
   });
 
   it('retry.delayMs overrides the wait; a throwing one ends the turn naming it', async () => {
-    const d = drive({ replies: [{ error: 'reset' }, { error: 'reset' }, { text: 'ok' }] }, { retry: { delayMs: (_e, attempt) => (attempt === 1 ? 7 : undefined) } });
+    const d = drive(
+      { replies: [{ error: 'reset' }, { error: 'reset' }, { text: 'ok' }] },
+      { retry: { delayMs: (_e, attempt) => (attempt === 1 ? 7 : undefined) } },
+    );
     expect((await d.adapter.runTurn('go')).text).toBe('ok');
     expect(d.sleeps).toEqual([7, 750]);
 
-    const t = drive({ replies: [{ error: 'reset' }] }, { retry: { delayMs: () => { throw new Error('oops'); } } });
+    const t = drive(
+      { replies: [{ error: 'reset' }] },
+      {
+        retry: {
+          delayMs: () => {
+            throw new Error('oops');
+          },
+        },
+      },
+    );
     const result = await t.adapter.runTurn('go');
     expect(result.error).toBeInstanceOf(OperationError);
     expect(result.error!.message).toBe('retry.delayMs failed: oops');

@@ -9,12 +9,18 @@ describe('retryDelay()', () => {
 
   it('stays within [exp/2, exp] and under the cap (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 60_000 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempt, base, cap, r) => {
-        const exp = Math.min(cap, base * 2 ** (attempt - 1));
-        const delay = retryDelay(attempt, base, cap, () => r);
-        expect(delay).toBeGreaterThanOrEqual(Math.floor(exp / 2));
-        expect(delay).toBeLessThanOrEqual(Math.ceil(exp));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 60_000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (attempt, base, cap, r) => {
+          const exp = Math.min(cap, base * 2 ** (attempt - 1));
+          const delay = retryDelay(attempt, base, cap, () => r);
+          expect(delay).toBeGreaterThanOrEqual(Math.floor(exp / 2));
+          expect(delay).toBeLessThanOrEqual(Math.ceil(exp));
+        },
+      ),
     );
   });
 });

@@ -1,10 +1,16 @@
-import { createScriptedAgent, AgentWithStateMachine, type SettleInfo, type ToolCall, type ToolResult } from '../../lib/index';
+import {
+  createScriptedAgent,
+  AgentWithStateMachine,
+  type SettleInfo,
+  type ToolCall,
+  type ToolResult,
+} from '../../lib/index';
 import { drive } from '../helpers/drive';
 
 const call = (id: string, name = 'bash'): ToolCall => ({ id, name });
 
 describe('AgentWithStateMachine settleToolCalls', () => {
-  it('.runTurn() settles a cancelled turn once, in call order: the finished tool\'s real result, then interrupted', async () => {
+  it(".runTurn() settles a cancelled turn once, in call order: the finished tool's real result, then interrupted", async () => {
     const settled: Array<{ results: ToolResult[]; info: SettleInfo }> = [];
     let adapter!: AgentWithStateMachine;
     const agent = createScriptedAgent({
@@ -41,37 +47,65 @@ describe('AgentWithStateMachine settleToolCalls', () => {
   });
 
   it('.runTurn() without settleToolCalls lists the unanswered calls with the results that answer them', async () => {
-    const d = drive({ replies: [{ toolCalls: [call('c1'), call('c2')], usage: { costUsd: 0.01 } }], tools: { bash: { output: 'ok' } } }, { budget: { maxToolCalls: 1 } });
+    const d = drive(
+      {
+        replies: [{ toolCalls: [call('c1'), call('c2')], usage: { costUsd: 0.01 } }],
+        tools: { bash: { output: 'ok' } },
+      },
+      { budget: { maxToolCalls: 1 } },
+    );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('budget_exceeded');
     expect(result.unansweredToolCalls).toEqual([
       { call: call('c1'), result: { callId: 'c1', output: 'ok' } },
-      { call: call('c2'), result: { callId: 'c2', output: 'not run: budget exceeded: 1 tool call of 1 tool call after 1 LLM call', isError: true } },
+      {
+        call: call('c2'),
+        result: {
+          callId: 'c2',
+          output: 'not run: budget exceeded: 1 tool call of 1 tool call after 1 LLM call',
+          isError: true,
+        },
+      },
     ]);
   });
 
   it('.runTurn() settles the real results when sendToolResults fails for good', async () => {
-    const d = drive({ replies: [{ toolCalls: [call('c1')] }, { error: 'HTTP 400' }], tools: { bash: { output: 'ok' } } });
+    const d = drive({
+      replies: [{ toolCalls: [call('c1')] }, { error: 'HTTP 400' }],
+      tools: { bash: { output: 'ok' } },
+    });
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('error');
     expect(result.unansweredToolCalls).toEqual([{ call: call('c1'), result: { callId: 'c1', output: 'ok' } }]);
   });
 
   it('.runTurn() leaves nothing unanswered once sendToolResults succeeded', async () => {
-    const d = drive({ replies: [{ toolCalls: [call('c1')] }, { toolCalls: [call('c2')] }, { error: 'boom' }], tools: { bash: { output: 'ok' } } }, { retry: { retries: 0 } });
+    const d = drive(
+      {
+        replies: [{ toolCalls: [call('c1')] }, { toolCalls: [call('c2')] }, { error: 'boom' }],
+        tools: { bash: { output: 'ok' } },
+      },
+      { retry: { retries: 0 } },
+    );
     const result = await d.adapter.runTurn('go');
     expect(result.unansweredToolCalls).toEqual([{ call: call('c2'), result: { callId: 'c2', output: 'ok' } }]);
   });
 
   it('.runTurn() records a failing settleToolCalls without changing the outcome, and does not hang on one that never settles', async () => {
-    const d = drive({ replies: [{ toolCalls: [call('c1')] }, { error: 'x' }], tools: { bash: { output: 'ok' } } }, { retry: { retries: 0 }, cancelGraceMs: 5 });
+    const d = drive(
+      { replies: [{ toolCalls: [call('c1')] }, { error: 'x' }], tools: { bash: { output: 'ok' } } },
+      { retry: { retries: 0 }, cancelGraceMs: 5 },
+    );
     d.agent.settleToolCalls = () => Promise.reject(new Error('disk full'));
     const failed = await d.adapter.runTurn('go');
     expect(failed.outcome).toBe('error');
     expect(failed.settleError?.message).toBe('settleToolCalls failed: disk full');
     expect(failed.unansweredToolCalls).toHaveLength(1);
 
-    const d2 = drive({ replies: [{ toolCalls: [call('c1')] }, { error: 'x' }], tools: { bash: { output: 'ok' } } }, { retry: { retries: 0 }, cancelGraceMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const d2 = drive(
+      { replies: [{ toolCalls: [call('c1')] }, { error: 'x' }], tools: { bash: { output: 'ok' } } },
+      { retry: { retries: 0 }, cancelGraceMs: 5, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
+    );
     d2.agent.settleToolCalls = () => new Promise(() => undefined);
     const hung = await d2.adapter.runTurn('go');
     expect(hung.outcome).toBe('error');
@@ -79,7 +113,10 @@ describe('AgentWithStateMachine settleToolCalls', () => {
   });
 
   it('.runTurn() keeps text sent alongside tool calls in texts', async () => {
-    const d = drive({ replies: [{ text: 'Let me look.', toolCalls: [call('c1')] }, { text: 'Found it.' }], tools: { bash: { output: 'ok' } } });
+    const d = drive({
+      replies: [{ text: 'Let me look.', toolCalls: [call('c1')] }, { text: 'Found it.' }],
+      tools: { bash: { output: 'ok' } },
+    });
     const result = await d.adapter.runTurn('go');
     expect(result.texts).toEqual(['Let me look.']);
     expect(result.text).toBe('Found it.');

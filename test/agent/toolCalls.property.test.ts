@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { AgentWithStateMachine, type AgentLoop, type LLMResponse, type ToolCall, type ToolResult } from '../../lib/index';
+import {
+  AgentWithStateMachine,
+  type AgentLoop,
+  type LLMResponse,
+  type ToolCall,
+  type ToolResult,
+} from '../../lib/index';
 
 // A random agent: each LLM reply asks for 0–4 tool calls or fails; each tool finishes, fails,
 // throws, cancels the turn, or stalls until its signal aborts. The property follows what a
@@ -63,7 +69,9 @@ describe('AgentWithStateMachine tool calls (property-based)', () => {
                     adapter.cancel('random cancel');
                     return { callId: call.id, output: 'finished before the cancel took effect' };
                   case 'stall':
-                    await new Promise<void>((resolve) => (ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve())));
+                    await new Promise<void>((resolve) =>
+                      ctx.signal.aborted ? resolve() : ctx.signal.addEventListener('abort', () => resolve()),
+                    );
                     throw new Error('aborted');
                 }
               } finally {
@@ -71,7 +79,8 @@ describe('AgentWithStateMachine tool calls (property-based)', () => {
               }
             },
           };
-          if (withSettle) agent.settleToolCalls = async (results) => void answered.push(...results.map((r) => r.callId));
+          if (withSettle)
+            agent.settleToolCalls = async (results) => void answered.push(...results.map((r) => r.callId));
           adapter = new AgentWithStateMachine(agent, {
             logger: false,
             toolConcurrency,

@@ -41,7 +41,13 @@ describe('AgentWithStateMachine toolConcurrency', () => {
     gates[0]!.release('first');
     expect((await turn).outcome).toBe('end_of_turn');
     const sent = agent.calls.find((c) => c.op === 'sendToolResults');
-    expect(sent).toMatchObject({ results: [{ callId: 'c1', output: 'first' }, { callId: 'c2', output: 'second' }, { callId: 'c3', output: 'third' }] });
+    expect(sent).toMatchObject({
+      results: [
+        { callId: 'c1', output: 'first' },
+        { callId: 'c2', output: 'second' },
+        { callId: 'c3', output: 'third' },
+      ],
+    });
     const record = adapter.machine.history().find((r) => r.to === 'CheckingGitCommits')!;
     expect((record.data as { results: unknown[] }).results).toHaveLength(3);
   });
@@ -79,6 +85,10 @@ describe('AgentWithStateMachine toolConcurrency', () => {
     const result = await turn;
     expect(gates.map((g) => g.signal.aborted)).toEqual([true, true, true]);
     expect(result.outcome).toBe('cancelled');
-    expect(result.unansweredToolCalls!.map((u) => u.result.output)).toEqual(['finished', 'interrupted: stop', 'interrupted: stop']);
+    expect(result.unansweredToolCalls!.map((u) => u.result.output)).toEqual([
+      'finished',
+      'interrupted: stop',
+      'interrupted: stop',
+    ]);
   });
 });

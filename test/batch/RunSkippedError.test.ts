@@ -2,10 +2,20 @@ import { RunSkippedError, StateMachineError } from '../../lib/index';
 
 describe('RunSkippedError', () => {
   it('carries the reason, its message and the spent limit, with a stable code', () => {
-    const spent = { limit: 'maxCostUsd' as const, used: 5.02, max: 5, message: 'shared budget exceeded: $5.02 of $5.00 after 41 LLM calls' };
+    const spent = {
+      limit: 'maxCostUsd' as const,
+      used: 5.02,
+      max: 5,
+      message: 'shared budget exceeded: $5.02 of $5.00 after 41 LLM calls',
+    };
     const error = new RunSkippedError('budget_exceeded', spent.message, spent);
     expect(error).toBeInstanceOf(StateMachineError);
-    expect([error.name, error.code, error.reason, error.message]).toEqual(['RunSkippedError', 'run_skipped', 'budget_exceeded', spent.message]);
+    expect([error.name, error.code, error.reason, error.message]).toEqual([
+      'RunSkippedError',
+      'run_skipped',
+      'budget_exceeded',
+      spent.message,
+    ]);
     expect(error.spent).toBe(spent);
     expect(new RunSkippedError('aborted', 'batch aborted').spent).toBeUndefined();
   });

@@ -26,7 +26,9 @@ describe('examples/budget-batch', () => {
     expect(report.totals.costUsd).toBeLessThanOrEqual(1.5 + 8 * 0.045);
     const out = lines.join('\n');
     expect(out).toMatch(/^\[ ?\d+\/50\] fix-\d\d-[a-z-]+ +end_of_turn /m);
-    expect(out).toMatch(/skipped \d+ runs not yet started: shared budget exceeded: \$1\.\d\d of \$1\.50 after \d+ LLM calls/);
+    expect(out).toMatch(
+      /skipped \d+ runs not yet started: shared budget exceeded: \$1\.\d\d of \$1\.50 after \d+ LLM calls/,
+    );
     expect(out).toContain('Runs by outcome');
     expect(out).toContain('tasks[6].agent() failed: sandbox failed to boot: no space left on device');
     expect(out).toContain('sendUserMessage failed after 3 attempts: 529 overloaded_error');

@@ -1,12 +1,42 @@
-import { BudgetExceededError, formatBatchReport, InvalidArgumentError, LLMCallError, RunSkippedError, type BatchReport, type RunReport, type UsageTotals } from '../../lib/index';
+import {
+  BudgetExceededError,
+  formatBatchReport,
+  InvalidArgumentError,
+  LLMCallError,
+  RunSkippedError,
+  type BatchReport,
+  type RunReport,
+  type UsageTotals,
+} from '../../lib/index';
 
-const usage = (costUsd: number, llmCalls: number, toolCalls = 0): UsageTotals => ({ inputTokens: llmCalls * 1000, outputTokens: llmCalls * 50, costUsd, toolCalls, llmCalls, wallMs: 0 });
+const usage = (costUsd: number, llmCalls: number, toolCalls = 0): UsageTotals => ({
+  inputTokens: llmCalls * 1000,
+  outputTokens: llmCalls * 50,
+  costUsd,
+  toolCalls,
+  llmCalls,
+  wallMs: 0,
+});
 const zero = usage(0, 0);
 const budgetMessage = 'shared budget exceeded: $1.02 of $1.00 after 31 LLM calls';
 
 const runs: RunReport[] = [
-  { id: 'fix-parse', outcome: 'end_of_turn', usage: usage(0.21, 4, 3), durationMs: 2_400, transitions: 31, historyFile: '/tmp/runs/fix-parse.jsonl' },
-  { id: 'fix-lexer', outcome: 'end_of_turn', usage: usage(0.09, 2, 1), durationMs: 850, transitions: 14, historyFile: '/tmp/runs/fix-lexer.jsonl' },
+  {
+    id: 'fix-parse',
+    outcome: 'end_of_turn',
+    usage: usage(0.21, 4, 3),
+    durationMs: 2_400,
+    transitions: 31,
+    historyFile: '/tmp/runs/fix-parse.jsonl',
+  },
+  {
+    id: 'fix-lexer',
+    outcome: 'end_of_turn',
+    usage: usage(0.09, 2, 1),
+    durationMs: 850,
+    transitions: 14,
+    historyFile: '/tmp/runs/fix-lexer.jsonl',
+  },
   {
     id: 'flaky-net',
     outcome: 'error',
@@ -14,7 +44,15 @@ const runs: RunReport[] = [
     durationMs: 65_000,
     transitions: 3,
     historyFile: '/tmp/runs/flaky-net.jsonl',
-    error: new LLMCallError('sendUserMessage', [{ attempt: 1, error: '529 overloaded' }, { attempt: 2, error: '529 overloaded' }, { attempt: 3, error: '529 overloaded' }], new Error('529 overloaded')),
+    error: new LLMCallError(
+      'sendUserMessage',
+      [
+        { attempt: 1, error: '529 overloaded' },
+        { attempt: 2, error: '529 overloaded' },
+        { attempt: 3, error: '529 overloaded' },
+      ],
+      new Error('529 overloaded'),
+    ),
   },
   {
     id: 'big-refactor',
@@ -25,8 +63,22 @@ const runs: RunReport[] = [
     historyFile: '/tmp/runs/big-refactor.jsonl',
     error: new BudgetExceededError(budgetMessage, 'maxCostUsd', 1.02, 1),
   },
-  { id: 'docs', outcome: 'skipped', usage: zero, durationMs: 0, transitions: 0, error: new RunSkippedError('budget_exceeded', budgetMessage) },
-  { id: 'typos', outcome: 'skipped', usage: zero, durationMs: 0, transitions: 0, error: new RunSkippedError('budget_exceeded', budgetMessage) },
+  {
+    id: 'docs',
+    outcome: 'skipped',
+    usage: zero,
+    durationMs: 0,
+    transitions: 0,
+    error: new RunSkippedError('budget_exceeded', budgetMessage),
+  },
+  {
+    id: 'typos',
+    outcome: 'skipped',
+    usage: zero,
+    durationMs: 0,
+    transitions: 0,
+    error: new RunSkippedError('budget_exceeded', budgetMessage),
+  },
 ];
 
 const report: BatchReport = {
@@ -96,7 +148,16 @@ Runs that did not end normally: 2
 
   it('handles a batch where nothing started, and one with no caps', () => {
     const empty: BatchReport = {
-      runs: [{ id: 'a', outcome: 'skipped', usage: zero, durationMs: 0, transitions: 0, error: new RunSkippedError('aborted', 'batch aborted') }],
+      runs: [
+        {
+          id: 'a',
+          outcome: 'skipped',
+          usage: zero,
+          durationMs: 0,
+          transitions: 0,
+          error: new RunSkippedError('aborted', 'batch aborted'),
+        },
+      ],
       totals: { ...zero, outcomes: { end_of_turn: 0, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 1 } },
       limits: {},
       concurrency: 1,
@@ -110,15 +171,25 @@ Runs that did not end normally: 2
   });
 
   it('names a value that is not a batch report, and the part that is wrong', () => {
-    expect(() => formatBatchReport(null as never)).toThrow('Expected `report` to be a BatchReport from runBatch(), got `null`');
-    expect(() => formatBatchReport({ ...report, runs: undefined } as never)).toThrow('Expected `report.runs` to be an array of run reports, got `undefined`');
-    expect(() => formatBatchReport({ ...report, runs: [report.runs[0], null] } as never)).toThrow(/^Expected `report.runs\[1\]` to be a run report .*, got `null`$/);
-    expect(() => formatBatchReport({ ...report, totals: {} } as never)).toThrow(/^Expected `report.totals` to be usage totals with `outcomes`/);
+    expect(() => formatBatchReport(null as never)).toThrow(
+      'Expected `report` to be a BatchReport from runBatch(), got `null`',
+    );
+    expect(() => formatBatchReport({ ...report, runs: undefined } as never)).toThrow(
+      'Expected `report.runs` to be an array of run reports, got `undefined`',
+    );
+    expect(() => formatBatchReport({ ...report, runs: [report.runs[0], null] } as never)).toThrow(
+      /^Expected `report.runs\[1\]` to be a run report .*, got `null`$/,
+    );
+    expect(() => formatBatchReport({ ...report, totals: {} } as never)).toThrow(
+      /^Expected `report.totals` to be usage totals with `outcomes`/,
+    );
     expect(() => formatBatchReport(report, null as never)).toThrow('Expected `options` to be an object, got `null`');
   });
 
   it('rejects bad options, naming them', () => {
     expect(() => formatBatchReport(report, { slowest: -1 })).toThrow(InvalidArgumentError);
-    expect(() => formatBatchReport(report, { failures: 1.5 })).toThrow('Expected `failures` to be a non-negative integer, got `1.5` (number)');
+    expect(() => formatBatchReport(report, { failures: 1.5 })).toThrow(
+      'Expected `failures` to be a non-negative integer, got `1.5` (number)',
+    );
   });
 });

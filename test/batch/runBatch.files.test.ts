@@ -1,14 +1,30 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createScriptedAgent, HistoryFileError, InvalidArgumentError, loadHistory, runBatch, type BatchOptions, type BatchTask } from '../../lib/index';
+import {
+  createScriptedAgent,
+  HistoryFileError,
+  InvalidArgumentError,
+  loadHistory,
+  runBatch,
+  type BatchOptions,
+  type BatchTask,
+} from '../../lib/index';
 import { safeFileName } from '../../lib/batch/safeFileName';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { manualClock } from '../helpers/manualClock';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const base = (): BatchOptions => ({ logger: false, sleep: () => tick(), clock: manualClock().now });
-const task = (id: string): BatchTask => ({ id, input: 'go', agent: () => createScriptedAgent({ sleep: () => tick(), replies: [{ text: 'done', usage: { costUsd: 0.01, inputTokens: 1, outputTokens: 1 } }] }) });
+const task = (id: string): BatchTask => ({
+  id,
+  input: 'go',
+  agent: () =>
+    createScriptedAgent({
+      sleep: () => tick(),
+      replies: [{ text: 'done', usage: { costUsd: 0.01, inputTokens: 1, outputTokens: 1 } }],
+    }),
+});
 
 let dir: string;
 beforeEach(() => {
@@ -26,7 +42,9 @@ describe('runBatch() history files', () => {
     fs.mkdirSync(historyDir);
     fs.symlinkSync(victim, path.join(historyDir, 'a.jsonl'));
     // Refused before anything runs: the link is a clash.
-    await expect(runBatch([task('a')], { ...base(), historyDir })).rejects.toThrow(expect.objectContaining({ code: 'file_exists', message: expect.stringContaining('a.jsonl') }));
+    await expect(runBatch([task('a')], { ...base(), historyDir })).rejects.toThrow(
+      expect.objectContaining({ code: 'file_exists', message: expect.stringContaining('a.jsonl') }),
+    );
     // Told to overwrite, the run still does not follow the link: its history fails, the victim is untouched.
     const report = await runBatch([task('a')], { ...base(), historyDir, overwriteHistory: true });
     expect(fs.readFileSync(victim, 'utf8')).toBe('precious');
@@ -46,12 +64,16 @@ describe('runBatch() history files', () => {
         return createScriptedAgent({ sleep: () => tick(), replies: [{ text: 'done' }] });
       },
     });
-    await expect(runBatch([counting('a'), counting('b'), counting('new')], { ...base(), historyDir })).rejects.toThrow(/already holds 2 history files this batch would write \(a\.jsonl, b\.jsonl\)/);
+    await expect(runBatch([counting('a'), counting('b'), counting('new')], { ...base(), historyDir })).rejects.toThrow(
+      /already holds 2 history files this batch would write \(a\.jsonl, b\.jsonl\)/,
+    );
     expect(started).toBe(0);
     expect(fs.readFileSync(path.join(historyDir, 'a.jsonl'), 'utf8')).toBe(before);
     const again = await runBatch([task('a')], { ...base(), historyDir, overwriteHistory: true });
     expect((await loadHistory(again.runs[0]!.historyFile!)).records.length).toBeGreaterThan(0);
-    await expect(runBatch([task('z')], { ...base(), historyDir, overwriteHistory: 'yes' as never })).rejects.toThrow(InvalidArgumentError);
+    await expect(runBatch([task('z')], { ...base(), historyDir, overwriteHistory: 'yes' as never })).rejects.toThrow(
+      InvalidArgumentError,
+    );
   });
 
   it('never names a file with a leading dash', async () => {

@@ -4,10 +4,14 @@ import { runBatch } from '../../lib/batch/runBatch';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 
 const noWait = async (): Promise<void> => undefined;
-const task = (id: string, replies: Array<{ text?: string; error?: string }>) => ({ id, input: `do ${id}`, agent: createScriptedAgent({ replies, sleep: noWait }) });
+const task = (id: string, replies: Array<{ text?: string; error?: string }>) => ({
+  id,
+  input: `do ${id}`,
+  agent: createScriptedAgent({ replies, sleep: noWait }),
+});
 
 describe('runBatch() onRun', () => {
-  it('runBatch() hands onRun each run\'s adapter before its turn and calls what it returns after the run', async () => {
+  it("runBatch() hands onRun each run's adapter before its turn and calls what it returns after the run", async () => {
     const log: string[] = [];
     const report = await runBatch([task('a', [{ text: 'A' }]), task('b', [{ text: 'B' }])], {
       concurrency: 1,

@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { createScriptedAgent, runBatch, type AgentLoop, type BatchProgress, type BatchTask, type LLMResponse, type ScriptedReply } from '../../lib/index';
+import {
+  createScriptedAgent,
+  runBatch,
+  type AgentLoop,
+  type BatchProgress,
+  type BatchTask,
+  type LLMResponse,
+  type ScriptedReply,
+} from '../../lib/index';
 
 // Every operation resolves in its own event-loop turn (setImmediate), so runs interleave in
 // many orders and no real time passes. Node drains microtasks after each setImmediate
@@ -31,13 +39,18 @@ const taskArb: fc.Arbitrary<TaskSpec> = fc.record({
     .map(([rounds, last]) => [...rounds, last]),
   toolLatency: fc.integer({ min: 1, max: 3 }),
 });
-const capArb = fc.record({ cents: fc.integer({ min: 0, max: 400 }), maxLlmCalls: fc.option(fc.integer({ min: 0, max: 80 }), { nil: undefined }) });
+const capArb = fc.record({
+  cents: fc.integer({ min: 0, max: 400 }),
+  maxLlmCalls: fc.option(fc.integer({ min: 0, max: 80 }), { nil: undefined }),
+});
 const perRunArb = fc.option(fc.integer({ min: 0, max: 60 }), { nil: undefined });
 
 function toReply(r: ReplySpec): ScriptedReply {
   if (r.kind === 'fail') return { error: 'transient LLM failure', delayMs: r.latency };
   const usage = { costUsd: r.cents / 100, inputTokens: 100, outputTokens: 10 };
-  return r.kind === 'text' ? { text: 'done', usage, delayMs: r.latency } : { toolCalls: [{ id: 'c1', name: 'bash' }], usage, delayMs: r.latency };
+  return r.kind === 'text'
+    ? { text: 'done', usage, delayMs: r.latency }
+    : { toolCalls: [{ id: 'c1', name: 'bash' }], usage, delayMs: r.latency };
 }
 
 /** What the agents saw, across the whole batch. */
@@ -52,7 +65,12 @@ interface Ledger {
 }
 
 /** Wraps an agent so every operation is counted and every LLM call start is checked against the cap. */
-function instrument(agent: AgentLoop, ledger: Ledger, cap: { cents: number; maxLlmCalls: number | undefined }, id: string): AgentLoop {
+function instrument(
+  agent: AgentLoop,
+  ledger: Ledger,
+  cap: { cents: number; maxLlmCalls: number | undefined },
+  id: string,
+): AgentLoop {
   const track = async <T>(op: () => Promise<T>): Promise<T> => {
     ledger.pendingOps += 1;
     ledger.maxPendingOps = Math.max(ledger.maxPendingOps, ledger.pendingOps);
@@ -63,8 +81,10 @@ function instrument(agent: AgentLoop, ledger: Ledger, cap: { cents: number; maxL
     }
   };
   const llm = async (op: () => Promise<LLMResponse>): Promise<LLMResponse> => {
-    if (ledger.cents >= cap.cents) ledger.lateStarts.push(`${id}: LLM call started at ${ledger.cents}¢ of ${cap.cents}¢`);
-    if (cap.maxLlmCalls !== undefined && ledger.llmCallsStarted >= cap.maxLlmCalls) ledger.lateStarts.push(`${id}: LLM call ${ledger.llmCallsStarted + 1} of ${cap.maxLlmCalls}`);
+    if (ledger.cents >= cap.cents)
+      ledger.lateStarts.push(`${id}: LLM call started at ${ledger.cents}¢ of ${cap.cents}¢`);
+    if (cap.maxLlmCalls !== undefined && ledger.llmCallsStarted >= cap.maxLlmCalls)
+      ledger.lateStarts.push(`${id}: LLM call ${ledger.llmCallsStarted + 1} of ${cap.maxLlmCalls}`);
     ledger.llmCallsStarted += 1;
     const response = await track(op);
     ledger.cents += Math.round((response.usage?.costUsd ?? 0) * 100);
@@ -86,110 +106,140 @@ afterAll(() => {
 describe('runBatch with random tasks, caps and concurrency (property-based)', () => {
   it('never starts an LLM call on a spent shared budget, overspends by at most one response per run in flight, and accounts for every task', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 16 }), fc.array(taskArb, { minLength: 1, maxLength: 40 }), capArb, perRunArb, async (concurrency, specs, cap, perRunCents) => {
-        const ledger: Ledger = { cents: 0, llmCallsStarted: 0, lateStarts: [], pendingOps: 0, maxPendingOps: 0 };
-        const factoryCalls = specs.map(() => 0);
-        let alive = 0;
-        let maxAlive = 0;
-        const tasks = specs.map(
-          (spec, i): BatchTask => ({
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 16 }),
+        fc.array(taskArb, { minLength: 1, maxLength: 40 }),
+        capArb,
+        perRunArb,
+        async (concurrency, specs, cap, perRunCents) => {
+          const ledger: Ledger = { cents: 0, llmCallsStarted: 0, lateStarts: [], pendingOps: 0, maxPendingOps: 0 };
+          const factoryCalls = specs.map(() => 0);
+          let alive = 0;
+          let maxAlive = 0;
+          const tasks = specs.map((spec, i): BatchTask => ({
             id: `task-${i}`,
             input: `task ${i}`,
             agent: () => {
               factoryCalls[i]! += 1;
               maxAlive = Math.max(maxAlive, ++alive);
-              const agent = createScriptedAgent({ sleep: (n) => ticks(n), replies: spec.replies.map(toReply), tools: { bash: { output: 'ok', delayMs: spec.toolLatency } } });
+              const agent = createScriptedAgent({
+                sleep: (n) => ticks(n),
+                replies: spec.replies.map(toReply),
+                tools: { bash: { output: 'ok', delayMs: spec.toolLatency } },
+              });
               return instrument(agent, ledger, cap, `task-${i}`);
             },
-          }),
-        );
-        const progress: BatchProgress[] = [];
-        const report = await runBatch(tasks, {
-          concurrency,
-          total: { maxCostUsd: cap.cents / 100, ...(cap.maxLlmCalls === undefined ? {} : { maxLlmCalls: cap.maxLlmCalls }) },
-          ...(perRunCents === undefined ? {} : { perRun: { maxCostUsd: perRunCents / 100 } }),
-          retry: { retries: 1, baseDelayMs: 1 },
-          sleep: () => tick(),
-          logger: false,
-          clock: () => 0,
-          onProgress: (p) => {
-            progress.push(p);
-            if (p.event.type === 'finished') alive -= 1;
-          },
-        });
+          }));
+          const progress: BatchProgress[] = [];
+          const report = await runBatch(tasks, {
+            concurrency,
+            total: {
+              maxCostUsd: cap.cents / 100,
+              ...(cap.maxLlmCalls === undefined ? {} : { maxLlmCalls: cap.maxLlmCalls }),
+            },
+            ...(perRunCents === undefined ? {} : { perRun: { maxCostUsd: perRunCents / 100 } }),
+            retry: { retries: 1, baseDelayMs: 1 },
+            sleep: () => tick(),
+            logger: false,
+            clock: () => 0,
+            onProgress: (p) => {
+              progress.push(p);
+              if (p.event.type === 'finished') alive -= 1;
+            },
+          });
 
-        // The tight guarantee: every LLM call started while the shared budget had room.
-        expect(ledger.lateStarts).toEqual([]);
-        // Hence the bound: past the cap, at most one response per run in flight.
-        const maxReplyCents = Math.max(0, ...specs.flatMap((s) => s.replies.map((r) => r.cents)));
-        const totalCents = Math.round(report.totals.costUsd * 100);
-        expect(totalCents).toBe(ledger.cents);
-        expect(totalCents).toBeLessThanOrEqual(cap.cents + Math.min(concurrency, specs.length) * maxReplyCents);
-        if (cap.maxLlmCalls !== undefined) expect(report.totals.llmCalls).toBeLessThanOrEqual(cap.maxLlmCalls);
-        const spent = totalCents >= cap.cents || (cap.maxLlmCalls !== undefined && report.totals.llmCalls >= cap.maxLlmCalls);
+          // The tight guarantee: every LLM call started while the shared budget had room.
+          expect(ledger.lateStarts).toEqual([]);
+          // Hence the bound: past the cap, at most one response per run in flight.
+          const maxReplyCents = Math.max(0, ...specs.flatMap((s) => s.replies.map((r) => r.cents)));
+          const totalCents = Math.round(report.totals.costUsd * 100);
+          expect(totalCents).toBe(ledger.cents);
+          expect(totalCents).toBeLessThanOrEqual(cap.cents + Math.min(concurrency, specs.length) * maxReplyCents);
+          if (cap.maxLlmCalls !== undefined) expect(report.totals.llmCalls).toBeLessThanOrEqual(cap.maxLlmCalls);
+          const spent =
+            totalCents >= cap.cents || (cap.maxLlmCalls !== undefined && report.totals.llmCalls >= cap.maxLlmCalls);
 
-        // Concurrency, as the agents saw it and as progress reported it.
-        expect(maxAlive).toBeLessThanOrEqual(concurrency);
-        expect(ledger.maxPendingOps).toBeLessThanOrEqual(concurrency);
-        expect(Math.max(...progress.map((p) => p.running))).toBeLessThanOrEqual(concurrency);
+          // Concurrency, as the agents saw it and as progress reported it.
+          expect(maxAlive).toBeLessThanOrEqual(concurrency);
+          expect(ledger.maxPendingOps).toBeLessThanOrEqual(concurrency);
+          expect(Math.max(...progress.map((p) => p.running))).toBeLessThanOrEqual(concurrency);
 
-        // Every task is accounted for, in order; outcome counts add up.
-        expect(report.runs.map((r) => r.id)).toEqual(tasks.map((t) => t.id));
-        const { outcomes } = report.totals;
-        expect(outcomes.end_of_turn + outcomes.budget_exceeded + outcomes.error + outcomes.cancelled + outcomes.skipped).toBe(specs.length);
-        expect(outcomes.cancelled).toBe(0);
-        expect(progress.at(-1)!.done).toBe(specs.length);
+          // Every task is accounted for, in order; outcome counts add up.
+          expect(report.runs.map((r) => r.id)).toEqual(tasks.map((t) => t.id));
+          const { outcomes } = report.totals;
+          expect(
+            outcomes.end_of_turn + outcomes.budget_exceeded + outcomes.error + outcomes.cancelled + outcomes.skipped,
+          ).toBe(specs.length);
+          expect(outcomes.cancelled).toBe(0);
+          expect(progress.at(-1)!.done).toBe(specs.length);
 
-        // Skipped runs: never started, zero usage, the tail of the list, and only once the pool was spent.
-        const firstSkipped = report.runs.findIndex((r) => r.outcome === 'skipped');
-        report.runs.forEach((run, i) => {
-          if (run.outcome === 'skipped') {
-            expect(factoryCalls[i]).toBe(0);
-            expect(run.usage).toEqual({ inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 });
-            expect(run.transitions).toBe(0);
-            expect(run.error!.message).toMatch(/^shared budget exceeded: /);
-          } else {
-            expect(factoryCalls[i]).toBe(1);
-            expect(run.transitions).toBeGreaterThan(0);
-            if (firstSkipped !== -1) expect(i).toBeLessThan(firstSkipped);
+          // Skipped runs: never started, zero usage, the tail of the list, and only once the pool was spent.
+          const firstSkipped = report.runs.findIndex((r) => r.outcome === 'skipped');
+          report.runs.forEach((run, i) => {
+            if (run.outcome === 'skipped') {
+              expect(factoryCalls[i]).toBe(0);
+              expect(run.usage).toEqual({
+                inputTokens: 0,
+                outputTokens: 0,
+                costUsd: 0,
+                toolCalls: 0,
+                llmCalls: 0,
+                wallMs: 0,
+              });
+              expect(run.transitions).toBe(0);
+              expect(run.error!.message).toMatch(/^shared budget exceeded: /);
+            } else {
+              expect(factoryCalls[i]).toBe(1);
+              expect(run.transitions).toBeGreaterThan(0);
+              if (firstSkipped !== -1) expect(i).toBeLessThan(firstSkipped);
+            }
+            if (run.outcome === 'budget_exceeded') {
+              expect(run.error!.message).toMatch(
+                perRunCents === undefined ? /^shared budget exceeded: / : /^(shared )?budget exceeded: /,
+              );
+              if (/^shared/.test(run.error!.message)) expect(spent).toBe(true);
+            }
+          });
+          if (outcomes.skipped > 0) expect(spent).toBe(true);
+          if (!spent) expect(report.runs.filter((r) => /^shared/.test(r.error?.message ?? ''))).toEqual([]);
+
+          stats.batches += 1;
+          if (spent && maxReplyCents > 0) {
+            stats.capped += 1;
+            const over = totalCents - cap.cents;
+            const ratio = over / (Math.min(concurrency, specs.length) * maxReplyCents);
+            if (over > stats.worstOvershootCents) stats.worstOvershootCents = over;
+            if (ratio > stats.worstRatio) {
+              stats.worstRatio = ratio;
+              stats.worstAt = `concurrency ${concurrency}, ${specs.length} tasks, cap ${cap.cents}¢, spent ${totalCents}¢, largest reply ${maxReplyCents}¢`;
+            }
           }
-          if (run.outcome === 'budget_exceeded') {
-            expect(run.error!.message).toMatch(perRunCents === undefined ? /^shared budget exceeded: / : /^(shared )?budget exceeded: /);
-            if (/^shared/.test(run.error!.message)) expect(spent).toBe(true);
-          }
-        });
-        if (outcomes.skipped > 0) expect(spent).toBe(true);
-        if (!spent) expect(report.runs.filter((r) => /^shared/.test(r.error?.message ?? ''))).toEqual([]);
-
-        stats.batches += 1;
-        if (spent && maxReplyCents > 0) {
-          stats.capped += 1;
-          const over = totalCents - cap.cents;
-          const ratio = over / (Math.min(concurrency, specs.length) * maxReplyCents);
-          if (over > stats.worstOvershootCents) stats.worstOvershootCents = over;
-          if (ratio > stats.worstRatio) {
-            stats.worstRatio = ratio;
-            stats.worstAt = `concurrency ${concurrency}, ${specs.length} tasks, cap ${cap.cents}¢, spent ${totalCents}¢, largest reply ${maxReplyCents}¢`;
-          }
-        }
-      }),
+        },
+      ),
       { numRuns: Number(process.env.BATCH_RUNS ?? 150) },
     );
   }, 600_000);
 
   it('aborted at a random point: resolves, starts nothing after the abort, and accounts for every task', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 12 }), fc.array(taskArb, { minLength: 1, maxLength: 25 }), fc.nat(40), async (concurrency, specs, abortAfterCalls) => {
-        const controller = new AbortController();
-        const ledger: Ledger = { cents: 0, llmCallsStarted: 0, lateStarts: [], pendingOps: 0, maxPendingOps: 0 };
-        const startedAfterAbort: number[] = [];
-        const tasks = specs.map(
-          (spec, i): BatchTask => ({
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        fc.array(taskArb, { minLength: 1, maxLength: 25 }),
+        fc.nat(40),
+        async (concurrency, specs, abortAfterCalls) => {
+          const controller = new AbortController();
+          const ledger: Ledger = { cents: 0, llmCallsStarted: 0, lateStarts: [], pendingOps: 0, maxPendingOps: 0 };
+          const startedAfterAbort: number[] = [];
+          const tasks = specs.map((spec, i): BatchTask => ({
             id: `task-${i}`,
             input: 'go',
             agent: () => {
               if (controller.signal.aborted) startedAfterAbort.push(i);
-              const agent = createScriptedAgent({ sleep: (n) => ticks(n), replies: spec.replies.map(toReply), tools: { bash: { output: 'ok', delayMs: spec.toolLatency } } });
+              const agent = createScriptedAgent({
+                sleep: (n) => ticks(n),
+                replies: spec.replies.map(toReply),
+                tools: { bash: { output: 'ok', delayMs: spec.toolLatency } },
+              });
               const wrapped = instrument(agent, ledger, { cents: Infinity, maxLlmCalls: undefined }, `task-${i}`);
               const send = wrapped.sendUserMessage;
               return {
@@ -200,18 +250,28 @@ describe('runBatch with random tasks, caps and concurrency (property-based)', ()
                 },
               };
             },
-          }),
-        );
-        const report = await runBatch(tasks, { concurrency, signal: controller.signal, retry: { retries: 1, baseDelayMs: 1 }, sleep: () => tick(), logger: false, clock: () => 0 });
-        expect(startedAfterAbort).toEqual([]);
-        const { outcomes } = report.totals;
-        expect(outcomes.end_of_turn + outcomes.budget_exceeded + outcomes.error + outcomes.cancelled + outcomes.skipped).toBe(specs.length);
-        for (const run of report.runs) {
-          if (run.outcome === 'skipped') expect(run.error!.message).toBe('batch aborted: stop');
-          if (run.outcome === 'cancelled') expect(controller.signal.aborted).toBe(true);
-        }
-        if (outcomes.skipped > 0) expect(report.stopped).toEqual({ reason: 'aborted', message: 'batch aborted: stop' });
-      }),
+          }));
+          const report = await runBatch(tasks, {
+            concurrency,
+            signal: controller.signal,
+            retry: { retries: 1, baseDelayMs: 1 },
+            sleep: () => tick(),
+            logger: false,
+            clock: () => 0,
+          });
+          expect(startedAfterAbort).toEqual([]);
+          const { outcomes } = report.totals;
+          expect(
+            outcomes.end_of_turn + outcomes.budget_exceeded + outcomes.error + outcomes.cancelled + outcomes.skipped,
+          ).toBe(specs.length);
+          for (const run of report.runs) {
+            if (run.outcome === 'skipped') expect(run.error!.message).toBe('batch aborted: stop');
+            if (run.outcome === 'cancelled') expect(controller.signal.aborted).toBe(true);
+          }
+          if (outcomes.skipped > 0)
+            expect(report.stopped).toEqual({ reason: 'aborted', message: 'batch aborted: stop' });
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -30,16 +30,32 @@ const ticks = async (n: number): Promise<void> => {
 };
 const fastSleep: Sleep = () => tick();
 
-const toolReply = (costUsd: number, delayMs = 1): ScriptedReply => ({ toolCalls: [{ id: 'c1', name: 'bash' }], usage: { costUsd, inputTokens: 100, outputTokens: 10 }, delayMs });
-const textReply = (costUsd: number, delayMs = 1): ScriptedReply => ({ text: 'done', usage: { costUsd, inputTokens: 100, outputTokens: 10 }, delayMs });
+const toolReply = (costUsd: number, delayMs = 1): ScriptedReply => ({
+  toolCalls: [{ id: 'c1', name: 'bash' }],
+  usage: { costUsd, inputTokens: 100, outputTokens: 10 },
+  delayMs,
+});
+const textReply = (costUsd: number, delayMs = 1): ScriptedReply => ({
+  text: 'done',
+  usage: { costUsd, inputTokens: 100, outputTokens: 10 },
+  delayMs,
+});
 
 function scripted(replies: ScriptedReply[], tools: Parameters<typeof createScriptedAgent>[0]['tools'] = {}): AgentLoop {
-  return createScriptedAgent({ sleep: (ms) => ticks(ms), replies, tools: { bash: { output: 'ok', delayMs: 1 }, ...tools } });
+  return createScriptedAgent({
+    sleep: (ms) => ticks(ms),
+    replies,
+    tools: { bash: { output: 'ok', delayMs: 1 }, ...tools },
+  });
 }
 
 /** `rounds` tool rounds then a text reply, each reply costing `cost`. */
 function task(id: string, rounds: number, cost = 0.1): BatchTask {
-  return { id, input: `work on ${id}`, agent: () => scripted([...Array.from({ length: rounds }, () => toolReply(cost)), textReply(cost)]) };
+  return {
+    id,
+    input: `work on ${id}`,
+    agent: () => scripted([...Array.from({ length: rounds }, () => toolReply(cost)), textReply(cost)]),
+  };
 }
 
 const base = (): BatchOptions => ({ logger: false, sleep: fastSleep, clock: manualClock().now });
@@ -72,7 +88,13 @@ describe('runBatch', () => {
       wallMs: 0,
       outcomes: { end_of_turn: 4, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 0 },
     });
-    expect(report.runs[1]).toEqual({ id: 't1', outcome: 'end_of_turn', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1, toolCalls: 0, llmCalls: 1, wallMs: 0 }, durationMs: 0, transitions: 4 });
+    expect(report.runs[1]).toEqual({
+      id: 't1',
+      outcome: 'end_of_turn',
+      usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+      durationMs: 0,
+      transitions: 4,
+    });
     expect(report).toMatchObject({ concurrency: 2, limits: {}, durationMs: 0 });
     expect(report.stopped).toBeUndefined();
   });
@@ -105,16 +127,25 @@ describe('runBatch', () => {
         alive += 1;
         maxAlive = Math.max(maxAlive, alive);
         const rounds = (i * 7) % 4;
-        const agent = scripted([...Array.from({ length: rounds }, () => toolReply(0.01, 1 + (i % 3))), textReply(0.01, 1 + (i % 5))]);
+        const agent = scripted([
+          ...Array.from({ length: rounds }, () => toolReply(0.01, 1 + (i % 3))),
+          textReply(0.01, 1 + (i % 5)),
+        ]);
         const send = agent.sendToolResults.bind(agent);
         const first = agent.sendUserMessage.bind(agent);
         let replies = 0;
-        const counted = async (p: ReturnType<AgentLoop['sendUserMessage']>): ReturnType<AgentLoop['sendUserMessage']> => {
+        const counted = async (
+          p: ReturnType<AgentLoop['sendUserMessage']>,
+        ): ReturnType<AgentLoop['sendUserMessage']> => {
           const response = await p;
           if (++replies === rounds + 1) alive -= 1;
           return response;
         };
-        return { ...agent, sendUserMessage: (m, ctx) => counted(first(m, ctx)), sendToolResults: (r, m, ctx) => counted(send(r, m, ctx)) };
+        return {
+          ...agent,
+          sendUserMessage: (m, ctx) => counted(first(m, ctx)),
+          sendToolResults: (r, m, ctx) => counted(send(r, m, ctx)),
+        };
       },
     }));
     const running: number[] = [];
@@ -141,7 +172,14 @@ describe('runBatch', () => {
           expect(run.error!.message).toMatch(/^shared budget exceeded: \$1\.\d\d of \$1\.00 after \d+ LLM calls$/);
         }
         if (run.outcome === 'skipped') {
-          expect(run).toEqual({ id: run.id, outcome: 'skipped', usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 }, durationMs: 0, transitions: 0, error: run.error });
+          expect(run).toEqual({
+            id: run.id,
+            outcome: 'skipped',
+            usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 },
+            durationMs: 0,
+            transitions: 0,
+            error: run.error,
+          });
           expect(run.error).toBeInstanceOf(RunSkippedError);
           expect(run.error).toMatchObject({ reason: 'budget_exceeded', spent: { limit: 'maxCostUsd', max: 1 } });
           expect(run.error!.message).toMatch(/^shared budget exceeded: \$1\.\d\d of \$1\.00 after \d+ LLM calls$/);
@@ -159,7 +197,13 @@ describe('runBatch', () => {
       const tasks = Array.from({ length: 8 }, (_, i) => task(`t${i}`, 0, 0.25));
       const report = await runBatch(tasks, { ...base(), concurrency: 4, total: { maxCostUsd: 0.01 } });
       expect(report.totals.costUsd).toBe(1);
-      expect(report.totals.outcomes).toEqual({ end_of_turn: 4, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 4 });
+      expect(report.totals.outcomes).toEqual({
+        end_of_turn: 4,
+        budget_exceeded: 0,
+        error: 0,
+        cancelled: 0,
+        skipped: 4,
+      });
       // The reason is the pool as it stood when the first run not started was skipped.
       expect(report.stopped!.message).toBe('shared budget exceeded: $0.25 of $0.01 after 4 LLM calls');
     });
@@ -174,11 +218,21 @@ describe('runBatch', () => {
     it('measures `maxWallMs` as the batch elapsed time', async () => {
       const clock = manualClock();
       const slow = { bash: (call: { id: string }) => (clock.advance(400), { callId: call.id, output: 'slow' }) };
-      const tasks = Array.from({ length: 6 }, (_, i): BatchTask => ({ id: `t${i}`, input: 'go', agent: () => scripted([toolReply(0), toolReply(0), textReply(0)], slow) }));
+      const tasks = Array.from({ length: 6 }, (_, i): BatchTask => ({
+        id: `t${i}`,
+        input: 'go',
+        agent: () => scripted([toolReply(0), toolReply(0), textReply(0)], slow),
+      }));
       const report = await runBatch(tasks, { ...base(), clock: clock.now, concurrency: 2, total: { maxWallMs: 1000 } });
       // t0's tool: 400 ms, t1's: 800 ms; t0 goes on (800 < 1,000), its second tool ends at 1,200; both stop at their next check.
-      expect(report.runs.map((r) => [r.outcome, r.usage.toolCalls])).toEqual([['budget_exceeded', 2], ['budget_exceeded', 1], ...Array(4).fill(['skipped', 0])]);
-      expect(report.runs[1]!.error!.message).toBe('shared budget exceeded: 1.2 s of wall time, of 1.0 s after 4 LLM calls');
+      expect(report.runs.map((r) => [r.outcome, r.usage.toolCalls])).toEqual([
+        ['budget_exceeded', 2],
+        ['budget_exceeded', 1],
+        ...Array(4).fill(['skipped', 0]),
+      ]);
+      expect(report.runs[1]!.error!.message).toBe(
+        'shared budget exceeded: 1.2 s of wall time, of 1.0 s after 4 LLM calls',
+      );
       expect(report.durationMs).toBe(1200);
     });
   });
@@ -196,11 +250,33 @@ describe('runBatch', () => {
       const thrown = { code: 42 };
       const tasks: BatchTask[] = [
         task('ok-1', 1),
-        { id: 'error', input: 'go', agent: () => { throw new Error('cannot clone the repository'); } },
-        { id: 'string', input: 'go', agent: () => { throw 'no workspace left'; } },
-        { id: 'object', input: 'go', agent: () => { throw thrown; } },
+        {
+          id: 'error',
+          input: 'go',
+          agent: () => {
+            throw new Error('cannot clone the repository');
+          },
+        },
+        {
+          id: 'string',
+          input: 'go',
+          agent: () => {
+            throw 'no workspace left';
+          },
+        },
+        {
+          id: 'object',
+          input: 'go',
+          agent: () => {
+            throw thrown;
+          },
+        },
         { id: 'async', input: 'go', agent: () => Promise.reject(new Error('sandbox failed to boot')) },
-        { id: 'not-an-agent', input: 'go', agent: () => ({ sendUserMessage: async () => ({}) }) as unknown as AgentLoop },
+        {
+          id: 'not-an-agent',
+          input: 'go',
+          agent: () => ({ sendUserMessage: async () => ({}) }) as unknown as AgentLoop,
+        },
         { id: 'async-ok', input: 'go', agent: async () => scripted([textReply(0.1)]) },
         task('ok-2', 0),
       ];
@@ -211,7 +287,11 @@ describe('runBatch', () => {
         ['string', 'error', 'tasks[2].agent() failed: no workspace left'],
         ['object', 'error', 'tasks[3].agent() failed: {"code":42}'],
         ['async', 'error', 'tasks[4].agent() failed: sandbox failed to boot'],
-        ['not-an-agent', 'error', 'Expected `agent.sendToolResults` to be a function (it is required), got `undefined`'],
+        [
+          'not-an-agent',
+          'error',
+          'Expected `agent.sendToolResults` to be a function (it is required), got `undefined`',
+        ],
         ['async-ok', 'end_of_turn', undefined],
         ['ok-2', 'end_of_turn', undefined],
       ]);
@@ -271,19 +351,37 @@ describe('runBatch', () => {
         input: 'go',
         agent: () => {
           factories += 1;
-          return scripted([{ toolCalls: [{ id: 'c1', name: i === 1 ? 'stuck' : 'wait' }], usage: { costUsd: 0.1 }, delayMs: 1 + i }, textReply(0.1)], tools);
+          return scripted(
+            [
+              { toolCalls: [{ id: 'c1', name: i === 1 ? 'stuck' : 'wait' }], usage: { costUsd: 0.1 }, delayMs: 1 + i },
+              textReply(0.1),
+            ],
+            tools,
+          );
         },
       }));
       const events: BatchProgress['event'][] = [];
-      const report = await runBatch(tasks, { ...base(), concurrency: 3, signal: controller.signal, onProgress: (p) => events.push(p.event) });
+      const report = await runBatch(tasks, {
+        ...base(),
+        concurrency: 3,
+        signal: controller.signal,
+        onProgress: (p) => events.push(p.event),
+      });
       expect(factories).toBe(3);
-      expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'cancelled', 'cancelled', ...Array<string>(7).fill('skipped')]);
+      expect(report.runs.map((r) => r.outcome)).toEqual([
+        'cancelled',
+        'cancelled',
+        'cancelled',
+        ...Array<string>(7).fill('skipped'),
+      ]);
       expect(report.runs[0]!.error).toBeInstanceOf(TurnCancelledError);
       expect(report.runs[0]!.error!.message).toBe('cancelled during RunningTool: user pressed Ctrl-C');
       expect(report.runs[3]!.error).toEqual(new RunSkippedError('aborted', 'batch aborted: user pressed Ctrl-C'));
       expect(report.stopped).toEqual({ reason: 'aborted', message: 'batch aborted: user pressed Ctrl-C' });
       // The rest are skipped as soon as the signal fires, before the runs in flight end.
-      expect(events.findIndex((e) => e.type === 'skipped')).toBeLessThan(events.findIndex((e) => e.type === 'finished'));
+      expect(events.findIndex((e) => e.type === 'skipped')).toBeLessThan(
+        events.findIndex((e) => e.type === 'finished'),
+      );
     });
 
     it('resolves promptly in real time even when a tool ignores the abort', async () => {
@@ -291,10 +389,18 @@ describe('runBatch', () => {
       const tasks = Array.from({ length: 4 }, (_, i): BatchTask => ({
         id: `t${i}`,
         input: 'go',
-        agent: createScriptedAgent({ replies: [toolReply(0.1, 0), textReply(0.1, 0)], tools: { bash: () => new Promise<string>(() => undefined) } }),
+        agent: createScriptedAgent({
+          replies: [toolReply(0.1, 0), textReply(0.1, 0)],
+          tools: { bash: () => new Promise<string>(() => undefined) },
+        }),
       }));
       setTimeout(() => controller.abort(), 20);
-      const report = await runBatch(tasks, { logger: false, concurrency: 2, signal: controller.signal, cancelGraceMs: 30 });
+      const report = await runBatch(tasks, {
+        logger: false,
+        concurrency: 2,
+        signal: controller.signal,
+        cancelGraceMs: 30,
+      });
       expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'cancelled', 'skipped', 'skipped']);
       expect(report.runs[0]!.error!.message).toBe("cancelled during RunningTool: aborted by the caller's signal");
       expect(report.runs[2]!.error!.message).toBe('batch aborted');
@@ -340,7 +446,11 @@ describe('runBatch', () => {
           signal.addEventListener('abort', () => reject(new Error('sandbox boot interrupted')), { once: true });
           setImmediate(() => controller.abort());
         });
-      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), signal: controller.signal, historyDir: dir });
+      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], {
+        ...base(),
+        signal: controller.signal,
+        historyDir: dir,
+      });
       expect(report.runs[0]).toMatchObject({ outcome: 'cancelled', transitions: 0 });
       expect(report.runs[0]!.historyFile).toBeUndefined();
       expect(report.runs[0]!.error!.message).toBe(
@@ -355,16 +465,25 @@ describe('runBatch', () => {
         controller.abort('stop');
         return tick().then(() => agent);
       };
-      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), signal: controller.signal });
+      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], {
+        ...base(),
+        signal: controller.signal,
+      });
       expect(report.runs[0]).toMatchObject({ outcome: 'cancelled', usage: { llmCalls: 0 } });
       expect(report.runs[0]!.error).toMatchObject({ during: 'WaitingForUserInput', reason: 'stop' });
     });
 
     it('already aborted: skips every run without calling a factory', async () => {
       const factory = jest.fn(() => scripted([textReply(0)]));
-      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), signal: AbortSignal.abort('shutting down') });
+      const report = await runBatch([{ id: 'a', input: 'go', agent: factory }], {
+        ...base(),
+        signal: AbortSignal.abort('shutting down'),
+      });
       expect(factory).not.toHaveBeenCalled();
-      expect(report.runs[0]).toMatchObject({ outcome: 'skipped', error: { reason: 'aborted', message: 'batch aborted: shutting down' } });
+      expect(report.runs[0]).toMatchObject({
+        outcome: 'skipped',
+        error: { reason: 'aborted', message: 'batch aborted: shutting down' },
+      });
     });
   });
 
@@ -378,24 +497,37 @@ describe('runBatch', () => {
         expect(validateHistory(history.entries).ok).toBe(true);
       }
       const factory = jest.fn(() => createScriptedAgent({ replies: [{ text: 'x' }] }));
-      await expect(runBatch([{ id: 'c', input: 'go', agent: factory }], { ...base(), historyDir, historyDurability: 'always' as never })).rejects.toThrow(
-        "Expected `historyDurability` to be 'none', 'turn' or 'move', got `always` (string)",
-      );
+      await expect(
+        runBatch([{ id: 'c', input: 'go', agent: factory }], {
+          ...base(),
+          historyDir,
+          historyDurability: 'always' as never,
+        }),
+      ).rejects.toThrow("Expected `historyDurability` to be 'none', 'turn' or 'move', got `always` (string)");
       expect(factory).not.toHaveBeenCalled();
     });
 
     it('writes complete files with historyGroupCommit and rejects a bad group commit before any run', async () => {
       const historyDir = path.join(dir, 'group');
-      const report = await runBatch([task('a', 1), task('b', 3)], { ...base(), historyDir, historyDurability: 'none', historyGroupCommit: { maxLines: 1000 } });
+      const report = await runBatch([task('a', 1), task('b', 3)], {
+        ...base(),
+        historyDir,
+        historyDurability: 'none',
+        historyGroupCommit: { maxLines: 1000 },
+      });
       for (const run of report.runs) {
         const history = await loadHistory(run.historyFile!);
         expect(history.records).toHaveLength(run.transitions);
         expect(validateHistory(history.entries).ok).toBe(true);
       }
       const factory = jest.fn(() => createScriptedAgent({ replies: [{ text: 'x' }] }));
-      await expect(runBatch([{ id: 'c', input: 'go', agent: factory }], { ...base(), historyDir, historyGroupCommit: { maxLines: 0 } })).rejects.toThrow(
-        'Expected `historyGroupCommit.maxLines` to be a positive integer, got `0`',
-      );
+      await expect(
+        runBatch([{ id: 'c', input: 'go', agent: factory }], {
+          ...base(),
+          historyDir,
+          historyGroupCommit: { maxLines: 0 },
+        }),
+      ).rejects.toThrow('Expected `historyGroupCommit.maxLines` to be a positive integer, got `0`');
       expect(factory).not.toHaveBeenCalled();
     });
 
@@ -408,14 +540,27 @@ describe('runBatch', () => {
         task('build', 0),
         // 40 tool rounds: far more moves than the 100 a machine keeps in memory.
         task('long', 40, 0.001),
-        { id: 'broken', input: 'go', agent: () => { throw new Error('no agent'); } },
+        {
+          id: 'broken',
+          input: 'go',
+          agent: () => {
+            throw new Error('no agent');
+          },
+        },
       ];
       const report = await runBatch(tasks, { ...base(), historyDir, concurrency: 2 });
       const started = report.runs.filter((r) => r.historyFile !== undefined);
       expect(started.map((r) => r.id)).toEqual(['fix/parse', 'fix?parse', 'Build', 'build', 'long']);
       // The run files, and the manifest the batch wrote first, naming every task's file.
-      expect(fs.readdirSync(historyDir).filter((n) => n !== 'batch.json').sort()).toEqual(started.map((r) => path.basename(r.historyFile!)).sort());
-      const manifest = JSON.parse(fs.readFileSync(path.join(historyDir, 'batch.json'), 'utf8')) as { tasks: Array<{ id: string; file: string }> };
+      expect(
+        fs
+          .readdirSync(historyDir)
+          .filter((n) => n !== 'batch.json')
+          .sort(),
+      ).toEqual(started.map((r) => path.basename(r.historyFile!)).sort());
+      const manifest = JSON.parse(fs.readFileSync(path.join(historyDir, 'batch.json'), 'utf8')) as {
+        tasks: Array<{ id: string; file: string }>;
+      };
       expect(manifest.tasks.map((t) => t.id)).toEqual(report.runs.map((r) => r.id));
       expect(new Set(started.map((r) => r.historyFile!.toLowerCase())).size).toBe(started.length);
       expect(report.runs.find((r) => r.id === 'long')!.transitions).toBeGreaterThan(300);
@@ -426,7 +571,12 @@ describe('runBatch', () => {
         const history = await loadHistory(run.historyFile!);
         expect(history.records).toHaveLength(run.transitions);
         // The caps go with each file, so a report made from the folder alone can show them.
-        expect(history.meta).toEqual(expect.objectContaining({ runId: run.id, metadata: { taskId: run.id, index: report.runs.indexOf(run), batch: { limits: {}, concurrency: 2 } } }));
+        expect(history.meta).toEqual(
+          expect.objectContaining({
+            runId: run.id,
+            metadata: { taskId: run.id, index: report.runs.indexOf(run), batch: { limits: {}, concurrency: 2 } },
+          }),
+        );
         expect(history.records[0]!.from).toBe('Ready');
         expect(validateHistory(history.entries).ok).toBe(true);
         expect(run.historyError).toBeUndefined();
@@ -435,7 +585,14 @@ describe('runBatch', () => {
       expect(path.basename(report.runs[2]!.historyFile!)).toBe('Build.jsonl');
 
       // A second batch into the same directory is refused before it runs, naming the clash…
-      await expect(runBatch([task('Build', 0)], { ...base(), historyDir })).rejects.toThrow(expect.objectContaining({ code: 'file_exists', message: expect.stringMatching(/already holds a history file this batch would write \(Build\.jsonl\); pass `overwriteHistory: true`/) }));
+      await expect(runBatch([task('Build', 0)], { ...base(), historyDir })).rejects.toThrow(
+        expect.objectContaining({
+          code: 'file_exists',
+          message: expect.stringMatching(
+            /already holds a history file this batch would write \(Build\.jsonl\); pass `overwriteHistory: true`/,
+          ),
+        }),
+      );
       // …and replaces the files when told to.
       const again = await runBatch([task('Build', 0)], { ...base(), historyDir, overwriteHistory: true });
       expect((await loadHistory(again.runs[0]!.historyFile!)).records).toHaveLength(again.runs[0]!.transitions);
@@ -448,7 +605,9 @@ describe('runBatch', () => {
       const skipped = report.runs.filter((r) => r.outcome === 'skipped');
       expect(skipped.length).toBeGreaterThan(0);
       expect(skipped.every((r) => r.historyFile === undefined)).toBe(true);
-      expect(fs.readdirSync(historyDir).filter((n) => n.endsWith('.jsonl'))).toHaveLength(report.runs.length - skipped.length);
+      expect(fs.readdirSync(historyDir).filter((n) => n.endsWith('.jsonl'))).toHaveLength(
+        report.runs.length - skipped.length,
+      );
       for (const run of report.runs.filter((r) => r.outcome === 'budget_exceeded')) {
         const history = await loadHistory(run.historyFile!);
         expect(history.records).toHaveLength(run.transitions);
@@ -460,7 +619,9 @@ describe('runBatch', () => {
       const file = path.join(dir, 'a-file');
       fs.writeFileSync(file, 'not a directory');
       const factory = jest.fn(() => scripted([textReply(0)]));
-      await expect(runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), historyDir: path.join(file, 'runs') })).rejects.toThrow(HistoryFileError);
+      await expect(
+        runBatch([{ id: 'a', input: 'go', agent: factory }], { ...base(), historyDir: path.join(file, 'runs') }),
+      ).rejects.toThrow(HistoryFileError);
       expect(factory).not.toHaveBeenCalled();
     });
   });
@@ -476,7 +637,11 @@ describe('runBatch', () => {
         ['finished', 2, 0, 3],
       ]);
       expect(progress[3]!.outcomes.end_of_turn).toBe(2);
-      expect(progress[3]!.event).toMatchObject({ type: 'finished', index: 1, run: { id: 'b', outcome: 'end_of_turn' } });
+      expect(progress[3]!.event).toMatchObject({
+        type: 'finished',
+        index: 1,
+        run: { id: 'b', outcome: 'end_of_turn' },
+      });
       expect(progress.every((p) => p.total === 2)).toBe(true);
     });
 
@@ -490,7 +655,9 @@ describe('runBatch', () => {
         },
       });
       expect(report.totals.outcomes.end_of_turn).toBe(2);
-      expect(entries.filter((e) => e.level === 'error').map((e) => e.message)).toEqual(Array(4).fill('onProgress threw: terminal went away; the batch goes on'));
+      expect(entries.filter((e) => e.level === 'error').map((e) => e.message)).toEqual(
+        Array(4).fill('onProgress threw: terminal went away; the batch goes on'),
+      );
     });
   });
 
@@ -500,18 +667,66 @@ describe('runBatch', () => {
     beforeEach(() => factory.mockClear());
 
     it.each<[string, () => Promise<unknown>, string]>([
-      ['concurrency 0', () => runBatch(ok(), { concurrency: 0 }), 'Expected `concurrency` to be a positive integer, got `0` (number)'],
-      ['concurrency 2.5', () => runBatch(ok(), { concurrency: 2.5 }), 'Expected `concurrency` to be a positive integer, got `2.5` (number)'],
-      ['concurrency "4"', () => runBatch(ok(), { concurrency: '4' as never }), 'Expected `concurrency` to be a positive integer, got `4` (string)'],
-      ['a negative perRun limit', () => runBatch(ok(), { perRun: { maxCostUsd: -1 } }), 'Expected `perRun.maxCostUsd` to be a non-negative finite number, got `-1` (number)'],
-      ['a non-number total limit', () => runBatch(ok(), { total: { maxTokens: 'lots' as never } }), 'Expected `total.maxTokens` to be a non-negative finite number, got `lots` (string)'],
-      ['an unknown total limit', () => runBatch(ok(), { total: { maxDollars: 5 } as never }), 'Expected `total.maxDollars` to be one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key), got `5` (number)'],
-      ['bad retry', () => runBatch(ok(), { retry: { retries: -1 } }), 'Expected `retry.retries` to be a non-negative integer, got `-1` (number)'],
-      ['bad cancelGraceMs', () => runBatch(ok(), { cancelGraceMs: -5 }), 'Expected `cancelGraceMs` to be a non-negative finite number, got `-5` (number)'],
-      ['bad signal', () => runBatch(ok(), { signal: {} as never }), 'Expected `signal` to be an AbortSignal, got `{}` (object)'],
-      ['bad onProgress', () => runBatch(ok(), { onProgress: 'yes' as never }), 'Expected `onProgress` to be a function (progress) => void, got `yes` (string)'],
-      ['bad historyDir', () => runBatch(ok(), { historyDir: '' }), 'Expected `historyDir` to be a directory path, got `` (string)'],
-      ['bad logger', () => runBatch(ok(), { logger: { warn() {} } as never }), 'Expected `logger` to be an object with error, warn, info and debug methods'],
+      [
+        'concurrency 0',
+        () => runBatch(ok(), { concurrency: 0 }),
+        'Expected `concurrency` to be a positive integer, got `0` (number)',
+      ],
+      [
+        'concurrency 2.5',
+        () => runBatch(ok(), { concurrency: 2.5 }),
+        'Expected `concurrency` to be a positive integer, got `2.5` (number)',
+      ],
+      [
+        'concurrency "4"',
+        () => runBatch(ok(), { concurrency: '4' as never }),
+        'Expected `concurrency` to be a positive integer, got `4` (string)',
+      ],
+      [
+        'a negative perRun limit',
+        () => runBatch(ok(), { perRun: { maxCostUsd: -1 } }),
+        'Expected `perRun.maxCostUsd` to be a non-negative finite number, got `-1` (number)',
+      ],
+      [
+        'a non-number total limit',
+        () => runBatch(ok(), { total: { maxTokens: 'lots' as never } }),
+        'Expected `total.maxTokens` to be a non-negative finite number, got `lots` (string)',
+      ],
+      [
+        'an unknown total limit',
+        () => runBatch(ok(), { total: { maxDollars: 5 } as never }),
+        'Expected `total.maxDollars` to be one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key), got `5` (number)',
+      ],
+      [
+        'bad retry',
+        () => runBatch(ok(), { retry: { retries: -1 } }),
+        'Expected `retry.retries` to be a non-negative integer, got `-1` (number)',
+      ],
+      [
+        'bad cancelGraceMs',
+        () => runBatch(ok(), { cancelGraceMs: -5 }),
+        'Expected `cancelGraceMs` to be a non-negative finite number, got `-5` (number)',
+      ],
+      [
+        'bad signal',
+        () => runBatch(ok(), { signal: {} as never }),
+        'Expected `signal` to be an AbortSignal, got `{}` (object)',
+      ],
+      [
+        'bad onProgress',
+        () => runBatch(ok(), { onProgress: 'yes' as never }),
+        'Expected `onProgress` to be a function (progress) => void, got `yes` (string)',
+      ],
+      [
+        'bad historyDir',
+        () => runBatch(ok(), { historyDir: '' }),
+        'Expected `historyDir` to be a directory path, got `` (string)',
+      ],
+      [
+        'bad logger',
+        () => runBatch(ok(), { logger: { warn() {} } as never }),
+        'Expected `logger` to be an object with error, warn, info and debug methods',
+      ],
       ['options null', () => runBatch(ok(), null as never), 'Expected `options` to be an object, got `null`'],
     ])('rejects %s, naming the option and the value, before any run', async (_, call, message) => {
       await expect(call()).rejects.toThrow(InvalidArgumentError);
@@ -523,12 +738,31 @@ describe('runBatch', () => {
       ['not iterable', 42, 'Expected `tasks` to be an array or iterable of { id, input, agent }, got `42` (number)'],
       ['a string', 'abc', 'Expected `tasks` to be an array or iterable of { id, input, agent }, got `abc` (string)'],
       ['a null task', [null], 'Expected `tasks[0]` to be an object { id, input, agent }, got `null`'],
-      ['an empty id', [{ id: '', input: 'go', agent: factory }], 'Expected `tasks[0].id` to be a non-empty string, got `` (string)'],
-      ['a missing input', [{ id: 'a', input: 'go', agent: factory }, { id: 'b', agent: factory }], 'Expected `tasks[1].input` to be a string (the user message), got `undefined`'],
-      ['a bad agent', [{ id: 'a', input: 'go', agent: 42 }], 'Expected `tasks[0].agent` to be an AgentLoop or a function returning one, got `42` (number)'],
+      [
+        'an empty id',
+        [{ id: '', input: 'go', agent: factory }],
+        'Expected `tasks[0].id` to be a non-empty string, got `` (string)',
+      ],
+      [
+        'a missing input',
+        [
+          { id: 'a', input: 'go', agent: factory },
+          { id: 'b', agent: factory },
+        ],
+        'Expected `tasks[1].input` to be a string (the user message), got `undefined`',
+      ],
+      [
+        'a bad agent',
+        [{ id: 'a', input: 'go', agent: 42 }],
+        'Expected `tasks[0].agent` to be an AgentLoop or a function returning one, got `42` (number)',
+      ],
       [
         'duplicate ids',
-        [{ id: 'fix-42', input: 'go', agent: factory }, { id: 'b', input: 'go', agent: factory }, { id: 'fix-42', input: 'again', agent: factory }],
+        [
+          { id: 'fix-42', input: 'go', agent: factory },
+          { id: 'b', input: 'go', agent: factory },
+          { id: 'fix-42', input: 'again', agent: factory },
+        ],
         'Expected `tasks[2].id` to be unique (`tasks[0].id` is the same), got `fix-42` (string)',
       ],
     ])('rejects tasks with %s, naming the task, before any run', async (_, tasks, message) => {

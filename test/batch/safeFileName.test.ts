@@ -74,12 +74,17 @@ describe('uniqueFileNames', () => {
 
   it('never repeats a name, whatever the ids', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6, unit: fc.constantFrom('a', 'A', '/', '_', '.', 'b') }), { maxLength: 40 }), (ids) => {
-        const names = uniqueFileNames(ids);
-        expect(names).toHaveLength(ids.length);
-        expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(ids.length);
-        names.forEach((n) => expect(n).toMatch(SAFE));
-      }),
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6, unit: fc.constantFrom('a', 'A', '/', '_', '.', 'b') }), {
+          maxLength: 40,
+        }),
+        (ids) => {
+          const names = uniqueFileNames(ids);
+          expect(names).toHaveLength(ids.length);
+          expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(ids.length);
+          names.forEach((n) => expect(n).toMatch(SAFE));
+        },
+      ),
     );
   });
 });

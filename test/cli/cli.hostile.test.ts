@@ -19,10 +19,17 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(argv: string[], stdin?: AsyncIterable<Uint8Array>): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  argv: string[],
+  stdin?: AsyncIterable<Uint8Array>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), ...(stdin === undefined ? {} : { stdin }) });
+  const code = await main(argv, {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    ...(stdin === undefined ? {} : { stdin }),
+  });
   return { code, stdout, stderr };
 }
 
@@ -34,7 +41,16 @@ function writeFailedRun(name = 'run.jsonl'): string {
   return file;
 }
 
-const good = (seq: number): string => JSON.stringify({ seq, from: seq === 1 ? 'Ready' : 'WaitingForUserInput', to: seq === 1 ? 'WaitingForUserInput' : 'SendingToLLM', description: `r${seq}`, at: T0 + seq, durationMs: 0, forced: false });
+const good = (seq: number): string =>
+  JSON.stringify({
+    seq,
+    from: seq === 1 ? 'Ready' : 'WaitingForUserInput',
+    to: seq === 1 ? 'WaitingForUserInput' : 'SendingToLLM',
+    description: `r${seq}`,
+    at: T0 + seq,
+    durationMs: 0,
+    forced: false,
+  });
 
 describe('agent-sm on hostile files', () => {
   it('inspect and validate print hostile descriptions, run ids and file names escaped', async () => {
@@ -46,9 +62,18 @@ describe('agent-sm on hostile files', () => {
     machine.transition('SendingToLLM', hostile);
     machine.forceTransition('Error', hostile);
     sink.close();
-    for (const argv of [['inspect', file], ['inspect', '--json', file], ['validate', file], ['validate', '--json', file]]) {
+    for (const argv of [
+      ['inspect', file],
+      ['inspect', '--json', file],
+      ['validate', file],
+      ['validate', '--json', file],
+    ]) {
       const { stdout, stderr } = await cli(argv);
-      expect({ argv, stdout: CONTROL.test(stdout), stderr: CONTROL.test(stderr) }).toEqual({ argv, stdout: false, stderr: false });
+      expect({ argv, stdout: CONTROL.test(stdout), stderr: CONTROL.test(stderr) }).toEqual({
+        argv,
+        stdout: false,
+        stderr: false,
+      });
       expect(stdout.split('\n').filter((l) => l.startsWith('OK:'))).toEqual([]);
     }
     const missing = await cli(['inspect', path.join(dir, 'no\u001b[2J.jsonl')]);
@@ -87,7 +112,8 @@ describe('agent-sm on hostile files', () => {
     const ok = path.join(dir, 'ok.jsonl');
     const sink = JsonlHistorySink.open(ok, { startedAt: T0 });
     const machine = new StateMachine({ logger: false, sink, clock: () => T0 });
-    for (const to of ['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'EndOfTurn'] as const) machine.transition(to);
+    for (const to of ['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'EndOfTurn'] as const)
+      machine.transition(to);
     sink.close();
     expect((await cli(['inspect', '--exit-code', ok])).code).toBe(0);
   });
@@ -109,7 +135,10 @@ describe('agent-sm on hostile files', () => {
   it('inspect --json prints data nested deeper than JSON.stringify can recurse', async () => {
     const file = path.join(dir, 'deep.jsonl');
     const deep = `${'['.repeat(20000)}${']'.repeat(20000)}`;
-    fs.writeFileSync(file, `{"seq":1,"from":"Ready","to":"Error","description":"x","at":${T0},"durationMs":0,"forced":true,"data":${deep}}\n`);
+    fs.writeFileSync(
+      file,
+      `{"seq":1,"from":"Ready","to":"Error","description":"x","at":${T0},"durationMs":0,"forced":true,"data":${deep}}\n`,
+    );
     const { code, stdout, stderr } = await cli(['inspect', '--json', file]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain('[nested too deep to show]');
@@ -128,7 +157,11 @@ describe('agent-sm on hostile files', () => {
     const file = writeFailedRun();
     const out = fs.openSync('/dev/full', 'w');
     try {
-      const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'lib', 'cli', 'bin.ts'), 'inspect', file], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', out, 'pipe'], timeout: 20_000 });
+      const result = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'lib', 'cli', 'bin.ts'), 'inspect', file],
+        { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', out, 'pipe'], timeout: 20_000 },
+      );
       expect(result.status).toBe(2);
       expect(result.stderr).toMatch(/^agent-sm: error: cannot write the output: ENOSPC/);
       expect(result.stderr).not.toMatch(/\n\s+at /);

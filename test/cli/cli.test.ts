@@ -42,15 +42,28 @@ describe('main()', () => {
     expect(lines[5]).toBe('  why:   LLM request failed');
     expect(lines[6]).toBe('  data:  {"status":529,"message":"overloaded"}');
     expect(lines.slice(8, 11).map((l) => l.trim().split(/\s+/)[0])).toEqual(['seq', '14', '15']);
-    expect(stdout).toMatch(/Time per state \(1 minute in all\):\n {2}state +visits +total +share +median +max\n {2}SendingToLLM +2 +33\.0 s +55%/);
+    expect(stdout).toMatch(
+      /Time per state \(1 minute in all\):\n {2}state +visits +total +share +median +max\n {2}SendingToLLM +2 +33\.0 s +55%/,
+    );
     expect(stdout.endsWith('Final state: Error (since seq 15, 12:01:00.114)\n')).toBe(true);
   });
 
   it('inspect --json prints the summary as JSON', async () => {
     const { code, stdout } = await cli('inspect', folder.runFile, '--json');
     expect(code).toBe(0);
-    const summary = JSON.parse(stdout) as { file: string; status: string; failure: { seq: number; data: unknown }; lastMoves: unknown[]; meta: { runId: string } };
-    expect(summary).toMatchObject({ file: folder.runFile, status: 'failed', failure: { seq: 15, data: { status: 529, message: 'overloaded' } }, meta: { runId: 'task-42' } });
+    const summary = JSON.parse(stdout) as {
+      file: string;
+      status: string;
+      failure: { seq: number; data: unknown };
+      lastMoves: unknown[];
+      meta: { runId: string };
+    };
+    expect(summary).toMatchObject({
+      file: folder.runFile,
+      status: 'failed',
+      failure: { seq: 15, data: { status: 529, message: 'overloaded' } },
+      meta: { runId: 'task-42' },
+    });
     expect(summary.lastMoves).toHaveLength(10);
   });
 
@@ -59,12 +72,20 @@ describe('main()', () => {
     fs.writeFileSync(folder.runFile, text.slice(0, -30));
     const { code, stdout, stderr } = await cli('inspect', folder.runFile);
     expect(code).toBe(0);
-    expect(stderr).toBe(`agent-sm: warning: ${folder.runFile}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped\n`);
-    expect(stdout).toMatch(/INCOMPLETE, ended without a terminal move \(interrupted\?\): the history ends inside turn 2, in SendingToLLM/);
+    expect(stderr).toBe(
+      `agent-sm: warning: ${folder.runFile}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped\n`,
+    );
+    expect(stdout).toMatch(
+      /INCOMPLETE, ended without a terminal move \(interrupted\?\): the history ends inside turn 2, in SendingToLLM/,
+    );
   });
 
   it('validate exits 0 on a clean file, 1 listing every problem with its line and seq', async () => {
-    expect(await cli('validate', folder.runFile)).toEqual({ code: 0, stdout: `${folder.runFile}: 15 records, no problems\n`, stderr: '' });
+    expect(await cli('validate', folder.runFile)).toEqual({
+      code: 0,
+      stdout: `${folder.runFile}: 15 records, no problems\n`,
+      stderr: '',
+    });
     const lines = fs.readFileSync(folder.runFile, 'utf8').split('\n');
     const rec = (n: number): Record<string, unknown> => JSON.parse(lines[n - 1]!) as Record<string, unknown>;
     replaceLine(5, JSON.stringify({ ...rec(5), to: 'Error' })); // seq 4 ProcessingLLMResponse → Error, then seq 5 leaves from ToolUseRequested
@@ -89,11 +110,17 @@ describe('main()', () => {
     fs.writeFileSync(cut, `${lines.slice(0, 4).join('\n')}\n`);
     const { code, stdout } = await cli('validate', cut);
     expect(code).toBe(0);
-    expect(stdout).toBe(`${cut}: ended without a terminal move (interrupted?): its last move is SendingToLLM → ProcessingLLMResponse (seq 3)\n${cut}: 3 records, no problems in them, but the run did not end\n`);
+    expect(stdout).toBe(
+      `${cut}: ended without a terminal move (interrupted?): its last move is SendingToLLM → ProcessingLLMResponse (seq 3)\n${cut}: 3 records, no problems in them, but the run did not end\n`,
+    );
     // Only its first line: the run was killed before its first move.
     fs.writeFileSync(cut, `${lines[0]}\n`);
-    expect((await cli('validate', cut)).stdout).toContain('ended without a terminal move (interrupted?): it holds no move');
-    expect((await cli('inspect', cut)).stdout).toContain('No transitions recorded: the run ended without a terminal move (interrupted?).');
+    expect((await cli('validate', cut)).stdout).toContain(
+      'ended without a terminal move (interrupted?): it holds no move',
+    );
+    expect((await cli('inspect', cut)).stdout).toContain(
+      'No transitions recorded: the run ended without a terminal move (interrupted?).',
+    );
   });
 
   it('validate --json prints the verdict as JSON', async () => {
@@ -114,18 +141,40 @@ describe('main()', () => {
 
   it('reports errors as one line on stderr with exit code 2: missing file, corrupt line, bad usage', async () => {
     const missing = path.join(folder.dir, 'missing.jsonl');
-    expect(await cli('inspect', missing)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${missing}: no such file\n` });
+    expect(await cli('inspect', missing)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `agent-sm: error: ${missing}: no such file\n`,
+    });
 
     replaceLine(8, '{"seq":7,"from":"RunningTool",');
     const corrupt = await cli('validate', folder.runFile);
     expect(corrupt.code).toBe(2);
-    expect(corrupt.stderr).toMatch(new RegExp(`^agent-sm: error: ${folder.runFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:8: corrupt line: not JSON .*\n$`));
+    expect(corrupt.stderr).toMatch(
+      new RegExp(
+        `^agent-sm: error: ${folder.runFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:8: corrupt line: not JSON .*\n$`,
+      ),
+    );
 
-    for (const argv of [['inspec', folder.runFile], ['inspect'], ['inspect', folder.runFile, '--last', '0'], ['diagram', '--gantt'], ['validate', folder.runFile, '--nope']]) {
+    for (const argv of [
+      ['inspec', folder.runFile],
+      ['inspect'],
+      ['inspect', folder.runFile, '--last', '0'],
+      ['diagram', '--gantt'],
+      ['validate', folder.runFile, '--nope'],
+    ]) {
       const { code, stderr, stdout } = await cli(...argv);
-      expect({ argv, code, lines: stderr.split('\n').length, prefix: stderr.startsWith('agent-sm: error: '), stdout }).toEqual({ argv, code: 2, lines: 2, prefix: true, stdout: '' });
+      expect({
+        argv,
+        code,
+        lines: stderr.split('\n').length,
+        prefix: stderr.startsWith('agent-sm: error: '),
+        stdout,
+      }).toEqual({ argv, code: 2, lines: 2, prefix: true, stdout: '' });
     }
-    expect((await cli('inspec', folder.runFile)).stderr).toBe("agent-sm: error: unknown command 'inspec' (Did you mean inspect?)\n");
+    expect((await cli('inspec', folder.runFile)).stderr).toBe(
+      "agent-sm: error: unknown command 'inspec' (Did you mean inspect?)\n",
+    );
   });
 
   it('report writes the run page next to the history file, or where -o says, and prints its path', async () => {
@@ -152,17 +201,31 @@ describe('main()', () => {
   });
 
   it('report fails with one line for a missing path or an unwritable output', async () => {
-    expect(await cli('report', path.join(folder.dir, 'nope'))).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(folder.dir, 'nope')}: no such file or folder\n` });
+    expect(await cli('report', path.join(folder.dir, 'nope'))).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `agent-sm: error: ${path.join(folder.dir, 'nope')}: no such file or folder\n`,
+    });
     const bad = await cli('report', folder.runFile, '-o', path.join(folder.dir, 'no-such-dir', 'x.html'));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^agent-sm: error: cannot write the report to .*no-such-dir\/x\.html: ENOENT/);
     const before = fs.readFileSync(folder.runFile, 'utf8');
-    expect(await cli('report', folder.runFile, '-o', folder.runFile)).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: -o ${folder.runFile} is the history file itself; choose another path for the page\n` });
+    expect(await cli('report', folder.runFile, '-o', folder.runFile)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `agent-sm: error: -o ${folder.runFile} is the history file itself; choose another path for the page\n`,
+    });
     expect(fs.readFileSync(folder.runFile, 'utf8')).toBe(before);
   });
 
   it('--help works on every command and exits 0', async () => {
-    for (const argv of [['--help'], ['inspect', '--help'], ['validate', '--help'], ['diagram', '--help'], ['help', 'inspect']]) {
+    for (const argv of [
+      ['--help'],
+      ['inspect', '--help'],
+      ['validate', '--help'],
+      ['diagram', '--help'],
+      ['help', 'inspect'],
+    ]) {
       const { code, stdout } = await cli(...argv);
       expect({ argv, code }).toEqual({ argv, code: 0 });
       expect(stdout).toMatch(/^Usage: agent-sm/);
@@ -176,7 +239,9 @@ describe('agent-sm (spawned)', () => {
     const { code, stdout, stderr } = spawnCli('inspect', folder.runFile);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(stdout).toContain('FAILED: the run ended in Error at seq 15, line 16 (turn 2, 12:01:00.114)\n  where: SendingToLLM → Error, after 30.0 s in SendingToLLM\n  why:   LLM request failed\n');
+    expect(stdout).toContain(
+      'FAILED: the run ended in Error at seq 15, line 16 (turn 2, 12:01:00.114)\n  where: SendingToLLM → Error, after 30.0 s in SendingToLLM\n  why:   LLM request failed\n',
+    );
   });
 
   it('validate exits 1 and lists the problem', () => {
@@ -196,7 +261,11 @@ describe('agent-sm (spawned)', () => {
 
   it('fails with one line on stderr and no stack trace for a missing file and an unknown command', () => {
     const missing = spawnCli('inspect', path.join(folder.dir, 'nope.jsonl'));
-    expect(missing).toEqual({ code: 2, stdout: '', stderr: `agent-sm: error: ${path.join(folder.dir, 'nope.jsonl')}: no such file\n` });
+    expect(missing).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `agent-sm: error: ${path.join(folder.dir, 'nope.jsonl')}: no such file\n`,
+    });
     const unknown = spawnCli('frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe("agent-sm: error: unknown command 'frobnicate'\n");

@@ -11,14 +11,24 @@ const cli = runCli;
 
 describe('agent-sm export otlp', () => {
   it('export otlp prints OTLP/JSON spans of every turn of a history file', async () => {
-    const { code, stdout } = await cli('export', 'otlp', folder.runFile, '--agent-name', 'fixer', '--provider', 'anthropic');
+    const { code, stdout } = await cli(
+      'export',
+      'otlp',
+      folder.runFile,
+      '--agent-name',
+      'fixer',
+      '--provider',
+      'anthropic',
+    );
     expect(code).toBe(0);
     const otlp = JSON.parse(stdout) as OtlpTraceExport;
     expect(otlpShapeProblems(otlp)).toEqual([]);
     const spans = otlp.resourceSpans[0]!.scopeSpans[0]!.spans;
     expect(spans.map((s) => s.name)).toEqual(['invoke_agent fixer', 'chat', 'chat', 'invoke_agent fixer', 'chat']);
     expect(spans.filter((s) => s.status.code === 2).map((s) => s.name)).toEqual(['invoke_agent fixer', 'chat']);
-    expect(otlp.resourceSpans[0]!.resource.attributes).toEqual([{ key: 'service.name', value: { stringValue: 'agent-state-machine' } }]);
+    expect(otlp.resourceSpans[0]!.resource.attributes).toEqual([
+      { key: 'service.name', value: { stringValue: 'agent-state-machine' } },
+    ]);
   });
 
   it('export otlp -o writes the file and says how many spans', async () => {

@@ -5,7 +5,13 @@ describe('examples/demo', () => {
     const lines: string[] = [];
     let t = 0;
     const results = await runDemo({ sleep: async () => undefined, print: (l) => lines.push(l), clock: () => (t += 5) });
-    expect(results.map((r) => r.outcome)).toEqual(['end_of_turn', 'end_of_turn', 'cancelled', 'error', 'budget_exceeded']);
+    expect(results.map((r) => r.outcome)).toEqual([
+      'end_of_turn',
+      'end_of_turn',
+      'cancelled',
+      'error',
+      'budget_exceeded',
+    ]);
     const out = lines.join('\n');
     expect(out).toContain('RunningTool → Cancelled (forced)  cancelled during RunningTool: user pressed Ctrl-C');
     expect(out).toContain('CheckingGitCommits → RunningAutoformatters  1 new commit: running formatters');

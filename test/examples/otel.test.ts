@@ -5,7 +5,9 @@ describe('examples/otel-span-tree', () => {
   it('runOtelExample() prints the span tree of its demo turn: a retried chat, two tools at once, the final chat', async () => {
     const lines: string[] = [];
     const spans = await runOtelExample((line) => lines.push(line));
-    const top = lines.filter((l) => /^\s*(invoke_agent|chat|execute_tool)/.test(l)).map((l) => l.replace(/\s+\+.*?(ERROR.*)?$/, (_m, e: string | undefined) => (e === undefined ? '' : ` ${e}`)));
+    const top = lines
+      .filter((l) => /^\s*(invoke_agent|chat|execute_tool)/.test(l))
+      .map((l) => l.replace(/\s+\+.*?(ERROR.*)?$/, (_m, e: string | undefined) => (e === undefined ? '' : ` ${e}`)));
     expect(top).toEqual([
       'invoke_agent code-fixer  [INTERNAL]',
       '  chat gpt-4.1  [CLIENT] ERROR: connection reset by peer',

@@ -12,7 +12,14 @@ describe('examples/wrap-existing-loop', () => {
       { role: 'user', content: 'What files are here?' },
       { role: 'assistant', content: 'Done: What files are here?' },
       { role: 'user', content: 'List the files and search for TODO' },
-      { role: 'assistant', content: 'Let me look.', tool_calls: [{ id: 'call_3a', name: 'list_files' }, { id: 'call_3b', name: 'slow_search' }] },
+      {
+        role: 'assistant',
+        content: 'Let me look.',
+        tool_calls: [
+          { id: 'call_3a', name: 'list_files' },
+          { id: 'call_3b', name: 'slow_search' },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_3a', content: 'README.md package.json lib/ test/' },
       { role: 'tool', tool_call_id: 'call_3b', content: 'error: interrupted: user pressed Esc' },
       { role: 'user', content: 'Carry on' },

@@ -22,7 +22,9 @@ export interface ApiExport {
 
 /** The package's entry points: `.` and every `./<name>` subpath in package.json that serves code. */
 export function entryPoints(): Record<string, string> {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, unknown>;
+  };
   const entries: Record<string, string> = {};
   for (const subpath of Object.keys(pkg.exports)) {
     if (subpath === './package.json') continue;
@@ -42,7 +44,16 @@ export function listExports(): Record<string, ApiExport[]> {
   const entries = entryPoints();
   const program = ts.createProgram(
     Object.values(entries).map((f) => path.join(ROOT, f)),
-    { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true, paths: { 'agent-state-machine': ['./lib/index.ts'] }, baseUrl: ROOT },
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      paths: { 'agent-state-machine': ['./lib/index.ts'] },
+      baseUrl: ROOT,
+    },
   );
   const checker = program.getTypeChecker();
   const result: Record<string, ApiExport[]> = {};
@@ -57,7 +68,13 @@ export function listExports(): Record<string, ApiExport[]> {
         const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
         const flags = symbol.flags;
         const kind: ApiExport['kind'] =
-          flags & ts.SymbolFlags.Class ? 'class' : flags & ts.SymbolFlags.Function ? 'function' : flags & ts.SymbolFlags.Value ? 'constant' : 'type';
+          flags & ts.SymbolFlags.Class
+            ? 'class'
+            : flags & ts.SymbolFlags.Function
+              ? 'function'
+              : flags & ts.SymbolFlags.Value
+                ? 'constant'
+                : 'type';
         const summary = firstSentence(ts.displayPartsToString(symbol.getDocumentationComment(checker)));
         return { name: exported.name, kind, summary };
       })

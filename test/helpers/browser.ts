@@ -14,7 +14,16 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Flags that work in a container as root, with nothing reaching out to the network. */
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /**
  * What @sparticuz/chromium's headless shell needs on top: no zygote process (with no sandbox it
@@ -29,7 +38,7 @@ const PACKAGED_FLAGS = ['--no-zygote'];
 const SYSTEM_NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
 
 const HOW_TO_GET_ONE =
-  'Run `npm ci` (the devDependency @sparticuz/chromium ships a Chromium for Linux x64), install the system\'s ' +
+  "Run `npm ci` (the devDependency @sparticuz/chromium ships a Chromium for Linux x64), install the system's " +
   '(Debian/Ubuntu: `apt-get install -y chromium`), or set CHROMIUM_PATH to a Chromium or Chrome binary.';
 
 /** Where a Chromium was found, and the flags it is launched with. */
@@ -76,9 +85,14 @@ async function packagedChromium(): Promise<string | undefined> {
   if (fs.existsSync(binary)) return binary;
   const partial = fs.mkdtempSync(`${dir}.partial-`);
   try {
-    const script = 'const c = require(process.argv[1]); (c.default ?? c).executablePath().then((p) => process.stdout.write(p))';
-    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, entry], { env: { ...process.env, TMPDIR: partial }, timeout: 300_000 });
-    if (stdout !== path.join(partial, 'chromium')) throw new Error(`@sparticuz/chromium unpacked to ${stdout}, not to ${partial}`);
+    const script =
+      'const c = require(process.argv[1]); (c.default ?? c).executablePath().then((p) => process.stdout.write(p))';
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, entry], {
+      env: { ...process.env, TMPDIR: partial },
+      timeout: 300_000,
+    });
+    if (stdout !== path.join(partial, 'chromium'))
+      throw new Error(`@sparticuz/chromium unpacked to ${stdout}, not to ${partial}`);
     try {
       fs.renameSync(partial, dir);
     } catch (error) {
@@ -95,7 +109,8 @@ async function packagedChromium(): Promise<string | undefined> {
 export async function findChromium(): Promise<FoundChromium> {
   const fromEnv = process.env.CHROMIUM_PATH;
   if (fromEnv !== undefined && fromEnv !== '') {
-    if (!fs.existsSync(fromEnv)) throw new Error(`CHROMIUM_PATH is ${fromEnv}, which does not exist. ${HOW_TO_GET_ONE}`);
+    if (!fs.existsSync(fromEnv))
+      throw new Error(`CHROMIUM_PATH is ${fromEnv}, which does not exist. ${HOW_TO_GET_ONE}`);
     return { executablePath: fromEnv, source: 'CHROMIUM_PATH', args: FLAGS };
   }
   for (const name of SYSTEM_NAMES) {
@@ -103,8 +118,11 @@ export async function findChromium(): Promise<FoundChromium> {
     if (file !== undefined) return { executablePath: file, source: 'system', args: FLAGS };
   }
   const packaged = await packagedChromium();
-  if (packaged !== undefined) return { executablePath: packaged, source: '@sparticuz/chromium', args: [...FLAGS, ...PACKAGED_FLAGS] };
-  throw new Error(`The browser tests need Chromium, and there is none: CHROMIUM_PATH is not set, none of ${SYSTEM_NAMES.join(', ')} is on PATH, and @sparticuz/chromium is ${process.platform === 'linux' && process.arch === 'x64' ? 'not installed' : `for Linux x64 only (this is ${process.platform} ${process.arch})`}. ${HOW_TO_GET_ONE}`);
+  if (packaged !== undefined)
+    return { executablePath: packaged, source: '@sparticuz/chromium', args: [...FLAGS, ...PACKAGED_FLAGS] };
+  throw new Error(
+    `The browser tests need Chromium, and there is none: CHROMIUM_PATH is not set, none of ${SYSTEM_NAMES.join(', ')} is on PATH, and @sparticuz/chromium is ${process.platform === 'linux' && process.arch === 'x64' ? 'not installed' : `for Linux x64 only (this is ${process.platform} ${process.arch})`}. ${HOW_TO_GET_ONE}`,
+  );
 }
 
 /** One browser per test file; playwright gives it a fresh, temporary user-data-dir. */
@@ -125,7 +143,11 @@ export interface OpenedPage {
 }
 
 /** Opens `file` in a new context (no shared storage between tests) at a desktop size. */
-export async function openFile(browser: Browser, file: string, viewport = { width: 1200, height: 900 }): Promise<OpenedPage> {
+export async function openFile(
+  browser: Browser,
+  file: string,
+  viewport = { width: 1200, height: 900 },
+): Promise<OpenedPage> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems: string[] = [];

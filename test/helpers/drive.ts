@@ -45,7 +45,11 @@ export function drive(script: AgentScript, options: AgentWithStateMachineOptions
     clock,
     rejected,
     sleeps,
-    path: () => adapter.machine.history().slice(from).map((r) => `${r.to}${r.forced ? '!' : ''}`),
+    path: () =>
+      adapter.machine
+        .history()
+        .slice(from)
+        .map((r) => `${r.to}${r.forced ? '!' : ''}`),
     mark: () => {
       from = adapter.machine.history().length;
     },

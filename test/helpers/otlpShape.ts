@@ -25,21 +25,31 @@ export function otlpShapeProblems(value: unknown): string[] {
       if (typeof ss.scope?.name !== 'string') bad(`${q}.scope.name`, 'not a string');
       ss.spans.forEach((s, k) => {
         const r = `${q}.spans[${k}]`;
-        if (!HEX32.test(s.traceId) || /^0+$/.test(s.traceId)) bad(`${r}.traceId`, `not 32 hex digits, non-zero: ${s.traceId}`);
-        if (!HEX16.test(s.spanId) || /^0+$/.test(s.spanId)) bad(`${r}.spanId`, `not 16 hex digits, non-zero: ${s.spanId}`);
-        if (s.parentSpanId !== undefined && s.parentSpanId !== '' && !HEX16.test(s.parentSpanId)) bad(`${r}.parentSpanId`, `not 16 hex digits: ${s.parentSpanId}`);
+        if (!HEX32.test(s.traceId) || /^0+$/.test(s.traceId))
+          bad(`${r}.traceId`, `not 32 hex digits, non-zero: ${s.traceId}`);
+        if (!HEX16.test(s.spanId) || /^0+$/.test(s.spanId))
+          bad(`${r}.spanId`, `not 16 hex digits, non-zero: ${s.spanId}`);
+        if (s.parentSpanId !== undefined && s.parentSpanId !== '' && !HEX16.test(s.parentSpanId))
+          bad(`${r}.parentSpanId`, `not 16 hex digits: ${s.parentSpanId}`);
         if (typeof s.name !== 'string' || s.name === '') bad(`${r}.name`, 'empty');
-        if (!Number.isInteger(s.kind) || s.kind < 0 || s.kind > 5) bad(`${r}.kind`, `not a SpanKind enum number: ${String(s.kind)}`);
+        if (!Number.isInteger(s.kind) || s.kind < 0 || s.kind > 5)
+          bad(`${r}.kind`, `not a SpanKind enum number: ${String(s.kind)}`);
         if (!NANOS.test(s.startTimeUnixNano)) bad(`${r}.startTimeUnixNano`, 'not a decimal string');
         if (!NANOS.test(s.endTimeUnixNano)) bad(`${r}.endTimeUnixNano`, 'not a decimal string');
-        if (NANOS.test(s.startTimeUnixNano) && NANOS.test(s.endTimeUnixNano) && BigInt(s.endTimeUnixNano) < BigInt(s.startTimeUnixNano)) bad(r, 'ends before it starts');
+        if (
+          NANOS.test(s.startTimeUnixNano) &&
+          NANOS.test(s.endTimeUnixNano) &&
+          BigInt(s.endTimeUnixNano) < BigInt(s.startTimeUnixNano)
+        )
+          bad(r, 'ends before it starts');
         keyValues(s.attributes, `${r}.attributes`, bad);
         (s.events ?? []).forEach((e, m) => {
           if (!NANOS.test(e.timeUnixNano)) bad(`${r}.events[${m}].timeUnixNano`, 'not a decimal string');
           if (typeof e.name !== 'string') bad(`${r}.events[${m}].name`, 'not a string');
           keyValues(e.attributes, `${r}.events[${m}].attributes`, bad);
         });
-        if (s.status !== undefined && ![0, 1, 2].includes(s.status.code)) bad(`${r}.status.code`, `not a StatusCode: ${String(s.status.code)}`);
+        if (s.status !== undefined && ![0, 1, 2].includes(s.status.code))
+          bad(`${r}.status.code`, `not a StatusCode: ${String(s.status.code)}`);
       });
     });
   });
@@ -64,10 +74,22 @@ function anyValue(v: OtlpAnyValue, path: string, bad: (p: string, w: string) => 
   const o = v as Record<string, unknown>;
   if ('stringValue' in o && typeof o['stringValue'] !== 'string') bad(path, 'stringValue not a string');
   else if ('boolValue' in o && typeof o['boolValue'] !== 'boolean') bad(path, 'boolValue not a boolean');
-  else if ('intValue' in o && !(typeof o['intValue'] === 'string' ? /^-?\d+$/.test(o['intValue']) : Number.isInteger(o['intValue']))) bad(path, 'intValue not an integer');
+  else if (
+    'intValue' in o &&
+    !(typeof o['intValue'] === 'string' ? /^-?\d+$/.test(o['intValue']) : Number.isInteger(o['intValue']))
+  )
+    bad(path, 'intValue not an integer');
   else if ('doubleValue' in o && typeof o['doubleValue'] !== 'number') bad(path, 'doubleValue not a number');
-  else if ('arrayValue' in o) ((o['arrayValue'] as { values: OtlpAnyValue[] }).values ?? []).forEach((x, i) => anyValue(x, `${path}.values[${i}]`, bad));
-  else if (!['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'].includes(keys[0]!)) bad(path, `unknown AnyValue field ${keys[0]!}`);
+  else if ('arrayValue' in o)
+    ((o['arrayValue'] as { values: OtlpAnyValue[] }).values ?? []).forEach((x, i) =>
+      anyValue(x, `${path}.values[${i}]`, bad),
+    );
+  else if (
+    !['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'].includes(
+      keys[0]!,
+    )
+  )
+    bad(path, `unknown AnyValue field ${keys[0]!}`);
 }
 
 function plain(v: OtlpAnyValue): unknown {
@@ -91,24 +113,34 @@ function hr(nanos: string): [number, number] {
 export function roundTrip(req: OtlpTraceExport): Record<string, unknown> {
   const spans: ReadableSpan[] = [];
   for (const rs of req.resourceSpans) {
-    const resource = resourceFromAttributes(Object.fromEntries(rs.resource.attributes.map((kv) => [kv.key, plain(kv.value)])) as never);
+    const resource = resourceFromAttributes(
+      Object.fromEntries(rs.resource.attributes.map((kv) => [kv.key, plain(kv.value)])) as never,
+    );
     for (const ss of rs.scopeSpans) {
       for (const s of ss.spans) {
         spans.push({
           name: s.name,
           kind: s.kind - 1, // the API's SpanKind starts at INTERNAL = 0; OTLP's at UNSPECIFIED = 0
           spanContext: () => ({ traceId: s.traceId, spanId: s.spanId, traceFlags: 1 }),
-          parentSpanContext: s.parentSpanId === undefined ? undefined : { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: 1 },
+          parentSpanContext:
+            s.parentSpanId === undefined ? undefined : { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: 1 },
           startTime: hr(s.startTimeUnixNano),
           endTime: hr(s.endTimeUnixNano),
           status: { code: s.status.code, ...(s.status.message === undefined ? {} : { message: s.status.message }) },
           attributes: Object.fromEntries(s.attributes.map((kv) => [kv.key, plain(kv.value)])) as never,
           links: [],
-          events: s.events.map((e) => ({ name: e.name, time: hr(e.timeUnixNano), attributes: Object.fromEntries(e.attributes.map((kv) => [kv.key, plain(kv.value)])) as never })),
+          events: s.events.map((e) => ({
+            name: e.name,
+            time: hr(e.timeUnixNano),
+            attributes: Object.fromEntries(e.attributes.map((kv) => [kv.key, plain(kv.value)])) as never,
+          })),
           duration: [0, 0],
           ended: true,
           resource,
-          instrumentationScope: { name: ss.scope.name, ...(ss.scope.version === undefined ? {} : { version: ss.scope.version }) },
+          instrumentationScope: {
+            name: ss.scope.name,
+            ...(ss.scope.version === undefined ? {} : { version: ss.scope.version }),
+          },
           droppedAttributesCount: 0,
           droppedEventsCount: 0,
           droppedLinksCount: 0,

@@ -11,7 +11,12 @@ const HOW_TO_GET_ONE =
   '(Debian/Ubuntu: `apt-get install redis-server`; with Docker: `docker run -d -p 6379:6379 redis:7`).';
 
 async function answers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -62,7 +67,11 @@ export async function startOwnRedis(extraArgs: string[] = []): Promise<OwnRedis>
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-redis-'));
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...extraArgs], { stdio: 'ignore' });
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...extraArgs],
+      { stdio: 'ignore' },
+    );
     const url = `redis://127.0.0.1:${port}`;
     for (let i = 0; i < 100; i++) {
       if (await answers(url)) return;
@@ -103,11 +112,14 @@ export function testRedisUrl(): Promise<string> {
     const asked = process.env.REDIS_URL;
     if (asked !== undefined && asked !== '') {
       if (await answers(asked)) return { url: asked };
-      throw new Error(`REDIS_URL is set to ${asked}, but no Redis answers there (PING within 1 s). Start one there, or unset REDIS_URL to use 127.0.0.1:6379.`);
+      throw new Error(
+        `REDIS_URL is set to ${asked}, but no Redis answers there (PING within 1 s). Start one there, or unset REDIS_URL to use 127.0.0.1:6379.`,
+      );
     }
     const candidates = ['redis://127.0.0.1:6379'];
     for (const url of candidates) if (await answers(url)) return { url };
-    if (!hasRedisServer()) throw new Error(`No Redis at ${candidates.join(' or ')} and no redis-server on PATH. ${HOW_TO_GET_ONE}`);
+    if (!hasRedisServer())
+      throw new Error(`No Redis at ${candidates.join(' or ')} and no redis-server on PATH. ${HOW_TO_GET_ONE}`);
     const own = await startOwnRedis();
     return { url: own.url, own };
   })();

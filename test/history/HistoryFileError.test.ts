@@ -3,7 +3,10 @@ import { StateMachineError } from '../../lib/machine/StateMachineError';
 
 describe('HistoryFileError', () => {
   it('names the file, the line and the start of the bad text as file:line', () => {
-    const error = new HistoryFileError('corrupt_line', 'run.jsonl', 'corrupt line: not JSON', { line: 17, snippet: '{"seq":16,\n"from"' });
+    const error = new HistoryFileError('corrupt_line', 'run.jsonl', 'corrupt line: not JSON', {
+      line: 17,
+      snippet: '{"seq":16,\n"from"',
+    });
     expect(error).toBeInstanceOf(StateMachineError);
     expect(error.name).toBe('HistoryFileError');
     expect(error.code).toBe('corrupt_line');

@@ -33,7 +33,16 @@ describe('JsonlHistorySink', () => {
     const file = path.join(dir, 'run.jsonl');
     const sink = JsonlHistorySink.open(file, { runId: 'task-42', startedAt: T0, metadata: { model: 'm1' } });
     sink.close();
-    expect(lines(file)).toEqual([{ type: 'meta', version: VERSION, runId: 'task-42', startedAt: T0, table: toHistoryTableInfo(DEFAULT_TABLE), metadata: { model: 'm1' } }]);
+    expect(lines(file)).toEqual([
+      {
+        type: 'meta',
+        version: VERSION,
+        runId: 'task-42',
+        startedAt: T0,
+        table: toHistoryTableInfo(DEFAULT_TABLE),
+        metadata: { model: 'm1' },
+      },
+    ]);
     expect(sink.runId).toBe('task-42');
   });
 
@@ -47,7 +56,10 @@ describe('JsonlHistorySink', () => {
   });
 
   it('.open() describes an extended table when given one', () => {
-    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Compacting', description: 'c', next: ['SendingToLLM'] }], edges: [['ProcessingLLMResponse', 'Compacting']] });
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [{ name: 'Compacting', description: 'c', next: ['SendingToLLM'] }],
+      edges: [['ProcessingLLMResponse', 'Compacting']],
+    });
     const file = path.join(dir, 'ext.jsonl');
     JsonlHistorySink.open(file, { table }).close();
     expect((lines(file)[0] as { table: { states: string[] } }).table.states).toContain('Compacting');
@@ -67,29 +79,59 @@ describe('JsonlHistorySink', () => {
     expect(() => JsonlHistorySink.open(path.join(dir, 'x.jsonl'), { runId: '' })).toThrow(/`runId`/);
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(() => JsonlHistorySink.open(path.join(dir, 'y.jsonl'), { metadata: cyclic })).toThrow(/`metadata` to be a JSON-serializable value/);
+    expect(() => JsonlHistorySink.open(path.join(dir, 'y.jsonl'), { metadata: cyclic })).toThrow(
+      /`metadata` to be a JSON-serializable value/,
+    );
     expect(fs.existsSync(path.join(dir, 'y.jsonl'))).toBe(false);
-    expect(() => JsonlHistorySink.open(path.join(dir, 'no', 'such', 'dir.jsonl'))).toThrow(expect.objectContaining({ code: 'open_failed' }));
+    expect(() => JsonlHistorySink.open(path.join(dir, 'no', 'such', 'dir.jsonl'))).toThrow(
+      expect.objectContaining({ code: 'open_failed' }),
+    );
   });
 
   describe('.attach()', () => {
     const extended = () =>
-      extendTable(DEFAULT_TABLE, { states: [{ name: 'Compacting', description: 'compact', next: ['SendingToLLM', 'Error'] }], edges: [['ProcessingLLMResponse', 'Compacting']] });
+      extendTable(DEFAULT_TABLE, {
+        states: [{ name: 'Compacting', description: 'compact', next: ['SendingToLLM', 'Error'] }],
+        edges: [['ProcessingLLMResponse', 'Compacting']],
+      });
 
-    it('opened without a table, given to a machine with another: the meta line names the machine\'s table and the file validates clean', async () => {
+    it("opened without a table, given to a machine with another: the meta line names the machine's table and the file validates clean", async () => {
       const table = extended();
       const file = path.join(dir, 'custom.jsonl');
       const sink = JsonlHistorySink.open(file, { runId: 'c', startedAt: T0, metadata: { model: 'm1' } });
       let t = T0;
       const machine = new StateMachine({ logger: false, clock: () => ++t, table, sink });
-      for (const to of ['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'Compacting', 'SendingToLLM'] as const) machine.transition(to, 'step');
+      for (const to of [
+        'WaitingForUserInput',
+        'SendingToLLM',
+        'ProcessingLLMResponse',
+        'Compacting',
+        'SendingToLLM',
+      ] as const)
+        machine.transition(to, 'step');
       sink.close();
-      expect(lines(file)[0]).toEqual({ type: 'meta', version: VERSION, runId: 'c', startedAt: T0, table: toHistoryTableInfo(table), metadata: { model: 'm1' } });
+      expect(lines(file)[0]).toEqual({
+        type: 'meta',
+        version: VERSION,
+        runId: 'c',
+        startedAt: T0,
+        table: toHistoryTableInfo(table),
+        metadata: { model: 'm1' },
+      });
       expect(sink.linesWritten).toBe(6);
       const loaded = await loadHistory(file);
       expect(loaded.records).toHaveLength(5);
       // Valid moves, and the file says honestly that its run stopped mid-turn.
-      expect(validateHistory(loaded.entries)).toEqual({ ok: true, records: 5, issues: [], interrupted: { seq: 5, lastState: 'SendingToLLM', message: 'ended without a terminal move (interrupted?): its last move is Compacting → SendingToLLM (seq 5)' } });
+      expect(validateHistory(loaded.entries)).toEqual({
+        ok: true,
+        records: 5,
+        issues: [],
+        interrupted: {
+          seq: 5,
+          lastState: 'SendingToLLM',
+          message: 'ended without a terminal move (interrupted?): its last move is Compacting → SendingToLLM (seq 5)',
+        },
+      });
     });
 
     it('with the table the meta line already names (in any order) leaves the file as it is', () => {
@@ -98,7 +140,10 @@ describe('JsonlHistorySink', () => {
       const before = fs.readFileSync(file, 'utf8');
       new StateMachine({ logger: false, sink });
       const info = toHistoryTableInfo(DEFAULT_TABLE);
-      sink.attach({ ...DEFAULT_TABLE, states: Object.fromEntries(Object.entries(DEFAULT_TABLE.states).reverse()) as typeof DEFAULT_TABLE.states });
+      sink.attach({
+        ...DEFAULT_TABLE,
+        states: Object.fromEntries(Object.entries(DEFAULT_TABLE.states).reverse()) as typeof DEFAULT_TABLE.states,
+      });
       sink.close();
       expect(fs.readFileSync(file, 'utf8')).toBe(before);
       expect((lines(file)[0] as { table: unknown }).table).toEqual(info);
@@ -124,7 +169,12 @@ describe('JsonlHistorySink', () => {
       const sink = JsonlHistorySink.open(file, { startedAt: T0 });
       new StateMachine({ logger: false, clock: () => T0, sink }).transition('WaitingForUserInput', 'start');
       expect(() => new StateMachine({ logger: false, table: extended(), sink })).toThrow(
-        expect.objectContaining({ code: 'table_mismatch', message: expect.stringMatching(/1 line was already written for it; pass the machine's table as `\{ table \}` to JsonlHistorySink\.open$/) }),
+        expect.objectContaining({
+          code: 'table_mismatch',
+          message: expect.stringMatching(
+            /1 line was already written for it; pass the machine's table as `\{ table \}` to JsonlHistorySink\.open$/,
+          ),
+        }),
       );
       sink.close();
       expect(lines(file)).toHaveLength(2);
@@ -147,7 +197,16 @@ describe('JsonlHistorySink', () => {
     const written = lines(file);
     expect(written).toHaveLength(15);
     expect(written).toEqual(machine.history());
-    expect(Object.keys(written[14] as object)).toEqual(['seq', 'from', 'to', 'description', 'at', 'durationMs', 'forced', 'data']);
+    expect(Object.keys(written[14] as object)).toEqual([
+      'seq',
+      'from',
+      'to',
+      'description',
+      'at',
+      'durationMs',
+      'forced',
+      'data',
+    ]);
     expect(sink.linesWritten).toBe(15);
   });
 
@@ -160,8 +219,24 @@ describe('JsonlHistorySink', () => {
     run.machine.reset();
     sink.close();
     expect(lines(file)).toEqual([
-      { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: 'start', at: T0 + 5, durationMs: 5, forced: false },
-      { type: 'rejected', from: 'WaitingForUserInput', to: 'RunningTool', allowed: ['SendingToLLM', 'Error'], description: 'skip ahead', at: T0 + 5, seq: 1 },
+      {
+        seq: 1,
+        from: 'Ready',
+        to: 'WaitingForUserInput',
+        description: 'start',
+        at: T0 + 5,
+        durationMs: 5,
+        forced: false,
+      },
+      {
+        type: 'rejected',
+        from: 'WaitingForUserInput',
+        to: 'RunningTool',
+        allowed: ['SendingToLLM', 'Error'],
+        description: 'skip ahead',
+        at: T0 + 5,
+        seq: 1,
+      },
       { type: 'reset', from: 'WaitingForUserInput', at: T0 + 5, seq: 1 },
     ]);
   });
@@ -185,9 +260,22 @@ describe('JsonlHistorySink', () => {
     if (!fs.existsSync('/dev/full')) throw new Error('this test needs /dev/full (Linux)');
     const sink = JsonlHistorySink.open('/dev/full', { overwrite: true, meta: false });
     try {
-      const record = { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: '', at: 1, durationMs: 0, forced: false } as const;
+      const record = {
+        seq: 1,
+        from: 'Ready',
+        to: 'WaitingForUserInput',
+        description: '',
+        at: 1,
+        durationMs: 0,
+        forced: false,
+      } as const;
       expect(() => sink.write(record)).toThrow(HistoryFileError);
-      expect(() => sink.write(record)).toThrow(expect.objectContaining({ code: 'write_failed', message: expect.stringMatching(/^\/dev\/full: cannot write line 1: .*ENOSPC/) }));
+      expect(() => sink.write(record)).toThrow(
+        expect.objectContaining({
+          code: 'write_failed',
+          message: expect.stringMatching(/^\/dev\/full: cannot write line 1: .*ENOSPC/),
+        }),
+      );
     } finally {
       sink.close();
     }
@@ -198,8 +286,22 @@ describe('JsonlHistorySink', () => {
     const sink = JsonlHistorySink.open(file, { meta: false });
     const cyclic: Record<string, unknown> = { name: 'loop' };
     cyclic.self = cyclic;
-    const record = { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: 'start', at: 1, durationMs: 0, forced: false, data: cyclic } as const;
-    expect(() => sink.write(record)).toThrow(expect.objectContaining({ code: 'unserializable_data', message: expect.stringMatching(/record 1 cannot be written as JSON/) }));
+    const record = {
+      seq: 1,
+      from: 'Ready',
+      to: 'WaitingForUserInput',
+      description: 'start',
+      at: 1,
+      durationMs: 0,
+      forced: false,
+      data: cyclic,
+    } as const;
+    expect(() => sink.write(record)).toThrow(
+      expect.objectContaining({
+        code: 'unserializable_data',
+        message: expect.stringMatching(/record 1 cannot be written as JSON/),
+      }),
+    );
     sink.close();
     const [line] = lines(file) as Array<{ seq: number; data: { unserializable: string } }>;
     expect(line?.seq).toBe(1);
@@ -208,10 +310,16 @@ describe('JsonlHistorySink', () => {
 
   it('.write() loses at most the line being written when the process is killed (SIGKILL) mid-run', async () => {
     const file = path.join(dir, 'killed.jsonl');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'fixtures', 'killedRun.ts'), file, '500'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(__dirname, '..', 'fixtures', 'killedRun.ts'), file, '500'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => {
         if (chunk.toString().includes('ready')) resolve();
@@ -228,8 +336,19 @@ describe('JsonlHistorySink', () => {
     // Every line that reached the file is valid, and the file says the run was cut off — unless
     // the kill happened to land right after a turn ended (EndOfTurn is one move in twelve).
     const last = history.records.at(-1)!;
-    const cutOff = { interrupted: { seq: last.seq, lastState: last.to, message: `ended without a terminal move (interrupted?): its last move is ${last.from} → ${last.to} (seq ${last.seq})` } };
-    expect(validateHistory(history.entries)).toEqual({ ok: true, records: history.records.length, issues: [], ...(last.to === 'EndOfTurn' ? {} : cutOff) });
+    const cutOff = {
+      interrupted: {
+        seq: last.seq,
+        lastState: last.to,
+        message: `ended without a terminal move (interrupted?): its last move is ${last.from} → ${last.to} (seq ${last.seq})`,
+      },
+    };
+    expect(validateHistory(history.entries)).toEqual({
+      ok: true,
+      records: history.records.length,
+      issues: [],
+      ...(last.to === 'EndOfTurn' ? {} : cutOff),
+    });
     // Every complete line loaded; a cut one can only be the very last.
     const text = fs.readFileSync(file, 'utf8');
     const completeLines = text.split('\n').length - 1;

@@ -20,7 +20,8 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const enospc = (): NodeJS.ErrnoException => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+const enospc = (): NodeJS.ErrnoException =>
+  Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
 
 /** Writes half of what the sink asked for (a string, or a Buffer's range), as a filling disk does. */
 function halfWrite(real: typeof fs.writeSync, fd: number, data: Buffer | string, offset = 0, length?: number): number {
@@ -47,7 +48,12 @@ describe('JsonlHistorySink on a full disk', () => {
     // The disk fills: the next write stores half the line and then fails.
     const real = fs.writeSync;
     let calls = 0;
-    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
+    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((
+      fd: number,
+      data: Buffer | string,
+      offset?: number,
+      length?: number,
+    ) => {
       calls++;
       if (calls === 1) return halfWrite(real, fd, data, offset, length);
       throw enospc();
@@ -76,7 +82,12 @@ describe('JsonlHistorySink on a full disk', () => {
     // description it has written before.
     const real = fs.writeSync;
     let calls = 0;
-    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
+    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((
+      fd: number,
+      data: Buffer | string,
+      offset?: number,
+      length?: number,
+    ) => {
       calls++;
       if (typeof data === 'string') return real(fd, Buffer.from(data, 'utf8'), 0, data.length);
       return real(fd, data, offset, length);
@@ -98,7 +109,12 @@ describe('JsonlHistorySink on a full disk', () => {
     machine.transition('WaitingForUserInput', 'user');
     const real = fs.writeSync;
     let calls = 0;
-    jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
+    jest.spyOn(nodeFs, 'writeSync').mockImplementation(((
+      fd: number,
+      data: Buffer | string,
+      offset?: number,
+      length?: number,
+    ) => {
       calls++;
       if (calls === 1) return halfWrite(real, fd, data, offset, length);
       throw enospc();
@@ -134,20 +150,29 @@ describe('JsonlHistorySink durability', () => {
   });
 
   it('.open() rejects an unknown durability and a table that is not one, by name', () => {
-    expect(() => JsonlHistorySink.open(path.join(dir, 'a.jsonl'), { durability: 'always' as never })).toThrow(InvalidArgumentError);
-    expect(() => JsonlHistorySink.open(path.join(dir, 'a.jsonl'), { durability: 'always' as never })).toThrow(/durability/);
-    expect(() => JsonlHistorySink.open(path.join(dir, 'b.jsonl'), { table: 5 as never })).toThrow(/Expected `table` to be a sound transition table/);
+    expect(() => JsonlHistorySink.open(path.join(dir, 'a.jsonl'), { durability: 'always' as never })).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => JsonlHistorySink.open(path.join(dir, 'a.jsonl'), { durability: 'always' as never })).toThrow(
+      /durability/,
+    );
+    expect(() => JsonlHistorySink.open(path.join(dir, 'b.jsonl'), { table: 5 as never })).toThrow(
+      /Expected `table` to be a sound transition table/,
+    );
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
 
 describe('readHistory on damaged files', () => {
-  const good = (seq: number, to = 'WaitingForUserInput', from = 'Ready'): string => JSON.stringify({ seq, from, to, description: `r${seq}`, at: seq, durationMs: 0, forced: false });
+  const good = (seq: number, to = 'WaitingForUserInput', from = 'Ready'): string =>
+    JSON.stringify({ seq, from, to, description: `r${seq}`, at: seq, durationMs: 0, forced: false });
 
   it('loadHistory() names a glued middle line and says --salvage exists; salvage reads the rest', async () => {
     const file = path.join(dir, 'glued.jsonl');
     fs.writeFileSync(file, `${good(1)}\n${good(2).slice(0, 20)}${good(3)}\n${good(4)}\n`);
-    await expect(loadHistory(file)).rejects.toThrow(expect.objectContaining({ code: 'corrupt_line', line: 2, message: expect.stringMatching(/--salvage/) }));
+    await expect(loadHistory(file)).rejects.toThrow(
+      expect.objectContaining({ code: 'corrupt_line', line: 2, message: expect.stringMatching(/--salvage/) }),
+    );
     const loaded = await loadHistory(file, { salvage: true });
     expect(loaded.records.map((r) => r.seq)).toEqual([1, 4]);
     expect(loaded.skippedLines).toEqual([2]);
@@ -156,7 +181,10 @@ describe('readHistory on damaged files', () => {
 
   it('loadHistory({ salvage: true }) skips a hole of NUL bytes left by a power cut', async () => {
     const file = path.join(dir, 'hole.jsonl');
-    fs.writeFileSync(file, Buffer.concat([Buffer.from(`${good(1)}\n`), Buffer.alloc(4096), Buffer.from(`\n${good(3)}\n`)]));
+    fs.writeFileSync(
+      file,
+      Buffer.concat([Buffer.from(`${good(1)}\n`), Buffer.alloc(4096), Buffer.from(`\n${good(3)}\n`)]),
+    );
     await expect(loadHistory(file)).rejects.toThrow(HistoryFileError);
     const loaded = await loadHistory(file, { salvage: true });
     expect(loaded.records.map((r) => r.seq)).toEqual([1, 3]);
@@ -166,7 +194,13 @@ describe('readHistory on damaged files', () => {
   it('readHistory() refuses a line over maxLineBytes, naming the line and its size, without holding it', async () => {
     const file = path.join(dir, 'long.jsonl');
     fs.writeFileSync(file, `${good(1)}\n${'x'.repeat(5000)}\n${good(2)}\n`);
-    await expect(loadHistory(file, { maxLineBytes: 1000 })).rejects.toThrow(expect.objectContaining({ code: 'line_too_long', line: 2, message: expect.stringMatching(/longer than the limit of 1,000 bytes/) }));
+    await expect(loadHistory(file, { maxLineBytes: 1000 })).rejects.toThrow(
+      expect.objectContaining({
+        code: 'line_too_long',
+        line: 2,
+        message: expect.stringMatching(/longer than the limit of 1,000 bytes/),
+      }),
+    );
     const loaded = await loadHistory(file, { maxLineBytes: 1000, salvage: true });
     expect(loaded.records.map((r) => r.seq)).toEqual([1, 2]);
     expect(loaded.warnings[0]?.message).toMatch(/:2: .*5,000 bytes long, over the limit of 1,000/);
@@ -190,7 +224,8 @@ describe('readHistory on damaged files', () => {
       yield Buffer.from(`${good(2).slice(10)}\n`);
     }
     const seqs: number[] = [];
-    for await (const entry of readHistory('-', { input: input() })) if (entry.kind === 'record') seqs.push(entry.record.seq);
+    for await (const entry of readHistory('-', { input: input() }))
+      if (entry.kind === 'record') seqs.push(entry.record.seq);
     expect(seqs).toEqual([1, 2]);
   });
 });
@@ -198,7 +233,7 @@ describe('readHistory on damaged files', () => {
 describe('JsonlHistorySink group commit', () => {
   const lineCount = (file: string): number => fs.readFileSync(file, 'utf8').split('\n').length - 1;
 
-  it(".open({ groupCommit }) keeps lines in memory and writes them in one write when a turn ends", async () => {
+  it('.open({ groupCommit }) keeps lines in memory and writes them in one write when a turn ends', async () => {
     const file = path.join(dir, 'group.jsonl');
     const sink = JsonlHistorySink.open(file, { runId: 'r', groupCommit: true });
     const writes = jest.spyOn(nodeFs, 'writeSync');
@@ -265,7 +300,12 @@ describe('JsonlHistorySink group commit', () => {
     machine.transition('SendingToLLM', 'send 2 (lost)');
     const real = fs.writeSync;
     let calls = 0;
-    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((fd: number, data: Buffer | string, offset?: number, length?: number) => {
+    const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((
+      fd: number,
+      data: Buffer | string,
+      offset?: number,
+      length?: number,
+    ) => {
       calls++;
       if (calls === 1) return halfWrite(real, fd, data, offset, length);
       throw enospc();
@@ -273,19 +313,36 @@ describe('JsonlHistorySink group commit', () => {
     machine.transition('ProcessingLLMResponse', 'reply 2 (lost)');
     machine.transition('EndOfTurn', 'done 2 (lost)');
     spy.mockRestore();
-    expect(errors).toEqual([expect.objectContaining({ code: 'write_failed', message: expect.stringMatching(/lines 6–9 \(one batched write; none of them was kept\)/) })]);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        code: 'write_failed',
+        message: expect.stringMatching(/lines 6–9 \(one batched write; none of them was kept\)/),
+      }),
+    ]);
     expect(fs.readFileSync(file, 'utf8')).toBe(before);
     turn(machine);
     sink.close();
     const loaded = await loadHistory(file);
     expect(loaded.warnings).toEqual([]);
-    expect(loaded.records.map((r) => r.description)).toEqual(['user', 'send', 'reply', 'done', 'user', 'send', 'reply', 'done']);
+    expect(loaded.records.map((r) => r.description)).toEqual([
+      'user',
+      'send',
+      'reply',
+      'done',
+      'user',
+      'send',
+      'reply',
+      'done',
+    ]);
   });
 
   it('.flush() throws the failure of a timed flush', () => {
     jest.useFakeTimers();
     try {
-      const sink = JsonlHistorySink.open(path.join(dir, 'timed.jsonl'), { runId: 'r', groupCommit: { maxDelayMs: 10 } });
+      const sink = JsonlHistorySink.open(path.join(dir, 'timed.jsonl'), {
+        runId: 'r',
+        groupCommit: { maxDelayMs: 10 },
+      });
       const machine = new StateMachine({ logger: false, sink });
       machine.transition('WaitingForUserInput', 'user');
       const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(() => {
@@ -293,7 +350,9 @@ describe('JsonlHistorySink group commit', () => {
       });
       jest.advanceTimersByTime(10);
       spy.mockRestore();
-      expect(() => sink.flush()).toThrow(expect.objectContaining({ code: 'write_failed', message: expect.stringMatching(/ENOSPC/) }));
+      expect(() => sink.flush()).toThrow(
+        expect.objectContaining({ code: 'write_failed', message: expect.stringMatching(/ENOSPC/) }),
+      );
       sink.close();
     } finally {
       jest.useRealTimers();
@@ -316,10 +375,16 @@ describe('JsonlHistorySink group commit', () => {
   it('.write() loses at most the waiting lines when the process is killed (SIGKILL)', async () => {
     const file = path.join(dir, 'killed.jsonl');
     const maxLines = 40;
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'fixtures', 'killedRun.ts'), file, '500', String(maxLines)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(__dirname, '..', 'fixtures', 'killedRun.ts'), file, '500', String(maxLines)],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     const movesAtReady = await new Promise<number>((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => {

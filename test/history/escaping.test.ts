@@ -42,7 +42,9 @@ describe('escapeControl()', () => {
 
 describe('human-readable output never carries a control character from the run', () => {
   it('formatHistory() escapes descriptions, state names and data', () => {
-    const text = formatHistory([record(1, { description: HOSTILE, from: 'A\u001b[2J', to: 'B\nC', data: { note: 'x\u0085y' } })]);
+    const text = formatHistory([
+      record(1, { description: HOSTILE, from: 'A\u001b[2J', to: 'B\nC', data: { note: 'x\u0085y' } }),
+    ]);
     expect(text).not.toMatch(CONTROL);
     expect(text.split('\n')).toHaveLength(2);
     expect(text).toContain('boom\\u001b[2J');
@@ -87,8 +89,26 @@ describe('human-readable output never carries a control character from the run',
 
   it('formatBatchReport() escapes run ids, messages and paths', () => {
     const report: BatchReport = {
-      runs: [{ id: `task${HOSTILE}`, outcome: 'error', usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 }, durationMs: 5, transitions: 2, historyFile: '/tmp/\u001b[2J.jsonl', error: new LLMCallError('sendUserMessage', [], new Error(HOSTILE)) }],
-      totals: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0, outcomes: { end_of_turn: 0, error: 1, cancelled: 0, budget_exceeded: 0, skipped: 0 } },
+      runs: [
+        {
+          id: `task${HOSTILE}`,
+          outcome: 'error',
+          usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+          durationMs: 5,
+          transitions: 2,
+          historyFile: '/tmp/\u001b[2J.jsonl',
+          error: new LLMCallError('sendUserMessage', [], new Error(HOSTILE)),
+        },
+      ],
+      totals: {
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: 0,
+        toolCalls: 0,
+        llmCalls: 1,
+        wallMs: 0,
+        outcomes: { end_of_turn: 0, error: 1, cancelled: 0, budget_exceeded: 0, skipped: 0 },
+      },
       limits: {},
       durationMs: 5,
       concurrency: 1,
@@ -99,7 +119,12 @@ describe('human-readable output never carries a control character from the run',
   });
 
   it('the default logger formats a forged description as one escaped line', () => {
-    const info = getDefaultLogger().format.transform({ level: 'warn', message: `forced transition Ready → Error: ${HOSTILE}`, [Symbol.for('level')]: 'warn', data: { note: HOSTILE } } as never) as Record<symbol, string>;
+    const info = getDefaultLogger().format.transform({
+      level: 'warn',
+      message: `forced transition Ready → Error: ${HOSTILE}`,
+      [Symbol.for('level')]: 'warn',
+      data: { note: HOSTILE },
+    } as never) as Record<symbol, string>;
     const text = info[Symbol.for('message')]!;
     expect(text).toContain('boom\\u001b[2J');
     expect(text).not.toMatch(CONTROL);
@@ -127,8 +152,12 @@ describe('Mermaid output', () => {
 
 describe('createTable() and checkTable()', () => {
   it('createTable() refuses a state named __proto__', () => {
-    expect(() => createTable([{ name: '__proto__', description: 'x', next: [] }] as never, '__proto__')).toThrow(InvalidTableError);
-    const states = JSON.parse('{"__proto__": {"name": "__proto__", "description": "x", "next": ["__proto__"]}}') as never;
+    expect(() => createTable([{ name: '__proto__', description: 'x', next: [] }] as never, '__proto__')).toThrow(
+      InvalidTableError,
+    );
+    const states = JSON.parse(
+      '{"__proto__": {"name": "__proto__", "description": "x", "next": ["__proto__"]}}',
+    ) as never;
     expect(checkTable({ initial: '__proto__', states }).issues.map((i) => i.code)).toContain('reserved_name');
   });
 });

@@ -31,13 +31,20 @@ describe('formatHistory()', () => {
 
   it('keeps one row per move: line breaks escaped, long data cut', () => {
     const machine = new StateMachine({ clock: () => Date.UTC(2026, 0, 2, 3, 4, 5), logger: false });
-    machine.transition(State.WaitingForUserInput, { description: 'line one\nline two', data: { blob: 'x'.repeat(500) } });
+    machine.transition(State.WaitingForUserInput, {
+      description: 'line one\nline two',
+      data: { blob: 'x'.repeat(500) },
+    });
     const [, row] = formatHistory(machine.history(), { maxDataChars: 30 }).split('\n');
-    expect(row).toBe('  1  03:04:05.000  Ready → WaitingForUserInput  0 ms     line one\\nline two  {"blob":"xxxxxxxxxxxxxxxxxxxx…');
+    expect(row).toBe(
+      '  1  03:04:05.000  Ready → WaitingForUserInput  0 ms     line one\\nline two  {"blob":"xxxxxxxxxxxxxxxxxxxx…',
+    );
   });
 
   it('names input that is not a history', () => {
-    expect(() => formatHistory(undefined as never)).toThrow('Expected `records` to be an array of transition records, got `undefined`');
+    expect(() => formatHistory(undefined as never)).toThrow(
+      'Expected `records` to be an array of transition records, got `undefined`',
+    );
     expect(() => formatHistory([{ seq: 1 }] as never)).toThrow(/Expected `records\[0\]` to be a transition record/);
   });
 

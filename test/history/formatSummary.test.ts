@@ -6,12 +6,31 @@ import { summarizeHistory } from '../../lib/history/summarizeHistory';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 import { failedRun, scriptedMachine, T0, TOOL_TURN } from '../fixtures/agentRun';
 
-const meta: HistoryEntry = { kind: 'meta', line: 1, table: DEFAULT_TABLE, meta: { type: 'meta', version: '0.1.0', runId: 'task-42', startedAt: T0, table: toHistoryTableInfo(DEFAULT_TABLE) } };
+const meta: HistoryEntry = {
+  kind: 'meta',
+  line: 1,
+  table: DEFAULT_TABLE,
+  meta: { type: 'meta', version: '0.1.0', runId: 'task-42', startedAt: T0, table: toHistoryTableInfo(DEFAULT_TABLE) },
+};
 
 describe('formatSummary()', () => {
   it('puts the failure first: where, why, the data, the moves up to it; then path, time, forced, rejected, final state', () => {
-    const records = failedRun().history().map((record, i): HistoryEntry => ({ kind: 'record', line: i + 2, record }));
-    const rejected: HistoryEntry = { kind: 'rejected', line: 17, rejected: { type: 'rejected', from: 'SendingToLLM', to: 'BudgetExceeded', allowed: ['ProcessingLLMResponse', 'Error'], description: 'over budget', at: T0 + 40000, seq: 14 } };
+    const records = failedRun()
+      .history()
+      .map((record, i): HistoryEntry => ({ kind: 'record', line: i + 2, record }));
+    const rejected: HistoryEntry = {
+      kind: 'rejected',
+      line: 17,
+      rejected: {
+        type: 'rejected',
+        from: 'SendingToLLM',
+        to: 'BudgetExceeded',
+        allowed: ['ProcessingLLMResponse', 'Error'],
+        description: 'over budget',
+        at: T0 + 40000,
+        seq: 14,
+      },
+    };
     const text = formatSummary(summarizeHistory([meta, ...records, rejected], { lastMoves: 4 }), { file: 'run.jsonl' });
     expect(text).toMatchInlineSnapshot(`
 "Run task-42 (agent-state-machine 0.1.0) — run.jsonl
@@ -56,14 +75,19 @@ Final state: Error (since seq 15, 12:01:00.114)"
   });
 
   it('shows a turn that started on a spent budget as budget_exceeded, not as a plain Error', async () => {
-    const adapter = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'a', usage: { costUsd: 1 } }] }), { logger: false, maxHistorySize: Infinity, budget: { maxCostUsd: 0.5 } });
+    const adapter = new AgentWithStateMachine(
+      createScriptedAgent({ replies: [{ text: 'a', usage: { costUsd: 1 } }] }),
+      { logger: false, maxHistorySize: Infinity, budget: { maxCostUsd: 0.5 } },
+    );
     await adapter.runTurn('1');
     await adapter.runTurn('2');
     const summary = summarizeHistory(adapter.machine.history());
     expect(summary.turns.list.map((t) => t.standsFor)).toEqual([undefined, 'budget_exceeded']);
     const text = formatSummary(summary);
     expect(text).toMatch(/FAILED: the run ended in Error \(budget_exceeded\) at seq \d+/);
-    expect(text).toMatch(/Error \(budget_exceeded\)\s+budget exceeded: \$1\.00 of \$0\.50 after 1 LLM call; no LLM call made/);
+    expect(text).toMatch(
+      /Error \(budget_exceeded\)\s+budget exceeded: \$1\.00 of \$0\.50 after 1 LLM call; no LLM call made/,
+    );
   });
 
   it('says when the history stops inside a turn, and lists the last moves', () => {
@@ -117,12 +141,20 @@ Path: 3 turns — 3 EndOfTurn
   });
 
   it('names a value that is not a summary, and bad options', () => {
-    expect(() => formatSummary(null as never)).toThrow('Expected `summary` to be a HistorySummary from summarizeHistory(), got `null`');
-    expect(() => formatSummary({ status: 'ok' } as never)).toThrow('Expected `summary` to be a HistorySummary from summarizeHistory(), got `{"status":"ok"}` (object)');
-    expect(() => formatSummary(summarizeHistory([]), null as never)).toThrow('Expected `options` to be an object, got `null`');
+    expect(() => formatSummary(null as never)).toThrow(
+      'Expected `summary` to be a HistorySummary from summarizeHistory(), got `null`',
+    );
+    expect(() => formatSummary({ status: 'ok' } as never)).toThrow(
+      'Expected `summary` to be a HistorySummary from summarizeHistory(), got `{"status":"ok"}` (object)',
+    );
+    expect(() => formatSummary(summarizeHistory([]), null as never)).toThrow(
+      'Expected `options` to be an object, got `null`',
+    );
   });
 
   it('says so when nothing was recorded', () => {
-    expect(formatSummary(summarizeHistory([]), { file: 'empty.jsonl' })).toBe('Run — empty.jsonl\nNo transitions recorded.');
+    expect(formatSummary(summarizeHistory([]), { file: 'empty.jsonl' })).toBe(
+      'Run — empty.jsonl\nNo transitions recorded.',
+    );
   });
 });

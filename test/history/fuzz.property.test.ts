@@ -25,9 +25,42 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const hostileChar = fc.constantFrom('\n', '\r', '\u001b', '\u0007', '\u0000', '\u007f', '\u0085', '\u009b', '"', '\\', '#', ':', '%', '\u2028', '\u202e', 'é', '→', ' ');
-const hostileString = fc.array(fc.oneof(hostileChar, fc.string({ maxLength: 3 })), { maxLength: 12 }).map((parts) => parts.join(''));
-const stateName = fc.oneof(fc.constantFrom('Ready', 'WaitingForUserInput', 'SendingToLLM', 'EndOfTurn', 'Error', 'constructor', 'toString', '__proto__'), hostileString.filter((s) => s !== ''));
+const hostileChar = fc.constantFrom(
+  '\n',
+  '\r',
+  '\u001b',
+  '\u0007',
+  '\u0000',
+  '\u007f',
+  '\u0085',
+  '\u009b',
+  '"',
+  '\\',
+  '#',
+  ':',
+  '%',
+  '\u2028',
+  '\u202e',
+  'é',
+  '→',
+  ' ',
+);
+const hostileString = fc
+  .array(fc.oneof(hostileChar, fc.string({ maxLength: 3 })), { maxLength: 12 })
+  .map((parts) => parts.join(''));
+const stateName = fc.oneof(
+  fc.constantFrom(
+    'Ready',
+    'WaitingForUserInput',
+    'SendingToLLM',
+    'EndOfTurn',
+    'Error',
+    'constructor',
+    'toString',
+    '__proto__',
+  ),
+  hostileString.filter((s) => s !== ''),
+);
 const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1.7e18, -1, 0, Date.UTC(2025, 0, 1)));
 const record = fc.record({
   seq: fc.integer({ min: 1, max: 1e6 }),
@@ -80,10 +113,20 @@ describe('the history reader and formatters under fuzzing', () => {
 
   it('loadHistory() of random JSON lines reads or throws HistoryFileError', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'), record.map((r) => JSON.stringify(r))), { maxLength: 10 }), fc.boolean(), async (lines, salvage) => {
-        const entries = await readBytes(Buffer.from(lines.join('\n')), salvage);
-        if (entries !== undefined) formatAll(entries);
-      }),
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.jsonValue().map((v) => JSON.stringify(v) ?? 'null'),
+            record.map((r) => JSON.stringify(r)),
+          ),
+          { maxLength: 10 },
+        ),
+        fc.boolean(),
+        async (lines, salvage) => {
+          const entries = await readBytes(Buffer.from(lines.join('\n')), salvage);
+          if (entries !== undefined) formatAll(entries);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -108,8 +151,19 @@ describe('the history reader and formatters under fuzzing', () => {
       fc.property(fc.array(fc.tuple(hostileString, hostileString), { minLength: 1, maxLength: 5 }), (runs) => {
         const usage = { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 };
         const report = {
-          runs: runs.map(([id, message]) => ({ id, outcome: 'error', usage, durationMs: 1, transitions: 1, historyFile: `/tmp/${id}.jsonl`, error: new Error(message) })),
-          totals: { ...usage, outcomes: { end_of_turn: 0, error: runs.length, cancelled: 0, budget_exceeded: 0, skipped: 0 } },
+          runs: runs.map(([id, message]) => ({
+            id,
+            outcome: 'error',
+            usage,
+            durationMs: 1,
+            transitions: 1,
+            historyFile: `/tmp/${id}.jsonl`,
+            error: new Error(message),
+          })),
+          totals: {
+            ...usage,
+            outcomes: { end_of_turn: 0, error: runs.length, cancelled: 0, budget_exceeded: 0, skipped: 0 },
+          },
           limits: {},
           concurrency: 1,
           durationMs: 1,

@@ -24,7 +24,16 @@ function writeRun(name: string, options: { meta?: boolean } = {}): string {
   return file;
 }
 
-const record = (seq: number): string => JSON.stringify({ seq, from: 'Ready', to: 'WaitingForUserInput', description: `r${seq}`, at: seq, durationMs: 0, forced: false });
+const record = (seq: number): string =>
+  JSON.stringify({
+    seq,
+    from: 'Ready',
+    to: 'WaitingForUserInput',
+    description: `r${seq}`,
+    at: seq,
+    durationMs: 0,
+    forced: false,
+  });
 
 async function failure(promise: Promise<unknown>): Promise<HistoryFileError> {
   try {
@@ -52,9 +61,17 @@ describe('loadHistory()', () => {
     expect(history.meta).toMatchObject({ type: 'meta', runId: 'r1', startedAt: T0 });
     expect(history.table?.initial).toBe('Ready');
     expect(history.records.map((r) => r.seq)).toEqual([1, 2]);
-    expect(history.rejected).toEqual([expect.objectContaining({ from: 'WaitingForUserInput', to: 'EndOfTurn', seq: 1 })]);
+    expect(history.rejected).toEqual([
+      expect.objectContaining({ from: 'WaitingForUserInput', to: 'EndOfTurn', seq: 1 }),
+    ]);
     expect(history.resets).toEqual([{ type: 'reset', from: 'WaitingForUserInput', at: T0 + 5, seq: 1 }]);
-    expect(history.entries.map((e) => [e.kind, e.line])).toEqual([['meta', 1], ['record', 2], ['rejected', 3], ['reset', 4], ['record', 5]]);
+    expect(history.entries.map((e) => [e.kind, e.line])).toEqual([
+      ['meta', 1],
+      ['record', 2],
+      ['rejected', 3],
+      ['reset', 4],
+      ['record', 5],
+    ]);
     expect(history.warnings).toEqual([]);
   });
 
@@ -76,7 +93,12 @@ describe('loadHistory()', () => {
     const history = await loadHistory(file);
     expect(history.records).toHaveLength(14);
     expect(history.warnings).toEqual([
-      { code: 'cut_last_line', file, line: 16, message: `${file}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped` },
+      {
+        code: 'cut_last_line',
+        file,
+        line: 16,
+        message: `${file}:16: the last line is incomplete (the run was probably killed while writing it) and was skipped`,
+      },
     ]);
   });
 
@@ -89,7 +111,11 @@ describe('loadHistory()', () => {
     expect(error.code).toBe('corrupt_line');
     expect(error.file).toBe(file);
     expect(error.line).toBe(6);
-    expect(error.message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6: corrupt line: not JSON .* — "\\{\\\\"seq\\\\":5,\\\\"from\\\\":\\\\"Ready\\\\" GARBAGE"$`));
+    expect(error.message).toMatch(
+      new RegExp(
+        `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6: corrupt line: not JSON .* — "\\{\\\\"seq\\\\":5,\\\\"from\\\\":\\\\"Ready\\\\" GARBAGE"$`,
+      ),
+    );
   });
 
   it('rejects a well-formed line with a bad field, by field name', async () => {
@@ -124,12 +150,21 @@ describe('loadHistory()', () => {
 
   it('reports a missing file as not_found and a directory as read_failed', async () => {
     const missing = path.join(dir, 'missing.jsonl');
-    expect(await failure(loadHistory(missing))).toMatchObject({ code: 'not_found', message: `${missing}: no such file` });
-    expect(await failure(loadHistory(dir))).toMatchObject({ code: 'read_failed', message: `${dir}: is a directory, not a history file` });
+    expect(await failure(loadHistory(missing))).toMatchObject({
+      code: 'not_found',
+      message: `${missing}: no such file`,
+    });
+    expect(await failure(loadHistory(dir))).toMatchObject({
+      code: 'read_failed',
+      message: `${dir}: is a directory, not a history file`,
+    });
   });
 
   it('names a path that is not one', async () => {
-    await expect(loadHistory(42 as never)).rejects.toMatchObject({ code: 'invalid_argument', message: 'Expected `path` to be a history file path, got `42` (number)' });
+    await expect(loadHistory(42 as never)).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: 'Expected `path` to be a history file path, got `42` (number)',
+    });
   });
 
   it('loads an empty file as an empty history', async () => {
@@ -155,7 +190,8 @@ describe('readHistory()', () => {
     fs.writeFileSync(file, `${record(1)}\n{"seq":2`);
     const emitted: string[] = [];
     const original = process.emitWarning;
-    process.emitWarning = ((warning: string | Error) => void emitted.push(String(warning))) as typeof process.emitWarning;
+    process.emitWarning = ((warning: string | Error) =>
+      void emitted.push(String(warning))) as typeof process.emitWarning;
     try {
       for await (const entry of readHistory(file)) expect(entry.kind).toBe('record');
     } finally {

@@ -2,7 +2,15 @@ import { toHistoryTableInfo } from '../../lib/history/HistoryTableInfo';
 import { parseHistoryLine } from '../../lib/history/parseHistoryLine';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 
-const record = { seq: 3, from: 'SendingToLLM', to: 'ProcessingLLMResponse', description: 'reply', at: 1000, durationMs: 20, forced: false };
+const record = {
+  seq: 3,
+  from: 'SendingToLLM',
+  to: 'ProcessingLLMResponse',
+  description: 'reply',
+  at: 1000,
+  durationMs: 20,
+  forced: false,
+};
 
 function reason(text: string): string {
   const parsed = parseHistoryLine(text, 7);
@@ -13,17 +21,40 @@ function reason(text: string): string {
 describe('parseHistoryLine()', () => {
   it('parses a record line into exactly the TransitionRecord fields, with its line number', () => {
     const parsed = parseHistoryLine(JSON.stringify({ ...record, data: { tool: 'bash' }, extra: 'dropped' }), 7);
-    expect(parsed).toEqual({ ok: true, entry: { kind: 'record', line: 7, record: { ...record, data: { tool: 'bash' } } } });
+    expect(parsed).toEqual({
+      ok: true,
+      entry: { kind: 'record', line: 7, record: { ...record, data: { tool: 'bash' } } },
+    });
   });
 
   it('parses meta, rejected and reset lines by their type', () => {
-    const meta = { type: 'meta', version: '0.1.0', runId: 'r1', startedAt: 5, table: toHistoryTableInfo(DEFAULT_TABLE), metadata: { task: 42 } };
+    const meta = {
+      type: 'meta',
+      version: '0.1.0',
+      runId: 'r1',
+      startedAt: 5,
+      table: toHistoryTableInfo(DEFAULT_TABLE),
+      metadata: { task: 42 },
+    };
     const parsedMeta = parseHistoryLine(JSON.stringify(meta), 1);
     expect(parsedMeta.ok && parsedMeta.entry.kind === 'meta' && parsedMeta.entry.meta).toEqual(meta);
-    expect(parsedMeta.ok && parsedMeta.entry.kind === 'meta' && parsedMeta.entry.table.states.Error?.isError).toBe(true);
+    expect(parsedMeta.ok && parsedMeta.entry.kind === 'meta' && parsedMeta.entry.table.states.Error?.isError).toBe(
+      true,
+    );
 
-    const rejected = { type: 'rejected', from: 'RunningTool', to: 'Cancelled', allowed: ['CheckingGitCommits', 'Error'], description: 'stop', at: 9, seq: 4 };
-    expect(parseHistoryLine(JSON.stringify(rejected), 2)).toEqual({ ok: true, entry: { kind: 'rejected', line: 2, rejected } });
+    const rejected = {
+      type: 'rejected',
+      from: 'RunningTool',
+      to: 'Cancelled',
+      allowed: ['CheckingGitCommits', 'Error'],
+      description: 'stop',
+      at: 9,
+      seq: 4,
+    };
+    expect(parseHistoryLine(JSON.stringify(rejected), 2)).toEqual({
+      ok: true,
+      entry: { kind: 'rejected', line: 2, rejected },
+    });
 
     const reset = { type: 'reset', from: 'Error', at: 10, seq: 4 };
     expect(parseHistoryLine(JSON.stringify(reset), 3)).toEqual({ ok: true, entry: { kind: 'reset', line: 3, reset } });
@@ -36,32 +67,83 @@ describe('parseHistoryLine()', () => {
   });
 
   it('names the bad field and its value', () => {
-    expect(reason(JSON.stringify({ ...record, seq: '3' }))).toBe('field "seq" must be a positive integer, got `3` (string)');
-    expect(reason(JSON.stringify({ ...record, seq: 0 }))).toBe('field "seq" must be a positive integer, got `0` (number)');
-    expect(reason(JSON.stringify({ ...record, to: undefined }))).toBe('field "to" must be a state name, got `undefined`');
+    expect(reason(JSON.stringify({ ...record, seq: '3' }))).toBe(
+      'field "seq" must be a positive integer, got `3` (string)',
+    );
+    expect(reason(JSON.stringify({ ...record, seq: 0 }))).toBe(
+      'field "seq" must be a positive integer, got `0` (number)',
+    );
+    expect(reason(JSON.stringify({ ...record, to: undefined }))).toBe(
+      'field "to" must be a state name, got `undefined`',
+    );
     expect(reason(JSON.stringify({ ...record, from: '' }))).toBe('field "from" must be a state name, got `` (string)');
-    expect(reason(JSON.stringify({ ...record, description: 5 }))).toBe('field "description" must be a string, got `5` (number)');
+    expect(reason(JSON.stringify({ ...record, description: 5 }))).toBe(
+      'field "description" must be a string, got `5` (number)',
+    );
     expect(reason(JSON.stringify({ ...record, at: null }))).toBe('field "at" must be a finite number, got `null`');
-    expect(reason(JSON.stringify({ ...record, durationMs: 'x' }))).toBe('field "durationMs" must be a finite number, got `x` (string)');
-    expect(reason(JSON.stringify({ ...record, forced: 'no' }))).toBe('field "forced" must be true or false, got `no` (string)');
-    expect(reason(JSON.stringify({ type: 'reset', from: 'Error', at: 1, seq: -1 }))).toBe('field "seq" must be a non-negative integer, got `-1` (number)');
-    expect(reason(JSON.stringify({ type: 'rejected', from: 'A', to: 'B', allowed: 'C', description: '', at: 1 }))).toBe('field "allowed" must be an array of state names, got `C` (string)');
+    expect(reason(JSON.stringify({ ...record, durationMs: 'x' }))).toBe(
+      'field "durationMs" must be a finite number, got `x` (string)',
+    );
+    expect(reason(JSON.stringify({ ...record, forced: 'no' }))).toBe(
+      'field "forced" must be true or false, got `no` (string)',
+    );
+    expect(reason(JSON.stringify({ type: 'reset', from: 'Error', at: 1, seq: -1 }))).toBe(
+      'field "seq" must be a non-negative integer, got `-1` (number)',
+    );
+    expect(reason(JSON.stringify({ type: 'rejected', from: 'A', to: 'B', allowed: 'C', description: '', at: 1 }))).toBe(
+      'field "allowed" must be an array of state names, got `C` (string)',
+    );
   });
 
   it('reads journal lines, checking the fields readers rely on and keeping the content', () => {
-    const llm = { type: 'llm', seq: 2, turn: 1, operation: 'sendUserMessage', attempt: 1, startedAt: 5, endedAt: 9, input: { kind: 'user_message', message: 'hi' }, response: { text: 'yo' } };
-    expect(parseHistoryLine(JSON.stringify(llm), 3)).toEqual({ ok: true, entry: { kind: 'journal', line: 3, journal: llm } });
-    const tool = { type: 'tool', seq: 6, turn: 1, call: { id: 'c1', name: 'bash' }, status: 'ok', startedAt: 1, endedAt: 2, result: { callId: 'c1', output: 'x' } };
-    expect(parseHistoryLine(JSON.stringify(tool), 9)).toMatchObject({ ok: true, entry: { kind: 'journal', journal: tool } });
-    expect(reason(JSON.stringify({ ...llm, operation: 'send' }))).toBe("field \"operation\" must be 'sendUserMessage' or 'sendToolResults', got `send` (string)");
+    const llm = {
+      type: 'llm',
+      seq: 2,
+      turn: 1,
+      operation: 'sendUserMessage',
+      attempt: 1,
+      startedAt: 5,
+      endedAt: 9,
+      input: { kind: 'user_message', message: 'hi' },
+      response: { text: 'yo' },
+    };
+    expect(parseHistoryLine(JSON.stringify(llm), 3)).toEqual({
+      ok: true,
+      entry: { kind: 'journal', line: 3, journal: llm },
+    });
+    const tool = {
+      type: 'tool',
+      seq: 6,
+      turn: 1,
+      call: { id: 'c1', name: 'bash' },
+      status: 'ok',
+      startedAt: 1,
+      endedAt: 2,
+      result: { callId: 'c1', output: 'x' },
+    };
+    expect(parseHistoryLine(JSON.stringify(tool), 9)).toMatchObject({
+      ok: true,
+      entry: { kind: 'journal', journal: tool },
+    });
+    expect(reason(JSON.stringify({ ...llm, operation: 'send' }))).toBe(
+      "field \"operation\" must be 'sendUserMessage' or 'sendToolResults', got `send` (string)",
+    );
     expect(reason(JSON.stringify({ ...llm, attempt: 0 }))).toMatch(/^field "attempt" must be a positive integer/);
     expect(reason(JSON.stringify({ ...tool, call: { id: 'c1' } }))).toMatch(/^field "call\.name" must be a string/);
   });
 
   it('rejects an unknown line type, and a meta line whose table is not sound', () => {
-    expect(reason('{"type":"checkpoint"}')).toBe('unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, or none for a record)');
+    expect(reason('{"type":"checkpoint"}')).toBe(
+      'unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, or none for a record)',
+    );
     const table = toHistoryTableInfo(DEFAULT_TABLE);
-    const meta = { type: 'meta', version: '0.1.0', runId: 'r', startedAt: 1, table: { ...table, edges: [...table.edges, ['Ready', 'Nowhere']] } };
+    const meta = {
+      type: 'meta',
+      version: '0.1.0',
+      runId: 'r',
+      startedAt: 1,
+      table: { ...table, edges: [...table.edges, ['Ready', 'Nowhere']] },
+    };
     expect(reason(JSON.stringify(meta))).toMatch(/^the table in the meta line is not sound: .*Nowhere/);
     expect(reason(JSON.stringify({ ...meta, table: [] }))).toMatch(/^field "table" must be an object/);
   });

@@ -10,14 +10,29 @@ import { T0 } from '../fixtures/agentRun';
 // How a generated turn goes; each ends the way the adapter ends such a turn.
 type TurnPlan =
   | { kind: 'text'; retried: boolean }
-  | { kind: 'tools'; rounds: number; end: 'text' | 'llm_error' | 'tool_error' | 'cancelled' | 'over_budget' | 'deadline' }
+  | {
+      kind: 'tools';
+      rounds: number;
+      end: 'text' | 'llm_error' | 'tool_error' | 'cancelled' | 'over_budget' | 'deadline';
+    }
   | { kind: 'llm_error' }
   | { kind: 'spent_at_start' }
   | { kind: 'cancelled_at_start' };
 
 const turnPlan: fc.Arbitrary<TurnPlan> = fc.oneof(
   fc.record({ kind: fc.constant('text' as const), retried: fc.boolean() }),
-  fc.record({ kind: fc.constant('tools' as const), rounds: fc.integer({ min: 1, max: 3 }), end: fc.constantFrom('text' as const, 'llm_error' as const, 'tool_error' as const, 'cancelled' as const, 'over_budget' as const, 'deadline' as const) }),
+  fc.record({
+    kind: fc.constant('tools' as const),
+    rounds: fc.integer({ min: 1, max: 3 }),
+    end: fc.constantFrom(
+      'text' as const,
+      'llm_error' as const,
+      'tool_error' as const,
+      'cancelled' as const,
+      'over_budget' as const,
+      'deadline' as const,
+    ),
+  }),
   fc.constant({ kind: 'llm_error' as const }),
   fc.constant({ kind: 'spent_at_start' as const }),
   fc.constant({ kind: 'cancelled_at_start' as const }),
@@ -50,7 +65,9 @@ function writeRun(plans: readonly TurnPlan[], resets: readonly boolean[], cut: n
     const base = { seq, from: state, to, description: `${state} → ${to}`, at, durationMs: 7, forced: false };
     const record: TransitionRecord<string> = data === undefined ? base : { ...base, data };
     old.push(record);
-    fresh.push(terminal === undefined ? record : { ...base, data: { ...data, outcome: terminal.outcome, usage: { ...u } } });
+    fresh.push(
+      terminal === undefined ? record : { ...base, data: { ...data, outcome: terminal.outcome, usage: { ...u } } },
+    );
     state = to;
   };
   const respond = (retried: boolean): void => {
@@ -58,7 +75,11 @@ function writeRun(plans: readonly TurnPlan[], resets: readonly boolean[], cut: n
     u.outputTokens += 10;
     u.costUsd += 0.25;
     u.llmCalls += 1;
-    move('ProcessingLLMResponse', { attempts: retried ? 2 : 1, ...(retried ? { failures: [{ attempt: 1, error: '529' }] } : {}), usage: { ...u } });
+    move('ProcessingLLMResponse', {
+      attempts: retried ? 2 : 1,
+      ...(retried ? { failures: [{ attempt: 1, error: '529' }] } : {}),
+      usage: { ...u },
+    });
   };
   plans.forEach((plan, i) => {
     if (i > 0 && resets[i] === true) {
@@ -68,27 +89,46 @@ function writeRun(plans: readonly TurnPlan[], resets: readonly boolean[], cut: n
       state = 'Ready';
     }
     move('WaitingForUserInput', state === 'Ready' ? undefined : { turn: i + 1 });
-    if (plan.kind === 'spent_at_start') return move('Error', { outcome: 'budget_exceeded', limit: 'maxCostUsd' }, { outcome: 'budget_exceeded' });
-    if (plan.kind === 'cancelled_at_start') return move('Error', { outcome: 'cancelled', reason: 'aborted' }, { outcome: 'cancelled' });
+    if (plan.kind === 'spent_at_start')
+      return move('Error', { outcome: 'budget_exceeded', limit: 'maxCostUsd' }, { outcome: 'budget_exceeded' });
+    if (plan.kind === 'cancelled_at_start')
+      return move('Error', { outcome: 'cancelled', reason: 'aborted' }, { outcome: 'cancelled' });
     move('SendingToLLM', { turn: i + 1 });
-    if (plan.kind === 'llm_error') return move('Error', { operation: 'sendUserMessage', failures: [{ attempt: 1, error: 'boom' }] }, { outcome: 'error' });
+    if (plan.kind === 'llm_error')
+      return move(
+        'Error',
+        { operation: 'sendUserMessage', failures: [{ attempt: 1, error: 'boom' }] },
+        { outcome: 'error' },
+      );
     respond(plan.kind === 'text' && plan.retried);
     if (plan.kind === 'text') return move('EndOfTurn', { chars: 3 }, { outcome: 'end_of_turn' });
     for (let round = 1; ; round++) {
       const last = round === plan.rounds;
       move('ToolUseRequested', { calls: [{ id: `c${seq}`, name: 'bash' }] });
       move('CheckingForCancellation');
-      if (last && plan.end === 'cancelled') return move('Cancelled', { reason: 'user pressed Esc' }, { outcome: 'cancelled' });
+      if (last && plan.end === 'cancelled')
+        return move('Cancelled', { reason: 'user pressed Esc' }, { outcome: 'cancelled' });
       move('RunningTool');
       if (last && plan.end === 'tool_error') return move('Error', { operation: 'runTool' }, { outcome: 'error' });
       move('CheckingGitCommits', { results: [{ name: 'bash', ms: 3 }] });
       move('CheckingBudget');
-      if (last && plan.end === 'over_budget') return move('BudgetExceeded', { limit: 'maxCostUsd', used: u.costUsd, max: 0.1 }, { outcome: 'budget_exceeded' });
-      if (last && plan.end === 'deadline') return move('BudgetExceeded', { outcome: 'budget_exceeded', limit: 'maxWallMs' }, { outcome: 'budget_exceeded' });
+      if (last && plan.end === 'over_budget')
+        return move(
+          'BudgetExceeded',
+          { limit: 'maxCostUsd', used: u.costUsd, max: 0.1 },
+          { outcome: 'budget_exceeded' },
+        );
+      if (last && plan.end === 'deadline')
+        return move(
+          'BudgetExceeded',
+          { outcome: 'budget_exceeded', limit: 'maxWallMs' },
+          { outcome: 'budget_exceeded' },
+        );
       u.toolCalls += 1;
       move('GatheringAdditionalMessages', { usage: { ...u } });
       move('SendingToolResults');
-      if (last && plan.end === 'llm_error') return move('Error', { operation: 'sendToolResults' }, { outcome: 'error' });
+      if (last && plan.end === 'llm_error')
+        return move('Error', { operation: 'sendToolResults' }, { outcome: 'error' });
       respond(false);
       if (last) return move('EndOfTurn', { chars: 3 }, { outcome: 'end_of_turn' });
     }
@@ -98,7 +138,11 @@ function writeRun(plans: readonly TurnPlan[], resets: readonly boolean[], cut: n
 }
 
 const run = fc
-  .record({ plans: fc.array(turnPlan, { minLength: 0, maxLength: 6 }), resets: fc.array(fc.boolean(), { maxLength: 6 }), cut: fc.option(fc.nat({ max: 120 }), { nil: undefined }) })
+  .record({
+    plans: fc.array(turnPlan, { minLength: 0, maxLength: 6 }),
+    resets: fc.array(fc.boolean(), { maxLength: 6 }),
+    cut: fc.option(fc.nat({ max: 120 }), { nil: undefined }),
+  })
   .map(({ plans, resets, cut }) => writeRun(plans, resets, cut));
 
 const ZERO = { costUsd: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
@@ -137,13 +181,22 @@ describe('runFacts() properties', () => {
         { name: 'Paused', description: 'a custom terminal state', next: ['WaitingForUserInput'], isTerminal: true },
         { name: 'constructor', description: 'a name Object.prototype has', next: ['Error'] },
       ],
-      edges: [['SendingToLLM', 'Paused'], ['WaitingForUserInput', 'constructor']],
+      edges: [
+        ['SendingToLLM', 'Paused'],
+        ['WaitingForUserInput', 'constructor'],
+      ],
     });
     const names = Object.keys(table.states);
     const record = fc.record({
       from: fc.constantFrom(...names, 'Nowhere'),
       to: fc.constantFrom(...names, 'Nowhere'),
-      data: fc.option(fc.record({ outcome: fc.constantFrom('end_of_turn', 'error', 'budget_exceeded', 'cancelled', 'weird', '') }, { requiredKeys: [] }), { nil: undefined }),
+      data: fc.option(
+        fc.record(
+          { outcome: fc.constantFrom('end_of_turn', 'error', 'budget_exceeded', 'cancelled', 'weird', '') },
+          { requiredKeys: [] },
+        ),
+        { nil: undefined },
+      ),
       reset: fc.boolean(),
     });
     fc.assert(
@@ -151,17 +204,36 @@ describe('runFacts() properties', () => {
         const items: HistoryItem[] = [];
         moves.forEach(({ from, to, data, reset }, i) => {
           if (reset) items.push({ kind: 'reset', line: 0, reset: { type: 'reset', from, at: T0, seq: i } });
-          items.push({ seq: i + 1, from, to, description: '', at: T0 + i, durationMs: 1, forced: false, ...(data === undefined ? {} : { data }) });
+          items.push({
+            seq: i + 1,
+            from,
+            to,
+            description: '',
+            at: T0 + i,
+            durationMs: 1,
+            forced: false,
+            ...(data === undefined ? {} : { data }),
+          });
         });
         const options = custom ? { table } : {};
         const facts = runFacts(items, options);
         const summary = summarizeHistory(items, { ...options, listLimit: 1000 });
-        expect(facts.turns.map((t) => [t.turn, t.firstSeq, t.lastSeq, t.end, t.state])).toEqual(summary.turns.list.map((t) => [t.turn, t.firstSeq, t.lastSeq, t.end, t.outcome]));
-        expect(facts.failingMove === null ? null : [facts.failingMove.seq, facts.failingMove.to, facts.failingMove.turn]).toEqual(summary.failure === null ? null : [summary.failure.seq, summary.failure.state, summary.failure.turn]);
-        const status = facts.outcome === 'empty' || facts.outcome === 'incomplete' ? facts.outcome : summary.failure !== null ? 'failed' : 'ok';
+        expect(facts.turns.map((t) => [t.turn, t.firstSeq, t.lastSeq, t.end, t.state])).toEqual(
+          summary.turns.list.map((t) => [t.turn, t.firstSeq, t.lastSeq, t.end, t.outcome]),
+        );
+        expect(
+          facts.failingMove === null ? null : [facts.failingMove.seq, facts.failingMove.to, facts.failingMove.turn],
+        ).toEqual(summary.failure === null ? null : [summary.failure.seq, summary.failure.state, summary.failure.turn]);
+        const status =
+          facts.outcome === 'empty' || facts.outcome === 'incomplete'
+            ? facts.outcome
+            : summary.failure !== null
+              ? 'failed'
+              : 'ok';
         expect(status).toBe(summary.status);
         // The standsFor a summary shows is the recorded outcome, where the state alone would say another.
-        for (const [i, t] of summary.turns.list.entries()) if (t.standsFor !== undefined) expect(facts.turns[i]!.outcome).toBe(t.standsFor);
+        for (const [i, t] of summary.turns.list.entries())
+          if (t.standsFor !== undefined) expect(facts.turns[i]!.outcome).toBe(t.standsFor);
       }),
       { numRuns: 300 },
     );

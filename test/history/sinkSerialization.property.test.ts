@@ -38,14 +38,22 @@ const record = (strings: string[]) =>
 /** What a line must hold: the record as JSON.stringify writes it, read back. */
 function expected(r: TransitionRecord<string>): unknown {
   const { seq, from, to, description, at, durationMs, forced, data } = r;
-  return JSON.parse(JSON.stringify(data === undefined ? { seq, from, to, description, at, durationMs, forced } : { seq, from, to, description, at, durationMs, forced, data }));
+  return JSON.parse(
+    JSON.stringify(
+      data === undefined
+        ? { seq, from, to, description, at, durationMs, forced }
+        : { seq, from, to, description, at, durationMs, forced, data },
+    ),
+  );
 }
 
 describe('JsonlHistorySink serialization', () => {
   it('writes every record exactly as JSON.stringify would, with strings and times repeating', () => {
     fc.assert(
       fc.property(
-        fc.array(hostile, { minLength: 1, maxLength: 5 }).chain((strings) => fc.array(record(strings), { minLength: 1, maxLength: 40 })),
+        fc
+          .array(hostile, { minLength: 1, maxLength: 5 })
+          .chain((strings) => fc.array(record(strings), { minLength: 1, maxLength: 40 })),
         (drafts) => {
           const file = path.join(dir, `run-${Math.random().toString(36).slice(2)}.jsonl`);
           const sink = JsonlHistorySink.open<string>(file, { meta: false, durability: 'none' });
@@ -71,11 +79,23 @@ describe('JsonlHistorySink serialization', () => {
     const records: TransitionRecord<string>[] = [];
     for (let i = 0; i < 3000; i++) {
       const description = i % 3 === 0 ? `step "${i}"\n` : i % 3 === 1 ? 'the same move' : `x${'é'.repeat(i % 400)}`;
-      records.push({ seq: i + 1, from: 'A', to: i % 2 === 0 ? 'B' : 'A\u2028', description, at: 1_700_000_000_000 + Math.floor(i / 7), durationMs: i % 5, forced: false });
+      records.push({
+        seq: i + 1,
+        from: 'A',
+        to: i % 2 === 0 ? 'B' : 'A\u2028',
+        description,
+        at: 1_700_000_000_000 + Math.floor(i / 7),
+        durationMs: i % 5,
+        forced: false,
+      });
     }
     for (const r of records) sink.write(r);
     sink.close();
-    const written = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1).map((l) => JSON.parse(l) as unknown);
+    const written = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l) as unknown);
     expect(written).toEqual(records.map(expected));
   });
 });

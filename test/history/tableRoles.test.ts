@@ -21,6 +21,10 @@ describe('tableRoles()', () => {
       ],
       'Off',
     );
-    expect(tableRoles(table)).toEqual({ terminal: new Set(['Done', 'Broken']), error: new Set(['Broken']), idle: new Set(['Off', 'Idle']) });
+    expect(tableRoles(table)).toEqual({
+      terminal: new Set(['Done', 'Broken']),
+      error: new Set(['Broken']),
+      idle: new Set(['Off', 'Idle']),
+    });
   });
 });

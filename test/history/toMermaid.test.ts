@@ -22,8 +22,13 @@ describe('toMermaid()', () => {
 
   it('is the diagram in README.md, between the mermaid:table markers', () => {
     const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const block = /<!-- mermaid:table:start -->\s*```mermaid\n([\s\S]*?)\n```\s*<!-- mermaid:table:end -->/.exec(readme);
-    if (block === null) throw new Error('README.md has no ```mermaid block between <!-- mermaid:table:start --> and <!-- mermaid:table:end -->: paste the output of toMermaid() there');
+    const block = /<!-- mermaid:table:start -->\s*```mermaid\n([\s\S]*?)\n```\s*<!-- mermaid:table:end -->/.exec(
+      readme,
+    );
+    if (block === null)
+      throw new Error(
+        'README.md has no ```mermaid block between <!-- mermaid:table:start --> and <!-- mermaid:table:end -->: paste the output of toMermaid() there',
+      );
     expect(block[1]).toBe(toMermaid());
   });
 
@@ -51,25 +56,38 @@ function edgesOf(diagram: string): Array<[string, string]> {
       continue;
     }
     const edge = /^ {4}(\S+) --> (\S+?)(?: : .*)?$/.exec(line);
-    if (edge !== null && edge[1] !== '[*]') edges.push([names.get(edge[1]!) ?? edge[1]!, names.get(edge[2]!) ?? edge[2]!]);
+    if (edge !== null && edge[1] !== '[*]')
+      edges.push([names.get(edge[1]!) ?? edge[1]!, names.get(edge[2]!) ?? edge[2]!]);
   }
   return edges;
 }
 
 describe('bad arguments', () => {
   it('toMermaid() names a value that is not a table', () => {
-    expect(() => toMermaid(null as never)).toThrow('Expected `table` to be a transition table { initial, states }, got `null`');
-    expect(() => toMermaid({ initial: 'A', states: { A: { name: 'A' } } } as never)).toThrow('Expected `table.states.A` to be a state spec { name, description, next: string[] }, got `{"name":"A"}` (object)');
+    expect(() => toMermaid(null as never)).toThrow(
+      'Expected `table` to be a transition table { initial, states }, got `null`',
+    );
+    expect(() => toMermaid({ initial: 'A', states: { A: { name: 'A' } } } as never)).toThrow(
+      'Expected `table.states.A` to be a state spec { name, description, next: string[] }, got `{"name":"A"}` (object)',
+    );
   });
 
   it('historyToMermaid() and historyToGantt() name bad items and options', () => {
     for (const draw of [historyToMermaid, historyToGantt]) {
-      expect(() => draw(null as never)).toThrow('Expected `items` to be an iterable of transition records or history entries, got `null`');
-      expect(() => draw([undefined] as never)).toThrow('Expected `items[0]` to be a transition record or history entry, got `undefined`');
+      expect(() => draw(null as never)).toThrow(
+        'Expected `items` to be an iterable of transition records or history entries, got `null`',
+      );
+      expect(() => draw([undefined] as never)).toThrow(
+        'Expected `items[0]` to be a transition record or history entry, got `undefined`',
+      );
       expect(() => draw([], null as never)).toThrow('Expected `options` to be an object, got `null`');
-      expect(() => draw([], { table: 'default' } as never)).toThrow('Expected `options.table` to be a transition table { initial, states }, got `default` (string)');
+      expect(() => draw([], { table: 'default' } as never)).toThrow(
+        'Expected `options.table` to be a transition table { initial, states }, got `default` (string)',
+      );
     }
-    expect(() => historyToGantt([], { title: 7 } as never)).toThrow('Expected `options.title` to be a string, got `7` (number)');
+    expect(() => historyToGantt([], { title: 7 } as never)).toThrow(
+      'Expected `options.title` to be a string, got `7` (number)',
+    );
   });
 });
 
@@ -91,7 +109,10 @@ describe('Mermaid state ids', () => {
   });
 
   it('historyToMermaid() keeps apart a declared state and a state named s1 that only the records use', () => {
-    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Awaiting review', description: 'x', next: ['SendingToLLM'] }], edges: [['ProcessingLLMResponse', 'Awaiting review']] });
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [{ name: 'Awaiting review', description: 'x', next: ['SendingToLLM'] }],
+      edges: [['ProcessingLLMResponse', 'Awaiting review']],
+    });
     const records = [{ seq: 1, from: 'Ready', to: 's1', description: '', at: 1, durationMs: 0, forced: true }];
     const diagram = historyToMermaid(records, { table: table as TransitionTable<string> });
     expect(diagram.split('\n')).toContain('    state "Awaiting review" as s2');
@@ -103,7 +124,9 @@ describe('Mermaid state ids', () => {
     fc.assert(
       fc.property(fc.uniqueArray(name, { minLength: 1, maxLength: 10 }), (names) => {
         // A ring, so every state has an edge.
-        const states = Object.fromEntries(names.map((n, i) => [n, { name: n, description: '', next: [names[(i + 1) % names.length]!] }]));
+        const states = Object.fromEntries(
+          names.map((n, i) => [n, { name: n, description: '', next: [names[(i + 1) % names.length]!] }]),
+        );
         const table = { initial: names[0]!, states } as TransitionTable<string>;
         expect(edgesOf(toMermaid(table))).toEqual(tableEdges(table));
       }),
@@ -149,11 +172,19 @@ describe('historyToMermaid()', () => {
   });
 
   it('draws over the table in the meta line', () => {
-    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Compacting', description: 'c', next: ['SendingToLLM'] }], edges: [['WaitingForUserInput', 'Compacting']] });
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [{ name: 'Compacting', description: 'c', next: ['SendingToLLM'] }],
+      edges: [['WaitingForUserInput', 'Compacting']],
+    });
     const machine = new StateMachine({ table, logger: false, clock: () => T0 });
     machine.transition('WaitingForUserInput', 'start');
     machine.transition('Compacting', 'compact');
-    const meta: HistoryEntry = { kind: 'meta', line: 1, table, meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) } };
+    const meta: HistoryEntry = {
+      kind: 'meta',
+      line: 1,
+      table,
+      meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) },
+    };
     const lines = historyToMermaid([meta, ...machine.history()]).split('\n');
     expect(lines).toContain('    WaitingForUserInput --> Compacting : 1×');
     expect(lines).toContain('    Compacting --> SendingToLLM');
@@ -169,7 +200,18 @@ describe('historyToGantt()', () => {
       ['Error', 'LLM failed', 3000],
       ['WaitingForUserInput', 'recovered', 10],
     ]);
-    const meta: HistoryEntry = { kind: 'meta', line: 1, table: DEFAULT_TABLE, meta: { type: 'meta', version: '0.1.0', runId: 'task-7', startedAt: T0, table: toHistoryTableInfo(DEFAULT_TABLE) } };
+    const meta: HistoryEntry = {
+      kind: 'meta',
+      line: 1,
+      table: DEFAULT_TABLE,
+      meta: {
+        type: 'meta',
+        version: '0.1.0',
+        runId: 'task-7',
+        startedAt: T0,
+        table: toHistoryTableInfo(DEFAULT_TABLE),
+      },
+    };
     expect(historyToGantt([meta, ...run.machine.history()])).toBe(
       [
         '---',
@@ -193,7 +235,9 @@ describe('historyToGantt()', () => {
   });
 
   it('labels a bar with its seq when the move has no description, and takes a title', () => {
-    const records = [{ seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: '', at: 10, durationMs: 10, forced: false }];
+    const records = [
+      { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: '', at: 10, durationMs: 10, forced: false },
+    ];
     const text = historyToGantt(records, { title: 'night: batch' });
     expect(text).toContain('    title night batch');
     expect(text).toContain('    seq 1 :0, 10');

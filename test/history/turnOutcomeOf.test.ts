@@ -8,8 +8,14 @@ const outcomesAgree: Same<RecordedOutcome, TurnOutcome> = true;
 describe('turnOutcomeOf()', () => {
   it('turnOutcomeOf() reads the outcome a terminal record carries', () => {
     expect(outcomesAgree).toBe(true);
-    expect(turnOutcomeOf('Error', { outcome: 'budget_exceeded', limit: 'maxCostUsd' })).toEqual({ outcome: 'budget_exceeded', recorded: true });
-    expect(turnOutcomeOf('EndOfTurn', { outcome: 'end_of_turn', usage: {} })).toEqual({ outcome: 'end_of_turn', recorded: true });
+    expect(turnOutcomeOf('Error', { outcome: 'budget_exceeded', limit: 'maxCostUsd' })).toEqual({
+      outcome: 'budget_exceeded',
+      recorded: true,
+    });
+    expect(turnOutcomeOf('EndOfTurn', { outcome: 'end_of_turn', usage: {} })).toEqual({
+      outcome: 'end_of_turn',
+      recorded: true,
+    });
     expect(turnOutcomeOf('Paused', { outcome: 'cancelled' })).toEqual({ outcome: 'cancelled', recorded: true });
   });
 
@@ -24,7 +30,12 @@ describe('turnOutcomeOf()', () => {
 
 describe('stateOutcome()', () => {
   it('stateOutcome() names the default terminal states as outcomes, and a custom one by itself', () => {
-    expect(['EndOfTurn', 'Cancelled', 'BudgetExceeded', 'Error'].map(stateOutcome)).toEqual(['end_of_turn', 'cancelled', 'budget_exceeded', 'error']);
+    expect(['EndOfTurn', 'Cancelled', 'BudgetExceeded', 'Error'].map(stateOutcome)).toEqual([
+      'end_of_turn',
+      'cancelled',
+      'budget_exceeded',
+      'error',
+    ]);
     expect(stateOutcome('Crashed')).toBe('Crashed');
     // Names Object.prototype has are states like any other.
     expect(stateOutcome('constructor')).toBe('constructor');

@@ -19,7 +19,20 @@ function entrySink(): HistorySink & { entries: HistoryEntry[] } {
   return {
     entries,
     write: (record) => void entries.push({ kind: 'record', line: line(), record }),
-    rejected: (e) => void entries.push({ kind: 'rejected', line: line(), rejected: { type: 'rejected', from: e.from, to: e.to, allowed: e.allowed, description: e.description, at: e.at, seq: 0 } }),
+    rejected: (e) =>
+      void entries.push({
+        kind: 'rejected',
+        line: line(),
+        rejected: {
+          type: 'rejected',
+          from: e.from,
+          to: e.to,
+          allowed: e.allowed,
+          description: e.description,
+          at: e.at,
+          seq: 0,
+        },
+      }),
     reset: (info) => void entries.push({ kind: 'reset', line: line(), reset: { type: 'reset', ...info } }),
   };
 }
@@ -27,8 +40,16 @@ function entrySink(): HistorySink & { entries: HistoryEntry[] } {
 const records = (): TransitionRecord[] => failedRun().history();
 
 /** Entries as a file holds them: a meta line for `table`, then the entries, renumbered after it. */
-function asFile(entries: readonly HistoryEntry[], table: TransitionTable<string> = DEFAULT_TABLE as TransitionTable<string>): HistoryEntry[] {
-  const meta: HistoryEntry = { kind: 'meta', line: 1, table, meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) } };
+function asFile(
+  entries: readonly HistoryEntry[],
+  table: TransitionTable<string> = DEFAULT_TABLE as TransitionTable<string>,
+): HistoryEntry[] {
+  const meta: HistoryEntry = {
+    kind: 'meta',
+    line: 1,
+    table,
+    meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) },
+  };
   return [meta, ...entries.map((e, i) => ({ ...e, line: i + 2 }))];
 }
 const issueCodes = (issues: readonly HistoryIssue[]): string[] => issues.map((i) => i.code);
@@ -48,7 +69,8 @@ describe('validateHistory()', () => {
         from: 'SendingToLLM',
         to: 'EndOfTurn',
         allowed: ['ProcessingLLMResponse', 'Error'],
-        message: 'illegal move SendingToLLM → EndOfTurn not marked forced; SendingToLLM may only move to ProcessingLLMResponse, Error',
+        message:
+          'illegal move SendingToLLM → EndOfTurn not marked forced; SendingToLLM may only move to ProcessingLLMResponse, Error',
       },
     ]);
   });
@@ -63,23 +85,45 @@ describe('validateHistory()', () => {
     const rs = records();
     rs[5] = { ...rs[5]!, from: 'SendingToLLM', forced: true };
     expect(validateHistory(rs).issues).toEqual([
-      { code: 'broken_chain', seq: 6, expected: 'CheckingForCancellation', actual: 'SendingToLLM', afterReset: false, message: 'starts from SendingToLLM, but seq 5 left the machine in CheckingForCancellation' },
+      {
+        code: 'broken_chain',
+        seq: 6,
+        expected: 'CheckingForCancellation',
+        actual: 'SendingToLLM',
+        afterReset: false,
+        message: 'starts from SendingToLLM, but seq 5 left the machine in CheckingForCancellation',
+      },
     ]);
   });
 
   it('reports a gap in seq as lost records, and a repeated seq as out of order', () => {
     const rs = records();
     const gap = [...rs.slice(0, 4), ...rs.slice(4).map((r) => ({ ...r, seq: r.seq + 3 }))];
-    expect(validateHistory(gap).issues).toEqual([{ code: 'seq_gap', seq: 8, expected: 5, missing: 3, message: 'seq jumps from 4 to 8: 3 records lost' }]);
+    expect(validateHistory(gap).issues).toEqual([
+      { code: 'seq_gap', seq: 8, expected: 5, missing: 3, message: 'seq jumps from 4 to 8: 3 records lost' },
+    ]);
     const repeat = [...rs.slice(0, 14), { ...rs[14]!, seq: 14 }];
-    expect(validateHistory(repeat).issues).toEqual([{ code: 'seq_out_of_order', seq: 14, expected: 15, message: 'seq 14 after 14: expected 15 (a record repeated or out of order)' }]);
+    expect(validateHistory(repeat).issues).toEqual([
+      {
+        code: 'seq_out_of_order',
+        seq: 14,
+        expected: 15,
+        message: 'seq 14 after 14: expected 15 (a record repeated or out of order)',
+      },
+    ]);
   });
 
   it('reports time going backwards', () => {
     const rs = records();
     rs[14] = { ...rs[14]!, at: rs[13]!.at - 250 };
     expect(validateHistory(rs).issues).toEqual([
-      { code: 'time_backwards', seq: 15, at: rs[13]!.at - 250, previousAt: rs[13]!.at, message: `time goes back 250 ms: at ${rs[13]!.at - 250} after ${rs[13]!.at} (seq 14)` },
+      {
+        code: 'time_backwards',
+        seq: 15,
+        at: rs[13]!.at - 250,
+        previousAt: rs[13]!.at,
+        message: `time goes back 250 ms: at ${rs[13]!.at - 250} after ${rs[13]!.at} (seq 14)`,
+      },
     ]);
   });
 
@@ -87,14 +131,24 @@ describe('validateHistory()', () => {
     const rs = records();
     rs[14] = { ...rs[14]!, to: 'Exploded' as StateName, durationMs: -5 };
     expect(issueCodes(validateHistory(rs).issues)).toEqual(['negative_duration', 'unknown_state']);
-    expect(validateHistory(rs).issues[1]).toMatchObject({ state: 'Exploded', field: 'to', message: expect.stringMatching(/^"to" is "Exploded", a state the table does not have/) });
+    expect(validateHistory(rs).issues[1]).toMatchObject({
+      state: 'Exploded',
+      field: 'to',
+      message: expect.stringMatching(/^"to" is "Exploded", a state the table does not have/),
+    });
   });
 
   it('gives the line of each problem for entries read from a file', () => {
     const sink = entrySink();
     failedRun(sink);
-    const entries = sink.entries.map((e) => (e.kind === 'record' && e.record.seq === 15 ? { ...e, record: { ...e.record, from: 'Ready' as StateName, forced: true } } : e));
-    expect(validateHistory(entries).issues).toEqual([expect.objectContaining({ code: 'broken_chain', seq: 15, line: 15 })]);
+    const entries = sink.entries.map((e) =>
+      e.kind === 'record' && e.record.seq === 15
+        ? { ...e, record: { ...e.record, from: 'Ready' as StateName, forced: true } }
+        : e,
+    );
+    expect(validateHistory(entries).issues).toEqual([
+      expect.objectContaining({ code: 'broken_chain', seq: 15, line: 15 }),
+    ]);
   });
 
   it('accepts the chain break after a reset line, and only to the initial state', () => {
@@ -107,12 +161,26 @@ describe('validateHistory()', () => {
     machine.transition('WaitingForUserInput', 'start again');
     expect(validateHistory(sink.entries)).toEqual({ ok: true, records: 3, issues: [] });
 
-    const bad = sink.entries.map((e) => (e.kind === 'record' && e.record.seq === 3 ? { ...e, record: { ...e.record, from: 'SendingToLLM' as StateName, forced: true } } : e));
+    const bad = sink.entries.map((e) =>
+      e.kind === 'record' && e.record.seq === 3
+        ? { ...e, record: { ...e.record, from: 'SendingToLLM' as StateName, forced: true } }
+        : e,
+    );
     expect(validateHistory(bad).issues).toEqual([
-      { code: 'broken_chain', seq: 3, line: 4, expected: 'Ready', actual: 'SendingToLLM', afterReset: true, message: 'starts from SendingToLLM, but the reset before it left the machine in Ready' },
+      {
+        code: 'broken_chain',
+        seq: 3,
+        line: 4,
+        expected: 'Ready',
+        actual: 'SendingToLLM',
+        afterReset: true,
+        message: 'starts from SendingToLLM, but the reset before it left the machine in Ready',
+      },
     ]);
     // Without the reset line, the same records break the chain.
-    expect(issueCodes(validateHistory(sink.entries.filter((e) => e.kind !== 'reset')).issues)).toEqual(['broken_chain']);
+    expect(issueCodes(validateHistory(sink.entries.filter((e) => e.kind !== 'reset')).issues)).toEqual([
+      'broken_chain',
+    ]);
   });
 
   it('reports records lost at the start of a file with a meta line: a gap from seq 1 and a break from the initial state', () => {
@@ -121,7 +189,14 @@ describe('validateHistory()', () => {
     const headLost = asFile(sink.entries.filter((e) => !(e.kind === 'record' && e.record.seq <= 2)));
     expect(validateHistory(asFile(sink.entries))).toEqual({ ok: true, records: 15, issues: [] });
     expect(validateHistory(headLost).issues).toEqual([
-      { code: 'seq_gap', seq: 3, line: 2, expected: 1, missing: 2, message: "the file's first record is seq 3, not 1: 2 records lost at the start" },
+      {
+        code: 'seq_gap',
+        seq: 3,
+        line: 2,
+        expected: 1,
+        missing: 2,
+        message: "the file's first record is seq 3, not 1: 2 records lost at the start",
+      },
       {
         code: 'broken_chain',
         seq: 3,
@@ -129,7 +204,8 @@ describe('validateHistory()', () => {
         expected: 'Ready',
         actual: 'SendingToLLM',
         afterReset: false,
-        message: 'starts from SendingToLLM, but the first record of a file starts from the initial state Ready: records were lost at the start',
+        message:
+          'starts from SendingToLLM, but the first record of a file starts from the initial state Ready: records were lost at the start',
       },
     ]);
   });
@@ -140,8 +216,18 @@ describe('validateHistory()', () => {
     machine.reset();
     machine.transition('WaitingForUserInput', 'start');
     expect(validateHistory(asFile(sink.entries)).ok).toBe(true);
-    const lost = asFile(sink.entries.map((e) => (e.kind === 'reset' ? { ...e, reset: { ...e.reset, seq: 0 } } : e.kind === 'record' ? { ...e, record: { ...e.record, seq: 4 } } : e)));
-    expect(validateHistory(lost).issues).toEqual([expect.objectContaining({ code: 'seq_gap', seq: 4, expected: 1, missing: 3 })]);
+    const lost = asFile(
+      sink.entries.map((e) =>
+        e.kind === 'reset'
+          ? { ...e, reset: { ...e.reset, seq: 0 } }
+          : e.kind === 'record'
+            ? { ...e, record: { ...e.record, seq: 4 } }
+            : e,
+      ),
+    );
+    expect(validateHistory(lost).issues).toEqual([
+      expect.objectContaining({ code: 'seq_gap', seq: 4, expected: 1, missing: 3 }),
+    ]);
   });
 
   it('lets bare records (no meta line) start anywhere: a bounded history drops its oldest', () => {
@@ -153,25 +239,46 @@ describe('validateHistory()', () => {
   });
 
   it('validates against the table in the meta line, or the one given', () => {
-    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Compacting', description: 'c', next: ['SendingToLLM'] }], edges: [['WaitingForUserInput', 'Compacting']] });
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [{ name: 'Compacting', description: 'c', next: ['SendingToLLM'] }],
+      edges: [['WaitingForUserInput', 'Compacting']],
+    });
     const machine = new StateMachine({ table, logger: false, clock: () => T0 });
     machine.transition('WaitingForUserInput', 'start');
     machine.transition('Compacting', 'compact');
     machine.transition('SendingToLLM', 'ask');
     const recs = machine.history().map((record, i): HistoryEntry => ({ kind: 'record', line: i + 2, record }));
-    const meta: HistoryEntry = { kind: 'meta', line: 1, table, meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) } };
+    const meta: HistoryEntry = {
+      kind: 'meta',
+      line: 1,
+      table,
+      meta: { type: 'meta', version: '0.1.0', runId: 'r', startedAt: T0, table: toHistoryTableInfo(table) },
+    };
     expect(validateHistory([meta, ...recs]).ok).toBe(true);
     expect(issueCodes(validateHistory(recs).issues)).toEqual(['unknown_state', 'unknown_state']);
-    expect(issueCodes(validateHistory([meta, ...recs], DEFAULT_TABLE as TransitionTable<string>).issues)).toEqual(['unknown_state', 'unknown_state']);
+    expect(issueCodes(validateHistory([meta, ...recs], DEFAULT_TABLE as TransitionTable<string>).issues)).toEqual([
+      'unknown_state',
+      'unknown_state',
+    ]);
   });
 
   it('names a bad argument and its value instead of failing inside', () => {
     const rs = records();
-    expect(() => validateHistory(null as never)).toThrow(new InvalidArgumentError('items', 'an iterable of transition records or history entries', null));
-    expect(() => validateHistory([rs[0]!, null] as never)).toThrow('Expected `items[1]` to be a transition record or history entry, got `null`');
-    expect(() => validateHistory([{ seq: 1 }] as never)).toThrow('Expected `items[0].from` to be a state name, got `undefined`');
-    expect(() => validateHistory([{ kind: 'record', line: 1, record: null }] as never)).toThrow('Expected `items[0].record` to be a transition record, got `null`');
-    expect(() => validateHistory([{ kind: 'comment', line: 1 }] as never)).toThrow(/^Expected `items\[0\]\.kind` to be one of 'meta', 'record', 'rejected', 'reset'.*, got `comment` \(string\)$/);
+    expect(() => validateHistory(null as never)).toThrow(
+      new InvalidArgumentError('items', 'an iterable of transition records or history entries', null),
+    );
+    expect(() => validateHistory([rs[0]!, null] as never)).toThrow(
+      'Expected `items[1]` to be a transition record or history entry, got `null`',
+    );
+    expect(() => validateHistory([{ seq: 1 }] as never)).toThrow(
+      'Expected `items[0].from` to be a state name, got `undefined`',
+    );
+    expect(() => validateHistory([{ kind: 'record', line: 1, record: null }] as never)).toThrow(
+      'Expected `items[0].record` to be a transition record, got `null`',
+    );
+    expect(() => validateHistory([{ kind: 'comment', line: 1 }] as never)).toThrow(
+      /^Expected `items\[0\]\.kind` to be one of 'meta', 'record', 'rejected', 'reset'.*, got `comment` \(string\)$/,
+    );
   });
 
   it('returns every problem at once, in record order', () => {
@@ -199,20 +306,39 @@ describe('HistoryValidator', () => {
 
   it('.add() names a bad item', () => {
     const validator = new HistoryValidator();
-    expect(() => validator.add(undefined as never)).toThrow(new InvalidArgumentError('item', 'a transition record or history entry', undefined));
+    expect(() => validator.add(undefined as never)).toThrow(
+      new InvalidArgumentError('item', 'a transition record or history entry', undefined),
+    );
     expect(validator.result()).toEqual({ ok: true, records: 0, issues: [] });
   });
 });
 
 // ---- properties ------------------------------------------------------------------------
 
-type Op = { kind: 'legal'; pick: number; ms: number } | { kind: 'forced'; to: number; ms: number } | { kind: 'reset' } | { kind: 'illegal'; to: number };
+type Op =
+  | { kind: 'legal'; pick: number; ms: number }
+  | { kind: 'forced'; to: number; ms: number }
+  | { kind: 'reset' }
+  | { kind: 'illegal'; to: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant('legal' as const), pick: fc.nat(), ms: fc.nat({ max: 5000 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('forced' as const), to: fc.nat({ max: STATE_NAMES.length - 1 }), ms: fc.nat({ max: 5000 }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({ kind: fc.constant('legal' as const), pick: fc.nat(), ms: fc.nat({ max: 5000 }) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('forced' as const),
+      to: fc.nat({ max: STATE_NAMES.length - 1 }),
+      ms: fc.nat({ max: 5000 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'reset' as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('illegal' as const), to: fc.nat({ max: STATE_NAMES.length - 1 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('illegal' as const), to: fc.nat({ max: STATE_NAMES.length - 1 }) }),
+  },
 );
 
 /** Plays random legal, forced, rejected moves and resets through a real machine. */
@@ -249,8 +375,23 @@ describe('validateHistory() properties', () => {
     );
   });
 
-  type Corruption = 'seq_gap' | 'seq_out_of_order' | 'time_backwards' | 'broken_chain' | 'illegal_move' | 'unknown_state' | 'negative_duration';
-  const corruptions: Corruption[] = ['seq_gap', 'seq_out_of_order', 'time_backwards', 'broken_chain', 'illegal_move', 'unknown_state', 'negative_duration'];
+  type Corruption =
+    | 'seq_gap'
+    | 'seq_out_of_order'
+    | 'time_backwards'
+    | 'broken_chain'
+    | 'illegal_move'
+    | 'unknown_state'
+    | 'negative_duration';
+  const corruptions: Corruption[] = [
+    'seq_gap',
+    'seq_out_of_order',
+    'time_backwards',
+    'broken_chain',
+    'illegal_move',
+    'unknown_state',
+    'negative_duration',
+  ];
 
   /** Damages a clean list of records so that exactly one problem, of `kind`, shows. Returns the seq where it shows. */
   function corrupt(rs: TransitionRecord<string>[], kind: Corruption, at: number): number {
@@ -298,17 +439,21 @@ describe('validateHistory() properties', () => {
 
   it('losing the first k records of a file shows as a gap from seq 1 and a break from the initial state, at seq k + 1', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ pick: fc.nat(), ms: fc.nat({ max: 5000 }) }), { minLength: 2, maxLength: 40 }), fc.nat(), (moves, cut) => {
-        const entries = play(moves.map((m) => ({ kind: 'legal', ...m })));
-        const k = 1 + (cut % (entries.length - 1));
-        // No state leads back to Ready, so a record after the first never starts there.
-        expect(validateHistory(asFile(entries.slice(k))).issues.map((issue) => [issue.code, issue.seq])).toEqual([
-          ['seq_gap', k + 1],
-          ['broken_chain', k + 1],
-        ]);
-        // The same records without the meta line are a legitimate tail of a bounded history.
-        expect(validateHistory(entries.slice(k)).issues).toEqual([]);
-      }),
+      fc.property(
+        fc.array(fc.record({ pick: fc.nat(), ms: fc.nat({ max: 5000 }) }), { minLength: 2, maxLength: 40 }),
+        fc.nat(),
+        (moves, cut) => {
+          const entries = play(moves.map((m) => ({ kind: 'legal', ...m })));
+          const k = 1 + (cut % (entries.length - 1));
+          // No state leads back to Ready, so a record after the first never starts there.
+          expect(validateHistory(asFile(entries.slice(k))).issues.map((issue) => [issue.code, issue.seq])).toEqual([
+            ['seq_gap', k + 1],
+            ['broken_chain', k + 1],
+          ]);
+          // The same records without the meta line are a legitimate tail of a bounded history.
+          expect(validateHistory(entries.slice(k)).issues).toEqual([]);
+        },
+      ),
     );
   });
 
@@ -319,7 +464,9 @@ describe('validateHistory() properties', () => {
         fc.constantFrom(...corruptions),
         fc.nat(),
         (moves, kind, at) => {
-          const rs = play(moves.map((m) => ({ kind: 'legal', ...m }))).flatMap((e) => (e.kind === 'record' ? [e.record] : []));
+          const rs = play(moves.map((m) => ({ kind: 'legal', ...m }))).flatMap((e) =>
+            e.kind === 'record' ? [e.record] : [],
+          );
           const seq = corrupt(rs, kind, at);
           const { issues } = validateHistory(rs);
           expect(issues.map((issue) => [issue.code, issue.seq])).toEqual([[kind, seq]]);

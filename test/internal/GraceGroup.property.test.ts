@@ -29,7 +29,8 @@ const abortArb: fc.Arbitrary<Abort> = fc.oneof(
   fc.record({ kind: fc.constant('at' as const), hops: fc.nat(6) }),
 );
 
-const hops = (n: number): Promise<void> => (n <= 0 ? Promise.resolve() : new Promise((resolve) => setImmediate(() => void hops(n - 1).then(resolve))));
+const hops = (n: number): Promise<void> =>
+  n <= 0 ? Promise.resolve() : new Promise((resolve) => setImmediate(() => void hops(n - 1).then(resolve)));
 
 /** A grace that lasts `ms` hops, or until its signal aborts. */
 const hopSleep: Sleep = (ms, signal) =>
@@ -89,15 +90,32 @@ function decided(op: Op, abort: Abort, graceHops: number): boolean {
 describe('GraceGroup against settleWithGrace (property-based)', () => {
   it('settles every operation the same way: value, throw or abandoned', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 4 }), abortArb, fc.nat(4), async (ops, abort, graceHops) => {
-        fc.pre(ops.every((op) => decided(op, abort, graceHops)));
-        const general = await scenario(ops, abort, (signal, op) => settleWithGrace(op, signal, graceHops, hopSleep), () => undefined, new AbortController());
-        const controller = new AbortController();
-        const group = new GraceGroup(controller.signal, graceHops, hopSleep);
-        const grouped = await scenario(ops, abort, (_signal, op) => group.settle(op()), () => group.aborted(), controller);
-        expect(grouped).toEqual(general);
-        if (abort.kind === 'never') expect(grouped.some((s) => s.kind === 'abandoned')).toBe(false);
-      }),
+      fc.asyncProperty(
+        fc.array(opArb, { minLength: 1, maxLength: 4 }),
+        abortArb,
+        fc.nat(4),
+        async (ops, abort, graceHops) => {
+          fc.pre(ops.every((op) => decided(op, abort, graceHops)));
+          const general = await scenario(
+            ops,
+            abort,
+            (signal, op) => settleWithGrace(op, signal, graceHops, hopSleep),
+            () => undefined,
+            new AbortController(),
+          );
+          const controller = new AbortController();
+          const group = new GraceGroup(controller.signal, graceHops, hopSleep);
+          const grouped = await scenario(
+            ops,
+            abort,
+            (_signal, op) => group.settle(op()),
+            () => group.aborted(),
+            controller,
+          );
+          expect(grouped).toEqual(general);
+          if (abort.kind === 'never') expect(grouped.some((s) => s.kind === 'abandoned')).toBe(false);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -8,7 +8,10 @@ describe('GraceGroup', () => {
     const group = new GraceGroup(new AbortController().signal, 100, noWait);
     await expect(group.settle(42)).resolves.toEqual({ kind: 'value', value: 42 });
     await expect(group.settle(Promise.resolve('ok'))).resolves.toEqual({ kind: 'value', value: 'ok' });
-    await expect(group.settle(Promise.reject(new Error('late')))).resolves.toEqual({ kind: 'threw', error: new Error('late') });
+    await expect(group.settle(Promise.reject(new Error('late')))).resolves.toEqual({
+      kind: 'threw',
+      error: new Error('late'),
+    });
     const thenable = { then: (resolve: (v: string) => void) => resolve('thenable') } as unknown as PromiseLike<string>;
     await expect(group.settle(thenable)).resolves.toEqual({ kind: 'value', value: 'thenable' });
   });
@@ -61,7 +64,11 @@ describe('GraceGroup', () => {
       graceSignals.push(s!);
       await new Promise<void>((resolve) => s?.addEventListener('abort', () => resolve()));
     });
-    const stops = group.settle(new Promise((_resolve, reject) => controller.signal.addEventListener('abort', () => reject(new Error('aborted')))));
+    const stops = group.settle(
+      new Promise((_resolve, reject) =>
+        controller.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+      ),
+    );
     const finishes = group.settle(new Promise((resolve) => setImmediate(() => resolve('finished anyway'))));
     controller.abort('stop');
     group.aborted();

@@ -1,4 +1,11 @@
-import { LIMIT_NAMES, LIMIT_ROWS, limitUsed, RESPONSE_FIELD_NAMES, responseUsage, USAGE_FIELD_NAMES } from '../../lib/internal/fieldLists';
+import {
+  LIMIT_NAMES,
+  LIMIT_ROWS,
+  limitUsed,
+  RESPONSE_FIELD_NAMES,
+  responseUsage,
+  USAGE_FIELD_NAMES,
+} from '../../lib/internal/fieldLists';
 import { LIMITS } from '../../lib/internal/limits';
 import { USAGE_FIELDS } from '../../lib/internal/usageFields';
 import type { Usage } from '../../lib/agent/AgentLoop';
@@ -50,7 +57,19 @@ describe('the lists of usage fields and limits', () => {
   });
 
   it('words each limit as budget messages always have', () => {
-    expect(LIMIT_NAMES.map((k) => LIMITS[k].against(1, 2))).toEqual(['$1.00 of $2.00', '1 tokens of 2 tokens', '1 tool call of 2 tool calls', '1 LLM call of 2 LLM calls', '1 ms of wall time, of 2 ms']);
-    expect(LIMIT_NAMES.map((k) => LIMITS[k].cell(1234.5))).toEqual(['$1234.50', '1,234.5', '1,234.5', '1,234.5', '1.2 s']);
+    expect(LIMIT_NAMES.map((k) => LIMITS[k].against(1, 2))).toEqual([
+      '$1.00 of $2.00',
+      '1 tokens of 2 tokens',
+      '1 tool call of 2 tool calls',
+      '1 LLM call of 2 LLM calls',
+      '1 ms of wall time, of 2 ms',
+    ]);
+    expect(LIMIT_NAMES.map((k) => LIMITS[k].cell(1234.5))).toEqual([
+      '$1234.50',
+      '1,234.5',
+      '1,234.5',
+      '1,234.5',
+      '1.2 s',
+    ]);
   });
 });

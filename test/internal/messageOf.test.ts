@@ -20,9 +20,23 @@ describe('messageOf() with unreadable values', () => {
 
   it('never throws for a message getter that throws', () => {
     const error = new Error('x');
-    Object.defineProperty(error, 'message', { get: () => { throw new Error('no'); } });
+    Object.defineProperty(error, 'message', {
+      get: () => {
+        throw new Error('no');
+      },
+    });
     expect(typeof messageOf(error)).toBe('string');
-    const proxy = new Proxy({}, { get: () => { throw new Error('no'); }, getPrototypeOf: () => { throw new Error('no'); } });
+    const proxy = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('no');
+        },
+        getPrototypeOf: () => {
+          throw new Error('no');
+        },
+      },
+    );
     expect(typeof messageOf(proxy)).toBe('string');
   });
 });

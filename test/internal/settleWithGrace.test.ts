@@ -6,18 +6,31 @@ describe('settleWithGrace()', () => {
   it('returns the value, or the throw (sync or async), without rejecting', async () => {
     const signal = new AbortController().signal;
     await expect(settleWithGrace(() => 42, signal, 100, noWait)).resolves.toEqual({ kind: 'value', value: 42 });
-    await expect(settleWithGrace(() => Promise.reject(new Error('late')), signal, 100, noWait)).resolves.toEqual({ kind: 'threw', error: new Error('late') });
+    await expect(settleWithGrace(() => Promise.reject(new Error('late')), signal, 100, noWait)).resolves.toEqual({
+      kind: 'threw',
+      error: new Error('late'),
+    });
     await expect(
-      settleWithGrace(() => {
-        throw new Error('early');
-      }, signal, 100, noWait),
+      settleWithGrace(
+        () => {
+          throw new Error('early');
+        },
+        signal,
+        100,
+        noWait,
+      ),
     ).resolves.toEqual({ kind: 'threw', error: new Error('early') });
   });
 
   it('abandons an operation that ignores the abort, after the grace it was given', async () => {
     const controller = new AbortController();
     const waits: number[] = [];
-    const pending = settleWithGrace(() => new Promise<never>(() => undefined), controller.signal, 250, async (ms) => void waits.push(ms));
+    const pending = settleWithGrace(
+      () => new Promise<never>(() => undefined),
+      controller.signal,
+      250,
+      async (ms) => void waits.push(ms),
+    );
     controller.abort('stop');
     await expect(pending).resolves.toEqual({ kind: 'abandoned' });
     expect(waits).toEqual([250]);
@@ -42,10 +55,15 @@ describe('settleWithGrace()', () => {
     let graceSignal: AbortSignal | undefined;
     const add = jest.spyOn(controller.signal, 'addEventListener');
     const remove = jest.spyOn(controller.signal, 'removeEventListener');
-    const pending = settleWithGrace(() => new Promise((resolve) => setImmediate(() => resolve('ok'))), controller.signal, 10_000, async (_ms, s) => {
-      graceSignal = s;
-      await new Promise<void>((resolve) => s?.addEventListener('abort', () => resolve()));
-    });
+    const pending = settleWithGrace(
+      () => new Promise((resolve) => setImmediate(() => resolve('ok'))),
+      controller.signal,
+      10_000,
+      async (_ms, s) => {
+        graceSignal = s;
+        await new Promise<void>((resolve) => s?.addEventListener('abort', () => resolve()));
+      },
+    );
     controller.abort('stop');
     await expect(pending).resolves.toEqual({ kind: 'value', value: 'ok' });
     expect(graceSignal?.aborted).toBe(true);

@@ -23,7 +23,7 @@ describe('sleep()', () => {
   });
 });
 
-describe('sleep() with delays past setTimeout\'s limit', () => {
+describe("sleep() with delays past setTimeout's limit", () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 

@@ -4,7 +4,9 @@ import { VERSION } from '../../lib/internal/version';
 
 describe('VERSION', () => {
   it('equals the version in package.json', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     expect(VERSION).toBe(pkg.version);
   });
 });

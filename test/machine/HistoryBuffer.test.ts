@@ -36,13 +36,18 @@ describe('HistoryBuffer', () => {
 
   it('always equals the last `capacity` items pushed (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.array(fc.integer(), { maxLength: 100 }), fc.integer({ min: 1, max: 20 }), (cap, items, newCap) => {
-        const buffer = new HistoryBuffer<number>(cap);
-        items.forEach((i) => buffer.push(i));
-        expect(buffer.toArray()).toEqual(items.slice(-cap));
-        buffer.resize(newCap);
-        expect(buffer.toArray()).toEqual(items.slice(-cap).slice(-newCap));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.integer(), { maxLength: 100 }),
+        fc.integer({ min: 1, max: 20 }),
+        (cap, items, newCap) => {
+          const buffer = new HistoryBuffer<number>(cap);
+          items.forEach((i) => buffer.push(i));
+          expect(buffer.toArray()).toEqual(items.slice(-cap));
+          buffer.resize(newCap);
+          expect(buffer.toArray()).toEqual(items.slice(-cap).slice(-newCap));
+        },
+      ),
     );
   });
 

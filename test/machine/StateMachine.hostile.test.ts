@@ -12,7 +12,10 @@ const settle = async (): Promise<void> => {
 describe('StateMachine with async sinks and listeners', () => {
   it('.transition() reports a sink promise that rejects as sinkError, not an unhandled rejection', async () => {
     const errors: unknown[] = [];
-    const machine = new StateMachine({ logger: false, sink: (r) => Promise.reject(new Error(`disk gone at ${r.seq}`)) as unknown as void });
+    const machine = new StateMachine({
+      logger: false,
+      sink: (r) => Promise.reject(new Error(`disk gone at ${r.seq}`)) as unknown as void,
+    });
     machine.on('sinkError', ({ record, error }) => errors.push([record?.seq, (error as Error).message]));
     machine.transition('WaitingForUserInput');
     await settle();
@@ -54,7 +57,11 @@ describe('StateMachine with async sinks and listeners', () => {
 describe('StateMachine with half-done moves', () => {
   it('.transition() completes a move whose logger level check throws, and a queued move is not stranded', () => {
     const logger = winston.createLogger({ silent: true });
-    Object.defineProperty(logger, 'isLevelEnabled', { value: () => { throw new Error('level check broke'); } });
+    Object.defineProperty(logger, 'isLevelEnabled', {
+      value: () => {
+        throw new Error('level check broke');
+      },
+    });
     const written: TransitionRecord<string>[] = [];
     const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     try {
@@ -72,7 +79,10 @@ describe('StateMachine with half-done moves', () => {
   });
 
   it('.on() survives a thrown value whose message cannot be read', () => {
-    const logger = winston.createLogger({ level: 'error', transports: [new winston.transports.Console({ silent: true })] });
+    const logger = winston.createLogger({
+      level: 'error',
+      transports: [new winston.transports.Console({ silent: true })],
+    });
     const hostile = Object.create(null) as Record<string, unknown>;
     hostile.self = hostile;
     const reported: unknown[] = [];
@@ -91,7 +101,15 @@ describe('StateMachine with half-done moves', () => {
   it('.reset() and rejected moves check the clock, so a NaN never reaches the file', () => {
     let now = 1000;
     const written: unknown[] = [];
-    const machine = new StateMachine({ logger: false, clock: () => now, sink: { write: (r) => void written.push(r), reset: (i) => void written.push(i), rejected: (e) => void written.push(e) } });
+    const machine = new StateMachine({
+      logger: false,
+      clock: () => now,
+      sink: {
+        write: (r) => void written.push(r),
+        reset: (i) => void written.push(i),
+        rejected: (e) => void written.push(e),
+      },
+    });
     now = NaN;
     expect(() => machine.reset()).toThrow(InvalidArgumentError);
     expect(() => machine.transition('EndOfTurn')).toThrow(InvalidArgumentError);
@@ -111,7 +129,11 @@ describe('StateMachine with half-done moves', () => {
     const machine = new StateMachine({ logger: false });
     const record = machine.transition('WaitingForUserInput', event as never);
     expect(record.description).toBe('first');
-    const forced = machine.forceTransition('Error', { get description() { return reads++ === 1 ? 'why' : 7; } } as never);
+    const forced = machine.forceTransition('Error', {
+      get description() {
+        return reads++ === 1 ? 'why' : 7;
+      },
+    } as never);
     expect(forced.description).toBe('why');
   });
 });

@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { IllegalTransitionError, STATE_NAMES, StateMachine, TRANSITIONS, type StateName, type TransitionRecord } from '../../lib/index';
+import {
+  IllegalTransitionError,
+  STATE_NAMES,
+  StateMachine,
+  TRANSITIONS,
+  type StateName,
+  type TransitionRecord,
+} from '../../lib/index';
 
 type Command =
   | { kind: 'move'; to: StateName }
@@ -130,41 +137,50 @@ describe('StateMachine invariants (property-based)', () => {
   it('moves asked for from inside listeners keep history and notifications in the order they took effect', () => {
     fc.assert(
       // A bound of 1 keeps only the record being told: the committed state must not need more.
-      fc.property(fc.array(fc.array(stateArb, { maxLength: 3 }), { minLength: 1, maxLength: 30 }), fc.constantFrom(1, 2, Infinity), (plans, bound) => {
-        const notified: number[] = [];
-        const sunk: number[] = [];
-        // A real sink: it is called before listeners, and moves must reach it in the order they took effect.
-        const sunkRecords: TransitionRecord[] = [];
-        const machine = new StateMachine({ clock: () => 0, logger: false, maxHistorySize: bound, sink: (r) => (sunk.push(r.seq), sunkRecords.push(r)) });
-        const listenerMachine = machine;
-        let step = 0;
-        listenerMachine.onTransition((r) => {
-          notified.push(r.seq);
-          // While moves wait their turn, the machine is in the state of the record being told.
-          expect([listenerMachine.previous, listenerMachine.current]).toEqual([r.from, r.to]);
-          // Each notification asks for a few random moves; illegal ones are rejected at once.
-          const plan = plans[step++ % plans.length]!;
-          for (const to of plan) {
-            if (step > 200) return;
-            try {
-              listenerMachine.transition(to);
-            } catch (error) {
-              expect(error).toBeInstanceOf(IllegalTransitionError);
+      fc.property(
+        fc.array(fc.array(stateArb, { maxLength: 3 }), { minLength: 1, maxLength: 30 }),
+        fc.constantFrom(1, 2, Infinity),
+        (plans, bound) => {
+          const notified: number[] = [];
+          const sunk: number[] = [];
+          // A real sink: it is called before listeners, and moves must reach it in the order they took effect.
+          const sunkRecords: TransitionRecord[] = [];
+          const machine = new StateMachine({
+            clock: () => 0,
+            logger: false,
+            maxHistorySize: bound,
+            sink: (r) => (sunk.push(r.seq), sunkRecords.push(r)),
+          });
+          const listenerMachine = machine;
+          let step = 0;
+          listenerMachine.onTransition((r) => {
+            notified.push(r.seq);
+            // While moves wait their turn, the machine is in the state of the record being told.
+            expect([listenerMachine.previous, listenerMachine.current]).toEqual([r.from, r.to]);
+            // Each notification asks for a few random moves; illegal ones are rejected at once.
+            const plan = plans[step++ % plans.length]!;
+            for (const to of plan) {
+              if (step > 200) return;
+              try {
+                listenerMachine.transition(to);
+              } catch (error) {
+                expect(error).toBeInstanceOf(IllegalTransitionError);
+              }
             }
-          }
-        });
-        machine.transition('WaitingForUserInput');
-        const history = sunkRecords;
-        expect(machine.history()).toEqual(history.slice(-bound));
-        history.forEach((r, i) => {
-          expect(r.seq).toBe(i + 1);
-          if (i > 0) expect(r.from).toBe(history[i - 1]!.to);
-          expect(TRANSITIONS[r.from]).toContain(r.to);
-        });
-        expect(notified).toEqual(history.map((r) => r.seq));
-        expect(sunk).toEqual(notified);
-        expect(machine.current).toBe(history.at(-1)!.to);
-      }),
+          });
+          machine.transition('WaitingForUserInput');
+          const history = sunkRecords;
+          expect(machine.history()).toEqual(history.slice(-bound));
+          history.forEach((r, i) => {
+            expect(r.seq).toBe(i + 1);
+            if (i > 0) expect(r.from).toBe(history[i - 1]!.to);
+            expect(TRANSITIONS[r.from]).toContain(r.to);
+          });
+          expect(notified).toEqual(history.map((r) => r.seq));
+          expect(sunk).toEqual(notified);
+          expect(machine.current).toBe(history.at(-1)!.to);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -22,9 +22,17 @@ function quietMachine(options: StateMachineOptions = {}) {
 /** Drives the original's tool-use turn, advancing the clock by 10 ms before each move. */
 function toolTurn(machine: StateMachine, clock: ReturnType<typeof manualClock>): void {
   for (const to of [
-    State.SendingToLLM, State.ProcessingLLMResponse, State.ToolUseRequested, State.CheckingForCancellation, State.RunningTool,
-    State.CheckingGitCommits, State.CheckingBudget, State.GatheringAdditionalMessages, State.SendingToolResults,
-    State.ProcessingLLMResponse, State.EndOfTurn,
+    State.SendingToLLM,
+    State.ProcessingLLMResponse,
+    State.ToolUseRequested,
+    State.CheckingForCancellation,
+    State.RunningTool,
+    State.CheckingGitCommits,
+    State.CheckingBudget,
+    State.GatheringAdditionalMessages,
+    State.SendingToolResults,
+    State.ProcessingLLMResponse,
+    State.EndOfTurn,
   ]) {
     clock.advance(10);
     machine.transition(to, `to ${to}`);
@@ -48,14 +56,24 @@ describe('StateMachine', () => {
     });
 
     it('rejects a clock that is not a function or does not return finite milliseconds', () => {
-      expect(() => new StateMachine({ clock: 5 as never, logger: false })).toThrow('Expected `clock` to be a function returning epoch milliseconds, got `5` (number)');
-      expect(() => new StateMachine({ clock: (() => new Date()) as never, logger: false })).toThrow(/Expected `clock\(\)` to be a finite number of milliseconds, got `"20/);
+      expect(() => new StateMachine({ clock: 5 as never, logger: false })).toThrow(
+        'Expected `clock` to be a function returning epoch milliseconds, got `5` (number)',
+      );
+      expect(() => new StateMachine({ clock: (() => new Date()) as never, logger: false })).toThrow(
+        /Expected `clock\(\)` to be a finite number of milliseconds, got `"20/,
+      );
     });
 
     it('rejects a logger, sink or options of the wrong kind', () => {
-      expect(() => new StateMachine({ logger: console as never })).toThrow('Expected `logger` to be a winston logger or false');
-      expect(() => new StateMachine({ sink: {} as never, logger: false })).toThrow('Expected `sink` to be a function or an object with write(record), got `{}` (object)');
-      expect(() => new StateMachine('fast' as never)).toThrow('Expected `options` to be an object, got `fast` (string)');
+      expect(() => new StateMachine({ logger: console as never })).toThrow(
+        'Expected `logger` to be a winston logger or false',
+      );
+      expect(() => new StateMachine({ sink: {} as never, logger: false })).toThrow(
+        'Expected `sink` to be a function or an object with write(record), got `{}` (object)',
+      );
+      expect(() => new StateMachine('fast' as never)).toThrow(
+        'Expected `options` to be an object, got `fast` (string)',
+      );
     });
   });
 
@@ -82,7 +100,15 @@ describe('StateMachine', () => {
           "12 ProcessingLLMResponse→EndOfTurn 10",
         ]
       `);
-      expect(history[0]).toEqual({ seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: 'turn 1', at: T0 + 5, durationMs: 5, forced: false });
+      expect(history[0]).toEqual({
+        seq: 1,
+        from: 'Ready',
+        to: 'WaitingForUserInput',
+        description: 'turn 1',
+        at: T0 + 5,
+        durationMs: 5,
+        forced: false,
+      });
       expect(machine.current).toBe('EndOfTurn');
       expect(machine.previous).toBe('ProcessingLLMResponse');
       expect(machine.isInTerminalState()).toBe(true);
@@ -92,7 +118,16 @@ describe('StateMachine', () => {
     it('returns the record, with data when given', () => {
       const { machine } = quietMachine();
       const record = machine.transition(State.WaitingForUserInput, { description: 'start', data: { turn: 1 } });
-      expect(record).toEqual({ seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: 'start', data: { turn: 1 }, at: T0, durationMs: 0, forced: false });
+      expect(record).toEqual({
+        seq: 1,
+        from: 'Ready',
+        to: 'WaitingForUserInput',
+        description: 'start',
+        data: { turn: 1 },
+        at: T0,
+        durationMs: 0,
+        forced: false,
+      });
       expect(machine.history()[0]).toBe(record);
       expect('data' in machine.transition(State.SendingToLLM)).toBe(false);
     });
@@ -109,7 +144,13 @@ describe('StateMachine', () => {
       expect(machine.current).toBe('ProcessingLLMResponse');
       expect(machine.history()).toHaveLength(3);
       expect(rejected).toHaveLength(1);
-      expect(rejected[0]).toMatchObject({ from: 'ProcessingLLMResponse', to: 'BudgetExceeded', allowed: ['EndOfTurn', 'ToolUseRequested', 'Error'], description: 'over budget', at: T0 + 3 });
+      expect(rejected[0]).toMatchObject({
+        from: 'ProcessingLLMResponse',
+        to: 'BudgetExceeded',
+        allowed: ['EndOfTurn', 'ToolUseRequested', 'Error'],
+        description: 'over budget',
+        at: T0 + 3,
+      });
       expect(machine.transition(State.EndOfTurn).seq).toBe(4);
     });
 
@@ -118,14 +159,18 @@ describe('StateMachine', () => {
       const rejected = jest.fn();
       machine.on('rejected', rejected);
       expect(() => machine.transition('Waiting' as never)).toThrow(UnknownStateError);
-      expect(() => machine.transition(undefined as never)).toThrow(/Unknown state `undefined` as transition\(\) target/);
+      expect(() => machine.transition(undefined as never)).toThrow(
+        /Unknown state `undefined` as transition\(\) target/,
+      );
       expect(rejected).not.toHaveBeenCalled();
       expect(machine.current).toBe('Ready');
     });
 
     it.each([42, null, { data: 1 }, { description: 7 }])('rejects the event %p, naming it', (bad) => {
       const { machine } = quietMachine();
-      expect(() => machine.transition(State.WaitingForUserInput, bad as never)).toThrow(/^Expected `event` to be a description string or \{ description: string, data\? \}, got /);
+      expect(() => machine.transition(State.WaitingForUserInput, bad as never)).toThrow(
+        /^Expected `event` to be a description string or \{ description: string, data\? \}, got /,
+      );
       expect(machine.history()).toEqual([]);
     });
 
@@ -154,11 +199,26 @@ describe('StateMachine', () => {
       machine.transition(State.CheckingForCancellation);
       machine.transition(State.RunningTool);
       clock.advance(40);
-      const record = machine.forceTransition(State.Cancelled, { description: 'cancelled mid-tool', data: { tool: 'bash' } });
-      expect(record).toMatchObject({ from: 'RunningTool', to: 'Cancelled', forced: true, durationMs: 40, data: { tool: 'bash' } });
+      const record = machine.forceTransition(State.Cancelled, {
+        description: 'cancelled mid-tool',
+        data: { tool: 'bash' },
+      });
+      expect(record).toMatchObject({
+        from: 'RunningTool',
+        to: 'Cancelled',
+        forced: true,
+        durationMs: 40,
+        data: { tool: 'bash' },
+      });
       expect(machine.current).toBe('Cancelled');
       expect(machine.isInErrorState()).toBe(true);
-      expect(entries).toEqual([{ level: 'warn', message: 'forced transition RunningTool → Cancelled: cancelled mid-tool', meta: { seq: 7, data: { tool: 'bash' } } }]);
+      expect(entries).toEqual([
+        {
+          level: 'warn',
+          message: 'forced transition RunningTool → Cancelled: cancelled mid-tool',
+          meta: { seq: 7, data: { tool: 'bash' } },
+        },
+      ]);
     });
 
     it("logs at info when the event says logLevel 'info', also when the move waits for a listener", () => {
@@ -166,7 +226,9 @@ describe('StateMachine', () => {
       const machine = new StateMachine({ clock: manualClock(T0).now, logger });
       machine.forceTransition(State.Cancelled, { description: 'expected', logLevel: 'info' });
       // Asked for from a listener: it takes effect (and is logged) after the current move.
-      machine.once('transition', () => machine.forceTransition(State.WaitingForUserInput, { description: 'queued', logLevel: 'info' }));
+      machine.once('transition', () =>
+        machine.forceTransition(State.WaitingForUserInput, { description: 'queued', logLevel: 'info' }),
+      );
       machine.forceTransition(State.Error, 'a fault');
       expect(entries.map((e) => [e.level, e.message])).toEqual([
         ['info', 'forced transition Ready → Cancelled: expected'],
@@ -186,15 +248,21 @@ describe('StateMachine', () => {
 
     it('rejects a logLevel other than warn or info, naming it', () => {
       const { machine } = quietMachine();
-      expect(() => machine.forceTransition(State.Error, { description: 'x', logLevel: 'debug' as never })).toThrow("Expected `reason.logLevel` to be 'warn', 'info' or undefined, got `debug` (string)");
+      expect(() => machine.forceTransition(State.Error, { description: 'x', logLevel: 'debug' as never })).toThrow(
+        "Expected `reason.logLevel` to be 'warn', 'info' or undefined, got `debug` (string)",
+      );
       expect(machine.history()).toEqual([]);
     });
 
     it('requires a reason and a known state', () => {
       const { machine } = quietMachine();
-      expect(() => machine.forceTransition(State.Error, '  ')).toThrow('Expected `reason` to be a non-empty description of why the move is forced, got `  ` (string)');
+      expect(() => machine.forceTransition(State.Error, '  ')).toThrow(
+        'Expected `reason` to be a non-empty description of why the move is forced, got `  ` (string)',
+      );
       expect(() => machine.forceTransition(State.Error, undefined as never)).toThrow(InvalidArgumentError);
-      expect(() => machine.forceTransition('Eror' as never, 'typo')).toThrow(/Unknown state `Eror` \(string\) as forceTransition\(\) target/);
+      expect(() => machine.forceTransition('Eror' as never, 'typo')).toThrow(
+        /Unknown state `Eror` \(string\) as forceTransition\(\) target/,
+      );
       expect(machine.history()).toEqual([]);
     });
   });
@@ -244,7 +312,9 @@ describe('StateMachine', () => {
       machine.setMaxHistorySize(2);
       expect(machine.history().map((r) => r.seq)).toEqual([11, 12]);
       expect(machine.maxHistorySize).toBe(2);
-      expect(() => machine.setMaxHistorySize(0)).toThrow('Expected `size` to be a positive integer or Infinity, got `0` (number)');
+      expect(() => machine.setMaxHistorySize(0)).toThrow(
+        'Expected `size` to be a positive integer or Infinity, got `0` (number)',
+      );
     });
   });
 
@@ -318,7 +388,9 @@ describe('StateMachine', () => {
       expect(before).toHaveBeenCalledTimes(1);
       expect(after).toHaveBeenCalledTimes(1);
       expect(errors).toEqual([{ event: 'transition', error: new Error('listener bug') }]);
-      expect(entries.map((e) => [e.level, e.message])).toEqual([['error', "a 'transition' listener threw: listener bug"]]);
+      expect(entries.map((e) => [e.level, e.message])).toEqual([
+        ['error', "a 'transition' listener threw: listener bug"],
+      ]);
     });
 
     it('contains a throwing listenerError listener without looping', () => {
@@ -336,7 +408,9 @@ describe('StateMachine', () => {
 
     it('rejects a listener that is not a function', () => {
       const { machine } = quietMachine();
-      expect(() => machine.on('transition', 'log' as never)).toThrow('Expected `listener` to be a function, got `log` (string)');
+      expect(() => machine.on('transition', 'log' as never)).toThrow(
+        'Expected `listener` to be a function, got `log` (string)',
+      );
     });
   });
 
@@ -395,7 +469,10 @@ describe('StateMachine', () => {
     it('drains long chains of listener-driven moves without deep recursion', () => {
       const { machine } = quietMachine({ maxHistorySize: 10 });
       const cycle: Record<string, string> = {
-        WaitingForUserInput: 'SendingToLLM', SendingToLLM: 'ProcessingLLMResponse', ProcessingLLMResponse: 'EndOfTurn', EndOfTurn: 'WaitingForUserInput',
+        WaitingForUserInput: 'SendingToLLM',
+        SendingToLLM: 'ProcessingLLMResponse',
+        ProcessingLLMResponse: 'EndOfTurn',
+        EndOfTurn: 'WaitingForUserInput',
       };
       let moves = 0;
       machine.onTransition((r) => {
@@ -419,7 +496,9 @@ describe('StateMachine', () => {
       machine.transition(State.WaitingForUserInput);
       machine.transition(State.SendingToLLM);
       expect(resets).toHaveBeenCalledWith({ from: 'SendingToLLM', at: T0, seq: 2 });
-      expect(machine.history()).toEqual([expect.objectContaining({ seq: 3, from: 'Ready', to: 'WaitingForUserInput', description: 'after reset' })]);
+      expect(machine.history()).toEqual([
+        expect.objectContaining({ seq: 3, from: 'Ready', to: 'WaitingForUserInput', description: 'after reset' }),
+      ]);
     });
   });
 
@@ -445,7 +524,10 @@ describe('StateMachine', () => {
       expect(written.map((r) => r.seq)).toEqual([1, 2]);
       expect(rejected.map((e) => e.to)).toEqual(['EndOfTurn']);
       expect(sinkErrors).toHaveBeenCalledWith({ record: written[1], error: new Error('disk full') });
-      expect(entries.map((e) => e.message)).toEqual(['history sink failed: disk full', 'rejected transition SendingToLLM → EndOfTurn: ']);
+      expect(entries.map((e) => e.message)).toEqual([
+        'history sink failed: disk full',
+        'rejected transition SendingToLLM → EndOfTurn: ',
+      ]);
     });
   });
 
@@ -460,10 +542,14 @@ describe('StateMachine', () => {
         const machine = new StateMachine({ logger, clock: manualClock().now });
         const seen: number[] = [];
         machine.onTransition((r) => seen.push(r.seq));
-        expect(() => machine.forceTransition(State.Cancelled, { description: 'stop', data: { big: 1n } })).not.toThrow();
+        expect(() =>
+          machine.forceTransition(State.Cancelled, { description: 'stop', data: { big: 1n } }),
+        ).not.toThrow();
         expect(machine.current).toBe('Cancelled');
         expect(seen).toEqual([1]);
-        expect(warning).toHaveBeenCalledWith(expect.stringContaining('the logger threw while logging "forced transition Ready → Cancelled: stop"'));
+        expect(warning).toHaveBeenCalledWith(
+          expect.stringContaining('the logger threw while logging "forced transition Ready → Cancelled: stop"'),
+        );
       } finally {
         warning.mockRestore();
       }
@@ -485,16 +571,24 @@ describe('StateMachine', () => {
 
       machine.on('rejected', () => machine.transition(State.ProcessingLLMResponse, 'from rejected'));
       expect(() => machine.transition(State.EndOfTurn)).toThrow(IllegalTransitionError);
-      expect(machine.history().map((r) => r.to)).toEqual(['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse']);
+      expect(machine.history().map((r) => r.to)).toEqual([
+        'WaitingForUserInput',
+        'SendingToLLM',
+        'ProcessingLLMResponse',
+      ]);
     });
 
     it('rejects a clock that goes bad later, before anything changes', () => {
       let now: unknown = 1000;
       const machine = new StateMachine({ logger: false, clock: () => now as number });
       now = Number.NaN;
-      expect(() => machine.transition(State.WaitingForUserInput)).toThrow('Expected `clock()` to be a finite number of milliseconds, got `NaN` (number)');
+      expect(() => machine.transition(State.WaitingForUserInput)).toThrow(
+        'Expected `clock()` to be a finite number of milliseconds, got `NaN` (number)',
+      );
       now = new Date(5);
-      expect(() => machine.forceTransition(State.Error, 'x')).toThrow(/Expected `clock\(\)` to be a finite number of milliseconds/);
+      expect(() => machine.forceTransition(State.Error, 'x')).toThrow(
+        /Expected `clock\(\)` to be a finite number of milliseconds/,
+      );
       expect(machine.current).toBe('Ready');
       now = 2000;
       expect(machine.transition(State.WaitingForUserInput).seq).toBe(1);
@@ -513,7 +607,13 @@ describe('StateMachine', () => {
       const { logger, entries } = captureLogger('debug');
       const machine = new StateMachine({ logger, clock: manualClock().now });
       machine.transition(State.WaitingForUserInput, { description: 'start', data: { turn: 1 } });
-      expect(entries).toEqual([{ level: 'debug', message: 'transition Ready → WaitingForUserInput: start', meta: { seq: 1, durationMs: 0, data: { turn: 1 } } }]);
+      expect(entries).toEqual([
+        {
+          level: 'debug',
+          message: 'transition Ready → WaitingForUserInput: start',
+          meta: { seq: 1, durationMs: 0, data: { turn: 1 } },
+        },
+      ]);
     });
 
     it('does not call the logger for forced or rejected moves when warn is disabled', () => {
@@ -540,7 +640,9 @@ describe('StateMachine', () => {
 
     // A level that can be neither written nor redefined cannot change: the machine reads it
     // once, when made, instead of on every move.
-    const fixedLevel = (level: string): { logger: winston.Logger; entries: ReturnType<typeof captureLogger>['entries']; reads: () => number } => {
+    const fixedLevel = (
+      level: string,
+    ): { logger: winston.Logger; entries: ReturnType<typeof captureLogger>['entries']; reads: () => number } => {
       const { logger, entries } = captureLogger(level);
       Object.defineProperty(logger, 'level', { value: level, writable: false, configurable: false, enumerable: true });
       let reads = 0;
@@ -559,11 +661,17 @@ describe('StateMachine', () => {
       machine.transition(State.WaitingForUserInput);
       const readsBefore = reads();
       for (let i = 0; i < 50; i++) {
-        for (const to of [State.SendingToLLM, State.ProcessingLLMResponse, State.EndOfTurn, State.WaitingForUserInput]) machine.transition(to);
+        for (const to of [State.SendingToLLM, State.ProcessingLLMResponse, State.EndOfTurn, State.WaitingForUserInput])
+          machine.transition(to);
       }
       expect(reads()).toBe(readsBefore);
       machine.forceTransition(State.Ready, 'start over');
-      expect(entries).toEqual([expect.objectContaining({ level: 'warn', message: 'forced transition WaitingForUserInput → Ready: start over' })]);
+      expect(entries).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          message: 'forced transition WaitingForUserInput → Ready: start over',
+        }),
+      ]);
     });
 
     it('logs every move of a logger fixed at debug', () => {
@@ -571,7 +679,10 @@ describe('StateMachine', () => {
       const machine = new StateMachine({ logger, clock: manualClock().now });
       machine.transition(State.WaitingForUserInput, 'one');
       machine.transition(State.SendingToLLM, 'two');
-      expect(entries.map((e) => e.message)).toEqual(['transition Ready → WaitingForUserInput: one', 'transition WaitingForUserInput → SendingToLLM: two']);
+      expect(entries.map((e) => e.message)).toEqual([
+        'transition Ready → WaitingForUserInput: one',
+        'transition WaitingForUserInput → SendingToLLM: two',
+      ]);
     });
   });
 });

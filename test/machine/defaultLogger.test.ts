@@ -40,7 +40,9 @@ describe('getDefaultLogger()', () => {
   it('logs at warn to stderr when AGENT_SM_LOG_LEVEL is unset', () => {
     const logger = freshModule(undefined).getDefaultLogger();
     expect(logger.level).toBe('warn');
-    const transport = logger.transports[0] as winston.transports.ConsoleTransportInstance & { stderrLevels: Record<string, boolean> };
+    const transport = logger.transports[0] as winston.transports.ConsoleTransportInstance & {
+      stderrLevels: Record<string, boolean>;
+    };
     expect(Object.keys(transport.stderrLevels)).toEqual(Object.keys(winston.config.npm.levels));
   });
 
@@ -68,8 +70,12 @@ describe('getDefaultLogger()', () => {
       const logger = mod.getDefaultLogger();
       expect(mod.getDefaultLogger()).toBe(logger);
       expect(logger.level).toBe('warn');
-      const output = [...written.mock.calls, ...logged.mock.calls, ...errors.mock.calls].map((c) => String(c[0])).join('');
-      const warnings = output.split('Expected `AGENT_SM_LOG_LEVEL` to be one of error, warn, info, http, verbose, debug, silly, got `bogus` (string); logging at warn');
+      const output = [...written.mock.calls, ...logged.mock.calls, ...errors.mock.calls]
+        .map((c) => String(c[0]))
+        .join('');
+      const warnings = output.split(
+        'Expected `AGENT_SM_LOG_LEVEL` to be one of error, warn, info, http, verbose, debug, silly, got `bogus` (string); logging at warn',
+      );
       expect(warnings).toHaveLength(2);
     } finally {
       written.mockRestore();

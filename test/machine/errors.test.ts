@@ -21,7 +21,13 @@ describe('errors', () => {
   });
 
   it('IllegalTransitionError.toJSON() keeps the data a log or file needs', () => {
-    const error = new IllegalTransitionError('ProcessingLLMResponse', 'BudgetExceeded', ['EndOfTurn', 'ToolUseRequested', 'Error'], 'over budget', 42);
+    const error = new IllegalTransitionError(
+      'ProcessingLLMResponse',
+      'BudgetExceeded',
+      ['EndOfTurn', 'ToolUseRequested', 'Error'],
+      'over budget',
+      42,
+    );
     expect(JSON.parse(JSON.stringify(error))).toEqual({
       code: 'illegal_transition',
       from: 'ProcessingLLMResponse',

@@ -1,6 +1,10 @@
 import { DEFAULT_TABLE, extendTable, InvalidTableError, StateMachine, tableEdges, TRANSITIONS } from '../../lib/index';
 
-const compacting = { name: 'Compacting', description: 'Agent compacts the conversation to fit the context window', next: ['SendingToLLM', 'Error'] } as const;
+const compacting = {
+  name: 'Compacting',
+  description: 'Agent compacts the conversation to fit the context window',
+  next: ['SendingToLLM', 'Error'],
+} as const;
 
 describe('extendTable()', () => {
   it('adds a state and edges, leaving the base untouched', () => {
@@ -25,8 +29,15 @@ describe('extendTable()', () => {
     machine.transition('SendingToLLM');
     machine.transition('Compacting', 'context overflow');
     machine.transition('SendingToLLM', 'retry after compaction');
-    expect(machine.history().map((r) => r.to)).toEqual(['WaitingForUserInput', 'SendingToLLM', 'Compacting', 'SendingToLLM']);
-    expect(() => new StateMachine({ logger: false }).transition('Compacting' as never)).toThrow(/Unknown state `Compacting`/);
+    expect(machine.history().map((r) => r.to)).toEqual([
+      'WaitingForUserInput',
+      'SendingToLLM',
+      'Compacting',
+      'SendingToLLM',
+    ]);
+    expect(() => new StateMachine({ logger: false }).transition('Compacting' as never)).toThrow(
+      /Unknown state `Compacting`/,
+    );
   });
 
   it('reports every problem of the result at once', () => {
@@ -34,7 +45,10 @@ describe('extendTable()', () => {
     try {
       extendTable(DEFAULT_TABLE, {
         states: [{ name: 'Compacting', description: 'x', next: [] }],
-        edges: [['Nowhere', 'Ready'], ['Ready', 'Typo']],
+        edges: [
+          ['Nowhere', 'Ready'],
+          ['Ready', 'Typo'],
+        ],
       });
     } catch (error) {
       caught = error as InvalidTableError;
@@ -45,9 +59,17 @@ describe('extendTable()', () => {
   });
 
   it('names malformed arguments instead of failing inside', () => {
-    expect(() => extendTable(DEFAULT_TABLE, undefined as never)).toThrow('Expected `extension` to be an object { states?, edges? }, got `undefined`');
-    expect(() => extendTable(DEFAULT_TABLE, { states: [null as never] })).toThrow('Expected `extension.states[0]` to be a state spec { name: string, description, next }, got `null`');
-    expect(() => extendTable(DEFAULT_TABLE, { edges: [['Ready'] as never] })).toThrow('Expected `extension.edges[0]` to be a [from, to] pair, got `["Ready"]` (array)');
-    expect(() => extendTable(null as never, {})).toThrow('Expected `base` to be a transition table { initial, states }, got `null`');
+    expect(() => extendTable(DEFAULT_TABLE, undefined as never)).toThrow(
+      'Expected `extension` to be an object { states?, edges? }, got `undefined`',
+    );
+    expect(() => extendTable(DEFAULT_TABLE, { states: [null as never] })).toThrow(
+      'Expected `extension.states[0]` to be a state spec { name: string, description, next }, got `null`',
+    );
+    expect(() => extendTable(DEFAULT_TABLE, { edges: [['Ready'] as never] })).toThrow(
+      'Expected `extension.edges[0]` to be a [from, to] pair, got `["Ready"]` (array)',
+    );
+    expect(() => extendTable(null as never, {})).toThrow(
+      'Expected `base` to be a transition table { initial, states }, got `null`',
+    );
   });
 });

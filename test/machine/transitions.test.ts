@@ -1,4 +1,12 @@
-import { DEFAULT_TABLE, STATE_NAMES, STATES, TRANSITIONS, canTransition, tableEdges, type StateName } from '../../lib/index';
+import {
+  DEFAULT_TABLE,
+  STATE_NAMES,
+  STATES,
+  TRANSITIONS,
+  canTransition,
+  tableEdges,
+  type StateName,
+} from '../../lib/index';
 
 // The table from DESIGN.md, typed in by hand on purpose: the code must match the document.
 const DESIGN_TABLE: Record<StateName, StateName[]> = {

@@ -19,10 +19,21 @@ beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-replay-'
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Records turns of a scripted agent, journal on, and returns the file. */
-async function record(replies: ScriptedReply[], inputs = ['fix the bug'], tools: Parameters<typeof createScriptedAgent>[0]['tools'] = { bash: { output: 'ok' }, fail: { error: 'exit 1' } }): Promise<string> {
+async function record(
+  replies: ScriptedReply[],
+  inputs = ['fix the bug'],
+  tools: Parameters<typeof createScriptedAgent>[0]['tools'] = { bash: { output: 'ok' }, fail: { error: 'exit 1' } },
+): Promise<string> {
   const file = path.join(dir, `run-${Math.random().toString(36).slice(2)}.jsonl`);
   const sink = JsonlHistorySink.open(file, { runId: 'r' });
-  const agent = new AgentWithStateMachine(createScriptedAgent({ sleep: instant, replies, tools }), { sink, journal: true, logger: false, clock: manualClock().now, sleep: instant, retry: { retries: 2 } });
+  const agent = new AgentWithStateMachine(createScriptedAgent({ sleep: instant, replies, tools }), {
+    sink,
+    journal: true,
+    logger: false,
+    clock: manualClock().now,
+    sleep: instant,
+    retry: { retries: 2 },
+  });
   for (const input of inputs) await agent.runTurn(input);
   sink.close();
   return file;
@@ -35,7 +46,13 @@ describe('replayRun', () => {
     const file = await record(
       [
         { error: 'overloaded' },
-        { toolCalls: [{ id: 'c1', name: 'bash' }, { id: 'c2', name: 'fail' }], usage: CALL_COST },
+        {
+          toolCalls: [
+            { id: 'c1', name: 'bash' },
+            { id: 'c2', name: 'fail' },
+          ],
+          usage: CALL_COST,
+        },
         { text: 'one tool failed', usage: CALL_COST },
         { text: 'second turn', usage: CALL_COST },
       ],
@@ -55,45 +72,74 @@ describe('replayRun', () => {
   });
 
   it('shows where the run would have stopped under other limits', async () => {
-    const file = await record([{ toolCalls: [{ id: 'c1', name: 'bash' }], usage: CALL_COST }, { toolCalls: [{ id: 'c2', name: 'bash' }], usage: CALL_COST }, { text: 'done', usage: CALL_COST }]);
+    const file = await record([
+      { toolCalls: [{ id: 'c1', name: 'bash' }], usage: CALL_COST },
+      { toolCalls: [{ id: 'c2', name: 'bash' }], usage: CALL_COST },
+      { text: 'done', usage: CALL_COST },
+    ]);
     const report = await replayRun(await loadHistory(file), { budget: { maxCostUsd: 0.015 } });
     expect(report.outcomes).toEqual(['budget_exceeded']);
-    expect(report.stoppedBy?.move).toMatchObject({ to: 'BudgetExceeded', description: 'budget exceeded: $0.020 of $0.015 after 2 LLM calls' });
+    expect(report.stoppedBy?.move).toMatchObject({
+      to: 'BudgetExceeded',
+      description: 'budget exceeded: $0.020 of $0.015 after 2 LLM calls',
+    });
     expect(report.usage.costUsd).toBe(0.02);
-    await expect(replayRun(await loadHistory(file), { budget: { maxWallMs: 5 } })).rejects.toThrow('Expected `options.budget.maxWallMs` to be left out');
+    await expect(replayRun(await loadHistory(file), { budget: { maxWallMs: 5 } })).rejects.toThrow(
+      'Expected `options.budget.maxWallMs` to be left out',
+    );
   });
 
   it('says where a run diverges from its journal', async () => {
     const file = await record([{ toolCalls: [{ id: 'c1', name: 'bash' }] }, { text: 'done' }]);
     const loaded = await loadHistory(file);
-    const edited = loaded.journal.map((j) => (j.type === 'tool' ? { ...j, result: { callId: 'c1', output: 'something else' } } : j));
+    const edited = loaded.journal.map((j) =>
+      j.type === 'tool' ? { ...j, result: { callId: 'c1', output: 'something else' } } : j,
+    );
     // The replayed tool answers differently from the recorded result the next LLM call carried.
     const report = await replayRun({ records: loaded.records, journal: edited });
     expect(report.reproduced).toBe(false);
-    expect(report.diverged).toBe('diverged at LLM call 2: tool result 1 (c1) differs: recorded "ok", sent "something else"');
+    expect(report.diverged).toBe(
+      'diverged at LLM call 2: tool result 1 (c1) differs: recorded "ok", sent "something else"',
+    );
   });
 
   it('needs a journal', async () => {
     const file = path.join(dir, 'plain.jsonl');
     const sink = JsonlHistorySink.open(file);
-    await new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'x' }] }), { sink, logger: false }).runTurn('x');
+    await new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'x' }] }), { sink, logger: false }).runTurn(
+      'x',
+    );
     sink.close();
-    await expect(replayRun(await loadHistory(file))).rejects.toThrow('Expected `journal` to be a journal with at least one LLM call (was the run written with journal: true?)');
+    await expect(replayRun(await loadHistory(file))).rejects.toThrow(
+      'Expected `journal` to be a journal with at least one LLM call (was the run written with journal: true?)',
+    );
   });
 
   it('reproduces every scripted run it is given (property-based)', async () => {
     const reply = fc.oneof(
       fc.constant<ScriptedReply>({ text: 'done', usage: CALL_COST }),
       fc.constant<ScriptedReply>({ error: 'overloaded' }),
-      fc.constantFrom('bash', 'fail').chain((name) => fc.integer({ min: 1, max: 3 }).map((n): ScriptedReply => ({ toolCalls: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name })), usage: CALL_COST }))),
+      fc.constantFrom('bash', 'fail').chain((name) =>
+        fc.integer({ min: 1, max: 3 }).map((n): ScriptedReply => ({
+          toolCalls: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name })),
+          usage: CALL_COST,
+        })),
+      ),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(reply, { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 2 }), async (replies, turns) => {
-        const file = await record([...replies, { text: 'end' }, { text: 'end' }], Array.from({ length: turns }, (_, i) => `turn ${i + 1}`));
-        const report = await replayRun(await loadHistory(file));
-        expect(report.firstDifference).toBeUndefined();
-        expect(report.reproduced).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.array(reply, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 2 }),
+        async (replies, turns) => {
+          const file = await record(
+            [...replies, { text: 'end' }, { text: 'end' }],
+            Array.from({ length: turns }, (_, i) => `turn ${i + 1}`),
+          );
+          const report = await replayRun(await loadHistory(file));
+          expect(report.firstDifference).toBeUndefined();
+          expect(report.reproduced).toBe(true);
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -106,7 +152,9 @@ describe('replayLoop', () => {
     expect(inputs).toEqual(['fix the bug']);
     const signal = new AbortController().signal;
     await expect(loop.sendUserMessage('something else', { signal, turn: 1 })).rejects.toThrow(ReplayDivergedError);
-    await expect(loop.sendUserMessage('something else', { signal, turn: 1 })).rejects.toThrow('diverged at LLM call 1: the user message differs: recorded "fix the bug", asked "something else"');
+    await expect(loop.sendUserMessage('something else', { signal, turn: 1 })).rejects.toThrow(
+      'diverged at LLM call 1: the user message differs: recorded "fix the bug", asked "something else"',
+    );
     expect(await loop.sendUserMessage('fix the bug', { signal, turn: 1 })).toMatchObject({ text: 'hello' });
   });
 });
@@ -120,17 +168,26 @@ describe('agent-sm replay', () => {
   };
 
   it('says the run reproduced, and where limits would have stopped it', async () => {
-    const file = await record([{ toolCalls: [{ id: 'c1', name: 'bash' }], usage: CALL_COST }, { text: 'done', usage: CALL_COST }]);
+    const file = await record([
+      { toolCalls: [{ id: 'c1', name: 'bash' }], usage: CALL_COST },
+      { text: 'done', usage: CALL_COST },
+    ]);
     const same = await run(['replay', file]);
     expect(same.code).toBe(0);
-    expect(same.out).toBe(`Replay of ${file}: 2 LLM calls answered from the journal, no request made, no tool run.\nReproduced: the same 12 moves, in order.\n`);
+    expect(same.out).toBe(
+      `Replay of ${file}: 2 LLM calls answered from the journal, no request made, no tool run.\nReproduced: the same 12 moves, in order.\n`,
+    );
     const capped = await run(['replay', file, '--budget', 'maxLlmCalls=1']);
     expect(capped.code).toBe(0);
-    expect(capped.out).toContain('Under these limits the run would have stopped at move 9 of 12: CheckingBudget → BudgetExceeded: budget exceeded: 1 LLM call of 1 LLM call after 1 LLM call');
+    expect(capped.out).toContain(
+      'Under these limits the run would have stopped at move 9 of 12: CheckingBudget → BudgetExceeded: budget exceeded: 1 LLM call of 1 LLM call after 1 LLM call',
+    );
     // The limit was spent before the tool could start: it never ran.
     expect(capped.out).toContain('It would have spent $0.0100 (120 tokens, 1 LLM call, 0 tool calls).');
     const bad = await run(['replay', file, '--budget', 'maxCostUsd=lots']);
     expect(bad.code).toBe(2);
-    expect(bad.err).toContain('expected limit=value with a non-negative number (e.g. maxCostUsd=0.10), got "maxCostUsd=lots"');
+    expect(bad.err).toContain(
+      'expected limit=value with a non-negative number (e.g. maxCostUsd=0.10), got "maxCostUsd=lots"',
+    );
   });
 });

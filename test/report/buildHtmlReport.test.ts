@@ -61,7 +61,12 @@ describe('buildHtmlReport', () => {
     const tasks = Array.from({ length: 5 }, (_, i) => ({
       id: `t${i}`,
       input: 'go',
-      agent: i === 1 ? () => { throw new Error('sandbox failed to boot'); } : () => createScriptedAgent({ replies: [reply] }),
+      agent:
+        i === 1
+          ? () => {
+              throw new Error('sandbox failed to boot');
+            }
+          : () => createScriptedAgent({ replies: [reply] }),
     }));
     const batch = await runBatch(tasks, { concurrency: 1, total: { maxCostUsd: 1 }, historyDir: dir, logger: false });
     const report = await buildHtmlReport(dir, { batch });
@@ -80,7 +85,11 @@ describe('buildHtmlReport', () => {
 
   it('buildHtmlReport() of a folder alone lists every task of its manifest, the ones that never wrote a file too', async () => {
     const reply = { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1 } };
-    const tasks = Array.from({ length: 4 }, (_, i) => ({ id: `t${i}`, input: 'go', agent: () => createScriptedAgent({ replies: [reply] }) }));
+    const tasks = Array.from({ length: 4 }, (_, i) => ({
+      id: `t${i}`,
+      input: 'go',
+      agent: () => createScriptedAgent({ replies: [reply] }),
+    }));
     await runBatch(tasks, { concurrency: 1, historyDir: dir, logger: false });
     // As after a kill: two runs never got to write their files.
     fs.rmSync(path.join(dir, 't1.jsonl'));

@@ -19,7 +19,13 @@ describe('encodeRun', () => {
     expect(run.m).toHaveLength(facts.records.length);
     const last = run.m.at(-1)!;
     const record = facts.records.at(-1)!;
-    expect(last.slice(0, 5)).toEqual([record.seq, strings.id('SendingToLLM'), strings.id('Error'), record.at - T0, 30_000]);
+    expect(last.slice(0, 5)).toEqual([
+      record.seq,
+      strings.id('SendingToLLM'),
+      strings.id('Error'),
+      record.at - T0,
+      30_000,
+    ]);
     expect(strings.strings[last[5]!]).toBe('LLM request failed');
     expect(strings.strings[last[6]!]).toBe('{"status":529,"mess…');
     expect(run.m[0]![6]).toBe(-1);
@@ -27,6 +33,9 @@ describe('encodeRun', () => {
   });
 
   it('stateOrder() pairs each state with its kind', () => {
-    expect(stateOrder(['A', 'SendingToLLM'], { SendingToLLM: 'llm' })).toEqual([['A', 'other'], ['SendingToLLM', 'llm']]);
+    expect(stateOrder(['A', 'SendingToLLM'], { SendingToLLM: 'llm' })).toEqual([
+      ['A', 'other'],
+      ['SendingToLLM', 'llm'],
+    ]);
   });
 });

@@ -36,7 +36,9 @@ describe('scriptJson', () => {
 describe('page', () => {
   it('page() carries a policy that allows its own script and style by hash, and nothing else', () => {
     const html = page('t <b>', '<p>body</p>', { a: '</script>' });
-    expect(CONTENT_SECURITY_POLICY).toBe(`default-src 'none'; script-src ${hash(CLIENT_SCRIPT)}; style-src ${hash(PAGE_STYLE)}; img-src data:; base-uri 'none'; form-action 'none'`);
+    expect(CONTENT_SECURITY_POLICY).toBe(
+      `default-src 'none'; script-src ${hash(CLIENT_SCRIPT)}; style-src ${hash(PAGE_STYLE)}; img-src data:; base-uri 'none'; form-action 'none'`,
+    );
     expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="${esc(CONTENT_SECURITY_POLICY)}">`);
     // The policy comes before anything it governs.
     expect(html.indexOf('Content-Security-Policy')).toBeLessThan(html.indexOf('<style>'));
@@ -49,7 +51,9 @@ describe('page', () => {
   });
 
   it('the client script and style use no template strings, style attributes or innerHTML', () => {
-    expect(CLIENT_SCRIPT).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function|setAttribute\('style'|setAttribute\('href'/);
+    expect(CLIENT_SCRIPT).not.toMatch(
+      /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function|setAttribute\('style'|setAttribute\('href'/,
+    );
     expect(CLIENT_SCRIPT).not.toContain('</script');
     expect(PAGE_STYLE).not.toContain('</style');
     expect(PAGE_STYLE).not.toMatch(/@import|url\(/);

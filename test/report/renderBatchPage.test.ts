@@ -6,20 +6,61 @@ import { BatchPageBuilder, renderBatchPage } from '../../lib/report/renderBatchP
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 import { failedRun, T0 } from '../fixtures/agentRun';
 
-type Data = { page: string; runs: unknown[]; rows: Array<[number, string, string, number, number, number, number, string, string]> };
+type Data = {
+  page: string;
+  runs: unknown[];
+  rows: Array<[number, string, string, number, number, number, number, string, string]>;
+};
 const pageData = (html: string): Data => JSON.parse(/id="report-data">(.*?)<\/script>/s.exec(html)![1]!);
 
 /** A one-call run that ends as `to`, charged `cost`. */
 function run(start: number, cost: number, to = 'EndOfTurn'): TransitionRecord<string>[] {
   return [
-    { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: 'start', at: start + 1, durationMs: 1, forced: false },
-    { seq: 2, from: 'WaitingForUserInput', to: 'SendingToLLM', description: 'send', at: start + 2, durationMs: 1, forced: false },
-    { seq: 3, from: 'SendingToLLM', to: 'ProcessingLLMResponse', description: 'reply', data: { usage: { inputTokens: 100, outputTokens: 20, costUsd: cost, llmCalls: 1, toolCalls: 2 } }, at: start + 100, durationMs: 98, forced: false },
+    {
+      seq: 1,
+      from: 'Ready',
+      to: 'WaitingForUserInput',
+      description: 'start',
+      at: start + 1,
+      durationMs: 1,
+      forced: false,
+    },
+    {
+      seq: 2,
+      from: 'WaitingForUserInput',
+      to: 'SendingToLLM',
+      description: 'send',
+      at: start + 2,
+      durationMs: 1,
+      forced: false,
+    },
+    {
+      seq: 3,
+      from: 'SendingToLLM',
+      to: 'ProcessingLLMResponse',
+      description: 'reply',
+      data: { usage: { inputTokens: 100, outputTokens: 20, costUsd: cost, llmCalls: 1, toolCalls: 2 } },
+      at: start + 100,
+      durationMs: 98,
+      forced: false,
+    },
     { seq: 4, from: 'ProcessingLLMResponse', to, description: 'done', at: start + 101, durationMs: 1, forced: false },
   ];
 }
 
-const report = (id: string, outcome: RunReport['outcome'], costUsd: number, extra: Partial<RunReport> = {}): RunReport => ({ id, outcome, usage: { ...emptyUsage(), costUsd, llmCalls: 3 }, durationMs: 500, transitions: 0, ...extra });
+const report = (
+  id: string,
+  outcome: RunReport['outcome'],
+  costUsd: number,
+  extra: Partial<RunReport> = {},
+): RunReport => ({
+  id,
+  outcome,
+  usage: { ...emptyUsage(), costUsd, llmCalls: 3 },
+  durationMs: 500,
+  transitions: 0,
+  ...extra,
+});
 
 describe('renderBatchPage', () => {
   it('renderBatchPage() lists each run with its outcome, cost, calls, duration and final state, read from its history', () => {
@@ -44,12 +85,23 @@ describe('renderBatchPage', () => {
     const history = run(T0, 0.25, 'Error');
     // The turn's end records the usage so far: a third tool call ran, then failed the turn.
     const last = history[3]!;
-    history[3] = { ...last, data: { outcome: 'error', usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.25, llmCalls: 1, toolCalls: 3, wallMs: 90 } } };
-    expect(pageData(renderBatchPage([{ id: 'a', history }])).rows).toEqual([[0, 'a', 'error', 0.25, 1, 3, 101, 'Error', 'done']]);
+    history[3] = {
+      ...last,
+      data: {
+        outcome: 'error',
+        usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.25, llmCalls: 1, toolCalls: 3, wallMs: 90 },
+      },
+    };
+    expect(pageData(renderBatchPage([{ id: 'a', history }])).rows).toEqual([
+      [0, 'a', 'error', 0.25, 1, 3, 101, 'Error', 'done'],
+    ]);
   });
 
   it('renderBatchPage() charts spend over time against the batch cap and shows each cap used', () => {
-    const html = renderBatchPage([{ history: run(T0, 0.25) }, { history: run(T0 + 1000, 0.5) }], { limits: { total: { maxCostUsd: 1, maxLlmCalls: 4 }, perRun: { maxCostUsd: 0.6 } }, concurrency: 2 });
+    const html = renderBatchPage([{ history: run(T0, 0.25) }, { history: run(T0 + 1000, 0.5) }], {
+      limits: { total: { maxCostUsd: 1, maxLlmCalls: 4 }, perRun: { maxCostUsd: 0.6 } },
+      concurrency: 2,
+    });
     expect(html).toContain('<td>cost</td><td class="num">$0.7500</td><td class="num">$1.0000 (75%)</td>');
     expect(html).toContain('<td>LLM calls</td><td class="num">2</td><td class="num">4 (50%)</td>');
     expect(html).toContain('<td class="num">$0.6000</td>');
@@ -61,7 +113,19 @@ describe('renderBatchPage', () => {
   });
 
   it('renderBatchPage() takes the caps runBatch wrote into the histories when none are given', () => {
-    const meta = { kind: 'meta' as const, line: 1, meta: { type: 'meta' as const, version: '0', runId: 'x', startedAt: T0, table: { initial: 'Ready', states: [], edges: [], terminal: [], error: [] }, metadata: { batch: { limits: { total: { maxCostUsd: 2, maxTokens: 'lots' } }, concurrency: 8 } } }, table: DEFAULT_TABLE };
+    const meta = {
+      kind: 'meta' as const,
+      line: 1,
+      meta: {
+        type: 'meta' as const,
+        version: '0',
+        runId: 'x',
+        startedAt: T0,
+        table: { initial: 'Ready', states: [], edges: [], terminal: [], error: [] },
+        metadata: { batch: { limits: { total: { maxCostUsd: 2, maxTokens: 'lots' } }, concurrency: 8 } },
+      },
+      table: DEFAULT_TABLE,
+    };
     const entries = [meta, ...run(T0, 0.5).map((record, i) => ({ kind: 'record' as const, line: i + 2, record }))];
     const html = renderBatchPage([{ history: entries as never }]);
     expect(html).toContain('$2.0000 (25%)');
@@ -72,7 +136,12 @@ describe('renderBatchPage', () => {
   it('renderBatchPage() prefers a run’s report, and lists runs that have no history', () => {
     const html = renderBatchPage([
       { report: report('a', 'end_of_turn', 0.3), history: run(T0, 0.25) },
-      { report: report('skipped-1', 'skipped', 0, { durationMs: 0, error: new RunSkippedError('budget_exceeded', 'the batch budget is spent') }) },
+      {
+        report: report('skipped-1', 'skipped', 0, {
+          durationMs: 0,
+          error: new RunSkippedError('budget_exceeded', 'the batch budget is spent'),
+        }),
+      },
     ]);
     expect(pageData(html).rows).toEqual([
       [0, 'a', 'end_of_turn', 0.3, 3, 0, 500, 'EndOfTurn', ''],
@@ -84,7 +153,9 @@ describe('renderBatchPage', () => {
     const builder = new BatchPageBuilder();
     builder.addUnreadable('runs/x.jsonl', 'corrupt line 3');
     expect(builder.size).toBe(1);
-    expect(pageData(builder.render()).rows).toEqual([[-1, 'runs/x.jsonl', 'unreadable', 0, 0, 0, 0, '', 'corrupt line 3']]);
+    expect(pageData(builder.render()).rows).toEqual([
+      [-1, 'runs/x.jsonl', 'unreadable', 0, 0, 0, 0, '', 'corrupt line 3'],
+    ]);
   });
 
   it('renderBatchPage() names bad arguments', () => {

@@ -59,7 +59,9 @@ describe('renderRunPage', () => {
   it('renderRunPage() says an unfinished run is incomplete and a good one ok', () => {
     const open = scriptedMachine();
     open.play([['WaitingForUserInput', 'start', 1], ...TOOL_TURN.slice(0, 5)]);
-    expect(renderRunPage(open.machine.history())).toContain('INCOMPLETE: the history ends inside turn 1, in RunningTool since seq 6.');
+    expect(renderRunPage(open.machine.history())).toContain(
+      'INCOMPLETE: the history ends inside turn 1, in RunningTool since seq 6.',
+    );
     const ok = scriptedMachine();
     ok.play([['WaitingForUserInput', 'start', 1], ...TOOL_TURN]);
     expect(renderRunPage(ok.machine.history())).toContain('OK: the last turn (1) ended in EndOfTurn.');

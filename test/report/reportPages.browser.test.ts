@@ -63,7 +63,9 @@ describe('renderRunPage in the browser', () => {
   });
 
   it('.timeline shows every state the run visited, one bar per visit', async () => {
-    const states = await page.page.$$eval('#run-view rect.visit', (rects) => rects.map((r) => r.getAttribute('data-state')));
+    const states = await page.page.$$eval('#run-view rect.visit', (rects) =>
+      rects.map((r) => r.getAttribute('data-state')),
+    );
     const visited = new Set(records.flatMap((r) => [r.from, r.to]));
     expect(new Set(states)).toEqual(visited);
     // One bar per move (the visit it ended) plus the final state's.
@@ -91,12 +93,18 @@ describe('renderRunPage in the browser', () => {
     const detail = page.page.locator('#move-detail');
     expect(await detail.getAttribute('data-seq')).toBe(String(failing.seq));
     expect(await detail.locator('.desc').textContent()).toBe('deploy tool crashed');
-    expect(JSON.parse((await detail.locator('pre.data').textContent())!)).toEqual({ exitCode: 137, message: HOSTILE.img });
+    expect(JSON.parse((await detail.locator('pre.data').textContent())!)).toEqual({
+      exitCode: 137,
+      message: HOSTILE.img,
+    });
 
     const hostile = records.find((r) => r.description === HOSTILE.link)!;
     await page.page.click(`table.moves tr[data-seq="${hostile.seq}"]`);
     expect(await detail.locator('.desc').textContent()).toBe(HOSTILE.link);
-    expect(JSON.parse((await detail.locator('pre.data').textContent())!)).toEqual({ href: HOSTILE.link, html: HOSTILE.script });
+    expect(JSON.parse((await detail.locator('pre.data').textContent())!)).toEqual({
+      href: HOSTILE.link,
+      html: HOSTILE.script,
+    });
     expect(await page.page.locator(`table.moves tr.picked`).getAttribute('data-seq')).toBe(String(hostile.seq));
     await expectQuiet(page);
   });
@@ -107,7 +115,9 @@ describe('renderRunPage in the browser', () => {
     await page.page.selectOption('select.state-filter', 'RunningTool');
     const involving = records.filter((r) => r.from === 'RunningTool' || r.to === 'RunningTool');
     expect(await rows.count()).toBe(involving.length);
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute('data-seq'))))).toEqual(involving.map((r) => r.seq));
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute('data-seq'))))).toEqual(
+      involving.map((r) => r.seq),
+    );
     await expectQuiet(page);
   });
 
@@ -128,7 +138,10 @@ describe('renderRunPage in the browser', () => {
 
 describe('the page policy', () => {
   it('blocks a script the page does not carry, even if one got in', async () => {
-    const html = (await buildHtmlReport(writeHostileRun(dir, 'wall.jsonl'))).html.replace('</body>', '<script>window.__pwned = "injected"</script></body>');
+    const html = (await buildHtmlReport(writeHostileRun(dir, 'wall.jsonl'))).html.replace(
+      '</body>',
+      '<script>window.__pwned = "injected"</script></body>',
+    );
     const p = await open(html, 'wall.html');
     expect(await p.page.evaluate(() => (globalThis as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
     expect(p.problems.join('\n')).toMatch(/Content Security Policy/);
@@ -144,8 +157,12 @@ describe('renderBatchPage in the browser', () => {
     writeHostileRun(batchDir, 'zz-hostile.jsonl', HOSTILE.link);
     const report = await buildHtmlReport(batchDir);
     const p = await open(report.html, 'batch.html');
-    const ids = (): Promise<string[]> => p.page.$$eval('#runs tbody tr td:first-child', (tds) => tds.map((td) => td.textContent ?? ''));
-    const costs = (): Promise<number[]> => p.page.$$eval('#runs tbody tr td:nth-child(3)', (tds) => tds.map((td) => Number((td.textContent ?? '').slice(1))));
+    const ids = (): Promise<string[]> =>
+      p.page.$$eval('#runs tbody tr td:first-child', (tds) => tds.map((td) => td.textContent ?? ''));
+    const costs = (): Promise<number[]> =>
+      p.page.$$eval('#runs tbody tr td:nth-child(3)', (tds) =>
+        tds.map((td) => Number((td.textContent ?? '').slice(1))),
+      );
     expect(await ids()).toHaveLength(31);
 
     await p.page.click('button.sort[data-key="cost"]');
@@ -164,7 +181,11 @@ describe('renderBatchPage in the browser', () => {
     await p.page.screenshot({ path: path.join(SHOTS, 'batch.png'), fullPage: true });
 
     await p.page.selectOption('#runs-outcome', 'cancelled');
-    expect((await p.page.$$eval('#runs tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent))).every((o) => o === 'cancelled')).toBe(true);
+    expect(
+      (await p.page.$$eval('#runs tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent))).every(
+        (o) => o === 'cancelled',
+      ),
+    ).toBe(true);
     await p.page.selectOption('#runs-outcome', '');
 
     // The hostile run's row opens its timeline, inside the same file; its id is only text.
@@ -175,7 +196,10 @@ describe('renderBatchPage in the browser', () => {
     expect(await p.page.locator('#batch-view').isHidden()).toBe(true);
     expect(await p.page.textContent('#run-view .run-title')).toBe(`Run ${HOSTILE.link}`);
     expect(new URL(p.page.url()).hash).toMatch(/^#run-\d+$/);
-    const states = await p.page.$$eval('#run-view rect.visit', (rects) => new Set(rects.map((r) => r.getAttribute('data-state'))).size);
+    const states = await p.page.$$eval(
+      '#run-view rect.visit',
+      (rects) => new Set(rects.map((r) => r.getAttribute('data-state'))).size,
+    );
     expect(states).toBeGreaterThan(5);
     await p.page.click('#run-view rect.visit.forced');
     expect(await p.page.textContent('#move-detail .desc')).toBe('deploy tool crashed');
@@ -190,10 +214,51 @@ describe('renderBatchPage in the browser', () => {
     const runs = Array.from({ length: 10_000 }, (_, i) => {
       const t = T0 + i;
       const records: TransitionRecord<string>[] = [
-        { seq: 1, from: 'Ready', to: 'WaitingForUserInput', description: 'start', at: t + 1, durationMs: 1, forced: false },
-        { seq: 2, from: 'WaitingForUserInput', to: 'SendingToLLM', description: 'send', at: t + 2, durationMs: 1, forced: false },
-        { seq: 3, from: 'SendingToLLM', to: 'ProcessingLLMResponse', description: 'LLM responded', data: { usage: { inputTokens: 10, outputTokens: 5, costUsd: ((i * 7919) % 10_000) / 1e5, llmCalls: 1, toolCalls: 0 } }, at: t + 50, durationMs: 48, forced: false },
-        { seq: 4, from: 'ProcessingLLMResponse', to: 'EndOfTurn', description: 'done', at: t + 51, durationMs: 1, forced: false },
+        {
+          seq: 1,
+          from: 'Ready',
+          to: 'WaitingForUserInput',
+          description: 'start',
+          at: t + 1,
+          durationMs: 1,
+          forced: false,
+        },
+        {
+          seq: 2,
+          from: 'WaitingForUserInput',
+          to: 'SendingToLLM',
+          description: 'send',
+          at: t + 2,
+          durationMs: 1,
+          forced: false,
+        },
+        {
+          seq: 3,
+          from: 'SendingToLLM',
+          to: 'ProcessingLLMResponse',
+          description: 'LLM responded',
+          data: {
+            usage: {
+              inputTokens: 10,
+              outputTokens: 5,
+              costUsd: ((i * 7919) % 10_000) / 1e5,
+              llmCalls: 1,
+              toolCalls: 0,
+            },
+          },
+          at: t + 50,
+          durationMs: 48,
+          forced: false,
+        },
+        {
+          seq: 4,
+          from: 'ProcessingLLMResponse',
+          to: 'EndOfTurn',
+          description: 'done',
+          at: t + 51,
+          durationMs: 1,
+          forced: false,
+        },
       ];
       return { id: `run-${String(i).padStart(5, '0')}`, history: records };
     });

@@ -10,7 +10,9 @@ describe('barChart', () => {
       ],
       { title: 'Time per state', width: 760, labelWidth: 210 },
     );
-    const widths = [...svg.matchAll(/<rect class="[^"]+" x="210" y="[\d.]+" width="([\d.]+)"/g)].map((m) => Number(m[1]));
+    const widths = [...svg.matchAll(/<rect class="[^"]+" x="210" y="[\d.]+" width="([\d.]+)"/g)].map((m) =>
+      Number(m[1]),
+    );
     expect(widths).toEqual([400, 200, 0]);
     expect(svg).toContain('&lt;script&gt;');
     expect(svg).not.toContain('<script>');
@@ -19,14 +21,26 @@ describe('barChart', () => {
 
 describe('lineChart', () => {
   it('lineChart() draws a step line from zero and the limit line at its value', () => {
-    const svg = lineChart([{ name: 'cost', cls: 's-cost', points: [[50, 1], [100, 2]] }], {
-      title: 'Spend',
-      yFormat: (n) => `$${n}`,
-      xFormat: (ms) => `${ms} ms`,
-      limit: { value: 2, label: 'cap <$2>' },
-      width: 190,
-      height: 154,
-    });
+    const svg = lineChart(
+      [
+        {
+          name: 'cost',
+          cls: 's-cost',
+          points: [
+            [50, 1],
+            [100, 2],
+          ],
+        },
+      ],
+      {
+        title: 'Spend',
+        yFormat: (n) => `$${n}`,
+        xFormat: (ms) => `${ms} ms`,
+        limit: { value: 2, label: 'cap <$2>' },
+        width: 190,
+        height: 154,
+      },
+    );
     // x: 70 + ms/100 * 100; y: 14 + (1 - v/2.1) * 100
     expect(svg).toContain('<path class="line s-cost" d="M70,114H120V66.4H170V18.8H170"/>');
     expect(svg).toContain('<line class="limit" x1="70" y1="18.8" x2="170" y2="18.8"/>');

@@ -1,13 +1,40 @@
 import {
-  AgentState, BudgetExceededState, CancelledState, CheckingBudgetState, CheckingForCancellationState, CheckingGitCommitsState,
-  EndOfTurnState, ErrorState, GatheringAdditionalMessagesState, ProcessingLLMResponseState, ReadyState, RunningAutoformattersState,
-  RunningToolState, SendingToLLMState, SendingToolResultsState, ToolUseRequestedState, WaitingForUserInputState,
+  AgentState,
+  BudgetExceededState,
+  CancelledState,
+  CheckingBudgetState,
+  CheckingForCancellationState,
+  CheckingGitCommitsState,
+  EndOfTurnState,
+  ErrorState,
+  GatheringAdditionalMessagesState,
+  ProcessingLLMResponseState,
+  ReadyState,
+  RunningAutoformattersState,
+  RunningToolState,
+  SendingToLLMState,
+  SendingToolResultsState,
+  ToolUseRequestedState,
+  WaitingForUserInputState,
 } from '../../lib/index';
 
 const classes = [
-  ReadyState, WaitingForUserInputState, SendingToLLMState, ProcessingLLMResponseState, EndOfTurnState, ToolUseRequestedState,
-  CheckingForCancellationState, RunningToolState, CheckingGitCommitsState, RunningAutoformattersState, CheckingBudgetState,
-  GatheringAdditionalMessagesState, SendingToolResultsState, CancelledState, BudgetExceededState, ErrorState,
+  ReadyState,
+  WaitingForUserInputState,
+  SendingToLLMState,
+  ProcessingLLMResponseState,
+  EndOfTurnState,
+  ToolUseRequestedState,
+  CheckingForCancellationState,
+  RunningToolState,
+  CheckingGitCommitsState,
+  RunningAutoformattersState,
+  CheckingBudgetState,
+  GatheringAdditionalMessagesState,
+  SendingToolResultsState,
+  CancelledState,
+  BudgetExceededState,
+  ErrorState,
 ];
 
 describe('AgentState subclasses', () => {
@@ -26,19 +53,27 @@ describe('AgentState subclasses', () => {
     expect(new ErrorState().name).toBe('Error');
   });
 
-  it('.description is the seed\'s one line', () => {
+  it(".description is the seed's one line", () => {
     expect(new ReadyState().description).toBe('Initial state when the agent is initialized and ready to operate');
-    expect(new GatheringAdditionalMessagesState().description).toBe('Agent collects user messages that arrived during tool execution');
+    expect(new GatheringAdditionalMessagesState().description).toBe(
+      'Agent collects user messages that arrived during tool execution',
+    );
     for (const C of classes) expect(new C().description).toMatch(/^[A-Z][^\n]*[^.\s]$/);
   });
 
   it('.isTerminal is true exactly for EndOfTurn, Cancelled, BudgetExceeded and Error', () => {
-    const terminal = classes.map((C) => new C()).filter((s) => s.isTerminal).map((s) => s.name);
+    const terminal = classes
+      .map((C) => new C())
+      .filter((s) => s.isTerminal)
+      .map((s) => s.name);
     expect(terminal.sort()).toEqual(['BudgetExceeded', 'Cancelled', 'EndOfTurn', 'Error']);
   });
 
   it('.isError is true exactly for Error, Cancelled and BudgetExceeded', () => {
-    const errors = classes.map((C) => new C()).filter((s) => s.isError).map((s) => s.name);
+    const errors = classes
+      .map((C) => new C())
+      .filter((s) => s.isError)
+      .map((s) => s.name);
     expect(errors.sort()).toEqual(['BudgetExceeded', 'Cancelled', 'Error']);
   });
 

@@ -8,9 +8,22 @@ describe('State', () => {
 
   it('STATE_NAMES lists the sixteen states in the flow order', () => {
     expect(STATE_NAMES).toEqual([
-      'Ready', 'WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'EndOfTurn', 'ToolUseRequested',
-      'CheckingForCancellation', 'RunningTool', 'CheckingGitCommits', 'RunningAutoformatters', 'CheckingBudget',
-      'GatheringAdditionalMessages', 'SendingToolResults', 'Cancelled', 'BudgetExceeded', 'Error',
+      'Ready',
+      'WaitingForUserInput',
+      'SendingToLLM',
+      'ProcessingLLMResponse',
+      'EndOfTurn',
+      'ToolUseRequested',
+      'CheckingForCancellation',
+      'RunningTool',
+      'CheckingGitCommits',
+      'RunningAutoformatters',
+      'CheckingBudget',
+      'GatheringAdditionalMessages',
+      'SendingToolResults',
+      'Cancelled',
+      'BudgetExceeded',
+      'Error',
     ]);
     expect(Object.isFrozen(STATE_NAMES)).toBe(true);
   });

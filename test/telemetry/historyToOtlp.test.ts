@@ -18,7 +18,11 @@ import { manualClock } from '../helpers/manualClock';
 import { otlpShapeProblems, roundTrip } from '../helpers/otlpShape';
 
 /** Runs scripted turns under a clock that only moves when the script waits; returns the full history. */
-async function run(script: Omit<AgentScript, 'sleep'>, inputs: string[], options: { budget?: object; cancelAfterMs?: number } = {}): Promise<TransitionRecord<string>[]> {
+async function run(
+  script: Omit<AgentScript, 'sleep'>,
+  inputs: string[],
+  options: { budget?: object; cancelAfterMs?: number } = {},
+): Promise<TransitionRecord<string>[]> {
   const clock = manualClock();
   const sleep = async (ms: number): Promise<void> => void clock.advance(ms);
   const records: TransitionRecord<string>[] = [];
@@ -43,19 +47,25 @@ function attr(span: OtlpSpan, key: string): unknown {
   if (kv === undefined) return undefined;
   const v = kv.value as Record<string, unknown>;
   if ('intValue' in v) return Number(v['intValue']);
-  if ('arrayValue' in v) return (v['arrayValue'] as { values: Array<{ stringValue: string }> }).values.map((x) => x.stringValue);
+  if ('arrayValue' in v)
+    return (v['arrayValue'] as { values: Array<{ stringValue: string }> }).values.map((x) => x.stringValue);
   return Object.values(v)[0];
 }
 
 /** name, kind and parent name of each span: the tree as a list. */
 function tree(list: OtlpSpan[]): string[] {
   const byId = new Map(list.map((s) => [s.spanId, s]));
-  return list.map((s) => `${s.name} [${s.kind}]${s.parentSpanId === undefined ? '' : ` < ${byId.get(s.parentSpanId)?.name ?? '?'}`}`);
+  return list.map(
+    (s) => `${s.name} [${s.kind}]${s.parentSpanId === undefined ? '' : ` < ${byId.get(s.parentSpanId)?.name ?? '?'}`}`,
+  );
 }
 
 describe('historyToOtlp()', () => {
   it('historyToOtlp() rebuilds a text turn as one trace: invoke_agent with a chat child, moves as events', async () => {
-    const history = await run({ replies: [{ text: 'hi', usage: { inputTokens: 10, outputTokens: 3, costUsd: 0.002 }, delayMs: 400 }] }, ['hello']);
+    const history = await run(
+      { replies: [{ text: 'hi', usage: { inputTokens: 10, outputTokens: 3, costUsd: 0.002 }, delayMs: 400 }] },
+      ['hello'],
+    );
     const otlp = historyToOtlp(history, { agentName: 'helper', providerName: 'openai', runId: 'r1' });
     const list = spans(otlp);
     expect(tree(list)).toEqual(['invoke_agent helper [1]', 'chat [3] < invoke_agent helper']);
@@ -69,7 +79,12 @@ describe('historyToOtlp()', () => {
     expect(attr(turn, 'agent_state_machine.usage.cost_usd')).toBe(0.002);
     expect(attr(turn, 'agent_state_machine.outcome')).toBe('end_of_turn');
     expect(turn.status).toEqual({ code: 0 });
-    expect(turn.events.map((e) => `${String(attr(e as unknown as OtlpSpan, 'agent_state_machine.transition.from'))}>${String(attr(e as unknown as OtlpSpan, 'agent_state_machine.transition.to'))}`)).toEqual([
+    expect(
+      turn.events.map(
+        (e) =>
+          `${String(attr(e as unknown as OtlpSpan, 'agent_state_machine.transition.from'))}>${String(attr(e as unknown as OtlpSpan, 'agent_state_machine.transition.to'))}`,
+      ),
+    ).toEqual([
       'Ready>WaitingForUserInput',
       'WaitingForUserInput>SendingToLLM',
       'SendingToLLM>ProcessingLLMResponse',
@@ -86,13 +101,27 @@ describe('historyToOtlp()', () => {
   it('historyToOtlp() gives each tool call an execute_tool span under the turn, one after the other, with errors marked', async () => {
     const history = await run(
       {
-        replies: [{ toolCalls: [{ id: 'c1', name: 'read' }, { id: 'c2', name: 'grep' }] }, { text: 'done' }],
+        replies: [
+          {
+            toolCalls: [
+              { id: 'c1', name: 'read' },
+              { id: 'c2', name: 'grep' },
+            ],
+          },
+          { text: 'done' },
+        ],
         tools: { read: { output: 'x', delayMs: 100 }, grep: { error: 'no such file', delayMs: 50 } },
       },
       ['look'],
     );
     const list = spans(historyToOtlp(history));
-    expect(tree(list)).toEqual(['invoke_agent [1]', 'chat [3] < invoke_agent', 'execute_tool read [1] < invoke_agent', 'execute_tool grep [1] < invoke_agent', 'chat [3] < invoke_agent']);
+    expect(tree(list)).toEqual([
+      'invoke_agent [1]',
+      'chat [3] < invoke_agent',
+      'execute_tool read [1] < invoke_agent',
+      'execute_tool grep [1] < invoke_agent',
+      'chat [3] < invoke_agent',
+    ]);
     const read = list[2]!;
     const grep = list[3]!;
     expect(attr(read, 'gen_ai.tool.name')).toBe('read');
@@ -121,7 +150,19 @@ describe('historyToOtlp()', () => {
       return { callId: call.id, output: 'ok' };
     };
     const agent = new AgentWithStateMachine(
-      createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c1', name: 'a' }, { id: 'c2', name: 'b' }] }, { text: 'done' }], tools: { a: tool, b: tool }, sleep: async () => undefined }),
+      createScriptedAgent({
+        replies: [
+          {
+            toolCalls: [
+              { id: 'c1', name: 'a' },
+              { id: 'c2', name: 'b' },
+            ],
+          },
+          { text: 'done' },
+        ],
+        tools: { a: tool, b: tool },
+        sleep: async () => undefined,
+      }),
       { clock: clock.now, logger: false, toolConcurrency: 2, sink: { write: (r) => void records.push(r) } },
     );
     await agent.runTurn('go');
@@ -132,7 +173,10 @@ describe('historyToOtlp()', () => {
   });
 
   it('historyToOtlp() marks a failed LLM call and its turn as errors, with an event per failed attempt', async () => {
-    const history = await run({ replies: [{ error: '529 overloaded' }, { error: '529 overloaded' }, { error: '529 overloaded' }] }, ['go']);
+    const history = await run(
+      { replies: [{ error: '529 overloaded' }, { error: '529 overloaded' }, { error: '529 overloaded' }] },
+      ['go'],
+    );
     const list = spans(historyToOtlp(history));
     expect(tree(list)).toEqual(['invoke_agent [1]', 'chat [3] < invoke_agent']);
     const [turn, chat] = list as [OtlpSpan, OtlpSpan];
@@ -145,7 +189,13 @@ describe('historyToOtlp()', () => {
 
   it('historyToOtlp() reads a budget stop with the limit that stopped it', async () => {
     const history = await run(
-      { replies: [{ toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 5, outputTokens: 5, costUsd: 2 } }, { text: 'never' }], tools: { read: { output: 'x' } } },
+      {
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 5, outputTokens: 5, costUsd: 2 } },
+          { text: 'never' },
+        ],
+        tools: { read: { output: 'x' } },
+      },
       ['spend'],
       { budget: { maxCostUsd: 1 } },
     );
@@ -172,7 +222,13 @@ describe('historyToOtlp()', () => {
 
   it('historyToOtlp() is deterministic and its JSON is what the SDK serializer writes for the same spans', async () => {
     const history = await run(
-      { replies: [{ toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 7, outputTokens: 1, costUsd: 0.5 } }, { text: 'ok' }], tools: { read: { output: 'x', delayMs: 10 } } },
+      {
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 7, outputTokens: 1, costUsd: 0.5 } },
+          { text: 'ok' },
+        ],
+        tools: { read: { output: 'x', delayMs: 10 } },
+      },
       ['x'],
     );
     const otlp = historyToOtlp(history, { agentName: 'a', providerName: 'anthropic' });
@@ -184,7 +240,11 @@ describe('historyToOtlp()', () => {
     expect(theirs).toHaveLength(ours.length);
     theirs.forEach((s, i) => {
       const o = ours[i]!;
-      expect({ ...s, attributes: sortKv(s.attributes), events: s.events.map((e) => ({ ...e, attributes: sortKv(e.attributes) })) }).toMatchObject({
+      expect({
+        ...s,
+        attributes: sortKv(s.attributes),
+        events: s.events.map((e) => ({ ...e, attributes: sortKv(e.attributes) })),
+      }).toMatchObject({
         traceId: o.traceId,
         spanId: o.spanId,
         ...(o.parentSpanId === undefined ? {} : { parentSpanId: o.parentSpanId }),
@@ -202,8 +262,13 @@ describe('historyToOtlp()', () => {
   it('historyToOtlp() gives a file whose terminal records carry outcome and usage the spans it gives the same file without them', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-otlp-'));
     try {
-      const old = historyToOtlp([...(await loadHistory(writeHistoryFile(dir, 'old.jsonl', OLD_BUDGET_RUN))).entries], { runId: 'r' });
-      const fresh = historyToOtlp([...(await loadHistory(writeHistoryFile(dir, 'new.jsonl', NEW_BUDGET_RUN))).entries], { runId: 'r' });
+      const old = historyToOtlp([...(await loadHistory(writeHistoryFile(dir, 'old.jsonl', OLD_BUDGET_RUN))).entries], {
+        runId: 'r',
+      });
+      const fresh = historyToOtlp(
+        [...(await loadHistory(writeHistoryFile(dir, 'new.jsonl', NEW_BUDGET_RUN))).entries],
+        { runId: 'r' },
+      );
       expect(fresh).toEqual(old);
       const turns = spans(old).filter((s) => s.name === 'invoke_agent');
       expect(turns.map((t) => attr(t, 'agent_state_machine.outcome'))).toEqual(['end_of_turn', 'budget_exceeded']);
@@ -214,10 +279,20 @@ describe('historyToOtlp()', () => {
   });
 
   it('historyToOtlp() reads a failed call whose record carries the outcome and the totals as a failed call, not as a response', async () => {
-    const history = await run({ replies: [{ error: '529 overloaded' }, { error: '529 overloaded' }, { error: '529 overloaded' }] }, ['go']);
+    const history = await run(
+      { replies: [{ error: '529 overloaded' }, { error: '529 overloaded' }, { error: '529 overloaded' }] },
+      ['go'],
+    );
     const failing = history.at(-1)!;
     // As the writer that records outcome and usage writes it: three attempts, no tokens.
-    history[history.length - 1] = { ...failing, data: { ...(failing.data as object), outcome: 'error', usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 3, wallMs: 1 } } };
+    history[history.length - 1] = {
+      ...failing,
+      data: {
+        ...(failing.data as object),
+        outcome: 'error',
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 3, wallMs: 1 },
+      },
+    };
     const [turn, chat] = spans(historyToOtlp(history)) as [OtlpSpan, OtlpSpan];
     expect(attr(chat, 'error.type')).toBe('llm_call_failed');
     expect(attr(chat, 'gen_ai.usage.input_tokens')).toBeUndefined();
@@ -226,10 +301,45 @@ describe('historyToOtlp()', () => {
   });
 
   it('historyToOtlp() ends a turn at a custom terminal state of the file’s table, with the outcome its record says', () => {
-    const table = extendTable(DEFAULT_TABLE, { states: [{ name: 'Paused', description: 'waits for a person', next: ['WaitingForUserInput'], isTerminal: true, isError: true }], edges: [['SendingToLLM', 'Paused']] });
-    const meta: HistoryItem = { kind: 'meta', line: 1, meta: { type: 'meta', version: '0.1.0', runId: 'paused', startedAt: T0, table: toHistoryTableInfo(table) }, table };
-    const move = (seq: number, from: string, to: string, data?: unknown): HistoryItem => ({ kind: 'record', line: seq + 1, record: { seq, from, to, description: `${from} → ${to}`, at: T0 + seq, durationMs: 1, forced: false, ...(data === undefined ? {} : { data }) } });
-    const otlp = historyToOtlp([meta, move(1, 'Ready', 'WaitingForUserInput'), move(2, 'WaitingForUserInput', 'SendingToLLM'), move(3, 'SendingToLLM', 'Paused', { outcome: 'cancelled' }), move(4, 'Paused', 'WaitingForUserInput')]);
+    const table = extendTable(DEFAULT_TABLE, {
+      states: [
+        {
+          name: 'Paused',
+          description: 'waits for a person',
+          next: ['WaitingForUserInput'],
+          isTerminal: true,
+          isError: true,
+        },
+      ],
+      edges: [['SendingToLLM', 'Paused']],
+    });
+    const meta: HistoryItem = {
+      kind: 'meta',
+      line: 1,
+      meta: { type: 'meta', version: '0.1.0', runId: 'paused', startedAt: T0, table: toHistoryTableInfo(table) },
+      table,
+    };
+    const move = (seq: number, from: string, to: string, data?: unknown): HistoryItem => ({
+      kind: 'record',
+      line: seq + 1,
+      record: {
+        seq,
+        from,
+        to,
+        description: `${from} → ${to}`,
+        at: T0 + seq,
+        durationMs: 1,
+        forced: false,
+        ...(data === undefined ? {} : { data }),
+      },
+    });
+    const otlp = historyToOtlp([
+      meta,
+      move(1, 'Ready', 'WaitingForUserInput'),
+      move(2, 'WaitingForUserInput', 'SendingToLLM'),
+      move(3, 'SendingToLLM', 'Paused', { outcome: 'cancelled' }),
+      move(4, 'Paused', 'WaitingForUserInput'),
+    ]);
     const turns = spans(otlp).filter((s) => s.name === 'invoke_agent');
     expect(turns).toHaveLength(2);
     expect(attr(turns[0]!, 'agent_state_machine.outcome')).toBe('cancelled');

@@ -152,7 +152,10 @@ class AISDKLoop implements AISDKAgentLoop {
     const { model, system, callSettings, providerOptions, stream, tools } = this.#options;
     // The tools as the model sees them: no `execute`, so a step stops at its tool calls. Made
     // at every step, so a record updated in place (as `mcpTools` does) offers its current tools.
-    const modelTools = tools === undefined ? undefined : Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, withoutExecute(t)]));
+    const modelTools =
+      tools === undefined
+        ? undefined
+        : Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, withoutExecute(t)]));
     const request = {
       ...callSettings,
       model,

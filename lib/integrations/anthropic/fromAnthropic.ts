@@ -10,7 +10,16 @@ import type {
   ToolResultBlockParam,
   Usage as AnthropicUsage,
 } from '@anthropic-ai/sdk/resources/messages';
-import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  type AgentLoop,
+  type LLMResponse,
+  type OperationContext,
+  type SettleInfo,
+  type ToolCall,
+  type ToolResult,
+  type Usage,
+} from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
 
@@ -54,7 +63,8 @@ type MessagesClient = Pick<Anthropic, 'messages'>;
  */
 export function fromAnthropic(client: MessagesClient, options: AnthropicOptions): AnthropicLoop {
   const create = (client as { messages?: { create?: unknown } } | null)?.messages?.create;
-  if (typeof create !== 'function') throw new InvalidArgumentError('client', 'an Anthropic client (with messages.create)', client);
+  if (typeof create !== 'function')
+    throw new InvalidArgumentError('client', 'an Anthropic client (with messages.create)', client);
   const issue = checkSdkLoopOptions(options);
   if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
 
@@ -62,7 +72,11 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   // server's tool list changes) offers the LLM its current tools.
   const tools: Readonly<Record<string, SdkTool>> = options.tools ?? {};
   const toolParamsNow = (): Tool[] =>
-    Object.entries(tools).map(([name, t]): Tool => ({ name, ...(t.description !== undefined ? { description: t.description } : {}), input_schema: t.parameters as Tool['input_schema'] }));
+    Object.entries(tools).map(([name, t]): Tool => ({
+      name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      input_schema: t.parameters as Tool['input_schema'],
+    }));
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
   const messages: MessageParam[] = structuredClone(options.messages ?? []);
@@ -73,7 +87,9 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
     const last = messages.at(-1);
     const joined = merge && last?.role === 'user';
-    const pending: MessageParam = joined ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content)] } : next;
+    const pending: MessageParam = joined
+      ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content)] }
+      : next;
     const before = joined ? messages.slice(0, -1) : messages;
     const toolParams = toolParamsNow();
     const body = {
@@ -83,30 +99,43 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
       messages: [...before, pending],
       ...(options.system !== undefined ? { system: options.system } : {}),
       // Tools given in `request` (server tools such as web search) are kept beside the loop's own.
-      ...(toolParams.length > 0 ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] } : {}),
+      ...(toolParams.length > 0
+        ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] }
+        : {}),
     } as MessageCreateParamsNonStreaming;
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     let badInput = new Map<string, string>();
     let message: Message;
     if (stream) {
       const events = await client.messages.create({ ...body, stream: true }, requestOptions);
-      ({ message, badInput } = await collectStream(events, (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 })));
+      ({ message, badInput } = await collectStream(events, (delta) =>
+        onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
+      ));
     } else {
       message = await client.messages.create(body, requestOptions);
     }
     // Empty or repeated tool_use ids get fresh ones, in the conversation kept and in the calls returned alike.
     const uses = message.content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
-    const ids = uniqueCallIds(uses.map((b) => b.id ?? ''), freshId);
+    const ids = uniqueCallIds(
+      uses.map((b) => b.id ?? ''),
+      freshId,
+    );
     const idOf = new Map(uses.map((b, i) => [b, ids[i]!]));
     // Empty text blocks are dropped: the API rejects them when the conversation is sent back.
-    const content = message.content.filter((b) => !(b.type === 'text' && b.text === '')).map((b) => (b.type === 'tool_use' ? { ...toParam(b), id: idOf.get(b)! } : toParam(b)));
+    const content = message.content
+      .filter((b) => !(b.type === 'text' && b.text === ''))
+      .map((b) => (b.type === 'tool_use' ? { ...toParam(b), id: idOf.get(b)! } : toParam(b)));
     // Committed only now, after the call succeeded. An empty answer is not kept: the API
     // rejects an empty assistant message in the middle of a conversation.
     if (joined) messages.pop();
     messages.push(pending);
     if (content.length > 0) messages.push({ role: 'assistant', content });
     const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-    const toolCalls: ToolCall[] = uses.map((b, i) => ({ id: ids[i]!, name: b.name, input: badInput.get(b.id) ?? b.input }));
+    const toolCalls: ToolCall[] = uses.map((b, i) => ({
+      id: ids[i]!,
+      name: b.name,
+      input: badInput.get(b.id) ?? b.input,
+    }));
     return {
       ...(text !== '' || toolCalls.length === 0 ? { text } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
@@ -124,8 +153,20 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     // it, so user and assistant keep alternating (as every Messages endpoint accepts).
     sendUserMessage: (message, ctx) => call({ role: 'user', content: message }, ctx, true),
     sendToolResults: (results, extra, ctx) =>
-      call({ role: 'user', content: [...results.map(toolResultBlock), ...extra.map((text): ContentBlockParam => ({ type: 'text', text }))] }, ctx),
-    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({ callId: toolCall.id, ...(await runSdkTool(tools, toolCall, ctx)) }),
+      call(
+        {
+          role: 'user',
+          content: [
+            ...results.map(toolResultBlock),
+            ...extra.map((text): ContentBlockParam => ({ type: 'text', text })),
+          ],
+        },
+        ctx,
+      ),
+    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({
+      callId: toolCall.id,
+      ...(await runSdkTool(tools, toolCall, ctx)),
+    }),
     settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
       if (results.length > 0) messages.push({ role: 'user', content: results.map(toolResultBlock) });
     },
@@ -137,7 +178,12 @@ function blocks(content: MessageParam['content']): ContentBlockParam[] {
 }
 
 function toolResultBlock(result: ToolResult): ToolResultBlockParam {
-  return { type: 'tool_result', tool_use_id: result.callId, content: result.output, ...(result.isError ? { is_error: true } : {}) };
+  return {
+    type: 'tool_result',
+    tool_use_id: result.callId,
+    content: result.output,
+    ...(result.isError ? { is_error: true } : {}),
+  };
 }
 
 /** A response block as it goes back in the conversation: the fields the API accepts, thinking signatures kept. */
@@ -165,7 +211,10 @@ export function mapAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefi
   const read = usage.cache_read_input_tokens ?? undefined;
   const write = usage.cache_creation_input_tokens ?? undefined;
   return {
-    inputTokens: usage.input_tokens === undefined || usage.input_tokens === null ? undefined : usage.input_tokens + (read ?? 0) + (write ?? 0),
+    inputTokens:
+      usage.input_tokens === undefined || usage.input_tokens === null
+        ? undefined
+        : usage.input_tokens + (read ?? 0) + (write ?? 0),
     outputTokens: usage.output_tokens ?? undefined,
     cachedInputTokens: read,
     cacheWriteTokens: write,
@@ -178,7 +227,10 @@ export function mapAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefi
  * `message_stop` was dropped: that is an error (so the attempt is retried), never a short
  * answer. Tool input that does not parse is kept as text in `badInput`, for `runTool` to report.
  */
-async function collectStream(events: AsyncIterable<RawMessageStreamEvent>, onText: (delta: string) => void): Promise<{ message: Message; badInput: Map<string, string> }> {
+async function collectStream(
+  events: AsyncIterable<RawMessageStreamEvent>,
+  onText: (delta: string) => void,
+): Promise<{ message: Message; badInput: Map<string, string> }> {
   let message: Message | undefined;
   const json = new Map<number, string>();
   const badInput = new Map<string, string>();
@@ -195,7 +247,8 @@ async function collectStream(events: AsyncIterable<RawMessageStreamEvent>, onTex
         break;
       case 'content_block_delta': {
         const block = message?.content[event.index] as Record<string, unknown> | undefined;
-        if (block === undefined) throw new Error(`the response stream sent a delta for block ${event.index} before its start`);
+        if (block === undefined)
+          throw new Error(`the response stream sent a delta for block ${event.index} before its start`);
         const d = event.delta;
         if (d.type === 'text_delta') {
           block.text = String(block.text ?? '') + d.text;
@@ -229,7 +282,8 @@ async function collectStream(events: AsyncIterable<RawMessageStreamEvent>, onTex
         break;
     }
   }
-  if (message === undefined || !stopped) throw new Error('the response stream ended before message_stop: the connection was dropped');
+  if (message === undefined || !stopped)
+    throw new Error('the response stream ended before message_stop: the connection was dropped');
   message.content = message.content.filter(Boolean);
   return { message, badInput };
 }

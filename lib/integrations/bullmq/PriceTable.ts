@@ -9,11 +9,17 @@ export type PriceTable = Record<string, { inputUsdPerMTok: number; outputUsdPerM
 
 export function assertPriceTable(table: unknown): asserts table is PriceTable | undefined {
   if (table === undefined) return;
-  if (typeof table !== 'object' || table === null || Array.isArray(table)) throw new InvalidArgumentError('pricing', 'an object { [model]: { inputUsdPerMTok, outputUsdPerMTok } }', table);
+  if (typeof table !== 'object' || table === null || Array.isArray(table))
+    throw new InvalidArgumentError('pricing', 'an object { [model]: { inputUsdPerMTok, outputUsdPerMTok } }', table);
   for (const [model, price] of Object.entries(table)) {
     for (const key of ['inputUsdPerMTok', 'outputUsdPerMTok'] as const) {
       const value = (price as Record<string, unknown> | null)?.[key];
-      if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) throw new InvalidArgumentError(`pricing[${JSON.stringify(model)}].${key}`, 'a non-negative finite number', value);
+      if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0))
+        throw new InvalidArgumentError(
+          `pricing[${JSON.stringify(model)}].${key}`,
+          'a non-negative finite number',
+          value,
+        );
     }
   }
 }
@@ -23,6 +29,8 @@ export function pricingFromTable(table: PriceTable): Pricing {
   return (usage, { model }) => {
     const price = (model !== undefined ? table[model] : undefined) ?? table['*'];
     if (price === undefined) return undefined;
-    return ((usage.inputTokens ?? 0) * price.inputUsdPerMTok + (usage.outputTokens ?? 0) * price.outputUsdPerMTok) / 1e6;
+    return (
+      ((usage.inputTokens ?? 0) * price.inputUsdPerMTok + (usage.outputTokens ?? 0) * price.outputUsdPerMTok) / 1e6
+    );
   };
 }

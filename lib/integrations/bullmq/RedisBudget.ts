@@ -1,5 +1,13 @@
 import type { Redis } from 'ioredis';
-import { Budget, InvalidArgumentError, type BudgetLimits, type ExternalBudget, type SpentLimit, type UsageDelta, type UsageTotals } from 'agent-state-machine';
+import {
+  Budget,
+  InvalidArgumentError,
+  type BudgetLimits,
+  type ExternalBudget,
+  type SpentLimit,
+  type UsageDelta,
+  type UsageTotals,
+} from 'agent-state-machine';
 import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
@@ -32,12 +40,18 @@ export class RedisBudget implements ExternalBudget {
 
   async reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | undefined> {
     if (kind !== 'llm' && kind !== 'tool') throw new InvalidArgumentError('kind', "'llm' or 'tool'", kind);
-    const reply = (await runScript(this.#redis, 'asmReserve', [this.#keys.budget, this.#keys.runUsage], [CALL_CODES[kind], this.#run])) as string[];
+    const reply = (await runScript(
+      this.#redis,
+      'asmReserve',
+      [this.#keys.budget, this.#keys.runUsage],
+      [CALL_CODES[kind], this.#run],
+    )) as string[];
     return spentFromReply(reply, this.#limits);
   }
 
   async charge(delta: UsageDelta): Promise<SpentLimit | undefined> {
-    if (typeof delta !== 'object' || delta === null) throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
+    if (typeof delta !== 'object' || delta === null)
+      throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
     // What responses report (tokens, cost); Redis adds whole numbers to all but dollars.
     const amounts = RESPONSE_FIELD_NAMES.map((key) => {
       const value = checked(delta[key], key);
@@ -46,14 +60,20 @@ export class RedisBudget implements ExternalBudget {
     // Wall time and call counts change nothing here (the batch's wall is Redis's clock, calls are
     // counted by reserve): no round trip. A limit spent elsewhere is found by the next reserve.
     if (amounts.every((amount) => amount === 0)) return undefined;
-    const reply = (await runScript(this.#redis, 'asmCharge', [this.#keys.budget, this.#keys.runUsage], [this.#run, ...amounts])) as string[];
+    const reply = (await runScript(
+      this.#redis,
+      'asmCharge',
+      [this.#keys.budget, this.#keys.runUsage],
+      [this.#run, ...amounts],
+    )) as string[];
     return spentFromReply(reply, this.#limits);
   }
 }
 
 function checked(value: number | undefined, key: string): number {
   if (value === undefined) return 0;
-  if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
+  if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0))
+    throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
   return value;
 }
 
@@ -61,7 +81,14 @@ function checked(value: number | undefined, key: string): number {
 export function spentFromReply(reply: readonly string[], limits: BudgetLimits): SpentLimit | undefined {
   if (reply[0] === '' || reply[0] === undefined) return undefined;
   const usage = usageFromStrings(reply.slice(1));
-  return describeSpent(usage, limits) ?? { limit: reply[0] as SpentLimit['limit'], used: 0, max: 0, message: `shared budget exceeded: ${reply[0]}` };
+  return (
+    describeSpent(usage, limits) ?? {
+      limit: reply[0] as SpentLimit['limit'],
+      used: 0,
+      max: 0,
+      message: `shared budget exceeded: ${reply[0]}`,
+    }
+  );
 }
 
 /** The first spent limit of `usage`, from the library's own Budget so the message reads as in one process. */

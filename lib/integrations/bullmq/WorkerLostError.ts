@@ -13,6 +13,8 @@ export class WorkerLostError extends Error {
     /** How many times the run was started. */
     readonly attempts: number,
   ) {
-    super(`worker lost: ${worker} stopped holding the run's job lock before reporting it (started ${attempts} time${attempts === 1 ? '' : 's'})`);
+    super(
+      `worker lost: ${worker} stopped holding the run's job lock before reporting it (started ${attempts} time${attempts === 1 ? '' : 's'})`,
+    );
   }
 }

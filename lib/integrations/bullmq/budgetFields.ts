@@ -41,6 +41,7 @@ export function usageFromStrings(values: ReadonlyArray<string | null | undefined
 
 function codeOf(kind: 'llm' | 'tool'): string {
   const field = USAGE_FIELD_NAMES.find((k) => USAGE_FIELDS[k].grows === kind);
-  if (field === undefined) throw new Error(`no usage field grows by '${kind}': USAGE_FIELDS needs one for ExternalBudget.reserve('${kind}')`);
+  if (field === undefined)
+    throw new Error(`no usage field grows by '${kind}': USAGE_FIELDS needs one for ExternalBudget.reserve('${kind}')`);
   return USAGE_FIELDS[field].code;
 }

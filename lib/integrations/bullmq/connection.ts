@@ -20,14 +20,17 @@ export function openRedis(connection: RedisConnection, name = 'connection'): Red
 function newClient(connection: RedisConnection, name: string): Redis {
   if (connection instanceof Redis) return connection.duplicate({ maxRetriesPerRequest: null });
   if (typeof connection === 'string') {
-    if (!/^rediss?:\/\//.test(connection)) throw new InvalidArgumentError(name, 'a redis:// URL, ioredis options or an ioredis client', connection);
+    if (!/^rediss?:\/\//.test(connection))
+      throw new InvalidArgumentError(name, 'a redis:// URL, ioredis options or an ioredis client', connection);
     return new Redis(connection, { maxRetriesPerRequest: null });
   }
-  if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) return new Redis({ ...connection, maxRetriesPerRequest: null });
+  if (typeof connection === 'object' && connection !== null && !Array.isArray(connection))
+    return new Redis({ ...connection, maxRetriesPerRequest: null });
   throw new InvalidArgumentError(name, 'a redis:// URL, ioredis options or an ioredis client', connection);
 }
 
 /** Queue names become Redis keys and a BullMQ queue: no `:` (BullMQ rejects it), not empty. */
 export function assertQueueName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || name === '' || name.includes(':')) throw new InvalidArgumentError('name', 'a non-empty queue name without `:`', name);
+  if (typeof name !== 'string' || name === '' || name.includes(':'))
+    throw new InvalidArgumentError('name', 'a non-empty queue name without `:`', name);
 }

@@ -1,7 +1,12 @@
 import type { Redis } from 'ioredis';
 import { BEGIN, CHARGE, RECORD, RESERVE } from './scripts';
 
-const SCRIPTS = { asmReserve: [RESERVE, 2], asmCharge: [CHARGE, 2], asmBegin: [BEGIN, 5], asmRecord: [RECORD, 2] } as const;
+const SCRIPTS = {
+  asmReserve: [RESERVE, 2],
+  asmCharge: [CHARGE, 2],
+  asmBegin: [BEGIN, 5],
+  asmRecord: [RECORD, 2],
+} as const;
 type ScriptName = keyof typeof SCRIPTS;
 const defined = new WeakSet<Redis>();
 
@@ -9,7 +14,12 @@ const defined = new WeakSet<Redis>();
  * Runs one of the batch's Lua scripts: one round trip (EVALSHA, with ioredis falling back to
  * EVAL once when Redis does not know the script yet, e.g. after a restart).
  */
-export async function runScript(redis: Redis, name: ScriptName, keys: readonly string[], args: ReadonlyArray<string | number>): Promise<unknown> {
+export async function runScript(
+  redis: Redis,
+  name: ScriptName,
+  keys: readonly string[],
+  args: ReadonlyArray<string | number>,
+): Promise<unknown> {
   if (!defined.has(redis)) {
     for (const [n, [lua, numberOfKeys]] of Object.entries(SCRIPTS)) redis.defineCommand(n, { lua, numberOfKeys });
     defined.add(redis);

@@ -1,5 +1,11 @@
 import type { Redis } from 'ioredis';
-import { emptyUsage, RunSkippedError, type BudgetLimits, type RetryOptions, type SkipReason } from 'agent-state-machine';
+import {
+  emptyUsage,
+  RunSkippedError,
+  type BudgetLimits,
+  type RetryOptions,
+  type SkipReason,
+} from 'agent-state-machine';
 import type { BatchKeys } from './batchKeys';
 import { USAGE_CODES, usageFromStrings } from './budgetFields';
 import type { PriceTable } from './PriceTable';
@@ -39,13 +45,32 @@ export function skippedReport(id: string, reason: SkipReason, message: string, w
 }
 
 /** A run started (by `start.w`, `start.a` times) and never reported: `error`, with what it had charged. */
-export async function lostReport(redis: Redis, keys: BatchKeys, index: number, id: string, start: { w: string; a: number }): Promise<WireRunReport> {
+export async function lostReport(
+  redis: Redis,
+  keys: BatchKeys,
+  index: number,
+  id: string,
+  start: { w: string; a: number },
+): Promise<WireRunReport> {
   // Per run, Redis keeps the counters only: the wall-time slot (`<index>:st`) is never written and reads 0.
   const usage = usageFromStrings(await redis.hmget(keys.runUsage, ...USAGE_CODES.map((code) => `${index}:${code}`)));
-  return { id, outcome: 'error', usage, durationMs: 0, transitions: 0, error: errorToWire(new WorkerLostError(start.w, start.a)), worker: start.w, attempt: start.a };
+  return {
+    id,
+    outcome: 'error',
+    usage,
+    durationMs: 0,
+    transitions: 0,
+    error: errorToWire(new WorkerLostError(start.w, start.a)),
+    worker: start.w,
+    attempt: start.a,
+  };
 }
 
 export function abortMessage(reason: unknown): string {
-  if (reason === undefined || (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')) return 'batch aborted';
+  if (
+    reason === undefined ||
+    (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
+  )
+    return 'batch aborted';
   return `batch aborted: ${reason instanceof Error ? reason.message : String(reason)}`;
 }

@@ -2,7 +2,14 @@ import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
-import { InvalidArgumentError, runTask, safeFileName, type AgentLoop, type JournalOptions, type Pricing } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  runTask,
+  safeFileName,
+  type AgentLoop,
+  type JournalOptions,
+  type Pricing,
+} from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
 import { assertQueueName, openRedis, type RedisConnection } from './connection';
@@ -70,21 +77,49 @@ interface JobData {
  * Also takes part in finding runs whose worker was lost (BullMQ's stalled-job check).
  */
 export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { connection, name, agent, … }', options);
-  const { connection, name, prefix = 'bull', agent, concurrency = 4, historyDir, pricing, lockDurationMs = 30_000, stalledIntervalMs = 30_000, journal = false } = options;
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'an object { connection, name, agent, … }', options);
+  const {
+    connection,
+    name,
+    prefix = 'bull',
+    agent,
+    concurrency = 4,
+    historyDir,
+    pricing,
+    lockDurationMs = 30_000,
+    stalledIntervalMs = 30_000,
+    journal = false,
+  } = options;
   const id = options.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 6)}`;
   assertQueueName(name);
-  if (typeof agent !== 'function') throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
-  if (!(Number.isInteger(concurrency) && concurrency > 0)) throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
-  if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === '')) throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
-  if (journal !== false && historyDir === undefined) throw new InvalidArgumentError('journal', "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file", journal);
+  if (typeof agent !== 'function')
+    throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
+  if (!(Number.isInteger(concurrency) && concurrency > 0))
+    throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
+  if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
+    throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (journal !== false && historyDir === undefined)
+    throw new InvalidArgumentError(
+      'journal',
+      "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
+      journal,
+    );
   if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('workerId', 'a non-empty string', id);
-  if (pricing !== undefined && typeof pricing !== 'function') throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => dollars', pricing);
-  for (const [key, value] of [['lockDurationMs', lockDurationMs], ['stalledIntervalMs', stalledIntervalMs]] as const) {
-    if (!(Number.isInteger(value) && value > 0)) throw new InvalidArgumentError(key, 'a positive integer of milliseconds', value);
+  if (pricing !== undefined && typeof pricing !== 'function')
+    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => dollars', pricing);
+  for (const [key, value] of [
+    ['lockDurationMs', lockDurationMs],
+    ['stalledIntervalMs', stalledIntervalMs],
+  ] as const) {
+    if (!(Number.isInteger(value) && value > 0))
+      throw new InvalidArgumentError(key, 'a positive integer of milliseconds', value);
   }
   // eslint-disable-next-line no-console -- the documented default: a worker has nowhere else to say what went wrong outside a run
-  const onError = options.onError === false ? () => undefined : (options.onError ?? ((error: Error) => console.error(`batch worker ${id}: ${error.message}`)));
+  const onError =
+    options.onError === false
+      ? () => undefined
+      : (options.onError ?? ((error: Error) => console.error(`batch worker ${id}: ${error.message}`)));
 
   const redis = openRedis(connection);
   const subscriber = openRedis(connection);
@@ -125,19 +160,34 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     inFlight.set(batchId, controllers.add(controller));
     running += 1;
     try {
-      const reply = (await runScript(redis, 'asmBegin', [keys.budget, keys.started, keys.results, keys.events, keys.abort], [index, id, meta.retryLostRuns, concurrency, job.token ?? `${id}:${job.id}:${Date.now()}`])) as string[];
+      const reply = (await runScript(
+        redis,
+        'asmBegin',
+        [keys.budget, keys.started, keys.results, keys.events, keys.abort],
+        [index, id, meta.retryLostRuns, concurrency, job.token ?? `${id}:${job.id}:${Date.now()}`],
+      )) as string[];
       switch (reply[0]) {
         case 'done':
           return;
         case 'lost':
-          await record(redis, keys, index, await lostReport(redis, keys, index, task.id, JSON.parse(reply[1]!) as { w: string; a: number }));
+          await record(
+            redis,
+            keys,
+            index,
+            await lostReport(redis, keys, index, task.id, JSON.parse(reply[1]!) as { w: string; a: number }),
+          );
           return;
         case 'aborted':
           await record(redis, keys, index, skippedReport(task.id, 'aborted', reply[1]!, id));
           return;
         case 'stopped': {
           const spent = spentFromReply(reply.slice(1), meta.total ?? {});
-          await record(redis, keys, index, skippedReport(task.id, 'budget_exceeded', spent?.message ?? 'shared budget exceeded', id));
+          await record(
+            redis,
+            keys,
+            index,
+            skippedReport(task.id, 'budget_exceeded', spent?.message ?? 'shared budget exceeded', id),
+          );
           return;
         }
       }
@@ -146,7 +196,11 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       if (why !== undefined) controller.abort(why);
       const report = await runOne(keys, meta, job.data, attempt, controller.signal);
       if (!(await record(redis, keys, index, report))) {
-        onError(new Error(`run ${task.id} of batch ${batchId} was already reported (its lock lapsed and it was reported lost); this result is dropped`));
+        onError(
+          new Error(
+            `run ${task.id} of batch ${batchId} was already reported (its lock lapsed and it was reported lost); this result is dropped`,
+          ),
+        );
       }
     } finally {
       running -= 1;
@@ -155,7 +209,13 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     }
   };
 
-  const runOne = async (keys: BatchKeys, meta: BatchMeta, data: JobData, attempt: number, signal: AbortSignal): Promise<WireRunReport> => {
+  const runOne = async (
+    keys: BatchKeys,
+    meta: BatchMeta,
+    data: JobData,
+    attempt: number,
+    signal: AbortSignal,
+  ): Promise<WireRunReport> => {
     const { batchId, index, task } = data;
     const price = meta.pricing !== undefined ? pricingFromTable(meta.pricing) : pricing;
     let historyFile: string | undefined;
@@ -179,7 +239,16 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           journal,
         },
         signal,
-        ...(historyFile === undefined ? {} : { historyFile, historyOptions: { runId: task.id, metadata: { taskId: task.id, index, batchId, worker: id, attempt }, overwrite: true } }),
+        ...(historyFile === undefined
+          ? {}
+          : {
+              historyFile,
+              historyOptions: {
+                runId: task.id,
+                metadata: { taskId: task.id, index, batchId, worker: id, attempt },
+                overwrite: true,
+              },
+            }),
       },
     );
     return {
@@ -228,7 +297,10 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
         await worker.close(true);
         await idle(); // a job fetched meanwhile still runs to its report
         // QUIT lets replies still on their way arrive; a Redis that is away gets a second, then the socket is dropped.
-        await Promise.race([Promise.all([redis.quit(), subscriber.quit()]).catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+        await Promise.race([
+          Promise.all([redis.quit(), subscriber.quit()]).catch(() => undefined),
+          new Promise((r) => setTimeout(r, 1000).unref()),
+        ]);
         subscriber.disconnect();
         redis.disconnect();
       })()),

@@ -111,18 +111,38 @@ type Event = { t: 's'; i: number; w: string; a: number; c: number } | { t: 'f'; 
  * - Every task is reported exactly once: a run's report is written with HSETNX.
  */
 export async function submitBatch(tasks: Iterable<DistributedTask>, options: SubmitBatchOptions): Promise<BatchHandle> {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { connection, name, … }', options);
-  const { connection, name, prefix = 'bull', perRun, total, retry, pricing, retryLostRuns = 0, cancelGraceMs = 1000, signal, onProgress, pollMs = 100, keepKeys = false } = options;
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'an object { connection, name, … }', options);
+  const {
+    connection,
+    name,
+    prefix = 'bull',
+    perRun,
+    total,
+    retry,
+    pricing,
+    retryLostRuns = 0,
+    cancelGraceMs = 1000,
+    signal,
+    onProgress,
+    pollMs = 100,
+    keepKeys = false,
+  } = options;
   assertQueueName(name);
   const list = materialize(tasks);
   assertBudgetLimits(perRun, 'perRun');
   assertBudgetLimits(total, 'total');
   assertPriceTable(pricing);
-  if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0)) throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
-  if (!(typeof cancelGraceMs === 'number' && Number.isFinite(cancelGraceMs) && cancelGraceMs >= 0)) throw new InvalidArgumentError('cancelGraceMs', 'a non-negative number of milliseconds', cancelGraceMs);
-  if (!(typeof pollMs === 'number' && Number.isFinite(pollMs) && pollMs > 0)) throw new InvalidArgumentError('pollMs', 'a positive number of milliseconds', pollMs);
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
-  if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0))
+    throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
+  if (!(typeof cancelGraceMs === 'number' && Number.isFinite(cancelGraceMs) && cancelGraceMs >= 0))
+    throw new InvalidArgumentError('cancelGraceMs', 'a non-negative number of milliseconds', cancelGraceMs);
+  if (!(typeof pollMs === 'number' && Number.isFinite(pollMs) && pollMs > 0))
+    throw new InvalidArgumentError('pollMs', 'a positive number of milliseconds', pollMs);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
 
   const redis = openRedis(connection);
   const batchId = randomUUID();
@@ -132,10 +152,23 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   queue.on('error', () => undefined);
   const startedAt = Date.now();
   try {
-    const meta: BatchMeta = { v: 1, count: list.length, retryLostRuns, cancelGraceMs, ...(perRun && { perRun }), ...(total && { total }), ...(retry && { retry }), ...(pricing && { pricing }) };
+    const meta: BatchMeta = {
+      v: 1,
+      count: list.length,
+      retryLostRuns,
+      cancelGraceMs,
+      ...(perRun && { perRun }),
+      ...(total && { total }),
+      ...(retry && { retry }),
+      ...(pricing && { pricing }),
+    };
     const time = await redis.time();
     const start = { [USAGE_CODES[TIME_INDEX]!]: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) };
-    await redis.multi().set(keys.meta, JSON.stringify(meta)).hset(keys.budget, { ...start, ...limitFields(total) }).exec();
+    await redis
+      .multi()
+      .set(keys.meta, JSON.stringify(meta))
+      .hset(keys.budget, { ...start, ...limitFields(total) })
+      .exec();
     for (let from = 0; from < list.length; from += 1000) {
       await queue.addBulk(
         list.slice(from, from + 1000).map((task, k) => ({
@@ -152,7 +185,13 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   }
 
   const runs: Array<DistributedRunReport | undefined> = new Array(list.length);
-  const outcomes: Record<RunOutcome, number> = { end_of_turn: 0, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 0 };
+  const outcomes: Record<RunOutcome, number> = {
+    end_of_turn: 0,
+    budget_exceeded: 0,
+    error: 0,
+    cancelled: 0,
+    skipped: 0,
+  };
   const running = new Set<number>();
   const workers: Record<string, { concurrency: number; runs: number }> = {};
   let done = 0;
@@ -161,7 +200,14 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   let stopped: { reason: SkipReason; message: string } | undefined;
   let stopping: Promise<void> | undefined;
 
-  const snapshot = (event: BatchProgress['event']): BatchProgress => ({ done, total: list.length, running: running.size, outcomes: { ...outcomes }, usage: { ...budget }, event });
+  const snapshot = (event: BatchProgress['event']): BatchProgress => ({
+    done,
+    total: list.length,
+    running: running.size,
+    outcomes: { ...outcomes },
+    usage: { ...budget },
+    event,
+  });
   let last: BatchProgress = snapshot({ type: 'skipped', count: 0, reason: 'aborted', message: 'not started yet' });
   const emit = (event: BatchProgress['event']): void => {
     last = snapshot(event);
@@ -182,7 +228,10 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
       const removed = await queue.remove(`${batchId}-${i}`);
       if (removed !== 1) continue; // taken by a worker meanwhile (or already done): the worker reports it
       const start = await redis.hget(keys.started, String(i));
-      const report = start === null ? skippedReport(list[i]!.id, reason, message) : await lostReport(redis, keys, i, list[i]!.id, JSON.parse(start) as { w: string; a: number });
+      const report =
+        start === null
+          ? skippedReport(list[i]!.id, reason, message)
+          : await lostReport(redis, keys, i, list[i]!.id, JSON.parse(start) as { w: string; a: number });
       await record(redis, keys, i, report);
     }
   };
@@ -242,7 +291,9 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
           );
         }
         // Wall time is the batch's elapsed time: 0 until the batch's start is in the hash.
-        budget = usageFromStrings(usage.map((v, i) => (i !== TIME_INDEX ? v : v === null ? '0' : String(Math.max(0, Date.now() - startedAt)))));
+        budget = usageFromStrings(
+          usage.map((v, i) => (i !== TIME_INDEX ? v : v === null ? '0' : String(Math.max(0, Date.now() - startedAt)))),
+        );
         offset += events.length;
         for (const line of events) apply(JSON.parse(line) as Event);
         if (spentField !== null && stopped === undefined) {
@@ -256,7 +307,10 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
       const report: DistributedBatchReport = {
         runs: runs as DistributedRunReport[],
         totals: { ...totals, outcomes: { ...outcomes } },
-        limits: { ...(perRun === undefined ? {} : { perRun: { ...perRun } }), ...(total === undefined ? {} : { total: { ...total } }) },
+        limits: {
+          ...(perRun === undefined ? {} : { perRun: { ...perRun } }),
+          ...(total === undefined ? {} : { total: { ...total } }),
+        },
         concurrency: Object.values(workers).reduce((sum, w) => sum + w.concurrency, 0),
         durationMs: Date.now() - startedAt,
         ...(stopped === undefined || outcomes.skipped === 0 ? {} : { stopped }),
@@ -285,23 +339,31 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
 
 function fromWire(wire: WireRunReport): DistributedRunReport {
   const { error, historyError, ...rest } = wire;
-  return { ...rest, ...(error === undefined ? {} : { error: errorFromWire(error) }), ...(historyError === undefined ? {} : { historyError: errorFromWire(historyError) }) };
+  return {
+    ...rest,
+    ...(error === undefined ? {} : { error: errorFromWire(error) }),
+    ...(historyError === undefined ? {} : { historyError: errorFromWire(historyError) }),
+  };
 }
 
 /** Tasks checked and copied once: ids unique, inputs strings, payloads JSON. */
 function materialize(tasks: unknown): DistributedTask[] {
-  const iterable = typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
+  const iterable =
+    typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
   if (!iterable) throw new InvalidArgumentError('tasks', 'an array or iterable of { id, input, payload? }', tasks);
   const list = Array.from(tasks as Iterable<unknown>);
   const seen = new Map<string, number>();
   return list.map((task, i) => {
-    if (typeof task !== 'object' || task === null) throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, payload? }', task);
+    if (typeof task !== 'object' || task === null)
+      throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, payload? }', task);
     const { id, input, payload } = task as Record<string, unknown>;
     if (typeof id !== 'string' || id === '') throw new InvalidArgumentError(`tasks[${i}].id`, 'a non-empty string', id);
     const first = seen.get(id);
-    if (first !== undefined) throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
+    if (first !== undefined)
+      throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
     seen.set(id, i);
-    if (typeof input !== 'string') throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
+    if (typeof input !== 'string')
+      throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
     if (payload !== undefined) {
       let json: string | undefined;
       try {
@@ -309,7 +371,8 @@ function materialize(tasks: unknown): DistributedTask[] {
       } catch {
         json = undefined;
       }
-      if (json === undefined) throw new InvalidArgumentError(`tasks[${i}].payload`, 'JSON data (the task travels through Redis)', payload);
+      if (json === undefined)
+        throw new InvalidArgumentError(`tasks[${i}].payload`, 'JSON data (the task travels through Redis)', payload);
       return { id, input, payload: JSON.parse(json) as unknown };
     }
     return { id, input };

@@ -39,8 +39,10 @@ export function errorToWire(error: Error): WireError {
  * class and stack stay on the worker, whose history file and log have the detail.
  */
 export function errorFromWire(wire: WireError): Error {
-  if (wire.name === 'RunSkippedError' && wire.reason !== undefined) return new RunSkippedError(wire.reason, wire.message);
-  if (wire.name === 'WorkerLostError' && wire.worker !== undefined) return new WorkerLostError(wire.worker, wire.attempts ?? 1);
+  if (wire.name === 'RunSkippedError' && wire.reason !== undefined)
+    return new RunSkippedError(wire.reason, wire.message);
+  if (wire.name === 'WorkerLostError' && wire.worker !== undefined)
+    return new WorkerLostError(wire.worker, wire.attempts ?? 1);
   const error = new Error(wire.message);
   error.name = wire.name;
   return error;

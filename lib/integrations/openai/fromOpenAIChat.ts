@@ -9,7 +9,16 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
-import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  type AgentLoop,
+  type LLMResponse,
+  type OperationContext,
+  type SettleInfo,
+  type ToolCall,
+  type ToolResult,
+  type Usage,
+} from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
 
@@ -53,7 +62,8 @@ type ChatClient = Pick<OpenAI, 'chat'>;
  */
 export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): OpenAIChatLoop {
   const chat = (client as { chat?: { completions?: { create?: unknown } } } | null)?.chat;
-  if (typeof chat?.completions?.create !== 'function') throw new InvalidArgumentError('client', 'an OpenAI client (with chat.completions.create)', client);
+  if (typeof chat?.completions?.create !== 'function')
+    throw new InvalidArgumentError('client', 'an OpenAI client (with chat.completions.create)', client);
   const issue = checkSdkLoopOptions(options);
   if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
 
@@ -63,7 +73,11 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   const toolParamsNow = (): ChatCompletionTool[] =>
     Object.entries(tools).map(([name, t]) => ({
       type: 'function',
-      function: { name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters },
+      function: {
+        name,
+        ...(t.description !== undefined ? { description: t.description } : {}),
+        parameters: t.parameters,
+      },
     }));
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
@@ -80,28 +94,47 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       model: options.model,
       messages: [...messages, ...pending],
       // Tools given in `request` (say, of another kind) are kept beside the loop's own.
-      ...(toolParams.length > 0 ? { tools: [...((options.request?.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] } : {}),
+      ...(toolParams.length > 0
+        ? { tools: [...((options.request?.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] }
+        : {}),
       ...(options.maxTokens !== undefined ? { max_completion_tokens: options.maxTokens } : {}),
     } as ChatCompletionCreateParamsNonStreaming;
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     const completion = stream
       ? await collectStream(
-          await client.chat.completions.create({ ...body, stream: true, stream_options: { ...(body.stream_options ?? {}), include_usage: true } }, requestOptions),
+          await client.chat.completions.create(
+            { ...body, stream: true, stream_options: { ...(body.stream_options ?? {}), include_usage: true } },
+            requestOptions,
+          ),
           (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
         )
       : await client.chat.completions.create(body, requestOptions);
     const choice = completion.choices?.[0];
     if (choice === undefined) throw new Error(`the response to model ${options.model} has no choices`);
     const message = choice.message;
-    const calls = (message.tool_calls ?? []).filter((c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function');
+    const calls = (message.tool_calls ?? []).filter(
+      (c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function',
+    );
     // Empty or repeated ids get fresh ones, in the conversation kept and in the calls returned alike.
-    const ids = uniqueCallIds(calls.map((c) => c.id ?? ''), freshId);
+    const ids = uniqueCallIds(
+      calls.map((c) => c.id ?? ''),
+      freshId,
+    );
     const assistant: ChatCompletionAssistantMessageParam = { role: 'assistant', content: message.content ?? null };
-    if (calls.length > 0) assistant.tool_calls = calls.map((c, i) => ({ id: ids[i]!, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+    if (calls.length > 0)
+      assistant.tool_calls = calls.map((c, i) => ({
+        id: ids[i]!,
+        type: 'function',
+        function: { name: c.function.name, arguments: c.function.arguments },
+      }));
     if (typeof message.refusal === 'string') assistant.refusal = message.refusal;
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
     messages.push(...pending, assistant);
-    const toolCalls: ToolCall[] = calls.map((c, i) => ({ id: ids[i]!, name: c.function.name, input: c.function.arguments }));
+    const toolCalls: ToolCall[] = calls.map((c, i) => ({
+      id: ids[i]!,
+      name: c.function.name,
+      input: c.function.arguments,
+    }));
     return {
       text: message.content ?? (typeof message.refusal === 'string' ? message.refusal : undefined),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
@@ -116,8 +149,18 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       return messages;
     },
     sendUserMessage: (message, ctx) => call([{ role: 'user', content: message }], ctx),
-    sendToolResults: (results, extra, ctx) => call([...results.map(toolMessage), ...(extra.length > 0 ? [{ role: 'user' as const, content: extra.join('\n\n') }] : [])], ctx),
-    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({ callId: toolCall.id, ...(await runSdkTool(tools, toolCall, ctx)) }),
+    sendToolResults: (results, extra, ctx) =>
+      call(
+        [
+          ...results.map(toolMessage),
+          ...(extra.length > 0 ? [{ role: 'user' as const, content: extra.join('\n\n') }] : []),
+        ],
+        ctx,
+      ),
+    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({
+      callId: toolCall.id,
+      ...(await runSdkTool(tools, toolCall, ctx)),
+    }),
     settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
       messages.push(...results.map(toolMessage));
     },
@@ -152,7 +195,10 @@ export function mapOpenAIUsage(usage: CompletionUsage | null | undefined): Usage
  * Folds a stream of chunks into the completion it stands for. A stream that ends before a
  * finish reason was dropped: that is an error (so the attempt is retried), never a short answer.
  */
-async function collectStream(chunks: AsyncIterable<ChatCompletionChunk>, onText: (delta: string) => void): Promise<ChatCompletion> {
+async function collectStream(
+  chunks: AsyncIterable<ChatCompletionChunk>,
+  onText: (delta: string) => void,
+): Promise<ChatCompletion> {
   let model = '';
   let id = '';
   let content: string | null = null;
@@ -180,7 +226,10 @@ async function collectStream(chunks: AsyncIterable<ChatCompletionChunk>, onText:
     }
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }
-  if (finishReason === null) throw new Error('the response stream ended before the model finished (no finish_reason): the connection was dropped');
+  if (finishReason === null)
+    throw new Error(
+      'the response stream ended before the model finished (no finish_reason): the connection was dropped',
+    );
   return {
     id,
     object: 'chat.completion',
@@ -195,7 +244,15 @@ async function collectStream(chunks: AsyncIterable<ChatCompletionChunk>, onText:
           role: 'assistant',
           content,
           refusal,
-          ...(calls.length > 0 ? { tool_calls: calls.filter(Boolean).map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+          ...(calls.length > 0
+            ? {
+                tool_calls: calls.filter(Boolean).map((c) => ({
+                  id: c.id,
+                  type: 'function' as const,
+                  function: { name: c.name, arguments: c.arguments },
+                })),
+              }
+            : {}),
         },
       },
     ],

@@ -10,9 +10,24 @@ import type {
   ResponseStreamEvent,
   ResponseUsage,
 } from 'openai/resources/responses/responses';
-import { InvalidArgumentError, type AgentLoop, type LLMResponse, type OperationContext, type SettleInfo, type ToolCall, type ToolResult, type Usage } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  type AgentLoop,
+  type LLMResponse,
+  type OperationContext,
+  type SettleInfo,
+  type ToolCall,
+  type ToolResult,
+  type Usage,
+} from 'agent-state-machine';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
-import { checkSdkLoopOptions, runSdkTool, type OptionIssue, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
+import {
+  checkSdkLoopOptions,
+  runSdkTool,
+  type OptionIssue,
+  type SdkTool,
+  type StreamTextHandler,
+} from '../../internal/sdkTools';
 
 /** A tool the LLM may call: description, JSON Schema of its input, and what running it does. */
 export type OpenAIResponsesTool = SdkTool;
@@ -85,7 +100,15 @@ export class OpenAIResponseError extends Error {
   /** The failed response's id, when it is known. */
   readonly responseId: string | undefined;
 
-  constructor(message: string, details: { code?: string | null | undefined; param?: string | null | undefined; responseId?: string | undefined; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    details: {
+      code?: string | null | undefined;
+      param?: string | null | undefined;
+      responseId?: string | undefined;
+      cause?: unknown;
+    } = {},
+  ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.code = details.code ?? null;
     this.param = details.param ?? null;
@@ -94,7 +117,16 @@ export class OpenAIResponseError extends Error {
   }
 }
 
-const PROMPT_CODES = new Set(['invalid_prompt', 'bio_policy', 'data_residency_mismatch', 'context_length_exceeded', 'invalid_base64_image', 'unsupported_image_media_type', 'empty_image_file', 'failed_to_download_image']);
+const PROMPT_CODES = new Set([
+  'invalid_prompt',
+  'bio_policy',
+  'data_residency_mismatch',
+  'context_length_exceeded',
+  'invalid_base64_image',
+  'unsupported_image_media_type',
+  'empty_image_file',
+  'failed_to_download_image',
+]);
 
 function httpStatusOf(code: string | null): number | undefined {
   if (code === null) return undefined;
@@ -117,7 +149,8 @@ type ResponsesClient = Pick<OpenAI, 'responses'>;
  */
 export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResponsesOptions): OpenAIResponsesLoop {
   const responses = (client as { responses?: { create?: unknown } } | null)?.responses;
-  if (typeof responses?.create !== 'function') throw new InvalidArgumentError('client', 'an OpenAI client (with responses.create)', client);
+  if (typeof responses?.create !== 'function')
+    throw new InvalidArgumentError('client', 'an OpenAI client (with responses.create)', client);
   const issue = checkResponsesOptions(options);
   if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
 
@@ -137,7 +170,10 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   const store = options.store;
   const encrypted = options.encryptedReasoning ?? store === false;
   const requestInclude = (options.request?.include as ResponseIncludable[] | undefined) ?? [];
-  const include: ResponseIncludable[] = encrypted && !requestInclude.includes('reasoning.encrypted_content') ? [...requestInclude, 'reasoning.encrypted_content'] : requestInclude;
+  const include: ResponseIncludable[] =
+    encrypted && !requestInclude.includes('reasoning.encrypted_content')
+      ? [...requestInclude, 'reasoning.encrypted_content']
+      : requestInclude;
   const items: ResponseInputItem[] = structuredClone(options.items ?? []);
   let renamed = 0;
   const freshId = (): string => `call_asm${++renamed}`;
@@ -150,7 +186,9 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       input: [...items, ...pending],
       ...(options.system !== undefined ? { instructions: options.system } : {}),
       // Tools given in `request` (hosted ones such as web search) are kept beside the loop's own.
-      ...(toolParams.length > 0 ? { tools: [...((options.request?.tools as FunctionTool[] | undefined) ?? []), ...toolParams] } : {}),
+      ...(toolParams.length > 0
+        ? { tools: [...((options.request?.tools as FunctionTool[] | undefined) ?? []), ...toolParams] }
+        : {}),
       ...(options.maxTokens !== undefined ? { max_output_tokens: options.maxTokens } : {}),
       ...(store !== undefined ? { store } : {}),
       ...(include.length > 0 ? { include } : {}),
@@ -181,8 +219,12 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       return items;
     },
     sendUserMessage: (message, ctx) => call([userMessage(message)], ctx),
-    sendToolResults: (results, extra, ctx) => call([...results.map(outputItem), ...(extra.length > 0 ? [userMessage(extra.join('\n\n'))] : [])], ctx),
-    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({ callId: toolCall.id, ...(await runSdkTool(tools, toolCall, ctx)) }),
+    sendToolResults: (results, extra, ctx) =>
+      call([...results.map(outputItem), ...(extra.length > 0 ? [userMessage(extra.join('\n\n'))] : [])], ctx),
+    runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({
+      callId: toolCall.id,
+      ...(await runSdkTool(tools, toolCall, ctx)),
+    }),
     settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
       items.push(...results.map(outputItem));
     },
@@ -202,11 +244,23 @@ function checkResponsesOptions(options: unknown): OptionIssue | undefined {
   const shared = checkSdkLoopOptions(options);
   if (shared !== undefined) return shared;
   const o = options as Record<string, unknown>;
-  if (o.messages !== undefined) return { argument: 'options.messages', expected: 'left out: the Responses loop keeps input items (use options.items)', value: o.messages };
-  if (o.items !== undefined && !Array.isArray(o.items)) return { argument: 'options.items', expected: 'an array of Responses input items, or undefined', value: o.items };
-  if (o.maxTokens !== undefined && (o.maxTokens as number) < 16) return { argument: 'options.maxTokens', expected: 'an integer of 16 or more (the least max_output_tokens the API takes)', value: o.maxTokens };
+  if (o.messages !== undefined)
+    return {
+      argument: 'options.messages',
+      expected: 'left out: the Responses loop keeps input items (use options.items)',
+      value: o.messages,
+    };
+  if (o.items !== undefined && !Array.isArray(o.items))
+    return { argument: 'options.items', expected: 'an array of Responses input items, or undefined', value: o.items };
+  if (o.maxTokens !== undefined && (o.maxTokens as number) < 16)
+    return {
+      argument: 'options.maxTokens',
+      expected: 'an integer of 16 or more (the least max_output_tokens the API takes)',
+      value: o.maxTokens,
+    };
   for (const flag of ['store', 'encryptedReasoning', 'strictTools']) {
-    if (o[flag] !== undefined && typeof o[flag] !== 'boolean') return { argument: `options.${flag}`, expected: 'a boolean or undefined', value: o[flag] };
+    if (o[flag] !== undefined && typeof o[flag] !== 'boolean')
+      return { argument: `options.${flag}`, expected: 'a boolean or undefined', value: o[flag] };
   }
   const request = o.request as Record<string, unknown> | undefined;
   if (request === undefined) return undefined;
@@ -218,10 +272,18 @@ function checkResponsesOptions(options: unknown): OptionIssue | undefined {
     background: 'left out: the loop needs the answer in the response',
   };
   for (const [key, expected] of Object.entries(owned)) {
-    if (Object.prototype.hasOwnProperty.call(request, key)) return { argument: `options.request.${key}`, expected, value: request[key] };
+    if (Object.prototype.hasOwnProperty.call(request, key))
+      return { argument: `options.request.${key}`, expected, value: request[key] };
   }
-  if (request.include !== undefined && !(Array.isArray(request.include) && request.include.every((v) => typeof v === 'string'))) {
-    return { argument: 'options.request.include', expected: 'an array of strings, or undefined', value: request.include };
+  if (
+    request.include !== undefined &&
+    !(Array.isArray(request.include) && request.include.every((v) => typeof v === 'string'))
+  ) {
+    return {
+      argument: 'options.request.include',
+      expected: 'an array of strings, or undefined',
+      value: request.include,
+    };
   }
   return undefined;
 }
@@ -235,10 +297,17 @@ function checkResponsesOptions(options: unknown): OptionIssue | undefined {
  * found"), or one that no other item follows (a response cut short while reasoning: the API
  * rejects a reasoning item "without its required following item").
  */
-function readOutput(output: ResponseOutputItem[], store: boolean | undefined, freshId: () => string): { kept: ResponseInputItem[]; toolCalls: ToolCall[]; text: string } {
+function readOutput(
+  output: ResponseOutputItem[],
+  store: boolean | undefined,
+  freshId: () => string,
+): { kept: ResponseInputItem[]; toolCalls: ToolCall[]; text: string } {
   // Empty or repeated call ids get fresh ones, in the conversation kept and in the calls returned alike.
   const calls = output.filter((item): item is ResponseFunctionToolCall => item.type === 'function_call');
-  const ids = uniqueCallIds(calls.map((c) => c.call_id ?? ''), freshId);
+  const ids = uniqueCallIds(
+    calls.map((c) => c.call_id ?? ''),
+    freshId,
+  );
   const kept: ResponseInputItem[] = [];
   const toolCalls: ToolCall[] = [];
   let text = '';
@@ -262,7 +331,8 @@ function readOutput(output: ResponseOutputItem[], store: boolean | undefined, fr
       }
       case 'reasoning': {
         const followed = output.slice(index + 1).some((next) => next.type !== 'reasoning');
-        const sendable = store !== false || (typeof item.encrypted_content === 'string' && item.encrypted_content !== '');
+        const sendable =
+          store !== false || (typeof item.encrypted_content === 'string' && item.encrypted_content !== '');
         if (followed && sendable) kept.push(item);
         break;
       }
@@ -277,7 +347,10 @@ function readOutput(output: ResponseOutputItem[], store: boolean | undefined, fr
  * The one place a `function_call` becomes a conversation item and a `ToolCall`, under the id
  * it goes by (`uniqueCallIds`), so that the conversation and the adapter see the same call.
  */
-function functionCall(item: ResponseFunctionToolCall, callId: string): { conversation: ResponseInputItem; call: ToolCall } {
+function functionCall(
+  item: ResponseFunctionToolCall,
+  callId: string,
+): { conversation: ResponseInputItem; call: ToolCall } {
   const conversation: ResponseFunctionToolCall = {
     type: 'function_call',
     call_id: callId,
@@ -294,19 +367,33 @@ function assertUsable(response: Response): void {
   // Some compatible servers leave `status` out of a finished response.
   if (status === undefined || status === null || status === 'completed' || status === 'incomplete') return;
   if (status === 'failed') throw failedResponseError(response);
-  throw new OpenAIResponseError(`the response ${response.id} has status '${String(status)}', not completed: the loop needs the answer in the response (no background mode)`, { responseId: response.id });
+  throw new OpenAIResponseError(
+    `the response ${response.id} has status '${String(status)}', not completed: the loop needs the answer in the response (no background mode)`,
+    { responseId: response.id },
+  );
 }
 
 function failedResponseError(response: Response, cause?: unknown): OpenAIResponseError {
   const error = response.error as { code?: string | null; message?: string } | null | undefined;
-  return new OpenAIResponseError(`the response failed (${error?.code ?? 'no code'}): ${error?.message ?? 'no message'}`, { code: error?.code, responseId: response.id, cause });
+  return new OpenAIResponseError(
+    `the response failed (${error?.code ?? 'no code'}): ${error?.message ?? 'no message'}`,
+    { code: error?.code, responseId: response.id, cause },
+  );
 }
 
 /** An `error` event, as documented (`code`, `message`, `param` on the event) or as the API sends it (under `error`). */
 function errorEventError(event: object, responseId: string | undefined, cause?: unknown): OpenAIResponseError {
-  const e = ((event as { error?: unknown }).error ?? event) as { code?: string | null; message?: string; param?: string | null; type?: string };
+  const e = ((event as { error?: unknown }).error ?? event) as {
+    code?: string | null;
+    message?: string;
+    param?: string | null;
+    type?: string;
+  };
   const code = e.code ?? e.type ?? null;
-  return new OpenAIResponseError(`the response stream reported an error (${code ?? 'no code'}): ${e.message ?? 'no message'}`, { code, param: e.param, responseId, cause });
+  return new OpenAIResponseError(
+    `the response stream reported an error (${code ?? 'no code'}): ${e.message ?? 'no message'}`,
+    { code, param: e.param, responseId, cause },
+  );
 }
 
 /** Chat Completions' names for how the model stopped, so that a history reads the same whichever API made it. */
@@ -325,7 +412,8 @@ function finishReasonOf(response: Response, calledTools: boolean): string {
  */
 export function mapResponsesUsage(usage: ResponseUsage | null | undefined): Usage | undefined {
   if (usage === undefined || usage === null) return undefined;
-  const input = usage.input_tokens_details as { cached_tokens?: number; cache_write_tokens?: number } | null | undefined;
+  const input = usage.input_tokens_details as
+    { cached_tokens?: number; cache_write_tokens?: number } | null | undefined;
   const output = usage.output_tokens_details as { reasoning_tokens?: number } | null | undefined;
   const cost = (usage as { cost?: unknown }).cost;
   return {
@@ -344,7 +432,11 @@ export function mapResponsesUsage(usage: ResponseUsage | null | undefined): Usag
  * an `error` event are errors; a stream that ends before the response finished was dropped:
  * an error too (so the attempt is retried), never a short answer.
  */
-async function collectStream(events: AsyncIterable<ResponseStreamEvent>, onText: (delta: string) => void, signal: AbortSignal): Promise<Response> {
+async function collectStream(
+  events: AsyncIterable<ResponseStreamEvent>,
+  onText: (delta: string) => void,
+  signal: AbortSignal,
+): Promise<Response> {
   let final: Response | undefined;
   let responseId: string | undefined;
   try {
@@ -372,7 +464,13 @@ async function collectStream(events: AsyncIterable<ResponseStreamEvent>, onText:
     // The API nests an `error` event's fields under `error`, which the SDK throws as an
     // APIError without a status: give it the code's status, as for the documented form.
     const e = error as { status?: unknown; error?: unknown } | null;
-    if (!(error instanceof OpenAIResponseError) && typeof e === 'object' && e !== null && e.status === undefined && typeof (e.error as { message?: unknown } | null)?.message === 'string') {
+    if (
+      !(error instanceof OpenAIResponseError) &&
+      typeof e === 'object' &&
+      e !== null &&
+      e.status === undefined &&
+      typeof (e.error as { message?: unknown } | null)?.message === 'string'
+    ) {
       throw errorEventError(e.error as object, responseId, error);
     }
     throw error;
@@ -380,7 +478,9 @@ async function collectStream(events: AsyncIterable<ResponseStreamEvent>, onText:
   if (final === undefined) {
     // The SDK ends an aborted stream quietly: say it was aborted, not dropped.
     signal.throwIfAborted();
-    throw new Error(`the response stream ended before response.completed${responseId !== undefined ? ` (response ${responseId})` : ''}: the connection was dropped`);
+    throw new Error(
+      `the response stream ended before response.completed${responseId !== undefined ? ` (response ${responseId})` : ''}: the connection was dropped`,
+    );
   }
   return final;
 }

@@ -1,6 +1,31 @@
-import { context as otelContext, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { InvalidArgumentError, type AgentEvents, type AgentWithStateMachine, type LLMAttemptEvent, type ToolCallEvent, type TransitionRecord, type Usage } from 'agent-state-machine';
-import { ASM, GEN_AI, GEN_AI_OPERATION, GEN_AI_PROVIDER_OTHER, INSTRUMENTATION_SCOPE, snakeCase, spanName } from '../../internal/genAiConventions';
+import {
+  context as otelContext,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import {
+  InvalidArgumentError,
+  type AgentEvents,
+  type AgentWithStateMachine,
+  type LLMAttemptEvent,
+  type ToolCallEvent,
+  type TransitionRecord,
+  type Usage,
+} from 'agent-state-machine';
+import {
+  ASM,
+  GEN_AI,
+  GEN_AI_OPERATION,
+  GEN_AI_PROVIDER_OTHER,
+  INSTRUMENTATION_SCOPE,
+  snakeCase,
+  spanName,
+} from '../../internal/genAiConventions';
 import { VERSION } from '../../internal/version';
 
 /** Options of `traceAgent(agent, options)`. */
@@ -40,17 +65,29 @@ export type TraceableAgent = Pick<AgentWithStateMachine, 'machine' | 'usage' | '
  * it stands). Only `@opentelemetry/api` is used: spans go wherever the application's SDK sends them.
  */
 export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {}): () => void {
-  if (typeof agent !== 'object' || agent === null || typeof (agent as { on?: unknown }).on !== 'function' || typeof (agent as { machine?: unknown }).machine !== 'object') {
-    throw new InvalidArgumentError('agent', 'an AgentWithStateMachine (with its machine and on/off for adapter events)', agent);
+  if (
+    typeof agent !== 'object' ||
+    agent === null ||
+    typeof (agent as { on?: unknown }).on !== 'function' ||
+    typeof (agent as { machine?: unknown }).machine !== 'object'
+  ) {
+    throw new InvalidArgumentError(
+      'agent',
+      'an AgentWithStateMachine (with its machine and on/off for adapter events)',
+      agent,
+    );
   }
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   for (const key of ['agentName', 'providerName', 'model'] as const) {
     const value = options[key];
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new InvalidArgumentError(`options.${key}`, 'a non-empty string', value);
+    if (value !== undefined && (typeof value !== 'string' || value === ''))
+      throw new InvalidArgumentError(`options.${key}`, 'a non-empty string', value);
   }
-  if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean') throw new InvalidArgumentError('options.captureContent', 'a boolean', options.captureContent);
+  if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean')
+    throw new InvalidArgumentError('options.captureContent', 'a boolean', options.captureContent);
   const tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE, VERSION);
-  if (typeof tracer?.startSpan !== 'function') throw new InvalidArgumentError('options.tracer', 'an OpenTelemetry Tracer', options.tracer);
+  if (typeof tracer?.startSpan !== 'function')
+    throw new InvalidArgumentError('options.tracer', 'an OpenTelemetry Tracer', options.tracer);
   const provider = options.providerName ?? GEN_AI_PROVIDER_OTHER;
   const capture = options.captureContent === true;
 
@@ -74,7 +111,9 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
           [GEN_AI.requestModel]: options.model,
           [ASM.turn]: info.turn,
           ...budgetLimits(agent.budget),
-          [GEN_AI.inputMessages]: capture ? JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: info.input }] }]) : undefined,
+          [GEN_AI.inputMessages]: capture
+            ? JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: info.input }] }])
+            : undefined,
         }),
       },
       parent,
@@ -91,7 +130,13 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
     }
     turn.span.addEvent(
       ASM.transitionEvent,
-      { [ASM.transitionFrom]: record.from, [ASM.transitionTo]: record.to, [ASM.transitionSeq]: record.seq, [ASM.transitionForced]: record.forced, [ASM.transitionDescription]: record.description },
+      {
+        [ASM.transitionFrom]: record.from,
+        [ASM.transitionTo]: record.to,
+        [ASM.transitionSeq]: record.seq,
+        [ASM.transitionForced]: record.forced,
+        [ASM.transitionDescription]: record.description,
+      },
       record.at,
     );
   };
@@ -118,7 +163,10 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
           ...usageAttributes(usage),
           ...costAttributes(usage, event.response?.usage),
           [GEN_AI.inputMessages]: capture ? JSON.stringify(inputMessages(event.input)) : undefined,
-          [GEN_AI.outputMessages]: capture && event.response !== undefined ? JSON.stringify(outputMessages(event.response, finish)) : undefined,
+          [GEN_AI.outputMessages]:
+            capture && event.response !== undefined
+              ? JSON.stringify(outputMessages(event.response, finish))
+              : undefined,
         }),
       },
       turn.context,
@@ -140,7 +188,8 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
           [GEN_AI.toolCallId]: event.call.id,
           [GEN_AI.toolType]: 'function',
           [ASM.toolStatus]: event.status,
-          [GEN_AI.toolCallArguments]: capture && event.call.input !== undefined ? safeJson(event.call.input) : undefined,
+          [GEN_AI.toolCallArguments]:
+            capture && event.call.input !== undefined ? safeJson(event.call.input) : undefined,
           [GEN_AI.toolCallResult]: capture ? event.result.output : undefined,
         }),
       },
@@ -168,12 +217,23 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
         [ASM.usageToolCalls]: u.toolCalls,
         [ASM.usageWallMs]: u.wallMs,
         ...budgetSpend(agent),
-        [GEN_AI.outputMessages]: capture && result.text !== undefined ? JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: result.text }], finish_reason: 'stop' }]) : undefined,
+        [GEN_AI.outputMessages]:
+          capture && result.text !== undefined
+            ? JSON.stringify([
+                { role: 'assistant', parts: [{ type: 'text', content: result.text }], finish_reason: 'stop' },
+              ])
+            : undefined,
       }),
     );
     const error = result.error as { limit?: unknown; used?: unknown; max?: unknown; message?: string } | undefined;
     if (result.outcome === 'budget_exceeded' && typeof error?.limit === 'string') {
-      span.setAttributes(clean({ [ASM.budgetStoppedBy]: error.limit, [ASM.budgetUsed]: num(error.used), [ASM.budgetMax]: num(error.max) }));
+      span.setAttributes(
+        clean({
+          [ASM.budgetStoppedBy]: error.limit,
+          [ASM.budgetUsed]: num(error.used),
+          [ASM.budgetMax]: num(error.max),
+        }),
+      );
     }
     if (result.outcome !== 'end_of_turn') {
       span.setAttribute(GEN_AI.errorType, result.outcome);
@@ -233,12 +293,17 @@ function usageAttributes(usage: Usage | undefined): Record<string, Value> {
 function costAttributes(usage: Usage | undefined, reported: Usage | undefined): Record<string, Value> {
   const cost = num(usage?.costUsd);
   if (cost === undefined) return {};
-  return { [GEN_AI.usageCostAmount]: cost, [GEN_AI.usageCostCurrency]: 'USD', [GEN_AI.usageCostSource]: num(reported?.costUsd) === undefined ? 'local' : 'provider' };
+  return {
+    [GEN_AI.usageCostAmount]: cost,
+    [GEN_AI.usageCostCurrency]: 'USD',
+    [GEN_AI.usageCostSource]: num(reported?.costUsd) === undefined ? 'local' : 'provider',
+  };
 }
 
 function budgetLimits(limits: object): Record<string, Value> {
   const out: Record<string, Value> = {};
-  for (const [name, value] of Object.entries(limits)) if (typeof value === 'number') out[`${ASM.budgetPrefix}${snakeCase(name)}`] = value;
+  for (const [name, value] of Object.entries(limits))
+    if (typeof value === 'number') out[`${ASM.budgetPrefix}${snakeCase(name)}`] = value;
   return out;
 }
 
@@ -256,12 +321,19 @@ function budgetSpend(agent: TraceableAgent): Record<string, Value> {
 
 /** `error.type`: the provider's status code when the error has one, else the error's class name. */
 function failSpan(span: Span, error: unknown): void {
-  const e = error as { status?: unknown; statusCode?: unknown; name?: unknown; constructor?: { name?: unknown } } | null;
+  const e = error as {
+    status?: unknown;
+    statusCode?: unknown;
+    name?: unknown;
+    constructor?: { name?: unknown };
+  } | null;
   const status = typeof e === 'object' && e !== null ? (e.status ?? e.statusCode) : undefined;
   const type =
-    typeof status === 'number' ? String(status)
-    : typeof e === 'object' && e !== null && typeof e.name === 'string' && e.name !== '' ? e.name
-    : '_OTHER';
+    typeof status === 'number'
+      ? String(status)
+      : typeof e === 'object' && e !== null && typeof e.name === 'string' && e.name !== ''
+        ? e.name
+        : '_OTHER';
   span.setAttribute(GEN_AI.errorType, type);
   if (error instanceof Error) span.recordException(error);
   span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
@@ -270,7 +342,10 @@ function failSpan(span: Span, error: unknown): void {
 function inputMessages(input: LLMAttemptEvent['input']): unknown[] {
   if (input.kind === 'user_message') return [{ role: 'user', parts: [{ type: 'text', content: input.message }] }];
   return [
-    { role: 'tool', parts: input.results.map((r) => ({ type: 'tool_call_response', id: r.callId, response: r.output })) },
+    {
+      role: 'tool',
+      parts: input.results.map((r) => ({ type: 'tool_call_response', id: r.callId, response: r.output })),
+    },
     ...input.messages.map((m) => ({ role: 'user', parts: [{ type: 'text', content: m }] })),
   ];
 }
@@ -278,8 +353,15 @@ function inputMessages(input: LLMAttemptEvent['input']): unknown[] {
 function outputMessages(response: NonNullable<LLMAttemptEvent['response']>, finish: string | undefined): unknown[] {
   const parts: unknown[] = [];
   if (response.text !== undefined) parts.push({ type: 'text', content: response.text });
-  for (const call of response.toolCalls ?? []) parts.push({ type: 'tool_call', id: call.id, name: call.name, arguments: call.input });
-  return [{ role: 'assistant', parts, finish_reason: finish ?? ((response.toolCalls?.length ?? 0) > 0 ? 'tool_call' : 'stop') }];
+  for (const call of response.toolCalls ?? [])
+    parts.push({ type: 'tool_call', id: call.id, name: call.name, arguments: call.input });
+  return [
+    {
+      role: 'assistant',
+      parts,
+      finish_reason: finish ?? ((response.toolCalls?.length ?? 0) > 0 ? 'tool_call' : 'stop'),
+    },
+  ];
 }
 
 function safeJson(value: unknown): string {

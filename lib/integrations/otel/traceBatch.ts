@@ -1,5 +1,11 @@
 import { context as otelContext, trace, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
-import { InvalidArgumentError, runBatch, type BatchOptions, type BatchReport, type BatchTask } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  runBatch,
+  type BatchOptions,
+  type BatchReport,
+  type BatchTask,
+} from 'agent-state-machine';
 import { ASM, GEN_AI, GEN_AI_OPERATION, INSTRUMENTATION_SCOPE, spanName } from '../../internal/genAiConventions';
 import { VERSION } from '../../internal/version';
 import { traceAgent, type TraceAgentOptions } from './traceAgent';
@@ -16,10 +22,15 @@ export interface TraceBatchOptions extends Omit<TraceAgentOptions, 'parentContex
  * batch span carries the totals, the limits and why the batch stopped early; it is an error
  * when any run did not end normally. Your own `onRun`, if any, still runs.
  */
-export async function traceBatch(tasks: Iterable<BatchTask>, batchOptions: BatchOptions = {}, options: TraceBatchOptions = {}): Promise<BatchReport> {
+export async function traceBatch(
+  tasks: Iterable<BatchTask>,
+  batchOptions: BatchOptions = {},
+  options: TraceBatchOptions = {},
+): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   const { workflowName, ...agentOptions } = options;
-  if (workflowName !== undefined && (typeof workflowName !== 'string' || workflowName === '')) throw new InvalidArgumentError('options.workflowName', 'a non-empty string', workflowName);
+  if (workflowName !== undefined && (typeof workflowName !== 'string' || workflowName === ''))
+    throw new InvalidArgumentError('options.workflowName', 'a non-empty string', workflowName);
   const tracer: Tracer = agentOptions.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE, VERSION);
   const clock = batchOptions.clock ?? Date.now;
   const span = tracer.startSpan(
@@ -27,7 +38,10 @@ export async function traceBatch(tasks: Iterable<BatchTask>, batchOptions: Batch
     {
       kind: SpanKind.INTERNAL,
       startTime: clock(),
-      attributes: { [GEN_AI.operationName]: GEN_AI_OPERATION.invokeWorkflow, ...(workflowName === undefined ? {} : { [GEN_AI.workflowName]: workflowName }) },
+      attributes: {
+        [GEN_AI.operationName]: GEN_AI_OPERATION.invokeWorkflow,
+        ...(workflowName === undefined ? {} : { [GEN_AI.workflowName]: workflowName }),
+      },
     },
     otelContext.active(),
   );
@@ -60,14 +74,24 @@ export async function traceBatch(tasks: Iterable<BatchTask>, batchOptions: Batch
       [ASM.usageToolCalls]: t.toolCalls,
       'agent_state_machine.batch.runs': report.runs.length,
       'agent_state_machine.batch.concurrency': report.concurrency,
-      ...Object.fromEntries(Object.entries(t.outcomes).map(([outcome, n]) => [`agent_state_machine.batch.outcomes.${outcome}`, n])),
-      ...Object.fromEntries(Object.entries(report.limits.total ?? {}).map(([k, v]) => [`${ASM.budgetPrefix}total.${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`, v as number])),
+      ...Object.fromEntries(
+        Object.entries(t.outcomes).map(([outcome, n]) => [`agent_state_machine.batch.outcomes.${outcome}`, n]),
+      ),
+      ...Object.fromEntries(
+        Object.entries(report.limits.total ?? {}).map(([k, v]) => [
+          `${ASM.budgetPrefix}total.${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
+          v as number,
+        ]),
+      ),
       ...(report.stopped === undefined ? {} : { 'agent_state_machine.batch.stopped': report.stopped.reason }),
     });
     const failed = report.runs.length - t.outcomes.end_of_turn;
     if (report.stopped !== undefined || failed > 0) {
       span.setAttribute(GEN_AI.errorType, report.stopped?.reason ?? 'run_failed');
-      span.setStatus({ code: SpanStatusCode.ERROR, message: report.stopped?.message ?? `${failed} of ${report.runs.length} runs did not end normally` });
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: report.stopped?.message ?? `${failed} of ${report.runs.length} runs did not end normally`,
+      });
     }
     span.end(clock());
     return report;

@@ -37,22 +37,34 @@ const PRICE_KEYS = ['inputPerMTok', 'outputPerMTok', 'cachedInputPerMTok', 'cach
  * gives `undefined`, never a guess, so the adapter's unknown-cost rule applies.
  */
 export function createPricing(options: PricingOptions = {}): Pricing {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object { prices?, catalog?, providerId? }', options);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'an object { prices?, catalog?, providerId? }', options);
   const { prices = {}, catalog = true, providerId } = options;
-  if (typeof prices !== 'object' || prices === null || Array.isArray(prices)) throw new InvalidArgumentError('options.prices', 'a record { [model id]: TokenPrices | Pricing }', prices);
+  if (typeof prices !== 'object' || prices === null || Array.isArray(prices))
+    throw new InvalidArgumentError('options.prices', 'a record { [model id]: TokenPrices | Pricing }', prices);
   for (const [model, price] of Object.entries(prices)) {
     if (typeof price === 'function') continue;
-    if (typeof price !== 'object' || price === null) throw new InvalidArgumentError(`options.prices["${model}"]`, 'TokenPrices { inputPerMTok, outputPerMTok, … } or a Pricing function', price);
+    if (typeof price !== 'object' || price === null)
+      throw new InvalidArgumentError(
+        `options.prices["${model}"]`,
+        'TokenPrices { inputPerMTok, outputPerMTok, … } or a Pricing function',
+        price,
+      );
     for (const key of PRICE_KEYS) {
       const value = price[key];
       const required = key === 'inputPerMTok' || key === 'outputPerMTok';
       if ((required || value !== undefined) && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-        throw new InvalidArgumentError(`options.prices["${model}"].${key}`, `a non-negative number of dollars per million tokens${required ? '' : ' or undefined'}`, value);
+        throw new InvalidArgumentError(
+          `options.prices["${model}"].${key}`,
+          `a non-negative number of dollars per million tokens${required ? '' : ' or undefined'}`,
+          value,
+        );
       }
     }
   }
   if (typeof catalog !== 'boolean') throw new InvalidArgumentError('options.catalog', 'a boolean', catalog);
-  if (providerId !== undefined && (typeof providerId !== 'string' || providerId === '')) throw new InvalidArgumentError('options.providerId', 'a non-empty string or undefined', providerId);
+  if (providerId !== undefined && (typeof providerId !== 'string' || providerId === ''))
+    throw new InvalidArgumentError('options.providerId', 'a non-empty string or undefined', providerId);
   const own = new Map(Object.entries(prices));
 
   return (usage: Usage, { model }: { model: string | undefined }): number | undefined => {

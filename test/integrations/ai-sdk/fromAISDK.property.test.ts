@@ -17,7 +17,11 @@ function script(steps: string[][]): { steps: Step[]; valid: number } {
       const id = `c${(n += 1)}`;
       if (kind === 'valid') valid += 1;
       if (kind === 'bad json') return call(id, 'add', '{"a": 1,');
-      return call(id, kind === 'no such tool' ? 'subtract' : 'add', kind === 'bad input' ? { a: 'one' } : { a: n, b: 1 });
+      return call(
+        id,
+        kind === 'no such tool' ? 'subtract' : 'add',
+        kind === 'bad input' ? { a: 'one' } : { a: n, b: 1 },
+      );
     }),
   }));
   out.push({ content: [text('done')] });
@@ -31,15 +35,24 @@ describe('fromAISDK (properties)', () => {
         const { steps: scripted, valid } = script(steps);
         const model = scriptedModel(scripted);
         let executed = 0;
-        const add = tool({ inputSchema: z.object({ a: z.number(), b: z.number() }), execute: async ({ a, b }) => ((executed += 1), a + b) });
+        const add = tool({
+          inputSchema: z.object({ a: z.number(), b: z.number() }),
+          execute: async ({ a, b }) => ((executed += 1), a + b),
+        });
         const loop = fromAISDK({ model, tools: { add } });
         const result = await new AgentWithStateMachine(loop, { logger: false }).runTurn('go');
         expect(result.outcome).toBe('end_of_turn');
         expect(executed).toBe(valid);
         // The scripted model rejects (400) any prompt with a call unanswered or answered twice;
         // the conversation kept by the loop must pass the same check.
-        const calls = loop.messages.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCallId] : [])) : []));
-        const answers = loop.messages.flatMap((m) => (m.role === 'tool' ? m.content.flatMap((p) => (p.type === 'tool-result' ? [p.toolCallId] : [])) : []));
+        const calls = loop.messages.flatMap((m) =>
+          m.role === 'assistant' && Array.isArray(m.content)
+            ? m.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolCallId] : []))
+            : [],
+        );
+        const answers = loop.messages.flatMap((m) =>
+          m.role === 'tool' ? m.content.flatMap((p) => (p.type === 'tool-result' ? [p.toolCallId] : [])) : [],
+        );
         expect(answers).toEqual(calls);
         expect(calls).toHaveLength(steps.flat().length);
       }),
@@ -51,19 +64,34 @@ describe('fromAISDK (properties)', () => {
 describe('budgetFor (properties)', () => {
   it('never lets LLM or tool calls pass their caps, whatever the model asks for', async () => {
     await fc.assert(
-      fc.asyncProperty(stepsArb, fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 6 }), async (steps, maxLlmCalls, maxToolCalls) => {
-        const { steps: scripted } = script(steps);
-        const model = scriptedModel(scripted);
-        let executed = 0;
-        const add = tool({ inputSchema: z.object({ a: z.number(), b: z.number() }), execute: async ({ a, b }) => ((executed += 1), a + b) });
-        const budget = new Budget({ maxLlmCalls, maxToolCalls });
-        const guard = budgetFor(budget);
-        await generateText({ model, tools: guard.wrapTools({ add }), prompt: 'go', maxRetries: 0, ...guard, stopWhen: [stepCountIs(20), guard.stopWhen] }).catch(() => undefined);
-        expect(model.prompts.length).toBeLessThanOrEqual(maxLlmCalls);
-        expect(budget.usage.llmCalls).toBe(model.prompts.length);
-        expect(executed).toBeLessThanOrEqual(maxToolCalls);
-        expect(budget.usage.toolCalls).toBe(executed);
-      }),
+      fc.asyncProperty(
+        stepsArb,
+        fc.integer({ min: 0, max: 4 }),
+        fc.integer({ min: 0, max: 6 }),
+        async (steps, maxLlmCalls, maxToolCalls) => {
+          const { steps: scripted } = script(steps);
+          const model = scriptedModel(scripted);
+          let executed = 0;
+          const add = tool({
+            inputSchema: z.object({ a: z.number(), b: z.number() }),
+            execute: async ({ a, b }) => ((executed += 1), a + b),
+          });
+          const budget = new Budget({ maxLlmCalls, maxToolCalls });
+          const guard = budgetFor(budget);
+          await generateText({
+            model,
+            tools: guard.wrapTools({ add }),
+            prompt: 'go',
+            maxRetries: 0,
+            ...guard,
+            stopWhen: [stepCountIs(20), guard.stopWhen],
+          }).catch(() => undefined);
+          expect(model.prompts.length).toBeLessThanOrEqual(maxLlmCalls);
+          expect(budget.usage.llmCalls).toBe(model.prompts.length);
+          expect(executed).toBeLessThanOrEqual(maxToolCalls);
+          expect(budget.usage.toolCalls).toBe(executed);
+        },
+      ),
       { numRuns: 60 },
     );
   });

@@ -48,7 +48,9 @@ function spawnWorker(env: Record<string, string>): Promise<WorkerProcess> {
       const held = /^holding (.+)$/.exec(line);
       if (held) holding.shift()?.(held[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`worker ${env.WORKER_ID} exited (${code}) before it was ready: ${err}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`worker ${env.WORKER_ID} exited (${code}) before it was ready: ${err}`)),
+    );
   });
 }
 
@@ -63,7 +65,8 @@ async function stopAll(children: ChildProcess[]): Promise<void> {
   );
 }
 
-const tasks = (n: number, payload: object): DistributedTask[] => Array.from({ length: n }, (_, i) => ({ id: `task-${i}`, input: `task ${i}`, payload }));
+const tasks = (n: number, payload: object): DistributedTask[] =>
+  Array.from({ length: n }, (_, i) => ({ id: `task-${i}`, input: `task ${i}`, payload }));
 
 describe('submitBatch() across worker processes', () => {
   it('three workers, 300 tasks, a dollar cap running out part-way, one worker SIGKILLed: each task reported once, spend within the bound, the lost runs named', async () => {
@@ -131,7 +134,9 @@ describe('submitBatch() across worker processes', () => {
       expect(report.totals.costUsd).toBeCloseTo(report.budget.costUsd, 9);
       expect(report.stopped?.reason).toBe('budget_exceeded');
       expect(report.totals.outcomes.skipped).toBeGreaterThan(0);
-      expect(report.runs.filter((r) => r.outcome === 'skipped').every((r) => r.error instanceof RunSkippedError)).toBe(true);
+      expect(report.runs.filter((r) => r.outcome === 'skipped').every((r) => r.error instanceof RunSkippedError)).toBe(
+        true,
+      );
       expect(new Set(Object.keys(report.workers))).toEqual(new Set(['w1', 'w2', 'w3']));
     } finally {
       await stopAll(workers.map((w) => w.child));

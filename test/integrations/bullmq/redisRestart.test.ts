@@ -1,4 +1,9 @@
-import { startBatchWorker, submitBatch, type BatchWorkerHandle, type DistributedTask } from '../../../lib/integrations/bullmq/index';
+import {
+  startBatchWorker,
+  submitBatch,
+  type BatchWorkerHandle,
+  type DistributedTask,
+} from '../../../lib/integrations/bullmq/index';
 import { startOwnRedis, type OwnRedis } from '../../helpers/redis';
 import { agentFromPayload } from './fixtures/agentFromPayload';
 
@@ -9,7 +14,12 @@ afterEach(async () => {
   await redis?.stop();
 });
 
-const tasks = (n: number): DistributedTask[] => Array.from({ length: n }, (_, i) => ({ id: `t${i}`, input: `task ${i}`, payload: { steps: 2, costUsd: 0.01, delayMs: 30 } }));
+const tasks = (n: number): DistributedTask[] =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `t${i}`,
+    input: `task ${i}`,
+    payload: { steps: 2, costUsd: 0.01, delayMs: 30 },
+  }));
 
 describe('submitBatch() when Redis restarts mid-batch', () => {
   // A job whose fetch reply was lost in the crash sits in BullMQ's active list with nobody
@@ -19,7 +29,17 @@ describe('submitBatch() when Redis restarts mid-batch', () => {
     const workers: BatchWorkerHandle[] = [];
     try {
       for (let i = 0; i < 2; i++) {
-        workers.push(startBatchWorker({ connection: redis.url, name: 'runs', concurrency: 3, lockDurationMs: 4000, stalledIntervalMs: 1000, agent: (task) => agentFromPayload(task.payload), onError: false }));
+        workers.push(
+          startBatchWorker({
+            connection: redis.url,
+            name: 'runs',
+            concurrency: 3,
+            lockDurationMs: 4000,
+            stalledIntervalMs: 1000,
+            agent: (task) => agentFromPayload(task.payload),
+            onError: false,
+          }),
+        );
       }
       let restarted: Promise<void> | undefined;
       const batch = await submitBatch(tasks(40), {
@@ -53,7 +73,13 @@ describe('submitBatch() when Redis restarts mid-batch', () => {
 
   it('without persistence, report() rejects saying the batch is gone, instead of waiting for ever', async () => {
     redis = await startOwnRedis();
-    const worker = startBatchWorker({ connection: redis.url, name: 'runs', concurrency: 2, agent: (task) => agentFromPayload(task.payload), onError: false });
+    const worker = startBatchWorker({
+      connection: redis.url,
+      name: 'runs',
+      concurrency: 2,
+      agent: (task) => agentFromPayload(task.payload),
+      onError: false,
+    });
     try {
       let restarted: Promise<void> | undefined;
       const batch = await submitBatch(tasks(40), {
@@ -68,7 +94,9 @@ describe('submitBatch() when Redis restarts mid-batch', () => {
           }
         },
       });
-      await expect(batch.report()).rejects.toThrow(/its keys are gone from Redis .* Redis restarted without persistence/);
+      await expect(batch.report()).rejects.toThrow(
+        /its keys are gone from Redis .* Redis restarted without persistence/,
+      );
       await restarted;
     } finally {
       await worker.close();

@@ -6,7 +6,13 @@ import { LIMIT_NAMES, USAGE_FIELD_NAMES } from '../../../lib/internal/fieldLists
 import { LIMITS } from '../../../lib/internal/limits';
 import { USAGE_FIELDS } from '../../../lib/internal/usageFields';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
-import { CALL_CODES, limitFields, TIME_INDEX, USAGE_CODES, usageFromStrings } from '../../../lib/integrations/bullmq/budgetFields';
+import {
+  CALL_CODES,
+  limitFields,
+  TIME_INDEX,
+  USAGE_CODES,
+  usageFromStrings,
+} from '../../../lib/integrations/bullmq/budgetFields';
 import { runScript } from '../../../lib/integrations/bullmq/redisScripts';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 
@@ -26,12 +32,21 @@ afterAll(async () => {
 /** Usage fields Redis keeps a counter of: all but wall time, which it tells by its clock. */
 const COUNTED = USAGE_FIELD_NAMES.filter((k) => USAGE_FIELDS[k].grows !== 'time');
 /** A cap on wall time is 0 (spent at once) or a day (never, within a test): the script's clock is not ours. */
-const capFor = (limit: (typeof LIMIT_NAMES)[number]): fc.Arbitrary<number> => (LIMITS[limit].of.some((k) => USAGE_FIELDS[k].grows === 'time') ? fc.constantFrom(0, 86_400_000) : fc.nat(60));
+const capFor = (limit: (typeof LIMIT_NAMES)[number]): fc.Arbitrary<number> =>
+  LIMITS[limit].of.some((k) => USAGE_FIELDS[k].grows === 'time') ? fc.constantFrom(0, 86_400_000) : fc.nat(60);
 
 describe('the Lua scripts', () => {
   it('reserve finds the first spent limit of every limit in the list as spentLimit does, and counts the call only while none is (property-based)', async () => {
-    const counters = fc.record(Object.fromEntries(COUNTED.map((k) => [k, fc.nat(50)])) as Record<(typeof COUNTED)[number], fc.Arbitrary<number>>);
-    const caps = fc.record(Object.fromEntries(LIMIT_NAMES.map((k) => [k, capFor(k)])) as Record<(typeof LIMIT_NAMES)[number], fc.Arbitrary<number>>, { requiredKeys: [] });
+    const counters = fc.record(
+      Object.fromEntries(COUNTED.map((k) => [k, fc.nat(50)])) as Record<(typeof COUNTED)[number], fc.Arbitrary<number>>,
+    );
+    const caps = fc.record(
+      Object.fromEntries(LIMIT_NAMES.map((k) => [k, capFor(k)])) as Record<
+        (typeof LIMIT_NAMES)[number],
+        fc.Arbitrary<number>
+      >,
+      { requiredKeys: [] },
+    );
     let n = 0;
     await fc.assert(
       fc.asyncProperty(counters, caps, async (count, limits: BudgetLimits) => {
@@ -41,7 +56,12 @@ describe('the Lua scripts', () => {
         const hash: Record<string, number> = { ...limitFields(limits), [USAGE_CODES[TIME_INDEX]!]: start };
         for (const k of COUNTED) hash[USAGE_FIELDS[k].code] = count[k];
         await client.hset(keys.budget, hash);
-        const reply = (await runScript(client, 'asmReserve', [keys.budget, keys.runUsage], [CALL_CODES.llm, 0])) as string[];
+        const reply = (await runScript(
+          client,
+          'asmReserve',
+          [keys.budget, keys.runUsage],
+          [CALL_CODES.llm, 0],
+        )) as string[];
         if (reply[0] === '') {
           expect(spentLimit({ ...emptyUsage(), ...count }, limits)).toBeUndefined();
           expect(Number(await client.hget(keys.budget, CALL_CODES.llm))).toBe(count.llmCalls + 1);

@@ -3,8 +3,20 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { InvalidArgumentError, RunSkippedError, loadHistory, validateHistory, type AgentLoop } from 'agent-state-machine';
-import { RedisBudget, startBatchWorker, submitBatch, type BatchWorkerHandle, type DistributedTask } from '../../../lib/integrations/bullmq/index';
+import {
+  InvalidArgumentError,
+  RunSkippedError,
+  loadHistory,
+  validateHistory,
+  type AgentLoop,
+} from 'agent-state-machine';
+import {
+  RedisBudget,
+  startBatchWorker,
+  submitBatch,
+  type BatchWorkerHandle,
+  type DistributedTask,
+} from '../../../lib/integrations/bullmq/index';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { agentFromPayload, type TestPayload } from './fixtures/agentFromPayload';
@@ -24,7 +36,14 @@ function setup(label: string) {
     prefix,
     name: 'runs',
     worker(options: Partial<Parameters<typeof startBatchWorker>[0]> = {}) {
-      const w = startBatchWorker({ connection: url, name: 'runs', prefix, agent: (task) => agentFromPayload(task.payload), onError: false, ...options });
+      const w = startBatchWorker({
+        connection: url,
+        name: 'runs',
+        prefix,
+        agent: (task) => agentFromPayload(task.payload),
+        onError: false,
+        ...options,
+      });
       workers.push(w);
       return w;
     },
@@ -41,7 +60,8 @@ function setup(label: string) {
   };
 }
 
-const tasks = (n: number, payload: TestPayload = {}): DistributedTask[] => Array.from({ length: n }, (_, i) => ({ id: `t${i}`, input: `task ${i}`, payload }));
+const tasks = (n: number, payload: TestPayload = {}): DistributedTask[] =>
+  Array.from({ length: n }, (_, i) => ({ id: `t${i}`, input: `task ${i}`, payload }));
 
 describe('submitBatch() with startBatchWorker()', () => {
   it('.report() lists every task once, in task order, naming the worker and its history file', async () => {
@@ -51,7 +71,12 @@ describe('submitBatch() with startBatchWorker()', () => {
       const a = t.worker({ workerId: 'wa', concurrency: 2, historyDir: dir });
       const b = t.worker({ workerId: 'wb', concurrency: 2, historyDir: dir });
       const events: string[] = [];
-      const batch = await submitBatch(tasks(12), { connection: url, name: t.name, prefix: t.prefix, onProgress: (p) => events.push(p.event.type) });
+      const batch = await submitBatch(tasks(12), {
+        connection: url,
+        name: t.name,
+        prefix: t.prefix,
+        onProgress: (p) => events.push(p.event.type),
+      });
       const report = await batch.report();
       expect(report.runs.map((r) => r.id)).toEqual(tasks(12).map((x) => x.id));
       expect(report.totals.outcomes.end_of_turn).toBe(12);
@@ -60,7 +85,9 @@ describe('submitBatch() with startBatchWorker()', () => {
       expect(report.totals.costUsd).toBeCloseTo(0.24, 10);
       expect(report.budget.llmCalls).toBe(24);
       expect(report.budget.costUsd).toBeCloseTo(0.24, 10);
-      expect(new Set(report.runs.map((r) => r.worker))).toEqual(new Set([a.id, b.id].filter((id) => report.workers[id] !== undefined)));
+      expect(new Set(report.runs.map((r) => r.worker))).toEqual(
+        new Set([a.id, b.id].filter((id) => report.workers[id] !== undefined)),
+      );
       expect(report.concurrency).toBe(Object.values(report.workers).reduce((s, w) => s + w.concurrency, 0));
       expect(events.filter((e) => e === 'finished')).toHaveLength(12);
       expect(events.filter((e) => e === 'started')).toHaveLength(12);
@@ -99,7 +126,12 @@ describe('submitBatch() with startBatchWorker()', () => {
       t.worker({ concurrency: 3 });
       t.worker({ concurrency: 3 });
       const cost = 0.01;
-      const batch = await submitBatch(tasks(60, { steps: 3, costUsd: cost, delayMs: 2 }), { connection: url, name: t.name, prefix: t.prefix, total: { maxCostUsd: 0.5 } });
+      const batch = await submitBatch(tasks(60, { steps: 3, costUsd: cost, delayMs: 2 }), {
+        connection: url,
+        name: t.name,
+        prefix: t.prefix,
+        total: { maxCostUsd: 0.5 },
+      });
       const report = await batch.report();
       expect(report.runs).toHaveLength(60);
       expect(report.budget.costUsd).toBeGreaterThanOrEqual(0.5);
@@ -119,7 +151,12 @@ describe('submitBatch() with startBatchWorker()', () => {
     const t = setup('calls');
     try {
       for (let i = 0; i < 3; i++) t.worker({ concurrency: 4 });
-      const batch = await submitBatch(tasks(40, { steps: 3 }), { connection: url, name: t.name, prefix: t.prefix, total: { maxLlmCalls: 25 } });
+      const batch = await submitBatch(tasks(40, { steps: 3 }), {
+        connection: url,
+        name: t.name,
+        prefix: t.prefix,
+        total: { maxLlmCalls: 25 },
+      });
       const report = await batch.report();
       expect(report.budget.llmCalls).toBe(25);
       expect(report.totals.llmCalls).toBe(25);
@@ -133,8 +170,17 @@ describe('submitBatch() with startBatchWorker()', () => {
     const t = setup('perrun');
     try {
       t.worker();
-      const report = await (await submitBatch(tasks(4, { steps: 5 }), { connection: url, name: t.name, prefix: t.prefix, perRun: { maxLlmCalls: 2 } })).report();
-      expect(report.runs.map((r) => [r.outcome, r.usage.llmCalls])).toEqual(Array.from({ length: 4 }, () => ['budget_exceeded', 2]));
+      const report = await (
+        await submitBatch(tasks(4, { steps: 5 }), {
+          connection: url,
+          name: t.name,
+          prefix: t.prefix,
+          perRun: { maxLlmCalls: 2 },
+        })
+      ).report();
+      expect(report.runs.map((r) => [r.outcome, r.usage.llmCalls])).toEqual(
+        Array.from({ length: 4 }, () => ['budget_exceeded', 2]),
+      );
     } finally {
       await t.cleanup();
     }
@@ -152,7 +198,12 @@ describe('submitBatch() with startBatchWorker()', () => {
       t.worker({ concurrency: 2, agent: slow });
       t.worker({ concurrency: 2, agent: slow });
       const controller = new AbortController();
-      const batch = await submitBatch(tasks(20), { connection: url, name: t.name, prefix: t.prefix, signal: controller.signal });
+      const batch = await submitBatch(tasks(20), {
+        connection: url,
+        name: t.name,
+        prefix: t.prefix,
+        signal: controller.signal,
+      });
       while (batch.progress().running < 4) await new Promise((r) => setTimeout(r, 20));
       controller.abort('operator stop');
       const report = await batch.report();
@@ -160,7 +211,8 @@ describe('submitBatch() with startBatchWorker()', () => {
       expect(report.totals.outcomes).toMatchObject({ cancelled: 4, skipped: 16, end_of_turn: 0 });
       expect(report.stopped).toEqual({ reason: 'aborted', message: 'batch aborted: operator stop' });
       for (const run of report.runs.filter((r) => r.outcome === 'cancelled')) expect(run.error).toBeDefined();
-      for (const run of report.runs.filter((r) => r.outcome === 'skipped')) expect((run.error as RunSkippedError).reason).toBe('aborted');
+      for (const run of report.runs.filter((r) => r.outcome === 'skipped'))
+        expect((run.error as RunSkippedError).reason).toBe('aborted');
     } finally {
       await t.cleanup();
     }
@@ -185,13 +237,28 @@ describe('submitBatch() with startBatchWorker()', () => {
 
   it('submitBatch() names bad input', async () => {
     const opts = { connection: 'redis://127.0.0.1:1', name: 'q' };
-    await expect(submitBatch([{ id: 'a', input: 'x' }, { id: 'a', input: 'y' }], opts)).rejects.toThrow(/tasks\[1\]\.id/);
+    await expect(
+      submitBatch(
+        [
+          { id: 'a', input: 'x' },
+          { id: 'a', input: 'y' },
+        ],
+        opts,
+      ),
+    ).rejects.toThrow(/tasks\[1\]\.id/);
     await expect(submitBatch([{ id: 'a', input: 3 as unknown as string }], opts)).rejects.toThrow(InvalidArgumentError);
-    await expect(submitBatch([{ id: 'a', input: 'x', payload: { f: () => 1 } as unknown }].map((t) => ({ ...t, payload: () => 1 })), opts)).rejects.toThrow(/tasks\[0\]\.payload/);
+    await expect(
+      submitBatch(
+        [{ id: 'a', input: 'x', payload: { f: () => 1 } as unknown }].map((t) => ({ ...t, payload: () => 1 })),
+        opts,
+      ),
+    ).rejects.toThrow(/tasks\[0\]\.payload/);
     await expect(submitBatch([], { ...opts, name: 'a:b' })).rejects.toThrow(/`name`/);
     await expect(submitBatch([], { ...opts, total: { maxCostUsd: -1 } })).rejects.toThrow(/total\.maxCostUsd/);
     await expect(submitBatch([], { ...opts, retryLostRuns: 1.5 })).rejects.toThrow(/retryLostRuns/);
-    await expect(submitBatch([], { ...opts, pricing: { m: { inputUsdPerMTok: 1, outputUsdPerMTok: NaN } } })).rejects.toThrow(/pricing\["m"\]\.outputUsdPerMTok/);
+    await expect(
+      submitBatch([], { ...opts, pricing: { m: { inputUsdPerMTok: 1, outputUsdPerMTok: NaN } } }),
+    ).rejects.toThrow(/pricing\["m"\]\.outputUsdPerMTok/);
     await expect(submitBatch([], { ...opts, connection: 'localhost:6379' })).rejects.toThrow(/connection/);
   });
 
@@ -213,11 +280,14 @@ describe('RedisBudget', () => {
           const keys = batchKeys(prefix, 'q', `b${Math.random()}`);
           await clients[0]!.hset(keys.budget, { st: Date.now(), mlc: cap });
           const budgets = clients.map((c, i) => new RedisBudget(c, keys, { maxLlmCalls: cap }, i));
-          const answers = await Promise.all(Array.from({ length: asks }, (_, i) => budgets[i % budgets.length]!.reserve('llm')));
+          const answers = await Promise.all(
+            Array.from({ length: asks }, (_, i) => budgets[i % budgets.length]!.reserve('llm')),
+          );
           const allowed = answers.filter((a) => a === undefined).length;
           expect(allowed).toBe(Math.min(cap, asks));
           expect(Number(await clients[0]!.hget(keys.budget, 'l'))).toBe(allowed);
-          for (const a of answers.filter((x) => x !== undefined)) expect(a).toMatchObject({ limit: 'maxLlmCalls', used: cap, max: cap });
+          for (const a of answers.filter((x) => x !== undefined))
+            expect(a).toMatchObject({ limit: 'maxLlmCalls', used: cap, max: cap });
         }),
         { numRuns: 25 },
       );
@@ -237,7 +307,11 @@ describe('RedisBudget', () => {
       expect(await budget.charge({ costUsd: 0.3, inputTokens: 10, outputTokens: 5 })).toBeUndefined();
       expect(await budget.reserve('llm')).toBeUndefined();
       const spent = await budget.charge({ costUsd: 0.3 });
-      expect(spent).toMatchObject({ limit: 'maxCostUsd', max: 0.5, message: 'shared budget exceeded: $0.60 of $0.50 after 1 LLM call' });
+      expect(spent).toMatchObject({
+        limit: 'maxCostUsd',
+        max: 0.5,
+        message: 'shared budget exceeded: $0.60 of $0.50 after 1 LLM call',
+      });
       expect(await budget.reserve('tool')).toMatchObject({ limit: 'maxCostUsd' });
       await expect(budget.charge({ costUsd: -1 })).rejects.toThrow(/delta\.costUsd/);
       // Wall time alone changes nothing in Redis and costs no round trip.

@@ -1,7 +1,18 @@
 import OpenAI from 'openai';
-import { AgentWithStateMachine, InvalidArgumentError, type AgentWithStateMachineOptions, type Sleep } from 'agent-state-machine';
+import {
+  AgentWithStateMachine,
+  InvalidArgumentError,
+  type AgentWithStateMachineOptions,
+  type Sleep,
+} from 'agent-state-machine';
 import { fromOpenAIChat, type OpenAIChatOptions } from '../../../lib/integrations/openai';
-import { checkChatRequest, startOpenAIChatServer, type ChatAction, type OpenAIChatServer, type OpenAIChatServerOptions } from '../../../examples/servers/openaiChatServer';
+import {
+  checkChatRequest,
+  startOpenAIChatServer,
+  type ChatAction,
+  type OpenAIChatServer,
+  type OpenAIChatServerOptions,
+} from '../../../examples/servers/openaiChatServer';
 
 // The real `openai` client against a local server that speaks Chat Completions and rejects
 // what the API rejects. Every scenario ends by asserting the server rejected nothing.
@@ -20,7 +31,10 @@ afterEach(async () => {
 
 async function serve(script: ChatAction[] | OpenAIChatServerOptions['respond']): Promise<OpenAIChatServer> {
   server = await startOpenAIChatServer({
-    respond: typeof script === 'function' ? script : (_body, i) => script[i] ?? { error: { status: 500, message: `script has no reply ${i}` } },
+    respond:
+      typeof script === 'function'
+        ? script
+        : (_body, i) => script[i] ?? { error: { status: 500, message: `script has no reply ${i}` } },
   });
   return server;
 }
@@ -39,11 +53,19 @@ function recordingSleep(): Sleep & { delays: number[] } {
   return sleep;
 }
 
-function agentOf(loop: ReturnType<typeof fromOpenAIChat>, options: AgentWithStateMachineOptions = {}): AgentWithStateMachine {
+function agentOf(
+  loop: ReturnType<typeof fromOpenAIChat>,
+  options: AgentWithStateMachineOptions = {},
+): AgentWithStateMachine {
   return new AgentWithStateMachine(loop, { logger: false, sleep: recordingSleep(), ...options });
 }
 
-const base = (extra: Partial<OpenAIChatOptions> = {}): OpenAIChatOptions => ({ model: 'gpt-4o-mini', tools: { read_file: readFile }, system: 'You are terse.', ...extra });
+const base = (extra: Partial<OpenAIChatOptions> = {}): OpenAIChatOptions => ({
+  model: 'gpt-4o-mini',
+  tools: { read_file: readFile },
+  system: 'You are terse.',
+  ...extra,
+});
 
 describe('fromOpenAIChat', () => {
   it('runs a full tool-use turn and keeps the conversation in the Chat Completions format', async () => {
@@ -51,7 +73,12 @@ describe('fromOpenAIChat', () => {
       {
         content: null as unknown as undefined,
         toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"a.txt"}' }],
-        usage: { prompt_tokens: 100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 8 } },
+        usage: {
+          prompt_tokens: 100,
+          completion_tokens: 20,
+          prompt_tokens_details: { cached_tokens: 60 },
+          completion_tokens_details: { reasoning_tokens: 8 },
+        },
         model: 'gpt-4o-mini-2024-07-18',
       },
       { content: 'a.txt says hello', usage: { prompt_tokens: 140, completion_tokens: 5 } },
@@ -64,13 +91,24 @@ describe('fromOpenAIChat', () => {
     expect(loop.messages).toEqual([
       { role: 'system', content: 'You are terse.' },
       { role: 'user', content: 'What is in a.txt?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'contents of a.txt' },
       { role: 'assistant', content: 'a.txt says hello' },
     ]);
     expect(JSON.parse(JSON.stringify(loop.messages))).toEqual(loop.messages);
     const first = s.exchanges[0]!.body;
-    expect(first.tools).toEqual([{ type: 'function', function: { name: 'read_file', description: 'Reads a file', parameters: readFile.parameters } }]);
+    expect(first.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'read_file', description: 'Reads a file', parameters: readFile.parameters },
+      },
+    ]);
     expect(first.model).toBe('gpt-4o-mini');
     expect(s.rejected).toEqual([]);
   });
@@ -92,7 +130,13 @@ describe('fromOpenAIChat', () => {
     const s = await serve([
       {
         content: 'hi',
-        usage: { prompt_tokens: 1000, completion_tokens: 300, prompt_tokens_details: { cached_tokens: 600, cache_write_tokens: 100 }, completion_tokens_details: { reasoning_tokens: 200 }, cost: 0.0042 },
+        usage: {
+          prompt_tokens: 1000,
+          completion_tokens: 300,
+          prompt_tokens_details: { cached_tokens: 600, cache_write_tokens: 100 },
+          completion_tokens_details: { reasoning_tokens: 200 },
+          cost: 0.0042,
+        },
         model: 'gpt-4o-mini-2024-07-18',
         finishReason: 'length',
       },
@@ -101,7 +145,14 @@ describe('fromOpenAIChat', () => {
     const response = await loop.sendUserMessage('hello', { signal: new AbortController().signal, turn: 1, attempt: 1 });
     expect(response).toEqual({
       text: 'hi',
-      usage: { inputTokens: 1000, outputTokens: 300, cachedInputTokens: 600, cacheWriteTokens: 100, reasoningTokens: 200, costUsd: 0.0042 },
+      usage: {
+        inputTokens: 1000,
+        outputTokens: 300,
+        cachedInputTokens: 600,
+        cacheWriteTokens: 100,
+        reasoningTokens: 200,
+        costUsd: 0.0042,
+      },
       model: 'gpt-4o-mini-2024-07-18',
       finishReason: 'length',
     });
@@ -159,7 +210,10 @@ describe('fromOpenAIChat', () => {
       { content: 'sorry' },
     ]);
     const seen: unknown[] = [];
-    const list = { parameters: { type: 'object', properties: {} }, run: (input: unknown) => (seen.push(input), 'a.txt') };
+    const list = {
+      parameters: { type: 'object', properties: {} },
+      run: (input: unknown) => (seen.push(input), 'a.txt'),
+    };
     const loop = fromOpenAIChat(client(s), base({ tools: { read_file: readFile, list } }));
     const result = await agentOf(loop).runTurn('go');
     expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'sorry' });
@@ -172,7 +226,7 @@ describe('fromOpenAIChat', () => {
     expect(s.rejected).toEqual([]);
   });
 
-  it('.runTool() answers arguments that break the input schema with the validator\'s message, once, and never runs the tool', async () => {
+  it(".runTool() answers arguments that break the input schema with the validator's message, once, and never runs the tool", async () => {
     const s = await serve([
       {
         toolCalls: [
@@ -184,7 +238,14 @@ describe('fromOpenAIChat', () => {
       { content: 'done' },
     ]);
     const ran: unknown[] = [];
-    const loop = fromOpenAIChat(client(s), base({ tools: { read_file: { ...readFile, run: async (input: { path: string }) => (ran.push(input), readFile.run(input)) } } }));
+    const loop = fromOpenAIChat(
+      client(s),
+      base({
+        tools: {
+          read_file: { ...readFile, run: async (input: { path: string }) => (ran.push(input), readFile.run(input)) },
+        },
+      }),
+    );
     expect(await agentOf(loop).runTurn('go')).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
     expect(ran).toEqual([{ path: 'a.txt' }]);
     const tools = s.exchanges[1]!.body.messages.filter((m: { role: string }) => m.role === 'tool');
@@ -198,7 +259,13 @@ describe('fromOpenAIChat', () => {
 
   it('gives empty and repeated tool-call ids unique ones, so every call is answered and the next requests are valid', async () => {
     const s = await serve([
-      { toolCalls: [{ id: '', name: 'read_file', arguments: '{"path":"a"}' }, { id: 'x', name: 'read_file', arguments: '{"path":"b"}' }, { id: 'x', name: 'read_file', arguments: '{"path":"c"}' }] },
+      {
+        toolCalls: [
+          { id: '', name: 'read_file', arguments: '{"path":"a"}' },
+          { id: 'x', name: 'read_file', arguments: '{"path":"b"}' },
+          { id: 'x', name: 'read_file', arguments: '{"path":"c"}' },
+        ],
+      },
       { content: 'read three' },
       { content: 'second turn' },
     ]);
@@ -206,10 +273,16 @@ describe('fromOpenAIChat', () => {
     const agent = agentOf(loop);
     expect(await agent.runTurn('read a, b and c')).toMatchObject({ outcome: 'end_of_turn', text: 'read three' });
     expect(await agent.runTurn('again')).toMatchObject({ outcome: 'end_of_turn', text: 'second turn' });
-    const assistant = loop.messages.find((m) => m.role === 'assistant' && m.tool_calls !== undefined) as { tool_calls: { id: string }[] };
+    const assistant = loop.messages.find((m) => m.role === 'assistant' && m.tool_calls !== undefined) as {
+      tool_calls: { id: string }[];
+    };
     const ids = assistant.tool_calls.map((c) => c.id);
     expect(ids).toEqual(['call_asm1', 'x', 'call_asm2']);
-    expect(loop.messages.filter((m) => m.role === 'tool').map((m) => [(m as { tool_call_id: string }).tool_call_id, m.content])).toEqual([
+    expect(
+      loop.messages
+        .filter((m) => m.role === 'tool')
+        .map((m) => [(m as { tool_call_id: string }).tool_call_id, m.content]),
+    ).toEqual([
       ['call_asm1', 'contents of a'],
       ['x', 'contents of b'],
       ['call_asm2', 'contents of c'],
@@ -218,13 +291,24 @@ describe('fromOpenAIChat', () => {
   });
 
   it('the strict server rejects the odd ids a loop sends back unchanged', () => {
-    const asked = (ids: string[]) => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) });
-    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, asked([''])] })).toMatch(/tool_calls\[0\]\.id': empty string/);
-    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, asked(['a', 'a'])] })).toMatch(/duplicate tool_call id 'a'/);
+    const asked = (ids: string[]) => ({
+      role: 'assistant',
+      content: null,
+      tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })),
+    });
+    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, asked([''])] })).toMatch(
+      /tool_calls\[0\]\.id': empty string/,
+    );
+    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, asked(['a', 'a'])] })).toMatch(
+      /duplicate tool_call id 'a'/,
+    );
   });
 
   it('commits messages only after a call succeeded, and turns the SDK retries off (500, then success)', async () => {
-    const s = await serve([{ error: { status: 500, message: 'The server had an error while processing your request.' } }, { content: 'ok' }]);
+    const s = await serve([
+      { error: { status: 500, message: 'The server had an error while processing your request.' } },
+      { content: 'ok' },
+    ]);
     const loop = fromOpenAIChat(client(s), base());
     const agent = agentOf(loop, { retry: { retries: 2, baseDelayMs: 10 } });
     const result = await agent.runTurn('hello');
@@ -237,7 +321,15 @@ describe('fromOpenAIChat', () => {
 
   it('keeps the status and headers of errors, so Retry-After is honoured (429)', async () => {
     const s = await serve([
-      { error: { status: 429, message: 'Rate limit reached for gpt-4o-mini', type: 'requests', code: 'rate_limit_exceeded', headers: { 'retry-after': '3' } } },
+      {
+        error: {
+          status: 429,
+          message: 'Rate limit reached for gpt-4o-mini',
+          type: 'requests',
+          code: 'rate_limit_exceeded',
+          headers: { 'retry-after': '3' },
+        },
+      },
       { content: 'ok' },
     ]);
     const sleep = recordingSleep();
@@ -250,7 +342,17 @@ describe('fromOpenAIChat', () => {
   });
 
   it('does not retry a 400 the API will give again', async () => {
-    const s = await serve([{ error: { status: 400, message: "This model's maximum context length is 128000 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } }, { content: 'never' }]);
+    const s = await serve([
+      {
+        error: {
+          status: 400,
+          message: "This model's maximum context length is 128000 tokens.",
+          type: 'invalid_request_error',
+          code: 'context_length_exceeded',
+        },
+      },
+      { content: 'never' },
+    ]);
     const loop = fromOpenAIChat(client(s), base());
     const result = await agentOf(loop).runTurn('hello');
     expect(result.outcome).toBe('error');
@@ -274,7 +376,13 @@ describe('fromOpenAIChat', () => {
         }),
     };
     const s = await serve([
-      { toolCalls: [{ id: 'call_fast', name: 'read_file', arguments: '{"path":"a"}' }, { id: 'call_slow', name: 'slow', arguments: '{}' }, { id: 'call_never', name: 'read_file', arguments: '{"path":"b"}' }] },
+      {
+        toolCalls: [
+          { id: 'call_fast', name: 'read_file', arguments: '{"path":"a"}' },
+          { id: 'call_slow', name: 'slow', arguments: '{}' },
+          { id: 'call_never', name: 'read_file', arguments: '{"path":"b"}' },
+        ],
+      },
       { content: 'second turn fine' },
     ]);
     const loop = fromOpenAIChat(client(s), base({ tools: { read_file: readFile, slow } }));
@@ -299,7 +407,12 @@ describe('fromOpenAIChat', () => {
 
   it('stopped by a budget mid-turn: the tool calls are settled and a turn with a fresh budget succeeds', async () => {
     const s = await serve([
-      { toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"a"}' }, { id: 'call_2', name: 'read_file', arguments: '{"path":"b"}' }] },
+      {
+        toolCalls: [
+          { id: 'call_1', name: 'read_file', arguments: '{"path":"a"}' },
+          { id: 'call_2', name: 'read_file', arguments: '{"path":"b"}' },
+        ],
+      },
       { content: 'next turn fine' },
     ]);
     const loop = fromOpenAIChat(client(s), base());
@@ -307,7 +420,11 @@ describe('fromOpenAIChat', () => {
     expect(first.outcome).toBe('budget_exceeded');
     expect(loop.messages.slice(-2)).toEqual([
       { role: 'tool', tool_call_id: 'call_1', content: 'contents of a' },
-      { role: 'tool', tool_call_id: 'call_2', content: expect.stringMatching(/^not run: budget exceeded: 1 tool call of 1 tool call/) },
+      {
+        role: 'tool',
+        tool_call_id: 'call_2',
+        content: expect.stringMatching(/^not run: budget exceeded: 1 tool call of 1 tool call/),
+      },
     ]);
     // The loop outlives the adapter: continue the same conversation under a new budget.
     const second = await agentOf(loop, { budget: { maxToolCalls: 1 } }).runTurn('cheap');
@@ -316,7 +433,15 @@ describe('fromOpenAIChat', () => {
   });
 
   it('.settleToolCalls() answers every tool call, so the next request is valid', async () => {
-    const s = await serve([{ toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"a"}' }, { id: 'call_2', name: 'read_file', arguments: '{"path":"b"}' }] }, { content: 'fine' }]);
+    const s = await serve([
+      {
+        toolCalls: [
+          { id: 'call_1', name: 'read_file', arguments: '{"path":"a"}' },
+          { id: 'call_2', name: 'read_file', arguments: '{"path":"b"}' },
+        ],
+      },
+      { content: 'fine' },
+    ]);
     const loop = fromOpenAIChat(client(s), base());
     const ctx = { signal: new AbortController().signal, turn: 1, attempt: 1 };
     await loop.sendUserMessage('start', ctx);
@@ -329,13 +454,24 @@ describe('fromOpenAIChat', () => {
       ctx,
     );
     expect(await loop.sendUserMessage('again', { ...ctx, turn: 2 })).toMatchObject({ text: 'fine' });
-    expect(loop.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'user', 'assistant']);
+    expect(loop.messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'user',
+      'assistant',
+    ]);
     expect(s.rejected).toEqual([]);
   });
 
   it('continues a given conversation without modifying it', async () => {
     const s = await serve([{ content: 'continued' }]);
-    const earlier = [{ role: 'user' as const, content: 'first' }, { role: 'assistant' as const, content: 'first answer' }];
+    const earlier = [
+      { role: 'user' as const, content: 'first' },
+      { role: 'assistant' as const, content: 'first answer' },
+    ];
     const loop = fromOpenAIChat(client(s), base({ system: undefined, messages: earlier }));
     expect(await agentOf(loop).runTurn('second')).toMatchObject({ outcome: 'end_of_turn', text: 'continued' });
     expect(earlier).toHaveLength(2);
@@ -355,11 +491,21 @@ describe('fromOpenAIChat', () => {
 
   it('streams with usage (stream_options.include_usage) and tells onText the turn and attempt', async () => {
     const s = await serve([
-      { toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"streamed.txt"}' }], usage: { prompt_tokens: 10, completion_tokens: 4 } },
-      { content: 'The file says: contents of streamed.txt', usage: { prompt_tokens: 30, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 10 } }, model: 'gpt-4o-mini-2024-07-18' },
+      {
+        toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"streamed.txt"}' }],
+        usage: { prompt_tokens: 10, completion_tokens: 4 },
+      },
+      {
+        content: 'The file says: contents of streamed.txt',
+        usage: { prompt_tokens: 30, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 10 } },
+        model: 'gpt-4o-mini-2024-07-18',
+      },
     ]);
     const deltas: [string, number, number][] = [];
-    const loop = fromOpenAIChat(client(s), base({ stream: { onText: (d, { turn, attempt }) => deltas.push([d, turn, attempt]) } }));
+    const loop = fromOpenAIChat(
+      client(s),
+      base({ stream: { onText: (d, { turn, attempt }) => deltas.push([d, turn, attempt]) } }),
+    );
     const result = await agentOf(loop).runTurn('stream it');
     expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'The file says: contents of streamed.txt' });
     expect(result.usage).toMatchObject({ inputTokens: 40, outputTokens: 13 });
@@ -370,14 +516,24 @@ describe('fromOpenAIChat', () => {
   });
 
   it('retries a stream dropped mid-way; onText sees the new attempt and the conversation gets one answer', async () => {
-    const s = await serve([{ content: 'Hello there, partial answer', dropAfterChunks: 3 }, { content: 'Hello again, whole answer' }]);
+    const s = await serve([
+      { content: 'Hello there, partial answer', dropAfterChunks: 3 },
+      { content: 'Hello again, whole answer' },
+    ]);
     const deltas: [string, number][] = [];
     const loop = fromOpenAIChat(client(s), base({ stream: { onText: (d, { attempt }) => deltas.push([d, attempt]) } }));
     const result = await agentOf(loop, { retry: { retries: 2, baseDelayMs: 10 } }).runTurn('hi');
     expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'Hello again, whole answer' });
     expect(deltas.filter(([, a]) => a === 1).length).toBeGreaterThan(0);
-    expect(deltas.filter(([, a]) => a === 2).map(([d]) => d).join('')).toBe('Hello again, whole answer');
-    expect(loop.messages.filter((m) => m.role === 'assistant')).toEqual([{ role: 'assistant', content: 'Hello again, whole answer' }]);
+    expect(
+      deltas
+        .filter(([, a]) => a === 2)
+        .map(([d]) => d)
+        .join(''),
+    ).toBe('Hello again, whole answer');
+    expect(loop.messages.filter((m) => m.role === 'assistant')).toEqual([
+      { role: 'assistant', content: 'Hello again, whole answer' },
+    ]);
     expect(s.exchanges).toHaveLength(2);
   });
 
@@ -392,11 +548,18 @@ describe('fromOpenAIChat', () => {
   it('throws InvalidArgumentError naming a bad option', () => {
     const c = new OpenAI({ apiKey: 'x', baseURL: 'http://127.0.0.1:9/v1' });
     expect(() => fromOpenAIChat(c, { model: '' })).toThrow(InvalidArgumentError);
-    expect(() => fromOpenAIChat(c, { model: 'm', tools: { t: { parameters: {}, run: 5 as never } } })).toThrow('Expected `options.tools.t.run` to be a function');
+    expect(() => fromOpenAIChat(c, { model: 'm', tools: { t: { parameters: {}, run: 5 as never } } })).toThrow(
+      'Expected `options.tools.t.run` to be a function',
+    );
     expect(() => fromOpenAIChat(c, { model: 'm', stream: 'yes' as never })).toThrow('options.stream');
     expect(() => fromOpenAIChat({} as never, { model: 'm' })).toThrow('Expected `client` to be an OpenAI client');
     // A schema no validator can compile is an error of the options, named, not of a later turn.
-    expect(() => fromOpenAIChat(c, { model: 'm', tools: { t: { parameters: { type: 'object', properties: { a: { type: 'strng' } } }, run: () => '' } } })).toThrow(
+    expect(() =>
+      fromOpenAIChat(c, {
+        model: 'm',
+        tools: { t: { parameters: { type: 'object', properties: { a: { type: 'strng' } } }, run: () => '' } },
+      }),
+    ).toThrow(
       /^Expected `options.tools.t.parameters` to be a JSON Schema a validator can compile \(schema is invalid: data\/properties\/a\/type must be equal to one of the allowed values/,
     );
   });
@@ -405,12 +568,50 @@ describe('fromOpenAIChat', () => {
 describe('checkChatRequest (the local server)', () => {
   it('rejects what the API rejects', () => {
     const call = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } };
-    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'user', content: 'y' }] })).toMatch(
-      /must be followed by tool messages responding to each 'tool_call_id'.*call_1/,
-    );
-    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [call] }] })).toMatch(/call_1/);
-    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'call_9', content: 'r' }] })).toMatch(/must be a response to a preceeding message/);
-    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } })).toMatch(/only allowed when 'stream' is enabled/);
-    expect(checkChatRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_1', content: 'r' }] })).toBeUndefined();
+    expect(
+      checkChatRequest({
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'user', content: 'y' },
+        ],
+      }),
+    ).toMatch(/must be followed by tool messages responding to each 'tool_call_id'.*call_1/);
+    expect(
+      checkChatRequest({
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+        ],
+      }),
+    ).toMatch(/call_1/);
+    expect(
+      checkChatRequest({
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', tool_call_id: 'call_9', content: 'r' },
+        ],
+      }),
+    ).toMatch(/must be a response to a preceeding message/);
+    expect(
+      checkChatRequest({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        stream_options: { include_usage: true },
+      }),
+    ).toMatch(/only allowed when 'stream' is enabled/);
+    expect(
+      checkChatRequest({
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'r' },
+        ],
+      }),
+    ).toBeUndefined();
   });
 });

@@ -3,7 +3,10 @@ import { CONCURRENCY, TASKS, TOTAL_CAP_USD, runOpenAIBatchExample } from '../../
 describe('examples/openai-batch', () => {
   it('runs fresh OpenAI loops under a shared dollar cap priced from tokens, and stops part-way', async () => {
     const lines: string[] = [];
-    const { report, rejected } = await runOpenAIBatchExample({ print: (l) => lines.push(l), sleep: async () => undefined });
+    const { report, rejected } = await runOpenAIBatchExample({
+      print: (l) => lines.push(l),
+      sleep: async () => undefined,
+    });
     const { outcomes, costUsd } = report.totals;
     expect(report.runs).toHaveLength(TASKS);
     expect(outcomes.end_of_turn).toBeGreaterThan(0);

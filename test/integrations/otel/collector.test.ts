@@ -29,7 +29,11 @@ beforeEach(async () => {
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', () => {
       contentTypes.push(req.headers['content-type'] ?? '');
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !(req.headers['content-type'] ?? '').startsWith('application/json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !(req.headers['content-type'] ?? '').startsWith('application/json')
+      ) {
         res.writeHead(404).end();
         return;
       }
@@ -37,15 +41,20 @@ beforeEach(async () => {
       try {
         parsed = JSON.parse(body);
       } catch {
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 3, message: 'not JSON' }));
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ code: 3, message: 'not JSON' }));
         return;
       }
       const problems = otlpShapeProblems(parsed);
       if (problems.length > 0) {
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 3, message: problems.join('; ') }));
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ code: 3, message: problems.join('; ') }));
         return;
       }
-      for (const rs of (parsed as OtlpTraceExport).resourceSpans) for (const ss of rs.scopeSpans) received.push(...ss.spans);
+      for (const rs of (parsed as OtlpTraceExport).resourceSpans)
+        for (const ss of rs.scopeSpans) received.push(...ss.spans);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -58,22 +67,39 @@ afterEach(async () => {
 
 function names(spans: OtlpSpan[]): string[] {
   const byId = new Map(spans.map((s) => [s.spanId, s]));
-  return spans.map((s) => `${s.name}${s.parentSpanId === undefined || s.parentSpanId === '' ? '' : ` < ${byId.get(s.parentSpanId)?.name ?? '?'}`}`).sort();
+  return spans
+    .map(
+      (s) =>
+        `${s.name}${s.parentSpanId === undefined || s.parentSpanId === '' ? '' : ` < ${byId.get(s.parentSpanId)?.name ?? '?'}`}`,
+    )
+    .sort();
 }
 
 const script = () =>
   createScriptedAgent({
-    replies: [{ toolCalls: [{ id: 'c1', name: 'read_file' }], usage: { inputTokens: 9, outputTokens: 2, costUsd: 0.001 } }, { text: 'done', usage: { inputTokens: 12, outputTokens: 3, costUsd: 0.001 } }],
+    replies: [
+      { toolCalls: [{ id: 'c1', name: 'read_file' }], usage: { inputTokens: 9, outputTokens: 2, costUsd: 0.001 } },
+      { text: 'done', usage: { inputTokens: 12, outputTokens: 3, costUsd: 0.001 } },
+    ],
     tools: { read_file: { output: 'contents' } },
     sleep: async () => undefined,
   });
 
 describe('sending to an OTLP/HTTP receiver', () => {
-  it('traceAgent() spans reach a collector through the SDK\'s OTLP/HTTP exporter, named and linked', async () => {
-    const { stdout } = await execFileAsync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/otel/sendLive.ts'), url], { cwd: ROOT, timeout: 30_000 });
+  it("traceAgent() spans reach a collector through the SDK's OTLP/HTTP exporter, named and linked", async () => {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'test/fixtures/otel/sendLive.ts'), url],
+      { cwd: ROOT, timeout: 30_000 },
+    );
     expect(stdout).toBe('end_of_turn');
     expect(contentTypes.every((t) => t.startsWith('application/json'))).toBe(true);
-    expect(names(received)).toEqual(['chat < invoke_agent fixer', 'chat < invoke_agent fixer', 'execute_tool read_file < invoke_agent fixer', 'invoke_agent fixer']);
+    expect(names(received)).toEqual([
+      'chat < invoke_agent fixer',
+      'chat < invoke_agent fixer',
+      'execute_tool read_file < invoke_agent fixer',
+      'invoke_agent fixer',
+    ]);
     const turn = received.find((s) => s.name === 'invoke_agent fixer')!;
     expect(turn.kind).toBe(1);
     expect(received.filter((s) => s.name === 'chat').map((s) => s.kind)).toEqual([3, 3]);
@@ -90,15 +116,37 @@ describe('sending to an OTLP/HTTP receiver', () => {
       await agent.runTurn('fix it');
       sink.close();
       let stderr = '';
-      expect(await main(['export', 'otlp', file, '-o', out, '--agent-name', 'fixer', '--provider', 'openai'], { stdout: () => undefined, stderr: (t) => void (stderr += t) })).toBe(0);
+      expect(
+        await main(['export', 'otlp', file, '-o', out, '--agent-name', 'fixer', '--provider', 'openai'], {
+          stdout: () => undefined,
+          stderr: (t) => void (stderr += t),
+        }),
+      ).toBe(0);
       expect(stderr).toBe(`agent-sm: wrote 4 spans to ${out}\n`);
-      const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: fs.readFileSync(out) });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: fs.readFileSync(out),
+      });
       expect(response.status).toBe(200);
-      expect(names(received)).toEqual(['chat < invoke_agent fixer', 'chat < invoke_agent fixer', 'execute_tool read_file < invoke_agent fixer', 'invoke_agent fixer']);
+      expect(names(received)).toEqual([
+        'chat < invoke_agent fixer',
+        'chat < invoke_agent fixer',
+        'execute_tool read_file < invoke_agent fixer',
+        'invoke_agent fixer',
+      ]);
       // The receiver is strict: a span with a bad id is refused.
       const bad = JSON.parse(fs.readFileSync(out, 'utf8')) as OtlpTraceExport;
       bad.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.traceId = 'xyz';
-      expect((await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(bad) })).status).toBe(400);
+      expect(
+        (
+          await fetch(url, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify(bad),
+          })
+        ).status,
+      ).toBe(400);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

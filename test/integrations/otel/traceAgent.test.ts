@@ -1,6 +1,19 @@
 import { SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { AgentWithStateMachine, createScriptedAgent, historyToOtlp, InvalidArgumentError, type AgentScript, type AgentWithStateMachineOptions, type TransitionRecord } from 'agent-state-machine';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
+import {
+  AgentWithStateMachine,
+  createScriptedAgent,
+  historyToOtlp,
+  InvalidArgumentError,
+  type AgentScript,
+  type AgentWithStateMachineOptions,
+  type TransitionRecord,
+} from 'agent-state-machine';
 import { traceAgent, traceBatch } from '../../../lib/integrations/otel';
 import { manualClock } from '../../helpers/manualClock';
 
@@ -11,7 +24,11 @@ function setup(): { exporter: InMemorySpanExporter; provider: BasicTracerProvide
 }
 
 /** A scripted agent under a clock that moves only when something waits, traced into an in-memory exporter. */
-function tracedAgent(script: Omit<AgentScript, 'sleep'>, options: Partial<AgentWithStateMachineOptions> = {}, trace: Parameters<typeof traceAgent>[1] = {}) {
+function tracedAgent(
+  script: Omit<AgentScript, 'sleep'>,
+  options: Partial<AgentWithStateMachineOptions> = {},
+  trace: Parameters<typeof traceAgent>[1] = {},
+) {
   const { exporter, provider } = setup();
   const clock = manualClock();
   const sleep = async (ms: number): Promise<void> => void clock.advance(ms);
@@ -24,7 +41,12 @@ function tracedAgent(script: Omit<AgentScript, 'sleep'>, options: Partial<AgentW
     sink: { write: (r) => void records.push(r) },
     ...options,
   });
-  const stop = traceAgent(agent, { tracer: provider.getTracer('test'), agentName: 'helper', providerName: 'openai', ...trace });
+  const stop = traceAgent(agent, {
+    tracer: provider.getTracer('test'),
+    agentName: 'helper',
+    providerName: 'openai',
+    ...trace,
+  });
   return { agent, exporter, stop, records, clock };
 }
 
@@ -39,7 +61,9 @@ function tree(spans: ReadableSpan[]): string[] {
 
 function sorted(spans: ReadableSpan[]): ReadableSpan[] {
   const ns = (s: ReadableSpan): number => s.startTime[0] * 1e9 + s.startTime[1];
-  return [...spans].sort((a, b) => ns(a) - ns(b) || (a.name.startsWith('invoke') ? -1 : b.name.startsWith('invoke') ? 1 : 0));
+  return [...spans].sort(
+    (a, b) => ns(a) - ns(b) || (a.name.startsWith('invoke') ? -1 : b.name.startsWith('invoke') ? 1 : 0),
+  );
 }
 
 function named(spans: ReadableSpan[], prefix: string): ReadableSpan[] {
@@ -48,7 +72,11 @@ function named(spans: ReadableSpan[], prefix: string): ReadableSpan[] {
 
 describe('traceAgent()', () => {
   it('traceAgent() makes a text turn an invoke_agent span with a chat CLIENT child, usage and moves as events', async () => {
-    const { agent, exporter } = tracedAgent({ replies: [{ text: 'hi', usage: { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8, costUsd: 0.003 }, delayMs: 250 }] });
+    const { agent, exporter } = tracedAgent({
+      replies: [
+        { text: 'hi', usage: { inputTokens: 12, outputTokens: 4, cachedInputTokens: 8, costUsd: 0.003 }, delayMs: 250 },
+      ],
+    });
     const result = await agent.runTurn('hello');
     expect(result.outcome).toBe('end_of_turn');
     const spans = exporter.getFinishedSpans();
@@ -66,13 +94,24 @@ describe('traceAgent()', () => {
     });
     expect(turn.attributes['error.type']).toBeUndefined();
     expect(turn.status.code).toBe(SpanStatusCode.UNSET);
-    expect(turn.events.map((e) => `${String(e.attributes!['agent_state_machine.transition.from'])}>${String(e.attributes!['agent_state_machine.transition.to'])}`)).toEqual([
+    expect(
+      turn.events.map(
+        (e) =>
+          `${String(e.attributes!['agent_state_machine.transition.from'])}>${String(e.attributes!['agent_state_machine.transition.to'])}`,
+      ),
+    ).toEqual([
       'Ready>WaitingForUserInput',
       'WaitingForUserInput>SendingToLLM',
       'SendingToLLM>ProcessingLLMResponse',
       'ProcessingLLMResponse>EndOfTurn',
     ]);
-    expect(turn.events.every((e) => e.name === 'agent_state_machine.transition' && e.attributes!['agent_state_machine.transition.forced'] === false)).toBe(true);
+    expect(
+      turn.events.every(
+        (e) =>
+          e.name === 'agent_state_machine.transition' &&
+          e.attributes!['agent_state_machine.transition.forced'] === false,
+      ),
+    ).toBe(true);
     expect(chat.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': 'openai',
@@ -102,7 +141,19 @@ describe('traceAgent()', () => {
     };
     const { agent, exporter } = tracedAgent(
       {
-        replies: [{ raw: { toolCalls: [{ id: 'c1', name: 'read', input: { path: 'a' } }, { id: 'c2', name: 'grep', input: { q: 'x' } }], model: 'gpt-test', finishReason: 'tool_calls' } }, { text: 'done' }],
+        replies: [
+          {
+            raw: {
+              toolCalls: [
+                { id: 'c1', name: 'read', input: { path: 'a' } },
+                { id: 'c2', name: 'grep', input: { q: 'x' } },
+              ],
+              model: 'gpt-test',
+              finishReason: 'tool_calls',
+            },
+          },
+          { text: 'done' },
+        ],
         tools: { read: tool({ output: 'A' }), grep: tool({ output: 'no match', isError: true }) },
       },
       { toolConcurrency: 2 },
@@ -119,7 +170,12 @@ describe('traceAgent()', () => {
     }
     const read = tools.find((s) => s.name === 'execute_tool read')!;
     const grep = tools.find((s) => s.name === 'execute_tool grep')!;
-    expect(read.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'c1', 'agent_state_machine.tool.status': 'ok' });
+    expect(read.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'read',
+      'gen_ai.tool.call.id': 'c1',
+      'agent_state_machine.tool.status': 'ok',
+    });
     expect(read.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
     expect(grep.attributes).toMatchObject({ 'error.type': 'tool_error', 'agent_state_machine.tool.status': 'error' });
     expect(grep.status).toEqual({ code: SpanStatusCode.ERROR, message: 'no match' });
@@ -128,7 +184,11 @@ describe('traceAgent()', () => {
     expect(read.endTime).toEqual(grep.endTime);
     const chats = named(spans, 'chat');
     expect(chats.map((s) => s.name)).toEqual(['chat gpt-test', 'chat']);
-    expect(chats[0]!.attributes).toMatchObject({ 'gen_ai.response.model': 'gpt-test', 'gen_ai.response.finish_reasons': ['tool_calls'], 'agent_state_machine.llm.operation': 'sendUserMessage' });
+    expect(chats[0]!.attributes).toMatchObject({
+      'gen_ai.response.model': 'gpt-test',
+      'gen_ai.response.finish_reasons': ['tool_calls'],
+      'agent_state_machine.llm.operation': 'sendUserMessage',
+    });
     expect(chats[1]!.attributes['agent_state_machine.llm.operation']).toBe('sendToolResults');
   });
 
@@ -138,7 +198,11 @@ describe('traceAgent()', () => {
     expect(result.outcome).toBe('end_of_turn');
     const chats = named(exporter.getFinishedSpans(), 'chat');
     expect(chats).toHaveLength(2);
-    expect(chats[0]!.attributes).toMatchObject({ 'agent_state_machine.llm.attempt': 1, 'agent_state_machine.llm.will_retry': true, 'error.type': 'Error' });
+    expect(chats[0]!.attributes).toMatchObject({
+      'agent_state_machine.llm.attempt': 1,
+      'agent_state_machine.llm.will_retry': true,
+      'error.type': 'Error',
+    });
     expect(chats[0]!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'connection reset' });
     expect(chats[0]!.events.map((e) => e.name)).toEqual(['exception']);
     expect(chats[1]!.attributes).toMatchObject({ 'agent_state_machine.llm.attempt': 2 });
@@ -146,7 +210,7 @@ describe('traceAgent()', () => {
     expect(named(exporter.getFinishedSpans(), 'invoke_agent')[0]!.status.code).toBe(SpanStatusCode.UNSET);
   });
 
-  it('traceAgent() names a failed attempt\'s error.type by the HTTP status an SDK error carries', async () => {
+  it("traceAgent() names a failed attempt's error.type by the HTTP status an SDK error carries", async () => {
     const { exporter, provider } = setup();
     let calls = 0;
     const loop = {
@@ -164,7 +228,11 @@ describe('traceAgent()', () => {
     const chats = named(exporter.getFinishedSpans(), 'chat');
     expect(chats.map((s) => s.name)).toEqual(['chat gpt-4.1', 'chat gpt-4.1']);
     expect(chats[0]!.attributes['error.type']).toBe('429');
-    expect(chats[1]!.attributes).toMatchObject({ 'gen_ai.request.model': 'gpt-4.1', 'gen_ai.response.model': 'gpt-4.1-2025-04-14', 'gen_ai.response.finish_reasons': ['stop'] });
+    expect(chats[1]!.attributes).toMatchObject({
+      'gen_ai.request.model': 'gpt-4.1',
+      'gen_ai.response.model': 'gpt-4.1-2025-04-14',
+      'gen_ai.response.finish_reasons': ['stop'],
+    });
   });
 
   it('traceAgent() ends a turn cancelled mid-tool as an error, the running tool interrupted and the forced move marked', async () => {
@@ -190,13 +258,23 @@ describe('traceAgent()', () => {
     const forced = turn.events.filter((e) => e.attributes!['agent_state_machine.transition.forced'] === true);
     expect(forced.map((e) => e.attributes!['agent_state_machine.transition.to'])).toEqual(['Cancelled']);
     const tool = named(spans, 'execute_tool')[0]!;
-    expect(tool.attributes).toMatchObject({ 'gen_ai.tool.name': 'slow', 'agent_state_machine.tool.status': 'interrupted', 'error.type': 'interrupted' });
+    expect(tool.attributes).toMatchObject({
+      'gen_ai.tool.name': 'slow',
+      'agent_state_machine.tool.status': 'interrupted',
+      'error.type': 'interrupted',
+    });
     expect(tool.status.code).toBe(SpanStatusCode.ERROR);
   });
 
   it('traceAgent() records a budget stop: limits, spend and the stopping limit in our namespace, not_run tools', async () => {
     const { agent, exporter } = tracedAgent(
-      { replies: [{ toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 5, outputTokens: 5, costUsd: 2 } }, { text: 'never' }], tools: { read: { output: 'x' } } },
+      {
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 5, outputTokens: 5, costUsd: 2 } },
+          { text: 'never' },
+        ],
+        tools: { read: { output: 'x' } },
+      },
       { budget: { maxCostUsd: 1, maxLlmCalls: 10 } },
     );
     const result = await agent.runTurn('spend');
@@ -214,24 +292,38 @@ describe('traceAgent()', () => {
     });
     expect(turn.status.code).toBe(SpanStatusCode.ERROR);
     const tools = named(spans, 'execute_tool');
-    expect(tools.map((s) => [s.attributes['agent_state_machine.tool.status'], s.attributes['error.type']])).toEqual([['not_run', 'not_run']]);
+    expect(tools.map((s) => [s.attributes['agent_state_machine.tool.status'], s.attributes['error.type']])).toEqual([
+      ['not_run', 'not_run'],
+    ]);
   });
 
   it('traceAgent() records prompts, replies, tool arguments and results only with captureContent', async () => {
     const { agent, exporter } = tracedAgent(
-      { replies: [{ toolCalls: [{ id: 'c1', name: 'read', input: { path: 'secret.txt' } }] }, { text: 'the answer' }], tools: { read: { output: 'file body' } } },
+      {
+        replies: [{ toolCalls: [{ id: 'c1', name: 'read', input: { path: 'secret.txt' } }] }, { text: 'the answer' }],
+        tools: { read: { output: 'file body' } },
+      },
       {},
       { captureContent: true },
     );
     await agent.runTurn('what is in secret.txt?');
     const spans = exporter.getFinishedSpans();
     const turn = named(spans, 'invoke_agent')[0]!;
-    expect(JSON.parse(turn.attributes['gen_ai.input.messages'] as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'what is in secret.txt?' }] }]);
-    expect(JSON.parse(turn.attributes['gen_ai.output.messages'] as string)).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'the answer' }], finish_reason: 'stop' }]);
+    expect(JSON.parse(turn.attributes['gen_ai.input.messages'] as string)).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'what is in secret.txt?' }] },
+    ]);
+    expect(JSON.parse(turn.attributes['gen_ai.output.messages'] as string)).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'the answer' }], finish_reason: 'stop' },
+    ]);
     const tool = named(spans, 'execute_tool')[0]!;
-    expect(tool.attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"path":"secret.txt"}', 'gen_ai.tool.call.result': 'file body' });
+    expect(tool.attributes).toMatchObject({
+      'gen_ai.tool.call.arguments': '{"path":"secret.txt"}',
+      'gen_ai.tool.call.result': 'file body',
+    });
     const second = named(spans, 'chat')[1]!;
-    expect(JSON.parse(second.attributes['gen_ai.input.messages'] as string)).toEqual([{ role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: 'file body' }] }]);
+    expect(JSON.parse(second.attributes['gen_ai.input.messages'] as string)).toEqual([
+      { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: 'file body' }] },
+    ]);
   });
 
   it('traceAgent() stops tracing when its stop function is called', async () => {
@@ -245,22 +337,34 @@ describe('traceAgent()', () => {
 
   it('traceAgent() and historyToOtlp() draw the same span tree for the same run', async () => {
     const { agent, exporter, records } = tracedAgent({
-      replies: [{ toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 3, outputTokens: 2, costUsd: 0.01 } }, { text: 'done', usage: { inputTokens: 4, outputTokens: 1, costUsd: 0.01 } }],
+      replies: [
+        { toolCalls: [{ id: 'c1', name: 'read' }], usage: { inputTokens: 3, outputTokens: 2, costUsd: 0.01 } },
+        { text: 'done', usage: { inputTokens: 4, outputTokens: 1, costUsd: 0.01 } },
+      ],
       tools: { read: { output: 'x', delayMs: 30 } },
     });
     await agent.runTurn('x');
     const live = tree(exporter.getFinishedSpans());
-    const spans = historyToOtlp(records, { agentName: 'helper', providerName: 'openai' }).resourceSpans[0]!.scopeSpans[0]!.spans;
+    const spans = historyToOtlp(records, { agentName: 'helper', providerName: 'openai' }).resourceSpans[0]!
+      .scopeSpans[0]!.spans;
     const byId = new Map(spans.map((s) => [s.spanId, s]));
     const kinds: Record<number, string> = { 1: 'INTERNAL', 3: 'CLIENT' };
-    expect(spans.map((s) => `${s.name} [${kinds[s.kind]!}]${s.parentSpanId === undefined ? '' : ` < ${byId.get(s.parentSpanId)!.name}`}`)).toEqual(live);
+    expect(
+      spans.map(
+        (s) =>
+          `${s.name} [${kinds[s.kind]!}]${s.parentSpanId === undefined ? '' : ` < ${byId.get(s.parentSpanId)!.name}`}`,
+      ),
+    ).toEqual(live);
   });
 
   it('traceAgent() uses the globally registered tracer provider when given no tracer', async () => {
     const { exporter, provider } = setup();
     trace.setGlobalTracerProvider(provider);
     try {
-      const agent = new AgentWithStateMachine(createScriptedAgent({ replies: [{ text: 'hi' }], sleep: async () => undefined }), { logger: false });
+      const agent = new AgentWithStateMachine(
+        createScriptedAgent({ replies: [{ text: 'hi' }], sleep: async () => undefined }),
+        { logger: false },
+      );
       traceAgent(agent);
       await agent.runTurn('hello');
       const spans = exporter.getFinishedSpans();
@@ -273,8 +377,22 @@ describe('traceAgent()', () => {
   });
 
   it('traceAgent() with a tracer that throws never changes a turn: the adapter reports listenerError', async () => {
-    const broken = { startSpan: () => { throw new Error('exporter down'); }, startActiveSpan: () => { throw new Error('exporter down'); } } as unknown as Tracer;
-    const agent = new AgentWithStateMachine(createScriptedAgent({ replies: [{ toolCalls: [{ id: 'c1', name: 't' }] }, { text: 'ok' }], tools: { t: { output: 'x' } }, sleep: async () => undefined }), { logger: false });
+    const broken = {
+      startSpan: () => {
+        throw new Error('exporter down');
+      },
+      startActiveSpan: () => {
+        throw new Error('exporter down');
+      },
+    } as unknown as Tracer;
+    const agent = new AgentWithStateMachine(
+      createScriptedAgent({
+        replies: [{ toolCalls: [{ id: 'c1', name: 't' }] }, { text: 'ok' }],
+        tools: { t: { output: 'x' } },
+        sleep: async () => undefined,
+      }),
+      { logger: false },
+    );
     const errors: string[] = [];
     agent.on('listenerError', (error, event) => void errors.push(`${event}: ${(error as Error).message}`));
     traceAgent(agent, { tracer: broken });
@@ -291,14 +409,25 @@ describe('traceAgent()', () => {
 });
 
 describe('traceBatch()', () => {
-  it('traceBatch() puts every run\'s turn under one invoke_workflow span with the batch totals', async () => {
+  it("traceBatch() puts every run's turn under one invoke_workflow span with the batch totals", async () => {
     const { exporter, provider } = setup();
     const clock = manualClock();
     const sleep = async (ms: number): Promise<void> => void clock.advance(ms);
     const report = await traceBatch(
       [
-        { id: 'a', input: 'one', agent: createScriptedAgent({ replies: [{ text: 'A', usage: { inputTokens: 1, outputTokens: 1, costUsd: 0.01 } }], sleep }) },
-        { id: 'b', input: 'two', agent: createScriptedAgent({ replies: [{ error: 'boom' }, { error: 'boom' }, { error: 'boom' }], sleep }) },
+        {
+          id: 'a',
+          input: 'one',
+          agent: createScriptedAgent({
+            replies: [{ text: 'A', usage: { inputTokens: 1, outputTokens: 1, costUsd: 0.01 } }],
+            sleep,
+          }),
+        },
+        {
+          id: 'b',
+          input: 'two',
+          agent: createScriptedAgent({ replies: [{ error: 'boom' }, { error: 'boom' }, { error: 'boom' }], sleep }),
+        },
       ],
       { concurrency: 1, clock: clock.now, sleep, random: () => 0, logger: false },
       { tracer: provider.getTracer('test'), workflowName: 'nightly', agentName: 'fixer' },
