@@ -115,11 +115,10 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     if (!(Number.isInteger(value) && value > 0))
       throw new InvalidArgumentError(key, 'a positive integer of milliseconds', value);
   }
-  // eslint-disable-next-line no-console -- the documented default: a worker has nowhere else to say what went wrong outside a run
-  const onError =
-    options.onError === false
-      ? () => undefined
-      : (options.onError ?? ((error: Error) => console.error(`batch worker ${id}: ${error.message}`)));
+  // The documented default: a worker has nowhere else to say what went wrong outside a run.
+  // eslint-disable-next-line no-console -- see above
+  const report = (error: Error): void => console.error(`batch worker ${id}: ${error.message}`);
+  const onError = options.onError === false ? () => undefined : (options.onError ?? report);
 
   const redis = openRedis(connection);
   const subscriber = openRedis(connection);
