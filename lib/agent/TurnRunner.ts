@@ -1,16 +1,18 @@
 import { getEventListeners } from 'node:events';
 import { State, type StateName } from '../../states/StateName';
 import { messageOf } from '../internal/messageOf';
-import { settleWithGrace, type Settled } from '../internal/settleWithGrace';
+import type { Settled } from '../internal/settleWithGrace';
 import { plural } from '../internal/text';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import { safeLog } from './AgentLogger';
-import type { OperationContext, SettleInfo, ToolCall } from './AgentLoop';
+import type { ToolCall } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
-import { callLLM, type LLMOutcome } from './callLLM';
+import { callLLM, responseRecordData, type LLMOutcome } from './callLLM';
 import { stringListProblem } from './checkAgentOutput';
+import { optionalList } from './optionalList';
 import { runTools, type ToolSlot } from './runTools';
+import { settleUnanswered } from './settleUnanswered';
 import {
   BudgetExceededError,
   ContractViolationError,
@@ -20,7 +22,7 @@ import {
   type TurnError,
 } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
-import type { TurnResult, UnansweredToolCall } from './TurnResult';
+import type { TurnResult } from './TurnResult';
 import { Deadline } from './Deadline';
 import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
@@ -126,7 +128,9 @@ export class TurnRunner {
           { turn: this.#turn },
         );
     }
-    if (this.#pending !== undefined) result = await this.#settleUnanswered(result);
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (pending !== undefined) result = await settleUnanswered(this.#scope, pending, result);
     // Releases anything still listening to this turn's signal. Aborting costs microseconds
     // (an Event, a dispatch), so it is skipped when no listener is left to release.
     if (!signal.aborted && getEventListeners(signal, 'abort').length > 0) this.#scope.abort('turn ended');
@@ -185,7 +189,7 @@ export class TurnRunner {
       const calls = response.toolCalls ?? [];
       this.#move(State.ProcessingLLMResponse, {
         description: 'LLM responded',
-        data: this.#responseData(llm, calls.length),
+        data: responseRecordData(llm, calls.length, this.#own.usage),
       });
       if (calls.length === 0) {
         if (signal.aborted) return this.#cancel(State.ProcessingLLMResponse);
@@ -241,20 +245,22 @@ export class TurnRunner {
       const commits =
         agent.checkGitCommits == null
           ? { kind: 'list' as const, list: [] }
-          : await this.#optionalList('checkGitCommits', (ctx) => agent.checkGitCommits?.(ctx));
-      if (commits.kind === 'end') return commits.result;
+          : await optionalList(this.#scope, 'checkGitCommits', (ctx) => agent.checkGitCommits?.(ctx));
+      if (commits.kind === 'violation') return this.#violation('checkGitCommits', commits.problem, commits.value);
       if (signal.aborted) return this.#cancel(State.CheckingGitCommits);
       if (commits.list.length > 0) {
         this.#move(State.RunningAutoformatters, {
           description: `${plural(commits.list.length, 'new commit')}: running formatters`,
           data: { commits: commits.list },
         });
-        const formatted = await this.#optionalList(
+        const formatted = await optionalList(
+          this.#scope,
           'runAutoformatters',
           (ctx) => agent.runAutoformatters?.(commits.list, ctx),
           true,
         );
-        if (formatted.kind === 'end') return formatted.result;
+        if (formatted.kind === 'violation')
+          return this.#violation('runAutoformatters', formatted.problem, formatted.value);
         if (signal.aborted) return this.#cancel(State.RunningAutoformatters);
         formatterMessages.push(...formatted.list);
         const data =
@@ -323,105 +329,6 @@ export class TurnRunner {
       'budget_exceeded',
       { error: budgetError(spent) },
     );
-  }
-
-  /** The data of ProcessingLLMResponse's record. Built key by key, in this order, rather than with spreads: this runs on every response. */
-  #responseData(llm: Extract<LLMOutcome, { kind: 'response' }>, toolCalls: number): Record<string, unknown> {
-    const { response, notes } = llm;
-    const data: Record<string, unknown> = { attempts: llm.attempts };
-    if (llm.failures.length > 0) data.failures = llm.failures;
-    data.toolCalls = toolCalls;
-    if (response.model !== undefined) data.model = response.model;
-    if (response.finishReason !== undefined) data.finishReason = response.finishReason;
-    if (notes?.usageProblems !== undefined) data.usageProblems = notes.usageProblems;
-    if (notes?.unknownCost !== undefined) data.unknownCost = notes.unknownCost;
-    data.usage = this.#own.usage;
-    return data;
-  }
-
-  /**
-   * An optional operation returning strings (git commits, formatter messages). A throw is not
-   * fatal — CheckingGitCommits and RunningAutoformatters have no way to Error in the table — so
-   * it is kept in the next record's data and logged; a malformed value is a contract violation.
-   */
-  async #optionalList(
-    operation: string,
-    invoke: (ctx: OperationContext) => Promise<string[] | void> | undefined,
-    allowVoid = false,
-  ): Promise<{ kind: 'list'; list: string[]; failure?: string } | { kind: 'end'; result: TurnResult }> {
-    const settled = await this.#scope.settle((ctx) => invoke(ctx) ?? Promise.resolve([]));
-    if (settled.kind === 'abandoned') return { kind: 'list', list: [] };
-    if (settled.kind === 'threw') {
-      const failure = messageOf(settled.error);
-      safeLog(this.#s.logger, 'warn', `${operation} failed: ${failure}; going on without it`, { turn: this.#turn });
-      return { kind: 'list', list: [], failure };
-    }
-    const problem = stringListProblem(settled.value, allowVoid);
-    if (problem !== undefined) return { kind: 'end', result: this.#violation(operation, problem, settled.value) };
-    return { kind: 'list', list: (settled.value ?? []) as string[] };
-  }
-
-  /**
-   * The tool calls whose results never reached the LLM get an answer: `settleToolCalls` once,
-   * with the cancel grace, else `unansweredToolCalls` in the result. Never changes the outcome.
-   */
-  async #settleUnanswered(result: TurnResult): Promise<TurnResult> {
-    const { signal } = this.#scope;
-    const { cancelGraceMs, sleep, agent } = this.#s;
-    const pending = this.#pending;
-    this.#pending = undefined;
-    if (pending === undefined || result.outcome === 'end_of_turn') return result;
-    const reason = result.error?.message ?? result.outcome;
-    const unanswered: UnansweredToolCall[] = pending.map((slot) => ({
-      call: slot.call,
-      result: slot.result ?? { callId: slot.call.id, output: `not run: ${reason}`, isError: true },
-    }));
-    for (const [i, slot] of pending.entries()) {
-      if (slot.result !== undefined) continue;
-      const hears = this.#s.hears('toolCall');
-      if (!hears && this.#s.journal === undefined) continue;
-      const at = this.#s.clock();
-      const event = {
-        turn: this.#turn,
-        call: slot.call,
-        status: 'not_run' as const,
-        startedAt: at,
-        endedAt: at,
-        result: unanswered[i]!.result,
-      };
-      this.#s.journal?.({ type: 'tool', ...event });
-      if (hears) this.#s.emit('toolCall', event);
-    }
-    const settle = agent.settleToolCalls;
-    if (typeof settle !== 'function') return { ...result, unansweredToolCalls: unanswered };
-    const info: SettleInfo = { outcome: result.outcome, reason, turn: this.#turn };
-    const results = unanswered.map((u) => u.result);
-    // A cancelled turn's signal has fired already: the operation gets the grace at once. Otherwise
-    // it gets the grace as its whole time, so that settling never hangs a turn.
-    const stopper = new AbortController();
-    const settleSignal = signal.aborted ? signal : stopper.signal;
-    if (!signal.aborted)
-      void sleep(cancelGraceMs, signal).then(() =>
-        stopper.abort(`settleToolCalls did not finish within ${cancelGraceMs} ms`),
-      );
-    const settled = await settleWithGrace(
-      () => settle.call(agent, results, info, { signal: settleSignal, turn: this.#turn }),
-      settleSignal,
-      cancelGraceMs,
-      sleep,
-    );
-    if (settled.kind === 'value') return result;
-    const error = new OperationError(
-      'settleToolCalls',
-      settled.kind === 'threw' ? settled.error : new Error(`did not finish within the ${cancelGraceMs} ms grace`),
-    );
-    safeLog(
-      this.#s.logger,
-      'warn',
-      `${error.message}; the tool calls stay unanswered (TurnResult.unansweredToolCalls)`,
-      { turn: this.#turn },
-    );
-    return { ...result, unansweredToolCalls: unanswered, settleError: error };
   }
 
   /** Every move of the turn goes through here; `forced` only where the table has no edge. */

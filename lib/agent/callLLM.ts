@@ -191,3 +191,25 @@ export async function callLLM(
     await s.sleep(plan.ms, signal);
   }
 }
+
+/**
+ * The data of the record of the move after a response (ProcessingLLMResponse): attempts,
+ * failures, tool calls, model, finish reason, notes, and the agent's usage so far. Built key
+ * by key, in this order, rather than with spreads: this runs on every response.
+ */
+export function responseRecordData(
+  llm: Extract<LLMOutcome, { kind: 'response' }>,
+  toolCalls: number,
+  usage: unknown,
+): Record<string, unknown> {
+  const { response, notes } = llm;
+  const data: Record<string, unknown> = { attempts: llm.attempts };
+  if (llm.failures.length > 0) data.failures = llm.failures;
+  data.toolCalls = toolCalls;
+  if (response.model !== undefined) data.model = response.model;
+  if (response.finishReason !== undefined) data.finishReason = response.finishReason;
+  if (notes?.usageProblems !== undefined) data.usageProblems = notes.usageProblems;
+  if (notes?.unknownCost !== undefined) data.unknownCost = notes.unknownCost;
+  data.usage = usage;
+  return data;
+}
