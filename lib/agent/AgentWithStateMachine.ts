@@ -1,3 +1,5 @@
+// Past 400 lines because the adapter checks every option by name, with its documentation; a
+// turn's work is TurnRunner's and its parts' (callLLM, runTools, UsageMeter).
 import EventEmitter from 'eventemitter3';
 import type { Logger } from 'winston';
 import type { StateName } from '../../states/StateName';

@@ -1,3 +1,5 @@
+// Past 400 lines because of its options' documentation and checks; the scheduling itself is the
+// worker loop below, one task is runTask's, the manifest batchManifest's.
 import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

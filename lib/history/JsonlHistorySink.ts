@@ -1,3 +1,6 @@
+// Past 400 lines on purpose: one class whose writes, group commit, durability and rollback of a
+// short write all share the file descriptor's state (size, pending lines, the last seq); split,
+// each part would need the others' private fields.
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { StateName } from '../../states/StateName';

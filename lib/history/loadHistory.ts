@@ -1,3 +1,5 @@
+// Past 400 lines: the line splitter, the salvage rules and the readers built on them share one
+// buffer discipline; they are read together when a reader misbehaves.
 import * as fs from 'node:fs';
 import type {
   HistoryEntry,

@@ -1,3 +1,5 @@
+// Past 400 lines: the summary's shape (documented field by field) and the one-pass summarizer
+// that fills it.
 import { assertHistoryItem, assertIterable, assertOptions, assertTableShape } from './assertHistoryInput';
 import { HistoryBuffer } from '../machine/HistoryBuffer';
 import { isHistoryEntry, type HistoryItem, type HistoryMeta, type RejectedMove } from './HistoryEntry';

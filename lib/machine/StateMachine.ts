@@ -1,3 +1,6 @@
+// Past 400 lines on purpose: one class whose moves share one private commit path (history,
+// sink, log, listeners) and whose hot path V8 must see whole to inline; its helpers are in
+// their own files (HistoryBuffer, TransitionValidator, levelIsFixed).
 import EventEmitter from 'eventemitter3';
 import type { Logger } from 'winston';
 import { UNKNOWN_STATE, type StateName, type UnknownState } from '../../states/StateName';

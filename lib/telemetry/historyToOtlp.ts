@@ -1,3 +1,4 @@
+// Past 400 lines: the span builder and the OTLP/JSON mapping of its spans are one format's.
 import { createHash } from 'node:crypto';
 import { isHistoryEntry, type HistoryItem } from '../history/HistoryEntry';
 import { RunFactsCollector, type RunUsage, type TurnFacts } from '../history/runFacts';

@@ -1,3 +1,5 @@
+// Past 400 lines: one MCP client's tools as loop tools — names, schemas, calls with cancellation,
+// results and list changes share the client and the name map.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidArgumentError, type OperationContext, type ToolCall, type ToolResult } from 'agent-state-machine';

@@ -1,3 +1,5 @@
+// Past 400 lines: the loop, its options check, the Responses stream folded into a response, and
+// the error mapping of the stream's error events are one wire format's, read together.
 import type OpenAI from 'openai';
 import type {
   FunctionTool,
