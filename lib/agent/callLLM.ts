@@ -64,9 +64,12 @@ export async function callLLM(
     const startedAt = meter.hasExternal ? s.clock() : meter.lastReading;
     const settled = await scope.settle(invoke, attempt);
     const endedAt = s.clock();
+    // The attempt's journal line: what it carried, then its response or its error.
+    const journal = (outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error'>): void =>
+      s.journal?.({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, ...outcome });
     if (settled.kind === 'abandoned' || (settled.kind === 'threw' && signal.aborted)) {
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
-      s.journal?.({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, error: journalError(error) });
+      journal({ error: journalError(error) });
       s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error, willRetry: false });
       return { kind: 'aborted', data: { attempt, failures } };
     }
@@ -86,20 +89,11 @@ export async function callLLM(
       });
       meter.charge(responseUsage(valid, priced.costUsd));
       // As the loop returned it, malformed or not, so that a replay meets what this run met.
-      if (s.journal !== undefined) {
-        const entry: LlmJournalEntry = {
-          type: 'llm',
-          turn,
-          operation,
-          attempt,
-          startedAt,
-          endedAt,
-          input,
-          response: value as LLMResponse,
-        };
-        if (priced.costUsd !== undefined) entry.costUsd = priced.costUsd;
-        s.journal(entry);
-      }
+      journal(
+        priced.costUsd === undefined
+          ? { response: value as LLMResponse }
+          : { response: value as LLMResponse, costUsd: priced.costUsd },
+      );
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
       let othersRan = valid.costUsd === undefined || problems.length > 0;
@@ -160,16 +154,7 @@ export async function callLLM(
     }
     const failure: Attempt = { attempt, error: messageOf(settled.error) };
     failures.push(failure);
-    s.journal?.({
-      type: 'llm',
-      turn,
-      operation,
-      attempt,
-      startedAt,
-      endedAt,
-      input,
-      error: journalError(settled.error),
-    });
+    journal({ error: journalError(settled.error) });
     const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);
     const willRetry = plan.kind === 'wait';
     if (plan.kind === 'wait' || plan.kind === 'refused') {
