@@ -68,7 +68,8 @@ export type {
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
 export type { TurnOutcome } from './agent/TurnOutcome';
-export type { OnUnknownCost } from './agent/priceResponse';
+export { priceResponse, priceUsage } from './agent/priceResponse';
+export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/priceResponse';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
 export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';

@@ -4,6 +4,7 @@ import {
   BudgetExceededError,
   InvalidArgumentError,
   OperationError,
+  priceUsage,
   UsageMeter,
   type ExternalBudget,
   type Pricing,
@@ -138,11 +139,10 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     charged.add(step);
     const usage = usageFromAISDK(step.usage);
     const model = step.response?.modelId;
-    let costUsd = pricing?.(usage, { model });
-    if (costUsd !== undefined && !(typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0)) {
-      unknownCost = `Expected \`pricing\` to return a non-negative number of dollars for model ${model ?? '(unknown)'}, got ${String(costUsd)}`;
-      costUsd = undefined;
-    } else if (costUsd === undefined && capsDollars && onUnknownCost === 'error') {
+    // Priced as the adapter prices a response: the reported cost, else pricing's, checked.
+    const { costUsd, error } = priceUsage(usage, model, pricing);
+    if (error !== undefined) unknownCost = error.message;
+    else if (costUsd === undefined && capsDollars && onUnknownCost === 'error') {
       unknownCost = `a step of model ${model ?? '(unknown)'} cost an unknown amount (${usage.inputTokens ?? '?'} input, ${usage.outputTokens ?? '?'} output tokens) under a maxCostUsd budget: pass budgetFor(…, { pricing }) that prices this model, or onUnknownCost: 'ignore'`;
     }
     // Tool calls the step ran that wrapTools did not count or refuse when they started: not the
