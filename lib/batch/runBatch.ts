@@ -24,6 +24,7 @@ import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask, type AgentSource, type TaskRun } from './runTask';
+import { resumeState } from './resumeState';
 import { uniqueFileNames } from './safeFileName';
 import { MANIFEST_FILE, writeBatchManifest } from './batchManifest';
 
@@ -83,6 +84,14 @@ export interface BatchOptions {
    * a second batch cannot silently replace the first one's histories.
    */
   overwriteHistory?: boolean;
+  /**
+   * Finish an interrupted run of this batch in `historyDir` (the same tasks, in the same order,
+   * as its `batch.json`): runs that ended are not run again and their report rows come from
+   * their files; runs cut off mid-turn start again (their file is kept beside as
+   * `<file>.interrupted`), with what they spent before counted; runs that never started start.
+   * The shared budget starts from the spend in the files, so a cap holds across both processes.
+   */
+  resume?: boolean;
   /** Aborting cancels the runs in flight and skips the rest; the report still comes back. */
   signal?: AbortSignal;
   /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
@@ -125,6 +134,11 @@ export interface BatchOptions {
 export interface RunReport extends Omit<TaskRun, 'outcome'> {
   id: string;
   outcome: RunOutcome;
+  /**
+   * With `resume`: `finished` — the run had ended before, its row is from its file;
+   * `restarted` — it had been cut off and ran again, its usage counting both attempts.
+   */
+  resumed?: 'finished' | 'restarted';
 }
 
 /** Usage summed over all runs, and how many runs ended each way. */
@@ -215,6 +229,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     toolConcurrency,
     externalBudgets,
     journal,
+    resume = false,
   } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
@@ -230,6 +245,13 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   groupCommitBounds(historyGroupCommit, 'historyGroupCommit');
   if (typeof overwriteHistory !== 'boolean')
     throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
+  if (typeof resume !== 'boolean') throw new InvalidArgumentError('resume', 'true or false', resume);
+  if (resume && historyDir === undefined)
+    throw new InvalidArgumentError(
+      'resume',
+      'false unless `historyDir` names the folder of the batch to resume',
+      resume,
+    );
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function')
@@ -289,11 +311,20 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
         { cause: error },
       );
     }
-    if (!overwriteHistory)
+    if (!overwriteHistory && !resume)
       assertNoClash(
         historyDir,
         fileNames.map((name) => `${name}.jsonl`),
       );
+  }
+  // What an interrupted run of this batch left in the folder, when resuming it.
+  const earlier = resume
+    ? await resumeState(
+        historyDir!,
+        list.map((t) => t.id),
+      )
+    : undefined;
+  if (historyDir !== undefined && earlier === undefined) {
     // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
     writeBatchManifest(historyDir, {
       startedAt: clock(),
@@ -310,6 +341,31 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   let next = 0;
   let running = 0;
   let done = 0;
+  for (const [index, state] of (earlier ?? []).entries()) {
+    // Spent before, by ended and cut-off runs alike: the shared budget starts from it.
+    if (state.kind !== 'not_started') pool.charge(state.usage);
+    if (state.kind === 'finished') {
+      const { outcome, usage, transitions, file } = state;
+      runs[index] = {
+        id: list[index]!.id,
+        outcome,
+        usage,
+        durationMs: 0,
+        transitions,
+        historyFile: file,
+        resumed: 'finished',
+      };
+      outcomes[outcome] += 1;
+      done += 1;
+    } else if (state.kind === 'interrupted') {
+      // Kept, not overwritten: what the cut-off attempt did and spent stays readable.
+      fs.renameSync(state.file, freeName(`${state.file}.interrupted`));
+    }
+  }
+  /** Moves `next` past the tasks a resumed batch does not run again. */
+  const skipFinished = (): void => {
+    while (next < list.length && runs[next] !== undefined) next += 1;
+  };
   // One controller for every run (not one per run: an AbortController costs microseconds to
   // make on Node 20), aborted once when the caller's signal aborts. Every run in flight
   // listens to it, so the listener cap is lifted — on this internal signal only.
@@ -357,9 +413,12 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
 
   const skipRest = (): void => {
     const why = stopReason();
+    skipFinished();
     if (why === undefined || next >= list.length) return;
-    const count = list.length - next;
+    let count = 0;
     for (; next < list.length; next++) {
+      if (runs[next] !== undefined) continue;
+      count += 1;
       runs[next] = {
         id: list[next]!.id,
         outcome: 'skipped',
@@ -403,12 +462,15 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
   };
 
   const worker = async (): Promise<void> => {
-    while (next < list.length) {
+    for (skipFinished(); next < list.length; skipFinished()) {
       if (stopReason() !== undefined) return skipRest();
       const index = next++;
       running += 1;
       progress({ type: 'started', index, id: list[index]!.id });
-      const run = await runOne(index);
+      let run = await runOne(index);
+      const before = earlier?.[index];
+      if (before?.kind === 'interrupted')
+        run = { ...run, usage: addUsage(before.usage, run.usage), resumed: 'restarted' };
       running -= 1;
       done += 1;
       outcomes[run.outcome] += 1;
@@ -515,4 +577,11 @@ function assertNoClash(dir: string, files: readonly string[]): void {
     dir,
     `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`,
   );
+}
+
+/** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */
+function freeName(path: string): string {
+  let candidate = path;
+  for (let n = 2; fs.existsSync(candidate); n++) candidate = `${path}.${n}`;
+  return candidate;
 }
