@@ -191,3 +191,28 @@ describe('agent-sm replay', () => {
     );
   });
 });
+
+describe('every reader takes a journaled file', () => {
+  it('inspect, validate, report, export otlp and replay all read it', async () => {
+    const file = await record([
+      { toolCalls: [{ id: 'c1', name: 'bash' }], usage: CALL_COST },
+      { text: 'done', usage: CALL_COST },
+    ]);
+    const io = { stdout: () => undefined, stderr: (t: string) => void errors.push(t) };
+    const errors: string[] = [];
+    for (const argv of [
+      ['inspect', file],
+      ['validate', file],
+      ['report', file, '-o', path.join(dir, 'r.html')],
+      ['export', 'otlp', file, '-o', path.join(dir, 'o.json')],
+      ['replay', file],
+    ]) {
+      expect({ argv, code: await main(argv, io) }).toEqual({ argv, code: 0 });
+    }
+    expect(errors.filter((e) => !e.startsWith('agent-sm: wrote'))).toEqual([]);
+    const otlp = JSON.parse(fs.readFileSync(path.join(dir, 'o.json'), 'utf8')) as {
+      resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }>;
+    };
+    expect(otlp.resourceSpans[0]!.scopeSpans[0]!.spans.length).toBeGreaterThan(0);
+  });
+});

@@ -68,8 +68,8 @@ describe('submitBatch() with startBatchWorker()', () => {
     const t = setup('basic');
     try {
       const dir = t.tmp();
-      const a = t.worker({ workerId: 'wa', concurrency: 2, historyDir: dir });
-      const b = t.worker({ workerId: 'wb', concurrency: 2, historyDir: dir });
+      const a = t.worker({ workerId: 'wa', concurrency: 2, historyDir: dir, journal: true });
+      const b = t.worker({ workerId: 'wb', concurrency: 2, historyDir: dir, journal: true });
       const events: string[] = [];
       const batch = await submitBatch(tasks(12), {
         connection: url,
@@ -97,6 +97,8 @@ describe('submitBatch() with startBatchWorker()', () => {
         const check = validateHistory(loaded.entries);
         expect(check.ok).toBe(true);
         expect(check.records).toBe(run.transitions);
+        // journal: true — each of the run's two LLM calls is in its file.
+        expect(loaded.journal.filter((j) => j.type === 'llm')).toHaveLength(2);
         expect(loaded.meta?.metadata).toMatchObject({ worker: run.worker, batchId: report.batchId });
       }
       expect(batch.progress().done).toBe(12);
@@ -267,6 +269,9 @@ describe('submitBatch() with startBatchWorker()', () => {
     expect(() => startBatchWorker({ ...opts, concurrency: 0 })).toThrow(/concurrency/);
     expect(() => startBatchWorker({ ...opts, agent: 'x' as unknown as () => AgentLoop })).toThrow(/`agent`/);
     expect(() => startBatchWorker({ ...opts, lockDurationMs: -5 })).toThrow(/lockDurationMs/);
+    expect(() => startBatchWorker({ ...opts, journal: true })).toThrow(
+      'Expected `journal` to be left out (or false) unless `historyDir` is set',
+    );
   });
 });
 
