@@ -357,9 +357,6 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       };
       outcomes[outcome] += 1;
       done += 1;
-    } else if (state.kind === 'interrupted') {
-      // Kept, not overwritten: what the cut-off attempt did and spent stays readable.
-      fs.renameSync(state.file, freeName(`${state.file}.interrupted`));
     }
   }
   /** Moves `next` past the tasks a resumed batch does not run again. */
@@ -419,10 +416,12 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     for (; next < list.length; next++) {
       if (runs[next] !== undefined) continue;
       count += 1;
+      const before = earlier?.[next];
       runs[next] = {
         id: list[next]!.id,
         outcome: 'skipped',
-        usage: emptyUsage(),
+        // A resumed run cut off before keeps what that attempt spent, so the totals count it.
+        usage: before?.kind === 'interrupted' ? before.usage : emptyUsage(),
         durationMs: 0,
         transitions: 0,
         error: new RunSkippedError(why.reason, why.message, why.spent),
@@ -467,8 +466,10 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       const index = next++;
       running += 1;
       progress({ type: 'started', index, id: list[index]!.id });
-      let run = await runOne(index);
       const before = earlier?.[index];
+      // Kept, not overwritten, once the run starts again: what the cut-off attempt did and spent stays readable.
+      if (before?.kind === 'interrupted') fs.renameSync(before.file, freeName(`${before.file}.interrupted`));
+      let run = await runOne(index);
       if (before?.kind === 'interrupted')
         run = { ...run, usage: addUsage(before.usage, run.usage), resumed: 'restarted' };
       running -= 1;

@@ -92,6 +92,31 @@ describe('runBatch({ resume: true })', () => {
     expect(report.stopped?.message).toBe('shared budget exceeded: $0.90 of $0.90 after 9 LLM calls');
   });
 
+  it('counts what a cut-off attempt spent even when the resumed batch has no room to run it again', async () => {
+    await interruptedFolder();
+    const built: string[] = [];
+    // $0.70 spent before: a $0.70 cap leaves nothing, so nothing runs, and the totals still say $0.70.
+    const report = await runBatch(tasks(built), {
+      historyDir: dir,
+      logger: false,
+      resume: true,
+      total: { maxCostUsd: 0.7 },
+    });
+    expect(built).toEqual([]);
+    expect(report.runs.map((r) => r.outcome)).toEqual([
+      'end_of_turn',
+      'skipped',
+      'end_of_turn',
+      'end_of_turn',
+      'skipped',
+      'skipped',
+    ]);
+    expect(report.runs[1]!.usage.costUsd).toBe(0.1);
+    expect(report.totals.costUsd).toBe(0.7);
+    // Not run again, so its cut-off file stays where it was, for the next resume.
+    expect(fs.existsSync(path.join(dir, 't1.jsonl'))).toBe(true);
+  });
+
   it('refuses to resume a folder of another batch, or none, saying why', async () => {
     await expect(runBatch(tasks([]), { resume: true })).rejects.toThrow(
       'Expected `resume` to be false unless `historyDir` names the folder of the batch to resume',
