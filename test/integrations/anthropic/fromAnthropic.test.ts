@@ -1,10 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import {
-  AgentWithStateMachine,
-  InvalidArgumentError,
-  type AgentWithStateMachineOptions,
-  type Sleep,
-} from 'agent-state-machine';
+import { AgentWithStateMachine, InvalidArgumentError } from 'agent-state-machine';
 import { fromAnthropic, mapAnthropicUsage, type AnthropicOptions } from '../../../lib/integrations/anthropic';
 import {
   checkMessagesRequest,
@@ -12,15 +7,10 @@ import {
   type AnthropicMessagesServer,
   type MessagesAction,
 } from '../../../examples/servers/anthropicMessagesServer';
+import { agentOf, readFile, recordingSleep } from '../../helpers/sdkLoopTest';
 
 // The real `@anthropic-ai/sdk` client against a local server that speaks Messages and rejects
 // what the API rejects. Every scenario that continues a conversation asserts nothing was rejected.
-
-const readFile = {
-  description: 'Reads a file',
-  parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  run: async (input: { path: string }) => `contents of ${input.path}`,
-};
 
 let server: AnthropicMessagesServer | undefined;
 afterEach(async () => {
@@ -37,20 +27,6 @@ async function serve(script: MessagesAction[]): Promise<AnthropicMessagesServer>
 }
 
 const client = (s: AnthropicMessagesServer): Anthropic => new Anthropic({ apiKey: 'sk-ant-local', baseURL: s.baseURL });
-
-function recordingSleep(): Sleep & { delays: number[] } {
-  const delays: number[] = [];
-  const sleep = (async (ms: number) => {
-    delays.push(ms);
-  }) as Sleep & { delays: number[] };
-  sleep.delays = delays;
-  return sleep;
-}
-
-const agentOf = (
-  loop: ReturnType<typeof fromAnthropic>,
-  options: AgentWithStateMachineOptions = {},
-): AgentWithStateMachine => new AgentWithStateMachine(loop, { logger: false, sleep: recordingSleep(), ...options });
 
 const base = (extra: Partial<AnthropicOptions> = {}): AnthropicOptions => ({
   model: 'claude-sonnet-4-6',

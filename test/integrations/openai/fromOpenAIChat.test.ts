@@ -1,10 +1,5 @@
 import OpenAI from 'openai';
-import {
-  AgentWithStateMachine,
-  InvalidArgumentError,
-  type AgentWithStateMachineOptions,
-  type Sleep,
-} from 'agent-state-machine';
+import { AgentWithStateMachine, InvalidArgumentError } from 'agent-state-machine';
 import { fromOpenAIChat, type OpenAIChatOptions } from '../../../lib/integrations/openai';
 import {
   checkChatRequest,
@@ -13,15 +8,10 @@ import {
   type OpenAIChatServer,
   type OpenAIChatServerOptions,
 } from '../../../examples/servers/openaiChatServer';
+import { agentOf, readFile, recordingSleep } from '../../helpers/sdkLoopTest';
 
 // The real `openai` client against a local server that speaks Chat Completions and rejects
 // what the API rejects. Every scenario ends by asserting the server rejected nothing.
-
-const readFile = {
-  description: 'Reads a file',
-  parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  run: async (input: { path: string }) => `contents of ${input.path}`,
-};
 
 let server: OpenAIChatServer | undefined;
 afterEach(async () => {
@@ -41,23 +31,6 @@ async function serve(script: ChatAction[] | OpenAIChatServerOptions['respond']):
 
 function client(s: OpenAIChatServer): OpenAI {
   return new OpenAI({ apiKey: 'sk-local', baseURL: s.baseURL });
-}
-
-/** A sleep that records what the adapter asked for and does not wait. */
-function recordingSleep(): Sleep & { delays: number[] } {
-  const delays: number[] = [];
-  const sleep = (async (ms: number) => {
-    delays.push(ms);
-  }) as Sleep & { delays: number[] };
-  sleep.delays = delays;
-  return sleep;
-}
-
-function agentOf(
-  loop: ReturnType<typeof fromOpenAIChat>,
-  options: AgentWithStateMachineOptions = {},
-): AgentWithStateMachine {
-  return new AgentWithStateMachine(loop, { logger: false, sleep: recordingSleep(), ...options });
 }
 
 const base = (extra: Partial<OpenAIChatOptions> = {}): OpenAIChatOptions => ({

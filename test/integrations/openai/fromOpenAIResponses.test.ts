@@ -1,10 +1,5 @@
 import OpenAI from 'openai';
-import {
-  AgentWithStateMachine,
-  InvalidArgumentError,
-  type AgentWithStateMachineOptions,
-  type Sleep,
-} from 'agent-state-machine';
+import { AgentWithStateMachine, InvalidArgumentError } from 'agent-state-machine';
 import {
   fromOpenAIResponses,
   OpenAIResponseError,
@@ -17,15 +12,10 @@ import {
   type ResponsesAction,
   type ResponsesMemory,
 } from '../../../examples/servers/openaiResponsesServer';
+import { agentOf, readFile, recordingSleep } from '../../helpers/sdkLoopTest';
 
 // The real `openai` client against a local server that speaks the Responses API and rejects
 // what the API rejects. Every scenario ends by asserting the server rejected nothing.
-
-const readFile = {
-  description: 'Reads a file',
-  parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  run: async (input: { path: string }) => `contents of ${input.path}`,
-};
 
 let server: OpenAIResponsesServer | undefined;
 afterEach(async () => {
@@ -47,23 +37,6 @@ async function serve(
 
 function client(s: OpenAIResponsesServer): OpenAI {
   return new OpenAI({ apiKey: 'sk-local', baseURL: s.baseURL });
-}
-
-/** A sleep that records what the adapter asked for and does not wait. */
-function recordingSleep(): Sleep & { delays: number[] } {
-  const delays: number[] = [];
-  const sleep = (async (ms: number) => {
-    delays.push(ms);
-  }) as Sleep & { delays: number[] };
-  sleep.delays = delays;
-  return sleep;
-}
-
-function agentOf(
-  loop: ReturnType<typeof fromOpenAIResponses>,
-  options: AgentWithStateMachineOptions = {},
-): AgentWithStateMachine {
-  return new AgentWithStateMachine(loop, { logger: false, sleep: recordingSleep(), ...options });
 }
 
 const base = (extra: Partial<OpenAIResponsesOptions> = {}): OpenAIResponsesOptions => ({
