@@ -10,9 +10,8 @@ import { summarizeHistory } from '../../lib/history/summarizeHistory';
 import { extendTable } from '../../lib/machine/extendTable';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { StateMachine } from '../../lib/machine/StateMachine';
-import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
-import { failedRun, scriptedMachine, T0, TOOL_TURN } from '../fixtures/agentRun';
+import { failedRun, rec, scriptedMachine, T0, TOOL_TURN } from '../fixtures/agentRun';
 import {
   NEW_BUDGET_RUN,
   OLD_BUDGET_RUN,
@@ -21,16 +20,6 @@ import {
   writeHistoryFile,
 } from '../fixtures/historyFiles';
 
-const rec = (seq: number, from: string, to: string, data?: unknown, at = T0 + seq * 10): TransitionRecord<string> => ({
-  seq,
-  from,
-  to,
-  description: `${from} → ${to}`,
-  at,
-  durationMs: 10,
-  forced: false,
-  ...(data === undefined ? {} : { data }),
-});
 const usage = (
   inputTokens: number,
   outputTokens: number,

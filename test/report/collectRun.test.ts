@@ -6,10 +6,9 @@ import { summarizeHistory } from '../../lib/history/summarizeHistory';
 import { extendTable } from '../../lib/machine/extendTable';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 import { StateMachine } from '../../lib/machine/StateMachine';
-import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 import { runFacts } from '../../lib/history/runFacts';
 import { collectRun } from '../../lib/report/collectRun';
-import { failedRun, scriptedMachine, T0, TOOL_TURN } from '../fixtures/agentRun';
+import { failedRun, rec, scriptedMachine, T0, TOOL_TURN } from '../fixtures/agentRun';
 import {
   NEW_BUDGET_RUN,
   OLD_BUDGET_RUN,
@@ -18,17 +17,6 @@ import {
   writeHistoryFile,
 } from '../fixtures/historyFiles';
 import { writeHostileRun } from '../fixtures/reportRuns';
-
-const rec = (seq: number, from: string, to: string, data?: unknown, at = T0 + seq * 10): TransitionRecord<string> => ({
-  seq,
-  from,
-  to,
-  description: `${from} → ${to}`,
-  at,
-  durationMs: 10,
-  forced: false,
-  ...(data === undefined ? {} : { data }),
-});
 
 describe('collectRun', () => {
   it('collectRun() gives the summary summarizeHistory gives, with the moves and rejected moves', async () => {
