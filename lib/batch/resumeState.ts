@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
-import { loadHistory } from '../history/loadHistory';
-import { runFacts } from '../history/runFacts';
+import { readHistoryInto } from '../history/loadHistory';
+import { RunFactsCollector, type RunUsage } from '../history/runFacts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
 import { readBatchManifest } from './batchManifest';
@@ -46,34 +46,35 @@ export async function resumeState(dir: string, ids: readonly string[]): Promise<
       true,
     );
   }
-  return Promise.all(
-    manifest.tasks.map(async ({ file }): Promise<TaskState> => {
-      const full = path.join(dir, file);
-      if (!fs.existsSync(full)) return { kind: 'not_started' };
-      let loaded;
-      try {
-        loaded = await loadHistory(full);
-      } catch (error) {
-        throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${messageOf(error)}`, true);
-      }
-      const facts = runFacts(loaded.entries);
-      const usage = usageOf(facts.finalUsage);
-      const last = facts.turns.at(-1);
-      if (last !== undefined && last.end === 'terminal' && OUTCOMES.has(last.outcome)) {
-        return {
-          kind: 'finished',
-          outcome: last.outcome as TurnOutcome,
-          usage,
-          transitions: loaded.records.length,
-          file: full,
-        };
-      }
-      return { kind: 'interrupted', usage, file: full };
-    }),
-  );
+  // One file at a time, streamed: a folder of 10,000 runs must not hold 10,000 open files or their entries.
+  const states: TaskState[] = [];
+  for (const { file } of manifest.tasks) states.push(await taskState(path.join(dir, file)));
+  return states;
 }
 
-function usageOf(run: ReturnType<typeof runFacts>['finalUsage']): UsageTotals {
+async function taskState(file: string): Promise<TaskState> {
+  if (!fs.existsSync(file)) return { kind: 'not_started' };
+  const facts = new RunFactsCollector();
+  let records = 0;
+  try {
+    // A cut last line is what a killed run leaves: expected here, and the run is restarted.
+    await readHistoryInto(file, { onWarning: () => undefined }, (entry) => {
+      if (entry.kind === 'record') records += 1;
+      facts.add(entry);
+    });
+  } catch (error) {
+    throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${messageOf(error)}`, true);
+  }
+  const { finalUsage, turns } = facts.result();
+  const usage = usageOf(finalUsage);
+  const last = turns.at(-1);
+  if (last !== undefined && last.end === 'terminal' && OUTCOMES.has(last.outcome)) {
+    return { kind: 'finished', outcome: last.outcome as TurnOutcome, usage, transitions: records, file };
+  }
+  return { kind: 'interrupted', usage, file };
+}
+
+function usageOf(run: RunUsage | null): UsageTotals {
   const usage = emptyUsage();
   if (run === null) return usage;
   usage.costUsd = run.costUsd;
