@@ -14,6 +14,20 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   }
 });
 
-void main(process.argv.slice(2)).then((code) => {
+// The commands that follow files run until Ctrl-C, which ends them cleanly (a summary, the
+// cursor restored); a second Ctrl-C exits at once. Other commands keep the default.
+const argv = process.argv.slice(2);
+const controller = new AbortController();
+if (argv[0] === 'watch' || argv.includes('--follow'))
+  process.on('SIGINT', () => (controller.signal.aborted ? process.exit(130) : controller.abort()));
+
+void main(argv, {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+  signal: controller.signal,
+  isTTY: process.stdout.isTTY === true,
+  columns: process.stdout.columns,
+  rows: process.stdout.rows,
+}).then((code) => {
   process.exitCode = code;
 });

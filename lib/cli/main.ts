@@ -10,7 +10,13 @@ import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
 import { escapeControl, escapeJsonText } from '../internal/escapeControl';
 import { HistoryValidator } from '../history/validateHistory';
 import { buildHtmlReport } from '../report/buildHtmlReport';
-import { historyToOtlp } from '../telemetry/historyToOtlp';
+import { OtlpSpanStream, type HistoryToOtlpOptions } from '../telemetry/OtlpSpanStream';
+import { OtlpWriter } from './OtlpWriter';
+import { followFile } from './followFile';
+import { formatConversation } from '../history/formatConversation';
+import { watchBatch } from './watchBatch';
+import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
+import { DEFAULT_MAX_LINE_BYTES } from '../history/maxLineBytes';
 import { VERSION } from '../internal/version';
 import { formatReplay } from '../replay/formatReplay';
 import { replayRun } from '../replay/replayRun';
@@ -23,6 +29,15 @@ export interface CliIO {
   stderr(text: string): void;
   /** What the file name `-` reads. Default: the process's standard input. */
   stdin?: AsyncIterable<Uint8Array>;
+  /**
+   * Ends the commands that follow a file until told (`inspect --follow`, `watch`): the
+   * executable aborts it on Ctrl-C. Without one they follow until the input ends.
+   */
+  signal?: AbortSignal;
+  /** Standard output is a terminal (`watch` redraws in place), and its size. */
+  isTTY?: boolean;
+  columns?: number;
+  rows?: number;
 }
 
 const processIO: CliIO = {
@@ -44,11 +59,20 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   /** Reads `file` (`-`: standard input) into `take`, entry by entry; returns how many lines it had. */
   const read = async (
     file: string,
-    options: { salvage?: boolean; onWarning?: (w: HistoryWarning) => void; withData?: boolean },
+    options: ReadingOptions & {
+      onWarning?: (w: HistoryWarning) => void;
+      withData?: boolean;
+      input?: AsyncIterable<Uint8Array>;
+    },
     take: (entry: HistoryEntry) => void,
   ): Promise<number> => {
-    const readOptions: ReadHistoryOptions = { salvage: options.salvage === true, onWarning: options.onWarning ?? warn };
-    if (file === '-') readOptions.input = io.stdin ?? process.stdin;
+    const readOptions: ReadHistoryOptions = {
+      salvage: options.salvage === true,
+      onWarning: options.onWarning ?? warn,
+      ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+    };
+    if (options.input !== undefined) readOptions.input = options.input;
+    else if (file === '-') readOptions.input = io.stdin ?? process.stdin;
     return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take, {
       withData: options.withData !== false,
     });
@@ -74,30 +98,52 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
-    .option(
-      '--salvage',
-      'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and read the rest',
-    )
     .option('--exit-code', 'exit 1 when the run failed or is incomplete, for scripts')
-    .action(async (file: string, opts: { json?: boolean; last: number; salvage?: boolean; exitCode?: boolean }) => {
-      const summarizer = new HistorySummarizer({ lastMoves: opts.last });
-      const warnings: HistoryWarning[] = [];
-      const lines = await read(
-        file,
-        { salvage: opts.salvage, onWarning: (w) => (warnings.push(w), warn(w)) },
-        (entry) => summarizer.add(entry),
-      );
-      if (lines === 0) io.stderr(`agent-sm: ${shown(file)} is empty: it holds no history lines\n`);
-      const summary = summarizer.result();
-      const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
-      if (opts.json === true)
-        io.stdout(`${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary })}\n`);
-      else {
-        io.stdout(`${formatSummary(summary, { file: file === '-' ? '(standard input)' : file })}\n`);
-        if (skippedLines.length > 0) io.stdout(`Skipped corrupt lines (--salvage): ${skippedLines.join(', ')}\n`);
-      }
-      if (opts.exitCode === true && (lines === 0 || summary.status !== 'ok')) code = EXIT.problems;
-    });
+    .option(
+      '--follow',
+      'print each move as it is appended (a growing file, or standard input as lines arrive) until Ctrl-C, then the summary',
+    )
+    .action(
+      async (
+        file: string,
+        opts: ReadingOptions & { json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
+      ) => {
+        const summarizer = new HistorySummarizer({ lastMoves: opts.last });
+        const warnings: HistoryWarning[] = [];
+        const follow = opts.follow === true;
+        if (follow && opts.json === true)
+          throw new UsageError('--follow prints moves as text; it cannot be combined with --json');
+        let take = (entry: HistoryEntry): void => summarizer.add(entry);
+        const readOptions: Parameters<typeof read>[1] = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
+        if (follow) {
+          io.stdout(`${MOVE_LINE_HEADER}\n`);
+          take = (entry) => {
+            summarizer.add(entry);
+            const text = formatMoveLine(entry);
+            if (text !== undefined) io.stdout(`${text}\n`);
+          };
+          if (file !== '-')
+            readOptions.input = followFile(file, {
+              signal: io.signal ?? new AbortController().signal,
+              onRestart: (why) =>
+                io.stderr(`agent-sm: warning: ${shown(file)}: ${why}; reading it again from the start\n`),
+            });
+        }
+        const lines = await read(file, readOptions, take);
+        if (lines === 0) io.stderr(`agent-sm: ${shown(file)} is empty: it holds no history lines\n`);
+        const summary = summarizer.result();
+        const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
+        if (opts.json === true)
+          io.stdout(
+            `${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary })}\n`,
+          );
+        else {
+          io.stdout(`${formatSummary(summary, { file: file === '-' ? '(standard input)' : file })}\n`);
+          if (skippedLines.length > 0) io.stdout(`Skipped corrupt lines (--salvage): ${skippedLines.join(', ')}\n`);
+        }
+        if (opts.exitCode === true && (lines === 0 || summary.status !== 'ok')) code = EXIT.problems;
+      },
+    );
 
   program
     .command('validate')
@@ -106,11 +152,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     )
     .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
     .option('--json', 'print the verdict as JSON')
-    .option(
-      '--salvage',
-      'skip corrupt lines (glued by a full disk, NUL bytes from a power cut), listing each, and check the rest',
-    )
-    .action(async (file: string, opts: { json?: boolean; salvage?: boolean }) => {
+    .action(async (file: string, opts: ReadingOptions & { json?: boolean }) => {
       const validator = new HistoryValidator();
       const skippedLines: number[] = [];
       const onWarning = (w: HistoryWarning): void => {
@@ -118,9 +160,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         warn(w);
       };
       // Replaying a run never looks at a record's data.
-      const lines = await read(file, { salvage: opts.salvage, onWarning, withData: false }, (entry) =>
-        validator.add(entry),
-      );
+      const lines = await read(file, { ...opts, onWarning, withData: false }, (entry) => validator.add(entry));
       const result = validator.result();
       const name = shown(file);
       // A salvaged file is never clean: lines were lost.
@@ -156,7 +196,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     )
     .option('--history <file>', 'draw this run: the edges it took and how often')
     .option('--gantt', 'draw the run as a gantt timeline, one lane per state (needs --history)')
-    .action(async (opts: { history?: string; gantt?: boolean }) => {
+    .action(async (opts: ReadingOptions & { history?: string; gantt?: boolean }) => {
       if (opts.history === undefined) {
         if (opts.gantt === true) throw new UsageError('--gantt needs --history <file>: a timeline is drawn from a run');
         io.stdout(`${toMermaid()}\n`);
@@ -164,14 +204,14 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       }
       if (opts.gantt === true) {
         // A timeline has one line per move, so it is built from the whole file.
-        const loaded = await loadHistory(opts.history);
+        const loaded = await loadHistory(opts.history, loadOptions(opts));
         for (const w of loaded.warnings) warn(w);
         io.stdout(`${historyToGantt(loaded.entries)}\n`);
         return;
       }
       // Edge counts only: the file is streamed, never held.
       const diagram = new RunDiagram();
-      await read(opts.history, {}, (entry) => diagram.add(entry));
+      await read(opts.history, opts, (entry) => diagram.add(entry));
       io.stdout(`${diagram.result()}\n`);
     });
 
@@ -185,8 +225,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       '-o, --output <file>',
       'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)',
     )
-    .action(async (target: string, opts: { output?: string }) => {
-      const report = await buildHtmlReport(target);
+    .action(async (target: string, opts: ReadingOptions & { output?: string }) => {
+      const report = await buildHtmlReport(target, loadOptions(opts));
       for (const w of report.warnings) io.stderr(`agent-sm: warning: ${escapeControl(w)}\n`);
       const output = opts.output ?? defaultReportPath(target, report.kind);
       if (path.resolve(output) === path.resolve(target))
@@ -205,7 +245,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       'Convert a run for another tool. otlp: OTLP/JSON spans (a trace per turn, with LLM and tool spans) for a collector, Jaeger or Tempo.',
     )
     .argument('<format>', 'otlp (the only format so far)')
-    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink')
+    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
     .option('-o, --output <path>', 'write to this file instead of stdout')
     .option('--agent-name <name>', 'gen_ai.agent.name of the turn spans')
     .option('--provider <name>', 'gen_ai.provider.name (openai, anthropic, …)')
@@ -214,25 +254,79 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       async (
         format: string,
         file: string,
-        opts: { output?: string; agentName?: string; provider?: string; serviceName: string },
+        opts: ReadingOptions & { output?: string; agentName?: string; provider?: string; serviceName: string },
       ) => {
         if (format !== 'otlp') throw new UsageError(`unknown export format ${JSON.stringify(format)}: expected otlp`);
-        const loaded = await loadHistory(file);
-        for (const w of loaded.warnings) warn(w);
-        const otlp = historyToOtlp(loaded.entries, {
+        const options: HistoryToOtlpOptions = {
           serviceName: opts.serviceName,
           ...(opts.agentName === undefined ? {} : { agentName: opts.agentName }),
           ...(opts.provider === undefined ? {} : { providerName: opts.provider }),
-        });
-        const text = `${JSON.stringify(otlp, null, 2)}\n`;
-        if (opts.output === undefined) io.stdout(text);
-        else {
-          fs.writeFileSync(opts.output, text);
-          const spans = otlp.resourceSpans[0]?.scopeSpans[0]?.spans.length ?? 0;
-          io.stderr(`agent-sm: wrote ${plural(spans, 'span')} to ${opts.output}\n`);
+          file: file === '-' ? '(standard input)' : file,
+          onWarning: (message) => io.stderr(`agent-sm: warning: ${escapeControl(message)}\n`),
+        };
+        const out = new OtlpWriter(options, opts.output === undefined ? (text) => io.stdout(text) : opts.output);
+        try {
+          const stream = new OtlpSpanStream(options, (span) => out.span(span));
+          await read(file, opts, (entry) => stream.add(entry));
+          stream.end();
+          out.end();
+        } catch (error) {
+          out.abort();
+          throw error;
         }
+        if (opts.output !== undefined) io.stderr(`agent-sm: wrote ${plural(out.spans, 'span')} to ${opts.output}\n`);
       },
     );
+
+  program
+    .command('watch')
+    .description(
+      'Watch a batch (its history folder) or one run (its file) while it runs: progress, spend against each cap, the runs in flight with their state and time in it, failures as they happen. Redraws in place on a terminal, prints plain lines otherwise; ends when the batch ends.',
+    )
+    .argument('<path>', "a batch's history folder (with its batch.json), or one run's history file")
+    .option('--stay', 'keep watching after the batch ended (until Ctrl-C)')
+    .action(async (target: string, opts: ReadingOptions & { stay?: boolean }) => {
+      code = await watchBatch(
+        target,
+        { stay: opts.stay === true, ...loadOptions(opts) },
+        {
+          stdout: io.stdout,
+          stderr: io.stderr,
+          signal: io.signal,
+          isTTY: io.isTTY,
+          columns: io.columns,
+          rows: io.rows,
+        },
+      );
+    });
+
+  program
+    .command('show')
+    .description(
+      'Print what was said in a run written with journal: true: the user messages, the model texts, the tool calls with their inputs, the tool results, the errors.',
+    )
+    .argument('<file>', 'history file (.jsonl) written with journal: true; - reads standard input')
+    .option('--turn <n>', 'only this turn', positiveInteger)
+    .option(
+      '--seq <n>',
+      'only what move n followed from (the LLM attempts and tool calls just before it)',
+      positiveInteger,
+    )
+    .option('--full', 'show long content whole instead of folded')
+    .action(async (file: string, opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean }) => {
+      // Only the journal lines are kept; the moves are read past.
+      const entries: HistoryEntry[] = [];
+      await read(file, opts, (entry) => {
+        if (entry.kind === 'journal') entries.push(entry);
+      });
+      io.stdout(
+        `${formatConversation(entries, {
+          ...(opts.turn === undefined ? {} : { turn: opts.turn }),
+          ...(opts.seq === undefined ? {} : { seq: opts.seq }),
+          ...(opts.full === true ? { foldChars: Infinity, foldLines: Infinity } : {}),
+        })}\n`,
+      );
+    });
 
   program
     .command('replay')
@@ -247,14 +341,17 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       {} as Record<string, number>,
     )
     .option('--json', 'print the replay report as JSON')
-    .action(async (file: string, opts: { budget: Record<string, number>; json?: boolean }) => {
-      const loaded = await loadHistory(file);
+    .action(async (file: string, opts: ReadingOptions & { budget: Record<string, number>; json?: boolean }) => {
+      const loaded = await loadHistory(file, loadOptions(opts));
       for (const w of loaded.warnings) warn(w);
       const budget = Object.keys(opts.budget).length === 0 ? undefined : opts.budget;
       const report = await replayRun(loaded, budget === undefined ? {} : { budget });
       io.stdout(opts.json === true ? `${safeJson({ file, ...report })}\n` : `${formatReplay(report, file)}\n`);
       if (budget === undefined && !report.reproduced) code = EXIT.problems;
     });
+
+  // Every command that reads a history file takes the same two reading options.
+  for (const command of program.commands) addReadingOptions(command);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -294,6 +391,33 @@ function limitDepth(value: unknown, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = limitDepth(v, depth - 1);
   return out;
+}
+
+/** The options every reading command takes. */
+interface ReadingOptions {
+  salvage?: boolean;
+  maxLineBytes?: number;
+}
+
+function addReadingOptions(command: Command): void {
+  command
+    .option(
+      '--salvage',
+      'skip corrupt lines (glued by a full disk, NUL bytes from a power cut, over --max-line-bytes), listing each, and read the rest',
+    )
+    .option(
+      '--max-line-bytes <n>',
+      `the longest line read, in bytes (default ${DEFAULT_MAX_LINE_BYTES.toLocaleString('en-US')}, the limit the writer keeps to)`,
+      positiveInteger,
+    );
+}
+
+/** The reading options as `loadHistory` and `buildHtmlReport` take them. */
+function loadOptions(opts: ReadingOptions): { salvage: boolean; maxLineBytes?: number } {
+  return {
+    salvage: opts.salvage === true,
+    ...(opts.maxLineBytes === undefined ? {} : { maxLineBytes: opts.maxLineBytes }),
+  };
 }
 
 /** A wrong combination of options, reported like commander's own usage errors. */

@@ -42,25 +42,69 @@ export interface ResetMarker {
 
 /**
  * A journal line: one LLM attempt (`llm`) or one tool call (`tool`) that an adapter with
- * `journal` on wrote beside the moves, after the record `seq`. The fields every reader can
- * rely on are checked; the content (input, response, result) is kept as written.
+ * `journal` on wrote beside the moves, after the record `seq`, or the money ledger's
+ * write-ahead reservation of an LLM attempt (`reserve`, with `journal` or `ledger` on). The
+ * fields every reader can rely on are checked; the content (input, response, result) is kept
+ * as written.
  */
 export interface JournalLineRead {
-  readonly type: 'llm' | 'tool';
+  readonly type: 'llm' | 'tool' | 'reserve';
   /** The seq of the last record written before it (0 before the first). */
   readonly seq: number;
   readonly turn: number;
-  readonly startedAt: number;
-  readonly endedAt: number;
-  /** `llm`: `sendUserMessage` or `sendToolResults`. */
+  /** `llm` and `tool` lines (a `reserve` line has `at`). */
+  readonly startedAt?: number;
+  /** `llm` and `tool` lines. */
+  readonly endedAt?: number;
+  /** `reserve`: when the reservation was made. */
+  readonly at?: number;
+  /** `reserve`: the most the attempt may cost in USD, when known (or the stated default); `llm`: what it cost, when known. */
+  readonly maxCostUsd?: number;
+  /** `llm`: the attempt's cost in USD, when known. */
+  readonly costUsd?: number;
+  /** `llm`, `reserve`: `sendUserMessage` or `sendToolResults`. */
   readonly operation?: string;
-  /** `llm`: 1 for the first attempt of the call. */
+  /** `llm`, `reserve`: 1 for the first attempt of the call. */
   readonly attempt?: number;
   /** `tool`: the call, with its id and name. */
   readonly call?: { readonly id: string; readonly name: string; readonly input?: unknown };
   /** `tool`: how it ended. */
   readonly status?: string;
   readonly [field: string]: unknown;
+}
+
+/**
+ * One HTTP exchange with an LLM provider, as `recordFetch` wrote it (a line marked
+ * `type: 'http'`), after the record `seq`: the request (method, path, query, body) and the
+ * response (status, the headers that matter, the body as text, a streamed one whole). Request
+ * headers are never written: they carry the credentials.
+ */
+export interface HttpExchangeLine {
+  readonly type: 'http';
+  /** The seq of the last record written before it (0 before the first, and in a file of exchanges alone). */
+  readonly seq: number;
+  /** 1 for the first request the recording fetch sent, in the order they were sent. */
+  readonly call: number;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly request: {
+    readonly method: string;
+    /** The URL's path, without the origin (a replay may use another base URL). */
+    readonly path: string;
+    /** The URL's query parameters, credential-named ones redacted. */
+    readonly query?: Readonly<Record<string, string>>;
+    /** The body: parsed when it is JSON, else its text. */
+    readonly body?: unknown;
+  };
+  /** Absent when the request failed before an answer (`error` says why). */
+  readonly response?: {
+    readonly status: number;
+    readonly headers: Readonly<Record<string, string>>;
+    /** The whole body as text (a server-sent event stream too). */
+    readonly body: string;
+  };
+  /** The request failed, or the response's body broke off (then `response.body` holds what came). */
+  readonly error?: { readonly name: string; readonly message: string };
 }
 
 /** One line of a history file, parsed, with its 1-based line number. */
@@ -74,7 +118,8 @@ export type HistoryEntry =
   | { readonly kind: 'record'; readonly line: number; readonly record: TransitionRecord<string> }
   | { readonly kind: 'rejected'; readonly line: number; readonly rejected: RejectedMove }
   | { readonly kind: 'reset'; readonly line: number; readonly reset: ResetMarker }
-  | { readonly kind: 'journal'; readonly line: number; readonly journal: JournalLineRead };
+  | { readonly kind: 'journal'; readonly line: number; readonly journal: JournalLineRead }
+  | { readonly kind: 'http'; readonly line: number; readonly exchange: HttpExchangeLine };
 
 /**
  * What the analysis functions accept: entries read from a file (which know their line, and

@@ -1,4 +1,5 @@
-import type { StateSpec } from '../../states/AgentState';
+import type { StateActivity, StateSpec } from '../../states/AgentState';
+import { DEFAULT_TABLE } from '../machine/transitions';
 import { createTable } from '../machine/createTable';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { tableEdges, tableStates, type TransitionTable } from '../machine/TransitionTable';
@@ -14,18 +15,52 @@ export interface HistoryTableInfo {
   readonly edges: ReadonlyArray<readonly [string, string]>;
   readonly terminal: readonly string[];
   readonly error: readonly string[];
+  /**
+   * The states' declared activities where the default table's state of the same name does not
+   * already say it (so the sixteen-state table stores none): a custom state's, or a default
+   * one's that the table changed. Absent when there is none.
+   */
+  readonly activities?: Readonly<Record<string, StateActivity>>;
+}
+
+/** The activities a state may declare (`StateActivity`), for checking stored ones. */
+export const STATE_ACTIVITIES: readonly StateActivity[] = [
+  'idle',
+  'llm_request',
+  'llm_response',
+  'tool',
+  'tool_run',
+  'check',
+  'wait',
+  'compact',
+];
+
+const DEFAULT_ACTIVITY = DEFAULT_TABLE.states as Readonly<Record<string, { activity?: StateActivity } | undefined>>;
+
+function defaultActivity(state: string): StateActivity | undefined {
+  return Object.hasOwn(DEFAULT_ACTIVITY, state) ? DEFAULT_ACTIVITY[state]?.activity : undefined;
 }
 
 /** The stored form of `table`, states and edges in definition order. */
 export function toHistoryTableInfo(table: TransitionTable<string>): HistoryTableInfo {
   const states = tableStates(table);
-  return {
+  const info = {
     initial: table.initial,
     states,
     edges: tableEdges(table),
     terminal: states.filter((s) => table.states[s]?.isTerminal === true),
     error: states.filter((s) => table.states[s]?.isError === true),
   };
+  const activities: Record<string, StateActivity> = {};
+  let any = false;
+  for (const s of states) {
+    const activity = table.states[s]?.activity;
+    if (activity !== undefined && activity !== defaultActivity(s)) {
+      activities[s] = activity;
+      any = true;
+    }
+  }
+  return any ? { ...info, activities } : info;
 }
 
 /**
@@ -46,13 +81,17 @@ export function tableFromHistoryInfo(info: HistoryTableInfo): TransitionTable<st
   }
   const terminal = new Set(info.terminal);
   const error = new Set(info.error);
-  const specs: StateSpec<string>[] = info.states.map((name) => ({
-    name,
-    description: '',
-    next: next.get(name) ?? [],
-    isTerminal: terminal.has(name),
-    isError: error.has(name),
-  }));
+  const specs: StateSpec<string>[] = info.states.map((name) => {
+    const activity = info.activities?.[name] ?? defaultActivity(name);
+    return {
+      name,
+      description: '',
+      next: next.get(name) ?? [],
+      isTerminal: terminal.has(name),
+      isError: error.has(name),
+      ...(activity === undefined ? {} : { activity }),
+    };
+  });
   return createTable([...specs, ...strays], info.initial);
 }
 
@@ -70,6 +109,14 @@ function assertTableInfo(info: unknown): asserts info is HistoryTableInfo {
     list.forEach((name: unknown, i) => {
       if (typeof name !== 'string') throw new InvalidArgumentError(`info.${key}[${i}]`, 'a state name', name);
     });
+  }
+  const { activities } = info as Record<string, unknown>;
+  if (activities !== undefined) {
+    if (typeof activities !== 'object' || activities === null || Array.isArray(activities))
+      throw new InvalidArgumentError('info.activities', 'an object { state: activity }', activities);
+    for (const [state, activity] of Object.entries(activities))
+      if (!STATE_ACTIVITIES.includes(activity as StateActivity))
+        throw new InvalidArgumentError(`info.activities.${state}`, `one of ${STATE_ACTIVITIES.join(', ')}`, activity);
   }
   if (!Array.isArray(edges)) throw new InvalidArgumentError('info.edges', 'an array of [from, to] pairs', edges);
   edges.forEach((edge: unknown, i) => {

@@ -17,6 +17,7 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { VERSION } from '../internal/version';
 import { messageOf } from '../internal/messageOf';
+import { DEFAULT_MAX_LINE_BYTES, overLineLimit } from './maxLineBytes';
 
 /** Options of `JsonlHistorySink.open(path, options)`: the run id, the table, metadata, and whether to write the meta line. */
 export interface JsonlHistorySinkOptions {
@@ -62,6 +63,13 @@ export interface JsonlHistorySinkOptions {
    * A failure of a timed flush is thrown by the next `write`, `flush()` or `close()`.
    */
   groupCommit?: boolean | GroupCommitOptions;
+  /**
+   * The longest line written, in bytes; the readers' default limit unless changed. A line that
+   * would be longer (a 70 MB tool result) is written with its content replaced by a
+   * placeholder saying what was dropped, and `line_too_long` is thrown, so the file stays
+   * readable and the loss is reported. Raise it only together with the readers' `maxLineBytes`.
+   */
+  maxLineBytes?: number;
 }
 
 /** Bounds of `JsonlHistorySinkOptions.groupCommit`. */
@@ -130,6 +138,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   /** Whether the caller chose the table, rather than the default standing in until `attach`. */
   #tableGiven = false;
   #durability: HistoryDurability = 'turn';
+  /** Lines were written since the last fsync: close() forces them, and only then (one fsync per run, not two). */
+  #unsynced = false;
   /** The table's terminal states: reaching one ends a turn, when `'turn'` durability syncs. */
   #terminal = new Set<string>();
   /** Bytes of complete lines in the file: a short write is cut back to this. */
@@ -151,6 +161,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #lastAtText = '';
   /** Set while a record's line is built: whether it is all ASCII (see `write`). */
   #ascii = false;
+  /** The longest line written; see `JsonlHistorySinkOptions.maxLineBytes`. */
+  #maxLineBytes = DEFAULT_MAX_LINE_BYTES;
 
   private constructor(path: string, fd: number, runId: string) {
     this.path = path;
@@ -175,7 +187,10 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       overwrite = false,
       startedAt = Date.now(),
       durability = 'turn',
+      maxLineBytes = DEFAULT_MAX_LINE_BYTES,
     } = options;
+    if (!(Number.isSafeInteger(maxLineBytes) && maxLineBytes >= 1024))
+      throw new InvalidArgumentError('maxLineBytes', 'a whole number of bytes, at least 1024', maxLineBytes);
     if (typeof runId !== 'string' || runId === '') throw new InvalidArgumentError('runId', 'a non-empty string', runId);
     if (!DURABILITIES.includes(durability))
       throw new InvalidArgumentError('durability', "'none', 'turn' or 'move'", durability);
@@ -202,6 +217,12 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       } catch {
         throw new InvalidArgumentError('metadata', 'a JSON-serializable value', metadata);
       }
+      if (overLineLimit(metaText, maxLineBytes - 1))
+        throw new InvalidArgumentError(
+          'metadata',
+          `a value whose meta line fits in maxLineBytes (${maxLineBytes.toLocaleString('en-US')} bytes, what readers take)`,
+          metadata,
+        );
     }
     let fd: number;
     try {
@@ -227,6 +248,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     }
     const sink = new JsonlHistorySink<S>(path, fd, runId);
     sink.#durability = durability;
+    sink.#maxLineBytes = maxLineBytes;
     sink.#maxLines = group.maxLines;
     sink.#maxDelayMs = group.maxDelayMs;
     sink.#terminal = terminalStates(table);
@@ -327,9 +349,23 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       }
       if (dataText !== undefined) text += `,"data":${dataText}`;
     }
-    const line = `${text}}\n`;
+    let line = `${text}}\n`;
+    let tooLong: string | undefined;
+    if (overLineLimit(line, this.#maxLineBytes)) {
+      // What the readers would refuse is not written: the content goes, the move stays.
+      const bytes = Buffer.byteLength(line, 'utf8');
+      const why = `the record was ${bytes.toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
+      const short = cut(
+        typeof description === 'string' ? description : String(description),
+        cutChars(this.#maxLineBytes),
+      );
+      line = `{"seq":${jsonValue(seq)},"from":${this.#quote(from)},"to":${this.#quote(to)},"description":${JSON.stringify(short)},"at":${this.#atText(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}${data === undefined ? '' : `,"data":${JSON.stringify(dataPlaceholder(data, `data dropped: ${why}`, Math.floor(this.#maxLineBytes / 8)))}`}}\n`;
+      tooLong = `record ${seq} (${String(from)} -> ${String(to)}) is too long to write: ${why}; it was written with its data replaced by a placeholder${short === description ? '' : ' and its description cut'}`;
+      this.#ascii = false;
+    }
     this.#writeLine(line, to, this.#ascii ? line.length : -1);
     this.#lastSeq = seq;
+    if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
     if (dataError !== undefined) {
       throw new HistoryFileError(
         'unserializable_data',
@@ -375,7 +411,9 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    * Appends a journal line (an adapter's record of an LLM attempt or a tool call) marked by
    * its `type`, with `seq` the last record written before it, so readers place it in the run.
    * Content JSON cannot represent is written as a placeholder, then `unserializable_data` is
-   * thrown, as for a record's data.
+   * thrown, as for a record's data. A `reserve` line (the money ledger's write-ahead record of
+   * an LLM call) is on the disk when this returns, whatever `durability` and group commit say:
+   * the lines waiting before it and it are written in one write and fsync'ed.
    */
   journal(entry: JournalLine): void {
     const { type, ...rest } = entry as JournalLine & Record<string, unknown>;
@@ -387,7 +425,17 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       failure = error;
       text = JSON.stringify({ type, seq: this.#lastSeq, unserializable: messageOf(error) });
     }
-    this.#writeLine(`${text}\n`);
+    let tooLong: string | undefined;
+    if (overLineLimit(text, this.#maxLineBytes - 1)) {
+      const why = `the line was ${Buffer.byteLength(text, 'utf8').toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
+      text = JSON.stringify(
+        journalPlaceholder({ type, seq: this.#lastSeq, ...rest }, why, cutChars(this.#maxLineBytes)),
+      );
+      tooLong = `a ${String(type)} journal line after record ${this.#lastSeq} is too long to write: ${why}; it was written with its content replaced by a placeholder`;
+    }
+    if (type === 'reserve') this.#writeDurable(`${text}\n`);
+    else this.#writeLine(`${text}\n`);
+    if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
     if (failure !== undefined) {
       throw new HistoryFileError(
         'unserializable_data',
@@ -400,7 +448,15 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
 
   rejected(error: IllegalTransitionError<S>): void {
     const { from, to, allowed, description, at } = error.toJSON();
-    const line: RejectedMove = { type: 'rejected', from, to, allowed, description, at, seq: this.#lastSeq };
+    const line: RejectedMove = {
+      type: 'rejected',
+      from,
+      to,
+      allowed,
+      description: cut(description),
+      at,
+      seq: this.#lastSeq,
+    };
     this.#writeLine(`${JSON.stringify(line)}\n`);
   }
 
@@ -423,7 +479,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     }
     this.#fd = undefined;
     try {
-      if (this.#durability !== 'none') syncFile(fd);
+      if (this.#durability !== 'none' && this.#unsynced) syncFile(fd);
     } catch (error) {
       failure ??= error;
     }
@@ -480,6 +536,25 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     else this.#writeText(line, 1, sync, bytes);
   }
 
+  /** Writes the waiting lines and `line` now, in one write, and forces them to the disk. */
+  #writeDurable(line: string): void {
+    if (this.#fd === undefined)
+      throw new HistoryFileError(
+        'sink_closed',
+        this.path,
+        'the history sink is closed; a line written after close() is lost',
+      );
+    if (this.#maxLines > 0) {
+      this.#throwDeferred();
+      this.#pending += line;
+      this.#pendingLines++;
+      this.#flushPending(true);
+      return;
+    }
+    if (this.#broken) this.#writeText(`\n${line}`, 1, true);
+    else this.#writeText(line, 1, true);
+  }
+
   /**
    * Writes `lines` complete lines as one write; on a short write, cuts the file back to before
    * them. `bytes`: the text's size in UTF-8 when the caller knows it, else -1.
@@ -498,6 +573,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
         while (offset < length) offset += fs.writeSync(fd, bytes, offset, length - offset);
       }
       if (sync) syncFile(fd);
+      this.#unsynced = !sync;
     } catch (error) {
       if (length < 0 || offset < length) {
         this.#rollBack(fd, offset);
@@ -587,6 +663,89 @@ export function groupCommitBounds(value: unknown, name = 'groupCommit'): { maxLi
   if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0)
     throw new InvalidArgumentError(`${name}.maxDelayMs`, 'a finite number of milliseconds ≥ 0', maxDelayMs);
   return { maxLines, maxDelayMs };
+}
+
+/**
+ * A record's data too large to write: its small top-level fields (an outcome, the usage, a
+ * turn, a limit: what readers count; at most 32, each under 1,024 characters of JSON, an
+ * eighth of the line limit in all) and a
+ * `dropped` note saying why the rest is gone.
+ */
+function dataPlaceholder(data: unknown, why: string, budget: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  // Characters of JSON kept in all: at most 3 bytes each, well under the line's limit.
+  let left = budget;
+  if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    let kept = 0;
+    for (const key in data) {
+      if (kept === 32 || key === 'dropped' || key.length > 64) continue;
+      let json: string | undefined;
+      try {
+        json = JSON.stringify((data as Record<string, unknown>)[key]);
+      } catch {
+        continue;
+      }
+      if (json === undefined || json.length > 1024 || json.length + key.length > left) continue;
+      out[key] = JSON.parse(json) as unknown;
+      left -= json.length + key.length;
+      kept++;
+    }
+  }
+  out['dropped'] = why;
+  return out;
+}
+
+/**
+ * A text kept in a line whose content had to be dropped, cut to `chars` (at most 3 bytes
+ * each), marked when it was.
+ */
+function cut(text: string, chars = 4096): string {
+  if (text.length <= chars) return text;
+  // Never split a surrogate pair.
+  const end = chars > 0 && /[\ud800-\udbff]/.test(text[chars - 1]!) ? chars - 1 : chars;
+  return `${text.slice(0, end)}… [${(text.length - end).toLocaleString('en-US')} more characters dropped]`;
+}
+
+/** How many characters of a text a line cut for `maxLineBytes` keeps: a small share of it. */
+function cutChars(maxLineBytes: number): number {
+  return Math.min(4096, Math.floor(maxLineBytes / 32));
+}
+
+const KNOWN_JOURNAL_FIELDS = [
+  'type',
+  'seq',
+  'turn',
+  'operation',
+  'attempt',
+  'startedAt',
+  'endedAt',
+  'status',
+  'costUsd',
+  'maxCostUsd',
+];
+
+/**
+ * A journal line too long to write, without its content: the fields readers check and count
+ * (kind, seq, turn, times, operation, attempt, the call's id and name, status, cost, the
+ * error's name and message, cut) and a `dropped` note saying why.
+ */
+function journalPlaceholder(line: Record<string, unknown>, why: string, chars: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  // A few fields at most: every string is cut, and a line with many is cut to the known ones.
+  const keys = Object.keys(line);
+  for (const key of keys.length > 16 ? KNOWN_JOURNAL_FIELDS.filter((k) => k in line) : keys) {
+    const value = line[key];
+    if (typeof value === 'number' || typeof value === 'boolean') out[cut(key, 64)] = value;
+    else if (typeof value === 'string') out[cut(key, 64)] = cut(value, chars);
+  }
+  const call = line['call'] as Record<string, unknown> | undefined;
+  if (typeof call === 'object' && call !== null)
+    out['call'] = { id: cut(String(call['id']), chars), name: cut(String(call['name']), chars) };
+  const error = line['error'] as Record<string, unknown> | undefined;
+  if (typeof error === 'object' && error !== null)
+    out['error'] = { name: cut(String(error['name']), chars), message: cut(String(error['message']), chars) };
+  out['dropped'] = `content dropped: ${why}`;
+  return out;
 }
 
 /** A number, string or boolean as JSON; a non-finite number as `null`, as JSON.stringify writes it. */

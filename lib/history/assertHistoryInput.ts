@@ -39,10 +39,18 @@ export function assertHistoryItem(item: unknown, argument: string): asserts item
       if (!isObject(item.journal))
         throw new InvalidArgumentError(`${argument}.journal`, 'a journal line { type, seq, turn, … }', item.journal);
       return;
+    case 'http':
+      if (!isObject(item.exchange))
+        throw new InvalidArgumentError(
+          `${argument}.exchange`,
+          'an HTTP exchange { type, seq, call, request, … }',
+          item.exchange,
+        );
+      return;
     default:
       throw new InvalidArgumentError(
         `${argument}.kind`,
-        "one of 'meta', 'record', 'rejected', 'reset', 'journal' (or no kind, for a bare record)",
+        "one of 'meta', 'record', 'rejected', 'reset', 'journal', 'http' (or no kind, for a bare record)",
         kind,
       );
   }

@@ -54,7 +54,17 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
   out.push('');
 
   const open = summary.turns.list.at(-1)?.end === 'open' ? summary.turns.list.at(-1) : undefined;
-  if (summary.status === 'incomplete' && open !== undefined) {
+  const waiting = summary.waiting;
+  if (waiting !== undefined && open !== undefined) {
+    out.push(
+      `WAITING in ${waiting.state} since ${time(waiting.at)} (seq ${waiting.seq}, turn ${open.turn}): ${plural(waiting.requests.length, 'approval request')}`,
+    );
+    for (const r of waiting.requests) out.push(`  - ${cut(safeStringify(r), 300)}`);
+    out.push(
+      '  Answer with approve(callId) / deny(callId, reason); resumeAwaitingApproval picks the run up in another process.',
+    );
+    out.push('');
+  } else if (summary.status === 'incomplete' && open !== undefined) {
     const last = summary.lastMoves.at(-1);
     out.push(
       `INCOMPLETE, ended without a terminal move (interrupted?): the history ends inside turn ${open.turn}, in ${summary.finalState ?? '?'} since ${last === undefined ? '?' : time(last.at)} (seq ${summary.lastSeq ?? '?'}).`,

@@ -5,6 +5,7 @@ import type {
   HistoryEntry,
   HistoryMeta,
   HistoryWarning,
+  HttpExchangeLine,
   JournalLineRead,
   RejectedMove,
   ResetMarker,
@@ -13,6 +14,7 @@ import { HistoryFileError } from './HistoryFileError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { parseHistoryLine } from './parseHistoryLine';
 import { RecordLineScanner } from './RecordLineScanner';
+import { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { messageOf } from '../internal/messageOf';
@@ -39,8 +41,7 @@ export interface ReadHistoryOptions {
   input?: AsyncIterable<Uint8Array>;
 }
 
-/** The default `maxLineBytes`: far above any real line, far below what a string can hold. */
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+export { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
 
 /** How much is read at once. */
 const CHUNK_BYTES = 1024 * 1024;
@@ -368,6 +369,8 @@ export interface LoadedHistory {
   readonly resets: readonly ResetMarker[];
   /** The journal lines (LLM attempts and tool calls), in file order; empty for a file without a journal. */
   readonly journal: readonly JournalLineRead[];
+  /** The HTTP exchanges `recordFetch` wrote, in file order; empty for a file without them. */
+  readonly exchanges: readonly HttpExchangeLine[];
   readonly warnings: readonly HistoryWarning[];
   /** The line numbers `salvage` skipped, in order; empty without salvage. */
   readonly skippedLines: readonly number[];
@@ -388,6 +391,7 @@ export async function loadHistory(
   const rejected: RejectedMove[] = [];
   const resets: ResetMarker[] = [];
   const journal: JournalLineRead[] = [];
+  const exchanges: HttpExchangeLine[] = [];
   let meta: HistoryMeta | undefined;
   let table: TransitionTable<string> | undefined;
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
@@ -410,10 +414,13 @@ export async function loadHistory(
         case 'journal':
           journal.push(entry.journal);
           break;
+        case 'http':
+          exchanges.push(entry.exchange);
+          break;
       }
     }
   const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
-  return { file: path, meta, table, entries, records, rejected, resets, journal, warnings, skippedLines };
+  return { file: path, meta, table, entries, records, rejected, resets, journal, exchanges, warnings, skippedLines };
 }
 
 async function assertReadable(path: string): Promise<void> {

@@ -1,6 +1,14 @@
 import { describeValue } from '../internal/describeValue';
-import type { HistoryEntry, HistoryMeta, JournalLineRead, RejectedMove, ResetMarker } from './HistoryEntry';
-import { tableFromHistoryInfo, type HistoryTableInfo } from './HistoryTableInfo';
+import type {
+  HistoryEntry,
+  HistoryMeta,
+  HttpExchangeLine,
+  JournalLineRead,
+  RejectedMove,
+  ResetMarker,
+} from './HistoryEntry';
+import { STATE_ACTIVITIES, tableFromHistoryInfo, type HistoryTableInfo } from './HistoryTableInfo';
+import type { StateActivity } from '../../states/AgentState';
 import { InvalidTableError } from '../machine/InvalidTableError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
@@ -13,7 +21,8 @@ class BadField extends Error {}
 
 /**
  * Parses one line of a JSON Lines history file: a transition record (no `type`), or a line
- * marked `type: 'meta' | 'rejected' | 'reset'`, or a journal line (`type: 'llm' | 'tool'`). Every field is checked, so a record that
+ * marked `type: 'meta' | 'rejected' | 'reset'`, a journal line (`type: 'llm' | 'tool'`), or an
+ * HTTP exchange `recordFetch` wrote (`type: 'http'`). Every field is checked, so a record that
  * parses is a record the analysis can trust; the reason names the bad field and its value.
  * Fields a record does not have are dropped. Pure: `readHistory` adds the file and I/O.
  */
@@ -42,11 +51,14 @@ export function parseHistoryLine(text: string, line: number): ParsedHistoryLine 
         return { ok: true, entry: { kind: 'reset', line, reset: parseReset(obj) } };
       case 'llm':
       case 'tool':
+      case 'reserve':
         return { ok: true, entry: { kind: 'journal', line, journal: parseJournal(obj, obj.type) } };
+      case 'http':
+        return { ok: true, entry: { kind: 'http', line, exchange: parseHttp(obj) } };
       default:
         return {
           ok: false,
-          reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, llm, tool, or none for a record)`,
+          reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, llm, tool, reserve, http, or none for a record)`,
         };
     }
   } catch (error) {
@@ -70,9 +82,20 @@ function parseRecord(obj: Record<string, unknown>): TransitionRecord<string> {
 }
 
 /** A journal line: the fields readers rely on are checked, the content is kept as written. */
-function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool'): JournalLineRead {
+function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool' | 'reserve'): JournalLineRead {
   nonNegativeInteger(obj, 'seq');
   positiveInteger(obj, 'turn');
+  if (type === 'reserve') {
+    // The ledger's line: the attempt it reserves, when, and the amount (absent when unknown).
+    finite(obj, 'at');
+    if (obj.operation !== 'sendUserMessage' && obj.operation !== 'sendToolResults')
+      throw bad('operation', "'sendUserMessage' or 'sendToolResults'", obj.operation);
+    positiveInteger(obj, 'attempt');
+    const max = obj.maxCostUsd;
+    if (max !== undefined && !(typeof max === 'number' && Number.isFinite(max) && max >= 0))
+      throw bad('maxCostUsd', 'a non-negative number of USD, or absent when unknown', max);
+    return obj as unknown as JournalLineRead;
+  }
   finite(obj, 'startedAt');
   finite(obj, 'endedAt');
   if (type === 'llm') {
@@ -90,6 +113,33 @@ function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool'): Journ
   return obj as unknown as JournalLineRead;
 }
 
+/** An HTTP exchange: what a replay matches on is checked, the bodies are kept as written. */
+function parseHttp(obj: Record<string, unknown>): HttpExchangeLine {
+  nonNegativeInteger(obj, 'seq');
+  positiveInteger(obj, 'call');
+  finite(obj, 'startedAt');
+  finite(obj, 'endedAt');
+  const request = obj.request;
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    throw bad('request', 'an object { method, path, query?, body? }', request);
+  string(request as Record<string, unknown>, 'method', 'request.method');
+  string(request as Record<string, unknown>, 'path', 'request.path');
+  const response = obj.response;
+  if (response !== undefined) {
+    if (typeof response !== 'object' || response === null || Array.isArray(response))
+      throw bad('response', 'an object { status, headers, body }', response);
+    const r = response as Record<string, unknown>;
+    if (typeof r.status !== 'number' || !Number.isInteger(r.status) || r.status < 100 || r.status > 599)
+      throw bad('response.status', 'an HTTP status (100 to 599)', r.status);
+    if (typeof r.headers !== 'object' || r.headers === null || Array.isArray(r.headers))
+      throw bad('response.headers', 'an object of header names and values', r.headers);
+    string(r, 'body', 'response.body');
+  } else if (typeof obj.error !== 'object' || obj.error === null) {
+    throw bad('error', 'an object { name, message } (an exchange without a response says why)', obj.error);
+  }
+  return obj as unknown as HttpExchangeLine;
+}
+
 function parseMeta(obj: Record<string, unknown>): { meta: HistoryMeta; table: TransitionTable<string> } {
   const version = string(obj, 'version');
   const runId = string(obj, 'runId');
@@ -98,13 +148,23 @@ function parseMeta(obj: Record<string, unknown>): { meta: HistoryMeta; table: Tr
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw bad('table', 'an object { initial, states, edges, terminal, error }', raw);
   const t = raw as Record<string, unknown>;
-  const info: HistoryTableInfo = {
+  const base = {
     initial: stateName(t, 'initial', 'table.initial'),
     states: stringArray(t, 'states', 'table.states'),
     edges: edgeArray(t, 'edges', 'table.edges'),
     terminal: stringArray(t, 'terminal', 'table.terminal'),
     error: stringArray(t, 'error', 'table.error'),
   };
+  const activities = t.activities;
+  if (activities !== undefined) {
+    if (typeof activities !== 'object' || activities === null || Array.isArray(activities))
+      throw bad('table.activities', 'an object { state: activity }', activities);
+    for (const [state, activity] of Object.entries(activities))
+      if (!STATE_ACTIVITIES.includes(activity as StateActivity))
+        throw bad(`table.activities.${state}`, `one of ${STATE_ACTIVITIES.join(', ')}`, activity);
+  }
+  const info: HistoryTableInfo =
+    activities === undefined ? base : { ...base, activities: activities as Record<string, StateActivity> };
   let table: TransitionTable<string>;
   try {
     table = tableFromHistoryInfo(info);

@@ -120,6 +120,17 @@ export interface HistorySummary {
   readonly failure: FailureSummary | null;
   /** The last moves of the run, oldest first. */
   readonly lastMoves: readonly TransitionRecord<string>[];
+  /**
+   * Set when the history ends in a state where a turn waits for a person (a `wait` state such
+   * as AwaitingApproval): the run is paused, not cut off. `requests` are the move's `data.calls`
+   * (the tool calls waiting for approval).
+   */
+  readonly waiting?: {
+    readonly state: string;
+    readonly seq: number;
+    readonly at: number;
+    readonly requests: readonly unknown[];
+  };
 }
 
 interface OpenTurn {
@@ -143,6 +154,7 @@ export class HistorySummarizer {
   #terminal: ReadonlySet<string> = new Set<string>();
   #error: ReadonlySet<string> = new Set<string>();
   #idle: ReadonlySet<string> = new Set<string>();
+  #wait: ReadonlySet<string> = new Set<string>();
   readonly #exactSamples: number;
   readonly #lastMoves: HistoryBuffer<TransitionRecord<string>>;
   readonly #turnList: HistoryBuffer<TurnSummary>;
@@ -249,12 +261,17 @@ export class HistorySummarizer {
       failure: this.#failure,
       lastMoves: this.#lastMoves.toArray(),
     };
-    return this.#meta === undefined ? summary : { meta: this.#meta, ...summary };
+    const waiting =
+      last !== undefined && this.#turn !== undefined && this.#wait.has(last.to)
+        ? { state: last.to, seq: last.seq, at: last.at, requests: waitingCalls(last.data) }
+        : undefined;
+    const full = waiting === undefined ? summary : { ...summary, waiting };
+    return this.#meta === undefined ? full : { meta: this.#meta, ...full };
   }
 
   #use(table: TransitionTable<string>): void {
     this.#table = table;
-    ({ terminal: this.#terminal, error: this.#error, idle: this.#idle } = tableRoles(table));
+    ({ terminal: this.#terminal, error: this.#error, idle: this.#idle, wait: this.#wait } = tableRoles(table));
   }
 
   #record(record: TransitionRecord<string>, line: number | undefined): void {
@@ -442,4 +459,10 @@ class DurationStats {
     if (index >= 0 && index < ARRAY_BUCKETS) this.#buckets![index]!++;
     else this.#outside!.set(key, (this.#outside!.get(key) ?? 0) + 1);
   }
+}
+
+/** The calls a move into a waiting state carries (`data.calls`), or none. */
+function waitingCalls(data: unknown): unknown[] {
+  const calls = typeof data === 'object' && data !== null ? (data as { calls?: unknown }).calls : undefined;
+  return Array.isArray(calls) ? calls : [];
 }

@@ -3,6 +3,7 @@ import { isHistoryEntry, type HistoryItem } from './HistoryEntry';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
+import { tableRoles } from './tableRoles';
 import { TransitionValidator } from '../machine/TransitionValidator';
 
 interface IssueBase {
@@ -108,10 +109,11 @@ export class HistoryValidator {
         return;
       case 'rejected':
         return;
-      case 'journal': {
+      case 'journal':
+      case 'http': {
         // The sink stamps each journal line with the last record it wrote; a file read whole must agree.
         const expected = this.#previous?.seq ?? this.#resetSeq ?? 0;
-        const { seq, type } = item.journal;
+        const { seq, type } = item.kind === 'journal' ? item.journal : item.exchange;
         if (this.#fromStart && seq !== expected) {
           this.#issues.push({
             seq,
@@ -144,8 +146,10 @@ export class HistoryValidator {
   #interrupted(): HistoryValidation['interrupted'] {
     if (!this.#fromStart) return undefined;
     const last = this.#previous;
-    const state = last?.to ?? this.#table?.initial ?? 'Ready';
+    const state = last?.to ?? (this.#table ?? DEFAULT_TABLE).initial;
     if (last !== undefined && this.#table?.states[state]?.isTerminal === true) return undefined;
+    // A run stopped where a turn waits for a person (AwaitingApproval) is paused, not cut off.
+    if (last !== undefined && tableRoles(this.#table ?? DEFAULT_TABLE).wait.has(state)) return undefined;
     const where =
       last === undefined ? 'it holds no move' : `its last move is ${last.from} → ${last.to} (seq ${last.seq})`;
     return { seq: last?.seq ?? 0, lastState: state, message: `ended without a terminal move (interrupted?): ${where}` };

@@ -21,6 +21,10 @@ export interface BuildHtmlReportOptions {
   batch?: BatchReport;
   /** Characters of each move's data kept in the page. Default 10,000 for a run, 300 per move for a batch. */
   maxDataChars?: number;
+  /** Skip corrupt lines of the history files (listed in the warnings) and read the rest. Default false. */
+  salvage?: boolean;
+  /** The longest line read, in bytes (`loadHistory`'s `maxLineBytes`). Default: the limit the writer keeps to. */
+  maxLineBytes?: number;
 }
 
 /** What `buildHtmlReport` made. */
@@ -66,6 +70,10 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
       throw new HistoryFileError('not_found', target, 'no such file or folder', { cause: error });
     throw new HistoryFileError('read_failed', target, `cannot read: ${messageOf(error)}`, { cause: error });
   }
+  const reading = {
+    salvage: options.salvage === true,
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+  };
   const warnings: string[] = [];
   const note = (w: HistoryWarning): void => void warnings.push(w.message);
   if (!stat.isDirectory()) {
@@ -75,7 +83,7 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
         'a batch report only with a folder of history files',
         options.batch,
       );
-    const loaded = await loadHistory(target);
+    const loaded = await loadHistory(target, reading);
     loaded.warnings.forEach(note);
     const html = renderRunPage(loaded.entries, {
       file: target,
@@ -89,14 +97,21 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
     if (file === undefined) return builder.add({ report: run! });
     let loaded;
     try {
-      loaded = await loadHistory(file);
+      loaded = await loadHistory(file, reading);
     } catch (error) {
       warnings.push(`${messageOf(error)} (listed as unreadable)`);
       if (run === undefined) return builder.addUnreadable(file, messageOf(error));
       return builder.add({ report: run, file });
     }
     loaded.warnings.forEach(note);
-    builder.add({ history: loaded.entries, file, ...(run === undefined ? {} : { report: run }) });
+    // A resumed batch keeps a cut-off attempt beside the run's file: the run was resumed.
+    const resumedAttempt = run === undefined && fs.existsSync(`${file}.interrupted`);
+    builder.add({
+      history: loaded.entries,
+      file,
+      ...(run === undefined ? {} : { report: run }),
+      ...(resumedAttempt ? { resumedAttempt } : {}),
+    });
   };
   const { batch } = options;
   if (batch !== undefined) {

@@ -44,10 +44,11 @@ function decode(run) {
   var moves = run.m.map(function (m) {
     return { seq: m[0], from: str(m[1]), to: str(m[2]), at: m[3], ms: m[4], desc: str(m[5]), data: m[6] < 0 ? null : str(m[6]), forced: (m[7] & 1) === 1, retried: (m[7] & 2) === 2 };
   });
+  var said = new Map((run.c || []).map(function (c) { return [c[0], str(c[1])]; }));
   var rejected = run.r.map(function (r) {
     return { after: r[0], from: str(r[1]), to: str(r[2]), at: r[3], desc: str(r[4]), allowed: str(r[5]) };
   });
-  return { moves: moves, rejected: rejected };
+  return { moves: moves, rejected: rejected, said: said };
 }
 
 function timeline(moves, rejected, onPick) {
@@ -133,6 +134,11 @@ function runView(run) {
     detail.appendChild(el('p', 'desc', m.desc === '' ? '(no description)' : m.desc));
     var pre = el('pre', 'data', m.data === null ? '(no data)' : pretty(m.data));
     detail.appendChild(pre);
+    var said = d.said.get(seq);
+    if (said !== undefined) {
+      detail.appendChild(el('h4', null, 'What was said before this move'));
+      detail.appendChild(el('pre', 'said', said));
+    }
     rows.forEach(function (tr) { tr.classList.remove('picked'); });
     var tr = rows.get(seq);
     if (tr) tr.classList.add('picked');

@@ -1,32 +1,52 @@
 import { isHistoryEntry, type HistoryItem, type HistoryMeta, type RejectedMove } from '../history/HistoryEntry';
-import { RunFactsCollector, type RunUsage, type UsagePoint } from '../history/runFacts';
+import { RunFactsCollector, type RunUsage, type RunSpend, type UsagePoint } from '../history/runFacts';
 import { HistorySummarizer, type HistorySummary } from '../history/summarizeHistory';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { tableStates, type TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
+import { tableRoles, type TableRoles } from '../history/tableRoles';
+import type { StateActivity } from '../../states/AgentState';
 
-/** How a state is drawn: the colour family of its bars on a timeline. */
-export type StateKind = 'idle' | 'llm' | 'tool' | 'check' | 'end' | 'error' | 'other';
+/**
+ * How a state is drawn: the colour family of its bars on a timeline. A state of a known
+ * activity gets that activity's colour; any other (a custom state that declares none) one of
+ * `OTHER_COLOURS` picked from its name, so the same state has the same colour in every report.
+ */
+export type StateKind = 'idle' | 'llm' | 'tool' | 'check' | 'wait' | 'end' | 'error' | 'other' | `other-${number}`;
 
-// The sixteen states by what they spend time on; a custom state gets its kind from the table's flags.
-const KINDS: Readonly<Record<string, StateKind>> = {
-  Ready: 'idle',
-  WaitingForUserInput: 'idle',
-  SendingToLLM: 'llm',
-  ProcessingLLMResponse: 'llm',
-  SendingToolResults: 'llm',
-  ToolUseRequested: 'tool',
-  RunningTool: 'tool',
-  RunningAutoformatters: 'tool',
-  CheckingForCancellation: 'check',
-  CheckingGitCommits: 'check',
-  CheckingBudget: 'check',
-  GatheringAdditionalMessages: 'check',
-  EndOfTurn: 'end',
-  Cancelled: 'error',
-  BudgetExceeded: 'error',
-  Error: 'error',
+/** How many distinct colours states with no activity share (`k-other-0` … in the page style). */
+export const OTHER_COLOURS = 8;
+
+const BY_ACTIVITY: Readonly<Record<StateActivity, StateKind>> = {
+  idle: 'idle',
+  llm_request: 'llm',
+  llm_response: 'llm',
+  tool: 'tool',
+  tool_run: 'tool',
+  check: 'check',
+  wait: 'wait',
+  compact: 'llm',
 };
+
+/** The kind of `state` in a table with `roles`: error and terminal flags first, then its activity, else a colour from its name. */
+export function stateKind(state: string, roles: TableRoles): StateKind {
+  if (roles.error.has(state)) return 'error';
+  if (roles.terminal.has(state)) return 'end';
+  if (roles.idle.has(state)) return 'idle';
+  const activity = roles.activity.get(state);
+  if (activity !== undefined) return BY_ACTIVITY[activity];
+  return `other-${nameHash(state) % OTHER_COLOURS}`;
+}
+
+/** FNV-1a over the name's UTF-16 units: stable across runs and platforms. */
+function nameHash(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
 
 /** What a report needs of one run, gathered in one pass over its history. */
 export interface CollectedRun {
@@ -43,6 +63,8 @@ export interface CollectedRun {
   readonly usage: readonly UsagePoint[];
   /** The usage last recorded (`RunFacts.finalUsage`). */
   readonly finalUsage: RunUsage | null;
+  /** What the run spent by the ledger's rule (`RunFacts.spend`): recorded costs plus reservations without a response. */
+  readonly spend: RunSpend;
   /** How the run ended, in `RunReport.outcome` terms where it maps (`end_of_turn`, `error`, …), else `incomplete` / `empty` (`RunFacts.outcome`). */
   readonly outcome: string;
 }
@@ -75,12 +97,8 @@ export function collectRun(items: Iterable<HistoryItem>): CollectedRun {
   const order = tableStates(base);
   const known = new Set(order);
   const kinds: Record<string, StateKind> = {};
-  const kindOf = (state: string): StateKind => {
-    const flags = base.states[state];
-    if (flags?.isError === true) return 'error';
-    if (flags?.isTerminal === true) return 'end';
-    return KINDS[state] ?? 'other';
-  };
+  const roles = tableRoles(base);
+  const kindOf = (state: string): StateKind => stateKind(state, roles);
   for (const state of order) kinds[state] = kindOf(state);
   for (const r of records) {
     for (const state of [r.from, r.to]) {
@@ -101,6 +119,7 @@ export function collectRun(items: Iterable<HistoryItem>): CollectedRun {
     retried: new Set(facts.retried),
     usage: facts.usage,
     finalUsage: facts.finalUsage,
+    spend: facts.spend,
     outcome: facts.outcome,
   };
 }

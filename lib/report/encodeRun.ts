@@ -26,6 +26,8 @@ export interface EncodedRun {
   readonly m: number[][];
   /** Rejected moves: [seq before it, from, to, at, description, allowed]. */
   readonly r: number[][];
+  /** What was said before a move, from the journal: [seq, text]. Only a run's own page has it. */
+  readonly c?: number[][];
 }
 
 /**

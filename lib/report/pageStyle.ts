@@ -60,6 +60,15 @@ svg .mark-rejected { stroke: var(--error); stroke-width: 2.5; }
 .k-end { fill: var(--end); background: var(--end); stroke: var(--end); }
 .k-error { fill: var(--error); background: var(--error); stroke: var(--error); }
 .k-other { fill: var(--other); background: var(--other); stroke: var(--other); }
+.k-wait { fill: #e0b400; background: #e0b400; stroke: #e0b400; }
+.k-other-0 { fill: #8a5cc7; background: #8a5cc7; stroke: #8a5cc7; }
+.k-other-1 { fill: #c75c9e; background: #c75c9e; stroke: #c75c9e; }
+.k-other-2 { fill: #5c8ac7; background: #5c8ac7; stroke: #5c8ac7; }
+.k-other-3 { fill: #7a9a2e; background: #7a9a2e; stroke: #7a9a2e; }
+.k-other-4 { fill: #b86b2e; background: #b86b2e; stroke: #b86b2e; }
+.k-other-5 { fill: #2e8a9a; background: #2e8a9a; stroke: #2e8a9a; }
+.k-other-6 { fill: #9a2e6b; background: #9a2e6b; stroke: #9a2e6b; }
+.k-other-7 { fill: #6b6b2e; background: #6b6b2e; stroke: #6b6b2e; }
 svg .line { fill: none; stroke-width: 2; }
 .s-cost { stroke: var(--error); fill: var(--error); }
 .s-in { stroke: var(--llm); fill: var(--llm); }

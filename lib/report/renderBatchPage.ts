@@ -3,6 +3,7 @@ import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { LIMIT_NAMES, LIMIT_ROWS, limitUsed, USAGE_FIELD_NAMES } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
 import type { RunReport } from '../batch/runBatch';
+import { describeResume } from '../batch/describeResume';
 import type { HistoryItem } from '../history/HistoryEntry';
 import { formatDuration } from '../internal/formatDuration';
 import { plural } from '../internal/text';
@@ -25,6 +26,8 @@ export interface BatchPageRun {
   report?: RunReport;
   /** The history file, named on the page. */
   file?: string;
+  /** An earlier, cut-off attempt of this run was kept beside its file (`<file>.interrupted`): a resumed batch ran it again. */
+  resumedAttempt?: boolean;
 }
 
 /** Options of `renderBatchPage`: the batch's caps and figures (a `BatchReport` has them), what to call it. */
@@ -128,10 +131,18 @@ export class BatchPageBuilder {
       run: index,
       id,
       outcome: report?.outcome ?? facts?.outcome ?? 'empty',
-      usage: runUsage(report?.usage, facts?.finalUsage ?? undefined),
+      usage: runUsage(
+        report?.usage,
+        facts === undefined ? undefined : spentUsage(facts.finalUsage, facts.spend.costUsd),
+      ),
       ms: report?.durationMs ?? facts?.summary.elapsedMs ?? 0,
       final: facts?.summary.finalState ?? '',
-      note: report?.error?.message ?? (facts?.summary.failure?.description || ''),
+      note: [
+        report === undefined ? resumedFromFile(history, run.resumedAttempt === true) : describeResume(report),
+        report?.error?.message ?? (facts?.summary.failure?.description || ''),
+      ]
+        .filter((n) => n !== '')
+        .join('; '),
     });
   }
 
@@ -262,8 +273,35 @@ function limitsFrom(metadata: unknown): BatchPageOptions['limits'] | undefined {
   return { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) };
 }
 
+/**
+ * What a run's own file tells of a resume: responses its journal marks `fromJournal` were served
+ * from the journal of an interrupted attempt, so the run continued after them; with none, a
+ * run whose cut-off attempt was kept beside it started again.
+ */
+function resumedFromFile(history: Iterable<HistoryItem> | undefined, resumedAttempt: boolean): string {
+  if (history === undefined) return resumedAttempt ? 'resumed' : '';
+  let served = 0;
+  for (const item of history) {
+    if (typeof item === 'object' && item !== null && (item as { kind?: unknown }).kind === 'journal') {
+      const line = (item as { journal: { type?: unknown; fromJournal?: unknown } }).journal;
+      if (line.type === 'llm' && line.fromJournal === true) served += 1;
+    }
+  }
+  if (served === 0) return resumedAttempt ? 'resumed: restarted from the beginning' : '';
+  return `resumed: continued from LLM call ${served + 1} (${plural(served, 'response')} served from the journal)`;
+}
+
 /** A run's usage: each field from its report, else from the last usage its history shows, else 0. */
 /** A row's usage: the run's report where there is one, else what its history's records tell. */
+/** The usage a run's file tells, with its cost by the ledger's rule (reservations without a response at their worst case). */
+function spentUsage(usage: RunUsage | null, costUsd: number): RunUsage | undefined {
+  if (usage === null)
+    return costUsd === 0
+      ? undefined
+      : { costUsd, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
+  return usage.costUsd === costUsd ? usage : { ...usage, costUsd };
+}
+
 function runUsage(report: UsageTotals | undefined, history: RunUsage | undefined): UsageTotals {
   const usage = emptyUsage();
   for (const key of USAGE_FIELD_NAMES) {

@@ -2,7 +2,8 @@ import { collectRun, type CollectedRun } from './collectRun';
 import { encodeRun, stateOrder, StringTable } from './encodeRun';
 import { esc, page } from './html';
 import { formatSummary } from '../history/formatSummary';
-import type { HistoryItem } from '../history/HistoryEntry';
+import { isHistoryEntry, type HistoryItem } from '../history/HistoryEntry';
+import { conversationByMove, formatConversation } from '../history/formatConversation';
 import type { FailureSummary, HistorySummary } from '../history/summarizeHistory';
 import { formatDuration } from '../internal/formatDuration';
 import { safeStringify } from '../internal/safeStringify';
@@ -30,11 +31,17 @@ export interface RunPageOptions {
 export function renderRunPage(items: Iterable<HistoryItem>, options: RunPageOptions = {}): string {
   assertItems(items);
   const { file, maxDataChars } = checkOptions(options);
-  const facts = collectRun(items);
+  const list = Array.isArray(items) ? (items as HistoryItem[]) : [...items];
+  const facts = collectRun(list);
+  // What was said before each move, from the journal, capped so the page stays small.
+  const said = conversationByMove(list.filter(isHistoryEntry));
   const { summary } = facts;
   const id = facts.meta?.runId ?? (file === undefined ? 'run' : file);
   const strings = new StringTable();
-  const run = encodeRun(facts, strings, maxDataChars);
+  const run = {
+    ...encodeRun(facts, strings, maxDataChars),
+    c: [...said.bySeq].map(([seq, text]) => [seq, strings.id(text)]),
+  };
   const body = [
     `<header><h1>Run ${esc(id)} <span class="badge ${esc(facts.outcome)}">${esc(facts.outcome)}</span></h1>`,
     `<p class="sub">${esc(runLine(facts, file))}</p></header>`,
@@ -44,6 +51,7 @@ export function renderRunPage(items: Iterable<HistoryItem>, options: RunPageOpti
     '</section>',
     timePerState(facts),
     usageCharts(facts),
+    conversationSection(list, said.truncated, file),
     `<details><summary>As <code>agent-sm inspect</code> prints it</summary><pre>${esc(formatSummary(summary, file === undefined ? {} : { file }))}</pre></details>`,
   ].join('\n');
   return page(`Run ${id} — ${facts.outcome}`, body, {
@@ -52,6 +60,18 @@ export function renderRunPage(items: Iterable<HistoryItem>, options: RunPageOpti
     order: stateOrder(facts.order, facts.kinds),
     runs: [run],
   });
+}
+
+/** The whole conversation, per turn, folded; absent for a run without a journal. */
+function conversationSection(list: readonly HistoryItem[], truncated: boolean, file: string | undefined): string {
+  const entries = list.filter(isHistoryEntry);
+  if (!entries.some((e) => e.kind === 'journal')) return '';
+  const text = formatConversation(entries, { foldChars: 2000, foldLines: 40 });
+  const shown = text.length > 200_000 ? `${text.slice(0, 200_000)}\n… (cut; agent-sm show shows it all)` : text;
+  const more = truncated
+    ? `<p class="sub">The timeline shows what was said for the first moves only; <code>agent-sm show ${esc(file ?? '<file>')}</code> prints it all.</p>`
+    : '';
+  return `<details id="conversation"><summary>What was said (from the journal)</summary>${more}<pre>${esc(shown)}</pre></details>`;
 }
 
 function runLine(facts: CollectedRun, file: string | undefined): string {
@@ -72,7 +92,15 @@ export function statusPanel(summary: HistorySummary): string {
   const out: string[] = [];
   const open = summary.turns.list.at(-1)?.end === 'open' ? summary.turns.list.at(-1) : undefined;
   if (summary.status === 'empty') out.push('<div class="panel"><strong>No transitions recorded.</strong></div>');
-  if (summary.status === 'incomplete' && open !== undefined) {
+  if (summary.waiting !== undefined && open !== undefined) {
+    const w = summary.waiting;
+    out.push(
+      '<div class="panel incomplete" id="waiting">',
+      `<strong>WAITING in ${esc(w.state)} since seq ${w.seq} (turn ${open.turn}): ${plural(w.requests.length, 'approval request')}.</strong>`,
+      `<ul>${w.requests.map((r) => `<li><code>${esc(cut(safeStringify(r), 300))}</code></li>`).join('')}</ul>`,
+      '</div>',
+    );
+  } else if (summary.status === 'incomplete' && open !== undefined) {
     const last = summary.lastMoves.at(-1);
     out.push(
       '<div class="panel incomplete" id="incomplete">',
@@ -136,7 +164,8 @@ export function legend(): string {
     ['k-idle', 'idle'],
     ['k-end', 'end of turn'],
     ['k-error', 'error states'],
-    ['k-other', 'custom states'],
+    ['k-wait', 'waiting for a person'],
+    ['k-other-0', 'custom states (a colour each)'],
   ];
   const marks: Array<[string, string]> = [
     ['retried', 'LLM call retried'],
@@ -156,6 +185,14 @@ function timePerState(facts: CollectedRun): string {
     note: `${formatDuration(s.totalMs)} · ${Math.round(s.share * 100)}% · ${plural(s.visits, 'visit')}`,
   }));
   return `<section id="time-per-state"><h2>Time per state</h2>${barChart(bars, { title: 'Time per state' })}</section>`;
+}
+
+/** Spend by the money ledger's rule, when reservations without a response add to what the records say. */
+function ledgerNote(facts: CollectedRun): string {
+  const { spend } = facts;
+  if (spend.openReservations === 0) return '';
+  const unpriced = spend.unpricedReservations > 0 ? `, ${spend.unpricedReservations} of them of unknown cost` : '';
+  return `<p class="sub">${esc(`Spent by the ledger: $${spend.costUsd.toFixed(4)}, counting ${plural(spend.openReservations, 'LLM call')} reserved without a response at ${spend.openReservations === 1 ? 'its' : 'their'} worst case${unpriced}`)}</p>`;
 }
 
 function usageCharts(facts: CollectedRun): string {
@@ -181,6 +218,7 @@ function usageCharts(facts: CollectedRun): string {
   return [
     '<section id="usage"><h2>Cost and tokens over time</h2>',
     `<p class="sub">${esc(`$${last.costUsd.toFixed(4)}, ${count(last.inputTokens)} input and ${count(last.outputTokens)} output tokens, ${plural(last.llmCalls, 'LLM call')}, ${plural(last.toolCalls, 'tool call')}`)}</p>`,
+    ledgerNote(facts),
     lineChart([{ name: 'cost (USD)', cls: 's-cost', points: pts((u) => u.costUsd) }], {
       title: 'Cost over time',
       yFormat: (n) => `$${n.toFixed(n < 1 ? 3 : 2)}`,

@@ -27,6 +27,8 @@ export interface OtlpSpan {
   endTimeUnixNano: string;
   attributes: OtlpKeyValue[];
   events: Array<{ timeUnixNano: string; name: string; attributes: OtlpKeyValue[] }>;
+  /** Events left out because the span held the most it keeps. */
+  droppedEventsCount?: number;
   /** `code`: 0 unset, 1 ok, 2 error. */
   status: { code: number; message?: string };
 }

@@ -8,7 +8,9 @@ import type { OtlpAnyValue, OtlpKeyValue, OtlpTraceExport } from '../../lib/tele
 
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
-const NANOS = /^\d+$/;
+const NANOS_TEXT = /^\d+$/;
+/** A fixed64 of nanoseconds: decimal digits, at most 2^64 - 1. */
+const NANOS = { test: (text: string): boolean => NANOS_TEXT.test(text) && BigInt(text) <= 2n ** 64n - 1n };
 
 /** Every way `value` departs from the OTLP/JSON shape, as paths and reasons; empty when it conforms. */
 export function otlpShapeProblems(value: unknown): string[] {
@@ -48,6 +50,11 @@ export function otlpShapeProblems(value: unknown): string[] {
           if (typeof e.name !== 'string') bad(`${r}.events[${m}].name`, 'not a string');
           keyValues(e.attributes, `${r}.events[${m}].attributes`, bad);
         });
+        if (
+          s.droppedEventsCount !== undefined &&
+          !(Number.isSafeInteger(s.droppedEventsCount) && s.droppedEventsCount >= 0)
+        )
+          bad(`${r}.droppedEventsCount`, `not a count: ${String(s.droppedEventsCount)}`);
         if (s.status !== undefined && ![0, 1, 2].includes(s.status.code))
           bad(`${r}.status.code`, `not a StatusCode: ${String(s.status.code)}`);
       });
@@ -76,9 +83,12 @@ function anyValue(v: OtlpAnyValue, path: string, bad: (p: string, w: string) => 
   else if ('boolValue' in o && typeof o['boolValue'] !== 'boolean') bad(path, 'boolValue not a boolean');
   else if (
     'intValue' in o &&
-    !(typeof o['intValue'] === 'string' ? /^-?\d+$/.test(o['intValue']) : Number.isInteger(o['intValue']))
+    !(typeof o['intValue'] === 'string'
+      ? /^-?\d+$/.test(o['intValue']) && BigInt(o['intValue']) >= -(2n ** 63n) && BigInt(o['intValue']) < 2n ** 63n
+      : Number.isInteger(o['intValue']))
   )
-    bad(path, 'intValue not an integer');
+    bad(path, 'intValue not a 64-bit integer');
+  else if ('doubleValue' in o && !Number.isFinite(o['doubleValue'])) bad(path, 'doubleValue not a finite number');
   else if ('doubleValue' in o && typeof o['doubleValue'] !== 'number') bad(path, 'doubleValue not a number');
   else if ('arrayValue' in o)
     ((o['arrayValue'] as { values: OtlpAnyValue[] }).values ?? []).forEach((x, i) =>
@@ -142,7 +152,7 @@ export function roundTrip(req: OtlpTraceExport): Record<string, unknown> {
             ...(ss.scope.version === undefined ? {} : { version: ss.scope.version }),
           },
           droppedAttributesCount: 0,
-          droppedEventsCount: 0,
+          droppedEventsCount: s.droppedEventsCount ?? 0,
           droppedLinksCount: 0,
         } as ReadableSpan);
       }

@@ -138,8 +138,8 @@ describe('JsonlHistorySink on a full disk', () => {
 describe('JsonlHistorySink durability', () => {
   it.each([
     ['none', 0],
-    ['turn', 2], // the terminal move, and close()
-    ['move', 6], // meta, four moves, close()
+    ['turn', 1], // the terminal move; close() has nothing left to force
+    ['move', 5], // meta, four moves
   ] as const)('.open({ durability: %s }) forces lines to the disk %i times for one turn', (durability, syncs) => {
     const file = path.join(dir, `${durability}.jsonl`);
     const spy = jest.spyOn(nodeFs, 'fsyncSync');
@@ -147,6 +147,18 @@ describe('JsonlHistorySink durability', () => {
     turn(new StateMachine({ logger: false, sink }));
     sink.close();
     expect(spy).toHaveBeenCalledTimes(syncs);
+  });
+
+  it("close() forces what a turn in progress wrote, under 'turn'", () => {
+    const file = path.join(dir, 'turn-open.jsonl');
+    const spy = jest.spyOn(nodeFs, 'fsyncSync');
+    const sink = JsonlHistorySink.open(file, { durability: 'turn' });
+    const machine = new StateMachine({ logger: false, sink });
+    machine.transition('WaitingForUserInput', 'ready');
+    machine.transition('SendingToLLM', 'send');
+    expect(spy).toHaveBeenCalledTimes(0);
+    sink.close();
+    expect(spy).toHaveBeenCalledTimes(1);
   });
 
   it('.open() rejects an unknown durability and a table that is not one, by name', () => {

@@ -134,7 +134,7 @@ describe('parseHistoryLine()', () => {
 
   it('rejects an unknown line type, and a meta line whose table is not sound', () => {
     expect(reason('{"type":"checkpoint"}')).toBe(
-      'unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, or none for a record)',
+      'unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, reserve, http, or none for a record)',
     );
     const table = toHistoryTableInfo(DEFAULT_TABLE);
     const meta = {

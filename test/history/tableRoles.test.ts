@@ -21,10 +21,12 @@ describe('tableRoles()', () => {
       ],
       'Off',
     );
-    expect(tableRoles(table)).toEqual({
+    expect(tableRoles(table)).toMatchObject({
       terminal: new Set(['Done', 'Broken']),
       error: new Set(['Broken']),
       idle: new Set(['Off', 'Idle']),
+      activity: new Map(),
+      llmRequest: new Set(),
     });
   });
 });

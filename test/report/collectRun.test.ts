@@ -114,7 +114,7 @@ describe('collectRun', () => {
     expect(collectRun(failedRun().history()).usage).toEqual([]);
   });
 
-  it('collectRun() orders states as the run’s table does and gives custom states a kind from their flags', () => {
+  it('collectRun() orders states as the run’s table does and gives custom states a kind from their flags, else a colour of their own', () => {
     const table = extendTable(DEFAULT_TABLE, {
       states: [{ name: 'Compacting', description: 'shrinking the context', next: ['SendingToLLM', 'Error'] }],
       edges: [['WaitingForUserInput', 'Compacting']],
@@ -126,8 +126,8 @@ describe('collectRun', () => {
     const facts = collectRun(machine.history());
     // Without a meta line the default table orders the states; the custom one comes after.
     expect(facts.order.slice(-1)).toEqual(['Compacting']);
+    expect(facts.kinds['Compacting']).toMatch(/^other-\d$/);
     expect(facts.kinds).toMatchObject({
-      Compacting: 'other',
       SendingToLLM: 'llm',
       RunningTool: 'tool',
       CheckingBudget: 'check',

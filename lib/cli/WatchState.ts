@@ -1,0 +1,153 @@
+import type { HistoryEntry } from '../history/HistoryEntry';
+import { RunFactsCollector, type RunUsage } from '../history/runFacts';
+import { tableRoles, type TableRoles } from '../history/tableRoles';
+import type { TransitionTable } from '../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../machine/transitions';
+
+/** One run as `watch` sees it. */
+export interface WatchedRun {
+  readonly id: string;
+  /** The state it is in, from its last move; undefined before its first. */
+  state: string | undefined;
+  /** When it entered that state, epoch ms. */
+  since: number | undefined;
+  /** How its last turn ended, once it has (`end_of_turn`, `error`, …); undefined while one is open or none has run. */
+  outcome: string | undefined;
+  /** What it spent, by the run's facts (the spend rule every reader shares). */
+  usage: RunUsage | null;
+  /** Why it failed: the failing move's description and data's error, when the turn ended in an error state. */
+  reason: string | undefined;
+  /** The file could not be read past some line: why. */
+  unreadable: string | undefined;
+}
+
+/** Something `watch` prints as it happens (on a TTY the latest are shown under the board). */
+export interface WatchEvent {
+  readonly at: number;
+  readonly id: string;
+  readonly kind: 'started' | 'finished' | 'failed' | 'unreadable';
+  readonly text: string;
+}
+
+/**
+ * What a batch folder (or one run's file) says so far, built from the lines of its files as
+ * they are read, in any order between files: per run its current state and time in it, its
+ * spend, how it ended and why it failed, and the events worth a line. Pure: no I/O, no clock
+ * (times are the files' own). Roles of states come from each file's table, never from names.
+ */
+export class WatchState {
+  readonly runs = new Map<string, WatchedRun>();
+  readonly events: WatchEvent[] = [];
+  /** Tasks of the manifest, in order, when there is one. */
+  tasks: string[] | undefined;
+  readonly #facts = new Map<string, RunFactsCollector>();
+  readonly #roles = new Map<string, TableRoles>();
+  /** The events kept for the screen; older ones have been printed or scrolled away. */
+  readonly maxEvents: number;
+
+  constructor(maxEvents = 200) {
+    this.maxEvents = maxEvents;
+  }
+
+  /** The run `id`, made on first sight. */
+  run(id: string): WatchedRun {
+    let run = this.runs.get(id);
+    if (run === undefined) {
+      run = {
+        id,
+        state: undefined,
+        since: undefined,
+        outcome: undefined,
+        usage: null,
+        reason: undefined,
+        unreadable: undefined,
+      };
+      this.runs.set(id, run);
+      this.#facts.set(id, new RunFactsCollector({ retain: false }));
+    }
+    return run;
+  }
+
+  /** Takes the next line of run `id`'s file; returns the events it made. */
+  add(id: string, entry: HistoryEntry): WatchEvent[] {
+    const run = this.run(id);
+    const facts = this.#facts.get(id)!;
+    if (entry.kind === 'meta') this.#roles.set(id, tableRoles(entry.table));
+    const ended = facts.add(entry);
+    run.usage = facts.usage;
+    const made: WatchEvent[] = [];
+    if (entry.kind !== 'record') return made;
+    const r = entry.record;
+    const roles = this.#roles.get(id) ?? tableRoles(DEFAULT_TABLE as TransitionTable<string>);
+    if (run.state === undefined) made.push(this.#event(r.at, id, 'started', `${id}: started`));
+    // A move out of the idle states opens a new turn: the last one's ending is history.
+    if (run.outcome !== undefined && !roles.idle.has(r.to) && ended === undefined) {
+      run.outcome = undefined;
+      run.reason = undefined;
+    }
+    run.state = r.to;
+    run.since = r.at;
+    if (ended?.end === 'terminal') {
+      run.outcome = ended.outcome;
+      if (roles.error.has(r.to)) {
+        const error = errorOf(r.data);
+        run.reason = `${r.description}${error === undefined ? '' : `: ${error}`}`;
+        made.push(this.#event(r.at, id, 'failed', `${id}: ${ended.outcome} in ${r.from}: ${run.reason}`));
+      } else made.push(this.#event(r.at, id, 'finished', `${id}: ${ended.outcome}`));
+    }
+    return made;
+  }
+
+  /** Run `id`'s file could not be read on: it is listed with why. */
+  unreadable(id: string, why: string, at: number): WatchEvent {
+    const run = this.run(id);
+    run.unreadable = why;
+    return this.#event(at, id, 'unreadable', `${id}: unreadable: ${why}`);
+  }
+
+  /** Whether every task of the manifest (or, without one, every run seen) has ended its turn. */
+  get ended(): boolean {
+    const ids = this.tasks ?? [...this.runs.keys()];
+    if (ids.length === 0) return false;
+    return ids.every((id) => {
+      const run = this.runs.get(id);
+      return run !== undefined && (run.outcome !== undefined || run.unreadable !== undefined);
+    });
+  }
+
+  /** The batch's spend so far, summed over its runs. */
+  get spend(): RunUsage {
+    const sum = { costUsd: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
+    for (const run of this.runs.values()) {
+      const u = run.usage;
+      if (u === null) continue;
+      sum.costUsd += u.costUsd;
+      sum.inputTokens += u.inputTokens;
+      sum.outputTokens += u.outputTokens;
+      sum.cachedInputTokens += u.cachedInputTokens;
+      sum.llmCalls += u.llmCalls;
+      sum.toolCalls += u.toolCalls;
+    }
+    return sum;
+  }
+
+  #event(at: number, id: string, kind: WatchEvent['kind'], text: string): WatchEvent {
+    const event = { at, id, kind, text };
+    this.events.push(event);
+    if (this.events.length > this.maxEvents) this.events.shift();
+    return event;
+  }
+}
+
+/** The error a failing move's data carries (`error`, `message`), as text. */
+function errorOf(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const d = data as Record<string, unknown>;
+  for (const key of ['error', 'message', 'reason']) {
+    const v = d[key];
+    if (typeof v === 'string' && v !== '') return v;
+    if (typeof v === 'object' && v !== null && typeof (v as { message?: unknown }).message === 'string')
+      return (v as { message: string }).message;
+  }
+  return undefined;
+}

@@ -1,0 +1,121 @@
+import stringWidth from 'string-width';
+import { escapeControl } from '../internal/escapeControl';
+import { formatDuration } from '../internal/formatDuration';
+import { formatTime } from '../internal/formatTime';
+import type { RunUsage } from '../history/runFacts';
+import type { WatchState } from './WatchState';
+
+/** What the board shows beside the state: where, the caps, when, how wide. */
+export interface WatchView {
+  readonly source: string;
+  /** The batch's total caps (`maxCostUsd`, `maxLlmCalls`, …), from its manifest. */
+  readonly caps: Readonly<Record<string, unknown>>;
+  /** When the batch started (its manifest), for `maxWallMs`. */
+  readonly startedAt: number | undefined;
+  /** The batch's cost at each redraw so far, for the spend sparkline. */
+  readonly costHistory: readonly number[];
+  readonly now: number;
+  readonly columns: number;
+  /** Rows the terminal has: the board never scrolls (it could not be redrawn in place). */
+  readonly rows: number;
+}
+
+/** The caps `watch` draws, and what of the spend each counts. */
+const CAPS: ReadonlyArray<readonly [string, string, (u: RunUsage, wallMs: number) => number, (n: number) => string]> = [
+  ['maxCostUsd', 'cost', (u) => u.costUsd, (n) => `$${n.toFixed(n < 1 ? 4 : 2)}`],
+  ['maxLlmCalls', 'LLM calls', (u) => u.llmCalls, String],
+  ['maxToolCalls', 'tool calls', (u) => u.toolCalls, String],
+  ['maxInputTokens', 'input tokens', (u) => u.inputTokens, (n) => n.toLocaleString('en-US')],
+  ['maxOutputTokens', 'output tokens', (u) => u.outputTokens, (n) => n.toLocaleString('en-US')],
+  ['maxTotalTokens', 'tokens', (u) => u.inputTokens + u.outputTokens, (n) => n.toLocaleString('en-US')],
+  ['maxWallMs', 'time', (_u, wall) => wall, formatDuration],
+];
+
+/**
+ * The live board of `agent-sm watch`, as lines: progress of the batch's tasks, spend against
+ * each cap (a bar, and a sparkline of cost over time), the runs in flight with their state and
+ * time in it, and the latest failures with their reason. Each line fits `columns` and the
+ * whole fits `rows`, so it can be redrawn in place. Pure.
+ */
+export function renderWatch(state: WatchState, view: WatchView): string[] {
+  const lines: string[] = [];
+  const runs = [...state.runs.values()];
+  const ids = state.tasks ?? runs.map((r) => r.id);
+  const finished = ids.filter((id) => {
+    const run = state.runs.get(id);
+    return run !== undefined && (run.outcome !== undefined || run.unreadable !== undefined);
+  }).length;
+  const inFlight = runs.filter((r) => r.outcome === undefined && r.unreadable === undefined && r.state !== undefined);
+  const notStarted = state.tasks === undefined ? 0 : ids.filter((id) => !state.runs.has(id)).length;
+  const failed = runs.filter((r) => r.reason !== undefined || r.unreadable !== undefined).length;
+  lines.push(
+    `agent-sm watch  ${escapeControl(view.source)}  ${formatTime(view.now, 'HH:mm:ss')}${state.ended ? '  (batch ended)' : ''}`,
+  );
+  lines.push(
+    `Progress  ${bar(finished, ids.length, 20)} ${finished}/${ids.length} finished · ${inFlight.length} in flight${state.tasks === undefined ? '' : ` · ${notStarted} not started`} · ${failed} failed`,
+  );
+  const spend = state.spend;
+  const wall = view.startedAt === undefined ? 0 : Math.max(0, view.now - view.startedAt);
+  let drew = false;
+  for (const [key, label, used, show] of CAPS) {
+    const cap = view.caps[key];
+    if (typeof cap !== 'number' || !(cap > 0)) continue;
+    const n = used(spend, wall);
+    lines.push(
+      `Spend     ${bar(n, cap, 20)} ${label} ${show(n)} of ${show(cap)} (${Math.round((n / cap) * 100)}%)${key === 'maxCostUsd' ? `  ${sparkline(view.costHistory, 16)}` : ''}`,
+    );
+    drew = true;
+  }
+  if (!drew)
+    lines.push(
+      `Spend     $${spend.costUsd.toFixed(4)} · ${spend.llmCalls} LLM calls · ${spend.toolCalls} tool calls (no caps)  ${sparkline(view.costHistory, 16)}`,
+    );
+  const fixed = lines.length;
+  // What is left of the screen goes to the runs in flight, then the failures.
+  const room = Math.max(4, view.rows - fixed - 3);
+  const flightRoom = Math.min(inFlight.length, Math.ceil(room / 2));
+  lines.push(`In flight (${inFlight.length})`);
+  const idWidth = Math.min(24, Math.max(4, ...inFlight.map((r) => r.id.length)));
+  inFlight
+    .sort((a, b) => (a.since ?? 0) - (b.since ?? 0))
+    .slice(0, flightRoom)
+    .forEach((r) =>
+      lines.push(
+        `  ${escapeControl(r.id).slice(0, idWidth).padEnd(idWidth)}  ${escapeControl(r.state ?? '?').padEnd(22)}  for ${formatDuration(Math.max(0, view.now - (r.since ?? view.now)))}`,
+      ),
+    );
+  if (inFlight.length > flightRoom) lines.push(`  … and ${inFlight.length - flightRoom} more`);
+  const failures = state.events.filter((e) => e.kind === 'failed' || e.kind === 'unreadable');
+  lines.push(`Failures (${failed})`);
+  const failRoom = Math.max(1, room - flightRoom - 1);
+  for (const e of failures.slice(-failRoom)) lines.push(`  ${formatTime(e.at, 'HH:mm:ss')}  ${escapeControl(e.text)}`);
+  return lines.map((line) => fit(line, view.columns));
+}
+
+/** `[████░░░░]` for `n` of `max`. */
+export function bar(n: number, max: number, width: number): string {
+  const share = max > 0 ? Math.min(1, Math.max(0, n / max)) : 0;
+  const full = Math.round(share * width);
+  return `[${'█'.repeat(full)}${'░'.repeat(width - full)}]`;
+}
+
+const SPARKS = '▁▂▃▄▅▆▇█';
+
+/** The last `width` values as a sparkline, scaled to their largest. */
+export function sparkline(values: readonly number[], width: number): string {
+  const shown = values.slice(-width);
+  const top = Math.max(0, ...shown);
+  if (shown.length === 0 || top === 0) return '';
+  return shown.map((v) => SPARKS[Math.min(7, Math.floor((Math.max(0, v) / top) * 7.999))]).join('');
+}
+
+/** A line cut to the terminal's width (by columns, wide characters counted twice). */
+function fit(line: string, columns: number): string {
+  if (stringWidth(line) <= columns) return line;
+  let out = '';
+  for (const char of line) {
+    if (stringWidth(out + char) > columns - 1) break;
+    out += char;
+  }
+  return `${out}…`;
+}

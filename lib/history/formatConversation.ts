@@ -1,0 +1,151 @@
+import type { HistoryEntry, JournalLineRead } from './HistoryEntry';
+import { escapeControl } from '../internal/escapeControl';
+import { safeStringify } from '../internal/safeStringify';
+
+/** Options of `formatConversation`: which part of the run, and how much of long content. */
+export interface FormatConversationOptions {
+  /** Only this turn. */
+  turn?: number;
+  /** Only what move `seq` followed from: the LLM attempts and tool calls written just before it. */
+  seq?: number;
+  /** Characters of each piece of content shown before it is folded; `Infinity` unfolds all. Default 600. */
+  foldChars?: number;
+  /** Lines of each piece of content shown before it is folded. Default 12. */
+  foldLines?: number;
+}
+
+/**
+ * A run's conversation from its journal, for the terminal: per turn, the user's message, each
+ * LLM attempt (the model's text, the tool calls it asked for with their inputs, its cost, or
+ * the error it failed with) and each tool call's result, each marked with the move it came
+ * before. Long content is folded (`foldChars`, `foldLines`) with a note of what was left out.
+ * Every string from the file is escaped: no control character reaches the terminal. Journal
+ * lines of kinds it does not know are passed over. Pure.
+ */
+export function formatConversation(entries: Iterable<HistoryEntry>, options: FormatConversationOptions = {}): string {
+  const { turn, seq, foldChars = 600, foldLines = 12 } = options;
+  const out: string[] = [];
+  let lastTurn: number | undefined;
+  let shown = 0;
+  const fold = (text: string, indent: string): string => foldText(text, indent, foldChars, foldLines);
+  for (const entry of entries) {
+    if (entry.kind !== 'journal') continue;
+    const j = entry.journal;
+    if (j.type !== 'llm' && j.type !== 'tool') continue;
+    if (turn !== undefined && j.turn !== turn) continue;
+    if (seq !== undefined && j.seq !== seq - 1) continue;
+    if (j.turn !== lastTurn) {
+      if (lastTurn !== undefined) out.push('');
+      out.push(`Turn ${j.turn}`);
+      lastTurn = j.turn;
+    }
+    shown++;
+    const before = `before move ${j.seq + 1}`;
+    out.push(...(j.type === 'llm' ? llmLines(j, before, fold) : toolLines(j, before, fold)));
+  }
+  if (shown === 0) {
+    const which = [turn === undefined ? '' : `turn ${turn}`, seq === undefined ? '' : `move ${seq}`]
+      .filter(Boolean)
+      .join(', ');
+    return which === ''
+      ? '(no conversation: the file has no journal; write it with journal: true)'
+      : `(nothing was said in ${which})`;
+  }
+  return out.join('\n');
+}
+
+type Fold = (text: string, indent: string) => string;
+
+function llmLines(j: JournalLineRead, before: string, fold: Fold): string[] {
+  const lines: string[] = [];
+  const input = asObject(j['input']);
+  // The user's message opens a call; retries send it again, so it is shown once.
+  if (j.attempt === 1 && input?.['kind'] === 'user_message')
+    lines.push(`  user (${before}):`, fold(text(input['message']), '    '));
+  const head = `  model, attempt ${j.attempt ?? '?'}${typeof j['costUsd'] === 'number' ? `, $${j['costUsd']}` : ''} (${before})`;
+  const error = asObject(j['error']);
+  if (error !== undefined) {
+    lines.push(`${head}: FAILED ${escapeControl(text(error['name']))}: ${escapeControl(text(error['message']))}`);
+    return lines;
+  }
+  const response = asObject(j['response']);
+  if (typeof j['dropped'] === 'string') {
+    lines.push(`${head}: ${escapeControl(j['dropped'])}`);
+    return lines;
+  }
+  const model = typeof response?.['model'] === 'string' ? ` ${escapeControl(response['model'])}` : '';
+  lines.push(`${head}${model}:`);
+  if (typeof response?.['text'] === 'string' && response['text'] !== '') lines.push(fold(response['text'], '    '));
+  const calls = Array.isArray(response?.['toolCalls']) ? (response['toolCalls'] as unknown[]) : [];
+  for (const raw of calls) {
+    const call = asObject(raw);
+    lines.push(`    → ${escapeControl(text(call?.['name']))} (${escapeControl(text(call?.['id']))})`);
+    if (call?.['input'] !== undefined) lines.push(fold(safeStringify(call['input']), '        '));
+  }
+  return lines;
+}
+
+function toolLines(j: JournalLineRead, before: string, fold: Fold): string[] {
+  const call = j.call;
+  const result = asObject(j['result']);
+  const head = `  tool ${escapeControl(text(call?.name))} (${escapeControl(text(call?.id))}) ${escapeControl(text(j.status))} (${before})`;
+  if (typeof j['dropped'] === 'string') return [`${head}: ${escapeControl(j['dropped'])}`];
+  const lines = [`${head}:`];
+  lines.push(
+    fold(typeof result?.['output'] === 'string' ? result['output'] : safeStringify(j['result'] ?? ''), '    '),
+  );
+  return lines;
+}
+
+/** `text` indented, each line escaped, cut to `chars` characters and `maxLines` lines with a note of the rest. */
+export function foldText(value: string, indent: string, chars: number, maxLines: number): string {
+  let shown = value.length > chars ? value.slice(0, chars) : value;
+  let lines = shown.split('\n');
+  if (lines.length > maxLines) {
+    lines = lines.slice(0, maxLines);
+    shown = lines.join('\n');
+  }
+  const body = lines.map((line) => `${indent}${escapeControl(line)}`).join('\n');
+  const left = value.length - shown.length;
+  return left > 0
+    ? `${body}\n${indent}… ${left.toLocaleString('en-US')} more characters folded (agent-sm show --full shows them)`
+    : body;
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : value === undefined ? '?' : safeStringify(value);
+}
+
+/**
+ * What was said before each move, as `formatConversation` prints it: for each move that
+ * followed journal lines (its seq), their text. `maxChars` caps the text kept in all (the
+ * rest of the moves get none and `truncated` says so), so a page that embeds it stays small.
+ */
+export function conversationByMove(
+  entries: Iterable<HistoryEntry>,
+  { foldChars = 2000, foldLines = 40, maxChars = 200_000 } = {},
+): { bySeq: Map<number, string>; truncated: boolean } {
+  const groups = new Map<number, HistoryEntry[]>();
+  for (const entry of entries) {
+    if (entry.kind !== 'journal' || (entry.journal.type !== 'llm' && entry.journal.type !== 'tool')) continue;
+    const seq = entry.journal.seq + 1;
+    let group = groups.get(seq);
+    if (group === undefined) groups.set(seq, (group = []));
+    group.push(entry);
+  }
+  const bySeq = new Map<number, string>();
+  let total = 0;
+  for (const [seq, group] of groups) {
+    const text = formatConversation(group, { foldChars, foldLines });
+    if (total + text.length > maxChars) return { bySeq, truncated: true };
+    total += text.length;
+    bySeq.set(seq, text);
+  }
+  return { bySeq, truncated: false };
+}
