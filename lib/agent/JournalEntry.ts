@@ -1,5 +1,5 @@
 import type { LLMCallInput } from './AgentEvents';
-import type { LLMResponse, ToolCall, ToolResult } from './AgentLoop';
+import type { LLMCallBound, LLMResponse, ToolCall, ToolResult, Usage } from './AgentLoop';
 
 /** An error as the journal keeps it: enough to replay the failure (retry decisions read `status`). */
 export interface JournalError {
@@ -24,11 +24,18 @@ export interface LlmJournalEntry {
   attempt: number;
   startedAt: number;
   endedAt: number;
-  input: LLMCallInput;
+  /** Absent in a ledger-only line (`ledger: true` without `journal`), which keeps no content. */
+  input?: LLMCallInput;
   response?: LLMResponse;
+  /** A ledger-only line: the attempt's usage and cost, without its input or response. */
+  ledgerOnly?: true;
+  /** In a ledger-only line: the usage the response reported. */
+  usage?: Usage;
   /** The response's cost in USD, as reported or priced; absent when unknown. */
   costUsd?: number;
   error?: JournalError;
+  /** Served from the journal of the interrupted run this one resumed: no request was made, it was paid for then. */
+  fromJournal?: true;
 }
 
 /** One tool call: its input and the result sent back for it. Written before the move that follows the tools. */
@@ -40,10 +47,38 @@ export interface ToolJournalEntry {
   startedAt: number;
   endedAt: number;
   result: ToolResult;
+  /** Answered from the journal of the interrupted run this one resumed (its tool policy `replay`): the tool did not run again. */
+  fromJournal?: true;
+}
+
+/**
+ * The money ledger's write-ahead record of one LLM attempt, written (and fsync'ed, by a
+ * `JsonlHistorySink`) before the attempt starts: the most it may cost. The `llm` line that
+ * follows carries what it did cost; a `reserve` line with no `llm` line after it is a call the
+ * provider may have billed, counted at `maxCostUsd`.
+ */
+export interface ReserveJournalEntry {
+  type: 'reserve';
+  turn: number;
+  operation: 'sendUserMessage' | 'sendToolResults';
+  attempt: number;
+  /** When the reservation was made (the adapter's clock). */
+  at: number;
+  /**
+   * The call's worst-case cost in USD (from its bound and `pricing`), else the adapter's
+   * `ledgerDefaultMaxCostUsd`; absent when neither is known (see `unknown`).
+   */
+  maxCostUsd?: number;
+  /** The request's bound, when the loop gives one (`llmCallBound`). */
+  bound?: LLMCallBound;
+  /** `maxCostUsd` is the stated default, not the call's worst case. */
+  defaulted?: true;
+  /** Why the worst case is unknown, when it is. */
+  unknown?: string;
 }
 
 /** A line of the journal: every LLM attempt and every tool call of a run, beside its moves. */
-export type JournalEntry = LlmJournalEntry | ToolJournalEntry;
+export type JournalEntry = LlmJournalEntry | ToolJournalEntry | ReserveJournalEntry;
 
 /** Options of the adapter's `journal`. */
 export interface JournalOptions {

@@ -65,8 +65,10 @@ async function taskState(file: string): Promise<TaskState> {
   } catch (error) {
     throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${messageOf(error)}`, true);
   }
-  const { finalUsage, turns } = facts.result();
+  const { finalUsage, turns, spend } = facts.result();
   const usage = usageOf(finalUsage);
+  // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
+  usage.costUsd = spend.costUsd;
   const last = turns.at(-1);
   if (last !== undefined && last.end === 'terminal' && OUTCOMES.has(last.outcome)) {
     return { kind: 'finished', outcome: last.outcome as TurnOutcome, usage, transitions: records, file };

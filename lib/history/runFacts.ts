@@ -1,16 +1,24 @@
 import { assertHistoryItem, assertIterable, assertOptions, assertTableShape } from './assertHistoryInput';
-import { isHistoryEntry, type HistoryItem } from './HistoryEntry';
+import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
 import { tableRoles, type TableRoles } from './tableRoles';
 import { turnOutcomeOf } from './turnOutcomeOf';
 import { dataField } from '../internal/dataField';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 
 /** Options of `runFacts`: the run's table, when its file does not declare one. */
 export interface RunFactsOptions {
   /** Which states end a turn, and which end it badly. Default: the meta line's, else the sixteen-state table. */
   table?: TransitionTable<string>;
+  /**
+   * Keep every turn, usage point and retried seq for `result()`. Default true. False keeps
+   * only the last of each, so a reader streaming a file of any length (the OTLP export) holds
+   * the collector in constant memory; `result()` then lists the last finished turn and the
+   * open one, the last usage point and no retried seqs.
+   */
+  retain?: boolean;
 }
 
 /** A run's cumulative usage, as far as its records tell. */
@@ -68,6 +76,22 @@ export interface FailingMove {
   readonly outcome: string;
 }
 
+/**
+ * What a run spent, by the money ledger's rule: the costs recorded, plus the worst case of each
+ * reservation without a response (the provider may have billed it). Without ledger lines it is
+ * the cost the records carry.
+ */
+export interface RunSpend {
+  /** USD: never below the cost the records carry. */
+  readonly costUsd: number;
+  /** Reservations with no `llm` line after them (calls in flight when the file ended), counted at their worst case. */
+  readonly openReservations: number;
+  /** Of those, reservations that stated no amount (cost unknown, no default): counted as $0 in `costUsd`, so spend is at least it. */
+  readonly unpricedReservations: number;
+  /** The file holds ledger lines (`reserve`). */
+  readonly ledger: boolean;
+}
+
 /** What a history tells of how a run went: how it ended, what it spent over time, where it failed. */
 export interface RunFacts {
   /**
@@ -86,6 +110,8 @@ export interface RunFacts {
   readonly finalUsage: RunUsage | null;
   /** Seqs of the moves whose data reports an LLM call that needed more than one attempt. */
   readonly retried: readonly number[];
+  /** What the run spent by the ledger's rule: every reader that reports spend reads it here. */
+  readonly spend: RunSpend;
 }
 
 interface OpenTurn {
@@ -120,6 +146,14 @@ export class RunFactsCollector {
   readonly #points: UsagePoint[] = [];
   #usage: RunUsage | null = null;
   readonly #retried: number[] = [];
+  /** USD the ledger's `llm` lines recorded. */
+  #ledgerCost = 0;
+  /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
+  readonly #reserved = new Map<string, number | undefined>();
+  #ledger = false;
+  readonly #retain: boolean = true;
+  #lastTurn: TurnFacts | undefined;
+  #lastPoint: UsagePoint | undefined;
 
   constructor(options: RunFactsOptions = {}) {
     assertOptions(options);
@@ -127,6 +161,9 @@ export class RunFactsCollector {
       assertTableShape(options.table, 'options.table');
       this.#roles = tableRoles(options.table);
     }
+    if (options.retain !== undefined && typeof options.retain !== 'boolean')
+      throw new InvalidArgumentError('options.retain', 'true or false', options.retain);
+    this.#retain = options.retain !== false;
   }
 
   /**
@@ -145,6 +182,9 @@ export class RunFactsCollector {
         return undefined;
       case 'rejected':
         return undefined;
+      case 'journal':
+        this.#journal(item.journal);
+        return undefined;
       case 'reset': {
         this.#failing = null;
         const open = this.#open;
@@ -160,9 +200,29 @@ export class RunFactsCollector {
     return this.#usage;
   }
 
+  /** What the run spent so far, by the ledger's rule (`RunSpend`). */
+  get spend(): RunSpend {
+    let open = 0;
+    let unpriced = 0;
+    let held = 0;
+    for (const amount of this.#reserved.values()) {
+      open++;
+      if (amount === undefined) unpriced++;
+      else held += amount;
+    }
+    const recorded = this.#usage?.costUsd ?? 0;
+    const ledgerSpend = Math.round((this.#ledgerCost + held) * 1e10) / 1e10;
+    return {
+      costUsd: this.#ledger ? Math.max(recorded, ledgerSpend) : recorded,
+      openReservations: open,
+      unpricedReservations: unpriced,
+      ledger: this.#ledger,
+    };
+  }
+
   /** The facts of everything added so far; adding more afterwards is fine. */
   result(): RunFacts {
-    const turns = this.#turns.slice();
+    const turns = this.#retain || this.#lastTurn === undefined ? this.#turns.slice() : [this.#lastTurn];
     const open = this.#open;
     if (open !== undefined)
       turns.push({
@@ -179,16 +239,32 @@ export class RunFactsCollector {
       outcome: this.#outcome(),
       turns,
       failingMove: this.#failing,
-      usage: this.#points.slice(),
+      usage: this.#retain || this.#lastPoint === undefined ? this.#points.slice() : [this.#lastPoint],
       finalUsage: this.#usage,
       retried: this.#retried.slice(),
+      spend: this.spend,
     };
+  }
+
+  /** A ledger line: a reservation opens, the `llm` line of the same attempt closes it with what it cost. */
+  #journal(line: JournalLineRead): void {
+    if (line.type === 'tool') return;
+    const key = `${line.turn}:${String(line.operation)}:${String(line.attempt)}`;
+    if (line.type === 'reserve') {
+      this.#ledger = true;
+      const max = line.maxCostUsd;
+      this.#reserved.set(key, typeof max === 'number' && Number.isFinite(max) && max >= 0 ? max : undefined);
+      return;
+    }
+    this.#reserved.delete(key);
+    const cost = line.costUsd;
+    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#ledgerCost += cost;
   }
 
   #outcome(): string {
     if (this.#records === 0) return 'empty';
     if (this.#open !== undefined) return 'incomplete';
-    const last = this.#turns.at(-1);
+    const last = this.#lastTurn;
     return last?.end === 'terminal' ? last.outcome : 'ok';
   }
 
@@ -196,7 +272,7 @@ export class RunFactsCollector {
     const roles = (this.#roles ??= tableRoles(DEFAULT_TABLE as TransitionTable<string>));
     this.#records++;
     this.#readUsage(record);
-    if (wasRetried(record.data)) this.#retried.push(record.seq);
+    if (this.#retain && wasRetried(record.data)) this.#retried.push(record.seq);
 
     const terminal = roles.terminal.has(record.to);
     // A move into an idle state between turns (EndOfTurn → WaitingForUserInput) opens none.
@@ -240,7 +316,8 @@ export class RunFactsCollector {
       recorded,
       usage: this.#usage,
     };
-    this.#turns.push(turn);
+    this.#lastTurn = turn;
+    if (this.#retain) this.#turns.push(turn);
     return turn;
   }
 
@@ -281,7 +358,7 @@ export class RunFactsCollector {
     // The charts draw cost and tokens: a point where only the tool count moved would add nothing
     // to them. A run starts at zero, so a turn that ends before any call (its record saying
     // "nothing spent") adds none either.
-    const prev = this.#points.at(-1) ?? NO_USAGE;
+    const prev = this.#lastPoint ?? NO_USAGE;
     if (
       prev.costUsd === next.costUsd &&
       prev.inputTokens === next.inputTokens &&
@@ -289,7 +366,8 @@ export class RunFactsCollector {
       prev.llmCalls === next.llmCalls
     )
       return;
-    this.#points.push({ at: record.at, ...next });
+    this.#lastPoint = { at: record.at, ...next };
+    if (this.#retain) this.#points.push(this.#lastPoint);
   }
 }
 

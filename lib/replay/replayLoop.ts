@@ -1,5 +1,6 @@
 import type { LLMCallInput } from '../agent/AgentEvents';
 import type { AgentLoop, LLMResponse, Pricing, ToolCall, ToolResult } from '../agent/AgentLoop';
+import { recordedCallDiffers } from '../agent/recordedCallDiffers';
 import type { RetryOptions } from '../agent/retryDelay';
 import type { JournalLineRead } from '../history/HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -64,7 +65,7 @@ export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
       return diverge(
         new ReplayDivergedError(n, `${operation} asked for a call the journal does not have (it holds ${llm.length})`),
       );
-    const difference = differs(entry, operation, input);
+    const difference = recordedCallDiffers(entry, operation, input);
     if (difference !== undefined) return diverge(new ReplayDivergedError(n, difference));
     next += 1;
     if (entry.redactError !== undefined)
@@ -134,33 +135,4 @@ export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
       return diverged;
     },
   };
-}
-
-/** Why the call asked for is not the one recorded, or undefined when they agree. */
-function differs(entry: JournalLineRead, operation: string, input: LLMCallInput): string | undefined {
-  if (entry.operation !== operation)
-    return `the run asked for ${operation}, the journal has ${String(entry.operation)} (turn ${entry.turn}, attempt ${entry.attempt})`;
-  const recorded = entry.input as LLMCallInput | undefined;
-  // A redacted or placeholder entry keeps no input: nothing to compare.
-  if (recorded === undefined) return undefined;
-  if (input.kind === 'user_message' && recorded.kind === 'user_message' && recorded.message !== input.message) {
-    return `the user message differs: recorded ${quote(recorded.message)}, asked ${quote(input.message)}`;
-  }
-  if (input.kind === 'tool_results' && recorded.kind === 'tool_results') {
-    if (recorded.results.length !== input.results.length)
-      return `${input.results.length} tool results were sent, the journal has ${recorded.results.length}`;
-    for (const [i, r] of input.results.entries()) {
-      const was = recorded.results[i]!;
-      if (was.callId !== r.callId || was.output !== r.output || (was.isError === true) !== (r.isError === true)) {
-        return `tool result ${i + 1} (${r.callId}) differs: recorded ${quote(was.output)}, sent ${quote(r.output)}`;
-      }
-    }
-    if (JSON.stringify(recorded.messages) !== JSON.stringify(input.messages))
-      return 'the messages sent with the tool results differ';
-  }
-  return undefined;
-}
-
-function quote(text: string): string {
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
 }

@@ -1,6 +1,6 @@
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
-import type { TurnOutcome } from '../agent/TurnOutcome';
+import type { TurnStop } from '../agent/TurnOutcome';
 import type { UsageTotals } from '../agent/UsageTotals';
 import type { JournalLineRead } from '../history/HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -28,7 +28,7 @@ export interface ReplayReport {
   /** Why the replay stopped following the journal, when it did: `diverged at LLM call N: …`. */
   diverged?: string;
   /** How each replayed turn ended. */
-  outcomes: TurnOutcome[];
+  outcomes: TurnStop[];
   /** With `budget`: the move where the limits stopped the replay, and why. */
   stoppedBy?: { move: ReplayedMove; message: string };
   /** What the replay spent, from the recorded usage and costs. */
@@ -82,7 +82,7 @@ export async function replayRun(
     clock: () => tick++,
     ...(budget === undefined ? {} : { budget }),
   });
-  const outcomes: TurnOutcome[] = [];
+  const outcomes: TurnStop[] = [];
   for (const input of replay.inputs) {
     const result = await agent.runTurn(input);
     outcomes.push(result.outcome);

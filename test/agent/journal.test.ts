@@ -67,7 +67,9 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
     expect(order).toEqual([
       'm1:WaitingForUserInput',
       'm2:SendingToLLM',
+      'reserve@2', // the ledger's reservation, on the disk before the attempt starts
       'llm@2', // the failed attempt
+      'reserve@2',
       'llm@2', // the retry that answered: written before ProcessingLLMResponse
       'm3:ProcessingLLMResponse',
       'm4:ToolUseRequested',
@@ -78,11 +80,12 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
       'm8:CheckingBudget',
       'm9:GatheringAdditionalMessages',
       'm10:SendingToolResults',
+      'reserve@10',
       'llm@10',
       'm11:ProcessingLLMResponse',
       'm12:EndOfTurn',
     ]);
-    const [failed, answered, , last] = history.journal;
+    const [failed, answered, , last] = history.journal.filter((j) => j.type !== 'reserve');
     expect(failed).toMatchObject({
       type: 'llm',
       turn: 1,
@@ -100,7 +103,7 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
       },
       costUsd: 0.001,
     });
-    expect(history.journal[2]).toMatchObject({
+    expect(history.journal.filter((j) => j.type !== 'reserve')[2]).toMatchObject({
       type: 'tool',
       call: { id: 'c1', name: 'bash', input: { cmd: 'ls' } },
       status: 'ok',
@@ -153,7 +156,7 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
       },
     });
     expect(fs.readFileSync(history.file, 'utf8')).not.toContain('secret answer');
-    expect(history.journal).toEqual([
+    expect(history.journal.filter((j) => j.type !== 'reserve')).toEqual([
       expect.objectContaining({
         type: 'llm',
         seq: 2,
@@ -220,7 +223,7 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
   it('runBatch journals each run into its history file, and refuses journal without historyDir', async () => {
     const agent = () => createScriptedAgent({ sleep: instant, replies: [{ text: 'hi' }] });
     const report = await runBatch([{ id: 'a', input: 'x', agent }], { historyDir: dir, journal: true, logger: false });
-    expect((await loadHistory(report.runs[0]!.historyFile!)).journal.map((j) => j.type)).toEqual(['llm']);
+    expect((await loadHistory(report.runs[0]!.historyFile!)).journal.map((j) => j.type)).toEqual(['reserve', 'llm']);
     await expect(runBatch([{ id: 'a', input: 'x', agent }], { journal: true })).rejects.toThrow(
       'Expected `journal` to be left out (or false) unless `historyDir` is set',
     );

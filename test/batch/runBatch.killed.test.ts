@@ -1,7 +1,6 @@
 // A batch killed with SIGKILL at a moment the test chooses — after exactly k runs ended, with
 // three runs in flight inside their tool — in every durability mode with and without group
 // commit, then resumed in this process.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,41 +8,16 @@ import { runBatch } from '../../lib/batch/runBatch';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
 import { batchTasks } from '../fixtures/batch/batchTasks';
+import { killBatchAfter } from '../helpers/killBatch';
 
 jest.setTimeout(60_000);
-
-const FIXTURE = path.join(__dirname, '..', 'fixtures', 'batch', 'batchToKill.ts');
 
 let dir: string;
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-killed-'))));
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** Starts the batch in a child process and kills it (SIGKILL) once `k` runs have ended. */
-async function killAfter(k: number, durability: string, group: boolean): Promise<string[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, durability, group ? '1' : '0'], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  // Lets exactly k runs finish their tool; the others wait in it until the kill.
-  child.stdin.write('go\n'.repeat(k));
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  const finished: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const lines = buffered.split('\n');
-      buffered = lines.pop()!;
-      for (const line of lines) if (line.startsWith('finished ')) finished.push(line.slice('finished '.length));
-      if (finished.length >= k) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`the batch exited (${code}) before ${k} runs ended: ${stderr}`)));
-  });
-  child.kill('SIGKILL');
-  expect(await exited).toBe('SIGKILL');
-  return finished;
-}
+const killAfter = (k: number, durability: string, groupCommit: boolean): Promise<string[]> =>
+  killBatchAfter(dir, k, { durability, groupCommit });
 
 describe('a batch killed with SIGKILL, then resumed', () => {
   it.each([

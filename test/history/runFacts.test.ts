@@ -103,6 +103,7 @@ describe('runFacts()', () => {
       ],
       finalUsage: spent,
       retried: [3],
+      spend: { costUsd: 0.6, openReservations: 0, unpricedReservations: 0, ledger: false },
     });
   });
 
