@@ -209,7 +209,7 @@ describe('a usage field and a limit added to the lists, in a distributed batch',
       `redis.call('HMGET', KEYS[1], 'i', 'o', 'c', 't', 'l', 'st', 'ci', 'mc', 'mt', 'mtc', 'mlc', 'mw', 'mct')`,
     );
     expect(m.scripts.RESERVE).toContain(`elseif over(n[7], tonumber(b[13])) then spent = '${LIMIT}'`);
-    expect(m.scripts.CHARGE).toContain(`redis.call('HINCRBY', KEYS[1], 'ci', ARGV[5])`);
+    expect(m.scripts.CHARGE).toContain(`add[#add + 1] = {'ci', ARGV[5], false}`);
   });
 
   it('is charged and checked in Redis by RedisBudget, worded as in one process', async () => {

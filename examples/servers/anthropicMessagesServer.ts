@@ -60,16 +60,29 @@ export interface AnthropicMessagesServer {
 export interface AnthropicMessagesServerOptions {
   /** The scripted model: called for each valid request with its body and its index among valid requests. */
   respond(body: any, index: number): MessagesAction | Promise<MessagesAction>;
+  /**
+   * The model's output limit: a larger `max_tokens` is rejected, as the API does. Default 64,000.
+   * A reply never reports more output tokens than the request's `max_tokens`: past it, it stops
+   * there (`stop_reason: 'max_tokens'`).
+   */
+  maxOutputTokens?: number;
+  /**
+   * The model's context, in tokens (4 characters of messages, system and tools a token): a
+   * request over it gets the real API's 400 `prompt is too long`. Default: no limit.
+   */
+  contextTokens?: number;
 }
 
 const blocksOf = (content: unknown): any[] =>
   typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
 
 /** Checks a Messages request body as the API does; returns the 400's message, or undefined. */
-export function checkMessagesRequest(body: any): string | undefined {
+export function checkMessagesRequest(body: any, maxOutputTokens = 64_000): string | undefined {
   if (typeof body !== 'object' || body === null) return 'Request body must be a JSON object';
   if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: Field required';
+  if (body.max_tokens > maxOutputTokens)
+    return `max_tokens: ${body.max_tokens} > ${maxOutputTokens}, which is the maximum allowed number of output tokens for ${body.model}`;
   if (!Array.isArray(body.messages)) return 'messages: Field required';
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
     return 'system: Input should be a valid string or list';
@@ -184,8 +197,16 @@ export async function startAnthropicMessagesServer(
       return reject(401, 'authentication_error', 'x-api-key header is required');
     if (typeof req.headers['anthropic-version'] !== 'string')
       return reject(400, 'invalid_request_error', 'anthropic-version: header is required');
-    const problem = checkMessagesRequest(body);
+    const problem = checkMessagesRequest(body, options.maxOutputTokens);
     if (problem !== undefined) return reject(400, 'invalid_request_error', problem);
+    const promptTokens = tokens(JSON.stringify(body.messages) + (body.system ?? '') + JSON.stringify(body.tools ?? []));
+    if (options.contextTokens !== undefined && promptTokens > options.contextTokens)
+      // The real API's wording: `prompt is too long: <n> tokens > <max> maximum`.
+      return reject(
+        400,
+        'invalid_request_error',
+        `prompt is too long: ${promptTokens} tokens > ${options.contextTokens} maximum`,
+      );
 
     const action = await options.respond(body, valid++);
     if ('error' in action)
@@ -210,13 +231,16 @@ export async function startAnthropicMessagesServer(
         output_tokens: tokens(JSON.stringify(content)),
       }),
     };
+    // The model stops at max_tokens: it never reports more.
+    const cut = usage.output_tokens > body.max_tokens;
+    if (cut) usage.output_tokens = body.max_tokens;
     const message = {
       id: `msg_local${valid}`,
       type: 'message',
       role: 'assistant',
       model: action.model ?? body.model,
       content: content.map(({ rawJson: _raw, ...b }: any) => b),
-      stop_reason: action.stopReason ?? (action.toolUses?.length ? 'tool_use' : 'end_turn'),
+      stop_reason: cut ? 'max_tokens' : (action.stopReason ?? (action.toolUses?.length ? 'tool_use' : 'end_turn')),
       stop_sequence: null,
       usage,
     };

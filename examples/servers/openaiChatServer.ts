@@ -58,13 +58,32 @@ export interface OpenAIChatServerOptions {
   respond(body: any, index: number): ChatAction | Promise<ChatAction>;
   /** The model name reported when the reply names none. Default: the requested model. */
   model?: string;
+  /**
+   * The model's output limit: a larger `max_completion_tokens` (or `max_tokens`) is rejected, as
+   * the API does. Default 128,000. A reply never reports more completion tokens than the
+   * request's max: past it, it stops there (`finish_reason: 'length'`).
+   */
+  maxOutputTokens?: number;
+  /**
+   * The model's context, in tokens (counted as 4 characters of the messages and tools a token):
+   * a request over it gets the real API's 400 `context_length_exceeded`. Default: no limit.
+   */
+  contextTokens?: number;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 /** Checks a Chat Completions request body as the API does; returns the 400's message, or undefined. */
-export function checkChatRequest(body: any): string | undefined {
+export function checkChatRequest(body: any, maxOutputTokens = 128_000): string | undefined {
   if (typeof body !== 'object' || body === null) return 'The request body must be a JSON object.';
+  for (const key of ['max_completion_tokens', 'max_tokens']) {
+    const max = body[key];
+    if (max === undefined || max === null) continue;
+    if (!Number.isInteger(max)) return `Invalid type for '${key}': expected an integer, but got ${typeof max} instead.`;
+    if (max < 1) return `Invalid '${key}': integer below minimum value. Expected a value >= 1, but got ${max} instead.`;
+    if (max > maxOutputTokens)
+      return `max_tokens is too large: ${max}. This model supports at most ${maxOutputTokens} completion tokens, whereas you provided ${max}.`;
+  }
   if (typeof body.model !== 'string' || body.model === '') return 'you must provide a model parameter';
   if (!Array.isArray(body.messages) || body.messages.length === 0)
     return "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.";
@@ -163,8 +182,18 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
         'missing_api_key',
       );
     }
-    const problem = checkChatRequest(body);
+    const problem = checkChatRequest(body, options.maxOutputTokens);
     if (problem !== undefined) return reject(400, problem);
+    const promptTokens = tokens(JSON.stringify(body.messages) + JSON.stringify(body.tools ?? []));
+    if (options.contextTokens !== undefined && promptTokens > options.contextTokens) {
+      // The real API's body for it, `param` included.
+      const message = `This model's maximum context length is ${options.contextTokens} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`;
+      exchange.rejected = { status: 400, message };
+      ex.json(400, {
+        error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
+      });
+      return;
+    }
 
     const action = await options.respond(body, valid++);
     if ('error' in action) {
@@ -184,7 +213,9 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
       type: 'function' as const,
       function: { name: c.name, arguments: c.arguments },
     }));
-    const finish = action.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop');
+    const requestedMax: number | undefined = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+    const cut = requestedMax !== undefined && (action.usage?.completion_tokens ?? 0) > requestedMax;
+    const finish = cut ? 'length' : (action.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'));
     const usage =
       action.usage === null
         ? undefined
@@ -193,7 +224,10 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
               prompt_tokens: tokens(JSON.stringify(body.messages)),
               completion_tokens: tokens((action.content ?? '') + JSON.stringify(calls)),
             };
-            return { ...u, total_tokens: u.prompt_tokens + u.completion_tokens };
+            // The model stops at the request's max: it never reports more.
+            const max: number | undefined = body.max_completion_tokens ?? body.max_tokens ?? undefined;
+            const completion = max !== undefined && u.completion_tokens > max ? max : u.completion_tokens;
+            return { ...u, completion_tokens: completion, total_tokens: u.prompt_tokens + completion };
           })();
     const id = `chatcmpl-local${valid}`;
     const created = Math.floor(Date.now() / 1000);

@@ -94,6 +94,8 @@ export interface OpenAIResponsesServerOptions {
   model?: string;
   /** Whether a model reasons (and so takes `include: ['reasoning.encrypted_content']`). Default: o-series, gpt-5 (not -chat) and codex models. */
   reasons?: (model: string) => boolean;
+  /** The model's output limit: a larger `max_output_tokens` is rejected, as the API does. Default 128,000. */
+  maxOutputTokens?: number;
 }
 
 /** What the server remembers between requests, as the API does. */
@@ -153,6 +155,7 @@ function strictSchemaProblem(schema: any, context: string[] = []): string | unde
 export function checkResponsesRequest(
   body: any,
   memory: ResponsesMemory = { stored: new Set(), encrypted: new Set(), reasons: reasoningModel },
+  maxOutputTokens = 128_000,
 ): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return 'The request body must be a JSON object.';
@@ -169,6 +172,8 @@ export function checkResponsesRequest(
       return `Invalid type for 'max_output_tokens': expected an integer, but got ${typeName(body.max_output_tokens)} instead.`;
     if (body.max_output_tokens < 16)
       return `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${body.max_output_tokens} instead.`;
+    if (body.max_output_tokens > maxOutputTokens)
+      return `max_output_tokens is too large: ${body.max_output_tokens}. This model supports at most ${maxOutputTokens} output tokens, whereas you provided ${body.max_output_tokens}.`;
   }
   if (body.include != null) {
     if (!Array.isArray(body.include))
@@ -311,7 +316,7 @@ export async function startOpenAIResponsesServer(
         'missing_api_key',
       );
     }
-    const problem = checkResponsesRequest(body, memory);
+    const problem = checkResponsesRequest(body, memory, options.maxOutputTokens);
     if (problem !== undefined) return reject(400, problem);
 
     const action = await options.respond(body, valid++);

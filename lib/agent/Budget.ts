@@ -1,9 +1,10 @@
 import { LIMIT_NAMES } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
+import { chargeBound } from '../internal/usageBounds';
 import type { UsageFieldName } from '../internal/usageFields';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertBudgetLimits, spentAt, type BudgetLimitName, type BudgetLimits, type SpentLimit } from './BudgetLimits';
-import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { addUsageTo, emptyUsage, roundCost, type UsageDelta, type UsageTotals } from './UsageTotals';
 
 /** Options of `new Budget(limits, options)`: its label in messages, and how it measures wall time. */
 export interface BudgetOptions {
@@ -38,6 +39,8 @@ export class Budget {
   readonly #checks: readonly Check[];
   /** Some limit set counts wall time: only then does `spent()` read an elapsed-wall clock. */
   readonly #timed: boolean;
+  /** USD held by LLM calls in flight against a strict `maxCostUsd` (their worst cases). */
+  #held = 0;
 
   constructor(limits: BudgetLimits = {}, options: BudgetOptions = {}) {
     assertBudgetLimits(limits, options.label ?? 'budget');
@@ -75,6 +78,13 @@ export class Budget {
       if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
         throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
       }
+      // A huge number is a bug, not a bill: summed, it would end every later check.
+      if (value !== undefined && value > chargeBound(key))
+        throw new InvalidArgumentError(
+          `delta.${key}`,
+          `a number of at most ${chargeBound(key)} (the stated bound)`,
+          value,
+        );
     }
     // In place: this runs on every LLM call and tool call of every run of a batch.
     addUsageTo(this.#usage, delta);
@@ -82,10 +92,55 @@ export class Budget {
     if (this.#elapsed !== undefined) this.#usage.wallMs = 0;
   }
 
+  /** Whether `maxCostUsd` is strict: LLM calls hold their worst case against it before they start. */
+  get strict(): boolean {
+    return this.limits.strict === true && this.limits.maxCostUsd !== undefined;
+  }
+
+  /** USD held now by calls in flight (strict budgets only). */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Dollars a new hold may take now: the strict cap less spent and held (may be negative); Infinity when not strict. */
+  get room(): number {
+    if (!this.strict) return Infinity;
+    return this.limits.maxCostUsd! - this.#usage.costUsd - this.#held;
+  }
+
+  /**
+   * Holds `costUsd` (a call's worst case) against the strict cap when it fits: spent plus held
+   * plus it stays within `maxCostUsd`. Synchronous, so that calls of runs sharing this budget
+   * in one process are counted one after the other. Returns the refusal, or undefined once held.
+   */
+  hold(costUsd: number): SpentLimit | undefined {
+    if (!(typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0))
+      throw new InvalidArgumentError('costUsd', 'a non-negative finite number of USD', costUsd);
+    if (!this.strict) return undefined;
+    const max = this.limits.maxCostUsd!;
+    const used = roundCost(this.#usage.costUsd + this.#held);
+    if (roundCost(used + costUsd) > max) {
+      const spent = spentAt('maxCostUsd', used, max, this.#usage.llmCalls, this.label);
+      return {
+        ...spent,
+        hold: costUsd,
+        message: `${this.label} exceeded: the next LLM call may cost up to $${costUsd.toPrecision(3)}, which does not fit beside ${LIMITS.maxCostUsd.against(used, max)} spent or held (strict) after ${this.#usage.llmCalls} LLM call${this.#usage.llmCalls === 1 ? '' : 's'}`,
+      };
+    }
+    this.#held = roundCost(this.#held + costUsd);
+    return undefined;
+  }
+
+  /** Releases a hold taken by `hold` (the call has its response, or failed without one). */
+  release(costUsd: number): void {
+    this.#held = Math.max(0, roundCost(this.#held - costUsd));
+  }
+
   /** A budget with other limits and this one's usage so far (and its label and wall clock). */
   withLimits(limits: BudgetLimits): Budget {
     const next = new Budget(limits, { label: this.label });
     next.#usage = { ...this.#usage };
+    next.#held = this.#held;
     return next;
   }
 

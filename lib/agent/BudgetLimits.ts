@@ -5,12 +5,20 @@ import type { UsageTotals } from './UsageTotals';
 
 /**
  * Caps on usage. A limit is spent when usage reaches it (≥). Leave a limit out for no cap.
- * One optional number per limit of `LIMITS`.
+ * One optional number per limit of `LIMITS`, and `strict`.
  */
-export type BudgetLimits = { -readonly [K in keyof typeof LIMITS]?: number };
+export type BudgetLimits = { -readonly [K in keyof typeof LIMITS]?: number } & {
+  /**
+   * Makes `maxCostUsd` a cap that is never crossed: before each LLM attempt its worst-case
+   * cost (from the loop's `llmCallBound` and `pricing`) is held against the cap, and a call
+   * that does not fit is not made (or its max output tokens are lowered to fit). The unused
+   * part of the hold is released when the response arrives. Needs `maxCostUsd`.
+   */
+  strict?: boolean;
+};
 
 /** The name of one limit in `BudgetLimits`, as reported when it runs out. */
-export type BudgetLimitName = keyof BudgetLimits;
+export type BudgetLimitName = keyof typeof LIMITS;
 
 /** A spent limit, with the numbers to say so. */
 export interface SpentLimit {
@@ -19,6 +27,8 @@ export interface SpentLimit {
   max: number;
   /** `budget exceeded: $0.62 of $0.50 after 2 LLM calls` */
   message: string;
+  /** A strict cap's refusal: the worst-case cost (USD) of the call that did not fit beside `used` (spent plus held). */
+  hold?: number;
 }
 
 /**
@@ -32,6 +42,18 @@ export function assertBudgetLimits(limits: unknown, name: string): asserts limit
     throw new InvalidArgumentError(name, `an object with any of ${LIMIT_NAMES.join(', ')}`, limits);
   }
   for (const key of Object.keys(limits)) {
+    if (key === 'strict') {
+      const strict = (limits as Record<string, unknown>).strict;
+      if (strict !== undefined && typeof strict !== 'boolean')
+        throw new InvalidArgumentError(`${name}.strict`, 'true, false or undefined', strict);
+      if (strict === true && (limits as Record<string, unknown>).maxCostUsd === undefined)
+        throw new InvalidArgumentError(
+          `${name}.strict`,
+          'left out unless `maxCostUsd` is set beside it (a strict cap is a dollar cap)',
+          strict,
+        );
+      continue;
+    }
     if (!(LIMIT_NAMES as readonly string[]).includes(key)) {
       throw new InvalidArgumentError(
         `${name}.${key}`,

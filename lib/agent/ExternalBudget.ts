@@ -12,7 +12,22 @@ export interface ExternalBudget {
    * in which case the call is already counted (`llmCalls` or `toolCalls`), atomically, so that
    * call counts never pass their caps however many processes ask at once.
    */
-  reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | undefined>;
-  /** Charges usage (tokens, cost, wall time); resolves to the first limit now spent, if any. */
-  charge(delta: UsageDelta): Promise<SpentLimit | undefined>;
+  /**
+   * `hold`, when given, is the call's worst-case cost in USD: a budget with a strict dollar cap
+   * holds it in the same atomic step, and resolves to the limit when it does not fit. A strict
+   * budget asked without a hold cannot enforce its cap and must refuse (fail closed).
+   */
+  reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | undefined>;
+  /**
+   * Charges usage (tokens, cost, wall time); resolves to the first limit now spent, if any.
+   * `release`, when given, is held USD to let go of in the same atomic step (the calls it was
+   * held for have their responses, or failed).
+   */
+  charge(delta: UsageDelta, release?: { costUsd: number }): Promise<SpentLimit | undefined>;
+  /**
+   * True when this budget caps dollars: a response whose cost is unknown then fails closed
+   * (`onUnknownCost`), as under an in-process `maxCostUsd`, and the adapter gives `reserve`
+   * the call's worst case when it knows it.
+   */
+  readonly capsCost?: boolean;
 }

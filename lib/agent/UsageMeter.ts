@@ -45,6 +45,8 @@ export class UsageMeter {
   #externalDue: UsageDelta | undefined;
   /** A limit an external budget reported spent: it stays spent. */
   #externalSpent: SpentLimit | undefined;
+  /** USD of external holds to release with the next charge. */
+  #externalRelease = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
 
@@ -78,6 +80,21 @@ export class UsageMeter {
     clearTimeout(this.#timer);
   }
 
+  /**
+   * Stops counting wall time while the turn waits for a person (approval): that wait is
+   * bounded by its own timeout, not by `maxWallMs`. `resumeWall()` counts again from then.
+   */
+  pauseWall(): void {
+    this.chargeWall();
+    clearTimeout(this.#timer);
+  }
+
+  /** Counts wall time again from now, and re-arms the deadline. */
+  resumeWall(): void {
+    this.#lastWallAt = this.#clock();
+    this.#arm();
+  }
+
   /** What this meter has charged so far (a copy). */
   get usage(): UsageTotals {
     return { ...this.#usage };
@@ -88,9 +105,58 @@ export class UsageMeter {
     return this.#lastWallAt;
   }
 
-  /** Whether some budget of this process sets `limit`. */
+  /**
+   * Whether some budget sets `limit`: one of this process, or, for `maxCostUsd`, an external
+   * one that says it caps dollars (`capsCost`), so that an unknown cost fails closed there too.
+   */
   caps(limit: BudgetLimitName): boolean {
-    return this.#budgets.some((b) => b.limits[limit] !== undefined);
+    if (this.#budgets.some((b) => b.limits[limit] !== undefined)) return true;
+    return limit === 'maxCostUsd' && this.externalCapsCost;
+  }
+
+  /** Whether some external budget caps dollars (`capsCost: true`). */
+  get externalCapsCost(): boolean {
+    return this.#external.some((b) => b.capsCost === true);
+  }
+
+  /** Whether some budget of this process has a strict `maxCostUsd`. */
+  get strict(): boolean {
+    return this.#budgets.some((b) => b.strict);
+  }
+
+  /** Dollars a hold may take now: the least room of the strict budgets (Infinity when none is strict). */
+  get room(): number {
+    let room = Infinity;
+    for (const budget of this.#budgets) room = Math.min(room, budget.room);
+    return room;
+  }
+
+  /**
+   * Holds a call's worst case against every strict budget, or none of them: the first that
+   * it does not fit refuses it. Synchronous, so runs sharing a budget are counted one by one.
+   */
+  hold(costUsd: number): SpentLimit | undefined {
+    for (const budget of this.#budgets) {
+      if (!budget.strict) continue;
+      const refused = budget.hold(costUsd);
+      if (refused !== undefined) {
+        for (const held of this.#budgets) {
+          if (held === budget) break;
+          if (held.strict) held.release(costUsd);
+        }
+        return refused;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Releases a hold of the strict budgets, and of the external ones with the next charge
+   * (`external`: the hold they were given with `reserve`).
+   */
+  release(costUsd: number, external: number | undefined): void {
+    for (const budget of this.#budgets) if (budget.strict) budget.release(costUsd);
+    if (external !== undefined && external > 0) this.#externalRelease += external;
   }
 
   /** Whether there are external budgets (each call then awaits them). */
@@ -107,6 +173,16 @@ export class UsageMeter {
     for (const budget of this.#budgets) budget.charge(delta);
     if (external && this.#external.length > 0)
       this.#externalDue = this.#externalDue === undefined ? { ...delta } : sumDelta(this.#externalDue, delta);
+  }
+
+  /**
+   * Charges `delta` to the first budget alone (a turn's meter: the agent's own), not to shared or
+   * external ones: usage of an interrupted run that a resumed one re-drives was charged to those
+   * already (they start from the files' spend).
+   */
+  chargeOwn(delta: UsageDelta): void {
+    addUsageTo(this.#usage, delta);
+    this.#budgets[0]?.charge(delta);
   }
 
   /** Charges the wall time since the last reading. `now` may be a reading just taken, when no code of others ran since. */
@@ -131,14 +207,14 @@ export class UsageMeter {
    * Asks every external budget to start one call, after charging what is due. Resolves to the
    * limit that forbids it, an `OperationError` when a budget failed, or undefined to go ahead.
    */
-  async reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | OperationError | undefined> {
+  async reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | OperationError | undefined> {
     // Usage due is charged first, so that the budget decides on it; wall time alone waits to
     // ride with the next charge rather than cost a round trip of its own.
     const flushed = await this.flush(true);
     if (flushed !== undefined) return flushed;
     for (const [i, budget] of this.#external.entries()) {
       try {
-        const spent = await budget.reserve(kind);
+        const spent = await (hold === undefined ? budget.reserve(kind) : budget.reserve(kind, hold));
         if (spent !== undefined) return (this.#externalSpent ??= spent);
       } catch (error) {
         return new OperationError(`externalBudgets[${i}].reserve('${kind}')`, error);
@@ -154,13 +230,15 @@ export class UsageMeter {
    */
   async flush(unlessWallOnly = false): Promise<SpentLimit | OperationError | undefined> {
     this.chargeWall();
-    const delta = this.#externalDue;
-    if (delta === undefined || (unlessWallOnly && onlyWall(delta))) return undefined;
+    const release = this.#externalRelease;
+    const delta = this.#externalDue ?? (release > 0 ? {} : undefined);
+    if (delta === undefined || (unlessWallOnly && release === 0 && onlyWall(delta))) return undefined;
     this.#externalDue = undefined;
+    this.#externalRelease = 0;
     let first: SpentLimit | undefined;
     for (const [i, budget] of this.#external.entries()) {
       try {
-        const spent = await budget.charge(delta);
+        const spent = await (release > 0 ? budget.charge(delta, { costUsd: release }) : budget.charge(delta));
         first ??= spent;
         this.#externalSpent ??= spent;
       } catch (error) {
@@ -170,9 +248,9 @@ export class UsageMeter {
     return first;
   }
 
-  /** Whether usage is waiting to be charged to the external budgets. */
+  /** Whether usage (or a hold's release) is waiting to be charged to the external budgets. */
   get externalDue(): boolean {
-    return this.#externalDue !== undefined;
+    return this.#externalDue !== undefined || this.#externalRelease > 0;
   }
 
   /** Arms the timer for the earliest `maxWallMs` left, with the wall time charged up to now. */

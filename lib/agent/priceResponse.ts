@@ -1,3 +1,4 @@
+import { USAGE_BOUNDS } from '../internal/usageBounds';
 import type { Pricing, Usage } from './AgentLoop';
 import { OperationError } from './TurnError';
 
@@ -74,12 +75,17 @@ export function priceUsage(
     return { error: new OperationError('pricing', error) };
   }
   if (priced === undefined) return {};
-  if (!(typeof priced === 'number' && Number.isFinite(priced) && priced >= 0)) {
+  if (!(
+    typeof priced === 'number' &&
+    Number.isFinite(priced) &&
+    priced >= 0 &&
+    priced <= USAGE_BOUNDS.responseCostUsd
+  )) {
     return {
       error: new OperationError(
         'pricing',
         new Error(
-          `returned ${String(priced)} for model ${model ?? '(none)'}, expected a non-negative number of USD or undefined`,
+          `returned ${String(priced)} for model ${model ?? '(none)'}, expected a non-negative number of USD${typeof priced === 'number' && priced > USAGE_BOUNDS.responseCostUsd ? ` (at most ${USAGE_BOUNDS.responseCostUsd}, the stated bound for one response)` : ''} or undefined`,
         ),
       ),
     };

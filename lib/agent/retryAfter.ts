@@ -1,3 +1,4 @@
+import { isContextOverflow } from './isContextOverflow';
 import type { RetryOptions } from './retryDelay';
 
 function header(headers: unknown, name: string): string | undefined {
@@ -66,6 +67,8 @@ export function defaultShouldRetry(error: unknown): boolean {
   // openai's APIUserAbortError keeps the name 'Error': its class name tells it.
   const cls = (error as { constructor?: { name?: unknown } }).constructor?.name;
   if (e.name === 'AbortError' || e.name === 'APIUserAbortError' || cls === 'APIUserAbortError') return false;
+  // The same request overflows the context again: only compaction (the `compact` option) helps.
+  if (isContextOverflow(error)) return false;
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status === undefined) return true;
   return RETRYABLE_STATUS.has(status) || status >= 500;

@@ -105,4 +105,18 @@ describe('AgentWithStateMachine externalBudgets', () => {
       'Expected `externalBudgets[0]` to be an object with reserve(kind) and charge(delta) methods',
     );
   });
+
+  it('capsCost: a response of unknown cost under an external dollar cap ends the turn as under an in-process one', async () => {
+    const replies = [{ toolCalls: [call('c1')], usage: { inputTokens: 5, outputTokens: 1 } }, { text: 'ok' }];
+    const capped = drive(
+      { replies, tools: { bash: { output: 'ok' } } },
+      { externalBudgets: [{ ...recording(), capsCost: true }] },
+    );
+    const result = await capped.adapter.runTurn('go');
+    expect(result.outcome).toBe('error');
+    expect(result.error?.message).toMatch(/no costUsd .* maxCostUsd cannot be enforced/);
+    // Without capsCost the same response is charged without a cost, as before.
+    const plain = drive({ replies, tools: { bash: { output: 'ok' } } }, { externalBudgets: [recording()] });
+    expect((await plain.adapter.runTurn('go')).outcome).toBe('end_of_turn');
+  });
 });

@@ -81,7 +81,7 @@ export async function startOwnRedis(extraArgs: string[] = []): Promise<OwnRedis>
   };
   const kill = async (): Promise<void> => {
     const c = child;
-    if (c === undefined || c.exitCode !== null) return;
+    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
     const gone = new Promise((r) => c.once('exit', r));
     c.kill('SIGKILL');
     await gone;

@@ -11,74 +11,158 @@ import {
 import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
-import { CALL_CODES, usageFromStrings } from './budgetFields';
+import { CALL_CODES, capsOf, usageFromStrings, type StrictLimits } from './budgetFields';
+import { bounded, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
 import { runScript } from './redisScripts';
+import { MAX_COUNTER } from './scripts';
+
+/** Options of `new RedisBudget(…, options)`. */
+export interface RedisBudgetOptions {
+  /**
+   * Keep each charge (and each tool call, when the batch caps no tool calls) until the next
+   * reservation, and send them with it in one script call: one round trip per LLM call instead
+   * of two or three. What is kept is sent by `settle()`, which the owner must call once the run
+   * ends. A limit spent by a kept charge is found by the next reservation (here or on any
+   * worker), before the next call. Default false.
+   */
+  deferCharges?: boolean;
+  /** How long a call waits for an unreachable Redis before it fails (and the call is not made). Default 10,000 ms. */
+  timeoutMs?: number;
+}
 
 /**
  * A batch's `total` limits, kept in Redis and shared by every worker: the `ExternalBudget`
  * each run's adapter consults before every LLM call and tool call and charges as responses
- * arrive. Each `reserve` and `charge` is one Lua script — one round trip, atomic — so call
- * counts never pass their caps however many workers ask at once, and spend passes the dollar
- * or token cap by at most one LLM response per run in flight in the whole cluster (a
- * response's cost is known only after it). `maxWallMs` is the batch's elapsed time on Redis's
- * clock. Call counts are counted by `reserve`; `charge` adds tokens and cost, and a charge of
- * neither (wall time only) makes no round trip.
+ * arrive. Each round trip is one Lua script — atomic — so call counts never pass their caps
+ * however many workers ask at once, and a strict `maxCostUsd` is never passed: each LLM call
+ * holds its worst case (`reserve('llm', { costUsd })`) and starts only when spent + held + its
+ * hold fit under the cap. A non-strict cap is passed by at most one LLM response per run in
+ * flight in the whole cluster. `maxWallMs` is the batch's elapsed time on Redis's clock.
+ *
+ * Fail closed: a budget gone from Redis, an unreachable Redis (after `timeoutMs`), an amount
+ * that is not a number or would overflow a counter, and a strict cap with no worst case to
+ * hold all reject — the adapter then ends the run as an error saying why, without the call.
  */
 export class RedisBudget implements ExternalBudget {
   readonly #redis: Redis;
   readonly #keys: BatchKeys;
-  readonly #limits: BudgetLimits;
+  readonly #limits: StrictLimits;
   readonly #run: string;
+  readonly #defer: boolean;
+  readonly #timeoutMs: number;
+  /** Kept for the next round trip (deferCharges): response amounts, tool calls, dollars to release. */
+  #due: number[] = RESPONSE_FIELD_NAMES.map(() => 0);
+  #dueTools = 0;
+  #dueRelease = 0;
+  /** Round trips made to Redis (for benchmarks and tests). */
+  roundTrips = 0;
 
   /** One per run: `run` is the run's index in the batch, so its own spend is kept too. */
-  constructor(redis: Redis, keys: BatchKeys, limits: BudgetLimits, run: number) {
+  constructor(redis: Redis, keys: BatchKeys, limits: StrictLimits, run: number, options: RedisBudgetOptions = {}) {
     this.#redis = redis;
     this.#keys = keys;
     this.#limits = limits;
     this.#run = String(run);
+    this.#defer = options.deferCharges === true;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
   }
 
-  async reserve(kind: 'llm' | 'tool'): Promise<SpentLimit | undefined> {
+  /** True when the batch caps dollars: a response of unknown cost is then an error, as under an in-process `maxCostUsd`. */
+  get capsCost(): boolean {
+    return this.#limits.maxCostUsd !== undefined;
+  }
+
+  async reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | undefined> {
     if (kind !== 'llm' && kind !== 'tool') throw new InvalidArgumentError('kind', "'llm' or 'tool'", kind);
-    const reply = (await runScript(
-      this.#redis,
-      'asmReserve',
-      [this.#keys.budget, this.#keys.runUsage],
-      [CALL_CODES[kind], this.#run],
-    )) as string[];
-    return spentFromReply(reply, this.#limits);
+    const held = hold === undefined ? 0 : amount(hold.costUsd, 'hold.costUsd');
+    // Tool calls under no tool-call cap need no answer of their own: counted with the next round trip.
+    if (kind === 'tool' && this.#defer && this.#limits.maxToolCalls === undefined && held === 0) {
+      this.#dueTools += 1;
+      return undefined;
+    }
+    return this.#step(CALL_CODES[kind], held, `RedisBudget.reserve('${kind}')`);
   }
 
-  async charge(delta: UsageDelta): Promise<SpentLimit | undefined> {
+  async charge(delta: UsageDelta, release?: { costUsd: number }): Promise<SpentLimit | undefined> {
     if (typeof delta !== 'object' || delta === null)
       throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
     // What responses report (tokens, cost); Redis adds whole numbers to all but dollars.
     const amounts = RESPONSE_FIELD_NAMES.map((key) => {
-      const value = checked(delta[key], key);
+      const value = delta[key] === undefined ? 0 : amount(delta[key], `delta.${key}`);
       return 'dollars' in USAGE_FIELDS[key] ? value : Math.round(value);
     });
+    const released = release === undefined ? 0 : amount(release.costUsd, 'release.costUsd');
+    amounts.forEach((value, i) => (this.#due[i]! += value));
+    this.#dueRelease += released;
     // Wall time and call counts change nothing here (the batch's wall is Redis's clock, calls are
     // counted by reserve): no round trip. A limit spent elsewhere is found by the next reserve.
-    if (amounts.every((amount) => amount === 0)) return undefined;
-    const reply = (await runScript(
+    if (this.#defer || !this.#hasDue()) return undefined;
+    return this.#step('', 0, 'RedisBudget.charge');
+  }
+
+  /** Sends what `deferCharges` kept (a run's last charge): call it once the run ends. */
+  async settle(): Promise<SpentLimit | undefined> {
+    if (!this.#hasDue()) return undefined;
+    return this.#step('', 0, 'RedisBudget.settle');
+  }
+
+  #hasDue(): boolean {
+    return this.#dueTools > 0 || this.#dueRelease > 0 || this.#due.some((v) => v !== 0);
+  }
+
+  async #step(call: string, hold: number, what: string): Promise<SpentLimit | undefined> {
+    const args = [this.#run, ...this.#due, this.#dueTools, this.#dueRelease, call, hold];
+    // Sent once: should the reply be lost, a charge is not sent twice (a late one still lands).
+    this.#due = RESPONSE_FIELD_NAMES.map(() => 0);
+    this.#dueTools = 0;
+    this.#dueRelease = 0;
+    this.roundTrips += 1;
+    const reply = (await bounded(
       this.#redis,
-      'asmCharge',
-      [this.#keys.budget, this.#keys.runUsage],
-      [this.#run, ...amounts],
+      what,
+      () => runScript(this.#redis, 'asmStep', [this.#keys.budget, this.#keys.runUsage], args),
+      this.#timeoutMs,
     )) as string[];
-    return spentFromReply(reply, this.#limits);
+    switch (reply[0]) {
+      case '!missing':
+        throw new Error(
+          `the batch's budget is gone from Redis (${this.#keys.budget}): Redis restarted without persistence, or the key was evicted or deleted; no call is made without it`,
+        );
+      case '!bad':
+        throw new RangeError(`${what}: Redis refused ${reply[1]}`);
+      case '!nohold':
+        throw new Error(
+          `${what}: the batch's maxCostUsd is strict and this LLM call brought no worst-case cost to hold (its loop bounds no request, or pricing knows no price for its model); it is not made`,
+        );
+      case '!fit':
+        return doesNotFit(Number(reply[1]), hold, usageFromStrings(reply.slice(2)), this.#limits);
+      default:
+        return spentFromReply(reply, this.#limits);
+    }
   }
 }
 
-function checked(value: number | undefined, key: string): number {
-  if (value === undefined) return 0;
-  if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0))
-    throw new InvalidArgumentError(`delta.${key}`, 'a non-negative finite number', value);
+function amount(value: unknown, name: string): number {
+  if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_COUNTER))
+    throw new InvalidArgumentError(name, `a non-negative finite number up to ${MAX_COUNTER}`, value);
   return value;
 }
 
+/** A strict cap's refusal: the call's hold does not fit beside what is spent and held. */
+function doesNotFit(held: number, hold: number, usage: UsageTotals, limits: StrictLimits): SpentLimit {
+  const max = limits.maxCostUsd ?? 0;
+  const used = usage.costUsd + held;
+  const $ = (v: number): string => `$${v.toFixed(v < 1 ? 4 : 2)}`;
+  return {
+    limit: 'maxCostUsd',
+    used,
+    max,
+    message: `shared budget: this LLM call's worst case ${$(hold)} does not fit under the strict cap: ${$(usage.costUsd)} spent + ${$(held)} held of ${$(max)}`,
+  };
+}
+
 /** `{''}` is room; otherwise `{limit, …usage}` (in the order of USAGE_FIELD_NAMES), worded exactly as the in-process shared budget words it. */
-export function spentFromReply(reply: readonly string[], limits: BudgetLimits): SpentLimit | undefined {
+export function spentFromReply(reply: readonly string[], limits: StrictLimits): SpentLimit | undefined {
   if (reply[0] === '' || reply[0] === undefined) return undefined;
   const usage = usageFromStrings(reply.slice(1));
   return (
@@ -92,9 +176,9 @@ export function spentFromReply(reply: readonly string[], limits: BudgetLimits): 
 }
 
 /** The first spent limit of `usage`, from the library's own Budget so the message reads as in one process. */
-export function describeSpent(usage: UsageTotals, limits: BudgetLimits): SpentLimit | undefined {
+export function describeSpent(usage: UsageTotals, limits: StrictLimits | BudgetLimits): SpentLimit | undefined {
   let t = 0;
-  const budget = new Budget(limits, { label: 'shared budget', elapsedWall: { clock: () => t } });
+  const budget = new Budget(capsOf(limits), { label: 'shared budget', elapsedWall: { clock: () => t } });
   budget.charge({ ...usage, wallMs: 0 });
   t = usage.wallMs;
   return budget.spent();

@@ -14,6 +14,8 @@ export interface BatchKeys {
   events: string;
   /** String: set (with the reason) when the batch is aborted. */
   abort: string;
+  /** String: the tasks' ids (a JSON array), so that any process can attach to the batch and name its runs. */
+  ids: string;
 }
 
 /** The channel a queue's workers hear aborts on (the message is the batch id). */
@@ -31,10 +33,16 @@ export function batchKeys(prefix: string, name: string, batchId: string): BatchK
     results: `${base}:results`,
     events: `${base}:events`,
     abort: `${base}:abort`,
+    ids: `${base}:ids`,
   };
 }
 
-/** Every key of a batch, to delete them when it is over. */
-export function allKeys(keys: BatchKeys): string[] {
-  return Object.values(keys);
+/** Every key of a batch, in the order the record and skip scripts take them (budget, results, events, started, then the rest). */
+export function recordKeys(keys: BatchKeys): string[] {
+  return [keys.budget, keys.results, keys.events, keys.started, keys.meta, keys.runUsage, keys.abort, keys.ids];
+}
+
+/** A batch id: it names keys and a history folder, so no `:` and no path separators. */
+export function isBatchId(value: unknown): value is string {
+  return typeof value === 'string' && /^[A-Za-z0-9._-]{1,200}$/.test(value) && value !== '.' && value !== '..';
 }

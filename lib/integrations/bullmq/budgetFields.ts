@@ -19,14 +19,30 @@ export const CALL_CODES: Readonly<Record<'llm' | 'tool', string>> = {
   tool: codeOf('tool'),
 };
 
-/** A batch's `total` limits as budget hash fields: `{ mc: 5, mlc: 100 }`. */
-export function limitFields(limits: BudgetLimits | undefined): Record<string, number> {
+/** The budget hash field of the dollars held by LLM calls in flight under a strict `maxCostUsd`. */
+export const HELD_CODE = 'hc';
+/** The budget hash field set to 1 when `maxCostUsd` is strict. */
+export const STRICT_CODE = 'sc';
+
+/** Limits as `submitBatch` takes them: `BudgetLimits`, and `strict: true` beside `maxCostUsd`. */
+export type StrictLimits = BudgetLimits & { strict?: boolean };
+
+/** A batch's `total` limits as budget hash fields: `{ mc: 5, mlc: 100 }` (and `sc: 1` when the dollar cap is strict). */
+export function limitFields(limits: StrictLimits | undefined): Record<string, number> {
   const fields: Record<string, number> = {};
   for (const limit of LIMIT_NAMES) {
     const max = limits?.[limit];
     if (max !== undefined) fields[LIMITS[limit].code] = max;
   }
+  if (limits?.strict === true) fields[STRICT_CODE] = 1;
   return fields;
+}
+
+/** The caps alone, without `strict` (for `Budget`, which words the messages). */
+export function capsOf(limits: StrictLimits | undefined): BudgetLimits {
+  if (limits === undefined) return {};
+  const { strict: _strict, ...caps } = limits;
+  return caps;
 }
 
 /** Usage from strings in the order of `USAGE_FIELD_NAMES` (a script's reply, an HMGET of `USAGE_CODES`); a missing or unreadable one is 0. */

@@ -1,20 +1,90 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { InvalidArgumentError } from 'agent-state-machine';
+import { messageOf } from '../../internal/messageOf';
+import { RedisUnreachableError } from './RedisUnreachableError';
 
 /** How to reach Redis: a `redis://` URL, ioredis options, or an ioredis client (which is duplicated, never closed). */
 export type RedisConnection = string | RedisOptions | Redis;
 
+/** How long an operation waits for an unreachable Redis before it fails, unless told otherwise: 10 s. */
+export const DEFAULT_REDIS_TIMEOUT_MS = 10_000;
+
+/** Each client's last connection error, for the message of a RedisUnreachableError. */
+const lastErrors = new WeakMap<Redis, string>();
+
 /**
  * A client of our own. `maxRetriesPerRequest: null` makes commands wait through a Redis
  * restart instead of failing after 20 retries — BullMQ's workers require it, and a batch's
- * budget checks should wait rather than end runs as errors.
+ * budget checks should wait out a short restart rather than end runs as errors. How long they
+ * wait is bounded by each operation (`bounded`), never by the client.
  */
 export function openRedis(connection: RedisConnection, name = 'connection'): Redis {
   const client = newClient(connection, name);
-  // Connection errors while Redis is away are expected: commands wait for the reconnect. Without
-  // a listener ioredis would print each one as an unhandled error event.
-  client.on('error', () => undefined);
+  // Connection errors while Redis is away are expected: commands wait for the reconnect, within
+  // their bound. Without a listener ioredis would print each one as an unhandled error event.
+  client.on('error', (error: unknown) => lastErrors.set(client, messageOf(error)));
   return client;
+}
+
+/** `host:port` of a client (or its socket path). */
+export function addressOf(client: Redis): string {
+  const { host, port, path } = client.options;
+  return path ?? `${host ?? '127.0.0.1'}:${port ?? 6379}`;
+}
+
+/**
+ * Runs `operation` against `client` within `timeoutMs` and `signal`: rejects with a
+ * RedisUnreachableError naming the address, the operation and how long it waited when Redis
+ * does not answer in time, or with the signal's reason when it aborts. The command itself may
+ * still run once Redis is back (it waits in the client's queue); every script is written so
+ * that a late one changes nothing that matters (a late reserve counts a call that was not made:
+ * fail closed).
+ */
+export function bounded<T>(
+  client: Redis,
+  what: string,
+  operation: () => Promise<T>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<T> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const startedAt = Date.now();
+    const timer = setTimeout(() => {
+      done();
+      reject(new RedisUnreachableError(addressOf(client), what, Date.now() - startedAt, lastErrors.get(client)));
+    }, timeoutMs);
+    const onAbort = (): void => {
+      done();
+      reject(abortReason(signal!));
+    };
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    operation().then(
+      (value) => {
+        done();
+        resolve(value);
+      },
+      (error: unknown) => {
+        done();
+        reject(error instanceof Error ? error : new Error(messageOf(error)));
+      },
+    );
+  });
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(`aborted: ${messageOf(reason)}`);
+}
+
+/** Checks a bound option: a positive number of milliseconds. */
+export function assertMs(name: string, value: unknown): asserts value is number {
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0))
+    throw new InvalidArgumentError(name, 'a positive number of milliseconds', value);
 }
 
 function newClient(connection: RedisConnection, name: string): Redis {

@@ -7,9 +7,13 @@ export type {
   DistributedBatchReport,
   BatchHandle,
 } from './submitBatch';
+export { attachBatch } from './attachBatch';
+export type { AttachBatchOptions } from './attachBatch';
 export { startBatchWorker } from './startBatchWorker';
 export type { BatchWorkerOptions, BatchWorkerHandle } from './startBatchWorker';
 export { RedisBudget } from './RedisBudget';
+export type { RedisBudgetOptions } from './RedisBudget';
+export { RedisUnreachableError } from './RedisUnreachableError';
 export { WorkerLostError } from './WorkerLostError';
 export type { PriceTable } from './PriceTable';
 export type { RedisConnection } from './connection';

@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
-import { BEGIN, CHARGE, RECORD, RESERVE } from './scripts';
+import { BEGIN, CREATE, RECORD, SKIP, STEP } from './scripts';
 
 const SCRIPTS = {
-  asmReserve: [RESERVE, 2],
-  asmCharge: [CHARGE, 2],
+  asmStep: [STEP, 2],
   asmBegin: [BEGIN, 5],
-  asmRecord: [RECORD, 2],
+  asmRecord: [RECORD, 8],
+  asmSkip: [SKIP, 8],
+  asmCreate: [CREATE, 3],
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 const defined = new WeakSet<Redis>();

@@ -6,8 +6,8 @@ import {
   type RetryOptions,
   type SkipReason,
 } from 'agent-state-machine';
-import type { BatchKeys } from './batchKeys';
-import { USAGE_CODES, usageFromStrings } from './budgetFields';
+import { recordKeys, type BatchKeys } from './batchKeys';
+import { USAGE_CODES, usageFromStrings, type StrictLimits } from './budgetFields';
 import type { PriceTable } from './PriceTable';
 import { runScript } from './redisScripts';
 import { errorToWire, type WireRunReport } from './wireReport';
@@ -17,19 +17,41 @@ import { WorkerLostError } from './WorkerLostError';
 export interface BatchMeta {
   v: 1;
   count: number;
+  /** A digest of the tasks (ids, inputs, payloads): a producer restarted with the same batch id must bring the same tasks. */
+  tasks?: string;
   perRun?: BudgetLimits;
-  total?: BudgetLimits;
+  total?: StrictLimits;
   retry?: RetryOptions;
   pricing?: PriceTable;
   retryLostRuns: number;
   cancelGraceMs: number;
 }
 
-/** Writes a run's report once; true when it is the one that counts. */
-export async function record(redis: Redis, keys: BatchKeys, index: number, report: WireRunReport): Promise<boolean> {
+/**
+ * Writes a run's report once: 1 when it is the one that counts, 0 when another was first, -1
+ * when the batch is gone from Redis (nothing is written).
+ */
+export async function record(redis: Redis, keys: BatchKeys, index: number, report: WireRunReport): Promise<1 | 0 | -1> {
   const json = JSON.stringify(report);
   const event = `{"t":"f","i":${index},"r":${json}}`;
-  return (await runScript(redis, 'asmRecord', [keys.results, keys.events], [index, json, event])) === 1;
+  return (await runScript(redis, 'asmRecord', recordKeys(keys), [index, json, event])) as 1 | 0 | -1;
+}
+
+/**
+ * Records runs skipped, many per round trip (those not started: a started run is its
+ * worker's to report). Returns how many were recorded; throws when the batch is gone.
+ */
+export async function recordSkipped(
+  redis: Redis,
+  keys: BatchKeys,
+  runs: ReadonlyArray<{ index: number; report: WireRunReport }>,
+): Promise<number> {
+  if (runs.length === 0) return 0;
+  const args = runs.flatMap(({ index, report }) => [index, JSON.stringify(report)]);
+  const recorded = (await runScript(redis, 'asmSkip', recordKeys(keys), args)) as number;
+  if (recorded === -1)
+    throw new Error(`the batch is gone from Redis (${keys.budget}): its skipped runs cannot be recorded`);
+  return recorded;
 }
 
 export function skippedReport(id: string, reason: SkipReason, message: string, worker?: string): WireRunReport {

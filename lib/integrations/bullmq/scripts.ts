@@ -1,16 +1,30 @@
 // The Lua scripts that keep a batch's state in Redis. Each runs atomically in one round trip,
-// so however many workers ask at once, call counts never pass their caps and a run's report
-// is written once.
+// so however many workers ask at once, call counts never pass their caps, a strict dollar cap
+// is never passed, and a run's report is written once.
+//
+// Fail closed: every script first checks that the batch's budget is in Redis (its start, `st`,
+// written by submitBatch and by nothing else). When it is gone — Redis restarted without
+// persistence, the key evicted or expired — the script writes nothing (no key is ever
+// recreated without its expiry) and answers `!missing`, which the workers turn into an error
+// naming the key: a run never goes on under "no limit".
 import { LIMIT_NAMES, RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
 import { LIMITS } from '../../internal/limits';
 import { USAGE_FIELDS, type UsageFieldName } from '../../internal/usageFields';
-import { TIME_INDEX, USAGE_CODES } from './budgetFields';
+import { CALL_CODES, HELD_CODE, STRICT_CODE, TIME_INDEX, USAGE_CODES } from './budgetFields';
 
 /** A Lua string literal. */
 const lua = (text: string): string => `'${text.replace(/[\\']/g, '\\$&')}'`;
 
 /** Usage field `key`, as a number in the prelude's `n`. */
 const n = (key: UsageFieldName): string => `n[${USAGE_FIELD_NAMES.indexOf(key) + 1}]`;
+
+/** The largest whole number a double holds exactly: no counter may pass it (2^53 − 1). */
+export const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
+
+/** Answers `!missing` when the budget hash (KEYS[1]) is gone: see the top of this file. */
+const MISSING = `
+if redis.call('HEXISTS', KEYS[1], ${lua(USAGE_CODES[TIME_INDEX]!)}) == 0 then return {'!missing'} end
+`;
 
 /**
  * Shared prelude, generated from the lists of usage fields and limits: reads the budget hash
@@ -41,47 +55,110 @@ local function spentReply()
 end
 `;
 
+/** The cost cap's field, and the index of cost among the usage fields (1-based, for `n`). */
+const COST_CAP = LIMITS.maxCostUsd.code;
+const COST = USAGE_FIELD_NAMES.indexOf('costUsd') + 1;
+/** ARGV positions of step: run, the response fields, then the deferred tool calls, the release, the call's counter, the hold. */
+const A_TOOLS = RESPONSE_FIELD_NAMES.length + 2;
+const A_RELEASE = A_TOOLS + 1;
+const A_CALL = A_TOOLS + 2;
+const A_HOLD = A_TOOLS + 3;
+
 /**
- * reserve: KEYS budget, runUsage; ARGV the call's counter (`CALL_CODES`), run index.
- * Returns `{''}` and counts the call, or the spent limit and the usage: `{limit, …usage}`, in the order of USAGE_FIELD_NAMES.
+ * step: KEYS budget, runUsage; ARGV run index, each usage field a response reports
+ * (RESPONSE_FIELD_NAMES, in order), tool calls made without a round trip of their own, the
+ * dollars held earlier to release, the counter of the call to reserve (`CALL_CODES`, or '' to
+ * only charge), the dollars to hold for it. One round trip does what a run needs between two
+ * calls: charges the last response and releases its hold, then reserves the next call — so
+ * the next reservation rides on the previous charge.
+ *
+ * Replies: `{''}` room (the call is counted); `{limit, …usage}` a limit is spent (the batch
+ * stops); `{'!fit', held, …usage}` the call's hold does not fit under a strict `maxCostUsd`
+ * (spent + held + hold > cap: the call is not made, other smaller ones may be);
+ * `{'!nohold', held, …usage}` a strict cap and no hold given; `{'!missing'}`;
+ * `{'!bad', message}` an amount that is not a number, negative, or would take a counter
+ * past 2^53 − 1 (nothing is written then).
  */
-export const RESERVE = `${SPENT}
+export const STEP = `${MISSING}
+local idx = ARGV[1]
+local function bad(what, value) return {'!bad', what .. ' = ' .. tostring(value) .. ': expected a non-negative number keeping its total within ${MAX_COUNTER}'} end
+local function amount(k, what)
+  local v = tonumber(ARGV[k])
+  if v == nil or v ~= v or v < 0 or v > ${MAX_COUNTER} then return nil, bad(what, ARGV[k]) end
+  return v
+end
+local add = {}
+${[
+  ...RESPONSE_FIELD_NAMES.map((key, i) => [USAGE_FIELDS[key].code, i + 2, key] as const),
+  [CALL_CODES.tool, A_TOOLS, 'toolCalls'] as const,
+]
+  .map(
+    ([code, k, key]) => `do
+  local v, err = amount(${k}, ${lua(key)})
+  if err then return err end
+  if v ~= 0 then
+    if (tonumber(redis.call('HGET', KEYS[1], ${lua(code)})) or 0) + v > ${MAX_COUNTER} then return bad(${lua(`total ${key}`)}, v) end
+    add[#add + 1] = {${lua(code)}, ARGV[${k}], ${'dollars' in (USAGE_FIELDS[key as UsageFieldName] ?? {}) ? 'true' : 'false'}}
+  end
+end`,
+  )
+  .join('\n')}
+local release, err = amount(${A_RELEASE}, 'release')
+if err then return err end
+local hold
+hold, err = amount(${A_HOLD}, 'hold')
+if err then return err end
+for _, a in ipairs(add) do
+  local cmd = a[3] and 'HINCRBYFLOAT' or 'HINCRBY'
+  redis.call(cmd, KEYS[1], a[1], a[2])
+  redis.call(cmd, KEYS[2], idx .. ':' .. a[1], a[2])
+end
+local function unhold(key, field, by)
+  local left = tonumber(redis.call('HINCRBYFLOAT', key, field, -by))
+  if left < 1e-9 then redis.call('HDEL', key, field) end
+end
+if release > 0 then
+  unhold(KEYS[1], ${lua(HELD_CODE)}, release)
+  unhold(KEYS[2], idx .. ':' .. ${lua(HELD_CODE)}, release)
+end
+${SPENT}
+if ARGV[${A_CALL}] == '' then
+  if spent then return spentReply() end
+  return {''}
+end
 if spent then return spentReply() end
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-redis.call('HINCRBY', KEYS[2], ARGV[2] .. ':' .. ARGV[1], 1)
+local strict = redis.call('HMGET', KEYS[1], ${lua(HELD_CODE)}, ${lua(STRICT_CODE)}, ${lua(COST_CAP)})
+local held = tonumber(strict[1]) or 0
+if strict[2] == '1' and ARGV[${A_CALL}] == ${lua(CALL_CODES.llm)} then
+  local r = {'!fit', tostring(held)}
+  if hold == 0 then r[1] = '!nohold' end
+  for k = 1, ${USAGE_CODES.length} do r[k + 2] = u[k] end
+  if hold == 0 or n[${COST}] + held + hold > tonumber(strict[3]) then return r end
+end
+redis.call('HINCRBY', KEYS[1], ARGV[${A_CALL}], 1)
+redis.call('HINCRBY', KEYS[2], idx .. ':' .. ARGV[${A_CALL}], 1)
+if hold > 0 then
+  redis.call('HINCRBYFLOAT', KEYS[1], ${lua(HELD_CODE)}, hold)
+  redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':' .. ${lua(HELD_CODE)}, hold)
+end
 return {''}
 `;
 
-/**
- * charge: KEYS budget, runUsage; ARGV run index, then each usage field a response reports
- * (RESPONSE_FIELD_NAMES, in order). Adds them to the batch and to the run, then answers as
- * reserve does (without counting a call).
- */
-export const CHARGE = `
-local idx = ARGV[1]
-${RESPONSE_FIELD_NAMES.map((key, i) => {
-  const { code } = USAGE_FIELDS[key];
-  const add = 'dollars' in USAGE_FIELDS[key] ? 'HINCRBYFLOAT' : 'HINCRBY';
-  return `if tonumber(ARGV[${i + 2}]) ~= 0 then
-  redis.call('${add}', KEYS[1], ${lua(code)}, ARGV[${i + 2}])
-  redis.call('${add}', KEYS[2], idx .. ':' .. ${lua(code)}, ARGV[${i + 2}])
-end`;
-}).join('\n')}
-${SPENT}
-if spent then return spentReply() end
-return {''}
-`;
+/** Kept under their old names: reserve and charge are the one script, `step`. */
+export const RESERVE = STEP;
+export const CHARGE = STEP;
 
 /**
  * begin: KEYS budget, started, results, events, abort; ARGV index, worker, retryLostRuns, the worker's concurrency, the job's lock token.
  * Decides, atomically, what a worker that took a run's job does with it:
+ * - `{'!missing'}`: the batch's budget is gone from Redis; nothing is written.
  * - `{'done'}`: the run is already reported (a job delivered twice); nothing to do.
  * - `{'lost', startJson}`: an earlier start never reported and lost runs are not re-run (or
  *   not again): report it lost.
  * - `{'aborted', reason}` / `{'stopped', limit, usage…}`: skip it.
  * - `{'run', attempt}`: run it; the start is recorded and an event pushed.
  */
-export const BEGIN = `${SPENT}
+export const BEGIN = `${MISSING}${SPENT}
 local idx = ARGV[1]
 if redis.call('HEXISTS', KEYS[3], idx) == 1 then return {'done'} end
 local prev = redis.call('HGET', KEYS[2], idx)
@@ -105,14 +182,74 @@ redis.call('RPUSH', KEYS[4], cjson.encode({t = 's', i = tonumber(idx), w = ARGV[
 return {'run', tostring(attempt)}
 `;
 
+/** The budget fields of the batch's task count and of how long its keys live once every run is reported. */
+export const COUNT_CODE = 'n';
+export const EXPIRE_CODE = 'e';
+
 /**
- * record: KEYS results, events; ARGV index, report JSON, event JSON.
- * Writes the run's report unless one is there already; returns 1 when this one counts.
+ * Once every run is reported (KEYS as `recordKeys` orders them), every key of the batch
+ * expires after the budget's `e` milliseconds: the batch's keys go away on their own, even
+ * when its producer is gone.
  */
-export const RECORD = `
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
-  redis.call('RPUSH', KEYS[2], ARGV[3])
+const ENDED = `
+local function ended()
+  local f = redis.call('HMGET', KEYS[1], ${lua(COUNT_CODE)}, ${lua(EXPIRE_CODE)})
+  if f[2] and f[1] and redis.call('HLEN', KEYS[2]) >= tonumber(f[1]) then
+    for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], f[2]) end
+  end
+end
+`;
+
+/**
+ * record: KEYS as `recordKeys` orders them (budget, results, events, started, then the rest);
+ * ARGV index, report JSON, event JSON. Writes the run's report unless one is there already;
+ * returns 1 when this one counts, 0 when another was first, -1 when the batch's budget is gone
+ * (nothing is written).
+ */
+export const RECORD = `${ENDED}
+if redis.call('HEXISTS', KEYS[1], ${lua(USAGE_CODES[TIME_INDEX]!)}) == 0 then return -1 end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then
+  redis.call('RPUSH', KEYS[3], ARGV[3])
+  ended()
   return 1
 end
 return 0
+`;
+
+/**
+ * skip: KEYS as `recordKeys` orders them; ARGV pairs of index and skipped report JSON.
+ * Records many skipped runs in one round trip: each not reported and never started. A run
+ * started already is left to its worker (running, or lost and waiting for `begin` to decide).
+ * Their jobs stay queued: a worker that takes one finds it reported (`begin` answers `done`).
+ * Returns how many were recorded, or -1 when the batch's budget is gone.
+ */
+export const SKIP = `${ENDED}
+if redis.call('HEXISTS', KEYS[1], ${lua(USAGE_CODES[TIME_INDEX]!)}) == 0 then return -1 end
+local recorded = 0
+for k = 1, #ARGV, 2 do
+  local idx = ARGV[k]
+  if redis.call('HEXISTS', KEYS[2], idx) == 0 and redis.call('HEXISTS', KEYS[4], idx) == 0 then
+    redis.call('HSET', KEYS[2], idx, ARGV[k + 1])
+    redis.call('RPUSH', KEYS[3], '{"t":"f","i":' .. idx .. ',"r":' .. ARGV[k + 1] .. '}')
+    recorded = recorded + 1
+  end
+end
+ended()
+return recorded
+`;
+
+/**
+ * create: KEYS meta, ids, budget; ARGV meta JSON, ids JSON, then budget field/value pairs.
+ * Creates a batch unless its meta is there already (then returns 0: the caller resumes it);
+ * the budget's start is Redis's time now. Returns 1 when created.
+ */
+export const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local now = redis.call('TIME')
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+local fields = {${lua(USAGE_CODES[TIME_INDEX]!)}, tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)}
+for k = 3, #ARGV do fields[#fields + 1] = ARGV[k] end
+redis.call('HSET', KEYS[3], unpack(fields))
+return 1
 `;

@@ -2,67 +2,19 @@ import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
-import {
-  InvalidArgumentError,
-  runTask,
-  safeFileName,
-  type AgentLoop,
-  type JournalOptions,
-  type Pricing,
-} from 'agent-state-machine';
+import { emptyUsage, InvalidArgumentError, lockFolder, runTask, safeFileName } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
-import { assertQueueName, openRedis, type RedisConnection } from './connection';
+import { assertMs, assertQueueName, addressOf, bounded, DEFAULT_REDIS_TIMEOUT_MS, openRedis } from './connection';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import { runScript } from './redisScripts';
 import { lostReport, record, skippedReport, type BatchMeta } from './runRecords';
 import type { DistributedTask } from './submitBatch';
+import type { BatchWorkerHandle, BatchWorkerOptions } from './BatchWorkerOptions';
 import { errorToWire, type WireRunReport } from './wireReport';
 
-/** Options of `startBatchWorker(options)`. */
-export interface BatchWorkerOptions {
-  /** Redis: a URL, ioredis options or an ioredis client (duplicated, never closed). */
-  connection: RedisConnection;
-  /** The queue batches are submitted to (`submitBatch({ name })`). */
-  name: string;
-  /** BullMQ's key prefix. Default `bull`. */
-  prefix?: string;
-  /**
-   * Builds the agent loop for a task, from its data. Called when the run starts; one that
-   * takes a while (booting a sandbox) should stop when `signal` aborts.
-   */
-  agent: (task: DistributedTask, ctx: { signal: AbortSignal; batchId: string }) => AgentLoop | Promise<AgentLoop>;
-  /** Runs at once in this worker. Default 4. */
-  concurrency?: number;
-  /** Each run's JSON Lines history goes to `<historyDir>/<batch id>/<index>-<task id made safe>.jsonl`. */
-  historyDir?: string;
-  /** Journal every LLM attempt and tool call in each run's history file (`true` or `{ redact }`), as `AgentWithStateMachine` takes it. Needs `historyDir`. */
-  journal?: boolean | JournalOptions;
-  /** Names this worker in reports. Default `<host>:<pid>:<random>`. */
-  workerId?: string;
-  /** Prices responses that report no cost, when the batch brought no price table. */
-  pricing?: Pricing;
-  /**
-   * How long a run's job lock lasts without renewal (renewed every half of it). A worker
-   * silent this long — killed, frozen, cut off — loses its runs. Default 30,000 ms.
-   */
-  lockDurationMs?: number;
-  /** How often this worker looks for runs whose worker was lost. Default 30,000 ms. */
-  stalledIntervalMs?: number;
-  /** Where the worker says what went wrong outside a run (Redis errors). Default `console.error`; `false` for none. */
-  onError?: ((error: Error) => void) | false;
-}
-
-/** A running worker. */
-export interface BatchWorkerHandle {
-  /** How the worker is named in reports. */
-  readonly id: string;
-  /** Runs in flight now. */
-  readonly running: number;
-  /** Lets the runs in flight end (they are reported), stops taking runs, and disconnects. */
-  close(): Promise<void>;
-}
+export type { BatchWorkerHandle, BatchWorkerOptions } from './BatchWorkerOptions';
 
 interface JobData {
   batchId: string;
@@ -84,16 +36,26 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     name,
     prefix = 'bull',
     agent,
+    run: frameworkRun,
     concurrency = 4,
     historyDir,
     pricing,
     lockDurationMs = 30_000,
     stalledIntervalMs = 30_000,
     journal = false,
+    redisTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
+    closeTimeoutMs = 30_000,
   } = options;
+  assertMs('redisTimeoutMs', redisTimeoutMs);
+  assertMs('closeTimeoutMs', closeTimeoutMs);
   const id = options.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 6)}`;
   assertQueueName(name);
-  if (typeof agent !== 'function')
+  if (frameworkRun !== undefined) {
+    if (typeof frameworkRun !== 'function')
+      throw new InvalidArgumentError('run', 'a function (task, mirror, { signal, batchId }) => Promise', frameworkRun);
+    if (agent !== undefined)
+      throw new InvalidArgumentError('agent', 'left out when `run` is given (give one of them)', agent);
+  } else if (typeof agent !== 'function')
     throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
   if (!(Number.isInteger(concurrency) && concurrency > 0))
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -149,41 +111,86 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     return meta;
   };
 
+  /** One Redis operation of a run, within `redisTimeoutMs`. */
+  const within = <T>(what: string, operation: () => Promise<T>): Promise<T> =>
+    bounded(redis, what, operation, redisTimeoutMs);
+  /** Writes a run's report; says so when it cannot be (the batch gone, or another report first). */
+  const recordRun = async (keys: BatchKeys, batchId: string, index: number, report: WireRunReport): Promise<void> => {
+    let counted: 1 | 0 | -1;
+    try {
+      counted = await within(`recording run ${report.id} of batch ${batchId}`, () =>
+        record(redis, keys, index, report),
+      );
+    } catch (error) {
+      onError(
+        new Error(
+          `run ${report.id} of batch ${batchId} (${report.outcome}): its report is not written: ${messageOf(error)}`,
+        ),
+      );
+      // The job fails and BullMQ gives it back later (submitBatch's jobs retry): `begin` then finds
+      // the run started and not reported, and has it reported lost with what it charged — never run twice.
+      throw error;
+    }
+    if (counted === -1)
+      onError(
+        new Error(
+          `run ${report.id} of batch ${batchId}: the batch is gone from Redis (${keys.budget}); its report is dropped`,
+        ),
+      );
+    // A skip the producer recorded first (it skips in bulk) is the same report: nothing to say.
+    else if (counted === 0 && report.outcome !== 'skipped')
+      onError(
+        new Error(
+          `run ${report.id} of batch ${batchId} was already reported (its lock lapsed and it was reported lost); this result is dropped`,
+        ),
+      );
+  };
+
   const process_ = async (job: Job<JobData>): Promise<void> => {
     const { batchId, index, task } = job.data;
     const keys = batchKeys(prefix, name, batchId);
-    const meta = await metaOf(batchId, keys);
+    const meta = await within(`reading batch ${batchId}`, () => metaOf(batchId, keys));
     if (meta === undefined) return; // the batch is over and its keys are gone: nobody waits for this run
     const controller = new AbortController();
     const controllers = inFlight.get(batchId) ?? new Set();
     inFlight.set(batchId, controllers.add(controller));
     running += 1;
     try {
-      const reply = (await runScript(
-        redis,
-        'asmBegin',
-        [keys.budget, keys.started, keys.results, keys.events, keys.abort],
-        [index, id, meta.retryLostRuns, concurrency, job.token ?? `${id}:${job.id}:${Date.now()}`],
+      const reply = (await within(`starting run ${task.id} of batch ${batchId}`, () =>
+        runScript(
+          redis,
+          'asmBegin',
+          [keys.budget, keys.started, keys.results, keys.events, keys.abort],
+          [index, id, meta.retryLostRuns, concurrency, job.token ?? `${id}:${job.id}:${Date.now()}`],
+        ),
       )) as string[];
       switch (reply[0]) {
         case 'done':
           return;
+        case '!missing':
+          // Its budget is gone (Redis restarted without persistence, or the key was evicted): not run without it.
+          onError(
+            new Error(
+              `run ${task.id} of batch ${batchId} not started: the batch's budget is gone from Redis (${keys.budget})`,
+            ),
+          );
+          return;
         case 'lost':
-          await record(
-            redis,
+          await recordRun(
             keys,
+            batchId,
             index,
             await lostReport(redis, keys, index, task.id, JSON.parse(reply[1]!) as { w: string; a: number }),
           );
           return;
         case 'aborted':
-          await record(redis, keys, index, skippedReport(task.id, 'aborted', reply[1]!, id));
+          await recordRun(keys, batchId, index, skippedReport(task.id, 'aborted', reply[1]!, id));
           return;
         case 'stopped': {
           const spent = spentFromReply(reply.slice(1), meta.total ?? {});
-          await record(
-            redis,
+          await recordRun(
             keys,
+            batchId,
             index,
             skippedReport(task.id, 'budget_exceeded', spent?.message ?? 'shared budget exceeded', id),
           );
@@ -194,13 +201,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       const why = aborted.get(batchId);
       if (why !== undefined) controller.abort(why);
       const report = await runOne(keys, meta, job.data, attempt, controller.signal);
-      if (!(await record(redis, keys, index, report))) {
-        onError(
-          new Error(
-            `run ${task.id} of batch ${batchId} was already reported (its lock lapsed and it was reported lost); this result is dropped`,
-          ),
-        );
-      }
+      await recordRun(keys, batchId, index, report);
     } finally {
       running -= 1;
       controllers.delete(controller);
@@ -221,10 +222,37 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     if (historyDir !== undefined) {
       const dir = path.join(historyDir, batchId);
       fs.mkdirSync(dir, { recursive: true });
+      // The workers of this batch share its folder; any other batch (runBatch, or a batch of the
+      // same id on another Redis or queue) is refused it, and the run is not made.
+      try {
+        lockFolder(dir, `${addressOf(redis)}/${prefix}:${name}/${batchId}`, { shared: true });
+      } catch (error) {
+        return {
+          id: task.id,
+          outcome: 'error',
+          usage: emptyUsage(),
+          durationMs: 0,
+          transitions: 0,
+          error: errorToWire(asError(error)),
+          worker: id,
+          attempt,
+        };
+      }
       historyFile = path.join(dir, `${index}-${safeFileName(task.id)}.jsonl`);
     }
+    // Charges ride on the next reservation: one round trip per call; the last is settled below.
+    const budget = new RedisBudget(redis, keys, meta.total ?? {}, index, {
+      deferCharges: true,
+      timeoutMs: redisTimeoutMs,
+    });
     const run = await runTask(
-      { id: task.id, input: task.input, agent: (ctx) => agent(task, { signal: ctx.signal, batchId }) },
+      frameworkRun !== undefined
+        ? {
+            id: task.id,
+            input: task.input,
+            run: (mirror, ctx) => frameworkRun(task, mirror, { signal: ctx.signal, batchId }),
+          }
+        : { id: task.id, input: task.input, agent: (ctx) => agent!(task, { signal: ctx.signal, batchId }) },
       {
         name: `tasks[${index}]`,
         // The shared budget lives in Redis: every run reserves and charges it there.
@@ -233,7 +261,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           ...(meta.retry === undefined ? {} : { retry: meta.retry }),
           cancelGraceMs: meta.cancelGraceMs,
           logger: false,
-          externalBudgets: [new RedisBudget(redis, keys, meta.total ?? {}, index)],
+          externalBudgets: [budget],
           ...(price === undefined ? {} : { pricing: price }),
           journal,
         },
@@ -250,6 +278,13 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
             }),
       },
     );
+    await budget
+      .settle()
+      .catch((error: unknown) =>
+        onError(
+          new Error(`run ${task.id} of batch ${batchId}: its last charge did not reach Redis: ${messageOf(error)}`),
+        ),
+      );
     return {
       id: task.id,
       outcome: run.outcome,
@@ -279,27 +314,46 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     if (!/ECONNREFUSED|ECONNRESET|Connection is closed/.test(error.message)) onError(error);
   });
 
+  const ready = bounded(redis, `worker ${id}: connecting`, () => redis.ping(), redisTimeoutMs).then(
+    () => undefined,
+    (error: unknown) => {
+      const failure = asError(error);
+      onError(failure);
+      throw failure;
+    },
+  );
+  ready.catch(() => undefined);
+
   let closing: Promise<void> | undefined;
   return {
     id,
+    ready,
     get running() {
       return running;
     },
     close: () =>
       (closing ??= (async () => {
-        // Our own runs end first (they report themselves); then BullMQ closes without waiting on
-        // its fetch loop, which can hang on a connection that went through a Redis restart.
-        const idle = async (): Promise<void> => {
-          while (running > 0) await new Promise((r) => setTimeout(r, 20));
+        const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+        const idle = async (ms: number): Promise<void> => {
+          const until = Date.now() + ms;
+          while (running > 0 && Date.now() < until) await sleep(20);
         };
-        await idle();
-        await worker.close(true);
-        await idle(); // a job fetched meanwhile still runs to its report
+        // Our own runs end first (they report themselves, each Redis step within redisTimeoutMs) …
+        await idle(closeTimeoutMs);
+        // … or are cancelled, with a second to end.
+        const cancel = (): void => {
+          for (const controllers of inFlight.values())
+            for (const controller of controllers) controller.abort('the worker is closing');
+        };
+        cancel();
+        await idle(1000);
+        // Then BullMQ, without waiting on its fetch loop, which can hang on a connection that went
+        // through a Redis restart (or on a Redis that is gone): a second at most.
+        await Promise.race([worker.close(true).catch(() => undefined), sleep(1000)]);
+        cancel(); // a job fetched meanwhile
+        await idle(1000);
         // QUIT lets replies still on their way arrive; a Redis that is away gets a second, then the socket is dropped.
-        await Promise.race([
-          Promise.all([redis.quit(), subscriber.quit()]).catch(() => undefined),
-          new Promise((r) => setTimeout(r, 1000).unref()),
-        ]);
+        await Promise.race([Promise.all([redis.quit(), subscriber.quit()]).catch(() => undefined), sleep(1000)]);
         subscriber.disconnect();
         redis.disconnect();
       })()),

@@ -1,26 +1,29 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import {
-  addUsage,
   assertBudgetLimits,
-  emptyUsage,
   InvalidArgumentError,
   type BatchProgress,
-  type BatchReport,
   type BudgetLimits,
   type RetryOptions,
-  type RunOutcome,
-  type RunReport,
-  type SkipReason,
-  type UsageTotals,
 } from 'agent-state-machine';
-import { allKeys, abortChannel, batchKeys } from './batchKeys';
-import { assertQueueName, openRedis, type RedisConnection } from './connection';
+import type { Redis } from 'ioredis';
+import { batchKeys, isBatchId, type BatchKeys } from './batchKeys';
+import { capsOf, limitFields, type StrictLimits } from './budgetFields';
+import {
+  assertMs,
+  assertQueueName,
+  bounded,
+  DEFAULT_REDIS_TIMEOUT_MS,
+  openRedis,
+  type RedisConnection,
+} from './connection';
 import { assertPriceTable, type PriceTable } from './PriceTable';
-import { limitFields, TIME_INDEX, USAGE_CODES, usageFromStrings } from './budgetFields';
-import { describeSpent } from './RedisBudget';
-import { abortMessage, lostReport, record, skippedReport, type BatchMeta } from './runRecords';
-import { errorFromWire, type WireRunReport } from './wireReport';
+import { runScript } from './redisScripts';
+import type { BatchMeta } from './runRecords';
+import { COUNT_CODE, EXPIRE_CODE } from './scripts';
+import type { BatchHandle } from './BatchHandle';
+import { trackBatch } from './trackBatch';
 
 /** One task of a distributed batch: data only (JSON), from which a worker builds the agent. */
 export interface DistributedTask {
@@ -42,8 +45,12 @@ export interface SubmitBatchOptions {
   prefix?: string;
   /** Limits for each run on its own. */
   perRun?: BudgetLimits;
-  /** Limits for the whole batch, in Redis, shared by every worker; `maxWallMs` is the batch's elapsed time. */
-  total?: BudgetLimits;
+  /**
+   * Limits for the whole batch, in Redis, shared by every worker; `maxWallMs` is the batch's
+   * elapsed time. With `strict: true` beside `maxCostUsd`, spend never passes it: each LLM
+   * call holds its worst-case cost before it starts, and one that does not fit is not made.
+   */
+  total?: StrictLimits;
   /** Retries of a failed LLM call, per run. */
   retry?: RetryOptions;
   /** Prices per model, used by every worker for responses that report no cost. */
@@ -58,57 +65,50 @@ export interface SubmitBatchOptions {
   onProgress?: (progress: BatchProgress) => void;
   /** How often the producer reads what the workers reported. Default 100 ms. */
   pollMs?: number;
-  /** Leave the batch's keys in Redis after the report (to look at them). Default false. */
+  /** Leave the batch's keys in Redis for good, without an expiry. Default false. */
   keepKeys?: boolean;
+  /**
+   * Names the batch (its keys, its history folder): letters, digits, `.`, `_`, `-`. A producer
+   * that submits the same tasks under the same id again (after a crash) resumes that batch — the
+   * same budget, the runs already reported not run again — and any process can
+   * `attachBatch({ batchId })`. Default a random UUID.
+   */
+  batchId?: string;
+  /**
+   * How long each Redis operation waits for an unreachable Redis: submitting fails after it,
+   * and `report()` rejects once Redis has not answered for this long, naming the address and
+   * the wait. Default 10,000 ms.
+   */
+  timeoutMs?: number;
+  /** Once every run is reported, the batch's keys (its report among them) expire after this. Default 86,400,000 ms (a day). */
+  expireAfterMs?: number;
+  /** Where the report is written as JSON once it is built, before its keys are given their expiry. */
+  reportFile?: string;
 }
 
-/** A run of a distributed batch: `RunReport` plus where it ran. */
-export interface DistributedRunReport extends RunReport {
-  /** The worker that ran it (or lost it, or skipped it); absent when the producer skipped it. */
-  worker?: string;
-  /** How many times it was started (more than 1 only with `retryLostRuns`). */
-  attempt?: number;
-}
-
-/** What a distributed batch's `report()` resolves to: `BatchReport` with each run's worker, plus the shared budget as Redis counted it. */
-export interface DistributedBatchReport extends BatchReport {
-  runs: DistributedRunReport[];
-  /** The batch's id: its keys in Redis and the folder of its history files. */
-  batchId: string;
-  /** Usage charged to the shared budget in Redis (lost runs' spend included); `wallMs` is the batch's elapsed time. */
-  budget: UsageTotals;
-  /** Each worker that ran a run, with its concurrency and how many runs it reported. */
-  workers: Record<string, { concurrency: number; runs: number }>;
-}
-
-/** A submitted batch. */
-export interface BatchHandle {
-  readonly batchId: string;
-  /** Resolves once every task is reported, exactly once each. */
-  report(): Promise<DistributedBatchReport>;
-  /** Cancels the runs in flight on every worker and skips those not started. Resolves once the workers have been told. */
-  abort(reason?: unknown): Promise<void>;
-  /** Where the batch is now. */
-  progress(): BatchProgress;
-}
-
-type Event = { t: 's'; i: number; w: string; a: number; c: number } | { t: 'f'; i: number; r: WireRunReport };
+export type { BatchHandle, DistributedBatchReport, DistributedRunReport } from './BatchHandle';
 
 /**
  * Puts a batch on a BullMQ queue for workers on any machine (`startBatchWorker`), with its
  * `total` limits in Redis as one budget for the whole cluster, and returns a handle whose
  * `report()` resolves with the same report `runBatch` gives — each run naming its worker.
  *
- * - Budget: every LLM call and tool call on every worker checks the shared budget first (one
- *   Redis round trip) and charges it as usage arrives (one more): spend passes a cap by at most
- *   one LLM response per run in flight in the cluster; call counts never pass theirs. Once a
- *   limit is spent, runs in flight end `budget_exceeded` and runs not started are `skipped`.
+ * - Budget: every LLM call on every worker checks the shared budget first, in one Redis round
+ *   trip that also charges the previous response. Call counts never pass their caps; a strict
+ *   `maxCostUsd` is never passed; a plain one by at most one LLM response per run in flight in
+ *   the cluster. Once a limit is spent, runs in flight end `budget_exceeded` and runs not
+ *   started are `skipped`.
+ * - Fail closed: a worker that cannot price a response under a dollar cap, a budget gone from
+ *   Redis, or a Redis that does not answer within the workers' `redisTimeoutMs` ends the run
+ *   as an error saying why; the call is not made.
  * - Abort: the workers hear it at once (pub/sub); runs in flight are cancelled, the rest skipped.
  * - A worker that dies: its runs in flight are reported `error` (`WorkerLostError`) when
  *   BullMQ's stalled-job check on a live worker finds their lock gone — within the workers'
  *   `lockDurationMs + stalledIntervalMs` (30 s + 30 s by default), plus the wait for a free
  *   slot — and are not run again unless `retryLostRuns` allows it.
  * - Every task is reported exactly once: a run's report is written with HSETNX.
+ * - Found again: with a `batchId`, a restarted producer resumes the batch, and any process can
+ *   `attachBatch` to it. Its keys expire `expireAfterMs` after its last run is reported.
  */
 export async function submitBatch(tasks: Iterable<DistributedTask>, options: SubmitBatchOptions): Promise<BatchHandle> {
   if (typeof options !== 'object' || options === null)
@@ -127,11 +127,15 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     onProgress,
     pollMs = 100,
     keepKeys = false,
+    batchId = randomUUID(),
+    timeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
+    expireAfterMs = 86_400_000,
+    reportFile,
   } = options;
   assertQueueName(name);
   const list = materialize(tasks);
   assertBudgetLimits(perRun, 'perRun');
-  assertBudgetLimits(total, 'total');
+  assertStrictLimits(total, 'total');
   assertPriceTable(pricing);
   if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0))
     throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
@@ -143,18 +147,27 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (!isBatchId(batchId))
+    throw new InvalidArgumentError('batchId', 'letters, digits, `.`, `_` or `-` (1 to 200 of them)', batchId);
+  assertMs('timeoutMs', timeoutMs);
+  if (!(Number.isInteger(expireAfterMs) && expireAfterMs > 0))
+    throw new InvalidArgumentError('expireAfterMs', 'a positive whole number of milliseconds', expireAfterMs);
+  if (reportFile !== undefined && (typeof reportFile !== 'string' || reportFile === ''))
+    throw new InvalidArgumentError('reportFile', 'a file path', reportFile);
 
   const redis = openRedis(connection);
-  const batchId = randomUUID();
   const keys = batchKeys(prefix, name, batchId);
   const queue = new Queue(name, { connection: redis, prefix });
   // Connection errors surface in the commands that wait on them; the event alone would be printed as unhandled.
   queue.on('error', () => undefined);
-  const startedAt = Date.now();
+  const within = <T>(what: string, operation: () => Promise<T>): Promise<T> =>
+    bounded(redis, `submitBatch: ${what}`, operation, timeoutMs, signal);
+  const ids = list.map((task) => task.id);
   try {
     const meta: BatchMeta = {
       v: 1,
       count: list.length,
+      tasks: createHash('sha256').update(JSON.stringify(list)).digest('hex'),
       retryLostRuns,
       cancelGraceMs,
       ...(perRun && { perRun }),
@@ -162,189 +175,111 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
       ...(retry && { retry }),
       ...(pricing && { pricing }),
     };
-    const time = await redis.time();
-    const start = { [USAGE_CODES[TIME_INDEX]!]: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) };
-    await redis
-      .multi()
-      .set(keys.meta, JSON.stringify(meta))
-      .hset(keys.budget, { ...start, ...limitFields(total) })
-      .exec();
+    const fields = {
+      ...limitFields(total),
+      [COUNT_CODE]: list.length,
+      ...(keepKeys ? {} : { [EXPIRE_CODE]: expireAfterMs }),
+    };
+    const created = await within('creating the batch', () =>
+      runScript(
+        redis,
+        'asmCreate',
+        [keys.meta, keys.ids, keys.budget],
+        [JSON.stringify(meta), JSON.stringify(ids), ...Object.entries(fields).flat()],
+      ),
+    );
+    let reported = new Set<number>();
+    if (created !== 1) reported = await resumable(redis, batchId, keys, meta, within);
     for (let from = 0; from < list.length; from += 1000) {
-      await queue.addBulk(
-        list.slice(from, from + 1000).map((task, k) => ({
+      const jobs: Parameters<Queue['addBulk']>[0] = [];
+      for (let i = from; i < Math.min(list.length, from + 1000); i++) {
+        if (reported.has(i)) continue;
+        // The same job id as before, on a resume: BullMQ adds no second job while the first is there.
+        jobs.push({
           name: 'run',
-          data: { batchId, index: from + k, task },
-          opts: { jobId: `${batchId}-${from + k}`, removeOnComplete: true, removeOnFail: true },
-        })),
-      );
+          data: { batchId, index: i, task: list[i]! },
+          // A job fails only when Redis failed the worker (a run's own errors are its report):
+          // it comes back, and its `begin` decides what is left to do.
+          opts: {
+            jobId: `${batchId}-${i}`,
+            removeOnComplete: true,
+            removeOnFail: true,
+            attempts: JOB_ATTEMPTS,
+            backoff: { type: 'fixed', delay: 1000 },
+          },
+        });
+      }
+      if (jobs.length > 0) await within('queueing tasks', () => queue.addBulk(jobs));
     }
   } catch (error) {
-    await queue.close().catch(() => undefined);
+    await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     redis.disconnect();
     throw error;
   }
-
-  const runs: Array<DistributedRunReport | undefined> = new Array(list.length);
-  const outcomes: Record<RunOutcome, number> = {
-    end_of_turn: 0,
-    budget_exceeded: 0,
-    error: 0,
-    cancelled: 0,
-    skipped: 0,
-  };
-  const running = new Set<number>();
-  const workers: Record<string, { concurrency: number; runs: number }> = {};
-  let done = 0;
-  let offset = 0;
-  let budget: UsageTotals = emptyUsage();
-  let stopped: { reason: SkipReason; message: string } | undefined;
-  let stopping: Promise<void> | undefined;
-
-  const snapshot = (event: BatchProgress['event']): BatchProgress => ({
-    done,
-    total: list.length,
-    running: running.size,
-    outcomes: { ...outcomes },
-    usage: { ...budget },
-    event,
-  });
-  let last: BatchProgress = snapshot({ type: 'skipped', count: 0, reason: 'aborted', message: 'not started yet' });
-  const emit = (event: BatchProgress['event']): void => {
-    last = snapshot(event);
-    if (onProgress === undefined) return;
-    try {
-      const returned: unknown = onProgress(last);
-      if (returned instanceof Promise) returned.catch(() => undefined);
-    } catch {
-      // A failing progress callback must not stop the batch.
-    }
-  };
-
-  /** Removes the jobs no worker has taken yet and reports their runs skipped (or lost, when a lost run was waiting for its re-run). */
-  const stopRest = async (reason: SkipReason, message: string): Promise<void> => {
-    stopped ??= { reason, message };
-    for (let i = 0; i < list.length; i++) {
-      if (runs[i] !== undefined || running.has(i)) continue;
-      const removed = await queue.remove(`${batchId}-${i}`);
-      if (removed !== 1) continue; // taken by a worker meanwhile (or already done): the worker reports it
-      const start = await redis.hget(keys.started, String(i));
-      const report =
-        start === null
-          ? skippedReport(list[i]!.id, reason, message)
-          : await lostReport(redis, keys, i, list[i]!.id, JSON.parse(start) as { w: string; a: number });
-      await record(redis, keys, i, report);
-    }
-  };
-
-  const apply = (event: Event): void => {
-    if (event.t === 's') {
-      if (runs[event.i] !== undefined) return;
-      running.add(event.i);
-      workers[event.w] ??= { concurrency: event.c, runs: 0 };
-      emit({ type: 'started', index: event.i, id: list[event.i]!.id });
-      return;
-    }
-    if (runs[event.i] !== undefined) return;
-    const run = fromWire(event.r);
-    runs[event.i] = run;
-    running.delete(event.i);
-    done += 1;
-    outcomes[run.outcome] += 1;
-    if (run.worker !== undefined) (workers[run.worker] ??= { concurrency: 0, runs: 0 }).runs += 1;
-    if (run.outcome === 'skipped') {
-      const skip = run.error as { reason?: SkipReason } | undefined;
-      emit({ type: 'skipped', count: 1, reason: skip?.reason ?? 'aborted', message: run.error?.message ?? 'skipped' });
-    } else emit({ type: 'finished', index: event.i, run });
-  };
-
-  const abort = async (reason?: unknown): Promise<void> => {
-    const message = abortMessage(reason);
-    if (stopped?.reason !== 'aborted') {
-      stopped = { reason: 'aborted', message };
-      await redis.set(keys.abort, message, 'NX');
-      await redis.publish(abortChannel(prefix, name), JSON.stringify({ batchId, message }));
-    }
-    stopping = stopRest('aborted', message);
-    await stopping;
-  };
-  const onAbort = (): void => void abort(signal?.reason).catch(() => undefined);
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
-
-  const finished = (async (): Promise<DistributedBatchReport> => {
-    try {
-      while (done < list.length) {
-        const [events, spentField, usage, metaExists] = (await redis
-          .multi()
-          .lrange(keys.events, offset, offset + 999)
-          .hget(keys.budget, 'x')
-          .hmget(keys.budget, ...USAGE_CODES)
-          .exists(keys.meta)
-          .exec())!.map(([error, value]) => {
-          if (error) throw error;
-          return value;
-        }) as [string[], string | null, Array<string | null>, number];
-        if (metaExists === 0) {
-          throw new Error(
-            `batch ${batchId}: its keys are gone from Redis (${keys.meta}) with ${list.length - done} of ${list.length} runs unreported — ` +
-              'Redis restarted without persistence (appendonly) or the keys were deleted; the runs reported so far are lost with them',
-          );
-        }
-        // Wall time is the batch's elapsed time: 0 until the batch's start is in the hash.
-        budget = usageFromStrings(
-          usage.map((v, i) => (i !== TIME_INDEX ? v : v === null ? '0' : String(Math.max(0, Date.now() - startedAt)))),
-        );
-        offset += events.length;
-        for (const line of events) apply(JSON.parse(line) as Event);
-        if (spentField !== null && stopped === undefined) {
-          const spent = describeSpent(budget, total ?? {});
-          stopping = stopRest('budget_exceeded', spent?.message ?? `shared budget exceeded: ${spentField}`);
-        }
-        if (stopping !== undefined) await stopping;
-        if (events.length === 0 && done < list.length) await new Promise((resolve) => setTimeout(resolve, pollMs));
-      }
-      const totals = runs.reduce<UsageTotals>((sum, run) => addUsage(sum, run!.usage), emptyUsage());
-      const report: DistributedBatchReport = {
-        runs: runs as DistributedRunReport[],
-        totals: { ...totals, outcomes: { ...outcomes } },
-        limits: {
-          ...(perRun === undefined ? {} : { perRun: { ...perRun } }),
-          ...(total === undefined ? {} : { total: { ...total } }),
-        },
-        concurrency: Object.values(workers).reduce((sum, w) => sum + w.concurrency, 0),
-        durationMs: Date.now() - startedAt,
-        ...(stopped === undefined || outcomes.skipped === 0 ? {} : { stopped }),
-        batchId,
-        budget: { ...budget, wallMs: Date.now() - startedAt },
-        workers,
-      };
-      return report;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      if (!keepKeys) await redis.del(...allKeys(keys)).catch(() => undefined);
-      await queue.close().catch(() => undefined);
-      redis.disconnect();
-    }
-  })();
-  // The caller may never ask for the report; its failure must not become an unhandled rejection.
-  finished.catch(() => undefined);
-
-  return {
+  return trackBatch({
+    redis,
+    queue,
+    prefix,
+    name,
     batchId,
-    report: () => finished,
-    abort,
-    progress: () => last,
-  };
+    keys,
+    ids,
+    perRun,
+    total,
+    timeoutMs,
+    pollMs,
+    expireAfterMs: keepKeys ? undefined : expireAfterMs,
+    reportFile,
+    signal,
+    onProgress,
+  });
 }
 
-function fromWire(wire: WireRunReport): DistributedRunReport {
-  const { error, historyError, ...rest } = wire;
-  return {
-    ...rest,
-    ...(error === undefined ? {} : { error: errorFromWire(error) }),
-    ...(historyError === undefined ? {} : { historyError: errorFromWire(historyError) }),
-  };
+/**
+ * A batch of this id is in Redis already: it is resumed when it holds the same tasks and its
+ * budget is there (fail closed: never a batch without its budget). Returns the runs reported.
+ */
+async function resumable(
+  redis: Redis,
+  batchId: string,
+  keys: BatchKeys,
+  meta: BatchMeta,
+  within: <T>(what: string, operation: () => Promise<T>) => Promise<T>,
+): Promise<Set<number>> {
+  const [json, budgetThere, done] = await within('reading the batch to resume', () =>
+    Promise.all([redis.get(keys.meta), redis.exists(keys.budget), redis.hkeys(keys.results)]),
+  );
+  const was = json === null ? undefined : (JSON.parse(json) as BatchMeta);
+  if (was?.tasks !== meta.tasks)
+    throw new InvalidArgumentError(
+      'batchId',
+      `a new id, or the same tasks (ids, inputs, payloads, in order) as batch ${batchId} was submitted with, to resume it`,
+      batchId,
+    );
+  if (budgetThere === 0)
+    throw new Error(
+      `batch ${batchId}: its settings are in Redis but its budget (${keys.budget}) is gone (evicted or deleted); it cannot be resumed without it`,
+    );
+  return new Set(done.map(Number));
 }
+
+/** `BudgetLimits`, and `strict: true` beside `maxCostUsd`. */
+function assertStrictLimits(limits: unknown, name: string): asserts limits is StrictLimits | undefined {
+  if (limits === undefined) return;
+  const strict: unknown = (limits as { strict?: unknown }).strict;
+  if (strict !== undefined && typeof strict !== 'boolean')
+    throw new InvalidArgumentError(`${name}.strict`, 'true or false', strict);
+  if (strict === true && (limits as StrictLimits).maxCostUsd === undefined)
+    throw new InvalidArgumentError(
+      `${name}.strict`,
+      'set only beside maxCostUsd (it makes the dollar cap strict)',
+      strict,
+    );
+  assertBudgetLimits(typeof limits === 'object' && limits !== null ? capsOf(limits as StrictLimits) : limits, name);
+}
+
+/** How many times BullMQ hands out a job whose worker could not reach Redis to start or report it. */
+const JOB_ATTEMPTS = 1000;
 
 /** Tasks checked and copied once: ids unique, inputs strings, payloads JSON. */
 function materialize(tasks: unknown): DistributedTask[] {

@@ -113,7 +113,9 @@ describe('submitBatch() across worker processes', () => {
       const started = report.runs.filter((r) => r.outcome !== 'skipped');
       const finished = started.filter((r) => !(r.error instanceof WorkerLostError));
       const files = fs.readdirSync(path.join(historyDir, report.batchId));
-      for (const run of finished) expect(fs.existsSync(run.historyFile!)).toBe(true);
+      // Named on failure: which run, how it ended and why.
+      const missing = finished.filter((r) => r.historyFile === undefined || !fs.existsSync(r.historyFile));
+      expect(missing.map((r) => `${r.id}: ${r.outcome} ${r.error?.message ?? ''}`)).toEqual([]);
       expect(files.length).toBeGreaterThanOrEqual(finished.length);
       expect(files.length).toBeLessThanOrEqual(started.length);
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { spentLimit, type BudgetLimits } from '../../../lib/agent/BudgetLimits';
 import { emptyUsage } from '../../../lib/agent/UsageTotals';
-import { LIMIT_NAMES, USAGE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
+import { LIMIT_NAMES, RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
 import { LIMITS } from '../../../lib/internal/limits';
 import { USAGE_FIELDS } from '../../../lib/internal/usageFields';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
@@ -28,6 +28,9 @@ afterAll(async () => {
   await deletePrefix(url, prefix);
   await releaseRedis();
 });
+
+/** step's arguments for reserving one LLM call with nothing to charge: run 0, no usage, no tools, no release, no hold. */
+const reserveArgs = [0, ...RESPONSE_FIELD_NAMES.map(() => 0), 0, 0, CALL_CODES.llm, 0];
 
 /** Usage fields Redis keeps a counter of: all but wall time, which it tells by its clock. */
 const COUNTED = USAGE_FIELD_NAMES.filter((k) => USAGE_FIELDS[k].grows !== 'time');
@@ -56,12 +59,7 @@ describe('the Lua scripts', () => {
         const hash: Record<string, number> = { ...limitFields(limits), [USAGE_CODES[TIME_INDEX]!]: start };
         for (const k of COUNTED) hash[USAGE_FIELDS[k].code] = count[k];
         await client.hset(keys.budget, hash);
-        const reply = (await runScript(
-          client,
-          'asmReserve',
-          [keys.budget, keys.runUsage],
-          [CALL_CODES.llm, 0],
-        )) as string[];
+        const reply = (await runScript(client, 'asmStep', [keys.budget, keys.runUsage], reserveArgs)) as string[];
         if (reply[0] === '') {
           expect(spentLimit({ ...emptyUsage(), ...count }, limits)).toBeUndefined();
           expect(Number(await client.hget(keys.budget, CALL_CODES.llm))).toBe(count.llmCalls + 1);

@@ -107,17 +107,32 @@ describe('submitBatch() with startBatchWorker()', () => {
     }
   }, 30_000);
 
-  it('.report() cleans its keys out of Redis', async () => {
+  it('once every run is reported, every key of the batch expires after expireAfterMs; keepKeys keeps them', async () => {
     const t = setup('keys');
+    const client = new Redis(url);
     try {
       t.worker();
-      const batch = await submitBatch(tasks(3), { connection: url, name: t.name, prefix: t.prefix });
+      const batch = await submitBatch(tasks(3), {
+        connection: url,
+        name: t.name,
+        prefix: t.prefix,
+        expireAfterMs: 60_000,
+      });
       const { batchId } = await batch.report();
-      const client = new Redis(url);
       const left = await client.keys(`${t.prefix}:${t.name}:asm:${batchId}*`);
-      client.disconnect();
-      expect(left).toEqual([]);
+      expect(left.length).toBeGreaterThanOrEqual(6);
+      for (const key of left) {
+        const ttl = await client.pttl(key);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(60_000);
+      }
+      const kept = await submitBatch(tasks(3), { connection: url, name: t.name, prefix: t.prefix, keepKeys: true });
+      await kept.report();
+      const keys = await client.keys(`${t.prefix}:${t.name}:asm:${kept.batchId}*`);
+      expect(keys.length).toBeGreaterThanOrEqual(6);
+      for (const key of keys) expect(await client.pttl(key)).toBe(-1);
     } finally {
+      client.disconnect();
       await t.cleanup();
     }
   }, 30_000);

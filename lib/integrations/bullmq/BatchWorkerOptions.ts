@@ -1,0 +1,71 @@
+import type { AgentLoop, JournalOptions, Pricing, StepMirror } from 'agent-state-machine';
+import type { RedisConnection } from './connection';
+import type { DistributedTask } from './submitBatch';
+
+/** Options of `startBatchWorker(options)`. */
+export interface BatchWorkerOptions {
+  /** Redis: a URL, ioredis options or an ioredis client (duplicated, never closed). */
+  connection: RedisConnection;
+  /** The queue batches are submitted to (`submitBatch({ name })`). */
+  name: string;
+  /** BullMQ's key prefix. Default `bull`. */
+  prefix?: string;
+  /**
+   * Builds the agent loop for a task, from its data. Called when the run starts; one that
+   * takes a while (booting a sandbox) should stop when `signal` aborts.
+   */
+  agent?: (task: DistributedTask, ctx: { signal: AbortSignal; batchId: string }) => AgentLoop | Promise<AgentLoop>;
+  /**
+   * Instead of `agent`: runs a task whose loop a framework owns (an AI SDK `generateText` or
+   * `ToolLoopAgent`, …), given the `StepMirror` that records it and checks it against the
+   * batch's budgets in Redis: put the mirror on the framework (`mirrorAISDK({ mirror, model,
+   * tools })`) and run it. Give `agent` or `run`, not both.
+   */
+  run?: (task: DistributedTask, mirror: StepMirror, ctx: { signal: AbortSignal; batchId: string }) => unknown;
+  /** Runs at once in this worker. Default 4. */
+  concurrency?: number;
+  /** Each run's JSON Lines history goes to `<historyDir>/<batch id>/<index>-<task id made safe>.jsonl`. */
+  historyDir?: string;
+  /** Journal every LLM attempt and tool call in each run's history file (`true` or `{ redact }`), as `AgentWithStateMachine` takes it. Needs `historyDir`. */
+  journal?: boolean | JournalOptions;
+  /** Names this worker in reports. Default `<host>:<pid>:<random>`. */
+  workerId?: string;
+  /** Prices responses that report no cost, when the batch brought no price table. */
+  pricing?: Pricing;
+  /**
+   * How long a run's job lock lasts without renewal (renewed every half of it). A worker
+   * silent this long — killed, frozen, cut off — loses its runs. Default 30,000 ms.
+   */
+  lockDurationMs?: number;
+  /** How often this worker looks for runs whose worker was lost. Default 30,000 ms. */
+  stalledIntervalMs?: number;
+  /** Where the worker says what went wrong outside a run (Redis errors). Default `console.error`; `false` for none. */
+  onError?: ((error: Error) => void) | false;
+  /**
+   * How long each Redis operation of a run (its start, each budget check, its report) waits
+   * for an unreachable Redis before it fails: the call is then not made, and the run ends as an
+   * error naming the address and the wait. Default 10,000 ms.
+   */
+  redisTimeoutMs?: number;
+  /**
+   * How long `close()` lets runs in flight end on their own; then they are cancelled (each
+   * given a second), and the worker disconnects. `close()` settles within this plus 3 s, Redis
+   * or not. Default 30,000 ms.
+   */
+  closeTimeoutMs?: number;
+}
+
+/** A running worker. */
+export interface BatchWorkerHandle {
+  /** How the worker is named in reports. */
+  readonly id: string;
+  /** Runs in flight now. */
+  readonly running: number;
+  /**
+   * Resolves once Redis answers; rejects with a RedisUnreachableError (address, wait) when it
+   * does not within `redisTimeoutMs`. The worker keeps trying to connect either way.
+   */
+  readonly ready: Promise<void>;
+  /** Lets the runs in flight end (they are reported), stops taking runs, and disconnects. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,115 @@
+import { Queue } from 'bullmq';
+import { InvalidArgumentError, type BatchProgress } from 'agent-state-machine';
+import { batchKeys, isBatchId } from './batchKeys';
+import {
+  assertMs,
+  assertQueueName,
+  bounded,
+  DEFAULT_REDIS_TIMEOUT_MS,
+  openRedis,
+  addressOf,
+  type RedisConnection,
+} from './connection';
+import type { BatchMeta } from './runRecords';
+import { EXPIRE_CODE } from './scripts';
+import type { BatchHandle } from './BatchHandle';
+import { trackBatch } from './trackBatch';
+
+/** Options of `attachBatch(options)`. */
+export interface AttachBatchOptions {
+  /** Redis: a URL, ioredis options or an ioredis client (duplicated, never closed). */
+  connection: RedisConnection;
+  /** The queue the batch was submitted to. */
+  name: string;
+  /** BullMQ's key prefix. Default `bull`. */
+  prefix?: string;
+  /** The batch's id (`submitBatch({ batchId })`, or `handle.batchId`). */
+  batchId: string;
+  /** Called as runs start and end, from the batch's first event on. A throw is caught and ignored. */
+  onProgress?: (progress: BatchProgress) => void;
+  /** How often the workers' reports are read. Default 100 ms. */
+  pollMs?: number;
+  /** How long each Redis operation waits for an unreachable Redis. Default 10,000 ms. */
+  timeoutMs?: number;
+  /** Once the report is built here, the batch's keys expire after this (unless it was submitted with `keepKeys`). Default 86,400,000 ms (a day). */
+  expireAfterMs?: number;
+  /** Where the report is written as JSON once it is built. */
+  reportFile?: string;
+  /** Aborting aborts the batch (as `handle.abort()` does). */
+  signal?: AbortSignal;
+}
+
+/**
+ * A handle on a batch submitted by another process (or by one that is gone): its progress,
+ * its report (the runs reported so far and those still to come) and abort — the same handle
+ * `submitBatch` returns. Rejects when no such batch is in Redis.
+ */
+export async function attachBatch(options: AttachBatchOptions): Promise<BatchHandle> {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'an object { connection, name, batchId, … }', options);
+  const {
+    connection,
+    name,
+    prefix = 'bull',
+    batchId,
+    onProgress,
+    pollMs = 100,
+    timeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
+    expireAfterMs = 86_400_000,
+    reportFile,
+    signal,
+  } = options;
+  assertQueueName(name);
+  if (!isBatchId(batchId)) throw new InvalidArgumentError('batchId', "a batch's id", batchId);
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  assertMs('pollMs', pollMs);
+  assertMs('timeoutMs', timeoutMs);
+  assertMs('expireAfterMs', expireAfterMs);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (reportFile !== undefined && (typeof reportFile !== 'string' || reportFile === ''))
+    throw new InvalidArgumentError('reportFile', 'a file path', reportFile);
+
+  const redis = openRedis(connection);
+  const keys = batchKeys(prefix, name, batchId);
+  let queue: Queue | undefined;
+  try {
+    const [metaJson, idsJson, expiry] = await bounded(
+      redis,
+      `attachBatch: reading batch ${batchId}`,
+      () => Promise.all([redis.get(keys.meta), redis.get(keys.ids), redis.hget(keys.budget, EXPIRE_CODE)]),
+      timeoutMs,
+      signal,
+    );
+    if (metaJson === null || idsJson === null)
+      throw new Error(
+        `no batch ${batchId} on queue ${name} (prefix ${prefix}) in Redis at ${addressOf(redis)}: never submitted, or its keys expired`,
+      );
+    const meta = JSON.parse(metaJson) as BatchMeta;
+    queue = new Queue(name, { connection: redis, prefix });
+    queue.on('error', () => undefined);
+    return trackBatch({
+      redis,
+      queue,
+      prefix,
+      name,
+      batchId,
+      keys,
+      ids: JSON.parse(idsJson) as string[],
+      perRun: meta.perRun,
+      total: meta.total,
+      timeoutMs,
+      pollMs,
+      // A batch submitted with keepKeys keeps them.
+      expireAfterMs: expiry === null ? undefined : expireAfterMs,
+      reportFile,
+      signal,
+      onProgress,
+    });
+  } catch (error) {
+    await queue?.close().catch(() => undefined);
+    redis.disconnect();
+    throw error;
+  }
+}
