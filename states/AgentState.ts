@@ -13,7 +13,22 @@ export interface StateSpec<S extends string = string> {
   readonly isTerminal?: boolean;
   /** The turn ended badly in this state. */
   readonly isError?: boolean;
+  /**
+   * What the agent spends its time on in this state, so that readers (timeline colours, OTLP
+   * spans, which turns a file pauses in) need no list of state names. Optional: a state without
+   * one is drawn in a colour of its own and given no span.
+   */
+  readonly activity?: StateActivity;
 }
+
+/**
+ * `idle`: between turns. `llm_request`: an LLM call is made from here (leaving it ends the call).
+ * `llm_response`: a response arrived. `tool_run`: tool calls run here (leaving it carries their
+ * results). `tool`, `check`: other work of a turn. `wait`: the turn waits for a person (a
+ * run may stop here and be picked up later). `compact`: the conversation is being shortened.
+ */
+export type StateActivity =
+  'idle' | 'llm_request' | 'llm_response' | 'tool' | 'tool_run' | 'check' | 'wait' | 'compact';
 
 /**
  * Base class of the sixteen states: the flags live here, on the state, so that no `switch`
@@ -25,6 +40,7 @@ export abstract class AgentState<S extends string = string> implements StateSpec
   abstract readonly next: readonly S[];
   readonly isTerminal: boolean = false;
   readonly isError: boolean = false;
+  declare readonly activity?: StateActivity;
 
   /** Whether the table lets this state move to `to`. */
   canMoveTo(to: string): boolean {

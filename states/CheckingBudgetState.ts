@@ -6,4 +6,5 @@ export class CheckingBudgetState extends AgentState<StateName> {
   readonly name = State.CheckingBudget;
   readonly description = 'Agent verifies if budget limits are exceeded';
   readonly next = [State.GatheringAdditionalMessages, State.BudgetExceeded] as const;
+  override readonly activity = 'check' as const;
 }

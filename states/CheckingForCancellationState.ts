@@ -6,4 +6,5 @@ export class CheckingForCancellationState extends AgentState<StateName> {
   readonly name = State.CheckingForCancellation;
   readonly description = 'Agent checks if user requested cancellation';
   readonly next = [State.RunningTool, State.Cancelled] as const;
+  override readonly activity = 'check' as const;
 }

@@ -6,4 +6,5 @@ export class GatheringAdditionalMessagesState extends AgentState<StateName> {
   readonly name = State.GatheringAdditionalMessages;
   readonly description = 'Agent collects user messages that arrived during tool execution';
   readonly next = [State.SendingToolResults, State.Error] as const;
+  override readonly activity = 'check' as const;
 }

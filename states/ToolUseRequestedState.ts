@@ -6,4 +6,5 @@ export class ToolUseRequestedState extends AgentState<StateName> {
   readonly name = State.ToolUseRequested;
   readonly description = 'LLM has requested to use a tool';
   readonly next = [State.CheckingForCancellation] as const;
+  override readonly activity = 'tool' as const;
 }

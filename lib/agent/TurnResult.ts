@@ -1,6 +1,7 @@
 import type { ToolCall, ToolResult } from './AgentLoop';
+import type { PendingApproval } from './ApprovalGate';
 import type { OperationError, TurnError } from './TurnError';
-import type { TurnOutcome } from './TurnOutcome';
+import type { TurnStop } from './TurnOutcome';
 import type { UsageTotals } from './UsageTotals';
 
 /** A tool call the LLM asked for whose result never reached it, with the result that answers it. */
@@ -12,7 +13,8 @@ export interface UnansweredToolCall {
 
 /** How a turn ended. `usage` is this turn's own; the adapter's `usage` has the totals. */
 export interface TurnResult {
-  outcome: TurnOutcome;
+  /** How the turn ended, or `awaiting_approval`: it waits for answers (see `pendingApprovals`). */
+  outcome: TurnStop;
   /** The final text, for `end_of_turn`. */
   text?: string;
   /** Text the LLM sent alongside tool calls during the turn, in order (absent when there was none). */
@@ -30,6 +32,11 @@ export interface TurnResult {
    * next turn, or the provider rejects it.
    */
   unansweredToolCalls?: UnansweredToolCall[];
+  /**
+   * With outcome `awaiting_approval`: the tool calls waiting for `approve(callId)` or
+   * `deny(callId, reason)`. The turn goes on once each has its answer; `resume()` gives its result.
+   */
+  pendingApprovals?: PendingApproval[];
   /** `settleToolCalls` failed (or did not finish within the grace); the outcome stands. */
   settleError?: OperationError;
 }

@@ -16,7 +16,11 @@ export type TableIssue =
   | { code: 'unknown_source'; from: unknown; to: string[]; message: string }
   | { code: 'duplicate_edge'; from: string; to: string; message: string }
   | { code: 'unreachable'; state: string; message: string }
-  | { code: 'dead_end'; state: string; message: string };
+  | { code: 'dead_end'; state: string; message: string }
+  /** An edge a user of the table (the agent adapter, for the options it was given) asks for and the table lacks. */
+  | { code: 'missing_edge'; from: string; to: string; message: string }
+  /** A state its user needs to end a turn is not terminal. */
+  | { code: 'not_terminal'; state: string; message: string };
 
 /** What `checkTable` returns: `{ ok: true }`, or `{ ok: false, issues }` with every problem at once. */
 export type TableCheck = { ok: true; issues: [] } | { ok: false; issues: TableIssue[] };

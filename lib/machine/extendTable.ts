@@ -74,6 +74,7 @@ export function extendTable<S extends string, N extends string = never>(
             next: Object.freeze([...spec.next, ...(more as All[])]),
             isTerminal: spec.isTerminal === true,
             isError: spec.isError === true,
+            ...(spec.activity === undefined ? {} : { activity: spec.activity }),
           }),
     );
   }

@@ -1,0 +1,45 @@
+import { responseUsage } from '../internal/fieldLists';
+import type { CompactResult } from './AgentLoop';
+import { splitUsage } from './checkAgentOutput';
+import { priceResponse } from './priceResponse';
+import { ContractViolationError, type OperationError } from './TurnError';
+import type { TurnScope } from './TurnScope';
+
+/**
+ * Charges what a compaction's summarising LLM call reported, as any LLM call is charged: one
+ * LLM call, its tokens, its cost (reported, or priced by `pricing`, with the unknown-cost rule).
+ * A compaction that made no call (it only dropped messages) charges nothing. Returns the
+ * record's data, or the error that ends the turn.
+ */
+export function chargeCompaction(
+  scope: TurnScope,
+  value: unknown,
+): { data: Record<string, unknown>; error?: OperationError | ContractViolationError } {
+  if (value === undefined) return { data: {} };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return {
+      data: {},
+      error: new ContractViolationError(
+        'compact',
+        'it must resolve to undefined or { usage?, model?, removedMessages? }',
+        value,
+      ),
+    };
+  const { usage, model, removedMessages } = value as CompactResult;
+  const data: Record<string, unknown> = {};
+  if (typeof removedMessages === 'number') data['removedMessages'] = removedMessages;
+  if (usage === undefined) return { data };
+  const { settings: s, meter } = scope;
+  const { valid, problems } = splitUsage(usage);
+  const priced = priceResponse(valid, typeof model === 'string' ? model : undefined, 'compact', {
+    pricing: s.pricing,
+    onUnknownCost: s.onUnknownCost,
+    capsCost: meter.caps('maxCostUsd'),
+    capsTokens: meter.caps('maxTokens'),
+  });
+  meter.charge({ llmCalls: 1, ...responseUsage(valid, priced.costUsd) });
+  data['compactionUsage'] = priced.costUsd === undefined ? valid : { ...valid, costUsd: priced.costUsd };
+  if (problems.length > 0) data['usageProblems'] = problems;
+  if (model !== undefined) data['model'] = model;
+  return priced.error === undefined ? { data } : { data, error: priced.error };
+}

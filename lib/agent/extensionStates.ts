@@ -1,0 +1,84 @@
+import type { StateSpec } from '../../states/AgentState';
+import { State } from '../../states/StateName';
+import type { TableExtension } from '../machine/extendTable';
+
+/** The extension states the adapter knows, by name. */
+export const ExtensionState = Object.freeze({
+  AwaitingApproval: 'AwaitingApproval',
+  ApprovalTimedOut: 'ApprovalTimedOut',
+  Compacting: 'Compacting',
+} as const);
+
+/** The name of an extension state the adapter knows: AwaitingApproval, ApprovalTimedOut or Compacting. */
+export type ExtensionStateName = (typeof ExtensionState)[keyof typeof ExtensionState];
+
+const AWAITING_APPROVAL: StateSpec<string> = Object.freeze({
+  name: ExtensionState.AwaitingApproval,
+  description: 'Tool calls wait for a person to approve or deny them',
+  next: Object.freeze([State.RunningTool, ExtensionState.ApprovalTimedOut, State.Cancelled]),
+  activity: 'wait',
+});
+
+const APPROVAL_TIMED_OUT: StateSpec<string> = Object.freeze({
+  name: ExtensionState.ApprovalTimedOut,
+  description: 'No answer to an approval request came in time',
+  next: Object.freeze([State.WaitingForUserInput]),
+  isTerminal: true,
+  isError: true,
+});
+
+const COMPACTING: StateSpec<string> = Object.freeze({
+  name: ExtensionState.Compacting,
+  description: 'The conversation is compacted after the LLM said it is too long',
+  next: Object.freeze([State.SendingToLLM, State.SendingToolResults, State.Error]),
+  activity: 'compact',
+});
+
+/**
+ * What `extendTable` adds for tool approval: AwaitingApproval between CheckingForCancellation
+ * and RunningTool, left for RunningTool (answered), Cancelled or ApprovalTimedOut.
+ */
+export const APPROVAL_EXTENSION: TableExtension<'AwaitingApproval' | 'ApprovalTimedOut'> = Object.freeze({
+  states: Object.freeze([AWAITING_APPROVAL, APPROVAL_TIMED_OUT]) as TableExtension<
+    'AwaitingApproval' | 'ApprovalTimedOut'
+  >['states'],
+  edges: Object.freeze([Object.freeze([State.CheckingForCancellation, ExtensionState.AwaitingApproval] as const)]),
+});
+
+/**
+ * What `extendTable` adds for compaction: Compacting after a sending state whose call overflowed
+ * the context, back to that sending state (the retry), or to Error.
+ */
+export const COMPACTION_EXTENSION: TableExtension<'Compacting'> = Object.freeze({
+  states: Object.freeze([COMPACTING]) as TableExtension<'Compacting'>['states'],
+  edges: Object.freeze([
+    Object.freeze([State.SendingToLLM, ExtensionState.Compacting] as const),
+    Object.freeze([State.SendingToolResults, ExtensionState.Compacting] as const),
+  ]),
+});
+
+/** The edges approval asks for (the timeout's only when a timeout is set). */
+export function approvalEdges(timeout: boolean): Array<readonly [string, string]> {
+  return [
+    [State.CheckingForCancellation, ExtensionState.AwaitingApproval],
+    [ExtensionState.AwaitingApproval, State.RunningTool],
+    [ExtensionState.AwaitingApproval, State.Cancelled],
+    ...(timeout
+      ? ([
+          [ExtensionState.AwaitingApproval, ExtensionState.ApprovalTimedOut],
+          [ExtensionState.ApprovalTimedOut, State.WaitingForUserInput],
+        ] as const)
+      : []),
+  ];
+}
+
+/** The edges compaction asks for. */
+export function compactionEdges(): Array<readonly [string, string]> {
+  return [
+    [State.SendingToLLM, ExtensionState.Compacting],
+    [State.SendingToolResults, ExtensionState.Compacting],
+    [ExtensionState.Compacting, State.SendingToLLM],
+    [ExtensionState.Compacting, State.SendingToolResults],
+    [ExtensionState.Compacting, State.Error],
+  ];
+}
