@@ -29,6 +29,9 @@ const sdkTests = [
   '<rootDir>/test/install.v7.test.ts',
 ];
 
+// The tests of SDKs that need Node 22 or later whatever their major (@openai/agents, on openai 7).
+const nodeTwentyTwoOnly = ['/test/integrations/openai-agents/'];
+
 /** @type {import('jest').Config[]} */
 const projects = [
   {
@@ -36,7 +39,7 @@ const projects = [
     displayName: 'default',
     testMatch: ['**/*.test.ts'],
     // *.v7.test.ts: what only ai 7 / openai 7 have (LanguageModelV4, isStepCount, toolApproval, …).
-    testPathIgnorePatterns: ['/node_modules/', '\\.v7\\.test\\.ts$'],
+    testPathIgnorePatterns: ['/node_modules/', '\\.v7\\.test\\.ts$', ...nodeTwentyTwoOnly],
   },
 ];
 
@@ -51,12 +54,19 @@ if (nodeMajor >= 22) {
       '^ai/(.*)$': 'ai-7/$1',
       '^openai$': 'openai-7',
       '^openai/(.*)$': 'openai-7/$1',
+      // The OpenAI provider's major that pairs with ai 7 (LanguageModelV4).
+      '^@ai-sdk/openai$': '@ai-sdk/openai-4',
       // Imported by file name, which picks zod's ESM build; the CommonJS twin sits beside it.
       '^zod/v4/locales/en\\.js$': 'zod/v4/locales/en.cjs',
     },
     // ai 7 and its @ai-sdk packages (and @workflow/serde, which they load) are ESM only.
     transform: { ...base.transform, '^.+\\.js$': '<rootDir>/test/helpers/esmToCommonJs.cjs' },
     transformIgnorePatterns: ['/node_modules/(?!(ai-7|@ai-sdk|@workflow)/)'],
+  });
+  projects.push({
+    ...base,
+    displayName: 'openai-agents',
+    testMatch: nodeTwentyTwoOnly.map((dir) => `<rootDir>${dir}**/*.test.ts`),
   });
 }
 

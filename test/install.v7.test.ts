@@ -28,4 +28,22 @@ describe('npm install of the packed library beside ai 7, openai 7, @anthropic-ai
     expect(tsc.stdout).toBe('');
     expect(tsc.code).toBe(0);
   }, 120_000);
+
+  // agent-state-machine/openai-agents from the packed library, both module kinds: a tool round
+  // trip of an Agents SDK agent on a canned Model, mirrored, then stopped by a budget.
+  it.each(['agents.mjs', 'agents.cjs'])(
+    '%s runs an Agents SDK agent through agentsMirror and stops it with a budget',
+    async (script) => {
+      fs.copyFileSync(path.resolve(__dirname, 'fixtures/install', script), path.join(suite.project(), script));
+      const result = await run(process.execPath, [script], suite.project());
+      expect(result.stderr).toBe('');
+      expect(JSON.parse(result.stdout)).toEqual({
+        output: 'done',
+        outcome: 'end_of_turn',
+        usage: { llmCalls: 2, toolCalls: 1 },
+        stopped: { outcome: 'budget_exceeded', error: 'BudgetExceededError', resumable: true },
+      });
+    },
+    60_000,
+  );
 });

@@ -75,8 +75,36 @@ describe('the built package', () => {
 
   it('loads no SDK and no price data with the main entry alone', () => {
     const script =
-      "require('agent-state-machine'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/](openai|@anthropic-ai|@pydantic)[\\/]/.test(f))));";
+      "require('agent-state-machine'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/](openai|@anthropic-ai|@pydantic|@openai|@langchain)[\\/]/.test(f))));";
     expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual([]);
+  });
+
+  // The LangGraph subpath, both builds: a handler of the same @langchain/core the user has (so
+  // LangChain takes it as a callback handler), sharing the main entry's classes.
+  it.each([
+    ['require', 'cjs'],
+    ['import', 'esm'],
+  ])('serves agent-state-machine/langgraph to %s, its handler a LangChain callback handler', (_kind, format) => {
+    const load =
+      format === 'cjs'
+        ? [
+            "const { LangGraphMirror, langGraphMirror } = require('agent-state-machine/langgraph');",
+            "const main = require('agent-state-machine');",
+            "const { BaseCallbackHandler } = require('@langchain/core/callbacks/base');",
+          ]
+        : [
+            "import { LangGraphMirror, langGraphMirror } from 'agent-state-machine/langgraph';",
+            "import * as main from 'agent-state-machine';",
+            "import { BaseCallbackHandler } from '@langchain/core/callbacks/base';",
+          ];
+    const script = [
+      ...load,
+      'const lg = langGraphMirror({ logger: false });',
+      'let invalid = false; try { langGraphMirror({ mirror: 1 }); } catch (e) { invalid = e instanceof main.InvalidArgumentError; }',
+      'console.log(JSON.stringify({ handler: lg instanceof BaseCallbackHandler, mirror: lg.mirror instanceof main.StepMirror, invalid, cls: typeof LangGraphMirror }));',
+    ].join('\n');
+    const out = run(process.execPath, [...(format === 'esm' ? ['--input-type=module'] : []), '-e', script]);
+    expect(JSON.parse(out)).toEqual({ handler: true, mirror: true, invalid: true, cls: 'function' });
   });
 
   it('exports the ai-sdk subpath to require() and import, and its loop runs a turn on the SDK mock model', () => {
@@ -84,7 +112,7 @@ describe('the built package', () => {
       '-e',
       "console.log(JSON.stringify(Object.keys(require('agent-state-machine/ai-sdk')).sort()))",
     ]);
-    expect(JSON.parse(required)).toEqual(['budgetFor', 'fromAISDK', 'usageFromAISDK']);
+    expect(JSON.parse(required)).toEqual(['budgetFor', 'fromAISDK', 'mirrorAISDK', 'usageFromAISDK']);
     const script = [
       "import { AgentWithStateMachine } from 'agent-state-machine';",
       "import { fromAISDK } from 'agent-state-machine/ai-sdk';",
@@ -249,7 +277,14 @@ describe('the built package', () => {
   );
 
   it('serves agent-state-machine/bullmq to import and require, loading the main entry once', () => {
-    const names = ['RedisBudget', 'WorkerLostError', 'startBatchWorker', 'submitBatch'];
+    const names = [
+      'RedisBudget',
+      'RedisUnreachableError',
+      'WorkerLostError',
+      'attachBatch',
+      'startBatchWorker',
+      'submitBatch',
+    ];
     const required = run(process.execPath, [
       '-e',
       "const b = require('agent-state-machine/bullmq'); const m = require('agent-state-machine'); console.log(JSON.stringify({ names: Object.keys(b).sort(), same: new b.WorkerLostError('w', 1) instanceof Error && typeof m.runBatch === 'function' }))",

@@ -4,3 +4,5 @@ export type { FromAISDKOptions, AISDKAgentLoop, AISDKCallSettings } from './from
 export { usageFromAISDK } from './usageFromAISDK';
 export { budgetFor } from './budgetFor';
 export type { BudgetForOptions, AISDKBudgetGuard } from './budgetFor';
+export { mirrorAISDK } from './mirrorAISDK';
+export type { MirrorAISDKOptions, AISDKMirror, AISDKMirrorSettings, AISDKMirrorSettingsFor } from './mirrorAISDK';

@@ -1,0 +1,968 @@
+// Past 400 lines because it is one state sequence, as TurnRunner is: every step event of a
+// framework's loop and the moves it makes read together, like the table.
+import type { Logger } from 'winston';
+import { State, type StateName } from '../../states/StateName';
+import { responseUsage } from '../internal/fieldLists';
+import { messageOf } from '../internal/messageOf';
+import { plural } from '../internal/text';
+import { getDefaultLogger } from '../machine/defaultLogger';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
+import type { ForcedLogLevel } from '../machine/TransitionRecord';
+import type { LLMCallInput } from './AgentEvents';
+import { isAgentLogger, safeLog, type AgentLogger } from './AgentLogger';
+import type { LLMCallBound, LLMResponse, Pricing, ToolCall, ToolResult } from './AgentLoop';
+import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
+import { Budget } from './Budget';
+import { assertBudgetLimits, type BudgetLimits, type SpentLimit } from './BudgetLimits';
+import type { Attempt } from './callLLM';
+import { splitUsage } from './checkAgentOutput';
+import { Deadline } from './Deadline';
+import type { ExternalBudget } from './ExternalBudget';
+import { journalError, type JournalEntry, type JournalOptions, type LlmJournalEntry } from './JournalEntry';
+import { journalWriter } from './journalWriter';
+import { priceResponse, type OnUnknownCost } from './priceResponse';
+import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
+import type { ToolSummary } from './runTools';
+import { BudgetExceededError, LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
+import type { TurnOutcome } from './TurnOutcome';
+import type { TurnResult, UnansweredToolCall } from './TurnResult';
+import { UsageMeter } from './UsageMeter';
+import type { UsageTotals } from './UsageTotals';
+import { budgetError, limitData } from './spentRecord';
+
+/** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
+export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
+  /** Any logger with `error`, `warn`, `info` and `debug` methods, or `false` for none. Default: the library's shared one. */
+  logger?: AgentLogger | Logger | false;
+  /** The mirror's own limits, over all its runs. `maxWallMs` is a deadline: it aborts `signal`. */
+  budget?: BudgetLimits;
+  /** Further budgets charged alongside, e.g. a batch's shared pool. */
+  sharedBudgets?: readonly Budget[];
+  /** Budgets outside this process (a batch's limits in Redis): reserved before every model call and tool call. */
+  externalBudgets?: readonly ExternalBudget[];
+  /** Computes a response's cost in USD from its tokens when it reports none. */
+  pricing?: Pricing;
+  /** When a dollar (or token) cap is set and a response's cost is unknown. Default `'error'`: the run ends in Error. */
+  onUnknownCost?: OnUnknownCost;
+  /** Journal every model attempt and tool call beside the moves (the sink must take journal lines). Default off. */
+  journal?: boolean | JournalOptions;
+  /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */
+  signal?: AbortSignal;
+}
+
+/** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
+export type MirrorResponse = LLMResponse;
+
+/** How a tool call ended: its output (an error result when `isError`), or what it threw. */
+export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
+
+/** Why the mirror refuses a call: the run must stop. The framework's hook throws it (or stops its loop). */
+export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError;
+
+/** One tool call of a response, from the moment the LLM asked for it until it is answered. */
+interface Slot {
+  call: ToolCall;
+  status: 'pending' | 'running' | 'ok' | 'error' | 'interrupted' | 'not_run';
+  startedAt: number;
+  endedAt: number;
+  result?: ToolResult;
+  note?: string;
+}
+
+const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
+const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
+const TOOL_PHASE: ReadonlySet<string> = new Set([
+  State.ToolUseRequested,
+  State.CheckingForCancellation,
+  State.RunningTool,
+]);
+
+/**
+ * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
+ * LangGraph agent) into the sixteen states: feed it the loop's step events and it makes the
+ * moves a turn of `AgentWithStateMachine` would, on its own `machine`, with the same history
+ * records, journal lines, budgets and outcomes. One framework run is one turn.
+ *
+ * The events, in the order a loop makes them (a framework's hooks call these):
+ * - `runStart(input)` — the run begins (WaitingForUserInput);
+ * - `await modelCallStart(bound?)` — before each model attempt, retries included: checks the
+ *   budgets and the signal, and holds the attempt's worst case (priced from `bound`: its input
+ *   tokens and max output tokens) against a strict `maxCostUsd`; a returned `MirrorStop` means
+ *   "do not call": throw it (or stop the loop);
+ * - `modelCallFailed(error, { willRetry })` — an attempt failed;
+ * - `modelResponse(response)` — an attempt answered (usage, model, finish reason, tool calls);
+ * - `await toolStart(call)` — before a tool runs: a returned `MirrorStop` means "do not run it";
+ * - `toolEnd(callId, outcome)` — a tool finished or threw;
+ * - `stepEnd()` — optional;
+ * - `runEnd({ text })`, `runAborted(reason)`, `runFailed(error)` — how the run ended.
+ * End events return the run's `TurnResult`; later end events of the same run return it again.
+ *
+ * Where the framework's order has no edge in the table (it ran a tool nobody asked for, it
+ * stopped its loop after tools without another model call, it was cancelled mid-tool), the move
+ * is forced with the reason. Budgets are checked where a framework lets code act — before each
+ * model call and each tool call — by the same `UsageMeter` as the adapter's, so in-process and
+ * external budgets, wall time and deadlines behave as they do there. `signal` is the mirror's
+ * own: pass it to the framework as its abort signal; `cancel()`, a passed `maxWallMs` and
+ * `options.signal` abort it.
+ */
+export class StepMirror {
+  /** The machine the runs move: its history, events and current state. */
+  readonly machine: StateMachine<StateName>;
+  readonly #budget: Budget;
+  readonly #budgets: readonly Budget[];
+  readonly #external: readonly ExternalBudget[];
+  readonly #pricing: Pricing | undefined;
+  readonly #onUnknownCost: OnUnknownCost;
+  readonly #clock: () => number;
+  readonly #logger: AgentLogger | undefined;
+  readonly #journal: ((entry: JournalEntry) => void) | undefined;
+  readonly #callerSignal: AbortSignal | undefined;
+  #warnedUnknownCost = false;
+  #controller = new AbortController();
+  #turn = 0;
+  #meter: UsageMeter | undefined;
+  #moves = 0;
+  /** The last run's result, once it has ended; undefined while one runs. */
+  #result: TurnResult | undefined;
+  #running = false;
+  #input = '';
+  #operation: 'sendUserMessage' | 'sendToolResults' = 'sendUserMessage';
+  #attempt = 0;
+  #attemptStartedAt = 0;
+  /** What the model attempt in flight holds against strict (and external) dollar caps: released at its end. */
+  #held: Reservation = NOTHING_RESERVED;
+  #failures: Attempt[] = [];
+  #slots: Slot[] = [];
+  /** Tool results not yet carried to the LLM by a response. */
+  #unsent = false;
+  #texts: string[] | undefined;
+  #lastText: string | undefined;
+
+  constructor(options: StepMirrorOptions = {}) {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object', options);
+    const {
+      budget,
+      sharedBudgets = [],
+      externalBudgets = [],
+      pricing,
+      onUnknownCost = 'error',
+      journal = false,
+      signal,
+      logger,
+      ...machineOptions
+    } = options;
+    assertBudgetLimits(budget, 'budget');
+    if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget))
+      throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
+    if (
+      !Array.isArray(externalBudgets) ||
+      !externalBudgets.every(
+        (b: unknown) =>
+          typeof b === 'object' &&
+          b !== null &&
+          typeof (b as ExternalBudget).reserve === 'function' &&
+          typeof (b as ExternalBudget).charge === 'function',
+      )
+    )
+      throw new InvalidArgumentError(
+        'externalBudgets',
+        'an array of { reserve(kind), charge(delta) }',
+        externalBudgets,
+      );
+    if (pricing !== undefined && typeof pricing !== 'function')
+      throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
+    if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
+      throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+    if (logger !== undefined && logger !== false && !isAgentLogger(logger))
+      throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods, or false', logger);
+    const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+    const journalOptions = resolveJournal(journal);
+    this.machine = new StateMachine<StateName>({
+      ...machineOptions,
+      logger: resolved === undefined ? false : asMachineLogger(resolved),
+    });
+    if (journalOptions !== undefined && !this.machine.journals)
+      throw new InvalidArgumentError(
+        'sink',
+        'a sink that takes journal lines (such as a JsonlHistorySink) when `journal` is on',
+        machineOptions.sink,
+      );
+    this.#budget = new Budget(budget ?? {}, { label: 'budget' });
+    this.#budgets = [this.#budget, ...sharedBudgets];
+    this.#external = [...externalBudgets];
+    this.#pricing = pricing;
+    this.#onUnknownCost = onUnknownCost;
+    this.#clock = machineOptions.clock ?? Date.now;
+    this.#logger = resolved;
+    this.#journal =
+      journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions);
+    this.#callerSignal = signal;
+    if (signal !== undefined) {
+      if (signal.aborted) this.#controller.abort(signal.reason);
+      else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
+    }
+  }
+
+  /** The abort signal of the running run (or of the next one): give it to the framework. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The mirror's usage over all its runs. */
+  get usage(): UsageTotals {
+    return this.#budget.usage;
+  }
+
+  /** The running run's usage so far (the last run's, once it ended). */
+  get runUsage(): UsageTotals {
+    return this.#meter?.usage ?? this.#budget.usage;
+  }
+
+  /**
+   * Whether `modelCallStart` needs each call's bound: some budget's `maxCostUsd` is strict (it
+   * is then required), or an external budget caps dollars (its hold is then the worst case).
+   * A framework's wrapper computes the bound only then.
+   */
+  get needsBound(): boolean {
+    return this.#budgets.some((b) => b.strict) || this.#external.some((b) => b.capsCost === true);
+  }
+
+  /** Whether a run is in progress. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** 1 for the first run. */
+  get turn(): number {
+    return this.#turn;
+  }
+
+  /** The last run's result, once it has ended. */
+  get result(): TurnResult | undefined {
+    return this.#result;
+  }
+
+  /**
+   * The limit spent now, if any (wall time charged first): a framework's stop condition asks
+   * this after each step, so that its loop ends its own way with every tool call answered.
+   */
+  spent(): SpentLimit | undefined {
+    return this.#meter?.spent();
+  }
+
+  /** Cancels the running run: the signal aborts, no further call is allowed, and the run ends as `cancelled`. */
+  cancel(reason = 'cancelled by the caller'): boolean {
+    if (typeof reason !== 'string') throw new InvalidArgumentError('reason', 'a string', reason);
+    if (this.#controller.signal.aborted) return false;
+    this.#controller.abort(reason);
+    return true;
+  }
+
+  /**
+   * A run begins with the user's `input`: the machine moves to WaitingForUserInput and the wall
+   * time starts. Called again before the run's first model call, it only sets the input.
+   */
+  runStart(input = ''): void {
+    if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
+    if (this.#running && this.machine.pendingState === State.WaitingForUserInput) {
+      // Started already (by a batch, before the framework's own start event): the same run.
+      if (input !== '') this.#input = input;
+      return;
+    }
+    if (this.#running) this.runFailed(new Error('a new run started before this one reported its end'));
+    this.#running = true;
+    this.#result = undefined;
+    this.#turn += 1;
+    this.#moves = 0;
+    this.#input = input;
+    this.#attempt = 0;
+    this.#failures = [];
+    this.#slots = [];
+    this.#unsent = false;
+    this.#texts = undefined;
+    this.#lastText = undefined;
+    this.#operation = 'sendUserMessage';
+    // A controller that aborted ended its run; the next run gets a fresh one unless the caller's signal aborted.
+    if (this.#controller.signal.aborted && this.#callerSignal?.aborted !== true)
+      this.#controller = new AbortController();
+    const controller = this.#controller;
+    this.#meter = new UsageMeter({
+      budgets: this.#budgets,
+      external: this.#external,
+      clock: this.#clock,
+      onDeadline: (spent) => controller.abort(new Deadline(spent)),
+    });
+    this.#meter.start();
+    const current = this.machine.pendingState;
+    if (current === State.Ready) this.#move(State.WaitingForUserInput, 'agent ready');
+    else if (this.machine.table.states[current]?.isTerminal === true)
+      this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
+    else if (current !== State.WaitingForUserInput)
+      this.#move(State.WaitingForUserInput, `a run started with the machine in ${current}, not between turns`, true);
+  }
+
+  /**
+   * Before each model attempt (the first, the next after tools, and each retry): resolves to
+   * undefined to go ahead, or to why the run stops — it has then ended, legally.
+   *
+   * `bound` is the request's bound (`{ inputTokens, maxOutputTokens, model? }`), as a loop's
+   * `llmCallBound` gives it. Under a strict `maxCostUsd` it is required: the attempt's worst case
+   * is held against the strict budgets (and given to the external ones' `reserve` when they cap
+   * dollars) before the call, and released when `modelResponse` or `modelCallFailed` reports its
+   * end; a worst case that does not fit refuses the call (`budget_exceeded`, with `hold` in the
+   * record), and a strict cap without a bound, or without a price for it, refuses it in Error
+   * (`whyNoBound`, when given, says in that error why the framework's loop has none).
+   */
+  async modelCallStart(bound?: LLMCallBound, whyNoBound?: string): Promise<MirrorStop | undefined> {
+    if (bound !== undefined) {
+      const problem = boundProblem(bound);
+      if (problem !== undefined)
+        throw new InvalidArgumentError('bound', `{ inputTokens, maxOutputTokens, model? } (${problem})`, bound);
+    }
+    if (!this.#running) this.runStart();
+    const meter = this.#meter!;
+    const state = this.machine.pendingState;
+    if (state === State.WaitingForUserInput) {
+      if (this.signal.aborted && !(this.signal.reason instanceof Deadline)) {
+        const reason = this.#reason();
+        const error = new TurnCancelledError(reason, State.WaitingForUserInput);
+        return this.#stop(State.Error, `cancelled before the turn started: ${reason}`, { reason }, 'cancelled', error);
+      }
+      const spent = meter.spent();
+      if (spent !== undefined)
+        return this.#stop(
+          State.Error,
+          `${spent.message}; no LLM call made`,
+          limitData(spent),
+          'budget_exceeded',
+          budgetError(spent),
+        );
+      this.#move(State.SendingToLLM, {
+        description: 'sending the user message',
+        data: { turn: this.#turn, chars: this.#input.length },
+      });
+      this.#operation = 'sendUserMessage';
+      this.#attempt = 0;
+    } else if (this.signal.aborted && TOOL_PHASE.has(state)) {
+      // Cancelled while its tools ran: the run ends where it was, as the adapter's does.
+      return this.runAborted().error as MirrorStop;
+    } else if (state === State.SendingToLLM || state === State.SendingToolResults) {
+      // Another attempt of the same call: a retry, whether the failure was reported or not.
+    } else {
+      const stop = this.#toSendingResults(state);
+      if (stop !== undefined) return stop;
+    }
+    return this.#gate(bound, whyNoBound);
+  }
+
+  /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
+  modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
+    if (!this.#running) return;
+    this.#release();
+    const endedAt = this.#clock();
+    this.#journal?.({ ...this.#llmLine(endedAt), error: journalError(error) });
+    this.#failures.push({ attempt: this.#attempt, error: messageOf(error) });
+    if (info.willRetry === false) this.#endCallFailed(error);
+  }
+
+  /** A model attempt answered: its usage is charged, priced and journaled, and the machine moves on. */
+  modelResponse(response: MirrorResponse): void {
+    if (!this.#running) return;
+    if (typeof response !== 'object' || response === null)
+      throw new InvalidArgumentError(
+        'response',
+        'an object { text?, toolCalls?, usage?, model?, finishReason? }',
+        response,
+      );
+    const meter = this.#meter!;
+    const endedAt = this.#clock();
+    let state = this.machine.pendingState;
+    if (state !== State.SendingToLLM && state !== State.SendingToolResults) {
+      // A response without a call reported before it: the framework's order, forced with the reason.
+      if (state === State.WaitingForUserInput) this.#move(State.SendingToLLM, 'sending the user message');
+      else this.#toSendingResults(state, false);
+      state = this.machine.pendingState;
+      if (state !== State.SendingToLLM && state !== State.SendingToolResults) return;
+      meter.charge(ONE_LLM_CALL, false);
+      this.#attempt = Math.max(1, this.#attempt);
+      this.#attemptStartedAt = endedAt;
+    }
+    const { valid, problems } = splitUsage(response.usage);
+    const priced = priceResponse(valid, response.model, this.#operation, {
+      pricing: this.#pricing,
+      onUnknownCost: this.#onUnknownCost,
+      capsCost: meter.caps('maxCostUsd'),
+      capsTokens: meter.caps('maxTokens'),
+    });
+    const worstUsd = this.#held.worstUsd;
+    this.#release();
+    meter.charge(responseUsage(valid, priced.costUsd));
+    if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
+      safeLog(
+        this.#logger,
+        'warn',
+        `${this.#operation} cost $${priced.costUsd} but its bound's worst case was $${worstUsd}: the bound given to modelCallStart or pricing is too low`,
+        { turn: this.#turn },
+      );
+    this.#journal?.(
+      priced.costUsd === undefined
+        ? { ...this.#llmLine(endedAt), response }
+        : { ...this.#llmLine(endedAt), response, costUsd: priced.costUsd },
+    );
+    if (priced.error !== undefined) {
+      this.#end(
+        State.Error,
+        priced.error.message,
+        { operation: this.#operation, responseUsage: valid },
+        'error',
+        priced.error,
+      );
+      return;
+    }
+    if (priced.note !== undefined && !this.#warnedUnknownCost) {
+      this.#warnedUnknownCost = true;
+      safeLog(this.#logger, 'warn', priced.note, { turn: this.#turn });
+    }
+    // The results sent with this call reached the LLM.
+    this.#unsent = false;
+    const calls = response.toolCalls ?? [];
+    const data: Record<string, unknown> = { attempts: this.#attempt };
+    if (this.#failures.length > 0) data.failures = this.#failures;
+    data.toolCalls = calls.length;
+    if (response.model !== undefined) data.model = response.model;
+    if (response.finishReason !== undefined) data.finishReason = response.finishReason;
+    if (problems.length > 0) data.usageProblems = problems;
+    if (priced.note !== undefined) data.unknownCost = priced.note;
+    data.usage = this.#budget.usage;
+    this.#move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
+    this.#failures = [];
+    this.#lastText = response.text;
+    if (calls.length === 0) return;
+    if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
+    this.#slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
+    this.#unsent = true;
+    const callList = calls.map((c) => ({ id: c.id, name: c.name }));
+    this.#move(State.ToolUseRequested, {
+      description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
+      data: { calls: callList },
+    });
+    this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+  }
+
+  /**
+   * Before a tool call runs: resolves to undefined to run it, or to why it must not (a spent
+   * budget, a cancelled run). A refused call is answered `not run: …` (or `interrupted: …`);
+   * the framework's hook throws the returned error, so the LLM sees the refusal as the call's
+   * result, or stops its loop.
+   */
+  async toolStart(call: ToolCall): Promise<MirrorStop | undefined> {
+    if (!this.#running) return this.#ended();
+    if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
+      throw new InvalidArgumentError('call', 'a tool call { id: string, name: string, input? }', call);
+    const meter = this.#meter!;
+    const state = this.machine.pendingState;
+    let slot = this.#slots.find((s) => s.call.id === call.id);
+    if (state === State.CheckingForCancellation) {
+      if (this.signal.aborted) {
+        if (this.signal.reason instanceof Deadline) return this.#cancel(State.CheckingForCancellation);
+        const reason = this.#reason();
+        const error = new TurnCancelledError(reason, State.CheckingForCancellation);
+        return this.#stop(
+          State.Cancelled,
+          `cancelled before tools ran: ${reason}`,
+          { reason, interrupted: this.#slots.map((s) => s.call.id) },
+          'cancelled',
+          error,
+        );
+      }
+      this.#enterRunningTool();
+    } else if (state !== State.RunningTool) {
+      // A tool nobody asked for in this run's order (run on a user's approval, or before its response was reported).
+      if (slot === undefined) this.#slots = [];
+      this.#move(
+        State.RunningTool,
+        {
+          description: `running ${call.name}: the framework ran a tool outside a response's tool calls`,
+          logLevel: 'info',
+        },
+        true,
+      );
+    }
+    if (slot === undefined) {
+      slot = { call, status: 'pending', startedAt: 0, endedAt: 0 };
+      this.#slots.push(slot);
+      this.#unsent = true;
+    }
+    if (this.signal.aborted)
+      return this.#refuse(slot, 'interrupted', `interrupted: ${this.#reason()}`, this.#cancelError());
+    const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('tool') : undefined);
+    if (spent instanceof OperationError) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, spent);
+    if (spent !== undefined) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, budgetError(spent));
+    if (!this.#running) return this.#ended();
+    meter.charge(ONE_TOOL_CALL, false);
+    slot.status = 'running';
+    slot.startedAt = meter.hasExternal ? this.#clock() : meter.lastReading;
+    return undefined;
+  }
+
+  /** A tool call finished (`{ output, isError? }`) or threw (`{ error }`). */
+  toolEnd(callId: string, outcome: MirrorToolOutcome): void {
+    const slot = this.#slots.find((s) => s.call.id === callId);
+    if (slot === undefined || (slot.status !== 'running' && slot.status !== 'pending')) return;
+    slot.endedAt = Math.max(slot.startedAt, this.#clock());
+    if ('error' in outcome) {
+      if (this.signal.aborted) this.#answer(slot, 'interrupted', `interrupted: ${this.#reason()}`);
+      else this.#answer(slot, 'error', messageOf(outcome.error));
+    } else {
+      const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
+      slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
+      slot.status = outcome.isError === true ? 'error' : 'ok';
+    }
+    this.#report(slot);
+  }
+
+  /** A step of the framework's loop ended. Optional: the moves do not need it. */
+  stepEnd(): void {}
+
+  /**
+   * The framework's loop ended on its own. After a text-only response the run ends in
+   * EndOfTurn; after tools with no further model call (the loop's stop condition), in
+   * BudgetExceeded when a budget is spent, else in EndOfTurn, forced with the reason.
+   */
+  runEnd(info: { text?: string } = {}): TurnResult {
+    if (!this.#running) return this.#result ?? this.#fail(new Error('the run ended before it started'));
+    const state = this.machine.pendingState;
+    const text = info.text ?? this.#lastText;
+    if (state === State.ProcessingLLMResponse) {
+      if (this.signal.aborted) return this.#resultOf(this.#cancel(state));
+      const chars = text?.length ?? 0;
+      return this.#resultOf(
+        this.#end(State.EndOfTurn, 'text-only response ends the turn', { chars }, 'end_of_turn'),
+        text,
+      );
+    }
+    if (TOOL_PHASE.has(state)) {
+      // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
+      if (this.signal.aborted) return this.runAborted();
+      this.#closeTools(state);
+      const spent = this.#meter!.spent();
+      if (spent !== undefined)
+        return this.#resultOf(
+          this.#end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent)),
+        );
+      if (this.signal.aborted) return this.#resultOf(this.#cancel(State.CheckingBudget));
+      return this.#resultOf(
+        this.#end(
+          State.EndOfTurn,
+          "the framework's loop ended after its tools ran, with no further LLM call (its stop condition)",
+          { chars: text?.length ?? 0 },
+          'end_of_turn',
+          undefined,
+          { forced: true, logLevel: 'info' },
+        ),
+        text,
+      );
+    }
+    return this.#fail(new Error(`the framework's loop ended in ${state} without a response to end on`));
+  }
+
+  /** The framework's loop stopped for an abort: the run ends as `cancelled` (or `budget_exceeded` at a deadline). */
+  runAborted(reason?: unknown): TurnResult {
+    if (!this.#running) return this.#result ?? this.#fail(new Error('the run was aborted before it started'));
+    if (!this.signal.aborted) this.#controller.abort(reason ?? 'the framework aborted its loop');
+    const state = this.machine.pendingState;
+    if (state === State.WaitingForUserInput) {
+      const why = this.#reason();
+      return this.#resultOf(
+        this.#end(
+          State.Error,
+          `cancelled before the turn started: ${why}`,
+          { reason: why },
+          'cancelled',
+          new TurnCancelledError(why, state),
+        ),
+      );
+    }
+    if (TOOL_PHASE.has(state)) this.#answerRest(`interrupted: ${this.#reason()}`, 'interrupted');
+    return this.#resultOf(this.#cancel(state, state === State.RunningTool ? { results: this.#summary() } : {}));
+  }
+
+  /** The framework's loop failed with `error`: the run ends in Error (or as cancelled, when it was aborted). */
+  runFailed(error: unknown): TurnResult {
+    if (!this.#running) return this.#result ?? this.#fail(error);
+    if (this.signal.aborted) return this.runAborted();
+    const state = this.machine.pendingState;
+    if (state === State.SendingToLLM || state === State.SendingToolResults)
+      return this.#resultOf(this.#endCallFailed(error));
+    return this.#fail(error);
+  }
+
+  // ——— the moves ———
+
+  /**
+   * The checks before an attempt from a sending state, as the adapter's callLLM makes them: the
+   * budgets, then the attempt's worst case held against strict caps (and external ones).
+   */
+  async #gate(bound: LLMCallBound | undefined, whyNoBound: string | undefined): Promise<MirrorStop | undefined> {
+    const meter = this.#meter!;
+    const from = this.machine.pendingState;
+    if (this.signal.aborted) return this.#cancel(from, { failures: this.#failures });
+    // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
+    this.#release();
+    const strict = meter.strict;
+    let planned: ReturnType<typeof planBoundedCall> | undefined;
+    if (bound !== undefined && (strict || meter.externalCapsCost))
+      planned = planBoundedCall(bound, this.#pricing, strict);
+    else if (strict)
+      planned = new OperationError(
+        'modelCallStart',
+        new Error(
+          `a strict maxCostUsd needs the bound of each model call (modelCallStart({ inputTokens, maxOutputTokens, model }))${whyNoBound === undefined ? '' : `, and this call has none: ${whyNoBound}`}; no call is made`,
+        ),
+      );
+    if (planned instanceof OperationError)
+      return this.#stop(State.Error, planned.message, { operation: this.#operation }, 'error', planned);
+    let spent: SpentLimit | OperationError | undefined = meter.spent();
+    let held = NOTHING_RESERVED;
+    if (spent === undefined) {
+      // No await from the check to the hold: runs sharing a budget are counted one by one. Never
+      // lowered: the framework's request is made as it stands, so it must fit whole.
+      const reserved = reserveLLMCall(meter, this.#pricing, Infinity, planned);
+      if (reserved.kind === 'budget') spent = reserved.spent;
+      else held = reserved.reservation;
+    }
+    if (spent === undefined && meter.hasExternal) {
+      spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
+      if (spent !== undefined) meter.release(held.held, undefined);
+    }
+    if (!this.#running) {
+      if (spent === undefined) meter.release(held.held, held.externalHold);
+      return this.#ended();
+    }
+    if (spent instanceof OperationError)
+      return this.#stop(State.Error, spent.message, { operation: this.#operation }, 'error', spent);
+    if (spent !== undefined)
+      return this.#stop(
+        State.Error,
+        `${spent.message}; no further LLM call made`,
+        { ...limitData(spent), failures: this.#failures },
+        'budget_exceeded',
+        budgetError(spent),
+      );
+    this.#held = held;
+    meter.charge(ONE_LLM_CALL, false);
+    this.#attempt += 1;
+    this.#attemptStartedAt = meter.hasExternal || held !== NOTHING_RESERVED ? this.#clock() : meter.lastReading;
+    return undefined;
+  }
+
+  /** The attempt in flight ended (answered or failed): its hold is released. */
+  #release(): void {
+    const held = this.#held;
+    if (held === NOTHING_RESERVED) return;
+    this.#held = NOTHING_RESERVED;
+    this.#meter?.release(held.held, held.externalHold);
+  }
+
+  /** From the tool phase (or elsewhere, forced) to SendingToolResults, through the budget check. */
+  #toSendingResults(state: StateName, check = true): MirrorStop | undefined {
+    if (TOOL_PHASE.has(state)) {
+      this.#closeTools(state);
+      // `check` false: the call was made already (a response nobody announced), so the budget had no say.
+      const spent = check ? this.#meter!.spent() : undefined;
+      if (spent !== undefined)
+        return this.#stop(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent));
+      if (check && this.signal.aborted) return this.#cancel(State.CheckingBudget);
+      this.#move(State.GatheringAdditionalMessages, {
+        description: 'budget has room',
+        data: { usage: this.#budget.usage },
+      });
+      const results = this.#slots.length;
+      this.#move(State.SendingToolResults, {
+        description: `sending ${plural(results, 'tool result')} and 0 messages`,
+        data: { results, messages: 0 },
+      });
+    } else {
+      // A further model call after a text-only response (or from anywhere else): forced, with the reason.
+      this.#move(
+        State.SendingToolResults,
+        { description: `the framework made another LLM call from ${state}`, logLevel: 'info' },
+        true,
+      );
+    }
+    this.#operation = 'sendToolResults';
+    this.#attempt = 0;
+    this.#failures = [];
+    return undefined;
+  }
+
+  /** ToolUseRequested / CheckingForCancellation / RunningTool → CheckingBudget, answering any call left unanswered. */
+  #closeTools(state: StateName): void {
+    if (state === State.ToolUseRequested)
+      this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+    if (state !== State.RunningTool) this.#enterRunningTool();
+    this.#answerRest('not run: the framework did not run it', 'not_run');
+    let errors = 0;
+    const summary = this.#summary();
+    for (const r of summary) if (r.isError) errors += 1;
+    this.#move(State.CheckingGitCommits, {
+      description: `tools finished (${errors} with errors)`,
+      data: { results: summary },
+    });
+    this.#move(State.CheckingBudget, 'no new commits');
+  }
+
+  #enterRunningTool(): void {
+    const callList = this.#slots.map((s) => ({ id: s.call.id, name: s.call.name }));
+    const names = namesOf(this.#slots.map((s) => s.call));
+    this.#move(State.RunningTool, { description: `running ${names || 'tools'}`, data: { calls: callList } });
+  }
+
+  #endCallFailed(error: unknown): TurnResult {
+    this.#release();
+    const failures = this.#failures;
+    const cause = new LLMCallError(this.#operation, failures, error);
+    return this.#end(State.Error, cause.message, { operation: this.#operation, failures }, 'error', cause);
+  }
+
+  #fail(error: unknown): TurnResult {
+    if (!this.#running) {
+      this.runStart();
+    }
+    const cause = error instanceof OperationError ? error : new OperationError('the framework loop', error);
+    if (TOOL_PHASE.has(this.machine.pendingState)) this.#answerRest(`not run: ${cause.message}`, 'not_run');
+    return this.#end(State.Error, cause.message, { error: messageOf(error) }, 'error', cause, {
+      forced: !this.machine.canMoveTo(State.Error),
+    });
+  }
+
+  /** Cancellation (or a passed deadline) outside CheckingForCancellation: forced, logged at info, as the adapter does. */
+  #cancel(from: StateName, data: Record<string, unknown> = {}): MirrorStop {
+    const deadline: unknown = this.signal.reason;
+    if (deadline instanceof Deadline) {
+      const { spent } = deadline;
+      const to = this.machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
+      const forced = to === State.BudgetExceeded ? false : !this.machine.canMoveTo(State.Error);
+      return this.#stop(
+        to,
+        `${spent.message} (deadline passed during ${from})`,
+        { ...limitData(spent), ...data },
+        'budget_exceeded',
+        budgetError(spent),
+        { forced },
+      );
+    }
+    const reason = this.#reason();
+    return this.#stop(
+      State.Cancelled,
+      `cancelled during ${from}: ${reason}`,
+      { reason, ...data },
+      'cancelled',
+      new TurnCancelledError(reason, from),
+      {
+        forced: true,
+        logLevel: 'info',
+      },
+    );
+  }
+
+  #cancelError(): MirrorStop {
+    const deadline: unknown = this.signal.reason;
+    if (deadline instanceof Deadline) return budgetError(deadline.spent);
+    return new TurnCancelledError(this.#reason(), this.machine.pendingState);
+  }
+
+  /** Ends the run and hands back the error the framework's hook should throw. */
+  #stop(
+    to: StateName,
+    description: string,
+    data: Record<string, unknown>,
+    outcome: TurnOutcome,
+    error: MirrorStop,
+    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
+  ): MirrorStop {
+    this.#end(to, description, data, outcome, error, how);
+    return error;
+  }
+
+  /** The move that ends the run: its record carries the outcome and the usage so far, as the adapter's does. */
+  #end(
+    to: StateName,
+    description: string,
+    data: Record<string, unknown>,
+    outcome: TurnOutcome,
+    error?: TurnError,
+    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
+  ): TurnResult {
+    const meter = this.#meter!;
+    // A model attempt still in flight (abandoned by an abort) may be billed: its hold stays, counted as spent.
+    this.#held = NOTHING_RESERVED;
+    meter.chargeWall();
+    if (TOOL_PHASE.has(this.machine.pendingState) || this.#unsent)
+      this.#answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
+    const event = {
+      description,
+      data: { ...data, outcome, usage: this.#budget.usage },
+      ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
+    };
+    this.#move(to, event, how.forced === true);
+    meter.stop();
+    this.#running = false;
+    const result = { outcome } as TurnResult;
+    if (outcome === 'end_of_turn') result.text = this.#lastText;
+    if (error !== undefined) result.error = error;
+    result.usage = meter.usage;
+    result.turn = this.#turn;
+    result.transitions = this.#moves;
+    if (this.#texts !== undefined) result.texts = this.#texts;
+    if (this.#unsent && outcome !== 'end_of_turn') result.unansweredToolCalls = this.#unanswered();
+    this.#result = result;
+    if (meter.externalDue)
+      void meter.flush().then((failed) => {
+        if (failed instanceof OperationError)
+          safeLog(
+            this.#logger,
+            'warn',
+            `charging an external budget at the end of run ${result.turn} failed: ${failed.message}`,
+            {
+              turn: result.turn,
+            },
+          );
+      });
+    if (outcome !== 'end_of_turn') {
+      const message = `run ${result.turn} ended ${outcome}${error === undefined ? '' : `: ${error.message}`}`;
+      safeLog(this.#logger, outcome === 'cancelled' ? 'info' : 'warn', message, { turn: result.turn, outcome });
+    }
+    return result;
+  }
+
+  #resultOf(value: MirrorStop | TurnResult, text?: string): TurnResult {
+    const result = this.#result!;
+    if (value instanceof Error) return result;
+    if (text !== undefined && result.outcome === 'end_of_turn') result.text = text;
+    return result;
+  }
+
+  #move(
+    to: StateName,
+    event: string | { description: string; data?: unknown; logLevel?: ForcedLogLevel },
+    forced = false,
+  ): void {
+    if (forced) this.machine.forceTransition(to, event);
+    else this.machine.transition(to, event);
+    this.#moves += 1;
+  }
+
+  /** A call refused at its start: answered, journaled, and the reason handed back. */
+  #refuse(slot: Slot, status: 'interrupted' | 'not_run', note: string, error: MirrorStop): MirrorStop {
+    this.#answer(slot, status, note);
+    slot.startedAt = slot.endedAt = this.#clock();
+    this.#report(slot);
+    return error;
+  }
+
+  #answer(slot: Slot, status: Slot['status'], note: string): void {
+    slot.status = status;
+    slot.note = note;
+    slot.result = { callId: slot.call.id, output: note, isError: true };
+  }
+
+  /** Every call not yet answered gets `note` as its error result, and its journal line. */
+  #answerRest(note: string, status: 'interrupted' | 'not_run'): void {
+    for (const slot of this.#slots) {
+      if (slot.result !== undefined) continue;
+      const running = slot.status === 'running';
+      this.#answer(
+        slot,
+        running ? 'interrupted' : status,
+        running && status === 'not_run' ? `interrupted: ${note}` : note,
+      );
+      if (!running) slot.startedAt = this.#clock();
+      slot.endedAt = Math.max(slot.startedAt, this.#clock());
+      this.#report(slot);
+    }
+  }
+
+  #report(slot: Slot): void {
+    this.#journal?.({
+      type: 'tool',
+      turn: this.#turn,
+      call: slot.call,
+      status: slot.status as 'ok' | 'error' | 'interrupted' | 'not_run',
+      startedAt: slot.startedAt,
+      endedAt: slot.endedAt,
+      result: slot.result!,
+    });
+  }
+
+  #summary(): ToolSummary[] {
+    return this.#slots.map((slot) => {
+      const line: ToolSummary = {
+        callId: slot.call.id,
+        name: slot.call.name,
+        isError: slot.result?.isError === true,
+        ms: Math.max(0, slot.endedAt - slot.startedAt),
+      };
+      if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
+      return line;
+    });
+  }
+
+  #unanswered(): UnansweredToolCall[] {
+    return this.#slots.map((slot) => ({ call: slot.call, result: slot.result! }));
+  }
+
+  #llmLine(endedAt: number): Omit<LlmJournalEntry, 'response' | 'costUsd' | 'error'> {
+    const input: LLMCallInput =
+      this.#operation === 'sendUserMessage'
+        ? { kind: 'user_message', message: this.#input }
+        : {
+            kind: 'tool_results',
+            results: this.#slots.map((s) => s.result!).filter((r) => r !== undefined),
+            messages: [],
+          };
+    return {
+      type: 'llm',
+      turn: this.#turn,
+      operation: this.#operation,
+      attempt: Math.max(1, this.#attempt),
+      startedAt: this.#attemptStartedAt,
+      endedAt,
+      input,
+    };
+  }
+
+  #ended(): MirrorStop {
+    const error = this.#result?.error;
+    if (error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError)
+      return error;
+    return new TurnCancelledError(
+      `run ${this.#turn} has ended (${this.#result?.outcome ?? 'not started'})`,
+      this.machine.current,
+    );
+  }
+
+  #reason(): string {
+    const reason: unknown = this.signal.reason;
+    if (reason instanceof Deadline) return reason.spent.message;
+    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
+      return "aborted by the caller's signal";
+    return reason === undefined ? 'cancelled' : messageOf(reason);
+  }
+}
+
+function namesOf(calls: readonly ToolCall[]): string {
+  return calls.map((c) => c.name).join(', ');
+}
+
+function safeText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,32 @@
+import type { AgentWithStateMachine, AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
+import type { TurnResult } from '../agent/TurnResult';
+import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+
+/** Options of `runTask(task, options)`. */
+export interface RunTaskOptions {
+  /** How the task is named in errors, e.g. `tasks[3]`. Default `task`. */
+  name?: string;
+  /** Options of the run's `AgentWithStateMachine`: budgets (shared and external ones too), retries, pricing, logger, clock. */
+  adapter?: AgentWithStateMachineOptions;
+  /** Cancels the run: its turn, and a pending agent factory. */
+  signal?: AbortSignal;
+  /**
+   * Aborts a pending agent factory, when that differs from `signal` (a batch's deadline stops
+   * factories, while turns meet it through their budgets). Aborted with a `Deadline`, the run
+   * ends as `budget_exceeded`. Default `signal`.
+   */
+  factorySignal?: AbortSignal;
+  /** Writes the run's history, as it happens, to this JSON Lines file, opened with `historyOptions`. */
+  historyFile?: string;
+  historyOptions?: JsonlHistorySinkOptions;
+  /** Called with the run's adapter before its turn starts; may return a function called when the run has ended. A throw ends the run as `error`. */
+  onRun?: (agent: AgentWithStateMachine) => (() => void) | void;
+  /**
+   * Called when the run's turn stops with `awaiting_approval`, to wait for its next stop (how
+   * `runBatch` parks a run out of its slot). Default: `agent.resume()`, the calls answered
+   * through `onRun`'s adapter.
+   */
+  awaitApproval?: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
+  /** Told what went wrong outside the run's outcome: an end function that threw, an incomplete history file. */
+  onProblem?: (message: string) => void;
+}

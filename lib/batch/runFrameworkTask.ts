@@ -1,0 +1,111 @@
+import { StepMirror, type StepMirrorOptions } from '../agent/StepMirror';
+import { OperationError } from '../agent/TurnError';
+import type { TurnResult } from '../agent/TurnResult';
+import { emptyUsage } from '../agent/UsageTotals';
+import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import { messageOf } from '../internal/messageOf';
+import type { HistorySink } from '../machine/StateMachine';
+import type { RunTaskOptions } from './RunTaskOptions';
+import type { TaskRun } from './TaskRun';
+
+/**
+ * A run a framework owns (an AI SDK `generateText` or `ToolLoopAgent`, an Agents SDK `run()`, a
+ * LangGraph agent), given the mirror that records it: put the mirror on the framework (e.g.
+ * `mirrorAISDK({ mirror, model, tools })`) and run it. Its budgets are the batch's: the same
+ * per-run and shared limits an adapter run meets, checked before each model call and tool call.
+ */
+export type FrameworkRun = (mirror: StepMirror, ctx: { signal: AbortSignal }) => unknown;
+
+/** One task whose agent is a framework's loop: `run` drives it with the mirror it is given. */
+export interface FrameworkTask {
+  /** Names the run in reports, errors and its history file. */
+  id: string;
+  /** The user message, for the history (the framework's own start event may set it instead). */
+  input?: string;
+  run: FrameworkRun;
+}
+
+/**
+ * Runs one framework task as `runTask` runs an agent task: a mirror with the adapter options'
+ * budgets, pricing, journal, logger and clock (the options only an adapter has — retries,
+ * grace, tool concurrency — are the framework's own), its history file, and the run's
+ * outcome. The run starts before `run` is called; if the framework does not report its end,
+ * the mirror ends it when `run` settles (resolved: its end; rejected: Error, or cancelled).
+ */
+export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOptions = {}): Promise<TaskRun> {
+  const { name = 'task', adapter = {}, signal, historyFile, historyOptions, onProblem } = options;
+  const clock = adapter.clock ?? Date.now;
+  const started = clock();
+  let sink: JsonlHistorySink | undefined;
+  let historyError: Error | undefined;
+  let mirror: StepMirror | undefined;
+  let result: TurnResult | undefined;
+  let failure: Error | undefined;
+  try {
+    const forward: HistorySink | undefined =
+      historyFile === undefined
+        ? undefined
+        : {
+            write: (record) => sink?.write(record),
+            rejected: (error) => sink?.rejected(error),
+            reset: (info) => sink?.reset(info),
+            journal: (entry) => sink?.journal(entry),
+          };
+    const mirrorOptions: StepMirrorOptions = {
+      budget: adapter.budget,
+      sharedBudgets: adapter.sharedBudgets,
+      externalBudgets: adapter.externalBudgets,
+      pricing: adapter.pricing,
+      onUnknownCost: adapter.onUnknownCost,
+      journal: adapter.journal,
+      logger: adapter.logger,
+      clock: adapter.clock,
+      maxHistorySize: adapter.maxHistorySize,
+      ...(forward === undefined ? {} : { sink: forward }),
+      ...(signal === undefined ? {} : { signal }),
+    };
+    mirror = new StepMirror(mirrorOptions);
+    if (historyFile !== undefined) {
+      sink = JsonlHistorySink.open(historyFile, historyOptions);
+      mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
+    }
+    mirror.runStart(task.input ?? '');
+    try {
+      await task.run(mirror, { signal: mirror.signal });
+      result = mirror.running ? mirror.runEnd() : mirror.result;
+    } catch (error) {
+      result = !mirror.running ? mirror.result : mirror.signal.aborted ? mirror.runAborted() : mirror.runFailed(error);
+    }
+  } catch (error) {
+    failure = new OperationError(`${name}.run`, error);
+  }
+  try {
+    sink?.close();
+  } catch (error) {
+    historyError ??= asError(error);
+  }
+  if (historyError !== undefined)
+    onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
+  // A framework's run never pauses for approval here (its own approvals end it as cancelled).
+  const outcome = result === undefined || result.outcome === 'awaiting_approval' ? 'error' : result.outcome;
+  const run: TaskRun = {
+    outcome,
+    usage: result?.usage ?? mirror?.runUsage ?? emptyUsage(),
+    durationMs: Math.max(0, clock() - started) || 0,
+    transitions: result?.transitions ?? 0,
+  };
+  if (sink !== undefined) run.historyFile = sink.path;
+  const error = result?.error ?? failure;
+  if (error !== undefined) run.error = error;
+  if (historyError !== undefined) run.historyError = historyError;
+  return run;
+}
+
+/** Whether a task is a framework task (it has `run`) rather than an agent task. */
+export function isFrameworkTask(task: unknown): task is FrameworkTask {
+  return typeof task === 'object' && task !== null && typeof (task as { run?: unknown }).run === 'function';
+}
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(`history sink: ${messageOf(value)}`);
+}

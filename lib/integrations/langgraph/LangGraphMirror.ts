@@ -1,0 +1,280 @@
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import type { Serialized } from '@langchain/core/load/serializable';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { LLMResult } from '@langchain/core/outputs';
+import {
+  InvalidArgumentError,
+  StepMirror,
+  TurnCancelledError,
+  type StateMachine,
+  type StateName,
+  type StepMirrorOptions,
+  type TurnResult,
+  type UsageTotals,
+} from 'agent-state-machine';
+import { chatModelBound } from './chatModelBound';
+import { messageText, modelResponseOf, userText } from './messageOf';
+
+/** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
+type ChainValues = Record<string, unknown>;
+
+/**
+ * A LangChain callback handler that mirrors a LangGraph run — a prebuilt ReAct agent, or any
+ * graph whose nodes call chat models and tools — into the sixteen states: pass it in the run's
+ * config (`agent.invoke(input, { callbacks: [mirror], signal: mirror.signal })`).
+ *
+ * Each invoke (or stream) of the graph is one run of the mirror: the root graph's start and end
+ * bound it; each chat model call is a model attempt (a retried node, `withRetry` or a node's
+ * `retryPolicy`, is another attempt of the same call); each tool call is a tool call of the
+ * response that asked for it. Budgets are checked before each model call and each tool call:
+ * the handler raises errors (`raiseError`), so a refused call never starts. A refused model
+ * call fails the graph with the mirror's error (a `BudgetExceededError`); a refused tool is
+ * answered by the ToolNode as an error result, and the model call that would carry it is then
+ * refused, so the run ends in BudgetExceeded. A graph that stops at an `interrupt()` ends the
+ * run as cancelled (resumed with a `Command`, it is the mirror's next run); `recursionLimit`
+ * (GraphRecursionError) and other failures end it in Error with the graph's error.
+ */
+export class LangGraphMirror extends BaseCallbackHandler {
+  name = 'agent-state-machine';
+  /** The mirror the graph's events drive: its `machine`, `usage`, `result`. */
+  readonly mirror: StepMirror;
+  /** Tool runs of LangChain (run id) to the call id the model gave them. */
+  readonly #tools = new Map<string, string>();
+  #root: string | undefined;
+  /** The run this handler saw end; calls LangGraph still makes for it (an aborted graph's tasks finish in the background) are refused. */
+  #over = false;
+  #interrupt: string | undefined;
+  #model: string | undefined;
+
+  constructor(options: StepMirrorOptions | { mirror: StepMirror } = {}) {
+    // raiseError: a refused call must fail, not be logged and made; it implies awaiting each handler.
+    super({ raiseError: true });
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object', options);
+    const given = (options as { mirror?: unknown }).mirror;
+    if (given !== undefined && !(given instanceof StepMirror))
+      throw new InvalidArgumentError('mirror', 'a StepMirror', given);
+    this.mirror = given ?? new StepMirror(options as StepMirrorOptions);
+  }
+
+  /** Give it to the graph (`config.signal`): `cancel()` and a passed `maxWallMs` abort the run through it. */
+  get signal(): AbortSignal {
+    return this.mirror.signal;
+  }
+
+  get machine(): StateMachine<StateName> {
+    return this.mirror.machine;
+  }
+
+  get usage(): UsageTotals {
+    return this.mirror.usage;
+  }
+
+  /** How the last run ended, once it has. */
+  get result(): TurnResult | undefined {
+    return this.mirror.result;
+  }
+
+  /** Cancels the running run: its signal aborts, and it ends as `cancelled`. */
+  cancel(reason = 'cancelled by the caller'): boolean {
+    return this.mirror.cancel(reason);
+  }
+
+  /**
+   * Invokes `graph` (a compiled graph, a prebuilt agent, any runnable) with this handler and the
+   * mirror's signal added to `config`, and ends the mirror's run when the invoke settles, even
+   * where LangGraph reports no end of its root run (an aborted invoke rejects without one).
+   */
+  async run<I, O>(
+    graph: { invoke(input: I, config?: Record<string, unknown>): Promise<O> },
+    input: I,
+    config: Record<string, unknown> = {},
+  ): Promise<O> {
+    if (typeof graph?.invoke !== 'function')
+      throw new InvalidArgumentError('graph', 'a graph or runnable with invoke(input, config)', graph);
+    if (typeof config !== 'object' || config === null)
+      throw new InvalidArgumentError('config', 'a LangChain RunnableConfig object', config);
+    const given = config.callbacks;
+    let callbacks: unknown;
+    if (given === undefined || Array.isArray(given)) callbacks = [...((given as unknown[] | undefined) ?? []), this];
+    else if (typeof (given as { copy?: unknown }).copy === 'function') {
+      const manager = (given as { copy(): { addHandler(h: unknown, inherit?: boolean): void } }).copy();
+      manager.addHandler(this, true);
+      callbacks = manager;
+    } else throw new InvalidArgumentError('config.callbacks', 'an array of handlers or a CallbackManager', given);
+    const user = config.signal;
+    if (user !== undefined && !(user instanceof AbortSignal))
+      throw new InvalidArgumentError('config.signal', 'an AbortSignal', user);
+    const signal = user === undefined ? this.signal : AbortSignal.any([user, this.signal]);
+    if (!this.mirror.running) this.mirror.runStart(userText(input));
+    this.#over = false;
+    try {
+      const output = await graph.invoke(input, { ...config, callbacks, signal });
+      // LangGraph may resolve without reporting its root run's end (its signal aborted meanwhile).
+      if (this.mirror.running) this.#finish(output as ChainValues);
+      return output;
+    } catch (error) {
+      if (this.mirror.running) {
+        this.#root = undefined;
+        if (this.mirror.signal.aborted || signal.aborted) this.mirror.runAborted(signal.reason);
+        else this.mirror.runFailed(error);
+      }
+      this.#over = true;
+      throw error;
+    }
+  }
+
+  /** Why a call after the run's end is refused: how the run ended. */
+  #ended(): Error {
+    const result = this.mirror.result;
+    return (
+      result?.error ??
+      new TurnCancelledError(
+        `run ${this.mirror.turn} has ended (${result?.outcome ?? 'not started'})`,
+        this.machine.current,
+      )
+    );
+  }
+
+  override handleChainStart(_chain: Serialized, inputs: ChainValues, runId: string, parentRunId?: string): void {
+    if (parentRunId !== undefined || this.#root !== undefined) return;
+    this.#root = runId;
+    this.#over = false;
+    this.#interrupt = undefined;
+    this.#tools.clear();
+    if (this.mirror.running) {
+      // Started already, by run() or a batch, before the graph's own start: the same run.
+      if (this.machine.pendingState === 'WaitingForUserInput') return;
+      // An aborted invoke LangGraph never reported the end of (run() reports it): it ends here, cancelled.
+      if (this.mirror.signal.aborted) this.mirror.runAborted();
+    }
+    this.mirror.runStart(userText(inputs));
+  }
+
+  override handleChainEnd(outputs: ChainValues, runId: string): void {
+    if (runId !== this.#root) return;
+    this.#finish(outputs);
+  }
+
+  /** The graph's run ended with `outputs`: stopped at an interrupt, aborted, or done. */
+  #finish(outputs: ChainValues | undefined): void {
+    this.#root = undefined;
+    this.#over = true;
+    if (!this.mirror.running) return;
+    const interrupts = (outputs as { __interrupt__?: unknown } | undefined)?.__interrupt__;
+    if (this.#interrupt !== undefined || (Array.isArray(interrupts) && interrupts.length > 0)) {
+      this.mirror.runAborted(`interrupted: ${this.#interrupt ?? describeInterrupts(interrupts)}`);
+      return;
+    }
+    if (this.mirror.signal.aborted) {
+      this.mirror.runAborted(this.mirror.signal.reason);
+      return;
+    }
+    this.mirror.runEnd({ text: lastAiText(outputs) });
+  }
+
+  override handleChainError(error: Error, runId: string): void {
+    if (runId !== this.#root) return;
+    this.#root = undefined;
+    this.#over = true;
+    if (this.mirror.signal.aborted) this.mirror.runAborted(this.mirror.signal.reason);
+    else this.mirror.runFailed(error);
+  }
+
+  override async handleChatModelStart(
+    _llm: Serialized,
+    messages: BaseMessage[][],
+    _runId: string,
+    _parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+  ): Promise<void> {
+    const params = extraParams?.invocation_params as Record<string, unknown> | undefined;
+    const model = params?.model ?? params?.model_name;
+    this.#model = typeof model === 'string' ? model : undefined;
+    if (this.#over) throw this.#ended();
+    // The bound is only worked out when a strict (or external dollar) cap needs it.
+    const bound = this.mirror.needsBound ? chatModelBound(messages, params, metadata, this.#model) : undefined;
+    const stop = await (typeof bound === 'string'
+      ? this.mirror.modelCallStart(undefined, bound)
+      : this.mirror.modelCallStart(bound));
+    if (stop !== undefined) throw stop;
+  }
+
+  override handleLLMEnd(output: LLMResult): void {
+    this.mirror.modelResponse(modelResponseOf(output, this.#model));
+  }
+
+  override handleLLMError(error: unknown): void {
+    this.mirror.modelCallFailed(error, {});
+  }
+
+  override async handleToolStart(
+    _tool: Serialized,
+    input: string,
+    runId: string,
+    _parentRunId?: string,
+    _tags?: string[],
+    _metadata?: Record<string, unknown>,
+    runName?: string,
+    toolCallId?: string,
+  ): Promise<void> {
+    if (this.#over) throw this.#ended();
+    const id = toolCallId ?? runId;
+    this.#tools.set(runId, id);
+    const stop = await this.mirror.toolStart({ id, name: runName ?? 'tool', input: parseJson(input) });
+    if (stop !== undefined) throw stop;
+  }
+
+  override handleToolEnd(output: unknown, runId: string): void {
+    const id = this.#tools.get(runId);
+    if (id === undefined) return;
+    this.#tools.delete(runId);
+    const status = (output as { status?: unknown } | undefined)?.status;
+    this.mirror.toolEnd(id, { output: messageText(output), isError: status === 'error' });
+  }
+
+  override handleToolError(error: unknown, runId: string): void {
+    const id = this.#tools.get(runId);
+    if (id === undefined) return;
+    this.#tools.delete(runId);
+    // An interrupt() inside a tool stops the graph: the tool is answered when the run resumes.
+    if ((error as { name?: unknown } | undefined)?.name === 'GraphInterrupt') {
+      this.#interrupt = describeInterrupts((error as { interrupts?: unknown }).interrupts);
+      this.mirror.toolEnd(id, { output: `interrupted: ${this.#interrupt}`, isError: true });
+      return;
+    }
+    this.mirror.toolEnd(id, { error });
+  }
+}
+
+/** Makes a `LangGraphMirror`. */
+export function langGraphMirror(options: StepMirrorOptions = {}): LangGraphMirror {
+  return new LangGraphMirror(options);
+}
+
+function describeInterrupts(interrupts: unknown): string {
+  if (!Array.isArray(interrupts) || interrupts.length === 0) return 'the graph interrupted';
+  return interrupts
+    .map((i) => {
+      const value = (i as { value?: unknown })?.value;
+      return typeof value === 'string' ? value : JSON.stringify(value);
+    })
+    .join('; ');
+}
+
+function lastAiText(outputs: ChainValues | undefined): string | undefined {
+  const messages = (outputs as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return undefined;
+  const last = messages.at(-1) as BaseMessage | undefined;
+  return last === undefined ? undefined : messageText(last);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}

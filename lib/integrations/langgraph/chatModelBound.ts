@@ -1,0 +1,45 @@
+import type { BaseMessage } from '@langchain/core/messages';
+import type { LLMCallBound } from 'agent-state-machine';
+import { requestTokenBound } from '../../internal/requestTokenBound';
+
+/** Where chat models state their max output tokens in their invocation params (OpenAI, Responses, Anthropic, Google, …). */
+const MAX_KEYS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens', 'maxTokens', 'maxOutputTokens'] as const;
+
+/**
+ * The bound of one chat model call from what LangChain's `handleChatModelStart` reports: the
+ * messages (serialized, with their tool calls) and the invocation params' tools, functions,
+ * tool choice and response format bound the input tokens (`requestTokenBound`); the max output
+ * tokens come from the invocation params (`max_tokens`, `max_completion_tokens`,
+ * `max_output_tokens`, `maxTokens`, `maxOutputTokens`) or the run's `ls_max_tokens` metadata.
+ * A chat model that states none of them has no bound LangGraph can give: says why.
+ */
+export function chatModelBound(
+  messages: BaseMessage[][],
+  params: Record<string, unknown> | undefined,
+  metadata: Record<string, unknown> | undefined,
+  model: string | undefined,
+): LLMCallBound | string {
+  let max: unknown;
+  for (const key of MAX_KEYS) if (max === undefined) max = params?.[key];
+  max ??= metadata?.ls_max_tokens;
+  if (!(typeof max === 'number' && Number.isSafeInteger(max) && max >= 0))
+    return max === undefined
+      ? 'the chat model states no max output tokens (max_tokens, max_completion_tokens, max_output_tokens or ls_max_tokens), so its output (and its cost) has no bound: set maxTokens on the chat model'
+      : `the chat model's max output tokens is ${String(max)}, not a non-negative integer`;
+  const flat = messages.flat();
+  const tools = Array.isArray(params?.tools) ? params.tools : [];
+  const functions = Array.isArray(params?.functions) ? params.functions : [];
+  const body = {
+    messages: flat,
+    tools: params?.tools,
+    functions: params?.functions,
+    tool_choice: params?.tool_choice,
+    response_format: params?.response_format,
+  };
+  const bound: LLMCallBound = {
+    inputTokens: requestTokenBound(body, flat.length, tools.length + functions.length),
+    maxOutputTokens: max,
+  };
+  if (model !== undefined) bound.model = model;
+  return bound;
+}

@@ -1,0 +1,501 @@
+// Past 400 lines because the SDK's pieces (model, tools, handoffs, run, streamed run) wrap in one
+// class: they share one run's abort controller, the refusal that stopped it and the handoff calls
+// of its last response. The pure reading of responses is responseOf.ts.
+import {
+  Agent,
+  handoff as sdkHandoff,
+  Handoff,
+  RunContext,
+  Runner,
+  RunState,
+  type AgentInputItem,
+  type FunctionTool,
+  type Model,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type NonStreamRunOptions,
+  type RunResult,
+  type StreamedRunResult,
+  type StreamRunOptions,
+  type Tool,
+} from '@openai/agents';
+import {
+  BudgetExceededError,
+  InvalidArgumentError,
+  OperationError,
+  StepMirror,
+  TurnCancelledError,
+  TurnInProgressError,
+  type MirrorStop,
+  type StateMachine,
+  type StateName,
+  type StepMirrorOptions,
+  type ToolCall,
+  type TurnResult,
+  type UsageTotals,
+} from 'agent-state-machine';
+import { messageOf } from '../../internal/messageOf';
+import { requestBound } from './requestBound';
+import { responseOf, type AgentsModelOutput } from './responseOf';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
+type AnyAgent = Agent<any, any>;
+type AnyState = RunState<any, AnyAgent>;
+type AnyFunctionTool = FunctionTool<any, any, any>;
+type AnyTool = Tool<any>;
+type AnyHandoff = Handoff<any, any>;
+type NonStreamOptions = NonStreamRunOptions<any>;
+type StreamOptions = StreamRunOptions<any>;
+type AnyRunResult = RunResult<any, AnyAgent>;
+type AnyStreamedResult = StreamedRunResult<any, AnyAgent>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** Options of `agentsMirror(options)`: a `StepMirror`'s (budgets, pricing, sink, journal, clock, signal) plus how to find models named by string. */
+export interface AgentsMirrorOptions extends StepMirrorOptions {
+  /** Resolves an agent's `model` given by name (or none). Default: the SDK's default provider (OpenAI, from `OPENAI_API_KEY`). */
+  modelProvider?: ModelProvider;
+  /** The `Runner` that `run()` uses. Default: a new one with `modelProvider`. */
+  runner?: Runner;
+}
+
+// The SDK's DEFAULT_MAX_TURNS, which it does not export: a RunState made here must start with the same cap.
+const DEFAULT_MAX_TURNS = 10;
+
+/** The state of one `run()`: the signal the SDK gets, and the handoff calls of the last response not yet run. */
+interface ActiveRun {
+  controller: AbortController;
+  /** Why the mirror refused a call, when it did: the SDK's run then stops with it. */
+  refused?: MirrorStop;
+  pendingCalls: ToolCall[];
+  handoffs: number;
+}
+
+/**
+ * Puts an OpenAI Agents SDK run (`@openai/agents`) on the sixteen states, with budgets and a
+ * history: `run(agent, input)` runs the agent as the SDK's `run()` does, with its model, function
+ * tools and handoffs wrapped so that every model attempt, tool call and handoff is a move of one
+ * run of the mirror, and a spent budget stops the run before the call that would pass it.
+ *
+ * A stopped run keeps the SDK's own `RunState`: `run()` rejects with the mirror's error (a
+ * `BudgetExceededError`, a `TurnCancelledError`) or the SDK's, and `runStateOf(error)` gives the
+ * state to resume from — `run(agent, state)` once the budget is raised — with no call lost or
+ * repeated: a model call that was refused is made on resume; a tool call that was refused is
+ * answered `aborted`, as the SDK answers any aborted tool.
+ */
+export class AgentsMirror {
+  /** The mirror the run's events drive: its `machine`, `usage`, `result`. */
+  readonly mirror: StepMirror;
+  readonly #provider: ModelProvider;
+  readonly #runner: Runner;
+  readonly #wrapped = new WeakMap<AnyAgent, AnyAgent>();
+  readonly #ours = new WeakSet<AnyAgent>();
+  #run: ActiveRun | undefined;
+  /** Tool calls the SDK gave no call id (a tool invoked outside a model response). */
+  #unnamed = 0;
+
+  constructor(
+    options: AgentsMirrorOptions | { mirror: StepMirror; modelProvider?: ModelProvider; runner?: Runner } = {},
+  ) {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object', options);
+    const { modelProvider, runner, ...rest } = options as AgentsMirrorOptions & { mirror?: StepMirror };
+    if (modelProvider !== undefined && typeof (modelProvider as ModelProvider)?.getModel !== 'function')
+      throw new InvalidArgumentError('modelProvider', 'a ModelProvider (an object with getModel(name))', modelProvider);
+    if (runner !== undefined && !(runner instanceof Runner))
+      throw new InvalidArgumentError('runner', "a Runner from '@openai/agents'", runner);
+    const given = (rest as { mirror?: unknown }).mirror;
+    if (given !== undefined && !(given instanceof StepMirror))
+      throw new InvalidArgumentError('mirror', 'a StepMirror', given);
+    this.mirror = given ?? new StepMirror(rest as StepMirrorOptions);
+    this.#runner = runner ?? new Runner(modelProvider === undefined ? {} : { modelProvider });
+    // The runner's provider resolves names as the SDK would (its default is lazy: no API key needed until used).
+    this.#provider = modelProvider ?? this.#runner.config.modelProvider;
+  }
+
+  /** The machine the runs move. */
+  get machine(): StateMachine<StateName> {
+    return this.mirror.machine;
+  }
+
+  /** Usage over all runs. */
+  get usage(): UsageTotals {
+    return this.mirror.usage;
+  }
+
+  /** How the last run ended, once it has. */
+  get result(): TurnResult | undefined {
+    return this.mirror.result;
+  }
+
+  /** Cancels the running run: its signal aborts (a running tool gets it) and it ends as `cancelled`. */
+  cancel(reason = 'cancelled by the caller'): boolean {
+    return this.mirror.cancel(reason);
+  }
+
+  /**
+   * `agent` with its model, function tools and handoffs (and theirs, to any depth) reporting to
+   * this mirror: a clone, the original is left as it is. The same agent gives the same clone.
+   */
+  agent<A extends AnyAgent>(given: A): A {
+    if (!(given instanceof Agent)) throw new InvalidArgumentError('agent', "an Agent from '@openai/agents'", given);
+    if (this.#ours.has(given)) return given;
+    // Another mirror's clone (a RunState stopped under one mirror, resumed under another) wraps from its original.
+    const agent = (ORIGINALS.get(given) ?? given) as A;
+    const known = this.#wrapped.get(agent);
+    if (known !== undefined) return known as A;
+    const clone = agent.clone({ model: this.model(agent.model), tools: this.tools(agent.tools) }) as A;
+    this.#wrapped.set(agent, clone);
+    this.#ours.add(clone);
+    ORIGINALS.set(clone, agent);
+    // After the memo, so that agents handing off to each other wrap once.
+    clone.handoffs = agent.handoffs.map((h) => this.#handoff(h, agent.name));
+    return clone;
+  }
+
+  /** A `Model` that reports each attempt to the mirror and asks it first; `model` by name resolves through the provider. */
+  model(model: Model | string | undefined): Model {
+    if (typeof model === 'object' && model !== null) model = (ORIGINALS.get(model) ?? model) as Model;
+    let inner: Model | undefined = typeof model === 'object' && model !== null ? model : undefined;
+    if (model !== undefined && typeof model !== 'string' && inner === undefined)
+      throw new InvalidArgumentError('model', 'a Model or a model name', model);
+    const name =
+      typeof model === 'string' && model !== ''
+        ? model
+        : typeof (inner as { _model?: unknown } | undefined)?._model === 'string'
+          ? (inner as unknown as { _model: string })._model
+          : undefined;
+    const resolve = async (): Promise<Model> =>
+      (inner ??= await this.#provider.getModel(typeof model === 'string' && model !== '' ? model : undefined));
+    const wrapped: Model = {
+      getResponse: async (request: ModelRequest): Promise<ModelResponse> => {
+        const target = await resolve();
+        await this.#beforeModel(request, name);
+        let response: ModelResponse;
+        try {
+          response = await target.getResponse(request);
+        } catch (error) {
+          this.mirror.modelCallFailed(error, {});
+          throw error;
+        }
+        this.#afterModel(response, name);
+        return response;
+      },
+      getStreamedResponse: (request: ModelRequest) => this.#stream(resolve, request, name),
+      getRetryAdvice(args) {
+        // A call the mirror refused is never retried: the run has ended.
+        if (isMirrorStop(args.error)) return { suggested: false, reason: messageOf(args.error) };
+        return inner?.getRetryAdvice?.(args);
+      },
+    };
+    if (typeof model === 'object' && model !== null) ORIGINALS.set(wrapped, model);
+    return wrapped;
+  }
+
+  /** Function tools that ask the mirror before they run and report how they ended; other tools pass unchanged. */
+  tools<T extends readonly AnyTool[]>(tools: T): T {
+    if (!Array.isArray(tools)) throw new InvalidArgumentError('tools', 'an array of Agents SDK tools', tools);
+    return tools.map((t: AnyTool) => (t.type === 'function' ? this.#tool(t) : t)) as unknown as T;
+  }
+
+  /**
+   * Runs `agent` as the SDK's `run()` does (the same options; `stream: true` gives the
+   * `StreamedRunResult`), as one run of the mirror. `input` may be a `RunState` to resume.
+   * Rejects with the reason the run stopped; `runStateOf(error)` is the state to resume from.
+   */
+  run(agent: AnyAgent, input: string | AgentInputItem[] | AnyState, options: StreamOptions): Promise<AnyStreamedResult>;
+  run(agent: AnyAgent, input: string | AgentInputItem[] | AnyState, options?: NonStreamOptions): Promise<AnyRunResult>;
+  async run(
+    agent: AnyAgent,
+    input: string | AgentInputItem[] | AnyState,
+    options: NonStreamOptions | StreamOptions = {},
+  ): Promise<AnyRunResult | AnyStreamedResult> {
+    // One run at a time per mirror: make a mirror per concurrent run.
+    if (this.#run !== undefined) throw new TurnInProgressError(this.mirror.turn, this.machine.current);
+    const wrapped = this.agent(agent);
+    const state = this.#stateFor(wrapped, input, options);
+    const controller = new AbortController();
+    const active: ActiveRun = { controller, pendingCalls: [], handoffs: 0 };
+    this.#run = active;
+    // A cancel's reason reaches the SDK as an error object, so that the rejection can carry the state.
+    const unlink = link(controller, [this.mirror.signal, options.signal], (reason) =>
+      typeof reason === 'object' && reason !== null
+        ? reason
+        : new TurnCancelledError(reason === undefined ? 'cancelled' : String(reason), this.machine.pendingState),
+    );
+    this.mirror.runStart(input instanceof RunState ? '' : textOf(input));
+    const sdkOptions = { ...options, signal: controller.signal };
+    const finish = (): void => {
+      unlink();
+      if (this.#run === active) this.#run = undefined;
+    };
+    if (options.stream === true) {
+      let streamed: AnyStreamedResult;
+      try {
+        streamed = await this.#runner.run(wrapped, state, sdkOptions as StreamOptions);
+      } catch (error) {
+        this.#ended(error, controller);
+        finish();
+        throw withState(error, state);
+      }
+      void streamed.completed.then(
+        () => {
+          if (streamed.error !== undefined && streamed.error !== null) this.#ended(streamed.error, controller);
+          // The SDK ends a streamed run whose signal aborted as cancelled, not as failed.
+          else if (streamed.cancelled) this.#ended(controller.signal.reason ?? 'the stream was cancelled', controller);
+          else this.#endedWith(streamed.interruptions, streamed.finalOutput);
+          finish();
+        },
+        (error: unknown) => {
+          this.#ended(error, controller);
+          withState(error, streamed.state);
+          finish();
+        },
+      );
+      return streamed;
+    }
+    try {
+      const result = await this.#runner.run(wrapped, state, sdkOptions as NonStreamOptions);
+      this.#endedWith(result.interruptions, result.finalOutput);
+      return result;
+    } catch (error) {
+      this.#ended(error, controller);
+      throw withState(error, state);
+    } finally {
+      finish();
+    }
+  }
+
+  /**
+   * The RunState the SDK runs on, made here so that it is at hand when the run stops. Not with a
+   * `session` or a server-kept conversation: the SDK prepares those from a fresh input only, so
+   * the input goes through as it is (and a stop keeps only the state the SDK attaches itself).
+   */
+  #stateFor(
+    agent: AnyAgent,
+    input: string | AgentInputItem[] | AnyState,
+    options: NonStreamOptions | StreamOptions,
+  ): AnyState | string | AgentInputItem[] {
+    if (input instanceof RunState) {
+      // A state read back with RunState.fromString(original, …) names the unwrapped agent.
+      const current = input.currentAgent as AnyAgent;
+      if (!this.#ours.has(current)) input.setCurrentAgent(this.agent(current));
+      return input;
+    }
+    if (typeof input !== 'string' && !Array.isArray(input))
+      throw new InvalidArgumentError('input', 'a string, an array of input items or a RunState', input);
+    if (
+      options.session !== undefined ||
+      options.conversationId !== undefined ||
+      options.previousResponseId !== undefined
+    )
+      return input;
+    const context = options.context instanceof RunContext ? options.context : new RunContext(options.context);
+    return new RunState(context, input, agent, options.maxTurns ?? DEFAULT_MAX_TURNS);
+  }
+
+  async *#stream(resolve: () => Promise<Model>, request: ModelRequest, name: string | undefined) {
+    const target = await resolve();
+    await this.#beforeModel(request, name);
+    let done = false;
+    try {
+      for await (const event of target.getStreamedResponse(request)) {
+        if ((event as { type?: unknown }).type === 'response_done') {
+          done = true;
+          this.#afterModel((event as unknown as { response: AgentsModelOutput }).response, name);
+        }
+        yield event;
+      }
+    } catch (error) {
+      if (!done) this.mirror.modelCallFailed(error, {});
+      throw error;
+    }
+  }
+
+  async #beforeModel(request: ModelRequest, model: string | undefined): Promise<void> {
+    // The bound is only worked out when a strict (or external dollar) cap needs it.
+    const bound = this.mirror.needsBound ? requestBound(request, model) : undefined;
+    const stop = await (typeof bound === 'string'
+      ? this.mirror.modelCallStart(undefined, bound)
+      : this.mirror.modelCallStart(bound));
+    if (stop !== undefined) this.#refuse(stop);
+  }
+
+  #afterModel(response: AgentsModelOutput, model: string | undefined): void {
+    const mirrored = responseOf(response, model);
+    if (this.#run !== undefined) this.#run.pendingCalls = [...(mirrored.toolCalls ?? [])];
+    this.mirror.modelResponse(mirrored);
+  }
+
+  /** Stops the SDK's run with the mirror's reason: its signal aborts with it, so the SDK throws it as it is. */
+  #refuse(stop: MirrorStop): never {
+    const run = this.#run;
+    if (run !== undefined && !run.controller.signal.aborted) {
+      run.refused = stop;
+      run.controller.abort(stop);
+    }
+    throw stop;
+  }
+
+  #tool(given: AnyFunctionTool): AnyFunctionTool {
+    const tool = (ORIGINALS.get(given) ?? given) as AnyFunctionTool;
+    const invoke = tool.invoke;
+    const wrapped: AnyFunctionTool = {
+      ...tool,
+      invoke: async (runContext, input, details) => {
+        const id = details?.toolCall?.callId ?? `${tool.name}-${++this.#unnamed}`;
+        this.#started(id);
+        const stop = await this.mirror.toolStart({ id, name: tool.name, input: parseJson(input) });
+        if (stop !== undefined) this.#refuse(stop);
+        try {
+          const output: unknown = await invoke(runContext, input, details);
+          this.mirror.toolEnd(id, { output: typeof output === 'string' ? output : safeJson(output) });
+          return output;
+        } catch (error) {
+          this.mirror.toolEnd(id, { error });
+          throw error;
+        }
+      },
+    };
+    ORIGINALS.set(wrapped, tool);
+    return wrapped;
+  }
+
+  #handoff(entry: AnyAgent | AnyHandoff, from: string): AnyHandoff {
+    const h = entry instanceof Handoff ? entry : sdkHandoff(entry);
+    const target = this.agent(h.agent);
+    const original = h.onInvokeHandoff.bind(h);
+    const copy = Object.assign(Object.create(Object.getPrototypeOf(h) as object) as AnyHandoff, h);
+    copy.agent = target;
+    copy.onInvokeHandoff = async (context, args) => {
+      const call = this.#pendingCall(h.toolName, args);
+      const stop = await this.mirror.toolStart(call);
+      if (stop !== undefined) this.#refuse(stop);
+      try {
+        const next = this.agent(await original(context, args));
+        this.mirror.toolEnd(call.id, { output: `handed off from ${from} to ${next.name}` });
+        return next;
+      } catch (error) {
+        this.mirror.toolEnd(call.id, { error });
+        throw error;
+      }
+    };
+    return copy;
+  }
+
+  /** The handoff call of the last response with this tool name (the SDK does not hand its id to the handoff). */
+  #pendingCall(name: string, args: string): ToolCall {
+    const run = this.#run;
+    const index = run?.pendingCalls.findIndex((c) => c.name === name) ?? -1;
+    if (run !== undefined && index >= 0) return run.pendingCalls.splice(index, 1)[0]!;
+    const n = run === undefined ? 0 : ++run.handoffs;
+    return { id: `handoff-${n}`, name, input: parseJson(args) };
+  }
+
+  #started(id: string): void {
+    const run = this.#run;
+    if (run === undefined) return;
+    const index = run.pendingCalls.findIndex((c) => c.id === id);
+    if (index >= 0) run.pendingCalls.splice(index, 1);
+  }
+
+  /** The SDK's run ended with `error`: unless the mirror stopped it itself, the mirror ends the run by it. */
+  #ended(error: unknown, controller: AbortController): void {
+    if (!this.mirror.running) return;
+    const refused = this.#run?.refused;
+    // A tool the mirror refused left the run in the tool phase: it ends there, by the limit that refused it.
+    if (refused instanceof BudgetExceededError) this.mirror.runEnd();
+    else if (refused instanceof OperationError) this.mirror.runFailed(refused);
+    else if (controller.signal.aborted) this.mirror.runAborted(controller.signal.reason ?? error);
+    else this.mirror.runFailed(error);
+  }
+
+  #endedWith(interruptions: readonly { name?: string; rawItem?: unknown }[] | undefined, finalOutput: unknown): void {
+    if (!this.mirror.running) return;
+    if (interruptions !== undefined && interruptions.length > 0) {
+      // Tool approvals pause the SDK's run: its RunState resumes once they are decided.
+      const names = interruptions.map((i) => i.name ?? 'a tool').join(', ');
+      this.mirror.runAborted(`paused for approval of ${names}`);
+      return;
+    }
+    this.mirror.runEnd(
+      finalOutput === undefined ? {} : { text: typeof finalOutput === 'string' ? finalOutput : safeJson(finalOutput) },
+    );
+  }
+}
+
+/** Makes an `AgentsMirror`. */
+export function agentsMirror(options: AgentsMirrorOptions = {}): AgentsMirror {
+  return new AgentsMirror(options);
+}
+
+const STATES = new WeakMap<object, AnyState>();
+/** Each wrapped agent and tool, to what it wraps: any mirror wraps from the original, never a wrapper. */
+const ORIGINALS = new WeakMap<object, object>();
+
+/** The SDK's `RunState` of a run that `AgentsMirror.run()` stopped with `error`: resume with `run(agent, state)`. */
+export function runStateOf(error: unknown): AnyState | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  return (
+    STATES.get(error) ??
+    ((error as { state?: unknown }).state instanceof RunState ? (error as { state: AnyState }).state : undefined)
+  );
+}
+
+function withState(error: unknown, state: AnyState | string | AgentInputItem[]): unknown {
+  if (state instanceof RunState && typeof error === 'object' && error !== null && !STATES.has(error))
+    STATES.set(error, state);
+  return error;
+}
+
+function isMirrorStop(error: unknown): boolean {
+  return error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError;
+}
+
+function link(
+  controller: AbortController,
+  signals: readonly (AbortSignal | undefined)[],
+  reasonOf: (reason: unknown) => unknown,
+): () => void {
+  const undo: (() => void)[] = [];
+  for (const signal of signals) {
+    if (signal === undefined) continue;
+    if (signal.aborted) {
+      controller.abort(reasonOf(signal.reason));
+      continue;
+    }
+    const forward = (): void => controller.abort(reasonOf(signal.reason));
+    signal.addEventListener('abort', forward, { once: true });
+    undo.push(() => signal.removeEventListener('abort', forward));
+  }
+  return () => undo.forEach((u) => u());
+}
+
+/** The user's message of a run's input: the string, or the text of the last user item. */
+function textOf(input: string | AgentInputItem[]): string {
+  if (typeof input === 'string') return input;
+  for (let i = input.length - 1; i >= 0; i--) {
+    const item = input[i] as { role?: unknown; content?: unknown };
+    if (item?.role !== 'user') continue;
+    if (typeof item.content === 'string') return item.content;
+    if (Array.isArray(item.content))
+      return (item.content as { text?: unknown }[]).map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
+  }
+  return '';
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,5 @@
+// agent-state-machine/openai-agents: OpenAI Agents SDK runs (`@openai/agents`, an optional peer dependency) on the sixteen states.
+export { AgentsMirror, agentsMirror, runStateOf } from './agentsMirror';
+export type { AgentsMirrorOptions } from './agentsMirror';
+export { responseOf, usageOf } from './responseOf';
+export type { AgentsModelOutput, AgentsUsage } from './responseOf';

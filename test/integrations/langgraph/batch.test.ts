@@ -1,0 +1,147 @@
+// Fifty LangGraph ReAct agents as one batch under one shared dollar cap: the cap stops them,
+// every history file validates, and the batch report draws them.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { tool } from '@langchain/core/tools';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { z } from 'zod';
+import { buildHtmlReport, loadHistory, runBatch, validateHistory } from 'agent-state-machine';
+import { LangGraphMirror } from '../../../lib/integrations/langgraph';
+import { ScriptedChatModel } from './scriptedChatModel';
+import { expectStrictBatchWithinCap } from '../../helpers/frameworkRuns';
+
+const echo = tool(async ({ text }: { text: string }) => `echo: ${text}`, {
+  name: 'echo',
+  description: 'Echoes its text',
+  schema: z.object({ text: z.string() }),
+});
+
+// $1 per million input tokens, $4 per million output: each call below costs $0.0014.
+const pricing = (u: { inputTokens?: number; outputTokens?: number }): number =>
+  ((u.inputTokens ?? 0) * 1 + (u.outputTokens ?? 0) * 4) / 1e6;
+const CALL = 0.0014;
+const CAP = 0.05;
+const CONCURRENCY = 4;
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-langgraph-batch-'));
+  // LangChain logs each error a raising handler throws (a refused call) with console.error.
+  jest.spyOn(console, 'error').mockImplementation(() => undefined);
+});
+afterEach(() => {
+  jest.restoreAllMocks();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a batch of LangGraph agents', () => {
+  it('runs 50 ReAct agents under one shared dollar cap that stops them; every file validates and the report draws', async () => {
+    const models: ScriptedChatModel[] = [];
+    const tasks = Array.from({ length: 50 }, (_, i) => {
+      const llm = new ScriptedChatModel([
+        { calls: [{ id: `c${i}`, name: 'echo', args: { text: `t${i}` } }], inputTokens: 1000, outputTokens: 100 },
+        { text: `done ${i}`, inputTokens: 1000, outputTokens: 100 },
+      ]);
+      models.push(llm);
+      const agent = createReactAgent({ llm, tools: [echo] });
+      const input = `task ${i}`;
+      return {
+        id: `task-${String(i).padStart(2, '0')}`,
+        input,
+        run: (mirror: LangGraphMirror['mirror']) =>
+          new LangGraphMirror({ mirror }).run(agent, { messages: [{ role: 'user', content: input }] }),
+      };
+    });
+    const report = await runBatch(tasks, {
+      concurrency: CONCURRENCY,
+      total: { maxCostUsd: CAP },
+      pricing,
+      historyDir: dir,
+      journal: true,
+      logger: false,
+    });
+
+    expect(report.totals.outcomes.end_of_turn).toBeGreaterThan(0);
+    expect(report.totals.outcomes.end_of_turn).toBeLessThan(50);
+    expect(report.totals.costUsd).toBeGreaterThanOrEqual(CAP);
+    // Each call that started found the cap unspent: at most one call per running task passes it.
+    expect(report.totals.costUsd).toBeLessThan(CAP + CONCURRENCY * CALL);
+    const made = models.reduce((n, m) => n + m.requests.length, 0);
+    expect(report.totals.llmCalls).toBe(made);
+    expect(report.totals.costUsd).toBeCloseTo(made * CALL, 10);
+
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+    // One file per run that started: the ones the cap never let start have none.
+    expect(files.length).toBe(report.runs.filter((r) => r.historyFile !== undefined).length);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const loaded = await loadHistory(path.join(dir, file));
+      expect({ file, issues: validateHistory(loaded.entries).issues, rejected: loaded.rejected }).toEqual({
+        file,
+        issues: [],
+        rejected: [],
+      });
+    }
+    expect(report.runs.filter((r) => r.outcome === 'budget_exceeded').length).toBeGreaterThan(0);
+
+    const page = await buildHtmlReport(dir);
+    // The page lists every task of the batch, the ones the spent cap never started included.
+    expect(page).toMatchObject({ kind: 'batch', runs: 50, warnings: [] });
+    expect(page.html).toContain('budget_exceeded');
+  }, 60_000);
+
+  it('under a strict shared cap, no call whose worst case would pass the cap is made: spend ends within the cap', async () => {
+    const models: ScriptedChatModel[] = [];
+    const tasks = Array.from({ length: 50 }, (_, i) => {
+      // Reported input stays below the request's bound (its serialized size), as a provider's count does.
+      const llm = new ScriptedChatModel(
+        [
+          { calls: [{ id: `c${i}`, name: 'echo', args: { text: `t${i}` } }], inputTokens: 200, outputTokens: 100 },
+          { text: `done ${i}`, inputTokens: 200, outputTokens: 100 },
+        ],
+        { maxTokens: 100 },
+      );
+      models.push(llm);
+      const agent = createReactAgent({ llm, tools: [echo] });
+      const input = `task ${i}`;
+      return {
+        id: `task-${String(i).padStart(2, '0')}`,
+        input,
+        run: (mirror: LangGraphMirror['mirror']) =>
+          new LangGraphMirror({ mirror }).run(agent, { messages: [{ role: 'user', content: input }] }),
+      };
+    });
+    const report = await runBatch(tasks, {
+      concurrency: CONCURRENCY,
+      total: { maxCostUsd: CAP, strict: true },
+      pricing,
+      historyDir: dir,
+      journal: true,
+      logger: false,
+    });
+    await expectStrictBatchWithinCap(report, dir, {
+      cap: CAP,
+      callsMade: models.reduce((n, m) => n + m.requests.length, 0),
+      costPerCall: 0.0006,
+    });
+  }, 60_000);
+
+  it('under a strict cap, a chat model that states no max tokens is refused before its first call, saying so', async () => {
+    const llm = new ScriptedChatModel([{ text: 'done' }]);
+    const agent = createReactAgent({ llm, tools: [echo] });
+    const report = await runBatch(
+      [
+        {
+          id: 'unbounded',
+          input: 'hi',
+          run: (mirror) => new LangGraphMirror({ mirror }).run(agent, { messages: [{ role: 'user', content: 'hi' }] }),
+        },
+      ],
+      { total: { maxCostUsd: CAP, strict: true }, pricing, logger: false },
+    );
+    expect(llm.requests).toHaveLength(0);
+    expect(report.runs[0]!.outcome).toBe('error');
+    expect(String(report.runs[0]!.error)).toMatch(/states no max output tokens.*set maxTokens/);
+  });
+});
