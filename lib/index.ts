@@ -2,7 +2,7 @@
 export { State, STATE_NAMES, UNKNOWN_STATE } from '../states/StateName';
 export type { StateName, UnknownState } from '../states/StateName';
 export { AgentState } from '../states/AgentState';
-export type { StateSpec } from '../states/AgentState';
+export type { StateSpec, StateActivity } from '../states/AgentState';
 export { ReadyState } from '../states/ReadyState';
 export { WaitingForUserInputState } from '../states/WaitingForUserInputState';
 export { SendingToLLMState } from '../states/SendingToLLMState';
@@ -50,11 +50,16 @@ export type {
 export type { TransitionRecord, TransitionEvent, ForcedLogLevel } from './machine/TransitionRecord';
 export { formatHistory } from './history/formatHistory';
 export type { FormatHistoryOptions } from './history/formatHistory';
+export { formatConversation } from './history/formatConversation';
+export type { FormatConversationOptions } from './history/formatConversation';
 export { formatDuration } from './internal/formatDuration';
 
 // The adapter: wrap an existing agent loop.
 export { AgentWithStateMachine } from './agent/AgentWithStateMachine';
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/AgentWithStateMachine';
+// The mirror: a loop a framework owns, fed step by step into the same states, history and budgets.
+export { StepMirror } from './agent/StepMirror';
+export type { StepMirrorOptions, MirrorResponse, MirrorToolOutcome, MirrorStop } from './agent/StepMirror';
 export type {
   AgentLoop,
   LLMResponse,
@@ -63,11 +68,22 @@ export type {
   Usage,
   OperationContext,
   SettleInfo,
+  CompactInfo,
+  CompactResult,
   Pricing,
+  LLMCall,
+  LLMCallBound,
 } from './agent/AgentLoop';
+export { worstCaseCost } from './agent/worstCaseCost';
+export type { WorstCase } from './agent/worstCaseCost';
+export { USAGE_BOUNDS } from './internal/usageBounds';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
-export type { TurnOutcome } from './agent/TurnOutcome';
+export type { TurnOutcome, TurnStop } from './agent/TurnOutcome';
+export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, ExtensionState } from './agent/extensionStates';
+export type { ExtensionStateName } from './agent/extensionStates';
+export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
+export { isContextOverflow } from './agent/isContextOverflow';
 export { priceResponse, priceUsage } from './agent/priceResponse';
 export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/priceResponse';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
@@ -90,6 +106,7 @@ export type {
   JournalEntry,
   LlmJournalEntry,
   ToolJournalEntry,
+  ReserveJournalEntry,
   JournalOptions,
   JournalError,
 } from './agent/JournalEntry';
@@ -121,6 +138,7 @@ export type {
   HistoryItem,
   HistoryMeta,
   HistoryWarning,
+  HttpExchangeLine,
   JournalLineRead,
   RejectedMove,
   ResetMarker,
@@ -139,7 +157,15 @@ export type {
   FailureSummary,
 } from './history/summarizeHistory';
 export { runFacts, RunFactsCollector } from './history/runFacts';
-export type { RunFacts, RunFactsOptions, TurnFacts, FailingMove, RunUsage, UsagePoint } from './history/runFacts';
+export type {
+  RunFacts,
+  RunFactsOptions,
+  TurnFacts,
+  FailingMove,
+  RunUsage,
+  UsagePoint,
+  RunSpend,
+} from './history/runFacts';
 export { formatSummary } from './history/formatSummary';
 export type { FormatSummaryOptions } from './history/formatSummary';
 export { toMermaid, historyToMermaid, historyToGantt, RunDiagram } from './history/toMermaid';
@@ -151,10 +177,24 @@ export type { ReplayedLoop } from './replay/replayLoop';
 export { replayRun } from './replay/replayRun';
 export type { ReplayReport, ReplayRunOptions, ReplayedMove } from './replay/replayRun';
 export { ReplayDivergedError } from './replay/ReplayDivergedError';
+export { resumeAgent } from './replay/resumeAgent';
+export type { ResumeAgentOptions, ResumedAgent } from './replay/resumeAgent';
+export type { ResumeFrom, ResumeInfo, RecordedLine } from './agent/RunRecording';
+export type { ResumeToolChoice, ResumeToolPolicy } from './agent/ResumeToolPolicy';
+export { recordFetch } from './replay/recordFetch';
+export type { RecordFetchOptions, RecordingFetch, FetchFunction, HttpExchange } from './replay/recordFetch';
+export { replayFetch } from './replay/replayFetch';
+export type { ReplayingFetch } from './replay/replayFetch';
+export { resumeAwaitingApproval } from './replay/resumeAwaitingApproval';
+export type { ResumedApproval } from './replay/resumeAwaitingApproval';
 export { runBatch } from './batch/runBatch';
 export { runTask } from './batch/runTask';
 export { safeFileName } from './batch/safeFileName';
+export { lockFolder, FolderLockedError, LOCK_FILE } from './batch/lockFolder';
+export type { FolderLock, FolderOwner } from './batch/lockFolder';
 export type { AgentTask, AgentSource, RunTaskOptions, TaskRun } from './batch/runTask';
+export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';
+export type { ApprovalWait, BatchApprovalRequest } from './batch/ParkedRuns';
 export { Deadline } from './agent/Deadline';
 export type {
   BatchTask,
@@ -180,5 +220,6 @@ export type { BuildHtmlReportOptions, HtmlReport } from './report/buildHtmlRepor
 
 // A run's history as OpenTelemetry spans (OTLP/JSON), for a tracing tool: `agent-sm export otlp`.
 export { historyToOtlp } from './telemetry/historyToOtlp';
+export { OtlpSpanStream, MAX_SPAN_EVENTS } from './telemetry/OtlpSpanStream';
 export type { HistoryToOtlpOptions } from './telemetry/historyToOtlp';
 export type { OtlpTraceExport, OtlpResourceSpans, OtlpSpan, OtlpKeyValue, OtlpAnyValue } from './telemetry/OtlpJson';

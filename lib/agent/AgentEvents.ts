@@ -1,4 +1,5 @@
 import type { LLMResponse, ToolCall, ToolResult, Usage } from './AgentLoop';
+import type { PendingApproval } from './ApprovalGate';
 import type { TurnResult } from './TurnResult';
 
 /** The input of one LLM call: the user's message, or tool results with the messages that go with them. */
@@ -42,6 +43,8 @@ export interface AgentEvents {
   llmAttempt: [event: LLMAttemptEvent];
   toolCall: [event: ToolCallEvent];
   turnEnd: [info: { turn: number; result: TurnResult; endedAt: number }];
+  /** A turn stopped for approval: answer `requests` with `approve` / `deny` (a batch's runs: through `onRun`'s agent). */
+  approvalRequested: [info: { turn: number; requests: PendingApproval[] }];
   /** A listener of these events threw; the turn goes on. */
   listenerError: [error: unknown, event: string];
 }

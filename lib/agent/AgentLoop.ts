@@ -53,6 +53,29 @@ export interface OperationContext {
   turn: number;
   /** For LLM calls: 1 for the first attempt, 2 for the first retry, … */
   attempt?: number;
+  /**
+   * For LLM calls under a strict cost cap with little left: ask for at most this many output
+   * tokens (lower the request's max output tokens to it). A loop that implements
+   * `llmCallBound` must honour it.
+   */
+  maxOutputTokens?: number;
+}
+
+/** The LLM call a loop is about to make, as `llmCallBound` is asked about it. */
+export type LLMCall =
+  | { operation: 'sendUserMessage'; message: string }
+  | { operation: 'sendToolResults'; results: ToolResult[]; messages: string[] };
+
+/**
+ * The most one LLM request may use: input tokens never below the provider's count of the
+ * request (system prompt, tool definitions and per-message overheads included), and the
+ * request's max output tokens. With `pricing`, the call's worst-case cost.
+ */
+export interface LLMCallBound {
+  inputTokens: number;
+  maxOutputTokens: number;
+  /** The model the request names, for `pricing`. */
+  model?: string | undefined;
 }
 
 /** Why `settleToolCalls` is called: how the turn ended, and why. */
@@ -61,6 +84,22 @@ export interface SettleInfo {
   /** Why the turn ended without sending these results: the cancel reason, the spent limit, the error. */
   reason: string;
   turn: number;
+}
+
+/** What `compact` is told: which call overflowed the model's context, and how. */
+export interface CompactInfo {
+  operation: 'sendUserMessage' | 'sendToolResults';
+  /** The provider's error (see `isContextOverflow`). */
+  error: unknown;
+  turn: number;
+}
+
+/** What a compaction did. A summarising LLM call reports its `usage` (and `model`), charged as any call's. */
+export interface CompactResult {
+  usage?: Usage | undefined;
+  model?: string | undefined;
+  /** How many messages the conversation lost (for the record). */
+  removedMessages?: number | undefined;
 }
 
 /**
@@ -100,4 +139,35 @@ export interface AgentLoop {
    * rest. Record them in your conversation; make no LLM call.
    */
   settleToolCalls?(results: ToolResult[], info: SettleInfo, ctx: OperationContext): Promise<void>;
+  /**
+   * The bound of the request the next `sendUserMessage` / `sendToolResults` (with these
+   * arguments) would send: input tokens never below the provider's count, and its max output
+   * tokens (with `ctx.maxOutputTokens` applied). Asked before each attempt when a budget is
+   * `strict` or the money ledger is on; a strict cap needs it. Make no request here.
+   */
+  llmCallBound?(call: LLMCall, ctx: OperationContext): LLMCallBound | Promise<LLMCallBound>;
+  /**
+   * Takes an LLM response recorded by an earlier, interrupted run of this conversation, in
+   * place of making the request: resuming a run (`resumeFrom`, `resumeAgent`, `runBatch`'s
+   * `resume`) re-drives the recorded calls through it, then goes live. Add to your conversation
+   * exactly what the call would have added had it been made (the request's messages — the user
+   * message, or the tool results and extra messages of `input` — then the assistant message of
+   * `response`, its text and tool calls), so that the next live request is valid. Make no
+   * request. A throw ends the turn in Error. A loop without this operation is restarted from
+   * the beginning when resumed, with its earlier spend still counted.
+   */
+  acceptRecorded?(
+    operation: 'sendUserMessage' | 'sendToolResults',
+    input:
+      { kind: 'user_message'; message: string } | { kind: 'tool_results'; results: ToolResult[]; messages: string[] },
+    response: LLMResponse,
+    ctx: OperationContext,
+  ): Promise<void>;
+  /**
+   * Shortens the conversation after a call failed because it was longer than the model's
+   * context (the adapter's `compact` option): drop or summarise the oldest turns, keeping each
+   * tool call with its result. The call that overflowed is then made once more, with the same
+   * arguments. A summarising LLM call reports its usage in the result.
+   */
+  compact?(info: CompactInfo, ctx: OperationContext): Promise<CompactResult | void>;
 }

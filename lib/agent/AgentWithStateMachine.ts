@@ -19,14 +19,42 @@ import { StateMachine, type StateMachineOptions } from '../machine/StateMachine'
 import { TurnInProgressError } from './TurnInProgressError';
 import type { JournalOptions } from './JournalEntry';
 import { journalWriter } from './journalWriter';
+import { RunRecording, type ResumeFrom, type ResumeInfo } from './RunRecording';
 import type { OnUnknownCost } from './priceResponse';
 import { TurnRunner, type TurnResult } from './TurnRunner';
 import type { TurnSettings } from './TurnScope';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
+import type { ApprovalDecision, ApprovalGate, ApprovalPolicy, PendingApproval } from './ApprovalGate';
+import { assertTableHasEdges, requiredEdges } from './requiredEdges';
+import type { TransitionTable } from '../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../machine/transitions';
 
 /** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
 export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
+  /**
+   * The table the turns run through. Default: the sixteen-state table. Give an extended one
+   * (`extendTable(DEFAULT_TABLE, APPROVAL_EXTENSION)`, …) to use the extension states: the
+   * adapter checks here that it has every edge the other options will ask for, and names any
+   * missing one.
+   */
+  table?: TransitionTable<string>;
+  /**
+   * Which tool calls wait for a person before they run: tool names mapped to `true`, or a
+   * function of the call. A turn with such a call stops in AwaitingApproval and returns
+   * outcome `awaiting_approval`; answer with `approve()` / `deny()`, then `resume()`. Needs a
+   * table with `APPROVAL_EXTENSION`.
+   */
+  approve?: ApprovalPolicy;
+  /** How long a turn waits for approval answers before it ends in ApprovalTimedOut. Default: no limit. */
+  approvalTimeoutMs?: number;
+  /**
+   * Compact the conversation when an LLM call fails because it is longer than the model's
+   * context (`isContextOverflow`): the run moves to Compacting, the loop's `compact` operation
+   * runs, and the call is made once more. Needs the loop's `compact` and a table with
+   * `COMPACTION_EXTENSION`. Default off.
+   */
+  compact?: boolean;
   /**
    * Any logger with `error`, `warn`, `info` and `debug` methods of `(message, meta)` — winston,
    * pino, console — or `false` for none. A logger that throws never changes an outcome.
@@ -69,6 +97,36 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
    * `password`, …) are redacted; `{ redact }` sees every entry after that. Default off.
    */
   journal?: boolean | JournalOptions;
+  /**
+   * The money ledger without the journal's content: before each LLM attempt a `reserve` line
+   * states the most it may cost (written and fsync'ed before the call starts), and an `llm`
+   * line after it its usage and cost, with no input or response. On whenever `journal` is.
+   * Needs a sink that takes journal lines. Default off.
+   */
+  ledger?: boolean;
+  /**
+   * The reservation a ledger line states for a call whose worst case is unknown (no
+   * `llmCallBound`, or no price for the model), in USD. Without it such a line states no
+   * amount, and readers count the call as of unknown cost (never $0).
+   */
+  ledgerDefaultMaxCostUsd?: number;
+  /**
+   * Under a strict `maxCostUsd` with little left, a request's max output tokens are lowered to
+   * what fits (`ctx.maxOutputTokens`), but never below this: a call that does not fit even
+   * with this many output tokens is not made (budget_exceeded). Default 256.
+   */
+  minOutputTokens?: number;
+  /**
+   * Resume an interrupted run of this conversation from its journal (`{ journal, usage?, tools? }`,
+   * usually from `resumeAgent(file, loop)` or `runBatch`'s `resume`). Run the same turns again
+   * (same inputs): each recorded LLM response is handed to the loop's `acceptRecorded` instead
+   * of a request, as long as the run asks for the recorded calls, then the run goes live. Tool
+   * calls of recorded responses follow `tools` (default: their journaled results are replayed,
+   * the tools not run again). The earlier spend (`usage`) counts in this agent's own usage and
+   * budget. A loop without `acceptRecorded` starts from the beginning, its earlier spend still
+   * counted. `agent.resumed` says which happened.
+   */
+  resumeFrom?: ResumeFrom;
 }
 
 /** Options of one `runTurn(input, options)` call. */
@@ -83,7 +141,18 @@ export interface RunTurnOptions {
 const NO_OPTIONS: RunTurnOptions = Object.freeze({});
 
 const REQUIRED = ['sendUserMessage', 'sendToolResults', 'runTool'] as const;
-const OPTIONAL = ['checkGitCommits', 'runAutoformatters', 'gatherAdditionalMessages', 'settleToolCalls'] as const;
+const OPTIONAL = [
+  'checkGitCommits',
+  'runAutoformatters',
+  'gatherAdditionalMessages',
+  'settleToolCalls',
+  'llmCallBound',
+  'acceptRecorded',
+  'compact',
+] as const;
+
+/** `minOutputTokens` when not given: enough for a short answer or a tool call. */
+const DEFAULT_MIN_OUTPUT_TOKENS = 256;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyListener = (...args: any[]) => void;
@@ -114,6 +183,10 @@ export class AgentWithStateMachine {
   #turns = 0;
   #active: TurnRunner | undefined;
   #spare: AbortController | undefined;
+  /** The approval requests the running turn waits on, if it does. */
+  #gate: ApprovalGate | undefined;
+  /** Settles with the running turn's next stop: its end, or a wait for approval. */
+  #stop: Deferred<TurnResult> | undefined;
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
     assertAgentLoop(agent);
@@ -132,12 +205,44 @@ export class AgentWithStateMachine {
       random = Math.random,
       logger,
       journal = false,
+      ledger = false,
+      ledgerDefaultMaxCostUsd,
+      minOutputTokens = DEFAULT_MIN_OUTPUT_TOKENS,
+      resumeFrom,
+      table,
+      approve,
+      approvalTimeoutMs,
+      compact = false,
       ...machineOptions
     } = options;
+    if (typeof compact !== 'boolean') throw new InvalidArgumentError('compact', 'true or false', compact);
+    if (compact && typeof agent.compact !== 'function')
+      throw new InvalidArgumentError('agent.compact', 'a function (the `compact` option is on)', agent.compact);
+    if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
+      throw new InvalidArgumentError(
+        'approve',
+        'an object { toolName: true } or a function (call) => boolean',
+        approve,
+      );
+    if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
+    if (approvalTimeoutMs !== undefined && approve === undefined)
+      throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
+    const machineTable = table ?? (DEFAULT_TABLE as TransitionTable<string>);
+    assertTableHasEdges(
+      machineTable,
+      requiredEdges({ approval: approve !== undefined, timeout: approvalTimeoutMs !== undefined, compaction: compact }),
+    );
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
       throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
     }
+    if (this.#budget.strict) assertBoundsCalls(agent, 'budget.strict');
+    for (const [i, shared] of sharedBudgets.entries())
+      if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}, strict)`);
+    if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
+    if (ledgerDefaultMaxCostUsd !== undefined) assertNonNegative(ledgerDefaultMaxCostUsd, 'ledgerDefaultMaxCostUsd');
+    if (!(Number.isSafeInteger(minOutputTokens) && minOutputTokens >= 1))
+      throw new InvalidArgumentError('minOutputTokens', 'a positive integer', minOutputTokens);
     if (!Array.isArray(externalBudgets))
       throw new InvalidArgumentError(
         'externalBudgets',
@@ -179,17 +284,23 @@ export class AgentWithStateMachine {
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     const journalOptions = resolveJournal(journal);
+    const recording = resumeRecording(resumeFrom, agent, toolConcurrency);
     this.machine = new StateMachine<StateName>({
       ...machineOptions,
+      ...(table === undefined ? {} : { table: table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
-    if (journalOptions !== undefined && !this.machine.journals) {
+    if ((journalOptions !== undefined || ledger) && !this.machine.journals) {
       throw new InvalidArgumentError(
         'sink',
-        'a sink that takes journal lines (an object with journal(entry), such as a JsonlHistorySink) when `journal` is on',
+        `a sink that takes journal lines (an object with journal(entry), such as a JsonlHistorySink) when \`${journalOptions !== undefined ? 'journal' : 'ledger'}\` is on`,
         machineOptions.sink,
       );
     }
+    const writer =
+      journalOptions === undefined && !ledger
+        ? undefined
+        : journalWriter(this.machine as StateMachine<string>, journalOptions ?? {});
     this.#sharedBudgets = sharedBudgets;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
@@ -208,8 +319,13 @@ export class AgentWithStateMachine {
       random,
       clock: this.#clock,
       logger: resolved,
-      journal:
-        journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions),
+      journal: journalOptions === undefined ? undefined : writer,
+      ledger: writer,
+      ledgerDefaultMaxCostUsd,
+      minOutputTokens,
+      recording,
+      approval: approve === undefined ? undefined : { policy: approve, timeoutMs: approvalTimeoutMs },
+      compact: compact ? agent.compact!.bind(agent) : undefined,
       hears: (event) => this.#emitter.listenerCount(event) > 0,
       emit: (event, ...args) => this.#emit(event, ...args),
     };
@@ -218,6 +334,12 @@ export class AgentWithStateMachine {
   /** Usage over all turns so far. */
   get usage(): UsageTotals {
     return this.#budget.usage;
+  }
+
+  /** With `resumeFrom`: how this agent resumed (continued from the journal, or restarted), and what it served so far. */
+  get resumed(): ResumeInfo | undefined {
+    const info = this.#settings.recording?.info;
+    return info === undefined ? undefined : { ...info };
   }
 
   /** The limits of this agent's own budget. */
@@ -233,6 +355,7 @@ export class AgentWithStateMachine {
     assertBudgetLimits(limits, 'limits');
     if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
+    if (limits.strict === true) assertBoundsCalls(this.#settings.agent, 'limits.strict');
     this.#budget = this.#budget.withLimits(limits);
     this.#budgets = [this.#budget, ...this.#sharedBudgets];
   }
@@ -281,6 +404,7 @@ export class AgentWithStateMachine {
     if (signal !== undefined && !(signal instanceof AbortSignal))
       throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
     assertBudgetLimits(budget, 'options.budget');
+    if (budget?.strict === true) assertBoundsCalls(this.#settings.agent, 'options.budget.strict');
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 
     // A turn's controller is kept for the next turn when it was never aborted: its turn
@@ -293,21 +417,85 @@ export class AgentWithStateMachine {
     let budgets = this.#budgets;
     if (budget !== undefined && Object.values(budget).some((v) => v !== undefined))
       budgets = [...budgets, new Budget(budget, { label: 'turn budget' })];
-    const runner = new TurnRunner(this.#settings, budgets, turn, controller);
+    const stop = (this.#stop = deferred<TurnResult>());
+    const runner = new TurnRunner(this.#settings, budgets, turn, controller, (gate, paused) => {
+      this.#gate = gate;
+      // The caller gets this stop now; the next one (`resume()`) gets a promise of its own.
+      const now = this.#stop;
+      this.#stop = deferred<TurnResult>();
+      now?.resolve(paused);
+      if (this.#emitter.listenerCount('approvalRequested') > 0)
+        this.#emit('approvalRequested', { turn, requests: paused.pendingApprovals ?? [] });
+    });
     const forward = signal === undefined ? undefined : (): void => runner.abort(signal.reason);
     if (signal?.aborted) runner.abort(signal.reason);
     else if (forward !== undefined) signal!.addEventListener('abort', forward, { once: true });
     this.#active = runner;
-    try {
-      const result = await runner.run(input);
-      this.#logEnd(result);
-      if (this.#emitter.listenerCount('turnEnd') > 0) this.#emit('turnEnd', { turn, result, endedAt: this.#clock() });
-      return result;
-    } finally {
-      if (forward !== undefined) signal!.removeEventListener('abort', forward);
-      this.#active = undefined;
-      if (!controller.signal.aborted) this.#spare = controller;
-    }
+    void runner.run(input).then((result) => {
+      try {
+        this.#logEnd(result);
+        if (this.#emitter.listenerCount('turnEnd') > 0) this.#emit('turnEnd', { turn, result, endedAt: this.#clock() });
+      } finally {
+        if (forward !== undefined) signal!.removeEventListener('abort', forward);
+        this.#active = undefined;
+        this.#gate = undefined;
+        if (!controller.signal.aborted) this.#spare = controller;
+        this.#stop?.resolve(result);
+      }
+    });
+    return stop.promise;
+  }
+
+  /** Whether the running turn waits for answers to approval requests (`pendingApprovals`). */
+  get awaitingApproval(): boolean {
+    return this.#gate !== undefined && !this.#gate.complete;
+  }
+
+  /** The tool calls the running turn waits on, without an answer yet (empty when none). */
+  get pendingApprovals(): PendingApproval[] {
+    return this.#gate?.pending ?? [];
+  }
+
+  /**
+   * Approves a call waiting for approval; with `{ input }`, it runs with that input instead of
+   * the LLM's. Once every waiting call has an answer the turn goes on; `resume()` gives its result.
+   */
+  approve(callId: string, options: { input?: unknown } = {}): void {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object { input? }', options);
+    this.#answer('input' in options ? { callId, approved: true, input: options.input } : { callId, approved: true });
+  }
+
+  /** Denies a call waiting for approval: it does not run, and the LLM gets `denied: <reason>` as its result. */
+  deny(callId: string, reason = 'denied by a person'): void {
+    if (typeof reason !== 'string') throw new InvalidArgumentError('reason', 'a string', reason);
+    this.#answer({ callId, approved: false, reason });
+  }
+
+  /**
+   * The result of the turn that last stopped for approval, once it stops again: it ended, or
+   * it waits for the answers to a later response's calls (`awaiting_approval` again).
+   * Throws when no turn has stopped for approval.
+   */
+  resume(): Promise<TurnResult> {
+    if (this.#stop === undefined)
+      throw new InvalidArgumentError('resume()', 'a turn that stopped with outcome awaiting_approval', undefined);
+    return this.#stop.promise;
+  }
+
+  #answer(decision: ApprovalDecision): void {
+    if (typeof decision.callId !== 'string')
+      throw new InvalidArgumentError('callId', 'the id of a tool call waiting for approval', decision.callId);
+    const gate = this.#gate;
+    if (gate === undefined || gate.complete)
+      throw new InvalidArgumentError(
+        'callId',
+        'the id of a tool call waiting for approval (none is waiting)',
+        decision.callId,
+      );
+    gate.decide(decision);
+    // The last answer lets the turn go on.
+    if (gate.complete) this.#gate = undefined;
   }
 
   /**
@@ -372,7 +560,7 @@ export class AgentWithStateMachine {
  * The machine logs through winston's `log(level, …)` and `isLevelEnabled`; any other logger is
  * adapted to that, every level enabled (the logger filters), every call contained.
  */
-function asMachineLogger(logger: AgentLogger): Logger {
+export function asMachineLogger(logger: AgentLogger): Logger {
   const l = logger as Partial<Logger>;
   const winstonLike =
     typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string';
@@ -429,13 +617,34 @@ function assertAgentLoop(agent: unknown): asserts agent is AgentLoop {
   }
 }
 
+/** A strict cap holds each call's worst case, which only the loop can bound: without `llmCallBound` it cannot work. */
+function assertBoundsCalls(agent: AgentLoop, strict: string): void {
+  if (typeof agent.llmCallBound !== 'function')
+    throw new InvalidArgumentError(
+      'agent.llmCallBound',
+      `a function (call, ctx) => { inputTokens, maxOutputTokens, model? } bounding each request, since ${strict} is set: a strict maxCostUsd holds each call's worst case before it starts (the ready-made loops have one)`,
+      agent.llmCallBound,
+    );
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 function assertNonNegative(value: unknown, name: string): asserts value is number {
   if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
     throw new InvalidArgumentError(name, 'a non-negative finite number', value);
   }
 }
 
-function resolveJournal(journal: unknown): JournalOptions | undefined {
+export function resolveJournal(journal: unknown): JournalOptions | undefined {
   if (journal === false) return undefined;
   if (journal === true) return {};
   if (typeof journal === 'object' && journal !== null && !Array.isArray(journal)) {
@@ -445,6 +654,20 @@ function resolveJournal(journal: unknown): JournalOptions | undefined {
     return redact === undefined ? {} : { redact };
   }
   throw new InvalidArgumentError('journal', 'true, false or { redact? }', journal);
+}
+
+function resumeRecording(from: unknown, agent: AgentLoop, toolConcurrency: number): RunRecording | undefined {
+  if (from === undefined) return undefined;
+  if (typeof from !== 'object' || from === null || !Array.isArray((from as ResumeFrom).journal))
+    throw new InvalidArgumentError(
+      'resumeFrom',
+      'an object { journal, usage?, tools? } with the journal lines of the interrupted run (loadHistory(file).journal)',
+      from,
+    );
+  const { usage } = from as ResumeFrom;
+  if (usage !== undefined && (typeof usage !== 'object' || usage === null))
+    throw new InvalidArgumentError('resumeFrom.usage', 'an object of usage totals (costUsd, llmCalls, …)', usage);
+  return new RunRecording(from as ResumeFrom, typeof agent.acceptRecorded === 'function', toolConcurrency);
 }
 
 function resolveRetry(retry: unknown): ResolvedRetry {

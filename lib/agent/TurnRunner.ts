@@ -5,17 +5,21 @@ import type { Settled } from '../internal/settleWithGrace';
 import { plural } from '../internal/text';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import { safeLog } from './AgentLogger';
-import type { ToolCall } from './AgentLoop';
+import type { CompactInfo, LLMResponse, OperationContext, ToolCall } from './AgentLoop';
 import type { Budget } from './Budget';
-import type { SpentLimit } from './BudgetLimits';
-import { callLLM, responseRecordData, type LLMOutcome } from './callLLM';
+import { ApprovalGate, needsApproval, type ApprovalDecision, type PendingApproval } from './ApprovalGate';
+import { callLLM, responseRecordData, type LLMOperation, type LLMOutcome } from './callLLM';
+import { chargeCompaction } from './chargeCompaction';
+import { isContextOverflow } from './isContextOverflow';
+import type { LLMCallInput } from './AgentEvents';
+import { ExtensionState } from './extensionStates';
 import { stringListProblem } from './checkAgentOutput';
 import { optionalList } from './optionalList';
 import { runTools, type ToolSlot } from './runTools';
 import { settleUnanswered } from './settleUnanswered';
 import {
-  BudgetExceededError,
   ContractViolationError,
+  LLMCallError,
   MachineMovedError,
   OperationError,
   TurnCancelledError,
@@ -26,6 +30,7 @@ import type { TurnResult } from './TurnResult';
 import { Deadline } from './Deadline';
 import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
+import { budgetError, limitData } from './spentRecord';
 
 export type { TurnOutcome };
 export type { TurnResult, UnansweredToolCall } from './TurnResult';
@@ -62,9 +67,19 @@ export class TurnRunner {
   /** Texts of responses that also asked for tools; made at the first. */
   #texts: string[] | undefined;
 
+  /** Told when the turn starts waiting for approval, with what the caller gets meanwhile. */
+  readonly #onPause: ((gate: ApprovalGate, result: TurnResult) => void) | undefined;
+
   /** `budgets[0]` is the agent's own. `controller` is this turn's alone (see TurnScope). */
-  constructor(settings: TurnSettings, budgets: readonly Budget[], turn: number, controller: AbortController) {
+  constructor(
+    settings: TurnSettings,
+    budgets: readonly Budget[],
+    turn: number,
+    controller: AbortController,
+    onPause?: (gate: ApprovalGate, result: TurnResult) => void,
+  ) {
     this.#s = settings;
+    this.#onPause = onPause;
     this.#own = budgets[0]!;
     this.#turn = turn;
     this.#expected = settings.machine.pendingState;
@@ -94,6 +109,9 @@ export class TurnRunner {
     try {
       // The turn's time starts now.
       meter.start();
+      // Resumed and not serving from the journal (restarted): the earlier spend counts from the start.
+      const earlier = this.#s.recording?.remainder();
+      if (earlier !== undefined) meter.chargeOwn(earlier);
       result = await this.#flow(input);
     } catch (error) {
       // A machine moved behind the adapter's back, or a bug of ours: say which, and end in Error —
@@ -117,6 +135,9 @@ export class TurnRunner {
       }
       result = ended ?? this.#result('error', { error: cause });
     }
+    // A resumed run that ended without going live: the rest of the earlier spend still counts.
+    const rest = this.#s.recording?.remainder();
+    if (rest !== undefined) meter.chargeOwn(rest);
     meter.stop();
     if (meter.externalDue) {
       const failed = await meter.flush();
@@ -163,7 +184,8 @@ export class TurnRunner {
         { error },
       );
     }
-    const spentAtStart = meter.spent();
+    // A resumed run re-driving recorded moves does not check again what they passed then.
+    const spentAtStart = this.#s.recording?.serving === true ? undefined : meter.spent();
     if (spentAtStart !== undefined)
       return this.#end(
         State.Error,
@@ -178,10 +200,14 @@ export class TurnRunner {
       data: { turn: this.#turn, chars: input.length },
     });
     let from: SendingState = State.SendingToLLM;
-    let llm = await callLLM(this.#scope, 'sendUserMessage', { kind: 'user_message', message: input }, (ctx) =>
-      agent.sendUserMessage(input, ctx),
+    let llm = await this.#callLLM(
+      State.SendingToLLM,
+      'sendUserMessage',
+      { kind: 'user_message', message: input },
+      (ctx) => agent.sendUserMessage(input, ctx),
     );
     for (;;) {
+      if (llm.kind === 'ended') return llm.result;
       if (llm.kind !== 'response') return this.#endCall(llm, from);
       const { response } = llm;
       // The results sent with this call reached the LLM: nothing of the last round is unanswered.
@@ -225,10 +251,20 @@ export class TurnRunner {
           { error },
         );
       }
-      this.#move(State.RunningTool, {
-        description: `running ${names}`,
-        data: toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: toolConcurrency },
-      });
+      let decisions: ApprovalDecision[] | undefined;
+      const approval = this.#s.approval;
+      if (approval !== undefined) {
+        const waiting = calls.filter((c) => needsApproval(approval.policy, c));
+        if (waiting.length > 0) {
+          const answered = await this.#awaitApproval(waiting, approval.timeoutMs);
+          if (answered.kind === 'ended') return answered.result;
+          decisions = answered.decisions;
+        }
+      }
+      const runData: Record<string, unknown> =
+        toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: toolConcurrency };
+      if (decisions !== undefined) runData['decisions'] = decisions;
+      this.#move(State.RunningTool, { description: `running ${names}`, data: runData });
       const tools = await runTools(this.#scope, this.#pending);
       if (tools.kind === 'failed') return this.#failed(tools.error, tools.data);
       // The running tools finished or gave up; the rest were reported as interrupted.
@@ -277,7 +313,7 @@ export class TurnRunner {
         );
       }
 
-      const spent = meter.spent();
+      const spent = this.#s.recording?.serving === true ? undefined : meter.spent();
       if (spent !== undefined)
         return this.#end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', {
           error: budgetError(spent),
@@ -310,10 +346,155 @@ export class TurnRunner {
         data: { results: results.length, messages: messages.length },
       });
       from = State.SendingToolResults;
-      llm = await callLLM(this.#scope, 'sendToolResults', { kind: 'tool_results', results, messages }, (ctx) =>
-        agent.sendToolResults(results, messages, ctx),
+      llm = await this.#callLLM(
+        State.SendingToolResults,
+        'sendToolResults',
+        { kind: 'tool_results', results, messages },
+        (ctx) => agent.sendToolResults(results, messages, ctx),
       );
     }
+  }
+
+  /**
+   * One LLM call from sending state `from`; with compaction on, a call that failed because the
+   * conversation is longer than the model's context moves to Compacting, has the loop compact
+   * it, moves back to `from` and is made once more. `ended` when the compaction ended the turn.
+   */
+  async #callLLM(
+    from: SendingState,
+    operation: LLMOperation,
+    input: LLMCallInput,
+    invoke: (ctx: OperationContext) => Promise<LLMResponse>,
+  ): Promise<LLMOutcome | { kind: 'ended'; result: TurnResult }> {
+    const llm = await callLLM(this.#scope, operation, input, invoke);
+    const compact = this.#s.compact;
+    if (compact === undefined || llm.kind !== 'failed' || !(llm.error instanceof LLMCallError)) return llm;
+    if (!isContextOverflow(llm.error.cause)) return llm;
+    const { meter, signal } = this.#scope;
+    this.#move(COMPACTING, {
+      description: `${operation} overflowed the model's context: compacting the conversation`,
+      data: { ...llm.data, error: messageOf(llm.error.cause) },
+    });
+    const spent = meter.spent();
+    if (spent !== undefined)
+      return {
+        kind: 'ended',
+        result: this.#end(State.Error, `${spent.message}; no compaction made`, limitData(spent), 'budget_exceeded', {
+          error: budgetError(spent),
+        }),
+      };
+    const info: CompactInfo = { operation, error: llm.error.cause, turn: this.#turn };
+    const settled = await this.#scope.settle((ctx) => compact(info, ctx));
+    if (settled.kind === 'abandoned' || signal.aborted) return { kind: 'ended', result: this.#cancel(COMPACTING) };
+    if (settled.kind === 'threw')
+      return {
+        kind: 'ended',
+        result: this.#failed(new OperationError('compact', settled.error), {
+          operation: 'compact',
+          error: messageOf(settled.error),
+        }),
+      };
+    const charged = chargeCompaction(this.#scope, settled.value);
+    if (charged.error !== undefined)
+      return { kind: 'ended', result: this.#failed(charged.error, { operation: 'compact' }) };
+    this.#move(from, {
+      description: `conversation compacted: sending again`,
+      data: { ...charged.data, usage: this.#own.usage },
+    });
+    const again = await callLLM(this.#scope, operation, input, invoke);
+    return again;
+  }
+
+  /**
+   * Moves to AwaitingApproval with the requests in the move's data, tells the caller (the
+   * turn's result so far: `awaiting_approval`), and waits for every answer, the timeout or a
+   * cancel — the wait's wall time is not the turn's (`maxWallMs`): it has its own bound. Denied
+   * calls are answered with the reason at once; approved ones run, with the input the person
+   * gave if any.
+   */
+  async #awaitApproval(
+    waiting: ToolCall[],
+    timeoutMs: number | undefined,
+  ): Promise<{ kind: 'answered'; decisions: ApprovalDecision[] } | { kind: 'ended'; result: TurnResult }> {
+    const { meter, signal } = this.#scope;
+    const gate = new ApprovalGate(waiting);
+    const requests = gate.pending;
+    const data: Record<string, unknown> = { calls: requests };
+    if (timeoutMs !== undefined) data['timeoutMs'] = timeoutMs;
+    this.#move(AWAITING_APPROVAL, {
+      description: `waiting for approval of ${plural(waiting.length, 'tool call')}: ${namesOf(waiting)}`,
+      data,
+    });
+    meter.pauseWall();
+    const stopTimer = new AbortController();
+    let onAbort: (() => void) | undefined;
+    const how = await new Promise<'answered' | 'timeout' | 'aborted'>((resolve) => {
+      if (signal.aborted) return resolve('aborted');
+      onAbort = () => resolve('aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
+      void gate.answered.then(() => resolve('answered'));
+      if (timeoutMs !== undefined) void this.#s.sleep(timeoutMs, stopTimer.signal).then(() => resolve('timeout'));
+      this.#onPause?.(gate, this.#pausedResult(requests));
+    });
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+    stopTimer.abort();
+    meter.resumeWall();
+    const ids = waiting.map((c) => c.id);
+    if (how === 'aborted') {
+      if (this.#scope.deadline !== undefined) return { kind: 'ended', result: this.#cancel(AWAITING_APPROVAL) };
+      const reason = this.#scope.reason();
+      return {
+        kind: 'ended',
+        result: this.#end(
+          State.Cancelled,
+          `cancelled while waiting for approval: ${reason}`,
+          { reason, interrupted: ids },
+          'cancelled',
+          { error: new TurnCancelledError(reason, AWAITING_APPROVAL) },
+        ),
+      };
+    }
+    if (how === 'timeout') {
+      const reason = `no answer to the approval request within ${timeoutMs} ms`;
+      return {
+        kind: 'ended',
+        result: this.#end(
+          APPROVAL_TIMED_OUT,
+          reason,
+          { timeoutMs, unanswered: gate.pending.map((p) => p.callId) },
+          'cancelled',
+          { error: new TurnCancelledError(reason, AWAITING_APPROVAL) },
+        ),
+      };
+    }
+    const decisions = gate.decisions();
+    const at = this.#s.clock();
+    for (const decision of decisions) {
+      const slot = this.#pending?.find((s) => s.call.id === decision.callId);
+      if (slot === undefined) continue;
+      if (!decision.approved) {
+        const note = `denied: ${decision.reason}`;
+        slot.status = 'not_run';
+        slot.note = note;
+        slot.result = { callId: slot.call.id, output: note, isError: true };
+        slot.startedAt = slot.endedAt = at;
+      } else if ('input' in decision) slot.call = { ...slot.call, input: decision.input };
+    }
+    return { kind: 'answered', decisions };
+  }
+
+  /** What the caller gets while the turn waits for approval: the turn so far, not ended. */
+  #pausedResult(requests: PendingApproval[]): TurnResult {
+    const { meter } = this.#scope;
+    const result: TurnResult = {
+      outcome: 'awaiting_approval',
+      usage: meter.usage,
+      turn: this.#turn,
+      transitions: this.#moves,
+      pendingApprovals: requests,
+    };
+    if (this.#texts !== undefined) result.texts = [...this.#texts];
+    return result;
   }
 
   /** The move after an LLM call that ends the turn: aborted, refused by a budget, or failed. */
@@ -431,17 +612,14 @@ export class TurnRunner {
 
 const NORMAL = Object.freeze({});
 
+// Extension states: the adapter checked at construction that its table has their edges.
+const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
+const APPROVAL_TIMED_OUT = ExtensionState.ApprovalTimedOut as unknown as StateName;
+const COMPACTING = ExtensionState.Compacting as unknown as StateName;
+
 /** `a, b, c`: the names of the calls, for descriptions. */
 function namesOf(calls: readonly ToolCall[]): string {
   let names = calls[0]?.name ?? '';
   for (let i = 1; i < calls.length; i++) names += `, ${calls[i]!.name}`;
   return names;
-}
-
-function limitData(spent: SpentLimit): { limit: string; used: number; max: number } {
-  return { limit: spent.limit, used: spent.used, max: spent.max };
-}
-
-function budgetError(spent: SpentLimit): BudgetExceededError {
-  return new BudgetExceededError(spent.message, spent.limit, spent.used, spent.max);
 }

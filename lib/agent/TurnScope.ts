@@ -6,13 +6,15 @@ import type { Sleep } from '../internal/sleep';
 import type { StateMachine } from '../machine/StateMachine';
 import type { AgentEvents } from './AgentEvents';
 import type { AgentLogger } from './AgentLogger';
-import type { AgentLoop, OperationContext, Pricing } from './AgentLoop';
+import type { ApprovalPolicy } from './ApprovalGate';
+import type { AgentLoop, CompactInfo, CompactResult, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
 import type { JournalEntry } from './JournalEntry';
 import type { OnUnknownCost } from './priceResponse';
 import type { ResolvedRetry } from './retryAfter';
+import type { RunRecording } from './RunRecording';
 import type { UsageMeter } from './UsageMeter';
 
 /** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */
@@ -34,6 +36,18 @@ export interface TurnSettings {
   logger: AgentLogger | undefined;
   /** Writes a journal entry (the adapter's `journal` option), or undefined when the journal is off. */
   journal: ((entry: JournalEntry) => void) | undefined;
+  /** Writes the money ledger's lines (on with `journal` or `ledger`), or undefined when it is off. */
+  ledger: ((entry: JournalEntry) => void) | undefined;
+  /** The reservation a ledger line states when a call's worst case is unknown (`ledgerDefaultMaxCostUsd`). */
+  ledgerDefaultMaxCostUsd: number | undefined;
+  /** The fewest output tokens a strict cap lowers a request's max output tokens to (`minOutputTokens`). */
+  minOutputTokens: number;
+  /** The interrupted run's journal this agent resumes from (`resumeFrom`), or undefined. */
+  recording: RunRecording | undefined;
+  /** Which tool calls wait for a person, and for how long at most; undefined when no call waits. */
+  approval: { policy: ApprovalPolicy; timeoutMs: number | undefined } | undefined;
+  /** The loop's `compact`, bound, when the adapter's `compact` option is on. */
+  compact: ((info: CompactInfo, ctx: OperationContext) => Promise<CompactResult | void>) | undefined;
   /** Whether `event` has listeners now: events nobody hears are not built. */
   hears: (event: keyof AgentEvents) => boolean;
   /** Reports an event. Never throws. */
@@ -92,13 +106,19 @@ export class TurnScope {
    * finish or abort through its signal, then abandons it so that a tool ignoring the signal
    * cannot hang the turn.
    */
-  settle<T>(op: (ctx: OperationContext) => Promise<T> | T, attempt?: number): Promise<Settled<T>> {
+  settle<T>(
+    op: (ctx: OperationContext) => Promise<T> | T,
+    attempt?: number,
+    maxOutputTokens?: number,
+  ): Promise<Settled<T>> {
     let started: Promise<T> | T;
     try {
       started = op(
         attempt === undefined
           ? { signal: this.signal, turn: this.turn }
-          : { signal: this.signal, turn: this.turn, attempt },
+          : maxOutputTokens === undefined
+            ? { signal: this.signal, turn: this.turn, attempt }
+            : { signal: this.signal, turn: this.turn, attempt, maxOutputTokens },
       );
     } catch (error) {
       return Promise.resolve({ kind: 'threw', error });

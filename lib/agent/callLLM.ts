@@ -3,40 +3,18 @@ import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, OperationContext, Usage } from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { planRetry } from './planRetry';
 import { priceResponse } from './priceResponse';
 import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
-import { journalError, type LlmJournalEntry } from './JournalEntry';
+import { journalError, type LlmJournalEntry, type ReserveJournalEntry } from './JournalEntry';
+import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
+import { boundLLMCall, NOTHING_RESERVED, reserveLLMCall, type Reservation } from './reserveLLMCall';
+import { serveRecorded } from './serveRecorded';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
 
-/** One failed attempt, as the record after the call keeps it. */
-export interface Attempt {
-  attempt: number;
-  error: string;
-  delayMs?: number;
-  retryAfterMs?: number;
-  noRetry?: string;
-}
-
-/** What a response's record notes beside its usage: malformed usage fields, an unknown cost. */
-export interface ResponseNotes {
-  usageProblems?: readonly string[];
-  unknownCost?: string;
-}
-
-/** How one LLM call (with its retries) ended; the turn makes the move that follows. */
-export type LLMOutcome =
-  | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[]; notes: ResponseNotes | undefined }
-  /** The turn was aborted (cancelled, or its deadline passed); `data` goes in the record. */
-  | { kind: 'aborted'; data: Record<string, unknown> }
-  /** A budget was spent before an attempt: no further call was made. */
-  | { kind: 'budget'; spent: SpentLimit; failures: Attempt[] }
-  | { kind: 'failed'; error: LLMCallError | OperationError | ContractViolationError; data: Record<string, unknown> };
-
-export type LLMOperation = 'sendUserMessage' | 'sendToolResults';
+export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 
 /** Charged before every attempt; budgets only read a delta. */
 const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
@@ -53,21 +31,59 @@ export async function callLLM(
   invoke: (ctx: OperationContext) => Promise<LLMResponse>,
 ): Promise<LLMOutcome> {
   const { settings: s, meter, signal, turn } = scope;
+  if (s.recording !== undefined) {
+    const served = await serveRecorded(scope, operation, input);
+    if (served !== undefined) return served;
+  }
   const failures: Attempt[] = [];
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: 'aborted', data: { failures } };
-    const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('llm') : undefined);
-    if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };
-    if (spent !== undefined) return { kind: 'budget', spent, failures };
+    // The request's bound and worst case, when a strict cap, the ledger or an external dollar
+    // cap needs them (the only await before the call, besides external budgets).
+    const planned =
+      meter.strict || s.ledger !== undefined || meter.externalCapsCost
+        ? await boundLLMCall(scope, input, attempt)
+        : undefined;
+    if (planned !== undefined && 'kind' in planned)
+      return { kind: 'failed', error: planned.error, data: { operation, failures } };
+    if (signal.aborted) return { kind: 'aborted', data: { failures } };
+    // From the check to the call's count, no await: runs sharing a budget are counted one by one.
+    const inProcess = meter.spent();
+    if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
+    // The worst case held against strict caps (and stated in the ledger) before the call starts.
+    const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
+    if (reserved.kind === 'budget') return { kind: 'budget', spent: reserved.spent, failures };
+    const held = reserved.reservation;
+    if (meter.hasExternal) {
+      const spent = await meter.reserve(
+        'llm',
+        held.externalHold === undefined ? undefined : { costUsd: held.externalHold },
+      );
+      if (spent !== undefined) meter.release(held.held, undefined);
+      if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };
+      if (spent !== undefined) return { kind: 'budget', spent, failures };
+    }
+    if (s.ledger !== undefined)
+      s.ledger(reserveLine(turn, operation, attempt, s.clock(), held, s.ledgerDefaultMaxCostUsd));
     meter.charge(ONE_LLM_CALL, false);
-    // The meter has just read the clock, unless an external budget was awaited since.
-    const startedAt = meter.hasExternal ? s.clock() : meter.lastReading;
-    const settled = await scope.settle(invoke, attempt);
+    // The meter has just read the clock, unless an external budget or the bound was awaited since.
+    const startedAt = meter.hasExternal || held !== NOTHING_RESERVED ? s.clock() : meter.lastReading;
+    const settled = await scope.settle(invoke, attempt, held.maxOutputTokens);
     const endedAt = s.clock();
-    // The attempt's journal line: what it carried, then its response or its error.
-    const journal = (outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error'>): void =>
-      s.journal?.({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, ...outcome });
+    // The attempt's journal line: what it carried, then its response or its error. Without
+    // `journal` but with `ledger`, only its cost and usage.
+    const journal = (outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage'>): void => {
+      if (s.journal !== undefined) {
+        const { usage: _usage, ...full } = outcome;
+        s.journal({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, ...full });
+      } else if (s.ledger !== undefined) {
+        const { response: _response, ...money } = outcome;
+        s.ledger({ type: 'llm', turn, operation, attempt, startedAt, endedAt, ledgerOnly: true, ...money });
+      }
+    };
     if (settled.kind === 'abandoned' || (settled.kind === 'threw' && signal.aborted)) {
+      // An abandoned request may still be billed: its hold is kept (counted as spent), never released.
+      if (settled.kind === 'threw') meter.release(held.held, held.externalHold);
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
       journal({ error: journalError(error) });
       s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error, willRetry: false });
@@ -81,18 +97,28 @@ export async function callLLM(
       const model: unknown =
         typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
       const { valid, problems } = splitUsage(reported);
+      const capsCost = meter.caps('maxCostUsd');
+      const capsTokens = meter.caps('maxTokens');
       const priced = priceResponse(valid, typeof model === 'string' ? model : undefined, operation, {
         pricing: s.pricing,
         onUnknownCost: s.onUnknownCost,
-        capsCost: meter.caps('maxCostUsd'),
-        capsTokens: meter.caps('maxTokens'),
+        capsCost,
+        capsTokens,
       });
+      meter.release(held.held, held.externalHold);
       meter.charge(responseUsage(valid, priced.costUsd));
+      if (held.worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > held.worstUsd)
+        safeLog(
+          s.logger,
+          'warn',
+          `${operation} cost $${priced.costUsd} but its bound's worst case was $${held.worstUsd}: the loop's llmCallBound or pricing is too low`,
+          { turn },
+        );
       // As the loop returned it, malformed or not, so that a replay meets what this run met.
       journal(
         priced.costUsd === undefined
-          ? { response: value as LLMResponse }
-          : { response: value as LLMResponse, costUsd: priced.costUsd },
+          ? { response: value as LLMResponse, usage: valid }
+          : { response: value as LLMResponse, costUsd: priced.costUsd, usage: valid },
       );
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
@@ -138,6 +164,13 @@ export async function callLLM(
           error: new ContractViolationError(operation, problem, value),
           data: { operation, problem },
         };
+      // A bad number where a cap measures usage would leave the cap blind: refused, not skipped.
+      if (problems.length > 0 && (capsCost || capsTokens))
+        return {
+          kind: 'failed',
+          error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, reported),
+          data: { operation, usageProblems: problems },
+        };
       // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
       if (priced.error !== undefined)
         return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
@@ -152,6 +185,7 @@ export async function callLLM(
       }
       return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
     }
+    meter.release(held.held, held.externalHold);
     const failure: Attempt = { attempt, error: messageOf(settled.error) };
     failures.push(failure);
     journal({ error: journalError(settled.error) });
@@ -177,6 +211,26 @@ export async function callLLM(
   }
 }
 
+/** The ledger's write-ahead line for one attempt: its worst case, else the stated default, else why it is unknown. */
+function reserveLine(
+  turn: number,
+  operation: LLMOperation,
+  attempt: number,
+  at: number,
+  held: Reservation,
+  defaultUsd: number | undefined,
+): ReserveJournalEntry {
+  const line: ReserveJournalEntry = { type: 'reserve', turn, operation, attempt, at };
+  if (held.worstUsd !== undefined) line.maxCostUsd = held.worstUsd;
+  else if (defaultUsd !== undefined) {
+    line.maxCostUsd = defaultUsd;
+    line.defaulted = true;
+  }
+  if (held.bound !== undefined) line.bound = held.bound;
+  if (held.worstUsd === undefined) line.unknown = held.unknown ?? 'the loop has no llmCallBound';
+  return line;
+}
+
 /**
  * The data of the record of the move after a response (ProcessingLLMResponse): attempts,
  * failures, tool calls, model, finish reason, notes, and the agent's usage so far. Built key
@@ -195,6 +249,7 @@ export function responseRecordData(
   if (response.finishReason !== undefined) data.finishReason = response.finishReason;
   if (notes?.usageProblems !== undefined) data.usageProblems = notes.usageProblems;
   if (notes?.unknownCost !== undefined) data.unknownCost = notes.unknownCost;
+  if (notes?.fromJournal === true) data.fromJournal = true;
   data.usage = usage;
   return data;
 }

@@ -1,4 +1,5 @@
 import { describeValue } from '../internal/describeValue';
+import { USAGE_BOUNDS } from '../internal/usageBounds';
 import type { ResponseFieldName } from '../internal/usageFields';
 import type { ToolCall, Usage } from './AgentLoop';
 
@@ -40,8 +41,12 @@ export function splitUsage(usage: unknown): { valid: Usage; problems: readonly s
   for (const key of USAGE_KEYS) {
     const value = usage[key];
     if (value === undefined) continue;
-    if (isAmount(value)) valid[key] = value;
-    else (problems ??= []).push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+    if (isAmount(value)) {
+      const max = key === 'costUsd' ? USAGE_BOUNDS.responseCostUsd : USAGE_BOUNDS.responseTokens;
+      if (value <= max) valid[key] = value;
+      else
+        (problems ??= []).push(`usage.${key} must be at most ${max} (the stated bound for one response), got ${value}`);
+    } else (problems ??= []).push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
   }
   return { valid, problems: problems ?? NO_PROBLEMS };
 }

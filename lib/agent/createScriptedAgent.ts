@@ -1,4 +1,13 @@
-import type { AgentLoop, LLMResponse, OperationContext, ToolCall, ToolResult, Usage } from './AgentLoop';
+import type {
+  AgentLoop,
+  LLMCall,
+  LLMCallBound,
+  LLMResponse,
+  OperationContext,
+  ToolCall,
+  ToolResult,
+  Usage,
+} from './AgentLoop';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 
@@ -7,6 +16,8 @@ export interface ScriptedReply {
   text?: string;
   toolCalls?: ToolCall[];
   usage?: Usage;
+  /** The model that answered (for `pricing`). */
+  model?: string;
   /** How long the "LLM" takes; aborts through the signal. */
   delayMs?: number;
   /** Throw this instead of replying (a rate limit, a network error). */
@@ -32,16 +43,24 @@ export interface AgentScript {
   additionalMessages?: string[][];
   /** How delays wait. Default: real time. */
   sleep?: Sleep;
+  /**
+   * Gives the agent `llmCallBound` (for strict caps and the ledger): this bound for every
+   * request, or a function of the call. A reply then stops at `ctx.maxOutputTokens` as a
+   * provider does: its `usage.outputTokens` is cut to it, with finish reason `length`.
+   */
+  bound?: LLMCallBound | ((call: LLMCall, ctx: OperationContext) => LLMCallBound | Promise<LLMCallBound>);
 }
 
 /** A call the scripted agent received, for asserting what the adapter asked of it. */
 export type ScriptedCall =
-  | { op: 'sendUserMessage'; message: string; attempt: number }
-  | { op: 'sendToolResults'; results: ToolResult[]; messages: string[]; attempt: number }
+  | { op: 'sendUserMessage'; message: string; attempt: number; maxOutputTokens?: number }
+  | { op: 'sendToolResults'; results: ToolResult[]; messages: string[]; attempt: number; maxOutputTokens?: number }
+  | { op: 'llmCallBound'; call: LLMCall }
   | { op: 'runTool'; call: ToolCall }
   | { op: 'checkGitCommits' }
   | { op: 'runAutoformatters'; commits: string[] }
-  | { op: 'gatherAdditionalMessages' };
+  | { op: 'gatherAdditionalMessages' }
+  | { op: 'acceptRecorded'; operation: 'sendUserMessage' | 'sendToolResults' };
 
 /** The `AgentLoop` that `createScriptedAgent` returns, plus every call it received and how many replies are left. */
 export interface ScriptedAgent extends AgentLoop {
@@ -49,6 +68,10 @@ export interface ScriptedAgent extends AgentLoop {
   readonly calls: ScriptedCall[];
   /** Replies not yet consumed. */
   readonly remaining: number;
+}
+
+function capOf(ctx: OperationContext): { maxOutputTokens?: number } {
+  return ctx.maxOutputTokens === undefined ? {} : { maxOutputTokens: ctx.maxOutputTokens };
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -88,6 +111,12 @@ export function createScriptedAgent(script: AgentScript): ScriptedAgent {
     if (r.text !== undefined) response.text = r.text;
     if (r.toolCalls !== undefined) response.toolCalls = r.toolCalls;
     if (r.usage !== undefined) response.usage = r.usage;
+    if (r.model !== undefined) response.model = r.model;
+    const cap = ctx.maxOutputTokens;
+    if (cap !== undefined && r.usage?.outputTokens !== undefined && r.usage.outputTokens > cap) {
+      response.usage = { ...r.usage, outputTokens: cap };
+      response.finishReason = 'length';
+    }
     return response;
   };
 
@@ -97,12 +126,22 @@ export function createScriptedAgent(script: AgentScript): ScriptedAgent {
       return script.replies.length - next;
     },
     sendUserMessage(message, ctx) {
-      calls.push({ op: 'sendUserMessage', message, attempt: ctx.attempt ?? 1 });
+      calls.push({ op: 'sendUserMessage', message, attempt: ctx.attempt ?? 1, ...capOf(ctx) });
       return reply(ctx);
     },
     sendToolResults(results, messages, ctx) {
-      calls.push({ op: 'sendToolResults', results, messages, attempt: ctx.attempt ?? 1 });
+      calls.push({ op: 'sendToolResults', results, messages, attempt: ctx.attempt ?? 1, ...capOf(ctx) });
       return reply(ctx);
+    },
+    // Resuming: a recorded response stands for the next reply of the script that answered (the
+    // replies that failed before it were retried then), so the live part goes on from there.
+    acceptRecorded(operation) {
+      calls.push({ op: 'acceptRecorded', operation });
+      while (script.replies[next] !== undefined && script.replies[next]!.error !== undefined) next += 1;
+      if (script.replies[next] === undefined)
+        return Promise.reject(new Error(`script exhausted: no reply ${next + 1} to stand for the recorded one`));
+      next += 1;
+      return Promise.resolve();
     },
     async runTool(call, ctx) {
       calls.push({ op: 'runTool', call });
@@ -121,6 +160,13 @@ export function createScriptedAgent(script: AgentScript): ScriptedAgent {
       };
     },
   };
+  if (script.bound !== undefined) {
+    const bound = script.bound;
+    agent.llmCallBound = (call, ctx) => {
+      calls.push({ op: 'llmCallBound', call });
+      return typeof bound === 'function' ? bound(call, ctx) : { ...bound };
+    };
+  }
   if (script.commits !== undefined) {
     const commits = script.commits;
     agent.checkGitCommits = async () => {

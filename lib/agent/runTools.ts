@@ -46,7 +46,7 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
   let stop: string | undefined;
   let violation: ContractViolationError | undefined;
   let failed: OperationError | undefined;
-  const report = (slot: ToolSlot): void => {
+  const report = (slot: ToolSlot, fromJournal = false): void => {
     s.journal?.({
       type: 'tool',
       turn: scope.turn,
@@ -55,6 +55,7 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
       startedAt: slot.startedAt,
       endedAt: slot.endedAt,
       result: slot.result!,
+      ...(fromJournal ? { fromJournal: true as const } : {}),
     });
     if (s.hears('toolCall'))
       s.emit('toolCall', {
@@ -66,6 +67,15 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
         result: slot.result!,
       });
   };
+  // Calls answered before they could run (denied by a person) are reported as they are.
+  for (const slot of slots) if (slot.result !== undefined) report(slot);
+  // Resuming: calls of a response served from the journal are answered from it, or run, by the tool policy.
+  if (s.recording !== undefined) answerRecorded(scope, slots, report);
+  /** Moves `next` past the calls answered already. */
+  const skipAnswered = (): void => {
+    while (next < slots.length && slots[next]!.result !== undefined) next += 1;
+  };
+  skipAnswered();
   const worker = async (): Promise<void> => {
     while (next < slots.length && stop === undefined && violation === undefined && failed === undefined) {
       if (signal.aborted) return;
@@ -78,8 +88,10 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
         stop = `not run: ${spent.message}`;
         return;
       }
+      skipAnswered();
       if (signal.aborted || next >= slots.length) return;
       const slot = slots[next++]!;
+      if (slot.result !== undefined) continue;
       meter.charge(ONE_TOOL_CALL, false);
       slot.status = 'running';
       // The meter has just read the clock, unless an external budget was awaited since.
@@ -137,6 +149,36 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
     return line;
   });
   return { kind: 'done', results: slots.map((slot) => slot.result!), summary };
+}
+
+/**
+ * The calls of a response served from the journal, answered by their plan (the tool policy):
+ * a journaled result is replayed (counted in the agent's own budget alone, as it was paid for
+ * before), a call cut off while running is answered as interrupted; the rest are left to run.
+ */
+function answerRecorded(
+  scope: TurnScope,
+  slots: ToolSlot[],
+  report: (slot: ToolSlot, fromJournal: boolean) => void,
+): void {
+  const { settings: s, meter } = scope;
+  const recording = s.recording!;
+  for (const slot of slots) {
+    if (slot.result !== undefined) continue;
+    const plan = recording.toolPlan(slot.call);
+    if (plan.kind === 'run') continue;
+    slot.startedAt = slot.endedAt = s.clock();
+    if (plan.kind === 'replay') {
+      slot.status = plan.status;
+      slot.result = plan.result;
+      meter.chargeOwn(ONE_TOOL_CALL);
+      recording.served(ONE_TOOL_CALL);
+      report(slot, true);
+    } else {
+      answer(slot, 'interrupted', plan.note);
+      report(slot, false);
+    }
+  }
 }
 
 /** Answers a slot with an error result that says why. */

@@ -43,7 +43,8 @@ export async function settleUnanswered(
   }
   const settle = agent.settleToolCalls;
   if (typeof settle !== 'function') return { ...result, unansweredToolCalls: unanswered };
-  const info: SettleInfo = { outcome: result.outcome, reason, turn };
+  // Only an ended turn is settled: a turn waiting for approval has not ended.
+  const info: SettleInfo = { outcome: result.outcome as SettleInfo['outcome'], reason, turn };
   const results = unanswered.map((u) => u.result);
   // A cancelled turn's signal has fired already: the operation gets the grace at once. Otherwise
   // it gets the grace as its whole time, so that settling never hangs a turn.

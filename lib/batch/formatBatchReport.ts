@@ -6,6 +6,7 @@ import { LIMIT_ROWS, limitUsed } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
 import { cut, oneLine, plural } from '../internal/text';
 import { escapeControl } from '../internal/escapeControl';
+import { describeResume } from './describeResume';
 
 /** Options of `formatBatchReport`: how many of the slowest and of the failed runs to list. */
 export interface FormatBatchReportOptions {
@@ -38,6 +39,9 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
   out.push(
     ...table([...RUN_OUTCOMES.map((o) => [o, String(totals.outcomes[o])]), ['total', String(runs.length)]], ['l', 'r']),
   );
+
+  out.push(...resumedLines(runs));
+  out.push(...approvalLines(runs));
 
   out.push('', 'Spend against the caps');
   out.push(
@@ -85,6 +89,46 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
   }
   // Every line is one line: ids, messages and paths from the run are shown escaped.
   return out.map(escapeControl).join('\n');
+}
+
+/** The most resumed runs listed one by one; the counts cover them all. */
+const RESUMED_SHOWN = 20;
+
+/**
+ * With `resume`: how many runs had finished earlier, continued from their journal, restarted,
+ * or are new, and for each run that went on from an earlier attempt, how.
+ */
+function resumedLines(runs: BatchReport['runs']): string[] {
+  if (!runs.some((r) => r.resumed !== undefined)) return [];
+  const count = { finished: 0, continued: 0, restarted: 0, new: 0 };
+  for (const run of runs) count[run.resumed ?? 'new'] += 1;
+  const out = [
+    '',
+    `Resumed: ${count.finished} finished earlier (not run again), ${count.continued} continued from their journal, ` +
+      `${count.restarted} restarted, ${count.new} new`,
+  ];
+  const again = runs.filter((r) => r.resumed === 'continued' || r.resumed === 'restarted');
+  for (const run of again.slice(0, RESUMED_SHOWN)) out.push(`  ${run.id}  ${describeResume(run)}`);
+  if (again.length > RESUMED_SHOWN) out.push(`  and ${again.length - RESUMED_SHOWN} more`);
+  return out;
+}
+
+/** The most parked runs listed one by one; the counts cover them all. */
+const PARKED_SHOWN = 20;
+
+/** Runs that parked for approval: how many, and for each how often, for how many calls and how long it waited. */
+function approvalLines(runs: BatchReport['runs']): string[] {
+  const parked = runs.filter((r) => r.approval !== undefined);
+  if (parked.length === 0) return [];
+  const waitedMs = parked.reduce((sum, r) => sum + r.approval!.waitedMs, 0);
+  const out = ['', `Parked for approval: ${plural(parked.length, 'run')}, ${formatDuration(waitedMs)} waited in all`];
+  for (const run of parked.slice(0, PARKED_SHOWN)) {
+    const { waits, calls, waitedMs: ms } = run.approval!;
+    const times = waits === 1 ? '' : ` over ${waits} waits`;
+    out.push(`  ${run.id}  waited ${formatDuration(ms)} for ${plural(calls, 'approval')}${times}, then ${run.outcome}`);
+  }
+  if (parked.length > PARKED_SHOWN) out.push(`  and ${parked.length - PARKED_SHOWN} more`);
+  return out;
 }
 
 /** One row per limit, in report order: what was used, the batch cap (with its share), the per-run cap. */

@@ -24,9 +24,15 @@ import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask, type AgentSource, type TaskRun } from './runTask';
+import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import { lockFolder, type FolderLock } from './lockFolder';
 import { resumeState } from './resumeState';
+import { readHistoryInto } from '../history/loadHistory';
+import { resolveResumeTools, type ResumeToolPolicy } from '../agent/ResumeToolPolicy';
+import type { RecordedLine, ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
 import { MANIFEST_FILE, writeBatchManifest } from './batchManifest';
+import { ParkedRuns, type ApprovalWait, type BatchApprovalRequest, type Slot } from './ParkedRuns';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
 export interface BatchTask {
@@ -58,7 +64,9 @@ export interface BatchOptions {
   perRun?: BudgetLimits;
   /**
    * Limits for the whole batch, charged as usage happens. `maxWallMs` is the batch's elapsed time.
-   * Total spend passes a limit by at most one LLM response per run in flight (see `runBatch`).
+   * Total spend passes a limit by at most one LLM response per run in flight (see `runBatch`),
+   * except a `maxCostUsd` with `strict: true`, which it never passes: each call holds its
+   * worst case in the shared pool before it starts.
    */
   total?: BudgetLimits;
   /** Retries of a failed LLM call, per run, as `AgentWithStateMachine` takes them. */
@@ -87,11 +95,22 @@ export interface BatchOptions {
   /**
    * Finish an interrupted run of this batch in `historyDir` (the same tasks, in the same order,
    * as its `batch.json`): runs that ended are not run again and their report rows come from
-   * their files; runs cut off mid-turn start again (their file is kept beside as
-   * `<file>.interrupted`), with what they spent before counted; runs that never started start.
-   * The shared budget starts from the spend in the files, so a cap holds across both processes.
+   * their files; runs never started start. A run cut off mid-turn whose file has a journal
+   * (`journal: true`) continues: its journaled LLM responses are handed to its loop's
+   * `acceptRecorded` with no request made, its recorded tool calls follow `resumeTools`, then it
+   * goes live. A run without a journal, or whose loop has no `acceptRecorded`, starts again
+   * from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
+   * file holds the whole run, and what it spent before counts in its usage (and `perRun`). The
+   * shared budget starts from the spend in the files, so a cap holds across both processes.
    */
   resume?: boolean;
+  /**
+   * With `resume`: which tool calls of a cut-off run are run again (tools that only read) and
+   * which are answered from its journal (the default, for all). `{ default?, rerun?, replay? }`
+   * with tool names, or a function of the call returning `'replay'` or `'rerun'`. A call cut
+   * off while it ran is run again only under `'rerun'`; otherwise it is answered as interrupted.
+   */
+  resumeTools?: ResumeToolPolicy;
   /** Aborting cancels the runs in flight and skips the rest; the report still comes back. */
   signal?: AbortSignal;
   /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
@@ -105,10 +124,37 @@ export interface BatchOptions {
   /** Tool calls of one response run at once, per run. Default 1. */
   toolConcurrency?: number;
   /**
+   * Each run's table, approval policy and compaction, as `AgentWithStateMachineOptions` has
+   * them. A run waiting for approval is parked: it lets go of its slot, `onApproval` gets its
+   * calls, and once all are answered it takes the next free slot (before new tasks) and goes on.
+   * A parked run ends on its own after `approvalTimeoutMs`; with no timeout the batch waits
+   * for the answers, or for `signal`, which ends parked runs as `cancelled`.
+   */
+  table?: AgentWithStateMachineOptions['table'];
+  approve?: AgentWithStateMachineOptions['approve'];
+  approvalTimeoutMs?: number;
+  /**
+   * Called when a run parks for approval, with its calls and `approve(callId, { input? })` /
+   * `deny(callId, reason?)`, which may be called at once or any time later. A throw is logged;
+   * the run stays parked. Answers given straight to the run's agent (through `onRun`) make
+   * it go on at once, outside the concurrency count.
+   */
+  onApproval?: (request: BatchApprovalRequest) => void | Promise<void>;
+  compact?: boolean;
+  /**
    * Journal every LLM attempt and tool call in each run's history file, as
    * `AgentWithStateMachine` takes it (`true` or `{ redact }`). Needs `historyDir`.
    */
   journal?: AgentWithStateMachineOptions['journal'];
+  /**
+   * The money ledger in each run's history file without the journal's content, as
+   * `AgentWithStateMachine` takes it: a `reserve` line fsync'ed before each LLM attempt. Needs `historyDir`.
+   */
+  ledger?: boolean;
+  /** The reservation a ledger line states when a call's worst case is unknown, as `AgentWithStateMachine` takes it. */
+  ledgerDefaultMaxCostUsd?: number;
+  /** The fewest output tokens a strict cap lowers a request to, as `AgentWithStateMachine` takes it. Default 256. */
+  minOutputTokens?: number;
   /** Budgets kept outside this process (shared by workers on several machines), consulted by every run. */
   externalBudgets?: readonly ExternalBudget[];
   /** After an abort, how long a run's running operation may take to stop before it is abandoned. Default 1,000 ms. */
@@ -122,6 +168,7 @@ export interface BatchOptions {
   /**
    * Called with each run's adapter before its turn starts, to instrument it (tracing, metrics,
    * listeners); may return a function called when the run has ended. A throw ends that run as `error`.
+   * Not called for framework tasks (`{ id, run(mirror) }`): they have a mirror, not an adapter.
    */
   onRun?: (run: { id: string; index: number; agent: AgentWithStateMachine }) => (() => void) | void;
 }
@@ -136,9 +183,13 @@ export interface RunReport extends Omit<TaskRun, 'outcome'> {
   outcome: RunOutcome;
   /**
    * With `resume`: `finished` — the run had ended before, its row is from its file;
-   * `restarted` — it had been cut off and ran again, its usage counting both attempts.
+   * `continued` — it had been cut off, and went on from its journal (`resume.recordedCalls`
+   * responses served without a request); `restarted` — it had been cut off and ran again from
+   * the beginning (`resume.reason` says why, when the adapter was reached). Its usage counts both attempts.
    */
-  resumed?: 'finished' | 'restarted';
+  resumed?: 'finished' | 'continued' | 'restarted';
+  /** The run parked for approval: how often, for how many calls, and how long it waited. */
+  approval?: ApprovalWait;
 }
 
 /** Usage summed over all runs, and how many runs ended each way. */
@@ -172,6 +223,10 @@ export interface BatchProgress {
   /** What just happened. */
   event:
     | { type: 'started'; index: number; id: string }
+    /** A run waiting for approval let go of its slot, `calls` waiting for `onApproval`'s answers. */
+    | { type: 'parked'; index: number; id: string; calls: number }
+    /** A parked run with its answers took a slot again and goes on. */
+    | { type: 'resumed'; index: number; id: string; calls: number }
     | { type: 'finished'; index: number; run: RunReport }
     | { type: 'skipped'; count: number; reason: SkipReason; message: string };
 }
@@ -205,7 +260,10 @@ const PROBE_SINK = { write: () => undefined, journal: () => undefined };
  * - Memory: a run keeps only the adapter's bounded history while it runs and numbers after;
  *   `historyDir` gets the full history of each run, line by line, as it happens.
  */
-export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions = {}): Promise<BatchReport> {
+export async function runBatch(
+  tasks: Iterable<BatchTask | FrameworkTask>,
+  options: BatchOptions = {},
+): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   const {
     concurrency = 4,
@@ -229,7 +287,16 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     toolConcurrency,
     externalBudgets,
     journal,
+    ledger,
+    ledgerDefaultMaxCostUsd,
+    minOutputTokens,
     resume = false,
+    resumeTools,
+    table,
+    approve,
+    approvalTimeoutMs,
+    onApproval,
+    compact,
   } = options;
   const list = materialize(tasks);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
@@ -252,10 +319,19 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       'false unless `historyDir` names the folder of the batch to resume',
       resume,
     );
+  resolveResumeTools(resumeTools, 'resumeTools');
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (onApproval !== undefined && typeof onApproval !== 'function')
+    throw new InvalidArgumentError(
+      'onApproval',
+      'a function ({ id, index, calls, approve, deny }) => void',
+      onApproval,
+    );
+  if (onApproval !== undefined && approve === undefined)
+    throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
   if (onRun !== undefined && typeof onRun !== 'function')
     throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
   if (journal !== undefined && journal !== false && historyDir === undefined) {
@@ -265,6 +341,12 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
       journal,
     );
   }
+  if (ledger === true && historyDir === undefined)
+    throw new InvalidArgumentError(
+      'ledger',
+      "left out (or false) unless `historyDir` is set: the ledger is kept in each run's history file",
+      ledger,
+    );
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
@@ -278,6 +360,13 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     ...(toolConcurrency === undefined ? {} : { toolConcurrency }),
     ...(externalBudgets === undefined ? {} : { externalBudgets }),
     ...(journal === undefined ? {} : { journal }),
+    ...(ledger === undefined ? {} : { ledger }),
+    ...(ledgerDefaultMaxCostUsd === undefined ? {} : { ledgerDefaultMaxCostUsd }),
+    ...(minOutputTokens === undefined ? {} : { minOutputTokens }),
+    ...(table === undefined ? {} : { table }),
+    ...(approve === undefined ? {} : { approve }),
+    ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
+    ...(compact === undefined ? {} : { compact }),
   };
   // The probe has the sink every run has, so that the journal's need of one is checked too.
   new AgentWithStateMachine(
@@ -300,6 +389,7 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
     limits: { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) },
     concurrency,
   };
+  let lock: FolderLock | undefined;
   if (historyDir !== undefined) {
     try {
       fs.mkdirSync(historyDir, { recursive: true });
@@ -311,213 +401,255 @@ export async function runBatch(tasks: Iterable<BatchTask>, options: BatchOptions
         { cause: error },
       );
     }
-    if (!overwriteHistory && !resume)
+    // Before anything is written: two batches never write into one folder.
+    lock = lockFolder(historyDir, `runBatch in ${process.argv[1] ?? 'node'}`);
+  }
+  try {
+    if (historyDir !== undefined && !overwriteHistory && !resume)
       assertNoClash(
         historyDir,
         fileNames.map((name) => `${name}.jsonl`),
       );
-  }
-  // What an interrupted run of this batch left in the folder, when resuming it.
-  const earlier = resume
-    ? await resumeState(
-        historyDir!,
-        list.map((t) => t.id),
-      )
-    : undefined;
-  if (historyDir !== undefined && earlier === undefined) {
-    // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
-    writeBatchManifest(historyDir, {
-      startedAt: clock(),
-      concurrency,
-      limits: batchInfo.limits,
-      tasks: list.map((t, i) => ({ id: t.id, file: `${fileNames[i]!}.jsonl` })),
-    });
-  }
-
-  const startedAt = clock();
-  const pool = new Budget(total ?? {}, { label: 'shared budget', elapsedWall: { clock } });
-  const runs: RunReport[] = new Array<RunReport>(list.length);
-  const outcomes = countOutcomes();
-  let next = 0;
-  let running = 0;
-  let done = 0;
-  for (const [index, state] of (earlier ?? []).entries()) {
-    // Spent before, by ended and cut-off runs alike: the shared budget starts from it.
-    if (state.kind !== 'not_started') pool.charge(state.usage);
-    if (state.kind === 'finished') {
-      const { outcome, usage, transitions, file } = state;
-      runs[index] = {
-        id: list[index]!.id,
-        outcome,
-        usage,
-        durationMs: 0,
-        transitions,
-        historyFile: file,
-        resumed: 'finished',
-      };
-      outcomes[outcome] += 1;
-      done += 1;
-    }
-  }
-  /** Moves `next` past the tasks a resumed batch does not run again. */
-  const skipFinished = (): void => {
-    while (next < list.length && runs[next] !== undefined) next += 1;
-  };
-  // One controller for every run (not one per run: an AbortController costs microseconds to
-  // make on Node 20), aborted once when the caller's signal aborts. Every run in flight
-  // listens to it, so the listener cap is lifted — on this internal signal only.
-  const cancelRuns = new AbortController();
-  setMaxListeners(0, cancelRuns.signal);
-  // Agent factories still pending are also aborted when total.maxWallMs passes (a turn has its
-  // own deadline, a factory does not): one more shared controller, for them alone.
-  const cancelFactories = new AbortController();
-  setMaxListeners(0, cancelFactories.signal);
-  if (signal?.aborted) {
-    cancelRuns.abort(signal.reason);
-    cancelFactories.abort(signal.reason);
-  }
-  let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
-
-  const progress = (event: BatchProgress['event']): void => {
-    if (onProgress === undefined) return;
-    try {
-      const returned: unknown = onProgress({
-        done,
-        total: list.length,
-        running,
-        outcomes: { ...outcomes },
-        usage: pool.usage,
-        event,
+    // What an interrupted run of this batch left in the folder, when resuming it.
+    const earlier = resume
+      ? await resumeState(
+          historyDir!,
+          list.map((t) => t.id),
+        )
+      : undefined;
+    if (historyDir !== undefined && earlier === undefined) {
+      // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
+      writeBatchManifest(historyDir, {
+        startedAt: clock(),
+        concurrency,
+        limits: batchInfo.limits,
+        tasks: list.map((t, i) => ({ id: t.id, file: `${fileNames[i]!}.jsonl` })),
       });
-      // An async callback's rejection would otherwise surface as an unhandled rejection.
-      if (returned instanceof Promise)
-        returned.catch((error: unknown) => log?.error(`onProgress failed: ${messageOf(error)}`));
-    } catch (error) {
-      log?.error(`onProgress threw: ${messageOf(error)}; the batch goes on`);
     }
-  };
 
-  /** Why no further run may start, once that is so; the reason sticks. */
-  const stopReason = (): typeof stopped => {
-    if (stopped !== undefined) return stopped;
-    if (signal?.aborted) stopped = { reason: 'aborted', message: abortMessage(signal.reason) };
-    else {
-      const spent = pool.spent();
-      if (spent !== undefined) stopped = { reason: 'budget_exceeded', message: spent.message, spent };
+    const startedAt = clock();
+    const pool = new Budget(total ?? {}, { label: 'shared budget', elapsedWall: { clock } });
+    const runs: RunReport[] = new Array<RunReport>(list.length);
+    const outcomes = countOutcomes();
+    let next = 0;
+    let running = 0;
+    let done = 0;
+    for (const [index, state] of (earlier ?? []).entries()) {
+      // Spent before, by ended and cut-off runs alike: the shared budget starts from it.
+      if (state.kind !== 'not_started') pool.charge(state.usage);
+      if (state.kind === 'finished') {
+        const { outcome, usage, transitions, file } = state;
+        runs[index] = {
+          id: list[index]!.id,
+          outcome,
+          usage,
+          durationMs: 0,
+          transitions,
+          historyFile: file,
+          resumed: 'finished',
+        };
+        outcomes[outcome] += 1;
+        done += 1;
+      }
     }
-    return stopped;
-  };
-
-  const skipRest = (): void => {
-    const why = stopReason();
-    skipFinished();
-    if (why === undefined || next >= list.length) return;
-    let count = 0;
-    for (; next < list.length; next++) {
-      if (runs[next] !== undefined) continue;
-      count += 1;
-      const before = earlier?.[next];
-      runs[next] = {
-        id: list[next]!.id,
-        outcome: 'skipped',
-        // A resumed run cut off before keeps what that attempt spent, so the totals count it.
-        usage: before?.kind === 'interrupted' ? before.usage : emptyUsage(),
-        durationMs: 0,
-        transitions: 0,
-        error: new RunSkippedError(why.reason, why.message, why.spent),
-      };
+    /** Moves `next` past the tasks a resumed batch does not run again. */
+    const skipFinished = (): void => {
+      while (next < list.length && runs[next] !== undefined) next += 1;
+    };
+    // One controller for every run (not one per run: an AbortController costs microseconds to
+    // make on Node 20), aborted once when the caller's signal aborts. Every run in flight
+    // listens to it, so the listener cap is lifted — on this internal signal only.
+    const cancelRuns = new AbortController();
+    setMaxListeners(0, cancelRuns.signal);
+    // Agent factories still pending are also aborted when total.maxWallMs passes (a turn has its
+    // own deadline, a factory does not): one more shared controller, for them alone.
+    const cancelFactories = new AbortController();
+    setMaxListeners(0, cancelFactories.signal);
+    if (signal?.aborted) {
+      cancelRuns.abort(signal.reason);
+      cancelFactories.abort(signal.reason);
     }
-    outcomes.skipped += count;
-    done += count;
-    log?.info(`${why.message}: skipping ${count} run${count === 1 ? '' : 's'} not yet started`);
-    progress({ type: 'skipped', count, reason: why.reason, message: why.message });
-  };
+    let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
 
-  const runOne = async (index: number): Promise<RunReport> => {
-    const task = list[index]!;
-    const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
-    const run = await runTask(task, {
-      name: `tasks[${index}]`,
-      adapter: { ...adapterOptions, budget: perRun ?? {}, sharedBudgets: [pool] },
-      // Without a batch signal nothing can cancel a run, and the adapter need not listen.
-      ...(signal === undefined ? {} : { signal: cancelRuns.signal }),
-      ...(canAbort ? { factorySignal: cancelFactories.signal } : {}),
-      ...(historyDir === undefined
-        ? {}
-        : {
-            historyFile: path.join(historyDir, `${fileNames[index]!}.jsonl`),
-            historyOptions: {
-              runId: task.id,
-              metadata: { taskId: task.id, index, batch: batchInfo },
-              overwrite: overwriteHistory,
-              startedAt: clock(),
-              ...sinkModes,
-            },
-          }),
-      ...(onRun === undefined ? {} : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
-      ...(log === undefined ? {} : { onProblem: log.error }),
+    const progress = (event: BatchProgress['event']): void => {
+      if (onProgress === undefined) return;
+      try {
+        const returned: unknown = onProgress({
+          done,
+          total: list.length,
+          running,
+          outcomes: { ...outcomes },
+          usage: pool.usage,
+          event,
+        });
+        // An async callback's rejection would otherwise surface as an unhandled rejection.
+        if (returned instanceof Promise)
+          returned.catch((error: unknown) => log?.error(`onProgress failed: ${messageOf(error)}`));
+      } catch (error) {
+        log?.error(`onProgress threw: ${messageOf(error)}; the batch goes on`);
+      }
+    };
+
+    /** Why no further run may start, once that is so; the reason sticks. */
+    const stopReason = (): typeof stopped => {
+      if (stopped !== undefined) return stopped;
+      if (signal?.aborted) stopped = { reason: 'aborted', message: abortMessage(signal.reason) };
+      else {
+        const spent = pool.spent();
+        if (spent !== undefined) stopped = { reason: 'budget_exceeded', message: spent.message, spent };
+      }
+      return stopped;
+    };
+
+    const skipRest = (): void => {
+      const why = stopReason();
+      skipFinished();
+      if (why === undefined || next >= list.length) return;
+      let count = 0;
+      for (; next < list.length; next++) {
+        if (runs[next] !== undefined) continue;
+        count += 1;
+        const before = earlier?.[next];
+        runs[next] = {
+          id: list[next]!.id,
+          outcome: 'skipped',
+          // A resumed run cut off before keeps what that attempt spent, so the totals count it.
+          usage: before?.kind === 'interrupted' ? before.usage : emptyUsage(),
+          durationMs: 0,
+          transitions: 0,
+          error: new RunSkippedError(why.reason, why.message, why.spent),
+        };
+      }
+      outcomes.skipped += count;
+      done += count;
+      log?.info(`${why.message}: skipping ${count} run${count === 1 ? '' : 's'} not yet started`);
+      progress({ type: 'skipped', count, reason: why.reason, message: why.message });
+    };
+
+    // Runs waiting for approval, out of their slots; `running` counts the runs in a slot.
+    const parked = new ParkedRuns({
+      canPark: approve !== undefined,
+      clock,
+      ...(onApproval === undefined ? {} : { onApproval }),
+      onProblem: (message) => log?.error(message),
+      onChange: ({ type, index, calls }) => {
+        running += type === 'parked' ? -1 : 1;
+        progress({ type, index, id: list[index]!.id, calls });
+      },
     });
-    return { id: task.id, ...run };
-  };
 
-  const worker = async (): Promise<void> => {
-    for (skipFinished(); next < list.length; skipFinished()) {
-      if (stopReason() !== undefined) return skipRest();
-      const index = next++;
+    const runOne = async (index: number, slot: Slot, resumeFrom?: ResumeFrom): Promise<RunReport> => {
+      const task = list[index]!;
+      const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
+      const run = await runTask(task, {
+        name: `tasks[${index}]`,
+        adapter: {
+          ...adapterOptions,
+          budget: perRun ?? {},
+          sharedBudgets: [pool],
+          ...(resumeFrom === undefined ? {} : { resumeFrom }),
+        },
+        // Without a batch signal nothing can cancel a run, and the adapter need not listen.
+        ...(signal === undefined ? {} : { signal: cancelRuns.signal }),
+        ...(canAbort ? { factorySignal: cancelFactories.signal } : {}),
+        ...(historyDir === undefined
+          ? {}
+          : {
+              historyFile: path.join(historyDir, `${fileNames[index]!}.jsonl`),
+              historyOptions: {
+                runId: task.id,
+                metadata: { taskId: task.id, index, batch: batchInfo },
+                overwrite: overwriteHistory,
+                startedAt: clock(),
+                ...sinkModes,
+              },
+            }),
+        ...(onRun === undefined
+          ? {}
+          : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
+        ...(log === undefined ? {} : { onProblem: log.error }),
+        awaitApproval: (agent) => parked.park(task.id, index, agent, slot),
+      });
+      const wait = parked.takeWait(index);
+      return { id: task.id, ...run, ...(wait === undefined ? {} : { approval: { ...wait } }) };
+    };
+
+    /** One run from its start to its end; it holds `slot` except while parked. */
+    const runWhole = async (index: number, slot: Slot): Promise<void> => {
       running += 1;
       progress({ type: 'started', index, id: list[index]!.id });
       const before = earlier?.[index];
-      // Kept, not overwritten, once the run starts again: what the cut-off attempt did and spent stays readable.
-      if (before?.kind === 'interrupted') fs.renameSync(before.file, freeName(`${before.file}.interrupted`));
-      let run = await runOne(index);
-      if (before?.kind === 'interrupted')
-        run = { ...run, usage: addUsage(before.usage, run.usage), resumed: 'restarted' };
-      running -= 1;
+      let resumeFrom: ResumeFrom | undefined;
+      if (before?.kind === 'interrupted') {
+        // Its journal, read before the file is moved aside: what the run continues from.
+        resumeFrom = { journal: await readJournal(before.file), usage: before.usage };
+        if (resumeTools !== undefined) resumeFrom.tools = resumeTools;
+        // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
+        fs.renameSync(before.file, freeName(`${before.file}.interrupted`));
+      }
+      let run = await runOne(index, slot, resumeFrom);
+      if (before?.kind === 'interrupted') {
+        // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
+        const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;
+        run = { ...run, usage, resumed: run.resume?.mode ?? 'restarted' };
+      }
+      // A run that ended while parked (its approval timeout, an abort) held no slot.
+      if (slot.held) running -= 1;
       done += 1;
       outcomes[run.outcome] += 1;
       runs[index] = run;
       progress({ type: 'finished', index, run });
+    };
+
+    /** The next task to start, if one may: none once all are taken, or the batch stopped (the rest skipped). */
+    const take = (): number | undefined => {
+      skipFinished();
+      if (next >= list.length) return undefined;
+      if (stopReason() !== undefined) return void skipRest();
+      return next++;
+    };
+
+    // One listener on the caller's signal, however many runs: it cancels those in flight and
+    // skips what is left at once, so progress shows it before the runs in flight end.
+    const onAbort = (): void => {
+      cancelRuns.abort(signal?.reason);
+      if (!cancelFactories.signal.aborted) cancelFactories.abort(signal?.reason);
+      skipRest();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
+    // aborted (with the grace) so that a hanging one cannot keep the batch from ending.
+    const deadline = new UsageMeter({
+      budgets: [pool],
+      clock,
+      onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)),
+    });
+    deadline.start();
+    try {
+      await parked.runSlots(Math.min(concurrency, list.length), take, runWhole);
+    } finally {
+      deadline.stop();
+      signal?.removeEventListener('abort', onAbort);
     }
-  };
 
-  // One listener on the caller's signal, however many runs: it cancels those in flight and
-  // skips what is left at once, so progress shows it before the runs in flight end.
-  const onAbort = (): void => {
-    cancelRuns.abort(signal?.reason);
-    if (!cancelFactories.signal.aborted) cancelFactories.abort(signal?.reason);
-    skipRest();
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
-  // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
-  // aborted (with the grace) so that a hanging one cannot keep the batch from ending.
-  const deadline = new UsageMeter({
-    budgets: [pool],
-    clock,
-    onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)),
-  });
-  deadline.start();
-  try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
+    let totals = emptyUsage();
+    for (const run of runs) totals = addUsage(totals, run.usage);
+    return {
+      runs,
+      totals: { ...totals, outcomes },
+      limits: {
+        ...(perRun === undefined ? {} : { perRun: { ...perRun } }),
+        ...(total === undefined ? {} : { total: { ...total } }),
+      },
+      concurrency,
+      durationMs: Math.max(0, clock() - startedAt) || 0,
+      ...(stopped === undefined || outcomes.skipped === 0
+        ? {}
+        : { stopped: { reason: stopped.reason, message: stopped.message } }),
+    };
   } finally {
-    deadline.stop();
-    signal?.removeEventListener('abort', onAbort);
+    lock?.release();
   }
-
-  let totals = emptyUsage();
-  for (const run of runs) totals = addUsage(totals, run.usage);
-  return {
-    runs,
-    totals: { ...totals, outcomes },
-    limits: {
-      ...(perRun === undefined ? {} : { perRun: { ...perRun } }),
-      ...(total === undefined ? {} : { total: { ...total } }),
-    },
-    concurrency,
-    durationMs: Math.max(0, clock() - startedAt) || 0,
-    ...(stopped === undefined || outcomes.skipped === 0
-      ? {}
-      : { stopped: { reason: stopped.reason, message: stopped.message } }),
-  };
 }
 
 function countOutcomes(): Record<RunOutcome, number> {
@@ -525,7 +657,7 @@ function countOutcomes(): Record<RunOutcome, number> {
 }
 
 /** Tasks checked and copied once, so a generator is read once and ids are known to be unique before anything runs. */
-function materialize(tasks: unknown): BatchTask[] {
+function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
   const iterable =
     typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
   if (!iterable) throw new InvalidArgumentError('tasks', 'an array or iterable of { id, input, agent }', tasks);
@@ -533,20 +665,29 @@ function materialize(tasks: unknown): BatchTask[] {
   const seen = new Map<string, number>();
   list.forEach((task, i) => {
     if (typeof task !== 'object' || task === null)
-      throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, agent }', task);
+      throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, agent } or { id, input?, run }', task);
     const { id, input, agent } = task as Record<string, unknown>;
     if (typeof id !== 'string' || id === '') throw new InvalidArgumentError(`tasks[${i}].id`, 'a non-empty string', id);
     const first = seen.get(id);
     if (first !== undefined)
       throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
     seen.set(id, i);
+    if (isFrameworkTask(task)) {
+      if (input !== undefined && typeof input !== 'string')
+        throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message) or undefined', input);
+      return;
+    }
     if (typeof input !== 'string')
       throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
     if (!((typeof agent === 'object' && agent !== null) || typeof agent === 'function')) {
-      throw new InvalidArgumentError(`tasks[${i}].agent`, 'an AgentLoop or a function returning one', agent);
+      throw new InvalidArgumentError(
+        `tasks[${i}].agent`,
+        'an AgentLoop or a function returning one (or give `run(mirror)` for a framework loop)',
+        agent,
+      );
     }
   });
-  return list as BatchTask[];
+  return list as Array<BatchTask | FrameworkTask>;
 }
 
 /** Fails, naming them, when files this batch would write are already there (links included). */
@@ -578,6 +719,20 @@ function assertNoClash(dir: string, files: readonly string[]): void {
     dir,
     `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`,
   );
+}
+
+/** The journal lines of a cut-off run's file (none when it was written without a journal, or cannot be read). */
+async function readJournal(file: string): Promise<RecordedLine[]> {
+  const lines: RecordedLine[] = [];
+  try {
+    await readHistoryInto(file, { onWarning: () => undefined }, (entry) => {
+      if (entry.kind === 'journal') lines.push(entry.journal);
+    });
+  } catch {
+    // resumeState read it a moment ago; a file that fails now restarts its run.
+    return [];
+  }
+  return lines;
 }
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */

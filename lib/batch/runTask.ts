@@ -1,14 +1,19 @@
 import type { AgentLoop } from '../agent/AgentLoop';
-import { AgentWithStateMachine, type AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
+import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { Deadline } from '../agent/Deadline';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
-import type { TurnOutcome } from '../agent/TurnOutcome';
-import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
-import { JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { emptyUsage } from '../agent/UsageTotals';
+import { JsonlHistorySink } from '../history/JsonlHistorySink';
 import { messageOf } from '../internal/messageOf';
 import { settleWithGrace } from '../internal/settleWithGrace';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import type { HistorySink } from '../machine/StateMachine';
+import { isFrameworkTask, runFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import type { RunTaskOptions } from './RunTaskOptions';
+import type { TaskRun } from './TaskRun';
+
+export type { RunTaskOptions } from './RunTaskOptions';
+export type { TaskRun } from './TaskRun';
 
 /** Where a run's agent comes from: the loop itself, or a factory called when the run starts. */
 export type AgentSource = AgentLoop | ((ctx: { signal: AbortSignal }) => AgentLoop | Promise<AgentLoop>);
@@ -22,55 +27,17 @@ export interface AgentTask {
   agent: AgentSource;
 }
 
-/** Options of `runTask(task, options)`. */
-export interface RunTaskOptions {
-  /** How the task is named in errors, e.g. `tasks[3]`. Default `task`. */
-  name?: string;
-  /** Options of the run's `AgentWithStateMachine`: budgets (shared and external ones too), retries, pricing, logger, clock. */
-  adapter?: AgentWithStateMachineOptions;
-  /** Cancels the run: its turn, and a pending agent factory. */
-  signal?: AbortSignal;
-  /**
-   * Aborts a pending agent factory, when that differs from `signal` (a batch's deadline stops
-   * factories, while turns meet it through their budgets). Aborted with a `Deadline`, the run
-   * ends as `budget_exceeded`. Default `signal`.
-   */
-  factorySignal?: AbortSignal;
-  /** Writes the run's history, as it happens, to this JSON Lines file, opened with `historyOptions`. */
-  historyFile?: string;
-  historyOptions?: JsonlHistorySinkOptions;
-  /** Called with the run's adapter before its turn starts; may return a function called when the run has ended. A throw ends the run as `error`. */
-  onRun?: (agent: AgentWithStateMachine) => (() => void) | void;
-  /** Told what went wrong outside the run's outcome: an end function that threw, an incomplete history file. */
-  onProblem?: (message: string) => void;
-}
-
-/** How one task's run ended. Numbers and a path only. */
-export interface TaskRun {
-  outcome: TurnOutcome;
-  /** The run's usage. */
-  usage: UsageTotals;
-  /** From start to end of the run, history file and agent factory included. */
-  durationMs: number;
-  /** Moves the run's machine made: the record lines of its history file. */
-  transitions: number;
-  /** The history file, when one was opened. */
-  historyFile?: string;
-  /** Why the run did not end normally: a `TurnError`, the factory's failure, a `HistoryFileError`. */
-  error?: Error;
-  /** Writing the history file failed part-way: the file is incomplete. */
-  historyError?: Error;
-}
-
 /**
- * Runs one agent task: builds its agent (a factory gets the abort signal and, once aborted,
+ * Runs one task: an agent task, or a framework task (`{ id, input?, run(mirror) }`, see
+ * `runFrameworkTask`). For an agent task it builds its agent (a factory gets the abort signal and, once aborted,
  * `cancelGraceMs` to settle before it is abandoned), runs one turn through its own
  * `AgentWithStateMachine`, writes its history file, and says how it ended. It never throws
  * for what happens in the run: a failing factory, adapter option, history file or `onRun` ends
  * the run as `error` (or `cancelled`) with the cause. `runBatch` and the BullMQ worker run
  * each task through it; their own part is only the scheduling around it.
  */
-export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Promise<TaskRun> {
+export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskOptions = {}): Promise<TaskRun> {
+  if (isFrameworkTask(task)) return runFrameworkTask(task, options);
   const {
     name = 'task',
     adapter: adapterOptions = {},
@@ -121,7 +88,12 @@ export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Pr
     }
     runEnded = onRun?.(adapter);
     // Without a signal nothing can cancel the run, and the adapter need not listen.
-    const result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal });
+    let result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal });
+    // A run waiting for approval goes on when its calls are answered (through `onRun`'s adapter,
+    // or the batch's parking, which `awaitApproval` is).
+    const { awaitApproval } = options;
+    while (result.outcome === 'awaiting_approval')
+      result = await (awaitApproval === undefined ? adapter.resume() : awaitApproval(adapter, result));
     ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
   } catch (error) {
     // Only what runs outside a turn lands here (factory, history file, adapter options, onRun): runTurn itself does not throw.
@@ -170,6 +142,8 @@ export async function runTask(task: AgentTask, options: RunTaskOptions = {}): Pr
   if (sink !== undefined) run.historyFile = sink.path;
   if (ended.error !== undefined) run.error = ended.error;
   if (historyError !== undefined) run.historyError = historyError;
+  const resume = adapter?.resumed;
+  if (resume !== undefined) run.resume = resume;
   return run;
 }
 

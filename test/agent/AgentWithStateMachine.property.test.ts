@@ -98,7 +98,7 @@ describe('AgentWithStateMachine with random scripted agents (property-based)', (
           for (let t = 0; t < turns; t++) {
             const result = await d.adapter.runTurn(`turn ${t}`);
             expect(d.adapter.machine.isInTerminalState()).toBe(true);
-            expect(ENDS[result.outcome]).toContain(d.adapter.machine.current);
+            expect(ENDS[result.outcome as TurnOutcome]).toContain(d.adapter.machine.current);
             if (result.outcome !== 'end_of_turn') expect(result.error).toBeInstanceOf(Error);
             turnUsage.costUsd += result.usage.costUsd;
             turnUsage.inputTokens += result.usage.inputTokens;

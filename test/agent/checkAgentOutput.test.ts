@@ -137,8 +137,11 @@ describe('splitUsage() field by field', () => {
     for (const key of KEYS) {
       const value = usage[key];
       if (value === undefined) continue;
-      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) valid[key] = value;
-      else problems.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
+      const max = key === 'costUsd' ? 1e4 : 1e9;
+      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) {
+        if (value <= max) valid[key] = value;
+        else problems.push(`usage.${key} must be at most ${max} (the stated bound for one response), got ${value}`);
+      } else problems.push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
     }
     return { valid, problems };
   }

@@ -192,4 +192,56 @@ Runs that did not end normally: 2
       'Expected `failures` to be a non-negative integer, got `1.5` (number)',
     );
   });
+
+  it('says, with resume, how each run went on: finished earlier, continued from call N, restarted, new', () => {
+    const resumedReport: BatchReport = {
+      ...report,
+      runs: [
+        { ...report.runs[0]!, resumed: 'finished' },
+        {
+          ...report.runs[1]!,
+          resumed: 'continued',
+          resume: { mode: 'continued', recordedCalls: 2, replayedTools: 1, rerunTools: 0, interruptedTools: 1 },
+        },
+        {
+          ...report.runs[2]!,
+          resumed: 'restarted',
+          resume: {
+            mode: 'restarted',
+            reason: 'the agent loop has no acceptRecorded operation',
+            recordedCalls: 0,
+            replayedTools: 0,
+            rerunTools: 0,
+            interruptedTools: 0,
+          },
+        },
+        ...report.runs.slice(3),
+      ],
+    };
+    const text = formatBatchReport(resumedReport);
+    const others = report.runs.length - 3;
+    expect(text).toContain(
+      `Resumed: 1 finished earlier (not run again), 1 continued from their journal, 1 restarted, ${others} new\n` +
+        `  ${report.runs[1]!.id}  continued from LLM call 3 (2 responses served from the journal; 1 tool call replayed, 1 tool call answered as interrupted)\n` +
+        `  ${report.runs[2]!.id}  restarted from the beginning: the agent loop has no acceptRecorded operation\n`,
+    );
+    expect(formatBatchReport(report)).not.toContain('Resumed');
+  });
+
+  it('lists the runs that parked for approval: how long each waited, for how many calls, and how it ended', () => {
+    const parkedReport: BatchReport = {
+      ...report,
+      runs: [
+        { ...report.runs[0]!, approval: { waits: 1, calls: 1, waitedMs: 1_500 } },
+        { ...report.runs[1]!, approval: { waits: 2, calls: 3, waitedMs: 600 } },
+        ...report.runs.slice(2),
+      ],
+    };
+    expect(formatBatchReport(parkedReport)).toContain(
+      'Parked for approval: 2 runs, 2.1 s waited in all\n' +
+        `  ${report.runs[0]!.id}  waited 1.5 s for 1 approval, then end_of_turn\n` +
+        `  ${report.runs[1]!.id}  waited 600 ms for 3 approvals over 2 waits, then end_of_turn\n`,
+    );
+    expect(formatBatchReport(report)).not.toContain('Parked');
+  });
 });

@@ -737,7 +737,11 @@ describe('runBatch', () => {
     it.each<[string, unknown, string]>([
       ['not iterable', 42, 'Expected `tasks` to be an array or iterable of { id, input, agent }, got `42` (number)'],
       ['a string', 'abc', 'Expected `tasks` to be an array or iterable of { id, input, agent }, got `abc` (string)'],
-      ['a null task', [null], 'Expected `tasks[0]` to be an object { id, input, agent }, got `null`'],
+      [
+        'a null task',
+        [null],
+        'Expected `tasks[0]` to be an object { id, input, agent } or { id, input?, run }, got `null`',
+      ],
       [
         'an empty id',
         [{ id: '', input: 'go', agent: factory }],
@@ -754,7 +758,7 @@ describe('runBatch', () => {
       [
         'a bad agent',
         [{ id: 'a', input: 'go', agent: 42 }],
-        'Expected `tasks[0].agent` to be an AgentLoop or a function returning one, got `42` (number)',
+        'Expected `tasks[0].agent` to be an AgentLoop or a function returning one (or give `run(mirror)` for a framework loop), got `42` (number)',
       ],
       [
         'duplicate ids',

@@ -1,4 +1,5 @@
 import {
+  asSchema,
   generateText,
   streamText,
   type CallSettings,
@@ -12,14 +13,21 @@ import {
 import {
   InvalidArgumentError,
   type AgentLoop,
+  type LLMCall,
+  type LLMCallBound,
   type LLMResponse,
+  type CompactInfo,
+  type CompactResult,
   type OperationContext,
   type SettleInfo,
   type ToolCall,
   type ToolResult,
 } from 'agent-state-machine';
+import { dropOldestTurns } from '../../internal/dropOldestTurns';
 import { messageOf } from '../../internal/messageOf';
 import { safeStringify } from '../../internal/safeStringify';
+import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
+import { requestTokenBound } from '../../internal/requestTokenBound';
 import { usageFromAISDK } from './usageFromAISDK';
 
 /** Provider-specific options, as `generateText` takes them (the SDK does not export the type by name). */
@@ -111,6 +119,71 @@ class AISDKLoop implements AISDKAgentLoop {
     return this.#step(added, ctx);
   }
 
+  /**
+   * The bound of the next step's request: its messages, system prompt and tools (their input
+   * schemas as JSON Schema) serialized, and `callSettings.maxOutputTokens` (lowered to
+   * `ctx.maxOutputTokens`). Throws when no max output tokens are set.
+   */
+  async llmCallBound(call: LLMCall, ctx: OperationContext): Promise<LLMCallBound> {
+    const { model, system, callSettings, tools } = this.#options;
+    const max = loweredMaxTokens(callSettings?.maxOutputTokens, ctx.maxOutputTokens);
+    if (max === undefined)
+      throw new Error(
+        "fromAISDK sets no max output tokens, so a call's output (and its cost) has no bound: set callSettings.maxOutputTokens (a strict maxCostUsd needs it)",
+      );
+    const added = await this.#added(call);
+    const toolDefs = await Promise.all(
+      Object.entries(tools ?? {}).map(async ([name, t]) => ({
+        name,
+        description: t.description,
+        inputSchema: await asSchema(t.inputSchema).jsonSchema,
+      })),
+    );
+    const body = { system, messages: [...this.#messages, ...added], tools: toolDefs };
+    return {
+      inputTokens: requestTokenBound(body, body.messages.length + 1, toolDefs.length),
+      maxOutputTokens: max,
+      model: typeof model === 'string' ? model : model.modelId,
+    };
+  }
+
+  /** The messages a call adds to the conversation. */
+  async #added(call: LLMCall): Promise<ModelMessage[]> {
+    if (call.operation === 'sendUserMessage') return [{ role: 'user', content: call.message }];
+    return [
+      await this.#toolMessage(call.results),
+      ...call.messages.map((m): ModelMessage => ({ role: 'user', content: m })),
+    ];
+  }
+
+  /**
+   * Resuming: the request's messages and the recorded answer (its text and tool calls as an
+   * assistant message) join the conversation, as a step would add them; the answer's tool calls
+   * become the ones `runTool` takes.
+   */
+  async acceptRecorded(
+    _operation: 'sendUserMessage' | 'sendToolResults',
+    input:
+      { kind: 'user_message'; message: string } | { kind: 'tool_results'; results: ToolResult[]; messages: string[] },
+    response: LLMResponse,
+  ): Promise<void> {
+    const added: ModelMessage[] =
+      input.kind === 'user_message'
+        ? [{ role: 'user', content: input.message }]
+        : [
+            await this.#toolMessage(input.results),
+            ...input.messages.map((m): ModelMessage => ({ role: 'user', content: m })),
+          ];
+    const calls = response.toolCalls ?? [];
+    const content = [
+      ...(response.text !== undefined && response.text !== '' ? [{ type: 'text' as const, text: response.text }] : []),
+      ...calls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.id, toolName: c.name, input: c.input ?? {} })),
+    ];
+    this.#messages.push(...added, ...(content.length > 0 ? [{ role: 'assistant' as const, content }] : []));
+    this.#pending = new Map(calls.map((c) => [c.id, { toolName: c.name, input: c.input }]));
+    this.#outputs = new Map();
+  }
+
   async runTool(call: ToolCall, ctx: OperationContext): Promise<ToolResult> {
     const pending = this.#pending.get(call.id);
     if (pending === undefined)
@@ -147,6 +220,21 @@ class AISDKLoop implements AISDKAgentLoop {
     this.#outputs = new Map();
   }
 
+  /**
+   * Used when the adapter's `compact` option is on: drops the older half of the earlier turns.
+   * A turn starts at a user message (tool results are `tool` messages), so no tool call loses
+   * its result; while tool results are pending, the turn in progress stays.
+   */
+  async compact(info: CompactInfo, _ctx: OperationContext): Promise<CompactResult> {
+    const kept = dropOldestTurns(
+      this.#messages,
+      (m) => m.role === 'user',
+      info.operation === 'sendToolResults' ? 1 : 0,
+    );
+    this.#messages.splice(0, this.#messages.length, ...kept.messages);
+    return { removedMessages: kept.removed };
+  }
+
   /** One model step on the conversation plus `added`; commits both only when it succeeded. */
   async #step(added: ModelMessage[], ctx: OperationContext): Promise<LLMResponse> {
     const { model, system, callSettings, providerOptions, stream, tools } = this.#options;
@@ -156,8 +244,10 @@ class AISDKLoop implements AISDKAgentLoop {
       tools === undefined
         ? undefined
         : Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, withoutExecute(t)]));
+    const maxOutputTokens = loweredMaxTokens(callSettings?.maxOutputTokens, ctx.maxOutputTokens);
     const request = {
       ...callSettings,
+      ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
       model,
       // AI SDK 7 reads `instructions` (`system` is its deprecated fallback); 6 reads `system` and
       // leaves settings it does not know out.

@@ -13,6 +13,10 @@ import type {
 import {
   InvalidArgumentError,
   type AgentLoop,
+  type LLMCall,
+  type LLMCallBound,
+  type CompactInfo,
+  type CompactResult,
   type LLMResponse,
   type OperationContext,
   type SettleInfo,
@@ -22,6 +26,9 @@ import {
 } from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
+import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
+import { requestTokenBound } from '../../internal/requestTokenBound';
+import { dropOldestTurns } from '../../internal/dropOldestTurns';
 
 /** A tool the LLM may call: description, JSON Schema of its input (sent as `input_schema`), and what running it does. */
 export type AnthropicTool = SdkTool;
@@ -83,8 +90,11 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   let renamed = 0;
   const freshId = (): string => `toolu_asm${++renamed}`;
 
-  /** `merge`: the pending user message joins the last committed one, when that is a user message (settled tool results). */
-  async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
+  const requestOf = (
+    next: MessageParam,
+    ctx: OperationContext,
+    merge: boolean,
+  ): { body: MessageCreateParamsNonStreaming; pending: MessageParam; joined: boolean } => {
     const last = messages.at(-1);
     const joined = merge && last?.role === 'user';
     const pending: MessageParam = joined
@@ -95,7 +105,8 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     const body = {
       ...options.request,
       model: options.model,
-      max_tokens: options.maxTokens ?? 4096,
+      // Extended thinking's budget is part of max_tokens: it bounds all the output.
+      max_tokens: loweredMaxTokens(options.maxTokens ?? 4096, ctx.maxOutputTokens)!,
       messages: [...before, pending],
       ...(options.system !== undefined ? { system: options.system } : {}),
       // Tools given in `request` (server tools such as web search) are kept beside the loop's own.
@@ -103,6 +114,12 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
         ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] }
         : {}),
     } as MessageCreateParamsNonStreaming;
+    return { body, pending, joined };
+  };
+
+  /** `merge`: the pending user message joins the last committed one, when that is a user message (settled tool results). */
+  async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
+    const { body, pending, joined } = requestOf(next, ctx, merge);
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     let badInput = new Map<string, string>();
     let message: Message;
@@ -152,17 +169,36 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     // After settled tool results the conversation ends with a user message: the new one joins
     // it, so user and assistant keep alternating (as every Messages endpoint accepts).
     sendUserMessage: (message, ctx) => call({ role: 'user', content: message }, ctx, true),
-    sendToolResults: (results, extra, ctx) =>
-      call(
-        {
-          role: 'user',
-          content: [
-            ...results.map(toolResultBlock),
-            ...extra.map((text): ContentBlockParam => ({ type: 'text', text })),
-          ],
-        },
+    sendToolResults: (results, extra, ctx) => call(resultMessage(results, extra), ctx),
+    llmCallBound: (next: LLMCall, ctx: OperationContext): LLMCallBound => {
+      const { body } = requestOf(
+        next.operation === 'sendUserMessage'
+          ? { role: 'user', content: next.message }
+          : resultMessage(next.results, next.messages),
         ctx,
-      ),
+        next.operation === 'sendUserMessage',
+      );
+      return {
+        inputTokens: requestTokenBound(body, body.messages.length + 1, body.tools?.length ?? 0),
+        maxOutputTokens: body.max_tokens,
+        model: options.model,
+      };
+    },
+    // Resuming: the request's message and the recorded answer join the conversation, as a call would add them.
+    acceptRecorded: async (_operation, input, response, ctx): Promise<void> => {
+      const next: MessageParam =
+        input.kind === 'user_message'
+          ? { role: 'user', content: input.message }
+          : resultMessage(input.results, input.messages);
+      const { pending, joined } = requestOf(next, ctx, input.kind === 'user_message');
+      const content: ContentBlockParam[] = [];
+      if (response.text !== undefined && response.text !== '') content.push({ type: 'text', text: response.text });
+      for (const c of response.toolCalls ?? [])
+        content.push({ type: 'tool_use', id: c.id, name: c.name, input: recordedInput(c.input) });
+      if (joined) messages.pop();
+      messages.push(pending);
+      if (content.length > 0) messages.push({ role: 'assistant', content });
+    },
     runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({
       callId: toolCall.id,
       ...(await runSdkTool(tools, toolCall, ctx)),
@@ -170,11 +206,45 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
       if (results.length > 0) messages.push({ role: 'user', content: results.map(toolResultBlock) });
     },
+    // Used when the adapter's `compact` option is on: drops the oldest turns. A turn starts at a
+    // user message with no tool_result block (one that answers tool_use blocks belongs to the
+    // turn before it), so what is left starts with a user message and no tool_result is orphaned.
+    compact: async (info: CompactInfo): Promise<CompactResult> => {
+      const kept = dropOldestTurns(
+        messages,
+        (m) => m.role === 'user' && !blocks(m.content).some((b) => b.type === 'tool_result'),
+        info.operation === 'sendToolResults' ? 1 : 0,
+      );
+      messages.splice(0, messages.length, ...kept.messages);
+      return { removedMessages: kept.removed };
+    },
   };
+}
+
+/** A recorded tool input as the API takes it back: an object (input that did not parse was kept as its text). */
+function recordedInput(input: unknown): Record<string, unknown> {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) return input as Record<string, unknown>;
+  if (typeof input === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(input);
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+        return parsed as Record<string, unknown>;
+    } catch {
+      // not JSON: sent back empty
+    }
+  }
+  return {};
 }
 
 function blocks(content: MessageParam['content']): ContentBlockParam[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+}
+
+function resultMessage(results: readonly ToolResult[], extra: readonly string[]): MessageParam {
+  return {
+    role: 'user',
+    content: [...results.map(toolResultBlock), ...extra.map((text): ContentBlockParam => ({ type: 'text', text }))],
+  };
 }
 
 function toolResultBlock(result: ToolResult): ToolResultBlockParam {

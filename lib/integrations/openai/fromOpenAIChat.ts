@@ -12,6 +12,10 @@ import type { CompletionUsage } from 'openai/resources/completions';
 import {
   InvalidArgumentError,
   type AgentLoop,
+  type LLMCall,
+  type LLMCallBound,
+  type CompactInfo,
+  type CompactResult,
   type LLMResponse,
   type OperationContext,
   type SettleInfo,
@@ -21,6 +25,9 @@ import {
 } from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
+import { loweredMaxTokens, noMaxTokensMessage } from '../../internal/loweredMaxTokens';
+import { requestTokenBound } from '../../internal/requestTokenBound';
+import { dropOldestTurns } from '../../internal/dropOldestTurns';
 
 /** A tool the LLM may call: description, JSON Schema of its input, and what running it does. */
 export type OpenAIChatTool = SdkTool;
@@ -35,7 +42,10 @@ export interface OpenAIChatOptions {
   system?: string;
   /** A conversation to continue, in the Chat Completions format. Copied, never modified. */
   messages?: ChatCompletionMessageParam[];
-  /** Sent as `max_completion_tokens`. For a server that wants `max_tokens`, use `request: { max_tokens }`. */
+  /**
+   * Sent as `max_completion_tokens`. For a server that wants `max_tokens`, use `request: { max_tokens }`.
+   * A strict `maxCostUsd` needs one (it bounds each call's output), and lowers it when little is left.
+   */
   maxTokens?: number;
   /** Stream the response (usage is asked for with `stream_options.include_usage`); `onText` gets the text as it arrives. */
   stream?: boolean | StreamTextHandler;
@@ -87,9 +97,24 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   let renamed = 0;
   const freshId = (): string => `call_asm${++renamed}`;
 
-  async function call(pending: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
+  // The max output tokens a request asks for: the option, or one the caller put in `request`,
+  // lowered to `ctx.maxOutputTokens` (a strict cap with little left).
+  const configuredMax = (): { key: 'max_completion_tokens' | 'max_tokens'; value: number | undefined } => {
+    if (options.maxTokens !== undefined) return { key: 'max_completion_tokens', value: options.maxTokens };
+    const r = options.request as { max_completion_tokens?: unknown; max_tokens?: unknown } | undefined;
+    if (typeof r?.max_completion_tokens === 'number')
+      return { key: 'max_completion_tokens', value: r.max_completion_tokens };
+    if (typeof r?.max_tokens === 'number') return { key: 'max_tokens', value: r.max_tokens };
+    return { key: 'max_completion_tokens', value: undefined };
+  };
+  const requestBody = (
+    pending: ChatCompletionMessageParam[],
+    ctx: OperationContext,
+  ): ChatCompletionCreateParamsNonStreaming => {
     const toolParams = toolParamsNow();
-    const body = {
+    const max = configuredMax();
+    const limit = loweredMaxTokens(max.value, ctx.maxOutputTokens);
+    return {
       ...options.request,
       model: options.model,
       messages: [...messages, ...pending],
@@ -97,8 +122,16 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       ...(toolParams.length > 0
         ? { tools: [...((options.request?.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] }
         : {}),
-      ...(options.maxTokens !== undefined ? { max_completion_tokens: options.maxTokens } : {}),
+      ...(limit !== undefined ? { [max.key]: limit } : {}),
     } as ChatCompletionCreateParamsNonStreaming;
+  };
+  const pendingFor = (call: LLMCall): ChatCompletionMessageParam[] =>
+    call.operation === 'sendUserMessage'
+      ? [{ role: 'user', content: call.message }]
+      : resultMessages(call.results, call.messages);
+
+  async function call(pending: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
+    const body = requestBody(pending, ctx);
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     const completion = stream
       ? await collectStream(
@@ -149,14 +182,35 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       return messages;
     },
     sendUserMessage: (message, ctx) => call([{ role: 'user', content: message }], ctx),
-    sendToolResults: (results, extra, ctx) =>
-      call(
-        [
-          ...results.map(toolMessage),
-          ...(extra.length > 0 ? [{ role: 'user' as const, content: extra.join('\n\n') }] : []),
-        ],
-        ctx,
-      ),
+    sendToolResults: (results, extra, ctx) => call(resultMessages(results, extra), ctx),
+    llmCallBound: (next: LLMCall, ctx: OperationContext): LLMCallBound => {
+      const body = requestBody(pendingFor(next), ctx);
+      const max =
+        (body as { max_completion_tokens?: number; max_tokens?: number }).max_completion_tokens ??
+        (body as { max_tokens?: number }).max_tokens;
+      if (max === undefined) throw new Error(noMaxTokensMessage('fromOpenAIChat'));
+      return {
+        inputTokens: requestTokenBound(body, body.messages.length, body.tools?.length ?? 0),
+        maxOutputTokens: max,
+        model: options.model,
+      };
+    },
+    // Resuming: the request's messages and the recorded answer join the conversation, as a call would add them.
+    acceptRecorded: async (_operation, input, response): Promise<void> => {
+      const pending: ChatCompletionMessageParam[] =
+        input.kind === 'user_message'
+          ? [{ role: 'user', content: input.message }]
+          : resultMessages(input.results, input.messages);
+      const assistant: ChatCompletionAssistantMessageParam = { role: 'assistant', content: response.text ?? null };
+      const calls = response.toolCalls ?? [];
+      if (calls.length > 0)
+        assistant.tool_calls = calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input ?? {}) },
+        }));
+      messages.push(...pending, assistant);
+    },
     runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({
       callId: toolCall.id,
       ...(await runSdkTool(tools, toolCall, ctx)),
@@ -164,7 +218,22 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
       messages.push(...results.map(toolMessage));
     },
+    // Used when the adapter's `compact` option is on: drops the oldest turns (a turn starts at a
+    // user message; tool results never come after one inside a pairing), keeping the system
+    // prompt and, while tool results are pending, the turn in progress.
+    compact: async (info: CompactInfo): Promise<CompactResult> => {
+      const kept = dropOldestTurns(messages, (m) => m.role === 'user', info.operation === 'sendToolResults' ? 1 : 0);
+      messages.splice(0, messages.length, ...kept.messages);
+      return { removedMessages: kept.removed };
+    },
   };
+}
+
+function resultMessages(results: readonly ToolResult[], extra: readonly string[]): ChatCompletionMessageParam[] {
+  return [
+    ...results.map(toolMessage),
+    ...(extra.length > 0 ? [{ role: 'user' as const, content: extra.join('\n\n') }] : []),
+  ];
 }
 
 function toolMessage(result: ToolResult): ChatCompletionMessageParam {

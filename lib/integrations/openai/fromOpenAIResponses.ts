@@ -15,7 +15,11 @@ import type {
 import {
   InvalidArgumentError,
   type AgentLoop,
+  type LLMCall,
+  type LLMCallBound,
   type LLMResponse,
+  type CompactInfo,
+  type CompactResult,
   type OperationContext,
   type SettleInfo,
   type ToolCall,
@@ -23,6 +27,9 @@ import {
   type Usage,
 } from 'agent-state-machine';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
+import { loweredMaxTokens, noMaxTokensMessage } from '../../internal/loweredMaxTokens';
+import { requestTokenBound } from '../../internal/requestTokenBound';
+import { dropOldestTurns } from '../../internal/dropOldestTurns';
 import {
   checkSdkLoopOptions,
   runSdkTool,
@@ -44,7 +51,10 @@ export interface OpenAIResponsesOptions {
   system?: string;
   /** A conversation to continue, as Responses input items (a previous loop's `items`). Copied, never modified. */
   items?: ResponseInputItem[];
-  /** Sent as `max_output_tokens` (the API's minimum is 16). Reasoning tokens count against it. */
+  /**
+   * Sent as `max_output_tokens` (the API's minimum is 16). Reasoning tokens count against it.
+   * A strict `maxCostUsd` needs one (it bounds each call's output), and lowers it when little is left.
+   */
   maxTokens?: number;
   /** Stream the response (the SDK's event stream); `onText` gets the text as it arrives. */
   stream?: boolean | StreamTextHandler;
@@ -180,9 +190,18 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   let renamed = 0;
   const freshId = (): string => `call_asm${++renamed}`;
 
-  async function call(pending: ResponseInputItem[], ctx: OperationContext): Promise<LLMResponse> {
+  const requestBody = (pending: ResponseInputItem[], ctx: OperationContext): ResponseCreateParamsNonStreaming => {
     const toolParams = toolParamsNow();
-    const body = {
+    const configured =
+      options.maxTokens ??
+      (typeof options.request?.max_output_tokens === 'number' ? options.request.max_output_tokens : undefined);
+    const limit = loweredMaxTokens(configured, ctx.maxOutputTokens);
+    // The API takes no max_output_tokens below 16: a lower cap cannot be honoured by this loop.
+    if (limit !== undefined && limit < 16)
+      throw new Error(
+        `fromOpenAIResponses cannot ask for ${limit} output tokens (the API's least max_output_tokens is 16): set minOutputTokens to 16 or more`,
+      );
+    return {
       ...options.request,
       model: options.model,
       input: [...items, ...pending],
@@ -191,10 +210,14 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       ...(toolParams.length > 0
         ? { tools: [...((options.request?.tools as FunctionTool[] | undefined) ?? []), ...toolParams] }
         : {}),
-      ...(options.maxTokens !== undefined ? { max_output_tokens: options.maxTokens } : {}),
+      ...(limit !== undefined ? { max_output_tokens: limit } : {}),
       ...(store !== undefined ? { store } : {}),
       ...(include.length > 0 ? { include } : {}),
     } as ResponseCreateParamsNonStreaming;
+  };
+
+  async function call(pending: ResponseInputItem[], ctx: OperationContext): Promise<LLMResponse> {
+    const body = requestBody(pending, ctx);
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     const response = stream
       ? await collectStream(
@@ -221,8 +244,43 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       return items;
     },
     sendUserMessage: (message, ctx) => call([userMessage(message)], ctx),
-    sendToolResults: (results, extra, ctx) =>
-      call([...results.map(outputItem), ...(extra.length > 0 ? [userMessage(extra.join('\n\n'))] : [])], ctx),
+    sendToolResults: (results, extra, ctx) => call(resultItems(results, extra), ctx),
+    llmCallBound: (next: LLMCall, ctx: OperationContext): LLMCallBound => {
+      const r = options.request as { previous_response_id?: unknown; conversation?: unknown } | undefined;
+      // A conversation kept by the server is not in the request: its tokens cannot be bounded from it.
+      if (r?.previous_response_id !== undefined || r?.conversation !== undefined)
+        throw new Error(
+          'fromOpenAIResponses cannot bound a request that continues a conversation kept by the server (request.previous_response_id or request.conversation)',
+        );
+      const pending =
+        next.operation === 'sendUserMessage' ? [userMessage(next.message)] : resultItems(next.results, next.messages);
+      const body = requestBody(pending, ctx);
+      if (body.max_output_tokens === undefined || body.max_output_tokens === null)
+        throw new Error(noMaxTokensMessage('fromOpenAIResponses'));
+      const input = body.input as unknown[];
+      return {
+        inputTokens: requestTokenBound(body, input.length + 1, body.tools?.length ?? 0),
+        maxOutputTokens: body.max_output_tokens,
+        model: options.model,
+      };
+    },
+    // Resuming: the request's items and the recorded answer (its text as an assistant message, its
+    // function calls) join the conversation, as a call would add them. Reasoning items are not
+    // in the record: the resumed conversation goes on without them.
+    acceptRecorded: async (_operation, input, response): Promise<void> => {
+      items.push(
+        ...(input.kind === 'user_message' ? [userMessage(input.message)] : resultItems(input.results, input.messages)),
+      );
+      if (response.text !== undefined && response.text !== '')
+        items.push({ type: 'message', role: 'assistant', content: response.text });
+      for (const c of response.toolCalls ?? [])
+        items.push({
+          type: 'function_call',
+          call_id: c.id,
+          name: c.name,
+          arguments: typeof c.input === 'string' ? c.input : JSON.stringify(c.input ?? {}),
+        });
+    },
     runTool: async (toolCall: ToolCall, ctx: OperationContext): Promise<ToolResult> => ({
       callId: toolCall.id,
       ...(await runSdkTool(tools, toolCall, ctx)),
@@ -230,7 +288,23 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     settleToolCalls: async (results: ToolResult[], _info: SettleInfo): Promise<void> => {
       items.push(...results.map(outputItem));
     },
+    // Used when the adapter's `compact` option is on: drops the older half of the earlier turns.
+    // A turn starts at a user message item (function_call_output items are their own type), so
+    // no function_call (nor the reasoning item before it) is parted from its output.
+    compact: async (info: CompactInfo): Promise<CompactResult> => {
+      const kept = dropOldestTurns(
+        items,
+        (item) => (item as { role?: unknown }).role === 'user',
+        info.operation === 'sendToolResults' ? 1 : 0,
+      );
+      items.splice(0, items.length, ...kept.messages);
+      return { removedMessages: kept.removed };
+    },
   };
+}
+
+function resultItems(results: readonly ToolResult[], extra: readonly string[]): ResponseInputItem[] {
+  return [...results.map(outputItem), ...(extra.length > 0 ? [userMessage(extra.join('\n\n'))] : [])];
 }
 
 function userMessage(text: string): ResponseInputItem {
