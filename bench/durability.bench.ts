@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { JsonlHistorySink, readHistory, StateMachine, type HistoryDurability, type StateName } from '../lib/index';
-import { failed, formatBytes, printSuite, type SuiteResult } from './harness';
+import { failed, formatBytes, printSuite, scaled, type SuiteResult } from './harness';
 
 const TURN: readonly StateName[] = [
   'SendingToLLM',
@@ -27,9 +27,12 @@ const TURN: readonly StateName[] = [
   'EndOfTurn',
   'WaitingForUserInput',
 ];
-const MOVES: Record<HistoryDurability, number> = { none: 200_000, turn: 20_000, move: 2_000 };
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const LINES = Number(process.env.BENCH_READ_LINES ?? 1_000_000);
+const MOVES: Record<HistoryDurability, number> = scaled(
+  { none: 200_000, turn: 20_000, move: 2_000 },
+  { none: 50_000, turn: 5_000, move: 500 },
+);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? scaled(5, 2));
+const LINES = Number(process.env.BENCH_READ_LINES ?? scaled(1_000_000, 200_000));
 
 /** Writes `moves` moves through a sink in `mode`; returns ns per move (close included). */
 function writeRun(file: string, mode: HistoryDurability, moves: number): number {

@@ -156,3 +156,45 @@ export function quantile(values: readonly number[], q: number): number {
   const hi = Math.ceil(pos);
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
+
+/**
+ * `npm run bench -- --quick` sets BENCH_QUICK=1 for every suite: fewer samples and smaller
+ * files, so that a developer checking one change has every suite's figures in under two
+ * minutes. The full run stays the reference; its figures are the README's.
+ */
+export const QUICK = process.env.BENCH_QUICK === '1';
+
+/** `full` in a full run, `quick` in a quick one. */
+export function scaled<T>(full: T, quick: T): T {
+  return QUICK ? quick : full;
+}
+
+/** A ratio's samples (each the ratio of one sample to its floor's sample taken beside it). */
+export interface RatioFigure {
+  readonly median: number;
+  readonly p25: number;
+  readonly p75: number;
+  readonly n: number;
+}
+
+export function ratioFigure(ratios: readonly number[]): RatioFigure {
+  return { median: median(ratios), p25: quantile(ratios, 0.25), p75: quantile(ratios, 0.75), n: ratios.length };
+}
+
+/** `1.07× (p25–p75 1.05× – 1.09×, 41 pairs)` */
+export function formatRatioFigure(f: RatioFigure): string {
+  return `${formatRatio(f.median)} (p25–p75 ${formatRatio(f.p25)} – ${formatRatio(f.p75)}, ${f.n} pairs)`;
+}
+
+/**
+ * A target on a ratio to a floor timed in the same run: PASS when the median ratio is at most
+ * (or, with `atLeast`, at least) `goal`. `floor` names what the ratio is to, for the reader.
+ */
+export function ratioTarget(name: string, f: RatioFigure, goal: number, floor: string, atLeast = false): TargetCheck {
+  return {
+    name,
+    goal: `${atLeast ? '≥' : '≤'} ${formatRatio(goal)} ${floor}`,
+    measured: formatRatioFigure(f),
+    pass: atLeast ? f.median >= goal : f.median <= goal,
+  };
+}

@@ -3,6 +3,9 @@
 //
 //   npm run bench                          all suites
 //   npm run bench -- transition memory     only the suites named
+//   npm run bench -- --quick               every suite, short (fewer samples, smaller files):
+//                                          under two minutes, for checking one change; the
+//                                          full run is the reference and the README's source
 //   npm run bench -- --markdown            also print the summary as Markdown
 //   npm run bench -- --write-readme        write the summary into README.md's generated
 //                                          block (between the bench:begin/end markers)
@@ -90,14 +93,35 @@ const SUITES: readonly SuiteSpec[] = [
     optional: true,
   },
   {
+    name: 'durable',
+    title:
+      'Durable runs: the journal per LLM call and per tool call against the same run without it; resume of a 1,000-run folder against reading its files',
+    file: 'durable.bench.ts',
+    optional: false,
+  },
+  {
     name: 'otel',
     title: 'OpenTelemetry: what traceAgent adds per turn (in-memory exporter)',
     file: 'otel.bench.ts',
     optional: true,
   },
   {
+    name: 'strict',
+    title:
+      'Strict caps and the money ledger: overhead per LLM call, unspent share of the cap, throughput near it; ledger fsync vs a bare write + fsync',
+    file: 'strict.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'mirror',
+    title: 'Framework mirror: mirrorAISDK on an AI SDK generateText loop vs the loop alone (ratio per run)',
+    file: 'mirror.bench.ts',
+    optional: true,
+  },
+  {
     name: 'distributed',
-    title: 'Distributed batches: runs/s with 1, 2, 4 worker processes; Redis round trips and latency per budget check',
+    title:
+      'Distributed batches: runs/s with 1, 2, 4 worker processes, latency-bound against in-process runBatch; Redis round trips and latency per budget check',
     file: 'distributed.bench.ts',
     optional: true,
   },
@@ -255,15 +279,27 @@ async function main(): Promise<void> {
   if (unknown.length > 0)
     throw new Error(`unknown suite ${unknown.join(', ')}; the suites are ${SUITES.map((s) => s.name).join(', ')}`);
   const selected = names.length === 0 ? SUITES : SUITES.filter((s) => names.includes(s.name));
-  if (args.includes('--write-readme') && names.length > 0)
-    throw new Error('--write-readme writes the figures of a full run: run it without naming suites');
+  const quick = args.includes('--quick');
+  if (args.includes('--write-readme') && (names.length > 0 || quick))
+    throw new Error('--write-readme writes the figures of a full run: run it without naming suites or --quick');
+  const known = ['--quick', '--markdown', '--source', '--write-readme'];
+  const badFlag = args.find((a) => a.startsWith('--') && !known.includes(a));
+  if (badFlag !== undefined) throw new Error(`unknown option ${badFlag}; the options are ${known.join(', ')}`);
+  // Read by every suite (bench/harness.ts QUICK); children inherit the environment.
+  if (quick) process.env.BENCH_QUICK = '1';
+  else delete process.env.BENCH_QUICK;
+  const started = performance.now();
 
   // The library must run at its default log level; children get an environment without it too.
   delete process.env.AGENT_SM_LOG_LEVEL;
   if (fromSource) delete process.env.BENCH_LIB;
   else if (process.env.BENCH_LIB === undefined || process.env.BENCH_LIB === '')
     process.env.BENCH_LIB = await buildLibrary();
-  const info = [...machineInfo(), `library: ${describeLibrary()}`];
+  const info = [
+    ...machineInfo(),
+    `library: ${describeLibrary()}`,
+    ...(quick ? ['run:     --quick (short samples: indicative, not the reference)'] : []),
+  ];
   console.log('agent-state-machine benchmarks');
   for (const line of info) console.log(line);
 
@@ -275,6 +311,7 @@ async function main(): Promise<void> {
     outcomes.push(outcome);
   }
   printSummary(outcomes, info, markdown);
+  console.log(`\nbench: ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
   if (args.includes('--write-readme')) writeReadme(readmeBlock(outcomes, info));
   if (outcomes.some((o) => o.status === 'failed')) process.exitCode = 1;
 }

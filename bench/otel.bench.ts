@@ -9,9 +9,10 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AgentWithStateMachine, createScriptedAgent, type ScriptedReply } from '../lib/index';
 import { traceAgent } from '../lib/integrations/otel/index';
+import { scaled } from './harness';
 
-const TURNS = 2000;
-const SAMPLES = 9;
+const TURNS = scaled(2000, 500);
+const SAMPLES = scaled(9, 5);
 
 async function sample(traced: boolean): Promise<number> {
   const exporter = new InMemorySpanExporter();

@@ -3,7 +3,8 @@
 // 10,000). Each run is one turn of 0–5 tool rounds (seeded, so every machine gets the same
 // histories), its history written by runBatch as in a real batch. Prints, per size: the
 // history folder's bytes, the page's bytes (and gzipped), and the time to build the page, over
-// three builds (min–max). Not part of `npm test`. REPORT_SIZE_OUT=<folder> keeps each page
+// three builds (min–max). Not part of `npm test`. REPORT_SIZE_JOURNAL=1 writes the runs with
+// their journal (what was said), which the batch page leaves out: its size must not move. REPORT_SIZE_OUT=<folder> keeps each page
 // there (batch-<runs>.html). With Chromium at /usr/bin/chromium (or CHROMIUM_PATH) it also
 // opens each page and times loading it, sorting its table by cost and opening the top run.
 import * as fs from 'node:fs';
@@ -12,6 +13,9 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { buildHtmlReport, createScriptedAgent, runBatch, type BatchTask, type ScriptedReply } from '../lib/index';
+
+/** REPORT_SIZE_JOURNAL=1: the runs keep a journal (what was said), as `journal: true` writes it. */
+const JOURNAL = process.env['REPORT_SIZE_JOURNAL'] === '1';
 
 function seeded(seed: number): () => number {
   let a = seed;
@@ -72,7 +76,13 @@ async function main(): Promise<void> {
   for (const count of counts.length > 0 ? counts : [100, 10_000]) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-report-size-'));
     try {
-      await runBatch(tasks(count), { concurrency: 16, historyDir: dir, logger: false, total: { maxCostUsd: count } });
+      await runBatch(tasks(count), {
+        concurrency: 16,
+        historyDir: dir,
+        logger: false,
+        total: { maxCostUsd: count },
+        journal: JOURNAL,
+      });
       const historyBytes = fs.readdirSync(dir).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
       const times: number[] = [];
       let html = '';

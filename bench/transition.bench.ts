@@ -32,13 +32,14 @@ import {
   printSuite,
   quantile,
   runInChild,
+  scaled,
   serveChild,
   type SuiteResult,
 } from './harness';
 
 const SAMPLE_MS = 2;
-const SAMPLES = 201;
-const WARMUP_MS = 300;
+const SAMPLES = scaled(201, 61);
+const WARMUP_MS = scaled(300, 150);
 
 interface Row {
   readonly id: string;
@@ -148,7 +149,7 @@ function spread(f: RowFigures): string {
 }
 
 /** Runs each table in `rounds` fresh processes and reports the ratios. */
-export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? 3)): Promise<SuiteResult> {
+export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 1))): Promise<SuiteResult> {
   if (!Number.isInteger(rounds) || rounds < 1)
     throw new Error(`BENCH_ROUNDS must be a positive integer, got ${String(process.env.BENCH_ROUNDS)}`);
   await buildCandidates();

@@ -1,0 +1,258 @@
+// What a strict cap and the money ledger cost, and what strictness leaves unspent.
+//  - Overhead per LLM call: one adapter, turns of 4 LLM calls (3 tool rounds) with an agent
+//    that takes no time (its LLM and tools resolve at once) and bounds its requests; a
+//    `maxCostUsd` cap that is never reached, plain vs `strict: true`. Samples alternate in one
+//    process; the figure is the ratio of the medians, strict / plain, per call.
+//  - Unspent share: random batches (seeded) of agents whose calls use a random share of their
+//    bound, concurrency 8, under a strict total cap: the share of the cap left when the batch
+//    ends; and, beside it, how far the same batches pass a plain cap.
+//  - Near the cap: latency-bound agents (each LLM call waits 5 ms), concurrency 16, a cap that
+//    runs out part-way: LLM calls per second, strict / plain, and how many calls each made.
+//  - The ledger's fsync per LLM call: turns with `ledger: true` minus turns without it (same
+//    sink, durability 'none', so the reserve line's fsync is the difference), against a bare
+//    write + fsync of the same line to a file, timed in the same run: the ratio.
+//
+//   npm run bench -- strict          through the runner
+//   npx tsx bench/strict.bench.ts    alone
+//   BENCH_QUICK=1 (npm run bench -- --quick): fewer samples and batches
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AgentLoop, LLMResponse, OperationContext, Pricing } from '../lib/index';
+import {
+  failed,
+  formatNs,
+  formatRatio,
+  median,
+  printSuite,
+  ratioFigure,
+  ratioTarget,
+  scaled,
+  type RatioFigure,
+  type SuiteResult,
+} from './harness';
+import { loadLibrary } from './library';
+
+const lib = loadLibrary();
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? scaled(15, 5));
+/** Random batches of the unspent-share figure, and ledger samples: fewer under `--quick`. */
+const BATCHES = scaled(20, 6);
+const LEDGER_SAMPLES = scaled(7, 3);
+const pricing: Pricing = (u) => (u.inputTokens ?? 0) * 1e-6 + (u.outputTokens ?? 0) * 4e-6;
+const BOUND = { inputTokens: 2000, maxOutputTokens: 1000, model: 'm' };
+
+/** An agent that answers at once: `rounds` tool rounds, then text; each response uses `share` of its bound. */
+function instantAgent(rounds: number, share = () => 0.5, latencyMs = 0): AgentLoop {
+  let n = 0;
+  // A lowered max output tokens (ctx.maxOutputTokens) is honoured, as a provider stops there.
+  const reply = async (...args: unknown[]): Promise<LLMResponse> => {
+    const ctx = args.at(-1) as OperationContext;
+    if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+    const s = share();
+    const max = Math.min(BOUND.maxOutputTokens, ctx.maxOutputTokens ?? Infinity);
+    const usage = { inputTokens: Math.floor(BOUND.inputTokens * s), outputTokens: Math.floor(max * s) };
+    n += 1;
+    return n % (rounds + 1) === 0
+      ? { text: 'done', usage, model: 'm' }
+      : { toolCalls: [{ id: `c${n}`, name: 'bash' }], usage, model: 'm' };
+  };
+  return {
+    sendUserMessage: reply,
+    sendToolResults: reply,
+    runTool: async (call) => ({ callId: call.id, output: 'ok' }),
+    llmCallBound: () => ({ ...BOUND }),
+  };
+}
+
+/** ns per LLM call of `turns` turns on one adapter. */
+async function perCall(adapter: InstanceType<typeof lib.AgentWithStateMachine>, turns: number): Promise<number> {
+  const start = process.hrtime.bigint();
+  let calls = 0;
+  for (let i = 0; i < turns; i++) calls += (await adapter.runTurn('go')).usage.llmCalls;
+  return Number(process.hrtime.bigint() - start) / calls;
+}
+
+async function overhead(): Promise<{ plain: number; strict: number; ratio: RatioFigure }> {
+  const make = (strict: boolean) =>
+    new lib.AgentWithStateMachine(instantAgent(3), {
+      logger: false,
+      pricing,
+      budget: { maxCostUsd: 1e6, ...(strict ? { strict: true } : {}) },
+    });
+  const plainAgent = make(false);
+  const strictAgent = make(true);
+  await perCall(plainAgent, scaled(2000, 500));
+  await perCall(strictAgent, scaled(2000, 500));
+  const plain: number[] = [];
+  const strict: number[] = [];
+  for (let s = 0; s < SAMPLES; s++) {
+    plain.push(await perCall(plainAgent, scaled(1000, 400)));
+    strict.push(await perCall(strictAgent, scaled(1000, 400)));
+  }
+  return {
+    plain: median(plain),
+    strict: median(strict),
+    ratio: ratioFigure(strict.map((x, i) => x / plain[i]!)),
+  };
+}
+
+/** A seeded random source (mulberry32). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function unspent(): Promise<{ strictLeft: number[]; plainOver: number[] }> {
+  const strictLeft: number[] = [];
+  const plainOver: number[] = [];
+  for (let seed = 1; seed <= BATCHES; seed++) {
+    const cap = 0.05 + seeded(seed * 7)() * 0.2;
+    for (const strict of [true, false]) {
+      const random = seeded(seed);
+      const tasks = Array.from({ length: 60 }, (_, i) => ({
+        id: `t${i}`,
+        input: 'go',
+        agent: () => instantAgent(1 + Math.floor(random() * 4), random),
+      }));
+      const report = await lib.runBatch(tasks, {
+        concurrency: 8,
+        pricing,
+        logger: false,
+        total: { maxCostUsd: cap, ...(strict ? { strict: true } : {}) },
+      });
+      if (strict) strictLeft.push((cap - report.totals.costUsd) / cap);
+      else plainOver.push(report.totals.costUsd / cap);
+    }
+  }
+  return { strictLeft, plainOver };
+}
+
+async function nearCap(strict: boolean): Promise<{ callsPerSecond: number; calls: number; spentShare: number }> {
+  const cap = 0.5;
+  const tasks = Array.from({ length: 120 }, (_, i) => ({
+    id: `t${i}`,
+    input: 'go',
+    agent: () => instantAgent(3, () => 0.5, 5),
+  }));
+  const start = performance.now();
+  const report = await lib.runBatch(tasks, {
+    concurrency: 16,
+    pricing,
+    logger: false,
+    total: { maxCostUsd: cap, ...(strict ? { strict: true } : {}) },
+  });
+  const seconds = (performance.now() - start) / 1000;
+  return {
+    callsPerSecond: report.totals.llmCalls / seconds,
+    calls: report.totals.llmCalls,
+    spentShare: report.totals.costUsd / cap,
+  };
+}
+
+async function ledger(dir: string): Promise<{ perCallNs: number; bareNs: number; ratio: RatioFigure }> {
+  const turns = 100;
+  const run = async (on: boolean, i: number): Promise<number> => {
+    const sink = lib.JsonlHistorySink.open(path.join(dir, `l-${on}-${i}.jsonl`), { runId: 'b', durability: 'none' });
+    const adapter = new lib.AgentWithStateMachine(instantAgent(3), { logger: false, pricing, sink, ledger: on });
+    const ns = await perCall(adapter, turns);
+    sink.close();
+    return ns;
+  };
+  const bare = (i: number): number => {
+    const line = `${JSON.stringify({ type: 'reserve', seq: 10, turn: 1, operation: 'sendToolResults', attempt: 1, at: Date.now(), maxCostUsd: 0.006, bound: BOUND })}\n`;
+    const fd = fs.openSync(path.join(dir, `bare-${i}.jsonl`), 'a');
+    const n = 400;
+    const start = process.hrtime.bigint();
+    for (let k = 0; k < n; k++) {
+      fs.writeSync(fd, line);
+      fs.fsyncSync(fd);
+    }
+    const ns = Number(process.hrtime.bigint() - start) / n;
+    fs.closeSync(fd);
+    return ns;
+  };
+  await run(true, -1);
+  await run(false, -1);
+  const diffs: number[] = [];
+  const bares: number[] = [];
+  for (let s = 0; s < LEDGER_SAMPLES; s++) {
+    const on = await run(true, s);
+    const off = await run(false, s);
+    diffs.push(on - off);
+    bares.push(bare(s));
+  }
+  return {
+    perCallNs: median(diffs),
+    bareNs: median(bares),
+    ratio: ratioFigure(diffs.map((d, i) => d / bares[i]!)),
+  };
+}
+
+export async function run(): Promise<SuiteResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-strict-'));
+  try {
+    const o = await overhead();
+    const u = await unspent();
+    const strictNear = await nearCap(true);
+    const plainNear = await nearCap(false);
+    const l = await ledger(dir);
+    const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+    const spread = (xs: number[], f: (x: number) => string): string => `${f(Math.min(...xs))} – ${f(Math.max(...xs))}`;
+    const rows = [
+      {
+        label: 'per LLM call, zero-latency agent: plain maxCostUsd',
+        cells: [formatNs(o.plain), ''],
+      },
+      { label: 'per LLM call: strict maxCostUsd', cells: [formatNs(o.strict), formatRatio(o.strict / o.plain)] },
+      {
+        label: `unspent share of a strict cap at batch end (${BATCHES} random batches)`,
+        cells: [pct(median(u.strictLeft)), spread(u.strictLeft, pct)],
+      },
+      {
+        label: 'the same batches under a plain cap: spend / cap',
+        cells: [pct(median(u.plainOver)), spread(u.plainOver, pct)],
+      },
+      {
+        label: `near the cap, 5 ms calls, concurrency 16: plain (${plainNear.calls} calls, ${pct(plainNear.spentShare)} of cap)`,
+        cells: [`${Math.round(plainNear.callsPerSecond)} calls/s`, ''],
+      },
+      {
+        label: `near the cap: strict (${strictNear.calls} calls, ${pct(strictNear.spentShare)} of cap)`,
+        cells: [
+          `${Math.round(strictNear.callsPerSecond)} calls/s`,
+          formatRatio(strictNear.callsPerSecond / plainNear.callsPerSecond),
+        ],
+      },
+      { label: 'ledger: added per LLM call (reserve line + fsync)', cells: [formatNs(l.perCallNs), ''] },
+      {
+        label: 'bare write + fsync of the same line',
+        cells: [formatNs(l.bareNs), formatRatio(l.perCallNs / l.bareNs)],
+      },
+    ];
+    return {
+      suite: 'strict',
+      columns: ['median', 'ratio / spread'],
+      rows,
+      targets: [
+        ratioTarget('strict vs plain cap, per LLM call', o.ratio, 1.5, 'plain cap'),
+        {
+          name: 'strict spend never passes its cap',
+          goal: '≥ 0% left',
+          measured: pct(Math.min(...u.strictLeft)),
+          pass: Math.min(...u.strictLeft) >= 0,
+        },
+        ratioTarget('ledger per LLM call vs bare write + fsync', l.ratio, 1.5, 'bare write + fsync'),
+      ],
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) run().then(printSuite, failed);
