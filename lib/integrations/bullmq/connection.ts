@@ -16,10 +16,11 @@ const lastErrors = new WeakMap<Redis, string>();
  * A client of our own. `maxRetriesPerRequest: null` makes commands wait through a Redis
  * restart instead of failing after 20 retries — BullMQ's workers require it, and a batch's
  * budget checks should wait out a short restart rather than end runs as errors. How long they
- * wait is bounded by each operation (`bounded`), never by the client.
+ * wait is bounded by each operation (`bounded`), never by the client. `extra` adds ioredis
+ * options of the caller's own (a subscriber's `autoResubscribe: false`).
  */
-export function openRedis(connection: RedisConnection, name = 'connection'): Redis {
-  const client = newClient(connection, name);
+export function openRedis(connection: RedisConnection, name = 'connection', extra: RedisOptions = {}): Redis {
+  const client = newClient(connection, name, { ...extra, maxRetriesPerRequest: null });
   // Connection errors while Redis is away are expected: commands wait for the reconnect, within
   // their bound. Without a listener ioredis would print each one as an unhandled error event.
   client.on('error', (error: unknown) => lastErrors.set(client, messageOf(error)));
@@ -87,15 +88,15 @@ export function assertMs(name: string, value: unknown): asserts value is number 
     throw new InvalidArgumentError(name, 'a positive number of milliseconds', value);
 }
 
-function newClient(connection: RedisConnection, name: string): Redis {
-  if (connection instanceof Redis) return connection.duplicate({ maxRetriesPerRequest: null });
+function newClient(connection: RedisConnection, name: string, ours: RedisOptions): Redis {
+  if (connection instanceof Redis) return connection.duplicate(ours);
   if (typeof connection === 'string') {
     if (!/^rediss?:\/\//.test(connection))
       throw new InvalidArgumentError(name, 'a redis:// URL, ioredis options or an ioredis client', connection);
-    return new Redis(connection, { maxRetriesPerRequest: null });
+    return new Redis(connection, ours);
   }
   if (typeof connection === 'object' && connection !== null && !Array.isArray(connection))
-    return new Redis({ ...connection, maxRetriesPerRequest: null });
+    return new Redis({ ...connection, ...ours });
   throw new InvalidArgumentError(name, 'a redis:// URL, ioredis options or an ioredis client', connection);
 }
 

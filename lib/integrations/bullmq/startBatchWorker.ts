@@ -6,6 +6,7 @@ import { emptyUsage, InvalidArgumentError, lockFolder, runTask, safeFileName } f
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
 import { assertMs, assertQueueName, addressOf, bounded, DEFAULT_REDIS_TIMEOUT_MS, openRedis } from './connection';
+import { openSubscriber } from './openSubscriber';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import { runScript } from './redisScripts';
@@ -83,23 +84,26 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
   const onError = options.onError === false ? () => undefined : (options.onError ?? report);
 
   const redis = openRedis(connection);
-  const subscriber = openRedis(connection);
   const metas = new Map<string, Promise<BatchMeta | undefined>>();
   const inFlight = new Map<string, Set<AbortController>>();
   const aborted = new Map<string, string>();
   let running = 0;
 
   // Aborts reach every worker at once; a worker that was not listening finds the abort key when it takes the next job.
-  void subscriber.subscribe(abortChannel(prefix, name)).catch((error: unknown) => onError(asError(error)));
-  subscriber.on('message', (_channel: string, message: string) => {
-    try {
-      const { batchId, message: why } = JSON.parse(message) as { batchId: string; message: string };
-      aborted.set(batchId, why);
-      for (const controller of inFlight.get(batchId) ?? []) controller.abort(why);
-    } catch (error) {
-      onError(asError(error));
-    }
-  });
+  const subscriber = openSubscriber(
+    connection,
+    abortChannel(prefix, name),
+    (message) => {
+      try {
+        const { batchId, message: why } = JSON.parse(message) as { batchId: string; message: string };
+        aborted.set(batchId, why);
+        for (const controller of inFlight.get(batchId) ?? []) controller.abort(why);
+      } catch (error) {
+        onError(asError(error));
+      }
+    },
+    onError,
+  );
 
   const metaOf = (batchId: string, keys: BatchKeys): Promise<BatchMeta | undefined> => {
     let meta = metas.get(batchId);

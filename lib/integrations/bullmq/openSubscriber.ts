@@ -1,0 +1,34 @@
+import type { Redis } from 'ioredis';
+import { messageOf } from '../../internal/messageOf';
+import { openRedis, type RedisConnection } from './connection';
+
+/**
+ * A client subscribed to `channel` for as long as it lives, across Redis restarts.
+ *
+ * ioredis's own resubscription (`autoResubscribe`) sends SUBSCRIBE on each reconnect and never
+ * handles its reply: a client closed before that reply arrives rejects it unhandled, which ends
+ * a Node process. This client subscribes itself on every `ready` instead. A subscription cut by
+ * a closing connection is expected (the next `ready` subscribes again, or the client is being
+ * closed); anything else is said through `onError`.
+ */
+export function openSubscriber(
+  connection: RedisConnection,
+  channel: string,
+  onMessage: (message: string) => void,
+  onError: (error: Error) => void,
+): Redis {
+  const client = openRedis(connection, 'connection', { autoResubscribe: false });
+  const subscribe = (): void => {
+    client.subscribe(channel).catch((error: unknown) => {
+      if (messageOf(error) !== CONNECTION_CLOSED) onError(error instanceof Error ? error : new Error(messageOf(error)));
+    });
+  };
+  client.on('ready', subscribe);
+  client.on('message', (from: string, message: string) => {
+    if (from === channel) onMessage(message);
+  });
+  return client;
+}
+
+/** The message ioredis rejects a command with when its connection closes before the reply. */
+const CONNECTION_CLOSED = 'Connection is closed.';
