@@ -2,7 +2,8 @@ import { StepMirror, type StepMirrorOptions } from '../agent/StepMirror';
 import { OperationError } from '../agent/TurnError';
 import type { TurnResult } from '../agent/TurnResult';
 import { emptyUsage } from '../agent/UsageTotals';
-import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import type { JsonlHistorySink } from '../history/JsonlHistorySink';
+import { openRunSink } from './openRunSink';
 import { messageOf } from '../internal/messageOf';
 import type { HistorySink } from '../machine/StateMachine';
 import type { RunTaskOptions } from './RunTaskOptions';
@@ -66,7 +67,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
     };
     mirror = new StepMirror(mirrorOptions);
     if (historyFile !== undefined) {
-      sink = JsonlHistorySink.open(historyFile, historyOptions);
+      sink = openRunSink(historyFile, historyOptions, mirror.machine.table);
       mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
     }
     mirror.runStart(task.input ?? '');

@@ -3,7 +3,8 @@ import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { Deadline } from '../agent/Deadline';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
 import { emptyUsage } from '../agent/UsageTotals';
-import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import type { JsonlHistorySink } from '../history/JsonlHistorySink';
+import { openRunSink } from './openRunSink';
 import { messageOf } from '../internal/messageOf';
 import { settleWithGrace } from '../internal/settleWithGrace';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
@@ -83,7 +84,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
       forward === undefined ? adapterOptions : { ...adapterOptions, sink: forward },
     );
     if (historyFile !== undefined) {
-      sink = JsonlHistorySink.open(historyFile, historyOptions);
+      sink = openRunSink(historyFile, historyOptions, adapter.machine.table);
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
     }
     runEnded = onRun?.(adapter);

@@ -71,6 +71,8 @@ async function expectCleanHistories(report: Awaited<ReturnType<typeof runBatch>>
     if (run.historyFile === undefined) continue;
     const { entries } = await loadHistory(run.historyFile);
     expect(validateHistory(entries, TABLE)).toMatchObject({ ok: true, issues: [] });
+    // The file checks on its own too (what `agent-sm validate` does): its meta line names the run's table.
+    expect(validateHistory(entries)).toMatchObject({ ok: true, issues: [] });
     expect(entries.filter((e) => e.kind === 'rejected')).toEqual([]);
     paths.push(entries.flatMap((e) => (e.kind === 'record' ? [e.record.to] : [])));
   }
