@@ -1,5 +1,6 @@
 import type { TableIssue } from '../machine/checkTable';
 import { InvalidTableError } from '../machine/InvalidTableError';
+import { isDeeplyFrozen } from '../machine/isDeeplyFrozen';
 import { tableEdges, type TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { approvalEdges, compactionEdges, ExtensionState } from './extensionStates';
@@ -48,4 +49,20 @@ export function assertTableHasEdges(
       message: `${ExtensionState.ApprovalTimedOut} must be a terminal state: it ends the turn`,
     });
   if (issues.length > 0) throw new InvalidTableError(issues);
+}
+
+/** The extension uses each frozen table was found to carry. */
+const carried = new WeakMap<object, Set<string>>();
+
+/**
+ * `assertTableHasEdges(table, requiredEdges(use))`, done once per frozen table and use: an
+ * adapter is made per run, nearly always on the same table with the same options.
+ */
+export function assertTableCarries(table: TransitionTable<string>, use: ExtensionUse): void {
+  const key = `${use.approval}/${use.timeout}/${use.compaction === true}`;
+  const seen = carried.get(table);
+  if (seen?.has(key) === true) return;
+  assertTableHasEdges(table, requiredEdges(use));
+  if (seen !== undefined) seen.add(key);
+  else if (isDeeplyFrozen(table)) carried.set(table, new Set([key]));
 }

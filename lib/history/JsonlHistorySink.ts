@@ -8,9 +8,9 @@ import { describeValue } from '../internal/describeValue';
 import type { HistoryMeta, RejectedMove, ResetMarker } from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
 import { toHistoryTableInfo, type HistoryTableInfo } from './HistoryTableInfo';
+import { storedTable, type StoredTable } from './storedTable';
 import type { IllegalTransitionError } from '../machine/IllegalTransitionError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { assertValidTable } from '../machine/assertValidTable';
 import type { HistorySink, JournalLine, ResetInfo } from '../machine/StateMachine';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
@@ -85,9 +85,15 @@ export type HistoryDurability = 'none' | 'turn' | 'move';
 
 const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 
-/** Strings whose JSON text a sink remembers, and the longest it remembers. */
+/** Strings whose JSON text the sinks remember, and the longest remembered. */
 const QUOTE_CACHE_SIZE = 1024;
 const QUOTE_CACHE_CHARS = 256;
+/**
+ * JSON text of ASCII strings already written (state names, descriptions); see `#quote`. Shared
+ * by every sink of the process: a batch opens a sink per run, and a cache of each sink's own
+ * would start empty at every run, paying to fill it rather than saving.
+ */
+const QUOTED = new Map<string, string>();
 // eslint-disable-next-line no-control-regex -- the ASCII range starts at \x00
 const ASCII = /^[\x00-\x7f]*$/;
 
@@ -141,7 +147,9 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   /** Lines were written since the last fsync: close() forces them, and only then (one fsync per run, not two). */
   #unsynced = false;
   /** The table's terminal states: reaching one ends a turn, when `'turn'` durability syncs. */
-  #terminal = new Set<string>();
+  #terminal: ReadonlySet<string> = new Set<string>();
+  /** The table the meta line describes: a machine attached with this very table needs no comparison. */
+  #table: TransitionTable<string> | undefined;
   /** Bytes of complete lines in the file: a short write is cut back to this. */
   #size = 0;
   /** A short write could not be cut back: the next line must start on a new line. */
@@ -155,8 +163,6 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #timer: NodeJS.Timeout | undefined;
   /** A timed flush failed: thrown by the next write, flush or close. */
   #deferredError: unknown;
-  /** JSON text of ASCII strings already written (state names, descriptions); see `#quote`. */
-  #quoted = new Map<string, string>();
   #lastAt = NaN;
   #lastAtText = '';
   /** Set while a record's line is built: whether it is all ASCII (see `write`). */
@@ -195,28 +201,32 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     if (!DURABILITIES.includes(durability))
       throw new InvalidArgumentError('durability', "'none', 'turn' or 'move'", durability);
     const group = groupCommitBounds(options.groupCommit);
-    if (options.table !== undefined) {
-      try {
-        assertValidTable(table);
-      } catch (error) {
-        throw new InvalidArgumentError('table', `a sound transition table (${messageOf(error)})`, table);
-      }
+    let stored: StoredTable;
+    try {
+      stored = storedTable(table, options.table !== undefined);
+    } catch (error) {
+      throw new InvalidArgumentError('table', `a sound transition table (${messageOf(error)})`, table);
     }
     if (typeof startedAt !== 'number' || !Number.isFinite(startedAt))
       throw new InvalidArgumentError('startedAt', 'a finite number of epoch milliseconds', startedAt);
     const metaLine: HistoryMeta | undefined = meta
       ? metadata === undefined
-        ? { type: 'meta', version: VERSION, runId, startedAt, table: toHistoryTableInfo(table) }
-        : { type: 'meta', version: VERSION, runId, startedAt, table: toHistoryTableInfo(table), metadata }
+        ? { type: 'meta', version: VERSION, runId, startedAt, table: stored.info }
+        : { type: 'meta', version: VERSION, runId, startedAt, table: stored.info, metadata }
       : undefined;
-    // Serialize before creating the file, so bad metadata leaves no empty file behind.
+    // Serialize before creating the file, so bad metadata leaves no empty file behind. The line
+    // is JSON.stringify(metaLine), put together from parts: the table's JSON, most of the line,
+    // is made once per table (see storedTable), not once per file.
     let metaText: string | undefined;
     if (metaLine !== undefined) {
+      let metadataText: string | undefined;
       try {
-        metaText = JSON.stringify(metaLine);
+        metadataText = metadata === undefined ? undefined : JSON.stringify(metadata);
       } catch {
         throw new InvalidArgumentError('metadata', 'a JSON-serializable value', metadata);
       }
+      const head = JSON.stringify({ type: 'meta', version: VERSION, runId, startedAt });
+      metaText = `${head.slice(0, -1)},"table":${stored.json}${metadataText === undefined ? '' : `,"metadata":${metadataText}`}}`;
       if (overLineLimit(metaText, maxLineBytes - 1))
         throw new InvalidArgumentError(
           'metadata',
@@ -251,7 +261,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     sink.#maxLineBytes = maxLineBytes;
     sink.#maxLines = group.maxLines;
     sink.#maxDelayMs = group.maxDelayMs;
-    sink.#terminal = terminalStates(table);
+    sink.#terminal = stored.terminal;
+    sink.#table = table;
     sink.#meta = metaLine;
     sink.#tableGiven = options.table !== undefined;
     if (metaText !== undefined) {
@@ -287,8 +298,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   // the sixteen states) must still be accepted by a machine whose table extends them.
   attach(table: TransitionTable<string>): void {
     const meta = this.#meta;
-    if (meta === undefined) return;
-    const info = toHistoryTableInfo(table);
+    if (meta === undefined || table === this.#table) return;
+    const { info, terminal } = storedTable(table, false);
     if (sameTable(meta.table, info)) return;
     const fd = this.#fd;
     if (this.#tableGiven || this.#lines !== 1 || fd === undefined) {
@@ -319,7 +330,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     this.#size = 0;
     this.#broken = false;
     this.#meta = rewritten;
-    this.#terminal = terminalStates(table);
+    this.#terminal = terminal;
+    this.#table = table;
     this.#writeText(`${JSON.stringify(rewritten)}\n`, 1, this.#durability === 'move');
   }
 
@@ -382,13 +394,13 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       this.#ascii = false;
       return jsonValue(value);
     }
-    let json = this.#quoted.get(value);
+    let json = QUOTED.get(value);
     if (json === undefined) {
       json = JSON.stringify(value);
       if (!ASCII.test(json)) this.#ascii = false;
       // Bounded: state names and fixed descriptions fill it; text made per move (ids, counts)
       // would only churn it, so once full it keeps what it has.
-      else if (this.#quoted.size < QUOTE_CACHE_SIZE && value.length <= QUOTE_CACHE_CHARS) this.#quoted.set(value, json);
+      else if (QUOTED.size < QUOTE_CACHE_SIZE && value.length <= QUOTE_CACHE_CHARS) QUOTED.set(value, json);
     }
     return json;
   }
@@ -762,12 +774,6 @@ function syncFile(fd: number): void {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EINVAL' && code !== 'ENOTSUP') throw error;
   }
-}
-
-function terminalStates(table: TransitionTable<string>): Set<string> {
-  const names = new Set<string>();
-  for (const [name, spec] of Object.entries(table.states)) if (spec.isTerminal) names.add(name);
-  return names;
 }
 
 /** Same initial state, states, edges and flags, whatever their order. */

@@ -1,3 +1,4 @@
+import { isDeeplyFrozen } from './isDeeplyFrozen';
 import type { StateName } from '../../states/StateName';
 import { assertValidTable } from './assertValidTable';
 import { IllegalTransitionError } from './IllegalTransitionError';
@@ -35,15 +36,6 @@ export function sharedValidator<S extends string>(table?: TransitionTable<S>): T
   const validator = new TransitionValidator<S>(table);
   if (isDeeplyFrozen(validator.table)) shared.set(key, validator as unknown as TransitionValidator<string>);
   return validator;
-}
-
-function isDeeplyFrozen(table: TransitionTable<string>): boolean {
-  if (!Object.isFrozen(table) || !Object.isFrozen(table.states)) return false;
-  for (const name of tableStates(table)) {
-    const spec = table.states[name];
-    if (!Object.isFrozen(spec) || !Object.isFrozen(spec?.next)) return false;
-  }
-  return true;
 }
 
 /**
