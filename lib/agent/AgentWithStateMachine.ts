@@ -26,7 +26,7 @@ import type { TurnSettings } from './TurnScope';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { ApprovalDecision, ApprovalGate, ApprovalPolicy, PendingApproval } from './ApprovalGate';
-import { assertTableHasEdges, requiredEdges } from './requiredEdges';
+import { assertTableCarries } from './requiredEdges';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 
@@ -213,7 +213,11 @@ export class AgentWithStateMachine {
       approve,
       approvalTimeoutMs,
       compact = false,
-      ...machineOptions
+      // The machine's own options, named rather than gathered with `...rest`: a rest object costs
+      // a run microseconds to build, and a batch makes an adapter per run.
+      maxHistorySize,
+      clock,
+      sink,
     } = options;
     if (typeof compact !== 'boolean') throw new InvalidArgumentError('compact', 'true or false', compact);
     if (compact && typeof agent.compact !== 'function')
@@ -228,10 +232,11 @@ export class AgentWithStateMachine {
     if (approvalTimeoutMs !== undefined && approve === undefined)
       throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
     const machineTable = table ?? (DEFAULT_TABLE as TransitionTable<string>);
-    assertTableHasEdges(
-      machineTable,
-      requiredEdges({ approval: approve !== undefined, timeout: approvalTimeoutMs !== undefined, compaction: compact }),
-    );
+    assertTableCarries(machineTable, {
+      approval: approve !== undefined,
+      timeout: approvalTimeoutMs !== undefined,
+      compaction: compact,
+    });
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
       throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
@@ -286,15 +291,18 @@ export class AgentWithStateMachine {
     const journalOptions = resolveJournal(journal);
     const recording = resumeRecording(resumeFrom, agent, toolConcurrency);
     this.machine = new StateMachine<StateName>({
-      ...machineOptions,
-      ...(table === undefined ? {} : { table: table as TransitionTable<StateName> }),
+      // Undefined takes the machine's default, as an absent option does.
+      maxHistorySize,
+      clock,
+      sink,
+      table: table as TransitionTable<StateName> | undefined,
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
     if ((journalOptions !== undefined || ledger) && !this.machine.journals) {
       throw new InvalidArgumentError(
         'sink',
         `a sink that takes journal lines (an object with journal(entry), such as a JsonlHistorySink) when \`${journalOptions !== undefined ? 'journal' : 'ledger'}\` is on`,
-        machineOptions.sink,
+        sink,
       );
     }
     const writer =
@@ -302,7 +310,7 @@ export class AgentWithStateMachine {
         ? undefined
         : journalWriter(this.machine as StateMachine<string>, journalOptions ?? {});
     this.#sharedBudgets = sharedBudgets;
-    this.#clock = machineOptions.clock ?? Date.now;
+    this.#clock = clock ?? Date.now;
     this.#logger = resolved;
     this.#budgets = [this.#budget, ...sharedBudgets];
     this.#settings = {
@@ -561,6 +569,16 @@ export class AgentWithStateMachine {
  * adapted to that, every level enabled (the logger filters), every call contained.
  */
 export function asMachineLogger(logger: AgentLogger): Logger {
+  // A batch makes one adapter per run, nearly always with the same logger: its shim is made once.
+  let shim = shims.get(logger);
+  if (shim === undefined) shims.set(logger, (shim = makeShim(logger)));
+  return shim;
+}
+
+/** The machine-facing shim of each logger seen, for as long as the logger lives. */
+const shims = new WeakMap<object, Logger>();
+
+function makeShim(logger: AgentLogger): Logger {
   const l = logger as Partial<Logger>;
   const winstonLike =
     typeof l.log === 'function' && typeof l.isLevelEnabled === 'function' && typeof l.level === 'string';

@@ -543,12 +543,14 @@ export async function runBatch(
       const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
       const run = await runTask(task, {
         name: `tasks[${index}]`,
-        adapter: {
-          ...adapterOptions,
-          budget: perRun ?? {},
-          sharedBudgets: [pool],
-          ...(resumeFrom === undefined ? {} : { resumeFrom }),
-        },
+        // Object.assign, not a spread then more keys: see runTask.
+        adapter: Object.assign(
+          {},
+          adapterOptions,
+          resumeFrom === undefined
+            ? { budget: perRun ?? {}, sharedBudgets: [pool] }
+            : { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom },
+        ),
         // Without a batch signal nothing can cancel a run, and the adapter need not listen.
         ...(signal === undefined ? {} : { signal: cancelRuns.signal }),
         ...(canAbort ? { factorySignal: cancelFactories.signal } : {}),
@@ -690,20 +692,24 @@ function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
   return list as Array<BatchTask | FrameworkTask>;
 }
 
-/** Fails, naming them, when files this batch would write are already there (links included). */
+/**
+ * Fails, naming them, when files this batch would write are already there (links included).
+ * One listing of the folder, not a stat per file: a batch of many runs into a new folder would
+ * otherwise pay a system call per run before the first one starts.
+ */
 function assertNoClash(dir: string, files: readonly string[]): void {
-  const clashes: string[] = [];
-  for (const file of files) {
-    try {
-      fs.lstatSync(path.join(dir, file));
-      clashes.push(file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') clashes.push(file);
-    }
+  let present: Set<string>;
+  try {
+    present = new Set(fs.readdirSync(dir).map(sameName));
+  } catch (error) {
+    throw new HistoryFileError('open_failed', dir, `cannot list the history directory: ${messageOf(error)}`, {
+      cause: error,
+    });
   }
+  const clashes = files.filter((file) => present.has(sameName(file)));
   if (clashes.length === 0) {
     // No run file of ours, but another batch's manifest: that batch was cut off before its runs wrote anything.
-    if (fs.existsSync(path.join(dir, MANIFEST_FILE))) {
+    if (present.has(sameName(MANIFEST_FILE))) {
       throw new HistoryFileError(
         'file_exists',
         dir,
@@ -734,6 +740,12 @@ async function readJournal(file: string): Promise<RecordedLine[]> {
   }
   return lines;
 }
+
+/** A file name as the folder's filesystem compares it: macOS and Windows ignore case by default. */
+const sameName =
+  process.platform === 'darwin' || process.platform === 'win32'
+    ? (name: string): string => name.toLowerCase()
+    : (name: string): string => name;
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */
 function freeName(path: string): string {
