@@ -57,13 +57,16 @@ describe('startBatchWorker({ run }): framework loops in a distributed batch', ()
       expect(report.budget.costUsd).toBeLessThanOrEqual(0.25 + 4 * STEP);
       expect(report.totals.outcomes.skipped + report.totals.outcomes.budget_exceeded).toBeGreaterThan(0);
       expect(report.totals.outcomes.end_of_turn).toBeGreaterThan(0);
-      const files = report.runs.flatMap((r) => (r.historyFile === undefined ? [] : [r.historyFile]));
-      expect(files.length).toBeGreaterThan(0);
-      for (const file of files) {
-        const history = await loadHistory(file);
+      const started = report.runs.filter((r) => r.historyFile !== undefined);
+      expect(started.length).toBeGreaterThan(0);
+      for (const run of started) {
+        const history = await loadHistory(run.historyFile!);
         expect(validateHistory(history.entries).issues).toEqual([]);
-        expect(history.journal.length).toBeGreaterThan(0);
+        // Every model call the run made is in its journal. A run that started once the cap was
+        // spent was refused at its first call and made none: its journal is empty, and says so.
+        expect(history.journal.filter((line) => line.type === 'llm')).toHaveLength(run.usage.llmCalls);
       }
+      expect(started.some((run) => run.usage.llmCalls > 0)).toBe(true);
     } finally {
       await Promise.all(workers.map((w) => w.close()));
       await deletePrefix(url, prefix);
