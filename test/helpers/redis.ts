@@ -152,3 +152,44 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
 export function uniquePrefix(label: string): string {
   return `asmtest-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/** A test file's Redis: the shared test server, a client of its own and a key prefix of its own. */
+export interface FileRedis {
+  readonly url: string;
+  readonly client: Redis;
+  readonly prefix: string;
+}
+
+/**
+ * Gives a test file its Redis: connects before its tests, and after them disconnects, deletes
+ * every key under its prefix and releases the server. Call it at the top of the file; `url` and
+ * `client` are there once the file's `beforeAll` hooks have run.
+ */
+export function useFileRedis(label: string): FileRedis {
+  const prefix = uniquePrefix(label);
+  let url: string | undefined;
+  let client: Redis | undefined;
+  beforeAll(async () => {
+    url = await testRedisUrl();
+    client = new Redis(url);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    if (url !== undefined) await deletePrefix(url, prefix);
+    await releaseRedis();
+  });
+  const ready = <T>(value: T | undefined, name: string): T => {
+    if (value === undefined)
+      throw new Error(`useFileRedis('${label}'): ${name} is read before the file's beforeAll ran`);
+    return value;
+  };
+  return {
+    prefix,
+    get url() {
+      return ready(url, 'url');
+    },
+    get client() {
+      return ready(client, 'client');
+    },
+  };
+}

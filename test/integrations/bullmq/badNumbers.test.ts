@@ -1,29 +1,17 @@
-import { Redis } from 'ioredis';
 import { createScriptedAgent, InvalidArgumentError } from 'agent-state-machine';
 import { RESPONSE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { CALL_CODES } from '../../../lib/integrations/bullmq/budgetFields';
 import { RedisBudget, startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/index';
 import { runScript } from '../../../lib/integrations/bullmq/redisScripts';
-import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { deletePrefix, uniquePrefix, useFileRedis } from '../../helpers/redis';
 
-let url: string;
-let client: Redis;
-const prefix = uniquePrefix('bad');
-beforeAll(async () => {
-  url = await testRedisUrl();
-  client = new Redis(url);
-});
-afterAll(async () => {
-  client.disconnect();
-  await deletePrefix(url, prefix);
-  await releaseRedis();
-});
+const redis = useFileRedis('bad');
 
 let n = 0;
 async function freshBudget(): Promise<ReturnType<typeof batchKeys>> {
-  const keys = batchKeys(prefix, 'q', `b${n++}`);
-  await client.hset(keys.budget, { st: Date.now(), mc: 5 });
+  const keys = batchKeys(redis.prefix, 'q', `b${n++}`);
+  await redis.client.hset(keys.budget, { st: Date.now(), mc: 5 });
   return keys;
 }
 
@@ -32,12 +20,12 @@ describe('bad numbers are refused where they enter', () => {
     'RedisBudget.charge refuses %p, naming the field, and writes nothing',
     async (bad) => {
       const keys = await freshBudget();
-      const budget = new RedisBudget(client, keys, { maxCostUsd: 5 }, 0);
+      const budget = new RedisBudget(redis.client, keys, { maxCostUsd: 5 }, 0);
       await expect(budget.charge({ inputTokens: bad as number })).rejects.toThrow(InvalidArgumentError);
       await expect(budget.charge({ costUsd: bad as number })).rejects.toThrow(/delta\.costUsd/);
       await expect(budget.reserve('llm', { costUsd: bad as number })).rejects.toThrow(/hold\.costUsd/);
-      expect(await client.hgetall(keys.runUsage)).toEqual({});
-      expect(await client.hget(keys.budget, 'c')).toBeNull();
+      expect(await redis.client.hgetall(keys.runUsage)).toEqual({});
+      expect(await redis.client.hget(keys.budget, 'c')).toBeNull();
     },
   );
 
@@ -46,26 +34,26 @@ describe('bad numbers are refused where they enter', () => {
     async (bad) => {
       const keys = await freshBudget();
       const args = [0, ...RESPONSE_FIELD_NAMES.map((_, i) => (i === 0 ? bad : 0)), 0, 0, CALL_CODES.llm, 0];
-      const reply = (await runScript(client, 'asmStep', [keys.budget, keys.runUsage], args)) as string[];
+      const reply = (await runScript(redis.client, 'asmStep', [keys.budget, keys.runUsage], args)) as string[];
       expect(reply[0]).toBe('!bad');
       expect(reply[1]).toMatch(/expected a non-negative number keeping its total within 9007199254740991/);
-      expect(await client.hget(keys.budget, CALL_CODES.llm)).toBeNull();
-      expect(await client.hgetall(keys.runUsage)).toEqual({});
+      expect(await redis.client.hget(keys.budget, CALL_CODES.llm)).toBeNull();
+      expect(await redis.client.hgetall(keys.runUsage)).toEqual({});
     },
   );
 
   it('a total that would pass 2^53 − 1 is refused in Redis, the counter kept as it was', async () => {
     const keys = await freshBudget();
-    const budget = new RedisBudget(client, keys, { maxCostUsd: 5 }, 0);
+    const budget = new RedisBudget(redis.client, keys, { maxCostUsd: 5 }, 0);
     await budget.charge({ inputTokens: 5e15 });
     await expect(budget.charge({ inputTokens: 5e15 })).rejects.toThrow(/Redis refused total inputTokens/);
-    expect(await client.hget(keys.budget, 'i')).toBe('5000000000000000');
+    expect(await redis.client.hget(keys.budget, 'i')).toBe('5000000000000000');
   });
 
   it('a run reporting 1e308 tokens or dollars ends as an error saying so; the batch report still comes back', async () => {
     const p = uniquePrefix('badrun');
     const worker = startBatchWorker({
-      connection: url,
+      connection: redis.url,
       name: 'q',
       prefix: p,
       onError: false,
@@ -86,7 +74,7 @@ describe('bad numbers are refused where they enter', () => {
             { id: 'dollars1', input: 'x', payload: { inputTokens: 1, outputTokens: 1, costUsd: 1e308 } },
             { id: 'dollars2', input: 'x', payload: { inputTokens: 1, outputTokens: 1, costUsd: 1e308 } },
           ],
-          { connection: url, name: 'q', prefix: p, total: { maxCostUsd: 100 } },
+          { connection: redis.url, name: 'q', prefix: p, total: { maxCostUsd: 100 } },
         )
       ).report();
       expect(report.runs.map((r) => r.outcome)).toEqual(['error', 'error', 'error']);
@@ -98,7 +86,7 @@ describe('bad numbers are refused where they enter', () => {
       expect(Number.isFinite(report.budget.inputTokens)).toBe(true);
     } finally {
       await worker.close();
-      await deletePrefix(url, p);
+      await deletePrefix(redis.url, p);
     }
   }, 30_000);
 });

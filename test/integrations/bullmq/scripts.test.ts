@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
 import { spentLimit, type BudgetLimits } from '../../../lib/agent/BudgetLimits';
 import { emptyUsage } from '../../../lib/agent/UsageTotals';
 import { LIMIT_NAMES, RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
@@ -14,20 +13,9 @@ import {
   usageFromStrings,
 } from '../../../lib/integrations/bullmq/budgetFields';
 import { runScript } from '../../../lib/integrations/bullmq/redisScripts';
-import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { useFileRedis } from '../../helpers/redis';
 
-let url: string;
-let client: Redis;
-const prefix = uniquePrefix('scripts');
-beforeAll(async () => {
-  url = await testRedisUrl();
-  client = new Redis(url);
-});
-afterAll(async () => {
-  client.disconnect();
-  await deletePrefix(url, prefix);
-  await releaseRedis();
-});
+const redis = useFileRedis('scripts');
 
 /** step's arguments for reserving one LLM call with nothing to charge: run 0, no usage, no tools, no release, no hold. */
 const reserveArgs = [0, ...RESPONSE_FIELD_NAMES.map(() => 0), 0, 0, CALL_CODES.llm, 0];
@@ -53,22 +41,22 @@ describe('the Lua scripts', () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(counters, caps, async (count, limits: BudgetLimits) => {
-        const keys = batchKeys(prefix, 'q', `b${n++}`);
-        const [seconds, micros] = await client.time();
+        const keys = batchKeys(redis.prefix, 'q', `b${n++}`);
+        const [seconds, micros] = await redis.client.time();
         const start = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
         const hash: Record<string, number> = { ...limitFields(limits), [USAGE_CODES[TIME_INDEX]!]: start };
         for (const k of COUNTED) hash[USAGE_FIELDS[k].code] = count[k];
-        await client.hset(keys.budget, hash);
-        const reply = (await runScript(client, 'asmStep', [keys.budget, keys.runUsage], reserveArgs)) as string[];
+        await redis.client.hset(keys.budget, hash);
+        const reply = (await runScript(redis.client, 'asmStep', [keys.budget, keys.runUsage], reserveArgs)) as string[];
         if (reply[0] === '') {
           expect(spentLimit({ ...emptyUsage(), ...count }, limits)).toBeUndefined();
-          expect(Number(await client.hget(keys.budget, CALL_CODES.llm))).toBe(count.llmCalls + 1);
+          expect(Number(await redis.client.hget(keys.budget, CALL_CODES.llm))).toBe(count.llmCalls + 1);
         } else {
           const usage = usageFromStrings(reply.slice(1));
           expect(usage).toEqual({ ...count, wallMs: usage.wallMs });
           expect(reply[0]).toBe(spentLimit(usage, limits)?.limit);
-          expect(await client.hget(keys.budget, 'x')).toBe(reply[0]);
-          expect(Number(await client.hget(keys.budget, CALL_CODES.llm))).toBe(count.llmCalls);
+          expect(await redis.client.hget(keys.budget, 'x')).toBe(reply[0]);
+          expect(Number(await redis.client.hget(keys.budget, CALL_CODES.llm))).toBe(count.llmCalls);
         }
       }),
       { numRuns: 60 },

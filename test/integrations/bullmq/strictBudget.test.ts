@@ -6,26 +6,15 @@ import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { limitFields } from '../../../lib/integrations/bullmq/budgetFields';
 import { RedisBudget } from '../../../lib/integrations/bullmq/index';
-import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { useFileRedis } from '../../helpers/redis';
 
-let url: string;
-let client: Redis;
-const prefix = uniquePrefix('strict');
-beforeAll(async () => {
-  url = await testRedisUrl();
-  client = new Redis(url);
-});
-afterAll(async () => {
-  client.disconnect();
-  await deletePrefix(url, prefix);
-  await releaseRedis();
-});
+const redis = useFileRedis('strict');
 
 let n = 0;
 async function strictBudget(cap: number): Promise<{ keys: ReturnType<typeof batchKeys>; batch: string }> {
   const batch = `b${n++}`;
-  const keys = batchKeys(prefix, 'q', batch);
-  await client.hset(keys.budget, { st: Date.now(), ...limitFields({ maxCostUsd: cap, strict: true }) });
+  const keys = batchKeys(redis.prefix, 'q', batch);
+  await redis.client.hset(keys.budget, { st: Date.now(), ...limitFields({ maxCostUsd: cap, strict: true }) });
   return { keys, batch };
 }
 
@@ -41,7 +30,7 @@ const calls = fc.array(
 describe('RedisBudget under a strict maxCostUsd', () => {
   it('holds each call’s worst case: a call that does not fit beside spend and holds is refused; a charge releases its hold', async () => {
     const { keys } = await strictBudget(1);
-    const budget = new RedisBudget(client, keys, { maxCostUsd: 1, strict: true }, 0);
+    const budget = new RedisBudget(redis.client, keys, { maxCostUsd: 1, strict: true }, 0);
     expect(budget.capsCost).toBe(true);
     expect(await budget.reserve('llm', { costUsd: 0.4 })).toBeUndefined();
     expect(await budget.reserve('llm', { costUsd: 0.4 })).toBeUndefined();
@@ -54,16 +43,16 @@ describe('RedisBudget under a strict maxCostUsd', () => {
     });
     expect(await budget.charge({ costUsd: 0.1 }, { costUsd: 0.4 })).toBeUndefined();
     expect(await budget.reserve('llm', { costUsd: 0.4 })).toBeUndefined();
-    expect(Number(await client.hget(keys.budget, 'hc'))).toBeCloseTo(0.8, 10);
+    expect(Number(await redis.client.hget(keys.budget, 'hc'))).toBeCloseTo(0.8, 10);
     // Tool calls hold no dollars; an LLM call with no worst case is not made.
     expect(await budget.reserve('tool')).toBeUndefined();
     await expect(budget.reserve('llm')).rejects.toThrow(/strict and this LLM call brought no worst-case cost/);
     // The per-run hold is kept too (a lost run's hold stays held: never under-counted).
-    expect(Number(await client.hget(keys.runUsage, '0:hc'))).toBeCloseTo(0.8, 10);
+    expect(Number(await redis.client.hget(keys.runUsage, '0:hc'))).toBeCloseTo(0.8, 10);
   });
 
   it('never lets spend pass the cap, from several clients at once (property-based)', async () => {
-    const clients = Array.from({ length: 4 }, () => new Redis(url));
+    const clients = Array.from({ length: 4 }, () => new Redis(redis.url));
     try {
       await fc.assert(
         fc.asyncProperty(
@@ -80,9 +69,9 @@ describe('RedisBudget under a strict maxCostUsd', () => {
                     await budget.charge({ costUsd: actual }, { costUsd: hold });
               }),
             );
-            const spent = Number((await client.hget(keys.budget, 'c')) ?? 0);
+            const spent = Number((await redis.client.hget(keys.budget, 'c')) ?? 0);
             expect(spent).toBeLessThanOrEqual(cap + 1e-9);
-            expect(await client.hget(keys.budget, 'hc')).toBeNull();
+            expect(await redis.client.hget(keys.budget, 'hc')).toBeNull();
           },
         ),
         { numRuns: 40 },
@@ -105,19 +94,19 @@ describe('RedisBudget under a strict maxCostUsd', () => {
             '--import',
             'tsx',
             path.join(__dirname, 'fixtures/strictLoop.ts'),
-            JSON.stringify({ url, prefix, batch, run, cap, calls: list }),
+            JSON.stringify({ url: redis.url, prefix: redis.prefix, batch, run, cap, calls: list }),
           ],
           { cwd: path.resolve(__dirname, '../../..') },
         );
         return Number(/made (\d+)/.exec(stdout)![1]);
       }),
     );
-    const spent = Number(await client.hget(keys.budget, 'c'));
+    const spent = Number(await redis.client.hget(keys.budget, 'c'));
     expect(spent).toBeLessThanOrEqual(cap);
     // Part-way: some calls were refused, and what is left is less than one call's hold.
     expect(made.reduce((a, b) => a + b, 0)).toBeLessThan(120);
     // At the last refusal, spend + holds (at most one per other process) left less than one hold.
     expect(spent).toBeGreaterThan(cap - 4 * 0.05);
-    expect(await client.hget(keys.budget, 'hc')).toBeNull();
+    expect(await redis.client.hget(keys.budget, 'hc')).toBeNull();
   }, 30_000);
 });

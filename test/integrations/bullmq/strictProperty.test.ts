@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
 import { runBatch } from 'agent-state-machine';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import {
@@ -10,21 +9,10 @@ import {
   type PriceTable,
 } from '../../../lib/integrations/bullmq/index';
 import { pricingFromTable } from '../../../lib/integrations/bullmq/PriceTable';
-import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { useFileRedis } from '../../helpers/redis';
 import { agentFromPayload, type TestPayload } from './fixtures/agentFromPayload';
 
-let url: string;
-let client: Redis;
-const prefix = uniquePrefix('strictprop');
-beforeAll(async () => {
-  url = await testRedisUrl();
-  client = new Redis(url);
-});
-afterAll(async () => {
-  client.disconnect();
-  await deletePrefix(url, prefix);
-  await releaseRedis();
-});
+const redis = useFileRedis('strictprop');
 
 /**
  * A small random batch: tasks of 1–3 calls, each bounded by its input tokens and max output
@@ -89,9 +77,9 @@ describe('a strict total dollar cap over random batches (property-based)', () =>
         const name = `q${n++}`;
         const workers: BatchWorkerHandle[] = Array.from({ length: b.workers }, (_, w) =>
           startBatchWorker({
-            connection: url,
+            connection: redis.url,
             name,
-            prefix,
+            prefix: redis.prefix,
             workerId: `w${w}`,
             concurrency: b.concurrency,
             agent: (task) => agentFromPayload(task.payload),
@@ -100,7 +88,7 @@ describe('a strict total dollar cap over random batches (property-based)', () =>
         );
         try {
           const report = await (
-            await submitBatch(tasks, { connection: url, name, prefix, pricing: prices, total })
+            await submitBatch(tasks, { connection: redis.url, name, prefix: redis.prefix, pricing: prices, total })
           ).report();
           expect(report.budget.costUsd).toBeLessThanOrEqual(cap);
           expect(report.runs.reduce((s, r) => s + r.usage.costUsd, 0)).toBe(report.budget.costUsd);
@@ -108,9 +96,9 @@ describe('a strict total dollar cap over random batches (property-based)', () =>
           // Every run ended by the cap names it; nothing else went wrong.
           expect(report.totals.outcomes.error).toBe(0);
           expect(local.totals.outcomes.error).toBe(0);
-          const keys = batchKeys(prefix, name, report.batchId);
-          expect(await client.hget(keys.budget, 'hc')).toBeNull();
-          expect(Object.keys(await client.hgetall(keys.runUsage)).filter((f) => f.endsWith(':hc'))).toEqual([]);
+          const keys = batchKeys(redis.prefix, name, report.batchId);
+          expect(await redis.client.hget(keys.budget, 'hc')).toBeNull();
+          expect(Object.keys(await redis.client.hgetall(keys.runUsage)).filter((f) => f.endsWith(':hc'))).toEqual([]);
         } finally {
           await Promise.all(workers.map((w) => w.close()));
         }
