@@ -18,6 +18,8 @@ import { DEFAULT_TABLE } from '../machine/transitions';
 import { VERSION } from '../internal/version';
 import { messageOf } from '../internal/messageOf';
 import { DEFAULT_MAX_LINE_BYTES, overLineLimit } from './maxLineBytes';
+import { LineBytes } from './LineBytes';
+import { appendRecordLine } from './appendRecordLine';
 
 /** Options of `JsonlHistorySink.open(path, options)`: the run id, the table, metadata, and whether to write the meta line. */
 export interface JsonlHistorySinkOptions {
@@ -85,17 +87,37 @@ export type HistoryDurability = 'none' | 'turn' | 'move';
 
 const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 
-/** Strings whose JSON text the sinks remember, and the longest remembered. */
-const QUOTE_CACHE_SIZE = 1024;
-const QUOTE_CACHE_CHARS = 256;
 /**
- * JSON text of ASCII strings already written (state names, descriptions); see `#quote`. Shared
- * by every sink of the process: a batch opens a sink per run, and a cache of each sink's own
- * would start empty at every run, paying to fill it rather than saving.
+ * Where a record's line is put together before its write, shared by every sink without group
+ * commit: a line is written before the next is begun (writes are synchronous), and a buffer
+ * per sink would cost a batch an allocation per run.
  */
-const QUOTED = new Map<string, string>();
-// eslint-disable-next-line no-control-regex -- the ASCII range starts at \x00
-const ASCII = /^[\x00-\x7f]*$/;
+const SCRATCH = new LineBytes(64 * 1024);
+/** Past this, the scratch buffer is replaced after the line (one huge line must not keep its memory). */
+const SCRATCH_KEPT_BYTES = 1024 * 1024;
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * Group commit's buffers of closed sinks, for the next sinks to take: a batch opens a sink per
+ * run, and a buffer each would cost every run an allocation and the collector its memory.
+ */
+const SPARE: LineBytes[] = [];
+const SPARE_KEPT = 64;
+
+function takeLineBytes(): LineBytes {
+  return SPARE.pop() ?? new LineBytes(4096);
+}
+
+function giveBackLineBytes(bytes: LineBytes): void {
+  bytes.length = 0;
+  if (SPARE.length < SPARE_KEPT && bytes.buf.length <= 64 * 1024) SPARE.push(bytes);
+}
+
+/** Empties the scratch buffer after a write; one huge line must not keep its memory. */
+function releaseScratch(): void {
+  SCRATCH.length = 0;
+  if (SCRATCH.buf.length > SCRATCH_KEPT_BYTES) SCRATCH.buf = Buffer.allocUnsafeSlow(64 * 1024);
+}
 
 // O_NOFOLLOW: a symbolic link planted at the path must not redirect the history into the
 // file it points to (O_EXCL alone covers new files; this covers `overwrite: true`).
@@ -157,16 +179,12 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   /** Group commit: the bound on waiting lines, or 0 when off (one write per line). */
   #maxLines = 0;
   #maxDelayMs = 0;
-  /** Group commit: the lines waiting for the next write, each ending in a newline. */
-  #pending = '';
+  /** Group commit: the lines waiting for the next write, each ending in a newline (made at the first). */
+  #pending: LineBytes | undefined;
   #pendingLines = 0;
   #timer: NodeJS.Timeout | undefined;
   /** A timed flush failed: thrown by the next write, flush or close. */
   #deferredError: unknown;
-  #lastAt = NaN;
-  #lastAtText = '';
-  /** Set while a record's line is built: whether it is all ASCII (see `write`). */
-  #ascii = false;
   /** The longest line written; see `JsonlHistorySinkOptions.maxLineBytes`. */
   #maxLineBytes = DEFAULT_MAX_LINE_BYTES;
 
@@ -215,10 +233,11 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
         : { type: 'meta', version: VERSION, runId, startedAt, table: stored.info, metadata }
       : undefined;
     // Serialize before creating the file, so bad metadata leaves no empty file behind. The line
-    // is JSON.stringify(metaLine), put together from parts: the table's JSON, most of the line,
-    // is made once per table (see storedTable), not once per file.
-    let metaText: string | undefined;
+    // is JSON.stringify(metaLine), put together from parts as bytes: the table's, most of the
+    // line, are made once per table (see storedTable), not once per file.
+    let metaBytes: LineBytes | undefined;
     if (metaLine !== undefined) {
+      // Into the scratch buffer (no code of a caller's runs between here and the write below).
       let metadataText: string | undefined;
       try {
         metadataText = metadata === undefined ? undefined : JSON.stringify(metadata);
@@ -226,18 +245,25 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
         throw new InvalidArgumentError('metadata', 'a JSON-serializable value', metadata);
       }
       const head = JSON.stringify({ type: 'meta', version: VERSION, runId, startedAt });
-      metaText = `${head.slice(0, -1)},"table":${stored.json}${metadataText === undefined ? '' : `,"metadata":${metadataText}`}}`;
-      if (overLineLimit(metaText, maxLineBytes - 1))
+      metaBytes = SCRATCH;
+      metaBytes.text(head.slice(0, -1));
+      metaBytes.bytes(stored.tableBytes);
+      if (metadataText !== undefined) metaBytes.text(`,"metadata":${metadataText}`);
+      metaBytes.text('}\n');
+      if (metaBytes.length > maxLineBytes) {
+        metaBytes.length = 0;
         throw new InvalidArgumentError(
           'metadata',
           `a value whose meta line fits in maxLineBytes (${maxLineBytes.toLocaleString('en-US')} bytes, what readers take)`,
           metadata,
         );
+      }
     }
     let fd: number;
     try {
       fd = fs.openSync(path, overwrite ? APPEND_TRUNCATE : APPEND_NEW, 0o644);
     } catch (error) {
+      SCRATCH.length = 0;
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new HistoryFileError(
           'file_exists',
@@ -265,13 +291,15 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     sink.#table = table;
     sink.#meta = metaLine;
     sink.#tableGiven = options.table !== undefined;
-    if (metaText !== undefined) {
+    if (metaBytes !== undefined) {
       try {
         // At once even with group commit: the file names its run from the start.
-        sink.#writeText(`${metaText}\n`, 1, durability === 'move');
+        sink.#writeBytes(metaBytes.buf, metaBytes.length, 1, durability === 'move');
       } catch (error) {
         sink.close();
         throw error;
+      } finally {
+        releaseScratch();
       }
     }
     return sink;
@@ -332,7 +360,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     this.#meta = rewritten;
     this.#terminal = terminal;
     this.#table = table;
-    this.#writeText(`${JSON.stringify(rewritten)}\n`, 1, this.#durability === 'move');
+    this.#writeNow(`${JSON.stringify(rewritten)}\n`, this.#durability === 'move');
   }
 
   /**
@@ -341,41 +369,50 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    * `unserializable_data` is thrown so the loss is reported.
    */
   write(record: TransitionRecord<S>): void {
-    const { seq, from, to, description, at, durationMs, forced, data } = record;
-    // Whether the line is known to be ASCII, so that its length is its size in bytes: the
-    // numbers are, remembered strings are (only ASCII ones are kept); anything else clears it.
-    this.#ascii = typeof seq === 'number' && typeof durationMs === 'number' && data === undefined;
-    // The known fields are written directly (no copy of the record per line), in the
-    // record's own order; only `data` goes through JSON.stringify as a whole. State names and
-    // descriptions repeat, and moves close together share their millisecond: their JSON text
-    // is remembered rather than made again for every line.
-    let text = `{"seq":${jsonValue(seq)},"from":${this.#quote(from)},"to":${this.#quote(to)},"description":${this.#quote(description)},"at":${this.#atText(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}`;
+    if (this.#fd === undefined) throw this.#closedError();
+    const { data } = record;
+    let dataText: string | undefined;
     let dataError: unknown;
     if (data !== undefined) {
-      let dataText: string | undefined;
       try {
         dataText = JSON.stringify(data);
       } catch (error) {
         dataError = error;
         dataText = JSON.stringify({ unserializable: messageOf(error) });
       }
-      if (dataText !== undefined) text += `,"data":${dataText}`;
     }
-    let line = `${text}}\n`;
+    const group = this.#maxLines > 0;
+    if (group) this.#throwDeferred();
+    // The line is put together as bytes (see LineBytes): in the waiting lines with group
+    // commit, else in the shared scratch buffer, which is empty between writes.
+    const out = group ? (this.#pending ??= takeLineBytes()) : SCRATCH;
+    const { seq, from, to } = record;
     let tooLong: string | undefined;
-    if (overLineLimit(line, this.#maxLineBytes)) {
-      // What the readers would refuse is not written: the content goes, the move stays.
-      const bytes = Buffer.byteLength(line, 'utf8');
-      const why = `the record was ${bytes.toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
-      const short = cut(
-        typeof description === 'string' ? description : String(description),
-        cutChars(this.#maxLineBytes),
-      );
-      line = `{"seq":${jsonValue(seq)},"from":${this.#quote(from)},"to":${this.#quote(to)},"description":${JSON.stringify(short)},"at":${this.#atText(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}${data === undefined ? '' : `,"data":${JSON.stringify(dataPlaceholder(data, `data dropped: ${why}`, Math.floor(this.#maxLineBytes / 8)))}`}}\n`;
-      tooLong = `record ${seq} (${String(from)} -> ${String(to)}) is too long to write: ${why}; it was written with its data replaced by a placeholder${short === description ? '' : ' and its description cut'}`;
-      this.#ascii = false;
+    try {
+      const start = appendRecordLine(out, record, dataText, !group && this.#broken);
+      if (out.length - start > this.#maxLineBytes) {
+        // What the readers would refuse is not written: the content goes, the move stays.
+        const why = `the record was ${(out.length - start).toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
+        out.length = group ? start : 0;
+        const { description, at, durationMs, forced } = record;
+        const short = cut(
+          typeof description === 'string' ? description : String(description),
+          cutChars(this.#maxLineBytes),
+        );
+        const line = `{"seq":${jsonValue(seq)},"from":${jsonValue(from)},"to":${jsonValue(to)},"description":${JSON.stringify(short)},"at":${jsonValue(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}${data === undefined ? '' : `,"data":${JSON.stringify(dataPlaceholder(data, `data dropped: ${why}`, Math.floor(this.#maxLineBytes / 8)))}`}}\n`;
+        // Made before it is appended: making it may run a caller's code (a toJSON) that writes.
+        out.text(group || !this.#broken ? line : `\n${line}`);
+        tooLong = `record ${seq} (${String(from)} -> ${String(to)}) is too long to write: ${why}; it was written with its data replaced by a placeholder${short === description ? '' : ' and its description cut'}`;
+      }
+      if (group) this.#added(to);
+      else {
+        const durability = this.#durability;
+        const sync = durability === 'move' || (durability === 'turn' && this.#terminal.has(to));
+        this.#writeBytes(out.buf, out.length, 1, sync);
+      }
+    } finally {
+      if (!group) releaseScratch();
     }
-    this.#writeLine(line, to, this.#ascii ? line.length : -1);
     this.#lastSeq = seq;
     if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
     if (dataError !== undefined) {
@@ -386,36 +423,6 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
         { cause: dataError },
       );
     }
-  }
-
-  /** A string as JSON, from the cache when it was seen before (any other value as `jsonValue`). */
-  #quote(value: unknown): string {
-    if (typeof value !== 'string') {
-      this.#ascii = false;
-      return jsonValue(value);
-    }
-    let json = QUOTED.get(value);
-    if (json === undefined) {
-      json = JSON.stringify(value);
-      if (!ASCII.test(json)) this.#ascii = false;
-      // Bounded: state names and fixed descriptions fill it; text made per move (ids, counts)
-      // would only churn it, so once full it keeps what it has.
-      else if (QUOTED.size < QUOTE_CACHE_SIZE && value.length <= QUOTE_CACHE_CHARS) QUOTED.set(value, json);
-    }
-    return json;
-  }
-
-  /** `at` as JSON; converting a 13-digit number costs more than the rest of a line's numbers. */
-  #atText(at: unknown): string {
-    if (typeof at !== 'number') {
-      this.#ascii = false;
-      return jsonValue(at);
-    }
-    if (at !== this.#lastAt) {
-      this.#lastAt = at;
-      this.#lastAtText = jsonValue(at);
-    }
-    return this.#lastAtText;
   }
 
   /** Appends a line for a move the table rejected. */
@@ -489,6 +496,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     } catch (error) {
       failure ??= error;
     }
+    if (this.#pending !== undefined) giveBackLineBytes(this.#pending);
+    this.#pending = undefined;
     this.#fd = undefined;
     try {
       if (this.#durability !== 'none' && this.#unsynced) syncFile(fd);
@@ -525,69 +534,76 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   // next line is not glued to half of this one; if even that fails, the next line starts
   // with a newline, so only the half line is lost. `line` ends in its newline; `to`: the state
   // a record's line moves to (a terminal one ends a turn); `bytes`: its size, when known.
-  #writeLine(line: string, to?: string, bytes = -1): void {
-    if (this.#fd === undefined)
-      throw new HistoryFileError(
-        'sink_closed',
-        this.path,
-        'the history sink is closed; a line written after close() is lost',
-      );
+  #writeLine(line: string): void {
+    if (this.#fd === undefined) throw this.#closedError();
     if (this.#maxLines > 0) {
       this.#throwDeferred();
-      this.#pending += line;
-      this.#pendingLines++;
-      const endsTurn = to !== undefined && this.#terminal.has(to);
-      if (endsTurn || this.#pendingLines >= this.#maxLines)
-        this.#flushPending(this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
-      else if (this.#timer === undefined) this.#startTimer();
+      (this.#pending ??= takeLineBytes()).text(line);
+      this.#added(undefined);
       return;
     }
-    const durability = this.#durability;
-    const sync = durability === 'move' || (durability === 'turn' && to !== undefined && this.#terminal.has(to));
-    if (this.#broken) this.#writeText(`\n${line}`, 1, sync, bytes < 0 ? -1 : bytes + 1);
-    else this.#writeText(line, 1, sync, bytes);
+    this.#writeNow(line, this.#durability === 'move');
+  }
+
+  /**
+   * Group commit: a line was added to the waiting ones. They are written when it ends a turn
+   * (moves to `to`, a terminal state) or reaches the bound; else the timer makes sure they are.
+   */
+  #added(to: string | undefined): void {
+    this.#pendingLines++;
+    const endsTurn = to !== undefined && this.#terminal.has(to);
+    if (endsTurn || this.#pendingLines >= this.#maxLines)
+      this.#flushPending(this.#durability === 'move' || (endsTurn && this.#durability === 'turn'));
+    else if (this.#timer === undefined) this.#startTimer();
   }
 
   /** Writes the waiting lines and `line` now, in one write, and forces them to the disk. */
   #writeDurable(line: string): void {
-    if (this.#fd === undefined)
-      throw new HistoryFileError(
-        'sink_closed',
-        this.path,
-        'the history sink is closed; a line written after close() is lost',
-      );
+    if (this.#fd === undefined) throw this.#closedError();
     if (this.#maxLines > 0) {
       this.#throwDeferred();
-      this.#pending += line;
+      (this.#pending ??= takeLineBytes()).text(line);
       this.#pendingLines++;
       this.#flushPending(true);
       return;
     }
-    if (this.#broken) this.#writeText(`\n${line}`, 1, true);
-    else this.#writeText(line, 1, true);
+    this.#writeNow(line, true);
+  }
+
+  #closedError(): HistoryFileError {
+    return new HistoryFileError(
+      'sink_closed',
+      this.path,
+      'the history sink is closed; a line written after close() is lost',
+    );
+  }
+
+  /** Writes one line now, in one write, after a newline when the file's last line was left cut. */
+  #writeNow(line: string, sync: boolean): void {
+    const out = SCRATCH;
+    try {
+      if (this.#broken) out.text('\n');
+      out.text(line);
+      this.#writeBytes(out.buf, out.length, 1, sync);
+    } finally {
+      releaseScratch();
+    }
   }
 
   /**
-   * Writes `lines` complete lines as one write; on a short write, cuts the file back to before
-   * them. `bytes`: the text's size in UTF-8 when the caller knows it, else -1.
+   * Writes `lines` complete lines, the first `length` bytes of `bytes`, as one write; on a
+   * short write, writes the rest, and on a failure cuts the file back to before them.
    */
-  #writeText(text: string, lines: number, sync: boolean, bytes = -1): void {
+  #writeBytes(bytes: Uint8Array, length: number, lines: number, sync: boolean): void {
     const fd = this.#fd!;
-    let length = -1;
     let offset = 0;
     try {
-      // The string is written directly (no Buffer copy); only a short write, which is rare,
-      // pays for encoding it to finish the rest.
-      offset = fs.writeSync(fd, text);
-      length = bytes < 0 ? Buffer.byteLength(text, 'utf8') : bytes;
-      if (offset < length) {
-        const bytes = Buffer.from(text, 'utf8');
-        while (offset < length) offset += fs.writeSync(fd, bytes, offset, length - offset);
-      }
+      do offset += fs.writeSync(fd, bytes, offset, length - offset);
+      while (offset < length);
       if (sync) syncFile(fd);
       this.#unsynced = !sync;
     } catch (error) {
-      if (length < 0 || offset < length) {
+      if (offset < length) {
         this.#rollBack(fd, offset);
         const what =
           lines === 1
@@ -616,11 +632,16 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   #flushPending(sync: boolean): void {
     this.#clearTimer();
     if (this.#pendingLines === 0) return;
-    const text = this.#broken ? `\n${this.#pending}` : this.#pending;
+    const pending = this.#pending!;
     const lines = this.#pendingLines;
-    this.#pending = '';
+    const length = pending.length;
+    pending.length = 0;
     this.#pendingLines = 0;
-    this.#writeText(text, lines, sync);
+    // One huge batch must not keep its memory for the rest of the run.
+    if (pending.buf.length > SCRATCH_KEPT_BYTES) this.#pending = undefined;
+    if (this.#broken)
+      this.#writeBytes(Buffer.concat([NEWLINE, pending.buf.subarray(0, length)]), length + 1, lines, sync);
+    else this.#writeBytes(pending.buf, length, lines, sync);
   }
 
   #startTimer(): void {

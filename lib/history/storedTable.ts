@@ -7,8 +7,8 @@ import { toHistoryTableInfo, type HistoryTableInfo } from './HistoryTableInfo';
 export interface StoredTable {
   /** The table as a meta line stores it. */
   readonly info: HistoryTableInfo;
-  /** `info` as JSON: the larger part of every meta line. */
-  readonly json: string;
+  /** `,"table":` and `info` as JSON, in UTF-8: the larger part of every meta line. */
+  readonly tableBytes: Buffer;
   /** The terminal states: reaching one ends a turn. */
   readonly terminal: ReadonlySet<string>;
 }
@@ -30,7 +30,7 @@ export function storedTable(table: TransitionTable<string>, check: boolean): Sto
     const info = toHistoryTableInfo(table);
     const terminal = new Set<string>();
     for (const [name, spec] of Object.entries(table.states)) if (spec.isTerminal) terminal.add(name);
-    stored = { info, json: JSON.stringify(info), terminal };
+    stored = { info, tableBytes: Buffer.from(`,"table":${JSON.stringify(info)}`, 'utf8'), terminal };
     if (isDeeplyFrozen(table)) known.set(table, stored);
   }
   return stored;

@@ -77,9 +77,10 @@ describe('JsonlHistorySink on a full disk', () => {
     const machine = new StateMachine({ logger: false, sink });
     machine.transition('WaitingForUserInput', 'user');
     machine.transition('SendingToLLM', 'envoyé → modèle');
-    // The write stores exactly as many bytes as the line has UTF-16 units: short, since é and
-    // → take more than one byte each. The sink must see that and write the rest, also for a
-    // description it has written before.
+    // Each write stores part of what it was given: a string, exactly as many bytes as it has
+    // UTF-16 units (short, since é and → take more than one byte each); bytes, half of them at
+    // the first call. The sink must see that and write the rest, also for a description it
+    // has written before.
     const real = fs.writeSync;
     let calls = 0;
     const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((
@@ -90,7 +91,7 @@ describe('JsonlHistorySink on a full disk', () => {
     ) => {
       calls++;
       if (typeof data === 'string') return real(fd, Buffer.from(data, 'utf8'), 0, data.length);
-      return real(fd, data, offset, length);
+      return real(fd, data, offset, offset === 0 ? Math.ceil(length! / 2) : length);
     }) as typeof fs.writeSync);
     machine.transition('ProcessingLLMResponse', 'envoyé → modèle');
     machine.transition('EndOfTurn', 'réponse');
