@@ -15,12 +15,18 @@
 // Targets, each a ratio to a floor timed in the same run, sample by sample:
 //  - runBatch ÷ a plain promise pool running one AgentWithStateMachine per run: what the
 //    scheduler (shared budget pool, reports, events, cancellation) adds per run;
-//  - runBatch + historyDir ÷ (runBatch + the bare system calls of one file per run as the
-//    layout needs them: open, one write per line of the same size — each move is written as
-//    it happens, so that a reader sees it — or, with group commit, the meta line at open (a
-//    file says which run it is from the start) and the run's moves in one write,
-//    fsync when the durability promises it, close), for the default durability, 'none', and
-//    group commit with 'none'.
+//  - runBatch + historyDir ÷ (runBatch + the bare cost of one file per run as the layout
+//    needs it), for the default durability, 'none', and group commit with 'none'. The bare
+//    file is the least a writer of the same layout can do, with none of the sink's checks:
+//    open; the meta line (a line of its size: a file says which run it is from the start);
+//    each record as JSON.stringify makes it, written as it happens so that a reader sees it
+//    (with group commit: the run's records in one write at its end); fsync when the
+//    durability promises it; close. It is timed in place, from inside a batch like the one it
+//    is the floor of — opened by `onRun`, written by a transition listener, closed when the
+//    run ends — less the cost of that hook alone (a batch with the same `onRun` and listener
+//    and no file), because system calls cost more among a batch's work than in a loop of
+//    their own (measured here: open(2) about 30%, write(2) about 20% more; bench/historyCost.ts).
+//    The same files made in a loop of their own are timed too, for reference.
 //
 //   npm run bench -- batch                 through the runner
 //   npx tsx bench/batch.bench.ts           alone
@@ -29,12 +35,21 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, readdirSync, readFileSync,
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentLoop, LLMResponse } from '../lib/index';
-import { failed, median, printSuite, ratioFigure, ratioTarget, scaled, type SuiteResult } from './harness';
+import {
+  failed,
+  formatRatioFigure,
+  median,
+  printSuite,
+  ratioFigure,
+  ratioTarget,
+  scaled,
+  type SuiteResult,
+} from './harness';
 import { describeLibrary, loadLibrary } from './library';
 
 const TASKS = scaled(5000, 1000);
 const FILE_TASKS = scaled(500, 200);
-const SAMPLES = scaled(7, 3);
+const SAMPLES = scaled(11, 3);
 const TARGET_SCHEDULER_RATIO = 1.25;
 const TARGET_FILES_RATIO = 1.3;
 
@@ -105,7 +120,11 @@ type Kind =
   | 'runBatch+historyDir none group'
   | 'files'
   | 'files+fsync'
-  | 'files meta + one write';
+  | 'files meta + one write'
+  | 'hook'
+  | 'in place'
+  | 'in place+fsync'
+  | 'in place meta + one write';
 const KINDS: readonly Kind[] = [
   'pool',
   'adapters',
@@ -117,6 +136,10 @@ const KINDS: readonly Kind[] = [
   'files',
   'files+fsync',
   'files meta + one write',
+  'hook',
+  'in place',
+  'in place+fsync',
+  'in place meta + one write',
 ];
 
 /** Bytes and lines of one run's history file, read from the first sample's files. */
@@ -145,13 +168,55 @@ function bareFiles(dir: string, writes: 'per line' | 'meta + one', sync: boolean
   return FILE_TASKS;
 }
 
+/**
+ * The floor of history files timed in place: runBatch whose `onRun` opens the run's file and
+ * writes a meta line of the real one's size, whose transition listener writes each record as
+ * JSON.stringify makes it (or, `'meta + one'`, keeps it for one write at the run's end), and
+ * which fsyncs (`sync`) and closes the file when the run ends. `'hook'`: the same `onRun` and
+ * listener with no file, whose cost is taken off.
+ */
+async function inPlaceFiles(
+  tasks: { id: string; input: string; agent: () => AgentLoop }[],
+  concurrency: number,
+  dir: string,
+  writes: 'hook' | 'per line' | 'meta + one',
+  sync: boolean,
+): Promise<number> {
+  const { runBatch } = loadLibrary();
+  const meta = 'x'.repeat(Math.max(1, metaBytes - 1)) + '\n';
+  const report = await runBatch(tasks, {
+    concurrency,
+    onRun: ({ id, agent: adapter }) => {
+      if (writes === 'hook') {
+        const off = adapter.machine.onTransition(() => undefined);
+        return () => off();
+      }
+      const fd = openSync(path.join(dir, `${id}.jsonl`), 'wx');
+      writeSync(fd, meta);
+      let rest = '';
+      const off = adapter.machine.onTransition(
+        writes === 'per line'
+          ? (record) => void writeSync(fd, `${JSON.stringify(record)}\n`)
+          : (record) => void (rest += `${JSON.stringify(record)}\n`),
+      );
+      return () => {
+        off();
+        if (rest !== '') writeSync(fd, rest);
+        if (sync) fsyncSync(fd);
+        closeSync(fd);
+      };
+    },
+  });
+  return report.totals.outcomes.end_of_turn;
+}
+
 /** Sample directories, removed when the suite ends (see above). */
 const sampleDirs: string[] = [];
 
 async function once(kind: Kind, concurrency: number): Promise<number> {
   const { runBatch } = loadLibrary();
-  const files = kind.startsWith('runBatch+historyDir') || kind.startsWith('files');
-  const n = files ? FILE_TASKS : TASKS;
+  const files = kind.startsWith('runBatch+historyDir') || kind.startsWith('files') || kind.startsWith('in place');
+  const n = files || kind === 'hook' ? FILE_TASKS : TASKS;
   const tasks = Array.from({ length: n }, (_, i) => ({ id: `task-${i}`, input: 'go', agent }));
   const dir = files ? mkdtempSync(path.join(os.tmpdir(), 'asm-bench-batch-')) : undefined;
   if (dir !== undefined) sampleDirs.push(dir);
@@ -161,6 +226,15 @@ async function once(kind: Kind, concurrency: number): Promise<number> {
   else if (kind.startsWith('files'))
     ok = bareFiles(dir!, kind === 'files meta + one write' ? 'meta + one' : 'per line', kind === 'files+fsync');
   else if (kind === 'adapters') ok = await adapterPool(concurrency);
+  else if (kind === 'hook') ok = await inPlaceFiles(tasks, concurrency, '', 'hook', false);
+  else if (kind.startsWith('in place'))
+    ok = await inPlaceFiles(
+      tasks,
+      concurrency,
+      dir!,
+      kind === 'in place meta + one write' ? 'meta + one' : 'per line',
+      kind === 'in place+fsync',
+    );
   else {
     const report = await runBatch(tasks, {
       concurrency,
@@ -233,6 +307,13 @@ async function measure(): Promise<SuiteResult> {
       ['floor: one file per run (open, a write per line, close)', fig('files')],
       ['floor: one file per run (open, a write per line, fsync, close)', fig('files+fsync')],
       ['floor: one file per run (open, meta line, the rest in one write, close)', fig('files meta + one write')],
+      ['floor in place: runBatch + onRun and a listener, no file', fig('hook')],
+      ['floor in place: + a file per run (open, meta line, a write per record, close)', fig('in place')],
+      ['floor in place: + a file per run (open, meta line, a write per record, fsync, close)', fig('in place+fsync')],
+      [
+        'floor in place: + a file per run (open, meta line, the records in one write, close)',
+        fig('in place meta + one write'),
+      ],
     ] as const) {
       rows.push({
         label: `concurrency ${concurrency}: ${k}`,
@@ -243,11 +324,22 @@ async function measure(): Promise<SuiteResult> {
     const per = (k: Kind): number[] => rates.get(k)!.map((r) => 1e6 / r);
     const plainUs = per('runBatch');
     const adaptersUs = per('adapters');
-    const floorOf = (files: Kind): number[] => per(files).map((u, i) => u + plainUs[i]!);
+    const hookUs = per('hook');
+    // runBatch + what the files cost in place (the batch with them less the same batch's hook alone).
+    const floorOf = (files: Kind): number[] =>
+      per(files).map((u, i) => plainUs[i]! + (files.startsWith('in place') ? u - hookUs[i]! : u));
     const versus = (k: Kind, files: Kind): ReturnType<typeof ratioFigure> => {
       const floor = floorOf(files);
       return ratioFigure(per(k).map((u, i) => u / floor[i]!));
     };
+    for (const [k, inPlace, loop] of [
+      ['runBatch+historyDir', 'in place+fsync', 'files+fsync'],
+      ['runBatch+historyDir none', 'in place', 'files'],
+      ['runBatch+historyDir none group', 'in place meta + one write', 'files meta + one write'],
+    ] as const)
+      console.log(
+        `  concurrency ${concurrency}, ${k}: ÷ the floor in place ${formatRatioFigure(versus(k, inPlace))}; ÷ the same files made in a loop of their own, for reference, ${formatRatioFigure(versus(k, loop))}`,
+      );
     targets.push(
       ratioTarget(
         `runBatch per run ÷ floor, concurrency ${concurrency}`,
@@ -257,21 +349,21 @@ async function measure(): Promise<SuiteResult> {
       ),
       ratioTarget(
         `runBatch + historyDir (default, fsync per run) ÷ floor, concurrency ${concurrency}`,
-        versus('runBatch+historyDir', 'files+fsync'),
+        versus('runBatch+historyDir', 'in place+fsync'),
         TARGET_FILES_RATIO,
-        `(floor: runBatch + per run open, ${fileLines} writes of its lines, fsync, close)`,
+        `(floor: runBatch + per run, in place, open, meta line, a write of JSON.stringify per record, fsync, close)`,
       ),
       ratioTarget(
         `runBatch + historyDir, durability 'none' ÷ floor, concurrency ${concurrency}`,
-        versus('runBatch+historyDir none', 'files'),
+        versus('runBatch+historyDir none', 'in place'),
         TARGET_FILES_RATIO,
-        `(floor: runBatch + per run open, ${fileLines} writes of its lines, close)`,
+        `(floor: runBatch + per run, in place, open, meta line, a write of JSON.stringify per record, close)`,
       ),
       ratioTarget(
         `runBatch + historyDir, group commit, 'none' ÷ floor, concurrency ${concurrency}`,
-        versus('runBatch+historyDir none group', 'files meta + one write'),
+        versus('runBatch+historyDir none group', 'in place meta + one write'),
         TARGET_FILES_RATIO,
-        `(floor: runBatch + per run open, the ${metaBytes}-byte meta line, the rest in one write, close)`,
+        `(floor: runBatch + per run, in place, open, the ${metaBytes}-byte meta line, the records' JSON.stringify in one write, close)`,
       ),
     );
   }
