@@ -6,6 +6,9 @@
 // sink's cost per move is the median over pairs of (with − without). Each mode writes its own
 // file in a fresh temporary directory, removed afterwards.
 //
+// Each mode is measured in fresh processes of its own (BENCH_ROUNDS, default 3): its figures
+// are over the pairs of all of them, and the range of the processes' own medians is shown.
+//
 // Each mode is also timed against a floor, in the same process, sample by sample: the machine
 // without a sink plus the bare system calls the mode promises — one write(2) of a line of the
 // same size per move, and fsync(2) per turn ('turn') or per line ('move'). Group commit's floor
@@ -36,8 +39,11 @@ import {
   quantile,
   ratioFigure,
   ratioTarget,
+  runInChild,
   scaled,
+  serveChild,
   type SuiteResult,
+  type TargetCheck,
 } from './harness';
 import { describeLibrary, loadLibrary } from './library';
 
@@ -65,8 +71,8 @@ const MODES: readonly Mode[] = [
     name: 'default',
     label: 'sink, default options',
     options: {},
-    cyclesPerSample: 5,
-    samples: scaled(41, 15),
+    cyclesPerSample: 10,
+    samples: scaled(61, 15),
     floorSync: 'turn',
   },
   {
@@ -83,8 +89,8 @@ const MODES: readonly Mode[] = [
     label: "durability 'turn' (fsync per turn)",
     options: { durability: 'turn' },
     probe: { durability: 'bogus' },
-    cyclesPerSample: 5,
-    samples: scaled(41, 15),
+    cyclesPerSample: 10,
+    samples: scaled(61, 15),
     floorSync: 'turn',
   },
   {
@@ -92,8 +98,8 @@ const MODES: readonly Mode[] = [
     label: "durability 'move' (fsync per line)",
     options: { durability: 'move' },
     probe: { durability: 'bogus' },
-    cyclesPerSample: 1,
-    samples: scaled(21, 9),
+    cyclesPerSample: 2,
+    samples: scaled(31, 9),
     floorSync: 'move',
   },
   // Group commit decides when lines are written, durability when they are fsync'ed: the
@@ -120,6 +126,19 @@ const MODES: readonly Mode[] = [
   },
 ];
 
+/** What one process measured of a mode. */
+interface ModeSample {
+  readonly supported: boolean;
+  /** (machine with sink − machine without), ns per move, one per round of samples. */
+  readonly diffs: number[];
+  /** The machine with the sink, ns per move, one per round. */
+  readonly withNs: number[];
+  /** (machine + sink) ÷ (machine + floor), one per round. */
+  readonly ratios: number[];
+  readonly lines: number;
+  readonly bytes: number;
+}
+
 interface ModeFigures {
   readonly mode: Mode;
   readonly supported: boolean;
@@ -128,8 +147,10 @@ interface ModeFigures {
   readonly p75?: number;
   readonly linesPerSecond?: number;
   readonly bytesPerLine?: number;
-  /** (machine + sink) ÷ (machine + floor), one per pair of samples. */
+  /** (machine + sink) ÷ (machine + floor), one per pair of samples, of every process. */
   readonly ratios?: readonly number[];
+  /** The median ratio of each process. */
+  readonly perProcess?: readonly number[];
 }
 
 function supported(mode: Mode, dir: string): boolean {
@@ -174,8 +195,8 @@ function floorSink(mode: Mode, fd: number, line: string): HistorySink {
   };
 }
 
-function measureMode(mode: Mode, dir: string): ModeFigures {
-  if (!supported(mode, dir)) return { mode, supported: false };
+function measureMode(mode: Mode, dir: string): ModeSample {
+  if (!supported(mode, dir)) return { supported: false, diffs: [], withNs: [], ratios: [], lines: 0, bytes: 0 };
   const { JsonlHistorySink, StateMachine } = loadLibrary();
   const file = path.join(dir, `${mode.name}.jsonl`);
   const sink = JsonlHistorySink.open(file, { runId: 'bench', overwrite: true, ...mode.options } as Parameters<
@@ -225,17 +246,39 @@ function measureMode(mode: Mode, dir: string): ModeFigures {
   const lines = sink.linesWritten;
   const bytes = statSync(file).size;
   rmSync(file, { force: true });
-  const nsPerMove = median(diffs);
+  return { supported: true, diffs, withNs, ratios, lines, bytes };
+}
+
+/** A mode measured in `rounds` fresh processes: every process's pairs together, and each one's median ratio. */
+async function measureModeInProcesses(mode: Mode, rounds: number): Promise<ModeFigures> {
+  const samples: ModeSample[] = [];
+  for (let r = 0; r < rounds; r++)
+    samples.push(await runInChild<ModeSample>(__filename, ['--mode', mode.name, '--child']));
+  if (samples.some((s) => !s.supported)) return { mode, supported: false };
+  const diffs = samples.flatMap((s) => s.diffs);
   return {
     mode,
     supported: true,
-    nsPerMove,
+    nsPerMove: median(diffs),
     p25: quantile(diffs, 0.25),
     p75: quantile(diffs, 0.75),
-    linesPerSecond: 1e9 / median(withNs),
-    bytesPerLine: bytes / lines,
-    ratios,
+    linesPerSecond: 1e9 / median(samples.flatMap((s) => s.withNs)),
+    bytesPerLine: samples.reduce((n, s) => n + s.bytes, 0) / samples.reduce((n, s) => n + s.lines, 0),
+    ratios: samples.flatMap((s) => s.ratios),
+    perProcess: samples.map((s) => median(s.ratios)),
   };
+}
+
+/** The child side: one mode, measured in a temporary directory of its own. */
+function measureModeHere(name: string): ModeSample {
+  const mode = MODES.find((m) => m.name === name);
+  if (mode === undefined) throw new Error(`--mode must be one of ${MODES.map((m) => m.name).join(', ')}, got ${name}`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'asm-bench-sink-'));
+  try {
+    return measureMode(mode, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 // For scale: what one write(2) of a line of the same size costs on this machine, with no
@@ -260,20 +303,22 @@ function measureBareWrite(dir: string, bytesPerLine: number): { ns: number; p25:
   return { ns: median(ns), p25: quantile(ns, 0.25), p75: quantile(ns, 0.75) };
 }
 
-export async function run(): Promise<SuiteResult> {
+export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 1))): Promise<SuiteResult> {
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`BENCH_ROUNDS must be a positive integer, got ${String(process.env.BENCH_ROUNDS)}`);
   console.log(
-    `  library under test: ${describeLibrary()}; the sink's cost = (machine with sink − machine without), alternating samples`,
+    `  library under test: ${describeLibrary()}; the sink's cost = (machine with sink − machine without), alternating samples; each mode in ${rounds} fresh processes`,
   );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'asm-bench-sink-'));
   const figures: ModeFigures[] = [];
   let bare: { ns: number; p25: number; p75: number; bytes: number } | undefined;
   try {
     for (const mode of MODES) {
-      const f = measureMode(mode, dir);
+      const f = await measureModeInProcesses(mode, rounds);
       figures.push(f);
       console.log(
         f.supported
-          ? `  ${mode.label}: ${formatNs(f.nsPerMove!)}/move (p25 ${formatNs(f.p25!)}, p75 ${formatNs(f.p75!)})`
+          ? `  ${mode.label}: ${formatNs(f.nsPerMove!)}/move (p25 ${formatNs(f.p25!)}, p75 ${formatNs(f.p75!)}); ÷ floor per process ${f.perProcess!.map(formatRatio).join(', ')}`
           : `  ${mode.label}: not available in this build`,
       );
     }
@@ -315,12 +360,15 @@ export async function run(): Promise<SuiteResult> {
       const throughput = ratioFigure(f.ratios!.map((r) => 1 / r));
       if (f.mode.floorSync === 'none')
         targets.push(
-          ratioTarget(
-            `JSONL sink, ${f.mode.label}: throughput ÷ floor`,
-            throughput,
-            TARGET_GROUP_THROUGHPUT,
-            '(floor: the same batches from JSON.stringify, one writeSync each, no guarantees)',
-            true,
+          withProcesses(
+            ratioTarget(
+              `JSONL sink, ${f.mode.label}: throughput ÷ floor`,
+              throughput,
+              TARGET_GROUP_THROUGHPUT,
+              '(floor: the same batches from JSON.stringify, one writeSync each, no guarantees)',
+              true,
+            ),
+            f.perProcess!.map((r) => 1 / r),
           ),
         );
       else
@@ -335,11 +383,14 @@ export async function run(): Promise<SuiteResult> {
             ? 'one write per line + fsync per turn'
             : 'write + fsync per line';
       targets.push(
-        ratioTarget(
-          `JSONL sink, ${f.mode.name === 'default' ? 'default options' : f.mode.label}: move ÷ floor`,
-          ratio,
-          TARGET_MODE_RATIO,
-          `(floor: a bare machine + ${promise})`,
+        withProcesses(
+          ratioTarget(
+            `JSONL sink, ${f.mode.name === 'default' ? 'default options' : f.mode.label}: move ÷ floor`,
+            ratio,
+            TARGET_MODE_RATIO,
+            `(floor: a bare machine + ${promise})`,
+          ),
+          f.perProcess!,
         ),
       );
     }
@@ -370,4 +421,14 @@ export async function run(): Promise<SuiteResult> {
   };
 }
 
-if (require.main === module) run().then(printSuite, failed);
+/** A target's figure with the range of the processes' own medians after it. */
+function withProcesses(target: TargetCheck, perProcess: readonly number[]): TargetCheck {
+  const range = `${formatRatio(Math.min(...perProcess))} – ${formatRatio(Math.max(...perProcess))}`;
+  return { ...target, measured: `${target.measured}; processes ${range}` };
+}
+
+if (require.main === module) {
+  const i = process.argv.indexOf('--mode');
+  if (i !== -1 && process.argv.includes('--child')) serveChild(() => measureModeHere(process.argv[i + 1] ?? ''));
+  else run().then(printSuite, failed);
+}

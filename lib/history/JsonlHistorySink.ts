@@ -88,9 +88,9 @@ export type HistoryDurability = 'none' | 'turn' | 'move';
 const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 
 /**
- * Where a record's line is put together before its write, shared by every sink without group
- * commit: a line is written before the next is begun (writes are synchronous), and a buffer
- * per sink would cost a batch an allocation per run.
+ * Where a line is put together before its write, shared by every sink without group commit:
+ * a line is written before the next is begun (writes are synchronous), and a buffer per sink
+ * would cost a batch an allocation per run. Each use starts from its start.
  */
 const SCRATCH = new LineBytes(64 * 1024);
 /** Past this, the scratch buffer is replaced after the line (one huge line must not keep its memory). */
@@ -113,7 +113,7 @@ function giveBackLineBytes(bytes: LineBytes): void {
   if (SPARE.length < SPARE_KEPT && bytes.buf.length <= 64 * 1024) SPARE.push(bytes);
 }
 
-/** Empties the scratch buffer after a write; one huge line must not keep its memory. */
+/** After a write from the scratch buffer: one huge line must not keep its memory. */
 function releaseScratch(): void {
   SCRATCH.length = 0;
   if (SCRATCH.buf.length > SCRATCH_KEPT_BYTES) SCRATCH.buf = Buffer.allocUnsafeSlow(64 * 1024);
@@ -246,6 +246,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       }
       const head = JSON.stringify({ type: 'meta', version: VERSION, runId, startedAt });
       metaBytes = SCRATCH;
+      metaBytes.length = 0;
       metaBytes.text(head.slice(0, -1));
       metaBytes.bytes(stored.tableBytes);
       if (metadataText !== undefined) metaBytes.text(`,"metadata":${metadataText}`);
@@ -384,35 +385,33 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     const group = this.#maxLines > 0;
     if (group) this.#throwDeferred();
     // The line is put together as bytes (see LineBytes): in the waiting lines with group
-    // commit, else in the shared scratch buffer, which is empty between writes.
+    // commit, else from the start of the shared scratch buffer.
     const out = group ? (this.#pending ??= takeLineBytes()) : SCRATCH;
     const { seq, from, to } = record;
     let tooLong: string | undefined;
-    try {
-      const start = appendRecordLine(out, record, dataText, !group && this.#broken);
-      if (out.length - start > this.#maxLineBytes) {
-        // What the readers would refuse is not written: the content goes, the move stays.
-        const why = `the record was ${(out.length - start).toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
-        out.length = group ? start : 0;
-        const { description, at, durationMs, forced } = record;
-        const short = cut(
-          typeof description === 'string' ? description : String(description),
-          cutChars(this.#maxLineBytes),
-        );
-        const line = `{"seq":${jsonValue(seq)},"from":${jsonValue(from)},"to":${jsonValue(to)},"description":${JSON.stringify(short)},"at":${jsonValue(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}${data === undefined ? '' : `,"data":${JSON.stringify(dataPlaceholder(data, `data dropped: ${why}`, Math.floor(this.#maxLineBytes / 8)))}`}}\n`;
-        // Made before it is appended: making it may run a caller's code (a toJSON) that writes.
-        out.text(group || !this.#broken ? line : `\n${line}`);
-        tooLong = `record ${seq} (${String(from)} -> ${String(to)}) is too long to write: ${why}; it was written with its data replaced by a placeholder${short === description ? '' : ' and its description cut'}`;
-      }
-      if (group) this.#added(to);
-      else {
-        const durability = this.#durability;
-        const sync = durability === 'move' || (durability === 'turn' && this.#terminal.has(to));
-        this.#writeBytes(out.buf, out.length, 1, sync);
-      }
-    } finally {
-      if (!group) releaseScratch();
+    const start = appendRecordLine(out, record, dataText, !group && this.#broken, !group);
+    if (out.length - start > this.#maxLineBytes) {
+      // What the readers would refuse is not written: the content goes, the move stays.
+      const why = `the record was ${(out.length - start).toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
+      if (group) out.length = start;
+      const { description, at, durationMs, forced } = record;
+      const short = cut(
+        typeof description === 'string' ? description : String(description),
+        cutChars(this.#maxLineBytes),
+      );
+      const line = `{"seq":${jsonValue(seq)},"from":${jsonValue(from)},"to":${jsonValue(to)},"description":${JSON.stringify(short)},"at":${jsonValue(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}${data === undefined ? '' : `,"data":${JSON.stringify(dataPlaceholder(data, `data dropped: ${why}`, Math.floor(this.#maxLineBytes / 8)))}`}}\n`;
+      // Made before it is appended: making it may run a caller's code (a toJSON) that writes.
+      if (!group) out.length = 0;
+      out.text(group || !this.#broken ? line : `\n${line}`);
+      tooLong = `record ${seq} (${String(from)} -> ${String(to)}) is too long to write: ${why}; it was written with its data replaced by a placeholder${short === description ? '' : ' and its description cut'}`;
     }
+    if (group) this.#added(to);
+    else {
+      const durability = this.#durability;
+      const sync = durability === 'move' || (durability === 'turn' && this.#terminal.has(to));
+      this.#writeBytes(out.buf, out.length, 1, sync);
+    }
+    if (!group) releaseScratch();
     this.#lastSeq = seq;
     if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
     if (dataError !== undefined) {
@@ -581,6 +580,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   /** Writes one line now, in one write, after a newline when the file's last line was left cut. */
   #writeNow(line: string, sync: boolean): void {
     const out = SCRATCH;
+    out.length = 0;
     try {
       if (this.#broken) out.text('\n');
       out.text(line);
