@@ -19,7 +19,7 @@ import { VERSION } from '../internal/version';
 import { messageOf } from '../internal/messageOf';
 import { DEFAULT_MAX_LINE_BYTES, overLineLimit } from './maxLineBytes';
 import { LineBytes } from './LineBytes';
-import { appendRecordLine } from './appendRecordLine';
+import { appendRecordLine, placeRecordLine, placed } from './appendRecordLine';
 
 /** Options of `JsonlHistorySink.open(path, options)`: the run id, the table, metadata, and whether to write the meta line. */
 export interface JsonlHistorySinkOptions {
@@ -295,7 +295,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     if (metaBytes !== undefined) {
       try {
         // At once even with group commit: the file names its run from the start.
-        sink.#writeBytes(metaBytes.buf, metaBytes.length, 1, durability === 'move');
+        sink.#writeBytes(metaBytes.buf, 0, metaBytes.length, 1, durability === 'move');
       } catch (error) {
         sink.close();
         throw error;
@@ -384,6 +384,18 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     }
     const group = this.#maxLines > 0;
     if (group) this.#throwDeferred();
+    else if (placeRecordLine(record, dataText, this.#broken)) {
+      // The usual line, put together around its move's remembered middle.
+      const { buf, start, end } = placed;
+      if (end - start - (this.#broken ? 1 : 0) <= this.#maxLineBytes) {
+        const durability = this.#durability;
+        const sync = durability === 'move' || (durability === 'turn' && this.#terminal.has(record.to));
+        this.#writeBytes(buf, start, end - start, 1, sync);
+        this.#lastSeq = record.seq;
+        if (dataError !== undefined) throw this.#unserializable(record.seq, data, dataError);
+        return;
+      }
+    }
     // The line is put together as bytes (see LineBytes): in the waiting lines with group
     // commit, else from the start of the shared scratch buffer.
     const out = group ? (this.#pending ??= takeLineBytes()) : SCRATCH;
@@ -409,19 +421,21 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     else {
       const durability = this.#durability;
       const sync = durability === 'move' || (durability === 'turn' && this.#terminal.has(to));
-      this.#writeBytes(out.buf, out.length, 1, sync);
+      this.#writeBytes(out.buf, 0, out.length, 1, sync);
     }
     if (!group) releaseScratch();
     this.#lastSeq = seq;
     if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
-    if (dataError !== undefined) {
-      throw new HistoryFileError(
-        'unserializable_data',
-        this.path,
-        `the data of record ${seq} cannot be written as JSON (${messageOf(dataError)}); it was written as a placeholder — data was ${describeValue(data)}`,
-        { cause: dataError },
-      );
-    }
+    if (dataError !== undefined) throw this.#unserializable(seq, data, dataError);
+  }
+
+  #unserializable(seq: number, data: unknown, error: unknown): HistoryFileError {
+    return new HistoryFileError(
+      'unserializable_data',
+      this.path,
+      `the data of record ${seq} cannot be written as JSON (${messageOf(error)}); it was written as a placeholder — data was ${describeValue(data)}`,
+      { cause: error },
+    );
   }
 
   /** Appends a line for a move the table rejected. */
@@ -584,21 +598,21 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     try {
       if (this.#broken) out.text('\n');
       out.text(line);
-      this.#writeBytes(out.buf, out.length, 1, sync);
+      this.#writeBytes(out.buf, 0, out.length, 1, sync);
     } finally {
       releaseScratch();
     }
   }
 
   /**
-   * Writes `lines` complete lines, the first `length` bytes of `bytes`, as one write; on a
-   * short write, writes the rest, and on a failure cuts the file back to before them.
+   * Writes `lines` complete lines, the `length` bytes of `bytes` from `start`, as one write; on
+   * a short write, writes the rest, and on a failure cuts the file back to before them.
    */
-  #writeBytes(bytes: Uint8Array, length: number, lines: number, sync: boolean): void {
+  #writeBytes(bytes: Uint8Array, start: number, length: number, lines: number, sync: boolean): void {
     const fd = this.#fd!;
     let offset = 0;
     try {
-      do offset += fs.writeSync(fd, bytes, offset, length - offset);
+      do offset += fs.writeSync(fd, bytes, start + offset, length - offset);
       while (offset < length);
       if (sync) syncFile(fd);
       this.#unsynced = !sync;
@@ -640,8 +654,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     // One huge batch must not keep its memory for the rest of the run.
     if (pending.buf.length > SCRATCH_KEPT_BYTES) this.#pending = undefined;
     if (this.#broken)
-      this.#writeBytes(Buffer.concat([NEWLINE, pending.buf.subarray(0, length)]), length + 1, lines, sync);
-    else this.#writeBytes(pending.buf, length, lines, sync);
+      this.#writeBytes(Buffer.concat([NEWLINE, pending.buf.subarray(0, length)]), 0, length + 1, lines, sync);
+    else this.#writeBytes(pending.buf, 0, length, lines, sync);
   }
 
   #startTimer(): void {

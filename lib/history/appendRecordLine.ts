@@ -1,27 +1,42 @@
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { LineBytes } from './LineBytes';
 
+// A record's line as UTF-8 bytes, exactly as JSON.stringify writes the record (same fields,
+// same order, same text), made without a string: a string of pieces would be flattened and
+// encoded again by every writeSync, which costs a line more than putting its bytes together.
+
 /** Moves whose middle part (`,"from":…,"to":…,"description":…,"at":`) is remembered, and the longest description. */
 const MIDDLE_CACHE_SIZE = 1024;
 const MIDDLE_CACHE_CHARS = 256;
+
+/** Room before a move's middle in its line buffer: a newline, `{"seq":` and ten digits. */
+const HEAD = 24;
+/** Room after it, past its time: the usual end of a line, or data up to this many bytes. */
+const TAIL = 64;
+/** Data longer than this (in UTF-16 units) is put together in the caller's buffer instead. */
+const PLACED_DATA_CHARS = 1024;
 
 interface Middle {
   readonly from: string;
   readonly to: string;
   /** `,"from":…,"to":…,"description":…,"at":` in UTF-8. */
   readonly bytes: Buffer;
-  /** `bytes`, then the `at` it was last written with and the key after it: one copy per line. */
-  withAt: Buffer;
+  /**
+   * The move's line as last put together: HEAD bytes of room, `bytes`, the `at` it was last
+   * written with and the key after it (`size` bytes from HEAD in all), then the line's end.
+   */
+  line: Buffer;
+  size: number;
   at: number;
   /** Another move with the same description. */
   next: Middle | undefined;
 }
 
 /**
- * The bytes of the middle of a line, by description. State names and descriptions repeat (a
- * loop's descriptions are fixed strings): one lookup then stands for three JSON strings.
- * Shared by every sink of the process: a batch opens a sink per run, and a cache per sink
- * would start empty at every run, paying to fill it rather than saving.
+ * The middles of moves, by description. State names and descriptions repeat (a loop's
+ * descriptions are fixed strings): one lookup then stands for three JSON strings. Shared by
+ * every sink of the process: a batch opens a sink per run, and a cache per sink would start
+ * empty at every run, paying to fill it rather than saving.
  */
 // A dictionary object rather than a Map: its keyed load measured a little faster here.
 const MIDDLES: Record<string, Middle | undefined> = Object.create(null) as Record<string, Middle | undefined>;
@@ -33,30 +48,84 @@ const FORCED = ascii(',"forced":true');
 const NOT_FORCED = ascii(',"forced":false');
 const DATA = ascii(',"data":');
 const END = ascii('}\n');
-// The usual ends of a line, whole: one copy rather than two.
 const FORCED_END = ascii(',"forced":true}\n');
 const NOT_FORCED_END = ascii(',"forced":false}\n');
 /** The ends of a line moved on in under 64 ms, not forced, without data: `{durationMs},"forced":false}\n`. */
 const ENDS = Array.from({ length: 64 }, (_, ms) => ascii(`${ms},"forced":false}\n`));
+const DURATION_KEY = ascii(',"durationMs":');
 /** The fixed parts of a line, the two numbers at their longest, and the longer `forced`. */
-const FIXED_BYTES = SEQ.length + 10 + 10 + NOT_FORCED.length + DATA.length + END.length;
+const FIXED_BYTES = SEQ.length + 10 + DURATION_KEY.length + 10 + NOT_FORCED.length + DATA.length + END.length;
 
 /**
- * The last `at` written, and its bytes with the key after it: moves close together share
- * their millisecond. Rewritten in place when `at` changes (in a real loop, at most moves).
+ * The last numeric `at` written, and its bytes with the key after it: moves close together
+ * share their millisecond. Rewritten in place when `at` changes (in a real loop, most moves).
  */
 let lastAt = NaN;
-let AT_BYTES = Buffer.alloc(64);
+const AT_BYTES = Buffer.alloc(64);
 let atLength = 0;
-const DURATION_KEY = ascii(',"durationMs":');
+
+/** Where `placeRecordLine` put the line: `buf` from `start` to `end`. */
+export const placed = { buf: SEQ, start: 0, end: 0 };
+
+/**
+ * Puts a record's line (and a newline first with `newlineFirst`) together in the buffer its
+ * move keeps, around the move's middle, which is then not copied at all, and says where in
+ * `placed`. `dataText`: the record's data as JSON, made by the caller. Returns false, having
+ * done nothing, for a record it does not take: a move not remembered, a number that is not a
+ * whole one under 2^31 (`seq`, `durationMs`) or not a number (`at`), long data; use
+ * `appendRecordLine` for it. Runs no caller's code. The line stays valid until the next call.
+ */
+export function placeRecordLine(
+  record: TransitionRecord<string>,
+  dataText: string | undefined,
+  newlineFirst: boolean,
+): boolean {
+  const { seq, at, durationMs } = record;
+  if (!isSmallInt(seq) || !isSmallInt(durationMs) || typeof at !== 'number') return false;
+  if (dataText !== undefined && dataText.length > PLACED_DATA_CHARS) return false;
+  const middle = middleOf(record.from, record.to, record.description);
+  if (middle === undefined) return false;
+  if (at !== lastAt) setAt(at);
+  if (middle.at !== at) withAt(middle, at);
+  const forced = record.forced === true;
+  const tail = dataText === undefined ? TAIL : FIXED_BYTES + 3 * dataText.length;
+  if (HEAD + middle.size + tail > middle.line.length) grow(middle, tail);
+  const buf = middle.line;
+  let o = HEAD + middle.size;
+  if (dataText === undefined && !forced && durationMs < ENDS.length) o = copy(buf, o, ENDS[durationMs]!);
+  else {
+    o = putSmallInt(buf, o, durationMs);
+    if (dataText === undefined) o = copy(buf, o, forced ? FORCED_END : NOT_FORCED_END);
+    else {
+      o = copy(buf, o, forced ? FORCED : NOT_FORCED);
+      o = copy(buf, o, DATA);
+      o += buf.write(dataText, o, 'utf8');
+      o = copy(buf, o, END);
+    }
+  }
+  // The head, backwards from the middle: the seq's digits, then `{"seq":`, then the newline.
+  let s = HEAD;
+  let x = seq;
+  do {
+    buf[--s] = 48 + (x % 10);
+    x = (x / 10) | 0;
+  } while (x > 0);
+  s -= SEQ.length;
+  copy(buf, s, SEQ);
+  if (newlineFirst) buf[--s] = 10;
+  placed.buf = buf;
+  placed.start = s;
+  placed.end = o;
+  return true;
+}
 
 /**
  * Appends a record's line to `out`: its JSON (exactly the record's fields, in its order) and
  * a newline, after a newline first with `newlineFirst` (the file's last line was left cut).
- * `dataText` is the record's data as JSON, made by the caller. Everything that can run a
- * caller's code (the `toJSON` of a field that is not a string or number) runs before the
- * first byte is appended, so a sink written from inside it cannot find `out` half-filled.
- * Returns where the line starts in `out`.
+ * Takes every record. `dataText` is the record's data as JSON, made by the caller.
+ * Everything that can run a caller's code (the `toJSON` of a field that is not a string or
+ * number) runs before the first byte is appended, so a sink written from inside it cannot
+ * find `out` half-filled. Returns where the line starts in `out`.
  */
 export function appendRecordLine(
   out: LineBytes,
@@ -70,54 +139,42 @@ export function appendRecordLine(
   const middleText = middle === undefined ? middleJson(from, to, description) : undefined;
   const seqText = isSmallInt(seq) ? undefined : jsonNumber(seq);
   const durationText = isSmallInt(durationMs) ? undefined : jsonNumber(durationMs);
-  if (at !== lastAt) setAt(at);
-  if (middle !== undefined && middle.at !== at) withAt(middle, at);
-  // Room for the longest line these parts can make, taken once: the bytes below are then put
-  // by plain stores, which is what makes this cheaper than a string for write(2) to encode.
-  const room =
-    middle !== undefined && seqText === undefined && durationText === undefined && dataText === undefined
-      ? middle.withAt.length
-      : (middle?.withAt.length ?? 0) +
-        3 *
-          ((seqText?.length ?? 0) + (middleText?.length ?? 0) + (durationText?.length ?? 0) + (dataText?.length ?? 0));
+  const atText = typeof at === 'number' ? undefined : `${json(at)},"durationMs":`;
+  if (atText === undefined && at !== lastAt) setAt(at);
+  const texts =
+    (seqText?.length ?? 0) +
+    (middleText?.length ?? 0) +
+    (atText?.length ?? 0) +
+    (durationText?.length ?? 0) +
+    (dataText?.length ?? 0);
   // Where the line starts: the end of what `out` holds, or its start when `fromStart` (a
   // writer's code run above may have used a shared buffer: what it left is not ours).
   if (fromStart) out.length = 0;
-  const buf = out.room(1 + FIXED_BYTES + atLength + room);
+  const buf = out.room(1 + FIXED_BYTES + (middle?.bytes.length ?? 0) + atLength + 3 * texts);
   let o = out.length;
   if (newlineFirst) buf[o++] = 10;
   const start = o;
   o = copy(buf, o, SEQ);
   o = seqText === undefined ? putSmallInt(buf, o, seq) : putText(buf, o, seqText);
-  if (middle !== undefined) {
-    buf.set(middle.withAt, o);
-    o += middle.withAt.length;
-  } else {
-    o = putText(buf, o, middleText!);
+  o = middle !== undefined ? copy(buf, o, middle.bytes) : putText(buf, o, middleText!);
+  if (atText === undefined) {
     for (let i = 0; i < atLength; i++) buf[o + i] = AT_BYTES[i]!;
     o += atLength;
-  }
+  } else o = putText(buf, o, atText);
+  o = durationText === undefined ? putSmallInt(buf, o, durationMs) : putText(buf, o, durationText);
   const forced = record.forced === true;
-  if (dataText === undefined && !forced && durationText === undefined && durationMs < ENDS.length) {
-    // The usual end of a line: a short duration, not forced, no data.
-    const end = ENDS[durationMs]!;
-    buf.set(end, o);
-    o += end.length;
-  } else {
-    o = durationText === undefined ? putSmallInt(buf, o, durationMs) : putText(buf, o, durationText);
-    if (dataText === undefined) o = copy(buf, o, forced ? FORCED_END : NOT_FORCED_END);
-    else {
-      o = copy(buf, o, forced ? FORCED : NOT_FORCED);
-      o = copy(buf, o, DATA);
-      o = putText(buf, o, dataText);
-      o = copy(buf, o, END);
-    }
+  if (dataText === undefined) o = copy(buf, o, forced ? FORCED_END : NOT_FORCED_END);
+  else {
+    o = copy(buf, o, forced ? FORCED : NOT_FORCED);
+    o = copy(buf, o, DATA);
+    o = putText(buf, o, dataText);
+    o = copy(buf, o, END);
   }
   out.length = o;
   return start;
 }
 
-/** Remembers `at` and its bytes with the key after them. */
+/** Remembers a numeric `at` and its bytes with the key after them. */
 function setAt(at: number): void {
   let o: number;
   if (Number.isSafeInteger(at) && at >= 0) {
@@ -126,32 +183,35 @@ function setAt(at: number): void {
     for (let x = at; x >= 10; x = Math.floor(x / 10)) digits++;
     o = digits;
     for (let x = at, i = digits; i > 0; x = Math.floor(x / 10)) AT_BYTES[--i] = 48 + (x % 10);
-  } else {
-    const text = jsonNumber(at);
-    if (text.length * 3 + DURATION_KEY.length > AT_BYTES.length) AT_BYTES = Buffer.alloc(text.length * 3 + 64);
-    o = AT_BYTES.write(text, 0, 'utf8');
-  }
+  } else o = AT_BYTES.write(jsonNumber(at), 0, 'latin1');
   atLength = copy(AT_BYTES, o, DURATION_KEY);
   lastAt = at;
 }
 
-/** Copies a short `src` into `buf` at `o`, and returns the offset after it. */
-function copy(buf: Buffer, o: number, src: Buffer): number {
-  const n = src.length;
-  for (let i = 0; i < n; i++) buf[o + i] = src[i]!;
-  return o + n;
-}
-
-/** Writes the bytes of `at` (the last `setAt`) after the middle's, resizing them when their size changed. */
+/** Writes the bytes of `at` (the last `setAt`) after the middle's in its line buffer. */
 function withAt(middle: Middle, at: number): void {
   const size = middle.bytes.length + atLength;
-  if (middle.withAt.length !== size) {
-    middle.withAt = Buffer.allocUnsafe(size);
-    middle.bytes.copy(middle.withAt);
-  }
-  const buf = middle.withAt;
-  for (let i = 0, o = middle.bytes.length; i < atLength; i++) buf[o + i] = AT_BYTES[i]!;
+  if (HEAD + size + TAIL > middle.line.length) grow(middle, TAIL);
+  const buf = middle.line;
+  for (let i = 0, o = HEAD + middle.bytes.length; i < atLength; i++) buf[o + i] = AT_BYTES[i]!;
+  middle.size = size;
   middle.at = at;
+}
+
+/** Gives a middle a line buffer with room for `tail` bytes after its middle and time. */
+function grow(middle: Middle, tail: number): void {
+  const line = Buffer.allocUnsafe(HEAD + middle.bytes.length + AT_BYTES.length + tail);
+  middle.line.copy(line, HEAD, HEAD, HEAD + middle.size);
+  middle.line = line;
+}
+
+/** Copies `src` into `buf` at `o`, and returns the offset after it. */
+function copy(buf: Buffer, o: number, src: Buffer): number {
+  const n = src.length;
+  // A loop for short runs: `set` costs more than it copies below some 32 bytes.
+  if (n <= 32) for (let i = 0; i < n; i++) buf[o + i] = src[i]!;
+  else buf.set(src, o);
+  return o + n;
 }
 
 function putText(buf: Buffer, o: number, text: string): number {
@@ -176,7 +236,9 @@ function middleOf(from: unknown, to: unknown, description: unknown): Middle | un
   if (middles >= MIDDLE_CACHE_SIZE || description.length > MIDDLE_CACHE_CHARS) return undefined;
   if (typeof from !== 'string' || typeof to !== 'string') return undefined;
   const bytes = Buffer.from(middleJson(from, to, description), 'utf8');
-  const middle: Middle = { from, to, bytes, withAt: bytes, at: NaN, next: first };
+  const line = Buffer.allocUnsafe(HEAD + bytes.length + AT_BYTES.length + TAIL);
+  bytes.copy(line, HEAD);
+  const middle: Middle = { from, to, bytes, line, size: bytes.length, at: NaN, next: first };
   MIDDLES[description] = middle;
   middles++;
   return middle;

@@ -78,11 +78,11 @@ describe('JsonlHistorySink on a full disk', () => {
     machine.transition('WaitingForUserInput', 'user');
     machine.transition('SendingToLLM', 'envoyé → modèle');
     // Each write stores part of what it was given: a string, exactly as many bytes as it has
-    // UTF-16 units (short, since é and → take more than one byte each); bytes, half of them at
-    // the first call. The sink must see that and write the rest, also for a description it
-    // has written before.
+    // UTF-16 units (short, since é and → take more than one byte each); bytes, half of them.
+    // The sink must see that and write the rest, also for a description it has written before.
     const real = fs.writeSync;
     let calls = 0;
+    let halved = false;
     const spy = jest.spyOn(nodeFs, 'writeSync').mockImplementation(((
       fd: number,
       data: Buffer | string,
@@ -91,7 +91,9 @@ describe('JsonlHistorySink on a full disk', () => {
     ) => {
       calls++;
       if (typeof data === 'string') return real(fd, Buffer.from(data, 'utf8'), 0, data.length);
-      return real(fd, data, offset, offset === 0 ? Math.ceil(length! / 2) : length);
+      // Bytes: half of them at a line's first call, the rest at its second.
+      halved = !halved;
+      return real(fd, data, offset, halved ? Math.ceil(length! / 2) : length);
     }) as typeof fs.writeSync);
     machine.transition('ProcessingLLMResponse', 'envoyé → modèle');
     machine.transition('EndOfTurn', 'réponse');
