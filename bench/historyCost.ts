@@ -1,20 +1,20 @@
 // Where a batch's history files go, per run: `runBatch` with `historyDir` and durability
 // 'none' (with and without group commit) beside its floors, on tmpfs by default so that the
 // disk's noise drops out. Not part of `npm run bench` and sets no target: it explains the
-// figures of the `batch` suite's 'none' lines (README, "What the 'none' misses are made of").
+// figures of the `batch` suite's history lines (README, "Where a history file's time goes").
 //
 // Kinds, alternated sample by sample in one process (500 zero-latency runs per sample, 12
 // moves each, concurrency 16):
 //   plain           runBatch without historyDir
-//   files           the floor's files alone: open, 13 writes of a 325-byte line, close
+//   files           files alone, in a loop of their own: open, 13 writes of a 325-byte line, close
 //   files 1+1       open, the meta line, the rest in one write, close
 //   none            runBatch + historyDir, durability 'none'
 //   group none      the same with group commit
 //   group, no rec   group commit 'none' with the sink's record writes stubbed out: opening,
 //                   the meta line and closing alone
 // then, in place, the time of each open(2) and write(2) a 'none' batch makes against the
-// same calls in the floor's loop; and writeSync of a line put together from pieces (as the
-// sink makes it) against a ready-made line of the same size.
+// same calls in a loop of their own; and writeSync of a line put together from string pieces
+// (as the sink made it before it wrote bytes) against a ready-made line of the same size.
 //
 //   npx tsx bench/historyCost.ts [dir]      default /dev/shm, else the OS temp dir
 import type * as FsModule from 'node:fs';
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   const inLoop = await callsIn(() => once('files'));
   console.log(
     `\nin place: open(2) ${inBatch.open.toFixed(2)} µs, write(2) ${inBatch.write.toFixed(2)} µs in a 'none' batch; ` +
-      `${inLoop.open.toFixed(2)} µs and ${inLoop.write.toFixed(2)} µs in the floor's loop`,
+      `${inLoop.open.toFixed(2)} µs and ${inLoop.write.toFixed(2)} µs in a loop of their own`,
   );
   const w = writeKinds();
   console.log(
