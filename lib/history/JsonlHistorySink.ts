@@ -114,8 +114,7 @@ function giveBackLineBytes(bytes: LineBytes): void {
 }
 
 /** After a write from the scratch buffer: one huge line must not keep its memory. */
-function releaseScratch(): void {
-  SCRATCH.length = 0;
+function shrinkScratch(): void {
   if (SCRATCH.buf.length > SCRATCH_KEPT_BYTES) SCRATCH.buf = Buffer.allocUnsafeSlow(64 * 1024);
 }
 
@@ -251,20 +250,17 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       metaBytes.bytes(stored.tableBytes);
       if (metadataText !== undefined) metaBytes.text(`,"metadata":${metadataText}`);
       metaBytes.text('}\n');
-      if (metaBytes.length > maxLineBytes) {
-        metaBytes.length = 0;
+      if (metaBytes.length > maxLineBytes)
         throw new InvalidArgumentError(
           'metadata',
           `a value whose meta line fits in maxLineBytes (${maxLineBytes.toLocaleString('en-US')} bytes, what readers take)`,
           metadata,
         );
-      }
     }
     let fd: number;
     try {
       fd = fs.openSync(path, overwrite ? APPEND_TRUNCATE : APPEND_NEW, 0o644);
     } catch (error) {
-      SCRATCH.length = 0;
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new HistoryFileError(
           'file_exists',
@@ -300,7 +296,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
         sink.close();
         throw error;
       } finally {
-        releaseScratch();
+        shrinkScratch();
       }
     }
     return sink;
@@ -388,9 +384,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       // The usual line, put together around its move's remembered middle.
       const { buf, start, end } = placed;
       if (end - start - (this.#broken ? 1 : 0) <= this.#maxLineBytes) {
-        const durability = this.#durability;
-        const sync = durability === 'move' || (durability === 'turn' && this.#terminal.has(record.to));
-        this.#writeBytes(buf, start, end - start, 1, sync);
+        this.#writeBytes(buf, start, end - start, 1, this.#syncsAfter(record.to));
         this.#lastSeq = record.seq;
         if (dataError !== undefined) throw this.#unserializable(record.seq, data, dataError);
         return;
@@ -419,14 +413,17 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     }
     if (group) this.#added(to);
     else {
-      const durability = this.#durability;
-      const sync = durability === 'move' || (durability === 'turn' && this.#terminal.has(to));
-      this.#writeBytes(out.buf, 0, out.length, 1, sync);
+      this.#writeBytes(out.buf, 0, out.length, 1, this.#syncsAfter(to));
+      shrinkScratch();
     }
-    if (!group) releaseScratch();
     this.#lastSeq = seq;
     if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
     if (dataError !== undefined) throw this.#unserializable(seq, data, dataError);
+  }
+
+  /** Whether a record's line moving to `to` is forced to the disk when written (one write per line). */
+  #syncsAfter(to: string): boolean {
+    return this.#durability === 'move' || (this.#durability === 'turn' && this.#terminal.has(to));
   }
 
   #unserializable(seq: number, data: unknown, error: unknown): HistoryFileError {
@@ -545,8 +542,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
   // One write call per line: what the OS has, it has whole (short writes are finished below).
   // A write that fails part-way (a full disk) is cut back to the last complete line, so the
   // next line is not glued to half of this one; if even that fails, the next line starts
-  // with a newline, so only the half line is lost. `line` ends in its newline; `to`: the state
-  // a record's line moves to (a terminal one ends a turn); `bytes`: its size, when known.
+  // with a newline, so only the half line is lost. `line` (a journal line, a rejected move, a
+  // reset) ends in its newline; records go through `write`.
   #writeLine(line: string): void {
     if (this.#fd === undefined) throw this.#closedError();
     if (this.#maxLines > 0) {
@@ -600,7 +597,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       out.text(line);
       this.#writeBytes(out.buf, 0, out.length, 1, sync);
     } finally {
-      releaseScratch();
+      shrinkScratch();
     }
   }
 

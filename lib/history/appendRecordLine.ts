@@ -87,22 +87,10 @@ export function placeRecordLine(
   if (middle === undefined) return false;
   if (at !== lastAt) setAt(at);
   if (middle.at !== at) withAt(middle, at);
-  const forced = record.forced === true;
   const tail = dataText === undefined ? TAIL : FIXED_BYTES + 3 * dataText.length;
   if (HEAD + middle.size + tail > middle.line.length) grow(middle, tail);
   const buf = middle.line;
-  let o = HEAD + middle.size;
-  if (dataText === undefined && !forced && durationMs < ENDS.length) o = copy(buf, o, ENDS[durationMs]!);
-  else {
-    o = putSmallInt(buf, o, durationMs);
-    if (dataText === undefined) o = copy(buf, o, forced ? FORCED_END : NOT_FORCED_END);
-    else {
-      o = copy(buf, o, forced ? FORCED : NOT_FORCED);
-      o = copy(buf, o, DATA);
-      o += buf.write(dataText, o, 'utf8');
-      o = copy(buf, o, END);
-    }
-  }
+  const o = putEnd(buf, HEAD + middle.size, durationMs, undefined, record.forced === true, dataText);
   // The head, backwards from the middle: the seq's digits, then `{"seq":`, then the newline.
   let s = HEAD;
   let x = seq;
@@ -161,17 +149,31 @@ export function appendRecordLine(
     for (let i = 0; i < atLength; i++) buf[o + i] = AT_BYTES[i]!;
     o += atLength;
   } else o = putText(buf, o, atText);
-  o = durationText === undefined ? putSmallInt(buf, o, durationMs) : putText(buf, o, durationText);
-  const forced = record.forced === true;
-  if (dataText === undefined) o = copy(buf, o, forced ? FORCED_END : NOT_FORCED_END);
-  else {
-    o = copy(buf, o, forced ? FORCED : NOT_FORCED);
-    o = copy(buf, o, DATA);
-    o = putText(buf, o, dataText);
-    o = copy(buf, o, END);
-  }
-  out.length = o;
+  out.length = putEnd(buf, o, durationMs, durationText, record.forced === true, dataText);
   return start;
+}
+
+/**
+ * Puts the end of a line at `o`, after `,"durationMs":`: the duration (`durationText` when it
+ * is not a small whole number), `forced`, the data, `}` and the newline. Returns the offset after it.
+ */
+function putEnd(
+  buf: Buffer,
+  o: number,
+  durationMs: number,
+  durationText: string | undefined,
+  forced: boolean,
+  dataText: string | undefined,
+): number {
+  // The usual end, made once: a short duration, not forced, no data.
+  if (durationText === undefined && dataText === undefined && !forced && durationMs < ENDS.length)
+    return copy(buf, o, ENDS[durationMs]!);
+  o = durationText === undefined ? putSmallInt(buf, o, durationMs) : putText(buf, o, durationText);
+  if (dataText === undefined) return copy(buf, o, forced ? FORCED_END : NOT_FORCED_END);
+  o = copy(buf, o, forced ? FORCED : NOT_FORCED);
+  o = copy(buf, o, DATA);
+  o = putText(buf, o, dataText);
+  return copy(buf, o, END);
 }
 
 /** Remembers a numeric `at` and its bytes with the key after them. */
