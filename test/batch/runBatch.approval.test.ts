@@ -8,7 +8,7 @@ import type { BatchApprovalRequest } from '../../lib/batch/ParkedRuns';
 import { runBatch, type BatchOptions, type BatchProgress } from '../../lib/batch/runBatch';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
-import type { Sleep } from '../../lib/internal/sleep';
+import { heldSleep } from '../helpers/heldSleep';
 import { extendTable } from '../../lib/machine/extendTable';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
@@ -39,6 +39,14 @@ function needsApproval(id: string, log: Log): ScriptedAgent {
       rm: (call) => (log.push(`${id} ran rm`), `removed ${(call.input as { path: string }).path}`),
     },
   });
+}
+
+/** Task `a`, whose run waits for approval, then task `b`, whose run does not. */
+function approvalThenPlain(log: Log) {
+  return [
+    { id: 'a', input: 'clean up', agent: needsApproval('a', log) },
+    { id: 'b', input: 'work', agent: plain('b', log) },
+  ];
 }
 
 /** A task whose run calls a tool needing no approval, then ends. */
@@ -85,25 +93,18 @@ describe('runBatch parks a run that waits for approval', () => {
   it('concurrency 1: the parked run lets go of its slot, the other tasks run to their end, then it finishes', async () => {
     const log: Log = [];
     let request: BatchApprovalRequest | undefined;
-    const report = await runBatch(
-      [
-        { id: 'a', input: 'clean up', agent: needsApproval('a', log) },
-        { id: 'b', input: 'work', agent: plain('b', log) },
-        { id: 'c', input: 'work', agent: plain('c', log) },
-      ],
-      {
-        ...base(),
-        concurrency: 1,
-        onApproval: (r) => {
-          request = r;
-          log.push(`asked ${r.id} for ${r.calls.map((c) => c.name).join(',')}`);
-        },
-        // The answer comes once b and c have ended: proof that they ran while a waited.
-        onProgress: tracker(log, 1, (p) => {
-          if (p.event.type === 'finished' && p.event.run.id === 'c') request!.approve('c2');
-        }),
+    const report = await runBatch([...approvalThenPlain(log), { id: 'c', input: 'work', agent: plain('c', log) }], {
+      ...base(),
+      concurrency: 1,
+      onApproval: (r) => {
+        request = r;
+        log.push(`asked ${r.id} for ${r.calls.map((c) => c.name).join(',')}`);
       },
-    );
+      // The answer comes once b and c have ended: proof that they ran while a waited.
+      onProgress: tracker(log, 1, (p) => {
+        if (p.event.type === 'finished' && p.event.run.id === 'c') request!.approve('c2');
+      }),
+    });
     expect(log).toEqual([
       'started a',
       'parked a',
@@ -131,23 +132,15 @@ describe('runBatch parks a run that waits for approval', () => {
   it('a parked run whose answers are in takes the next free slot before a new task starts', async () => {
     const log: Log = [];
     let request: BatchApprovalRequest | undefined;
-    const report = await runBatch(
-      [
-        { id: 'a', input: 'clean up', agent: needsApproval('a', log) },
-        { id: 'b', input: 'work', agent: plain('b', log) },
-        { id: 'c', input: 'work', agent: plain('c', log) },
-      ],
-      {
-        ...base(),
-        concurrency: 1,
-        onApproval: (r) => void (request = r),
-        // Answered while b holds the only slot: a gets it when b ends, before c starts.
-        onProgress: tracker(log, 1, (p) => {
-          if (p.event.type === 'started' && p.event.id === 'b')
-            request!.approve('c2', { input: { path: '/tmp/safe' } });
-        }),
-      },
-    );
+    const report = await runBatch([...approvalThenPlain(log), { id: 'c', input: 'work', agent: plain('c', log) }], {
+      ...base(),
+      concurrency: 1,
+      onApproval: (r) => void (request = r),
+      // Answered while b holds the only slot: a gets it when b ends, before c starts.
+      onProgress: tracker(log, 1, (p) => {
+        if (p.event.type === 'started' && p.event.id === 'b') request!.approve('c2', { input: { path: '/tmp/safe' } });
+      }),
+    });
     expect(log).toEqual([
       'started a',
       'parked a',
@@ -193,22 +186,15 @@ describe('runBatch parks a run that waits for approval', () => {
     const log: Log = [];
     const controller = new AbortController();
     let asked = 0;
-    const report = await runBatch(
-      [
-        { id: 'a', input: 'clean up', agent: needsApproval('a', log) },
-        { id: 'b', input: 'work', agent: plain('b', log) },
-        { id: 'c', input: 'work', agent: plain('c', log) },
-      ],
-      {
-        ...base(),
-        concurrency: 1,
-        signal: controller.signal,
-        onApproval: () => void (asked += 1),
-        onProgress: tracker(log, 1, (p) => {
-          if (p.event.type === 'finished' && p.event.run.id === 'b') controller.abort();
-        }),
-      },
-    );
+    const report = await runBatch([...approvalThenPlain(log), { id: 'c', input: 'work', agent: plain('c', log) }], {
+      ...base(),
+      concurrency: 1,
+      signal: controller.signal,
+      onApproval: () => void (asked += 1),
+      onProgress: tracker(log, 1, (p) => {
+        if (p.event.type === 'finished' && p.event.run.id === 'b') controller.abort();
+      }),
+    });
     expect(asked).toBe(1);
     expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'end_of_turn', 'skipped']);
     expect(report.runs[0]!.error?.message).toMatch(/AwaitingApproval: aborted/);
@@ -222,33 +208,21 @@ describe('runBatch parks a run that waits for approval', () => {
   it('no answer within approvalTimeoutMs: the parked run ends in ApprovalTimedOut on its own, and says how long it waited', async () => {
     const log: Log = [];
     let now = 1_000_000;
-    let fire: (() => void) | undefined;
     // The approval timeout's wait ends when the test says; every other wait at once.
-    const sleep: Sleep = (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (ms === 60_000) fire = resolve;
-        else resolve();
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
-    const report = await runBatch(
-      [
-        { id: 'a', input: 'clean up', agent: needsApproval('a', log) },
-        { id: 'b', input: 'work', agent: plain('b', log) },
-      ],
-      {
-        ...base(),
-        concurrency: 1,
-        approvalTimeoutMs: 60_000,
-        sleep,
-        clock: () => now,
-        onProgress: tracker(log, 1, (p) => {
-          if (p.event.type === 'finished' && p.event.run.id === 'b') {
-            now += 60_000;
-            fire!();
-          }
-        }),
-      },
-    );
+    const { sleep, release } = heldSleep(60_000);
+    const report = await runBatch(approvalThenPlain(log), {
+      ...base(),
+      concurrency: 1,
+      approvalTimeoutMs: 60_000,
+      sleep,
+      clock: () => now,
+      onProgress: tracker(log, 1, (p) => {
+        if (p.event.type === 'finished' && p.event.run.id === 'b') {
+          now += 60_000;
+          release();
+        }
+      }),
+    });
     expect(log).toEqual(['started a', 'parked a', 'started b', 'b ran work', 'finished b', 'finished a']);
     expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'end_of_turn']);
     expect(report.runs[0]!.error?.message).toContain('no answer to the approval request within 60000 ms');
@@ -297,33 +271,21 @@ describe('runBatch parks a run that waits for approval', () => {
 
   it('answered but still waiting for a slot when its timeout passes: it ends in ApprovalTimedOut without taking one', async () => {
     const log: Log = [];
-    let fire: (() => void) | undefined;
-    const sleep: Sleep = (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (ms === 1000) fire = resolve;
-        else resolve();
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
+    const { sleep, release } = heldSleep(1000);
     let request: BatchApprovalRequest | undefined;
-    const report = await runBatch(
-      [
-        { id: 'a', input: 'clean up', agent: needsApproval('a', log) },
-        { id: 'b', input: 'work', agent: plain('b', log) },
-      ],
-      {
-        ...base(),
-        concurrency: 1,
-        approvalTimeoutMs: 1000,
-        sleep,
-        onApproval: (r) => void (request = r),
-        onProgress: tracker(log, 1, (p) => {
-          if (p.event.type === 'started' && p.event.id === 'b') {
-            request!.approve('c2');
-            fire!();
-          }
-        }),
-      },
-    );
+    const report = await runBatch(approvalThenPlain(log), {
+      ...base(),
+      concurrency: 1,
+      approvalTimeoutMs: 1000,
+      sleep,
+      onApproval: (r) => void (request = r),
+      onProgress: tracker(log, 1, (p) => {
+        if (p.event.type === 'started' && p.event.id === 'b') {
+          request!.approve('c2');
+          release();
+        }
+      }),
+    });
     expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'end_of_turn']);
     expect(log.filter((l) => l.startsWith('running') || l.includes('resumed') || l.startsWith('a ran'))).toEqual([]);
     const [a] = await expectCleanHistories(report);
@@ -332,29 +294,17 @@ describe('runBatch parks a run that waits for approval', () => {
 
   it('its timeout passing as it takes a slot: the run ends in that slot, and the slot goes on to the next task', async () => {
     const log: Log = [];
-    let fire: (() => void) | undefined;
-    const sleep: Sleep = (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (ms === 1000) fire = resolve;
-        else resolve();
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
-    const report = await runBatch(
-      [
-        { id: 'a', input: 'clean up', agent: needsApproval('a', log) },
-        { id: 'b', input: 'work', agent: plain('b', log) },
-      ],
-      {
-        ...base(),
-        concurrency: 1,
-        approvalTimeoutMs: 1000,
-        sleep,
-        onApproval: ({ approve }) => approve('c2'),
-        onProgress: tracker(log, 1, (p) => {
-          if (p.event.type === 'resumed') fire!();
-        }),
-      },
-    );
+    const { sleep, release } = heldSleep(1000);
+    const report = await runBatch(approvalThenPlain(log), {
+      ...base(),
+      concurrency: 1,
+      approvalTimeoutMs: 1000,
+      sleep,
+      onApproval: ({ approve }) => approve('c2'),
+      onProgress: tracker(log, 1, (p) => {
+        if (p.event.type === 'resumed') release();
+      }),
+    });
     // The timer's end reached the turn before the answers did.
     expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'end_of_turn']);
     expect(log).toEqual(['started a', 'parked a', 'resumed a', 'finished a', 'started b', 'b ran work', 'finished b']);
@@ -435,32 +385,20 @@ describe('runBatch parks a run that waits for approval', () => {
 
   it('onApproval that throws is logged; the run stays parked until its timeout', async () => {
     const messages: string[] = [];
-    let fire: (() => void) | undefined;
-    const sleep: Sleep = (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (ms === 5000) fire = resolve;
-        else resolve();
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
-    const report = await runBatch(
-      [
-        { id: 'a', input: 'clean up', agent: needsApproval('a', []) },
-        { id: 'b', input: 'work', agent: plain('b', []) },
-      ],
-      {
-        ...base(),
-        concurrency: 1,
-        approvalTimeoutMs: 5000,
-        sleep,
-        logger: { error: (m: string) => void messages.push(m), warn: () => {}, info: () => {}, debug: () => {} },
-        onApproval: () => {
-          throw new Error('queue down');
-        },
-        onProgress: (p) => {
-          if (p.event.type === 'finished') fire?.();
-        },
+    const { sleep, release } = heldSleep(5000);
+    const report = await runBatch(approvalThenPlain([]), {
+      ...base(),
+      concurrency: 1,
+      approvalTimeoutMs: 5000,
+      sleep,
+      logger: { error: (m: string) => void messages.push(m), warn: () => {}, info: () => {}, debug: () => {} },
+      onApproval: () => {
+        throw new Error('queue down');
       },
-    );
+      onProgress: (p) => {
+        if (p.event.type === 'finished') release();
+      },
+    });
     expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'end_of_turn']);
     expect(messages.some((m) => /onApproval threw for run a: queue down/.test(m))).toBe(true);
   });

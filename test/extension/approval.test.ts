@@ -7,7 +7,7 @@ import { extendTable } from '../../lib/machine/extendTable';
 import { InvalidTableError } from '../../lib/machine/InvalidTableError';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
-import type { Sleep } from '../../lib/internal/sleep';
+import { heldSleep } from '../helpers/heldSleep';
 
 const TABLE = extendTable(DEFAULT_TABLE, APPROVAL_EXTENSION);
 
@@ -126,14 +126,8 @@ describe('approval (AwaitingApproval)', () => {
   });
 
   it('no answer within approvalTimeoutMs ends the turn in ApprovalTimedOut, and the waiting calls are answered for the conversation', async () => {
-    let fire: (() => void) | undefined;
     // The timeout's wait ends when the test says, never by the clock.
-    const sleep: Sleep = (ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (ms === 1000) fire = resolve;
-        else resolve();
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
+    const { sleep, release } = heldSleep(1000);
     const agent = script();
     const settled: unknown[] = [];
     agent.settleToolCalls = async (results) => void settled.push(...results);
@@ -141,7 +135,7 @@ describe('approval (AwaitingApproval)', () => {
     const paused = await a.runTurn('clean up');
     expect(paused.outcome).toBe('awaiting_approval');
     const next = a.resume();
-    fire!();
+    release();
     const ended = await next;
     expect(ended.outcome).toBe('cancelled');
     expect(ended.error?.message).toContain('no answer to the approval request within 1000 ms');
