@@ -6,10 +6,10 @@ import path from 'node:path';
 import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import { buildHtmlReport, loadHistory, runBatch, validateHistory } from 'agent-state-machine';
+import { runBatch } from 'agent-state-machine';
 import { LangGraphMirror } from '../../../lib/integrations/langgraph';
 import { ScriptedChatModel } from './scriptedChatModel';
-import { expectStrictBatchWithinCap } from '../../helpers/frameworkRuns';
+import { expectBatchStoppedByCap, expectStrictBatchWithinCap } from '../../helpers/frameworkRuns';
 
 const echo = tool(async ({ text }: { text: string }) => `echo: ${text}`, {
   name: 'echo',
@@ -62,33 +62,13 @@ describe('a batch of LangGraph agents', () => {
       logger: false,
     });
 
-    expect(report.totals.outcomes.end_of_turn).toBeGreaterThan(0);
-    expect(report.totals.outcomes.end_of_turn).toBeLessThan(50);
-    expect(report.totals.costUsd).toBeGreaterThanOrEqual(CAP);
-    // Each call that started found the cap unspent: at most one call per running task passes it.
-    expect(report.totals.costUsd).toBeLessThan(CAP + CONCURRENCY * CALL);
-    const made = models.reduce((n, m) => n + m.requests.length, 0);
-    expect(report.totals.llmCalls).toBe(made);
-    expect(report.totals.costUsd).toBeCloseTo(made * CALL, 10);
-
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
-    // One file per run that started: the ones the cap never let start have none.
-    expect(files.length).toBe(report.runs.filter((r) => r.historyFile !== undefined).length);
-    expect(files.length).toBeGreaterThan(0);
-    for (const file of files) {
-      const loaded = await loadHistory(path.join(dir, file));
-      expect({ file, issues: validateHistory(loaded.entries).issues, rejected: loaded.rejected }).toEqual({
-        file,
-        issues: [],
-        rejected: [],
-      });
-    }
-    expect(report.runs.filter((r) => r.outcome === 'budget_exceeded').length).toBeGreaterThan(0);
-
-    const page = await buildHtmlReport(dir);
-    // The page lists every task of the batch, the ones the spent cap never started included.
-    expect(page).toMatchObject({ kind: 'batch', runs: 50, warnings: [] });
-    expect(page.html).toContain('budget_exceeded');
+    await expectBatchStoppedByCap(report, dir, {
+      tasks: 50,
+      cap: CAP,
+      concurrency: CONCURRENCY,
+      callsMade: models.reduce((n, m) => n + m.requests.length, 0),
+      costPerCall: CALL,
+    });
   }, 60_000);
 
   it('under a strict shared cap, no call whose worst case would pass the cap is made: spend ends within the cap', async () => {

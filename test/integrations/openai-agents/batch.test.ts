@@ -5,10 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agent, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
-import { buildHtmlReport, loadHistory, runBatch, validateHistory } from 'agent-state-machine';
+import { runBatch } from 'agent-state-machine';
 import { AgentsMirror } from '../../../lib/integrations/openai-agents';
 import { cannedModel, type CannedModel } from './cannedModel';
-import { expectStrictBatchWithinCap } from '../../helpers/frameworkRuns';
+import { expectBatchStoppedByCap, expectStrictBatchWithinCap } from '../../helpers/frameworkRuns';
 
 setTracingDisabled(true);
 
@@ -51,35 +51,13 @@ describe('a batch of Agents SDK runs', () => {
       { concurrency: CONCURRENCY, total: { maxCostUsd: CAP }, pricing, historyDir: dir, journal: true, logger: false },
     );
 
-    // Stopped by the cap: not every run finished, and no call started once the cap was spent.
-    expect(report.totals.outcomes.end_of_turn).toBeGreaterThan(0);
-    expect(report.totals.outcomes.end_of_turn).toBeLessThan(50);
-    expect(report.totals.costUsd).toBeGreaterThanOrEqual(CAP);
-    // Each call that started found the cap unspent: at most one call per running task passes it.
-    expect(report.totals.costUsd).toBeLessThan(CAP + CONCURRENCY * CALL);
-    const made = models.reduce((n, m) => n + m.requests.length, 0);
-    expect(report.totals.llmCalls).toBe(made);
-    expect(report.totals.costUsd).toBeCloseTo(made * CALL, 10);
-
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
-    // One file per run that started: the ones the cap never let start have none.
-    expect(files.length).toBe(report.runs.filter((r) => r.historyFile !== undefined).length);
-    expect(files.length).toBeGreaterThan(0);
-    for (const file of files) {
-      const loaded = await loadHistory(path.join(dir, file));
-      expect({ file, issues: validateHistory(loaded.entries).issues, rejected: loaded.rejected }).toEqual({
-        file,
-        issues: [],
-        rejected: [],
-      });
-    }
-    const stopped = report.runs.filter((r) => r.outcome === 'budget_exceeded');
-    expect(stopped.length).toBeGreaterThan(0);
-
-    const page = await buildHtmlReport(dir);
-    // The page lists every task of the batch, the ones the spent cap never started included.
-    expect(page).toMatchObject({ kind: 'batch', runs: 50, warnings: [] });
-    expect(page.html).toContain('budget_exceeded');
+    await expectBatchStoppedByCap(report, dir, {
+      tasks: 50,
+      cap: CAP,
+      concurrency: CONCURRENCY,
+      callsMade: models.reduce((n, m) => n + m.requests.length, 0),
+      costPerCall: CALL,
+    });
   }, 60_000);
 
   it('under a strict shared cap, no call whose worst case would pass the cap is made: spend ends within the cap', async () => {
