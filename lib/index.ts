@@ -37,6 +37,8 @@ export { StateMachineError } from './machine/StateMachineError';
 export { IllegalTransitionError } from './machine/IllegalTransitionError';
 export { UnknownStateError } from './machine/UnknownStateError';
 export { InvalidArgumentError } from './machine/InvalidArgumentError';
+export { UnknownOptionError } from './machine/UnknownOptionError';
+export { assertKnownOptions } from './machine/assertKnownOptions';
 export { InvalidTableError } from './machine/InvalidTableError';
 
 export { StateMachine } from './machine/StateMachine';

@@ -29,6 +29,8 @@ import type { ApprovalDecision, ApprovalGate, ApprovalPolicy, PendingApproval } 
 import { assertTableCarries } from './requiredEdges';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
+import { assertKnownOptions } from '../machine/assertKnownOptions';
+import { AGENT_OPTION_KEYS, RUN_TURN_OPTION_KEYS } from './optionKeys';
 
 /** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
 export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -192,6 +194,7 @@ export class AgentWithStateMachine {
     assertAgentLoop(agent);
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
+    assertKnownOptions(options, AGENT_OPTION_KEYS, 'new AgentWithStateMachine()');
     const {
       budget,
       sharedBudgets = [],
@@ -408,6 +411,7 @@ export class AgentWithStateMachine {
     if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object { signal?, budget? }', options);
+    if (options !== NO_OPTIONS) assertKnownOptions(options, RUN_TURN_OPTION_KEYS, 'runTurn()');
     const { signal, budget } = options;
     if (signal !== undefined && !(signal instanceof AbortSignal))
       throw new InvalidArgumentError('signal', 'an AbortSignal', signal);

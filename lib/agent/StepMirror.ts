@@ -30,6 +30,8 @@ import type { TurnResult, UnansweredToolCall } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageTotals } from './UsageTotals';
 import { budgetError, limitData } from './spentRecord';
+import { assertKnownOptions } from '../machine/assertKnownOptions';
+import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
 export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -139,9 +141,36 @@ export class StepMirror {
   #texts: string[] | undefined;
   #lastText: string | undefined;
 
+  /**
+   * The mirror an integration drives: the one handed to it as `mirror` (nothing else may be
+   * given beside it, since that mirror's options were fixed when it was made), else a new one
+   * made of the options. `where` names the integration in errors.
+   */
+  static fromOptions(options: StepMirrorOptions & { mirror?: StepMirror }, where: string): StepMirror {
+    const { mirror, ...rest } = options;
+    if (mirror === undefined) {
+      assertKnownOptions(rest, MIRROR_OPTION_KEYS, where, MIRROR_CANNOT);
+      return new StepMirror(rest);
+    }
+    if (!(mirror instanceof StepMirror)) throw new InvalidArgumentError('mirror', 'a StepMirror', mirror);
+    // Nothing beside it: that mirror's options were fixed when it was made, and a budget given
+    // here would go unused (a `maxLlmCalls: 0` beside a mirror once let two model calls through).
+    assertKnownOptions(rest, MIRROR_OPTION_KEYS, where, MIRROR_CANNOT);
+    for (const [key, value] of Object.entries(rest)) {
+      if (value === undefined) continue;
+      throw new InvalidArgumentError(
+        key,
+        `left out of ${where} when \`mirror\` is given: that mirror's options were fixed by new StepMirror(), so give \`${key}\` there (or leave out \`mirror\`)`,
+        value,
+      );
+    }
+    return mirror;
+  }
+
   constructor(options: StepMirrorOptions = {}) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
+    assertKnownOptions(options, MIRROR_OPTION_KEYS, 'new StepMirror()', MIRROR_CANNOT);
     const {
       budget,
       sharedBudgets = [],

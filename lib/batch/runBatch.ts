@@ -25,6 +25,8 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask, type AgentSource, type TaskRun } from './runTask';
 import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import { assertFrameworkTasksCanHonour, BATCH_OPTION_KEYS } from './batchOptionKeys';
+import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { lockFolder, type FolderLock } from './lockFolder';
 import { resumeState } from './resumeState';
 import { readHistoryInto } from '../history/loadHistory';
@@ -265,6 +267,7 @@ export async function runBatch(
   options: BatchOptions = {},
 ): Promise<BatchReport> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  assertKnownOptions(options, BATCH_OPTION_KEYS, 'runBatch()');
   const {
     concurrency = 4,
     perRun,
@@ -299,6 +302,8 @@ export async function runBatch(
     compact,
   } = options;
   const list = materialize(tasks);
+  const frameworkTask = list.find(isFrameworkTask);
+  if (frameworkTask !== undefined) assertFrameworkTasksCanHonour(options, frameworkTask.id);
   if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
   }
@@ -373,6 +378,15 @@ export async function runBatch(
     PROBE_AGENT,
     historyDir === undefined ? adapterOptions : { ...adapterOptions, sink: PROBE_SINK },
   );
+  // What a framework task's mirror takes of them: the rest were refused above when given.
+  const mirrorOptions = {
+    clock,
+    ...(logger === undefined ? {} : { logger }),
+    ...(pricing === undefined ? {} : { pricing }),
+    ...(onUnknownCost === undefined ? {} : { onUnknownCost }),
+    ...(externalBudgets === undefined ? {} : { externalBudgets }),
+    ...(journal === undefined ? {} : { journal }),
+  };
   const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
   // A throwing logger never changes a batch's outcome.
   const log =
@@ -546,7 +560,7 @@ export async function runBatch(
         // Object.assign, not a spread then more keys: see runTask.
         adapter: Object.assign(
           {},
-          adapterOptions,
+          isFrameworkTask(task) ? mirrorOptions : adapterOptions,
           resumeFrom === undefined
             ? { budget: perRun ?? {}, sharedBudgets: [pool] }
             : { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom },

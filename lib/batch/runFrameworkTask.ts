@@ -1,5 +1,8 @@
 import { StepMirror, type StepMirrorOptions } from '../agent/StepMirror';
 import { OperationError } from '../agent/TurnError';
+import { AGENT_OPTION_KEYS, MIRROR_CANNOT } from '../agent/optionKeys';
+import { assertKnownOptions } from '../machine/assertKnownOptions';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TurnResult } from '../agent/TurnResult';
 import { emptyUsage } from '../agent/UsageTotals';
 import type { JsonlHistorySink } from '../history/JsonlHistorySink';
@@ -52,6 +55,19 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
             reset: (info) => sink?.reset(info),
             journal: (entry) => sink?.journal(entry),
           };
+    assertKnownOptions(adapter, AGENT_OPTION_KEYS, `framework task \`${task.id}\``, MIRROR_CANNOT);
+    for (const [key, why] of Object.entries(MIRROR_CANNOT)) {
+      const value = (adapter as Record<string, unknown>)[key];
+      // Refused, not dropped: the run ends in Error naming the option.
+      if (value !== undefined && value !== false)
+        throw new InvalidArgumentError(key, `left out of framework task \`${task.id}\`: ${why}`, value);
+    }
+    if (forward !== undefined && adapter.sink !== undefined)
+      throw new InvalidArgumentError(
+        'adapter.sink',
+        'left out when `historyFile` is given (the run writes its file)',
+        adapter.sink,
+      );
     const mirrorOptions: StepMirrorOptions = {
       budget: adapter.budget,
       sharedBudgets: adapter.sharedBudgets,
@@ -62,7 +78,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       logger: adapter.logger,
       clock: adapter.clock,
       maxHistorySize: adapter.maxHistorySize,
-      ...(forward === undefined ? {} : { sink: forward }),
+      ...(forward === undefined ? (adapter.sink === undefined ? {} : { sink: adapter.sink }) : { sink: forward }),
       ...(signal === undefined ? {} : { signal }),
     };
     mirror = new StepMirror(mirrorOptions);

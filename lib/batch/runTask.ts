@@ -6,6 +6,7 @@ import { emptyUsage } from '../agent/UsageTotals';
 import type { JsonlHistorySink } from '../history/JsonlHistorySink';
 import { openRunSink } from './openRunSink';
 import { messageOf } from '../internal/messageOf';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { settleWithGrace } from '../internal/settleWithGrace';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import type { HistorySink } from '../machine/StateMachine';
@@ -79,6 +80,12 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
             reset: (info) => sink?.reset(info),
             journal: (entry) => sink?.journal(entry),
           };
+    if (forward !== undefined && adapterOptions.sink !== undefined)
+      throw new InvalidArgumentError(
+        'adapter.sink',
+        'left out when `historyFile` is given (the run writes its file)',
+        adapterOptions.sink,
+      );
     adapter = new AgentWithStateMachine(
       agent,
       // Object.assign, not `{ ...adapterOptions, sink }`: V8 keeps an object made by a spread

@@ -144,7 +144,10 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
       );
     sink = JsonlHistorySink.open(historyFile, historyOptions);
   }
-  const mirror = given ?? new StepMirror(sink === undefined ? mirrorOptions : { ...mirrorOptions, sink });
+  const mirror = StepMirror.fromOptions(
+    sink === undefined ? { ...mirrorOptions, mirror: given } : { ...mirrorOptions, sink },
+    'mirrorAISDK()',
+  );
 
   /** Response messages of the last finished step (cumulative over the run's steps). */
   let stepMessages: ModelMessage[] = [];

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
-import { InvalidArgumentError, type BatchProgress } from 'agent-state-machine';
+import { assertKnownOptions, InvalidArgumentError, type BatchProgress } from 'agent-state-machine';
+import { ATTACH_OPTION_KEYS } from './optionKeys';
 import { batchKeys, isBatchId } from './batchKeys';
 import {
   assertMs,
@@ -47,6 +48,7 @@ export interface AttachBatchOptions {
 export async function attachBatch(options: AttachBatchOptions): Promise<BatchHandle> {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'an object { connection, name, batchId, … }', options);
+  assertKnownOptions(options, ATTACH_OPTION_KEYS, 'attachBatch()');
   const {
     connection,
     name,

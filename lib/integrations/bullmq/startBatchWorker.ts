@@ -2,7 +2,15 @@ import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
-import { emptyUsage, InvalidArgumentError, lockFolder, runTask, safeFileName } from 'agent-state-machine';
+import {
+  assertKnownOptions,
+  emptyUsage,
+  InvalidArgumentError,
+  lockFolder,
+  runTask,
+  safeFileName,
+} from 'agent-state-machine';
+import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
 import { assertMs, assertQueueName, addressOf, bounded, DEFAULT_REDIS_TIMEOUT_MS, openRedis } from './connection';
@@ -32,6 +40,7 @@ interface JobData {
 export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'an object { connection, name, agent, … }', options);
+  assertKnownOptions(options, WORKER_OPTION_KEYS, 'startBatchWorker()', WORKER_CANNOT);
   const {
     connection,
     name,
@@ -262,8 +271,10 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
         // The shared budget lives in Redis: every run reserves and charges it there.
         adapter: {
           budget: meta.perRun ?? {},
+          // A framework run is given the producer's retries only to refuse them by name (the
+          // framework retries its own calls); its cancel grace is the framework's own.
           ...(meta.retry === undefined ? {} : { retry: meta.retry }),
-          cancelGraceMs: meta.cancelGraceMs,
+          ...(frameworkRun === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
           logger: false,
           externalBudgets: [budget],
           ...(price === undefined ? {} : { pricing: price }),

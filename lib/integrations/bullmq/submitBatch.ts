@@ -1,12 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import {
+  assertKnownOptions,
   assertBudgetLimits,
   InvalidArgumentError,
   type BatchProgress,
   type BudgetLimits,
   type RetryOptions,
 } from 'agent-state-machine';
+import { SUBMIT_CANNOT, SUBMIT_OPTION_KEYS } from './optionKeys';
 import type { Redis } from 'ioredis';
 import { batchKeys, isBatchId, type BatchKeys } from './batchKeys';
 import { capsOf, limitFields, type StrictLimits } from './budgetFields';
@@ -113,6 +115,7 @@ export type { BatchHandle, DistributedBatchReport, DistributedRunReport } from '
 export async function submitBatch(tasks: Iterable<DistributedTask>, options: SubmitBatchOptions): Promise<BatchHandle> {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'an object { connection, name, … }', options);
+  assertKnownOptions(options, SUBMIT_OPTION_KEYS, 'submitBatch()', SUBMIT_CANNOT);
   const {
     connection,
     name,

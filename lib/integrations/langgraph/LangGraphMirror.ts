@@ -51,10 +51,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     super({ raiseError: true });
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    const given = (options as { mirror?: unknown }).mirror;
-    if (given !== undefined && !(given instanceof StepMirror))
-      throw new InvalidArgumentError('mirror', 'a StepMirror', given);
-    this.mirror = given ?? new StepMirror(options as StepMirrorOptions);
+    this.mirror = StepMirror.fromOptions(options, 'new LangGraphMirror()');
   }
 
   /** Give it to the graph (`config.signal`): `cancel()` and a passed `maxWallMs` abort the run through it. */

@@ -104,10 +104,7 @@ export class AgentsMirror {
       throw new InvalidArgumentError('modelProvider', 'a ModelProvider (an object with getModel(name))', modelProvider);
     if (runner !== undefined && !(runner instanceof Runner))
       throw new InvalidArgumentError('runner', "a Runner from '@openai/agents'", runner);
-    const given = (rest as { mirror?: unknown }).mirror;
-    if (given !== undefined && !(given instanceof StepMirror))
-      throw new InvalidArgumentError('mirror', 'a StepMirror', given);
-    this.mirror = given ?? new StepMirror(rest as StepMirrorOptions);
+    this.mirror = StepMirror.fromOptions(rest, 'new AgentsMirror()');
     this.#runner = runner ?? new Runner(modelProvider === undefined ? {} : { modelProvider });
     // The runner's provider resolves names as the SDK would (its default is lazy: no API key needed until used).
     this.#provider = modelProvider ?? this.#runner.config.modelProvider;

@@ -1,0 +1,83 @@
+// The names each entry point of the distributed batch takes, checked against its options type by
+// assertKnownOptions so that they cannot drift, and the options elsewhere that it cannot take, with why.
+
+export const WORKER_OPTION_KEYS = Object.freeze({
+  connection: true,
+  name: true,
+  prefix: true,
+  agent: true,
+  run: true,
+  concurrency: true,
+  historyDir: true,
+  journal: true,
+  workerId: true,
+  pricing: true,
+  lockDurationMs: true,
+  stalledIntervalMs: true,
+  onError: true,
+  redisTimeoutMs: true,
+  closeTimeoutMs: true,
+});
+
+export const SUBMIT_OPTION_KEYS = Object.freeze({
+  connection: true,
+  name: true,
+  prefix: true,
+  perRun: true,
+  total: true,
+  retry: true,
+  pricing: true,
+  retryLostRuns: true,
+  cancelGraceMs: true,
+  signal: true,
+  onProgress: true,
+  pollMs: true,
+  keepKeys: true,
+  batchId: true,
+  timeoutMs: true,
+  expireAfterMs: true,
+  reportFile: true,
+});
+
+export const ATTACH_OPTION_KEYS = Object.freeze({
+  connection: true,
+  name: true,
+  prefix: true,
+  batchId: true,
+  onProgress: true,
+  pollMs: true,
+  timeoutMs: true,
+  expireAfterMs: true,
+  reportFile: true,
+  signal: true,
+});
+
+const NO_APPROVAL =
+  'a distributed batch cannot pause a run for approval yet (its worker does not park runs); run such tasks with runBatch()';
+const PER_WORKER = 'each worker writes its own runs, so give it to startBatchWorker()';
+
+/** runBatch() options a distributed batch's producer does not take, with why and where they go instead. */
+export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
+  approve: NO_APPROVAL,
+  onApproval: NO_APPROVAL,
+  approvalTimeoutMs: NO_APPROVAL,
+  historyDir: PER_WORKER,
+  journal: PER_WORKER,
+  concurrency: 'each worker has its own concurrency: give it to startBatchWorker()',
+  resume:
+    'a distributed batch goes on by being attached (attachBatch({ batchId })) or submitted again with its batchId',
+  table: 'the worker runs the default table',
+  compact: 'the worker does not compact runs yet',
+});
+
+/** runBatch() and adapter options a worker does not take, with why. */
+export const WORKER_CANNOT: Readonly<Record<string, string>> = Object.freeze({
+  approve: NO_APPROVAL,
+  onApproval: NO_APPROVAL,
+  approvalTimeoutMs: NO_APPROVAL,
+  table: 'the worker runs the default table',
+  compact: 'the worker does not compact runs yet',
+  perRun: "the batch's limits are the producer's: give them to submitBatch()",
+  total: "the batch's limits are the producer's: give them to submitBatch()",
+  retry: "retries are the producer's setting: give them to submitBatch()",
+});

@@ -1,0 +1,253 @@
+import fc from 'fast-check';
+import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
+import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
+import { MIRROR_CANNOT } from '../../lib/agent/optionKeys';
+import { StepMirror } from '../../lib/agent/StepMirror';
+import { runBatch } from '../../lib/batch/runBatch';
+import { runTask } from '../../lib/batch/runTask';
+import { nearestName } from '../../lib/internal/nearestName';
+import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
+import { UnknownOptionError } from '../../lib/machine/UnknownOptionError';
+import { mirrorAISDK } from '../../lib/integrations/ai-sdk/mirrorAISDK';
+import { LangGraphMirror } from '../../lib/integrations/langgraph/LangGraphMirror';
+import { startBatchWorker } from '../../lib/integrations/bullmq/startBatchWorker';
+import { submitBatch } from '../../lib/integrations/bullmq/submitBatch';
+import { attachBatch } from '../../lib/integrations/bullmq/attachBatch';
+
+// Every entry point that takes options, each with a misspelt key: refused with the key, where it
+// was given and the nearest known name, before anything runs. A dropped key would leave a batch
+// meant to be capped with no cap.
+
+const loop = () => createScriptedAgent({ replies: [{ text: 'done' }] });
+const NOWHERE = 'redis://127.0.0.1:1'; // never reached: the options are refused first
+const frameworkTask = {
+  id: 'fw',
+  run: async (mirror: StepMirror) => {
+    await mirror.modelCallStart();
+    mirror.modelResponse({ text: 'hi', usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 } });
+  },
+};
+
+type Entry = [where: string, call: (options: Record<string, unknown>) => unknown];
+
+const entries: Entry[] = [
+  ['new AgentWithStateMachine()', (o) => new AgentWithStateMachine(loop(), o)],
+  ['runTurn()', (o) => new AgentWithStateMachine(loop(), { logger: false }).runTurn('hi', o)],
+  ['new StepMirror()', (o) => new StepMirror(o)],
+  ['mirrorAISDK()', (o) => mirrorAISDK(o)],
+  ['new LangGraphMirror()', (o) => new LangGraphMirror(o)],
+  ['runBatch()', (o) => runBatch([], o)],
+  ['startBatchWorker()', (o) => startBatchWorker({ connection: NOWHERE, name: 'q', agent: loop, ...o })],
+  ['submitBatch()', (o) => submitBatch([], { connection: NOWHERE, name: 'q', ...o })],
+  ['attachBatch()', (o) => attachBatch({ connection: NOWHERE, name: 'q', batchId: 'b', ...o })],
+];
+
+async function refusal(call: () => unknown): Promise<Error> {
+  try {
+    await call();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the call to be refused');
+}
+
+describe('an unknown option is refused with the nearest known name, on every path', () => {
+  it.each(entries)('%s', async (where, call) => {
+    const error = await refusal(() => call({ logr: false }));
+    expect(error).toBeInstanceOf(UnknownOptionError);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(error.message).toContain('`logr`');
+    expect(error.message).toContain(where);
+  });
+
+  it.each([
+    ['totals', 'total'],
+    ['historydir', 'historyDir'],
+    ['perrun', 'perRun'],
+    ['concurency', 'concurrency'],
+  ])('runBatch({ %s }) asks whether `%s` was meant, and runs nothing', async (slip, meant) => {
+    let started = 0;
+    const error = await refusal(() =>
+      runBatch([{ id: 'a', input: 'x', agent: () => (started++, loop()) }], { [slip]: 1 }),
+    );
+    expect(error.message).toBe(`Unknown option \`${slip}\` of runBatch(); did you mean \`${meant}\`?`);
+    expect(started).toBe(0);
+  });
+
+  it('names no suggestion when nothing is close', async () => {
+    const error = await refusal(() => runBatch([], { completelyDifferent: 1 } as never));
+    expect(error.message).toBe('Unknown option `completelyDifferent` of runBatch()');
+  });
+});
+
+describe('an option a framework run cannot honour is refused by name, never dropped', () => {
+  const cannot = Object.keys(MIRROR_CANNOT);
+  const sample: Record<string, unknown> = {
+    table: {},
+    approve: { delete_file: true },
+    approvalTimeoutMs: 10,
+    compact: true,
+    retry: { retries: 1 },
+    toolConcurrency: 4,
+    minOutputTokens: 100,
+    ledger: true,
+    ledgerDefaultMaxCostUsd: 1,
+    resumeFrom: { journal: [] },
+    cancelGraceMs: 10,
+    sleep: () => Promise.resolve(),
+    random: () => 0.5,
+  };
+
+  it('the sample covers every such option', () => {
+    expect(Object.keys(sample).sort()).toEqual([...cannot].sort());
+  });
+
+  it.each(cannot)('new StepMirror({ %s }) says why', (key) => {
+    const error = (() => {
+      try {
+        new StepMirror({ [key]: sample[key] } as never);
+      } catch (e) {
+        return e as InvalidArgumentError;
+      }
+      throw new Error('accepted');
+    })();
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(error.argument).toBe(key);
+    expect(error.message).toContain(MIRROR_CANNOT[key as keyof typeof MIRROR_CANNOT]!);
+  });
+
+  it.each(cannot)(
+    'a framework task given adapter option %s ends in Error naming it, its framework never run',
+    async (key) => {
+      let ran = false;
+      const run = await runTask(
+        {
+          id: 'fw',
+          run: () => {
+            ran = true;
+          },
+        },
+        { adapter: { logger: false, [key]: sample[key] } },
+      );
+      expect(ran).toBe(false);
+      expect(run.outcome).toBe('error');
+      expect(run.error?.message).toContain(`\`${key}\``);
+      expect(run.error?.message).toContain('framework task `fw`');
+    },
+  );
+
+  it.each([
+    ['approve', { approve: { delete_file: true }, onApproval: (): void => undefined }],
+    ['onApproval', { onApproval: (): void => undefined }],
+    ['retry', { retry: { retries: 3 } }],
+    ['toolConcurrency', { toolConcurrency: 2 }],
+    ['ledger', { ledger: true, historyDir: '/nonexistent-never-made' }],
+    ['compact', { compact: true }],
+    ['resumeTools', { resumeTools: { default: 'replay' } }],
+  ])('runBatch with a framework task refuses %s before any run starts', async (key, options) => {
+    let started = 0;
+    const error = await refusal(() =>
+      runBatch(
+        [
+          { id: 'agent-task', input: 'x', agent: () => (started++, loop()) },
+          { id: 'fw', run: () => void started++ },
+        ],
+        options as never,
+      ),
+    );
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as InvalidArgumentError).argument).toBe(key);
+    expect(error.message).toContain('framework task (`fw`)');
+    expect(started).toBe(0);
+  });
+
+  it('false counts as not given: runBatch({ compact: false, ledger: false }) runs framework tasks', async () => {
+    const report = await runBatch([frameworkTask], { compact: false, ledger: false, logger: false });
+    expect(report.runs[0]!.outcome).toBe('end_of_turn');
+  });
+});
+
+describe('a mirror handed to an integration takes nothing beside it', () => {
+  it('mirrorAISDK({ mirror, budget: { maxLlmCalls: 0 } }) is refused: the budget would go unused', () => {
+    const mirror = new StepMirror({ logger: false });
+    expect(() => mirrorAISDK({ mirror, budget: { maxLlmCalls: 0 } })).toThrow(
+      /`budget`.*left out of mirrorAISDK\(\) when `mirror` is given/,
+    );
+  });
+
+  it('new LangGraphMirror({ mirror, journal: true }) is refused the same way', () => {
+    const mirror = new StepMirror({ logger: false });
+    expect(() => new LangGraphMirror({ mirror, journal: true } as never)).toThrow(/`journal`.*new LangGraphMirror\(\)/);
+  });
+
+  it('an undefined option beside it is no option', () => {
+    const mirror = new StepMirror({ logger: false });
+    expect(mirrorAISDK({ mirror, budget: undefined }).mirror).toBe(mirror);
+  });
+
+  it('new StepMirror({ toolConcurrency: "bogus", retry: "bogus" }) is refused by name', () => {
+    expect(() => new StepMirror({ toolConcurrency: 'bogus', retry: 'bogus' } as never)).toThrow(
+      /`toolConcurrency`.*the framework runs the tool calls/,
+    );
+  });
+});
+
+describe('the distributed batch refuses what it cannot take, saying where it goes', () => {
+  it('startBatchWorker({ table, approve }) is refused', () => {
+    expect(() => startBatchWorker({ connection: NOWHERE, name: 'q', agent: loop, table: 'bogus' } as never)).toThrow(
+      /`table`.*startBatchWorker\(\).*default table/,
+    );
+    expect(() =>
+      startBatchWorker({ connection: NOWHERE, name: 'q', agent: loop, approve: { x: true } } as never),
+    ).toThrow(/`approve`.*cannot pause a run for approval/);
+  });
+
+  it.each([
+    ['approve', { approve: { x: true } }, /cannot pause a run for approval/],
+    ['journal', { journal: true }, /give it to startBatchWorker\(\)/],
+    ['historyDir', { historyDir: 'runs' }, /give it to startBatchWorker\(\)/],
+  ])('submitBatch({ %s }) is refused', async (_key, options, why) => {
+    await expect(submitBatch([], { connection: NOWHERE, name: 'q', ...options } as never)).rejects.toThrow(why);
+  });
+});
+
+describe('nearestName', () => {
+  const names = ['concurrency', 'perRun', 'total', 'historyDir', 'journal', 'ledger', 'retry'];
+
+  it('finds a name whatever its case', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...names), fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }), (name, up) => {
+        const cased = [...name].map((c, i) => (up[i] ? c.toUpperCase() : c.toLowerCase())).join('');
+        expect(nearestName(cased, names)).toBe(name);
+      }),
+    );
+  });
+
+  it('finds a name after one slip (a letter dropped, added, changed or two swapped) in a name of 6 or more', () => {
+    const long = names.filter((n) => n.length >= 6);
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...long),
+        fc.nat(),
+        fc.constantFrom('drop', 'add', 'change', 'swap'),
+        (name, at, slip) => {
+          const i = at % (name.length - 1);
+          const broken =
+            slip === 'drop'
+              ? name.slice(0, i) + name.slice(i + 1)
+              : slip === 'add'
+                ? name.slice(0, i) + 'q' + name.slice(i)
+                : slip === 'change'
+                  ? name.slice(0, i) + (name[i] === 'q' ? 'z' : 'q') + name.slice(i + 1)
+                  : name.slice(0, i) + name[i + 1]! + name[i]! + name.slice(i + 2);
+          expect(nearestName(broken, names)).toBe(name);
+        },
+      ),
+    );
+  });
+
+  it('suggests nothing for a word far from every name', () => {
+    expect(nearestName('xyz', names)).toBeUndefined();
+    expect(nearestName('maxCostUsd', names)).toBeUndefined();
+  });
+});
