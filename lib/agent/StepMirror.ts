@@ -28,7 +28,7 @@ import { BudgetExceededError, LLMCallError, OperationError, TurnCancelledError, 
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult, UnansweredToolCall } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
-import type { UsageTotals } from './UsageTotals';
+import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { budgetError, limitData } from './spentRecord';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
@@ -51,6 +51,13 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
   journal?: boolean | JournalOptions;
   /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */
   signal?: AbortSignal;
+  /**
+   * What an earlier, cut-off attempt of the first run spent (a batch's `resume` gives it): that run
+   * starts again from the beginning with this counted in its own usage, its `budget` and its
+   * file, so that per-run caps and a later resume see both attempts. Shared and external budgets
+   * are not charged again: they start from the files' spend.
+   */
+  earlierSpend?: UsageDelta;
 }
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
@@ -112,6 +119,8 @@ export class StepMirror {
   /** The machine the runs move: its history, events and current state. */
   readonly machine: StateMachine<StateName>;
   readonly #budget: Budget;
+  /** Charged to the first run at its start, then gone. */
+  #earlierSpend: UsageDelta | undefined;
   readonly #budgets: readonly Budget[];
   readonly #external: readonly ExternalBudget[];
   readonly #pricing: Pricing | undefined;
@@ -179,6 +188,7 @@ export class StepMirror {
       onUnknownCost = 'error',
       journal = false,
       signal,
+      earlierSpend,
       logger,
       ...machineOptions
     } = options;
@@ -223,6 +233,9 @@ export class StepMirror {
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
     this.#external = [...externalBudgets];
+    if (earlierSpend !== undefined && (typeof earlierSpend !== 'object' || earlierSpend === null))
+      throw new InvalidArgumentError('earlierSpend', 'an object of usage totals (costUsd, llmCalls, …)', earlierSpend);
+    this.#earlierSpend = earlierSpend;
     this.#pricing = pricing;
     this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
@@ -326,8 +339,18 @@ export class StepMirror {
       onDeadline: (spent) => controller.abort(new Deadline(spent)),
     });
     this.#meter.start();
+    const earlier = this.#earlierSpend;
+    this.#earlierSpend = undefined;
+    if (earlier !== undefined) this.#meter.chargeOwn(earlier);
     const current = this.machine.pendingState;
-    if (current === State.Ready) this.#move(State.WaitingForUserInput, 'agent ready');
+    // The earlier attempt's spend goes in the first record, so a file cut off again still counts it.
+    if (current === State.Ready)
+      this.#move(
+        State.WaitingForUserInput,
+        earlier === undefined
+          ? 'agent ready'
+          : { description: 'agent ready', data: { restarted: true, usage: this.#budget.usage } },
+      );
     else if (this.machine.table.states[current]?.isTerminal === true)
       this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
     else if (current !== State.WaitingForUserInput)

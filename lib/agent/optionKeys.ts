@@ -48,6 +48,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   onUnknownCost: true,
   journal: true,
   signal: true,
+  earlierSpend: true,
 });
 
 /**

@@ -16,13 +16,24 @@ export async function killBatchAfter(
   k: number,
   options: { durability: string; groupCommit: boolean; journal?: boolean },
 ): Promise<string[]> {
-  const args = [
-    FIXTURE,
-    dir,
-    options.durability,
-    options.groupCommit ? '1' : '0',
-    options.journal === true ? '1' : '0',
-  ];
+  return killFixtureAfter(
+    [FIXTURE, dir, options.durability, options.groupCommit ? '1' : '0', options.journal === true ? '1' : '0'],
+    k,
+    { tasks: TASKS, concurrency: CONCURRENCY },
+  );
+}
+
+/**
+ * Starts a batch fixture (`node --import tsx <args>`) that prints `tool` as a run enters its tool
+ * and `finished <id>` as a run ends, lets exactly k runs through their tool (a `go` line each),
+ * and kills it with SIGKILL once those k ended and the runs then in flight all wait in their tool.
+ * Returns the ids it reported ended, in order.
+ */
+export async function killFixtureAfter(
+  args: readonly string[],
+  k: number,
+  batch: { tasks: number; concurrency: number },
+): Promise<string[]> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   // Lets exactly k runs finish their tool; the others wait in it until the kill.
   child.stdin.write('go\n'.repeat(k));
@@ -42,7 +53,7 @@ export async function killBatchAfter(
         if (line === 'tool') inTool += 1;
       }
       // k runs ended, and the runs in flight (three, or what is left of twelve) wait in their tool.
-      if (finished.length >= k && inTool >= Math.min(TASKS, k + CONCURRENCY)) resolve();
+      if (finished.length >= k && inTool >= Math.min(batch.tasks, k + batch.concurrency)) resolve();
     });
     child.on('exit', (code) => reject(new Error(`the batch exited (${code}) before ${k} runs ended: ${stderr}`)));
   });

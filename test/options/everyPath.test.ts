@@ -116,7 +116,8 @@ describe('an option a framework run cannot honour is refused by name, never drop
     expect(error.message).toContain(MIRROR_CANNOT[key as keyof typeof MIRROR_CANNOT]!);
   });
 
-  it.each(cannot)(
+  // resumeFrom is the one a framework task honours in part: it starts again, its earlier spend counted.
+  it.each(cannot.filter((key) => key !== 'resumeFrom'))(
     'a framework task given adapter option %s ends in Error naming it, its framework never run',
     async (key) => {
       let ran = false;
@@ -135,6 +136,15 @@ describe('an option a framework run cannot honour is refused by name, never drop
       expect(run.error?.message).toContain('framework task `fw`');
     },
   );
+
+  it('a framework task given resumeFrom starts again, with what the cut-off attempt spent counted', async () => {
+    const run = await runTask(frameworkTask, {
+      adapter: { logger: false, resumeFrom: { journal: [], usage: { llmCalls: 2, costUsd: 0.5 } } },
+    });
+    expect(run.outcome).toBe('end_of_turn');
+    expect(run.resume).toMatchObject({ mode: 'restarted', recordedCalls: 0 });
+    expect(run.usage).toMatchObject({ llmCalls: 3, costUsd: 0.5 });
+  });
 
   it.each([
     ['approve', { approve: { delete_file: true }, onApproval: (): void => undefined }],
