@@ -15,7 +15,7 @@ import type { LLMCallBound, LLMResponse, Pricing, ToolCall, ToolResult } from '.
 import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
 import { assertBudgetLimits, type BudgetLimits, type SpentLimit } from './BudgetLimits';
-import type { Attempt } from './callLLM';
+import { reserveLine, type Attempt } from './callLLM';
 import { splitUsage } from './checkAgentOutput';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
@@ -58,6 +58,12 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    * are not charged again: they start from the files' spend.
    */
   earlierSpend?: UsageDelta;
+  /**
+   * The money ledger without the journal's content, as the adapter keeps it: a `reserve` line
+   * (the attempt's worst case, from the bound given to `modelCallStart`) forced to the disk before
+   * each model call, and its cost after. Default off; the sink must take journal lines.
+   */
+  ledger?: boolean;
 }
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
@@ -80,6 +86,8 @@ interface Slot {
 }
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
+/** Why a ledger line states no worst case, when the framework gave the call no bound. */
+const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
 const TOOL_PHASE: ReadonlySet<string> = new Set([
   State.ToolUseRequested,
@@ -128,6 +136,8 @@ export class StepMirror {
   readonly #clock: () => number;
   readonly #logger: AgentLogger | undefined;
   readonly #journal: ((entry: JournalEntry) => void) | undefined;
+  /** Writes the ledger's lines (the journal's writer, or one of its own without the journal). */
+  readonly #ledger: ((entry: JournalEntry) => void) | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   #warnedUnknownCost = false;
   #controller = new AbortController();
@@ -189,6 +199,7 @@ export class StepMirror {
       journal = false,
       signal,
       earlierSpend,
+      ledger = false,
       logger,
       ...machineOptions
     } = options;
@@ -224,10 +235,11 @@ export class StepMirror {
       ...machineOptions,
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
-    if (journalOptions !== undefined && !this.machine.journals)
+    if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
+    if ((journalOptions !== undefined || ledger) && !this.machine.journals)
       throw new InvalidArgumentError(
         'sink',
-        'a sink that takes journal lines (such as a JsonlHistorySink) when `journal` is on',
+        `a sink that takes journal lines (such as a JsonlHistorySink) when \`${journalOptions !== undefined ? 'journal' : 'ledger'}\` is on`,
         machineOptions.sink,
       );
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
@@ -240,8 +252,12 @@ export class StepMirror {
     this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
-    this.#journal =
-      journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions);
+    const writer =
+      journalOptions === undefined && !ledger
+        ? undefined
+        : journalWriter(this.machine as StateMachine<string>, journalOptions ?? {});
+    this.#journal = journalOptions === undefined ? undefined : writer;
+    this.#ledger = writer;
     this.#callerSignal = signal;
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
@@ -266,11 +282,15 @@ export class StepMirror {
 
   /**
    * Whether `modelCallStart` needs each call's bound: some budget's `maxCostUsd` is strict (it
-   * is then required), or an external budget caps dollars (its hold is then the worst case).
-   * A framework's wrapper computes the bound only then.
+   * is then required), an external budget caps dollars (its hold is then the worst case), or
+   * the ledger is on (its line states the worst case). A framework's wrapper computes it only then.
    */
   get needsBound(): boolean {
-    return this.#budgets.some((b) => b.strict) || this.#external.some((b) => b.capsCost === true);
+    return (
+      this.#ledger !== undefined ||
+      this.#budgets.some((b) => b.strict) ||
+      this.#external.some((b) => b.capsCost === true)
+    );
   }
 
   /** Whether a run is in progress. */
@@ -416,7 +436,7 @@ export class StepMirror {
     if (!this.#running) return;
     this.#release();
     const endedAt = this.#clock();
-    this.#journal?.({ ...this.#llmLine(endedAt), error: journalError(error) });
+    this.#attemptLine(endedAt, { error: journalError(error) });
     this.#failures.push({ attempt: this.#attempt, error: messageOf(error) });
     if (info.willRetry === false) this.#endCallFailed(error);
   }
@@ -460,10 +480,9 @@ export class StepMirror {
         `${this.#operation} cost $${priced.costUsd} but its bound's worst case was $${worstUsd}: the bound given to modelCallStart or pricing is too low`,
         { turn: this.#turn },
       );
-    this.#journal?.(
-      priced.costUsd === undefined
-        ? { ...this.#llmLine(endedAt), response }
-        : { ...this.#llmLine(endedAt), response, costUsd: priced.costUsd },
+    this.#attemptLine(
+      endedAt,
+      priced.costUsd === undefined ? { response, usage: valid } : { response, costUsd: priced.costUsd, usage: valid },
     );
     if (priced.error !== undefined) {
       this.#end(
@@ -667,7 +686,7 @@ export class StepMirror {
     this.#release();
     const strict = meter.strict;
     let planned: ReturnType<typeof planBoundedCall> | undefined;
-    if (bound !== undefined && (strict || meter.externalCapsCost))
+    if (bound !== undefined && (strict || meter.externalCapsCost || this.#ledger !== undefined))
       planned = planBoundedCall(bound, this.#pricing, strict);
     else if (strict)
       planned = new OperationError(
@@ -708,6 +727,10 @@ export class StepMirror {
     this.#held = held;
     meter.charge(ONE_LLM_CALL, false);
     this.#attempt += 1;
+    if (this.#ledger !== undefined)
+      this.#ledger(
+        reserveLine(this.#turn, this.#operation, this.#attempt, this.#clock(), held, undefined, whyNoBound ?? NO_BOUND),
+      );
     this.#attemptStartedAt = meter.hasExternal || held !== NOTHING_RESERVED ? this.#clock() : meter.lastReading;
     return undefined;
   }
@@ -966,6 +989,18 @@ export class StepMirror {
 
   #unanswered(): UnansweredToolCall[] {
     return this.#slots.map((slot) => ({ call: slot.call, result: slot.result! }));
+  }
+
+  /** An attempt's end in the journal, or, with the ledger alone, its cost and usage without content. */
+  #attemptLine(endedAt: number, outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage'>): void {
+    if (this.#journal !== undefined) {
+      const { usage: _usage, ...full } = outcome;
+      this.#journal({ ...this.#llmLine(endedAt), ...full });
+    } else if (this.#ledger !== undefined) {
+      const { response: _response, ...money } = outcome;
+      const { input: _input, ...line } = this.#llmLine(endedAt);
+      this.#ledger({ ...line, ledgerOnly: true, ...money } as JournalEntry);
+    }
   }
 
   #llmLine(endedAt: number): Omit<LlmJournalEntry, 'response' | 'costUsd' | 'error'> {

@@ -212,13 +212,14 @@ export async function callLLM(
 }
 
 /** The ledger's write-ahead line for one attempt: its worst case, else the stated default, else why it is unknown. */
-function reserveLine(
+export function reserveLine(
   turn: number,
   operation: LLMOperation,
   attempt: number,
   at: number,
   held: Reservation,
   defaultUsd: number | undefined,
+  noBound = 'the loop has no llmCallBound',
 ): ReserveJournalEntry {
   const line: ReserveJournalEntry = { type: 'reserve', turn, operation, attempt, at };
   if (held.worstUsd !== undefined) line.maxCostUsd = held.worstUsd;
@@ -227,7 +228,7 @@ function reserveLine(
     line.defaulted = true;
   }
   if (held.bound !== undefined) line.bound = held.bound;
-  if (held.worstUsd === undefined) line.unknown = held.unknown ?? 'the loop has no llmCallBound';
+  if (held.worstUsd === undefined) line.unknown = held.unknown ?? noBound;
   return line;
 }
 

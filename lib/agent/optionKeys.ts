@@ -49,6 +49,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   journal: true,
   signal: true,
   earlierSpend: true,
+  ledger: true,
 });
 
 /**
@@ -65,8 +66,8 @@ export const MIRROR_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   retry: "the framework retries its own model calls; set them there (AI SDK `maxRetries`, the client's `maxRetries`)",
   toolConcurrency: 'the framework runs the tool calls of a response itself, as many at once as it chooses',
   minOutputTokens: "a strict cap cannot lower a framework's request: its maxOutputTokens is the framework's setting",
-  ledger: 'a framework run keeps no ledger yet; use `journal`, whose lines the resume counts',
-  ledgerDefaultMaxCostUsd: 'it goes with `ledger`, which a framework run cannot take yet',
+  ledgerDefaultMaxCostUsd:
+    "a framework run's reservation is the bound its integration gives each call; where there is none, the ledger line says so",
   resumeFrom: 'a framework run cannot be continued from a journal yet: it starts again',
   cancelGraceMs: "the framework's own loop decides when a cancelled call stops",
   sleep: 'the framework waits between its own retries',

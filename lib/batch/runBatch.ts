@@ -386,6 +386,7 @@ export async function runBatch(
     ...(onUnknownCost === undefined ? {} : { onUnknownCost }),
     ...(externalBudgets === undefined ? {} : { externalBudgets }),
     ...(journal === undefined ? {} : { journal }),
+    ...(ledger === undefined ? {} : { ledger }),
   };
   const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
   // A throwing logger never changes a batch's outcome.

@@ -79,6 +79,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       pricing: adapter.pricing,
       onUnknownCost: adapter.onUnknownCost,
       journal: adapter.journal,
+      ledger: adapter.ledger,
       logger: adapter.logger,
       clock: adapter.clock,
       maxHistorySize: adapter.maxHistorySize,

@@ -84,9 +84,9 @@ describe('StepMirror', () => {
     expect(verdict.ok).toBe(true);
     expect(verdict.interrupted).toBeUndefined();
     expect(history.rejected).toHaveLength(0);
-    expect(history.journal.map((j) => j.type)).toEqual(['llm', 'llm', 'tool', 'llm']);
-    expect(history.journal[0]).toMatchObject({ attempt: 1, error: { message: 'ECONNRESET' } });
-    expect(history.journal[1]).toMatchObject({ attempt: 2, costUsd: 0.01 });
+    expect(history.journal.map((j) => j.type)).toEqual(['reserve', 'llm', 'reserve', 'llm', 'tool', 'reserve', 'llm']);
+    expect(history.journal[1]).toMatchObject({ attempt: 1, error: { message: 'ECONNRESET' } });
+    expect(history.journal[3]).toMatchObject({ attempt: 2, costUsd: 0.01 });
   });
 
   it('stops before the model call that a spent budget forbids: CheckingBudget → BudgetExceeded', async () => {

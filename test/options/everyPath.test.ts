@@ -90,7 +90,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
     retry: { retries: 1 },
     toolConcurrency: 4,
     minOutputTokens: 100,
-    ledger: true,
     ledgerDefaultMaxCostUsd: 1,
     resumeFrom: { journal: [] },
     cancelGraceMs: 10,
@@ -151,7 +150,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
     ['onApproval', { onApproval: (): void => undefined }],
     ['retry', { retry: { retries: 3 } }],
     ['toolConcurrency', { toolConcurrency: 2 }],
-    ['ledger', { ledger: true, historyDir: '/nonexistent-never-made' }],
+    ['ledgerDefaultMaxCostUsd', { ledgerDefaultMaxCostUsd: 0.1 }],
     ['compact', { compact: true }],
     ['resumeTools', { resumeTools: { default: 'replay' } }],
   ])('runBatch with a framework task refuses %s before any run starts', async (key, options) => {

@@ -55,14 +55,15 @@ describe('mirrorAISDK', () => {
     expect(moves(m.mirror)).toEqual(TOOL_ROUND_TRIP);
     expect(m.mirror.usage).toMatchObject({ llmCalls: 2, toolCalls: 1, costUsd: 0.04, inputTokens: 2000 });
     const history = await checkFile(file);
-    expect(history.journal.map((j) => j.type)).toEqual(['llm', 'tool', 'llm']);
-    expect(history.journal[0]).toMatchObject({
+    // The ledger's write-ahead line before each model call, as the adapter's journal has it.
+    expect(history.journal.map((j) => j.type)).toEqual(['reserve', 'llm', 'tool', 'reserve', 'llm']);
+    expect(history.journal[1]).toMatchObject({
       operation: 'sendUserMessage',
       input: { kind: 'user_message', message: 'ping it' },
       costUsd: 0.02,
       response: { toolCalls: [{ id: 'c1', name: 'ping', input: {} }], model: 'mock-model-2026-01-01' },
     });
-    expect(history.journal[1]).toMatchObject({ status: 'ok', result: { callId: 'c1', output: 'pong' } });
+    expect(history.journal[2]).toMatchObject({ status: 'ok', result: { callId: 'c1', output: 'pong' } });
     // The OTLP export reads it as it reads an adapter's file: one turn, its two model calls.
     const spans = historyToOtlp([...history.entries]).resourceSpans.flatMap((r) =>
       r.scopeSpans.flatMap((s) => s.spans),
@@ -166,7 +167,10 @@ describe('mirrorAISDK', () => {
     expect(response.data).toMatchObject({ attempts: 2, failures: [{ attempt: 1, error: 'Rate limit reached' }] });
     expect(m.mirror.usage.llmCalls).toBe(2);
     const history = await checkFile(file);
-    expect(history.journal.map((j) => (j as { attempt?: number }).attempt)).toEqual([1, 2]);
+    expect(history.journal.filter((j) => j.type === 'llm').map((j) => (j as { attempt?: number }).attempt)).toEqual([
+      1, 2,
+    ]);
+    expect(history.journal.filter((j) => j.type === 'reserve')).toHaveLength(2);
   });
 
   it('a model error the SDK gives up on ends the run in Error, with its attempts', async () => {
