@@ -2,7 +2,6 @@
 // framework's loop and the moves it makes read together, like the table.
 import type { Logger } from 'winston';
 import { State, type StateName } from '../../states/StateName';
-import { responseUsage } from '../internal/fieldLists';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
@@ -16,12 +15,15 @@ import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
 import { assertBudgetLimits, type BudgetLimits, type SpentLimit } from './BudgetLimits';
 import type { Attempt } from './callLLM';
+import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import { splitUsage } from './checkAgentOutput';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
+import { endAttempt, heldCharge } from './endAttempt';
 import { journalError, type JournalEntry, type JournalOptions, type LlmJournalEntry } from './JournalEntry';
 import { journalWriter } from './journalWriter';
-import { priceResponse, type OnUnknownCost } from './priceResponse';
+import type { OnUnknownCost } from './priceResponse';
+import { chargeResponse } from './chargeResponse';
 import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
 import type { ToolSummary } from './runTools';
 import { BudgetExceededError, LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
@@ -312,8 +314,8 @@ export class StepMirror {
    * `bound` is the request's bound (`{ inputTokens, maxOutputTokens, model? }`), as a loop's
    * `llmCallBound` gives it. Under a strict `maxCostUsd` it is required: the attempt's worst case
    * is held against the strict budgets (and given to the external ones' `reserve` when they cap
-   * dollars) before the call, and released when `modelResponse` or `modelCallFailed` reports its
-   * end; a worst case that does not fit refuses the call (`budget_exceeded`, with `hold` in the
+   * dollars) before the call, and charged by the rule (`chargeAttempt`) when `modelResponse` or
+   * `modelCallFailed` reports its end; a worst case that does not fit refuses the call (`budget_exceeded`, with `hold` in the
    * record), and a strict cap without a bound, or without a price for it, refuses it in Error
    * (`whyNoBound`, when given, says in that error why the framework's loop has none).
    */
@@ -362,9 +364,8 @@ export class StepMirror {
   /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
   modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
     if (!this.#running) return;
-    this.#release();
-    const endedAt = this.#clock();
-    this.#journal?.({ ...this.#llmLine(endedAt), error: journalError(error) });
+    const charge = this.#endAttempt({ kind: 'failed', error });
+    this.#journal?.({ ...this.#llmLine(this.#clock()), error: journalError(error), ...heldCharge(charge) });
     this.#failures.push({ attempt: this.#attempt, error: messageOf(error) });
     if (info.willRetry === false) this.#endCallFailed(error);
   }
@@ -392,15 +393,13 @@ export class StepMirror {
       this.#attemptStartedAt = endedAt;
     }
     const { valid, problems } = splitUsage(response.usage);
-    const priced = priceResponse(valid, response.model, this.#operation, {
+    const held = this.#held;
+    const worstUsd = held.worstUsd;
+    this.#held = NOTHING_RESERVED;
+    const { priced, charge, costUsd } = chargeResponse(meter, held, valid, response.model, this.#operation, {
       pricing: this.#pricing,
       onUnknownCost: this.#onUnknownCost,
-      capsCost: meter.caps('maxCostUsd'),
-      capsTokens: meter.caps('maxTokens'),
     });
-    const worstUsd = this.#held.worstUsd;
-    this.#release();
-    meter.charge(responseUsage(valid, priced.costUsd));
     if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
       safeLog(
         this.#logger,
@@ -408,11 +407,12 @@ export class StepMirror {
         `${this.#operation} cost $${priced.costUsd} but its bound's worst case was $${worstUsd}: the bound given to modelCallStart or pricing is too low`,
         { turn: this.#turn },
       );
-    this.#journal?.(
-      priced.costUsd === undefined
-        ? { ...this.#llmLine(endedAt), response }
-        : { ...this.#llmLine(endedAt), response, costUsd: priced.costUsd },
-    );
+    this.#journal?.({
+      ...this.#llmLine(endedAt),
+      response,
+      ...(costUsd === undefined ? {} : { costUsd }),
+      ...heldCharge(charge),
+    });
     if (priced.error !== undefined) {
       this.#end(
         State.Error,
@@ -612,7 +612,7 @@ export class StepMirror {
     const from = this.machine.pendingState;
     if (this.signal.aborted) return this.#cancel(from, { failures: this.#failures });
     // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
-    this.#release();
+    this.#endAttempt();
     const strict = meter.strict;
     let planned: ReturnType<typeof planBoundedCall> | undefined;
     if (bound !== undefined && (strict || meter.externalCapsCost))
@@ -660,12 +660,11 @@ export class StepMirror {
     return undefined;
   }
 
-  /** The attempt in flight ended (answered or failed): its hold is released. */
-  #release(): void {
+  /** The attempt in flight ended as `end` (by default unreported, so it may have left): charged by the rule (`endAttempt`). */
+  #endAttempt(end: AttemptEnd = UNREPORTED): AttemptCharge {
     const held = this.#held;
-    if (held === NOTHING_RESERVED) return;
     this.#held = NOTHING_RESERVED;
-    this.#meter?.release(held.held, held.externalHold);
+    return held === NOTHING_RESERVED ? chargeAttempt(end, undefined) : endAttempt(this.#meter!, held, end);
   }
 
   /** From the tool phase (or elsewhere, forced) to SendingToolResults, through the budget check. */
@@ -723,7 +722,7 @@ export class StepMirror {
   }
 
   #endCallFailed(error: unknown): TurnResult {
-    this.#release();
+    this.#endAttempt();
     const failures = this.#failures;
     const cause = new LLMCallError(this.#operation, failures, error);
     return this.#end(State.Error, cause.message, { operation: this.#operation, failures }, 'error', cause);
@@ -799,8 +798,8 @@ export class StepMirror {
     how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
   ): TurnResult {
     const meter = this.#meter!;
-    // A model attempt still in flight (abandoned by an abort) may be billed: its hold stays, counted as spent.
-    this.#held = NOTHING_RESERVED;
+    // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
+    this.#endAttempt();
     meter.chargeWall();
     if (TOOL_PHASE.has(this.machine.pendingState) || this.#unsent)
       this.#answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
