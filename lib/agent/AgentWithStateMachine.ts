@@ -317,6 +317,7 @@ export class AgentWithStateMachine {
       machine: this.machine,
       agent,
       external: [...externalBudgets],
+      shared: sharedBudgets,
       retry: resolvedRetry,
       cancelGraceMs,
       toolConcurrency,

@@ -25,7 +25,7 @@ export interface SpentLimit {
   limit: BudgetLimitName;
   used: number;
   max: number;
-  /** `budget exceeded: $0.62 of $0.50 after 2 LLM calls` */
+  /** `budget exceeded: $0.6200 of $0.5000 after 2 LLM calls`; a shared budget's adds `; this run: cost $0.0300 after 1 LLM call` */
   message: string;
   /** A strict cap's refusal: the worst-case cost (USD) of the call that did not fit beside `used` (spent plus held). */
   hold?: number;
@@ -92,7 +92,7 @@ export function checkedSpentLimit(usage: UsageTotals, limits: BudgetLimits, labe
   return undefined;
 }
 
-/** `limit` spent: `used` of `max`, said as `budget exceeded: $0.62 of $0.50 after 2 LLM calls`. */
+/** `limit` spent: `used` of `max`, said as `budget exceeded: $0.6200 of $0.5000 after 2 LLM calls`. */
 export function spentAt(
   limit: BudgetLimitName,
   used: number,

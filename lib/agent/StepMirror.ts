@@ -2,6 +2,7 @@
 // framework's loop and the moves it makes read together, like the table.
 import type { Logger } from 'winston';
 import { State, type StateName } from '../../states/StateName';
+import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
@@ -19,7 +20,7 @@ import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from '
 import { splitUsage } from './checkAgentOutput';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
-import { endAttempt, heldCharge } from './endAttempt';
+import { endAttempt, chargeFields } from './endAttempt';
 import { journalError, type JournalEntry, type JournalOptions, type LlmJournalEntry } from './JournalEntry';
 import { journalWriter } from './journalWriter';
 import type { OnUnknownCost } from './priceResponse';
@@ -294,6 +295,7 @@ export class StepMirror {
     const controller = this.#controller;
     this.#meter = new UsageMeter({
       budgets: this.#budgets,
+      shared: this.#budgets.slice(1),
       external: this.#external,
       clock: this.#clock,
       onDeadline: (spent) => controller.abort(new Deadline(spent)),
@@ -365,7 +367,7 @@ export class StepMirror {
   modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
     if (!this.#running) return;
     const charge = this.#endAttempt({ kind: 'failed', error });
-    this.#journal?.({ ...this.#llmLine(this.#clock()), error: journalError(error), ...heldCharge(charge) });
+    this.#journal?.({ ...this.#llmLine(this.#clock()), error: journalError(error), ...chargeFields(charge) });
     this.#failures.push({ attempt: this.#attempt, error: messageOf(error) });
     if (info.willRetry === false) this.#endCallFailed(error);
   }
@@ -396,7 +398,7 @@ export class StepMirror {
     const held = this.#held;
     const worstUsd = held.worstUsd;
     this.#held = NOTHING_RESERVED;
-    const { priced, charge, costUsd } = chargeResponse(meter, held, valid, response.model, this.#operation, {
+    const { priced, charge } = chargeResponse(meter, held, valid, response.model, this.#operation, {
       pricing: this.#pricing,
       onUnknownCost: this.#onUnknownCost,
     });
@@ -404,15 +406,10 @@ export class StepMirror {
       safeLog(
         this.#logger,
         'warn',
-        `${this.#operation} cost $${priced.costUsd} but its bound's worst case was $${worstUsd}: the bound given to modelCallStart or pricing is too low`,
+        `${this.#operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(worstUsd)}: the bound given to modelCallStart or pricing is too low`,
         { turn: this.#turn },
       );
-    this.#journal?.({
-      ...this.#llmLine(endedAt),
-      response,
-      ...(costUsd === undefined ? {} : { costUsd }),
-      ...heldCharge(charge),
-    });
+    this.#journal?.({ ...this.#llmLine(endedAt), response, ...chargeFields(charge) });
     if (priced.error !== undefined) {
       this.#end(
         State.Error,

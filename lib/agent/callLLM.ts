@@ -1,3 +1,4 @@
+import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
@@ -5,7 +6,7 @@ import type { LLMResponse, OperationContext, Usage } from './AgentLoop';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { planRetry } from './planRetry';
 import { chargeResponse } from './chargeResponse';
-import { endAttempt, heldCharge } from './endAttempt';
+import { endAttempt, chargeFields } from './endAttempt';
 import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
 import { journalError, type LlmJournalEntry, type ReserveJournalEntry } from './JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
@@ -87,7 +88,7 @@ export async function callLLM(
       // An abandoned or aborted request may still be billed: charged at its hold unless it never left.
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
       const charge = endAttempt(meter, held, { kind: 'failed', error });
-      journal({ error: journalError(error), ...heldCharge(charge) });
+      journal({ error: journalError(error), ...chargeFields(charge) });
       s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error, willRetry: false });
       return { kind: 'aborted', data: { attempt, failures } };
     }
@@ -111,15 +112,11 @@ export async function callLLM(
         safeLog(
           s.logger,
           'warn',
-          `${operation} cost $${priced.costUsd} but its bound's worst case was $${held.worstUsd}: the loop's llmCallBound or pricing is too low`,
+          `${operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(held.worstUsd)}: the loop's llmCallBound or pricing is too low`,
           { turn },
         );
       // As the loop returned it, malformed or not, so that a replay meets what this run met.
-      journal(
-        costUsd === undefined
-          ? { response: value as LLMResponse, usage: valid }
-          : { response: value as LLMResponse, costUsd, usage: valid, ...heldCharge(charge) },
-      );
+      journal({ response: value as LLMResponse, usage: valid, ...chargeFields(charge) });
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
       let othersRan = valid.costUsd === undefined || problems.length > 0;
@@ -186,7 +183,7 @@ export async function callLLM(
     const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
     const failure: Attempt = { attempt, error: messageOf(settled.error) };
     failures.push(failure);
-    journal({ error: journalError(settled.error), ...heldCharge(charge) });
+    journal({ error: journalError(settled.error), ...chargeFields(charge) });
     const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);
     const willRetry = plan.kind === 'wait';
     if (plan.kind === 'wait' || plan.kind === 'refused') {

@@ -21,7 +21,8 @@ export function endAttempt(meter: UsageMeter, held: Reservation, end: AttemptEnd
   return charge;
 }
 
-/** The fields of an attempt's journal (and ledger) line that say what it was charged, when that was its hold. */
-export function heldCharge(charge: AttemptCharge): { costUsd: number; chargedAtHold: string } | undefined {
-  return charge.kind === 'hold' ? { costUsd: charge.costUsd, chargedAtHold: charge.reason } : undefined;
+/** The fields of an attempt's journal (and ledger) line that say what it was charged: its cost, and why when that is its hold. */
+export function chargeFields(charge: AttemptCharge): { costUsd?: number; chargedAtHold?: string } {
+  if (charge.kind === 'hold') return { costUsd: charge.costUsd, chargedAtHold: charge.reason };
+  return charge.kind === 'priced' ? { costUsd: charge.costUsd } : {};
 }

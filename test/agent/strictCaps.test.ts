@@ -46,7 +46,7 @@ describe('strict maxCostUsd in process', () => {
     expect(result.outcome).toBe('budget_exceeded');
     expect(d.agent.calls.some((c) => c.op === 'sendUserMessage')).toBe(false);
     expect(result.error!.message).toBe(
-      'budget exceeded: the next LLM call may cost up to $0.00500, which does not fit beside $0.000 of $0.004 spent or held (strict) after 0 LLM calls',
+      'budget exceeded: the next LLM call may cost up to $0.0050, which does not fit beside $0.0000 of $0.0040 spent or held (strict) after 0 LLM calls',
     );
     const last = d.adapter.machine.history().at(-1)!;
     expect(last.data).toMatchObject({ limit: 'maxCostUsd', used: 0, max: 0.004, hold: 0.005 });
