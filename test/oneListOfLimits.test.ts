@@ -139,7 +139,7 @@ describe('a usage field and a limit added to the lists', () => {
     const agent = (): Lib.AgentLoop => m.lib.createScriptedAgent({ replies: [{ text: 'done' }] });
     const report = await m.lib.runBatch([{ id: 'a', input: 'go', agent }], { total: limitsWith(0), logger: false });
     expect(report.runs[0]!.outcome).toBe('skipped');
-    expect(report.stopped?.message).toBe('shared budget exceeded: 0 cached of 0 after 0 LLM calls');
+    expect(report.stopped?.message).toBe("the batch's total budget exceeded: 0 cached of 0 after 0 LLM calls");
     expect(report.totals).toHaveProperty(FIELD, 0);
   });
 

@@ -25,7 +25,7 @@ export interface ChatReply {
   finishReason?: string;
   /** Wait this long before answering (the wait ends when the client goes away). */
   delayMs?: number;
-  /** Streaming only: send this many chunks, then cut the connection. */
+  /** Streaming only: send this many chunks (all of them, when there are fewer), then cut the connection before `[DONE]`. */
   dropAfterChunks?: number;
 }
 
@@ -277,6 +277,8 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
       if (action.dropAfterChunks !== undefined && i >= action.dropAfterChunks) return sse.drop();
       sse.write(JSON.stringify(c));
     }
+    // Every chunk sent (the usage chunk too), then cut before [DONE]: the reply was whole, its end never came.
+    if (action.dropAfterChunks !== undefined) return sse.drop();
     sse.write('[DONE]');
     sse.end();
   });

@@ -320,6 +320,7 @@ export class AgentWithStateMachine {
       machine: this.machine,
       agent,
       external: [...externalBudgets],
+      shared: sharedBudgets,
       retry: resolvedRetry,
       cancelGraceMs,
       toolConcurrency,

@@ -1,4 +1,5 @@
 import { LIMIT_NAMES } from '../internal/fieldLists';
+import { formatUsd } from '../internal/formatUsd';
 import { LIMITS } from '../internal/limits';
 import { chargeBound } from '../internal/usageBounds';
 import type { UsageFieldName } from '../internal/usageFields';
@@ -124,7 +125,7 @@ export class Budget {
       return {
         ...spent,
         hold: costUsd,
-        message: `${this.label} exceeded: the next LLM call may cost up to $${costUsd.toPrecision(3)}, which does not fit beside ${LIMITS.maxCostUsd.against(used, max)} spent or held (strict) after ${this.#usage.llmCalls} LLM call${this.#usage.llmCalls === 1 ? '' : 's'}`,
+        message: `${this.label} exceeded: the next LLM call may cost up to ${formatUsd(costUsd)}, which does not fit beside ${LIMITS.maxCostUsd.against(used, max)} spent or held (strict) after ${this.#usage.llmCalls} LLM call${this.#usage.llmCalls === 1 ? '' : 's'}`,
       };
     }
     this.#held = roundCost(this.#held + costUsd);

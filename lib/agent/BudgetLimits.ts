@@ -12,7 +12,9 @@ export type BudgetLimits = { -readonly [K in keyof typeof LIMITS]?: number } & {
    * Makes `maxCostUsd` a cap that is never crossed: before each LLM attempt its worst-case
    * cost (from the loop's `llmCallBound` and `pricing`) is held against the cap, and a call
    * that does not fit is not made (or its max output tokens are lowered to fit). The unused
-   * part of the hold is released when the response arrives. Needs `maxCostUsd`.
+   * part of the hold is released when a priced response arrives; an attempt whose cost stays
+   * unknown (no price, a failure after its request may have left) is charged its whole hold.
+   * Needs `maxCostUsd`.
    */
   strict?: boolean;
 };
@@ -25,7 +27,7 @@ export interface SpentLimit {
   limit: BudgetLimitName;
   used: number;
   max: number;
-  /** `budget exceeded: $0.62 of $0.50 after 2 LLM calls` */
+  /** `budget exceeded: $0.6200 of $0.5000 after 2 LLM calls`; a shared budget's adds `; this run: cost $0.0300 after 1 LLM call` */
   message: string;
   /** A strict cap's refusal: the worst-case cost (USD) of the call that did not fit beside `used` (spent plus held). */
   hold?: number;
@@ -92,7 +94,7 @@ export function checkedSpentLimit(usage: UsageTotals, limits: BudgetLimits, labe
   return undefined;
 }
 
-/** `limit` spent: `used` of `max`, said as `budget exceeded: $0.62 of $0.50 after 2 LLM calls`. */
+/** `limit` spent: `used` of `max`, said as `budget exceeded: $0.6200 of $0.5000 after 2 LLM calls`. */
 export function spentAt(
   limit: BudgetLimitName,
   used: number,

@@ -31,8 +31,13 @@ export interface LlmJournalEntry {
   ledgerOnly?: true;
   /** In a ledger-only line: the usage the response reported. */
   usage?: Usage;
-  /** The response's cost in USD, as reported or priced; absent when unknown. */
+  /**
+   * What the attempt was charged in USD: its response's cost as reported or priced, else its
+   * whole hold (see `chargedAtHold`); absent when unknown.
+   */
   costUsd?: number;
+  /** Why `costUsd` is the attempt's hold (its worst case) and not its price: it may have been billed at an unknown cost. */
+  chargedAtHold?: string;
   error?: JournalError;
   /** Served from the journal of the interrupted run this one resumed: no request was made, it was paid for then. */
   fromJournal?: true;

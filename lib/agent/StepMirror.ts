@@ -2,7 +2,7 @@
 // framework's loop and the moves it makes read together, like the table.
 import type { Logger } from 'winston';
 import { State, type StateName } from '../../states/StateName';
-import { responseUsage } from '../internal/fieldLists';
+import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
@@ -16,12 +16,15 @@ import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
 import { assertBudgetLimits, type BudgetLimits, type SpentLimit } from './BudgetLimits';
 import { reserveLine, type Attempt } from './callLLM';
+import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import { splitUsage } from './checkAgentOutput';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
+import { endAttempt, chargeFields } from './endAttempt';
 import { journalError, type JournalEntry, type JournalOptions, type LlmJournalEntry } from './JournalEntry';
 import { journalWriter } from './journalWriter';
-import { priceResponse, type OnUnknownCost } from './priceResponse';
+import type { OnUnknownCost } from './priceResponse';
+import { chargeResponse } from './chargeResponse';
 import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
 import type { ToolSummary } from './runTools';
 import { BudgetExceededError, LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
@@ -354,6 +357,7 @@ export class StepMirror {
     const controller = this.#controller;
     this.#meter = new UsageMeter({
       budgets: this.#budgets,
+      shared: this.#budgets.slice(1),
       external: this.#external,
       clock: this.#clock,
       onDeadline: (spent) => controller.abort(new Deadline(spent)),
@@ -384,8 +388,8 @@ export class StepMirror {
    * `bound` is the request's bound (`{ inputTokens, maxOutputTokens, model? }`), as a loop's
    * `llmCallBound` gives it. Under a strict `maxCostUsd` it is required: the attempt's worst case
    * is held against the strict budgets (and given to the external ones' `reserve` when they cap
-   * dollars) before the call, and released when `modelResponse` or `modelCallFailed` reports its
-   * end; a worst case that does not fit refuses the call (`budget_exceeded`, with `hold` in the
+   * dollars) before the call, and charged by the rule (`chargeAttempt`) when `modelResponse` or
+   * `modelCallFailed` reports its end; a worst case that does not fit refuses the call (`budget_exceeded`, with `hold` in the
    * record), and a strict cap without a bound, or without a price for it, refuses it in Error
    * (`whyNoBound`, when given, says in that error why the framework's loop has none).
    */
@@ -434,9 +438,8 @@ export class StepMirror {
   /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
   modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
     if (!this.#running) return;
-    this.#release();
-    const endedAt = this.#clock();
-    this.#attemptLine(endedAt, { error: journalError(error) });
+    const charge = this.#endAttempt({ kind: 'failed', error });
+    this.#attemptLine(this.#clock(), { error: journalError(error), ...chargeFields(charge) });
     this.#failures.push({ attempt: this.#attempt, error: messageOf(error) });
     if (info.willRetry === false) this.#endCallFailed(error);
   }
@@ -464,26 +467,21 @@ export class StepMirror {
       this.#attemptStartedAt = endedAt;
     }
     const { valid, problems } = splitUsage(response.usage);
-    const priced = priceResponse(valid, response.model, this.#operation, {
+    const held = this.#held;
+    const worstUsd = held.worstUsd;
+    this.#held = NOTHING_RESERVED;
+    const { priced, charge } = chargeResponse(meter, held, valid, response.model, this.#operation, {
       pricing: this.#pricing,
       onUnknownCost: this.#onUnknownCost,
-      capsCost: meter.caps('maxCostUsd'),
-      capsTokens: meter.caps('maxTokens'),
     });
-    const worstUsd = this.#held.worstUsd;
-    this.#release();
-    meter.charge(responseUsage(valid, priced.costUsd));
     if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
       safeLog(
         this.#logger,
         'warn',
-        `${this.#operation} cost $${priced.costUsd} but its bound's worst case was $${worstUsd}: the bound given to modelCallStart or pricing is too low`,
+        `${this.#operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(worstUsd)}: the bound given to modelCallStart or pricing is too low`,
         { turn: this.#turn },
       );
-    this.#attemptLine(
-      endedAt,
-      priced.costUsd === undefined ? { response, usage: valid } : { response, costUsd: priced.costUsd, usage: valid },
-    );
+    this.#attemptLine(endedAt, { response, usage: valid, ...chargeFields(charge) });
     if (priced.error !== undefined) {
       this.#end(
         State.Error,
@@ -683,7 +681,7 @@ export class StepMirror {
     const from = this.machine.pendingState;
     if (this.signal.aborted) return this.#cancel(from, { failures: this.#failures });
     // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
-    this.#release();
+    this.#endAttempt();
     const strict = meter.strict;
     let planned: ReturnType<typeof planBoundedCall> | undefined;
     if (bound !== undefined && (strict || meter.externalCapsCost || this.#ledger !== undefined))
@@ -735,12 +733,11 @@ export class StepMirror {
     return undefined;
   }
 
-  /** The attempt in flight ended (answered or failed): its hold is released. */
-  #release(): void {
+  /** The attempt in flight ended as `end` (by default unreported, so it may have left): charged by the rule (`endAttempt`). */
+  #endAttempt(end: AttemptEnd = UNREPORTED): AttemptCharge {
     const held = this.#held;
-    if (held === NOTHING_RESERVED) return;
     this.#held = NOTHING_RESERVED;
-    this.#meter?.release(held.held, held.externalHold);
+    return held === NOTHING_RESERVED ? chargeAttempt(end, undefined) : endAttempt(this.#meter!, held, end);
   }
 
   /** From the tool phase (or elsewhere, forced) to SendingToolResults, through the budget check. */
@@ -798,7 +795,7 @@ export class StepMirror {
   }
 
   #endCallFailed(error: unknown): TurnResult {
-    this.#release();
+    this.#endAttempt();
     const failures = this.#failures;
     const cause = new LLMCallError(this.#operation, failures, error);
     return this.#end(State.Error, cause.message, { operation: this.#operation, failures }, 'error', cause);
@@ -874,8 +871,8 @@ export class StepMirror {
     how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
   ): TurnResult {
     const meter = this.#meter!;
-    // A model attempt still in flight (abandoned by an abort) may be billed: its hold stays, counted as spent.
-    this.#held = NOTHING_RESERVED;
+    // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
+    this.#endAttempt();
     meter.chargeWall();
     if (TOOL_PHASE.has(this.machine.pendingState) || this.#unsent)
       this.#answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
@@ -992,7 +989,10 @@ export class StepMirror {
   }
 
   /** An attempt's end in the journal, or, with the ledger alone, its cost and usage without content. */
-  #attemptLine(endedAt: number, outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage'>): void {
+  #attemptLine(
+    endedAt: number,
+    outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold'>,
+  ): void {
     if (this.#journal !== undefined) {
       const { usage: _usage, ...full } = outcome;
       this.#journal({ ...this.#llmLine(endedAt), ...full });

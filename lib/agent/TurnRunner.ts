@@ -85,6 +85,7 @@ export class TurnRunner {
     this.#expected = settings.machine.pendingState;
     const meter = new UsageMeter({
       budgets,
+      shared: settings.shared,
       external: settings.external,
       clock: settings.clock,
       onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),

@@ -10,6 +10,7 @@ import type { ApprovalPolicy } from './ApprovalGate';
 import type { AgentLoop, CompactInfo, CompactResult, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
+import type { Budget } from './Budget';
 import type { ExternalBudget } from './ExternalBudget';
 import type { JournalEntry } from './JournalEntry';
 import type { OnUnknownCost } from './priceResponse';
@@ -23,6 +24,8 @@ export interface TurnSettings {
   agent: AgentLoop;
   /** Budgets outside this process, consulted before every call. */
   external: readonly ExternalBudget[];
+  /** Budgets other runs share (a batch's pool): a limit spent in one is said with the run's own figures beside. */
+  shared: readonly Budget[];
   retry: ResolvedRetry;
   cancelGraceMs: number;
   toolConcurrency: number;

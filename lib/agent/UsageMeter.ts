@@ -1,3 +1,6 @@
+import { limitUsed } from '../internal/fieldLists';
+import { LIMITS } from '../internal/limits';
+import { plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { Budget } from './Budget';
 import { spentLimit, type BudgetLimitName, type SpentLimit } from './BudgetLimits';
@@ -16,6 +19,12 @@ export interface UsageMeterOptions {
   external?: readonly ExternalBudget[];
   /** Epoch milliseconds. Default `Date.now`. */
   clock?: () => number;
+  /**
+   * Of `budgets`, those other runs share (a batch's pool). A limit spent in a shared or an
+   * external budget is said with that budget's figures, then the run's own (`budgets[0]`'s)
+   * beside them. Leave it out when `budgets[0]` is not a run's own.
+   */
+  shared?: readonly Budget[];
   /**
    * Called at most once, when a budget's `maxWallMs` passes: the meter keeps one timer for
    * the earliest deadline, so that a stalled call cannot outlast it.
@@ -37,6 +46,8 @@ export class UsageMeter {
   readonly #external: readonly ExternalBudget[];
   readonly #clock: () => number;
   readonly #onDeadline: ((spent: SpentLimit) => void) | undefined;
+  /** Undefined when `budgets[0]` is not a run's own: messages then give no run's figures. */
+  readonly #shared: readonly Budget[] | undefined;
   /** What this meter charged, in place; `usage` hands out a copy. */
   readonly #usage: UsageTotals = emptyUsage();
   /** The clock's last reading, when wall time was last charged. */
@@ -53,7 +64,7 @@ export class UsageMeter {
   constructor(options: UsageMeterOptions) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object { budgets, external?, clock?, onDeadline? }', options);
-    const { budgets, external = [], clock = Date.now, onDeadline } = options;
+    const { budgets, external = [], clock = Date.now, onDeadline, shared } = options;
     if (!Array.isArray(budgets) || !budgets.every((b) => b instanceof Budget))
       throw new InvalidArgumentError('budgets', 'an array of Budget', budgets);
     if (!Array.isArray(external))
@@ -66,6 +77,9 @@ export class UsageMeter {
     this.#external = external;
     this.#clock = clock;
     this.#onDeadline = onDeadline;
+    if (shared !== undefined && !(Array.isArray(shared) && shared.every((b) => budgets.includes(b))))
+      throw new InvalidArgumentError('shared', 'an array of budgets from `budgets`', shared);
+    this.#shared = shared;
   }
 
   /** Starts the wall time from now and arms the deadline, if a budget has `maxWallMs`. */
@@ -144,7 +158,7 @@ export class UsageMeter {
           if (held === budget) break;
           if (held.strict) held.release(costUsd);
         }
-        return refused;
+        return this.#withRunFigures(refused, budget);
       }
     }
     return undefined;
@@ -195,12 +209,26 @@ export class UsageMeter {
   /** Charges the wall time so far, then returns the first spent limit of any budget (an external one's first). */
   spent(): SpentLimit | undefined {
     this.chargeWall();
-    if (this.#externalSpent !== undefined) return this.#externalSpent;
+    if (this.#externalSpent !== undefined) return this.#withRunFigures(this.#externalSpent, undefined);
     for (const budget of this.#budgets) {
       const spent = budget.spent();
-      if (spent !== undefined) return spent;
+      if (spent !== undefined) return this.#withRunFigures(spent, budget);
     }
     return undefined;
+  }
+
+  /**
+   * A limit spent in a budget other than the run's own (`by`: undefined for an external one),
+   * with the run's own figures for it beside the shared ones: `…; this run: $0.0030 after 1 LLM call`.
+   */
+  #withRunFigures(spent: SpentLimit, by: Budget | undefined): SpentLimit {
+    const run = this.#budgets[0];
+    const shared = this.#shared;
+    if (shared === undefined || run === undefined || (by !== undefined && !shared.includes(by))) return spent;
+    const usage = run.usage;
+    const { label, cell } = LIMITS[spent.limit];
+    const figures = `${label} ${cell(limitUsed(usage, spent.limit))} after ${plural(usage.llmCalls, 'LLM call')}`;
+    return { ...spent, message: `${spent.message}; this run: ${figures}` };
   }
 
   /**
@@ -215,7 +243,7 @@ export class UsageMeter {
     for (const [i, budget] of this.#external.entries()) {
       try {
         const spent = await (hold === undefined ? budget.reserve(kind) : budget.reserve(kind, hold));
-        if (spent !== undefined) return (this.#externalSpent ??= spent);
+        if (spent !== undefined) return this.#withRunFigures((this.#externalSpent ??= spent), undefined);
       } catch (error) {
         return new OperationError(`externalBudgets[${i}].reserve('${kind}')`, error);
       }

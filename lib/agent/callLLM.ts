@@ -1,11 +1,12 @@
-import { responseUsage } from '../internal/fieldLists';
+import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, OperationContext, Usage } from './AgentLoop';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { planRetry } from './planRetry';
-import { priceResponse } from './priceResponse';
+import { chargeResponse } from './chargeResponse';
+import { endAttempt, chargeFields } from './endAttempt';
 import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
 import { journalError, type LlmJournalEntry, type ReserveJournalEntry } from './JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
@@ -72,7 +73,9 @@ export async function callLLM(
     const endedAt = s.clock();
     // The attempt's journal line: what it carried, then its response or its error. Without
     // `journal` but with `ledger`, only its cost and usage.
-    const journal = (outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage'>): void => {
+    const journal = (
+      outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold'>,
+    ): void => {
       if (s.journal !== undefined) {
         const { usage: _usage, ...full } = outcome;
         s.journal({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, ...full });
@@ -82,10 +85,10 @@ export async function callLLM(
       }
     };
     if (settled.kind === 'abandoned' || (settled.kind === 'threw' && signal.aborted)) {
-      // An abandoned request may still be billed: its hold is kept (counted as spent), never released.
-      if (settled.kind === 'threw') meter.release(held.held, held.externalHold);
+      // An abandoned or aborted request may still be billed: charged at its hold unless it never left.
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
-      journal({ error: journalError(error) });
+      const charge = endAttempt(meter, held, { kind: 'failed', error });
+      journal({ error: journalError(error), ...chargeFields(charge) });
       s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error, willRetry: false });
       return { kind: 'aborted', data: { attempt, failures } };
     }
@@ -97,38 +100,29 @@ export async function callLLM(
       const model: unknown =
         typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
       const { valid, problems } = splitUsage(reported);
-      const capsCost = meter.caps('maxCostUsd');
-      const capsTokens = meter.caps('maxTokens');
-      const priced = priceResponse(valid, typeof model === 'string' ? model : undefined, operation, {
-        pricing: s.pricing,
-        onUnknownCost: s.onUnknownCost,
-        capsCost,
-        capsTokens,
-      });
-      meter.release(held.held, held.externalHold);
-      meter.charge(responseUsage(valid, priced.costUsd));
+      const { priced, charge, costUsd } = chargeResponse(
+        meter,
+        held,
+        valid,
+        typeof model === 'string' ? model : undefined,
+        operation,
+        s,
+      );
       if (held.worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > held.worstUsd)
         safeLog(
           s.logger,
           'warn',
-          `${operation} cost $${priced.costUsd} but its bound's worst case was $${held.worstUsd}: the loop's llmCallBound or pricing is too low`,
+          `${operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(held.worstUsd)}: the loop's llmCallBound or pricing is too low`,
           { turn },
         );
       // As the loop returned it, malformed or not, so that a replay meets what this run met.
-      journal(
-        priced.costUsd === undefined
-          ? { response: value as LLMResponse, usage: valid }
-          : { response: value as LLMResponse, costUsd: priced.costUsd, usage: valid },
-      );
+      journal({ response: value as LLMResponse, usage: valid, ...chargeFields(charge) });
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
       let othersRan = valid.costUsd === undefined || problems.length > 0;
       if (s.hears('llmAttempt')) {
         othersRan = true;
-        const usage: Usage =
-          priced.costUsd === undefined || priced.costUsd === valid.costUsd
-            ? valid
-            : { ...valid, costUsd: priced.costUsd };
+        const usage: Usage = costUsd === undefined || costUsd === valid.costUsd ? valid : { ...valid, costUsd };
         const outcome =
           problem === undefined
             ? { response: value as LLMResponse }
@@ -165,7 +159,7 @@ export async function callLLM(
           data: { operation, problem },
         };
       // A bad number where a cap measures usage would leave the cap blind: refused, not skipped.
-      if (problems.length > 0 && (capsCost || capsTokens))
+      if (problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')))
         return {
           kind: 'failed',
           error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, reported),
@@ -185,10 +179,11 @@ export async function callLLM(
       }
       return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
     }
-    meter.release(held.held, held.externalHold);
+    // Charged before the retry is planned: the next attempt's hold sees what this one may have cost.
+    const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
     const failure: Attempt = { attempt, error: messageOf(settled.error) };
     failures.push(failure);
-    journal({ error: journalError(settled.error) });
+    journal({ error: journalError(settled.error), ...chargeFields(charge) });
     const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);
     const willRetry = plan.kind === 'wait';
     if (plan.kind === 'wait' || plan.kind === 'refused') {

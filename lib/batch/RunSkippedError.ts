@@ -7,7 +7,7 @@ export type SkipReason = 'budget_exceeded' | 'aborted';
 /**
  * A batch run that never started: the shared budget was spent or the batch's signal aborted
  * first. The message is the reason with its live numbers, e.g.
- * `shared budget exceeded: $5.02 of $5.00 after 41 LLM calls`.
+ * `the batch's total budget exceeded: $5.0200 of $5.0000 after 41 LLM calls`.
  */
 export class RunSkippedError extends StateMachineError {
   readonly code = 'run_skipped' as const;

@@ -443,7 +443,7 @@ export async function runBatch(
     }
 
     const startedAt = clock();
-    const pool = new Budget(total ?? {}, { label: 'shared budget', elapsedWall: { clock } });
+    const pool = new Budget(total ?? {}, { label: "the batch's total budget", elapsedWall: { clock } });
     const runs: RunReport[] = new Array<RunReport>(list.length);
     const outcomes = countOutcomes();
     let next = 0;

@@ -1,5 +1,6 @@
 import type { HistoryEntry, JournalLineRead } from './HistoryEntry';
 import { escapeControl } from '../internal/escapeControl';
+import { formatUsd } from '../internal/formatUsd';
 import { safeStringify } from '../internal/safeStringify';
 
 /** Options of `formatConversation`: which part of the run, and how much of long content. */
@@ -62,7 +63,7 @@ function llmLines(j: JournalLineRead, before: string, fold: Fold): string[] {
   // The user's message opens a call; retries send it again, so it is shown once.
   if (j.attempt === 1 && input?.['kind'] === 'user_message')
     lines.push(`  user (${before}):`, fold(text(input['message']), '    '));
-  const head = `  model, attempt ${j.attempt ?? '?'}${typeof j['costUsd'] === 'number' ? `, $${j['costUsd']}` : ''} (${before})`;
+  const head = `  model, attempt ${j.attempt ?? '?'}${typeof j['costUsd'] === 'number' ? `, ${formatUsd(j['costUsd'])}` : ''} (${before})`;
   const error = asObject(j['error']);
   if (error !== undefined) {
     lines.push(`${head}: FAILED ${escapeControl(text(error['name']))}: ${escapeControl(text(error['message']))}`);

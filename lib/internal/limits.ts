@@ -1,4 +1,5 @@
 import { formatDuration } from './formatDuration';
+import { formatUsd } from './formatUsd';
 import type { UsageFieldName } from './usageFields';
 
 /** One budget limit: the usage it caps, and how people read it. */
@@ -24,7 +25,7 @@ export interface LimitSpec {
  */
 export const LIMITS = {
   /** US dollars, as responses report them or `pricing` computes them. */
-  maxCostUsd: { of: ['costUsd'], code: 'mc', label: 'cost', against: dollarsAgainst, cell: dollars },
+  maxCostUsd: { of: ['costUsd'], code: 'mc', label: 'cost', against: dollarsAgainst, cell: formatUsd },
   /** Input plus output tokens. */
   maxTokens: {
     of: ['inputTokens', 'outputTokens'],
@@ -62,20 +63,9 @@ export const LIMITS = {
 /** The name of one limit: a key of `BudgetLimits`. */
 export type LimitName = keyof typeof LIMITS;
 
-/** `$0.101 of $0.100`, not `$0.10 of $0.10`: as many decimals (2 to 6) as tell them apart and show the cap whole. */
+/** `$0.0834 of $0.0800`: rounded as every amount is (`formatUsd`), so a reason and a report agree. */
 function dollarsAgainst(used: number, max: number): string {
-  let digits = 2;
-  // Enough to tell them apart and to show the cap as it was set: `$0.020 of $0.015`, not `$0.02 of $0.01`.
-  while (
-    digits < 6 &&
-    ((used !== max && used.toFixed(digits) === max.toFixed(digits)) || Number(max.toFixed(digits)) !== max)
-  )
-    digits += 1;
-  return `$${used.toFixed(digits)} of $${max.toFixed(digits)}`;
-}
-
-function dollars(n: number): string {
-  return `$${n.toFixed(n >= 100 ? 2 : 4)}`;
+  return `${formatUsd(used)} of ${formatUsd(max)}`;
 }
 
 function count(n: number): string {

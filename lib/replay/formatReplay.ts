@@ -1,4 +1,5 @@
 import { escapeControl } from '../internal/escapeControl';
+import { formatUsd } from '../internal/formatUsd';
 import { plural } from '../internal/text';
 import type { ReplayedMove, ReplayReport } from './replayRun';
 
@@ -19,7 +20,7 @@ export function formatReplay(report: ReplayReport, file: string): string {
     );
     const u = report.usage;
     lines.push(
-      `It would have spent $${u.costUsd.toFixed(4)} (${plural(u.inputTokens + u.outputTokens, 'token')}, ${plural(u.llmCalls, 'LLM call')}, ${plural(u.toolCalls, 'tool call')}).`,
+      `It would have spent ${formatUsd(u.costUsd)} (${plural(u.inputTokens + u.outputTokens, 'token')}, ${plural(u.llmCalls, 'LLM call')}, ${plural(u.toolCalls, 'tool call')}).`,
     );
     return lines.join('\n');
   }

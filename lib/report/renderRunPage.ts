@@ -6,6 +6,7 @@ import { isHistoryEntry, type HistoryItem } from '../history/HistoryEntry';
 import { conversationByMove, formatConversation } from '../history/formatConversation';
 import type { FailureSummary, HistorySummary } from '../history/summarizeHistory';
 import { formatDuration } from '../internal/formatDuration';
+import { formatUsd } from '../internal/formatUsd';
 import { safeStringify } from '../internal/safeStringify';
 import { cut, plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -192,7 +193,7 @@ function ledgerNote(facts: CollectedRun): string {
   const { spend } = facts;
   if (spend.openReservations === 0) return '';
   const unpriced = spend.unpricedReservations > 0 ? `, ${spend.unpricedReservations} of them of unknown cost` : '';
-  return `<p class="sub">${esc(`Spent by the ledger: $${spend.costUsd.toFixed(4)}, counting ${plural(spend.openReservations, 'LLM call')} reserved without a response at ${spend.openReservations === 1 ? 'its' : 'their'} worst case${unpriced}`)}</p>`;
+  return `<p class="sub">${esc(`Spent by the ledger: ${formatUsd(spend.costUsd)}, counting ${plural(spend.openReservations, 'LLM call')} reserved without a response at ${spend.openReservations === 1 ? 'its' : 'their'} worst case${unpriced}`)}</p>`;
 }
 
 function usageCharts(facts: CollectedRun): string {
@@ -217,7 +218,7 @@ function usageCharts(facts: CollectedRun): string {
   const count = (n: number): string => Math.round(n).toLocaleString('en-US');
   return [
     '<section id="usage"><h2>Cost and tokens over time</h2>',
-    `<p class="sub">${esc(`$${last.costUsd.toFixed(4)}, ${count(last.inputTokens)} input and ${count(last.outputTokens)} output tokens, ${plural(last.llmCalls, 'LLM call')}, ${plural(last.toolCalls, 'tool call')}`)}</p>`,
+    `<p class="sub">${esc(`${formatUsd(last.costUsd)}, ${count(last.inputTokens)} input and ${count(last.outputTokens)} output tokens, ${plural(last.llmCalls, 'LLM call')}, ${plural(last.toolCalls, 'tool call')}`)}</p>`,
     ledgerNote(facts),
     lineChart([{ name: 'cost (USD)', cls: 's-cost', points: pts((u) => u.costUsd) }], {
       title: 'Cost over time',

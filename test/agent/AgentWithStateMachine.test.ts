@@ -528,7 +528,7 @@ describe('AgentWithStateMachine', () => {
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('budget_exceeded');
       expect(result.error).toEqual(
-        new BudgetExceededError('budget exceeded: $0.62 of $0.50 after 2 LLM calls', 'maxCostUsd', 0.62, 0.5),
+        new BudgetExceededError('budget exceeded: $0.6200 of $0.5000 after 2 LLM calls', 'maxCostUsd', 0.62, 0.5),
       );
       expect(d.path().slice(-3)).toEqual(['CheckingGitCommits', 'CheckingBudget', 'BudgetExceeded']);
       // The second response's tool never started: the budget was spent before it.
@@ -597,7 +597,10 @@ describe('AgentWithStateMachine', () => {
         { sharedBudgets: [shared] },
       );
       const result = await d.adapter.runTurn('go');
-      expect(result.error!.message).toBe('shared budget exceeded: $1.05 of $1.00 after 1 LLM call');
+      // The shared budget's figures, then the run's own.
+      expect(result.error!.message).toBe(
+        'shared budget exceeded: $1.0500 of $1.0000 after 1 LLM call; this run: cost $0.1000 after 1 LLM call',
+      );
       expect(shared.usage.costUsd).toBe(1.05);
     });
   });

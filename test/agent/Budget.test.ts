@@ -16,7 +16,7 @@ describe('Budget', () => {
       llmCalls: 2,
       wallMs: 0,
     });
-    expect(budget.spent()!.message).toBe('budget exceeded: $0.30 of $0.30 after 2 LLM calls');
+    expect(budget.spent()!.message).toBe('budget exceeded: $0.3000 of $0.3000 after 2 LLM calls');
   });
 
   it('.usage is a copy', () => {

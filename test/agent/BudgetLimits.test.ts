@@ -20,12 +20,12 @@ describe('spentLimit()', () => {
     });
   });
 
-  it('names the numbers, with enough digits to tell them apart', () => {
+  it('names the numbers, dollars rounded as every amount is (formatUsd)', () => {
     expect(spentLimit(usage({ costUsd: 0.62, llmCalls: 2 }), { maxCostUsd: 0.5 })!.message).toBe(
-      'budget exceeded: $0.62 of $0.50 after 2 LLM calls',
+      'budget exceeded: $0.6200 of $0.5000 after 2 LLM calls',
     );
     expect(spentLimit(usage({ costUsd: 0.101, llmCalls: 10 }), { maxCostUsd: 0.1 })!.message).toBe(
-      'budget exceeded: $0.101 of $0.100 after 10 LLM calls',
+      'budget exceeded: $0.1010 of $0.1000 after 10 LLM calls',
     );
     expect(
       spentLimit(usage({ inputTokens: 7000, outputTokens: 5345, llmCalls: 1 }), { maxTokens: 10_000 }, 'shared budget')!

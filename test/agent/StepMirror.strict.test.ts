@@ -52,21 +52,46 @@ describe('StepMirror under a strict maxCostUsd', () => {
     expect(validateHistory(mirror.machine.history()).ok).toBe(true);
   });
 
-  it('releases the hold of a failed attempt, and of a retry after an unreported failure', async () => {
-    const shared = new Budget({ maxCostUsd: 1, strict: true });
+  it('charges a failed attempt that may have left at its hold, and one whose end was never reported; releases one never sent', async () => {
+    const shared = new Budget({ maxCostUsd: 2, strict: true });
     const mirror = strictMirror(shared);
     mirror.runStart('hi');
     expect(await mirror.modelCallStart(bound)).toBeUndefined();
     expect(shared.held).toBe(0.5);
     mirror.modelCallFailed(new Error('503'), { willRetry: true });
     expect(shared.held).toBe(0);
+    expect(shared.usage.costUsd).toBe(0.5);
+    // Connection refused: the request never left, nothing is charged.
     expect(await mirror.modelCallStart(bound)).toBeUndefined();
-    // The framework retried without reporting the failure: the earlier hold is not counted twice.
+    mirror.modelCallFailed(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    expect(shared.usage.costUsd).toBe(0.5);
+    expect(await mirror.modelCallStart(bound)).toBeUndefined();
+    // The framework retried without reporting the failure: the earlier attempt may have been billed.
     expect(await mirror.modelCallStart(bound)).toBeUndefined();
     expect(shared.held).toBe(0.5);
+    expect(shared.usage.costUsd).toBe(1);
     mirror.modelCallFailed(new Error('503'), { willRetry: false });
     expect(shared.held).toBe(0);
+    expect(shared.usage.costUsd).toBe(1.5);
     expect(mirror.result?.outcome).toBe('error');
+    expect(mirror.usage.costUsd).toBe(1.5);
+  });
+
+  it('charges a response of unknown cost at its hold, and an attempt in flight when the run ends', async () => {
+    const unknownModel: Pricing = (u, { model }) => (model === 'm' ? pricing(u, { model }) : undefined);
+    const shared = new Budget({ maxCostUsd: 2, strict: true });
+    const mirror = strictMirror(shared, { pricing: unknownModel });
+    mirror.runStart('hi');
+    expect(await mirror.modelCallStart(bound)).toBeUndefined();
+    mirror.modelResponse({ ...toolResponse(1), model: 'm-2025-01-01' });
+    expect(shared.usage.costUsd).toBe(0.5);
+    expect(mirror.result?.outcome).toBe('error');
+    const again = strictMirror(shared);
+    again.runStart('hi');
+    expect(await again.modelCallStart(bound)).toBeUndefined();
+    again.runAborted();
+    expect(shared.held).toBe(0);
+    expect(shared.usage.costUsd).toBe(1);
   });
 
   it('refuses a call with no bound under a strict cap, in Error, naming what is missing', async () => {

@@ -54,7 +54,7 @@ describe('AgentWithStateMachine deadlines and limits', () => {
     );
     expect(report.runs.map((r) => r.outcome)).toEqual(['budget_exceeded', 'skipped']);
     expect(report.runs[0]!.error!.message).toMatch(
-      /^shared budget exceeded: \d+ ms of wall time, of 30 ms .* while the agent was being created$/,
+      /^the batch's total budget exceeded: \d+ ms of wall time, of 30 ms .* while the agent was being created$/,
     );
   });
 

@@ -67,10 +67,12 @@ describe('AgentWithStateMachine externalBudgets', () => {
     );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('budget_exceeded');
-    expect(result.error!.message).toBe('redis budget exceeded: 1 tool calls of 1');
+    expect(result.error!.message).toBe(
+      'redis budget exceeded: 1 tool calls of 1; this run: tool calls 1 after 1 LLM call',
+    );
     expect(result.unansweredToolCalls!.map((u) => u.result.output)).toEqual([
       'ok',
-      'not run: redis budget exceeded: 1 tool calls of 1',
+      'not run: redis budget exceeded: 1 tool calls of 1; this run: tool calls 1 after 1 LLM call',
     ]);
 
     const llmCapped = drive({ replies: [{ text: 'never' }] }, { externalBudgets: [recording({ llm: 0 })] });

@@ -63,7 +63,7 @@ describe('external budgets and worst-case holds', () => {
       limit: 'maxCostUsd',
       used: 1,
       max: 1,
-      message: 'shared budget exceeded: $1.00 of $1.00',
+      message: 'shared budget exceeded: $1.0000 of $1.0000',
     };
     const ext = recording(true, refuse);
     const pool = new Budget({ maxCostUsd: 1, strict: true });
@@ -73,7 +73,9 @@ describe('external budgets and worst-case holds', () => {
     );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('budget_exceeded');
-    expect(result.error!.message).toBe('shared budget exceeded: $1.00 of $1.00');
+    expect(result.error!.message).toBe(
+      'shared budget exceeded: $1.0000 of $1.0000; this run: cost $0.0000 after 0 LLM calls',
+    );
     expect(d.agent.calls.filter((c) => c.op === 'sendUserMessage')).toEqual([]);
     // The in-process pool held the worst case before asking the external budget, and let it go when refused.
     expect(ext.calls[0]).toEqual(['reserve', 'llm', { costUsd: 0.005 }]);

@@ -46,7 +46,7 @@ describe('strict maxCostUsd in process', () => {
     expect(result.outcome).toBe('budget_exceeded');
     expect(d.agent.calls.some((c) => c.op === 'sendUserMessage')).toBe(false);
     expect(result.error!.message).toBe(
-      'budget exceeded: the next LLM call may cost up to $0.00500, which does not fit beside $0.000 of $0.004 spent or held (strict) after 0 LLM calls',
+      'budget exceeded: the next LLM call may cost up to $0.0050, which does not fit beside $0.0000 of $0.0040 spent or held (strict) after 0 LLM calls',
     );
     const last = d.adapter.machine.history().at(-1)!;
     expect(last.data).toMatchObject({ limit: 'maxCostUsd', used: 0, max: 0.004, hold: 0.005 });
@@ -119,14 +119,45 @@ describe('strict maxCostUsd in process', () => {
     expect(pool.held).toBe(0);
   });
 
-  it('releases the hold of an attempt that failed, and the retry holds again', async () => {
+  it('charges an attempt that failed after its request may have left at its whole hold; the retry holds again', async () => {
+    // The 500 may have been billed: it costs its worst case ($0.005), and the retry's $0.005 fits beside it.
+    const d = drive(
+      { replies: [{ error: 'HTTP 500' }, reply(100)], bound },
+      { pricing, budget: { maxCostUsd: 0.01, strict: true }, retry: { retries: 1, shouldRetry: () => true } },
+    );
+    const result = await d.adapter.runTurn('go');
+    expect(result.outcome).toBe('end_of_turn');
+    expect(result.usage.costUsd).toBe(0.0064);
+  });
+
+  it('refuses the retry that does not fit beside a failed attempt charged at its hold', async () => {
     const d = drive(
       { replies: [{ error: 'HTTP 500' }, reply(100)], bound },
       { pricing, budget: { maxCostUsd: 0.006, strict: true }, retry: { retries: 1, shouldRetry: () => true } },
     );
     const result = await d.adapter.runTurn('go');
-    expect(result.outcome).toBe('end_of_turn');
-    expect(result.usage.costUsd).toBe(0.0014);
+    expect(result.outcome).toBe('budget_exceeded');
+    expect(result.usage).toMatchObject({ costUsd: 0.005, llmCalls: 1 });
+  });
+
+  it('charges a response whose model has no price at its whole hold, and says why in the journal', async () => {
+    const lines: unknown[] = [];
+    const d = drive(
+      { replies: [{ ...reply(100), model: 'm-2025-01-01' }], bound },
+      {
+        pricing,
+        budget: { maxCostUsd: 1, strict: true },
+        journal: true,
+        sink: { write: () => undefined, journal: (e: unknown) => void lines.push(e) },
+      },
+    );
+    const result = await d.adapter.runTurn('go');
+    expect(result.outcome).toBe('error');
+    expect(result.usage.costUsd).toBe(0.005);
+    expect(lines.find((l) => (l as { type: string }).type === 'llm')).toMatchObject({
+      costUsd: 0.005,
+      chargedAtHold: 'charged at its hold: the cost of m-2025-01-01 is unknown',
+    });
   });
 });
 

@@ -6,7 +6,7 @@ describe('RunSkippedError', () => {
       limit: 'maxCostUsd' as const,
       used: 5.02,
       max: 5,
-      message: 'shared budget exceeded: $5.02 of $5.00 after 41 LLM calls',
+      message: 'shared budget exceeded: $5.0200 of $5.0000 after 41 LLM calls',
     };
     const error = new RunSkippedError('budget_exceeded', spent.message, spent);
     expect(error).toBeInstanceOf(StateMachineError);

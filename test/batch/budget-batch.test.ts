@@ -27,7 +27,7 @@ describe('examples/budget-batch', () => {
     const out = lines.join('\n');
     expect(out).toMatch(/^\[ ?\d+\/50\] fix-\d\d-[a-z-]+ +end_of_turn /m);
     expect(out).toMatch(
-      /skipped \d+ runs not yet started: shared budget exceeded: \$1\.\d\d of \$1\.50 after \d+ LLM calls/,
+      /skipped \d+ runs not yet started: the batch's total budget exceeded: \$1\.\d{4} of \$1\.5000 after \d+ LLM calls/,
     );
     expect(out).toContain('Runs by outcome');
     expect(out).toContain('tasks[6].agent() failed: sandbox failed to boot: no space left on device');

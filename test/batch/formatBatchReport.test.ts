@@ -18,7 +18,7 @@ const usage = (costUsd: number, llmCalls: number, toolCalls = 0): UsageTotals =>
   wallMs: 0,
 });
 const zero = usage(0, 0);
-const budgetMessage = 'shared budget exceeded: $1.02 of $1.00 after 31 LLM calls';
+const budgetMessage = 'shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls';
 
 const runs: RunReport[] = [
   {
@@ -102,7 +102,7 @@ describe('formatBatchReport', () => {
   it('summarizes outcomes, spend against the caps, durations, the slowest runs and the failures', () => {
     expect(formatBatchReport(report)).toMatchInlineSnapshot(`
 "Batch of 6 runs, concurrency 4, in 1 minute 18 seconds
-Stopped early: shared budget exceeded: $1.02 of $1.00 after 31 LLM calls
+Stopped early: shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls
 
 Runs by outcome
   end_of_turn      2
@@ -131,7 +131,7 @@ Slowest 4 runs
 Runs that did not end normally: 2
   flaky-net  error: sendUserMessage failed after 3 attempts: 529 overloaded
     history: /tmp/runs/flaky-net.jsonl
-  big-refactor  budget_exceeded: shared budget exceeded: $1.02 of $1.00 after 31 LLM calls
+  big-refactor  budget_exceeded: shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls
     history: /tmp/runs/big-refactor.jsonl"
 `);
   });

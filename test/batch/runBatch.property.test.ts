@@ -187,7 +187,7 @@ describe('runBatch with random tasks, caps and concurrency (property-based)', ()
                 wallMs: 0,
               });
               expect(run.transitions).toBe(0);
-              expect(run.error!.message).toMatch(/^shared budget exceeded: /);
+              expect(run.error!.message).toMatch(/^the batch's total budget exceeded: /);
             } else {
               expect(factoryCalls[i]).toBe(1);
               expect(run.transitions).toBeGreaterThan(0);
@@ -195,9 +195,11 @@ describe('runBatch with random tasks, caps and concurrency (property-based)', ()
             }
             if (run.outcome === 'budget_exceeded') {
               expect(run.error!.message).toMatch(
-                perRunCents === undefined ? /^shared budget exceeded: / : /^(shared )?budget exceeded: /,
+                perRunCents === undefined
+                  ? /^the batch's total budget exceeded: /
+                  : /^(the batch's total )?budget exceeded: /,
               );
-              if (/^shared/.test(run.error!.message)) expect(spent).toBe(true);
+              if (/^the batch's/.test(run.error!.message)) expect(spent).toBe(true);
             }
           });
           if (outcomes.skipped > 0) expect(spent).toBe(true);

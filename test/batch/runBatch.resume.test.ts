@@ -89,7 +89,7 @@ describe('runBatch({ resume: true })', () => {
       ['t5', 'skipped'],
     ]);
     expect(report.totals.costUsd).toBe(0.9);
-    expect(report.stopped?.message).toBe('shared budget exceeded: $0.90 of $0.90 after 9 LLM calls');
+    expect(report.stopped?.message).toBe("the batch's total budget exceeded: $0.9000 of $0.9000 after 9 LLM calls");
   });
 
   it('counts what a cut-off attempt spent even when the resumed batch has no room to run it again', async () => {

@@ -169,7 +169,10 @@ describe('runBatch', () => {
       for (const run of report.runs) {
         if (run.outcome === 'budget_exceeded') {
           expect(run.error).toBeInstanceOf(BudgetExceededError);
-          expect(run.error!.message).toMatch(/^shared budget exceeded: \$1\.\d\d of \$1\.00 after \d+ LLM calls$/);
+          // The batch's figures, then the run's own.
+          expect(run.error!.message).toMatch(
+            /^the batch's total budget exceeded: \$1\.\d{4} of \$1\.0000 after \d+ LLM calls; this run: cost \$0\.\d{4} after \d LLM calls?$/,
+          );
         }
         if (run.outcome === 'skipped') {
           expect(run).toEqual({
@@ -182,7 +185,9 @@ describe('runBatch', () => {
           });
           expect(run.error).toBeInstanceOf(RunSkippedError);
           expect(run.error).toMatchObject({ reason: 'budget_exceeded', spent: { limit: 'maxCostUsd', max: 1 } });
-          expect(run.error!.message).toMatch(/^shared budget exceeded: \$1\.\d\d of \$1\.00 after \d+ LLM calls$/);
+          expect(run.error!.message).toMatch(
+            /^the batch's total budget exceeded: \$1\.\d{4} of \$1\.0000 after \d+ LLM calls$/,
+          );
         }
       }
       expect(report.stopped).toEqual({ reason: 'budget_exceeded', message: report.runs[firstSkipped]!.error!.message });
@@ -205,7 +210,7 @@ describe('runBatch', () => {
         skipped: 4,
       });
       // The reason is the pool as it stood when the first run not started was skipped.
-      expect(report.stopped!.message).toBe('shared budget exceeded: $0.25 of $0.01 after 4 LLM calls');
+      expect(report.stopped!.message).toBe("the batch's total budget exceeded: $0.2500 of $0.0100 after 4 LLM calls");
     });
 
     it('never lets call counts pass their cap', async () => {
@@ -231,7 +236,7 @@ describe('runBatch', () => {
         ...Array(4).fill(['skipped', 0]),
       ]);
       expect(report.runs[1]!.error!.message).toBe(
-        'shared budget exceeded: 1.2 s of wall time, of 1.0 s after 4 LLM calls',
+        "the batch's total budget exceeded: 1.2 s of wall time, of 1.0 s after 4 LLM calls; this run: wall time 1.2 s after 2 LLM calls",
       );
       expect(report.durationMs).toBe(1200);
     });
@@ -241,7 +246,7 @@ describe('runBatch', () => {
     const tasks = [task('cheap', 1, 0.1), task('dear', 4, 0.3), task('cheap-2', 0, 0.1)];
     const report = await runBatch(tasks, { ...base(), perRun: { maxCostUsd: 0.5 } });
     expect(report.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'budget_exceeded', 'end_of_turn']);
-    expect(report.runs[1]!.error!.message).toBe('budget exceeded: $0.60 of $0.50 after 2 LLM calls');
+    expect(report.runs[1]!.error!.message).toBe('budget exceeded: $0.6000 of $0.5000 after 2 LLM calls');
     expect(report.limits).toEqual({ perRun: { maxCostUsd: 0.5 } });
   });
 

@@ -40,7 +40,7 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
     expect(run.usage).toMatchObject({ llmCalls: 1, costUsd: 0.25 });
     expect(shared.usage.costUsd).toBe(0.25);
     await valid(file);
-    expect((await loadHistory(file)).journal.map((j) => j.type)).toEqual(['llm']);
+    expect((await loadHistory(file)).journal.map((j) => j.type)).toEqual(['reserve', 'llm']);
   });
 
   it('a run that rejects ends in Error with the cause; one that reports nothing ends in Error too', async () => {

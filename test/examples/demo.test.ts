@@ -16,7 +16,7 @@ describe('examples/demo', () => {
     expect(out).toContain('RunningTool → Cancelled (forced)  cancelled during RunningTool: user pressed Ctrl-C');
     expect(out).toContain('CheckingGitCommits → RunningAutoformatters  1 new commit: running formatters');
     expect(out).toContain('sendUserMessage failed after 3 attempts: 529 overloaded_error');
-    expect(out).toContain('CheckingBudget → BudgetExceeded  budget exceeded: $0.101 of $0.100 after 10 LLM calls');
+    expect(out).toContain('CheckingBudget → BudgetExceeded  budget exceeded: $0.1010 of $0.1000 after 10 LLM calls');
     expect(out).toMatch(/forced: 1 \(cancellations outside CheckingForCancellation\), rejected: 0$/m);
     expect(out).toContain('`npx agent-sm report run.jsonl` for one HTML page');
   });

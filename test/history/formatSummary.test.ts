@@ -86,7 +86,7 @@ Final state: Error (since seq 15, 12:01:00.114)"
     const text = formatSummary(summary);
     expect(text).toMatch(/FAILED: the run ended in Error \(budget_exceeded\) at seq \d+/);
     expect(text).toMatch(
-      /Error \(budget_exceeded\)\s+budget exceeded: \$1\.00 of \$0\.50 after 1 LLM call; no LLM call made/,
+      /Error \(budget_exceeded\)\s+budget exceeded: \$1\.0000 of \$0\.5000 after 1 LLM call; no LLM call made/,
     );
   });
 

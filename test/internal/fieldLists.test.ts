@@ -58,7 +58,7 @@ describe('the lists of usage fields and limits', () => {
 
   it('words each limit as budget messages always have', () => {
     expect(LIMIT_NAMES.map((k) => LIMITS[k].against(1, 2))).toEqual([
-      '$1.00 of $2.00',
+      '$1.0000 of $2.0000',
       '1 tokens of 2 tokens',
       '1 tool call of 2 tool calls',
       '1 LLM call of 2 LLM calls',

@@ -81,7 +81,7 @@ describe('replayRun', () => {
     expect(report.outcomes).toEqual(['budget_exceeded']);
     expect(report.stoppedBy?.move).toMatchObject({
       to: 'BudgetExceeded',
-      description: 'budget exceeded: $0.020 of $0.015 after 2 LLM calls',
+      description: 'budget exceeded: $0.0200 of $0.0150 after 2 LLM calls',
     });
     expect(report.usage.costUsd).toBe(0.02);
     await expect(replayRun(await loadHistory(file), { budget: { maxWallMs: 5 } })).rejects.toThrow(

@@ -1,9 +1,11 @@
 import { InvalidArgumentError, type Pricing } from 'agent-state-machine';
+import { undatedModelId } from '../../internal/undatedModelId';
 
 /**
  * Prices per model in US dollars per million tokens, as data so that it travels with the batch
- * to every worker (a function cannot). `'*'` prices any model not listed. A response whose
- * model has no price and reports no cost is charged tokens only.
+ * to every worker (a function cannot). A dated id not listed (`gpt-4.1-2025-04-14`) is priced as
+ * its base id (`gpt-4.1`) when that is listed; `'*'` prices any model not listed either way. A
+ * response whose model has no price and reports no cost is charged at its hold (its worst case).
  */
 export type PriceTable = Record<string, { inputUsdPerMTok: number; outputUsdPerMTok: number }>;
 
@@ -27,7 +29,8 @@ export function assertPriceTable(table: unknown): asserts table is PriceTable | 
 /** The adapter's `pricing` function for a table. */
 export function pricingFromTable(table: PriceTable): Pricing {
   return (usage, { model }) => {
-    const price = (model !== undefined ? table[model] : undefined) ?? table['*'];
+    const own = (id: string | undefined) => (id !== undefined && Object.hasOwn(table, id) ? table[id] : undefined);
+    const price = own(model) ?? own(model === undefined ? undefined : undatedModelId(model)) ?? own('*');
     if (price === undefined) return undefined;
     return (
       ((usage.inputTokens ?? 0) * price.inputUsdPerMTok + (usage.outputTokens ?? 0) * price.outputUsdPerMTok) / 1e6

@@ -9,6 +9,7 @@ import {
   type UsageTotals,
 } from 'agent-state-machine';
 import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
+import { formatUsd } from '../../internal/formatUsd';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
 import { CALL_CODES, capsOf, usageFromStrings, type StrictLimits } from './budgetFields';
@@ -152,12 +153,11 @@ function amount(value: unknown, name: string): number {
 function doesNotFit(held: number, hold: number, usage: UsageTotals, limits: StrictLimits): SpentLimit {
   const max = limits.maxCostUsd ?? 0;
   const used = usage.costUsd + held;
-  const $ = (v: number): string => `$${v.toFixed(v < 1 ? 4 : 2)}`;
   return {
     limit: 'maxCostUsd',
     used,
     max,
-    message: `shared budget: this LLM call's worst case ${$(hold)} does not fit under the strict cap: ${$(usage.costUsd)} spent + ${$(held)} held of ${$(max)}`,
+    message: `shared budget: this LLM call's worst case ${formatUsd(hold)} does not fit under the strict cap: ${formatUsd(usage.costUsd)} spent + ${formatUsd(held)} held of ${formatUsd(max)}`,
   };
 }
 

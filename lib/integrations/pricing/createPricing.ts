@@ -1,5 +1,6 @@
 import { calcPrice } from '@pydantic/genai-prices';
 import { InvalidArgumentError, type Pricing, type Usage } from 'agent-state-machine';
+import { undatedModelId } from '../../internal/undatedModelId';
 
 /** Prices of one model in US dollars per million tokens. Cached and cache-write input default to the input price. */
 export interface TokenPrices {
@@ -14,8 +15,9 @@ export interface TokenPrices {
 /** Options of `createPricing(options)`: your own prices per model, and how to look the rest up. */
 export interface PricingOptions {
   /**
-   * Your prices by exact model id (as the response names the model). They win over the price
-   * data: a fine-tune, a self-hosted model, a negotiated rate. A `Pricing` function for anything else.
+   * Your prices by model id. They win over the price data: a fine-tune, a self-hosted model, a
+   * negotiated rate. A `Pricing` function for anything else. A dated id the record lacks
+   * (`gpt-4.1-2025-04-14`, `…-20250414`) is priced as its base id (`gpt-4.1`) when that is here.
    */
   prices?: Record<string, TokenPrices | Pricing>;
   /** Look models up in the price data bundled with `@pydantic/genai-prices` (offline). Default true. */
@@ -70,7 +72,9 @@ export function createPricing(options: PricingOptions = {}): Pricing {
   return (usage: Usage, { model }: { model: string | undefined }): number | undefined => {
     if (model === undefined) return undefined;
     if (usage.inputTokens === undefined && usage.outputTokens === undefined) return undefined;
-    const price = own.get(model);
+    // The exact id first, then the base id of a dated snapshot.
+    const base = own.has(model) ? undefined : undatedModelId(model);
+    const price = own.get(model) ?? (base === undefined ? undefined : own.get(base));
     if (typeof price === 'function') return price(usage, { model });
     if (price !== undefined) return fromTokenPrices(usage, price);
     if (!catalog) return undefined;

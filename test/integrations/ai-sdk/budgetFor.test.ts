@@ -52,7 +52,7 @@ describe('budgetFor', () => {
       outputTokens: 1500,
     });
     expect(a.usage).toMatchObject({ costUsd: 0.06, llmCalls: 3, toolCalls: 3 });
-    expect(a.stopped?.message).toBe('shared budget exceeded: $0.06 of $0.05 after 3 LLM calls');
+    expect(a.stopped?.message).toBe('shared budget exceeded: $0.0600 of $0.0500 after 3 LLM calls');
 
     const b = budgetFor(shared, { pricing });
     const other = endless(1);

@@ -39,7 +39,7 @@ describe('RedisBudget under a strict maxCostUsd', () => {
       used: 0.8,
       max: 1,
       message:
-        "shared budget: this LLM call's worst case $0.4000 does not fit under the strict cap: $0.0000 spent + $0.8000 held of $1.00",
+        "shared budget: this LLM call's worst case $0.4000 does not fit under the strict cap: $0.0000 spent + $0.8000 held of $1.0000",
     });
     expect(await budget.charge({ costUsd: 0.1 }, { costUsd: 0.4 })).toBeUndefined();
     expect(await budget.reserve('llm', { costUsd: 0.4 })).toBeUndefined();

@@ -330,7 +330,7 @@ describe('RedisBudget', () => {
       expect(spent).toMatchObject({
         limit: 'maxCostUsd',
         max: 0.5,
-        message: 'shared budget exceeded: $0.60 of $0.50 after 1 LLM call',
+        message: 'shared budget exceeded: $0.6000 of $0.5000 after 1 LLM call',
       });
       expect(await budget.reserve('tool')).toMatchObject({ limit: 'maxCostUsd' });
       await expect(budget.charge({ costUsd: -1 })).rejects.toThrow(/delta\.costUsd/);

@@ -61,4 +61,22 @@ describe('createPricing', () => {
     expect(() => createPricing({ prices: { m: { inputPerMTok: 1 } as never } })).toThrow(InvalidArgumentError);
     expect(() => createPricing({ providerId: '' })).toThrow('options.providerId');
   });
+
+  it('prices a dated id your prices lack as its base id, and gives undefined when neither is there', () => {
+    const own = createPricing({ prices: { 'gpt-4.1': { inputPerMTok: 2, outputPerMTok: 8 } }, catalog: false });
+    const usage = { inputTokens: 1_000_000, outputTokens: 1_000_000 };
+    expect(own(usage, { model: 'gpt-4.1-2025-04-14' })).toBe(10);
+    expect(own(usage, { model: 'gpt-4.1-20250414' })).toBe(10);
+    expect(own(usage, { model: 'gpt-4.1-mini-2025-04-14' })).toBeUndefined();
+    expect(own(usage, { model: 'gpt-4.1-preview' })).toBeUndefined();
+    // An exact price for the dated id wins over its base's.
+    const both = createPricing({
+      prices: {
+        'gpt-4.1': { inputPerMTok: 2, outputPerMTok: 8 },
+        'gpt-4.1-2025-04-14': { inputPerMTok: 1, outputPerMTok: 1 },
+      },
+      catalog: false,
+    });
+    expect(both(usage, { model: 'gpt-4.1-2025-04-14' })).toBe(2);
+  });
 });
