@@ -80,8 +80,11 @@ export { USAGE_BOUNDS } from './internal/usageBounds';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
 export type { TurnOutcome, TurnStop } from './agent/TurnOutcome';
-export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, ExtensionState } from './agent/extensionStates';
+export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, STALL_EXTENSION, ExtensionState } from './agent/extensionStates';
 export type { ExtensionStateName } from './agent/extensionStates';
+export { sameToolCall, repeatedText, idleCalls } from './agent/stallDetectors';
+export type { StallDetector, StallFinding } from './agent/stallDetectors';
+export type { StallOptions, StallPolicy } from './agent/StallOptions';
 export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
 export { isContextOverflow } from './agent/isContextOverflow';
 export { priceResponse, priceUsage } from './agent/priceResponse';
@@ -96,6 +99,7 @@ export {
   TurnCancelledError,
   OperationError,
   MachineMovedError,
+  StalledError,
 } from './agent/TurnError';
 export type { TurnError } from './agent/TurnError';
 export { TurnInProgressError } from './agent/TurnInProgressError';
