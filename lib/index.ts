@@ -85,6 +85,8 @@ export type { ExtensionStateName } from './agent/extensionStates';
 export { sameToolCall, repeatedText, idleCalls } from './agent/stallDetectors';
 export type { StallDetector, StallFinding } from './agent/stallDetectors';
 export type { StallOptions, StallPolicy } from './agent/StallOptions';
+export { findStalls } from './agent/findStalls';
+export type { StallSighting } from './agent/findStalls';
 export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
 export { isContextOverflow } from './agent/isContextOverflow';
 export { priceResponse, priceUsage } from './agent/priceResponse';
