@@ -162,6 +162,7 @@ export type {
   TurnSummary,
   FailureSummary,
 } from './history/summarizeHistory';
+export type { StallNote } from './history/stallNoteOf';
 export { runFacts, RunFactsCollector } from './history/runFacts';
 export type {
   RunFacts,

@@ -171,6 +171,7 @@ const PINNED: Record<string, string[]> = {
     'SpentLimit',
     'StallDetector',
     'StallFinding',
+    'StallNote',
     'StallOptions',
     'StallPolicy',
     'StallSighting',
