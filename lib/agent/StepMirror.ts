@@ -30,6 +30,13 @@ import type { TurnResult, UnansweredToolCall } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageTotals } from './UsageTotals';
 import { budgetError, limitData } from './spentRecord';
+import { ExtensionState } from './extensionStates';
+import { mirrorStall } from './mirrorStall';
+import type { StallOptions } from './StallOptions';
+import type { StallCheck, StallWatch } from './StallWatch';
+import { journalThrough } from './watchFor';
+import type { TransitionTable } from '../machine/TransitionTable';
+import { StalledError } from './TurnError';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
 export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -49,6 +56,11 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
   journal?: boolean | JournalOptions;
   /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */
   signal?: AbortSignal;
+  /**
+   * Stop a run that goes nowhere, as the adapter's `stall` does (the machine's table gains
+   * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
+   */
+  stall?: boolean | StallOptions;
 }
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
@@ -58,7 +70,7 @@ export type MirrorResponse = LLMResponse;
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
 /** Why the mirror refuses a call: the run must stop. The framework's hook throws it (or stops its loop). */
-export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError;
+export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError | StalledError;
 
 /** One tool call of a response, from the moment the LLM asked for it until it is answered. */
 interface Slot {
@@ -117,6 +129,7 @@ export class StepMirror {
   readonly #clock: () => number;
   readonly #logger: AgentLogger | undefined;
   readonly #journal: ((entry: JournalEntry) => void) | undefined;
+  readonly #stall: StallWatch | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   #warnedUnknownCost = false;
   #controller = new AbortController();
@@ -151,8 +164,10 @@ export class StepMirror {
       journal = false,
       signal,
       logger,
+      stall,
       ...machineOptions
     } = options;
+    const stalls = mirrorStall(stall);
     assertBudgetLimits(budget, 'budget');
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget))
       throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
@@ -183,6 +198,7 @@ export class StepMirror {
     const journalOptions = resolveJournal(journal);
     this.machine = new StateMachine<StateName>({
       ...machineOptions,
+      ...(stalls === undefined ? {} : { table: stalls.table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
     if (journalOptions !== undefined && !this.machine.journals)
@@ -198,8 +214,11 @@ export class StepMirror {
     this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
-    this.#journal =
-      journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions);
+    this.#stall = stalls?.watch;
+    this.#journal = journalThrough(
+      this.#stall,
+      journalOptions === undefined ? undefined : journalWriter(this.machine as StateMachine<string>, journalOptions),
+    );
     this.#callerSignal = signal;
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
@@ -445,6 +464,8 @@ export class StepMirror {
     if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
     this.#slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
     this.#unsent = true;
+    const stalled = this.#stall?.check();
+    if (stalled !== undefined) return this.#stalled(stalled);
     const callList = calls.map((c) => ({ id: c.id, name: c.name }));
     this.#move(State.ToolUseRequested, {
       description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
@@ -776,6 +797,21 @@ export class StepMirror {
     return new TurnCancelledError(this.#reason(), this.machine.pendingState);
   }
 
+  /** A stall detector fired (→ Stalled → StallStopped, outcome `stalled`) or threw (→ Error): the run ends. */
+  #stalled(stall: StallCheck): void {
+    if (stall.kind === 'threw')
+      return void this.#end(State.Error, stall.error.message, { operation: 'stall detector' }, 'error', stall.error);
+    this.#move(ExtensionState.Stalled as StateName, stall.event);
+    const error = stall.error!;
+    this.#end(
+      ExtensionState.StallStopped as StateName,
+      error.message,
+      { detector: error.finding.detector },
+      'stalled',
+      error,
+    );
+  }
+
   /** Ends the run and hands back the error the framework's hook should throw. */
   #stop(
     to: StateName,
@@ -940,6 +976,7 @@ export class StepMirror {
     const error = this.#result?.error;
     if (error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError)
       return error;
+    if (error instanceof StalledError) return error;
     return new TurnCancelledError(
       `run ${this.#turn} has ended (${this.#result?.outcome ?? 'not started'})`,
       this.machine.current,
