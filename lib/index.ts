@@ -82,8 +82,13 @@ export { USAGE_BOUNDS } from './internal/usageBounds';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
 export type { TurnOutcome, TurnStop } from './agent/TurnOutcome';
-export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, ExtensionState } from './agent/extensionStates';
+export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, STALL_EXTENSION, ExtensionState } from './agent/extensionStates';
 export type { ExtensionStateName } from './agent/extensionStates';
+export { sameToolCall, repeatedText, idleCalls } from './agent/stallDetectors';
+export type { StallDetector, StallFinding } from './agent/stallDetectors';
+export type { StallOptions, StallPolicy } from './agent/StallOptions';
+export { findStalls } from './agent/findStalls';
+export type { StallSighting } from './agent/findStalls';
 export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
 export { isContextOverflow } from './agent/isContextOverflow';
 export { priceResponse, priceUsage } from './agent/priceResponse';
@@ -98,6 +103,7 @@ export {
   TurnCancelledError,
   OperationError,
   MachineMovedError,
+  StalledError,
 } from './agent/TurnError';
 export type { TurnError } from './agent/TurnError';
 export { TurnInProgressError } from './agent/TurnInProgressError';
@@ -158,6 +164,7 @@ export type {
   TurnSummary,
   FailureSummary,
 } from './history/summarizeHistory';
+export type { StallNote } from './history/stallNoteOf';
 export { runFacts, RunFactsCollector } from './history/runFacts';
 export type {
   RunFacts,

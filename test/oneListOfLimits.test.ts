@@ -147,7 +147,10 @@ describe('a usage field and a limit added to the lists', () => {
     const usage = { ...m.lib.emptyUsage(), [FIELD]: 30 } as Lib.UsageTotals;
     const report: Lib.BatchReport = {
       runs: [{ id: 'a', outcome: 'end_of_turn', usage, durationMs: 10, transitions: 4 }],
-      totals: { ...usage, outcomes: { end_of_turn: 1, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 0 } },
+      totals: {
+        ...usage,
+        outcomes: { end_of_turn: 1, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
+      },
       limits: { total: limitsWith(60), perRun: limitsWith(40) },
       concurrency: 1,
       durationMs: 10,

@@ -31,6 +31,8 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { AGENT_OPTION_KEYS, RUN_TURN_OPTION_KEYS } from './optionKeys';
+import type { StallOptions } from './StallOptions';
+import { journalThrough, watchFor } from './watchFor';
 
 /** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
 export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -57,6 +59,15 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
    * `COMPACTION_EXTENSION`. Default off.
    */
   compact?: boolean;
+  /**
+   * Watch for loops that go nowhere — the same tool call with the same input `sameToolCall`
+   * times (3), the same text twice in a row, `idleCalls` calls (8) with no new tool call — and
+   * your own `detectors`: when one fires after a response that asks for tools, the run moves to
+   * Stalled and either nudges the model (one message with the next tool results) or stops,
+   * outcome `stalled`. `true` for the defaults (nudge, then stop). Needs a table with
+   * `STALL_EXTENSION`; with `ledger`, `journal` on too (ledger lines hold no responses). Default off.
+   */
+  stall?: boolean | StallOptions;
   /**
    * Any logger with `error`, `warn`, `info` and `debug` methods of `(message, meta)` — winston,
    * pino, console — or `false` for none. A logger that throws never changes an outcome.
@@ -216,6 +227,7 @@ export class AgentWithStateMachine {
       approve,
       approvalTimeoutMs,
       compact = false,
+      stall,
       // The machine's own options, named rather than gathered with `...rest`: a rest object costs
       // a run microseconds to build, and a batch makes an adapter per run.
       maxHistorySize,
@@ -234,11 +246,13 @@ export class AgentWithStateMachine {
     if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
     if (approvalTimeoutMs !== undefined && approve === undefined)
       throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
+    const stallWatch = watchFor(stall, journal, ledger);
     const machineTable = table ?? (DEFAULT_TABLE as TransitionTable<string>);
     assertTableCarries(machineTable, {
       approval: approve !== undefined,
       timeout: approvalTimeoutMs !== undefined,
       compaction: compact,
+      stall: stallWatch !== undefined,
     });
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
@@ -331,7 +345,8 @@ export class AgentWithStateMachine {
       random,
       clock: this.#clock,
       logger: resolved,
-      journal: journalOptions === undefined ? undefined : writer,
+      journal: journalThrough(stallWatch, journalOptions === undefined ? undefined : writer),
+      stall: stallWatch,
       ledger: writer,
       ledgerDefaultMaxCostUsd,
       minOutputTokens,

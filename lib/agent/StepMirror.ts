@@ -35,6 +35,13 @@ import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { budgetError, limitData } from './spentRecord';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
+import { ExtensionState } from './extensionStates';
+import { mirrorStall } from './mirrorStall';
+import type { StallOptions } from './StallOptions';
+import type { StallCheck, StallWatch } from './StallWatch';
+import { journalThrough } from './watchFor';
+import type { TransitionTable } from '../machine/TransitionTable';
+import { StalledError } from './TurnError';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
 export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -67,6 +74,11 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    * each model call, and its cost after. Default off; the sink must take journal lines.
    */
   ledger?: boolean;
+  /**
+   * Stop a run that goes nowhere, as the adapter's `stall` does (the machine's table gains
+   * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
+   */
+  stall?: boolean | StallOptions;
 }
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
@@ -76,7 +88,7 @@ export type MirrorResponse = LLMResponse;
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
 /** Why the mirror refuses a call: the run must stop. The framework's hook throws it (or stops its loop). */
-export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError;
+export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError | StalledError;
 
 /** One tool call of a response, from the moment the LLM asked for it until it is answered. */
 interface Slot {
@@ -141,6 +153,7 @@ export class StepMirror {
   readonly #journal: ((entry: JournalEntry) => void) | undefined;
   /** Writes the ledger's lines (the journal's writer, or one of its own without the journal). */
   readonly #ledger: ((entry: JournalEntry) => void) | undefined;
+  readonly #stall: StallWatch | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   #warnedUnknownCost = false;
   #controller = new AbortController();
@@ -204,8 +217,10 @@ export class StepMirror {
       earlierSpend,
       ledger = false,
       logger,
+      stall,
       ...machineOptions
     } = options;
+    const stalls = mirrorStall(stall);
     assertBudgetLimits(budget, 'budget');
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget))
       throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
@@ -236,6 +251,7 @@ export class StepMirror {
     const journalOptions = resolveJournal(journal);
     this.machine = new StateMachine<StateName>({
       ...machineOptions,
+      ...(stalls === undefined ? {} : { table: stalls.table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
     if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
@@ -259,7 +275,9 @@ export class StepMirror {
       journalOptions === undefined && !ledger
         ? undefined
         : journalWriter(this.machine as StateMachine<string>, journalOptions ?? {});
-    this.#journal = journalOptions === undefined ? undefined : writer;
+    this.#stall = stalls?.watch;
+    // The stall watch keeps the journal's entries (in memory) whether or not they are written.
+    this.#journal = journalThrough(this.#stall, journalOptions === undefined ? undefined : writer);
     this.#ledger = writer;
     this.#callerSignal = signal;
     if (signal !== undefined) {
@@ -514,6 +532,8 @@ export class StepMirror {
     if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
     this.#slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
     this.#unsent = true;
+    const stalled = this.#stall?.check();
+    if (stalled !== undefined) return this.#stalled(stalled);
     const callList = calls.map((c) => ({ id: c.id, name: c.name }));
     this.#move(State.ToolUseRequested, {
       description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
@@ -848,6 +868,21 @@ export class StepMirror {
     return new TurnCancelledError(this.#reason(), this.machine.pendingState);
   }
 
+  /** A stall detector fired (→ Stalled → StallStopped, outcome `stalled`) or threw (→ Error): the run ends. */
+  #stalled(stall: StallCheck): void {
+    if (stall.kind === 'threw')
+      return void this.#end(State.Error, stall.error.message, { operation: 'stall detector' }, 'error', stall.error);
+    this.#move(ExtensionState.Stalled as StateName, stall.event);
+    const error = stall.error!;
+    this.#end(
+      ExtensionState.StallStopped as StateName,
+      error.message,
+      { detector: error.finding.detector },
+      'stalled',
+      error,
+    );
+  }
+
   /** Ends the run and hands back the error the framework's hook should throw. */
   #stop(
     to: StateName,
@@ -1027,6 +1062,7 @@ export class StepMirror {
     const error = this.#result?.error;
     if (error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError)
       return error;
+    if (error instanceof StalledError) return error;
     return new TurnCancelledError(
       `run ${this.#turn} has ended (${this.#result?.outcome ?? 'not started'})`,
       this.machine.current,

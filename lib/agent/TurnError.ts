@@ -1,10 +1,17 @@
 import { messageOf } from '../internal/messageOf';
 import { StateMachineError } from '../machine/StateMachineError';
 import type { BudgetLimitName } from './BudgetLimits';
+import type { StallFinding } from './StallFinding';
 
 /** Why a turn did not end normally; `TurnResult.error` holds one of these. */
 export type TurnError =
-  LLMCallError | ContractViolationError | BudgetExceededError | TurnCancelledError | OperationError | MachineMovedError;
+  | LLMCallError
+  | ContractViolationError
+  | BudgetExceededError
+  | TurnCancelledError
+  | OperationError
+  | MachineMovedError
+  | StalledError;
 
 /** The LLM call failed on every attempt; `cause` is the last failure, `attempts` all of them. */
 export class LLMCallError extends StateMachineError {
@@ -80,5 +87,13 @@ export class MachineMovedError extends StateMachineError {
     super(
       `the machine was moved outside the adapter during turn ${turn}: expected ${expected}, found ${found} (move it between turns, not during one)`,
     );
+  }
+}
+
+/** A stall detector fired and the `stall` policy stopped the run; `finding` says which detector, and what repeated. */
+export class StalledError extends StateMachineError {
+  readonly code = 'stalled' as const;
+  constructor(readonly finding: StallFinding) {
+    super(`stalled (${finding.detector}): the agent ${finding.reason}`);
   }
 }

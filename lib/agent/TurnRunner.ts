@@ -30,6 +30,7 @@ import type { TurnResult } from './TurnResult';
 import { Deadline } from './Deadline';
 import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
+import type { StallCheck } from './StallWatch';
 import { budgetError, limitData } from './spentRecord';
 
 export type { TurnOutcome };
@@ -66,6 +67,8 @@ export class TurnRunner {
   #pending: ToolSlot[] | undefined;
   /** Texts of responses that also asked for tools; made at the first. */
   #texts: string[] | undefined;
+  /** A stall nudge for the model, sent with the next tool results. */
+  #nudge: string | undefined;
 
   /** Told when the turn starts waiting for approval, with what the caller gets meanwhile. */
   readonly #onPause: ((gate: ApprovalGate, result: TurnResult) => void) | undefined;
@@ -232,6 +235,9 @@ export class TurnRunner {
       if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
       // A slot's times are set when its call starts or is given up, before anything reads them.
       this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
+      const stall = this.#s.stall?.check();
+      const stalled = stall === undefined ? undefined : this.#stalled(stall);
+      if (stalled !== undefined) return stalled;
 
       const callList = calls.map((c) => ({ id: c.id, name: c.name }));
       const names = namesOf(calls);
@@ -339,6 +345,8 @@ export class TurnRunner {
       // formatterMessages is this round's own array: it can be sent as it is when nothing was gathered.
       const messages =
         gathered === NOTHING_GATHERED ? formatterMessages : [...(gathered.value as string[]), ...formatterMessages];
+      if (this.#nudge !== undefined) messages.push(this.#nudge);
+      this.#nudge = undefined;
 
       const results = tools.results;
       const description = `sending ${plural(results.length, 'tool result')} and ${plural(messages.length, 'message')}`;
@@ -580,6 +588,20 @@ export class TurnRunner {
     );
   }
 
+  /**
+   * A stall detector threw (→ Error), or fired: → Stalled, then with policy `stop` →
+   * StallStopped (outcome `stalled`); with `nudge` the turn goes on, the nudge kept for the next results.
+   */
+  #stalled(stall: StallCheck): TurnResult | undefined {
+    if (stall.kind === 'threw') return this.#failed(stall.error, { operation: 'stall detector' });
+    this.#move(STALLED, stall.event);
+    this.#nudge = stall.nudge;
+    if (stall.error === undefined) return undefined;
+    return this.#end(STALL_STOPPED, stall.error.message, { detector: stall.finding.detector }, 'stalled', {
+      error: stall.error,
+    });
+  }
+
   #violation(operation: string, problem: string, value: unknown): TurnResult {
     return this.#failed(new ContractViolationError(operation, problem, value), { operation, problem });
   }
@@ -617,6 +639,8 @@ const NORMAL = Object.freeze({});
 const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
 const APPROVAL_TIMED_OUT = ExtensionState.ApprovalTimedOut as unknown as StateName;
 const COMPACTING = ExtensionState.Compacting as unknown as StateName;
+const STALLED = ExtensionState.Stalled as unknown as StateName;
+const STALL_STOPPED = ExtensionState.StallStopped as unknown as StateName;
 
 /** `a, b, c`: the names of the calls, for descriptions. */
 function namesOf(calls: readonly ToolCall[]): string {

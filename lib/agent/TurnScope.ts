@@ -15,6 +15,7 @@ import type { ExternalBudget } from './ExternalBudget';
 import type { JournalEntry } from './JournalEntry';
 import type { OnUnknownCost } from './priceResponse';
 import type { ResolvedRetry } from './retryAfter';
+import type { StallWatch } from './StallWatch';
 import type { RunRecording } from './RunRecording';
 import type { UsageMeter } from './UsageMeter';
 
@@ -51,6 +52,8 @@ export interface TurnSettings {
   approval: { policy: ApprovalPolicy; timeoutMs: number | undefined } | undefined;
   /** The loop's `compact`, bound, when the adapter's `compact` option is on. */
   compact: ((info: CompactInfo, ctx: OperationContext) => Promise<CompactResult | void>) | undefined;
+  /** Watches the run for loops that go nowhere (the adapter's `stall`); undefined when off. */
+  stall: StallWatch | undefined;
   /** Whether `event` has listeners now: events nobody hears are not built. */
   hears: (event: keyof AgentEvents) => boolean;
   /** Reports an event. Never throws. */

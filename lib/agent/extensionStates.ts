@@ -7,9 +7,11 @@ export const ExtensionState = Object.freeze({
   AwaitingApproval: 'AwaitingApproval',
   ApprovalTimedOut: 'ApprovalTimedOut',
   Compacting: 'Compacting',
+  Stalled: 'Stalled',
+  StallStopped: 'StallStopped',
 } as const);
 
-/** The name of an extension state the adapter knows: AwaitingApproval, ApprovalTimedOut or Compacting. */
+/** The name of an extension state the adapter knows: AwaitingApproval, ApprovalTimedOut, Compacting, Stalled or StallStopped. */
 export type ExtensionStateName = (typeof ExtensionState)[keyof typeof ExtensionState];
 
 const AWAITING_APPROVAL: StateSpec<string> = Object.freeze({
@@ -32,6 +34,21 @@ const COMPACTING: StateSpec<string> = Object.freeze({
   description: 'The conversation is compacted after the LLM said it is too long',
   next: Object.freeze([State.SendingToLLM, State.SendingToolResults, State.Error]),
   activity: 'compact',
+});
+
+const STALLED: StateSpec<string> = Object.freeze({
+  name: ExtensionState.Stalled,
+  description: 'A stall detector found the agent repeating itself',
+  next: Object.freeze([State.ToolUseRequested, ExtensionState.StallStopped]),
+  activity: 'check',
+});
+
+const STALL_STOPPED: StateSpec<string> = Object.freeze({
+  name: ExtensionState.StallStopped,
+  description: 'The run was stopped because it went nowhere',
+  next: Object.freeze([State.WaitingForUserInput]),
+  isTerminal: true,
+  isError: true,
 });
 
 /**
@@ -57,6 +74,16 @@ export const COMPACTION_EXTENSION: TableExtension<'Compacting'> = Object.freeze(
   ]),
 });
 
+/**
+ * What `extendTable` adds for stall detection (the adapter's `stall`): Stalled after a response
+ * that repeats the run, left for ToolUseRequested (the model is nudged and the turn goes on) or
+ * StallStopped (the run is stopped).
+ */
+export const STALL_EXTENSION: TableExtension<'Stalled' | 'StallStopped'> = Object.freeze({
+  states: Object.freeze([STALLED, STALL_STOPPED]) as TableExtension<'Stalled' | 'StallStopped'>['states'],
+  edges: Object.freeze([Object.freeze([State.ProcessingLLMResponse, ExtensionState.Stalled] as const)]),
+});
+
 /** The edges approval asks for (the timeout's only when a timeout is set). */
 export function approvalEdges(timeout: boolean): Array<readonly [string, string]> {
   return [
@@ -80,5 +107,15 @@ export function compactionEdges(): Array<readonly [string, string]> {
     [ExtensionState.Compacting, State.SendingToLLM],
     [ExtensionState.Compacting, State.SendingToolResults],
     [ExtensionState.Compacting, State.Error],
+  ];
+}
+
+/** The edges stall detection asks for. */
+export function stallEdges(): Array<readonly [string, string]> {
+  return [
+    [State.ProcessingLLMResponse, ExtensionState.Stalled],
+    [ExtensionState.Stalled, State.ToolUseRequested],
+    [ExtensionState.Stalled, ExtensionState.StallStopped],
+    [ExtensionState.StallStopped, State.WaitingForUserInput],
   ];
 }

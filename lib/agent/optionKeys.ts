@@ -27,6 +27,7 @@ export const AGENT_OPTION_KEYS = Object.freeze({
   ledgerDefaultMaxCostUsd: true,
   minOutputTokens: true,
   resumeFrom: true,
+  stall: true,
 });
 
 /** The keys of `runTurn(input, options)`. */
@@ -50,6 +51,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   signal: true,
   earlierSpend: true,
   ledger: true,
+  stall: true,
 });
 
 /**

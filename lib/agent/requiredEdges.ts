@@ -3,13 +3,14 @@ import { InvalidTableError } from '../machine/InvalidTableError';
 import { isDeeplyFrozen } from '../machine/isDeeplyFrozen';
 import { tableEdges, type TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
-import { approvalEdges, compactionEdges, ExtensionState } from './extensionStates';
+import { approvalEdges, compactionEdges, ExtensionState, stallEdges } from './extensionStates';
 
 /** Which extensions the adapter's options switch on. */
 export interface ExtensionUse {
   approval: boolean;
   timeout: boolean;
   compaction?: boolean;
+  stall?: boolean;
 }
 
 /**
@@ -21,6 +22,7 @@ export function requiredEdges(use: ExtensionUse): Array<readonly [string, string
     ...tableEdges(DEFAULT_TABLE),
     ...(use.approval ? approvalEdges(use.timeout) : []),
     ...(use.compaction === true ? compactionEdges() : []),
+    ...(use.stall === true ? stallEdges() : []),
   ];
 }
 
@@ -48,6 +50,13 @@ export function assertTableHasEdges(
       state: ExtensionState.ApprovalTimedOut,
       message: `${ExtensionState.ApprovalTimedOut} must be a terminal state: it ends the turn`,
     });
+  const stopped = table.states[ExtensionState.StallStopped];
+  if (edges.some(([, to]) => to === ExtensionState.StallStopped) && stopped?.isTerminal !== true)
+    issues.push({
+      code: 'not_terminal',
+      state: ExtensionState.StallStopped,
+      message: `${ExtensionState.StallStopped} must be a terminal state: it ends the turn`,
+    });
   if (issues.length > 0) throw new InvalidTableError(issues);
 }
 
@@ -59,7 +68,7 @@ const carried = new WeakMap<object, Set<string>>();
  * adapter is made per run, nearly always on the same table with the same options.
  */
 export function assertTableCarries(table: TransitionTable<string>, use: ExtensionUse): void {
-  const key = `${use.approval}/${use.timeout}/${use.compaction === true}`;
+  const key = `${use.approval}/${use.timeout}/${use.compaction === true}/${use.stall === true}`;
   const seen = carried.get(table);
   if (seen?.has(key) === true) return;
   assertTableHasEdges(table, requiredEdges(use));

@@ -37,7 +37,11 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
 
   out.push('', 'Runs by outcome');
   out.push(
-    ...table([...RUN_OUTCOMES.map((o) => [o, String(totals.outcomes[o])]), ['total', String(runs.length)]], ['l', 'r']),
+    // A report from before an outcome existed (stalled) counts none of it.
+    ...table(
+      [...RUN_OUTCOMES.map((o) => [o, String(totals.outcomes[o] ?? 0)]), ['total', String(runs.length)]],
+      ['l', 'r'],
+    ),
   );
 
   out.push(...resumedLines(runs));

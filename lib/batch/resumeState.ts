@@ -17,7 +17,7 @@ export type TaskState =
   /** It never wrote a file: it runs. */
   | { kind: 'not_started' };
 
-const OUTCOMES: ReadonlySet<string> = new Set(['end_of_turn', 'budget_exceeded', 'error', 'cancelled']);
+const OUTCOMES: ReadonlySet<string> = new Set(['end_of_turn', 'budget_exceeded', 'stalled', 'error', 'cancelled']);
 
 /**
  * Reads the folder of an earlier run of this batch (its `batch.json` and run files): which

@@ -56,7 +56,14 @@ export interface BatchTask {
 export type RunOutcome = TurnOutcome | 'skipped';
 
 /** The outcomes in the order reports list them. */
-export const RUN_OUTCOMES: readonly RunOutcome[] = ['end_of_turn', 'budget_exceeded', 'error', 'cancelled', 'skipped'];
+export const RUN_OUTCOMES: readonly RunOutcome[] = [
+  'end_of_turn',
+  'budget_exceeded',
+  'stalled',
+  'error',
+  'cancelled',
+  'skipped',
+];
 
 /** Options of `runBatch(tasks, options)`: how to build each run's agent, concurrency, budgets, history files, abort. */
 export interface BatchOptions {
@@ -670,7 +677,7 @@ export async function runBatch(
 }
 
 function countOutcomes(): Record<RunOutcome, number> {
-  return { end_of_turn: 0, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 0 };
+  return { end_of_turn: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 };
 }
 
 /** Tasks checked and copied once, so a generator is read once and ids are known to be unique before anything runs. */

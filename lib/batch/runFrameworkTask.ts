@@ -80,6 +80,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       onUnknownCost: adapter.onUnknownCost,
       journal: adapter.journal,
       ledger: adapter.ledger,
+      ...(adapter.stall === undefined ? {} : { stall: adapter.stall }),
       logger: adapter.logger,
       clock: adapter.clock,
       maxHistorySize: adapter.maxHistorySize,

@@ -20,6 +20,9 @@ import { DEFAULT_MAX_LINE_BYTES } from '../history/maxLineBytes';
 import { VERSION } from '../internal/version';
 import { formatReplay } from '../replay/formatReplay';
 import { replayRun } from '../replay/replayRun';
+import { formatStallScan } from '../replay/formatStallScan';
+import { parseStallSpecs } from '../replay/parseStallSpecs';
+import { scanStalls } from '../replay/scanStalls';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
 
@@ -340,10 +343,20 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       budgetLimit,
       {} as Record<string, number>,
     )
+    .option('--stall <detector...>', 'show where stall detectors would have fired: k=3, text, idle=8')
     .option('--json', 'print the replay report as JSON')
-    .action(async (file: string, opts: ReadingOptions & { budget: Record<string, number>; json?: boolean }) => {
+    .action(async (file: string, opts: ReplayOptions) => {
+      // Checked before the file is read, so a bad spec is named first.
+      const specs = opts.stall === undefined ? undefined : parseStallSpecs(opts.stall);
+      if (specs !== undefined && Object.keys(opts.budget).length > 0)
+        throw new UsageError('--stall scans the journal and --budget re-drives the run: give one of them');
       const loaded = await loadHistory(file, loadOptions(opts));
       for (const w of loaded.warnings) warn(w);
+      if (specs !== undefined) {
+        const scan = scanStalls(loaded.journal, specs);
+        io.stdout(opts.json === true ? `${safeJson({ file, ...scan })}\n` : `${formatStallScan(scan, file)}\n`);
+        return;
+      }
       const budget = Object.keys(opts.budget).length === 0 ? undefined : opts.budget;
       const report = await replayRun(loaded, budget === undefined ? {} : { budget });
       io.stdout(opts.json === true ? `${safeJson({ file, ...report })}\n` : `${formatReplay(report, file)}\n`);
@@ -392,6 +405,9 @@ function limitDepth(value: unknown, depth: number): unknown {
   for (const [k, v] of Object.entries(value)) out[k] = limitDepth(v, depth - 1);
   return out;
 }
+
+/** `replay`'s options. */
+type ReplayOptions = ReadingOptions & { budget: Record<string, number>; json?: boolean; stall?: string[] };
 
 /** The options every reading command takes. */
 interface ReadingOptions {

@@ -101,6 +101,16 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
     out.push('');
   }
 
+  if (summary.stalls !== undefined) {
+    out.push(`Stalls: ${summary.stalls.count} (a detector found the agent repeating itself)`);
+    for (const n of summary.stalls.list) {
+      const what = `${n.detector}${n.policy === undefined ? '' : ` → ${n.policy}`}`;
+      out.push(`  seq ${n.seq}  turn ${n.turn}  ${time(n.at)}  ${what}: ${n.reason}`);
+      if (n.evidence !== undefined) out.push(`    evidence: ${cut(escapeControl(safeStringify(n.evidence)), 300)}`);
+    }
+    out.push('');
+  }
+
   const outcomes = Object.entries(summary.turns.outcomes).map(([state, n]) => `${n} ${state}`);
   if (open !== undefined) outcomes.push('1 unfinished');
   out.push(`Path: ${plural(summary.turns.count, 'turn')}${outcomes.length > 0 ? ` — ${outcomes.join(', ')}` : ''}`);
@@ -191,7 +201,8 @@ function indent(text: string): string {
     .join('\n');
 }
 
-const DATA = new Set(['data']);
+// Escaped after they are turned into JSON.
+const DATA = new Set(['data', 'evidence']);
 
 function percent(share: number): string {
   if (share === 0) return '0%';

@@ -9,6 +9,7 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { tableRoles } from './tableRoles';
 import { stateOutcome, turnOutcomeOf } from './turnOutcomeOf';
+import { stallNoteOf, type StallNote } from './stallNoteOf';
 
 /** Options of `summarizeHistory`: the table, how many moves to keep before the end, how many items to list. */
 export interface SummarizeHistoryOptions {
@@ -131,6 +132,8 @@ export interface HistorySummary {
     readonly at: number;
     readonly requests: readonly unknown[];
   };
+  /** Set when a stall detector fired (the adapter's `stall`): how often, and the latest (up to `listLimit`). */
+  readonly stalls?: { readonly count: number; readonly list: readonly StallNote[] };
 }
 
 interface OpenTurn {
@@ -173,6 +176,8 @@ export class HistorySummarizer {
   #rejectedCount = 0;
   #resets = 0;
   #failure: FailureSummary | null = null;
+  readonly #stalls: HistoryBuffer<StallNote>;
+  #stallCount = 0;
 
   constructor(options: SummarizeHistoryOptions = {}) {
     assertOptions(options);
@@ -186,6 +191,7 @@ export class HistorySummarizer {
     this.#turnList = new HistoryBuffer(listLimit);
     this.#forced = new HistoryBuffer(listLimit);
     this.#rejected = new HistoryBuffer(listLimit);
+    this.#stalls = new HistoryBuffer(listLimit);
     if (table !== undefined) this.#use(table);
   }
 
@@ -265,7 +271,8 @@ export class HistorySummarizer {
       last !== undefined && this.#turn !== undefined && this.#wait.has(last.to)
         ? { state: last.to, seq: last.seq, at: last.at, requests: waitingCalls(last.data) }
         : undefined;
-    const full = waiting === undefined ? summary : { ...summary, waiting };
+    let full = waiting === undefined ? summary : { ...summary, waiting };
+    if (this.#stallCount > 0) full = { ...full, stalls: { count: this.#stallCount, list: this.#stalls.toArray() } };
     return this.#meta === undefined ? full : { meta: this.#meta, ...full };
   }
 
@@ -309,6 +316,11 @@ export class HistorySummarizer {
     turn.lastSeq = record.seq;
     turn.endAt = record.at;
     turn.description = record.description;
+    const stall = stallNoteOf(record, turn.turn);
+    if (stall !== undefined) {
+      this.#stallCount++;
+      this.#stalls.push(stall);
+    }
     if (!terminal) return;
 
     const standsFor = outcomeNoted(record.data, record.to);

@@ -58,6 +58,7 @@ interface Row {
 const OUTCOME_KIND: Readonly<Record<string, StateKind>> = {
   end_of_turn: 'end',
   budget_exceeded: 'error',
+  stalled: 'error',
   error: 'error',
   cancelled: 'error',
   skipped: 'idle',

@@ -12,6 +12,7 @@ import { cut, plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { barChart, lineChart, thin } from './svgCharts';
+import { stallPanel } from './stallPanel';
 
 /** Options of `renderRunPage`: the file to name, and how much of each move's data to keep. */
 export interface RunPageOptions {
@@ -112,6 +113,7 @@ export function statusPanel(summary: HistorySummary): string {
     );
   }
   if (summary.failure !== null) out.push(failurePanel(summary, summary.failure));
+  if (summary.stalls !== undefined) out.push(stallPanel(summary.stalls));
   if (summary.status === 'ok') {
     const lastTurn = summary.turns.list.at(-1);
     out.push(

@@ -17,6 +17,7 @@ import {
 import { SPAN_KIND, STATUS_CODE, type OtlpSpan } from './OtlpJson';
 import { attrs, hexId, nanos } from './otlpValues';
 import { TimeCheck } from './TimeCheck';
+import { stallEvent } from './stallEvent';
 
 /** Options of `historyToOtlp(items, options)` and `OtlpSpanStream`: how to name what the file does not say. */
 export interface HistoryToOtlpOptions {
@@ -203,6 +204,8 @@ class SpanBuilder {
         [ASM.transitionDescription]: r.description,
       }),
     });
+    const stall = stallEvent(r);
+    if (stall !== undefined) pushEvent(turn.span, stall);
     if (roles.llmRequest.has(r.from)) this.#chat(turn, r, data, step, enteredAt);
     if (roles.toolRun.has(r.from)) this.#tools(turn, r, data, enteredAt);
     if (step.ended?.end === 'terminal') this.#end(turn, r, data, step.ended.outcome, step.after);

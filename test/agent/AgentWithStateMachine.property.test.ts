@@ -59,6 +59,7 @@ const ENDS: Record<TurnOutcome, string[]> = {
   end_of_turn: ['EndOfTurn'],
   cancelled: ['Cancelled', 'Error'],
   budget_exceeded: ['BudgetExceeded', 'Error'],
+  stalled: ['StallStopped'],
   error: ['Error'],
 };
 

@@ -86,7 +86,7 @@ describe('runBatch', () => {
       toolCalls: 6,
       llmCalls: 10,
       wallMs: 0,
-      outcomes: { end_of_turn: 4, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 0 },
+      outcomes: { end_of_turn: 4, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
     });
     expect(report.runs[1]).toEqual({
       id: 't1',
@@ -102,7 +102,14 @@ describe('runBatch', () => {
   it('resolves with an empty report for no tasks', async () => {
     const report = await runBatch([], base());
     expect(report.runs).toEqual([]);
-    expect(report.totals.outcomes).toEqual({ end_of_turn: 0, budget_exceeded: 0, error: 0, cancelled: 0, skipped: 0 });
+    expect(report.totals.outcomes).toEqual({
+      end_of_turn: 0,
+      budget_exceeded: 0,
+      stalled: 0,
+      error: 0,
+      cancelled: 0,
+      skipped: 0,
+    });
   });
 
   it('takes any iterable of tasks, reading it once', async () => {
@@ -205,6 +212,7 @@ describe('runBatch', () => {
       expect(report.totals.outcomes).toEqual({
         end_of_turn: 4,
         budget_exceeded: 0,
+        stalled: 0,
         error: 0,
         cancelled: 0,
         skipped: 4,

@@ -59,6 +59,7 @@ export function trackBatch(batch: TrackedBatch): BatchHandle {
   const outcomes: Record<RunOutcome, number> = {
     end_of_turn: 0,
     budget_exceeded: 0,
+    stalled: 0,
     error: 0,
     cancelled: 0,
     skipped: 0,
