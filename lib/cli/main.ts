@@ -6,6 +6,7 @@ import type { HistoryWarning } from '../history/HistoryEntry';
 import type { HistoryEntry } from '../history/HistoryEntry';
 import { loadHistory, readHistoryInto, type ReadHistoryOptions } from '../history/loadHistory';
 import { HistorySummarizer } from '../history/summarizeHistory';
+import { RunFactsCollector } from '../history/runFacts';
 import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
 import { escapeControl, escapeJsonText } from '../internal/escapeControl';
 import { HistoryValidator } from '../history/validateHistory';
@@ -101,7 +102,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     .option('--exit-code', 'exit 1 when the run failed or is incomplete, for scripts')
     .option(
       '--follow',
-      'print each move as it is appended (a growing file, or standard input as lines arrive) until Ctrl-C, then the summary',
+      'print each move as it is appended (a growing file, or standard input as lines arrive) until the run ends (a move into a terminal state), the input ends or Ctrl-C, then the summary',
     )
     .action(
       async (
@@ -117,14 +118,20 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         const readOptions: Parameters<typeof read>[1] = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
         if (follow) {
           io.stdout(`${MOVE_LINE_HEADER}\n`);
+          // The run has ended when its last move ended a turn (a terminal state): a file is followed until then.
+          const facts = new RunFactsCollector({ retain: false });
+          let ended = false;
           take = (entry) => {
             summarizer.add(entry);
+            const turn = facts.add(entry);
+            if (turn !== undefined || entry.kind === 'record') ended = turn?.end === 'terminal';
             const text = formatMoveLine(entry);
             if (text !== undefined) io.stdout(`${text}\n`);
           };
           if (file !== '-')
             readOptions.input = followFile(file, {
               signal: io.signal ?? new AbortController().signal,
+              done: () => ended,
               onRestart: (why) =>
                 io.stderr(`agent-sm: warning: ${shown(file)}: ${why}; reading it again from the start\n`),
             });
