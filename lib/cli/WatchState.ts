@@ -40,6 +40,12 @@ export class WatchState {
   readonly events: WatchEvent[] = [];
   /** Tasks of the manifest, in order, when there is one. */
   tasks: string[] | undefined;
+  /**
+   * The batch of the manifest is no longer running (its folder's lock is gone), as of files
+   * read whole since: its tasks that never wrote a file were skipped, and its runs whose file
+   * did not end were cut off. Set by the watcher, which alone can see the lock.
+   */
+  over = false;
   readonly #facts = new Map<string, RunFactsCollector>();
   readonly #roles = new Map<string, TableRoles>();
   /** The events kept for the screen; older ones have been printed or scrolled away. */
@@ -105,8 +111,12 @@ export class WatchState {
     return this.#event(at, id, 'unreadable', `${id}: unreadable: ${why}`);
   }
 
-  /** Whether every task of the manifest (or, without one, every run seen) has ended its turn. */
+  /**
+   * Whether every task of the manifest is reported (its turn ended, its file unreadable, or the
+   * batch over: skipped or cut off), or, without a manifest, every run seen has ended its turn.
+   */
   get ended(): boolean {
+    if (this.tasks !== undefined && this.over) return true;
     const ids = this.tasks ?? [...this.runs.keys()];
     if (ids.length === 0) return false;
     return ids.every((id) => {

@@ -98,7 +98,7 @@ export function startCli(args: readonly string[], options: { cwd?: string } = {}
   };
 }
 
-/** Runs `node dist/cli.cjs ...args` to its end, stdout a pipe. */
+/** Runs `node dist/cli.cjs ...args` to its end, stdout a pipe; one still running after 30 s is killed (status null). */
 export function runBuiltCli(
   args: readonly string[],
   options: { cwd?: string; input?: string | Buffer } = {},
@@ -108,6 +108,8 @@ export function runBuiltCli(
     encoding: 'utf8',
     ...(options.input === undefined ? {} : { input: options.input }),
     maxBuffer: 256 * 1024 * 1024,
+    timeout: 30_000,
+    killSignal: 'SIGKILL',
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
