@@ -1,3 +1,4 @@
+import { failureReason } from '../history/failureReason';
 import type { HistoryEntry } from '../history/HistoryEntry';
 import { RunFactsCollector, type RunUsage } from '../history/runFacts';
 import { tableRoles, type TableRoles } from '../history/tableRoles';
@@ -96,8 +97,7 @@ export class WatchState {
     if (ended?.end === 'terminal') {
       run.outcome = ended.outcome;
       if (roles.error.has(r.to)) {
-        const error = errorOf(r.data);
-        run.reason = `${r.description}${error === undefined ? '' : `: ${error}`}`;
+        run.reason = failureReason(r.description, r.data);
         made.push(this.#event(r.at, id, 'failed', `${id}: ${ended.outcome} in ${r.from}: ${run.reason}`));
       } else made.push(this.#event(r.at, id, 'finished', `${id}: ${ended.outcome}`));
     }
@@ -147,17 +147,4 @@ export class WatchState {
     if (this.events.length > this.maxEvents) this.events.shift();
     return event;
   }
-}
-
-/** The error a failing move's data carries (`error`, `message`), as text. */
-function errorOf(data: unknown): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const d = data as Record<string, unknown>;
-  for (const key of ['error', 'message', 'reason']) {
-    const v = d[key];
-    if (typeof v === 'string' && v !== '') return v;
-    if (typeof v === 'object' && v !== null && typeof (v as { message?: unknown }).message === 'string')
-      return (v as { message: string }).message;
-  }
-  return undefined;
 }

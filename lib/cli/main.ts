@@ -16,6 +16,8 @@ import { OtlpWriter } from './OtlpWriter';
 import { followFile } from './followFile';
 import { formatConversation } from '../history/formatConversation';
 import { watchBatch } from './watchBatch';
+import { inspectFolder } from './inspectFolder';
+import { runInFolder } from './runInFolder';
 import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
 import { DEFAULT_MAX_LINE_BYTES } from '../history/maxLineBytes';
 import { VERSION } from '../internal/version';
@@ -94,21 +96,35 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   program
     .command('inspect')
     .description(
-      'Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves.',
+      "Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves. For a batch's folder: its runs, failures first, and its totals.",
     )
-    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
+    .argument(
+      '<path>',
+      "history file (.jsonl) written by JsonlHistorySink; - reads standard input; a batch's history folder lists its runs, failures first, and its totals",
+    )
+    .argument('[runId]', 'a run of the folder: inspect its history file')
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
-    .option('--exit-code', 'exit 1 when the run failed or is incomplete, for scripts')
+    .option('--exit-code', 'exit 1 when the run (of a folder: any run) failed or is incomplete, for scripts')
     .option(
       '--follow',
       'print each move as it is appended (a growing file, or standard input as lines arrive) until the run ends (a move into a terminal state), the input ends or Ctrl-C, then the summary',
     )
     .action(
       async (
-        file: string,
+        target: string,
+        runId: string | undefined,
         opts: ReadingOptions & { json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
       ) => {
+        if (runId === undefined && target !== '-' && isFolder(target)) {
+          if (opts.follow === true)
+            throw new UsageError(
+              '--follow follows one run: name it (inspect --follow <folder> <runId>), or use watch <folder>',
+            );
+          code = await inspectFolder(target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson);
+          return;
+        }
+        const file = await runInFolder(target, runId, 'inspect');
         const summarizer = new HistorySummarizer({ lastMoves: opts.last });
         const warnings: HistoryWarning[] = [];
         const follow = opts.follow === true;
@@ -228,11 +244,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "Write one self-contained HTML page (no network, opens from file://): for a history file, the run — its failure, timeline, time per state, cost, every move; for a folder, the batch — spend against the caps, outcomes, a sortable table of runs, each run's timeline.",
     )
     .argument('<path>', "a history file (.jsonl), or a folder of them (a batch's historyDir)")
+    .argument('[runId]', 'a run of the folder: its page alone')
     .option(
       '-o, --output <file>',
       'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)',
     )
-    .action(async (target: string, opts: ReadingOptions & { output?: string }) => {
+    .action(async (path_: string, runId: string | undefined, opts: ReadingOptions & { output?: string }) => {
+      const target = runId === undefined ? path_ : await runInFolder(path_, runId, 'report');
       const report = await buildHtmlReport(target, loadOptions(opts));
       for (const w of report.warnings) io.stderr(`agent-sm: warning: ${escapeControl(w)}\n`);
       const output = opts.output ?? defaultReportPath(target, report.kind);
@@ -312,7 +330,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     .description(
       'Print what was said in a run written with journal: true: the user messages, the model texts, the tool calls with their inputs, the tool results, the errors.',
     )
-    .argument('<file>', 'history file (.jsonl) written with journal: true; - reads standard input')
+    .argument(
+      '<path>',
+      "history file (.jsonl) written with journal: true; - reads standard input; or a batch's history folder, with a run id",
+    )
+    .argument('[runId]', 'the run of the folder to show')
     .option('--turn <n>', 'only this turn', positiveInteger)
     .option(
       '--seq <n>',
@@ -320,27 +342,35 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       positiveInteger,
     )
     .option('--full', 'show long content whole instead of folded')
-    .action(async (file: string, opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean }) => {
-      // Only the journal lines are kept; the moves are read past.
-      const entries: HistoryEntry[] = [];
-      await read(file, opts, (entry) => {
-        if (entry.kind === 'journal') entries.push(entry);
-      });
-      io.stdout(
-        `${formatConversation(entries, {
-          ...(opts.turn === undefined ? {} : { turn: opts.turn }),
-          ...(opts.seq === undefined ? {} : { seq: opts.seq }),
-          ...(opts.full === true ? { foldChars: Infinity, foldLines: Infinity } : {}),
-        })}\n`,
-      );
-    });
+    .action(
+      async (
+        target: string,
+        runId: string | undefined,
+        opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean },
+      ) => {
+        const file = await runInFolder(target, runId, 'show');
+        // Only the journal lines are kept; the moves are read past.
+        const entries: HistoryEntry[] = [];
+        await read(file, opts, (entry) => {
+          if (entry.kind === 'journal') entries.push(entry);
+        });
+        io.stdout(
+          `${formatConversation(entries, {
+            ...(opts.turn === undefined ? {} : { turn: opts.turn }),
+            ...(opts.seq === undefined ? {} : { seq: opts.seq }),
+            ...(opts.full === true ? { foldChars: Infinity, foldLines: Infinity } : {}),
+          })}\n`,
+        );
+      },
+    );
 
   program
     .command('replay')
     .description(
       'Re-drive a run from its journal (written with journal: true), with no network and no tools, and check that it makes the recorded moves; with --budget, show where other limits would have stopped it.',
     )
-    .argument('<file>', 'history file (.jsonl) written with journal: true')
+    .argument('<path>', "history file (.jsonl) written with journal: true, or a batch's history folder, with a run id")
+    .argument('[runId]', 'the run of the folder to replay')
     .option(
       '--budget <limit=value...>',
       'replay under these limits, e.g. maxCostUsd=0.10 maxLlmCalls=5',
@@ -348,14 +378,21 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       {} as Record<string, number>,
     )
     .option('--json', 'print the replay report as JSON')
-    .action(async (file: string, opts: ReadingOptions & { budget: Record<string, number>; json?: boolean }) => {
-      const loaded = await loadHistory(file, loadOptions(opts));
-      for (const w of loaded.warnings) warn(w);
-      const budget = Object.keys(opts.budget).length === 0 ? undefined : opts.budget;
-      const report = await replayRun(loaded, budget === undefined ? {} : { budget });
-      io.stdout(opts.json === true ? `${safeJson({ file, ...report })}\n` : `${formatReplay(report, file)}\n`);
-      if (budget === undefined && !report.reproduced) code = EXIT.problems;
-    });
+    .action(
+      async (
+        target: string,
+        runId: string | undefined,
+        opts: ReadingOptions & { budget: Record<string, number>; json?: boolean },
+      ) => {
+        const file = await runInFolder(target, runId, 'replay');
+        const loaded = await loadHistory(file, loadOptions(opts));
+        for (const w of loaded.warnings) warn(w);
+        const budget = Object.keys(opts.budget).length === 0 ? undefined : opts.budget;
+        const report = await replayRun(loaded, budget === undefined ? {} : { budget });
+        io.stdout(opts.json === true ? `${safeJson({ file, ...report })}\n` : `${formatReplay(report, file)}\n`);
+        if (budget === undefined && !report.reproduced) code = EXIT.problems;
+      },
+    );
 
   // Every command that reads a history file takes the same two reading options.
   for (const command of program.commands) addReadingOptions(command);
@@ -367,6 +404,15 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.error;
     io.stderr(`agent-sm: error: ${escapeControl(oneLine(messageOf(error)))}\n`);
     return EXIT.error;
+  }
+}
+
+/** Whether `target` is a folder (not there, or a file: no). */
+function isFolder(target: string): boolean {
+  try {
+    return fs.statSync(target).isDirectory();
+  } catch {
+    return false;
   }
 }
 
