@@ -8,13 +8,14 @@ import { loadHistory, readHistoryInto, type ReadHistoryOptions } from '../histor
 import { HistorySummarizer } from '../history/summarizeHistory';
 import { RunFactsCollector } from '../history/runFacts';
 import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
-import { escapeControl, escapeJsonText } from '../internal/escapeControl';
+import { escapeControl } from '../internal/escapeControl';
+import { safeJson } from './safeJson';
 import { HistoryValidator } from '../history/validateHistory';
 import { buildHtmlReport } from '../report/buildHtmlReport';
 import { OtlpSpanStream, type HistoryToOtlpOptions } from '../telemetry/OtlpSpanStream';
 import { OtlpWriter } from './OtlpWriter';
 import { followFile } from './followFile';
-import { formatConversation } from '../history/formatConversation';
+import { ConversationFormatter } from '../history/formatConversation';
 import { watchBatch } from './watchBatch';
 import { inspectFolder } from './inspectFolder';
 import { runInFolder } from './runInFolder';
@@ -37,6 +38,11 @@ export interface CliIO {
    * executable aborts it on Ctrl-C. Without one they follow until the input ends.
    */
   signal?: AbortSignal;
+  /**
+   * A promise while standard output is backed up (a slow pipe), else undefined: readers wait
+   * for it between chunks, so output never piles up in memory. Default: never backed up.
+   */
+  drain?: () => Promise<void> | undefined;
   /** Standard output is a terminal (`watch` redraws in place), and its size. */
   isTTY?: boolean;
   columns?: number;
@@ -74,6 +80,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       onWarning: options.onWarning ?? warn,
       ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     };
+    if (io.drain !== undefined) readOptions.pace = io.drain;
     if (options.input !== undefined) readOptions.input = options.input;
     else if (file === '-') readOptions.input = io.stdin ?? process.stdin;
     return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take, {
@@ -349,18 +356,18 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean },
       ) => {
         const file = await runInFolder(target, runId, 'show');
-        // Only the journal lines are kept; the moves are read past.
-        const entries: HistoryEntry[] = [];
-        await read(file, opts, (entry) => {
-          if (entry.kind === 'journal') entries.push(entry);
+        const conversation = new ConversationFormatter({
+          ...(opts.turn === undefined ? {} : { turn: opts.turn }),
+          ...(opts.seq === undefined ? {} : { seq: opts.seq }),
+          ...(opts.full === true ? { foldChars: Infinity, foldLines: Infinity } : {}),
         });
-        io.stdout(
-          `${formatConversation(entries, {
-            ...(opts.turn === undefined ? {} : { turn: opts.turn }),
-            ...(opts.seq === undefined ? {} : { seq: opts.seq }),
-            ...(opts.full === true ? { foldChars: Infinity, foldLines: Infinity } : {}),
-          })}\n`,
-        );
+        const print = (lines: string[]): void => {
+          if (lines.length > 0) io.stdout(`${lines.join('\n')}\n`);
+        };
+        // Printed as it is read, nothing kept: a file of any size shows in flat memory. The
+        // moves' data is never looked at, so it is not parsed.
+        await read(file, { ...opts, withData: false }, (entry) => print(conversation.add(entry)));
+        print(conversation.end());
       },
     );
 
@@ -420,30 +427,6 @@ function isFolder(target: string): boolean {
 function defaultReportPath(target: string, kind: 'run' | 'batch'): string {
   if (kind === 'batch') return path.join(target, 'report.html');
   return path.join(path.dirname(target), `${path.basename(target, path.extname(target))}.html`);
-}
-
-/**
- * JSON for the terminal that never overflows the stack: data nested deeper than JSON.stringify
- * can recurse is cut at a depth, marked. JSON escapes C0 characters; C1 and DEL are escaped too.
- */
-function safeJson(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value, null, 2);
-  } catch (error) {
-    if (!(error instanceof RangeError)) throw error;
-    text = JSON.stringify(limitDepth(value, 200), null, 2);
-  }
-  return escapeJsonText(text);
-}
-
-function limitDepth(value: unknown, depth: number): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  if (depth === 0) return '[nested too deep to show]';
-  if (Array.isArray(value)) return value.map((v) => limitDepth(v, depth - 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = limitDepth(v, depth - 1);
-  return out;
 }
 
 /** The options every reading command takes. */
