@@ -161,23 +161,61 @@ function text(value: unknown): string {
  */
 export function conversationByMove(
   entries: Iterable<HistoryEntry>,
-  { foldChars = 2000, foldLines = 40, maxChars = 200_000 } = {},
+  options: { foldChars?: number; foldLines?: number; maxChars?: number } = {},
 ): { bySeq: Map<number, string>; truncated: boolean } {
-  const groups = new Map<number, HistoryEntry[]>();
-  for (const entry of entries) {
-    if (entry.kind !== 'journal' || (entry.journal.type !== 'llm' && entry.journal.type !== 'tool')) continue;
+  const collector = new MoveConversations(options);
+  for (const entry of entries) collector.add(entry);
+  return collector.result();
+}
+
+/** `conversationByMove` an entry at a time: it keeps the text of one move's lines while they come, then its folded text. */
+export class MoveConversations {
+  readonly #options: { foldChars: number; foldLines: number };
+  readonly #maxChars: number;
+  readonly #bySeq = new Map<number, string>();
+  #total = 0;
+  #truncated = false;
+  /** The move whose journal lines are coming, and their lines so far. */
+  #seq: number | undefined;
+  #formatter: ConversationFormatter | undefined;
+  #lines: string[] = [];
+
+  constructor({ foldChars = 2000, foldLines = 40, maxChars = 200_000 } = {}) {
+    this.#options = { foldChars, foldLines };
+    this.#maxChars = maxChars;
+  }
+
+  add(entry: HistoryEntry): void {
+    if (this.#truncated) return;
+    if (entry.kind !== 'journal' || (entry.journal.type !== 'llm' && entry.journal.type !== 'tool')) return;
     const seq = entry.journal.seq + 1;
-    let group = groups.get(seq);
-    if (group === undefined) groups.set(seq, (group = []));
-    group.push(entry);
+    // A move's journal lines come together, before it: a new seq closes the last one's.
+    if (seq !== this.#seq) {
+      this.#flush();
+      if (this.#truncated) return;
+      this.#seq = seq;
+      this.#formatter = new ConversationFormatter(this.#options);
+    }
+    this.#lines.push(...this.#formatter!.add(entry));
   }
-  const bySeq = new Map<number, string>();
-  let total = 0;
-  for (const [seq, group] of groups) {
-    const text = formatConversation(group, { foldChars, foldLines });
-    if (total + text.length > maxChars) return { bySeq, truncated: true };
-    total += text.length;
-    bySeq.set(seq, text);
+
+  result(): { bySeq: Map<number, string>; truncated: boolean } {
+    this.#flush();
+    return { bySeq: this.#bySeq, truncated: this.#truncated };
   }
-  return { bySeq, truncated: false };
+
+  #flush(): void {
+    if (this.#seq === undefined || this.#formatter === undefined) return;
+    const text = [...this.#lines, ...this.#formatter.end()].join('\n');
+    this.#lines = [];
+    const seq = this.#seq;
+    this.#seq = undefined;
+    this.#formatter = undefined;
+    if (this.#total + text.length > this.#maxChars) {
+      this.#truncated = true;
+      return;
+    }
+    this.#total += text.length;
+    this.#bySeq.set(seq, text);
+  }
 }

@@ -1,25 +1,12 @@
-// `agent-sm show` on a large journaled file, as the built executable: its peak memory (the
-// child's max RSS, reported by the child itself at exit) stays under a bound that does not
-// grow with the file, since each line is printed as it is read and let go.
+// For the tests of how much memory the readers use: a large journaled run file, and the built
+// CLI run with stdout a pipe while the child itself reports its peak RSS at exit.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildCli, CLI } from '../helpers/builtCli';
-
-const FILE_BYTES = 160 * 1024 * 1024;
-/** Peak RSS allowed, whatever the file's size: Node itself, one read chunk, one line at a time. */
-const MAX_RSS_BYTES = 150 * 1024 * 1024;
-
-let dir: string;
-beforeAll(() => {
-  buildCli();
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-show-memory-'));
-}, 120_000);
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+import { CLI } from './builtCli';
 
 /** A journaled run of many turns, each a user message, a long model answer and four moves, to about `bytes`. */
-function writeLargeRun(file: string, bytes: number): void {
+export function writeLargeRun(file: string, bytes: number): void {
   const fd = fs.openSync(file, 'w');
   try {
     const T = Date.UTC(2026, 0, 1);
@@ -50,8 +37,9 @@ function writeLargeRun(file: string, bytes: number): void {
   }
 }
 
-/** Runs the built CLI with stdout a pipe (read and dropped); resolves to its exit code, output size and max RSS in bytes. */
-function runMeasured(
+/** Runs the built CLI with stdout a pipe (read and dropped), files of its own in `dir`; resolves to its exit code, output size and max RSS in bytes. */
+export function runMeasured(
+  dir: string,
   args: string[],
 ): Promise<{ code: number | null; outBytes: number; stderr: string; maxRssBytes: number }> {
   const preload = path.join(dir, 'reportMaxRss.cjs');
@@ -74,16 +62,3 @@ function runMeasured(
     );
   });
 }
-
-describe('agent-sm show on a large file (built executable, stdout a pipe)', () => {
-  it(`prints the whole conversation of a ${FILE_BYTES / 1024 / 1024} MB file with a peak RSS under ${MAX_RSS_BYTES / 1024 / 1024} MB`, async () => {
-    const file = path.join(dir, 'large.jsonl');
-    writeLargeRun(file, FILE_BYTES);
-    const result = await runMeasured(['show', '--full', file]);
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    // The whole answer of every turn came out: most of the file.
-    expect(result.outBytes).toBeGreaterThan(FILE_BYTES * 0.8);
-    expect(result.maxRssBytes).toBeLessThan(MAX_RSS_BYTES);
-  }, 120_000);
-});
