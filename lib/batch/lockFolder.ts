@@ -83,6 +83,22 @@ export function lockFolder(folder: string, batch: string, options: { shared?: bo
 }
 
 /**
+ * Whether a batch is writing into `folder` now: its lock file is there and not left by a
+ * process of this host that is gone (a lock of another host is taken as held: its process
+ * cannot be checked from here). Readers (`watch`) learn from it that a batch has ended.
+ */
+export function folderHeld(folder: string): boolean {
+  let owner: FolderOwner;
+  try {
+    owner = JSON.parse(fs.readFileSync(path.join(folder, LOCK_FILE), 'utf8')) as FolderOwner;
+  } catch (error) {
+    // Being written (linked whole, so only in a race with its removal) or unreadable: held, to be safe.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+  return owner.host !== hostname() || alive(owner.pid);
+}
+
+/**
  * Creates `file` holding `text`, or throws EEXIST: written to a file of its own first, then
  * linked into place, so that a process reading the lock never sees it empty or half written
  * (many runs of a batch's workers check it at once).

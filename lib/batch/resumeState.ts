@@ -2,16 +2,28 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
-import { readHistoryInto } from '../history/loadHistory';
-import { RunFactsCollector, type RunUsage } from '../history/runFacts';
+import { readRunFile, type RunFileFacts } from '../history/readRunFile';
+import type { RunUsage } from '../history/runFacts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
 import { readBatchManifest } from './batchManifest';
 
 /** What an interrupted batch's folder says of each of its tasks. */
 export type TaskState =
-  /** Its run ended (a terminal move): it is not run again; its report comes from its file. */
-  | { kind: 'finished'; outcome: TurnOutcome; usage: UsageTotals; transitions: number; file: string }
+  /**
+   * Its run ended (a terminal move): it is not run again; its report comes from its file —
+   * why it failed (`reason`, for an outcome other than `end_of_turn`, when its file says) and
+   * how long it ran (its file's first to last move) included.
+   */
+  | {
+      kind: 'finished';
+      outcome: TurnOutcome;
+      usage: UsageTotals;
+      transitions: number;
+      file: string;
+      reason: string | undefined;
+      durationMs: number;
+    }
   /** Its run was cut off mid-turn: it runs again, and what it spent before counts. */
   | { kind: 'interrupted'; usage: UsageTotals; file: string }
   /** It never wrote a file: it runs. */
@@ -54,24 +66,26 @@ export async function resumeState(dir: string, ids: readonly string[]): Promise<
 
 async function taskState(file: string): Promise<TaskState> {
   if (!fs.existsSync(file)) return { kind: 'not_started' };
-  const facts = new RunFactsCollector();
-  let records = 0;
+  let facts: RunFileFacts;
   try {
     // A cut last line is what a killed run leaves: expected here, and the run is restarted.
-    await readHistoryInto(file, { onWarning: () => undefined }, (entry) => {
-      if (entry.kind === 'record') records += 1;
-      facts.add(entry);
-    });
+    facts = await readRunFile(file, { onWarning: () => undefined });
   } catch (error) {
     throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${messageOf(error)}`, true);
   }
-  const { finalUsage, turns, spend } = facts.result();
-  const usage = usageOf(finalUsage);
+  const usage = usageOf(facts.usage);
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
-  usage.costUsd = spend.costUsd;
-  const last = turns.at(-1);
-  if (last !== undefined && last.end === 'terminal' && OUTCOMES.has(last.outcome)) {
-    return { kind: 'finished', outcome: last.outcome as TurnOutcome, usage, transitions: records, file };
+  usage.costUsd = facts.costUsd;
+  if (facts.ended && OUTCOMES.has(facts.outcome)) {
+    return {
+      kind: 'finished',
+      outcome: facts.outcome as TurnOutcome,
+      usage,
+      transitions: facts.transitions,
+      file,
+      reason: facts.outcome === 'end_of_turn' ? undefined : facts.reason,
+      durationMs: facts.durationMs,
+    };
   }
   return { kind: 'interrupted', usage, file };
 }

@@ -460,15 +460,17 @@ export async function runBatch(
       // Spent before, by ended and cut-off runs alike: the shared budget starts from it.
       if (state.kind !== 'not_started') pool.charge(state.usage);
       if (state.kind === 'finished') {
-        const { outcome, usage, transitions, file } = state;
+        const { outcome, usage, transitions, file, reason, durationMs } = state;
         runs[index] = {
           id: list[index]!.id,
           outcome,
           usage,
-          durationMs: 0,
+          durationMs,
           transitions,
           historyFile: file,
           resumed: 'finished',
+          // The failure its file records, in the words of the run's error when it ran (its class is not recorded).
+          ...(reason === undefined ? {} : { error: new Error(reason) }),
         };
         outcomes[outcome] += 1;
         done += 1;

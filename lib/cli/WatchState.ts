@@ -1,3 +1,4 @@
+import { failureReason } from '../history/failureReason';
 import type { HistoryEntry } from '../history/HistoryEntry';
 import { RunFactsCollector, type RunUsage } from '../history/runFacts';
 import { tableRoles, type TableRoles } from '../history/tableRoles';
@@ -40,6 +41,12 @@ export class WatchState {
   readonly events: WatchEvent[] = [];
   /** Tasks of the manifest, in order, when there is one. */
   tasks: string[] | undefined;
+  /**
+   * The batch of the manifest is no longer running (its folder's lock is gone), as of files
+   * read whole since: its tasks that never wrote a file were skipped, and its runs whose file
+   * did not end were cut off. Set by the watcher, which alone can see the lock.
+   */
+  over = false;
   readonly #facts = new Map<string, RunFactsCollector>();
   readonly #roles = new Map<string, TableRoles>();
   /** The events kept for the screen; older ones have been printed or scrolled away. */
@@ -90,8 +97,7 @@ export class WatchState {
     if (ended?.end === 'terminal') {
       run.outcome = ended.outcome;
       if (roles.error.has(r.to)) {
-        const error = errorOf(r.data);
-        run.reason = `${r.description}${error === undefined ? '' : `: ${error}`}`;
+        run.reason = failureReason(r.description, r.data);
         made.push(this.#event(r.at, id, 'failed', `${id}: ${ended.outcome} in ${r.from}: ${run.reason}`));
       } else made.push(this.#event(r.at, id, 'finished', `${id}: ${ended.outcome}`));
     }
@@ -105,8 +111,12 @@ export class WatchState {
     return this.#event(at, id, 'unreadable', `${id}: unreadable: ${why}`);
   }
 
-  /** Whether every task of the manifest (or, without one, every run seen) has ended its turn. */
+  /**
+   * Whether every task of the manifest is reported (its turn ended, its file unreadable, or the
+   * batch over: skipped or cut off), or, without a manifest, every run seen has ended its turn.
+   */
   get ended(): boolean {
+    if (this.tasks !== undefined && this.over) return true;
     const ids = this.tasks ?? [...this.runs.keys()];
     if (ids.length === 0) return false;
     return ids.every((id) => {
@@ -137,17 +147,4 @@ export class WatchState {
     if (this.events.length > this.maxEvents) this.events.shift();
     return event;
   }
-}
-
-/** The error a failing move's data carries (`error`, `message`), as text. */
-function errorOf(data: unknown): string | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const d = data as Record<string, unknown>;
-  for (const key of ['error', 'message', 'reason']) {
-    const v = d[key];
-    if (typeof v === 'string' && v !== '') return v;
-    if (typeof v === 'object' && v !== null && typeof (v as { message?: unknown }).message === 'string')
-      return (v as { message: string }).message;
-  }
-  return undefined;
 }

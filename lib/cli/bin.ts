@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `agent-sm` executable: runs `main` on the process's arguments and sets the exit code.
+import { once } from 'node:events';
 import { main } from './main';
 import { messageOf } from '../internal/messageOf';
 
@@ -25,6 +26,8 @@ void main(argv, {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   signal: controller.signal,
+  // A pipe's writes queue in memory when the reader is slower: commands wait for it between chunks.
+  drain: () => (process.stdout.writableNeedDrain ? once(process.stdout, 'drain').then(() => undefined) : undefined),
   isTTY: process.stdout.isTTY === true,
   columns: process.stdout.columns,
   rows: process.stdout.rows,

@@ -9,11 +9,17 @@ export interface FollowOptions {
   pollMs?: number;
   /** Told when the file shrank (rewritten from the start) or vanished, and is read again from its start. */
   onRestart?: (why: string) => void;
+  /**
+   * Asked each time the file has been read to its end (what was yielded taken in): true ends
+   * the following, as when the run has ended. Default: never.
+   */
+  done?: () => boolean;
 }
 
 /**
  * The bytes of `file` as they are appended, like `tail -f` from the start: what is there
- * now, then each piece written later, until `signal` aborts. A file that does not exist yet
+ * now, then each piece written later, until `signal` aborts or, once all of it is read,
+ * `done` says so. A file that does not exist yet
  * is waited for; one that shrinks is read again from its start (`onRestart`). A line cut
  * mid-write is simply the end of one piece: the history reader holds it until the rest comes.
  *
@@ -22,7 +28,7 @@ export interface FollowOptions {
  * which always reads from its own offset, so a missed or doubled event loses nothing.
  */
 export async function* followFile(file: string, options: FollowOptions): AsyncGenerator<Buffer, void, undefined> {
-  const { signal, pollMs = 250, onRestart } = options;
+  const { signal, pollMs = 250, onRestart, done = () => false } = options;
   let wake: (() => void) | undefined;
   // Set by any event: a change that came while the loop was reading is not waited for again.
   let changed: boolean;
@@ -39,8 +45,9 @@ export async function* followFile(file: string, options: FollowOptions): AsyncGe
   } catch {
     watcher = undefined; // no events here: the poll alone notices changes
   }
+  // Kept referenced: in the executable, this timer is what keeps the process alive while
+  // nothing is being written (the watcher is not persistent, so tests that end early never hang).
   const timer = setInterval(poke, pollMs);
-  timer.unref();
   signal.addEventListener('abort', poke, { once: true });
   let offset = 0;
   let fd: number | undefined;
@@ -79,6 +86,7 @@ export async function* followFile(file: string, options: FollowOptions): AsyncGe
         }
       }
       if (changed) continue;
+      if (done()) return;
       await new Promise<void>((resolve) => {
         wake = resolve;
         if (signal.aborted) poke();

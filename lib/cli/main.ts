@@ -6,15 +6,19 @@ import type { HistoryWarning } from '../history/HistoryEntry';
 import type { HistoryEntry } from '../history/HistoryEntry';
 import { loadHistory, readHistoryInto, type ReadHistoryOptions } from '../history/loadHistory';
 import { HistorySummarizer } from '../history/summarizeHistory';
+import { RunFactsCollector } from '../history/runFacts';
 import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
-import { escapeControl, escapeJsonText } from '../internal/escapeControl';
+import { escapeControl } from '../internal/escapeControl';
+import { safeJson } from './safeJson';
 import { HistoryValidator } from '../history/validateHistory';
 import { buildHtmlReport } from '../report/buildHtmlReport';
 import { OtlpSpanStream, type HistoryToOtlpOptions } from '../telemetry/OtlpSpanStream';
 import { OtlpWriter } from './OtlpWriter';
 import { followFile } from './followFile';
-import { formatConversation } from '../history/formatConversation';
+import { ConversationFormatter } from '../history/formatConversation';
 import { watchBatch } from './watchBatch';
+import { inspectFolder } from './inspectFolder';
+import { runInFolder } from './runInFolder';
 import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
 import { DEFAULT_MAX_LINE_BYTES } from '../history/maxLineBytes';
 import { VERSION } from '../internal/version';
@@ -37,6 +41,11 @@ export interface CliIO {
    * executable aborts it on Ctrl-C. Without one they follow until the input ends.
    */
   signal?: AbortSignal;
+  /**
+   * A promise while standard output is backed up (a slow pipe), else undefined: readers wait
+   * for it between chunks, so output never piles up in memory. Default: never backed up.
+   */
+  drain?: () => Promise<void> | undefined;
   /** Standard output is a terminal (`watch` redraws in place), and its size. */
   isTTY?: boolean;
   columns?: number;
@@ -74,6 +83,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       onWarning: options.onWarning ?? warn,
       ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     };
+    if (io.drain !== undefined) readOptions.pace = io.drain;
     if (options.input !== undefined) readOptions.input = options.input;
     else if (file === '-') readOptions.input = io.stdin ?? process.stdin;
     return readHistoryInto(file === '-' ? '(standard input)' : file, readOptions, take, {
@@ -96,21 +106,35 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   program
     .command('inspect')
     .description(
-      'Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves.',
+      "Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves. For a batch's folder: its runs, failures first, and its totals.",
     )
-    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
+    .argument(
+      '<path>',
+      "history file (.jsonl) written by JsonlHistorySink; - reads standard input; a batch's history folder lists its runs, failures first, and its totals",
+    )
+    .argument('[runId]', 'a run of the folder: inspect its history file')
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
-    .option('--exit-code', 'exit 1 when the run failed or is incomplete, for scripts')
+    .option('--exit-code', 'exit 1 when the run (of a folder: any run) failed or is incomplete, for scripts')
     .option(
       '--follow',
-      'print each move as it is appended (a growing file, or standard input as lines arrive) until Ctrl-C, then the summary',
+      'print each move as it is appended (a growing file, or standard input as lines arrive) until the run ends (a move into a terminal state), the input ends or Ctrl-C, then the summary',
     )
     .action(
       async (
-        file: string,
+        target: string,
+        runId: string | undefined,
         opts: ReadingOptions & { json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
       ) => {
+        if (runId === undefined && target !== '-' && isFolder(target)) {
+          if (opts.follow === true)
+            throw new UsageError(
+              '--follow follows one run: name it (inspect --follow <folder> <runId>), or use watch <folder>',
+            );
+          code = await inspectFolder(target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson);
+          return;
+        }
+        const file = await runInFolder(target, runId, 'inspect');
         const summarizer = new HistorySummarizer({ lastMoves: opts.last });
         const warnings: HistoryWarning[] = [];
         const follow = opts.follow === true;
@@ -120,14 +144,20 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         const readOptions: Parameters<typeof read>[1] = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
         if (follow) {
           io.stdout(`${MOVE_LINE_HEADER}\n`);
+          // The run has ended when its last move ended a turn (a terminal state): a file is followed until then.
+          const facts = new RunFactsCollector({ retain: false });
+          let ended = false;
           take = (entry) => {
             summarizer.add(entry);
+            const turn = facts.add(entry);
+            if (turn !== undefined || entry.kind === 'record') ended = turn?.end === 'terminal';
             const text = formatMoveLine(entry);
             if (text !== undefined) io.stdout(`${text}\n`);
           };
           if (file !== '-')
             readOptions.input = followFile(file, {
               signal: io.signal ?? new AbortController().signal,
+              done: () => ended,
               onRestart: (why) =>
                 io.stderr(`agent-sm: warning: ${shown(file)}: ${why}; reading it again from the start\n`),
             });
@@ -224,11 +254,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "Write one self-contained HTML page (no network, opens from file://): for a history file, the run — its failure, timeline, time per state, cost, every move; for a folder, the batch — spend against the caps, outcomes, a sortable table of runs, each run's timeline.",
     )
     .argument('<path>', "a history file (.jsonl), or a folder of them (a batch's historyDir)")
+    .argument('[runId]', 'a run of the folder: its page alone')
     .option(
       '-o, --output <file>',
       'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)',
     )
-    .action(async (target: string, opts: ReadingOptions & { output?: string }) => {
+    .action(async (path_: string, runId: string | undefined, opts: ReadingOptions & { output?: string }) => {
+      const target = runId === undefined ? path_ : await runInFolder(path_, runId, 'report');
       const report = await buildHtmlReport(target, loadOptions(opts));
       for (const w of report.warnings) io.stderr(`agent-sm: warning: ${escapeControl(w)}\n`);
       const output = opts.output ?? defaultReportPath(target, report.kind);
@@ -308,7 +340,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     .description(
       'Print what was said in a run written with journal: true: the user messages, the model texts, the tool calls with their inputs, the tool results, the errors.',
     )
-    .argument('<file>', 'history file (.jsonl) written with journal: true; - reads standard input')
+    .argument(
+      '<path>',
+      "history file (.jsonl) written with journal: true; - reads standard input; or a batch's history folder, with a run id",
+    )
+    .argument('[runId]', 'the run of the folder to show')
     .option('--turn <n>', 'only this turn', positiveInteger)
     .option(
       '--seq <n>',
@@ -316,27 +352,35 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       positiveInteger,
     )
     .option('--full', 'show long content whole instead of folded')
-    .action(async (file: string, opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean }) => {
-      // Only the journal lines are kept; the moves are read past.
-      const entries: HistoryEntry[] = [];
-      await read(file, opts, (entry) => {
-        if (entry.kind === 'journal') entries.push(entry);
-      });
-      io.stdout(
-        `${formatConversation(entries, {
+    .action(
+      async (
+        target: string,
+        runId: string | undefined,
+        opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean },
+      ) => {
+        const file = await runInFolder(target, runId, 'show');
+        const conversation = new ConversationFormatter({
           ...(opts.turn === undefined ? {} : { turn: opts.turn }),
           ...(opts.seq === undefined ? {} : { seq: opts.seq }),
           ...(opts.full === true ? { foldChars: Infinity, foldLines: Infinity } : {}),
-        })}\n`,
-      );
-    });
+        });
+        const print = (lines: string[]): void => {
+          if (lines.length > 0) io.stdout(`${lines.join('\n')}\n`);
+        };
+        // Printed as it is read, nothing kept: a file of any size shows in flat memory. The
+        // moves' data is never looked at, so it is not parsed.
+        await read(file, { ...opts, withData: false }, (entry) => print(conversation.add(entry)));
+        print(conversation.end());
+      },
+    );
 
   program
     .command('replay')
     .description(
       'Re-drive a run from its journal (written with journal: true), with no network and no tools, and check that it makes the recorded moves; with --budget, show where other limits would have stopped it.',
     )
-    .argument('<file>', 'history file (.jsonl) written with journal: true')
+    .argument('<path>', "history file (.jsonl) written with journal: true, or a batch's history folder, with a run id")
+    .argument('[runId]', 'the run of the folder to replay')
     .option(
       '--budget <limit=value...>',
       'replay under these limits, e.g. maxCostUsd=0.10 maxLlmCalls=5',
@@ -345,11 +389,12 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     )
     .option('--stall <detector...>', 'show where stall detectors would have fired: k=3, text, idle=8')
     .option('--json', 'print the replay report as JSON')
-    .action(async (file: string, opts: ReplayOptions) => {
+    .action(async (target: string, runId: string | undefined, opts: ReplayOptions) => {
       // Checked before the file is read, so a bad spec is named first.
       const specs = opts.stall === undefined ? undefined : parseStallSpecs(opts.stall);
       if (specs !== undefined && Object.keys(opts.budget).length > 0)
         throw new UsageError('--stall scans the journal and --budget re-drives the run: give one of them');
+      const file = await runInFolder(target, runId, 'replay');
       const loaded = await loadHistory(file, loadOptions(opts));
       for (const w of loaded.warnings) warn(w);
       if (specs !== undefined) {
@@ -376,34 +421,19 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   }
 }
 
+/** Whether `target` is a folder (not there, or a file: no). */
+function isFolder(target: string): boolean {
+  try {
+    return fs.statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** `run.jsonl` → `run.html` beside it; a folder → `report.html` inside it. */
 function defaultReportPath(target: string, kind: 'run' | 'batch'): string {
   if (kind === 'batch') return path.join(target, 'report.html');
   return path.join(path.dirname(target), `${path.basename(target, path.extname(target))}.html`);
-}
-
-/**
- * JSON for the terminal that never overflows the stack: data nested deeper than JSON.stringify
- * can recurse is cut at a depth, marked. JSON escapes C0 characters; C1 and DEL are escaped too.
- */
-function safeJson(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value, null, 2);
-  } catch (error) {
-    if (!(error instanceof RangeError)) throw error;
-    text = JSON.stringify(limitDepth(value, 200), null, 2);
-  }
-  return escapeJsonText(text);
-}
-
-function limitDepth(value: unknown, depth: number): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  if (depth === 0) return '[nested too deep to show]';
-  if (Array.isArray(value)) return value.map((v) => limitDepth(v, depth - 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = limitDepth(v, depth - 1);
-  return out;
 }
 
 /** `replay`'s options. */

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import ansiEscapes from 'ansi-escapes';
 import { MANIFEST_FILE, readBatchManifest, type BatchManifest } from '../batch/batchManifest';
+import { folderHeld } from '../batch/lockFolder';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readHistoryInto } from '../history/loadHistory';
 import { escapeControl } from '../internal/escapeControl';
@@ -50,6 +51,12 @@ class Pieces implements AsyncIterable<Uint8Array> {
     this.#wake?.();
   }
 
+  /** Ends it and lets go of what was not taken: its reader has stopped. */
+  drop(): void {
+    this.#queue = [];
+    this.end();
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
     for (;;) {
       const piece = this.#queue.shift();
@@ -67,6 +74,8 @@ class Pieces implements AsyncIterable<Uint8Array> {
 interface Followed {
   readonly id: string;
   offset: number;
+  /** Its reader stopped at a line it could not read: the file is no longer read. */
+  failed: boolean;
   pieces: Pieces;
   reading: Promise<void>;
 }
@@ -76,8 +85,10 @@ interface Followed {
  * appears and grows, lines cut mid-write held until whole) or one run's file, and shows the
  * board of `renderWatch` — redrawn in place on a terminal, or as plain lines of what happens
  * (runs started, finished, failed with why, progress) otherwise. Ends when every task of the
- * manifest (or, for a file, the run) has ended its turn, unless `stay`; or when `signal`
- * aborts. Resolves to the exit code.
+ * manifest is reported — its turn ended, or the batch is over (its folder's lock gone), so it
+ * was skipped or cut off — or, for a file, the run has ended its turn, unless `stay`; or when
+ * `signal` aborts. Resolves to the exit code: 2 when a file could not be read (each named on
+ * stderr, as every command reports an unreadable file; `salvage` reads past bad lines), else 0.
  *
  * Changes are noticed by `fs.watch` on the folder, with a poll as the fallback for file
  * systems that send no events; either only wakes a scan that reads each file from its own
@@ -101,7 +112,9 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
   const costHistory: number[] = [];
   const tty = io.isTTY === true;
   let drawn = 0;
-  let lastFinished = -1;
+  let lastProgress = '';
+  /** Why each file that could not be read was not, in the order met. */
+  const unreadable: string[] = [];
 
   const print = (event: WatchEvent): void => {
     if (!tty) io.stdout(`${formatTime(event.at, 'HH:mm:ss')}  ${escapeControl(event.text)}\n`);
@@ -109,7 +122,7 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
   const follow = (name: string): Followed => {
     const id = idOf.get(name) ?? name.replace(/\.jsonl$/, '');
     const pieces = new Pieces();
-    const entry: Followed = { id, offset: 0, pieces, reading: Promise.resolve() };
+    const entry: Followed = { id, offset: 0, failed: false, pieces, reading: Promise.resolve() };
     state.run(id);
     entry.reading = readHistoryInto(
       path.join(dir, name),
@@ -122,7 +135,12 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
       (line) => state.add(id, line).forEach(print),
     ).then(
       () => undefined,
-      (error: unknown) => print(state.unreadable(id, messageOf(error), Date.now())),
+      (error: unknown) => {
+        entry.failed = true;
+        entry.pieces.drop();
+        unreadable.push(messageOf(error));
+        print(state.unreadable(id, messageOf(error), Date.now()));
+      },
     );
     followed.set(name, entry);
     return entry;
@@ -143,8 +161,11 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
         for (const t of manifest.tasks) idOf.set(t.file, t.id);
       }
     }
+    // Looked at before the files: a batch that let go of its folder wrote them all before, so
+    // once they are read, what they say is final.
+    const over = single === undefined && manifest !== undefined && !folderHeld(dir);
     const fullEvery = pollMs * Math.max(1, Math.ceil(followed.size / 500));
-    const full = single === undefined && (manifest === undefined || Date.now() - lastFull >= fullEvery);
+    const full = single === undefined && (manifest === undefined || over || Date.now() - lastFull >= fullEvery);
     if (full) lastFull = Date.now();
     const names =
       single !== undefined
@@ -162,6 +183,7 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
         continue; // not there (yet, or any more)
       }
       const entry = followed.get(name) ?? follow(name);
+      if (entry.failed) continue;
       if (size < entry.offset) {
         io.stderr(
           `agent-sm: warning: ${escapeControl(path.join(dir, name))}: the file shrank; its run is read again\n`,
@@ -188,6 +210,7 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
     }
     // Let the readers take what was pushed before drawing.
     await new Promise<void>((resolve) => setImmediate(resolve));
+    state.over = over;
   };
   const draw = (): void => {
     costHistory.push(state.spend.costUsd);
@@ -209,11 +232,19 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
     }
     const ids = state.tasks ?? [...state.runs.keys()];
     const finished = ids.filter((id) => state.runs.get(id)?.outcome !== undefined).length;
-    if (finished !== lastFinished) {
-      lastFinished = finished;
-      io.stdout(
-        `${formatTime(now, 'HH:mm:ss')}  progress: ${finished}/${ids.length} finished, $${state.spend.costUsd.toFixed(4)} spent\n`,
-      );
+    let progress = `${finished}/${ids.length} finished`;
+    if (state.tasks !== undefined && state.over) {
+      // The batch is over: what did not finish was skipped (no file) or cut off (a file that did not end).
+      const skipped = ids.filter((id) => !state.runs.has(id)).length;
+      const cutOff = ids.filter((id) => {
+        const run = state.runs.get(id);
+        return run !== undefined && run.outcome === undefined && run.unreadable === undefined;
+      }).length;
+      progress += `${skipped > 0 ? `, ${skipped} skipped` : ''}${cutOff > 0 ? `, ${cutOff} cut off` : ''}`;
+    }
+    if (progress !== lastProgress) {
+      lastProgress = progress;
+      io.stdout(`${formatTime(now, 'HH:mm:ss')}  progress: ${progress}, $${state.spend.costUsd.toFixed(4)} spent\n`);
     }
   };
 
@@ -261,5 +292,6 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
     await Promise.all([...followed.values()].map((e) => e.reading));
     if (tty) io.stdout(ansiEscapes.cursorShow);
   }
-  return 0;
+  for (const why of unreadable) io.stderr(`agent-sm: error: ${escapeControl(why)}\n`);
+  return unreadable.length > 0 ? 2 : 0;
 }

@@ -21,38 +21,70 @@ export interface FormatConversationOptions {
  * the error it failed with) and each tool call's result, each marked with the move it came
  * before. Long content is folded (`foldChars`, `foldLines`) with a note of what was left out.
  * Every string from the file is escaped: no control character reaches the terminal. Journal
- * lines of kinds it does not know are passed over. Pure.
+ * lines of kinds it does not know are passed over. Pure; `ConversationFormatter` is the same,
+ * a line at a time.
  */
 export function formatConversation(entries: Iterable<HistoryEntry>, options: FormatConversationOptions = {}): string {
-  const { turn, seq, foldChars = 600, foldLines = 12 } = options;
+  const formatter = new ConversationFormatter(options);
   const out: string[] = [];
-  let lastTurn: number | undefined;
-  let shown = 0;
-  const fold = (text: string, indent: string): string => foldText(text, indent, foldChars, foldLines);
-  for (const entry of entries) {
-    if (entry.kind !== 'journal') continue;
-    const j = entry.journal;
-    if (j.type !== 'llm' && j.type !== 'tool') continue;
-    if (turn !== undefined && j.turn !== turn) continue;
-    if (seq !== undefined && j.seq !== seq - 1) continue;
-    if (j.turn !== lastTurn) {
-      if (lastTurn !== undefined) out.push('');
-      out.push(`Turn ${j.turn}`);
-      lastTurn = j.turn;
-    }
-    shown++;
-    const before = `before move ${j.seq + 1}`;
-    out.push(...(j.type === 'llm' ? llmLines(j, before, fold) : toolLines(j, before, fold)));
+  for (const entry of entries) out.push(...formatter.add(entry));
+  out.push(...formatter.end());
+  return out.join('\n');
+}
+
+/**
+ * `formatConversation` for a file read a line at a time (`agent-sm show`): `add` gives the
+ * lines an entry makes, so a reader can print them and let the entry go, and `end` the note
+ * to print when nothing was shown. Holds nothing of the entries.
+ */
+export class ConversationFormatter {
+  readonly #turn: number | undefined;
+  readonly #seq: number | undefined;
+  readonly #fold: Fold;
+  #lastTurn: number | undefined;
+  #shown = 0;
+
+  constructor(options: FormatConversationOptions = {}) {
+    const { turn, seq, foldChars = 600, foldLines = 12 } = options;
+    this.#turn = turn;
+    this.#seq = seq;
+    this.#fold = (text, indent) => foldText(text, indent, foldChars, foldLines);
   }
-  if (shown === 0) {
-    const which = [turn === undefined ? '' : `turn ${turn}`, seq === undefined ? '' : `move ${seq}`]
+
+  /** The lines `entry` adds to the conversation (none for what is not shown). */
+  add(entry: HistoryEntry): string[] {
+    if (entry.kind !== 'journal') return [];
+    const j = entry.journal;
+    if (j.type !== 'llm' && j.type !== 'tool') return [];
+    if (this.#turn !== undefined && j.turn !== this.#turn) return [];
+    if (this.#seq !== undefined && j.seq !== this.#seq - 1) return [];
+    const out: string[] = [];
+    if (j.turn !== this.#lastTurn) {
+      if (this.#lastTurn !== undefined) out.push('');
+      out.push(`Turn ${j.turn}`);
+      this.#lastTurn = j.turn;
+    }
+    this.#shown++;
+    const before = `before move ${j.seq + 1}`;
+    out.push(...(j.type === 'llm' ? llmLines(j, before, this.#fold) : toolLines(j, before, this.#fold)));
+    return out;
+  }
+
+  /** After the last entry: what to say when nothing was shown, else nothing. */
+  end(): string[] {
+    if (this.#shown > 0) return [];
+    const which = [
+      this.#turn === undefined ? '' : `turn ${this.#turn}`,
+      this.#seq === undefined ? '' : `move ${this.#seq}`,
+    ]
       .filter(Boolean)
       .join(', ');
-    return which === ''
-      ? '(no conversation: the file has no journal; write it with journal: true)'
-      : `(nothing was said in ${which})`;
+    return [
+      which === ''
+        ? '(no conversation: the file has no journal; write it with journal: true)'
+        : `(nothing was said in ${which})`,
+    ];
   }
-  return out.join('\n');
 }
 
 type Fold = (text: string, indent: string) => string;
@@ -130,23 +162,61 @@ function text(value: unknown): string {
  */
 export function conversationByMove(
   entries: Iterable<HistoryEntry>,
-  { foldChars = 2000, foldLines = 40, maxChars = 200_000 } = {},
+  options: { foldChars?: number; foldLines?: number; maxChars?: number } = {},
 ): { bySeq: Map<number, string>; truncated: boolean } {
-  const groups = new Map<number, HistoryEntry[]>();
-  for (const entry of entries) {
-    if (entry.kind !== 'journal' || (entry.journal.type !== 'llm' && entry.journal.type !== 'tool')) continue;
+  const collector = new MoveConversations(options);
+  for (const entry of entries) collector.add(entry);
+  return collector.result();
+}
+
+/** `conversationByMove` an entry at a time: it keeps the text of one move's lines while they come, then its folded text. */
+export class MoveConversations {
+  readonly #options: { foldChars: number; foldLines: number };
+  readonly #maxChars: number;
+  readonly #bySeq = new Map<number, string>();
+  #total = 0;
+  #truncated = false;
+  /** The move whose journal lines are coming, and their lines so far. */
+  #seq: number | undefined;
+  #formatter: ConversationFormatter | undefined;
+  #lines: string[] = [];
+
+  constructor({ foldChars = 2000, foldLines = 40, maxChars = 200_000 } = {}) {
+    this.#options = { foldChars, foldLines };
+    this.#maxChars = maxChars;
+  }
+
+  add(entry: HistoryEntry): void {
+    if (this.#truncated) return;
+    if (entry.kind !== 'journal' || (entry.journal.type !== 'llm' && entry.journal.type !== 'tool')) return;
     const seq = entry.journal.seq + 1;
-    let group = groups.get(seq);
-    if (group === undefined) groups.set(seq, (group = []));
-    group.push(entry);
+    // A move's journal lines come together, before it: a new seq closes the last one's.
+    if (seq !== this.#seq) {
+      this.#flush();
+      if (this.#truncated) return;
+      this.#seq = seq;
+      this.#formatter = new ConversationFormatter(this.#options);
+    }
+    this.#lines.push(...this.#formatter!.add(entry));
   }
-  const bySeq = new Map<number, string>();
-  let total = 0;
-  for (const [seq, group] of groups) {
-    const text = formatConversation(group, { foldChars, foldLines });
-    if (total + text.length > maxChars) return { bySeq, truncated: true };
-    total += text.length;
-    bySeq.set(seq, text);
+
+  result(): { bySeq: Map<number, string>; truncated: boolean } {
+    this.#flush();
+    return { bySeq: this.#bySeq, truncated: this.#truncated };
   }
-  return { bySeq, truncated: false };
+
+  #flush(): void {
+    if (this.#seq === undefined || this.#formatter === undefined) return;
+    const text = [...this.#lines, ...this.#formatter.end()].join('\n');
+    this.#lines = [];
+    const seq = this.#seq;
+    this.#seq = undefined;
+    this.#formatter = undefined;
+    if (this.#total + text.length > this.#maxChars) {
+      this.#truncated = true;
+      return;
+    }
+    this.#total += text.length;
+    this.#bySeq.set(seq, text);
+  }
 }

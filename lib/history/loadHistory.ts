@@ -39,6 +39,12 @@ export interface ReadHistoryOptions {
   maxLineBytes?: number;
   /** Read this stream (standard input, a pipe) instead of opening `path`, which then only names it in messages. */
   input?: AsyncIterable<Uint8Array>;
+  /**
+   * Called after each chunk is taken; a promise it returns is awaited before the next is read,
+   * so a reader whose output is slower than the file (a pipe) holds its pace instead of
+   * queueing what it writes in memory. `readHistoryInto` only.
+   */
+  pace?: () => Promise<void> | undefined;
 }
 
 export { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
@@ -107,7 +113,13 @@ export async function readHistoryInto(
     },
     withData,
   );
-  for await (const bytes of readBytes(path, options.input)) lines.push(bytes);
+  const { pace } = options;
+  if (pace !== undefined && typeof pace !== 'function') throw new InvalidArgumentError('pace', 'a function', pace);
+  for await (const bytes of readBytes(path, options.input)) {
+    lines.push(bytes);
+    const waiting = pace?.();
+    if (waiting !== undefined) await waiting;
+  }
   lines.end();
   return count;
 }

@@ -108,7 +108,7 @@ export interface RunFacts {
   readonly usage: readonly UsagePoint[];
   /** The usage last recorded (tool calls included, which alone add no point); null when no record carries usage. */
   readonly finalUsage: RunUsage | null;
-  /** Seqs of the moves whose data reports an LLM call that needed more than one attempt. */
+  /** Seqs of the moves whose data reports an LLM call that took more than one attempt. */
   readonly retried: readonly number[];
   /** What the run spent by the ledger's rule: every reader that reports spend reads it here. */
   readonly spend: RunSpend;
@@ -385,9 +385,13 @@ export function runFacts(items: Iterable<HistoryItem>, options: RunFactsOptions 
   return collector.result();
 }
 
-/** A move whose data reports more than one attempt (the adapter's `attempts`) or earlier failures: the LLM call was retried. */
+/**
+ * A move whose LLM call took more than one attempt: the adapter's `attempts` (on a response), else
+ * its `failures` (on a failure, every attempt made failed: one failure is one attempt, not a retry).
+ */
 function wasRetried(data: unknown): boolean {
   const attempts = dataField(data, 'attempts');
+  if (typeof attempts === 'number') return attempts > 1;
   const failures = dataField(data, 'failures');
-  return (typeof attempts === 'number' && attempts > 1) || (Array.isArray(failures) && failures.length > 0);
+  return Array.isArray(failures) && failures.length > 1;
 }

@@ -1,10 +1,12 @@
 // Control characters (C0, DEL, C1) anywhere a string reaches a terminal: ESC sequences clear
 // screens and set window titles, and a line break inside a field forges a line of output.
-// Also U+2028/U+2029, which some terminals and editors treat as line breaks.
+// Also U+2028/U+2029, which some terminals and editors treat as line breaks, and the
+// bidirectional-text controls (U+061C, U+200E/U+200F, U+202A–U+202E, U+2066–U+2069), which
+// reorder what a line shows ("Trojan Source"): a description could read as something it is not.
 // eslint-disable-next-line no-control-regex -- control characters are what it escapes
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 // eslint-disable-next-line no-control-regex -- control characters are what it escapes
-const CONTROL_TEST = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const CONTROL_TEST = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
 
@@ -39,8 +41,9 @@ export function escapeDeep<T>(value: T, skip: ReadonlySet<string> = new Set(), d
 
 /**
  * JSON text (from JSON.stringify, whose strings already escape C0 characters) with the
- * characters JSON leaves raw — DEL, C1, U+2028/U+2029 — escaped too; structural line breaks stay.
+ * characters JSON leaves raw — DEL, C1, U+2028/U+2029, the bidi controls — escaped too;
+ * structural line breaks stay.
  */
 export function escapeJsonText(text: string): string {
-  return text.replace(/[\u007f-\u009f\u2028\u2029]/g, escapeOne);
+  return text.replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g, escapeOne);
 }

@@ -3,13 +3,13 @@ import * as path from 'node:path';
 import type { BatchReport } from '../batch/runBatch';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
-import { loadHistory } from '../history/loadHistory';
+import { loadHistory, readHistoryInto } from '../history/loadHistory';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
 import { readBatchManifest } from '../batch/batchManifest';
 import { emptyUsage } from '../agent/UsageTotals';
-import { renderRunPage } from './renderRunPage';
+import { RunPageBuilder } from './renderRunPage';
 
 /** Options of `buildHtmlReport`. */
 export interface BuildHtmlReportOptions {
@@ -83,13 +83,13 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
         'a batch report only with a folder of history files',
         options.batch,
       );
-    const loaded = await loadHistory(target, reading);
-    loaded.warnings.forEach(note);
-    const html = renderRunPage(loaded.entries, {
+    // Streamed: the page keeps the moves and the folded conversation, never the journal's lines.
+    const builder = new RunPageBuilder({
       file: target,
       ...(options.maxDataChars === undefined ? {} : { maxDataChars: options.maxDataChars }),
     });
-    return { kind: 'run', html, runs: 1, warnings };
+    await readHistoryInto(target, { ...reading, onWarning: note }, (entry) => builder.add(entry));
+    return { kind: 'run', html: builder.render(), runs: 1, warnings };
   }
 
   const builder = new BatchPageBuilder(options.maxDataChars);

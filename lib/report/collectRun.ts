@@ -73,53 +73,66 @@ export interface CollectedRun {
  * Gathers a run's moves, rejected moves, usage and summary from its history items (entries
  * read from a file, or plain records). The summary is `summarizeHistory`'s, so the page's
  * failure panel says what `agent-sm inspect` says; outcome, usage and retries are `runFacts`'s,
- * so the page says what every other reader of the file says. Pure.
+ * so the page says what every other reader of the file says. Pure; `RunCollector` is the same,
+ * an item at a time.
  */
 export function collectRun(items: Iterable<HistoryItem>): CollectedRun {
-  const summarizer = new HistorySummarizer({ lastMoves: 10 });
-  const collector = new RunFactsCollector();
-  const records: TransitionRecord<string>[] = [];
-  const rejected: RejectedMove[] = [];
-  let table: TransitionTable<string> | undefined;
-  let meta: HistoryMeta | undefined;
+  const collector = new RunCollector();
   let index = 0;
-  for (const item of items) {
-    const name = `items[${index++}]`;
-    summarizer.add(item, name);
-    collector.add(item, name);
-    if (!isHistoryEntry(item)) records.push(item);
-    else if (item.kind === 'record') records.push(item.record);
-    else if (item.kind === 'rejected') rejected.push(item.rejected);
-    else if (item.kind === 'meta') ({ meta, table } = item);
+  for (const item of items) collector.add(item, `items[${index++}]`);
+  return collector.result();
+}
+
+/** `collectRun` an item at a time, for a file streamed: it keeps the moves, never the journal. */
+export class RunCollector {
+  readonly #summarizer = new HistorySummarizer({ lastMoves: 10 });
+  readonly #facts = new RunFactsCollector();
+  readonly #records: TransitionRecord<string>[] = [];
+  readonly #rejected: RejectedMove[] = [];
+  #table: TransitionTable<string> | undefined;
+  #meta: HistoryMeta | undefined;
+
+  /** Takes the next item; `name` labels it in errors. */
+  add(item: HistoryItem, name = 'item'): void {
+    this.#summarizer.add(item, name);
+    this.#facts.add(item, name);
+    if (!isHistoryEntry(item)) this.#records.push(item);
+    else if (item.kind === 'record') this.#records.push(item.record);
+    else if (item.kind === 'rejected') this.#rejected.push(item.rejected);
+    else if (item.kind === 'meta') ({ meta: this.#meta, table: this.#table } = item);
   }
-  const summary = summarizer.result();
-  const base = table ?? (DEFAULT_TABLE as TransitionTable<string>);
-  const order = tableStates(base);
-  const known = new Set(order);
-  const kinds: Record<string, StateKind> = {};
-  const roles = tableRoles(base);
-  const kindOf = (state: string): StateKind => stateKind(state, roles);
-  for (const state of order) kinds[state] = kindOf(state);
-  for (const r of records) {
-    for (const state of [r.from, r.to]) {
-      if (known.has(state)) continue;
-      known.add(state);
-      order.push(state);
-      kinds[state] = kindOf(state);
+
+  result(): CollectedRun {
+    const records = this.#records;
+    const summary = this.#summarizer.result();
+    const base = this.#table ?? (DEFAULT_TABLE as TransitionTable<string>);
+    const order = tableStates(base);
+    const known = new Set(order);
+    const kinds: Record<string, StateKind> = {};
+    const roles = tableRoles(base);
+    const kindOf = (state: string): StateKind => stateKind(state, roles);
+    for (const state of order) kinds[state] = kindOf(state);
+    for (const r of records) {
+      for (const state of [r.from, r.to]) {
+        if (known.has(state)) continue;
+        known.add(state);
+        order.push(state);
+        kinds[state] = kindOf(state);
+      }
     }
+    const facts = this.#facts.result();
+    return {
+      meta: this.#meta,
+      summary,
+      records: records.slice(),
+      rejected: this.#rejected.slice(),
+      order,
+      kinds,
+      retried: new Set(facts.retried),
+      usage: facts.usage,
+      finalUsage: facts.finalUsage,
+      spend: facts.spend,
+      outcome: facts.outcome,
+    };
   }
-  const facts = collector.result();
-  return {
-    meta,
-    summary,
-    records,
-    rejected,
-    order,
-    kinds,
-    retried: new Set(facts.retried),
-    usage: facts.usage,
-    finalUsage: facts.finalUsage,
-    spend: facts.spend,
-    outcome: facts.outcome,
-  };
 }

@@ -1,9 +1,9 @@
-import { collectRun, type CollectedRun } from './collectRun';
+import { RunCollector, type CollectedRun } from './collectRun';
 import { encodeRun, stateOrder, StringTable } from './encodeRun';
 import { esc, page } from './html';
 import { formatSummary } from '../history/formatSummary';
 import { isHistoryEntry, type HistoryItem } from '../history/HistoryEntry';
-import { conversationByMove, formatConversation } from '../history/formatConversation';
+import { ConversationFormatter, MoveConversations } from '../history/formatConversation';
 import type { FailureSummary, HistorySummary } from '../history/summarizeHistory';
 import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
@@ -32,44 +32,94 @@ export interface RunPageOptions {
  */
 export function renderRunPage(items: Iterable<HistoryItem>, options: RunPageOptions = {}): string {
   assertItems(items);
-  const { file, maxDataChars } = checkOptions(options);
-  const list = Array.isArray(items) ? (items as HistoryItem[]) : [...items];
-  const facts = collectRun(list);
-  // What was said before each move, from the journal, capped so the page stays small.
-  const said = conversationByMove(list.filter(isHistoryEntry));
-  const { summary } = facts;
-  const id = facts.meta?.runId ?? (file === undefined ? 'run' : file);
-  const strings = new StringTable();
-  const run = {
-    ...encodeRun(facts, strings, maxDataChars),
-    c: [...said.bySeq].map(([seq, text]) => [seq, strings.id(text)]),
-  };
-  const body = [
-    `<header><h1>Run ${esc(id)} <span class="badge ${esc(facts.outcome)}">${esc(facts.outcome)}</span></h1>`,
-    `<p class="sub">${esc(runLine(facts, file))}</p></header>`,
-    statusPanel(summary),
-    '<section id="run-view">',
-    legend(),
-    '</section>',
-    timePerState(facts),
-    usageCharts(facts),
-    conversationSection(list, said.truncated, file),
-    `<details><summary>As <code>agent-sm inspect</code> prints it</summary><pre>${esc(formatSummary(summary, file === undefined ? {} : { file }))}</pre></details>`,
-  ].join('\n');
-  return page(`Run ${id} — ${facts.outcome}`, body, {
-    page: 'run',
-    s: strings.strings,
-    order: stateOrder(facts.order, facts.kinds),
-    runs: [run],
-  });
+  const builder = new RunPageBuilder(options);
+  let index = 0;
+  for (const item of items) builder.add(item, `items[${index++}]`);
+  return builder.render();
 }
 
-/** The whole conversation, per turn, folded; absent for a run without a journal. */
-function conversationSection(list: readonly HistoryItem[], truncated: boolean, file: string | undefined): string {
-  const entries = list.filter(isHistoryEntry);
-  if (!entries.some((e) => e.kind === 'journal')) return '';
-  const text = formatConversation(entries, { foldChars: 2000, foldLines: 40 });
-  const shown = text.length > 200_000 ? `${text.slice(0, 200_000)}\n… (cut; agent-sm show shows it all)` : text;
+/** Characters of the conversation section kept in the page. */
+const CONVERSATION_CHARS = 200_000;
+
+/**
+ * `renderRunPage` an item at a time, for a file streamed (`agent-sm report`): it keeps the
+ * moves and the folded text of what was said, capped, never the journal lines themselves.
+ */
+export class RunPageBuilder {
+  readonly #file: string | undefined;
+  readonly #maxDataChars: number;
+  readonly #run = new RunCollector();
+  // What was said before each move, from the journal, capped so the page stays small.
+  readonly #said = new MoveConversations();
+  readonly #conversation = new ConversationFormatter({ foldChars: 2000, foldLines: 40 });
+  /** The conversation section's text so far: kept until it is past the page's cap. */
+  readonly #spoken: string[] = [];
+  #spokenChars = 0;
+  #journal = false;
+
+  constructor(options: RunPageOptions = {}) {
+    const { file, maxDataChars } = checkOptions(options);
+    this.#file = file;
+    this.#maxDataChars = maxDataChars;
+  }
+
+  /** Takes the next item; `name` labels it in errors. */
+  add(item: HistoryItem, name = 'item'): void {
+    this.#run.add(item, name);
+    if (!isHistoryEntry(item)) return;
+    this.#said.add(item);
+    if (item.kind === 'journal') this.#journal = true;
+    // Past the cap (by more than the line break the join adds), the rest is cut from the page anyway.
+    if (this.#spokenChars > CONVERSATION_CHARS + 1) return;
+    const lines = this.#conversation.add(item);
+    // Joined with line breaks later: each line counts one more.
+    for (const line of lines) this.#spokenChars += line.length + 1;
+    this.#spoken.push(...lines);
+  }
+
+  /** The page. */
+  render(): string {
+    const file = this.#file;
+    const facts = this.#run.result();
+    const said = this.#said.result();
+    const { summary } = facts;
+    const id = facts.meta?.runId ?? (file === undefined ? 'run' : file);
+    const strings = new StringTable();
+    const run = {
+      ...encodeRun(facts, strings, this.#maxDataChars),
+      c: [...said.bySeq].map(([seq, text]) => [seq, strings.id(text)]),
+    };
+    const body = [
+      `<header><h1>Run ${esc(id)} <span class="badge ${esc(facts.outcome)}">${esc(facts.outcome)}</span></h1>`,
+      `<p class="sub">${esc(runLine(facts, file))}</p></header>`,
+      statusPanel(summary),
+      '<section id="run-view">',
+      legend(),
+      '</section>',
+      timePerState(facts),
+      usageCharts(facts),
+      this.#journal ? conversationSection(this.#spokenText(), said.truncated, file) : '',
+      `<details><summary>As <code>agent-sm inspect</code> prints it</summary><pre>${esc(formatSummary(summary, file === undefined ? {} : { file }))}</pre></details>`,
+    ].join('\n');
+    return page(`Run ${id} — ${facts.outcome}`, body, {
+      page: 'run',
+      s: strings.strings,
+      order: stateOrder(facts.order, facts.kinds),
+      runs: [run],
+    });
+  }
+
+  #spokenText(): string {
+    return [...this.#spoken, ...this.#conversation.end()].join('\n');
+  }
+}
+
+/** The whole conversation, per turn, folded and cut to the page's cap. */
+function conversationSection(text: string, truncated: boolean, file: string | undefined): string {
+  const shown =
+    text.length > CONVERSATION_CHARS
+      ? `${text.slice(0, CONVERSATION_CHARS)}\n… (cut; agent-sm show shows it all)`
+      : text;
   const more = truncated
     ? `<p class="sub">The timeline shows what was said for the first moves only; <code>agent-sm show ${esc(file ?? '<file>')}</code> prints it all.</p>`
     : '';

@@ -1,3 +1,8 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
+import { runBatch } from '../../lib/batch/runBatch';
 import {
   BudgetExceededError,
   formatBatchReport,
@@ -247,5 +252,56 @@ Runs that did not end normally: 2
         `  ${report.runs[1]!.id}  waited 600 ms for 3 approvals over 2 waits, then end_of_turn\n`,
     );
     expect(formatBatchReport(report)).not.toContain('Parked');
+  });
+});
+
+describe('formatBatchReport of a resumed batch', () => {
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-resumed-report-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('gives runs that ended before the resume their recorded reason and duration, read back from their files', async () => {
+    const instant = async (): Promise<void> => undefined;
+    const COST = { inputTokens: 100, outputTokens: 10, costUsd: 0.1 };
+    const replies = (id: string): ScriptedReply[] =>
+      id === 'task-03' ? [{ error: 'model overloaded' }] : [{ text: 'done', usage: COST }];
+    const tasks = ['task-01', 'task-02', 'task-03'].map((id) => ({
+      id,
+      input: 'go',
+      agent: () => createScriptedAgent({ sleep: instant, replies: replies(id) }),
+    }));
+    // Every reading of the clock is a second later: each run takes seconds, not 0 ms.
+    let now = Date.UTC(2026, 0, 1);
+    const clock = (): number => (now += 1000);
+    const first = await runBatch(tasks, {
+      historyDir: dir,
+      concurrency: 1,
+      logger: false,
+      retry: { retries: 0 },
+      clock,
+    });
+    const live = first.runs.find((r) => r.id === 'task-03')!;
+    expect(live.error?.message).toBe('sendUserMessage failed after 1 attempt: model overloaded');
+
+    const resumed = await runBatch(tasks, {
+      historyDir: dir,
+      concurrency: 1,
+      logger: false,
+      retry: { retries: 0 },
+      clock,
+      resume: true,
+    });
+    expect(resumed.runs.map((r) => [r.id, r.outcome, r.resumed])).toEqual([
+      ['task-01', 'end_of_turn', 'finished'],
+      ['task-02', 'end_of_turn', 'finished'],
+      ['task-03', 'error', 'finished'],
+    ]);
+    const failed = resumed.runs[2]!;
+    expect(failed.error?.message).toBe(live.error?.message);
+    for (const run of resumed.runs) expect(run.durationMs).toBeGreaterThan(0);
+    const text = formatBatchReport(resumed);
+    expect(text).toContain('  task-03  error: sendUserMessage failed after 1 attempt: model overloaded');
+    expect(text).not.toContain('no reason recorded');
+    expect(text).not.toMatch(/median 0 ms/);
   });
 });

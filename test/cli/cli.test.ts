@@ -274,6 +274,6 @@ describe('agent-sm (spawned)', () => {
   it('--help prints usage and exits 0', () => {
     const { code, stdout } = spawnCli('inspect', '--help');
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^Usage: agent-sm inspect \[options\] <file>/);
+    expect(stdout).toMatch(/^Usage: agent-sm inspect \[options\] <path> \[runId\]/);
   });
 });

@@ -56,7 +56,7 @@ describe('agent-sm show', () => {
     expect(stdout).toMatch(/ {2}user \(before move \d+\):\n {4}fix the bug\n/);
     expect(stdout).toMatch(/ {2}model, attempt 1 \(before move \d+\): FAILED Error: overloaded/);
     expect(stdout).toMatch(
-      / {2}model, attempt 2, \$0\.01 \(before move \d+\)[^\n]*:\n {4}→ bash \(c1\)\n {8}\{"cmd":"ls"\}\n {4}→ fail \(c2\)/,
+      / {2}model, attempt 2, \$0\.0100 \(before move \d+\)[^\n]*:\n {4}→ bash \(c1\)\n {8}\{"cmd":"ls"\}\n {4}→ fail \(c2\)/,
     );
     expect(stdout).toMatch(
       / {2}tool bash \(c1\) ok \(before move \d+\):\n {4}total 0\n {4}file\.txt\\u001b\]0;pwned\\u0007/,

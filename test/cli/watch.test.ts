@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeBatchManifest } from '../../lib/batch/batchManifest';
+import { lockFolder } from '../../lib/batch/lockFolder';
 import { main } from '../../lib/cli/main';
 
 let dir: string;
@@ -38,6 +39,8 @@ function capture() {
 
 describe('agent-sm watch, plain lines (not a terminal)', () => {
   it('follows files that appear and grow, lines cut mid-write, prints failures with their reason, and ends with the batch', async () => {
+    // The folder's lock, as a running batch holds it: the batch is not over until its runs end.
+    const lock = lockFolder(dir, 'test batch');
     writeBatchManifest(dir, {
       startedAt: T,
       concurrency: 2,
@@ -67,6 +70,7 @@ describe('agent-sm watch, plain lines (not a terminal)', () => {
       }) + move(4, 'ProcessingLLMResponse', 'EndOfTurn', 'done', { outcome: 'end_of_turn' }),
     );
     expect(await done).toBe(0);
+    lock.release();
     const lines = c.out().trimEnd().split('\n');
     expect(lines.at(-1)).toMatch(/^\d\d:\d\d:\d\d {2}progress: 2\/2 finished, \$0\.2000 spent$/);
     expect(c.out()).toMatch(/\d\d:\d\d:\d\d {2}a: end_of_turn\n/);

@@ -181,6 +181,31 @@ describe('runFacts()', () => {
     });
   });
 
+  it('runFacts() counts a move as retried only when its LLM call took more than one attempt', () => {
+    const failure = (attempt: number) => ({ attempt, error: 'overloaded' });
+    const facts = runFacts([
+      rec(1, 'Ready', 'WaitingForUserInput'),
+      rec(2, 'WaitingForUserInput', 'SendingToLLM'),
+      // One attempt, answered.
+      rec(3, 'SendingToLLM', 'ProcessingLLMResponse', { attempts: 1 }),
+      rec(4, 'ProcessingLLMResponse', 'SendingToLLM'),
+      // The second attempt answered, after the first failed.
+      rec(5, 'SendingToLLM', 'ProcessingLLMResponse', { attempts: 2, failures: [failure(1)] }),
+      rec(6, 'ProcessingLLMResponse', 'SendingToLLM'),
+      // One attempt, failed: the failure is listed, yet nothing was retried.
+      rec(7, 'SendingToLLM', 'Error', { operation: 'sendToolResults', failures: [failure(1)] }),
+      rec(8, 'Error', 'WaitingForUserInput'),
+      rec(9, 'WaitingForUserInput', 'SendingToLLM'),
+      // Two attempts, both failed.
+      rec(10, 'SendingToLLM', 'Error', { operation: 'sendUserMessage', failures: [failure(1), failure(2)] }),
+      rec(11, 'Error', 'WaitingForUserInput'),
+      rec(12, 'WaitingForUserInput', 'SendingToLLM'),
+      // A budget stop after one failed attempt: no second attempt was made.
+      rec(13, 'SendingToLLM', 'BudgetExceeded', { limit: 'maxCostUsd', failures: [failure(1)] }),
+    ]);
+    expect(facts.retried).toEqual([5, 10]);
+  });
+
   it('runFacts() prefers the usage a terminal record carries when it knows more than the records before it', () => {
     // The tool was charged, then failed: only the record that ends the turn can say so.
     const facts = runFacts([

@@ -1,0 +1,179 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readBatchManifest, type BatchManifest } from './batchManifest';
+import { folderHeld } from './lockFolder';
+import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
+import { LIMIT_ROWS, limitUsed } from '../internal/fieldLists';
+import { LIMITS } from '../internal/limits';
+import type { HistoryWarning } from '../history/HistoryEntry';
+import { HistoryFileError } from '../history/HistoryFileError';
+import { readRunFile } from '../history/readRunFile';
+import { messageOf } from '../internal/messageOf';
+
+/**
+ * How a run of a batch folder stands. Beside the turn outcomes: `cut_off` (its file ends inside
+ * a turn and the batch is over), `running` (the same while the batch still runs), `skipped`
+ * (a task of the manifest with no file), `unreadable` (its file could not be read).
+ */
+export type FolderRunOutcome = string;
+
+/** One run of a batch folder. */
+export interface FolderRun {
+  readonly id: string;
+  readonly outcome: FolderRunOutcome;
+  /** Why it did not end well, when the folder says. */
+  readonly reason: string | undefined;
+  /** USD spent, by the ledger's rule (cut-off attempts kept beside it not included). */
+  readonly costUsd: number;
+  /** Its history file; undefined for a skipped task. */
+  readonly file: string | undefined;
+  /** Earlier attempts of it that a resume set aside (`<file>.interrupted`, `<file>.interrupted.2`, …). */
+  readonly interrupted: readonly string[];
+}
+
+/** What a batch's history folder says of the batch. */
+export interface BatchFolder {
+  readonly dir: string;
+  /** The batch's manifest, when the folder has one. */
+  readonly manifest: BatchManifest | undefined;
+  /** A batch still holds the folder's lock: it is running. */
+  readonly running: boolean;
+  /** Every run, failures first (error, budget_exceeded, cancelled, unreadable, cut off, running, skipped, then ended well). */
+  readonly runs: readonly FolderRun[];
+  /** Runs by outcome, and what they spent in all. */
+  readonly totals: {
+    readonly runs: number;
+    readonly outcomes: Readonly<Record<string, number>>;
+    readonly costUsd: number;
+  };
+  /** Why it stopped before running every task, as far as its files tell; undefined when it did not (or still runs). */
+  readonly stopped: string | undefined;
+  /** It was resumed: some run's earlier attempt is kept beside its file. */
+  readonly resumed: boolean;
+}
+
+/** Failures first, the worst first; outcomes not listed (a custom table's) just before the runs that ended well. */
+const ORDER = ['error', 'budget_exceeded', 'stalled', 'cancelled', 'unreadable', 'cut_off', 'running', 'skipped'];
+const rank = (outcome: string): number => {
+  const i = ORDER.indexOf(outcome);
+  return i !== -1 ? i : outcome === 'end_of_turn' ? ORDER.length + 1 : ORDER.length;
+};
+
+/**
+ * Reads a batch's history folder — its manifest, each run file streamed one at a time (a
+ * folder of 10,000 runs holds one run's facts at a time, never a file), the earlier attempts a
+ * resume set aside — and says how each run went and how the batch did. Files that are not the
+ * manifest's are listed too. Throws `HistoryFileError` for a folder with neither manifest nor
+ * run files; a run file that cannot be read is listed as `unreadable` with why.
+ */
+export async function readBatchFolder(
+  dir: string,
+  options: { salvage?: boolean; maxLineBytes?: number; onWarning: (w: HistoryWarning) => void },
+): Promise<BatchFolder> {
+  const manifest = await readBatchManifest(dir);
+  // Looked at before the files: a batch that let go of the folder wrote them all before.
+  const running = folderHeld(dir);
+  const names = fs.readdirSync(dir);
+  const files = names.filter((n) => n.endsWith('.jsonl')).sort();
+  if (manifest === undefined && files.length === 0)
+    throw new HistoryFileError('not_found', dir, 'holds no batch: no batch.json and no history files (*.jsonl)');
+  const tasks = manifest?.tasks.map((t) => ({ id: t.id, file: t.file })) ?? [];
+  const listed = new Set(tasks.map((t) => t.file));
+  for (const file of files) if (!listed.has(file)) tasks.push({ id: file.replace(/\.jsonl$/, ''), file });
+  const present = new Set(files);
+
+  const runs: FolderRun[] = [];
+  // What the runs used, summed, for the batch's caps; the cost by the ledger's rule.
+  const used = emptyUsage();
+  for (const task of tasks) {
+    const interrupted = names
+      .filter((n) => n === `${task.file}.interrupted` || n.startsWith(`${task.file}.interrupted.`))
+      .sort()
+      .map((n) => path.join(dir, n));
+    if (!present.has(task.file)) {
+      runs.push({ id: task.id, outcome: 'skipped', reason: undefined, costUsd: 0, file: undefined, interrupted });
+      continue;
+    }
+    const file = path.join(dir, task.file);
+    try {
+      const facts = await readRunFile(file, {
+        salvage: options.salvage === true,
+        ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+        onWarning: options.onWarning,
+      });
+      const cut = !facts.ended;
+      const outcome = cut ? (running ? 'running' : 'cut_off') : facts.outcome;
+      const reason = cut
+        ? facts.lastState === undefined
+          ? 'its file holds no moves'
+          : `its file ends inside a turn, in ${facts.lastState} (seq ${facts.lastSeq})`
+        : facts.reason;
+      runs.push({ id: task.id, outcome, reason, costUsd: facts.costUsd, file, interrupted });
+      if (facts.usage !== null) {
+        const { llmCalls, toolCalls, inputTokens, outputTokens } = facts.usage;
+        addUsageTo(used, { llmCalls, toolCalls, inputTokens, outputTokens });
+      }
+    } catch (error) {
+      runs.push({ id: task.id, outcome: 'unreadable', reason: messageOf(error), costUsd: 0, file, interrupted });
+    }
+  }
+  // Stable: runs of one outcome keep the manifest's order.
+  const sorted = runs
+    .map((run, i) => ({ run, i }))
+    .sort((a, b) => rank(a.run.outcome) - rank(b.run.outcome) || a.i - b.i);
+  const outcomes: Record<string, number> = {};
+  for (const run of runs) {
+    outcomes[run.outcome] = (outcomes[run.outcome] ?? 0) + 1;
+    addUsageTo(used, { costUsd: run.costUsd });
+  }
+  const costUsd = used.costUsd;
+  return {
+    dir,
+    manifest,
+    running,
+    runs: sorted.map((s) => s.run),
+    totals: { runs: runs.length, outcomes, costUsd },
+    stopped: running ? undefined : stopReason(runs, spentCap(manifest, used)),
+    resumed: runs.some((r) => r.interrupted.length > 0),
+  };
+}
+
+/** The batch's caps (its manifest's `limits.total`, wall time aside) its runs' usage reached, in words; undefined for none. */
+function spentCap(manifest: BatchManifest | undefined, used: UsageTotals): string | undefined {
+  const total = manifest?.limits.total ?? {};
+  const reached: string[] = [];
+  for (const limit of LIMIT_ROWS) {
+    const cap = total[limit];
+    if (limit === 'maxWallMs' || typeof cap !== 'number') continue;
+    const n = limitUsed(used, limit);
+    const { cell, label } = LIMITS[limit];
+    if (n >= cap) reached.push(`${label} ${cell(n)} of ${cell(cap)} (${limit})`);
+  }
+  return reached.length === 0 ? undefined : reached.join(', ');
+}
+
+/**
+ * Why a batch that is over did not run every task, from what its manifest and runs say: the
+ * folder keeps no record of it, so this names what they show, and says when they show nothing.
+ */
+function stopReason(runs: readonly FolderRun[], cap: string | undefined): string | undefined {
+  const skipped = runs.filter((r) => r.outcome === 'skipped').length;
+  const cut = runs.filter((r) => r.outcome === 'cut_off').length;
+  const parts: string[] = [];
+  if (skipped > 0) {
+    // A shared cap ends the runs in flight with budget_exceeded, naming the shared budget; an abort cancels them.
+    const shared = runs.find((r) => r.outcome === 'budget_exceeded' && r.reason?.includes('shared budget') === true);
+    const cancelled = runs.find((r) => r.outcome === 'cancelled');
+    const why =
+      cap !== undefined
+        ? `the batch's cap was reached: ${cap}`
+        : shared !== undefined
+          ? `the shared budget was spent (${shared.id}: ${shared.reason})`
+          : cancelled !== undefined
+            ? `it was cancelled (${cancelled.id}: ${cancelled.reason ?? 'cancelled'})`
+            : 'its files do not say why';
+    parts.push(`${skipped} of ${runs.length} tasks never started: ${why}`);
+  }
+  if (cut > 0) parts.push(`${cut} ${cut === 1 ? 'run was' : 'runs were'} cut off mid-turn (the batch was killed?)`);
+  return parts.length === 0 ? undefined : parts.join('; ');
+}

@@ -1,0 +1,54 @@
+import type { BatchFolder } from '../batch/readBatchFolder';
+import { escapeControl } from '../internal/escapeControl';
+import { cut, oneLine, plural } from '../internal/text';
+
+/** Outcomes that are not a failure: ended well, or still running. */
+const NOT_FAILED: ReadonlySet<string> = new Set(['end_of_turn', 'running']);
+
+/** Whether the run of this outcome failed (did not end well, or never ran): `--exit-code` exits 1 for it. */
+export function folderRunFailed(outcome: string): boolean {
+  return !NOT_FAILED.has(outcome);
+}
+
+/**
+ * What `agent-sm inspect <folder>` prints: a head line (runs, failures, spend), why the batch
+ * stopped and whether it was resumed, each run failures first (id, outcome, cost, reason,
+ * file, earlier attempts), then the runs by outcome and the total cost. Every value from the
+ * folder is escaped. Pure.
+ */
+export function formatBatchFolder(folder: BatchFolder): string {
+  const { runs, totals } = folder;
+  const failed = runs.filter((r) => folderRunFailed(r.outcome)).length;
+  const counts = Object.entries(totals.outcomes).sort(
+    ([a], [b]) => runs.findIndex((r) => r.outcome === a) - runs.findIndex((r) => r.outcome === b),
+  );
+  const out: string[] = [];
+  out.push(
+    `Batch ${folder.dir}: ${plural(totals.runs, 'run')} (${counts.map(([o, n]) => `${n} ${o}`).join(', ')}), ` +
+      `$${totals.costUsd.toFixed(4)} spent${folder.running ? ' (still running)' : ''}` +
+      `${folder.manifest === undefined ? ' (no batch.json: the files found)' : ''}`,
+  );
+  if (folder.stopped !== undefined) out.push(`Stopped early: ${folder.stopped}`);
+  if (folder.resumed) {
+    const again = runs.filter((r) => r.interrupted.length > 0).length;
+    out.push(
+      `Resumed: ${plural(again, 'run')} went on from an earlier attempt, kept beside its file as <file>.interrupted`,
+    );
+  }
+  out.push('', failed > 0 ? 'Runs, failures first' : 'Runs');
+  const idWidth = Math.min(32, Math.max(2, ...runs.map((r) => r.id.length)));
+  const outcomeWidth = Math.max(7, ...runs.map((r) => r.outcome.length));
+  for (const run of runs) {
+    const reason = run.reason === undefined ? '' : `  ${cut(oneLine(run.reason), 200)}`;
+    out.push(`  ${run.id.padEnd(idWidth)}  ${run.outcome.padEnd(outcomeWidth)}  $${run.costUsd.toFixed(4)}${reason}`);
+    if (run.file !== undefined) out.push(`    file: ${run.file}`);
+    for (const earlier of run.interrupted) out.push(`    earlier attempt: ${earlier}`);
+  }
+  out.push('', 'Runs by outcome');
+  const width = Math.max(5, ...counts.map(([o]) => o.length));
+  for (const [outcome, n] of counts)
+    out.push(`  ${outcome.padEnd(width)}  ${String(n).padStart(String(totals.runs).length)}`);
+  out.push(`  ${'total'.padEnd(width)}  ${totals.runs}`);
+  out.push(`Total cost $${totals.costUsd.toFixed(4)}`);
+  return out.map(escapeControl).join('\n');
+}

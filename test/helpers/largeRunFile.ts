@@ -1,0 +1,64 @@
+// For the tests of how much memory the readers use: a large journaled run file, and the built
+// CLI run with stdout a pipe while the child itself reports its peak RSS at exit.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CLI } from './builtCli';
+
+/** A journaled run of many turns, each a user message, a long model answer and four moves, to about `bytes`. */
+export function writeLargeRun(file: string, bytes: number): void {
+  const fd = fs.openSync(file, 'w');
+  try {
+    const T = Date.UTC(2026, 0, 1);
+    const answer = 'All tests pass now. '.repeat(400); // 8 KB
+    let written = 0;
+    let seq = 0;
+    const move = (from: string, to: string, description: string, data?: unknown): string => {
+      seq += 1;
+      return `${JSON.stringify({ seq, from, to, description, at: T + seq, durationMs: 1, forced: false, ...(data === undefined ? {} : { data }) })}\n`;
+    };
+    let chunk = move('Ready', 'WaitingForUserInput', 'ready');
+    for (let turn = 1; written < bytes; turn++) {
+      chunk += move('WaitingForUserInput', 'SendingToLLM', 'sending the user message');
+      chunk += `${JSON.stringify({ type: 'llm', seq, turn, operation: 'sendUserMessage', attempt: 1, startedAt: T + seq, endedAt: T + seq, input: { kind: 'user_message', message: `question ${turn}` }, response: { text: answer }, costUsd: 0.01 })}\n`;
+      chunk += move('SendingToLLM', 'ProcessingLLMResponse', 'LLM responded', { attempts: 1 });
+      chunk += move('ProcessingLLMResponse', 'EndOfTurn', 'text-only response ends the turn', {
+        outcome: 'end_of_turn',
+      });
+      chunk += move('EndOfTurn', 'WaitingForUserInput', 'next turn');
+      if (chunk.length > 1024 * 1024) {
+        written += fs.writeSync(fd, chunk);
+        chunk = '';
+      }
+    }
+    fs.writeSync(fd, chunk);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Runs the built CLI with stdout a pipe (read and dropped), files of its own in `dir`; resolves to its exit code, output size and max RSS in bytes. */
+export function runMeasured(
+  dir: string,
+  args: string[],
+): Promise<{ code: number | null; outBytes: number; stderr: string; maxRssBytes: number }> {
+  const preload = path.join(dir, 'reportMaxRss.cjs');
+  const rssFile = path.join(dir, `rss-${Date.now()}`);
+  fs.writeFileSync(
+    preload,
+    "process.on('exit', () => require('node:fs').writeFileSync(process.env.AGENT_SM_RSS_FILE, String(process.resourceUsage().maxRSS)));\n",
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--require', preload, CLI, ...args], {
+      env: { ...process.env, AGENT_SM_RSS_FILE: rssFile },
+    });
+    let outBytes = 0;
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (outBytes += d.length));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolve({ code, outBytes, stderr, maxRssBytes: Number(fs.readFileSync(rssFile, 'utf8')) * 1024 }),
+    );
+  });
+}
