@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
+import { HistoryFileError } from '../history/HistoryFileError';
 import { readRunFile, type RunFileFacts } from '../history/readRunFile';
 import type { RunUsage } from '../history/runFacts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -41,7 +42,7 @@ export async function resumeState(dir: string, ids: readonly string[]): Promise<
   if (manifest === undefined) {
     throw new InvalidArgumentError(
       'resume',
-      `a historyDir that holds an earlier run of this batch (its ${'batch.json'} manifest); ${dir} has none`,
+      `true only for a historyDir that holds an earlier run of this batch (its batch.json manifest); ${dir} has none: to start this batch there, leave out \`resume\``,
       true,
     );
   }
@@ -54,7 +55,7 @@ export async function resumeState(dir: string, ids: readonly string[]): Promise<
         : `task ${differs} is ${JSON.stringify(listed[differs])} there, ${JSON.stringify(ids[differs])} here`;
     throw new InvalidArgumentError(
       'resume',
-      `the same tasks, in the same order, as the batch in ${dir} (${why})`,
+      `the same tasks, in the same order, as the batch in ${dir} (${why}): pass the tasks that batch ran (its batch.json lists their ids, in order), or, to start this batch instead, leave out \`resume\` and give another \`historyDir\``,
       true,
     );
   }
@@ -71,7 +72,7 @@ async function taskState(file: string): Promise<TaskState> {
     // A cut last line is what a killed run leaves: expected here, and the run is restarted.
     facts = await readRunFile(file, { onWarning: () => undefined });
   } catch (error) {
-    throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${messageOf(error)}`, true);
+    throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${unreadable(file, error)}`, true);
   }
   const usage = usageOf(facts.usage);
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
@@ -99,4 +100,19 @@ function usageOf(run: RunUsage | null): UsageTotals {
   usage.llmCalls = run.llmCalls;
   usage.toolCalls = run.toolCalls;
   return usage;
+}
+
+/**
+ * Why a run file cannot be read, and what to do: the reader's own advice (`--salvage`) is for
+ * the CLI, and `runBatch` has its own ways on.
+ */
+function unreadable(file: string, error: unknown): string {
+  const why =
+    error instanceof HistoryFileError
+      ? `${error.file}${error.line === undefined ? '' : `:${error.line}`}: ${error.reason.replace(/ \(read past corrupt lines with .*\)$/, '')}`
+      : messageOf(error);
+  return (
+    `${why}. See what is left of it with \`npx agent-sm inspect ${file} --salvage\`; ` +
+    'to run its task again from the beginning, move the file out of the folder and resume again'
+  );
 }

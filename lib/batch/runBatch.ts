@@ -33,7 +33,8 @@ import { readHistoryInto } from '../history/loadHistory';
 import { resolveResumeTools, type ResumeToolPolicy } from '../agent/ResumeToolPolicy';
 import type { RecordedLine, ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
-import { MANIFEST_FILE, writeBatchManifest } from './batchManifest';
+import { writeBatchManifest } from './batchManifest';
+import { assertNoClash } from './assertNoClash';
 import { ParkedRuns, type ApprovalWait, type BatchApprovalRequest, type Slot } from './ParkedRuns';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -716,41 +717,6 @@ function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
   return list as Array<BatchTask | FrameworkTask>;
 }
 
-/**
- * Fails, naming them, when files this batch would write are already there (links included).
- * One listing of the folder, not a stat per file: a batch of many runs into a new folder would
- * otherwise pay a system call per run before the first one starts.
- */
-function assertNoClash(dir: string, files: readonly string[]): void {
-  let present: Set<string>;
-  try {
-    present = new Set(fs.readdirSync(dir).map(sameName));
-  } catch (error) {
-    throw new HistoryFileError('open_failed', dir, `cannot list the history directory: ${messageOf(error)}`, {
-      cause: error,
-    });
-  }
-  const clashes = files.filter((file) => present.has(sameName(file)));
-  if (clashes.length === 0) {
-    // No run file of ours, but another batch's manifest: that batch was cut off before its runs wrote anything.
-    if (present.has(sameName(MANIFEST_FILE))) {
-      throw new HistoryFileError(
-        'file_exists',
-        dir,
-        `already holds the manifest of another batch (${MANIFEST_FILE}); pass \`overwriteHistory: true\` to replace it, or use another directory`,
-      );
-    }
-    return;
-  }
-  const shown =
-    clashes.length > 5 ? `${clashes.slice(0, 5).join(', ')} and ${clashes.length - 5} more` : clashes.join(', ');
-  throw new HistoryFileError(
-    'file_exists',
-    dir,
-    `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`,
-  );
-}
-
 /** The journal lines of a cut-off run's file (none when it was written without a journal, or cannot be read). */
 async function readJournal(file: string): Promise<RecordedLine[]> {
   const lines: RecordedLine[] = [];
@@ -764,12 +730,6 @@ async function readJournal(file: string): Promise<RecordedLine[]> {
   }
   return lines;
 }
-
-/** A file name as the folder's filesystem compares it: macOS and Windows ignore case by default. */
-const sameName =
-  process.platform === 'darwin' || process.platform === 'win32'
-    ? (name: string): string => name.toLowerCase()
-    : (name: string): string => name;
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */
 function freeName(path: string): string {
