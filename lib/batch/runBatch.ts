@@ -29,6 +29,7 @@ import { assertFrameworkTasksCanHonour, BATCH_OPTION_KEYS } from './batchOptionK
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { lockFolder, type FolderLock } from './lockFolder';
 import { resumeState } from './resumeState';
+import { salvageMessage } from './salvageMessage';
 import { readHistoryInto } from '../history/loadHistory';
 import { resolveResumeTools, type ResumeToolPolicy } from '../agent/ResumeToolPolicy';
 import type { RecordedLine, ResumeFrom } from '../agent/RunRecording';
@@ -115,6 +116,14 @@ export interface BatchOptions {
    */
   resume?: boolean;
   /**
+   * With `resume`: read past the damaged lines of its run files (a hole of NUL bytes a power
+   * cut leaves, a glued line) as `loadHistory`'s `salvage` does, instead of refusing the batch.
+   * What they held is lost: a run ended before keeps its row from what is left; a cut-off run
+   * continues from the journal lines left, or restarts. The logger names each file salvaged
+   * and its skipped lines, and so does the run's `salvaged`. Default false.
+   */
+  salvage?: boolean;
+  /**
    * With `resume`: which tool calls of a cut-off run are run again (tools that only read) and
    * which are answered from its journal (the default, for all). `{ default?, rerun?, replay? }`
    * with tool names, or a function of the call returning `'replay'` or `'rerun'`. A call cut
@@ -200,6 +209,8 @@ export interface RunReport extends Omit<TaskRun, 'outcome'> {
   resumed?: 'finished' | 'continued' | 'restarted';
   /** The run parked for approval: how often, for how many calls, and how long it waited. */
   approval?: ApprovalWait;
+  /** With `resume` and `salvage`: its file from before had damaged lines, read past (their numbers, the reader's words for each). */
+  salvaged?: { file: string; skippedLines: number[]; warnings: string[] };
 }
 
 /** Usage summed over all runs, and how many runs ended each way. */
@@ -302,6 +313,7 @@ export async function runBatch(
     ledgerDefaultMaxCostUsd,
     minOutputTokens,
     resume = false,
+    salvage = false,
     resumeTools,
     table,
     approve,
@@ -331,6 +343,13 @@ export async function runBatch(
       'resume',
       'false unless `historyDir` names the folder of the batch to resume',
       resume,
+    );
+  if (typeof salvage !== 'boolean') throw new InvalidArgumentError('salvage', 'true or false', salvage);
+  if (salvage && !resume)
+    throw new InvalidArgumentError(
+      'salvage',
+      'left out (or false) unless `resume` is true: it reads past damaged lines of the files a resume reads (to read a damaged file, use `loadHistory(file, { salvage: true })` or `npx agent-sm inspect <folder> --salvage`)',
+      salvage,
     );
   resolveResumeTools(resumeTools, 'resumeTools');
   if (signal !== undefined && !(signal instanceof AbortSignal))
@@ -401,7 +420,11 @@ export async function runBatch(
   const log =
     chosen === undefined
       ? undefined
-      : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };
+      : {
+          info: (m: string) => safeLog(chosen, 'info', m, {}),
+          warn: (m: string) => safeLog(chosen, 'warn', m, {}),
+          error: (m: string) => safeLog(chosen, 'error', m, {}),
+        };
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   // Each run's file says which caps its batch ran under, so a report made from the folder alone can show them.
   const sinkModes = {
@@ -438,8 +461,11 @@ export async function runBatch(
       ? await resumeState(
           historyDir!,
           list.map((t) => t.id),
+          { salvage },
         )
       : undefined;
+    for (const state of earlier ?? [])
+      if (state.kind !== 'not_started' && state.salvaged) log?.warn(salvageMessage(state.salvaged));
     if (historyDir !== undefined && earlier === undefined) {
       // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
       writeBatchManifest(historyDir, {
@@ -470,6 +496,7 @@ export async function runBatch(
           transitions,
           historyFile: file,
           resumed: 'finished',
+          ...(state.salvaged === undefined ? {} : { salvaged: state.salvaged }),
           // The failure its file records, in the words of the run's error when it ran (its class is not recorded).
           ...(reason === undefined ? {} : { error: new Error(reason) }),
         };
@@ -543,6 +570,7 @@ export async function runBatch(
           durationMs: 0,
           transitions: 0,
           error: new RunSkippedError(why.reason, why.message, why.spent),
+          ...(before?.kind === 'interrupted' && before.salvaged !== undefined ? { salvaged: before.salvaged } : {}),
         };
       }
       outcomes.skipped += count;
@@ -609,7 +637,7 @@ export async function runBatch(
       let resumeFrom: ResumeFrom | undefined;
       if (before?.kind === 'interrupted') {
         // Its journal, read before the file is moved aside: what the run continues from.
-        resumeFrom = { journal: await readJournal(before.file), usage: before.usage };
+        resumeFrom = { journal: await readJournal(before.file, salvage), usage: before.usage };
         if (resumeTools !== undefined) resumeFrom.tools = resumeTools;
         // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
         fs.renameSync(before.file, freeName(`${before.file}.interrupted`));
@@ -618,7 +646,12 @@ export async function runBatch(
       if (before?.kind === 'interrupted') {
         // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
         const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;
-        run = { ...run, usage, resumed: run.resume?.mode ?? 'restarted' };
+        run = {
+          ...run,
+          usage,
+          resumed: run.resume?.mode ?? 'restarted',
+          ...(before.salvaged === undefined ? {} : { salvaged: before.salvaged }),
+        };
       }
       // A run that ended while parked (its approval timeout, an abort) held no slot.
       if (slot.held) running -= 1;
@@ -718,10 +751,11 @@ function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
 }
 
 /** The journal lines of a cut-off run's file (none when it was written without a journal, or cannot be read). */
-async function readJournal(file: string): Promise<RecordedLine[]> {
+async function readJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
   const lines: RecordedLine[] = [];
   try {
-    await readHistoryInto(file, { onWarning: () => undefined }, (entry) => {
+    // Skipped lines were logged when resumeState read the file.
+    await readHistoryInto(file, { salvage, onWarning: () => undefined }, (entry) => {
       if (entry.kind === 'journal') lines.push(entry.journal);
     });
   } catch {
