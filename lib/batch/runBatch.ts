@@ -107,7 +107,7 @@ export interface BatchOptions {
    * Finish an interrupted run of this batch in `historyDir` (the same tasks, in the same order,
    * as its `batch.json`): runs that ended are not run again and their report rows come from
    * their files; runs never started start. A run cut off mid-turn whose file has a journal
-   * (`journal: true`) continues: its journaled LLM responses are handed to its loop's
+   * (on by default with `historyDir`) continues: its journaled LLM responses are handed to its loop's
    * `acceptRecorded` with no request made, its recorded tool calls follow `resumeTools`, then it
    * goes live. A run without a journal, or whose loop has no `acceptRecorded`, starts again
    * from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
@@ -162,12 +162,15 @@ export interface BatchOptions {
   compact?: boolean;
   /**
    * Journal every LLM attempt and tool call in each run's history file, as
-   * `AgentWithStateMachine` takes it (`true` or `{ redact }`). Needs `historyDir`.
+   * `AgentWithStateMachine` takes it (`true` or `{ redact }`). Needs `historyDir`. On by
+   * default with `historyDir` (`false` turns it off): a batch killed with no option given then
+   * resumes its cut-off runs from their journal, paying for no call that was answered.
    */
   journal?: AgentWithStateMachineOptions['journal'];
   /**
    * The money ledger in each run's history file without the journal's content, as
-   * `AgentWithStateMachine` takes it: a `reserve` line fsync'ed before each LLM attempt. Needs `historyDir`.
+   * `AgentWithStateMachine` takes it: a `reserve` line fsync'ed before each LLM attempt. Needs
+   * `historyDir`. On by default with `historyDir` (`false` turns it off; it is on whenever the journal is).
    */
   ledger?: boolean;
   /** The reservation a ledger line states when a call's worst case is unknown, as `AgentWithStateMachine` takes it. */
@@ -308,8 +311,8 @@ export async function runBatch(
     onUnknownCost,
     toolConcurrency,
     externalBudgets,
-    journal,
-    ledger,
+    journal: journalGiven,
+    ledger: ledgerGiven,
     ledgerDefaultMaxCostUsd,
     minOutputTokens,
     resume = false,
@@ -366,19 +369,22 @@ export async function runBatch(
     throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
   if (onRun !== undefined && typeof onRun !== 'function')
     throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
-  if (journal !== undefined && journal !== false && historyDir === undefined) {
+  if (journalGiven !== undefined && journalGiven !== false && historyDir === undefined) {
     throw new InvalidArgumentError(
       'journal',
       "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
-      journal,
+      journalGiven,
     );
   }
-  if (ledger === true && historyDir === undefined)
+  if (ledgerGiven === true && historyDir === undefined)
     throw new InvalidArgumentError(
       'ledger',
       "left out (or false) unless `historyDir` is set: the ledger is kept in each run's history file",
-      ledger,
+      ledgerGiven,
     );
+  // Durable by default: with a folder, a killed batch can be resumed without paying again for answered calls.
+  const journal = journalGiven ?? (historyDir === undefined ? undefined : true);
+  const ledger = ledgerGiven ?? (historyDir === undefined ? undefined : true);
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
