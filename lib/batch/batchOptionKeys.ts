@@ -13,6 +13,7 @@ export const BATCH_OPTION_KEYS = Object.freeze({
   overwriteHistory: true,
   resume: true,
   resumeTools: true,
+  salvage: true,
   signal: true,
   onProgress: true,
   logger: true,

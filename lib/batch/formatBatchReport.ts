@@ -114,6 +114,12 @@ function resumedLines(runs: BatchReport['runs']): string[] {
   const again = runs.filter((r) => r.resumed === 'continued' || r.resumed === 'restarted');
   for (const run of again.slice(0, RESUMED_SHOWN)) out.push(`  ${run.id}  ${describeResume(run)}`);
   if (again.length > RESUMED_SHOWN) out.push(`  and ${again.length - RESUMED_SHOWN} more`);
+  // Salvaged files lost lines: every one is named, as a person will want to look at each.
+  for (const run of runs)
+    if (run.salvaged !== undefined)
+      out.push(
+        `  ${run.id}  salvaged ${run.salvaged.file}: skipped ${plural(run.salvaged.skippedLines.length, 'corrupt line')} (${run.salvaged.skippedLines.join(', ')})`,
+      );
   return out;
 }
 

@@ -29,8 +29,9 @@ export class FolderLockedError extends Error {
   ) {
     super(
       `history folder ${folder} is in use by batch ${owner.batch} (pid ${owner.pid} on ${owner.host}, since ${owner.since}): ` +
-        `two batches never write into one folder, overwriteHistory or not. Wait for it to end, or give this batch another folder` +
-        (owner.host === hostname() ? '' : ` (if that batch is gone, remove ${path.join(folder, LOCK_FILE)})`),
+        `two batches never write into one folder, overwriteHistory or not. Wait for it to end` +
+        (owner.host === hostname() ? '' : ` (if that batch is gone, remove ${path.join(folder, LOCK_FILE)})`) +
+        `, then, to finish what it left, run this batch again with \`resume: true\`; or give this batch another \`historyDir\``,
     );
   }
 }

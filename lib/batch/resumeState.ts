@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
+import { HistoryFileError } from '../history/HistoryFileError';
 import { readRunFile, type RunFileFacts } from '../history/readRunFile';
 import type { RunUsage } from '../history/runFacts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -23,11 +24,27 @@ export type TaskState =
       file: string;
       reason: string | undefined;
       durationMs: number;
+      /** With `salvage`: the damaged lines its file was read past. */
+      salvaged?: Salvaged;
     }
   /** Its run was cut off mid-turn: it runs again, and what it spent before counts. */
-  | { kind: 'interrupted'; usage: UsageTotals; file: string }
+  | { kind: 'interrupted'; usage: UsageTotals; file: string; salvaged?: Salvaged }
   /** It never wrote a file: it runs. */
   | { kind: 'not_started' };
+
+/** What `salvage` read past in one run file: its corrupt lines, by number, and why each was skipped. */
+export interface Salvaged {
+  file: string;
+  skippedLines: number[];
+  /** The reader's words for each skipped line (`file:line: skipped a corrupt line: why`). */
+  warnings: string[];
+}
+
+/** How `resumeState` reads the run files. */
+export interface ResumeReadOptions {
+  /** Read past corrupt lines (a power cut's NUL hole) instead of refusing the batch; each file salvaged is said in its state. */
+  salvage?: boolean;
+}
 
 const OUTCOMES: ReadonlySet<string> = new Set(['end_of_turn', 'budget_exceeded', 'stalled', 'error', 'cancelled']);
 
@@ -36,12 +53,16 @@ const OUTCOMES: ReadonlySet<string> = new Set(['end_of_turn', 'budget_exceeded',
  * tasks ended, which were cut off, which never started, and what each spent. The tasks must be
  * the manifest's, in order: resuming another batch into a folder would mix two batches' runs.
  */
-export async function resumeState(dir: string, ids: readonly string[]): Promise<TaskState[]> {
+export async function resumeState(
+  dir: string,
+  ids: readonly string[],
+  options: ResumeReadOptions = {},
+): Promise<TaskState[]> {
   const manifest = await readBatchManifest(dir);
   if (manifest === undefined) {
     throw new InvalidArgumentError(
       'resume',
-      `a historyDir that holds an earlier run of this batch (its ${'batch.json'} manifest); ${dir} has none`,
+      `true only for a historyDir that holds an earlier run of this batch (its batch.json manifest); ${dir} has none: to start this batch there, leave out \`resume\``,
       true,
     );
   }
@@ -54,24 +75,32 @@ export async function resumeState(dir: string, ids: readonly string[]): Promise<
         : `task ${differs} is ${JSON.stringify(listed[differs])} there, ${JSON.stringify(ids[differs])} here`;
     throw new InvalidArgumentError(
       'resume',
-      `the same tasks, in the same order, as the batch in ${dir} (${why})`,
+      `the same tasks, in the same order, as the batch in ${dir} (${why}): pass the tasks that batch ran (its batch.json lists their ids, in order), or, to start this batch instead, leave out \`resume\` and give another \`historyDir\``,
       true,
     );
   }
   // One file at a time, streamed: a folder of 10,000 runs must not hold 10,000 open files or their entries.
   const states: TaskState[] = [];
-  for (const { file } of manifest.tasks) states.push(await taskState(path.join(dir, file)));
+  for (const { file } of manifest.tasks) states.push(await taskState(path.join(dir, file), options.salvage === true));
   return states;
 }
 
-async function taskState(file: string): Promise<TaskState> {
+async function taskState(file: string, salvage: boolean): Promise<TaskState> {
   if (!fs.existsSync(file)) return { kind: 'not_started' };
   let facts: RunFileFacts;
+  const salvaged: Salvaged = { file, skippedLines: [], warnings: [] };
   try {
     // A cut last line is what a killed run leaves: expected here, and the run is restarted.
-    facts = await readRunFile(file, { onWarning: () => undefined });
+    facts = await readRunFile(file, {
+      salvage,
+      onWarning: (w) => {
+        if (w.code !== 'skipped_line') return;
+        salvaged.skippedLines.push(w.line);
+        salvaged.warnings.push(w.message);
+      },
+    });
   } catch (error) {
-    throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${messageOf(error)}`, true);
+    throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${unreadable(file, error)}`, true);
   }
   const usage = usageOf(facts.usage);
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
@@ -85,9 +114,10 @@ async function taskState(file: string): Promise<TaskState> {
       file,
       reason: facts.outcome === 'end_of_turn' ? undefined : facts.reason,
       durationMs: facts.durationMs,
+      ...(salvaged.skippedLines.length === 0 ? {} : { salvaged }),
     };
   }
-  return { kind: 'interrupted', usage, file };
+  return { kind: 'interrupted', usage, file, ...(salvaged.skippedLines.length === 0 ? {} : { salvaged }) };
 }
 
 function usageOf(run: RunUsage | null): UsageTotals {
@@ -99,4 +129,21 @@ function usageOf(run: RunUsage | null): UsageTotals {
   usage.llmCalls = run.llmCalls;
   usage.toolCalls = run.toolCalls;
   return usage;
+}
+
+/**
+ * Why a run file cannot be read, and what to do: the reader's own advice (`--salvage`) is for
+ * the CLI, and `runBatch` has its own ways on.
+ */
+function unreadable(file: string, error: unknown): string {
+  const damaged =
+    error instanceof HistoryFileError && (error.code === 'corrupt_line' || error.code === 'line_too_long');
+  const why =
+    error instanceof HistoryFileError
+      ? `${error.file}${error.line === undefined ? '' : `:${error.line}`}: ${error.reason.replace(/ \(read past corrupt lines with .*\)$/, '')}`
+      : messageOf(error);
+  return (
+    `${why}. ${damaged ? 'Resume with `salvage: true` to read past its damaged lines (what they held is lost); ' : ''}See what is left of it with \`npx agent-sm inspect ${file} --salvage\`; ` +
+    'to run its task again from the beginning, move the file out of the folder and resume again'
+  );
 }

@@ -29,11 +29,13 @@ import { assertFrameworkTasksCanHonour, BATCH_OPTION_KEYS } from './batchOptionK
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { lockFolder, type FolderLock } from './lockFolder';
 import { resumeState } from './resumeState';
+import { salvageMessage } from './salvageMessage';
 import { readHistoryInto } from '../history/loadHistory';
 import { resolveResumeTools, type ResumeToolPolicy } from '../agent/ResumeToolPolicy';
 import type { RecordedLine, ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
-import { MANIFEST_FILE, writeBatchManifest } from './batchManifest';
+import { writeBatchManifest } from './batchManifest';
+import { assertNoClash } from './assertNoClash';
 import { ParkedRuns, type ApprovalWait, type BatchApprovalRequest, type Slot } from './ParkedRuns';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -105,7 +107,7 @@ export interface BatchOptions {
    * Finish an interrupted run of this batch in `historyDir` (the same tasks, in the same order,
    * as its `batch.json`): runs that ended are not run again and their report rows come from
    * their files; runs never started start. A run cut off mid-turn whose file has a journal
-   * (`journal: true`) continues: its journaled LLM responses are handed to its loop's
+   * (on by default with `historyDir`) continues: its journaled LLM responses are handed to its loop's
    * `acceptRecorded` with no request made, its recorded tool calls follow `resumeTools`, then it
    * goes live. A run without a journal, or whose loop has no `acceptRecorded`, starts again
    * from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
@@ -113,6 +115,14 @@ export interface BatchOptions {
    * shared budget starts from the spend in the files, so a cap holds across both processes.
    */
   resume?: boolean;
+  /**
+   * With `resume`: read past the damaged lines of its run files (a hole of NUL bytes a power
+   * cut leaves, a glued line) as `loadHistory`'s `salvage` does, instead of refusing the batch.
+   * What they held is lost: a run ended before keeps its row from what is left; a cut-off run
+   * continues from the journal lines left, or restarts. The logger names each file salvaged
+   * and its skipped lines, and so does the run's `salvaged`. Default false.
+   */
+  salvage?: boolean;
   /**
    * With `resume`: which tool calls of a cut-off run are run again (tools that only read) and
    * which are answered from its journal (the default, for all). `{ default?, rerun?, replay? }`
@@ -152,12 +162,15 @@ export interface BatchOptions {
   compact?: boolean;
   /**
    * Journal every LLM attempt and tool call in each run's history file, as
-   * `AgentWithStateMachine` takes it (`true` or `{ redact }`). Needs `historyDir`.
+   * `AgentWithStateMachine` takes it (`true` or `{ redact }`). Needs `historyDir`. On by
+   * default with `historyDir` (`false` turns it off): a batch killed with no option given then
+   * resumes its cut-off runs from their journal, paying for no call that was answered.
    */
   journal?: AgentWithStateMachineOptions['journal'];
   /**
    * The money ledger in each run's history file without the journal's content, as
-   * `AgentWithStateMachine` takes it: a `reserve` line fsync'ed before each LLM attempt. Needs `historyDir`.
+   * `AgentWithStateMachine` takes it: a `reserve` line fsync'ed before each LLM attempt. Needs
+   * `historyDir`. On by default with `historyDir` (`false` turns it off; it is on whenever the journal is).
    */
   ledger?: boolean;
   /** The reservation a ledger line states when a call's worst case is unknown, as `AgentWithStateMachine` takes it. */
@@ -199,6 +212,8 @@ export interface RunReport extends Omit<TaskRun, 'outcome'> {
   resumed?: 'finished' | 'continued' | 'restarted';
   /** The run parked for approval: how often, for how many calls, and how long it waited. */
   approval?: ApprovalWait;
+  /** With `resume` and `salvage`: its file from before had damaged lines, read past (their numbers, the reader's words for each). */
+  salvaged?: { file: string; skippedLines: number[]; warnings: string[] };
 }
 
 /** Usage summed over all runs, and how many runs ended each way. */
@@ -296,11 +311,12 @@ export async function runBatch(
     onUnknownCost,
     toolConcurrency,
     externalBudgets,
-    journal,
-    ledger,
+    journal: journalGiven,
+    ledger: ledgerGiven,
     ledgerDefaultMaxCostUsd,
     minOutputTokens,
     resume = false,
+    salvage = false,
     resumeTools,
     table,
     approve,
@@ -331,6 +347,13 @@ export async function runBatch(
       'false unless `historyDir` names the folder of the batch to resume',
       resume,
     );
+  if (typeof salvage !== 'boolean') throw new InvalidArgumentError('salvage', 'true or false', salvage);
+  if (salvage && !resume)
+    throw new InvalidArgumentError(
+      'salvage',
+      'left out (or false) unless `resume` is true: it reads past damaged lines of the files a resume reads (to read a damaged file, use `loadHistory(file, { salvage: true })` or `npx agent-sm inspect <folder> --salvage`)',
+      salvage,
+    );
   resolveResumeTools(resumeTools, 'resumeTools');
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
@@ -346,19 +369,22 @@ export async function runBatch(
     throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
   if (onRun !== undefined && typeof onRun !== 'function')
     throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
-  if (journal !== undefined && journal !== false && historyDir === undefined) {
+  if (journalGiven !== undefined && journalGiven !== false && historyDir === undefined) {
     throw new InvalidArgumentError(
       'journal',
       "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
-      journal,
+      journalGiven,
     );
   }
-  if (ledger === true && historyDir === undefined)
+  if (ledgerGiven === true && historyDir === undefined)
     throw new InvalidArgumentError(
       'ledger',
       "left out (or false) unless `historyDir` is set: the ledger is kept in each run's history file",
-      ledger,
+      ledgerGiven,
     );
+  // Durable by default: with a folder, a killed batch can be resumed without paying again for answered calls.
+  const journal = journalGiven ?? (historyDir === undefined ? undefined : true);
+  const ledger = ledgerGiven ?? (historyDir === undefined ? undefined : true);
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
@@ -400,7 +426,11 @@ export async function runBatch(
   const log =
     chosen === undefined
       ? undefined
-      : { info: (m: string) => safeLog(chosen, 'info', m, {}), error: (m: string) => safeLog(chosen, 'error', m, {}) };
+      : {
+          info: (m: string) => safeLog(chosen, 'info', m, {}),
+          warn: (m: string) => safeLog(chosen, 'warn', m, {}),
+          error: (m: string) => safeLog(chosen, 'error', m, {}),
+        };
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   // Each run's file says which caps its batch ran under, so a report made from the folder alone can show them.
   const sinkModes = {
@@ -437,8 +467,11 @@ export async function runBatch(
       ? await resumeState(
           historyDir!,
           list.map((t) => t.id),
+          { salvage },
         )
       : undefined;
+    for (const state of earlier ?? [])
+      if (state.kind !== 'not_started' && state.salvaged) log?.warn(salvageMessage(state.salvaged));
     if (historyDir !== undefined && earlier === undefined) {
       // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
       writeBatchManifest(historyDir, {
@@ -469,6 +502,7 @@ export async function runBatch(
           transitions,
           historyFile: file,
           resumed: 'finished',
+          ...(state.salvaged === undefined ? {} : { salvaged: state.salvaged }),
           // The failure its file records, in the words of the run's error when it ran (its class is not recorded).
           ...(reason === undefined ? {} : { error: new Error(reason) }),
         };
@@ -542,6 +576,7 @@ export async function runBatch(
           durationMs: 0,
           transitions: 0,
           error: new RunSkippedError(why.reason, why.message, why.spent),
+          ...(before?.kind === 'interrupted' && before.salvaged !== undefined ? { salvaged: before.salvaged } : {}),
         };
       }
       outcomes.skipped += count;
@@ -608,7 +643,7 @@ export async function runBatch(
       let resumeFrom: ResumeFrom | undefined;
       if (before?.kind === 'interrupted') {
         // Its journal, read before the file is moved aside: what the run continues from.
-        resumeFrom = { journal: await readJournal(before.file), usage: before.usage };
+        resumeFrom = { journal: await readJournal(before.file, salvage), usage: before.usage };
         if (resumeTools !== undefined) resumeFrom.tools = resumeTools;
         // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
         fs.renameSync(before.file, freeName(`${before.file}.interrupted`));
@@ -617,7 +652,12 @@ export async function runBatch(
       if (before?.kind === 'interrupted') {
         // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
         const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;
-        run = { ...run, usage, resumed: run.resume?.mode ?? 'restarted' };
+        run = {
+          ...run,
+          usage,
+          resumed: run.resume?.mode ?? 'restarted',
+          ...(before.salvaged === undefined ? {} : { salvaged: before.salvaged }),
+        };
       }
       // A run that ended while parked (its approval timeout, an abort) held no slot.
       if (slot.held) running -= 1;
@@ -716,46 +756,12 @@ function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
   return list as Array<BatchTask | FrameworkTask>;
 }
 
-/**
- * Fails, naming them, when files this batch would write are already there (links included).
- * One listing of the folder, not a stat per file: a batch of many runs into a new folder would
- * otherwise pay a system call per run before the first one starts.
- */
-function assertNoClash(dir: string, files: readonly string[]): void {
-  let present: Set<string>;
-  try {
-    present = new Set(fs.readdirSync(dir).map(sameName));
-  } catch (error) {
-    throw new HistoryFileError('open_failed', dir, `cannot list the history directory: ${messageOf(error)}`, {
-      cause: error,
-    });
-  }
-  const clashes = files.filter((file) => present.has(sameName(file)));
-  if (clashes.length === 0) {
-    // No run file of ours, but another batch's manifest: that batch was cut off before its runs wrote anything.
-    if (present.has(sameName(MANIFEST_FILE))) {
-      throw new HistoryFileError(
-        'file_exists',
-        dir,
-        `already holds the manifest of another batch (${MANIFEST_FILE}); pass \`overwriteHistory: true\` to replace it, or use another directory`,
-      );
-    }
-    return;
-  }
-  const shown =
-    clashes.length > 5 ? `${clashes.slice(0, 5).join(', ')} and ${clashes.length - 5} more` : clashes.join(', ');
-  throw new HistoryFileError(
-    'file_exists',
-    dir,
-    `already holds ${clashes.length === 1 ? 'a history file' : `${clashes.length} history files`} this batch would write (${shown}); pass \`overwriteHistory: true\` to replace them, or use another directory`,
-  );
-}
-
 /** The journal lines of a cut-off run's file (none when it was written without a journal, or cannot be read). */
-async function readJournal(file: string): Promise<RecordedLine[]> {
+async function readJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
   const lines: RecordedLine[] = [];
   try {
-    await readHistoryInto(file, { onWarning: () => undefined }, (entry) => {
+    // Skipped lines were logged when resumeState read the file.
+    await readHistoryInto(file, { salvage, onWarning: () => undefined }, (entry) => {
       if (entry.kind === 'journal') lines.push(entry.journal);
     });
   } catch {
@@ -764,12 +770,6 @@ async function readJournal(file: string): Promise<RecordedLine[]> {
   }
   return lines;
 }
-
-/** A file name as the folder's filesystem compares it: macOS and Windows ignore case by default. */
-const sameName =
-  process.platform === 'darwin' || process.platform === 'win32'
-    ? (name: string): string => name.toLowerCase()
-    : (name: string): string => name;
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */
 function freeName(path: string): string {

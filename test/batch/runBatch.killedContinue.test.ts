@@ -145,6 +145,56 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
     },
   );
 
+  it('with only historyDir (durable by default): run again it is told to resume; resumed, no answered call is asked again', async () => {
+    const finished = await killBatchAfter(dir, 4, { durability: 'turn', groupCommit: false });
+    const answered = new Map<string, Set<string>>();
+    for (const task of batchTasks()) {
+      const file = path.join(dir, `${task.id}.jsonl`);
+      if (finished.includes(task.id) || !fs.existsSync(file)) continue;
+      const { journal } = await loadHistory(file);
+      answered.set(
+        task.id,
+        new Set(
+          journal
+            .filter((j) => j.type === 'llm' && j.response !== undefined)
+            .map((j) => llmKey(String(j.operation), j.input)),
+        ),
+      );
+    }
+    // The three runs in flight had each journaled their first response, with no option asking for it.
+    expect([...answered.values()].map((a) => a.size)).toEqual([1, 1, 1]);
+
+    const loops = new Map<string, ScriptedAgent>();
+    await expect(runBatch(resumedTasks(loops), { historyDir: dir, concurrency: 3, logger: false })).rejects.toThrow(
+      /to continue that batch \(after a crash or a kill\), run it again with `resume: true` and the same tasks/,
+    );
+    expect(loops.size).toBe(0);
+
+    const report = await runBatch(resumedTasks(loops), {
+      historyDir: dir,
+      concurrency: 3,
+      logger: false,
+      resume: true,
+    });
+    expect(report.runs.every((r) => r.outcome === 'end_of_turn')).toBe(true);
+    for (const [id, before] of answered) {
+      const asked = loops
+        .get(id)!
+        .calls.flatMap((c) =>
+          c.op === 'sendUserMessage'
+            ? [llmKey(c.op, { kind: 'user_message', message: c.message })]
+            : c.op === 'sendToolResults'
+              ? [llmKey(c.op, { kind: 'tool_results', results: c.results, messages: c.messages })]
+              : [],
+        );
+      for (const key of asked) expect(before.has(key)).toBe(false);
+      expect(asked).toHaveLength(1);
+      expect(report.runs.find((r) => r.id === id)!.resumed).toBe('continued');
+    }
+    // Twelve runs of two $0.10 calls, each answered call paid once.
+    expect(report.totals).toMatchObject({ costUsd: 2.4, llmCalls: 24 });
+  });
+
   it('restarts a cut-off run whose loop cannot take recorded responses, its earlier spend counted', async () => {
     const finished = await killBatchAfter(dir, 6, { durability: 'move', groupCommit: false, journal: true });
     const loops = new Map<string, ScriptedAgent>();

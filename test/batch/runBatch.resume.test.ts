@@ -30,9 +30,13 @@ function tasks(built: string[]): BatchTask[] {
   }));
 }
 
-/** The folder as a kill would leave it: t1 cut after its first five moves, t4 and t5 never started. */
+/**
+ * The folder as a kill would leave it: t1 cut after its first five moves, t4 and t5 never
+ * started. Written without journal or ledger (both on by default), so that t1 restarts: a
+ * journaled run continuing is runBatch.killedContinue's.
+ */
 async function interruptedFolder(): Promise<void> {
-  await runBatch(tasks([]), { historyDir: dir, concurrency: 2, logger: false });
+  await runBatch(tasks([]), { historyDir: dir, concurrency: 2, logger: false, journal: false, ledger: false });
   const lines = fs.readFileSync(path.join(dir, 't1.jsonl'), 'utf8').split('\n');
   fs.writeFileSync(path.join(dir, 't1.jsonl'), `${lines.slice(0, 6).join('\n')}\n`);
   fs.rmSync(path.join(dir, 't4.jsonl'));

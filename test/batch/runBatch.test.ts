@@ -602,7 +602,7 @@ describe('runBatch', () => {
         expect.objectContaining({
           code: 'file_exists',
           message: expect.stringMatching(
-            /already holds a history file this batch would write \(Build\.jsonl\); pass `overwriteHistory: true`/,
+            /already holds a history file this batch would write \(Build\.jsonl\); to continue that batch .*`resume: true`.*; to replace it, pass `overwriteHistory: true`/,
           ),
         }),
       );

@@ -91,7 +91,7 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
     const meta = JSON.parse(metaJson) as BatchMeta;
     queue = new Queue(name, { connection: redis, prefix });
     queue.on('error', () => undefined);
-    return trackBatch({
+    const tracked = trackBatch({
       redis,
       queue,
       prefix,
@@ -109,6 +109,9 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
       signal,
       onProgress,
     });
+    // What the batch did before this handle existed is counted before it is handed out.
+    await tracked.caughtUp;
+    return tracked.handle;
   } catch (error) {
     await queue?.close().catch(() => undefined);
     redis.disconnect();

@@ -235,7 +235,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     reportFile,
     signal,
     onProgress,
-  });
+  }).handle;
 }
 
 /**

@@ -49,7 +49,15 @@ const SKIP_CHUNK = 1000;
  * spent or the batch is aborted, and builds the report. Every Redis operation waits at most
  * `timeoutMs` for an unreachable Redis: `report()` then rejects naming the address and the wait.
  */
-export function trackBatch(batch: TrackedBatch): BatchHandle {
+export function trackBatch(batch: TrackedBatch): {
+  handle: BatchHandle;
+  /**
+   * Settles once the events already in Redis are read (or the tracking failed): from then on
+   * `progress()` counts them. `attachBatch` waits for it, so a finished batch it attaches to
+   * never reads `done 0`.
+   */
+  caughtUp: Promise<void>;
+} {
   const { redis, queue, keys, batchId, ids, perRun, total, timeoutMs, pollMs, signal, onProgress } = batch;
   const within = <T>(what: string, operation: () => Promise<T>): Promise<T> =>
     bounded(redis, `batch ${batchId}: ${what}`, operation, timeoutMs);
@@ -150,6 +158,8 @@ export function trackBatch(batch: TrackedBatch): BatchHandle {
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
 
+  let markCaughtUp: () => void = () => undefined;
+  const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
   const finished = (async (): Promise<DistributedBatchReport> => {
     let report: DistributedBatchReport | undefined;
     try {
@@ -179,6 +189,8 @@ export function trackBatch(batch: TrackedBatch): BatchHandle {
         );
         offset += events.length;
         for (const line of events) apply(JSON.parse(line) as Event);
+        // A round shorter than its 1,000 events read all there was.
+        if (events.length < 1000) markCaughtUp();
         // Aborted by another handle (attachBatch): it skips the rest; this one says so in its report.
         if (abortedBy !== null && stopped?.reason !== 'aborted') stopped = { reason: 'aborted', message: abortedBy };
         if (spentField !== null && stopped === undefined) {
@@ -215,6 +227,7 @@ export function trackBatch(batch: TrackedBatch): BatchHandle {
       }
       return report;
     } finally {
+      markCaughtUp();
       signal?.removeEventListener('abort', onAbort);
       await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
       redis.disconnect();
@@ -224,10 +237,13 @@ export function trackBatch(batch: TrackedBatch): BatchHandle {
   finished.catch(() => undefined);
 
   return {
-    batchId,
-    report: (options?: { signal?: AbortSignal }) => raceSignal(finished, options?.signal),
-    abort,
-    progress: () => last,
+    handle: {
+      batchId,
+      report: (options?: { signal?: AbortSignal }) => raceSignal(finished, options?.signal),
+      abort,
+      progress: () => last,
+    },
+    caughtUp,
   };
 }
 

@@ -12,6 +12,7 @@ import {
 } from 'agent-state-machine';
 import {
   RedisBudget,
+  attachBatch,
   startBatchWorker,
   submitBatch,
   type BatchWorkerHandle,
@@ -102,6 +103,29 @@ describe('submitBatch() with startBatchWorker()', () => {
         expect(loaded.meta?.metadata).toMatchObject({ worker: run.worker, batchId: report.batchId });
       }
       expect(batch.progress().done).toBe(12);
+    } finally {
+      await t.cleanup();
+    }
+  }, 30_000);
+
+  it('attachBatch().progress() on a finished batch reads its real counts at once, not a made-up start', async () => {
+    const t = setup('attach-progress');
+    try {
+      t.worker({ concurrency: 4 });
+      const batch = await submitBatch(tasks(12), { connection: url, name: t.name, prefix: t.prefix });
+      const report = await batch.report();
+      const attached = await attachBatch({ connection: url, name: t.name, prefix: t.prefix, batchId: report.batchId });
+      const progress = attached.progress();
+      expect(progress).toMatchObject({
+        done: 12,
+        total: 12,
+        running: 0,
+        outcomes: { end_of_turn: 12, skipped: 0 },
+        usage: { llmCalls: 24 },
+      });
+      expect(progress.usage.costUsd).toBeCloseTo(0.24, 10);
+      expect(progress.event).toMatchObject({ type: 'finished', run: { outcome: 'end_of_turn' } });
+      expect((await attached.report()).totals.outcomes.end_of_turn).toBe(12);
     } finally {
       await t.cleanup();
     }
