@@ -8,6 +8,7 @@ import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
 import { readBatchManifest } from '../batch/batchManifest';
+import { readBatchFolder, type BatchFolder } from '../batch/readBatchFolder';
 import { emptyUsage } from '../agent/UsageTotals';
 import { RunPageBuilder } from './renderRunPage';
 
@@ -114,6 +115,8 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
     });
   };
   const { batch } = options;
+  // A folder alone: how each run ended and why the batch stopped, as `agent-sm inspect` reads them.
+  let folder: BatchFolder | undefined;
   if (batch !== undefined) {
     if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs))
       throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
@@ -130,11 +133,15 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
       else builder.add({ report: neverStarted(task.id) });
     }
     for (const name of present) await add(path.join(target, name), undefined);
+    // Its warnings are the ones just noted, file by file: not noted twice.
+    folder = await readBatchFolder(target, { ...reading, onWarning: () => undefined });
   }
   const html = builder.render({
     source: target,
     ...(batch === undefined
-      ? {}
+      ? folder?.stopped === undefined
+        ? {}
+        : { stopped: { message: folder.stopped } }
       : {
           limits: batch.limits,
           concurrency: batch.concurrency,

@@ -39,7 +39,7 @@ export interface BatchPageOptions {
   concurrency?: number;
   /** The batch's elapsed time. Default: from the first run's start to the last run's end. */
   durationMs?: number;
-  /** Why the batch stopped early, as `BatchReport.stopped` says. */
+  /** Why the batch stopped early, as `BatchReport.stopped` says (or, for a folder alone, as `readBatchFolder` infers it). */
   stopped?: { message: string };
   /** Characters of each move's data (as JSON) kept in the page. Default 300: 10,000 runs stay a file you can mail. */
   maxDataChars?: number;
@@ -181,7 +181,7 @@ export class BatchPageBuilder {
       `<header><h1>${esc(title)}</h1><p class="sub">${esc(sub.join(' · '))}</p>`,
       options.stopped === undefined
         ? ''
-        : `<div class="panel failure"><strong>Stopped early:</strong> ${esc(options.stopped.message)}</div>`,
+        : `<p class="panel failure stopped"><strong>Stopped because:</strong> ${esc(options.stopped.message)}</p>`,
       '</header>',
       '<section id="batch-view">',
       `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,

@@ -80,7 +80,7 @@ describe('buildHtmlReport', () => {
     ]);
     expect(rows(report.html)[1]![8]).toContain('sandbox failed to boot');
     expect(report.html).toContain('$1.0000 (');
-    expect(report.html).toContain('Stopped early:');
+    expect(report.html).toContain('<strong>Stopped because:</strong>');
   });
 
   it('buildHtmlReport() of a folder alone lists every task of its manifest, the ones that never wrote a file too', async () => {
@@ -103,6 +103,32 @@ describe('buildHtmlReport', () => {
       ['t2', 'end_of_turn', ''],
       ['t3', 'skipped', 'never started: the batch wrote no history file for it (interrupted before it began?)'],
     ]);
+  });
+
+  it('buildHtmlReport() of a folder alone says at the top why the batch stopped early, as its files tell', async () => {
+    const reply = { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.2 } };
+    const tasks = Array.from({ length: 5 }, (_, i) => ({
+      id: `t${i}`,
+      input: 'go',
+      agent: () => createScriptedAgent({ replies: [reply] }),
+    }));
+    await runBatch(tasks, { concurrency: 1, total: { maxCostUsd: 0.35 }, historyDir: dir, logger: false });
+    const { html } = await buildHtmlReport(dir);
+    const line = /<p class="panel failure stopped"><strong>Stopped because:<\/strong> (.*?)<\/p>/.exec(html);
+    expect(line?.[1]).toMatch(
+      /^3 of 5 tasks never started: the batch&#39;s cap was reached: cost \$0\.40\d* of \$0\.35\d* \(maxCostUsd\)$/,
+    );
+    // At the top: in the header, before the dashboard.
+    expect(html.indexOf('Stopped because:')).toBeLessThan(html.indexOf('</header>'));
+    expect(html.indexOf('</header>')).toBeLessThan(html.indexOf('Spend against the caps'));
+
+    const whole = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-build-whole-'));
+    try {
+      writeBatch(whole, 3);
+      expect((await buildHtmlReport(whole)).html).not.toContain('Stopped because');
+    } finally {
+      fs.rmSync(whole, { recursive: true, force: true });
+    }
   });
 
   it('buildHtmlReport() says what is wrong with the path', async () => {
