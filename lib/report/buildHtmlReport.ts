@@ -139,9 +139,10 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
   const html = builder.render({
     source: target,
     ...(batch === undefined
-      ? folder?.stopped === undefined
-        ? {}
-        : { stopped: { message: folder.stopped } }
+      ? {
+          ...(folder === undefined ? {} : { failures: folder.runs }),
+          ...(folder?.stopped === undefined ? {} : { stopped: { message: folder.stopped } }),
+        }
       : {
           limits: batch.limits,
           concurrency: batch.concurrency,

@@ -13,6 +13,7 @@ import type { RunUsage } from '../history/runFacts';
 import { collectRun, type StateKind } from './collectRun';
 import { encodeRun, type EncodedRun, StringTable } from './encodeRun';
 import { esc, page } from './html';
+import { failuresTable, rankFailures, type BatchPageFailure } from './failuresTable';
 import { legend } from './renderRunPage';
 import { barChart, lineChart, thin } from './svgCharts';
 
@@ -41,6 +42,18 @@ export interface BatchPageOptions {
   durationMs?: number;
   /** Why the batch stopped early, as `BatchReport.stopped` says (or, for a folder alone, as `readBatchFolder` infers it). */
   stopped?: { message: string };
+  /**
+   * How each run that did not end well stands, as `readBatchFolder` reads a folder (`cut_off`,
+   * reasons from the files); matched to the runs added by `file`, else by `id`. Default: the
+   * runs' own outcomes and notes.
+   */
+  failures?: ReadonlyArray<{
+    id: string;
+    outcome: string;
+    reason: string | undefined;
+    costUsd: number;
+    file: string | undefined;
+  }>;
   /** Characters of each move's data (as JSON) kept in the page. Default 300: 10,000 runs stay a file you can mail. */
   maxDataChars?: number;
 }
@@ -80,6 +93,9 @@ export class BatchPageBuilder {
   readonly #maxDataChars: number;
   #limits: BatchPageOptions['limits'] | undefined;
   #concurrency: number | undefined;
+  /** Rows by history file and by id, for the failures table's links. */
+  readonly #rowByFile = new Map<string, number>();
+  readonly #rowById = new Map<string, number>();
   #first = Infinity;
   #last = -Infinity;
 
@@ -128,6 +144,7 @@ export class BatchPageBuilder {
     }
     const id = run.id ?? report?.id ?? facts?.meta?.runId ?? file ?? `run ${this.#rows.length + 1}`;
     if (typeof id !== 'string') throw new InvalidArgumentError(`${name}.id`, 'a string', id);
+    this.#index(file, id);
     this.#rows.push({
       run: index,
       id,
@@ -147,6 +164,34 @@ export class BatchPageBuilder {
     });
   }
 
+  #index(file: string | undefined, id: string): void {
+    if (file !== undefined && !this.#rowByFile.has(file)) this.#rowByFile.set(file, this.#rows.length);
+    if (!this.#rowById.has(id)) this.#rowById.set(id, this.#rows.length);
+  }
+
+  /** The runs that did not end well, the worst first, each with its row. */
+  #failures(given: BatchPageOptions['failures']): BatchPageFailure[] {
+    if (given === undefined)
+      return rankFailures(
+        this.#rows.map((r, row) => ({
+          id: r.id,
+          outcome: r.outcome,
+          reason: r.note === '' ? undefined : r.note,
+          costUsd: r.usage.costUsd,
+          row,
+        })),
+      );
+    return rankFailures(
+      given.map((f) => ({
+        id: f.id,
+        outcome: f.outcome,
+        reason: f.reason,
+        costUsd: f.costUsd,
+        row: (f.file === undefined ? undefined : this.#rowByFile.get(f.file)) ?? this.#rowById.get(f.id) ?? -1,
+      })),
+    );
+  }
+
   /** Runs added so far. */
   get size(): number {
     return this.#rows.length;
@@ -154,6 +199,7 @@ export class BatchPageBuilder {
 
   /** A history file that could not be read: listed as `unreadable`, with why, so a broken file cannot hide a run. */
   addUnreadable(file: string, message: string): void {
+    this.#index(file, file);
     this.#rows.push({ run: -1, id: file, outcome: 'unreadable', usage: emptyUsage(), ms: 0, final: '', note: message });
   }
 
@@ -184,6 +230,7 @@ export class BatchPageBuilder {
         : `<p class="panel failure stopped"><strong>Stopped because:</strong> ${esc(options.stopped.message)}</p>`,
       '</header>',
       '<section id="batch-view">',
+      failuresTable(this.#failures(options.failures), rows.length),
       `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,
       spendChart(this.#spend, this.#first, durationMs, limits.total?.maxCostUsd),
       `<h2>Outcomes</h2>${barChart(
@@ -234,8 +281,9 @@ export class BatchPageBuilder {
 }
 
 /**
- * One self-contained HTML page for a batch: spend against the caps (and over time, against
- * `total.maxCostUsd`), outcome counts, and a sortable, filterable, paged table of runs
+ * One self-contained HTML page for a batch: why it stopped early, the runs that did not end
+ * well (the worst first, with why, each linked to its page), then spend against the caps (and
+ * over time, against `total.maxCostUsd`), outcome counts, and a sortable, filterable, paged table of runs
  * (outcome, cost, LLM calls, tool calls, duration, final state) in which each row opens that
  * run's timeline and moves inside the same file. Give each run its history, its `RunReport`,
  * or both. Every string is escaped; the page runs nothing but its own script. Pure.

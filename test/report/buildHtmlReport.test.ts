@@ -6,6 +6,7 @@ import { runBatch } from '../../lib/batch/runBatch';
 import { HistoryFileError } from '../../lib/history/HistoryFileError';
 import { buildHtmlReport } from '../../lib/report/buildHtmlReport';
 import { writeBatch, writeHostileRun } from '../fixtures/reportRuns';
+import { failuresRows } from '../helpers/failuresRows';
 
 type Rows = Array<[number, string, string, number, number, number, number, string, string]>;
 const rows = (html: string): Rows => JSON.parse(/id="report-data">(.*?)<\/script>/s.exec(html)![1]!).rows;
@@ -129,6 +130,33 @@ describe('buildHtmlReport', () => {
     } finally {
       fs.rmSync(whole, { recursive: true, force: true });
     }
+  });
+
+  it('buildHtmlReport() of a folder heads the page with its failures as the folder reader reads them, linked to their runs', async () => {
+    writeBatch(dir, 4);
+    fs.writeFileSync(path.join(dir, 'broken.jsonl'), 'not json\n');
+    // task-003 killed mid-turn: its file ends after the LLM call.
+    const cut = path.join(dir, 'task-003.jsonl');
+    fs.writeFileSync(cut, `${fs.readFileSync(cut, 'utf8').split('\n').slice(0, 4).join('\n')}\n`);
+    const { html } = await buildHtmlReport(dir);
+    const ids = rows(html).map((r) => r[1]);
+    const failures = failuresRows(html)!;
+    expect(failures.map((r) => r.cells.slice(0, 2))).toEqual([
+      ['task-001', 'error'],
+      ['task-002', 'cancelled'],
+      ['broken', 'unreadable'],
+      ['task-003', 'cut_off'],
+    ]);
+    expect(failures[0]!.cells[2]).toBe('LLM reply malformed');
+    expect(failures[3]!.cells[2]).toMatch(/^its file ends inside a turn, in ProcessingLLMResponse \(seq \d+\)$/);
+    // Each links to its own row of the runs table (#run-<row> opens its page).
+    expect(failures.map((r) => ids[Number(r.href!.replace('#run-', ''))])).toEqual([
+      'task-001',
+      'task-002',
+      path.join(dir, 'broken.jsonl'),
+      'task-003',
+    ]);
+    expect(html.indexOf('<table id="failures">')).toBeLessThan(html.indexOf('<table class="caps">'));
   });
 
   it('buildHtmlReport() says what is wrong with the path', async () => {
