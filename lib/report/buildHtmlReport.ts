@@ -11,6 +11,7 @@ import { readBatchManifest } from '../batch/batchManifest';
 import { readBatchFolder, type BatchFolder } from '../batch/readBatchFolder';
 import { emptyUsage } from '../agent/UsageTotals';
 import { RunPageBuilder } from './renderRunPage';
+import { collectRun } from './collectRun';
 
 /** Options of `buildHtmlReport`. */
 export interface BuildHtmlReportOptions {
@@ -94,6 +95,7 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
   }
 
   const builder = new BatchPageBuilder(options.maxDataChars);
+  const names = await fs.promises.readdir(target);
   const add = async (file: string | undefined, run: BatchReport['runs'][number] | undefined): Promise<void> => {
     if (file === undefined) return builder.add({ report: run! });
     let loaded;
@@ -105,13 +107,19 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
       return builder.add({ report: run, file });
     }
     loaded.warnings.forEach(note);
-    // A resumed batch keeps a cut-off attempt beside the run's file: the run was resumed.
-    const resumedAttempt = run === undefined && fs.existsSync(`${file}.interrupted`);
+    // A resumed batch keeps each cut-off attempt beside the run's file: the run was resumed after a crash.
+    const base = path.basename(file);
+    const attempts = names
+      .filter((n) => n === `${base}.interrupted` || n.startsWith(`${base}.interrupted.`))
+      .sort()
+      .map((n) => path.join(path.dirname(file), n));
+    const cutOffAttempts = [];
+    for (const attempt of attempts) cutOffAttempts.push(await readCutOffAttempt(attempt, reading));
     builder.add({
       history: loaded.entries,
       file,
       ...(run === undefined ? {} : { report: run }),
-      ...(resumedAttempt ? { resumedAttempt } : {}),
+      ...(cutOffAttempts.length > 0 ? { cutOffAttempts } : {}),
     });
   };
   const { batch } = options;
@@ -122,7 +130,7 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
       throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
     for (const run of batch.runs) await add(run.historyFile, run);
   } else {
-    const files = (await fs.promises.readdir(target)).filter((name) => name.endsWith('.jsonl')).sort();
+    const files = names.filter((name) => name.endsWith('.jsonl')).sort();
     const manifest = await readBatchManifest(target);
     if (files.length === 0 && manifest === undefined)
       throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
@@ -151,4 +159,21 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
         }),
   });
   return { kind: 'batch', html, runs: batch?.runs.length ?? builder.size, warnings };
+}
+
+/**
+ * What a cut-off attempt's file says: what it spent (undefined when it carries no usage or
+ * cannot be read: a crash can leave anything) and when its last move was, the crash's moment.
+ */
+async function readCutOffAttempt(
+  file: string,
+  reading: { salvage: boolean; maxLineBytes?: number },
+): Promise<{ costUsd: number | undefined; endedAt: number | undefined }> {
+  try {
+    const facts = collectRun((await loadHistory(file, { ...reading, salvage: true })).entries);
+    const said = facts.usage.length > 0 || facts.spend.costUsd > 0;
+    return { costUsd: said ? facts.spend.costUsd : undefined, endedAt: facts.summary.endedAt ?? undefined };
+  } catch {
+    return { costUsd: undefined, endedAt: undefined };
+  }
 }

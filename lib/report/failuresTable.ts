@@ -10,6 +10,14 @@ export interface BatchPageFailure {
   readonly costUsd: number;
   /** Its row in the runs table (`#run-<row>` opens its page); -1 for none. */
   readonly row: number;
+  /** A resume set earlier, cut-off attempts of it aside (and what they spent, when their files say). */
+  readonly resumed?: ResumedMark | undefined;
+}
+
+/** A run a resume went on with: how many cut-off attempts were set aside, and what they spent when their files say. */
+export interface ResumedMark {
+  readonly attempts: number;
+  readonly costUsd: number | undefined;
 }
 
 /**
@@ -39,6 +47,12 @@ export function rankFailures<T extends { readonly outcome: string }>(runs: reado
     .map((r) => r.run);
 }
 
+/** A resumed run's mark, in words: that it was resumed, and what the attempts set aside spent when known. */
+export function resumedMark(resumed: ResumedMark): string {
+  const spent = resumed.costUsd === undefined ? '' : `, which spent $${resumed.costUsd.toFixed(4)}`;
+  return `resumed after a crash: ${plural(resumed.attempts, 'cut-off attempt')} set aside${spent}`;
+}
+
 /**
  * The failures table that heads a batch page: each run that did not end well (already ranked,
  * the worst first) with its outcome, reason, cost and a link to its page; at most
@@ -50,7 +64,8 @@ export function failuresTable(failures: readonly BatchPageFailure[], runs: numbe
   const shown = failures.slice(0, FAILURES_SHOWN);
   const rows = shown.map((f) => {
     const id = f.row >= 0 ? `<a href="#run-${f.row}">${esc(f.id)}</a>` : esc(f.id);
-    return `<tr class="o-${esc(f.outcome.replace(/[^a-z_]/g, ''))}"><td>${id}</td><td><span class="badge ${esc(f.outcome.replace(/[^a-z_]/g, ''))}">${esc(f.outcome)}</span></td><td class="reason">${esc(f.reason ?? '')}</td><td class="num">$${f.costUsd.toFixed(4)}</td></tr>`;
+    const mark = f.resumed === undefined ? '' : ` <span class="resumed">${esc(resumedMark(f.resumed))}</span>`;
+    return `<tr class="o-${esc(f.outcome.replace(/[^a-z_]/g, ''))}"><td>${id}</td><td><span class="badge ${esc(f.outcome.replace(/[^a-z_]/g, ''))}">${esc(f.outcome)}</span></td><td class="reason">${esc(f.reason ?? '')}${mark}</td><td class="num">$${f.costUsd.toFixed(4)}</td></tr>`;
   });
   const count =
     failures.length > shown.length

@@ -159,6 +159,35 @@ describe('buildHtmlReport', () => {
     expect(html.indexOf('<table id="failures">')).toBeLessThan(html.indexOf('<table class="caps">'));
   });
 
+  it('buildHtmlReport() of a folder resumed after a crash marks the run that went on, with what its cut-off attempt spent', async () => {
+    const reply = (text: string) => ({ text, usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1 } });
+    const tasks = ['t0', 't1', 't2'].map((id) => ({
+      id,
+      input: 'go',
+      agent: () => createScriptedAgent({ replies: [reply('done')] }),
+    }));
+    await runBatch(tasks, { historyDir: dir, logger: false });
+    // t1 killed after its LLM call: its file ends inside the turn.
+    const file = path.join(dir, 't1.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const upTo = lines.findIndex((l) => l.includes('"to":"ProcessingLLMResponse"'));
+    fs.writeFileSync(file, `${lines.slice(0, upTo + 1).join('\n')}\n`);
+    expect((await buildHtmlReport(dir)).html).not.toContain('Resumed after a crash');
+    await runBatch(tasks, { historyDir: dir, logger: false, resume: true });
+    expect(fs.existsSync(`${file}.interrupted`)).toBe(true);
+
+    const { html } = await buildHtmlReport(dir);
+    const t1 = rows(html).find((r) => r[1] === 't1')!;
+    expect(t1[2]).toBe('end_of_turn');
+    expect(t1[8]).toContain('resumed after a crash: 1 cut-off attempt set aside, which spent $0.1000');
+    expect(rows(html).filter((r) => r[8].includes('resumed'))).toHaveLength(1);
+    expect(html).toContain('<strong>Resumed after a crash:</strong> 1 run went on from 1 cut-off attempt');
+    expect(html).toContain('they spent $0.1000, not counted above.');
+    expect(html).toMatch(/<line class="mark crash" /);
+    expect(html).toMatch(/<line class="mark resume" /);
+    expect(html).toContain('<p class="all-well">No failures: all 3 runs ended well.</p>');
+  });
+
   it('buildHtmlReport() says what is wrong with the path', async () => {
     await expect(buildHtmlReport(path.join(dir, 'nope.jsonl'))).rejects.toThrow(HistoryFileError);
     await expect(buildHtmlReport(path.join(dir, 'nope.jsonl'))).rejects.toThrow(/nope\.jsonl: no such file or folder/);

@@ -203,6 +203,40 @@ describe('renderBatchPage', () => {
     expect(html).toContain('the worst 100 of 250 shown; the runs table below lists them all (filter it by outcome)');
   });
 
+  it('renderBatchPage() marks a run resumed after a crash on its rows, in the header and on the spend timeline', () => {
+    const html = renderBatchPage([
+      { id: 'ok', history: run(T0, 0.1) },
+      {
+        id: 'again',
+        history: run(T0 + 5000, 0.2, 'Error'),
+        cutOffAttempts: [{ costUsd: 0.125, endedAt: T0 + 1000 }],
+      },
+      { id: 'unsaid', history: run(T0 + 6000, 0.2), cutOffAttempts: [{ costUsd: undefined, endedAt: undefined }] },
+    ]);
+    const mark = 'resumed after a crash: 1 cut-off attempt set aside, which spent $0.1250';
+    expect(failuresRows(html)!.map((r) => r.cells)).toEqual([['again', 'error', `done ${mark}`, '$0.2000']]);
+    const notes = pageData(html).rows.map((r) => r[8]);
+    expect(notes[0]).toBe('');
+    expect(notes[1]).toBe(`${mark}; restarted from the beginning; done`);
+    expect(notes[2]).toBe('resumed after a crash: 1 cut-off attempt set aside; restarted from the beginning');
+    expect(html).toContain(
+      '<strong>Resumed after a crash:</strong> 2 runs went on from 2 cut-off attempts set aside beside their files (*.interrupted); their files do not all say what they spent, not counted above.',
+    );
+    // The crash (the attempt's last move, +1 s) before the resume (the run's start, +5 s); the third run's attempt says no time.
+    const xs = (cls: string): number[] =>
+      [...html.matchAll(new RegExp(`<line class="mark ${cls}" x1="([\\d.]+)"`, 'g'))].map((m) => Number(m[1]));
+    expect(xs('crash')).toHaveLength(1);
+    expect(xs('resume')).toHaveLength(2);
+    expect(xs('crash')[0]).toBeLessThan(xs('resume')[0]!);
+    expect(html).toContain('crash: an attempt cut off</text>');
+  });
+
+  it('renderBatchPage() shows no crash and no resume for a batch that had none', () => {
+    const html = renderBatchPage([{ id: 'ok', history: run(T0, 0.1) }]);
+    expect(html).not.toContain('Resumed after a crash');
+    expect(html).not.toContain('class="mark ');
+  });
+
   it('renderBatchPage() names bad arguments', () => {
     expect(() => renderBatchPage(5 as never)).toThrow(/`runs`/);
     expect(() => renderBatchPage([{ id: 'a' }])).toThrow(/runs\[0\].*a run with a `history`, a `report`, or both/);
