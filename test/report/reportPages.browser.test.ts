@@ -10,6 +10,7 @@ import { renderBatchPage } from '../../lib/report/renderBatchPage';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { launchBrowser, openFile, type OpenedPage } from '../helpers/browser';
 import { HOSTILE, writeBatch, writeHostileRun } from '../fixtures/reportRuns';
+import { writeBatchFolder } from '../fixtures/writeBatchFolder';
 import { T0 } from '../fixtures/agentRun';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 
@@ -297,6 +298,24 @@ describe('renderBatchPage in the browser', () => {
     await p.page.click('#failures tbody tr:nth-child(51) a');
     await p.page.locator('#batch-view').waitFor({ state: 'hidden' });
     expect(await p.page.textContent('#run-view .run-title')).toBe(`Run ${HOSTILE.link}`);
+    await expectQuiet(p);
+  });
+
+  it('marks the run a resume went on with, and the crash, where a person looks', async () => {
+    const batchDir = writeBatchFolder(fs.mkdtempSync(path.join(dir, 'resumed-')), 40);
+    const p = await open((await buildHtmlReport(batchDir)).html, 'resumed.html');
+    expect(await p.page.textContent('p.resumed-batch')).toBe(
+      'Resumed after a crash: 1 run went on from 1 cut-off attempt set aside beside its file (*.interrupted); they spent $0.0100, not counted above.',
+    );
+    const marked = await p.page.$$eval('#runs tbody tr td:first-child', (tds) =>
+      tds.filter((td) => td.querySelector('.resumed') !== null).map((td) => td.firstChild?.textContent),
+    );
+    expect(marked).toEqual(['task-003']);
+    expect(await p.page.getAttribute('#runs tbody tr td:first-child .resumed', 'title')).toMatch(
+      /^resumed after a crash: 1 cut-off attempt set aside, which spent \$0\.0100; restarted from the beginning$/,
+    );
+    expect(await p.page.locator('#batch-view svg line.mark.crash').count()).toBe(1);
+    expect(await p.page.locator('#batch-view svg line.mark.resume').count()).toBe(1);
     await expectQuiet(p);
   });
 });
