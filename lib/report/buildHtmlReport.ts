@@ -8,8 +8,10 @@ import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
 import { readBatchManifest } from '../batch/batchManifest';
+import { readBatchFolder, type BatchFolder } from '../batch/readBatchFolder';
 import { emptyUsage } from '../agent/UsageTotals';
 import { RunPageBuilder } from './renderRunPage';
+import { collectRun } from './collectRun';
 
 /** Options of `buildHtmlReport`. */
 export interface BuildHtmlReportOptions {
@@ -93,6 +95,7 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
   }
 
   const builder = new BatchPageBuilder(options.maxDataChars);
+  const names = await fs.promises.readdir(target);
   const add = async (file: string | undefined, run: BatchReport['runs'][number] | undefined): Promise<void> => {
     if (file === undefined) return builder.add({ report: run! });
     let loaded;
@@ -104,22 +107,30 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
       return builder.add({ report: run, file });
     }
     loaded.warnings.forEach(note);
-    // A resumed batch keeps a cut-off attempt beside the run's file: the run was resumed.
-    const resumedAttempt = run === undefined && fs.existsSync(`${file}.interrupted`);
+    // A resumed batch keeps each cut-off attempt beside the run's file: the run was resumed after a crash.
+    const base = path.basename(file);
+    const attempts = names
+      .filter((n) => n === `${base}.interrupted` || n.startsWith(`${base}.interrupted.`))
+      .sort()
+      .map((n) => path.join(path.dirname(file), n));
+    const cutOffAttempts = [];
+    for (const attempt of attempts) cutOffAttempts.push(await readCutOffAttempt(attempt, reading));
     builder.add({
       history: loaded.entries,
       file,
       ...(run === undefined ? {} : { report: run }),
-      ...(resumedAttempt ? { resumedAttempt } : {}),
+      ...(cutOffAttempts.length > 0 ? { cutOffAttempts } : {}),
     });
   };
   const { batch } = options;
+  // A folder alone: how each run ended and why the batch stopped, as `agent-sm inspect` reads them.
+  let folder: BatchFolder | undefined;
   if (batch !== undefined) {
     if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs))
       throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
     for (const run of batch.runs) await add(run.historyFile, run);
   } else {
-    const files = (await fs.promises.readdir(target)).filter((name) => name.endsWith('.jsonl')).sort();
+    const files = names.filter((name) => name.endsWith('.jsonl')).sort();
     const manifest = await readBatchManifest(target);
     if (files.length === 0 && manifest === undefined)
       throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
@@ -130,11 +141,16 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
       else builder.add({ report: neverStarted(task.id) });
     }
     for (const name of present) await add(path.join(target, name), undefined);
+    // Its warnings are the ones just noted, file by file: not noted twice.
+    folder = await readBatchFolder(target, { ...reading, onWarning: () => undefined });
   }
   const html = builder.render({
     source: target,
     ...(batch === undefined
-      ? {}
+      ? {
+          ...(folder === undefined ? {} : { failures: folder.runs }),
+          ...(folder?.stopped === undefined ? {} : { stopped: { message: folder.stopped } }),
+        }
       : {
           limits: batch.limits,
           concurrency: batch.concurrency,
@@ -143,4 +159,21 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
         }),
   });
   return { kind: 'batch', html, runs: batch?.runs.length ?? builder.size, warnings };
+}
+
+/**
+ * What a cut-off attempt's file says: what it spent (undefined when it carries no usage or
+ * cannot be read: a crash can leave anything) and when its last move was, the crash's moment.
+ */
+async function readCutOffAttempt(
+  file: string,
+  reading: { salvage: boolean; maxLineBytes?: number },
+): Promise<{ costUsd: number | undefined; endedAt: number | undefined }> {
+  try {
+    const facts = collectRun((await loadHistory(file, { ...reading, salvage: true })).entries);
+    const said = facts.usage.length > 0 || facts.spend.costUsd > 0;
+    return { costUsd: said ? facts.spend.costUsd : undefined, endedAt: facts.summary.endedAt ?? undefined };
+  } catch {
+    return { costUsd: undefined, endedAt: undefined };
+  }
 }

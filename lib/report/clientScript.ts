@@ -288,6 +288,12 @@ function batchPage() {
       tr.setAttribute('data-index', String(r.i));
       tr.tabIndex = 0;
       cols.forEach(function (c) { tr.appendChild(el('td', c.num ? 'num' : null, c.text(r))); });
+      // A run that went on after a crash: its note opens with the mark (renderBatchPage's resumedMark).
+      if (/^resumed after a crash/.test(r.note)) {
+        var badge = el('span', 'resumed', 'resumed');
+        badge.title = r.note;
+        tr.firstChild.appendChild(badge);
+      }
       var open = function () { location.hash = 'run-' + r.i; };
       tr.addEventListener('click', open);
       tr.addEventListener('keydown', function (e) { if (e.key === 'Enter') open(); });

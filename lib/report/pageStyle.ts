@@ -25,6 +25,16 @@ table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 13px; 
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: #f3f5f7; font-weight: 600; }
 table.moves th, #runs th { position: sticky; top: 0; }
+#failures td.reason { word-break: break-word; }
+#failures tr.o-error td:first-child, #failures tr.o-budget_exceeded td:first-child, #failures tr.o-stalled td:first-child { border-left: 4px solid var(--error); }
+.all-well { border-left: 5px solid var(--end); padding: 6px 12px; background: #f3fbfb; }
+.resumed { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 8px; font-size: 12px; background: #fff1d6; color: #7a5200; }
+line.mark { stroke-width: 1.5; stroke-dasharray: 4 3; }
+line.mark.crash { stroke: var(--error); }
+line.mark.resume { stroke: var(--check); }
+text.mark-label { font-size: 11px; }
+text.mark-label.crash { fill: var(--error); }
+text.mark-label.resume { fill: #8a5f00; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 td.data { font: 12px ui-monospace, Menlo, Consolas, monospace; color: var(--muted); word-break: break-all; }
 tr.forced td { background: #fff3e0; }

@@ -13,6 +13,7 @@ import type { RunUsage } from '../history/runFacts';
 import { collectRun, type StateKind } from './collectRun';
 import { encodeRun, type EncodedRun, StringTable } from './encodeRun';
 import { esc, page } from './html';
+import { failuresTable, rankFailures, resumedMark, type BatchPageFailure, type ResumedMark } from './failuresTable';
 import { legend } from './renderRunPage';
 import { barChart, lineChart, thin } from './svgCharts';
 
@@ -28,6 +29,12 @@ export interface BatchPageRun {
   file?: string;
   /** An earlier, cut-off attempt of this run was kept beside its file (`<file>.interrupted`): a resumed batch ran it again. */
   resumedAttempt?: boolean;
+  /**
+   * The earlier attempts a resume set aside (`<file>.interrupted`, …), cut off by a crash: what
+   * each spent and when its last move was, as far as its file says. Marks the run "resumed" and
+   * the crash and the resume on the spend timeline.
+   */
+  cutOffAttempts?: ReadonlyArray<{ costUsd: number | undefined; endedAt: number | undefined }>;
 }
 
 /** Options of `renderBatchPage`: the batch's caps and figures (a `BatchReport` has them), what to call it. */
@@ -39,8 +46,20 @@ export interface BatchPageOptions {
   concurrency?: number;
   /** The batch's elapsed time. Default: from the first run's start to the last run's end. */
   durationMs?: number;
-  /** Why the batch stopped early, as `BatchReport.stopped` says. */
+  /** Why the batch stopped early, as `BatchReport.stopped` says (or, for a folder alone, as `readBatchFolder` infers it). */
   stopped?: { message: string };
+  /**
+   * How each run that did not end well stands, as `readBatchFolder` reads a folder (`cut_off`,
+   * reasons from the files); matched to the runs added by `file`, else by `id`. Default: the
+   * runs' own outcomes and notes.
+   */
+  failures?: ReadonlyArray<{
+    id: string;
+    outcome: string;
+    reason: string | undefined;
+    costUsd: number;
+    file: string | undefined;
+  }>;
   /** Characters of each move's data (as JSON) kept in the page. Default 300: 10,000 runs stay a file you can mail. */
   maxDataChars?: number;
 }
@@ -53,6 +72,9 @@ interface Row {
   ms: number;
   final: string;
   note: string;
+  /** Why it did not end well, when it says: the failures table's reason. */
+  reason: string;
+  resumed?: ResumedMark;
 }
 
 const OUTCOME_KIND: Readonly<Record<string, StateKind>> = {
@@ -77,9 +99,15 @@ export class BatchPageBuilder {
   readonly #rows: Row[] = [];
   readonly #spend: Array<[number, number]> = [];
   readonly #order = new Map<string, StateKind>();
+  /** When attempts were cut off, and when the runs that went on after them started. */
+  readonly #crashes: number[] = [];
+  readonly #resumes: number[] = [];
   readonly #maxDataChars: number;
   #limits: BatchPageOptions['limits'] | undefined;
   #concurrency: number | undefined;
+  /** Rows by history file and by id, for the failures table's links. */
+  readonly #rowByFile = new Map<string, number>();
+  readonly #rowById = new Map<string, number>();
   #first = Infinity;
   #last = -Infinity;
 
@@ -128,6 +156,13 @@ export class BatchPageBuilder {
     }
     const id = run.id ?? report?.id ?? facts?.meta?.runId ?? file ?? `run ${this.#rows.length + 1}`;
     if (typeof id !== 'string') throw new InvalidArgumentError(`${name}.id`, 'a string', id);
+    this.#index(file, id);
+    const resumed = this.#resumed(run.cutOffAttempts, facts?.summary.startedAt ?? null);
+    const reason = report?.error?.message ?? (facts?.summary.failure?.description || '');
+    const wentOn =
+      report === undefined
+        ? resumedFromFile(history, run.resumedAttempt === true || resumed !== undefined)
+        : describeResume(report);
     this.#rows.push({
       run: index,
       id,
@@ -139,12 +174,59 @@ export class BatchPageBuilder {
       ms: report?.durationMs ?? facts?.summary.elapsedMs ?? 0,
       final: facts?.summary.finalState ?? '',
       note: [
-        report === undefined ? resumedFromFile(history, run.resumedAttempt === true) : describeResume(report),
-        report?.error?.message ?? (facts?.summary.failure?.description || ''),
+        // A crash's mark first, then how the run went on (the mark has said it was resumed).
+        resumed === undefined ? '' : resumedMark(resumed),
+        resumed === undefined ? wentOn : wentOn.replace(/^resumed: /, ''),
+        reason,
       ]
         .filter((n) => n !== '')
         .join('; '),
+      reason,
+      ...(resumed === undefined ? {} : { resumed }),
     });
+  }
+
+  /** A run's cut-off attempts as its mark, noting when they ended and when it went on for the timeline. */
+  #resumed(attempts: BatchPageRun['cutOffAttempts'], startedAt: number | null): ResumedMark | undefined {
+    if (attempts === undefined || attempts.length === 0) return undefined;
+    let costUsd: number | undefined = 0;
+    for (const a of attempts) {
+      if (a.endedAt !== undefined) this.#crashes.push(a.endedAt);
+      costUsd = a.costUsd === undefined || costUsd === undefined ? undefined : costUsd + a.costUsd;
+    }
+    if (startedAt !== null) this.#resumes.push(startedAt);
+    return { attempts: attempts.length, costUsd };
+  }
+
+  #index(file: string | undefined, id: string): void {
+    if (file !== undefined && !this.#rowByFile.has(file)) this.#rowByFile.set(file, this.#rows.length);
+    if (!this.#rowById.has(id)) this.#rowById.set(id, this.#rows.length);
+  }
+
+  /** The runs that did not end well, the worst first, each with its row. */
+  #failures(given: BatchPageOptions['failures']): BatchPageFailure[] {
+    if (given === undefined)
+      return rankFailures(
+        this.#rows.map((r, row) => ({
+          id: r.id,
+          outcome: r.outcome,
+          reason: r.reason === '' ? undefined : r.reason,
+          costUsd: r.usage.costUsd,
+          row,
+          resumed: r.resumed,
+        })),
+      );
+    return rankFailures(
+      given
+        .map((f) => ({
+          id: f.id,
+          outcome: f.outcome,
+          reason: f.reason,
+          costUsd: f.costUsd,
+          row: (f.file === undefined ? undefined : this.#rowByFile.get(f.file)) ?? this.#rowById.get(f.id) ?? -1,
+        }))
+        .map((f) => ({ ...f, resumed: this.#rows[f.row]?.resumed })),
+    );
   }
 
   /** Runs added so far. */
@@ -154,7 +236,17 @@ export class BatchPageBuilder {
 
   /** A history file that could not be read: listed as `unreadable`, with why, so a broken file cannot hide a run. */
   addUnreadable(file: string, message: string): void {
-    this.#rows.push({ run: -1, id: file, outcome: 'unreadable', usage: emptyUsage(), ms: 0, final: '', note: message });
+    this.#index(file, file);
+    this.#rows.push({
+      run: -1,
+      id: file,
+      outcome: 'unreadable',
+      usage: emptyUsage(),
+      ms: 0,
+      final: '',
+      note: message,
+      reason: message,
+    });
   }
 
   /** The page, for the runs added so far. */
@@ -181,11 +273,16 @@ export class BatchPageBuilder {
       `<header><h1>${esc(title)}</h1><p class="sub">${esc(sub.join(' · '))}</p>`,
       options.stopped === undefined
         ? ''
-        : `<div class="panel failure"><strong>Stopped early:</strong> ${esc(options.stopped.message)}</div>`,
+        : `<p class="panel failure stopped"><strong>Stopped because:</strong> ${esc(options.stopped.message)}</p>`,
+      resumedLine(rows),
       '</header>',
       '<section id="batch-view">',
+      failuresTable(this.#failures(options.failures), rows.length),
       `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,
-      spendChart(this.#spend, this.#first, durationMs, limits.total?.maxCostUsd),
+      spendChart(this.#spend, this.#first, durationMs, limits.total?.maxCostUsd, [
+        ...this.#crashes.map((at) => ({ x: at - this.#first, label: 'crash: an attempt cut off', cls: 'crash' })),
+        ...this.#resumes.map((at) => ({ x: at - this.#first, label: 'resumed', cls: 'resume' })),
+      ]),
       `<h2>Outcomes</h2>${barChart(
         [...outcomes]
           .sort((a, b) => b[1] - a[1])
@@ -234,8 +331,9 @@ export class BatchPageBuilder {
 }
 
 /**
- * One self-contained HTML page for a batch: spend against the caps (and over time, against
- * `total.maxCostUsd`), outcome counts, and a sortable, filterable, paged table of runs
+ * One self-contained HTML page for a batch: why it stopped early, the runs that did not end
+ * well (the worst first, with why, each linked to its page), then spend against the caps (and
+ * over time, against `total.maxCostUsd`), outcome counts, and a sortable, filterable, paged table of runs
  * (outcome, cost, LLM calls, tool calls, duration, final state) in which each row opens that
  * run's timeline and moves inside the same file. Give each run its history, its `RunReport`,
  * or both. Every string is escaped; the page runs nothing but its own script. Pure.
@@ -330,11 +428,24 @@ function capsTable(totals: UsageTotals, durationMs: number, limits: NonNullable<
   return `<table class="caps"><thead><tr><th></th><th class="num">used</th><th class="num">batch cap</th><th></th><th class="num">per-run cap</th></tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
+/** The header's line for a batch resumed after a crash: how many runs went on, and what their cut-off attempts spent. */
+function resumedLine(rows: readonly Row[]): string {
+  const resumed = rows.filter((r) => r.resumed !== undefined);
+  if (resumed.length === 0) return '';
+  let spent: number | undefined = 0;
+  for (const r of resumed)
+    spent = spent === undefined || r.resumed!.costUsd === undefined ? undefined : spent + r.resumed!.costUsd;
+  const attempts = resumed.reduce((n, r) => n + r.resumed!.attempts, 0);
+  const cost = spent === undefined ? 'their files do not all say what they spent' : `they spent $${spent.toFixed(4)}`;
+  return `<p class="panel incomplete resumed-batch"><strong>Resumed after a crash:</strong> ${esc(`${plural(resumed.length, 'run')} went on from ${plural(attempts, 'cut-off attempt')} set aside beside ${resumed.length === 1 ? 'its file' : 'their files'} (*.interrupted); ${cost}, not counted above.`)}</p>`;
+}
+
 function spendChart(
   spend: Array<[number, number]>,
   start: number,
   durationMs: number,
   cap: number | undefined,
+  marks: ReadonlyArray<{ x: number; label: string; cls: string }>,
 ): string {
   if (spend.length === 0) return '<h2>Spend over time</h2><p class="hint">The histories carry no usage data.</p>';
   spend.sort((a, b) => a[0] - b[0]);
@@ -345,6 +456,7 @@ function spendChart(
     yFormat: (n) => `$${n.toFixed(n < 1 ? 3 : 2)}`,
     xFormat: (ms) => `+${formatDuration(ms)}`,
     xMax: durationMs,
+    marks,
     ...(cap === undefined ? {} : { limit: { value: cap, label: `batch cap $${cap.toFixed(2)}` } }),
   })}`;
 }

@@ -63,6 +63,8 @@ export function lineChart(
     xFormat: (ms: number) => string;
     xMax?: number;
     limit?: { value: number; label: string };
+    /** Moments to mark with an upright line (a crash, a resume), labelled once per class. */
+    marks?: ReadonlyArray<{ x: number; label: string; cls: string }>;
     width?: number;
     height?: number;
   },
@@ -100,6 +102,22 @@ export function lineChart(
     out.push(
       `<line class="limit" x1="${left}" y1="${Y(limit.value)}" x2="${width - right}" y2="${Y(limit.value)}"/>`,
       `<text class="limit-label" x="${width - right}" y="${Y(limit.value) - 4}" text-anchor="end">${esc(limit.label)}</text>`,
+    );
+  }
+  // Runs cut off together mark one moment: one line per pixel and class, one label per class.
+  const drawn = new Set<string>();
+  const labelled = new Set<string>();
+  for (const m of options.marks ?? []) {
+    const x = X(Math.min(xMax, Math.max(0, m.x)));
+    if (drawn.has(`${m.cls} ${x}`)) continue;
+    drawn.add(`${m.cls} ${x}`);
+    out.push(
+      `<line class="mark ${esc(m.cls)}" x1="${x}" y1="${top}" x2="${x}" y2="${Y(0)}"><title>${esc(m.label)}</title></line>`,
+    );
+    if (labelled.has(m.cls)) continue;
+    labelled.add(m.cls);
+    out.push(
+      `<text class="mark-label ${esc(m.cls)}" x="${x + 3}" y="${top + 10 + 12 * (labelled.size - 1)}">${esc(m.label)}</text>`,
     );
   }
   series.forEach((s, i) => {

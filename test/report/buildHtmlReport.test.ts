@@ -6,6 +6,7 @@ import { runBatch } from '../../lib/batch/runBatch';
 import { HistoryFileError } from '../../lib/history/HistoryFileError';
 import { buildHtmlReport } from '../../lib/report/buildHtmlReport';
 import { writeBatch, writeHostileRun } from '../fixtures/reportRuns';
+import { failuresRows } from '../helpers/failuresRows';
 
 type Rows = Array<[number, string, string, number, number, number, number, string, string]>;
 const rows = (html: string): Rows => JSON.parse(/id="report-data">(.*?)<\/script>/s.exec(html)![1]!).rows;
@@ -80,7 +81,7 @@ describe('buildHtmlReport', () => {
     ]);
     expect(rows(report.html)[1]![8]).toContain('sandbox failed to boot');
     expect(report.html).toContain('$1.0000 (');
-    expect(report.html).toContain('Stopped early:');
+    expect(report.html).toContain('<strong>Stopped because:</strong>');
   });
 
   it('buildHtmlReport() of a folder alone lists every task of its manifest, the ones that never wrote a file too', async () => {
@@ -103,6 +104,88 @@ describe('buildHtmlReport', () => {
       ['t2', 'end_of_turn', ''],
       ['t3', 'skipped', 'never started: the batch wrote no history file for it (interrupted before it began?)'],
     ]);
+  });
+
+  it('buildHtmlReport() of a folder alone says at the top why the batch stopped early, as its files tell', async () => {
+    const reply = { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.2 } };
+    const tasks = Array.from({ length: 5 }, (_, i) => ({
+      id: `t${i}`,
+      input: 'go',
+      agent: () => createScriptedAgent({ replies: [reply] }),
+    }));
+    await runBatch(tasks, { concurrency: 1, total: { maxCostUsd: 0.35 }, historyDir: dir, logger: false });
+    const { html } = await buildHtmlReport(dir);
+    const line = /<p class="panel failure stopped"><strong>Stopped because:<\/strong> (.*?)<\/p>/.exec(html);
+    expect(line?.[1]).toMatch(
+      /^3 of 5 tasks never started: the batch&#39;s cap was reached: cost \$0\.40\d* of \$0\.35\d* \(maxCostUsd\)$/,
+    );
+    // At the top: in the header, before the dashboard.
+    expect(html.indexOf('Stopped because:')).toBeLessThan(html.indexOf('</header>'));
+    expect(html.indexOf('</header>')).toBeLessThan(html.indexOf('Spend against the caps'));
+
+    const whole = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-build-whole-'));
+    try {
+      writeBatch(whole, 3);
+      expect((await buildHtmlReport(whole)).html).not.toContain('Stopped because');
+    } finally {
+      fs.rmSync(whole, { recursive: true, force: true });
+    }
+  });
+
+  it('buildHtmlReport() of a folder heads the page with its failures as the folder reader reads them, linked to their runs', async () => {
+    writeBatch(dir, 4);
+    fs.writeFileSync(path.join(dir, 'broken.jsonl'), 'not json\n');
+    // task-003 killed mid-turn: its file ends after the LLM call.
+    const cut = path.join(dir, 'task-003.jsonl');
+    fs.writeFileSync(cut, `${fs.readFileSync(cut, 'utf8').split('\n').slice(0, 4).join('\n')}\n`);
+    const { html } = await buildHtmlReport(dir);
+    const ids = rows(html).map((r) => r[1]);
+    const failures = failuresRows(html)!;
+    expect(failures.map((r) => r.cells.slice(0, 2))).toEqual([
+      ['task-001', 'error'],
+      ['task-002', 'cancelled'],
+      ['broken', 'unreadable'],
+      ['task-003', 'cut_off'],
+    ]);
+    expect(failures[0]!.cells[2]).toBe('LLM reply malformed');
+    expect(failures[3]!.cells[2]).toMatch(/^its file ends inside a turn, in ProcessingLLMResponse \(seq \d+\)$/);
+    // Each links to its own row of the runs table (#run-<row> opens its page).
+    expect(failures.map((r) => ids[Number(r.href!.replace('#run-', ''))])).toEqual([
+      'task-001',
+      'task-002',
+      path.join(dir, 'broken.jsonl'),
+      'task-003',
+    ]);
+    expect(html.indexOf('<table id="failures">')).toBeLessThan(html.indexOf('<table class="caps">'));
+  });
+
+  it('buildHtmlReport() of a folder resumed after a crash marks the run that went on, with what its cut-off attempt spent', async () => {
+    const reply = (text: string) => ({ text, usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1 } });
+    const tasks = ['t0', 't1', 't2'].map((id) => ({
+      id,
+      input: 'go',
+      agent: () => createScriptedAgent({ replies: [reply('done')] }),
+    }));
+    await runBatch(tasks, { historyDir: dir, logger: false });
+    // t1 killed after its LLM call: its file ends inside the turn.
+    const file = path.join(dir, 't1.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const upTo = lines.findIndex((l) => l.includes('"to":"ProcessingLLMResponse"'));
+    fs.writeFileSync(file, `${lines.slice(0, upTo + 1).join('\n')}\n`);
+    expect((await buildHtmlReport(dir)).html).not.toContain('Resumed after a crash');
+    await runBatch(tasks, { historyDir: dir, logger: false, resume: true });
+    expect(fs.existsSync(`${file}.interrupted`)).toBe(true);
+
+    const { html } = await buildHtmlReport(dir);
+    const t1 = rows(html).find((r) => r[1] === 't1')!;
+    expect(t1[2]).toBe('end_of_turn');
+    expect(t1[8]).toContain('resumed after a crash: 1 cut-off attempt set aside, which spent $0.1000');
+    expect(rows(html).filter((r) => r[8].includes('resumed'))).toHaveLength(1);
+    expect(html).toContain('<strong>Resumed after a crash:</strong> 1 run went on from 1 cut-off attempt');
+    expect(html).toContain('they spent $0.1000, not counted above.');
+    expect(html).toMatch(/<line class="mark crash" /);
+    expect(html).toMatch(/<line class="mark resume" /);
+    expect(html).toContain('<p class="all-well">No failures: all 3 runs ended well.</p>');
   });
 
   it('buildHtmlReport() says what is wrong with the path', async () => {

@@ -5,6 +5,8 @@ import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 import { BatchPageBuilder, renderBatchPage } from '../../lib/report/renderBatchPage';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 import { failedRun, T0 } from '../fixtures/agentRun';
+import { HOSTILE } from '../fixtures/reportRuns';
+import { failuresRows } from '../helpers/failuresRows';
 
 type Data = {
   page: string;
@@ -156,6 +158,83 @@ describe('renderBatchPage', () => {
     expect(pageData(builder.render()).rows).toEqual([
       [-1, 'runs/x.jsonl', 'unreadable', 0, 0, 0, 0, '', 'corrupt line 3'],
     ]);
+  });
+
+  it('renderBatchPage() heads the page with the runs that did not end well, the worst first, reasons escaped', () => {
+    const html = renderBatchPage([
+      { id: 'ok', history: run(T0, 0.1) },
+      { report: report('gone', 'cancelled', 0.05, { error: new Error(HOSTILE.script) }) },
+      { report: report('never', 'skipped', 0, { error: new RunSkippedError('aborted', 'the batch was aborted') }) },
+      { report: report('over', 'budget_exceeded', 0.5, { error: new Error(HOSTILE.img) }) },
+      { report: report('boom', 'error', 0.2, { error: new Error('model overloaded') }) },
+      { report: report('stuck', 'stalled', 0.3, { error: new Error('no progress in 5 turns') }) },
+    ]);
+    expect(failuresRows(html)!.map((r) => [r.cells, r.href])).toEqual([
+      [['boom', 'error', 'model overloaded', '$0.2000'], '#run-4'],
+      [['over', 'budget_exceeded', HOSTILE.img, '$0.5000'], '#run-3'],
+      [['stuck', 'stalled', 'no progress in 5 turns', '$0.3000'], '#run-5'],
+      [['gone', 'cancelled', HOSTILE.script, '$0.0500'], '#run-1'],
+      [['never', 'skipped', 'the batch was aborted', '$0.0000'], '#run-2'],
+    ]);
+    // Reasons are data: never markup. The only script tags are the page's two.
+    expect(html).not.toContain(HOSTILE.img);
+    expect(html.match(/<script/g)).toHaveLength(2);
+    // Above the dashboard: the failures table is the page's first table.
+    expect(html.indexOf('<table')).toBe(html.indexOf('<table id="failures">'));
+    expect(html).toContain('5 runs of 6 did not end well, the worst first.');
+  });
+
+  it('renderBatchPage() says in one line that no run failed', () => {
+    const html = renderBatchPage([{ history: run(T0, 0.1) }, { history: run(T0 + 10, 0.2) }]);
+    expect(failuresRows(html)).toBeUndefined();
+    expect(html).toContain('<p class="all-well">No failures: all 2 runs ended well.</p>');
+  });
+
+  it('renderBatchPage() shows the worst 100 failures of many, with the count of them all', () => {
+    const runs = Array.from({ length: 250 }, (_, i) => ({
+      report: report(`r${i}`, i % 2 === 0 ? 'cancelled' : 'error', 0.01),
+    }));
+    const html = renderBatchPage(runs);
+    const rows = failuresRows(html)!;
+    expect(rows).toHaveLength(100);
+    // The 125 errors come before any cancelled run.
+    expect(rows.every((r) => r.cells[1] === 'error')).toBe(true);
+    expect(rows[0]!.cells[0]).toBe('r1');
+    expect(html).toContain('the worst 100 of 250 shown; the runs table below lists them all (filter it by outcome)');
+  });
+
+  it('renderBatchPage() marks a run resumed after a crash on its rows, in the header and on the spend timeline', () => {
+    const html = renderBatchPage([
+      { id: 'ok', history: run(T0, 0.1) },
+      {
+        id: 'again',
+        history: run(T0 + 5000, 0.2, 'Error'),
+        cutOffAttempts: [{ costUsd: 0.125, endedAt: T0 + 1000 }],
+      },
+      { id: 'unsaid', history: run(T0 + 6000, 0.2), cutOffAttempts: [{ costUsd: undefined, endedAt: undefined }] },
+    ]);
+    const mark = 'resumed after a crash: 1 cut-off attempt set aside, which spent $0.1250';
+    expect(failuresRows(html)!.map((r) => r.cells)).toEqual([['again', 'error', `done ${mark}`, '$0.2000']]);
+    const notes = pageData(html).rows.map((r) => r[8]);
+    expect(notes[0]).toBe('');
+    expect(notes[1]).toBe(`${mark}; restarted from the beginning; done`);
+    expect(notes[2]).toBe('resumed after a crash: 1 cut-off attempt set aside; restarted from the beginning');
+    expect(html).toContain(
+      '<strong>Resumed after a crash:</strong> 2 runs went on from 2 cut-off attempts set aside beside their files (*.interrupted); their files do not all say what they spent, not counted above.',
+    );
+    // The crash (the attempt's last move, +1 s) before the resume (the run's start, +5 s); the third run's attempt says no time.
+    const xs = (cls: string): number[] =>
+      [...html.matchAll(new RegExp(`<line class="mark ${cls}" x1="([\\d.]+)"`, 'g'))].map((m) => Number(m[1]));
+    expect(xs('crash')).toHaveLength(1);
+    expect(xs('resume')).toHaveLength(2);
+    expect(xs('crash')[0]).toBeLessThan(xs('resume')[0]!);
+    expect(html).toContain('crash: an attempt cut off</text>');
+  });
+
+  it('renderBatchPage() shows no crash and no resume for a batch that had none', () => {
+    const html = renderBatchPage([{ id: 'ok', history: run(T0, 0.1) }]);
+    expect(html).not.toContain('Resumed after a crash');
+    expect(html).not.toContain('class="mark ');
   });
 
   it('renderBatchPage() names bad arguments', () => {

@@ -10,6 +10,7 @@ import { renderBatchPage } from '../../lib/report/renderBatchPage';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { launchBrowser, openFile, type OpenedPage } from '../helpers/browser';
 import { HOSTILE, writeBatch, writeHostileRun } from '../fixtures/reportRuns';
+import { writeBatchFolder } from '../fixtures/writeBatchFolder';
 import { T0 } from '../fixtures/agentRun';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 
@@ -43,10 +44,10 @@ async function open(html: string, name: string): Promise<OpenedPage> {
   return p;
 }
 
-/** Nothing ran, nothing was fetched, nothing complained. */
+/** Nothing ran, nothing was fetched, nothing complained; the only links are the page's own, to its runs. */
 async function expectQuiet(p: OpenedPage): Promise<void> {
   expect(await p.page.evaluate(() => (globalThis as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
-  expect(await p.page.locator('img, iframe, object, embed, a[href]').count()).toBe(0);
+  expect(await p.page.locator('img, iframe, object, embed, a[href]:not([href^="#run-"])').count()).toBe(0);
   expect(p.requests.filter((u) => u !== p.url)).toEqual([]);
   expect(p.problems).toEqual([]);
 }
@@ -271,6 +272,50 @@ describe('renderBatchPage in the browser', () => {
     expect(await p.page.textContent('#runs-info')).toBe('runs 101–200 of 10000 (page 2 of 100)');
     await p.page.fill('#runs-search', 'run-0999');
     expect(await p.page.locator('#runs tbody tr').count()).toBe(10);
+    await expectQuiet(p);
+  });
+
+  it('heads the page with the failures table, the worst first, each opening its run', async () => {
+    const batchDir = fs.mkdtempSync(path.join(dir, 'failures-'));
+    writeBatch(batchDir, 200);
+    writeHostileRun(batchDir, 'zz-hostile.jsonl', HOSTILE.link);
+    const p = await open((await buildHtmlReport(batchDir)).html, 'failures.html');
+    // The first table on the page, above the dashboard's.
+    expect(await p.page.$eval('table', (t) => t.id)).toBe('failures');
+    const rows = await p.page.$$eval('#failures tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+    );
+    // 50 errors (task-001, task-005, …, then the hostile run), then 50 cancelled: the worst 100 of 101 shown.
+    expect(rows).toHaveLength(100);
+    expect(await p.page.textContent('#failures-count')).toBe(
+      'the worst 100 of 101 shown; the runs table below lists them all (filter it by outcome)',
+    );
+    expect(rows.slice(0, 51).every((r) => r[1] === 'error')).toBe(true);
+    expect(rows.slice(51).every((r) => r[1] === 'cancelled')).toBe(true);
+    expect(rows[0]!.slice(0, 3)).toEqual(['task-001', 'error', 'LLM reply malformed']);
+    expect(rows[50]!.slice(0, 3)).toEqual(['zz-hostile', 'error', `deploy tool crashed: ${HOSTILE.img}`]);
+    // A failure's link opens that run's page, inside the same file.
+    await p.page.click('#failures tbody tr:nth-child(51) a');
+    await p.page.locator('#batch-view').waitFor({ state: 'hidden' });
+    expect(await p.page.textContent('#run-view .run-title')).toBe(`Run ${HOSTILE.link}`);
+    await expectQuiet(p);
+  });
+
+  it('marks the run a resume went on with, and the crash, where a person looks', async () => {
+    const batchDir = writeBatchFolder(fs.mkdtempSync(path.join(dir, 'resumed-')), 40);
+    const p = await open((await buildHtmlReport(batchDir)).html, 'resumed.html');
+    expect(await p.page.textContent('p.resumed-batch')).toBe(
+      'Resumed after a crash: 1 run went on from 1 cut-off attempt set aside beside its file (*.interrupted); they spent $0.0100, not counted above.',
+    );
+    const marked = await p.page.$$eval('#runs tbody tr td:first-child', (tds) =>
+      tds.filter((td) => td.querySelector('.resumed') !== null).map((td) => td.firstChild?.textContent),
+    );
+    expect(marked).toEqual(['task-003']);
+    expect(await p.page.getAttribute('#runs tbody tr td:first-child .resumed', 'title')).toMatch(
+      /^resumed after a crash: 1 cut-off attempt set aside, which spent \$0\.0100; restarted from the beginning$/,
+    );
+    expect(await p.page.locator('#batch-view svg line.mark.crash').count()).toBe(1);
+    expect(await p.page.locator('#batch-view svg line.mark.resume').count()).toBe(1);
     await expectQuiet(p);
   });
 });
