@@ -35,6 +35,9 @@ async function main(): Promise<void> {
     const report = await runBatch(tasks, {
       concurrency: 16,
       historyDir: dir,
+      // The moves alone, as this figure has always been taken (a folder now means journal and ledger by default).
+      journal: false,
+      ledger: false,
       historyDurability: 'none',
       onRun: () => void (peak = Math.max(peak, process.memoryUsage().heapUsed)),
     });

@@ -73,6 +73,9 @@ async function once(kind: Kind): Promise<number> {
         concurrency: 16,
         logger: false,
         historyDir: dir,
+        // The moves alone, beside the floors that write moves (a folder now means journal and ledger by default).
+        journal: false,
+        ledger: false,
         historyDurability: 'none',
         ...(kind === 'none' ? {} : { historyGroupCommit: true }),
       });
