@@ -44,6 +44,25 @@ function llmKey(op: string, input: unknown): string {
   return `${op} ${JSON.stringify(input)}`;
 }
 
+/** What each cut-off run's file had answered, by content, read before a resume moves the file aside. */
+async function answeredCalls(finished: readonly string[]): Promise<Map<string, Set<string>>> {
+  const answered = new Map<string, Set<string>>();
+  for (const task of batchTasks()) {
+    const file = path.join(dir, `${task.id}.jsonl`);
+    if (finished.includes(task.id) || !fs.existsSync(file)) continue;
+    const { journal } = await loadHistory(file);
+    answered.set(
+      task.id,
+      new Set(
+        journal
+          .filter((j) => j.type === 'llm' && j.response !== undefined)
+          .map((j) => llmKey(String(j.operation), j.input)),
+      ),
+    );
+  }
+  return answered;
+}
+
 describe('a journaled batch killed with SIGKILL, then resumed', () => {
   it.each([
     [4, 'turn', false, 'replay'],
@@ -56,20 +75,7 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
       const finished = await killBatchAfter(dir, k, { durability, groupCommit, journal: true });
       const files = new Map(finished.map((id) => [id, fs.readFileSync(path.join(dir, `${id}.jsonl`))]));
       // What each cut-off file had answered, by content, before the resume moves it aside.
-      const answered = new Map<string, Set<string>>();
-      for (const task of batchTasks()) {
-        const file = path.join(dir, `${task.id}.jsonl`);
-        if (finished.includes(task.id) || !fs.existsSync(file)) continue;
-        const { journal } = await loadHistory(file);
-        answered.set(
-          task.id,
-          new Set(
-            journal
-              .filter((j) => j.type === 'llm' && j.response !== undefined)
-              .map((j) => llmKey(String(j.operation), j.input)),
-          ),
-        );
-      }
+      const answered = await answeredCalls(finished);
 
       const loops = new Map<string, ScriptedAgent>();
       const report = await runBatch(resumedTasks(loops), {
@@ -147,20 +153,7 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
 
   it('with only historyDir (durable by default): run again it is told to resume; resumed, no answered call is asked again', async () => {
     const finished = await killBatchAfter(dir, 4, { durability: 'turn', groupCommit: false });
-    const answered = new Map<string, Set<string>>();
-    for (const task of batchTasks()) {
-      const file = path.join(dir, `${task.id}.jsonl`);
-      if (finished.includes(task.id) || !fs.existsSync(file)) continue;
-      const { journal } = await loadHistory(file);
-      answered.set(
-        task.id,
-        new Set(
-          journal
-            .filter((j) => j.type === 'llm' && j.response !== undefined)
-            .map((j) => llmKey(String(j.operation), j.input)),
-        ),
-      );
-    }
+    const answered = await answeredCalls(finished);
     // The three runs in flight had each journaled their first response, with no option asking for it.
     expect([...answered.values()].map((a) => a.size)).toEqual([1, 1, 1]);
 
