@@ -106,7 +106,7 @@ function child(args: string[]): {
   proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    proc.on('exit', (code, signal) => resolve({ code, signal })),
+    proc.on('close', (code, signal) => resolve({ code, signal })),
   );
   return { exited, kill: () => proc.kill('SIGKILL'), stdout: () => out, stderr: () => err };
 }

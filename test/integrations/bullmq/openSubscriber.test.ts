@@ -78,7 +78,7 @@ describe('openSubscriber', () => {
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     expect({ code, out, err: err.includes('Connection is closed') ? err : '' }).toEqual({
       code: 0,
       out: 'closed cleanly\n',
