@@ -138,7 +138,7 @@ export type {
 // Inspecting a run after the fact: history files, validation, summaries, run facts, diagrams.
 export { VERSION } from './internal/version';
 export { JsonlHistorySink } from './history/JsonlHistorySink';
-export type { JsonlHistorySinkOptions, HistoryDurability } from './history/JsonlHistorySink';
+export type { JsonlHistorySinkOptions, HistoryDurability } from './history/JsonlHistorySinkOptions';
 export { readHistory, loadHistory } from './history/loadHistory';
 export type { ReadHistoryOptions, LoadedHistory } from './history/loadHistory';
 export type {

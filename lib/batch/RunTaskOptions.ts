@@ -1,6 +1,6 @@
 import type { AgentWithStateMachine, AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
 import type { TurnResult } from '../agent/TurnResult';
-import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 
 /** Options of `runTask(task, options)`. */
 export interface RunTaskOptions {

@@ -1,4 +1,5 @@
-import { JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 import type { TransitionTable } from '../machine/TransitionTable';
 
 /**

@@ -17,7 +17,7 @@ import type { TurnOutcome } from '../agent/TurnOutcome';
 import { UsageMeter } from '../agent/UsageMeter';
 import { addUsage, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { HistoryFileError } from '../history/HistoryFileError';
-import { groupCommitBounds, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { groupCommitBounds, type JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 import { messageOf } from '../internal/messageOf';
 import type { Sleep } from '../internal/sleep';
 import { getDefaultLogger } from '../machine/defaultLogger';

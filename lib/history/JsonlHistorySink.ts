@@ -1,130 +1,33 @@
-// Past 400 lines on purpose: one class whose writes, group commit, durability and rollback of a
-// short write all share the file descriptor's state (size, pending lines, the last seq); split,
-// each part would need the others' private fields.
-import { randomUUID } from 'node:crypto';
+// One class whose writes, group commit, durability and rollback of a short write share the
+// file descriptor's state (size, pending lines, the last seq); what needs none of it (options,
+// buffers, placeholders, opening, the meta line) lives in files of its own.
 import * as fs from 'node:fs';
 import type { StateName } from '../../states/StateName';
 import { describeValue } from '../internal/describeValue';
 import type { HistoryMeta, RejectedMove, ResetMarker } from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
-import { toHistoryTableInfo, type HistoryTableInfo } from './HistoryTableInfo';
-import { storedTable, type StoredTable } from './storedTable';
+import { storedTable } from './storedTable';
 import type { IllegalTransitionError } from '../machine/IllegalTransitionError';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { HistorySink, JournalLine, ResetInfo } from '../machine/StateMachine';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
-import { DEFAULT_TABLE } from '../machine/transitions';
 import { VERSION } from '../internal/version';
 import { messageOf } from '../internal/messageOf';
-import { DEFAULT_MAX_LINE_BYTES, overLineLimit } from './maxLineBytes';
-import { LineBytes } from './LineBytes';
+import { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
+import type { LineBytes } from './LineBytes';
+import {
+  resolveSinkOptions,
+  type HistoryDurability,
+  type JsonlHistorySinkOptions,
+} from './JsonlHistorySinkOptions';
+import { NEWLINE, SCRATCH, SCRATCH_KEPT_BYTES, giveBackLineBytes, shrinkScratch, takeLineBytes } from './lineBytesPool';
+import { cut, journalLineText, recordPlaceholderLine } from './linePlaceholders';
+import { openAppendFile } from './openAppendFile';
+import { metaLineBytes } from './metaLineBytes';
+import { syncFile } from './syncFile';
+import { sameTable, tableMismatch } from './describeTable';
 import { appendRecordLine, placeRecordLine, placed } from './appendRecordLine';
-
-/** Options of `JsonlHistorySink.open(path, options)`: the run id, the table, metadata, and whether to write the meta line. */
-export interface JsonlHistorySinkOptions {
-  /** Names the run in the meta line. Default: a random UUID. */
-  runId?: string;
-  /**
-   * The machine's table, described in the meta line so the file can be checked without code.
-   * Default: the table of the machine the sink is given to (the sixteen-state table until then).
-   * A table given here must be the machine's: a machine with another one is refused.
-   */
-  table?: TransitionTable<string>;
-  /** Anything JSON-serializable to keep with the run (task id, model, host). */
-  metadata?: unknown;
-  /** Write the meta line first. Default true. */
-  meta?: boolean;
-  /** Replace an existing file. Default false: opening an existing path throws `file_exists`, so no run's history is lost. */
-  overwrite?: boolean;
-  /** The time written as `startedAt`, epoch milliseconds. Default `Date.now()`. */
-  startedAt?: number;
-  /**
-   * When lines are forced to the disk (fsync), which decides what a power cut can take:
-   * - `'none'`: never; the OS writes them back when it likes (a power cut may lose the last
-   *   seconds of lines, or leave a hole of NUL bytes that `--salvage` reads past).
-   * - `'turn'` (default): when a move reaches a terminal state (a turn ended) and on `close()`;
-   *   a power cut loses at most the turn in progress.
-   * - `'move'`: after every line; a power cut loses at most the line being written.
-   *
-   * A process crash (even `kill -9`) loses nothing written in any mode: each line reaches the
-   * OS in one write.
-   */
-  durability?: HistoryDurability;
-  /**
-   * Opt-in group commit: lines are kept in memory and written together in one `write`, when a
-   * move reaches a terminal state (a turn ended), when `maxLines` are waiting, `maxDelayMs`
-   * after the first waiting line (an unref'd timer), on `flush()` and on `close()`. `true`
-   * takes the defaults (`maxLines` 4096, `maxDelayMs` 200). Default: off, one write per line.
-   *
-   * What a crash loses: a killed process (`kill -9`) loses the lines still waiting — at most
-   * `maxLines`, at most `maxDelayMs` of them, never more than the turn in progress; the lines
-   * of every finished turn are in the file. A batched write that fails part-way is cut back
-   * to the last complete line before it, so the file never holds half a batch. Durability
-   * applies per batch: `'turn'` fsyncs the batch that ends a turn, `'move'` every batch.
-   * A failure of a timed flush is thrown by the next `write`, `flush()` or `close()`.
-   */
-  groupCommit?: boolean | GroupCommitOptions;
-  /**
-   * The longest line written, in bytes; the readers' default limit unless changed. A line that
-   * would be longer (a 70 MB tool result) is written with its content replaced by a
-   * placeholder saying what was dropped, and `line_too_long` is thrown, so the file stays
-   * readable and the loss is reported. Raise it only together with the readers' `maxLineBytes`.
-   */
-  maxLineBytes?: number;
-}
-
-/** Bounds of `JsonlHistorySinkOptions.groupCommit`. */
-export interface GroupCommitOptions {
-  /** Write once this many lines are waiting. Default 4096; a positive integer. */
-  maxLines?: number;
-  /** Write at the latest this many milliseconds after the first waiting line. Default 200; a finite number ≥ 0. */
-  maxDelayMs?: number;
-}
-
-/** When `JsonlHistorySink` forces its lines to the disk; see `JsonlHistorySinkOptions.durability`. */
-export type HistoryDurability = 'none' | 'turn' | 'move';
-
-const DURABILITIES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
-
-/**
- * Where a line is put together before its write, shared by every sink without group commit:
- * a line is written before the next is begun (writes are synchronous), and a buffer per sink
- * would cost a batch an allocation per run. Each use starts from its start.
- */
-const SCRATCH = new LineBytes(64 * 1024);
-/** Past this, the scratch buffer is replaced after the line (one huge line must not keep its memory). */
-const SCRATCH_KEPT_BYTES = 1024 * 1024;
-const NEWLINE = Buffer.from('\n');
-
-/**
- * Group commit's buffers of closed sinks, for the next sinks to take: a batch opens a sink per
- * run, and a buffer each would cost every run an allocation and the collector its memory.
- */
-const SPARE: LineBytes[] = [];
-const SPARE_KEPT = 64;
-
-function takeLineBytes(): LineBytes {
-  return SPARE.pop() ?? new LineBytes(4096);
-}
-
-function giveBackLineBytes(bytes: LineBytes): void {
-  bytes.length = 0;
-  if (SPARE.length < SPARE_KEPT && bytes.buf.length <= 64 * 1024) SPARE.push(bytes);
-}
-
-/** After a write from the scratch buffer: one huge line must not keep its memory. */
-function shrinkScratch(): void {
-  if (SCRATCH.buf.length > SCRATCH_KEPT_BYTES) SCRATCH.buf = Buffer.allocUnsafeSlow(64 * 1024);
-}
-
-// O_NOFOLLOW: a symbolic link planted at the path must not redirect the history into the
-// file it points to (O_EXCL alone covers new files; this covers `overwrite: true`).
-const NO_FOLLOW = fs.constants.O_NOFOLLOW ?? 0;
-const APPEND_NEW =
-  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_APPEND | NO_FOLLOW;
-const APPEND_TRUNCATE =
-  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_APPEND | NO_FOLLOW;
 
 /**
  * A `HistorySink` that writes a JSON Lines file: an optional meta line, then one line per
@@ -202,83 +105,17 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a non-empty file path', path);
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    const {
-      runId = randomUUID(),
-      table = DEFAULT_TABLE,
-      metadata,
-      meta = true,
-      overwrite = false,
-      startedAt = Date.now(),
-      durability = 'turn',
-      maxLineBytes = DEFAULT_MAX_LINE_BYTES,
-    } = options;
-    if (!(Number.isSafeInteger(maxLineBytes) && maxLineBytes >= 1024))
-      throw new InvalidArgumentError('maxLineBytes', 'a whole number of bytes, at least 1024', maxLineBytes);
-    if (typeof runId !== 'string' || runId === '') throw new InvalidArgumentError('runId', 'a non-empty string', runId);
-    if (!DURABILITIES.includes(durability))
-      throw new InvalidArgumentError('durability', "'none', 'turn' or 'move'", durability);
-    const group = groupCommitBounds(options.groupCommit);
-    let stored: StoredTable;
-    try {
-      stored = storedTable(table, options.table !== undefined);
-    } catch (error) {
-      throw new InvalidArgumentError('table', `a sound transition table (${messageOf(error)})`, table);
-    }
-    if (typeof startedAt !== 'number' || !Number.isFinite(startedAt))
-      throw new InvalidArgumentError('startedAt', 'a finite number of epoch milliseconds', startedAt);
+    const { runId, table, metadata, meta, overwrite, startedAt, durability, maxLineBytes, group, stored } =
+      resolveSinkOptions(options);
     const metaLine: HistoryMeta | undefined = meta
       ? metadata === undefined
         ? { type: 'meta', version: VERSION, runId, startedAt, table: stored.info }
         : { type: 'meta', version: VERSION, runId, startedAt, table: stored.info, metadata }
       : undefined;
-    // Serialize before creating the file, so bad metadata leaves no empty file behind. The line
-    // is JSON.stringify(metaLine), put together from parts as bytes: the table's, most of the
-    // line, are made once per table (see storedTable), not once per file.
-    let metaBytes: LineBytes | undefined;
-    if (metaLine !== undefined) {
-      // Into the scratch buffer (no code of a caller's runs between here and the write below).
-      let metadataText: string | undefined;
-      try {
-        metadataText = metadata === undefined ? undefined : JSON.stringify(metadata);
-      } catch {
-        throw new InvalidArgumentError('metadata', 'a JSON-serializable value', metadata);
-      }
-      const head = JSON.stringify({ type: 'meta', version: VERSION, runId, startedAt });
-      metaBytes = SCRATCH;
-      metaBytes.length = 0;
-      metaBytes.text(head.slice(0, -1));
-      metaBytes.bytes(stored.tableBytes);
-      if (metadataText !== undefined) metaBytes.text(`,"metadata":${metadataText}`);
-      metaBytes.text('}\n');
-      if (metaBytes.length > maxLineBytes)
-        throw new InvalidArgumentError(
-          'metadata',
-          `a value whose meta line fits in maxLineBytes (${maxLineBytes.toLocaleString('en-US')} bytes, what readers take)`,
-          metadata,
-        );
-    }
-    let fd: number;
-    try {
-      fd = fs.openSync(path, overwrite ? APPEND_TRUNCATE : APPEND_NEW, 0o644);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new HistoryFileError(
-          'file_exists',
-          path,
-          'already exists; pass `overwrite: true` to replace it, or choose another path',
-          { cause: error },
-        );
-      }
-      if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-        throw new HistoryFileError(
-          'open_failed',
-          path,
-          'is a symbolic link; a history file is never written through one (remove it, or choose another path)',
-          { cause: error },
-        );
-      }
-      throw new HistoryFileError('open_failed', path, `cannot open for writing: ${messageOf(error)}`, { cause: error });
-    }
+    // Serialize before creating the file, so bad metadata leaves no empty file behind.
+    const metaBytes =
+      metaLine === undefined ? undefined : metaLineBytes(SCRATCH, { runId, startedAt, metadata }, stored, maxLineBytes);
+    const fd = openAppendFile(path, overwrite);
     const sink = new JsonlHistorySink<S>(path, fd, runId);
     sink.#durability = durability;
     sink.#maxLineBytes = maxLineBytes;
@@ -328,16 +165,7 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     if (sameTable(meta.table, info)) return;
     const fd = this.#fd;
     if (this.#tableGiven || this.#lines !== 1 || fd === undefined) {
-      const why = this.#tableGiven
-        ? "pass that machine's table as `{ table }` to JsonlHistorySink.open"
-        : fd === undefined
-          ? 'the sink is already closed'
-          : `${this.#lines - 1} line${this.#lines === 2 ? ' was' : 's were'} already written for it; pass the machine's table as \`{ table }\` to JsonlHistorySink.open`;
-      throw new HistoryFileError(
-        'table_mismatch',
-        this.path,
-        `the sink was opened for ${describeTable(meta.table)} but attached to a machine with ${describeTable(info, meta.table)}; ${why}`,
-      );
+      throw tableMismatch(this.path, meta.table, info, this.#tableGiven, fd === undefined, this.#lines - 1);
     }
     const rewritten: HistoryMeta = { ...meta, table: info };
     try {
@@ -400,16 +228,11 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       // What the readers would refuse is not written: the content goes, the move stays.
       const why = `the record was ${(out.length - start).toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
       if (group) out.length = start;
-      const { description, at, durationMs, forced } = record;
-      const short = cut(
-        typeof description === 'string' ? description : String(description),
-        cutChars(this.#maxLineBytes),
-      );
-      const line = `{"seq":${jsonValue(seq)},"from":${jsonValue(from)},"to":${jsonValue(to)},"description":${JSON.stringify(short)},"at":${jsonValue(at)},"durationMs":${jsonValue(durationMs)},"forced":${forced === true}${data === undefined ? '' : `,"data":${JSON.stringify(dataPlaceholder(data, `data dropped: ${why}`, Math.floor(this.#maxLineBytes / 8)))}`}}\n`;
+      const { line, short } = recordPlaceholderLine(record, why, this.#maxLineBytes);
       // Made before it is appended: making it may run a caller's code (a toJSON) that writes.
       if (!group) out.length = 0;
       out.text(group || !this.#broken ? line : `\n${line}`);
-      tooLong = `record ${seq} (${String(from)} -> ${String(to)}) is too long to write: ${why}; it was written with its data replaced by a placeholder${short === description ? '' : ' and its description cut'}`;
+      tooLong = `record ${seq} (${String(from)} -> ${String(to)}) is too long to write: ${why}; it was written with its data replaced by a placeholder${short === record.description ? '' : ' and its description cut'}`;
     }
     if (group) this.#added(to);
     else {
@@ -435,7 +258,6 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     );
   }
 
-  /** Appends a line for a move the table rejected. */
   /**
    * Appends a journal line (an adapter's record of an LLM attempt or a tool call) marked by
    * its `type`, with `seq` the last record written before it, so readers place it in the run.
@@ -445,23 +267,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    * the lines waiting before it and it are written in one write and fsync'ed.
    */
   journal(entry: JournalLine): void {
-    const { type, ...rest } = entry as JournalLine & Record<string, unknown>;
-    let text: string;
-    let failure: unknown;
-    try {
-      text = JSON.stringify({ type, seq: this.#lastSeq, ...rest });
-    } catch (error) {
-      failure = error;
-      text = JSON.stringify({ type, seq: this.#lastSeq, unserializable: messageOf(error) });
-    }
-    let tooLong: string | undefined;
-    if (overLineLimit(text, this.#maxLineBytes - 1)) {
-      const why = `the line was ${Buffer.byteLength(text, 'utf8').toLocaleString('en-US')} bytes, over the ${this.#maxLineBytes.toLocaleString('en-US')}-byte line limit readers take`;
-      text = JSON.stringify(
-        journalPlaceholder({ type, seq: this.#lastSeq, ...rest }, why, cutChars(this.#maxLineBytes)),
-      );
-      tooLong = `a ${String(type)} journal line after record ${this.#lastSeq} is too long to write: ${why}; it was written with its content replaced by a placeholder`;
-    }
+    const type = entry.type;
+    const { text, tooLong, failure } = journalLineText(entry, this.#lastSeq, this.#maxLineBytes);
     if (type === 'reserve') this.#writeDurable(`${text}\n`);
     else this.#writeLine(`${text}\n`);
     if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
@@ -689,154 +496,4 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
       this.#broken = true;
     }
   }
-}
-
-/**
- * The bounds a `groupCommit` option value stands for (maxLines 0: off); throws
- * `InvalidArgumentError` naming `name` for a bad value. Shared with runBatch, which checks it up front.
- * @internal
- */
-export function groupCommitBounds(value: unknown, name = 'groupCommit'): { maxLines: number; maxDelayMs: number } {
-  if (value === undefined || value === false) return { maxLines: 0, maxDelayMs: 0 };
-  if (value === true) return { maxLines: 4096, maxDelayMs: 200 };
-  if (typeof value !== 'object' || value === null)
-    throw new InvalidArgumentError(name, 'true, false, or { maxLines?, maxDelayMs? }', value);
-  const { maxLines = 4096, maxDelayMs = 200 } = value as GroupCommitOptions;
-  if (typeof maxLines !== 'number' || !Number.isInteger(maxLines) || maxLines < 1)
-    throw new InvalidArgumentError(`${name}.maxLines`, 'a positive integer', maxLines);
-  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < 0)
-    throw new InvalidArgumentError(`${name}.maxDelayMs`, 'a finite number of milliseconds ≥ 0', maxDelayMs);
-  return { maxLines, maxDelayMs };
-}
-
-/**
- * A record's data too large to write: its small top-level fields (an outcome, the usage, a
- * turn, a limit: what readers count; at most 32, each under 1,024 characters of JSON, an
- * eighth of the line limit in all) and a
- * `dropped` note saying why the rest is gone.
- */
-function dataPlaceholder(data: unknown, why: string, budget: number): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  // Characters of JSON kept in all: at most 3 bytes each, well under the line's limit.
-  let left = budget;
-  if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
-    let kept = 0;
-    for (const key in data) {
-      if (kept === 32 || key === 'dropped' || key.length > 64) continue;
-      let json: string | undefined;
-      try {
-        json = JSON.stringify((data as Record<string, unknown>)[key]);
-      } catch {
-        continue;
-      }
-      if (json === undefined || json.length > 1024 || json.length + key.length > left) continue;
-      out[key] = JSON.parse(json) as unknown;
-      left -= json.length + key.length;
-      kept++;
-    }
-  }
-  out['dropped'] = why;
-  return out;
-}
-
-/**
- * A text kept in a line whose content had to be dropped, cut to `chars` (at most 3 bytes
- * each), marked when it was.
- */
-function cut(text: string, chars = 4096): string {
-  if (text.length <= chars) return text;
-  // Never split a surrogate pair.
-  const end = chars > 0 && /[\ud800-\udbff]/.test(text[chars - 1]!) ? chars - 1 : chars;
-  return `${text.slice(0, end)}… [${(text.length - end).toLocaleString('en-US')} more characters dropped]`;
-}
-
-/** How many characters of a text a line cut for `maxLineBytes` keeps: a small share of it. */
-function cutChars(maxLineBytes: number): number {
-  return Math.min(4096, Math.floor(maxLineBytes / 32));
-}
-
-const KNOWN_JOURNAL_FIELDS = [
-  'type',
-  'seq',
-  'turn',
-  'operation',
-  'attempt',
-  'startedAt',
-  'endedAt',
-  'status',
-  'costUsd',
-  'maxCostUsd',
-];
-
-/**
- * A journal line too long to write, without its content: the fields readers check and count
- * (kind, seq, turn, times, operation, attempt, the call's id and name, status, cost, the
- * error's name and message, cut) and a `dropped` note saying why.
- */
-function journalPlaceholder(line: Record<string, unknown>, why: string, chars: number): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  // A few fields at most: every string is cut, and a line with many is cut to the known ones.
-  const keys = Object.keys(line);
-  for (const key of keys.length > 16 ? KNOWN_JOURNAL_FIELDS.filter((k) => k in line) : keys) {
-    const value = line[key];
-    if (typeof value === 'number' || typeof value === 'boolean') out[cut(key, 64)] = value;
-    else if (typeof value === 'string') out[cut(key, 64)] = cut(value, chars);
-  }
-  const call = line['call'] as Record<string, unknown> | undefined;
-  if (typeof call === 'object' && call !== null)
-    out['call'] = { id: cut(String(call['id']), chars), name: cut(String(call['name']), chars) };
-  const error = line['error'] as Record<string, unknown> | undefined;
-  if (typeof error === 'object' && error !== null)
-    out['error'] = { name: cut(String(error['name']), chars), message: cut(String(error['message']), chars) };
-  out['dropped'] = `content dropped: ${why}`;
-  return out;
-}
-
-/** A number, string or boolean as JSON; a non-finite number as `null`, as JSON.stringify writes it. */
-function jsonValue(value: unknown): string {
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** fsync, where the file can be synced: a device or a pipe (EINVAL) has nothing to force to a disk. */
-function syncFile(fd: number): void {
-  try {
-    fs.fsyncSync(fd);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EINVAL' && code !== 'ENOTSUP') throw error;
-  }
-}
-
-/** Same initial state, states, edges and flags, whatever their order. */
-function sameTable(a: HistoryTableInfo, b: HistoryTableInfo): boolean {
-  const key = (t: HistoryTableInfo): string =>
-    JSON.stringify([
-      t.initial,
-      [...t.states].sort(),
-      t.edges.map((edge) => JSON.stringify(edge)).sort(),
-      [...t.terminal].sort(),
-      [...t.error].sort(),
-    ]);
-  return key(a) === key(b);
-}
-
-const DEFAULT_TABLE_INFO = toHistoryTableInfo(DEFAULT_TABLE);
-
-/** A table in a few words; given `other`, also what it adds to or lacks from that one. */
-function describeTable(info: HistoryTableInfo, other?: HistoryTableInfo): string {
-  if (sameTable(info, DEFAULT_TABLE_INFO)) return 'the sixteen-state table';
-  let text = `a table of ${info.states.length} states (initial ${info.initial})`;
-  if (other !== undefined) {
-    const list = (names: string[]): string =>
-      names.length > 4 ? `${names.slice(0, 4).join(', ')} and ${names.length - 4} more` : names.join(', ');
-    const added = info.states.filter((s) => !other.states.includes(s));
-    const lacking = other.states.filter((s) => !info.states.includes(s));
-    const parts = [
-      ...(added.length > 0 ? [`adds ${list(added)}`] : []),
-      ...(lacking.length > 0 ? [`lacks ${list(lacking)}`] : []),
-    ];
-    text += ` that ${parts.length > 0 ? parts.join(' and ') : 'differs in its edges or flags'}`;
-  }
-  return text;
 }

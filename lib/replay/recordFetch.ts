@@ -1,5 +1,6 @@
 import type { HttpExchangeLine } from '../history/HistoryEntry';
-import { JsonlHistorySink, type JsonlHistorySinkOptions } from '../history/JsonlHistorySink';
+import { JsonlHistorySink } from '../history/JsonlHistorySink';
+import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 import { redactCredentials } from '../agent/redactCredentials';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { JournalLine } from '../machine/StateMachine';
