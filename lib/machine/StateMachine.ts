@@ -1,79 +1,29 @@
-// Past 400 lines on purpose: one class whose moves share one private commit path (history,
-// sink, log, listeners) and whose hot path V8 must see whole to inline; its helpers are in
-// their own files (HistoryBuffer, TransitionValidator, levelIsFixed).
+// One class whose moves share one private commit path (history, sink, log, listeners) and
+// whose hot path V8 must see whole to inline; its types and input checks are in files of their
+// own (HistorySink, StateMachineOptions, machineInputs, HistoryBuffer, TransitionValidator).
 import EventEmitter from 'eventemitter3';
 import type { Logger } from 'winston';
 import { UNKNOWN_STATE, type StateName, type UnknownState } from '../../states/StateName';
-import { getDefaultLogger } from './defaultLogger';
 import { HistoryBuffer } from './HistoryBuffer';
 import { IllegalTransitionError } from './IllegalTransitionError';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import { levelIsFixed } from './levelIsFixed';
+import { SafeListeners } from './SafeListeners';
 import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
 import { sharedValidator, stateNode, type TransitionValidator, type StateNode } from './TransitionValidator';
 import { messageOf } from '../internal/messageOf';
+import { isThenable } from '../internal/isThenable';
+import { stackOf } from '../internal/stackOf';
+import type { HistorySink, JournalLine, ResetInfo } from './HistorySink';
+import { assertHistorySize, parseEvent, resolveLogger, resolveSink } from './machineInputs';
+import type { StateMachineEvents, StateMachineOptions } from './StateMachineOptions';
 
-/** Receives every record, in order, however small the in-memory history is. */
-export interface HistorySink<S extends string = StateName> {
-  write(record: TransitionRecord<S>): void;
-  /** A move the table rejected (the machine did not change). */
-  rejected?(error: IllegalTransitionError<S>): void;
-  /** The machine was reset: the next record's `from` is the initial state. */
-  reset?(info: ResetInfo<S>): void;
-  /** Called once, when the machine is made, with the table it enforces (a file sink records it). */
-  attach?(table: TransitionTable<S>): void;
-  /**
-   * A journal line to keep beside the moves: an adapter's record of an LLM attempt or a tool
-   * call (`AgentWithStateMachine`'s `journal` option), handed over by `machine.journal()`.
-   */
-  journal?(entry: JournalLine): void;
-}
-
-/** What a sink's `journal` receives: a JSON object marked by its `type` (`llm`, `tool`). */
-export interface JournalLine {
-  readonly type: string;
-}
-
-/** What `reset` reports: the state it left, when, and the last seq before it. */
-export interface ResetInfo<S extends string = StateName> {
-  readonly from: S;
-  readonly at: number;
-  readonly seq: number;
-}
-
-/** The machine's events, as an eventemitter3 event map. */
-export interface StateMachineEvents<S extends string = StateName> {
-  transition: [record: TransitionRecord<S>];
-  rejected: [error: IllegalTransitionError<S>];
-  reset: [info: ResetInfo<S>];
-  /** A listener threw; the machine and the other listeners went on. */
-  listenerError: [info: { event: string; error: unknown }];
-  /** The sink threw while writing; the move itself took effect. */
-  sinkError: [info: { record?: TransitionRecord<S>; error: unknown }];
-}
+export type { HistorySink, JournalLine, ResetInfo } from './HistorySink';
+export type { StateMachineEvents, StateMachineOptions } from './StateMachineOptions';
 
 type EventName<S extends string> = keyof StateMachineEvents<S>;
-// Listeners as stored for removal; their real types are checked where they are added.
-// Never called through this type: `never[]` admits every listener without `any`.
-type AnyListener = (...args: never[]) => void;
 type Listener<S extends string, E extends EventName<S>> = (...args: StateMachineEvents<S>[E]) => void;
-
-/** Options of `new StateMachine(options)`: table, clock, logger, history bound and sink. */
-export interface StateMachineOptions<S extends string = StateName> {
-  /** How many records `history()` keeps: a positive integer, or `Infinity`. Default 100. */
-  maxHistorySize?: number;
-  /** Returns the time in epoch milliseconds. Default `Date.now`; tests pass their own. */
-  clock?: () => number;
-  /** A winston logger, or `false` for none. Default: a shared stderr logger at `AGENT_SM_LOG_LEVEL` or `warn`. */
-  logger?: Logger | false;
-  /** Receives every record (and rejected moves and resets, when it has those methods). */
-  // NoInfer: the state type comes from `table` alone, so a sink typed for plain strings
-  // cannot silently widen the machine to StateMachine<string> and let typos through.
-  sink?: HistorySink<NoInfer<S>> | ((record: TransitionRecord<NoInfer<S>>) => void);
-  /** A table other than the sixteen-state one, e.g. from `extendTable`. */
-  table?: TransitionTable<S>;
-}
 
 /** A move asked for while listeners were being notified; it takes effect after them. */
 type Pending<S extends string> =
@@ -91,8 +41,9 @@ type Pending<S extends string> =
 export class StateMachine<S extends string = StateName> {
   readonly #validator: TransitionValidator<S>;
   readonly #emitter = new EventEmitter<StateMachineEvents<S>>();
-  // Made on first use, as is the queue: a machine nobody listens to stays small.
-  #wrappers: Map<string, Map<unknown, Array<AnyListener>>> | undefined;
+  readonly #listeners = new SafeListeners(this.#emitter as unknown as EventEmitter, (event, error) =>
+    this.#listenerThrew(event, error),
+  );
   readonly #history: HistoryBuffer<TransitionRecord<S>>;
   readonly #clock: () => number;
   readonly #logger: Logger | undefined;
@@ -294,20 +245,19 @@ export class StateMachine<S extends string = StateName> {
 
   /** Adds a listener; one that throws is logged and reported as `listenerError`, never propagated. */
   on<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
-    this.#emitter.on(event, this.#wrap(event, listener, false) as never);
+    this.#listeners.add(event, listener, false);
     return this;
   }
 
   /** Adds a listener that runs once. */
   once<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
-    this.#emitter.on(event, this.#wrap(event, listener, true) as never);
+    this.#listeners.add(event, listener, true);
     return this;
   }
 
   /** Removes a listener added with `on` or `once`. */
   off<E extends EventName<S>>(event: E, listener: Listener<S, E>): this {
-    const safe = this.#wrappers?.get(event)?.get(listener)?.at(-1);
-    if (safe !== undefined) this.#unregister(event, listener, safe);
+    this.#listeners.remove(event, listener);
     return this;
   }
 
@@ -516,58 +466,10 @@ export class StateMachine<S extends string = StateName> {
     return level === 'debug' ? this.#debug : this.#warn;
   }
 
-  #wrap<E extends EventName<S>>(
-    event: E,
-    listener: Listener<S, E>,
-    once: boolean,
-  ): (arg: StateMachineEvents<S>[E][0]) => void {
-    if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'a function', listener);
-    // Every event of the machine carries exactly one argument: passing it on as such spares
-    // each notification the rest array and the spread call of `(...args) => listener(...args)`.
-    const call = listener as (arg: StateMachineEvents<S>[E][0]) => void;
-    // Small, with the failure handled out of line, so that V8 inlines it into emit.
-    const safe = once
-      ? (arg: StateMachineEvents<S>[E][0]): void => {
-          this.#unregister(event, listener, safe as AnyListener);
-          try {
-            const returned: unknown = call(arg);
-            // An async listener that rejects would otherwise be an unhandled rejection, which ends the process.
-            if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.#listenerThrew(event, error));
-          } catch (error) {
-            this.#listenerThrew(event, error);
-          }
-        }
-      : (arg: StateMachineEvents<S>[E][0]): void => {
-          try {
-            const returned: unknown = call(arg);
-            if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.#listenerThrew(event, error));
-          } catch (error) {
-            this.#listenerThrew(event, error);
-          }
-        };
-    const wrappers = (this.#wrappers ??= new Map());
-    let byListener = wrappers.get(event);
-    if (byListener === undefined) wrappers.set(event, (byListener = new Map()));
-    const list = byListener.get(listener) ?? [];
-    list.push(safe as AnyListener);
-    byListener.set(listener, list);
-    return safe;
-  }
-
   #listenerThrew(event: string, error: unknown): void {
     if (this.#logger !== undefined)
       this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
     if (event !== 'listenerError') this.#emitter.emit('listenerError', { event, error });
-  }
-
-  #unregister(event: string, listener: unknown, safe: AnyListener): void {
-    const byListener = this.#wrappers?.get(event);
-    const list = byListener?.get(listener);
-    const index = list === undefined ? -1 : list.indexOf(safe);
-    if (index === -1) return;
-    list!.splice(index, 1);
-    if (list!.length === 0) byListener!.delete(listener);
-    this.#emitter.off(event as EventName<S>, safe as never);
   }
 
   /** A sink may be async (`sink: (r) => save(r)`): its rejection is a sink error, never an unhandled rejection. */
@@ -582,22 +484,6 @@ export class StateMachine<S extends string = StateName> {
   }
 }
 
-function assertHistorySize(size: unknown, name: string): asserts size is number {
-  if (!(size === Infinity || (typeof size === 'number' && Number.isInteger(size) && size > 0))) {
-    throw new InvalidArgumentError(name, 'a positive integer or Infinity', size);
-  }
-}
-
-function parseEvent(event: unknown, name: string): { description: string; data: unknown } {
-  if (typeof event === 'string') return { description: event, data: undefined };
-  if (typeof event === 'object' && event !== null) {
-    // Each field is read once: a getter could answer a string to the check and a number after.
-    const { description, data } = event as { description?: unknown; data?: unknown };
-    if (typeof description === 'string') return { description, data };
-  }
-  throw new InvalidArgumentError(name, 'a description string or { description: string, data? }', event);
-}
-
 // The logger's level, or a value no level equals when reading it throws (a broken custom
 // logger): then #levelEnabled runs, which reports the failure.
 const UNREADABLE = Symbol('unreadable level');
@@ -609,47 +495,4 @@ function levelOf(logger: Logger): unknown {
   } catch {
     return UNREADABLE;
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  try {
-    return (
-      (typeof value === 'object' || typeof value === 'function') &&
-      value !== null &&
-      typeof (value as { then?: unknown }).then === 'function'
-    );
-  } catch {
-    return false;
-  }
-}
-
-function stackOf(error: unknown): string | undefined {
-  try {
-    return error instanceof Error ? error.stack : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function resolveLogger(logger: unknown): Logger | undefined {
-  if (logger === false) return undefined;
-  if (logger === undefined) return getDefaultLogger();
-  const candidate = logger as Partial<Logger>;
-  if (
-    typeof logger !== 'object' ||
-    logger === null ||
-    typeof candidate.warn !== 'function' ||
-    typeof candidate.isLevelEnabled !== 'function'
-  ) {
-    throw new InvalidArgumentError('logger', 'a winston logger or false', logger);
-  }
-  return logger as Logger;
-}
-
-function resolveSink<S extends string>(sink: unknown): HistorySink<S> | undefined {
-  if (sink === undefined) return undefined;
-  if (typeof sink === 'function') return { write: sink as (record: TransitionRecord<S>) => void };
-  if (typeof sink === 'object' && sink !== null && typeof (sink as HistorySink<S>).write === 'function')
-    return sink as HistorySink<S>;
-  throw new InvalidArgumentError('sink', 'a function or an object with write(record)', sink);
 }
