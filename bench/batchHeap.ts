@@ -1,7 +1,7 @@
 // The heap a batch holds: 10,000 zero-latency runs (one tool call, then text) at concurrency
 // 16 with `historyDir` (durability 'none'), heap used after a full GC before and after the
 // batch (the report still held), and the largest heap seen at the end of any run (garbage
-// included: V8 collects when it likes). Not part of `npm run bench`; the README quotes it.
+// included: V8 collects when it likes). Not part of `npm run bench`; docs/batches.md quotes it.
 //
 //   node --expose-gc --import tsx bench/batchHeap.ts
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -160,7 +160,7 @@ export function quantile(values: readonly number[], q: number): number {
 /**
  * `npm run bench -- --quick` sets BENCH_QUICK=1 for every suite: fewer samples and smaller
  * files, so that a developer checking one change has every suite's figures in under two
- * minutes. The full run stays the reference; its figures are the README's.
+ * minutes. The full run stays the reference; its figures are those of docs/benchmarks.md.
  */
 export const QUICK = process.env.BENCH_QUICK === '1';
 

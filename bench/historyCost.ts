@@ -1,7 +1,7 @@
 // Where a batch's history files go, per run: `runBatch` with `historyDir` and durability
 // 'none' (with and without group commit) beside its floors, on tmpfs by default so that the
 // disk's noise drops out. Not part of `npm run bench` and sets no target: it explains the
-// figures of the `batch` suite's history lines (README, "Where a history file's time goes").
+// figures of the `batch` suite's history lines (docs/benchmarks.md, "Where a history file's time goes").
 //
 // Kinds, alternated sample by sample in one process (500 zero-latency runs per sample, 12
 // moves each, concurrency 16):

@@ -12,7 +12,7 @@ describe('npm install of the packed library beside ai 7, openai 7, @anthropic-ai
   });
 
   // A user's code against our .d.ts and the 7.x majors' own types, ESM and CommonJS. Under
-  // skipLibCheck: false ai's types need @types/json-schema, as with ai 6 (see the README).
+  // skipLibCheck: false ai's types need @types/json-schema, as with ai 6 (see docs/integrations/ai-sdk.md).
   it('type-checks an AI SDK 7 user of both module kinds against the published types', async () => {
     fs.mkdirSync(path.join(suite.project(), 'node_modules/@types'), { recursive: true });
     fs.cpSync(

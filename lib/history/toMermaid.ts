@@ -8,7 +8,7 @@ import { escapeControl } from '../internal/escapeControl';
 
 /**
  * The table as a Mermaid `stateDiagram-v2`: `[*] --> Ready`, then one line per edge in
- * definition order. The diagram in the README is this output, checked by a test, so the
+ * definition order. The diagram in docs/machine.md is this output, checked by a test, so the
  * picture can never drift from the code.
  */
 export function toMermaid(table: TransitionTable<string> = DEFAULT_TABLE as TransitionTable<string>): string {

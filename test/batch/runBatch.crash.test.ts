@@ -176,8 +176,8 @@ describe('a journaled batch of real SDK loops, killed with SIGKILL and resumed i
         );
         // Ended runs' files are byte for byte as the killed process left them.
         for (const [name, text] of ended) expect(fs.readFileSync(path.join(dir, name), 'utf8')).toBe(text);
-        // Billed across both processes: within the cap and the documented bound (README, "Crash and
-        // resume"): the calls in flight when the cap is reached, and the calls the killed process
+        // Billed across both processes: within the cap and the documented bound (docs/batches.md, "What a
+        // crash costs"): the calls in flight when the cap is reached, and the calls the killed process
         // was billed for but had not written — those in flight, or with group commit the calls of
         // the turns in progress.
         const billed = llm.answered.length * CALL_USD;

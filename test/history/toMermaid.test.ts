@@ -20,14 +20,14 @@ describe('toMermaid()', () => {
     expect(lines).toHaveLength(2 + 26);
   });
 
-  it('is the diagram in README.md, between the mermaid:table markers', () => {
-    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+  it('is the diagram in docs/machine.md, between the mermaid:table markers', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'machine.md'), 'utf8');
     const block = /<!-- mermaid:table:start -->\s*```mermaid\n([\s\S]*?)\n```\s*<!-- mermaid:table:end -->/.exec(
       readme,
     );
     if (block === null)
       throw new Error(
-        'README.md has no ```mermaid block between <!-- mermaid:table:start --> and <!-- mermaid:table:end -->: paste the output of toMermaid() there',
+        'docs/machine.md has no ```mermaid block between <!-- mermaid:table:start --> and <!-- mermaid:table:end -->: paste the output of toMermaid() there',
       );
     expect(block[1]).toBe(toMermaid());
   });
