@@ -22,13 +22,14 @@ export interface ProgressLineFigures {
 
 /**
  * One line for a terminal of `width` columns: `batch [=====-----] 7/12 done | 1 failed | 3 in
- * flight | $0.7000 of $2.0000 | ETA 4s`. Cut to the width, so that a narrow terminal never wraps
- * it (a wrapped line would be drawn again one row down at each redraw).
+ * flight | $0.7000 of $2.0000 | ETA 4s`. Where it does not fit, the bar goes first (the figures
+ * say more), then the line is cut to the width, so that a narrow terminal never wraps it (a
+ * wrapped line would be drawn again one row down at each redraw).
  */
 export function formatProgressLine(figures: ProgressLineFigures, width: number): string {
   const { done, total, failed, skipped, running, costUsd, capUsd, etaSeconds, bar } = figures;
   const parts = [
-    `batch ${bar === undefined ? '' : `${bar} `}${done}/${total} done`,
+    `${done}/${total} done`,
     `${failed} failed`,
     ...(skipped > 0 ? [`${skipped} skipped`] : []),
     `${running} in flight`,
@@ -36,9 +37,12 @@ export function formatProgressLine(figures: ProgressLineFigures, width: number):
   ];
   if (done < total && etaSeconds !== undefined && Number.isFinite(etaSeconds) && etaSeconds >= 0)
     parts.push(`ETA ${formatSeconds(etaSeconds)}`);
-  const line = parts.join(' | ');
+  const figuresText = parts.join(' | ');
+  const withBar = bar === undefined ? undefined : `batch ${bar} ${figuresText}`;
   // The last column is left free: a line that fills it makes some terminals wrap.
-  return line.length < width ? line : line.slice(0, Math.max(0, width - 1));
+  if (withBar !== undefined && withBar.length < width) return withBar;
+  const line = `batch ${figuresText}`;
+  return line.length < width ? line : line.slice(0, Math.max(0, width - 1)).trimEnd();
 }
 
 function formatSeconds(seconds: number): string {

@@ -62,7 +62,7 @@ export function openProgressBar(options: ProgressBarOptions): ProgressBar | unde
   };
   const bar = new cliProgress.SingleBar({
     stream,
-    barsize: 20,
+    barsize: 10,
     // Neither the cursor is hidden nor wrapping turned off: a process killed mid-batch would leave the terminal so.
     hideCursor: false,
     linewrap: true,

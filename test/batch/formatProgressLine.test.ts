@@ -23,6 +23,15 @@ describe('formatProgressLine', () => {
     expect(formatProgressLine({ ...figures, etaSeconds: seconds }, 200)).toContain(`| ETA ${shown}`);
   });
 
+  it('leaves the bar out first where the line would not fit, then cuts it', () => {
+    const full = { ...figures, capUsd: 5, bar: '[=====-----]' };
+    expect(formatProgressLine(full, 80)).toBe(
+      'batch [=====-----] 7/12 done | 1 failed | 3 in flight | $0.7500 of $5.0000',
+    );
+    expect(formatProgressLine(full, 70)).toBe('batch 7/12 done | 1 failed | 3 in flight | $0.7500 of $5.0000');
+    expect(formatProgressLine(full, 30)).toBe('batch 7/12 done | 1 failed |');
+  });
+
   it('leaves out an ETA that is not a time', () => {
     for (const etaSeconds of [Number.NaN, Number.POSITIVE_INFINITY, -1])
       expect(formatProgressLine({ ...figures, etaSeconds }, 200)).not.toContain('ETA');
