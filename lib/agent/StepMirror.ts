@@ -3,6 +3,7 @@
 import type { Logger } from 'winston';
 import { State, type StateName } from '../../states/StateName';
 import { formatUsd } from '../internal/formatUsd';
+import { failureMessage } from '../internal/failureMessage';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
@@ -458,7 +459,7 @@ export class StepMirror {
     if (!this.#running) return;
     const charge = this.#endAttempt({ kind: 'failed', error });
     this.#attemptLine(this.#clock(), { error: journalError(error), ...chargeFields(charge) });
-    this.#failures.push({ attempt: this.#attempt, error: messageOf(error) });
+    this.#failures.push({ attempt: this.#attempt, error: failureMessage(error) });
     if (info.willRetry === false) this.#endCallFailed(error);
   }
 

@@ -1,3 +1,4 @@
+import { failureMessage } from '../internal/failureMessage';
 import { messageOf } from '../internal/messageOf';
 import { StateMachineError } from '../machine/StateMachineError';
 import type { BudgetLimitName } from './BudgetLimits';
@@ -22,7 +23,7 @@ export class LLMCallError extends StateMachineError {
     cause: unknown,
   ) {
     super(
-      `${operation} failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}: ${messageOf(cause)}`,
+      `${operation} failed after ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}: ${failureMessage(cause)}`,
       { cause },
     );
   }

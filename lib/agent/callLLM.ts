@@ -1,5 +1,5 @@
 import { formatUsd } from '../internal/formatUsd';
-import { messageOf } from '../internal/messageOf';
+import { failureMessage } from '../internal/failureMessage';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, OperationContext, Usage } from './AgentLoop';
@@ -181,7 +181,7 @@ export async function callLLM(
     }
     // Charged before the retry is planned: the next attempt's hold sees what this one may have cost.
     const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
-    const failure: Attempt = { attempt, error: messageOf(settled.error) };
+    const failure: Attempt = { attempt, error: failureMessage(settled.error) };
     failures.push(failure);
     journal({ error: journalError(settled.error), ...chargeFields(charge) });
     const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);

@@ -6,6 +6,8 @@
  * `reserve` line with no priced response after it counts at its worst case.
  */
 
+import { failureMessage } from '../internal/failureMessage';
+
 /** How an attempt ended, as far as its cost goes. */
 export type AttemptEnd =
   /** A response came back and its usage was priced (or reported its cost). */
@@ -33,7 +35,7 @@ export function chargeAttempt(end: AttemptEnd, holdUsd: number | undefined): Att
   else {
     const never = neverSent(end.error);
     if (never !== undefined) return { kind: 'release', reason: `the request never left: ${never}` };
-    why = `it failed after the request may have left (${errorText(end.error)})`;
+    why = `it failed after the request may have left (${failureMessage(end.error)})`;
   }
   if (holdUsd === undefined) return { kind: 'unknown', reason: why };
   return { kind: 'hold', costUsd: holdUsd, reason: `charged at its hold: ${why}` };
@@ -59,15 +61,6 @@ export function neverSent(error: unknown, depth = 0): string | undefined {
     if (each.every((why) => why !== undefined)) return each[0];
   }
   return neverSent(e.cause, depth + 1);
-}
-
-function errorText(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    const { message, status } = error as { message?: unknown; status?: unknown };
-    const text = typeof message === 'string' && message !== '' ? message : String(error);
-    return typeof status === 'number' && !text.includes(String(status)) ? `${status} ${text}` : text;
-  }
-  return String(error);
 }
 
 /** An attempt whose end was never reported (a framework retried, or the run ended, with it in flight): it may have left. */

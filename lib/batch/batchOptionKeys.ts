@@ -16,6 +16,7 @@ export const BATCH_OPTION_KEYS = Object.freeze({
   salvage: true,
   signal: true,
   onProgress: true,
+  progress: true,
   logger: true,
   pricing: true,
   onUnknownCost: true,

@@ -36,6 +36,7 @@ import type { RecordedLine, ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
 import { writeBatchManifest } from './batchManifest';
 import { assertNoClash } from './assertNoClash';
+import { openProgressBar, type ProgressBar } from './progressBar';
 import { ParkedRuns, type ApprovalWait, type BatchApprovalRequest, type Slot } from './ParkedRuns';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -134,6 +135,12 @@ export interface BatchOptions {
   signal?: AbortSignal;
   /** Called after each run starts or ends and when runs are skipped. A throw is logged, never propagated. */
   onProgress?: (progress: BatchProgress) => void;
+  /**
+   * Draw a progress line on standard error, redrawn in place as runs start and end: runs ended
+   * of all, failed, in flight, spend against `total.maxCostUsd`, time left. Only when standard
+   * error is a terminal; on a pipe or a file nothing is written. Default false.
+   */
+  progress?: boolean;
   /** Any logger with error, warn, info and debug methods (winston, pino, console), or `false` for none. Default: the library's shared stderr logger. */
   logger?: AgentLogger | Logger | false;
   /** Computes a response's cost from its tokens when it reports none, as `AgentWithStateMachine` takes it. */
@@ -301,6 +308,7 @@ export async function runBatch(
     overwriteHistory = false,
     signal,
     onProgress,
+    progress: showProgress = false,
     onRun,
     logger,
     cancelGraceMs = 1000,
@@ -359,6 +367,12 @@ export async function runBatch(
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (typeof showProgress !== 'boolean')
+    throw new InvalidArgumentError(
+      'progress',
+      'true or false (a progress line on standard error, drawn when it is a terminal)',
+      showProgress,
+    );
   if (onApproval !== undefined && typeof onApproval !== 'function')
     throw new InvalidArgumentError(
       'onApproval',
@@ -529,17 +543,22 @@ export async function runBatch(
     }
     let stopped: { reason: SkipReason; message: string; spent?: ReturnType<Budget['spent']> } | undefined;
 
+    // The progress line, drawn from the events onProgress gets; opened just before the runs start.
+    let bar: ProgressBar | undefined;
     const progress = (event: BatchProgress['event']): void => {
+      if (onProgress === undefined && bar === undefined) return;
+      const now: BatchProgress = {
+        done,
+        total: list.length,
+        running,
+        outcomes: { ...outcomes },
+        usage: pool.usage,
+        event,
+      };
+      bar?.update(now);
       if (onProgress === undefined) return;
       try {
-        const returned: unknown = onProgress({
-          done,
-          total: list.length,
-          running,
-          outcomes: { ...outcomes },
-          usage: pool.usage,
-          event,
-        });
+        const returned: unknown = onProgress(now);
         // An async callback's rejection would otherwise surface as an unhandled rejection.
         if (returned instanceof Promise)
           returned.catch((error: unknown) => log?.error(`onProgress failed: ${messageOf(error)}`));
@@ -690,10 +709,19 @@ export async function runBatch(
       clock,
       onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)),
     });
+    if (showProgress)
+      bar = openProgressBar({
+        total: list.length,
+        done,
+        ...(total?.maxCostUsd === undefined ? {} : { capUsd: total.maxCostUsd }),
+        spentUsd: () => pool.usage.costUsd,
+        ...(log === undefined ? {} : { onProblem: log.error }),
+      });
     deadline.start();
     try {
       await parked.runSlots(Math.min(concurrency, list.length), take, runWhole);
     } finally {
+      bar?.stop();
       deadline.stop();
       signal?.removeEventListener('abort', onAbort);
     }

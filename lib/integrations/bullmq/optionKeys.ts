@@ -68,6 +68,7 @@ export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
     'a distributed batch goes on by being attached (attachBatch({ batchId })) or submitted again with its batchId',
   table: 'the worker runs the default table',
   compact: 'the worker does not compact runs yet',
+  progress: 'the producer draws no progress line: follow the batch with `onProgress` (its figures are the same)',
 });
 
 /** runBatch() and adapter options a worker does not take, with why. */

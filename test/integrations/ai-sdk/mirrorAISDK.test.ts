@@ -164,7 +164,7 @@ describe('mirrorAISDK', () => {
     m.close();
     expect(result.text).toBe('fine');
     const response = m.mirror.machine.history().find((r) => r.to === 'ProcessingLLMResponse')!;
-    expect(response.data).toMatchObject({ attempts: 2, failures: [{ attempt: 1, error: 'Rate limit reached' }] });
+    expect(response.data).toMatchObject({ attempts: 2, failures: [{ attempt: 1, error: '429 Rate limit reached' }] });
     expect(m.mirror.usage.llmCalls).toBe(2);
     const history = await checkFile(file);
     expect(history.journal.filter((j) => j.type === 'llm').map((j) => (j as { attempt?: number }).attempt)).toEqual([
