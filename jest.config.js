@@ -23,6 +23,7 @@ const sdkTests = [
   '<rootDir>/test/integrations/openai/**/*.test.ts',
   '<rootDir>/test/examples/ai-sdk-agent.test.ts',
   '<rootDir>/test/examples/coding-agents.test.ts',
+  '<rootDir>/test/examples/wrap-a-loop.test.ts',
   '<rootDir>/test/agent/retries.test.ts',
   '<rootDir>/test/oneListOfLimits.test.ts',
   // The packed library installed beside the 7.x majors from the registry.

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError } from 'commander';
 import { formatSummary } from '../history/formatSummary';
 import type { HistoryWarning } from '../history/HistoryEntry';
-import type { HistoryEntry } from '../history/HistoryEntry';
+import type { HistoryEntry, JournalLineRead } from '../history/HistoryEntry';
 import { loadHistory, readHistoryInto, type ReadHistoryOptions } from '../history/loadHistory';
 import { HistorySummarizer } from '../history/summarizeHistory';
 import { RunFactsCollector } from '../history/runFacts';
@@ -23,7 +23,7 @@ import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
 import { DEFAULT_MAX_LINE_BYTES } from '../history/maxLineBytes';
 import { VERSION } from '../internal/version';
 import { formatReplay } from '../replay/formatReplay';
-import { replayRun } from '../replay/replayRun';
+import { replayFile } from '../replay/replayFile';
 import { formatStallScan } from '../replay/formatStallScan';
 import { parseStallSpecs } from '../replay/parseStallSpecs';
 import { scanStalls } from '../replay/scanStalls';
@@ -395,15 +395,21 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       if (specs !== undefined && Object.keys(opts.budget).length > 0)
         throw new UsageError('--stall scans the journal and --budget re-drives the run: give one of them');
       const file = await runInFolder(target, runId, 'replay');
-      const loaded = await loadHistory(file, loadOptions(opts));
-      for (const w of loaded.warnings) warn(w);
       if (specs !== undefined) {
-        const scan = scanStalls(loaded.journal, specs);
+        // The detectors judge the whole journal up to each response, so the journal is kept; the moves are not.
+        const journal: JournalLineRead[] = [];
+        await read(file, { ...opts, withData: false }, (e) => void (e.kind === 'journal' && journal.push(e.journal)));
+        const scan = scanStalls(journal, specs);
         io.stdout(opts.json === true ? `${safeJson({ file, ...scan })}\n` : `${formatStallScan(scan, file)}\n`);
         return;
       }
       const budget = Object.keys(opts.budget).length === 0 ? undefined : opts.budget;
-      const report = await replayRun(loaded, budget === undefined ? {} : { budget });
+      // Read as the replay goes: the peak memory does not grow with the file.
+      const report = await replayFile(
+        file,
+        { ...loadOptions(opts), onWarning: warn },
+        budget === undefined ? {} : { budget },
+      );
       io.stdout(opts.json === true ? `${safeJson({ file, ...report })}\n` : `${formatReplay(report, file)}\n`);
       if (budget === undefined && !report.reproduced) code = EXIT.problems;
     });

@@ -5,6 +5,7 @@ import type { RetryOptions } from '../agent/retryDelay';
 import type { JournalLineRead } from '../history/HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { ReplayDivergedError } from './ReplayDivergedError';
+import { ReplayFeed } from './ReplayFeed';
 
 /** What `replayLoop` gives: the loop, and the retry policy under which it replays the recorded attempts as they happened. */
 export interface ReplayedLoop {
@@ -40,81 +41,115 @@ export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
       'the journal lines of a history file (loadHistory(file).journal)',
       journal,
     );
-  const llm = journal.filter((j) => j.type === 'llm');
-  const tools = journal.filter((j) => j.type === 'tool' && j.status !== 'not_run');
-  if (llm.length === 0)
-    throw new InvalidArgumentError(
-      'journal',
-      'a journal with at least one LLM call (was the run written with journal: true?)',
-      journal,
-    );
-  let next = 0;
-  let nextTool = 0;
-  let diverged: ReplayDivergedError | undefined;
-  const diverge = (error: ReplayDivergedError): Promise<never> => Promise.reject((diverged ??= error));
-  const inputs = llm.flatMap((j) =>
-    j.operation === 'sendUserMessage' && j.attempt === 1
-      ? [String((j.input as { message?: unknown } | undefined)?.message ?? '')]
-      : [],
-  );
+  const feed = ReplayFeed.ofArrays({ records: [], journal }, () => undefined);
+  if (feed.llmLines === 0) throw noLLMCall(journal);
+  const inputs: string[] = [];
+  for (let input = feed.inputs.shift(); input !== undefined; input = feed.inputs.shift()) inputs.push(input);
+  const { loop, retry, pricing, state } = replayFeedLoop(feed);
+  return {
+    loop,
+    retry,
+    inputs,
+    pricing,
+    get llmCalls() {
+      return state.llmCalls;
+    },
+    get diverged() {
+      return state.diverged;
+    },
+  };
+}
 
-  const answer = (operation: 'sendUserMessage' | 'sendToolResults', input: LLMCallInput): Promise<LLMResponse> => {
-    const n = next + 1;
-    const entry = llm[next];
+/** What a journal without an LLM line is refused with. */
+export function noLLMCall(journal: readonly JournalLineRead[]): InvalidArgumentError {
+  return new InvalidArgumentError(
+    'journal',
+    'a journal with at least one LLM call (was the run written with journal: true?)',
+    journal,
+  );
+}
+
+/**
+ * `replayLoop` on a feed, which may still be reading its file: each answer first reads as far
+ * as the line it needs and one LLM line past it (the retry decision, which cannot wait, looks at
+ * what follows), and takes its lines off the feed's queues, so nothing answered is kept.
+ */
+export function replayFeedLoop(feed: ReplayFeed): Pick<ReplayedLoop, 'loop' | 'retry' | 'pricing'> & {
+  state: { llmCalls: number; diverged: ReplayDivergedError | undefined };
+} {
+  const state: { llmCalls: number; diverged: ReplayDivergedError | undefined } = {
+    llmCalls: 0,
+    diverged: undefined,
+  };
+  /** The last LLM line answered. */
+  let previous: JournalLineRead | undefined;
+  const diverge = (error: ReplayDivergedError): Promise<never> => Promise.reject((state.diverged ??= error));
+
+  const answer = async (
+    operation: 'sendUserMessage' | 'sendToolResults',
+    input: LLMCallInput,
+  ): Promise<LLMResponse> => {
+    const n = state.llmCalls + 1;
+    await feed.readUntil(() => feed.llm.length >= 2);
+    const entry = feed.llm.peek();
     if (entry === undefined)
       return diverge(
-        new ReplayDivergedError(n, `${operation} asked for a call the journal does not have (it holds ${llm.length})`),
+        new ReplayDivergedError(
+          n,
+          `${operation} asked for a call the journal does not have (it holds ${feed.llmLines})`,
+        ),
       );
     const difference = recordedCallDiffers(entry, operation, input);
     if (difference !== undefined) return diverge(new ReplayDivergedError(n, difference));
-    next += 1;
+    feed.llm.shift();
+    previous = entry;
+    state.llmCalls += 1;
     if (entry.redactError !== undefined)
       return diverge(
         new ReplayDivergedError(n, `the journal kept no content for this call (${String(entry.redactError)})`),
       );
     const error = entry.error as { name?: string; message?: string; status?: number; code?: string } | undefined;
     if (error !== undefined)
-      return Promise.reject(
-        Object.assign(new Error(error.message ?? 'recorded error'), {
-          name: error.name ?? 'Error',
-          status: error.status,
-          code: error.code,
-        }),
-      );
+      throw Object.assign(new Error(error.message ?? 'recorded error'), {
+        name: error.name ?? 'Error',
+        status: error.status,
+        code: error.code,
+      });
     // A copy: the adapter and the caller may keep what they are given.
-    return Promise.resolve(structuredClone(entry.response) as LLMResponse);
+    return structuredClone(entry.response) as LLMResponse;
   };
 
   const loop: AgentLoop = {
     sendUserMessage: (message) => answer('sendUserMessage', { kind: 'user_message', message }),
     sendToolResults: (results, messages) => answer('sendToolResults', { kind: 'tool_results', results, messages }),
-    runTool: (call: ToolCall): Promise<ToolResult> => {
-      const entry = tools[nextTool];
+    runTool: async (call: ToolCall): Promise<ToolResult> => {
+      await feed.readUntil(() => feed.tools.length > 0);
+      const entry = feed.tools.peek();
       if (entry === undefined || entry.call?.id !== call.id || entry.call?.name !== call.name) {
         const recorded = entry === undefined ? 'none' : `${entry.call?.name} (${entry.call?.id})`;
         return diverge(
           new ReplayDivergedError(
-            next,
+            state.llmCalls,
             `tool call ${call.name} (${call.id}) is not the next one recorded (${recorded})`,
           ),
         );
       }
-      nextTool += 1;
-      return Promise.resolve(structuredClone(entry.result) as ToolResult);
+      feed.tools.shift();
+      return structuredClone(entry.result) as ToolResult;
     },
   };
   return {
     loop,
     retry: {
-      retries: llm.length,
+      // Never reached: shouldRetry says when to stop, at the journal's last attempt of the call.
+      retries: Number.MAX_SAFE_INTEGER,
       baseDelayMs: 0,
       maxDelayMs: 0,
       delayMs: () => 0,
       // Retried as it was: when the journal's next attempt is the same call's next one.
       shouldRetry: (error) => {
         if (error instanceof ReplayDivergedError) return false;
-        const following = llm[next];
-        const previous = llm[next - 1];
+        const following = feed.llm.peek();
         return (
           following !== undefined &&
           previous !== undefined &&
@@ -123,16 +158,10 @@ export function replayLoop(journal: readonly JournalLineRead[]): ReplayedLoop {
         );
       },
     },
-    inputs,
     pricing: () => {
-      const cost = llm[next - 1]?.costUsd;
+      const cost = previous?.costUsd;
       return typeof cost === 'number' ? cost : undefined;
     },
-    get llmCalls() {
-      return next;
-    },
-    get diverged() {
-      return diverged;
-    },
+    state,
   };
 }

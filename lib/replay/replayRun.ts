@@ -5,7 +5,9 @@ import type { UsageTotals } from '../agent/UsageTotals';
 import type { JournalLineRead } from '../history/HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionRecord } from '../machine/TransitionRecord';
-import { replayLoop } from './replayLoop';
+import { MoveComparison } from './MoveComparison';
+import { noLLMCall, replayFeedLoop } from './replayLoop';
+import { ReplayFeed } from './ReplayFeed';
 
 /** A move, as a replay compares it: where from, where to, and whether it was forced. */
 export interface ReplayedMove {
@@ -61,6 +63,15 @@ export async function replayRun(
   ) {
     throw new InvalidArgumentError('history', 'a loaded history { records, journal } (loadHistory(file))', history);
   }
+  assertReplayOptions(options);
+  const moves = new MoveComparison<ReplayedMove>();
+  const feed = ReplayFeed.ofArrays(history, (r) => moves.addRecorded(move(r)));
+  if (feed.llmLines === 0) throw noLLMCall(history.journal);
+  return replayFromFeed(feed, moves, options);
+}
+
+/** Checks `replayRun`'s options: limits that can be replayed. */
+export function assertReplayOptions(options: ReplayRunOptions): void {
   const { budget } = options;
   assertBudgetLimits(budget, 'options.budget');
   if (budget?.maxWallMs !== undefined)
@@ -69,11 +80,24 @@ export async function replayRun(
       'left out: a replay takes no wall time, so a wall-time limit cannot be replayed',
       budget.maxWallMs,
     );
-  const replay = replayLoop(history.journal);
-  let tick = history.records[0]?.at ?? 0;
+}
+
+/**
+ * Re-drives the run a feed holds, comparing its moves with the recorded ones (which the feed
+ * hands to `moves` as it reads them) as both come in: the file is read as far as the replay has
+ * got, and only what one side is ahead by is held. When the replay stops, the rest of the file
+ * is read to count its moves. Resolves to the report `replayRun` gives.
+ */
+export async function replayFromFeed(
+  feed: ReplayFeed,
+  moves: MoveComparison<ReplayedMove>,
+  options: ReplayRunOptions,
+): Promise<ReplayReport> {
+  const { budget } = options;
+  const replay = replayFeedLoop(feed);
+  let tick = feed.firstAt ?? 0;
   const agent = new AgentWithStateMachine(replay.loop, {
     logger: false,
-    maxHistorySize: Infinity,
     retry: replay.retry,
     pricing: replay.pricing,
     onUnknownCost: 'ignore',
@@ -82,44 +106,35 @@ export async function replayRun(
     clock: () => tick++,
     ...(budget === undefined ? {} : { budget }),
   });
+  // Compared as they are made, not kept: the machine's own history is bounded.
+  for (const r of agent.machine.history()) moves.addReplayed(move(r));
+  agent.machine.onTransition((r) => moves.addReplayed(move(r)));
   const outcomes: TurnStop[] = [];
-  for (const input of replay.inputs) {
+  for (let input = await feed.nextInput(); input !== undefined; input = await feed.nextInput()) {
     const result = await agent.runTurn(input);
     outcomes.push(result.outcome);
-    if (replay.diverged !== undefined || result.outcome === 'budget_exceeded') break;
+    if (replay.state.diverged !== undefined || result.outcome === 'budget_exceeded') break;
   }
-  const recorded = history.records.map(move);
-  const replayed = agent.machine.history().map(move);
-  let index = 0;
-  while (index < recorded.length && index < replayed.length && same(recorded[index]!, replayed[index]!)) index++;
-  const reproduced = index === recorded.length && index === replayed.length;
+  await feed.drain();
+  const difference = moves.difference();
   const report: ReplayReport = {
-    reproduced,
-    recordedMoves: recorded.length,
-    replayedMoves: replayed.length,
+    reproduced: difference === undefined,
+    recordedMoves: moves.recordedMoves,
+    replayedMoves: moves.replayedMoves,
     outcomes,
     usage: agent.usage,
-    llmCalls: replay.llmCalls,
+    llmCalls: replay.state.llmCalls,
   };
-  if (!reproduced) {
-    const difference: NonNullable<ReplayReport['firstDifference']> = { index };
-    if (recorded[index] !== undefined) difference.recorded = recorded[index];
-    if (replayed[index] !== undefined) difference.replayed = replayed[index];
-    report.firstDifference = difference;
-  }
-  if (replay.diverged !== undefined) report.diverged = replay.diverged.message;
+  if (difference !== undefined) report.firstDifference = difference;
+  if (replay.state.diverged !== undefined) report.diverged = replay.state.diverged.message;
   if (budget !== undefined && outcomes.at(-1) === 'budget_exceeded') {
-    const last = replayed.at(-1)!;
+    const last = moves.lastReplayed!;
     report.stoppedBy = { move: last, message: last.description };
   }
   return report;
 }
 
-function move(r: TransitionRecord<string>): ReplayedMove {
+/** A record as a replay compares it. */
+export function move(r: TransitionRecord<string>): ReplayedMove {
   return { seq: r.seq, from: r.from, to: r.to, forced: r.forced, description: r.description };
-}
-
-/** The same move: the same states and forcing. Descriptions may carry times and are not compared. */
-function same(a: ReplayedMove, b: ReplayedMove): boolean {
-  return a.from === b.from && a.to === b.to && a.forced === b.forced;
 }

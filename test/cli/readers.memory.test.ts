@@ -1,7 +1,8 @@
 // The readers on a large journaled file, as the built executable with stdout a pipe: their
 // peak memory (the child's max RSS, reported by the child itself at exit) stays far below the
-// file's size, and for `show` does not grow with it (a file ten times larger adds little), since
-// lines are taken as they are read and let go. Before, `show` peaked at 735 MB on this file.
+// file's size, and for `show` and `replay` does not grow with it (a file ten times larger adds
+// little), since lines are taken as they are read and let go. Before, `show` peaked at 735 MB on
+// this file, and `replay`, which loaded it whole, at 311 MB.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -35,6 +36,23 @@ describe('the readers on a 160 MB journaled file (built executable, stdout a pip
     expect(tenth.code).toBe(0);
     // 144 MB more file, at most 64 MB more memory (the garbage collector's slack, not the file);
     // a reader holding the file would add more than the file.
+    expect(result.maxRssBytes - tenth.maxRssBytes).toBeLessThan(64 * MB);
+    expect(result.maxRssBytes).toBeLessThan(256 * MB);
+  }, 180_000);
+
+  it('replay re-drives every turn from the journal, its peak RSS independent of the file size', async () => {
+    const result = await runMeasured(dir, ['replay', file]);
+    expect(result.stderr).toBe('');
+    // Every turn re-driven: the file's one LLM call per turn answered, and every move compared. (Exit 1:
+    // the file's last move, into WaitingForUserInput after the last turn, is one the adapter never makes.)
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/: ([\d,]+) LLM calls answered from the journal/);
+    expect(result.stdout).toMatch(/the moves part at move ([\d,]+) \(recorded \1, replayed [\d,]+\)/);
+    const calls = Number(/([\d,]+) LLM calls/.exec(result.stdout)![1]!.replace(/,/g, ''));
+    expect(calls).toBeGreaterThan(FILE_BYTES / (9 * 1024));
+    const tenth = await runMeasured(dir, ['replay', small]);
+    expect(tenth.code).toBe(1);
+    // As for show: 144 MB more file, at most 64 MB more memory; a replay holding the file would add more than the file.
     expect(result.maxRssBytes - tenth.maxRssBytes).toBeLessThan(64 * MB);
     expect(result.maxRssBytes).toBeLessThan(256 * MB);
   }, 180_000);

@@ -37,11 +37,14 @@ export function writeLargeRun(file: string, bytes: number): void {
   }
 }
 
-/** Runs the built CLI with stdout a pipe (read and dropped), files of its own in `dir`; resolves to its exit code, output size and max RSS in bytes. */
+/**
+ * Runs the built CLI with stdout a pipe (read and dropped past its first 64 KB, kept as `stdout`),
+ * files of its own in `dir`; resolves to its exit code, output size and max RSS in bytes.
+ */
 export function runMeasured(
   dir: string,
   args: string[],
-): Promise<{ code: number | null; outBytes: number; stderr: string; maxRssBytes: number }> {
+): Promise<{ code: number | null; outBytes: number; stdout: string; stderr: string; maxRssBytes: number }> {
   const preload = path.join(dir, 'reportMaxRss.cjs');
   const rssFile = path.join(dir, `rss-${Date.now()}`);
   fs.writeFileSync(
@@ -54,11 +57,15 @@ export function runMeasured(
     });
     let outBytes = 0;
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (outBytes += d.length));
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      if (outBytes < 64 * 1024) stdout += d.subarray(0, 64 * 1024 - outBytes).toString();
+      outBytes += d.length;
+    });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) =>
-      resolve({ code, outBytes, stderr, maxRssBytes: Number(fs.readFileSync(rssFile, 'utf8')) * 1024 }),
+      resolve({ code, outBytes, stdout, stderr, maxRssBytes: Number(fs.readFileSync(rssFile, 'utf8')) * 1024 }),
     );
   });
 }
