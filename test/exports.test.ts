@@ -381,7 +381,7 @@ describe('the package exports', () => {
     expect(undocumented).toEqual([]);
   });
 
-  it("matches the API reference of docs/api.md (npx tsx test/helpers/apiReference.ts --pin --write)", () => {
+  it('matches the API reference of docs/api.md (npx tsx test/helpers/apiReference.ts --pin --write)', () => {
     expect(documentedApiReference()).toBe(renderApiReference(all));
   });
 });

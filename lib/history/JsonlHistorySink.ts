@@ -16,11 +16,7 @@ import { VERSION } from '../internal/version';
 import { messageOf } from '../internal/messageOf';
 import { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
 import type { LineBytes } from './LineBytes';
-import {
-  resolveSinkOptions,
-  type HistoryDurability,
-  type JsonlHistorySinkOptions,
-} from './JsonlHistorySinkOptions';
+import { resolveSinkOptions, type HistoryDurability, type JsonlHistorySinkOptions } from './JsonlHistorySinkOptions';
 import { NEWLINE, SCRATCH, SCRATCH_KEPT_BYTES, giveBackLineBytes, shrinkScratch, takeLineBytes } from './lineBytesPool';
 import { cut, journalLineText, recordPlaceholderLine } from './linePlaceholders';
 import { openAppendFile } from './openAppendFile';
