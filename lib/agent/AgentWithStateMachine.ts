@@ -46,7 +46,7 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
   /**
    * Which tool calls wait for a person before they run: tool names mapped to `true`, or a
    * function of the call. A turn with such a call stops in AwaitingApproval and returns
-   * outcome `awaiting_approval`; answer with `approve()` / `deny()`, then `resume()`. Needs a
+   * outcome `awaiting_approval`; answer with `approve()` / `deny()`, then `continueTurn()`. Needs a
    * table with `APPROVAL_EXTENSION`.
    */
   approve?: ApprovalPolicy;
@@ -448,7 +448,7 @@ export class AgentWithStateMachine {
     const stop = (this.#stop = deferred<TurnResult>());
     const runner = new TurnRunner(this.#settings, budgets, turn, controller, (gate, paused) => {
       this.#gate = gate;
-      // The caller gets this stop now; the next one (`resume()`) gets a promise of its own.
+      // The caller gets this stop now; the next one (`continueTurn()`) gets a promise of its own.
       const now = this.#stop;
       this.#stop = deferred<TurnResult>();
       now?.resolve(paused);
@@ -486,7 +486,7 @@ export class AgentWithStateMachine {
 
   /**
    * Approves a call waiting for approval; with `{ input }`, it runs with that input instead of
-   * the LLM's. Once every waiting call has an answer the turn goes on; `resume()` gives its result.
+   * the LLM's. Once every waiting call has an answer the turn goes on; `continueTurn()` gives its result.
    */
   approve(callId: string, options: { input?: unknown } = {}): void {
     if (typeof options !== 'object' || options === null)
@@ -505,9 +505,9 @@ export class AgentWithStateMachine {
    * it waits for the answers to a later response's calls (`awaiting_approval` again).
    * Throws when no turn has stopped for approval.
    */
-  resume(): Promise<TurnResult> {
+  continueTurn(): Promise<TurnResult> {
     if (this.#stop === undefined)
-      throw new InvalidArgumentError('resume()', 'a turn that stopped with outcome awaiting_approval', undefined);
+      throw new InvalidArgumentError('continueTurn()', 'a turn that stopped with outcome awaiting_approval', undefined);
     return this.#stop.promise;
   }
 

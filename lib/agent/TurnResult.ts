@@ -34,7 +34,7 @@ export interface TurnResult {
   unansweredToolCalls?: UnansweredToolCall[];
   /**
    * With outcome `awaiting_approval`: the tool calls waiting for `approve(callId)` or
-   * `deny(callId, reason)`. The turn goes on once each has its answer; `resume()` gives its result.
+   * `deny(callId, reason)`. The turn goes on once each has its answer; `continueTurn()` gives its result.
    */
   pendingApprovals?: PendingApproval[];
   /** `settleToolCalls` failed (or did not finish within the grace); the outcome stands. */

@@ -115,7 +115,7 @@ export class ParkedRuns {
    * turn's next stop. A run whose calls were answered already (through its agent) keeps its slot.
    */
   async park(id: string, index: number, agent: AgentWithStateMachine, slot: Slot): Promise<TurnResult> {
-    const next = agent.resume();
+    const next = agent.continueTurn();
     if (!agent.awaitingApproval) return next;
     const calls = agent.pendingApprovals;
     const wait = this.#waits.get(index) ?? { waits: 0, calls: 0, waitedMs: 0 };

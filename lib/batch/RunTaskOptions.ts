@@ -23,7 +23,7 @@ export interface RunTaskOptions {
   onRun?: (agent: AgentWithStateMachine) => (() => void) | void;
   /**
    * Called when the run's turn stops with `awaiting_approval`, to wait for its next stop (how
-   * `runBatch` parks a run out of its slot). Default: `agent.resume()`, the calls answered
+   * `runBatch` parks a run out of its slot). Default: `agent.continueTurn()`, the calls answered
    * through `onRun`'s adapter.
    */
   awaitApproval?: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;

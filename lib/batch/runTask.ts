@@ -103,7 +103,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
     // or the batch's parking, which `awaitApproval` is).
     const { awaitApproval } = options;
     while (result.outcome === 'awaiting_approval')
-      result = await (awaitApproval === undefined ? adapter.resume() : awaitApproval(adapter, result));
+      result = await (awaitApproval === undefined ? adapter.continueTurn() : awaitApproval(adapter, result));
     ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
   } catch (error) {
     // Only what runs outside a turn lands here (factory, history file, adapter options, onRun): runTurn itself does not throw.

@@ -12,7 +12,7 @@ import { replayLoop } from './replayLoop';
 
 /** A run picked up where another process left it waiting for approval. */
 export interface ResumedApproval {
-  /** The adapter, waiting for `approve` / `deny` on `result.pendingApprovals`, then `resume()`. */
+  /** The adapter, waiting for `approve` / `deny` on `result.pendingApprovals`, then `continueTurn()`. */
   agent: AgentWithStateMachine;
   /** The paused turn's result as the replay reached it: `awaiting_approval`, with the pending calls. */
   result: TurnResult;
@@ -83,7 +83,7 @@ export async function resumeAwaitingApproval(
         if (d.approved) agent.approve(d.callId, 'input' in d ? { input: d.input } : {});
         else agent.deny(d.callId, d.reason);
       }
-      result = await agent.resume();
+      result = await agent.continueTurn();
     }
     if (replay.diverged !== undefined) throw replay.diverged;
     if (result.outcome === 'awaiting_approval') break;

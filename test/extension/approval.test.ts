@@ -57,7 +57,7 @@ describe('approval (AwaitingApproval)', () => {
     // No tool ran yet, not even the one that needs no approval.
     expect(agent.calls.filter((c) => c.op === 'runTool')).toEqual([]);
     a.approve('c2');
-    const done = await a.resume();
+    const done = await a.continueTurn();
     expect(done.outcome).toBe('end_of_turn');
     expect(done.text).toBe('done');
     expect(path(records)).toEqual([
@@ -92,7 +92,7 @@ describe('approval (AwaitingApproval)', () => {
     const { a } = adapter(agent);
     await a.runTurn('clean up');
     a.deny('c2', 'not on a Friday');
-    const done = await a.resume();
+    const done = await a.continueTurn();
     expect(done.outcome).toBe('end_of_turn');
     expect(agent.calls.filter((c) => c.op === 'runTool').map((c) => (c.op === 'runTool' ? c.call.id : ''))).toEqual([
       'c1',
@@ -110,7 +110,7 @@ describe('approval (AwaitingApproval)', () => {
     const { a } = adapter(agent);
     await a.runTurn('clean up');
     a.approve('c2', { input: { path: '/tmp/safe' } });
-    await a.resume();
+    await a.continueTurn();
     expect(agent.calls.find((c) => c.op === 'sendToolResults')).toMatchObject({
       results: [{ callId: 'c1' }, { callId: 'c2', output: 'removed /tmp/safe' }],
     });
@@ -134,7 +134,7 @@ describe('approval (AwaitingApproval)', () => {
     const { a, records } = adapter(agent, { approvalTimeoutMs: 1000, sleep });
     const paused = await a.runTurn('clean up');
     expect(paused.outcome).toBe('awaiting_approval');
-    const next = a.resume();
+    const next = a.continueTurn();
     release();
     const ended = await next;
     expect(ended.outcome).toBe('cancelled');
@@ -154,7 +154,7 @@ describe('approval (AwaitingApproval)', () => {
     const { a, records } = adapter(agent);
     await a.runTurn('clean up');
     expect(a.cancel('changed my mind')).toBe(true);
-    const ended = await a.resume();
+    const ended = await a.continueTurn();
     expect(ended.outcome).toBe('cancelled');
     const last = records.at(-1)!;
     expect([last.from, last.to, last.forced]).toEqual(['AwaitingApproval', 'Cancelled', false]);
@@ -164,14 +164,14 @@ describe('approval (AwaitingApproval)', () => {
     const agent = script();
     const { a } = adapter(agent);
     expect(() => a.approve('c2')).toThrow(/none is waiting/);
-    expect(() => a.resume()).toThrow(InvalidArgumentError);
+    expect(() => a.continueTurn()).toThrow(InvalidArgumentError);
     await a.runTurn('clean up');
     expect(() => a.approve('nope')).toThrow(/c2/);
     expect(() => a.deny('c2', 42 as never)).toThrow(InvalidArgumentError);
     await expect(a.runTurn('again')).rejects.toThrow();
     a.approve('c2');
     expect(() => a.approve('c2')).toThrow(InvalidArgumentError);
-    expect((await a.resume()).outcome).toBe('end_of_turn');
+    expect((await a.continueTurn()).outcome).toBe('end_of_turn');
   });
 
   it('the adapter checks at construction that its table has the edges its options ask for, naming each missing one', () => {

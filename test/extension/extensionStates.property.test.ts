@@ -105,7 +105,7 @@ describe('extension states (property-based)', () => {
                   else if (how === 'edit') adapter.approve(p.callId, { input: { edited: true } });
                   else adapter.deny(p.callId, 'no');
                 }
-              result = await adapter.resume();
+              result = await adapter.continueTurn();
             }
             expect(adapter.machine.isInTerminalState()).toBe(true);
           }
