@@ -1,4 +1,4 @@
-// Durable runs: what the journal costs, and how long a resume takes.
+// Durable runs: what the journal costs, what durable-by-default batches cost, and how long a resume takes.
 //  - Journal cost: the same adapter, the same zero-latency scripted agent and the same history
 //    file, with `journal: true` and without (the floor). Durability 'none', so that the disk's
 //    fsync time (the same for both: one per turn) does not drown the journal's own cost. Two
@@ -7,6 +7,10 @@
 //    each sample a batch of turns to a new file; the figures are medians with their spread.
 //    Per LLM call = the first workload's added time; per tool call = what the second adds
 //    beyond its two LLM calls, over its 32 tools.
+//  - Durable by default: a batch of 200 runs (one tool round each) into a history folder, as
+//    `runBatch` writes it by default (journal and ledger on: a reserve line fsync'ed before
+//    each LLM call), against the same batch with `journal: false, ledger: false` (the floor);
+//    the time per batch and the bytes per run file.
 //  - Resume: a folder of 1,000 ended runs (journaled, two LLM calls and a tool each), resumed
 //    with `runBatch(tasks, { historyDir, resume: true })` — nothing runs again, every report
 //    row comes from its file — against the floor of reading every file of the folder.
@@ -77,6 +81,38 @@ const signedNs = (n: number): string => (n < 0 ? `−${formatNs(-n)}` : formatNs
 const spread = (xs: number[]): string => `${signedNs(Math.min(...xs))} – ${signedNs(Math.max(...xs))}`;
 const ratio = (x: number): string => `${x.toFixed(2)}×`;
 
+const DEFAULT_RUNS = scaled(200, 50);
+
+/** ns for a batch of `DEFAULT_RUNS` runs into a new folder of `dir`, durable (the default) or not; and its bytes per run. */
+async function defaultBatch(dir: string, durable: boolean, n: number): Promise<{ ns: number; bytesPerRun: number }> {
+  const folder = path.join(dir, `default-${durable ? 'on' : 'off'}-${n}`);
+  const tasks: BatchTask[] = Array.from({ length: DEFAULT_RUNS }, (_, i) => ({
+    id: `task-${i}`,
+    input: `task ${i}`,
+    agent: () =>
+      lib.createScriptedAgent({
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'read' }], usage: USAGE },
+          { text: TEXT, usage: USAGE },
+        ],
+        tools: { read: { output: TEXT } },
+        sleep: instant,
+      }),
+  }));
+  const start = process.hrtime.bigint();
+  await lib.runBatch(tasks, {
+    historyDir: folder,
+    concurrency: 16,
+    logger: false,
+    ...(durable ? {} : { journal: false, ledger: false }),
+  });
+  const ns = Number(process.hrtime.bigint() - start);
+  const files = fs.readdirSync(folder).filter((f) => f.endsWith('.jsonl'));
+  const bytes = files.reduce((sum, f) => sum + fs.statSync(path.join(folder, f)).size, 0);
+  fs.rmSync(folder, { recursive: true, force: true });
+  return { ns, bytesPerRun: bytes / files.length };
+}
+
 /** 1,000 ended runs in `dir`, as a journaled batch writes them; returns the tasks. */
 async function endedFolder(dir: string): Promise<BatchTask[]> {
   const tasks: BatchTask[] = Array.from({ length: RUNS }, (_, i) => ({
@@ -134,6 +170,32 @@ export async function run(): Promise<SuiteResult> {
     rows.push(
       { label: 'journal: added per LLM call', cells: [signedNs(median(perLlm)), spread(perLlm), ''] },
       { label: 'journal: added per tool call', cells: [signedNs(median(perTool)), spread(perTool), ''] },
+    );
+
+    const plain: number[] = [];
+    const durable: number[] = [];
+    let plainBytes = 0;
+    let durableBytes = 0;
+    await defaultBatch(dir, true, -1);
+    for (let n = 0; n < Math.max(3, Math.ceil(SAMPLES / 2)); n++) {
+      const off = await defaultBatch(dir, false, n);
+      const on = await defaultBatch(dir, true, n);
+      plain.push(off.ns);
+      durable.push(on.ns);
+      plainBytes = off.bytesPerRun;
+      durableBytes = on.bytesPerRun;
+    }
+    const batchMs = (x: number): string => `${(x / 1e6).toFixed(0)} ms`;
+    const batchSpread = (xs: number[]): string => `${batchMs(Math.min(...xs))} – ${batchMs(Math.max(...xs))}`;
+    rows.push(
+      {
+        label: `batch of ${DEFAULT_RUNS} runs, journal: false, ledger: false (floor), ${Math.round(plainBytes).toLocaleString('en-US')} bytes a run`,
+        cells: [batchMs(median(plain)), batchSpread(plain), ''],
+      },
+      {
+        label: `batch of ${DEFAULT_RUNS} runs, durable by default, ${Math.round(durableBytes).toLocaleString('en-US')} bytes a run`,
+        cells: [batchMs(median(durable)), batchSpread(durable), ratio(median(durable.map((x, i) => x / plain[i]!)))],
+      },
     );
 
     const folder = path.join(dir, 'folder');
