@@ -67,7 +67,16 @@ export interface CollectedRun {
   readonly spend: RunSpend;
   /** How the run ended, in `RunReport.outcome` terms where it maps (`end_of_turn`, `error`, …), else `incomplete` / `empty` (`RunFacts.outcome`). */
   readonly outcome: string;
+  /**
+   * Moves left out of `records` (and so of the page's timeline and table), between its first
+   * `PAGE_MOVES_KEPT` and its last: a page holds what a person can read, and its maker's memory
+   * stays bounded whatever the file's size. The summary, outcome and usage cover every move.
+   */
+  readonly omittedMoves: number;
 }
+
+/** Moves a page keeps from each end of a run: the first this many and the last this many. */
+export const PAGE_MOVES_KEPT = 20_000;
 
 /**
  * Gathers a run's moves, rejected moves, usage and summary from its history items (entries
@@ -88,6 +97,12 @@ export class RunCollector {
   readonly #summarizer = new HistorySummarizer({ lastMoves: 10 });
   readonly #facts = new RunFactsCollector();
   readonly #records: TransitionRecord<string>[] = [];
+  // The last moves past the first PAGE_MOVES_KEPT, from #tailStart on: cut back now and then, not per move.
+  #tail: TransitionRecord<string>[] = [];
+  #tailStart = 0;
+  #omitted = 0;
+  // Every state a move visited, kept or not, so the page's state order names them all.
+  readonly #states = new Set<string>();
   readonly #rejected: RejectedMove[] = [];
   #table: TransitionTable<string> | undefined;
   #meta: HistoryMeta | undefined;
@@ -96,14 +111,31 @@ export class RunCollector {
   add(item: HistoryItem, name = 'item'): void {
     this.#summarizer.add(item, name);
     this.#facts.add(item, name);
-    if (!isHistoryEntry(item)) this.#records.push(item);
-    else if (item.kind === 'record') this.#records.push(item.record);
+    if (!isHistoryEntry(item)) this.#keep(item);
+    else if (item.kind === 'record') this.#keep(item.record);
     else if (item.kind === 'rejected') this.#rejected.push(item.rejected);
     else if (item.kind === 'meta') ({ meta: this.#meta, table: this.#table } = item);
   }
 
+  #keep(record: TransitionRecord<string>): void {
+    this.#states.add(record.from).add(record.to);
+    if (this.#records.length < PAGE_MOVES_KEPT) {
+      this.#records.push(record);
+      return;
+    }
+    this.#tail.push(record);
+    if (this.#tail.length - this.#tailStart > PAGE_MOVES_KEPT) {
+      this.#tailStart += 1;
+      this.#omitted += 1;
+      if (this.#tailStart >= PAGE_MOVES_KEPT) {
+        this.#tail = this.#tail.slice(this.#tailStart);
+        this.#tailStart = 0;
+      }
+    }
+  }
+
   result(): CollectedRun {
-    const records = this.#records;
+    const records = [...this.#records, ...this.#tail.slice(this.#tailStart)];
     const summary = this.#summarizer.result();
     const base = this.#table ?? (DEFAULT_TABLE as TransitionTable<string>);
     const order = tableStates(base);
@@ -112,19 +144,17 @@ export class RunCollector {
     const roles = tableRoles(base);
     const kindOf = (state: string): StateKind => stateKind(state, roles);
     for (const state of order) kinds[state] = kindOf(state);
-    for (const r of records) {
-      for (const state of [r.from, r.to]) {
-        if (known.has(state)) continue;
-        known.add(state);
-        order.push(state);
-        kinds[state] = kindOf(state);
-      }
+    for (const state of this.#states) {
+      if (known.has(state)) continue;
+      known.add(state);
+      order.push(state);
+      kinds[state] = kindOf(state);
     }
     const facts = this.#facts.result();
     return {
       meta: this.#meta,
       summary,
-      records: records.slice(),
+      records,
       rejected: this.#rejected.slice(),
       order,
       kinds,
@@ -133,6 +163,7 @@ export class RunCollector {
       finalUsage: facts.finalUsage,
       spend: facts.spend,
       outcome: facts.outcome,
+      omittedMoves: this.#omitted,
     };
   }
 }

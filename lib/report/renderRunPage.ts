@@ -1,4 +1,4 @@
-import { RunCollector, type CollectedRun } from './collectRun';
+import { PAGE_MOVES_KEPT, RunCollector, type CollectedRun } from './collectRun';
 import { encodeRun, stateOrder, StringTable } from './encodeRun';
 import { esc, page } from './html';
 import { formatSummary } from '../history/formatSummary';
@@ -95,6 +95,7 @@ export class RunPageBuilder {
       statusPanel(summary),
       '<section id="run-view">',
       legend(),
+      omittedNote(facts, file),
       '</section>',
       timePerState(facts),
       usageCharts(facts),
@@ -112,6 +113,14 @@ export class RunPageBuilder {
   #spokenText(): string {
     return [...this.#spoken, ...this.#conversation.end()].join('\n');
   }
+}
+
+/** Says which moves the timeline and table leave out, when the run is longer than a page keeps. */
+function omittedNote(facts: CollectedRun, file: string | undefined): string {
+  if (facts.omittedMoves === 0) return '';
+  const first = facts.records[PAGE_MOVES_KEPT - 1]?.seq;
+  const last = facts.records[PAGE_MOVES_KEPT]?.seq;
+  return `<p class="sub">This run has ${facts.omittedMoves.toLocaleString('en-US')} more moves than a page keeps: the timeline and the table show the first ${PAGE_MOVES_KEPT.toLocaleString('en-US')} (to seq ${String(first)}) and the last ${PAGE_MOVES_KEPT.toLocaleString('en-US')} (from seq ${String(last)}). The summary, time per state and usage cover every move; <code>agent-sm inspect ${esc(file ?? '<file>')}</code> reads them all.</p>`;
 }
 
 /** The whole conversation, per turn, folded and cut to the page's cap. */
