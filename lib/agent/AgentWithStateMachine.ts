@@ -27,6 +27,7 @@ import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { ApprovalDecision, ApprovalGate, ApprovalPolicy, PendingApproval } from './ApprovalGate';
 import { assertTableCarries } from './requiredEdges';
+import { assertEndings } from './assertEndings';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
@@ -330,6 +331,7 @@ export class AgentWithStateMachine {
     this.#clock = clock ?? Date.now;
     this.#logger = resolved;
     this.#budgets = [this.#budget, ...sharedBudgets];
+    assertEndings(agent, this.#budgets, machineTable, pricing);
     this.#settings = {
       machine: this.machine,
       agent,
@@ -383,7 +385,14 @@ export class AgentWithStateMachine {
     if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
     if (limits.strict === true) assertBoundsCalls(this.#settings.agent, 'limits.strict');
-    this.#budget = this.#budget.withLimits(limits);
+    const budget = this.#budget.withLimits(limits);
+    assertEndings(
+      this.#settings.agent,
+      [budget, ...this.#sharedBudgets],
+      this.machine.table as TransitionTable<string>,
+      this.#settings.pricing,
+    );
+    this.#budget = budget;
     this.#budgets = [this.#budget, ...this.#sharedBudgets];
   }
 
@@ -433,6 +442,13 @@ export class AgentWithStateMachine {
       throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
     assertBudgetLimits(budget, 'options.budget');
     if (budget?.strict === true) assertBoundsCalls(this.#settings.agent, 'options.budget.strict');
+    if (budget !== undefined)
+      assertEndings(
+        this.#settings.agent,
+        [new Budget(budget, { label: 'options.budget' })],
+        this.machine.table as TransitionTable<string>,
+        this.#settings.pricing,
+      );
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 
     // A turn's controller is kept for the next turn when it was never aborted: its turn

@@ -68,6 +68,10 @@ export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
     'a distributed batch goes on by being attached (attachBatch({ batchId })) or submitted again with its batchId',
   table: 'the worker runs the default table',
   compact: 'the worker does not compact runs yet',
+  // Keys inside `perRun` and `total`.
+  'budget.wrapUp':
+    "the worker's runs hold their calls in the cluster's Redis budget, which has no final call's hold yet; run such a batch with runBatch()",
+  'budget.visible': 'the worker does not add budget notes to requests yet; run such a batch with runBatch()',
 });
 
 /** runBatch() and adapter options a worker does not take, with why. */
