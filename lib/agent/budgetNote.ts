@@ -5,7 +5,8 @@ import type { Budget } from './Budget';
 /**
  * Pure: the note `budget.visible` adds to each LLM call, what is left of every limit set (the
  * least left where several budgets set one): `Budget left: $0.0350 of $0.0500 cost, 7 of 10 LLM
- * calls.` Dollars count what calls in flight hold as spent. Short, so that its tokens cost little.
+ * calls.` What was spent counts, not what is held (the final call's reserve among it). Short, so
+ * that its tokens cost little.
  */
 export function budgetNote(budgets: readonly Budget[]): string {
   const parts: string[] = [];
@@ -16,7 +17,7 @@ export function budgetNote(budgets: readonly Budget[]): string {
       const cap = b.limits[limit];
       if (cap === undefined) continue;
       const usage = b.usage;
-      const rest = cap - limitUsed(usage, limit) - (limit === 'maxCostUsd' ? b.held : 0);
+      const rest = cap - limitUsed(usage, limit);
       if (rest < left) {
         left = rest;
         max = cap;
