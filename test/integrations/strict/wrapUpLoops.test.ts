@@ -28,6 +28,8 @@ const TABLE = extendTable(DEFAULT_TABLE, WRAP_UP_EXTENSION);
 const ANSWER = 'a.txt says hello, as far as I got';
 const billedInput = (body: unknown): number => Math.ceil(JSON.stringify(body).length / 4);
 
+type Body = { tools?: unknown; tool_choice?: unknown };
+
 interface Served {
   loop: AgentLoop;
   /** Each request: whether it let the model use a tool, and the text of its last user message. */
@@ -46,7 +48,7 @@ const text = (content: unknown): string =>
 
 const loops: Record<string, () => Promise<Served>> = {
   'OpenAI Chat': async () => {
-    const mayUseTools = (body: any): boolean => body.tools !== undefined && body.tool_choice !== 'none';
+    const mayUseTools = (body: Body): boolean => body.tools !== undefined && body.tool_choice !== 'none';
     const s = await startOpenAIChatServer({
       maxOutputTokens: MAX,
       respond: (body) =>
@@ -70,10 +72,10 @@ const loops: Record<string, () => Promise<Served>> = {
     };
   },
   'OpenAI Responses': async () => {
-    const mayUseTools = (body: any): boolean => body.tools !== undefined && body.tool_choice !== 'none';
+    const mayUseTools = (body: Body): boolean => body.tools !== undefined && body.tool_choice !== 'none';
     const s = await startOpenAIResponsesServer({
       maxOutputTokens: MAX,
-      respond: (body: any) =>
+      respond: (body: Body & { max_output_tokens: number }) =>
         mayUseTools(body)
           ? {
               toolCalls: [{ name: 'read_file', arguments: '{"path":"a.txt"}' }],
@@ -86,7 +88,7 @@ const loops: Record<string, () => Promise<Served>> = {
       loop: fromOpenAIResponses(client, { model: 'gpt-4.1-mini', tools: { read_file: readFile }, maxTokens: MAX }),
       requests: () =>
         s.exchanges.map((e) => {
-          const body = e.body as any;
+          const body = e.body as Body & { input: unknown };
           const users = (body.input as Array<{ role?: string; content?: unknown }>).filter((i) => i.role === 'user');
           return { tools: mayUseTools(body), last: text(users.at(-1)!.content) };
         }),
@@ -95,7 +97,8 @@ const loops: Record<string, () => Promise<Served>> = {
     };
   },
   Anthropic: async () => {
-    const mayUseTools = (body: any): boolean => body.tools !== undefined && body.tool_choice?.type !== 'none';
+    const mayUseTools = (body: Body): boolean =>
+      body.tools !== undefined && (body.tool_choice as { type?: string } | undefined)?.type !== 'none';
     const s = await startAnthropicMessagesServer({
       maxOutputTokens: MAX,
       respond: (body) =>
