@@ -331,7 +331,6 @@ export class AgentWithStateMachine {
     this.#clock = clock ?? Date.now;
     this.#logger = resolved;
     this.#budgets = [this.#budget, ...sharedBudgets];
-    assertEndings(agent, this.#budgets, machineTable, pricing);
     this.#settings = {
       machine: this.machine,
       agent,
@@ -358,6 +357,7 @@ export class AgentWithStateMachine {
       hears: (event) => this.#emitter.listenerCount(event) > 0,
       emit: (event, ...args) => this.#emit(event, ...args),
     };
+    assertEndings(this.#settings, this.#budgets);
   }
 
   /** Usage over all turns so far. */
@@ -386,12 +386,7 @@ export class AgentWithStateMachine {
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
     if (limits.strict === true) assertBoundsCalls(this.#settings.agent, 'limits.strict');
     const budget = this.#budget.withLimits(limits);
-    assertEndings(
-      this.#settings.agent,
-      [budget, ...this.#sharedBudgets],
-      this.machine.table as TransitionTable<string>,
-      this.#settings.pricing,
-    );
+    assertEndings(this.#settings, [budget, ...this.#sharedBudgets]);
     this.#budget = budget;
     this.#budgets = [this.#budget, ...this.#sharedBudgets];
   }
@@ -442,13 +437,7 @@ export class AgentWithStateMachine {
       throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
     assertBudgetLimits(budget, 'options.budget');
     if (budget?.strict === true) assertBoundsCalls(this.#settings.agent, 'options.budget.strict');
-    if (budget !== undefined)
-      assertEndings(
-        this.#settings.agent,
-        [new Budget(budget, { label: 'options.budget' })],
-        this.machine.table as TransitionTable<string>,
-        this.#settings.pricing,
-      );
+    if (budget !== undefined) assertEndings(this.#settings, [new Budget(budget, { label: 'options.budget' })]);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 
     // A turn's controller is kept for the next turn when it was never aborted: its turn

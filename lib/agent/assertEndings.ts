@@ -16,11 +16,11 @@ import { worstCaseCost } from './worstCaseCost';
  * answers synchronously), could never be held within the cap.
  */
 export function assertEndings(
-  agent: AgentLoop,
+  settings: { agent: AgentLoop; pricing: Pricing | undefined; machine: { table: unknown } },
   budgets: readonly Budget[],
-  table: TransitionTable<string> | undefined,
-  pricing: Pricing | undefined,
 ): void {
+  const { agent, pricing } = settings;
+  const table = settings.machine.table as TransitionTable<string>;
   const { wrapUp, visible } = resolveEndings(budgets.map((b) => b.limits));
   if (visible && agent.honours?.budgetNote !== true)
     throw new InvalidArgumentError(
@@ -49,7 +49,7 @@ export function assertEndings(
       `a function pricing the calls, since ${where} is set: the worst case of each call and of the final one is held in dollars`,
       pricing,
     );
-  if (table !== undefined) assertTableHasEdges(table, wrapUpEdges());
+  assertTableHasEdges(table, wrapUpEdges());
   // The smallest final call (an empty user message), when the loop bounds it synchronously.
   let bound: unknown;
   try {
