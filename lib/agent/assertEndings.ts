@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionTable } from '../machine/TransitionTable';
 import type { AgentLoop, LLMCallBound, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
+import type { ExternalBudget } from './ExternalBudget';
 import { resolveEndings } from './BudgetEndings';
 import { wrapUpEdges } from './extensionStates';
 import { assertTableHasEdges } from './requiredEdges';
@@ -16,7 +17,12 @@ import { worstCaseCost } from './worstCaseCost';
  * answers synchronously), could never be held within the cap.
  */
 export function assertEndings(
-  settings: { agent: AgentLoop; pricing: Pricing | undefined; machine: { table: unknown } },
+  settings: {
+    agent: AgentLoop;
+    pricing: Pricing | undefined;
+    machine: { table: unknown };
+    external: readonly ExternalBudget[];
+  },
   budgets: readonly Budget[],
 ): void {
   const { agent, pricing } = settings;
@@ -50,6 +56,14 @@ export function assertEndings(
       pricing,
     );
   assertTableHasEdges(table, wrapUpEdges());
+  // A budget outside the process is given no final call's hold: it could refuse the final call.
+  const outside = settings.external.findIndex((b) => b.capsCost === true);
+  if (outside !== -1)
+    throw new InvalidArgumentError(
+      `externalBudgets[${outside}]`,
+      `left out beside ${where}: a dollar cap outside the process holds no final call, so it could refuse the answer (a distributed batch refuses wrapUp likewise)`,
+      settings.external[outside],
+    );
   // The smallest final call (an empty user message), when the loop bounds it synchronously.
   let bound: unknown;
   try {

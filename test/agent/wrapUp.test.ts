@@ -201,6 +201,21 @@ describe('budget.wrapUp refused where it cannot be honoured', () => {
     ).toThrow(/Expected `budget\.wrapUp` to be left out for a loop that cannot make a final call with no tools/);
   });
 
+  it('refuses an external dollar cap beside it, which would hold no final call', () => {
+    const agent = createScriptedAgent({ replies: [], bound });
+    const external = { capsCost: true, reserve: async () => undefined, charge: async () => undefined };
+    expect(
+      () =>
+        new AgentWithStateMachine(agent, {
+          pricing,
+          table: TABLE,
+          logger: false,
+          externalBudgets: [external],
+          budget: { maxCostUsd: 1, wrapUp: true },
+        }),
+    ).toThrow(/Expected `externalBudgets\[0\]` to be left out beside budget\.wrapUp/);
+  });
+
   it('refuses a table without WRAP_UP_EXTENSION, naming the missing edges', () => {
     const agent = createScriptedAgent({ replies: [], bound });
     expect(
