@@ -75,6 +75,7 @@ export type {
   Pricing,
   LLMCall,
   LLMCallBound,
+  LoopHonours,
 } from './agent/AgentLoop';
 export { worstCaseCost } from './agent/worstCaseCost';
 export type { WorstCase } from './agent/worstCaseCost';
@@ -82,7 +83,15 @@ export { USAGE_BOUNDS } from './internal/usageBounds';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
 export type { TurnOutcome, TurnStop } from './agent/TurnOutcome';
-export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, STALL_EXTENSION, ExtensionState } from './agent/extensionStates';
+export {
+  APPROVAL_EXTENSION,
+  COMPACTION_EXTENSION,
+  STALL_EXTENSION,
+  WRAP_UP_EXTENSION,
+  ExtensionState,
+} from './agent/extensionStates';
+export { DEFAULT_WRAP_UP_INSTRUCTION } from './agent/BudgetEndings';
+export type { BudgetEndings, WrapUpOption } from './agent/BudgetEndings';
 export type { ExtensionStateName } from './agent/extensionStates';
 export { sameToolCall, repeatedText, idleCalls } from './agent/stallDetectors';
 export type { StallDetector, StallFinding } from './agent/stallDetectors';

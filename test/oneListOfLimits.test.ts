@@ -149,7 +149,7 @@ describe('a usage field and a limit added to the lists', () => {
       runs: [{ id: 'a', outcome: 'end_of_turn', usage, durationMs: 10, transitions: 4 }],
       totals: {
         ...usage,
-        outcomes: { end_of_turn: 1, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
+        outcomes: { end_of_turn: 1, wrapped_up: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
       },
       limits: { total: limitsWith(60), perRun: limitsWith(40) },
       concurrency: 1,

@@ -59,6 +59,26 @@ export interface OperationContext {
    * `llmCallBound` must honour it.
    */
   maxOutputTokens?: number;
+  /**
+   * For LLM calls (and their `llmCallBound`) under `budget.wrapUp`: this is the run's final
+   * call. Offer no tools, and add this instruction as the last user message of the request (keep
+   * it in the conversation, with the answer). Set only for a loop whose `honours.wrapUp` is true.
+   */
+  wrapUp?: string;
+  /**
+   * For LLM calls (and their `llmCallBound`) under `budget.visible`: a short note of what is left
+   * of the budget. Add it to this request alone (do not keep it in the conversation), and count
+   * its tokens in the bound. Set only for a loop whose `honours.budgetNote` is true.
+   */
+  budgetNote?: string;
+}
+
+/** Which of the optional request flags of `OperationContext` a loop honours. */
+export interface LoopHonours {
+  /** The loop makes `ctx.wrapUp`'s final call: no tools, the instruction added (`budget.wrapUp` needs it). */
+  wrapUp?: boolean;
+  /** The loop adds `ctx.budgetNote` to the request and counts it in its bound (`budget.visible` needs it). */
+  budgetNote?: boolean;
 }
 
 /** The LLM call a loop is about to make, as `llmCallBound` is asked about it. */
@@ -118,6 +138,11 @@ export type Pricing = (usage: Usage, info: { model: string | undefined }) => num
  * that carries them succeeded, so a retry never sends them twice.
  */
 export interface AgentLoop {
+  /**
+   * The request flags of `OperationContext` this loop honours (`wrapUp`, `budgetNote`). A budget
+   * that needs one the loop does not say it honours is refused when the adapter is made.
+   */
+  readonly honours?: LoopHonours;
   /** Sends the user's message (with whatever history you keep) and returns the LLM's response. */
   sendUserMessage(message: string, ctx: OperationContext): Promise<LLMResponse>;
   /** Sends tool results, plus user or formatter messages that arrived meanwhile, and returns the next response. */

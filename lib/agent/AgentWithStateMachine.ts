@@ -27,6 +27,7 @@ import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { ApprovalDecision, ApprovalGate, ApprovalPolicy, PendingApproval } from './ApprovalGate';
 import { assertTableCarries } from './requiredEdges';
+import { assertEndings } from './assertEndings';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
@@ -356,6 +357,7 @@ export class AgentWithStateMachine {
       hears: (event) => this.#emitter.listenerCount(event) > 0,
       emit: (event, ...args) => this.#emit(event, ...args),
     };
+    assertEndings(this.#settings, this.#budgets);
   }
 
   /** Usage over all turns so far. */
@@ -383,7 +385,9 @@ export class AgentWithStateMachine {
     if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
     if (limits.strict === true) assertBoundsCalls(this.#settings.agent, 'limits.strict');
-    this.#budget = this.#budget.withLimits(limits);
+    const budget = this.#budget.withLimits(limits);
+    assertEndings(this.#settings, [budget, ...this.#sharedBudgets]);
+    this.#budget = budget;
     this.#budgets = [this.#budget, ...this.#sharedBudgets];
   }
 
@@ -433,6 +437,7 @@ export class AgentWithStateMachine {
       throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
     assertBudgetLimits(budget, 'options.budget');
     if (budget?.strict === true) assertBoundsCalls(this.#settings.agent, 'options.budget.strict');
+    if (budget !== undefined) assertEndings(this.#settings, [new Budget(budget, { label: 'options.budget' })]);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 
     // A turn's controller is kept for the next turn when it was never aborted: its turn

@@ -2,6 +2,7 @@ import { LIMIT_NAMES, limitUsed, USAGE_FIELD_NAMES } from '../internal/fieldList
 import { LIMITS } from '../internal/limits';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { UsageTotals } from './UsageTotals';
+import { assertBudgetEnding, isEndingKey, type BudgetEndings } from './BudgetEndings';
 
 /**
  * Caps on usage. A limit is spent when usage reaches it (≥). Leave a limit out for no cap.
@@ -17,7 +18,7 @@ export type BudgetLimits = { -readonly [K in keyof typeof LIMITS]?: number } & {
    * Needs `maxCostUsd`.
    */
   strict?: boolean;
-};
+} & BudgetEndings;
 
 /** The name of one limit in `BudgetLimits`, as reported when it runs out. */
 export type BudgetLimitName = keyof typeof LIMITS;
@@ -44,6 +45,11 @@ export function assertBudgetLimits(limits: unknown, name: string): asserts limit
     throw new InvalidArgumentError(name, `an object with any of ${LIMIT_NAMES.join(', ')}`, limits);
   }
   for (const key of Object.keys(limits)) {
+    // How the run ends within its cap (`wrapUp`, `visible`): see BudgetEndings.
+    if (isEndingKey(key)) {
+      assertBudgetEnding(limits as Record<string, unknown>, key, name);
+      continue;
+    }
     if (key === 'strict') {
       const strict = (limits as Record<string, unknown>).strict;
       if (strict !== undefined && typeof strict !== 'boolean')

@@ -36,6 +36,7 @@ import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { budgetError, limitData } from './spentRecord';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
+import { refuseEndings } from './refuseEndings';
 import { ExtensionState } from './extensionStates';
 import { mirrorStall } from './mirrorStall';
 import type { StallOptions } from './StallOptions';
@@ -264,6 +265,7 @@ export class StepMirror {
       );
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
+    refuseEndings(this.#budgets, MIRROR_CANNOT, 'a framework run (StepMirror)');
     this.#external = [...externalBudgets];
     if (earlierSpend !== undefined && (typeof earlierSpend !== 'object' || earlierSpend === null))
       throw new InvalidArgumentError('earlierSpend', 'an object of usage totals (costUsd, llmCalls, …)', earlierSpend);

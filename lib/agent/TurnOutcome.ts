@@ -1,5 +1,9 @@
-/** How a turn ended: normally, cancelled, stopped by a budget, stopped by a stall detector (`stall`), or with an error. */
-export type TurnOutcome = 'end_of_turn' | 'cancelled' | 'budget_exceeded' | 'stalled' | 'error';
+/**
+ * How a turn ended: normally, cancelled, stopped by a budget, stopped by a stall detector
+ * (`stall`), with an error, or with the model's answer to a final call made within the cap
+ * (`budget.wrapUp`: `wrapped_up`).
+ */
+export type TurnOutcome = 'end_of_turn' | 'wrapped_up' | 'cancelled' | 'budget_exceeded' | 'stalled' | 'error';
 
 /**
  * What a `runTurn` (or `resume`) call returns as `outcome`: how the turn ended, or, with an

@@ -32,6 +32,7 @@ import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
 import type { StallCheck } from './StallWatch';
 import { budgetError, limitData } from './spentRecord';
+import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';
 
 export type { TurnOutcome };
 export type { TurnResult, UnansweredToolCall } from './TurnResult';
@@ -69,6 +70,8 @@ export class TurnRunner {
   #texts: string[] | undefined;
   /** A stall nudge for the model, sent with the next tool results. */
   #nudge: string | undefined;
+  /** The final call's hold and the budget note (`budget.wrapUp`, `budget.visible`), when a budget asks. */
+  readonly #wrap: WrapUp | undefined;
 
   /** Told when the turn starts waiting for approval, with what the caller gets meanwhile. */
   readonly #onPause: ((gate: ApprovalGate, result: TurnResult) => void) | undefined;
@@ -94,6 +97,7 @@ export class TurnRunner {
       onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);
+    this.#wrap = WrapUp.for(this.#scope, budgets);
   }
 
   /** Whether the turn was cancelled or its deadline passed. */
@@ -140,6 +144,7 @@ export class TurnRunner {
       result = ended ?? this.#result('error', { error: cause });
     }
     // A resumed run that ended without going live: the rest of the earlier spend still counts.
+    this.#wrap?.release();
     const rest = this.#s.recording?.remainder();
     if (rest !== undefined) meter.chargeOwn(rest);
     meter.stop();
@@ -375,7 +380,8 @@ export class TurnRunner {
     input: LLMCallInput,
     invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   ): Promise<LLMOutcome | { kind: 'ended'; result: TurnResult }> {
-    const llm = await callLLM(this.#scope, operation, input, invoke);
+    const llm = await (this.#wrap?.call(operation, input, invoke) ?? callLLM(this.#scope, operation, input, invoke));
+    if (llm.kind === 'wrap') return { kind: 'ended', result: await this.#wrapUp(llm) };
     const compact = this.#s.compact;
     if (compact === undefined || llm.kind !== 'failed' || !(llm.error instanceof LLMCallError)) return llm;
     if (!isContextOverflow(llm.error.cause)) return llm;
@@ -412,6 +418,16 @@ export class TurnRunner {
     });
     const again = await callLLM(this.#scope, operation, input, invoke);
     return again;
+  }
+
+  /** → WrappingUp, the final call, → EndOfTurn with its answer (`wrapped_up`); tool calls it asks for stay unanswered. */
+  async #wrapUp(decision: WrapDecision): Promise<TurnResult> {
+    this.#move(WRAPPING_UP, decision.event);
+    const llm = await this.#wrap!.final(decision);
+    if (llm.kind !== 'response') return this.#endCall(llm, WRAPPING_UP);
+    const { text, data, pending } = finalAnswer(llm);
+    this.#pending = pending;
+    return this.#end(State.EndOfTurn, 'the final answer within the cap ends the turn', data, 'wrapped_up', { text });
   }
 
   /**
@@ -641,6 +657,7 @@ const APPROVAL_TIMED_OUT = ExtensionState.ApprovalTimedOut as unknown as StateNa
 const COMPACTING = ExtensionState.Compacting as unknown as StateName;
 const STALLED = ExtensionState.Stalled as unknown as StateName;
 const STALL_STOPPED = ExtensionState.StallStopped as unknown as StateName;
+const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
 
 /** `a, b, c`: the names of the calls, for descriptions. */
 function namesOf(calls: readonly ToolCall[]): string {

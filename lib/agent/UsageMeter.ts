@@ -138,6 +138,21 @@ export class UsageMeter {
     return this.#budgets.some((b) => b.strict);
   }
 
+  /** The budgets of this process, in the order they are charged and checked. */
+  get budgets(): readonly Budget[] {
+    return this.#budgets;
+  }
+
+  /** Dollars left under every `maxCostUsd`, strict or not, less what is held (Infinity when none caps dollars). */
+  get costRoom(): number {
+    let room = Infinity;
+    for (const b of this.#budgets) {
+      const max = b.limits.maxCostUsd;
+      if (max !== undefined) room = Math.min(room, max - b.usage.costUsd - b.held);
+    }
+    return room;
+  }
+
   /** Dollars a hold may take now: the least room of the strict budgets (Infinity when none is strict). */
   get room(): number {
     let room = Infinity;

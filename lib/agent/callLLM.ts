@@ -10,7 +10,7 @@ import { endAttempt, chargeFields } from './endAttempt';
 import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
 import { journalError, type LlmJournalEntry, type ReserveJournalEntry } from './JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
-import { boundLLMCall, NOTHING_RESERVED, reserveLLMCall, type Reservation } from './reserveLLMCall';
+import { boundLLMCall, NOTHING_RESERVED, reserveLLMCall, type CallFlags, type Reservation } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
@@ -30,8 +30,11 @@ export async function callLLM(
   operation: LLMOperation,
   input: LLMCallInput,
   invoke: (ctx: OperationContext) => Promise<LLMResponse>,
+  flags?: CallFlags,
 ): Promise<LLMOutcome> {
   const { settings: s, meter, signal, turn } = scope;
+  // The request flags reach the loop's bound and its call alike.
+  if (flags !== undefined) invoke = flagged(invoke, flags);
   if (s.recording !== undefined) {
     const served = await serveRecorded(scope, operation, input);
     if (served !== undefined) return served;
@@ -43,7 +46,7 @@ export async function callLLM(
     // cap needs them (the only await before the call, besides external budgets).
     const planned =
       meter.strict || s.ledger !== undefined || meter.externalCapsCost
-        ? await boundLLMCall(scope, input, attempt)
+        ? await boundLLMCall(scope, input, attempt, flags)
         : undefined;
     if (planned !== undefined && 'kind' in planned)
       return { kind: 'failed', error: planned.error, data: { operation, failures } };
@@ -248,4 +251,11 @@ export function responseRecordData(
   if (notes?.fromJournal === true) data.fromJournal = true;
   data.usage = usage;
   return data;
+}
+
+function flagged(
+  invoke: (ctx: OperationContext) => Promise<LLMResponse>,
+  flags: CallFlags,
+): (ctx: OperationContext) => Promise<LLMResponse> {
+  return (ctx) => invoke({ ...ctx, ...flags });
 }

@@ -49,12 +49,23 @@ export interface AgentScript {
    * provider does: its `usage.outputTokens` is cut to it, with finish reason `length`.
    */
   bound?: LLMCallBound | ((call: LLMCall, ctx: OperationContext) => LLMCallBound | Promise<LLMCallBound>);
+  /**
+   * The reply to a final call (`ctx.wrapUp`, under `budget.wrapUp`). Without it, a final call
+   * takes the next reply, without its tool calls (a request with no tools gets none).
+   */
+  finalReply?: ScriptedReply;
 }
 
 /** A call the scripted agent received, for asserting what the adapter asked of it. */
 export type ScriptedCall =
-  | { op: 'sendUserMessage'; message: string; attempt: number; maxOutputTokens?: number }
-  | { op: 'sendToolResults'; results: ToolResult[]; messages: string[]; attempt: number; maxOutputTokens?: number }
+  | ({ op: 'sendUserMessage'; message: string; attempt: number; maxOutputTokens?: number } & Flags)
+  | ({
+      op: 'sendToolResults';
+      results: ToolResult[];
+      messages: string[];
+      attempt: number;
+      maxOutputTokens?: number;
+    } & Flags)
   | { op: 'llmCallBound'; call: LLMCall }
   | { op: 'runTool'; call: ToolCall }
   | { op: 'checkGitCommits' }
@@ -70,8 +81,15 @@ export interface ScriptedAgent extends AgentLoop {
   readonly remaining: number;
 }
 
-function capOf(ctx: OperationContext): { maxOutputTokens?: number } {
-  return ctx.maxOutputTokens === undefined ? {} : { maxOutputTokens: ctx.maxOutputTokens };
+/** The request flags a call carried (`ctx.wrapUp`, `ctx.budgetNote`), when set. */
+type Flags = { wrapUp?: string; budgetNote?: string };
+
+function capOf(ctx: OperationContext): { maxOutputTokens?: number } & Flags {
+  const out: { maxOutputTokens?: number } & Flags = {};
+  if (ctx.maxOutputTokens !== undefined) out.maxOutputTokens = ctx.maxOutputTokens;
+  if (ctx.wrapUp !== undefined) out.wrapUp = ctx.wrapUp;
+  if (ctx.budgetNote !== undefined) out.budgetNote = ctx.budgetNote;
+  return out;
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -100,10 +118,16 @@ export function createScriptedAgent(script: AgentScript): ScriptedAgent {
   };
 
   const reply = async (ctx: OperationContext): Promise<LLMResponse> => {
-    const r = script.replies[next];
-    if (r === undefined)
-      throw new Error(`script exhausted: no reply ${next + 1} (the script has ${script.replies.length})`);
-    next += 1;
+    const final = ctx.wrapUp !== undefined;
+    let r = final ? script.finalReply : undefined;
+    if (r === undefined) {
+      r = script.replies[next];
+      if (r === undefined)
+        throw new Error(`script exhausted: no reply ${next + 1} (the script has ${script.replies.length})`);
+      next += 1;
+      // A final call offers no tools, so its reply asks for none.
+      if (final && r.toolCalls !== undefined) r = { ...r, toolCalls: undefined };
+    }
     await delay(r.delayMs, ctx.signal);
     if (r.error !== undefined) throw new Error(r.error);
     if ('raw' in r) return r.raw as LLMResponse;
@@ -121,6 +145,8 @@ export function createScriptedAgent(script: AgentScript): ScriptedAgent {
   };
 
   const agent: ScriptedAgent = {
+    // A scripted reply stands for whatever a request asks: it honours the final call and the budget note alike.
+    honours: { wrapUp: true, budgetNote: true },
     calls,
     get remaining() {
       return script.replies.length - next;

@@ -9,9 +9,10 @@ export const ExtensionState = Object.freeze({
   Compacting: 'Compacting',
   Stalled: 'Stalled',
   StallStopped: 'StallStopped',
+  WrappingUp: 'WrappingUp',
 } as const);
 
-/** The name of an extension state the adapter knows: AwaitingApproval, ApprovalTimedOut, Compacting, Stalled or StallStopped. */
+/** The name of an extension state the adapter knows: AwaitingApproval, ApprovalTimedOut, Compacting, Stalled, StallStopped or WrappingUp. */
 export type ExtensionStateName = (typeof ExtensionState)[keyof typeof ExtensionState];
 
 const AWAITING_APPROVAL: StateSpec<string> = Object.freeze({
@@ -50,6 +51,36 @@ const STALL_STOPPED: StateSpec<string> = Object.freeze({
   isTerminal: true,
   isError: true,
 });
+
+const WRAPPING_UP: StateSpec<string> = Object.freeze({
+  name: ExtensionState.WrappingUp,
+  description: 'The next call would not fit in the cap: the model is asked for its final answer, with no tools',
+  next: Object.freeze([State.EndOfTurn, State.Error]),
+  activity: 'llm_request',
+});
+
+/**
+ * What `extendTable` adds for ending within the cap (`budget.wrapUp`): WrappingUp after a
+ * sending state whose ordinary call would not fit beside the final call's hold, left for
+ * EndOfTurn (the answer; outcome `wrapped_up`) or Error.
+ */
+export const WRAP_UP_EXTENSION: TableExtension<'WrappingUp'> = Object.freeze({
+  states: Object.freeze([WRAPPING_UP]) as TableExtension<'WrappingUp'>['states'],
+  edges: Object.freeze([
+    Object.freeze([State.SendingToLLM, ExtensionState.WrappingUp] as const),
+    Object.freeze([State.SendingToolResults, ExtensionState.WrappingUp] as const),
+  ]),
+});
+
+/** The edges ending within the cap asks for. */
+export function wrapUpEdges(): Array<readonly [string, string]> {
+  return [
+    [State.SendingToLLM, ExtensionState.WrappingUp],
+    [State.SendingToolResults, ExtensionState.WrappingUp],
+    [ExtensionState.WrappingUp, State.EndOfTurn],
+    [ExtensionState.WrappingUp, State.Error],
+  ];
+}
 
 /**
  * What `extendTable` adds for tool approval: AwaitingApproval between CheckingForCancellation

@@ -74,4 +74,8 @@ export const MIRROR_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   cancelGraceMs: "the framework's own loop decides when a cancelled call stops",
   sleep: 'the framework waits between its own retries',
   random: 'the framework jitters its own retries',
+  // Keys inside `budget` (and `perRun`, `total`), refused by refuseEndings.
+  'budget.wrapUp':
+    "the framework makes its own calls with its own tools, so the mirror cannot make a final call with no tools; end the framework's loop yourself (AI SDK `stopWhen`, Agents SDK `maxTurns`)",
+  'budget.visible': 'the framework builds its own requests, so the mirror cannot add a note to them',
 });

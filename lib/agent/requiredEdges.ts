@@ -3,7 +3,7 @@ import { InvalidTableError } from '../machine/InvalidTableError';
 import { isDeeplyFrozen } from '../machine/isDeeplyFrozen';
 import { tableEdges, type TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
-import { approvalEdges, compactionEdges, ExtensionState, stallEdges } from './extensionStates';
+import { approvalEdges, compactionEdges, ExtensionState, stallEdges, wrapUpEdges } from './extensionStates';
 
 /** Which extensions the adapter's options switch on. */
 export interface ExtensionUse {
@@ -11,6 +11,7 @@ export interface ExtensionUse {
   timeout: boolean;
   compaction?: boolean;
   stall?: boolean;
+  wrapUp?: boolean;
 }
 
 /**
@@ -23,6 +24,7 @@ export function requiredEdges(use: ExtensionUse): Array<readonly [string, string
     ...(use.approval ? approvalEdges(use.timeout) : []),
     ...(use.compaction === true ? compactionEdges() : []),
     ...(use.stall === true ? stallEdges() : []),
+    ...(use.wrapUp === true ? wrapUpEdges() : []),
   ];
 }
 
@@ -68,7 +70,7 @@ const carried = new WeakMap<object, Set<string>>();
  * adapter is made per run, nearly always on the same table with the same options.
  */
 export function assertTableCarries(table: TransitionTable<string>, use: ExtensionUse): void {
-  const key = `${use.approval}/${use.timeout}/${use.compaction === true}/${use.stall === true}`;
+  const key = `${use.approval}/${use.timeout}/${use.compaction === true}/${use.stall === true}/${use.wrapUp === true}`;
   const seen = carried.get(table);
   if (seen?.has(key) === true) return;
   assertTableHasEdges(table, requiredEdges(use));

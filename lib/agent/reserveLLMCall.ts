@@ -1,13 +1,16 @@
 import { describeValue } from '../internal/describeValue';
 import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
-import type { LLMCall, LLMCallBound, Pricing } from './AgentLoop';
+import type { LLMCall, LLMCallBound, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { outputTokensThatFit } from './outputTokensThatFit';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import type { UsageMeter } from './UsageMeter';
 import { worstCaseCost, type WorstCase } from './worstCaseCost';
+
+/** The request flags of a call (`OperationContext.wrapUp`, `budgetNote`), given to its bound and to the call alike. */
+export type CallFlags = Pick<OperationContext, 'wrapUp' | 'budgetNote'>;
 
 /** What one LLM attempt holds while it runs: release it when the attempt has ended. */
 export interface Reservation {
@@ -54,9 +57,12 @@ export async function boundLLMCall(
   scope: TurnScope,
   input: LLMCallInput,
   attempt: number,
+  flags?: CallFlags,
+  needed = false,
 ): Promise<PlannedCall | { kind: 'failed'; error: OperationError | ContractViolationError } | undefined> {
   const { settings: s, meter } = scope;
-  const strict = meter.strict;
+  // `needed`: a final call's hold (budget.wrapUp) needs the bound as a strict cap does.
+  const strict = meter.strict || needed;
   if (!strict && s.ledger === undefined && !meter.externalCapsCost) return undefined;
   const agent = s.agent;
   if (agent.llmCallBound === undefined) {
@@ -78,7 +84,7 @@ export async function boundLLMCall(
       : { operation: 'sendToolResults', results: input.results, messages: input.messages };
   let raw: unknown;
   try {
-    raw = await agent.llmCallBound(call, { signal: scope.signal, turn: scope.turn, attempt });
+    raw = await agent.llmCallBound(call, { signal: scope.signal, turn: scope.turn, attempt, ...flags });
   } catch (error) {
     // Only a strict cap needs the bound; for the ledger, a loop that cannot bound this request leaves its worst case unknown.
     if (!strict)

@@ -79,7 +79,9 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
     }
   }
 
-  const failed = runs.filter((r) => r.outcome !== 'end_of_turn' && r.outcome !== 'skipped');
+  const failed = runs.filter(
+    (r) => r.outcome !== 'end_of_turn' && r.outcome !== 'wrapped_up' && r.outcome !== 'skipped',
+  );
   if (failed.length > 0 && failures > 0) {
     const shown = failed.slice(0, failures);
     const more = failed.length > shown.length ? ` (first ${shown.length})` : '';

@@ -56,7 +56,7 @@ export interface BatchFolder {
 const ORDER = ['error', 'budget_exceeded', 'stalled', 'cancelled', 'unreadable', 'cut_off', 'running', 'skipped'];
 const rank = (outcome: string): number => {
   const i = ORDER.indexOf(outcome);
-  return i !== -1 ? i : outcome === 'end_of_turn' ? ORDER.length + 1 : ORDER.length;
+  return i !== -1 ? i : outcome === 'end_of_turn' || outcome === 'wrapped_up' ? ORDER.length + 1 : ORDER.length;
 };
 
 /**

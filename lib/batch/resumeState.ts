@@ -46,7 +46,14 @@ export interface ResumeReadOptions {
   salvage?: boolean;
 }
 
-const OUTCOMES: ReadonlySet<string> = new Set(['end_of_turn', 'budget_exceeded', 'stalled', 'error', 'cancelled']);
+const OUTCOMES: ReadonlySet<string> = new Set([
+  'end_of_turn',
+  'wrapped_up',
+  'budget_exceeded',
+  'stalled',
+  'error',
+  'cancelled',
+]);
 
 /**
  * Reads the folder of an earlier run of this batch (its `batch.json` and run files): which

@@ -61,6 +61,7 @@ export type RunOutcome = TurnOutcome | 'skipped';
 /** The outcomes in the order reports list them. */
 export const RUN_OUTCOMES: readonly RunOutcome[] = [
   'end_of_turn',
+  'wrapped_up',
   'budget_exceeded',
   'stalled',
   'error',
@@ -747,7 +748,7 @@ export async function runBatch(
 }
 
 function countOutcomes(): Record<RunOutcome, number> {
-  return { end_of_turn: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 };
+  return { end_of_turn: 0, wrapped_up: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 };
 }
 
 /** Tasks checked and copied once, so a generator is read once and ids are known to be unique before anything runs. */

@@ -2,10 +2,11 @@ import { dataField } from '../internal/dataField';
 import { State } from '../../states/StateName';
 
 /** The outcomes a terminal record's `data.outcome` names: the adapter's `TurnOutcome`s. */
-export type RecordedOutcome = 'end_of_turn' | 'budget_exceeded' | 'stalled' | 'error' | 'cancelled';
+export type RecordedOutcome = 'end_of_turn' | 'wrapped_up' | 'budget_exceeded' | 'stalled' | 'error' | 'cancelled';
 
 const RECORDED: ReadonlySet<string> = new Set<RecordedOutcome>([
   'end_of_turn',
+  'wrapped_up',
   'budget_exceeded',
   'stalled',
   'error',

@@ -10,7 +10,7 @@ h2 { font-size: 17px; margin: 28px 0 8px; }
 h3 { font-size: 14px; margin: 0 0 4px; }
 .sub, .hint, .facts { color: var(--muted); margin: 2px 0; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; background: var(--idle); vertical-align: middle; }
-.badge.ok, .badge.end_of_turn { background: var(--end); }
+.badge.ok, .badge.end_of_turn, .badge.wrapped_up { background: var(--end); }
 .badge.failed, .badge.error, .badge.budget_exceeded, .badge.stalled, .badge.cancelled { background: var(--error); }
 .badge.incomplete { background: var(--check); }
 .panel { border: 1px solid var(--line); border-left: 5px solid var(--idle); border-radius: 4px; padding: 10px 14px; margin: 14px 0; background: #fafbfc; }

@@ -79,6 +79,7 @@ interface Row {
 
 const OUTCOME_KIND: Readonly<Record<string, StateKind>> = {
   end_of_turn: 'end',
+  wrapped_up: 'end',
   budget_exceeded: 'error',
   stalled: 'error',
   error: 'error',

@@ -57,6 +57,7 @@ function randomTools(driven: () => ReturnType<typeof drive>): NonNullable<Parame
 
 const ENDS: Record<TurnOutcome, string[]> = {
   end_of_turn: ['EndOfTurn'],
+  wrapped_up: ['EndOfTurn'],
   cancelled: ['Cancelled', 'Error'],
   budget_exceeded: ['BudgetExceeded', 'Error'],
   stalled: ['StallStopped'],

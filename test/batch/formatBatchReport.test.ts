@@ -95,7 +95,7 @@ const report: BatchReport = {
     toolCalls: 24,
     llmCalls: 31,
     wallMs: 80_550,
-    outcomes: { end_of_turn: 2, budget_exceeded: 1, stalled: 0, error: 1, cancelled: 0, skipped: 2 },
+    outcomes: { end_of_turn: 2, wrapped_up: 0, budget_exceeded: 1, stalled: 0, error: 1, cancelled: 0, skipped: 2 },
   },
   limits: { perRun: { maxCostUsd: 0.75, maxLlmCalls: 40 }, total: { maxCostUsd: 1, maxWallMs: 600_000 } },
   concurrency: 4,
@@ -111,6 +111,7 @@ Stopped early: shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls
 
 Runs by outcome
   end_of_turn      2
+  wrapped_up       0
   budget_exceeded  1
   stalled          0
   error            1
@@ -166,7 +167,7 @@ Runs that did not end normally: 2
       ],
       totals: {
         ...zero,
-        outcomes: { end_of_turn: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 1 },
+        outcomes: { end_of_turn: 0, wrapped_up: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 1 },
       },
       limits: {},
       concurrency: 1,

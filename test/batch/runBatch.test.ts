@@ -86,7 +86,7 @@ describe('runBatch', () => {
       toolCalls: 6,
       llmCalls: 10,
       wallMs: 0,
-      outcomes: { end_of_turn: 4, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
+      outcomes: { end_of_turn: 4, wrapped_up: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
     });
     expect(report.runs[1]).toEqual({
       id: 't1',
@@ -104,6 +104,7 @@ describe('runBatch', () => {
     expect(report.runs).toEqual([]);
     expect(report.totals.outcomes).toEqual({
       end_of_turn: 0,
+      wrapped_up: 0,
       budget_exceeded: 0,
       stalled: 0,
       error: 0,
@@ -211,6 +212,7 @@ describe('runBatch', () => {
       expect(report.totals.costUsd).toBe(1);
       expect(report.totals.outcomes).toEqual({
         end_of_turn: 4,
+        wrapped_up: 0,
         budget_exceeded: 0,
         stalled: 0,
         error: 0,

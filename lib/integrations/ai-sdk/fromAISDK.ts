@@ -91,7 +91,18 @@ export function fromAISDK(options: FromAISDKOptions): AISDKAgentLoop {
   return new AISDKLoop(checkOptions(options));
 }
 
+/** A final call's instruction joins the conversation with the messages it is sent with. */
+function withInstruction(added: ModelMessage[], ctx: OperationContext): ModelMessage[] {
+  return ctx.wrapUp === undefined ? added : [...added, { role: 'user', content: ctx.wrapUp }];
+}
+
+/** The budget note, which rides on one request alone. */
+function noteOf(ctx: OperationContext): ModelMessage[] {
+  return ctx.budgetNote === undefined ? [] : [{ role: 'user', content: ctx.budgetNote }];
+}
+
 class AISDKLoop implements AISDKAgentLoop {
+  readonly honours = Object.freeze({ wrapUp: true, budgetNote: true });
   readonly #options: FromAISDKOptions;
   readonly #messages: ModelMessage[];
   #pending = new Map<string, Pending>();
@@ -131,7 +142,7 @@ class AISDKLoop implements AISDKAgentLoop {
       throw new Error(
         "fromAISDK sets no max output tokens, so a call's output (and its cost) has no bound: set callSettings.maxOutputTokens (a strict maxCostUsd needs it)",
       );
-    const added = await this.#added(call);
+    const added = [...withInstruction(await this.#added(call), ctx), ...noteOf(ctx)];
     const toolDefs = await Promise.all(
       Object.entries(tools ?? {}).map(async ([name, t]) => ({
         name,
@@ -236,8 +247,9 @@ class AISDKLoop implements AISDKAgentLoop {
   }
 
   /** One model step on the conversation plus `added`; commits both only when it succeeded. */
-  async #step(added: ModelMessage[], ctx: OperationContext): Promise<LLMResponse> {
+  async #step(sent: ModelMessage[], ctx: OperationContext): Promise<LLMResponse> {
     const { model, system, callSettings, providerOptions, stream, tools } = this.#options;
+    const added = withInstruction(sent, ctx);
     // The tools as the model sees them: no `execute`, so a step stops at its tool calls. Made
     // at every step, so a record updated in place (as `mcpTools` does) offers its current tools.
     const modelTools =
@@ -252,8 +264,10 @@ class AISDKLoop implements AISDKAgentLoop {
       // AI SDK 7 reads `instructions` (`system` is its deprecated fallback); 6 reads `system` and
       // leaves settings it does not know out.
       ...(system === undefined ? {} : { instructions: system, system }),
-      messages: [...this.#messages, ...added],
+      messages: [...this.#messages, ...added, ...noteOf(ctx)],
       ...(modelTools === undefined ? {} : { tools: modelTools }),
+      // A final call may use no tool; the definitions stay for the tool calls already in the conversation.
+      ...(ctx.wrapUp === undefined || modelTools === undefined ? {} : { toolChoice: 'none' as const }),
       ...(providerOptions === undefined ? {} : { providerOptions }),
       maxRetries: 0,
       abortSignal: ctx.signal,

@@ -97,9 +97,18 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   ): { body: MessageCreateParamsNonStreaming; pending: MessageParam; joined: boolean } => {
     const last = messages.at(-1);
     const joined = merge && last?.role === 'user';
+    // A final call's instruction joins the conversation with the message it is sent with.
+    const instruction: ContentBlockParam[] = ctx.wrapUp === undefined ? [] : [{ type: 'text', text: ctx.wrapUp }];
     const pending: MessageParam = joined
-      ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content)] }
-      : next;
+      ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content), ...instruction] }
+      : instruction.length === 0
+        ? next
+        : { role: 'user', content: [...blocks(next.content), ...instruction] };
+    // The budget note rides on this request alone.
+    const sent: MessageParam =
+      ctx.budgetNote === undefined
+        ? pending
+        : { role: 'user', content: [...blocks(pending.content), { type: 'text', text: ctx.budgetNote }] };
     const before = joined ? messages.slice(0, -1) : messages;
     const toolParams = toolParamsNow();
     const body = {
@@ -107,11 +116,15 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
       model: options.model,
       // Extended thinking's budget is part of max_tokens: it bounds all the output.
       max_tokens: loweredMaxTokens(options.maxTokens ?? 4096, ctx.maxOutputTokens)!,
-      messages: [...before, pending],
+      messages: [...before, sent],
       ...(options.system !== undefined ? { system: options.system } : {}),
       // Tools given in `request` (server tools such as web search) are kept beside the loop's own.
       ...(toolParams.length > 0
         ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] }
+        : {}),
+      // A final call may use no tool: the definitions stay (the conversation's tool_use blocks need them).
+      ...(ctx.wrapUp !== undefined && (toolParams.length > 0 || options.request?.tools !== undefined)
+        ? { tool_choice: { type: 'none' } }
         : {}),
     } as MessageCreateParamsNonStreaming;
     return { body, pending, joined };
@@ -163,6 +176,7 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   }
 
   return {
+    honours: { wrapUp: true, budgetNote: true },
     get messages() {
       return messages;
     },

@@ -139,6 +139,18 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const list = materialize(tasks);
   assertBudgetLimits(perRun, 'perRun');
   assertStrictLimits(total, 'total');
+  // Refused by name, not dropped: the worker's runs would end without the answer they were promised.
+  for (const [label, limits] of [
+    ['perRun', perRun],
+    ['total', total],
+  ] as const)
+    for (const key of ['wrapUp', 'visible'] as const)
+      if (limits?.[key] !== undefined && limits[key] !== false)
+        throw new InvalidArgumentError(
+          `${label}.${key}`,
+          `left out of a distributed batch (submitBatch): ${SUBMIT_CANNOT[`budget.${key}`]}`,
+          limits[key],
+        );
   assertPriceTable(pricing);
   if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0))
     throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);

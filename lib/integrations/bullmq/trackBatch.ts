@@ -66,6 +66,7 @@ export function trackBatch(batch: TrackedBatch): {
   const runs: Array<DistributedRunReport | undefined> = new Array(count);
   const outcomes: Record<RunOutcome, number> = {
     end_of_turn: 0,
+    wrapped_up: 0,
     budget_exceeded: 0,
     stalled: 0,
     error: 0,

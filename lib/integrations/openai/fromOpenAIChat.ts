@@ -111,16 +111,24 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     pending: ChatCompletionMessageParam[],
     ctx: OperationContext,
   ): ChatCompletionCreateParamsNonStreaming => {
-    const toolParams = toolParamsNow();
+    // A final call (`ctx.wrapUp`) offers no tools at all, neither the loop's nor `request`'s.
+    const toolParams = ctx.wrapUp === undefined ? toolParamsNow() : [];
     const max = configuredMax();
     const limit = loweredMaxTokens(max.value, ctx.maxOutputTokens);
+    const request: Record<string, unknown> = { ...options.request };
+    if (ctx.wrapUp !== undefined) for (const key of TOOL_FIELDS) delete request[key];
     return {
-      ...options.request,
+      ...request,
       model: options.model,
-      messages: [...messages, ...pending],
+      // The budget note rides on this request alone.
+      messages: [
+        ...messages,
+        ...pending,
+        ...(ctx.budgetNote === undefined ? [] : [{ role: 'user' as const, content: ctx.budgetNote }]),
+      ],
       // Tools given in `request` (say, of another kind) are kept beside the loop's own.
       ...(toolParams.length > 0
-        ? { tools: [...((options.request?.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] }
+        ? { tools: [...((request.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] }
         : {}),
       ...(limit !== undefined ? { [max.key]: limit } : {}),
     } as ChatCompletionCreateParamsNonStreaming;
@@ -129,8 +137,12 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     call.operation === 'sendUserMessage'
       ? [{ role: 'user', content: call.message }]
       : resultMessages(call.results, call.messages);
+  // A final call's instruction joins the conversation with the messages it is sent with.
+  const withInstruction = (pending: ChatCompletionMessageParam[], ctx: OperationContext) =>
+    ctx.wrapUp === undefined ? pending : [...pending, { role: 'user' as const, content: ctx.wrapUp }];
 
-  async function call(pending: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
+  async function call(sent: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
+    const pending = withInstruction(sent, ctx);
     const body = requestBody(pending, ctx);
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     const completion = stream
@@ -178,13 +190,14 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   }
 
   return {
+    honours: { wrapUp: true, budgetNote: true },
     get messages() {
       return messages;
     },
     sendUserMessage: (message, ctx) => call([{ role: 'user', content: message }], ctx),
     sendToolResults: (results, extra, ctx) => call(resultMessages(results, extra), ctx),
     llmCallBound: (next: LLMCall, ctx: OperationContext): LLMCallBound => {
-      const body = requestBody(pendingFor(next), ctx);
+      const body = requestBody(withInstruction(pendingFor(next), ctx), ctx);
       const max =
         (body as { max_completion_tokens?: number; max_tokens?: number }).max_completion_tokens ??
         (body as { max_tokens?: number }).max_tokens;
@@ -228,6 +241,9 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     },
   };
 }
+
+/** Request fields about tools, left out of a final call. */
+const TOOL_FIELDS = ['tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call'] as const;
 
 function resultMessages(results: readonly ToolResult[], extra: readonly string[]): ChatCompletionMessageParam[] {
   return [

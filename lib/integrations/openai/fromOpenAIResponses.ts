@@ -204,11 +204,16 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     return {
       ...options.request,
       model: options.model,
-      input: [...items, ...pending],
+      // The budget note rides on this request alone.
+      input: [...items, ...pending, ...(ctx.budgetNote === undefined ? [] : [userMessage(ctx.budgetNote)])],
       ...(options.system !== undefined ? { instructions: options.system } : {}),
       // Tools given in `request` (hosted ones such as web search) are kept beside the loop's own.
       ...(toolParams.length > 0
         ? { tools: [...((options.request?.tools as FunctionTool[] | undefined) ?? []), ...toolParams] }
+        : {}),
+      // A final call may use no tool; the definitions stay for the function calls already in the input.
+      ...(ctx.wrapUp !== undefined && (toolParams.length > 0 || options.request?.tools !== undefined)
+        ? { tool_choice: 'none' }
         : {}),
       ...(limit !== undefined ? { max_output_tokens: limit } : {}),
       ...(store !== undefined ? { store } : {}),
@@ -216,7 +221,12 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     } as ResponseCreateParamsNonStreaming;
   };
 
-  async function call(pending: ResponseInputItem[], ctx: OperationContext): Promise<LLMResponse> {
+  // A final call's instruction joins the conversation with the items it is sent with.
+  const withInstruction = (pending: ResponseInputItem[], ctx: OperationContext): ResponseInputItem[] =>
+    ctx.wrapUp === undefined ? pending : [...pending, userMessage(ctx.wrapUp)];
+
+  async function call(sent: ResponseInputItem[], ctx: OperationContext): Promise<LLMResponse> {
+    const pending = withInstruction(sent, ctx);
     const body = requestBody(pending, ctx);
     const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     const response = stream
@@ -240,6 +250,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   }
 
   return {
+    honours: { wrapUp: true, budgetNote: true },
     get items() {
       return items;
     },
@@ -254,7 +265,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
         );
       const pending =
         next.operation === 'sendUserMessage' ? [userMessage(next.message)] : resultItems(next.results, next.messages);
-      const body = requestBody(pending, ctx);
+      const body = requestBody(withInstruction(pending, ctx), ctx);
       if (body.max_output_tokens === undefined || body.max_output_tokens === null)
         throw new Error(noMaxTokensMessage('fromOpenAIResponses'));
       const input = body.input as unknown[];

@@ -235,7 +235,8 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
         }),
       );
     }
-    if (result.outcome !== 'end_of_turn') {
+    // An answer made within the cap (`wrapped_up`) is no error.
+    if (result.outcome !== 'end_of_turn' && result.outcome !== 'wrapped_up') {
       span.setAttribute(GEN_AI.errorType, result.outcome);
       span.setStatus({ code: SpanStatusCode.ERROR, message: error?.message ?? result.outcome });
     }

@@ -78,14 +78,16 @@ export async function traceBatch(
         Object.entries(t.outcomes).map(([outcome, n]) => [`agent_state_machine.batch.outcomes.${outcome}`, n]),
       ),
       ...Object.fromEntries(
-        Object.entries(report.limits.total ?? {}).map(([k, v]) => [
-          `${ASM.budgetPrefix}total.${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
-          v as number,
-        ]),
+        Object.entries(report.limits.total ?? {})
+          .filter(([, v]) => typeof v === 'number')
+          .map(([k, v]) => [
+            `${ASM.budgetPrefix}total.${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`,
+            v as number,
+          ]),
       ),
       ...(report.stopped === undefined ? {} : { 'agent_state_machine.batch.stopped': report.stopped.reason }),
     });
-    const failed = report.runs.length - t.outcomes.end_of_turn;
+    const failed = report.runs.length - t.outcomes.end_of_turn - (t.outcomes.wrapped_up ?? 0);
     if (report.stopped !== undefined || failed > 0) {
       span.setAttribute(GEN_AI.errorType, report.stopped?.reason ?? 'run_failed');
       span.setStatus({

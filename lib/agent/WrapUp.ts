@@ -1,0 +1,212 @@
+import { formatUsd } from '../internal/formatUsd';
+import type { LLMCallInput } from './AgentEvents';
+import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext } from './AgentLoop';
+import type { Budget } from './Budget';
+import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
+import { budgetNote } from './budgetNote';
+import { callLLM } from './callLLM';
+import type { LLMOperation, LLMOutcome } from './LLMOutcome';
+import { outputTokensThatFit } from './outputTokensThatFit';
+import { boundLLMCall, type CallFlags, type PlannedCall } from './reserveLLMCall';
+import { OperationError, type ContractViolationError } from './TurnError';
+import type { ToolSlot } from './runTools';
+import { responseRecordData } from './callLLM';
+import type { TurnScope } from './TurnScope';
+import { worstCaseCost } from './worstCaseCost';
+
+/** What a tool result says in the final call when the real one would not fit in the cap. */
+export const BUDGET_RAN_OUT = 'not sent: the budget ran out before this result could be sent';
+
+/** Input tokens kept for the budget note and the budget-ran-out answers beyond what the bound counts. */
+const SLACK_TOKENS = 64;
+
+/** The ordinary call would not fit beside the final call's hold: the turn moves to WrappingUp. */
+export interface WrapDecision {
+  kind: 'wrap';
+  operation: LLMOperation;
+  input: LLMCallInput;
+  /** The WrappingUp move's description and data. */
+  event: { description: string; data: Record<string, unknown> };
+}
+
+/**
+ * How a turn's LLM calls end within the cap (`budget.wrapUp`) and what each carries
+ * (`budget.visible`). Before each ordinary call, the worst case of a final call after it (no
+ * tools, the instruction added; `reserveUsd` when given) is held beside it — against strict
+ * caps in their budgets, against others by a check — and when the ordinary call does not fit
+ * beside it, the turn is told to wrap up: the hold is released and the final call made with
+ * what room there is. Internal: `TurnRunner` makes one per turn when a budget asks for it.
+ */
+export class WrapUp {
+  readonly #scope: TurnScope;
+  readonly #endings: ResolvedEndings;
+  /** USD of the final call's reserve held now in the strict budgets. */
+  #held = 0;
+
+  constructor(scope: TurnScope, endings: ResolvedEndings) {
+    this.#scope = scope;
+    this.#endings = endings;
+  }
+
+  /** One for a turn whose budgets set `wrapUp` or `visible`, else undefined. */
+  static for(scope: TurnScope, budgets: readonly Budget[]): WrapUp | undefined {
+    const endings = resolveEndings(budgets.map((b) => b.limits));
+    return endings.wrapUp === undefined && !endings.visible ? undefined : new WrapUp(scope, endings);
+  }
+
+  /** One ordinary LLM call, with the final call's reserve held beside it; `wrap` when it would not fit. */
+  async call(
+    operation: LLMOperation,
+    input: LLMCallInput,
+    invoke: (ctx: OperationContext) => Promise<LLMResponse>,
+  ): Promise<LLMOutcome | WrapDecision> {
+    const scope = this.#scope;
+    const flags = this.#flags(undefined);
+    const wrap = this.#endings.wrapUp;
+    // A resumed run re-driving recorded calls makes no decision again.
+    if (wrap === undefined || scope.settings.recording?.serving === true)
+      return callLLM(scope, operation, input, invoke, flags);
+    const { meter } = scope;
+    const planned = await boundLLMCall(scope, input, 1, flags, true);
+    if (planned === undefined || 'kind' in planned)
+      return { kind: 'failed', error: planned?.error ?? noBound(), data: { operation, failures: [] } };
+    const reserve = wrap.reserveUsd ?? (await this.#reserveAfter(input, planned, flags, wrap.instruction));
+    if (typeof reserve !== 'number') return { kind: 'failed', error: reserve, data: { operation, failures: [] } };
+    this.release();
+    const next = planned.worst.costUsd!;
+    if (meter.strict) {
+      const refused = meter.hold(reserve);
+      if (refused !== undefined) return decide(operation, input, reserve, next, refused.message);
+      this.#held = reserve;
+      const llm = await callLLM(scope, operation, input, invoke, flags);
+      if (llm.kind === 'budget' && llm.spent.limit === 'maxCostUsd' && llm.spent.hold !== undefined) {
+        this.release();
+        return decide(operation, input, reserve, llm.spent.hold, llm.spent.message);
+      }
+      return llm;
+    }
+    const room = meter.costRoom;
+    if (next + reserve > room)
+      return decide(
+        operation,
+        input,
+        reserve,
+        next,
+        `the next LLM call may cost up to ${formatUsd(next)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
+      );
+    return callLLM(scope, operation, input, invoke, flags);
+  }
+
+  /**
+   * The final call: no tools, the instruction added, with the results of the tool calls left
+   * open — the real ones when they fit in the cap, else answers that say the budget ran out.
+   */
+  async final(decision: WrapDecision): Promise<LLMOutcome> {
+    const scope = this.#scope;
+    const { meter, settings: s } = scope;
+    const flags = this.#flags(this.#endings.wrapUp!.instruction);
+    const { operation, input } = decision;
+    let chosen = input;
+    if (input.kind === 'tool_results') {
+      const planned = await boundLLMCall(scope, input, 1, flags, true);
+      const room = meter.strict ? meter.room : meter.costRoom;
+      const fits =
+        planned !== undefined &&
+        !('kind' in planned) &&
+        (meter.strict
+          ? outputTokensThatFit(planned.bound!, s.pricing, room, s.minOutputTokens) !== undefined
+          : planned.worst.costUsd! <= room);
+      if (!fits)
+        chosen = {
+          kind: 'tool_results',
+          results: input.results.map((r) => ({ callId: r.callId, output: BUDGET_RAN_OUT, isError: true })),
+          messages: [],
+        };
+    }
+    return callLLM(scope, operation, chosen, invokeFor(s.agent, chosen), flags);
+  }
+
+  /** Releases the final call's reserve (the turn ended, or the final call is being made). */
+  release(): void {
+    if (this.#held > 0) this.#scope.meter.release(this.#held, undefined);
+    this.#held = 0;
+  }
+
+  /** The request flags of a call: the budget note when `visible`, the instruction of a final call. */
+  #flags(wrapUp: string | undefined): CallFlags | undefined {
+    if (!this.#endings.visible && wrapUp === undefined) return undefined;
+    const flags: CallFlags = {};
+    if (this.#endings.visible) flags.budgetNote = budgetNote(this.#scope.meter.budgets);
+    if (wrapUp !== undefined) flags.wrapUp = wrapUp;
+    return flags;
+  }
+
+  /**
+   * The worst case of a final call made after this one: this call's request as a final call
+   * (no tools, the instruction added), grown by its response (at most its max output tokens)
+   * and by the answers to the tool calls it may ask for (taken to be no longer than the
+   * response), plus a little for the budget note.
+   */
+  async #reserveAfter(
+    input: LLMCallInput,
+    planned: PlannedCall,
+    flags: CallFlags | undefined,
+    instruction: string,
+  ): Promise<number | OperationError | ContractViolationError> {
+    const asFinal = await boundLLMCall(this.#scope, input, 1, { ...flags, wrapUp: instruction }, true);
+    if (asFinal === undefined || 'kind' in asFinal) return asFinal?.error ?? noBound();
+    const grown: LLMCallBound = {
+      ...asFinal.bound!,
+      inputTokens: asFinal.bound!.inputTokens + 2 * planned.bound!.maxOutputTokens + SLACK_TOKENS,
+    };
+    const worst = worstCaseCost(grown, this.#scope.settings.pricing);
+    if (worst.costUsd === undefined)
+      return new OperationError('cost', new Error(`budget.wrapUp cannot hold the final call: ${worst.why}`));
+    return worst.costUsd;
+  }
+}
+
+/**
+ * The final response as the turn ends with it: its text (the answer), the record's data, and
+ * the tool calls it asked for anyway (left unanswered: settled when the turn ends).
+ */
+export function finalAnswer(llm: Extract<LLMOutcome, { kind: 'response' }>): {
+  text: string;
+  data: Record<string, unknown>;
+  pending: ToolSlot[] | undefined;
+} {
+  const { text = '', toolCalls = [] } = llm.response;
+  const pending =
+    toolCalls.length === 0
+      ? undefined
+      : toolCalls.map((call): ToolSlot => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
+  return { text, data: { ...responseRecordData(llm, toolCalls.length, undefined), answer: text }, pending };
+}
+
+function decide(
+  operation: LLMOperation,
+  input: LLMCallInput,
+  reserveUsd: number,
+  nextUsd: number,
+  reason: string,
+): WrapDecision {
+  return {
+    kind: 'wrap',
+    operation,
+    input,
+    event: {
+      description: `the next LLM call would not fit beside the final call's hold: asking for the final answer`,
+      data: { reserveUsd, nextCallUsd: nextUsd, reason },
+    },
+  };
+}
+
+function invokeFor(agent: AgentLoop, input: LLMCallInput): (ctx: OperationContext) => Promise<LLMResponse> {
+  return input.kind === 'user_message'
+    ? (ctx) => agent.sendUserMessage(input.message, ctx)
+    : (ctx) => agent.sendToolResults(input.results, input.messages, ctx);
+}
+
+function noBound(): OperationError {
+  return new OperationError('llmCallBound', new Error('budget.wrapUp needs the loop to bound each request'));
+}

@@ -1,0 +1,88 @@
+import { formatUsd } from '../internal/formatUsd';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { TransitionTable } from '../machine/TransitionTable';
+import type { AgentLoop, LLMCallBound, Pricing } from './AgentLoop';
+import type { Budget } from './Budget';
+import type { ExternalBudget } from './ExternalBudget';
+import { resolveEndings } from './BudgetEndings';
+import { wrapUpEdges } from './extensionStates';
+import { assertTableHasEdges } from './requiredEdges';
+import { worstCaseCost } from './worstCaseCost';
+
+/**
+ * Refuses, when the adapter is made, a `budget.wrapUp` or `budget.visible` (of its own budget,
+ * a shared one, or a turn's) that this loop, table or pricing cannot honour: a loop that does
+ * not say it honours the flag, a loop without `llmCallBound`, no `pricing`, a table without
+ * `WRAP_UP_EXTENSION`, and a final call whose worst case, asked of the loop at once (when it
+ * answers synchronously), could never be held within the cap.
+ */
+export function assertEndings(
+  settings: {
+    agent: AgentLoop;
+    pricing: Pricing | undefined;
+    machine: { table: unknown };
+    external: readonly ExternalBudget[];
+  },
+  budgets: readonly Budget[],
+): void {
+  const { agent, pricing } = settings;
+  const table = settings.machine.table as TransitionTable<string>;
+  const { wrapUp, visible } = resolveEndings(budgets.map((b) => b.limits));
+  if (visible && agent.honours?.budgetNote !== true)
+    throw new InvalidArgumentError(
+      'budget.visible',
+      'left out for a loop that does not honour `ctx.budgetNote` (its `honours.budgetNote` is not true; the ready-made loops honour it)',
+      true,
+    );
+  if (wrapUp === undefined) return;
+  const named = budgets.find((b) => b.limits.wrapUp !== undefined)!;
+  const where = `${named.label}.wrapUp`;
+  if (agent.honours?.wrapUp !== true)
+    throw new InvalidArgumentError(
+      where,
+      'left out for a loop that cannot make a final call with no tools (its `honours.wrapUp` is not true; the ready-made loops honour `ctx.wrapUp`)',
+      named.limits.wrapUp,
+    );
+  if (typeof agent.llmCallBound !== 'function')
+    throw new InvalidArgumentError(
+      'agent.llmCallBound',
+      `a function bounding each request, since ${where} is set: the final call's worst case is held before each call`,
+      agent.llmCallBound,
+    );
+  if (pricing === undefined && wrapUp.reserveUsd === undefined)
+    throw new InvalidArgumentError(
+      'pricing',
+      `a function pricing the calls, since ${where} is set: the worst case of each call and of the final one is held in dollars`,
+      pricing,
+    );
+  assertTableHasEdges(table, wrapUpEdges());
+  // A budget outside the process is given no final call's hold: it could refuse the final call.
+  const outside = settings.external.findIndex((b) => b.capsCost === true);
+  if (outside !== -1)
+    throw new InvalidArgumentError(
+      `externalBudgets[${outside}]`,
+      `left out beside ${where}: a dollar cap outside the process holds no final call, so it could refuse the answer (a distributed batch refuses wrapUp likewise)`,
+      settings.external[outside],
+    );
+  // The smallest final call (an empty user message), when the loop bounds it synchronously.
+  let bound: unknown;
+  try {
+    bound = agent.llmCallBound(
+      { operation: 'sendUserMessage', message: '' },
+      { signal: new AbortController().signal, turn: 1, attempt: 1, wrapUp: wrapUp.instruction },
+    );
+  } catch {
+    return; // the first call says why
+  }
+  if (typeof bound !== 'object' || bound === null || bound instanceof Promise) return;
+  const worst = wrapUp.reserveUsd ?? worstCaseCost(bound as LLMCallBound, pricing).costUsd;
+  for (const b of budgets) {
+    const max = b.limits.maxCostUsd;
+    if (worst === undefined || max === undefined || worst <= max - b.usage.costUsd) continue;
+    throw new InvalidArgumentError(
+      `${b.label}.maxCostUsd`,
+      `room for the final call of ${where}: its worst case is ${formatUsd(worst)}, and ${formatUsd(Math.max(0, max - b.usage.costUsd))} of ${formatUsd(max)} is left`,
+      max,
+    );
+  }
+}

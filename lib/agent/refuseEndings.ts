@@ -1,0 +1,20 @@
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { Budget } from './Budget';
+
+/**
+ * Refuses, by name, a `wrapUp` or `visible` that a path cannot honour (`cannot` gives why, under
+ * `budget.wrapUp` and `budget.visible`), in any of `budgets`: the path would otherwise run
+ * without it, and a run meant to end with an answer would end without one.
+ */
+export function refuseEndings(
+  budgets: readonly Pick<Budget, 'limits' | 'label'>[],
+  cannot: Readonly<Record<string, string>>,
+  where: string,
+): void {
+  for (const { limits, label } of budgets)
+    for (const key of ['wrapUp', 'visible'] as const) {
+      const value = limits[key];
+      if (value === undefined || value === false) continue;
+      throw new InvalidArgumentError(`${label}.${key}`, `left out of ${where}: ${cannot[`budget.${key}`]}`, value);
+    }
+}
