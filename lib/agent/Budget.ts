@@ -1,3 +1,4 @@
+import { isStrictCap } from './isStrictCap';
 import { LIMIT_NAMES } from '../internal/fieldLists';
 import { formatUsd } from '../internal/formatUsd';
 import { LIMITS } from '../internal/limits';
@@ -93,9 +94,9 @@ export class Budget {
     if (this.#elapsed !== undefined) this.#usage.wallMs = 0;
   }
 
-  /** Whether `maxCostUsd` is strict: LLM calls hold their worst case against it before they start. */
+  /** Whether `maxCostUsd` is strict (it is unless `strict: false`): LLM calls hold their worst case against it before they start. */
   get strict(): boolean {
-    return this.limits.strict === true && this.limits.maxCostUsd !== undefined;
+    return isStrictCap(this.limits);
   }
 
   /** USD held now by calls in flight (strict budgets only). */

@@ -9,12 +9,13 @@ import type { UsageTotals } from './UsageTotals';
  */
 export type BudgetLimits = { -readonly [K in keyof typeof LIMITS]?: number } & {
   /**
-   * Makes `maxCostUsd` a cap that is never crossed: before each LLM attempt its worst-case
-   * cost (from the loop's `llmCallBound` and `pricing`) is held against the cap, and a call
-   * that does not fit is not made (or its max output tokens are lowered to fit). The unused
-   * part of the hold is released when a priced response arrives; an attempt whose cost stays
-   * unknown (no price, a failure after its request may have left) is charged its whole hold.
-   * Needs `maxCostUsd`.
+   * Whether `maxCostUsd` is a cap that is never crossed. Default true: before each LLM attempt
+   * its worst-case cost (from the loop's `llmCallBound` and `pricing`) is held against the cap,
+   * and a call that does not fit is not made (or its max output tokens are lowered to fit). The
+   * unused part of the hold is released when a priced response arrives; an attempt whose cost
+   * stays unknown (no price, a failure after its request may have left) is charged its whole
+   * hold. A loop whose calls cannot be bounded is refused before anything runs. `false`
+   * accepts an overshoot of at most one LLM response per run in flight. `true` needs `maxCostUsd`.
    */
   strict?: boolean;
 };

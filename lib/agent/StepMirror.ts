@@ -42,6 +42,7 @@ import type { StallCheck, StallWatch } from './StallWatch';
 import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { StalledError } from './TurnError';
+import { STRICT_FALSE } from './UnboundedCallsError';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
 export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -710,7 +711,7 @@ export class StepMirror {
       planned = new OperationError(
         'modelCallStart',
         new Error(
-          `a strict maxCostUsd needs the bound of each model call (modelCallStart({ inputTokens, maxOutputTokens, model }))${whyNoBound === undefined ? '' : `, and this call has none: ${whyNoBound}`}; no call is made`,
+          `a strict maxCostUsd needs the bound of each model call (modelCallStart({ inputTokens, maxOutputTokens, model }))${whyNoBound === undefined ? '' : `, and this call has none: ${whyNoBound}`}; no call is made (${STRICT_FALSE})`,
         ),
       );
     if (planned instanceof OperationError)

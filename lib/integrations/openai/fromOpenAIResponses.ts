@@ -28,6 +28,7 @@ import {
 } from 'agent-state-machine';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
 import { loweredMaxTokens, noMaxTokensMessage } from '../../internal/loweredMaxTokens';
+import { markUnbounded, type UnboundedWhy } from '../../internal/unboundedLoop';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { dropOldestTurns } from '../../internal/dropOldestTurns';
 import {
@@ -239,7 +240,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     };
   }
 
-  return {
+  const loop: OpenAIResponsesLoop = {
     get items() {
       return items;
     },
@@ -301,6 +302,27 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       return { removedMessages: kept.removed };
     },
   };
+  // Marked when its requests cannot be bounded: a strict cap refuses it before anything runs.
+  return markUnbounded(loop, unboundedResponses(options));
+}
+
+/** Why a Responses loop made with `options` cannot bound its requests, or undefined when it can. */
+function unboundedResponses(options: OpenAIResponsesOptions): UnboundedWhy | undefined {
+  const r = options.request as
+    { previous_response_id?: unknown; conversation?: unknown; max_output_tokens?: unknown } | undefined;
+  if (r?.previous_response_id !== undefined || r?.conversation !== undefined)
+    return {
+      setting: 'options.request',
+      remedy: 'a request without `previous_response_id` or `conversation` (keep the conversation in `items`)',
+      why: 'fromOpenAIResponses continues a conversation kept by the server, whose tokens are not in the request',
+    };
+  if (options.maxTokens === undefined && typeof r?.max_output_tokens !== 'number')
+    return {
+      setting: 'options.maxTokens',
+      remedy: '`maxTokens` on the loop',
+      why: "fromOpenAIResponses sets no max output tokens, so a call's output (and its cost) has no bound",
+    };
+  return undefined;
 }
 
 function resultItems(results: readonly ToolResult[], extra: readonly string[]): ResponseInputItem[] {
