@@ -1,6 +1,7 @@
 import { LIMIT_NAMES, limitUsed, USAGE_FIELD_NAMES } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { BoundExceeded } from './boundExceeded';
 import type { UsageTotals } from './UsageTotals';
 
 /**
@@ -32,6 +33,8 @@ export interface SpentLimit {
   message: string;
   /** A strict cap's refusal: the worst-case cost (USD) of the call that did not fit beside `used` (spent plus held). */
   hold?: number;
+  /** A strict cap's stop after a response passed its bound (the server ignored max tokens): by how much. */
+  boundExceeded?: BoundExceeded;
 }
 
 /**
