@@ -52,7 +52,7 @@ export async function runOpenAIBatchExample(
         return {
           id: `summarize-${i + 1}`,
           input: `Summarize ${file}`,
-          agent: () => fromOpenAIChat(client, { model: 'gpt-4o-mini', tools }),
+          agent: () => fromOpenAIChat(client, { model: 'gpt-4o-mini', tools, maxTokens: 1024 }),
         };
       }),
       {
