@@ -1,5 +1,5 @@
 import { boundExceeded, boundExceededMessage } from '../../lib/agent/boundExceeded';
-import type { Pricing } from '../../lib/index';
+import { Budget, StepMirror, type Pricing } from '../../lib/index';
 import { drive } from '../helpers/drive';
 
 // $1 per million input tokens, $4 per million output tokens.
@@ -82,5 +82,32 @@ describe('a response past its bound', () => {
     expect(journal).toContainEqual(
       expect.objectContaining({ type: 'llm', boundExceeded: expect.objectContaining({ overshootTokens: 900 }) }),
     );
+  });
+});
+
+describe('a response past its bound, on a framework mirror', () => {
+  it('under a strict cap ends the mirrored run budget_exceeded and stops the budgets it shares; with strict: false it is recorded', async () => {
+    const shared = new Budget({ maxCostUsd: 1 }, { label: 'pool' });
+    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
+    mirror.runStart('hi');
+    expect(await mirror.modelCallStart(bound)).toBeUndefined();
+    mirror.modelResponse({ text: 'ok', model: 'm', usage: { inputTokens: 1000, outputTokens: 1000 } });
+    expect(mirror.result?.outcome).toBe('budget_exceeded');
+    expect(mirror.result?.error?.message).toMatch(
+      /^the response used 1000 output tokens, past its bound of 100 \(900 over/,
+    );
+    expect(mirror.machine.history().at(-1)!.data).toMatchObject({
+      outcome: 'budget_exceeded',
+      boundExceeded: { outputTokens: 1000, maxOutputTokens: 100, overshootTokens: 900 },
+    });
+    // Every run sharing the pool meets the stop at its next check.
+    expect(shared.spent()?.message).toMatch(/the cap cannot be kept, so the batch stops$/);
+
+    const plain = new StepMirror({ logger: false, pricing, budget: { maxCostUsd: 1, strict: false } });
+    plain.runStart('hi');
+    expect(await plain.modelCallStart(bound)).toBeUndefined();
+    plain.modelResponse({ text: 'ok', model: 'm', usage: { inputTokens: 1000, outputTokens: 1000 } });
+    plain.runEnd();
+    expect(plain.result?.outcome).toBe('end_of_turn');
   });
 });
