@@ -306,23 +306,14 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   return markUnbounded(loop, unboundedResponses(options));
 }
 
-/** Why a Responses loop made with `options` cannot bound its requests, or undefined when it can. */
+/** Why a Responses loop made with `options` cannot bound its requests (it asks for no max output tokens), or undefined. */
 function unboundedResponses(options: OpenAIResponsesOptions): UnboundedWhy | undefined {
-  const r = options.request as
-    { previous_response_id?: unknown; conversation?: unknown; max_output_tokens?: unknown } | undefined;
-  if (r?.previous_response_id !== undefined || r?.conversation !== undefined)
-    return {
-      setting: 'options.request',
-      remedy: 'a request without `previous_response_id` or `conversation` (keep the conversation in `items`)',
-      why: 'fromOpenAIResponses continues a conversation kept by the server, whose tokens are not in the request',
-    };
-  if (options.maxTokens === undefined && typeof r?.max_output_tokens !== 'number')
-    return {
-      setting: 'options.maxTokens',
-      remedy: '`maxTokens` on the loop',
-      why: "fromOpenAIResponses sets no max output tokens, so a call's output (and its cost) has no bound",
-    };
-  return undefined;
+  if (options.maxTokens !== undefined || typeof options.request?.max_output_tokens === 'number') return undefined;
+  return {
+    setting: 'options.maxTokens',
+    remedy: '`maxTokens` on the loop',
+    why: "fromOpenAIResponses sets no max output tokens, so a call's output (and its cost) has no bound",
+  };
 }
 
 function resultItems(results: readonly ToolResult[], extra: readonly string[]): ResponseInputItem[] {
