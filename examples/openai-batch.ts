@@ -52,12 +52,13 @@ export async function runOpenAIBatchExample(
         return {
           id: `summarize-${i + 1}`,
           input: `Summarize ${file}`,
-          agent: () => fromOpenAIChat(client, { model: 'gpt-4o-mini', tools, maxTokens: 1024 }),
+          agent: () => fromOpenAIChat(client, { model: 'gpt-4o-mini', tools }),
         };
       }),
       {
         concurrency: CONCURRENCY,
-        total: { maxCostUsd: TOTAL_CAP_USD },
+        // A plain cap (strict: false): spend may pass it by one response per run in flight.
+        total: { maxCostUsd: TOTAL_CAP_USD, strict: false },
         pricing: createPricing(),
         logger: false,
         ...(options.sleep ? { sleep: options.sleep } : {}),
