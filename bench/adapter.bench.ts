@@ -8,7 +8,7 @@
 //  - floor:   the bare loop plus the same moves made by hand on a bare StateMachine (default
 //             options): what a user would write to get the same record without the adapter.
 //             The target is wrapped ÷ floor, sample by sample.
-//  - wrapped: `new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9 } })`, i.e. what
+//  - wrapped: `new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9, strict: false } })`, i.e. what
 //             users get: default logger at its default level ('warn'), default history (100),
 //             and a budget, so that every budget check runs. One adapter, `runTurn` again and
 //             again: each turn starts with the move from the last turn's EndOfTurn.
@@ -164,7 +164,7 @@ async function measureWorkload(workload: Workload): Promise<WorkloadSample> {
   const { AgentWithStateMachine } = loadLibrary();
   const agent = zeroLatencyAgent(workload.toolRounds);
   // Defaults everywhere but the budget: default logger ('warn'), default history (100).
-  const adapter = new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9 } });
+  const adapter = new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9, strict: false } });
   if (adapter.machine.maxHistorySize !== 100)
     throw new Error(`default history is ${adapter.machine.maxHistorySize}, expected 100`);
   const ctx: OperationContext = { signal: new AbortController().signal, turn: 1 };
@@ -265,7 +265,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     throw new Error(`BENCH_ROUNDS must be a positive integer, got ${String(process.env.BENCH_ROUNDS)}`);
   console.log(`  library under test: ${describeLibrary()}`);
   console.log(
-    `  wrapped: new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9 } }) — default logger ('warn'), history 100`,
+    `  wrapped: new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1e9, strict: false } }) — default logger ('warn'), history 100`,
   );
   const byWorkload = new Map<string, WorkloadSample[]>(WORKLOADS.map((w) => [w.name, []]));
   for (let r = 0; r < rounds; r++) {

@@ -80,7 +80,7 @@ async function main(): Promise<void> {
         concurrency: 16,
         historyDir: dir,
         logger: false,
-        total: { maxCostUsd: count },
+        total: { maxCostUsd: count, strict: false },
         journal: JOURNAL,
       });
       const historyBytes = fs.readdirSync(dir).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);

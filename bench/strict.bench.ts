@@ -1,7 +1,7 @@
 // What a strict cap and the money ledger cost, and what strictness leaves unspent.
 //  - Overhead per LLM call: one adapter, turns of 4 LLM calls (3 tool rounds) with an agent
 //    that takes no time (its LLM and tools resolve at once) and bounds its requests; a
-//    `maxCostUsd` cap that is never reached, plain vs `strict: true`. Samples alternate in one
+//    `maxCostUsd` cap that is never reached, plain (`strict: false`) vs strict. Samples alternate in one
 //    process; the figure is the ratio of the medians, strict / plain, per call.
 //  - Unspent share: random batches (seeded) of agents whose calls use a random share of their
 //    bound, concurrency 8, under a strict total cap: the share of the cap left when the batch
@@ -82,7 +82,7 @@ async function overhead(): Promise<{ plain: number; strict: number; ratio: Ratio
     new lib.AgentWithStateMachine(instantAgent(3), {
       logger: false,
       pricing,
-      budget: { maxCostUsd: 1e6, ...(strict ? { strict: true } : {}) },
+      budget: { maxCostUsd: 1e6, strict },
     });
   const plainAgent = make(false);
   const strictAgent = make(true);
@@ -129,7 +129,7 @@ async function unspent(): Promise<{ strictLeft: number[]; plainOver: number[] }>
         concurrency: 8,
         pricing,
         logger: false,
-        total: { maxCostUsd: cap, ...(strict ? { strict: true } : {}) },
+        total: { maxCostUsd: cap, strict },
       });
       if (strict) strictLeft.push((cap - report.totals.costUsd) / cap);
       else plainOver.push(report.totals.costUsd / cap);
@@ -150,7 +150,7 @@ async function nearCap(strict: boolean): Promise<{ callsPerSecond: number; calls
     concurrency: 16,
     pricing,
     logger: false,
-    total: { maxCostUsd: cap, ...(strict ? { strict: true } : {}) },
+    total: { maxCostUsd: cap, strict },
   });
   const seconds = (performance.now() - start) / 1000;
   return {

@@ -89,6 +89,8 @@ function offlineModel(): LanguageModel {
 /** Prices per million tokens, for the models this example knows; `undefined` for the rest. */
 const PRICES: Record<string, { input: number; cachedInput: number; output: number }> = {
   'mock-model-v1': { input: 1, cachedInput: 0.1, output: 4 },
+  // The offline model's id as a request names it (its responses say mock-model-v1): a strict cap prices the request's worst case.
+  'mock-model': { input: 1, cachedInput: 0.1, output: 4 },
   'gpt-4.1-mini': { input: 0.4, cachedInput: 0.1, output: 1.6 },
 };
 const pricing: Pricing = (usage, { model }) => {
@@ -123,6 +125,8 @@ export async function runExample(
     model: options.model ?? offlineModel(),
     tools,
     system: 'You answer questions about a code project. Be brief.',
+    // Bounds each call's output: the dollar cap below is strict, and holds each call's worst case.
+    callSettings: { maxOutputTokens: 1024 },
   });
   const agent = new AgentWithStateMachine(loop, {
     budget: { maxCostUsd: 0.05, maxLlmCalls: 10 },

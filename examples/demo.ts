@@ -106,7 +106,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<TurnResult[]> 
   });
 
   adapter = new AgentWithStateMachine(agent, {
-    budget: { maxCostUsd: 0.1 },
+    budget: { maxCostUsd: 0.1, strict: false }, // a plain cap: the scripted loop bounds no call
     retry: { retries: 2, baseDelayMs: 100 },
     sleep: wait,
     logger: false, // the demo prints moves itself; set AGENT_SM_LOG_LEVEL=debug and drop this line to see winston's

@@ -57,7 +57,8 @@ export async function runOpenAIBatchExample(
       }),
       {
         concurrency: CONCURRENCY,
-        total: { maxCostUsd: TOTAL_CAP_USD },
+        // A plain cap (strict: false): spend may pass it by one response per run in flight.
+        total: { maxCostUsd: TOTAL_CAP_USD, strict: false },
         pricing: createPricing(),
         logger: false,
         ...(options.sleep ? { sleep: options.sleep } : {}),

@@ -65,7 +65,7 @@ export async function runOtelExample(print: (line: string) => void = console.log
     sleep,
     random: () => 0,
     logger: false,
-    budget: { maxCostUsd: 0.5 },
+    budget: { maxCostUsd: 0.5, strict: false }, // a plain cap: the scripted loop bounds no call
     toolConcurrency: 2,
   } as ConstructorParameters<typeof AgentWithStateMachine>[1]);
   const stop = traceAgent(agent, {

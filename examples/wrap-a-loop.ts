@@ -14,6 +14,7 @@ type Message = OpenAI.Chat.ChatCompletionMessageParam;
 // The adapter retries (and records every attempt); SDK retries on top would hide requests from the history.
 const client = new OpenAI({ maxRetries: 0 });
 const model = process.env.OPENAI_MODEL ?? 'gpt-4o-mini';
+const MAX_OUTPUT_TOKENS = 1024;
 
 // Your tools: what the model may call, and the code that runs each.
 const tools: Record<string, (input: { path: string }, signal: AbortSignal) => Promise<string>> = {
@@ -36,8 +37,13 @@ const toolMessages = (results: ToolResult[]): Message[] =>
   results.map((r) => ({ role: 'tool', tool_call_id: r.callId, content: r.output }));
 
 // One request; the reply as the adapter reads it (text, tool calls, usage), and the message to keep.
-async function send(messages: Message[], signal: AbortSignal): Promise<{ response: LLMResponse; reply: Message }> {
-  const completion = await client.chat.completions.create({ model, messages, tools: toolSpecs }, { signal });
+async function send(
+  messages: Message[],
+  signal: AbortSignal,
+  maxOutputTokens = MAX_OUTPUT_TOKENS,
+): Promise<{ response: LLMResponse; reply: Message }> {
+  const request = { model, messages, tools: toolSpecs, max_completion_tokens: maxOutputTokens };
+  const completion = await client.chat.completions.create(request, { signal });
   const { message, finish_reason } = completion.choices[0]!;
   const calls = (message.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [c] : []));
   return {
@@ -66,15 +72,15 @@ async function main(): Promise<void> {
   const sink = JsonlHistorySink.open(file);
   const agent = new AgentWithStateMachine(
     {
-      async sendUserMessage(message, { signal }) {
+      async sendUserMessage(message, { signal, maxOutputTokens }) {
         const outgoing = [user(message)];
-        const { response, reply } = await send([...history, ...outgoing], signal);
+        const { response, reply } = await send([...history, ...outgoing], signal, maxOutputTokens);
         history.push(...outgoing, reply); // only now: a retry never sends the message twice
         return response;
       },
-      async sendToolResults(results, messages, { signal }) {
+      async sendToolResults(results, messages, { signal, maxOutputTokens }) {
         const outgoing = [...toolMessages(results), ...messages.map(user)];
-        const { response, reply } = await send([...history, ...outgoing], signal);
+        const { response, reply } = await send([...history, ...outgoing], signal, maxOutputTokens);
         history.push(...outgoing, reply);
         return response;
       },
@@ -85,6 +91,17 @@ async function main(): Promise<void> {
       }),
       async settleToolCalls(results) {
         history.push(...toolMessages(results)); // no LLM call: just keep the conversation valid
+      },
+      // The most the next call can use, asked before it is made: the dollar cap holds its price,
+      // so spend never passes the cap. A token is at least one byte of the request.
+      llmCallBound(call, { maxOutputTokens = MAX_OUTPUT_TOKENS }) {
+        const outgoing =
+          call.operation === 'sendUserMessage'
+            ? [user(call.message)]
+            : [...toolMessages(call.results), ...call.messages.map(user)];
+        const messages = [...history, ...outgoing];
+        const bytes = Buffer.byteLength(JSON.stringify({ messages, tools: toolSpecs }));
+        return { inputTokens: bytes + 256 + 16 * messages.length, maxOutputTokens, model };
       },
     },
     {

@@ -131,6 +131,8 @@ export { redactCredentials } from './agent/redactCredentials';
 export type { UsageMeterOptions } from './agent/UsageMeter';
 export { assertBudgetLimits } from './agent/BudgetLimits';
 export type { BudgetLimits, BudgetLimitName, SpentLimit } from './agent/BudgetLimits';
+export { assertBoundsCalls } from './agent/assertBoundsCalls';
+export { UnboundedCallsError } from './agent/UnboundedCallsError';
 export { emptyUsage, addUsage } from './agent/UsageTotals';
 export type { UsageTotals, UsageDelta } from './agent/UsageTotals';
 export type { RetryOptions } from './agent/retryDelay';

@@ -65,6 +65,11 @@ export interface OpenAIChatServerOptions {
    */
   maxOutputTokens?: number;
   /**
+   * Ignore the request's max output tokens, as some compatible servers do: each reply reports
+   * (and bills) the completion tokens it is given, past the max or not. Default false.
+   */
+  ignoresMaxTokens?: boolean;
+  /**
    * The model's context, in tokens (counted as 4 characters of the messages and tools a token):
    * a request over it gets the real API's 400 `context_length_exceeded`. Default: no limit.
    */
@@ -214,7 +219,10 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
       function: { name: c.name, arguments: c.arguments },
     }));
     const requestedMax: number | undefined = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-    const cut = requestedMax !== undefined && (action.usage?.completion_tokens ?? 0) > requestedMax;
+    const cut =
+      options.ignoresMaxTokens !== true &&
+      requestedMax !== undefined &&
+      (action.usage?.completion_tokens ?? 0) > requestedMax;
     const finish = cut ? 'length' : (action.finishReason ?? (calls.length > 0 ? 'tool_calls' : 'stop'));
     const usage =
       action.usage === null
@@ -226,7 +234,10 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
             };
             // The model stops at the request's max: it never reports more.
             const max: number | undefined = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-            const completion = max !== undefined && u.completion_tokens > max ? max : u.completion_tokens;
+            const completion =
+              options.ignoresMaxTokens !== true && max !== undefined && u.completion_tokens > max
+                ? max
+                : u.completion_tokens;
             return { ...u, completion_tokens: completion, total_tokens: u.prompt_tokens + completion };
           })();
     const id = `chatcmpl-local${valid}`;

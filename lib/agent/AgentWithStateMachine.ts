@@ -6,6 +6,8 @@ import type { StateName } from '../../states/StateName';
 import type { AgentLoop, Pricing } from './AgentLoop';
 import type { AgentEvents } from './AgentEvents';
 import { isAgentLogger, safeLog, type AgentLogger } from './AgentLogger';
+import { assertBoundsCalls } from './assertBoundsCalls';
+import { isStrictCap } from './isStrictCap';
 import { Budget } from './Budget';
 import { assertBudgetLimits, type BudgetLimits } from './BudgetLimits';
 import type { ExternalBudget } from './ExternalBudget';
@@ -259,9 +261,9 @@ export class AgentWithStateMachine {
     if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
       throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
     }
-    if (this.#budget.strict) assertBoundsCalls(agent, 'budget.strict');
+    if (this.#budget.strict) assertBoundsCalls(agent, 'budget.maxCostUsd');
     for (const [i, shared] of sharedBudgets.entries())
-      if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}, strict)`);
+      if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}) maxCostUsd`);
     if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
     if (ledgerDefaultMaxCostUsd !== undefined) assertNonNegative(ledgerDefaultMaxCostUsd, 'ledgerDefaultMaxCostUsd');
     if (!(Number.isSafeInteger(minOutputTokens) && minOutputTokens >= 1))
@@ -384,7 +386,7 @@ export class AgentWithStateMachine {
     assertBudgetLimits(limits, 'limits');
     if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
-    if (limits.strict === true) assertBoundsCalls(this.#settings.agent, 'limits.strict');
+    if (isStrictCap(limits)) assertBoundsCalls(this.#settings.agent, 'limits.maxCostUsd');
     const budget = this.#budget.withLimits(limits);
     assertEndings(this.#settings, [budget, ...this.#sharedBudgets]);
     this.#budget = budget;
@@ -436,7 +438,7 @@ export class AgentWithStateMachine {
     if (signal !== undefined && !(signal instanceof AbortSignal))
       throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
     assertBudgetLimits(budget, 'options.budget');
-    if (budget?.strict === true) assertBoundsCalls(this.#settings.agent, 'options.budget.strict');
+    if (isStrictCap(budget)) assertBoundsCalls(this.#settings.agent, 'options.budget.maxCostUsd');
     if (budget !== undefined) assertEndings(this.#settings, [new Budget(budget, { label: 'options.budget' })]);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 
@@ -658,16 +660,6 @@ function assertAgentLoop(agent: unknown): asserts agent is AgentLoop {
     if (op !== undefined && typeof op !== 'function')
       throw new InvalidArgumentError(`agent.${name}`, 'a function or undefined', op);
   }
-}
-
-/** A strict cap holds each call's worst case, which only the loop can bound: without `llmCallBound` it cannot work. */
-function assertBoundsCalls(agent: AgentLoop, strict: string): void {
-  if (typeof agent.llmCallBound !== 'function')
-    throw new InvalidArgumentError(
-      'agent.llmCallBound',
-      `a function (call, ctx) => { inputTokens, maxOutputTokens, model? } bounding each request, since ${strict} is set: a strict maxCostUsd holds each call's worst case before it starts (the ready-made loops have one)`,
-      agent.llmCallBound,
-    );
 }
 
 interface Deferred<T> {

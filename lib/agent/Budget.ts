@@ -1,3 +1,4 @@
+import { isStrictCap } from './isStrictCap';
 import { LIMIT_NAMES } from '../internal/fieldLists';
 import { formatUsd } from '../internal/formatUsd';
 import { LIMITS } from '../internal/limits';
@@ -42,6 +43,8 @@ export class Budget {
   readonly #timed: boolean;
   /** USD held by LLM calls in flight against a strict `maxCostUsd` (their worst cases). */
   #held = 0;
+  /** Set by `trip`: the stop every later check meets. */
+  #tripped: SpentLimit | undefined;
 
   constructor(limits: BudgetLimits = {}, options: BudgetOptions = {}) {
     assertBudgetLimits(limits, options.label ?? 'budget');
@@ -93,9 +96,9 @@ export class Budget {
     if (this.#elapsed !== undefined) this.#usage.wallMs = 0;
   }
 
-  /** Whether `maxCostUsd` is strict: LLM calls hold their worst case against it before they start. */
+  /** Whether `maxCostUsd` is strict (it is unless `strict: false`): LLM calls hold their worst case against it before they start. */
   get strict(): boolean {
-    return this.limits.strict === true && this.limits.maxCostUsd !== undefined;
+    return isStrictCap(this.limits);
   }
 
   /** USD held now by calls in flight (strict budgets only). */
@@ -145,8 +148,17 @@ export class Budget {
     return next;
   }
 
+  /**
+   * Stops this budget for good with `spent`: a response passed its bound, so a strict cap can no
+   * longer be kept. Every run sharing it meets `spent` at its next check, and a batch starts no run.
+   */
+  trip(spent: SpentLimit): void {
+    this.#tripped ??= spent;
+  }
+
   /** The first spent limit, or undefined while there is room. */
   spent(): SpentLimit | undefined {
+    if (this.#tripped !== undefined) return this.#tripped;
     const checks = this.#checks;
     if (checks.length === 0) return undefined;
     // Only reads, and no copy: the limits were checked and frozen when this budget was made.

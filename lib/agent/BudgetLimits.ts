@@ -1,6 +1,7 @@
 import { LIMIT_NAMES, limitUsed, USAGE_FIELD_NAMES } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { BoundExceeded } from './boundExceeded';
 import type { UsageTotals } from './UsageTotals';
 import { assertBudgetEnding, isEndingKey, type BudgetEndings } from './BudgetEndings';
 
@@ -10,12 +11,13 @@ import { assertBudgetEnding, isEndingKey, type BudgetEndings } from './BudgetEnd
  */
 export type BudgetLimits = { -readonly [K in keyof typeof LIMITS]?: number } & {
   /**
-   * Makes `maxCostUsd` a cap that is never crossed: before each LLM attempt its worst-case
-   * cost (from the loop's `llmCallBound` and `pricing`) is held against the cap, and a call
-   * that does not fit is not made (or its max output tokens are lowered to fit). The unused
-   * part of the hold is released when a priced response arrives; an attempt whose cost stays
-   * unknown (no price, a failure after its request may have left) is charged its whole hold.
-   * Needs `maxCostUsd`.
+   * Whether `maxCostUsd` is a cap that is never crossed. Default true: before each LLM attempt
+   * its worst-case cost (from the loop's `llmCallBound` and `pricing`) is held against the cap,
+   * and a call that does not fit is not made (or its max output tokens are lowered to fit). The
+   * unused part of the hold is released when a priced response arrives; an attempt whose cost
+   * stays unknown (no price, a failure after its request may have left) is charged its whole
+   * hold. A loop whose calls cannot be bounded is refused before anything runs. `false`
+   * accepts an overshoot of at most one LLM response per run in flight. `true` needs `maxCostUsd`.
    */
   strict?: boolean;
 } & BudgetEndings;
@@ -32,6 +34,8 @@ export interface SpentLimit {
   message: string;
   /** A strict cap's refusal: the worst-case cost (USD) of the call that did not fit beside `used` (spent plus held). */
   hold?: number;
+  /** A strict cap's stop after a response passed its bound (the server ignored max tokens): by how much. */
+  boundExceeded?: BoundExceeded;
 }
 
 /**

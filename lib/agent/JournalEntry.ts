@@ -1,5 +1,6 @@
 import type { LLMCallInput } from './AgentEvents';
 import type { LLMCallBound, LLMResponse, ToolCall, ToolResult, Usage } from './AgentLoop';
+import type { BoundExceeded } from './boundExceeded';
 
 /** An error as the journal keeps it: enough to replay the failure (retry decisions read `status`). */
 export interface JournalError {
@@ -38,6 +39,8 @@ export interface LlmJournalEntry {
   costUsd?: number;
   /** Why `costUsd` is the attempt's hold (its worst case) and not its price: it may have been billed at an unknown cost. */
   chargedAtHold?: string;
+  /** The response used more output tokens than its request's bound allowed: by how much. */
+  boundExceeded?: BoundExceeded;
   error?: JournalError;
   /** Served from the journal of the interrupted run this one resumed: no request was made, it was paid for then. */
   fromJournal?: true;

@@ -24,7 +24,7 @@ export type LLMOutcome =
   | { kind: 'response'; response: LLMResponse; attempts: number; failures: Attempt[]; notes: ResponseNotes | undefined }
   /** The turn was aborted (cancelled, or its deadline passed); `data` goes in the record. */
   | { kind: 'aborted'; data: Record<string, unknown> }
-  /** A budget was spent before an attempt: no further call was made. */
+  /** A budget was spent before an attempt, or a response passed its bound under a strict cap: no further call was made. */
   | { kind: 'budget'; spent: SpentLimit; failures: Attempt[] }
   | { kind: 'failed'; error: LLMCallError | OperationError | ContractViolationError; data: Record<string, unknown> };
 

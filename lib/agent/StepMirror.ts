@@ -25,6 +25,7 @@ import { endAttempt, chargeFields } from './endAttempt';
 import { journalError, type JournalEntry, type JournalOptions, type LlmJournalEntry } from './JournalEntry';
 import { journalWriter } from './journalWriter';
 import type { OnUnknownCost } from './priceResponse';
+import { boundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
 import type { ToolSummary } from './runTools';
@@ -44,6 +45,7 @@ import type { StallCheck, StallWatch } from './StallWatch';
 import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { StalledError } from './TurnError';
+import { STRICT_FALSE } from './UnboundedCallsError';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
 export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -491,10 +493,11 @@ export class StepMirror {
     const held = this.#held;
     const worstUsd = held.worstUsd;
     this.#held = NOTHING_RESERVED;
-    const { priced, charge } = chargeResponse(meter, held, valid, response.model, this.#operation, {
+    const { priced, charge, costUsd } = chargeResponse(meter, held, valid, response.model, this.#operation, {
       pricing: this.#pricing,
       onUnknownCost: this.#onUnknownCost,
     });
+    const passed = boundExceeded(held.bound, valid, costUsd, worstUsd);
     if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
       safeLog(
         this.#logger,
@@ -502,7 +505,18 @@ export class StepMirror {
         `${this.#operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(worstUsd)}: the bound given to modelCallStart or pricing is too low`,
         { turn: this.#turn },
       );
-    this.#attemptLine(endedAt, { response, usage: valid, ...chargeFields(charge) });
+    const fact = passed && { boundExceeded: passed };
+    this.#attemptLine(endedAt, { response, usage: valid, ...chargeFields(charge), ...fact });
+    // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
+    const tripped = passed !== undefined && meter.strict ? meter.trip(passed) : undefined;
+    if (tripped !== undefined)
+      return void this.#end(
+        State.Error,
+        tripped.message,
+        { ...limitData(tripped), operation: this.#operation },
+        'budget_exceeded',
+        budgetError(tripped),
+      );
     if (priced.error !== undefined) {
       this.#end(
         State.Error,
@@ -713,7 +727,7 @@ export class StepMirror {
       planned = new OperationError(
         'modelCallStart',
         new Error(
-          `a strict maxCostUsd needs the bound of each model call (modelCallStart({ inputTokens, maxOutputTokens, model }))${whyNoBound === undefined ? '' : `, and this call has none: ${whyNoBound}`}; no call is made`,
+          `a strict maxCostUsd needs the bound of each model call (modelCallStart({ inputTokens, maxOutputTokens, model }))${whyNoBound === undefined ? '' : `, and this call has none: ${whyNoBound}`}; no call is made (${STRICT_FALSE})`,
         ),
       );
     if (planned instanceof OperationError)
@@ -1029,7 +1043,7 @@ export class StepMirror {
   /** An attempt's end in the journal, or, with the ledger alone, its cost and usage without content. */
   #attemptLine(
     endedAt: number,
-    outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold'>,
+    outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded'>,
   ): void {
     if (this.#journal !== undefined) {
       const { usage: _usage, ...full } = outcome;

@@ -3,6 +3,7 @@ import { LIMITS } from '../internal/limits';
 import { plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { Budget } from './Budget';
+import { boundExceededMessage, type BoundExceeded } from './boundExceeded';
 import { spentLimit, type BudgetLimitName, type SpentLimit } from './BudgetLimits';
 import type { ExternalBudget } from './ExternalBudget';
 import { OperationError } from './TurnError';
@@ -177,6 +178,23 @@ export class UsageMeter {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Stops every budget for good (`Budget.trip`): a response passed its bound, so no strict cap
+   * can be kept. The stop is said with the first strict budget's figures and carries the fact.
+   */
+  trip(fact: BoundExceeded): SpentLimit {
+    const strict = this.#budgets.find((b) => b.strict);
+    const spent: SpentLimit = {
+      limit: 'maxCostUsd',
+      used: strict?.usage.costUsd ?? this.#usage.costUsd,
+      max: strict?.limits.maxCostUsd ?? 0,
+      message: boundExceededMessage(fact),
+      boundExceeded: fact,
+    };
+    for (const budget of this.#budgets) budget.trip(spent);
+    return spent;
   }
 
   /**

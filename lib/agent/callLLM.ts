@@ -5,6 +5,7 @@ import { safeLog } from './AgentLogger';
 import type { LLMResponse, OperationContext, Usage } from './AgentLoop';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { planRetry } from './planRetry';
+import { boundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { endAttempt, chargeFields } from './endAttempt';
 import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
@@ -77,7 +78,7 @@ export async function callLLM(
     // The attempt's journal line: what it carried, then its response or its error. Without
     // `journal` but with `ledger`, only its cost and usage.
     const journal = (
-      outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold'>,
+      outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded'>,
     ): void => {
       if (s.journal !== undefined) {
         const { usage: _usage, ...full } = outcome;
@@ -111,6 +112,8 @@ export async function callLLM(
         operation,
         s,
       );
+      // A response past its request's bound: the server ignored max tokens (a fact for the file).
+      const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
       if (held.worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > held.worstUsd)
         safeLog(
           s.logger,
@@ -119,7 +122,12 @@ export async function callLLM(
           { turn },
         );
       // As the loop returned it, malformed or not, so that a replay meets what this run met.
-      journal({ response: value as LLMResponse, usage: valid, ...chargeFields(charge) });
+      journal({
+        response: value as LLMResponse,
+        usage: valid,
+        ...chargeFields(charge),
+        ...(passed && { boundExceeded: passed }),
+      });
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
       let othersRan = valid.costUsd === undefined || problems.length > 0;
@@ -155,6 +163,8 @@ export async function callLLM(
         const external = await meter.flush();
         if (external instanceof OperationError) return { kind: 'failed', error: external, data: { operation } };
       }
+      // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
+      if (passed !== undefined && meter.strict) return { kind: 'budget', spent: meter.trip(passed), failures };
       if (problem !== undefined)
         return {
           kind: 'failed',

@@ -1,3 +1,4 @@
+import { STRICT_FALSE } from './UnboundedCallsError';
 import { describeValue } from '../internal/describeValue';
 import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
@@ -72,7 +73,7 @@ export async function boundLLMCall(
         error: new OperationError(
           'llmCallBound',
           new Error(
-            'a strict maxCostUsd needs the loop to bound each request (the optional operation llmCallBound); this loop has none, so no call is made',
+            `a strict maxCostUsd needs the loop to bound each request (the optional operation llmCallBound); this loop has none, so no call is made (${STRICT_FALSE})`,
           ),
         ),
       };

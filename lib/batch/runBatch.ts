@@ -37,6 +37,7 @@ import { uniqueFileNames } from './safeFileName';
 import { writeBatchManifest } from './batchManifest';
 import { assertNoClash } from './assertNoClash';
 import { openProgressBar, type ProgressBar } from './progressBar';
+import { assertTasksBoundCalls } from './assertTasksBoundCalls';
 import { ParkedRuns, type ApprovalWait, type BatchApprovalRequest, type Slot } from './ParkedRuns';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
@@ -78,8 +79,8 @@ export interface BatchOptions {
   /**
    * Limits for the whole batch, charged as usage happens. `maxWallMs` is the batch's elapsed time.
    * Total spend passes a limit by at most one LLM response per run in flight (see `runBatch`),
-   * except a `maxCostUsd` with `strict: true`, which it never passes: each call holds its
-   * worst case in the shared pool before it starts.
+   * except `maxCostUsd`, strict unless `strict: false`, which it never passes: each call holds
+   * its worst case in the shared pool before it starts.
    */
   total?: BudgetLimits;
   /** Retries of a failed LLM call, per run, as `AgentWithStateMachine` takes them. */
@@ -341,6 +342,7 @@ export async function runBatch(
   }
   assertBudgetLimits(perRun, 'perRun');
   assertBudgetLimits(total, 'total');
+  assertTasksBoundCalls(list, perRun, total);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
     throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
   if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {

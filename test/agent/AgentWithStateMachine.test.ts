@@ -342,7 +342,10 @@ describe('AgentWithStateMachine', () => {
 
   describe('misuse and odd agents', () => {
     it('charges the usage a malformed response reports, so budgets still see the spend', async () => {
-      const d = drive({ replies: [{ raw: { text: 42, usage: { costUsd: 1 } } }] }, { budget: { maxCostUsd: 0.5 } });
+      const d = drive(
+        { replies: [{ raw: { text: 42, usage: { costUsd: 1 } } }] },
+        { budget: { maxCostUsd: 0.5, strict: false } },
+      );
       const result = await d.adapter.runTurn('hi');
       expect(result.outcome).toBe('error');
       expect(result.error).toBeInstanceOf(ContractViolationError);
@@ -523,7 +526,7 @@ describe('AgentWithStateMachine', () => {
           ],
           tools: { bash: { output: 'ok' } },
         },
-        { budget: { maxCostUsd: 0.5 } },
+        { budget: { maxCostUsd: 0.5, strict: false } },
       );
       const result = await d.adapter.runTurn('go');
       expect(result.outcome).toBe('budget_exceeded');
@@ -590,7 +593,7 @@ describe('AgentWithStateMachine', () => {
     });
 
     it('charges shared budgets too, and stops when one of them is spent', async () => {
-      const shared = new Budget({ maxCostUsd: 1 }, { label: 'shared budget' });
+      const shared = new Budget({ maxCostUsd: 1, strict: false }, { label: 'shared budget' });
       shared.charge({ costUsd: 0.95 });
       const d = drive(
         { replies: [{ toolCalls: [call('c1')], usage: { costUsd: 0.1 } }], tools: { bash: { output: 'ok' } } },

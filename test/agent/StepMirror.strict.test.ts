@@ -144,7 +144,7 @@ describe('StepMirror under a strict maxCostUsd', () => {
   });
 
   it('without a strict cap, a call with no bound goes ahead as before', async () => {
-    const mirror = new StepMirror({ logger: false, pricing, budget: { maxCostUsd: 1 } });
+    const mirror = new StepMirror({ logger: false, pricing, budget: { maxCostUsd: 1, strict: false } });
     mirror.runStart('hi');
     expect(await mirror.modelCallStart()).toBeUndefined();
   });

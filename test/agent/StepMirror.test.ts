@@ -90,7 +90,7 @@ describe('StepMirror', () => {
   });
 
   it('stops before the model call that a spent budget forbids: CheckingBudget → BudgetExceeded', async () => {
-    const mirror = new StepMirror({ logger: false, budget: { maxCostUsd: 0.01 } });
+    const mirror = new StepMirror({ logger: false, budget: { maxCostUsd: 0.01, strict: false } });
     mirror.runStart('go');
     expect(await mirror.modelCallStart()).toBeUndefined();
     mirror.modelResponse(toolReply);

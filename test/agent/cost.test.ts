@@ -12,7 +12,7 @@ describe('AgentWithStateMachine cost from tokens', () => {
     };
     const d = drive(
       { replies: [{ raw: { text: 'hi', usage: tokens, model: 'gpt-x', finishReason: 'stop' } }] },
-      { pricing, budget: { maxCostUsd: 1 } },
+      { pricing, budget: { maxCostUsd: 1, strict: false } },
     );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('end_of_turn');
@@ -27,7 +27,7 @@ describe('AgentWithStateMachine cost from tokens', () => {
   it('.runTurn() ends in Error when maxCostUsd is set and the cost is unknown, naming the operation, tokens and model', async () => {
     const d = drive(
       { replies: [{ raw: { text: 'hi', usage: tokens, model: 'mystery-1' } }] },
-      { budget: { maxCostUsd: 0.01 } },
+      { budget: { maxCostUsd: 0.01, strict: false } },
     );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('error');
@@ -41,7 +41,7 @@ describe('AgentWithStateMachine cost from tokens', () => {
   it('.runTurn() with pricing returning undefined says so', async () => {
     const d = drive(
       { replies: [{ raw: { text: 'hi', usage: tokens } }] },
-      { budget: { maxCostUsd: 0.01 }, pricing: () => undefined },
+      { budget: { maxCostUsd: 0.01, strict: false }, pricing: () => undefined },
     );
     expect((await d.adapter.runTurn('go')).error!.message).toContain(
       'for model (not reported), and pricing returned undefined',
@@ -65,7 +65,7 @@ describe('AgentWithStateMachine cost from tokens', () => {
     };
     const d = drive(
       { replies: [{ raw: { text: 'a', usage: tokens } }, { raw: { text: 'b', usage: tokens } }] },
-      { budget: { maxCostUsd: 1 }, onUnknownCost: 'warn', logger },
+      { budget: { maxCostUsd: 1, strict: false }, onUnknownCost: 'warn', logger },
     );
     expect((await d.adapter.runTurn('1')).outcome).toBe('end_of_turn');
     expect((await d.adapter.runTurn('2')).outcome).toBe('end_of_turn');
@@ -79,7 +79,7 @@ describe('AgentWithStateMachine cost from tokens', () => {
 
     const quiet = drive(
       { replies: [{ raw: { text: 'a', usage: tokens } }] },
-      { budget: { maxCostUsd: 1 }, onUnknownCost: 'ignore' },
+      { budget: { maxCostUsd: 1, strict: false }, onUnknownCost: 'ignore' },
     );
     expect((await quiet.adapter.runTurn('1')).outcome).toBe('end_of_turn');
   });

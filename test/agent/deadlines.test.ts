@@ -66,12 +66,12 @@ describe('AgentWithStateMachine deadlines and limits', () => {
           { text: 'b', usage: { costUsd: 0.02 } },
         ],
       },
-      { budget: { maxCostUsd: 0.01 } },
+      { budget: { maxCostUsd: 0.01, strict: false } },
     );
     expect((await d.adapter.runTurn('1')).outcome).toBe('end_of_turn');
     expect((await d.adapter.runTurn('2')).outcome).toBe('budget_exceeded');
-    d.adapter.setBudget({ maxCostUsd: 1 });
-    expect(d.adapter.budget).toEqual({ maxCostUsd: 1 });
+    d.adapter.setBudget({ maxCostUsd: 1, strict: false });
+    expect(d.adapter.budget).toEqual({ maxCostUsd: 1, strict: false });
     expect(d.adapter.usage.costUsd).toBe(0.02);
     expect((await d.adapter.runTurn('3')).text).toBe('b');
     expect(() => d.adapter.setBudget({ maxCostUsd: -1 })).toThrow(

@@ -69,7 +69,7 @@ describe('resumeFrom', () => {
     delete (loop as { acceptRecorded?: unknown }).acceptRecorded;
     const agent = new AgentWithStateMachine(loop, {
       logger: false,
-      budget: { maxCostUsd: 0.25 },
+      budget: { maxCostUsd: 0.25, strict: false },
       resumeFrom: { journal: JOURNAL, usage: { costUsd: 0.15, llmCalls: 1 } },
     });
     const result = await agent.runTurn('go');

@@ -6,6 +6,7 @@ import {
   InvalidArgumentError,
   OperationError,
   type Pricing,
+  UnboundedCallsError,
 } from '../../lib/index';
 import { drive } from '../helpers/drive';
 
@@ -66,20 +67,48 @@ describe('strict maxCostUsd in process', () => {
     expect(d.agent.calls.some((c) => c.op === 'sendUserMessage')).toBe(false);
   });
 
-  it('a loop without llmCallBound asking for strict mode is refused at construction, naming what is missing', () => {
+  it('a loop without llmCallBound under a dollar cap (strict by default) is refused at construction, naming what to give and strict: false', () => {
     const agent = createScriptedAgent({ replies: [] });
-    expect(() => new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1, strict: true }, logger: false })).toThrow(
-      InvalidArgumentError,
-    );
-    expect(() => new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1, strict: true }, logger: false })).toThrow(
-      /Expected `agent\.llmCallBound` to be a function \(call, ctx\) => \{ inputTokens, maxOutputTokens, model\? \} bounding each request, since budget\.strict is set/,
-    );
-    const pool = new Budget({ maxCostUsd: 1, strict: true }, { label: 'shared budget' });
+    for (const budget of [{ maxCostUsd: 1 }, { maxCostUsd: 1, strict: true }]) {
+      expect(() => new AgentWithStateMachine(agent, { budget, logger: false })).toThrow(UnboundedCallsError);
+      expect(() => new AgentWithStateMachine(agent, { budget, logger: false })).toThrow(InvalidArgumentError);
+      expect(() => new AgentWithStateMachine(agent, { budget, logger: false })).toThrow(
+        /^budget\.maxCostUsd is a strict cap \(caps are strict by default\), so each LLM call's worst case is held before it starts, but this loop has no llmCallBound: give `llmCallBound` on the loop .*, or set `strict: false` beside `maxCostUsd` to accept an overshoot of at most one LLM response per run in flight$/,
+      );
+    }
+    try {
+      new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1 }, logger: false });
+    } catch (error) {
+      expect(error).toMatchObject({
+        argument: 'agent.llmCallBound',
+        cap: 'budget.maxCostUsd',
+        code: 'invalid_argument',
+      });
+    }
+    const pool = new Budget({ maxCostUsd: 1 }, { label: 'shared budget' });
     expect(() => new AgentWithStateMachine(agent, { sharedBudgets: [pool], logger: false })).toThrow(
-      /since sharedBudgets\[0\] \(shared budget, strict\) is set/,
+      /^sharedBudgets\[0\] \(shared budget\) maxCostUsd is a strict cap/,
     );
     const plain = new AgentWithStateMachine(agent, { logger: false });
-    expect(() => plain.setBudget({ maxCostUsd: 1, strict: true })).toThrow(/since limits\.strict is set/);
+    expect(() => plain.setBudget({ maxCostUsd: 1 })).toThrow(/^limits\.maxCostUsd is a strict cap/);
+    // `strict: false` accepts the overshoot; caps other than dollars need no bound.
+    expect(
+      () => new AgentWithStateMachine(agent, { budget: { maxCostUsd: 1, strict: false }, logger: false }),
+    ).not.toThrow();
+    expect(
+      () => new AgentWithStateMachine(agent, { budget: { maxLlmCalls: 3, maxTokens: 9 }, logger: false }),
+    ).not.toThrow();
+    expect(() => plain.setBudget({ maxCostUsd: 1, strict: false })).not.toThrow();
+  });
+
+  it('a turn given a dollar cap of its own is refused before anything runs when the loop cannot bound its calls', async () => {
+    const agent = createScriptedAgent({ replies: [reply(10)] });
+    const adapter = new AgentWithStateMachine(agent, { logger: false, pricing });
+    await expect(adapter.runTurn('hi', { budget: { maxCostUsd: 1 } })).rejects.toThrow(
+      /^options\.budget\.maxCostUsd is a strict cap/,
+    );
+    expect(adapter.machine.history()).toHaveLength(0);
+    expect((await adapter.runTurn('hi', { budget: { maxCostUsd: 1, strict: false } })).outcome).toBe('end_of_turn');
   });
 
   it('strict without maxCostUsd, or not a boolean, is a bad limit', () => {
@@ -165,7 +194,7 @@ describe('bad numbers in process', () => {
   it('a response reporting 1e308 tokens under a cap is refused with an error naming the value', async () => {
     const d = drive(
       { replies: [{ text: 'x', usage: { inputTokens: 1e308, outputTokens: 1 } }] },
-      { pricing, budget: { maxCostUsd: 1 } },
+      { pricing, budget: { maxCostUsd: 1, strict: false } },
     );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('error');
@@ -193,7 +222,7 @@ describe('bad numbers in process', () => {
   });
 
   it('pricing that answers a huge cost is refused, naming it', async () => {
-    const d = drive({ replies: [reply(10)] }, { pricing: () => 1e300, budget: { maxCostUsd: 1 } });
+    const d = drive({ replies: [reply(10)] }, { pricing: () => 1e300, budget: { maxCostUsd: 1, strict: false } });
     const result = await d.adapter.runTurn('go');
     expect(result.error!.message).toBe(
       'pricing failed: returned 1e+300 for model m, expected a non-negative number of USD (at most 10000, the stated bound for one response) or undefined',

@@ -16,7 +16,7 @@ describe("a run's reason gives the run's own figures, and a batch cap's the batc
           sleep: async () => undefined,
         }),
     }));
-    const report = await runBatch(tasks, { logger: false, concurrency: 3, total: { maxCostUsd: 0.08 } });
+    const report = await runBatch(tasks, { logger: false, concurrency: 3, total: { maxCostUsd: 0.08, strict: false } });
     const stopped = report.runs.filter((r) => r.outcome === 'budget_exceeded');
     expect(stopped.length).toBe(3);
     for (const run of stopped)
@@ -43,7 +43,7 @@ describe("a run's reason gives the run's own figures, and a batch cap's the batc
         { id: 'a', input: 'go', agent },
         { id: 'b', input: 'go', agent },
       ],
-      { logger: false, perRun: { maxCostUsd: 0.02 }, total: { maxCostUsd: 1 } },
+      { logger: false, perRun: { maxCostUsd: 0.02, strict: false }, total: { maxCostUsd: 1, strict: false } },
     );
     for (const run of report.runs)
       expect(run.error!.message).toBe('budget exceeded: $0.0300 of $0.0200 after 1 LLM call');

@@ -33,7 +33,7 @@ describe('runBatch onProgress', () => {
     await runBatch(tasks(3), {
       concurrency: 1,
       logger: false,
-      total: { maxCostUsd: 0.2 },
+      total: { maxCostUsd: 0.2, strict: false },
       onProgress: (p) => void seen.push(line(p)),
     });
     expect(seen).toEqual([

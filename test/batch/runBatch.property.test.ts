@@ -135,9 +135,10 @@ describe('runBatch with random tasks, caps and concurrency (property-based)', ()
             concurrency,
             total: {
               maxCostUsd: cap.cents / 100,
+              strict: false,
               ...(cap.maxLlmCalls === undefined ? {} : { maxLlmCalls: cap.maxLlmCalls }),
             },
-            ...(perRunCents === undefined ? {} : { perRun: { maxCostUsd: perRunCents / 100 } }),
+            ...(perRunCents === undefined ? {} : { perRun: { maxCostUsd: perRunCents / 100, strict: false } }),
             retry: { retries: 1, baseDelayMs: 1 },
             sleep: () => tick(),
             logger: false,

@@ -81,7 +81,7 @@ describe('runBatch({ resume: true })', () => {
       concurrency: 1,
       logger: false,
       resume: true,
-      total: { maxCostUsd: 0.9 },
+      total: { maxCostUsd: 0.9, strict: false },
     });
     expect(built).toEqual(['t1']);
     expect(report.runs.map((r) => [r.id, r.outcome])).toEqual([

@@ -167,7 +167,7 @@ describe('runBatch', () => {
   describe('shared budget (`total`)', () => {
     it('stops runs in flight at their next check and skips the rest, with the numbers', async () => {
       const tasks = Array.from({ length: 10 }, (_, i) => task(`t${i}`, 3, 0.2));
-      const report = await runBatch(tasks, { ...base(), concurrency: 3, total: { maxCostUsd: 1 } });
+      const report = await runBatch(tasks, { ...base(), concurrency: 3, total: { maxCostUsd: 1, strict: false } });
       const outcomes = report.runs.map((r) => r.outcome);
       expect(report.totals.outcomes.budget_exceeded).toBeGreaterThan(0);
       expect(report.totals.outcomes.skipped).toBeGreaterThan(0);
@@ -202,13 +202,13 @@ describe('runBatch', () => {
       // At most one response per run in flight lands after the cap: 3 × $0.20.
       expect(report.totals.costUsd).toBeGreaterThanOrEqual(1);
       expect(report.totals.costUsd).toBeLessThanOrEqual(1 + 3 * 0.2);
-      expect(report.limits).toEqual({ total: { maxCostUsd: 1 } });
+      expect(report.limits).toEqual({ total: { maxCostUsd: 1, strict: false } });
     });
 
     it('can pass the cap by one response per run in flight, and no more', async () => {
       // Four runs start at once on an unspent pool, so all four calls go out: the worst case.
       const tasks = Array.from({ length: 8 }, (_, i) => task(`t${i}`, 0, 0.25));
-      const report = await runBatch(tasks, { ...base(), concurrency: 4, total: { maxCostUsd: 0.01 } });
+      const report = await runBatch(tasks, { ...base(), concurrency: 4, total: { maxCostUsd: 0.01, strict: false } });
       expect(report.totals.costUsd).toBe(1);
       expect(report.totals.outcomes).toEqual({
         end_of_turn: 4,
@@ -254,10 +254,10 @@ describe('runBatch', () => {
 
   it('caps each run with `perRun`, and the others go on', async () => {
     const tasks = [task('cheap', 1, 0.1), task('dear', 4, 0.3), task('cheap-2', 0, 0.1)];
-    const report = await runBatch(tasks, { ...base(), perRun: { maxCostUsd: 0.5 } });
+    const report = await runBatch(tasks, { ...base(), perRun: { maxCostUsd: 0.5, strict: false } });
     expect(report.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'budget_exceeded', 'end_of_turn']);
     expect(report.runs[1]!.error!.message).toBe('budget exceeded: $0.6000 of $0.5000 after 2 LLM calls');
-    expect(report.limits).toEqual({ perRun: { maxCostUsd: 0.5 } });
+    expect(report.limits).toEqual({ perRun: { maxCostUsd: 0.5, strict: false } });
   });
 
   describe('a run that throws', () => {
@@ -616,7 +616,12 @@ describe('runBatch', () => {
     it('has no file for runs that were skipped', async () => {
       const historyDir = path.join(dir, 'runs');
       const tasks = Array.from({ length: 6 }, (_, i) => task(`t${i}`, 1, 0.4));
-      const report = await runBatch(tasks, { ...base(), historyDir, concurrency: 2, total: { maxCostUsd: 1 } });
+      const report = await runBatch(tasks, {
+        ...base(),
+        historyDir,
+        concurrency: 2,
+        total: { maxCostUsd: 1, strict: false },
+      });
       const skipped = report.runs.filter((r) => r.outcome === 'skipped');
       expect(skipped.length).toBeGreaterThan(0);
       expect(skipped.every((r) => r.historyFile === undefined)).toBe(true);

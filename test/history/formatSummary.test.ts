@@ -77,7 +77,7 @@ Final state: Error (since seq 15, 12:01:00.114)"
   it('shows a turn that started on a spent budget as budget_exceeded, not as a plain Error', async () => {
     const adapter = new AgentWithStateMachine(
       createScriptedAgent({ replies: [{ text: 'a', usage: { costUsd: 1 } }] }),
-      { logger: false, maxHistorySize: Infinity, budget: { maxCostUsd: 0.5 } },
+      { logger: false, maxHistorySize: Infinity, budget: { maxCostUsd: 0.5, strict: false } },
     );
     await adapter.runTurn('1');
     await adapter.runTurn('2');

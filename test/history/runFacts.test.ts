@@ -370,7 +370,7 @@ describe('runFacts()', () => {
   it('runFacts() reads what the adapter writes: a turn on a spent budget is budget_exceeded, its usage the totals', async () => {
     const adapter = new AgentWithStateMachine(
       createScriptedAgent({ replies: [{ text: 'a', usage: { inputTokens: 3, outputTokens: 2, costUsd: 1 } }] }),
-      { logger: false, maxHistorySize: Infinity, budget: { maxCostUsd: 0.5 } },
+      { logger: false, maxHistorySize: Infinity, budget: { maxCostUsd: 0.5, strict: false } },
     );
     await adapter.runTurn('1');
     await adapter.runTurn('2');

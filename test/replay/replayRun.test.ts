@@ -77,7 +77,7 @@ describe('replayRun', () => {
       { toolCalls: [{ id: 'c2', name: 'bash' }], usage: CALL_COST },
       { text: 'done', usage: CALL_COST },
     ]);
-    const report = await replayRun(await loadHistory(file), { budget: { maxCostUsd: 0.015 } });
+    const report = await replayRun(await loadHistory(file), { budget: { maxCostUsd: 0.015, strict: false } });
     expect(report.outcomes).toEqual(['budget_exceeded']);
     expect(report.stoppedBy?.move).toMatchObject({
       to: 'BudgetExceeded',

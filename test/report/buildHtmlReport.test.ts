@@ -69,7 +69,12 @@ describe('buildHtmlReport', () => {
             }
           : () => createScriptedAgent({ replies: [reply] }),
     }));
-    const batch = await runBatch(tasks, { concurrency: 1, total: { maxCostUsd: 1 }, historyDir: dir, logger: false });
+    const batch = await runBatch(tasks, {
+      concurrency: 1,
+      total: { maxCostUsd: 1, strict: false },
+      historyDir: dir,
+      logger: false,
+    });
     const report = await buildHtmlReport(dir, { batch });
     expect(report.runs).toBe(5);
     expect(rows(report.html).map((r) => [r[1], r[2], r[0] >= 0])).toEqual([
@@ -113,7 +118,12 @@ describe('buildHtmlReport', () => {
       input: 'go',
       agent: () => createScriptedAgent({ replies: [reply] }),
     }));
-    await runBatch(tasks, { concurrency: 1, total: { maxCostUsd: 0.35 }, historyDir: dir, logger: false });
+    await runBatch(tasks, {
+      concurrency: 1,
+      total: { maxCostUsd: 0.35, strict: false },
+      historyDir: dir,
+      logger: false,
+    });
     const { html } = await buildHtmlReport(dir);
     const line = /<p class="panel failure stopped"><strong>Stopped because:<\/strong> (.*?)<\/p>/.exec(html);
     expect(line?.[1]).toMatch(

@@ -197,7 +197,7 @@ describe('historyToOtlp()', () => {
         tools: { read: { output: 'x' } },
       },
       ['spend'],
-      { budget: { maxCostUsd: 1 } },
+      { budget: { maxCostUsd: 1, strict: false } },
     );
     const turn = spans(historyToOtlp(history))[0]!;
     expect(attr(turn, 'agent_state_machine.outcome')).toBe('budget_exceeded');

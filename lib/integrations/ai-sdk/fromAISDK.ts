@@ -27,6 +27,7 @@ import { dropOldestTurns } from '../../internal/dropOldestTurns';
 import { messageOf } from '../../internal/messageOf';
 import { safeStringify } from '../../internal/safeStringify';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
+import { markUnbounded } from '../../internal/unboundedLoop';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { usageFromAISDK } from './usageFromAISDK';
 
@@ -112,6 +113,13 @@ class AISDKLoop implements AISDKAgentLoop {
   constructor(options: FromAISDKOptions) {
     this.#options = options;
     this.#messages = [...(options.messages ?? [])];
+    // A strict cap refuses a loop whose requests ask for no max output tokens before anything runs.
+    if (options.callSettings?.maxOutputTokens === undefined)
+      markUnbounded(this, {
+        setting: 'options.callSettings.maxOutputTokens',
+        remedy: '`callSettings.maxOutputTokens` on the loop',
+        why: "fromAISDK sets no max output tokens, so a call's output (and its cost) has no bound",
+      });
   }
 
   get messages(): ModelMessage[] {

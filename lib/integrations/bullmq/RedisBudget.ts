@@ -133,7 +133,7 @@ export class RedisBudget implements ExternalBudget {
         throw new RangeError(`${what}: Redis refused ${reply[1]}`);
       case '!nohold':
         throw new Error(
-          `${what}: the batch's maxCostUsd is strict and this LLM call brought no worst-case cost to hold (its loop bounds no request, or pricing knows no price for its model); it is not made`,
+          `${what}: the batch's maxCostUsd is strict and this LLM call brought no worst-case cost to hold (its loop bounds no request, or pricing knows no price for its model); it is not made (give the loop its max output tokens and pricing, or submit the batch with \`strict: false\` beside \`total.maxCostUsd\` to accept an overshoot of at most one LLM response per run in flight)`,
         );
       case '!fit':
         return doesNotFit(Number(reply[1]), hold, usageFromStrings(reply.slice(2)), this.#limits);

@@ -24,7 +24,7 @@ export const HELD_CODE = 'hc';
 /** The budget hash field set to 1 when `maxCostUsd` is strict. */
 export const STRICT_CODE = 'sc';
 
-/** Limits as `submitBatch` takes them: `BudgetLimits`, and `strict: true` beside `maxCostUsd`. */
+/** Limits as `submitBatch` takes them: `BudgetLimits`, and `strict` beside `maxCostUsd` (strict unless `false`). */
 export type StrictLimits = BudgetLimits & { strict?: boolean };
 
 /** A batch's `total` limits as budget hash fields: `{ mc: 5, mlc: 100 }` (and `sc: 1` when the dollar cap is strict). */
@@ -34,7 +34,8 @@ export function limitFields(limits: StrictLimits | undefined): Record<string, nu
     const max = limits?.[limit];
     if (max !== undefined) fields[LIMITS[limit].code] = max;
   }
-  if (limits?.strict === true) fields[STRICT_CODE] = 1;
+  // Strict by default, as in one process: only `strict: false` lets the dollar cap be passed.
+  if (limits?.maxCostUsd !== undefined && limits.strict !== false) fields[STRICT_CODE] = 1;
   return fields;
 }
 

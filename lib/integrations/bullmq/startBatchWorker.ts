@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { Worker, type Job } from 'bullmq';
 import {
+  assertBoundsCalls,
   assertKnownOptions,
   emptyUsage,
   InvalidArgumentError,
@@ -10,6 +11,7 @@ import {
   runTask,
   safeFileName,
 } from 'agent-state-machine';
+import type { AgentLoop } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
@@ -17,6 +19,7 @@ import { assertMs, assertQueueName, addressOf, bounded, DEFAULT_REDIS_TIMEOUT_MS
 import { openSubscriber } from './openSubscriber';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
+import type { StrictLimits } from './budgetFields';
 import { runScript } from './redisScripts';
 import { lostReport, record, skippedReport, type BatchMeta } from './runRecords';
 import type { DistributedTask } from './submitBatch';
@@ -265,7 +268,11 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
             input: task.input,
             run: (mirror, ctx) => frameworkRun(task, mirror, { signal: ctx.signal, batchId }),
           }
-        : { id: task.id, input: task.input, agent: (ctx) => agent!(task, { signal: ctx.signal, batchId }) },
+        : {
+            id: task.id,
+            input: task.input,
+            agent: (ctx) => boundedLoop(agent!(task, { signal: ctx.signal, batchId }), meta.total),
+          },
       {
         name: `tasks[${index}]`,
         // The shared budget lives in Redis: every run reserves and charges it there.
@@ -377,4 +384,11 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
 
 function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(messageOf(value));
+}
+
+/** A worker's loop, refused by the words of a strict cap when the batch's total cap is strict and the loop cannot bound its calls. */
+async function boundedLoop(loop: AgentLoop | Promise<AgentLoop>, total: StrictLimits | undefined): Promise<AgentLoop> {
+  const ready = await loop;
+  if (total?.maxCostUsd !== undefined && total.strict !== false) assertBoundsCalls(ready, 'total.maxCostUsd');
+  return ready;
 }

@@ -49,8 +49,11 @@ export interface SubmitBatchOptions {
   perRun?: BudgetLimits;
   /**
    * Limits for the whole batch, in Redis, shared by every worker; `maxWallMs` is the batch's
-   * elapsed time. With `strict: true` beside `maxCostUsd`, spend never passes it: each LLM
-   * call holds its worst-case cost before it starts, and one that does not fit is not made.
+   * elapsed time. `maxCostUsd` is strict unless `strict: false`: spend never passes it, as each
+   * LLM call holds its worst-case cost before it starts, and one that does not fit is not made.
+   * A worker refuses a loop that cannot bound its calls before the run makes any (its run ends
+   * in Error, naming what to give); `strict: false` accepts an overshoot of at most one LLM
+   * response per run in flight instead.
    */
   total?: StrictLimits;
   /** Retries of a failed LLM call, per run. */
@@ -278,7 +281,7 @@ async function resumable(
   return new Set(done.map(Number));
 }
 
-/** `BudgetLimits`, and `strict: true` beside `maxCostUsd`. */
+/** `BudgetLimits`, and `strict` beside `maxCostUsd` (strict unless `false`). */
 function assertStrictLimits(limits: unknown, name: string): asserts limits is StrictLimits | undefined {
   if (limits === undefined) return;
   const strict: unknown = (limits as { strict?: unknown }).strict;

@@ -26,6 +26,7 @@ import {
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
 import { loweredMaxTokens, noMaxTokensMessage } from '../../internal/loweredMaxTokens';
+import { markUnbounded } from '../../internal/unboundedLoop';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { dropOldestTurns } from '../../internal/dropOldestTurns';
 
@@ -189,7 +190,7 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     };
   }
 
-  return {
+  const loop: OpenAIChatLoop = {
     honours: { wrapUp: true, budgetNote: true },
     get messages() {
       return messages;
@@ -240,6 +241,17 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       return { removedMessages: kept.removed };
     },
   };
+  // Marked when its requests ask for no max output tokens: a strict cap refuses it before anything runs.
+  return markUnbounded(
+    loop,
+    configuredMax().value === undefined
+      ? {
+          setting: 'options.maxTokens',
+          remedy: '`maxTokens` on the loop',
+          why: "fromOpenAIChat sets no max output tokens, so a call's output (and its cost) has no bound",
+        }
+      : undefined,
+  );
 }
 
 /** Request fields about tools, left out of a final call. */

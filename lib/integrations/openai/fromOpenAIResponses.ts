@@ -28,6 +28,7 @@ import {
 } from 'agent-state-machine';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
 import { loweredMaxTokens, noMaxTokensMessage } from '../../internal/loweredMaxTokens';
+import { markUnbounded, type UnboundedWhy } from '../../internal/unboundedLoop';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { dropOldestTurns } from '../../internal/dropOldestTurns';
 import {
@@ -249,7 +250,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     };
   }
 
-  return {
+  const loop: OpenAIResponsesLoop = {
     honours: { wrapUp: true, budgetNote: true },
     get items() {
       return items;
@@ -311,6 +312,18 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       items.splice(0, items.length, ...kept.messages);
       return { removedMessages: kept.removed };
     },
+  };
+  // Marked when its requests cannot be bounded: a strict cap refuses it before anything runs.
+  return markUnbounded(loop, unboundedResponses(options));
+}
+
+/** Why a Responses loop made with `options` cannot bound its requests (it asks for no max output tokens), or undefined. */
+function unboundedResponses(options: OpenAIResponsesOptions): UnboundedWhy | undefined {
+  if (options.maxTokens !== undefined || typeof options.request?.max_output_tokens === 'number') return undefined;
+  return {
+    setting: 'options.maxTokens',
+    remedy: '`maxTokens` on the loop',
+    why: "fromOpenAIResponses sets no max output tokens, so a call's output (and its cost) has no bound",
   };
 }
 

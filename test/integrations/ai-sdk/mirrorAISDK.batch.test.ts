@@ -67,7 +67,7 @@ describe('runBatch of framework tasks (ToolLoopAgent through mirrorAISDK)', () =
     const historyDir = path.join(dir, 'serial');
     const report = await runBatch(tasks(calls), {
       concurrency: 1,
-      total: { maxCostUsd: 0.5 },
+      total: { maxCostUsd: 0.5, strict: false },
       pricing,
       historyDir,
       journal: true,
@@ -90,7 +90,7 @@ describe('runBatch of framework tasks (ToolLoopAgent through mirrorAISDK)', () =
     const historyDir = path.join(dir, 'parallel');
     const report = await runBatch(tasks(calls), {
       concurrency: 4,
-      total: { maxCostUsd: 0.5 },
+      total: { maxCostUsd: 0.5, strict: false },
       pricing,
       historyDir,
       journal: true,

@@ -64,7 +64,7 @@ describe('mirrorAISDK with @ai-sdk/openai against a strict local server', () => 
       model: modelOf(s),
       tools: { weather },
       pricing,
-      budget: { maxCostUsd: 0.02 },
+      budget: { maxCostUsd: 0.02, strict: false },
       logger: false,
     });
     const result = await generateText({ ...m.settings, prompt: 'Weather in Oslo?' });

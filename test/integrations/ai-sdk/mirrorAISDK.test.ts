@@ -78,7 +78,13 @@ describe('mirrorAISDK', () => {
   it('a spent budget refuses the tool call and stops the loop the SDK way, every call answered', async () => {
     const model = scriptedModel([priced([call('c1', 'ping', {})]), priced([text('never')])]);
     const log: string[] = [];
-    const m = mirrorAISDK({ model, tools: { ping: ping(log) }, pricing, budget: { maxCostUsd: 0.02 }, logger: false });
+    const m = mirrorAISDK({
+      model,
+      tools: { ping: ping(log) },
+      pricing,
+      budget: { maxCostUsd: 0.02, strict: false },
+      logger: false,
+    });
     const result = await generateText({ ...m.settings, prompt: 'go' });
     expect(log).toEqual([]);
     expect(model.prompts).toHaveLength(1);

@@ -27,7 +27,13 @@ describe('mirrorAISDK on AI SDK 7 (LanguageModelV4)', () => {
       { content: [call('c1', 'ping', {})], usage: { input: 1000, output: 500 } },
       { content: [text('never')] },
     ]);
-    const m = mirrorAISDK({ model, tools: { ping }, pricing, budget: { maxCostUsd: 0.02 }, logger: false });
+    const m = mirrorAISDK({
+      model,
+      tools: { ping },
+      pricing,
+      budget: { maxCostUsd: 0.02, strict: false },
+      logger: false,
+    });
     const result = await new ToolLoopAgent({ ...m.settings }).generate({ prompt: 'go', abortSignal: m.signal });
     expect(model.prompts).toHaveLength(1);
     expect(m.result).toMatchObject({ outcome: 'budget_exceeded' });

@@ -49,16 +49,21 @@ describe('fromAISDK under a strict maxCostUsd', () => {
     expect(Math.min(...(maxes as number[]))).toBeGreaterThanOrEqual(256);
   });
 
-  it('without callSettings.maxOutputTokens a strict cap fails before any step, naming the setting', async () => {
+  it('without callSettings.maxOutputTokens a dollar cap (strict by default) refuses the loop before any step, naming the setting', () => {
     const model = scriptedModel([{ content: [text('hi')] }]);
-    const agent = new AgentWithStateMachine(fromAISDK({ model }), {
-      logger: false,
-      pricing,
-      budget: { maxCostUsd: 1, strict: true },
-    });
-    const result = await agent.runTurn('hi');
-    expect(result.outcome).toBe('error');
-    expect(result.error!.message).toContain('set callSettings.maxOutputTokens');
+    for (const budget of [{ maxCostUsd: 1 }, { maxCostUsd: 1, strict: true }])
+      expect(() => new AgentWithStateMachine(fromAISDK({ model }), { logger: false, pricing, budget })).toThrow(
+        /^budget\.maxCostUsd is a strict cap .*but fromAISDK sets no max output tokens, so a call's output \(and its cost\) has no bound: give `callSettings\.maxOutputTokens` on the loop, or set `strict: false` beside `maxCostUsd`/,
+      );
     expect(model.doGenerateCalls).toHaveLength(0);
+    // With its max output tokens set, the same loop is taken.
+    expect(
+      () =>
+        new AgentWithStateMachine(fromAISDK({ model, callSettings: { maxOutputTokens: 50 } }), {
+          logger: false,
+          pricing,
+          budget: { maxCostUsd: 1 },
+        }),
+    ).not.toThrow();
   });
 });

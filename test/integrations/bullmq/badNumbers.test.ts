@@ -74,7 +74,7 @@ describe('bad numbers are refused where they enter', () => {
             { id: 'dollars1', input: 'x', payload: { inputTokens: 1, outputTokens: 1, costUsd: 1e308 } },
             { id: 'dollars2', input: 'x', payload: { inputTokens: 1, outputTokens: 1, costUsd: 1e308 } },
           ],
-          { connection: redis.url, name: 'q', prefix: p, total: { maxCostUsd: 100 } },
+          { connection: redis.url, name: 'q', prefix: p, total: { maxCostUsd: 100, strict: false } },
         )
       ).report();
       expect(report.runs.map((r) => r.outcome)).toEqual(['error', 'error', 'error']);

@@ -48,7 +48,7 @@ describe('distributed batches fail closed', () => {
       });
     workers.push(startBatchWorker({ connection: redis.url, name: 'q', agent: unpriced, onError: false }));
     const report = await (
-      await submitBatch(tasks(6), { connection: redis.url, name: 'q', total: { maxCostUsd: 1 } })
+      await submitBatch(tasks(6), { connection: redis.url, name: 'q', total: { maxCostUsd: 1, strict: false } })
     ).report();
     expect(report.totals.outcomes.error).toBe(6);
     expect(report.totals.llmCalls).toBe(6);
@@ -89,7 +89,11 @@ describe('distributed batches fail closed', () => {
         onError: (e) => errors.push(e.message),
       }),
     );
-    const batch = await submitBatch(tasks(2), { connection: redis.url, name: 'q', total: { maxCostUsd: 10 } });
+    const batch = await submitBatch(tasks(2), {
+      connection: redis.url,
+      name: 'q',
+      total: { maxCostUsd: 10, strict: false },
+    });
     await gated.arrived(2);
     await redis.kill();
     await redis.start();
@@ -119,7 +123,7 @@ describe('distributed batches fail closed', () => {
     const batch = await submitBatch(tasks(2), {
       connection: redis.url,
       name: 'q',
-      total: { maxCostUsd: 10 },
+      total: { maxCostUsd: 10, strict: false },
       timeoutMs: 300,
     });
     await gated.arrived(2);

@@ -85,7 +85,7 @@ describe('submitBatch() across worker processes', () => {
         connection: url,
         name: 'runs',
         prefix,
-        total: { maxCostUsd: cap },
+        total: { maxCostUsd: cap, strict: false },
         onProgress: (p) => {
           // Part-way, w1 is killed while it has a run in flight for sure: the one it is told to hold.
           if (held === undefined && p.done >= 30) {

@@ -45,7 +45,7 @@ describe('submitBatch() when Redis restarts mid-batch', () => {
       const batch = await submitBatch(tasks(40), {
         connection: redis.url,
         name: 'runs',
-        total: { maxCostUsd: 100 },
+        total: { maxCostUsd: 100, strict: false },
         onProgress: (p) => {
           if (restarted === undefined && p.done >= 10) {
             restarted = (async () => {

@@ -171,7 +171,7 @@ describe('submitBatch() with startBatchWorker()', () => {
         connection: url,
         name: t.name,
         prefix: t.prefix,
-        total: { maxCostUsd: 0.5 },
+        total: { maxCostUsd: 0.5, strict: false },
       });
       const report = await batch.report();
       expect(report.runs).toHaveLength(60);

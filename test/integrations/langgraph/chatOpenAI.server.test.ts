@@ -46,7 +46,7 @@ const llm = () =>
 describe('LangGraphMirror on ChatOpenAI against the strict local Chat Completions server', () => {
   it('mirrors a tool round trip with every request accepted, priced from the tokens on the wire', async () => {
     const before = server.exchanges.length;
-    const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 1 }, logger: false });
+    const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 1, strict: false }, logger: false });
     const out = await lg.run(createReactAgent({ llm: llm(), tools: [echo] }), {
       messages: [{ role: 'user', content: 'say hi' }],
     });
@@ -62,7 +62,7 @@ describe('LangGraphMirror on ChatOpenAI against the strict local Chat Completion
 
   it('stops before the second request once the dollar cap is spent', async () => {
     const before = server.exchanges.length;
-    const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 0.0002 }, logger: false });
+    const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 0.0002, strict: false }, logger: false });
     const error = await lg
       .run(createReactAgent({ llm: llm(), tools: [echo] }), { messages: [{ role: 'user', content: 'say hi' }] })
       .then(

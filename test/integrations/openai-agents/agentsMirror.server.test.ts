@@ -63,7 +63,12 @@ describe('AgentsMirror against the strict local OpenAI servers', () => {
     const server = useResponses ? responses : chat;
     const before = server.exchanges.length;
     const provider = new OpenAIProvider({ apiKey: 'test-key', baseURL: server.baseURL, useResponses });
-    const sm = agentsMirror({ modelProvider: provider, pricing, budget: { maxCostUsd: 1 }, logger: false });
+    const sm = agentsMirror({
+      modelProvider: provider,
+      pricing,
+      budget: { maxCostUsd: 1, strict: false },
+      logger: false,
+    });
     const agent = new Agent({ name: 'helper', model: 'gpt-4o-mini', tools: [echo] });
     const result = await sm.run(agent, 'say hi');
     expect(result.finalOutput).toBe('done');
@@ -80,7 +85,12 @@ describe('AgentsMirror against the strict local OpenAI servers', () => {
     const before = responses.exchanges.length;
     const provider = new OpenAIProvider({ apiKey: 'test-key', baseURL: responses.baseURL, useResponses: true });
     // The first response costs $0.00024: a cap of $0.0002 is spent by it.
-    const sm = agentsMirror({ modelProvider: provider, pricing, budget: { maxCostUsd: 0.0002 }, logger: false });
+    const sm = agentsMirror({
+      modelProvider: provider,
+      pricing,
+      budget: { maxCostUsd: 0.0002, strict: false },
+      logger: false,
+    });
     const agent = new Agent({ name: 'helper', model: 'gpt-4o-mini', tools: [echo] });
     const error = await sm.run(agent, 'say hi').then(
       () => undefined,

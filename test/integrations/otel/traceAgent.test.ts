@@ -275,7 +275,7 @@ describe('traceAgent()', () => {
         ],
         tools: { read: { output: 'x' } },
       },
-      { budget: { maxCostUsd: 1, maxLlmCalls: 10 } },
+      { budget: { maxCostUsd: 1, strict: false, maxLlmCalls: 10 } },
     );
     const result = await agent.runTurn('spend');
     expect(result.outcome).toBe('budget_exceeded');

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import type { AgentLoop, Pricing } from 'agent-state-machine';
+import { runBatch, UnboundedCallsError, type AgentLoop, type Pricing } from 'agent-state-machine';
 import { fromAnthropic } from '../../../lib/integrations/anthropic';
 import { fromOpenAIChat, fromOpenAIResponses } from '../../../lib/integrations/openai';
 import { checkMessagesRequest, startAnthropicMessagesServer } from '../../../examples/servers/anthropicMessagesServer';
@@ -101,17 +101,36 @@ describe.each(Object.keys(loops))('%s under a strict maxCostUsd', (name) => {
     expect(CAP - result.usage.costUsd).toBeLessThan(0.01);
   });
 
-  it('without a max output tokens setting, a strict cap fails before any request, naming the option', async () => {
+  it('without a max output tokens setting, a dollar cap (strict by default) refuses the loop before any request, naming the option', async () => {
     // The Anthropic loop always sends max_tokens (default 4096): it always has a bound.
     if (name === 'Anthropic') return;
     served = await loops[name]!();
     const client = new OpenAI({ apiKey: 'k', baseURL: 'http://127.0.0.1:9/v1' });
     const bare =
       name === 'OpenAI Chat' ? fromOpenAIChat(client, { model: 'm' }) : fromOpenAIResponses(client, { model: 'm' });
-    const result = await agentOf(bare, { pricing, budget: { maxCostUsd: CAP, strict: true } }).runTurn('hi');
-    expect(result.outcome).toBe('error');
-    expect(result.error!.message).toContain('sets no max output tokens');
-    expect(result.error!.message).toContain('set options.maxTokens');
+    for (const budget of [{ maxCostUsd: CAP }, { maxCostUsd: CAP, strict: true }])
+      expect(() => agentOf(bare, { pricing, budget })).toThrow(
+        new RegExp(
+          `^budget\\.maxCostUsd is a strict cap .*but ${name === 'OpenAI Chat' ? 'fromOpenAIChat' : 'fromOpenAIResponses'} sets no max output tokens, so a call's output \\(and its cost\\) has no bound: give \`maxTokens\` on the loop, or set \`strict: false\` beside \`maxCostUsd\``,
+        ),
+      );
+    // runBatch refuses it before any run starts; a factory's loop ends its run in Error with the same words.
+    const tasks = [{ id: 'a', input: 'hi', agent: bare }];
+    await expect(runBatch(tasks, { logger: false, pricing, perRun: { maxCostUsd: CAP } })).rejects.toThrow(
+      /^perRun\.maxCostUsd is a strict cap .*sets no max output tokens.*`strict: false`/,
+    );
+    await expect(runBatch(tasks, { logger: false, pricing, total: { maxCostUsd: CAP } })).rejects.toThrow(
+      UnboundedCallsError,
+    );
+    const report = await runBatch([{ id: 'a', input: 'hi', agent: () => bare }], {
+      logger: false,
+      pricing,
+      perRun: { maxCostUsd: CAP },
+    });
+    expect(report.runs[0]!.outcome).toBe('error');
+    expect(report.runs[0]!.error!.message).toMatch(
+      /^budget\.maxCostUsd is a strict cap .*sets no max output tokens.*`strict: false`/,
+    );
   });
 });
 
