@@ -167,9 +167,9 @@ describe('budget.wrapUp', () => {
     expect(result.text).toBe('the answer so far');
   });
 
-  it('ends budget_exceeded, not past the cap, when the final call itself cannot fit', async () => {
+  it('ends budget_exceeded, not past the cap, when a response passed its bound: no final call is made on a bound that cannot be trusted', async () => {
     // The final call (1,000 in, 1,000 out: $0.005) fits at the start, but a too-low bound let
-    // the first call cost more than its worst case ($0.009 of $0.0121): $0.0031 is left.
+    // the first call cost more than its worst case ($0.009 of $0.0121): a strict cap then stops.
     const d = drive(
       {
         replies: [{ ...tool(1), usage: { inputTokens: 1000, outputTokens: 2000 } }],
@@ -181,7 +181,8 @@ describe('budget.wrapUp', () => {
     );
     const result = await d.adapter.runTurn('go');
     expect(result.outcome).toBe('budget_exceeded');
-    expect(d.path().slice(-2)).toEqual(['WrappingUp', 'Error']);
+    expect(result.error?.message).toMatch(/past its bound/);
+    expect(d.path()).not.toContain('WrappingUp');
     expect(result.usage.costUsd).toBeLessThanOrEqual(0.0121);
     expect(d.agent.calls.filter((c) => c.op === 'sendToolResults')).toEqual([]);
   });

@@ -78,15 +78,23 @@ describe(`examples/wrap-a-loop (openai ${openaiMajor})`, () => {
     // The tool ran, in the example's folder (its history file is there already), and its result went back to the model.
     const toolMessage = server.exchanges.at(-1)!.body.messages.find((m: { role: string }) => m.role === 'tool');
     expect(toolMessage.content).toBe(`notes.md\n${file}\ntodo.txt`);
+    const history = await loadHistory(path.join(dir, file));
+    // The 500 came after the request left: under the (strict) cap it is charged its whole hold,
+    // the worst case its llmCallBound gave, and says so.
+    const failed = history.journal.find(
+      (j) => j.type === 'llm' && j.attempt === 1 && j.operation === 'sendUserMessage',
+    );
+    expect(failed).toMatchObject({ chargedAtHold: expect.any(String), costUsd: expect.any(Number) });
+    const held = (failed as { costUsd: number }).costUsd;
+    expect(held).toBeGreaterThan(1024 * 0.6e-6); // at least its max output tokens, priced
     const lines = stdout.trimEnd().split('\n');
     expect(lines).toEqual([
       `end_of_turn: The folder holds notes.md and ${file} and todo.txt.`,
-      // (120 + 180) × $0.15 + (20 + 15) × $0.60 per million tokens; the failed attempt reported none.
-      'cost $0.000066, LLM calls: 3 (retries included), tool calls: 1',
+      // (120 + 180) × $0.15 + (20 + 15) × $0.60 per million tokens, and the failed attempt's hold.
+      `cost $${(0.000066 + held).toFixed(6)}, LLM calls: 3 (retries included), tool calls: 1`,
       `Every move and request is in ${file}: npx agent-sm show ${file}`,
     ]);
 
-    const history = await loadHistory(path.join(dir, file));
     const validation = validateHistory(history.entries);
     expect(validation).toMatchObject({ ok: true, issues: [] });
     expect(validation.interrupted).toBeUndefined();
