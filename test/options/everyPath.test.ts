@@ -91,7 +91,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
     toolConcurrency: 4,
     minOutputTokens: 100,
     ledgerDefaultMaxCostUsd: 1,
-    resumeFrom: { journal: [] },
     cancelGraceMs: 10,
     sleep: () => Promise.resolve(),
     random: () => 0.5,
@@ -115,8 +114,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
     expect(error.message).toContain(MIRROR_CANNOT[key as keyof typeof MIRROR_CANNOT]!);
   });
 
-  // resumeFrom is the one a framework task honours in part: it starts again, its earlier spend counted.
-  it.each(cannot.filter((key) => key !== 'resumeFrom'))(
+  it.each(cannot)(
     'a framework task given adapter option %s ends in Error naming it, its framework never run',
     async (key) => {
       let ran = false;
@@ -136,7 +134,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
     },
   );
 
-  it('a framework task given resumeFrom starts again, with what the cut-off attempt spent counted', async () => {
+  it('a framework task given resumeFrom with nothing to serve starts again, with what the cut-off attempt spent counted', async () => {
     const run = await runTask(frameworkTask, {
       adapter: { logger: false, resumeFrom: { journal: [], usage: { llmCalls: 2, costUsd: 0.5 } } },
     });
@@ -152,7 +150,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
     ['toolConcurrency', { toolConcurrency: 2 }],
     ['ledgerDefaultMaxCostUsd', { ledgerDefaultMaxCostUsd: 0.1 }],
     ['compact', { compact: true }],
-    ['resumeTools', { resumeTools: { default: 'replay' } }],
   ])('runBatch with a framework task refuses %s before any run starts', async (key, options) => {
     let started = 0;
     const error = await refusal(() =>
