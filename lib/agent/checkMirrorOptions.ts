@@ -3,12 +3,14 @@ import { isAgentLogger } from './AgentLogger';
 import { Budget } from './Budget';
 import { assertBudgetLimits } from './BudgetLimits';
 import type { ExternalBudget } from './ExternalBudget';
-import type { StepMirrorOptions } from './StepMirror';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 
+/** A mirror's options as these checks read them (`StepMirrorOptions`, not imported: StepMirror imports this). */
+type MirrorOptions = { [K in keyof typeof MIRROR_OPTION_KEYS]?: unknown };
+
 /** Checks a mirror's options (the machine's own are the machine's to check), naming the bad value. */
-export function checkMirrorOptions(options: StepMirrorOptions): void {
+export function checkMirrorOptions(options: MirrorOptions): void {
   const {
     budget,
     sharedBudgets = [],
@@ -59,7 +61,7 @@ export function checkMirrorOptions(options: StepMirrorOptions): void {
  * a budget given here would go unused (a `maxLlmCalls: 0` beside a mirror once let two model
  * calls through). `where` names the integration.
  */
-export function assertNothingBeside(rest: StepMirrorOptions, where: string): void {
+export function assertNothingBeside(rest: MirrorOptions, where: string): void {
   assertKnownOptions(rest, MIRROR_OPTION_KEYS, where, MIRROR_CANNOT);
   for (const [key, value] of Object.entries(rest)) {
     if (value === undefined) continue;
