@@ -108,9 +108,9 @@ export interface BatchOptions {
    * as its `batch.json`): runs that ended are not run again and their report rows come from
    * their files; runs never started start. A run cut off mid-turn whose file has a journal
    * (on by default with `historyDir`) continues: its journaled LLM responses are handed to its loop's
-   * `acceptRecorded` with no request made, its recorded tool calls follow `resumeTools`, then it
-   * goes live. A run without a journal, or whose loop has no `acceptRecorded`, starts again
-   * from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
+   * `acceptRecorded` (an AI SDK run's model) with no request, its recorded tool calls follow
+   * `resumeTools`, then it goes live. A run without a journal, or whose loop cannot take them
+   * (no `acceptRecorded`; an Agents SDK or LangGraph run), starts again from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
    * file holds the whole run, and what it spent before counts in its usage (and `perRun`). The
    * shared budget starts from the spend in the files, so a cap holds across both processes.
    */
