@@ -76,8 +76,14 @@ async function billingServer() {
   let held: (() => void) | undefined;
   let n = 0;
   const server = await startOpenAIChatServer({
-    respond: (body: { messages: { role: string; content?: unknown }[] }): ChatAction | Promise<ChatAction> => {
-      if (answered.length >= holdAt) {
+    respond: (
+      body: { messages: { role: string; content?: unknown }[] },
+      _index: number,
+      apiKey: string,
+    ): ChatAction | Promise<ChatAction> => {
+      // A request of a killed process that the server (busy under load) reads only after the
+      // kill is never answered: its client is gone, as a request in flight at the kill is.
+      if (answered.length >= holdAt || apiKey !== `sk-phase-${phase}`) {
         held?.();
         return new Promise<ChatAction>(() => undefined); // never answered: the process is killed first
       }
@@ -141,6 +147,8 @@ describe('a journaled batch of AI SDK loops, killed with SIGKILL and resumed in 
         String(CAP_USD),
         String(MAX_LLM_CALLS),
         streamed ? 'stream' : 'generate',
+        // The process's phase, as its API key: the server answers only the live process.
+        `sk-phase-${mode === 'run' ? 1 : atKills.length + 1}`,
       ];
       /** Every file's text at each kill: what reached the files. */
       const atKills: string[] = [];
