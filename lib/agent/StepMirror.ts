@@ -146,6 +146,7 @@ export class StepMirror {
   /** With `resumeFrom`: what the first run serves; the response about to be reported comes from it when `#servedCost` is set. */
   readonly #recording: RunRecording | undefined;
   #servedCost: { costUsd: number | undefined } | undefined;
+  readonly #chargesServed: boolean;
   readonly #budgets: readonly Budget[];
   readonly #external: readonly ExternalBudget[];
   readonly #pricing: Pricing | undefined;
@@ -231,9 +232,12 @@ export class StepMirror {
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
     this.#external = [...externalBudgets];
-    this.#earlierSpend = earlierSpend;
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
     this.#recording = resumeRecording(resumeFrom, true, Infinity);
+    // The earlier spend counts from the first record (a file cut again still holds it), so
+    // served answers are not charged again; without `usage`, they are charged as served.
+    this.#earlierSpend = earlierSpend ?? resumeFrom?.usage;
+    this.#chargesServed = resumeFrom !== undefined && resumeFrom.usage === undefined;
     this.#pricing = pricing;
     this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
@@ -353,8 +357,7 @@ export class StepMirror {
       onDeadline: (spent) => controller.abort(new Deadline(spent)),
     });
     this.#meter.start();
-    // With nothing to serve, the earlier spend counts from the start; else what serving leaves, when the run goes live.
-    const earlier = this.#recording?.remainder() ?? this.#earlierSpend;
+    const earlier = this.#earlierSpend;
     this.#earlierSpend = undefined;
     if (earlier !== undefined) this.#meter.chargeOwn(earlier);
     const current = this.machine.pendingState;
@@ -364,7 +367,14 @@ export class StepMirror {
         State.WaitingForUserInput,
         earlier === undefined
           ? 'agent ready'
-          : { description: 'agent ready', data: { restarted: true, usage: this.#budget.usage } },
+          : {
+              description: 'agent ready',
+              // `continued` when there is a journal to serve from: the run may go on from it.
+              data: {
+                [this.#recording?.serving === true ? 'continued' : 'restarted']: true,
+                usage: this.#budget.usage,
+              },
+            },
       );
     else if (this.machine.table.states[current]?.isTerminal === true)
       this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
@@ -391,7 +401,7 @@ export class StepMirror {
         throw new InvalidArgumentError('bound', `{ inputTokens, maxOutputTokens, model? } (${problem})`, bound);
     }
     if (!this.#running) this.runStart();
-    this.#goLive('the framework made an LLM call live without asking for its recorded response');
+    this.#recording?.stop('the framework made an LLM call live without asking for its recorded response');
     const meter = this.#meter!;
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
@@ -435,7 +445,7 @@ export class StepMirror {
     if (state === State.WaitingForUserInput) this.#sendUserMessage();
     else if (state !== State.SendingToLLM && state !== State.SendingToolResults) this.#toSendingResults(state, false);
     const taken = recording.take(this.#operation, this.#llmLine(0).input!);
-    if (taken === undefined) return void this.#goLive();
+    if (taken === undefined) return undefined;
     this.#attempt = 1;
     this.#attemptStartedAt = this.#clock();
     this.#servedCost = { costUsd: taken.costUsd };
@@ -460,7 +470,7 @@ export class StepMirror {
     else {
       slot.status = plan.status;
       slot.result = plan.result;
-      chargeServed(this.#meter!, this.#recording, ONE_TOOL_CALL);
+      chargeServed(this.#chargesServed ? this.#meter : undefined, this.#recording, ONE_TOOL_CALL);
     }
     this.#journal?.(slotLine(this.#turn, slot, plan.kind === 'replay'));
     return { output: slot.result!.output, isError: slot.result!.isError === true };
@@ -505,7 +515,7 @@ export class StepMirror {
     this.#servedCost = undefined;
     const { priced, charge } =
       served !== undefined
-        ? chargeServedResponse(meter, this.#recording!, response, served.costUsd)
+        ? chargeServedResponse(this.#chargesServed ? meter : undefined, this.#recording!, response, served.costUsd)
         : chargeResponse(meter, held, valid, response.model, this.#operation, {
             pricing: this.#pricing,
             onUnknownCost: this.#onUnknownCost,
@@ -843,15 +853,6 @@ export class StepMirror {
     this.#attempt = 0;
   }
 
-  /** The run serves no more recorded answers (`why`, when it still could): the rest of the earlier spend is charged, once. */
-  #goLive(why?: string): void {
-    const recording = this.#recording;
-    if (recording === undefined || this.#meter === undefined) return;
-    recording.stop(why);
-    const rest = recording.remainder();
-    if (rest !== undefined) this.#meter.chargeOwn(rest);
-  }
-
   #enterRunningTool(): void {
     const callList = this.#slots.map((s) => ({ id: s.call.id, name: s.call.name }));
     const names = namesOf(this.#slots.map((s) => s.call));
@@ -950,7 +951,7 @@ export class StepMirror {
     how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
   ): TurnResult {
     const meter = this.#meter!;
-    this.#goLive();
+    this.#recording?.stop();
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.#endAttempt();
     meter.chargeWall();

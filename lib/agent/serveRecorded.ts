@@ -76,10 +76,11 @@ export function servedDelta(response: LLMResponse, costUsd: number | undefined):
 /**
  * Charges what was served from the journal (a response, a replayed tool call) to the run's own
  * budget alone (shared and external budgets counted it from the files), and counts it as
- * served, so that the rest of the earlier spend is charged once, when the run goes live.
+ * served, so that the rest of the earlier spend is charged once, when the run goes live. No
+ * `meter`: the earlier spend was charged whole already (a mirror's), so it is counted alone.
  */
-export function chargeServed(meter: UsageMeter, recording: RunRecording, delta: UsageDelta): void {
-  meter.chargeOwn(delta);
+export function chargeServed(meter: UsageMeter | undefined, recording: RunRecording, delta: UsageDelta): void {
+  meter?.chargeOwn(delta);
   recording.served(delta);
 }
 
@@ -88,7 +89,7 @@ export function chargeServed(meter: UsageMeter, recording: RunRecording, delta: 
  * one's price and charge read: its recorded cost (no request, so no hold).
  */
 export function chargeServedResponse(
-  meter: UsageMeter,
+  meter: UsageMeter | undefined,
   recording: RunRecording,
   response: LLMResponse,
   costUsd: number | undefined,
