@@ -367,14 +367,7 @@ export class StepMirror {
         State.WaitingForUserInput,
         earlier === undefined
           ? 'agent ready'
-          : {
-              description: 'agent ready',
-              // `continued` when there is a journal to serve from: the run may go on from it.
-              data: {
-                [this.#recording?.serving === true ? 'continued' : 'restarted']: true,
-                usage: this.#budget.usage,
-              },
-            },
+          : { description: 'agent ready', data: { resumed: true, usage: this.#budget.usage } },
       );
     else if (this.machine.table.states[current]?.isTerminal === true)
       this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
