@@ -54,8 +54,11 @@ export interface OpenAIChatServer {
 }
 
 export interface OpenAIChatServerOptions {
-  /** The scripted model: called for each valid request with its body and its index among valid requests. */
-  respond(body: any, index: number): ChatAction | Promise<ChatAction>;
+  /**
+   * The scripted model: called for each valid request with its body, its index among valid
+   * requests, and its API key (the bearer token), which tells apart clients sharing the server.
+   */
+  respond(body: any, index: number, apiKey: string): ChatAction | Promise<ChatAction>;
   /** The model name reported when the reply names none. Default: the requested model. */
   model?: string;
   /**
@@ -200,7 +203,7 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
       return;
     }
 
-    const action = await options.respond(body, valid++);
+    const action = await options.respond(body, valid++, String(req.headers.authorization).slice('Bearer '.length));
     if ('error' in action) {
       const e = action.error;
       ex.json(

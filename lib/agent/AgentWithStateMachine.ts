@@ -21,7 +21,7 @@ import { StateMachine, type StateMachineOptions } from '../machine/StateMachine'
 import { TurnInProgressError } from './TurnInProgressError';
 import type { JournalOptions } from './JournalEntry';
 import { journalWriter } from './journalWriter';
-import { RunRecording, type ResumeFrom, type ResumeInfo } from './RunRecording';
+import { resumeRecording, type ResumeFrom, type ResumeInfo } from './RunRecording';
 import type { OnUnknownCost } from './priceResponse';
 import { TurnRunner, type TurnResult } from './TurnRunner';
 import type { TurnSettings } from './TurnScope';
@@ -309,7 +309,7 @@ export class AgentWithStateMachine {
     }
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     const journalOptions = resolveJournal(journal);
-    const recording = resumeRecording(resumeFrom, agent, toolConcurrency);
+    const recording = resumeRecording(resumeFrom, typeof agent.acceptRecorded === 'function', toolConcurrency);
     this.machine = new StateMachine<StateName>({
       // Undefined takes the machine's default, as an absent option does.
       maxHistorySize,
@@ -689,20 +689,6 @@ export function resolveJournal(journal: unknown): JournalOptions | undefined {
     return redact === undefined ? {} : { redact };
   }
   throw new InvalidArgumentError('journal', 'true, false or { redact? }', journal);
-}
-
-function resumeRecording(from: unknown, agent: AgentLoop, toolConcurrency: number): RunRecording | undefined {
-  if (from === undefined) return undefined;
-  if (typeof from !== 'object' || from === null || !Array.isArray((from as ResumeFrom).journal))
-    throw new InvalidArgumentError(
-      'resumeFrom',
-      'an object { journal, usage?, tools? } with the journal lines of the interrupted run (loadHistory(file).journal)',
-      from,
-    );
-  const { usage } = from as ResumeFrom;
-  if (usage !== undefined && (typeof usage !== 'object' || usage === null))
-    throw new InvalidArgumentError('resumeFrom.usage', 'an object of usage totals (costUsd, llmCalls, …)', usage);
-  return new RunRecording(from as ResumeFrom, typeof agent.acceptRecorded === 'function', toolConcurrency);
 }
 
 function resolveRetry(retry: unknown): ResolvedRetry {

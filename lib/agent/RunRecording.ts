@@ -4,6 +4,7 @@ import { recordedCallDiffers } from './recordedCallDiffers';
 import { resolveResumeTools, type ResumeToolChoice, type ResumeToolPolicy } from './ResumeToolPolicy';
 import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 import { USAGE_FIELD_NAMES } from '../internal/fieldLists';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 
 /** A journal line as a resume reads it (`loadHistory(file).journal` gives them). */
 export interface RecordedLine {
@@ -155,6 +156,11 @@ export class RunRecording {
     return { response, costUsd: entry.costUsd };
   }
 
+  /** Serves no further response: the run makes its calls live from here (`why` goes in `info.diverged`). */
+  stop(why?: string): void {
+    if (this.serving) this.#goLive(why);
+  }
+
   /** What to do with a tool call of the last served response; `run` (without `rerun`) for one the interrupted run never started. */
   toolPlan(call: ToolCall): RecordedToolPlan {
     const plan = this.#plans.get(call.id) ?? { kind: 'run', rerun: false };
@@ -226,6 +232,24 @@ export class RunRecording {
       }
     }
   }
+}
+
+/**
+ * The recording of `resumeFrom` (checked, naming a bad value), for a run that serves recorded
+ * responses where `canAccept` (its loop takes them), with tool calls run `toolConcurrency` at once.
+ */
+export function resumeRecording(from: unknown, canAccept: boolean, toolConcurrency: number): RunRecording | undefined {
+  if (from === undefined) return undefined;
+  if (typeof from !== 'object' || from === null || !Array.isArray((from as ResumeFrom).journal))
+    throw new InvalidArgumentError(
+      'resumeFrom',
+      'an object { journal, usage?, tools? } with the journal lines of the interrupted run (loadHistory(file).journal)',
+      from,
+    );
+  const { usage } = from as ResumeFrom;
+  if (usage !== undefined && (typeof usage !== 'object' || usage === null))
+    throw new InvalidArgumentError('resumeFrom.usage', 'an object of usage totals (costUsd, llmCalls, …)', usage);
+  return new RunRecording(from as ResumeFrom, canAccept, toolConcurrency);
 }
 
 function key(turn: number, id: string): string {

@@ -11,11 +11,11 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import type { LLMCallInput } from './AgentEvents';
-import { isAgentLogger, safeLog, type AgentLogger } from './AgentLogger';
-import type { LLMCallBound, LLMResponse, Pricing, ToolCall, ToolResult } from './AgentLoop';
+import { safeLog, type AgentLogger } from './AgentLogger';
+import type { LLMCallBound, LLMResponse, Pricing, ToolCall } from './AgentLoop';
 import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
-import { assertBudgetLimits, type BudgetLimits, type SpentLimit } from './BudgetLimits';
+import type { BudgetLimits, SpentLimit } from './BudgetLimits';
 import { reserveLine, type Attempt } from './callLLM';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import { splitUsage } from './checkAgentOutput';
@@ -28,16 +28,17 @@ import type { OnUnknownCost } from './priceResponse';
 import { boundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
-import type { ToolSummary } from './runTools';
 import { BudgetExceededError, LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
-import type { TurnResult, UnansweredToolCall } from './TurnResult';
+import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { budgetError, limitData } from './spentRecord';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
+import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
+import { answerSlot, namesOf, safeText, slotLine, slotSummary, type MirrorSlot } from './MirrorSlot';
 import { ExtensionState } from './extensionStates';
 import { mirrorStall } from './mirrorStall';
 import type { StallOptions } from './StallOptions';
@@ -46,6 +47,8 @@ import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { StalledError } from './TurnError';
 import { STRICT_FALSE } from './UnboundedCallsError';
+import { resumeRecording, type ResumeFrom, type ResumeInfo, type RunRecording } from './RunRecording';
+import { chargeServed, chargeServedResponse } from './serveRecorded';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
 export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
@@ -73,6 +76,12 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    */
   earlierSpend?: UsageDelta;
   /**
+   * A cut-off attempt of the first run (a batch's `resume` gives it): the run goes on from its
+   * journal, as the adapter's does, where the integration asks `recordedResponse()` and
+   * `recordedTool(call)`; one that asks neither restarts, its earlier spend counted.
+   */
+  resumeFrom?: ResumeFrom;
+  /**
    * The money ledger without the journal's content, as the adapter keeps it: a `reserve` line
    * (the attempt's worst case, from the bound given to `modelCallStart`) forced to the disk before
    * each model call, and its cost after. Default off; the sink must take journal lines.
@@ -93,16 +102,6 @@ export type MirrorToolOutcome = { output: string; isError?: boolean } | { error:
 
 /** Why the mirror refuses a call: the run must stop. The framework's hook throws it (or stops its loop). */
 export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError | StalledError;
-
-/** One tool call of a response, from the moment the LLM asked for it until it is answered. */
-interface Slot {
-  call: ToolCall;
-  status: 'pending' | 'running' | 'ok' | 'error' | 'interrupted' | 'not_run';
-  startedAt: number;
-  endedAt: number;
-  result?: ToolResult;
-  note?: string;
-}
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
@@ -148,6 +147,10 @@ export class StepMirror {
   readonly #budget: Budget;
   /** Charged to the first run at its start, then gone. */
   #earlierSpend: UsageDelta | undefined;
+  /** With `resumeFrom`: what the first run serves; the response about to be reported comes from it when `#servedCost` is set. */
+  readonly #recording: RunRecording | undefined;
+  #servedCost: { costUsd: number | undefined } | undefined;
+  readonly #chargesServed: boolean;
   readonly #budgets: readonly Budget[];
   readonly #external: readonly ExternalBudget[];
   readonly #pricing: Pricing | undefined;
@@ -174,7 +177,7 @@ export class StepMirror {
   /** What the model attempt in flight holds against strict (and external) dollar caps: released at its end. */
   #held: Reservation = NOTHING_RESERVED;
   #failures: Attempt[] = [];
-  #slots: Slot[] = [];
+  #slots: MirrorSlot[] = [];
   /** Tool results not yet carried to the LLM by a response. */
   #unsent = false;
   #texts: string[] | undefined;
@@ -192,17 +195,7 @@ export class StepMirror {
       return new StepMirror(rest);
     }
     if (!(mirror instanceof StepMirror)) throw new InvalidArgumentError('mirror', 'a StepMirror', mirror);
-    // Nothing beside it: that mirror's options were fixed when it was made, and a budget given
-    // here would go unused (a `maxLlmCalls: 0` beside a mirror once let two model calls through).
-    assertKnownOptions(rest, MIRROR_OPTION_KEYS, where, MIRROR_CANNOT);
-    for (const [key, value] of Object.entries(rest)) {
-      if (value === undefined) continue;
-      throw new InvalidArgumentError(
-        key,
-        `left out of ${where} when \`mirror\` is given: that mirror's options were fixed by new StepMirror(), so give \`${key}\` there (or leave out \`mirror\`)`,
-        value,
-      );
-    }
+    assertNothingBeside(rest, where);
     return mirror;
   }
 
@@ -219,38 +212,14 @@ export class StepMirror {
       journal = false,
       signal,
       earlierSpend,
+      resumeFrom,
       ledger = false,
       logger,
       stall,
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
-    assertBudgetLimits(budget, 'budget');
-    if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget))
-      throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
-    if (
-      !Array.isArray(externalBudgets) ||
-      !externalBudgets.every(
-        (b: unknown) =>
-          typeof b === 'object' &&
-          b !== null &&
-          typeof (b as ExternalBudget).reserve === 'function' &&
-          typeof (b as ExternalBudget).charge === 'function',
-      )
-    )
-      throw new InvalidArgumentError(
-        'externalBudgets',
-        'an array of { reserve(kind), charge(delta) }',
-        externalBudgets,
-      );
-    if (pricing !== undefined && typeof pricing !== 'function')
-      throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
-    if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
-      throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
-    if (signal !== undefined && !(signal instanceof AbortSignal))
-      throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
-    if (logger !== undefined && logger !== false && !isAgentLogger(logger))
-      throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods, or false', logger);
+    checkMirrorOptions(options);
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     const journalOptions = resolveJournal(journal);
     this.machine = new StateMachine<StateName>({
@@ -258,7 +227,6 @@ export class StepMirror {
       ...(stalls === undefined ? {} : { table: stalls.table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
-    if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
     if ((journalOptions !== undefined || ledger) && !this.machine.journals)
       throw new InvalidArgumentError(
         'sink',
@@ -269,9 +237,12 @@ export class StepMirror {
     this.#budgets = [this.#budget, ...sharedBudgets];
     refuseEndings(this.#budgets, MIRROR_CANNOT, 'a framework run (StepMirror)');
     this.#external = [...externalBudgets];
-    if (earlierSpend !== undefined && (typeof earlierSpend !== 'object' || earlierSpend === null))
-      throw new InvalidArgumentError('earlierSpend', 'an object of usage totals (costUsd, llmCalls, …)', earlierSpend);
-    this.#earlierSpend = earlierSpend;
+    // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
+    this.#recording = resumeRecording(resumeFrom, true, Infinity);
+    // The earlier spend counts from the first record (a file cut again still holds it), so
+    // served answers are not charged again; without `usage`, they are charged as served.
+    this.#earlierSpend = earlierSpend ?? resumeFrom?.usage;
+    this.#chargesServed = resumeFrom !== undefined && resumeFrom.usage === undefined;
     this.#pricing = pricing;
     this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
@@ -289,6 +260,11 @@ export class StepMirror {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
     }
+  }
+
+  /** With `resumeFrom`: how the first run resumed, and what it served so far. */
+  get resumed(): ResumeInfo | undefined {
+    return this.#recording?.info;
   }
 
   /** The abort signal of the running run (or of the next one): give it to the framework. */
@@ -396,7 +372,7 @@ export class StepMirror {
         State.WaitingForUserInput,
         earlier === undefined
           ? 'agent ready'
-          : { description: 'agent ready', data: { restarted: true, usage: this.#budget.usage } },
+          : { description: 'agent ready', data: { resumed: true, usage: this.#budget.usage } },
       );
     else if (this.machine.table.states[current]?.isTerminal === true)
       this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
@@ -423,6 +399,7 @@ export class StepMirror {
         throw new InvalidArgumentError('bound', `{ inputTokens, maxOutputTokens, model? } (${problem})`, bound);
     }
     if (!this.#running) this.runStart();
+    this.#recording?.stop('the framework made an LLM call live without asking for its recorded response');
     const meter = this.#meter!;
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
@@ -440,12 +417,7 @@ export class StepMirror {
           'budget_exceeded',
           budgetError(spent),
         );
-      this.#move(State.SendingToLLM, {
-        description: 'sending the user message',
-        data: { turn: this.#turn, chars: this.#input.length },
-      });
-      this.#operation = 'sendUserMessage';
-      this.#attempt = 0;
+      this.#sendUserMessage();
     } else if (this.signal.aborted && TOOL_PHASE.has(state)) {
       // Cancelled while its tools ran: the run ends where it was, as the adapter's does.
       return this.runAborted().error as MirrorStop;
@@ -456,6 +428,50 @@ export class StepMirror {
       if (stop !== undefined) return stop;
     }
     return this.#gate(bound, whyNoBound);
+  }
+
+  /**
+   * With `resumeFrom`, before a model call: the journaled response of this call, reported (no
+   * request, no hold, charged to the own budget alone) — give it to the framework. Undefined:
+   * make the call live (`modelCallStart`).
+   */
+  recordedResponse(): MirrorResponse | undefined {
+    const recording = this.#recording;
+    if (recording?.serving !== true || !this.#running || this.signal.aborted) return undefined;
+    const state = this.machine.pendingState;
+    // Recorded moves passed their budget checks when they were made: none here, as the adapter's serving does.
+    if (state === State.WaitingForUserInput) this.#sendUserMessage();
+    else if (state !== State.SendingToLLM && state !== State.SendingToolResults) this.#toSendingResults(state, false);
+    const taken = recording.take(this.#operation, this.#llmLine(0).input!);
+    if (taken === undefined) return undefined;
+    this.#attempt = 1;
+    this.#attemptStartedAt = this.#clock();
+    this.#servedCost = { costUsd: taken.costUsd };
+    this.modelResponse(taken.response);
+    return taken.response;
+  }
+
+  /**
+   * With `resumeFrom`, before a tool call of a served response: its recorded (or `interrupted`)
+   * result, by the `resumeFrom.tools` policy, the tool not run; undefined: run it (`toolStart`).
+   */
+  recordedTool(call: ToolCall): { output: string; isError: boolean } | undefined {
+    const state = this.machine.pendingState;
+    if (this.#recording === undefined || !this.#running || this.signal.aborted) return undefined;
+    const slot = this.#slots.find((s) => s.call.id === call.id && s.status === 'pending');
+    if (slot === undefined || (state !== State.CheckingForCancellation && state !== State.RunningTool)) return;
+    const plan = this.#recording.toolPlan(slot.call);
+    if (plan.kind === 'run') return undefined;
+    if (state === State.CheckingForCancellation) this.#enterRunningTool();
+    slot.startedAt = slot.endedAt = this.#clock();
+    if (plan.kind === 'interrupted') answerSlot(slot, 'interrupted', plan.note);
+    else {
+      slot.status = plan.status;
+      slot.result = plan.result;
+      chargeServed(this.#chargesServed ? this.#meter : undefined, this.#recording, ONE_TOOL_CALL);
+    }
+    this.#journal?.(slotLine(this.#turn, slot, plan.kind === 'replay'));
+    return { output: slot.result!.output, isError: slot.result!.isError === true };
   }
 
   /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
@@ -493,11 +509,20 @@ export class StepMirror {
     const held = this.#held;
     const worstUsd = held.worstUsd;
     this.#held = NOTHING_RESERVED;
-    const { priced, charge, costUsd } = chargeResponse(meter, held, valid, response.model, this.#operation, {
-      pricing: this.#pricing,
-      onUnknownCost: this.#onUnknownCost,
-    });
-    const passed = boundExceeded(held.bound, valid, costUsd, worstUsd);
+    const served = this.#servedCost;
+    this.#servedCost = undefined;
+    const { priced, charge, costUsd } =
+      served !== undefined
+        ? {
+            ...chargeServedResponse(this.#chargesServed ? meter : undefined, this.#recording!, response, served.costUsd),
+            costUsd: served.costUsd,
+          }
+        : chargeResponse(meter, held, valid, response.model, this.#operation, {
+            pricing: this.#pricing,
+            onUnknownCost: this.#onUnknownCost,
+          });
+    // A served response was made under the earlier attempt's hold, not this one's: no bound to check.
+    const passed = served === undefined ? boundExceeded(held.bound, valid, costUsd, worstUsd) : undefined;
     if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
       safeLog(
         this.#logger,
@@ -506,7 +531,13 @@ export class StepMirror {
         { turn: this.#turn },
       );
     const fact = passed && { boundExceeded: passed };
-    this.#attemptLine(endedAt, { response, usage: valid, ...chargeFields(charge), ...fact });
+    this.#attemptLine(endedAt, {
+      response,
+      usage: valid,
+      ...chargeFields(charge),
+      ...fact,
+      ...(served === undefined ? {} : { fromJournal: true }),
+    });
     // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
     const tripped = passed !== undefined && meter.strict ? meter.trip(passed) : undefined;
     if (tripped !== undefined)
@@ -621,14 +652,14 @@ export class StepMirror {
     if (slot === undefined || (slot.status !== 'running' && slot.status !== 'pending')) return;
     slot.endedAt = Math.max(slot.startedAt, this.#clock());
     if ('error' in outcome) {
-      if (this.signal.aborted) this.#answer(slot, 'interrupted', `interrupted: ${this.#reason()}`);
-      else this.#answer(slot, 'error', messageOf(outcome.error));
+      if (this.signal.aborted) answerSlot(slot, 'interrupted', `interrupted: ${this.#reason()}`);
+      else answerSlot(slot, 'error', messageOf(outcome.error));
     } else {
       const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
       slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
       slot.status = outcome.isError === true ? 'error' : 'ok';
     }
-    this.#report(slot);
+    this.#journal?.(slotLine(this.#turn, slot));
   }
 
   /** A step of the framework's loop ended. Optional: the moves do not need it. */
@@ -694,7 +725,9 @@ export class StepMirror {
       );
     }
     if (TOOL_PHASE.has(state)) this.#answerRest(`interrupted: ${this.#reason()}`, 'interrupted');
-    return this.#resultOf(this.#cancel(state, state === State.RunningTool ? { results: this.#summary() } : {}));
+    return this.#resultOf(
+      this.#cancel(state, state === State.RunningTool ? { results: slotSummary(this.#slots) } : {}),
+    );
   }
 
   /** The framework's loop failed with `error`: the run ends in Error (or as cancelled, when it was aborted). */
@@ -816,13 +849,23 @@ export class StepMirror {
     if (state !== State.RunningTool) this.#enterRunningTool();
     this.#answerRest('not run: the framework did not run it', 'not_run');
     let errors = 0;
-    const summary = this.#summary();
+    const summary = slotSummary(this.#slots);
     for (const r of summary) if (r.isError) errors += 1;
     this.#move(State.CheckingGitCommits, {
       description: `tools finished (${errors} with errors)`,
       data: { results: summary },
     });
     this.#move(State.CheckingBudget, 'no new commits');
+  }
+
+  /** WaitingForUserInput → SendingToLLM: the run's first call. */
+  #sendUserMessage(): void {
+    this.#move(State.SendingToLLM, {
+      description: 'sending the user message',
+      data: { turn: this.#turn, chars: this.#input.length },
+    });
+    this.#operation = 'sendUserMessage';
+    this.#attempt = 0;
   }
 
   #enterRunningTool(): void {
@@ -923,6 +966,7 @@ export class StepMirror {
     how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
   ): TurnResult {
     const meter = this.#meter!;
+    this.#recording?.stop();
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.#endAttempt();
     meter.chargeWall();
@@ -943,7 +987,8 @@ export class StepMirror {
     result.turn = this.#turn;
     result.transitions = this.#moves;
     if (this.#texts !== undefined) result.texts = this.#texts;
-    if (this.#unsent && outcome !== 'end_of_turn') result.unansweredToolCalls = this.#unanswered();
+    if (this.#unsent && outcome !== 'end_of_turn')
+      result.unansweredToolCalls = this.#slots.map((slot) => ({ call: slot.call, result: slot.result! }));
     this.#result = result;
     if (meter.externalDue)
       void meter.flush().then((failed) => {
@@ -982,17 +1027,11 @@ export class StepMirror {
   }
 
   /** A call refused at its start: answered, journaled, and the reason handed back. */
-  #refuse(slot: Slot, status: 'interrupted' | 'not_run', note: string, error: MirrorStop): MirrorStop {
-    this.#answer(slot, status, note);
+  #refuse(slot: MirrorSlot, status: 'interrupted' | 'not_run', note: string, error: MirrorStop): MirrorStop {
+    answerSlot(slot, status, note);
     slot.startedAt = slot.endedAt = this.#clock();
-    this.#report(slot);
+    this.#journal?.(slotLine(this.#turn, slot));
     return error;
-  }
-
-  #answer(slot: Slot, status: Slot['status'], note: string): void {
-    slot.status = status;
-    slot.note = note;
-    slot.result = { callId: slot.call.id, output: note, isError: true };
   }
 
   /** Every call not yet answered gets `note` as its error result, and its journal line. */
@@ -1000,50 +1039,24 @@ export class StepMirror {
     for (const slot of this.#slots) {
       if (slot.result !== undefined) continue;
       const running = slot.status === 'running';
-      this.#answer(
+      answerSlot(
         slot,
         running ? 'interrupted' : status,
         running && status === 'not_run' ? `interrupted: ${note}` : note,
       );
       if (!running) slot.startedAt = this.#clock();
       slot.endedAt = Math.max(slot.startedAt, this.#clock());
-      this.#report(slot);
+      this.#journal?.(slotLine(this.#turn, slot));
     }
-  }
-
-  #report(slot: Slot): void {
-    this.#journal?.({
-      type: 'tool',
-      turn: this.#turn,
-      call: slot.call,
-      status: slot.status as 'ok' | 'error' | 'interrupted' | 'not_run',
-      startedAt: slot.startedAt,
-      endedAt: slot.endedAt,
-      result: slot.result!,
-    });
-  }
-
-  #summary(): ToolSummary[] {
-    return this.#slots.map((slot) => {
-      const line: ToolSummary = {
-        callId: slot.call.id,
-        name: slot.call.name,
-        isError: slot.result?.isError === true,
-        ms: Math.max(0, slot.endedAt - slot.startedAt),
-      };
-      if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
-      return line;
-    });
-  }
-
-  #unanswered(): UnansweredToolCall[] {
-    return this.#slots.map((slot) => ({ call: slot.call, result: slot.result! }));
   }
 
   /** An attempt's end in the journal, or, with the ledger alone, its cost and usage without content. */
   #attemptLine(
     endedAt: number,
-    outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded'>,
+    outcome: Pick<
+      LlmJournalEntry,
+      'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'fromJournal'
+    >,
   ): void {
     if (this.#journal !== undefined) {
       const { usage: _usage, ...full } = outcome;
@@ -1092,17 +1105,5 @@ export class StepMirror {
     if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
       return "aborted by the caller's signal";
     return reason === undefined ? 'cancelled' : messageOf(reason);
-  }
-}
-
-function namesOf(calls: readonly ToolCall[]): string {
-  return calls.map((c) => c.name).join(', ');
-}
-
-function safeText(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }

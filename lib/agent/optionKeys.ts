@@ -50,6 +50,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   journal: true,
   signal: true,
   earlierSpend: true,
+  resumeFrom: true,
   ledger: true,
   stall: true,
 });
@@ -70,7 +71,6 @@ export const MIRROR_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   minOutputTokens: "a strict cap cannot lower a framework's request: its maxOutputTokens is the framework's setting",
   ledgerDefaultMaxCostUsd:
     "a framework run's reservation is the bound its integration gives each call; where there is none, the ledger line says so",
-  resumeFrom: 'a framework run cannot be continued from a journal yet: it starts again',
   cancelGraceMs: "the framework's own loop decides when a cancelled call stops",
   sleep: 'the framework waits between its own retries',
   random: 'the framework jitters its own retries',

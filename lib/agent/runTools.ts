@@ -5,6 +5,7 @@ import { toolResultProblem } from './checkAgentOutput';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
+import { chargeServed } from './serveRecorded';
 
 /** One tool call of a response, from the moment the LLM asked for it until it is answered. */
 export interface ToolSlot {
@@ -171,8 +172,7 @@ function answerRecorded(
     if (plan.kind === 'replay') {
       slot.status = plan.status;
       slot.result = plan.result;
-      meter.chargeOwn(ONE_TOOL_CALL);
-      recording.served(ONE_TOOL_CALL);
+      chargeServed(meter, recording, ONE_TOOL_CALL);
       report(slot, true);
     } else {
       answer(slot, 'interrupted', plan.note);

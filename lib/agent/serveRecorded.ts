@@ -5,6 +5,11 @@ import { splitUsage } from './checkAgentOutput';
 import { OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
+import type { LLMResponse } from './AgentLoop';
+import type { AttemptCharge } from './chargeRule';
+import type { PricedResponse } from './priceResponse';
+import type { RunRecording } from './RunRecording';
+import type { UsageMeter } from './UsageMeter';
 
 /**
  * Serves an LLM call from the journal of the interrupted run this agent resumes: the recorded
@@ -46,10 +51,7 @@ export async function serveRecorded(
       error: new OperationError('acceptRecorded', settled.error),
       data: { operation, fromJournal: true },
     };
-  const { valid } = splitUsage(response.usage);
-  const delta: UsageDelta = { ...responseUsage(valid, costUsd ?? valid.costUsd), llmCalls: 1 };
-  meter.chargeOwn(delta);
-  recording.served(delta);
+  chargeServed(meter, recording, servedDelta(response, costUsd));
   s.journal?.({
     type: 'llm',
     turn,
@@ -63,4 +65,37 @@ export async function serveRecorded(
     fromJournal: true,
   });
   return { kind: 'response', response, attempts: 1, failures: [], notes: { fromJournal: true } };
+}
+
+/** What a response served from the journal counts: its usage, its recorded cost, one LLM call. */
+export function servedDelta(response: LLMResponse, costUsd: number | undefined): UsageDelta {
+  const { valid } = splitUsage(response.usage);
+  return { ...responseUsage(valid, costUsd ?? valid.costUsd), llmCalls: 1 };
+}
+
+/**
+ * Charges what was served from the journal (a response, a replayed tool call) to the run's own
+ * budget alone (shared and external budgets counted it from the files), and counts it as
+ * served, so that the rest of the earlier spend is charged once, when the run goes live. No
+ * `meter`: the earlier spend was charged whole already (a mirror's), so it is counted alone.
+ */
+export function chargeServed(meter: UsageMeter | undefined, recording: RunRecording, delta: UsageDelta): void {
+  meter?.chargeOwn(delta);
+  recording.served(delta);
+}
+
+/**
+ * Charges a response served from the journal (`chargeServed`) and says what it cost as a live
+ * one's price and charge read: its recorded cost (no request, so no hold).
+ */
+export function chargeServedResponse(
+  meter: UsageMeter | undefined,
+  recording: RunRecording,
+  response: LLMResponse,
+  costUsd: number | undefined,
+): { priced: PricedResponse; charge: AttemptCharge } {
+  chargeServed(meter, recording, servedDelta(response, costUsd));
+  if (costUsd === undefined)
+    return { priced: {}, charge: { kind: 'unknown', reason: 'served from the journal, which recorded no cost' } };
+  return { priced: { costUsd }, charge: { kind: 'priced', costUsd } };
 }

@@ -42,8 +42,6 @@ export const BATCH_OPTION_KEYS = Object.freeze({
 const AGENT_TASKS_ONLY: Readonly<Record<string, string>> = Object.freeze({
   ...MIRROR_CANNOT,
   onApproval: 'it goes with `approve`, which a framework run cannot take',
-  resumeTools:
-    'a cut-off framework run starts again rather than continuing from its journal, so it has no recorded tool call to replay',
 });
 
 /**

@@ -25,14 +25,14 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask, type AgentSource, type TaskRun } from './runTask';
 import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import { readResumeJournal } from './readResumeJournal';
 import { assertFrameworkTasksCanHonour, BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { lockFolder, type FolderLock } from './lockFolder';
 import { resumeState } from './resumeState';
 import { salvageMessage } from './salvageMessage';
-import { readHistoryInto } from '../history/loadHistory';
 import { resolveResumeTools, type ResumeToolPolicy } from '../agent/ResumeToolPolicy';
-import type { RecordedLine, ResumeFrom } from '../agent/RunRecording';
+import type { ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
 import { writeBatchManifest } from './batchManifest';
 import { assertNoClash } from './assertNoClash';
@@ -111,9 +111,9 @@ export interface BatchOptions {
    * as its `batch.json`): runs that ended are not run again and their report rows come from
    * their files; runs never started start. A run cut off mid-turn whose file has a journal
    * (on by default with `historyDir`) continues: its journaled LLM responses are handed to its loop's
-   * `acceptRecorded` with no request made, its recorded tool calls follow `resumeTools`, then it
-   * goes live. A run without a journal, or whose loop has no `acceptRecorded`, starts again
-   * from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
+   * `acceptRecorded` (an AI SDK run's model) with no request, its recorded tool calls follow
+   * `resumeTools`, then it goes live. A run without a journal, or whose loop cannot take them
+   * (no `acceptRecorded`; an Agents SDK or LangGraph run), starts again from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
    * file holds the whole run, and what it spent before counts in its usage (and `perRun`). The
    * shared budget starts from the spend in the files, so a cap holds across both processes.
    */
@@ -665,7 +665,7 @@ export async function runBatch(
       let resumeFrom: ResumeFrom | undefined;
       if (before?.kind === 'interrupted') {
         // Its journal, read before the file is moved aside: what the run continues from.
-        resumeFrom = { journal: await readJournal(before.file, salvage), usage: before.usage };
+        resumeFrom = { journal: await readResumeJournal(before.file, salvage), usage: before.usage };
         if (resumeTools !== undefined) resumeFrom.tools = resumeTools;
         // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
         fs.renameSync(before.file, freeName(`${before.file}.interrupted`));
@@ -785,21 +785,6 @@ function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
     }
   });
   return list as Array<BatchTask | FrameworkTask>;
-}
-
-/** The journal lines of a cut-off run's file (none when it was written without a journal, or cannot be read). */
-async function readJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
-  const lines: RecordedLine[] = [];
-  try {
-    // Skipped lines were logged when resumeState read the file.
-    await readHistoryInto(file, { salvage, onWarning: () => undefined }, (entry) => {
-      if (entry.kind === 'journal') lines.push(entry.journal);
-    });
-  } catch {
-    // resumeState read it a moment ago; a file that fails now restarts its run.
-    return [];
-  }
-  return lines;
 }
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */

@@ -1,11 +1,11 @@
 import { StepMirror, type StepMirrorOptions } from '../agent/StepMirror';
 import { OperationError } from '../agent/TurnError';
 import { AGENT_OPTION_KEYS, MIRROR_CANNOT } from '../agent/optionKeys';
+import { refuseEndings } from '../agent/refuseEndings';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { ResumeFrom, ResumeInfo } from '../agent/RunRecording';
+import type { ResumeInfo } from '../agent/RunRecording';
 import type { TurnResult } from '../agent/TurnResult';
-import type { UsageDelta } from '../agent/UsageTotals';
 import { emptyUsage } from '../agent/UsageTotals';
 import type { JsonlHistorySink } from '../history/JsonlHistorySink';
 import { openRunSink } from './openRunSink';
@@ -59,13 +59,13 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
           };
     assertKnownOptions(adapter, AGENT_OPTION_KEYS, `framework task \`${task.id}\``, MIRROR_CANNOT);
     for (const [key, why] of Object.entries(MIRROR_CANNOT)) {
-      // Honoured in part: the run starts again, its earlier spend counted (see below).
-      if (key === 'resumeFrom') continue;
       const value = (adapter as Record<string, unknown>)[key];
       // Refused, not dropped: the run ends in Error naming the option.
       if (value !== undefined && value !== false)
         throw new InvalidArgumentError(key, `left out of framework task \`${task.id}\`: ${why}`, value);
     }
+    const budgets = [...(adapter.budget === undefined ? [] : [{ limits: adapter.budget, label: 'budget' }])];
+    refuseEndings([...budgets, ...(adapter.sharedBudgets ?? [])], MIRROR_CANNOT, `framework task \`${task.id}\``);
     if (forward !== undefined && adapter.sink !== undefined)
       throw new InvalidArgumentError(
         'adapter.sink',
@@ -84,7 +84,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       logger: adapter.logger,
       clock: adapter.clock,
       maxHistorySize: adapter.maxHistorySize,
-      ...(adapter.resumeFrom === undefined ? {} : { earlierSpend: resumedSpend(adapter.resumeFrom) }),
+      ...(adapter.resumeFrom === undefined ? {} : { resumeFrom: adapter.resumeFrom }),
       ...(forward === undefined ? (adapter.sink === undefined ? {} : { sink: adapter.sink }) : { sink: forward }),
       ...(signal === undefined ? {} : { signal }),
     };
@@ -119,7 +119,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
     transitions: result?.transitions ?? 0,
   };
   if (sink !== undefined) run.historyFile = sink.path;
-  if (options.adapter?.resumeFrom !== undefined) run.resume = { ...RESTARTED };
+  if (options.adapter?.resumeFrom !== undefined) run.resume = resumeOf(mirror?.resumed);
   const error = result?.error ?? failure;
   if (error !== undefined) run.error = error;
   if (historyError !== undefined) run.historyError = historyError;
@@ -136,22 +136,20 @@ function asError(value: unknown): Error {
 }
 
 /**
- * How a cut-off framework run resumes: from the beginning. Its journaled responses cannot be
- * served to the framework yet, so the calls they answered are made again; the earlier attempt's
- * spend is counted in the new file, so the next resume and the per-run caps still see it.
+ * How a cut-off framework run resumed: continued, when its integration served journaled
+ * responses (the AI SDK's does); else restarted from the beginning, its earlier spend counted.
  */
+function resumeOf(info: ResumeInfo | undefined): ResumeInfo {
+  if (info === undefined) return { ...RESTARTED, reason: 'the run failed before it started' };
+  if (info.recordedCalls > 0) return { ...info, mode: 'continued' };
+  const reason = info.reason ?? info.diverged ?? 'the framework asked for no journaled response';
+  return { ...info, mode: 'restarted', reason };
+}
+
 const RESTARTED: ResumeInfo = Object.freeze({
   mode: 'restarted',
-  reason: 'a framework run starts again from the beginning: its journaled responses cannot be served to the framework',
   recordedCalls: 0,
   replayedTools: 0,
   rerunTools: 0,
   interruptedTools: 0,
 });
-
-/** What the cut-off attempt spent: the file's usage as `resumeFrom` carries it, else nothing known. */
-function resumedSpend(from: ResumeFrom): UsageDelta {
-  if (typeof from !== 'object' || from === null)
-    throw new InvalidArgumentError('resumeFrom', 'an object { journal, usage? }', from);
-  return from.usage ?? {};
-}

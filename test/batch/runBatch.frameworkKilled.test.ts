@@ -1,6 +1,6 @@
 // A batch of framework tasks killed with SIGKILL while runs wait in their tool, then resumed,
-// once or after further kills. A framework run cut off starts again (its responses cannot be
-// served to the framework yet), but what its earlier attempts spent is carried into its new file:
+// once or after further kills. These runs drive the mirror by hand and ask for no recorded
+// response, so a run cut off starts again, but what its earlier attempts spent is carried into its new file:
 // the report counts every billed request, a later resume still sees them, and per-run caps hold
 // across the kills.
 import * as fs from 'node:fs';

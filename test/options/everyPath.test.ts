@@ -82,7 +82,12 @@ describe('an unknown option is refused with the nearest known name, on every pat
 
 describe('an option a framework run cannot honour is refused by name, never dropped', () => {
   const cannot = Object.keys(MIRROR_CANNOT);
-  const sample: Record<string, unknown> = {
+  // Each option as it is given; `budget.*` keys are keys of a budget.
+  const sample: Record<string, Record<string, unknown>> = {
+    'budget.wrapUp': { budget: { maxCostUsd: 1, wrapUp: true } },
+    'budget.visible': { budget: { maxLlmCalls: 5, visible: true } },
+  };
+  for (const [key, value] of Object.entries({
     table: {},
     approve: { delete_file: true },
     approvalTimeoutMs: 10,
@@ -91,11 +96,11 @@ describe('an option a framework run cannot honour is refused by name, never drop
     toolConcurrency: 4,
     minOutputTokens: 100,
     ledgerDefaultMaxCostUsd: 1,
-    resumeFrom: { journal: [] },
     cancelGraceMs: 10,
-    sleep: () => Promise.resolve(),
-    random: () => 0.5,
-  };
+    sleep: (): Promise<void> => Promise.resolve(),
+    random: (): number => 0.5,
+  }))
+    sample[key] = { [key]: value };
 
   it('the sample covers every such option', () => {
     expect(Object.keys(sample).sort()).toEqual([...cannot].sort());
@@ -104,7 +109,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
   it.each(cannot)('new StepMirror({ %s }) says why', (key) => {
     const error = (() => {
       try {
-        new StepMirror({ [key]: sample[key] } as never);
+        new StepMirror(sample[key] as never);
       } catch (e) {
         return e as InvalidArgumentError;
       }
@@ -115,8 +120,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
     expect(error.message).toContain(MIRROR_CANNOT[key as keyof typeof MIRROR_CANNOT]!);
   });
 
-  // resumeFrom is the one a framework task honours in part: it starts again, its earlier spend counted.
-  it.each(cannot.filter((key) => key !== 'resumeFrom'))(
+  it.each(cannot)(
     'a framework task given adapter option %s ends in Error naming it, its framework never run',
     async (key) => {
       let ran = false;
@@ -127,7 +131,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
             ran = true;
           },
         },
-        { adapter: { logger: false, [key]: sample[key] } },
+        { adapter: { logger: false, ...sample[key] } },
       );
       expect(ran).toBe(false);
       expect(run.outcome).toBe('error');
@@ -136,7 +140,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
     },
   );
 
-  it('a framework task given resumeFrom starts again, with what the cut-off attempt spent counted', async () => {
+  it('a framework task given resumeFrom with nothing to serve starts again, with what the cut-off attempt spent counted', async () => {
     const run = await runTask(frameworkTask, {
       adapter: { logger: false, resumeFrom: { journal: [], usage: { llmCalls: 2, costUsd: 0.5 } } },
     });
@@ -152,7 +156,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
     ['toolConcurrency', { toolConcurrency: 2 }],
     ['ledgerDefaultMaxCostUsd', { ledgerDefaultMaxCostUsd: 0.1 }],
     ['compact', { compact: true }],
-    ['resumeTools', { resumeTools: { default: 'replay' } }],
   ])('runBatch with a framework task refuses %s before any run starts', async (key, options) => {
     let started = 0;
     const error = await refusal(() =>

@@ -12,12 +12,14 @@ import {
   StepMirror,
   type JsonlHistorySinkOptions,
   type LLMCallBound,
+  type MirrorResponse,
   type StepMirrorOptions,
   type TurnResult,
 } from 'agent-state-machine';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { safeStringify } from '../../internal/safeStringify';
 import { modelResponseOf, StreamCollector, type ModelCallResult } from './modelResponseOf';
+import { recordedResult, recordedStream } from './recordedModelResult';
 
 /** Options of `mirrorAISDK(options)`: a mirror's options (budgets, pricing, journal, …), or a mirror to drive. */
 export interface MirrorAISDKOptions extends StepMirrorOptions {
@@ -200,11 +202,21 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
     mirror.modelCallFailed(error, { willRetry: retryable && failuresInRow <= maxRetries });
   };
   const responded = (result: ModelCallResult, modelId: string | undefined): void => {
-    failuresInRow = 0;
     const response = modelResponseOf(result, modelId);
+    kept(response);
+    mirror.modelResponse(response);
+  };
+  const kept = (response: MirrorResponse): void => {
+    failuresInRow = 0;
     lastCalls = (response.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, input: c.input }));
     lastText = response.text;
-    mirror.modelResponse(response);
+  };
+  /** A resumed run: the journaled response of this call, when the mirror serves one (no request is made). */
+  const recorded = (o: CallOptions): MirrorResponse | undefined => {
+    ensureRun(lastUserText(o.prompt));
+    const response = mirror.recordedResponse();
+    if (response !== undefined) kept(response);
+    return response;
   };
 
   const wrapModel = <M extends LanguageModel>(m: M): M => {
@@ -212,15 +224,20 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
       throw new InvalidArgumentError('model', "a language model object (a provider's model, not an id string)", m);
     const inner = m as unknown as {
       modelId?: string;
+      specificationVersion?: unknown;
       doGenerate(o: CallOptions): PromiseLike<ModelCallResult>;
       doStream(o: CallOptions): PromiseLike<{ stream: ReadableStream<{ type: string }> }>;
     };
     const doGenerate = async (o: CallOptions): Promise<ModelCallResult> => {
+      const served = recorded(o);
+      if (served !== undefined) return recordedResult(served, inner.specificationVersion);
       const result = await attempt(o, inner.modelId, () => inner.doGenerate(o));
       responded(result, inner.modelId);
       return result;
     };
     const doStream = async (o: CallOptions): Promise<{ stream: ReadableStream<{ type: string }> }> => {
+      const served = recorded(o);
+      if (served !== undefined) return { stream: recordedStream(served, inner.specificationVersion) };
       const result = await attempt(o, inner.modelId, () => inner.doStream(o));
       const collector = new StreamCollector();
       // The SDK starts a streamed call's tools as their parts arrive, before the usage at the
@@ -261,6 +278,10 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
         const guarded: typeof execute = async (input, ctx) => {
           const id = ctx.toolCallId;
           if (streaming !== undefined) await streaming;
+          // A resumed run: a call of a served response is answered from the journal (by the tool policy), not run.
+          const answer = mirror.recordedTool({ id, name, input });
+          if (answer?.isError === true) throw new Error(answer.output);
+          if (answer !== undefined) return answer.output as Awaited<ReturnType<typeof execute>>;
           const stop = await mirror.toolStart({ id, name, input });
           if (stop !== undefined) throw stop;
           try {

@@ -1,0 +1,62 @@
+import type { ToolCall, ToolResult } from './AgentLoop';
+import type { JournalEntry } from './JournalEntry';
+import type { ToolSummary } from './runTools';
+
+/** One tool call of a mirrored response, from the moment the LLM asked for it until it is answered. */
+export interface MirrorSlot {
+  call: ToolCall;
+  status: 'pending' | 'running' | 'ok' | 'error' | 'interrupted' | 'not_run';
+  startedAt: number;
+  endedAt: number;
+  result?: ToolResult;
+  note?: string;
+}
+
+/** Answers a slot with an error result that says why. */
+export function answerSlot(slot: MirrorSlot, status: MirrorSlot['status'], note: string): void {
+  slot.status = status;
+  slot.note = note;
+  slot.result = { callId: slot.call.id, output: note, isError: true };
+}
+
+/** The journal line of an answered slot (`fromJournal`: its result was served from the journal). */
+export function slotLine(turn: number, slot: MirrorSlot, fromJournal = false): JournalEntry {
+  return {
+    ...(fromJournal ? { fromJournal: true as const } : {}),
+    type: 'tool',
+    turn,
+    call: slot.call,
+    status: slot.status as 'ok' | 'error' | 'interrupted' | 'not_run',
+    startedAt: slot.startedAt,
+    endedAt: slot.endedAt,
+    result: slot.result!,
+  };
+}
+
+/** The slots as the tools' summary in the record that follows them. */
+export function slotSummary(slots: readonly MirrorSlot[]): ToolSummary[] {
+  return slots.map((slot) => {
+    const line: ToolSummary = {
+      callId: slot.call.id,
+      name: slot.call.name,
+      isError: slot.result?.isError === true,
+      ms: Math.max(0, slot.endedAt - slot.startedAt),
+    };
+    if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
+    return line;
+  });
+}
+
+/** The tools' names, for a record's description. */
+export function namesOf(calls: readonly ToolCall[]): string {
+  return calls.map((c) => c.name).join(', ');
+}
+
+/** A tool's output as text. */
+export function safeText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
