@@ -514,7 +514,12 @@ export class StepMirror {
     const { priced, charge, costUsd } =
       served !== undefined
         ? {
-            ...chargeServedResponse(this.#chargesServed ? meter : undefined, this.#recording!, response, served.costUsd),
+            ...chargeServedResponse(
+              this.#chargesServed ? meter : undefined,
+              this.#recording!,
+              response,
+              served.costUsd,
+            ),
             costUsd: served.costUsd,
           }
         : chargeResponse(meter, held, valid, response.model, this.#operation, {
