@@ -40,7 +40,10 @@ describe('the Lua scripts', () => {
     );
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(counters, caps, async (count, limits: BudgetLimits) => {
+      fc.asyncProperty(counters, caps, async (count, caps: BudgetLimits) => {
+        // A plain cap: a strict one (the default for a dollar cap) takes a hold with each call,
+        // which the strict tests drive; this one is about finding a spent limit.
+        const limits: BudgetLimits = caps.maxCostUsd === undefined ? caps : { ...caps, strict: false };
         const keys = batchKeys(redis.prefix, 'q', `b${n++}`);
         const [seconds, micros] = await redis.client.time();
         const start = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
