@@ -3,9 +3,9 @@ import { State, type StateName } from '../../states/StateName';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 import { safeLog } from './AgentLogger';
-import type { CompactInfo, LLMResponse, OperationContext, ToolCall } from './AgentLoop';
+import type { CompactInfo, LLMResponse, OperationContext } from './AgentLoop';
 import type { Budget } from './Budget';
-import { ApprovalGate, needsApproval, type ApprovalDecision } from './ApprovalGate';
+import { needsApproval, type ApprovalDecision, type ApprovalGate } from './ApprovalGate';
 import { callLLM, responseRecordData, type LLMOperation, type LLMOutcome } from './callLLM';
 import { chargeCompaction } from './chargeCompaction';
 import { isContextOverflow } from './isContextOverflow';
@@ -19,6 +19,8 @@ import type { TurnResult } from './TurnResult';
 import { Deadline } from './Deadline';
 import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
+import { awaitApproval } from './awaitApproval';
+import { namesOf } from './namesOf';
 import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './StallWatch';
@@ -265,7 +267,14 @@ export class TurnRunner {
       if (approval !== undefined) {
         const waiting = calls.filter((c) => needsApproval(approval.policy, c));
         if (waiting.length > 0) {
-          const answered = await this.#awaitApproval(waiting, approval.timeoutMs);
+          const answered = await awaitApproval(
+            this.#scope,
+            this.#m,
+            this.#pending,
+            this.#onPause,
+            waiting,
+            approval.timeoutMs,
+          );
           if (answered.kind === 'ended') return answered.result;
           decisions = answered.decisions;
         }
@@ -362,84 +371,6 @@ export class TurnRunner {
   }
 
   /**
-   * Moves to AwaitingApproval with the requests in the move's data, tells the caller (the
-   * turn's result so far: `awaiting_approval`), and waits for every answer, the timeout or a
-   * cancel — the wait's wall time is not the turn's (`maxWallMs`): it has its own bound. Denied
-   * calls are answered with the reason at once; approved ones run, with the input the person
-   * gave if any.
-   */
-  async #awaitApproval(
-    waiting: ToolCall[],
-    timeoutMs: number | undefined,
-  ): Promise<{ kind: 'answered'; decisions: ApprovalDecision[] } | { kind: 'ended'; result: TurnResult }> {
-    const { meter, signal } = this.#scope;
-    const gate = new ApprovalGate(waiting);
-    const requests = gate.pending;
-    const data: Record<string, unknown> = { calls: requests };
-    if (timeoutMs !== undefined) data['timeoutMs'] = timeoutMs;
-    this.#m.move(AWAITING_APPROVAL, {
-      description: `waiting for approval of ${plural(waiting.length, 'tool call')}: ${namesOf(waiting)}`,
-      data,
-    });
-    meter.pauseWall();
-    const stopTimer = new AbortController();
-    let onAbort: (() => void) | undefined;
-    const how = await new Promise<'answered' | 'timeout' | 'aborted'>((resolve) => {
-      if (signal.aborted) return resolve('aborted');
-      onAbort = () => resolve('aborted');
-      signal.addEventListener('abort', onAbort, { once: true });
-      void gate.answered.then(() => resolve('answered'));
-      if (timeoutMs !== undefined) void this.#s.sleep(timeoutMs, stopTimer.signal).then(() => resolve('timeout'));
-      this.#onPause?.(gate, this.#m.paused(requests));
-    });
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
-    stopTimer.abort();
-    meter.resumeWall();
-    const ids = waiting.map((c) => c.id);
-    if (how === 'aborted') {
-      if (this.#scope.deadline !== undefined) return { kind: 'ended', result: this.#m.cancel(AWAITING_APPROVAL) };
-      const reason = this.#scope.reason();
-      return {
-        kind: 'ended',
-        result: this.#m.end(
-          State.Cancelled,
-          `cancelled while waiting for approval: ${reason}`,
-          { reason, interrupted: ids },
-          'cancelled',
-          { error: new TurnCancelledError(reason, AWAITING_APPROVAL) },
-        ),
-      };
-    }
-    if (how === 'timeout') {
-      const reason = `no answer to the approval request within ${timeoutMs} ms`;
-      return {
-        kind: 'ended',
-        result: this.#m.end(
-          APPROVAL_TIMED_OUT,
-          reason,
-          { timeoutMs, unanswered: gate.pending.map((p) => p.callId) },
-          'cancelled',
-          { error: new TurnCancelledError(reason, AWAITING_APPROVAL) },
-        ),
-      };
-    }
-    const decisions = gate.decisions();
-    const at = this.#s.clock();
-    for (const decision of decisions) {
-      const slot = this.#pending?.find((s) => s.call.id === decision.callId);
-      if (slot === undefined) continue;
-      if (!decision.approved) {
-        const note = `denied: ${decision.reason}`;
-        slot.status = 'not_run';
-        slot.note = note;
-        slot.result = { callId: slot.call.id, output: note, isError: true };
-        slot.startedAt = slot.endedAt = at;
-      } else if ('input' in decision) slot.call = { ...slot.call, input: decision.input };
-    }
-    return { kind: 'answered', decisions };
-  }
-
-  /**
    * A stall detector threw (→ Error), or fired: → Stalled, then with policy `stop` →
    * StallStopped (outcome `stalled`); with `nudge` the turn goes on, the nudge kept for the next results.
    */
@@ -455,16 +386,7 @@ export class TurnRunner {
 }
 
 // Extension states: the adapter checked at construction that its table has their edges.
-const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
-const APPROVAL_TIMED_OUT = ExtensionState.ApprovalTimedOut as unknown as StateName;
 const COMPACTING = ExtensionState.Compacting as unknown as StateName;
 const STALLED = ExtensionState.Stalled as unknown as StateName;
 const STALL_STOPPED = ExtensionState.StallStopped as unknown as StateName;
 const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
-
-/** `a, b, c`: the names of the calls, for descriptions. */
-function namesOf(calls: readonly ToolCall[]): string {
-  let names = calls[0]?.name ?? '';
-  for (let i = 1; i < calls.length; i++) names += `, ${calls[i]!.name}`;
-  return names;
-}
