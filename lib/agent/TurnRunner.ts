@@ -1,35 +1,28 @@
 import { getEventListeners } from 'node:events';
 import { State, type StateName } from '../../states/StateName';
 import { messageOf } from '../internal/messageOf';
-import type { Settled } from '../internal/settleWithGrace';
 import { plural } from '../internal/text';
-import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import { safeLog } from './AgentLogger';
-import type { CompactInfo, LLMResponse, OperationContext, ToolCall } from './AgentLoop';
+import type { CompactInfo, LLMResponse, OperationContext } from './AgentLoop';
 import type { Budget } from './Budget';
-import { ApprovalGate, needsApproval, type ApprovalDecision, type PendingApproval } from './ApprovalGate';
+import { needsApproval, type ApprovalDecision, type ApprovalGate } from './ApprovalGate';
 import { callLLM, responseRecordData, type LLMOperation, type LLMOutcome } from './callLLM';
 import { chargeCompaction } from './chargeCompaction';
 import { isContextOverflow } from './isContextOverflow';
 import type { LLMCallInput } from './AgentEvents';
 import { ExtensionState } from './extensionStates';
-import { stringListProblem } from './checkAgentOutput';
-import { optionalList } from './optionalList';
 import { runTools, type ToolSlot } from './runTools';
 import { settleUnanswered } from './settleUnanswered';
-import {
-  ContractViolationError,
-  LLMCallError,
-  MachineMovedError,
-  OperationError,
-  TurnCancelledError,
-  type TurnError,
-} from './TurnError';
+import { LLMCallError, MachineMovedError, OperationError, TurnCancelledError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import { Deadline } from './Deadline';
 import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
+import { awaitApproval } from './awaitApproval';
+import { namesOf } from './namesOf';
+import { messagesAfterTools } from './messagesAfterTools';
+import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './StallWatch';
 import { budgetError, limitData } from './spentRecord';
 import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';
@@ -37,9 +30,6 @@ import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';
 export type { TurnOutcome };
 export type { TurnResult, UnansweredToolCall } from './TurnResult';
 export type { OnUnknownCost } from './priceResponse';
-
-/** What an agent without `gatherAdditionalMessages` gathers; only ever read. */
-const NOTHING_GATHERED: Settled<string[]> = { kind: 'value', value: Object.freeze([]) as unknown as string[] };
 
 /** Where a call to the LLM is made from: the table's two sending states. */
 type SendingState = typeof State.SendingToLLM | typeof State.SendingToolResults;
@@ -61,13 +51,10 @@ export class TurnRunner {
   /** The agent's own budget: records carry its usage. */
   readonly #own: Budget;
   readonly #turn: number;
-  #moves = 0;
-  /** Where this turn last put the machine; anything else means someone moved it meanwhile. */
-  #expected: StateName;
+  /** Every move of the turn, and its result. */
+  readonly #m: TurnMoves;
   /** Tool calls asked for whose results no successful sendToolResults has carried yet. */
   #pending: ToolSlot[] | undefined;
-  /** Texts of responses that also asked for tools; made at the first. */
-  #texts: string[] | undefined;
   /** A stall nudge for the model, sent with the next tool results. */
   #nudge: string | undefined;
   /** The final call's hold and the budget note (`budget.wrapUp`, `budget.visible`), when a budget asks. */
@@ -88,7 +75,6 @@ export class TurnRunner {
     this.#onPause = onPause;
     this.#own = budgets[0]!;
     this.#turn = turn;
-    this.#expected = settings.machine.pendingState;
     const meter = new UsageMeter({
       budgets,
       shared: settings.shared,
@@ -97,6 +83,7 @@ export class TurnRunner {
       onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);
+    this.#m = new TurnMoves(settings, this.#scope, this.#own, turn);
     this.#wrap = WrapUp.for(this.#scope, budgets);
   }
 
@@ -130,7 +117,7 @@ export class TurnRunner {
       let ended: TurnResult | undefined;
       try {
         if (!machine.isInTerminalState())
-          ended = this.#end(
+          ended = this.#m.end(
             State.Error,
             cause.message,
             { error: messageOf(error) },
@@ -141,7 +128,7 @@ export class TurnRunner {
       } catch {
         // the machine refused even a forced move; the result still says why
       }
-      result = ended ?? this.#result('error', { error: cause });
+      result = ended ?? this.#m.result('error', { error: cause });
     }
     // A resumed run that ended without going live: the rest of the earlier spend still counts.
     this.#wrap?.release();
@@ -167,15 +154,19 @@ export class TurnRunner {
     return result;
   }
 
-  async #flow(input: string): Promise<TurnResult> {
-    const { agent, machine, toolConcurrency } = this.#s;
+  /**
+   * WaitingForUserInput, from wherever the last turn left the machine; the turn's result when
+   * it cannot start (cancelled, or a budget already spent), else undefined.
+   */
+  #start(input: string): TurnResult | undefined {
+    const { machine } = this.#s;
     const { meter, signal } = this.#scope;
-    const current = this.#expected;
-    if (current === State.Ready) this.#move(State.WaitingForUserInput, 'agent ready');
+    const current = this.#m.expected;
+    if (current === State.Ready) this.#m.move(State.WaitingForUserInput, 'agent ready');
     else if (machine.table.states[current]?.isTerminal === true)
-      this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
+      this.#m.move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
     else if (current !== State.WaitingForUserInput)
-      this.#move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, {
+      this.#m.move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, {
         forced: true,
       });
     if (this.#s.hears('turnStart')) this.#s.emit('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
@@ -185,7 +176,7 @@ export class TurnRunner {
     // data says which outcome it stands for.
     if (signal.aborted && this.#scope.deadline === undefined) {
       const error = new TurnCancelledError(this.#scope.reason(), State.WaitingForUserInput);
-      return this.#end(
+      return this.#m.end(
         State.Error,
         `cancelled before the turn started: ${error.reason}`,
         { reason: error.reason },
@@ -196,15 +187,23 @@ export class TurnRunner {
     // A resumed run re-driving recorded moves does not check again what they passed then.
     const spentAtStart = this.#s.recording?.serving === true ? undefined : meter.spent();
     if (spentAtStart !== undefined)
-      return this.#end(
+      return this.#m.end(
         State.Error,
         `${spentAtStart.message}; no LLM call made`,
         limitData(spentAtStart),
         'budget_exceeded',
         { error: budgetError(spentAtStart) },
       );
+    return undefined;
+  }
 
-    this.#move(State.SendingToLLM, {
+  async #flow(input: string): Promise<TurnResult> {
+    const { agent, toolConcurrency } = this.#s;
+    const { signal } = this.#scope;
+    const started = this.#start(input);
+    if (started !== undefined) return started;
+
+    this.#m.move(State.SendingToLLM, {
       description: 'sending the user message',
       data: { turn: this.#turn, chars: input.length },
     });
@@ -217,19 +216,19 @@ export class TurnRunner {
     );
     for (;;) {
       if (llm.kind === 'ended') return llm.result;
-      if (llm.kind !== 'response') return this.#endCall(llm, from);
+      if (llm.kind !== 'response') return this.#m.endCall(llm, from);
       const { response } = llm;
       // The results sent with this call reached the LLM: nothing of the last round is unanswered.
       this.#pending = undefined;
       const calls = response.toolCalls ?? [];
-      this.#move(State.ProcessingLLMResponse, {
+      this.#m.move(State.ProcessingLLMResponse, {
         description: 'LLM responded',
         data: responseRecordData(llm, calls.length, this.#own.usage),
       });
       if (calls.length === 0) {
-        if (signal.aborted) return this.#cancel(State.ProcessingLLMResponse);
+        if (signal.aborted) return this.#m.cancel(State.ProcessingLLMResponse);
         const text = response.text === undefined ? {} : { text: response.text };
-        return this.#end(
+        return this.#m.end(
           State.EndOfTurn,
           'text-only response ends the turn',
           { chars: response.text?.length ?? 0 },
@@ -237,7 +236,7 @@ export class TurnRunner {
           text,
         );
       }
-      if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
+      if (response.text !== undefined && response.text !== '') (this.#m.texts ??= []).push(response.text);
       // A slot's times are set when its call starts or is given up, before anything reads them.
       this.#pending = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
       const stall = this.#s.stall?.check();
@@ -246,16 +245,16 @@ export class TurnRunner {
 
       const callList = calls.map((c) => ({ id: c.id, name: c.name }));
       const names = namesOf(calls);
-      this.#move(State.ToolUseRequested, {
+      this.#m.move(State.ToolUseRequested, {
         description: `LLM requested ${plural(calls.length, 'tool call')}: ${names}`,
         data: { calls: callList },
       });
-      this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+      this.#m.move(State.CheckingForCancellation, 'checking for cancellation before running tools');
       if (signal.aborted) {
-        if (this.#scope.deadline !== undefined) return this.#cancel(State.CheckingForCancellation);
+        if (this.#scope.deadline !== undefined) return this.#m.cancel(State.CheckingForCancellation);
         const reason = this.#scope.reason();
         const error = new TurnCancelledError(reason, State.CheckingForCancellation);
-        return this.#end(
+        return this.#m.end(
           State.Cancelled,
           `cancelled before tools ran: ${reason}`,
           { reason, interrupted: calls.map((c) => c.id) },
@@ -268,7 +267,14 @@ export class TurnRunner {
       if (approval !== undefined) {
         const waiting = calls.filter((c) => needsApproval(approval.policy, c));
         if (waiting.length > 0) {
-          const answered = await this.#awaitApproval(waiting, approval.timeoutMs);
+          const answered = await awaitApproval(
+            this.#scope,
+            this.#m,
+            this.#pending,
+            this.#onPause,
+            waiting,
+            approval.timeoutMs,
+          );
           if (answered.kind === 'ended') return answered.result;
           decisions = answered.decisions;
         }
@@ -276,86 +282,20 @@ export class TurnRunner {
       const runData: Record<string, unknown> =
         toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: toolConcurrency };
       if (decisions !== undefined) runData['decisions'] = decisions;
-      this.#move(State.RunningTool, { description: `running ${names}`, data: runData });
+      this.#m.move(State.RunningTool, { description: `running ${names}`, data: runData });
       const tools = await runTools(this.#scope, this.#pending);
-      if (tools.kind === 'failed') return this.#failed(tools.error, tools.data);
+      if (tools.kind === 'failed') return this.#m.failed(tools.error, tools.data);
       // The running tools finished or gave up; the rest were reported as interrupted.
-      if (signal.aborted) return this.#cancel(State.RunningTool, { results: tools.summary });
-      let errors = 0;
-      for (const r of tools.summary) if (r.isError) errors += 1;
-      this.#move(State.CheckingGitCommits, {
-        description: `tools finished (${errors} with errors)`,
-        data: { results: tools.summary },
-      });
-
-      const formatterMessages: string[] = [];
-      // An operation the agent lacks is not awaited: it would only cost a promise and a tick.
-      const commits =
-        agent.checkGitCommits == null
-          ? { kind: 'list' as const, list: [] }
-          : await optionalList(this.#scope, 'checkGitCommits', (ctx) => agent.checkGitCommits?.(ctx));
-      if (commits.kind === 'violation') return this.#violation('checkGitCommits', commits.problem, commits.value);
-      if (signal.aborted) return this.#cancel(State.CheckingGitCommits);
-      if (commits.list.length > 0) {
-        this.#move(State.RunningAutoformatters, {
-          description: `${plural(commits.list.length, 'new commit')}: running formatters`,
-          data: { commits: commits.list },
-        });
-        const formatted = await optionalList(
-          this.#scope,
-          'runAutoformatters',
-          (ctx) => agent.runAutoformatters?.(commits.list, ctx),
-          true,
-        );
-        if (formatted.kind === 'violation')
-          return this.#violation('runAutoformatters', formatted.problem, formatted.value);
-        if (signal.aborted) return this.#cancel(State.RunningAutoformatters);
-        formatterMessages.push(...formatted.list);
-        const data =
-          formatted.failure === undefined
-            ? { messages: formatted.list.length }
-            : { messages: formatted.list.length, formatterError: formatted.failure };
-        this.#move(State.CheckingBudget, { description: 'formatters done', data });
-      } else {
-        this.#move(
-          State.CheckingBudget,
-          commits.failure === undefined
-            ? 'no new commits'
-            : { description: 'no new commits', data: { gitError: commits.failure } },
-        );
-      }
-
-      const spent = this.#s.recording?.serving === true ? undefined : meter.spent();
-      if (spent !== undefined)
-        return this.#end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', {
-          error: budgetError(spent),
-        });
-      if (signal.aborted) return this.#cancel(State.CheckingBudget);
-      this.#move(State.GatheringAdditionalMessages, {
-        description: 'budget has room',
-        data: { usage: this.#own.usage },
-      });
-
-      const gathered =
-        agent.gatherAdditionalMessages == null
-          ? NOTHING_GATHERED
-          : await this.#scope.settle((ctx) => agent.gatherAdditionalMessages?.(ctx) ?? Promise.resolve([]));
-      if (gathered.kind === 'abandoned' || signal.aborted) return this.#cancel(State.GatheringAdditionalMessages);
-      if (gathered.kind === 'threw')
-        return this.#failed(new OperationError('gatherAdditionalMessages', gathered.error), {
-          error: messageOf(gathered.error),
-        });
-      const problem = stringListProblem(gathered.value);
-      if (problem !== undefined) return this.#violation('gatherAdditionalMessages', problem, gathered.value);
-      // formatterMessages is this round's own array: it can be sent as it is when nothing was gathered.
-      const messages =
-        gathered === NOTHING_GATHERED ? formatterMessages : [...(gathered.value as string[]), ...formatterMessages];
+      if (signal.aborted) return this.#m.cancel(State.RunningTool, { results: tools.summary });
+      // The messages are this round's own array: the nudge can go at its end.
+      const messages = await messagesAfterTools(this.#scope, this.#m, this.#own, tools.summary);
+      if (!Array.isArray(messages)) return messages;
       if (this.#nudge !== undefined) messages.push(this.#nudge);
       this.#nudge = undefined;
 
       const results = tools.results;
       const description = `sending ${plural(results.length, 'tool result')} and ${plural(messages.length, 'message')}`;
-      this.#move(State.SendingToolResults, {
+      this.#m.move(State.SendingToolResults, {
         description,
         data: { results: results.length, messages: messages.length },
       });
@@ -386,7 +326,7 @@ export class TurnRunner {
     if (compact === undefined || llm.kind !== 'failed' || !(llm.error instanceof LLMCallError)) return llm;
     if (!isContextOverflow(llm.error.cause)) return llm;
     const { meter, signal } = this.#scope;
-    this.#move(COMPACTING, {
+    this.#m.move(COMPACTING, {
       description: `${operation} overflowed the model's context: compacting the conversation`,
       data: { ...llm.data, error: messageOf(llm.error.cause) },
     });
@@ -394,25 +334,25 @@ export class TurnRunner {
     if (spent !== undefined)
       return {
         kind: 'ended',
-        result: this.#end(State.Error, `${spent.message}; no compaction made`, limitData(spent), 'budget_exceeded', {
+        result: this.#m.end(State.Error, `${spent.message}; no compaction made`, limitData(spent), 'budget_exceeded', {
           error: budgetError(spent),
         }),
       };
     const info: CompactInfo = { operation, error: llm.error.cause, turn: this.#turn };
     const settled = await this.#scope.settle((ctx) => compact(info, ctx));
-    if (settled.kind === 'abandoned' || signal.aborted) return { kind: 'ended', result: this.#cancel(COMPACTING) };
+    if (settled.kind === 'abandoned' || signal.aborted) return { kind: 'ended', result: this.#m.cancel(COMPACTING) };
     if (settled.kind === 'threw')
       return {
         kind: 'ended',
-        result: this.#failed(new OperationError('compact', settled.error), {
+        result: this.#m.failed(new OperationError('compact', settled.error), {
           operation: 'compact',
           error: messageOf(settled.error),
         }),
       };
     const charged = chargeCompaction(this.#scope, settled.value);
     if (charged.error !== undefined)
-      return { kind: 'ended', result: this.#failed(charged.error, { operation: 'compact' }) };
-    this.#move(from, {
+      return { kind: 'ended', result: this.#m.failed(charged.error, { operation: 'compact' }) };
+    this.#m.move(from, {
       description: `conversation compacted: sending again`,
       data: { ...charged.data, usage: this.#own.usage },
     });
@@ -422,186 +362,12 @@ export class TurnRunner {
 
   /** → WrappingUp, the final call, → EndOfTurn with its answer (`wrapped_up`); tool calls it asks for stay unanswered. */
   async #wrapUp(decision: WrapDecision): Promise<TurnResult> {
-    this.#move(WRAPPING_UP, decision.event);
+    this.#m.move(WRAPPING_UP, decision.event);
     const llm = await this.#wrap!.final(decision);
-    if (llm.kind !== 'response') return this.#endCall(llm, WRAPPING_UP);
+    if (llm.kind !== 'response') return this.#m.endCall(llm, WRAPPING_UP);
     const { text, data, pending } = finalAnswer(llm);
     this.#pending = pending;
-    return this.#end(State.EndOfTurn, 'the final answer within the cap ends the turn', data, 'wrapped_up', { text });
-  }
-
-  /**
-   * Moves to AwaitingApproval with the requests in the move's data, tells the caller (the
-   * turn's result so far: `awaiting_approval`), and waits for every answer, the timeout or a
-   * cancel — the wait's wall time is not the turn's (`maxWallMs`): it has its own bound. Denied
-   * calls are answered with the reason at once; approved ones run, with the input the person
-   * gave if any.
-   */
-  async #awaitApproval(
-    waiting: ToolCall[],
-    timeoutMs: number | undefined,
-  ): Promise<{ kind: 'answered'; decisions: ApprovalDecision[] } | { kind: 'ended'; result: TurnResult }> {
-    const { meter, signal } = this.#scope;
-    const gate = new ApprovalGate(waiting);
-    const requests = gate.pending;
-    const data: Record<string, unknown> = { calls: requests };
-    if (timeoutMs !== undefined) data['timeoutMs'] = timeoutMs;
-    this.#move(AWAITING_APPROVAL, {
-      description: `waiting for approval of ${plural(waiting.length, 'tool call')}: ${namesOf(waiting)}`,
-      data,
-    });
-    meter.pauseWall();
-    const stopTimer = new AbortController();
-    let onAbort: (() => void) | undefined;
-    const how = await new Promise<'answered' | 'timeout' | 'aborted'>((resolve) => {
-      if (signal.aborted) return resolve('aborted');
-      onAbort = () => resolve('aborted');
-      signal.addEventListener('abort', onAbort, { once: true });
-      void gate.answered.then(() => resolve('answered'));
-      if (timeoutMs !== undefined) void this.#s.sleep(timeoutMs, stopTimer.signal).then(() => resolve('timeout'));
-      this.#onPause?.(gate, this.#pausedResult(requests));
-    });
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
-    stopTimer.abort();
-    meter.resumeWall();
-    const ids = waiting.map((c) => c.id);
-    if (how === 'aborted') {
-      if (this.#scope.deadline !== undefined) return { kind: 'ended', result: this.#cancel(AWAITING_APPROVAL) };
-      const reason = this.#scope.reason();
-      return {
-        kind: 'ended',
-        result: this.#end(
-          State.Cancelled,
-          `cancelled while waiting for approval: ${reason}`,
-          { reason, interrupted: ids },
-          'cancelled',
-          { error: new TurnCancelledError(reason, AWAITING_APPROVAL) },
-        ),
-      };
-    }
-    if (how === 'timeout') {
-      const reason = `no answer to the approval request within ${timeoutMs} ms`;
-      return {
-        kind: 'ended',
-        result: this.#end(
-          APPROVAL_TIMED_OUT,
-          reason,
-          { timeoutMs, unanswered: gate.pending.map((p) => p.callId) },
-          'cancelled',
-          { error: new TurnCancelledError(reason, AWAITING_APPROVAL) },
-        ),
-      };
-    }
-    const decisions = gate.decisions();
-    const at = this.#s.clock();
-    for (const decision of decisions) {
-      const slot = this.#pending?.find((s) => s.call.id === decision.callId);
-      if (slot === undefined) continue;
-      if (!decision.approved) {
-        const note = `denied: ${decision.reason}`;
-        slot.status = 'not_run';
-        slot.note = note;
-        slot.result = { callId: slot.call.id, output: note, isError: true };
-        slot.startedAt = slot.endedAt = at;
-      } else if ('input' in decision) slot.call = { ...slot.call, input: decision.input };
-    }
-    return { kind: 'answered', decisions };
-  }
-
-  /** What the caller gets while the turn waits for approval: the turn so far, not ended. */
-  #pausedResult(requests: PendingApproval[]): TurnResult {
-    const { meter } = this.#scope;
-    const result: TurnResult = {
-      outcome: 'awaiting_approval',
-      usage: meter.usage,
-      turn: this.#turn,
-      transitions: this.#moves,
-      pendingApprovals: requests,
-    };
-    if (this.#texts !== undefined) result.texts = [...this.#texts];
-    return result;
-  }
-
-  /** The move after an LLM call that ends the turn: aborted, refused by a budget, or failed. */
-  #endCall(llm: Exclude<LLMOutcome, { kind: 'response' }>, from: StateName): TurnResult {
-    if (llm.kind === 'aborted') return this.#cancel(from, llm.data);
-    if (llm.kind === 'failed') return this.#failed(llm.error, llm.data);
-    // From a sending state the table reaches Error, not BudgetExceeded: the data says why.
-    const { spent } = llm;
-    return this.#end(
-      State.Error,
-      `${spent.message}; no further LLM call made`,
-      { ...limitData(spent), failures: llm.failures },
-      'budget_exceeded',
-      { error: budgetError(spent) },
-    );
-  }
-
-  /** Every move of the turn goes through here; `forced` only where the table has no edge. */
-  #move(
-    to: StateName,
-    event: string | { description: string; data?: unknown; logLevel?: ForcedLogLevel },
-    how: { forced?: boolean; check?: boolean } = NORMAL,
-  ): void {
-    const machine = this.#s.machine;
-    // Never ask for a move from a state we did not put the machine in: it would be illegal.
-    // The machine validates against its queued tail (a listener's moves wait their turn), so compare with that.
-    const tail = machine.pendingState;
-    if (how.check !== false && tail !== this.#expected) throw new MachineMovedError(this.#expected, tail, this.#turn);
-    if (how.forced === true) machine.forceTransition(to, event);
-    else machine.transition(to, event);
-    this.#moves += 1;
-    this.#expected = to;
-  }
-
-  /** The move that ends the turn: its record carries the outcome and the agent's usage so far. */
-  #end(
-    to: StateName,
-    description: string,
-    data: Record<string, unknown>,
-    outcome: TurnOutcome,
-    extra: { text?: string; error?: TurnError },
-    how: { forced?: boolean; check?: boolean; logLevel?: ForcedLogLevel } = NORMAL,
-  ): TurnResult {
-    this.#scope.meter.chargeWall();
-    const event = {
-      description,
-      data: { ...data, outcome, usage: this.#own.usage },
-      ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
-    };
-    this.#move(to, event, how);
-    return this.#result(outcome, extra);
-  }
-
-  /**
-   * Cancellation outside CheckingForCancellation: the table has no edge, so the move is forced,
-   * with the reason, and logged at info (an ordinary cancel is news, not a fault). A passed
-   * deadline ends the turn the same way, as budget_exceeded.
-   */
-  #cancel(from: StateName, data: Record<string, unknown> = {}): TurnResult {
-    const machine = this.#s.machine;
-    const spent = this.#scope.deadline;
-    if (spent !== undefined) {
-      const to = machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
-      const forced = to === State.BudgetExceeded ? false : !machine.canMoveTo(State.Error);
-      return this.#end(
-        to,
-        `${spent.message} (deadline passed during ${from})`,
-        { ...limitData(spent), ...data },
-        'budget_exceeded',
-        { error: budgetError(spent) },
-        { forced },
-      );
-    }
-    const text = this.#scope.reason();
-    return this.#end(
-      State.Cancelled,
-      `cancelled during ${from}: ${text}`,
-      { reason: text, ...data },
-      'cancelled',
-      { error: new TurnCancelledError(text, from) },
-      { forced: true, logLevel: 'info' },
-    );
+    return this.#m.end(State.EndOfTurn, 'the final answer within the cap ends the turn', data, 'wrapped_up', { text });
   }
 
   /**
@@ -609,59 +375,18 @@ export class TurnRunner {
    * StallStopped (outcome `stalled`); with `nudge` the turn goes on, the nudge kept for the next results.
    */
   #stalled(stall: StallCheck): TurnResult | undefined {
-    if (stall.kind === 'threw') return this.#failed(stall.error, { operation: 'stall detector' });
-    this.#move(STALLED, stall.event);
+    if (stall.kind === 'threw') return this.#m.failed(stall.error, { operation: 'stall detector' });
+    this.#m.move(STALLED, stall.event);
     this.#nudge = stall.nudge;
     if (stall.error === undefined) return undefined;
-    return this.#end(STALL_STOPPED, stall.error.message, { detector: stall.finding.detector }, 'stalled', {
+    return this.#m.end(STALL_STOPPED, stall.error.message, { detector: stall.finding.detector }, 'stalled', {
       error: stall.error,
     });
   }
-
-  #violation(operation: string, problem: string, value: unknown): TurnResult {
-    return this.#failed(new ContractViolationError(operation, problem, value), { operation, problem });
-  }
-
-  /** Ends the turn in Error. Most states reach Error legally; CheckingGitCommits and RunningAutoformatters do not, so there the move is forced. */
-  #failed(error: TurnError, data: Record<string, unknown>): TurnResult {
-    return this.#end(
-      State.Error,
-      error.message,
-      data,
-      'error',
-      { error },
-      { forced: !this.#s.machine.canMoveTo(State.Error) },
-    );
-  }
-
-  #result(outcome: TurnOutcome, extra: { text?: string; error?: TurnError }): TurnResult {
-    const { meter } = this.#scope;
-    meter.chargeWall();
-    meter.stop();
-    const result = { outcome } as TurnResult;
-    if ('text' in extra) result.text = extra.text;
-    if ('error' in extra) result.error = extra.error;
-    result.usage = meter.usage;
-    result.turn = this.#turn;
-    result.transitions = this.#moves;
-    if (this.#texts !== undefined) result.texts = this.#texts;
-    return result;
-  }
 }
 
-const NORMAL = Object.freeze({});
-
 // Extension states: the adapter checked at construction that its table has their edges.
-const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
-const APPROVAL_TIMED_OUT = ExtensionState.ApprovalTimedOut as unknown as StateName;
 const COMPACTING = ExtensionState.Compacting as unknown as StateName;
 const STALLED = ExtensionState.Stalled as unknown as StateName;
 const STALL_STOPPED = ExtensionState.StallStopped as unknown as StateName;
 const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
-
-/** `a, b, c`: the names of the calls, for descriptions. */
-function namesOf(calls: readonly ToolCall[]): string {
-  let names = calls[0]?.name ?? '';
-  for (let i = 1; i < calls.length; i++) names += `, ${calls[i]!.name}`;
-  return names;
-}

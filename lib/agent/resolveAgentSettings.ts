@@ -1,0 +1,167 @@
+import type { StateName } from '../../states/StateName';
+import type { AgentLoop } from './AgentLoop';
+import { isAgentLogger, type AgentLogger } from './AgentLogger';
+import { assertBoundsCalls } from './assertBoundsCalls';
+import { Budget } from './Budget';
+import { getDefaultLogger } from '../machine/defaultLogger';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { sleep as realSleep } from '../internal/sleep';
+import { makeAgentMachine } from './makeAgentMachine';
+import { assertExternalBudgets } from './assertExternalBudgets';
+import { resumeRecording } from './RunRecording';
+import type { TurnSettings } from './TurnScope';
+import { assertTableCarries } from './requiredEdges';
+import { assertEndings } from './assertEndings';
+import type { TransitionTable } from '../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../machine/transitions';
+import { assertKnownOptions } from '../machine/assertKnownOptions';
+import { AGENT_OPTION_KEYS } from './optionKeys';
+import { journalThrough, watchFor } from './watchFor';
+import type { AgentWithStateMachineOptions } from './AgentWithStateMachineOptions';
+import { asMachineLogger } from './asMachineLogger';
+import { assertAgentLoop } from './assertAgentLoop';
+import { assertNonNegative } from './assertNonNegative';
+import { resolveJournal } from './resolveJournal';
+import { resolveRetry } from './resolveRetry';
+
+/** `minOutputTokens` when not given: enough for a short answer or a tool call. */
+const DEFAULT_MIN_OUTPUT_TOKENS = 256;
+
+/** What `new AgentWithStateMachine()` makes of its options: what every turn needs, and the agent's own budget. */
+export interface AgentSettings {
+  settings: TurnSettings;
+  budget: Budget;
+}
+
+/**
+ * Checks the loop and every option of `new AgentWithStateMachine(agent, options)` by name,
+ * fills in the defaults and makes the machine: the settings every turn needs. `events` is how
+ * the turns reach the adapter's listeners.
+ */
+export function resolveAgentSettings(
+  agent: AgentLoop,
+  options: AgentWithStateMachineOptions,
+  events: Pick<TurnSettings, 'hears' | 'emit'>,
+): AgentSettings {
+  assertAgentLoop(agent);
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  assertKnownOptions(options, AGENT_OPTION_KEYS, 'new AgentWithStateMachine()');
+  const {
+    budget,
+    sharedBudgets = [],
+    externalBudgets = [],
+    retry = {},
+    cancelGraceMs = 2000,
+    toolConcurrency = 1,
+    pricing,
+    onUnknownCost = 'error',
+    sleep = realSleep,
+    random = Math.random,
+    logger,
+    journal = false,
+    ledger = false,
+    ledgerDefaultMaxCostUsd,
+    minOutputTokens = DEFAULT_MIN_OUTPUT_TOKENS,
+    resumeFrom,
+    table,
+    approve,
+    approvalTimeoutMs,
+    compact = false,
+    stall,
+    // The machine's own options, named rather than gathered with `...rest`: a rest object costs
+    // a run microseconds to build, and a batch makes an adapter per run.
+    maxHistorySize,
+    clock,
+    sink,
+  } = options;
+  if (typeof compact !== 'boolean') throw new InvalidArgumentError('compact', 'true or false', compact);
+  if (compact && typeof agent.compact !== 'function')
+    throw new InvalidArgumentError('agent.compact', 'a function (the `compact` option is on)', agent.compact);
+  if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
+    throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
+  if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
+  if (approvalTimeoutMs !== undefined && approve === undefined)
+    throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
+  const stallWatch = watchFor(stall, journal, ledger);
+  const machineTable = table ?? (DEFAULT_TABLE as TransitionTable<string>);
+  assertTableCarries(machineTable, {
+    approval: approve !== undefined,
+    timeout: approvalTimeoutMs !== undefined,
+    compaction: compact,
+    stall: stallWatch !== undefined,
+  });
+  const ownBudget = new Budget(budget ?? {}, { label: 'budget' });
+  if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
+    throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
+  }
+  if (ownBudget.strict) assertBoundsCalls(agent, 'budget.maxCostUsd');
+  for (const [i, shared] of sharedBudgets.entries())
+    if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}) maxCostUsd`);
+  if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
+  if (ledgerDefaultMaxCostUsd !== undefined) assertNonNegative(ledgerDefaultMaxCostUsd, 'ledgerDefaultMaxCostUsd');
+  if (!(Number.isSafeInteger(minOutputTokens) && minOutputTokens >= 1))
+    throw new InvalidArgumentError('minOutputTokens', 'a positive integer', minOutputTokens);
+  assertExternalBudgets(externalBudgets);
+  const resolvedRetry = resolveRetry(retry);
+  assertNonNegative(cancelGraceMs, 'cancelGraceMs');
+  if (!(toolConcurrency === Infinity || (Number.isInteger(toolConcurrency) && toolConcurrency >= 1))) {
+    throw new InvalidArgumentError('toolConcurrency', 'a positive integer or Infinity', toolConcurrency);
+  }
+  if (pricing !== undefined && typeof pricing !== 'function')
+    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
+  if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
+    throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
+  if (typeof sleep !== 'function')
+    throw new InvalidArgumentError('sleep', 'a function (ms, signal) => Promise<void>', sleep);
+  if (typeof random !== 'function') throw new InvalidArgumentError('random', 'a function returning [0, 1)', random);
+  if (logger !== undefined && logger !== false && !isAgentLogger(logger)) {
+    throw new InvalidArgumentError(
+      'logger',
+      'an object with error, warn, info and debug methods of (message, meta), or false',
+      logger,
+    );
+  }
+  const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+  const journalOptions = resolveJournal(journal);
+  const recording = resumeRecording(resumeFrom, typeof agent.acceptRecorded === 'function', toolConcurrency);
+  const { machine, writer } = makeAgentMachine(
+    {
+      // Undefined takes the machine's default, as an absent option does.
+      maxHistorySize,
+      clock,
+      sink,
+      table: table as TransitionTable<StateName> | undefined,
+      logger: resolved === undefined ? false : asMachineLogger(resolved),
+    },
+    journalOptions,
+    ledger,
+  );
+  const settings: TurnSettings = {
+    machine,
+    agent,
+    external: [...externalBudgets],
+    shared: sharedBudgets,
+    retry: resolvedRetry,
+    cancelGraceMs,
+    toolConcurrency,
+    pricing,
+    onUnknownCost,
+    warned: { unknownCost: false },
+    sleep,
+    random,
+    clock: clock ?? Date.now,
+    logger: resolved,
+    journal: journalThrough(stallWatch, journalOptions === undefined ? undefined : writer),
+    stall: stallWatch,
+    ledger: writer,
+    ledgerDefaultMaxCostUsd,
+    minOutputTokens,
+    recording,
+    approval: approve === undefined ? undefined : { policy: approve, timeoutMs: approvalTimeoutMs },
+    compact: compact ? agent.compact!.bind(agent) : undefined,
+    hears: events.hears,
+    emit: events.emit,
+  };
+  assertEndings(settings, [ownBudget, ...sharedBudgets]);
+  return { settings, budget: ownBudget };
+}

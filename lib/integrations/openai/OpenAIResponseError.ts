@@ -1,0 +1,80 @@
+import type { Response } from 'openai/resources/responses/responses';
+
+/**
+ * A response the API failed after accepting the request: `status: 'failed'`, an `error`
+ * event in the stream, or a status the loop cannot use (`cancelled`, `queued`). `code` is the
+ * API's error code; `status` is the HTTP status the same failure gets outside a stream, when
+ * the code tells it (429 for a rate limit, 500 for a server error, 400 for a rejected prompt
+ * or image), so the adapter's retry policy treats both alike; otherwise undefined, and the
+ * failure is retried as a dropped connection is.
+ */
+export class OpenAIResponseError extends Error {
+  override readonly name = 'OpenAIResponseError';
+  /** The API's error code (`server_error`, `rate_limit_exceeded`, `invalid_prompt`, …), or null. */
+  readonly code: string | null;
+  /** The HTTP status of the same failure outside a stream, when the code tells it. */
+  readonly status: number | undefined;
+  /** The request parameter the API blames, if any. */
+  readonly param: string | null;
+  /** The failed response's id, when it is known. */
+  readonly responseId: string | undefined;
+
+  constructor(
+    message: string,
+    details: {
+      code?: string | null | undefined;
+      param?: string | null | undefined;
+      responseId?: string | undefined;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.code = details.code ?? null;
+    this.param = details.param ?? null;
+    this.responseId = details.responseId;
+    this.status = httpStatusOf(this.code);
+  }
+}
+
+const PROMPT_CODES = new Set([
+  'invalid_prompt',
+  'bio_policy',
+  'data_residency_mismatch',
+  'context_length_exceeded',
+  'invalid_base64_image',
+  'unsupported_image_media_type',
+  'empty_image_file',
+  'failed_to_download_image',
+]);
+
+function httpStatusOf(code: string | null): number | undefined {
+  if (code === null) return undefined;
+  if (code === 'rate_limit_exceeded' || code === 'too_many_requests') return 429;
+  if (code === 'server_error' || code === 'vector_store_timeout') return 500;
+  if (PROMPT_CODES.has(code) || code.startsWith('image_') || code.startsWith('invalid_image')) return 400;
+  return undefined;
+}
+
+/** The error of a response with `status: 'failed'`. */
+export function failedResponseError(response: Response, cause?: unknown): OpenAIResponseError {
+  const error = response.error as { code?: string | null; message?: string } | null | undefined;
+  return new OpenAIResponseError(
+    `the response failed (${error?.code ?? 'no code'}): ${error?.message ?? 'no message'}`,
+    { code: error?.code, responseId: response.id, cause },
+  );
+}
+
+/** An `error` event, as documented (`code`, `message`, `param` on the event) or as the API sends it (under `error`). */
+export function errorEventError(event: object, responseId: string | undefined, cause?: unknown): OpenAIResponseError {
+  const e = ((event as { error?: unknown }).error ?? event) as {
+    code?: string | null;
+    message?: string;
+    param?: string | null;
+    type?: string;
+  };
+  const code = e.code ?? e.type ?? null;
+  return new OpenAIResponseError(
+    `the response stream reported an error (${code ?? 'no code'}): ${e.message ?? 'no message'}`,
+    { code, param: e.param, responseId, cause },
+  );
+}
