@@ -60,3 +60,39 @@ export function safeText(value: unknown): string {
     return String(value);
   }
 }
+
+/** A call refused at its start: answered with `note`, timed now, and journaled. */
+export function refuseSlot(
+  slot: MirrorSlot,
+  status: 'interrupted' | 'not_run',
+  note: string,
+  now: number,
+  journal: ((line: JournalEntry) => void) | undefined,
+  turn: number,
+): void {
+  answerSlot(slot, status, note);
+  slot.startedAt = slot.endedAt = now;
+  journal?.(slotLine(turn, slot));
+}
+
+/**
+ * Every call not yet answered gets `note` as its error result, and its journal line; a call
+ * that was running is `interrupted`, since it may have acted.
+ */
+export function answerRest(
+  slots: readonly MirrorSlot[],
+  note: string,
+  status: 'interrupted' | 'not_run',
+  clock: () => number,
+  journal: ((line: JournalEntry) => void) | undefined,
+  turn: number,
+): void {
+  for (const slot of slots) {
+    if (slot.result !== undefined) continue;
+    const running = slot.status === 'running';
+    answerSlot(slot, running ? 'interrupted' : status, running && status === 'not_run' ? `interrupted: ${note}` : note);
+    if (!running) slot.startedAt = clock();
+    slot.endedAt = Math.max(slot.startedAt, clock());
+    journal?.(slotLine(turn, slot));
+  }
+}

@@ -1,6 +1,5 @@
 // Past 400 lines because it is one state sequence, as TurnRunner is: every step event of a
 // framework's loop and the moves it makes read together, like the table.
-import type { Logger } from 'winston';
 import { State, type StateName } from '../../states/StateName';
 import { formatUsd } from '../internal/formatUsd';
 import { failureMessage } from '../internal/failureMessage';
@@ -8,27 +7,26 @@ import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
+import { StateMachine } from '../machine/StateMachine';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
-import type { LLMCallInput } from './AgentEvents';
 import { safeLog, type AgentLogger } from './AgentLogger';
 import type { LLMCallBound, LLMResponse, Pricing, ToolCall } from './AgentLoop';
 import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
-import type { BudgetLimits, SpentLimit } from './BudgetLimits';
+import type { SpentLimit } from './BudgetLimits';
 import { reserveLine, type Attempt } from './callLLM';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import { splitUsage } from './checkAgentOutput';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
 import { endAttempt, chargeFields } from './endAttempt';
-import { journalError, type JournalEntry, type JournalOptions, type LlmJournalEntry } from './JournalEntry';
+import { journalError, type JournalEntry } from './JournalEntry';
 import { journalWriter } from './journalWriter';
 import type { OnUnknownCost } from './priceResponse';
 import { boundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
-import { BudgetExceededError, LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
+import { LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
@@ -38,61 +36,29 @@ import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
-import { answerSlot, namesOf, safeText, slotLine, slotSummary, type MirrorSlot } from './MirrorSlot';
+import {
+  answerRest,
+  answerSlot,
+  namesOf,
+  refuseSlot,
+  safeText,
+  slotLine,
+  slotSummary,
+  type MirrorSlot,
+} from './MirrorSlot';
+import { mirrorLlmLine, writeAttemptLine, type AttemptFacts, type AttemptOutcome } from './mirrorAttemptLine';
 import { ExtensionState } from './extensionStates';
 import { mirrorStall } from './mirrorStall';
-import type { StallOptions } from './StallOptions';
+import { abortReason, mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
 import type { StallCheck, StallWatch } from './StallWatch';
 import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
-import { StalledError } from './TurnError';
 import { STRICT_FALSE } from './UnboundedCallsError';
-import { resumeRecording, type ResumeFrom, type ResumeInfo, type RunRecording } from './RunRecording';
+import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
 import { chargeServed, chargeServedResponse } from './serveRecorded';
 
-/** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
-export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
-  /** Any logger with `error`, `warn`, `info` and `debug` methods, or `false` for none. Default: the library's shared one. */
-  logger?: AgentLogger | Logger | false;
-  /** The mirror's own limits, over all its runs. `maxWallMs` is a deadline: it aborts `signal`. */
-  budget?: BudgetLimits;
-  /** Further budgets charged alongside, e.g. a batch's shared pool. */
-  sharedBudgets?: readonly Budget[];
-  /** Budgets outside this process (a batch's limits in Redis): reserved before every model call and tool call. */
-  externalBudgets?: readonly ExternalBudget[];
-  /** Computes a response's cost in USD from its tokens when it reports none. */
-  pricing?: Pricing;
-  /** When a dollar (or token) cap is set and a response's cost is unknown. Default `'error'`: the run ends in Error. */
-  onUnknownCost?: OnUnknownCost;
-  /** Journal every model attempt and tool call beside the moves (the sink must take journal lines). Default off. */
-  journal?: boolean | JournalOptions;
-  /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */
-  signal?: AbortSignal;
-  /**
-   * What an earlier, cut-off attempt of the first run spent (a batch's `resume` gives it): that run
-   * starts again from the beginning with this counted in its own usage, its `budget` and its
-   * file, so that per-run caps and a later resume see both attempts. Shared and external budgets
-   * are not charged again: they start from the files' spend.
-   */
-  earlierSpend?: UsageDelta;
-  /**
-   * A cut-off attempt of the first run (a batch's `resume` gives it): the run goes on from its
-   * journal, as the adapter's does, where the integration asks `recordedResponse()` and
-   * `recordedTool(call)`; one that asks neither restarts, its earlier spend counted.
-   */
-  resumeFrom?: ResumeFrom;
-  /**
-   * The money ledger without the journal's content, as the adapter keeps it: a `reserve` line
-   * (the attempt's worst case, from the bound given to `modelCallStart`) forced to the disk before
-   * each model call, and its cost after. Default off; the sink must take journal lines.
-   */
-  ledger?: boolean;
-  /**
-   * Stop a run that goes nowhere, as the adapter's `stall` does (the machine's table gains
-   * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
-   */
-  stall?: boolean | StallOptions;
-}
+import type { StepMirrorOptions } from './StepMirrorOptions';
+export type { StepMirrorOptions } from './StepMirrorOptions';
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
 export type MirrorResponse = LLMResponse;
@@ -100,8 +66,8 @@ export type MirrorResponse = LLMResponse;
 /** How a tool call ended: its output (an error result when `isError`), or what it threw. */
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
-/** Why the mirror refuses a call: the run must stop. The framework's hook throws it (or stops its loop). */
-export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError | StalledError;
+import type { MirrorStop } from './MirrorStop';
+export type { MirrorStop } from './MirrorStop';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
@@ -404,7 +370,7 @@ export class StepMirror {
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
       if (this.signal.aborted && !(this.signal.reason instanceof Deadline)) {
-        const reason = this.#reason();
+        const reason = abortReason(this.signal);
         const error = new TurnCancelledError(reason, State.WaitingForUserInput);
         return this.#stop(State.Error, `cancelled before the turn started: ${reason}`, { reason }, 'cancelled', error);
       }
@@ -442,7 +408,7 @@ export class StepMirror {
     // Recorded moves passed their budget checks when they were made: none here, as the adapter's serving does.
     if (state === State.WaitingForUserInput) this.#sendUserMessage();
     else if (state !== State.SendingToLLM && state !== State.SendingToolResults) this.#toSendingResults(state, false);
-    const taken = recording.take(this.#operation, this.#llmLine(0).input!);
+    const taken = recording.take(this.#operation, mirrorLlmLine(this.#attemptFacts(), 0).input!);
     if (taken === undefined) return undefined;
     this.#attempt = 1;
     this.#attemptStartedAt = this.#clock();
@@ -602,7 +568,7 @@ export class StepMirror {
    * result, or stops its loop.
    */
   async toolStart(call: ToolCall): Promise<MirrorStop | undefined> {
-    if (!this.#running) return this.#ended();
+    if (!this.#running) return mirrorEndedError(this.#result, this.#turn, this.machine.current);
     if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
       throw new InvalidArgumentError('call', 'a tool call { id: string, name: string, input? }', call);
     const meter = this.#meter!;
@@ -611,7 +577,7 @@ export class StepMirror {
     if (state === State.CheckingForCancellation) {
       if (this.signal.aborted) {
         if (this.signal.reason instanceof Deadline) return this.#cancel(State.CheckingForCancellation);
-        const reason = this.#reason();
+        const reason = abortReason(this.signal);
         const error = new TurnCancelledError(reason, State.CheckingForCancellation);
         return this.#stop(
           State.Cancelled,
@@ -640,11 +606,16 @@ export class StepMirror {
       this.#unsent = true;
     }
     if (this.signal.aborted)
-      return this.#refuse(slot, 'interrupted', `interrupted: ${this.#reason()}`, this.#cancelError());
+      return this.#refuse(
+        slot,
+        'interrupted',
+        `interrupted: ${abortReason(this.signal)}`,
+        mirrorCancelError(this.signal, this.machine.pendingState),
+      );
     const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('tool') : undefined);
     if (spent instanceof OperationError) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, spent);
     if (spent !== undefined) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, budgetError(spent));
-    if (!this.#running) return this.#ended();
+    if (!this.#running) return mirrorEndedError(this.#result, this.#turn, this.machine.current);
     meter.charge(ONE_TOOL_CALL, false);
     slot.status = 'running';
     slot.startedAt = meter.hasExternal ? this.#clock() : meter.lastReading;
@@ -657,7 +628,7 @@ export class StepMirror {
     if (slot === undefined || (slot.status !== 'running' && slot.status !== 'pending')) return;
     slot.endedAt = Math.max(slot.startedAt, this.#clock());
     if ('error' in outcome) {
-      if (this.signal.aborted) answerSlot(slot, 'interrupted', `interrupted: ${this.#reason()}`);
+      if (this.signal.aborted) answerSlot(slot, 'interrupted', `interrupted: ${abortReason(this.signal)}`);
       else answerSlot(slot, 'error', messageOf(outcome.error));
     } else {
       const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
@@ -718,7 +689,7 @@ export class StepMirror {
     if (!this.signal.aborted) this.#controller.abort(reason ?? 'the framework aborted its loop');
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
-      const why = this.#reason();
+      const why = abortReason(this.signal);
       return this.#resultOf(
         this.#end(
           State.Error,
@@ -729,7 +700,7 @@ export class StepMirror {
         ),
       );
     }
-    if (TOOL_PHASE.has(state)) this.#answerRest(`interrupted: ${this.#reason()}`, 'interrupted');
+    if (TOOL_PHASE.has(state)) this.#answerRest(`interrupted: ${abortReason(this.signal)}`, 'interrupted');
     return this.#resultOf(
       this.#cancel(state, state === State.RunningTool ? { results: slotSummary(this.#slots) } : {}),
     );
@@ -785,7 +756,7 @@ export class StepMirror {
     }
     if (!this.#running) {
       if (spent === undefined) meter.release(held.held, held.externalHold);
-      return this.#ended();
+      return mirrorEndedError(this.#result, this.#turn, this.machine.current);
     }
     if (spent instanceof OperationError)
       return this.#stop(State.Error, spent.message, { operation: this.#operation }, 'error', spent);
@@ -913,7 +884,7 @@ export class StepMirror {
         { forced },
       );
     }
-    const reason = this.#reason();
+    const reason = abortReason(this.signal);
     return this.#stop(
       State.Cancelled,
       `cancelled during ${from}: ${reason}`,
@@ -925,12 +896,6 @@ export class StepMirror {
         logLevel: 'info',
       },
     );
-  }
-
-  #cancelError(): MirrorStop {
-    const deadline: unknown = this.signal.reason;
-    if (deadline instanceof Deadline) return budgetError(deadline.spent);
-    return new TurnCancelledError(this.#reason(), this.machine.pendingState);
   }
 
   /** A stall detector fired (→ Stalled → StallStopped, outcome `stalled`) or threw (→ Error): the run ends. */
@@ -1033,82 +998,27 @@ export class StepMirror {
 
   /** A call refused at its start: answered, journaled, and the reason handed back. */
   #refuse(slot: MirrorSlot, status: 'interrupted' | 'not_run', note: string, error: MirrorStop): MirrorStop {
-    answerSlot(slot, status, note);
-    slot.startedAt = slot.endedAt = this.#clock();
-    this.#journal?.(slotLine(this.#turn, slot));
+    refuseSlot(slot, status, note, this.#clock(), this.#journal, this.#turn);
     return error;
   }
 
-  /** Every call not yet answered gets `note` as its error result, and its journal line. */
   #answerRest(note: string, status: 'interrupted' | 'not_run'): void {
-    for (const slot of this.#slots) {
-      if (slot.result !== undefined) continue;
-      const running = slot.status === 'running';
-      answerSlot(
-        slot,
-        running ? 'interrupted' : status,
-        running && status === 'not_run' ? `interrupted: ${note}` : note,
-      );
-      if (!running) slot.startedAt = this.#clock();
-      slot.endedAt = Math.max(slot.startedAt, this.#clock());
-      this.#journal?.(slotLine(this.#turn, slot));
-    }
+    answerRest(this.#slots, note, status, this.#clock, this.#journal, this.#turn);
   }
 
-  /** An attempt's end in the journal, or, with the ledger alone, its cost and usage without content. */
-  #attemptLine(
-    endedAt: number,
-    outcome: Pick<
-      LlmJournalEntry,
-      'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'fromJournal'
-    >,
-  ): void {
-    if (this.#journal !== undefined) {
-      const { usage: _usage, ...full } = outcome;
-      this.#journal({ ...this.#llmLine(endedAt), ...full });
-    } else if (this.#ledger !== undefined) {
-      const { response: _response, ...money } = outcome;
-      const { input: _input, ...line } = this.#llmLine(endedAt);
-      this.#ledger({ ...line, ledgerOnly: true, ...money } as JournalEntry);
-    }
-  }
-
-  #llmLine(endedAt: number): Omit<LlmJournalEntry, 'response' | 'costUsd' | 'error'> {
-    const input: LLMCallInput =
-      this.#operation === 'sendUserMessage'
-        ? { kind: 'user_message', message: this.#input }
-        : {
-            kind: 'tool_results',
-            results: this.#slots.map((s) => s.result!).filter((r) => r !== undefined),
-            messages: [],
-          };
+  /** The attempt in flight, for its journal line. */
+  #attemptFacts(): AttemptFacts {
     return {
-      type: 'llm',
       turn: this.#turn,
       operation: this.#operation,
-      attempt: Math.max(1, this.#attempt),
+      attempt: this.#attempt,
       startedAt: this.#attemptStartedAt,
-      endedAt,
-      input,
+      input: this.#input,
+      slots: this.#slots,
     };
   }
 
-  #ended(): MirrorStop {
-    const error = this.#result?.error;
-    if (error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError)
-      return error;
-    if (error instanceof StalledError) return error;
-    return new TurnCancelledError(
-      `run ${this.#turn} has ended (${this.#result?.outcome ?? 'not started'})`,
-      this.machine.current,
-    );
-  }
-
-  #reason(): string {
-    const reason: unknown = this.signal.reason;
-    if (reason instanceof Deadline) return reason.spent.message;
-    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
-      return "aborted by the caller's signal";
-    return reason === undefined ? 'cancelled' : messageOf(reason);
+  #attemptLine(endedAt: number, outcome: AttemptOutcome): void {
+    writeAttemptLine({ journal: this.#journal, ledger: this.#ledger }, this.#attemptFacts(), endedAt, outcome);
   }
 }
