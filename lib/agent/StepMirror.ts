@@ -1,7 +1,6 @@
 // Past 400 lines because it is one state sequence, as TurnRunner is: every step event of a
 // framework's loop and the moves it makes read together, like the table.
 import { State, type StateName } from '../../states/StateName';
-import { formatUsd } from '../internal/formatUsd';
 import { failureMessage } from '../internal/failureMessage';
 import { messageOf } from '../internal/messageOf';
 import { plural } from '../internal/text';
@@ -16,16 +15,15 @@ import { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
 import { reserveLine, type Attempt } from './callLLM';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
-import { splitUsage } from './checkAgentOutput';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
 import { endAttempt, chargeFields } from './endAttempt';
 import { journalError, type JournalEntry } from './JournalEntry';
 import { journalWriter } from './journalWriter';
 import type { OnUnknownCost } from './priceResponse';
-import { boundExceeded } from './boundExceeded';
-import { chargeResponse } from './chargeResponse';
-import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
+import { chargeMirrorResponse } from './chargeMirrorResponse';
+import { boundProblem, NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
+import { holdMirrorCall } from './holdMirrorCall';
 import { LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
@@ -49,13 +47,13 @@ import {
 import { mirrorLlmLine, writeAttemptLine, type AttemptFacts, type AttemptOutcome } from './mirrorAttemptLine';
 import { ExtensionState } from './extensionStates';
 import { mirrorStall } from './mirrorStall';
+import { mirrorRunResult, reportRunEnd } from './mirrorRunResult';
 import { abortReason, mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
 import type { StallCheck, StallWatch } from './StallWatch';
 import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
-import { STRICT_FALSE } from './UnboundedCallsError';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
-import { chargeServed, chargeServedResponse } from './serveRecorded';
+import { chargeServed } from './serveRecorded';
 
 import type { StepMirrorOptions } from './StepMirrorOptions';
 export type { StepMirrorOptions } from './StepMirrorOptions';
@@ -471,36 +469,24 @@ export class StepMirror {
       this.#attempt = Math.max(1, this.#attempt);
       this.#attemptStartedAt = endedAt;
     }
-    const { valid, problems } = splitUsage(response.usage);
     const held = this.#held;
-    const worstUsd = held.worstUsd;
     this.#held = NOTHING_RESERVED;
     const served = this.#servedCost;
     this.#servedCost = undefined;
-    const { priced, charge, costUsd } =
-      served !== undefined
-        ? {
-            ...chargeServedResponse(
-              this.#chargesServed ? meter : undefined,
-              this.#recording!,
-              response,
-              served.costUsd,
-            ),
-            costUsd: served.costUsd,
-          }
-        : chargeResponse(meter, held, valid, response.model, this.#operation, {
-            pricing: this.#pricing,
-            onUnknownCost: this.#onUnknownCost,
-          });
-    // A served response was made under the earlier attempt's hold, not this one's: no bound to check.
-    const passed = served === undefined ? boundExceeded(held.bound, valid, costUsd, worstUsd) : undefined;
-    if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
-      safeLog(
-        this.#logger,
-        'warn',
-        `${this.#operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(worstUsd)}: the bound given to modelCallStart or pricing is too low`,
-        { turn: this.#turn },
-      );
+    const { valid, problems, priced, charge, passed } = chargeMirrorResponse(
+      meter,
+      held,
+      served,
+      response,
+      { operation: this.#operation, turn: this.#turn },
+      {
+        pricing: this.#pricing,
+        onUnknownCost: this.#onUnknownCost,
+        logger: this.#logger,
+        recording: this.#recording,
+        chargesServed: this.#chargesServed,
+      },
+    );
     const fact = passed && { boundExceeded: passed };
     this.#attemptLine(endedAt, {
       response,
@@ -728,28 +714,12 @@ export class StepMirror {
     if (this.signal.aborted) return this.#cancel(from, { failures: this.#failures });
     // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
     this.#endAttempt();
-    const strict = meter.strict;
-    let planned: ReturnType<typeof planBoundedCall> | undefined;
-    if (bound !== undefined && (strict || meter.externalCapsCost || this.#ledger !== undefined))
-      planned = planBoundedCall(bound, this.#pricing, strict);
-    else if (strict)
-      planned = new OperationError(
-        'modelCallStart',
-        new Error(
-          `a strict maxCostUsd needs the bound of each model call (modelCallStart({ inputTokens, maxOutputTokens, model }))${whyNoBound === undefined ? '' : `, and this call has none: ${whyNoBound}`}; no call is made (${STRICT_FALSE})`,
-        ),
-      );
-    if (planned instanceof OperationError)
-      return this.#stop(State.Error, planned.message, { operation: this.#operation }, 'error', planned);
-    let spent: SpentLimit | OperationError | undefined = meter.spent();
-    let held = NOTHING_RESERVED;
-    if (spent === undefined) {
-      // No await from the check to the hold: runs sharing a budget are counted one by one. Never
-      // lowered: the framework's request is made as it stands, so it must fit whole.
-      const reserved = reserveLLMCall(meter, this.#pricing, Infinity, planned);
-      if (reserved.kind === 'budget') spent = reserved.spent;
-      else held = reserved.reservation;
-    }
+    // No await from the check to the hold: runs sharing a budget are counted one by one.
+    const gate = holdMirrorCall(meter, this.#pricing, this.#ledger !== undefined, bound, whyNoBound);
+    if (gate instanceof OperationError)
+      return this.#stop(State.Error, gate.message, { operation: this.#operation }, 'error', gate);
+    const { held } = gate;
+    let spent: SpentLimit | OperationError | undefined = gate.spent;
     if (spent === undefined && meter.hasExternal) {
       spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
       if (spent !== undefined) meter.release(held.held, undefined);
@@ -950,32 +920,18 @@ export class StepMirror {
     this.#move(to, event, how.forced === true);
     meter.stop();
     this.#running = false;
-    const result = { outcome } as TurnResult;
-    if (outcome === 'end_of_turn') result.text = this.#lastText;
-    if (error !== undefined) result.error = error;
-    result.usage = meter.usage;
-    result.turn = this.#turn;
-    result.transitions = this.#moves;
-    if (this.#texts !== undefined) result.texts = this.#texts;
-    if (this.#unsent && outcome !== 'end_of_turn')
-      result.unansweredToolCalls = this.#slots.map((slot) => ({ call: slot.call, result: slot.result! }));
+    const result = mirrorRunResult(meter, {
+      outcome,
+      error,
+      turn: this.#turn,
+      moves: this.#moves,
+      lastText: this.#lastText,
+      texts: this.#texts,
+      unsent: this.#unsent,
+      slots: this.#slots,
+    });
     this.#result = result;
-    if (meter.externalDue)
-      void meter.flush().then((failed) => {
-        if (failed instanceof OperationError)
-          safeLog(
-            this.#logger,
-            'warn',
-            `charging an external budget at the end of run ${result.turn} failed: ${failed.message}`,
-            {
-              turn: result.turn,
-            },
-          );
-      });
-    if (outcome !== 'end_of_turn') {
-      const message = `run ${result.turn} ended ${outcome}${error === undefined ? '' : `: ${error.message}`}`;
-      safeLog(this.#logger, outcome === 'cancelled' ? 'info' : 'warn', message, { turn: result.turn, outcome });
-    }
+    reportRunEnd(meter, result, this.#logger);
     return result;
   }
 
