@@ -7,25 +7,20 @@ import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { StateMachine } from '../machine/StateMachine';
-import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import { safeLog, type AgentLogger } from './AgentLogger';
 import type { LLMCallBound, LLMResponse, Pricing, ToolCall } from './AgentLoop';
 import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
-import { reserveLine, type Attempt } from './callLLM';
-import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
-import { endAttempt, chargeFields } from './endAttempt';
+import { chargeFields } from './endAttempt';
 import { journalError, type JournalEntry } from './JournalEntry';
 import { journalWriter } from './journalWriter';
 import type { OnUnknownCost } from './priceResponse';
 import { chargeMirrorResponse } from './chargeMirrorResponse';
-import { boundProblem, NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
-import { holdMirrorCall } from './holdMirrorCall';
-import { LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
-import type { TurnOutcome } from './TurnOutcome';
+import { boundProblem, NOTHING_RESERVED } from './reserveLLMCall';
+import { OperationError, TurnCancelledError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageDelta, UsageTotals } from './UsageTotals';
@@ -34,22 +29,12 @@ import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
-import {
-  answerRest,
-  answerSlot,
-  namesOf,
-  refuseSlot,
-  safeText,
-  slotLine,
-  slotSummary,
-  type MirrorSlot,
-} from './MirrorSlot';
-import { mirrorLlmLine, writeAttemptLine, type AttemptFacts, type AttemptOutcome } from './mirrorAttemptLine';
-import { ExtensionState } from './extensionStates';
+import { answerSlot, namesOf, safeText, slotLine, slotSummary } from './MirrorSlot';
+import { mirrorLlmLine } from './mirrorAttemptLine';
 import { mirrorStall } from './mirrorStall';
-import { mirrorRunResult, reportRunEnd } from './mirrorRunResult';
+import { MirrorMoves, TOOL_PHASE } from './MirrorMoves';
 import { abortReason, mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
-import type { StallCheck, StallWatch } from './StallWatch';
+import type { StallWatch } from './StallWatch';
 import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
@@ -68,14 +53,7 @@ import type { MirrorStop } from './MirrorStop';
 export type { MirrorStop } from './MirrorStop';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
-/** Why a ledger line states no worst case, when the framework gave the call no bound. */
-const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
-const TOOL_PHASE: ReadonlySet<string> = new Set([
-  State.ToolUseRequested,
-  State.CheckingForCancellation,
-  State.RunningTool,
-]);
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
@@ -128,24 +106,8 @@ export class StepMirror {
   readonly #callerSignal: AbortSignal | undefined;
   #warnedUnknownCost = false;
   #controller = new AbortController();
-  #turn = 0;
-  #meter: UsageMeter | undefined;
-  #moves = 0;
-  /** The last run's result, once it has ended; undefined while one runs. */
-  #result: TurnResult | undefined;
-  #running = false;
-  #input = '';
-  #operation: 'sendUserMessage' | 'sendToolResults' = 'sendUserMessage';
-  #attempt = 0;
-  #attemptStartedAt = 0;
-  /** What the model attempt in flight holds against strict (and external) dollar caps: released at its end. */
-  #held: Reservation = NOTHING_RESERVED;
-  #failures: Attempt[] = [];
-  #slots: MirrorSlot[] = [];
-  /** Tool results not yet carried to the LLM by a response. */
-  #unsent = false;
-  #texts: string[] | undefined;
-  #lastText: string | undefined;
+  /** The runs' state and the moves they make. */
+  readonly #run: MirrorMoves;
 
   /**
    * The mirror an integration drives: the one handed to it as `mirror` (nothing else may be
@@ -220,6 +182,16 @@ export class StepMirror {
     this.#journal = journalThrough(this.#stall, journalOptions === undefined ? undefined : writer);
     this.#ledger = writer;
     this.#callerSignal = signal;
+    this.#run = new MirrorMoves(this.machine, {
+      budget: this.#budget,
+      clock: this.#clock,
+      journal: this.#journal,
+      ledger: this.#ledger,
+      logger: this.#logger,
+      recording: this.#recording,
+      pricing: this.#pricing,
+      signal: () => this.#controller.signal,
+    });
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -243,7 +215,7 @@ export class StepMirror {
 
   /** The running run's usage so far (the last run's, once it ended). */
   get runUsage(): UsageTotals {
-    return this.#meter?.usage ?? this.#budget.usage;
+    return this.#run.meter?.usage ?? this.#budget.usage;
   }
 
   /**
@@ -261,17 +233,17 @@ export class StepMirror {
 
   /** Whether a run is in progress. */
   get running(): boolean {
-    return this.#running;
+    return this.#run.running;
   }
 
   /** 1 for the first run. */
   get turn(): number {
-    return this.#turn;
+    return this.#run.turn;
   }
 
   /** The last run's result, once it has ended. */
   get result(): TurnResult | undefined {
-    return this.#result;
+    return this.#run.result;
   }
 
   /**
@@ -279,7 +251,7 @@ export class StepMirror {
    * this after each step, so that its loop ends its own way with every tool call answered.
    */
   spent(): SpentLimit | undefined {
-    return this.#meter?.spent();
+    return this.#run.meter?.spent();
   }
 
   /** Cancels the running run: the signal aborts, no further call is allowed, and the run ends as `cancelled`. */
@@ -296,52 +268,59 @@ export class StepMirror {
    */
   runStart(input = ''): void {
     if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
-    if (this.#running && this.machine.pendingState === State.WaitingForUserInput) {
+    if (this.#run.running && this.machine.pendingState === State.WaitingForUserInput) {
       // Started already (by a batch, before the framework's own start event): the same run.
-      if (input !== '') this.#input = input;
+      if (input !== '') this.#run.input = input;
       return;
     }
-    if (this.#running) this.runFailed(new Error('a new run started before this one reported its end'));
-    this.#running = true;
-    this.#result = undefined;
-    this.#turn += 1;
-    this.#moves = 0;
-    this.#input = input;
-    this.#attempt = 0;
-    this.#failures = [];
-    this.#slots = [];
-    this.#unsent = false;
-    this.#texts = undefined;
-    this.#lastText = undefined;
-    this.#operation = 'sendUserMessage';
+    if (this.#run.running) this.runFailed(new Error('a new run started before this one reported its end'));
+    this.#run.running = true;
+    this.#run.result = undefined;
+    this.#run.turn += 1;
+    this.#run.moves = 0;
+    this.#run.input = input;
+    this.#run.attempt = 0;
+    this.#run.failures = [];
+    this.#run.slots = [];
+    this.#run.unsent = false;
+    this.#run.texts = undefined;
+    this.#run.lastText = undefined;
+    this.#run.operation = 'sendUserMessage';
     // A controller that aborted ended its run; the next run gets a fresh one unless the caller's signal aborted.
     if (this.#controller.signal.aborted && this.#callerSignal?.aborted !== true)
       this.#controller = new AbortController();
     const controller = this.#controller;
-    this.#meter = new UsageMeter({
+    this.#run.meter = new UsageMeter({
       budgets: this.#budgets,
       shared: this.#budgets.slice(1),
       external: this.#external,
       clock: this.#clock,
       onDeadline: (spent) => controller.abort(new Deadline(spent)),
     });
-    this.#meter.start();
+    this.#run.meter.start();
     const earlier = this.#earlierSpend;
     this.#earlierSpend = undefined;
-    if (earlier !== undefined) this.#meter.chargeOwn(earlier);
+    if (earlier !== undefined) this.#run.meter.chargeOwn(earlier);
     const current = this.machine.pendingState;
     // The earlier attempt's spend goes in the first record, so a file cut off again still counts it.
     if (current === State.Ready)
-      this.#move(
+      this.#run.move(
         State.WaitingForUserInput,
         earlier === undefined
           ? 'agent ready'
           : { description: 'agent ready', data: { resumed: true, usage: this.#budget.usage } },
       );
     else if (this.machine.table.states[current]?.isTerminal === true)
-      this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
+      this.#run.move(State.WaitingForUserInput, {
+        description: `turn ${this.#run.turn} starts`,
+        data: { turn: this.#run.turn },
+      });
     else if (current !== State.WaitingForUserInput)
-      this.#move(State.WaitingForUserInput, `a run started with the machine in ${current}, not between turns`, true);
+      this.#run.move(
+        State.WaitingForUserInput,
+        `a run started with the machine in ${current}, not between turns`,
+        true,
+      );
   }
 
   /**
@@ -362,36 +341,42 @@ export class StepMirror {
       if (problem !== undefined)
         throw new InvalidArgumentError('bound', `{ inputTokens, maxOutputTokens, model? } (${problem})`, bound);
     }
-    if (!this.#running) this.runStart();
+    if (!this.#run.running) this.runStart();
     this.#recording?.stop('the framework made an LLM call live without asking for its recorded response');
-    const meter = this.#meter!;
+    const meter = this.#run.meter!;
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
       if (this.signal.aborted && !(this.signal.reason instanceof Deadline)) {
         const reason = abortReason(this.signal);
         const error = new TurnCancelledError(reason, State.WaitingForUserInput);
-        return this.#stop(State.Error, `cancelled before the turn started: ${reason}`, { reason }, 'cancelled', error);
+        return this.#run.stop(
+          State.Error,
+          `cancelled before the turn started: ${reason}`,
+          { reason },
+          'cancelled',
+          error,
+        );
       }
       const spent = meter.spent();
       if (spent !== undefined)
-        return this.#stop(
+        return this.#run.stop(
           State.Error,
           `${spent.message}; no LLM call made`,
           limitData(spent),
           'budget_exceeded',
           budgetError(spent),
         );
-      this.#sendUserMessage();
+      this.#run.sendUserMessage();
     } else if (this.signal.aborted && TOOL_PHASE.has(state)) {
       // Cancelled while its tools ran: the run ends where it was, as the adapter's does.
       return this.runAborted().error as MirrorStop;
     } else if (state === State.SendingToLLM || state === State.SendingToolResults) {
       // Another attempt of the same call: a retry, whether the failure was reported or not.
     } else {
-      const stop = this.#toSendingResults(state);
+      const stop = this.#run.toSendingResults(state);
       if (stop !== undefined) return stop;
     }
-    return this.#gate(bound, whyNoBound);
+    return this.#run.gate(bound, whyNoBound);
   }
 
   /**
@@ -401,15 +386,16 @@ export class StepMirror {
    */
   recordedResponse(): MirrorResponse | undefined {
     const recording = this.#recording;
-    if (recording?.serving !== true || !this.#running || this.signal.aborted) return undefined;
+    if (recording?.serving !== true || !this.#run.running || this.signal.aborted) return undefined;
     const state = this.machine.pendingState;
     // Recorded moves passed their budget checks when they were made: none here, as the adapter's serving does.
-    if (state === State.WaitingForUserInput) this.#sendUserMessage();
-    else if (state !== State.SendingToLLM && state !== State.SendingToolResults) this.#toSendingResults(state, false);
-    const taken = recording.take(this.#operation, mirrorLlmLine(this.#attemptFacts(), 0).input!);
+    if (state === State.WaitingForUserInput) this.#run.sendUserMessage();
+    else if (state !== State.SendingToLLM && state !== State.SendingToolResults)
+      this.#run.toSendingResults(state, false);
+    const taken = recording.take(this.#run.operation, mirrorLlmLine(this.#run.attemptFacts(), 0).input!);
     if (taken === undefined) return undefined;
-    this.#attempt = 1;
-    this.#attemptStartedAt = this.#clock();
+    this.#run.attempt = 1;
+    this.#run.attemptStartedAt = this.#clock();
     this.#servedCost = { costUsd: taken.costUsd };
     this.modelResponse(taken.response);
     return taken.response;
@@ -421,56 +407,56 @@ export class StepMirror {
    */
   recordedTool(call: ToolCall): { output: string; isError: boolean } | undefined {
     const state = this.machine.pendingState;
-    if (this.#recording === undefined || !this.#running || this.signal.aborted) return undefined;
-    const slot = this.#slots.find((s) => s.call.id === call.id && s.status === 'pending');
+    if (this.#recording === undefined || !this.#run.running || this.signal.aborted) return undefined;
+    const slot = this.#run.slots.find((s) => s.call.id === call.id && s.status === 'pending');
     if (slot === undefined || (state !== State.CheckingForCancellation && state !== State.RunningTool)) return;
     const plan = this.#recording.toolPlan(slot.call);
     if (plan.kind === 'run') return undefined;
-    if (state === State.CheckingForCancellation) this.#enterRunningTool();
+    if (state === State.CheckingForCancellation) this.#run.enterRunningTool();
     slot.startedAt = slot.endedAt = this.#clock();
     if (plan.kind === 'interrupted') answerSlot(slot, 'interrupted', plan.note);
     else {
       slot.status = plan.status;
       slot.result = plan.result;
-      chargeServed(this.#chargesServed ? this.#meter : undefined, this.#recording, ONE_TOOL_CALL);
+      chargeServed(this.#chargesServed ? this.#run.meter : undefined, this.#recording, ONE_TOOL_CALL);
     }
-    this.#journal?.(slotLine(this.#turn, slot, plan.kind === 'replay'));
+    this.#journal?.(slotLine(this.#run.turn, slot, plan.kind === 'replay'));
     return { output: slot.result!.output, isError: slot.result!.isError === true };
   }
 
   /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
   modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
-    if (!this.#running) return;
-    const charge = this.#endAttempt({ kind: 'failed', error });
-    this.#attemptLine(this.#clock(), { error: journalError(error), ...chargeFields(charge) });
-    this.#failures.push({ attempt: this.#attempt, error: failureMessage(error) });
-    if (info.willRetry === false) this.#endCallFailed(error);
+    if (!this.#run.running) return;
+    const charge = this.#run.endAttempt({ kind: 'failed', error });
+    this.#run.attemptLine(this.#clock(), { error: journalError(error), ...chargeFields(charge) });
+    this.#run.failures.push({ attempt: this.#run.attempt, error: failureMessage(error) });
+    if (info.willRetry === false) this.#run.endCallFailed(error);
   }
 
   /** A model attempt answered: its usage is charged, priced and journaled, and the machine moves on. */
   modelResponse(response: MirrorResponse): void {
-    if (!this.#running) return;
+    if (!this.#run.running) return;
     if (typeof response !== 'object' || response === null)
       throw new InvalidArgumentError(
         'response',
         'an object { text?, toolCalls?, usage?, model?, finishReason? }',
         response,
       );
-    const meter = this.#meter!;
+    const meter = this.#run.meter!;
     const endedAt = this.#clock();
     let state = this.machine.pendingState;
     if (state !== State.SendingToLLM && state !== State.SendingToolResults) {
       // A response without a call reported before it: the framework's order, forced with the reason.
-      if (state === State.WaitingForUserInput) this.#move(State.SendingToLLM, 'sending the user message');
-      else this.#toSendingResults(state, false);
+      if (state === State.WaitingForUserInput) this.#run.move(State.SendingToLLM, 'sending the user message');
+      else this.#run.toSendingResults(state, false);
       state = this.machine.pendingState;
       if (state !== State.SendingToLLM && state !== State.SendingToolResults) return;
       meter.charge(ONE_LLM_CALL, false);
-      this.#attempt = Math.max(1, this.#attempt);
-      this.#attemptStartedAt = endedAt;
+      this.#run.attempt = Math.max(1, this.#run.attempt);
+      this.#run.attemptStartedAt = endedAt;
     }
-    const held = this.#held;
-    this.#held = NOTHING_RESERVED;
+    const held = this.#run.held;
+    this.#run.held = NOTHING_RESERVED;
     const served = this.#servedCost;
     this.#servedCost = undefined;
     const { valid, problems, priced, charge, passed } = chargeMirrorResponse(
@@ -478,7 +464,7 @@ export class StepMirror {
       held,
       served,
       response,
-      { operation: this.#operation, turn: this.#turn },
+      { operation: this.#run.operation, turn: this.#run.turn },
       {
         pricing: this.#pricing,
         onUnknownCost: this.#onUnknownCost,
@@ -488,7 +474,7 @@ export class StepMirror {
       },
     );
     const fact = passed && { boundExceeded: passed };
-    this.#attemptLine(endedAt, {
+    this.#run.attemptLine(endedAt, {
       response,
       usage: valid,
       ...chargeFields(charge),
@@ -498,18 +484,18 @@ export class StepMirror {
     // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
     const tripped = passed !== undefined && meter.strict ? meter.trip(passed) : undefined;
     if (tripped !== undefined)
-      return void this.#end(
+      return void this.#run.end(
         State.Error,
         tripped.message,
-        { ...limitData(tripped), operation: this.#operation },
+        { ...limitData(tripped), operation: this.#run.operation },
         'budget_exceeded',
         budgetError(tripped),
       );
     if (priced.error !== undefined) {
-      this.#end(
+      this.#run.end(
         State.Error,
         priced.error.message,
-        { operation: this.#operation, responseUsage: valid },
+        { operation: this.#run.operation, responseUsage: valid },
         'error',
         priced.error,
       );
@@ -517,34 +503,34 @@ export class StepMirror {
     }
     if (priced.note !== undefined && !this.#warnedUnknownCost) {
       this.#warnedUnknownCost = true;
-      safeLog(this.#logger, 'warn', priced.note, { turn: this.#turn });
+      safeLog(this.#logger, 'warn', priced.note, { turn: this.#run.turn });
     }
     // The results sent with this call reached the LLM.
-    this.#unsent = false;
+    this.#run.unsent = false;
     const calls = response.toolCalls ?? [];
-    const data: Record<string, unknown> = { attempts: this.#attempt };
-    if (this.#failures.length > 0) data.failures = this.#failures;
+    const data: Record<string, unknown> = { attempts: this.#run.attempt };
+    if (this.#run.failures.length > 0) data.failures = this.#run.failures;
     data.toolCalls = calls.length;
     if (response.model !== undefined) data.model = response.model;
     if (response.finishReason !== undefined) data.finishReason = response.finishReason;
     if (problems.length > 0) data.usageProblems = problems;
     if (priced.note !== undefined) data.unknownCost = priced.note;
     data.usage = this.#budget.usage;
-    this.#move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
-    this.#failures = [];
-    this.#lastText = response.text;
+    this.#run.move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
+    this.#run.failures = [];
+    this.#run.lastText = response.text;
     if (calls.length === 0) return;
-    if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
-    this.#slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
-    this.#unsent = true;
+    if (response.text !== undefined && response.text !== '') (this.#run.texts ??= []).push(response.text);
+    this.#run.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
+    this.#run.unsent = true;
     const stalled = this.#stall?.check();
-    if (stalled !== undefined) return this.#stalled(stalled);
+    if (stalled !== undefined) return this.#run.stalled(stalled);
     const callList = calls.map((c) => ({ id: c.id, name: c.name }));
-    this.#move(State.ToolUseRequested, {
+    this.#run.move(State.ToolUseRequested, {
       description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
       data: { calls: callList },
     });
-    this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+    this.#run.move(State.CheckingForCancellation, 'checking for cancellation before running tools');
   }
 
   /**
@@ -554,30 +540,30 @@ export class StepMirror {
    * result, or stops its loop.
    */
   async toolStart(call: ToolCall): Promise<MirrorStop | undefined> {
-    if (!this.#running) return mirrorEndedError(this.#result, this.#turn, this.machine.current);
+    if (!this.#run.running) return mirrorEndedError(this.#run.result, this.#run.turn, this.machine.current);
     if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
       throw new InvalidArgumentError('call', 'a tool call { id: string, name: string, input? }', call);
-    const meter = this.#meter!;
+    const meter = this.#run.meter!;
     const state = this.machine.pendingState;
-    let slot = this.#slots.find((s) => s.call.id === call.id);
+    let slot = this.#run.slots.find((s) => s.call.id === call.id);
     if (state === State.CheckingForCancellation) {
       if (this.signal.aborted) {
-        if (this.signal.reason instanceof Deadline) return this.#cancel(State.CheckingForCancellation);
+        if (this.signal.reason instanceof Deadline) return this.#run.cancel(State.CheckingForCancellation);
         const reason = abortReason(this.signal);
         const error = new TurnCancelledError(reason, State.CheckingForCancellation);
-        return this.#stop(
+        return this.#run.stop(
           State.Cancelled,
           `cancelled before tools ran: ${reason}`,
-          { reason, interrupted: this.#slots.map((s) => s.call.id) },
+          { reason, interrupted: this.#run.slots.map((s) => s.call.id) },
           'cancelled',
           error,
         );
       }
-      this.#enterRunningTool();
+      this.#run.enterRunningTool();
     } else if (state !== State.RunningTool) {
       // A tool nobody asked for in this run's order (run on a user's approval, or before its response was reported).
-      if (slot === undefined) this.#slots = [];
-      this.#move(
+      if (slot === undefined) this.#run.slots = [];
+      this.#run.move(
         State.RunningTool,
         {
           description: `running ${call.name}: the framework ran a tool outside a response's tool calls`,
@@ -588,20 +574,20 @@ export class StepMirror {
     }
     if (slot === undefined) {
       slot = { call, status: 'pending', startedAt: 0, endedAt: 0 };
-      this.#slots.push(slot);
-      this.#unsent = true;
+      this.#run.slots.push(slot);
+      this.#run.unsent = true;
     }
     if (this.signal.aborted)
-      return this.#refuse(
+      return this.#run.refuse(
         slot,
         'interrupted',
         `interrupted: ${abortReason(this.signal)}`,
         mirrorCancelError(this.signal, this.machine.pendingState),
       );
     const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('tool') : undefined);
-    if (spent instanceof OperationError) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, spent);
-    if (spent !== undefined) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, budgetError(spent));
-    if (!this.#running) return mirrorEndedError(this.#result, this.#turn, this.machine.current);
+    if (spent instanceof OperationError) return this.#run.refuse(slot, 'not_run', `not run: ${spent.message}`, spent);
+    if (spent !== undefined) return this.#run.refuse(slot, 'not_run', `not run: ${spent.message}`, budgetError(spent));
+    if (!this.#run.running) return mirrorEndedError(this.#run.result, this.#run.turn, this.machine.current);
     meter.charge(ONE_TOOL_CALL, false);
     slot.status = 'running';
     slot.startedAt = meter.hasExternal ? this.#clock() : meter.lastReading;
@@ -610,7 +596,7 @@ export class StepMirror {
 
   /** A tool call finished (`{ output, isError? }`) or threw (`{ error }`). */
   toolEnd(callId: string, outcome: MirrorToolOutcome): void {
-    const slot = this.#slots.find((s) => s.call.id === callId);
+    const slot = this.#run.slots.find((s) => s.call.id === callId);
     if (slot === undefined || (slot.status !== 'running' && slot.status !== 'pending')) return;
     slot.endedAt = Math.max(slot.startedAt, this.#clock());
     if ('error' in outcome) {
@@ -621,7 +607,7 @@ export class StepMirror {
       slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
       slot.status = outcome.isError === true ? 'error' : 'ok';
     }
-    this.#journal?.(slotLine(this.#turn, slot));
+    this.#journal?.(slotLine(this.#run.turn, slot));
   }
 
   /** A step of the framework's loop ended. Optional: the moves do not need it. */
@@ -633,29 +619,29 @@ export class StepMirror {
    * BudgetExceeded when a budget is spent, else in EndOfTurn, forced with the reason.
    */
   runEnd(info: { text?: string } = {}): TurnResult {
-    if (!this.#running) return this.#result ?? this.#fail(new Error('the run ended before it started'));
+    if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run ended before it started'));
     const state = this.machine.pendingState;
-    const text = info.text ?? this.#lastText;
+    const text = info.text ?? this.#run.lastText;
     if (state === State.ProcessingLLMResponse) {
-      if (this.signal.aborted) return this.#resultOf(this.#cancel(state));
+      if (this.signal.aborted) return this.#run.resultOf(this.#run.cancel(state));
       const chars = text?.length ?? 0;
-      return this.#resultOf(
-        this.#end(State.EndOfTurn, 'text-only response ends the turn', { chars }, 'end_of_turn'),
+      return this.#run.resultOf(
+        this.#run.end(State.EndOfTurn, 'text-only response ends the turn', { chars }, 'end_of_turn'),
         text,
       );
     }
     if (TOOL_PHASE.has(state)) {
       // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
       if (this.signal.aborted) return this.runAborted();
-      this.#closeTools(state);
-      const spent = this.#meter!.spent();
+      this.#run.closeTools(state);
+      const spent = this.#run.meter!.spent();
       if (spent !== undefined)
-        return this.#resultOf(
-          this.#end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent)),
+        return this.#run.resultOf(
+          this.#run.end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent)),
         );
-      if (this.signal.aborted) return this.#resultOf(this.#cancel(State.CheckingBudget));
-      return this.#resultOf(
-        this.#end(
+      if (this.signal.aborted) return this.#run.resultOf(this.#run.cancel(State.CheckingBudget));
+      return this.#run.resultOf(
+        this.#run.end(
           State.EndOfTurn,
           "the framework's loop ended after its tools ran, with no further LLM call (its stop condition)",
           { chars: text?.length ?? 0 },
@@ -671,13 +657,13 @@ export class StepMirror {
 
   /** The framework's loop stopped for an abort: the run ends as `cancelled` (or `budget_exceeded` at a deadline). */
   runAborted(reason?: unknown): TurnResult {
-    if (!this.#running) return this.#result ?? this.#fail(new Error('the run was aborted before it started'));
+    if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run was aborted before it started'));
     if (!this.signal.aborted) this.#controller.abort(reason ?? 'the framework aborted its loop');
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
       const why = abortReason(this.signal);
-      return this.#resultOf(
-        this.#end(
+      return this.#run.resultOf(
+        this.#run.end(
           State.Error,
           `cancelled before the turn started: ${why}`,
           { reason: why },
@@ -686,295 +672,30 @@ export class StepMirror {
         ),
       );
     }
-    if (TOOL_PHASE.has(state)) this.#answerRest(`interrupted: ${abortReason(this.signal)}`, 'interrupted');
-    return this.#resultOf(
-      this.#cancel(state, state === State.RunningTool ? { results: slotSummary(this.#slots) } : {}),
+    if (TOOL_PHASE.has(state)) this.#run.answerRest(`interrupted: ${abortReason(this.signal)}`, 'interrupted');
+    return this.#run.resultOf(
+      this.#run.cancel(state, state === State.RunningTool ? { results: slotSummary(this.#run.slots) } : {}),
     );
   }
 
   /** The framework's loop failed with `error`: the run ends in Error (or as cancelled, when it was aborted). */
   runFailed(error: unknown): TurnResult {
-    if (!this.#running) return this.#result ?? this.#fail(error);
+    if (!this.#run.running) return this.#run.result ?? this.#fail(error);
     if (this.signal.aborted) return this.runAborted();
     const state = this.machine.pendingState;
     if (state === State.SendingToLLM || state === State.SendingToolResults)
-      return this.#resultOf(this.#endCallFailed(error));
+      return this.#run.resultOf(this.#run.endCallFailed(error));
     return this.#fail(error);
   }
 
-  // ——— the moves ———
-
-  /**
-   * The checks before an attempt from a sending state, as the adapter's callLLM makes them: the
-   * budgets, then the attempt's worst case held against strict caps (and external ones).
-   */
-  async #gate(bound: LLMCallBound | undefined, whyNoBound: string | undefined): Promise<MirrorStop | undefined> {
-    const meter = this.#meter!;
-    const from = this.machine.pendingState;
-    if (this.signal.aborted) return this.#cancel(from, { failures: this.#failures });
-    // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
-    this.#endAttempt();
-    // No await from the check to the hold: runs sharing a budget are counted one by one.
-    const gate = holdMirrorCall(meter, this.#pricing, this.#ledger !== undefined, bound, whyNoBound);
-    if (gate instanceof OperationError)
-      return this.#stop(State.Error, gate.message, { operation: this.#operation }, 'error', gate);
-    const { held } = gate;
-    let spent: SpentLimit | OperationError | undefined = gate.spent;
-    if (spent === undefined && meter.hasExternal) {
-      spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
-      if (spent !== undefined) meter.release(held.held, undefined);
-    }
-    if (!this.#running) {
-      if (spent === undefined) meter.release(held.held, held.externalHold);
-      return mirrorEndedError(this.#result, this.#turn, this.machine.current);
-    }
-    if (spent instanceof OperationError)
-      return this.#stop(State.Error, spent.message, { operation: this.#operation }, 'error', spent);
-    if (spent !== undefined)
-      return this.#stop(
-        State.Error,
-        `${spent.message}; no further LLM call made`,
-        { ...limitData(spent), failures: this.#failures },
-        'budget_exceeded',
-        budgetError(spent),
-      );
-    this.#held = held;
-    meter.charge(ONE_LLM_CALL, false);
-    this.#attempt += 1;
-    if (this.#ledger !== undefined)
-      this.#ledger(
-        reserveLine(this.#turn, this.#operation, this.#attempt, this.#clock(), held, undefined, whyNoBound ?? NO_BOUND),
-      );
-    this.#attemptStartedAt = meter.hasExternal || held !== NOTHING_RESERVED ? this.#clock() : meter.lastReading;
-    return undefined;
-  }
-
-  /** The attempt in flight ended as `end` (by default unreported, so it may have left): charged by the rule (`endAttempt`). */
-  #endAttempt(end: AttemptEnd = UNREPORTED): AttemptCharge {
-    const held = this.#held;
-    this.#held = NOTHING_RESERVED;
-    return held === NOTHING_RESERVED ? chargeAttempt(end, undefined) : endAttempt(this.#meter!, held, end);
-  }
-
-  /** From the tool phase (or elsewhere, forced) to SendingToolResults, through the budget check. */
-  #toSendingResults(state: StateName, check = true): MirrorStop | undefined {
-    if (TOOL_PHASE.has(state)) {
-      this.#closeTools(state);
-      // `check` false: the call was made already (a response nobody announced), so the budget had no say.
-      const spent = check ? this.#meter!.spent() : undefined;
-      if (spent !== undefined)
-        return this.#stop(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent));
-      if (check && this.signal.aborted) return this.#cancel(State.CheckingBudget);
-      this.#move(State.GatheringAdditionalMessages, {
-        description: 'budget has room',
-        data: { usage: this.#budget.usage },
-      });
-      const results = this.#slots.length;
-      this.#move(State.SendingToolResults, {
-        description: `sending ${plural(results, 'tool result')} and 0 messages`,
-        data: { results, messages: 0 },
-      });
-    } else {
-      // A further model call after a text-only response (or from anywhere else): forced, with the reason.
-      this.#move(
-        State.SendingToolResults,
-        { description: `the framework made another LLM call from ${state}`, logLevel: 'info' },
-        true,
-      );
-    }
-    this.#operation = 'sendToolResults';
-    this.#attempt = 0;
-    this.#failures = [];
-    return undefined;
-  }
-
-  /** ToolUseRequested / CheckingForCancellation / RunningTool → CheckingBudget, answering any call left unanswered. */
-  #closeTools(state: StateName): void {
-    if (state === State.ToolUseRequested)
-      this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
-    if (state !== State.RunningTool) this.#enterRunningTool();
-    this.#answerRest('not run: the framework did not run it', 'not_run');
-    let errors = 0;
-    const summary = slotSummary(this.#slots);
-    for (const r of summary) if (r.isError) errors += 1;
-    this.#move(State.CheckingGitCommits, {
-      description: `tools finished (${errors} with errors)`,
-      data: { results: summary },
-    });
-    this.#move(State.CheckingBudget, 'no new commits');
-  }
-
-  /** WaitingForUserInput → SendingToLLM: the run's first call. */
-  #sendUserMessage(): void {
-    this.#move(State.SendingToLLM, {
-      description: 'sending the user message',
-      data: { turn: this.#turn, chars: this.#input.length },
-    });
-    this.#operation = 'sendUserMessage';
-    this.#attempt = 0;
-  }
-
-  #enterRunningTool(): void {
-    const callList = this.#slots.map((s) => ({ id: s.call.id, name: s.call.name }));
-    const names = namesOf(this.#slots.map((s) => s.call));
-    this.#move(State.RunningTool, { description: `running ${names || 'tools'}`, data: { calls: callList } });
-  }
-
-  #endCallFailed(error: unknown): TurnResult {
-    this.#endAttempt();
-    const failures = this.#failures;
-    const cause = new LLMCallError(this.#operation, failures, error);
-    return this.#end(State.Error, cause.message, { operation: this.#operation, failures }, 'error', cause);
-  }
-
   #fail(error: unknown): TurnResult {
-    if (!this.#running) {
+    if (!this.#run.running) {
       this.runStart();
     }
     const cause = error instanceof OperationError ? error : new OperationError('the framework loop', error);
-    if (TOOL_PHASE.has(this.machine.pendingState)) this.#answerRest(`not run: ${cause.message}`, 'not_run');
-    return this.#end(State.Error, cause.message, { error: messageOf(error) }, 'error', cause, {
+    if (TOOL_PHASE.has(this.machine.pendingState)) this.#run.answerRest(`not run: ${cause.message}`, 'not_run');
+    return this.#run.end(State.Error, cause.message, { error: messageOf(error) }, 'error', cause, {
       forced: !this.machine.canMoveTo(State.Error),
     });
-  }
-
-  /** Cancellation (or a passed deadline) outside CheckingForCancellation: forced, logged at info, as the adapter does. */
-  #cancel(from: StateName, data: Record<string, unknown> = {}): MirrorStop {
-    const deadline: unknown = this.signal.reason;
-    if (deadline instanceof Deadline) {
-      const { spent } = deadline;
-      const to = this.machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
-      const forced = to === State.BudgetExceeded ? false : !this.machine.canMoveTo(State.Error);
-      return this.#stop(
-        to,
-        `${spent.message} (deadline passed during ${from})`,
-        { ...limitData(spent), ...data },
-        'budget_exceeded',
-        budgetError(spent),
-        { forced },
-      );
-    }
-    const reason = abortReason(this.signal);
-    return this.#stop(
-      State.Cancelled,
-      `cancelled during ${from}: ${reason}`,
-      { reason, ...data },
-      'cancelled',
-      new TurnCancelledError(reason, from),
-      {
-        forced: true,
-        logLevel: 'info',
-      },
-    );
-  }
-
-  /** A stall detector fired (→ Stalled → StallStopped, outcome `stalled`) or threw (→ Error): the run ends. */
-  #stalled(stall: StallCheck): void {
-    if (stall.kind === 'threw')
-      return void this.#end(State.Error, stall.error.message, { operation: 'stall detector' }, 'error', stall.error);
-    this.#move(ExtensionState.Stalled as StateName, stall.event);
-    const error = stall.error!;
-    this.#end(
-      ExtensionState.StallStopped as StateName,
-      error.message,
-      { detector: error.finding.detector },
-      'stalled',
-      error,
-    );
-  }
-
-  /** Ends the run and hands back the error the framework's hook should throw. */
-  #stop(
-    to: StateName,
-    description: string,
-    data: Record<string, unknown>,
-    outcome: TurnOutcome,
-    error: MirrorStop,
-    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
-  ): MirrorStop {
-    this.#end(to, description, data, outcome, error, how);
-    return error;
-  }
-
-  /** The move that ends the run: its record carries the outcome and the usage so far, as the adapter's does. */
-  #end(
-    to: StateName,
-    description: string,
-    data: Record<string, unknown>,
-    outcome: TurnOutcome,
-    error?: TurnError,
-    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
-  ): TurnResult {
-    const meter = this.#meter!;
-    this.#recording?.stop();
-    // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
-    this.#endAttempt();
-    meter.chargeWall();
-    if (TOOL_PHASE.has(this.machine.pendingState) || this.#unsent)
-      this.#answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
-    const event = {
-      description,
-      data: { ...data, outcome, usage: this.#budget.usage },
-      ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
-    };
-    this.#move(to, event, how.forced === true);
-    meter.stop();
-    this.#running = false;
-    const result = mirrorRunResult(meter, {
-      outcome,
-      error,
-      turn: this.#turn,
-      moves: this.#moves,
-      lastText: this.#lastText,
-      texts: this.#texts,
-      unsent: this.#unsent,
-      slots: this.#slots,
-    });
-    this.#result = result;
-    reportRunEnd(meter, result, this.#logger);
-    return result;
-  }
-
-  #resultOf(value: MirrorStop | TurnResult, text?: string): TurnResult {
-    const result = this.#result!;
-    if (value instanceof Error) return result;
-    if (text !== undefined && result.outcome === 'end_of_turn') result.text = text;
-    return result;
-  }
-
-  #move(
-    to: StateName,
-    event: string | { description: string; data?: unknown; logLevel?: ForcedLogLevel },
-    forced = false,
-  ): void {
-    if (forced) this.machine.forceTransition(to, event);
-    else this.machine.transition(to, event);
-    this.#moves += 1;
-  }
-
-  /** A call refused at its start: answered, journaled, and the reason handed back. */
-  #refuse(slot: MirrorSlot, status: 'interrupted' | 'not_run', note: string, error: MirrorStop): MirrorStop {
-    refuseSlot(slot, status, note, this.#clock(), this.#journal, this.#turn);
-    return error;
-  }
-
-  #answerRest(note: string, status: 'interrupted' | 'not_run'): void {
-    answerRest(this.#slots, note, status, this.#clock, this.#journal, this.#turn);
-  }
-
-  /** The attempt in flight, for its journal line. */
-  #attemptFacts(): AttemptFacts {
-    return {
-      turn: this.#turn,
-      operation: this.#operation,
-      attempt: this.#attempt,
-      startedAt: this.#attemptStartedAt,
-      input: this.#input,
-      slots: this.#slots,
-    };
-  }
-
-  #attemptLine(endedAt: number, outcome: AttemptOutcome): void {
-    writeAttemptLine({ journal: this.#journal, ledger: this.#ledger }, this.#attemptFacts(), endedAt, outcome);
   }
 }
