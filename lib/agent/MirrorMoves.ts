@@ -3,7 +3,7 @@ import { plural } from '../internal/text';
 import type { StateMachine } from '../machine/StateMachine';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import type { AgentLogger } from './AgentLogger';
-import type { LLMCallBound, Pricing } from './AgentLoop';
+import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
 import { reserveLine, type Attempt } from './callLLM';
@@ -21,11 +21,12 @@ import { abortReason, mirrorEndedError } from './mirrorStopReason';
 import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
 import type { RunRecording } from './RunRecording';
 import { budgetError, limitData } from './spentRecord';
-import type { StallCheck } from './StallWatch';
+import type { StallCheck, StallWatch } from './StallWatch';
 import { LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { UsageMeter } from './UsageMeter';
+import type { UsageDelta } from './UsageTotals';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
@@ -96,6 +97,79 @@ export class MirrorMoves {
     this.#recording = deps.recording;
     this.#pricing = deps.pricing;
     this.#signal = deps.signal;
+  }
+
+  /** A run begins with `input`, its meter started (charged `earlier`, an earlier attempt's spend): the machine moves to WaitingForUserInput. */
+  begin(input: string, meter: UsageMeter, earlier: UsageDelta | undefined): void {
+    this.running = true;
+    this.result = undefined;
+    this.turn += 1;
+    this.moves = 0;
+    this.input = input;
+    this.attempt = 0;
+    this.failures = [];
+    this.slots = [];
+    this.unsent = false;
+    this.texts = undefined;
+    this.lastText = undefined;
+    this.operation = 'sendUserMessage';
+    this.meter = meter;
+    this.meter.start();
+    if (earlier !== undefined) this.meter.chargeOwn(earlier);
+    const current = this.machine.pendingState;
+    // The earlier attempt's spend goes in the first record, so a file cut off again still counts it.
+    if (current === State.Ready)
+      this.move(
+        State.WaitingForUserInput,
+        earlier === undefined
+          ? 'agent ready'
+          : { description: 'agent ready', data: { resumed: true, usage: this.#budget.usage } },
+      );
+    else if (this.machine.table.states[current]?.isTerminal === true)
+      this.move(State.WaitingForUserInput, {
+        description: `turn ${this.turn} starts`,
+        data: { turn: this.turn },
+      });
+    else if (current !== State.WaitingForUserInput)
+      this.move(State.WaitingForUserInput, `a run started with the machine in ${current}, not between turns`, true);
+  }
+
+  /**
+   * A response answered the attempt, charged and journaled: ProcessingLLMResponse, then its tool
+   * calls requested (unless `stall` finds the run goes nowhere).
+   */
+  responded(
+    response: LLMResponse,
+    problems: readonly string[],
+    unknownCost: string | undefined,
+    stall: StallWatch | undefined,
+  ): void {
+    // The results sent with this call reached the LLM.
+    this.unsent = false;
+    const calls = response.toolCalls ?? [];
+    const data: Record<string, unknown> = { attempts: this.attempt };
+    if (this.failures.length > 0) data.failures = this.failures;
+    data.toolCalls = calls.length;
+    if (response.model !== undefined) data.model = response.model;
+    if (response.finishReason !== undefined) data.finishReason = response.finishReason;
+    if (problems.length > 0) data.usageProblems = problems;
+    if (unknownCost !== undefined) data.unknownCost = unknownCost;
+    data.usage = this.#budget.usage;
+    this.move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
+    this.failures = [];
+    this.lastText = response.text;
+    if (calls.length === 0) return;
+    if (response.text !== undefined && response.text !== '') (this.texts ??= []).push(response.text);
+    this.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
+    this.unsent = true;
+    const stalled = stall?.check();
+    if (stalled !== undefined) return this.stalled(stalled);
+    const callList = calls.map((c) => ({ id: c.id, name: c.name }));
+    this.move(State.ToolUseRequested, {
+      description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
+      data: { calls: callList },
+    });
+    this.move(State.CheckingForCancellation, 'checking for cancellation before running tools');
   }
 
   /**

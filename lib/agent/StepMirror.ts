@@ -3,7 +3,6 @@
 import { State, type StateName } from '../../states/StateName';
 import { failureMessage } from '../internal/failureMessage';
 import { messageOf } from '../internal/messageOf';
-import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { StateMachine } from '../machine/StateMachine';
@@ -29,11 +28,13 @@ import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
-import { answerSlot, namesOf, safeText, slotLine, slotSummary } from './MirrorSlot';
+import { answerSlot, safeText, slotLine, slotSummary } from './MirrorSlot';
 import { mirrorLlmLine } from './mirrorAttemptLine';
 import { mirrorStall } from './mirrorStall';
+import { startMirrorTool } from './startMirrorTool';
+import { endMirrorRun } from './endMirrorRun';
 import { MirrorMoves, TOOL_PHASE } from './MirrorMoves';
-import { abortReason, mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
+import { abortReason, mirrorEndedError } from './mirrorStopReason';
 import type { StallWatch } from './StallWatch';
 import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
@@ -274,53 +275,20 @@ export class StepMirror {
       return;
     }
     if (this.#run.running) this.runFailed(new Error('a new run started before this one reported its end'));
-    this.#run.running = true;
-    this.#run.result = undefined;
-    this.#run.turn += 1;
-    this.#run.moves = 0;
-    this.#run.input = input;
-    this.#run.attempt = 0;
-    this.#run.failures = [];
-    this.#run.slots = [];
-    this.#run.unsent = false;
-    this.#run.texts = undefined;
-    this.#run.lastText = undefined;
-    this.#run.operation = 'sendUserMessage';
     // A controller that aborted ended its run; the next run gets a fresh one unless the caller's signal aborted.
     if (this.#controller.signal.aborted && this.#callerSignal?.aborted !== true)
       this.#controller = new AbortController();
     const controller = this.#controller;
-    this.#run.meter = new UsageMeter({
+    const meter = new UsageMeter({
       budgets: this.#budgets,
       shared: this.#budgets.slice(1),
       external: this.#external,
       clock: this.#clock,
       onDeadline: (spent) => controller.abort(new Deadline(spent)),
     });
-    this.#run.meter.start();
     const earlier = this.#earlierSpend;
     this.#earlierSpend = undefined;
-    if (earlier !== undefined) this.#run.meter.chargeOwn(earlier);
-    const current = this.machine.pendingState;
-    // The earlier attempt's spend goes in the first record, so a file cut off again still counts it.
-    if (current === State.Ready)
-      this.#run.move(
-        State.WaitingForUserInput,
-        earlier === undefined
-          ? 'agent ready'
-          : { description: 'agent ready', data: { resumed: true, usage: this.#budget.usage } },
-      );
-    else if (this.machine.table.states[current]?.isTerminal === true)
-      this.#run.move(State.WaitingForUserInput, {
-        description: `turn ${this.#run.turn} starts`,
-        data: { turn: this.#run.turn },
-      });
-    else if (current !== State.WaitingForUserInput)
-      this.#run.move(
-        State.WaitingForUserInput,
-        `a run started with the machine in ${current}, not between turns`,
-        true,
-      );
+    this.#run.begin(input, meter, earlier);
   }
 
   /**
@@ -505,32 +473,7 @@ export class StepMirror {
       this.#warnedUnknownCost = true;
       safeLog(this.#logger, 'warn', priced.note, { turn: this.#run.turn });
     }
-    // The results sent with this call reached the LLM.
-    this.#run.unsent = false;
-    const calls = response.toolCalls ?? [];
-    const data: Record<string, unknown> = { attempts: this.#run.attempt };
-    if (this.#run.failures.length > 0) data.failures = this.#run.failures;
-    data.toolCalls = calls.length;
-    if (response.model !== undefined) data.model = response.model;
-    if (response.finishReason !== undefined) data.finishReason = response.finishReason;
-    if (problems.length > 0) data.usageProblems = problems;
-    if (priced.note !== undefined) data.unknownCost = priced.note;
-    data.usage = this.#budget.usage;
-    this.#run.move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
-    this.#run.failures = [];
-    this.#run.lastText = response.text;
-    if (calls.length === 0) return;
-    if (response.text !== undefined && response.text !== '') (this.#run.texts ??= []).push(response.text);
-    this.#run.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
-    this.#run.unsent = true;
-    const stalled = this.#stall?.check();
-    if (stalled !== undefined) return this.#run.stalled(stalled);
-    const callList = calls.map((c) => ({ id: c.id, name: c.name }));
-    this.#run.move(State.ToolUseRequested, {
-      description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
-      data: { calls: callList },
-    });
-    this.#run.move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+    this.#run.responded(response, problems, priced.note, this.#stall);
   }
 
   /**
@@ -543,55 +486,7 @@ export class StepMirror {
     if (!this.#run.running) return mirrorEndedError(this.#run.result, this.#run.turn, this.machine.current);
     if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
       throw new InvalidArgumentError('call', 'a tool call { id: string, name: string, input? }', call);
-    const meter = this.#run.meter!;
-    const state = this.machine.pendingState;
-    let slot = this.#run.slots.find((s) => s.call.id === call.id);
-    if (state === State.CheckingForCancellation) {
-      if (this.signal.aborted) {
-        if (this.signal.reason instanceof Deadline) return this.#run.cancel(State.CheckingForCancellation);
-        const reason = abortReason(this.signal);
-        const error = new TurnCancelledError(reason, State.CheckingForCancellation);
-        return this.#run.stop(
-          State.Cancelled,
-          `cancelled before tools ran: ${reason}`,
-          { reason, interrupted: this.#run.slots.map((s) => s.call.id) },
-          'cancelled',
-          error,
-        );
-      }
-      this.#run.enterRunningTool();
-    } else if (state !== State.RunningTool) {
-      // A tool nobody asked for in this run's order (run on a user's approval, or before its response was reported).
-      if (slot === undefined) this.#run.slots = [];
-      this.#run.move(
-        State.RunningTool,
-        {
-          description: `running ${call.name}: the framework ran a tool outside a response's tool calls`,
-          logLevel: 'info',
-        },
-        true,
-      );
-    }
-    if (slot === undefined) {
-      slot = { call, status: 'pending', startedAt: 0, endedAt: 0 };
-      this.#run.slots.push(slot);
-      this.#run.unsent = true;
-    }
-    if (this.signal.aborted)
-      return this.#run.refuse(
-        slot,
-        'interrupted',
-        `interrupted: ${abortReason(this.signal)}`,
-        mirrorCancelError(this.signal, this.machine.pendingState),
-      );
-    const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('tool') : undefined);
-    if (spent instanceof OperationError) return this.#run.refuse(slot, 'not_run', `not run: ${spent.message}`, spent);
-    if (spent !== undefined) return this.#run.refuse(slot, 'not_run', `not run: ${spent.message}`, budgetError(spent));
-    if (!this.#run.running) return mirrorEndedError(this.#run.result, this.#run.turn, this.machine.current);
-    meter.charge(ONE_TOOL_CALL, false);
-    slot.status = 'running';
-    slot.startedAt = meter.hasExternal ? this.#clock() : meter.lastReading;
-    return undefined;
+    return startMirrorTool(this.#run, call, this.signal, this.#clock);
   }
 
   /** A tool call finished (`{ output, isError? }`) or threw (`{ error }`). */
@@ -621,37 +516,10 @@ export class StepMirror {
   runEnd(info: { text?: string } = {}): TurnResult {
     if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run ended before it started'));
     const state = this.machine.pendingState;
-    const text = info.text ?? this.#run.lastText;
-    if (state === State.ProcessingLLMResponse) {
-      if (this.signal.aborted) return this.#run.resultOf(this.#run.cancel(state));
-      const chars = text?.length ?? 0;
-      return this.#run.resultOf(
-        this.#run.end(State.EndOfTurn, 'text-only response ends the turn', { chars }, 'end_of_turn'),
-        text,
-      );
-    }
-    if (TOOL_PHASE.has(state)) {
-      // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
-      if (this.signal.aborted) return this.runAborted();
-      this.#run.closeTools(state);
-      const spent = this.#run.meter!.spent();
-      if (spent !== undefined)
-        return this.#run.resultOf(
-          this.#run.end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent)),
-        );
-      if (this.signal.aborted) return this.#run.resultOf(this.#run.cancel(State.CheckingBudget));
-      return this.#run.resultOf(
-        this.#run.end(
-          State.EndOfTurn,
-          "the framework's loop ended after its tools ran, with no further LLM call (its stop condition)",
-          { chars: text?.length ?? 0 },
-          'end_of_turn',
-          undefined,
-          { forced: true, logLevel: 'info' },
-        ),
-        text,
-      );
-    }
+    // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
+    if (TOOL_PHASE.has(state) && this.signal.aborted) return this.runAborted();
+    if (state === State.ProcessingLLMResponse || TOOL_PHASE.has(state))
+      return endMirrorRun(this.#run, state, info.text ?? this.#run.lastText, this.signal);
     return this.#fail(new Error(`the framework's loop ended in ${state} without a response to end on`));
   }
 
