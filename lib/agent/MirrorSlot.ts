@@ -1,5 +1,7 @@
+import { messageOf } from '../internal/messageOf';
 import type { ToolCall, ToolResult } from './AgentLoop';
 import type { JournalEntry } from './JournalEntry';
+import { abortReason } from './mirrorStopReason';
 import type { ToolSummary } from './runTools';
 
 /** One tool call of a mirrored response, from the moment the LLM asked for it until it is answered. */
@@ -94,5 +96,24 @@ export function answerRest(
     if (!running) slot.startedAt = clock();
     slot.endedAt = Math.max(slot.startedAt, clock());
     journal?.(slotLine(turn, slot));
+  }
+}
+
+/** A slot's call finished (`{ output, isError? }`) or threw (`{ error }`: `interrupted` when `signal` aborted), at `now`. */
+export function endSlot(
+  slot: MirrorSlot,
+  outcome: { output: string; isError?: boolean } | { error: unknown },
+  now: number,
+  signal: AbortSignal,
+): void {
+  const callId = slot.call.id;
+  slot.endedAt = Math.max(slot.startedAt, now);
+  if ('error' in outcome) {
+    if (signal.aborted) answerSlot(slot, 'interrupted', `interrupted: ${abortReason(signal)}`);
+    else answerSlot(slot, 'error', messageOf(outcome.error));
+  } else {
+    const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
+    slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
+    slot.status = outcome.isError === true ? 'error' : 'ok';
   }
 }

@@ -15,7 +15,6 @@ import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
 import { chargeFields } from './endAttempt';
 import { journalError, type JournalEntry } from './JournalEntry';
-import { journalWriter } from './journalWriter';
 import type { OnUnknownCost } from './priceResponse';
 import { chargeMirrorResponse } from './chargeMirrorResponse';
 import { boundProblem, NOTHING_RESERVED } from './reserveLLMCall';
@@ -28,18 +27,18 @@ import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
-import { answerSlot, safeText, slotLine, slotSummary } from './MirrorSlot';
+import { endSlot, slotLine } from './MirrorSlot';
 import { mirrorLlmLine } from './mirrorAttemptLine';
 import { mirrorStall } from './mirrorStall';
+import { mirrorWriters } from './mirrorWriters';
 import { startMirrorTool } from './startMirrorTool';
-import { endMirrorRun } from './endMirrorRun';
+import { abortMirrorRun, endMirrorRun } from './endMirrorRun';
+import { serveMirrorTool } from './serveMirrorTool';
 import { MirrorMoves, TOOL_PHASE } from './MirrorMoves';
 import { abortReason, mirrorEndedError } from './mirrorStopReason';
 import type { StallWatch } from './StallWatch';
-import { journalThrough } from './watchFor';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
-import { chargeServed } from './serveRecorded';
 
 import type { StepMirrorOptions } from './StepMirrorOptions';
 export type { StepMirrorOptions } from './StepMirrorOptions';
@@ -54,7 +53,6 @@ import type { MirrorStop } from './MirrorStop';
 export type { MirrorStop } from './MirrorStop';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
-const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
@@ -154,12 +152,10 @@ export class StepMirror {
       ...(stalls === undefined ? {} : { table: stalls.table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
-    if ((journalOptions !== undefined || ledger) && !this.machine.journals)
-      throw new InvalidArgumentError(
-        'sink',
-        `a sink that takes journal lines (such as a JsonlHistorySink) when \`${journalOptions !== undefined ? 'journal' : 'ledger'}\` is on`,
-        machineOptions.sink,
-      );
+    this.#stall = stalls?.watch;
+    const writers = mirrorWriters(this.machine, journalOptions, ledger, this.#stall, machineOptions.sink);
+    this.#journal = writers.journal;
+    this.#ledger = writers.ledger;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
     refuseEndings(this.#budgets, MIRROR_CANNOT, 'a framework run (StepMirror)');
@@ -174,14 +170,6 @@ export class StepMirror {
     this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
-    const writer =
-      journalOptions === undefined && !ledger
-        ? undefined
-        : journalWriter(this.machine as StateMachine<string>, journalOptions ?? {});
-    this.#stall = stalls?.watch;
-    // The stall watch keeps the journal's entries (in memory) whether or not they are written.
-    this.#journal = journalThrough(this.#stall, journalOptions === undefined ? undefined : writer);
-    this.#ledger = writer;
     this.#callerSignal = signal;
     this.#run = new MirrorMoves(this.machine, {
       budget: this.#budget,
@@ -374,22 +362,12 @@ export class StepMirror {
    * result, by the `resumeFrom.tools` policy, the tool not run; undefined: run it (`toolStart`).
    */
   recordedTool(call: ToolCall): { output: string; isError: boolean } | undefined {
-    const state = this.machine.pendingState;
     if (this.#recording === undefined || !this.#run.running || this.signal.aborted) return undefined;
-    const slot = this.#run.slots.find((s) => s.call.id === call.id && s.status === 'pending');
-    if (slot === undefined || (state !== State.CheckingForCancellation && state !== State.RunningTool)) return;
-    const plan = this.#recording.toolPlan(slot.call);
-    if (plan.kind === 'run') return undefined;
-    if (state === State.CheckingForCancellation) this.#run.enterRunningTool();
-    slot.startedAt = slot.endedAt = this.#clock();
-    if (plan.kind === 'interrupted') answerSlot(slot, 'interrupted', plan.note);
-    else {
-      slot.status = plan.status;
-      slot.result = plan.result;
-      chargeServed(this.#chargesServed ? this.#run.meter : undefined, this.#recording, ONE_TOOL_CALL);
-    }
-    this.#journal?.(slotLine(this.#run.turn, slot, plan.kind === 'replay'));
-    return { output: slot.result!.output, isError: slot.result!.isError === true };
+    return serveMirrorTool(this.#run, this.#recording, call, {
+      clock: this.#clock,
+      journal: this.#journal,
+      chargesServed: this.#chargesServed,
+    });
   }
 
   /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
@@ -493,15 +471,7 @@ export class StepMirror {
   toolEnd(callId: string, outcome: MirrorToolOutcome): void {
     const slot = this.#run.slots.find((s) => s.call.id === callId);
     if (slot === undefined || (slot.status !== 'running' && slot.status !== 'pending')) return;
-    slot.endedAt = Math.max(slot.startedAt, this.#clock());
-    if ('error' in outcome) {
-      if (this.signal.aborted) answerSlot(slot, 'interrupted', `interrupted: ${abortReason(this.signal)}`);
-      else answerSlot(slot, 'error', messageOf(outcome.error));
-    } else {
-      const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
-      slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
-      slot.status = outcome.isError === true ? 'error' : 'ok';
-    }
+    endSlot(slot, outcome, this.#clock(), this.signal);
     this.#journal?.(slotLine(this.#run.turn, slot));
   }
 
@@ -527,23 +497,7 @@ export class StepMirror {
   runAborted(reason?: unknown): TurnResult {
     if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run was aborted before it started'));
     if (!this.signal.aborted) this.#controller.abort(reason ?? 'the framework aborted its loop');
-    const state = this.machine.pendingState;
-    if (state === State.WaitingForUserInput) {
-      const why = abortReason(this.signal);
-      return this.#run.resultOf(
-        this.#run.end(
-          State.Error,
-          `cancelled before the turn started: ${why}`,
-          { reason: why },
-          'cancelled',
-          new TurnCancelledError(why, state),
-        ),
-      );
-    }
-    if (TOOL_PHASE.has(state)) this.#run.answerRest(`interrupted: ${abortReason(this.signal)}`, 'interrupted');
-    return this.#run.resultOf(
-      this.#run.cancel(state, state === State.RunningTool ? { results: slotSummary(this.#run.slots) } : {}),
-    );
+    return abortMirrorRun(this.#run, this.signal);
   }
 
   /** The framework's loop failed with `error`: the run ends in Error (or as cancelled, when it was aborted). */

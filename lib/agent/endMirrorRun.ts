@@ -1,5 +1,8 @@
 import { State, type StateName } from '../../states/StateName';
-import type { MirrorMoves } from './MirrorMoves';
+import { TOOL_PHASE, type MirrorMoves } from './MirrorMoves';
+import { slotSummary } from './MirrorSlot';
+import { abortReason } from './mirrorStopReason';
+import { TurnCancelledError } from './TurnError';
 import { budgetError, limitData } from './spentRecord';
 import type { TurnResult } from './TurnResult';
 
@@ -38,4 +41,26 @@ export function endMirrorRun(
     ),
     text,
   );
+}
+
+/**
+ * The framework's loop stopped for an abort (`StepMirror.runAborted`, the signal aborted): the run
+ * ends as `cancelled` (or `budget_exceeded` at a deadline), its calls in flight interrupted.
+ */
+export function abortMirrorRun(run: MirrorMoves, signal: AbortSignal): TurnResult {
+  const state = run.machine.pendingState;
+  if (state === State.WaitingForUserInput) {
+    const why = abortReason(signal);
+    return run.resultOf(
+      run.end(
+        State.Error,
+        `cancelled before the turn started: ${why}`,
+        { reason: why },
+        'cancelled',
+        new TurnCancelledError(why, state),
+      ),
+    );
+  }
+  if (TOOL_PHASE.has(state)) run.answerRest(`interrupted: ${abortReason(signal)}`, 'interrupted');
+  return run.resultOf(run.cancel(state, state === State.RunningTool ? { results: slotSummary(run.slots) } : {}));
 }
