@@ -3,7 +3,8 @@ import { plural } from '../internal/text';
 import type { StateMachine } from '../machine/StateMachine';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import type { AgentLogger } from './AgentLogger';
-import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
+import type { LLMCallBound, LLMResponse, Pricing, Usage } from './AgentLoop';
+import type { BoundExceeded } from './boundExceeded';
 import type { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
 import { reserveLine, type Attempt } from './callLLM';
@@ -132,6 +133,47 @@ export class MirrorMoves {
       });
     else if (current !== State.WaitingForUserInput)
       this.move(State.WaitingForUserInput, `a run started with the machine in ${current}, not between turns`, true);
+  }
+
+  /** WaitingForUserInput, before the run's first call: a cancellation (not a deadline) or a spent budget ends the run; else SendingToLLM. */
+  firstCall(): MirrorStop | undefined {
+    const signal = this.#signal();
+    if (signal.aborted && !(signal.reason instanceof Deadline)) {
+      const reason = abortReason(signal);
+      const error = new TurnCancelledError(reason, State.WaitingForUserInput);
+      return this.stop(State.Error, `cancelled before the turn started: ${reason}`, { reason }, 'cancelled', error);
+    }
+    const spent = this.meter!.spent();
+    if (spent !== undefined)
+      return this.stop(
+        State.Error,
+        `${spent.message}; no LLM call made`,
+        limitData(spent),
+        'budget_exceeded',
+        budgetError(spent),
+      );
+    this.sendUserMessage();
+    return undefined;
+  }
+
+  /** After a response's charge: whether the run ended, the response past its bound under a strict cap, or its cost unknowable. */
+  endsOnCharge(passed: BoundExceeded | undefined, priceError: OperationError | undefined, usage: Usage): boolean {
+    const meter = this.meter!;
+    // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
+    const tripped = passed !== undefined && meter.strict ? meter.trip(passed) : undefined;
+    if (tripped !== undefined) {
+      this.end(
+        State.Error,
+        tripped.message,
+        { ...limitData(tripped), operation: this.operation },
+        'budget_exceeded',
+        budgetError(tripped),
+      );
+      return true;
+    }
+    if (priceError === undefined) return false;
+    this.end(State.Error, priceError.message, { operation: this.operation, responseUsage: usage }, 'error', priceError);
+    return true;
   }
 
   /**

@@ -1,5 +1,3 @@
-// Past 400 lines because it is one state sequence, as TurnRunner is: every step event of a
-// framework's loop and the moves it makes read together, like the table.
 import { State, type StateName } from '../../states/StateName';
 import { failureMessage } from '../internal/failureMessage';
 import { messageOf } from '../internal/messageOf';
@@ -18,11 +16,10 @@ import { journalError, type JournalEntry } from './JournalEntry';
 import type { OnUnknownCost } from './priceResponse';
 import { chargeMirrorResponse } from './chargeMirrorResponse';
 import { boundProblem, NOTHING_RESERVED } from './reserveLLMCall';
-import { OperationError, TurnCancelledError } from './TurnError';
+import { OperationError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageDelta, UsageTotals } from './UsageTotals';
-import { budgetError, limitData } from './spentRecord';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
@@ -35,12 +32,13 @@ import { startMirrorTool } from './startMirrorTool';
 import { abortMirrorRun, endMirrorRun } from './endMirrorRun';
 import { serveMirrorTool } from './serveMirrorTool';
 import { MirrorMoves, TOOL_PHASE } from './MirrorMoves';
-import { abortReason, mirrorEndedError } from './mirrorStopReason';
+import { mirrorEndedError } from './mirrorStopReason';
 import type { StallWatch } from './StallWatch';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
-
 import type { StepMirrorOptions } from './StepMirrorOptions';
+import type { MirrorStop } from './MirrorStop';
+
 export type { StepMirrorOptions } from './StepMirrorOptions';
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
@@ -49,7 +47,6 @@ export type MirrorResponse = LLMResponse;
 /** How a tool call ended: its output (an error result when `isError`), or what it threw. */
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
-import type { MirrorStop } from './MirrorStop';
 export type { MirrorStop } from './MirrorStop';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
@@ -299,30 +296,10 @@ export class StepMirror {
     }
     if (!this.#run.running) this.runStart();
     this.#recording?.stop('the framework made an LLM call live without asking for its recorded response');
-    const meter = this.#run.meter!;
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
-      if (this.signal.aborted && !(this.signal.reason instanceof Deadline)) {
-        const reason = abortReason(this.signal);
-        const error = new TurnCancelledError(reason, State.WaitingForUserInput);
-        return this.#run.stop(
-          State.Error,
-          `cancelled before the turn started: ${reason}`,
-          { reason },
-          'cancelled',
-          error,
-        );
-      }
-      const spent = meter.spent();
-      if (spent !== undefined)
-        return this.#run.stop(
-          State.Error,
-          `${spent.message}; no LLM call made`,
-          limitData(spent),
-          'budget_exceeded',
-          budgetError(spent),
-        );
-      this.#run.sendUserMessage();
+      const stop = this.#run.firstCall();
+      if (stop !== undefined) return stop;
     } else if (this.signal.aborted && TOOL_PHASE.has(state)) {
       // Cancelled while its tools ran: the run ends where it was, as the adapter's does.
       return this.runAborted().error as MirrorStop;
@@ -427,26 +404,7 @@ export class StepMirror {
       ...fact,
       ...(served === undefined ? {} : { fromJournal: true }),
     });
-    // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
-    const tripped = passed !== undefined && meter.strict ? meter.trip(passed) : undefined;
-    if (tripped !== undefined)
-      return void this.#run.end(
-        State.Error,
-        tripped.message,
-        { ...limitData(tripped), operation: this.#run.operation },
-        'budget_exceeded',
-        budgetError(tripped),
-      );
-    if (priced.error !== undefined) {
-      this.#run.end(
-        State.Error,
-        priced.error.message,
-        { operation: this.#run.operation, responseUsage: valid },
-        'error',
-        priced.error,
-      );
-      return;
-    }
+    if (this.#run.endsOnCharge(passed, priced.error, valid)) return;
     if (priced.note !== undefined && !this.#warnedUnknownCost) {
       this.#warnedUnknownCost = true;
       safeLog(this.#logger, 'warn', priced.note, { turn: this.#run.turn });
