@@ -1,5 +1,7 @@
+import { messageOf } from '../internal/messageOf';
 import type { ToolCall, ToolResult } from './AgentLoop';
 import type { JournalEntry } from './JournalEntry';
+import { abortReason } from './mirrorStopReason';
 import type { ToolSummary } from './runTools';
 
 /** One tool call of a mirrored response, from the moment the LLM asked for it until it is answered. */
@@ -58,5 +60,60 @@ export function safeText(value: unknown): string {
     return JSON.stringify(value) ?? String(value);
   } catch {
     return String(value);
+  }
+}
+
+/** A call refused at its start: answered with `note`, timed now, and journaled. */
+export function refuseSlot(
+  slot: MirrorSlot,
+  status: 'interrupted' | 'not_run',
+  note: string,
+  now: number,
+  journal: ((line: JournalEntry) => void) | undefined,
+  turn: number,
+): void {
+  answerSlot(slot, status, note);
+  slot.startedAt = slot.endedAt = now;
+  journal?.(slotLine(turn, slot));
+}
+
+/**
+ * Every call not yet answered gets `note` as its error result, and its journal line; a call
+ * that was running is `interrupted`, since it may have acted.
+ */
+export function answerRest(
+  slots: readonly MirrorSlot[],
+  note: string,
+  status: 'interrupted' | 'not_run',
+  clock: () => number,
+  journal: ((line: JournalEntry) => void) | undefined,
+  turn: number,
+): void {
+  for (const slot of slots) {
+    if (slot.result !== undefined) continue;
+    const running = slot.status === 'running';
+    answerSlot(slot, running ? 'interrupted' : status, running && status === 'not_run' ? `interrupted: ${note}` : note);
+    if (!running) slot.startedAt = clock();
+    slot.endedAt = Math.max(slot.startedAt, clock());
+    journal?.(slotLine(turn, slot));
+  }
+}
+
+/** A slot's call finished (`{ output, isError? }`) or threw (`{ error }`: `interrupted` when `signal` aborted), at `now`. */
+export function endSlot(
+  slot: MirrorSlot,
+  outcome: { output: string; isError?: boolean } | { error: unknown },
+  now: number,
+  signal: AbortSignal,
+): void {
+  const callId = slot.call.id;
+  slot.endedAt = Math.max(slot.startedAt, now);
+  if ('error' in outcome) {
+    if (signal.aborted) answerSlot(slot, 'interrupted', `interrupted: ${abortReason(signal)}`);
+    else answerSlot(slot, 'error', messageOf(outcome.error));
+  } else {
+    const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
+    slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
+    slot.status = outcome.isError === true ? 'error' : 'ok';
   }
 }

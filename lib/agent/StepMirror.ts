@@ -1,98 +1,45 @@
-// Past 400 lines because it is one state sequence, as TurnRunner is: every step event of a
-// framework's loop and the moves it makes read together, like the table.
-import type { Logger } from 'winston';
 import { State, type StateName } from '../../states/StateName';
-import { formatUsd } from '../internal/formatUsd';
 import { failureMessage } from '../internal/failureMessage';
 import { messageOf } from '../internal/messageOf';
-import { plural } from '../internal/text';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
-import type { ForcedLogLevel } from '../machine/TransitionRecord';
-import type { LLMCallInput } from './AgentEvents';
+import { StateMachine } from '../machine/StateMachine';
 import { safeLog, type AgentLogger } from './AgentLogger';
 import type { LLMCallBound, LLMResponse, Pricing, ToolCall } from './AgentLoop';
 import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
-import type { BudgetLimits, SpentLimit } from './BudgetLimits';
-import { reserveLine, type Attempt } from './callLLM';
-import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
-import { splitUsage } from './checkAgentOutput';
+import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
-import { endAttempt, chargeFields } from './endAttempt';
-import { journalError, type JournalEntry, type JournalOptions, type LlmJournalEntry } from './JournalEntry';
-import { journalWriter } from './journalWriter';
+import { chargeFields } from './endAttempt';
+import { journalError, type JournalEntry } from './JournalEntry';
 import type { OnUnknownCost } from './priceResponse';
-import { boundExceeded } from './boundExceeded';
-import { chargeResponse } from './chargeResponse';
-import { boundProblem, NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
-import { BudgetExceededError, LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
-import type { TurnOutcome } from './TurnOutcome';
+import { chargeMirrorResponse } from './chargeMirrorResponse';
+import { boundProblem, NOTHING_RESERVED } from './reserveLLMCall';
+import { OperationError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageDelta, UsageTotals } from './UsageTotals';
-import { budgetError, limitData } from './spentRecord';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
-import { answerSlot, namesOf, safeText, slotLine, slotSummary, type MirrorSlot } from './MirrorSlot';
-import { ExtensionState } from './extensionStates';
+import { endSlot, slotLine } from './MirrorSlot';
+import { mirrorLlmLine } from './mirrorAttemptLine';
 import { mirrorStall } from './mirrorStall';
-import type { StallOptions } from './StallOptions';
-import type { StallCheck, StallWatch } from './StallWatch';
-import { journalThrough } from './watchFor';
+import { mirrorWriters } from './mirrorWriters';
+import { startMirrorTool } from './startMirrorTool';
+import { abortMirrorRun, endMirrorRun } from './endMirrorRun';
+import { serveMirrorTool } from './serveMirrorTool';
+import { MirrorMoves, TOOL_PHASE } from './MirrorMoves';
+import { mirrorEndedError } from './mirrorStopReason';
+import type { StallWatch } from './StallWatch';
 import type { TransitionTable } from '../machine/TransitionTable';
-import { StalledError } from './TurnError';
-import { STRICT_FALSE } from './UnboundedCallsError';
-import { resumeRecording, type ResumeFrom, type ResumeInfo, type RunRecording } from './RunRecording';
-import { chargeServed, chargeServedResponse } from './serveRecorded';
+import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
+import type { StepMirrorOptions } from './StepMirrorOptions';
+import type { MirrorStop } from './MirrorStop';
 
-/** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
-export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
-  /** Any logger with `error`, `warn`, `info` and `debug` methods, or `false` for none. Default: the library's shared one. */
-  logger?: AgentLogger | Logger | false;
-  /** The mirror's own limits, over all its runs. `maxWallMs` is a deadline: it aborts `signal`. */
-  budget?: BudgetLimits;
-  /** Further budgets charged alongside, e.g. a batch's shared pool. */
-  sharedBudgets?: readonly Budget[];
-  /** Budgets outside this process (a batch's limits in Redis): reserved before every model call and tool call. */
-  externalBudgets?: readonly ExternalBudget[];
-  /** Computes a response's cost in USD from its tokens when it reports none. */
-  pricing?: Pricing;
-  /** When a dollar (or token) cap is set and a response's cost is unknown. Default `'error'`: the run ends in Error. */
-  onUnknownCost?: OnUnknownCost;
-  /** Journal every model attempt and tool call beside the moves (the sink must take journal lines). Default off. */
-  journal?: boolean | JournalOptions;
-  /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */
-  signal?: AbortSignal;
-  /**
-   * What an earlier, cut-off attempt of the first run spent (a batch's `resume` gives it): that run
-   * starts again from the beginning with this counted in its own usage, its `budget` and its
-   * file, so that per-run caps and a later resume see both attempts. Shared and external budgets
-   * are not charged again: they start from the files' spend.
-   */
-  earlierSpend?: UsageDelta;
-  /**
-   * A cut-off attempt of the first run (a batch's `resume` gives it): the run goes on from its
-   * journal, as the adapter's does, where the integration asks `recordedResponse()` and
-   * `recordedTool(call)`; one that asks neither restarts, its earlier spend counted.
-   */
-  resumeFrom?: ResumeFrom;
-  /**
-   * The money ledger without the journal's content, as the adapter keeps it: a `reserve` line
-   * (the attempt's worst case, from the bound given to `modelCallStart`) forced to the disk before
-   * each model call, and its cost after. Default off; the sink must take journal lines.
-   */
-  ledger?: boolean;
-  /**
-   * Stop a run that goes nowhere, as the adapter's `stall` does (the machine's table gains
-   * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
-   */
-  stall?: boolean | StallOptions;
-}
+export type { StepMirrorOptions } from './StepMirrorOptions';
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
 export type MirrorResponse = LLMResponse;
@@ -100,18 +47,9 @@ export type MirrorResponse = LLMResponse;
 /** How a tool call ended: its output (an error result when `isError`), or what it threw. */
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
-/** Why the mirror refuses a call: the run must stop. The framework's hook throws it (or stops its loop). */
-export type MirrorStop = BudgetExceededError | TurnCancelledError | OperationError | StalledError;
+export type { MirrorStop } from './MirrorStop';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
-/** Why a ledger line states no worst case, when the framework gave the call no bound. */
-const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
-const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
-const TOOL_PHASE: ReadonlySet<string> = new Set([
-  State.ToolUseRequested,
-  State.CheckingForCancellation,
-  State.RunningTool,
-]);
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
@@ -164,24 +102,8 @@ export class StepMirror {
   readonly #callerSignal: AbortSignal | undefined;
   #warnedUnknownCost = false;
   #controller = new AbortController();
-  #turn = 0;
-  #meter: UsageMeter | undefined;
-  #moves = 0;
-  /** The last run's result, once it has ended; undefined while one runs. */
-  #result: TurnResult | undefined;
-  #running = false;
-  #input = '';
-  #operation: 'sendUserMessage' | 'sendToolResults' = 'sendUserMessage';
-  #attempt = 0;
-  #attemptStartedAt = 0;
-  /** What the model attempt in flight holds against strict (and external) dollar caps: released at its end. */
-  #held: Reservation = NOTHING_RESERVED;
-  #failures: Attempt[] = [];
-  #slots: MirrorSlot[] = [];
-  /** Tool results not yet carried to the LLM by a response. */
-  #unsent = false;
-  #texts: string[] | undefined;
-  #lastText: string | undefined;
+  /** The runs' state and the moves they make. */
+  readonly #run: MirrorMoves;
 
   /**
    * The mirror an integration drives: the one handed to it as `mirror` (nothing else may be
@@ -227,12 +149,10 @@ export class StepMirror {
       ...(stalls === undefined ? {} : { table: stalls.table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
-    if ((journalOptions !== undefined || ledger) && !this.machine.journals)
-      throw new InvalidArgumentError(
-        'sink',
-        `a sink that takes journal lines (such as a JsonlHistorySink) when \`${journalOptions !== undefined ? 'journal' : 'ledger'}\` is on`,
-        machineOptions.sink,
-      );
+    this.#stall = stalls?.watch;
+    const writers = mirrorWriters(this.machine, journalOptions, ledger, this.#stall, machineOptions.sink);
+    this.#journal = writers.journal;
+    this.#ledger = writers.ledger;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
     refuseEndings(this.#budgets, MIRROR_CANNOT, 'a framework run (StepMirror)');
@@ -247,15 +167,17 @@ export class StepMirror {
     this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#logger = resolved;
-    const writer =
-      journalOptions === undefined && !ledger
-        ? undefined
-        : journalWriter(this.machine as StateMachine<string>, journalOptions ?? {});
-    this.#stall = stalls?.watch;
-    // The stall watch keeps the journal's entries (in memory) whether or not they are written.
-    this.#journal = journalThrough(this.#stall, journalOptions === undefined ? undefined : writer);
-    this.#ledger = writer;
     this.#callerSignal = signal;
+    this.#run = new MirrorMoves(this.machine, {
+      budget: this.#budget,
+      clock: this.#clock,
+      journal: this.#journal,
+      ledger: this.#ledger,
+      logger: this.#logger,
+      recording: this.#recording,
+      pricing: this.#pricing,
+      signal: () => this.#controller.signal,
+    });
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -279,7 +201,7 @@ export class StepMirror {
 
   /** The running run's usage so far (the last run's, once it ended). */
   get runUsage(): UsageTotals {
-    return this.#meter?.usage ?? this.#budget.usage;
+    return this.#run.meter?.usage ?? this.#budget.usage;
   }
 
   /**
@@ -297,17 +219,17 @@ export class StepMirror {
 
   /** Whether a run is in progress. */
   get running(): boolean {
-    return this.#running;
+    return this.#run.running;
   }
 
   /** 1 for the first run. */
   get turn(): number {
-    return this.#turn;
+    return this.#run.turn;
   }
 
   /** The last run's result, once it has ended. */
   get result(): TurnResult | undefined {
-    return this.#result;
+    return this.#run.result;
   }
 
   /**
@@ -315,7 +237,7 @@ export class StepMirror {
    * this after each step, so that its loop ends its own way with every tool call answered.
    */
   spent(): SpentLimit | undefined {
-    return this.#meter?.spent();
+    return this.#run.meter?.spent();
   }
 
   /** Cancels the running run: the signal aborts, no further call is allowed, and the run ends as `cancelled`. */
@@ -332,52 +254,26 @@ export class StepMirror {
    */
   runStart(input = ''): void {
     if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
-    if (this.#running && this.machine.pendingState === State.WaitingForUserInput) {
+    if (this.#run.running && this.machine.pendingState === State.WaitingForUserInput) {
       // Started already (by a batch, before the framework's own start event): the same run.
-      if (input !== '') this.#input = input;
+      if (input !== '') this.#run.input = input;
       return;
     }
-    if (this.#running) this.runFailed(new Error('a new run started before this one reported its end'));
-    this.#running = true;
-    this.#result = undefined;
-    this.#turn += 1;
-    this.#moves = 0;
-    this.#input = input;
-    this.#attempt = 0;
-    this.#failures = [];
-    this.#slots = [];
-    this.#unsent = false;
-    this.#texts = undefined;
-    this.#lastText = undefined;
-    this.#operation = 'sendUserMessage';
+    if (this.#run.running) this.runFailed(new Error('a new run started before this one reported its end'));
     // A controller that aborted ended its run; the next run gets a fresh one unless the caller's signal aborted.
     if (this.#controller.signal.aborted && this.#callerSignal?.aborted !== true)
       this.#controller = new AbortController();
     const controller = this.#controller;
-    this.#meter = new UsageMeter({
+    const meter = new UsageMeter({
       budgets: this.#budgets,
       shared: this.#budgets.slice(1),
       external: this.#external,
       clock: this.#clock,
       onDeadline: (spent) => controller.abort(new Deadline(spent)),
     });
-    this.#meter.start();
     const earlier = this.#earlierSpend;
     this.#earlierSpend = undefined;
-    if (earlier !== undefined) this.#meter.chargeOwn(earlier);
-    const current = this.machine.pendingState;
-    // The earlier attempt's spend goes in the first record, so a file cut off again still counts it.
-    if (current === State.Ready)
-      this.#move(
-        State.WaitingForUserInput,
-        earlier === undefined
-          ? 'agent ready'
-          : { description: 'agent ready', data: { resumed: true, usage: this.#budget.usage } },
-      );
-    else if (this.machine.table.states[current]?.isTerminal === true)
-      this.#move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
-    else if (current !== State.WaitingForUserInput)
-      this.#move(State.WaitingForUserInput, `a run started with the machine in ${current}, not between turns`, true);
+    this.#run.begin(input, meter, earlier);
   }
 
   /**
@@ -398,36 +294,22 @@ export class StepMirror {
       if (problem !== undefined)
         throw new InvalidArgumentError('bound', `{ inputTokens, maxOutputTokens, model? } (${problem})`, bound);
     }
-    if (!this.#running) this.runStart();
+    if (!this.#run.running) this.runStart();
     this.#recording?.stop('the framework made an LLM call live without asking for its recorded response');
-    const meter = this.#meter!;
     const state = this.machine.pendingState;
     if (state === State.WaitingForUserInput) {
-      if (this.signal.aborted && !(this.signal.reason instanceof Deadline)) {
-        const reason = this.#reason();
-        const error = new TurnCancelledError(reason, State.WaitingForUserInput);
-        return this.#stop(State.Error, `cancelled before the turn started: ${reason}`, { reason }, 'cancelled', error);
-      }
-      const spent = meter.spent();
-      if (spent !== undefined)
-        return this.#stop(
-          State.Error,
-          `${spent.message}; no LLM call made`,
-          limitData(spent),
-          'budget_exceeded',
-          budgetError(spent),
-        );
-      this.#sendUserMessage();
+      const stop = this.#run.firstCall();
+      if (stop !== undefined) return stop;
     } else if (this.signal.aborted && TOOL_PHASE.has(state)) {
       // Cancelled while its tools ran: the run ends where it was, as the adapter's does.
       return this.runAborted().error as MirrorStop;
     } else if (state === State.SendingToLLM || state === State.SendingToolResults) {
       // Another attempt of the same call: a retry, whether the failure was reported or not.
     } else {
-      const stop = this.#toSendingResults(state);
+      const stop = this.#run.toSendingResults(state);
       if (stop !== undefined) return stop;
     }
-    return this.#gate(bound, whyNoBound);
+    return this.#run.gate(bound, whyNoBound);
   }
 
   /**
@@ -437,15 +319,16 @@ export class StepMirror {
    */
   recordedResponse(): MirrorResponse | undefined {
     const recording = this.#recording;
-    if (recording?.serving !== true || !this.#running || this.signal.aborted) return undefined;
+    if (recording?.serving !== true || !this.#run.running || this.signal.aborted) return undefined;
     const state = this.machine.pendingState;
     // Recorded moves passed their budget checks when they were made: none here, as the adapter's serving does.
-    if (state === State.WaitingForUserInput) this.#sendUserMessage();
-    else if (state !== State.SendingToLLM && state !== State.SendingToolResults) this.#toSendingResults(state, false);
-    const taken = recording.take(this.#operation, this.#llmLine(0).input!);
+    if (state === State.WaitingForUserInput) this.#run.sendUserMessage();
+    else if (state !== State.SendingToLLM && state !== State.SendingToolResults)
+      this.#run.toSendingResults(state, false);
+    const taken = recording.take(this.#run.operation, mirrorLlmLine(this.#run.attemptFacts(), 0).input!);
     if (taken === undefined) return undefined;
-    this.#attempt = 1;
-    this.#attemptStartedAt = this.#clock();
+    this.#run.attempt = 1;
+    this.#run.attemptStartedAt = this.#clock();
     this.#servedCost = { costUsd: taken.costUsd };
     this.modelResponse(taken.response);
     return taken.response;
@@ -456,143 +339,77 @@ export class StepMirror {
    * result, by the `resumeFrom.tools` policy, the tool not run; undefined: run it (`toolStart`).
    */
   recordedTool(call: ToolCall): { output: string; isError: boolean } | undefined {
-    const state = this.machine.pendingState;
-    if (this.#recording === undefined || !this.#running || this.signal.aborted) return undefined;
-    const slot = this.#slots.find((s) => s.call.id === call.id && s.status === 'pending');
-    if (slot === undefined || (state !== State.CheckingForCancellation && state !== State.RunningTool)) return;
-    const plan = this.#recording.toolPlan(slot.call);
-    if (plan.kind === 'run') return undefined;
-    if (state === State.CheckingForCancellation) this.#enterRunningTool();
-    slot.startedAt = slot.endedAt = this.#clock();
-    if (plan.kind === 'interrupted') answerSlot(slot, 'interrupted', plan.note);
-    else {
-      slot.status = plan.status;
-      slot.result = plan.result;
-      chargeServed(this.#chargesServed ? this.#meter : undefined, this.#recording, ONE_TOOL_CALL);
-    }
-    this.#journal?.(slotLine(this.#turn, slot, plan.kind === 'replay'));
-    return { output: slot.result!.output, isError: slot.result!.isError === true };
+    if (this.#recording === undefined || !this.#run.running || this.signal.aborted) return undefined;
+    return serveMirrorTool(this.#run, this.#recording, call, {
+      clock: this.#clock,
+      journal: this.#journal,
+      chargesServed: this.#chargesServed,
+    });
   }
 
   /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
   modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
-    if (!this.#running) return;
-    const charge = this.#endAttempt({ kind: 'failed', error });
-    this.#attemptLine(this.#clock(), { error: journalError(error), ...chargeFields(charge) });
-    this.#failures.push({ attempt: this.#attempt, error: failureMessage(error) });
-    if (info.willRetry === false) this.#endCallFailed(error);
+    if (!this.#run.running) return;
+    const charge = this.#run.endAttempt({ kind: 'failed', error });
+    this.#run.attemptLine(this.#clock(), { error: journalError(error), ...chargeFields(charge) });
+    this.#run.failures.push({ attempt: this.#run.attempt, error: failureMessage(error) });
+    if (info.willRetry === false) this.#run.endCallFailed(error);
   }
 
   /** A model attempt answered: its usage is charged, priced and journaled, and the machine moves on. */
   modelResponse(response: MirrorResponse): void {
-    if (!this.#running) return;
+    if (!this.#run.running) return;
     if (typeof response !== 'object' || response === null)
       throw new InvalidArgumentError(
         'response',
         'an object { text?, toolCalls?, usage?, model?, finishReason? }',
         response,
       );
-    const meter = this.#meter!;
+    const meter = this.#run.meter!;
     const endedAt = this.#clock();
     let state = this.machine.pendingState;
     if (state !== State.SendingToLLM && state !== State.SendingToolResults) {
       // A response without a call reported before it: the framework's order, forced with the reason.
-      if (state === State.WaitingForUserInput) this.#move(State.SendingToLLM, 'sending the user message');
-      else this.#toSendingResults(state, false);
+      if (state === State.WaitingForUserInput) this.#run.move(State.SendingToLLM, 'sending the user message');
+      else this.#run.toSendingResults(state, false);
       state = this.machine.pendingState;
       if (state !== State.SendingToLLM && state !== State.SendingToolResults) return;
       meter.charge(ONE_LLM_CALL, false);
-      this.#attempt = Math.max(1, this.#attempt);
-      this.#attemptStartedAt = endedAt;
+      this.#run.attempt = Math.max(1, this.#run.attempt);
+      this.#run.attemptStartedAt = endedAt;
     }
-    const { valid, problems } = splitUsage(response.usage);
-    const held = this.#held;
-    const worstUsd = held.worstUsd;
-    this.#held = NOTHING_RESERVED;
+    const held = this.#run.held;
+    this.#run.held = NOTHING_RESERVED;
     const served = this.#servedCost;
     this.#servedCost = undefined;
-    const { priced, charge, costUsd } =
-      served !== undefined
-        ? {
-            ...chargeServedResponse(
-              this.#chargesServed ? meter : undefined,
-              this.#recording!,
-              response,
-              served.costUsd,
-            ),
-            costUsd: served.costUsd,
-          }
-        : chargeResponse(meter, held, valid, response.model, this.#operation, {
-            pricing: this.#pricing,
-            onUnknownCost: this.#onUnknownCost,
-          });
-    // A served response was made under the earlier attempt's hold, not this one's: no bound to check.
-    const passed = served === undefined ? boundExceeded(held.bound, valid, costUsd, worstUsd) : undefined;
-    if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
-      safeLog(
-        this.#logger,
-        'warn',
-        `${this.#operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(worstUsd)}: the bound given to modelCallStart or pricing is too low`,
-        { turn: this.#turn },
-      );
+    const { valid, problems, priced, charge, passed } = chargeMirrorResponse(
+      meter,
+      held,
+      served,
+      response,
+      { operation: this.#run.operation, turn: this.#run.turn },
+      {
+        pricing: this.#pricing,
+        onUnknownCost: this.#onUnknownCost,
+        logger: this.#logger,
+        recording: this.#recording,
+        chargesServed: this.#chargesServed,
+      },
+    );
     const fact = passed && { boundExceeded: passed };
-    this.#attemptLine(endedAt, {
+    this.#run.attemptLine(endedAt, {
       response,
       usage: valid,
       ...chargeFields(charge),
       ...fact,
       ...(served === undefined ? {} : { fromJournal: true }),
     });
-    // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
-    const tripped = passed !== undefined && meter.strict ? meter.trip(passed) : undefined;
-    if (tripped !== undefined)
-      return void this.#end(
-        State.Error,
-        tripped.message,
-        { ...limitData(tripped), operation: this.#operation },
-        'budget_exceeded',
-        budgetError(tripped),
-      );
-    if (priced.error !== undefined) {
-      this.#end(
-        State.Error,
-        priced.error.message,
-        { operation: this.#operation, responseUsage: valid },
-        'error',
-        priced.error,
-      );
-      return;
-    }
+    if (this.#run.endsOnCharge(passed, priced.error, valid)) return;
     if (priced.note !== undefined && !this.#warnedUnknownCost) {
       this.#warnedUnknownCost = true;
-      safeLog(this.#logger, 'warn', priced.note, { turn: this.#turn });
+      safeLog(this.#logger, 'warn', priced.note, { turn: this.#run.turn });
     }
-    // The results sent with this call reached the LLM.
-    this.#unsent = false;
-    const calls = response.toolCalls ?? [];
-    const data: Record<string, unknown> = { attempts: this.#attempt };
-    if (this.#failures.length > 0) data.failures = this.#failures;
-    data.toolCalls = calls.length;
-    if (response.model !== undefined) data.model = response.model;
-    if (response.finishReason !== undefined) data.finishReason = response.finishReason;
-    if (problems.length > 0) data.usageProblems = problems;
-    if (priced.note !== undefined) data.unknownCost = priced.note;
-    data.usage = this.#budget.usage;
-    this.#move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
-    this.#failures = [];
-    this.#lastText = response.text;
-    if (calls.length === 0) return;
-    if (response.text !== undefined && response.text !== '') (this.#texts ??= []).push(response.text);
-    this.#slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
-    this.#unsent = true;
-    const stalled = this.#stall?.check();
-    if (stalled !== undefined) return this.#stalled(stalled);
-    const callList = calls.map((c) => ({ id: c.id, name: c.name }));
-    this.#move(State.ToolUseRequested, {
-      description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
-      data: { calls: callList },
-    });
-    this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+    this.#run.responded(response, problems, priced.note, this.#stall);
   }
 
   /**
@@ -602,69 +419,18 @@ export class StepMirror {
    * result, or stops its loop.
    */
   async toolStart(call: ToolCall): Promise<MirrorStop | undefined> {
-    if (!this.#running) return this.#ended();
+    if (!this.#run.running) return mirrorEndedError(this.#run.result, this.#run.turn, this.machine.current);
     if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
       throw new InvalidArgumentError('call', 'a tool call { id: string, name: string, input? }', call);
-    const meter = this.#meter!;
-    const state = this.machine.pendingState;
-    let slot = this.#slots.find((s) => s.call.id === call.id);
-    if (state === State.CheckingForCancellation) {
-      if (this.signal.aborted) {
-        if (this.signal.reason instanceof Deadline) return this.#cancel(State.CheckingForCancellation);
-        const reason = this.#reason();
-        const error = new TurnCancelledError(reason, State.CheckingForCancellation);
-        return this.#stop(
-          State.Cancelled,
-          `cancelled before tools ran: ${reason}`,
-          { reason, interrupted: this.#slots.map((s) => s.call.id) },
-          'cancelled',
-          error,
-        );
-      }
-      this.#enterRunningTool();
-    } else if (state !== State.RunningTool) {
-      // A tool nobody asked for in this run's order (run on a user's approval, or before its response was reported).
-      if (slot === undefined) this.#slots = [];
-      this.#move(
-        State.RunningTool,
-        {
-          description: `running ${call.name}: the framework ran a tool outside a response's tool calls`,
-          logLevel: 'info',
-        },
-        true,
-      );
-    }
-    if (slot === undefined) {
-      slot = { call, status: 'pending', startedAt: 0, endedAt: 0 };
-      this.#slots.push(slot);
-      this.#unsent = true;
-    }
-    if (this.signal.aborted)
-      return this.#refuse(slot, 'interrupted', `interrupted: ${this.#reason()}`, this.#cancelError());
-    const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('tool') : undefined);
-    if (spent instanceof OperationError) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, spent);
-    if (spent !== undefined) return this.#refuse(slot, 'not_run', `not run: ${spent.message}`, budgetError(spent));
-    if (!this.#running) return this.#ended();
-    meter.charge(ONE_TOOL_CALL, false);
-    slot.status = 'running';
-    slot.startedAt = meter.hasExternal ? this.#clock() : meter.lastReading;
-    return undefined;
+    return startMirrorTool(this.#run, call, this.signal, this.#clock);
   }
 
   /** A tool call finished (`{ output, isError? }`) or threw (`{ error }`). */
   toolEnd(callId: string, outcome: MirrorToolOutcome): void {
-    const slot = this.#slots.find((s) => s.call.id === callId);
+    const slot = this.#run.slots.find((s) => s.call.id === callId);
     if (slot === undefined || (slot.status !== 'running' && slot.status !== 'pending')) return;
-    slot.endedAt = Math.max(slot.startedAt, this.#clock());
-    if ('error' in outcome) {
-      if (this.signal.aborted) answerSlot(slot, 'interrupted', `interrupted: ${this.#reason()}`);
-      else answerSlot(slot, 'error', messageOf(outcome.error));
-    } else {
-      const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
-      slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
-      slot.status = outcome.isError === true ? 'error' : 'ok';
-    }
-    this.#journal?.(slotLine(this.#turn, slot));
+    endSlot(slot, outcome, this.#clock(), this.signal);
+    this.#journal?.(slotLine(this.#run.turn, slot));
   }
 
   /** A step of the framework's loop ended. Optional: the moves do not need it. */
@@ -676,439 +442,40 @@ export class StepMirror {
    * BudgetExceeded when a budget is spent, else in EndOfTurn, forced with the reason.
    */
   runEnd(info: { text?: string } = {}): TurnResult {
-    if (!this.#running) return this.#result ?? this.#fail(new Error('the run ended before it started'));
+    if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run ended before it started'));
     const state = this.machine.pendingState;
-    const text = info.text ?? this.#lastText;
-    if (state === State.ProcessingLLMResponse) {
-      if (this.signal.aborted) return this.#resultOf(this.#cancel(state));
-      const chars = text?.length ?? 0;
-      return this.#resultOf(
-        this.#end(State.EndOfTurn, 'text-only response ends the turn', { chars }, 'end_of_turn'),
-        text,
-      );
-    }
-    if (TOOL_PHASE.has(state)) {
-      // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
-      if (this.signal.aborted) return this.runAborted();
-      this.#closeTools(state);
-      const spent = this.#meter!.spent();
-      if (spent !== undefined)
-        return this.#resultOf(
-          this.#end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent)),
-        );
-      if (this.signal.aborted) return this.#resultOf(this.#cancel(State.CheckingBudget));
-      return this.#resultOf(
-        this.#end(
-          State.EndOfTurn,
-          "the framework's loop ended after its tools ran, with no further LLM call (its stop condition)",
-          { chars: text?.length ?? 0 },
-          'end_of_turn',
-          undefined,
-          { forced: true, logLevel: 'info' },
-        ),
-        text,
-      );
-    }
+    // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
+    if (TOOL_PHASE.has(state) && this.signal.aborted) return this.runAborted();
+    if (state === State.ProcessingLLMResponse || TOOL_PHASE.has(state))
+      return endMirrorRun(this.#run, state, info.text ?? this.#run.lastText, this.signal);
     return this.#fail(new Error(`the framework's loop ended in ${state} without a response to end on`));
   }
 
   /** The framework's loop stopped for an abort: the run ends as `cancelled` (or `budget_exceeded` at a deadline). */
   runAborted(reason?: unknown): TurnResult {
-    if (!this.#running) return this.#result ?? this.#fail(new Error('the run was aborted before it started'));
+    if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run was aborted before it started'));
     if (!this.signal.aborted) this.#controller.abort(reason ?? 'the framework aborted its loop');
-    const state = this.machine.pendingState;
-    if (state === State.WaitingForUserInput) {
-      const why = this.#reason();
-      return this.#resultOf(
-        this.#end(
-          State.Error,
-          `cancelled before the turn started: ${why}`,
-          { reason: why },
-          'cancelled',
-          new TurnCancelledError(why, state),
-        ),
-      );
-    }
-    if (TOOL_PHASE.has(state)) this.#answerRest(`interrupted: ${this.#reason()}`, 'interrupted');
-    return this.#resultOf(
-      this.#cancel(state, state === State.RunningTool ? { results: slotSummary(this.#slots) } : {}),
-    );
+    return abortMirrorRun(this.#run, this.signal);
   }
 
   /** The framework's loop failed with `error`: the run ends in Error (or as cancelled, when it was aborted). */
   runFailed(error: unknown): TurnResult {
-    if (!this.#running) return this.#result ?? this.#fail(error);
+    if (!this.#run.running) return this.#run.result ?? this.#fail(error);
     if (this.signal.aborted) return this.runAborted();
     const state = this.machine.pendingState;
     if (state === State.SendingToLLM || state === State.SendingToolResults)
-      return this.#resultOf(this.#endCallFailed(error));
+      return this.#run.resultOf(this.#run.endCallFailed(error));
     return this.#fail(error);
   }
 
-  // ——— the moves ———
-
-  /**
-   * The checks before an attempt from a sending state, as the adapter's callLLM makes them: the
-   * budgets, then the attempt's worst case held against strict caps (and external ones).
-   */
-  async #gate(bound: LLMCallBound | undefined, whyNoBound: string | undefined): Promise<MirrorStop | undefined> {
-    const meter = this.#meter!;
-    const from = this.machine.pendingState;
-    if (this.signal.aborted) return this.#cancel(from, { failures: this.#failures });
-    // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
-    this.#endAttempt();
-    const strict = meter.strict;
-    let planned: ReturnType<typeof planBoundedCall> | undefined;
-    if (bound !== undefined && (strict || meter.externalCapsCost || this.#ledger !== undefined))
-      planned = planBoundedCall(bound, this.#pricing, strict);
-    else if (strict)
-      planned = new OperationError(
-        'modelCallStart',
-        new Error(
-          `a strict maxCostUsd needs the bound of each model call (modelCallStart({ inputTokens, maxOutputTokens, model }))${whyNoBound === undefined ? '' : `, and this call has none: ${whyNoBound}`}; no call is made (${STRICT_FALSE})`,
-        ),
-      );
-    if (planned instanceof OperationError)
-      return this.#stop(State.Error, planned.message, { operation: this.#operation }, 'error', planned);
-    let spent: SpentLimit | OperationError | undefined = meter.spent();
-    let held = NOTHING_RESERVED;
-    if (spent === undefined) {
-      // No await from the check to the hold: runs sharing a budget are counted one by one. Never
-      // lowered: the framework's request is made as it stands, so it must fit whole.
-      const reserved = reserveLLMCall(meter, this.#pricing, Infinity, planned);
-      if (reserved.kind === 'budget') spent = reserved.spent;
-      else held = reserved.reservation;
-    }
-    if (spent === undefined && meter.hasExternal) {
-      spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
-      if (spent !== undefined) meter.release(held.held, undefined);
-    }
-    if (!this.#running) {
-      if (spent === undefined) meter.release(held.held, held.externalHold);
-      return this.#ended();
-    }
-    if (spent instanceof OperationError)
-      return this.#stop(State.Error, spent.message, { operation: this.#operation }, 'error', spent);
-    if (spent !== undefined)
-      return this.#stop(
-        State.Error,
-        `${spent.message}; no further LLM call made`,
-        { ...limitData(spent), failures: this.#failures },
-        'budget_exceeded',
-        budgetError(spent),
-      );
-    this.#held = held;
-    meter.charge(ONE_LLM_CALL, false);
-    this.#attempt += 1;
-    if (this.#ledger !== undefined)
-      this.#ledger(
-        reserveLine(this.#turn, this.#operation, this.#attempt, this.#clock(), held, undefined, whyNoBound ?? NO_BOUND),
-      );
-    this.#attemptStartedAt = meter.hasExternal || held !== NOTHING_RESERVED ? this.#clock() : meter.lastReading;
-    return undefined;
-  }
-
-  /** The attempt in flight ended as `end` (by default unreported, so it may have left): charged by the rule (`endAttempt`). */
-  #endAttempt(end: AttemptEnd = UNREPORTED): AttemptCharge {
-    const held = this.#held;
-    this.#held = NOTHING_RESERVED;
-    return held === NOTHING_RESERVED ? chargeAttempt(end, undefined) : endAttempt(this.#meter!, held, end);
-  }
-
-  /** From the tool phase (or elsewhere, forced) to SendingToolResults, through the budget check. */
-  #toSendingResults(state: StateName, check = true): MirrorStop | undefined {
-    if (TOOL_PHASE.has(state)) {
-      this.#closeTools(state);
-      // `check` false: the call was made already (a response nobody announced), so the budget had no say.
-      const spent = check ? this.#meter!.spent() : undefined;
-      if (spent !== undefined)
-        return this.#stop(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent));
-      if (check && this.signal.aborted) return this.#cancel(State.CheckingBudget);
-      this.#move(State.GatheringAdditionalMessages, {
-        description: 'budget has room',
-        data: { usage: this.#budget.usage },
-      });
-      const results = this.#slots.length;
-      this.#move(State.SendingToolResults, {
-        description: `sending ${plural(results, 'tool result')} and 0 messages`,
-        data: { results, messages: 0 },
-      });
-    } else {
-      // A further model call after a text-only response (or from anywhere else): forced, with the reason.
-      this.#move(
-        State.SendingToolResults,
-        { description: `the framework made another LLM call from ${state}`, logLevel: 'info' },
-        true,
-      );
-    }
-    this.#operation = 'sendToolResults';
-    this.#attempt = 0;
-    this.#failures = [];
-    return undefined;
-  }
-
-  /** ToolUseRequested / CheckingForCancellation / RunningTool → CheckingBudget, answering any call left unanswered. */
-  #closeTools(state: StateName): void {
-    if (state === State.ToolUseRequested)
-      this.#move(State.CheckingForCancellation, 'checking for cancellation before running tools');
-    if (state !== State.RunningTool) this.#enterRunningTool();
-    this.#answerRest('not run: the framework did not run it', 'not_run');
-    let errors = 0;
-    const summary = slotSummary(this.#slots);
-    for (const r of summary) if (r.isError) errors += 1;
-    this.#move(State.CheckingGitCommits, {
-      description: `tools finished (${errors} with errors)`,
-      data: { results: summary },
-    });
-    this.#move(State.CheckingBudget, 'no new commits');
-  }
-
-  /** WaitingForUserInput → SendingToLLM: the run's first call. */
-  #sendUserMessage(): void {
-    this.#move(State.SendingToLLM, {
-      description: 'sending the user message',
-      data: { turn: this.#turn, chars: this.#input.length },
-    });
-    this.#operation = 'sendUserMessage';
-    this.#attempt = 0;
-  }
-
-  #enterRunningTool(): void {
-    const callList = this.#slots.map((s) => ({ id: s.call.id, name: s.call.name }));
-    const names = namesOf(this.#slots.map((s) => s.call));
-    this.#move(State.RunningTool, { description: `running ${names || 'tools'}`, data: { calls: callList } });
-  }
-
-  #endCallFailed(error: unknown): TurnResult {
-    this.#endAttempt();
-    const failures = this.#failures;
-    const cause = new LLMCallError(this.#operation, failures, error);
-    return this.#end(State.Error, cause.message, { operation: this.#operation, failures }, 'error', cause);
-  }
-
   #fail(error: unknown): TurnResult {
-    if (!this.#running) {
+    if (!this.#run.running) {
       this.runStart();
     }
     const cause = error instanceof OperationError ? error : new OperationError('the framework loop', error);
-    if (TOOL_PHASE.has(this.machine.pendingState)) this.#answerRest(`not run: ${cause.message}`, 'not_run');
-    return this.#end(State.Error, cause.message, { error: messageOf(error) }, 'error', cause, {
+    if (TOOL_PHASE.has(this.machine.pendingState)) this.#run.answerRest(`not run: ${cause.message}`, 'not_run');
+    return this.#run.end(State.Error, cause.message, { error: messageOf(error) }, 'error', cause, {
       forced: !this.machine.canMoveTo(State.Error),
     });
-  }
-
-  /** Cancellation (or a passed deadline) outside CheckingForCancellation: forced, logged at info, as the adapter does. */
-  #cancel(from: StateName, data: Record<string, unknown> = {}): MirrorStop {
-    const deadline: unknown = this.signal.reason;
-    if (deadline instanceof Deadline) {
-      const { spent } = deadline;
-      const to = this.machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
-      const forced = to === State.BudgetExceeded ? false : !this.machine.canMoveTo(State.Error);
-      return this.#stop(
-        to,
-        `${spent.message} (deadline passed during ${from})`,
-        { ...limitData(spent), ...data },
-        'budget_exceeded',
-        budgetError(spent),
-        { forced },
-      );
-    }
-    const reason = this.#reason();
-    return this.#stop(
-      State.Cancelled,
-      `cancelled during ${from}: ${reason}`,
-      { reason, ...data },
-      'cancelled',
-      new TurnCancelledError(reason, from),
-      {
-        forced: true,
-        logLevel: 'info',
-      },
-    );
-  }
-
-  #cancelError(): MirrorStop {
-    const deadline: unknown = this.signal.reason;
-    if (deadline instanceof Deadline) return budgetError(deadline.spent);
-    return new TurnCancelledError(this.#reason(), this.machine.pendingState);
-  }
-
-  /** A stall detector fired (→ Stalled → StallStopped, outcome `stalled`) or threw (→ Error): the run ends. */
-  #stalled(stall: StallCheck): void {
-    if (stall.kind === 'threw')
-      return void this.#end(State.Error, stall.error.message, { operation: 'stall detector' }, 'error', stall.error);
-    this.#move(ExtensionState.Stalled as StateName, stall.event);
-    const error = stall.error!;
-    this.#end(
-      ExtensionState.StallStopped as StateName,
-      error.message,
-      { detector: error.finding.detector },
-      'stalled',
-      error,
-    );
-  }
-
-  /** Ends the run and hands back the error the framework's hook should throw. */
-  #stop(
-    to: StateName,
-    description: string,
-    data: Record<string, unknown>,
-    outcome: TurnOutcome,
-    error: MirrorStop,
-    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
-  ): MirrorStop {
-    this.#end(to, description, data, outcome, error, how);
-    return error;
-  }
-
-  /** The move that ends the run: its record carries the outcome and the usage so far, as the adapter's does. */
-  #end(
-    to: StateName,
-    description: string,
-    data: Record<string, unknown>,
-    outcome: TurnOutcome,
-    error?: TurnError,
-    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
-  ): TurnResult {
-    const meter = this.#meter!;
-    this.#recording?.stop();
-    // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
-    this.#endAttempt();
-    meter.chargeWall();
-    if (TOOL_PHASE.has(this.machine.pendingState) || this.#unsent)
-      this.#answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
-    const event = {
-      description,
-      data: { ...data, outcome, usage: this.#budget.usage },
-      ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
-    };
-    this.#move(to, event, how.forced === true);
-    meter.stop();
-    this.#running = false;
-    const result = { outcome } as TurnResult;
-    if (outcome === 'end_of_turn') result.text = this.#lastText;
-    if (error !== undefined) result.error = error;
-    result.usage = meter.usage;
-    result.turn = this.#turn;
-    result.transitions = this.#moves;
-    if (this.#texts !== undefined) result.texts = this.#texts;
-    if (this.#unsent && outcome !== 'end_of_turn')
-      result.unansweredToolCalls = this.#slots.map((slot) => ({ call: slot.call, result: slot.result! }));
-    this.#result = result;
-    if (meter.externalDue)
-      void meter.flush().then((failed) => {
-        if (failed instanceof OperationError)
-          safeLog(
-            this.#logger,
-            'warn',
-            `charging an external budget at the end of run ${result.turn} failed: ${failed.message}`,
-            {
-              turn: result.turn,
-            },
-          );
-      });
-    if (outcome !== 'end_of_turn') {
-      const message = `run ${result.turn} ended ${outcome}${error === undefined ? '' : `: ${error.message}`}`;
-      safeLog(this.#logger, outcome === 'cancelled' ? 'info' : 'warn', message, { turn: result.turn, outcome });
-    }
-    return result;
-  }
-
-  #resultOf(value: MirrorStop | TurnResult, text?: string): TurnResult {
-    const result = this.#result!;
-    if (value instanceof Error) return result;
-    if (text !== undefined && result.outcome === 'end_of_turn') result.text = text;
-    return result;
-  }
-
-  #move(
-    to: StateName,
-    event: string | { description: string; data?: unknown; logLevel?: ForcedLogLevel },
-    forced = false,
-  ): void {
-    if (forced) this.machine.forceTransition(to, event);
-    else this.machine.transition(to, event);
-    this.#moves += 1;
-  }
-
-  /** A call refused at its start: answered, journaled, and the reason handed back. */
-  #refuse(slot: MirrorSlot, status: 'interrupted' | 'not_run', note: string, error: MirrorStop): MirrorStop {
-    answerSlot(slot, status, note);
-    slot.startedAt = slot.endedAt = this.#clock();
-    this.#journal?.(slotLine(this.#turn, slot));
-    return error;
-  }
-
-  /** Every call not yet answered gets `note` as its error result, and its journal line. */
-  #answerRest(note: string, status: 'interrupted' | 'not_run'): void {
-    for (const slot of this.#slots) {
-      if (slot.result !== undefined) continue;
-      const running = slot.status === 'running';
-      answerSlot(
-        slot,
-        running ? 'interrupted' : status,
-        running && status === 'not_run' ? `interrupted: ${note}` : note,
-      );
-      if (!running) slot.startedAt = this.#clock();
-      slot.endedAt = Math.max(slot.startedAt, this.#clock());
-      this.#journal?.(slotLine(this.#turn, slot));
-    }
-  }
-
-  /** An attempt's end in the journal, or, with the ledger alone, its cost and usage without content. */
-  #attemptLine(
-    endedAt: number,
-    outcome: Pick<
-      LlmJournalEntry,
-      'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'fromJournal'
-    >,
-  ): void {
-    if (this.#journal !== undefined) {
-      const { usage: _usage, ...full } = outcome;
-      this.#journal({ ...this.#llmLine(endedAt), ...full });
-    } else if (this.#ledger !== undefined) {
-      const { response: _response, ...money } = outcome;
-      const { input: _input, ...line } = this.#llmLine(endedAt);
-      this.#ledger({ ...line, ledgerOnly: true, ...money } as JournalEntry);
-    }
-  }
-
-  #llmLine(endedAt: number): Omit<LlmJournalEntry, 'response' | 'costUsd' | 'error'> {
-    const input: LLMCallInput =
-      this.#operation === 'sendUserMessage'
-        ? { kind: 'user_message', message: this.#input }
-        : {
-            kind: 'tool_results',
-            results: this.#slots.map((s) => s.result!).filter((r) => r !== undefined),
-            messages: [],
-          };
-    return {
-      type: 'llm',
-      turn: this.#turn,
-      operation: this.#operation,
-      attempt: Math.max(1, this.#attempt),
-      startedAt: this.#attemptStartedAt,
-      endedAt,
-      input,
-    };
-  }
-
-  #ended(): MirrorStop {
-    const error = this.#result?.error;
-    if (error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError)
-      return error;
-    if (error instanceof StalledError) return error;
-    return new TurnCancelledError(
-      `run ${this.#turn} has ended (${this.#result?.outcome ?? 'not started'})`,
-      this.machine.current,
-    );
-  }
-
-  #reason(): string {
-    const reason: unknown = this.signal.reason;
-    if (reason instanceof Deadline) return reason.spent.message;
-    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
-      return "aborted by the caller's signal";
-    return reason === undefined ? 'cancelled' : messageOf(reason);
   }
 }

@@ -1,0 +1,57 @@
+import type { Logger } from 'winston';
+import type { StateName } from '../../states/StateName';
+import type { StateMachineOptions } from '../machine/StateMachine';
+import type { AgentLogger } from './AgentLogger';
+import type { Pricing } from './AgentLoop';
+import type { Budget } from './Budget';
+import type { BudgetLimits } from './BudgetLimits';
+import type { ExternalBudget } from './ExternalBudget';
+import type { JournalOptions } from './JournalEntry';
+import type { OnUnknownCost } from './priceResponse';
+import type { ResumeFrom } from './RunRecording';
+import type { StallOptions } from './StallOptions';
+import type { UsageDelta } from './UsageTotals';
+
+/** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
+export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
+  /** Any logger with `error`, `warn`, `info` and `debug` methods, or `false` for none. Default: the library's shared one. */
+  logger?: AgentLogger | Logger | false;
+  /** The mirror's own limits, over all its runs. `maxWallMs` is a deadline: it aborts `signal`. */
+  budget?: BudgetLimits;
+  /** Further budgets charged alongside, e.g. a batch's shared pool. */
+  sharedBudgets?: readonly Budget[];
+  /** Budgets outside this process (a batch's limits in Redis): reserved before every model call and tool call. */
+  externalBudgets?: readonly ExternalBudget[];
+  /** Computes a response's cost in USD from its tokens when it reports none. */
+  pricing?: Pricing;
+  /** When a dollar (or token) cap is set and a response's cost is unknown. Default `'error'`: the run ends in Error. */
+  onUnknownCost?: OnUnknownCost;
+  /** Journal every model attempt and tool call beside the moves (the sink must take journal lines). Default off. */
+  journal?: boolean | JournalOptions;
+  /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */
+  signal?: AbortSignal;
+  /**
+   * What an earlier, cut-off attempt of the first run spent (a batch's `resume` gives it): that run
+   * starts again from the beginning with this counted in its own usage, its `budget` and its
+   * file, so that per-run caps and a later resume see both attempts. Shared and external budgets
+   * are not charged again: they start from the files' spend.
+   */
+  earlierSpend?: UsageDelta;
+  /**
+   * A cut-off attempt of the first run (a batch's `resume` gives it): the run goes on from its
+   * journal, as the adapter's does, where the integration asks `recordedResponse()` and
+   * `recordedTool(call)`; one that asks neither restarts, its earlier spend counted.
+   */
+  resumeFrom?: ResumeFrom;
+  /**
+   * The money ledger without the journal's content, as the adapter keeps it: a `reserve` line
+   * (the attempt's worst case, from the bound given to `modelCallStart`) forced to the disk before
+   * each model call, and its cost after. Default off; the sink must take journal lines.
+   */
+  ledger?: boolean;
+  /**
+   * Stop a run that goes nowhere, as the adapter's `stall` does (the machine's table gains
+   * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
+   */
+  stall?: boolean | StallOptions;
+}

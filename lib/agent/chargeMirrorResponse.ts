@@ -1,0 +1,73 @@
+import { formatUsd } from '../internal/formatUsd';
+import { safeLog, type AgentLogger } from './AgentLogger';
+import type { LLMResponse, Pricing, Usage } from './AgentLoop';
+import { boundExceeded, type BoundExceeded } from './boundExceeded';
+import type { AttemptCharge } from './chargeRule';
+import { chargeResponse } from './chargeResponse';
+import { splitUsage } from './checkAgentOutput';
+import type { OnUnknownCost, PricedResponse } from './priceResponse';
+import type { Reservation } from './reserveLLMCall';
+import type { RunRecording } from './RunRecording';
+import { chargeServedResponse } from './serveRecorded';
+import type { UsageMeter } from './UsageMeter';
+
+/** What a mirror needs to charge a response, beside the meter and the attempt's hold. */
+export interface MirrorPricing {
+  pricing: Pricing | undefined;
+  onUnknownCost: OnUnknownCost;
+  logger: AgentLogger | undefined;
+  /** With `resumeFrom`: what serves recorded responses, and whether served ones are charged (no earlier usage given). */
+  recording: RunRecording | undefined;
+  chargesServed: boolean;
+}
+
+/** A response's usage (checked), price and charge, and whether it passed its bound. */
+export interface MirrorCharge {
+  valid: Usage;
+  problems: readonly string[];
+  priced: PricedResponse;
+  charge: AttemptCharge;
+  passed: BoundExceeded | undefined;
+}
+
+/**
+ * Charges a model response by the rule: a live one against its hold (`chargeResponse`), a
+ * served one (`served`, from the journal) at its recorded cost; warns when a live one cost more
+ * than its bound's worst case.
+ */
+export function chargeMirrorResponse(
+  meter: UsageMeter,
+  held: Reservation,
+  served: { costUsd: number | undefined } | undefined,
+  response: LLMResponse,
+  at: { operation: 'sendUserMessage' | 'sendToolResults'; turn: number },
+  policy: MirrorPricing,
+): MirrorCharge {
+  const { valid, problems } = splitUsage(response.usage);
+  const worstUsd = held.worstUsd;
+  const { priced, charge, costUsd } =
+    served !== undefined
+      ? {
+          ...chargeServedResponse(
+            policy.chargesServed ? meter : undefined,
+            policy.recording!,
+            response,
+            served.costUsd,
+          ),
+          costUsd: served.costUsd,
+        }
+      : chargeResponse(meter, held, valid, response.model, at.operation, {
+          pricing: policy.pricing,
+          onUnknownCost: policy.onUnknownCost,
+        });
+  // A served response was made under the earlier attempt's hold, not this one's: no bound to check.
+  const passed = served === undefined ? boundExceeded(held.bound, valid, costUsd, worstUsd) : undefined;
+  if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
+    safeLog(
+      policy.logger,
+      'warn',
+      `${at.operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(worstUsd)}: the bound given to modelCallStart or pricing is too low`,
+      { turn: at.turn },
+    );
+  return { valid, problems, priced, charge, passed };
+}

@@ -1,0 +1,66 @@
+import { State, type StateName } from '../../states/StateName';
+import { TOOL_PHASE, type MirrorMoves } from './MirrorMoves';
+import { slotSummary } from './MirrorSlot';
+import { abortReason } from './mirrorStopReason';
+import { TurnCancelledError } from './TurnError';
+import { budgetError, limitData } from './spentRecord';
+import type { TurnResult } from './TurnResult';
+
+/**
+ * The framework's loop ended on its own (`StepMirror.runEnd`) from ProcessingLLMResponse or
+ * the tool phase (not cancelled while its tools ran). After a text-only response the run ends
+ * in EndOfTurn; after tools with no further model call (the loop's stop condition), in
+ * BudgetExceeded when a budget is spent, else in EndOfTurn, forced with the reason.
+ */
+export function endMirrorRun(
+  run: MirrorMoves,
+  state: StateName,
+  text: string | undefined,
+  signal: AbortSignal,
+): TurnResult {
+  if (state === State.ProcessingLLMResponse) {
+    if (signal.aborted) return run.resultOf(run.cancel(state));
+    const chars = text?.length ?? 0;
+    return run.resultOf(run.end(State.EndOfTurn, 'text-only response ends the turn', { chars }, 'end_of_turn'), text);
+  }
+  run.closeTools(state);
+  const spent = run.meter!.spent();
+  if (spent !== undefined)
+    return run.resultOf(
+      run.end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent)),
+    );
+  if (signal.aborted) return run.resultOf(run.cancel(State.CheckingBudget));
+  return run.resultOf(
+    run.end(
+      State.EndOfTurn,
+      "the framework's loop ended after its tools ran, with no further LLM call (its stop condition)",
+      { chars: text?.length ?? 0 },
+      'end_of_turn',
+      undefined,
+      { forced: true, logLevel: 'info' },
+    ),
+    text,
+  );
+}
+
+/**
+ * The framework's loop stopped for an abort (`StepMirror.runAborted`, the signal aborted): the run
+ * ends as `cancelled` (or `budget_exceeded` at a deadline), its calls in flight interrupted.
+ */
+export function abortMirrorRun(run: MirrorMoves, signal: AbortSignal): TurnResult {
+  const state = run.machine.pendingState;
+  if (state === State.WaitingForUserInput) {
+    const why = abortReason(signal);
+    return run.resultOf(
+      run.end(
+        State.Error,
+        `cancelled before the turn started: ${why}`,
+        { reason: why },
+        'cancelled',
+        new TurnCancelledError(why, state),
+      ),
+    );
+  }
+  if (TOOL_PHASE.has(state)) run.answerRest(`interrupted: ${abortReason(signal)}`, 'interrupted');
+  return run.resultOf(run.cancel(state, state === State.RunningTool ? { results: slotSummary(run.slots) } : {}));
+}
