@@ -20,8 +20,12 @@ jest.setTimeout(180_000);
 const TASKS = 8;
 const CONCURRENCY = 3;
 const CALL_USD = 0.01;
-/** Two calls a run (a tool call, then the answer): 16 calls, $0.16, if nothing stopped the batch. */
-const CAP_USD = 0.13;
+/**
+ * Two calls a run (a tool call, then the answer): 16 calls, $0.16, if nothing stopped the batch.
+ * Each kill leaves up to CONCURRENCY calls in flight, charged at their whole hold ($0.01 each) and
+ * asked again live: with those, the cap stops the batch before its last calls.
+ */
+const CAP_USD = 0.16;
 const MAX_LLM_CALLS = 2;
 /** ai 7 has `isStepCount`; the child is bundled against the same major as this project's `ai`. */
 const AI7 = 'isStepCount' in ai;
@@ -126,11 +130,18 @@ function child(args: string[]) {
 }
 
 const random = seeded(7);
+/**
+ * The most answers a resumed batch is sure to reach after a first kill: request n+1 starts only
+ * if its hold fits beside n answers, the first kill's lost calls (up to CONCURRENCY) and the other
+ * calls in flight (up to CONCURRENCY − 1), at $0.01 each; one less, so that no sum of cents
+ * rounded in binary decides it.
+ */
+const SURE_TO_REACH = Math.round(CAP_USD / CALL_USD) - 2 * CONCURRENCY - 1;
 // Twelve kill scenarios: after k answered requests, and in every third one a second kill of the
-// resumed batch after k2; streamed and not. k stays below the cap's reach, so each kill comes.
+// resumed batch after k2; streamed and not. Both stay within the cap's sure reach, so each kill comes.
 const KILLS = Array.from({ length: 12 }, (_, i) => {
   const k = 1 + Math.floor(random() * 8);
-  const again = i % 3 === 2 ? k + 1 + Math.floor(random() * 3) : undefined;
+  const again = i % 3 === 2 ? Math.min(k + 1 + Math.floor(random() * 3), SURE_TO_REACH) : undefined;
   return [k, again ?? null, i % 2 === 1] as const;
 });
 
