@@ -1,3 +1,4 @@
+import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
 import type { BudgetLimits } from '../agent/BudgetLimits';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import type { UsageTotals } from '../agent/UsageTotals';
@@ -9,15 +10,7 @@ import type { ApprovalWait } from './ParkedRuns';
 export type RunOutcome = TurnOutcome | 'skipped';
 
 /** The outcomes in the order reports list them. */
-export const RUN_OUTCOMES: readonly RunOutcome[] = [
-  'end_of_turn',
-  'wrapped_up',
-  'budget_exceeded',
-  'stalled',
-  'error',
-  'cancelled',
-  'skipped',
-];
+export const RUN_OUTCOMES: readonly RunOutcome[] = [...RECORDED_OUTCOMES, 'skipped'];
 
 /**
  * What one run did, as `runTask` says it, with the task's id; a run that never started is

@@ -1,3 +1,4 @@
+import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TurnOutcome } from '../agent/TurnOutcome';
@@ -46,14 +47,7 @@ export interface ResumeReadOptions {
   salvage?: boolean;
 }
 
-const OUTCOMES: ReadonlySet<string> = new Set([
-  'end_of_turn',
-  'wrapped_up',
-  'budget_exceeded',
-  'stalled',
-  'error',
-  'cancelled',
-]);
+const OUTCOMES: ReadonlySet<string> = new Set<string>(RECORDED_OUTCOMES);
 
 /**
  * Reads the folder of an earlier run of this batch (its `batch.json` and run files): which

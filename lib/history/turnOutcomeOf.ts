@@ -4,14 +4,17 @@ import { State } from '../../states/StateName';
 /** The outcomes a terminal record's `data.outcome` names: the adapter's `TurnOutcome`s. */
 export type RecordedOutcome = 'end_of_turn' | 'wrapped_up' | 'budget_exceeded' | 'stalled' | 'error' | 'cancelled';
 
-const RECORDED: ReadonlySet<string> = new Set<RecordedOutcome>([
+/** The recorded outcomes, in the order reports list them: the one list of them. */
+export const RECORDED_OUTCOMES: readonly RecordedOutcome[] = [
   'end_of_turn',
   'wrapped_up',
   'budget_exceeded',
   'stalled',
   'error',
   'cancelled',
-]);
+];
+
+const RECORDED: ReadonlySet<string> = new Set<string>(RECORDED_OUTCOMES);
 
 // Files written before terminal records carried `outcome` say it only by the state reached. These
 // are the default table's terminal states, read as the adapter meant them; it is the old files'
