@@ -1,0 +1,167 @@
+import type { AgentLoop } from '../agent/AgentLoop';
+import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
+import { assertBudgetLimits } from '../agent/BudgetLimits';
+import { resolveResumeTools } from '../agent/ResumeToolPolicy';
+import { groupCommitBounds } from '../history/JsonlHistorySinkOptions';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { assertTasksBoundCalls } from './assertTasksBoundCalls';
+import { assertFrameworkTasksCanHonour } from './batchOptionKeys';
+import type { BatchOptions, BatchTask } from './BatchOptions';
+import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+
+// Used once, before any run, to have the adapter check the options it shares with the batch.
+const PROBE_AGENT: AgentLoop = {
+  sendUserMessage: () => Promise.resolve({}),
+  sendToolResults: () => Promise.resolve({}),
+  runTool: (call) => Promise.resolve({ callId: call.id, output: '' }),
+};
+
+// Stands in for a run's history file when the probe checks the options.
+const PROBE_SINK = { write: () => undefined, journal: () => undefined };
+
+/**
+ * Checks `runBatch`'s options before any run starts, each bad one named, and resolves what every
+ * run's adapter and every framework task's mirror get (with a history folder, the journal and the
+ * ledger are on unless turned off). Constructing a probe adapter checks the options it shares.
+ */
+export function resolveBatchOptions(options: BatchOptions, list: readonly (BatchTask | FrameworkTask)[]) {
+  const {
+    concurrency = 4,
+    perRun,
+    total,
+    retry,
+    historyDir,
+    historyDurability,
+    historyGroupCommit,
+    overwriteHistory = false,
+    signal,
+    onProgress,
+    progress: showProgress = false,
+    onRun,
+    logger,
+    cancelGraceMs = 1000,
+    clock = Date.now,
+    sleep,
+    random,
+    pricing,
+    onUnknownCost,
+    toolConcurrency,
+    externalBudgets,
+    journal: journalGiven,
+    ledger: ledgerGiven,
+    ledgerDefaultMaxCostUsd,
+    minOutputTokens,
+    resume = false,
+    salvage = false,
+    resumeTools,
+    table,
+    approve,
+    approvalTimeoutMs,
+    onApproval,
+    compact,
+  } = options;
+  const frameworkTask = list.find(isFrameworkTask);
+  if (frameworkTask !== undefined) assertFrameworkTasksCanHonour(options, frameworkTask.id);
+  if (!(typeof concurrency === 'number' && Number.isInteger(concurrency) && concurrency > 0)) {
+    throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
+  }
+  assertBudgetLimits(perRun, 'perRun');
+  assertBudgetLimits(total, 'total');
+  assertTasksBoundCalls(list, perRun, total);
+  if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
+    throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {
+    throw new InvalidArgumentError('historyDurability', "'none', 'turn' or 'move'", historyDurability);
+  }
+  groupCommitBounds(historyGroupCommit, 'historyGroupCommit');
+  if (typeof overwriteHistory !== 'boolean')
+    throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
+  if (typeof resume !== 'boolean') throw new InvalidArgumentError('resume', 'true or false', resume);
+  if (resume && historyDir === undefined)
+    throw new InvalidArgumentError(
+      'resume',
+      'false unless `historyDir` names the folder of the batch to resume',
+      resume,
+    );
+  if (typeof salvage !== 'boolean') throw new InvalidArgumentError('salvage', 'true or false', salvage);
+  if (salvage && !resume)
+    throw new InvalidArgumentError(
+      'salvage',
+      'left out (or false) unless `resume` is true: it reads past damaged lines of the files a resume reads (to read a damaged file, use `loadHistory(file, { salvage: true })` or `npx agent-sm inspect <folder> --salvage`)',
+      salvage,
+    );
+  resolveResumeTools(resumeTools, 'resumeTools');
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (typeof showProgress !== 'boolean')
+    throw new InvalidArgumentError(
+      'progress',
+      'true or false (a progress line on standard error, drawn when it is a terminal)',
+      showProgress,
+    );
+  if (onApproval !== undefined && typeof onApproval !== 'function')
+    throw new InvalidArgumentError(
+      'onApproval',
+      'a function ({ id, index, calls, approve, deny }) => void',
+      onApproval,
+    );
+  if (onApproval !== undefined && approve === undefined)
+    throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
+  if (onRun !== undefined && typeof onRun !== 'function')
+    throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
+  if (journalGiven !== undefined && journalGiven !== false && historyDir === undefined) {
+    throw new InvalidArgumentError(
+      'journal',
+      "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
+      journalGiven,
+    );
+  }
+  if (ledgerGiven === true && historyDir === undefined)
+    throw new InvalidArgumentError(
+      'ledger',
+      "left out (or false) unless `historyDir` is set: the ledger is kept in each run's history file",
+      ledgerGiven,
+    );
+  // Durable by default: with a folder, a killed batch can be resumed without paying again for answered calls.
+  const journal = journalGiven ?? (historyDir === undefined ? undefined : true);
+  const ledger = ledgerGiven ?? (historyDir === undefined ? undefined : true);
+  // The options every run's adapter gets; constructing one checks them all, with their names.
+  const adapterOptions = {
+    retry,
+    cancelGraceMs,
+    clock,
+    ...(logger === undefined ? {} : { logger }),
+    ...(sleep === undefined ? {} : { sleep }),
+    ...(random === undefined ? {} : { random }),
+    ...(pricing === undefined ? {} : { pricing }),
+    ...(onUnknownCost === undefined ? {} : { onUnknownCost }),
+    ...(toolConcurrency === undefined ? {} : { toolConcurrency }),
+    ...(externalBudgets === undefined ? {} : { externalBudgets }),
+    ...(journal === undefined ? {} : { journal }),
+    ...(ledger === undefined ? {} : { ledger }),
+    ...(ledgerDefaultMaxCostUsd === undefined ? {} : { ledgerDefaultMaxCostUsd }),
+    ...(minOutputTokens === undefined ? {} : { minOutputTokens }),
+    ...(table === undefined ? {} : { table }),
+    ...(approve === undefined ? {} : { approve }),
+    ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
+    ...(compact === undefined ? {} : { compact }),
+  };
+  // The probe has the sink every run has, so that the journal's need of one is checked too.
+  new AgentWithStateMachine(
+    PROBE_AGENT,
+    historyDir === undefined ? adapterOptions : { ...adapterOptions, sink: PROBE_SINK },
+  );
+  // What a framework task's mirror takes of them: the rest were refused above when given.
+  const mirrorOptions = {
+    clock,
+    ...(logger === undefined ? {} : { logger }),
+    ...(pricing === undefined ? {} : { pricing }),
+    ...(onUnknownCost === undefined ? {} : { onUnknownCost }),
+    ...(externalBudgets === undefined ? {} : { externalBudgets }),
+    ...(journal === undefined ? {} : { journal }),
+    ...(ledger === undefined ? {} : { ledger }),
+  };
+  return { adapterOptions, mirrorOptions };
+}
