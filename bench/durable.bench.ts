@@ -83,10 +83,9 @@ const ratio = (x: number): string => `${x.toFixed(2)}×`;
 
 const DEFAULT_RUNS = scaled(200, 50);
 
-/** ns for a batch of `DEFAULT_RUNS` runs into a new folder of `dir`, durable (the default) or not; and its bytes per run. */
-async function defaultBatch(dir: string, durable: boolean, n: number): Promise<{ ns: number; bytesPerRun: number }> {
-  const folder = path.join(dir, `default-${durable ? 'on' : 'off'}-${n}`);
-  const tasks: BatchTask[] = Array.from({ length: DEFAULT_RUNS }, (_, i) => ({
+/** `n` tasks of one tool round each (a tool call, then a 1 KB answer), on zero-latency scripted agents. */
+function toolRoundTasks(n: number): BatchTask[] {
+  return Array.from({ length: n }, (_, i) => ({
     id: `task-${i}`,
     input: `task ${i}`,
     agent: () =>
@@ -99,6 +98,12 @@ async function defaultBatch(dir: string, durable: boolean, n: number): Promise<{
         sleep: instant,
       }),
   }));
+}
+
+/** ns for a batch of `DEFAULT_RUNS` runs into a new folder of `dir`, durable (the default) or not; and its bytes per run. */
+async function defaultBatch(dir: string, durable: boolean, n: number): Promise<{ ns: number; bytesPerRun: number }> {
+  const folder = path.join(dir, `default-${durable ? 'on' : 'off'}-${n}`);
+  const tasks = toolRoundTasks(DEFAULT_RUNS);
   const start = process.hrtime.bigint();
   await lib.runBatch(tasks, {
     historyDir: folder,
@@ -115,19 +120,7 @@ async function defaultBatch(dir: string, durable: boolean, n: number): Promise<{
 
 /** 1,000 ended runs in `dir`, as a journaled batch writes them; returns the tasks. */
 async function endedFolder(dir: string): Promise<BatchTask[]> {
-  const tasks: BatchTask[] = Array.from({ length: RUNS }, (_, i) => ({
-    id: `task-${i}`,
-    input: `task ${i}`,
-    agent: () =>
-      lib.createScriptedAgent({
-        replies: [
-          { toolCalls: [{ id: 'c1', name: 'read' }], usage: USAGE },
-          { text: TEXT, usage: USAGE },
-        ],
-        tools: { read: { output: TEXT } },
-        sleep: instant,
-      }),
-  }));
+  const tasks = toolRoundTasks(RUNS);
   await lib.runBatch(tasks, {
     historyDir: dir,
     concurrency: 16,

@@ -11,6 +11,7 @@ import { buildSync } from 'esbuild';
 import { startOpenAIChatServer, type ChatAction } from '../../examples/servers/openaiChatServer';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
+import { seeded } from '../helpers/seeded';
 
 jest.setTimeout(120_000);
 
@@ -41,18 +42,6 @@ function bundled(): string {
   return (bundle = out);
 }
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
-
-/** mulberry32: the kill points come from a fixed seed, so every run of the suite kills at the same points. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A server request, as the billing sees it: the body's hash, the phase, and the mark its answer carries. */
 interface Answered {

@@ -14,6 +14,7 @@ import { buildSync } from 'esbuild';
 import { startOpenAIChatServer, type ChatAction } from '../../../examples/servers/openaiChatServer';
 import { loadHistory } from '../../../lib/history/loadHistory';
 import { validateHistory } from '../../../lib/history/validateHistory';
+import { seeded } from '../../helpers/seeded';
 
 jest.setTimeout(180_000);
 
@@ -50,18 +51,6 @@ function bundled(): string {
   return (bundle = out);
 }
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
-
-/** mulberry32: the kill points come from a fixed seed, so every run of the suite kills at the same points. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A request the server answered: its body's hash, its task, the process that sent it, and the mark its answer carries. */
 interface Answered {
