@@ -2,6 +2,15 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { defaultShouldRetry, type ResolvedRetry } from './retryAfter';
 import type { RetryOptions } from './retryDelay';
 import { assertNonNegative } from './assertNonNegative';
+import { assertKnownOptions, type OptionKeys } from '../machine/assertKnownOptions';
+
+const RETRY_KEYS: OptionKeys<RetryOptions> = {
+  retries: true,
+  baseDelayMs: true,
+  maxDelayMs: true,
+  shouldRetry: true,
+  delayMs: true,
+};
 
 /** The `retry` option checked, with its defaults filled in. */
 export function resolveRetry(retry: unknown): ResolvedRetry {
@@ -11,6 +20,8 @@ export function resolveRetry(retry: unknown): ResolvedRetry {
       'an object { retries?, baseDelayMs?, maxDelayMs?, shouldRetry?, delayMs? }',
       retry,
     );
+  // A misspelt key (`maxAttempts`, `retry`) would leave the default in force unseen.
+  assertKnownOptions(retry as RetryOptions, RETRY_KEYS, 'the `retry` option');
   const {
     retries = 2,
     baseDelayMs = 500,

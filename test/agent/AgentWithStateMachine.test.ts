@@ -636,6 +636,8 @@ describe('AgentWithStateMachine', () => {
         'Expected `budget.maxCost` to be one of the limits maxCostUsd, maxTokens, maxToolCalls, maxLlmCalls, maxWallMs (unknown key), got `5` (number)',
       ],
       [{ retry: { retries: 1.5 } }, 'Expected `retry.retries` to be a non-negative integer, got `1.5` (number)'],
+      [{ retry: { retires: 1 } }, 'Unknown option `retires` of the `retry` option; did you mean `retries`?'],
+      [{ retry: { maxAttempts: 1 } }, 'Unknown option `maxAttempts` of the `retry` option'],
       [
         { cancelGraceMs: Number.NaN },
         'Expected `cancelGraceMs` to be a non-negative finite number, got `NaN` (number)',

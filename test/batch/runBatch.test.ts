@@ -723,6 +723,11 @@ describe('runBatch', () => {
         'Expected `retry.retries` to be a non-negative integer, got `-1` (number)',
       ],
       [
+        'a misspelt retry key',
+        () => runBatch(ok(), { retry: { maxAttempts: 1 } as never }),
+        'Unknown option `maxAttempts` of the `retry` option',
+      ],
+      [
         'bad cancelGraceMs',
         () => runBatch(ok(), { cancelGraceMs: -5 }),
         'Expected `cancelGraceMs` to be a non-negative finite number, got `-5` (number)',
