@@ -9,6 +9,7 @@ import type { RunUsage } from '../history/runFacts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
 import { readBatchManifest } from './batchManifest';
+import { EndedRunCache } from './EndedRunCache';
 
 /** What an interrupted batch's folder says of each of its tasks. */
 export type TaskState =
@@ -81,13 +82,31 @@ export async function resumeState(
     );
   }
   // One file at a time, streamed: a folder of 10,000 runs must not hold 10,000 open files or their entries.
+  const cache = EndedRunCache.read(dir);
   const states: TaskState[] = [];
-  for (const { file } of manifest.tasks) states.push(await taskState(path.join(dir, file), options.salvage === true));
+  for (const { file } of manifest.tasks) {
+    const at = path.join(dir, file);
+    const ended = cache.lookup(at);
+    states.push(
+      ended !== undefined
+        ? { kind: 'finished', ...ended, file: at }
+        : await taskState(at, options.salvage === true, cache),
+    );
+  }
   return states;
 }
 
-async function taskState(file: string, salvage: boolean): Promise<TaskState> {
-  if (!fs.existsSync(file)) return { kind: 'not_started' };
+/**
+ * Reads a run's file whole and says its state. A clean file that ended goes in `cache`, so that
+ * the next resume need not read it again.
+ */
+export async function taskState(file: string, salvage: boolean, cache?: EndedRunCache): Promise<TaskState> {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    return { kind: 'not_started' };
+  }
   let facts: RunFileFacts;
   const salvaged: Salvaged = { file, skippedLines: [], warnings: [] };
   try {
@@ -107,6 +126,14 @@ async function taskState(file: string, salvage: boolean): Promise<TaskState> {
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
   usage.costUsd = facts.costUsd;
   if (facts.ended && OUTCOMES.has(facts.outcome)) {
+    if (salvaged.skippedLines.length === 0)
+      cache?.add(file, stat, {
+        outcome: facts.outcome as TurnOutcome,
+        usage,
+        transitions: facts.transitions,
+        reason: facts.outcome === 'end_of_turn' ? undefined : facts.reason,
+        durationMs: facts.durationMs,
+      });
     return {
       kind: 'finished',
       outcome: facts.outcome as TurnOutcome,

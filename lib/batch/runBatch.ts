@@ -20,7 +20,8 @@ import { readResumeJournal } from './readResumeJournal';
 import { BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { lockFolder, type FolderLock } from './lockFolder';
-import { resumeState } from './resumeState';
+import { resumeState, taskState } from './resumeState';
+import { EndedRunCache } from './EndedRunCache';
 import { salvageMessage } from './salvageMessage';
 import type { ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
@@ -142,6 +143,7 @@ export async function runBatch(
     for (const state of earlier ?? [])
       if (state.kind !== 'not_started' && state.salvaged) log?.warn(salvageMessage(state.salvaged));
     if (historyDir !== undefined && earlier === undefined) {
+      EndedRunCache.clear(historyDir);
       // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
       writeBatchManifest(historyDir, {
         startedAt: clock(),
@@ -151,6 +153,8 @@ export async function runBatch(
       });
     }
 
+    // What each run's file says once it ended, for the next resume of this folder to read at once.
+    const endedRuns = historyDir === undefined ? undefined : EndedRunCache.read(historyDir);
     const startedAt = clock();
     const pool = new Budget(total ?? {}, { label: "the batch's total budget", elapsedWall: { clock } });
     const runs: RunReport[] = new Array<RunReport>(list.length);
@@ -333,6 +337,8 @@ export async function runBatch(
           ...(before.salvaged === undefined ? {} : { salvaged: before.salvaged }),
         };
       }
+      if (endedRuns !== undefined && run.historyFile !== undefined)
+        await taskState(run.historyFile, false, endedRuns).catch(() => undefined); // unreadable: the next resume says why
       // A run that ended while parked (its approval timeout, an abort) held no slot.
       if (slot.held) running -= 1;
       done += 1;

@@ -566,11 +566,12 @@ describe('runBatch', () => {
       const report = await runBatch(tasks, { ...base(), historyDir, concurrency: 2 });
       const started = report.runs.filter((r) => r.historyFile !== undefined);
       expect(started.map((r) => r.id)).toEqual(['fix/parse', 'fix?parse', 'Build', 'build', 'long']);
-      // The run files, and the manifest the batch wrote first, naming every task's file.
+      // The run files, the manifest the batch wrote first, naming every task's file, and the
+      // cache of what the ended runs' files say, for a resume to read at once.
       expect(
         fs
           .readdirSync(historyDir)
-          .filter((n) => n !== 'batch.json')
+          .filter((n) => n !== 'batch.json' && n !== 'ended-runs.cache')
           .sort(),
       ).toEqual(started.map((r) => path.basename(r.historyFile!)).sort());
       const manifest = JSON.parse(fs.readFileSync(path.join(historyDir, 'batch.json'), 'utf8')) as {

@@ -1,0 +1,136 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
+import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
+import { resumeState } from '../../lib/batch/resumeState';
+import { ENDED_RUNS_FILE } from '../../lib/batch/EndedRunCache';
+import * as readRunFileModule from '../../lib/history/readRunFile';
+
+const instant = async (): Promise<void> => undefined;
+const COST = { inputTokens: 100, outputTokens: 10, costUsd: 0.01 };
+
+// Runs that end each way a resume reports: an answer, an error, a per-run cap.
+const SCRIPTS: Record<string, ScriptedReply[]> = {
+  answer: [
+    { toolCalls: [{ id: 'c1', name: 'bash' }], usage: COST },
+    { text: 'done', usage: COST },
+  ],
+  error: [{ error: 'HTTP 500 upstream' }],
+  capped: [
+    { toolCalls: [{ id: 'c1', name: 'bash' }], usage: COST },
+    { toolCalls: [{ id: 'c2', name: 'bash' }], usage: COST },
+    { text: 'never', usage: COST },
+  ],
+};
+
+function tasks(kinds: string[]): BatchTask[] {
+  return kinds.map((kind, i) => ({
+    id: `t${i}`,
+    input: 'go',
+    agent: () => createScriptedAgent({ sleep: instant, replies: SCRIPTS[kind]!, tools: { bash: { output: 'ok' } } }),
+  }));
+}
+
+let dir: string;
+beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-ended-cache-'))));
+afterEach(() => {
+  jest.restoreAllMocks();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function batchIn(folder: string, kinds: string[]): Promise<string[]> {
+  await runBatch(tasks(kinds), {
+    historyDir: folder,
+    concurrency: 2,
+    logger: false,
+    perRun: { maxLlmCalls: 2, strict: false },
+    retry: { retries: 0 },
+  });
+  return kinds.map((_, i) => `t${i}`);
+}
+
+/** What a resume of the folder sees when it reads every file whole: the cache moved away, then put back. */
+async function statesReadWhole(folder: string, ids: string[]): Promise<unknown> {
+  const cache = path.join(folder, ENDED_RUNS_FILE);
+  const kept = fs.existsSync(cache) ? fs.readFileSync(cache) : undefined;
+  fs.rmSync(cache, { force: true });
+  try {
+    return await resumeState(folder, ids);
+  } finally {
+    if (kept === undefined) fs.rmSync(cache, { force: true });
+    else fs.writeFileSync(cache, kept);
+  }
+}
+
+describe('the ended-run cache of a batch folder', () => {
+  it('lets a resume of ended runs read no run file, and say what reading each file whole says', async () => {
+    const ids = await batchIn(dir, ['answer', 'error', 'capped', 'answer']);
+    const lines = fs.readFileSync(path.join(dir, ENDED_RUNS_FILE), 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(4);
+    const whole = await statesReadWhole(dir, ids);
+    const read = jest.spyOn(readRunFileModule, 'readRunFile');
+    const states = await resumeState(dir, ids);
+    expect(read).not.toHaveBeenCalled();
+    expect(states).toEqual(whole);
+    expect(states.map((s) => (s.kind === 'finished' ? s.outcome : s.kind))).toEqual([
+      'end_of_turn',
+      'error',
+      'budget_exceeded',
+      'end_of_turn',
+    ]);
+    const failed = states[1]!;
+    expect(failed.kind === 'finished' && failed.reason).toMatch(/HTTP 500 upstream/);
+  });
+
+  it('reads a file whole once it changed after its entry: cut short, grown, or written again', async () => {
+    const ids = await batchIn(dir, ['answer', 'answer', 'answer']);
+    const t0 = path.join(dir, 't0.jsonl');
+    const text = fs.readFileSync(t0, 'utf8').split('\n');
+    fs.writeFileSync(t0, `${text.slice(0, 5).join('\n')}\n`); // cut: the run did not end
+    const t1 = path.join(dir, 't1.jsonl');
+    const same = fs.readFileSync(t1);
+    fs.writeFileSync(t1, same); // the same bytes, written again: a new mtime
+    fs.rmSync(path.join(dir, 't2.jsonl')); // gone: never started
+    const read = jest.spyOn(readRunFileModule, 'readRunFile');
+    const states = await resumeState(dir, ids);
+    expect(states.map((s) => s.kind)).toEqual(['interrupted', 'finished', 'not_started']);
+    expect(read).toHaveBeenCalledTimes(2);
+    // The file read whole went back in the cache: the next resume reads only the cut one.
+    read.mockClear();
+    await resumeState(dir, ids);
+    expect(read).toHaveBeenCalledTimes(1);
+  });
+
+  it('is started afresh by a new batch in the folder', async () => {
+    await batchIn(dir, ['answer', 'answer']);
+    await runBatch(tasks(['error']), { historyDir: dir, logger: false, overwriteHistory: true });
+    const lines = fs.readFileSync(path.join(dir, ENDED_RUNS_FILE), 'utf8').trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { file: string }).file)).toEqual(['t0.jsonl']);
+  });
+
+  it('whatever is left of it (torn, garbled, entries of other sizes), a resume says what the files say', async () => {
+    const kinds = ['answer', 'error', 'capped', 'answer', 'error'];
+    const ids = await batchIn(dir, kinds);
+    const cacheFile = path.join(dir, ENDED_RUNS_FILE);
+    const original = fs.readFileSync(cacheFile, 'utf8');
+    const whole = await statesReadWhole(dir, ids);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat({ max: original.length }),
+        fc.array(fc.constantFrom('{', '}', '"', ',', 'x', '\n', '0', ':'), { maxLength: 40 }),
+        fc.nat({ max: 4 }),
+        async (cut, noise, shrunk) => {
+          // A torn write, junk after it, and an entry claiming another size for one file.
+          const entries = original.slice(0, cut) + noise.join('');
+          const firstLine = original.split('\n')[shrunk]!;
+          const wrongSize = firstLine.replace(/"size":(\d+)/, (_, n: string) => `"size":${Number(n) + 1}`);
+          fs.writeFileSync(cacheFile, `${entries}\n${wrongSize}\n`);
+          expect(await resumeState(dir, ids)).toEqual(whole);
+        },
+      ),
+      { numRuns: 40, seed: 36 },
+    );
+  });
+});
