@@ -91,7 +91,9 @@ describe('the ended-run cache of a batch folder', () => {
     fs.writeFileSync(t0, `${text.slice(0, 5).join('\n')}\n`); // cut: the run did not end
     const t1 = path.join(dir, 't1.jsonl');
     const same = fs.readFileSync(t1);
-    fs.writeFileSync(t1, same); // the same bytes, written again: a new mtime
+    const { mtime } = fs.statSync(t1);
+    fs.writeFileSync(t1, same); // the same bytes, written again: a new mtime (set, since the clock
+    fs.utimesSync(t1, mtime, new Date(mtime.getTime() + 1000)); // of file times is coarse)
     fs.rmSync(path.join(dir, 't2.jsonl')); // gone: never started
     const read = jest.spyOn(readRunFileModule, 'readRunFile');
     const states = await resumeState(dir, ids);
