@@ -94,7 +94,8 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
   /**
    * The money ledger without the journal's content: before each LLM attempt a `reserve` line
    * states the most it may cost (written and fsync'ed before the call starts), and an `llm`
-   * line after it its usage and cost, with no input or response. On whenever `journal` is.
+   * line after it its usage and cost, with no input or response. On whenever `journal` is
+   * (`ledger: false` beside a journal is refused: it could not take effect).
    * Needs a sink that takes journal lines. Default off.
    */
   ledger?: boolean;

@@ -135,7 +135,7 @@ export class StepMirror {
       signal,
       earlierSpend,
       resumeFrom,
-      ledger = false,
+      ledger,
       logger,
       stall,
       ...machineOptions
@@ -150,7 +150,7 @@ export class StepMirror {
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
     this.#stall = stalls?.watch;
-    const writers = mirrorWriters(this.machine, journalOptions, ledger, this.#stall, machineOptions.sink);
+    const writers = mirrorWriters(this.machine, journalOptions, ledger === true, this.#stall, machineOptions.sink);
     this.#journal = writers.journal;
     this.#ledger = writers.ledger;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });

@@ -1,3 +1,4 @@
+import { resolveLedger } from './resolveLedger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { isAgentLogger } from './AgentLogger';
 import { Budget } from './Budget';
@@ -20,8 +21,9 @@ export function checkMirrorOptions(options: MirrorOptions): void {
     signal,
     earlierSpend,
     resumeFrom,
-    ledger = false,
+    ledger,
     logger,
+    journal,
   } = options;
   assertBudgetLimits(budget, 'budget');
   if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget))
@@ -45,7 +47,7 @@ export function checkMirrorOptions(options: MirrorOptions): void {
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (logger !== undefined && logger !== false && !isAgentLogger(logger))
     throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods, or false', logger);
-  if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
+  resolveLedger(ledger, journal !== undefined && journal !== false);
   if (earlierSpend !== undefined && (typeof earlierSpend !== 'object' || earlierSpend === null))
     throw new InvalidArgumentError('earlierSpend', 'an object of usage totals (costUsd, llmCalls, …)', earlierSpend);
   if (resumeFrom !== undefined && earlierSpend !== undefined)

@@ -4,6 +4,7 @@ import { isAgentLogger, type AgentLogger } from './AgentLogger';
 import { assertBoundsCalls } from './assertBoundsCalls';
 import { Budget } from './Budget';
 import { getDefaultLogger } from '../machine/defaultLogger';
+import { resolveLedger } from './resolveLedger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { sleep as realSleep } from '../internal/sleep';
 import { makeAgentMachine } from './makeAgentMachine';
@@ -59,7 +60,7 @@ export function resolveAgentSettings(
     random = Math.random,
     logger,
     journal = false,
-    ledger = false,
+    ledger: ledgerGiven,
     ledgerDefaultMaxCostUsd,
     minOutputTokens = DEFAULT_MIN_OUTPUT_TOKENS,
     resumeFrom,
@@ -82,6 +83,7 @@ export function resolveAgentSettings(
   if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
   if (approvalTimeoutMs !== undefined && approve === undefined)
     throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
+  const ledger = resolveLedger(ledgerGiven, journal !== false && journal !== undefined);
   const stallWatch = watchFor(stall, journal, ledger);
   const machineTable = table ?? (DEFAULT_TABLE as TransitionTable<string>);
   assertTableCarries(machineTable, {
@@ -97,7 +99,6 @@ export function resolveAgentSettings(
   if (ownBudget.strict) assertBoundsCalls(agent, 'budget.maxCostUsd');
   for (const [i, shared] of sharedBudgets.entries())
     if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}) maxCostUsd`);
-  if (typeof ledger !== 'boolean') throw new InvalidArgumentError('ledger', 'true or false', ledger);
   if (ledgerDefaultMaxCostUsd !== undefined) assertNonNegative(ledgerDefaultMaxCostUsd, 'ledgerDefaultMaxCostUsd');
   if (!(Number.isSafeInteger(minOutputTokens) && minOutputTokens >= 1))
     throw new InvalidArgumentError('minOutputTokens', 'a positive integer', minOutputTokens);

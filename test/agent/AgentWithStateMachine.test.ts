@@ -639,6 +639,10 @@ describe('AgentWithStateMachine', () => {
       [{ retry: { retires: 1 } }, 'Unknown option `retires` of the `retry` option; did you mean `retries`?'],
       [{ retry: { maxAttempts: 1 } }, 'Unknown option `maxAttempts` of the `retry` option'],
       [
+        { journal: true, ledger: false, sink: { write: () => undefined, journal: () => undefined } },
+        'Expected `ledger` to be left out or true while `journal` is on',
+      ],
+      [
         { cancelGraceMs: Number.NaN },
         'Expected `cancelGraceMs` to be a non-negative finite number, got `NaN` (number)',
       ],

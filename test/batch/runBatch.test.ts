@@ -724,6 +724,11 @@ describe('runBatch', () => {
         'Expected `retry.retries` to be a non-negative integer, got `-1` (number)',
       ],
       [
+        'ledger: false beside the journal a history folder turns on',
+        () => runBatch(ok(), { historyDir: path.join(os.tmpdir(), 'never-written'), ledger: false }),
+        'Expected `ledger` to be left out or true while `journal` is on (with a `historyDir` it is on unless `journal: false`)',
+      ],
+      [
         'a misspelt retry key',
         () => runBatch(ok(), { retry: { maxAttempts: 1 } as never }),
         'Unknown option `maxAttempts` of the `retry` option',

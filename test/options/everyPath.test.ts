@@ -263,3 +263,27 @@ describe('nearestName', () => {
     expect(nearestName('maxCostUsd', names)).toBeUndefined();
   });
 });
+
+describe('ledger: false beside a journal cannot be honoured, and is refused on every path that takes both', () => {
+  // The journal always writes the ledger's reserve lines: `ledger: false` there was once left
+  // without effect, and a batch meant to skip the fsync before each call still paid for it.
+  const sink = { write: () => undefined, journal: () => undefined };
+  const paths: Array<[string, () => unknown]> = [
+    ['new AgentWithStateMachine()', () => new AgentWithStateMachine(loop(), { sink, journal: true, ledger: false })],
+    ['new StepMirror()', () => new StepMirror({ sink, journal: true, ledger: false })],
+    ['mirrorAISDK()', () => mirrorAISDK({ sink, journal: true, ledger: false })],
+    [
+      'runBatch()',
+      () => runBatch([{ id: 'a', input: 'go', agent: loop }], { historyDir: '/nonexistent/x', ledger: false }),
+    ],
+  ];
+  it.each(paths)('%s', async (_where, call) => {
+    const error = await refusal(call);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(error.message).toContain('Expected `ledger` to be left out or true while `journal` is on');
+  });
+  it('with the journal off, ledger: false is what it says', async () => {
+    const report = await runBatch([{ id: 'a', input: 'go', agent: loop }], { logger: false, ledger: false });
+    expect(report.runs[0]!.outcome).toBe('end_of_turn');
+  });
+});
