@@ -133,6 +133,80 @@ async function endedFolder(dir: string): Promise<BatchTask[]> {
   return tasks;
 }
 
+const CONTINUE_CALLS = 50;
+
+/** One task of `CONTINUE_CALLS` tool rounds, then an answer. */
+function longTask(): BatchTask[] {
+  const replies: ScriptedReply[] = Array.from({ length: CONTINUE_CALLS }, (_, i) => ({
+    toolCalls: [{ id: `c${i}`, name: 'read', input: { path: `f${i}` } }],
+    usage: USAGE,
+  }));
+  replies.push({ text: TEXT, usage: USAGE });
+  return [
+    {
+      id: 'long',
+      input: 'go',
+      agent: () => lib.createScriptedAgent({ replies, tools: { read: { output: TEXT } }, sleep: instant }),
+    },
+  ];
+}
+
+/**
+ * A folder holding the long task cut off after its `CONTINUE_CALLS` journaled calls, before the
+ * reserve line of its last call: what a kill leaves. Returns the folder's files, by name.
+ */
+async function cutOffFolder(dir: string): Promise<Map<string, Buffer>> {
+  const folder = path.join(dir, 'cut');
+  await lib.runBatch(longTask(), { historyDir: folder, logger: false, historyDurability: 'none' });
+  const lines = fs.readFileSync(path.join(folder, 'long.jsonl'), 'utf8').split('\n');
+  let reserves = 0;
+  const cut = lines.findIndex((l) => l.startsWith('{"type":"reserve"') && ++reserves > CONTINUE_CALLS);
+  if (cut === -1) throw new Error('the long run wrote fewer reserve lines than it made calls');
+  fs.writeFileSync(path.join(folder, 'long.jsonl'), `${lines.slice(0, cut).join('\n')}\n`);
+  const files = new Map(fs.readdirSync(folder).map((f) => [f, fs.readFileSync(path.join(folder, f))]));
+  fs.rmSync(folder, { recursive: true, force: true });
+  return files;
+}
+
+/**
+ * ns to continue the cut-off run (served from its journal, then its last call live), and the
+ * floor beside it: reading and parsing the cut file, plus the same run served from memory by
+ * its scripted agent, its moves written to a new file with the same durability. The continued
+ * run writes its journal again (the resumed file holds the whole run) and one fsync'ed reserve
+ * line, for its one live call: those, and matching each served call to its journal line, are
+ * what the ratio measures.
+ */
+async function continueSample(dir: string, cut: Map<string, Buffer>, n: number): Promise<[number, number]> {
+  const folder = path.join(dir, `continue-${n}`);
+  fs.mkdirSync(folder);
+  for (const [name, bytes] of cut) fs.writeFileSync(path.join(folder, name), bytes);
+  const plain = path.join(dir, `plain-${n}`);
+  let start = process.hrtime.bigint();
+  for (const line of cut.get('long.jsonl')!.toString('utf8').split('\n')) if (line !== '') JSON.parse(line);
+  await lib.runBatch(longTask(), {
+    historyDir: plain,
+    logger: false,
+    historyDurability: 'none',
+    journal: false,
+    ledger: false,
+  });
+  const floor = Number(process.hrtime.bigint() - start);
+  start = process.hrtime.bigint();
+  const report = await lib.runBatch(longTask(), {
+    historyDir: folder,
+    logger: false,
+    historyDurability: 'none',
+    resume: true,
+  });
+  const ns = Number(process.hrtime.bigint() - start);
+  const served = report.runs[0]!.resume?.recordedCalls;
+  if (report.runs[0]!.resumed !== 'continued' || served !== CONTINUE_CALLS)
+    throw new Error(`the cut-off run did not continue from its ${CONTINUE_CALLS} journaled calls (served ${served})`);
+  fs.rmSync(folder, { recursive: true, force: true });
+  fs.rmSync(plain, { recursive: true, force: true });
+  return [ns, floor];
+}
+
 export async function run(): Promise<SuiteResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-durable-'));
   try {
@@ -225,6 +299,30 @@ export async function run(): Promise<SuiteResult> {
         ],
       },
     );
+    const cut = await cutOffFolder(dir);
+    await continueSample(dir, cut, -1);
+    const continued: number[] = [];
+    const servedFloors: number[] = [];
+    for (let n = 0; n < scaled(15, 5); n++) {
+      const [ns, floor] = await continueSample(dir, cut, n);
+      continued.push(ns);
+      servedFloors.push(floor);
+    }
+    rows.push(
+      {
+        label: `read a cut-off run's journal of ${CONTINUE_CALLS} calls + the run served from memory: floor`,
+        cells: [ms(median(servedFloors)), `${ms(Math.min(...servedFloors))} – ${ms(Math.max(...servedFloors))}`, ''],
+      },
+      {
+        label: `continue the cut-off run from its journal (resume: true)`,
+        cells: [
+          ms(median(continued)),
+          `${ms(Math.min(...continued))} – ${ms(Math.max(...continued))}`,
+          ratio(median(continued.map((x, i) => x / servedFloors[i]!))),
+        ],
+      },
+    );
+    const continueRatio = ratioFigure(continued.map((x, i) => x / servedFloors[i]!));
     const resumeRatio = ratioFigure(resumes.map((x, i) => x / floors[i]!));
     return {
       suite: 'durable',
@@ -236,6 +334,12 @@ export async function run(): Promise<SuiteResult> {
           resumeRatio,
           3,
           'reading its files',
+        ),
+        ratioTarget(
+          `continue a run cut off after ${CONTINUE_CALLS} calls`,
+          continueRatio,
+          2,
+          'reading its journal + serving each response from memory',
         ),
       ],
     };
