@@ -155,6 +155,7 @@ export async function runBatch(
 
     // What each run's file says once it ended, for the next resume of this folder to read at once.
     const endedRuns = historyDir === undefined ? undefined : EndedRunCache.read(historyDir);
+    const noting: Promise<unknown>[] = [];
     const startedAt = clock();
     const pool = new Budget(total ?? {}, { label: "the batch's total budget", elapsedWall: { clock } });
     const runs: RunReport[] = new Array<RunReport>(list.length);
@@ -337,8 +338,9 @@ export async function runBatch(
           ...(before.salvaged === undefined ? {} : { salvaged: before.salvaged }),
         };
       }
+      // Read beside the runs still going, not in the run's slot: the batch's pace stays the runs' own.
       if (endedRuns !== undefined && run.historyFile !== undefined)
-        await taskState(run.historyFile, false, endedRuns).catch(() => undefined); // unreadable: the next resume says why
+        noting.push(taskState(run.historyFile, false, endedRuns).catch(() => undefined)); // unreadable: the next resume says why
       // A run that ended while parked (its approval timeout, an abort) held no slot.
       if (slot.held) running -= 1;
       done += 1;
@@ -386,6 +388,7 @@ export async function runBatch(
       deadline.stop();
       signal?.removeEventListener('abort', onAbort);
     }
+    await Promise.all(noting);
 
     let totals = emptyUsage();
     for (const run of runs) totals = addUsage(totals, run.usage);

@@ -5,6 +5,7 @@ import { redactCredentials } from '../agent/redactCredentials';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { JournalLine } from '../machine/StateMachine';
 import { messageOf } from '../internal/messageOf';
+import { parseJsonOrText } from '../internal/parseJsonOrText';
 
 /** What `fetch` is, as the SDK clients take it (`new OpenAI({ fetch })`, `new Anthropic({ fetch })`, `createOpenAI({ fetch })`). */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -161,7 +162,7 @@ async function requestOf(
     path: url.pathname,
   };
   if (url.search !== '') out.query = query;
-  if (text !== undefined) out.body = parseJson(text);
+  if (text !== undefined) out.body = parseJsonOrText(text);
   return out;
 }
 
@@ -172,14 +173,6 @@ async function bodyText(body: NonNullable<RequestInit['body']>): Promise<string>
   // Blob, FormData, or a stream: Response reads each as the network would send it (a stream is used up).
   if (body instanceof ReadableStream) return '[a streamed request body, not recorded]';
   return new Response(body).text();
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 /** Reads a body branch to its end; a body that breaks off keeps what came and says why. */

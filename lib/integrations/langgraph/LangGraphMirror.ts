@@ -14,6 +14,7 @@ import {
 } from 'agent-state-machine';
 import { chatModelBound } from './chatModelBound';
 import { messageText, modelResponseOf, userText } from './messageOf';
+import { parseJsonOrText } from '../../internal/parseJsonOrText';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
@@ -220,7 +221,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     if (this.#over) throw this.#ended();
     const id = toolCallId ?? runId;
     this.#tools.set(runId, id);
-    const stop = await this.mirror.toolStart({ id, name: runName ?? 'tool', input: parseJson(input) });
+    const stop = await this.mirror.toolStart({ id, name: runName ?? 'tool', input: parseJsonOrText(input) });
     if (stop !== undefined) throw stop;
   }
 
@@ -266,12 +267,4 @@ function lastAiText(outputs: ChainValues | undefined): string | undefined {
   if (!Array.isArray(messages)) return undefined;
   const last = messages.at(-1) as BaseMessage | undefined;
   return last === undefined ? undefined : messageText(last);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
 }

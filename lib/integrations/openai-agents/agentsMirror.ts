@@ -36,7 +36,11 @@ import {
   type UsageTotals,
 } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
+import { parseJsonOrText } from '../../internal/parseJsonOrText';
+import { safeStringify } from '../../internal/safeStringify';
+import { linkSignals } from './linkSignals';
 import { requestBound } from './requestBound';
+import { recordedModelResponse, recordedStreamEvents } from './recordedModelResponse';
 import { responseOf, type AgentsModelOutput } from './responseOf';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
@@ -166,6 +170,8 @@ export class AgentsMirror {
       (inner ??= await this.#provider.getModel(typeof model === 'string' && model !== '' ? model : undefined));
     const wrapped: Model = {
       getResponse: async (request: ModelRequest): Promise<ModelResponse> => {
+        const served = this.#recorded();
+        if (served !== undefined) return served;
         const target = await resolve();
         await this.#beforeModel(request, name);
         let response: ModelResponse;
@@ -215,7 +221,7 @@ export class AgentsMirror {
     const active: ActiveRun = { controller, pendingCalls: [], handoffs: 0 };
     this.#run = active;
     // A cancel's reason reaches the SDK as an error object, so that the rejection can carry the state.
-    const unlink = link(controller, [this.mirror.signal, options.signal], (reason) =>
+    const unlink = linkSignals(controller, [this.mirror.signal, options.signal], (reason) =>
       typeof reason === 'object' && reason !== null
         ? reason
         : new TurnCancelledError(reason === undefined ? 'cancelled' : String(reason), this.machine.pendingState),
@@ -291,7 +297,23 @@ export class AgentsMirror {
     return new RunState(context, input, agent, options.maxTurns ?? DEFAULT_MAX_TURNS);
   }
 
+  /**
+   * A resumed run: the journaled response of this call, when the mirror serves one (no request
+   * is made, and the mirror has reported it).
+   */
+  #recorded(): ModelResponse | undefined {
+    const response = this.mirror.recordedResponse();
+    if (response === undefined) return undefined;
+    if (this.#run !== undefined) this.#run.pendingCalls = [...(response.toolCalls ?? [])];
+    return recordedModelResponse(response, this.mirror.resumed?.recordedCalls ?? 0);
+  }
+
   async *#stream(resolve: () => Promise<Model>, request: ModelRequest, name: string | undefined) {
+    const served = this.#recorded();
+    if (served !== undefined) {
+      yield* recordedStreamEvents(served);
+      return;
+    }
     const target = await resolve();
     await this.#beforeModel(request, name);
     let done = false;
@@ -342,11 +364,15 @@ export class AgentsMirror {
       invoke: async (runContext, input, details) => {
         const id = details?.toolCall?.callId ?? `${tool.name}-${++this.#unnamed}`;
         this.#started(id);
-        const stop = await this.mirror.toolStart({ id, name: tool.name, input: parseJson(input) });
+        // A resumed run: a call of a served response is answered from the journal (by the tool
+        // policy), not run. An error result goes back as text, as the SDK's tool() reports one.
+        const answer = this.mirror.recordedTool({ id, name: tool.name, input: parseJsonOrText(input) });
+        if (answer !== undefined) return answer.output;
+        const stop = await this.mirror.toolStart({ id, name: tool.name, input: parseJsonOrText(input) });
         if (stop !== undefined) this.#refuse(stop);
         try {
           const output: unknown = await invoke(runContext, input, details);
-          this.mirror.toolEnd(id, { output: typeof output === 'string' ? output : safeJson(output) });
+          this.mirror.toolEnd(id, { output: typeof output === 'string' ? output : safeStringify(output) });
           return output;
         } catch (error) {
           this.mirror.toolEnd(id, { error });
@@ -366,6 +392,8 @@ export class AgentsMirror {
     copy.agent = target;
     copy.onInvokeHandoff = async (context, args) => {
       const call = this.#pendingCall(h.toolName, args);
+      // A resumed run: the handoff was recorded; it is made again (it only picks the next agent), not reported twice.
+      if (this.mirror.recordedTool(call) !== undefined) return this.agent(await original(context, args));
       const stop = await this.mirror.toolStart(call);
       if (stop !== undefined) this.#refuse(stop);
       try {
@@ -386,7 +414,7 @@ export class AgentsMirror {
     const index = run?.pendingCalls.findIndex((c) => c.name === name) ?? -1;
     if (run !== undefined && index >= 0) return run.pendingCalls.splice(index, 1)[0]!;
     const n = run === undefined ? 0 : ++run.handoffs;
-    return { id: `handoff-${n}`, name, input: parseJson(args) };
+    return { id: `handoff-${n}`, name, input: parseJsonOrText(args) };
   }
 
   #started(id: string): void {
@@ -416,7 +444,9 @@ export class AgentsMirror {
       return;
     }
     this.mirror.runEnd(
-      finalOutput === undefined ? {} : { text: typeof finalOutput === 'string' ? finalOutput : safeJson(finalOutput) },
+      finalOutput === undefined
+        ? {}
+        : { text: typeof finalOutput === 'string' ? finalOutput : safeStringify(finalOutput) },
     );
   }
 }
@@ -449,25 +479,6 @@ function isMirrorStop(error: unknown): boolean {
   return error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError;
 }
 
-function link(
-  controller: AbortController,
-  signals: readonly (AbortSignal | undefined)[],
-  reasonOf: (reason: unknown) => unknown,
-): () => void {
-  const undo: (() => void)[] = [];
-  for (const signal of signals) {
-    if (signal === undefined) continue;
-    if (signal.aborted) {
-      controller.abort(reasonOf(signal.reason));
-      continue;
-    }
-    const forward = (): void => controller.abort(reasonOf(signal.reason));
-    signal.addEventListener('abort', forward, { once: true });
-    undo.push(() => signal.removeEventListener('abort', forward));
-  }
-  return () => undo.forEach((u) => u());
-}
-
 /** The user's message of a run's input: the string, or the text of the last user item. */
 function textOf(input: string | AgentInputItem[]): string {
   if (typeof input === 'string') return input;
@@ -479,20 +490,4 @@ function textOf(input: string | AgentInputItem[]): string {
       return (item.content as { text?: unknown }[]).map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
   }
   return '';
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -1,0 +1,148 @@
+// An Agents SDK run given `resumeFrom`: a run cut off after its first model call and its tool
+// goes on from its journal. The recorded response reaches the SDK's own loop with no request,
+// the recorded tool result with no tool run, and then the run goes live with the very request
+// the cut-off run would have sent next. The same in a batch: a cut-off Agents SDK task of a
+// resumed batch continues instead of starting again.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Agent, setTracingDisabled, tool } from '@openai/agents';
+import { z } from 'zod';
+import {
+  JsonlHistorySink,
+  loadHistory,
+  runBatch,
+  validateHistory,
+  type RecordedLine,
+  type StepMirror,
+} from 'agent-state-machine';
+import { AgentsMirror } from '../../../lib/integrations/openai-agents';
+import { cannedModel, type CannedModel, type CannedStep } from './cannedModel';
+
+setTracingDisabled(true);
+
+const pricing = (u: { inputTokens?: number; outputTokens?: number }): number =>
+  ((u.inputTokens ?? 0) * 10 + (u.outputTokens ?? 0) * 20) / 1e6; // $0.02 a call below
+const STEPS: CannedStep[] = [
+  { calls: [{ id: 'call_1', name: 'weather', args: { city: 'Oslo' } }], inputTokens: 1000, outputTokens: 500 },
+  { text: 'Sunny in Oslo.', inputTokens: 1000, outputTokens: 500 },
+];
+
+let dir: string;
+beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-agents-resume-'))));
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function weatherAgent(model: CannedModel, calls: { n: number }): Agent {
+  const weather = tool({
+    name: 'weather',
+    description: 'The weather in a city',
+    parameters: z.object({ city: z.string() }),
+    execute: async ({ city }) => (calls.n++, `sunny in ${city}`),
+  });
+  return new Agent({ name: 'forecaster', model, tools: [weather] });
+}
+
+describe.each([false, true])('an Agents SDK run resumed from a cut-off run (streamed: %s)', (stream) => {
+  async function run(file: string, model: CannedModel, calls: { n: number }, resumeFrom?: object) {
+    const sink = JsonlHistorySink.open(file, { runId: 'weather' });
+    const mirror = new AgentsMirror({
+      pricing,
+      logger: false,
+      journal: true,
+      sink,
+      ...(resumeFrom === undefined ? {} : { resumeFrom: resumeFrom as never }),
+    });
+    const agent = weatherAgent(model, calls);
+    let output: unknown;
+    if (stream) {
+      const result = await mirror.run(agent, 'Weather in Oslo?', { stream: true });
+      await result.completed;
+      output = result.finalOutput;
+    } else output = (await mirror.run(agent, 'Weather in Oslo?')).finalOutput;
+    sink.close();
+    return { mirror, output };
+  }
+
+  it('serves the recorded response and tool result with no request, then sends the request the run would have sent', async () => {
+    const calls = { n: 0 };
+    const firstModel = cannedModel(STEPS);
+    const first = path.join(dir, 'first.jsonl');
+    await run(first, firstModel, calls);
+    expect(calls.n).toBe(1);
+    // The journal as a kill after the tool would have left it: the second response is missing.
+    const journal = [...(await loadHistory(first)).journal] as unknown as RecordedLine[];
+    const llmLines = journal.filter((l) => l.type === 'llm');
+    expect(llmLines).toHaveLength(2);
+    const cut = journal.filter((l) => l !== llmLines[1]);
+
+    const model = cannedModel([STEPS[1]!]);
+    const file = path.join(dir, 'resumed.jsonl');
+    const { mirror, output } = await run(file, model, calls, {
+      journal: cut,
+      usage: { llmCalls: 1, toolCalls: 1, costUsd: 0.02 },
+    });
+    expect(output).toBe('Sunny in Oslo.');
+    // One request: the second one, with the input the cut-off run sent, but for the provider's
+    // own id of the function_call item, which the journal does not keep (the call id it keeps).
+    expect(model.requests).toHaveLength(1);
+    const withoutItemIds = (input: unknown) =>
+      (input as Record<string, unknown>[]).map((item) =>
+        item.type === 'function_call' ? { ...item, id: undefined } : item,
+      );
+    expect(withoutItemIds(model.requests[0]!.input)).toEqual(withoutItemIds(firstModel.requests[1]!.input));
+    // The tool was not run again: its recorded result was served.
+    expect(calls.n).toBe(1);
+    expect(mirror.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+    expect(mirror.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
+    expect(mirror.usage.costUsd).toBeCloseTo(0.04, 10);
+    const history = await loadHistory(file);
+    expect(validateHistory(history.entries).issues).toEqual([]);
+    const served = history.journal.filter((l) => (l as { fromJournal?: boolean }).fromJournal === true);
+    expect(served.map((l) => l.type)).toEqual(['llm', 'tool']);
+  });
+});
+
+describe('a resumed batch of Agents SDK tasks', () => {
+  it('continues a cut-off task from its journal: no answered call is asked again, no tool run twice', async () => {
+    const calls = { n: 0 };
+    const models: CannedModel[] = [];
+    const tasks = (steps: CannedStep[]) =>
+      ['a', 'b'].map((id) => ({
+        id,
+        input: 'Weather in Oslo?',
+        run: (mirror: StepMirror) => {
+          const model = cannedModel(steps);
+          models.push(model);
+          return new AgentsMirror({ mirror }).run(weatherAgent(model, calls), 'Weather in Oslo?');
+        },
+      }));
+    await runBatch(tasks(STEPS), { historyDir: dir, pricing, logger: false, total: { maxCostUsd: 1, strict: false } });
+    // Task b as a kill after its tool leaves it: the file ends before its second call's reserve line.
+    const file = path.join(dir, 'b.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const reserves = lines.flatMap((l, i) => (l.startsWith('{"type":"reserve"') ? [i] : []));
+    expect(reserves).toHaveLength(2);
+    fs.writeFileSync(file, `${lines.slice(0, reserves[1]).join('\n')}\n`);
+    const before = { requests: models.reduce((n, m) => n + m.requests.length, 0), tools: calls.n };
+    models.length = 0;
+
+    const report = await runBatch(tasks([STEPS[1]!]), {
+      historyDir: dir,
+      pricing,
+      logger: false,
+      resume: true,
+      total: { maxCostUsd: 1, strict: false },
+    });
+    expect(report.runs.map((r) => [r.id, r.outcome, r.resumed])).toEqual([
+      ['a', 'end_of_turn', 'finished'],
+      ['b', 'end_of_turn', 'continued'],
+    ]);
+    expect(before).toEqual({ requests: 4, tools: 2 });
+    // One request in all (b's second call), and no tool run again.
+    expect(models.reduce((n, m) => n + m.requests.length, 0)).toBe(1);
+    expect(calls.n).toBe(2);
+    // Both attempts' spend counts: b's two calls at $0.02 each, a's two.
+    expect(report.totals.costUsd).toBeCloseTo(0.08, 10);
+    expect(validateHistory((await loadHistory(file)).entries).issues).toEqual([]);
+  });
+});
