@@ -1,18 +1,21 @@
 // Docs that cannot lie: every TypeScript block of the README and the guides is type-checked, in
 // one program, as users import the package (`agent-state-machine`, `agent-state-machine/openai`,
-// …), and the blocks marked runnable run offline against the local Chat Completions server and
-// must exit 0. Markers and `given` declarations: see test/helpers/docBlocks.ts.
+// …), and the blocks marked runnable run offline (tsx, OPENAI_BASE_URL at the local Chat
+// Completions or Responses server) and must exit 0. Markers and `given` declarations: see
+// test/helpers/docBlocks.ts.
 //
 // The package names resolve to the library's sources (lib/index.ts, lib/integrations/*/index.ts),
 // as in tsconfig.json: npm test builds no dist/, and dist's types are emitted from these sources
-// (test/install.test.ts checks the packed package's types as installed). `ai` and its providers
-// resolve to the newest majors (ai 7, @ai-sdk/openai 4), the ones the AI SDK guide shows first.
+// (test/package.test.ts checks that the built types resolve for both module kinds). `ai` and its
+// providers resolve to the newest majors (ai 7, @ai-sdk/openai 4), the ones the AI SDK guide
+// shows first.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../examples/servers/openaiChatServer';
+import { startOpenAIResponsesServer, type OpenAIResponsesServer } from '../../examples/servers/openaiResponsesServer';
 import { docBlocks, type DocBlock } from '../helpers/docBlocks';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -127,32 +130,49 @@ describe('the TypeScript blocks of README.md and docs/', () => {
   }, 180_000);
 
   describe('the runnable ones, offline', () => {
-    let server: OpenAIChatServer;
+    // A model that calls the first tool it is offered on notes.md, then answers: each
+    // conversation makes one tool call. Blocks on the Responses API get that API's server.
+    let chat: OpenAIChatServer;
+    let responses: OpenAIResponsesServer;
+    const usage = { prompt_tokens: 100, completion_tokens: 20 };
     beforeAll(async () => {
-      // A model that calls the first tool it is offered on notes.md, then answers: each
-      // conversation makes one tool call.
-      server = await startOpenAIChatServer({
+      chat = await startOpenAIChatServer({
         respond(body: { messages: { role: string }[]; tools?: { function: { name: string } }[] }) {
-          const usage = { prompt_tokens: 100, completion_tokens: 20 };
           const tool = body.tools?.[0]?.function.name;
           if (body.messages.at(-1)!.role === 'user' && tool !== undefined)
             return { content: '', toolCalls: [{ name: tool, arguments: '{"path":"notes.md"}' }], usage };
           return { content: 'The test expects the old message.', usage };
         },
       });
+      responses = await startOpenAIResponsesServer({
+        respond(body: { input: { type?: string }[]; tools?: { name: string }[] }) {
+          const tool = body.tools?.[0]?.name;
+          if (body.input.at(-1)!.type !== 'function_call_output' && tool !== undefined)
+            return { toolCalls: [{ name: tool, arguments: '{"path":"notes.md"}' }] };
+          return { text: 'The test expects the old message.' };
+        },
+      });
     });
-    afterAll(() => server.close());
+    afterAll(async () => {
+      await chat.close();
+      await responses.close();
+    });
 
     it.each(runnable.map((b) => [`${b.file}:${b.line}`, b] as const))(
       '%s exits 0',
       async (_, b) => {
+        const server = b.code.includes('fromOpenAIResponses') ? responses : chat;
+        const before = server.exchanges.length;
         const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'doc-block-run-'));
         try {
           fs.writeFileSync(path.join(cwd, 'notes.md'), '# notes\n');
           const result = await runBlock(work, b, cwd, { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-local' });
           if (result.code !== 0)
             throw new Error(`${b.file}:${b.line} exited ${result.code}:\n${result.stderr}${result.stdout}`);
-          expect(server.rejected).toEqual([]);
+          // A block on the openai client asked the model: a tool call, then the answer (per task).
+          if (b.code.includes("from 'openai'")) expect(server.exchanges.length - before).toBeGreaterThanOrEqual(2);
+          expect(chat.rejected).toEqual([]);
+          expect(responses.rejected).toEqual([]);
         } finally {
           fs.rmSync(cwd, { recursive: true, force: true });
         }
