@@ -32,7 +32,9 @@ const sourceOf = (b: DocBlock): string => `${b.given}\n${b.code}\nexport {};\n`;
 /** Where a line of a block's file (0-based) is in the markdown. */
 function whereIs(b: DocBlock, line: number): string {
   const givenLines = b.given.split('\n').length;
-  return line < givenLines ? `${b.file}:${b.line} (in its given)` : `${b.file}:${b.line + 1 + line - givenLines}`;
+  return line < givenLines
+    ? `${b.file}:${b.line} (the block's given)`
+    : `${b.file}:${b.line + 1 + line - givenLines} (the block at line ${b.line})`;
 }
 
 /** A folder with the blocks, a tsconfig naming the package's entry points, and node_modules. */
