@@ -1,4 +1,9 @@
-// The public API, by name. Anything not listed here is internal.
+/**
+ * The main entry: the sixteen states, the machine, `AgentWithStateMachine`, batches, history files
+ * and their reports. Anything not exported here is internal.
+ *
+ * @module agent-state-machine
+ */
 export { State, STATE_NAMES, UNKNOWN_STATE } from '../states/StateName';
 export type { StateName, UnknownState } from '../states/StateName';
 export { AgentState } from '../states/AgentState';

@@ -1,4 +1,8 @@
-// agent-state-machine/ai-sdk: the Vercel AI SDK (`ai`, an optional peer dependency), by name.
+/**
+ * The Vercel AI SDK (`ai`, an optional peer dependency), by name.
+ *
+ * @module agent-state-machine/ai-sdk
+ */
 export { fromAISDK } from './fromAISDK';
 export type { FromAISDKOptions, AISDKAgentLoop, AISDKCallSettings } from './fromAISDK';
 export { usageFromAISDK } from './usageFromAISDK';

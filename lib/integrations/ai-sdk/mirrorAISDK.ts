@@ -113,7 +113,7 @@ export interface AISDKMirror<O = MirrorAISDKOptions> {
  *
  * ```ts
  * const m = mirrorAISDK({ model: openai('gpt-4.1'), tools, budget: { maxCostUsd: 0.5 }, pricing, historyFile: 'run.jsonl' });
- * const result = await generateText({ ...m.settings, prompt });
+ * const result = await generateText({ ...m.settings, prompt, maxOutputTokens: 2000 }); // a strict cap needs it
  * m.close();
  * ```
  */

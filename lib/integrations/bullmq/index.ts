@@ -1,4 +1,8 @@
-// agent-state-machine/bullmq: batches spread over worker processes and machines, on BullMQ and Redis.
+/**
+ * Batches spread over worker processes and machines, on BullMQ and Redis.
+ *
+ * @module agent-state-machine/bullmq
+ */
 export { submitBatch } from './submitBatch';
 export type {
   SubmitBatchOptions,

@@ -1,3 +1,7 @@
-// agent-state-machine/langgraph: LangGraph.js runs (`@langchain/langgraph`, `@langchain/core`, optional peer dependencies) on the sixteen states.
+/**
+ * LangGraph.js runs (`@langchain/langgraph`, `@langchain/core`, optional peer dependencies) on the sixteen states.
+ *
+ * @module agent-state-machine/langgraph
+ */
 export { LangGraphMirror, langGraphMirror } from './LangGraphMirror';
 export { modelResponseOf, usageOf } from './messageOf';

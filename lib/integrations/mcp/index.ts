@@ -1,4 +1,8 @@
-// agent-state-machine/mcp: the tools of an MCP server (`@modelcontextprotocol/sdk`, an optional peer dependency) for the loops.
+/**
+ * The tools of an MCP server (`@modelcontextprotocol/sdk`, an optional peer dependency) for the loops.
+ *
+ * @module agent-state-machine/mcp
+ */
 export { mcpTools } from './mcpTools';
 export type {
   McpAISDKTool,

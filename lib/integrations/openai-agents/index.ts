@@ -1,4 +1,8 @@
-// agent-state-machine/openai-agents: OpenAI Agents SDK runs (`@openai/agents`, an optional peer dependency) on the sixteen states.
+/**
+ * OpenAI Agents SDK runs (`@openai/agents`, an optional peer dependency) on the sixteen states.
+ *
+ * @module agent-state-machine/openai-agents
+ */
 export { AgentsMirror, agentsMirror, runStateOf } from './agentsMirror';
 export type { AgentsMirrorOptions } from './agentsMirror';
 export { responseOf, usageOf } from './responseOf';

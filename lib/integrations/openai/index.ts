@@ -1,4 +1,8 @@
-// agent-state-machine/openai: AgentLoops on the `openai` client's Chat Completions and Responses APIs.
+/**
+ * AgentLoops on the `openai` client's Chat Completions and Responses APIs.
+ *
+ * @module agent-state-machine/openai
+ */
 export { fromOpenAIChat, mapOpenAIUsage } from './fromOpenAIChat';
 export type { OpenAIChatOptions, OpenAIChatLoop, OpenAIChatTool } from './fromOpenAIChat';
 export { fromOpenAIResponses } from './fromOpenAIResponses';

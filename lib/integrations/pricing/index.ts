@@ -1,3 +1,7 @@
-// agent-state-machine/pricing: a `pricing` function from maintained, bundled price data.
+/**
+ * A `pricing` function from maintained, bundled price data.
+ *
+ * @module agent-state-machine/pricing
+ */
 export { createPricing } from './createPricing';
 export type { PricingOptions, TokenPrices } from './createPricing';
