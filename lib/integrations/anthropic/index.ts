@@ -6,3 +6,5 @@
 export { fromAnthropic, mapAnthropicUsage } from './fromAnthropic';
 export type { AnthropicOptions, AnthropicLoop, AnthropicTool } from './fromAnthropic';
 export type { SdkToolContext as ToolRunContext, StreamTextHandler } from '../../internal/sdkTools';
+export { defineTool } from '../../internal/defineTool';
+export type { TypedTool } from '../../internal/defineTool';

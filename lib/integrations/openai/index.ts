@@ -10,3 +10,5 @@ export { mapResponsesUsage } from './mapResponsesUsage';
 export { OpenAIResponseError } from './OpenAIResponseError';
 export type { OpenAIResponsesOptions, OpenAIResponsesLoop, OpenAIResponsesTool } from './OpenAIResponsesOptions';
 export type { SdkToolContext as ToolRunContext, StreamTextHandler } from '../../internal/sdkTools';
+export { defineTool } from '../../internal/defineTool';
+export type { TypedTool } from '../../internal/defineTool';
