@@ -114,7 +114,42 @@ export interface CompactInfo {
   turn: number;
 }
 
-/** What a compaction did. A summarising LLM call reports its `usage` (and `model`), charged as any call's. */
+/** What a hook's LLM call is given: abort when `signal` fires; ask for at most `maxOutputTokens` when set. */
+export interface BudgetedCallContext {
+  signal: AbortSignal;
+  /** Set when a strict cap lowered the call's max output tokens to what fits: honour it. */
+  maxOutputTokens?: number;
+}
+
+/**
+ * The run's budgets, for an LLM call a hook makes (`compact` summarising the conversation): the
+ * same gate, hold and charge as the adapter's own calls. The call's worst case is held before it
+ * starts and it is charged after: its reported usage, priced, else its whole hold.
+ */
+export interface BudgetedLLM {
+  /**
+   * Makes one LLM call under the run's budgets. `bound` is the request's bound (input tokens
+   * never below the provider's count, its max output tokens, its model, as `llmCallBound` says
+   * it); `call` makes the request and resolves to something with the `usage` (and `model`) the
+   * provider reported. Throws `BudgetExceededError` without calling when the budgets have no room
+   * for it; the run then ends `budget_exceeded`.
+   */
+  call<R extends { usage?: Usage | undefined; model?: string | undefined }>(
+    bound: LLMCallBound,
+    call: (ctx: BudgetedCallContext) => Promise<R>,
+  ): Promise<R>;
+}
+
+/** What `compact` is handed: the operation's context, and the run's budgets for its LLM calls. */
+export interface CompactContext extends OperationContext {
+  /** Make every LLM call of the compaction through it: a strict cap holds it before it starts. */
+  llm: BudgetedLLM;
+}
+
+/**
+ * What a compaction did. A summarising LLM call made outside `ctx.llm` reports its `usage` (and
+ * `model`), charged after the fact (refused under a strict cap, which cannot hold it).
+ */
 export interface CompactResult {
   usage?: Usage | undefined;
   model?: string | undefined;
@@ -192,7 +227,14 @@ export interface AgentLoop {
    * Shortens the conversation after a call failed because it was longer than the model's
    * context (the adapter's `compact` option): drop or summarise the oldest turns, keeping each
    * tool call with its result. The call that overflowed is then made once more, with the same
-   * arguments. A summarising LLM call reports its usage in the result.
+   * arguments. Make a summarising LLM call through `ctx.llm` (the run's budgets hold it), and
+   * say so with `compactCalls`.
    */
-  compact?(info: CompactInfo, ctx: OperationContext): Promise<CompactResult | void>;
+  compact?(info: CompactInfo, ctx: CompactContext): Promise<CompactResult | void>;
+  /**
+   * What LLM calls `compact` makes: `'none'` (it only drops messages) or `'budgeted'` (every
+   * call goes through `ctx.llm`). A strict cap with the `compact` option needs it said, else the
+   * adapter is refused when made: a compaction that calls an LLM unseen would pass the cap.
+   */
+  readonly compactCalls?: 'none' | 'budgeted';
 }

@@ -105,6 +105,8 @@ function noteOf(ctx: OperationContext): ModelMessage[] {
 
 class AISDKLoop implements AISDKAgentLoop {
   readonly honours = Object.freeze({ wrapUp: true, budgetNote: true });
+  /** Its compact drops the older turns: no LLM call. */
+  readonly compactCalls = 'none' as const;
   readonly #options: FromAISDKOptions;
   readonly #messages: ModelMessage[];
   #pending = new Map<string, Pending>();

@@ -182,6 +182,8 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
 
   return {
     honours: { wrapUp: true, budgetNote: true },
+    // Its compact drops the oldest turns: no LLM call.
+    compactCalls: 'none',
     get messages() {
       return messages;
     },

@@ -197,6 +197,8 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
 
   const loop: OpenAIChatLoop = {
     honours: { wrapUp: true, budgetNote: true },
+    // Its compact drops the oldest turns: no LLM call.
+    compactCalls: 'none',
     get messages() {
       return messages;
     },

@@ -103,6 +103,8 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
 
   const loop: OpenAIResponsesLoop = {
     honours: { wrapUp: true, budgetNote: true },
+    // Its compact drops the oldest turns: no LLM call.
+    compactCalls: 'none',
     get items() {
       return items;
     },
