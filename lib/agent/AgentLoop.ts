@@ -141,9 +141,15 @@ export interface BudgetedLLM {
 }
 
 /** What `compact` is handed: the operation's context, and the run's budgets for its LLM calls. */
-export interface CompactContext extends OperationContext {
+export interface HookContext extends OperationContext {
   /** Make every LLM call of the compaction through it: a strict cap holds it before it starts. */
   llm: BudgetedLLM;
+}
+
+/** What `runTool` is handed: the operation's context and, when the adapter runs the tool, the run's budgets for its LLM calls. */
+export interface ToolContext extends OperationContext {
+  /** Make every LLM call of the tool through it: a strict cap holds it before it starts. Set by the adapter. */
+  llm?: BudgetedLLM;
 }
 
 /**
@@ -182,8 +188,12 @@ export interface AgentLoop {
   sendUserMessage(message: string, ctx: OperationContext): Promise<LLMResponse>;
   /** Sends tool results, plus user or formatter messages that arrived meanwhile, and returns the next response. */
   sendToolResults(results: ToolResult[], messages: string[], ctx: OperationContext): Promise<LLMResponse>;
-  /** Runs one tool call. A throw becomes an error result sent to the LLM; the turn goes on. */
-  runTool(call: ToolCall, ctx: OperationContext): Promise<ToolResult>;
+  /**
+   * Runs one tool call. A throw becomes an error result sent to the LLM; the turn goes on. A
+   * tool that calls an LLM makes the call through `ctx.llm`, so the run's budgets hold it; one
+   * they refuse is not made, and no further tool of the response starts.
+   */
+  runTool(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
   /** New commit ids since the last check. */
   checkGitCommits?(ctx: OperationContext): Promise<string[]>;
   /** Runs formatters on the new commits; returns messages for the LLM, if any. */
@@ -230,7 +240,7 @@ export interface AgentLoop {
    * arguments. Make a summarising LLM call through `ctx.llm` (the run's budgets hold it), and
    * say so with `compactCalls`.
    */
-  compact?(info: CompactInfo, ctx: CompactContext): Promise<CompactResult | void>;
+  compact?(info: CompactInfo, ctx: HookContext): Promise<CompactResult | void>;
   /**
    * What LLM calls `compact` makes: `'none'` (it only drops messages) or `'budgeted'` (every
    * call goes through `ctx.llm`). A strict cap with the `compact` option needs it said, else the

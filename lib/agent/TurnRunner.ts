@@ -286,6 +286,15 @@ export class TurnRunner {
       this.#m.move(State.RunningTool, { description: `running ${names}`, data: runData });
       const tools = await runTools(this.#scope, this.#pending);
       if (tools.kind === 'failed') return this.#m.failed(tools.error, tools.data);
+      if (tools.kind === 'budget')
+        return this.#m.end(
+          State.Error,
+          tools.spent.message,
+          { ...limitData(tools.spent), results: tools.summary },
+          'budget_exceeded',
+          { error: budgetError(tools.spent) },
+          { forced: !this.#s.machine.canMoveTo(State.Error) },
+        );
       // The running tools finished or gave up; the rest were reported as interrupted.
       if (signal.aborted) return this.#m.cancel(State.RunningTool, { results: tools.summary });
       // The messages are this round's own array: the nudge can go at its end.

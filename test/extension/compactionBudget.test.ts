@@ -76,10 +76,10 @@ function summarisingLoop(plan: Plan, calls: AgentLoop['compactCalls']) {
   return { loop, billed };
 }
 
-const bound = (inputMax: number, outputMax: number) =>
+const bound = (inputMin: number, inputMax: number, outputMin: number, outputMax: number) =>
   fc.record({
-    inputTokens: fc.integer({ min: 1, max: inputMax }),
-    maxOutputTokens: fc.integer({ min: 16, max: outputMax }),
+    inputTokens: fc.integer({ min: inputMin, max: inputMax }),
+    maxOutputTokens: fc.integer({ min: outputMin, max: outputMax }),
     model: fc.constant('m'),
   });
 
@@ -88,8 +88,8 @@ describe('a compaction that calls an LLM through ctx.llm', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.record({
-          main: bound(4000, 2000),
-          summary: bound(8000, 4000),
+          main: bound(100, 4000, 100, 2000),
+          summary: bound(1, 8000, 16, 4000),
           summaryWants: fc.integer({ min: 0, max: 4000 }),
         }),
         fc.integer({ min: 1, max: 200 }).map((n) => n / 1000),
@@ -106,7 +106,8 @@ describe('a compaction that calls an LLM through ctx.llm', () => {
             sink: { write: (r) => void records.push(r) },
           });
           let outcome = 'end_of_turn';
-          for (let turn = 0; turn < 50 && outcome === 'end_of_turn'; turn++)
+          // Each turn costs at least $0.001 (its main call's hold, charged for the overflowed attempt, and the call made again): the cap ends it within 200 turns.
+          for (let turn = 0; turn < 1000 && outcome === 'end_of_turn'; turn++)
             outcome = (await agent.runTurn(`turn ${turn}`)).outcome;
           expect(outcome).toBe('budget_exceeded');
           expect(billed.usd).toBeLessThanOrEqual(cap + 1e-12);
