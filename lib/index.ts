@@ -77,6 +77,10 @@ export type {
   SettleInfo,
   CompactInfo,
   CompactResult,
+  HookContext,
+  ToolContext,
+  BudgetedLLM,
+  BudgetedCallContext,
   Pricing,
   LLMCall,
   LLMCallBound,
@@ -110,6 +114,8 @@ export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/priceRe
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
 export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
+export { StreamCutError, watchOutputBound, estimateOutputTokens, cutAtBoundOf } from './agent/cutAtBound';
+export type { CutAtBound, OutputBoundWatch } from './agent/cutAtBound';
 export {
   LLMCallError,
   ContractViolationError,

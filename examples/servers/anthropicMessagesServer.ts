@@ -33,6 +33,11 @@ export interface MessagesReply {
   dropAfterEvents?: number;
   /** Streaming only: send this many events, then an `error` event (an overload mid-stream, as the API does). */
   errorAfterEvents?: number;
+  /**
+   * Streaming only: awaited before event `index` is sent (the pace at which the model makes its
+   * tokens); nothing more is sent once the client went away (`closed`).
+   */
+  beforeEvent?(index: number, closed: AbortSignal): Promise<void>;
 }
 
 /** An HTTP error, shaped as the real API sends it (e.g. status 529, type `overloaded_error`). */
@@ -305,6 +310,8 @@ export async function startAnthropicMessagesServer(
         );
         return sse.end();
       }
+      if (action.beforeEvent !== undefined) await action.beforeEvent(i, ex.closed);
+      if (ex.closed.aborted) return;
       sse.write(JSON.stringify(data), name);
     }
     sse.end();

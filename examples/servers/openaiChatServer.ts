@@ -27,6 +27,11 @@ export interface ChatReply {
   delayMs?: number;
   /** Streaming only: send this many chunks (all of them, when there are fewer), then cut the connection before `[DONE]`. */
   dropAfterChunks?: number;
+  /**
+   * Streaming only: awaited before chunk `index` is sent (the pace at which the model makes its
+   * tokens); nothing more is sent once the client went away (`closed`).
+   */
+  beforeChunk?(index: number, closed: AbortSignal): Promise<void>;
 }
 
 /** An HTTP error, shaped as the real API sends it. */
@@ -289,6 +294,8 @@ export async function startOpenAIChatServer(options: OpenAIChatServerOptions): P
       chunks.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
     for (const [i, c] of chunks.entries()) {
       if (action.dropAfterChunks !== undefined && i >= action.dropAfterChunks) return sse.drop();
+      if (action.beforeChunk !== undefined) await action.beforeChunk(i, ex.closed);
+      if (ex.closed.aborted) return;
       sse.write(JSON.stringify(c));
     }
     // Every chunk sent (the usage chunk too), then cut before [DONE]: the reply was whole, its end never came.

@@ -48,6 +48,11 @@ export interface ResponsesReply {
   /** Streaming only: send this many events, then send nothing more until the client goes away. */
   stallAfterEvents?: number;
   /**
+   * Streaming only: awaited before event `index` is sent (the pace at which the model makes its
+   * tokens); nothing more is sent once the client went away (`closed`).
+   */
+  beforeEvent?(index: number, closed: AbortSignal): Promise<void>;
+  /**
    * Fail the response. Streaming: after `afterEvents` events (default 2: `response.created`
    * and `response.in_progress`), an `error` event with its fields under `error` (as the API
    * sends it), with its fields on the event (`error-documented`, as the API reference shows
@@ -534,6 +539,8 @@ export async function startOpenAIResponsesServer(
     for (const [i, event] of events.entries()) {
       if (action.dropAfterEvents !== undefined && i >= action.dropAfterEvents) return sse.drop();
       if (action.endAfterEvents !== undefined && i >= action.endAfterEvents) return sse.end();
+      if (action.beforeEvent !== undefined) await action.beforeEvent(i, ex.closed);
+      if (ex.closed.aborted) return;
       if (action.stallAfterEvents !== undefined && i >= action.stallAfterEvents) {
         await new Promise<void>((resolve) =>
           ex.closed.aborted ? resolve() : ex.closed.addEventListener('abort', () => resolve(), { once: true }),

@@ -114,7 +114,48 @@ export interface CompactInfo {
   turn: number;
 }
 
-/** What a compaction did. A summarising LLM call reports its `usage` (and `model`), charged as any call's. */
+/** What a hook's LLM call is given: abort when `signal` fires; ask for at most `maxOutputTokens` when set. */
+export interface BudgetedCallContext {
+  signal: AbortSignal;
+  /** Set when a strict cap lowered the call's max output tokens to what fits: honour it. */
+  maxOutputTokens?: number;
+}
+
+/**
+ * The run's budgets, for an LLM call a hook makes (`compact` summarising the conversation): the
+ * same gate, hold and charge as the adapter's own calls. The call's worst case is held before it
+ * starts and it is charged after: its reported usage, priced, else its whole hold.
+ */
+export interface BudgetedLLM {
+  /**
+   * Makes one LLM call under the run's budgets. `bound` is the request's bound (input tokens
+   * never below the provider's count, its max output tokens, its model, as `llmCallBound` says
+   * it); `call` makes the request and resolves to something with the `usage` (and `model`) the
+   * provider reported. Throws `BudgetExceededError` without calling when the budgets have no room
+   * for it; the run then ends `budget_exceeded`.
+   */
+  call<R extends { usage?: Usage | undefined; model?: string | undefined }>(
+    bound: LLMCallBound,
+    call: (ctx: BudgetedCallContext) => Promise<R>,
+  ): Promise<R>;
+}
+
+/** What `compact` is handed: the operation's context, and the run's budgets for its LLM calls. */
+export interface HookContext extends OperationContext {
+  /** Make every LLM call of the compaction through it: a strict cap holds it before it starts. */
+  llm: BudgetedLLM;
+}
+
+/** What `runTool` is handed: the operation's context and, when the adapter runs the tool, the run's budgets for its LLM calls. */
+export interface ToolContext extends OperationContext {
+  /** Make every LLM call of the tool through it: a strict cap holds it before it starts. Set by the adapter. */
+  llm?: BudgetedLLM;
+}
+
+/**
+ * What a compaction did. A summarising LLM call made outside `ctx.llm` reports its `usage` (and
+ * `model`), charged after the fact (refused under a strict cap, which cannot hold it).
+ */
 export interface CompactResult {
   usage?: Usage | undefined;
   model?: string | undefined;
@@ -147,8 +188,12 @@ export interface AgentLoop {
   sendUserMessage(message: string, ctx: OperationContext): Promise<LLMResponse>;
   /** Sends tool results, plus user or formatter messages that arrived meanwhile, and returns the next response. */
   sendToolResults(results: ToolResult[], messages: string[], ctx: OperationContext): Promise<LLMResponse>;
-  /** Runs one tool call. A throw becomes an error result sent to the LLM; the turn goes on. */
-  runTool(call: ToolCall, ctx: OperationContext): Promise<ToolResult>;
+  /**
+   * Runs one tool call. A throw becomes an error result sent to the LLM; the turn goes on. A
+   * tool that calls an LLM makes the call through `ctx.llm`, so the run's budgets hold it; one
+   * they refuse is not made, and no further tool of the response starts.
+   */
+  runTool(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
   /** New commit ids since the last check. */
   checkGitCommits?(ctx: OperationContext): Promise<string[]>;
   /** Runs formatters on the new commits; returns messages for the LLM, if any. */
@@ -192,7 +237,14 @@ export interface AgentLoop {
    * Shortens the conversation after a call failed because it was longer than the model's
    * context (the adapter's `compact` option): drop or summarise the oldest turns, keeping each
    * tool call with its result. The call that overflowed is then made once more, with the same
-   * arguments. A summarising LLM call reports its usage in the result.
+   * arguments. Make a summarising LLM call through `ctx.llm` (the run's budgets hold it), and
+   * say so with `compactCalls`.
    */
-  compact?(info: CompactInfo, ctx: OperationContext): Promise<CompactResult | void>;
+  compact?(info: CompactInfo, ctx: HookContext): Promise<CompactResult | void>;
+  /**
+   * What LLM calls `compact` makes: `'none'` (it only drops messages) or `'budgeted'` (every
+   * call goes through `ctx.llm`). A strict cap with the `compact` option needs it said, else the
+   * adapter is refused when made: a compaction that calls an LLM unseen would pass the cap.
+   */
+  readonly compactCalls?: 'none' | 'budgeted';
 }

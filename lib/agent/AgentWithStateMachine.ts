@@ -105,7 +105,8 @@ export class AgentWithStateMachine {
     assertBudgetLimits(limits, 'limits');
     if (limits === undefined) throw new InvalidArgumentError('limits', 'an object of limits', limits);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
-    if (isStrictCap(limits)) assertBoundsCalls(this.#settings.agent, 'limits.maxCostUsd');
+    if (isStrictCap(limits))
+      assertBoundsCalls(this.#settings.agent, 'limits.maxCostUsd', 'agent', this.#settings.compact !== undefined);
     const budget = this.#budget.withLimits(limits);
     assertEndings(this.#settings, [budget, ...this.#sharedBudgets]);
     this.#budget = budget;
@@ -157,7 +158,13 @@ export class AgentWithStateMachine {
     if (signal !== undefined && !(signal instanceof AbortSignal))
       throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
     assertBudgetLimits(budget, 'options.budget');
-    if (isStrictCap(budget)) assertBoundsCalls(this.#settings.agent, 'options.budget.maxCostUsd');
+    if (isStrictCap(budget))
+      assertBoundsCalls(
+        this.#settings.agent,
+        'options.budget.maxCostUsd',
+        'agent',
+        this.#settings.compact !== undefined,
+      );
     if (budget !== undefined) assertEndings(this.#settings, [new Budget(budget, { label: 'options.budget' })]);
     if (this.#active !== undefined) throw new TurnInProgressError(this.#turns, this.machine.current);
 

@@ -1,6 +1,7 @@
 import type { LLMCallInput } from './AgentEvents';
 import type { LLMCallBound, LLMResponse, ToolCall, ToolResult, Usage } from './AgentLoop';
 import type { BoundExceeded } from './boundExceeded';
+import type { CutAtBound } from './cutAtBound';
 
 /** An error as the journal keeps it: enough to replay the failure (retry decisions read `status`). */
 export interface JournalError {
@@ -41,6 +42,8 @@ export interface LlmJournalEntry {
   chargedAtHold?: string;
   /** The response used more output tokens than its request's bound allowed: by how much. */
   boundExceeded?: BoundExceeded;
+  /** The response stream was cut at its bound (the server did not stop at max tokens): the count when it was. */
+  cutAtBound?: CutAtBound;
   error?: JournalError;
   /** Served from the journal of the interrupted run this one resumed: no request was made, it was paid for then. */
   fromJournal?: true;

@@ -8,6 +8,7 @@ import type { Budget } from './Budget';
 import { needsApproval, type ApprovalDecision, type ApprovalGate } from './ApprovalGate';
 import { callLLM, responseRecordData, type LLMOperation, type LLMOutcome } from './callLLM';
 import { chargeCompaction } from './chargeCompaction';
+import { budgetedHook } from './budgetedLLM';
 import { isContextOverflow } from './isContextOverflow';
 import type { LLMCallInput } from './AgentEvents';
 import { ExtensionState } from './extensionStates';
@@ -285,6 +286,15 @@ export class TurnRunner {
       this.#m.move(State.RunningTool, { description: `running ${names}`, data: runData });
       const tools = await runTools(this.#scope, this.#pending);
       if (tools.kind === 'failed') return this.#m.failed(tools.error, tools.data);
+      if (tools.kind === 'budget')
+        return this.#m.end(
+          State.Error,
+          tools.spent.message,
+          { ...limitData(tools.spent), results: tools.summary },
+          'budget_exceeded',
+          { error: budgetError(tools.spent) },
+          { forced: !this.#s.machine.canMoveTo(State.Error) },
+        );
       // The running tools finished or gave up; the rest were reported as interrupted.
       if (signal.aborted) return this.#m.cancel(State.RunningTool, { results: tools.summary });
       // The messages are this round's own array: the nudge can go at its end.
@@ -339,22 +349,40 @@ export class TurnRunner {
         }),
       };
     const info: CompactInfo = { operation, error: llm.error.cause, turn: this.#turn };
-    const settled = await this.#scope.settle((ctx) => compact(info, ctx));
+    // Its LLM calls go through the run's budgets: held before they start, charged after.
+    const hook = budgetedHook(this.#scope, 'compact');
+    const settled = await this.#scope.settle((ctx) => compact(info, { ...ctx, llm: hook.llm }));
     if (settled.kind === 'abandoned' || signal.aborted) return { kind: 'ended', result: this.#m.cancel(COMPACTING) };
+    const calls = hook.calls.length > 0 ? { compactionCalls: hook.calls } : {};
+    // The budgets refused a call (or its response passed its bound): the run ends as any call's refusal ends it.
+    if (hook.spent !== undefined)
+      return {
+        kind: 'ended',
+        result: this.#m.end(
+          State.Error,
+          hook.spent.message,
+          { ...limitData(hook.spent), ...calls },
+          'budget_exceeded',
+          {
+            error: budgetError(hook.spent),
+          },
+        ),
+      };
     if (settled.kind === 'threw')
       return {
         kind: 'ended',
         result: this.#m.failed(new OperationError('compact', settled.error), {
           operation: 'compact',
           error: messageOf(settled.error),
+          ...calls,
         }),
       };
     const charged = chargeCompaction(this.#scope, settled.value);
     if (charged.error !== undefined)
-      return { kind: 'ended', result: this.#m.failed(charged.error, { operation: 'compact' }) };
+      return { kind: 'ended', result: this.#m.failed(charged.error, { operation: 'compact', ...calls }) };
     this.#m.move(from, {
       description: `conversation compacted: sending again`,
-      data: { ...charged.data, usage: this.#own.usage },
+      data: { ...charged.data, ...calls, usage: this.#own.usage },
     });
     const again = await callLLM(this.#scope, operation, input, invoke);
     return again;

@@ -7,7 +7,7 @@ import type { StateMachine } from '../machine/StateMachine';
 import type { AgentEvents } from './AgentEvents';
 import type { AgentLogger } from './AgentLogger';
 import type { ApprovalPolicy } from './ApprovalGate';
-import type { AgentLoop, CompactInfo, CompactResult, OperationContext, Pricing } from './AgentLoop';
+import type { AgentLoop, HookContext, CompactInfo, CompactResult, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
 import type { Budget } from './Budget';
@@ -51,7 +51,7 @@ export interface TurnSettings {
   /** Which tool calls wait for a person, and for how long at most; undefined when no call waits. */
   approval: { policy: ApprovalPolicy; timeoutMs: number | undefined } | undefined;
   /** The loop's `compact`, bound, when the adapter's `compact` option is on. */
-  compact: ((info: CompactInfo, ctx: OperationContext) => Promise<CompactResult | void>) | undefined;
+  compact: ((info: CompactInfo, ctx: HookContext) => Promise<CompactResult | void>) | undefined;
   /** Watches the run for loops that go nowhere (the adapter's `stall`); undefined when off. */
   stall: StallWatch | undefined;
   /** Whether `event` has listeners now: events nobody hears are not built. */

@@ -5,10 +5,11 @@ import { UnboundedCallsError } from './UnboundedCallsError';
 /**
  * A strict cap holds each call's worst case, which only the loop can bound: refuses, before
  * anything runs, a loop without `llmCallBound` and a ready-made loop whose requests ask for no
- * max output tokens. `cap` names the strict cap as the caller wrote it (`budget.maxCostUsd`),
- * `name` the loop (`tasks[2].agent`).
+ * max output tokens; with `compact` (the option is on), a loop that does not say what LLM calls
+ * its compact makes (`compactCalls`). `cap` names the strict cap as the caller wrote it
+ * (`budget.maxCostUsd`), `name` the loop (`tasks[2].agent`).
  */
-export function assertBoundsCalls(agent: AgentLoop, cap: string, name = 'agent'): void {
+export function assertBoundsCalls(agent: AgentLoop, cap: string, name = 'agent', compact = false): void {
   if (typeof agent.llmCallBound !== 'function')
     throw new UnboundedCallsError(
       cap,
@@ -20,4 +21,13 @@ export function assertBoundsCalls(agent: AgentLoop, cap: string, name = 'agent')
   const unbounded = unboundedWhy(agent);
   if (unbounded !== undefined)
     throw new UnboundedCallsError(cap, unbounded.setting, unbounded.remedy, unbounded.why, undefined);
+  // A compaction may summarise with an LLM: the cap holds it only when it goes through ctx.llm.
+  if (compact && agent.compactCalls === undefined)
+    throw new UnboundedCallsError(
+      cap,
+      `${name}.compactCalls`,
+      "`compactCalls` on the loop: 'none' when its compact makes no LLM call, 'budgeted' when it makes them through ctx.llm",
+      "the `compact` option is on and the loop's compact may call an LLM the cap does not hold",
+      undefined,
+    );
 }

@@ -6,6 +6,7 @@ import type { LLMResponse, OperationContext, Usage } from './AgentLoop';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { planRetry } from './planRetry';
 import { boundExceeded } from './boundExceeded';
+import { cutAtBoundOf } from './cutAtBound';
 import { chargeResponse } from './chargeResponse';
 import { endAttempt, chargeFields } from './endAttempt';
 import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
@@ -78,7 +79,10 @@ export async function callLLM(
     // The attempt's journal line: what it carried, then its response or its error. Without
     // `journal` but with `ledger`, only its cost and usage.
     const journal = (
-      outcome: Pick<LlmJournalEntry, 'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded'>,
+      outcome: Pick<
+        LlmJournalEntry,
+        'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'cutAtBound'
+      >,
     ): void => {
       if (s.journal !== undefined) {
         const { usage: _usage, ...full } = outcome;
@@ -196,7 +200,27 @@ export async function callLLM(
     const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
     const failure: Attempt = { attempt, error: failureMessage(settled.error) };
     failures.push(failure);
-    journal({ error: journalError(settled.error), ...chargeFields(charge) });
+    // A stream cut at its bound: the server does not stop at max tokens, so a retry would only be cut again.
+    const cut = cutAtBoundOf(settled.error);
+    journal({ error: journalError(settled.error), ...chargeFields(charge), ...(cut && { cutAtBound: cut }) });
+    if (cut !== undefined) {
+      failure.noRetry = 'the response stream was cut at its bound';
+      s.emit('llmAttempt', {
+        turn,
+        operation,
+        attempt,
+        startedAt,
+        endedAt,
+        input,
+        error: settled.error,
+        willRetry: false,
+      });
+      return {
+        kind: 'failed',
+        error: new LLMCallError(operation, failures, settled.error),
+        data: { operation, failures, cutAtBound: cut },
+      };
+    }
     const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);
     const willRetry = plan.kind === 'wait';
     if (plan.kind === 'wait' || plan.kind === 'refused') {

@@ -6,8 +6,9 @@ import { ContractViolationError, type OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 
 /**
- * Charges what a compaction's summarising LLM call reported, as any LLM call is charged: one
- * LLM call, its tokens, its cost (reported, or priced by `pricing`, with the unknown-cost rule).
+ * Charges what a compaction's summarising LLM call made outside `ctx.llm` reported, after the
+ * fact: one LLM call, its tokens, its cost (reported, or priced by `pricing`, with the
+ * unknown-cost rule). Under a strict cap, which could not hold it, the turn then ends in error.
  * A compaction that made no call (it only dropped messages) charges nothing. Returns the
  * record's data, or the error that ends the turn.
  */
@@ -41,5 +42,15 @@ export function chargeCompaction(
   data['compactionUsage'] = priced.costUsd === undefined ? valid : { ...valid, costUsd: priced.costUsd };
   if (problems.length > 0) data['usageProblems'] = problems;
   if (model !== undefined) data['model'] = model;
+  // Charged all the same (it was spent), but a strict cap could not hold it: the run ends.
+  if (meter.strict)
+    return {
+      data,
+      error: new ContractViolationError(
+        'compact',
+        'it reported the usage of an LLM call made outside ctx.llm, which a strict maxCostUsd cannot hold: make the call through ctx.llm',
+        usage,
+      ),
+    };
   return priced.error === undefined ? { data } : { data, error: priced.error };
 }

@@ -78,6 +78,8 @@ export function resolveAgentSettings(
   if (typeof compact !== 'boolean') throw new InvalidArgumentError('compact', 'true or false', compact);
   if (compact && typeof agent.compact !== 'function')
     throw new InvalidArgumentError('agent.compact', 'a function (the `compact` option is on)', agent.compact);
+  if (agent.compactCalls !== undefined && agent.compactCalls !== 'none' && agent.compactCalls !== 'budgeted')
+    throw new InvalidArgumentError('agent.compactCalls', "'none' or 'budgeted'", agent.compactCalls);
   if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
     throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
   if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
@@ -96,9 +98,9 @@ export function resolveAgentSettings(
   if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
     throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
   }
-  if (ownBudget.strict) assertBoundsCalls(agent, 'budget.maxCostUsd');
+  if (ownBudget.strict) assertBoundsCalls(agent, 'budget.maxCostUsd', 'agent', compact);
   for (const [i, shared] of sharedBudgets.entries())
-    if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}) maxCostUsd`);
+    if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}) maxCostUsd`, 'agent', compact);
   if (ledgerDefaultMaxCostUsd !== undefined) assertNonNegative(ledgerDefaultMaxCostUsd, 'ledgerDefaultMaxCostUsd');
   if (!(Number.isSafeInteger(minOutputTokens) && minOutputTokens >= 1))
     throw new InvalidArgumentError('minOutputTokens', 'a positive integer', minOutputTokens);

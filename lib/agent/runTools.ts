@@ -1,11 +1,13 @@
 import { messageOf } from '../internal/messageOf';
 import type { ToolCall, ToolResult } from './AgentLoop';
+import type { SpentLimit } from './BudgetLimits';
 import type { ToolCallEvent } from './AgentEvents';
 import { toolResultProblem } from './checkAgentOutput';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
 import { chargeServed } from './serveRecorded';
+import { budgetedHook } from './budgetedLLM';
 
 /** One tool call of a response, from the moment the LLM asked for it until it is answered. */
 export interface ToolSlot {
@@ -29,6 +31,8 @@ export interface ToolSummary {
 /** How the tools of one response ended: all answered, or the turn must end (`error` says why). */
 export type ToolsOutcome =
   | { kind: 'done'; results: ToolResult[]; summary: ToolSummary[] }
+  /** A tool's LLM call (through `ctx.llm`) was refused by the budgets: the turn ends `budget_exceeded`. */
+  | { kind: 'budget'; spent: SpentLimit; summary: ToolSummary[] }
   | { kind: 'failed'; error: OperationError | ContractViolationError; data: Record<string, unknown> };
 
 /** Charged when a call starts; budgets only read a delta. */
@@ -47,6 +51,8 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
   let stop: string | undefined;
   let violation: ContractViolationError | undefined;
   let failed: OperationError | undefined;
+  // The run's budgets, for the LLM calls tools make: one handle for the response's tools.
+  const hook = budgetedHook(scope, 'runTool');
   const report = (slot: ToolSlot, fromJournal = false): void => {
     s.journal?.({
       type: 'tool',
@@ -97,7 +103,9 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
       slot.status = 'running';
       // The meter has just read the clock, unless an external budget was awaited since.
       slot.startedAt = meter.hasExternal ? s.clock() : meter.lastReading;
-      const settled = await scope.settle((ctx) => s.agent.runTool(slot.call, ctx));
+      const settled = await scope.settle((ctx) => s.agent.runTool(slot.call, { ...ctx, llm: hook.llm }));
+      // A tool's LLM call the budgets refused: no further tool starts.
+      if (hook.spent !== undefined) stop ??= `not run: ${hook.spent.message}`;
       slot.endedAt = Math.max(slot.startedAt, s.clock());
       if (settled.kind === 'abandoned') {
         answer(
@@ -149,6 +157,7 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
     if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
     return line;
   });
+  if (hook.spent !== undefined) return { kind: 'budget', spent: hook.spent, summary };
   return { kind: 'done', results: slots.map((slot) => slot.result!), summary };
 }
 

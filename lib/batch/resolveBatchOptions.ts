@@ -67,7 +67,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
   }
   assertBudgetLimits(perRun, 'perRun');
   assertBudgetLimits(total, 'total');
-  assertTasksBoundCalls(list, perRun, total);
+  assertTasksBoundCalls(list, perRun, total, compact === true);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
     throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
   if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {

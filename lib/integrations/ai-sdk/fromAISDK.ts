@@ -22,6 +22,7 @@ import {
   type SettleInfo,
   type ToolCall,
   type ToolResult,
+  watchOutputBound,
 } from 'agent-state-machine';
 import { dropOldestTurns } from '../../internal/dropOldestTurns';
 import { messageOf } from '../../internal/messageOf';
@@ -104,6 +105,8 @@ function noteOf(ctx: OperationContext): ModelMessage[] {
 
 class AISDKLoop implements AISDKAgentLoop {
   readonly honours = Object.freeze({ wrapUp: true, budgetNote: true });
+  /** Its compact drops the older turns: no LLM call. */
+  readonly compactCalls = 'none' as const;
   readonly #options: FromAISDKOptions;
   readonly #messages: ModelMessage[];
   #pending = new Map<string, Pending>();
@@ -286,10 +289,16 @@ class AISDKLoop implements AISDKAgentLoop {
       step = (await generateText(request)).steps[0];
     } else {
       const onText = typeof stream === 'object' ? stream.onText : undefined;
+      // A streamed step is cut at its max output tokens, whether the provider stops there or not.
+      const watch = watchOutputBound(maxOutputTokens, ctx.signal);
       // Errors come back as stream parts; `onError` would only log them a second time.
-      const result = streamText({ ...request, onError: () => {} });
+      const result = streamText({ ...request, abortSignal: watch.signal, onError: () => {} });
       for await (const part of result.fullStream) {
-        if (part.type === 'text-delta') onText?.(part.text, { turn: ctx.turn, attempt: ctx.attempt ?? 1 });
+        if (part.type === 'text-delta') {
+          onText?.(part.text, { turn: ctx.turn, attempt: ctx.attempt ?? 1 });
+          watch.add(part.text);
+        } else if (part.type === 'reasoning-delta') watch.add(part.text);
+        else if (part.type === 'tool-input-delta') watch.add(part.delta);
         else if (part.type === 'error') throw part.error;
         else if (part.type === 'abort') throw ctx.signal.reason ?? new Error('the step was aborted');
       }

@@ -23,6 +23,8 @@ import {
   type ToolCall,
   type ToolResult,
   type Usage,
+  type OutputBoundWatch,
+  watchOutputBound,
 } from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
@@ -133,16 +135,19 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   /** `merge`: the pending user message joins the last committed one, when that is a user message (settled tool results). */
   async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
     const { body, pending, joined } = requestOf(next, ctx, merge);
-    const requestOptions = { signal: ctx.signal, maxRetries: 0 };
     let badInput = new Map<string, string>();
     let message: Message;
     if (stream) {
-      const events = await client.messages.create({ ...body, stream: true }, requestOptions);
-      ({ message, badInput } = await collectStream(events, (delta) =>
-        onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
+      // A streamed request is cut at its max tokens, whether the server stops there or not.
+      const watch = watchOutputBound(body.max_tokens, ctx.signal);
+      const events = await client.messages.create({ ...body, stream: true }, { signal: watch.signal, maxRetries: 0 });
+      ({ message, badInput } = await collectStream(
+        events,
+        (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
+        watch,
       ));
     } else {
-      message = await client.messages.create(body, requestOptions);
+      message = await client.messages.create(body, { signal: ctx.signal, maxRetries: 0 });
     }
     // Empty or repeated tool_use ids get fresh ones, in the conversation kept and in the calls returned alike.
     const uses = message.content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
@@ -177,6 +182,8 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
 
   return {
     honours: { wrapUp: true, budgetNote: true },
+    // Its compact drops the oldest turns: no LLM call.
+    compactCalls: 'none',
     get messages() {
       return messages;
     },
@@ -314,6 +321,7 @@ export function mapAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefi
 async function collectStream(
   events: AsyncIterable<RawMessageStreamEvent>,
   onText: (delta: string) => void,
+  watch: OutputBoundWatch,
 ): Promise<{ message: Message; badInput: Map<string, string> }> {
   let message: Message | undefined;
   const json = new Map<number, string>();
@@ -337,9 +345,14 @@ async function collectStream(
         if (d.type === 'text_delta') {
           block.text = String(block.text ?? '') + d.text;
           onText(d.text);
-        } else if (d.type === 'input_json_delta') json.set(event.index, (json.get(event.index) ?? '') + d.partial_json);
-        else if (d.type === 'thinking_delta') block.thinking = String(block.thinking ?? '') + d.thinking;
-        else if (d.type === 'signature_delta') block.signature = d.signature;
+          watch.add(d.text);
+        } else if (d.type === 'input_json_delta') {
+          json.set(event.index, (json.get(event.index) ?? '') + d.partial_json);
+          watch.add(d.partial_json);
+        } else if (d.type === 'thinking_delta') {
+          block.thinking = String(block.thinking ?? '') + d.thinking;
+          watch.add(d.thinking);
+        } else if (d.type === 'signature_delta') block.signature = d.signature;
         break;
       }
       case 'content_block_stop': {

@@ -1,8 +1,10 @@
 import type { Response, ResponseStreamEvent } from 'openai/resources/responses/responses';
+import type { OutputBoundWatch } from 'agent-state-machine';
 import { errorEventError, failedResponseError, OpenAIResponseError } from './OpenAIResponseError';
 
 /**
  * Folds the SDK's event stream into the response it stands for: text deltas go to `onText`,
+ * every output delta to `watch` (which cuts the request at its max output tokens),
  * `response.completed` (or `response.incomplete`) carries the response. `response.failed` and
  * an `error` event are errors; a stream that ends before the response finished was dropped:
  * an error too (so the attempt is retried), never a short answer.
@@ -10,7 +12,7 @@ import { errorEventError, failedResponseError, OpenAIResponseError } from './Ope
 export async function collectStream(
   events: AsyncIterable<ResponseStreamEvent>,
   onText: (delta: string) => void,
-  signal: AbortSignal,
+  watch: OutputBoundWatch,
 ): Promise<Response> {
   let final: Response | undefined;
   let responseId: string | undefined;
@@ -24,6 +26,14 @@ export async function collectStream(
           break;
         case 'response.output_text.delta':
           onText(event.delta);
+          watch.add(event.delta);
+          break;
+        // Output too, counted against the request's max output tokens.
+        case 'response.refusal.delta':
+        case 'response.function_call_arguments.delta':
+        case 'response.reasoning_text.delta':
+        case 'response.reasoning_summary_text.delta':
+          watch.add(event.delta);
           break;
         case 'response.completed':
         case 'response.incomplete':
@@ -52,7 +62,7 @@ export async function collectStream(
   }
   if (final === undefined) {
     // The SDK ends an aborted stream quietly: say it was aborted, not dropped.
-    signal.throwIfAborted();
+    watch.signal.throwIfAborted();
     throw new Error(
       `the response stream ended before response.completed${responseId !== undefined ? ` (response ${responseId})` : ''}: the connection was dropped`,
     );

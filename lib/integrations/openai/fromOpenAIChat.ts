@@ -22,6 +22,8 @@ import {
   type ToolCall,
   type ToolResult,
   type Usage,
+  type OutputBoundWatch,
+  watchOutputBound,
 } from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
@@ -145,16 +147,19 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   async function call(sent: ChatCompletionMessageParam[], ctx: OperationContext): Promise<LLMResponse> {
     const pending = withInstruction(sent, ctx);
     const body = requestBody(pending, ctx);
-    const requestOptions = { signal: ctx.signal, maxRetries: 0 };
-    const completion = stream
-      ? await collectStream(
-          await client.chat.completions.create(
-            { ...body, stream: true, stream_options: { ...(body.stream_options ?? {}), include_usage: true } },
-            requestOptions,
-          ),
-          (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
-        )
-      : await client.chat.completions.create(body, requestOptions);
+    let completion: ChatCompletion;
+    if (stream) {
+      // A streamed request is cut at its max tokens, whether the server stops there or not.
+      const watch = watchOutputBound(maxTokensOf(body), ctx.signal);
+      completion = await collectStream(
+        await client.chat.completions.create(
+          { ...body, stream: true, stream_options: { ...(body.stream_options ?? {}), include_usage: true } },
+          { signal: watch.signal, maxRetries: 0 },
+        ),
+        (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
+        watch,
+      );
+    } else completion = await client.chat.completions.create(body, { signal: ctx.signal, maxRetries: 0 });
     const choice = completion.choices?.[0];
     if (choice === undefined) throw new Error(`the response to model ${options.model} has no choices`);
     const message = choice.message;
@@ -192,6 +197,8 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
 
   const loop: OpenAIChatLoop = {
     honours: { wrapUp: true, budgetNote: true },
+    // Its compact drops the oldest turns: no LLM call.
+    compactCalls: 'none',
     get messages() {
       return messages;
     },
@@ -199,9 +206,7 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     sendToolResults: (results, extra, ctx) => call(resultMessages(results, extra), ctx),
     llmCallBound: (next: LLMCall, ctx: OperationContext): LLMCallBound => {
       const body = requestBody(withInstruction(pendingFor(next), ctx), ctx);
-      const max =
-        (body as { max_completion_tokens?: number; max_tokens?: number }).max_completion_tokens ??
-        (body as { max_tokens?: number }).max_tokens;
+      const max = maxTokensOf(body);
       if (max === undefined) throw new Error(noMaxTokensMessage('fromOpenAIChat'));
       return {
         inputTokens: requestTokenBound(body, body.messages.length, body.tools?.length ?? 0),
@@ -254,6 +259,11 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   );
 }
 
+/** The max output tokens a request asks for, under either name. */
+function maxTokensOf(body: ChatCompletionCreateParamsNonStreaming): number | undefined {
+  return body.max_completion_tokens ?? body.max_tokens ?? undefined;
+}
+
 /** Request fields about tools, left out of a final call. */
 const TOOL_FIELDS = ['tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call'] as const;
 
@@ -295,6 +305,7 @@ export function mapOpenAIUsage(usage: CompletionUsage | null | undefined): Usage
 async function collectStream(
   chunks: AsyncIterable<ChatCompletionChunk>,
   onText: (delta: string) => void,
+  watch: OutputBoundWatch,
 ): Promise<ChatCompletion> {
   let model = '';
   let id = '';
@@ -306,20 +317,36 @@ async function collectStream(
   for await (const chunk of chunks) {
     id ||= chunk.id;
     model ||= chunk.model;
-    if (chunk.usage) usage = chunk.usage;
+    if (chunk.usage) {
+      usage = chunk.usage;
+      // A running count (vLLM's continuous usage stats), not the final one: the answer is whole by then.
+      if (finishReason === null) watch.reported(chunk.usage.completion_tokens);
+    }
     const choice = chunk.choices?.[0];
     if (choice === undefined) continue;
     const delta = choice.delta ?? {};
     if (typeof delta.content === 'string' && delta.content !== '') {
       content = (content ?? '') + delta.content;
       onText(delta.content);
+      watch.add(delta.content);
     }
-    if (typeof delta.refusal === 'string') refusal = (refusal ?? '') + delta.refusal;
+    if (typeof delta.refusal === 'string') {
+      refusal = (refusal ?? '') + delta.refusal;
+      watch.add(delta.refusal);
+    }
+    // Reasoning some compatible servers stream (vLLM, DeepSeek, OpenRouter) is output too.
+    const reasoning =
+      (delta as { reasoning_content?: unknown; reasoning?: unknown }).reasoning_content ??
+      (delta as { reasoning?: unknown }).reasoning;
+    if (typeof reasoning === 'string') watch.add(reasoning);
     for (const part of delta.tool_calls ?? []) {
       const slot = (calls[part.index] ??= { id: '', name: '', arguments: '' });
       if (part.id) slot.id = part.id;
       if (part.function?.name) slot.name += part.function.name;
-      if (part.function?.arguments) slot.arguments += part.function.arguments;
+      if (part.function?.arguments) {
+        slot.arguments += part.function.arguments;
+        watch.add(part.function.arguments);
+      }
     }
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }

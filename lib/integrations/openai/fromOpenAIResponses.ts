@@ -3,6 +3,7 @@ import type {
   ResponseCreateParamsNonStreaming,
   ResponseIncludable,
   ResponseInputItem,
+  Response,
 } from 'openai/resources/responses/responses';
 import {
   InvalidArgumentError,
@@ -15,6 +16,7 @@ import {
   type SettleInfo,
   type ToolCall,
   type ToolResult,
+  watchOutputBound,
 } from 'agent-state-machine';
 import { noMaxTokensMessage } from '../../internal/loweredMaxTokens';
 import { markUnbounded, type UnboundedWhy } from '../../internal/unboundedLoop';
@@ -76,14 +78,16 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   async function call(sent: ResponseInputItem[], ctx: OperationContext): Promise<LLMResponse> {
     const pending = withInstruction(sent, ctx);
     const body = requestBody(pending, ctx);
-    const requestOptions = { signal: ctx.signal, maxRetries: 0 };
-    const response = stream
-      ? await collectStream(
-          await client.responses.create({ ...body, stream: true }, requestOptions),
-          (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
-          ctx.signal,
-        )
-      : await client.responses.create(body, requestOptions);
+    let response: Response;
+    if (stream) {
+      // A streamed request is cut at its max tokens, whether the server stops there or not.
+      const watch = watchOutputBound(body.max_output_tokens ?? undefined, ctx.signal);
+      response = await collectStream(
+        await client.responses.create({ ...body, stream: true }, { signal: watch.signal, maxRetries: 0 }),
+        (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
+        watch,
+      );
+    } else response = await client.responses.create(body, { signal: ctx.signal, maxRetries: 0 });
     assertUsable(response);
     const { kept, toolCalls, text } = readOutput(response.output ?? [], store, freshId);
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
@@ -99,6 +103,8 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
 
   const loop: OpenAIResponsesLoop = {
     honours: { wrapUp: true, budgetNote: true },
+    // Its compact drops the oldest turns: no LLM call.
+    compactCalls: 'none',
     get items() {
       return items;
     },

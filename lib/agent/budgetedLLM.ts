@@ -1,0 +1,109 @@
+import type { BudgetedLLM, LLMCallBound, Usage } from './AgentLoop';
+import type { SpentLimit } from './BudgetLimits';
+import { boundExceeded, type BoundExceeded } from './boundExceeded';
+import { splitUsage } from './checkAgentOutput';
+import { chargeResponse } from './chargeResponse';
+import { chargeFields, endAttempt } from './endAttempt';
+import { boundProblem, planBoundedCall, reserveLLMCall } from './reserveLLMCall';
+import { budgetError } from './spentRecord';
+import { ContractViolationError, OperationError } from './TurnError';
+import type { TurnScope } from './TurnScope';
+
+/** What one call through the handle cost, for the record of the move after the hook. */
+export interface HookCall {
+  usage?: Usage;
+  costUsd?: number;
+  chargedAtHold?: string;
+  boundExceeded?: BoundExceeded;
+  error?: string;
+}
+
+/** A hook's handle on the run's budgets, and what its calls did. */
+export interface BudgetedHook {
+  llm: BudgetedLLM;
+  /** Every call made through `llm`, in order. */
+  readonly calls: HookCall[];
+  /** Set when the budgets refused a call, or a response passed its bound under a strict cap: the run ends `budget_exceeded`. */
+  readonly spent: SpentLimit | undefined;
+}
+
+/**
+ * The handle a hook that may call an LLM (`compact`, named `hook`) is given: each call through it
+ * passes the same gate, hold and charge as the adapter's own calls (`reserveLLMCall` and the
+ * charge rule): its bound's worst case held before it starts, lowered to what fits under a
+ * strict cap, and charged after at its reported usage, else at its whole hold.
+ */
+export function budgetedHook(scope: TurnScope, hook: string): BudgetedHook {
+  const calls: HookCall[] = [];
+  let spent: SpentLimit | undefined;
+  const refuse = (limit: SpentLimit): never => {
+    spent ??= limit;
+    throw budgetError(limit);
+  };
+  async function call<R extends { usage?: Usage | undefined; model?: string | undefined }>(
+    bound: LLMCallBound,
+    invoke: (ctx: { signal: AbortSignal; maxOutputTokens?: number }) => Promise<R>,
+  ): Promise<R> {
+    const { settings: s, meter, signal } = scope;
+    const problem = boundProblem(bound);
+    if (problem !== undefined) throw new ContractViolationError(`${hook}: ctx.llm.call`, problem, bound);
+    if (typeof invoke !== 'function')
+      throw new ContractViolationError(`${hook}: ctx.llm.call`, 'its second argument must be a function', invoke);
+    if (spent !== undefined) refuse(spent);
+    const planned = planBoundedCall(bound, s.pricing, meter.strict);
+    if (planned instanceof OperationError) throw planned;
+    const before = meter.spent();
+    if (before !== undefined) refuse(before);
+    const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
+    if (reserved.kind === 'budget') return refuse(reserved.spent);
+    const held = reserved.reservation;
+    if (meter.hasExternal) {
+      const external = await meter.reserve(
+        'llm',
+        held.externalHold === undefined ? undefined : { costUsd: held.externalHold },
+      );
+      if (external !== undefined) meter.release(held.held, undefined);
+      if (external instanceof OperationError) throw external;
+      if (external !== undefined) refuse(external);
+    }
+    meter.charge({ llmCalls: 1 }, false);
+    let value: R;
+    try {
+      value = await invoke(
+        held.maxOutputTokens === undefined ? { signal } : { signal, maxOutputTokens: held.maxOutputTokens },
+      );
+    } catch (error) {
+      // It may have left: charged at its hold unless it provably never did.
+      calls.push({ ...chargeFields(endAttempt(meter, held, { kind: 'failed', error })), error: String(error) });
+      throw error;
+    }
+    const reported: unknown = typeof value === 'object' && value !== null ? value.usage : undefined;
+    const model = typeof value === 'object' && value !== null ? value.model : undefined;
+    const { valid } = splitUsage(reported);
+    const { priced, charge, costUsd } = chargeResponse(
+      meter,
+      held,
+      valid,
+      typeof model === 'string' ? model : undefined,
+      hook,
+      s,
+    );
+    const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
+    calls.push({ usage: valid, ...chargeFields(charge), ...(passed && { boundExceeded: passed }) });
+    if (meter.hasExternal) {
+      const flushed = await meter.flush();
+      if (flushed instanceof OperationError) throw flushed;
+    }
+    // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
+    if (passed !== undefined && meter.strict) refuse(meter.trip(passed));
+    if (priced.error !== undefined) throw priced.error;
+    return value;
+  }
+  return {
+    llm: { call },
+    calls,
+    get spent() {
+      return spent;
+    },
+  };
+}

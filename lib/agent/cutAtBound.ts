@@ -1,0 +1,99 @@
+/**
+ * A streamed response cut at its output bound. A server that ignores a request's max tokens
+ * would bill past the hold; a streaming loop counts the output as it arrives and aborts the
+ * request once the count reaches the request's max output tokens, so what the server bills stays
+ * within the hold. The attempt left the process, so it is charged at its whole hold; it is not
+ * retried (the server would ignore the bound again) and the run ends in error with the fact.
+ */
+
+/** The fact of a stream cut at its bound: kept in the attempt's journal (or ledger) line and in the record that ends the run. */
+export interface CutAtBound {
+  /** The output tokens counted when the stream was cut: the estimate, or the server's running count when larger. */
+  countedTokens: number;
+  /** The request's max output tokens: its bound. */
+  maxOutputTokens: number;
+}
+
+/** The error a streaming loop throws when it cut its request at the output bound (`watchOutputBound`). */
+export class StreamCutError extends Error {
+  override readonly name = 'StreamCutError';
+  readonly code = 'cut_at_bound' as const;
+  constructor(readonly cutAtBound: CutAtBound) {
+    super(
+      `the response stream was cut at its bound: ${cutAtBound.countedTokens} output tokens counted, its max ${cutAtBound.maxOutputTokens}; the server does not stop at max tokens`,
+    );
+  }
+}
+
+/** The fact a thrown value carries when it is a stream cut at its bound (by shape, so a second copy of the library is recognised too). */
+export function cutAtBoundOf(error: unknown): CutAtBound | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const e = error as { code?: unknown; cutAtBound?: unknown };
+  if (e.code !== 'cut_at_bound' || typeof e.cutAtBound !== 'object' || e.cutAtBound === null) return undefined;
+  const { countedTokens, maxOutputTokens } = e.cutAtBound as Record<string, unknown>;
+  return typeof countedTokens === 'number' && typeof maxOutputTokens === 'number'
+    ? { countedTokens, maxOutputTokens }
+    : undefined;
+}
+
+/** Counts a streamed response's output and cuts its request at the bound. */
+export interface OutputBoundWatch {
+  /** Pass as the request's abort signal: it fires when the caller's does, or when the stream is cut. */
+  readonly signal: AbortSignal;
+  /** Counts a delta of output (text, reasoning, tool-call arguments); throws `StreamCutError` once the count reaches the bound. */
+  add(delta: string): void;
+  /** Takes the server's running count of output tokens, when the stream reports one mid-way; throws once it passes the bound. */
+  reported(outputTokens: number | null | undefined): void;
+}
+
+/**
+ * Pure: an over-count of the tokens `text` encodes to. A token of English text is about four
+ * characters, so a third of the ASCII characters counts more; every other UTF-16 code unit counts
+ * as a token of its own (a CJK character is one or more tokens). Errs towards over-counting: a
+ * request is cut early rather than late.
+ */
+export function estimateOutputTokens(text: string): number {
+  const chars = { ascii: 0, other: 0 };
+  tally(text, chars);
+  return Math.ceil(chars.ascii / 3) + chars.other;
+}
+
+function tally(text: string, into: { ascii: number; other: number }): void {
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) < 128) into.ascii++;
+    else into.other++;
+  }
+}
+
+/**
+ * Watches a streamed request whose max output tokens is `maxOutputTokens` (undefined: no bound,
+ * nothing is cut). Give its `signal` to the request and each delta to `add`; once the count
+ * reaches the bound, the request is aborted and `add` throws `StreamCutError` (let it propagate:
+ * the attempt is charged at its hold).
+ */
+export function watchOutputBound(maxOutputTokens: number | undefined, signal: AbortSignal): OutputBoundWatch {
+  if (maxOutputTokens === undefined) return { signal, add: () => {}, reported: () => {} };
+  const own = new AbortController();
+  const chars = { ascii: 0, other: 0 };
+  let serverCount = 0;
+  const check = (): void => {
+    const estimate = Math.ceil(chars.ascii / 3) + chars.other;
+    // The estimate may over-count, so it cuts once it reaches the bound; the server's own count, only past it.
+    if (estimate < maxOutputTokens && serverCount <= maxOutputTokens) return;
+    const counted = Math.max(estimate, serverCount);
+    const error = new StreamCutError({ countedTokens: counted, maxOutputTokens });
+    own.abort(error);
+    throw error;
+  };
+  return {
+    signal: AbortSignal.any([signal, own.signal]),
+    add(delta) {
+      tally(delta, chars);
+      check();
+    },
+    reported(outputTokens) {
+      if (typeof outputTokens === 'number' && outputTokens > serverCount) serverCount = outputTokens;
+      check();
+    },
+  };
+}
