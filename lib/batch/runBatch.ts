@@ -29,6 +29,7 @@ import { assertNoClash } from './assertNoClash';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { resolveBatchOptions } from './resolveBatchOptions';
 import { ParkedRuns, type Slot } from './ParkedRuns';
+import { CapRaises } from './CapRaises';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchProgress, BatchReport, RunOutcome, RunReport } from './BatchReport';
 
@@ -87,9 +88,11 @@ export async function runBatch(
     resumeTools,
     approve,
     onApproval,
+    onPause,
   } = options;
   const list = materialize(tasks);
-  const { adapterOptions, mirrorOptions } = resolveBatchOptions(options, list);
+  const { adapterOptions, mirrorOptions, caps, whenSpent } = resolveBatchOptions(options, list);
+  const pausing = whenSpent === 'pause';
   const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
   // A throwing logger never changes a batch's outcome.
   const log =
@@ -152,7 +155,7 @@ export async function runBatch(
     }
 
     const startedAt = clock();
-    const pool = new Budget(total ?? {}, { label: "the batch's total budget", elapsedWall: { clock } });
+    const pool = new Budget(caps, { label: "the batch's total budget", elapsedWall: { clock }, whenSpent });
     const runs: RunReport[] = new Array<RunReport>(list.length);
     const outcomes = countOutcomes();
     let next = 0;
@@ -259,17 +262,32 @@ export async function runBatch(
       progress({ type: 'skipped', count, reason: why.reason, message: why.message });
     };
 
-    // Runs waiting for approval, out of their slots; `running` counts the runs in a slot.
+    // Runs waiting for approval or a raise, out of their slots; `running` counts the runs in a slot.
     const parked = new ParkedRuns({
-      canPark: approve !== undefined,
+      canPark: approve !== undefined || pausing,
       clock,
       ...(onApproval === undefined ? {} : { onApproval }),
       onProblem: (message) => log?.error(message),
-      onChange: ({ type, index, calls }) => {
+      onChange: ({ type, index, calls, atCap }) => {
         running += type === 'parked' ? -1 : 1;
-        progress({ type, index, id: list[index]!.id, calls });
+        progress({ type, index, id: list[index]!.id, calls, ...(atCap ? { atCap } : {}) });
+        if (type === 'parked' && atCap) raises?.paused();
       },
+      raises: () => pool.raises,
+      // Paused at the cap: tasks not started wait for a raise (or the abort that skips them).
+      holding: () => pool.paused && next < list.length && stopReason() === undefined,
     });
+    // A pausing cap's raises: onPause's and the folder's.
+    const raises = pausing
+      ? new CapRaises({
+          pool,
+          clock,
+          folder: historyDir,
+          onPause,
+          onRaise: () => parked.raised(),
+          log,
+        })
+      : undefined;
 
     const runOne = async (index: number, slot: Slot, resumeFrom?: ResumeFrom): Promise<RunReport> => {
       const task = list[index]!;
@@ -303,10 +321,16 @@ export async function runBatch(
           ? {}
           : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
         ...(log === undefined ? {} : { onProblem: log.error }),
-        awaitApproval: (agent) => parked.park(task.id, index, agent, slot),
+        awaitPause: (agent, paused) => parked.park(task.id, index, agent, slot, paused),
       });
       const wait = parked.takeWait(index);
-      return { id: task.id, ...run, ...(wait === undefined ? {} : { approval: { ...wait } }) };
+      const capWait = parked.takeCapWait(index);
+      return {
+        id: task.id,
+        ...run,
+        ...(wait === undefined ? {} : { approval: { ...wait } }),
+        ...(capWait === undefined ? {} : { capWait: { ...capWait } }),
+      };
     };
 
     /** One run from its start to its end; it holds `slot` except while parked. */
@@ -346,6 +370,8 @@ export async function runBatch(
       skipFinished();
       if (next >= list.length) return undefined;
       if (stopReason() !== undefined) return void skipRest();
+      // Paused at the cap: the next task starts after a raise.
+      if (pool.paused) return undefined;
       return next++;
     };
 
@@ -355,6 +381,7 @@ export async function runBatch(
       cancelRuns.abort(signal?.reason);
       if (!cancelFactories.signal.aborted) cancelFactories.abort(signal?.reason);
       skipRest();
+      parked.wake();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
@@ -373,9 +400,11 @@ export async function runBatch(
         ...(log === undefined ? {} : { onProblem: log.error }),
       });
     deadline.start();
+    raises?.start();
     try {
       await parked.runSlots(Math.min(concurrency, list.length), take, runWhole);
     } finally {
+      raises?.stop();
       bar?.stop();
       deadline.stop();
       signal?.removeEventListener('abort', onAbort);
@@ -391,6 +420,7 @@ export async function runBatch(
         ...(total === undefined ? {} : { total: { ...total } }),
       },
       concurrency,
+      ...(raises === undefined ? {} : { raises: raises.list }),
       durationMs: Math.max(0, clock() - startedAt) || 0,
       ...(stopped === undefined || outcomes.skipped === 0
         ? {}
