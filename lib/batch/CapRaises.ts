@@ -74,13 +74,16 @@ export class CapRaises {
     return this.#list.map((r) => ({ ...r }));
   }
 
-  /** Takes the raises the folder holds already, then reads it every `RAISE_POLL_MS` until `stop()`. */
+  /**
+   * Takes the raises the folder holds already, then reads it every `RAISE_POLL_MS` until
+   * `stop()`. The timer keeps the process alive while the batch runs, folder or not: a paused
+   * batch has nothing else pending, and the process would end with it unfinished.
+   */
   start(): void {
-    if (this.#folder === undefined) return;
-    this.#poll();
-    this.#timer = setInterval(() => this.#poll(), RAISE_POLL_MS);
-    // The poll must not keep a process alive on its own.
-    (this.#timer as { unref?: () => void }).unref?.();
+    if (this.#folder !== undefined) this.#poll();
+    this.#timer = setInterval(() => {
+      if (this.#folder !== undefined) this.#poll();
+    }, RAISE_POLL_MS);
   }
 
   stop(): void {
