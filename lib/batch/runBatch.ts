@@ -395,7 +395,7 @@ export async function runBatch(
       bar = openProgressBar({
         total: list.length,
         done,
-        ...(total?.maxCostUsd === undefined ? {} : { capUsd: total.maxCostUsd }),
+        ...(total?.maxCostUsd === undefined ? {} : { capUsd: () => pool.limits.maxCostUsd! }),
         spentUsd: () => pool.usage.costUsd,
         ...(log === undefined ? {} : { onProblem: log.error }),
       });
