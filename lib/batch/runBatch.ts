@@ -303,7 +303,8 @@ export async function runBatch(
             : { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom },
         ),
         // Without a batch signal nothing can cancel a run, and the adapter need not listen.
-        ...(signal === undefined ? {} : { signal: cancelRuns.signal }),
+        // Runs parked at a pausing cap hear it too: the batch's deadline ends them there.
+        ...(signal === undefined && !pausing ? {} : { signal: cancelRuns.signal }),
         ...(canAbort ? { factorySignal: cancelFactories.signal } : {}),
         ...(historyDir === undefined
           ? {}
@@ -389,7 +390,14 @@ export async function runBatch(
     const deadline = new UsageMeter({
       budgets: [pool],
       clock,
-      onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)),
+      onDeadline: (spent) => {
+        cancelFactories.abort(new Deadline(spent));
+        if (!pausing) return;
+        // Paused, nothing else would end the runs parked at the cap nor the wait of the tasks not started.
+        cancelRuns.abort(new Deadline(spent));
+        skipRest();
+        parked.wake();
+      },
     });
     if (showProgress)
       bar = openProgressBar({

@@ -171,3 +171,21 @@ describe("runBatch with total.whenSpent: 'pause'", () => {
     expect(types.filter((t) => t === 'reserve')).toHaveLength(2);
   });
 });
+
+describe("runBatch with total.whenSpent: 'pause' and a maxWallMs", () => {
+  it('the batch deadline ends a paused batch: the parked run budget_exceeded, the tasks not started skipped', async () => {
+    // The batch's clock stands still until it pauses, then jumps past the deadline: which run
+    // meets it does not hang on how fast the machine is.
+    let now = 1_000_000;
+    const report = await runBatch(tasks(3), {
+      ...base,
+      concurrency: 1,
+      clock: () => now,
+      total: { maxCostUsd: 0.02, whenSpent: 'pause', maxWallMs: 50 },
+      onPause: () => void (now += 1000),
+    });
+    expect(report.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'budget_exceeded', 'skipped']);
+    expect(report.runs[1]!.error?.message).toMatch(/maxWallMs|wall time|elapsed/i);
+    expect(report.totals.costUsd).toBeCloseTo(0.012, 10);
+  });
+});
