@@ -225,7 +225,11 @@ export { lockFolder, FolderLockedError, LOCK_FILE } from './batch/lockFolder';
 export type { FolderLock, FolderOwner } from './batch/lockFolder';
 export type { AgentTask, AgentSource, RunTaskOptions, TaskRun } from './batch/runTask';
 export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';
-export type { ApprovalWait, BatchApprovalRequest } from './batch/ParkedRuns';
+export type { ApprovalWait, BatchApprovalRequest, CapWait } from './batch/ParkedRuns';
+export type { BatchPause, CapRaise } from './batch/CapRaises';
+export type { BatchTotal } from './batch/BatchTotal';
+export { requestRaise, readRaiseRequests, RAISE_FILE } from './batch/raiseRequests';
+export type { RaiseRequest } from './batch/raiseRequests';
 export { Deadline } from './agent/Deadline';
 export type {
   BatchTask,

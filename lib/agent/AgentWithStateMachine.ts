@@ -24,6 +24,7 @@ import { RUN_TURN_OPTION_KEYS } from './optionKeys';
 import type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
 import { resolveAgentSettings } from './resolveAgentSettings';
 import { deferred, type Deferred } from './deferred';
+import { CapPause } from './CapPause';
 
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
 // Re-exported for the framework mirrors, which make their machine as the adapter does.
@@ -64,7 +65,9 @@ export class AgentWithStateMachine {
   #spare: AbortController | undefined;
   /** The approval requests the running turn waits on, if it does. */
   #gate: ApprovalGate | undefined;
-  /** Settles with the running turn's next stop: its end, or a wait for approval. */
+  /** The running turn's wait at a pausing shared cap, if it waits there. */
+  #capPause: CapPause | undefined;
+  /** Settles with the running turn's next stop: its end, or a wait for approval or a raise. */
   #stop: Deferred<TurnResult> | undefined;
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
@@ -180,11 +183,13 @@ export class AgentWithStateMachine {
       budgets = [...budgets, new Budget(budget, { label: 'turn budget' })];
     const stop = (this.#stop = deferred<TurnResult>());
     const runner = new TurnRunner(this.#settings, budgets, turn, controller, (gate, paused) => {
-      this.#gate = gate;
+      if (gate instanceof CapPause) this.#capPause = gate;
+      else this.#gate = gate;
       // The caller gets this stop now; the next one (`continueTurn()`) gets a promise of its own.
       const now = this.#stop;
       this.#stop = deferred<TurnResult>();
       now?.resolve(paused);
+      if (gate instanceof CapPause) return;
       if (this.#emitter.listenerCount('approvalRequested') > 0)
         this.#emit('approvalRequested', { turn, requests: paused.pendingApprovals ?? [] });
     });
@@ -200,6 +205,7 @@ export class AgentWithStateMachine {
         if (forward !== undefined) signal!.removeEventListener('abort', forward);
         this.#active = undefined;
         this.#gate = undefined;
+        this.#capPause = undefined;
         if (!controller.signal.aborted) this.#spare = controller;
         this.#stop?.resolve(result);
       }
@@ -233,14 +239,36 @@ export class AgentWithStateMachine {
     this.#answer({ callId, approved: false, reason });
   }
 
+  /** Whether the running turn waits at a pausing shared cap for a raise (outcome `awaiting_budget`). */
+  get awaitingBudget(): boolean {
+    return this.#capPause !== undefined;
+  }
+
   /**
-   * The result of the turn that last stopped for approval, once it stops again: it ended, or
-   * it waits for the answers to a later response's calls (`awaiting_approval` again).
-   * Throws when no turn has stopped for approval.
+   * The turn waiting at a pausing shared cap (`awaiting_budget`) plans its refused LLM call
+   * again: call it once that budget was raised. A call that still does not fit stops the turn
+   * with `awaiting_budget` again; `continueTurn()` gives its next stop.
+   */
+  retryBudget(): void {
+    const pause = this.#capPause;
+    if (pause === undefined)
+      throw new InvalidArgumentError('retryBudget()', 'a turn waiting with outcome awaiting_budget', undefined);
+    this.#capPause = undefined;
+    pause.open();
+  }
+
+  /**
+   * The result of the turn that last stopped for approval or at a pausing cap, once it stops
+   * again: it ended, or it waits again (`awaiting_approval`, `awaiting_budget`).
+   * Throws when no turn has stopped so.
    */
   continueTurn(): Promise<TurnResult> {
     if (this.#stop === undefined)
-      throw new InvalidArgumentError('continueTurn()', 'a turn that stopped with outcome awaiting_approval', undefined);
+      throw new InvalidArgumentError(
+        'continueTurn()',
+        'a turn that stopped with outcome awaiting_approval or awaiting_budget',
+        undefined,
+      );
     return this.#stop.promise;
   }
 

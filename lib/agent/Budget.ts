@@ -17,6 +17,12 @@ export interface BudgetOptions {
    * of summing what callers charge (an agent's time inside turns).
    */
   elapsedWall?: { clock: () => number };
+  /**
+   * What a strict `maxCostUsd` does when a call does not fit: `'stop'` (the default) ends the
+   * run as `budget_exceeded`; `'pause'` stops the turn with `awaiting_budget` until the cap is
+   * raised (`raise`). A pausing cap is never reported spent: it refuses holds instead.
+   */
+  whenSpent?: 'pause' | 'stop';
 }
 
 /** A limit that is set, ready to check: its cap, and the fields it sums apart from wall time. */
@@ -33,14 +39,20 @@ interface Check {
  * across its runs, which all charge it, so that one run's spending stops the others.
  */
 export class Budget {
-  readonly limits: BudgetLimits;
+  #limits: BudgetLimits;
   readonly label: string;
   #usage: UsageTotals = emptyUsage();
   readonly #elapsed: { clock: () => number; start: number } | undefined;
-  /** The limits set, in the order they are checked. */
-  readonly #checks: readonly Check[];
+  /** The limits set, in the order they are checked (a pausing cost cap is not: holds keep it). */
+  #checks: readonly Check[];
   /** Some limit set counts wall time: only then does `spent()` read an elapsed-wall clock. */
   readonly #timed: boolean;
+  /** `whenSpent: 'pause'`: a call that does not fit pauses its turn until `raise`. */
+  readonly #pauses: boolean;
+  /** Raises so far; a refusal carries the count, so a run parked after a raise knows it came. */
+  #raises = 0;
+  /** A call was refused since the last raise (pausing budgets only). */
+  #paused = false;
   /** USD held by LLM calls in flight against a strict `maxCostUsd` (their worst cases). */
   #held = 0;
   /** Set by `trip`: the stop every later check meets. */
@@ -48,17 +60,60 @@ export class Budget {
 
   constructor(limits: BudgetLimits = {}, options: BudgetOptions = {}) {
     assertBudgetLimits(limits, options.label ?? 'budget');
-    this.limits = Object.freeze({ ...limits });
+    this.#limits = Object.freeze({ ...limits });
     this.label = options.label ?? 'budget';
-    this.#checks = LIMIT_NAMES.flatMap((limit) => {
-      const max = this.limits[limit];
-      const of: readonly UsageFieldName[] = LIMITS[limit].of;
-      return max === undefined
-        ? []
-        : [{ limit, max, of: of.filter((k) => k !== 'wallMs'), wall: of.includes('wallMs') }];
-    });
+    const { whenSpent } = options;
+    if (whenSpent !== undefined && whenSpent !== 'pause' && whenSpent !== 'stop')
+      throw new InvalidArgumentError('whenSpent', "'pause' or 'stop'", whenSpent);
+    if (whenSpent === 'pause' && !isStrictCap(this.#limits))
+      throw new InvalidArgumentError(
+        'whenSpent',
+        "left out (or 'stop') unless `maxCostUsd` is a strict cap: only a cap that holds each call before it starts can pause it",
+        whenSpent,
+      );
+    this.#pauses = whenSpent === 'pause';
+    this.#checks = this.#makeChecks();
     this.#timed = this.#checks.some((check) => check.wall);
     this.#elapsed = options.elapsedWall && { clock: options.elapsedWall.clock, start: options.elapsedWall.clock() };
+  }
+
+  /** The limits in force (a raise replaces `maxCostUsd`). */
+  get limits(): BudgetLimits {
+    return this.#limits;
+  }
+
+  /** Whether a call this cap refuses pauses its turn (`whenSpent: 'pause'`) instead of ending it. */
+  get pauses(): boolean {
+    return this.#pauses;
+  }
+
+  /** A pausing budget refused a call since its last raise: the runs it refused wait for `raise`. */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** How many times `raise` was called. */
+  get raises(): number {
+    return this.#raises;
+  }
+
+  /**
+   * Raises the dollar cap of a pausing budget to `maxCostUsd` (more than the cap now): calls
+   * that did not fit may fit now. Spent and held are kept.
+   */
+  raise(maxCostUsd: number): void {
+    if (!this.#pauses) throw new InvalidArgumentError('raise()', "a budget made with whenSpent: 'pause'", this.label);
+    const now = this.#limits.maxCostUsd!;
+    if (!(typeof maxCostUsd === 'number' && Number.isFinite(maxCostUsd) && maxCostUsd > now))
+      throw new InvalidArgumentError(
+        'maxCostUsd',
+        `a finite number of USD above the cap in force (${formatUsd(now)})`,
+        maxCostUsd,
+      );
+    this.#limits = Object.freeze({ ...this.#limits, maxCostUsd });
+    this.#checks = this.#makeChecks();
+    this.#raises += 1;
+    this.#paused = false;
   }
 
   /** Usage so far (a copy). */
@@ -109,7 +164,7 @@ export class Budget {
   /** Dollars a new hold may take now: the strict cap less spent and held (may be negative); Infinity when not strict. */
   get room(): number {
     if (!this.strict) return Infinity;
-    return this.limits.maxCostUsd! - this.#usage.costUsd - this.#held;
+    return this.#limits.maxCostUsd! - this.#usage.costUsd - this.#held;
   }
 
   /**
@@ -121,13 +176,15 @@ export class Budget {
     if (!(typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0))
       throw new InvalidArgumentError('costUsd', 'a non-negative finite number of USD', costUsd);
     if (!this.strict) return undefined;
-    const max = this.limits.maxCostUsd!;
+    const max = this.#limits.maxCostUsd!;
     const used = roundCost(this.#usage.costUsd + this.#held);
     if (roundCost(used + costUsd) > max) {
       const spent = spentAt('maxCostUsd', used, max, this.#usage.llmCalls, this.label);
+      if (this.#pauses) this.#paused = true;
       return {
         ...spent,
         hold: costUsd,
+        ...(this.#pauses ? { raises: this.#raises } : {}),
         message: `${this.label} exceeded: the next LLM call may cost up to ${formatUsd(costUsd)}, which does not fit beside ${LIMITS.maxCostUsd.against(used, max)} spent or held (strict) after ${this.#usage.llmCalls} LLM call${this.#usage.llmCalls === 1 ? '' : 's'}`,
       };
     }
@@ -171,6 +228,16 @@ export class Budget {
       if (used >= check.max) return spentAt(check.limit, used, check.max, u.llmCalls, this.label);
     }
     return undefined;
+  }
+
+  /** The limits set, as `spent()` checks them; a pausing cost cap is left to the holds. */
+  #makeChecks(): Check[] {
+    return LIMIT_NAMES.flatMap((limit) => {
+      const max = this.#limits[limit];
+      const of: readonly UsageFieldName[] = LIMITS[limit].of;
+      if (max === undefined || (limit === 'maxCostUsd' && this.#pauses)) return [];
+      return [{ limit, max, of: of.filter((k) => k !== 'wallMs'), wall: of.includes('wallMs') }];
+    });
   }
 
   #elapsedMs(): number {

@@ -34,6 +34,11 @@ export interface SpentLimit {
   message: string;
   /** A strict cap's refusal: the worst-case cost (USD) of the call that did not fit beside `used` (spent plus held). */
   hold?: number;
+  /**
+   * A pausing cap's refusal (`whenSpent: 'pause'`): how many raises it had then. The run waits
+   * for a raise after that one; a raise that came meanwhile lets it try again at once.
+   */
+  raises?: number;
   /** A strict cap's stop after a response passed its bound (the server ignored max tokens): by how much. */
   boundExceeded?: BoundExceeded;
 }

@@ -2,6 +2,7 @@ import { State, type StateName } from '../../states/StateName';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import type { Budget } from './Budget';
 import type { PendingApproval } from './ApprovalGate';
+import type { SpentLimit } from './BudgetLimits';
 import type { LLMOutcome } from './callLLM';
 import { ContractViolationError, MachineMovedError, TurnCancelledError, type TurnError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
@@ -50,6 +51,19 @@ export class TurnMoves {
       turn: this.#turn,
       transitions: this.#moves,
       pendingApprovals: requests,
+    };
+    if (this.texts !== undefined) result.texts = [...this.texts];
+    return result;
+  }
+
+  /** What the caller gets while the turn waits at a pausing shared cap: the turn so far, not ended. */
+  pausedAtCap(spent: SpentLimit): TurnResult {
+    const result: TurnResult = {
+      outcome: 'awaiting_budget',
+      usage: this.#scope.meter.usage,
+      turn: this.#turn,
+      transitions: this.#moves,
+      awaitingBudget: { ...spent },
     };
     if (this.texts !== undefined) result.texts = [...this.texts];
     return result;

@@ -1,5 +1,6 @@
 import type { ToolCall, ToolResult } from './AgentLoop';
 import type { PendingApproval } from './ApprovalGate';
+import type { SpentLimit } from './BudgetLimits';
 import type { OperationError, TurnError } from './TurnError';
 import type { TurnStop } from './TurnOutcome';
 import type { UsageTotals } from './UsageTotals';
@@ -13,7 +14,10 @@ export interface UnansweredToolCall {
 
 /** How a turn ended. `usage` is this turn's own; the adapter's `usage` has the totals. */
 export interface TurnResult {
-  /** How the turn ended, or `awaiting_approval`: it waits for answers (see `pendingApprovals`). */
+  /**
+   * How the turn ended, or `awaiting_approval`: it waits for answers (see `pendingApprovals`),
+   * or `awaiting_budget`: it waits for a raise of a pausing shared cap (see `awaitingBudget`).
+   */
   outcome: TurnStop;
   /** The final text, for `end_of_turn`. */
   text?: string;
@@ -37,6 +41,11 @@ export interface TurnResult {
    * `deny(callId, reason)`. The turn goes on once each has its answer; `continueTurn()` gives its result.
    */
   pendingApprovals?: PendingApproval[];
+  /**
+   * With outcome `awaiting_budget`: the pausing shared cap that refused the turn's next LLM call
+   * (before it was sent). Raise that budget, then `retryBudget()`; `continueTurn()` gives the result.
+   */
+  awaitingBudget?: SpentLimit;
   /** `settleToolCalls` failed (or did not finish within the grace); the outcome stands. */
   settleError?: OperationError;
 }

@@ -26,6 +26,8 @@ import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './StallWatch';
 import { budgetError, limitData } from './spentRecord';
+import { CapPause } from './CapPause';
+import type { SpentLimit } from './BudgetLimits';
 import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';
 
 export type { TurnOutcome };
@@ -61,8 +63,8 @@ export class TurnRunner {
   /** The final call's hold and the budget note (`budget.wrapUp`, `budget.visible`), when a budget asks. */
   readonly #wrap: WrapUp | undefined;
 
-  /** Told when the turn starts waiting for approval, with what the caller gets meanwhile. */
-  readonly #onPause: ((gate: ApprovalGate, result: TurnResult) => void) | undefined;
+  /** Told when the turn starts waiting for approval or for a raise, with what the caller gets meanwhile. */
+  readonly #onPause: ((gate: ApprovalGate | CapPause, result: TurnResult) => void) | undefined;
 
   /** `budgets[0]` is the agent's own. `controller` is this turn's alone (see TurnScope). */
   constructor(
@@ -70,7 +72,7 @@ export class TurnRunner {
     budgets: readonly Budget[],
     turn: number,
     controller: AbortController,
-    onPause?: (gate: ApprovalGate, result: TurnResult) => void,
+    onPause?: (gate: ApprovalGate | CapPause, result: TurnResult) => void,
   ) {
     this.#s = settings;
     this.#onPause = onPause;
@@ -84,8 +86,31 @@ export class TurnRunner {
       onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);
+    this.#scope.waitForRaise = (spent) => this.#waitForRaise(spent);
     this.#m = new TurnMoves(settings, this.#scope, this.#own, turn);
     this.#wrap = WrapUp.for(this.#scope, budgets);
+  }
+
+  /**
+   * A pausing shared cap refused the next call: the caller gets `awaiting_budget`, and the turn
+   * waits, out of its wall time, until `CapPause.open()` (true) or its abort (false).
+   */
+  async #waitForRaise(spent: SpentLimit): Promise<boolean> {
+    const { meter, signal } = this.#scope;
+    const pause = new CapPause(spent);
+    meter.pauseWall();
+    const go = await new Promise<boolean>((resolve) => {
+      if (signal.aborted) return resolve(false);
+      const onAbort = (): void => resolve(false);
+      signal.addEventListener('abort', onAbort, { once: true });
+      void pause.opened.then(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(true);
+      });
+      this.#onPause?.(pause, this.#m.pausedAtCap(spent));
+    });
+    meter.resumeWall();
+    return go && !signal.aborted;
   }
 
   /** Whether the turn was cancelled or its deadline passed. */

@@ -70,6 +70,11 @@ export class TurnScope {
   readonly turn: number;
   readonly meter: UsageMeter;
   readonly signal: AbortSignal;
+  /**
+   * Set by the turn: waits, out of the turn's wall time, for a pausing shared cap that refused a
+   * call to be raised (true: try the call again) or for the turn to abort (false).
+   */
+  waitForRaise: ((spent: SpentLimit) => Promise<boolean>) | undefined;
   readonly #controller: AbortController;
   /** Every operation of the turn is awaited through it, and abandoned after the grace once the turn aborts. */
   readonly #ops: GraceGroup;
@@ -81,6 +86,7 @@ export class TurnScope {
     this.meter = meter;
     this.#controller = controller;
     this.signal = controller.signal;
+    this.waitForRaise = undefined;
     this.#ops = new GraceGroup(controller.signal, settings.cancelGraceMs, settings.sleep);
   }
 

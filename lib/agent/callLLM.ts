@@ -58,6 +58,12 @@ export async function callLLM(
     if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
     // The worst case held against strict caps (and stated in the ledger) before the call starts.
     const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
+    if (reserved.kind === 'budget' && reserved.spent.raises !== undefined && scope.waitForRaise !== undefined) {
+      // A pausing shared cap: nothing was sent, so the same attempt is planned again once it is raised.
+      if (!(await scope.waitForRaise(reserved.spent))) return { kind: 'aborted', data: { failures } };
+      attempt -= 1;
+      continue;
+    }
     if (reserved.kind === 'budget') return { kind: 'budget', spent: reserved.spent, failures };
     const held = reserved.reservation;
     if (meter.hasExternal) {

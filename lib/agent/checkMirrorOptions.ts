@@ -28,6 +28,14 @@ export function checkMirrorOptions(options: MirrorOptions): void {
   assertBudgetLimits(budget, 'budget');
   if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget))
     throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
+  // A framework's loop cannot wait at a call its cap refused: a pausing cap would end it instead.
+  const pausing = sharedBudgets.findIndex((b) => b.pauses);
+  if (pausing >= 0)
+    throw new InvalidArgumentError(
+      `sharedBudgets[${pausing}]`,
+      "a budget that stops at its cap: a mirror cannot pause a framework's loop at a call its cap refused (whenSpent: 'pause' runs through AgentWithStateMachine only)",
+      sharedBudgets[pausing]!.label,
+    );
   if (
     !Array.isArray(externalBudgets) ||
     !externalBudgets.every(

@@ -12,6 +12,11 @@ import type { AgentSource } from './runTask';
 import type { ResumeToolPolicy } from '../agent/ResumeToolPolicy';
 import type { BatchApprovalRequest } from './ParkedRuns';
 import type { BatchProgress } from './BatchReport';
+import type { BatchPause } from './CapRaises';
+
+import type { BatchTotal } from './BatchTotal';
+
+export type { BatchTotal } from './BatchTotal';
 
 /** One agent task of a batch: a single turn of `agent` on `input`. */
 export interface BatchTask {
@@ -41,7 +46,13 @@ export interface BatchOptions {
    * except `maxCostUsd`, strict unless `strict: false`, which it never passes: each call holds
    * its worst case in the shared pool before it starts.
    */
-  total?: BudgetLimits;
+  total?: BatchTotal;
+  /**
+   * With `total.whenSpent: 'pause'`: called when the batch pauses at its cap (once per pause),
+   * with the figures and `raise({ maxCostUsd })`, which may be called then or later. A throw
+   * is logged; the batch stays paused. A paused batch waits for a raise or for `signal`.
+   */
+  onPause?: (pause: BatchPause) => void | Promise<void>;
   /** Retries of a failed LLM call, per run, as `AgentWithStateMachine` takes them. */
   retry?: RetryOptions;
   /** Write each run's full history, as it happens, to `<historyDir>/<task id made safe>.jsonl`. Created if missing. */

@@ -4,7 +4,9 @@ import type { TurnOutcome } from '../agent/TurnOutcome';
 import type { UsageTotals } from '../agent/UsageTotals';
 import type { SkipReason } from './RunSkippedError';
 import type { TaskRun } from './runTask';
-import type { ApprovalWait } from './ParkedRuns';
+import type { ApprovalWait, CapWait } from './ParkedRuns';
+import type { CapRaise } from './CapRaises';
+import type { BatchTotal } from './BatchTotal';
 
 /** How a run ended: a turn outcome, or `skipped` when it never started. */
 export type RunOutcome = TurnOutcome | 'skipped';
@@ -29,6 +31,8 @@ export interface RunReport extends Omit<TaskRun, 'outcome'> {
   resumed?: 'finished' | 'continued' | 'restarted';
   /** The run parked for approval: how often, for how many calls, and how long it waited. */
   approval?: ApprovalWait;
+  /** The run parked at the batch's pausing cap (`total.whenSpent: 'pause'`): how often, and how long it waited. */
+  capWait?: CapWait;
   /** With `resume` and `salvage`: its file from before had damaged lines, read past (their numbers, the reader's words for each). */
   salvaged?: { file: string; skippedLines: number[]; warnings: string[] };
 }
@@ -43,9 +47,11 @@ export interface BatchReport {
   /** One per task, in task order. */
   runs: RunReport[];
   totals: BatchTotals;
-  /** The limits the batch ran under. */
-  limits: { perRun?: BudgetLimits; total?: BudgetLimits };
+  /** The limits the batch ran under (`total.maxCostUsd` as it started; `raises` has the rest). */
+  limits: { perRun?: BudgetLimits; total?: BatchTotal };
   concurrency: number;
+  /** With `total.whenSpent: 'pause'`: every raise of the cap, in order (empty when none came). */
+  raises?: CapRaise[];
   /** From the call to the last run's end. */
   durationMs: number;
   /** Set when some tasks were never started: why. */
@@ -64,10 +70,10 @@ export interface BatchProgress {
   /** What just happened. */
   event:
     | { type: 'started'; index: number; id: string }
-    /** A run waiting for approval let go of its slot, `calls` waiting for `onApproval`'s answers. */
-    | { type: 'parked'; index: number; id: string; calls: number }
-    /** A parked run with its answers took a slot again and goes on. */
-    | { type: 'resumed'; index: number; id: string; calls: number }
+    /** A run waiting for approval let go of its slot, `calls` waiting for `onApproval`'s answers; `atCap`: it waits for a raise of the paused cap. */
+    | { type: 'parked'; index: number; id: string; calls: number; atCap?: true }
+    /** A parked run with its answers (or, `atCap`, after a raise) took a slot again and goes on. */
+    | { type: 'resumed'; index: number; id: string; calls: number; atCap?: true }
     | { type: 'finished'; index: number; run: RunReport }
     | { type: 'skipped'; count: number; reason: SkipReason; message: string };
 }

@@ -27,6 +27,22 @@ export interface ApprovalWait {
   waitedMs: number;
 }
 
+/** How often and how long a run of a batch waited, parked, at a pausing shared cap for a raise. */
+export interface CapWait {
+  /** Times the run parked at the cap. */
+  pauses: number;
+  /** Time spent parked, by the batch's clock, until a raise and a slot reached it or its turn ended. */
+  waitedMs: number;
+}
+
+/** A parked run's change, for the batch's progress: `atCap` when it waits for a raise, not for answers. */
+export interface ParkChange {
+  type: 'parked' | 'resumed';
+  index: number;
+  calls: number;
+  atCap: boolean;
+}
+
 /**
  * The slot a run holds while it runs. With parking, the worker that gave it waits on
  * `released()` until the run lets go: it parks, or it ends.
@@ -64,16 +80,22 @@ interface Parked {
   slot: Slot;
   calls: PendingApproval[];
   answers: Map<string, ApprovalDecision>;
+  /** Parked at a pausing cap (not for answers): the cap's raises when it refused the run. */
+  atCap: number | undefined;
+  /** A worker gave it a slot: it is no longer waiting for one. */
+  seatTaken: boolean;
   /** Resolved when a worker hands the run its slot again. */
   seat: () => void;
   seated: Promise<void>;
 }
 
 /**
- * Runs of a batch that wait for approval, parked out of their slots. A parked run's slot goes
- * to the next task; `onApproval` gets its calls, and once every one is answered the run waits
- * for a free slot (before any new task starts), gets the answers and goes on. A run whose turn
- * ends while parked (its `approvalTimeoutMs`, the batch's abort) ends there, without a slot.
+ * Runs of a batch that wait for approval or for a raise of a pausing shared cap, parked out of
+ * their slots. A parked run's slot goes to the next task; `onApproval` gets its calls, and once
+ * every one is answered (or, at the cap, once it was raised: `raised()`) the run waits for a
+ * free slot (before any new task starts), gets the answers (or tries its call again) and goes
+ * on. A run whose turn ends while parked (its `approvalTimeoutMs`, the batch's abort) ends
+ * there, without a slot.
  */
 export class ParkedRuns {
   readonly #parked = new Set<Parked>();
@@ -81,25 +103,52 @@ export class ParkedRuns {
   readonly #ready: Parked[] = [];
   #wake: Array<() => void> = [];
   readonly #waits = new Map<number, ApprovalWait>();
+  readonly #capWaits = new Map<number, CapWait>();
   readonly #clock: () => number;
   readonly #onApproval: ((request: BatchApprovalRequest) => unknown) | undefined;
   readonly #onProblem: (message: string) => void;
-  readonly #onChange: (change: { type: 'parked' | 'resumed'; index: number; calls: number }) => void;
-  /** Whether runs can park at all (the batch has an approval policy); if not, a worker simply awaits each run. */
+  readonly #onChange: (change: ParkChange) => void;
+  /** Whether runs can park at all (an approval policy, a pausing cap); if not, a worker simply awaits each run. */
   readonly #canPark: boolean;
+  /** The pausing cap's raises so far (0 without one). */
+  readonly #raises: () => number;
+  /** Whether tasks not started wait for a raise: workers then stay, even with no run parked. */
+  readonly #holding: () => boolean;
 
   constructor(options: {
     canPark: boolean;
     clock: () => number;
     onApproval?: (request: BatchApprovalRequest) => unknown;
     onProblem: (message: string) => void;
-    onChange: (change: { type: 'parked' | 'resumed'; index: number; calls: number }) => void;
+    onChange: (change: ParkChange) => void;
+    raises?: () => number;
+    holding?: () => boolean;
   }) {
     this.#canPark = options.canPark;
     this.#clock = options.clock;
     this.#onApproval = options.onApproval;
     this.#onProblem = options.onProblem;
     this.#onChange = options.onChange;
+    this.#raises = options.raises ?? (() => 0);
+    this.#holding = options.holding ?? (() => false);
+  }
+
+  /** How long the run at `index` waited at the cap, if it ever did; asked once, when the run has ended. */
+  takeCapWait(index: number): CapWait | undefined {
+    const wait = this.#capWaits.get(index);
+    this.#capWaits.delete(index);
+    return wait;
+  }
+
+  /** The pausing cap was raised: every run parked at it is next for a slot. */
+  raised(): void {
+    for (const run of this.#parked) if (run.atCap !== undefined) this.#makeReady(run);
+    this.#notify();
+  }
+
+  /** Wakes waiting workers to look again (the batch was aborted, or a raise let tasks start). */
+  wake(): void {
+    this.#notify();
   }
 
   /** How long the run at `index` waited, if it ever parked; asked once, when the run has ended. */
@@ -114,7 +163,14 @@ export class ParkedRuns {
    * waits for its answers and a slot, or for its turn to end on its own. Resolves with the
    * turn's next stop. A run whose calls were answered already (through its agent) keeps its slot.
    */
-  async park(id: string, index: number, agent: AgentWithStateMachine, slot: Slot): Promise<TurnResult> {
+  async park(
+    id: string,
+    index: number,
+    agent: AgentWithStateMachine,
+    slot: Slot,
+    paused?: TurnResult,
+  ): Promise<TurnResult> {
+    if (paused?.outcome === 'awaiting_budget') return this.#parkAtCap(id, index, agent, slot, paused);
     const next = agent.continueTurn();
     if (!agent.awaitingApproval) return next;
     const calls = agent.pendingApprovals;
@@ -125,10 +181,20 @@ export class ParkedRuns {
     const parkedAt = this.#clock();
     let seat!: () => void;
     const seated = new Promise<void>((resolve) => (seat = resolve));
-    const run: Parked = { index, agent, slot, calls, answers: new Map(), seat, seated };
+    const run: Parked = {
+      index,
+      agent,
+      slot,
+      calls,
+      answers: new Map(),
+      atCap: undefined,
+      seatTaken: false,
+      seat,
+      seated,
+    };
     this.#parked.add(run);
     slot.free();
-    this.#onChange({ type: 'parked', index, calls: calls.length });
+    this.#onChange({ type: 'parked', index, calls: calls.length, atCap: false });
     this.#ask(id, run);
     const how = await Promise.race([next.then(() => 'ended' as const), seated.then(() => 'seated' as const)]);
     this.#leave(run);
@@ -142,6 +208,57 @@ export class ParkedRuns {
         // The turn ended between the last answer and its slot (timeout, abort): `next` says how.
         this.#onProblem(`run ${id} did not take the answer to ${decision.callId}: ${messageOf(error)}`);
       }
+    }
+    return next;
+  }
+
+  /**
+   * The run at `index` stopped with `awaiting_budget`: it lets go of its slot and waits for a
+   * raise after the one it was refused under (at once if one came meanwhile) and a slot, then
+   * tries its call again (`retryBudget`); or its turn ends (the batch's abort). Resolves with the
+   * turn's next stop.
+   */
+  async #parkAtCap(
+    id: string,
+    index: number,
+    agent: AgentWithStateMachine,
+    slot: Slot,
+    paused: TurnResult,
+  ): Promise<TurnResult> {
+    const next = agent.continueTurn();
+    if (!agent.awaitingBudget) return next;
+    const wait = this.#capWaits.get(index) ?? { pauses: 0, waitedMs: 0 };
+    wait.pauses += 1;
+    this.#capWaits.set(index, wait);
+    const parkedAt = this.#clock();
+    let seat!: () => void;
+    const seated = new Promise<void>((resolve) => (seat = resolve));
+    const raises = paused.awaitingBudget?.raises ?? 0;
+    const run: Parked = {
+      index,
+      agent,
+      slot,
+      calls: [],
+      answers: new Map(),
+      atCap: raises,
+      seatTaken: false,
+      seat,
+      seated,
+    };
+    this.#parked.add(run);
+    slot.free();
+    this.#onChange({ type: 'parked', index, calls: 0, atCap: true });
+    // A raise that came since the refusal (or while `onChange` ran) lets it go on.
+    if (this.#raises() > raises) this.#makeReady(run);
+    const how = await Promise.race([next.then(() => 'ended' as const), seated.then(() => 'seated' as const)]);
+    this.#leave(run);
+    wait.waitedMs += Math.max(0, this.#clock() - parkedAt) || 0;
+    if (how === 'ended') return next;
+    try {
+      agent.retryBudget();
+    } catch (error) {
+      // The turn ended between the raise and its slot (an abort): `next` says how.
+      this.#onProblem(`run ${id} did not try its call again after the raise: ${messageOf(error)}`);
     }
     return next;
   }
@@ -191,21 +308,30 @@ export class ParkedRuns {
   #resumeNext(): Promise<void> | undefined {
     const run = this.#ready.shift();
     if (run === undefined) return undefined;
+    run.seatTaken = true;
     run.slot.take();
     const held = run.slot.released();
     // In its slot from now: if its turn ends before the answers reach it, it ends in this slot.
-    this.#onChange({ type: 'resumed', index: run.index, calls: run.calls.length });
+    this.#onChange({ type: 'resumed', index: run.index, calls: run.calls.length, atCap: run.atCap !== undefined });
     run.seat();
     return held;
   }
 
-  /** Resolves when a parked run is answered (true) or none is parked any more (false). */
+  /** Next for a slot, once: not when a worker gave it one already, nor twice. */
+  #makeReady(run: Parked): void {
+    if (run.seatTaken || this.#ready.includes(run)) return;
+    this.#ready.push(run);
+    this.#notify();
+  }
+
+  /**
+   * Resolves when a parked run is answered or raised, or something else may have changed (true),
+   * or none is parked any more and no task waits for a raise (false).
+   */
   #waitForWork(): Promise<boolean> {
     if (this.#ready.length > 0) return Promise.resolve(true);
-    if (this.#parked.size === 0) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) =>
-      this.#wake.push(() => resolve(this.#ready.length > 0 || this.#parked.size > 0)),
-    );
+    if (this.#parked.size === 0 && !this.#holding()) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => this.#wake.push(() => resolve(true)));
   }
 
   #ask(id: string, run: Parked): void {

@@ -22,11 +22,11 @@ export interface RunTaskOptions {
   /** Called with the run's adapter before its turn starts; may return a function called when the run has ended. A throw ends the run as `error`. */
   onRun?: (agent: AgentWithStateMachine) => (() => void) | void;
   /**
-   * Called when the run's turn stops with `awaiting_approval`, to wait for its next stop (how
-   * `runBatch` parks a run out of its slot). Default: `agent.continueTurn()`, the calls answered
-   * through `onRun`'s adapter.
+   * Called when the run's turn stops with `awaiting_approval` or `awaiting_budget`, to wait for
+   * its next stop (how `runBatch` parks a run out of its slot). Default: `agent.continueTurn()`,
+   * the calls answered (or `retryBudget()` called) through `onRun`'s adapter.
    */
-  awaitApproval?: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
+  awaitPause?: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
   /** Told what went wrong outside the run's outcome: an end function that threw, an incomplete history file. */
   onProblem?: (message: string) => void;
 }

@@ -6,6 +6,7 @@ export const BATCH_OPTION_KEYS = Object.freeze({
   concurrency: true,
   perRun: true,
   total: true,
+  onPause: true,
   retry: true,
   historyDir: true,
   historyDurability: true,

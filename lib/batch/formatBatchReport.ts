@@ -1,3 +1,4 @@
+import { formatUsd } from '../internal/formatUsd';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
@@ -27,7 +28,7 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
   const { slowest = 5, failures = 10 } = options;
   assertCount(slowest, 'slowest');
   assertCount(failures, 'failures');
-  const { runs, totals, limits, concurrency } = report;
+  const { runs, totals, concurrency } = report;
   const out: string[] = [];
 
   out.push(
@@ -46,11 +47,12 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
 
   out.push(...resumedLines(runs));
   out.push(...approvalLines(runs));
+  out.push(...raiseLines(report));
 
   out.push('', 'Spend against the caps');
   out.push(
     ...table(
-      [['', 'used', 'batch cap', 'per-run cap'], ...spendRows(totals, report.durationMs, limits)],
+      [['', 'used', 'batch cap', 'per-run cap'], ...spendRows(totals, report.durationMs, capsInForce(report))],
       ['l', 'r', 'r', 'r'],
     ),
   );
@@ -127,6 +129,31 @@ function resumedLines(runs: BatchReport['runs']): string[] {
 
 /** The most parked runs listed one by one; the counts cover them all. */
 const PARKED_SHOWN = 20;
+
+/** A pausing cap (`total.whenSpent: 'pause'`): its raises, and the runs that parked at it. */
+function raiseLines(report: BatchReport): string[] {
+  const { raises } = report;
+  if (raises === undefined) return [];
+  const parked = report.runs.filter((r) => r.capWait !== undefined);
+  const waitedMs = parked.reduce((sum, r) => sum + r.capWait!.waitedMs, 0);
+  const out = [
+    '',
+    `Paused at the cap: ${plural(parked.length, 'run')} parked, ${formatDuration(waitedMs)} waited in all, ${plural(raises.length, 'raise')}`,
+  ];
+  for (const r of raises)
+    out.push(
+      `  cap raised: ${formatUsd(r.fromUsd)} → ${formatUsd(r.toUsd)} (by ${r.by === 'handle' ? 'the handle' : 'the folder'})`,
+    );
+  return out;
+}
+
+/** The limits, with the batch's dollar cap as its last raise left it. */
+function capsInForce(report: BatchReport): BatchReport['limits'] {
+  const last = report.raises?.at(-1);
+  const { total } = report.limits;
+  if (last === undefined || total === undefined) return report.limits;
+  return { ...report.limits, total: { ...total, maxCostUsd: last.toUsd } };
+}
 
 /** Runs that parked for approval: how many, and for each how often, for how many calls and how long it waited. */
 function approvalLines(runs: BatchReport['runs']): string[] {

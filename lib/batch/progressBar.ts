@@ -22,8 +22,8 @@ export interface ProgressBarOptions {
   total: number;
   /** Runs already ended when it starts (a resumed batch's). */
   done: number;
-  /** The batch's `total.maxCostUsd`. */
-  capUsd?: number;
+  /** The batch's `total.maxCostUsd`, or a function read at each redraw (a pausing cap is raised as the batch runs). */
+  capUsd?: number | (() => number);
   /**
    * The spend now, read at each redraw: a run's calls cost money between its start and its end,
    * and the line shows it as it is spent. Default: the spend the last update carried.
@@ -80,7 +80,7 @@ export function openProgressBar(options: ProgressBarOptions): ProgressBar | unde
             skipped: figures.outcomes.skipped ?? 0,
             running: figures.running,
             costUsd: spentUsd === undefined ? figures.usage.costUsd : spentUsd(),
-            ...(capUsd === undefined ? {} : { capUsd }),
+            ...(capUsd === undefined ? {} : { capUsd: typeof capUsd === 'function' ? capUsd() : capUsd }),
             // cli-progress says 'INF' or 'NULL' while it cannot tell.
             ...(typeof params.eta === 'number' ? { etaSeconds: params.eta } : {}),
             bar: `[${cliProgress.Format.BarFormat(params.progress, barOptions)}]`,

@@ -1,6 +1,6 @@
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
-import { assertBudgetLimits } from '../agent/BudgetLimits';
+import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
 import { resolveResumeTools } from '../agent/ResumeToolPolicy';
 import { groupCommitBounds } from '../history/JsonlHistorySinkOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -58,6 +58,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     approve,
     approvalTimeoutMs,
     onApproval,
+    onPause,
     compact,
   } = options;
   const frameworkTask = list.find(isFrameworkTask);
@@ -66,8 +67,8 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
   }
   assertBudgetLimits(perRun, 'perRun');
-  assertBudgetLimits(total, 'total');
-  assertTasksBoundCalls(list, perRun, total, compact === true);
+  const { caps, whenSpent } = splitTotal(total, onPause, frameworkTask?.id);
+  assertTasksBoundCalls(list, perRun, caps, compact === true);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
     throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
   if (historyDurability !== undefined && !(['none', 'turn', 'move'] as unknown[]).includes(historyDurability)) {
@@ -163,5 +164,47 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     ...(journal === undefined ? {} : { journal }),
     ...(ledger === undefined ? {} : { ledger }),
   };
-  return { adapterOptions, mirrorOptions };
+  return { adapterOptions, mirrorOptions, caps, whenSpent };
+}
+
+/**
+ * `total`'s caps (checked as `BudgetLimits`) apart from `whenSpent`, checked: `'pause'` needs a
+ * strict `maxCostUsd`, and no `wrapUp` (a run that would wrap up within the cap pauses instead)
+ * nor framework task (a framework's loop cannot wait at a call it was refused). `onPause` needs it.
+ */
+function splitTotal(
+  total: BatchOptions['total'],
+  onPause: BatchOptions['onPause'],
+  frameworkTaskId: string | undefined,
+): { caps: BudgetLimits; whenSpent: 'pause' | 'stop' | undefined } {
+  const isObject = typeof total === 'object' && total !== null && !Array.isArray(total);
+  const { whenSpent, ...caps } = (isObject ? total : {}) as NonNullable<BatchOptions['total']>;
+  assertBudgetLimits(isObject ? caps : total, 'total');
+  if (whenSpent !== undefined && whenSpent !== 'pause' && whenSpent !== 'stop')
+    throw new InvalidArgumentError('total.whenSpent', "'pause' or 'stop'", whenSpent);
+  if (whenSpent === 'pause') {
+    if (caps.maxCostUsd === undefined || caps.strict === false)
+      throw new InvalidArgumentError(
+        'total.whenSpent',
+        "left out (or 'stop') unless `total.maxCostUsd` is set and strict: only a cap that holds each call before it starts can pause it",
+        whenSpent,
+      );
+    if (caps.wrapUp !== undefined)
+      throw new InvalidArgumentError(
+        'total.wrapUp',
+        "left out when `total.whenSpent` is 'pause': a run at the cap waits for a raise instead of wrapping up",
+        caps.wrapUp,
+      );
+    if (frameworkTaskId !== undefined)
+      throw new InvalidArgumentError(
+        'total.whenSpent',
+        `left out (or 'stop') when runBatch() runs a framework task (\`${frameworkTaskId}\`): a framework's loop cannot wait at a call its cap refused`,
+        whenSpent,
+      );
+  }
+  if (onPause !== undefined && typeof onPause !== 'function')
+    throw new InvalidArgumentError('onPause', 'a function ({ capUsd, spentUsd, heldUsd, raise }) => void', onPause);
+  if (onPause !== undefined && whenSpent !== 'pause')
+    throw new InvalidArgumentError('onPause', "left out unless `total.whenSpent` is 'pause'", onPause);
+  return { caps, whenSpent };
 }

@@ -30,6 +30,7 @@ import { assertNoClash } from './assertNoClash';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { resolveBatchOptions } from './resolveBatchOptions';
 import { ParkedRuns, type Slot } from './ParkedRuns';
+import { CapRaises } from './CapRaises';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchProgress, BatchReport, RunOutcome, RunReport } from './BatchReport';
 
@@ -88,9 +89,11 @@ export async function runBatch(
     resumeTools,
     approve,
     onApproval,
+    onPause,
   } = options;
   const list = materialize(tasks);
-  const { adapterOptions, mirrorOptions } = resolveBatchOptions(options, list);
+  const { adapterOptions, mirrorOptions, caps, whenSpent } = resolveBatchOptions(options, list);
+  const pausing = whenSpent === 'pause';
   const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
   // A throwing logger never changes a batch's outcome.
   const log =
@@ -157,7 +160,7 @@ export async function runBatch(
     const endedRuns = historyDir === undefined ? undefined : EndedRunCache.read(historyDir);
     const noting: Promise<unknown>[] = [];
     const startedAt = clock();
-    const pool = new Budget(total ?? {}, { label: "the batch's total budget", elapsedWall: { clock } });
+    const pool = new Budget(caps, { label: "the batch's total budget", elapsedWall: { clock }, whenSpent });
     const runs: RunReport[] = new Array<RunReport>(list.length);
     const outcomes = countOutcomes();
     let next = 0;
@@ -264,17 +267,32 @@ export async function runBatch(
       progress({ type: 'skipped', count, reason: why.reason, message: why.message });
     };
 
-    // Runs waiting for approval, out of their slots; `running` counts the runs in a slot.
+    // Runs waiting for approval or a raise, out of their slots; `running` counts the runs in a slot.
     const parked = new ParkedRuns({
-      canPark: approve !== undefined,
+      canPark: approve !== undefined || pausing,
       clock,
       ...(onApproval === undefined ? {} : { onApproval }),
       onProblem: (message) => log?.error(message),
-      onChange: ({ type, index, calls }) => {
+      onChange: ({ type, index, calls, atCap }) => {
         running += type === 'parked' ? -1 : 1;
-        progress({ type, index, id: list[index]!.id, calls });
+        progress({ type, index, id: list[index]!.id, calls, ...(atCap ? { atCap } : {}) });
+        if (type === 'parked' && atCap) raises?.paused();
       },
+      raises: () => pool.raises,
+      // Paused at the cap: tasks not started wait for a raise (or the abort that skips them).
+      holding: () => pool.paused && next < list.length && stopReason() === undefined,
     });
+    // A pausing cap's raises: onPause's and the folder's.
+    const raises = pausing
+      ? new CapRaises({
+          pool,
+          clock,
+          folder: historyDir,
+          onPause,
+          onRaise: () => parked.raised(),
+          log,
+        })
+      : undefined;
 
     const runOne = async (index: number, slot: Slot, resumeFrom?: ResumeFrom): Promise<RunReport> => {
       const task = list[index]!;
@@ -290,7 +308,8 @@ export async function runBatch(
             : { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom },
         ),
         // Without a batch signal nothing can cancel a run, and the adapter need not listen.
-        ...(signal === undefined ? {} : { signal: cancelRuns.signal }),
+        // Runs parked at a pausing cap hear it too: the batch's deadline ends them there.
+        ...(signal === undefined && !pausing ? {} : { signal: cancelRuns.signal }),
         ...(canAbort ? { factorySignal: cancelFactories.signal } : {}),
         ...(historyDir === undefined
           ? {}
@@ -308,10 +327,16 @@ export async function runBatch(
           ? {}
           : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
         ...(log === undefined ? {} : { onProblem: log.error }),
-        awaitApproval: (agent) => parked.park(task.id, index, agent, slot),
+        awaitPause: (agent, paused) => parked.park(task.id, index, agent, slot, paused),
       });
       const wait = parked.takeWait(index);
-      return { id: task.id, ...run, ...(wait === undefined ? {} : { approval: { ...wait } }) };
+      const capWait = parked.takeCapWait(index);
+      return {
+        id: task.id,
+        ...run,
+        ...(wait === undefined ? {} : { approval: { ...wait } }),
+        ...(capWait === undefined ? {} : { capWait: { ...capWait } }),
+      };
     };
 
     /** One run from its start to its end; it holds `slot` except while parked. */
@@ -354,6 +379,8 @@ export async function runBatch(
       skipFinished();
       if (next >= list.length) return undefined;
       if (stopReason() !== undefined) return void skipRest();
+      // Paused at the cap: the next task starts after a raise.
+      if (pool.paused) return undefined;
       return next++;
     };
 
@@ -363,6 +390,7 @@ export async function runBatch(
       cancelRuns.abort(signal?.reason);
       if (!cancelFactories.signal.aborted) cancelFactories.abort(signal?.reason);
       skipRest();
+      parked.wake();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
@@ -370,20 +398,29 @@ export async function runBatch(
     const deadline = new UsageMeter({
       budgets: [pool],
       clock,
-      onDeadline: (spent) => cancelFactories.abort(new Deadline(spent)),
+      onDeadline: (spent) => {
+        cancelFactories.abort(new Deadline(spent));
+        if (!pausing) return;
+        // Paused, nothing else would end the runs parked at the cap nor the wait of the tasks not started.
+        cancelRuns.abort(new Deadline(spent));
+        skipRest();
+        parked.wake();
+      },
     });
     if (showProgress)
       bar = openProgressBar({
         total: list.length,
         done,
-        ...(total?.maxCostUsd === undefined ? {} : { capUsd: total.maxCostUsd }),
+        ...(total?.maxCostUsd === undefined ? {} : { capUsd: () => pool.limits.maxCostUsd! }),
         spentUsd: () => pool.usage.costUsd,
         ...(log === undefined ? {} : { onProblem: log.error }),
       });
     deadline.start();
+    raises?.start();
     try {
       await parked.runSlots(Math.min(concurrency, list.length), take, runWhole);
     } finally {
+      raises?.stop();
       bar?.stop();
       deadline.stop();
       signal?.removeEventListener('abort', onAbort);
@@ -400,6 +437,7 @@ export async function runBatch(
         ...(total === undefined ? {} : { total: { ...total } }),
       },
       concurrency,
+      ...(raises === undefined ? {} : { raises: raises.list }),
       durationMs: Math.max(0, clock() - startedAt) || 0,
       ...(stopped === undefined || outcomes.skipped === 0
         ? {}

@@ -110,8 +110,11 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
   }
   if (historyError !== undefined)
     onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
-  // A framework's run never pauses for approval here (its own approvals end it as cancelled).
-  const outcome = result === undefined || result.outcome === 'awaiting_approval' ? 'error' : result.outcome;
+  // A framework's run never pauses here (its own approvals end it as cancelled; a pausing cap is refused for it).
+  const outcome =
+    result === undefined || result.outcome === 'awaiting_approval' || result.outcome === 'awaiting_budget'
+      ? 'error'
+      : result.outcome;
   const run: TaskRun = {
     outcome,
     usage: result?.usage ?? mirror?.runUsage ?? emptyUsage(),

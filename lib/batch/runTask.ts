@@ -99,11 +99,11 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
     runEnded = onRun?.(adapter);
     // Without a signal nothing can cancel the run, and the adapter need not listen.
     let result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal });
-    // A run waiting for approval goes on when its calls are answered (through `onRun`'s adapter,
-    // or the batch's parking, which `awaitApproval` is).
-    const { awaitApproval } = options;
-    while (result.outcome === 'awaiting_approval')
-      result = await (awaitApproval === undefined ? adapter.continueTurn() : awaitApproval(adapter, result));
+    // A run waiting for approval or a raise goes on when its calls are answered or the cap raised
+    // (through `onRun`'s adapter, or the batch's parking, which `awaitPause` is).
+    const { awaitPause } = options;
+    while (result.outcome === 'awaiting_approval' || result.outcome === 'awaiting_budget')
+      result = await (awaitPause === undefined ? adapter.continueTurn() : awaitPause(adapter, result));
     ended = { outcome: result.outcome, usage: result.usage, transitions: result.transitions, error: result.error };
   } catch (error) {
     // Only what runs outside a turn lands here (factory, history file, adapter options, onRun): runTurn itself does not throw.

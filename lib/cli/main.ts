@@ -17,6 +17,7 @@ import { OtlpWriter } from './OtlpWriter';
 import { followFile } from './followFile';
 import { ConversationFormatter } from '../history/formatConversation';
 import { watchBatch } from './watchBatch';
+import { addRaiseCommand } from './raiseCommand';
 import { inspectFolder } from './inspectFolder';
 import { runInFolder } from './runInFolder';
 import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
@@ -416,6 +417,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   // Every command that reads a history file takes the same two reading options.
   for (const command of program.commands) addReadingOptions(command);
+  // It reads no history file: added after them.
+  addRaiseCommand(program, io);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -284,6 +284,13 @@ async function resumable(
 /** `BudgetLimits`, and `strict` beside `maxCostUsd` (strict unless `false`). */
 function assertStrictLimits(limits: unknown, name: string): asserts limits is StrictLimits | undefined {
   if (limits === undefined) return;
+  const whenSpent: unknown = (limits as { whenSpent?: unknown }).whenSpent;
+  if (whenSpent !== undefined)
+    throw new InvalidArgumentError(
+      `${name}.whenSpent`,
+      "left out of submitBatch(): a BullMQ batch stops at its cap (what 'stop' says); pausing there and raising the cap (whenSpent: 'pause') is not supported on BullMQ yet, only in runBatch()",
+      whenSpent,
+    );
   const strict: unknown = (limits as { strict?: unknown }).strict;
   if (strict !== undefined && typeof strict !== 'boolean')
     throw new InvalidArgumentError(`${name}.strict`, 'true or false', strict);

@@ -296,6 +296,13 @@ describe('submitBatch() with startBatchWorker()', () => {
     ).rejects.toThrow(/tasks\[0\]\.payload/);
     await expect(submitBatch([], { ...opts, name: 'a:b' })).rejects.toThrow(/`name`/);
     await expect(submitBatch([], { ...opts, total: { maxCostUsd: -1 } })).rejects.toThrow(/total\.maxCostUsd/);
+    // Pausing at the cap runs only in runBatch: refused here by name, never dropped.
+    await expect(
+      submitBatch([], {
+        ...opts,
+        total: { maxCostUsd: 1, whenSpent: 'pause' } as Parameters<typeof submitBatch>[1]['total'],
+      }),
+    ).rejects.toThrow(/`total.whenSpent` to be left out of submitBatch\(\).*not supported on BullMQ yet/);
     await expect(submitBatch([], { ...opts, retryLostRuns: 1.5 })).rejects.toThrow(/retryLostRuns/);
     await expect(
       submitBatch([], { ...opts, pricing: { m: { inputUsdPerMTok: 1, outputUsdPerMTok: NaN } } }),

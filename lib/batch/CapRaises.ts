@@ -1,0 +1,166 @@
+import type { Budget } from '../agent/Budget';
+import { formatUsd } from '../internal/formatUsd';
+import { messageOf } from '../internal/messageOf';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { readRaiseRequests } from './raiseRequests';
+
+/** One raise of a batch's paused cap, as its report lists it. */
+export interface CapRaise {
+  /** When it took effect, by the batch's clock. */
+  at: number;
+  /** The cap before and after. */
+  fromUsd: number;
+  toUsd: number;
+  /** Who asked: `onPause`'s `raise` in this process, or the history folder's raise file (`agent-sm raise`). */
+  by: 'handle' | 'folder';
+}
+
+/** What `runBatch`'s `onPause` gets when the batch pauses at its cap: the figures, and how to go on. */
+export interface BatchPause {
+  /** The cap in force, and what was spent and held under it when the first run was refused. */
+  capUsd: number;
+  spentUsd: number;
+  heldUsd: number;
+  /**
+   * Raises the cap to `maxCostUsd` (above the cap in force): the runs parked at it go on, and
+   * tasks not started start. May be called at once or any time later while the batch runs.
+   */
+  raise: (limits: { maxCostUsd: number }) => void;
+}
+
+/** The batch's logger, each level never throwing. */
+type BatchLog = { info: (m: string) => void; warn: (m: string) => void; error: (m: string) => void };
+
+/** How often a paused batch with a history folder reads its raise file. */
+export const RAISE_POLL_MS = 200;
+
+/**
+ * The raises of a batch whose total cap pauses (`total.whenSpent: 'pause'`): from `onPause`'s
+ * `raise` and from the history folder's raise file, which it reads now (a resumed batch starts
+ * from the raises asked before) and then every `RAISE_POLL_MS` while the batch runs.
+ */
+export class CapRaises {
+  readonly #pool: Budget;
+  readonly #clock: () => number;
+  readonly #folder: string | undefined;
+  readonly #onPause: ((pause: BatchPause) => unknown) | undefined;
+  readonly #onRaise: () => void;
+  readonly #log: BatchLog | undefined;
+  readonly #list: CapRaise[] = [];
+  /** Lines of the raise file read so far. */
+  #lines = 0;
+  /** The raise count `onPause` was last told at: once per pause. */
+  #toldAt = -1;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: {
+    pool: Budget;
+    clock: () => number;
+    folder: string | undefined;
+    onPause: ((pause: BatchPause) => unknown) | undefined;
+    onRaise: () => void;
+    log: BatchLog | undefined;
+  }) {
+    this.#pool = options.pool;
+    this.#clock = options.clock;
+    this.#folder = options.folder;
+    this.#onPause = options.onPause;
+    this.#onRaise = options.onRaise;
+    this.#log = options.log;
+  }
+
+  /** The raises so far, in order. */
+  get list(): CapRaise[] {
+    return this.#list.map((r) => ({ ...r }));
+  }
+
+  /**
+   * Takes the raises the folder holds already, then reads it every `RAISE_POLL_MS` until
+   * `stop()`. The timer keeps the process alive while the batch runs, folder or not: a paused
+   * batch has nothing else pending, and the process would end with it unfinished.
+   */
+  start(): void {
+    if (this.#folder !== undefined) this.#poll();
+    this.#timer = setInterval(() => {
+      if (this.#folder !== undefined) this.#poll();
+    }, RAISE_POLL_MS);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Raises the cap; `limits` is checked (only `maxCostUsd`, above the cap in force). */
+  raise(limits: unknown, by: CapRaise['by']): void {
+    if (typeof limits !== 'object' || limits === null)
+      throw new InvalidArgumentError('raise(limits)', 'an object { maxCostUsd }', limits);
+    for (const key of Object.keys(limits))
+      if (key !== 'maxCostUsd')
+        throw new InvalidArgumentError(
+          `raise(limits).${key}`,
+          'left out: only maxCostUsd can be raised',
+          (limits as Record<string, unknown>)[key],
+        );
+    const { maxCostUsd } = limits as { maxCostUsd?: unknown };
+    const fromUsd = this.#pool.limits.maxCostUsd!;
+    if (!(typeof maxCostUsd === 'number' && Number.isFinite(maxCostUsd) && maxCostUsd > fromUsd))
+      throw new InvalidArgumentError(
+        'raise(limits).maxCostUsd',
+        `a finite number of USD above the cap in force (${formatUsd(fromUsd)})`,
+        maxCostUsd,
+      );
+    this.#pool.raise(maxCostUsd);
+    this.#list.push({ at: this.#clock(), fromUsd, toUsd: maxCostUsd, by });
+    this.#log?.info(`the batch's cap is raised from ${formatUsd(fromUsd)} to ${formatUsd(maxCostUsd)}`);
+    this.#onRaise();
+  }
+
+  /** A run parked at the cap: the first since the last raise tells `onPause`. */
+  paused(): void {
+    const raises = this.#pool.raises;
+    if (this.#toldAt === raises) return;
+    this.#toldAt = raises;
+    const capUsd = this.#pool.limits.maxCostUsd!;
+    this.#log?.info(
+      `the batch pauses at its cap of ${formatUsd(capUsd)}: ${formatUsd(this.#pool.usage.costUsd)} spent; raise it to go on`,
+    );
+    if (this.#onPause === undefined) return;
+    const pause: BatchPause = {
+      capUsd,
+      spentUsd: this.#pool.usage.costUsd,
+      heldUsd: this.#pool.held,
+      raise: (limits) => this.raise(limits, 'handle'),
+    };
+    try {
+      const returned = this.#onPause(pause);
+      // An async callback's rejection would otherwise surface as an unhandled rejection.
+      if (returned instanceof Promise)
+        returned.catch((error: unknown) => this.#log?.error(`onPause failed: ${messageOf(error)}`));
+    } catch (error) {
+      this.#log?.error(`onPause threw: ${messageOf(error)}; the batch stays paused`);
+    }
+  }
+
+  #poll(): void {
+    let read: ReturnType<typeof readRaiseRequests>;
+    try {
+      read = readRaiseRequests(this.#folder!, this.#lines);
+    } catch (error) {
+      this.#log?.error(`cannot read the raise file: ${messageOf(error)}`);
+      return;
+    }
+    this.#lines = read.lines;
+    for (const problem of read.problems) this.#log?.error(`${problem}; skipped`);
+    for (const request of read.requests) {
+      const now = this.#pool.limits.maxCostUsd!;
+      if (request.maxCostUsd <= now) {
+        this.#log?.warn(
+          `raise file line ${request.line} asks for ${formatUsd(request.maxCostUsd)}, not above the cap in force (${formatUsd(now)}); skipped`,
+        );
+        continue;
+      }
+      this.raise({ maxCostUsd: request.maxCostUsd }, 'folder');
+    }
+  }
+}

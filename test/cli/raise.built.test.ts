@@ -1,0 +1,112 @@
+// `agent-sm raise <folder> --total-usd N` as the built executable: a batch paused at its cap in
+// another process goes on when raised, and a batch killed while paused, raised, then resumed,
+// starts from the raised cap. Errors name what is wrong, exit 2.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { writeBatchManifest } from '../../lib/batch/batchManifest';
+import { buildCli, runBuiltCli, startCli } from '../helpers/builtCli';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'batch', 'pausingBatch.ts');
+
+let dir: string;
+let batch: ChildProcessWithoutNullStreams | undefined;
+beforeAll(() => buildCli(), 120_000);
+beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-raise-'))));
+afterEach(() => {
+  batch?.kill('SIGKILL');
+  batch = undefined;
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** The pausing batch in its own process, and ways to wait for what it prints. */
+function startBatch(mode?: 'resume') {
+  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, ...(mode === undefined ? [] : [mode])], {
+    cwd: ROOT,
+  });
+  batch = child;
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const seen = (pattern: RegExp): Promise<RegExpExecArray> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const match = pattern.exec(out);
+        if (match !== null) resolve(match);
+        return match !== null;
+      };
+      if (check()) return;
+      const onData = (d: Buffer): void => {
+        out += d.toString();
+        if (check()) child.stdout.off('data', onData);
+      };
+      child.stdout.on('data', onData);
+      child.on('close', () => reject(new Error(`the batch exited before ${pattern}: ${out}${err}`)));
+    });
+  return { child, seen };
+}
+
+describe('agent-sm raise <folder> --total-usd N (built executable)', () => {
+  it('a batch paused at its cap in another process goes on when raised', async () => {
+    const b = startBatch();
+    await b.seen(/paused at 0.02\n/);
+    const cli = startCli(['raise', dir, '--total-usd', '0.05']);
+    expect(await cli.exited()).toBe(0);
+    expect(cli.stdout()).toContain(
+      `agent-sm: asked the batch in ${dir} to raise its cap from $0.0200 to $0.0500; the running batch takes it within a second`,
+    );
+    const [, json] = await b.seen(/^(\{.*\})\n/m);
+    const report = JSON.parse(json!) as { outcomes: string[]; costUsd: number; raises: unknown[] };
+    expect(report.outcomes).toEqual(['end_of_turn', 'end_of_turn', 'end_of_turn']);
+    expect(report.costUsd).toBeCloseTo(0.036, 10);
+    expect(report.raises).toEqual([[0.02, 0.05, 'folder']]);
+  }, 60_000);
+
+  it('a batch killed while paused, raised, then resumed, starts from the raised cap and pays for no call twice', async () => {
+    const first = startBatch();
+    await first.seen(/paused at 0.02\n/);
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('close', resolve));
+    const raised = runBuiltCli(['raise', dir, '--total-usd', '0.05']);
+    expect(raised.code).toBe(0);
+    expect(raised.stdout).toContain(
+      'no batch runs there now: resuming it (runBatch with resume: true) starts from this cap',
+    );
+    const again = startBatch('resume');
+    const [, json] = await again.seen(/^(\{.*\})\n/m);
+    const report = JSON.parse(json!) as { outcomes: string[]; costUsd: number; raises: unknown[] };
+    expect(report.outcomes).toEqual(['end_of_turn', 'end_of_turn', 'end_of_turn']);
+    // Two calls of t0 and, across both processes, two of t1 and two of t2: none paid twice.
+    expect(report.costUsd).toBeCloseTo(0.036, 10);
+    expect(report.raises).toEqual([[0.02, 0.05, 'folder']]);
+  }, 60_000);
+
+  it('names what is wrong: a batch that stops at its cap, a cap not above the one in force, --redis, a bad figure', () => {
+    writeBatchManifest(dir, { startedAt: 0, concurrency: 1, limits: { total: { maxCostUsd: 1 } }, tasks: [] });
+    const stops = runBuiltCli(['raise', dir, '--total-usd', '2']);
+    expect(stops.code).toBe(2);
+    expect(stops.stderr).toMatch(
+      /^agent-sm: error: Expected `folder` to be the folder of a batch run with total: \{ maxCostUsd, whenSpent: 'pause' \}/,
+    );
+    writeBatchManifest(dir, {
+      startedAt: 0,
+      concurrency: 1,
+      limits: { total: { maxCostUsd: 1, whenSpent: 'pause' } as { maxCostUsd: number } },
+      tasks: [],
+    });
+    const low = runBuiltCli(['raise', dir, '--total-usd', '1']);
+    expect(low.code).toBe(2);
+    expect(low.stderr).toContain(
+      'Expected `--total-usd` to be a cap above the one in force ($1.0000), got `1` (number)',
+    );
+    const redis = runBuiltCli(['raise', 'batch-1', '--redis', 'redis://127.0.0.1:6379', '--total-usd', '2']);
+    expect(redis.code).toBe(2);
+    expect(redis.stderr).toContain('--redis: a BullMQ batch cannot pause at its cap yet');
+    const bad = runBuiltCli(['raise', dir, '--total-usd', 'ten']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('expected a positive number of USD, got "ten"');
+    expect(fs.existsSync(path.join(dir, 'batch.raises'))).toBe(false);
+  });
+});
