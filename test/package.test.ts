@@ -38,8 +38,15 @@ describe('the built package', () => {
   // error an integration throws is the same class the main entry exports. Loading the main entry
   // alone loads no SDK and no price data.
   const SUBPATHS: Record<string, string[]> = {
-    openai: ['OpenAIResponseError', 'fromOpenAIChat', 'fromOpenAIResponses', 'mapOpenAIUsage', 'mapResponsesUsage'],
-    anthropic: ['fromAnthropic', 'mapAnthropicUsage'],
+    openai: [
+      'OpenAIResponseError',
+      'defineTool',
+      'fromOpenAIChat',
+      'fromOpenAIResponses',
+      'mapOpenAIUsage',
+      'mapResponsesUsage',
+    ],
+    anthropic: ['defineTool', 'fromAnthropic', 'mapAnthropicUsage'],
     pricing: ['createPricing'],
   };
 
