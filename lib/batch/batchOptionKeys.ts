@@ -8,6 +8,8 @@ export const BATCH_OPTION_KEYS = Object.freeze({
   total: true,
   retry: true,
   historyDir: true,
+  store: true,
+  batchId: true,
   historyDurability: true,
   historyGroupCommit: true,
   overwriteHistory: true,

@@ -21,6 +21,7 @@ import { BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { lockFolder, type FolderLock } from './lockFolder';
 import { resumeState } from './resumeState';
+import { openStoreBatch, type OpenStoreBatch } from './openStoreBatch';
 import { salvageMessage } from './salvageMessage';
 import type { ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
@@ -73,6 +74,8 @@ export async function runBatch(
     perRun,
     total,
     historyDir,
+    store,
+    batchId,
     historyDurability,
     historyGroupCommit,
     overwriteHistory = false,
@@ -125,7 +128,16 @@ export async function runBatch(
     // Before anything is written: two batches never write into one folder.
     lock = lockFolder(historyDir, `runBatch in ${process.argv[1] ?? 'node'}`);
   }
+  // A store's batch is opened (locked, checked, its manifest kept) before any run, like a folder.
+  let inStore: OpenStoreBatch | undefined;
   try {
+    if (store !== undefined)
+      inStore = await openStoreBatch(store, batchId, overwriteHistory, {
+        startedAt: clock(),
+        concurrency,
+        limits: batchInfo.limits,
+        tasks: list.map((t) => ({ id: t.id, file: t.id })),
+      });
     if (historyDir !== undefined && !overwriteHistory && !resume)
       assertNoClash(
         historyDir,
@@ -299,6 +311,16 @@ export async function runBatch(
                 ...sinkModes,
               },
             }),
+        ...(inStore === undefined
+          ? {}
+          : {
+              openSink: inStore.sinkFor(task.id, {
+                runId: task.id,
+                metadata: { taskId: task.id, index, batch: batchInfo },
+                startedAt: clock(),
+                ...sinkModes,
+              }),
+            }),
         ...(onRun === undefined
           ? {}
           : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
@@ -392,12 +414,17 @@ export async function runBatch(
       },
       concurrency,
       durationMs: Math.max(0, clock() - startedAt) || 0,
+      ...(inStore === undefined ? {} : { batchId: inStore.batch.batchId }),
       ...(stopped === undefined || outcomes.skipped === 0
         ? {}
         : { stopped: { reason: stopped.reason, message: stopped.message } }),
     };
   } finally {
     lock?.release();
+    // The lock is freed whatever the batch did; a failure to free it is told, never thrown over the report.
+    await inStore?.batch
+      .close()
+      .catch((error: unknown) => log?.error(`cannot free the batch lock in ${store!.name}: ${messageOf(error)}`));
   }
 }
 
