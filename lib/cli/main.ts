@@ -29,6 +29,8 @@ import { parseStallSpecs } from '../replay/parseStallSpecs';
 import { scanStalls } from '../replay/scanStalls';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
+import type { RunStore } from '../batch/RunStore';
+import { addStoreCommands, storeFor } from './storeCommands';
 
 /** Where the CLI writes; tests pass their own to capture it. */
 export interface CliIO {
@@ -67,6 +69,7 @@ export const EXIT = { ok: 0, problems: 1, error: 2 } as const;
  */
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   let code: number = EXIT.ok;
+  const opened: RunStore[] = [];
   const warn = (w: HistoryWarning): void => io.stderr(`agent-sm: warning: ${escapeControl(w.message)}\n`);
   /** Reads `file` (`-`: standard input) into `take`, entry by entry; returns how many lines it had. */
   const read = async (
@@ -113,6 +116,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "history file (.jsonl) written by JsonlHistorySink; - reads standard input; a batch's history folder lists its runs, failures first, and its totals",
     )
     .argument('[runId]', 'a run of the folder: inspect its history file')
+    .option('--store <url>', "read the run from a store (postgres://…): <path> is then the run's batch id")
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
     .option('--exit-code', 'exit 1 when the run (of a folder: any run) failed or is incomplete, for scripts')
@@ -124,9 +128,12 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       async (
         target: string,
         runId: string | undefined,
-        opts: ReadingOptions & { json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
+        opts: ReadingOptions & { store?: string; json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
       ) => {
-        if (runId === undefined && target !== '-' && isFolder(target)) {
+        if (opts.store !== undefined && (runId === undefined || opts.follow === true))
+          throw new UsageError('--store reads one run: inspect --store <url> <batchId> <runId> (without --follow)');
+        const store = opts.store === undefined ? undefined : await storeFor(opts.store, { opened });
+        if (store === undefined && runId === undefined && target !== '-' && isFolder(target)) {
           if (opts.follow === true)
             throw new UsageError(
               '--follow follows one run: name it (inspect --follow <folder> <runId>), or use watch <folder>',
@@ -134,7 +141,10 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
           code = await inspectFolder(target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson);
           return;
         }
-        const file = await runInFolder(target, runId, 'inspect');
+        const file =
+          store === undefined
+            ? await runInFolder(target, runId, 'inspect')
+            : `${store.name} run ${runId} of batch ${target}`;
         const summarizer = new HistorySummarizer({ lastMoves: opts.last });
         const warnings: HistoryWarning[] = [];
         const follow = opts.follow === true;
@@ -142,6 +152,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
           throw new UsageError('--follow prints moves as text; it cannot be combined with --json');
         let take = (entry: HistoryEntry): void => summarizer.add(entry);
         const readOptions: Parameters<typeof read>[1] = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
+        if (store !== undefined) readOptions.input = store.readRun(target, runId!);
         if (follow) {
           io.stdout(`${MOVE_LINE_HEADER}\n`);
           // The run has ended when its last move ended a turn (a terminal state): a file is followed until then.
@@ -416,6 +427,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   // Every command that reads a history file takes the same two reading options.
   for (const command of program.commands) addReadingOptions(command);
+  addStoreCommands(program, { stdout: io.stdout, opened, json: safeJson });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -424,6 +436,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.error;
     io.stderr(`agent-sm: error: ${escapeControl(oneLine(messageOf(error)))}\n`);
     return EXIT.error;
+  } finally {
+    // A store's connections would keep the process alive.
+    await Promise.all(opened.map((store) => store.close().catch(() => undefined)));
   }
 }
 

@@ -19,7 +19,11 @@ import { quoteIdent, schemaStatements } from './postgresSchema';
 
 /** Options of `new PostgresStore(url, options)`. */
 export interface PostgresStoreOptions {
-  /** The schema its tables live in (created if missing). Default `public`. */
+  /**
+   * The schema its tables live in (created if missing). Default: the connection's current
+   * schema (the first of its search_path that exists, which a URL can set with
+   * `?options=-c%20search_path%3Dname`), else `public`.
+   */
   schema?: string;
   /** How long connecting may take, milliseconds (also the wait for a free connection). Default 5000. */
   connectTimeoutMs?: number;
@@ -48,7 +52,7 @@ export class PostgresStore implements RunStore {
   readonly name: string;
   /** `host:port`, as errors name it. */
   readonly address: string;
-  readonly schema: string;
+  #schema: string | undefined;
   readonly #url: string;
   readonly #pool: Pool;
   readonly #connectTimeoutMs: number;
@@ -64,14 +68,15 @@ export class PostgresStore implements RunStore {
     } catch {
       throw new InvalidArgumentError('url', 'a PostgreSQL URL, postgres://user@host:port/database', url);
     }
-    const { schema = 'public', connectTimeoutMs = 5000, statementTimeoutMs = 10_000, maxConnections = 10 } = options;
-    if (typeof schema !== 'string' || schema === '') throw new InvalidArgumentError('schema', 'a schema name', schema);
+    const { schema, connectTimeoutMs = 5000, statementTimeoutMs = 10_000, maxConnections = 10 } = options;
+    if (schema !== undefined && (typeof schema !== 'string' || schema === ''))
+      throw new InvalidArgumentError('schema', 'a schema name', schema);
     for (const [key, value] of Object.entries({ connectTimeoutMs, statementTimeoutMs, maxConnections }))
       if (!(Number.isSafeInteger(value) && value > 0))
         throw new InvalidArgumentError(key, 'a positive whole number', value);
     this.address = `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}`;
     this.name = `postgres://${this.address}${parsed.pathname === '/' ? '' : parsed.pathname}`;
-    this.schema = schema;
+    this.#schema = schema;
     this.#url = url;
     this.#connectTimeoutMs = connectTimeoutMs;
     this.#statementTimeoutMs = statementTimeoutMs;
@@ -80,14 +85,23 @@ export class PostgresStore implements RunStore {
     this.#pool.on('error', ignore);
   }
 
+  /** The schema its tables live in (the connection's current one is known once `migrate` has run). */
+  get schema(): string {
+    return this.#schema ?? 'public';
+  }
+
   /** Creates the schema and tables when missing; idempotent, and safe from many processes at once. */
   migrate(): Promise<void> {
     return (this.#migrated ??= this.#run('creating its tables', async (client) => {
       await client.query('BEGIN');
       try {
         // Two processes creating the same table at once would collide: one at a time.
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agent_sm_migrate:${this.schema}`]);
-        for (const statement of schemaStatements(this.schema)) await client.query(statement);
+        if (this.#schema === undefined) {
+          const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+          this.#schema = rows[0]?.schema ?? 'public';
+        }
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agent_sm_migrate:${this.#schema}`]);
+        for (const statement of schemaStatements(this.#schema)) await client.query(statement);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
