@@ -188,7 +188,11 @@ export class PostgresStore implements RunStore {
     const startedAt = options.startedAt ?? Date.now();
     const key = await this.#run(`opening run ${runId} of batch ${batchId}`, async (client) => {
       const { rows } = await client.query<{ run_key: string }>(
-        `INSERT INTO ${t.runs} (batch_id, run_id, started_at) VALUES ($1, $2, to_timestamp($3 / 1000.0)) RETURNING run_key`,
+        // Not waiting for the disk: the run's first durable line (its meta line with 'move', a
+        // reserve line, a turn's end) flushes the log up to it, this row included.
+        `WITH level AS (SELECT set_config('synchronous_commit', 'off', true))
+         INSERT INTO ${t.runs} (batch_id, run_id, started_at)
+         SELECT $1, $2, to_timestamp($3 / 1000.0) FROM level RETURNING run_key`,
         [batchId, runId, startedAt],
       );
       return rows[0]!.run_key;
@@ -215,7 +219,9 @@ export class PostgresStore implements RunStore {
         const facts = await readRunFile(where, { input: this.#linesOf(key, where), onWarning: () => undefined });
         await this.#run(`recording how run ${runId} ended`, (client) =>
           client.query(
-            `UPDATE ${t.runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6 WHERE run_key = $1`,
+            // Facts the lines hold (made again from them if lost): not waiting for the disk.
+            `UPDATE ${t.runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
+             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS level WHERE run_key = $1`,
             [key, facts.outcome, facts.reason ?? null, facts.costUsd, facts.usage?.llmCalls ?? 0, facts.durationMs],
           ),
         );
