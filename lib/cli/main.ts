@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { formatSummary } from '../history/formatSummary';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import type { HistoryEntry, JournalLineRead } from '../history/HistoryEntry';
@@ -31,6 +31,7 @@ import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
 import type { RunStore } from '../batch/RunStore';
 import { addStoreCommands, storeFor } from './storeCommands';
+import { budgetLimit, positiveInteger } from './cliArguments';
 
 /** Where the CLI writes; tests pass their own to capture it. */
 export interface CliIO {
@@ -489,21 +490,3 @@ function loadOptions(opts: ReadingOptions): { salvage: boolean; maxLineBytes?: n
 
 /** A wrong combination of options, reported like commander's own usage errors. */
 class UsageError extends Error {}
-
-/** `maxCostUsd=0.10` into the limits given so far (the option repeats). */
-function budgetLimit(value: string, previous: Record<string, number>): Record<string, number> {
-  const match = /^([A-Za-z]+)=(.+)$/.exec(value);
-  const n = Number(match?.[2]);
-  if (match === null || !Number.isFinite(n) || n < 0)
-    throw new CommanderArgumentError(
-      `expected limit=value with a non-negative number (e.g. maxCostUsd=0.10), got ${JSON.stringify(value)}`,
-    );
-  return { ...previous, [match[1]!]: n };
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
-    throw new CommanderArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
-  return n;
-}

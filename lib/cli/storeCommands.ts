@@ -5,6 +5,7 @@ import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
 import { escapeControl } from '../internal/escapeControl';
 import { openStore } from './openStore';
+import { positiveInteger } from './cliArguments';
 
 /** What the store commands write to, and where they keep the stores to close at the end. */
 export interface StoreCommandIO {
@@ -43,7 +44,7 @@ export function addStoreCommands(program: Command, io: StoreCommandIO): void {
     .option('--batch <id>', "only this batch's runs")
     .option('--outcome <outcome>', 'only runs that ended so (end_of_turn, error, budget_exceeded, …, incomplete)')
     .option('--since <when>', 'only runs started since: a duration back from now (30m, 12h, 1d) or a date', since)
-    .option('--limit <n>', 'at most this many rows (default 1000)', (v) => positive(v))
+    .option('--limit <n>', 'at most this many rows (default 1000)', positiveInteger)
     .option('--json', 'print the rows as JSON')
     .action(
       async (opts: {
@@ -102,11 +103,4 @@ function since(value: string): number {
   if (Number.isNaN(at))
     throw new CommanderArgumentError(`expected a duration (30m, 12h, 1d) or a date, got ${JSON.stringify(value)}`);
   return at;
-}
-
-function positive(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
-    throw new CommanderArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
-  return n;
 }
