@@ -30,7 +30,7 @@ import { scanStalls } from '../replay/scanStalls';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
 import type { RunStore } from '../batch/RunStore';
-import { addStoreCommands, storeFor } from './storeCommands';
+import { addStoreCommands, runSource } from './storeCommands';
 import { budgetLimit, positiveInteger } from './cliArguments';
 
 /** Where the CLI writes; tests pass their own to capture it. */
@@ -131,10 +131,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         runId: string | undefined,
         opts: ReadingOptions & { store?: string; json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
       ) => {
-        if (opts.store !== undefined && (runId === undefined || opts.follow === true))
-          throw new UsageError('--store reads one run: inspect --store <url> <batchId> <runId> (without --follow)');
-        const store = opts.store === undefined ? undefined : await storeFor(opts.store, { opened });
-        if (store === undefined && runId === undefined && target !== '-' && isFolder(target)) {
+        if (opts.store !== undefined && opts.follow === true)
+          throw new UsageError('--follow follows a file; a run in a store is read as it is now');
+        if (opts.store === undefined && runId === undefined && target !== '-' && isFolder(target)) {
           if (opts.follow === true)
             throw new UsageError(
               '--follow follows one run: name it (inspect --follow <folder> <runId>), or use watch <folder>',
@@ -142,10 +141,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
           code = await inspectFolder(target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson);
           return;
         }
-        const file =
-          store === undefined
-            ? await runInFolder(target, runId, 'inspect')
-            : `${store.name} run ${runId} of batch ${target}`;
+        const { file, input } = await runSource(target, runId, opts.store, 'inspect', { opened });
         const summarizer = new HistorySummarizer({ lastMoves: opts.last });
         const warnings: HistoryWarning[] = [];
         const follow = opts.follow === true;
@@ -153,7 +149,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
           throw new UsageError('--follow prints moves as text; it cannot be combined with --json');
         let take = (entry: HistoryEntry): void => summarizer.add(entry);
         const readOptions: Parameters<typeof read>[1] = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
-        if (store !== undefined) readOptions.input = store.readRun(target, runId!);
+        if (input !== undefined) readOptions.input = input;
         if (follow) {
           io.stdout(`${MOVE_LINE_HEADER}\n`);
           // The run has ended when its last move ended a turn (a terminal state): a file is followed until then.
@@ -357,6 +353,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "history file (.jsonl) written with journal: true; - reads standard input; or a batch's history folder, with a run id",
     )
     .argument('[runId]', 'the run of the folder to show')
+    .option('--store <url>', "read the run from a store (postgres://…): <path> is then the run's batch id")
     .option('--turn <n>', 'only this turn', positiveInteger)
     .option(
       '--seq <n>',
@@ -368,9 +365,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       async (
         target: string,
         runId: string | undefined,
-        opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean },
+        opts: ReadingOptions & { store?: string; turn?: number; seq?: number; full?: boolean },
       ) => {
-        const file = await runInFolder(target, runId, 'show');
+        const { file, input } = await runSource(target, runId, opts.store, 'show', { opened });
         const conversation = new ConversationFormatter({
           ...(opts.turn === undefined ? {} : { turn: opts.turn }),
           ...(opts.seq === undefined ? {} : { seq: opts.seq }),
@@ -381,7 +378,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         };
         // Printed as it is read, nothing kept: a file of any size shows in flat memory. The
         // moves' data is never looked at, so it is not parsed.
-        await read(file, { ...opts, withData: false }, (entry) => print(conversation.add(entry)));
+        await read(file, { ...opts, withData: false, ...(input === undefined ? {} : { input }) }, (entry) =>
+          print(conversation.add(entry)),
+        );
         print(conversation.end());
       },
     );

@@ -5,6 +5,7 @@ import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
 import { escapeControl } from '../internal/escapeControl';
 import { openStore } from './openStore';
+import { runInFolder } from './runInFolder';
 import { positiveInteger } from './cliArguments';
 
 /** What the store commands write to, and where they keep the stores to close at the end. */
@@ -20,6 +21,23 @@ export async function storeFor(url: string, io: Pick<StoreCommandIO, 'opened'>):
   const store = await openStore(url);
   io.opened.push(store);
   return store;
+}
+
+/**
+ * The run a reading command names: a history file (`<path>`, or a run of a batch's folder), or
+ * with `--store URL` run `runId` of batch `target` in the store, read from it (`input`).
+ */
+export async function runSource(
+  target: string,
+  runId: string | undefined,
+  storeUrl: string | undefined,
+  command: string,
+  io: Pick<StoreCommandIO, 'opened'>,
+): Promise<{ file: string; input?: AsyncIterable<Uint8Array> }> {
+  if (storeUrl === undefined) return { file: await runInFolder(target, runId, command) };
+  if (runId === undefined) throw new Error(`--store reads one run: ${command} --store <url> <batchId> <runId>`);
+  const store = await storeFor(storeUrl, io);
+  return { file: `${store.name} run ${runId} of batch ${target}`, input: store.readRun(target, runId) };
 }
 
 /**

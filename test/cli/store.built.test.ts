@@ -46,7 +46,7 @@ describe('agent-sm on a store', () => {
     expect(rows.map((r) => r.table_name)).toEqual(['agent_sm_batches', 'agent_sm_run_lines', 'agent_sm_runs']);
   });
 
-  it('runs lists runs across batches, filtered; inspect --store summarizes one run with no file anywhere', async () => {
+  it('runs lists runs across batches, filtered; inspect and show --store read one run with no file anywhere', async () => {
     const store = new PostgresStore(url, { schema: db.schema });
     try {
       const options = { logger: false as const, sleep: () => tick(), clock: manualClock(Date.now()).now, store };
@@ -82,6 +82,13 @@ describe('agent-sm on a store', () => {
     expect(inspected.stdout).toMatch(/Error/);
     const json = runBuiltCli(['inspect', '--store', url, '--json', 'night', 'ok']);
     expect(JSON.parse(json.stdout)).toMatchObject({ status: 'ok' });
+    const shown = runBuiltCli(['show', '--store', url, 'night', 'ok']);
+    expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(shown.stdout).toContain('go');
+    expect(shown.stdout).toContain('done');
+    const noRun = runBuiltCli(['inspect', '--store', url, 'night']);
+    expect(noRun.code).toBe(2);
+    expect(noRun.stderr).toBe('agent-sm: error: --store reads one run: inspect --store <url> <batchId> <runId>\n');
     const missing = runBuiltCli(['inspect', '--store', url, 'night', 'nope']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^agent-sm: error: .*run nope of batch night.*no such run in the store\n$/);
