@@ -13,6 +13,7 @@ import { journalError, type LlmJournalEntry, type ReserveJournalEntry } from './
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 import { boundLLMCall, NOTHING_RESERVED, reserveLLMCall, type CallFlags, type Reservation } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
+import { commitFailure } from './commitFailure';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
 
@@ -278,16 +279,6 @@ export function responseRecordData(
   if (notes?.fromJournal === true) data.fromJournal = true;
   data.usage = usage;
   return data;
-}
-
-/** What a commit failed with, or undefined once it is kept. */
-async function commitFailure(commit: PromiseLike<void>): Promise<unknown> {
-  try {
-    await commit;
-    return undefined;
-  } catch (error) {
-    return error ?? new Error('the commit failed without a reason');
-  }
 }
 
 function flagged(

@@ -50,8 +50,8 @@ export interface BatchOptions {
   /**
    * Keep each run's history in this store instead of files (`new PostgresStore(url)` from
    * `agent-state-machine/postgres`), as batch `batchId`: the same lines, the same durability
-   * modes, each `reserve` line committed before its call. Not with `historyDir`, `resume` or
-   * framework tasks (yet). The journal and ledger are on by default, as with `historyDir`.
+   * modes, each `reserve` line committed before its call (an agent's or a framework's). Not
+   * with `historyDir`, nor `resume` (yet). The journal and ledger are on by default, as with `historyDir`.
    */
   store?: RunStore;
   /** The batch's id in `store` (default: its start time and a random suffix); its runs are found by it. */

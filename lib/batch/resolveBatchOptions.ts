@@ -80,7 +80,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
   if (typeof overwriteHistory !== 'boolean')
     throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
   if (typeof resume !== 'boolean') throw new InvalidArgumentError('resume', 'true or false', resume);
-  assertStoreOptions(store, batchId, historyDir, resume, frameworkTask?.id);
+  assertStoreOptions(store, batchId, historyDir, resume);
   if (resume && historyDir === undefined)
     throw new InvalidArgumentError(
       'resume',
@@ -170,13 +170,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
 }
 
 /** A store takes the place of `historyDir`; what it cannot do yet is refused by name. */
-function assertStoreOptions(
-  store: unknown,
-  batchId: unknown,
-  historyDir: unknown,
-  resume: boolean,
-  frameworkTaskId: string | undefined,
-): void {
+function assertStoreOptions(store: unknown, batchId: unknown, historyDir: unknown, resume: boolean): void {
   if (batchId !== undefined && (typeof batchId !== 'string' || batchId === ''))
     throw new InvalidArgumentError('batchId', 'a non-empty string', batchId);
   if (store === undefined) {
@@ -194,10 +188,4 @@ function assertStoreOptions(
     );
   if (resume)
     throw new InvalidArgumentError('resume', 'false with `store`: a batch is not resumed from a store yet', resume);
-  if (frameworkTaskId !== undefined)
-    throw new InvalidArgumentError(
-      'store',
-      `left out of runBatch() when it runs a framework task (\`${frameworkTaskId}\`): a framework's call does not wait for its reserve line's commit yet`,
-      s.name,
-    );
 }

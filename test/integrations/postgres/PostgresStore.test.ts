@@ -10,6 +10,7 @@ import {
   type AgentLoop,
   type BatchOptions,
   type BatchTask,
+  type FrameworkTask,
 } from '../../../lib/index';
 import { PostgresStore, PostgresUnreachableError } from '../../../lib/integrations/postgres';
 import { manualClock } from '../../helpers/manualClock';
@@ -174,6 +175,73 @@ describe('PostgresStore', () => {
     );
     await expect(runBatch([task('a')], { ...base(), batchId: 'x' })).rejects.toThrow(InvalidArgumentError);
     await expect(runBatch([task('a')], { ...base(), store: {} as never })).rejects.toThrow(/RunStore/);
+  });
+});
+
+describe('PostgresStore with framework tasks', () => {
+  /** A framework's loop of one model call, reporting to the mirror; `seen` gets the committed lines' types at the request. */
+  const frameworkTask = (id: string, seen: string[][]): FrameworkTask => ({
+    id,
+    input: 'go',
+    run: async (mirror) => {
+      const stop = await mirror.modelCallStart({ inputTokens: 10, maxOutputTokens: 10, model: 'm' });
+      if (stop !== undefined) return;
+      const { rows } = await db.client.query<{ line: string }>(
+        `SELECT line FROM "${db.schema}".agent_sm_run_lines ORDER BY line_no`,
+      );
+      seen.push(rows.map((r) => JSON.parse(r.line).type as string));
+      mirror.modelResponse({ text: 'done', usage: { inputTokens: 10, outputTokens: 2 } });
+    },
+  });
+
+  it("commits the mirror's reserve line before the framework's model call", async () => {
+    const seen: string[][] = [];
+    const report = await runBatch([frameworkTask('f', seen)], {
+      logger: false,
+      clock: manualClock().now,
+      store,
+      batchId: 'fw',
+      historyDurability: 'none',
+      historyGroupCommit: true,
+    });
+    expect(report.runs[0]!.outcome).toBe('end_of_turn');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.at(-1)).toBe('reserve');
+    expect(await textOf('fw', 'f')).toContain('"type":"llm"');
+  });
+
+  it("makes no model call when the mirror's reserve line cannot be committed", async () => {
+    const proxy = await startRedisProxy(PG_URL.replace(/^postgres:/, 'redis:'));
+    const port = new URL(proxy.url).port;
+    const flaky = new PostgresStore(`postgres://postgres@127.0.0.1:${port}/postgres`, {
+      schema: db.schema,
+      connectTimeoutMs: 500,
+      statementTimeoutMs: 1000,
+    });
+    const seen: string[][] = [];
+    const cutting: FrameworkTask = {
+      ...frameworkTask('f', seen),
+      run: async (mirror, ctx) => {
+        proxy.cut();
+        await proxy.close();
+        return frameworkTask('f', seen).run(mirror, ctx);
+      },
+    };
+    try {
+      const report = await runBatch([cutting], {
+        logger: false,
+        clock: manualClock().now,
+        store: flaky,
+        batchId: 'fw-cut',
+      });
+      expect(report.runs[0]!.outcome).toBe('error');
+      expect(report.runs[0]!.error?.message).toMatch(
+        new RegExp(`the ledger's reserve line failed: .*PostgreSQL at 127\\.0\\.0\\.1:${port} unreachable`),
+      );
+      expect(seen).toEqual([]);
+    } finally {
+      await flaky.close();
+    }
   });
 });
 
