@@ -163,6 +163,10 @@ export { JsonlHistorySink } from './history/JsonlHistorySink';
 export type { JsonlHistorySinkOptions, HistoryDurability } from './history/JsonlHistorySinkOptions';
 export { readHistory, loadHistory } from './history/loadHistory';
 export type { ReadHistoryOptions, LoadedHistory } from './history/loadHistory';
+export { RunLinesSink } from './history/RunLinesSink';
+export type { RunLineWriter } from './history/RunLinesSink';
+export { readRunFile } from './history/readRunFile';
+export type { RunFileFacts } from './history/readRunFile';
 export type {
   HistoryEntry,
   HistoryItem,
@@ -223,6 +227,8 @@ export { runTask } from './batch/runTask';
 export { safeFileName } from './batch/safeFileName';
 export { lockFolder, FolderLockedError, LOCK_FILE } from './batch/lockFolder';
 export type { FolderLock, FolderOwner } from './batch/lockFolder';
+export type { RunStore, StoreBatch, StoreBatchOptions, RunSink, StoredRun, StoredRunQuery } from './batch/RunStore';
+export type { BatchManifest } from './batch/batchManifest';
 export type { AgentTask, AgentSource, RunTaskOptions, TaskRun } from './batch/runTask';
 export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';
 export type { ApprovalWait, BatchApprovalRequest, CapWait } from './batch/ParkedRuns';

@@ -305,6 +305,26 @@ describe('the built package', () => {
     expect(JSON.parse(imported)).toEqual(names);
   });
 
+  it('serves agent-state-machine/postgres to import and require, sharing the main entry, which never loads pg', () => {
+    const names = ['PostgresStore', 'PostgresUnreachableError'];
+    const required = run(process.execPath, [
+      '-e',
+      "const p = require('agent-state-machine/postgres'); const m = require('agent-state-machine'); let same = false; try { new p.PostgresStore('mysql://x'); } catch (e) { same = e instanceof m.InvalidArgumentError; } console.log(JSON.stringify({ names: Object.keys(p).sort(), same }))",
+    ]);
+    expect(JSON.parse(required)).toEqual({ names, same: true });
+    const imported = run(process.execPath, [
+      '--input-type=module',
+      '-e',
+      "import * as p from 'agent-state-machine/postgres'; import * as m from 'agent-state-machine'; let same = false; try { new p.PostgresStore('mysql://x'); } catch (e) { same = e instanceof m.InvalidArgumentError; } console.log(JSON.stringify({ names: Object.keys(p).sort(), same }))",
+    ]);
+    expect(JSON.parse(imported)).toEqual({ names, same: true });
+    const alone = run(process.execPath, [
+      '-e',
+      "require('agent-state-machine'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/]pg[\\/]/.test(f))))",
+    ]);
+    expect(JSON.parse(alone)).toEqual([]);
+  });
+
   it('ships no files it does not use', () => {
     const packed = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'])) as {
       files: { path: string }[];

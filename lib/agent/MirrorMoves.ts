@@ -24,6 +24,7 @@ import type { RunRecording } from './RunRecording';
 import { budgetError, limitData } from './spentRecord';
 import type { StallCheck, StallWatch } from './StallWatch';
 import { LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
+import { commitFailure } from './commitFailure';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { UsageMeter } from './UsageMeter';
@@ -44,7 +45,7 @@ export interface MirrorMovesDeps {
   budget: Budget;
   clock: () => number;
   journal: ((entry: JournalEntry) => void) | undefined;
-  ledger: ((entry: JournalEntry) => void) | undefined;
+  ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
   logger: AgentLogger | undefined;
   recording: RunRecording | undefined;
   pricing: Pricing | undefined;
@@ -80,7 +81,7 @@ export class MirrorMoves {
   readonly #budget: Budget;
   readonly #clock: () => number;
   readonly #journal: ((entry: JournalEntry) => void) | undefined;
-  readonly #ledger: ((entry: JournalEntry) => void) | undefined;
+  readonly #ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
   readonly #logger: AgentLogger | undefined;
   readonly #recording: RunRecording | undefined;
   readonly #pricing: Pricing | undefined;
@@ -251,11 +252,23 @@ export class MirrorMoves {
     this.held = held;
     meter.charge(ONE_LLM_CALL, false);
     this.attempt += 1;
-    if (this.#ledger !== undefined)
-      this.#ledger(
-        reserveLine(this.turn, this.operation, this.attempt, this.#clock(), held, undefined, whyNoBound ?? NO_BOUND),
-      );
-    this.attemptStartedAt = meter.hasExternal || held !== NOTHING_RESERVED ? this.#clock() : meter.lastReading;
+    const commit = this.#ledger?.(
+      reserveLine(this.turn, this.operation, this.attempt, this.#clock(), held, undefined, whyNoBound ?? NO_BOUND),
+    );
+    // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
+    if (commit !== undefined && commit !== null) {
+      const unkept = await commitFailure(commit);
+      if (unkept !== undefined || !this.running) {
+        // The request never left: its hold goes back.
+        this.held = NOTHING_RESERVED;
+        meter.release(held.held, held.externalHold);
+        if (unkept === undefined) return mirrorEndedError(this.result, this.turn, this.machine.current);
+        const error = new OperationError("the ledger's reserve line", unkept);
+        return this.stop(State.Error, error.message, { operation: this.operation }, 'error', error);
+      }
+    }
+    this.attemptStartedAt =
+      meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? this.#clock() : meter.lastReading;
     return undefined;
   }
 

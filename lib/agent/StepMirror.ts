@@ -97,7 +97,7 @@ export class StepMirror {
   readonly #logger: AgentLogger | undefined;
   readonly #journal: ((entry: JournalEntry) => void) | undefined;
   /** Writes the ledger's lines (the journal's writer, or one of its own without the journal). */
-  readonly #ledger: ((entry: JournalEntry) => void) | undefined;
+  readonly #ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
   readonly #stall: StallWatch | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   #warnedUnknownCost = false;

@@ -40,8 +40,11 @@ export interface TurnSettings {
   logger: AgentLogger | undefined;
   /** Writes a journal entry (the adapter's `journal` option), or undefined when the journal is off. */
   journal: ((entry: JournalEntry) => void) | undefined;
-  /** Writes the money ledger's lines (on with `journal` or `ledger`), or undefined when it is off. */
-  ledger: ((entry: JournalEntry) => void) | undefined;
+  /**
+   * Writes the money ledger's lines (on with `journal` or `ledger`), or undefined when it is off.
+   * For a `reserve` line it returns the sink's commit when the sink gives one: awaited before the call.
+   */
+  ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
   /** The reservation a ledger line states when a call's worst case is unknown (`ledgerDefaultMaxCostUsd`). */
   ledgerDefaultMaxCostUsd: number | undefined;
   /** The fewest output tokens a strict cap lowers a request's max output tokens to (`minOutputTokens`). */

@@ -14,6 +14,7 @@ import { journalError, type LlmJournalEntry, type ReserveJournalEntry } from './
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 import { boundLLMCall, NOTHING_RESERVED, reserveLLMCall, type CallFlags, type Reservation } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
+import { commitFailure } from './commitFailure';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
 
@@ -75,11 +76,28 @@ export async function callLLM(
       if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };
       if (spent !== undefined) return { kind: 'budget', spent, failures };
     }
-    if (s.ledger !== undefined)
-      s.ledger(reserveLine(turn, operation, attempt, s.clock(), held, s.ledgerDefaultMaxCostUsd));
+    const commit =
+      s.ledger === undefined
+        ? undefined
+        : s.ledger(reserveLine(turn, operation, attempt, s.clock(), held, s.ledgerDefaultMaxCostUsd));
+    // Counted before any await, as the checks above need; a call whose reserve line is then not kept stays counted.
     meter.charge(ONE_LLM_CALL, false);
-    // The meter has just read the clock, unless an external budget or the bound was awaited since.
-    const startedAt = meter.hasExternal || held !== NOTHING_RESERVED ? s.clock() : meter.lastReading;
+    // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
+    if (commit !== undefined && commit !== null) {
+      const unkept = await commitFailure(commit);
+      if (unkept !== undefined) {
+        // The request never left: its hold goes back.
+        meter.release(held.held, held.externalHold);
+        return {
+          kind: 'failed',
+          error: new OperationError("the ledger's reserve line", unkept),
+          data: { operation, failures },
+        };
+      }
+    }
+    // The meter has just read the clock, unless an external budget, the bound or a commit was awaited since.
+    const startedAt =
+      meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? s.clock() : meter.lastReading;
     const settled = await scope.settle(invoke, attempt, held.maxOutputTokens);
     const endedAt = s.clock();
     // The attempt's journal line: what it carried, then its response or its error. Without

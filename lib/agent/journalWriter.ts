@@ -6,18 +6,18 @@ import { redactCredentials } from './redactCredentials';
 /**
  * The function a turn journals through: each entry is cleaned (credential-named fields
  * redacted, then the caller's `redact`) and handed to the machine's sink, in order with the
- * moves. Never throws: a `redact` that throws writes a placeholder without the entry's
+ * moves. A `reserve` line returns the sink's commit, when it gives one. Never throws: a `redact` that throws writes a placeholder without the entry's
  * content, and a failing sink is the machine's `sinkError`.
  */
-export function journalWriter(machine: StateMachine<string>, options: JournalOptions): (entry: JournalEntry) => void {
+export function journalWriter(
+  machine: StateMachine<string>,
+  options: JournalOptions,
+): (entry: JournalEntry) => PromiseLike<void> | undefined {
   const { redact } = options;
   return (entry) => {
     // The ledger's line holds no content (numbers and a model name): it is written as it is,
-    // so that no redact can lose the record of money.
-    if (entry.type === 'reserve') {
-      machine.journal(entry);
-      return;
-    }
+    // so that no redact can lose the record of money. Its commit (a store's) is the caller's to await.
+    if (entry.type === 'reserve') return machine.journalCommit(entry);
     let clean: JournalEntry | Record<string, unknown>;
     try {
       const redacted = redactCredentials(entry);
@@ -40,5 +40,6 @@ export function journalWriter(machine: StateMachine<string>, options: JournalOpt
             };
     }
     machine.journal(clean as JournalEntry);
+    return undefined;
   };
 }

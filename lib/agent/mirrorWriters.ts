@@ -17,7 +17,10 @@ export function mirrorWriters(
   ledger: boolean,
   stall: StallWatch | undefined,
   sink: unknown,
-): { journal: ((entry: JournalEntry) => void) | undefined; ledger: ((entry: JournalEntry) => void) | undefined } {
+): {
+  journal: ((entry: JournalEntry) => void) | undefined;
+  ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
+} {
   if ((journal !== undefined || ledger) && !machine.journals)
     throw new InvalidArgumentError(
       'sink',

@@ -1,3 +1,4 @@
+import type { RunStore } from './RunStore';
 import type { Logger } from 'winston';
 import type { Pricing } from '../agent/AgentLoop';
 import type { AgentLogger } from '../agent/AgentLogger';
@@ -57,6 +58,15 @@ export interface BatchOptions {
   retry?: RetryOptions;
   /** Write each run's full history, as it happens, to `<historyDir>/<task id made safe>.jsonl`. Created if missing. */
   historyDir?: string;
+  /**
+   * Keep each run's history in this store instead of files (`new PostgresStore(url)` from
+   * `agent-state-machine/postgres`), as batch `batchId`: the same lines, the same durability
+   * modes, each `reserve` line committed before its call (an agent's or a framework's). Not
+   * with `historyDir`, nor `resume` (yet). The journal and ledger are on by default, as with `historyDir`.
+   */
+  store?: RunStore;
+  /** The batch's id in `store` (default: its start time and a random suffix); its runs are found by it. */
+  batchId?: string;
   /**
    * When each run's history file is forced to the disk, as `JsonlHistorySink` takes it:
    * `'turn'` (its default: once per run, as a run is one turn), `'move'`, or `'none'` (no

@@ -56,6 +56,8 @@ export interface BatchReport {
   durationMs: number;
   /** Set when some tasks were never started: why. */
   stopped?: { reason: SkipReason; message: string };
+  /** With `store`: the id the batch's runs are kept under (`agent-sm runs --store URL --batch <id>`). */
+  batchId?: string;
 }
 
 /** Handed to `onProgress`. */

@@ -1,6 +1,8 @@
 import type { AgentWithStateMachine, AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
 import type { TurnResult } from '../agent/TurnResult';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
+import type { TransitionTable } from '../machine/TransitionTable';
+import type { RunSink } from './RunStore';
 
 /** Options of `runTask(task, options)`. */
 export interface RunTaskOptions {
@@ -19,6 +21,11 @@ export interface RunTaskOptions {
   /** Writes the run's history, as it happens, to this JSON Lines file, opened with `historyOptions`. */
   historyFile?: string;
   historyOptions?: JsonlHistorySinkOptions;
+  /**
+   * Opens the run's sink in a store instead of a file (`runBatch({ store })`), with the
+   * machine's table, once the run starts; a rejection ends the run as `error` before any call.
+   */
+  openSink?: (table: TransitionTable<string>) => Promise<RunSink>;
   /** Called with the run's adapter before its turn starts; may return a function called when the run has ended. A throw ends the run as `error`. */
   onRun?: (agent: AgentWithStateMachine) => (() => void) | void;
   /**

@@ -9,6 +9,8 @@ export const BATCH_OPTION_KEYS = Object.freeze({
   onPause: true,
   retry: true,
   historyDir: true,
+  store: true,
+  batchId: true,
   historyDurability: true,
   historyGroupCommit: true,
   overwriteHistory: true,

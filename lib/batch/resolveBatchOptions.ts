@@ -1,3 +1,4 @@
+import type { RunStore } from './RunStore';
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
@@ -31,6 +32,8 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     total,
     retry,
     historyDir,
+    store,
+    batchId,
     historyDurability,
     historyGroupCommit,
     overwriteHistory = false,
@@ -78,6 +81,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
   if (typeof overwriteHistory !== 'boolean')
     throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
   if (typeof resume !== 'boolean') throw new InvalidArgumentError('resume', 'true or false', resume);
+  assertStoreOptions(store, batchId, historyDir, resume);
   if (resume && historyDir === undefined)
     throw new InvalidArgumentError(
       'resume',
@@ -112,22 +116,24 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
   if (onRun !== undefined && typeof onRun !== 'function')
     throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
-  if (journalGiven !== undefined && journalGiven !== false && historyDir === undefined) {
+  // Where the runs' lines are kept: a folder or a store.
+  const kept = historyDir !== undefined || store !== undefined;
+  if (journalGiven !== undefined && journalGiven !== false && !kept) {
     throw new InvalidArgumentError(
       'journal',
       "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
       journalGiven,
     );
   }
-  if (ledgerGiven === true && historyDir === undefined)
+  if (ledgerGiven === true && !kept)
     throw new InvalidArgumentError(
       'ledger',
       "left out (or false) unless `historyDir` is set: the ledger is kept in each run's history file",
       ledgerGiven,
     );
   // Durable by default: with a folder, a killed batch can be resumed without paying again for answered calls.
-  const journal = journalGiven ?? (historyDir === undefined ? undefined : true);
-  const ledger = ledgerGiven ?? (historyDir === undefined ? undefined : true);
+  const journal = journalGiven ?? (kept ? true : undefined);
+  const ledger = ledgerGiven ?? (kept ? true : undefined);
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
@@ -150,10 +156,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     ...(compact === undefined ? {} : { compact }),
   };
   // The probe has the sink every run has, so that the journal's need of one is checked too.
-  new AgentWithStateMachine(
-    PROBE_AGENT,
-    historyDir === undefined ? adapterOptions : { ...adapterOptions, sink: PROBE_SINK },
-  );
+  new AgentWithStateMachine(PROBE_AGENT, kept ? { ...adapterOptions, sink: PROBE_SINK } : adapterOptions);
   // What a framework task's mirror takes of them: the rest were refused above when given.
   const mirrorOptions = {
     clock,
@@ -207,4 +210,25 @@ function splitTotal(
   if (onPause !== undefined && whenSpent !== 'pause')
     throw new InvalidArgumentError('onPause', "left out unless `total.whenSpent` is 'pause'", onPause);
   return { caps, whenSpent };
+}
+
+/** A store takes the place of `historyDir`; what it cannot do yet is refused by name. */
+function assertStoreOptions(store: unknown, batchId: unknown, historyDir: unknown, resume: boolean): void {
+  if (batchId !== undefined && (typeof batchId !== 'string' || batchId === ''))
+    throw new InvalidArgumentError('batchId', 'a non-empty string', batchId);
+  if (store === undefined) {
+    if (batchId !== undefined) throw new InvalidArgumentError('batchId', 'left out unless `store` is given', batchId);
+    return;
+  }
+  const s = store as Partial<RunStore> | null;
+  if (typeof s !== 'object' || s === null || typeof s.openBatch !== 'function')
+    throw new InvalidArgumentError('store', 'a RunStore (such as new PostgresStore(url))', store);
+  if (historyDir !== undefined)
+    throw new InvalidArgumentError(
+      'historyDir',
+      'left out when `store` is given: the runs are kept in the store, not in files',
+      historyDir,
+    );
+  if (resume)
+    throw new InvalidArgumentError('resume', 'false with `store`: a batch is not resumed from a store yet', resume);
 }

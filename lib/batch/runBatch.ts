@@ -9,7 +9,6 @@ import { Budget } from '../agent/Budget';
 import { Deadline } from '../agent/Deadline';
 import { UsageMeter } from '../agent/UsageMeter';
 import { addUsage, emptyUsage } from '../agent/UsageTotals';
-import { HistoryFileError } from '../history/HistoryFileError';
 import { messageOf } from '../internal/messageOf';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -19,9 +18,12 @@ import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import { readResumeJournal } from './readResumeJournal';
 import { BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
-import { lockFolder, type FolderLock } from './lockFolder';
+import type { FolderLock } from './lockFolder';
+import { openBatchFolder } from './openBatchFolder';
 import { resumeState, taskState } from './resumeState';
 import { EndedRunCache } from './EndedRunCache';
+import { finishedRunReport } from './finishedRunReport';
+import { openStoreBatch, type OpenStoreBatch } from './openStoreBatch';
 import { salvageMessage } from './salvageMessage';
 import type { ResumeFrom } from '../agent/RunRecording';
 import { uniqueFileNames } from './safeFileName';
@@ -75,6 +77,8 @@ export async function runBatch(
     perRun,
     total,
     historyDir,
+    store,
+    batchId,
     historyDurability,
     historyGroupCommit,
     overwriteHistory = false,
@@ -114,22 +118,17 @@ export async function runBatch(
     limits: { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) },
     concurrency,
   };
-  let lock: FolderLock | undefined;
-  if (historyDir !== undefined) {
-    try {
-      fs.mkdirSync(historyDir, { recursive: true });
-    } catch (error) {
-      throw new HistoryFileError(
-        'open_failed',
-        historyDir,
-        `cannot create the history directory: ${messageOf(error)}`,
-        { cause: error },
-      );
-    }
-    // Before anything is written: two batches never write into one folder.
-    lock = lockFolder(historyDir, `runBatch in ${process.argv[1] ?? 'node'}`);
-  }
+  const lock: FolderLock | undefined = historyDir === undefined ? undefined : openBatchFolder(historyDir);
+  // A store's batch is opened (locked, checked, its manifest kept) before any run, like a folder.
+  let inStore: OpenStoreBatch | undefined;
   try {
+    if (store !== undefined)
+      inStore = await openStoreBatch(store, batchId, overwriteHistory, {
+        startedAt: clock(),
+        concurrency,
+        limits: batchInfo.limits,
+        tasks: list.map((t) => ({ id: t.id, file: t.id })),
+      });
     if (historyDir !== undefined && !overwriteHistory && !resume)
       assertNoClash(
         historyDir,
@@ -170,20 +169,8 @@ export async function runBatch(
       // Spent before, by ended and cut-off runs alike: the shared budget starts from it.
       if (state.kind !== 'not_started') pool.charge(state.usage);
       if (state.kind === 'finished') {
-        const { outcome, usage, transitions, file, reason, durationMs } = state;
-        runs[index] = {
-          id: list[index]!.id,
-          outcome,
-          usage,
-          durationMs,
-          transitions,
-          historyFile: file,
-          resumed: 'finished',
-          ...(state.salvaged === undefined ? {} : { salvaged: state.salvaged }),
-          // The failure its file records, in the words of the run's error when it ran (its class is not recorded).
-          ...(reason === undefined ? {} : { error: new Error(reason) }),
-        };
-        outcomes[outcome] += 1;
+        runs[index] = finishedRunReport(list[index]!.id, state);
+        outcomes[state.outcome] += 1;
         done += 1;
       }
     }
@@ -323,6 +310,16 @@ export async function runBatch(
                 ...sinkModes,
               },
             }),
+        ...(inStore === undefined
+          ? {}
+          : {
+              openSink: inStore.sinkFor(task.id, {
+                runId: task.id,
+                metadata: { taskId: task.id, index, batch: batchInfo },
+                startedAt: clock(),
+                ...sinkModes,
+              }),
+            }),
         ...(onRun === undefined
           ? {}
           : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
@@ -439,12 +436,17 @@ export async function runBatch(
       concurrency,
       ...(raises === undefined ? {} : { raises: raises.list }),
       durationMs: Math.max(0, clock() - startedAt) || 0,
+      ...(inStore === undefined ? {} : { batchId: inStore.batch.batchId }),
       ...(stopped === undefined || outcomes.skipped === 0
         ? {}
         : { stopped: { reason: stopped.reason, message: stopped.message } }),
     };
   } finally {
     lock?.release();
+    // The lock is freed whatever the batch did; a failure to free it is told, never thrown over the report.
+    await inStore?.batch
+      .close()
+      .catch((error: unknown) => log?.error(`cannot free the batch lock in ${store!.name}: ${messageOf(error)}`));
   }
 }
 

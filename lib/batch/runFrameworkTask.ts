@@ -7,7 +7,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { ResumeInfo } from '../agent/RunRecording';
 import type { TurnResult } from '../agent/TurnResult';
 import { emptyUsage } from '../agent/UsageTotals';
-import type { JsonlHistorySink } from '../history/JsonlHistorySink';
+import type { RunSink } from './RunStore';
 import { openRunSink } from './openRunSink';
 import { messageOf } from '../internal/messageOf';
 import type { HistorySink } from '../machine/StateMachine';
@@ -39,23 +39,23 @@ export interface FrameworkTask {
  * the mirror ends it when `run` settles (resolved: its end; rejected: Error, or cancelled).
  */
 export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOptions = {}): Promise<TaskRun> {
-  const { name = 'task', adapter = {}, signal, historyFile, historyOptions, onProblem } = options;
+  const { name = 'task', adapter = {}, signal, historyFile, historyOptions, openSink, onProblem } = options;
   const clock = adapter.clock ?? Date.now;
   const started = clock();
-  let sink: JsonlHistorySink | undefined;
+  let sink: RunSink | undefined;
   let historyError: Error | undefined;
   let mirror: StepMirror | undefined;
   let result: TurnResult | undefined;
   let failure: Error | undefined;
   try {
     const forward: HistorySink | undefined =
-      historyFile === undefined
+      historyFile === undefined && openSink === undefined
         ? undefined
         : {
             write: (record) => sink?.write(record),
-            rejected: (error) => sink?.rejected(error),
-            reset: (info) => sink?.reset(info),
-            journal: (entry) => sink?.journal(entry),
+            rejected: (error) => sink?.rejected?.(error),
+            reset: (info) => sink?.reset?.(info),
+            journal: (entry) => sink?.journal?.(entry),
           };
     assertKnownOptions(adapter, AGENT_OPTION_KEYS, `framework task \`${task.id}\``, MIRROR_CANNOT);
     for (const [key, why] of Object.entries(MIRROR_CANNOT)) {
@@ -69,7 +69,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
     if (forward !== undefined && adapter.sink !== undefined)
       throw new InvalidArgumentError(
         'adapter.sink',
-        'left out when `historyFile` is given (the run writes its file)',
+        'left out when `historyFile` or a store is given (the run writes its history)',
         adapter.sink,
       );
     const mirrorOptions: StepMirrorOptions = {
@@ -89,8 +89,11 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       ...(signal === undefined ? {} : { signal }),
     };
     mirror = new StepMirror(mirrorOptions);
-    if (historyFile !== undefined) {
-      sink = openRunSink(historyFile, historyOptions, mirror.machine.table);
+    if (historyFile !== undefined || openSink !== undefined) {
+      sink =
+        historyFile === undefined
+          ? await openSink!(mirror.machine.table)
+          : openRunSink(historyFile, historyOptions, mirror.machine.table);
       mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
     }
     mirror.runStart(task.input ?? '');
@@ -104,7 +107,9 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
     failure = new OperationError(`${name}.run`, error);
   }
   try {
-    sink?.close();
+    const closed = sink?.close();
+    // A store's sink commits what waits; a file's closes at once.
+    if (closed !== undefined) await closed;
   } catch (error) {
     historyError ??= asError(error);
   }

@@ -3,7 +3,7 @@ import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { Deadline } from '../agent/Deadline';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
 import { emptyUsage } from '../agent/UsageTotals';
-import type { JsonlHistorySink } from '../history/JsonlHistorySink';
+import type { RunSink } from './RunStore';
 import { openRunSink } from './openRunSink';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -47,12 +47,13 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
     factorySignal = signal,
     historyFile,
     historyOptions,
+    openSink,
     onRun,
     onProblem,
   } = options;
   const clock = adapterOptions.clock ?? Date.now;
   const started = clock();
-  let sink: JsonlHistorySink | undefined;
+  let sink: RunSink | undefined;
   let adapter: AgentWithStateMachine | undefined;
   let historyError: Error | undefined;
   let runEnded: (() => void) | void = undefined;
@@ -72,18 +73,18 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
     // The file is opened once the adapter has accepted the agent, so only runs that really
     // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
     const forward: HistorySink | undefined =
-      historyFile === undefined
+      historyFile === undefined && openSink === undefined
         ? undefined
         : {
             write: (record) => sink?.write(record),
-            rejected: (error) => sink?.rejected(error),
-            reset: (info) => sink?.reset(info),
-            journal: (entry) => sink?.journal(entry),
+            rejected: (error) => sink?.rejected?.(error),
+            reset: (info) => sink?.reset?.(info),
+            journal: (entry) => sink?.journal?.(entry),
           };
     if (forward !== undefined && adapterOptions.sink !== undefined)
       throw new InvalidArgumentError(
         'adapter.sink',
-        'left out when `historyFile` is given (the run writes its file)',
+        'left out when `historyFile` or a store is given (the run writes its history)',
         adapterOptions.sink,
       );
     adapter = new AgentWithStateMachine(
@@ -92,8 +93,11 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
       // and then added to in a slow form, which costs the adapter's constructor microseconds.
       forward === undefined ? adapterOptions : Object.assign({}, adapterOptions, { sink: forward }),
     );
-    if (historyFile !== undefined) {
-      sink = openRunSink(historyFile, historyOptions, adapter.machine.table);
+    if (historyFile !== undefined || openSink !== undefined) {
+      sink =
+        historyFile === undefined
+          ? await openSink!(adapter.machine.table)
+          : openRunSink(historyFile, historyOptions, adapter.machine.table);
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
     }
     runEnded = onRun?.(adapter);
@@ -137,7 +141,9 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
     onProblem?.(`onRun's end function threw for run ${task.id}: ${messageOf(error)}`);
   }
   try {
-    sink?.close();
+    const closed = sink?.close();
+    // A store's sink commits what waits; a file's closes at once.
+    if (closed !== undefined) await closed;
   } catch (error) {
     historyError ??= asError(error, 'history sink');
   }

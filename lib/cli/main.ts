@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { formatSummary } from '../history/formatSummary';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import type { HistoryEntry, JournalLineRead } from '../history/HistoryEntry';
@@ -30,6 +30,9 @@ import { parseStallSpecs } from '../replay/parseStallSpecs';
 import { scanStalls } from '../replay/scanStalls';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
+import type { RunStore } from '../batch/RunStore';
+import { addStoreCommands, runSource } from './storeCommands';
+import { budgetLimit, positiveInteger } from './cliArguments';
 
 /** Where the CLI writes; tests pass their own to capture it. */
 export interface CliIO {
@@ -68,6 +71,7 @@ export const EXIT = { ok: 0, problems: 1, error: 2 } as const;
  */
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   let code: number = EXIT.ok;
+  const opened: RunStore[] = [];
   const warn = (w: HistoryWarning): void => io.stderr(`agent-sm: warning: ${escapeControl(w.message)}\n`);
   /** Reads `file` (`-`: standard input) into `take`, entry by entry; returns how many lines it had. */
   const read = async (
@@ -114,6 +118,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "history file (.jsonl) written by JsonlHistorySink; - reads standard input; a batch's history folder lists its runs, failures first, and its totals",
     )
     .argument('[runId]', 'a run of the folder: inspect its history file')
+    .option('--store <url>', "read the run from a store (postgres://…): <path> is then the run's batch id")
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
     .option('--exit-code', 'exit 1 when the run (of a folder: any run) failed or is incomplete, for scripts')
@@ -125,9 +130,11 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       async (
         target: string,
         runId: string | undefined,
-        opts: ReadingOptions & { json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
+        opts: ReadingOptions & { store?: string; json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
       ) => {
-        if (runId === undefined && target !== '-' && isFolder(target)) {
+        if (opts.store !== undefined && opts.follow === true)
+          throw new UsageError('--follow follows a file; a run in a store is read as it is now');
+        if (opts.store === undefined && runId === undefined && target !== '-' && isFolder(target)) {
           if (opts.follow === true)
             throw new UsageError(
               '--follow follows one run: name it (inspect --follow <folder> <runId>), or use watch <folder>',
@@ -135,7 +142,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
           code = await inspectFolder(target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson);
           return;
         }
-        const file = await runInFolder(target, runId, 'inspect');
+        const { file, input } = await runSource(target, runId, opts.store, 'inspect', { opened });
         const summarizer = new HistorySummarizer({ lastMoves: opts.last });
         const warnings: HistoryWarning[] = [];
         const follow = opts.follow === true;
@@ -143,6 +150,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
           throw new UsageError('--follow prints moves as text; it cannot be combined with --json');
         let take = (entry: HistoryEntry): void => summarizer.add(entry);
         const readOptions: Parameters<typeof read>[1] = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
+        if (input !== undefined) readOptions.input = input;
         if (follow) {
           io.stdout(`${MOVE_LINE_HEADER}\n`);
           // The run has ended when its last move ended a turn (a terminal state): a file is followed until then.
@@ -346,6 +354,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "history file (.jsonl) written with journal: true; - reads standard input; or a batch's history folder, with a run id",
     )
     .argument('[runId]', 'the run of the folder to show')
+    .option('--store <url>', "read the run from a store (postgres://…): <path> is then the run's batch id")
     .option('--turn <n>', 'only this turn', positiveInteger)
     .option(
       '--seq <n>',
@@ -357,9 +366,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       async (
         target: string,
         runId: string | undefined,
-        opts: ReadingOptions & { turn?: number; seq?: number; full?: boolean },
+        opts: ReadingOptions & { store?: string; turn?: number; seq?: number; full?: boolean },
       ) => {
-        const file = await runInFolder(target, runId, 'show');
+        const { file, input } = await runSource(target, runId, opts.store, 'show', { opened });
         const conversation = new ConversationFormatter({
           ...(opts.turn === undefined ? {} : { turn: opts.turn }),
           ...(opts.seq === undefined ? {} : { seq: opts.seq }),
@@ -370,7 +379,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         };
         // Printed as it is read, nothing kept: a file of any size shows in flat memory. The
         // moves' data is never looked at, so it is not parsed.
-        await read(file, { ...opts, withData: false }, (entry) => print(conversation.add(entry)));
+        await read(file, { ...opts, withData: false, ...(input === undefined ? {} : { input }) }, (entry) =>
+          print(conversation.add(entry)),
+        );
         print(conversation.end());
       },
     );
@@ -417,6 +428,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
 
   // Every command that reads a history file takes the same two reading options.
   for (const command of program.commands) addReadingOptions(command);
+  addStoreCommands(program, { stdout: io.stdout, opened, json: safeJson });
   // It reads no history file: added after them.
   addRaiseCommand(program, io);
 
@@ -427,6 +439,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.error;
     io.stderr(`agent-sm: error: ${escapeControl(oneLine(messageOf(error)))}\n`);
     return EXIT.error;
+  } finally {
+    // A store's connections would keep the process alive.
+    await Promise.all(opened.map((store) => store.close().catch(() => undefined)));
   }
 }
 
@@ -477,21 +492,3 @@ function loadOptions(opts: ReadingOptions): { salvage: boolean; maxLineBytes?: n
 
 /** A wrong combination of options, reported like commander's own usage errors. */
 class UsageError extends Error {}
-
-/** `maxCostUsd=0.10` into the limits given so far (the option repeats). */
-function budgetLimit(value: string, previous: Record<string, number>): Record<string, number> {
-  const match = /^([A-Za-z]+)=(.+)$/.exec(value);
-  const n = Number(match?.[2]);
-  if (match === null || !Number.isFinite(n) || n < 0)
-    throw new CommanderArgumentError(
-      `expected limit=value with a non-negative number (e.g. maxCostUsd=0.10), got ${JSON.stringify(value)}`,
-    );
-  return { ...previous, [match[1]!]: n };
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
-    throw new CommanderArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
-  return n;
-}

@@ -15,8 +15,11 @@ export interface HistorySink<S extends string = StateName> {
   /**
    * A journal line to keep beside the moves: an adapter's record of an LLM attempt or a tool
    * call (`AgentWithStateMachine`'s `journal` option), handed over by `machine.journal()`.
+   * A sink whose writes complete later (a database) returns the line's commit: for the money
+   * ledger's `reserve` line the adapter awaits it before the call starts, and does not make
+   * the call when it rejects. A file sink keeps the line before it returns, and returns nothing.
    */
-  journal?(entry: JournalLine): void;
+  journal?(entry: JournalLine): void | PromiseLike<void>;
 }
 
 /** What a sink's `journal` receives: a JSON object marked by its `type` (`llm`, `tool`). */

@@ -183,6 +183,28 @@ export class StateMachine<S extends string = StateName> {
     return true;
   }
 
+  /**
+   * `journal`, for a line the caller must not go past until it is kept (the money ledger's
+   * `reserve`): returns the sink's commit when the sink gives one (a promise), else undefined
+   * (the line was kept when the sink returned). A failure is reported as by `journal`; the
+   * commit then rejects too, so the caller can stop.
+   */
+  journalCommit(entry: JournalLine): PromiseLike<void> | undefined {
+    const sink = this.#sink;
+    if (sink?.journal === undefined) return undefined;
+    let returned: unknown;
+    try {
+      returned = sink.journal(entry);
+    } catch (error) {
+      this.#reportSinkError(error);
+      return undefined;
+    }
+    if (!isThenable(returned)) return undefined;
+    const commit = returned as PromiseLike<void>;
+    this.#watchSink(commit);
+    return commit;
+  }
+
   /** Whether the sink keeps journal lines (has a `journal` method). */
   get journals(): boolean {
     return this.#sink?.journal !== undefined;

@@ -29,6 +29,32 @@ export function buildCli(): void {
   }
 }
 
+/**
+ * Builds entries of the library into dist/ (`{ 'postgres/index': 'lib/integrations/postgres/index.ts' }`),
+ * JavaScript only (no types), as tsup.config.ts's library entry does: for the executable's own
+ * loading of a subpath (`agent-sm --store` loads `agent-state-machine/postgres`, which loads the main entry).
+ */
+export function buildLibrary(entries: Record<string, string>): void {
+  const out = path.join(ROOT, 'dist', `.lib-build-${process.pid}`);
+  const script = [
+    "const { build } = require('tsup');",
+    "const lib = require('./tsup.config.ts').default.find((c) => c.entry && c.entry.index !== undefined);",
+    `build({ ...lib, entry: ${JSON.stringify(entries)}, dts: false, splitting: false, clean: false, config: false, outDir: ${JSON.stringify(out)}, silent: true })`,
+    '  .catch((e) => { console.error(e); process.exit(1); });',
+  ].join('\n');
+  try {
+    execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const name of Object.keys(entries))
+      for (const ext of ['.cjs', '.mjs']) {
+        const target = path.join(ROOT, 'dist', `${name}${ext}`);
+        fs.mkdirSync(path.dirname(target), { recursive: true });
+        fs.renameSync(path.join(out, `${name}${ext}`), target);
+      }
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+}
+
 /** A running `agent-sm`: what it wrote so far, and ways to wait for more or for its end. */
 export interface RunningCli {
   readonly child: ChildProcessWithoutNullStreams;

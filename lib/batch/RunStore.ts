@@ -1,0 +1,87 @@
+import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
+import type { HistorySink } from '../machine/HistorySink';
+import type { TransitionTable } from '../machine/TransitionTable';
+import type { BatchManifest } from './batchManifest';
+
+/**
+ * Where a batch keeps its runs' records instead of files (`runBatch({ store })`): a database
+ * that many workers write and any machine reads. A run's lines are kept as a history file's
+ * lines (the same JSON), so every reader takes them. `PostgresStore`
+ * (`agent-state-machine/postgres`) is one.
+ */
+export interface RunStore {
+  /** The store in messages: where it is, without a password (`postgres://host:port/db`). */
+  readonly name: string;
+  /** Creates what the store needs (tables), when missing. Idempotent. */
+  migrate(): Promise<void>;
+  /**
+   * Opens batch `batchId` for writing: takes its lock (one writer of a batch at a time, freed
+   * when its process dies), refuses runs it already holds unless `overwrite`, and records the
+   * manifest before any run starts.
+   */
+  openBatch(options: StoreBatchOptions): Promise<StoreBatch>;
+  /** The lines of a run, each ending in a newline, as a stream a history reader takes (`input`). */
+  readRun(batchId: string, runId: string): AsyncIterable<Uint8Array>;
+  /** One row a run, newest first, as `agent-sm runs` lists them. */
+  listRuns(query?: StoredRunQuery): Promise<StoredRun[]>;
+  /** Ends the store's connections. */
+  close(): Promise<void>;
+}
+
+/** What `RunStore.openBatch` takes. */
+export interface StoreBatchOptions {
+  batchId: string;
+  /** Who writes the batch, named in the error another writer gets. */
+  owner: string;
+  /** Set aside the runs of the same ids already there (they stay readable), instead of refusing them. */
+  overwrite: boolean;
+  manifest: Omit<BatchManifest, 'type' | 'version'>;
+}
+
+/** A batch open for writing in a store. */
+export interface StoreBatch {
+  readonly batchId: string;
+  /**
+   * Opens run `runId` of the batch and commits its meta line (the table given, the machine's).
+   * Rejects when the store cannot be reached, naming where and how long it waited.
+   */
+  openRun(runId: string, options: JsonlHistorySinkOptions, table: TransitionTable<string>): Promise<RunSink>;
+  /** Frees the batch's lock. */
+  close(): Promise<void>;
+}
+
+/** A run's sink in a store, or a file's: it says where the run is kept and is closed when the run ends. */
+export interface RunSink extends HistorySink<string> {
+  /** The history file, or the run as the store names it. */
+  readonly path: string;
+  close(): void | Promise<void>;
+}
+
+/** Which runs `RunStore.listRuns` lists; every field narrows. */
+export interface StoredRunQuery {
+  batchId?: string;
+  /** The run's outcome as `RunFacts` says it (`end_of_turn`, `error`, …), or `incomplete` for a run that never ended. */
+  outcome?: string;
+  /** Runs started at or after this time, epoch milliseconds. */
+  since?: number;
+  /** At most this many rows (default 1000). */
+  limit?: number;
+}
+
+/** One run, as a store keeps its facts for questions across runs. */
+export interface StoredRun {
+  batchId: string;
+  runId: string;
+  /** When the run started, epoch milliseconds. */
+  startedAt: number;
+  /** Its outcome (`RunFacts.outcome`), or `incomplete` while it runs or after its process died. */
+  outcome: string;
+  /** Why it failed, when it did. */
+  reason: string | undefined;
+  /** What it spent, by the ledger's rule; 0 until it ends. */
+  costUsd: number;
+  /** Its LLM calls; 0 until it ends. */
+  calls: number;
+  /** From its start to its last move, milliseconds; 0 until it ends. */
+  durationMs: number;
+}

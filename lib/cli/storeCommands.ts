@@ -1,0 +1,124 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError as CommanderArgumentError } from 'commander';
+import type { RunStore, StoredRun, StoredRunQuery } from '../batch/RunStore';
+import { formatDuration } from '../internal/formatDuration';
+import { formatUsd } from '../internal/formatUsd';
+import { escapeControl } from '../internal/escapeControl';
+import { openStore } from './openStore';
+import { runInFolder } from './runInFolder';
+import { positiveInteger } from './cliArguments';
+
+/** What the store commands write to, and where they keep the stores to close at the end. */
+export interface StoreCommandIO {
+  stdout(text: string): void;
+  /** Stores opened by a command, closed once it has run (their connections would keep the process alive). */
+  opened: RunStore[];
+  json(value: unknown): string;
+}
+
+/** Opens the store of `--store URL` and keeps it to be closed when the command is done. */
+export async function storeFor(url: string, io: Pick<StoreCommandIO, 'opened'>): Promise<RunStore> {
+  const store = await openStore(url);
+  io.opened.push(store);
+  return store;
+}
+
+/**
+ * The run a reading command names: a history file (`<path>`, or a run of a batch's folder), or
+ * with `--store URL` run `runId` of batch `target` in the store, read from it (`input`).
+ */
+export async function runSource(
+  target: string,
+  runId: string | undefined,
+  storeUrl: string | undefined,
+  command: string,
+  io: Pick<StoreCommandIO, 'opened'>,
+): Promise<{ file: string; input?: AsyncIterable<Uint8Array> }> {
+  if (storeUrl === undefined) return { file: await runInFolder(target, runId, command) };
+  if (runId === undefined) throw new Error(`--store reads one run: ${command} --store <url> <batchId> <runId>`);
+  const store = await storeFor(storeUrl, io);
+  return { file: `${store.name} run ${runId} of batch ${target}`, input: store.readRun(target, runId) };
+}
+
+/**
+ * `agent-sm store migrate URL` (creates the tables) and `agent-sm runs --store URL` (one row a
+ * run, across batches: outcome, reason, cost, calls, duration).
+ */
+export function addStoreCommands(program: Command, io: StoreCommandIO): void {
+  const store = program.command('store').description('Manage a store of runs (PostgreSQL).');
+  store
+    .command('migrate')
+    .description("Create the store's tables when missing (they are also created on first use). Idempotent.")
+    .argument('<url>', 'postgres://user@host:port/database')
+    .action(async (url: string) => {
+      const opened = await storeFor(url, io);
+      await opened.migrate();
+      io.stdout(`${opened.name}: tables ready\n`);
+    });
+  program
+    .command('runs')
+    .description('List the runs a store keeps, newest first: outcome, cost, calls, duration and why a run failed.')
+    .requiredOption('--store <url>', 'the store: postgres://user@host:port/database')
+    .option('--batch <id>', "only this batch's runs")
+    .option('--outcome <outcome>', 'only runs that ended so (end_of_turn, error, budget_exceeded, …, incomplete)')
+    .option('--since <when>', 'only runs started since: a duration back from now (30m, 12h, 1d) or a date', since)
+    .option('--limit <n>', 'at most this many rows (default 1000)', positiveInteger)
+    .option('--json', 'print the rows as JSON')
+    .action(
+      async (opts: {
+        store: string;
+        batch?: string;
+        outcome?: string;
+        since?: number;
+        limit?: number;
+        json?: boolean;
+      }) => {
+        const opened = await storeFor(opts.store, io);
+        const query: StoredRunQuery = {};
+        if (opts.batch !== undefined) query.batchId = opts.batch;
+        if (opts.outcome !== undefined) query.outcome = opts.outcome;
+        if (opts.since !== undefined) query.since = opts.since;
+        if (opts.limit !== undefined) query.limit = opts.limit;
+        const runs = await opened.listRuns(query);
+        io.stdout(opts.json === true ? `${io.json(runs)}\n` : formatStoredRuns(runs, opened.name));
+      },
+    );
+}
+
+/** The rows of `agent-sm runs`, with a total line. */
+export function formatStoredRuns(runs: readonly StoredRun[], where: string): string {
+  if (runs.length === 0) return `No runs in ${where} match.\n`;
+  const rows = runs.map((r) => [
+    escapeControl(r.batchId),
+    escapeControl(r.runId),
+    r.outcome,
+    formatUsd(r.costUsd),
+    String(r.calls),
+    formatDuration(r.durationMs),
+    new Date(r.startedAt).toISOString(),
+    escapeControl(r.reason ?? ''),
+  ]);
+  const header = ['BATCH', 'RUN', 'OUTCOME', 'COST', 'CALLS', 'DURATION', 'STARTED', 'REASON'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  const cost = runs.reduce((sum, r) => sum + r.costUsd, 0);
+  const calls = runs.reduce((sum, r) => sum + r.calls, 0);
+  return `${[line(header), ...rows.map(line)].join('\n')}\n${runs.length} ${runs.length === 1 ? 'run' : 'runs'}, ${formatUsd(cost)}, ${calls} ${calls === 1 ? 'call' : 'calls'}\n`;
+}
+
+/** `--since`: `30m`, `12h`, `1d`, `45s` back from now, or a date `Date` reads. */
+function since(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(value);
+  if (match !== null) {
+    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+    return Date.now() - Number(match[1]) * unit;
+  }
+  const at = Date.parse(value);
+  if (Number.isNaN(at))
+    throw new CommanderArgumentError(`expected a duration (30m, 12h, 1d) or a date, got ${JSON.stringify(value)}`);
+  return at;
+}

@@ -1,0 +1,372 @@
+import { Client, Pool, type PoolClient } from 'pg';
+import {
+  HistoryFileError,
+  InvalidArgumentError,
+  RunLinesSink,
+  readRunFile,
+  type JsonlHistorySinkOptions,
+  type RunLineWriter,
+  type RunSink,
+  type RunStore,
+  type StoreBatch,
+  type StoreBatchOptions,
+  type StoredRun,
+  type StoredRunQuery,
+  type TransitionTable,
+} from 'agent-state-machine';
+import { PostgresUnreachableError } from './PostgresUnreachableError';
+import { quoteIdent, schemaStatements } from './postgresSchema';
+
+/** Options of `new PostgresStore(url, options)`. */
+export interface PostgresStoreOptions {
+  /**
+   * The schema its tables live in (created if missing). Default: the connection's current
+   * schema (the first of its search_path that exists, which a URL can set with
+   * `?options=-c%20search_path%3Dname`), else `public`.
+   */
+  schema?: string;
+  /** How long connecting may take, milliseconds (also the wait for a free connection). Default 5000. */
+  connectTimeoutMs?: number;
+  /** How long one statement may take, milliseconds, on the server and on the wire. Default 10000. */
+  statementTimeoutMs?: number;
+  /** The most connections it opens at once (a batch's lock takes one more). Default 10. */
+  maxConnections?: number;
+}
+
+/** Lines read from the database at once. */
+const PAGE_LINES = 1000;
+
+/**
+ * A `RunStore` on PostgreSQL: `runBatch({ store: new PostgresStore(url) })` keeps each run's
+ * history as rows that hold its lines' JSON (so `loadHistory`, the summaries and the CLI read
+ * them as they read files), one row a run with its outcome, cost, calls and duration for
+ * questions across runs (`agent-sm runs --store URL`), and one row a batch with its manifest.
+ * Its tables are created on first use, or by `agent-sm store migrate URL`.
+ *
+ * Fail closed: every statement is bounded (`statementTimeoutMs`, `connectTimeoutMs`); a server
+ * that does not answer fails the operation with `PostgresUnreachableError`, naming `host:port`
+ * and how long it waited, and a run whose `reserve` line is not committed makes no call.
+ */
+export class PostgresStore implements RunStore {
+  /** `postgres://host:port/database`, without user or password. */
+  readonly name: string;
+  /** `host:port`, as errors name it. */
+  readonly address: string;
+  #schema: string | undefined;
+  readonly #url: string;
+  readonly #pool: Pool;
+  readonly #connectTimeoutMs: number;
+  readonly #statementTimeoutMs: number;
+  #migrated: Promise<void> | undefined;
+
+  constructor(url: string, options: PostgresStoreOptions = {}) {
+    if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))
+      throw new InvalidArgumentError('url', 'a PostgreSQL URL, postgres://user@host:port/database', url);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new InvalidArgumentError('url', 'a PostgreSQL URL, postgres://user@host:port/database', url);
+    }
+    const { schema, connectTimeoutMs = 5000, statementTimeoutMs = 10_000, maxConnections = 10 } = options;
+    if (schema !== undefined && (typeof schema !== 'string' || schema === ''))
+      throw new InvalidArgumentError('schema', 'a schema name', schema);
+    for (const [key, value] of Object.entries({ connectTimeoutMs, statementTimeoutMs, maxConnections }))
+      if (!(Number.isSafeInteger(value) && value > 0))
+        throw new InvalidArgumentError(key, 'a positive whole number', value);
+    this.address = `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}`;
+    this.name = `postgres://${this.address}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+    this.#schema = schema;
+    this.#url = url;
+    this.#connectTimeoutMs = connectTimeoutMs;
+    this.#statementTimeoutMs = statementTimeoutMs;
+    this.#pool = new Pool({ ...this.#connection(), max: maxConnections });
+    // An idle connection the server drops must not crash the process; the next query reports it.
+    this.#pool.on('error', ignore);
+  }
+
+  /** The schema its tables live in (the connection's current one is known once `migrate` has run). */
+  get schema(): string {
+    return this.#schema ?? 'public';
+  }
+
+  /** Creates the schema and tables when missing; idempotent, and safe from many processes at once. */
+  migrate(): Promise<void> {
+    return (this.#migrated ??= this.#run('creating its tables', async (client) => {
+      await client.query('BEGIN');
+      try {
+        // Two processes creating the same table at once would collide: one at a time.
+        if (this.#schema === undefined) {
+          const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+          this.#schema = rows[0]?.schema ?? 'public';
+        }
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agent_sm_migrate:${this.#schema}`]);
+        for (const statement of schemaStatements(this.#schema)) await client.query(statement);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    }).catch((error: unknown) => {
+      this.#migrated = undefined;
+      throw error;
+    }));
+  }
+
+  async openBatch(options: StoreBatchOptions): Promise<StoreBatch> {
+    const { batchId, owner, overwrite, manifest } = options;
+    if (typeof batchId !== 'string' || batchId === '')
+      throw new InvalidArgumentError('batchId', 'a non-empty string', batchId);
+    await this.migrate();
+    const t = this.#tables();
+    // The lock is a session's advisory lock, on a connection of its own: freed when the batch
+    // ends, or when its process dies and the connection with it.
+    const lock = new Client(this.#connection());
+    lock.on('error', ignore);
+    await this.#bounded(`locking batch ${batchId}`, async () => {
+      await lock.connect();
+      const { rows } = await lock.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS locked',
+        [this.schema, batchId],
+      );
+      if (rows[0]?.locked !== true) {
+        const held = await lock.query<{ owner: string | null }>(`SELECT owner FROM ${t.batches} WHERE batch_id = $1`, [
+          batchId,
+        ]);
+        throw new HistoryFileError(
+          'open_failed',
+          `${this.name} batch ${batchId}`,
+          `another process is writing this batch${held.rows[0]?.owner == null ? '' : ` (${held.rows[0].owner})`}: two batches never write one batch id`,
+        );
+      }
+    }).catch(async (error: unknown) => {
+      await lock.end().catch(() => undefined);
+      throw error;
+    });
+    try {
+      await this.#run(`recording batch ${batchId}`, async (client) => {
+        const ids = manifest.tasks.map((task) => task.id);
+        const { rows } = await client.query<{ run_id: string }>(
+          `SELECT run_id FROM ${t.runs} WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL ORDER BY run_id`,
+          [batchId, ids],
+        );
+        if (rows.length > 0 && !overwrite)
+          throw new HistoryFileError(
+            'file_exists',
+            `${this.name} batch ${batchId}`,
+            `the batch already holds ${rows.length === 1 ? 'run' : 'runs'} ${rows.map((r) => JSON.stringify(r.run_id)).join(', ')}; give overwriteHistory: true to set them aside, or another batchId`,
+          );
+        if (rows.length > 0)
+          await client.query(
+            `UPDATE ${t.runs} SET set_aside_at = now() WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL`,
+            [batchId, ids],
+          );
+        await client.query(
+          `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3)
+           ON CONFLICT (batch_id) DO UPDATE SET manifest = EXCLUDED.manifest, owner = EXCLUDED.owner`,
+          [batchId, JSON.stringify({ type: 'batch', ...manifest }), owner],
+        );
+      });
+    } catch (error) {
+      await lock.end().catch(() => undefined);
+      throw error;
+    }
+    return {
+      batchId,
+      openRun: (runId, sinkOptions, table) => this.#openRun(batchId, runId, sinkOptions, table),
+      close: () => lock.end(),
+    };
+  }
+
+  async #openRun(
+    batchId: string,
+    runId: string,
+    options: JsonlHistorySinkOptions,
+    table: TransitionTable<string>,
+  ): Promise<RunSink> {
+    const t = this.#tables();
+    const startedAt = options.startedAt ?? Date.now();
+    const key = await this.#run(`opening run ${runId} of batch ${batchId}`, async (client) => {
+      const { rows } = await client.query<{ run_key: string }>(
+        // Not waiting for the disk: the run's first durable line (its meta line with 'move', a
+        // reserve line, a turn's end) flushes the log up to it, this row included.
+        `WITH level AS (SELECT set_config('synchronous_commit', 'off', true))
+         INSERT INTO ${t.runs} (batch_id, run_id, started_at)
+         SELECT $1, $2, to_timestamp($3 / 1000.0) FROM level RETURNING run_key`,
+        [batchId, runId, startedAt],
+      );
+      return rows[0]!.run_key;
+    });
+    const where = `${this.name} run ${runId} of batch ${batchId}`;
+    let next = 1;
+    const writer: RunLineWriter = {
+      append: (lines, durable) => {
+        const first = next;
+        next += lines.length;
+        return this.#run(
+          `committing ${lines.length === 1 ? 'a line' : `${lines.length} lines`} of run ${runId}`,
+          (client) =>
+            client.query(
+              // One statement, so one commit, whose synchronous_commit is the line's durability.
+              `WITH level AS (SELECT set_config('synchronous_commit', $1, true))
+             INSERT INTO ${t.lines} (run_key, line_no, line)
+             SELECT $2, $3 + u.o - 1, u.l FROM level, unnest($4::text[]) WITH ORDINALITY AS u(l, o)`,
+              [durable ? 'on' : 'off', key, first, lines],
+            ),
+        ).then(() => undefined);
+      },
+      end: async () => {
+        const facts = await readRunFile(where, { input: this.#linesOf(key, where), onWarning: () => undefined });
+        await this.#run(`recording how run ${runId} ended`, (client) =>
+          client.query(
+            // Facts the lines hold (made again from them if lost): not waiting for the disk.
+            `UPDATE ${t.runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
+             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS level WHERE run_key = $1`,
+            [key, facts.outcome, facts.reason ?? null, facts.costUsd, facts.usage?.llmCalls ?? 0, facts.durationMs],
+          ),
+        );
+      },
+    };
+    return RunLinesSink.open(where, writer, { ...options, startedAt, table: options.table ?? table });
+  }
+
+  readRun(batchId: string, runId: string): AsyncIterable<Uint8Array> {
+    return { [Symbol.asyncIterator]: () => this.#runLines(batchId, runId) };
+  }
+
+  /** The lines of the run as it is now; of one set aside only when no other is left. */
+  async *#runLines(batchId: string, runId: string): AsyncGenerator<Uint8Array> {
+    const where = `${this.name} run ${runId} of batch ${batchId}`;
+    await this.migrate();
+    const t = this.#tables();
+    const key = await this.#run(`finding run ${runId} of batch ${batchId}`, async (client) => {
+      const { rows } = await client.query<{ run_key: string }>(
+        `SELECT run_key FROM ${t.runs} WHERE batch_id = $1 AND run_id = $2 ORDER BY set_aside_at IS NULL DESC, run_key DESC LIMIT 1`,
+        [batchId, runId],
+      );
+      return rows[0]?.run_key;
+    });
+    if (key === undefined) throw new HistoryFileError('not_found', where, 'no such run in the store');
+    yield* this.#linesOf(key, where);
+  }
+
+  async listRuns(query: StoredRunQuery = {}): Promise<StoredRun[]> {
+    const { batchId, outcome, since, limit = 1000 } = query;
+    await this.migrate();
+    const t = this.#tables();
+    const where = ['set_aside_at IS NULL'];
+    const values: unknown[] = [];
+    if (batchId !== undefined) where.push(`batch_id = $${values.push(batchId)}`);
+    if (outcome !== undefined) where.push(`coalesce(outcome, 'incomplete') = $${values.push(outcome)}`);
+    if (since !== undefined) where.push(`started_at >= to_timestamp($${values.push(since)} / 1000.0)`);
+    const { rows } = await this.#run('listing runs', (client) =>
+      client.query<{
+        batch_id: string;
+        run_id: string;
+        started_ms: string;
+        outcome: string | null;
+        reason: string | null;
+        cost_usd: number;
+        calls: number;
+        duration_ms: number;
+      }>(
+        `SELECT batch_id, run_id, (extract(epoch FROM started_at) * 1000)::bigint AS started_ms, outcome, reason, cost_usd, calls, duration_ms
+         FROM ${t.runs} WHERE ${where.join(' AND ')} ORDER BY started_at DESC, run_key DESC LIMIT $${values.push(limit)}`,
+        values,
+      ),
+    );
+    return rows.map((r) => ({
+      batchId: r.batch_id,
+      runId: r.run_id,
+      startedAt: Number(r.started_ms),
+      outcome: r.outcome ?? 'incomplete',
+      reason: r.reason ?? undefined,
+      costUsd: r.cost_usd,
+      calls: r.calls,
+      durationMs: r.duration_ms,
+    }));
+  }
+
+  /** Ends its connections. Batches still open keep their lock's connection until closed. */
+  close(): Promise<void> {
+    return this.#pool.end();
+  }
+
+  /** A run's lines, each ending in a newline, a page at a time. */
+  async *#linesOf(key: string, where: string): AsyncGenerator<Uint8Array> {
+    const t = this.#tables();
+    let after = 0;
+    for (;;) {
+      const { rows } = await this.#run(`reading ${where}`, (client) =>
+        client.query<{ line_no: number; line: string }>(
+          `SELECT line_no, line FROM ${t.lines} WHERE run_key = $1 AND line_no > $2 ORDER BY line_no LIMIT ${PAGE_LINES}`,
+          [key, after],
+        ),
+      );
+      if (rows.length === 0) return;
+      after = rows.at(-1)!.line_no;
+      yield Buffer.from(`${rows.map((r) => r.line).join('\n')}\n`, 'utf8');
+      if (rows.length < PAGE_LINES) return;
+    }
+  }
+
+  #tables(): { batches: string; runs: string; lines: string } {
+    const s = quoteIdent(this.schema);
+    return { batches: `${s}.agent_sm_batches`, runs: `${s}.agent_sm_runs`, lines: `${s}.agent_sm_run_lines` };
+  }
+
+  #connection(): ConstructorParameters<typeof Pool>[0] & object {
+    return {
+      connectionString: this.#url,
+      connectionTimeoutMillis: this.#connectTimeoutMs,
+      // Bounded on the server and on the wire: a server that stops answering fails the query.
+      statement_timeout: this.#statementTimeoutMs,
+      query_timeout: this.#statementTimeoutMs + this.#connectTimeoutMs,
+    };
+  }
+
+  /** `work` on a pooled connection, its failure to reach the server said as `PostgresUnreachableError`. */
+  #run<T>(operation: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.#bounded(operation, async () => {
+      const client = await this.#pool.connect();
+      // A connection that dies while checked out is an error event beside the query's failure:
+      // the query's is the one told, and the event must not crash the process.
+      client.on('error', ignore);
+      let broken: unknown;
+      try {
+        return await work(client);
+      } catch (error) {
+        if (!isSqlError(error) && !(error instanceof HistoryFileError)) broken = error;
+        throw error;
+      } finally {
+        client.removeListener('error', ignore);
+        // A connection that failed on the wire is not given to the next query.
+        client.release(broken === undefined ? undefined : asError(broken));
+      }
+    });
+  }
+
+  async #bounded<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    try {
+      return await work();
+    } catch (error) {
+      if (isSqlError(error) || error instanceof HistoryFileError) throw error;
+      throw new PostgresUnreachableError(this.address, operation, Date.now() - started, error);
+    }
+  }
+}
+
+/** An error the server answered with (a SQLSTATE), not a connection that failed or timed out. */
+function isSqlError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // Connection exceptions (08…), a server shutting down or starting (57P0…) and a statement
+  // timeout (57014) are the server not answering; the rest are answers.
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^08|^57P0|^57014$/.test(code);
+}
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}
+
+function ignore(): void {}

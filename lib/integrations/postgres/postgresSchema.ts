@@ -1,0 +1,43 @@
+/** The tables a `PostgresStore` keeps, in its schema. Each statement is idempotent. */
+export function schemaStatements(schema: string): string[] {
+  const s = quoteIdent(schema);
+  return [
+    `CREATE SCHEMA IF NOT EXISTS ${s}`,
+    // One row a batch: its manifest (tasks in order, limits) and who holds its lock.
+    `CREATE TABLE IF NOT EXISTS ${s}.agent_sm_batches (
+      batch_id text PRIMARY KEY,
+      manifest jsonb NOT NULL,
+      owner text,
+      created_at timestamptz NOT NULL DEFAULT now()
+    )`,
+    // One row a run, with the facts questions across runs ask for, filled in when it ends.
+    // A run set aside (overwritten) keeps its row and lines, with set_aside_at.
+    `CREATE TABLE IF NOT EXISTS ${s}.agent_sm_runs (
+      run_key bigserial PRIMARY KEY,
+      batch_id text NOT NULL,
+      run_id text NOT NULL,
+      started_at timestamptz NOT NULL,
+      set_aside_at timestamptz,
+      ended_at timestamptz,
+      outcome text,
+      reason text,
+      cost_usd double precision NOT NULL DEFAULT 0,
+      calls integer NOT NULL DEFAULT 0,
+      duration_ms double precision NOT NULL DEFAULT 0
+    )`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS agent_sm_runs_live ON ${s}.agent_sm_runs (batch_id, run_id) WHERE set_aside_at IS NULL`,
+    `CREATE INDEX IF NOT EXISTS agent_sm_runs_started ON ${s}.agent_sm_runs (started_at DESC)`,
+    // A run's lines, each the JSON of its line in a history file (text, not jsonb: byte for byte).
+    `CREATE TABLE IF NOT EXISTS ${s}.agent_sm_run_lines (
+      run_key bigint NOT NULL REFERENCES ${s}.agent_sm_runs (run_key),
+      line_no integer NOT NULL,
+      line text NOT NULL,
+      PRIMARY KEY (run_key, line_no)
+    )`,
+  ];
+}
+
+/** An identifier as SQL takes it, quoted. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

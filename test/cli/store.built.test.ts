@@ -1,0 +1,107 @@
+// `agent-sm store migrate`, `agent-sm runs --store` and `agent-sm inspect --store`, as users run
+// them: the built executable in a child process, against the real local PostgreSQL.
+import { createScriptedAgent, runBatch, type BatchTask } from '../../lib/index';
+import { PostgresStore } from '../../lib/integrations/postgres';
+import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
+import { manualClock } from '../helpers/manualClock';
+import { PG_URL, testSchema, type TestSchema } from '../helpers/postgres';
+import { freePort } from '../helpers/redis';
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const task = (id: string, reply: { text?: string; raw?: unknown }): BatchTask => ({
+  id,
+  input: 'go',
+  agent: () =>
+    createScriptedAgent({
+      sleep: () => tick(),
+      replies: [{ ...reply, usage: { costUsd: 0.25, inputTokens: 1, outputTokens: 1 } }],
+    }),
+});
+
+beforeAll(() => {
+  buildCli();
+  buildLibrary({ index: 'lib/index.ts', 'postgres/index': 'lib/integrations/postgres/index.ts' });
+}, 120_000);
+
+let db: TestSchema;
+let url: string;
+beforeEach(async () => {
+  db = await testSchema();
+  // The store's schema is the connection's search path: the CLI takes a URL alone.
+  url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
+});
+afterEach(() => db.drop());
+
+describe('agent-sm on a store', () => {
+  it('store migrate creates the tables, and again does nothing', async () => {
+    for (let i = 0; i < 2; i++) {
+      const { code, stdout, stderr } = runBuiltCli(['store', 'migrate', url]);
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect(stdout).toBe('postgres://127.0.0.1:5432/postgres: tables ready\n');
+    }
+    const { rows } = await db.client.query<{ table_name: string }>(
+      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+      [db.schema],
+    );
+    expect(rows.map((r) => r.table_name)).toEqual(['agent_sm_batches', 'agent_sm_run_lines', 'agent_sm_runs']);
+  });
+
+  it('runs lists runs across batches, filtered; inspect and show --store read one run with no file anywhere', async () => {
+    const store = new PostgresStore(url, { schema: db.schema });
+    try {
+      const options = { logger: false as const, sleep: () => tick(), clock: manualClock(Date.now()).now, store };
+      await runBatch([task('ok', { text: 'done' }), task('bad', { raw: 'not a response' })], {
+        ...options,
+        batchId: 'night',
+      });
+      await runBatch([task('later', { text: 'done' })], { ...options, batchId: 'morning' });
+    } finally {
+      await store.close();
+    }
+    const all = runBuiltCli(['runs', '--store', url, '--json']);
+    expect(all.code).toBe(0);
+    const rows = JSON.parse(all.stdout) as Array<{ batchId: string; runId: string; outcome: string; calls: number }>;
+    expect(rows.map((r) => `${r.batchId}/${r.runId}:${r.outcome}:${r.calls}`).sort()).toEqual([
+      'morning/later:end_of_turn:1',
+      'night/bad:error:1',
+      'night/ok:end_of_turn:1',
+    ]);
+    const errors = runBuiltCli(['runs', '--store', url, '--outcome', 'error', '--since', '1d']);
+    expect(errors.code).toBe(0);
+    expect(errors.stdout).toMatch(
+      /^BATCH +RUN +OUTCOME +COST +CALLS +DURATION +STARTED +REASON\nnight +bad +error +\$0\.\d{4} +1 /,
+    );
+    expect(errors.stdout).toMatch(/\n1 run, \$0\.\d{4}, 1 call\n$/);
+    expect(runBuiltCli(['runs', '--store', url, '--batch', 'none']).stdout).toBe(
+      'No runs in postgres://127.0.0.1:5432/postgres match.\n',
+    );
+
+    const inspected = runBuiltCli(['inspect', '--store', url, 'night', 'bad']);
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout).toContain('postgres://127.0.0.1:5432/postgres run bad of batch night');
+    expect(inspected.stdout).toMatch(/Error/);
+    const json = runBuiltCli(['inspect', '--store', url, '--json', 'night', 'ok']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'ok' });
+    const shown = runBuiltCli(['show', '--store', url, 'night', 'ok']);
+    expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(shown.stdout).toContain('go');
+    expect(shown.stdout).toContain('done');
+    const noRun = runBuiltCli(['inspect', '--store', url, 'night']);
+    expect(noRun.code).toBe(2);
+    expect(noRun.stderr).toBe('agent-sm: error: --store reads one run: inspect --store <url> <batchId> <runId>\n');
+    const missing = runBuiltCli(['inspect', '--store', url, 'night', 'nope']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^agent-sm: error: .*run nope of batch night.*no such run in the store\n$/);
+  });
+
+  it('fails in bounded time naming host:port when PostgreSQL is not there', async () => {
+    const port = await freePort();
+    const { code, stdout, stderr } = runBuiltCli(['runs', '--store', `postgres://postgres@127.0.0.1:${port}/postgres`]);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(
+      new RegExp(
+        `^agent-sm: error: PostgreSQL at 127\\.0\\.0\\.1:${port} unreachable: creating its tables had no answer for \\d+ ms`,
+      ),
+    );
+  });
+});

@@ -1,0 +1,304 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  createScriptedAgent,
+  InvalidArgumentError,
+  loadHistory,
+  runBatch,
+  summarizeHistory,
+  type AgentLoop,
+  type BatchOptions,
+  type BatchTask,
+  type FrameworkTask,
+} from '../../../lib/index';
+import { PostgresStore, PostgresUnreachableError } from '../../../lib/integrations/postgres';
+import { manualClock } from '../../helpers/manualClock';
+import { testSchema, PG_URL, type TestSchema } from '../../helpers/postgres';
+import { freePort } from '../../helpers/redis';
+import { startRedisProxy } from '../../helpers/redisProxy';
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const base = (): BatchOptions => ({ logger: false, sleep: () => tick(), clock: manualClock().now });
+
+/** A one-turn agent: a tool call, then an answer, each reply priced. */
+const script = (): AgentLoop =>
+  createScriptedAgent({
+    sleep: () => tick(),
+    replies: [
+      {
+        toolCalls: [{ id: 'c1', name: 'look', input: {} }],
+        usage: { costUsd: 0.01, inputTokens: 10, outputTokens: 5 },
+      },
+      { text: 'done', usage: { costUsd: 0.02, inputTokens: 12, outputTokens: 3 } },
+    ],
+    tools: { look: { output: 'seen' } },
+  });
+const task = (id: string, agent: () => AgentLoop = script): BatchTask => ({ id, input: 'go', agent });
+const failing = (id: string): BatchTask =>
+  task(id, () => createScriptedAgent({ sleep: () => tick(), replies: [{ raw: 'not a response' }] }));
+
+let db: TestSchema;
+let store: PostgresStore;
+beforeEach(async () => {
+  db = await testSchema();
+  store = new PostgresStore(PG_URL, { schema: db.schema });
+});
+afterEach(async () => {
+  await store.close();
+  await db.drop();
+});
+
+/** A run's lines as the store keeps them, as text. */
+async function textOf(batchId: string, runId: string): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of store.readRun(batchId, runId)) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+describe('PostgresStore', () => {
+  it('keeps each run as the very lines its history file has, so every reader takes it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-pg-'));
+    try {
+      const onFiles = await runBatch([task('a'), failing('b')], { ...base(), historyDir: dir });
+      const inStore = await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'nightly' });
+      expect(inStore.batchId).toBe('nightly');
+      expect(inStore.runs.map((r) => r.outcome)).toEqual(onFiles.runs.map((r) => r.outcome));
+      expect(inStore.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'error']);
+      for (const id of ['a', 'b']) {
+        const file = fs.readFileSync(path.join(dir, `${id}.jsonl`), 'utf8');
+        const kept = await textOf('nightly', id);
+        // Byte for byte: the meta line, the moves, the journal and the ledger's reserve lines.
+        expect(kept).toBe(file);
+        expect(kept).toContain('"type":"reserve"');
+        const loaded = await loadHistory(`store ${id}`, { input: store.readRun('nightly', id) });
+        const fromFile = await loadHistory(path.join(dir, `${id}.jsonl`));
+        expect(summarizeHistory(loaded.entries)).toEqual(summarizeHistory(fromFile.entries));
+      }
+      expect(inStore.runs[0]!.historyFile).toBe(`${store.name} run a of batch nightly`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("commits a run's reserve line before its LLM call starts", async () => {
+    const seenAtCall: string[][] = [];
+    const agent = (): AgentLoop => {
+      const inner = script();
+      return {
+        ...inner,
+        sendUserMessage: async (message, ctx) => {
+          // Read from another connection: only what is committed is seen.
+          const { rows } = await db.client.query<{ line: string }>(
+            `SELECT line FROM "${db.schema}".agent_sm_run_lines ORDER BY line_no`,
+          );
+          seenAtCall.push(rows.map((r) => JSON.parse(r.line).type as string));
+          return inner.sendUserMessage(message, ctx);
+        },
+      };
+    };
+    // 'none' and group commit: only the reserve line forces a commit, and it does, with what came before it.
+    const report = await runBatch([task('a', agent)], {
+      ...base(),
+      store,
+      batchId: 'b',
+      historyDurability: 'none',
+      historyGroupCommit: { maxLines: 1000, maxDelayMs: 60_000 },
+    });
+    expect(report.runs[0]!.outcome).toBe('end_of_turn');
+    expect(seenAtCall).toHaveLength(1);
+    expect(seenAtCall[0]![0]).toBe('meta');
+    expect(seenAtCall[0]!.at(-1)).toBe('reserve');
+  });
+
+  it('answers questions across runs: outcome, reason, cost, calls, duration; filtered by batch and outcome', async () => {
+    await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'one' });
+    await runBatch([task('c')], { ...base(), store, batchId: 'two' });
+    const all = await store.listRuns();
+    expect(all.map((r) => `${r.batchId}/${r.runId}`).sort()).toEqual(['one/a', 'one/b', 'two/c']);
+    const a = all.find((r) => r.runId === 'a')!;
+    expect(a).toMatchObject({ outcome: 'end_of_turn', calls: 2, reason: undefined });
+    expect(a.costUsd).toBeCloseTo(0.03, 10);
+    const errors = await store.listRuns({ outcome: 'error' });
+    expect(errors.map((r) => r.runId)).toEqual(['b']);
+    expect(errors[0]!.reason).toEqual(expect.any(String));
+    expect((await store.listRuns({ batchId: 'two' })).map((r) => r.runId)).toEqual(['c']);
+    expect(await store.listRuns({ since: Date.now() + 60_000 })).toEqual([]);
+  });
+
+  it('refuses a batch id that already holds the runs, naming them, unless overwriteHistory sets them aside', async () => {
+    await runBatch([task('a'), task('b')], { ...base(), store, batchId: 'x' });
+    let calls = 0;
+    const counted = (id: string): BatchTask =>
+      task(id, () => {
+        calls += 1;
+        return script();
+      });
+    await expect(runBatch([counted('a'), counted('b')], { ...base(), store, batchId: 'x' })).rejects.toThrow(
+      /already holds runs "a", "b"/,
+    );
+    expect(calls).toBe(0);
+    await runBatch([failing('a')], { ...base(), store, batchId: 'x', overwriteHistory: true });
+    const runs = await store.listRuns({ batchId: 'x' });
+    expect(runs.map((r) => `${r.runId}:${r.outcome}`).sort()).toEqual(['a:error', 'b:end_of_turn']);
+    // The run set aside is kept.
+    const { rows } = await db.client.query(`SELECT count(*)::int AS n FROM "${db.schema}".agent_sm_runs`);
+    expect(rows[0].n).toBe(3);
+  });
+
+  it('lets one batch writer at a time hold a batch id', async () => {
+    const other = new PostgresStore(PG_URL, { schema: db.schema });
+    try {
+      const held = await other.openBatch({
+        batchId: 'locked',
+        owner: 'the other writer',
+        overwrite: false,
+        manifest: { startedAt: 0, concurrency: 1, limits: {}, tasks: [] },
+      });
+      await expect(runBatch([task('a')], { ...base(), store, batchId: 'locked' })).rejects.toThrow(
+        /another process is writing this batch \(the other writer\)/,
+      );
+      await held.close();
+      const report = await runBatch([task('a')], { ...base(), store, batchId: 'locked' });
+      expect(report.runs[0]!.outcome).toBe('end_of_turn');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses by name what a store cannot do yet, and historyDir beside it', async () => {
+    await expect(runBatch([task('a')], { ...base(), store, historyDir: '/tmp/x' })).rejects.toThrow(
+      expect.objectContaining({ name: 'InvalidArgumentError', message: expect.stringContaining('historyDir') }),
+    );
+    await expect(runBatch([task('a')], { ...base(), store, resume: true })).rejects.toThrow(
+      /resume.*not resumed from a store yet/s,
+    );
+    await expect(runBatch([task('a')], { ...base(), batchId: 'x' })).rejects.toThrow(InvalidArgumentError);
+    await expect(runBatch([task('a')], { ...base(), store: {} as never })).rejects.toThrow(/RunStore/);
+  });
+});
+
+describe('PostgresStore with framework tasks', () => {
+  /** A framework's loop of one model call, reporting to the mirror; `seen` gets the committed lines' types at the request. */
+  const frameworkTask = (id: string, seen: string[][]): FrameworkTask => ({
+    id,
+    input: 'go',
+    run: async (mirror) => {
+      const stop = await mirror.modelCallStart({ inputTokens: 10, maxOutputTokens: 10, model: 'm' });
+      if (stop !== undefined) return;
+      const { rows } = await db.client.query<{ line: string }>(
+        `SELECT line FROM "${db.schema}".agent_sm_run_lines ORDER BY line_no`,
+      );
+      seen.push(rows.map((r) => JSON.parse(r.line).type as string));
+      mirror.modelResponse({ text: 'done', usage: { inputTokens: 10, outputTokens: 2 } });
+    },
+  });
+
+  it("commits the mirror's reserve line before the framework's model call", async () => {
+    const seen: string[][] = [];
+    const report = await runBatch([frameworkTask('f', seen)], {
+      logger: false,
+      clock: manualClock().now,
+      store,
+      batchId: 'fw',
+      historyDurability: 'none',
+      historyGroupCommit: true,
+    });
+    expect(report.runs[0]!.outcome).toBe('end_of_turn');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.at(-1)).toBe('reserve');
+    expect(await textOf('fw', 'f')).toContain('"type":"llm"');
+  });
+
+  it("makes no model call when the mirror's reserve line cannot be committed", async () => {
+    const proxy = await startRedisProxy(PG_URL.replace(/^postgres:/, 'redis:'));
+    const port = new URL(proxy.url).port;
+    const flaky = new PostgresStore(`postgres://postgres@127.0.0.1:${port}/postgres`, {
+      schema: db.schema,
+      connectTimeoutMs: 500,
+      statementTimeoutMs: 1000,
+    });
+    const seen: string[][] = [];
+    const cutting: FrameworkTask = {
+      ...frameworkTask('f', seen),
+      run: async (mirror, ctx) => {
+        proxy.cut();
+        await proxy.close();
+        return frameworkTask('f', seen).run(mirror, ctx);
+      },
+    };
+    try {
+      const report = await runBatch([cutting], {
+        logger: false,
+        clock: manualClock().now,
+        store: flaky,
+        batchId: 'fw-cut',
+      });
+      expect(report.runs[0]!.outcome).toBe('error');
+      expect(report.runs[0]!.error?.message).toMatch(
+        new RegExp(`the ledger's reserve line failed: .*PostgreSQL at 127\\.0\\.0\\.1:${port} unreachable`),
+      );
+      expect(seen).toEqual([]);
+    } finally {
+      await flaky.close();
+    }
+  });
+});
+
+describe('PostgresStore fails closed', () => {
+  it('makes no LLM call when PostgreSQL is not there, naming host:port and how long it waited', async () => {
+    const port = await freePort();
+    const down = new PostgresStore(`postgres://postgres@127.0.0.1:${port}/postgres`, { connectTimeoutMs: 1000 });
+    let calls = 0;
+    try {
+      const error: unknown = await runBatch(
+        [
+          task('a', () => {
+            calls += 1;
+            return script();
+          }),
+        ],
+        { ...base(), store: down },
+      ).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PostgresUnreachableError);
+      expect((error as Error).message).toMatch(
+        new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${port} unreachable: creating its tables had no answer for \\d+ ms`),
+      );
+      expect(calls).toBe(0);
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('makes no LLM call whose reserve line was not committed: the connection lost mid-run ends the run as an error', async () => {
+    const proxy = await startRedisProxy(PG_URL.replace(/^postgres:/, 'redis:'));
+    const port = new URL(proxy.url).port;
+    const flaky = new PostgresStore(`postgres://postgres@127.0.0.1:${port}/postgres`, {
+      schema: db.schema,
+      connectTimeoutMs: 500,
+      statementTimeoutMs: 1000,
+      maxConnections: 1,
+    });
+    const agent = createScriptedAgent({ sleep: () => tick(), replies: [{ text: 'done' }] });
+    try {
+      const report = await runBatch([task('a', () => agent)], {
+        ...base(),
+        store: flaky,
+        batchId: 'cut',
+        // The run's sink is open (its meta line committed): the server goes away before the first call.
+        onRun: () => {
+          proxy.cut();
+          void proxy.close();
+        },
+      });
+      const run = report.runs[0]!;
+      expect(run.outcome).toBe('error');
+      expect(run.error?.message).toMatch(
+        new RegExp(`the ledger's reserve line failed: .*PostgreSQL at 127\\.0\\.0\\.1:${port} unreachable: committing`),
+      );
+      expect(agent.calls.filter((c) => c.op === 'sendUserMessage')).toHaveLength(0);
+    } finally {
+      await flaky.close();
+    }
+  });
+});
