@@ -30,4 +30,11 @@ export interface ExternalBudget {
    * the call's worst case when it knows it.
    */
   readonly capsCost?: boolean;
+  /**
+   * True when its dollar cap is strict: a response past its bound (a server that ignores max
+   * tokens) then stops the run, and `trip` stops every run that shares the budget.
+   */
+  readonly strict?: boolean;
+  /** Stops the budget for good, for every process that shares it, with `spent` as the reason. */
+  trip?(spent: SpentLimit): Promise<void>;
 }

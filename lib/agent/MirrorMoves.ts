@@ -161,7 +161,8 @@ export class MirrorMoves {
   endsOnCharge(passed: BoundExceeded | undefined, priceError: OperationError | undefined, usage: Usage): boolean {
     const meter = this.meter!;
     // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
-    const tripped = passed !== undefined && meter.strict ? meter.trip(passed) : undefined;
+    // External budgets hear of it in the background (a framework's step cannot wait here).
+    const tripped = passed !== undefined && meter.tripsOnBound ? meter.trip(passed) : undefined;
     if (tripped !== undefined) {
       this.end(
         State.Error,

@@ -45,6 +45,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class UsageMeter {
   readonly #budgets: readonly Budget[];
   readonly #external: readonly ExternalBudget[];
+  /** The external budgets' `trip`, under way. */
+  #tripping: Promise<void> | undefined;
   readonly #clock: () => number;
   readonly #onDeadline: ((spent: SpentLimit) => void) | undefined;
   /** Undefined when `budgets[0]` is not a run's own: messages then give no run's figures. */
@@ -180,9 +182,20 @@ export class UsageMeter {
     return undefined;
   }
 
+  /** Whether a response past its bound stops the run: a strict cap here or in an external budget. */
+  get tripsOnBound(): boolean {
+    return this.strict || this.#external.some((b) => b.strict === true);
+  }
+
+  /** Resolves once the external budgets heard of the last `trip` (never rejects: a budget that could not be told fails closed on its own). */
+  tripped(): Promise<void> {
+    return this.#tripping ?? Promise.resolve();
+  }
+
   /**
-   * Stops every budget for good (`Budget.trip`): a response passed its bound, so no strict cap
-   * can be kept. The stop is said with the first strict budget's figures and carries the fact.
+   * Stops every budget for good (`Budget.trip`, and the external budgets' `trip`, under way
+   * until `tripped()` resolves): a response passed its bound, so no strict cap can be kept. The
+   * stop is said with the first strict budget's figures and carries the fact.
    */
   trip(fact: BoundExceeded): SpentLimit {
     const strict = this.#budgets.find((b) => b.strict);
@@ -194,6 +207,8 @@ export class UsageMeter {
       boundExceeded: fact,
     };
     for (const budget of this.#budgets) budget.trip(spent);
+    if (this.#external.some((b) => b.trip !== undefined))
+      this.#tripping = Promise.allSettled(this.#external.map((b) => b.trip?.(spent))).then(() => undefined);
     return spent;
   }
 

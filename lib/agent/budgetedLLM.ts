@@ -95,7 +95,11 @@ export function budgetedHook(scope: TurnScope, hook: string): BudgetedHook {
       if (flushed instanceof OperationError) throw flushed;
     }
     // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
-    if (passed !== undefined && meter.strict) refuse(meter.trip(passed));
+    if (passed !== undefined && meter.tripsOnBound) {
+      const spent = meter.trip(passed);
+      await meter.tripped();
+      refuse(spent);
+    }
     if (priced.error !== undefined) throw priced.error;
     return value;
   }

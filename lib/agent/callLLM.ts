@@ -192,7 +192,11 @@ export async function callLLM(
         if (external instanceof OperationError) return { kind: 'failed', error: external, data: { operation } };
       }
       // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
-      if (passed !== undefined && meter.strict) return { kind: 'budget', spent: meter.trip(passed), failures };
+      if (passed !== undefined && meter.tripsOnBound) {
+        const spent = meter.trip(passed);
+        await meter.tripped();
+        return { kind: 'budget', spent, failures };
+      }
       if (problem !== undefined)
         return {
           kind: 'failed',

@@ -8,7 +8,7 @@ import {
   type UsageDelta,
   type UsageTotals,
 } from 'agent-state-machine';
-import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
+import { RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
 import { formatUsd } from '../../internal/formatUsd';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
@@ -71,6 +71,26 @@ export class RedisBudget implements ExternalBudget {
   /** True when the batch caps dollars: a response of unknown cost is then an error, as under an in-process `maxCostUsd`. */
   get capsCost(): boolean {
     return this.#limits.maxCostUsd !== undefined;
+  }
+
+  /** True when the batch's `maxCostUsd` is strict (the default): a response past its bound then stops the whole batch (`trip`). */
+  get strict(): boolean {
+    return this.#limits.maxCostUsd !== undefined && this.#limits.strict !== false;
+  }
+
+  /**
+   * A response passed its bound under the strict cap: the cap cannot be kept, so the batch stops.
+   * Marks the budget in Redis, so that every worker's next call and every run not yet begun
+   * meets the stop, with `spent.message` as the reason.
+   */
+  async trip(spent: SpentLimit): Promise<void> {
+    this.roundTrips += 1;
+    await bounded(
+      this.#redis,
+      'RedisBudget.trip',
+      () => runScript(this.#redis, 'asmTrip', [this.#keys.budget], [spent.message]),
+      this.#timeoutMs,
+    );
   }
 
   async reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | undefined> {
@@ -164,6 +184,17 @@ function doesNotFit(held: number, hold: number, usage: UsageTotals, limits: Stri
 /** `{''}` is room; otherwise `{limit, …usage}` (in the order of USAGE_FIELD_NAMES), worded exactly as the in-process shared budget words it. */
 export function spentFromReply(reply: readonly string[], limits: StrictLimits): SpentLimit | undefined {
   if (reply[0] === '' || reply[0] === undefined) return undefined;
+  if (reply[0] === 'bound') {
+    // Tripped (TRIP): the usage, then why.
+    const usage = usageFromStrings(reply.slice(1, 1 + USAGE_FIELD_NAMES.length));
+    const why = reply[1 + USAGE_FIELD_NAMES.length] ?? 'a response passed its bound';
+    return {
+      limit: 'maxCostUsd',
+      used: usage.costUsd,
+      max: limits.maxCostUsd ?? 0,
+      message: `the batch's strict cap stopped every run: ${why}`,
+    };
+  }
   const usage = usageFromStrings(reply.slice(1));
   return (
     describeSpent(usage, limits) ?? {

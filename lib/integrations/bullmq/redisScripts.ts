@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { BEGIN, CREATE, RECORD, SKIP, STEP } from './scripts';
+import { BEGIN, CREATE, RECORD, SKIP, STEP, TRIP } from './scripts';
 
 const SCRIPTS = {
   asmStep: [STEP, 2],
@@ -7,6 +7,7 @@ const SCRIPTS = {
   asmRecord: [RECORD, 8],
   asmSkip: [SKIP, 8],
   asmCreate: [CREATE, 3],
+  asmTrip: [TRIP, 1],
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 const defined = new WeakSet<Redis>();

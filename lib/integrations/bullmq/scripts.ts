@@ -47,10 +47,14 @@ local function over(used, max) return max ~= nil and used >= max end
 local spent = false
 ${LIMIT_NAMES.map((limit, i) => `${i === 0 ? 'if' : 'elseif'} over(${LIMITS[limit].of.map(n).join(' + ')}, tonumber(b[${USAGE_CODES.length + i + 1}])) then spent = ${lua(limit)}`).join('\n')}
 end
+-- A response passed its bound under a strict cap somewhere in the batch (TRIP): every limit is spent.
+local tripped = redis.call('HGET', KEYS[1], 'tb')
+if tripped then spent = 'bound' end
 local function spentReply()
   redis.call('HSETNX', KEYS[1], 'x', spent)
   local r = {spent}
   for k = 1, ${USAGE_CODES.length} do r[k + 1] = u[k] end
+  if tripped then r[${USAGE_CODES.length} + 2] = tripped end
   return r
 end
 `;
@@ -251,5 +255,17 @@ redis.call('SET', KEYS[2], ARGV[2])
 local fields = {${lua(USAGE_CODES[TIME_INDEX]!)}, tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)}
 for k = 3, #ARGV do fields[#fields + 1] = ARGV[k] end
 redis.call('HSET', KEYS[3], unpack(fields))
+return 1
+`;
+
+/**
+ * trip: KEYS budget; ARGV why. A response passed its bound under the batch's strict cap, so the
+ * cap cannot be kept: every worker's next step (and every run not begun) meets the stop, which
+ * names why. The first trip's reason stays.
+ */
+export const TRIP = `
+${MISSING}
+redis.call('HSETNX', KEYS[1], 'tb', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'x', 'bound')
 return 1
 `;
