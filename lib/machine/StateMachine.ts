@@ -3,6 +3,7 @@
 // own (HistorySink, StateMachineOptions, machineInputs, HistoryBuffer, TransitionValidator).
 import EventEmitter from 'eventemitter3';
 import type { Logger } from 'winston';
+import { logSafely } from './logSafely';
 import { UNKNOWN_STATE, type StateName, type UnknownState } from '../../states/StateName';
 import { HistoryBuffer } from './HistoryBuffer';
 import { IllegalTransitionError } from './IllegalTransitionError';
@@ -16,7 +17,7 @@ import { messageOf } from '../internal/messageOf';
 import { isThenable } from '../internal/isThenable';
 import { stackOf } from '../internal/stackOf';
 import type { HistorySink, JournalLine, ResetInfo } from './HistorySink';
-import { assertHistorySize, parseEvent, resolveLogger, resolveSink } from './machineInputs';
+import { assertHistorySize, firstReading, parseEvent, resolveLogger, resolveSink } from './machineInputs';
 import type { StateMachineEvents, StateMachineOptions } from './StateMachineOptions';
 
 export type { HistorySink, JournalLine, ResetInfo } from './HistorySink';
@@ -81,12 +82,7 @@ export class StateMachine<S extends string = StateName> {
     }
     const { maxHistorySize = 100, clock = Date.now, logger, sink, table } = options;
     assertHistorySize(maxHistorySize, 'maxHistorySize');
-    if (typeof clock !== 'function')
-      throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
-    const now = clock();
-    if (typeof now !== 'number' || !Number.isFinite(now)) {
-      throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', now);
-    }
+    const now = firstReading(clock);
     this.#validator = sharedValidator<S>(table);
     this.#clock = clock;
     this.#logger = resolveLogger(logger);
@@ -167,11 +163,7 @@ export class StateMachine<S extends string = StateName> {
     );
   }
 
-  /**
-   * Hands a journal line to the sink, when it takes them (`journal` method), in order with the
-   * records. Like a record, a line the sink fails to write is reported (`sinkError` event and
-   * an error log), never thrown. Returns whether the sink takes journal lines.
-   */
+  /** A journal line to the sink, when it takes them, in order with the records; a failure is reported (`sinkError`), never thrown. Returns whether the sink takes journal lines. */
   journal(entry: JournalLine): boolean {
     const sink = this.#sink;
     if (sink?.journal === undefined) return false;
@@ -184,10 +176,10 @@ export class StateMachine<S extends string = StateName> {
   }
 
   /**
-   * `journal`, for a line the caller must not go past until it is kept (the money ledger's
-   * `reserve`): returns the sink's commit when the sink gives one (a promise), else undefined
-   * (the line was kept when the sink returned). A failure is reported as by `journal`; the
-   * commit then rejects too, so the caller can stop.
+   * `journal`, for a line the caller must not go past until it is kept (the ledger's `reserve`):
+   * the sink's commit when it gives one (a promise), else undefined (kept when the sink returned).
+   * A failure is reported as by `journal`, and the commit rejects — a sink that throws (a file
+   * whose write or fsync failed) too: the line was not kept, so the caller stops.
    */
   journalCommit(entry: JournalLine): PromiseLike<void> | undefined {
     const sink = this.#sink;
@@ -197,7 +189,7 @@ export class StateMachine<S extends string = StateName> {
       returned = sink.journal(entry);
     } catch (error) {
       this.#reportSinkError(error);
-      return undefined;
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     if (!isThenable(returned)) return undefined;
     const commit = returned as PromiseLike<void>;
@@ -364,12 +356,12 @@ export class StateMachine<S extends string = StateName> {
     if (record.forced) {
       const level = this.#quiet?.has(record) === true ? 'info' : 'warn';
       if (this.#levelEnabled(logger, level))
-        this.#log(logger, level, `forced transition ${record.from} → ${record.to}: ${record.description}`, {
+        logSafely(logger, level, `forced transition ${record.from} → ${record.to}: ${record.description}`, {
           seq: record.seq,
           data: record.data,
         });
     } else if (this.#levelEnabled(logger, 'debug')) {
-      this.#log(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, {
+      logSafely(logger, 'debug', `transition ${record.from} → ${record.to}: ${record.description}`, {
         seq: record.seq,
         durationMs: record.durationMs,
         data: record.data,
@@ -405,7 +397,7 @@ export class StateMachine<S extends string = StateName> {
       }
       const logger = this.#logger;
       if (logger !== undefined)
-        this.#log(logger, 'info', `reset from ${info.from} to ${this.#validator.table.initial}`, { seq: info.seq });
+        logSafely(logger, 'info', `reset from ${info.from} to ${this.#validator.table.initial}`, { seq: info.seq });
       this.#emitter.emit('reset', info);
     } finally {
       this.#notifying = false;
@@ -437,7 +429,7 @@ export class StateMachine<S extends string = StateName> {
     try {
       const logger = this.#logger;
       if (logger !== undefined && this.#levelEnabled(logger, 'warn'))
-        this.#log(logger, 'warn', `rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
+        logSafely(logger, 'warn', `rejected transition ${from} → ${to}: ${description}`, { allowed: error.allowed });
       if (this.#sink?.rejected !== undefined) {
         try {
           this.#watchSink(this.#sink.rejected(error) as unknown);
@@ -450,20 +442,6 @@ export class StateMachine<S extends string = StateName> {
       this.#notifying = outer;
     }
     if (!outer && this.#queue !== undefined && this.#queue.length > 0 && !this.#draining) this.#drain();
-  }
-
-  /** A logger that throws (a transport failing, data JSON cannot encode) must not break a move that already happened. */
-  #log(
-    logger: Logger,
-    level: 'debug' | 'info' | 'warn' | 'error',
-    message: string,
-    meta: Record<string, unknown>,
-  ): void {
-    try {
-      logger.log(level, message, meta);
-    } catch (error) {
-      process.emitWarning(`agent-state-machine: the logger threw while logging "${message}": ${messageOf(error)}`);
-    }
   }
 
   // Level checks cost one string comparison per move: winston's own check walks the
@@ -490,7 +468,7 @@ export class StateMachine<S extends string = StateName> {
 
   #listenerThrew(event: string, error: unknown): void {
     if (this.#logger !== undefined)
-      this.#log(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
+      logSafely(this.#logger, 'error', `a '${event}' listener threw: ${messageOf(error)}`, { stack: stackOf(error) });
     if (event !== 'listenerError') this.#emitter.emit('listenerError', { event, error });
   }
 
@@ -501,7 +479,7 @@ export class StateMachine<S extends string = StateName> {
 
   #reportSinkError(error: unknown, record?: TransitionRecord<S>): void {
     if (this.#logger !== undefined)
-      this.#log(this.#logger, 'error', `history sink failed: ${messageOf(error)}`, { seq: record?.seq });
+      logSafely(this.#logger, 'error', `history sink failed: ${messageOf(error)}`, { seq: record?.seq });
     this.#emitter.emit('sinkError', record === undefined ? { error } : { record, error });
   }
 }

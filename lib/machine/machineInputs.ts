@@ -44,3 +44,13 @@ export function resolveSink<S extends string>(sink: unknown): HistorySink<S> | u
     return sink as HistorySink<S>;
   throw new InvalidArgumentError('sink', 'a function or an object with write(record)', sink);
 }
+
+/** The clock's first reading, once the clock is checked: a function returning finite epoch milliseconds. */
+export function firstReading(clock: unknown): number {
+  if (typeof clock !== 'function')
+    throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+  const now: unknown = clock();
+  if (typeof now !== 'number' || !Number.isFinite(now))
+    throw new InvalidArgumentError('clock()', 'a finite number of milliseconds', now);
+  return now;
+}
