@@ -234,7 +234,7 @@ export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';
 export type { ApprovalWait, BatchApprovalRequest, CapWait } from './batch/ParkedRuns';
 export type { BatchPause, CapRaise } from './batch/CapRaises';
 export type { BatchTotal } from './batch/BatchTotal';
-export { requestRaise, readRaiseRequests, RAISE_FILE } from './batch/raiseRequests';
+export { requestRaise } from './batch/raiseRequests';
 export type { RaiseRequest } from './batch/raiseRequests';
 export { Deadline } from './agent/Deadline';
 export type {
