@@ -167,7 +167,9 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     ...(journal === undefined ? {} : { journal }),
     ...(ledger === undefined ? {} : { ledger }),
   };
-  return { adapterOptions, mirrorOptions, caps, whenSpent };
+  // The options runBatch itself reads, their defaults filled in here alone.
+  const defaulted = { concurrency: concurrency as number, overwriteHistory, showProgress, clock, resume, salvage };
+  return { adapterOptions, mirrorOptions, caps, whenSpent, defaulted };
 }
 
 /**

@@ -73,7 +73,6 @@ export async function runBatch(
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   assertKnownOptions(options, BATCH_OPTION_KEYS, 'runBatch()');
   const {
-    concurrency = 4,
     perRun,
     total,
     historyDir,
@@ -81,22 +80,18 @@ export async function runBatch(
     batchId,
     historyDurability,
     historyGroupCommit,
-    overwriteHistory = false,
     signal,
     onProgress,
-    progress: showProgress = false,
     onRun,
     logger,
-    clock = Date.now,
-    resume = false,
-    salvage = false,
     resumeTools,
     approve,
     onApproval,
     onPause,
   } = options;
   const list = materialize(tasks);
-  const { adapterOptions, mirrorOptions, caps, whenSpent } = resolveBatchOptions(options, list);
+  const { adapterOptions, mirrorOptions, caps, whenSpent, defaulted } = resolveBatchOptions(options, list);
+  const { concurrency, overwriteHistory, showProgress, clock, resume, salvage } = defaulted;
   const pausing = whenSpent === 'pause';
   const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
   // A throwing logger never changes a batch's outcome.
