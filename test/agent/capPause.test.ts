@@ -1,21 +1,10 @@
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { Budget } from '../../lib/agent/Budget';
-import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
-import type { Pricing } from '../../lib/agent/AgentLoop';
 import { StepMirror } from '../../lib/agent/StepMirror';
+import { pausingLoop, pricing } from '../fixtures/pausingLoop';
 
 // Each call holds $0.01 and costs $0.006.
-const pricing: Pricing = (u) => (u.inputTokens ?? 0) * 2e-6 + (u.outputTokens ?? 0) * 8e-6;
-const usage = { inputTokens: 1000, outputTokens: 500 };
-const loop = () =>
-  createScriptedAgent({
-    replies: [
-      { toolCalls: [{ id: 'c1', name: 'work' }], usage, model: 'm' },
-      { text: 'done', usage, model: 'm' },
-    ],
-    bound: { inputTokens: 1000, maxOutputTokens: 1000, model: 'm' },
-    tools: { work: { output: 'ok' } },
-  });
+const loop = pausingLoop;
 
 describe("an adapter under a shared budget with whenSpent: 'pause'", () => {
   it('stops with awaiting_budget at the refused call, waits out of its wall time, and goes on once raised and retried', async () => {
