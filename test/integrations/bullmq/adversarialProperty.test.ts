@@ -1,0 +1,152 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
+import { submitBatch } from '../../../lib/integrations/bullmq/index';
+import {
+  startOpenAIChatServer,
+  type ChatAction,
+  type OpenAIChatServer,
+} from '../../../examples/servers/openaiChatServer';
+import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { USD_PER_TOKEN, type BillingPayload } from './fixtures/billingLoop';
+
+// The money rule across worker processes: three workers, each running the real OpenAI client
+// against one local billing server that answers every request it takes in full (every output
+// token the request allows) and bills it, whether or not the client sees the answer. Per
+// request it picks: a model id the prices lack (dated), one whose pricing throws, a stream
+// cut before or after its usage chunk, a 429 (refused before any work, billed nothing), a 500,
+// or an answer that comes after the client's timeout. The shared strict cap lives in Redis.
+
+type Move = 'ok' | 'dated' | 'throws' | 'cutBeforeUsage' | 'cutAfterUsage' | '429' | '500' | 'late';
+const MOVES: readonly Move[] = ['ok', 'dated', 'throws', 'cutBeforeUsage', 'cutAfterUsage', '429', '500', 'late'];
+const MAX_OUTPUT = 2000;
+const TIMEOUT_MS = 150;
+const CAP = 0.06; // five calls' holds: fewer than the tasks ask for, and fewer than the workers' nine slots
+const TASKS = 20;
+const billedInput = (body: unknown): number => Math.ceil(JSON.stringify(body).length / 4);
+const root = path.resolve(__dirname, '../../..');
+
+let url: string;
+let prefix: string;
+let server: OpenAIChatServer;
+const workers: ChildProcess[] = [];
+// The script of the batch being run, and what the server billed for it.
+let script: Move[] = ['ok'];
+let requests = 0;
+let billedUsd = 0;
+
+function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/workerProcess.ts')], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line === 'ready') resolve(child);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`worker ${env.WORKER_ID} exited (${code}) before it was ready: ${err}`)),
+    );
+  });
+}
+
+beforeAll(async () => {
+  url = await testRedisUrl();
+  prefix = uniquePrefix('adversarial');
+  server = await startOpenAIChatServer({
+    respond: (body: { max_completion_tokens: number }): ChatAction => {
+      const move = script[requests++ % script.length]!;
+      if (move === '429') return { error: { status: 429, message: 'Rate limit reached', type: 'requests' } };
+      const usage = { prompt_tokens: billedInput(body), completion_tokens: body.max_completion_tokens };
+      billedUsd += (usage.prompt_tokens + usage.completion_tokens) * USD_PER_TOKEN;
+      if (move === '500') return { error: { status: 500, message: 'The server had an error' } };
+      const model = move === 'dated' ? 'gpt-local-2025-01-01' : move === 'throws' ? 'gpt-local-throws' : 'gpt-local';
+      const dropAfterChunks = move === 'cutBeforeUsage' ? 1 : move === 'cutAfterUsage' ? 1000 : undefined;
+      return {
+        content: 'done',
+        usage,
+        model,
+        ...(dropAfterChunks === undefined ? {} : { dropAfterChunks }),
+        ...(move === 'late' ? { delayMs: 20 * TIMEOUT_MS } : {}),
+      };
+    },
+  });
+  const env = { REDIS_URL: url, QUEUE: 'money', PREFIX: prefix, CONCURRENCY: '3', LOCAL_PRICING: '1' };
+  workers.push(...(await Promise.all(['w1', 'w2', 'w3'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(
+    workers.map((c) => {
+      if (c.exitCode !== null || c.signalCode !== null) return undefined;
+      const gone = new Promise((r) => c.once('exit', r));
+      c.kill('SIGKILL');
+      return gone;
+    }),
+  );
+  await server?.close();
+  await deletePrefix(url, prefix);
+  releaseRedis();
+});
+
+/** One batch of TASKS one-call tasks under the script; what the server billed and what the report says. */
+async function batchUnder(moves: Move[], strict: boolean) {
+  script = moves;
+  requests = 0;
+  billedUsd = 0;
+  const payload: BillingPayload = {
+    billing: { baseURL: server.baseURL, maxTokens: MAX_OUTPUT, timeoutMs: TIMEOUT_MS },
+  };
+  const batch = await submitBatch(
+    Array.from({ length: TASKS }, (_, i) => ({ id: `t${i}`, input: 'Say done', payload })),
+    {
+      connection: url,
+      name: 'money',
+      prefix,
+      total: { maxCostUsd: CAP, strict },
+      retry: { retries: 2, baseDelayMs: 0, maxDelayMs: 0 },
+    },
+  );
+  const report = await batch.report();
+  expect(server.rejected).toEqual([]);
+  return { report, billed: billedUsd };
+}
+
+const moves = fc.array(fc.constantFrom(...MOVES), { minLength: 1, maxLength: 10 });
+
+describe('an adversarial billing server against three worker processes (property-based)', () => {
+  it('never bills past a strict total in Redis, the report counts at least what was billed, and no hold is left', async () => {
+    const redis = new Redis(url);
+    try {
+      await fc.assert(
+        fc.asyncProperty(moves, async (moveList) => {
+          const { report, billed } = await batchUnder(moveList, true);
+          expect(report.runs).toHaveLength(TASKS);
+          expect(billed).toBeLessThanOrEqual(CAP + 1e-12);
+          expect(report.totals.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+          expect(report.budget.costUsd).toBeLessThanOrEqual(CAP + 1e-12);
+          const keys = batchKeys(prefix, 'money', report.batchId);
+          expect(await redis.hget(keys.budget, 'hc')).toBeNull();
+        }),
+        { numRuns: 8, seed: 20261128 },
+      );
+    } finally {
+      redis.disconnect();
+    }
+  }, 240_000);
+
+  it('bites: with strict: false, fast-check finds a server that bills past the cap', async () => {
+    const found = await fc.check(
+      fc.asyncProperty(moves, async (moveList) => (await batchUnder(moveList, false)).billed <= CAP + 1e-12),
+      { numRuns: 8, seed: 20261128, endOnFailure: true },
+    );
+    expect(found.failed).toBe(true);
+    expect(found.counterexample).not.toBeNull();
+  }, 240_000);
+});
