@@ -135,6 +135,7 @@ export type {
   LlmJournalEntry,
   ToolJournalEntry,
   ReserveJournalEntry,
+  HookOperation,
   JournalOptions,
   JournalError,
 } from './agent/JournalEntry';

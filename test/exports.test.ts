@@ -89,6 +89,7 @@ const PINNED: Record<string, string[]> = {
     'HistoryValidator',
     'HistoryWarning',
     'HookContext',
+    'HookOperation',
     'HtmlReport',
     'HttpExchange',
     'HttpExchangeLine',

@@ -21,8 +21,12 @@ export interface JournalError {
 export interface LlmJournalEntry {
   type: 'llm';
   turn: number;
-  operation: 'sendUserMessage' | 'sendToolResults';
-  /** 1 for the first attempt of the call, 2 for the first retry, … */
+  /**
+   * The loop's operation, or the hook whose call through `ctx.llm` this is (`compact`,
+   * `runTool`): a hook's line is ledger-only, since the library never sees its request.
+   */
+  operation: 'sendUserMessage' | 'sendToolResults' | HookOperation;
+  /** 1 for the first attempt of the call, 2 for the first retry, …; for a hook, its call's number in the turn. */
   attempt: number;
   startedAt: number;
   endedAt: number;
@@ -71,7 +75,8 @@ export interface ToolJournalEntry {
 export interface ReserveJournalEntry {
   type: 'reserve';
   turn: number;
-  operation: 'sendUserMessage' | 'sendToolResults';
+  /** As in the `llm` line that closes it: a hook's call through `ctx.llm` is reserved as the loop's own are. */
+  operation: 'sendUserMessage' | 'sendToolResults' | HookOperation;
   attempt: number;
   /** When the reservation was made (the adapter's clock). */
   at: number;
@@ -87,6 +92,9 @@ export interface ReserveJournalEntry {
   /** Why the worst case is unknown, when it is. */
   unknown?: string;
 }
+
+/** A hook that may call an LLM through its budgeted handle (`ctx.llm`): the operation its ledger lines name. */
+export type HookOperation = 'compact' | 'runTool';
 
 /** A line of the journal: every LLM attempt and every tool call of a run, beside its moves. */
 export type JournalEntry = LlmJournalEntry | ToolJournalEntry | ReserveJournalEntry;

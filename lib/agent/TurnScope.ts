@@ -78,6 +78,8 @@ export class TurnScope {
    * call to be raised (true: try the call again) or for the turn to abort (false).
    */
   waitForRaise: ((spent: SpentLimit) => Promise<boolean>) | undefined;
+  /** Hooks' LLM calls through `ctx.llm` so far this turn: each one's number in its ledger lines. */
+  hookCalls = 0;
   readonly #controller: AbortController;
   /** Every operation of the turn is awaited through it, and abandoned after the grace once the turn aborts. */
   readonly #ops: GraceGroup;

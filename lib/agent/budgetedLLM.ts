@@ -8,6 +8,9 @@ import { boundProblem, planBoundedCall, reserveLLMCall } from './reserveLLMCall'
 import { budgetError } from './spentRecord';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
+import { journalError, type HookOperation, type LlmJournalEntry } from './JournalEntry';
+import { reserveLine } from './callLLM';
+import { commitFailure } from './commitFailure';
 
 /** What one call through the handle cost, for the record of the move after the hook. */
 export interface HookCall {
@@ -33,7 +36,7 @@ export interface BudgetedHook {
  * charge rule): its bound's worst case held before it starts, lowered to what fits under a
  * strict cap, and charged after at its reported usage, else at its whole hold.
  */
-export function budgetedHook(scope: TurnScope, hook: string): BudgetedHook {
+export function budgetedHook(scope: TurnScope, hook: HookOperation): BudgetedHook {
   const calls: HookCall[] = [];
   let spent: SpentLimit | undefined;
   const refuse = (limit: SpentLimit): never => {
@@ -66,7 +69,38 @@ export function budgetedHook(scope: TurnScope, hook: string): BudgetedHook {
       if (external instanceof OperationError) throw external;
       if (external !== undefined) refuse(external);
     }
+    // The ledger's write-ahead line, as for the loop's own calls: a crash mid-call leaves its hold on record.
+    const number = ++scope.hookCalls;
+    const commit =
+      s.ledger === undefined
+        ? undefined
+        : s.ledger(
+            reserveLine(scope.turn, hook, number, s.clock(), held, s.ledgerDefaultMaxCostUsd, 'the hook gave no bound'),
+          );
     meter.charge({ llmCalls: 1 }, false);
+    if (commit !== undefined && commit !== null) {
+      const unkept = await commitFailure(commit);
+      if (unkept !== undefined) {
+        // The request never left: its hold goes back.
+        meter.release(held.held, held.externalHold);
+        throw new OperationError("the ledger's reserve line", unkept);
+      }
+    }
+    const startedAt = s.clock();
+    // What the call cost, closing its reservation: numbers only, the library never sees the hook's request.
+    const ledger = (
+      money: Omit<LlmJournalEntry, 'type' | 'turn' | 'operation' | 'attempt' | 'startedAt' | 'endedAt'>,
+    ) =>
+      s.ledger?.({
+        type: 'llm',
+        turn: scope.turn,
+        operation: hook,
+        attempt: number,
+        startedAt,
+        endedAt: s.clock(),
+        ledgerOnly: true,
+        ...money,
+      });
     let value: R;
     try {
       value = await invoke(
@@ -74,7 +108,9 @@ export function budgetedHook(scope: TurnScope, hook: string): BudgetedHook {
       );
     } catch (error) {
       // It may have left: charged at its hold unless it provably never did.
-      calls.push({ ...chargeFields(endAttempt(meter, held, { kind: 'failed', error })), error: String(error) });
+      const charge = chargeFields(endAttempt(meter, held, { kind: 'failed', error }));
+      ledger({ error: journalError(error), ...charge });
+      calls.push({ ...charge, error: String(error) });
       throw error;
     }
     const reported: unknown = typeof value === 'object' && value !== null ? value.usage : undefined;
@@ -90,6 +126,7 @@ export function budgetedHook(scope: TurnScope, hook: string): BudgetedHook {
     );
     const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
     calls.push({ usage: valid, ...chargeFields(charge), ...(passed && { boundExceeded: passed }) });
+    ledger({ usage: valid, ...chargeFields(charge), ...(passed && { boundExceeded: passed }) });
     if (meter.hasExternal) {
       const flushed = await meter.flush();
       if (flushed instanceof OperationError) throw flushed;

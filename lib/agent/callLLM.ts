@@ -274,7 +274,7 @@ export async function callLLM(
 /** The ledger's write-ahead line for one attempt: its worst case, else the stated default, else why it is unknown. */
 export function reserveLine(
   turn: number,
-  operation: LLMOperation,
+  operation: ReserveJournalEntry['operation'],
   attempt: number,
   at: number,
   held: Reservation,

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { isHookLine } from '../internal/isHookLine';
 import type { LLMResponse, ToolCall } from './AgentLoop';
 import type { JournalEntry, LlmJournalEntry } from './JournalEntry';
 import type { StallFinding } from './StallFinding';
@@ -119,7 +120,7 @@ function responseOf(entry: JournalEntry): LLMResponse | undefined {
 function latestResponse(journal: readonly JournalEntry[]): LlmJournalEntry | undefined {
   for (let i = journal.length - 1; i >= 0; i--) {
     const entry = journal[i]!;
-    if (entry.type === 'tool') continue;
+    if (entry.type === 'tool' || isHookLine(entry)) continue;
     return responseOf(entry) === undefined ? undefined : (entry as LlmJournalEntry);
   }
   return undefined;

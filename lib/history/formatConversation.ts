@@ -1,4 +1,5 @@
 import type { HistoryEntry, JournalLineRead } from './HistoryEntry';
+import { isHookLine } from '../internal/isHookLine';
 import { escapeControl } from '../internal/escapeControl';
 import { formatUsd } from '../internal/formatUsd';
 import { safeStringify } from '../internal/safeStringify';
@@ -95,6 +96,11 @@ function llmLines(j: JournalLineRead, before: string, fold: Fold): string[] {
   // The user's message opens a call; retries send it again, so it is shown once.
   if (j.attempt === 1 && input?.['kind'] === 'user_message')
     lines.push(`  user (${before}):`, fold(text(input['message']), '    '));
+  // A hook's call through its budgeted handle: its ledger line holds what it cost, no content.
+  if (isHookLine(j))
+    return [
+      `  ${String(j.operation)}: LLM call ${j.attempt ?? '?'}${typeof j['costUsd'] === 'number' ? `, ${formatUsd(j['costUsd'])}` : ''} (${before})`,
+    ];
   const head = `  model, attempt ${j.attempt ?? '?'}${typeof j['costUsd'] === 'number' ? `, ${formatUsd(j['costUsd'])}` : ''} (${before})`;
   const error = asObject(j['error']);
   if (error !== undefined) {

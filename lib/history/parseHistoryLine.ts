@@ -1,4 +1,5 @@
 import { describeValue } from '../internal/describeValue';
+import { isHookLine } from '../internal/isHookLine';
 import type {
   HistoryEntry,
   HistoryMeta,
@@ -88,8 +89,7 @@ function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool' | 'rese
   if (type === 'reserve') {
     // The ledger's line: the attempt it reserves, when, and the amount (absent when unknown).
     finite(obj, 'at');
-    if (obj.operation !== 'sendUserMessage' && obj.operation !== 'sendToolResults')
-      throw bad('operation', "'sendUserMessage' or 'sendToolResults'", obj.operation);
+    operation(obj);
     positiveInteger(obj, 'attempt');
     const max = obj.maxCostUsd;
     if (max !== undefined && !(typeof max === 'number' && Number.isFinite(max) && max >= 0))
@@ -99,8 +99,7 @@ function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool' | 'rese
   finite(obj, 'startedAt');
   finite(obj, 'endedAt');
   if (type === 'llm') {
-    if (obj.operation !== 'sendUserMessage' && obj.operation !== 'sendToolResults')
-      throw bad('operation', "'sendUserMessage' or 'sendToolResults'", obj.operation);
+    operation(obj);
     positiveInteger(obj, 'attempt');
   } else {
     const call = obj.call;
@@ -111,6 +110,13 @@ function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool' | 'rese
     string(obj, 'status');
   }
   return obj as unknown as JournalLineRead;
+}
+
+/** The loop's operation, or the hook whose budgeted call a ledger line records. */
+function operation(obj: Record<string, unknown>): void {
+  const op = obj.operation;
+  if (op !== 'sendUserMessage' && op !== 'sendToolResults' && !isHookLine(obj))
+    throw bad('operation', "'sendUserMessage', 'sendToolResults', or a hook ('compact', 'runTool')", op);
 }
 
 /** An HTTP exchange: what a replay matches on is checked, the bodies are kept as written. */

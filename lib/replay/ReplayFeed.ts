@@ -1,4 +1,5 @@
 import { FifoQueue } from '../internal/FifoQueue';
+import { isHookLine } from '../internal/isHookLine';
 import type { HistoryEntry, JournalLineRead } from '../history/HistoryEntry';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 
@@ -109,7 +110,8 @@ export class ReplayFeed {
   }
 
   #journal(line: JournalLineRead): void {
-    if (line.type === 'llm') {
+    // A hook's call (ledger-only) is not one of the loop's: the replay neither serves nor counts it.
+    if (line.type === 'llm' && !isHookLine(line)) {
       this.llmLines += 1;
       this.llm.push(line);
       if (line.operation === 'sendUserMessage' && line.attempt === 1)

@@ -1,4 +1,5 @@
 import type { AgentLoop, Pricing } from '../agent/AgentLoop';
+import { isHookLine } from '../internal/isHookLine';
 import { AgentWithStateMachine, type AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
 import type { TurnResult } from '../agent/TurnResult';
 import type { ApprovalDecision } from '../agent/ApprovalGate';
@@ -43,7 +44,7 @@ export async function resumeAwaitingApproval(
       last === undefined ? 'a history with no move' : `a history whose last move is ${last.from} → ${last.to}`,
     );
   const replay = replayLoop(history.journal);
-  const recordedLLM = history.journal.filter((j) => j.type === 'llm').length;
+  const recordedLLM = history.journal.filter((j) => j.type === 'llm' && !isHookLine(j)).length;
   const recordedTools = history.journal.filter((j) => j.type === 'tool' && j.status !== 'not_run').length;
   let tools = 0;
   const replaying = (): boolean => replay.llmCalls < recordedLLM;

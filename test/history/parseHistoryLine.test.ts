@@ -126,8 +126,10 @@ describe('parseHistoryLine()', () => {
       entry: { kind: 'journal', journal: tool },
     });
     expect(reason(JSON.stringify({ ...llm, operation: 'send' }))).toBe(
-      "field \"operation\" must be 'sendUserMessage' or 'sendToolResults', got `send` (string)",
+      "field \"operation\" must be 'sendUserMessage', 'sendToolResults', or a hook ('compact', 'runTool'), got `send` (string)",
     );
+    // A hook's call through ctx.llm: a ledger-only line naming the hook.
+    expect(parseHistoryLine(JSON.stringify({ ...llm, operation: 'compact' }), 7).ok).toBe(true);
     expect(reason(JSON.stringify({ ...llm, attempt: 0 }))).toMatch(/^field "attempt" must be a positive integer/);
     expect(reason(JSON.stringify({ ...tool, call: { id: 'c1' } }))).toMatch(/^field "call\.name" must be a string/);
   });
