@@ -1,3 +1,4 @@
+import { cutAtBoundOf } from './cutAtBound';
 import { State, type StateName } from '../../states/StateName';
 import { plural } from '../internal/text';
 import type { StateMachine } from '../machine/StateMachine';
@@ -348,7 +349,10 @@ export class MirrorMoves {
     this.endAttempt();
     const failures = this.failures;
     const cause = new LLMCallError(this.operation, failures, error);
-    return this.end(State.Error, cause.message, { operation: this.operation, failures }, 'error', cause);
+    // A stream cut at its bound says so in the run's last record, as the adapter's does.
+    const cut = cutAtBoundOf(error);
+    const data = { operation: this.operation, failures, ...(cut && { cutAtBound: cut }) };
+    return this.end(State.Error, cause.message, data, 'error', cause);
   }
 
   /** Cancellation (or a passed deadline) outside CheckingForCancellation: forced, logged at info, as the adapter does. */

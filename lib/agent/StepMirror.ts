@@ -12,6 +12,7 @@ import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
 import { chargeFields } from './endAttempt';
+import { cutAtBoundOf } from './cutAtBound';
 import { journalError, type JournalEntry } from './JournalEntry';
 import type { OnUnknownCost } from './priceResponse';
 import { chargeMirrorResponse } from './chargeMirrorResponse';
@@ -351,9 +352,19 @@ export class StepMirror {
   modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
     if (!this.#run.running) return;
     const charge = this.#run.endAttempt({ kind: 'failed', error });
-    this.#run.attemptLine(this.#clock(), { error: journalError(error), ...chargeFields(charge) });
-    this.#run.failures.push({ attempt: this.#run.attempt, error: failureMessage(error) });
-    if (info.willRetry === false) this.#run.endCallFailed(error);
+    // A stream cut at its bound: the server does not stop at max tokens, so the call is not tried again.
+    const cut = cutAtBoundOf(error);
+    this.#run.attemptLine(this.#clock(), {
+      error: journalError(error),
+      ...chargeFields(charge),
+      ...(cut && { cutAtBound: cut }),
+    });
+    this.#run.failures.push({
+      attempt: this.#run.attempt,
+      error: failureMessage(error),
+      ...(cut && { noRetry: 'the response stream was cut at its bound' }),
+    });
+    if (info.willRetry === false || cut !== undefined) this.#run.endCallFailed(error);
   }
 
   /** A model attempt answered: its usage is charged, priced and journaled, and the machine moves on. */

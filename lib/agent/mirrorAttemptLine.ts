@@ -23,7 +23,7 @@ export interface AttemptFacts {
 /** What an attempt's end adds to its line. */
 export type AttemptOutcome = Pick<
   LlmJournalEntry,
-  'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'fromJournal'
+  'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'cutAtBound' | 'fromJournal'
 >;
 
 /** The journal line of an attempt, without its end. */

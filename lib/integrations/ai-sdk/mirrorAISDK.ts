@@ -10,9 +10,11 @@ import {
   InvalidArgumentError,
   JsonlHistorySink,
   StepMirror,
+  watchOutputBound,
   type JsonlHistorySinkOptions,
   type LLMCallBound,
   type MirrorResponse,
+  type OutputBoundWatch,
   type StepMirrorOptions,
   type TurnResult,
 } from 'agent-state-machine';
@@ -102,6 +104,22 @@ export interface AISDKMirror<O = MirrorAISDKOptions> {
   close(): void;
 }
 
+/** A signal that never aborts, for a call the SDK gave none. */
+const NEVER = new AbortController().signal;
+
+/** Counts a streamed part's output against the request's bound (text, reasoning and tool input as they arrive). */
+function watchPart(watch: OutputBoundWatch, part: { type: string; [key: string]: unknown }): void {
+  if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
+    const delta = typeof part.delta === 'string' ? part.delta : part.textDelta;
+    if (typeof delta === 'string') watch.add(delta);
+  } else if (part.type === 'finish') {
+    const usage = part.usage as { outputTokens?: unknown } | undefined;
+    const out = usage?.outputTokens;
+    // AI SDK 6 reports a number; 7 an object with its total.
+    watch.reported(typeof out === 'number' ? out : (out as { total?: number } | undefined)?.total);
+  }
+}
+
 /**
  * Puts the mirror on an AI SDK loop you keep — `generateText`, `streamText`, `ToolLoopAgent`, in
  * AI SDK 6 and 7 — with the settings to spread and the model and tools wrapped: every model
@@ -109,7 +127,8 @@ export interface AISDKMirror<O = MirrorAISDKOptions> {
  * the history file (and journal), checked against the budgets before it starts. A spent budget
  * refuses the tool call (the LLM sees `not run: …`) and `stopWhen` then ends the loop the SDK's
  * way, every tool call answered; a model call a budget forbids is refused with
- * `BudgetExceededError`. Cancel through `signal` (or `cancel()`).
+ * `BudgetExceededError`. A streamed call is cut at its `maxOutputTokens`, whether the provider
+stops there or not, and charged at its hold. Cancel through `signal` (or `cancel()`).
  *
  * ```ts
  * const m = mirrorAISDK({ model: openai('gpt-4.1'), tools, budget: { maxCostUsd: 0.5 }, pricing, historyFile: 'run.jsonl' });
@@ -238,8 +257,15 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
     const doStream = async (o: CallOptions): Promise<{ stream: ReadableStream<{ type: string }> }> => {
       const served = recorded(o);
       if (served !== undefined) return { stream: recordedStream(served, inner.specificationVersion) };
-      const result = await attempt(o, inner.modelId, () => inner.doStream(o));
+      // The stream is cut at the request's max output tokens, whether the provider stops there or
+      // not: what it may bill stays within the call's hold.
+      const max = typeof o.maxOutputTokens === 'number' ? o.maxOutputTokens : undefined;
+      const watch = watchOutputBound(max, o.abortSignal ?? NEVER);
+      const result = await attempt(o, inner.modelId, () =>
+        inner.doStream(max === undefined ? o : { ...o, abortSignal: watch.signal }),
+      );
       const collector = new StreamCollector();
+      let cut: unknown;
       // The SDK starts a streamed call's tools as their parts arrive, before the usage at the
       // end: they wait until the response is reported, so the moves keep the table's order.
       let reported!: () => void;
@@ -249,10 +275,24 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
       const stream = result.stream.pipeThrough(
         new TransformStream<{ type: string }, { type: string }>({
           transform(part, controller) {
-            collector.add(part as { type: string; [key: string]: unknown });
+            if (cut !== undefined) return;
+            const p = part as { type: string; [key: string]: unknown };
+            try {
+              watchPart(watch, p);
+            } catch (error) {
+              // Charged at its hold and not retried (the server does not stop at max tokens).
+              cut = error;
+              failed(error);
+              streaming = undefined;
+              reported();
+              controller.error(error);
+              return;
+            }
+            collector.add(p);
             controller.enqueue(part);
           },
           flush() {
+            if (cut !== undefined) return;
             if (collector.error !== undefined) failed(collector.error);
             else if (collector.finished) responded(collector.result(), inner.modelId);
             streaming = undefined;
@@ -405,6 +445,7 @@ interface CallOptions {
   toolChoice?: unknown;
   responseFormat?: unknown;
   maxOutputTokens?: unknown;
+  abortSignal?: AbortSignal;
 }
 
 /**

@@ -4,9 +4,10 @@ import * as path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAI } from '@ai-sdk/openai';
 import OpenAI from 'openai';
-import { runBatch, type AgentLoop, type Pricing } from 'agent-state-machine';
+import { streamText } from 'ai';
+import { runBatch, StreamCutError, type AgentLoop, type Pricing } from 'agent-state-machine';
 import { fromAnthropic } from '../../../lib/integrations/anthropic';
-import { fromAISDK } from '../../../lib/integrations/ai-sdk';
+import { fromAISDK, mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { fromOpenAIChat, fromOpenAIResponses } from '../../../lib/integrations/openai';
 import { startAnthropicMessagesServer } from '../../../examples/servers/anthropicMessagesServer';
 import { startOpenAIChatServer } from '../../../examples/servers/openaiChatServer';
@@ -180,6 +181,68 @@ describe.each(Object.keys(loops))('%s, streaming from a server that ignores max 
       expect(withFact[1]).toContain('"outcome":"error"');
     } finally {
       await served.close();
+    }
+  });
+});
+
+describe('mirrorAISDK (streamText), streaming from a server that ignores max tokens', () => {
+  it('cuts the request at its bound: billed within the hold, charged at the hold, not retried, the fact in the file', async () => {
+    const p = pace();
+    let input = 0;
+    const s = await startOpenAIChatServer({
+      ignoresMaxTokens: true,
+      respond: (body) => {
+        input += billedInput(body);
+        return { content: ENDLESS, beforeChunk: (i, closed) => p.before(i >= 1, closed) };
+      },
+    });
+    try {
+      const model = createOpenAI({ apiKey: 'sk-local', baseURL: s.baseURL }).chat('gpt-local');
+      let streamError: unknown;
+      const report = await runBatch(
+        [
+          {
+            id: 'only',
+            run: async (mirror) => {
+              const m = mirrorAISDK({ mirror, model });
+              const result = streamText({ ...m.settings, maxOutputTokens: MAX, prompt: 'Say tok, forever' });
+              try {
+                for await (const part of result.fullStream) {
+                  if (part.type === 'text-delta') p.stream.onText();
+                  else if (part.type === 'error') streamError = part.error;
+                }
+              } catch (error) {
+                streamError = error;
+              }
+            },
+          },
+        ],
+        { logger: false, pricing, historyDir: dir, total: { maxCostUsd: 1 } },
+      );
+      const [run] = report.runs;
+      // One request, cut: the SDK is not let to try it again.
+      expect(s.exchanges).toHaveLength(1);
+      expect(streamError).toBeInstanceOf(StreamCutError);
+      expect(run!.outcome).toBe('error');
+      expect(run!.error!.message).toMatch(
+        /the response stream was cut at its bound: \d+ output tokens counted, its max 100/,
+      );
+      // What the server sent (and bills) stays within the request's bound, so within its hold.
+      const billedOutput = p.sent * TOKENS_PER_PIECE;
+      expect(billedOutput).toBeGreaterThan(0);
+      expect(billedOutput).toBeLessThanOrEqual(MAX);
+      // Charged its whole hold: the request left, and its usage never came back.
+      expect(report.totals.costUsd).toBeGreaterThanOrEqual((input + billedOutput) * USD_PER_TOKEN);
+      expect(report.totals.costUsd).toBeGreaterThanOrEqual(MAX * USD_PER_TOKEN);
+      const lines = fs.readFileSync(run!.historyFile!, 'utf8').split('\n');
+      const withFact = lines.filter((l) => l.includes('"cutAtBound":{"countedTokens":'));
+      // The attempt's journal line (charged at its hold) and the record that ends the run.
+      expect(withFact).toHaveLength(2);
+      expect(withFact[0]).toContain('"type":"llm"');
+      expect(withFact[0]).toContain('"chargedAtHold":');
+      expect(withFact[1]).toContain('"outcome":"error"');
+    } finally {
+      await s.close();
     }
   });
 });
