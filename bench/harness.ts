@@ -42,6 +42,8 @@ export function runInChild<T>(
   file: string,
   args: readonly string[] = [],
   execArgv: readonly string[] = [],
+  /** Another Node binary to run it with (a suite that needs a newer Node than the runner's). */
+  execPath?: string,
 ): Promise<T> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
@@ -52,6 +54,7 @@ export function runInChild<T>(
       env,
       cwd: ROOT,
       stdio: 'inherit',
+      ...(execPath === undefined ? {} : { execPath }),
     });
     let message: { ok: true; value: T } | { ok: false; error: string } | undefined;
     child.on('message', (m) => {

@@ -119,6 +119,27 @@ const SUITES: readonly SuiteSpec[] = [
     optional: true,
   },
   {
+    name: 'mirrorledger',
+    title:
+      "Framework mirrors with the ledger on, per step: AI SDK, LangGraph, OpenAI Agents SDK vs the loop alone (+ the ledger's fsync, in place)",
+    file: 'mirrorLedger.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'store',
+    title:
+      'PostgresStore: per move and per LLM call in each durability mode vs bare pg writing the same rows with the same commits; a batch on the store beside files',
+    file: 'store.bench.ts',
+    optional: false,
+  },
+  {
+    name: 'turncore',
+    title:
+      "Turn core: the adapter's turn and the mirror's step, this round's bundle beside the round start's, same process",
+    file: 'turnCore.bench.ts',
+    optional: false,
+  },
+  {
     name: 'distributed',
     title:
       'Distributed batches: runs/s with 1, 2, 4 worker processes, latency-bound against in-process runBatch; Redis round trips and latency per budget check',

@@ -1,5 +1,6 @@
 // Instructions per move, counted by valgrind's callgrind: deterministic where wall time on
-// a shared machine is not. Not part of `npm run bench` (each row takes about a minute).
+// a shared machine is not. The transition suite asks it for the counter-clock move when wall
+// time cannot decide that target; run alone, it counts any rows (each takes about a minute).
 //
 // For each row, two runs of bench/instructionsChild.cjs under callgrind load the row's
 // candidate bundle (bench/candidates/build.ts), warm it up for WARMUP cycles, then make 0 or
@@ -48,22 +49,35 @@ function collected(args: readonly string[]): number {
   return Number(m[1]);
 }
 
-async function main(): Promise<void> {
-  if (spawnSync('valgrind', ['--version']).status !== 0)
-    throw new Error('valgrind is not installed (apt-get install valgrind)');
-  await buildCandidates();
-  const rows = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['floor:counter', 'library:counter'];
-  for (const row of rows) {
-    const [file = '', clock = 'counter', variant = '-'] = row.split(':');
-    const bundle = path.join(CANDIDATE_DIR, `${file}.cjs`);
-    if (!existsSync(bundle))
-      throw new Error(
-        `no candidate ${file}: the candidates are the files of bench/candidates/ (floor, library, xstate, jsm)`,
-      );
-    const base = collected([bundle, clock, variant, String(WARMUP), '0']);
-    const more = collected([bundle, clock, variant, String(WARMUP), String(CYCLES)]);
-    console.log(`${row.padEnd(24)} ${((more - base) / (CYCLES * MOVES_PER_CYCLE)).toFixed(0)} instructions/move`);
-  }
+/** Why callgrind cannot count here, or undefined when it can. */
+export function valgrindMissing(): string | undefined {
+  return spawnSync('valgrind', ['--version']).status === 0
+    ? undefined
+    : 'valgrind is not installed (apt-get install valgrind)';
 }
 
-main().catch(failed);
+/**
+ * Instructions per move of one row (`file:clock[:variant]`, e.g. `library:counter`), counted
+ * by callgrind on the candidates' bundles (`buildCandidates()` first).
+ */
+export function instructionsPerMove(row: string, warmup = WARMUP, cycles = CYCLES): number {
+  const [file = '', clock = 'counter', variant = '-'] = row.split(':');
+  const bundle = path.join(CANDIDATE_DIR, `${file}.cjs`);
+  if (!existsSync(bundle))
+    throw new Error(
+      `no candidate ${file}: the candidates are the files of bench/candidates/ (floor, library, xstate, jsm)`,
+    );
+  const base = collected([bundle, clock, variant, String(warmup), '0']);
+  const more = collected([bundle, clock, variant, String(warmup), String(cycles)]);
+  return (more - base) / (cycles * MOVES_PER_CYCLE);
+}
+
+async function main(): Promise<void> {
+  const missing = valgrindMissing();
+  if (missing !== undefined) throw new Error(missing);
+  await buildCandidates();
+  const rows = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['floor:counter', 'library:counter'];
+  for (const row of rows) console.log(`${row.padEnd(24)} ${instructionsPerMove(row).toFixed(0)} instructions/move`);
+}
+
+if (require.main === module) main().catch(failed);

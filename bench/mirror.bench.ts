@@ -15,9 +15,7 @@
 //
 //   npm run bench -- mirror                 this suite through the runner
 //   npx tsx bench/mirror.bench.ts --measure one process, one round, printed
-import { generateText, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
-import { z } from 'zod';
+import { generateText, stepCountIs } from 'ai';
 import { mirrorAISDK } from '../lib/integrations/ai-sdk';
 import {
   failed,
@@ -33,6 +31,7 @@ import {
   serveChild,
   type SuiteResult,
 } from './harness';
+import { FINAL_TEXT, mockModel, STEPS_PER_RUN, tools } from './aiSdkMock';
 
 /** The target: the mirror at most doubles a zero-latency loop's own cost (real model calls take 10⁵–10⁶× longer). */
 const TARGET_RATIO = 2;
@@ -40,36 +39,6 @@ const RUNS_PER_SAMPLE = 20;
 // `--quick` (BENCH_QUICK=1): fewer samples, warm-up runs and rounds; the same measurement.
 const SAMPLES = scaled(101, 31);
 const WARMUP_RUNS = scaled(2_000, 400);
-const STEPS_PER_RUN = 2;
-
-function mockModel(): MockLanguageModelV3 {
-  let step = 0;
-  const usage = {
-    inputTokens: { total: 800, noCache: 800, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: 30, text: 30, reasoning: undefined },
-  };
-  return new MockLanguageModelV3({
-    modelId: 'bench-model',
-    doGenerate: async () => {
-      step += 1;
-      const content =
-        step % 2 === 1
-          ? [{ type: 'tool-call' as const, toolCallId: `c${step}`, toolName: 'list', input: '{"dir":"."}' }]
-          : [{ type: 'text' as const, text: 'README.md lib/' }];
-      return {
-        content,
-        finishReason: { unified: step % 2 === 1 ? ('tool-calls' as const) : ('stop' as const), raw: undefined },
-        usage,
-        warnings: [],
-        response: { modelId: 'bench-model' },
-      };
-    },
-  });
-}
-
-const tools = {
-  list: tool({ inputSchema: z.object({ dir: z.string() }), execute: async () => 'README.md lib/' }),
-};
 
 async function sample(run: () => Promise<unknown>, runs: number): Promise<number> {
   const start = process.hrtime.bigint();
@@ -97,7 +66,7 @@ export async function measureRound(): Promise<MirrorSample> {
   const mirrored = (): Promise<unknown> => generateText({ ...m.settings, prompt: 'list the files' });
 
   const check = (await mirrored()) as { text: string };
-  if (check.text !== 'README.md lib/' || m.result?.outcome !== 'end_of_turn')
+  if (check.text !== FINAL_TEXT || m.result?.outcome !== 'end_of_turn')
     throw new Error(`mirrored run ended ${m.result?.outcome}: ${check.text}`);
   for (let i = 0; i < WARMUP_RUNS; i += RUNS_PER_SAMPLE) {
     await sample(bare, RUNS_PER_SAMPLE);

@@ -22,6 +22,7 @@
 //   npx tsx bench/transition.bench.ts --table counter   one process, one table, printed
 //   BENCH_ROUNDS=5 npm run bench -- transition    more processes per table
 import { buildCandidates, loadCopy, type CandidateFile } from './candidates/build';
+import { instructionsPerMove, valgrindMissing } from './instructions';
 import type { ClockKind, Runner } from './candidates/Runner';
 import { assertCycle, MOVES_PER_CYCLE, START } from './cycle';
 import {
@@ -178,6 +179,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
   const find = (table: ClockKind, id: string): RowFigures => figures[table].find((f) => f.row.id === id)!;
   const libCounter = find('counter', 'library');
   const libDate = find('date', 'library');
+  const counted = counterMoveVerdict(libCounter);
   const xsVsLib = find('date', 'xstate').ratio / libDate.ratio;
   const xsRingVsLib = find('date', 'xstate-ring').ratio / libDate.ratio;
   const jsmVsLib = find('date', 'jsm').ratio / libDate.ratio;
@@ -198,10 +200,10 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     rows,
     targets: [
       {
-        name: 'move vs fair floor, counter clock',
-        goal: '≤ 1.05×',
-        measured: `${formatRatio(libCounter.ratio)} (processes ${spread(libCounter)})`,
-        pass: libCounter.ratio <= 1.05,
+        name: `move vs fair floor, counter clock, decided by ${counted.decidedBy}`,
+        goal: `≤ ${formatRatio(MOVE_TARGET)}`,
+        measured: counted.measured,
+        pass: counted.pass,
       },
       {
         name: 'move vs fair floor, Date.now (for reference)',
@@ -222,6 +224,39 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
         pass: jsmVsLib >= 15,
       },
     ],
+  };
+}
+
+/** The counter-clock move's target: library ÷ floor. */
+const MOVE_TARGET = 1.05;
+
+/**
+ * Who decides the counter-clock move's target. Wall time decides when the pairs' quartiles lie
+ * on one side of it; when they straddle it, the difference is within the machine's noise (a
+ * run here passed at 1.03× and another missed at 1.07× on the same code), and instructions per
+ * move, counted by callgrind against the same floor, decide: they repeat to about ±1.5%.
+ * The wall-time ratio is printed either way.
+ */
+function counterMoveVerdict(f: RowFigures): { decidedBy: string; measured: string; pass: boolean } {
+  const wall = `wall ${formatRatio(f.ratio)} (pairs p25–p75 ${formatRatio(f.ratioP25)} – ${formatRatio(f.ratioP75)}, processes ${spread(f)})`;
+  if (f.ratioP75 <= MOVE_TARGET || f.ratioP25 > MOVE_TARGET)
+    return { decidedBy: 'wall time', measured: wall, pass: f.ratio <= MOVE_TARGET };
+  const missing = valgrindMissing();
+  if (missing !== undefined)
+    return { decidedBy: 'wall time (callgrind unavailable)', measured: `${wall}; ${missing}`, pass: false };
+  // --quick: fewer cycles, so the count is less steady (JIT work left from the warm-up shows).
+  const warmup = scaled(100_000, 20_000);
+  const cycles = scaled(300_000, 40_000);
+  const floor = instructionsPerMove('floor:counter', warmup, cycles);
+  const library = instructionsPerMove('library:counter', warmup, cycles);
+  const ratio = library / floor;
+  console.log(
+    `  counter-clock move: wall time within noise of ${formatRatio(MOVE_TARGET)}; callgrind: floor ${floor.toFixed(0)}, library ${library.toFixed(0)} instructions/move`,
+  );
+  return {
+    decidedBy: 'instructions (callgrind; wall time within noise)',
+    measured: `${formatRatio(ratio)} instructions/move (library ${library.toFixed(0)}, floor ${floor.toFixed(0)}, ${cycles.toLocaleString('en-US')} cycles); ${wall}`,
+    pass: ratio <= MOVE_TARGET,
   };
 }
 

@@ -1,0 +1,224 @@
+// The framework loops the mirror-with-ledger suite times, each three ways on a mock model that
+// answers at once (a tool call, then text: 2 steps and 1 tool call a run):
+//  - bare:     the framework's loop alone;
+//  - floor:    the same loop whose model, before each call, appends a line the size of the
+//              ledger's reserve line to a file in the same folder and forces it to the disk
+//              (a bare write + fsync): the least the ledger's promise costs;
+//  - mirrored: the loop with the library's mirror, its history in a file of that folder
+//              (durability 'none', so the ledger's fsync is the only one), the ledger on.
+// Each framework is imported only when asked for: the Agents SDK needs Node 22 or later.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { tool } from '@langchain/core/tools';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { generateText, stepCountIs } from 'ai';
+import { z } from 'zod';
+import type { Pricing } from '../lib/agent/AgentLoop';
+import { JsonlHistorySink } from '../lib/history/JsonlHistorySink';
+import { mirrorAISDK } from '../lib/integrations/ai-sdk/mirrorAISDK';
+import { LangGraphMirror } from '../lib/integrations/langgraph/LangGraphMirror';
+import type * as AgentsSdk from '@openai/agents';
+import type * as AgentsMirrorModule from '../lib/integrations/openai-agents/agentsMirror';
+import { FINAL_TEXT, mockModel, tools } from './aiSdkMock';
+import { mockChatModel } from './mockChatModel';
+
+export type FrameworkName = 'ai-sdk' | 'langgraph' | 'openai-agents';
+
+export interface FrameworkLoop {
+  readonly label: string;
+  readonly bare: () => Promise<void>;
+  readonly floor: () => Promise<void>;
+  readonly mirrored: () => Promise<void>;
+  /** The mirrored runs' history file, where the ledger's reserve lines are. */
+  readonly historyFile: string;
+  /** Model calls the mirror has charged so far, for checking it saw every run. */
+  readonly mirroredCalls: () => number;
+  readonly close: () => void;
+}
+
+const MAX_TOKENS = 1000;
+const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6;
+const mirrorOptions = { logger: false as const, ledger: true, pricing, budget: { maxCostUsd: 1e9, strict: false } };
+
+/** The floor's write + fsync before each model call; its line is sized once the ledger's is known. */
+export class FsyncBeforeCall {
+  readonly #fd: number;
+  #line = 'x'.repeat(200) + '\n';
+  constructor(file: string) {
+    this.#fd = fs.openSync(file, 'a');
+  }
+  /** Sizes the line as the ledger's reserve line in `historyFile`. */
+  sizeAs(historyFile: string): number {
+    const reserve = fs
+      .readFileSync(historyFile, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('{"type":"reserve"'));
+    if (reserve === undefined) throw new Error(`the mirror wrote no reserve line to ${historyFile}: is the ledger on?`);
+    this.#line = `${'x'.repeat(reserve.length)}\n`;
+    return reserve.length + 1;
+  }
+  readonly before = (): void => {
+    fs.writeSync(this.#fd, this.#line);
+    fs.fsyncSync(this.#fd);
+  };
+  close(): void {
+    fs.closeSync(this.#fd);
+  }
+}
+
+function sinkIn(dir: string, name: string): { file: string; sink: JsonlHistorySink } {
+  const file = path.join(dir, `${name}.jsonl`);
+  return { file, sink: JsonlHistorySink.open(file, { runId: name, durability: 'none' }) };
+}
+
+async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
+  const bareModel = mockModel();
+  const floorModel = mockModel();
+  const answer = floorModel.doGenerate.bind(floorModel);
+  floorModel.doGenerate = (options: Parameters<typeof answer>[0]) => {
+    fsync.before();
+    return answer(options);
+  };
+  const historyFile = path.join(dir, 'ai-sdk.jsonl');
+  const m = mirrorAISDK({
+    ...mirrorOptions,
+    model: mockModel(),
+    tools,
+    historyFile,
+    historyOptions: { runId: 'ai-sdk', durability: 'none' },
+  });
+  const plain = (model: typeof bareModel) => async (): Promise<void> => {
+    const r = await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(20),
+      maxOutputTokens: MAX_TOKENS,
+      prompt: 'go',
+    });
+    if (r.text !== FINAL_TEXT) throw new Error(`the loop answered ${r.text}`);
+  };
+  return {
+    label: 'AI SDK generateText (ai/test MockLanguageModelV3)',
+    bare: plain(bareModel),
+    floor: plain(floorModel),
+    mirrored: async () => {
+      const r = await generateText({ ...m.settings, maxOutputTokens: MAX_TOKENS, prompt: 'go' });
+      if (r.text !== FINAL_TEXT || m.result?.outcome !== 'end_of_turn')
+        throw new Error(`mirrored run ended ${m.result?.outcome}: ${r.text}`);
+    },
+    historyFile,
+    mirroredCalls: () => m.mirror.usage.llmCalls,
+    close: () => m.close(),
+  };
+}
+
+async function langGraph(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
+  const list = tool(async () => 'README.md lib/', {
+    name: 'list',
+    description: 'Lists a folder',
+    schema: z.object({ dir: z.string() }),
+  });
+  const agent = (before?: () => void) => createReactAgent({ llm: mockChatModel(MAX_TOKENS, before), tools: [list] });
+  const bareAgent = agent();
+  const floorAgent = agent(fsync.before);
+  const mirroredAgent = agent();
+  const { file, sink } = sinkIn(dir, 'langgraph');
+  const lg = new LangGraphMirror({ ...mirrorOptions, sink });
+  const ask = { messages: [{ role: 'user', content: 'go' }] };
+  const check = (out: { messages: { content: unknown }[] }): void => {
+    if (out.messages.at(-1)?.content !== 'done') throw new Error('the graph did not answer');
+  };
+  return {
+    label: 'LangGraph createReactAgent (a mock chat model)',
+    bare: async () => check(await bareAgent.invoke(ask)),
+    floor: async () => check(await floorAgent.invoke(ask)),
+    mirrored: async () => {
+      // Without `signal: lg.signal`: LangGraph adds an abort listener to a signal per invoke and
+      // keeps it (Node warns past 10), which would slow later runs for a reason not the mirror's.
+      check(await mirroredAgent.invoke(ask, { callbacks: [lg] }));
+      if (lg.result?.outcome !== 'end_of_turn') throw new Error(`mirrored run ended ${lg.result?.outcome}`);
+    },
+    historyFile: file,
+    mirroredCalls: () => lg.usage.llmCalls,
+    close: () => sink.close(),
+  };
+}
+
+async function openaiAgents(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS copy, the one the mirror (required below) checks its Agent against
+  const sdk = require('@openai/agents') as typeof AgentsSdk;
+  // Loaded here, not at the top: the Agents SDK needs Node 22 or later.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only on the Node that can run it
+  const { agentsMirror } = require('../lib/integrations/openai-agents/agentsMirror') as typeof AgentsMirrorModule;
+  sdk.setTracingDisabled(true);
+  const list = sdk.tool({
+    name: 'list',
+    description: 'Lists a folder',
+    parameters: z.object({ dir: z.string() }),
+    execute: async () => 'README.md lib/',
+  });
+  const model = (before?: () => void): AgentsSdk.Model => {
+    let n = 0;
+    const answer = async (): Promise<AgentsSdk.ModelResponse> => {
+      before?.();
+      n += 1;
+      const output: AgentsSdk.ModelResponse['output'] =
+        n % 2 === 1
+          ? [
+              {
+                type: 'function_call',
+                callId: `c${n}`,
+                id: `fc_${n}`,
+                name: 'list',
+                arguments: '{"dir":"."}',
+                status: 'completed',
+              },
+            ]
+          : [
+              {
+                type: 'message',
+                role: 'assistant',
+                status: 'completed',
+                content: [{ type: 'output_text', text: 'done' }],
+              },
+            ];
+      return {
+        output,
+        usage: new sdk.Usage({ requests: 1, inputTokens: 800, outputTokens: 30, totalTokens: 830 }),
+        responseId: `r${n}`,
+      };
+    };
+    return {
+      getResponse: answer,
+      getStreamedResponse: () => {
+        throw new Error('the bench does not stream');
+      },
+    };
+  };
+  const agent = (before?: () => void) =>
+    new sdk.Agent({ name: 'bench', model: model(before), tools: [list], modelSettings: { maxTokens: MAX_TOKENS } });
+  const bareAgent = agent();
+  const floorAgent = agent(fsync.before);
+  const mirroredAgent = agent();
+  const runner = new sdk.Runner();
+  const { file, sink } = sinkIn(dir, 'openai-agents');
+  const sm = agentsMirror({ ...mirrorOptions, sink });
+  const check = (out: { finalOutput?: unknown }): void => {
+    if (out.finalOutput !== 'done') throw new Error(`the agent answered ${String(out.finalOutput)}`);
+  };
+  return {
+    label: 'OpenAI Agents SDK run (a mock Model)',
+    bare: async () => check(await runner.run(bareAgent, 'go')),
+    floor: async () => check(await runner.run(floorAgent, 'go')),
+    mirrored: async () => check(await sm.run(mirroredAgent, 'go')),
+    historyFile: file,
+    mirroredCalls: () => sm.usage.llmCalls,
+    close: () => sink.close(),
+  };
+}
+
+export function frameworkLoop(name: FrameworkName, dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
+  if (name === 'ai-sdk') return aiSdk(dir, fsync);
+  if (name === 'langgraph') return langGraph(dir, fsync);
+  return openaiAgents(dir, fsync);
+}

