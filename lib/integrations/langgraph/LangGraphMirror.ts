@@ -15,6 +15,7 @@ import {
 import { chatModelBound } from './chatModelBound';
 import { messageText, modelResponseOf, userText } from './messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
+import { ServedCalls } from './servedCalls';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
@@ -46,6 +47,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
   #over = false;
   #interrupt: string | undefined;
   #model: string | undefined;
+  /** A resumed run's calls answered from its journal, through the wrapped model and tools. */
+  readonly #served = new ServedCalls();
 
   constructor(options: StepMirrorOptions | { mirror: StepMirror } = {}) {
     // raiseError: a refused call must fail, not be logged and made; it implies awaiting each handler.
@@ -53,6 +56,24 @@ export class LangGraphMirror extends BaseCallbackHandler {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
     this.mirror = StepMirror.fromOptions(options, 'new LangGraphMirror()');
+  }
+
+  /**
+   * The chat model to give the graph, so that a resumed run (`resumeFrom`, or a batch's
+   * `resume`) is answered from its journal with no request for every response recorded before
+   * the cut. A callback handler cannot answer for a model: without this, a resumed run starts
+   * its calls again (and pays for them again). Every other call goes to `model` as it is.
+   */
+  wrapModel<M>(model: M): M {
+    return this.#served.wrapModel(model);
+  }
+
+  /**
+   * The tools to give the graph, so that a resumed run's recorded tool results are served by the
+   * `resumeFrom.tools` policy instead of running the tools again. Every other call runs the tool.
+   */
+  wrapTools<T>(tools: readonly T[]): T[] {
+    return this.#served.wrapTools(tools);
   }
 
   /** Give it to the graph (`config.signal`): `cancel()` and a passed `maxWallMs` abort the run through it. */
@@ -182,7 +203,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
   override async handleChatModelStart(
     _llm: Serialized,
     messages: BaseMessage[][],
-    _runId: string,
+    runId: string,
     _parentRunId?: string,
     extraParams?: Record<string, unknown>,
     _tags?: string[],
@@ -192,6 +213,14 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const model = params?.model ?? params?.model_name;
     this.#model = typeof model === 'string' ? model : undefined;
     if (this.#over) throw this.#ended();
+    // A resumed run: the wrapped model answers with the journaled response (no request, no budget check: it was made and paid then).
+    if (this.#served.modelWrapped) {
+      const response = this.mirror.recordedResponse();
+      if (response !== undefined) {
+        this.#served.serveResponse(runId, response);
+        return;
+      }
+    }
     // The bound is only worked out when a strict (or external dollar) cap needs it.
     const bound = this.mirror.needsBound ? chatModelBound(messages, params, metadata, this.#model) : undefined;
     const stop = await (typeof bound === 'string'
@@ -200,11 +229,13 @@ export class LangGraphMirror extends BaseCallbackHandler {
     if (stop !== undefined) throw stop;
   }
 
-  override handleLLMEnd(output: LLMResult): void {
+  override handleLLMEnd(output: LLMResult, runId: string): void {
+    if (this.#served.ended(runId)) return;
     this.mirror.modelResponse(modelResponseOf(output, this.#model));
   }
 
-  override handleLLMError(error: unknown): void {
+  override handleLLMError(error: unknown, runId: string): void {
+    if (this.#served.ended(runId)) return;
     this.mirror.modelCallFailed(error, {});
   }
 
@@ -220,12 +251,22 @@ export class LangGraphMirror extends BaseCallbackHandler {
   ): Promise<void> {
     if (this.#over) throw this.#ended();
     const id = toolCallId ?? runId;
+    const call = { id, name: runName ?? 'tool', input: parseJsonOrText(input) };
+    // A resumed run: the wrapped tool answers with its recorded result, by the tool policy, and does not run.
+    if (this.#served.toolsWrapped) {
+      const answer = this.mirror.recordedTool(call);
+      if (answer !== undefined) {
+        this.#served.serveTool(runId, answer);
+        return;
+      }
+    }
     this.#tools.set(runId, id);
-    const stop = await this.mirror.toolStart({ id, name: runName ?? 'tool', input: parseJsonOrText(input) });
+    const stop = await this.mirror.toolStart(call);
     if (stop !== undefined) throw stop;
   }
 
   override handleToolEnd(output: unknown, runId: string): void {
+    if (this.#served.ended(runId)) return;
     const id = this.#tools.get(runId);
     if (id === undefined) return;
     this.#tools.delete(runId);
@@ -234,6 +275,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
   }
 
   override handleToolError(error: unknown, runId: string): void {
+    if (this.#served.ended(runId)) return;
     const id = this.#tools.get(runId);
     if (id === undefined) return;
     this.#tools.delete(runId);

@@ -1,0 +1,148 @@
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, AIMessageChunk } from '@langchain/core/messages';
+import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
+import { InvalidArgumentError, type MirrorResponse } from 'agent-state-machine';
+
+/** What LangChain hands a chat model's and a tool's own methods: the run they belong to. */
+interface RunManager {
+  runId?: string;
+}
+
+type Generate = (messages: unknown, options: unknown, runManager?: RunManager) => Promise<ChatResult>;
+type Stream = (messages: unknown, options: unknown, runManager?: RunManager) => AsyncGenerator<ChatGenerationChunk>;
+type ToolCall = (arg: unknown, runManager?: RunManager, config?: unknown) => Promise<unknown>;
+
+/**
+ * The answers a resumed LangGraph run takes from its journal instead of the model and the
+ * tools: the callback handler decides, at a call's start, that it is served (and records it);
+ * the wrapped model or tool then answers that run with it, making no request and running
+ * nothing. A callback cannot answer for a model, so serving needs the wrappers.
+ */
+export class ServedCalls {
+  /** Model runs (LangChain run id) to the recorded response they answer with. */
+  readonly #responses = new Map<string, MirrorResponse>();
+  /** Tool runs to their recorded result. */
+  readonly #tools = new Map<string, { output: string; isError: boolean }>();
+  /** Runs answered here: their end and error callbacks were recorded already. */
+  readonly #runs = new Set<string>();
+  /** Whether a model, and tools, were wrapped: only then can a call be served. */
+  modelWrapped = false;
+  toolsWrapped = false;
+
+  serveResponse(runId: string, response: MirrorResponse): void {
+    this.#responses.set(runId, response);
+    this.#runs.add(runId);
+  }
+
+  serveTool(runId: string, answer: { output: string; isError: boolean }): void {
+    this.#tools.set(runId, answer);
+    this.#runs.add(runId);
+  }
+
+  /** Whether `runId` was answered here (its end is not the framework's to report). */
+  ended(runId: string): boolean {
+    return this.#runs.delete(runId);
+  }
+
+  /** `model` answering served runs from the journal, and every other run as it would. */
+  wrapModel<M>(model: M): M {
+    const inner = model as unknown as { _generate?: Generate; _streamResponseChunks?: Stream };
+    if (typeof inner?._generate !== 'function')
+      throw new InvalidArgumentError('model', 'a LangChain chat model (a BaseChatModel such as ChatOpenAI)', model);
+    this.modelWrapped = true;
+    const responses = this.#responses;
+    const take = (runManager?: RunManager): MirrorResponse | undefined => {
+      const id = runManager?.runId;
+      const response = id === undefined ? undefined : responses.get(id);
+      if (response !== undefined) responses.delete(id!);
+      return response;
+    };
+    const generate: Generate = async (messages, options, runManager) => {
+      const response = take(runManager);
+      if (response === undefined) return inner._generate!.call(model, messages, options, runManager);
+      const message = aiMessage(response);
+      return { generations: [{ text: response.text ?? '', message }] };
+    };
+    const own: PropertyDescriptorMap = { _generate: { value: generate, writable: true, configurable: true } };
+    // Only a model that streams gets a streamed answer: LangChain streams when the method is its own.
+    if (inner._streamResponseChunks !== BaseChatModel.prototype._streamResponseChunks) {
+      const stream: Stream = async function* (messages, options, runManager) {
+        const response = take(runManager);
+        if (response === undefined) {
+          yield* inner._streamResponseChunks!.call(model, messages, options, runManager);
+          return;
+        }
+        yield new ChatGenerationChunk({ text: response.text ?? '', message: aiChunk(response) });
+      };
+      own._streamResponseChunks = { value: stream, writable: true, configurable: true };
+    }
+    // Binding tools or config makes another model (ChatOpenAI) or a binding of this one: wrapped the same way.
+    for (const name of ['bindTools', 'withConfig'] as const) {
+      const method = (model as Record<string, unknown>)[name];
+      if (typeof method !== 'function') continue;
+      own[name] = {
+        value: (...args: unknown[]) => this.#rebind(method.apply(model, args), model, wrapped),
+        writable: true,
+        configurable: true,
+      };
+    }
+    // The model's own state stays where it is: its methods run on it, the wrapper only answers first.
+    const wrapped = Object.create(model as object, own) as M;
+    return wrapped;
+  }
+
+  /** What binding returned, answering served runs too: a new model is wrapped, a binding of `model` is pointed at `wrapped`. */
+  #rebind(out: unknown, model: unknown, wrapped: unknown): unknown {
+    if (out === model) return wrapped;
+    if (typeof (out as { _generate?: unknown } | null)?._generate === 'function') return this.wrapModel(out);
+    if (typeof out === 'object' && out !== null && (out as { bound?: unknown }).bound === model)
+      return Object.create(out, { bound: { value: wrapped, writable: true, configurable: true } }) as unknown;
+    return out;
+  }
+
+  /** `tools` answering served runs with their recorded result, and running every other call. */
+  wrapTools<T>(tools: readonly T[]): T[] {
+    if (!Array.isArray(tools)) throw new InvalidArgumentError('tools', 'an array of LangChain tools', tools);
+    this.toolsWrapped = true;
+    const answers = this.#tools;
+    return tools.map((tool, i) => {
+      const inner = tool as unknown as { _call?: ToolCall };
+      if (typeof inner?._call !== 'function')
+        throw new InvalidArgumentError(`tools[${i}]`, 'a LangChain tool (made with tool() or a StructuredTool)', tool);
+      const call: ToolCall = async (arg, runManager, config) => {
+        const id = runManager?.runId;
+        const answer = id === undefined ? undefined : answers.get(id);
+        if (answer === undefined) return inner._call!.call(tool, arg, runManager, config);
+        answers.delete(id!);
+        if (answer.isError) throw new Error(answer.output);
+        return answer.output;
+      };
+      return Object.create(tool as object, { _call: { value: call, writable: true, configurable: true } }) as T;
+    });
+  }
+}
+
+function aiMessage(response: MirrorResponse): AIMessage {
+  return new AIMessage({
+    content: response.text ?? '',
+    tool_calls: (response.toolCalls ?? []).map((c) => ({
+      id: c.id,
+      name: c.name,
+      args: (c.input ?? {}) as Record<string, unknown>,
+      type: 'tool_call' as const,
+    })),
+  });
+}
+
+function aiChunk(response: MirrorResponse): AIMessageChunk {
+  return new AIMessageChunk({
+    content: response.text ?? '',
+    tool_call_chunks: (response.toolCalls ?? []).map((c, index) => ({
+      id: c.id,
+      name: c.name,
+      args: JSON.stringify(c.input ?? {}),
+      index,
+      type: 'tool_call_chunk' as const,
+    })),
+  });
+}
