@@ -27,7 +27,10 @@ export interface PostgresStoreOptions {
    * `?options=-c%20search_path%3Dname`), else `public`.
    */
   schema?: string;
-  /** How long connecting may take, milliseconds (also the wait for a free connection). Default 5000. */
+  /**
+   * How long connecting may take, milliseconds (also the wait for a free connection, and for a
+   * restarted server to come back when a run's line lost its connection). Default 5000.
+   */
   connectTimeoutMs?: number;
   /** How long one statement may take, milliseconds, on the server and on the wire. Default 10000. */
   statementTimeoutMs?: number;
@@ -258,21 +261,22 @@ export class PostgresStore implements RunStore {
       append: (lines, durable) => {
         const first = next;
         next += lines.length;
-        return this.#run(
+        return this.#runAgain(
           `committing ${lines.length === 1 ? 'a line' : `${lines.length} lines`} of run ${runId}`,
           (client) =>
             client.query(
               // One statement, so one commit, whose synchronous_commit is the line's durability.
               `WITH level AS (SELECT set_config('synchronous_commit', $1, true))
              INSERT INTO ${t.lines} (run_key, line_no, line)
-             SELECT $2, $3 + u.o - 1, u.l FROM level, unnest($4::text[]) WITH ORDINALITY AS u(l, o)`,
+             SELECT $2, $3 + u.o - 1, u.l FROM level, unnest($4::text[]) WITH ORDINALITY AS u(l, o)
+             ON CONFLICT (run_key, line_no) DO NOTHING`,
               [durable ? 'on' : 'off', key, first, lines],
             ),
         ).then(() => undefined);
       },
       end: async () => {
         const facts = await readRunFile(where, { input: this.#linesOf(key, where), onWarning: () => undefined });
-        await this.#run(`recording how run ${runId} ended`, (client) =>
+        await this.#runAgain(`recording how run ${runId} ended`, (client) =>
           client.query(
             // Facts the lines hold (made again from them if lost): not waiting for the disk.
             `UPDATE ${t.runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
@@ -399,6 +403,28 @@ export class PostgresStore implements RunStore {
         client.release(broken === undefined ? undefined : asError(broken));
       }
     });
+  }
+
+  /**
+   * `#run` for a statement whose second sending changes nothing (a line goes in at its number
+   * once): a connection lost on the way, as when the server restarts, is tried again on a new
+   * one until the server answers or `connectTimeoutMs` has passed since the first failure, so a
+   * run goes on once its server is back, and ends naming how long it waited when it is not.
+   */
+  async #runAgain<T>(operation: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#run(operation, work);
+      } catch (error) {
+        if (!(error instanceof PostgresUnreachableError)) throw error;
+        const waited = Date.now() - started;
+        if (waited >= this.#connectTimeoutMs)
+          throw new PostgresUnreachableError(this.address, operation, waited, error.cause);
+        // A restarting server refuses connections for a moment: not a busy loop meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100, 10 * attempt)));
+      }
+    }
   }
 
   async #bounded<T>(operation: string, work: () => Promise<T>): Promise<T> {
