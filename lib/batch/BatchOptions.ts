@@ -62,7 +62,7 @@ export interface BatchOptions {
    * Keep each run's history in this store instead of files (`new PostgresStore(url)` from
    * `agent-state-machine/postgres`), as batch `batchId`: the same lines, the same durability
    * modes, each `reserve` line committed before its call (an agent's or a framework's). Not
-   * with `historyDir`, nor `resume` (yet). The journal and ledger are on by default, as with `historyDir`.
+   * with `historyDir`. The journal and ledger are on by default, as with `historyDir`.
    */
   store?: RunStore;
   /** The batch's id in `store` (default: its start time and a random suffix); its runs are found by it. */
@@ -96,6 +96,8 @@ export interface BatchOptions {
    * (no `acceptRecorded`; an Agents SDK or LangGraph run), starts again from the beginning. Either way its old file is kept beside as `<file>.interrupted`, the new
    * file holds the whole run, and what it spent before counts in its usage (and `perRun`). The
    * shared budget starts from the spend in the files, so a cap holds across both processes.
+   * With `store`, the same for batch `batchId` in the store: its manifest is the store's, and a
+   * cut-off run's attempt is set aside there (kept, readable) instead of renamed.
    */
   resume?: boolean;
   /**

@@ -35,12 +35,30 @@ export interface StoreBatchOptions {
   owner: string;
   /** Set aside the runs of the same ids already there (they stay readable), instead of refusing them. */
   overwrite: boolean;
+  /**
+   * Continue the batch the store holds under `batchId` (`runBatch({ resume: true })`): its runs
+   * are not refused and its manifest is kept (`StoreBatch.earlier`), not replaced by `manifest`.
+   */
+  resume?: boolean;
   manifest: Omit<BatchManifest, 'type' | 'version'>;
 }
 
 /** A batch open for writing in a store. */
 export interface StoreBatch {
   readonly batchId: string;
+  /** Opened with `resume`: the manifest the batch was started with; undefined when the store has no such batch. */
+  readonly earlier: BatchManifest | undefined;
+  /**
+   * The attempts of run `runId` kept in the batch, the newest first: the run as it stands, then
+   * those a resume set aside (not those set aside by `overwrite`, which were another batch's).
+   * Each names the run in messages and reads its lines (`input`). Empty for a run never opened.
+   */
+  attempts(runId: string): Promise<Array<{ name: string; input: AsyncIterable<Uint8Array> }>>;
+  /**
+   * Sets run `runId`'s attempt aside, kept and readable, so that a resume opens a new one
+   * (a folder renames the file to `<file>.interrupted`).
+   */
+  setAside(runId: string): Promise<void>;
   /**
    * Opens run `runId` of the batch and commits its meta line (the table given, the machine's).
    * Rejects when the store cannot be reached, naming where and how long it waited.

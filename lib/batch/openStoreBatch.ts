@@ -12,7 +12,8 @@ export interface OpenStoreBatch {
 }
 
 /**
- * Opens `runBatch`'s batch in its store (lock, clash check, manifest) before any run starts,
+ * Opens `runBatch`'s batch in its store (lock, clash check, manifest; with `resume`, the batch
+ * already there and its manifest) before any run starts,
  * under the id given or a new one: the batch's start time and a random suffix, so that two
  * batches started in the same millisecond do not meet.
  */
@@ -20,6 +21,7 @@ export async function openStoreBatch(
   store: RunStore,
   batchId: string | undefined,
   overwrite: boolean,
+  resume: boolean,
   manifest: Omit<BatchManifest, 'type' | 'version'>,
 ): Promise<OpenStoreBatch> {
   const id =
@@ -28,6 +30,7 @@ export async function openStoreBatch(
     batchId: id,
     owner: `runBatch in ${process.argv[1] ?? 'node'} (pid ${process.pid})`,
     overwrite,
+    resume,
     manifest,
   });
   return {

@@ -2,6 +2,12 @@ import * as fs from 'node:fs';
 import type { RecordedLine } from '../agent/RunRecording';
 import { readHistoryInto } from '../history/loadHistory';
 
+/** One attempt of a run, as a resume reads it: a file by its path, or a store's lines (`input`) named `name`. */
+export interface RunAttempt {
+  readonly name: string;
+  readonly input?: AsyncIterable<Uint8Array>;
+}
+
 /**
  * The journal a cut-off run continues from: its file's, unless an earlier attempt kept beside it
  * (`<file>.interrupted`, `.interrupted.2`, …) holds more LLM responses — the newest attempt was
@@ -10,16 +16,25 @@ import { readHistoryInto } from '../history/loadHistory';
  * none can be read).
  */
 export async function readResumeJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
-  const kept: string[] = [];
+  const kept: RunAttempt[] = [];
   for (let n = 1; ; n++) {
     const name = n === 1 ? `${file}.interrupted` : `${file}.interrupted.${n}`;
     if (!fs.existsSync(name)) break;
-    kept.push(name);
+    kept.push({ name });
   }
-  let best = await readJournal(file, salvage);
-  let most = responses(best);
-  for (const name of kept.reverse()) {
-    const lines = await readJournal(name, salvage);
+  return bestJournal([{ name: file }, ...kept.reverse()], salvage);
+}
+
+/**
+ * Of a run's attempts, the newest first, the journal of the first that holds the most LLM
+ * responses: an attempt cut again before it journaled again what it was served holds only a
+ * part of an older one's.
+ */
+export async function bestJournal(attempts: readonly RunAttempt[], salvage: boolean): Promise<RecordedLine[]> {
+  let best: RecordedLine[] = [];
+  let most = -1;
+  for (const attempt of attempts) {
+    const lines = await readJournal(attempt, salvage);
     if (responses(lines) > most) [best, most] = [lines, responses(lines)];
   }
   return best;
@@ -29,16 +44,20 @@ function responses(lines: readonly RecordedLine[]): number {
   return lines.filter((l) => l.type === 'llm' && typeof l.response === 'object' && l.response !== null).length;
 }
 
-/** The journal lines of one file (none when it was written without a journal, or cannot be read). */
-async function readJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
+/** The journal lines of one attempt (none when it was written without a journal, or cannot be read). */
+async function readJournal({ name, input }: RunAttempt, salvage: boolean): Promise<RecordedLine[]> {
   const lines: RecordedLine[] = [];
   try {
-    // Skipped lines were logged when resumeState read the file.
-    await readHistoryInto(file, { salvage, onWarning: () => undefined }, (entry) => {
-      if (entry.kind === 'journal') lines.push(entry.journal);
-    });
+    // Skipped lines were logged when the resume's state was read.
+    await readHistoryInto(
+      name,
+      { salvage, onWarning: () => undefined, ...(input === undefined ? {} : { input }) },
+      (entry) => {
+        if (entry.kind === 'journal') lines.push(entry.journal);
+      },
+    );
   } catch {
-    // resumeState read it a moment ago; a file that fails now restarts its run.
+    // The resume's state read it a moment ago; an attempt that fails now restarts its run.
     return [];
   }
   return lines;

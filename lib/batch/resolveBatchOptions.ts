@@ -82,10 +82,10 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     throw new InvalidArgumentError('overwriteHistory', 'true or false', overwriteHistory);
   if (typeof resume !== 'boolean') throw new InvalidArgumentError('resume', 'true or false', resume);
   assertStoreOptions(store, batchId, historyDir, resume);
-  if (resume && historyDir === undefined)
+  if (resume && historyDir === undefined && store === undefined)
     throw new InvalidArgumentError(
       'resume',
-      'false unless `historyDir` names the folder of the batch to resume',
+      'false unless `historyDir` names the folder of the batch to resume (or `store` and `batchId` its batch in a store)',
       resume,
     );
   if (typeof salvage !== 'boolean') throw new InvalidArgumentError('salvage', 'true or false', salvage);
@@ -231,6 +231,10 @@ function assertStoreOptions(store: unknown, batchId: unknown, historyDir: unknow
       'left out when `store` is given: the runs are kept in the store, not in files',
       historyDir,
     );
-  if (resume)
-    throw new InvalidArgumentError('resume', 'false with `store`: a batch is not resumed from a store yet', resume);
+  if (resume && batchId === undefined)
+    throw new InvalidArgumentError(
+      'resume',
+      'false with `store` unless `batchId` names the batch to resume (the id its report gave)',
+      resume,
+    );
 }

@@ -8,7 +8,7 @@ import { readRunFile, type RunFileFacts } from '../history/readRunFile';
 import type { RunUsage } from '../history/runFacts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
-import { readBatchManifest } from './batchManifest';
+import { readBatchManifest, type BatchManifest } from './batchManifest';
 import { EndedRunCache } from './EndedRunCache';
 
 /** What an interrupted batch's folder says of each of its tasks. */
@@ -68,19 +68,13 @@ export async function resumeState(
       true,
     );
   }
-  const listed = manifest.tasks.map((t) => t.id);
-  const differs = listed.length !== ids.length ? -1 : ids.findIndex((id, i) => listed[i] !== id);
-  if (listed.length !== ids.length || differs !== -1) {
-    const why =
-      listed.length !== ids.length
-        ? `it lists ${listed.length} tasks, this batch has ${ids.length}`
-        : `task ${differs} is ${JSON.stringify(listed[differs])} there, ${JSON.stringify(ids[differs])} here`;
+  const why = taskMismatch(manifest, ids);
+  if (why !== undefined)
     throw new InvalidArgumentError(
       'resume',
       `the same tasks, in the same order, as the batch in ${dir} (${why}): pass the tasks that batch ran (its batch.json lists their ids, in order), or, to start this batch instead, leave out \`resume\` and give another \`historyDir\``,
       true,
     );
-  }
   // One file at a time, streamed: a folder of 10,000 runs must not hold 10,000 open files or their entries.
   const cache = EndedRunCache.read(dir);
   const states: TaskState[] = [];
@@ -97,6 +91,19 @@ export async function resumeState(
 }
 
 /**
+ * Why the tasks given are not the ones a batch's manifest lists, in order; undefined when they are.
+ * Resuming another batch would mix two batches' runs.
+ */
+export function taskMismatch(manifest: BatchManifest, ids: readonly string[]): string | undefined {
+  const listed = manifest.tasks.map((t) => t.id);
+  if (listed.length !== ids.length) return `it lists ${listed.length} tasks, this batch has ${ids.length}`;
+  const differs = ids.findIndex((id, i) => listed[i] !== id);
+  return differs === -1
+    ? undefined
+    : `task ${differs} is ${JSON.stringify(listed[differs])} there, ${JSON.stringify(ids[differs])} here`;
+}
+
+/**
  * Reads a run's file whole and says its state. A clean file that ended goes in `cache`, so that
  * the next resume need not read it again.
  */
@@ -107,12 +114,32 @@ export async function taskState(file: string, salvage: boolean, cache?: EndedRun
   } catch {
     return { kind: 'not_started' };
   }
+  const state = await linesState(file, undefined, salvage, (error) => unreadable(file, error));
+  if (state.kind === 'finished' && state.salvaged === undefined) {
+    const { outcome, usage, transitions, reason, durationMs } = state;
+    cache?.add(file, stat, { outcome, usage: { ...usage }, transitions, reason, durationMs });
+  }
+  return state;
+}
+
+/**
+ * What a run's lines say of its task: ended (`finished`) or cut off (`interrupted`), with what
+ * it spent. Read from `input` when given (a store's lines), else from the file `name`; a run
+ * that cannot be read is refused with `advice(error)`.
+ */
+export async function linesState(
+  name: string,
+  input: AsyncIterable<Uint8Array> | undefined,
+  salvage: boolean,
+  advice: (error: unknown) => string,
+): Promise<Exclude<TaskState, { kind: 'not_started' }>> {
   let facts: RunFileFacts;
-  const salvaged: Salvaged = { file, skippedLines: [], warnings: [] };
+  const salvaged: Salvaged = { file: name, skippedLines: [], warnings: [] };
   try {
     // A cut last line is what a killed run leaves: expected here, and the run is restarted.
-    facts = await readRunFile(file, {
+    facts = await readRunFile(name, {
       salvage,
+      ...(input === undefined ? {} : { input }),
       onWarning: (w) => {
         if (w.code !== 'skipped_line') return;
         salvaged.skippedLines.push(w.line);
@@ -120,32 +147,24 @@ export async function taskState(file: string, salvage: boolean, cache?: EndedRun
       },
     });
   } catch (error) {
-    throw new InvalidArgumentError('resume', `a folder whose run files can be read: ${unreadable(file, error)}`, true);
+    throw new InvalidArgumentError('resume', advice(error), true);
   }
   const usage = usageOf(facts.usage);
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
   usage.costUsd = facts.costUsd;
-  if (facts.ended && OUTCOMES.has(facts.outcome)) {
-    if (salvaged.skippedLines.length === 0)
-      cache?.add(file, stat, {
-        outcome: facts.outcome as TurnOutcome,
-        usage,
-        transitions: facts.transitions,
-        reason: facts.outcome === 'end_of_turn' ? undefined : facts.reason,
-        durationMs: facts.durationMs,
-      });
+  const damaged = salvaged.skippedLines.length === 0 ? {} : { salvaged };
+  if (facts.ended && OUTCOMES.has(facts.outcome))
     return {
       kind: 'finished',
       outcome: facts.outcome as TurnOutcome,
       usage,
       transitions: facts.transitions,
-      file,
+      file: name,
       reason: facts.outcome === 'end_of_turn' ? undefined : facts.reason,
       durationMs: facts.durationMs,
-      ...(salvaged.skippedLines.length === 0 ? {} : { salvaged }),
+      ...damaged,
     };
-  }
-  return { kind: 'interrupted', usage, file, ...(salvaged.skippedLines.length === 0 ? {} : { salvaged }) };
+  return { kind: 'interrupted', usage, file: name, ...damaged };
 }
 
 function usageOf(run: RunUsage | null): UsageTotals {
@@ -164,14 +183,19 @@ function usageOf(run: RunUsage | null): UsageTotals {
  * the CLI, and `runBatch` has its own ways on.
  */
 function unreadable(file: string, error: unknown): string {
+  return `a folder whose run files can be read: ${unreadableRun(error)}. See what is left of it with \`npx agent-sm inspect ${file} --salvage\`; to run its task again from the beginning, move the file out of the folder and resume again`;
+}
+
+/**
+ * Why a run's lines cannot be read, and, when they are damaged, that `salvage` reads past them
+ * (the reader's own advice, \`--salvage\`, is for the CLI).
+ */
+export function unreadableRun(error: unknown): string {
   const damaged =
     error instanceof HistoryFileError && (error.code === 'corrupt_line' || error.code === 'line_too_long');
   const why =
     error instanceof HistoryFileError
       ? `${error.file}${error.line === undefined ? '' : `:${error.line}`}: ${error.reason.replace(/ \(read past corrupt lines with .*\)$/, '')}`
       : messageOf(error);
-  return (
-    `${why}. ${damaged ? 'Resume with `salvage: true` to read past its damaged lines (what they held is lost); ' : ''}See what is left of it with \`npx agent-sm inspect ${file} --salvage\`; ` +
-    'to run its task again from the beginning, move the file out of the folder and resume again'
-  );
+  return `${why}${damaged ? '. Resume with `salvage: true` to read past its damaged lines (what they held is lost)' : ''}`;
 }

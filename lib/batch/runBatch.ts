@@ -1,7 +1,6 @@
 // The scheduling is the worker loop below; one task is runTask's, the manifest batchManifest's,
 // the options and the report are typed in BatchOptions and BatchReport.
 import { setMaxListeners } from 'node:events';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { safeLog, type AgentLogger } from '../agent/AgentLogger';
 import { type AgentWithStateMachine } from '../agent/AgentWithStateMachine';
@@ -15,12 +14,12 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask } from './runTask';
 import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
-import { readResumeJournal } from './readResumeJournal';
 import { BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import type { FolderLock } from './lockFolder';
 import { openBatchFolder } from './openBatchFolder';
-import { resumeState, taskState } from './resumeState';
+import { taskState } from './resumeState';
+import { folderEarlierRuns, storeEarlierRuns, type EarlierRuns } from './EarlierRuns';
 import { EndedRunCache } from './EndedRunCache';
 import { finishedRunReport } from './finishedRunReport';
 import { openStoreBatch, type OpenStoreBatch } from './openStoreBatch';
@@ -118,7 +117,7 @@ export async function runBatch(
   let inStore: OpenStoreBatch | undefined;
   try {
     if (store !== undefined)
-      inStore = await openStoreBatch(store, batchId, overwriteHistory, {
+      inStore = await openStoreBatch(store, batchId, overwriteHistory, resume, {
         startedAt: clock(),
         concurrency,
         limits: batchInfo.limits,
@@ -129,14 +128,14 @@ export async function runBatch(
         historyDir,
         fileNames.map((name) => `${name}.jsonl`),
       );
-    // What an interrupted run of this batch left in the folder, when resuming it.
-    const earlier = resume
-      ? await resumeState(
-          historyDir!,
-          list.map((t) => t.id),
-          { salvage },
-        )
-      : undefined;
+    // What an interrupted run of this batch left in the folder or the store, when resuming it.
+    const ids = list.map((t) => t.id);
+    const resuming: EarlierRuns | undefined = !resume
+      ? undefined
+      : inStore !== undefined
+        ? await storeEarlierRuns(inStore.batch, store!.name, ids, salvage)
+        : await folderEarlierRuns(historyDir!, ids, salvage);
+    const earlier = resuming?.states;
     for (const state of earlier ?? [])
       if (state.kind !== 'not_started' && state.salvaged) log?.warn(salvageMessage(state.salvaged));
     if (historyDir !== undefined && earlier === undefined) {
@@ -338,11 +337,11 @@ export async function runBatch(
       const before = earlier?.[index];
       let resumeFrom: ResumeFrom | undefined;
       if (before?.kind === 'interrupted') {
-        // Its journal, read before the file is moved aside: what the run continues from.
-        resumeFrom = { journal: await readResumeJournal(before.file, salvage), usage: before.usage };
+        // Its journal, read before the attempt is set aside: what the run continues from.
+        resumeFrom = { journal: await resuming!.journal(index), usage: before.usage };
         if (resumeTools !== undefined) resumeFrom.tools = resumeTools;
         // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
-        fs.renameSync(before.file, freeName(`${before.file}.interrupted`));
+        await resuming!.setAside(index);
       }
       let run = await runOne(index, slot, resumeFrom);
       if (before?.kind === 'interrupted') {
@@ -481,11 +480,4 @@ function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
     }
   });
   return list as Array<BatchTask | FrameworkTask>;
-}
-
-/** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */
-function freeName(path: string): string {
-  let candidate = path;
-  for (let n = 2; fs.existsSync(candidate); n++) candidate = `${path}.${n}`;
-  return candidate;
 }

@@ -11,6 +11,7 @@ import { historyToGantt, RunDiagram, toMermaid } from '../history/toMermaid';
 import { escapeControl } from '../internal/escapeControl';
 import { safeJson } from './safeJson';
 import { HistoryValidator } from '../history/validateHistory';
+import { formatValidation } from './formatValidation';
 import { buildHtmlReport } from '../report/buildHtmlReport';
 import { OtlpSpanStream, type HistoryToOtlpOptions } from '../telemetry/OtlpSpanStream';
 import { OtlpWriter } from './OtlpWriter';
@@ -19,7 +20,6 @@ import { ConversationFormatter } from '../history/formatConversation';
 import { watchBatch } from './watchBatch';
 import { addRaiseCommand } from './raiseCommand';
 import { inspectFolder } from './inspectFolder';
-import { runInFolder } from './runInFolder';
 import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
 import { DEFAULT_MAX_LINE_BYTES } from '../history/maxLineBytes';
 import { VERSION } from '../internal/version';
@@ -31,7 +31,7 @@ import { scanStalls } from '../replay/scanStalls';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
 import type { RunStore } from '../batch/RunStore';
-import { addStoreCommands, runSource } from './storeCommands';
+import { addStoreCommands, inputOf, runSource, storePagePath, STORE_FLAG, STORE_HELP } from './storeCommands';
 import { budgetLimit, positiveInteger } from './cliArguments';
 
 /** Where the CLI writes; tests pass their own to capture it. */
@@ -118,7 +118,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "history file (.jsonl) written by JsonlHistorySink; - reads standard input; a batch's history folder lists its runs, failures first, and its totals",
     )
     .argument('[runId]', 'a run of the folder: inspect its history file')
-    .option('--store <url>', "read the run from a store (postgres://…): <path> is then the run's batch id")
+    .option(STORE_FLAG, STORE_HELP)
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
     .option('--exit-code', 'exit 1 when the run (of a folder: any run) failed or is incomplete, for scripts')
@@ -192,9 +192,15 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     .description(
       'Replay a run against its table (from the file, else the sixteen-state one) and list every problem. Exit 0 when clean, 1 otherwise.',
     )
-    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
+    .argument(
+      '<file>',
+      "history file (.jsonl) written by JsonlHistorySink; - reads standard input; or a batch's folder, with a run id",
+    )
+    .argument('[runId]', 'a run of the folder (with --store: of the batch)')
+    .option(STORE_FLAG, STORE_HELP)
     .option('--json', 'print the verdict as JSON')
-    .action(async (file: string, opts: ReadingOptions & { json?: boolean }) => {
+    .action(async (target: string, runId: string | undefined, opts: StoreReading & { json?: boolean }) => {
+      const { file, input } = await runSource(target, runId, opts.store, 'validate', { opened });
       const validator = new HistoryValidator();
       const skippedLines: number[] = [];
       const onWarning = (w: HistoryWarning): void => {
@@ -202,7 +208,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         warn(w);
       };
       // Replaying a run never looks at a record's data.
-      const lines = await read(file, { ...opts, onWarning, withData: false }, (entry) => validator.add(entry));
+      const lines = await read(file, { ...opts, onWarning, withData: false, ...inputOf(input) }, (entry) =>
+        validator.add(entry),
+      );
       const result = validator.result();
       const name = shown(file);
       // A salvaged file is never clean: lines were lost.
@@ -212,22 +220,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
           `${safeJson({ file, ...result, ok, ...(lines === 0 ? { empty: true } : {}), ...(opts.salvage === true ? { skippedLines } : {}) })}\n`,
         );
       else if (lines === 0) io.stdout(`${name}: the file is empty: no history lines to check\n`);
-      else {
-        for (const issue of result.issues)
-          io.stdout(`${name}:${issue.line ?? '?'}: seq ${issue.seq}: ${issue.code}: ${escapeControl(issue.message)}\n`);
-        if (skippedLines.length > 0)
-          io.stdout(
-            `${name}: skipped ${plural(skippedLines.length, 'corrupt line')} (--salvage): ${skippedLines.join(', ')}\n`,
-          );
-        if (result.interrupted !== undefined) io.stdout(`${name}: ${escapeControl(result.interrupted.message)}\n`);
-        if (result.ok && skippedLines.length === 0)
-          io.stdout(
-            `${name}: ${plural(result.records, 'record')}, ${result.interrupted === undefined ? 'no problems' : 'no problems in them, but the run did not end'}\n`,
-          );
-        else if (!result.ok)
-          io.stdout(`${name}: ${plural(result.issues.length, 'problem')} in ${plural(result.records, 'record')}\n`);
-        else io.stdout(`${name}: ${plural(result.records, 'record')} read, no problems in them\n`);
-      }
+      else io.stdout(formatValidation(name, result, skippedLines));
       code = ok ? EXIT.ok : EXIT.problems;
     });
 
@@ -263,16 +256,21 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "Write one self-contained HTML page (no network, opens from file://): for a history file, the run — its failure, timeline, time per state, cost, every move; for a folder, the batch — spend against the caps, outcomes, a sortable table of runs, each run's timeline.",
     )
     .argument('<path>', "a history file (.jsonl), or a folder of them (a batch's historyDir)")
-    .argument('[runId]', 'a run of the folder: its page alone')
+    .argument('[runId]', 'a run of the folder (with --store: of the batch): its page alone')
+    .option(STORE_FLAG, STORE_HELP)
     .option(
       '-o, --output <file>',
       'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)',
     )
-    .action(async (path_: string, runId: string | undefined, opts: ReadingOptions & { output?: string }) => {
-      const target = runId === undefined ? path_ : await runInFolder(path_, runId, 'report');
-      const report = await buildHtmlReport(target, loadOptions(opts));
+    .action(async (path_: string, runId: string | undefined, opts: StoreReading & { output?: string }) => {
+      const { file: target, input } =
+        opts.store === undefined && runId === undefined
+          ? { file: path_, input: undefined }
+          : await runSource(path_, runId, opts.store, 'report', { opened });
+      const report = await buildHtmlReport(target, { ...loadOptions(opts), ...inputOf(input) });
       for (const w of report.warnings) io.stderr(`agent-sm: warning: ${escapeControl(w)}\n`);
-      const output = opts.output ?? defaultReportPath(target, report.kind);
+      const output =
+        opts.output ?? (input === undefined ? defaultReportPath(target, report.kind) : storePagePath(runId!));
       if (path.resolve(output) === path.resolve(target))
         throw new UsageError(`-o ${output} is the history file itself; choose another path for the page`);
       try {
@@ -289,7 +287,12 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       'Convert a run for another tool. otlp: OTLP/JSON spans (a trace per turn, with LLM and tool spans) for a collector, Jaeger or Tempo.',
     )
     .argument('<format>', 'otlp (the only format so far)')
-    .argument('<file>', 'history file (.jsonl) written by JsonlHistorySink; - reads standard input')
+    .argument(
+      '<file>',
+      "history file (.jsonl) written by JsonlHistorySink; - reads standard input; or a batch's folder, with a run id",
+    )
+    .argument('[runId]', 'a run of the folder (with --store: of the batch)')
+    .option(STORE_FLAG, STORE_HELP)
     .option('-o, --output <path>', 'write to this file instead of stdout')
     .option('--agent-name <name>', 'gen_ai.agent.name of the turn spans')
     .option('--provider <name>', 'gen_ai.provider.name (openai, anthropic, …)')
@@ -297,10 +300,12 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     .action(
       async (
         format: string,
-        file: string,
-        opts: ReadingOptions & { output?: string; agentName?: string; provider?: string; serviceName: string },
+        target: string,
+        runId: string | undefined,
+        opts: StoreReading & { output?: string; agentName?: string; provider?: string; serviceName: string },
       ) => {
         if (format !== 'otlp') throw new UsageError(`unknown export format ${JSON.stringify(format)}: expected otlp`);
+        const { file, input } = await runSource(target, runId, opts.store, 'export otlp', { opened });
         const options: HistoryToOtlpOptions = {
           serviceName: opts.serviceName,
           ...(opts.agentName === undefined ? {} : { agentName: opts.agentName }),
@@ -311,7 +316,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
         const out = new OtlpWriter(options, opts.output === undefined ? (text) => io.stdout(text) : opts.output);
         try {
           const stream = new OtlpSpanStream(options, (span) => out.span(span));
-          await read(file, opts, (entry) => stream.add(entry));
+          await read(file, { ...opts, ...inputOf(input) }, (entry) => stream.add(entry));
           stream.end();
           out.end();
         } catch (error) {
@@ -354,7 +359,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       "history file (.jsonl) written with journal: true; - reads standard input; or a batch's history folder, with a run id",
     )
     .argument('[runId]', 'the run of the folder to show')
-    .option('--store <url>', "read the run from a store (postgres://…): <path> is then the run's batch id")
+    .option(STORE_FLAG, STORE_HELP)
     .option('--turn <n>', 'only this turn', positiveInteger)
     .option(
       '--seq <n>',
@@ -392,7 +397,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       'Re-drive a run from its journal (written with journal: true), with no network and no tools, and check that it makes the recorded moves; with --budget, show where other limits would have stopped it.',
     )
     .argument('<path>', "history file (.jsonl) written with journal: true, or a batch's history folder, with a run id")
-    .argument('[runId]', 'the run of the folder to replay')
+    .argument('[runId]', 'the run of the folder (with --store: of the batch) to replay')
+    .option(STORE_FLAG, STORE_HELP)
     .option(
       '--budget <limit=value...>',
       'replay under these limits, e.g. maxCostUsd=0.10 maxLlmCalls=5',
@@ -406,11 +412,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       const specs = opts.stall === undefined ? undefined : parseStallSpecs(opts.stall);
       if (specs !== undefined && Object.keys(opts.budget).length > 0)
         throw new UsageError('--stall scans the journal and --budget re-drives the run: give one of them');
-      const file = await runInFolder(target, runId, 'replay');
+      const { file, input } = await runSource(target, runId, opts.store, 'replay', { opened });
       if (specs !== undefined) {
         // The detectors judge the whole journal up to each response, so the journal is kept; the moves are not.
         const journal: JournalLineRead[] = [];
-        await read(file, { ...opts, withData: false }, (e) => void (e.kind === 'journal' && journal.push(e.journal)));
+        await read(file, { ...opts, withData: false, ...inputOf(input) }, (e) => {
+          if (e.kind === 'journal') journal.push(e.journal);
+        });
         const scan = scanStalls(journal, specs);
         io.stdout(opts.json === true ? `${safeJson({ file, ...scan })}\n` : `${formatStallScan(scan, file)}\n`);
         return;
@@ -419,7 +427,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       // Read as the replay goes: the peak memory does not grow with the file.
       const report = await replayFile(
         file,
-        { ...loadOptions(opts), onWarning: warn },
+        { ...loadOptions(opts), onWarning: warn, ...inputOf(input) },
         budget === undefined ? {} : { budget },
       );
       io.stdout(opts.json === true ? `${safeJson({ file, ...report })}\n` : `${formatReplay(report, file)}\n`);
@@ -461,7 +469,7 @@ function defaultReportPath(target: string, kind: 'run' | 'batch'): string {
 }
 
 /** `replay`'s options. */
-type ReplayOptions = ReadingOptions & { budget: Record<string, number>; json?: boolean; stall?: string[] };
+type ReplayOptions = StoreReading & { budget: Record<string, number>; json?: boolean; stall?: string[] };
 
 /** The options every reading command takes. */
 interface ReadingOptions {
@@ -489,6 +497,9 @@ function loadOptions(opts: ReadingOptions): { salvage: boolean; maxLineBytes?: n
     ...(opts.maxLineBytes === undefined ? {} : { maxLineBytes: opts.maxLineBytes }),
   };
 }
+
+/** The reading options with `--store URL`. */
+type StoreReading = ReadingOptions & { store?: string };
 
 /** A wrong combination of options, reported like commander's own usage errors. */
 class UsageError extends Error {}

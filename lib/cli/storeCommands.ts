@@ -16,6 +16,10 @@ export interface StoreCommandIO {
   json(value: unknown): string;
 }
 
+/** The option of every command that reads one run, and its help. */
+export const STORE_FLAG = '--store <url>';
+export const STORE_HELP = "read the run from a store (postgres://…): <path> is then the run's batch id";
+
 /** Opens the store of `--store URL` and keeps it to be closed when the command is done. */
 export async function storeFor(url: string, io: Pick<StoreCommandIO, 'opened'>): Promise<RunStore> {
   const store = await openStore(url);
@@ -38,6 +42,18 @@ export async function runSource(
   if (runId === undefined) throw new Error(`--store reads one run: ${command} --store <url> <batchId> <runId>`);
   const store = await storeFor(storeUrl, io);
   return { file: `${store.name} run ${runId} of batch ${target}`, input: store.readRun(target, runId) };
+}
+
+/** `{ input }` for a run read from a store, nothing for a file. */
+export function inputOf(input: AsyncIterable<Uint8Array> | undefined): { input?: AsyncIterable<Uint8Array> } {
+  return input === undefined ? {} : { input };
+}
+
+/** Where the page of a store's run goes by default: `<runId>.html` in the working folder. */
+export function storePagePath(runId: string): string {
+  if (/[/\\]/.test(runId) || runId.startsWith('.'))
+    throw new Error(`run ${JSON.stringify(runId)} is no file name: give the page's path with -o <file>`);
+  return `${runId}.html`;
 }
 
 /**

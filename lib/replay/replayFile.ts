@@ -12,14 +12,14 @@ import {
 } from './replayRun';
 
 /**
- * `replayRun` on a history file, read as the replay goes rather than loaded first: the journal
+ * `replayRun` on a history file (or a store's run, its lines as `input`), read as the replay goes rather than loaded first: the journal
  * lines are taken as the replay asks for them and let go, and the moves compared as both sides
  * come in, so the peak memory does not grow with the file. Needs a file written with
  * `journal: true`.
  */
 export async function replayFile(
   path: string,
-  readOptions: Omit<ReadHistoryOptions, 'pace' | 'input'>,
+  readOptions: Omit<ReadHistoryOptions, 'pace'>,
   options: ReplayRunOptions = {},
 ): Promise<ReplayReport> {
   const moves = new MoveComparison<ReplayedMove>();

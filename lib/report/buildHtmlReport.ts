@@ -27,6 +27,11 @@ export interface BuildHtmlReportOptions {
   salvage?: boolean;
   /** The longest line read, in bytes (`loadHistory`'s `maxLineBytes`). Default: the limit the writer keeps to. */
   maxLineBytes?: number;
+  /**
+   * Read one run's lines from this stream (a store's run: `store.readRun(batchId, runId)`)
+   * instead of a file: the run's page is made, and `target` only names the run.
+   */
+  input?: AsyncIterable<Uint8Array>;
 }
 
 /** What `buildHtmlReport` made. */
@@ -64,9 +69,9 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
   if (typeof target !== 'string' || target === '')
     throw new InvalidArgumentError('path', 'a history file or a folder of them', target);
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  let stat: fs.Stats;
+  let stat: Pick<fs.Stats, 'isDirectory'>;
   try {
-    stat = await fs.promises.stat(target);
+    stat = options.input !== undefined ? { isDirectory: () => false } : await fs.promises.stat(target);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT')
       throw new HistoryFileError('not_found', target, 'no such file or folder', { cause: error });
@@ -90,7 +95,8 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
       file: target,
       ...(options.maxDataChars === undefined ? {} : { maxDataChars: options.maxDataChars }),
     });
-    await readHistoryInto(target, { ...reading, onWarning: note }, (entry) => builder.add(entry));
+    const input = options.input === undefined ? {} : { input: options.input };
+    await readHistoryInto(target, { ...reading, ...input, onWarning: note }, (entry) => builder.add(entry));
     return { kind: 'run', html: builder.render(), runs: 1, warnings };
   }
 

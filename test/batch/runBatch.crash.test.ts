@@ -2,103 +2,26 @@
 // against a local server that bills every request it answers, killed with SIGKILL at points a
 // seeded generator chooses — when request k+1 reaches the server, the first k answered — in
 // every durability mode with and without group commit, then resumed in a new process.
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildSync } from 'esbuild';
-import { startOpenAIChatServer, type ChatAction } from '../../examples/servers/openaiChatServer';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
+import { batchChild, billingServer, CALL_USD } from '../helpers/killableBatch';
 import { seeded } from '../helpers/seeded';
 
 jest.setTimeout(120_000);
 
 const TASKS = 12;
 const CONCURRENCY = 3;
-/** What the server bills for each response it sends, and what the response reports as its cost. */
-const CALL_USD = 0.01;
 /** Two LLM calls a run (a tool call, then the answer): 24 calls, $0.24, if nothing stopped the batch. */
 const CAP_USD = 0.15;
 const CALLS_PER_TURN = 2;
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-crash-'));
-let bundle: string | undefined;
-/** One bundle, built by the first test that needs it (concurrent tests do not wait for beforeAll), so no child compiles TypeScript. */
-function bundled(): string {
-  if (bundle !== undefined) return bundle;
-  const out = path.join(work, 'llmBatchToKill.cjs');
-  buildSync({
-    entryPoints: [path.join(__dirname, '..', 'fixtures', 'batch', 'llmBatchToKill.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    outfile: out,
-    tsconfig: path.join(__dirname, '..', '..', 'tsconfig.json'),
-    logLevel: 'silent',
-  });
-  return (bundle = out);
-}
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
-/** A server request, as the billing sees it: the body's hash, the phase, and the mark its answer carries. */
-interface Answered {
-  hash: string;
-  phase: 'killed' | 'resumed';
-  /** Text only this answer carries (its tool call id, or its content), to find it in the files. */
-  mark: string;
-}
-
-/** The local LLM: answers a tool call, then (once the tool result is in) a final text; bills each answer. */
-async function billingServer(holdAfter: number) {
-  const answered: Answered[] = [];
-  let phase: Answered['phase'] = 'killed';
-  let held!: () => void;
-  const heldRequest = new Promise<void>((resolve) => (held = resolve));
-  let n = 0;
-  const server = await startOpenAIChatServer({
-    respond: (body: { messages: { role: string }[] }): ChatAction | Promise<ChatAction> => {
-      if (phase === 'killed' && answered.length >= holdAfter) {
-        held();
-        return new Promise<ChatAction>(() => undefined); // never answered: the process is killed first
-      }
-      n += 1;
-      const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
-      const usage = { prompt_tokens: 100, completion_tokens: 10, cost: CALL_USD };
-      const hasResult = body.messages.some((m) => m.role === 'tool');
-      const reply: ChatAction = hasResult
-        ? { content: `answer-${n}`, usage }
-        : { toolCalls: [{ id: `call_${n}_x`, name: 'lookup', arguments: '{}' }], usage };
-      answered.push({ hash, phase, mark: hasResult ? `answer-${n}` : `call_${n}_x` });
-      return reply;
-    },
-  });
-  return {
-    server,
-    answered,
-    heldRequest,
-    resume: () => void (phase = 'resumed'),
-  };
-}
-
-function child(args: string[]): {
-  exited: Promise<{ code: number | null; signal: string | null }>;
-  kill(): void;
-  stdout(): string;
-  stderr(): string;
-} {
-  const proc = spawn(process.execPath, [bundled(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    proc.on('close', (code, signal) => resolve({ code, signal })),
-  );
-  return { exited, kill: () => proc.kill('SIGKILL'), stdout: () => out, stderr: () => err };
-}
+const child = (args: string[]): ReturnType<typeof batchChild> => batchChild(work, args);
 
 const MODES = ['none', 'turn', 'move'] as const;
 const random = seeded(24);

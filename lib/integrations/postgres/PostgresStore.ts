@@ -3,11 +3,13 @@ import {
   HistoryFileError,
   InvalidArgumentError,
   RunLinesSink,
+  VERSION,
   readRunFile,
   type JsonlHistorySinkOptions,
   type RunLineWriter,
   type RunSink,
   type RunStore,
+  type BatchManifest,
   type StoreBatch,
   type StoreBatchOptions,
   type StoredRun,
@@ -25,7 +27,10 @@ export interface PostgresStoreOptions {
    * `?options=-c%20search_path%3Dname`), else `public`.
    */
   schema?: string;
-  /** How long connecting may take, milliseconds (also the wait for a free connection). Default 5000. */
+  /**
+   * How long connecting may take, milliseconds (also the wait for a free connection, and for a
+   * restarted server to come back when a run's line lost its connection). Default 5000.
+   */
   connectTimeoutMs?: number;
   /** How long one statement may take, milliseconds, on the server and on the wire. Default 10000. */
   statementTimeoutMs?: number;
@@ -114,7 +119,7 @@ export class PostgresStore implements RunStore {
   }
 
   async openBatch(options: StoreBatchOptions): Promise<StoreBatch> {
-    const { batchId, owner, overwrite, manifest } = options;
+    const { batchId, owner, resume = false } = options;
     if (typeof batchId !== 'string' || batchId === '')
       throw new InvalidArgumentError('batchId', 'a non-empty string', batchId);
     await this.migrate();
@@ -143,39 +148,92 @@ export class PostgresStore implements RunStore {
       await lock.end().catch(() => undefined);
       throw error;
     });
+    let earlier: BatchManifest | undefined;
     try {
-      await this.#run(`recording batch ${batchId}`, async (client) => {
-        const ids = manifest.tasks.map((task) => task.id);
-        const { rows } = await client.query<{ run_id: string }>(
-          `SELECT run_id FROM ${t.runs} WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL ORDER BY run_id`,
-          [batchId, ids],
-        );
-        if (rows.length > 0 && !overwrite)
-          throw new HistoryFileError(
-            'file_exists',
-            `${this.name} batch ${batchId}`,
-            `the batch already holds ${rows.length === 1 ? 'run' : 'runs'} ${rows.map((r) => JSON.stringify(r.run_id)).join(', ')}; give overwriteHistory: true to set them aside, or another batchId`,
-          );
-        if (rows.length > 0)
-          await client.query(
-            `UPDATE ${t.runs} SET set_aside_at = now() WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL`,
-            [batchId, ids],
-          );
-        await client.query(
-          `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3)
-           ON CONFLICT (batch_id) DO UPDATE SET manifest = EXCLUDED.manifest, owner = EXCLUDED.owner`,
-          [batchId, JSON.stringify({ type: 'batch', ...manifest }), owner],
-        );
-      });
+      if (resume) earlier = await this.#resumeBatch(batchId, owner);
+      else await this.#recordBatch(options);
     } catch (error) {
       await lock.end().catch(() => undefined);
       throw error;
     }
     return {
       batchId,
+      earlier,
       openRun: (runId, sinkOptions, table) => this.#openRun(batchId, runId, sinkOptions, table),
+      attempts: (runId) => this.#attempts(batchId, runId),
+      setAside: (runId) => this.#setAside(batchId, runId),
       close: () => lock.end(),
     };
+  }
+
+  /** Refuses the runs already there (or sets them aside, with `overwrite`) and records the manifest. */
+  async #recordBatch({ batchId, owner, overwrite, manifest }: StoreBatchOptions): Promise<void> {
+    const t = this.#tables();
+    await this.#run(`recording batch ${batchId}`, async (client) => {
+      const ids = manifest.tasks.map((task) => task.id);
+      const { rows } = await client.query<{ run_id: string }>(
+        `SELECT run_id FROM ${t.runs} WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL ORDER BY run_id`,
+        [batchId, ids],
+      );
+      if (rows.length > 0 && !overwrite)
+        throw new HistoryFileError(
+          'file_exists',
+          `${this.name} batch ${batchId}`,
+          `the batch already holds ${rows.length === 1 ? 'run' : 'runs'} ${rows.map((r) => JSON.stringify(r.run_id)).join(', ')}; give overwriteHistory: true to set them aside, or another batchId`,
+        );
+      if (rows.length > 0)
+        await client.query(
+          `UPDATE ${t.runs} SET set_aside_at = now(), set_aside_by = 'overwrite' WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL`,
+          [batchId, ids],
+        );
+      await client.query(
+        `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3)
+         ON CONFLICT (batch_id) DO UPDATE SET manifest = EXCLUDED.manifest, owner = EXCLUDED.owner`,
+        [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
+      );
+    });
+  }
+
+  /** The manifest batch `batchId` was started with, its owner now this one; undefined when there is no such batch. */
+  async #resumeBatch(batchId: string, owner: string): Promise<BatchManifest | undefined> {
+    const t = this.#tables();
+    const { rows } = await this.#run(`finding batch ${batchId}`, (client) =>
+      client.query<{ manifest: BatchManifest }>(
+        `UPDATE ${t.batches} SET owner = $2 WHERE batch_id = $1 RETURNING manifest`,
+        [batchId, owner],
+      ),
+    );
+    return rows[0]?.manifest;
+  }
+
+  /** A run's attempts, the newest first: its live one, then those a resume set aside since the last overwrite. */
+  async #attempts(batchId: string, runId: string): Promise<Array<{ name: string; input: AsyncIterable<Uint8Array> }>> {
+    const t = this.#tables();
+    const { rows } = await this.#run(`finding the attempts of run ${runId} of batch ${batchId}`, (client) =>
+      client.query<{ run_key: string; live: boolean }>(
+        `SELECT run_key, set_aside_at IS NULL AS live FROM ${t.runs} r
+         WHERE batch_id = $1 AND run_id = $2 AND (set_aside_at IS NULL OR set_aside_by = 'resume')
+           AND run_key > coalesce((SELECT max(run_key) FROM ${t.runs}
+             WHERE batch_id = $1 AND run_id = $2 AND set_aside_by = 'overwrite'), 0)
+         ORDER BY set_aside_at IS NULL DESC, run_key DESC`,
+        [batchId, runId],
+      ),
+    );
+    return rows.map((row, i) => {
+      const name = `${this.name} run ${runId} of batch ${batchId}${row.live ? '' : ` (attempt set aside ${i})`}`;
+      return { name, input: { [Symbol.asyncIterator]: () => this.#linesOf(row.run_key, name) } };
+    });
+  }
+
+  /** Sets run `runId`'s live attempt aside, for a resume's new one. Waits for the disk: a new attempt never shares the run with it. */
+  async #setAside(batchId: string, runId: string): Promise<void> {
+    const t = this.#tables();
+    await this.#run(`setting run ${runId} of batch ${batchId} aside`, (client) =>
+      client.query(
+        `UPDATE ${t.runs} SET set_aside_at = now(), set_aside_by = 'resume' WHERE batch_id = $1 AND run_id = $2 AND set_aside_at IS NULL`,
+        [batchId, runId],
+      ),
+    );
   }
 
   async #openRun(
@@ -203,21 +261,22 @@ export class PostgresStore implements RunStore {
       append: (lines, durable) => {
         const first = next;
         next += lines.length;
-        return this.#run(
+        return this.#runAgain(
           `committing ${lines.length === 1 ? 'a line' : `${lines.length} lines`} of run ${runId}`,
           (client) =>
             client.query(
               // One statement, so one commit, whose synchronous_commit is the line's durability.
               `WITH level AS (SELECT set_config('synchronous_commit', $1, true))
              INSERT INTO ${t.lines} (run_key, line_no, line)
-             SELECT $2, $3 + u.o - 1, u.l FROM level, unnest($4::text[]) WITH ORDINALITY AS u(l, o)`,
+             SELECT $2, $3 + u.o - 1, u.l FROM level, unnest($4::text[]) WITH ORDINALITY AS u(l, o)
+             ON CONFLICT (run_key, line_no) DO NOTHING`,
               [durable ? 'on' : 'off', key, first, lines],
             ),
         ).then(() => undefined);
       },
       end: async () => {
         const facts = await readRunFile(where, { input: this.#linesOf(key, where), onWarning: () => undefined });
-        await this.#run(`recording how run ${runId} ended`, (client) =>
+        await this.#runAgain(`recording how run ${runId} ended`, (client) =>
           client.query(
             // Facts the lines hold (made again from them if lost): not waiting for the disk.
             `UPDATE ${t.runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
@@ -344,6 +403,28 @@ export class PostgresStore implements RunStore {
         client.release(broken === undefined ? undefined : asError(broken));
       }
     });
+  }
+
+  /**
+   * `#run` for a statement whose second sending changes nothing (a line goes in at its number
+   * once): a connection lost on the way, as when the server restarts, is tried again on a new
+   * one until the server answers or `connectTimeoutMs` has passed since the first failure, so a
+   * run goes on once its server is back, and ends naming how long it waited when it is not.
+   */
+  async #runAgain<T>(operation: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#run(operation, work);
+      } catch (error) {
+        if (!(error instanceof PostgresUnreachableError)) throw error;
+        const waited = Date.now() - started;
+        if (waited >= this.#connectTimeoutMs)
+          throw new PostgresUnreachableError(this.address, operation, waited, error.cause);
+        // A restarting server refuses connections for a moment: not a busy loop meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100, 10 * attempt)));
+      }
+    }
   }
 
   async #bounded<T>(operation: string, work: () => Promise<T>): Promise<T> {

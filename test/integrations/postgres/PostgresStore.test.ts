@@ -166,12 +166,12 @@ describe('PostgresStore', () => {
     }
   });
 
-  it('refuses by name what a store cannot do yet, and historyDir beside it', async () => {
+  it('refuses by name historyDir beside a store, resume without a batchId, and what is not a store', async () => {
     await expect(runBatch([task('a')], { ...base(), store, historyDir: '/tmp/x' })).rejects.toThrow(
       expect.objectContaining({ name: 'InvalidArgumentError', message: expect.stringContaining('historyDir') }),
     );
     await expect(runBatch([task('a')], { ...base(), store, resume: true })).rejects.toThrow(
-      /resume.*not resumed from a store yet/s,
+      /resume.*unless `batchId` names the batch to resume/s,
     );
     await expect(runBatch([task('a')], { ...base(), batchId: 'x' })).rejects.toThrow(InvalidArgumentError);
     await expect(runBatch([task('a')], { ...base(), store: {} as never })).rejects.toThrow(/RunStore/);

@@ -1,0 +1,91 @@
+import * as fs from 'node:fs';
+import type { RecordedLine } from '../agent/RunRecording';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { bestJournal, readResumeJournal } from './readResumeJournal';
+import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
+import type { StoreBatch } from './RunStore';
+
+/**
+ * What a resumed batch reads of its earlier attempt, from a folder or a store: each task's state,
+ * the journal a cut-off run continues from, and how that run's attempt is set aside, kept, so
+ * that the new attempt does not overwrite it. One logic for both: a store gives the lines a
+ * file holds, and the same readers read them.
+ */
+export interface EarlierRuns {
+  /** Each task's state, in task order. */
+  readonly states: readonly TaskState[];
+  /** The journal the cut-off run of task `index` continues from: its attempts' best. */
+  journal(index: number): Promise<RecordedLine[]>;
+  /** Sets the cut-off attempt of task `index` aside, kept readable, before its new attempt opens. */
+  setAside(index: number): Promise<void>;
+}
+
+/** A folder's earlier runs: `<dir>/batch.json` and its run files; an attempt set aside is renamed `<file>.interrupted`. */
+export async function folderEarlierRuns(dir: string, ids: readonly string[], salvage: boolean): Promise<EarlierRuns> {
+  const states = await resumeState(dir, ids, { salvage });
+  const fileOf = (index: number): string => {
+    const state = states[index];
+    if (state === undefined || state.kind === 'not_started') throw new Error(`task ${index} has no earlier file`);
+    return state.file;
+  };
+  return {
+    states,
+    journal: (index) => readResumeJournal(fileOf(index), salvage),
+    setAside: (index) => {
+      const file = fileOf(index);
+      fs.renameSync(file, freeName(`${file}.interrupted`));
+      return Promise.resolve();
+    },
+  };
+}
+
+/** A store's earlier runs: the batch's manifest and each run's attempts, read through `batch` (opened with `resume`). */
+export async function storeEarlierRuns(
+  batch: StoreBatch,
+  storeName: string,
+  ids: readonly string[],
+  salvage: boolean,
+): Promise<EarlierRuns> {
+  const where = `batch ${batch.batchId} in ${storeName}`;
+  const manifest = batch.earlier;
+  if (manifest === undefined)
+    throw new InvalidArgumentError(
+      'resume',
+      `true only for a batchId the store holds: ${storeName} has no batch ${JSON.stringify(batch.batchId)}; to start this batch, leave out \`resume\``,
+      true,
+    );
+  const why = taskMismatch(manifest, ids);
+  if (why !== undefined)
+    throw new InvalidArgumentError(
+      'resume',
+      `the same tasks, in the same order, as ${where} (${why}): pass the tasks that batch ran, in order, or, to start this batch instead, leave out \`resume\` and give another \`batchId\``,
+      true,
+    );
+  const states: TaskState[] = [];
+  // One run at a time, streamed: a batch of 10,000 runs never holds more than one run's facts.
+  for (const id of ids) {
+    const [current] = await batch.attempts(id);
+    states.push(
+      current === undefined
+        ? { kind: 'not_started' }
+        : await linesState(
+            current.name,
+            current.input,
+            salvage,
+            (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
+          ),
+    );
+  }
+  return {
+    states,
+    journal: async (index) => bestJournal(await batch.attempts(ids[index]!), salvage),
+    setAside: (index) => batch.setAside(ids[index]!),
+  };
+}
+
+/** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */
+function freeName(path: string): string {
+  let candidate = path;
+  for (let n = 2; fs.existsSync(candidate); n++) candidate = `${path}.${n}`;
+  return candidate;
+}

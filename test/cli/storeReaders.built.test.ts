@@ -1,0 +1,124 @@
+// Every reading command of `agent-sm`, as users run it (the built executable in a child
+// process), gives the same output for the same run read from its history file and from
+// PostgreSQL (`--store URL <batchId> <runId>`): the run is written to both by the same batch.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createScriptedAgent, runBatch, type BatchOptions, type BatchTask } from '../../lib/index';
+import { PostgresStore } from '../../lib/integrations/postgres';
+import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
+import { manualClock } from '../helpers/manualClock';
+import { PG_URL, testSchema, type TestSchema } from '../helpers/postgres';
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const COST = { costUsd: 0.01, inputTokens: 10, outputTokens: 5 };
+const tasks = (): BatchTask[] => [
+  {
+    id: 'ok',
+    input: 'look it up',
+    agent: () =>
+      createScriptedAgent({
+        sleep: () => tick(),
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'look', input: { q: 'x' } }], usage: COST },
+          { text: 'found', usage: COST },
+        ],
+        tools: { look: { output: 'seen' } },
+      }),
+  },
+  {
+    id: 'bad',
+    input: 'go',
+    agent: () => createScriptedAgent({ sleep: () => tick(), replies: [{ raw: 'not a response' }] }),
+  },
+];
+
+beforeAll(() => {
+  buildCli();
+  buildLibrary({ index: 'lib/index.ts', 'postgres/index': 'lib/integrations/postgres/index.ts' });
+}, 120_000);
+
+let db: TestSchema;
+let url: string;
+let dir: string;
+beforeAll(async () => {
+  db = await testSchema();
+  url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-readers-'));
+  // The same batch, with the same clock, to files and to the store: the same lines.
+  const base = (): BatchOptions => ({ logger: false, sleep: () => tick(), clock: manualClock(1_700_000_000_000).now });
+  await runBatch(tasks(), { ...base(), historyDir: dir });
+  const store = new PostgresStore(url, { schema: db.schema });
+  try {
+    await runBatch(tasks(), { ...base(), store, batchId: 'night' });
+  } finally {
+    await store.close();
+  }
+});
+afterAll(async () => {
+  await db.drop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** `args` on the run's file and on the store, with the store's name for the run put in place of the file's path. */
+function both(args: (target: string[]) => string[], id: string) {
+  const file = path.join(dir, `${id}.jsonl`);
+  const onFile = runBuiltCli(args([file]));
+  const onStore = runBuiltCli(args(['--store', url, 'night', id]));
+  const named = (text: string): string =>
+    text.split(`postgres://127.0.0.1:5432/postgres run ${id} of batch night`).join(file);
+  return { onFile, onStore: { ...onStore, stdout: named(onStore.stdout), stderr: named(onStore.stderr) } };
+}
+
+describe('the reading commands on a store and on files', () => {
+  it.each([
+    ['validate', (t: string[]) => ['validate', ...t]],
+    ['validate --json', (t: string[]) => ['validate', '--json', ...t]],
+    ['inspect', (t: string[]) => ['inspect', ...t]],
+    ['inspect --json', (t: string[]) => ['inspect', '--json', ...t]],
+    ['show', (t: string[]) => ['show', ...t]],
+    ['replay', (t: string[]) => ['replay', ...t]],
+    ['replay --json --budget', (t: string[]) => ['replay', '--json', ...t, '--budget', 'maxLlmCalls=1']],
+    ['replay --stall', (t: string[]) => ['replay', ...t, '--stall', 'k=3']],
+    ['export otlp', (t: string[]) => ['export', 'otlp', ...t]],
+  ])('%s prints the same for the run that ended well and the one that failed', (_, args) => {
+    for (const id of ['ok', 'bad']) {
+      const { onFile, onStore } = both(args, id);
+      expect(onStore).toEqual(onFile);
+      expect(onFile.stdout + onFile.stderr).not.toBe('');
+      expect(onFile.stderr).not.toMatch(/missing|unknown option/);
+    }
+  });
+
+  it('report writes the same page', () => {
+    for (const id of ['ok', 'bad']) {
+      const pages = { file: path.join(dir, `${id}-file.html`), store: path.join(dir, `${id}-store.html`) };
+      const { onFile, onStore } = both((t) => ['report', ...t, '-o', t.length === 1 ? pages.file : pages.store], id);
+      expect({ ...onFile, stdout: '' }).toEqual({ ...onStore, stdout: '' });
+      expect([onFile.stdout, onStore.stdout]).toEqual([`${pages.file}\n`, `${pages.store}\n`]);
+      const page = fs
+        .readFileSync(pages.store, 'utf8')
+        .split(`postgres://127.0.0.1:5432/postgres run ${id} of batch night`)
+        .join(path.join(dir, `${id}.jsonl`));
+      expect(page).toBe(fs.readFileSync(pages.file, 'utf8'));
+    }
+    // Without -o, the page of a store's run goes to <runId>.html in the working folder.
+    const cwd = fs.mkdtempSync(path.join(dir, 'cwd-'));
+    expect(runBuiltCli(['report', '--store', url, 'night', 'ok'], { cwd })).toMatchObject({
+      code: 0,
+      stdout: 'ok.html\n',
+    });
+    expect(fs.existsSync(path.join(cwd, 'ok.html'))).toBe(true);
+  });
+
+  it('names a run the store does not hold, and asks for a run id', () => {
+    expect(runBuiltCli(['validate', '--store', url, 'night', 'nope'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('no such run in the store') as unknown,
+    });
+    expect(runBuiltCli(['replay', '--store', url, 'night'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--store reads one run') as unknown,
+    });
+  });
+});
