@@ -142,9 +142,7 @@ function raiseLines(report: BatchReport): string[] {
     `Paused at the cap: ${plural(parked.length, 'run')} parked, ${formatDuration(waitedMs)} waited in all, ${plural(raises.length, 'raise')}`,
   ];
   for (const r of raises)
-    out.push(
-      `  cap raised: ${formatUsd(r.fromUsd)} → ${formatUsd(r.toUsd)} (by ${RAISED_BY[r.by]})`,
-    );
+    out.push(`  cap raised: ${formatUsd(r.fromUsd)} → ${formatUsd(r.toUsd)} (by ${RAISED_BY[r.by]})`);
   return out;
 }
 
