@@ -6,11 +6,14 @@ import { JobLeases } from './JobLeases';
 import {
   assertBoundsCalls,
   assertKnownOptions,
+  DEFAULT_TABLE,
   emptyUsage,
+  extendTable,
   InvalidArgumentError,
   lockFolder,
   runTask,
   safeFileName,
+  WRAP_UP_EXTENSION,
 } from 'agent-state-machine';
 import type { AgentLoop } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
@@ -357,6 +360,8 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           ...(frameworkRun === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
           logger: false,
           externalBudgets: [budget],
+          // A run that wraps up within its own cap moves through WrappingUp: the table has it.
+          ...(frameworkRun === undefined && wrapsUp(meta) ? { table: WRAP_UP_TABLE } : {}),
           ...(price === undefined ? {} : { pricing: price }),
           journal,
         },
@@ -468,4 +473,11 @@ async function boundedLoop(loop: AgentLoop | Promise<AgentLoop>, total: StrictLi
   const ready = await loop;
   if (total?.maxCostUsd !== undefined && total.strict !== false) assertBoundsCalls(ready, 'total.maxCostUsd');
   return ready;
+}
+
+/** The worker's table for a batch whose runs wrap up within their own cap (`perRun.wrapUp`). */
+const WRAP_UP_TABLE = extendTable(DEFAULT_TABLE, WRAP_UP_EXTENSION);
+
+function wrapsUp(meta: BatchMeta): boolean {
+  return meta.perRun?.wrapUp !== undefined;
 }

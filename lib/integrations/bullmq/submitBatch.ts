@@ -145,18 +145,21 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const list = materialize(tasks);
   assertBudgetLimits(perRun, 'perRun');
   assertStrictLimits(total, 'total');
-  // Refused by name, not dropped: the worker's runs would end without the answer they were promised.
-  for (const [label, limits] of [
-    ['perRun', perRun],
-    ['total', total],
-  ] as const)
-    for (const key of ['wrapUp', 'visible'] as const)
-      if (limits?.[key] !== undefined && limits[key] !== false)
-        throw new InvalidArgumentError(
-          `${label}.${key}`,
-          `left out of a distributed batch (submitBatch): ${SUBMIT_CANNOT[`budget.${key}`]}`,
-          limits[key],
-        );
+  // Refused by name, not dropped: the worker's runs would end without the answer they were
+  // promised. `perRun`'s are the run's own budget, which the worker's adapter keeps: honoured.
+  for (const key of ['wrapUp', 'visible'] as const)
+    if (total?.[key] !== undefined && total[key] !== false)
+      throw new InvalidArgumentError(
+        `total.${key}`,
+        `left out of a distributed batch (submitBatch): ${SUBMIT_CANNOT[`budget.${key}`]}`,
+        total[key],
+      );
+  if (perRun?.wrapUp !== undefined && total?.maxCostUsd !== undefined)
+    throw new InvalidArgumentError(
+      'perRun.wrapUp',
+      "left out beside `total.maxCostUsd` in a distributed batch: the cluster's dollar cap in Redis keeps no final call's hold, so it could refuse a run's answer (give the batch's other limits, or run it with runBatch())",
+      perRun.wrapUp,
+    );
   assertPriceTable(pricing);
   if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0))
     throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
