@@ -83,6 +83,46 @@ describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
     }
   }, 60_000);
 
+  it('perRun.visible: each call of a worker run carries the note of what its own budget has left', async () => {
+    const prefix = uniquePrefix('bullvisible');
+    const agents: Array<ReturnType<typeof createScriptedAgent>> = [];
+    const worker = startBatchWorker({
+      connection: url,
+      name: 'runs',
+      prefix,
+      agent: () => {
+        const agent = createScriptedAgent({
+          replies: [round, { text: 'done', model: 'm', usage: { inputTokens: 100, outputTokens: 10 } }],
+          tools: { look: { output: 'seen' } },
+        });
+        agents.push(agent);
+        return agent;
+      },
+      onError: false,
+    });
+    try {
+      const batch = await submitBatch([{ id: 'a', input: 'go' }], {
+        connection: url,
+        name: 'runs',
+        prefix,
+        pricing: PRICES,
+        perRun: { maxLlmCalls: 5, visible: true },
+      });
+      const report = await batch.report();
+      expect(report.runs[0]!.outcome).toBe('end_of_turn');
+      const notes = agents[0]!.calls.flatMap((c) =>
+        'budgetNote' in c && c.budgetNote !== undefined ? [c.budgetNote] : [],
+      );
+      expect(notes).toEqual([
+        expect.stringMatching(/^Budget left: .*5 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: .*4 of 5 LLM calls/),
+      ]);
+    } finally {
+      await worker.close();
+      await deletePrefix(url, prefix);
+    }
+  }, 60_000);
+
   it('refuses total.wrapUp and total.visible by name, saying where they go instead, and perRun.wrapUp beside a total dollar cap', async () => {
     const base = { connection: url, name: 'runs', prefix: uniquePrefix('bullwrapno') };
     await expect(
