@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
+import { submitBatch, type PriceTable } from '../../../lib/integrations/bullmq/index';
 import { buildCli, buildLibrary, runBuiltCli } from '../../helpers/builtCli';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { waitUntilPaused, watchSpend } from './fixtures/pausedBatch';
@@ -145,4 +146,56 @@ describe('agent-sm raise --redis URL --batch ID --total-usd N (built executable)
       90_000,
     );
   }
+
+  it('a worker killed (SIGKILL) with a run parked: its lease lapses, another worker reports that run lost with what it spent, and the raise runs the rest', async () => {
+    const prefix = uniquePrefix('pauselost');
+    const redis = new Redis(url);
+    const children: ChildProcess[] = [];
+    try {
+      const env = {
+        REDIS_URL: url,
+        QUEUE: 'runs',
+        PREFIX: prefix,
+        CONCURRENCY: '1',
+        LOCK_MS: '1000',
+        STALL_MS: '1000',
+      };
+      const w1 = spawnFixture('workerProcess.ts', { ...env, WORKER_ID: 'w1' });
+      children.push(w1.child);
+      await w1.line('ready');
+      const prices: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+      const payload = {
+        steps: 2,
+        delayMs: 5,
+        tokens: { inputTokens: 100, maxOutputTokens: 50, outputTokens: [10, 10] },
+      };
+      // One slot, $0.85: t0 and t1 end, t2 makes one call and its second does not fit, t3 waits.
+      const batch = await submitBatch(
+        Array.from({ length: 4 }, (_, i) => ({ id: `t${i}`, input: `task ${i}`, payload })),
+        { connection: url, name: 'runs', prefix, pricing: prices, total: { maxCostUsd: 0.85, whenSpent: 'pause' } },
+      );
+      const keys = batchKeys(prefix, 'runs', batch.batchId);
+      await waitUntilPaused(redis, keys.budget, 0);
+      // t3 has been handed out and waits (its index in the waiting set): w1 holds nothing but parked t2.
+      while ((await redis.scard(keys.waiting)) === 0) await new Promise((r) => setTimeout(r, 20));
+      await kill([w1.child]);
+      const w2 = spawnFixture('workerProcess.ts', { ...env, WORKER_ID: 'w2' });
+      children.push(w2.child);
+      await w2.line('ready');
+      // t2's lease lapses: w2 takes its job and reports it lost.
+      while ((await redis.hexists(keys.results, '2')) === 0) await new Promise((r) => setTimeout(r, 50));
+      await batch.raise({ maxCostUsd: 2 });
+      const report = await batch.report();
+      expect(report.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'end_of_turn', 'error', 'end_of_turn']);
+      expect(report.runs[2]!.error?.name).toBe('WorkerLostError');
+      expect(report.runs[2]!.worker).toBe('w1');
+      expect(report.runs[2]!.usage.costUsd).toBe(CALL);
+      expect(report.runs[3]!.worker).toBe('w2');
+      expect(report.budget.costUsd).toBe(7 * CALL);
+    } finally {
+      await kill(children);
+      redis.disconnect();
+      await deletePrefix(url, prefix);
+    }
+  }, 90_000);
 });
