@@ -289,6 +289,7 @@ describe('the built package', () => {
       'RedisUnreachableError',
       'WorkerLostError',
       'attachBatch',
+      'raiseBatch',
       'startBatchWorker',
       'submitBatch',
     ];

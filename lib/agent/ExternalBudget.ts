@@ -15,7 +15,9 @@ export interface ExternalBudget {
   /**
    * `hold`, when given, is the call's worst-case cost in USD: a budget with a strict dollar cap
    * holds it in the same atomic step, and resolves to the limit when it does not fit. A strict
-   * budget asked without a hold cannot enforce its cap and must refuse (fail closed).
+   * budget asked without a hold cannot enforce its cap and must refuse (fail closed). A cap that
+   * pauses says so by `raises` on the refusal: the turn then stops with `awaiting_budget`, and
+   * asks again on `retryBudget()` (after the cap was raised).
    */
   reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | undefined>;
   /**

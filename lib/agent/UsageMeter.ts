@@ -291,6 +291,8 @@ export class UsageMeter {
     for (const [i, budget] of this.#external.entries()) {
       try {
         const spent = await (hold === undefined ? budget.reserve(kind) : budget.reserve(kind, hold));
+        // A pausing cap's refusal ends nothing: the run waits for a raise, then asks again.
+        if (spent?.raises !== undefined) return this.#withRunFigures(spent, undefined);
         if (spent !== undefined) return this.#withRunFigures((this.#externalSpent ??= spent), undefined);
       } catch (error) {
         return new OperationError(`externalBudgets[${i}].reserve('${kind}')`, error);

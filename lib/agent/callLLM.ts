@@ -74,6 +74,12 @@ export async function callLLM(
       );
       if (spent !== undefined) meter.release(held.held, undefined);
       if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };
+      if (spent?.raises !== undefined && scope.waitForRaise !== undefined) {
+        // An external pausing cap (a BullMQ batch's): as above, the same attempt once it is raised.
+        if (!(await scope.waitForRaise(spent))) return { kind: 'aborted', data: { failures } };
+        attempt -= 1;
+        continue;
+      }
       if (spent !== undefined) return { kind: 'budget', spent, failures };
     }
     const commit =

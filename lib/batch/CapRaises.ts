@@ -6,13 +6,17 @@ import { readRaiseRequests } from './raiseRequests';
 
 /** One raise of a batch's paused cap, as its report lists it. */
 export interface CapRaise {
-  /** When it took effect, by the batch's clock. */
+  /** When it took effect, by the batch's clock (a BullMQ batch's: Redis's, epoch milliseconds). */
   at: number;
   /** The cap before and after. */
   fromUsd: number;
   toUsd: number;
-  /** Who asked: `onPause`'s `raise` in this process, or the history folder's raise file (`agent-sm raise`). */
-  by: 'handle' | 'folder';
+  /**
+   * Who asked: `onPause`'s `raise` in this process (a BullMQ batch's handle, `raise()`), the
+   * history folder's raise file (`agent-sm raise <folder>`), or, for a BullMQ batch,
+   * `raiseBatch()` from any process (`agent-sm raise --redis`).
+   */
+  by: 'handle' | 'folder' | 'redis';
 }
 
 /** What `runBatch`'s `onPause` gets when the batch pauses at its cap: the figures, and how to go on. */

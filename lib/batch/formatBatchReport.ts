@@ -8,6 +8,7 @@ import { LIMITS } from '../internal/limits';
 import { cut, oneLine, plural } from '../internal/text';
 import { escapeControl } from '../internal/escapeControl';
 import { describeResume } from './describeResume';
+import type { CapRaise } from './CapRaises';
 
 /** Options of `formatBatchReport`: how many of the slowest and of the failed runs to list. */
 export interface FormatBatchReportOptions {
@@ -141,9 +142,7 @@ function raiseLines(report: BatchReport): string[] {
     `Paused at the cap: ${plural(parked.length, 'run')} parked, ${formatDuration(waitedMs)} waited in all, ${plural(raises.length, 'raise')}`,
   ];
   for (const r of raises)
-    out.push(
-      `  cap raised: ${formatUsd(r.fromUsd)} → ${formatUsd(r.toUsd)} (by ${r.by === 'handle' ? 'the handle' : 'the folder'})`,
-    );
+    out.push(`  cap raised: ${formatUsd(r.fromUsd)} → ${formatUsd(r.toUsd)} (by ${RAISED_BY[r.by]})`);
   return out;
 }
 
@@ -223,3 +222,10 @@ function assertReport(report: unknown): asserts report is BatchReport {
     throw new InvalidArgumentError('report.totals', 'usage totals with `outcomes`', totals);
   if (!isObject(limits)) throw new InvalidArgumentError('report.limits', 'an object { perRun?, total? }', limits);
 }
+
+/** Who raised a cap, in words. */
+const RAISED_BY: Readonly<Record<CapRaise['by'], string>> = {
+  handle: 'the handle',
+  folder: 'the folder',
+  redis: 'raiseBatch',
+};

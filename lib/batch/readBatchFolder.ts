@@ -9,6 +9,7 @@ import type { HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readRunFile } from '../history/readRunFile';
 import { messageOf } from '../internal/messageOf';
+import { readRaiseRequests, type RaiseRequest } from './raiseRequests';
 
 /**
  * How a run of a batch folder stands. Beside the turn outcomes: `cut_off` (its file ends inside
@@ -50,6 +51,8 @@ export interface BatchFolder {
   readonly stopped: string | undefined;
   /** It was resumed: some run's earlier attempt is kept beside its file. */
   readonly resumed: boolean;
+  /** The raises of its paused cap asked in its raise file (`agent-sm raise <folder>`), in order. */
+  readonly raises: readonly RaiseRequest[];
 }
 
 /** Failures first, the worst first; outcomes not listed (a custom table's) just before the runs that ended well. */
@@ -127,20 +130,30 @@ export async function readBatchFolder(
     addUsageTo(used, { costUsd: run.costUsd });
   }
   const costUsd = used.costUsd;
+  const raises = readRaiseRequests(dir).requests.map(({ maxCostUsd, at }) => ({ maxCostUsd, at }));
   return {
     dir,
     manifest,
     running,
     runs: sorted.map((s) => s.run),
     totals: { runs: runs.length, outcomes, costUsd },
-    stopped: running ? undefined : stopReason(runs, spentCap(manifest, used)),
+    stopped: running ? undefined : stopReason(runs, spentCap(manifest, used, raises)),
     resumed: runs.some((r) => r.interrupted.length > 0),
+    raises,
   };
 }
 
-/** The batch's caps (its manifest's `limits.total`, wall time aside) its runs' usage reached, in words; undefined for none. */
-function spentCap(manifest: BatchManifest | undefined, used: UsageTotals): string | undefined {
-  const total = manifest?.limits.total ?? {};
+/**
+ * The batch's caps (its manifest's `limits.total`, the dollar cap as its raise file last raised
+ * it, wall time aside) its runs' usage reached, in words; undefined for none.
+ */
+function spentCap(
+  manifest: BatchManifest | undefined,
+  used: UsageTotals,
+  raises: readonly RaiseRequest[],
+): string | undefined {
+  const last = raises.at(-1);
+  const total = { ...manifest?.limits.total, ...(last === undefined ? {} : { maxCostUsd: last.maxCostUsd }) };
   const reached: string[] = [];
   for (const limit of LIMIT_ROWS) {
     const cap = total[limit];

@@ -1,5 +1,6 @@
 import type { BatchFolder } from '../batch/readBatchFolder';
 import { escapeControl } from '../internal/escapeControl';
+import { formatTime } from '../internal/formatTime';
 import { cut, oneLine, plural } from '../internal/text';
 
 /** Outcomes that are not a failure: ended well, or still running. */
@@ -12,7 +13,7 @@ export function folderRunFailed(outcome: string): boolean {
 
 /**
  * What `agent-sm inspect <folder>` prints: a head line (runs, failures, spend), why the batch
- * stopped and whether it was resumed, each run failures first (id, outcome, cost, reason,
+ * stopped, each raise of its paused cap (time, old and new cap) and whether it was resumed, each run failures first (id, outcome, cost, reason,
  * file, earlier attempts), then the runs by outcome and the total cost. Every value from the
  * folder is escaped. Pure.
  */
@@ -29,6 +30,13 @@ export function formatBatchFolder(folder: BatchFolder): string {
       `${folder.manifest === undefined ? ' (no batch.json: the files found)' : ''}`,
   );
   if (folder.stopped !== undefined) out.push(`Stopped early: ${folder.stopped}`);
+  // Each raise of its paused cap asked in its raise file: when, and from what to what.
+  let cap = folder.manifest?.limits.total?.maxCostUsd;
+  for (const raise of folder.raises) {
+    const from = cap === undefined ? '' : `$${cap.toFixed(4)} → `;
+    out.push(`Cap raised: ${formatTime(raise.at, 'yyyy-MM-dd HH:mm:ss')}  ${from}$${raise.maxCostUsd.toFixed(4)}`);
+    cap = Math.max(cap ?? 0, raise.maxCostUsd);
+  }
   if (folder.resumed) {
     const again = runs.filter((r) => r.interrupted.length > 0).length;
     out.push(

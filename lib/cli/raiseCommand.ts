@@ -3,11 +3,15 @@ import { folderHeld } from '../batch/lockFolder';
 import { requestRaise } from '../batch/raiseRequests';
 import { escapeControl } from '../internal/escapeControl';
 import { formatUsd } from '../internal/formatUsd';
+import { messageOf } from '../internal/messageOf';
+import { safeUrl } from './openStore';
 
 /**
  * `agent-sm raise <folder> --total-usd N`: asks the batch of a history folder, run with
  * `total.whenSpent: 'pause'`, to raise its cap (`requestRaise`); the running batch takes it
- * within a poll, a resumed one starts from it. A bad folder or figure is an error (exit 2).
+ * within a poll, a resumed one starts from it. `agent-sm raise --redis URL --batch ID
+ * --total-usd N`: raises a BullMQ batch's cap in Redis (`raiseBatch`), at once. A bad folder,
+ * batch or figure is an error (exit 2).
  */
 export function addRaiseCommand(program: Command, io: { stdout: (text: string) => void }): void {
   program
@@ -15,22 +19,72 @@ export function addRaiseCommand(program: Command, io: { stdout: (text: string) =
     .description(
       "Raise the total dollar cap of a batch paused at it (run with total: { maxCostUsd, whenSpent: 'pause' }): its parked runs and the tasks not started go on.",
     )
-    .argument('<folder>', "the batch's history folder (with its batch.json)")
+    .argument('[folder]', "the batch's history folder (with its batch.json); or, with --redis, the batch's id")
     .requiredOption('--total-usd <usd>', 'the new cap in USD, above the cap in force', positiveUsd)
-    .option('--redis <url>', 'for a BullMQ batch: not supported yet (submitBatch refuses whenSpent: pause)')
-    .action(async (folder: string, opts: { totalUsd: number; redis?: string }) => {
-      if (opts.redis !== undefined)
-        throw new Error(
-          "--redis: a BullMQ batch cannot pause at its cap yet (submitBatch refuses whenSpent: 'pause'), so there is no cap to raise there",
+    .option('--redis <url>', 'a BullMQ batch: the Redis it is in (redis://host:port)')
+    .option('--batch <id>', 'with --redis: the batch id (submitBatch({ batchId }))')
+    .option('--queue <name>', 'with --redis: its queue (default: the one queue holding a batch of this id)')
+    .option('--prefix <prefix>', "with --redis: BullMQ's key prefix (default bull, or found with the queue)")
+    .action(
+      async (
+        folder: string | undefined,
+        opts: { totalUsd: number; redis?: string; batch?: string; queue?: string; prefix?: string },
+      ) => {
+        if (opts.redis !== undefined) return raiseInRedis(folder, opts, io);
+        for (const key of ['batch', 'queue', 'prefix'] as const)
+          if (opts[key] !== undefined) throw new Error(`--${key} is for a BullMQ batch: give --redis URL with it`);
+        if (folder === undefined)
+          throw new Error('give the batch folder, or --redis URL --batch ID for a BullMQ batch');
+        const from = await requestRaise(folder, opts.totalUsd);
+        const running = folderHeld(folder)
+          ? 'the running batch takes it within a second'
+          : 'no batch runs there now: resuming it (runBatch with resume: true) starts from this cap';
+        io.stdout(
+          `agent-sm: asked the batch in ${escapeControl(folder)} to raise its cap from ${formatUsd(from)} to ${formatUsd(opts.totalUsd)}; ${running}\n`,
         );
-      const from = await requestRaise(folder, opts.totalUsd);
-      const running = folderHeld(folder)
-        ? 'the running batch takes it within a second'
-        : 'no batch runs there now: resuming it (runBatch with resume: true) starts from this cap';
-      io.stdout(
-        `agent-sm: asked the batch in ${escapeControl(folder)} to raise its cap from ${formatUsd(from)} to ${formatUsd(opts.totalUsd)}; ${running}\n`,
-      );
-    });
+      },
+    );
+}
+
+/** A BullMQ batch's raise, through `agent-sm/bullmq` (loaded only now: the CLI runs without BullMQ installed). */
+async function raiseInRedis(
+  positional: string | undefined,
+  opts: { totalUsd: number; redis?: string; batch?: string; queue?: string; prefix?: string },
+  io: { stdout: (text: string) => void },
+): Promise<void> {
+  if (positional !== undefined && opts.batch !== undefined && positional !== opts.batch)
+    throw new Error(`give the batch id once: --batch ${opts.batch} or ${positional}, not both`);
+  const batchId = opts.batch ?? positional;
+  if (batchId === undefined) throw new Error('--redis: give the batch id (--batch ID)');
+  // Not a literal: the bundle leaves it to Node, which finds the package's own subpath export.
+  const specifier = 'agent-state-machine/bullmq';
+  let loaded: {
+    raiseBatch: (
+      o: Record<string, unknown>,
+    ) => Promise<{ fromUsd: number; toUsd: number; name: string; prefix: string }>;
+  };
+  try {
+    loaded = (await import(specifier)) as typeof loaded;
+  } catch (error) {
+    const missing = /Cannot find (module|package) '(bullmq|ioredis)'/.exec(messageOf(error));
+    throw new Error(
+      missing !== null
+        ? `--redis needs the ${missing[2]} package: npm install bullmq`
+        : `--redis: cannot load ${specifier}: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+  const raised = await loaded.raiseBatch({
+    connection: opts.redis!,
+    batchId,
+    maxCostUsd: opts.totalUsd,
+    ...(opts.queue === undefined ? {} : { name: opts.queue }),
+    ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
+    timeoutMs: 10_000,
+  });
+  io.stdout(
+    `agent-sm: raised the cap of batch ${escapeControl(batchId)} (queue ${escapeControl(`${raised.prefix}:${raised.name}`)} at ${safeUrl(opts.redis!)}) from ${formatUsd(raised.fromUsd)} to ${formatUsd(raised.toUsd)}; its workers go on\n`,
+  );
 }
 
 function positiveUsd(value: string): number {

@@ -12,6 +12,8 @@ export interface WatchView {
   readonly caps: Readonly<Record<string, unknown>>;
   /** When the batch started (its manifest), for `maxWallMs`. */
   readonly startedAt: number | undefined;
+  /** The raises of its paused cap (its raise file), in order: the board shows the latest. */
+  readonly raises?: ReadonlyArray<{ readonly at: number; readonly maxCostUsd: number }>;
   /** The batch's cost at each redraw so far, for the spend sparkline. */
   readonly costHistory: readonly number[];
   readonly now: number;
@@ -33,7 +35,7 @@ const CAPS: ReadonlyArray<readonly [string, string, (u: RunUsage, wallMs: number
 
 /**
  * The live board of `agent-sm watch`, as lines: progress of the batch's tasks, spend against
- * each cap (a bar, and a sparkline of cost over time), the runs in flight with their state and
+ * each cap (a bar, and a sparkline of cost over time), the raises of its paused cap, the runs in flight with their state and
  * time in it, and the latest failures with their reason. Each line fits `columns` and the
  * whole fits `rows`, so it can be redrawn in place. Pure.
  */
@@ -73,6 +75,11 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
     lines.push(
       `Spend     $${spend.costUsd.toFixed(4)} · ${spend.llmCalls} LLM calls · ${spend.toolCalls} tool calls (no caps)  ${sparkline(view.costHistory, 16)}`,
     );
+  // A line per raise of the paused cap, the latest three (the bar above shows the cap in force).
+  const raises = view.raises ?? [];
+  if (raises.length > 3) lines.push(`Raised    … ${raises.length - 3} earlier`);
+  for (const raise of raises.slice(-3))
+    lines.push(`Raised    ${formatTime(raise.at, 'HH:mm:ss')}  cap to $${raise.maxCostUsd.toFixed(4)}`);
   const fixed = lines.length;
   // What is left of the screen goes to the runs in flight, then the failures.
   const room = Math.max(4, view.rows - fixed - 3);

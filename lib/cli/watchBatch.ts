@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import ansiEscapes from 'ansi-escapes';
 import { MANIFEST_FILE, readBatchManifest, type BatchManifest } from '../batch/batchManifest';
 import { folderHeld } from '../batch/lockFolder';
+import { readRaiseRequests, type RaiseRequest } from '../batch/raiseRequests';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readHistoryInto } from '../history/loadHistory';
 import { escapeControl } from '../internal/escapeControl';
@@ -115,6 +116,9 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
   let lastProgress = '';
   /** Why each file that could not be read was not, in the order met. */
   const unreadable: string[] = [];
+  /** The raises of the batch's paused cap its raise file asked, and how many of its lines are read. */
+  const raises: RaiseRequest[] = [];
+  let raiseLines = 0;
 
   const print = (event: WatchEvent): void => {
     if (!tty) io.stdout(`${formatTime(event.at, 'HH:mm:ss')}  ${escapeControl(event.text)}\n`);
@@ -208,9 +212,25 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
         fs.closeSync(fd);
       }
     }
+    if (single === undefined) readRaises();
     // Let the readers take what was pushed before drawing.
     await new Promise<void>((resolve) => setImmediate(resolve));
     state.over = over;
+  };
+  /** New lines of the raise file (`agent-sm raise <folder>`): a line each, and the cap the board draws. */
+  const readRaises = (): void => {
+    let read: ReturnType<typeof readRaiseRequests>;
+    try {
+      read = readRaiseRequests(dir, raiseLines);
+    } catch (error) {
+      io.stderr(`agent-sm: warning: cannot read the raise file of ${escapeControl(dir)}: ${messageOf(error)}\n`);
+      return;
+    }
+    raiseLines = read.lines;
+    for (const raise of read.requests) {
+      raises.push({ maxCostUsd: raise.maxCostUsd, at: raise.at });
+      if (!tty) io.stdout(`${formatTime(raise.at, 'HH:mm:ss')}  cap raised to $${raise.maxCostUsd.toFixed(4)}\n`);
+    }
   };
   const draw = (): void => {
     costHistory.push(state.spend.costUsd);
@@ -219,7 +239,11 @@ export async function watchBatch(target: string, options: WatchOptions, io: Watc
     if (tty) {
       const lines = renderWatch(state, {
         source: target,
-        caps: (manifest?.limits.total ?? {}) as Record<string, unknown>,
+        caps: {
+          ...(manifest?.limits.total ?? {}),
+          ...(raises.length === 0 ? {} : { maxCostUsd: raises.at(-1)!.maxCostUsd }),
+        } as Record<string, unknown>,
+        raises,
         startedAt: manifest?.startedAt,
         costHistory,
         now,

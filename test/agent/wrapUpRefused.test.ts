@@ -18,11 +18,14 @@ describe('budget.wrapUp and budget.visible refused where a path cannot honour th
     expect(() => new StepMirror({ budget: { maxCostUsd: 1, visible: false } })).not.toThrow();
   });
 
-  it('submitBatch refuses wrapUp and visible in perRun and total before it connects', async () => {
+  it('submitBatch refuses wrapUp and visible in total, and perRun.wrapUp beside a total dollar cap, before it connects', async () => {
     const opts = { connection: 'redis://127.0.0.1:1', name: 'q' };
-    await expect(submitBatch([], { ...opts, perRun: { maxCostUsd: 1, wrapUp: true } })).rejects.toThrow(
-      /^Expected `perRun\.wrapUp` to be left out of a distributed batch \(submitBatch\): the worker's runs hold their calls in the cluster's Redis budget/,
+    await expect(submitBatch([], { ...opts, total: { maxCostUsd: 1, wrapUp: true } })).rejects.toThrow(
+      /^Expected `total\.wrapUp` to be left out of a distributed batch \(submitBatch\): the worker's runs hold their calls in the cluster's Redis budget/,
     );
+    await expect(
+      submitBatch([], { ...opts, perRun: { maxCostUsd: 1, wrapUp: true }, total: { maxCostUsd: 2 } }),
+    ).rejects.toThrow(/^Expected `perRun\.wrapUp` to be left out beside `total\.maxCostUsd` in a distributed batch/);
     await expect(submitBatch([], { ...opts, total: { visible: true } })).rejects.toThrow(
       /^Expected `total\.visible` to be left out of a distributed batch \(submitBatch\)/,
     );

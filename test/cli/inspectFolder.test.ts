@@ -4,7 +4,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
+import { writeBatchManifest } from '../../lib/batch/batchManifest';
 import { lockFolder } from '../../lib/batch/lockFolder';
+import { requestRaise } from '../../lib/batch/raiseRequests';
 import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
 import { buildCli, runBuiltCli } from '../helpers/builtCli';
 import { runCli } from '../helpers/runCli';
@@ -49,6 +51,20 @@ async function stoppedBatch(): Promise<void> {
 }
 
 describe('agent-sm inspect <folder>', () => {
+  it('lists each raise of a paused cap asked in the raise file, with its time, old and new cap', async () => {
+    writeBatchManifest(dir, {
+      startedAt: 0,
+      concurrency: 1,
+      limits: { total: { maxCostUsd: 0.1, whenSpent: 'pause' } as { maxCostUsd: number } },
+      tasks: [],
+    });
+    await requestRaise(dir, 0.25, () => Date.UTC(2026, 0, 1, 12, 1, 0));
+    await requestRaise(dir, 0.5, () => Date.UTC(2026, 0, 1, 12, 2, 30));
+    const r = await runCli('inspect', dir);
+    expect(r.stdout).toContain(
+      'Cap raised: 2026-01-01 12:01:00  $0.1000 → $0.2500\nCap raised: 2026-01-01 12:02:30  $0.2500 → $0.5000\n',
+    );
+  });
   it('lists the runs failures first with outcome, reason, cost and file, then the totals and why the batch stopped', async () => {
     await stoppedBatch();
     const { code, stdout, stderr } = await runCli('inspect', dir);

@@ -83,7 +83,7 @@ describe('agent-sm raise <folder> --total-usd N (built executable)', () => {
     expect(report.raises).toEqual([[0.02, 0.05, 'folder']]);
   }, 60_000);
 
-  it('names what is wrong: a batch that stops at its cap, a cap not above the one in force, --redis, a bad figure', () => {
+  it('names what is wrong: a batch that stops at its cap, a cap not above the one in force, --batch without --redis, a bad figure', () => {
     writeBatchManifest(dir, { startedAt: 0, concurrency: 1, limits: { total: { maxCostUsd: 1 } }, tasks: [] });
     const stops = runBuiltCli(['raise', dir, '--total-usd', '2']);
     expect(stops.code).toBe(2);
@@ -101,9 +101,10 @@ describe('agent-sm raise <folder> --total-usd N (built executable)', () => {
     expect(low.stderr).toContain(
       'Expected `--total-usd` to be a cap above the one in force ($1.0000), got `1` (number)',
     );
-    const redis = runBuiltCli(['raise', 'batch-1', '--redis', 'redis://127.0.0.1:6379', '--total-usd', '2']);
-    expect(redis.code).toBe(2);
-    expect(redis.stderr).toContain('--redis: a BullMQ batch cannot pause at its cap yet');
+    // A BullMQ batch's options without --redis (pauseMultiProcess.test.ts raises one with it).
+    const noRedis = runBuiltCli(['raise', dir, '--batch', 'batch-1', '--total-usd', '2']);
+    expect(noRedis.code).toBe(2);
+    expect(noRedis.stderr).toContain('--batch is for a BullMQ batch: give --redis URL with it');
     const bad = runBuiltCli(['raise', dir, '--total-usd', 'ten']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('expected a positive number of USD, got "ten"');

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeBatchManifest } from '../../lib/batch/batchManifest';
 import { lockFolder } from '../../lib/batch/lockFolder';
+import { requestRaise } from '../../lib/batch/raiseRequests';
 import { main } from '../../lib/cli/main';
 
 let dir: string;
@@ -97,6 +98,33 @@ describe('agent-sm watch, plain lines (not a terminal)', () => {
     await c.seen('progress: 0/1 finished');
     controller.abort();
     expect(await done).toBe(0);
+  });
+
+  it('prints a line per raise of a paused cap (agent-sm raise <folder>) with its time and new cap', async () => {
+    const lock = lockFolder(dir, 'test batch');
+    writeBatchManifest(dir, {
+      startedAt: T,
+      concurrency: 1,
+      limits: { total: { maxCostUsd: 0.1, whenSpent: 'pause' } as { maxCostUsd: number } },
+      tasks: [{ id: 'a', file: 'a.jsonl' }],
+    });
+    fs.writeFileSync(path.join(dir, 'a.jsonl'), start);
+    const c = capture();
+    const done = main(['watch', dir], c.io);
+    await c.seen('a: started');
+    await requestRaise(dir, 0.25, () => T + 60_000);
+    await c.seen('12:01:00  cap raised to $0.2500\n');
+    await requestRaise(dir, 0.5, () => T + 120_000);
+    await c.seen('12:02:00  cap raised to $0.5000\n');
+    fs.appendFileSync(
+      path.join(dir, 'a.jsonl'),
+      move(3, 'SendingToLLM', 'EndOfTurn', 'done', { outcome: 'end_of_turn' }),
+    );
+    expect(await done).toBe(0);
+    lock.release();
+    // Each raise once, in order.
+    expect(c.out().match(/cap raised to/g)).toHaveLength(2);
+    expect(c.err()).toBe('');
   });
 
   it('a missing path is one error line, exit 2', async () => {

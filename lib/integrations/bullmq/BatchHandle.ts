@@ -1,4 +1,4 @@
-import type { BatchProgress, BatchReport, RunReport, UsageTotals } from 'agent-state-machine';
+import type { BatchProgress, BatchReport, CapRaise, RunReport, UsageTotals } from 'agent-state-machine';
 
 /** A run of a distributed batch: `RunReport` plus where it ran. */
 export interface DistributedRunReport extends RunReport {
@@ -31,4 +31,12 @@ export interface BatchHandle {
   abort(reason?: unknown): Promise<void>;
   /** Where the batch is now. */
   progress(): BatchProgress;
+  /**
+   * Raises the dollar cap of a batch submitted with `total: { maxCostUsd, whenSpent: 'pause' }`
+   * to `maxCostUsd`, in Redis, atomically: the runs parked at the cap on every worker try their
+   * call again, and the tasks that waited start. Rejects a cap not above the one in force
+   * (naming it, and what is spent and held under it), and a batch that stops at its cap.
+   * The raise is in every handle's report (`raises`).
+   */
+  raise(limits: { maxCostUsd: number }): Promise<CapRaise>;
 }

@@ -157,6 +157,15 @@ export class RedisBudget implements ExternalBudget {
         );
       case '!fit':
         return doesNotFit(Number(reply[1]), hold, usageFromStrings(reply.slice(2)), this.#limits);
+      case '!pause': {
+        // The cap in force (raised, perhaps) and the raises it had: the run waits for the next.
+        const [raises, cap] = reply.slice(2 + USAGE_FIELD_NAMES.length);
+        const refused = doesNotFit(Number(reply[1]), hold, usageFromStrings(reply.slice(2)), {
+          ...this.#limits,
+          maxCostUsd: Number(cap),
+        });
+        return { ...refused, hold, raises: Number(raises) };
+      }
       default:
         return spentFromReply(reply, this.#limits);
     }
@@ -209,7 +218,13 @@ export function spentFromReply(reply: readonly string[], limits: StrictLimits): 
 /** The first spent limit of `usage`, from the library's own Budget so the message reads as in one process. */
 export function describeSpent(usage: UsageTotals, limits: StrictLimits | BudgetLimits): SpentLimit | undefined {
   let t = 0;
-  const budget = new Budget(capsOf(limits), { label: 'shared budget', elapsedWall: { clock: () => t } });
+  // A pausing cap is never spent (it refuses holds instead), as in one process.
+  const pauses = (limits as StrictLimits).whenSpent === 'pause';
+  const budget = new Budget(capsOf(limits), {
+    label: 'shared budget',
+    elapsedWall: { clock: () => t },
+    ...(pauses ? { whenSpent: 'pause' as const } : {}),
+  });
   budget.charge({ ...usage, wallMs: 0 });
   t = usage.wallMs;
   return budget.spent();

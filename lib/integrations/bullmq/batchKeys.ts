@@ -16,6 +16,13 @@ export interface BatchKeys {
   abort: string;
   /** String: the tasks' ids (a JSON array), so that any process can attach to the batch and name its runs. */
   ids: string;
+  /** Set: indexes of tasks not started because the batch was paused at its cap; a raise brings their jobs back. */
+  waiting: string;
+}
+
+/** The channel a queue's workers hear raises of a paused cap on (the message is the batch id). */
+export function raiseChannel(prefix: string, name: string): string {
+  return `${prefix}:${name}:asm:raise`;
 }
 
 /** The channel a queue's workers hear aborts on (the message is the batch id). */
@@ -34,12 +41,23 @@ export function batchKeys(prefix: string, name: string, batchId: string): BatchK
     events: `${base}:events`,
     abort: `${base}:abort`,
     ids: `${base}:ids`,
+    waiting: `${base}:waiting`,
   };
 }
 
 /** Every key of a batch, in the order the record and skip scripts take them (budget, results, events, started, then the rest). */
 export function recordKeys(keys: BatchKeys): string[] {
-  return [keys.budget, keys.results, keys.events, keys.started, keys.meta, keys.runUsage, keys.abort, keys.ids];
+  return [
+    keys.budget,
+    keys.results,
+    keys.events,
+    keys.started,
+    keys.meta,
+    keys.runUsage,
+    keys.abort,
+    keys.ids,
+    keys.waiting,
+  ];
 }
 
 /** A batch id: it names keys and a history folder, so no `:` and no path separators. */

@@ -23,9 +23,22 @@ export const CALL_CODES: Readonly<Record<'llm' | 'tool', string>> = {
 export const HELD_CODE = 'hc';
 /** The budget hash field set to 1 when `maxCostUsd` is strict. */
 export const STRICT_CODE = 'sc';
+/** The budget hash field set to 1 when the strict dollar cap pauses (`whenSpent: 'pause'`) instead of stopping the batch. */
+export const PAUSES_CODE = 'wp';
+/** The budget hash field counting the raises of a pausing cap. */
+export const RAISES_CODE = 'rc';
+/**
+ * The budget hash field set when a pausing cap refused a call and no raise came since: tasks
+ * not started wait. Its value is the raise count the refusal was made under.
+ */
+export const PAUSED_CODE = 'pz';
 
-/** Limits as `submitBatch` takes them: `BudgetLimits`, and `strict` beside `maxCostUsd` (strict unless `false`). */
-export type StrictLimits = BudgetLimits & { strict?: boolean };
+/**
+ * Limits as `submitBatch` takes them: `BudgetLimits`, `strict` beside `maxCostUsd` (strict
+ * unless `false`), and `whenSpent` (`'pause'`: a call the strict cap refuses parks its run until
+ * the cap is raised; default `'stop'`).
+ */
+export type StrictLimits = BudgetLimits & { strict?: boolean; whenSpent?: 'pause' | 'stop' };
 
 /** A batch's `total` limits as budget hash fields: `{ mc: 5, mlc: 100 }` (and `sc: 1` when the dollar cap is strict). */
 export function limitFields(limits: StrictLimits | undefined): Record<string, number> {
@@ -36,13 +49,14 @@ export function limitFields(limits: StrictLimits | undefined): Record<string, nu
   }
   // Strict by default, as in one process: only `strict: false` lets the dollar cap be passed.
   if (limits?.maxCostUsd !== undefined && limits.strict !== false) fields[STRICT_CODE] = 1;
+  if (limits?.whenSpent === 'pause') Object.assign(fields, { [PAUSES_CODE]: 1, [RAISES_CODE]: 0 });
   return fields;
 }
 
-/** The caps alone, without `strict` (for `Budget`, which words the messages). */
+/** The caps alone, without `strict` and `whenSpent` (for `Budget`, which words the messages). */
 export function capsOf(limits: StrictLimits | undefined): BudgetLimits {
   if (limits === undefined) return {};
-  const { strict: _strict, ...caps } = limits;
+  const { strict: _strict, whenSpent: _whenSpent, ...caps } = limits;
   return caps;
 }
 

@@ -21,3 +21,5 @@ export { RedisUnreachableError } from './RedisUnreachableError';
 export { WorkerLostError } from './WorkerLostError';
 export type { PriceTable } from './PriceTable';
 export type { RedisConnection } from './connection';
+export { raiseBatch } from './raiseBatch';
+export type { RaiseBatchOptions } from './raiseBatch';

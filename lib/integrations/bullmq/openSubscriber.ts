@@ -3,7 +3,7 @@ import { messageOf } from '../../internal/messageOf';
 import { openRedis, type RedisConnection } from './connection';
 
 /**
- * A client subscribed to `channel` for as long as it lives, across Redis restarts.
+ * A client subscribed to `channels` (each with what hears it) for as long as it lives, across Redis restarts.
  *
  * ioredis's own resubscription (`autoResubscribe`) sends SUBSCRIBE on each reconnect and never
  * handles its reply: a client closed before that reply arrives rejects it unhandled, which ends
@@ -13,19 +13,18 @@ import { openRedis, type RedisConnection } from './connection';
  */
 export function openSubscriber(
   connection: RedisConnection,
-  channel: string,
-  onMessage: (message: string) => void,
+  channels: Readonly<Record<string, (message: string) => void>>,
   onError: (error: Error) => void,
 ): Redis {
   const client = openRedis(connection, 'connection', { autoResubscribe: false });
   const subscribe = (): void => {
-    client.subscribe(channel).catch((error: unknown) => {
+    client.subscribe(...Object.keys(channels)).catch((error: unknown) => {
       if (messageOf(error) !== CONNECTION_CLOSED) onError(error instanceof Error ? error : new Error(messageOf(error)));
     });
   };
   client.on('ready', subscribe);
   client.on('message', (from: string, message: string) => {
-    if (from === channel) onMessage(message);
+    if (Object.hasOwn(channels, from)) channels[from]!(message);
   });
   return client;
 }

@@ -1,13 +1,14 @@
 import type { Redis } from 'ioredis';
-import { BEGIN, CREATE, RECORD, SKIP, STEP, TRIP } from './scripts';
+import { BEGIN, CREATE, RAISE, RECORD, SKIP, STEP, TRIP } from './scripts';
 
 const SCRIPTS = {
   asmStep: [STEP, 2],
-  asmBegin: [BEGIN, 5],
-  asmRecord: [RECORD, 8],
-  asmSkip: [SKIP, 8],
+  asmBegin: [BEGIN, 6],
+  asmRecord: [RECORD, 9],
+  asmSkip: [SKIP, 9],
   asmCreate: [CREATE, 3],
   asmTrip: [TRIP, 1],
+  asmRaise: [RAISE, 3],
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 const defined = new WeakSet<Redis>();

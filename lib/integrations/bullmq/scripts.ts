@@ -10,7 +10,16 @@
 import { LIMIT_NAMES, RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
 import { LIMITS } from '../../internal/limits';
 import { USAGE_FIELDS, type UsageFieldName } from '../../internal/usageFields';
-import { CALL_CODES, HELD_CODE, STRICT_CODE, TIME_INDEX, USAGE_CODES } from './budgetFields';
+import {
+  CALL_CODES,
+  HELD_CODE,
+  PAUSED_CODE,
+  PAUSES_CODE,
+  RAISES_CODE,
+  STRICT_CODE,
+  TIME_INDEX,
+  USAGE_CODES,
+} from './budgetFields';
 
 /** A Lua string literal. */
 const lua = (text: string): string => `'${text.replace(/[\\']/g, '\\$&')}'`;
@@ -35,7 +44,9 @@ if redis.call('HEXISTS', KEYS[1], ${lua(USAGE_CODES[TIME_INDEX]!)}) == 0 then re
  * USAGE_FIELD_NAMES, as replies carry it.
  */
 const SPENT = `
-local b = redis.call('HMGET', KEYS[1], ${[...USAGE_CODES, ...LIMIT_NAMES.map((limit) => LIMITS[limit].code)].map(lua).join(', ')})
+local b = redis.call('HMGET', KEYS[1], ${[...USAGE_CODES, ...LIMIT_NAMES.map((limit) => LIMITS[limit].code), PAUSES_CODE].map(lua).join(', ')})
+-- A pausing dollar cap is never spent: it refuses holds instead (step answers '!pause').
+local pauses = b[${USAGE_CODES.length + LIMIT_NAMES.length + 1}] == '1'
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local u = {}
@@ -45,7 +56,7 @@ local n = {}
 for k = 1, ${USAGE_CODES.length} do n[k] = tonumber(u[k]) or 0 end
 local function over(used, max) return max ~= nil and used >= max end
 local spent = false
-${LIMIT_NAMES.map((limit, i) => `${i === 0 ? 'if' : 'elseif'} over(${LIMITS[limit].of.map(n).join(' + ')}, tonumber(b[${USAGE_CODES.length + i + 1}])) then spent = ${lua(limit)}`).join('\n')}
+${LIMIT_NAMES.map((limit, i) => `${i === 0 ? 'if' : 'elseif'} ${limit === 'maxCostUsd' ? 'not pauses and ' : ''}over(${LIMITS[limit].of.map(n).join(' + ')}, tonumber(b[${USAGE_CODES.length + i + 1}])) then spent = ${lua(limit)}`).join('\n')}
 end
 -- A response passed its bound under a strict cap somewhere in the batch (TRIP): every limit is spent.
 local tripped = redis.call('HGET', KEYS[1], 'tb')
@@ -79,6 +90,8 @@ const A_HOLD = A_TOOLS + 3;
  * Replies: `{''}` room (the call is counted); `{limit, …usage}` a limit is spent (the batch
  * stops); `{'!fit', held, …usage}` the call's hold does not fit under a strict `maxCostUsd`
  * (spent + held + hold > cap: the call is not made, other smaller ones may be);
+ * `{'!pause', held, …usage, raises, cap}` the same under a pausing cap (`whenSpent: 'pause'`):
+ * the batch is marked paused, and the run waits for a raise after its `raises`th;
  * `{'!nohold', held, …usage}` a strict cap and no hold given; `{'!missing'}`;
  * `{'!bad', message}` an amount that is not a number, negative, or would take a counter
  * past 2^53 − 1 (nothing is written then).
@@ -137,7 +150,18 @@ if strict[2] == '1' and ARGV[${A_CALL}] == ${lua(CALL_CODES.llm)} then
   local r = {'!fit', tostring(held)}
   if hold == 0 then r[1] = '!nohold' end
   for k = 1, ${USAGE_CODES.length} do r[k + 2] = u[k] end
-  if hold == 0 or n[${COST}] + held + hold > tonumber(strict[3]) then return r end
+  if hold == 0 then return r end
+  if n[${COST}] + held + hold > tonumber(strict[3]) then
+    if pauses then
+      -- The cap pauses: the batch waits for a raise; the reply says which raise it waits after.
+      local raises = redis.call('HGET', KEYS[1], ${lua(RAISES_CODE)}) or '0'
+      redis.call('HSET', KEYS[1], ${lua(PAUSED_CODE)}, raises)
+      r[1] = '!pause'
+      r[#r + 1] = raises
+      r[#r + 1] = strict[3]
+    end
+    return r
+  end
 end
 redis.call('HINCRBY', KEYS[1], ARGV[${A_CALL}], 1)
 redis.call('HINCRBY', KEYS[2], idx .. ':' .. ARGV[${A_CALL}], 1)
@@ -153,13 +177,15 @@ export const RESERVE = STEP;
 export const CHARGE = STEP;
 
 /**
- * begin: KEYS budget, started, results, events, abort; ARGV index, worker, retryLostRuns, the worker's concurrency, the job's lock token.
+ * begin: KEYS budget, started, results, events, abort, waiting; ARGV index, worker, retryLostRuns, the worker's concurrency, the job's lock token.
  * Decides, atomically, what a worker that took a run's job does with it:
  * - `{'!missing'}`: the batch's budget is gone from Redis; nothing is written.
  * - `{'done'}`: the run is already reported (a job delivered twice); nothing to do.
  * - `{'lost', startJson}`: an earlier start never reported and lost runs are not re-run (or
  *   not again): report it lost.
  * - `{'aborted', reason}` / `{'stopped', limit, usage…}`: skip it.
+ * - `{'wait', raises}`: the batch is paused at its cap (no raise since a call was refused):
+ *   not started; its index joins the waiting set, whose jobs a raise brings back.
  * - `{'run', attempt}`: run it; the start is recorded and an event pushed.
  */
 export const BEGIN = `${MISSING}${SPENT}
@@ -180,6 +206,11 @@ if spent then
   local r = spentReply()
   table.insert(r, 1, 'stopped')
   return r
+end
+-- Only a start waits: a run lost and begun again has its place already.
+if pauses and not prev and redis.call('HEXISTS', KEYS[1], ${lua(PAUSED_CODE)}) == 1 then
+  redis.call('SADD', KEYS[6], idx)
+  return {'wait', redis.call('HGET', KEYS[1], ${lua(RAISES_CODE)}) or '0'}
 end
 redis.call('HSET', KEYS[2], idx, cjson.encode({w = ARGV[2], a = attempt, k = ARGV[5]}))
 redis.call('RPUSH', KEYS[4], cjson.encode({t = 's', i = tonumber(idx), w = ARGV[2], a = attempt, c = tonumber(ARGV[4])}))
@@ -268,4 +299,32 @@ ${MISSING}
 redis.call('HSETNX', KEYS[1], 'tb', ARGV[1])
 redis.call('HSETNX', KEYS[1], 'x', 'bound')
 return 1
+`;
+
+/**
+ * raise: KEYS budget, events, waiting; ARGV the new cap (USD), who asks (a JSON string).
+ * Raises a pausing batch's dollar cap, atomically: the runs parked at it try their call again
+ * and the tasks that waited start. Replies `{'ok', raises, fromUsd, at, …indexes that waited}`
+ * (their jobs are to be brought back), or `{'!pause'}` (the batch does not pause at its cap),
+ * `{'!low', cap, spent, held}` (the new cap is not above the one in force), `{'!tripped', why}`
+ * (a response passed its bound: the batch has stopped for good), `{'!missing'}`. The raise goes
+ * on the batch's events, for every report.
+ */
+export const RAISE = `${MISSING}
+local f = redis.call('HMGET', KEYS[1], ${lua(PAUSES_CODE)}, ${lua(COST_CAP)}, ${lua(USAGE_CODES[COST - 1]!)}, ${lua(HELD_CODE)}, 'tb')
+if f[1] ~= '1' or not f[2] then return {'!pause'} end
+if f[5] then return {'!tripped', f[5]} end
+local to = tonumber(ARGV[1])
+if to == nil or not (to > tonumber(f[2])) then return {'!low', f[2], f[3] or '0', f[4] or '0'} end
+local now = redis.call('TIME')
+local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('HSET', KEYS[1], ${lua(COST_CAP)}, ARGV[1])
+local raises = redis.call('HINCRBY', KEYS[1], ${lua(RAISES_CODE)}, 1)
+redis.call('HDEL', KEYS[1], ${lua(PAUSED_CODE)})
+redis.call('RPUSH', KEYS[2], '{"t":"r","at":' .. at .. ',"f":' .. f[2] .. ',"to":' .. ARGV[1] .. ',"by":' .. ARGV[2] .. '}')
+local waited = redis.call('SMEMBERS', KEYS[3])
+redis.call('DEL', KEYS[3])
+local r = {'ok', tostring(raises), f[2], tostring(at)}
+for k = 1, #waited do r[k + 4] = waited[k] end
+return r
 `;

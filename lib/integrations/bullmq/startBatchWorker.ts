@@ -1,25 +1,32 @@
 import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
-import { Worker, type Job } from 'bullmq';
+import { DelayedError, Worker, type Job } from 'bullmq';
+import { JobLeases } from './JobLeases';
 import {
   assertBoundsCalls,
   assertKnownOptions,
+  DEFAULT_TABLE,
   emptyUsage,
+  extendTable,
   InvalidArgumentError,
   lockFolder,
   runTask,
   safeFileName,
+  WRAP_UP_EXTENSION,
 } from 'agent-state-machine';
 import type { AgentLoop } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { messageOf } from '../../internal/messageOf';
-import { abortChannel, batchKeys, type BatchKeys } from './batchKeys';
+import { abortChannel, batchKeys, raiseChannel, type BatchKeys } from './batchKeys';
 import { assertMs, assertQueueName, addressOf, bounded, DEFAULT_REDIS_TIMEOUT_MS, openRedis } from './connection';
 import { openSubscriber } from './openSubscriber';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import type { StrictLimits } from './budgetFields';
+import { parkAtCap, type RunParking } from './parkAtCap';
+import { RaiseWatch } from './RaiseWatch';
+import { WorkerSlots } from './WorkerSlots';
 import { runScript } from './redisScripts';
 import { lostReport, record, skippedReport, type BatchMeta } from './runRecords';
 import type { DistributedTask } from './submitBatch';
@@ -100,19 +107,27 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
   const inFlight = new Map<string, Set<AbortController>>();
   const aborted = new Map<string, string>();
   let running = 0;
+  // Runs in a slot never pass `concurrency`, those that went on after a park included; parked ones hold none.
+  const slots = new WorkerSlots(concurrency);
+  const watch = new RaiseWatch(redis, redisTimeoutMs, onError);
+  /** Runs in a slot whose job BullMQ no longer counts (they parked, and went on after a raise). */
+  let detachedInSlot = 0;
 
   // Aborts reach every worker at once; a worker that was not listening finds the abort key when it takes the next job.
+  // Raises too; a worker that missed one finds it by polling (RaiseWatch).
   const subscriber = openSubscriber(
     connection,
-    abortChannel(prefix, name),
-    (message) => {
-      try {
-        const { batchId, message: why } = JSON.parse(message) as { batchId: string; message: string };
-        aborted.set(batchId, why);
-        for (const controller of inFlight.get(batchId) ?? []) controller.abort(why);
-      } catch (error) {
-        onError(asError(error));
-      }
+    {
+      [abortChannel(prefix, name)]: (message) => {
+        try {
+          const { batchId, message: why } = JSON.parse(message) as { batchId: string; message: string };
+          aborted.set(batchId, why);
+          for (const controller of inFlight.get(batchId) ?? []) controller.abort(why);
+        } catch (error) {
+          onError(asError(error));
+        }
+      },
+      [raiseChannel(prefix, name)]: (batchId) => watch.heard(batchKeys(prefix, name, batchId).budget),
     },
     onError,
   );
@@ -162,21 +177,31 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       );
   };
 
-  const process_ = async (job: Job<JobData>): Promise<void> => {
+  const process_ = async (job: Job<JobData>, token?: string): Promise<void> => {
     const { batchId, index, task } = job.data;
     const keys = batchKeys(prefix, name, batchId);
     const meta = await within(`reading batch ${batchId}`, () => metaOf(batchId, keys));
     if (meta === undefined) return; // the batch is over and its keys are gone: nobody waits for this run
+    await slots.take();
     const controller = new AbortController();
     const controllers = inFlight.get(batchId) ?? new Set();
     inFlight.set(batchId, controllers.add(controller));
     running += 1;
+    const end = (inSlot: boolean): void => {
+      running -= 1;
+      controllers.delete(controller);
+      if (controllers.size === 0) inFlight.delete(batchId);
+      if (inSlot) slots.free();
+    };
+    let whole: Promise<void> | undefined;
+    let parking: RunParking | undefined;
+    let detached = false;
     try {
       const reply = (await within(`starting run ${task.id} of batch ${batchId}`, () =>
         runScript(
           redis,
           'asmBegin',
-          [keys.budget, keys.started, keys.results, keys.events, keys.abort],
+          [keys.budget, keys.started, keys.results, keys.events, keys.abort, keys.waiting],
           [index, id, meta.retryLostRuns, concurrency, job.token ?? `${id}:${job.id}:${Date.now()}`],
         ),
       )) as string[];
@@ -212,18 +237,51 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           );
           return;
         }
+        case 'wait':
+          return await leases.waitForRaise(job, token, keys, Number(reply[1]));
       }
       const attempt = Number(reply[1]);
       const why = aborted.get(batchId);
       if (why !== undefined) controller.abort(why);
-      const report = await runOne(keys, meta, job.data, attempt, controller.signal);
-      await recordRun(keys, batchId, index, report);
+      if (meta.total?.whenSpent === 'pause')
+        parking = parkAtCap({
+          slots,
+          watch,
+          budgetKey: keys.budget,
+          signal: controller.signal,
+          onSlot: () => recount(),
+          onProblem: (message) => onError(new Error(`run ${task.id} of batch ${batchId}: ${message}`)),
+        });
+      // Counts the run among those BullMQ no longer sees while it is in a slot without its job.
+      let counted = false;
+      const recount = (ended = false): void => {
+        const should = detached && !ended && parking!.inSlot;
+        if (should === counted) return;
+        counted = should;
+        detachedInSlot += should ? 1 : -1;
+        worker.concurrency = Math.max(1, concurrency - detachedInSlot);
+      };
+      whole = runOne(keys, meta, job.data, attempt, controller.signal, parking).then((report) =>
+        recordRun(keys, batchId, index, report),
+      );
+      if (parking === undefined) return await whole;
+      const first = await Promise.race([whole.then(() => 'ended'), parking.parked.then(() => 'parked')]);
+      if (first === 'ended') return await whole;
+      // Parked: its job leaves BullMQ's active list, so this worker's BullMQ slot goes to another job.
+      detached = await leases.letGo(job, token, task.id);
+      if (!detached) return await whole;
+      recount();
+      leases.keep(job, whole, () => {
+        recount(true);
+        end(parking!.inSlot);
+      });
+      throw new DelayedError();
     } finally {
-      running -= 1;
-      controllers.delete(controller);
-      if (controllers.size === 0) inFlight.delete(batchId);
+      if (!detached) end(whole === undefined || (parking?.inSlot ?? true));
     }
   };
+
+  const leases = new JobLeases(redis, lockDurationMs, within, onError);
 
   const runOne = async (
     keys: BatchKeys,
@@ -231,6 +289,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     data: JobData,
     attempt: number,
     signal: AbortSignal,
+    parking: RunParking | undefined,
   ): Promise<WireRunReport> => {
     const { batchId, index, task } = data;
     const price = meta.pricing !== undefined ? pricingFromTable(meta.pricing) : pricing;
@@ -261,6 +320,23 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       deferCharges: true,
       timeoutMs: redisTimeoutMs,
     });
+    if (parking !== undefined && frameworkRun !== undefined)
+      return {
+        id: task.id,
+        outcome: 'error',
+        usage: emptyUsage(),
+        durationMs: 0,
+        transitions: 0,
+        error: errorToWire(
+          new InvalidArgumentError(
+            'total.whenSpent',
+            "'stop' (or left out) for a batch run by a worker with `run`: a framework's loop cannot be paused at a call its cap refused; pausing runs through `agent` only",
+            'pause',
+          ),
+        ),
+        worker: id,
+        attempt,
+      };
     const run = await runTask(
       frameworkRun !== undefined
         ? {
@@ -284,10 +360,13 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           ...(frameworkRun === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
           logger: false,
           externalBudgets: [budget],
+          // A run that wraps up within its own cap moves through WrappingUp: the table has it.
+          ...(frameworkRun === undefined && wrapsUp(meta) ? { table: WRAP_UP_TABLE } : {}),
           ...(price === undefined ? {} : { pricing: price }),
           journal,
         },
         signal,
+        ...(parking === undefined ? {} : { awaitPause: parking.awaitPause }),
         ...(historyFile === undefined
           ? {}
           : {
@@ -307,6 +386,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           new Error(`run ${task.id} of batch ${batchId}: its last charge did not reach Redis: ${messageOf(error)}`),
         ),
       );
+    const capWait = parking?.capWait();
     return {
       id: task.id,
       outcome: run.outcome,
@@ -316,6 +396,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       ...(run.historyFile === undefined ? {} : { historyFile: path.resolve(run.historyFile) }),
       ...(run.error === undefined ? {} : { error: errorToWire(run.error) }),
       ...(run.historyError === undefined ? {} : { historyError: errorToWire(run.historyError) }),
+      ...(capWait === undefined ? {} : { capWait }),
       worker: id,
       attempt,
     };
@@ -374,6 +455,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
         await Promise.race([worker.close(true).catch(() => undefined), sleep(1000)]);
         cancel(); // a job fetched meanwhile
         await idle(1000);
+        watch.close();
         // QUIT lets replies still on their way arrive; a Redis that is away gets a second, then the socket is dropped.
         await Promise.race([Promise.all([redis.quit(), subscriber.quit()]).catch(() => undefined), sleep(1000)]);
         subscriber.disconnect();
@@ -391,4 +473,11 @@ async function boundedLoop(loop: AgentLoop | Promise<AgentLoop>, total: StrictLi
   const ready = await loop;
   if (total?.maxCostUsd !== undefined && total.strict !== false) assertBoundsCalls(ready, 'total.maxCostUsd');
   return ready;
+}
+
+/** The worker's table for a batch whose runs wrap up within their own cap (`perRun.wrapUp`). */
+const WRAP_UP_TABLE = extendTable(DEFAULT_TABLE, WRAP_UP_EXTENSION);
+
+function wrapsUp(meta: BatchMeta): boolean {
+  return meta.perRun?.wrapUp !== undefined;
 }

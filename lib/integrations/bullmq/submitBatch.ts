@@ -53,7 +53,10 @@ export interface SubmitBatchOptions {
    * LLM call holds its worst-case cost before it starts, and one that does not fit is not made.
    * A worker refuses a loop that cannot bound its calls before the run makes any (its run ends
    * in Error, naming what to give); `strict: false` accepts an overshoot of at most one LLM
-   * response per run in flight instead.
+   * response per run in flight instead. `whenSpent: 'pause'` (strict caps only): a run whose
+   * call does not fit parks on its worker, holding no slot (its job delayed, on a lease the
+   * worker renews), and tasks not started wait, until the cap is raised (`handle.raise`,
+   * `attachBatch(…).raise`, `raiseBatch`, `agent-sm raise --redis`); then they go on.
    */
   total?: StrictLimits;
   /** Retries of a failed LLM call, per run. */
@@ -142,18 +145,21 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const list = materialize(tasks);
   assertBudgetLimits(perRun, 'perRun');
   assertStrictLimits(total, 'total');
-  // Refused by name, not dropped: the worker's runs would end without the answer they were promised.
-  for (const [label, limits] of [
-    ['perRun', perRun],
-    ['total', total],
-  ] as const)
-    for (const key of ['wrapUp', 'visible'] as const)
-      if (limits?.[key] !== undefined && limits[key] !== false)
-        throw new InvalidArgumentError(
-          `${label}.${key}`,
-          `left out of a distributed batch (submitBatch): ${SUBMIT_CANNOT[`budget.${key}`]}`,
-          limits[key],
-        );
+  // Refused by name, not dropped: the worker's runs would end without the answer they were
+  // promised. `perRun`'s are the run's own budget, which the worker's adapter keeps: honoured.
+  for (const key of ['wrapUp', 'visible'] as const)
+    if (total?.[key] !== undefined && total[key] !== false)
+      throw new InvalidArgumentError(
+        `total.${key}`,
+        `left out of a distributed batch (submitBatch): ${SUBMIT_CANNOT[`budget.${key}`]}`,
+        total[key],
+      );
+  if (perRun?.wrapUp !== undefined && total?.maxCostUsd !== undefined)
+    throw new InvalidArgumentError(
+      'perRun.wrapUp',
+      "left out beside `total.maxCostUsd` in a distributed batch: the cluster's dollar cap in Redis keeps no final call's hold, so it could refuse a run's answer (give the batch's other limits, or run it with runBatch())",
+      perRun.wrapUp,
+    );
   assertPriceTable(pricing);
   if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0))
     throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
@@ -285,13 +291,21 @@ async function resumable(
 function assertStrictLimits(limits: unknown, name: string): asserts limits is StrictLimits | undefined {
   if (limits === undefined) return;
   const whenSpent: unknown = (limits as { whenSpent?: unknown }).whenSpent;
-  if (whenSpent !== undefined)
+  const strict: unknown = (limits as { strict?: unknown }).strict;
+  if (whenSpent !== undefined && whenSpent !== 'pause' && whenSpent !== 'stop')
+    throw new InvalidArgumentError(`${name}.whenSpent`, "'pause' or 'stop'", whenSpent);
+  if (whenSpent === 'pause' && ((limits as StrictLimits).maxCostUsd === undefined || strict === false))
     throw new InvalidArgumentError(
       `${name}.whenSpent`,
-      "left out of submitBatch(): a BullMQ batch stops at its cap (what 'stop' says); pausing there and raising the cap (whenSpent: 'pause') is not supported on BullMQ yet, only in runBatch()",
+      "left out (or 'stop') unless `maxCostUsd` is a strict cap: only a cap that holds each call before it starts can pause it",
       whenSpent,
     );
-  const strict: unknown = (limits as { strict?: unknown }).strict;
+  if (whenSpent === 'pause' && (limits as StrictLimits).maxWallMs !== undefined)
+    throw new InvalidArgumentError(
+      `${name}.maxWallMs`,
+      "left out beside whenSpent: 'pause' on BullMQ: the workers' parked runs wait for a raise and do not meet a deadline there (runBatch() has both)",
+      (limits as StrictLimits).maxWallMs,
+    );
   if (strict !== undefined && typeof strict !== 'boolean')
     throw new InvalidArgumentError(`${name}.strict`, 'true or false', strict);
   if (strict === true && (limits as StrictLimits).maxCostUsd === undefined)

@@ -6,6 +6,7 @@ import {
   emptyUsage,
   type BatchProgress,
   type BudgetLimits,
+  type CapRaise,
   type RunOutcome,
   type SkipReason,
   type UsageTotals,
@@ -14,11 +15,15 @@ import { abortChannel, recordKeys, type BatchKeys } from './batchKeys';
 import { TIME_INDEX, USAGE_CODES, usageFromStrings, type StrictLimits } from './budgetFields';
 import { bounded } from './connection';
 import { describeSpent } from './RedisBudget';
+import { raiseCap } from './raiseCap';
 import { abortMessage, recordSkipped, skippedReport } from './runRecords';
 import type { BatchHandle, DistributedBatchReport, DistributedRunReport } from './BatchHandle';
 import { errorFromWire, type WireRunReport } from './wireReport';
 
-type Event = { t: 's'; i: number; w: string; a: number; c: number } | { t: 'f'; i: number; r: WireRunReport };
+type Event =
+  | { t: 's'; i: number; w: string; a: number; c: number }
+  | { t: 'f'; i: number; r: WireRunReport }
+  | { t: 'r'; at: number; f: number; to: number; by: CapRaise['by'] };
 
 /** What a handle on a batch needs: its connection (owned: closed when the report is out), its keys and settings. */
 export interface TrackedBatch {
@@ -75,6 +80,7 @@ export function trackBatch(batch: TrackedBatch): {
   };
   const running = new Set<number>();
   const workers: Record<string, { concurrency: number; runs: number }> = {};
+  const raises: CapRaise[] = [];
   let done = 0;
   let offset = 0;
   let budget: UsageTotals = emptyUsage();
@@ -123,6 +129,10 @@ export function trackBatch(batch: TrackedBatch): {
   };
 
   const apply = (event: Event): void => {
+    if (event.t === 'r') {
+      raises.push({ at: event.at, fromUsd: event.f, toUsd: event.to, by: event.by });
+      return;
+    }
     if (event.t === 's') {
       if (runs[event.i] !== undefined) return;
       running.add(event.i);
@@ -210,6 +220,7 @@ export function trackBatch(batch: TrackedBatch): {
           ...(total === undefined ? {} : { total: { ...total } }),
         },
         concurrency: Object.values(workers).reduce((sum, w) => sum + w.concurrency, 0),
+        ...(total?.whenSpent === 'pause' ? { raises: raises.map((r) => ({ ...r })) } : {}),
         durationMs: Date.now() - startedAt,
         ...(stopped === undefined || outcomes.skipped === 0 ? {} : { stopped }),
         batchId,
@@ -243,6 +254,7 @@ export function trackBatch(batch: TrackedBatch): {
       report: (options?: { signal?: AbortSignal }) => raceSignal(finished, options?.signal),
       abort,
       progress: () => last,
+      raise: (limits) => raiseCap(batch, limits, 'handle', within),
     },
     caughtUp,
   };

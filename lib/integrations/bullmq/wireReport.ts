@@ -1,4 +1,4 @@
-import { RunSkippedError, type RunReport, type SkipReason, type UsageTotals } from 'agent-state-machine';
+import { RunSkippedError, type CapWait, type RunReport, type SkipReason, type UsageTotals } from 'agent-state-machine';
 import { WorkerLostError } from './WorkerLostError';
 
 /** A run's report as it travels through Redis: errors as name and message. */
@@ -11,6 +11,8 @@ export interface WireRunReport {
   historyFile?: string;
   error?: WireError;
   historyError?: WireError;
+  /** Parked at the batch's paused cap: how often, how long. */
+  capWait?: CapWait;
   worker?: string;
   attempt?: number;
 }

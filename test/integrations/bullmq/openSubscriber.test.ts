@@ -43,12 +43,7 @@ describe('openSubscriber', () => {
     const channel = `${uniquePrefix('subscriber')}:aborts`;
     const heard: string[] = [];
     const errors: Error[] = [];
-    const client = openSubscriber(
-      proxy.url,
-      channel,
-      (m) => heard.push(m),
-      (e) => errors.push(e),
-    );
+    const client = openSubscriber(proxy.url, { [channel]: (m) => heard.push(m) }, (e) => errors.push(e));
     try {
       await publishUntilHeard(channel, heard, 'first');
       const back = nextReady(client);

@@ -296,13 +296,10 @@ describe('submitBatch() with startBatchWorker()', () => {
     ).rejects.toThrow(/tasks\[0\]\.payload/);
     await expect(submitBatch([], { ...opts, name: 'a:b' })).rejects.toThrow(/`name`/);
     await expect(submitBatch([], { ...opts, total: { maxCostUsd: -1 } })).rejects.toThrow(/total\.maxCostUsd/);
-    // Pausing at the cap runs only in runBatch: refused here by name, never dropped.
+    // Pausing needs a strict cap: refused by name, never dropped (pause.test.ts has the rest).
     await expect(
-      submitBatch([], {
-        ...opts,
-        total: { maxCostUsd: 1, whenSpent: 'pause' } as Parameters<typeof submitBatch>[1]['total'],
-      }),
-    ).rejects.toThrow(/`total.whenSpent` to be left out of submitBatch\(\).*not supported on BullMQ yet/);
+      submitBatch([], { ...opts, total: { maxCostUsd: 1, strict: false, whenSpent: 'pause' } }),
+    ).rejects.toThrow(/`total.whenSpent` to be left out \(or 'stop'\) unless `maxCostUsd` is a strict cap/);
     await expect(submitBatch([], { ...opts, retryLostRuns: 1.5 })).rejects.toThrow(/retryLostRuns/);
     await expect(
       submitBatch([], { ...opts, pricing: { m: { inputUsdPerMTok: 1, outputUsdPerMTok: NaN } } }),

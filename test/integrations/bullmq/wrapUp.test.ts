@@ -1,0 +1,142 @@
+// `perRun.wrapUp` on BullMQ: a worker's run that would pass its own cap ends wrapped_up with the
+// model's answer, within that cap, in its report and its history file; `total.wrapUp` (a final
+// call's hold the Redis budget does not keep) is refused by name. Real Redis, a worker in this process.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createScriptedAgent, loadHistory, validateHistory, type ScriptedReply } from 'agent-state-machine';
+import {
+  startBatchWorker,
+  submitBatch,
+  type DistributedTask,
+  type PriceTable,
+} from '../../../lib/integrations/bullmq/index';
+import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+
+let url: string;
+beforeAll(async () => {
+  url = await testRedisUrl();
+});
+afterAll(() => releaseRedis());
+
+// Dollars of 1/1024 and 4/1024 a token: every cost and hold is exact in binary.
+const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const round: ScriptedReply = {
+  toolCalls: [{ id: 'c1', name: 'look', input: {} }],
+  model: 'm',
+  usage: { inputTokens: 100, outputTokens: 50 },
+};
+
+/** A run that would call tools for ever: only its cap ends it. */
+const endless = (task: DistributedTask) =>
+  createScriptedAgent({
+    replies: Array.from({ length: 60 }, () => round),
+    finalReply: { text: `answer of ${task.id}`, model: 'm', usage: { inputTokens: 300, outputTokens: 20 } },
+    bound: { inputTokens: 100, maxOutputTokens: 50, model: 'm' },
+    tools: { look: { output: 'seen' } },
+  });
+
+describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
+  it('each run ends wrapped_up with its answer within its own cap, in the report and its history file', async () => {
+    const prefix = uniquePrefix('bullwrap');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-bullwrap-'));
+    const worker = startBatchWorker({
+      connection: url,
+      name: 'runs',
+      prefix,
+      agent: (task) => endless(task),
+      historyDir: dir,
+      journal: true,
+      concurrency: 2,
+      onError: false,
+    });
+    try {
+      const cap = 3;
+      const batch = await submitBatch(
+        ['a', 'b', 'c'].map((id) => ({ id, input: `work on ${id}` })),
+        {
+          connection: url,
+          name: 'runs',
+          prefix,
+          pricing: PRICES,
+          perRun: { maxCostUsd: cap, strict: true, wrapUp: true },
+          // The cluster's limits in Redis, but no dollar cap there (it keeps no final call's hold).
+          total: { maxLlmCalls: 500 },
+        },
+      );
+      const report = await batch.report();
+      expect(report.runs.map((r) => r.outcome)).toEqual(['wrapped_up', 'wrapped_up', 'wrapped_up']);
+      for (const run of report.runs) {
+        expect(run.usage.costUsd).toBeLessThanOrEqual(cap);
+        expect(run.usage.llmCalls).toBeGreaterThan(2);
+        const history = await loadHistory(run.historyFile!);
+        expect(validateHistory(history.entries)).toMatchObject({ ok: true });
+        expect(history.records.some((r) => r.to === 'WrappingUp')).toBe(true);
+        expect(history.records.at(-1)!.data).toMatchObject({ outcome: 'wrapped_up', answer: `answer of ${run.id}` });
+      }
+      expect(report.totals.outcomes.wrapped_up).toBe(3);
+      expect(report.budget.costUsd).toBe(report.totals.costUsd);
+    } finally {
+      await worker.close();
+      await deletePrefix(url, prefix);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('perRun.visible: each call of a worker run carries the note of what its own budget has left', async () => {
+    const prefix = uniquePrefix('bullvisible');
+    const agents: Array<ReturnType<typeof createScriptedAgent>> = [];
+    const worker = startBatchWorker({
+      connection: url,
+      name: 'runs',
+      prefix,
+      agent: () => {
+        const agent = createScriptedAgent({
+          replies: [round, { text: 'done', model: 'm', usage: { inputTokens: 100, outputTokens: 10 } }],
+          tools: { look: { output: 'seen' } },
+        });
+        agents.push(agent);
+        return agent;
+      },
+      onError: false,
+    });
+    try {
+      const batch = await submitBatch([{ id: 'a', input: 'go' }], {
+        connection: url,
+        name: 'runs',
+        prefix,
+        pricing: PRICES,
+        perRun: { maxLlmCalls: 5, visible: true },
+      });
+      const report = await batch.report();
+      expect(report.runs[0]!.outcome).toBe('end_of_turn');
+      const notes = agents[0]!.calls.flatMap((c) =>
+        'budgetNote' in c && c.budgetNote !== undefined ? [c.budgetNote] : [],
+      );
+      expect(notes).toEqual([
+        expect.stringMatching(/^Budget left: .*5 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: .*4 of 5 LLM calls/),
+      ]);
+    } finally {
+      await worker.close();
+      await deletePrefix(url, prefix);
+    }
+  }, 60_000);
+
+  it('refuses total.wrapUp and total.visible by name, saying where they go instead, and perRun.wrapUp beside a total dollar cap', async () => {
+    const base = { connection: url, name: 'runs', prefix: uniquePrefix('bullwrapno') };
+    await expect(
+      submitBatch([{ id: 'a', input: 'x' }], { ...base, total: { maxCostUsd: 1, wrapUp: true } }),
+    ).rejects.toThrow(/`total\.wrapUp` to be left out of a distributed batch.*give `perRun: \{ maxCostUsd, wrapUp \}`/);
+    await expect(
+      submitBatch([{ id: 'a', input: 'x' }], { ...base, total: { maxCostUsd: 1, visible: true } }),
+    ).rejects.toThrow(/`total\.visible` to be left out of a distributed batch.*perRun: \{ …, visible: true \}/);
+    await expect(
+      submitBatch([{ id: 'a', input: 'x' }], {
+        ...base,
+        perRun: { maxCostUsd: 1, wrapUp: true },
+        total: { maxCostUsd: 5 },
+      }),
+    ).rejects.toThrow(/`perRun\.wrapUp` to be left out beside `total\.maxCostUsd` in a distributed batch/);
+  });
+});
