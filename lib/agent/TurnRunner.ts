@@ -376,7 +376,7 @@ export class TurnRunner {
     const info: CompactInfo = { operation, error: llm.error.cause, turn: this.#turn };
     // Its LLM calls go through the run's budgets: held before they start, charged after.
     const hook = budgetedHook(this.#scope, 'compact');
-    const settled = await this.#scope.settle((ctx) => compact(info, { ...ctx, llm: hook.llm }));
+    const settled = await this.#scope.settleHook((ctx) => compact(info, ctx), hook.llm);
     if (settled.kind === 'abandoned' || signal.aborted) return { kind: 'ended', result: this.#m.cancel(COMPACTING) };
     const calls = hook.calls.length > 0 ? { compactionCalls: hook.calls } : {};
     // The budgets refused a call (or its response passed its bound): the run ends as any call's refusal ends it.
