@@ -86,7 +86,8 @@ export class TurnRunner {
       onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);
-    this.#scope.waitForRaise = (spent) => this.#waitForRaise(spent);
+    // Only a pausing cap refuses a call with `raises`, which is what makes a turn wait.
+    for (const b of budgets) if (b.pauses) this.#scope.waitForRaise = (spent) => this.#waitForRaise(spent);
     this.#m = new TurnMoves(settings, this.#scope, this.#own, turn);
     this.#wrap = WrapUp.for(this.#scope, budgets);
   }
@@ -376,7 +377,7 @@ export class TurnRunner {
     const info: CompactInfo = { operation, error: llm.error.cause, turn: this.#turn };
     // Its LLM calls go through the run's budgets: held before they start, charged after.
     const hook = budgetedHook(this.#scope, 'compact');
-    const settled = await this.#scope.settle((ctx) => compact(info, { ...ctx, llm: hook.llm }));
+    const settled = await this.#scope.settleHook((ctx) => compact(info, ctx), hook.llm);
     if (settled.kind === 'abandoned' || signal.aborted) return { kind: 'ended', result: this.#m.cancel(COMPACTING) };
     const calls = hook.calls.length > 0 ? { compactionCalls: hook.calls } : {};
     // The budgets refused a call (or its response passed its bound): the run ends as any call's refusal ends it.

@@ -7,7 +7,15 @@ import type { StateMachine } from '../machine/StateMachine';
 import type { AgentEvents } from './AgentEvents';
 import type { AgentLogger } from './AgentLogger';
 import type { ApprovalPolicy } from './ApprovalGate';
-import type { AgentLoop, HookContext, CompactInfo, CompactResult, OperationContext, Pricing } from './AgentLoop';
+import type {
+  AgentLoop,
+  BudgetedLLM,
+  HookContext,
+  CompactInfo,
+  CompactResult,
+  OperationContext,
+  Pricing,
+} from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
 import type { Budget } from './Budget';
@@ -128,15 +136,28 @@ export class TurnScope {
     attempt?: number,
     maxOutputTokens?: number,
   ): Promise<Settled<T>> {
+    return this.#start(
+      op,
+      attempt === undefined
+        ? { signal: this.signal, turn: this.turn }
+        : maxOutputTokens === undefined
+          ? { signal: this.signal, turn: this.turn, attempt }
+          : { signal: this.signal, turn: this.turn, attempt, maxOutputTokens },
+    );
+  }
+
+  /**
+   * `settle` for a hook handed the run's budgets (`runTool`, `compact`): its context carries
+   * `llm` beside the signal and the turn, made in one literal rather than spread from another.
+   */
+  settleHook<T>(op: (ctx: HookContext) => Promise<T> | T, llm: BudgetedLLM): Promise<Settled<T>> {
+    return this.#start(op, { signal: this.signal, turn: this.turn, llm });
+  }
+
+  #start<T, C>(op: (ctx: C) => Promise<T> | T, ctx: C): Promise<Settled<T>> {
     let started: Promise<T> | T;
     try {
-      started = op(
-        attempt === undefined
-          ? { signal: this.signal, turn: this.turn }
-          : maxOutputTokens === undefined
-            ? { signal: this.signal, turn: this.turn, attempt }
-            : { signal: this.signal, turn: this.turn, attempt, maxOutputTokens },
-      );
+      started = op(ctx);
     } catch (error) {
       return Promise.resolve({ kind: 'threw', error });
     }

@@ -127,7 +127,8 @@ export class UsageMeter {
    * one that says it caps dollars (`capsCost`), so that an unknown cost fails closed there too.
    */
   caps(limit: BudgetLimitName): boolean {
-    if (this.#budgets.some((b) => b.limits[limit] !== undefined)) return true;
+    // A loop, not `some`: asked twice for every response, and a callback would be made each time.
+    for (const b of this.#budgets) if (b.limits[limit] !== undefined) return true;
     return limit === 'maxCostUsd' && this.externalCapsCost;
   }
 

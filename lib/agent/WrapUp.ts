@@ -50,6 +50,10 @@ export class WrapUp {
 
   /** One for a turn whose budgets set `wrapUp` or `visible`, else undefined. */
   static for(scope: TurnScope, budgets: readonly Budget[]): WrapUp | undefined {
+    // Asked every turn, and most budgets set neither: nothing is made for them.
+    let asks = false;
+    for (const b of budgets) if (b.limits.wrapUp !== undefined || b.limits.visible === true) asks = true;
+    if (!asks) return undefined;
     const endings = resolveEndings(budgets.map((b) => b.limits));
     return endings.wrapUp === undefined && !endings.visible ? undefined : new WrapUp(scope, endings);
   }

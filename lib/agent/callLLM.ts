@@ -155,13 +155,15 @@ export async function callLLM(
           `${operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(held.worstUsd)}: the loop's llmCallBound or pricing is too low`,
           { turn },
         );
-      // As the loop returned it, malformed or not, so that a replay meets what this run met.
-      journal({
-        response: value as LLMResponse,
-        usage: valid,
-        ...chargeFields(charge),
-        ...(passed && { boundExceeded: passed }),
-      });
+      // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
+      // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
+      if (s.journal !== undefined || s.ledger !== undefined)
+        journal({
+          response: value as LLMResponse,
+          usage: valid,
+          ...chargeFields(charge),
+          ...(passed && { boundExceeded: passed }),
+        });
       const problem = llmResponseProblem(value);
       // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
       let othersRan = valid.costUsd === undefined || problems.length > 0;

@@ -31,16 +31,22 @@ export function chargeResponse(
     capsCost: meter.caps('maxCostUsd'),
     capsTokens: meter.caps('maxTokens'),
   });
-  // Pricing that threw says why; the unknown-cost error itself would only repeat it.
-  const threw = priced.error?.operation === 'pricing' ? ` (${priced.error.message})` : '';
-  const why = `the cost of ${model ?? '(model not reported)'} is unknown${threw}`;
   const charge = endAttempt(
     meter,
     held,
-    priced.costUsd !== undefined ? { kind: 'priced', costUsd: priced.costUsd } : { kind: 'unpriced', why },
+    priced.costUsd !== undefined
+      ? { kind: 'priced', costUsd: priced.costUsd }
+      : { kind: 'unpriced', why: unknownCost(model, priced) },
     usage,
   );
   return { priced, charge, costUsd: charge.kind === 'priced' || charge.kind === 'hold' ? charge.costUsd : undefined };
 }
 
 type PricedPolicy = Parameters<typeof priceResponse>[3];
+
+/** Why a response is charged at its hold: said only for one whose cost is unknown (the string is not made on every response). */
+function unknownCost(model: string | undefined, priced: PricedResponse): string {
+  // Pricing that threw says why; the unknown-cost error itself would only repeat it.
+  const threw = priced.error?.operation === 'pricing' ? ` (${priced.error.message})` : '';
+  return `the cost of ${model ?? '(model not reported)'} is unknown${threw}`;
+}

@@ -103,7 +103,7 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
       slot.status = 'running';
       // The meter has just read the clock, unless an external budget was awaited since.
       slot.startedAt = meter.hasExternal ? s.clock() : meter.lastReading;
-      const settled = await scope.settle((ctx) => s.agent.runTool(slot.call, { ...ctx, llm: hook.llm }));
+      const settled = await scope.settleHook((ctx) => s.agent.runTool(slot.call, ctx), hook.llm);
       // A tool's LLM call the budgets refused: no further tool starts.
       if (hook.spent !== undefined) stop ??= `not run: ${hook.spent.message}`;
       slot.endedAt = Math.max(slot.startedAt, s.clock());

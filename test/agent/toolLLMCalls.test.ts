@@ -82,4 +82,27 @@ describe("a tool's LLM call through ctx.llm", () => {
     expect(result.outcome).toBe('budget_exceeded');
     expect(agent.usage.toolCalls).toBe(1);
   });
+
+  it('ctx.llm.call works taken off its handle, in every round of tools', async () => {
+    const tool = { inputTokens: 100, maxOutputTokens: 100, model: 'm' };
+    let round = 0;
+    const loop: AgentLoop = {
+      llmCallBound: () => tool,
+      sendUserMessage: async () => ({ toolCalls: [{ id: 'a', name: 'ask', input: {} }], usage: { inputTokens: 1 } }),
+      sendToolResults: async () =>
+        ++round < 2
+          ? { toolCalls: [{ id: `b${round}`, name: 'ask', input: {} }], usage: { inputTokens: 1 } }
+          : { text: 'done', usage: { inputTokens: 1 } },
+      async runTool(call, ctx) {
+        const { call: ask } = ctx.llm!;
+        const answer = await ask(tool, async () => ({ usage: { inputTokens: 100, outputTokens: 7 }, model: 'm' }));
+        return { callId: call.id, output: `asked: ${answer.usage.outputTokens}` };
+      },
+    };
+    const agent = new AgentWithStateMachine(loop, { logger: false, pricing, budget: { maxCostUsd: 1 } });
+    const result = await agent.runTurn('go');
+    expect(result.outcome).toBe('end_of_turn');
+    expect(agent.usage.llmCalls).toBe(5);
+    expect(agent.usage.outputTokens).toBe(14);
+  });
 });
