@@ -8,14 +8,13 @@ import {
 } from 'ai';
 import {
   InvalidArgumentError,
-  JsonlHistorySink,
   StepMirror,
-  type JsonlHistorySinkOptions,
   type LLMCallBound,
   type MirrorResponse,
   type StepMirrorOptions,
   type TurnResult,
 } from 'agent-state-machine';
+import { JsonlHistorySink, type JsonlHistorySinkOptions } from 'agent-state-machine/history';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { safeStringify } from '../../internal/safeStringify';
 import { modelResponseOf, StreamCollector, type ModelCallResult } from './modelResponseOf';

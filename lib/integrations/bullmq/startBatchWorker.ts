@@ -6,11 +6,11 @@ import {
   assertBoundsCalls,
   assertKnownOptions,
   emptyUsage,
-  InvalidArgumentError,
   lockFolder,
   runTask,
   safeFileName,
-} from 'agent-state-machine';
+} from 'agent-state-machine/internal';
+import { InvalidArgumentError } from 'agent-state-machine';
 import type { AgentLoop } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { messageOf } from '../../internal/messageOf';

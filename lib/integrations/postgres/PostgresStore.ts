@@ -1,19 +1,20 @@
 import { Client, Pool, type PoolClient } from 'pg';
 import {
   HistoryFileError,
-  InvalidArgumentError,
   RunLinesSink,
   readRunFile,
   type JsonlHistorySinkOptions,
   type RunLineWriter,
+} from 'agent-state-machine/history';
+import { InvalidArgumentError, type TransitionTable } from 'agent-state-machine';
+import {
   type RunSink,
   type RunStore,
   type StoreBatch,
   type StoreBatchOptions,
   type StoredRun,
   type StoredRunQuery,
-  type TransitionTable,
-} from 'agent-state-machine';
+} from 'agent-state-machine/batch';
 import { PostgresUnreachableError } from './PostgresUnreachableError';
 import { quoteIdent, schemaStatements } from './postgresSchema';
 
