@@ -37,6 +37,10 @@ export default defineConfig([
     clean: true,
     // Shared chunks for CommonJS too (tsup's default splits only ESM), for the reason above.
     splitting: true,
+    // tsup turns the split ESM chunks into CommonJS by rewriting them, which renames classes
+    // (`_class4` for BudgetExceededError); keepNames gives every class and function its own
+    // name back, as users see it in `error.constructor.name` and in logs.
+    keepNames: true,
   },
   // The `agent-sm` executable (package.json `bin`): CommonJS only, no types; tsup keeps its shebang.
   { ...shared, entry: { cli: 'lib/cli/bin.ts' }, format: ['cjs'], dts: false, clean: false },

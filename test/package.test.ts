@@ -85,6 +85,26 @@ describe('the built package', () => {
     expect(JSON.parse(out)).toEqual({ names: CORE, invalid: true, shared: true });
   });
 
+  // tsup makes the CommonJS chunks by rewriting the ESM ones, which renamed classes
+  // (BudgetExceededError became `_class4`) until keepNames (tsup.config.ts).
+  it.each([
+    ['require', 'cjs'],
+    ['import', 'esm'],
+  ])('keeps the own name of every class and function the entries export (%s)', (_kind, format) => {
+    const entries = ['agent-state-machine', ...Object.keys(CORE).map((s) => `agent-state-machine/${s}`)];
+    const load = entries.map((e, i) =>
+      format === 'cjs' ? `const m${i} = require('${e}');` : `import * as m${i} from '${e}';`,
+    );
+    const script = [
+      ...load,
+      `const modules = [${entries.map((_, i) => `m${i}`).join(', ')}];`,
+      "const renamed = modules.flatMap((m) => Object.entries(m).filter(([k, v]) => typeof v === 'function' && v.name !== k).map(([k, v]) => `${k}: ${v.name}`));",
+      'console.log(JSON.stringify(renamed));',
+    ].join('\n');
+    const out = run(process.execPath, [...(format === 'esm' ? ['--input-type=module'] : []), '-e', script]);
+    expect(JSON.parse(out)).toEqual([]);
+  });
+
   it('loads no SDK with any library subpath', () => {
     const script = [
       "for (const s of ['history', 'replay', 'batch', 'report', 'internal']) require('agent-state-machine/' + s);",
