@@ -4,8 +4,10 @@
 //                machine  <-  agent  <-  batch
 //   replay on agent and history (a run re-driven from its journal), below batch and cli
 //   report on history and batch (pure pages, one I/O loader); telemetry on history;
-//   cli on history, batch, report and telemetry; integrations on the public entry (lib/index.ts) and internal.
-// states/ stands on nothing in lib/. The main entry never loads the CLI or an integration.
+//   cli on history, batch, report and telemetry; integrations on the public entries (lib/index.ts,
+//   lib/subpaths/*.ts, by the package's name) and internal.
+// states/ stands on nothing in lib/. No entry (the main one, lib/subpaths/*) loads the CLI or an
+// integration, and nothing of the library's own imports an entry.
 const layer = (name, mayNotUse, comment) => ({
   name,
   comment,
@@ -67,14 +69,21 @@ const forbidden = [
   },
   {
     name: 'main-entry-loads-no-integration',
-    comment: 'a user who never installs an SDK never loads one',
+    comment: 'a user who never installs an SDK never loads one, whichever entry they import',
     severity: 'error',
-    from: { path: '^lib/index\\.ts$' },
+    from: { path: '^lib/(index|subpaths/[^/]+)\\.ts$' },
     to: { path: '^lib/(integrations|cli)/' },
   },
   {
+    name: 'entries-are-for-users',
+    comment: 'the library reaches its own code by file; only the integrations import an entry (by name)',
+    severity: 'error',
+    from: { path: '^(lib|states)/', pathNot: '^lib/(integrations/|index\\.ts$|subpaths/)' },
+    to: { path: '^lib/(index\\.ts$|subpaths/)' },
+  },
+  {
     name: 'integrations-use-the-public-api',
-    comment: 'integrations import lib/index.ts (and pure helpers in internal/), nothing private',
+    comment: 'integrations import the entries (and pure helpers in internal/), nothing private',
     severity: 'error',
     from: { path: '^lib/integrations/' },
     to: { path: '^(lib/(machine|agent|batch|history|replay|report|telemetry|cli)/|states/)' },

@@ -3,6 +3,9 @@ process.env.TZ = 'UTC';
 
 const nodeMajor = Number(process.versions.node.split('.')[0]);
 
+// The subpaths of the library itself (lib/subpaths/<name>.ts), as against its integrations.
+const CORE_SUBPATHS = ['history', 'replay', 'batch', 'report', 'internal'];
+
 /** What every project shares. */
 const base = {
   testEnvironment: 'node',
@@ -12,7 +15,10 @@ const base = {
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   // Integrations import the library by its own name (see tsconfig.json `paths`).
-  moduleNameMapper: { '^agent-state-machine$': '<rootDir>/lib/index.ts' },
+  moduleNameMapper: {
+    '^agent-state-machine$': '<rootDir>/lib/index.ts',
+    [`^agent-state-machine/(${CORE_SUBPATHS.join('|')})$`]: '<rootDir>/lib/subpaths/$1.ts',
+  },
 };
 
 // The tests that load `ai` or `openai`. They run twice: against the majors installed under

@@ -8,6 +8,13 @@ const integrations = fs.existsSync('lib/integrations')
   ? fs.readdirSync('lib/integrations').filter((name) => fs.existsSync(`lib/integrations/${name}/index.ts`))
   : [];
 
+// Each file in lib/subpaths/ is a subpath of the library itself (`agent-state-machine/history`, …).
+// They are built with the main entry in one build that splits the code they share into chunks,
+// so that a class the main entry and a subpath both reach is one class in the process.
+const subpaths = fs.existsSync('lib/subpaths')
+  ? fs.readdirSync('lib/subpaths').flatMap((file) => (file.endsWith('.ts') ? [file.slice(0, -3)] : []))
+  : [];
+
 const shared: Options = {
   format: ['esm', 'cjs'],
   sourcemap: true,
@@ -23,10 +30,17 @@ export default defineConfig([
     ...shared,
     entry: {
       index: 'lib/index.ts',
+      ...Object.fromEntries(subpaths.map((n) => [`${n}/index`, `lib/subpaths/${n}.ts`])),
       ...Object.fromEntries(integrations.map((n) => [`${n}/index`, `lib/integrations/${n}/index.ts`])),
     },
     dts: true,
     clean: true,
+    // Shared chunks for CommonJS too (tsup's default splits only ESM), for the reason above.
+    splitting: true,
+    // tsup turns the split ESM chunks into CommonJS by rewriting them, which renames classes
+    // (`_class4` for BudgetExceededError); keepNames gives every class and function its own
+    // name back, as users see it in `error.constructor.name` and in logs.
+    keepNames: true,
   },
   // The `agent-sm` executable (package.json `bin`): CommonJS only, no types; tsup keeps its shebang.
   { ...shared, entry: { cli: 'lib/cli/bin.ts' }, format: ['cjs'], dts: false, clean: false },

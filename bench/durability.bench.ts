@@ -9,7 +9,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { JsonlHistorySink, readHistory, StateMachine, type HistoryDurability, type StateName } from '../lib/index';
+import { JsonlHistorySink, readHistory, type HistoryDurability } from '../lib/subpaths/history';
+import { StateMachine, type StateName } from '../lib/index';
 import { failed, formatBytes, printSuite, scaled, type SuiteResult } from './harness';
 
 const TURN: readonly StateName[] = [

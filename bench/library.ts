@@ -3,20 +3,30 @@
 // tsup.config.ts (same esbuild target), CommonJS only, no type declarations, into
 // .bench-tmp/ so that dist/ is left alone — and every suite loads it through BENCH_LIB.
 // A suite started on its own, without BENCH_LIB, loads lib/index.ts through tsx instead.
+// The suites time the main entry and `agent-state-machine/history` (its sink), one Library.
 import path from 'node:path';
-import type * as LibraryModule from '../lib/index';
+import type * as MainModule from '../lib/index';
+import type * as HistoryModule from '../lib/subpaths/history';
 import { ROOT } from './harness';
 
-export type Library = typeof LibraryModule;
+export type Library = typeof MainModule & typeof HistoryModule;
 
 /** Where `buildLibrary` puts the bundle. */
 export const BUILD_DIR = path.join(ROOT, '.bench-tmp', 'lib-build');
 
-/** The library the suites measure: the module BENCH_LIB names, or the TypeScript source. */
+/**
+ * The library the suites measure: the main entry BENCH_LIB names with the history subpath built
+ * beside it (history/index.cjs), or the TypeScript sources.
+ */
 export function loadLibrary(): Library {
   const override = process.env.BENCH_LIB;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a module named at run time, loaded synchronously
-  return require(override === undefined || override === '' ? '../lib/index' : path.resolve(ROOT, override)) as Library;
+  const main = override === undefined || override === '' ? '../lib/index' : path.resolve(ROOT, override);
+  const history =
+    override === undefined || override === ''
+      ? '../lib/subpaths/history'
+      : path.join(path.dirname(main), 'history', 'index.cjs');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- modules named at run time, loaded synchronously
+  return { ...(require(main) as typeof MainModule), ...(require(history) as typeof HistoryModule) };
 }
 
 /** What `loadLibrary` will load, for the report. */
@@ -29,15 +39,19 @@ export function describeLibrary(): string {
   return `${path.relative(ROOT, file)} (BENCH_LIB)`;
 }
 
-/** Bundles lib/index.ts as `npm run build` would, and returns the path of the CommonJS file. */
+/**
+ * Bundles lib/index.ts and the history subpath as `npm run build` would (one build, shared
+ * chunks), and returns the path of the main entry's CommonJS file.
+ */
 export async function buildLibrary(): Promise<string> {
   const { build } = await import('tsup');
   const cwd = process.cwd();
   process.chdir(ROOT); // tsup finds tsup.config.ts in the working directory
   try {
     await build({
-      entry: { index: 'lib/index.ts' },
+      entry: { index: 'lib/index.ts', 'history/index': 'lib/subpaths/history.ts' },
       format: ['cjs'],
+      splitting: true,
       outDir: BUILD_DIR,
       dts: false,
       sourcemap: false,

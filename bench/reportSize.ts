@@ -12,7 +12,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { buildHtmlReport, createScriptedAgent, runBatch, type BatchTask, type ScriptedReply } from '../lib/index';
+import { buildHtmlReport } from '../lib/subpaths/report';
+import { createScriptedAgent, runBatch, type BatchTask, type ScriptedReply } from '../lib/index';
 
 /** REPORT_SIZE_JOURNAL=1: the runs keep a journal (what was said), as `journal: true` writes it. */
 const JOURNAL = process.env['REPORT_SIZE_JOURNAL'] === '1';

@@ -11,16 +11,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  HistorySummarizer,
-  HistoryValidator,
-  JsonlHistorySink,
-  loadHistory,
-  readHistory,
-  StateMachine,
-  type HistoryEntry,
-  type StateName,
-} from '../lib/index';
+import { HistorySummarizer } from '../lib/history/summarizeHistory';
+import { HistoryValidator } from '../lib/history/validateHistory';
+import { JsonlHistorySink, loadHistory, readHistory, type HistoryEntry } from '../lib/subpaths/history';
+import { StateMachine, type StateName } from '../lib/index';
 import { failed, formatBytes, heapAfterGc, printSuite, runInChild, serveChild, type SuiteResult } from './harness';
 
 const LINES = 1_000_000;

@@ -11,8 +11,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import cliProgress from 'cli-progress';
+import { buildHtmlReport } from '../lib/subpaths/report';
 import {
-  buildHtmlReport,
   createScriptedAgent,
   formatBatchReport,
   runBatch,

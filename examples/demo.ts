@@ -4,14 +4,8 @@
  * a git commit and formatters; a turn cancelled mid-tool; an LLM that keeps failing; and a
  * turn that hits the budget. Each move is printed as it happens, then the history and usage.
  */
-import {
-  AgentWithStateMachine,
-  createScriptedAgent,
-  formatDuration,
-  formatHistory,
-  type Sleep,
-  type TurnResult,
-} from '../lib/index';
+import { AgentWithStateMachine, createScriptedAgent, formatHistory, type Sleep, type TurnResult } from '../lib/index';
+import { formatDuration } from '../lib/internal/formatDuration';
 import { setTimeout as delay } from 'node:timers/promises';
 
 // Waits, or stops waiting when the signal aborts (the adapter's cancellation grace relies on that).

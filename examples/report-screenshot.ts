@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium } from 'playwright-core';
-import { buildHtmlReport } from '../lib/index';
+import { buildHtmlReport } from '../lib/subpaths/report';
 import { runBatchExample } from './budget-batch';
 
 const OUT = path.join(__dirname, 'report-run.png');

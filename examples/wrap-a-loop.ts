@@ -1,13 +1,8 @@
 // npx tsx examples/wrap-a-loop.ts — needs OPENAI_API_KEY; OPENAI_BASE_URL for another endpoint.
 import * as fs from 'node:fs/promises';
 import OpenAI from 'openai';
-import {
-  AgentWithStateMachine,
-  JsonlHistorySink,
-  type LLMResponse,
-  type ToolResult,
-  type Usage,
-} from 'agent-state-machine';
+import { AgentWithStateMachine, type LLMResponse, type ToolResult, type Usage } from 'agent-state-machine';
+import { JsonlHistorySink } from 'agent-state-machine/history';
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam;
 

@@ -1,5 +1,8 @@
 import { Redis } from 'ioredis';
-import type * as Lib from '../lib/index';
+import type * as Main from '../lib/index';
+import type * as History from '../lib/subpaths/history';
+import type * as Internal from '../lib/subpaths/internal';
+import type * as Report from '../lib/subpaths/report';
 import type * as BudgetLimitsModule from '../lib/agent/BudgetLimits';
 import type * as UsageTotalsModule from '../lib/agent/UsageTotals';
 import type * as AiSdk from '../lib/integrations/ai-sdk/index';
@@ -27,8 +30,11 @@ const LIMITS_PATH = '../lib/internal/limits';
 const FIELD = 'cachedInputTokens';
 const LIMIT = 'maxCachedTokens';
 
+/** The main entry with the subpaths used here, as one module. */
+type Lib = typeof Main & typeof History & typeof Internal & typeof Report;
+
 interface Loaded {
-  lib: typeof Lib;
+  lib: Lib;
   limits: typeof BudgetLimitsModule;
   totals: typeof UsageTotalsModule;
   aiSdk: typeof AiSdk;
@@ -62,7 +68,12 @@ function loadWithOneMore(): Loaded {
     });
     /* eslint-disable @typescript-eslint/no-require-imports -- inside isolateModules: an import would be hoisted out of the sandbox and get the real lists */
     loaded = {
-      lib: require('../lib/index') as typeof Lib,
+      lib: {
+        ...(require('../lib/index') as typeof Main),
+        ...(require('../lib/subpaths/history') as typeof History),
+        ...(require('../lib/subpaths/internal') as typeof Internal),
+        ...(require('../lib/subpaths/report') as typeof Report),
+      },
       limits: require('../lib/agent/BudgetLimits') as typeof BudgetLimitsModule,
       totals: require('../lib/agent/UsageTotals') as typeof UsageTotalsModule,
       aiSdk: require('../lib/integrations/ai-sdk/index') as typeof AiSdk,
@@ -81,8 +92,8 @@ function loadWithOneMore(): Loaded {
 
 /** Loose access to the added field and limit, which the types do not know. */
 type Loose = Record<string, unknown>;
-const limitsWith = (max: number): Lib.BudgetLimits => ({ [LIMIT]: max }) as Lib.BudgetLimits;
-const deltaOf = (n: number): Lib.UsageDelta => ({ [FIELD]: n }) as Lib.UsageDelta;
+const limitsWith = (max: number): Main.BudgetLimits => ({ [LIMIT]: max }) as Main.BudgetLimits;
+const deltaOf = (n: number): Main.UsageDelta => ({ [FIELD]: n }) as Main.UsageDelta;
 
 let m: Loaded;
 beforeAll(() => {
@@ -136,7 +147,7 @@ describe('a usage field and a limit added to the lists', () => {
   });
 
   it('stops runBatch when the batch total is spent', async () => {
-    const agent = (): Lib.AgentLoop => m.lib.createScriptedAgent({ replies: [{ text: 'done' }] });
+    const agent = (): Main.AgentLoop => m.lib.createScriptedAgent({ replies: [{ text: 'done' }] });
     const report = await m.lib.runBatch([{ id: 'a', input: 'go', agent }], { total: limitsWith(0), logger: false });
     expect(report.runs[0]!.outcome).toBe('skipped');
     expect(report.stopped?.message).toBe("the batch's total budget exceeded: 0 cached of 0 after 0 LLM calls");
@@ -144,8 +155,8 @@ describe('a usage field and a limit added to the lists', () => {
   });
 
   it('has a row in the batch report and in the HTML page, with its caps', () => {
-    const usage = { ...m.lib.emptyUsage(), [FIELD]: 30 } as Lib.UsageTotals;
-    const report: Lib.BatchReport = {
+    const usage = { ...m.lib.emptyUsage(), [FIELD]: 30 } as Main.UsageTotals;
+    const report: Main.BatchReport = {
       runs: [{ id: 'a', outcome: 'end_of_turn', usage, durationMs: 10, transitions: 4 }],
       totals: {
         ...usage,
@@ -169,7 +180,7 @@ describe('a usage field and a limit added to the lists', () => {
       table: { initial: 'Ready', states: [], edges: [], terminal: [], error: [] },
       metadata: { batch: { limits: { total: limitsWith(7) } } },
     };
-    const history = [{ kind: 'meta', line: 1, meta, table: m.lib.DEFAULT_TABLE }] as unknown as Lib.HistoryItem[];
+    const history = [{ kind: 'meta', line: 1, meta, table: m.lib.DEFAULT_TABLE }] as unknown as History.HistoryItem[];
     expect(m.lib.renderBatchPage([{ history }])).toContain(
       '<td>cached tokens</td><td class="num">0 cached</td><td class="num">7 cached (0%)</td>',
     );

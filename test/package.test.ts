@@ -1,6 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import * as api from '../lib/index';
+import * as batch from '../lib/subpaths/batch';
+import * as history from '../lib/subpaths/history';
+import * as internal from '../lib/subpaths/internal';
+import * as replay from '../lib/subpaths/replay';
+import * as report from '../lib/subpaths/report';
 
 const root = path.resolve(__dirname, '..');
 const run = (file: string, args: string[]) =>
@@ -27,11 +32,85 @@ describe('the built package', () => {
     const script = [
       "import * as m from 'agent-state-machine';",
       'const sm = new m.StateMachine({ logger: false });',
-      "sm.transition(m.State.WaitingForUserInput, 'esm');",
+      "sm.transition('WaitingForUserInput', 'esm');",
       'console.log(JSON.stringify({ names: Object.keys(m).sort(), current: sm.current }));',
     ].join('\n');
     const out = JSON.parse(run(process.execPath, ['--input-type=module', '-e', script]));
     expect(out).toEqual({ names, current: 'WaitingForUserInput' });
+  });
+
+  // The library's own subpaths come from the same build as the main entry, sharing its chunks: a
+  // class reached from two entries is one class (an error a subpath throws is the main entry's).
+  const CORE: Record<string, string[]> = {
+    history: Object.keys(history).sort(),
+    replay: Object.keys(replay).sort(),
+    batch: Object.keys(batch).sort(),
+    report: Object.keys(report).sort(),
+    internal: Object.keys(internal).sort(),
+  };
+  const coreScript = (load: string[]) =>
+    [
+      ...load,
+      'const names = { history: h, replay: rp, batch: b, report: r, internal: i };',
+      'for (const k of Object.keys(names)) names[k] = Object.keys(names[k]).sort();',
+      'let invalid = false; try { h.validateHistory(5); } catch (e) { invalid = e instanceof m.InvalidArgumentError; }',
+      "r.buildHtmlReport('no-such-file.jsonl').then(",
+      '  () => console.log(JSON.stringify({ names, invalid, shared: false })),',
+      '  (e) => console.log(JSON.stringify({ names, invalid, shared: e instanceof h.HistoryFileError })),',
+      ');',
+    ].join('\n');
+
+  it('serves the library subpaths to require(), sharing one copy of their classes with the main entry', () => {
+    const script = coreScript([
+      "const m = require('agent-state-machine');",
+      "const h = require('agent-state-machine/history');",
+      "const rp = require('agent-state-machine/replay');",
+      "const b = require('agent-state-machine/batch');",
+      "const r = require('agent-state-machine/report');",
+      "const i = require('agent-state-machine/internal');",
+    ]);
+    expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual({ names: CORE, invalid: true, shared: true });
+  });
+
+  it('serves the library subpaths to import, sharing one copy of their classes with the main entry', () => {
+    const script = coreScript([
+      "import * as m from 'agent-state-machine';",
+      "import * as h from 'agent-state-machine/history';",
+      "import * as rp from 'agent-state-machine/replay';",
+      "import * as b from 'agent-state-machine/batch';",
+      "import * as r from 'agent-state-machine/report';",
+      "import * as i from 'agent-state-machine/internal';",
+    ]);
+    const out = run(process.execPath, ['--input-type=module', '-e', script]);
+    expect(JSON.parse(out)).toEqual({ names: CORE, invalid: true, shared: true });
+  });
+
+  // tsup makes the CommonJS chunks by rewriting the ESM ones, which renamed classes
+  // (BudgetExceededError became `_class4`) until keepNames (tsup.config.ts).
+  it.each([
+    ['require', 'cjs'],
+    ['import', 'esm'],
+  ])('keeps the own name of every class and function the entries export (%s)', (_kind, format) => {
+    const entries = ['agent-state-machine', ...Object.keys(CORE).map((s) => `agent-state-machine/${s}`)];
+    const load = entries.map((e, i) =>
+      format === 'cjs' ? `const m${i} = require('${e}');` : `import * as m${i} from '${e}';`,
+    );
+    const script = [
+      ...load,
+      `const modules = [${entries.map((_, i) => `m${i}`).join(', ')}];`,
+      "const renamed = modules.flatMap((m) => Object.entries(m).filter(([k, v]) => typeof v === 'function' && v.name !== k).map(([k, v]) => `${k}: ${v.name}`));",
+      'console.log(JSON.stringify(renamed));',
+    ].join('\n');
+    const out = run(process.execPath, [...(format === 'esm' ? ['--input-type=module'] : []), '-e', script]);
+    expect(JSON.parse(out)).toEqual([]);
+  });
+
+  it('loads no SDK with any library subpath', () => {
+    const script = [
+      "for (const s of ['history', 'replay', 'batch', 'report', 'internal']) require('agent-state-machine/' + s);",
+      'console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/](openai|ai|@anthropic-ai|@pydantic|@openai|@langchain|@opentelemetry|@modelcontextprotocol|bullmq|ioredis|pg)[\\/]/.test(f))));',
+    ].join('\n');
+    expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual([]);
   });
 
   // The SDK subpaths load the main entry by its name: one copy of the library per process, so an

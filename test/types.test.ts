@@ -1,18 +1,16 @@
 // Type tests: `npm test` type-checks this file, so each @ts-expect-error must stay an error.
+import { State } from '../states/StateName';
 import {
-  State,
   StateMachine,
   extendTable,
   DEFAULT_TABLE,
-  TRANSITIONS,
-  runFacts,
-  RunFactsCollector,
   type HistorySink,
-  type RunUsage,
   type StateName,
   type TransitionRecord,
-  type TurnFacts,
 } from '../lib/index';
+import { TRANSITIONS } from '../lib/machine/transitions';
+import { runFacts, type RunUsage, type TurnFacts } from '../lib/subpaths/history';
+import { RunFactsCollector } from '../lib/history/runFacts';
 
 describe('types', () => {
   it('narrow state names to the sixteen, and widen with an extended table', () => {

@@ -390,8 +390,8 @@ export interface LoadedHistory {
 
 /**
  * Reads a whole history file into memory (streaming it, so the text is never held twice).
- * For files too large to hold, iterate `readHistory` and feed `HistoryValidator` or
- * `HistorySummarizer` instead. Warnings are returned, not emitted.
+ * For files too large to hold, give `readHistory(path)` to `validateHistory`,
+ * `summarizeHistory` or `runFacts` instead. Warnings are returned, not emitted.
  */
 export async function loadHistory(
   path: string,

@@ -1,4 +1,5 @@
-import { assertHistoryItem, assertIterable, assertOptions, assertTableShape } from './assertHistoryInput';
+import { feedItems, type HistoryItems } from './feedItems';
+import { assertHistoryItem, assertOptions, assertTableShape } from './assertHistoryInput';
 import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
 import { tableRoles, type TableRoles } from './tableRoles';
 import { turnOutcomeOf } from './turnOutcomeOf';
@@ -375,14 +376,14 @@ export class RunFactsCollector {
  * What a run's history tells of how it went: how it ended (per turn and overall), its usage
  * over time, the move that failed it, and the LLM calls that were retried. Works for any table
  * a file declares and for files written before terminal records carried `outcome` and `usage`.
- * Takes entries read from a file or plain records. Pure.
+ * Takes entries read from a file or plain records. Pure. Given an async iterable
+ * (`readHistory(file)`), it reads the items as they come (in constant memory with
+ * `retain: false`) and resolves with the same facts.
  */
-export function runFacts(items: Iterable<HistoryItem>, options: RunFactsOptions = {}): RunFacts {
-  assertIterable(items, 'items', 'an iterable of transition records or history entries');
-  const collector = new RunFactsCollector(options);
-  let index = 0;
-  for (const item of items) collector.add(item as HistoryItem, `items[${index++}]`);
-  return collector.result();
+export function runFacts(items: Iterable<HistoryItem>, options?: RunFactsOptions): RunFacts;
+export function runFacts(items: AsyncIterable<HistoryItem>, options?: RunFactsOptions): Promise<RunFacts>;
+export function runFacts(items: HistoryItems, options: RunFactsOptions = {}): RunFacts | Promise<RunFacts> {
+  return feedItems(items, () => new RunFactsCollector(options));
 }
 
 /**

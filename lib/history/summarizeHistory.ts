@@ -1,6 +1,7 @@
 // Past 400 lines: the summary's shape (documented field by field) and the one-pass summarizer
 // that fills it.
-import { assertHistoryItem, assertIterable, assertOptions, assertTableShape } from './assertHistoryInput';
+import { feedItems, type HistoryItems } from './feedItems';
+import { assertHistoryItem, assertOptions, assertTableShape } from './assertHistoryInput';
 import { HistoryBuffer } from '../machine/HistoryBuffer';
 import { isHistoryEntry, type HistoryItem, type HistoryMeta, type RejectedMove } from './HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -356,14 +357,20 @@ export class HistorySummarizer {
  * Summarizes a run: its path (turns and how each ended), time per state (visits, total,
  * median, max), forced and rejected moves, the final state, and, when it ended badly, where
  * and why (the move into Error / Cancelled / BudgetExceeded, with its description and data)
- * and the moves before it. Takes entries read from a file or plain records. Pure.
+ * and the moves before it. Takes entries read from a file or plain records. Pure. Given an
+ * async iterable (`readHistory(file)`), it reads the items as they come, in memory bounded by
+ * the options, and resolves with the same summary.
  */
-export function summarizeHistory(items: Iterable<HistoryItem>, options: SummarizeHistoryOptions = {}): HistorySummary {
-  assertIterable(items, 'items', 'an iterable of transition records or history entries');
-  const summarizer = new HistorySummarizer(options);
-  let index = 0;
-  for (const item of items) summarizer.add(item as HistoryItem, `items[${index++}]`);
-  return summarizer.result();
+export function summarizeHistory(items: Iterable<HistoryItem>, options?: SummarizeHistoryOptions): HistorySummary;
+export function summarizeHistory(
+  items: AsyncIterable<HistoryItem>,
+  options?: SummarizeHistoryOptions,
+): Promise<HistorySummary>;
+export function summarizeHistory(
+  items: HistoryItems,
+  options: SummarizeHistoryOptions = {},
+): HistorySummary | Promise<HistorySummary> {
+  return feedItems(items, () => new HistorySummarizer(options));
 }
 
 /**

@@ -1,4 +1,5 @@
-import { assertHistoryItem, assertIterable } from './assertHistoryInput';
+import { feedItems, type HistoryItems } from './feedItems';
+import { assertHistoryItem } from './assertHistoryInput';
 import { isHistoryEntry, type HistoryItem } from './HistoryEntry';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
@@ -266,12 +267,18 @@ function unknownState(validator: TransitionValidator<string>, field: 'from' | 't
  * meta line are a whole file, written from the machine's creation, so its first record must
  * be seq 1 from the initial state: records lost at the start show as `seq_gap` and
  * `broken_chain`. Bare records may start anywhere (a bounded history drops its oldest). A
- * clean history gives `{ ok: true, issues: [] }`. Pure.
+ * clean history gives `{ ok: true, issues: [] }`. Pure. Given an async iterable
+ * (`readHistory(file)`), it checks the items as they are read, in constant memory, and resolves
+ * with the same verdict.
  */
-export function validateHistory(items: Iterable<HistoryItem>, table?: TransitionTable<string>): HistoryValidation {
-  assertIterable(items, 'items', 'an iterable of transition records or history entries');
-  const validator = new HistoryValidator(table);
-  let index = 0;
-  for (const item of items) validator.add(item as HistoryItem, `items[${index++}]`);
-  return validator.result();
+export function validateHistory(items: Iterable<HistoryItem>, table?: TransitionTable<string>): HistoryValidation;
+export function validateHistory(
+  items: AsyncIterable<HistoryItem>,
+  table?: TransitionTable<string>,
+): Promise<HistoryValidation>;
+export function validateHistory(
+  items: HistoryItems,
+  table?: TransitionTable<string>,
+): HistoryValidation | Promise<HistoryValidation> {
+  return feedItems(items, () => new HistoryValidator(table));
 }

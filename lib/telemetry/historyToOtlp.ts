@@ -23,8 +23,8 @@ export { attrs, nanos } from './otlpValues';
  * tools' times add up to more than RunningTool lasted, so they ran at once — its entry. How each
  * turn ended and what it spent are `runFacts`'s, as every reader of the file has them.
  *
- * Times that cannot be real are refused or clamped (see `OtlpSpanStream`, which this runs over
- * the array; to export a file of any size in bounded memory, use the stream). The spans are
+ * Times that cannot be real are refused or clamped. The export is built in memory; for a file
+ * of any size in bounded memory, `agent-sm export otlp` writes it span by span. The spans are
  * listed in the order they start, each turn before its calls.
  */
 export function historyToOtlp(items: readonly HistoryItem[], options: HistoryToOtlpOptions = {}): OtlpTraceExport {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { TRANSITIONS, type ScriptedReply, type TurnOutcome } from '../../lib/index';
+import { TRANSITIONS } from '../../lib/machine/transitions';
+import { type ScriptedReply, type TurnOutcome } from '../../lib/index';
 import { drive } from '../helpers/drive';
 
 // Tools: `ok` works, `fail` throws, `cancel` cancels the turn mid-tool, `tick` takes 700 ms.

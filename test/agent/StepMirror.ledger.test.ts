@@ -4,15 +4,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  JsonlHistorySink,
-  loadHistory,
-  runBatch,
-  runFacts,
-  StepMirror,
-  validateHistory,
-  type Pricing,
-} from '../../lib/index';
+import { JsonlHistorySink, loadHistory, runFacts, validateHistory } from '../../lib/subpaths/history';
+import { runBatch, StepMirror, type Pricing } from '../../lib/index';
 import { manualClock } from '../helpers/manualClock';
 
 const pricing: Pricing = (u) => (u.inputTokens ?? 0) * 1e-6 + (u.outputTokens ?? 0) * 4e-6;

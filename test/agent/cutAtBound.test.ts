@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { cutAtBoundOf, estimateOutputTokens, StreamCutError, watchOutputBound } from 'agent-state-machine';
+import { cutAtBoundOf, estimateOutputTokens, StreamCutError, watchOutputBound } from '../../lib/agent/cutAtBound';
 
 describe('estimateOutputTokens', () => {
   it('counts a third of the ASCII characters, and every other code unit as a token', () => {

@@ -1,18 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  AgentWithStateMachine,
-  buildHtmlReport,
-  createScriptedAgent,
-  JsonlHistorySink,
-  loadHistory,
-  runBatch,
-  runFacts,
-  validateHistory,
-  type AgentLoop,
-  type Pricing,
-} from '../../lib/index';
+import { AgentWithStateMachine, createScriptedAgent, runBatch, type AgentLoop, type Pricing } from '../../lib/index';
+import { buildHtmlReport } from '../../lib/subpaths/report';
+import { JsonlHistorySink, loadHistory, runFacts, validateHistory } from '../../lib/subpaths/history';
 import { manualClock } from '../helpers/manualClock';
 
 const instant = async (): Promise<void> => undefined;

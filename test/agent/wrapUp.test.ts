@@ -3,7 +3,6 @@ import {
   Budget,
   createScriptedAgent,
   DEFAULT_TABLE,
-  DEFAULT_WRAP_UP_INSTRUCTION,
   extendTable,
   InvalidArgumentError,
   WRAP_UP_EXTENSION,
@@ -11,6 +10,7 @@ import {
   type Pricing,
   type ScriptedReply,
 } from '../../lib/index';
+import { DEFAULT_WRAP_UP_INSTRUCTION } from '../../lib/agent/BudgetEndings';
 import { BUDGET_RAN_OUT } from '../../lib/agent/WrapUp';
 import { drive } from '../helpers/drive';
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBatchExample } from '../../examples/budget-batch';
-import { loadHistory } from '../../lib/index';
+import { loadHistory } from '../../lib/subpaths/history';
 
 let dir: string;
 beforeEach(() => {

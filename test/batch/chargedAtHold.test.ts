@@ -4,13 +4,12 @@ import * as path from 'node:path';
 import {
   createScriptedAgent,
   formatBatchReport,
-  loadHistory,
   runBatch,
-  runFacts,
   type Pricing,
   type ScriptedAgent,
   type ScriptedReply,
 } from '../../lib/index';
+import { loadHistory, runFacts } from '../../lib/subpaths/history';
 
 // $5 per million tokens in or out, for gpt-local only: a call bounded at 1,000 + 1,000 tokens
 // may cost $0.01, and costs that when it uses its bound. The provider answers under a dated id.

@@ -3,13 +3,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   createScriptedAgent,
-  HistoryFileError,
   InvalidArgumentError,
-  loadHistory,
   runBatch,
   type BatchOptions,
   type BatchTask,
 } from '../../lib/index';
+import { HistoryFileError, loadHistory } from '../../lib/subpaths/history';
 import { safeFileName } from '../../lib/batch/safeFileName';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { manualClock } from '../helpers/manualClock';

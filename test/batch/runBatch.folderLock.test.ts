@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { FolderLockedError, LOCK_FILE, lockFolder } from '../../lib/index';
+import { FolderLockedError } from '../../lib/subpaths/batch';
+import { LOCK_FILE, lockFolder } from '../../lib/subpaths/internal';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'batch', 'batchHoldingFolder.ts');
 

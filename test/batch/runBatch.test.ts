@@ -4,15 +4,12 @@ import * as path from 'node:path';
 import {
   BudgetExceededError,
   createScriptedAgent,
-  HistoryFileError,
   InvalidArgumentError,
   LLMCallError,
-  loadHistory,
   OperationError,
   RunSkippedError,
   runBatch,
   TurnCancelledError,
-  validateHistory,
   type AgentLoop,
   type BatchOptions,
   type BatchProgress,
@@ -20,6 +17,7 @@ import {
   type ScriptedReply,
   type Sleep,
 } from '../../lib/index';
+import { HistoryFileError, loadHistory, validateHistory } from '../../lib/subpaths/history';
 import { captureLogger } from '../helpers/captureLogger';
 import { manualClock } from '../helpers/manualClock';
 

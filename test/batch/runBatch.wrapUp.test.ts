@@ -6,7 +6,6 @@ import {
   DEFAULT_TABLE,
   extendTable,
   formatBatchReport,
-  loadHistory,
   runBatch,
   WRAP_UP_EXTENSION,
   type BatchOptions,
@@ -14,6 +13,7 @@ import {
   type Pricing,
   type ScriptedReply,
 } from '../../lib/index';
+import { loadHistory } from '../../lib/subpaths/history';
 import { manualClock } from '../helpers/manualClock';
 
 // $1 per million input tokens, $4 per million output tokens; each request is bounded at 1,000

@@ -37,13 +37,22 @@ function differences(generated: string, committed: string): string[] {
 
 describe('the API reference (docs/api/, TypeDoc)', () => {
   it('documents every entry point of package.json, and only those', () => {
-    // typedoc.json's entry points are a glob, as tsup's are; each subpath must have its page.
+    // typedoc.json's entry points: the integrations by a glob, as tsup's are, the library's own
+    // subpaths by name, for `agent-state-machine/internal` is left out (not documented, not
+    // covered by semver). Each other subpath must have its page.
     const config = JSON.parse(fs.readFileSync(path.join(ROOT, 'typedoc.json'), 'utf8')) as { entryPoints: string[] };
-    expect(config.entryPoints).toEqual(['lib/index.ts', 'lib/integrations/*/index.ts']);
+    expect(config.entryPoints).toEqual([
+      'lib/index.ts',
+      'lib/subpaths/history.ts',
+      'lib/subpaths/replay.ts',
+      'lib/subpaths/batch.ts',
+      'lib/subpaths/report.ts',
+      'lib/integrations/*/index.ts',
+    ]);
     const pages = fs
       .readdirSync(path.join(API_DIR, 'agent-state-machine'))
       .filter((d) => fs.existsSync(path.join(API_DIR, 'agent-state-machine', d, 'README.md')));
-    const subpaths = Object.keys(entryPoints()).filter((s) => s !== '.');
+    const subpaths = Object.keys(entryPoints()).filter((s) => s !== '.' && s !== './internal');
     expect(pages.sort()).toEqual(subpaths.map((s) => s.slice(2)).sort());
   });
 

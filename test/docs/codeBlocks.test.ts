@@ -4,11 +4,11 @@
 // Completions or Responses server) and must exit 0. Markers and `given` declarations: see
 // test/helpers/docBlocks.ts.
 //
-// The package names resolve to the library's sources (lib/index.ts, lib/integrations/*/index.ts),
-// as in tsconfig.json: npm test builds no dist/, and dist's types are emitted from these sources
-// (test/package.test.ts checks that the built types resolve for both module kinds). `ai` and its
-// providers resolve to the newest majors (ai 7, @ai-sdk/openai 4), the ones the AI SDK guide
-// shows first.
+// The package names resolve to the library's sources (lib/index.ts, lib/subpaths/*.ts,
+// lib/integrations/*/index.ts), as in tsconfig.json: npm test builds no dist/, and dist's types
+// are emitted from these sources (test/package.test.ts checks that the built types resolve for
+// both module kinds). `ai` and its providers resolve to the newest majors (ai 7, @ai-sdk/openai 4),
+// the ones the AI SDK guide shows first.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -56,6 +56,11 @@ function makeWork(): string {
       types: ['node'],
       paths: {
         'agent-state-machine': [path.join(ROOT, 'lib', 'index.ts')],
+        ...Object.fromEntries(
+          fs
+            .readdirSync(path.join(ROOT, 'lib', 'subpaths'))
+            .map((f) => [`agent-state-machine/${f.replace(/\.ts$/, '')}`, [path.join(ROOT, 'lib', 'subpaths', f)]]),
+        ),
         'agent-state-machine/*': [path.join(ROOT, 'lib', 'integrations', '*', 'index.ts')],
         ai: [path.join(modules, 'ai-7')],
         '@ai-sdk/provider': [path.join(modules, '@ai-sdk', 'provider-4')],

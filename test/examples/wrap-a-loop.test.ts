@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { VERSION as OPENAI_VERSION } from 'openai/version';
-import { loadHistory, validateHistory } from 'agent-state-machine';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../examples/servers/openaiChatServer';
 
 const ROOT = path.join(__dirname, '..', '..');

@@ -6,14 +6,11 @@ import {
   COMPACTION_EXTENSION,
   DEFAULT_TABLE,
   extendTable,
-  JsonlHistorySink,
-  loadHistory,
-  runFacts,
-  validateHistory,
   type AgentLoop,
   type LLMCallBound,
   type Pricing,
 } from '../../lib/index';
+import { JsonlHistorySink, loadHistory, runFacts, validateHistory } from '../../lib/subpaths/history';
 import { formatConversation } from '../../lib/history/formatConversation';
 import { readRunFile } from '../../lib/history/readRunFile';
 

@@ -18,7 +18,10 @@ export interface ApiExport {
   summary: string;
 }
 
-/** The package's entry points: `.` and every `./<name>` subpath in package.json that serves code. */
+/**
+ * The package's entry points: `.` and every `./<name>` subpath in package.json that serves code,
+ * each the library's own (lib/subpaths/<name>.ts) or an integration's (lib/integrations/<name>/).
+ */
 export function entryPoints(): Record<string, string> {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
     exports: Record<string, unknown>;
@@ -26,7 +29,13 @@ export function entryPoints(): Record<string, string> {
   const entries: Record<string, string> = {};
   for (const subpath of Object.keys(pkg.exports)) {
     if (subpath === './package.json') continue;
-    entries[subpath] = subpath === '.' ? 'lib/index.ts' : `lib/integrations/${subpath.slice(2)}/index.ts`;
+    const name = subpath.slice(2);
+    entries[subpath] =
+      subpath === '.'
+        ? 'lib/index.ts'
+        : fs.existsSync(path.join(ROOT, 'lib', 'subpaths', `${name}.ts`))
+          ? `lib/subpaths/${name}.ts`
+          : `lib/integrations/${name}/index.ts`;
   }
   return entries;
 }
@@ -49,7 +58,7 @@ export function listExports(): Record<string, ApiExport[]> {
       strict: true,
       noEmit: true,
       skipLibCheck: true,
-      paths: { 'agent-state-machine': ['./lib/index.ts'] },
+      paths: { 'agent-state-machine': ['./lib/index.ts'], 'agent-state-machine/*': ['./lib/subpaths/*.ts'] },
       baseUrl: ROOT,
     },
   );

@@ -3,7 +3,9 @@
 // a strict one never; every call counted, every file valid, a refused run's record naming its hold.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { buildHtmlReport, loadHistory, validateHistory, type BatchReport, type StateName } from '../../lib/index';
+import { buildHtmlReport } from '../../lib/subpaths/report';
+import { loadHistory, validateHistory } from '../../lib/subpaths/history';
+import { type BatchReport, type StateName } from '../../lib/index';
 
 /** A tool round trip, from the turn's start to its end: the moves the adapter makes. */
 export const TOOL_ROUND_TRIP: readonly StateName[] = [

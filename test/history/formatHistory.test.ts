@@ -1,4 +1,5 @@
-import { formatHistory, State, StateMachine } from '../../lib/index';
+import { formatHistory, StateMachine } from '../../lib/index';
+import { State } from '../../states/StateName';
 import { manualClock } from '../helpers/manualClock';
 
 describe('formatHistory()', () => {

@@ -1,4 +1,4 @@
-import { formatDuration } from '../../lib/index';
+import { formatDuration } from '../../lib/internal/formatDuration';
 
 describe('formatDuration()', () => {
   it.each([

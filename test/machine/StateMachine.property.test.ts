@@ -1,12 +1,7 @@
 import fc from 'fast-check';
-import {
-  IllegalTransitionError,
-  STATE_NAMES,
-  StateMachine,
-  TRANSITIONS,
-  type StateName,
-  type TransitionRecord,
-} from '../../lib/index';
+import { IllegalTransitionError, StateMachine, type StateName, type TransitionRecord } from '../../lib/index';
+import { STATE_NAMES } from '../../states/StateName';
+import { TRANSITIONS } from '../../lib/machine/transitions';
 
 type Command =
   | { kind: 'move'; to: StateName }

@@ -2,12 +2,12 @@ import type winston from 'winston';
 import {
   IllegalTransitionError,
   InvalidArgumentError,
-  State,
   StateMachine,
   UnknownStateError,
   type StateMachineOptions,
   type TransitionRecord,
 } from '../../lib/index';
+import { State } from '../../states/StateName';
 import { captureLogger } from '../helpers/captureLogger';
 import { manualClock } from '../helpers/manualClock';
 

@@ -1,11 +1,7 @@
-import {
-  IllegalTransitionError,
-  InvalidTableError,
-  TransitionValidator,
-  UnknownStateError,
-  STATE_NAMES,
-  TRANSITIONS,
-} from '../../lib/index';
+import { IllegalTransitionError, InvalidTableError, UnknownStateError } from '../../lib/index';
+import { TransitionValidator } from '../../lib/machine/TransitionValidator';
+import { STATE_NAMES } from '../../states/StateName';
+import { TRANSITIONS } from '../../lib/machine/transitions';
 
 describe('TransitionValidator', () => {
   const validator = new TransitionValidator();

@@ -1,12 +1,8 @@
 import fc from 'fast-check';
-import {
-  DEFAULT_TABLE,
-  assertValidTable,
-  checkTable,
-  extendTable,
-  InvalidTableError,
-  UNKNOWN_STATE,
-} from '../../lib/index';
+import { DEFAULT_TABLE, extendTable, InvalidTableError } from '../../lib/index';
+import { assertValidTable } from '../../lib/machine/assertValidTable';
+import { checkTable } from '../../lib/machine/checkTable';
+import { UNKNOWN_STATE } from '../../states/StateName';
 
 const spec = (name: string, next: string[]) => ({ name, description: `${name} state`, next });
 

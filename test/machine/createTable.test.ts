@@ -1,4 +1,6 @@
-import { createTable, InvalidTableError, tableEdges, tableStates } from '../../lib/index';
+import { createTable } from '../../lib/machine/createTable';
+import { InvalidTableError } from '../../lib/index';
+import { tableEdges, tableStates } from '../../lib/machine/TransitionTable';
 
 describe('createTable()', () => {
   it('builds a frozen table from specs in their order', () => {

@@ -1,4 +1,6 @@
-import { DEFAULT_TABLE, extendTable, InvalidTableError, StateMachine, tableEdges, TRANSITIONS } from '../../lib/index';
+import { DEFAULT_TABLE, extendTable, InvalidTableError, StateMachine } from '../../lib/index';
+import { tableEdges } from '../../lib/machine/TransitionTable';
+import { TRANSITIONS } from '../../lib/machine/transitions';
 
 const compacting = {
   name: 'Compacting',

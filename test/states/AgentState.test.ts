@@ -1,22 +1,20 @@
-import {
-  AgentState,
-  BudgetExceededState,
-  CancelledState,
-  CheckingBudgetState,
-  CheckingForCancellationState,
-  CheckingGitCommitsState,
-  EndOfTurnState,
-  ErrorState,
-  GatheringAdditionalMessagesState,
-  ProcessingLLMResponseState,
-  ReadyState,
-  RunningAutoformattersState,
-  RunningToolState,
-  SendingToLLMState,
-  SendingToolResultsState,
-  ToolUseRequestedState,
-  WaitingForUserInputState,
-} from '../../lib/index';
+import { AgentState } from '../../states/AgentState';
+import { BudgetExceededState } from '../../states/BudgetExceededState';
+import { CancelledState } from '../../states/CancelledState';
+import { CheckingBudgetState } from '../../states/CheckingBudgetState';
+import { CheckingForCancellationState } from '../../states/CheckingForCancellationState';
+import { CheckingGitCommitsState } from '../../states/CheckingGitCommitsState';
+import { EndOfTurnState } from '../../states/EndOfTurnState';
+import { ErrorState } from '../../states/ErrorState';
+import { GatheringAdditionalMessagesState } from '../../states/GatheringAdditionalMessagesState';
+import { ProcessingLLMResponseState } from '../../states/ProcessingLLMResponseState';
+import { ReadyState } from '../../states/ReadyState';
+import { RunningAutoformattersState } from '../../states/RunningAutoformattersState';
+import { RunningToolState } from '../../states/RunningToolState';
+import { SendingToLLMState } from '../../states/SendingToLLMState';
+import { SendingToolResultsState } from '../../states/SendingToolResultsState';
+import { ToolUseRequestedState } from '../../states/ToolUseRequestedState';
+import { WaitingForUserInputState } from '../../states/WaitingForUserInputState';
 
 const classes = [
   ReadyState,

@@ -1,4 +1,4 @@
-import { State, STATE_NAMES, UNKNOWN_STATE } from '../../lib/index';
+import { State, STATE_NAMES, UNKNOWN_STATE } from '../../states/StateName';
 
 describe('State', () => {
   it('maps each name to itself', () => {

@@ -1,4 +1,6 @@
-import { AgentState, STATE_NAMES, STATES } from '../../lib/index';
+import { AgentState } from '../../states/AgentState';
+import { STATE_NAMES } from '../../states/StateName';
+import { STATES } from '../../states/registry';
 
 describe('STATES', () => {
   it('holds one instance per state name, under its own name', () => {

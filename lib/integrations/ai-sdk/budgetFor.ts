@@ -4,13 +4,12 @@ import {
   BudgetExceededError,
   InvalidArgumentError,
   OperationError,
-  priceUsage,
-  UsageMeter,
   type ExternalBudget,
   type Pricing,
   type SpentLimit,
   type UsageTotals,
 } from 'agent-state-machine';
+import { priceUsage, UsageMeter } from 'agent-state-machine/internal';
 import { responseUsage } from '../../internal/fieldLists';
 import { usageFromAISDK } from './usageFromAISDK';
 

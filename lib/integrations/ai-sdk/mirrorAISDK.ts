@@ -8,16 +8,15 @@ import {
 } from 'ai';
 import {
   InvalidArgumentError,
-  JsonlHistorySink,
   StepMirror,
   watchOutputBound,
-  type JsonlHistorySinkOptions,
   type LLMCallBound,
   type MirrorResponse,
   type OutputBoundWatch,
   type StepMirrorOptions,
   type TurnResult,
 } from 'agent-state-machine';
+import { JsonlHistorySink, type JsonlHistorySinkOptions } from 'agent-state-machine/history';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { safeStringify } from '../../internal/safeStringify';
 import { modelResponseOf, StreamCollector, type ModelCallResult } from './modelResponseOf';

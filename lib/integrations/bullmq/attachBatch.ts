@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
-import { assertKnownOptions, InvalidArgumentError, type BatchProgress } from 'agent-state-machine';
+import { assertKnownOptions } from 'agent-state-machine/internal';
+import { InvalidArgumentError, type BatchProgress } from 'agent-state-machine';
 import { ATTACH_OPTION_KEYS } from './optionKeys';
 import { batchKeys, isBatchId } from './batchKeys';
 import {

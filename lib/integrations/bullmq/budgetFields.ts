@@ -2,7 +2,8 @@
 // and limits (lib/internal): the budget hash holds a counter per usage field, the batch's start
 // for wall time, and a field per `total` limit; the run-usage hash holds `<index>:<code>` per
 // counter. The Lua scripts (scripts.ts) are generated from the same lists.
-import { addUsage, emptyUsage, type BudgetLimits, type UsageTotals } from 'agent-state-machine';
+import { addUsage, emptyUsage } from 'agent-state-machine/internal';
+import { type BudgetLimits, type UsageTotals } from 'agent-state-machine';
 import { LIMIT_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
 import { LIMITS } from '../../internal/limits';
 import { USAGE_FIELDS, type UsageFieldName } from '../../internal/usageFields';

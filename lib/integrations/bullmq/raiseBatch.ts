@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { assertKnownOptions, InvalidArgumentError, type CapRaise } from 'agent-state-machine';
+import { InvalidArgumentError, type CapRaise } from 'agent-state-machine';
+import { assertKnownOptions } from 'agent-state-machine/internal';
 import { batchKeys, isBatchId } from './batchKeys';
 import {
   addressOf,

@@ -1,11 +1,6 @@
 import type { Redis } from 'ioredis';
-import {
-  emptyUsage,
-  RunSkippedError,
-  type BudgetLimits,
-  type RetryOptions,
-  type SkipReason,
-} from 'agent-state-machine';
+import { emptyUsage } from 'agent-state-machine/internal';
+import { RunSkippedError, type BudgetLimits, type RetryOptions, type SkipReason } from 'agent-state-machine';
 import { recordKeys, type BatchKeys } from './batchKeys';
 import { USAGE_CODES, usageFromStrings, type StrictLimits } from './budgetFields';
 import type { PriceTable } from './PriceTable';

@@ -6,15 +6,12 @@ import { JobLeases } from './JobLeases';
 import {
   assertBoundsCalls,
   assertKnownOptions,
-  DEFAULT_TABLE,
   emptyUsage,
-  extendTable,
-  InvalidArgumentError,
   lockFolder,
   runTask,
   safeFileName,
-  WRAP_UP_EXTENSION,
-} from 'agent-state-machine';
+} from 'agent-state-machine/internal';
+import { DEFAULT_TABLE, extendTable, InvalidArgumentError, WRAP_UP_EXTENSION } from 'agent-state-machine';
 import type { AgentLoop } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { messageOf } from '../../internal/messageOf';

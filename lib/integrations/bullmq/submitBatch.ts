@@ -1,13 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import {
-  assertKnownOptions,
-  assertBudgetLimits,
-  InvalidArgumentError,
-  type BatchProgress,
-  type BudgetLimits,
-  type RetryOptions,
-} from 'agent-state-machine';
+import { assertKnownOptions, assertBudgetLimits } from 'agent-state-machine/internal';
+import { InvalidArgumentError, type BatchProgress, type BudgetLimits, type RetryOptions } from 'agent-state-machine';
 import { SUBMIT_CANNOT, SUBMIT_OPTION_KEYS } from './optionKeys';
 import type { Redis } from 'ioredis';
 import { batchKeys, isBatchId, type BatchKeys } from './batchKeys';

@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { addUsage, emptyUsage } from 'agent-state-machine/internal';
 import {
-  addUsage,
-  emptyUsage,
   type BatchProgress,
   type BudgetLimits,
   type CapRaise,

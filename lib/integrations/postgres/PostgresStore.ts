@@ -1,12 +1,13 @@
 import { Client, Pool, type PoolClient } from 'pg';
 import {
   HistoryFileError,
-  InvalidArgumentError,
   RunLinesSink,
-  VERSION,
   readRunFile,
   type JsonlHistorySinkOptions,
   type RunLineWriter,
+} from 'agent-state-machine/history';
+import { InvalidArgumentError, VERSION, type TransitionTable } from 'agent-state-machine';
+import {
   type RunSink,
   type RunStore,
   type BatchManifest,
@@ -14,8 +15,7 @@ import {
   type StoreBatchOptions,
   type StoredRun,
   type StoredRunQuery,
-  type TransitionTable,
-} from 'agent-state-machine';
+} from 'agent-state-machine/batch';
 import { PostgresUnreachableError } from './PostgresUnreachableError';
 import { quoteIdent, schemaStatements } from './postgresSchema';
 

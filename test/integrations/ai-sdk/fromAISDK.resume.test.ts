@@ -6,7 +6,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { tool } from 'ai';
 import { z } from 'zod';
-import { AgentWithStateMachine, JsonlHistorySink, resumeAgent } from 'agent-state-machine';
+import { AgentWithStateMachine } from 'agent-state-machine';
+import { JsonlHistorySink } from 'agent-state-machine/history';
+import { resumeAgent } from 'agent-state-machine/replay';
 import { fromAISDK } from '../../../lib/integrations/ai-sdk';
 import { call, scriptedModel, text, type Step } from './scriptedModel';
 

@@ -3,7 +3,8 @@ import { generateText } from 'ai';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AgentWithStateMachine, JsonlHistorySink, loadHistory } from 'agent-state-machine';
+import { AgentWithStateMachine } from 'agent-state-machine';
+import { JsonlHistorySink, loadHistory } from 'agent-state-machine/history';
 import { fromAISDK, mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import {
   startOpenAIChatServer,

@@ -3,14 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { tool, ToolLoopAgent } from 'ai';
 import { z } from 'zod';
-import {
-  buildHtmlReport,
-  loadHistory,
-  runBatch,
-  validateHistory,
-  type FrameworkTask,
-  type Pricing,
-} from 'agent-state-machine';
+import { buildHtmlReport } from 'agent-state-machine/report';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
+import { runBatch, type FrameworkTask, type Pricing } from 'agent-state-machine';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { call, scriptedModel, text } from './scriptedModel';
 

@@ -1,7 +1,8 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText, tool } from 'ai';
 import { z } from 'zod';
-import { validateHistory, type Pricing } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
+import { type Pricing } from 'agent-state-machine';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import {
   startOpenAIChatServer,

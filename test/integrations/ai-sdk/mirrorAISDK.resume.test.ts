@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText, tool } from 'ai';
 import { z } from 'zod';
-import { loadHistory, validateHistory, type Pricing, type RecordedLine } from 'agent-state-machine';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
+import { type Pricing, type RecordedLine } from 'agent-state-machine';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
 

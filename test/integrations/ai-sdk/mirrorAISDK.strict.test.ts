@@ -1,6 +1,7 @@
 import { generateText, streamText, tool, ToolLoopAgent } from 'ai';
 import { z } from 'zod';
-import { BudgetExceededError, validateHistory, type Pricing } from 'agent-state-machine';
+import { BudgetExceededError, type Pricing } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
 import { requestTokenBound } from '../../../lib/internal/requestTokenBound';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { call, scriptedModel, text, type Step } from './scriptedModel';

@@ -3,15 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateText, streamText, tool, ToolLoopAgent, type ModelMessage } from 'ai';
 import { z } from 'zod';
-import {
-  Budget,
-  BudgetExceededError,
-  historyToOtlp,
-  loadHistory,
-  validateHistory,
-  type Pricing,
-  type StepMirror,
-} from 'agent-state-machine';
+import { Budget, BudgetExceededError, type Pricing, type StepMirror } from 'agent-state-machine';
+import { historyToOtlp } from 'agent-state-machine/report';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { apiError, call, checkPrompt, scriptedModel, text, type Step } from './scriptedModel';
 import { TOOL_ROUND_TRIP } from '../../helpers/frameworkRuns';

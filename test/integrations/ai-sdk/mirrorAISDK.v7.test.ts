@@ -1,7 +1,8 @@
 // AI SDK 7 only (type-checked by tsconfig.v7.json, run by the ai7-openai7 jest project).
 import { generateText, isStepCount, tool, ToolLoopAgent } from 'ai';
 import { z } from 'zod';
-import { validateHistory, type Pricing } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
+import { type Pricing } from 'agent-state-machine';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { call, text } from './scriptedModel';
 import { scriptedModelV4 } from './scriptedModel.v7';

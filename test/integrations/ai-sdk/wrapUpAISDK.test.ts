@@ -3,11 +3,11 @@ import { z } from 'zod';
 import {
   AgentWithStateMachine,
   DEFAULT_TABLE,
-  DEFAULT_WRAP_UP_INSTRUCTION,
   extendTable,
   WRAP_UP_EXTENSION,
   type Pricing,
 } from 'agent-state-machine';
+import { DEFAULT_WRAP_UP_INSTRUCTION } from '../../../lib/agent/BudgetEndings';
 import { fromAISDK } from '../../../lib/integrations/ai-sdk';
 import { call, scriptedModel, text } from './scriptedModel';
 

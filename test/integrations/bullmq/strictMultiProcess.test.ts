@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { loadHistory, validateHistory } from 'agent-state-machine';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch, type DistributedTask, type PriceTable } from '../../../lib/integrations/bullmq/index';

@@ -3,13 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import {
-  InvalidArgumentError,
-  RunSkippedError,
-  loadHistory,
-  validateHistory,
-  type AgentLoop,
-} from 'agent-state-machine';
+import { InvalidArgumentError, RunSkippedError, type AgentLoop } from 'agent-state-machine';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import {
   RedisBudget,
   attachBatch,

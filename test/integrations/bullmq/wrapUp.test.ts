@@ -4,7 +4,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createScriptedAgent, loadHistory, validateHistory, type ScriptedReply } from 'agent-state-machine';
+import { createScriptedAgent, type ScriptedReply } from 'agent-state-machine';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import {
   startBatchWorker,
   submitBatch,

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import { validateHistory, type BudgetLimits } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
+import { type BudgetLimits } from 'agent-state-machine';
 import { langGraphMirror } from '../../../lib/integrations/langgraph';
 import { ScriptedChatModel, type ScriptedStep } from './scriptedChatModel';
 

@@ -3,13 +3,8 @@ import { tool } from '@langchain/core/tools';
 import { Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, interrupt } from '@langchain/langgraph';
 import { ToolNode, createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import {
-  BudgetExceededError,
-  TurnCancelledError,
-  validateHistory,
-  type StateMachine,
-  type StateName,
-} from 'agent-state-machine';
+import { BudgetExceededError, TurnCancelledError, type StateMachine, type StateName } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
 import { langGraphMirror, type LangGraphMirror } from '../../../lib/integrations/langgraph';
 import { ScriptedChatModel } from './scriptedChatModel';
 import { TOOL_ROUND_TRIP } from '../../helpers/frameworkRuns';

@@ -5,7 +5,8 @@ import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
-import { BudgetExceededError, validateHistory } from 'agent-state-machine';
+import { BudgetExceededError } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
 import { langGraphMirror } from '../../../lib/integrations/langgraph';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
 

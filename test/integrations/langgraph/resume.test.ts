@@ -11,7 +11,8 @@ import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
-import { JsonlHistorySink, loadHistory, validateHistory, type RecordedLine } from 'agent-state-machine';
+import type { RecordedLine } from 'agent-state-machine';
+import { JsonlHistorySink, loadHistory, validateHistory } from 'agent-state-machine/history';
 import { LangGraphMirror } from '../../../lib/integrations/langgraph';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
 

@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { Agent, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
-import { validateHistory, type BudgetLimits } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
+import { type BudgetLimits } from 'agent-state-machine';
 import { agentsMirror } from '../../../lib/integrations/openai-agents';
 import { cannedModel, type CannedStep } from './cannedModel';
 

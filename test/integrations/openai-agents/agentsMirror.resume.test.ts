@@ -8,14 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Agent, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
-import {
-  JsonlHistorySink,
-  loadHistory,
-  runBatch,
-  validateHistory,
-  type RecordedLine,
-  type StepMirror,
-} from 'agent-state-machine';
+import { JsonlHistorySink, loadHistory, validateHistory } from 'agent-state-machine/history';
+import { runBatch, type RecordedLine, type StepMirror } from 'agent-state-machine';
 import { AgentsMirror } from '../../../lib/integrations/openai-agents';
 import { cannedModel, type CannedModel, type CannedStep } from './cannedModel';
 

@@ -3,7 +3,8 @@
 // budget stop leaves nothing the next request would be rejected for.
 import { Agent, OpenAIProvider, RunState, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
-import { BudgetExceededError, validateHistory } from 'agent-state-machine';
+import { BudgetExceededError } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
 import { agentsMirror, runStateOf } from '../../../lib/integrations/openai-agents';
 import {
   startOpenAIResponsesServer,

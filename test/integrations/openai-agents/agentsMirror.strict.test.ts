@@ -1,6 +1,7 @@
 import { Agent, RunState, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
-import { BudgetExceededError, validateHistory } from 'agent-state-machine';
+import { BudgetExceededError } from 'agent-state-machine';
+import { validateHistory } from 'agent-state-machine/history';
 import { agentsMirror, runStateOf } from '../../../lib/integrations/openai-agents';
 import { requestBound } from '../../../lib/integrations/openai-agents/requestBound';
 import { requestTokenBound } from '../../../lib/internal/requestTokenBound';

@@ -13,14 +13,12 @@ import {
 import { z } from 'zod';
 import {
   BudgetExceededError,
-  JsonlHistorySink,
-  loadHistory,
   TurnCancelledError,
   TurnInProgressError,
-  validateHistory,
   type StateMachine,
   type StateName,
 } from 'agent-state-machine';
+import { JsonlHistorySink, loadHistory, validateHistory } from 'agent-state-machine/history';
 import { agentsMirror, runStateOf, type AgentsMirror } from '../../../lib/integrations/openai-agents';
 import { cannedModel } from './cannedModel';
 import { TOOL_ROUND_TRIP } from '../../helpers/frameworkRuns';

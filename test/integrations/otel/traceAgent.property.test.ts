@@ -8,10 +8,10 @@ import {
 import {
   AgentWithStateMachine,
   createScriptedAgent,
-  historyToOtlp,
   type ScriptedReply,
   type TransitionRecord,
 } from 'agent-state-machine';
+import { historyToOtlp } from 'agent-state-machine/report';
 import { traceAgent } from '../../../lib/integrations/otel';
 import { manualClock } from '../../helpers/manualClock';
 import { otlpShapeProblems } from '../../helpers/otlpShape';

@@ -8,12 +8,12 @@ import {
 import {
   AgentWithStateMachine,
   createScriptedAgent,
-  historyToOtlp,
   InvalidArgumentError,
   type AgentScript,
   type AgentWithStateMachineOptions,
   type TransitionRecord,
 } from 'agent-state-machine';
+import { historyToOtlp } from 'agent-state-machine/report';
 import { traceAgent, traceBatch } from '../../../lib/integrations/otel';
 import { manualClock } from '../../helpers/manualClock';
 

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HistoryFileError, loadHistory, validateHistory } from '../../../lib/index';
+import { HistoryFileError, loadHistory, validateHistory } from '../../../lib/subpaths/history';
 import { PostgresStore } from '../../../lib/integrations/postgres';
 import { batchChild, billingServer, CALL_USD } from '../../helpers/killableBatch';
 import { PG_URL, testSchema } from '../../helpers/postgres';

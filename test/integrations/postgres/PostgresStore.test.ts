@@ -4,14 +4,13 @@ import * as path from 'node:path';
 import {
   createScriptedAgent,
   InvalidArgumentError,
-  loadHistory,
   runBatch,
-  summarizeHistory,
   type AgentLoop,
   type BatchOptions,
   type BatchTask,
   type FrameworkTask,
 } from '../../../lib/index';
+import { loadHistory, summarizeHistory } from '../../../lib/subpaths/history';
 import { PostgresStore, PostgresUnreachableError } from '../../../lib/integrations/postgres';
 import { manualClock } from '../../helpers/manualClock';
 import { testSchema, PG_URL, type TestSchema } from '../../helpers/postgres';

@@ -1,13 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import {
-  DEFAULT_TABLE,
-  DEFAULT_WRAP_UP_INSTRUCTION,
-  extendTable,
-  WRAP_UP_EXTENSION,
-  type AgentLoop,
-  type Pricing,
-} from 'agent-state-machine';
+import { DEFAULT_TABLE, extendTable, WRAP_UP_EXTENSION, type AgentLoop, type Pricing } from 'agent-state-machine';
+import { DEFAULT_WRAP_UP_INSTRUCTION } from '../../../lib/agent/BudgetEndings';
 import { fromAnthropic } from '../../../lib/integrations/anthropic';
 import { fromOpenAIChat, fromOpenAIResponses } from '../../../lib/integrations/openai';
 import { startAnthropicMessagesServer } from '../../../examples/servers/anthropicMessagesServer';

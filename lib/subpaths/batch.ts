@@ -1,0 +1,13 @@
+/**
+ * Batches beyond `runBatch` (which is in the main entry): the record stores a batch writes to
+ * (`RunStore`, implemented by `agent-state-machine/postgres`), the batch folder's manifest and
+ * lock, raising the cap of a batch paused at it from code (`requestRaise`).
+ *
+ * @module agent-state-machine/batch
+ */
+export type { RunStore, StoreBatch, StoreBatchOptions, RunSink, StoredRun, StoredRunQuery } from '../batch/RunStore';
+export type { BatchManifest } from '../batch/batchManifest';
+export { FolderLockedError } from '../batch/lockFolder';
+export type { FolderOwner } from '../batch/lockFolder';
+export { requestRaise } from '../batch/raiseRequests';
+export type { RaiseRequest } from '../batch/raiseRequests';

@@ -1,0 +1,21 @@
+/**
+ * Helpers that the integrations (`agent-state-machine/bullmq`, `/ai-sdk`, …) share with the
+ * library, imported by its name so that every bundle uses one copy of them.
+ *
+ * **Not documented and not covered by semver**: anything here may change or go in any
+ * release. Use the main entry and the documented subpaths instead.
+ *
+ * @module agent-state-machine/internal
+ */
+export { assertKnownOptions } from '../machine/assertKnownOptions';
+export { runTask } from '../batch/runTask';
+export type { RunTaskOptions, TaskRun } from '../batch/runTask';
+export { safeFileName } from '../batch/safeFileName';
+export { lockFolder, LOCK_FILE } from '../batch/lockFolder';
+export type { FolderLock } from '../batch/lockFolder';
+export { UsageMeter } from '../agent/UsageMeter';
+export type { UsageMeterOptions } from '../agent/UsageMeter';
+export { emptyUsage, addUsage } from '../agent/UsageTotals';
+export { assertBudgetLimits } from '../agent/BudgetLimits';
+export { assertBoundsCalls } from '../agent/assertBoundsCalls';
+export { priceUsage } from '../agent/priceResponse';
