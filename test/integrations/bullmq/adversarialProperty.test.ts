@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import * as path from 'node:path';
-import * as readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
@@ -10,6 +8,7 @@ import {
   type ChatAction,
   type OpenAIChatServer,
 } from '../../../examples/servers/openaiChatServer';
+import { spawnWorker, stopAll } from './fixtures/spawnWorker';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { USD_PER_TOKEN, type BillingPayload } from './fixtures/billingLoop';
 
@@ -27,7 +26,6 @@ const TIMEOUT_MS = 150;
 const CAP = 0.06; // five calls' holds: fewer than the tasks ask for, and fewer than the workers' nine slots
 const TASKS = 20;
 const billedInput = (body: unknown): number => Math.ceil(JSON.stringify(body).length / 4);
-const root = path.resolve(__dirname, '../../..');
 
 let url: string;
 let prefix: string;
@@ -37,24 +35,6 @@ const workers: ChildProcess[] = [];
 let script: Move[] = ['ok'];
 let requests = 0;
 let billedUsd = 0;
-
-function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/workerProcess.ts')], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line === 'ready') resolve(child);
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`worker ${env.WORKER_ID} exited (${code}) before it was ready: ${err}`)),
-    );
-  });
-}
 
 beforeAll(async () => {
   url = await testRedisUrl();
@@ -82,14 +62,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(
-    workers.map((c) => {
-      if (c.exitCode !== null || c.signalCode !== null) return undefined;
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGKILL');
-      return gone;
-    }),
-  );
+  await stopAll(workers);
+
   await server?.close();
   await deletePrefix(url, prefix);
   releaseRedis();

@@ -1,52 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
 import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch, type DistributedTask, type PriceTable } from '../../../lib/integrations/bullmq/index';
+import { spawnWorker, stopAll } from './fixtures/spawnWorker';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import type { TestPayload } from './fixtures/agentFromPayload';
 
-const root = path.resolve(__dirname, '../../..');
 
 let url: string;
 beforeAll(async () => {
   url = await testRedisUrl();
 });
 afterAll(() => releaseRedis());
-
-/** A worker in its own process (`node --import tsx`), resolved once it listens. */
-function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/workerProcess.ts')], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line === 'ready') resolve(child);
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`worker ${env.WORKER_ID} exited (${code}) before it was ready: ${err}`)),
-    );
-  });
-}
-
-async function stopAll(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map((c) => {
-      if (c.exitCode !== null || c.signalCode !== null) return undefined;
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGKILL');
-      return gone;
-    }),
-  );
-}
 
 // Prices of 1/1024 and 4/1024 dollars a token: every cost, hold and sum below is exact in binary,
 // so "never past the cap" is asserted exactly, with no tolerance.
