@@ -86,8 +86,10 @@ export class TurnRunner {
       onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);
-    // Only a pausing cap refuses a call with `raises`, which is what makes a turn wait.
-    for (const b of budgets) if (b.pauses) this.#scope.waitForRaise = (spent) => this.#waitForRaise(spent);
+    // Only a pausing cap refuses a call with `raises`, which is what makes a turn wait: one of
+    // the run's own budgets, or an outside one (a BullMQ batch's cap in Redis may pause).
+    if (settings.external.length > 0 || budgets.some((b) => b.pauses))
+      this.#scope.waitForRaise = (spent) => this.#waitForRaise(spent);
     this.#m = new TurnMoves(settings, this.#scope, this.#own, turn);
     this.#wrap = WrapUp.for(this.#scope, budgets);
   }
