@@ -10,7 +10,6 @@ import { spawnWorker, stopAll } from './fixtures/spawnWorker';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import type { TestPayload } from './fixtures/agentFromPayload';
 
-
 let url: string;
 beforeAll(async () => {
   url = await testRedisUrl();
