@@ -220,7 +220,7 @@ describe('a usage field and a limit added to the lists, in a distributed batch',
 
   it('has its counter and its cap in the Lua scripts', () => {
     expect(m.scripts.RESERVE).toContain(
-      `redis.call('HMGET', KEYS[1], 'i', 'o', 'c', 't', 'l', 'st', 'ci', 'mc', 'mt', 'mtc', 'mlc', 'mw', 'mct')`,
+      `redis.call('HMGET', KEYS[1], 'i', 'o', 'c', 't', 'l', 'st', 'ci', 'mc', 'mt', 'mtc', 'mlc', 'mw', 'mct', 'wp')`,
     );
     expect(m.scripts.RESERVE).toContain(`elseif over(n[7], tonumber(b[13])) then spent = '${LIMIT}'`);
     expect(m.scripts.CHARGE).toContain(`add[#add + 1] = {'ci', ARGV[5], false}`);
