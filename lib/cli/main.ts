@@ -21,7 +21,6 @@ import { watchBatch } from './watchBatch';
 import { addRaiseCommand } from './raiseCommand';
 import { inspectFolder } from './inspectFolder';
 import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
-import { DEFAULT_MAX_LINE_BYTES } from '../history/maxLineBytes';
 import { VERSION } from '../internal/version';
 import { formatReplay } from '../replay/formatReplay';
 import { replayFile } from '../replay/replayFile';
@@ -33,6 +32,7 @@ import { messageOf } from '../internal/messageOf';
 import type { RunStore } from '../batch/RunStore';
 import { addStoreCommands, inputOf, runSource, storePagePath, STORE_FLAG, STORE_HELP } from './storeCommands';
 import { budgetLimit, positiveInteger } from './cliArguments';
+import { addReadingOptions, loadOptions, type ReadingOptions, type StoreReading } from './readingOptions';
 
 /** Where the CLI writes; tests pass their own to capture it. */
 export interface CliIO {
@@ -470,36 +470,6 @@ function defaultReportPath(target: string, kind: 'run' | 'batch'): string {
 
 /** `replay`'s options. */
 type ReplayOptions = StoreReading & { budget: Record<string, number>; json?: boolean; stall?: string[] };
-
-/** The options every reading command takes. */
-interface ReadingOptions {
-  salvage?: boolean;
-  maxLineBytes?: number;
-}
-
-function addReadingOptions(command: Command): void {
-  command
-    .option(
-      '--salvage',
-      'skip corrupt lines (glued by a full disk, NUL bytes from a power cut, over --max-line-bytes), listing each, and read the rest',
-    )
-    .option(
-      '--max-line-bytes <n>',
-      `the longest line read, in bytes (default ${DEFAULT_MAX_LINE_BYTES.toLocaleString('en-US')}, the limit the writer keeps to)`,
-      positiveInteger,
-    );
-}
-
-/** The reading options as `loadHistory` and `buildHtmlReport` take them. */
-function loadOptions(opts: ReadingOptions): { salvage: boolean; maxLineBytes?: number } {
-  return {
-    salvage: opts.salvage === true,
-    ...(opts.maxLineBytes === undefined ? {} : { maxLineBytes: opts.maxLineBytes }),
-  };
-}
-
-/** The reading options with `--store URL`. */
-type StoreReading = ReadingOptions & { store?: string };
 
 /** A wrong combination of options, reported like commander's own usage errors. */
 class UsageError extends Error {}
