@@ -3,6 +3,7 @@ import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { readRaiseRequests } from './raiseRequests';
+import { raiseProblem } from '../internal/raiseProblem';
 
 /** One raise of a batch's paused cap, as its report lists it. */
 export interface CapRaise {
@@ -97,23 +98,10 @@ export class CapRaises {
 
   /** Raises the cap; `limits` is checked (only `maxCostUsd`, above the cap in force). */
   raise(limits: unknown, by: CapRaise['by']): void {
-    if (typeof limits !== 'object' || limits === null)
-      throw new InvalidArgumentError('raise(limits)', 'an object { maxCostUsd }', limits);
-    for (const key of Object.keys(limits))
-      if (key !== 'maxCostUsd')
-        throw new InvalidArgumentError(
-          `raise(limits).${key}`,
-          'left out: only maxCostUsd can be raised',
-          (limits as Record<string, unknown>)[key],
-        );
-    const { maxCostUsd } = limits as { maxCostUsd?: unknown };
     const fromUsd = this.#pool.limits.maxCostUsd!;
-    if (!(typeof maxCostUsd === 'number' && Number.isFinite(maxCostUsd) && maxCostUsd > fromUsd))
-      throw new InvalidArgumentError(
-        'raise(limits).maxCostUsd',
-        `a finite number of USD above the cap in force (${formatUsd(fromUsd)})`,
-        maxCostUsd,
-      );
+    const problem = raiseProblem(limits, fromUsd);
+    if (problem !== undefined) throw new InvalidArgumentError(problem.name, problem.expected, problem.value);
+    const { maxCostUsd } = limits as { maxCostUsd: number };
     this.#pool.raise(maxCostUsd);
     this.#list.push({ at: this.#clock(), fromUsd, toUsd: maxCostUsd, by });
     this.#log?.info(`the batch's cap is raised from ${formatUsd(fromUsd)} to ${formatUsd(maxCostUsd)}`);

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError, type CapRaise } from 'agent-state-machine';
 import { formatUsd } from '../../internal/formatUsd';
+import { raiseProblem } from '../../internal/raiseProblem';
 import { raiseChannel, type BatchKeys } from './batchKeys';
 import { runScript } from './redisScripts';
 
@@ -60,17 +61,7 @@ export async function raiseCap(
 }
 
 function checkedCap(limits: unknown): number {
-  if (typeof limits !== 'object' || limits === null)
-    throw new InvalidArgumentError('raise(limits)', 'an object { maxCostUsd }', limits);
-  for (const key of Object.keys(limits))
-    if (key !== 'maxCostUsd')
-      throw new InvalidArgumentError(
-        `raise(limits).${key}`,
-        'left out: only maxCostUsd can be raised',
-        (limits as Record<string, unknown>)[key],
-      );
-  const { maxCostUsd } = limits as { maxCostUsd?: unknown };
-  if (!(typeof maxCostUsd === 'number' && Number.isFinite(maxCostUsd) && maxCostUsd > 0))
-    throw new InvalidArgumentError('raise(limits).maxCostUsd', 'a positive finite number of USD', maxCostUsd);
-  return maxCostUsd;
+  const problem = raiseProblem(limits);
+  if (problem !== undefined) throw new InvalidArgumentError(problem.name, problem.expected, problem.value);
+  return (limits as { maxCostUsd: number }).maxCostUsd;
 }
