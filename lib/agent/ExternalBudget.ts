@@ -37,6 +37,12 @@ export interface ExternalBudget {
    * tokens) then stops the run, and `trip` stops every run that shares the budget.
    */
   readonly strict?: boolean;
+  /**
+   * True when its dollar cap pauses when spent (its refusals carry `raises`): a turn refused
+   * by it then waits for a raise. A refusal with `raises` from a budget that does not say so
+   * ends the turn as any refusal does.
+   */
+  readonly pauses?: boolean;
   /** Stops the budget for good, for every process that shares it, with `spent` as the reason. */
   trip?(spent: SpentLimit): Promise<void>;
 }

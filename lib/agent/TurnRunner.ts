@@ -87,8 +87,8 @@ export class TurnRunner {
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);
     // Only a pausing cap refuses a call with `raises`, which is what makes a turn wait: one of
-    // the run's own budgets, or an outside one (a BullMQ batch's cap in Redis may pause).
-    if (settings.external.length > 0 || budgets.some((b) => b.pauses))
+    // the run's own budgets, or an outside one that says it pauses (a BullMQ batch's in Redis).
+    if (settings.external.some((e) => e.pauses === true) || budgets.some((b) => b.pauses))
       this.#scope.waitForRaise = (spent) => this.#waitForRaise(spent);
     this.#m = new TurnMoves(settings, this.#scope, this.#own, turn);
     this.#wrap = WrapUp.for(this.#scope, budgets);

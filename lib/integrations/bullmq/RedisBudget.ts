@@ -78,6 +78,11 @@ export class RedisBudget implements ExternalBudget {
     return this.#limits.maxCostUsd !== undefined && this.#limits.strict !== false;
   }
 
+  /** True when the batch's dollar cap pauses when spent (`whenSpent: 'pause'`): a refused turn waits for a raise. */
+  get pauses(): boolean {
+    return this.#limits.whenSpent === 'pause';
+  }
+
   /**
    * A response passed its bound under the strict cap: the cap cannot be kept, so the batch stops.
    * Marks the budget in Redis, so that every worker's next call and every run not yet begun
