@@ -32,24 +32,33 @@ export function buildCli(): void {
 /**
  * Builds entries of the library into dist/ (`{ 'postgres/index': 'lib/integrations/postgres/index.ts' }`),
  * JavaScript only (no types), as tsup.config.ts's library entry does: for the executable's own
- * loading of a subpath (`agent-sm --store` loads `agent-state-machine/postgres`, which loads the main entry).
+ * loading of a subpath (`agent-sm --store` loads `agent-state-machine/postgres`, which loads the
+ * main entry and `agent-state-machine/internal`). The main entry and every subpath of the library
+ * itself are built with them, split into shared chunks as in the package: an integration imports
+ * them by name, and a dist/ without them (a fresh clone) would fail to load it.
  */
 export function buildLibrary(entries: Record<string, string>): void {
   const out = path.join(ROOT, 'dist', `.lib-build-${process.pid}`);
   const script = [
     "const { build } = require('tsup');",
     "const lib = require('./tsup.config.ts').default.find((c) => c.entry && c.entry.index !== undefined);",
-    `build({ ...lib, entry: ${JSON.stringify(entries)}, dts: false, splitting: false, clean: false, config: false, outDir: ${JSON.stringify(out)}, silent: true })`,
+    "const core = Object.fromEntries(Object.entries(lib.entry).filter(([, from]) => !from.startsWith('lib/integrations/')));",
+    `build({ ...lib, entry: { ...core, ...${JSON.stringify(entries)} }, dts: false, clean: false, config: false, outDir: ${JSON.stringify(out)}, silent: true })`,
     '  .catch((e) => { console.error(e); process.exit(1); });',
   ].join('\n');
   try {
     execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    for (const name of Object.keys(entries))
-      for (const ext of ['.cjs', '.mjs']) {
-        const target = path.join(ROOT, 'dist', `${name}${ext}`);
-        fs.mkdirSync(path.dirname(target), { recursive: true });
-        fs.renameSync(path.join(out, `${name}${ext}`), target);
-      }
+    // Chunks first, entries last: a file renamed in never points at a chunk not there yet (the
+    // chunks' names are hashes of their content, so a chunk another test file reads stays as it is).
+    const files = (fs.readdirSync(out, { recursive: true }) as string[]).filter((f) =>
+      fs.statSync(path.join(out, f)).isFile(),
+    );
+    const isEntry = (f: string): boolean => /(^|[/\\])index\.(c|m)js(\.map)?$/.test(f);
+    for (const file of [...files.filter((f) => !isEntry(f)), ...files.filter(isEntry)]) {
+      const target = path.join(ROOT, 'dist', file);
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.renameSync(path.join(out, file), target);
+    }
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
