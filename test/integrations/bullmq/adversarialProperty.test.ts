@@ -17,14 +17,19 @@ import { USD_PER_TOKEN, type BillingPayload } from './fixtures/billingLoop';
 // token the request allows) and bills it, whether or not the client sees the answer. Per
 // request it picks: a model id the prices lack (dated), one whose pricing throws, a stream
 // cut before or after its usage chunk, a 429 (refused before any work, billed nothing), a 500,
-// or an answer that comes after the client's timeout. The shared strict cap lives in Redis.
+// or an answer that comes after the client's timeout. The shared strict cap lives in Redis. A
+// batch whose loops do not stream may also meet a server that ignores max tokens (`overBound`:
+// twice the request's max, billed in full): the one overshoot the cap documents, at most one
+// response per run in flight, after which the batch stops.
 
-type Move = 'ok' | 'dated' | 'throws' | 'cutBeforeUsage' | 'cutAfterUsage' | '429' | '500' | 'late';
+type Move = 'ok' | 'dated' | 'throws' | 'cutBeforeUsage' | 'cutAfterUsage' | '429' | '500' | 'late' | 'overBound';
 const MOVES: readonly Move[] = ['ok', 'dated', 'throws', 'cutBeforeUsage', 'cutAfterUsage', '429', '500', 'late'];
 const MAX_OUTPUT = 2000;
 const TIMEOUT_MS = 150;
 const CAP = 0.06; // five calls' holds: fewer than the tasks ask for, and fewer than the workers' nine slots
 const TASKS = 20;
+// Runs in flight at once: three workers of three slots each.
+const IN_FLIGHT = 9;
 const billedInput = (body: unknown): number => Math.ceil(JSON.stringify(body).length / 4);
 
 let url: string;
@@ -35,16 +40,24 @@ const workers: ChildProcess[] = [];
 let script: Move[] = ['ok'];
 let requests = 0;
 let billedUsd = 0;
+// What `overBound` answers billed past their requests' max output tokens, and how many there were.
+let overshotUsd = 0;
+let overshoots = 0;
 
 beforeAll(async () => {
   url = await testRedisUrl();
   prefix = uniquePrefix('adversarial');
   server = await startOpenAIChatServer({
+    // It reports the usage each move gives, past the request's max too (`overBound`).
+    ignoresMaxTokens: true,
     respond: (body: { max_completion_tokens: number }): ChatAction => {
       const move = script[requests++ % script.length]!;
       if (move === '429') return { error: { status: 429, message: 'Rate limit reached', type: 'requests' } };
-      const usage = { prompt_tokens: billedInput(body), completion_tokens: body.max_completion_tokens };
+      const over = move === 'overBound' ? body.max_completion_tokens : 0;
+      const usage = { prompt_tokens: billedInput(body), completion_tokens: body.max_completion_tokens + over };
       billedUsd += (usage.prompt_tokens + usage.completion_tokens) * USD_PER_TOKEN;
+      overshotUsd += over * USD_PER_TOKEN;
+      if (over > 0) overshoots += 1;
       if (move === '500') return { error: { status: 500, message: 'The server had an error' } };
       const model = move === 'dated' ? 'gpt-local-2025-01-01' : move === 'throws' ? 'gpt-local-throws' : 'gpt-local';
       const dropAfterChunks = move === 'cutBeforeUsage' ? 1 : move === 'cutAfterUsage' ? 1000 : undefined;
@@ -70,12 +83,14 @@ afterAll(async () => {
 });
 
 /** One batch of TASKS one-call tasks under the script; what the server billed and what the report says. */
-async function batchUnder(moves: Move[], strict: boolean) {
+async function batchUnder({ moves, stream }: Script, strict: boolean) {
   script = moves;
   requests = 0;
   billedUsd = 0;
+  overshotUsd = 0;
+  overshoots = 0;
   const payload: BillingPayload = {
-    billing: { baseURL: server.baseURL, maxTokens: MAX_OUTPUT, timeoutMs: TIMEOUT_MS },
+    billing: { baseURL: server.baseURL, maxTokens: MAX_OUTPUT, timeoutMs: TIMEOUT_MS, stream },
   };
   const batch = await submitBatch(
     Array.from({ length: TASKS }, (_, i) => ({ id: `t${i}`, input: 'Say done', payload })),
@@ -89,27 +104,48 @@ async function batchUnder(moves: Move[], strict: boolean) {
   );
   const report = await batch.report();
   expect(server.rejected).toEqual([]);
-  return { report, billed: billedUsd };
+  return { report, billed: billedUsd, overshot: overshotUsd, overshoots };
 }
 
-const moves = fc.array(fc.constantFrom(...MOVES), { minLength: 1, maxLength: 10 });
+/** A batch's script: streamed, or sent whole and then open to a server that ignores max tokens. */
+interface Script {
+  moves: Move[];
+  stream: boolean;
+}
+const scripts: fc.Arbitrary<Script> = fc.oneof(
+  fc.record({ moves: fc.array(fc.constantFrom(...MOVES), { minLength: 1, maxLength: 10 }), stream: fc.constant(true) }),
+  fc.record({
+    moves: fc.array(fc.constantFrom(...MOVES, 'overBound'), { minLength: 1, maxLength: 10 }),
+    stream: fc.constant(false),
+  }),
+);
 
 describe('an adversarial billing server against three worker processes (property-based)', () => {
   it('never bills past a strict total in Redis, the report counts at least what was billed, and no hold is left', async () => {
     const redis = new Redis(url);
+    // Batches that met a server ignoring max tokens: the seeded scripts must include some.
+    let overBatches = 0;
     try {
       await fc.assert(
-        fc.asyncProperty(moves, async (moveList) => {
-          const { report, billed } = await batchUnder(moveList, true);
+        fc.asyncProperty(scripts, async (script_) => {
+          const { report, billed, overshot, overshoots } = await batchUnder(script_, true);
           expect(report.runs).toHaveLength(TASKS);
-          expect(billed).toBeLessThanOrEqual(CAP + 1e-12);
+          // Within the cap but for the documented overshoot: what answers past their bound billed
+          // beyond it, from at most one response per run in flight.
+          expect(billed - overshot).toBeLessThanOrEqual(CAP + 1e-12);
+          expect(overshoots).toBeLessThanOrEqual(IN_FLIGHT);
           expect(report.totals.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
-          expect(report.budget.costUsd).toBeLessThanOrEqual(CAP + 1e-12);
+          expect(report.budget.costUsd).toBeLessThanOrEqual(CAP + overshot + 1e-12);
+          // A response past its bound stops the batch, and the report says why.
+          if (overshoots > 0) overBatches += 1;
+          if (overshoots > 0)
+            expect(report.runs.some((r) => /past its bound of 2000/.test(r.error?.message ?? ''))).toBe(true);
           const keys = batchKeys(prefix, 'money', report.batchId);
           expect(await redis.hget(keys.budget, 'hc')).toBeNull();
         }),
-        { numRuns: 8, seed: 20261128 },
+        { numRuns: 10, seed: 20261128 },
       );
+      expect(overBatches).toBeGreaterThan(0);
     } finally {
       redis.disconnect();
     }
@@ -117,7 +153,7 @@ describe('an adversarial billing server against three worker processes (property
 
   it('bites: with strict: false, fast-check finds a server that bills past the cap', async () => {
     const found = await fc.check(
-      fc.asyncProperty(moves, async (moveList) => (await batchUnder(moveList, false)).billed <= CAP + 1e-12),
+      fc.asyncProperty(scripts, async (script_) => (await batchUnder(script_, false)).billed <= CAP + 1e-12),
       { numRuns: 8, seed: 20261128, endOnFailure: true },
     );
     expect(found.failed).toBe(true);
