@@ -3,73 +3,34 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch } from '../../../lib/integrations/bullmq/index';
-import {
-  startOpenAIChatServer,
-  type ChatAction,
-  type OpenAIChatServer,
-} from '../../../examples/servers/openaiChatServer';
+import { billingScripts, startBillingServer, type BillingServer, type Script } from '../../helpers/billingServer';
 import { spawnWorker, stopAll } from './fixtures/spawnWorker';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
-import { USD_PER_TOKEN, type BillingPayload } from './fixtures/billingLoop';
+import type { BillingPayload } from './fixtures/billingLoop';
 
 // The money rule across worker processes: three workers, each running the real OpenAI client
-// against one local billing server that answers every request it takes in full (every output
-// token the request allows) and bills it, whether or not the client sees the answer. Per
-// request it picks: a model id the prices lack (dated), one whose pricing throws, a stream
-// cut before or after its usage chunk, a 429 (refused before any work, billed nothing), a 500,
-// or an answer that comes after the client's timeout. The shared strict cap lives in Redis. A
-// batch whose loops do not stream may also meet a server that ignores max tokens (`overBound`:
-// twice the request's max, billed in full): the one overshoot the cap documents, at most one
-// response per run in flight, after which the batch stops.
+// against one local billing server (test/helpers/billingServer.ts) that picks per request what
+// it does: a model id the prices lack, pricing that throws, a stream cut before or after its
+// usage chunk, a 429, a 500, or an answer after the client's timeout. The shared strict cap lives
+// in Redis. A batch whose loops do not stream may also meet a server that ignores max tokens
+// (`overBound`): the one overshoot the cap documents, at most one response per run in flight,
+// after which the batch stops.
 
-type Move = 'ok' | 'dated' | 'throws' | 'cutBeforeUsage' | 'cutAfterUsage' | '429' | '500' | 'late' | 'overBound';
-const MOVES: readonly Move[] = ['ok', 'dated', 'throws', 'cutBeforeUsage', 'cutAfterUsage', '429', '500', 'late'];
 const MAX_OUTPUT = 2000;
 const TIMEOUT_MS = 150;
 const CAP = 0.06; // five calls' holds: fewer than the tasks ask for, and fewer than the workers' nine slots
 const TASKS = 20;
 // Runs in flight at once: three workers of three slots each.
 const IN_FLIGHT = 9;
-const billedInput = (body: unknown): number => Math.ceil(JSON.stringify(body).length / 4);
-
 let url: string;
 let prefix: string;
-let server: OpenAIChatServer;
+let billing: BillingServer;
 const workers: ChildProcess[] = [];
-// The script of the batch being run, and what the server billed for it.
-let script: Move[] = ['ok'];
-let requests = 0;
-let billedUsd = 0;
-// What `overBound` answers billed past their requests' max output tokens, and how many there were.
-let overshotUsd = 0;
-let overshoots = 0;
 
 beforeAll(async () => {
   url = await testRedisUrl();
   prefix = uniquePrefix('adversarial');
-  server = await startOpenAIChatServer({
-    // It reports the usage each move gives, past the request's max too (`overBound`).
-    ignoresMaxTokens: true,
-    respond: (body: { max_completion_tokens: number }): ChatAction => {
-      const move = script[requests++ % script.length]!;
-      if (move === '429') return { error: { status: 429, message: 'Rate limit reached', type: 'requests' } };
-      const over = move === 'overBound' ? body.max_completion_tokens : 0;
-      const usage = { prompt_tokens: billedInput(body), completion_tokens: body.max_completion_tokens + over };
-      billedUsd += (usage.prompt_tokens + usage.completion_tokens) * USD_PER_TOKEN;
-      overshotUsd += over * USD_PER_TOKEN;
-      if (over > 0) overshoots += 1;
-      if (move === '500') return { error: { status: 500, message: 'The server had an error' } };
-      const model = move === 'dated' ? 'gpt-local-2025-01-01' : move === 'throws' ? 'gpt-local-throws' : 'gpt-local';
-      const dropAfterChunks = move === 'cutBeforeUsage' ? 1 : move === 'cutAfterUsage' ? 1000 : undefined;
-      return {
-        content: 'done',
-        usage,
-        model,
-        ...(dropAfterChunks === undefined ? {} : { dropAfterChunks }),
-        ...(move === 'late' ? { delayMs: 20 * TIMEOUT_MS } : {}),
-      };
-    },
-  });
+  billing = await startBillingServer(20 * TIMEOUT_MS);
   const env = { REDIS_URL: url, QUEUE: 'money', PREFIX: prefix, CONCURRENCY: '3', LOCAL_PRICING: '1' };
   workers.push(...(await Promise.all(['w1', 'w2', 'w3'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
 }, 60_000);
@@ -77,20 +38,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAll(workers);
 
-  await server?.close();
+  await billing?.server.close();
   await deletePrefix(url, prefix);
   releaseRedis();
 });
 
 /** One batch of TASKS one-call tasks under the script; what the server billed and what the report says. */
 async function batchUnder({ moves, stream }: Script, strict: boolean) {
-  script = moves;
-  requests = 0;
-  billedUsd = 0;
-  overshotUsd = 0;
-  overshoots = 0;
+  billing.reset(moves);
   const payload: BillingPayload = {
-    billing: { baseURL: server.baseURL, maxTokens: MAX_OUTPUT, timeoutMs: TIMEOUT_MS, stream },
+    billing: { baseURL: billing.server.baseURL, maxTokens: MAX_OUTPUT, timeoutMs: TIMEOUT_MS, stream },
   };
   const batch = await submitBatch(
     Array.from({ length: TASKS }, (_, i) => ({ id: `t${i}`, input: 'Say done', payload })),
@@ -103,22 +60,12 @@ async function batchUnder({ moves, stream }: Script, strict: boolean) {
     },
   );
   const report = await batch.report();
-  expect(server.rejected).toEqual([]);
-  return { report, billed: billedUsd, overshot: overshotUsd, overshoots };
+  expect(billing.server.rejected).toEqual([]);
+  const { usd: billed, overshotUsd: overshot, overshoots } = billing.billing;
+  return { report, billed, overshot, overshoots };
 }
 
-/** A batch's script: streamed, or sent whole and then open to a server that ignores max tokens. */
-interface Script {
-  moves: Move[];
-  stream: boolean;
-}
-const scripts: fc.Arbitrary<Script> = fc.oneof(
-  fc.record({ moves: fc.array(fc.constantFrom(...MOVES), { minLength: 1, maxLength: 10 }), stream: fc.constant(true) }),
-  fc.record({
-    moves: fc.array(fc.constantFrom(...MOVES, 'overBound'), { minLength: 1, maxLength: 10 }),
-    stream: fc.constant(false),
-  }),
-);
+const scripts = billingScripts(10);
 
 describe('an adversarial billing server against three worker processes (property-based)', () => {
   it('never bills past a strict total in Redis, the report counts at least what was billed, and no hold is left', async () => {
