@@ -1,6 +1,6 @@
-// The crash tests' pieces for test/fixtures/batch/llmBatchToKill.ts: the child process (bundled
-// once, so no child compiles TypeScript), and the local LLM that bills each answer and holds
-// request k+1 until the test kills the child.
+// The crash tests' pieces: a batch fixture as a child process (bundled once, so no child
+// compiles TypeScript), and the local LLM that bills each answer and holds request k+1 until the
+// test kills the child, process after process.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
@@ -10,54 +10,92 @@ import { startOpenAIChatServer, type ChatAction } from '../../examples/servers/o
 /** What the server bills for each response it sends, and what the response reports as its cost. */
 export const CALL_USD = 0.01;
 
-/** A server request, as the billing sees it: the body's hash, the phase, and the mark its answer carries. */
+/** A server request, as the billing sees it: the body's hash, its task, the process that sent it, and the mark its answer carries. */
 export interface Answered {
   hash: string;
-  phase: 'killed' | 'resumed';
+  /** `task-<n>`, from the `task <n>` of its user message. */
+  task: string;
+  /** The process that sent it: 1 for the first, one more for each `next()`. */
+  phase: number;
   /** Text only this answer carries (its tool call id, or its content), to find it in the records. */
   mark: string;
 }
 
-/** The local LLM: answers a tool call, then (once the tool result is in) a final text; bills each answer. */
-export async function billingServer(holdAfter: number) {
+/**
+ * The local LLM: answers a tool call (`lookup`), then (once `toolCalls(n)` tool results of task n
+ * are in, default one) a final text; bills each answer. Each process the test starts is a phase (`next`): past its `at`-th answered
+ * request, the server holds requests (never answers them: the process is killed first). A client
+ * whose API key is `sk-phase-<n>` is answered only in phase n: a request of a killed process that
+ * the server (busy under load) reads only after the kill is never answered, as a request in
+ * flight at the kill is not.
+ */
+export async function phasedBillingServer(toolCalls: (task: number) => number = () => 1) {
   const answered: Answered[] = [];
-  let phase: Answered['phase'] = 'killed';
-  let held!: () => void;
-  const heldRequest = new Promise<void>((resolve) => (held = resolve));
+  let phase = 1;
+  let holdAt = Infinity;
+  let held: (() => void) | undefined;
   let n = 0;
   const server = await startOpenAIChatServer({
-    respond: (body: { messages: { role: string }[] }): ChatAction | Promise<ChatAction> => {
-      if (phase === 'killed' && answered.length >= holdAfter) {
-        held();
-        return new Promise<ChatAction>(() => undefined); // never answered: the process is killed first
+    respond: (
+      body: { messages: { role: string; content?: unknown }[] },
+      _index: number,
+      apiKey: string,
+    ): ChatAction | Promise<ChatAction> => {
+      if (answered.length >= holdAt || (apiKey.startsWith('sk-phase-') && apiKey !== `sk-phase-${phase}`)) {
+        held?.();
+        return new Promise<ChatAction>(() => undefined);
       }
       n += 1;
       const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+      const user = body.messages.find((m) => m.role === 'user');
+      const task = /task (\d+)/.exec(JSON.stringify(user?.content ?? ''))?.[1] ?? '?';
       const usage = { prompt_tokens: 100, completion_tokens: 10, cost: CALL_USD };
-      const hasResult = body.messages.some((m) => m.role === 'tool');
-      const reply: ChatAction = hasResult
-        ? { content: `answer-${n}`, usage }
-        : { toolCalls: [{ id: `call_${n}_x`, name: 'lookup', arguments: '{}' }], usage };
-      answered.push({ hash, phase, mark: hasResult ? `answer-${n}` : `call_${n}_x` });
+      const answers = body.messages.filter((m) => m.role === 'tool').length >= toolCalls(Number(task));
+      const mark = answers ? `answer-${n}-x` : `call_${n}_x`;
+      const reply: ChatAction = answers
+        ? { content: mark, usage }
+        : { toolCalls: [{ id: mark, name: 'lookup', arguments: '{}' }], usage };
+      answered.push({ hash, task: `task-${task}`, phase, mark });
       return reply;
     },
   });
+  let started = false;
   return {
     server,
     answered,
-    heldRequest,
-    resume: () => void (phase = 'resumed'),
+    /** The phase of the process the test starts next (the first is 1). */
+    get phase(): number {
+      return phase;
+    },
+    /** The next process: resolves when a request past the `at`-th answered one reaches the server. */
+    next(at: number): Promise<void> {
+      if (started) phase += 1;
+      started = true;
+      holdAt = at;
+      return new Promise<void>((resolve) => (held = resolve));
+    },
   };
 }
 
-let bundle: string | undefined;
+/** One kill: a process held at request `holdAfter` + 1 (`heldRequest`), then (`resume()`) a process answered in full. */
+export async function billingServer(holdAfter: number) {
+  const llm = await phasedBillingServer();
+  const heldRequest = llm.next(holdAfter);
+  return { server: llm.server, answered: llm.answered, heldRequest, resume: () => void llm.next(Infinity) };
+}
 
-/** The fixture bundled into `dir` by the first test that needs it (concurrent tests do not wait for beforeAll). */
-function bundled(dir: string): string {
-  if (bundle !== undefined) return bundle;
-  const out = path.join(dir, 'llmBatchToKill.cjs');
+const bundles = new Map<string, string>();
+
+/**
+ * test/fixtures/batch/`fixture`.ts bundled into `dir` by the first test that needs it (concurrent
+ * tests do not wait for beforeAll); `alias` maps packages to others (an SDK's other major).
+ */
+function bundled(dir: string, fixture: string, alias: Record<string, string>): string {
+  const done = bundles.get(fixture);
+  if (done !== undefined) return done;
+  const out = path.join(dir, `${fixture}.cjs`);
   buildSync({
-    entryPoints: [path.join(__dirname, '..', 'fixtures', 'batch', 'llmBatchToKill.ts')],
+    entryPoints: [path.join(__dirname, '..', 'fixtures', 'batch', `${fixture}.ts`)],
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -65,25 +103,30 @@ function bundled(dir: string): string {
     outfile: out,
     tsconfig: path.join(__dirname, '..', '..', 'tsconfig.json'),
     logLevel: 'silent',
+    alias,
   });
-  return (bundle = out);
+  bundles.set(fixture, out);
+  return out;
 }
 
-/** The batch fixture as a child process, with `args`; its bundle is kept in `work`. */
+/** A batch fixture (default llmBatchToKill) as a child process, with `args`; its bundle is kept in `work`. */
 export function batchChild(
   work: string,
   args: string[],
+  fixture = 'llmBatchToKill',
+  alias: Record<string, string> = {},
 ): {
   exited: Promise<{ code: number | null; signal: string | null }>;
   kill(): void;
   stdout(): string;
   stderr(): string;
 } {
-  const proc = spawn(process.execPath, [bundled(work), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [bundled(work, fixture, alias), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  // 'close', not 'exit': the pipes are drained by then.
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     proc.on('close', (code, signal) => resolve({ code, signal })),
   );
