@@ -26,6 +26,8 @@ const CONCURRENCY = 3;
 const CAP_USD = 0.16;
 const MAX_LLM_CALLS = 2;
 const toolCalls = (task: number): number => 1 + (task % 2);
+/** How long a settled kill waits for the answers sent to reach the files (most take a few ms). */
+const SETTLE_MS = 250;
 /**
  * The most answers a resumed batch is sure to reach after a first kill: request n+1 starts only
  * if its hold fits beside n answers, the first kill's lost calls (up to CONCURRENCY) and the other
@@ -50,14 +52,17 @@ export interface CrashedFramework {
 
 /**
  * Kill scenarios: after k answered requests, and in every third one a second kill of the resumed
- * batch after k2. Both stay within the cap's sure reach, so each kill comes.
+ * batch after k2. Both stay within the cap's sure reach, so each kill comes. Half the kills come
+ * at once, when answers the process has not yet written may be in flight; the other half once the
+ * answers sent have had time to reach its files (`settled`), so that more cut-off runs continue
+ * from journaled responses.
  */
-function killPoints(framework: CrashedFramework): (readonly [number, number | null, string])[] {
+function killPoints(framework: CrashedFramework): (readonly [number, number | null, string, boolean])[] {
   const random = seeded(framework.seed);
   return Array.from({ length: framework.scenarios ?? 12 }, (_, i) => {
     const k = 1 + Math.floor(random() * 8);
     const again = i % 3 === 2 ? Math.min(k + 1 + Math.floor(random() * 3), SURE_TO_REACH) : null;
-    return [k, again, framework.variants[i % framework.variants.length]!] as const;
+    return [k, again, framework.variants[i % framework.variants.length]!, random() < 0.5] as const;
   });
 }
 
@@ -69,12 +74,12 @@ export function describeFrameworkCrash(title: string, framework: CrashedFramewor
 
   describe(`${title}: a journaled batch killed with SIGKILL and resumed in a new process`, () => {
     it.concurrent.each(killPoints(framework))(
-      'killed after %i answered requests (and again after %p, variant %s): no answered request sent again, caps held',
-      async (k, again, variant) => {
+      'killed after %i answered requests (and again after %p, variant %s, settled %s): no answered request sent again, caps held',
+      async (k, again, variant, settled) => {
         const dir = fs.mkdtempSync(path.join(work, 'run-'));
         const llm = await phasedBillingServer(toolCalls);
         try {
-          const atKills = await killAtPoints(work, framework, { dir, llm, variant }, k, again);
+          const atKills = await killAtPoints(work, framework, { dir, llm, variant, settled }, k, again);
           void llm.next(Infinity);
           const resumed = batchChild(work, args('resume', dir, llm, variant), framework.fixture, framework.alias);
           const exit = await resumed.exited;
@@ -104,11 +109,11 @@ function args(mode: 'run' | 'resume', dir: string, llm: Llm, variant: string): s
 async function killAtPoints(
   work: string,
   framework: CrashedFramework,
-  run: { dir: string; llm: Llm; variant: string },
+  run: { dir: string; llm: Llm; variant: string; settled: boolean },
   k: number,
   again: number | null,
 ): Promise<string[]> {
-  const { dir, llm, variant } = run;
+  const { dir, llm, variant, settled } = run;
   const atKills: string[] = [];
   for (const [mode, at] of again === null
     ? ([['run', k]] as const)
@@ -124,6 +129,8 @@ async function killAtPoints(
         throw new Error(`the batch exited (${code}) before request ${at + 1}: ${proc.stderr()}`);
       }),
     ]);
+    // The requests it sends meanwhile are held: nothing more is answered before the kill.
+    if (settled) await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     proc.kill();
     expect((await proc.exited).signal).toBe('SIGKILL');
     expect(llm.answered).toHaveLength(at);
