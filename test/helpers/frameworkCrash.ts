@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
 import { FRAMEWORK_CRASH_TASKS } from '../fixtures/batch/killableFrameworkBatch';
-import { batchChild, CALL_USD, phasedBillingServer } from './killableBatch';
+import { batchChild, CALL_USD, phasedBillingServer, type BillingApi } from './killableBatch';
 import { seeded } from './seeded';
 
 const TASKS = FRAMEWORK_CRASH_TASKS;
@@ -42,6 +42,8 @@ export interface CrashedFramework {
   fixture: string;
   /** How the fixture drives the framework (e.g. `generate`, `stream`), taken in turn by the scenarios. */
   variants: readonly string[];
+  /** The wire protocol the local server speaks for a variant. Default: Chat Completions. */
+  api?: (variant: string) => BillingApi;
   /** Packages the bundle takes from others (the SDK major the test process runs). */
   alias?: Record<string, string>;
   /** The seed of the kill points. */
@@ -77,7 +79,7 @@ export function describeFrameworkCrash(title: string, framework: CrashedFramewor
       'killed after %i answered requests (and again after %p, variant %s, settled %s): no answered request sent again, caps held',
       async (k, again, variant, settled) => {
         const dir = fs.mkdtempSync(path.join(work, 'run-'));
-        const llm = await phasedBillingServer(toolCalls);
+        const llm = await phasedBillingServer(toolCalls, framework.api?.(variant));
         try {
           const atKills = await killAtPoints(work, framework, { dir, llm, variant, settled }, k, again);
           void llm.next(Infinity);

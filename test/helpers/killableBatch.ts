@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- request bodies are untyped JSON */
 // The crash tests' pieces: a batch fixture as a child process (bundled once, so no child
 // compiles TypeScript), and the local LLM that bills each answer and holds request k+1 until the
 // test kills the child, process after process.
@@ -6,6 +7,7 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { buildSync } from 'esbuild';
 import { startOpenAIChatServer, type ChatAction } from '../../examples/servers/openaiChatServer';
+import { startOpenAIResponsesServer, type ResponsesAction } from '../../examples/servers/openaiResponsesServer';
 
 /** What the server bills for each response it sends, and what the response reports as its cost. */
 export const CALL_USD = 0.01;
@@ -21,44 +23,76 @@ export interface Answered {
   mark: string;
 }
 
+/** The wire protocol the local LLM speaks: Chat Completions, or Responses. */
+export type BillingApi = 'chat' | 'responses';
+
+/** A request's facts, as the billing reads them in either protocol. */
+function requestFacts(body: any, api: BillingApi): { user: unknown; toolResults: number } {
+  const items: { role?: string; type?: string }[] =
+    api === 'chat' ? body.messages : typeof body.input === 'string' ? [{ role: 'user' }] : body.input;
+  return {
+    user: api === 'responses' && typeof body.input === 'string' ? body.input : items.find((m) => m.role === 'user'),
+    toolResults: items.filter((m) => (api === 'chat' ? m.role === 'tool' : m.type === 'function_call_output')).length,
+  };
+}
+
 /**
  * The local LLM: answers a tool call (`lookup`), then (once `toolCalls(n)` tool results of task n
- * are in, default one) a final text; bills each answer. Each process the test starts is a phase (`next`): past its `at`-th answered
- * request, the server holds requests (never answers them: the process is killed first). A client
- * whose API key is `sk-phase-<n>` is answered only in phase n: a request of a killed process that
- * the server (busy under load) reads only after the kill is never answered, as a request in
- * flight at the kill is not.
+ * are in, default one) a final text; bills each answer. Each process the test starts is a phase
+ * (`next`): past its `at`-th answered request, the server holds requests (never answers them: the
+ * process is killed first). A client whose API key is `sk-phase-<n>` is answered only in phase n:
+ * a request of a killed process that the server (busy under load) reads only after the kill is
+ * never answered, as a request in flight at the kill is not.
  */
-export async function phasedBillingServer(toolCalls: (task: number) => number = () => 1) {
+export async function phasedBillingServer(toolCalls: (task: number) => number = () => 1, api: BillingApi = 'chat') {
   const answered: Answered[] = [];
   let phase = 1;
   let holdAt = Infinity;
   let held: (() => void) | undefined;
   let n = 0;
-  const server = await startOpenAIChatServer({
-    respond: (
-      body: { messages: { role: string; content?: unknown }[] },
-      _index: number,
-      apiKey: string,
-    ): ChatAction | Promise<ChatAction> => {
-      if (answered.length >= holdAt || (apiKey.startsWith('sk-phase-') && apiKey !== `sk-phase-${phase}`)) {
-        held?.();
-        return new Promise<ChatAction>(() => undefined);
-      }
-      n += 1;
-      const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
-      const user = body.messages.find((m) => m.role === 'user');
-      const task = /task (\d+)/.exec(JSON.stringify(user?.content ?? ''))?.[1] ?? '?';
-      const usage = { prompt_tokens: 100, completion_tokens: 10, cost: CALL_USD };
-      const answers = body.messages.filter((m) => m.role === 'tool').length >= toolCalls(Number(task));
-      const mark = answers ? `answer-${n}-x` : `call_${n}_x`;
-      const reply: ChatAction = answers
-        ? { content: mark, usage }
-        : { toolCalls: [{ id: mark, name: 'lookup', arguments: '{}' }], usage };
-      answered.push({ hash, task: `task-${task}`, phase, mark });
-      return reply;
-    },
-  });
+  /** The answer's mark, and whether it is the final text; undefined: held. */
+  const bill = (body: unknown, apiKey: string): { mark: string; answers: boolean } | undefined => {
+    if (answered.length >= holdAt || (apiKey.startsWith('sk-phase-') && apiKey !== `sk-phase-${phase}`)) {
+      held?.();
+      return undefined;
+    }
+    n += 1;
+    // A Responses item's own id is the provider's, which a journal does not keep: the same
+    // request again may carry another (its `call_id` stays).
+    const text = JSON.stringify(body, (key, value: unknown) =>
+      api === 'responses' && key === 'id' ? undefined : value,
+    );
+    const hash = createHash('sha256').update(text).digest('hex');
+    const { user, toolResults } = requestFacts(body, api);
+    const task = /task (\d+)/.exec(JSON.stringify(user ?? ''))?.[1] ?? '?';
+    const answers = toolResults >= toolCalls(Number(task));
+    const mark = answers ? `answer-${n}-x` : `call_${n}_x`;
+    answered.push({ hash, task: `task-${task}`, phase, mark });
+    return { mark, answers };
+  };
+  const never = new Promise<never>(() => undefined);
+  const server: { baseURL: string; close(): Promise<void> } =
+    api === 'chat'
+      ? await startOpenAIChatServer({
+          respond: (body: unknown, _index: number, apiKey: string): ChatAction | Promise<ChatAction> => {
+            const billed = bill(body, apiKey);
+            if (billed === undefined) return never;
+            const usage = { prompt_tokens: 100, completion_tokens: 10, cost: CALL_USD };
+            return billed.answers
+              ? { content: billed.mark, usage }
+              : { toolCalls: [{ id: billed.mark, name: 'lookup', arguments: '{}' }], usage };
+          },
+        })
+      : await startOpenAIResponsesServer({
+          respond: (body: unknown, _index: number, apiKey: string): ResponsesAction | Promise<ResponsesAction> => {
+            const billed = bill(body, apiKey);
+            if (billed === undefined) return never;
+            const usage = { input_tokens: 100, output_tokens: 10, cost: CALL_USD };
+            return billed.answers
+              ? { text: billed.mark, usage }
+              : { toolCalls: [{ callId: billed.mark, name: 'lookup', arguments: '{}' }], usage };
+          },
+        });
   let started = false;
   return {
     server,
