@@ -70,28 +70,30 @@ export async function phasedBillingServer(toolCalls: (task: number) => number = 
     answered.push({ hash, task: `task-${task}`, phase, mark });
     return { mark, answers };
   };
-  const never = new Promise<never>(() => undefined);
+  /** The server's `respond`: the answer in the protocol's shape (`shape`), or held (never answered). */
+  const respond =
+    <A>(shape: (mark: string, answers: boolean) => A) =>
+    (body: unknown, _index: number, apiKey: string): A | Promise<A> => {
+      const billed = bill(body, apiKey);
+      return billed === undefined ? new Promise<A>(() => undefined) : shape(billed.mark, billed.answers);
+    };
+  const chat = { prompt_tokens: 100, completion_tokens: 10, cost: CALL_USD };
+  const responses = { input_tokens: 100, output_tokens: 10, cost: CALL_USD };
   const server: { baseURL: string; close(): Promise<void> } =
     api === 'chat'
       ? await startOpenAIChatServer({
-          respond: (body: unknown, _index: number, apiKey: string): ChatAction | Promise<ChatAction> => {
-            const billed = bill(body, apiKey);
-            if (billed === undefined) return never;
-            const usage = { prompt_tokens: 100, completion_tokens: 10, cost: CALL_USD };
-            return billed.answers
-              ? { content: billed.mark, usage }
-              : { toolCalls: [{ id: billed.mark, name: 'lookup', arguments: '{}' }], usage };
-          },
+          respond: respond<ChatAction>((mark, answers) =>
+            answers
+              ? { content: mark, usage: chat }
+              : { toolCalls: [{ id: mark, name: 'lookup', arguments: '{}' }], usage: chat },
+          ),
         })
       : await startOpenAIResponsesServer({
-          respond: (body: unknown, _index: number, apiKey: string): ResponsesAction | Promise<ResponsesAction> => {
-            const billed = bill(body, apiKey);
-            if (billed === undefined) return never;
-            const usage = { input_tokens: 100, output_tokens: 10, cost: CALL_USD };
-            return billed.answers
-              ? { text: billed.mark, usage }
-              : { toolCalls: [{ callId: billed.mark, name: 'lookup', arguments: '{}' }], usage };
-          },
+          respond: respond<ResponsesAction>((mark, answers) =>
+            answers
+              ? { text: mark, usage: responses }
+              : { toolCalls: [{ callId: mark, name: 'lookup', arguments: '{}' }], usage: responses },
+          ),
         });
   let started = false;
   return {
