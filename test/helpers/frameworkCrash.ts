@@ -148,7 +148,7 @@ async function killAtPoints(
 }
 
 interface ResumedReport {
-  runs: { id: string; outcome: string; resumed: string | null }[];
+  runs: { id: string; outcome: string; resumed: string | null; error: unknown }[];
 }
 
 /**
@@ -163,9 +163,13 @@ async function expectResumedBatch(
   atKills: string[],
 ): Promise<void> {
   expect(report.runs.map((r) => r.id).sort()).toEqual(Array.from({ length: TASKS }, (_, i) => `task-${i}`).sort());
-  // A task that wants more calls than `perRun` allows never ends its turn.
-  for (const run of report.runs.filter((r) => toolCalls(Number(r.id.slice('task-'.length))) >= MAX_LLM_CALLS))
-    expect({ id: run.id, outcome: run.outcome }).toEqual({ id: run.id, outcome: 'budget_exceeded' });
+  // Every run ends its turn or is stopped by a cap, and one that wants more calls than `perRun`
+  // allows never ends its turn.
+  for (const { id, outcome, error } of report.runs) {
+    const capped = toolCalls(Number(id.slice('task-'.length))) >= MAX_LLM_CALLS;
+    const expected = capped || outcome !== 'end_of_turn' ? 'budget_exceeded' : 'end_of_turn';
+    expect({ id, outcome, error: outcome === expected ? undefined : error }).toEqual({ id, outcome: expected });
+  }
   for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl') && !f.includes('.attempt')))
     expect(validateHistory((await loadHistory(path.join(dir, name))).entries).issues).toEqual([]);
 
