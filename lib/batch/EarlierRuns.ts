@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import type { RecordedLine } from '../agent/RunRecording';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { bestJournal, readResumeJournal } from './readResumeJournal';
+import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from './readResumeJournal';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from './RunStore';
 
@@ -23,6 +23,8 @@ export interface EarlierRuns {
 /** A folder's earlier runs: `<dir>/batch.json` and its run files; an attempt set aside is renamed `<file>.interrupted`. */
 export async function folderEarlierRuns(dir: string, ids: readonly string[], salvage: boolean): Promise<EarlierRuns> {
   const states = await resumeState(dir, ids, { salvage });
+  for (const [index, state] of states.entries())
+    if (state.kind === 'interrupted') states[index] = await withEarlierSpend(state, keptAttempts(state.file), salvage);
   const fileOf = (index: number): string => {
     const state = states[index];
     if (state === undefined || state.kind === 'not_started') throw new Error(`task ${index} has no earlier file`);
@@ -64,23 +66,47 @@ export async function storeEarlierRuns(
   const states: TaskState[] = [];
   // One run at a time, streamed: a batch of 10,000 runs never holds more than one run's facts.
   for (const id of ids) {
-    const [current] = await batch.attempts(id);
-    states.push(
+    const [current, ...older] = await batch.attempts(id);
+    const state =
       current === undefined
-        ? { kind: 'not_started' }
+        ? ({ kind: 'not_started' } as const)
         : await linesState(
             current.name,
             current.input,
             salvage,
             (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
-          ),
-    );
+          );
+    states.push(state.kind === 'interrupted' ? await withEarlierSpend(state, older, salvage) : state);
   }
   return {
     states,
     journal: async (index) => bestJournal(await batch.attempts(ids[index]!), salvage),
     setAside: (index) => batch.setAside(ids[index]!),
   };
+}
+
+type Interrupted = Extract<TaskState, { kind: 'interrupted' }>;
+
+/**
+ * A cut-off run's spend. Its newest attempt counts the earlier attempts' spend from its first
+ * record, but an attempt cut before it wrote one holds none: then the most an earlier attempt
+ * kept beside it (`older`, the newest first) holds, which its journal's served calls were
+ * charged in. Without it, the next attempt would be served those calls for free: spend and
+ * calls forgotten, `perRun` caps passed. An older attempt that cannot be read adds nothing.
+ */
+async function withEarlierSpend(
+  state: Interrupted,
+  older: readonly RunAttempt[],
+  salvage: boolean,
+): Promise<Interrupted> {
+  let usage = state.usage;
+  for (const attempt of older) {
+    const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
+    if (kept === undefined) continue;
+    const more = kept.usage.costUsd - usage.costUsd || kept.usage.llmCalls - usage.llmCalls;
+    if (more > 0) usage = kept.usage;
+  }
+  return usage === state.usage ? state : { ...state, usage: { ...usage } };
 }
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */

@@ -16,13 +16,18 @@ export interface RunAttempt {
  * none can be read).
  */
 export async function readResumeJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
+  return bestJournal([{ name: file }, ...keptAttempts(file)], salvage);
+}
+
+/** The earlier attempts of a run kept beside its file (`<file>.interrupted`, `.interrupted.2`, …), the newest first. */
+export function keptAttempts(file: string): RunAttempt[] {
   const kept: RunAttempt[] = [];
   for (let n = 1; ; n++) {
     const name = n === 1 ? `${file}.interrupted` : `${file}.interrupted.${n}`;
     if (!fs.existsSync(name)) break;
     kept.push({ name });
   }
-  return bestJournal([{ name: file }, ...kept.reverse()], salvage);
+  return kept.reverse();
 }
 
 /**
@@ -40,7 +45,8 @@ export async function bestJournal(attempts: readonly RunAttempt[], salvage: bool
   return best;
 }
 
-function responses(lines: readonly RecordedLine[]): number {
+/** How many LLM responses a journal holds: calls that were made, whatever the records counted. */
+export function responses(lines: readonly RecordedLine[]): number {
   return lines.filter((l) => l.type === 'llm' && typeof l.response === 'object' && l.response !== null).length;
 }
 

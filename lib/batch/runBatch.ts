@@ -20,6 +20,7 @@ import type { FolderLock } from './lockFolder';
 import { openBatchFolder } from './openBatchFolder';
 import { taskState } from './resumeState';
 import { folderEarlierRuns, storeEarlierRuns, type EarlierRuns } from './EarlierRuns';
+import { responses } from './readResumeJournal';
 import { EndedRunCache } from './EndedRunCache';
 import { finishedRunReport } from './finishedRunReport';
 import { openStoreBatch, type OpenStoreBatch } from './openStoreBatch';
@@ -338,7 +339,11 @@ export async function runBatch(
       let resumeFrom: ResumeFrom | undefined;
       if (before?.kind === 'interrupted') {
         // Its journal, read before the attempt is set aside: what the run continues from.
-        resumeFrom = { journal: await resuming!.journal(index), usage: before.usage };
+        const journal = await resuming!.journal(index);
+        // A kill between a response's journal line and its record leaves the call uncounted there:
+        // the run is served it, so it counts (toward `perRun.maxLlmCalls` too).
+        const llmCalls = Math.max(before.usage.llmCalls, responses(journal));
+        resumeFrom = { journal, usage: { ...before.usage, llmCalls } };
         if (resumeTools !== undefined) resumeFrom.tools = resumeTools;
         // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
         await resuming!.setAside(index);
