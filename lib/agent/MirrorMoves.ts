@@ -427,14 +427,15 @@ export class MirrorMoves {
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.endAttempt();
     meter.chargeWall();
-    if (TOOL_PHASE.has(this.machine.pendingState) || this.unsent)
-      this.answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
+    const unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
     const event = {
       description,
       data: { ...data, outcome, usage: this.#budget.usage },
       ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
     };
     this.move(to, event, how.forced === true);
+    // After the run's last record, as the adapter answers them (settleUnanswered).
+    if (unanswered) this.answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
     meter.stop();
     this.running = false;
     const result = mirrorRunResult(meter, {

@@ -21,6 +21,7 @@ import { OperationError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageDelta, UsageTotals } from './UsageTotals';
+import { assertNonNegative } from './assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
@@ -348,8 +349,13 @@ export class StepMirror {
     });
   }
 
-  /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
-  modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
+  /**
+   * A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a
+   * retry or the run's end. `delayMs`, when the framework says how long it waits before the retry,
+   * goes in the failure's record as the adapter's own retries put it there.
+   */
+  modelCallFailed(error: unknown, info: { willRetry?: boolean; delayMs?: number } = {}): void {
+    if (info.delayMs !== undefined) assertNonNegative(info.delayMs, 'modelCallFailed(error, { delayMs })');
     if (!this.#run.running) return;
     const charge = this.#run.endAttempt({ kind: 'failed', error });
     // A stream cut at its bound: the server does not stop at max tokens, so the call is not tried again.
@@ -363,6 +369,7 @@ export class StepMirror {
       attempt: this.#run.attempt,
       error: failureMessage(error),
       ...(cut && { noRetry: 'the response stream was cut at its bound' }),
+      ...(cut === undefined && info.willRetry !== false && info.delayMs !== undefined && { delayMs: info.delayMs }),
     });
     if (info.willRetry === false || cut !== undefined) this.#run.endCallFailed(error);
   }
