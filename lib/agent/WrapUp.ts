@@ -10,7 +10,7 @@ import { outputTokensThatFit } from './outputTokensThatFit';
 import { boundLLMCall, type CallFlags, type PlannedCall } from './reserveLLMCall';
 import { OperationError, type ContractViolationError } from './TurnError';
 import type { ToolSlot } from './runTools';
-import { responseRecordData } from './callLLM';
+import { responseRecord } from './callLLM';
 import type { TurnScope } from './TurnScope';
 import { worstCaseCost } from './worstCaseCost';
 
@@ -184,7 +184,8 @@ export function finalAnswer(llm: Extract<LLMOutcome, { kind: 'response' }>): {
     toolCalls.length === 0
       ? undefined
       : toolCalls.map((call): ToolSlot => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
-  return { text, data: { ...responseRecordData(llm, toolCalls.length, undefined), answer: text }, pending };
+  const { data } = responseRecord(llm, toolCalls.length, undefined);
+  return { text, data: { ...(data as Record<string, unknown>), answer: text }, pending };
 }
 
 function decide(

@@ -1,4 +1,5 @@
 import { formatUsd } from '../internal/formatUsd';
+import { llmResponded, type MoveEvent } from './turnEvents';
 import { failureMessage } from '../internal/failureMessage';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
@@ -300,27 +301,24 @@ export function reserveLine(
   return line;
 }
 
-/**
- * The data of the record of the move after a response (ProcessingLLMResponse): attempts,
- * failures, tool calls, model, finish reason, notes, and the agent's usage so far. Built key
- * by key, in this order, rather than with spreads: this runs on every response.
- */
-export function responseRecordData(
+/** The record of ProcessingLLMResponse for a response the adapter's call got. */
+export function responseRecord(
   llm: Extract<LLMOutcome, { kind: 'response' }>,
   toolCalls: number,
   usage: unknown,
-): Record<string, unknown> {
+): MoveEvent {
   const { response, notes } = llm;
-  const data: Record<string, unknown> = { attempts: llm.attempts };
-  if (llm.failures.length > 0) data.failures = llm.failures;
-  data.toolCalls = toolCalls;
-  if (response.model !== undefined) data.model = response.model;
-  if (response.finishReason !== undefined) data.finishReason = response.finishReason;
-  if (notes?.usageProblems !== undefined) data.usageProblems = notes.usageProblems;
-  if (notes?.unknownCost !== undefined) data.unknownCost = notes.unknownCost;
-  if (notes?.fromJournal === true) data.fromJournal = true;
-  data.usage = usage;
-  return data;
+  return llmResponded({
+    attempts: llm.attempts,
+    failures: llm.failures,
+    toolCalls,
+    model: response.model,
+    finishReason: response.finishReason,
+    usageProblems: notes?.usageProblems,
+    unknownCost: notes?.unknownCost,
+    fromJournal: notes?.fromJournal,
+    usage,
+  });
 }
 
 function flagged(
