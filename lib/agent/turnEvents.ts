@@ -1,6 +1,6 @@
 import { plural } from '../internal/text';
 import type { ToolCall } from './AgentLoop';
-import type { Attempt } from './callLLM';
+import type { Attempt } from './LLMOutcome';
 import { namesOf } from './namesOf';
 
 // The records of the moves every turn makes, in one place for both drivers of a turn: the
