@@ -24,7 +24,7 @@ import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { assertNonNegative } from './assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
-import { refuseEndings } from './refuseEndings';
+import { outsideEndings, refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
 import { endSlot, slotLine } from './MirrorSlot';
 import { mirrorLlmLine } from './mirrorAttemptLine';
@@ -157,7 +157,11 @@ export class StepMirror {
     this.#ledger = writers.ledger;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
-    refuseEndings(this.#budgets, MIRROR_CANNOT, 'a framework run (StepMirror)');
+    refuseEndings(
+      [...this.#budgets, ...outsideEndings(externalBudgets)],
+      MIRROR_CANNOT,
+      'a framework run (StepMirror)',
+    );
     this.#external = [...externalBudgets];
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
     this.#recording = resumeRecording(resumeFrom, true, Infinity);

@@ -17,6 +17,7 @@ import { boundLLMCall, NOTHING_RESERVED, reserveLLMCall, type CallFlags, type Re
 import { serveRecorded } from './serveRecorded';
 import { commitFailure } from './commitFailure';
 import type { TurnScope } from './TurnScope';
+import type { WrapHold } from './ExternalBudget';
 import type { UsageDelta } from './UsageTotals';
 
 export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
@@ -35,6 +36,7 @@ export async function callLLM(
   input: LLMCallInput,
   invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   flags?: CallFlags,
+  wrapHold?: WrapHold,
 ): Promise<LLMOutcome> {
   const { settings: s, meter, signal, turn } = scope;
   // The request flags reach the loop's bound and its call alike.
@@ -71,7 +73,9 @@ export async function callLLM(
     if (meter.hasExternal) {
       const spent = await meter.reserve(
         'llm',
-        held.externalHold === undefined ? undefined : { costUsd: held.externalHold },
+        held.externalHold === undefined
+          ? undefined
+          : { costUsd: held.externalHold, ...(wrapHold === undefined ? {} : { wrapUp: wrapHold }) },
       );
       if (spent !== undefined) meter.release(held.held, undefined);
       if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };

@@ -139,21 +139,6 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   const list = materialize(tasks);
   assertBudgetLimits(perRun, 'perRun');
   assertStrictLimits(total, 'total');
-  // Refused by name, not dropped: the worker's runs would end without the answer they were
-  // promised. `perRun`'s are the run's own budget, which the worker's adapter keeps: honoured.
-  for (const key of ['wrapUp', 'visible'] as const)
-    if (total?.[key] !== undefined && total[key] !== false)
-      throw new InvalidArgumentError(
-        `total.${key}`,
-        `left out of a distributed batch (submitBatch): ${SUBMIT_CANNOT[`budget.${key}`]}`,
-        total[key],
-      );
-  if (perRun?.wrapUp !== undefined && total?.maxCostUsd !== undefined)
-    throw new InvalidArgumentError(
-      'perRun.wrapUp',
-      "left out beside `total.maxCostUsd` in a distributed batch: the cluster's dollar cap in Redis keeps no final call's hold, so it could refuse a run's answer (give the batch's other limits, or run it with runBatch())",
-      perRun.wrapUp,
-    );
   assertPriceTable(pricing);
   if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0))
     throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
@@ -299,6 +284,12 @@ function assertStrictLimits(limits: unknown, name: string): asserts limits is St
       `${name}.maxWallMs`,
       "left out beside whenSpent: 'pause' on BullMQ: the workers' parked runs wait for a raise and do not meet a deadline there (runBatch() has both)",
       (limits as StrictLimits).maxWallMs,
+    );
+  if (whenSpent === 'pause' && (limits as StrictLimits).wrapUp !== undefined)
+    throw new InvalidArgumentError(
+      `${name}.wrapUp`,
+      "left out when `whenSpent` is 'pause': a run at the cap waits for a raise instead of wrapping up",
+      (limits as StrictLimits).wrapUp,
     );
   if (strict !== undefined && typeof strict !== 'boolean')
     throw new InvalidArgumentError(`${name}.strict`, 'true or false', strict);
