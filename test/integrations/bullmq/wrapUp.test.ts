@@ -142,6 +142,49 @@ describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
     for (const run of report.runs) expect(run.usage.costUsd).toBeLessThan(1.5);
   }, 60_000);
 
+  it("total.visible: each call carries the note of what is left of the batch's limits, read from Redis", async () => {
+    const prefix = uniquePrefix('bulltotalvisible');
+    const agents = new Map<string, ReturnType<typeof createScriptedAgent>>();
+    const worker = startBatchWorker({
+      connection: url,
+      name: 'runs',
+      prefix,
+      agent: (task) => {
+        const agent = createScriptedAgent({
+          replies: [round, { text: 'done', model: 'm', usage: { inputTokens: 100, outputTokens: 10 } }],
+          tools: { look: { output: 'seen' } },
+        });
+        agents.set(task.id, agent);
+        return agent;
+      },
+      // One run after the other: the second sees what the first spent.
+      concurrency: 1,
+      onError: false,
+    });
+    try {
+      const batch = await submitBatch(
+        [
+          { id: 'a', input: 'go' },
+          { id: 'b', input: 'go' },
+        ],
+        { connection: url, name: 'runs', prefix, pricing: PRICES, total: { maxLlmCalls: 5, visible: true } },
+      );
+      const report = await batch.report();
+      expect(report.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'end_of_turn']);
+      const notes = (id: string): string[] =>
+        agents.get(id)!.calls.flatMap((c) => ('budgetNote' in c && c.budgetNote !== undefined ? [c.budgetNote] : []));
+      expect([...notes('a'), ...notes('b')]).toEqual([
+        expect.stringMatching(/^Budget left: 5 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: 4 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: 3 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: 2 of 5 LLM calls/),
+      ]);
+    } finally {
+      await worker.close();
+      await deletePrefix(url, prefix);
+    }
+  }, 60_000);
+
   it("refuses total.wrapUp beside whenSpent: 'pause' by name", async () => {
     const base = { connection: url, name: 'runs', prefix: uniquePrefix('bullwrapno') };
     await expect(
