@@ -31,6 +31,7 @@ export const SUBMIT_OPTION_KEYS = Object.freeze({
   cancelGraceMs: true,
   signal: true,
   onProgress: true,
+  onPause: true,
   pollMs: true,
   keepKeys: true,
   batchId: true,

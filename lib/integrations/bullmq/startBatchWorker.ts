@@ -22,6 +22,7 @@ import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import type { StrictLimits } from './budgetFields';
 import { parkAtCap, type RunParking } from './parkAtCap';
+import { pushParkEvent } from './parkEvents';
 import { RaiseWatch } from './RaiseWatch';
 import { WorkerSlots } from './WorkerSlots';
 import { runScript } from './redisScripts';
@@ -248,6 +249,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           signal: controller.signal,
           onSlot: () => recount(),
           onProblem: (message) => onError(new Error(`run ${task.id} of batch ${batchId}: ${message}`)),
+          onPark: (parked) => pushParkEvent(redis, keys, index, parked, onError),
         });
       // Counts the run among those BullMQ no longer sees while it is in a slot without its job.
       let counted = false;

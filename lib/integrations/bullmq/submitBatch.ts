@@ -1,7 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { assertKnownOptions, assertBudgetLimits } from 'agent-state-machine/internal';
-import { InvalidArgumentError, type BatchProgress, type BudgetLimits, type RetryOptions } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  type BatchPause,
+  type BatchProgress,
+  type BudgetLimits,
+  type RetryOptions,
+} from 'agent-state-machine';
 import { SUBMIT_CANNOT, SUBMIT_OPTION_KEYS } from './optionKeys';
 import type { Redis } from 'ioredis';
 import { batchKeys, isBatchId, type BatchKeys } from './batchKeys';
@@ -20,6 +26,7 @@ import type { BatchMeta } from './runRecords';
 import { COUNT_CODE, EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
 import { trackBatch } from './trackBatch';
+import { assertOnPause } from './pauseNotice';
 
 /** One task of a distributed batch: data only (JSON), from which a worker builds the agent. */
 export interface DistributedTask {
@@ -63,8 +70,18 @@ export interface SubmitBatchOptions {
   cancelGraceMs?: number;
   /** Aborting cancels the runs in flight on every worker and skips the rest; the report still comes back. */
   signal?: AbortSignal;
-  /** Called as runs start and end and when runs are skipped. A throw is caught and ignored. */
+  /**
+   * Called as runs start and end, park at a paused cap and go on, and when runs are skipped. A
+   * parked run is not counted in `running`. A throw is caught and ignored.
+   */
   onProgress?: (progress: BatchProgress) => void;
+  /**
+   * With `total.whenSpent: 'pause'`: called once per pause at the cap, as `runBatch` calls it,
+   * with the batch's figures read from Redis and `raise({ maxCostUsd })` (the handle's raise),
+   * which may be called then or later. A throw or a failed raise is a process warning; the batch
+   * stays paused.
+   */
+  onPause?: (pause: BatchPause) => void | Promise<void>;
   /** How often the producer reads what the workers reported. Default 100 ms. */
   pollMs?: number;
   /** Leave the batch's keys in Redis for good, without an expiry. Default false. */
@@ -128,6 +145,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     cancelGraceMs = 1000,
     signal,
     onProgress,
+    onPause,
     pollMs = 100,
     keepKeys = false,
     batchId = randomUUID(),
@@ -148,6 +166,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     throw new InvalidArgumentError('pollMs', 'a positive number of milliseconds', pollMs);
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  assertOnPause(onPause, total);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
   if (!isBatchId(batchId))
@@ -235,6 +254,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     reportFile,
     signal,
     onProgress,
+    onPause,
   }).handle;
 }
 
