@@ -138,7 +138,8 @@ export class RedisBudget implements ExternalBudget {
   async reserve(kind: 'llm' | 'tool', hold?: { costUsd: number; wrapUp?: WrapHold }): Promise<SpentLimit | undefined> {
     if (kind !== 'llm' && kind !== 'tool') throw new InvalidArgumentError('kind', "'llm' or 'tool'", kind);
     const held = hold === undefined ? 0 : amount(hold.costUsd, 'hold.costUsd');
-    const wrap = wrapArgs(hold?.wrapUp);
+    // A final call's hold matters only beside the batch's dollar cap: without one, none is kept.
+    const wrap = this.#limits.maxCostUsd === undefined ? [] : wrapArgs(hold?.wrapUp);
     // Tool calls under no tool-call cap need no answer of their own: counted with the next round trip.
     if (kind === 'tool' && this.#defer && this.#limits.maxToolCalls === undefined && held === 0) {
       this.#dueTools += 1;
