@@ -24,7 +24,7 @@ import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { assertNonNegative } from './assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
-import { refuseEndings } from './refuseEndings';
+import { outsideEndings, refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
 import { endSlot, slotLine } from './MirrorSlot';
 import { mirrorLlmLine } from './mirrorAttemptLine';
@@ -157,7 +157,8 @@ export class StepMirror {
     this.#ledger = writers.ledger;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
-    refuseEndings(this.#budgets, MIRROR_CANNOT, 'a framework run (StepMirror)');
+    const endings = [...this.#budgets, ...outsideEndings(externalBudgets)];
+    refuseEndings(endings, MIRROR_CANNOT, 'a framework run (StepMirror)');
     this.#external = [...externalBudgets];
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
     this.#recording = resumeRecording(resumeFrom, true, Infinity);
@@ -351,8 +352,7 @@ export class StepMirror {
 
   /**
    * A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a
-   * retry or the run's end. `delayMs`, when the framework says how long it waits before the retry,
-   * goes in the failure's record as the adapter's own retries put it there.
+   * retry or the run's end. `delayMs`: the framework's wait before the retry, kept in the record.
    */
   modelCallFailed(error: unknown, info: { willRetry?: boolean; delayMs?: number } = {}): void {
     if (info.delayMs !== undefined) assertNonNegative(info.delayMs, 'modelCallFailed(error, { delayMs })');

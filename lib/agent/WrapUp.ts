@@ -42,19 +42,23 @@ export class WrapUp {
   readonly #endings: ResolvedEndings;
   /** USD of the final call's reserve held now in the strict budgets. */
   #held = 0;
+  /** USD of the final call's reserve an external budget keeps (after the last ordinary call it let through). */
+  #keptOutside = 0;
 
   constructor(scope: TurnScope, endings: ResolvedEndings) {
     this.#scope = scope;
     this.#endings = endings;
   }
 
-  /** One for a turn whose budgets set `wrapUp` or `visible`, else undefined. */
+  /** One for a turn whose budgets (or external budgets' `endings`) set `wrapUp` or `visible`, else undefined. */
   static for(scope: TurnScope, budgets: readonly Budget[]): WrapUp | undefined {
     // Asked every turn, and most budgets set neither: nothing is made for them.
     let asks = false;
     for (const b of budgets) if (b.limits.wrapUp !== undefined || b.limits.visible === true) asks = true;
+    const outside = scope.meter.external;
+    for (const b of outside) if (b.endings !== undefined) asks = true;
     if (!asks) return undefined;
-    const endings = resolveEndings(budgets.map((b) => b.limits));
+    const endings = resolveEndings([...budgets.map((b) => b.limits), ...outside.map((b) => b.endings ?? {})]);
     return endings.wrapUp === undefined && !endings.visible ? undefined : new WrapUp(scope, endings);
   }
 
@@ -65,7 +69,7 @@ export class WrapUp {
     invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   ): Promise<LLMOutcome | WrapDecision> {
     const scope = this.#scope;
-    const flags = this.#flags(undefined);
+    const flags = await this.#flags(undefined);
     const wrap = this.#endings.wrapUp;
     // A resumed run re-driving recorded calls makes no decision again.
     if (wrap === undefined || scope.settings.recording?.serving === true)
@@ -82,23 +86,27 @@ export class WrapUp {
       const refused = meter.hold(reserve);
       if (refused !== undefined) return decide(operation, input, reserve, next, refused.message);
       this.#held = reserve;
-      const llm = await callLLM(scope, operation, input, invoke, flags);
-      if (llm.kind === 'budget' && llm.spent.limit === 'maxCostUsd' && llm.spent.hold !== undefined) {
-        this.release();
-        return decide(operation, input, reserve, llm.spent.hold, llm.spent.message);
-      }
-      return llm;
+    } else {
+      const room = meter.costRoom;
+      if (next + reserve > room)
+        return decide(
+          operation,
+          input,
+          reserve,
+          next,
+          `the next LLM call may cost up to ${formatUsd(next)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
+        );
     }
-    const room = meter.costRoom;
-    if (next + reserve > room)
-      return decide(
-        operation,
-        input,
-        reserve,
-        next,
-        `the next LLM call may cost up to ${formatUsd(next)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
-      );
-    return callLLM(scope, operation, input, invoke, flags);
+    // An external budget that keeps final-call holds (a BullMQ batch's) keeps this one beside the call, atomically.
+    const outside = this.#holdsOutside();
+    const llm = await callLLM(scope, operation, input, invoke, flags, outside ? { keepUsd: reserve } : undefined);
+    const refused = llm.kind === 'budget' && llm.spent.limit === 'maxCostUsd' ? llm.spent : undefined;
+    if (refused?.hold !== undefined && (refused.wrapsUp === true || meter.strict)) {
+      this.release();
+      return decide(operation, input, reserve, refused.hold, refused.message);
+    }
+    if (outside && llm.kind === 'response') this.#keptOutside = reserve;
+    return llm;
   }
 
   /**
@@ -108,15 +116,18 @@ export class WrapUp {
   async final(decision: WrapDecision): Promise<LLMOutcome> {
     const scope = this.#scope;
     const { meter, settings: s } = scope;
-    const flags = this.#flags(this.#endings.wrapUp!.instruction);
+    const flags = await this.#flags(this.#endings.wrapUp!.instruction);
     const { operation, input } = decision;
+    const outside = this.#holdsOutside();
     let chosen = input;
     if (input.kind === 'tool_results') {
       const planned = await boundLLMCall(scope, input, 1, flags, true);
       const room = meter.strict ? meter.room : meter.costRoom;
+      // Outside the process, the final call is sure to fit in the hold it takes the place of.
       const fits =
         planned !== undefined &&
         !('kind' in planned) &&
+        (!outside || planned.worst.costUsd! <= this.#keptOutside) &&
         (meter.strict
           ? outputTokensThatFit(planned.bound!, s.pricing, room, s.minOutputTokens) !== undefined
           : planned.worst.costUsd! <= room);
@@ -127,7 +138,14 @@ export class WrapUp {
           messages: [],
         };
     }
-    return callLLM(scope, operation, chosen, invokeFor(s.agent, chosen), flags);
+    return callLLM(scope, operation, chosen, invokeFor(s.agent, chosen), flags, outside ? { final: true } : undefined);
+  }
+
+  /** Whether an external budget keeps the final call's hold (it is then sent with each LLM call). */
+  #holdsOutside(): boolean {
+    if (this.#endings.wrapUp === undefined) return false;
+    for (const b of this.#scope.meter.external) if (b.holdsWrapUp === true) return true;
+    return false;
   }
 
   /** Releases the final call's reserve (the turn ended, or the final call is being made). */
@@ -136,11 +154,18 @@ export class WrapUp {
     this.#held = 0;
   }
 
-  /** The request flags of a call: the budget note when `visible`, the instruction of a final call. */
-  #flags(wrapUp: string | undefined): CallFlags | undefined {
+  /**
+   * The request flags of a call: the budget note when `visible` (with the figures of the
+   * external budgets that give theirs: one round trip each), the instruction of a final call.
+   */
+  async #flags(wrapUp: string | undefined): Promise<CallFlags | undefined> {
     if (!this.#endings.visible && wrapUp === undefined) return undefined;
     const flags: CallFlags = {};
-    if (this.#endings.visible) flags.budgetNote = budgetNote(this.#scope.meter.budgets);
+    if (this.#endings.visible) {
+      const outside = this.#scope.meter.external.filter((b) => b.figures !== undefined);
+      const figures = await Promise.all(outside.map((b) => b.figures!()));
+      flags.budgetNote = budgetNote([...this.#scope.meter.budgets, ...figures]);
+    }
     if (wrapUp !== undefined) flags.wrapUp = wrapUp;
     return flags;
   }

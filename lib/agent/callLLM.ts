@@ -14,6 +14,7 @@ import { serveRecorded } from './serveRecorded';
 import { gateAttempt, RAISED } from './gateAttempt';
 import { answeredAttempt, type AttemptEndLine } from './answeredAttempt';
 import type { TurnScope } from './TurnScope';
+import type { WrapHold } from './ExternalBudget';
 
 export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 
@@ -28,6 +29,7 @@ export async function callLLM(
   input: LLMCallInput,
   invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   flags?: CallFlags,
+  wrapHold?: WrapHold,
 ): Promise<LLMOutcome> {
   const { settings: s, meter, signal, turn } = scope;
   // The request flags reach the loop's bound and its call alike.
@@ -39,7 +41,7 @@ export async function callLLM(
   const failures: Attempt[] = [];
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: 'aborted', data: { failures } };
-    const gate = await gateAttempt(scope, operation, input, attempt, failures, flags);
+    const gate = await gateAttempt(scope, operation, input, attempt, failures, flags, wrapHold);
     if (gate === RAISED) {
       // Nothing was sent: the same attempt is planned again under the raised cap.
       attempt -= 1;

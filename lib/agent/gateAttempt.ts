@@ -5,6 +5,7 @@ import { boundLLMCall, reserveLLMCall, type CallFlags, type Reservation } from '
 import { commitFailure } from './commitFailure';
 import { OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
+import type { WrapHold } from './ExternalBudget';
 import type { UsageDelta } from './UsageTotals';
 
 /** Charged before every attempt; budgets only read a delta. */
@@ -26,6 +27,7 @@ export interface AttemptGo {
  * against strict caps; external budgets reserved; the ledger's reserve line kept before the
  * request may leave; the attempt counted. Either the attempt goes, or the call ends with the
  * outcome (a budget spent, a failure, an abort), or a pausing cap was raised (`RAISED`).
+ * `wrapHold`: the final call's hold an external budget keeps beside this one (`total.wrapUp` on BullMQ).
  */
 export async function gateAttempt(
   scope: TurnScope,
@@ -34,6 +36,7 @@ export async function gateAttempt(
   attempt: number,
   failures: Attempt[],
   flags: CallFlags | undefined,
+  wrapHold: WrapHold | undefined,
 ): Promise<AttemptGo | LLMOutcome | typeof RAISED> {
   const { settings: s, meter, signal, turn } = scope;
   // The request's bound and worst case, when a strict cap, the ledger or an external dollar
@@ -59,7 +62,9 @@ export async function gateAttempt(
   if (meter.hasExternal) {
     const spent = await meter.reserve(
       'llm',
-      held.externalHold === undefined ? undefined : { costUsd: held.externalHold },
+      held.externalHold === undefined
+        ? undefined
+        : { costUsd: held.externalHold, ...(wrapHold === undefined ? {} : { wrapUp: wrapHold }) },
     );
     if (spent !== undefined) meter.release(held.held, undefined);
     if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };

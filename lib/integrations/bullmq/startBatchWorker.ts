@@ -22,6 +22,7 @@ import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import type { StrictLimits } from './budgetFields';
 import { parkAtCap, type RunParking } from './parkAtCap';
+import { pushParkEvent } from './parkEvents';
 import { RaiseWatch } from './RaiseWatch';
 import { WorkerSlots } from './WorkerSlots';
 import { runScript } from './redisScripts';
@@ -248,6 +249,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           signal: controller.signal,
           onSlot: () => recount(),
           onProblem: (message) => onError(new Error(`run ${task.id} of batch ${batchId}: ${message}`)),
+          onPark: (parked) => pushParkEvent(redis, keys, index, parked, onError),
         });
       // Counts the run among those BullMQ no longer sees while it is in a slot without its job.
       let counted = false;
@@ -357,7 +359,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           ...(frameworkRun === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
           logger: false,
           externalBudgets: [budget],
-          // A run that wraps up within its own cap moves through WrappingUp: the table has it.
+          // A run that wraps up within a cap moves through WrappingUp: the table has it.
           ...(frameworkRun === undefined && wrapsUp(meta) ? { table: WRAP_UP_TABLE } : {}),
           ...(price === undefined ? {} : { pricing: price }),
           journal,
@@ -472,9 +474,9 @@ async function boundedLoop(loop: AgentLoop | Promise<AgentLoop>, total: StrictLi
   return ready;
 }
 
-/** The worker's table for a batch whose runs wrap up within their own cap (`perRun.wrapUp`). */
+/** The worker's table for a batch whose runs wrap up within a cap (`perRun.wrapUp`, `total.wrapUp`). */
 const WRAP_UP_TABLE = extendTable(DEFAULT_TABLE, WRAP_UP_EXTENSION);
 
 function wrapsUp(meta: BatchMeta): boolean {
-  return meta.perRun?.wrapUp !== undefined;
+  return meta.perRun?.wrapUp !== undefined || meta.total?.wrapUp !== undefined;
 }
