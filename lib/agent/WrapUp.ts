@@ -34,8 +34,8 @@ export interface WrapDecision {
  * (`budget.visible`). Before each ordinary call, the worst case of a final call after it (no
  * tools, the instruction added; `reserveUsd` when given) is held beside it — against strict
  * caps in their budgets, against others by a check — and when the ordinary call does not fit
- * beside it, the turn is told to wrap up: the hold is released and the final call made with
- * what room there is. Internal: `TurnRunner` makes one per turn when a budget asks for it.
+ * beside it, the turn is told to wrap up: the hold stays until the final call's own takes its
+ * place (no other run can take the room between). Internal: `TurnRunner` makes one per turn when a budget asks for it.
  */
 export class WrapUp {
   readonly #scope: TurnScope;
@@ -80,11 +80,14 @@ export class WrapUp {
       return { kind: 'failed', error: planned?.error ?? noBound(), data: { operation, failures: [] } };
     const reserve = wrap.reserveUsd ?? (await this.#reserveAfter(input, planned, flags, wrap.instruction));
     if (typeof reserve !== 'number') return { kind: 'failed', error: reserve, data: { operation, failures: [] } };
-    this.release();
     const next = planned.worst.costUsd!;
     if (meter.strict) {
-      const refused = meter.hold(reserve);
-      if (refused !== undefined) return decide(operation, input, reserve, next, refused.message);
+      // The final call's reserve stays held from call to call, grown or shrunk to this call's,
+      // and is let go of only when the final call takes its place: no other run can take it.
+      if (reserve > this.#held) {
+        const refused = meter.hold(reserve - this.#held);
+        if (refused !== undefined) return decide(operation, input, reserve, next, refused.message);
+      } else if (reserve < this.#held) meter.release(this.#held - reserve, undefined);
       this.#held = reserve;
     } else {
       const room = meter.costRoom;
@@ -101,10 +104,9 @@ export class WrapUp {
     const outside = this.#holdsOutside();
     const llm = await callLLM(scope, operation, input, invoke, flags, outside ? { keepUsd: reserve } : undefined);
     const refused = llm.kind === 'budget' && llm.spent.limit === 'maxCostUsd' ? llm.spent : undefined;
-    if (refused?.hold !== undefined && (refused.wrapsUp === true || meter.strict)) {
-      this.release();
+    // The final call's reserve stays held for it.
+    if (refused?.hold !== undefined && (refused.wrapsUp === true || meter.strict))
       return decide(operation, input, reserve, refused.hold, refused.message);
-    }
     if (outside && llm.kind === 'response') this.#keptOutside = reserve;
     return llm;
   }
@@ -122,7 +124,8 @@ export class WrapUp {
     let chosen = input;
     if (input.kind === 'tool_results') {
       const planned = await boundLLMCall(scope, input, 1, flags, true);
-      const room = meter.strict ? meter.room : meter.costRoom;
+      // The reserve still held is let go of as the final call is held (below): room for it.
+      const room = (meter.strict ? meter.room : meter.costRoom) + this.#held;
       // Outside the process, the final call is sure to fit in the hold it takes the place of.
       const fits =
         planned !== undefined &&
@@ -138,7 +141,17 @@ export class WrapUp {
           messages: [],
         };
     }
-    return callLLM(scope, operation, chosen, invokeFor(s.agent, chosen), flags, outside ? { final: true } : undefined);
+    // The reserve is let go of just before the final call's own hold is taken, with no await
+    // between: the room it kept goes to this call and to no other run.
+    return callLLM(
+      scope,
+      operation,
+      chosen,
+      invokeFor(s.agent, chosen),
+      flags,
+      outside ? { final: true } : undefined,
+      () => this.release(),
+    );
   }
 
   /** Whether an external budget keeps the final call's hold (it is then sent with each LLM call). */

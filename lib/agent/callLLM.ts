@@ -30,6 +30,7 @@ export async function callLLM(
   invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   flags?: CallFlags,
   wrapHold?: WrapHold,
+  handOver?: () => void,
 ): Promise<LLMOutcome> {
   const { settings: s, meter, signal, turn } = scope;
   // The request flags reach the loop's bound and its call alike.
@@ -41,7 +42,7 @@ export async function callLLM(
   const failures: Attempt[] = [];
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: 'aborted', data: { failures } };
-    const gate = await gateAttempt(scope, operation, input, attempt, failures, flags, wrapHold);
+    const gate = await gateAttempt(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
     if (gate === RAISED) {
       // Nothing was sent: the same attempt is planned again under the raised cap.
       attempt -= 1;

@@ -27,7 +27,8 @@ export interface AttemptGo {
  * against strict caps; external budgets reserved; the ledger's reserve line kept before the
  * request may leave; the attempt counted. Either the attempt goes, or the call ends with the
  * outcome (a budget spent, a failure, an abort), or a pausing cap was raised (`RAISED`).
- * `wrapHold`: the final call's hold an external budget keeps beside this one (`total.wrapUp` on BullMQ).
+ * `wrapHold`: the final call's hold an external budget keeps beside this one (`total.wrapUp` on BullMQ);
+ * `handOver`: lets go of the in-process hold this call takes the place of, with no await before its own.
  */
 export async function gateAttempt(
   scope: TurnScope,
@@ -37,6 +38,7 @@ export async function gateAttempt(
   failures: Attempt[],
   flags: CallFlags | undefined,
   wrapHold: WrapHold | undefined,
+  handOver: (() => void) | undefined,
 ): Promise<AttemptGo | LLMOutcome | typeof RAISED> {
   const { settings: s, meter, signal, turn } = scope;
   // The request's bound and worst case, when a strict cap, the ledger or an external dollar
@@ -48,6 +50,8 @@ export async function gateAttempt(
   if (planned !== undefined && 'kind' in planned)
     return { kind: 'failed', error: planned.error, data: { operation, failures } };
   if (signal.aborted) return { kind: 'aborted', data: { failures } };
+  // A hold this call takes the place of (the final call's reserve) goes just before its own is taken.
+  handOver?.();
   // From the check to the call's count, no await: runs sharing a budget are counted one by one.
   const inProcess = meter.spent();
   if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
