@@ -18,7 +18,7 @@ import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
 import { messageText, modelResponseOf, userText } from './messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { ServedCalls } from './servedCalls';
-import { watchToken } from './watchToken';
+import { watchStreamEvent, watchToken } from './watchToken';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
@@ -270,6 +270,12 @@ export class LangGraphMirror extends BaseCallbackHandler {
   ): void {
     const watch = this.#watches.get(runId);
     if (watch !== undefined) watchToken(watch, token, fields);
+  }
+
+  /** A chat model stream event (where LangChain streams events instead of tokens): counted and cut as a token is. */
+  override handleChatModelStreamEvent(event: unknown, runId: string): void {
+    const watch = this.#watches.get(runId);
+    if (watch !== undefined) watchStreamEvent(watch, event);
   }
 
   override handleLLMEnd(output: LLMResult, runId: string): void {

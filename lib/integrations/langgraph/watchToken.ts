@@ -23,3 +23,15 @@ export function watchToken(watch: OutputBoundWatch, token: string, fields: unkno
   const reasoning = message?.additional_kwargs?.reasoning_content;
   if (typeof reasoning === 'string') watch.add(reasoning);
 }
+
+/**
+ * Counts one of LangChain's chat model stream events (the path a handler that prefers them,
+ * LangGraph's `streamMode: 'messages'` in its v3 protocol, makes LangChain take, where no token
+ * callback is made): the text, reasoning and tool-call arguments of a content block's delta.
+ * Throws `StreamCutError` once the bound is reached, as `watchToken` does.
+ */
+export function watchStreamEvent(watch: OutputBoundWatch, event: unknown): void {
+  const e = event as { event?: unknown; delta?: { text?: unknown; reasoning?: unknown; args?: unknown } } | undefined;
+  if (e?.event !== 'content-block-delta') return;
+  for (const text of [e.delta?.text, e.delta?.reasoning, e.delta?.args]) if (typeof text === 'string') watch.add(text);
+}

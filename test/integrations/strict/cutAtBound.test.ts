@@ -118,8 +118,16 @@ describe.each(Object.keys(loops))('%s, streaming from a server that ignores max 
   });
 });
 
-/** LangChain's ChatOpenAI, streaming, bounded at `MAX`, through a ReAct agent: the handler's token callback cuts it. */
-async function reactAgentRun(mirror: StepMirror, baseURL: string, p: Paced, wrap: boolean): Promise<unknown> {
+/**
+ * LangChain's ChatOpenAI, streaming, bounded at `MAX`, in a ReAct agent: invoked (the handler's
+ * token callback cuts it), or streamed as LangGraph's v3 events (its stream event callback does).
+ */
+async function reactAgentRun(
+  mirror: StepMirror,
+  baseURL: string,
+  p: Paced,
+  how: 'invoke' | 'wrapModel' | 'streamEvents v3',
+): Promise<unknown> {
   const lg = new LangGraphMirror({ mirror });
   const llm = new ChatOpenAI({
     model: 'gpt-local',
@@ -129,13 +137,24 @@ async function reactAgentRun(mirror: StepMirror, baseURL: string, p: Paced, wrap
     streaming: true,
     maxTokens: MAX,
   });
-  const agent = createReactAgent({ llm: wrap ? lg.wrapModel(llm) : llm, tools: [] });
-  // The test reads the tokens as a UI would, through its own handler.
-  const reader = { handleLLMNewToken: () => p.stream.onText() };
-  return lg.run(agent, { messages: [{ role: 'user', content: 'Say tok, forever' }] }, { callbacks: [reader] }).then(
-    () => undefined,
-    (error: unknown) => error,
-  );
+  const agent = createReactAgent({ llm: how === 'wrapModel' ? lg.wrapModel(llm) : llm, tools: [] });
+  const input = { messages: [{ role: 'user', content: 'Say tok, forever' }] };
+  // The test reads the text as a UI would, through its own handler.
+  const reader = {
+    handleLLMNewToken: () => p.stream.onText(),
+    handleChatModelStreamEvent: (e: { event?: string }) =>
+      void (e.event === 'content-block-delta' && p.stream.onText()),
+  };
+  try {
+    if (how !== 'streamEvents v3') await lg.run(agent, input, { callbacks: [reader] });
+    else {
+      const events = await agent.streamEvents(input, { version: 'v3', callbacks: [lg, reader], signal: lg.signal });
+      for await (const _ of events) void _;
+    }
+  } catch (error) {
+    return error;
+  }
+  return undefined;
 }
 
 const mirrors: Record<string, MirrorCase> = {
@@ -158,11 +177,15 @@ const mirrors: Record<string, MirrorCase> = {
   },
   'LangGraphMirror (ChatOpenAI streaming, createReactAgent)': {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, false),
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'invoke'),
   },
   'LangGraphMirror with wrapModel (ChatOpenAI streaming, createReactAgent)': {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, true),
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapModel'),
+  },
+  'LangGraphMirror on streamEvents v3 (ChatOpenAI streaming, createReactAgent)': {
+    server: endlessChatServer,
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'streamEvents v3'),
   },
 };
 
