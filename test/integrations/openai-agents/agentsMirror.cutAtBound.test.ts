@@ -20,7 +20,10 @@ setTracingDisabled(true);
 async function streamedRun(mirror: StepMirror, baseURL: string, p: Paced, useResponses: boolean): Promise<unknown> {
   const provider = new OpenAIProvider({ apiKey: 'sk-local', baseURL, useResponses });
   const sm = new AgentsMirror({ mirror, modelProvider: provider });
-  const agent = new Agent({ name: 'talker', model: 'gpt-local', modelSettings: { maxTokens: MAX } });
+  // A policy that retries every failure: the cut attempt is still made once (the SDK vetoes a
+  // retry once output was streamed; the mirror's retry advice says no as well).
+  const retry = { maxRetries: 3, backoff: { initialDelayMs: 1 }, policy: () => true };
+  const agent = new Agent({ name: 'talker', model: 'gpt-local', modelSettings: { maxTokens: MAX, retry } });
   try {
     const streamed = await sm.run(agent, 'Say tok, forever', { stream: true });
     for await (const event of streamed)
