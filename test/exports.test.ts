@@ -260,6 +260,7 @@ const PINNED: Record<string, string[]> = {
     'LOCK_FILE',
     'RunTaskOptions',
     'TaskRun',
+    'TaskState',
     'UsageMeter',
     'UsageMeterOptions',
     'addUsage',
@@ -271,6 +272,8 @@ const PINNED: Record<string, string[]> = {
     'priceUsage',
     'runTask',
     'safeFileName',
+    'storeRunJournal',
+    'storeRunState',
   ],
   './openai': [
     'OpenAIChatLoop',

@@ -119,7 +119,7 @@ export class PostgresStore implements RunStore {
   }
 
   async openBatch(options: StoreBatchOptions): Promise<StoreBatch> {
-    const { batchId, owner, resume = false } = options;
+    const { batchId, owner, resume = false, shared = false } = options;
     if (typeof batchId !== 'string' || batchId === '')
       throw new InvalidArgumentError('batchId', 'a non-empty string', batchId);
     await this.migrate();
@@ -131,7 +131,8 @@ export class PostgresStore implements RunStore {
     await this.#bounded(`locking batch ${batchId}`, async () => {
       await lock.connect();
       const { rows } = await lock.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS locked',
+        // Shared: the writers of one distributed batch hold it together, and keep a runBatch out.
+        `SELECT pg_try_advisory_lock${shared ? '_shared' : ''}(hashtext($1), hashtext($2)) AS locked`,
         [this.schema, batchId],
       );
       if (rows[0]?.locked !== true) {
@@ -150,7 +151,8 @@ export class PostgresStore implements RunStore {
     });
     let earlier: BatchManifest | undefined;
     try {
-      if (resume) earlier = await this.#resumeBatch(batchId, owner);
+      if (shared) earlier = await this.#joinBatch(options);
+      else if (resume) earlier = await this.#resumeBatch(batchId, owner);
       else await this.#recordBatch(options);
     } catch (error) {
       await lock.end().catch(() => undefined);
@@ -192,6 +194,28 @@ export class PostgresStore implements RunStore {
         [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
       );
     });
+  }
+
+  /** Records the manifest of a shared batch unless there, and returns the batch's: refused when another owner started it. */
+  async #joinBatch({ batchId, owner, manifest }: StoreBatchOptions): Promise<BatchManifest> {
+    const t = this.#tables();
+    const { rows } = await this.#run(`joining batch ${batchId}`, async (client) => {
+      await client.query(
+        `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3) ON CONFLICT (batch_id) DO NOTHING`,
+        [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
+      );
+      return client.query<{ manifest: BatchManifest; owner: string | null }>(
+        `SELECT manifest, owner FROM ${t.batches} WHERE batch_id = $1`,
+        [batchId],
+      );
+    });
+    if (rows[0]!.owner !== owner)
+      throw new HistoryFileError(
+        'open_failed',
+        `${this.name} batch ${batchId}`,
+        `the batch is another batch's (${rows[0]!.owner ?? 'no owner'}), not ${owner}'s: two batches never write one batch id; give this batch another id`,
+      );
+    return rows[0]!.manifest;
   }
 
   /** The manifest batch `batchId` was started with, its owner now this one; undefined when there is no such batch. */
