@@ -165,6 +165,37 @@ describe('PostgresStore', () => {
     }
   });
 
+  it('lets the shared writers of one owner (a distributed batch) hold a batch together, and no one else', async () => {
+    const other = new PostgresStore(PG_URL, { schema: db.schema });
+    const join = (owner: string, from = other, tasks = ['a', 'b']) =>
+      from.openBatch({
+        batchId: 'dist',
+        owner,
+        overwrite: false,
+        shared: true,
+        manifest: { startedAt: 1, concurrency: 0, limits: {}, tasks: tasks.map((id) => ({ id, file: id })) },
+      });
+    try {
+      // The first records the manifest; the next of the same owner joins and finds it, not its own.
+      const producer = await join('redis/q/dist');
+      expect(producer.earlier?.tasks.map((t) => t.id)).toEqual(['a', 'b']);
+      const worker = await join('redis/q/dist', store, ['a']);
+      expect(worker.earlier?.tasks.map((t) => t.id)).toEqual(['a', 'b']);
+      // A run batch of that id is refused while they hold it; another owner is refused the batch for good.
+      await expect(runBatch([task('a')], { ...base(), store, batchId: 'dist' })).rejects.toThrow(
+        /another process is writing this batch/,
+      );
+      await expect(join('other-redis/q/dist', store)).rejects.toThrow(
+        "the batch is another batch's (redis/q/dist), not other-redis/q/dist's: two batches never write one batch id",
+      );
+      await producer.close();
+      await worker.close();
+      await expect(join('other-redis/q/dist', store)).rejects.toThrow(/another batch's \(redis\/q\/dist\)/);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses by name historyDir beside a store, resume without a batchId, and what is not a store', async () => {
     await expect(runBatch([task('a')], { ...base(), store, historyDir: '/tmp/x' })).rejects.toThrow(
       expect.objectContaining({ name: 'InvalidArgumentError', message: expect.stringContaining('historyDir') }),
