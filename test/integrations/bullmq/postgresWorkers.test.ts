@@ -128,7 +128,11 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       workers.set('w4', await spawnWorker({ ...workerEnv, WORKER_ID: 'w4' }));
       const second = spawnProducer(producerEnv);
       producers.push(second.child);
-      const report = JSON.parse((await second.next(/^report (.*)$/))[1]!) as { runs: ReportRow[]; batchId: string };
+      const report = JSON.parse((await second.next(/^report (.*)$/))[1]!) as {
+        runs: ReportRow[];
+        totals: { costUsd: number };
+        budget: { costUsd: number };
+      };
 
       // Nothing paid twice: the server answered no request twice (the retried run's first call was served from its journal).
       const hashes = llm.answered.map((a) => a.hash);
@@ -146,6 +150,10 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       const counted = report.runs.reduce((sum, r) => sum + r.costUsd, 0);
       expect(counted).toBeGreaterThanOrEqual(hashes.length * CALL_USD - 1e-9);
       expect(retried.costUsd).toBeGreaterThanOrEqual(2 * CALL_USD - 1e-9);
+      // The batch's budget in Redis counts what the runs say they spent: the cut-off attempt's
+      // spend that never reached Redis (its held call, at its hold) was charged there once.
+      expect(report.budget.costUsd).toBeCloseTo(report.totals.costUsd, 9);
+      expect(report.totals.costUsd).toBeCloseTo(counted, 9);
 
       // Every record of every run is in the database: each run valid, its moves all there, the cut-off attempt kept.
       const listed = await store.listRuns({ batchId: BATCH });
