@@ -268,6 +268,7 @@ const PINNED: Record<string, string[]> = {
     'assertBudgetLimits',
     'assertKnownOptions',
     'emptyUsage',
+    'finishedRunReport',
     'lockFolder',
     'priceUsage',
     'runTask',

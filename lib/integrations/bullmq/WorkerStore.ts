@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { storeRunJournal, storeRunState, type TaskState } from 'agent-state-machine/internal';
+import { finishedRunReport, storeRunJournal, storeRunState, type TaskState } from 'agent-state-machine/internal';
 import type { BatchManifest, RunStore, StoreBatch } from 'agent-state-machine/batch';
 import type { ResumeFrom, UsageDelta, UsageTotals } from 'agent-state-machine';
 import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
@@ -7,7 +7,7 @@ import type { BatchKeys } from './batchKeys';
 import { USAGE_CODES, usageFromStrings } from './budgetFields';
 import { addressOf } from './connection';
 import type { RedisBudget } from './RedisBudget';
-import type { WireRunReport } from './wireReport';
+import { errorToWire, type WireRunReport } from './wireReport';
 
 /** What a run of a distributed batch finds in the store before it starts. */
 export type EarlierAttempt =
@@ -107,16 +107,6 @@ export class WorkerStore {
 
 /** The report of a run that ended before its worker was lost: what the store says, the run not run again. */
 export function finishedReport(id: string, state: Extract<EarlierAttempt, { kind: 'finished' }>): WireRunReport {
-  const { outcome, usage, transitions, file, reason, durationMs } = state;
-  return {
-    id,
-    outcome,
-    usage,
-    durationMs,
-    transitions,
-    historyFile: file,
-    resumed: 'finished',
-    // Its failure in the words the store kept (its class is not recorded).
-    ...(reason === undefined ? {} : { error: { name: 'Error', message: reason } }),
-  };
+  const { error, ...report } = finishedRunReport(id, state);
+  return { ...report, ...(error === undefined ? {} : { error: errorToWire(error) }) };
 }

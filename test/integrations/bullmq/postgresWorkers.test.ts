@@ -12,11 +12,13 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadHistory, validateHistory } from '../../../lib/subpaths/history';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
+import { startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/index';
 import { PostgresStore } from '../../../lib/integrations/postgres';
 import { buildCli, buildLibrary, runBuiltCli } from '../../helpers/builtCli';
 import { billingServer, CALL_USD, type ChatBody } from '../../helpers/killableBatch';
 import { PG_URL, testSchema, type TestSchema } from '../../helpers/postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { agentFromPayload } from './fixtures/agentFromPayload';
 import type { BillingPayload } from './fixtures/billingLoop';
 import { spawnProducer } from './fixtures/spawnProducer';
 import { spawnWorker, stopAll } from './fixtures/spawnWorker';
@@ -200,6 +202,54 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       await store.close();
       await deletePrefix(url, prefix);
       fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+  it('a run that ended in the store is reported from it, not run again, when its Redis batch is gone and it is submitted again', async () => {
+    const prefix = uniquePrefix('pgfinished');
+    const store = new PostgresStore(PG_URL, { schema: db.schema });
+    let agents = 0;
+    const worker = () =>
+      startBatchWorker({
+        connection: url,
+        name: 'runs',
+        prefix,
+        store,
+        journal: true,
+        onError: false,
+        agent: (task) => {
+          agents += 1;
+          return agentFromPayload(task.payload);
+        },
+      });
+    const submit = async () =>
+      (await submitBatch(tasks, { connection: url, name: 'runs', prefix, store, batchId: 'again' })).report();
+    const tasks = [{ id: 'a', input: 'go', payload: { steps: 2, costUsd: 0.01 } }];
+    let running = worker();
+    try {
+      const first = await submit();
+      expect(first.runs[0]).toMatchObject({ outcome: 'end_of_turn', usage: { costUsd: 0.02, llmCalls: 2 } });
+      expect(agents).toBe(1);
+      // Redis loses the batch (its queue too); the store keeps the run.
+      await running.close();
+      await deletePrefix(url, prefix);
+      running = worker();
+      const again = await submit();
+      expect(agents).toBe(1);
+      expect(again.runs[0]).toMatchObject({
+        outcome: 'end_of_turn',
+        resumed: 'finished',
+        usage: { costUsd: 0.02, llmCalls: 2 },
+        historyFile: `${store.name} run a of batch again`,
+      });
+      // Its spend counts in the new batch's budget: the store's, charged once.
+      expect(again.budget.costUsd).toBeCloseTo(0.02, 9);
+      expect((await store.listRuns({ batchId: 'again' })).map((r) => `${r.runId}:${r.outcome}`)).toEqual([
+        'a:end_of_turn',
+      ]);
+    } finally {
+      await running.close();
+      await store.close();
+      await deletePrefix(url, prefix);
     }
   });
 });
