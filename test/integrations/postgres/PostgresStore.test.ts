@@ -125,6 +125,24 @@ describe('PostgresStore', () => {
     expect(await store.listRuns({ since: Date.now() + 60_000 })).toEqual([]);
   });
 
+  it("makes a run's end again from its lines when its process died before its row was told", async () => {
+    await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'cut' });
+    const t = `"${db.schema}".agent_sm_runs`;
+    const before = await db.client.query(
+      `SELECT run_id, outcome, reason, cost_usd, calls, duration_ms FROM ${t} ORDER BY run_id`,
+    );
+    // As a process killed between the run's last line and the row's update leaves it.
+    await db.client.query(
+      `UPDATE ${t} SET outcome = NULL, reason = NULL, cost_usd = 0, calls = 0, duration_ms = 0, ended_at = NULL`,
+    );
+    expect((await store.listRuns({ outcome: 'error' })).map((r) => r.runId)).toEqual(['b']);
+    expect((await store.listRuns({ outcome: 'incomplete' })).map((r) => r.runId)).toEqual([]);
+    const after = await db.client.query(
+      `SELECT run_id, outcome, reason, cost_usd, calls, duration_ms FROM ${t} ORDER BY run_id`,
+    );
+    expect(after.rows).toEqual(before.rows);
+  });
+
   it('refuses a batch id that already holds the runs, naming them, unless overwriteHistory sets them aside', async () => {
     await runBatch([task('a'), task('b')], { ...base(), store, batchId: 'x' });
     let calls = 0;
