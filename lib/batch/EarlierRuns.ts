@@ -63,24 +63,33 @@ export async function storeEarlierRuns(
     );
   const states: TaskState[] = [];
   // One run at a time, streamed: a batch of 10,000 runs never holds more than one run's facts.
-  for (const id of ids) {
-    const [current] = await batch.attempts(id);
-    states.push(
-      current === undefined
-        ? { kind: 'not_started' }
-        : await linesState(
-            current.name,
-            current.input,
-            salvage,
-            (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
-          ),
-    );
-  }
+  for (const id of ids) states.push(await storeRunState(batch, id, salvage));
   return {
     states,
-    journal: async (index) => bestJournal(await batch.attempts(ids[index]!), salvage),
+    journal: (index) => storeRunJournal(batch, ids[index]!, salvage),
     setAside: (index) => batch.setAside(ids[index]!),
   };
+}
+
+/**
+ * What run `runId` of a batch in a store left: ended, cut off (with what it spent), or never
+ * opened. For a batch's resume, and for a distributed batch's worker that takes over a run
+ * whose worker was lost.
+ */
+export async function storeRunState(batch: StoreBatch, runId: string, salvage: boolean): Promise<TaskState> {
+  const [current] = await batch.attempts(runId);
+  if (current === undefined) return { kind: 'not_started' };
+  return linesState(
+    current.name,
+    current.input,
+    salvage,
+    (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
+  );
+}
+
+/** The journal a cut-off run `runId` of a batch in a store continues from: its attempts' best. */
+export async function storeRunJournal(batch: StoreBatch, runId: string, salvage: boolean): Promise<RecordedLine[]> {
+  return bestJournal(await batch.attempts(runId), salvage);
 }
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */

@@ -18,27 +18,44 @@ export interface Answered {
   mark: string;
 }
 
-/** The local LLM: answers a tool call, then (once the tool result is in) a final text; bills each answer. */
-export async function billingServer(holdAfter: number) {
+/** A request's body, as the server reads it. */
+export interface ChatBody {
+  messages: { role: string; content?: unknown }[];
+}
+
+/**
+ * The local LLM: answers a tool call, then (once the tool result is in) a final text; bills each
+ * answer. Holds every request after `holdAfter` answered ones until `resume()` (`heldRequest`
+ * resolves with the first one's body), or with `holdOne` only the first such request that
+ * carries a tool result, for good (its sender is killed), answering the others.
+ */
+export async function billingServer(holdAfter: number, options: { holdOne?: boolean } = {}) {
   const answered: Answered[] = [];
   let phase: Answered['phase'] = 'killed';
-  let held!: () => void;
-  const heldRequest = new Promise<void>((resolve) => (held = resolve));
+  let held!: (body: ChatBody) => void;
+  let holding = true;
+  const heldRequest = new Promise<ChatBody>((resolve) => (held = resolve));
   let n = 0;
   const server = await startOpenAIChatServer({
-    respond: (body: { messages: { role: string }[] }): ChatAction | Promise<ChatAction> => {
-      if (phase === 'killed' && answered.length >= holdAfter) {
-        held();
+    respond: (body: ChatBody): ChatAction | Promise<ChatAction> => {
+      const hasToolResult = body.messages.some((m) => m.role === 'tool');
+      if (
+        phase === 'killed' &&
+        holding &&
+        answered.length >= holdAfter &&
+        (options.holdOne !== true || hasToolResult)
+      ) {
+        if (options.holdOne === true) holding = false;
+        held(body);
         return new Promise<ChatAction>(() => undefined); // never answered: the process is killed first
       }
       n += 1;
       const hash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
       const usage = { prompt_tokens: 100, completion_tokens: 10, cost: CALL_USD };
-      const hasResult = body.messages.some((m) => m.role === 'tool');
-      const reply: ChatAction = hasResult
+      const reply: ChatAction = hasToolResult
         ? { content: `answer-${n}`, usage }
         : { toolCalls: [{ id: `call_${n}_x`, name: 'lookup', arguments: '{}' }], usage };
-      answered.push({ hash, phase, mark: hasResult ? `answer-${n}` : `call_${n}_x` });
+      answered.push({ hash, phase, mark: hasToolResult ? `answer-${n}` : `call_${n}_x` });
       return reply;
     },
   });

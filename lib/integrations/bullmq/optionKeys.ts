@@ -9,6 +9,7 @@ export const WORKER_OPTION_KEYS = Object.freeze({
   run: true,
   concurrency: true,
   historyDir: true,
+  store: true,
   journal: true,
   workerId: true,
   pricing: true,
@@ -38,6 +39,7 @@ export const SUBMIT_OPTION_KEYS = Object.freeze({
   timeoutMs: true,
   expireAfterMs: true,
   reportFile: true,
+  store: true,
 });
 
 export const ATTACH_OPTION_KEYS = Object.freeze({

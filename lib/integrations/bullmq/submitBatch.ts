@@ -25,6 +25,8 @@ import { runScript } from './redisScripts';
 import type { BatchMeta } from './runRecords';
 import { COUNT_CODE, EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
+import type { RunStore } from 'agent-state-machine/batch';
+import { storeOwner } from './WorkerStore';
 import { trackBatch } from './trackBatch';
 import { assertOnPause } from './pauseNotice';
 
@@ -103,6 +105,14 @@ export interface SubmitBatchOptions {
   expireAfterMs?: number;
   /** Where the report is written as JSON once it is built, before its keys are given their expiry. */
   reportFile?: string;
+  /**
+   * The store the workers keep the runs in (`startBatchWorker({ store })`): the batch's manifest
+   * (its tasks in order, its limits) is recorded there before any job is queued, under
+   * `batchId`, so that the store shows the tasks that never started; a producer restarted with
+   * the same `batchId` finds it there. A batch of that id another batch started is refused. The
+   * producer does not close the store.
+   */
+  store?: RunStore;
 }
 
 export type { BatchHandle, DistributedBatchReport, DistributedRunReport } from './BatchHandle';
@@ -152,6 +162,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     timeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
     expireAfterMs = 86_400_000,
     reportFile,
+    store,
   } = options;
   assertQueueName(name);
   const list = materialize(tasks);
@@ -176,6 +187,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     throw new InvalidArgumentError('expireAfterMs', 'a positive whole number of milliseconds', expireAfterMs);
   if (reportFile !== undefined && (typeof reportFile !== 'string' || reportFile === ''))
     throw new InvalidArgumentError('reportFile', 'a file path', reportFile);
+  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.openBatch !== 'function'))
+    throw new InvalidArgumentError('store', 'a RunStore (new PostgresStore(url))', store);
 
   const redis = openRedis(connection);
   const keys = batchKeys(prefix, name, batchId);
@@ -212,6 +225,23 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     );
     let reported = new Set<number>();
     if (created !== 1) reported = await resumable(redis, batchId, keys, meta, within);
+    // Before any job: a worker joins the batch the producer recorded, and a batch of this id another batch started is refused here.
+    if (store !== undefined) {
+      const inStore = await store.openBatch({
+        batchId,
+        owner: storeOwner(redis, prefix, name, batchId),
+        overwrite: false,
+        shared: true,
+        // Each worker has its own concurrency: the producer's manifest says none.
+        manifest: {
+          startedAt: Date.now(),
+          concurrency: 0,
+          limits: { ...(perRun && { perRun }), ...(total && { total: capsOf(total) }) },
+          tasks: ids.map((id) => ({ id, file: id })),
+        },
+      });
+      await inStore.close();
+    }
     for (let from = 0; from < list.length; from += 1000) {
       const jobs: Parameters<Queue['addBulk']>[0] = [];
       for (let i = from; i < Math.min(list.length, from + 1000); i++) {
