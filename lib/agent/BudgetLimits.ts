@@ -39,6 +39,11 @@ export interface SpentLimit {
    * for a raise after that one; a raise that came meanwhile lets it try again at once.
    */
   raises?: number;
+  /**
+   * An external budget's refusal of an ordinary call beside the final calls' holds
+   * (`budget.wrapUp`): the run wraps up instead, its final call's hold kept for it.
+   */
+  wrapsUp?: boolean;
   /** A strict cap's stop after a response passed its bound (the server ignored max tokens): by how much. */
   boundExceeded?: BoundExceeded;
 }

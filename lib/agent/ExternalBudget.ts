@@ -1,5 +1,14 @@
-import type { SpentLimit } from './BudgetLimits';
-import type { UsageDelta } from './UsageTotals';
+import type { BudgetEndings } from './BudgetEndings';
+import type { BudgetLimits, SpentLimit } from './BudgetLimits';
+import type { UsageDelta, UsageTotals } from './UsageTotals';
+
+/**
+ * What an LLM call does with its run's final-call hold in an external budget that keeps one
+ * (`budget.wrapUp`): `keepUsd`, an ordinary call, held beside it from now on (the budget
+ * answers `wrapsUp` when the call does not fit beside every run's, keeping the earlier hold);
+ * `final`, the final call, which takes that hold's place.
+ */
+export type WrapHold = { keepUsd: number } | { final: true };
 
 /**
  * A budget kept outside this process — a batch's total limits in Redis, shared by workers on
@@ -19,7 +28,7 @@ export interface ExternalBudget {
    * pauses says so by `raises` on the refusal: the turn then stops with `awaiting_budget`, and
    * asks again on `retryBudget()` (after the cap was raised).
    */
-  reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | undefined>;
+  reserve(kind: 'llm' | 'tool', hold?: { costUsd: number; wrapUp?: WrapHold }): Promise<SpentLimit | undefined>;
   /**
    * Charges usage (tokens, cost, wall time); resolves to the first limit now spent, if any.
    * `release`, when given, is held USD to let go of in the same atomic step (the calls it was
@@ -45,4 +54,15 @@ export interface ExternalBudget {
   readonly pauses?: boolean;
   /** Stops the budget for good, for every process that shares it, with `spent` as the reason. */
   trip?(spent: SpentLimit): Promise<void>;
+  /**
+   * How the runs of this budget end within its dollar cap (`wrapUp`, `visible`), as a budget of
+   * the process would say it. `wrapUp` needs `holdsWrapUp`; `visible` needs `figures`.
+   */
+  readonly endings?: BudgetEndings;
+  /** How errors name this budget's options (`total` for a distributed batch's). */
+  readonly label?: string;
+  /** True when `reserve` keeps a run's final-call hold (`hold.wrapUp`) and lets it go when the run ends. */
+  readonly holdsWrapUp?: boolean;
+  /** The budget's limits and usage now (`budget.visible`'s note says what is left of them). */
+  figures?(): Promise<{ limits: BudgetLimits; usage: UsageTotals }>;
 }

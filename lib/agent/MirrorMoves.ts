@@ -1,6 +1,5 @@
 import { cutAtBoundOf } from './cutAtBound';
 import { State, type StateName } from '../../states/StateName';
-import { plural } from '../internal/text';
 import type { StateMachine } from '../machine/StateMachine';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import type { AgentLogger } from './AgentLogger';
@@ -8,7 +7,8 @@ import type { LLMCallBound, LLMResponse, Pricing, Usage } from './AgentLoop';
 import type { BoundExceeded } from './boundExceeded';
 import type { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
-import { reserveLine, type Attempt } from './callLLM';
+import type { Attempt } from './LLMOutcome';
+import { reserveLine } from './reserveLine';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import { Deadline } from './Deadline';
 import { endAttempt } from './endAttempt';
@@ -17,7 +17,20 @@ import { holdMirrorCall } from './holdMirrorCall';
 import type { JournalEntry } from './JournalEntry';
 import { writeAttemptLine, type AttemptFacts, type AttemptOutcome } from './mirrorAttemptLine';
 import { mirrorRunResult, reportRunEnd } from './mirrorRunResult';
-import { answerRest, namesOf, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
+import { answerRest, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
+import {
+  AGENT_READY,
+  budgetHasRoom,
+  CHECKING_CANCELLATION,
+  llmResponded,
+  NO_NEW_COMMITS,
+  runningTools,
+  sendingToolResults,
+  sendingUserMessage,
+  toolsFinished,
+  toolsRequested,
+  turnStarts,
+} from './turnEvents';
 import type { MirrorStop } from './MirrorStop';
 import { abortReason, mirrorEndedError } from './mirrorStopReason';
 import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
@@ -125,14 +138,11 @@ export class MirrorMoves {
       this.move(
         State.WaitingForUserInput,
         earlier === undefined
-          ? 'agent ready'
-          : { description: 'agent ready', data: { resumed: true, usage: this.#budget.usage } },
+          ? AGENT_READY
+          : { description: AGENT_READY, data: { resumed: true, usage: this.#budget.usage } },
       );
     else if (this.machine.table.states[current]?.isTerminal === true)
-      this.move(State.WaitingForUserInput, {
-        description: `turn ${this.turn} starts`,
-        data: { turn: this.turn },
-      });
+      this.move(State.WaitingForUserInput, turnStarts(this.turn));
     else if (current !== State.WaitingForUserInput)
       this.move(State.WaitingForUserInput, `a run started with the machine in ${current}, not between turns`, true);
   }
@@ -192,15 +202,19 @@ export class MirrorMoves {
     // The results sent with this call reached the LLM.
     this.unsent = false;
     const calls = response.toolCalls ?? [];
-    const data: Record<string, unknown> = { attempts: this.attempt };
-    if (this.failures.length > 0) data.failures = this.failures;
-    data.toolCalls = calls.length;
-    if (response.model !== undefined) data.model = response.model;
-    if (response.finishReason !== undefined) data.finishReason = response.finishReason;
-    if (problems.length > 0) data.usageProblems = problems;
-    if (unknownCost !== undefined) data.unknownCost = unknownCost;
-    data.usage = this.#budget.usage;
-    this.move(State.ProcessingLLMResponse, { description: 'LLM responded', data });
+    this.move(
+      State.ProcessingLLMResponse,
+      llmResponded({
+        attempts: this.attempt,
+        failures: this.failures,
+        toolCalls: calls.length,
+        model: response.model,
+        finishReason: response.finishReason,
+        usageProblems: problems,
+        unknownCost,
+        usage: this.#budget.usage,
+      }),
+    );
     this.failures = [];
     this.lastText = response.text;
     if (calls.length === 0) return;
@@ -209,12 +223,8 @@ export class MirrorMoves {
     this.unsent = true;
     const stalled = stall?.check();
     if (stalled !== undefined) return this.stalled(stalled);
-    const callList = calls.map((c) => ({ id: c.id, name: c.name }));
-    this.move(State.ToolUseRequested, {
-      description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
-      data: { calls: callList },
-    });
-    this.move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+    this.move(State.ToolUseRequested, toolsRequested(calls));
+    this.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
   }
 
   /**
@@ -290,15 +300,8 @@ export class MirrorMoves {
       if (spent !== undefined)
         return this.stop(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent));
       if (check && this.#signal().aborted) return this.cancel(State.CheckingBudget);
-      this.move(State.GatheringAdditionalMessages, {
-        description: 'budget has room',
-        data: { usage: this.#budget.usage },
-      });
-      const results = this.slots.length;
-      this.move(State.SendingToolResults, {
-        description: `sending ${plural(results, 'tool result')} and 0 messages`,
-        data: { results, messages: 0 },
-      });
+      this.move(State.GatheringAdditionalMessages, budgetHasRoom(this.#budget.usage));
+      this.move(State.SendingToolResults, sendingToolResults(this.slots.length, 0));
     } else {
       // A further model call after a text-only response (or from anywhere else): forced, with the reason.
       this.move(
@@ -315,34 +318,22 @@ export class MirrorMoves {
 
   /** ToolUseRequested / CheckingForCancellation / RunningTool → CheckingBudget, answering any call left unanswered. */
   closeTools(state: StateName): void {
-    if (state === State.ToolUseRequested)
-      this.move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+    if (state === State.ToolUseRequested) this.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
     if (state !== State.RunningTool) this.enterRunningTool();
     this.answerRest('not run: the framework did not run it', 'not_run');
-    let errors = 0;
-    const summary = slotSummary(this.slots);
-    for (const r of summary) if (r.isError) errors += 1;
-    this.move(State.CheckingGitCommits, {
-      description: `tools finished (${errors} with errors)`,
-      data: { results: summary },
-    });
-    this.move(State.CheckingBudget, 'no new commits');
+    this.move(State.CheckingGitCommits, toolsFinished(slotSummary(this.slots)));
+    this.move(State.CheckingBudget, NO_NEW_COMMITS);
   }
 
   /** WaitingForUserInput → SendingToLLM: the run's first call. */
   sendUserMessage(): void {
-    this.move(State.SendingToLLM, {
-      description: 'sending the user message',
-      data: { turn: this.turn, chars: this.input.length },
-    });
+    this.move(State.SendingToLLM, sendingUserMessage(this.turn, this.input.length));
     this.operation = 'sendUserMessage';
     this.attempt = 0;
   }
 
   enterRunningTool(): void {
-    const callList = this.slots.map((s) => ({ id: s.call.id, name: s.call.name }));
-    const names = namesOf(this.slots.map((s) => s.call));
-    this.move(State.RunningTool, { description: `running ${names || 'tools'}`, data: { calls: callList } });
+    this.move(State.RunningTool, runningTools(this.slots.map((s) => s.call)));
   }
 
   endCallFailed(error: unknown): TurnResult {
@@ -427,14 +418,15 @@ export class MirrorMoves {
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.endAttempt();
     meter.chargeWall();
-    if (TOOL_PHASE.has(this.machine.pendingState) || this.unsent)
-      this.answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
+    const unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
     const event = {
       description,
       data: { ...data, outcome, usage: this.#budget.usage },
       ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
     };
     this.move(to, event, how.forced === true);
+    // After the run's last record, as the adapter answers them (settleUnanswered).
+    if (unanswered) this.answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
     meter.stop();
     this.running = false;
     const result = mirrorRunResult(meter, {

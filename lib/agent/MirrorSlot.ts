@@ -49,11 +49,6 @@ export function slotSummary(slots: readonly MirrorSlot[]): ToolSummary[] {
   });
 }
 
-/** The tools' names, for a record's description. */
-export function namesOf(calls: readonly ToolCall[]): string {
-  return calls.map((c) => c.name).join(', ');
-}
-
 /** A tool's output as text. */
 export function safeText(value: unknown): string {
   try {

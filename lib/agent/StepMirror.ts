@@ -21,9 +21,10 @@ import { OperationError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
 import type { UsageDelta, UsageTotals } from './UsageTotals';
+import { assertNonNegative } from './assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
-import { refuseEndings } from './refuseEndings';
+import { outsideEndings, refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
 import { endSlot, slotLine } from './MirrorSlot';
 import { mirrorLlmLine } from './mirrorAttemptLine';
@@ -156,7 +157,8 @@ export class StepMirror {
     this.#ledger = writers.ledger;
     this.#budget = new Budget(budget ?? {}, { label: 'budget' });
     this.#budgets = [this.#budget, ...sharedBudgets];
-    refuseEndings(this.#budgets, MIRROR_CANNOT, 'a framework run (StepMirror)');
+    const endings = [...this.#budgets, ...outsideEndings(externalBudgets)];
+    refuseEndings(endings, MIRROR_CANNOT, 'a framework run (StepMirror)');
     this.#external = [...externalBudgets];
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
     this.#recording = resumeRecording(resumeFrom, true, Infinity);
@@ -348,8 +350,12 @@ export class StepMirror {
     });
   }
 
-  /** A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a retry or the run's end. */
-  modelCallFailed(error: unknown, info: { willRetry?: boolean } = {}): void {
+  /**
+   * A model attempt failed. `willRetry: false` ends the run in Error; true or unknown waits for a
+   * retry or the run's end. `delayMs`: the framework's wait before the retry, kept in the record.
+   */
+  modelCallFailed(error: unknown, info: { willRetry?: boolean; delayMs?: number } = {}): void {
+    if (info.delayMs !== undefined) assertNonNegative(info.delayMs, 'modelCallFailed(error, { delayMs })');
     if (!this.#run.running) return;
     const charge = this.#run.endAttempt({ kind: 'failed', error });
     // A stream cut at its bound: the server does not stop at max tokens, so the call is not tried again.
@@ -363,6 +369,7 @@ export class StepMirror {
       attempt: this.#run.attempt,
       error: failureMessage(error),
       ...(cut && { noRetry: 'the response stream was cut at its bound' }),
+      ...(cut === undefined && info.willRetry !== false && info.delayMs !== undefined && { delayMs: info.delayMs }),
     });
     if (info.willRetry === false || cut !== undefined) this.#run.endCallFailed(error);
   }

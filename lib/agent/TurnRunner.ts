@@ -1,12 +1,11 @@
 import { getEventListeners } from 'node:events';
 import { State, type StateName } from '../../states/StateName';
 import { messageOf } from '../internal/messageOf';
-import { plural } from '../internal/text';
 import { safeLog } from './AgentLogger';
 import type { CompactInfo, LLMResponse, OperationContext } from './AgentLoop';
 import type { Budget } from './Budget';
 import { needsApproval, type ApprovalDecision, type ApprovalGate } from './ApprovalGate';
-import { callLLM, responseRecordData, type LLMOperation, type LLMOutcome } from './callLLM';
+import { callLLM, responseRecord, type LLMOperation, type LLMOutcome } from './callLLM';
 import { chargeCompaction } from './chargeCompaction';
 import { budgetedHook } from './budgetedLLM';
 import { isContextOverflow } from './isContextOverflow';
@@ -21,7 +20,16 @@ import { Deadline } from './Deadline';
 import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
 import { awaitApproval } from './awaitApproval';
-import { namesOf } from './namesOf';
+import {
+  AGENT_READY,
+  CHECKING_CANCELLATION,
+  runningTools,
+  sendingToolResults,
+  sendingUserMessage,
+  TEXT_ONLY_END,
+  toolsRequested,
+  turnStarts,
+} from './turnEvents';
 import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './StallWatch';
@@ -191,9 +199,9 @@ export class TurnRunner {
     const { machine } = this.#s;
     const { meter, signal } = this.#scope;
     const current = this.#m.expected;
-    if (current === State.Ready) this.#m.move(State.WaitingForUserInput, 'agent ready');
+    if (current === State.Ready) this.#m.move(State.WaitingForUserInput, AGENT_READY);
     else if (machine.table.states[current]?.isTerminal === true)
-      this.#m.move(State.WaitingForUserInput, { description: `turn ${this.#turn} starts`, data: { turn: this.#turn } });
+      this.#m.move(State.WaitingForUserInput, turnStarts(this.#turn));
     else if (current !== State.WaitingForUserInput)
       this.#m.move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, {
         forced: true,
@@ -232,10 +240,7 @@ export class TurnRunner {
     const started = this.#start(input);
     if (started !== undefined) return started;
 
-    this.#m.move(State.SendingToLLM, {
-      description: 'sending the user message',
-      data: { turn: this.#turn, chars: input.length },
-    });
+    this.#m.move(State.SendingToLLM, sendingUserMessage(this.#turn, input.length));
     let from: SendingState = State.SendingToLLM;
     let llm = await this.#callLLM(
       State.SendingToLLM,
@@ -250,20 +255,11 @@ export class TurnRunner {
       // The results sent with this call reached the LLM: nothing of the last round is unanswered.
       this.#pending = undefined;
       const calls = response.toolCalls ?? [];
-      this.#m.move(State.ProcessingLLMResponse, {
-        description: 'LLM responded',
-        data: responseRecordData(llm, calls.length, this.#own.usage),
-      });
+      this.#m.move(State.ProcessingLLMResponse, responseRecord(llm, calls.length, this.#own.usage));
       if (calls.length === 0) {
         if (signal.aborted) return this.#m.cancel(State.ProcessingLLMResponse);
         const text = response.text === undefined ? {} : { text: response.text };
-        return this.#m.end(
-          State.EndOfTurn,
-          'text-only response ends the turn',
-          { chars: response.text?.length ?? 0 },
-          'end_of_turn',
-          text,
-        );
+        return this.#m.end(State.EndOfTurn, TEXT_ONLY_END, { chars: response.text?.length ?? 0 }, 'end_of_turn', text);
       }
       if (response.text !== undefined && response.text !== '') (this.#m.texts ??= []).push(response.text);
       // A slot's times are set when its call starts or is given up, before anything reads them.
@@ -272,13 +268,8 @@ export class TurnRunner {
       const stalled = stall === undefined ? undefined : this.#stalled(stall);
       if (stalled !== undefined) return stalled;
 
-      const callList = calls.map((c) => ({ id: c.id, name: c.name }));
-      const names = namesOf(calls);
-      this.#m.move(State.ToolUseRequested, {
-        description: `LLM requested ${plural(calls.length, 'tool call')}: ${names}`,
-        data: { calls: callList },
-      });
-      this.#m.move(State.CheckingForCancellation, 'checking for cancellation before running tools');
+      this.#m.move(State.ToolUseRequested, toolsRequested(calls));
+      this.#m.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
       if (signal.aborted) {
         if (this.#scope.deadline !== undefined) return this.#m.cancel(State.CheckingForCancellation);
         const reason = this.#scope.reason();
@@ -308,10 +299,9 @@ export class TurnRunner {
           decisions = answered.decisions;
         }
       }
-      const runData: Record<string, unknown> =
-        toolConcurrency === 1 ? { calls: callList } : { calls: callList, concurrency: toolConcurrency };
+      const runData: Record<string, unknown> = toolConcurrency === 1 ? {} : { concurrency: toolConcurrency };
       if (decisions !== undefined) runData['decisions'] = decisions;
-      this.#m.move(State.RunningTool, { description: `running ${names}`, data: runData });
+      this.#m.move(State.RunningTool, runningTools(calls, runData));
       const tools = await runTools(this.#scope, this.#pending);
       if (tools.kind === 'failed') return this.#m.failed(tools.error, tools.data);
       if (tools.kind === 'budget')
@@ -332,11 +322,7 @@ export class TurnRunner {
       this.#nudge = undefined;
 
       const results = tools.results;
-      const description = `sending ${plural(results.length, 'tool result')} and ${plural(messages.length, 'message')}`;
-      this.#m.move(State.SendingToolResults, {
-        description,
-        data: { results: results.length, messages: messages.length },
-      });
+      this.#m.move(State.SendingToolResults, sendingToolResults(results.length, messages.length));
       from = State.SendingToolResults;
       llm = await this.#callLLM(
         State.SendingToolResults,

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { Budget } from './Budget';
 import { boundExceededMessage, type BoundExceeded } from './boundExceeded';
 import { spentLimit, type BudgetLimitName, type SpentLimit } from './BudgetLimits';
-import type { ExternalBudget } from './ExternalBudget';
+import type { ExternalBudget, WrapHold } from './ExternalBudget';
 import { OperationError } from './TurnError';
 import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 
@@ -222,6 +222,11 @@ export class UsageMeter {
     if (external !== undefined && external > 0) this.#externalRelease += external;
   }
 
+  /** The budgets outside this process, in the order they are reserved and charged. */
+  get external(): readonly ExternalBudget[] {
+    return this.#external;
+  }
+
   /** Whether there are external budgets (each call then awaits them). */
   get hasExternal(): boolean {
     return this.#external.length > 0;
@@ -284,7 +289,10 @@ export class UsageMeter {
    * Asks every external budget to start one call, after charging what is due. Resolves to the
    * limit that forbids it, an `OperationError` when a budget failed, or undefined to go ahead.
    */
-  async reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | OperationError | undefined> {
+  async reserve(
+    kind: 'llm' | 'tool',
+    hold?: { costUsd: number; wrapUp?: WrapHold },
+  ): Promise<SpentLimit | OperationError | undefined> {
     // Usage due is charged first, so that the budget decides on it; wall time alone waits to
     // ride with the next charge rather than cost a round trip of its own.
     const flushed = await this.flush(true);
@@ -292,8 +300,9 @@ export class UsageMeter {
     for (const [i, budget] of this.#external.entries()) {
       try {
         const spent = await (hold === undefined ? budget.reserve(kind) : budget.reserve(kind, hold));
-        // A pausing cap's refusal ends nothing: the run waits for a raise, then asks again.
-        if (spent?.raises !== undefined) return this.#withRunFigures(spent, undefined);
+        // A pausing cap's refusal ends nothing: the run waits for a raise, then asks again; nor
+        // does one beside the final calls' holds: the run makes its final call.
+        if (spent?.raises !== undefined || spent?.wrapsUp === true) return this.#withRunFigures(spent, undefined);
         if (spent !== undefined) return this.#withRunFigures((this.#externalSpent ??= spent), undefined);
       } catch (error) {
         return new OperationError(`externalBudgets[${i}].reserve('${kind}')`, error);

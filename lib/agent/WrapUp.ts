@@ -10,7 +10,7 @@ import { outputTokensThatFit } from './outputTokensThatFit';
 import { boundLLMCall, type CallFlags, type PlannedCall } from './reserveLLMCall';
 import { OperationError, type ContractViolationError } from './TurnError';
 import type { ToolSlot } from './runTools';
-import { responseRecordData } from './callLLM';
+import { responseRecord } from './callLLM';
 import type { TurnScope } from './TurnScope';
 import { worstCaseCost } from './worstCaseCost';
 
@@ -34,27 +34,31 @@ export interface WrapDecision {
  * (`budget.visible`). Before each ordinary call, the worst case of a final call after it (no
  * tools, the instruction added; `reserveUsd` when given) is held beside it — against strict
  * caps in their budgets, against others by a check — and when the ordinary call does not fit
- * beside it, the turn is told to wrap up: the hold is released and the final call made with
- * what room there is. Internal: `TurnRunner` makes one per turn when a budget asks for it.
+ * beside it, the turn is told to wrap up: the hold stays until the final call's own takes its
+ * place (no other run can take the room between). Internal: `TurnRunner` makes one per turn when a budget asks for it.
  */
 export class WrapUp {
   readonly #scope: TurnScope;
   readonly #endings: ResolvedEndings;
   /** USD of the final call's reserve held now in the strict budgets. */
   #held = 0;
+  /** USD of the final call's reserve an external budget keeps (after the last ordinary call it let through). */
+  #keptOutside = 0;
 
   constructor(scope: TurnScope, endings: ResolvedEndings) {
     this.#scope = scope;
     this.#endings = endings;
   }
 
-  /** One for a turn whose budgets set `wrapUp` or `visible`, else undefined. */
+  /** One for a turn whose budgets (or external budgets' `endings`) set `wrapUp` or `visible`, else undefined. */
   static for(scope: TurnScope, budgets: readonly Budget[]): WrapUp | undefined {
     // Asked every turn, and most budgets set neither: nothing is made for them.
     let asks = false;
     for (const b of budgets) if (b.limits.wrapUp !== undefined || b.limits.visible === true) asks = true;
+    const outside = scope.meter.external;
+    for (const b of outside) if (b.endings !== undefined) asks = true;
     if (!asks) return undefined;
-    const endings = resolveEndings(budgets.map((b) => b.limits));
+    const endings = resolveEndings([...budgets.map((b) => b.limits), ...outside.map((b) => b.endings ?? {})]);
     return endings.wrapUp === undefined && !endings.visible ? undefined : new WrapUp(scope, endings);
   }
 
@@ -65,7 +69,7 @@ export class WrapUp {
     invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   ): Promise<LLMOutcome | WrapDecision> {
     const scope = this.#scope;
-    const flags = this.#flags(undefined);
+    const flags = await this.#flags(undefined);
     const wrap = this.#endings.wrapUp;
     // A resumed run re-driving recorded calls makes no decision again.
     if (wrap === undefined || scope.settings.recording?.serving === true)
@@ -76,29 +80,35 @@ export class WrapUp {
       return { kind: 'failed', error: planned?.error ?? noBound(), data: { operation, failures: [] } };
     const reserve = wrap.reserveUsd ?? (await this.#reserveAfter(input, planned, flags, wrap.instruction));
     if (typeof reserve !== 'number') return { kind: 'failed', error: reserve, data: { operation, failures: [] } };
-    this.release();
     const next = planned.worst.costUsd!;
     if (meter.strict) {
-      const refused = meter.hold(reserve);
-      if (refused !== undefined) return decide(operation, input, reserve, next, refused.message);
+      // The final call's reserve stays held from call to call, grown or shrunk to this call's,
+      // and is let go of only when the final call takes its place: no other run can take it.
+      if (reserve > this.#held) {
+        const refused = meter.hold(reserve - this.#held);
+        if (refused !== undefined) return decide(operation, input, reserve, next, refused.message);
+      } else if (reserve < this.#held) meter.release(this.#held - reserve, undefined);
       this.#held = reserve;
-      const llm = await callLLM(scope, operation, input, invoke, flags);
-      if (llm.kind === 'budget' && llm.spent.limit === 'maxCostUsd' && llm.spent.hold !== undefined) {
-        this.release();
-        return decide(operation, input, reserve, llm.spent.hold, llm.spent.message);
-      }
-      return llm;
+    } else {
+      const room = meter.costRoom;
+      if (next + reserve > room)
+        return decide(
+          operation,
+          input,
+          reserve,
+          next,
+          `the next LLM call may cost up to ${formatUsd(next)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
+        );
     }
-    const room = meter.costRoom;
-    if (next + reserve > room)
-      return decide(
-        operation,
-        input,
-        reserve,
-        next,
-        `the next LLM call may cost up to ${formatUsd(next)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
-      );
-    return callLLM(scope, operation, input, invoke, flags);
+    // An external budget that keeps final-call holds (a BullMQ batch's) keeps this one beside the call, atomically.
+    const outside = this.#holdsOutside();
+    const llm = await callLLM(scope, operation, input, invoke, flags, outside ? { keepUsd: reserve } : undefined);
+    const refused = llm.kind === 'budget' && llm.spent.limit === 'maxCostUsd' ? llm.spent : undefined;
+    // The final call's reserve stays held for it.
+    if (refused?.hold !== undefined && (refused.wrapsUp === true || meter.strict))
+      return decide(operation, input, reserve, refused.hold, refused.message);
+    if (outside && llm.kind === 'response') this.#keptOutside = reserve;
+    return llm;
   }
 
   /**
@@ -108,15 +118,19 @@ export class WrapUp {
   async final(decision: WrapDecision): Promise<LLMOutcome> {
     const scope = this.#scope;
     const { meter, settings: s } = scope;
-    const flags = this.#flags(this.#endings.wrapUp!.instruction);
+    const flags = await this.#flags(this.#endings.wrapUp!.instruction);
     const { operation, input } = decision;
+    const outside = this.#holdsOutside();
     let chosen = input;
     if (input.kind === 'tool_results') {
       const planned = await boundLLMCall(scope, input, 1, flags, true);
-      const room = meter.strict ? meter.room : meter.costRoom;
+      // The reserve still held is let go of as the final call is held (below): room for it.
+      const room = (meter.strict ? meter.room : meter.costRoom) + this.#held;
+      // Outside the process, the final call is sure to fit in the hold it takes the place of.
       const fits =
         planned !== undefined &&
         !('kind' in planned) &&
+        (!outside || planned.worst.costUsd! <= this.#keptOutside) &&
         (meter.strict
           ? outputTokensThatFit(planned.bound!, s.pricing, room, s.minOutputTokens) !== undefined
           : planned.worst.costUsd! <= room);
@@ -127,7 +141,24 @@ export class WrapUp {
           messages: [],
         };
     }
-    return callLLM(scope, operation, chosen, invokeFor(s.agent, chosen), flags);
+    // The reserve is let go of just before the final call's own hold is taken, with no await
+    // between: the room it kept goes to this call and to no other run.
+    return callLLM(
+      scope,
+      operation,
+      chosen,
+      invokeFor(s.agent, chosen),
+      flags,
+      outside ? { final: true } : undefined,
+      () => this.release(),
+    );
+  }
+
+  /** Whether an external budget keeps the final call's hold (it is then sent with each LLM call). */
+  #holdsOutside(): boolean {
+    if (this.#endings.wrapUp === undefined) return false;
+    for (const b of this.#scope.meter.external) if (b.holdsWrapUp === true) return true;
+    return false;
   }
 
   /** Releases the final call's reserve (the turn ended, or the final call is being made). */
@@ -136,11 +167,18 @@ export class WrapUp {
     this.#held = 0;
   }
 
-  /** The request flags of a call: the budget note when `visible`, the instruction of a final call. */
-  #flags(wrapUp: string | undefined): CallFlags | undefined {
+  /**
+   * The request flags of a call: the budget note when `visible` (with the figures of the
+   * external budgets that give theirs: one round trip each), the instruction of a final call.
+   */
+  async #flags(wrapUp: string | undefined): Promise<CallFlags | undefined> {
     if (!this.#endings.visible && wrapUp === undefined) return undefined;
     const flags: CallFlags = {};
-    if (this.#endings.visible) flags.budgetNote = budgetNote(this.#scope.meter.budgets);
+    if (this.#endings.visible) {
+      const outside = this.#scope.meter.external.filter((b) => b.figures !== undefined);
+      const figures = await Promise.all(outside.map((b) => b.figures!()));
+      flags.budgetNote = budgetNote([...this.#scope.meter.budgets, ...figures]);
+    }
     if (wrapUp !== undefined) flags.wrapUp = wrapUp;
     return flags;
   }
@@ -184,7 +222,8 @@ export function finalAnswer(llm: Extract<LLMOutcome, { kind: 'response' }>): {
     toolCalls.length === 0
       ? undefined
       : toolCalls.map((call): ToolSlot => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
-  return { text, data: { ...responseRecordData(llm, toolCalls.length, undefined), answer: text }, pending };
+  const { data } = responseRecord(llm, toolCalls.length, undefined);
+  return { text, data: { ...(data as Record<string, unknown>), answer: text }, pending };
 }
 
 function decide(

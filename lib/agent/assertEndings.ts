@@ -27,7 +27,11 @@ export function assertEndings(
 ): void {
   const { agent, pricing } = settings;
   const table = settings.machine.table as TransitionTable<string>;
-  const { wrapUp, visible } = resolveEndings(budgets.map((b) => b.limits));
+  const external = settings.external;
+  const { wrapUp, visible } = resolveEndings([
+    ...budgets.map((b) => b.limits),
+    ...external.map((b) => b.endings ?? {}),
+  ]);
   if (visible && agent.honours?.budgetNote !== true)
     throw new InvalidArgumentError(
       'budget.visible',
@@ -35,13 +39,17 @@ export function assertEndings(
       true,
     );
   if (wrapUp === undefined) return;
-  const named = budgets.find((b) => b.limits.wrapUp !== undefined)!;
-  const where = `${named.label}.wrapUp`;
+  const named = budgets.find((b) => b.limits.wrapUp !== undefined);
+  const outsideAt = external.findIndex((b) => b.endings?.wrapUp !== undefined);
+  const where =
+    named !== undefined
+      ? `${named.label}.wrapUp`
+      : (external[outsideAt]!.label ?? `externalBudgets[${outsideAt}].endings`) + '.wrapUp';
   if (agent.honours?.wrapUp !== true)
     throw new InvalidArgumentError(
       where,
       'left out for a loop that cannot make a final call with no tools (its `honours.wrapUp` is not true; the ready-made loops honour `ctx.wrapUp`)',
-      named.limits.wrapUp,
+      named?.limits.wrapUp ?? external[outsideAt]!.endings!.wrapUp,
     );
   if (typeof agent.llmCallBound !== 'function')
     throw new InvalidArgumentError(
@@ -56,13 +64,13 @@ export function assertEndings(
       pricing,
     );
   assertTableHasEdges(table, wrapUpEdges());
-  // A budget outside the process is given no final call's hold: it could refuse the final call.
-  const outside = settings.external.findIndex((b) => b.capsCost === true);
+  // A budget outside the process that keeps no final call's hold could refuse the final call.
+  const outside = external.findIndex((b) => b.capsCost === true && b.holdsWrapUp !== true);
   if (outside !== -1)
     throw new InvalidArgumentError(
       `externalBudgets[${outside}]`,
-      `left out beside ${where}: a dollar cap outside the process holds no final call, so it could refuse the answer (a distributed batch refuses wrapUp likewise)`,
-      settings.external[outside],
+      `left out beside ${where}: a dollar cap outside the process that holds no final call (its \`holdsWrapUp\` is not true) could refuse the answer`,
+      external[outside],
     );
   // The smallest final call (an empty user message), when the loop bounds it synchronously.
   let bound: unknown;

@@ -8,7 +8,7 @@ import type { Budget } from './Budget';
  * calls.` What was spent counts, not what is held (the final call's reserve among it). Short, so
  * that its tokens cost little.
  */
-export function budgetNote(budgets: readonly Budget[]): string {
+export function budgetNote(budgets: readonly Pick<Budget, 'limits' | 'usage'>[]): string {
   const parts: string[] = [];
   for (const limit of LIMIT_NAMES) {
     let left = Infinity;

@@ -9,7 +9,7 @@ import { budgetError } from './spentRecord';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import { journalError, type HookOperation, type LlmJournalEntry } from './JournalEntry';
-import { reserveLine } from './callLLM';
+import { reserveLine } from './reserveLine';
 import { commitFailure } from './commitFailure';
 
 /** What one call through the handle cost, for the record of the move after the hook. */

@@ -1,27 +1,22 @@
-import { formatUsd } from '../internal/formatUsd';
+import { llmResponded, type MoveEvent } from './turnEvents';
 import { failureMessage } from '../internal/failureMessage';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
-import type { LLMResponse, OperationContext, Usage } from './AgentLoop';
-import { llmResponseProblem, splitUsage } from './checkAgentOutput';
+import type { LLMResponse, OperationContext } from './AgentLoop';
 import { planRetry } from './planRetry';
-import { boundExceeded } from './boundExceeded';
 import { cutAtBoundOf } from './cutAtBound';
-import { chargeResponse } from './chargeResponse';
 import { endAttempt, chargeFields } from './endAttempt';
-import { ContractViolationError, LLMCallError, OperationError } from './TurnError';
-import { journalError, type LlmJournalEntry, type ReserveJournalEntry } from './JournalEntry';
-import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
-import { boundLLMCall, NOTHING_RESERVED, reserveLLMCall, type CallFlags, type Reservation } from './reserveLLMCall';
+import { LLMCallError } from './TurnError';
+import { journalError } from './JournalEntry';
+import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
+import { NOTHING_RESERVED, type CallFlags } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
-import { commitFailure } from './commitFailure';
+import { gateAttempt, RAISED } from './gateAttempt';
+import { answeredAttempt, type AttemptEndLine } from './answeredAttempt';
 import type { TurnScope } from './TurnScope';
-import type { UsageDelta } from './UsageTotals';
+import type { WrapHold } from './ExternalBudget';
 
 export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
-
-/** Charged before every attempt; budgets only read a delta. */
-const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
 
 /**
  * One LLM call with retries: the budgets are checked (and external ones reserved) before each
@@ -34,6 +29,8 @@ export async function callLLM(
   input: LLMCallInput,
   invoke: (ctx: OperationContext) => Promise<LLMResponse>,
   flags?: CallFlags,
+  wrapHold?: WrapHold,
+  handOver?: () => void,
 ): Promise<LLMOutcome> {
   const { settings: s, meter, signal, turn } = scope;
   // The request flags reach the loop's bound and its call alike.
@@ -45,62 +42,14 @@ export async function callLLM(
   const failures: Attempt[] = [];
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: 'aborted', data: { failures } };
-    // The request's bound and worst case, when a strict cap, the ledger or an external dollar
-    // cap needs them (the only await before the call, besides external budgets).
-    const planned =
-      meter.strict || s.ledger !== undefined || meter.externalCapsCost
-        ? await boundLLMCall(scope, input, attempt, flags)
-        : undefined;
-    if (planned !== undefined && 'kind' in planned)
-      return { kind: 'failed', error: planned.error, data: { operation, failures } };
-    if (signal.aborted) return { kind: 'aborted', data: { failures } };
-    // From the check to the call's count, no await: runs sharing a budget are counted one by one.
-    const inProcess = meter.spent();
-    if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
-    // The worst case held against strict caps (and stated in the ledger) before the call starts.
-    const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
-    if (reserved.kind === 'budget' && reserved.spent.raises !== undefined && scope.waitForRaise !== undefined) {
-      // A pausing shared cap: nothing was sent, so the same attempt is planned again once it is raised.
-      if (!(await scope.waitForRaise(reserved.spent))) return { kind: 'aborted', data: { failures } };
+    const gate = await gateAttempt(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
+    if (gate === RAISED) {
+      // Nothing was sent: the same attempt is planned again under the raised cap.
       attempt -= 1;
       continue;
     }
-    if (reserved.kind === 'budget') return { kind: 'budget', spent: reserved.spent, failures };
-    const held = reserved.reservation;
-    if (meter.hasExternal) {
-      const spent = await meter.reserve(
-        'llm',
-        held.externalHold === undefined ? undefined : { costUsd: held.externalHold },
-      );
-      if (spent !== undefined) meter.release(held.held, undefined);
-      if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };
-      if (spent?.raises !== undefined && scope.waitForRaise !== undefined) {
-        // An external pausing cap (a BullMQ batch's): as above, the same attempt once it is raised.
-        if (!(await scope.waitForRaise(spent))) return { kind: 'aborted', data: { failures } };
-        attempt -= 1;
-        continue;
-      }
-      if (spent !== undefined) return { kind: 'budget', spent, failures };
-    }
-    const commit =
-      s.ledger === undefined
-        ? undefined
-        : s.ledger(reserveLine(turn, operation, attempt, s.clock(), held, s.ledgerDefaultMaxCostUsd));
-    // Counted before any await, as the checks above need; a call whose reserve line is then not kept stays counted.
-    meter.charge(ONE_LLM_CALL, false);
-    // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
-    if (commit !== undefined && commit !== null) {
-      const unkept = await commitFailure(commit);
-      if (unkept !== undefined) {
-        // The request never left: its hold goes back.
-        meter.release(held.held, held.externalHold);
-        return {
-          kind: 'failed',
-          error: new OperationError("the ledger's reserve line", unkept),
-          data: { operation, failures },
-        };
-      }
-    }
+    if (gate.kind !== 'go') return gate;
+    const { held, commit } = gate;
     // The meter has just read the clock, unless an external budget, the bound or a commit was awaited since.
     const startedAt =
       meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? s.clock() : meter.lastReading;
@@ -108,12 +57,7 @@ export async function callLLM(
     const endedAt = s.clock();
     // The attempt's journal line: what it carried, then its response or its error. Without
     // `journal` but with `ledger`, only its cost and usage.
-    const journal = (
-      outcome: Pick<
-        LlmJournalEntry,
-        'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'cutAtBound'
-      >,
-    ): void => {
+    const journal = (outcome: AttemptEndLine): void => {
       if (s.journal !== undefined) {
         const { usage: _usage, ...full } = outcome;
         s.journal({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, ...full });
@@ -130,108 +74,12 @@ export async function callLLM(
       s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error, willRetry: false });
       return { kind: 'aborted', data: { attempt, failures } };
     }
-    if (settled.kind === 'value') {
-      const value: unknown = settled.value;
-      // Usage the response reports was paid for, even if the rest of it is malformed.
-      const reported: unknown =
-        typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
-      const model: unknown =
-        typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
-      const { valid, problems } = splitUsage(reported);
-      const { priced, charge, costUsd } = chargeResponse(
-        meter,
-        held,
-        valid,
-        typeof model === 'string' ? model : undefined,
-        operation,
-        s,
+    if (settled.kind === 'value')
+      return answeredAttempt(
+        scope,
+        { operation, input, attempt, held, startedAt, endedAt, failures, journal },
+        settled.value,
       );
-      // A response past its request's bound: the server ignored max tokens (a fact for the file).
-      const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
-      if (held.worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > held.worstUsd)
-        safeLog(
-          s.logger,
-          'warn',
-          `${operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(held.worstUsd)}: the loop's llmCallBound or pricing is too low`,
-          { turn },
-        );
-      // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
-      // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
-      if (s.journal !== undefined || s.ledger !== undefined)
-        journal({
-          response: value as LLMResponse,
-          usage: valid,
-          ...chargeFields(charge),
-          ...(passed && { boundExceeded: passed }),
-        });
-      const problem = llmResponseProblem(value);
-      // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
-      let othersRan = valid.costUsd === undefined || problems.length > 0;
-      if (s.hears('llmAttempt')) {
-        othersRan = true;
-        const usage: Usage = costUsd === undefined || costUsd === valid.costUsd ? valid : { ...valid, costUsd };
-        const outcome =
-          problem === undefined
-            ? { response: value as LLMResponse }
-            : { error: new ContractViolationError(operation, problem, value) };
-        s.emit('llmAttempt', {
-          turn,
-          operation,
-          attempt,
-          startedAt,
-          endedAt,
-          input,
-          ...outcome,
-          willRetry: false,
-          usage,
-        });
-      }
-      if (problems.length > 0)
-        safeLog(
-          s.logger,
-          'warn',
-          `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`,
-          { turn },
-        );
-      // Without external budgets there is nothing to wait for: only the wall time to charge.
-      if (!meter.hasExternal) meter.chargeWall(othersRan ? s.clock() : endedAt);
-      else {
-        const external = await meter.flush();
-        if (external instanceof OperationError) return { kind: 'failed', error: external, data: { operation } };
-      }
-      // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
-      if (passed !== undefined && meter.tripsOnBound) {
-        const spent = meter.trip(passed);
-        await meter.tripped();
-        return { kind: 'budget', spent, failures };
-      }
-      if (problem !== undefined)
-        return {
-          kind: 'failed',
-          error: new ContractViolationError(operation, problem, value),
-          data: { operation, problem },
-        };
-      // A bad number where a cap measures usage would leave the cap blind: refused, not skipped.
-      if (problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')))
-        return {
-          kind: 'failed',
-          error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, reported),
-          data: { operation, usageProblems: problems },
-        };
-      // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
-      if (priced.error !== undefined)
-        return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
-      let notes: ResponseNotes | undefined;
-      if (problems.length > 0) notes = { usageProblems: problems };
-      if (priced.note !== undefined) {
-        (notes ??= {}).unknownCost = priced.note;
-        if (!s.warned.unknownCost) {
-          s.warned.unknownCost = true;
-          safeLog(s.logger, 'warn', priced.note, { turn });
-        }
-      }
-      return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
-    }
     // Charged before the retry is planned: the next attempt's hold sees what this one may have cost.
     const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
     const failure: Attempt = { attempt, error: failureMessage(settled.error) };
@@ -279,48 +127,24 @@ export async function callLLM(
   }
 }
 
-/** The ledger's write-ahead line for one attempt: its worst case, else the stated default, else why it is unknown. */
-export function reserveLine(
-  turn: number,
-  operation: ReserveJournalEntry['operation'],
-  attempt: number,
-  at: number,
-  held: Reservation,
-  defaultUsd: number | undefined,
-  noBound = 'the loop has no llmCallBound',
-): ReserveJournalEntry {
-  const line: ReserveJournalEntry = { type: 'reserve', turn, operation, attempt, at };
-  if (held.worstUsd !== undefined) line.maxCostUsd = held.worstUsd;
-  else if (defaultUsd !== undefined) {
-    line.maxCostUsd = defaultUsd;
-    line.defaulted = true;
-  }
-  if (held.bound !== undefined) line.bound = held.bound;
-  if (held.worstUsd === undefined) line.unknown = held.unknown ?? noBound;
-  return line;
-}
-
-/**
- * The data of the record of the move after a response (ProcessingLLMResponse): attempts,
- * failures, tool calls, model, finish reason, notes, and the agent's usage so far. Built key
- * by key, in this order, rather than with spreads: this runs on every response.
- */
-export function responseRecordData(
+/** The record of ProcessingLLMResponse for a response the adapter's call got. */
+export function responseRecord(
   llm: Extract<LLMOutcome, { kind: 'response' }>,
   toolCalls: number,
   usage: unknown,
-): Record<string, unknown> {
+): MoveEvent {
   const { response, notes } = llm;
-  const data: Record<string, unknown> = { attempts: llm.attempts };
-  if (llm.failures.length > 0) data.failures = llm.failures;
-  data.toolCalls = toolCalls;
-  if (response.model !== undefined) data.model = response.model;
-  if (response.finishReason !== undefined) data.finishReason = response.finishReason;
-  if (notes?.usageProblems !== undefined) data.usageProblems = notes.usageProblems;
-  if (notes?.unknownCost !== undefined) data.unknownCost = notes.unknownCost;
-  if (notes?.fromJournal === true) data.fromJournal = true;
-  data.usage = usage;
-  return data;
+  return llmResponded({
+    attempts: llm.attempts,
+    failures: llm.failures,
+    toolCalls,
+    model: response.model,
+    finishReason: response.finishReason,
+    usageProblems: notes?.usageProblems,
+    unknownCost: notes?.unknownCost,
+    fromJournal: notes?.fromJournal,
+    usage,
+  });
 }
 
 function flagged(

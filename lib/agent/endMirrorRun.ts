@@ -5,6 +5,7 @@ import { abortReason } from './mirrorStopReason';
 import { TurnCancelledError } from './TurnError';
 import { budgetError, limitData } from './spentRecord';
 import type { TurnResult } from './TurnResult';
+import { TEXT_ONLY_END } from './turnEvents';
 
 /**
  * The framework's loop ended on its own (`StepMirror.runEnd`) from ProcessingLLMResponse or
@@ -21,7 +22,7 @@ export function endMirrorRun(
   if (state === State.ProcessingLLMResponse) {
     if (signal.aborted) return run.resultOf(run.cancel(state));
     const chars = text?.length ?? 0;
-    return run.resultOf(run.end(State.EndOfTurn, 'text-only response ends the turn', { chars }, 'end_of_turn'), text);
+    return run.resultOf(run.end(State.EndOfTurn, TEXT_ONLY_END, { chars }, 'end_of_turn'), text);
   }
   run.closeTools(state);
   const spent = run.meter!.spent();

@@ -11,6 +11,7 @@ import type { TurnMoves } from './TurnMoves';
 import type { TurnResult } from './TurnResult';
 import type { TurnScope } from './TurnScope';
 import { budgetError, limitData } from './spentRecord';
+import { budgetHasRoom, NO_NEW_COMMITS, toolsFinished } from './turnEvents';
 
 /** What an agent without `gatherAdditionalMessages` gathers; only ever read. */
 const NOTHING_GATHERED: Settled<string[]> = { kind: 'value', value: Object.freeze([]) as unknown as string[] };
@@ -29,12 +30,7 @@ export async function messagesAfterTools(
 ): Promise<string[] | TurnResult> {
   const { agent } = scope.settings;
   const { meter, signal } = scope;
-  let errors = 0;
-  for (const r of summary) if (r.isError) errors += 1;
-  moves.move(State.CheckingGitCommits, {
-    description: `tools finished (${errors} with errors)`,
-    data: { results: summary },
-  });
+  moves.move(State.CheckingGitCommits, toolsFinished(summary));
 
   const formatterMessages: string[] = [];
   // An operation the agent lacks is not awaited: it would only cost a promise and a tick.
@@ -67,8 +63,8 @@ export async function messagesAfterTools(
     moves.move(
       State.CheckingBudget,
       commits.failure === undefined
-        ? 'no new commits'
-        : { description: 'no new commits', data: { gitError: commits.failure } },
+        ? NO_NEW_COMMITS
+        : { description: NO_NEW_COMMITS, data: { gitError: commits.failure } },
     );
   }
 
@@ -78,10 +74,7 @@ export async function messagesAfterTools(
       error: budgetError(spent),
     });
   if (signal.aborted) return moves.cancel(State.CheckingBudget);
-  moves.move(State.GatheringAdditionalMessages, {
-    description: 'budget has room',
-    data: { usage: own.usage },
-  });
+  moves.move(State.GatheringAdditionalMessages, budgetHasRoom(own.usage));
 
   const gathered =
     agent.gatherAdditionalMessages == null

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { Budget } from './Budget';
+import type { ExternalBudget } from './ExternalBudget';
 
 /**
  * Refuses, by name, a `wrapUp` or `visible` that a path cannot honour (`cannot` gives why, under
@@ -17,4 +18,11 @@ export function refuseEndings(
       if (value === undefined || value === false) continue;
       throw new InvalidArgumentError(`${label}.${key}`, `left out of ${where}: ${cannot[`budget.${key}`]}`, value);
     }
+}
+
+/** The `endings` of budgets outside the process, as `refuseEndings` takes budgets (named by their `label`). */
+export function outsideEndings(external: readonly ExternalBudget[]): Pick<Budget, 'limits' | 'label'>[] {
+  return external.flatMap((b, i) =>
+    b.endings === undefined ? [] : [{ limits: b.endings, label: b.label ?? `externalBudgets[${i}].endings` }],
+  );
 }

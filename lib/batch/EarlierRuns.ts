@@ -65,24 +65,34 @@ export async function storeEarlierRuns(
     );
   const states: TaskState[] = [];
   // One run at a time, streamed: a batch of 10,000 runs never holds more than one run's facts.
-  for (const id of ids) {
-    const [current, ...older] = await batch.attempts(id);
-    const state =
-      current === undefined
-        ? ({ kind: 'not_started' } as const)
-        : await linesState(
-            current.name,
-            current.input,
-            salvage,
-            (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
-          );
-    states.push(state.kind === 'interrupted' ? await withEarlierSpend(state, older, salvage) : state);
-  }
+  for (const id of ids) states.push(await storeRunState(batch, id, salvage));
   return {
     states,
-    journal: async (index) => bestJournal(await batch.attempts(ids[index]!), salvage),
+    journal: (index) => storeRunJournal(batch, ids[index]!, salvage),
     setAside: (index) => batch.setAside(ids[index]!),
   };
+}
+
+/**
+ * What run `runId` of a batch in a store left: ended, cut off (with what it spent), or never
+ * opened. For a batch's resume, and for a distributed batch's worker that takes over a run
+ * whose worker was lost.
+ */
+export async function storeRunState(batch: StoreBatch, runId: string, salvage: boolean): Promise<TaskState> {
+  const [current, ...older] = await batch.attempts(runId);
+  if (current === undefined) return { kind: 'not_started' };
+  const state = await linesState(
+    current.name,
+    current.input,
+    salvage,
+    (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
+  );
+  return state.kind === 'interrupted' ? withEarlierSpend(state, older, salvage) : state;
+}
+
+/** The journal a cut-off run `runId` of a batch in a store continues from: its attempts' best. */
+export async function storeRunJournal(batch: StoreBatch, runId: string, salvage: boolean): Promise<RecordedLine[]> {
+  return bestJournal(await batch.attempts(runId), salvage);
 }
 
 type Interrupted = Extract<TaskState, { kind: 'interrupted' }>;

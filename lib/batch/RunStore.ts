@@ -41,12 +41,20 @@ export interface StoreBatchOptions {
    */
   resume?: boolean;
   manifest: Omit<BatchManifest, 'type' | 'version'>;
+  /**
+   * Writers that give the same `owner` write the batch together, each in its own process (a
+   * distributed batch's producer and workers): the first records `manifest`, the others join
+   * and find it in `earlier`, and no run is refused on opening (each writer sets aside the
+   * attempt it continues). A writer of another owner, or one not `shared`, is refused while
+   * any of them holds the batch; a batch another owner started is refused them.
+   */
+  shared?: boolean;
 }
 
 /** A batch open for writing in a store. */
 export interface StoreBatch {
   readonly batchId: string;
-  /** Opened with `resume`: the manifest the batch was started with; undefined when the store has no such batch. */
+  /** Opened with `resume` or `shared`: the manifest the batch was started with; undefined when the store had no such batch. */
   readonly earlier: BatchManifest | undefined;
   /**
    * The attempts of run `runId` kept in the batch, the newest first: the run as it stands, then

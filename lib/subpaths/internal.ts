@@ -19,3 +19,6 @@ export { emptyUsage, addUsage } from '../agent/UsageTotals';
 export { assertBudgetLimits } from '../agent/BudgetLimits';
 export { assertBoundsCalls } from '../agent/assertBoundsCalls';
 export { priceUsage } from '../agent/priceResponse';
+export { storeRunState, storeRunJournal } from '../batch/EarlierRuns';
+export { finishedRunReport } from '../batch/finishedRunReport';
+export type { TaskState } from '../batch/resumeState';

@@ -14,6 +14,7 @@ import {
   type ScriptedReply,
 } from '../../lib/index';
 import { loadHistory } from '../../lib/subpaths/history';
+import fc from 'fast-check';
 import { manualClock } from '../helpers/manualClock';
 
 // $1 per million input tokens, $4 per million output tokens; each request is bounded at 1,000
@@ -94,5 +95,62 @@ describe('runBatch with wrapUp', () => {
     expect(started.length).toBeGreaterThan(0);
     for (const run of started) expect(run.outcome).toBe('wrapped_up');
     expect(report.totals.outcomes.budget_exceeded).toBe(0);
+  });
+});
+
+describe('runBatch with total.wrapUp, runs interleaved (property)', () => {
+  // Each reply takes a seeded number of microtask turns, so the runs' calls interleave in every
+  // order: no run's final call may lose the room its reserve kept to another run.
+  const ticks = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i++) await Promise.resolve();
+  };
+  function interleaved(id: string, delays: number[]): BatchTask {
+    return {
+      id,
+      input: `work on ${id}`,
+      agent: () =>
+        createScriptedAgent({
+          replies: Array.from({ length: 50 }, (_, i) => ({ ...round, delayMs: delays[i % delays.length]! })),
+          finalReply: {
+            text: `answer of ${id}`,
+            model: 'm',
+            usage: { inputTokens: 1000, outputTokens: 100 },
+            delayMs: delays[0]!,
+          },
+          bound,
+          tools: { look: { output: 'seen' } },
+          sleep: (ms) => ticks(ms),
+        }),
+    };
+  }
+
+  it('every run that made a call ends wrapped_up with its answer, and the pool is never passed', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          delays: fc.array(fc.array(fc.nat(12), { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 8 }),
+          concurrency: fc.integer({ min: 2, max: 6 }),
+          capUsd: fc.constantFrom(0.03, 0.05, 0.08, 0.13),
+        }),
+        async ({ delays, concurrency, capUsd }) => {
+          const tasks = delays.map((d, i) => interleaved(`t${i}`, d));
+          const report = await runBatch(tasks, {
+            ...base(),
+            concurrency,
+            total: { maxCostUsd: capUsd, strict: true, wrapUp: true },
+          });
+          expect(report.totals.costUsd).toBeLessThanOrEqual(capUsd + 1e-12);
+          // A run that made a call ends with an answer; one started when the pool could not hold
+          // even its first call beside its final one makes none, and says so.
+          for (const run of report.runs) {
+            if (run.outcome === 'skipped') continue;
+            if (run.usage.llmCalls === 0)
+              expect(run.error?.message).toMatch(/^(the batch's total budget|Expected `the batch's total budget)/);
+            else expect([run.id, run.outcome]).toEqual([run.id, 'wrapped_up']);
+          }
+        },
+      ),
+      { numRuns: 60, seed: 20261128 },
+    );
   });
 });

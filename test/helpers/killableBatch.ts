@@ -23,6 +23,11 @@ export interface Answered {
   mark: string;
 }
 
+/** A Chat Completions request's body, as the server reads it. */
+export interface ChatBody {
+  messages: { role: string; content?: unknown }[];
+}
+
 /** The wire protocol the local LLM speaks: Chat Completions, or Responses. */
 export type BillingApi = 'chat' | 'responses';
 
@@ -48,12 +53,16 @@ export async function phasedBillingServer(toolCalls: (task: number) => number = 
   const answered: Answered[] = [];
   let phase = 1;
   let holdAt = Infinity;
-  let held: (() => void) | undefined;
+  let holdOne = false;
+  let held: ((body: unknown) => void) | undefined;
   let n = 0;
   /** The answer's mark, and whether it is the final text; undefined: held. */
   const bill = (body: unknown, apiKey: string): { mark: string; answers: boolean } | undefined => {
-    if (answered.length >= holdAt || (apiKey.startsWith('sk-phase-') && apiKey !== `sk-phase-${phase}`)) {
-      held?.();
+    const { user, toolResults } = requestFacts(body, api);
+    if (apiKey.startsWith('sk-phase-') && apiKey !== `sk-phase-${phase}`) return undefined;
+    if (answered.length >= holdAt && (!holdOne || toolResults > 0)) {
+      if (holdOne) holdAt = Infinity;
+      held?.(body);
       return undefined;
     }
     n += 1;
@@ -63,7 +72,6 @@ export async function phasedBillingServer(toolCalls: (task: number) => number = 
       api === 'responses' && key === 'id' ? undefined : value,
     );
     const hash = createHash('sha256').update(text).digest('hex');
-    const { user, toolResults } = requestFacts(body, api);
     const task = /task (\d+)/.exec(JSON.stringify(user ?? ''))?.[1] ?? '?';
     const answers = toolResults >= toolCalls(Number(task));
     const mark = answers ? `answer-${n}-x` : `call_${n}_x`;
@@ -103,20 +111,29 @@ export async function phasedBillingServer(toolCalls: (task: number) => number = 
     get phase(): number {
       return phase;
     },
-    /** The next process: resolves when a request past the `at`-th answered one reaches the server. */
-    next(at: number): Promise<void> {
+    /**
+     * The next process: resolves with the body of the first request past the `at`-th answered one
+     * to reach the server. With `one`, only the first such request that carries a tool result is
+     * held, for good (its sender is killed); the others are answered.
+     */
+    next<B = unknown>(at: number, one = false): Promise<B> {
       if (started) phase += 1;
       started = true;
       holdAt = at;
-      return new Promise<void>((resolve) => (held = resolve));
+      holdOne = one;
+      return new Promise<B>((resolve) => (held = resolve as (body: unknown) => void));
     },
   };
 }
 
-/** One kill: a process held at request `holdAfter` + 1 (`heldRequest`), then (`resume()`) a process answered in full. */
-export async function billingServer(holdAfter: number) {
+/**
+ * One kill: a process held at request `holdAfter` + 1 (`heldRequest`, its body), or with
+ * `holdOne` at the first such request that carries a tool result; then (`resume()`) a process
+ * answered in full.
+ */
+export async function billingServer(holdAfter: number, options: { holdOne?: boolean } = {}) {
   const llm = await phasedBillingServer();
-  const heldRequest = llm.next(holdAfter);
+  const heldRequest = llm.next<ChatBody>(holdAfter, options.holdOne === true);
   return { server: llm.server, answered: llm.answered, heldRequest, resume: () => void llm.next(Infinity) };
 }
 

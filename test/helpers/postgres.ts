@@ -1,4 +1,6 @@
 import { Client } from 'pg';
+import type { RunStore } from '../../lib/subpaths/batch';
+import { HistoryFileError } from '../../lib/subpaths/history';
 
 /** The PostgreSQL the tests use: PGURL, else the local server every machine here runs. */
 export const PG_URL = process.env.PGURL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -43,4 +45,24 @@ export async function testSchema(): Promise<TestSchema> {
       }
     },
   };
+}
+
+/** Each run's lines as `store` holds them now (the attempt in place), by run id; runs never opened left out. */
+export async function storedRuns(
+  store: RunStore,
+  batchId: string,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const runs = new Map<string, string>();
+  for (const id of ids) {
+    const chunks: Uint8Array[] = [];
+    try {
+      for await (const chunk of store.readRun(batchId, id)) chunks.push(chunk);
+    } catch (error) {
+      if (error instanceof HistoryFileError && error.code === 'not_found') continue;
+      throw error;
+    }
+    runs.set(id, Buffer.concat(chunks).toString('utf8'));
+  }
+  return runs;
 }

@@ -111,12 +111,10 @@ function watchPart(watch: OutputBoundWatch, part: { type: string; [key: string]:
   if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
     const delta = typeof part.delta === 'string' ? part.delta : part.textDelta;
     if (typeof delta === 'string') watch.add(delta);
-  } else if (part.type === 'finish') {
-    const usage = part.usage as { outputTokens?: unknown } | undefined;
-    const out = usage?.outputTokens;
-    // AI SDK 6 reports a number; 7 an object with its total.
-    watch.reported(typeof out === 'number' ? out : (out as { total?: number } | undefined)?.total);
   }
+  // The finish part's usage is not counted here: the response is whole by then, so it is charged
+  // at the usage it reports, and one past its bound is a `boundExceeded` fact, as for the other
+  // mirrors; a cut there would charge only the hold, less than the server billed.
 }
 
 /**

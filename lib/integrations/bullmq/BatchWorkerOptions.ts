@@ -1,4 +1,5 @@
 import type { AgentLoop, JournalOptions, Pricing, StepMirror } from 'agent-state-machine';
+import type { RunStore } from 'agent-state-machine/batch';
 import type { RedisConnection } from './connection';
 import type { DistributedTask } from './submitBatch';
 
@@ -26,7 +27,15 @@ export interface BatchWorkerOptions {
   concurrency?: number;
   /** Each run's JSON Lines history goes to `<historyDir>/<batch id>/<index>-<task id made safe>.jsonl`. */
   historyDir?: string;
-  /** Journal every LLM attempt and tool call in each run's history file (`true` or `{ redact }`), as `AgentWithStateMachine` takes it. Needs `historyDir`. */
+  /**
+   * Instead of `historyDir`: each run's records go to this store (`new PostgresStore(url)`),
+   * under the batch id and the task id, shared with the batch's other workers and its
+   * producer. A run whose worker was lost and that is run again (`retryLostRuns`) continues
+   * from its journal there: recorded calls are served, not sent again, and what it spent counts.
+   * The worker does not close the store.
+   */
+  store?: RunStore;
+  /** Journal every LLM attempt and tool call in each run's records (`true` or `{ redact }`), as `AgentWithStateMachine` takes it. Needs `historyDir` or `store`. */
   journal?: boolean | JournalOptions;
   /** Names this worker in reports. Default `<host>:<pid>:<random>`. */
   workerId?: string;

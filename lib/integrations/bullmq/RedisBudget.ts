@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import {
   Budget,
   InvalidArgumentError,
+  type BudgetEndings,
   type BudgetLimits,
   type ExternalBudget,
   type SpentLimit,
@@ -12,10 +13,13 @@ import { RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLis
 import { formatUsd } from '../../internal/formatUsd';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
-import { CALL_CODES, capsOf, usageFromStrings, type StrictLimits } from './budgetFields';
+import { CALL_CODES, capsOf, usageFromStrings, WRAP_CODES, type StrictLimits } from './budgetFields';
 import { bounded, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
 import { runScript } from './redisScripts';
 import { MAX_COUNTER } from './scripts';
+
+/** What an LLM call does with the run's final-call hold (`ExternalBudget`'s `WrapHold`). */
+type WrapHold = NonNullable<NonNullable<Parameters<ExternalBudget['reserve']>[1]>['wrapUp']>;
 
 /** Options of `new RedisBudget(…, options)`. */
 export interface RedisBudgetOptions {
@@ -55,6 +59,8 @@ export class RedisBudget implements ExternalBudget {
   #due: number[] = RESPONSE_FIELD_NAMES.map(() => 0);
   #dueTools = 0;
   #dueRelease = 0;
+  /** A final-call hold was asked to be kept for this run: settle() lets it go. */
+  #keepsWrap = false;
   /** Round trips made to Redis (for benchmarks and tests). */
   roundTrips = 0;
 
@@ -98,15 +104,50 @@ export class RedisBudget implements ExternalBudget {
     );
   }
 
-  async reserve(kind: 'llm' | 'tool', hold?: { costUsd: number }): Promise<SpentLimit | undefined> {
+  /** The batch's `wrapUp` and `visible`, for the run's turn: it wraps up within the batch's cap, and sees its figures. */
+  get endings(): BudgetEndings | undefined {
+    const { wrapUp, visible } = this.#limits;
+    if (wrapUp === undefined && visible !== true) return undefined;
+    return { ...(wrapUp === undefined ? {} : { wrapUp }), ...(visible === true ? { visible } : {}) };
+  }
+
+  /** Each run's final-call hold is kept in Redis beside its ordinary holds (`reserve`'s `hold.wrapUp`), and let go by `settle()`. */
+  readonly holdsWrapUp = true;
+
+  /** Errors name the batch's limits as submitBatch took them. */
+  readonly label = 'total';
+
+  /** The batch's usage (wall time on Redis's clock) and its limits, the dollar cap in force among them: one round trip. */
+  async figures(): Promise<{ limits: BudgetLimits; usage: UsageTotals }> {
+    this.roundTrips += 1;
+    const reply = (await bounded(
+      this.#redis,
+      'RedisBudget.figures',
+      () => runScript(this.#redis, 'asmFigures', [this.#keys.budget], []),
+      this.#timeoutMs,
+    )) as string[];
+    if (reply[0] === '!missing') throw gone(this.#keys);
+    const cap = reply[USAGE_FIELD_NAMES.length];
+    const limits = capsOf(this.#limits);
+    return {
+      limits: cap === undefined || cap === '' ? limits : { ...limits, maxCostUsd: Number(cap) },
+      usage: usageFromStrings(reply.slice(0, USAGE_FIELD_NAMES.length)),
+    };
+  }
+
+  async reserve(kind: 'llm' | 'tool', hold?: { costUsd: number; wrapUp?: WrapHold }): Promise<SpentLimit | undefined> {
     if (kind !== 'llm' && kind !== 'tool') throw new InvalidArgumentError('kind', "'llm' or 'tool'", kind);
     const held = hold === undefined ? 0 : amount(hold.costUsd, 'hold.costUsd');
+    // A final call's hold matters only beside the batch's dollar cap: without one, none is kept.
+    const wrap = this.#limits.maxCostUsd === undefined ? [] : wrapArgs(hold?.wrapUp);
     // Tool calls under no tool-call cap need no answer of their own: counted with the next round trip.
     if (kind === 'tool' && this.#defer && this.#limits.maxToolCalls === undefined && held === 0) {
       this.#dueTools += 1;
       return undefined;
     }
-    return this.#step(CALL_CODES[kind], held, `RedisBudget.reserve('${kind}')`);
+    // Kept from now on (should the reply be lost too): settle() lets it go.
+    if (wrap[0] === WRAP_CODES.keep) this.#keepsWrap = true;
+    return this.#step(CALL_CODES[kind], held, `RedisBudget.reserve('${kind}')`, wrap);
   }
 
   async charge(delta: UsageDelta, release?: { costUsd: number }): Promise<SpentLimit | undefined> {
@@ -126,18 +167,25 @@ export class RedisBudget implements ExternalBudget {
     return this.#step('', 0, 'RedisBudget.charge');
   }
 
-  /** Sends what `deferCharges` kept (a run's last charge): call it once the run ends. */
+  /** Sends what `deferCharges` kept (a run's last charge), and lets go of the run's final-call hold: call it once the run ends. */
   async settle(): Promise<SpentLimit | undefined> {
-    if (!this.#hasDue()) return undefined;
-    return this.#step('', 0, 'RedisBudget.settle');
+    if (!this.#hasDue() && !this.#keepsWrap) return undefined;
+    const drop = this.#keepsWrap ? [WRAP_CODES.drop, 0] : [];
+    this.#keepsWrap = false;
+    return this.#step('', 0, 'RedisBudget.settle', drop);
   }
 
   #hasDue(): boolean {
     return this.#dueTools > 0 || this.#dueRelease > 0 || this.#due.some((v) => v !== 0);
   }
 
-  async #step(call: string, hold: number, what: string): Promise<SpentLimit | undefined> {
-    const args = [this.#run, ...this.#due, this.#dueTools, this.#dueRelease, call, hold];
+  async #step(
+    call: string,
+    hold: number,
+    what: string,
+    wrap: ReadonlyArray<string | number> = [],
+  ): Promise<SpentLimit | undefined> {
+    const args = [this.#run, ...this.#due, this.#dueTools, this.#dueRelease, call, hold, ...wrap];
     // Sent once: should the reply be lost, a charge is not sent twice (a late one still lands).
     this.#due = RESPONSE_FIELD_NAMES.map(() => 0);
     this.#dueTools = 0;
@@ -151,9 +199,7 @@ export class RedisBudget implements ExternalBudget {
     )) as string[];
     switch (reply[0]) {
       case '!missing':
-        throw new Error(
-          `the batch's budget is gone from Redis (${this.#keys.budget}): Redis restarted without persistence, or the key was evicted or deleted; no call is made without it`,
-        );
+        throw gone(this.#keys);
       case '!bad':
         throw new RangeError(`${what}: Redis refused ${reply[1]}`);
       case '!nohold':
@@ -162,6 +208,8 @@ export class RedisBudget implements ExternalBudget {
         );
       case '!fit':
         return doesNotFit(Number(reply[1]), hold, usageFromStrings(reply.slice(2)), this.#limits);
+      case '!wrap':
+        return wrapsUp(Number(reply[1]), hold, usageFromStrings(reply.slice(2)), this.#limits);
       case '!pause': {
         // The cap in force (raised, perhaps) and the raises it had: the run waits for the next.
         const [raises, cap] = reply.slice(2 + USAGE_FIELD_NAMES.length);
@@ -175,6 +223,33 @@ export class RedisBudget implements ExternalBudget {
         return spentFromReply(reply, this.#limits);
     }
   }
+}
+
+function gone(keys: BatchKeys): Error {
+  return new Error(
+    `the batch's budget is gone from Redis (${keys.budget}): Redis restarted without persistence, or the key was evicted or deleted; no call is made without it`,
+  );
+}
+
+/** The step's arguments for what a call does with the run's final-call hold. */
+function wrapArgs(wrap: WrapHold | undefined): Array<string | number> {
+  if (wrap === undefined) return [];
+  if ('final' in wrap && wrap.final === true) return [WRAP_CODES.final, 0];
+  if ('keepUsd' in wrap) return [WRAP_CODES.keep, amount(wrap.keepUsd, 'hold.wrapUp.keepUsd')];
+  throw new InvalidArgumentError('hold.wrapUp', '{ keepUsd } or { final: true }', wrap);
+}
+
+/** An ordinary call that does not fit beside the final calls' holds (held among `held`): the run wraps up. */
+function wrapsUp(held: number, hold: number, usage: UsageTotals, limits: StrictLimits): SpentLimit {
+  const max = limits.maxCostUsd ?? 0;
+  return {
+    limit: 'maxCostUsd',
+    used: usage.costUsd + held,
+    max,
+    hold,
+    wrapsUp: true,
+    message: `shared budget: this LLM call's worst case ${formatUsd(hold)} does not fit beside the final calls' holds: ${formatUsd(usage.costUsd)} spent + ${formatUsd(held)} held of ${formatUsd(max)}`,
+  };
 }
 
 function amount(value: unknown, name: string): number {

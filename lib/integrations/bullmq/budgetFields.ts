@@ -22,6 +22,13 @@ export const CALL_CODES: Readonly<Record<'llm' | 'tool', string>> = {
 
 /** The budget hash field of the dollars held by LLM calls in flight under a strict `maxCostUsd`. */
 export const HELD_CODE = 'hc';
+/**
+ * The run-usage field (`<index>:hw`) of the dollars a run holds for its final call
+ * (`budget.wrapUp`); they are counted in its `hc` and the batch's too.
+ */
+export const WRAP_HELD_CODE = 'hw';
+/** What a step does with the run's final-call hold: keep new dollars beside an ordinary call, swap it for a final call's hold, drop it. */
+export const WRAP_CODES = Object.freeze({ keep: 'k', final: 'f', drop: 'd' } as const);
 /** The budget hash field set to 1 when `maxCostUsd` is strict. */
 export const STRICT_CODE = 'sc';
 /** The budget hash field set to 1 when the strict dollar cap pauses (`whenSpent: 'pause'`) instead of stopping the batch. */

@@ -9,6 +9,7 @@ export const WORKER_OPTION_KEYS = Object.freeze({
   run: true,
   concurrency: true,
   historyDir: true,
+  store: true,
   journal: true,
   workerId: true,
   pricing: true,
@@ -31,12 +32,14 @@ export const SUBMIT_OPTION_KEYS = Object.freeze({
   cancelGraceMs: true,
   signal: true,
   onProgress: true,
+  onPause: true,
   pollMs: true,
   keepKeys: true,
   batchId: true,
   timeoutMs: true,
   expireAfterMs: true,
   reportFile: true,
+  store: true,
 });
 
 export const ATTACH_OPTION_KEYS = Object.freeze({
@@ -69,11 +72,6 @@ export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   table: 'the worker runs the default table',
   compact: 'the worker does not compact runs yet',
   progress: 'the producer draws no progress line: follow the batch with `onProgress` (its figures are the same)',
-  // Keys inside `total` (`perRun`'s are honoured: the run's own budget is the worker's adapter's).
-  'budget.wrapUp':
-    "the worker's runs hold their calls in the cluster's Redis budget, which keeps no final call's hold; give `perRun: { maxCostUsd, wrapUp }` (each run's own cap), or run such a batch with runBatch()",
-  'budget.visible':
-    "the worker's budget notes show each run's own budget, not the cluster's in Redis; give `perRun: { …, visible: true }`, or run such a batch with runBatch()",
 });
 
 /** runBatch() and adapter options a worker does not take, with why. */

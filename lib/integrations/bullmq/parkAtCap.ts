@@ -30,8 +30,10 @@ export function parkAtCap(options: {
   signal: AbortSignal;
   onSlot: (taken: boolean) => void;
   onProblem: (message: string) => void;
+  /** Told each time the run parks (true) and takes a slot again after a raise (false): the batch's progress counts it so. */
+  onPark?: (parked: boolean) => void;
 }): RunParking {
-  const { slots, watch, budgetKey, signal, onSlot, onProblem } = options;
+  const { slots, watch, budgetKey, signal, onSlot, onProblem, onPark } = options;
   let inSlot = true;
   let wait: CapWait | undefined;
   let firstPark!: () => void;
@@ -47,6 +49,7 @@ export function parkAtCap(options: {
     inSlot = false;
     slots.free();
     if (wait.pauses > 1) onSlot(false);
+    onPark?.(true);
     firstPark();
     const raised = watch.wait(budgetKey, paused.awaitingBudget?.raises ?? 0, signal);
     const how = await Promise.race([next.then(() => 'ended' as const), raised.then((r) => (r ? 'raised' : 'ended'))]);
@@ -54,6 +57,7 @@ export function parkAtCap(options: {
       await slots.takeFirst();
       inSlot = true;
       onSlot(true);
+      onPark?.(false);
     }
     wait.waitedMs += Math.max(0, Date.now() - parkedAt);
     if (how === 'ended') return next;

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { BEGIN, CREATE, RAISE, RECORD, SKIP, STEP, TRIP } from './scripts';
+import { BEGIN, CREATE, FIGURES, RAISE, RECORD, SKIP, STEP, TRIP } from './scripts';
 
 const SCRIPTS = {
   asmStep: [STEP, 2],
@@ -9,6 +9,7 @@ const SCRIPTS = {
   asmCreate: [CREATE, 3],
   asmTrip: [TRIP, 1],
   asmRaise: [RAISE, 3],
+  asmFigures: [FIGURES, 1],
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 const defined = new WeakSet<Redis>();

@@ -6,6 +6,7 @@ import { USAGE_CODES, usageFromStrings, type StrictLimits } from './budgetFields
 import type { PriceTable } from './PriceTable';
 import { runScript } from './redisScripts';
 import { errorToWire, type WireRunReport } from './wireReport';
+import { messageOf } from '../../internal/messageOf';
 import { WorkerLostError } from './WorkerLostError';
 
 /** The settings a batch's workers read from Redis. */
@@ -30,6 +31,46 @@ export async function record(redis: Redis, keys: BatchKeys, index: number, repor
   const json = JSON.stringify(report);
   const event = `{"t":"f","i":${index},"r":${json}}`;
   return (await runScript(redis, 'asmRecord', recordKeys(keys), [index, json, event])) as 1 | 0 | -1;
+}
+
+/**
+ * A worker's writing of a run's report (`record`, within the worker's Redis wait): says through
+ * `onError` when it is not the one that counts (the batch gone, or another report first), and
+ * throws when it cannot be written.
+ */
+export async function recordOnce(
+  redis: Redis,
+  within: <T>(what: string, operation: () => Promise<T>) => Promise<T>,
+  onError: (error: Error) => void,
+  run: { keys: BatchKeys; batchId: string; index: number; report: WireRunReport },
+): Promise<void> {
+  const { keys, batchId, index, report } = run;
+  let counted: 1 | 0 | -1;
+  try {
+    counted = await within(`recording run ${report.id} of batch ${batchId}`, () => record(redis, keys, index, report));
+  } catch (error) {
+    onError(
+      new Error(
+        `run ${report.id} of batch ${batchId} (${report.outcome}): its report is not written: ${messageOf(error)}`,
+      ),
+    );
+    // The job fails and BullMQ gives it back later (submitBatch's jobs retry): `begin` then finds
+    // the run started and not reported, and has it reported lost with what it charged — never run twice.
+    throw error;
+  }
+  if (counted === -1)
+    onError(
+      new Error(
+        `run ${report.id} of batch ${batchId}: the batch is gone from Redis (${keys.budget}); its report is dropped`,
+      ),
+    );
+  // A skip the producer recorded first (it skips in bulk) is the same report: nothing to say.
+  else if (counted === 0 && report.outcome !== 'skipped')
+    onError(
+      new Error(
+        `run ${report.id} of batch ${batchId} was already reported (its lock lapsed and it was reported lost); this result is dropped`,
+      ),
+    );
 }
 
 /**
@@ -58,6 +99,20 @@ export function skippedReport(id: string, reason: SkipReason, message: string, w
     transitions: 0,
     error: errorToWire(new RunSkippedError(reason, message)),
     ...(worker === undefined ? {} : { worker }),
+  };
+}
+
+/** A run that ended as an error before its agent ran (its folder or store refused it, an option it cannot honour). */
+export function errorReport(id: string, error: Error, worker: string, attempt: number): WireRunReport {
+  return {
+    id,
+    outcome: 'error',
+    usage: emptyUsage(),
+    durationMs: 0,
+    transitions: 0,
+    error: errorToWire(error),
+    worker,
+    attempt,
   };
 }
 

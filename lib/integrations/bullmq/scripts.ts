@@ -16,6 +16,8 @@ import {
   PAUSED_CODE,
   PAUSES_CODE,
   RAISES_CODE,
+  WRAP_CODES,
+  WRAP_HELD_CODE,
   STRICT_CODE,
   TIME_INDEX,
   USAGE_CODES,
@@ -78,12 +80,17 @@ const A_TOOLS = RESPONSE_FIELD_NAMES.length + 2;
 const A_RELEASE = A_TOOLS + 1;
 const A_CALL = A_TOOLS + 2;
 const A_HOLD = A_TOOLS + 3;
+/** Then what the call does with the run's final-call hold (`WRAP_CODES`), and that hold's dollars. */
+const A_WRAP = A_TOOLS + 4;
+const A_WRAP_USD = A_TOOLS + 5;
 
 /**
  * step: KEYS budget, runUsage; ARGV run index, each usage field a response reports
  * (RESPONSE_FIELD_NAMES, in order), tool calls made without a round trip of their own, the
  * dollars held earlier to release, the counter of the call to reserve (`CALL_CODES`, or '' to
- * only charge), the dollars to hold for it. One round trip does what a run needs between two
+ * only charge), the dollars to hold for it, then (optional, `budget.wrapUp`) what the call does
+ * with the run's final-call hold (`WRAP_CODES`: keep the given dollars beside an ordinary call,
+ * swap the hold for a final call's, drop it as the run ends) and those dollars. One round trip does what a run needs between two
  * calls: charges the last response and releases its hold, then reserves the next call — so
  * the next reservation rides on the previous charge.
  *
@@ -92,6 +99,9 @@ const A_HOLD = A_TOOLS + 3;
  * (spent + held + hold > cap: the call is not made, other smaller ones may be);
  * `{'!pause', held, …usage, raises, cap}` the same under a pausing cap (`whenSpent: 'pause'`):
  * the batch is marked paused, and the run waits for a raise after its `raises`th;
+ * `{'!wrap', held, …usage}` an ordinary call that does not fit beside the final-call holds of
+ * every run (this one's new one among them): not counted, and the run's earlier final-call
+ * hold stays for its final call;
  * `{'!nohold', held, …usage}` a strict cap and no hold given; `{'!missing'}`;
  * `{'!bad', message}` an amount that is not a number, negative, or would take a counter
  * past 2^53 − 1 (nothing is written then).
@@ -138,6 +148,31 @@ if release > 0 then
   unhold(KEYS[1], ${lua(HELD_CODE)}, release)
   unhold(KEYS[2], idx .. ':' .. ${lua(HELD_CODE)}, release)
 end
+-- The run's final-call hold (budget.wrapUp): what it holds now, and what it is to hold after this call.
+local wmode = ARGV[${A_WRAP}] or ''
+local wkey = idx .. ':' .. ${lua(WRAP_HELD_CODE)}
+local wold = tonumber(redis.call('HGET', KEYS[2], wkey)) or 0
+local wnew = wold
+if wmode == ${lua(WRAP_CODES.keep)} then
+  wnew, err = amount(${A_WRAP_USD}, 'wrapUp hold')
+  if err then return err end
+elseif wmode == ${lua(WRAP_CODES.final)} or wmode == ${lua(WRAP_CODES.drop)} then
+  wnew = 0
+end
+local function rewrap()
+  if wnew == wold then return end
+  local by = wnew - wold
+  if by > 0 then
+    redis.call('HINCRBYFLOAT', KEYS[1], ${lua(HELD_CODE)}, by)
+    redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':' .. ${lua(HELD_CODE)}, by)
+  else
+    unhold(KEYS[1], ${lua(HELD_CODE)}, -by)
+    unhold(KEYS[2], idx .. ':' .. ${lua(HELD_CODE)}, -by)
+  end
+  if wnew > 0 then redis.call('HSET', KEYS[2], wkey, wnew) else redis.call('HDEL', KEYS[2], wkey) end
+end
+-- A run that ends lets go of its final call's hold, whatever else is spent.
+if wmode == ${lua(WRAP_CODES.drop)} then rewrap() end
 ${SPENT}
 if ARGV[${A_CALL}] == '' then
   if spent then return spentReply() end
@@ -146,12 +181,21 @@ end
 if spent then return spentReply() end
 local strict = redis.call('HMGET', KEYS[1], ${lua(HELD_CODE)}, ${lua(STRICT_CODE)}, ${lua(COST_CAP)})
 local held = tonumber(strict[1]) or 0
-if strict[2] == '1' and ARGV[${A_CALL}] == ${lua(CALL_CODES.llm)} then
-  local r = {'!fit', tostring(held)}
+local llm = ARGV[${A_CALL}] == ${lua(CALL_CODES.llm)}
+if not llm then wnew = wold end
+-- Spent, held, and the call's hold, with the run's final-call hold as it is to be after the call.
+local after = n[${COST}] + held + (wnew - wold) + hold
+local r = {'!fit', tostring(held)}
+for k = 1, ${USAGE_CODES.length} do r[k + 2] = u[k] end
+if llm and wmode == ${lua(WRAP_CODES.keep)} and strict[3] and after > tonumber(strict[3]) then
+  -- The ordinary call does not fit beside the final calls' holds: the run wraps up instead.
+  r[1] = '!wrap'
+  return r
+end
+if strict[2] == '1' and llm then
   if hold == 0 then r[1] = '!nohold' end
-  for k = 1, ${USAGE_CODES.length} do r[k + 2] = u[k] end
   if hold == 0 then return r end
-  if n[${COST}] + held + hold > tonumber(strict[3]) then
+  if after > tonumber(strict[3]) then
     if pauses then
       -- The cap pauses: the batch waits for a raise; the reply says which raise it waits after.
       local raises = redis.call('HGET', KEYS[1], ${lua(RAISES_CODE)}) or '0'
@@ -169,7 +213,20 @@ if hold > 0 then
   redis.call('HINCRBYFLOAT', KEYS[1], ${lua(HELD_CODE)}, hold)
   redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':' .. ${lua(HELD_CODE)}, hold)
 end
+rewrap()
 return {''}
+`;
+
+/**
+ * figures: KEYS budget. The batch's usage (strings, in the order of USAGE_FIELD_NAMES, wall
+ * time on Redis's clock), then its dollar cap in force ('' when none): what `budget.visible`'s
+ * note says is left. Writes nothing; `{'!missing'}` when the budget is gone.
+ */
+export const FIGURES = `${MISSING}${SPENT}
+local r = {}
+for k = 1, ${USAGE_CODES.length} do r[k] = u[k] end
+r[#r + 1] = redis.call('HGET', KEYS[1], ${lua(COST_CAP)}) or ''
+return r
 `;
 
 /** Kept under their old names: reserve and charge are the one script, `step`. */

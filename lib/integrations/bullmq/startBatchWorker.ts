@@ -4,28 +4,31 @@ import * as path from 'node:path';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import { JobLeases } from './JobLeases';
 import {
+  addUsage,
   assertBoundsCalls,
   assertKnownOptions,
-  emptyUsage,
   lockFolder,
   runTask,
   safeFileName,
 } from 'agent-state-machine/internal';
 import { DEFAULT_TABLE, extendTable, InvalidArgumentError, WRAP_UP_EXTENSION } from 'agent-state-machine';
-import type { AgentLoop } from 'agent-state-machine';
+import type { AgentLoop, TransitionTable } from 'agent-state-machine';
+import type { StoreBatch } from 'agent-state-machine/batch';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { messageOf } from '../../internal/messageOf';
 import { abortChannel, batchKeys, raiseChannel, type BatchKeys } from './batchKeys';
-import { assertMs, assertQueueName, addressOf, bounded, DEFAULT_REDIS_TIMEOUT_MS, openRedis } from './connection';
+import { assertMs, assertQueueName, bounded, DEFAULT_REDIS_TIMEOUT_MS, openRedis } from './connection';
 import { openSubscriber } from './openSubscriber';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import type { StrictLimits } from './budgetFields';
 import { parkAtCap, type RunParking } from './parkAtCap';
+import { pushParkEvent } from './parkEvents';
 import { RaiseWatch } from './RaiseWatch';
 import { WorkerSlots } from './WorkerSlots';
 import { runScript } from './redisScripts';
-import { lostReport, record, skippedReport, type BatchMeta } from './runRecords';
+import { errorReport, lostReport, recordOnce, skippedReport, type BatchMeta } from './runRecords';
+import { finishedReport, storeOwner, WorkerStore, type EarlierAttempt } from './WorkerStore';
 import type { DistributedTask } from './submitBatch';
 import type { BatchWorkerHandle, BatchWorkerOptions } from './BatchWorkerOptions';
 import { errorToWire, type WireRunReport } from './wireReport';
@@ -56,6 +59,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     run: frameworkRun,
     concurrency = 4,
     historyDir,
+    store,
     pricing,
     lockDurationMs = 30_000,
     stalledIntervalMs = 30_000,
@@ -78,10 +82,18 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
     throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
-  if (journal !== false && historyDir === undefined)
+  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.openBatch !== 'function'))
+    throw new InvalidArgumentError('store', 'a RunStore (new PostgresStore(url))', store);
+  if (store !== undefined && historyDir !== undefined)
+    throw new InvalidArgumentError(
+      'historyDir',
+      "left out beside `store`: each run's records go to one place (give `historyDir` or `store`)",
+      historyDir,
+    );
+  if (journal !== false && historyDir === undefined && store === undefined)
     throw new InvalidArgumentError(
       'journal',
-      "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
+      "left out (or false) unless `historyDir` or `store` is set: the journal is kept in each run's records",
       journal,
     );
   if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('workerId', 'a non-empty string', id);
@@ -100,6 +112,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
   const onError = options.onError === false ? () => undefined : (options.onError ?? report);
 
   const redis = openRedis(connection);
+  const inStore = store === undefined ? undefined : new WorkerStore(store, redis);
   const metas = new Map<string, Promise<BatchMeta | undefined>>();
   const inFlight = new Map<string, Set<AbortController>>();
   const aborted = new Map<string, string>();
@@ -143,36 +156,8 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
   const within = <T>(what: string, operation: () => Promise<T>): Promise<T> =>
     bounded(redis, what, operation, redisTimeoutMs);
   /** Writes a run's report; says so when it cannot be (the batch gone, or another report first). */
-  const recordRun = async (keys: BatchKeys, batchId: string, index: number, report: WireRunReport): Promise<void> => {
-    let counted: 1 | 0 | -1;
-    try {
-      counted = await within(`recording run ${report.id} of batch ${batchId}`, () =>
-        record(redis, keys, index, report),
-      );
-    } catch (error) {
-      onError(
-        new Error(
-          `run ${report.id} of batch ${batchId} (${report.outcome}): its report is not written: ${messageOf(error)}`,
-        ),
-      );
-      // The job fails and BullMQ gives it back later (submitBatch's jobs retry): `begin` then finds
-      // the run started and not reported, and has it reported lost with what it charged — never run twice.
-      throw error;
-    }
-    if (counted === -1)
-      onError(
-        new Error(
-          `run ${report.id} of batch ${batchId}: the batch is gone from Redis (${keys.budget}); its report is dropped`,
-        ),
-      );
-    // A skip the producer recorded first (it skips in bulk) is the same report: nothing to say.
-    else if (counted === 0 && report.outcome !== 'skipped')
-      onError(
-        new Error(
-          `run ${report.id} of batch ${batchId} was already reported (its lock lapsed and it was reported lost); this result is dropped`,
-        ),
-      );
-  };
+  const recordRun = (keys: BatchKeys, batchId: string, index: number, report: WireRunReport): Promise<void> =>
+    recordOnce(redis, within, onError, { keys, batchId, index, report });
 
   const process_ = async (job: Job<JobData>, token?: string): Promise<void> => {
     const { batchId, index, task } = job.data;
@@ -248,6 +233,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           signal: controller.signal,
           onSlot: () => recount(),
           onProblem: (message) => onError(new Error(`run ${task.id} of batch ${batchId}: ${message}`)),
+          onPark: (parked) => pushParkEvent(redis, keys, index, parked, onError),
         });
       // Counts the run among those BullMQ no longer sees while it is in a slot without its job.
       let counted = false;
@@ -297,18 +283,9 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       // The workers of this batch share its folder; any other batch (runBatch, or a batch of the
       // same id on another Redis or queue) is refused it, and the run is not made.
       try {
-        lockFolder(dir, `${addressOf(redis)}/${prefix}:${name}/${batchId}`, { shared: true });
+        lockFolder(dir, storeOwner(redis, prefix, name, batchId), { shared: true });
       } catch (error) {
-        return {
-          id: task.id,
-          outcome: 'error',
-          usage: emptyUsage(),
-          durationMs: 0,
-          transitions: 0,
-          error: errorToWire(asError(error)),
-          worker: id,
-          attempt,
-        };
+        return errorReport(task.id, asError(error), id, attempt);
       }
       historyFile = path.join(dir, `${index}-${safeFileName(task.id)}.jsonl`);
     }
@@ -318,22 +295,37 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       timeoutMs: redisTimeoutMs,
     });
     if (parking !== undefined && frameworkRun !== undefined)
-      return {
-        id: task.id,
-        outcome: 'error',
-        usage: emptyUsage(),
-        durationMs: 0,
-        transitions: 0,
-        error: errorToWire(
-          new InvalidArgumentError(
-            'total.whenSpent',
-            "'stop' (or left out) for a batch run by a worker with `run`: a framework's loop cannot be paused at a call its cap refused; pausing runs through `agent` only",
-            'pause',
-          ),
+      return errorReport(
+        task.id,
+        new InvalidArgumentError(
+          'total.whenSpent',
+          "'stop' (or left out) for a batch run by a worker with `run`: a framework's loop cannot be paused at a call its cap refused; pausing runs through `agent` only",
+          'pause',
         ),
-        worker: id,
+        id,
         attempt,
-      };
+      );
+    // In a store: the batch joined, and what an earlier attempt of this run left there (its worker lost).
+    let inBatch: StoreBatch | undefined;
+    let before: EarlierAttempt = { kind: 'not_started' };
+    if (inStore !== undefined) {
+      try {
+        inBatch = await inStore.batch(prefix, name, batchId, keys, concurrency);
+        before = await inStore.earlier(inBatch, task.id, index, keys, budget);
+      } catch (error) {
+        await settle(budget, task.id, batchId);
+        return errorReport(task.id, asError(error), id, attempt);
+      }
+      if (before.kind === 'finished') {
+        await settle(budget, task.id, batchId);
+        return { ...finishedReport(task.id, before), worker: id, attempt };
+      }
+    }
+    const resumeFrom = before.kind === 'interrupted' ? before.resumeFrom : undefined;
+    const runOptions = {
+      runId: task.id,
+      metadata: { taskId: task.id, index, batchId, worker: id, attempt },
+    };
     const run = await runTask(
       frameworkRun !== undefined
         ? {
@@ -357,40 +349,33 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           ...(frameworkRun === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
           logger: false,
           externalBudgets: [budget],
-          // A run that wraps up within its own cap moves through WrappingUp: the table has it.
+          // A run that wraps up within a cap moves through WrappingUp: the table has it.
           ...(frameworkRun === undefined && wrapsUp(meta) ? { table: WRAP_UP_TABLE } : {}),
           ...(price === undefined ? {} : { pricing: price }),
           journal,
+          ...(resumeFrom === undefined ? {} : { resumeFrom }),
         },
         signal,
         ...(parking === undefined ? {} : { awaitPause: parking.awaitPause }),
-        ...(historyFile === undefined
+        ...(historyFile === undefined ? {} : { historyFile, historyOptions: { ...runOptions, overwrite: true } }),
+        ...(inBatch === undefined
           ? {}
-          : {
-              historyFile,
-              historyOptions: {
-                runId: task.id,
-                metadata: { taskId: task.id, index, batchId, worker: id, attempt },
-                overwrite: true,
-              },
-            }),
+          : { openSink: (table: TransitionTable<string>) => inBatch.openRun(task.id, runOptions, table) }),
       },
     );
-    await budget
-      .settle()
-      .catch((error: unknown) =>
-        onError(
-          new Error(`run ${task.id} of batch ${batchId}: its last charge did not reach Redis: ${messageOf(error)}`),
-        ),
-      );
+    await settle(budget, task.id, batchId);
     const capWait = parking?.capWait();
     return {
       id: task.id,
       outcome: run.outcome,
-      usage: run.usage,
+      // The adapter counted the earlier attempt's spend in the run's usage; a run that failed before its adapter existed did not.
+      usage: before.kind === 'interrupted' && run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage,
       durationMs: run.durationMs,
       transitions: run.transitions,
-      ...(run.historyFile === undefined ? {} : { historyFile: path.resolve(run.historyFile) }),
+      ...(run.historyFile === undefined
+        ? {}
+        : { historyFile: historyDir === undefined ? run.historyFile : path.resolve(run.historyFile) }),
+      ...(run.resume === undefined ? {} : { resumed: run.resume.mode }),
       ...(run.error === undefined ? {} : { error: errorToWire(run.error) }),
       ...(run.historyError === undefined ? {} : { historyError: errorToWire(run.historyError) }),
       ...(capWait === undefined ? {} : { capWait }),
@@ -398,6 +383,16 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       attempt,
     };
   };
+
+  /** Sends a run's last charge, kept until now (deferCharges). */
+  const settle = (budget: RedisBudget, taskId: string, batchId: string): Promise<unknown> =>
+    budget
+      .settle()
+      .catch((error: unknown) =>
+        onError(
+          new Error(`run ${taskId} of batch ${batchId}: its last charge did not reach Redis: ${messageOf(error)}`),
+        ),
+      );
 
   const worker = new Worker<JobData>(name, process_, {
     connection: redis,
@@ -453,6 +448,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
         cancel(); // a job fetched meanwhile
         await idle(1000);
         watch.close();
+        await inStore?.close();
         // QUIT lets replies still on their way arrive; a Redis that is away gets a second, then the socket is dropped.
         await Promise.race([Promise.all([redis.quit(), subscriber.quit()]).catch(() => undefined), sleep(1000)]);
         subscriber.disconnect();
@@ -472,9 +468,9 @@ async function boundedLoop(loop: AgentLoop | Promise<AgentLoop>, total: StrictLi
   return ready;
 }
 
-/** The worker's table for a batch whose runs wrap up within their own cap (`perRun.wrapUp`). */
+/** The worker's table for a batch whose runs wrap up within a cap (`perRun.wrapUp`, `total.wrapUp`). */
 const WRAP_UP_TABLE = extendTable(DEFAULT_TABLE, WRAP_UP_EXTENSION);
 
 function wrapsUp(meta: BatchMeta): boolean {
-  return meta.perRun?.wrapUp !== undefined;
+  return meta.perRun?.wrapUp !== undefined || meta.total?.wrapUp !== undefined;
 }

@@ -1,7 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { assertKnownOptions, assertBudgetLimits } from 'agent-state-machine/internal';
-import { InvalidArgumentError, type BatchProgress, type BudgetLimits, type RetryOptions } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  type BatchPause,
+  type BatchProgress,
+  type BudgetLimits,
+  type RetryOptions,
+} from 'agent-state-machine';
 import { SUBMIT_CANNOT, SUBMIT_OPTION_KEYS } from './optionKeys';
 import type { Redis } from 'ioredis';
 import { batchKeys, isBatchId, type BatchKeys } from './batchKeys';
@@ -19,7 +25,10 @@ import { runScript } from './redisScripts';
 import type { BatchMeta } from './runRecords';
 import { COUNT_CODE, EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
+import type { RunStore } from 'agent-state-machine/batch';
+import { storeOwner } from './WorkerStore';
 import { trackBatch } from './trackBatch';
+import { assertOnPause } from './pauseNotice';
 
 /** One task of a distributed batch: data only (JSON), from which a worker builds the agent. */
 export interface DistributedTask {
@@ -63,8 +72,18 @@ export interface SubmitBatchOptions {
   cancelGraceMs?: number;
   /** Aborting cancels the runs in flight on every worker and skips the rest; the report still comes back. */
   signal?: AbortSignal;
-  /** Called as runs start and end and when runs are skipped. A throw is caught and ignored. */
+  /**
+   * Called as runs start and end, park at a paused cap and go on, and when runs are skipped. A
+   * parked run is not counted in `running`. A throw is caught and ignored.
+   */
   onProgress?: (progress: BatchProgress) => void;
+  /**
+   * With `total.whenSpent: 'pause'`: called once per pause at the cap, as `runBatch` calls it,
+   * with the batch's figures read from Redis and `raise({ maxCostUsd })` (the handle's raise),
+   * which may be called then or later. A throw or a failed raise is a process warning; the batch
+   * stays paused.
+   */
+  onPause?: (pause: BatchPause) => void | Promise<void>;
   /** How often the producer reads what the workers reported. Default 100 ms. */
   pollMs?: number;
   /** Leave the batch's keys in Redis for good, without an expiry. Default false. */
@@ -86,6 +105,14 @@ export interface SubmitBatchOptions {
   expireAfterMs?: number;
   /** Where the report is written as JSON once it is built, before its keys are given their expiry. */
   reportFile?: string;
+  /**
+   * The store the workers keep the runs in (`startBatchWorker({ store })`): the batch's manifest
+   * (its tasks in order, its limits) is recorded there before any job is queued, under
+   * `batchId`, so that the store shows the tasks that never started; a producer restarted with
+   * the same `batchId` finds it there. A batch of that id another batch started is refused. The
+   * producer does not close the store.
+   */
+  store?: RunStore;
 }
 
 export type { BatchHandle, DistributedBatchReport, DistributedRunReport } from './BatchHandle';
@@ -128,32 +155,19 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     cancelGraceMs = 1000,
     signal,
     onProgress,
+    onPause,
     pollMs = 100,
     keepKeys = false,
     batchId = randomUUID(),
     timeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
     expireAfterMs = 86_400_000,
     reportFile,
+    store,
   } = options;
   assertQueueName(name);
   const list = materialize(tasks);
   assertBudgetLimits(perRun, 'perRun');
   assertStrictLimits(total, 'total');
-  // Refused by name, not dropped: the worker's runs would end without the answer they were
-  // promised. `perRun`'s are the run's own budget, which the worker's adapter keeps: honoured.
-  for (const key of ['wrapUp', 'visible'] as const)
-    if (total?.[key] !== undefined && total[key] !== false)
-      throw new InvalidArgumentError(
-        `total.${key}`,
-        `left out of a distributed batch (submitBatch): ${SUBMIT_CANNOT[`budget.${key}`]}`,
-        total[key],
-      );
-  if (perRun?.wrapUp !== undefined && total?.maxCostUsd !== undefined)
-    throw new InvalidArgumentError(
-      'perRun.wrapUp',
-      "left out beside `total.maxCostUsd` in a distributed batch: the cluster's dollar cap in Redis keeps no final call's hold, so it could refuse a run's answer (give the batch's other limits, or run it with runBatch())",
-      perRun.wrapUp,
-    );
   assertPriceTable(pricing);
   if (!(Number.isInteger(retryLostRuns) && retryLostRuns >= 0))
     throw new InvalidArgumentError('retryLostRuns', 'a non-negative integer', retryLostRuns);
@@ -163,6 +177,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     throw new InvalidArgumentError('pollMs', 'a positive number of milliseconds', pollMs);
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  assertOnPause(onPause, total);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
   if (!isBatchId(batchId))
@@ -172,6 +187,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     throw new InvalidArgumentError('expireAfterMs', 'a positive whole number of milliseconds', expireAfterMs);
   if (reportFile !== undefined && (typeof reportFile !== 'string' || reportFile === ''))
     throw new InvalidArgumentError('reportFile', 'a file path', reportFile);
+  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.openBatch !== 'function'))
+    throw new InvalidArgumentError('store', 'a RunStore (new PostgresStore(url))', store);
 
   const redis = openRedis(connection);
   const keys = batchKeys(prefix, name, batchId);
@@ -208,6 +225,23 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     );
     let reported = new Set<number>();
     if (created !== 1) reported = await resumable(redis, batchId, keys, meta, within);
+    // Before any job: a worker joins the batch the producer recorded, and a batch of this id another batch started is refused here.
+    if (store !== undefined) {
+      const inStore = await store.openBatch({
+        batchId,
+        owner: storeOwner(redis, prefix, name, batchId),
+        overwrite: false,
+        shared: true,
+        // Each worker has its own concurrency: the producer's manifest says none.
+        manifest: {
+          startedAt: Date.now(),
+          concurrency: 0,
+          limits: { ...(perRun && { perRun }), ...(total && { total: capsOf(total) }) },
+          tasks: ids.map((id) => ({ id, file: id })),
+        },
+      });
+      await inStore.close();
+    }
     for (let from = 0; from < list.length; from += 1000) {
       const jobs: Parameters<Queue['addBulk']>[0] = [];
       for (let i = from; i < Math.min(list.length, from + 1000); i++) {
@@ -250,6 +284,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     reportFile,
     signal,
     onProgress,
+    onPause,
   }).handle;
 }
 
@@ -299,6 +334,12 @@ function assertStrictLimits(limits: unknown, name: string): asserts limits is St
       `${name}.maxWallMs`,
       "left out beside whenSpent: 'pause' on BullMQ: the workers' parked runs wait for a raise and do not meet a deadline there (runBatch() has both)",
       (limits as StrictLimits).maxWallMs,
+    );
+  if (whenSpent === 'pause' && (limits as StrictLimits).wrapUp !== undefined)
+    throw new InvalidArgumentError(
+      `${name}.wrapUp`,
+      "left out when `whenSpent` is 'pause': a run at the cap waits for a raise instead of wrapping up",
+      (limits as StrictLimits).wrapUp,
     );
   if (strict !== undefined && typeof strict !== 'boolean')
     throw new InvalidArgumentError(`${name}.strict`, 'true or false', strict);

@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { addUsage, emptyUsage } from 'agent-state-machine/internal';
 import {
+  type BatchPause,
   type BatchProgress,
   type BudgetLimits,
   type CapRaise,
@@ -11,15 +12,19 @@ import {
   type UsageTotals,
 } from 'agent-state-machine';
 import { abortChannel, recordKeys, type BatchKeys } from './batchKeys';
-import { TIME_INDEX, USAGE_CODES, usageFromStrings, type StrictLimits } from './budgetFields';
+import { HELD_CODE, PAUSED_CODE, TIME_INDEX, USAGE_CODES, usageFromStrings, type StrictLimits } from './budgetFields';
+import { LIMITS } from '../../internal/limits';
 import { bounded } from './connection';
 import { describeSpent } from './RedisBudget';
 import { raiseCap } from './raiseCap';
 import { abortMessage, recordSkipped, skippedReport } from './runRecords';
 import type { BatchHandle, DistributedBatchReport, DistributedRunReport } from './BatchHandle';
 import { errorFromWire, type WireRunReport } from './wireReport';
+import type { ParkEvent } from './parkEvents';
+import { pauseNotice } from './pauseNotice';
 
 type Event =
+  | ParkEvent
   | { t: 's'; i: number; w: string; a: number; c: number }
   | { t: 'f'; i: number; r: WireRunReport }
   | { t: 'r'; at: number; f: number; to: number; by: CapRaise['by'] };
@@ -42,6 +47,8 @@ export interface TrackedBatch {
   reportFile: string | undefined;
   signal: AbortSignal | undefined;
   onProgress: ((progress: BatchProgress) => void) | undefined;
+  /** Called once per pause at the cap (`total.whenSpent: 'pause'`), with the figures and `raise`. */
+  onPause?: ((pause: BatchPause) => void | Promise<void>) | undefined;
 }
 
 /** How many runs one skip round trip records. */
@@ -78,6 +85,8 @@ export function trackBatch(batch: TrackedBatch): {
     skipped: 0,
   };
   const running = new Set<number>();
+  /** Runs parked at the paused cap: started, not ended, holding no slot (not in flight). */
+  const parked = new Set<number>();
   const workers: Record<string, { concurrency: number; runs: number }> = {};
   const raises: CapRaise[] = [];
   let done = 0;
@@ -114,7 +123,7 @@ export function trackBatch(batch: TrackedBatch): {
   const stopRest = async (reason: SkipReason, message: string): Promise<void> => {
     stopped ??= { reason, message };
     const rest: number[] = [];
-    for (let i = 0; i < count; i++) if (runs[i] === undefined && !running.has(i)) rest.push(i);
+    for (let i = 0; i < count; i++) if (runs[i] === undefined && !running.has(i) && !parked.has(i)) rest.push(i);
     for (let from = 0; from < rest.length; from += SKIP_CHUNK) {
       const chunk = rest.slice(from, from + SKIP_CHUNK);
       await within('recording skipped runs', () =>
@@ -132,6 +141,14 @@ export function trackBatch(batch: TrackedBatch): {
       raises.push({ at: event.at, fromUsd: event.f, toUsd: event.to, by: event.by });
       return;
     }
+    if (event.t === 'p') {
+      if (runs[event.i] !== undefined || !(event.p === 1 ? running : parked).has(event.i)) return;
+      (event.p === 1 ? running : parked).delete(event.i);
+      (event.p === 1 ? parked : running).add(event.i);
+      const id = ids[event.i]!;
+      emit({ type: event.p === 1 ? 'parked' : 'resumed', index: event.i, id, calls: 0, atCap: true });
+      return;
+    }
     if (event.t === 's') {
       if (runs[event.i] !== undefined) return;
       running.add(event.i);
@@ -143,6 +160,7 @@ export function trackBatch(batch: TrackedBatch): {
     const run = fromWire(event.r);
     runs[event.i] = run;
     running.delete(event.i);
+    parked.delete(event.i);
     done += 1;
     outcomes[run.outcome] += 1;
     if (run.worker !== undefined) (workers[run.worker] ??= { concurrency: 0, runs: 0 }).runs += 1;
@@ -168,25 +186,34 @@ export function trackBatch(batch: TrackedBatch): {
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
 
+  // The producer has no logger: what goes wrong with onPause is a process warning, never dropped.
+  const tellPause = pauseNotice(
+    batch.onPause,
+    (limits) => raiseCap(batch, limits, 'handle', within),
+    (message) => process.emitWarning(`batch ${batchId}: ${message}`),
+  );
   let markCaughtUp: () => void = () => undefined;
   const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
   const finished = (async (): Promise<DistributedBatchReport> => {
     let report: DistributedBatchReport | undefined;
     try {
       while (done < count) {
-        const [events, spentField, usage, budgetExists, abortedBy] = (await within('reading progress', async () =>
-          (await redis
-            .multi()
-            .lrange(keys.events, offset, offset + 999)
-            .hget(keys.budget, 'x')
-            .hmget(keys.budget, ...USAGE_CODES)
-            .exists(keys.budget)
-            .get(keys.abort)
-            .exec())!.map(([error, value]) => {
-            if (error) throw error;
-            return value;
-          }),
-        )) as [string[], string | null, Array<string | null>, number, string | null];
+        const [events, spentField, usage, budgetExists, abortedBy, pause] = (await within(
+          'reading progress',
+          async () =>
+            (await redis
+              .multi()
+              .lrange(keys.events, offset, offset + 999)
+              .hget(keys.budget, 'x')
+              .hmget(keys.budget, ...USAGE_CODES)
+              .exists(keys.budget)
+              .get(keys.abort)
+              .hmget(keys.budget, PAUSED_CODE, LIMITS.maxCostUsd.code, HELD_CODE)
+              .exec())!.map(([error, value]) => {
+              if (error) throw error;
+              return value;
+            }),
+        )) as [string[], string | null, Array<string | null>, number, string | null, Array<string | null>];
         if (budgetExists === 0) {
           throw new Error(
             `batch ${batchId}: its keys are gone from Redis (${keys.budget}) with ${count - done} of ${count} runs unreported — ` +
@@ -199,6 +226,7 @@ export function trackBatch(batch: TrackedBatch): {
         );
         offset += events.length;
         for (const line of events) apply(JSON.parse(line) as Event);
+        tellPause({ pausedAt: pause[0]!, capUsd: pause[1]!, spentUsd: budget.costUsd, heldUsd: pause[2]! });
         // A round shorter than its 1,000 events read all there was.
         if (events.length < 1000) markCaughtUp();
         // Aborted by another handle (attachBatch): it skips the rest; this one says so in its report.

@@ -13,6 +13,8 @@ export interface WireRunReport {
   historyError?: WireError;
   /** Parked at the batch's paused cap: how often, how long. */
   capWait?: CapWait;
+  /** Run again after its worker was lost: continued from its journal in the store, restarted, or found ended there. */
+  resumed?: RunReport['resumed'];
   worker?: string;
   attempt?: number;
 }

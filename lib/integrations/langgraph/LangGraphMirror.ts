@@ -6,16 +6,19 @@ import {
   InvalidArgumentError,
   StepMirror,
   TurnCancelledError,
+  watchOutputBound,
+  type OutputBoundWatch,
   type StateMachine,
   type StateName,
   type StepMirrorOptions,
   type TurnResult,
   type UsageTotals,
 } from 'agent-state-machine';
-import { chatModelBound } from './chatModelBound';
+import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
 import { messageText, modelResponseOf, userText } from './messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { ServedCalls } from './servedCalls';
+import { watchStreamEvent, watchToken } from './watchToken';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
@@ -32,9 +35,12 @@ type ChainValues = Record<string, unknown>;
  * the handler raises errors (`raiseError`), so a refused call never starts. A refused model
  * call fails the graph with the mirror's error (a `BudgetExceededError`); a refused tool is
  * answered by the ToolNode as an error result, and the model call that would carry it is then
- * refused, so the run ends in BudgetExceeded. A graph that stops at an `interrupt()` ends the
- * run as cancelled (resumed with a `Command`, it is the mirror's next run); `recursionLimit`
- * (GraphRecursionError) and other failures end it in Error with the graph's error.
+ * refused, so the run ends in BudgetExceeded. A streamed call (`streaming: true`) is cut at the
+ * max tokens its chat model states, whether the provider stops there or not: charged at its
+ * hold, never retried, the run ends in Error with the fact. A graph that stops at an
+ * `interrupt()` ends the run as cancelled (resumed with a `Command`, it is the mirror's next
+ * run); `recursionLimit` (GraphRecursionError) and other failures end it in Error with the
+ * graph's error.
  */
 export class LangGraphMirror extends BaseCallbackHandler {
   name = 'agent-state-machine';
@@ -49,6 +55,10 @@ export class LangGraphMirror extends BaseCallbackHandler {
   #model: string | undefined;
   /** A resumed run's calls answered from its journal, through the wrapped model and tools. */
   readonly #served = new ServedCalls();
+  /** Model runs (run id) that state their max output tokens: a stream is cut there. */
+  readonly #watches = new Map<string, OutputBoundWatch>();
+  /** Whether the model call starting asked to stream (`lc_prefer_streaming`). */
+  #streams = false;
 
   constructor(options: StepMirrorOptions | { mirror: StepMirror } = {}) {
     // raiseError: a refused call must fail, not be logged and made; it implies awaiting each handler.
@@ -74,6 +84,17 @@ export class LangGraphMirror extends BaseCallbackHandler {
    */
   wrapTools<T>(tools: readonly T[]): T[] {
     return this.#served.wrapTools(tools);
+  }
+
+  /**
+   * LangChain streams a chat model call through its streaming path when a handler prefers it;
+   * this one does when the model itself asked to stream (`streaming: true`). Otherwise ChatOpenAI
+   * streams inside its `_generate` and then estimates the tokens with a tokenizer it downloads,
+   * which takes minutes without a network; the streaming path takes the usage the stream
+   * reports. Read by LangChain right after `handleChatModelStart`.
+   */
+  get lc_prefer_streaming(): boolean {
+    return this.#streams;
   }
 
   /** Give it to the graph (`config.signal`): `cancel()` and a passed `maxWallMs` abort the run through it. */
@@ -212,6 +233,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const params = extraParams?.invocation_params as Record<string, unknown> | undefined;
     const model = params?.model ?? params?.model_name;
     this.#model = typeof model === 'string' ? model : undefined;
+    this.#streams = params?.stream === true;
     if (this.#over) throw this.#ended();
     // A resumed run: the wrapped model answers with the journaled response (no request, no budget check: it was made and paid then).
     if (this.#served.modelWrapped) {
@@ -227,14 +249,43 @@ export class LangGraphMirror extends BaseCallbackHandler {
       ? this.mirror.modelCallStart(undefined, bound)
       : this.mirror.modelCallStart(bound));
     if (stop !== undefined) throw stop;
+    const max = chatModelMaxTokens(params, metadata);
+    if (typeof max === 'number' && Number.isSafeInteger(max) && max >= 0)
+      this.#watches.set(runId, watchOutputBound(max, NEVER));
+  }
+
+  /**
+   * A streamed token: counted against the call's max output tokens, whether the server stops
+   * there or not. Past it, this throws `StreamCutError`; LangChain raises it in the chat model's
+   * stream (the handler raises errors), which ends the stream and its request, and reports it to
+   * `handleLLMError`: the attempt is charged at its hold and not retried.
+   */
+  override handleLLMNewToken(
+    token: string,
+    _idx: unknown,
+    runId: string,
+    _parentRunId?: string,
+    _tags?: string[],
+    fields?: unknown,
+  ): void {
+    const watch = this.#watches.get(runId);
+    if (watch !== undefined) watchToken(watch, token, fields);
+  }
+
+  /** A chat model stream event (where LangChain streams events instead of tokens): counted and cut as a token is. */
+  override handleChatModelStreamEvent(event: unknown, runId: string): void {
+    const watch = this.#watches.get(runId);
+    if (watch !== undefined) watchStreamEvent(watch, event);
   }
 
   override handleLLMEnd(output: LLMResult, runId: string): void {
+    this.#watches.delete(runId);
     if (this.#served.ended(runId)) return;
     this.mirror.modelResponse(modelResponseOf(output, this.#model));
   }
 
   override handleLLMError(error: unknown, runId: string): void {
+    this.#watches.delete(runId);
     if (this.#served.ended(runId)) return;
     this.mirror.modelCallFailed(error, {});
   }
@@ -288,6 +339,9 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.mirror.toolEnd(id, { error });
   }
 }
+
+/** A signal that never aborts: a cut throws from the token callback, which ends the model's stream. */
+const NEVER = new AbortController().signal;
 
 /** Makes a `LangGraphMirror`. */
 export function langGraphMirror(options: StepMirrorOptions = {}): LangGraphMirror {

@@ -19,9 +19,7 @@ export function chatModelBound(
   metadata: Record<string, unknown> | undefined,
   model: string | undefined,
 ): LLMCallBound | string {
-  let max: unknown;
-  for (const key of MAX_KEYS) if (max === undefined) max = params?.[key];
-  max ??= metadata?.ls_max_tokens;
+  const max = chatModelMaxTokens(params, metadata);
   if (!(typeof max === 'number' && Number.isSafeInteger(max) && max >= 0))
     return max === undefined
       ? 'the chat model states no max output tokens (max_tokens, max_completion_tokens, max_output_tokens or ls_max_tokens), so its output (and its cost) has no bound: set maxTokens on the chat model'
@@ -42,4 +40,14 @@ export function chatModelBound(
   };
   if (model !== undefined) bound.model = model;
   return bound;
+}
+
+/** The max output tokens a chat model states for a call (as given: unchecked), from its invocation params or `ls_max_tokens`. */
+export function chatModelMaxTokens(
+  params: Record<string, unknown> | undefined,
+  metadata: Record<string, unknown> | undefined,
+): unknown {
+  let max: unknown;
+  for (const key of MAX_KEYS) if (max === undefined) max = params?.[key];
+  return max ?? metadata?.ls_max_tokens;
 }

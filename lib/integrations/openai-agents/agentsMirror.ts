@@ -25,8 +25,10 @@ import {
   InvalidArgumentError,
   OperationError,
   StepMirror,
+  StreamCutError,
   TurnCancelledError,
   TurnInProgressError,
+  watchOutputBound,
   type MirrorStop,
   type StateMachine,
   type StateName,
@@ -38,10 +40,12 @@ import {
 import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { safeStringify } from '../../internal/safeStringify';
+import { inputText } from './inputText';
 import { linkSignals } from './linkSignals';
 import { requestBound } from './requestBound';
 import { recordedModelResponse, recordedStreamEvents } from './recordedModelResponse';
 import { responseOf, type AgentsModelOutput } from './responseOf';
+import { watchEvent } from './watchEvent';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
 type AnyAgent = Agent<any, any>;
@@ -79,7 +83,9 @@ interface ActiveRun {
  * Puts an OpenAI Agents SDK run (`@openai/agents`) on the sixteen states, with budgets and a
  * history: `run(agent, input)` runs the agent as the SDK's `run()` does, with its model, function
  * tools and handoffs wrapped so that every model attempt, tool call and handoff is a move of one
- * run of the mirror, and a spent budget stops the run before the call that would pass it.
+ * run of the mirror, and a spent budget stops the run before the call that would pass it. A
+ * streamed model call (`stream: true`) is cut at the agent's `modelSettings.maxTokens`, whether
+ * the provider stops there or not: charged at its hold, never retried, the run ends in Error.
  *
  * A stopped run keeps the SDK's own `RunState`: `run()` rejects with the mirror's error (a
  * `BudgetExceededError`, a `TurnCancelledError`) or the SDK's, and `runStateOf(error)` gives the
@@ -186,8 +192,9 @@ export class AgentsMirror {
       },
       getStreamedResponse: (request: ModelRequest) => this.#stream(resolve, request, name),
       getRetryAdvice(args) {
-        // A call the mirror refused is never retried: the run has ended.
-        if (isMirrorStop(args.error)) return { suggested: false, reason: messageOf(args.error) };
+        // A call the mirror refused, or cut at its bound, is never retried: the run has ended.
+        if (isMirrorStop(args.error) || args.error instanceof StreamCutError)
+          return { suggested: false, reason: messageOf(args.error) };
         return inner?.getRetryAdvice?.(args);
       },
     };
@@ -226,7 +233,7 @@ export class AgentsMirror {
         ? reason
         : new TurnCancelledError(reason === undefined ? 'cancelled' : String(reason), this.machine.pendingState),
     );
-    this.mirror.runStart(input instanceof RunState ? '' : textOf(input));
+    this.mirror.runStart(input instanceof RunState ? '' : inputText(input));
     const sdkOptions = { ...options, signal: controller.signal };
     const finish = (): void => {
       unlink();
@@ -316,13 +323,20 @@ export class AgentsMirror {
     }
     const target = await resolve();
     await this.#beforeModel(request, name);
+    // The stream is cut at the request's max tokens, whether the server stops there or not: what
+    // it may bill stays within the call's hold. The cut is charged at the hold, not retried.
+    const max = request.modelSettings?.maxTokens;
+    const watch = watchOutputBound(
+      typeof max === 'number' && Number.isSafeInteger(max) && max >= 0 ? max : undefined,
+      request.signal ?? NEVER,
+    );
     let done = false;
     try {
-      for await (const event of target.getStreamedResponse(request)) {
+      for await (const event of target.getStreamedResponse({ ...request, signal: watch.signal })) {
         if ((event as { type?: unknown }).type === 'response_done') {
           done = true;
           this.#afterModel((event as unknown as { response: AgentsModelOutput }).response, name);
-        }
+        } else if (!done) watchEvent(watch, event);
         yield event;
       }
     } catch (error) {
@@ -456,6 +470,9 @@ export function agentsMirror(options: AgentsMirrorOptions = {}): AgentsMirror {
   return new AgentsMirror(options);
 }
 
+/** A signal that never aborts, for a request the SDK gave none. */
+const NEVER = new AbortController().signal;
+
 const STATES = new WeakMap<object, AnyState>();
 /** Each wrapped agent and tool, to what it wraps: any mirror wraps from the original, never a wrapper. */
 const ORIGINALS = new WeakMap<object, object>();
@@ -477,17 +494,4 @@ function withState(error: unknown, state: AnyState | string | AgentInputItem[]):
 
 function isMirrorStop(error: unknown): boolean {
   return error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError;
-}
-
-/** The user's message of a run's input: the string, or the text of the last user item. */
-function textOf(input: string | AgentInputItem[]): string {
-  if (typeof input === 'string') return input;
-  for (let i = input.length - 1; i >= 0; i--) {
-    const item = input[i] as { role?: unknown; content?: unknown };
-    if (item?.role !== 'user') continue;
-    if (typeof item.content === 'string') return item.content;
-    if (Array.isArray(item.content))
-      return (item.content as { text?: unknown }[]).map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
-  }
-  return '';
 }

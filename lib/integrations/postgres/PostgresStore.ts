@@ -4,6 +4,7 @@ import {
   RunLinesSink,
   readRunFile,
   type JsonlHistorySinkOptions,
+  type RunFileFacts,
   type RunLineWriter,
 } from 'agent-state-machine/history';
 import { InvalidArgumentError, VERSION, type TransitionTable } from 'agent-state-machine';
@@ -17,26 +18,11 @@ import {
   type StoredRunQuery,
 } from 'agent-state-machine/batch';
 import { PostgresUnreachableError } from './PostgresUnreachableError';
-import { quoteIdent, schemaStatements } from './postgresSchema';
+import { isSqlError } from './isSqlError';
+import type { PostgresStoreOptions } from './PostgresStoreOptions';
 
-/** Options of `new PostgresStore(url, options)`. */
-export interface PostgresStoreOptions {
-  /**
-   * The schema its tables live in (created if missing). Default: the connection's current
-   * schema (the first of its search_path that exists, which a URL can set with
-   * `?options=-c%20search_path%3Dname`), else `public`.
-   */
-  schema?: string;
-  /**
-   * How long connecting may take, milliseconds (also the wait for a free connection, and for a
-   * restarted server to come back when a run's line lost its connection). Default 5000.
-   */
-  connectTimeoutMs?: number;
-  /** How long one statement may take, milliseconds, on the server and on the wire. Default 10000. */
-  statementTimeoutMs?: number;
-  /** The most connections it opens at once (a batch's lock takes one more). Default 10. */
-  maxConnections?: number;
-}
+export type { PostgresStoreOptions } from './PostgresStoreOptions';
+import { quoteIdent, schemaStatements } from './postgresSchema';
 
 /** Lines read from the database at once. */
 const PAGE_LINES = 1000;
@@ -119,7 +105,7 @@ export class PostgresStore implements RunStore {
   }
 
   async openBatch(options: StoreBatchOptions): Promise<StoreBatch> {
-    const { batchId, owner, resume = false } = options;
+    const { batchId, owner, resume = false, shared = false } = options;
     if (typeof batchId !== 'string' || batchId === '')
       throw new InvalidArgumentError('batchId', 'a non-empty string', batchId);
     await this.migrate();
@@ -131,7 +117,8 @@ export class PostgresStore implements RunStore {
     await this.#bounded(`locking batch ${batchId}`, async () => {
       await lock.connect();
       const { rows } = await lock.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS locked',
+        // Shared: the writers of one distributed batch hold it together, and keep a runBatch out.
+        `SELECT pg_try_advisory_lock${shared ? '_shared' : ''}(hashtext($1), hashtext($2)) AS locked`,
         [this.schema, batchId],
       );
       if (rows[0]?.locked !== true) {
@@ -150,7 +137,8 @@ export class PostgresStore implements RunStore {
     });
     let earlier: BatchManifest | undefined;
     try {
-      if (resume) earlier = await this.#resumeBatch(batchId, owner);
+      if (shared) earlier = await this.#joinBatch(options);
+      else if (resume) earlier = await this.#resumeBatch(batchId, owner);
       else await this.#recordBatch(options);
     } catch (error) {
       await lock.end().catch(() => undefined);
@@ -192,6 +180,28 @@ export class PostgresStore implements RunStore {
         [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
       );
     });
+  }
+
+  /** Records the manifest of a shared batch unless there, and returns the batch's: refused when another owner started it. */
+  async #joinBatch({ batchId, owner, manifest }: StoreBatchOptions): Promise<BatchManifest> {
+    const t = this.#tables();
+    const { rows } = await this.#run(`joining batch ${batchId}`, async (client) => {
+      await client.query(
+        `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3) ON CONFLICT (batch_id) DO NOTHING`,
+        [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
+      );
+      return client.query<{ manifest: BatchManifest; owner: string | null }>(
+        `SELECT manifest, owner FROM ${t.batches} WHERE batch_id = $1`,
+        [batchId],
+      );
+    });
+    if (rows[0]!.owner !== owner)
+      throw new HistoryFileError(
+        'open_failed',
+        `${this.name} batch ${batchId}`,
+        `the batch is another batch's (${rows[0]!.owner ?? 'no owner'}), not ${owner}'s: two batches never write one batch id; give this batch another id`,
+      );
+    return rows[0]!.manifest;
   }
 
   /** The manifest batch `batchId` was started with, its owner now this one; undefined when there is no such batch. */
@@ -275,18 +285,26 @@ export class PostgresStore implements RunStore {
         ).then(() => undefined);
       },
       end: async () => {
-        const facts = await readRunFile(where, { input: this.#linesOf(key, where), onWarning: () => undefined });
-        await this.#runAgain(`recording how run ${runId} ended`, (client) =>
-          client.query(
-            // Facts the lines hold (made again from them if lost): not waiting for the disk.
-            `UPDATE ${t.runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
-             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS level WHERE run_key = $1`,
-            [key, facts.outcome, facts.reason ?? null, facts.costUsd, facts.usage?.llmCalls ?? 0, facts.durationMs],
-          ),
-        );
+        await this.#recordEnd(key, where, await this.#factsOf(key, where));
       },
     };
     return RunLinesSink.open(where, writer, { ...options, startedAt, table: options.table ?? table });
+  }
+
+  /** What a run's lines say of it. */
+  #factsOf(key: string, where: string): Promise<RunFileFacts> {
+    return readRunFile(where, { input: this.#linesOf(key, where), onWarning: ignore });
+  }
+
+  /** Records how a run ended in its row: facts the lines hold (made again from them if lost), not waiting for the disk. */
+  async #recordEnd(key: string, where: string, facts: RunFileFacts): Promise<void> {
+    await this.#runAgain(`recording how ${where} ended`, (client) =>
+      client.query(
+        `UPDATE ${this.#tables().runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
+         FROM (SELECT set_config('synchronous_commit', 'off', true)) AS level WHERE run_key = $1`,
+        [key, facts.outcome, facts.reason ?? null, facts.costUsd, facts.usage?.llmCalls ?? 0, facts.durationMs],
+      ),
+    );
   }
 
   readRun(batchId: string, runId: string): AsyncIterable<Uint8Array> {
@@ -316,8 +334,9 @@ export class PostgresStore implements RunStore {
     const where = ['set_aside_at IS NULL'];
     const values: unknown[] = [];
     if (batchId !== undefined) where.push(`batch_id = $${values.push(batchId)}`);
-    if (outcome !== undefined) where.push(`coalesce(outcome, 'incomplete') = $${values.push(outcome)}`);
     if (since !== undefined) where.push(`started_at >= to_timestamp($${values.push(since)} / 1000.0)`);
+    await this.#endsMadeAgain(where, values);
+    if (outcome !== undefined) where.push(`coalesce(outcome, 'incomplete') = $${values.push(outcome)}`);
     const { rows } = await this.#run('listing runs', (client) =>
       client.query<{
         batch_id: string;
@@ -344,6 +363,24 @@ export class PostgresStore implements RunStore {
       calls: r.calls,
       durationMs: r.duration_ms,
     }));
+  }
+
+  /**
+   * The runs `where` picks whose row says no end (in flight, or their process died after the
+   * last line and before the row was told): those whose lines ended get their row's facts from them.
+   */
+  async #endsMadeAgain(where: readonly string[], values: readonly unknown[]): Promise<void> {
+    const { rows } = await this.#run('finding runs not ended', (client) =>
+      client.query<{ run_key: string; batch_id: string; run_id: string }>(
+        `SELECT run_key, batch_id, run_id FROM ${this.#tables().runs} WHERE ${[...where, 'outcome IS NULL'].join(' AND ')}`,
+        [...values],
+      ),
+    );
+    for (const r of rows) {
+      const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
+      const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
+      if (facts?.ended === true) await this.#recordEnd(r.run_key, name, facts);
+    }
   }
 
   /** Ends its connections. Batches still open keep their lock's connection until closed. */
@@ -436,14 +473,6 @@ export class PostgresStore implements RunStore {
       throw new PostgresUnreachableError(this.address, operation, Date.now() - started, error);
     }
   }
-}
-
-/** An error the server answered with (a SQLSTATE), not a connection that failed or timed out. */
-function isSqlError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  // Connection exceptions (08…), a server shutting down or starting (57P0…) and a statement
-  // timeout (57014) are the server not answering; the rest are answers.
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^08|^57P0|^57014$/.test(code);
 }
 
 function asError(value: unknown): Error {

@@ -98,4 +98,20 @@ describe('mirrorAISDK under a strict maxCostUsd', () => {
     expect(unbounded.doGenerateCalls).toHaveLength(0);
     expect(u.result?.outcome).toBe('error');
   });
+
+  it('streamText: an answer whose finished usage passes its bound is charged at that usage (not the smaller hold), and stops a strict cap', async () => {
+    // Little text streamed, 1,500 output tokens reported against maxOutputTokens 1,000: the
+    // server ignored max tokens, and billed what it reports.
+    const model = scriptedModel([{ content: [text('done')], usage: { output: 1500 } }, { content: [text('again')] }]);
+    const m = mirrorAISDK({ model, budget: { maxCostUsd: 10 * STEP, strict: true }, pricing, logger: false });
+    const stream = streamText({ ...m.settings, maxOutputTokens: 1000, prompt: 'go' });
+    await stream.consumeStream();
+    expect(model.doStreamCalls).toHaveLength(1);
+    expect(m.mirror.usage.costUsd).toBe(1.5 * STEP);
+    expect(m.result?.outcome).toBe('budget_exceeded');
+    const last = m.mirror.machine.history().at(-1)!;
+    expect(last.data).toMatchObject({
+      boundExceeded: { outputTokens: 1500, maxOutputTokens: 1000, overshootTokens: 500 },
+    });
+  });
 });

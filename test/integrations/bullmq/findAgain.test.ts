@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
 import {
   attachBatch,
   startBatchWorker,
@@ -12,38 +11,13 @@ import {
 } from '../../../lib/integrations/bullmq/index';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { agentFromPayload } from './fixtures/agentFromPayload';
+import { spawnProducer } from './fixtures/spawnProducer';
 
 let url: string;
 beforeAll(async () => {
   url = await testRedisUrl();
 });
 afterAll(() => releaseRedis());
-
-const root = path.resolve(__dirname, '../../..');
-
-/** A producer process; `lines` yields what it writes. */
-function spawnProducer(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures/producerProcess.ts')], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const lines = readline.createInterface({ input: child.stdout! });
-  const next = (pattern: RegExp): Promise<RegExpExecArray> =>
-    new Promise((resolve, reject) => {
-      const onLine = (line: string): void => {
-        const m = pattern.exec(line);
-        if (m === null) return;
-        lines.off('line', onLine);
-        resolve(m);
-      };
-      lines.on('line', onLine);
-      child.once('exit', (code) => reject(new Error(`producer exited (${code}): ${err}`)));
-    });
-  return { child, next };
-}
 
 async function killed(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

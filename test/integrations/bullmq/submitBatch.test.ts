@@ -13,7 +13,10 @@ import {
   type BatchWorkerHandle,
   type DistributedTask,
 } from '../../../lib/integrations/bullmq/index';
+import type { RunStore } from 'agent-state-machine/batch';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
+import { PostgresStore } from '../../../lib/integrations/postgres';
+import { PG_URL } from '../../helpers/postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { agentFromPayload, type TestPayload } from './fixtures/agentFromPayload';
 
@@ -300,16 +303,31 @@ describe('submitBatch() with startBatchWorker()', () => {
       submitBatch([], { ...opts, pricing: { m: { inputUsdPerMTok: 1, outputUsdPerMTok: NaN } } }),
     ).rejects.toThrow(/pricing\["m"\]\.outputUsdPerMTok/);
     await expect(submitBatch([], { ...opts, connection: 'localhost:6379' })).rejects.toThrow(/connection/);
+    await expect(submitBatch([], { ...opts, store: {} as RunStore })).rejects.toThrow(
+      'Expected `store` to be a RunStore (new PostgresStore(url))',
+    );
   });
 
-  it('startBatchWorker() names bad input', () => {
+  it('startBatchWorker() names bad input', async () => {
     const opts = { connection: url, name: 'q', agent: () => agentFromPayload({}) };
     expect(() => startBatchWorker({ ...opts, concurrency: 0 })).toThrow(/concurrency/);
     expect(() => startBatchWorker({ ...opts, agent: 'x' as unknown as () => AgentLoop })).toThrow(/`agent`/);
     expect(() => startBatchWorker({ ...opts, lockDurationMs: -5 })).toThrow(/lockDurationMs/);
     expect(() => startBatchWorker({ ...opts, journal: true })).toThrow(
-      'Expected `journal` to be left out (or false) unless `historyDir` is set',
+      'Expected `journal` to be left out (or false) unless `historyDir` or `store` is set',
     );
+    // A run's records go to one place: both are refused by name, before any connection.
+    const store = new PostgresStore(PG_URL);
+    try {
+      expect(() => startBatchWorker({ ...opts, store, historyDir: '/tmp/runs' })).toThrow(
+        "Expected `historyDir` to be left out beside `store`: each run's records go to one place",
+      );
+      expect(() => startBatchWorker({ ...opts, store: 'postgres://x' as unknown as RunStore })).toThrow(
+        'Expected `store` to be a RunStore (new PostgresStore(url))',
+      );
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // `perRun.wrapUp` on BullMQ: a worker's run that would pass its own cap ends wrapped_up with the
-// model's answer, within that cap, in its report and its history file; `total.wrapUp` (a final
-// call's hold the Redis budget does not keep) is refused by name. Real Redis, a worker in this process.
+// model's answer, within that cap, in its report and its history file; beside a total dollar cap
+// in Redis, which keeps the final call's hold too. `total.wrapUp` across worker processes:
+// wrapUpMultiProcess.test.ts. Real Redis, a worker in this process.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -11,6 +12,7 @@ import {
   submitBatch,
   type DistributedTask,
   type PriceTable,
+  type SubmitBatchOptions,
 } from '../../../lib/integrations/bullmq/index';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 
@@ -37,35 +39,41 @@ const endless = (task: DistributedTask) =>
     tools: { look: { output: 'seen' } },
   });
 
+/** Three endless runs on a worker in this process, under the batch's `limits`; resolves to the report. */
+async function endlessBatch(
+  limits: Pick<SubmitBatchOptions, 'perRun' | 'total'>,
+  worker: { concurrency: number; historyDir?: string },
+) {
+  const prefix = uniquePrefix('bullwrap');
+  const running = startBatchWorker({
+    connection: url,
+    name: 'runs',
+    prefix,
+    agent: (task) => endless(task),
+    ...(worker.historyDir === undefined ? {} : { historyDir: worker.historyDir, journal: true }),
+    concurrency: worker.concurrency,
+    onError: false,
+  });
+  try {
+    const tasks = ['a', 'b', 'c'].map((id) => ({ id, input: `work on ${id}` }));
+    const batch = await submitBatch(tasks, { connection: url, name: 'runs', prefix, pricing: PRICES, ...limits });
+    return await batch.report();
+  } finally {
+    await running.close();
+    await deletePrefix(url, prefix);
+  }
+}
+
 describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
   it('each run ends wrapped_up with its answer within its own cap, in the report and its history file', async () => {
-    const prefix = uniquePrefix('bullwrap');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-bullwrap-'));
-    const worker = startBatchWorker({
-      connection: url,
-      name: 'runs',
-      prefix,
-      agent: (task) => endless(task),
-      historyDir: dir,
-      journal: true,
-      concurrency: 2,
-      onError: false,
-    });
     try {
       const cap = 3;
-      const batch = await submitBatch(
-        ['a', 'b', 'c'].map((id) => ({ id, input: `work on ${id}` })),
-        {
-          connection: url,
-          name: 'runs',
-          prefix,
-          pricing: PRICES,
-          perRun: { maxCostUsd: cap, strict: true, wrapUp: true },
-          // The cluster's limits in Redis, but no dollar cap there (it keeps no final call's hold).
-          total: { maxLlmCalls: 500 },
-        },
+      const report = await endlessBatch(
+        // The cluster's limits in Redis, but no dollar cap there.
+        { perRun: { maxCostUsd: cap, strict: true, wrapUp: true }, total: { maxLlmCalls: 500 } },
+        { concurrency: 2, historyDir: dir },
       );
-      const report = await batch.report();
       expect(report.runs.map((r) => r.outcome)).toEqual(['wrapped_up', 'wrapped_up', 'wrapped_up']);
       for (const run of report.runs) {
         expect(run.usage.costUsd).toBeLessThanOrEqual(cap);
@@ -78,8 +86,6 @@ describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
       expect(report.totals.outcomes.wrapped_up).toBe(3);
       expect(report.budget.costUsd).toBe(report.totals.costUsd);
     } finally {
-      await worker.close();
-      await deletePrefix(url, prefix);
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
@@ -124,20 +130,65 @@ describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
     }
   }, 60_000);
 
-  it('refuses total.wrapUp and total.visible by name, saying where they go instead, and perRun.wrapUp beside a total dollar cap', async () => {
+  it("perRun.wrapUp beside a total dollar cap: the cap in Redis keeps each run's final call's hold, so each run wraps up within both", async () => {
+    const total = 3;
+    const report = await endlessBatch(
+      { perRun: { maxCostUsd: 3, strict: true, wrapUp: true }, total: { maxCostUsd: total, strict: true } },
+      { concurrency: 3 },
+    );
+    expect(report.runs.map((r) => r.outcome)).toEqual(['wrapped_up', 'wrapped_up', 'wrapped_up']);
+    // The total cap, lower than the three runs' own, is what ended them.
+    expect(report.budget.costUsd).toBeLessThanOrEqual(total);
+    for (const run of report.runs) expect(run.usage.costUsd).toBeLessThan(1.5);
+  }, 60_000);
+
+  it("total.visible: each call carries the note of what is left of the batch's limits, read from Redis", async () => {
+    const prefix = uniquePrefix('bulltotalvisible');
+    const agents = new Map<string, ReturnType<typeof createScriptedAgent>>();
+    const worker = startBatchWorker({
+      connection: url,
+      name: 'runs',
+      prefix,
+      agent: (task) => {
+        const agent = createScriptedAgent({
+          replies: [round, { text: 'done', model: 'm', usage: { inputTokens: 100, outputTokens: 10 } }],
+          tools: { look: { output: 'seen' } },
+        });
+        agents.set(task.id, agent);
+        return agent;
+      },
+      // One run after the other: the second sees what the first spent.
+      concurrency: 1,
+      onError: false,
+    });
+    try {
+      const batch = await submitBatch(
+        [
+          { id: 'a', input: 'go' },
+          { id: 'b', input: 'go' },
+        ],
+        { connection: url, name: 'runs', prefix, pricing: PRICES, total: { maxLlmCalls: 5, visible: true } },
+      );
+      const report = await batch.report();
+      expect(report.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'end_of_turn']);
+      const notes = (id: string): string[] =>
+        agents.get(id)!.calls.flatMap((c) => ('budgetNote' in c && c.budgetNote !== undefined ? [c.budgetNote] : []));
+      expect([...notes('a'), ...notes('b')]).toEqual([
+        expect.stringMatching(/^Budget left: 5 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: 4 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: 3 of 5 LLM calls/),
+        expect.stringMatching(/^Budget left: 2 of 5 LLM calls/),
+      ]);
+    } finally {
+      await worker.close();
+      await deletePrefix(url, prefix);
+    }
+  }, 60_000);
+
+  it("refuses total.wrapUp beside whenSpent: 'pause' by name", async () => {
     const base = { connection: url, name: 'runs', prefix: uniquePrefix('bullwrapno') };
     await expect(
-      submitBatch([{ id: 'a', input: 'x' }], { ...base, total: { maxCostUsd: 1, wrapUp: true } }),
-    ).rejects.toThrow(/`total\.wrapUp` to be left out of a distributed batch.*give `perRun: \{ maxCostUsd, wrapUp \}`/);
-    await expect(
-      submitBatch([{ id: 'a', input: 'x' }], { ...base, total: { maxCostUsd: 1, visible: true } }),
-    ).rejects.toThrow(/`total\.visible` to be left out of a distributed batch.*perRun: \{ …, visible: true \}/);
-    await expect(
-      submitBatch([{ id: 'a', input: 'x' }], {
-        ...base,
-        perRun: { maxCostUsd: 1, wrapUp: true },
-        total: { maxCostUsd: 5 },
-      }),
-    ).rejects.toThrow(/`perRun\.wrapUp` to be left out beside `total\.maxCostUsd` in a distributed batch/);
+      submitBatch([{ id: 'a', input: 'x' }], { ...base, total: { maxCostUsd: 1, wrapUp: true, whenSpent: 'pause' } }),
+    ).rejects.toThrow(/`total\.wrapUp` to be left out when `whenSpent` is 'pause'/);
   });
 });

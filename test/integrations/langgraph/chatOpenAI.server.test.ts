@@ -36,30 +36,41 @@ afterAll(async () => server?.close());
 beforeEach(() => jest.spyOn(console, 'error').mockImplementation(() => undefined));
 afterEach(() => jest.restoreAllMocks());
 
-const llm = () =>
+const llm = (streaming = false) =>
   new ChatOpenAI({
     model: 'gpt-4o-mini',
     apiKey: 'test-key',
     configuration: { baseURL: server.baseURL },
     maxRetries: 0,
+    streaming,
   });
 
 describe('LangGraphMirror on ChatOpenAI against the strict local Chat Completions server', () => {
-  it('mirrors a tool round trip with every request accepted, priced from the tokens on the wire', async () => {
-    const before = server.exchanges.length;
-    const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 1, strict: false }, logger: false });
-    const out = await lg.run(createReactAgent({ llm: llm(), tools: [echo] }), {
-      messages: [{ role: 'user', content: 'say hi' }],
-    });
-    expect(out.messages.at(-1)?.content).toBe('done');
-    expect(server.exchanges.length - before).toBe(2);
-    expect(server.rejected).toEqual([]);
-    expect(lg.result).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
-    expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1, inputTokens: 500, outputTokens: 30 });
-    expect(lg.usage.costUsd).toBeCloseTo((500 + 30 * 4) / 1e6, 12);
-    expect(lg.machine.history()[2]?.data).toMatchObject({ model: expect.stringMatching(/^gpt-4o-mini/) });
-    expect(validateHistory(lg.machine.history()).issues).toEqual([]);
-  });
+  // Streaming: LangChain takes its streaming path (the mirror prefers it for a model that streams),
+  // with the usage the stream reports; its other path estimates the tokens with a tokenizer it
+  // downloads, minutes without a network, past the test's timeout.
+  it.each([
+    ['', false],
+    [' (streaming)', true],
+  ])(
+    'mirrors a tool round trip%s with every request accepted, priced from the tokens on the wire',
+    async (_, streaming) => {
+      const before = server.exchanges.length;
+      const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 1, strict: false }, logger: false });
+      const out = await lg.run(createReactAgent({ llm: llm(streaming), tools: [echo] }), {
+        messages: [{ role: 'user', content: 'say hi' }],
+      });
+      expect(out.messages.at(-1)?.content).toBe('done');
+      expect(server.exchanges.length - before).toBe(2);
+      expect(server.exchanges.slice(before).map((e) => e.stream)).toEqual([streaming, streaming]);
+      expect(server.rejected).toEqual([]);
+      expect(lg.result).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
+      expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1, inputTokens: 500, outputTokens: 30 });
+      expect(lg.usage.costUsd).toBeCloseTo((500 + 30 * 4) / 1e6, 12);
+      expect(lg.machine.history()[2]?.data).toMatchObject({ model: expect.stringMatching(/^gpt-4o-mini/) });
+      expect(validateHistory(lg.machine.history()).issues).toEqual([]);
+    },
+  );
 
   it('stops before the second request once the dollar cap is spent', async () => {
     const before = server.exchanges.length;

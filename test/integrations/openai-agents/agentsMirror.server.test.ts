@@ -57,30 +57,49 @@ describe('AgentsMirror against the strict local OpenAI servers', () => {
     await chat?.close();
   });
 
+  // Streamed, each response is watched against the agent's maxTokens, and none is cut below it.
   it.each([
-    ['Responses', true],
-    ['Chat Completions', false],
-  ])('runs a tool round trip through the %s API with every request accepted, priced', async (_api, useResponses) => {
-    const server = useResponses ? responses : chat;
-    const before = server.exchanges.length;
-    const provider = new OpenAIProvider({ apiKey: 'test-key', baseURL: server.baseURL, useResponses });
-    const sm = agentsMirror({
-      modelProvider: provider,
-      pricing,
-      budget: { maxCostUsd: 1, strict: false },
-      logger: false,
-    });
-    const agent = new Agent({ name: 'helper', model: 'gpt-4o-mini', tools: [echo] });
-    const result = await sm.run(agent, 'say hi');
-    expect(result.finalOutput).toBe('done');
-    expect(server.exchanges.length - before).toBe(2);
-    expect(server.rejected).toEqual([]);
-    expect(sm.result).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
-    expect(sm.usage).toMatchObject({ llmCalls: 2, toolCalls: 1, inputTokens: 500, outputTokens: 30 });
-    expect(sm.usage.costUsd).toBeCloseTo((500 + 30 * 4) / 1e6, 12);
-    expect(validateHistory(sm.machine.history()).issues).toEqual([]);
-    expect(sm.machine.history()[2]?.data).toMatchObject({ model: 'gpt-4o-mini' });
-  });
+    { api: 'Responses', useResponses: true, stream: false },
+    { api: 'Chat Completions', useResponses: false, stream: false },
+    { api: 'Responses', useResponses: true, stream: true },
+    { api: 'Chat Completions', useResponses: false, stream: true },
+  ])(
+    'runs a tool round trip through the $api API (streamed: $stream) with every request accepted, priced',
+    async ({ useResponses, stream }) => {
+      const server = useResponses ? responses : chat;
+      const before = server.exchanges.length;
+      const provider = new OpenAIProvider({ apiKey: 'test-key', baseURL: server.baseURL, useResponses });
+      const sm = agentsMirror({
+        modelProvider: provider,
+        pricing,
+        budget: { maxCostUsd: 1, strict: false },
+        logger: false,
+      });
+      const agent = new Agent({
+        name: 'helper',
+        model: 'gpt-4o-mini',
+        tools: [echo],
+        modelSettings: { maxTokens: 20 },
+      });
+      let finalOutput: unknown;
+      if (stream) {
+        const streamed = await sm.run(agent, 'say hi', { stream: true });
+        await streamed.completed;
+        finalOutput = streamed.finalOutput;
+        // The mirror hears the end on the stream's completion, a microtask later.
+        await new Promise((resolve) => setImmediate(resolve));
+      } else finalOutput = (await sm.run(agent, 'say hi')).finalOutput;
+      expect(finalOutput).toBe('done');
+      expect(server.exchanges.slice(before).map((e) => e.stream)).toEqual([stream, stream]);
+      expect(server.exchanges.length - before).toBe(2);
+      expect(server.rejected).toEqual([]);
+      expect(sm.result).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
+      expect(sm.usage).toMatchObject({ llmCalls: 2, toolCalls: 1, inputTokens: 500, outputTokens: 30 });
+      expect(sm.usage.costUsd).toBeCloseTo((500 + 30 * 4) / 1e6, 12);
+      expect(validateHistory(sm.machine.history()).issues).toEqual([]);
+      expect(sm.machine.history()[2]?.data).toMatchObject({ model: 'gpt-4o-mini' });
+    },
+  );
 
   it('stops before the second request once the dollar cap is spent, and the resumed state is accepted by the server', async () => {
     const before = responses.exchanges.length;

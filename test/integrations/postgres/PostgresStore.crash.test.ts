@@ -5,10 +5,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HistoryFileError, loadHistory, validateHistory } from '../../../lib/subpaths/history';
+import { loadHistory, validateHistory } from '../../../lib/subpaths/history';
 import { PostgresStore } from '../../../lib/integrations/postgres';
 import { batchChild, billingServer, CALL_USD } from '../../helpers/killableBatch';
-import { PG_URL, testSchema } from '../../helpers/postgres';
+import { PG_URL, storedRuns, testSchema } from '../../helpers/postgres';
 import { seeded } from '../../helpers/seeded';
 
 jest.setTimeout(120_000);
@@ -22,22 +22,6 @@ const IDS = Array.from({ length: TASKS }, (_, i) => `task-${i}`);
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-pg-crash-'));
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
-
-/** Each run's lines as the store holds them now (the attempt in place), by task id; runs never opened left out. */
-async function runsIn(store: PostgresStore): Promise<Map<string, string>> {
-  const runs = new Map<string, string>();
-  for (const id of IDS) {
-    const chunks: Uint8Array[] = [];
-    try {
-      for await (const chunk of store.readRun('crash', id)) chunks.push(chunk);
-    } catch (error) {
-      if (error instanceof HistoryFileError && error.code === 'not_found') continue;
-      throw error;
-    }
-    runs.set(id, Buffer.concat(chunks).toString('utf8'));
-  }
-  return runs;
-}
 
 /** One chunk as a stream, as a history reader takes it. */
 async function* once(chunk: Uint8Array): AsyncGenerator<Uint8Array> {
@@ -83,7 +67,7 @@ describe('a journaled batch on PostgresStore, killed with SIGKILL and resumed fr
         expect(llm.answered).toHaveLength(k);
 
         // What the killed process left in the store: ended runs' lines, and which answers reached it.
-        const left = await runsIn(store);
+        const left = await storedRuns(store, 'crash', IDS);
         const ended = new Map<string, string>();
         for (const [id, text] of left) {
           const history = await loadHistory(id, { input: once(Buffer.from(text)) });
@@ -102,7 +86,7 @@ describe('a journaled batch on PostgresStore, killed with SIGKILL and resumed fr
 
         // Every task reported exactly once, and the store holds one run in place for each that ran.
         expect(report.runs.map((r) => r.id).sort()).toEqual([...IDS].sort());
-        const after = await runsIn(store);
+        const after = await storedRuns(store, 'crash', IDS);
         const listed = await store.listRuns({ batchId: 'crash' });
         expect(listed.map((r) => r.runId).sort()).toEqual([...after.keys()].sort());
         // Ended runs were not run again: their lines are as the killed process left them.

@@ -125,6 +125,24 @@ describe('PostgresStore', () => {
     expect(await store.listRuns({ since: Date.now() + 60_000 })).toEqual([]);
   });
 
+  it("makes a run's end again from its lines when its process died before its row was told", async () => {
+    await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'cut' });
+    const t = `"${db.schema}".agent_sm_runs`;
+    const before = await db.client.query(
+      `SELECT run_id, outcome, reason, cost_usd, calls, duration_ms FROM ${t} ORDER BY run_id`,
+    );
+    // As a process killed between the run's last line and the row's update leaves it.
+    await db.client.query(
+      `UPDATE ${t} SET outcome = NULL, reason = NULL, cost_usd = 0, calls = 0, duration_ms = 0, ended_at = NULL`,
+    );
+    expect((await store.listRuns({ outcome: 'error' })).map((r) => r.runId)).toEqual(['b']);
+    expect((await store.listRuns({ outcome: 'incomplete' })).map((r) => r.runId)).toEqual([]);
+    const after = await db.client.query(
+      `SELECT run_id, outcome, reason, cost_usd, calls, duration_ms FROM ${t} ORDER BY run_id`,
+    );
+    expect(after.rows).toEqual(before.rows);
+  });
+
   it('refuses a batch id that already holds the runs, naming them, unless overwriteHistory sets them aside', async () => {
     await runBatch([task('a'), task('b')], { ...base(), store, batchId: 'x' });
     let calls = 0;
@@ -160,6 +178,37 @@ describe('PostgresStore', () => {
       await held.close();
       const report = await runBatch([task('a')], { ...base(), store, batchId: 'locked' });
       expect(report.runs[0]!.outcome).toBe('end_of_turn');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('lets the shared writers of one owner (a distributed batch) hold a batch together, and no one else', async () => {
+    const other = new PostgresStore(PG_URL, { schema: db.schema });
+    const join = (owner: string, from = other, tasks = ['a', 'b']) =>
+      from.openBatch({
+        batchId: 'dist',
+        owner,
+        overwrite: false,
+        shared: true,
+        manifest: { startedAt: 1, concurrency: 0, limits: {}, tasks: tasks.map((id) => ({ id, file: id })) },
+      });
+    try {
+      // The first records the manifest; the next of the same owner joins and finds it, not its own.
+      const producer = await join('redis/q/dist');
+      expect(producer.earlier?.tasks.map((t) => t.id)).toEqual(['a', 'b']);
+      const worker = await join('redis/q/dist', store, ['a']);
+      expect(worker.earlier?.tasks.map((t) => t.id)).toEqual(['a', 'b']);
+      // A run batch of that id is refused while they hold it; another owner is refused the batch for good.
+      await expect(runBatch([task('a')], { ...base(), store, batchId: 'dist' })).rejects.toThrow(
+        /another process is writing this batch/,
+      );
+      await expect(join('other-redis/q/dist', store)).rejects.toThrow(
+        "the batch is another batch's (redis/q/dist), not other-redis/q/dist's: two batches never write one batch id",
+      );
+      await producer.close();
+      await worker.close();
+      await expect(join('other-redis/q/dist', store)).rejects.toThrow(/another batch's \(redis\/q\/dist\)/);
     } finally {
       await other.close();
     }

@@ -3,56 +3,37 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAI } from '@ai-sdk/openai';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { ChatOpenAI } from '@langchain/openai';
 import OpenAI from 'openai';
 import { streamText } from 'ai';
-import { runBatch, StreamCutError, type AgentLoop, type Pricing } from 'agent-state-machine';
+import { runBatch, type AgentLoop, type StepMirror } from 'agent-state-machine';
 import { fromAnthropic } from '../../../lib/integrations/anthropic';
 import { fromAISDK, mirrorAISDK } from '../../../lib/integrations/ai-sdk';
+import { LangGraphMirror } from '../../../lib/integrations/langgraph';
 import { fromOpenAIChat, fromOpenAIResponses } from '../../../lib/integrations/openai';
 import { startAnthropicMessagesServer } from '../../../examples/servers/anthropicMessagesServer';
-import { startOpenAIChatServer } from '../../../examples/servers/openaiChatServer';
-import { startOpenAIResponsesServer } from '../../../examples/servers/openaiResponsesServer';
+import {
+  billedInput,
+  describeMirrorCuts,
+  endlessChatServer,
+  endlessResponsesServer,
+  expectCutInFile,
+  ENDLESS,
+  MAX,
+  pace,
+  pricing,
+  TOKENS_PER_PIECE,
+  USD_PER_TOKEN,
+  type MirrorCase,
+  type Paced,
+} from './fixtures/streamCut';
 
 // The real SDK clients against local servers that ignore max tokens and stream ten times the
-// output the request allows, one 8-character piece (2 tokens, as the servers count) at a time,
-// each made only once the client has read the one before (the pace of a model generating
-// tokens: it stops when the client goes away). The loop counts the output as it arrives and
-// cuts the request at its bound: what the server bills stays within the hold, the attempt is
-// charged at its hold, not retried, and the run ends in error with the fact in its file.
-
-const USD_PER_TOKEN = 5e-6;
-const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * USD_PER_TOKEN;
-const MAX = 100;
-const TOKENS_PER_PIECE = 2;
-// Ten times the bound, in 8-character pieces: "tok tok " is two tokens at the servers' 4 characters a token.
-const ENDLESS = 'tok tok '.repeat((10 * MAX) / TOKENS_PER_PIECE);
-const billedInput = (body: unknown): number => Math.ceil(JSON.stringify(body).length / 4);
-
-/** The model's pace: a piece of text is made only once the client has read every piece sent before it. */
-function pace() {
-  let read = 0;
-  let sent = 0;
-  let wake: (() => void) | undefined;
-  return {
-    stream: { onText: () => (read++, wake?.()) },
-    get sent() {
-      return sent;
-    },
-    /** Awaited before event `index`; `isText`: it carries a piece of text. */
-    async before(isText: boolean, closed: AbortSignal): Promise<void> {
-      while (read < sent && !closed.aborted)
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            closed.removeEventListener('abort', done);
-            resolve();
-          };
-          wake = done;
-          closed.addEventListener('abort', done, { once: true });
-        });
-      if (isText && !closed.aborted) sent++;
-    },
-  };
-}
+// output the request allows, at the pace of a model generating tokens (./fixtures/streamCut).
+// The loop (or the mirror on a framework's loop) counts the output as it arrives and cuts the
+// request at its bound: what the server bills stays within the hold, the attempt is charged at
+// its hold, not retried, and the run ends in error with the fact in its file.
 
 interface Served {
   loop: AgentLoop;
@@ -63,44 +44,16 @@ interface Served {
   close: () => Promise<void>;
 }
 
-type Paced = ReturnType<typeof pace>;
-
 const loops: Record<string, (p: Paced) => Promise<Served>> = {
   'OpenAI Chat': async (p) => {
-    let input = 0;
-    const s = await startOpenAIChatServer({
-      ignoresMaxTokens: true,
-      respond: (body) => {
-        input += billedInput(body);
-        // Chunk 0 is the role; the text follows, piece by piece.
-        return { content: ENDLESS, beforeChunk: (i, closed) => p.before(i >= 1, closed) };
-      },
-    });
+    const s = await endlessChatServer(p);
     const client = new OpenAI({ apiKey: 'sk-local', baseURL: s.baseURL });
-    return {
-      loop: fromOpenAIChat(client, { model: 'gpt-local', maxTokens: MAX, stream: p.stream }),
-      billedOutput: () => p.sent * TOKENS_PER_PIECE,
-      billedInput: () => input,
-      requests: () => s.exchanges.length,
-      close: () => s.close(),
-    };
+    return { ...s, loop: fromOpenAIChat(client, { model: 'gpt-local', maxTokens: MAX, stream: p.stream }) };
   },
   'OpenAI Responses': async (p) => {
-    let input = 0;
-    const s = await startOpenAIResponsesServer({
-      respond: (body) => {
-        input += billedInput(body);
-        return { text: ENDLESS, beforeEvent: (i, closed) => p.before(i >= 4, closed) };
-      },
-    });
+    const s = await endlessResponsesServer(p);
     const client = new OpenAI({ apiKey: 'sk-local', baseURL: s.baseURL });
-    return {
-      loop: fromOpenAIResponses(client, { model: 'gpt-local', maxTokens: MAX, stream: p.stream }),
-      billedOutput: () => p.sent * TOKENS_PER_PIECE,
-      billedInput: () => input,
-      requests: () => s.exchanges.length,
-      close: () => s.close(),
-    };
+    return { ...s, loop: fromOpenAIResponses(client, { model: 'gpt-local', maxTokens: MAX, stream: p.stream }) };
   },
   Anthropic: async (p) => {
     let input = 0;
@@ -121,22 +74,9 @@ const loops: Record<string, (p: Paced) => Promise<Served>> = {
     };
   },
   'AI SDK (streamText)': async (p) => {
-    let input = 0;
-    const s = await startOpenAIChatServer({
-      ignoresMaxTokens: true,
-      respond: (body) => {
-        input += billedInput(body);
-        return { content: ENDLESS, beforeChunk: (i, closed) => p.before(i >= 1, closed) };
-      },
-    });
+    const s = await endlessChatServer(p);
     const model = createOpenAI({ apiKey: 'sk-local', baseURL: s.baseURL }).chat('gpt-local');
-    return {
-      loop: fromAISDK({ model, callSettings: { maxOutputTokens: MAX }, stream: p.stream }),
-      billedOutput: () => p.sent * TOKENS_PER_PIECE,
-      billedInput: () => input,
-      requests: () => s.exchanges.length,
-      close: () => s.close(),
-    };
+    return { ...s, loop: fromAISDK({ model, callSettings: { maxOutputTokens: MAX }, stream: p.stream }) };
   },
 };
 
@@ -171,78 +111,87 @@ describe.each(Object.keys(loops))('%s, streaming from a server that ignores max 
       // Charged its whole hold: the request left, and its usage never came back.
       expect(report.totals.costUsd).toBeGreaterThanOrEqual(billedUsd);
       expect(report.totals.costUsd).toBeGreaterThanOrEqual(MAX * USD_PER_TOKEN);
-
-      const lines = fs.readFileSync(run!.historyFile!, 'utf8').split('\n');
-      const withFact = lines.filter((l) => l.includes('"cutAtBound":{"countedTokens":'));
-      // The attempt's journal line (charged at its hold) and the record that ends the run.
-      expect(withFact).toHaveLength(2);
-      expect(withFact[0]).toContain('"type":"llm"');
-      expect(withFact[0]).toContain('"chargedAtHold":');
-      expect(withFact[1]).toContain('"outcome":"error"');
+      expectCutInFile(run!.historyFile!);
     } finally {
       await served.close();
     }
   });
 });
 
-describe('mirrorAISDK (streamText), streaming from a server that ignores max tokens', () => {
-  it('cuts the request at its bound: billed within the hold, charged at the hold, not retried, the fact in the file', async () => {
-    const p = pace();
-    let input = 0;
-    const s = await startOpenAIChatServer({
-      ignoresMaxTokens: true,
-      respond: (body) => {
-        input += billedInput(body);
-        return { content: ENDLESS, beforeChunk: (i, closed) => p.before(i >= 1, closed) };
-      },
-    });
-    try {
-      const model = createOpenAI({ apiKey: 'sk-local', baseURL: s.baseURL }).chat('gpt-local');
-      let streamError: unknown;
-      const report = await runBatch(
-        [
-          {
-            id: 'only',
-            run: async (mirror) => {
-              const m = mirrorAISDK({ mirror, model });
-              const result = streamText({ ...m.settings, maxOutputTokens: MAX, prompt: 'Say tok, forever' });
-              try {
-                for await (const part of result.fullStream) {
-                  if (part.type === 'text-delta') p.stream.onText();
-                  else if (part.type === 'error') streamError = part.error;
-                }
-              } catch (error) {
-                streamError = error;
-              }
-            },
-          },
-        ],
-        { logger: false, pricing, historyDir: dir, total: { maxCostUsd: 1 } },
-      );
-      const [run] = report.runs;
-      // One request, cut: the SDK is not let to try it again.
-      expect(s.exchanges).toHaveLength(1);
-      expect(streamError).toBeInstanceOf(StreamCutError);
-      expect(run!.outcome).toBe('error');
-      expect(run!.error!.message).toMatch(
-        /the response stream was cut at its bound: \d+ output tokens counted, its max 100/,
-      );
-      // What the server sent (and bills) stays within the request's bound, so within its hold.
-      const billedOutput = p.sent * TOKENS_PER_PIECE;
-      expect(billedOutput).toBeGreaterThan(0);
-      expect(billedOutput).toBeLessThanOrEqual(MAX);
-      // Charged its whole hold: the request left, and its usage never came back.
-      expect(report.totals.costUsd).toBeGreaterThanOrEqual((input + billedOutput) * USD_PER_TOKEN);
-      expect(report.totals.costUsd).toBeGreaterThanOrEqual(MAX * USD_PER_TOKEN);
-      const lines = fs.readFileSync(run!.historyFile!, 'utf8').split('\n');
-      const withFact = lines.filter((l) => l.includes('"cutAtBound":{"countedTokens":'));
-      // The attempt's journal line (charged at its hold) and the record that ends the run.
-      expect(withFact).toHaveLength(2);
-      expect(withFact[0]).toContain('"type":"llm"');
-      expect(withFact[0]).toContain('"chargedAtHold":');
-      expect(withFact[1]).toContain('"outcome":"error"');
-    } finally {
-      await s.close();
-    }
+/**
+ * LangChain's ChatOpenAI, streaming, bounded at `MAX`, in a ReAct agent: invoked (the handler's
+ * token callback cuts it), or streamed as LangGraph's v3 events (its stream event callback does).
+ */
+async function reactAgentRun(
+  mirror: StepMirror,
+  baseURL: string,
+  p: Paced,
+  how: 'invoke' | 'wrapModel' | 'streamEvents v3',
+): Promise<unknown> {
+  const lg = new LangGraphMirror({ mirror });
+  const llm = new ChatOpenAI({
+    model: 'gpt-local',
+    apiKey: 'sk-local',
+    configuration: { baseURL },
+    maxRetries: 0,
+    streaming: true,
+    maxTokens: MAX,
   });
+  const agent = createReactAgent({ llm: how === 'wrapModel' ? lg.wrapModel(llm) : llm, tools: [] });
+  const input = { messages: [{ role: 'user', content: 'Say tok, forever' }] };
+  // The test reads the text as a UI would, through its own handler.
+  const reader = {
+    handleLLMNewToken: () => p.stream.onText(),
+    handleChatModelStreamEvent: (e: { event?: string }) =>
+      void (e.event === 'content-block-delta' && p.stream.onText()),
+  };
+  try {
+    if (how !== 'streamEvents v3') await lg.run(agent, input, { callbacks: [reader] });
+    else {
+      const events = await agent.streamEvents(input, { version: 'v3', callbacks: [lg, reader], signal: lg.signal });
+      for await (const _ of events) void _;
+    }
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+const mirrors: Record<string, MirrorCase> = {
+  'mirrorAISDK (streamText)': {
+    server: endlessChatServer,
+    run: async (mirror, baseURL, p) => {
+      const m = mirrorAISDK({ mirror, model: createOpenAI({ apiKey: 'sk-local', baseURL }).chat('gpt-local') });
+      const result = streamText({ ...m.settings, maxOutputTokens: MAX, prompt: 'Say tok, forever' });
+      let streamError: unknown;
+      try {
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') p.stream.onText();
+          else if (part.type === 'error') streamError = part.error;
+        }
+      } catch (error) {
+        streamError = error;
+      }
+      return streamError;
+    },
+  },
+  'LangGraphMirror (ChatOpenAI streaming, createReactAgent)': {
+    server: endlessChatServer,
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'invoke'),
+  },
+  'LangGraphMirror with wrapModel (ChatOpenAI streaming, createReactAgent)': {
+    server: endlessChatServer,
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapModel'),
+  },
+  'LangGraphMirror on streamEvents v3 (ChatOpenAI streaming, createReactAgent)': {
+    server: endlessChatServer,
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'streamEvents v3'),
+  },
+};
+
+describe('the mirrors on frameworks', () => {
+  // LangChain logs the error a handler raises (the cut) before raising it.
+  beforeEach(() => jest.spyOn(console, 'error').mockImplementation(() => undefined));
+  afterEach(() => jest.restoreAllMocks());
+  describeMirrorCuts(mirrors);
 });

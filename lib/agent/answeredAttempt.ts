@@ -1,0 +1,141 @@
+import { formatUsd } from '../internal/formatUsd';
+import type { LLMCallInput } from './AgentEvents';
+import { safeLog } from './AgentLogger';
+import type { LLMResponse, Usage } from './AgentLoop';
+import { boundExceeded } from './boundExceeded';
+import { chargeResponse } from './chargeResponse';
+import { llmResponseProblem, splitUsage } from './checkAgentOutput';
+import { chargeFields } from './endAttempt';
+import type { LlmJournalEntry } from './JournalEntry';
+import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
+import type { Reservation } from './reserveLLMCall';
+import { ContractViolationError, OperationError } from './TurnError';
+import type { TurnScope } from './TurnScope';
+
+/** What an attempt's journal (or ledger-only) line says of its end. */
+export type AttemptEndLine = Pick<
+  LlmJournalEntry,
+  'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'cutAtBound'
+>;
+
+/** One attempt of the adapter's LLM call that has ended: what `answeredAttempt` needs of it. */
+export interface EndedAttempt {
+  operation: LLMOperation;
+  input: LLMCallInput;
+  attempt: number;
+  held: Reservation;
+  startedAt: number;
+  endedAt: number;
+  /** The call's failed attempts before this one. */
+  failures: Attempt[];
+  /** Writes the attempt's journal (or ledger-only) line. */
+  journal: (outcome: AttemptEndLine) => void;
+}
+
+/**
+ * The loop answered an attempt with `value`: its reported usage charged (it was paid for even if
+ * the rest is malformed) and priced, the journal line written, a response past its bound tripping
+ * a strict cap, the contract checked, and the call's outcome.
+ */
+export async function answeredAttempt(scope: TurnScope, done: EndedAttempt, value: unknown): Promise<LLMOutcome> {
+  const { settings: s, meter, turn } = scope;
+  const { operation, input, attempt, held, startedAt, endedAt, failures, journal } = done;
+  // Usage the response reports was paid for, even if the rest of it is malformed.
+  const reported: unknown =
+    typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
+  const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
+  const { valid, problems } = splitUsage(reported);
+  const { priced, charge, costUsd } = chargeResponse(
+    meter,
+    held,
+    valid,
+    typeof model === 'string' ? model : undefined,
+    operation,
+    s,
+  );
+  // A response past its request's bound: the server ignored max tokens (a fact for the file).
+  const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
+  if (held.worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > held.worstUsd)
+    safeLog(
+      s.logger,
+      'warn',
+      `${operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(held.worstUsd)}: the loop's llmCallBound or pricing is too low`,
+      { turn },
+    );
+  // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
+  // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
+  if (s.journal !== undefined || s.ledger !== undefined)
+    journal({
+      response: value as LLMResponse,
+      usage: valid,
+      ...chargeFields(charge),
+      ...(passed && { boundExceeded: passed }),
+    });
+  const problem = llmResponseProblem(value);
+  // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
+  let othersRan = valid.costUsd === undefined || problems.length > 0;
+  if (s.hears('llmAttempt')) {
+    othersRan = true;
+    const usage: Usage = costUsd === undefined || costUsd === valid.costUsd ? valid : { ...valid, costUsd };
+    const outcome =
+      problem === undefined
+        ? { response: value as LLMResponse }
+        : { error: new ContractViolationError(operation, problem, value) };
+    s.emit('llmAttempt', {
+      turn,
+      operation,
+      attempt,
+      startedAt,
+      endedAt,
+      input,
+      ...outcome,
+      willRetry: false,
+      usage,
+    });
+  }
+  if (problems.length > 0)
+    safeLog(
+      s.logger,
+      'warn',
+      `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`,
+      { turn },
+    );
+  // Without external budgets there is nothing to wait for: only the wall time to charge.
+  if (!meter.hasExternal) meter.chargeWall(othersRan ? s.clock() : endedAt);
+  else {
+    const external = await meter.flush();
+    if (external instanceof OperationError) return { kind: 'failed', error: external, data: { operation } };
+  }
+  // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
+  if (passed !== undefined && meter.tripsOnBound) {
+    const spent = meter.trip(passed);
+    await meter.tripped();
+    return { kind: 'budget', spent, failures };
+  }
+  if (problem !== undefined)
+    return {
+      kind: 'failed',
+      error: new ContractViolationError(operation, problem, value),
+      data: { operation, problem },
+    };
+  // A bad number where a cap measures usage would leave the cap blind: refused, not skipped.
+  if (problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')))
+    return {
+      kind: 'failed',
+      error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, reported),
+      data: { operation, usageProblems: problems },
+    };
+  // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
+  if (priced.error !== undefined)
+    return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
+  let notes: ResponseNotes | undefined;
+  if (problems.length > 0) notes = { usageProblems: problems };
+  if (priced.note !== undefined) {
+    (notes ??= {}).unknownCost = priced.note;
+    if (!s.warned.unknownCost) {
+      s.warned.unknownCost = true;
+      safeLog(s.logger, 'warn', priced.note, { turn });
+    }
+  }
+  return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
+}

@@ -1,0 +1,101 @@
+import type { LLMCallInput } from './AgentEvents';
+import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
+import { reserveLine } from './reserveLine';
+import { boundLLMCall, reserveLLMCall, type CallFlags, type Reservation } from './reserveLLMCall';
+import { commitFailure } from './commitFailure';
+import { OperationError } from './TurnError';
+import type { TurnScope } from './TurnScope';
+import type { WrapHold } from './ExternalBudget';
+import type { UsageDelta } from './UsageTotals';
+
+/** Charged before every attempt; budgets only read a delta. */
+const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
+
+/** A pausing cap refused the attempt and was raised since: nothing was sent, so it is planned again. */
+export const RAISED = Symbol('raised');
+
+/** The attempt may go: what it holds, and its reserve line's commit (awaited already). */
+export interface AttemptGo {
+  kind: 'go';
+  held: Reservation;
+  commit: unknown;
+}
+
+/**
+ * The gate before one LLM attempt of the adapter: its bound and worst case when a strict cap,
+ * the ledger or an external dollar cap needs them; the in-process budgets; the worst case held
+ * against strict caps; external budgets reserved; the ledger's reserve line kept before the
+ * request may leave; the attempt counted. Either the attempt goes, or the call ends with the
+ * outcome (a budget spent, a failure, an abort), or a pausing cap was raised (`RAISED`).
+ * `wrapHold`: the final call's hold an external budget keeps beside this one (`total.wrapUp` on BullMQ);
+ * `handOver`: lets go of the in-process hold this call takes the place of, with no await before its own.
+ */
+export async function gateAttempt(
+  scope: TurnScope,
+  operation: LLMOperation,
+  input: LLMCallInput,
+  attempt: number,
+  failures: Attempt[],
+  flags: CallFlags | undefined,
+  wrapHold: WrapHold | undefined,
+  handOver: (() => void) | undefined,
+): Promise<AttemptGo | LLMOutcome | typeof RAISED> {
+  const { settings: s, meter, signal, turn } = scope;
+  // The request's bound and worst case, when a strict cap, the ledger or an external dollar
+  // cap needs them (the only await before the call, besides external budgets).
+  const planned =
+    meter.strict || s.ledger !== undefined || meter.externalCapsCost
+      ? await boundLLMCall(scope, input, attempt, flags)
+      : undefined;
+  if (planned !== undefined && 'kind' in planned)
+    return { kind: 'failed', error: planned.error, data: { operation, failures } };
+  if (signal.aborted) return { kind: 'aborted', data: { failures } };
+  // A hold this call takes the place of (the final call's reserve) goes just before its own is taken.
+  handOver?.();
+  // From the check to the call's count, no await: runs sharing a budget are counted one by one.
+  const inProcess = meter.spent();
+  if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
+  // The worst case held against strict caps (and stated in the ledger) before the call starts.
+  const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
+  if (reserved.kind === 'budget' && reserved.spent.raises !== undefined && scope.waitForRaise !== undefined) {
+    // A pausing shared cap: nothing was sent, so the same attempt is planned again once it is raised.
+    return (await scope.waitForRaise(reserved.spent)) ? RAISED : { kind: 'aborted', data: { failures } };
+  }
+  if (reserved.kind === 'budget') return { kind: 'budget', spent: reserved.spent, failures };
+  const held = reserved.reservation;
+  if (meter.hasExternal) {
+    const spent = await meter.reserve(
+      'llm',
+      held.externalHold === undefined
+        ? undefined
+        : { costUsd: held.externalHold, ...(wrapHold === undefined ? {} : { wrapUp: wrapHold }) },
+    );
+    if (spent !== undefined) meter.release(held.held, undefined);
+    if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };
+    if (spent?.raises !== undefined && scope.waitForRaise !== undefined) {
+      // An external pausing cap (a BullMQ batch's): as above, the same attempt once it is raised.
+      return (await scope.waitForRaise(spent)) ? RAISED : { kind: 'aborted', data: { failures } };
+    }
+    if (spent !== undefined) return { kind: 'budget', spent, failures };
+  }
+  const commit =
+    s.ledger === undefined
+      ? undefined
+      : s.ledger(reserveLine(turn, operation, attempt, s.clock(), held, s.ledgerDefaultMaxCostUsd));
+  // Counted before any await, as the checks above need; a call whose reserve line is then not kept stays counted.
+  meter.charge(ONE_LLM_CALL, false);
+  // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
+  if (commit !== undefined && commit !== null) {
+    const unkept = await commitFailure(commit);
+    if (unkept !== undefined) {
+      // The request never left: its hold goes back.
+      meter.release(held.held, held.externalHold);
+      return {
+        kind: 'failed',
+        error: new OperationError("the ledger's reserve line", unkept),
+        data: { operation, failures },
+      };
+    }
+  }
+  return { kind: 'go', held, commit };
+}

@@ -1,0 +1,351 @@
+import { setMaxListeners } from 'node:events';
+import type { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
+import type { AgentWithStateMachineOptions } from '../agent/AgentWithStateMachineOptions';
+import type { Budget } from '../agent/Budget';
+import { Deadline } from '../agent/Deadline';
+import type { ResumeFrom } from '../agent/RunRecording';
+import { UsageMeter } from '../agent/UsageMeter';
+import { addUsage, emptyUsage } from '../agent/UsageTotals';
+import { messageOf } from '../internal/messageOf';
+import type { BatchOptions, BatchTask } from './BatchOptions';
+import type { BatchProgress, RunOutcome, RunReport } from './BatchReport';
+import { CapRaises } from './CapRaises';
+import type { EarlierRuns } from './EarlierRuns';
+import { responses } from './readResumeJournal';
+import type { EndedRunCache } from './EndedRunCache';
+import { finishedRunReport } from './finishedRunReport';
+import { ParkedRuns, type Slot } from './ParkedRuns';
+import { openProgressBar, type ProgressBar } from './progressBar';
+import { taskState, type TaskState } from './resumeState';
+import type { FrameworkTask } from './runFrameworkTask';
+import { RunSkippedError, type SkipReason } from './RunSkippedError';
+import { abortMessage, runTask } from './runTask';
+import type { RunTaskOptions } from './RunTaskOptions';
+
+/** The batch's logger, each level never throwing. */
+export type BatchLog = { info: (m: string) => void; warn: (m: string) => void; error: (m: string) => void };
+
+/** Why no further run may start, once that is so. */
+interface Stop {
+  reason: SkipReason;
+  message: string;
+  spent?: ReturnType<Budget['spent']>;
+}
+
+/** What the scheduler is given: the tasks, what an earlier attempt left of them, the pool and where runs write. */
+export interface BatchSchedulerSetup {
+  list: ReadonlyArray<BatchTask | FrameworkTask>;
+  /** What an interrupted run of this batch left, when resuming it (`earlier` its tasks' states). */
+  resuming: EarlierRuns | undefined;
+  earlier: readonly TaskState[] | undefined;
+  pool: Budget;
+  pausing: boolean;
+  concurrency: number;
+  clock: () => number;
+  log: BatchLog | undefined;
+  /** The folder a pausing batch reads raises from. */
+  folder: string | undefined;
+  /** Each run's adapter (or mirror) options, before the budgets and the journal to resume from. */
+  runOptions: (task: BatchTask | FrameworkTask) => AgentWithStateMachineOptions;
+  /** Where run `index` writes its history: a file, a store's sink, or nowhere. */
+  sinkFor: (index: number) => Pick<RunTaskOptions, 'historyFile' | 'historyOptions' | 'openSink'>;
+  /** The ended runs' cache of a folder, for the next resume to read at once. */
+  endedRuns: EndedRunCache | undefined;
+  showProgress: boolean;
+  /** The dollar cap the progress line shows, when the batch has one. */
+  capsCost: boolean;
+  options: Pick<
+    BatchOptions,
+    'perRun' | 'signal' | 'onProgress' | 'onRun' | 'resumeTools' | 'approve' | 'onApproval' | 'onPause'
+  >;
+}
+
+/**
+ * The runs of one `runBatch`, scheduled: which task starts next, at most `concurrency` in their
+ * slots, parked runs (approval, a paused cap) out of theirs, the rest skipped once the batch
+ * stops (its signal, a spent total), and the progress told as it goes. State in one object
+ * rather than closures over shared counters; `runBatch` opens the folder or store and makes the
+ * report from `runs`, `outcomes` and `stopped`.
+ */
+export class BatchScheduler {
+  /** Each task's report, in task order, once it has one. */
+  readonly runs: RunReport[];
+  readonly outcomes: Record<RunOutcome, number> = countOutcomes();
+  /** The raises of a pausing cap: `onPause`'s and the folder's. */
+  readonly raises: CapRaises | undefined;
+
+  readonly #s: BatchSchedulerSetup;
+  readonly #parked: ParkedRuns;
+  /** Cancels every run in flight (one controller for all: one per run costs microseconds on Node 20). */
+  readonly #cancelRuns = new AbortController();
+  /** Cancels agent factories still pending: the caller's signal, or total.maxWallMs passed. */
+  readonly #cancelFactories = new AbortController();
+  /** The histories of ended runs being noted in the folder's cache. */
+  readonly #noting: Promise<unknown>[] = [];
+  #next = 0;
+  /** Runs in a slot (parked ones are not). */
+  #running = 0;
+  #done = 0;
+  #stopped: Stop | undefined;
+  #bar: ProgressBar | undefined;
+
+  constructor(setup: BatchSchedulerSetup) {
+    this.#s = setup;
+    const { list, earlier, pool, pausing, clock, log, options } = setup;
+    this.runs = new Array<RunReport>(list.length);
+    for (const [index, state] of (earlier ?? []).entries()) {
+      // Spent before, by ended and cut-off runs alike: the shared budget starts from it.
+      if (state.kind !== 'not_started') pool.charge(state.usage);
+      if (state.kind === 'finished') {
+        this.runs[index] = finishedRunReport(list[index]!.id, state);
+        this.outcomes[state.outcome] += 1;
+        this.#done += 1;
+      }
+    }
+    // Every run in flight listens to these: the listener cap is lifted on these internal signals only.
+    setMaxListeners(0, this.#cancelRuns.signal);
+    setMaxListeners(0, this.#cancelFactories.signal);
+    if (options.signal?.aborted) {
+      this.#cancelRuns.abort(options.signal.reason);
+      this.#cancelFactories.abort(options.signal.reason);
+    }
+    this.#parked = new ParkedRuns({
+      canPark: options.approve !== undefined || pausing,
+      clock,
+      ...(options.onApproval === undefined ? {} : { onApproval: options.onApproval }),
+      onProblem: (message) => log?.error(message),
+      onChange: ({ type, index, calls, atCap }) => {
+        this.#running += type === 'parked' ? -1 : 1;
+        this.#progress({ type, index, id: list[index]!.id, calls, ...(atCap ? { atCap } : {}) });
+        if (type === 'parked' && atCap) this.raises?.paused();
+      },
+      raises: () => pool.raises,
+      // Paused at the cap: tasks not started wait for a raise (or the abort that skips them).
+      holding: () => pool.paused && this.#next < list.length && this.#stopReason() === undefined,
+    });
+    this.raises = pausing
+      ? new CapRaises({
+          pool,
+          clock,
+          folder: setup.folder,
+          onPause: options.onPause,
+          onRaise: () => this.#parked.raised(),
+          log,
+        })
+      : undefined;
+  }
+
+  /** Why the batch stopped starting runs, when it did (and skipped some). */
+  get stopped(): Stop | undefined {
+    return this.#stopped;
+  }
+
+  /** Runs every task not yet ended, `concurrency` at once, to the batch's end. */
+  async run(): Promise<void> {
+    const { list, pool, pausing, clock, log, options, concurrency } = this.#s;
+    const { signal } = options;
+    // One listener on the caller's signal, however many runs: it cancels those in flight and
+    // skips what is left at once, so progress shows it before the runs in flight end.
+    const onAbort = (): void => {
+      this.#cancelRuns.abort(signal?.reason);
+      if (!this.#cancelFactories.signal.aborted) this.#cancelFactories.abort(signal?.reason);
+      this.#skipRest();
+      this.#parked.wake();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // total.maxWallMs is a deadline for the batch: when it passes, factories still pending are
+    // aborted (with the grace) so that a hanging one cannot keep the batch from ending.
+    const deadline = new UsageMeter({
+      budgets: [pool],
+      clock,
+      onDeadline: (spent) => {
+        this.#cancelFactories.abort(new Deadline(spent));
+        if (!pausing) return;
+        // Paused, nothing else would end the runs parked at the cap nor the wait of the tasks not started.
+        this.#cancelRuns.abort(new Deadline(spent));
+        this.#skipRest();
+        this.#parked.wake();
+      },
+    });
+    if (this.#s.showProgress)
+      this.#bar = openProgressBar({
+        total: list.length,
+        done: this.#done,
+        ...(this.#s.capsCost ? { capUsd: () => pool.limits.maxCostUsd! } : {}),
+        spentUsd: () => pool.usage.costUsd,
+        ...(log === undefined ? {} : { onProblem: log.error }),
+      });
+    deadline.start();
+    this.raises?.start();
+    try {
+      await this.#parked.runSlots(
+        Math.min(concurrency, list.length),
+        () => this.#take(),
+        (index, slot) => this.#runWhole(index, slot),
+      );
+    } finally {
+      this.raises?.stop();
+      this.#bar?.stop();
+      deadline.stop();
+      signal?.removeEventListener('abort', onAbort);
+    }
+    await Promise.all(this.#noting);
+  }
+
+  /** The progress line and `onProgress`, told of `event`. */
+  #progress(event: BatchProgress['event']): void {
+    const { onProgress } = this.#s.options;
+    if (onProgress === undefined && this.#bar === undefined) return;
+    const now: BatchProgress = {
+      done: this.#done,
+      total: this.#s.list.length,
+      running: this.#running,
+      outcomes: { ...this.outcomes },
+      usage: this.#s.pool.usage,
+      event,
+    };
+    this.#bar?.update(now);
+    if (onProgress === undefined) return;
+    try {
+      const returned: unknown = onProgress(now);
+      // An async callback's rejection would otherwise surface as an unhandled rejection.
+      if (returned instanceof Promise)
+        returned.catch((error: unknown) => this.#s.log?.error(`onProgress failed: ${messageOf(error)}`));
+    } catch (error) {
+      this.#s.log?.error(`onProgress threw: ${messageOf(error)}; the batch goes on`);
+    }
+  }
+
+  /** Why no further run may start, once that is so; the reason sticks. */
+  #stopReason(): Stop | undefined {
+    if (this.#stopped !== undefined) return this.#stopped;
+    const { signal } = this.#s.options;
+    if (signal?.aborted) this.#stopped = { reason: 'aborted', message: abortMessage(signal.reason) };
+    else {
+      const spent = this.#s.pool.spent();
+      if (spent !== undefined) this.#stopped = { reason: 'budget_exceeded', message: spent.message, spent };
+    }
+    return this.#stopped;
+  }
+
+  /** Moves `next` past the tasks a resumed batch does not run again. */
+  #skipFinished(): void {
+    while (this.#next < this.#s.list.length && this.runs[this.#next] !== undefined) this.#next += 1;
+  }
+
+  /** The batch stopped: every task not started is skipped, with the reason. */
+  #skipRest(): void {
+    const why = this.#stopReason();
+    this.#skipFinished();
+    const { list, earlier } = this.#s;
+    if (why === undefined || this.#next >= list.length) return;
+    let count = 0;
+    for (; this.#next < list.length; this.#next++) {
+      if (this.runs[this.#next] !== undefined) continue;
+      count += 1;
+      const before = earlier?.[this.#next];
+      this.runs[this.#next] = {
+        id: list[this.#next]!.id,
+        outcome: 'skipped',
+        // A resumed run cut off before keeps what that attempt spent, so the totals count it.
+        usage: before?.kind === 'interrupted' ? before.usage : emptyUsage(),
+        durationMs: 0,
+        transitions: 0,
+        error: new RunSkippedError(why.reason, why.message, why.spent),
+        ...(before?.kind === 'interrupted' && before.salvaged !== undefined ? { salvaged: before.salvaged } : {}),
+      };
+    }
+    this.outcomes.skipped += count;
+    this.#done += count;
+    this.#s.log?.info(`${why.message}: skipping ${count} run${count === 1 ? '' : 's'} not yet started`);
+    this.#progress({ type: 'skipped', count, reason: why.reason, message: why.message });
+  }
+
+  /** The next task to start, if one may: none once all are taken, or the batch stopped (the rest skipped). */
+  #take(): number | undefined {
+    this.#skipFinished();
+    if (this.#next >= this.#s.list.length) return undefined;
+    if (this.#stopReason() !== undefined) return void this.#skipRest();
+    // Paused at the cap: the next task starts after a raise.
+    if (this.#s.pool.paused) return undefined;
+    return this.#next++;
+  }
+
+  /** One run from its start to its end; it holds `slot` except while parked. */
+  async #runWhole(index: number, slot: Slot): Promise<void> {
+    const { list, earlier, resuming, endedRuns, options } = this.#s;
+    this.#running += 1;
+    this.#progress({ type: 'started', index, id: list[index]!.id });
+    const before = earlier?.[index];
+    let resumeFrom: ResumeFrom | undefined;
+    if (before?.kind === 'interrupted') {
+      // Its journal, read before the attempt is set aside: what the run continues from.
+      const journal = await resuming!.journal(index);
+      // A kill between a response's journal line and its record leaves the call uncounted there:
+      // the run is served it, so it counts (toward `perRun.maxLlmCalls` too).
+      const llmCalls = Math.max(before.usage.llmCalls, responses(journal));
+      resumeFrom = { journal, usage: { ...before.usage, llmCalls } };
+      if (options.resumeTools !== undefined) resumeFrom.tools = options.resumeTools;
+      // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
+      await resuming!.setAside(index);
+    }
+    let run = await this.#runOne(index, slot, resumeFrom);
+    if (before?.kind === 'interrupted') {
+      // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
+      const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;
+      run = {
+        ...run,
+        usage,
+        resumed: run.resume?.mode ?? 'restarted',
+        ...(before.salvaged === undefined ? {} : { salvaged: before.salvaged }),
+      };
+    }
+    // Read beside the runs still going, not in the run's slot: the batch's pace stays the runs' own.
+    if (endedRuns !== undefined && run.historyFile !== undefined)
+      this.#noting.push(taskState(run.historyFile, false, endedRuns).catch(() => undefined)); // unreadable: the next resume says why
+    // A run that ended while parked (its approval timeout, an abort) held no slot.
+    if (slot.held) this.#running -= 1;
+    this.#done += 1;
+    this.outcomes[run.outcome] += 1;
+    this.runs[index] = run;
+    this.#progress({ type: 'finished', index, run });
+  }
+
+  async #runOne(index: number, slot: Slot, resumeFrom?: ResumeFrom): Promise<RunReport> {
+    const { list, pool, pausing, log, options } = this.#s;
+    const { perRun, signal, onRun } = options;
+    const task = list[index]!;
+    const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
+    const run = await runTask(task, {
+      name: `tasks[${index}]`,
+      // Object.assign, not a spread then more keys: see runTask.
+      adapter: Object.assign(
+        {},
+        this.#s.runOptions(task),
+        resumeFrom === undefined
+          ? { budget: perRun ?? {}, sharedBudgets: [pool] }
+          : { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom },
+      ),
+      // Without a batch signal nothing can cancel a run, and the adapter need not listen.
+      // Runs parked at a pausing cap hear it too: the batch's deadline ends them there.
+      ...(signal === undefined && !pausing ? {} : { signal: this.#cancelRuns.signal }),
+      ...(canAbort ? { factorySignal: this.#cancelFactories.signal } : {}),
+      ...this.#s.sinkFor(index),
+      ...(onRun === undefined ? {} : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
+      ...(log === undefined ? {} : { onProblem: log.error }),
+      awaitPause: (agent, paused) => this.#parked.park(task.id, index, agent, slot, paused),
+    });
+    const wait = this.#parked.takeWait(index);
+    const capWait = this.#parked.takeCapWait(index);
+    return {
+      id: task.id,
+      ...run,
+      ...(wait === undefined ? {} : { approval: { ...wait } }),
+      ...(capWait === undefined ? {} : { capWait: { ...capWait } }),
+    };
+  }
+}
+
+function countOutcomes(): Record<RunOutcome, number> {
+  return { end_of_turn: 0, wrapped_up: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 };
+}

@@ -1,0 +1,112 @@
+import type { Redis } from 'ioredis';
+import { finishedRunReport, storeRunJournal, storeRunState, type TaskState } from 'agent-state-machine/internal';
+import type { BatchManifest, RunStore, StoreBatch } from 'agent-state-machine/batch';
+import type { ResumeFrom, UsageDelta, UsageTotals } from 'agent-state-machine';
+import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
+import type { BatchKeys } from './batchKeys';
+import { USAGE_CODES, usageFromStrings } from './budgetFields';
+import { addressOf } from './connection';
+import type { RedisBudget } from './RedisBudget';
+import { errorToWire, type WireRunReport } from './wireReport';
+
+/** What a run of a distributed batch finds in the store before it starts. */
+export type EarlierAttempt =
+  | { kind: 'not_started' }
+  /** Its run ended, and its worker was lost before reporting it: reported from the store, not run again. */
+  | Extract<TaskState, { kind: 'finished' }>
+  /** Cut off with its worker: continued from its journal, what it spent counted. */
+  | { kind: 'interrupted'; resumeFrom: ResumeFrom; usage: UsageTotals };
+
+/**
+ * Who writes a distributed batch in a store: its Redis, queue and id, the same for its producer
+ * and every worker, so that they share the batch and any other batch of that id is refused.
+ */
+export function storeOwner(redis: Redis, prefix: string, name: string, batchId: string): string {
+  return `${addressOf(redis)}/${prefix}:${name}/${batchId}`;
+}
+
+/**
+ * A worker's batches in its `RunStore`: each joined once, shared with the batch's producer and
+ * its other workers (the lock of each is held until the worker closes), and what a run left
+ * there when an earlier worker of it was lost — the same readers as `runBatch({ resume })`.
+ */
+export class WorkerStore {
+  readonly store: RunStore;
+  readonly #redis: Redis;
+  readonly #batches = new Map<string, Promise<StoreBatch>>();
+
+  constructor(store: RunStore, redis: Redis) {
+    this.store = store;
+    this.#redis = redis;
+  }
+
+  /** Batch `batchId`, joined (its manifest recorded from its task ids in Redis when the producer did not). */
+  batch(prefix: string, name: string, batchId: string, keys: BatchKeys, concurrency: number): Promise<StoreBatch> {
+    let batch = this.#batches.get(batchId);
+    if (batch === undefined) {
+      batch = (async () => {
+        const ids = JSON.parse((await this.#redis.get(keys.ids)) ?? '[]') as string[];
+        const manifest: Omit<BatchManifest, 'type' | 'version'> = {
+          startedAt: Date.now(),
+          concurrency,
+          limits: {},
+          tasks: ids.map((id) => ({ id, file: id })),
+        };
+        return this.store.openBatch({
+          batchId,
+          owner: storeOwner(this.#redis, prefix, name, batchId),
+          overwrite: false,
+          shared: true,
+          manifest,
+        });
+      })();
+      this.#batches.set(batchId, batch);
+      batch.catch(() => this.#batches.delete(batchId));
+    }
+    return batch;
+  }
+
+  /**
+   * What run `runId` left in `batch` before this attempt. A cut-off attempt is set aside (kept,
+   * readable) once its journal is read, and what it spent beyond what reached Redis (its last
+   * charge, deferred to a reservation it never made; a call cut off, at its hold) is charged to
+   * `budget`: money that may have been spent counts as spent, once.
+   */
+  async earlier(
+    batch: StoreBatch,
+    runId: string,
+    index: number,
+    keys: BatchKeys,
+    budget: RedisBudget,
+  ): Promise<EarlierAttempt> {
+    const state = await storeRunState(batch, runId, false);
+    if (state.kind === 'not_started') return state;
+    const inRedis = usageFromStrings(
+      await this.#redis.hmget(keys.runUsage, ...USAGE_CODES.map((code) => `${index}:${code}`)),
+    );
+    const missing: UsageDelta = {};
+    let any = false;
+    for (const key of RESPONSE_FIELD_NAMES) {
+      const more = (state.usage[key] ?? 0) - (inRedis[key] ?? 0);
+      if (more > 0) [missing[key], any] = [more, true];
+    }
+    if (any) await budget.charge(missing);
+    if (state.kind === 'finished') return state;
+    const journal = await storeRunJournal(batch, runId, false);
+    await batch.setAside(runId);
+    return { kind: 'interrupted', resumeFrom: { journal, usage: state.usage }, usage: state.usage };
+  }
+
+  /** Frees the worker's hold on every batch it joined. */
+  async close(): Promise<void> {
+    const batches = [...this.#batches.values()];
+    this.#batches.clear();
+    await Promise.all(batches.map((b) => b.then((batch) => batch.close()).catch(() => undefined)));
+  }
+}
+
+/** The report of a run that ended before its worker was lost: what the store says, the run not run again. */
+export function finishedReport(id: string, state: Extract<EarlierAttempt, { kind: 'finished' }>): WireRunReport {
+  const { error, ...report } = finishedRunReport(id, state);
+  return { ...report, ...(error === undefined ? {} : { error: errorToWire(error) }) };
+}

@@ -1,0 +1,195 @@
+import fc from 'fast-check';
+import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
+import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
+import type { ToolCall } from '../../lib/agent/AgentLoop';
+import { StepMirror } from '../../lib/agent/StepMirror';
+import { STALL_EXTENSION } from '../../lib/agent/extensionStates';
+import { extendTable } from '../../lib/machine/extendTable';
+import { DEFAULT_TABLE } from '../../lib/machine/transitions';
+
+// One turn, two drivers: the adapter calls a scripted loop; the mirror hears a framework's
+// events for the same run. Fed the same random script (retries, a call given up, tool errors
+// and throws, several tools a response, call caps that stop the run), both write the same
+// history, record for record and journal line for journal line, under the same clock.
+
+interface Step {
+  /** Failed attempts before the answer. */
+  failures: number;
+  tools: Array<'ok' | 'error' | 'throws'>;
+}
+interface Script {
+  steps: Step[];
+  retries: number;
+  budget: { maxLlmCalls?: number; maxToolCalls?: number; maxCostUsd?: number };
+  /** The stall detectors on (the same tool with the same input k times, …). */
+  stall: boolean;
+  /** Cancel the run while tool `cancelAt` (counted over the run) runs; -1 never. */
+  cancelAt: number;
+}
+
+const scripts: fc.Arbitrary<Script> = fc.record({
+  steps: fc.array(
+    fc.record({
+      failures: fc.nat({ max: 2 }),
+      tools: fc.array(fc.constantFrom('ok' as const, 'error' as const, 'throws' as const), { maxLength: 3 }),
+    }),
+    { minLength: 1, maxLength: 4 },
+  ),
+  retries: fc.nat({ max: 2 }),
+  budget: fc.record(
+    { maxLlmCalls: fc.nat(6), maxToolCalls: fc.nat(6), maxCostUsd: fc.constantFrom(0.0005, 0.002, 0.004, 0.05) },
+    { requiredKeys: [] },
+  ),
+  stall: fc.boolean(),
+  cancelAt: fc.integer({ min: -1, max: 4 }),
+});
+
+// $1 per million tokens in, $4 out: a call's worst case (the bound) is $0.0003, a response $0.00003.
+const pricing = (u: { inputTokens?: number; outputTokens?: number }): number =>
+  (u.inputTokens ?? 0) * 1e-6 + (u.outputTokens ?? 0) * 4e-6;
+
+const USAGE = { inputTokens: 10, outputTokens: 5 };
+const clock = (): number => 1000;
+const bound = { inputTokens: 100, maxOutputTokens: 50, model: 'm' };
+
+/** The number over the run of tool call `id` (`c<step>-<index>`). */
+function toolNumber(script: Script, id: string): number {
+  const [s, i] = id.slice(1).split('-').map(Number) as [number, number];
+  let n = 0;
+  for (let k = 0; k < s; k++) n += callsOf(script, k).length;
+  return n + i;
+}
+
+/** The tool calls of step `s` (the last step answers in text). */
+function callsOf(script: Script, s: number): ToolCall[] {
+  if (s === script.steps.length - 1) return [];
+  return script.steps[s]!.tools.map((_, i) => ({ id: `c${s}-${i}`, name: `tool${i}`, input: { s, i } }));
+}
+
+function outcomeOf(script: Script, id: string): 'ok' | 'error' | 'throws' {
+  const [s, i] = id.slice(1).split('-').map(Number) as [number, number];
+  return script.steps[s]!.tools[i]!;
+}
+
+function capture(): { lines: string[]; sink: { write(e: unknown): void; journal(j: unknown): void } } {
+  const lines: string[] = [];
+  return {
+    lines,
+    sink: {
+      write: (e) => void lines.push(JSON.stringify(e)),
+      journal: (j) => void lines.push(`journal ${JSON.stringify(j)}`),
+    },
+  };
+}
+
+async function byAdapter(script: Script): Promise<string[]> {
+  const replies: ScriptedReply[] = [];
+  script.steps.forEach((step, s) => {
+    for (let f = 0; f < step.failures; f++) replies.push({ error: `attempt ${f + 1} failed` });
+    const calls = callsOf(script, s);
+    replies.push(
+      calls.length === 0 ? { text: 'done', usage: USAGE } : { text: 'working', toolCalls: calls, usage: USAGE },
+    );
+  });
+  let adapter: AgentWithStateMachine | undefined;
+  const tool = (call: ToolCall) => {
+    if (toolNumber(script, call.id) === script.cancelAt) adapter!.cancel('cancelled mid-tool');
+    const outcome = outcomeOf(script, call.id);
+    if (outcome === 'throws') throw new Error('tool threw');
+    return { callId: call.id, output: outcome, ...(outcome === 'error' && { isError: true }) };
+  };
+  const agent = createScriptedAgent({ replies, bound, tools: { tool0: tool, tool1: tool, tool2: tool } });
+  const out = capture();
+  adapter = new AgentWithStateMachine(agent, {
+    logger: false,
+    pricing,
+    // A framework's loop cannot be nudged: the mirror's policy is `stop`, so the adapter's is too.
+    stall: script.stall && { policy: 'stop' },
+    ...(script.stall ? { table: extendTable(DEFAULT_TABLE, STALL_EXTENSION) } : {}),
+    sink: out.sink,
+    clock,
+    journal: true,
+    budget: script.budget,
+    retry: { retries: script.retries, baseDelayMs: 0, maxDelayMs: 0, shouldRetry: () => true },
+    sleep: async () => undefined,
+  });
+  await adapter.runTurn('go');
+  return out.lines;
+}
+
+async function byMirror(script: Script): Promise<string[]> {
+  const out = capture();
+  const mirror = new StepMirror({
+    logger: false,
+    pricing,
+    stall: script.stall,
+    sink: out.sink,
+    clock,
+    journal: true,
+    budget: script.budget,
+  });
+  mirror.runStart('go');
+  for (const [s, step] of script.steps.entries()) {
+    let answered = false;
+    for (let attempt = 0; attempt <= step.failures; attempt++) {
+      const stop = await mirror.modelCallStart(bound);
+      if (stop !== undefined) return (mirror.runFailed(stop), out.lines);
+      if (attempt < step.failures) {
+        const willRetry = attempt < script.retries;
+        mirror.modelCallFailed(new Error(`attempt ${attempt + 1} failed`), { willRetry, delayMs: 0 });
+        if (!willRetry) return out.lines;
+        continue;
+      }
+      answered = true;
+    }
+    if (!answered) return out.lines;
+    const calls = callsOf(script, s);
+    mirror.modelResponse(
+      calls.length === 0 ? { text: 'done', usage: USAGE } : { text: 'working', toolCalls: calls, usage: USAGE },
+    );
+    if (calls.length === 0) break;
+    for (const call of calls) {
+      // A refused call is answered by the mirror: the framework takes the refusal as its result.
+      if ((await mirror.toolStart(call)) !== undefined) continue;
+      if (toolNumber(script, call.id) === script.cancelAt) mirror.cancel('cancelled mid-tool');
+      const outcome = outcomeOf(script, call.id);
+      mirror.toolEnd(
+        call.id,
+        outcome === 'throws' ? { error: new Error('tool threw') } : { output: outcome, isError: outcome === 'error' },
+      );
+    }
+    mirror.stepEnd();
+    if (!mirror.running) return out.lines;
+  }
+  if (mirror.running) mirror.runEnd();
+  return out.lines;
+}
+
+describe('the adapter and the mirror write the same history for the same run (property)', () => {
+  it('record for record and journal line for journal line', async () => {
+    await fc.assert(
+      fc.asyncProperty(scripts, async (script) => {
+        expect(await byMirror(script)).toEqual(await byAdapter(script));
+      }),
+      { numRuns: 200, seed: 20261128 },
+    );
+  });
+});
+
+describe("a framework's retry wait", () => {
+  it('goes in the failure record as the adapter puts its own; a wait that is no number of ms is refused by name', async () => {
+    const out = capture();
+    const mirror = new StepMirror({ logger: false, sink: out.sink, clock });
+    mirror.runStart('go');
+    await mirror.modelCallStart();
+    expect(() => mirror.modelCallFailed(new Error('429'), { willRetry: true, delayMs: -1 })).toThrow(
+      'Expected `modelCallFailed(error, { delayMs })` to be a non-negative finite number, got `-1` (number)',
+    );
+    mirror.modelCallFailed(new Error('429'), { willRetry: true, delayMs: 250 });
+    await mirror.modelCallStart();
+    mirror.modelResponse({ text: 'done', usage: USAGE });
+    expect(out.lines.find((l) => l.includes('"LLM responded"'))).toContain(
+      '"failures":[{"attempt":1,"error":"429","delayMs":250}]',
+    );
+  });
+});
