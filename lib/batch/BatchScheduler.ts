@@ -11,7 +11,7 @@ import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchProgress, RunOutcome, RunReport } from './BatchReport';
 import { CapRaises } from './CapRaises';
 import type { EarlierRuns } from './EarlierRuns';
-import { responses } from './readResumeJournal';
+import { resumedUsage } from './readResumeJournal';
 import type { EndedRunCache } from './EndedRunCache';
 import { finishedRunReport } from './finishedRunReport';
 import { ParkedRuns, type Slot } from './ParkedRuns';
@@ -281,10 +281,7 @@ export class BatchScheduler {
     if (before?.kind === 'interrupted') {
       // Its journal, read before the attempt is set aside: what the run continues from.
       const journal = await resuming!.journal(index);
-      // A kill between a response's journal line and its record leaves the call uncounted there:
-      // the run is served it, so it counts (toward `perRun.maxLlmCalls` too).
-      const llmCalls = Math.max(before.usage.llmCalls, responses(journal));
-      resumeFrom = { journal, usage: { ...before.usage, llmCalls } };
+      resumeFrom = { journal, usage: resumedUsage(before.usage, journal) };
       if (options.resumeTools !== undefined) resumeFrom.tools = options.resumeTools;
       // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
       await resuming!.setAside(index);

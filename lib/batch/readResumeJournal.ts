@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import type { RecordedLine } from '../agent/RunRecording';
+import type { UsageTotals } from '../agent/UsageTotals';
 import { readHistoryInto } from '../history/loadHistory';
 
 /** One attempt of a run, as a resume reads it: a file by its path, or a store's lines (`input`) named `name`. */
@@ -45,8 +46,17 @@ export async function bestJournal(attempts: readonly RunAttempt[], salvage: bool
   return best;
 }
 
-/** How many LLM responses a journal holds: calls that were made, whatever the records counted. */
-export function responses(lines: readonly RecordedLine[]): number {
+/**
+ * What a cut-off run had spent, for the attempt that continues it from `journal`: `usage` as its
+ * records tell it, with every response the journal holds counted as a call. A kill between a
+ * response's journal line and its record leaves that call out of the records, yet the run is
+ * served it: it counts, toward `perRun.maxLlmCalls` too.
+ */
+export function resumedUsage(usage: UsageTotals, journal: readonly RecordedLine[]): UsageTotals {
+  return { ...usage, llmCalls: Math.max(usage.llmCalls, responses(journal)) };
+}
+
+function responses(lines: readonly RecordedLine[]): number {
   return lines.filter((l) => l.type === 'llm' && typeof l.response === 'object' && l.response !== null).length;
 }
 
