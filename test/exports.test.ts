@@ -271,6 +271,7 @@ const PINNED: Record<string, string[]> = {
     'finishedRunReport',
     'lockFolder',
     'priceUsage',
+    'resumedUsage',
     'runTask',
     'safeFileName',
     'storeRunJournal',

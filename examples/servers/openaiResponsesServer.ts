@@ -93,8 +93,11 @@ export interface OpenAIResponsesServer {
 }
 
 export interface OpenAIResponsesServerOptions {
-  /** The scripted model: called for each valid request with its body and its index among valid requests. */
-  respond(body: any, index: number): ResponsesAction | Promise<ResponsesAction>;
+  /**
+   * The scripted model: called for each valid request with its body, its index among valid
+   * requests, and its API key (the bearer token), which tells apart clients sharing the server.
+   */
+  respond(body: any, index: number, apiKey: string): ResponsesAction | Promise<ResponsesAction>;
   /** The model name reported when the reply names none. Default: the requested model. */
   model?: string;
   /** Whether a model reasons (and so takes `include: ['reasoning.encrypted_content']`). Default: o-series, gpt-5 (not -chat) and codex models. */
@@ -324,7 +327,7 @@ export async function startOpenAIResponsesServer(
     const problem = checkResponsesRequest(body, memory, options.maxOutputTokens);
     if (problem !== undefined) return reject(400, problem);
 
-    const action = await options.respond(body, valid++);
+    const action = await options.respond(body, valid++, String(req.headers.authorization).slice('Bearer '.length));
     if ('error' in action) {
       const e = action.error;
       ex.json(

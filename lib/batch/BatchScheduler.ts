@@ -11,6 +11,7 @@ import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchProgress, RunOutcome, RunReport } from './BatchReport';
 import { CapRaises } from './CapRaises';
 import type { EarlierRuns } from './EarlierRuns';
+import { resumedUsage } from './readResumeJournal';
 import type { EndedRunCache } from './EndedRunCache';
 import { finishedRunReport } from './finishedRunReport';
 import { ParkedRuns, type Slot } from './ParkedRuns';
@@ -279,7 +280,8 @@ export class BatchScheduler {
     let resumeFrom: ResumeFrom | undefined;
     if (before?.kind === 'interrupted') {
       // Its journal, read before the attempt is set aside: what the run continues from.
-      resumeFrom = { journal: await resuming!.journal(index), usage: before.usage };
+      const journal = await resuming!.journal(index);
+      resumeFrom = { journal, usage: resumedUsage(before.usage, journal) };
       if (options.resumeTools !== undefined) resumeFrom.tools = options.resumeTools;
       // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
       await resuming!.setAside(index);

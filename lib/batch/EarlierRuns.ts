@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import type { RecordedLine } from '../agent/RunRecording';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { bestJournal, readResumeJournal } from './readResumeJournal';
+import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from './readResumeJournal';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from './RunStore';
 
@@ -23,6 +23,8 @@ export interface EarlierRuns {
 /** A folder's earlier runs: `<dir>/batch.json` and its run files; an attempt set aside is renamed `<file>.interrupted`. */
 export async function folderEarlierRuns(dir: string, ids: readonly string[], salvage: boolean): Promise<EarlierRuns> {
   const states = await resumeState(dir, ids, { salvage });
+  for (const [index, state] of states.entries())
+    if (state.kind === 'interrupted') states[index] = await withEarlierSpend(state, keptAttempts(state.file), salvage);
   const fileOf = (index: number): string => {
     const state = states[index];
     if (state === undefined || state.kind === 'not_started') throw new Error(`task ${index} has no earlier file`);
@@ -77,19 +79,44 @@ export async function storeEarlierRuns(
  * whose worker was lost.
  */
 export async function storeRunState(batch: StoreBatch, runId: string, salvage: boolean): Promise<TaskState> {
-  const [current] = await batch.attempts(runId);
+  const [current, ...older] = await batch.attempts(runId);
   if (current === undefined) return { kind: 'not_started' };
-  return linesState(
+  const state = await linesState(
     current.name,
     current.input,
     salvage,
     (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
   );
+  return state.kind === 'interrupted' ? withEarlierSpend(state, older, salvage) : state;
 }
 
 /** The journal a cut-off run `runId` of a batch in a store continues from: its attempts' best. */
 export async function storeRunJournal(batch: StoreBatch, runId: string, salvage: boolean): Promise<RecordedLine[]> {
   return bestJournal(await batch.attempts(runId), salvage);
+}
+
+type Interrupted = Extract<TaskState, { kind: 'interrupted' }>;
+
+/**
+ * A cut-off run's spend. Its newest attempt counts the earlier attempts' spend from its first
+ * record, but an attempt cut before it wrote one holds none: then the most an earlier attempt
+ * kept beside it (`older`, the newest first) holds, which its journal's served calls were
+ * charged in. Without it, the next attempt would be served those calls for free: spend and
+ * calls forgotten, `perRun` caps passed. An older attempt that cannot be read adds nothing.
+ */
+async function withEarlierSpend(
+  state: Interrupted,
+  older: readonly RunAttempt[],
+  salvage: boolean,
+): Promise<Interrupted> {
+  let usage = state.usage;
+  for (const attempt of older) {
+    const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
+    if (kept === undefined) continue;
+    const more = kept.usage.costUsd - usage.costUsd || kept.usage.llmCalls - usage.llmCalls;
+    if (more > 0) usage = kept.usage;
+  }
+  return usage === state.usage ? state : { ...state, usage: { ...usage } };
 }
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import type { RecordedLine } from '../agent/RunRecording';
+import type { UsageTotals } from '../agent/UsageTotals';
 import { readHistoryInto } from '../history/loadHistory';
 
 /** One attempt of a run, as a resume reads it: a file by its path, or a store's lines (`input`) named `name`. */
@@ -16,13 +17,18 @@ export interface RunAttempt {
  * none can be read).
  */
 export async function readResumeJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
+  return bestJournal([{ name: file }, ...keptAttempts(file)], salvage);
+}
+
+/** The earlier attempts of a run kept beside its file (`<file>.interrupted`, `.interrupted.2`, …), the newest first. */
+export function keptAttempts(file: string): RunAttempt[] {
   const kept: RunAttempt[] = [];
   for (let n = 1; ; n++) {
     const name = n === 1 ? `${file}.interrupted` : `${file}.interrupted.${n}`;
     if (!fs.existsSync(name)) break;
     kept.push({ name });
   }
-  return bestJournal([{ name: file }, ...kept.reverse()], salvage);
+  return kept.reverse();
 }
 
 /**
@@ -38,6 +44,16 @@ export async function bestJournal(attempts: readonly RunAttempt[], salvage: bool
     if (responses(lines) > most) [best, most] = [lines, responses(lines)];
   }
   return best;
+}
+
+/**
+ * What a cut-off run had spent, for the attempt that continues it from `journal`: `usage` as its
+ * records tell it, with every response the journal holds counted as a call. A kill between a
+ * response's journal line and its record leaves that call out of the records, yet the run is
+ * served it: it counts, toward `perRun.maxLlmCalls` too.
+ */
+export function resumedUsage(usage: UsageTotals, journal: readonly RecordedLine[]): UsageTotals {
+  return { ...usage, llmCalls: Math.max(usage.llmCalls, responses(journal)) };
 }
 
 function responses(lines: readonly RecordedLine[]): number {

@@ -20,5 +20,6 @@ export { assertBudgetLimits } from '../agent/BudgetLimits';
 export { assertBoundsCalls } from '../agent/assertBoundsCalls';
 export { priceUsage } from '../agent/priceResponse';
 export { storeRunState, storeRunJournal } from '../batch/EarlierRuns';
+export { resumedUsage } from '../batch/readResumeJournal';
 export { finishedRunReport } from '../batch/finishedRunReport';
 export type { TaskState } from '../batch/resumeState';

@@ -1,5 +1,11 @@
 import type { Redis } from 'ioredis';
-import { finishedRunReport, storeRunJournal, storeRunState, type TaskState } from 'agent-state-machine/internal';
+import {
+  finishedRunReport,
+  resumedUsage,
+  storeRunJournal,
+  storeRunState,
+  type TaskState,
+} from 'agent-state-machine/internal';
 import type { BatchManifest, RunStore, StoreBatch } from 'agent-state-machine/batch';
 import type { ResumeFrom, UsageDelta, UsageTotals } from 'agent-state-machine';
 import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
@@ -94,7 +100,11 @@ export class WorkerStore {
     if (state.kind === 'finished') return state;
     const journal = await storeRunJournal(batch, runId, false);
     await batch.setAside(runId);
-    return { kind: 'interrupted', resumeFrom: { journal, usage: state.usage }, usage: state.usage };
+    return {
+      kind: 'interrupted',
+      resumeFrom: { journal, usage: resumedUsage(state.usage, journal) },
+      usage: state.usage,
+    };
   }
 
   /** Frees the worker's hold on every batch it joined. */
