@@ -14,6 +14,7 @@ import {
   type BatchManifest,
   type StoreBatch,
   type StoreBatchOptions,
+  type StoredBatch,
   type StoredRun,
   type StoredRunQuery,
 } from 'agent-state-machine/batch';
@@ -23,6 +24,7 @@ import type { PostgresStoreOptions } from './PostgresStoreOptions';
 
 export type { PostgresStoreOptions } from './PostgresStoreOptions';
 import { quoteIdent, schemaStatements } from './postgresSchema';
+import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatch';
 
 /** Lines read from the database at once. */
 const PAGE_LINES = 1000;
@@ -325,6 +327,21 @@ export class PostgresStore implements RunStore {
     });
     if (key === undefined) throw new HistoryFileError('not_found', where, 'no such run in the store');
     yield* this.#linesOf(key, where);
+  }
+
+  async readBatch(batchId: string): Promise<StoredBatch | undefined> {
+    await this.migrate();
+    const sql = storedBatchQueries(this.#tables());
+    const { batch, rows } = await this.#run(`reading batch ${batchId}`, async (client) => {
+      const batches = await client.query<{ manifest: BatchManifest; running: boolean }>(sql.batch, [
+        batchId,
+        this.schema,
+      ]);
+      return { batch: batches.rows[0], rows: (await client.query<AttemptRow>(sql.runs, [batchId])).rows };
+    });
+    if (batch === undefined) return undefined;
+    const base = (runId: string): string => `${this.name} run ${runId} of batch ${batchId}`;
+    return storedBatchOf(batch, rows, base, (key, name) => this.#linesOf(key, name));
   }
 
   async listRuns(query: StoredRunQuery = {}): Promise<StoredRun[]> {
