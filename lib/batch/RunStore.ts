@@ -106,7 +106,12 @@ export interface StoredBatch {
 /** Lines a store keeps: what names them in messages, and a reader of them (`input`), read anew each call. */
 export interface StoredLines {
   readonly name: string;
-  read(): AsyncIterable<Uint8Array>;
+  /**
+   * The lines after the first `afterLine` (default 0: all), each ending in a newline, as they
+   * are now: a watcher polls for what is new by the count of lines it has read (a run's lines
+   * are committed in order, so those there are always its first ones).
+   */
+  read(afterLine?: number): AsyncIterable<Uint8Array>;
 }
 
 /** Which runs `RunStore.listRuns` lists; every field narrows. */

@@ -341,7 +341,7 @@ export class PostgresStore implements RunStore {
     });
     if (batch === undefined) return undefined;
     const base = (runId: string): string => `${this.name} run ${runId} of batch ${batchId}`;
-    return storedBatchOf(batch, rows, base, (key, name) => this.#linesOf(key, name));
+    return storedBatchOf(batch, rows, base, (key, name, after) => this.#linesOf(key, name, after));
   }
 
   async listRuns(query: StoredRunQuery = {}): Promise<StoredRun[]> {
@@ -405,10 +405,11 @@ export class PostgresStore implements RunStore {
     return this.#pool.end();
   }
 
-  /** A run's lines, each ending in a newline, a page at a time. */
-  async *#linesOf(key: string, where: string): AsyncGenerator<Uint8Array> {
+  /** A run's lines after its first `after`, each ending in a newline, a page at a time. */
+  async *#linesOf(key: string, where: string, after = 0): AsyncGenerator<Uint8Array> {
+    if (!(Number.isSafeInteger(after) && after >= 0))
+      throw new InvalidArgumentError('afterLine', 'a whole number of lines, 0 or more', after);
     const t = this.#tables();
-    let after = 0;
     for (;;) {
       const { rows } = await this.#run(`reading ${where}`, (client) =>
         client.query<{ line_no: number; line: string }>(

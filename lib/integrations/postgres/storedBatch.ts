@@ -32,9 +32,12 @@ export function storedBatchOf(
   batch: { manifest: BatchManifest; running: boolean },
   rows: readonly AttemptRow[],
   base: (runId: string) => string,
-  lines: (key: string, name: string) => AsyncIterable<Uint8Array>,
+  lines: (key: string, name: string, afterLine: number) => AsyncIterable<Uint8Array>,
 ): StoredBatch {
-  const stored = (key: string, name: string): StoredLines => ({ name, read: () => lines(key, name) });
+  const stored = (key: string, name: string): StoredLines => ({
+    name,
+    read: (afterLine = 0) => lines(key, name, afterLine),
+  });
   const byRun = new Map<string, AttemptRow[]>();
   for (const row of rows) byRun.set(row.run_id, [...(byRun.get(row.run_id) ?? []), row]);
   const runs = [...byRun].map(([runId, attempts]) => {

@@ -75,6 +75,16 @@ describe('PostgresStore', () => {
         expect(summarizeHistory(loaded.entries)).toEqual(summarizeHistory(fromFile.entries));
       }
       expect(inStore.runs[0]!.historyFile).toBe(`${store.name} run a of batch nightly`);
+      // A watcher reads only what is new: the lines after those it has, by their count.
+      const run = (await store.readBatch('nightly'))!.runs.find((r) => r.runId === 'a')!.run;
+      const lines = (await textOf('nightly', 'a')).split(/(?<=\n)/);
+      expect(lines.length).toBeGreaterThan(3);
+      for (const after of [0, 1, 3, lines.length, lines.length + 5]) {
+        const chunks: Uint8Array[] = [];
+        for await (const chunk of run.read(after)) chunks.push(chunk);
+        expect(Buffer.concat(chunks).toString('utf8')).toBe(lines.slice(after).join(''));
+      }
+      await expect(run.read(-1)[Symbol.asyncIterator]().next()).rejects.toThrow(/afterLine/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
