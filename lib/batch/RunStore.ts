@@ -22,6 +22,12 @@ export interface RunStore {
   openBatch(options: StoreBatchOptions): Promise<StoreBatch>;
   /** The lines of a run, each ending in a newline, as a stream a history reader takes (`input`). */
   readRun(batchId: string, runId: string): AsyncIterable<Uint8Array>;
+  /**
+   * Batch `batchId` as readers take it (`agent-sm report --store URL <batchId>`): its manifest,
+   * whether a writer holds it, and each run it keeps with the attempts a resume set aside.
+   * Undefined when the store holds no such batch.
+   */
+  readBatch(batchId: string): Promise<StoredBatch | undefined>;
   /** One row a run, newest first, as `agent-sm runs` lists them. */
   listRuns(query?: StoredRunQuery): Promise<StoredRun[]>;
   /** Ends the store's connections. */
@@ -81,6 +87,31 @@ export interface RunSink extends HistorySink<string> {
   /** The history file, or the run as the store names it. */
   readonly path: string;
   close(): void | Promise<void>;
+}
+
+/** A batch as `RunStore.readBatch` reads it. */
+export interface StoredBatch {
+  /** The manifest the batch was started with. */
+  readonly manifest: BatchManifest;
+  /** A writer holds the batch: it is running. */
+  readonly running: boolean;
+  /** Its runs, the oldest first: each as it stands, and the attempts a resume set aside, the oldest first. */
+  readonly runs: ReadonlyArray<{
+    readonly runId: string;
+    readonly run: StoredLines;
+    readonly setAside: readonly StoredLines[];
+  }>;
+}
+
+/** Lines a store keeps: what names them in messages, and a reader of them (`input`), read anew each call. */
+export interface StoredLines {
+  readonly name: string;
+  /**
+   * The lines after the first `afterLine` (default 0: all), each ending in a newline, as they
+   * are now: a watcher polls for what is new by the count of lines it has read (a run's lines
+   * are committed in order, so those there are always its first ones).
+   */
+  read(afterLine?: number): AsyncIterable<Uint8Array>;
 }
 
 /** Which runs `RunStore.listRuns` lists; every field narrows. */

@@ -1,7 +1,5 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { readBatchManifest, type BatchManifest } from './batchManifest';
-import { folderHeld } from './lockFolder';
+import type { BatchManifest } from './batchManifest';
+import { folderBatchSource, type BatchSource } from './BatchSource';
 import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { LIMIT_ROWS, limitUsed } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
@@ -9,7 +7,7 @@ import type { HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readRunFile } from '../history/readRunFile';
 import { messageOf } from '../internal/messageOf';
-import { readRaiseRequests, type RaiseRequest } from './raiseRequests';
+import type { RaiseRequest } from './raiseRequests';
 
 /**
  * How a run of a batch folder stands. Beside the turn outcomes: `cut_off` (its file ends inside
@@ -34,6 +32,7 @@ export interface FolderRun {
 
 /** What a batch's history folder says of the batch. */
 export interface BatchFolder {
+  /** The folder, or the batch as its store names it (`readBatchSource`). */
   readonly dir: string;
   /** The batch's manifest, when the folder has one. */
   readonly manifest: BatchManifest | undefined;
@@ -69,40 +68,39 @@ const rank = (outcome: string): number => {
  * manifest's are listed too. Throws `HistoryFileError` for a folder with neither manifest nor
  * run files; a run file that cannot be read is listed as `unreadable` with why.
  */
-export async function readBatchFolder(
-  dir: string,
-  options: { salvage?: boolean; maxLineBytes?: number; onWarning: (w: HistoryWarning) => void },
-): Promise<BatchFolder> {
-  const manifest = await readBatchManifest(dir);
-  // Looked at before the files: a batch that let go of the folder wrote them all before.
-  const running = folderHeld(dir);
-  const names = fs.readdirSync(dir);
-  const files = names.filter((n) => n.endsWith('.jsonl')).sort();
-  if (manifest === undefined && files.length === 0)
+export async function readBatchFolder(dir: string, options: BatchReadingOptions): Promise<BatchFolder> {
+  const source = await folderBatchSource(dir);
+  if (source === undefined)
     throw new HistoryFileError('not_found', dir, 'holds no batch: no batch.json and no history files (*.jsonl)');
-  const tasks = manifest?.tasks.map((t) => ({ id: t.id, file: t.file })) ?? [];
-  const listed = new Set(tasks.map((t) => t.file));
-  for (const file of files) if (!listed.has(file)) tasks.push({ id: file.replace(/\.jsonl$/, ''), file });
-  const present = new Set(files);
+  return readBatchSource(source, options);
+}
 
+/** How `readBatchFolder` and `readBatchSource` read the runs. */
+export interface BatchReadingOptions {
+  salvage?: boolean;
+  maxLineBytes?: number;
+  onWarning: (w: HistoryWarning) => void;
+}
+
+/** `readBatchFolder` for a batch from a folder or a store (`storeBatchSource`): `dir` is its `where`. */
+export async function readBatchSource(source: BatchSource, options: BatchReadingOptions): Promise<BatchFolder> {
+  const { manifest, running, raises } = source;
   const runs: FolderRun[] = [];
   // What the runs used, summed, for the batch's caps; the cost by the ledger's rule.
   const used = emptyUsage();
-  for (const task of tasks) {
-    const interrupted = names
-      .filter((n) => n === `${task.file}.interrupted` || n.startsWith(`${task.file}.interrupted.`))
-      .sort()
-      .map((n) => path.join(dir, n));
-    if (!present.has(task.file)) {
+  for (const task of source.runs) {
+    const interrupted = task.interrupted.map((attempt) => attempt.name);
+    if (task.lines === undefined) {
       runs.push({ id: task.id, outcome: 'skipped', reason: undefined, costUsd: 0, file: undefined, interrupted });
       continue;
     }
-    const file = path.join(dir, task.file);
+    const file = task.lines.name;
     try {
       const facts = await readRunFile(file, {
         salvage: options.salvage === true,
         ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
         onWarning: options.onWarning,
+        ...(task.lines.input === undefined ? {} : { input: task.lines.input() }),
       });
       const cut = !facts.ended;
       const outcome = cut ? (running ? 'running' : 'cut_off') : facts.outcome;
@@ -130,9 +128,8 @@ export async function readBatchFolder(
     addUsageTo(used, { costUsd: run.costUsd });
   }
   const costUsd = used.costUsd;
-  const raises = readRaiseRequests(dir).requests.map(({ maxCostUsd, at }) => ({ maxCostUsd, at }));
   return {
-    dir,
+    dir: source.where,
     manifest,
     running,
     runs: sorted.map((s) => s.run),

@@ -12,7 +12,7 @@ import { escapeControl } from '../internal/escapeControl';
 import { safeJson } from './safeJson';
 import { HistoryValidator } from '../history/validateHistory';
 import { formatValidation } from './formatValidation';
-import { buildHtmlReport } from '../report/buildHtmlReport';
+import { reportPage } from './reportPage';
 import { OtlpSpanStream, type HistoryToOtlpOptions } from '../telemetry/OtlpSpanStream';
 import { OtlpWriter } from './OtlpWriter';
 import { followFile } from './followFile';
@@ -30,7 +30,7 @@ import { scanStalls } from '../replay/scanStalls';
 import { oneLine, plural } from '../internal/text';
 import { messageOf } from '../internal/messageOf';
 import type { RunStore } from '../batch/RunStore';
-import { addStoreCommands, inputOf, runSource, storePagePath, STORE_FLAG, STORE_HELP } from './storeCommands';
+import { addStoreCommands, inputOf, runSource, STORE_FLAG, STORE_HELP } from './storeCommands';
 import { budgetLimit, positiveInteger } from './cliArguments';
 import { addReadingOptions, loadOptions, type ReadingOptions, type StoreReading } from './readingOptions';
 
@@ -257,21 +257,20 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     )
     .argument('<path>', "a history file (.jsonl), or a folder of them (a batch's historyDir)")
     .argument('[runId]', 'a run of the folder (with --store: of the batch): its page alone')
-    .option(STORE_FLAG, STORE_HELP)
+    .option(
+      STORE_FLAG,
+      'read from a store (postgres://…): <path> is then a batch id, whose page is made unless a run is named',
+    )
     .option(
       '-o, --output <file>',
-      'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder)',
+      'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder, <batchId>.html or <runId>.html for a store)',
     )
     .action(async (path_: string, runId: string | undefined, opts: StoreReading & { output?: string }) => {
-      const { file: target, input } =
-        opts.store === undefined && runId === undefined
-          ? { file: path_, input: undefined }
-          : await runSource(path_, runId, opts.store, 'report', { opened });
-      const report = await buildHtmlReport(target, { ...loadOptions(opts), ...inputOf(input) });
+      const page = await reportPage(path_, runId, opts, { opened });
+      const { report, file: target } = page;
       for (const w of report.warnings) io.stderr(`agent-sm: warning: ${escapeControl(w)}\n`);
-      const output =
-        opts.output ?? (input === undefined ? defaultReportPath(target, report.kind) : storePagePath(runId!));
-      if (path.resolve(output) === path.resolve(target))
+      const output = opts.output ?? page.output;
+      if (target !== undefined && path.resolve(output) === path.resolve(target))
         throw new UsageError(`-o ${output} is the history file itself; choose another path for the page`);
       try {
         fs.writeFileSync(output, report.html);
@@ -460,12 +459,6 @@ function isFolder(target: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** `run.jsonl` → `run.html` beside it; a folder → `report.html` inside it. */
-function defaultReportPath(target: string, kind: 'run' | 'batch'): string {
-  if (kind === 'batch') return path.join(target, 'report.html');
-  return path.join(path.dirname(target), `${path.basename(target, path.extname(target))}.html`);
 }
 
 /** `replay`'s options. */

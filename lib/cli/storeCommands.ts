@@ -49,11 +49,11 @@ export function inputOf(input: AsyncIterable<Uint8Array> | undefined): { input?:
   return input === undefined ? {} : { input };
 }
 
-/** Where the page of a store's run goes by default: `<runId>.html` in the working folder. */
-export function storePagePath(runId: string): string {
-  if (/[/\\]/.test(runId) || runId.startsWith('.'))
-    throw new Error(`run ${JSON.stringify(runId)} is no file name: give the page's path with -o <file>`);
-  return `${runId}.html`;
+/** Where the page of a store's run (or batch) goes by default: `<id>.html` in the working folder. */
+export function storePagePath(id: string, what: 'run' | 'batch' = 'run'): string {
+  if (/[/\\]/.test(id) || id.startsWith('.'))
+    throw new Error(`${what} ${JSON.stringify(id)} is no file name: give the page's path with -o <file>`);
+  return `${id}.html`;
 }
 
 /**

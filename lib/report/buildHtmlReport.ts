@@ -3,15 +3,14 @@ import * as path from 'node:path';
 import type { BatchReport } from '../batch/runBatch';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
-import { loadHistory, readHistoryInto } from '../history/loadHistory';
+import { readHistoryInto } from '../history/loadHistory';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
-import { readBatchManifest } from '../batch/batchManifest';
-import { readBatchFolder, type BatchFolder } from '../batch/readBatchFolder';
-import { emptyUsage } from '../agent/UsageTotals';
+import { folderBatchSource, storeBatchSource } from '../batch/BatchSource';
+import type { RunStore } from '../batch/RunStore';
 import { RunPageBuilder } from './renderRunPage';
-import { collectRun } from './collectRun';
+import { addBatchRun, buildBatchPage } from './buildBatchPage';
 
 /** Options of `buildHtmlReport`. */
 export interface BuildHtmlReportOptions {
@@ -44,18 +43,6 @@ export interface HtmlReport {
   readonly runs: number;
   /** Odd but readable lines (such as a cut last line), and files of a batch that could not be read at all. */
   readonly warnings: readonly string[];
-}
-
-/** A task of the manifest with no history file: the batch ended (or was killed) before it started. */
-function neverStarted(id: string): BatchReport['runs'][number] {
-  return {
-    id,
-    outcome: 'skipped',
-    usage: emptyUsage(),
-    durationMs: 0,
-    transitions: 0,
-    error: new Error('never started: the batch wrote no history file for it (interrupted before it began?)'),
-  };
 }
 
 /**
@@ -100,86 +87,52 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
     return { kind: 'run', html: builder.render(), runs: 1, warnings };
   }
 
+  const { batch } = options;
+  if (batch === undefined) {
+    // A folder alone: how each run ended and why the batch stopped, as `agent-sm inspect` reads them.
+    const source = await folderBatchSource(target);
+    if (source === undefined) throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
+    return { kind: 'batch', ...(await buildBatchPage(source, reading, options.maxDataChars, warnings)), warnings };
+  }
+  if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs))
+    throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
   const builder = new BatchPageBuilder(options.maxDataChars);
   const names = await fs.promises.readdir(target);
-  const add = async (file: string | undefined, run: BatchReport['runs'][number] | undefined): Promise<void> => {
-    if (file === undefined) return builder.add({ report: run! });
-    let loaded;
-    try {
-      loaded = await loadHistory(file, reading);
-    } catch (error) {
-      warnings.push(`${messageOf(error)} (listed as unreadable)`);
-      if (run === undefined) return builder.addUnreadable(file, messageOf(error));
-      return builder.add({ report: run, file });
-    }
-    loaded.warnings.forEach(note);
+  for (const run of batch.runs) {
+    const file = run.historyFile;
     // A resumed batch keeps each cut-off attempt beside the run's file: the run was resumed after a crash.
-    const base = path.basename(file);
-    const attempts = names
-      .filter((n) => n === `${base}.interrupted` || n.startsWith(`${base}.interrupted.`))
+    const base = file === undefined ? '' : path.basename(file);
+    const interrupted = names
+      .filter((n) => file !== undefined && (n === `${base}.interrupted` || n.startsWith(`${base}.interrupted.`)))
       .sort()
-      .map((n) => path.join(path.dirname(file), n));
-    const cutOffAttempts = [];
-    for (const attempt of attempts) cutOffAttempts.push(await readCutOffAttempt(attempt, reading));
-    builder.add({
-      history: loaded.entries,
-      file,
-      ...(run === undefined ? {} : { report: run }),
-      ...(cutOffAttempts.length > 0 ? { cutOffAttempts } : {}),
-    });
-  };
-  const { batch } = options;
-  // A folder alone: how each run ended and why the batch stopped, as `agent-sm inspect` reads them.
-  let folder: BatchFolder | undefined;
-  if (batch !== undefined) {
-    if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs))
-      throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
-    for (const run of batch.runs) await add(run.historyFile, run);
-  } else {
-    const files = names.filter((name) => name.endsWith('.jsonl')).sort();
-    const manifest = await readBatchManifest(target);
-    if (files.length === 0 && manifest === undefined)
-      throw new HistoryFileError('not_found', target, 'holds no history files (*.jsonl)');
-    // The manifest lists every task of the batch: one that never wrote its file is shown as such.
-    const present = new Set(files);
-    for (const task of manifest?.tasks ?? []) {
-      if (present.delete(task.file)) await add(path.join(target, task.file), undefined);
-      else builder.add({ report: neverStarted(task.id) });
-    }
-    for (const name of present) await add(path.join(target, name), undefined);
-    // Its warnings are the ones just noted, file by file: not noted twice.
-    folder = await readBatchFolder(target, { ...reading, onWarning: () => undefined });
+      .map((n) => ({ name: path.join(path.dirname(file!), n) }));
+    await addBatchRun(builder, file === undefined ? undefined : { name: file }, interrupted, run, reading, warnings);
   }
   const html = builder.render({
     source: target,
-    ...(batch === undefined
-      ? {
-          ...(folder === undefined ? {} : { failures: folder.runs }),
-          ...(folder?.stopped === undefined ? {} : { stopped: { message: folder.stopped } }),
-        }
-      : {
-          limits: batch.limits,
-          concurrency: batch.concurrency,
-          durationMs: batch.durationMs,
-          ...(batch.stopped === undefined ? {} : { stopped: batch.stopped }),
-        }),
+    limits: batch.limits,
+    concurrency: batch.concurrency,
+    durationMs: batch.durationMs,
+    ...(batch.stopped === undefined ? {} : { stopped: batch.stopped }),
   });
-  return { kind: 'batch', html, runs: batch?.runs.length ?? builder.size, warnings };
+  return { kind: 'batch', html, runs: batch.runs.length, warnings };
 }
 
 /**
- * What a cut-off attempt's file says: what it spent (undefined when it carries no usage or
- * cannot be read: a crash can leave anything) and when its last move was, the crash's moment.
+ * The HTML page of batch `batchId` kept in `store`, as `buildHtmlReport` makes it for the
+ * batch's history folder (`agent-sm report --store URL <batchId>`): the runs' lines are read
+ * from the store, one run at a time. Throws `HistoryFileError` when the store holds no such batch.
  */
-async function readCutOffAttempt(
-  file: string,
-  reading: { salvage: boolean; maxLineBytes?: number },
-): Promise<{ costUsd: number | undefined; endedAt: number | undefined }> {
-  try {
-    const facts = collectRun((await loadHistory(file, { ...reading, salvage: true })).entries);
-    const said = facts.usage.length > 0 || facts.spend.costUsd > 0;
-    return { costUsd: said ? facts.spend.costUsd : undefined, endedAt: facts.summary.endedAt ?? undefined };
-  } catch {
-    return { costUsd: undefined, endedAt: undefined };
-  }
+export async function buildStoreBatchReport(
+  store: RunStore,
+  batchId: string,
+  options: Pick<BuildHtmlReportOptions, 'maxDataChars' | 'salvage' | 'maxLineBytes'> = {},
+): Promise<HtmlReport> {
+  const reading = {
+    salvage: options.salvage === true,
+    ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+  };
+  const warnings: string[] = [];
+  const source = await storeBatchSource(store, batchId);
+  return { kind: 'batch', ...(await buildBatchPage(source, reading, options.maxDataChars, warnings)), warnings };
 }

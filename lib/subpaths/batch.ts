@@ -5,7 +5,16 @@
  *
  * @module agent-state-machine/batch
  */
-export type { RunStore, StoreBatch, StoreBatchOptions, RunSink, StoredRun, StoredRunQuery } from '../batch/RunStore';
+export type {
+  RunStore,
+  StoreBatch,
+  StoreBatchOptions,
+  RunSink,
+  StoredBatch,
+  StoredLines,
+  StoredRun,
+  StoredRunQuery,
+} from '../batch/RunStore';
 export type { BatchManifest } from '../batch/batchManifest';
 export { FolderLockedError } from '../batch/lockFolder';
 export type { FolderOwner } from '../batch/lockFolder';

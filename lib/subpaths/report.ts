@@ -9,7 +9,7 @@ export { renderRunPage } from '../report/renderRunPage';
 export type { RunPageOptions } from '../report/renderRunPage';
 export { renderBatchPage } from '../report/renderBatchPage';
 export type { BatchPageRun, BatchPageOptions } from '../report/renderBatchPage';
-export { buildHtmlReport } from '../report/buildHtmlReport';
+export { buildHtmlReport, buildStoreBatchReport } from '../report/buildHtmlReport';
 export type { BuildHtmlReportOptions, HtmlReport } from '../report/buildHtmlReport';
 
 export { toMermaid, historyToMermaid, historyToGantt } from '../history/toMermaid';

@@ -111,6 +111,37 @@ describe('the reading commands on a store and on files', () => {
     expect(fs.existsSync(path.join(cwd, 'ok.html'))).toBe(true);
   });
 
+  it("report without a run id writes the batch's page, as for its folder", () => {
+    const pages = { file: path.join(dir, 'batch-file.html'), store: path.join(dir, 'batch-store.html') };
+    const onFile = runBuiltCli(['report', dir, '-o', pages.file]);
+    const onStore = runBuiltCli(['report', '--store', url, 'night', '-o', pages.store]);
+    expect(onFile).toEqual({ code: 0, stdout: `${pages.file}\n`, stderr: '' });
+    expect(onStore).toEqual({ code: 0, stdout: `${pages.store}\n`, stderr: '' });
+    // The page differs only in the names of the batch and its runs.
+    let page = fs.readFileSync(pages.store, 'utf8');
+    for (const id of ['ok', 'bad'])
+      page = page
+        .split(`postgres://127.0.0.1:5432/postgres run ${id} of batch night`)
+        .join(path.join(dir, `${id}.jsonl`));
+    page = page.split('postgres://127.0.0.1:5432/postgres batch night').join(dir);
+    const folderPage = fs.readFileSync(pages.file, 'utf8');
+    expect(page).toBe(folderPage);
+    // Both runs are on it, the failed one first with why.
+    expect(folderPage).toContain('not a response');
+    // Without -o, the page goes to <batchId>.html in the working folder; a batch the store does not hold is named.
+    const cwd = fs.mkdtempSync(path.join(dir, 'cwd-'));
+    expect(runBuiltCli(['report', '--store', url, 'night'], { cwd })).toMatchObject({
+      code: 0,
+      stdout: 'night.html\n',
+    });
+    expect(fs.readFileSync(path.join(cwd, 'night.html'), 'utf8')).toBe(fs.readFileSync(pages.store, 'utf8'));
+    expect(runBuiltCli(['report', '--store', url, 'day'], { cwd })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'agent-sm: error: postgres://127.0.0.1:5432/postgres batch day: no such batch in the store\n',
+    });
+  });
+
   it('names a run the store does not hold, and asks for a run id', () => {
     expect(runBuiltCli(['validate', '--store', url, 'night', 'nope'])).toMatchObject({
       code: 2,

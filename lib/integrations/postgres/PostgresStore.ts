@@ -14,6 +14,7 @@ import {
   type BatchManifest,
   type StoreBatch,
   type StoreBatchOptions,
+  type StoredBatch,
   type StoredRun,
   type StoredRunQuery,
 } from 'agent-state-machine/batch';
@@ -23,6 +24,7 @@ import type { PostgresStoreOptions } from './PostgresStoreOptions';
 
 export type { PostgresStoreOptions } from './PostgresStoreOptions';
 import { quoteIdent, schemaStatements } from './postgresSchema';
+import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatch';
 
 /** Lines read from the database at once. */
 const PAGE_LINES = 1000;
@@ -327,6 +329,21 @@ export class PostgresStore implements RunStore {
     yield* this.#linesOf(key, where);
   }
 
+  async readBatch(batchId: string): Promise<StoredBatch | undefined> {
+    await this.migrate();
+    const sql = storedBatchQueries(this.#tables());
+    const { batch, rows } = await this.#run(`reading batch ${batchId}`, async (client) => {
+      const batches = await client.query<{ manifest: BatchManifest; running: boolean }>(sql.batch, [
+        batchId,
+        this.schema,
+      ]);
+      return { batch: batches.rows[0], rows: (await client.query<AttemptRow>(sql.runs, [batchId])).rows };
+    });
+    if (batch === undefined) return undefined;
+    const base = (runId: string): string => `${this.name} run ${runId} of batch ${batchId}`;
+    return storedBatchOf(batch, rows, base, (key, name, after) => this.#linesOf(key, name, after));
+  }
+
   async listRuns(query: StoredRunQuery = {}): Promise<StoredRun[]> {
     const { batchId, outcome, since, limit = 1000 } = query;
     await this.migrate();
@@ -388,10 +405,11 @@ export class PostgresStore implements RunStore {
     return this.#pool.end();
   }
 
-  /** A run's lines, each ending in a newline, a page at a time. */
-  async *#linesOf(key: string, where: string): AsyncGenerator<Uint8Array> {
+  /** A run's lines after its first `after`, each ending in a newline, a page at a time. */
+  async *#linesOf(key: string, where: string, after = 0): AsyncGenerator<Uint8Array> {
+    if (!(Number.isSafeInteger(after) && after >= 0))
+      throw new InvalidArgumentError('afterLine', 'a whole number of lines, 0 or more', after);
     const t = this.#tables();
-    let after = 0;
     for (;;) {
       const { rows } = await this.#run(`reading ${where}`, (client) =>
         client.query<{ line_no: number; line: string }>(

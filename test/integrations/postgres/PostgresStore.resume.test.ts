@@ -128,6 +128,19 @@ describe('runBatch({ store, batchId, resume: true })', () => {
        WHERE run_key = (SELECT min(run_key) FROM "${db.schema}".agent_sm_runs WHERE run_id = 't1')`,
     );
     expect(kept[0]!.text).toBe(cut);
+    // Its readers (the batch's report) find t1's live attempt and the one set aside, with its lines.
+    const read = await store.readBatch('b');
+    expect(read?.running).toBe(false);
+    const runs = [...read!.runs].sort((a, b) => a.runId.localeCompare(b.runId));
+    expect(runs.map((r) => [r.run.name, r.setAside.map((a) => a.name)])).toEqual(
+      ['t0', 't1', 't2', 't3', 't4', 't5'].map((id) => [
+        `${store.name} run ${id} of batch b`,
+        id === 't1' ? [`${store.name} run t1 of batch b (attempt set aside 1)`] : [],
+      ]),
+    );
+    const aside: Uint8Array[] = [];
+    for await (const chunk of runs[1]!.setAside[0]!.read()) aside.push(chunk);
+    expect(Buffer.concat(aside).toString('utf8')).toBe(cut);
     expect((await store.listRuns({ batchId: 'b' })).map((r) => `${r.runId}:${r.outcome}`).sort()).toEqual(
       ['t0', 't1', 't2', 't3', 't4', 't5'].map((id) => `${id}:end_of_turn`),
     );

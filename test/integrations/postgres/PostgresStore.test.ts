@@ -75,6 +75,16 @@ describe('PostgresStore', () => {
         expect(summarizeHistory(loaded.entries)).toEqual(summarizeHistory(fromFile.entries));
       }
       expect(inStore.runs[0]!.historyFile).toBe(`${store.name} run a of batch nightly`);
+      // A watcher reads only what is new: the lines after those it has, by their count.
+      const run = (await store.readBatch('nightly'))!.runs.find((r) => r.runId === 'a')!.run;
+      const lines = (await textOf('nightly', 'a')).split(/(?<=\n)/);
+      expect(lines.length).toBeGreaterThan(3);
+      for (const after of [0, 1, 3, lines.length, lines.length + 5]) {
+        const chunks: Uint8Array[] = [];
+        for await (const chunk of run.read(after)) chunks.push(chunk);
+        expect(Buffer.concat(chunks).toString('utf8')).toBe(lines.slice(after).join(''));
+      }
+      await expect(run.read(-1)[Symbol.asyncIterator]().next()).rejects.toThrow(/afterLine/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -161,6 +171,13 @@ describe('PostgresStore', () => {
     // The run set aside is kept.
     const { rows } = await db.client.query(`SELECT count(*)::int AS n FROM "${db.schema}".agent_sm_runs`);
     expect(rows[0].n).toBe(3);
+    // Its readers read the batch that took its place: the set-aside run was another batch's, not an attempt.
+    const read = await store.readBatch('x');
+    expect(read?.manifest.tasks.map((t) => t.id)).toEqual(['a']);
+    expect(read?.runs.map((r) => [r.runId, r.setAside.length])).toEqual([
+      ['b', 0],
+      ['a', 0],
+    ]);
   });
 
   it('lets one batch writer at a time hold a batch id', async () => {
@@ -175,7 +192,11 @@ describe('PostgresStore', () => {
       await expect(runBatch([task('a')], { ...base(), store, batchId: 'locked' })).rejects.toThrow(
         /another process is writing this batch \(the other writer\)/,
       );
+      // Its readers see it running while it is held, and over once it is not.
+      expect(await store.readBatch('locked')).toEqual({ manifest: expect.anything(), running: true, runs: [] });
       await held.close();
+      expect((await store.readBatch('locked'))?.running).toBe(false);
+      expect(await store.readBatch('nope')).toBeUndefined();
       const report = await runBatch([task('a')], { ...base(), store, batchId: 'locked' });
       expect(report.runs[0]!.outcome).toBe('end_of_turn');
     } finally {
@@ -206,8 +227,11 @@ describe('PostgresStore', () => {
       await expect(join('other-redis/q/dist', store)).rejects.toThrow(
         "the batch is another batch's (redis/q/dist), not other-redis/q/dist's: two batches never write one batch id",
       );
+      expect((await other.readBatch('dist'))?.running).toBe(true);
       await producer.close();
+      expect((await other.readBatch('dist'))?.running).toBe(true);
       await worker.close();
+      expect((await other.readBatch('dist'))?.running).toBe(false);
       await expect(join('other-redis/q/dist', store)).rejects.toThrow(/another batch's \(redis\/q\/dist\)/);
     } finally {
       await other.close();
