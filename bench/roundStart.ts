@@ -54,9 +54,20 @@ async function bundle(name: 'old' | 'new', tree: string): Promise<string> {
       sourcemap: false,
       clean: false,
       silent: true,
-      esbuildOptions(options) {
-        options.alias = { 'agent-state-machine': path.join(tree, 'lib', 'index.ts') };
-      },
+      // The library by its own name, as the integrations import it: the main entry and its
+      // subpaths (lib/subpaths/<name>.ts; the round start had none). An alias would not do: it
+      // maps `agent-state-machine/history` to `<lib/index.ts>/history`.
+      esbuildPlugins: [
+        {
+          name: 'library-by-name',
+          setup(b) {
+            b.onResolve({ filter: /^agent-state-machine(\/[a-z-]+)?$/ }, (args) => {
+              const sub = args.path.slice('agent-state-machine/'.length);
+              return { path: path.join(tree, 'lib', sub === '' ? 'index.ts' : path.join('subpaths', `${sub}.ts`)) };
+            });
+          },
+        },
+      ],
     });
   } finally {
     process.chdir(cwd);
