@@ -204,16 +204,16 @@ export class MirrorMoves {
     const calls = response.toolCalls ?? [];
     this.move(
       State.ProcessingLLMResponse,
-      llmResponded({
-        attempts: this.attempt,
-        failures: this.failures,
-        toolCalls: calls.length,
-        model: response.model,
-        finishReason: response.finishReason,
-        usageProblems: problems,
+      llmResponded(
+        this.attempt,
+        this.failures,
+        calls.length,
+        response,
+        problems,
         unknownCost,
-        usage: this.#budget.usage,
-      }),
+        undefined,
+        this.#budget.usage,
+      ),
     );
     this.failures = [];
     this.lastText = response.text;

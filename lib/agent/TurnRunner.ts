@@ -268,7 +268,8 @@ export class TurnRunner {
       const stalled = stall === undefined ? undefined : this.#stalled(stall);
       if (stalled !== undefined) return stalled;
 
-      this.#m.move(State.ToolUseRequested, toolsRequested(calls));
+      const requested = toolsRequested(calls);
+      this.#m.move(State.ToolUseRequested, requested);
       this.#m.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
       if (signal.aborted) {
         if (this.#scope.deadline !== undefined) return this.#m.cancel(State.CheckingForCancellation);
@@ -299,9 +300,10 @@ export class TurnRunner {
           decisions = answered.decisions;
         }
       }
-      const runData: Record<string, unknown> = toolConcurrency === 1 ? {} : { concurrency: toolConcurrency };
-      if (decisions !== undefined) runData['decisions'] = decisions;
-      this.#m.move(State.RunningTool, runningTools(calls, runData));
+      let runData: Record<string, unknown> | undefined =
+        toolConcurrency === 1 ? undefined : { concurrency: toolConcurrency };
+      if (decisions !== undefined) (runData ??= {})['decisions'] = decisions;
+      this.#m.move(State.RunningTool, runningTools(calls, runData, requested.data.calls));
       const tools = await runTools(this.#scope, this.#pending);
       if (tools.kind === 'failed') return this.#m.failed(tools.error, tools.data);
       if (tools.kind === 'budget')

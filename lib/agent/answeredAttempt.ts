@@ -2,7 +2,7 @@ import { formatUsd } from '../internal/formatUsd';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, Usage } from './AgentLoop';
-import { boundExceeded } from './boundExceeded';
+import { boundExceeded, type BoundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { chargeFields } from './endAttempt';
@@ -37,9 +37,13 @@ export interface EndedAttempt {
  * the rest is malformed) and priced, the journal line written, a response past its bound tripping
  * a strict cap, the contract checked, and the call's outcome.
  */
-export async function answeredAttempt(scope: TurnScope, done: EndedAttempt, value: unknown): Promise<LLMOutcome> {
+export function answeredAttempt(
+  scope: TurnScope,
+  done: EndedAttempt,
+  value: unknown,
+): LLMOutcome | Promise<LLMOutcome> {
   const { settings: s, meter, turn } = scope;
-  const { operation, input, attempt, held, startedAt, endedAt, failures, journal } = done;
+  const { operation, input, attempt, held, startedAt, endedAt, journal } = done;
   // Usage the response reports was paid for, even if the rest of it is malformed.
   const reported: unknown =
     typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
@@ -100,17 +104,39 @@ export async function answeredAttempt(scope: TurnScope, done: EndedAttempt, valu
       `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`,
       { turn },
     );
-  // Without external budgets there is nothing to wait for: only the wall time to charge.
-  if (!meter.hasExternal) meter.chargeWall(othersRan ? s.clock() : endedAt);
-  else {
-    const external = await meter.flush();
-    if (external instanceof OperationError) return { kind: 'failed', error: external, data: { operation } };
+  // Without external budgets there is nothing to wait for: only the wall time to charge, and the
+  // outcome comes back at once, not in a promise (this runs on every response).
+  if (!meter.hasExternal) {
+    meter.chargeWall(othersRan ? s.clock() : endedAt);
+    return outcomeOf(scope, done, value, passed, problem, problems, reported, priced, valid);
   }
+  return meter
+    .flush()
+    .then((external) =>
+      external instanceof OperationError
+        ? { kind: 'failed', error: external, data: { operation } }
+        : outcomeOf(scope, done, value, passed, problem, problems, reported, priced, valid),
+    );
+}
+
+/** The outcome of an answered attempt once it is charged: a bound passed under a strict cap, the contract, usable usage and a known cost, or the response. */
+function outcomeOf(
+  scope: TurnScope,
+  done: EndedAttempt,
+  value: unknown,
+  passed: BoundExceeded | undefined,
+  problem: string | undefined,
+  problems: readonly string[],
+  reported: unknown,
+  priced: ReturnType<typeof chargeResponse>['priced'],
+  valid: Usage,
+): LLMOutcome | Promise<LLMOutcome> {
+  const { settings: s, meter, turn } = scope;
+  const { operation, attempt, failures } = done;
   // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
   if (passed !== undefined && meter.tripsOnBound) {
     const spent = meter.trip(passed);
-    await meter.tripped();
-    return { kind: 'budget', spent, failures };
+    return meter.tripped().then((): LLMOutcome => ({ kind: 'budget', spent, failures }));
   }
   if (problem !== undefined)
     return {

@@ -42,17 +42,19 @@ export async function callLLM(
   const failures: Attempt[] = [];
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: 'aborted', data: { failures } };
-    const gate = await gateAttempt(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
+    let gate = gateAttempt(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
+    // Awaited only when the gate waits: most attempts pass it at once.
+    if (gate instanceof Promise) gate = await gate;
     if (gate === RAISED) {
       // Nothing was sent: the same attempt is planned again under the raised cap.
       attempt -= 1;
       continue;
     }
-    if (gate.kind !== 'go') return gate;
-    const { held, commit } = gate;
+    if ('kind' in gate) return gate;
+    const held = gate;
     // The meter has just read the clock, unless an external budget, the bound or a commit was awaited since.
     const startedAt =
-      meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? s.clock() : meter.lastReading;
+      meter.hasExternal || held !== NOTHING_RESERVED || s.ledger !== undefined ? s.clock() : meter.lastReading;
     const settled = await scope.settle(invoke, attempt, held.maxOutputTokens);
     const endedAt = s.clock();
     // The attempt's journal line: what it carried, then its response or its error. Without
@@ -133,18 +135,17 @@ export function responseRecord(
   toolCalls: number,
   usage: unknown,
 ): MoveEvent {
-  const { response, notes } = llm;
-  return llmResponded({
-    attempts: llm.attempts,
-    failures: llm.failures,
+  const { notes } = llm;
+  return llmResponded(
+    llm.attempts,
+    llm.failures,
     toolCalls,
-    model: response.model,
-    finishReason: response.finishReason,
-    usageProblems: notes?.usageProblems,
-    unknownCost: notes?.unknownCost,
-    fromJournal: notes?.fromJournal,
+    llm.response,
+    notes?.usageProblems,
+    notes?.unknownCost,
+    notes?.fromJournal,
     usage,
-  });
+  );
 }
 
 function flagged(

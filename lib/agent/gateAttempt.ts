@@ -1,7 +1,8 @@
 import type { LLMCallInput } from './AgentEvents';
 import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
 import { reserveLine } from './reserveLine';
-import { boundLLMCall, reserveLLMCall, type CallFlags, type Reservation } from './reserveLLMCall';
+import { boundLLMCall, reserveLLMCall, type CallFlags, type PlannedCall, type Reservation } from './reserveLLMCall';
+import type { SpentLimit } from './BudgetLimits';
 import { commitFailure } from './commitFailure';
 import { OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
@@ -14,23 +15,22 @@ const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
 /** A pausing cap refused the attempt and was raised since: nothing was sent, so it is planned again. */
 export const RAISED = Symbol('raised');
 
-/** The attempt may go: what it holds, and its reserve line's commit (awaited already). */
-export interface AttemptGo {
-  kind: 'go';
-  held: Reservation;
-  commit: unknown;
-}
+/** What the gate answers: the attempt goes (what it holds), the call ends (its outcome), or a pausing cap was raised. */
+export type Gate = Reservation | LLMOutcome | typeof RAISED;
 
 /**
  * The gate before one LLM attempt of the adapter: its bound and worst case when a strict cap,
  * the ledger or an external dollar cap needs them; the in-process budgets; the worst case held
  * against strict caps; external budgets reserved; the ledger's reserve line kept before the
- * request may leave; the attempt counted. Either the attempt goes, or the call ends with the
- * outcome (a budget spent, a failure, an abort), or a pausing cap was raised (`RAISED`).
- * `wrapHold`: the final call's hold an external budget keeps beside this one (`total.wrapUp` on BullMQ);
- * `handOver`: lets go of the in-process hold this call takes the place of, with no await before its own.
+ * request may leave; the attempt counted. Either the attempt goes (what it holds), or the call
+ * ends with the outcome (a budget spent, a failure, an abort), or a pausing cap was raised
+ * (`RAISED`). Only a bound, an external budget, the ledger or a pausing cap ever waits: without
+ * them the gate answers at once, not in a promise (an attempt costs no extra tick).
+ * `wrapHold`: the final call's hold an external budget keeps beside this one (`total.wrapUp` on
+ * BullMQ); `handOver`: lets go of the in-process hold this call takes the place of, with no
+ * await before its own.
  */
-export async function gateAttempt(
+export function gateAttempt(
   scope: TurnScope,
   operation: LLMOperation,
   input: LLMCallInput,
@@ -39,16 +39,24 @@ export async function gateAttempt(
   flags: CallFlags | undefined,
   wrapHold: WrapHold | undefined,
   handOver: (() => void) | undefined,
-): Promise<AttemptGo | LLMOutcome | typeof RAISED> {
-  const { settings: s, meter, signal, turn } = scope;
-  // The request's bound and worst case, when a strict cap, the ledger or an external dollar
-  // cap needs them (the only await before the call, besides external budgets).
-  const planned =
-    meter.strict || s.ledger !== undefined || meter.externalCapsCost
-      ? await boundLLMCall(scope, input, attempt, flags)
-      : undefined;
-  if (planned !== undefined && 'kind' in planned)
-    return { kind: 'failed', error: planned.error, data: { operation, failures } };
+): Gate | Promise<Gate> {
+  const { settings: s, meter } = scope;
+  if (meter.strict || s.ledger !== undefined || meter.externalCapsCost || meter.hasExternal)
+    return gateWaiting(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
+  const held = holdAttempt(scope, failures, handOver, undefined);
+  if (held instanceof Promise || 'kind' in held) return held;
+  meter.charge(ONE_LLM_CALL, false);
+  return held;
+}
+
+/** The checks and the in-process hold, with no await: the budgets spent, the hold refused (a pausing cap waits for its raise), or what is held. */
+function holdAttempt(
+  scope: TurnScope,
+  failures: Attempt[],
+  handOver: (() => void) | undefined,
+  planned: PlannedCall | undefined,
+): Reservation | LLMOutcome | Promise<LLMOutcome | typeof RAISED> {
+  const { settings: s, meter, signal } = scope;
   if (signal.aborted) return { kind: 'aborted', data: { failures } };
   // A hold this call takes the place of (the final call's reserve) goes just before its own is taken.
   handOver?.();
@@ -57,12 +65,44 @@ export async function gateAttempt(
   if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
   // The worst case held against strict caps (and stated in the ledger) before the call starts.
   const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
-  if (reserved.kind === 'budget' && reserved.spent.raises !== undefined && scope.waitForRaise !== undefined) {
-    // A pausing shared cap: nothing was sent, so the same attempt is planned again once it is raised.
-    return (await scope.waitForRaise(reserved.spent)) ? RAISED : { kind: 'aborted', data: { failures } };
-  }
+  // A pausing shared cap: nothing was sent, so the same attempt is planned again once it is raised.
+  if (reserved.kind === 'budget' && reserved.spent.raises !== undefined && scope.waitForRaise !== undefined)
+    return raisedOrAborted(scope, reserved.spent, failures);
   if (reserved.kind === 'budget') return { kind: 'budget', spent: reserved.spent, failures };
-  const held = reserved.reservation;
+  return reserved.reservation;
+}
+
+async function raisedOrAborted(
+  scope: TurnScope,
+  spent: SpentLimit,
+  failures: Attempt[],
+): Promise<LLMOutcome | typeof RAISED> {
+  return (await scope.waitForRaise!(spent)) ? RAISED : { kind: 'aborted', data: { failures } };
+}
+
+/** The gate with a bound to plan, an external budget to reserve or a reserve line to keep. */
+async function gateWaiting(
+  scope: TurnScope,
+  operation: LLMOperation,
+  input: LLMCallInput,
+  attempt: number,
+  failures: Attempt[],
+  flags: CallFlags | undefined,
+  wrapHold: WrapHold | undefined,
+  handOver: (() => void) | undefined,
+): Promise<Gate> {
+  const { settings: s, meter, turn } = scope;
+  // The request's bound and worst case, when a strict cap, the ledger or an external dollar
+  // cap needs them (the only await before the call, besides external budgets).
+  const planned =
+    meter.strict || s.ledger !== undefined || meter.externalCapsCost
+      ? await boundLLMCall(scope, input, attempt, flags)
+      : undefined;
+  if (planned !== undefined && 'kind' in planned)
+    return { kind: 'failed', error: planned.error, data: { operation, failures } };
+  const hold = holdAttempt(scope, failures, handOver, planned);
+  if (hold instanceof Promise || 'kind' in hold) return hold;
+  const held = hold;
   if (meter.hasExternal) {
     const spent = await meter.reserve(
       'llm',
@@ -97,5 +137,5 @@ export async function gateAttempt(
       };
     }
   }
-  return { kind: 'go', held, commit };
+  return held;
 }

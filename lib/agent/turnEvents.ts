@@ -33,49 +33,60 @@ export function sendingUserMessage(turn: number, chars: number): MoveEvent {
   return { description: 'sending the user message', data: { turn, chars } };
 }
 
-/** What the record of a response says of it. */
-export interface ResponseFacts {
-  attempts: number;
-  failures: readonly Attempt[];
-  toolCalls: number;
-  model?: string | undefined;
-  finishReason?: string | undefined;
-  usageProblems?: readonly string[] | undefined;
-  unknownCost?: string | undefined;
-  fromJournal?: boolean | undefined;
-  usage: unknown;
-}
-
-/** A sending state → ProcessingLLMResponse: the response, with its attempts and the usage so far. */
-export function llmResponded(facts: ResponseFacts): MoveEvent {
-  const data: Record<string, unknown> = { attempts: facts.attempts };
-  if (facts.failures.length > 0) data.failures = facts.failures;
-  data.toolCalls = facts.toolCalls;
-  if (facts.model !== undefined) data.model = facts.model;
-  if (facts.finishReason !== undefined) data.finishReason = facts.finishReason;
-  if (facts.usageProblems !== undefined && facts.usageProblems.length > 0) data.usageProblems = facts.usageProblems;
-  if (facts.unknownCost !== undefined) data.unknownCost = facts.unknownCost;
-  if (facts.fromJournal === true) data.fromJournal = true;
-  data.usage = facts.usage;
+/**
+ * A sending state → ProcessingLLMResponse: the response, with its attempts and the usage so far.
+ * Its data is built key by key, in this order, from arguments rather than an object of them:
+ * this runs on every response.
+ */
+export function llmResponded(
+  attempts: number,
+  failures: readonly Attempt[],
+  toolCalls: number,
+  response: { model?: string | undefined; finishReason?: string | undefined },
+  usageProblems: readonly string[] | undefined,
+  unknownCost: string | undefined,
+  fromJournal: boolean | undefined,
+  usage: unknown,
+): MoveEvent {
+  const data: Record<string, unknown> = { attempts };
+  if (failures.length > 0) data.failures = failures;
+  data.toolCalls = toolCalls;
+  if (response.model !== undefined) data.model = response.model;
+  if (response.finishReason !== undefined) data.finishReason = response.finishReason;
+  if (usageProblems !== undefined && usageProblems.length > 0) data.usageProblems = usageProblems;
+  if (unknownCost !== undefined) data.unknownCost = unknownCost;
+  if (fromJournal === true) data.fromJournal = true;
+  data.usage = usage;
   return { description: 'LLM responded', data };
 }
 
 /** The calls as records list them: id and name. */
-export function callList(calls: readonly ToolCall[]): Array<{ id: string; name: string }> {
+export function callList(calls: readonly ToolCall[]): CallList {
   return calls.map((c) => ({ id: c.id, name: c.name }));
 }
 
+/** The calls of a response, as the records of their round list them. */
+export type CallList = Array<{ id: string; name: string }>;
+
 /** ProcessingLLMResponse (or Stalled) → ToolUseRequested. */
-export function toolsRequested(calls: readonly ToolCall[]): MoveEvent {
+export function toolsRequested(calls: readonly ToolCall[]): MoveEvent & { data: { calls: CallList } } {
   return {
     description: `LLM requested ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
     data: { calls: callList(calls) },
   };
 }
 
-/** CheckingForCancellation (or AwaitingApproval) → RunningTool; `data` beyond the calls (concurrency, decisions). */
-export function runningTools(calls: readonly ToolCall[], data: Record<string, unknown> = {}): MoveEvent {
-  return { description: `running ${namesOf(calls) || 'tools'}`, data: { calls: callList(calls), ...data } };
+/**
+ * CheckingForCancellation (or AwaitingApproval) → RunningTool; `extra`: data beyond the calls
+ * (concurrency, decisions); `list`: the calls' list when the round made it already.
+ */
+export function runningTools(
+  calls: readonly ToolCall[],
+  extra?: Record<string, unknown>,
+  list: CallList = callList(calls),
+): MoveEvent {
+  const data = extra === undefined ? { calls: list } : Object.assign({ calls: list }, extra);
+  return { description: `running ${namesOf(calls) || 'tools'}`, data };
 }
 
 /** RunningTool → CheckingGitCommits: each call's summary, and how many ended in error. */
