@@ -73,7 +73,7 @@ export async function callLLM(
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
       const charge = endAttempt(meter, held, { kind: 'failed', error });
       journal({ error: journalError(error), ...chargeFields(charge) });
-      s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error, willRetry: false });
+      if (s.hears('llmAttempt')) emitFailed(scope, operation, input, attempt, startedAt, endedAt, error, false);
       return { kind: 'aborted', data: { attempt, failures } };
     }
     if (settled.kind === 'value')
@@ -89,37 +89,19 @@ export async function callLLM(
     // A stream cut at its bound: the server does not stop at max tokens, so a retry would only be cut again.
     const cut = cutAtBoundOf(settled.error);
     journal({ error: journalError(settled.error), ...chargeFields(charge), ...(cut && { cutAtBound: cut }) });
-    if (cut !== undefined) {
-      failure.noRetry = 'the response stream was cut at its bound';
-      s.emit('llmAttempt', {
-        turn,
-        operation,
-        attempt,
-        startedAt,
-        endedAt,
-        input,
-        error: settled.error,
-        willRetry: false,
-      });
+    const plan = cut === undefined ? planRetry(settled.error, attempt, s.retry, s.random, s.clock) : undefined;
+    if (cut !== undefined) failure.noRetry = 'the response stream was cut at its bound';
+    else if (plan!.kind === 'refused') failure.noRetry = plan!.why;
+    if ((plan?.kind === 'wait' || plan?.kind === 'refused') && plan.retryAfterMs !== undefined)
+      failure.retryAfterMs = plan.retryAfterMs;
+    if (s.hears('llmAttempt'))
+      emitFailed(scope, operation, input, attempt, startedAt, endedAt, settled.error, plan?.kind === 'wait');
+    if (plan?.kind === 'error') return { kind: 'failed', error: plan.error, data: { operation, failures } };
+    if (plan?.kind !== 'wait')
       return {
         kind: 'failed',
         error: new LLMCallError(operation, failures, settled.error),
-        data: { operation, failures, cutAtBound: cut },
-      };
-    }
-    const plan = planRetry(settled.error, attempt, s.retry, s.random, s.clock);
-    const willRetry = plan.kind === 'wait';
-    if (plan.kind === 'wait' || plan.kind === 'refused') {
-      if (plan.retryAfterMs !== undefined) failure.retryAfterMs = plan.retryAfterMs;
-    }
-    if (plan.kind === 'refused') failure.noRetry = plan.why;
-    s.emit('llmAttempt', { turn, operation, attempt, startedAt, endedAt, input, error: settled.error, willRetry });
-    if (plan.kind === 'error') return { kind: 'failed', error: plan.error, data: { operation, failures } };
-    if (plan.kind !== 'wait')
-      return {
-        kind: 'failed',
-        error: new LLMCallError(operation, failures, settled.error),
-        data: { operation, failures },
+        data: { operation, failures, ...(cut && { cutAtBound: cut }) },
       };
     failure.delayMs = plan.ms;
     safeLog(s.logger, 'warn', `${operation} attempt ${attempt} failed (${failure.error}); retrying in ${plan.ms} ms`, {
@@ -146,6 +128,29 @@ export function responseRecord(
     notes?.fromJournal,
     usage,
   );
+}
+
+/** The `llmAttempt` event of an attempt that failed (or was abandoned). */
+function emitFailed(
+  scope: TurnScope,
+  operation: LLMOperation,
+  input: LLMCallInput,
+  attempt: number,
+  startedAt: number,
+  endedAt: number,
+  error: unknown,
+  willRetry: boolean,
+): void {
+  scope.settings.emit('llmAttempt', {
+    turn: scope.turn,
+    operation,
+    attempt,
+    startedAt,
+    endedAt,
+    input,
+    error,
+    willRetry,
+  });
 }
 
 function flagged(
