@@ -58,11 +58,12 @@ function holdAttempt(
 ): Reservation | LLMOutcome | Promise<LLMOutcome | typeof RAISED> {
   const { settings: s, meter, signal } = scope;
   if (signal.aborted) return { kind: 'aborted', data: { failures } };
-  // A hold this call takes the place of (the final call's reserve) goes just before its own is taken.
-  handOver?.();
   // From the check to the call's count, no await: runs sharing a budget are counted one by one.
   const inProcess = meter.spent();
   if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
+  // A hold this call takes the place of (the final call's reserve) goes just before its own is
+  // taken, and only once the call may go: a refused call leaves it held until the turn ends.
+  handOver?.();
   // The worst case held against strict caps (and stated in the ledger) before the call starts.
   const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
   // A pausing shared cap: nothing was sent, so the same attempt is planned again once it is raised.
