@@ -5,7 +5,7 @@ import type { Budget } from '../agent/Budget';
 import { Deadline } from '../agent/Deadline';
 import type { ResumeFrom } from '../agent/RunRecording';
 import { UsageMeter } from '../agent/UsageMeter';
-import { addUsage, emptyUsage } from '../agent/UsageTotals';
+import { addUsage } from '../agent/UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchProgress, RunOutcome, RunReport } from './BatchReport';
@@ -18,6 +18,7 @@ import { ParkedRuns, type Slot } from './ParkedRuns';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { taskState, type TaskState } from './resumeState';
 import type { FrameworkTask } from './runFrameworkTask';
+import { skippedRun } from './skippedRun';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask } from './runTask';
 import type { RunTaskOptions } from './RunTaskOptions';
@@ -244,16 +245,10 @@ export class BatchScheduler {
       if (this.runs[this.#next] !== undefined) continue;
       count += 1;
       const before = earlier?.[this.#next];
-      this.runs[this.#next] = {
-        id: list[this.#next]!.id,
-        outcome: 'skipped',
-        // A resumed run cut off before keeps what that attempt spent, so the totals count it.
-        usage: before?.kind === 'interrupted' ? before.usage : emptyUsage(),
-        durationMs: 0,
-        transitions: 0,
-        error: new RunSkippedError(why.reason, why.message, why.spent),
-        ...(before?.kind === 'interrupted' && before.salvaged !== undefined ? { salvaged: before.salvaged } : {}),
-      };
+      // A resumed run cut off before keeps what that attempt spent, so the totals count it.
+      const cut = before?.kind === 'interrupted' ? before : undefined;
+      const run = skippedRun(list[this.#next]!.id, new RunSkippedError(why.reason, why.message, why.spent), cut?.usage);
+      this.runs[this.#next] = cut?.salvaged === undefined ? run : { ...run, salvaged: cut.salvaged };
     }
     this.outcomes.skipped += count;
     this.#done += count;

@@ -1,7 +1,7 @@
 import type { BatchReport } from '../batch/runBatch';
 import type { RunLines, BatchSource } from '../batch/BatchSource';
 import { readBatchSource } from '../batch/readBatchFolder';
-import { emptyUsage } from '../agent/UsageTotals';
+import { skippedRun } from '../batch/skippedRun';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { loadHistory } from '../history/loadHistory';
@@ -17,14 +17,10 @@ export interface BatchPageReading {
 
 /** A task of the manifest with no history: the batch ended (or was killed) before it started. */
 function neverStarted(id: string): BatchReport['runs'][number] {
-  return {
+  return skippedRun(
     id,
-    outcome: 'skipped',
-    usage: emptyUsage(),
-    durationMs: 0,
-    transitions: 0,
-    error: new Error('never started: the batch wrote no history file for it (interrupted before it began?)'),
-  };
+    new Error('never started: the batch wrote no history file for it (interrupted before it began?)'),
+  );
 }
 
 /**
