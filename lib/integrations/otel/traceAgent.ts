@@ -65,31 +65,7 @@ export type TraceableAgent = Pick<AgentWithStateMachine, 'machine' | 'usage' | '
  * it stands). Only `@opentelemetry/api` is used: spans go wherever the application's SDK sends them.
  */
 export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {}): () => void {
-  if (
-    typeof agent !== 'object' ||
-    agent === null ||
-    typeof (agent as { on?: unknown }).on !== 'function' ||
-    typeof (agent as { machine?: unknown }).machine !== 'object'
-  ) {
-    throw new InvalidArgumentError(
-      'agent',
-      'an AgentWithStateMachine (with its machine and on/off for adapter events)',
-      agent,
-    );
-  }
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
-  for (const key of ['agentName', 'providerName', 'model'] as const) {
-    const value = options[key];
-    if (value !== undefined && (typeof value !== 'string' || value === ''))
-      throw new InvalidArgumentError(`options.${key}`, 'a non-empty string', value);
-  }
-  if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean')
-    throw new InvalidArgumentError('options.captureContent', 'a boolean', options.captureContent);
-  const tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE, VERSION);
-  if (typeof tracer?.startSpan !== 'function')
-    throw new InvalidArgumentError('options.tracer', 'an OpenTelemetry Tracer', options.tracer);
-  const provider = options.providerName ?? GEN_AI_PROVIDER_OTHER;
-  const capture = options.captureContent === true;
+  const { tracer, provider, capture } = checkTraceOptions(agent, options);
 
   let turn: { span: Span; context: Context; number: number } | undefined;
   // The adapter makes a turn's opening move (into WaitingForUserInput) just before `turnStart`:
@@ -144,30 +120,12 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
   const onLlmAttempt = (event: LLMAttemptEvent): void => {
     if (turn === undefined) return;
     const model = options.model ?? event.response?.model;
-    const usage = event.usage ?? event.response?.usage;
-    const finish = event.response?.finishReason;
     const span = tracer.startSpan(
       spanName(GEN_AI_OPERATION.chat, model),
       {
         kind: SpanKind.CLIENT,
         startTime: event.startedAt,
-        attributes: clean({
-          [GEN_AI.operationName]: GEN_AI_OPERATION.chat,
-          [GEN_AI.providerName]: provider,
-          [GEN_AI.requestModel]: model,
-          [GEN_AI.responseModel]: event.response?.model,
-          [GEN_AI.responseFinishReasons]: finish === undefined ? undefined : [finish],
-          [ASM.llmOperation]: event.operation,
-          [ASM.llmAttempt]: event.attempt,
-          [ASM.llmWillRetry]: event.error === undefined ? undefined : event.willRetry,
-          ...usageAttributes(usage),
-          ...costAttributes(usage, event.response?.usage),
-          [GEN_AI.inputMessages]: capture ? JSON.stringify(inputMessages(event.input)) : undefined,
-          [GEN_AI.outputMessages]:
-            capture && event.response !== undefined
-              ? JSON.stringify(outputMessages(event.response, finish))
-              : undefined,
-        }),
+        attributes: chatAttributes(event, model, provider, capture),
       },
       turn.context,
     );
@@ -182,16 +140,7 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
       {
         kind: SpanKind.INTERNAL,
         startTime: event.startedAt,
-        attributes: clean({
-          [GEN_AI.operationName]: GEN_AI_OPERATION.executeTool,
-          [GEN_AI.toolName]: event.call.name,
-          [GEN_AI.toolCallId]: event.call.id,
-          [GEN_AI.toolType]: 'function',
-          [ASM.toolStatus]: event.status,
-          [GEN_AI.toolCallArguments]:
-            capture && event.call.input !== undefined ? safeJson(event.call.input) : undefined,
-          [GEN_AI.toolCallResult]: capture ? event.result.output : undefined,
-        }),
+        attributes: toolAttributes(event, capture),
       },
       turn.context,
     );
@@ -206,35 +155,8 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
     if (turn === undefined) return;
     const { result } = info;
     const span = turn.span;
-    const u = result.usage;
-    span.setAttributes(
-      clean({
-        [ASM.outcome]: result.outcome,
-        [ASM.transitions]: result.transitions,
-        ...usageAttributes(u as Usage),
-        [ASM.usageCostUsd]: u.costUsd,
-        [ASM.usageLlmCalls]: u.llmCalls,
-        [ASM.usageToolCalls]: u.toolCalls,
-        [ASM.usageWallMs]: u.wallMs,
-        ...budgetSpend(agent),
-        [GEN_AI.outputMessages]:
-          capture && result.text !== undefined
-            ? JSON.stringify([
-                { role: 'assistant', parts: [{ type: 'text', content: result.text }], finish_reason: 'stop' },
-              ])
-            : undefined,
-      }),
-    );
-    const error = result.error as { limit?: unknown; used?: unknown; max?: unknown; message?: string } | undefined;
-    if (result.outcome === 'budget_exceeded' && typeof error?.limit === 'string') {
-      span.setAttributes(
-        clean({
-          [ASM.budgetStoppedBy]: error.limit,
-          [ASM.budgetUsed]: num(error.used),
-          [ASM.budgetMax]: num(error.max),
-        }),
-      );
-    }
+    span.setAttributes(turnEndAttributes(agent, result, capture));
+    const error = result.error as { message?: string } | undefined;
     // An answer made within the cap (`wrapped_up`) is no error.
     if (result.outcome !== 'end_of_turn' && result.outcome !== 'wrapped_up') {
       span.setAttribute(GEN_AI.errorType, result.outcome);
@@ -268,6 +190,109 @@ export function traceAgent(agent: TraceableAgent, options: TraceAgentOptions = {
     agent.machine.off('transition', onTransition);
     endTurn(undefined, 'tracing stopped mid-turn');
   };
+}
+
+/** Checks `traceAgent`'s arguments, naming the value that is wrong; the tracer and what the options mean. */
+function checkTraceOptions(
+  agent: TraceableAgent,
+  options: TraceAgentOptions,
+): { tracer: Tracer; provider: string; capture: boolean } {
+  if (
+    typeof agent !== 'object' ||
+    agent === null ||
+    typeof (agent as { on?: unknown }).on !== 'function' ||
+    typeof (agent as { machine?: unknown }).machine !== 'object'
+  ) {
+    throw new InvalidArgumentError(
+      'agent',
+      'an AgentWithStateMachine (with its machine and on/off for adapter events)',
+      agent,
+    );
+  }
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  for (const key of ['agentName', 'providerName', 'model'] as const) {
+    const value = options[key];
+    if (value !== undefined && (typeof value !== 'string' || value === ''))
+      throw new InvalidArgumentError(`options.${key}`, 'a non-empty string', value);
+  }
+  if (options.captureContent !== undefined && typeof options.captureContent !== 'boolean')
+    throw new InvalidArgumentError('options.captureContent', 'a boolean', options.captureContent);
+  const tracer = options.tracer ?? trace.getTracer(INSTRUMENTATION_SCOPE, VERSION);
+  if (typeof tracer?.startSpan !== 'function')
+    throw new InvalidArgumentError('options.tracer', 'an OpenTelemetry Tracer', options.tracer);
+  return {
+    tracer,
+    provider: options.providerName ?? GEN_AI_PROVIDER_OTHER,
+    capture: options.captureContent === true,
+  };
+}
+
+/** The attributes of an LLM attempt's `chat` span. */
+function chatAttributes(
+  event: LLMAttemptEvent,
+  model: string | undefined,
+  provider: string,
+  capture: boolean,
+): Attributes {
+  const usage = event.usage ?? event.response?.usage;
+  const finish = event.response?.finishReason;
+  return clean({
+    [GEN_AI.operationName]: GEN_AI_OPERATION.chat,
+    [GEN_AI.providerName]: provider,
+    [GEN_AI.requestModel]: model,
+    [GEN_AI.responseModel]: event.response?.model,
+    [GEN_AI.responseFinishReasons]: finish === undefined ? undefined : [finish],
+    [ASM.llmOperation]: event.operation,
+    [ASM.llmAttempt]: event.attempt,
+    [ASM.llmWillRetry]: event.error === undefined ? undefined : event.willRetry,
+    ...usageAttributes(usage),
+    ...costAttributes(usage, event.response?.usage),
+    [GEN_AI.inputMessages]: capture ? JSON.stringify(inputMessages(event.input)) : undefined,
+    [GEN_AI.outputMessages]:
+      capture && event.response !== undefined ? JSON.stringify(outputMessages(event.response, finish)) : undefined,
+  });
+}
+
+/** The attributes of a tool call's `execute_tool` span. */
+function toolAttributes(event: ToolCallEvent, capture: boolean): Attributes {
+  return clean({
+    [GEN_AI.operationName]: GEN_AI_OPERATION.executeTool,
+    [GEN_AI.toolName]: event.call.name,
+    [GEN_AI.toolCallId]: event.call.id,
+    [GEN_AI.toolType]: 'function',
+    [ASM.toolStatus]: event.status,
+    [GEN_AI.toolCallArguments]: capture && event.call.input !== undefined ? safeJson(event.call.input) : undefined,
+    [GEN_AI.toolCallResult]: capture ? event.result.output : undefined,
+  });
+}
+
+/** The attributes a turn span gets at its end: outcome, usage, the budgets' spend, what stopped it. */
+function turnEndAttributes(
+  agent: TraceableAgent,
+  result: AgentEvents['turnEnd'][0]['result'],
+  capture: boolean,
+): Attributes {
+  const error = result.error as { limit?: unknown; used?: unknown; max?: unknown } | undefined;
+  const u = result.usage;
+  return clean({
+    [ASM.outcome]: result.outcome,
+    [ASM.transitions]: result.transitions,
+    ...usageAttributes(u as Usage),
+    [ASM.usageCostUsd]: u.costUsd,
+    [ASM.usageLlmCalls]: u.llmCalls,
+    [ASM.usageToolCalls]: u.toolCalls,
+    [ASM.usageWallMs]: u.wallMs,
+    ...budgetSpend(agent),
+    [GEN_AI.outputMessages]:
+      capture && result.text !== undefined
+        ? JSON.stringify([
+            { role: 'assistant', parts: [{ type: 'text', content: result.text }], finish_reason: 'stop' },
+          ])
+        : undefined,
+    ...(result.outcome === 'budget_exceeded' && typeof error?.limit === 'string'
+      ? { [ASM.budgetStoppedBy]: error.limit, [ASM.budgetUsed]: num(error.used), [ASM.budgetMax]: num(error.max) }
+      : {}),
+  });
 }
 
 type Value = string | number | boolean | string[] | undefined;
