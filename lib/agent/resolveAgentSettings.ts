@@ -75,16 +75,7 @@ export function resolveAgentSettings(
     clock,
     sink,
   } = options;
-  if (typeof compact !== 'boolean') throw new InvalidArgumentError('compact', 'true or false', compact);
-  if (compact && typeof agent.compact !== 'function')
-    throw new InvalidArgumentError('agent.compact', 'a function (the `compact` option is on)', agent.compact);
-  if (agent.compactCalls !== undefined && agent.compactCalls !== 'none' && agent.compactCalls !== 'budgeted')
-    throw new InvalidArgumentError('agent.compactCalls', "'none' or 'budgeted'", agent.compactCalls);
-  if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
-    throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
-  if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
-  if (approvalTimeoutMs !== undefined && approve === undefined)
-    throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
+  assertTurnHooks(agent, compact, approve, approvalTimeoutMs);
   const ledger = resolveLedger(ledgerGiven, journal !== false && journal !== undefined);
   const stallWatch = watchFor(stall, journal, ledger);
   const machineTable = table ?? (DEFAULT_TABLE as TransitionTable<string>);
@@ -110,21 +101,8 @@ export function resolveAgentSettings(
   if (!(toolConcurrency === Infinity || (Number.isInteger(toolConcurrency) && toolConcurrency >= 1))) {
     throw new InvalidArgumentError('toolConcurrency', 'a positive integer or Infinity', toolConcurrency);
   }
-  if (pricing !== undefined && typeof pricing !== 'function')
-    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
-  if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
-    throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
-  if (typeof sleep !== 'function')
-    throw new InvalidArgumentError('sleep', 'a function (ms, signal) => Promise<void>', sleep);
-  if (typeof random !== 'function') throw new InvalidArgumentError('random', 'a function returning [0, 1)', random);
-  if (logger !== undefined && logger !== false && !isAgentLogger(logger)) {
-    throw new InvalidArgumentError(
-      'logger',
-      'an object with error, warn, info and debug methods of (message, meta), or false',
-      logger,
-    );
-  }
-  const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+  assertCallHooks(pricing, onUnknownCost, sleep, random);
+  const resolved = resolveLogger(logger);
   const journalOptions = resolveJournal(journal);
   const recording = resumeRecording(resumeFrom, typeof agent.acceptRecorded === 'function', toolConcurrency);
   const { machine, writer } = makeAgentMachine(
@@ -167,4 +145,46 @@ export function resolveAgentSettings(
   };
   assertEndings(settings, [ownBudget, ...sharedBudgets]);
   return { settings, budget: ownBudget };
+}
+
+/** `compact` and `approve` with what they need of the loop and of each other. */
+function assertTurnHooks(
+  agent: AgentLoop,
+  compact: unknown,
+  approve: AgentWithStateMachineOptions['approve'],
+  approvalTimeoutMs: number | undefined,
+): asserts compact is boolean {
+  if (typeof compact !== 'boolean') throw new InvalidArgumentError('compact', 'true or false', compact);
+  if (compact && typeof agent.compact !== 'function')
+    throw new InvalidArgumentError('agent.compact', 'a function (the `compact` option is on)', agent.compact);
+  if (agent.compactCalls !== undefined && agent.compactCalls !== 'none' && agent.compactCalls !== 'budgeted')
+    throw new InvalidArgumentError('agent.compactCalls', "'none' or 'budgeted'", agent.compactCalls);
+  if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
+    throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
+  if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
+  if (approvalTimeoutMs !== undefined && approve === undefined)
+    throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
+}
+
+/** The functions a turn calls to price, sleep and draw, and what to do with an unknown cost. */
+function assertCallHooks(pricing: unknown, onUnknownCost: unknown, sleep: unknown, random: unknown): void {
+  if (pricing !== undefined && typeof pricing !== 'function')
+    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
+  if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
+    throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
+  if (typeof sleep !== 'function')
+    throw new InvalidArgumentError('sleep', 'a function (ms, signal) => Promise<void>', sleep);
+  if (typeof random !== 'function') throw new InvalidArgumentError('random', 'a function returning [0, 1)', random);
+}
+
+/** The turn's logger: the one given, none (`false`), or the library's default. */
+function resolveLogger(logger: unknown): AgentLogger | undefined {
+  if (logger !== undefined && logger !== false && !isAgentLogger(logger)) {
+    throw new InvalidArgumentError(
+      'logger',
+      'an object with error, warn, info and debug methods of (message, meta), or false',
+      logger,
+    );
+  }
+  return logger === false ? undefined : ((logger as AgentLogger | undefined) ?? getDefaultLogger());
 }

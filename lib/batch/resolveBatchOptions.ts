@@ -37,10 +37,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     historyDurability,
     historyGroupCommit,
     overwriteHistory = false,
-    signal,
-    onProgress,
     progress: showProgress = false,
-    onRun,
     logger,
     cancelGraceMs = 1000,
     clock = Date.now,
@@ -60,7 +57,6 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     table,
     approve,
     approvalTimeoutMs,
-    onApproval,
     onPause,
     compact,
   } = options;
@@ -96,44 +92,10 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
       salvage,
     );
   resolveResumeTools(resumeTools, 'resumeTools');
-  if (signal !== undefined && !(signal instanceof AbortSignal))
-    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
-  if (onProgress !== undefined && typeof onProgress !== 'function')
-    throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
-  if (typeof showProgress !== 'boolean')
-    throw new InvalidArgumentError(
-      'progress',
-      'true or false (a progress line on standard error, drawn when it is a terminal)',
-      showProgress,
-    );
-  if (onApproval !== undefined && typeof onApproval !== 'function')
-    throw new InvalidArgumentError(
-      'onApproval',
-      'a function ({ id, index, calls, approve, deny }) => void',
-      onApproval,
-    );
-  if (onApproval !== undefined && approve === undefined)
-    throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
-  if (onRun !== undefined && typeof onRun !== 'function')
-    throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
+  assertBatchHooks(options, showProgress);
   // Where the runs' lines are kept: a folder or a store.
   const kept = historyDir !== undefined || store !== undefined;
-  if (journalGiven !== undefined && journalGiven !== false && !kept) {
-    throw new InvalidArgumentError(
-      'journal',
-      "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
-      journalGiven,
-    );
-  }
-  if (ledgerGiven === true && !kept)
-    throw new InvalidArgumentError(
-      'ledger',
-      "left out (or false) unless `historyDir` is set: the ledger is kept in each run's history file",
-      ledgerGiven,
-    );
-  // Durable by default: with a folder, a killed batch can be resumed without paying again for answered calls.
-  const journal = journalGiven ?? (kept ? true : undefined);
-  const ledger = ledgerGiven ?? (kept ? true : undefined);
+  const { journal, ledger } = keptLines(journalGiven, ledgerGiven, kept);
   // The options every run's adapter gets; constructing one checks them all, with their names.
   const adapterOptions = {
     retry,
@@ -237,4 +199,52 @@ function assertStoreOptions(store: unknown, batchId: unknown, historyDir: unknow
       'false with `store` unless `batchId` names the batch to resume (the id its report gave)',
       resume,
     );
+}
+
+/** The batch's callbacks and its signal, each checked by name. */
+function assertBatchHooks(options: BatchOptions, showProgress: unknown): void {
+  const { signal, onProgress, onApproval, approve, onRun } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  if (typeof showProgress !== 'boolean')
+    throw new InvalidArgumentError(
+      'progress',
+      'true or false (a progress line on standard error, drawn when it is a terminal)',
+      showProgress,
+    );
+  if (onApproval !== undefined && typeof onApproval !== 'function')
+    throw new InvalidArgumentError(
+      'onApproval',
+      'a function ({ id, index, calls, approve, deny }) => void',
+      onApproval,
+    );
+  if (onApproval !== undefined && approve === undefined)
+    throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
+  if (onRun !== undefined && typeof onRun !== 'function')
+    throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
+}
+
+/** The journal and the ledger of every run: on by default where the runs' lines are kept, refused where they are not. */
+function keptLines(
+  journalGiven: BatchOptions['journal'],
+  ledgerGiven: BatchOptions['ledger'],
+  kept: boolean,
+): { journal: BatchOptions['journal']; ledger: BatchOptions['ledger'] } {
+  if (journalGiven !== undefined && journalGiven !== false && !kept) {
+    throw new InvalidArgumentError(
+      'journal',
+      "left out (or false) unless `historyDir` is set: the journal is kept in each run's history file",
+      journalGiven,
+    );
+  }
+  if (ledgerGiven === true && !kept)
+    throw new InvalidArgumentError(
+      'ledger',
+      "left out (or false) unless `historyDir` is set: the ledger is kept in each run's history file",
+      ledgerGiven,
+    );
+  // Durable by default: with a folder, a killed batch can be resumed without paying again for answered calls.
+  return { journal: journalGiven ?? (kept ? true : undefined), ledger: ledgerGiven ?? (kept ? true : undefined) };
 }
