@@ -20,7 +20,7 @@ import { uniqueFileNames } from './safeFileName';
 import { writeBatchManifest } from './batchManifest';
 import { assertNoClash } from './assertNoClash';
 import { resolveBatchOptions } from './resolveBatchOptions';
-import { BatchScheduler } from './BatchScheduler';
+import { BatchScheduler, type BatchLog } from './BatchScheduler';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchReport } from './BatchReport';
 
@@ -80,16 +80,7 @@ export async function runBatch(
   const list = materialize(tasks);
   const { adapterOptions, mirrorOptions, caps, whenSpent, defaulted } = resolveBatchOptions(options, list);
   const { concurrency, overwriteHistory, showProgress, clock, resume, salvage } = defaulted;
-  const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
-  // A throwing logger never changes a batch's outcome.
-  const log =
-    chosen === undefined
-      ? undefined
-      : {
-          info: (m: string) => safeLog(chosen, 'info', m, {}),
-          warn: (m: string) => safeLog(chosen, 'warn', m, {}),
-          error: (m: string) => safeLog(chosen, 'error', m, {}),
-        };
+  const log = batchLog(logger);
   const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   // Each run's file says which caps its batch ran under, so a report made from the folder alone can show them.
   const sinkModes = {
@@ -171,25 +162,7 @@ export async function runBatch(
       options: { perRun, signal, onProgress, onRun, resumeTools, approve, onApproval, onPause },
     });
     await scheduler.run();
-    const { runs, outcomes, raises, stopped } = scheduler;
-
-    let totals = emptyUsage();
-    for (const run of runs) totals = addUsage(totals, run.usage);
-    return {
-      runs,
-      totals: { ...totals, outcomes },
-      limits: {
-        ...(perRun === undefined ? {} : { perRun: { ...perRun } }),
-        ...(total === undefined ? {} : { total: { ...total } }),
-      },
-      concurrency,
-      ...(raises === undefined ? {} : { raises: raises.list }),
-      durationMs: Math.max(0, clock() - startedAt) || 0,
-      ...(inStore === undefined ? {} : { batchId: inStore.batch.batchId }),
-      ...(stopped === undefined || outcomes.skipped === 0
-        ? {}
-        : { stopped: { reason: stopped.reason, message: stopped.message } }),
-    };
+    return batchReport(scheduler, options, concurrency, Math.max(0, clock() - startedAt) || 0, inStore?.batch.batchId);
   } finally {
     lock?.release();
     // The lock is freed whatever the batch did; a failure to free it is told, never thrown over the report.
@@ -231,4 +204,44 @@ function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
     }
   });
   return list as Array<BatchTask | FrameworkTask>;
+}
+
+/** The batch's log lines through its logger (none with `false`); a throwing logger never changes a batch's outcome. */
+function batchLog(logger: BatchOptions['logger']): BatchLog | undefined {
+  const chosen: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
+  if (chosen === undefined) return undefined;
+  return {
+    info: (m: string) => safeLog(chosen, 'info', m, {}),
+    warn: (m: string) => safeLog(chosen, 'warn', m, {}),
+    error: (m: string) => safeLog(chosen, 'error', m, {}),
+  };
+}
+
+/** The report of a batch whose scheduler has run: its runs, their totals, the caps and raises, why it stopped. */
+function batchReport(
+  scheduler: BatchScheduler,
+  { perRun, total }: BatchOptions,
+  concurrency: number,
+  durationMs: number,
+  batchId: string | undefined,
+): BatchReport {
+  const { runs, outcomes, raises, stopped } = scheduler;
+
+  let totals = emptyUsage();
+  for (const run of runs) totals = addUsage(totals, run.usage);
+  return {
+    runs,
+    totals: { ...totals, outcomes },
+    limits: {
+      ...(perRun === undefined ? {} : { perRun: { ...perRun } }),
+      ...(total === undefined ? {} : { total: { ...total } }),
+    },
+    concurrency,
+    ...(raises === undefined ? {} : { raises: raises.list }),
+    durationMs,
+    ...(batchId === undefined ? {} : { batchId }),
+    ...(stopped === undefined || outcomes.skipped === 0
+      ? {}
+      : { stopped: { reason: stopped.reason, message: stopped.message } }),
+  };
 }
