@@ -73,24 +73,7 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
     out.push(indent(moves(summary.lastMoves, timeFormat)));
     out.push('');
   }
-  const failure = summary.failure;
-  if (failure !== null) {
-    const lead =
-      summary.status === 'failed' ? 'FAILED: the run ended' : `Turn ${failure.turn}, the last to finish, ended`;
-    const line = failure.line === undefined ? '' : `, line ${failure.line}`;
-    const standsFor = summary.turns.list.find((t) => t.turn === failure.turn)?.standsFor;
-    out.push(
-      `${lead} in ${failure.state}${standsFor === undefined ? '' : ` (${standsFor})`} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`,
-    );
-    out.push(
-      `  where: ${failure.from} → ${failure.state}, after ${formatDuration(failure.durationMs)} in ${failure.from}`,
-    );
-    out.push(`  why:   ${failure.description === '' ? '(no description)' : failure.description}`);
-    if (failure.data !== undefined) out.push(`  data:  ${cut(escapeControl(safeStringify(failure.data)), 500)}`);
-    out.push(`  The moves up to it:`);
-    out.push(indent(moves(failure.lastMoves, timeFormat)));
-    out.push('');
-  }
+  pushFailure(out, summary, time, timeFormat);
   if (summary.status === 'ok') {
     const lastTurn = summary.turns.list.at(-1);
     out.push(
@@ -111,52 +94,8 @@ export function formatSummary(given: HistorySummary, options: FormatSummaryOptio
     out.push('');
   }
 
-  const outcomes = Object.entries(summary.turns.outcomes).map(([state, n]) => `${n} ${state}`);
-  if (open !== undefined) outcomes.push('1 unfinished');
-  out.push(`Path: ${plural(summary.turns.count, 'turn')}${outcomes.length > 0 ? ` — ${outcomes.join(', ')}` : ''}`);
-  const shown = summary.turns.list.slice(-turnCount);
-  const hidden = summary.turns.count - shown.length;
-  if (hidden > 0) out.push(`  (${plural(hidden, 'earlier turn')} not shown)`);
-  if (shown.length > 0) {
-    out.push(
-      indent(
-        table(
-          ['turn', 'seq', 'duration', 'moves', 'outcome', 'last move'],
-          shown.map((t) => [
-            String(t.turn),
-            `${t.firstSeq}–${t.lastSeq}`,
-            formatDuration(t.durationMs),
-            String(t.moves),
-            turnOutcome(t),
-            t.description,
-          ]),
-          [true, false, false, true, false, false],
-        ),
-      ),
-    );
-  }
-  out.push('');
-
-  const total = summary.states.reduce((sum, s) => sum + s.totalMs, 0);
-  out.push(`Time per state (${formatDuration(total)} in all):`);
-  out.push(
-    indent(
-      table(
-        ['state', 'visits', 'total', 'share', 'median', 'max'],
-        summary.states.map((s) => [
-          s.state,
-          String(s.visits),
-          formatDuration(s.totalMs),
-          percent(s.share),
-          `${s.medianExact ? '' : '~'}${formatDuration(s.medianMs)}`,
-          formatDuration(s.maxMs),
-        ]),
-        [false, true, true, true, true, true],
-      ),
-    ),
-  );
-  out.push('');
-
+  pushPath(out, summary, open !== undefined, turnCount);
+  pushStates(out, summary);
   out.push(`Forced moves: ${summary.forced.count === 0 ? 'none' : summary.forced.count}`);
   for (const r of summary.forced.list) out.push(`  seq ${r.seq}  ${time(r.at)}  ${r.from} → ${r.to}  ${r.description}`);
   out.push(`Rejected moves: ${summary.rejected.count === 0 ? 'none' : summary.rejected.count}`);
@@ -231,4 +170,77 @@ function assertSummary(summary: unknown): void {
 
 function hasList(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Array.isArray((value as { list?: unknown }).list);
+}
+
+/** The failure, or the last turn's end when the run is cut off: where, why, its data and the moves up to it. */
+function pushFailure(out: string[], summary: HistorySummary, time: (at: number) => string, timeFormat: string): void {
+  const failure = summary.failure;
+  if (failure === null) return;
+  const lead =
+    summary.status === 'failed' ? 'FAILED: the run ended' : `Turn ${failure.turn}, the last to finish, ended`;
+  const line = failure.line === undefined ? '' : `, line ${failure.line}`;
+  const standsFor = summary.turns.list.find((t) => t.turn === failure.turn)?.standsFor;
+  out.push(
+    `${lead} in ${failure.state}${standsFor === undefined ? '' : ` (${standsFor})`} at seq ${failure.seq}${line} (turn ${failure.turn}, ${time(failure.at)}${failure.forced ? ', forced' : ''})`,
+  );
+  out.push(
+    `  where: ${failure.from} → ${failure.state}, after ${formatDuration(failure.durationMs)} in ${failure.from}`,
+  );
+  out.push(`  why:   ${failure.description === '' ? '(no description)' : failure.description}`);
+  if (failure.data !== undefined) out.push(`  data:  ${cut(escapeControl(safeStringify(failure.data)), 500)}`);
+  out.push(`  The moves up to it:`);
+  out.push(indent(moves(failure.lastMoves, timeFormat)));
+  out.push('');
+}
+
+/** The path of turns: their outcomes, and a table of the last `turnCount`. */
+function pushPath(out: string[], summary: HistorySummary, open: boolean, turnCount: number): void {
+  const outcomes = Object.entries(summary.turns.outcomes).map(([state, n]) => `${n} ${state}`);
+  if (open) outcomes.push('1 unfinished');
+  out.push(`Path: ${plural(summary.turns.count, 'turn')}${outcomes.length > 0 ? ` — ${outcomes.join(', ')}` : ''}`);
+  const shown = summary.turns.list.slice(-turnCount);
+  const hidden = summary.turns.count - shown.length;
+  if (hidden > 0) out.push(`  (${plural(hidden, 'earlier turn')} not shown)`);
+  if (shown.length > 0) {
+    out.push(
+      indent(
+        table(
+          ['turn', 'seq', 'duration', 'moves', 'outcome', 'last move'],
+          shown.map((t) => [
+            String(t.turn),
+            `${t.firstSeq}–${t.lastSeq}`,
+            formatDuration(t.durationMs),
+            String(t.moves),
+            turnOutcome(t),
+            t.description,
+          ]),
+          [true, false, false, true, false, false],
+        ),
+      ),
+    );
+  }
+  out.push('');
+}
+
+/** Where the time went, state by state. */
+function pushStates(out: string[], summary: HistorySummary): void {
+  const total = summary.states.reduce((sum, s) => sum + s.totalMs, 0);
+  out.push(`Time per state (${formatDuration(total)} in all):`);
+  out.push(
+    indent(
+      table(
+        ['state', 'visits', 'total', 'share', 'median', 'max'],
+        summary.states.map((s) => [
+          s.state,
+          String(s.visits),
+          formatDuration(s.totalMs),
+          percent(s.share),
+          `${s.medianExact ? '' : '~'}${formatDuration(s.medianMs)}`,
+          formatDuration(s.maxMs),
+        ]),
+        [false, true, true, true, true, true],
+      ),
+    ),
+  );
+  out.push('');
 }
