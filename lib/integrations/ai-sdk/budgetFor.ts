@@ -88,17 +88,7 @@ type AnyTools = any;
  */
 export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: BudgetForOptions = {}): AISDKBudgetGuard {
   const list = checkBudgets(budgets);
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidArgumentError('options', 'an object { pricing?, onUnknownCost?, signal?, clock? }', options);
-  const { pricing, onUnknownCost = 'error', signal, clock = Date.now } = options;
-  if (pricing !== undefined && typeof pricing !== 'function')
-    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => number | undefined', pricing);
-  if (onUnknownCost !== 'error' && onUnknownCost !== 'ignore')
-    throw new InvalidArgumentError('onUnknownCost', "'error' or 'ignore'", onUnknownCost);
-  if (signal !== undefined && !(signal instanceof AbortSignal))
-    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
-  if (typeof clock !== 'function')
-    throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+  const { pricing, onUnknownCost = 'error', signal, clock = Date.now } = checkBudgetForOptions(options);
 
   const local = list.filter((b): b is Budget => b instanceof Budget);
   const external = list.filter((b): b is ExternalBudget => !(b instanceof Budget));
@@ -144,20 +134,7 @@ export function budgetFor(budgets: AnyBudget | readonly AnyBudget[], options: Bu
     else if (costUsd === undefined && capsDollars && onUnknownCost === 'error') {
       unknownCost = `a step of model ${model ?? '(unknown)'} cost an unknown amount (${usage.inputTokens ?? '?'} input, ${usage.outputTokens ?? '?'} output tokens) under a maxCostUsd budget: pass budgetFor(…, { pricing }) that prices this model, or onUnknownCost: 'ignore'`;
     }
-    // Tool calls the step ran that wrapTools did not count or refuse when they started: not the
-    // invalid ones (never executed) nor the provider's.
-    const invalid = new Set(
-      step.content.flatMap((p) =>
-        p.type === 'tool-call' && 'invalid' in p && p.invalid === true ? [p.toolCallId] : [],
-      ),
-    );
-    const ran = step.content.filter(
-      (p) =>
-        (p.type === 'tool-result' || p.type === 'tool-error') &&
-        p.providerExecuted !== true &&
-        !invalid.has(p.toolCallId) &&
-        !handledTools.has(p.toolCallId),
-    ).length;
+    const ran = toolsRan(step, handledTools);
     const llmCalls = reservedLlm > 0 ? 0 : 1;
     if (reservedLlm > 0) reservedLlm -= 1;
     // An ExternalBudget counts calls when they are reserved; what was not reserved is charged here, with the wall time.
@@ -271,4 +248,37 @@ function checkBudgets(budgets: unknown): AnyBudget[] {
 
 function budgetError(limit: SpentLimit, prefix = ''): BudgetExceededError {
   return new BudgetExceededError(`${prefix}${limit.message}`, limit.limit, limit.used, limit.max);
+}
+
+/** `budgetFor`'s options, each checked by name. */
+function checkBudgetForOptions(options: BudgetForOptions): BudgetForOptions {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'an object { pricing?, onUnknownCost?, signal?, clock? }', options);
+  const { pricing, onUnknownCost = 'error', signal, clock = Date.now } = options;
+  if (pricing !== undefined && typeof pricing !== 'function')
+    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => number | undefined', pricing);
+  if (onUnknownCost !== 'error' && onUnknownCost !== 'ignore')
+    throw new InvalidArgumentError('onUnknownCost', "'error' or 'ignore'", onUnknownCost);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  if (typeof clock !== 'function')
+    throw new InvalidArgumentError('clock', 'a function returning epoch milliseconds', clock);
+  return options;
+}
+
+/**
+ * The tool calls a step ran that `wrapTools` did not count or refuse when they started: not the
+ * invalid ones (never executed) nor the provider's.
+ */
+function toolsRan(step: StepResult<AnyTools>, handledTools: ReadonlySet<string>): number {
+  const invalid = new Set(
+    step.content.flatMap((p) => (p.type === 'tool-call' && 'invalid' in p && p.invalid === true ? [p.toolCallId] : [])),
+  );
+  return step.content.filter(
+    (p) =>
+      (p.type === 'tool-result' || p.type === 'tool-error') &&
+      p.providerExecuted !== true &&
+      !invalid.has(p.toolCallId) &&
+      !handledTools.has(p.toolCallId),
+  ).length;
 }
