@@ -128,7 +128,7 @@ const SUITES: readonly SuiteSpec[] = [
   {
     name: 'store',
     title:
-      'PostgresStore: per move and per LLM call in each durability mode vs bare pg writing the same rows with the same commits; a batch on the store beside files',
+      'PostgresStore: per move and per LLM call in each durability mode vs bare pg writing the same rows with the same commits; continuing a cut-off run vs a SELECT of its rows; a batch on the store beside files',
     file: 'store.bench.ts',
     optional: false,
   },

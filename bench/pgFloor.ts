@@ -36,9 +36,9 @@ export async function recordingSink(
 }
 
 /** The tables of a `PostgresStore` in `schema`, quoted. */
-export function storeTables(schema: string): { runs: string; lines: string } {
+export function storeTables(schema: string): { batches: string; runs: string; lines: string } {
   const s = `"${schema.replace(/"/g, '""')}"`;
-  return { runs: `${s}.agent_sm_runs`, lines: `${s}.agent_sm_run_lines` };
+  return { batches: `${s}.agent_sm_batches`, runs: `${s}.agent_sm_runs`, lines: `${s}.agent_sm_run_lines` };
 }
 
 /**

@@ -15,6 +15,8 @@
 //    is the median of per-pair ratios with their quartiles. Target: ≤ 1.3×.
 //  - Batch: `runBatch` of zero-latency tool-round tasks (durable by default: journal and ledger
 //    on) with `store` and with `historyDir`, alternating: runs/s of each, printed.
+//  - Resume (bench/storeContinue.ts): continuing a run cut off after 50 journaled calls, against
+//    a SELECT of its rows plus the same run served from memory. Target: ≤ 2×.
 //
 // Needs PostgreSQL at BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres); the
 // suite works in a schema of its own, dropped at the end. Without a server its targets MISS,
@@ -49,7 +51,8 @@ import {
   type SuiteResult,
   type TargetCheck,
 } from './harness';
-import { recordingSink, writeFloorRun, type Commit } from './pgFloor';
+import { recordingSink, storeTables, writeFloorRun, type Commit } from './pgFloor';
+import { CONTINUE_GOAL, CONTINUE_NAME, continueOnStore } from './storeContinue';
 
 const URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TARGET = 1.3;
@@ -231,6 +234,7 @@ function unreachable(why: string): SuiteResult {
       pass: false,
     })),
   );
+  targets.push({ name: CONTINUE_NAME, goal: CONTINUE_GOAL, measured: `not measured: ${why}`, pass: false });
   return { suite: 'store', columns: ['median'], rows: [], targets };
 }
 
@@ -247,6 +251,7 @@ export async function run(): Promise<SuiteResult> {
     await store.migrate();
     const pairs = await measure(store, client, schema);
     const b = await batches(store);
+    const resume = await continueOnStore(store, client, storeTables(schema));
     const rows: ResultRow[] = pairs.flatMap((p) => [
       {
         label: `${p.label}: floor, bare pg (${p.commits} commits for ${p.units} ${p.kind === 'move' ? 'moves' : 'calls'})`,
@@ -268,18 +273,22 @@ export async function run(): Promise<SuiteResult> {
         ],
       },
     );
+    rows.push(...resume.rows);
     return {
       suite: 'store',
       columns: ['median', '× floor / spread'],
       rows,
-      targets: pairs.map((p) =>
-        ratioTarget(
-          `PostgresStore ${p.label.split(' (')[0]}`,
-          p.ratio,
-          TARGET,
-          'bare pg inserts, same rows and commits',
+      targets: [
+        ...pairs.map((p) =>
+          ratioTarget(
+            `PostgresStore ${p.label.split(' (')[0]}`,
+            p.ratio,
+            TARGET,
+            'bare pg inserts, same rows and commits',
+          ),
         ),
-      ),
+        resume.target,
+      ],
     };
   } finally {
     await store.close().catch(() => undefined);

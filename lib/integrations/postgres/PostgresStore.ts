@@ -5,7 +5,6 @@ import {
   readRunFile,
   type JsonlHistorySinkOptions,
   type RunFileFacts,
-  type RunLineWriter,
 } from 'agent-state-machine/history';
 import { InvalidArgumentError, VERSION, type TransitionTable } from 'agent-state-machine';
 import {
@@ -25,6 +24,8 @@ import type { PostgresStoreOptions } from './PostgresStoreOptions';
 export type { PostgresStoreOptions } from './PostgresStoreOptions';
 import { quoteIdent, schemaStatements } from './postgresSchema';
 import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatch';
+import { runLineWriter } from './runLineWriter';
+import { ConnectionLease } from './ConnectionLease';
 
 /** Lines read from the database at once. */
 const PAGE_LINES = 1000;
@@ -256,40 +257,33 @@ export class PostgresStore implements RunStore {
   ): Promise<RunSink> {
     const t = this.#tables();
     const startedAt = options.startedAt ?? Date.now();
-    const key = await this.#run(`opening run ${runId} of batch ${batchId}`, async (client) => {
-      const { rows } = await client.query<{ run_key: string }>(
-        // Not waiting for the disk: the run's first durable line (its meta line with 'move', a
-        // reserve line, a turn's end) flushes the log up to it, this row included.
-        `WITH level AS (SELECT set_config('synchronous_commit', 'off', true))
+    const lease = new ConnectionLease(ignore);
+    const key = await this.#run(
+      `opening run ${runId} of batch ${batchId}`,
+      async (client) => {
+        const { rows } = await client.query<{ run_key: string }>(
+          // Not waiting for the disk: the run's first durable line (its meta line with 'move', a
+          // reserve line, a turn's end) flushes the log up to it, this row included.
+          `WITH level AS (SELECT set_config('synchronous_commit', 'off', true))
          INSERT INTO ${t.runs} (batch_id, run_id, started_at)
          SELECT $1, $2, to_timestamp($3 / 1000.0) FROM level RETURNING run_key`,
-        [batchId, runId, startedAt],
-      );
-      return rows[0]!.run_key;
-    });
+          [batchId, runId, startedAt],
+        );
+        return rows[0]!.run_key;
+      },
+      lease,
+    );
     const where = `${this.name} run ${runId} of batch ${batchId}`;
-    let next = 1;
-    const writer: RunLineWriter = {
-      append: (lines, durable) => {
-        const first = next;
-        next += lines.length;
-        return this.#runAgain(
-          `committing ${lines.length === 1 ? 'a line' : `${lines.length} lines`} of run ${runId}`,
-          (client) =>
-            client.query(
-              // One statement, so one commit, whose synchronous_commit is the line's durability.
-              `WITH level AS (SELECT set_config('synchronous_commit', $1, true))
-             INSERT INTO ${t.lines} (run_key, line_no, line)
-             SELECT $2, $3 + u.o - 1, u.l FROM level, unnest($4::text[]) WITH ORDINALITY AS u(l, o)
-             ON CONFLICT (run_key, line_no) DO NOTHING`,
-              [durable ? 'on' : 'off', key, first, lines],
-            ),
-        ).then(() => undefined);
+    const writer = runLineWriter(
+      {
+        lines: t.lines,
+        runAgain: (operation, work) => this.#runAgain(operation, work, lease),
+        recordEnd: (facts) => this.#recordEnd(key, where, facts, lease),
       },
-      end: async () => {
-        await this.#recordEnd(key, where, await this.#factsOf(key, where));
-      },
-    };
+      key,
+      runId,
+      where,
+    );
     return RunLinesSink.open(where, writer, { ...options, startedAt, table: options.table ?? table });
   }
 
@@ -299,13 +293,16 @@ export class PostgresStore implements RunStore {
   }
 
   /** Records how a run ended in its row: facts the lines hold (made again from them if lost), not waiting for the disk. */
-  async #recordEnd(key: string, where: string, facts: RunFileFacts): Promise<void> {
-    await this.#runAgain(`recording how ${where} ended`, (client) =>
-      client.query(
-        `UPDATE ${this.#tables().runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
+  async #recordEnd(key: string, where: string, facts: RunFileFacts, lease?: ConnectionLease): Promise<void> {
+    await this.#runAgain(
+      `recording how ${where} ended`,
+      (client) =>
+        client.query(
+          `UPDATE ${this.#tables().runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
          FROM (SELECT set_config('synchronous_commit', 'off', true)) AS level WHERE run_key = $1`,
-        [key, facts.outcome, facts.reason ?? null, facts.costUsd, facts.usage?.llmCalls ?? 0, facts.durationMs],
-      ),
+          [key, facts.outcome, facts.reason ?? null, facts.costUsd, facts.usage?.llmCalls ?? 0, facts.durationMs],
+        ),
+      lease,
     );
   }
 
@@ -439,13 +436,19 @@ export class PostgresStore implements RunStore {
     };
   }
 
-  /** `work` on a pooled connection, its failure to reach the server said as `PostgresUnreachableError`. */
-  #run<T>(operation: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `work` on a pooled connection (`lease`'s, when it keeps one, and kept there after), its
+   * failure to reach the server said as `PostgresUnreachableError`.
+   */
+  #run<T>(operation: string, work: (client: PoolClient) => Promise<T>, lease?: ConnectionLease): Promise<T> {
     return this.#bounded(operation, async () => {
-      const client = await this.#pool.connect();
-      // A connection that dies while checked out is an error event beside the query's failure:
-      // the query's is the one told, and the event must not crash the process.
-      client.on('error', ignore);
+      let client = lease?.take();
+      if (client === undefined) {
+        client = await this.#pool.connect();
+        // A connection that dies while checked out is an error event beside the query's failure:
+        // the query's is the one told, and the event must not crash the process.
+        client.on('error', ignore);
+      }
       let broken: unknown;
       try {
         return await work(client);
@@ -453,9 +456,12 @@ export class PostgresStore implements RunStore {
         if (!isSqlError(error) && !(error instanceof HistoryFileError)) broken = error;
         throw error;
       } finally {
-        client.removeListener('error', ignore);
-        // A connection that failed on the wire is not given to the next query.
-        client.release(broken === undefined ? undefined : asError(broken));
+        if (lease !== undefined && broken === undefined) lease.keep(client);
+        else {
+          client.removeListener('error', ignore);
+          // A connection that failed on the wire is not given to the next query.
+          client.release(broken === undefined ? undefined : asError(broken));
+        }
       }
     });
   }
@@ -466,11 +472,11 @@ export class PostgresStore implements RunStore {
    * one until the server answers or `connectTimeoutMs` has passed since the first failure, so a
    * run goes on once its server is back, and ends naming how long it waited when it is not.
    */
-  async #runAgain<T>(operation: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  async #runAgain<T>(operation: string, work: (client: PoolClient) => Promise<T>, lease?: ConnectionLease): Promise<T> {
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#run(operation, work);
+        return await this.#run(operation, work, lease);
       } catch (error) {
         if (!(error instanceof PostgresUnreachableError)) throw error;
         const waited = Date.now() - started;
