@@ -43,6 +43,7 @@ import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { UsageMeter } from './UsageMeter';
 import type { UsageDelta } from './UsageTotals';
+import type { MirrorWrapUp } from './MirrorWrapUp';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
@@ -53,6 +54,12 @@ export const TOOL_PHASE: ReadonlySet<string> = new Set([
   State.CheckingForCancellation,
   State.RunningTool,
 ]);
+
+/** How `gate` treats a call: `handOver` lets go of the hold it takes the place of; `wraps`: a cost refusal wraps up (`budget.wrapUp`). */
+export interface GateHow {
+  handOver?: () => void;
+  wraps?: boolean;
+}
 
 /** What a mirror's moves need of the mirror: its budget, clock, writers and the running run's signal. */
 export interface MirrorMovesDeps {
@@ -91,6 +98,8 @@ export class MirrorMoves {
   unsent = false;
   texts: string[] | undefined;
   lastText: string | undefined;
+  /** The final call's hold and the budget note (`budget.wrapUp`, `budget.visible`), when the mirror honours them. */
+  wrap: MirrorWrapUp | undefined;
 
   readonly #budget: Budget;
   readonly #clock: () => number;
@@ -128,6 +137,7 @@ export class MirrorMoves {
     this.unsent = false;
     this.texts = undefined;
     this.lastText = undefined;
+    this.wrap?.begin();
     this.operation = 'sendUserMessage';
     this.meter = meter;
     this.meter.start();
@@ -231,18 +241,27 @@ export class MirrorMoves {
    * The checks before an attempt from a sending state, as the adapter's callLLM makes them: the
    * budgets, then the attempt's worst case held against strict caps (and external ones).
    */
-  async gate(bound: LLMCallBound | undefined, whyNoBound: string | undefined): Promise<MirrorStop | undefined> {
+  async gate(
+    bound: LLMCallBound | undefined,
+    whyNoBound: string | undefined,
+    how: GateHow = {},
+  ): Promise<MirrorStop | undefined | { wrap: SpentLimit }> {
     const meter = this.meter!;
     const from = this.machine.pendingState;
     if (this.#signal().aborted) return this.cancel(from, { failures: this.failures });
     // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
     this.endAttempt();
+    // The hold this call takes the place of (the final call's reserve) goes just before its own is taken.
+    how.handOver?.();
     // No await from the check to the hold: runs sharing a budget are counted one by one.
     const gate = holdMirrorCall(meter, this.#pricing, this.#ledger !== undefined, bound, whyNoBound);
     if (gate instanceof OperationError)
       return this.stop(State.Error, gate.message, { operation: this.operation }, 'error', gate);
     const { held } = gate;
     let spent: SpentLimit | OperationError | undefined = gate.spent;
+    // Its worst case did not fit beside the final call's hold: the run wraps up instead, nothing held for it.
+    if (how.wraps === true && spent?.limit === 'maxCostUsd' && spent.hold !== undefined && meter.strict)
+      return { wrap: spent };
     if (spent === undefined && meter.hasExternal) {
       spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
       if (spent !== undefined) meter.release(held.held, undefined);
@@ -417,6 +436,8 @@ export class MirrorMoves {
     this.#recording?.stop();
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.endAttempt();
+    // A final call's reserve the run no longer needs goes back.
+    this.wrap?.release(meter);
     meter.chargeWall();
     const unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
     const event = {
