@@ -43,7 +43,6 @@ import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { UsageMeter } from './UsageMeter';
 import type { UsageDelta } from './UsageTotals';
-import type { MirrorWrapUp } from './MirrorWrapUp';
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
@@ -98,8 +97,8 @@ export class MirrorMoves {
   unsent = false;
   texts: string[] | undefined;
   lastText: string | undefined;
-  /** The final call's hold and the budget note (`budget.wrapUp`, `budget.visible`), when the mirror honours them. */
-  wrap: MirrorWrapUp | undefined;
+  /** The final call's hold (`budget.wrapUp`, a MirrorWrapUp), when the mirror keeps one: reset as a run begins, let go as it ends. */
+  wrap: { begin(): void; release(meter: UsageMeter): void } | undefined;
 
   readonly #budget: Budget;
   readonly #clock: () => number;

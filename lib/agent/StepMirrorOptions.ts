@@ -58,8 +58,9 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    * The request flags the integration driving this mirror honours, as a loop's `honours`:
    * `wrapUp` (it makes the final call `modelCallPlan` asks for: `budget.wrapUp`) and
    * `budgetNote` (it adds the note: `budget.visible`). A budget asking for one not honoured is
-   * refused by name. Integrations set it (mirrorAISDK honours both); a batch's mirror honours
-   * both until its integration says otherwise. Default: none.
+   * refused by name. For `new StepMirror()` alone: an integration (mirrorAISDK honours both,
+   * AgentsMirror and LangGraphMirror neither) says its own and refuses one given to it; a batch's
+   * mirror honours both until the integration put on it says otherwise. Default: none.
    */
   honours?: LoopHonours;
 }

@@ -54,6 +54,10 @@ describe('budget.wrapUp and budget.visible refused where a path cannot honour th
     expect(() => new LangGraphMirror({ budget: { visible: true }, logger: false })).toThrow(
       /^Expected `budget\.visible` to be left out of new LangGraphMirror\(\): LangGraph's callbacks/,
     );
+    // What an integration honours is its own to say.
+    expect(() => new AgentsMirror({ honours: { wrapUp: true }, budget, pricing, logger: false })).toThrow(
+      /^Expected `honours` to be left out of new AgentsMirror\(\): the integration says what it honours/,
+    );
   });
 
   it("a batch's mirror (it honours both until its integration says) is refused by the Agents SDK and LangGraph mirrors, and by a call reported by hand", async () => {
