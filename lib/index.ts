@@ -40,7 +40,15 @@ export { AgentWithStateMachine } from './agent/AgentWithStateMachine';
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/AgentWithStateMachine';
 // The mirror: a loop a framework owns, fed step by step into the same states, history and budgets.
 export { StepMirror } from './agent/StepMirror';
-export type { StepMirrorOptions, MirrorResponse, MirrorToolOutcome, MirrorStop } from './agent/StepMirror';
+export type {
+  StepMirrorOptions,
+  MirrorResponse,
+  MirrorToolOutcome,
+  MirrorStop,
+  MirrorCallFlags,
+  MirrorBoundOf,
+  MirrorIntegration,
+} from './agent/StepMirror';
 export type {
   AgentLoop,
   LLMResponse,

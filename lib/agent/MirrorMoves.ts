@@ -54,6 +54,12 @@ export const TOOL_PHASE: ReadonlySet<string> = new Set([
   State.RunningTool,
 ]);
 
+/** How `gate` treats a call: `handOver` lets go of the hold it takes the place of; `wraps`: a cost refusal wraps up (`budget.wrapUp`). */
+export interface GateHow {
+  handOver?: () => void;
+  wraps?: boolean;
+}
+
 /** What a mirror's moves need of the mirror: its budget, clock, writers and the running run's signal. */
 export interface MirrorMovesDeps {
   budget: Budget;
@@ -91,6 +97,8 @@ export class MirrorMoves {
   unsent = false;
   texts: string[] | undefined;
   lastText: string | undefined;
+  /** The final call's hold (`budget.wrapUp`, a MirrorWrapUp), when the mirror keeps one: reset as a run begins, let go as it ends. */
+  wrap: { begin(): void; release(meter: UsageMeter): void } | undefined;
 
   readonly #budget: Budget;
   readonly #clock: () => number;
@@ -128,6 +136,7 @@ export class MirrorMoves {
     this.unsent = false;
     this.texts = undefined;
     this.lastText = undefined;
+    this.wrap?.begin();
     this.operation = 'sendUserMessage';
     this.meter = meter;
     this.meter.start();
@@ -231,18 +240,27 @@ export class MirrorMoves {
    * The checks before an attempt from a sending state, as the adapter's callLLM makes them: the
    * budgets, then the attempt's worst case held against strict caps (and external ones).
    */
-  async gate(bound: LLMCallBound | undefined, whyNoBound: string | undefined): Promise<MirrorStop | undefined> {
+  async gate(
+    bound: LLMCallBound | undefined,
+    whyNoBound: string | undefined,
+    how: GateHow = {},
+  ): Promise<MirrorStop | undefined | { wrap: SpentLimit }> {
     const meter = this.meter!;
     const from = this.machine.pendingState;
     if (this.#signal().aborted) return this.cancel(from, { failures: this.failures });
     // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
     this.endAttempt();
+    // The hold this call takes the place of (the final call's reserve) goes just before its own is taken.
+    how.handOver?.();
     // No await from the check to the hold: runs sharing a budget are counted one by one.
     const gate = holdMirrorCall(meter, this.#pricing, this.#ledger !== undefined, bound, whyNoBound);
     if (gate instanceof OperationError)
       return this.stop(State.Error, gate.message, { operation: this.operation }, 'error', gate);
     const { held } = gate;
     let spent: SpentLimit | OperationError | undefined = gate.spent;
+    // Its worst case did not fit beside the final call's hold: the run wraps up instead, nothing held for it.
+    if (how.wraps === true && spent?.limit === 'maxCostUsd' && spent.hold !== undefined && meter.strict)
+      return { wrap: spent };
     if (spent === undefined && meter.hasExternal) {
       spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
       if (spent !== undefined) meter.release(held.held, undefined);
@@ -417,6 +435,8 @@ export class MirrorMoves {
     this.#recording?.stop();
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.endAttempt();
+    // A final call's reserve the run no longer needs goes back.
+    this.wrap?.release(meter);
     meter.chargeWall();
     const unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
     const event = {

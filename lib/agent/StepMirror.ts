@@ -24,7 +24,7 @@ import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { assertNonNegative } from './assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
-import { outsideEndings, refuseEndings } from './refuseEndings';
+import { refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
 import { endSlot, slotLine } from './MirrorSlot';
 import { mirrorLlmLine } from './mirrorAttemptLine';
@@ -40,6 +40,9 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
 import type { StepMirrorOptions } from './StepMirrorOptions';
 import type { MirrorStop } from './MirrorStop';
+import { ExtensionState } from './extensionStates';
+import { wrappedUp, type MirrorBoundOf, type MirrorCallFlags, type MirrorWrapUp } from './MirrorWrapUp';
+import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirrorEndings';
 
 export type { StepMirrorOptions } from './StepMirrorOptions';
 
@@ -50,6 +53,10 @@ export type MirrorResponse = LLMResponse;
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
 export type { MirrorStop } from './MirrorStop';
+export type { MirrorBoundOf, MirrorCallFlags } from './MirrorWrapUp';
+export type { MirrorIntegration } from './mirrorEndings';
+
+const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
 
 const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 
@@ -102,6 +109,8 @@ export class StepMirror {
   readonly #ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
   readonly #stall: StallWatch | undefined;
   readonly #callerSignal: AbortSignal | undefined;
+  /** The final call's hold and the budget note, when a budget asks for them (and the integration honours them). */
+  readonly #wrap: MirrorWrapUp | undefined;
   #warnedUnknownCost = false;
   #controller = new AbortController();
   /** The runs' state and the moves they make. */
@@ -112,14 +121,32 @@ export class StepMirror {
    * given beside it, since that mirror's options were fixed when it was made), else a new one
    * made of the options. `where` names the integration in errors.
    */
-  static fromOptions(options: StepMirrorOptions & { mirror?: StepMirror }, where: string): StepMirror {
+  static fromOptions(
+    options: StepMirrorOptions & { mirror?: StepMirror },
+    where: string,
+    integration: MirrorIntegration = {},
+  ): StepMirror {
     const { mirror, ...rest } = options;
+    const cannot = { ...MIRROR_CANNOT, ...integration.cannot };
     if (mirror === undefined) {
       assertKnownOptions(rest, MIRROR_OPTION_KEYS, where, MIRROR_CANNOT);
-      return new StepMirror(rest);
+      if (rest.honours !== undefined)
+        throw new InvalidArgumentError(
+          'honours',
+          `left out of ${where}: the integration says what it honours`,
+          rest.honours,
+        );
+      const budgets = [...(rest.budget === undefined ? [] : [{ limits: rest.budget, label: 'budget' }])];
+      refuseEndings([...budgets, ...(rest.sharedBudgets ?? [])], cannot, where, integration.honours);
+      return new StepMirror({
+        ...rest,
+        ...(integration.honours === undefined ? {} : { honours: integration.honours }),
+      });
     }
     if (!(mirror instanceof StepMirror)) throw new InvalidArgumentError('mirror', 'a StepMirror', mirror);
     assertNothingBeside(rest, where);
+    // A mirror made before its integration was known (a batch's): its budgets' endings must be ones this integration makes.
+    refuseEndings(mirror.#budgets, cannot, where, integration.honours);
     return mirror;
   }
 
@@ -140,25 +167,28 @@ export class StepMirror {
       ledger,
       logger,
       stall,
+      honours = {},
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
     checkMirrorOptions(options);
+    const own = new Budget(budget ?? {}, { label: 'budget' });
+    const budgets = [own, ...sharedBudgets];
+    const ending = mirrorEndings(budgets, externalBudgets, pricing, honours, stalls?.table);
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     const journalOptions = resolveJournal(journal);
     this.machine = new StateMachine<StateName>({
       ...machineOptions,
-      ...(stalls === undefined ? {} : { table: stalls.table as TransitionTable<StateName> }),
+      ...(ending.table === undefined ? {} : { table: ending.table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
     this.#stall = stalls?.watch;
     const writers = mirrorWriters(this.machine, journalOptions, ledger === true, this.#stall, machineOptions.sink);
     this.#journal = writers.journal;
     this.#ledger = writers.ledger;
-    this.#budget = new Budget(budget ?? {}, { label: 'budget' });
-    this.#budgets = [this.#budget, ...sharedBudgets];
-    const endings = [...this.#budgets, ...outsideEndings(externalBudgets)];
-    refuseEndings(endings, MIRROR_CANNOT, 'a framework run (StepMirror)');
+    this.#budget = own;
+    this.#budgets = budgets;
+    this.#wrap = ending.wrap;
     this.#external = [...externalBudgets];
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
     this.#recording = resumeRecording(resumeFrom, true, Infinity);
@@ -181,6 +211,7 @@ export class StepMirror {
       pricing: this.#pricing,
       signal: () => this.#controller.signal,
     });
+    this.#run.wrap = this.#wrap;
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -215,6 +246,7 @@ export class StepMirror {
   get needsBound(): boolean {
     return (
       this.#ledger !== undefined ||
+      this.#wrap?.wrapsUp === true ||
       this.#budgets.some((b) => b.strict) ||
       this.#external.some((b) => b.capsCost === true)
     );
@@ -297,22 +329,60 @@ export class StepMirror {
       if (problem !== undefined)
         throw new InvalidArgumentError('bound', `{ inputTokens, maxOutputTokens, model? } (${problem})`, bound);
     }
+    if (this.#wrap !== undefined) {
+      const [key, value] = endingAsked(this.#budgets);
+      throw new InvalidArgumentError(
+        key,
+        'left out of a mirror whose model calls come through modelCallStart(): such a call is made as the framework built it, so no final call or budget note can go with it (an integration that honours them calls modelCallPlan(boundOf))',
+        value,
+      );
+    }
+    const entered = this.#enterCall();
+    if (entered !== undefined) return entered;
+    return this.#run.gate(bound, whyNoBound) as Promise<MirrorStop | undefined>;
+  }
+
+  /**
+   * Before each model attempt, from an integration that honours `budget.wrapUp` or
+   * `budget.visible` (its `MirrorIntegration.honours`): as `modelCallStart`, with `boundOf(flags)`
+   * bounding the call as it would be sent with the given flags. Resolves to why the run stops
+   * (it has ended), or to the flags the call must carry: `budgetNote`, added to the request;
+   * `wrapUp`, the final call — no tool to call, the instruction added last, `withheld` replacing
+   * the results it carries when they would not fit. The run then ends with its answer
+   * (`wrapped_up`) when `modelResponse` reports it.
+   */
+  async modelCallPlan(boundOf: MirrorBoundOf): Promise<MirrorStop | MirrorCallFlags> {
+    if (typeof boundOf !== 'function')
+      throw new InvalidArgumentError(
+        'boundOf',
+        'a function (flags) => the bound of the call, or why it has none',
+        boundOf,
+      );
+    const entered = this.#enterCall();
+    if (entered !== undefined) return entered;
+    const checked = checkedBoundOf(boundOf);
+    if (this.#wrap !== undefined) return this.#wrap.plan(this.#run, checked, this.needsBound);
+    const bound = this.needsBound ? checked({}) : undefined;
+    const stop = await this.#run.gate(
+      typeof bound === 'object' ? bound : undefined,
+      typeof bound === 'string' ? bound : undefined,
+    );
+    return stop === undefined ? {} : (stop as MirrorStop);
+  }
+
+  /** The moves before a model attempt: the run's first call, the next after tools, or a retry (stays put). */
+  #enterCall(): MirrorStop | undefined {
     if (!this.#run.running) this.runStart();
     this.#recording?.stop('the framework made an LLM call live without asking for its recorded response');
     const state = this.machine.pendingState;
-    if (state === State.WaitingForUserInput) {
-      const stop = this.#run.firstCall();
-      if (stop !== undefined) return stop;
-    } else if (this.signal.aborted && TOOL_PHASE.has(state)) {
+    if (state === State.WaitingForUserInput) return this.#run.firstCall();
+    if (this.signal.aborted && TOOL_PHASE.has(state)) {
       // Cancelled while its tools ran: the run ends where it was, as the adapter's does.
       return this.runAborted().error as MirrorStop;
-    } else if (state === State.SendingToLLM || state === State.SendingToolResults) {
-      // Another attempt of the same call: a retry, whether the failure was reported or not.
-    } else {
-      const stop = this.#run.toSendingResults(state);
-      if (stop !== undefined) return stop;
     }
-    return this.#run.gate(bound, whyNoBound);
+    // Another attempt of the same call (the final call's too): a retry, whether the failure was reported or not.
+    if (state === State.SendingToLLM || state === State.SendingToolResults || state === WRAPPING_UP) return undefined;
+    return this.#run.toSendingResults(state);
   }
 
   /**
@@ -386,7 +456,7 @@ export class StepMirror {
     const meter = this.#run.meter!;
     const endedAt = this.#clock();
     let state = this.machine.pendingState;
-    if (state !== State.SendingToLLM && state !== State.SendingToolResults) {
+    if (state !== State.SendingToLLM && state !== State.SendingToolResults && state !== WRAPPING_UP) {
       // A response without a call reported before it: the framework's order, forced with the reason.
       if (state === State.WaitingForUserInput) this.#run.move(State.SendingToLLM, 'sending the user message');
       else this.#run.toSendingResults(state, false);
@@ -427,6 +497,7 @@ export class StepMirror {
       this.#warnedUnknownCost = true;
       safeLog(this.#logger, 'warn', priced.note, { turn: this.#run.turn });
     }
+    if (state === WRAPPING_UP) return void wrappedUp(this.#run, response, problems, priced.note, this.#budget.usage);
     this.#run.responded(response, problems, priced.note, this.#stall);
   }
 

@@ -2,7 +2,7 @@ import type { Logger } from 'winston';
 import type { StateName } from '../../states/StateName';
 import type { StateMachineOptions } from '../machine/StateMachine';
 import type { AgentLogger } from './AgentLogger';
-import type { Pricing } from './AgentLoop';
+import type { LoopHonours, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { BudgetLimits } from './BudgetLimits';
 import type { ExternalBudget } from './ExternalBudget';
@@ -54,4 +54,13 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
    */
   stall?: boolean | StallOptions;
+  /**
+   * The request flags the integration driving this mirror honours, as a loop's `honours`:
+   * `wrapUp` (it makes the final call `modelCallPlan` asks for: `budget.wrapUp`) and
+   * `budgetNote` (it adds the note: `budget.visible`). A budget asking for one not honoured is
+   * refused by name. For `new StepMirror()` alone: an integration (mirrorAISDK honours both,
+   * AgentsMirror and LangGraphMirror neither) says its own and refuses one given to it; a batch's
+   * mirror honours both until the integration put on it says otherwise. Default: none.
+   */
+  honours?: LoopHonours;
 }

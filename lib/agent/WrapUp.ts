@@ -1,6 +1,6 @@
 import { formatUsd } from '../internal/formatUsd';
 import type { LLMCallInput } from './AgentEvents';
-import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext } from './AgentLoop';
+import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
 import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
@@ -197,15 +197,30 @@ export class WrapUp {
   ): Promise<number | OperationError | ContractViolationError> {
     const asFinal = await boundLLMCall(this.#scope, input, 1, { ...flags, wrapUp: instruction }, true);
     if (asFinal === undefined || 'kind' in asFinal) return asFinal?.error ?? noBound();
-    const grown: LLMCallBound = {
-      ...asFinal.bound!,
-      inputTokens: asFinal.bound!.inputTokens + 2 * planned.bound!.maxOutputTokens + SLACK_TOKENS,
-    };
-    const worst = worstCaseCost(grown, this.#scope.settings.pricing);
-    if (worst.costUsd === undefined)
-      return new OperationError('cost', new Error(`budget.wrapUp cannot hold the final call: ${worst.why}`));
-    return worst.costUsd;
+    return finalReserve(asFinal.bound!, planned.bound!, this.#scope.settings.pricing);
   }
+}
+
+/**
+ * Pure: the worst case of a final call made after the call bounded by `next`, in USD: that
+ * call's request as a final call (`asFinal`: no tools, the instruction added), grown by its
+ * response (at most its max output tokens) and by the answers to the tool calls it may ask for
+ * (taken to be no longer than the response), plus a little for the budget note. The adapter and
+ * a mirror that makes final calls (mirrorAISDK's) hold the same.
+ */
+export function finalReserve(
+  asFinal: LLMCallBound,
+  next: LLMCallBound,
+  pricing: Pricing | undefined,
+): number | OperationError {
+  const grown: LLMCallBound = {
+    ...asFinal,
+    inputTokens: asFinal.inputTokens + 2 * next.maxOutputTokens + SLACK_TOKENS,
+  };
+  const worst = worstCaseCost(grown, pricing);
+  if (worst.costUsd === undefined)
+    return new OperationError('cost', new Error(`budget.wrapUp cannot hold the final call: ${worst.why}`));
+  return worst.costUsd;
 }
 
 /**
@@ -233,14 +248,18 @@ function decide(
   nextUsd: number,
   reason: string,
 ): WrapDecision {
+  return { kind: 'wrap', operation, input, event: wrapUpEvent(reserveUsd, nextUsd, reason) };
+}
+
+/** The WrappingUp move's description and data: the final call's hold, the next call's worst case, and why it did not fit. */
+export function wrapUpEvent(
+  reserveUsd: number,
+  nextUsd: number,
+  reason: string,
+): { description: string; data: Record<string, unknown> } {
   return {
-    kind: 'wrap',
-    operation,
-    input,
-    event: {
-      description: `the next LLM call would not fit beside the final call's hold: asking for the final answer`,
-      data: { reserveUsd, nextCallUsd: nextUsd, reason },
-    },
+    description: `the next LLM call would not fit beside the final call's hold: asking for the final answer`,
+    data: { reserveUsd, nextCallUsd: nextUsd, reason },
   };
 }
 

@@ -25,7 +25,7 @@ export interface RunFacts {
 export function mirrorRunResult(meter: UsageMeter, facts: RunFacts): TurnResult {
   const { outcome, error } = facts;
   const result = { outcome } as TurnResult;
-  if (outcome === 'end_of_turn') result.text = facts.lastText;
+  if (outcome === 'end_of_turn' || outcome === 'wrapped_up') result.text = facts.lastText;
   if (error !== undefined) result.error = error;
   result.usage = meter.usage;
   result.turn = facts.turn;
@@ -51,7 +51,7 @@ export function reportRunEnd(meter: UsageMeter, result: TurnResult, logger: Agen
           },
         );
     });
-  if (outcome !== 'end_of_turn') {
+  if (outcome !== 'end_of_turn' && outcome !== 'wrapped_up') {
     const message = `run ${result.turn} ended ${outcome}${error === undefined ? '' : `: ${error.message}`}`;
     safeLog(logger, outcome === 'cancelled' ? 'info' : 'warn', message, { turn: result.turn, outcome });
   }

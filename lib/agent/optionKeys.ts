@@ -53,6 +53,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   resumeFrom: true,
   ledger: true,
   stall: true,
+  honours: true,
 });
 
 /**
@@ -74,8 +75,9 @@ export const MIRROR_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   cancelGraceMs: "the framework's own loop decides when a cancelled call stops",
   sleep: 'the framework waits between its own retries',
   random: 'the framework jitters its own retries',
-  // Keys inside `budget` (and `perRun`, `total`), refused by refuseEndings.
+  // Keys inside `budget` (and `perRun`, `total`), refused by refuseEndings unless the mirror's integration honours them.
   'budget.wrapUp':
-    "the framework makes its own calls with its own tools, so the mirror cannot make a final call with no tools; end the framework's loop yourself (AI SDK `stopWhen`, Agents SDK `maxTurns`)",
-  'budget.visible': 'the framework builds its own requests, so the mirror cannot add a note to them',
+    "this mirror's calls are made by the framework as it built them, so no final call with no tools can be made (mirrorAISDK makes one; elsewhere end the framework's loop yourself: AI SDK `stopWhen`, Agents SDK `maxTurns`, LangGraph `recursionLimit`)",
+  'budget.visible':
+    "this mirror's requests are built by the framework, so no note can be added to them (mirrorAISDK adds one)",
 });

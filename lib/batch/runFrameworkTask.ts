@@ -1,7 +1,6 @@
 import { StepMirror, type StepMirrorOptions } from '../agent/StepMirror';
 import { OperationError } from '../agent/TurnError';
 import { AGENT_OPTION_KEYS, MIRROR_CANNOT } from '../agent/optionKeys';
-import { refuseEndings } from '../agent/refuseEndings';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { ResumeInfo } from '../agent/RunRecording';
@@ -64,8 +63,6 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       if (value !== undefined && value !== false)
         throw new InvalidArgumentError(key, `left out of framework task \`${task.id}\`: ${why}`, value);
     }
-    const budgets = [...(adapter.budget === undefined ? [] : [{ limits: adapter.budget, label: 'budget' }])];
-    refuseEndings([...budgets, ...(adapter.sharedBudgets ?? [])], MIRROR_CANNOT, `framework task \`${task.id}\``);
     if (forward !== undefined && adapter.sink !== undefined)
       throw new InvalidArgumentError(
         'adapter.sink',
@@ -87,6 +84,9 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       ...(adapter.resumeFrom === undefined ? {} : { resumeFrom: adapter.resumeFrom }),
       ...(forward === undefined ? (adapter.sink === undefined ? {} : { sink: adapter.sink }) : { sink: forward }),
       ...(signal === undefined ? {} : { signal }),
+      // The framework is not known yet: the integration the task puts on the mirror refuses the
+      // endings it cannot make (mirrorAISDK makes both), and a mirror driven by hand refuses them at its first call.
+      honours: { wrapUp: true, budgetNote: true },
     };
     mirror = new StepMirror(mirrorOptions);
     if (historyFile !== undefined || openSink !== undefined) {

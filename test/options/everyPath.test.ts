@@ -120,7 +120,9 @@ describe('an option a framework run cannot honour is refused by name, never drop
     expect(error.message).toContain(MIRROR_CANNOT[key as keyof typeof MIRROR_CANNOT]!);
   });
 
-  it.each(cannot)(
+  // A budget's endings reach the framework: its integration refuses them (or makes them: mirrorAISDK).
+  const adapterOnly = cannot.filter((key) => !key.startsWith('budget.'));
+  it.each(adapterOnly)(
     'a framework task given adapter option %s ends in Error naming it, its framework never run',
     async (key) => {
       let ran = false;

@@ -21,6 +21,7 @@ import { requestTokenBound } from '../../internal/requestTokenBound';
 import { safeStringify } from '../../internal/safeStringify';
 import { modelResponseOf, StreamCollector, type ModelCallResult } from './modelResponseOf';
 import { recordedResult, recordedStream } from './recordedModelResult';
+import { withFlags, type CallOptions } from './withFlags';
 
 /** Options of `mirrorAISDK(options)`: a mirror's options (budgets, pricing, journal, …), or a mirror to drive. */
 export interface MirrorAISDKOptions extends StepMirrorOptions {
@@ -162,9 +163,11 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
       );
     sink = JsonlHistorySink.open(historyFile, historyOptions);
   }
+  // The wrapped model rewrites a call into the final one and adds the budget note: both honoured.
   const mirror = StepMirror.fromOptions(
     sink === undefined ? { ...mirrorOptions, mirror: given } : { ...mirrorOptions, sink },
     'mirrorAISDK()',
+    { honours: { wrapUp: true, budgetNote: true } },
   );
 
   /** Response messages of the last finished step (cumulative over the run's steps). */
@@ -192,16 +195,18 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
     sync();
   };
 
-  const attempt = async <R>(o: CallOptions, modelId: string | undefined, call: () => PromiseLike<R>): Promise<R> => {
+  const attempt = async <R>(
+    o: CallOptions,
+    modelId: string | undefined,
+    call: (sent: CallOptions) => PromiseLike<R>,
+  ): Promise<R> => {
     ensureRun(lastUserText(o.prompt));
-    // The bound is only worked out when a strict (or external dollar) cap needs it.
-    const bound = mirror.needsBound ? callBound(o, modelId) : undefined;
-    const stop = await (typeof bound === 'string'
-      ? mirror.modelCallStart(undefined, bound)
-      : mirror.modelCallStart(bound));
-    if (stop !== undefined) throw stop;
+    // The bound is only worked out when the mirror needs it (a strict or external dollar cap,
+    // the final call's hold), of the call as the flags would send it.
+    const planned = await mirror.modelCallPlan((flags) => callBound(withFlags(o, flags), modelId));
+    if (planned instanceof Error) throw planned;
     try {
-      return await call();
+      return await call(withFlags(o, planned));
     } catch (error) {
       failed(error);
       throw error;
@@ -247,7 +252,7 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
     const doGenerate = async (o: CallOptions): Promise<ModelCallResult> => {
       const served = recorded(o);
       if (served !== undefined) return recordedResult(served, inner.specificationVersion);
-      const result = await attempt(o, inner.modelId, () => inner.doGenerate(o));
+      const result = await attempt(o, inner.modelId, (sent) => inner.doGenerate(sent));
       responded(result, inner.modelId);
       return result;
     };
@@ -258,8 +263,8 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
       // not: what it may bill stays within the call's hold.
       const max = typeof o.maxOutputTokens === 'number' ? o.maxOutputTokens : undefined;
       const watch = watchOutputBound(max, o.abortSignal ?? NEVER);
-      const result = await attempt(o, inner.modelId, () =>
-        inner.doStream(max === undefined ? o : { ...o, abortSignal: watch.signal }),
+      const result = await attempt(o, inner.modelId, (sent) =>
+        inner.doStream(max === undefined ? sent : { ...sent, abortSignal: watch.signal }),
       );
       const collector = new StreamCollector();
       let cut: unknown;
@@ -433,16 +438,6 @@ function answered(
     })),
   };
   return [...messages, assistant, tool];
-}
-
-/** What the wrapper reads of a model call's options (LanguageModelV2/V3 call options). */
-interface CallOptions {
-  prompt?: unknown;
-  tools?: unknown;
-  toolChoice?: unknown;
-  responseFormat?: unknown;
-  maxOutputTokens?: unknown;
-  abortSignal?: AbortSignal;
 }
 
 /**

@@ -65,7 +65,14 @@ export class LangGraphMirror extends BaseCallbackHandler {
     super({ raiseError: true });
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    this.mirror = StepMirror.fromOptions(options, 'new LangGraphMirror()');
+    this.mirror = StepMirror.fromOptions(options, 'new LangGraphMirror()', {
+      cannot: {
+        'budget.wrapUp':
+          "LangGraph's callbacks see a chat model call but cannot change its request (its tools, its messages), and the graph's edges decide which node runs next, so the mirror cannot make a final call with no tools; end the graph with its `recursionLimit`",
+        'budget.visible':
+          "LangGraph's callbacks see a chat model call but cannot change its messages, so no note can be added",
+      },
+    });
   }
 
   /**

@@ -114,7 +114,14 @@ export class AgentsMirror {
       throw new InvalidArgumentError('modelProvider', 'a ModelProvider (an object with getModel(name))', modelProvider);
     if (runner !== undefined && !(runner instanceof Runner))
       throw new InvalidArgumentError('runner', "a Runner from '@openai/agents'", runner);
-    this.mirror = StepMirror.fromOptions(rest, 'new AgentsMirror()');
+    this.mirror = StepMirror.fromOptions(rest, 'new AgentsMirror()', {
+      cannot: {
+        'budget.wrapUp':
+          "the Agents SDK's Runner decides from each model response whether its run goes on (tool calls, handoffs, the agent's `outputType` and `toolUseBehavior`), so a call the mirror turned into a final one with no tools is not sure to end the run with its answer; end it with the Runner's `maxTurns`",
+        'budget.visible':
+          "the Agents SDK's Runner builds each request from the agent and the run's items, and the mirror sees the model call only to check and record it, so no note can be added",
+      },
+    });
     this.#runner = runner ?? new Runner(modelProvider === undefined ? {} : { modelProvider });
     // The runner's provider resolves names as the SDK would (its default is lazy: no API key needed until used).
     this.#provider = modelProvider ?? this.#runner.config.modelProvider;
