@@ -330,6 +330,7 @@ const PINNED: Record<string, string[]> = {
     'BatchHandle',
     'BatchWorkerHandle',
     'BatchWorkerOptions',
+    'DistributedApprovalRequest',
     'DistributedBatchReport',
     'DistributedRunReport',
     'DistributedTask',
