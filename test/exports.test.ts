@@ -333,6 +333,7 @@ const PINNED: Record<string, string[]> = {
     'BatchHandle',
     'BatchWorkerHandle',
     'BatchWorkerOptions',
+    'DistributedApprovalRequest',
     'DistributedBatchReport',
     'DistributedRunReport',
     'DistributedTask',

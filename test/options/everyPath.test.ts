@@ -207,17 +207,17 @@ describe('a mirror handed to an integration takes nothing beside it', () => {
 });
 
 describe('the distributed batch refuses what it cannot take, saying where it goes', () => {
-  it('startBatchWorker({ table, approve }) is refused', () => {
+  it('startBatchWorker({ table, onApproval }) is refused', () => {
     expect(() => startBatchWorker({ connection: NOWHERE, name: 'q', agent: loop, table: 'bogus' } as never)).toThrow(
       /`table`.*startBatchWorker\(\).*default table/,
     );
     expect(() =>
-      startBatchWorker({ connection: NOWHERE, name: 'q', agent: loop, approve: { x: true } } as never),
-    ).toThrow(/`approve`.*cannot pause a run for approval/);
+      startBatchWorker({ connection: NOWHERE, name: 'q', agent: loop, onApproval: () => undefined } as never),
+    ).toThrow(/`onApproval`.*startBatchWorker\(\).*give it to submitBatch\(\) or attachBatch\(\)/);
   });
 
   it.each([
-    ['approve', { approve: { x: true } }, /cannot pause a run for approval/],
+    ['approve', { approve: { x: true } }, /policy of the worker that runs it.*give it to startBatchWorker\(\)/],
     ['journal', { journal: true }, /give it to startBatchWorker\(\)/],
     ['historyDir', { historyDir: 'runs' }, /give it to startBatchWorker\(\)/],
   ])('submitBatch({ %s }) is refused', async (_key, options, why) => {

@@ -1,4 +1,4 @@
-import type { AgentLoop, JournalOptions, Pricing, StepMirror } from 'agent-state-machine';
+import type { AgentLoop, ApprovalPolicy, JournalOptions, Pricing, StepMirror } from 'agent-state-machine';
 import type { RunStore } from 'agent-state-machine/batch';
 import type { RedisConnection } from './connection';
 import type { DistributedTask } from './submitBatch';
@@ -23,6 +23,22 @@ export interface BatchWorkerOptions {
    * tools })`) and run it. Give `agent` or `run`, not both.
    */
   run?: (task: DistributedTask, mirror: StepMirror, ctx: { signal: AbortSignal; batchId: string }) => unknown;
+  /**
+   * Which tool calls wait for a person before they run, as `AgentWithStateMachine` takes it
+   * (tool names mapped to `true`, or a function of the call). A run whose LLM asks for one parks:
+   * its request goes to Redis, and the run lets go of its slot and its job (its job waits in
+   * BullMQ's delayed list on a lease this worker renews) until every call is answered — by the
+   * producer's `onApproval`, or an `attachBatch({ onApproval })` in any process. It then takes
+   * the next free slot before any new run, and goes on with the answers: approved calls run
+   * (with the input given, if any), denied ones do not, and the LLM is told so. Not with `run`.
+   */
+  approve?: ApprovalPolicy;
+  /**
+   * With `approve`: a parked run left unanswered this long ends on its own, `cancelled` in
+   * ApprovalTimedOut, its calls not run — as in `runBatch`. Counted on this worker from the
+   * moment the run parks. Default: no limit (the run waits for its answers, or the batch's abort).
+   */
+  approvalTimeoutMs?: number;
   /** Runs at once in this worker. Default 4. */
   concurrency?: number;
   /** Each run's JSON Lines history goes to `<historyDir>/<batch id>/<index>-<task id made safe>.jsonl`. */

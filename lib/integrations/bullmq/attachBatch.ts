@@ -16,6 +16,7 @@ import type { BatchMeta } from './runRecords';
 import { EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
 import { trackBatch } from './trackBatch';
+import { assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
 
 /** Options of `attachBatch(options)`. */
 export interface AttachBatchOptions {
@@ -29,6 +30,12 @@ export interface AttachBatchOptions {
   batchId: string;
   /** Called as runs start and end, from the batch's first event on. A throw is caught and ignored. */
   onProgress?: (progress: BatchProgress) => void;
+  /**
+   * Called for each run parked for approval (`startBatchWorker({ approve })`) whose request is
+   * still open, as `submitBatch`'s `onApproval` is: this process may answer it, whichever
+   * process submitted the batch. A call answered elsewhere first is refused here by name.
+   */
+  onApproval?: (request: DistributedApprovalRequest) => void | Promise<void>;
   /** How often the workers' reports are read. Default 100 ms. */
   pollMs?: number;
   /** How long each Redis operation waits for an unreachable Redis. Default 10,000 ms. */
@@ -56,6 +63,7 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
     prefix = 'bull',
     batchId,
     onProgress,
+    onApproval,
     pollMs = 100,
     timeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
     expireAfterMs = 86_400_000,
@@ -66,6 +74,7 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
   if (!isBatchId(batchId)) throw new InvalidArgumentError('batchId', "a batch's id", batchId);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
+  assertOnApproval(onApproval);
   assertMs('pollMs', pollMs);
   assertMs('timeoutMs', timeoutMs);
   assertMs('expireAfterMs', expireAfterMs);
@@ -109,6 +118,7 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
       reportFile,
       signal,
       onProgress,
+      onApproval,
     });
     // What the batch did before this handle existed is counted before it is handed out.
     await tracked.caughtUp;

@@ -18,11 +18,21 @@ export interface BatchKeys {
   ids: string;
   /** Set: indexes of tasks not started because the batch was paused at its cap; a raise brings their jobs back. */
   waiting: string;
+  /**
+   * Hash: index → the run's open approval request (`{r, c}`: its id and its call ids), and
+   * `<index>:<request id>:<call id>` → the answer to that call (JSON), written once.
+   */
+  approvals: string;
 }
 
 /** The channel a queue's workers hear raises of a paused cap on (the message is the batch id). */
 export function raiseChannel(prefix: string, name: string): string {
   return `${prefix}:${name}:asm:raise`;
+}
+
+/** The channel a queue's workers hear that a run's approval request is answered on (the message is `<batch id>:<index>`). */
+export function approvalChannel(prefix: string, name: string): string {
+  return `${prefix}:${name}:asm:approval`;
 }
 
 /** The channel a queue's workers hear aborts on (the message is the batch id). */
@@ -42,6 +52,7 @@ export function batchKeys(prefix: string, name: string, batchId: string): BatchK
     abort: `${base}:abort`,
     ids: `${base}:ids`,
     waiting: `${base}:waiting`,
+    approvals: `${base}:approvals`,
   };
 }
 
@@ -57,6 +68,7 @@ export function recordKeys(keys: BatchKeys): string[] {
     keys.abort,
     keys.ids,
     keys.waiting,
+    keys.approvals,
   ];
 }
 

@@ -13,6 +13,7 @@ export type {
 } from './submitBatch';
 export { attachBatch } from './attachBatch';
 export type { AttachBatchOptions } from './attachBatch';
+export type { DistributedApprovalRequest } from './approvalNotice';
 export { startBatchWorker } from './startBatchWorker';
 export type { BatchWorkerOptions, BatchWorkerHandle } from './startBatchWorker';
 export { RedisBudget } from './RedisBudget';

@@ -18,6 +18,8 @@ export const WORKER_OPTION_KEYS = Object.freeze({
   onError: true,
   redisTimeoutMs: true,
   closeTimeoutMs: true,
+  approve: true,
+  approvalTimeoutMs: true,
 });
 
 export const SUBMIT_OPTION_KEYS = Object.freeze({
@@ -33,6 +35,7 @@ export const SUBMIT_OPTION_KEYS = Object.freeze({
   signal: true,
   onProgress: true,
   onPause: true,
+  onApproval: true,
   pollMs: true,
   keepKeys: true,
   batchId: true,
@@ -48,6 +51,7 @@ export const ATTACH_OPTION_KEYS = Object.freeze({
   prefix: true,
   batchId: true,
   onProgress: true,
+  onApproval: true,
   pollMs: true,
   timeoutMs: true,
   expireAfterMs: true,
@@ -55,15 +59,14 @@ export const ATTACH_OPTION_KEYS = Object.freeze({
   signal: true,
 });
 
-const NO_APPROVAL =
-  'a distributed batch cannot pause a run for approval yet (its worker does not park runs); run such tasks with runBatch()';
+const WORKER_APPROVES =
+  'a run asks approval under the policy of the worker that runs it (it may be a function): give it to startBatchWorker()';
 const PER_WORKER = 'each worker writes its own runs, so give it to startBatchWorker()';
 
 /** runBatch() options a distributed batch's producer does not take, with why and where they go instead. */
 export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
-  approve: NO_APPROVAL,
-  onApproval: NO_APPROVAL,
-  approvalTimeoutMs: NO_APPROVAL,
+  approve: WORKER_APPROVES,
+  approvalTimeoutMs: WORKER_APPROVES,
   historyDir: PER_WORKER,
   journal: PER_WORKER,
   concurrency: 'each worker has its own concurrency: give it to startBatchWorker()',
@@ -76,9 +79,7 @@ export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
 
 /** runBatch() and adapter options a worker does not take, with why. */
 export const WORKER_CANNOT: Readonly<Record<string, string>> = Object.freeze({
-  approve: NO_APPROVAL,
-  onApproval: NO_APPROVAL,
-  approvalTimeoutMs: NO_APPROVAL,
+  onApproval: 'the answers come from whoever follows the batch: give it to submitBatch() or attachBatch()',
   table: 'the worker runs the default table',
   compact: 'the worker does not compact runs yet',
   perRun: "the batch's limits are the producer's: give them to submitBatch()",

@@ -1,15 +1,18 @@
 import type { Redis } from 'ioredis';
-import { BEGIN, CREATE, FIGURES, RAISE, RECORD, SKIP, STEP, TRIP } from './scripts';
+import { ASK, BEGIN, CREATE, DECIDE, FIGURES, RAISE, RECORD, SKIP, STEP, TRIP, UNASK } from './scripts';
 
 const SCRIPTS = {
   asmStep: [STEP, 2],
   asmBegin: [BEGIN, 6],
-  asmRecord: [RECORD, 9],
-  asmSkip: [SKIP, 9],
+  asmRecord: [RECORD, 10],
+  asmSkip: [SKIP, 10],
   asmCreate: [CREATE, 3],
   asmTrip: [TRIP, 1],
   asmRaise: [RAISE, 3],
   asmFigures: [FIGURES, 1],
+  asmAsk: [ASK, 3],
+  asmDecide: [DECIDE, 2],
+  asmUnask: [UNASK, 1],
 } as const;
 type ScriptName = keyof typeof SCRIPTS;
 const defined = new WeakSet<Redis>();

@@ -11,20 +11,29 @@ import {
   runTask,
   safeFileName,
 } from 'agent-state-machine/internal';
-import { DEFAULT_TABLE, extendTable, InvalidArgumentError, WRAP_UP_EXTENSION } from 'agent-state-machine';
+import {
+  APPROVAL_EXTENSION,
+  DEFAULT_TABLE,
+  extendTable,
+  InvalidArgumentError,
+  WRAP_UP_EXTENSION,
+} from 'agent-state-machine';
 import type { AgentLoop, TransitionTable } from 'agent-state-machine';
 import type { StoreBatch } from 'agent-state-machine/batch';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { messageOf } from '../../internal/messageOf';
-import { abortChannel, batchKeys, raiseChannel, type BatchKeys } from './batchKeys';
+import { abortChannel, approvalChannel, batchKeys, raiseChannel, type BatchKeys } from './batchKeys';
 import { assertMs, assertQueueName, bounded, DEFAULT_REDIS_TIMEOUT_MS, openRedis } from './connection';
 import { openSubscriber } from './openSubscriber';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import type { StrictLimits } from './budgetFields';
-import { parkAtCap, type RunParking } from './parkAtCap';
+import { parkRun, type RunParking } from './parkRun';
 import { pushParkEvent } from './parkEvents';
-import { RaiseWatch } from './RaiseWatch';
+import { ParkWatch } from './ParkWatch';
+import { approvalWatchKey } from './approvalRecords';
+import { assertWorkerApproval, runApprovals } from './workerApprovals';
+import { RAISES_CODE } from './budgetFields';
 import { WorkerSlots } from './WorkerSlots';
 import { runScript } from './redisScripts';
 import { errorReport, lostReport, recordOnce, skippedReport, type BatchMeta } from './runRecords';
@@ -66,6 +75,8 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     journal = false,
     redisTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
     closeTimeoutMs = 30_000,
+    approve,
+    approvalTimeoutMs,
   } = options;
   assertMs('redisTimeoutMs', redisTimeoutMs);
   assertMs('closeTimeoutMs', closeTimeoutMs);
@@ -78,6 +89,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       throw new InvalidArgumentError('agent', 'left out when `run` is given (give one of them)', agent);
   } else if (typeof agent !== 'function')
     throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
+  assertWorkerApproval(approve, approvalTimeoutMs, frameworkRun !== undefined);
   if (!(Number.isInteger(concurrency) && concurrency > 0))
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
@@ -119,12 +131,13 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
   let running = 0;
   // Runs in a slot never pass `concurrency`, those that went on after a park included; parked ones hold none.
   const slots = new WorkerSlots(concurrency);
-  const watch = new RaiseWatch(redis, redisTimeoutMs, onError);
+  // What parked runs wait for (a raise, their answers), heard on the channels below or polled.
+  const watch = new ParkWatch(onError);
   /** Runs in a slot whose job BullMQ no longer counts (they parked, and went on after a raise). */
   let detachedInSlot = 0;
 
   // Aborts reach every worker at once; a worker that was not listening finds the abort key when it takes the next job.
-  // Raises too; a worker that missed one finds it by polling (RaiseWatch).
+  // Raises and answered approval requests too; a worker that missed one finds it by polling (ParkWatch).
   const subscriber = openSubscriber(
     connection,
     {
@@ -138,6 +151,11 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
         }
       },
       [raiseChannel(prefix, name)]: (batchId) => watch.heard(batchKeys(prefix, name, batchId).budget),
+      [approvalChannel(prefix, name)]: (message) => {
+        // `<batch id>:<index>`: a batch id has no `:`.
+        const at = message.lastIndexOf(':');
+        watch.heard(approvalWatchKey(batchKeys(prefix, name, message.slice(0, at)), Number(message.slice(at + 1))));
+      },
     },
     onError,
   );
@@ -225,12 +243,18 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       const attempt = Number(reply[1]);
       const why = aborted.get(batchId);
       if (why !== undefined) controller.abort(why);
-      if (meta.total?.whenSpent === 'pause')
-        parking = parkAtCap({
+      if (meta.total?.whenSpent === 'pause' || approve !== undefined)
+        parking = parkRun({
           slots,
           watch,
           budgetKey: keys.budget,
+          readRaises: () => readRaises(keys),
+          approvals:
+            approve === undefined
+              ? undefined
+              : runApprovals({ redis, keys, prefix, name, batchId, index }, attempt, watch, within),
           signal: controller.signal,
+          end: (reason) => controller.abort(reason),
           onSlot: () => recount(),
           onProblem: (message) => onError(new Error(`run ${task.id} of batch ${batchId}: ${message}`)),
           onPark: (parked) => pushParkEvent(redis, keys, index, parked, onError),
@@ -294,7 +318,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       deferCharges: true,
       timeoutMs: redisTimeoutMs,
     });
-    if (parking !== undefined && frameworkRun !== undefined)
+    if (meta.total?.whenSpent === 'pause' && frameworkRun !== undefined)
       return errorReport(
         task.id,
         new InvalidArgumentError(
@@ -349,8 +373,10 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           ...(frameworkRun === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
           logger: false,
           externalBudgets: [budget],
-          // A run that wraps up within a cap moves through WrappingUp: the table has it.
-          ...(frameworkRun === undefined && wrapsUp(meta) ? { table: WRAP_UP_TABLE } : {}),
+          // A run that wraps up within a cap moves through WrappingUp, one that asks approval through AwaitingApproval.
+          ...(frameworkRun === undefined ? { table: wrapsUp(meta) ? tables.wrapUp : tables.plain } : {}),
+          ...(approve === undefined ? {} : { approve }),
+          ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
           ...(price === undefined ? {} : { pricing: price }),
           journal,
           ...(resumeFrom === undefined ? {} : { resumeFrom }),
@@ -365,6 +391,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
     );
     await settle(budget, task.id, batchId);
     const capWait = parking?.capWait();
+    const approvalWait = parking?.approvalWait();
     return {
       id: task.id,
       outcome: run.outcome,
@@ -379,9 +406,23 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       ...(run.error === undefined ? {} : { error: errorToWire(run.error) }),
       ...(run.historyError === undefined ? {} : { historyError: errorToWire(run.historyError) }),
       ...(capWait === undefined ? {} : { capWait }),
+      ...(approvalWait === undefined ? {} : { approval: approvalWait }),
       worker: id,
       attempt,
     };
+  };
+
+  /** The tables a run moves through: with the approval states when this worker asks approval. */
+  const plain: TransitionTable<string> =
+    approve === undefined ? DEFAULT_TABLE : extendTable(DEFAULT_TABLE, APPROVAL_EXTENSION);
+  const tables = { plain, wrapUp: extendTable(plain, WRAP_UP_EXTENSION) };
+
+  /** A batch's raise count, for its runs parked at the cap: Infinity once it stopped on another limit (or is gone). */
+  const readRaises = async (keys: BatchKeys): Promise<number> => {
+    const [count, stopped] = await within(`reading the raises of ${keys.budget}`, () =>
+      redis.hmget(keys.budget, RAISES_CODE, 'x'),
+    );
+    return stopped !== null || count === null ? Infinity : Number(count);
   };
 
   /** Sends a run's last charge, kept until now (deferCharges). */
@@ -467,9 +508,6 @@ async function boundedLoop(loop: AgentLoop | Promise<AgentLoop>, total: StrictLi
   if (total?.maxCostUsd !== undefined && total.strict !== false) assertBoundsCalls(ready, 'total.maxCostUsd');
   return ready;
 }
-
-/** The worker's table for a batch whose runs wrap up within a cap (`perRun.wrapUp`, `total.wrapUp`). */
-const WRAP_UP_TABLE = extendTable(DEFAULT_TABLE, WRAP_UP_EXTENSION);
 
 function wrapsUp(meta: BatchMeta): boolean {
   return meta.perRun?.wrapUp !== undefined || meta.total?.wrapUp !== undefined;

@@ -29,6 +29,7 @@ import type { RunStore } from 'agent-state-machine/batch';
 import { storeOwner } from './WorkerStore';
 import { trackBatch } from './trackBatch';
 import { assertOnPause } from './pauseNotice';
+import { assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
 
 /** One task of a distributed batch: data only (JSON), from which a worker builds the agent. */
 export interface DistributedTask {
@@ -84,6 +85,14 @@ export interface SubmitBatchOptions {
    * stays paused.
    */
   onPause?: (pause: BatchPause) => void | Promise<void>;
+  /**
+   * Called for each run parked for approval on its worker (`startBatchWorker({ approve })`), as
+   * `runBatch` calls its own: with the run's id and index, its calls, and `approve(callId, {
+   * input? })` / `deny(callId, reason?)`, which may be called then or later, each answer going
+   * to Redis for the run's worker. A throw or a rejection is a process warning; the run stays
+   * parked (until answered, its worker's `approvalTimeoutMs`, or the batch's abort).
+   */
+  onApproval?: (request: DistributedApprovalRequest) => void | Promise<void>;
   /** How often the producer reads what the workers reported. Default 100 ms. */
   pollMs?: number;
   /** Leave the batch's keys in Redis for good, without an expiry. Default false. */
@@ -135,6 +144,9 @@ export type { BatchHandle, DistributedBatchReport, DistributedRunReport } from '
  *   BullMQ's stalled-job check on a live worker finds their lock gone — within the workers'
  *   `lockDurationMs + stalledIntervalMs` (30 s + 30 s by default), plus the wait for a free
  *   slot — and are not run again unless `retryLostRuns` allows it.
+ * - Approval: a run whose worker's `approve` holds one of its tool calls parks there, holding
+ *   no slot, until `onApproval` here (or an `attachBatch` handle's, in any process) answers
+ *   every call through Redis; then it goes on in the next free slot of its worker.
  * - Every task is reported exactly once: a run's report is written with HSETNX.
  * - Found again: with a `batchId`, a restarted producer resumes the batch, and any process can
  *   `attachBatch` to it. Its keys expire `expireAfterMs` after its last run is reported.
@@ -156,6 +168,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     signal,
     onProgress,
     onPause,
+    onApproval,
     pollMs = 100,
     keepKeys = false,
     batchId = randomUUID(),
@@ -178,6 +191,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   assertOnPause(onPause, total);
+  assertOnApproval(onApproval);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
   if (!isBatchId(batchId))
@@ -285,6 +299,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     signal,
     onProgress,
     onPause,
+    onApproval,
   }).handle;
 }
 

@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { addUsage, emptyUsage } from 'agent-state-machine/internal';
 import {
+  InvalidArgumentError,
   type BatchPause,
   type BatchProgress,
   type BudgetLimits,
@@ -22,9 +23,12 @@ import type { BatchHandle, DistributedBatchReport, DistributedRunReport } from '
 import { errorFromWire, type WireRunReport } from './wireReport';
 import type { ParkEvent } from './parkEvents';
 import { pauseNotice } from './pauseNotice';
+import { decideApproval, type ApprovalEvent } from './approvalRecords';
+import { approvalNotice, type DistributedApprovalRequest, type OpenRequest } from './approvalNotice';
 
 type Event =
   | ParkEvent
+  | ApprovalEvent
   | { t: 's'; i: number; w: string; a: number; c: number }
   | { t: 'f'; i: number; r: WireRunReport }
   | { t: 'r'; at: number; f: number; to: number; by: CapRaise['by'] };
@@ -49,6 +53,8 @@ export interface TrackedBatch {
   onProgress: ((progress: BatchProgress) => void) | undefined;
   /** Called once per pause at the cap (`total.whenSpent: 'pause'`), with the figures and `raise`. */
   onPause?: ((pause: BatchPause) => void | Promise<void>) | undefined;
+  /** Called for each run parked for approval, with its calls and `approve` / `deny`. */
+  onApproval?: ((request: DistributedApprovalRequest) => void | Promise<void>) | undefined;
 }
 
 /** How many runs one skip round trip records. */
@@ -87,6 +93,10 @@ export function trackBatch(batch: TrackedBatch): {
   const running = new Set<number>();
   /** Runs parked at the paused cap: started, not ended, holding no slot (not in flight). */
   const parked = new Set<number>();
+  /** The open approval request of each run parked for approval. */
+  const asking = new Map<number, OpenRequest>();
+  /** Requests read in this round of events: `onApproval` hears of those still open once the round is applied. */
+  let fresh: OpenRequest[] = [];
   const workers: Record<string, { concurrency: number; runs: number }> = {};
   const raises: CapRaise[] = [];
   let done = 0;
@@ -94,6 +104,8 @@ export function trackBatch(batch: TrackedBatch): {
   let budget: UsageTotals = emptyUsage();
   let stopped: { reason: SkipReason; message: string } | undefined;
   let stopping: Promise<void> | undefined;
+  /** The report is built (or the tracking failed): this handle's connection is closed, and it takes no answers. */
+  let reported = false;
 
   const snapshot = (event: BatchProgress['event']): BatchProgress => ({
     done,
@@ -141,12 +153,25 @@ export function trackBatch(batch: TrackedBatch): {
       raises.push({ at: event.at, fromUsd: event.f, toUsd: event.to, by: event.by });
       return;
     }
+    if (event.t === 'a') {
+      if (runs[event.i] !== undefined) return;
+      running.delete(event.i);
+      parked.add(event.i);
+      const open: OpenRequest = { index: event.i, id: ids[event.i]!, requestId: event.r, calls: event.c };
+      asking.set(event.i, open);
+      fresh.push(open);
+      emit({ type: 'parked', index: event.i, id: open.id, calls: open.calls.length });
+      return;
+    }
     if (event.t === 'p') {
       if (runs[event.i] !== undefined || !(event.p === 1 ? running : parked).has(event.i)) return;
       (event.p === 1 ? running : parked).delete(event.i);
       (event.p === 1 ? parked : running).add(event.i);
       const id = ids[event.i]!;
-      emit({ type: event.p === 1 ? 'parked' : 'resumed', index: event.i, id, calls: 0, atCap: true });
+      const asked = asking.get(event.i);
+      asking.delete(event.i);
+      if (asked !== undefined) emit({ type: 'resumed', index: event.i, id, calls: asked.calls.length });
+      else emit({ type: event.p === 1 ? 'parked' : 'resumed', index: event.i, id, calls: 0, atCap: true });
       return;
     }
     if (event.t === 's') {
@@ -161,6 +186,7 @@ export function trackBatch(batch: TrackedBatch): {
     runs[event.i] = run;
     running.delete(event.i);
     parked.delete(event.i);
+    asking.delete(event.i);
     done += 1;
     outcomes[run.outcome] += 1;
     if (run.worker !== undefined) (workers[run.worker] ??= { concurrency: 0, runs: 0 }).runs += 1;
@@ -190,6 +216,21 @@ export function trackBatch(batch: TrackedBatch): {
   const tellPause = pauseNotice(
     batch.onPause,
     (limits) => raiseCap(batch, limits, 'handle', within),
+    (message) => process.emitWarning(`batch ${batchId}: ${message}`),
+  );
+  // Answers go to Redis, for the run's worker; what goes wrong with onApproval is a process warning, as with onPause.
+  const tellApproval = approvalNotice(
+    batch.onApproval,
+    (open, decision) =>
+      reported
+        ? Promise.reject(
+            new InvalidArgumentError(
+              'callId',
+              `a call of a run still waiting (batch ${batchId} is reported: run ${open.id} has ended)`,
+              decision.callId,
+            ),
+          )
+        : decideApproval({ ...batch, index: open.index, requestId: open.requestId, taskId: open.id }, decision, within),
     (message) => process.emitWarning(`batch ${batchId}: ${message}`),
   );
   let markCaughtUp: () => void = () => undefined;
@@ -226,6 +267,10 @@ export function trackBatch(batch: TrackedBatch): {
         );
         offset += events.length;
         for (const line of events) apply(JSON.parse(line) as Event);
+        // A request answered and gone on within the events read (a handle attached late) is not asked again.
+        const asked = fresh;
+        fresh = [];
+        for (const open of asked) if (asking.get(open.index) === open) tellApproval(open);
         tellPause({ pausedAt: pause[0]!, capUsd: pause[1]!, spentUsd: budget.costUsd, heldUsd: pause[2]! });
         // A round shorter than its 1,000 events read all there was.
         if (events.length < 1000) markCaughtUp();
@@ -266,6 +311,7 @@ export function trackBatch(batch: TrackedBatch): {
       }
       return report;
     } finally {
+      reported = true;
       markCaughtUp();
       signal?.removeEventListener('abort', onAbort);
       await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);

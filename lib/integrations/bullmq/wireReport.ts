@@ -1,4 +1,11 @@
-import { RunSkippedError, type CapWait, type RunReport, type SkipReason, type UsageTotals } from 'agent-state-machine';
+import {
+  RunSkippedError,
+  type ApprovalWait,
+  type CapWait,
+  type RunReport,
+  type SkipReason,
+  type UsageTotals,
+} from 'agent-state-machine';
 import { WorkerLostError } from './WorkerLostError';
 
 /** A run's report as it travels through Redis: errors as name and message. */
@@ -13,6 +20,8 @@ export interface WireRunReport {
   historyError?: WireError;
   /** Parked at the batch's paused cap: how often, how long. */
   capWait?: CapWait;
+  /** Parked for approval: how often, for how many calls, how long. */
+  approval?: ApprovalWait;
   /** Run again after its worker was lost: continued from its journal in the store, restarted, or found ended there. */
   resumed?: RunReport['resumed'];
   worker?: string;

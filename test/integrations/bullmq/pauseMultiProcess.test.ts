@@ -2,17 +2,16 @@
 // --redis` (a child process): with the producer running, and with the producer killed
 // (SIGKILL) while paused and started again. Workers and producers in their own processes;
 // spend is read from Redis all along and never passes the cap in force.
-import { spawn, type ChildProcess } from 'node:child_process';
-import * as path from 'node:path';
-import * as readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch, type PriceTable } from '../../../lib/integrations/bullmq/index';
 import { buildCli, buildLibrary, runBuiltCli } from '../../helpers/builtCli';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { waitUntilPaused, watchSpend } from './fixtures/pausedBatch';
+import { spawnFixture } from './fixtures/spawnFixture';
+import { stopAll as kill } from './fixtures/spawnWorker';
 
-const root = path.resolve(__dirname, '../../..');
 const CALL = 140 / 1024;
 
 let url: string;
@@ -22,47 +21,6 @@ beforeAll(async () => {
   buildLibrary({ index: 'lib/index.ts', 'bullmq/index': 'lib/integrations/bullmq/index.ts' });
 }, 120_000);
 afterAll(() => releaseRedis());
-
-/** A fixture in its own process, with what it writes line by line. */
-function spawnFixture(file: string, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fixtures', file)], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const lines: string[] = [];
-  const waiters = new Set<() => void>();
-  readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-    lines.push(line);
-    for (const w of waiters) w();
-  });
-  const line = (prefix: string): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const check = (): void => {
-        const found = lines.find((l) => l.startsWith(prefix));
-        if (found === undefined) return;
-        waiters.delete(check);
-        resolve(found.slice(prefix.length));
-      };
-      waiters.add(check);
-      check();
-      child.once('exit', (code) => reject(new Error(`${file} exited (${code}) before "${prefix}": ${err}`)));
-    });
-  return { child, line };
-}
-
-async function kill(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map((c) => {
-      if (c.exitCode !== null || c.signalCode !== null) return undefined;
-      const gone = new Promise((r) => c.once('exit', r));
-      c.kill('SIGKILL');
-      return gone;
-    }),
-  );
-}
 
 interface Report {
   outcomes: string[];

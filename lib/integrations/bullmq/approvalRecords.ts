@@ -1,0 +1,110 @@
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError, type ApprovalDecision, type PendingApproval } from 'agent-state-machine';
+import { approvalChannel, type BatchKeys } from './batchKeys';
+import { runScript } from './redisScripts';
+
+/** A run of the batch parked for approval, on the batch's events: its request's id (`r`) and its calls. */
+export interface ApprovalEvent {
+  t: 'a';
+  i: number;
+  r: string;
+  c: PendingApproval[];
+}
+
+/** One Redis operation, bounded by its caller. */
+export type Within = <T>(what: string, operation: () => Promise<T>) => Promise<T>;
+
+/** Where a run's approval request lives: its batch's keys and channel, its index, the request's id. */
+export interface ApprovalPlace {
+  redis: Redis;
+  keys: BatchKeys;
+  prefix: string;
+  name: string;
+  batchId: string;
+  index: number;
+  /** `<attempt>.<park>`: unique over the run's attempts, so that no answer reaches a later request. */
+  requestId: string;
+}
+
+/** The key a worker's ParkWatch waits on for the answers to a run's request (and the approval channel names). */
+export function approvalWatchKey(keys: BatchKeys, index: number): string {
+  return `${keys.approvals}#${index}`;
+}
+
+/** Opens a run's approval request in Redis, and tells the batch's followers (its producer's `onApproval`). */
+export async function askApproval(place: ApprovalPlace, calls: PendingApproval[], within: Within): Promise<void> {
+  const { redis, keys, index, requestId } = place;
+  const event: ApprovalEvent = { t: 'a', i: index, r: requestId, c: calls };
+  const reply = (await within(`asking approval for run ${index}`, () =>
+    runScript(
+      redis,
+      'asmAsk',
+      [keys.budget, keys.approvals, keys.events],
+      [index, JSON.stringify({ r: requestId, c: calls.map((c) => c.callId) }), JSON.stringify(event)],
+    ),
+  )) as string[];
+  if (reply[0] === '!missing')
+    throw new Error(`the batch's budget is gone from Redis (${keys.budget}): its approval request cannot be made`);
+}
+
+/** The answers to every call of a run's request, in call order; undefined while one is missing. */
+export async function readDecisions(
+  place: ApprovalPlace,
+  callIds: readonly string[],
+  within: Within,
+): Promise<ApprovalDecision[] | undefined> {
+  const { redis, keys, index, requestId } = place;
+  const answers = await within(`reading the answers to run ${index}'s approval request`, () =>
+    redis.hmget(keys.approvals, ...callIds.map((id) => `${index}:${requestId}:${id}`)),
+  );
+  if (answers.some((a) => a === null)) return undefined;
+  return answers.map((a) => JSON.parse(a!) as ApprovalDecision);
+}
+
+/** Closes a run's request (it went on, or ended): a late answer is refused, and its answers go. */
+export async function closeApproval(place: ApprovalPlace, callIds: readonly string[], within: Within): Promise<void> {
+  const { redis, keys, index, requestId } = place;
+  await within(`closing run ${index}'s approval request`, () =>
+    runScript(redis, 'asmUnask', [keys.approvals], [index, requestId, ...callIds]),
+  );
+}
+
+/**
+ * Records one answer to a run's open request, from any process, and, once every call has one,
+ * tells the workers (the run's own takes it). Rejects, naming the call, an answer to a call
+ * that is not one of the request's, one answered already (here or by another process), and one
+ * to a run that has gone on or ended.
+ */
+export async function decideApproval(
+  place: ApprovalPlace & { taskId: string },
+  decision: ApprovalDecision,
+  within: Within,
+): Promise<void> {
+  const { redis, keys, prefix, name, batchId, index, requestId, taskId } = place;
+  const { callId } = decision;
+  const reply = (await within(`answering ${callId} of run ${taskId}`, () =>
+    runScript(redis, 'asmDecide', [keys.budget, keys.approvals], [index, requestId, callId, JSON.stringify(decision)]),
+  )) as string[];
+  switch (reply[0]) {
+    case '!missing':
+      throw new Error(
+        `batch ${batchId}: its budget is not in Redis (${keys.budget}): its keys expired or were deleted`,
+      );
+    case '!closed':
+      throw new InvalidArgumentError(
+        'callId',
+        `a call of a run still waiting (run ${taskId} has gone on or ended)`,
+        callId,
+      );
+    case '!unknown':
+      throw new InvalidArgumentError(
+        'callId',
+        `the id of a call run ${taskId} waits on (${reply.slice(1).join(', ')})`,
+        callId,
+      );
+    case '!answered':
+      throw new InvalidArgumentError('callId', 'a call not answered yet (it was answered already)', callId);
+  }
+  if (reply[1] === reply[2])
+    await within('telling the workers', () => redis.publish(approvalChannel(prefix, name), `${batchId}:${index}`));
+}

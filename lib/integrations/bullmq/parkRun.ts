@@ -1,0 +1,149 @@
+import type { AgentWithStateMachine, ApprovalDecision, ApprovalWait, CapWait, TurnResult } from 'agent-state-machine';
+import { messageOf } from '../../internal/messageOf';
+import type { ParkWatch } from './ParkWatch';
+import type { WorkerSlots } from './WorkerSlots';
+
+/** How one run of a worker parks out of its slot: at its batch's paused cap, or for approval. */
+export interface RunParking {
+  /** `runTask`'s `awaitPause`: parks the run out of its slot until it is let go and a slot is free, then it goes on. */
+  awaitPause: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
+  /** Resolves the first time the run parks: its processor then lets its job go (it holds no BullMQ slot either). */
+  parked: Promise<void>;
+  /** Whether the run is in a slot now (it took one when it started). */
+  readonly inSlot: boolean;
+  /** How often and how long it waited at the cap, once it has ended. */
+  capWait(): CapWait | undefined;
+  /** How often, for how many calls and how long it waited for approval, once it has ended. */
+  approvalWait(): ApprovalWait | undefined;
+}
+
+/** The Redis side of a run's approvals: its request made, its answers waited for, its request closed. */
+export interface RunApprovals {
+  /** Opens request number `park` of the run for `calls` (before the run lets go of its slot). */
+  ask(park: number, calls: AgentWithStateMachine['pendingApprovals']): Promise<void>;
+  /** Resolves with the answers once every call has one; undefined when `signal` aborts first. */
+  answers(park: number, callIds: readonly string[], signal: AbortSignal): Promise<ApprovalDecision[] | undefined>;
+  /** Closes the request: the run went on with its answers, or ended. */
+  close(park: number, callIds: readonly string[]): Promise<void>;
+}
+
+/**
+ * The parking of one run started in a slot of `slots`. When its turn stops with
+ * `awaiting_budget` (the batch's cap pauses and its next call did not fit), it lets go of the
+ * slot and waits for a raise of its batch's cap (`watch`) after the one it was refused under,
+ * then tries the call again. When it stops with `awaiting_approval` (its worker's `approve`),
+ * it opens its request in Redis (`approvals`; a request that cannot be made ends the run, as
+ * `end` cancels it), lets go of the slot and waits for every answer, then hands them to its
+ * agent. Either way it waits for a slot (before any new run) before it goes on; a turn that ends
+ * meanwhile (its approval timeout, the batch's abort, the worker's close) ends there, without a
+ * slot. `onSlot` is told each time the run takes or lets go of a slot after its first park.
+ */
+export function parkRun(options: {
+  slots: WorkerSlots;
+  watch: ParkWatch;
+  budgetKey: string;
+  /** The batch's raise count, read from Redis: Infinity once it stopped on another limit (or is gone), so that its parked runs go on to meet the stop and end. */
+  readRaises: () => Promise<number>;
+  approvals?: RunApprovals | undefined;
+  signal: AbortSignal;
+  end: (reason: string) => void;
+  onSlot: (taken: boolean) => void;
+  onProblem: (message: string) => void;
+  /** Told each time the run parks at the cap (true) and takes a slot again after a park (false): the batch's progress counts it so. */
+  onPark?: (parked: boolean) => void;
+}): RunParking {
+  const { slots, watch, budgetKey, readRaises, approvals, signal, end, onSlot, onProblem, onPark } = options;
+  let inSlot = true;
+  let parks = 0;
+  let capWait: CapWait | undefined;
+  let approvalWait: ApprovalWait | undefined;
+  let firstPark!: () => void;
+  const parked = new Promise<void>((resolve) => (firstPark = resolve));
+
+  /** Lets go of the slot until `released` gives a value, then takes one again; undefined when the turn (`next`) ended first. */
+  const park = async <T>(next: Promise<TurnResult>, released: Promise<T | undefined>): Promise<T | undefined> => {
+    parks += 1;
+    inSlot = false;
+    slots.free();
+    if (parks > 1) onSlot(false);
+    firstPark();
+    const how = await Promise.race([
+      next.then(() => undefined),
+      released.then((value) => (value === undefined ? undefined : { value })),
+    ]);
+    if (how === undefined) return undefined;
+    await slots.takeFirst();
+    inSlot = true;
+    onSlot(true);
+    onPark?.(false);
+    return how.value;
+  };
+
+  const atCap = async (agent: AgentWithStateMachine, paused: TurnResult): Promise<TurnResult> => {
+    const next = agent.continueTurn();
+    if (!agent.awaitingBudget) return next;
+    capWait ??= { pauses: 0, waitedMs: 0 };
+    capWait.pauses += 1;
+    const parkedAt = Date.now();
+    onPark?.(true);
+    const after = paused.awaitingBudget?.raises ?? 0;
+    const raised = watch.wait(budgetKey, readRaises, (raises) => raises > after, signal, "at its batch's cap");
+    const went = await park(next, raised);
+    capWait.waitedMs += Math.max(0, Date.now() - parkedAt);
+    if (went === undefined) return next;
+    try {
+      agent.retryBudget();
+    } catch (error) {
+      // The turn ended between the raise and its slot (an abort): `next` says how.
+      onProblem(`a run parked at its batch's cap did not try its call again after the raise: ${messageOf(error)}`);
+    }
+    return next;
+  };
+
+  const forApproval = async (agent: AgentWithStateMachine): Promise<TurnResult> => {
+    const next = agent.continueTurn();
+    // Answered already (through its agent): it keeps its slot.
+    if (!agent.awaitingApproval || approvals === undefined) return next;
+    const calls = agent.pendingApprovals;
+    const ids = calls.map((c) => c.callId);
+    const number = (approvalWait?.waits ?? 0) + 1;
+    try {
+      await approvals.ask(number, calls);
+    } catch (error) {
+      // Nobody could answer it: the run ends in its slot, its calls not run.
+      end(`its approval request did not reach Redis: ${messageOf(error)}`);
+      return next;
+    }
+    approvalWait ??= { waits: 0, calls: 0, waitedMs: 0 };
+    approvalWait.waits += 1;
+    approvalWait.calls += calls.length;
+    const parkedAt = Date.now();
+    const answers = await park(next, approvals.answers(number, ids, signal));
+    approvalWait.waitedMs += Math.max(0, Date.now() - parkedAt);
+    // Closed either way: an answer that comes late is refused, not left for nobody.
+    await approvals
+      .close(number, ids)
+      .catch((error: unknown) => onProblem(`its approval request was not closed: ${messageOf(error)}`));
+    if (answers === undefined) return next;
+    for (const decision of answers) {
+      try {
+        if (decision.approved) agent.approve(decision.callId, 'input' in decision ? { input: decision.input } : {});
+        else agent.deny(decision.callId, decision.reason);
+      } catch (error) {
+        // The turn ended between the last answer and its slot (its timeout, an abort): `next` says how.
+        onProblem(`the answer to ${decision.callId} did not reach the run: ${messageOf(error)}`);
+      }
+    }
+    return next;
+  };
+
+  return {
+    awaitPause: (agent, paused) => (paused.outcome === 'awaiting_budget' ? atCap(agent, paused) : forApproval(agent)),
+    parked,
+    get inSlot() {
+      return inSlot;
+    },
+    capWait: () => (capWait === undefined ? undefined : { ...capWait }),
+    approvalWait: () => (approvalWait === undefined ? undefined : { ...approvalWait }),
+  };
+}

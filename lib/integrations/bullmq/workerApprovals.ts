@@ -1,0 +1,58 @@
+import { InvalidArgumentError } from 'agent-state-machine';
+import {
+  approvalWatchKey,
+  askApproval,
+  closeApproval,
+  readDecisions,
+  type ApprovalPlace,
+  type Within,
+} from './approvalRecords';
+import type { ParkWatch } from './ParkWatch';
+import type { RunApprovals } from './parkRun';
+
+/**
+ * A worker's approval policy and timeout, as `AgentWithStateMachine` takes them, checked when
+ * the worker starts; not beside `run` (a framework's loop owns its tool calls: the mirror
+ * cannot hold one for approval).
+ */
+export function assertWorkerApproval(approve: unknown, timeoutMs: unknown, framework: boolean): void {
+  if (approve !== undefined && framework)
+    throw new InvalidArgumentError(
+      'approve',
+      "left out beside `run`: the mirror cannot hold a framework's tool call for approval (use the framework's own); approvals park runs built by `agent`",
+      approve,
+    );
+  if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
+    throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
+  if (timeoutMs === undefined) return;
+  if (!(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs >= 0))
+    throw new InvalidArgumentError('approvalTimeoutMs', 'a non-negative number of milliseconds', timeoutMs);
+  if (approve === undefined)
+    throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
+}
+
+/**
+ * The approval requests of one run of a worker (attempt `attempt`), in Redis: request number
+ * `park` is `<attempt>.<park>`, so that no answer reaches a later attempt's request; its
+ * answers are waited for on `watch` (the approval channel, or its poll).
+ */
+export function runApprovals(
+  place: Omit<ApprovalPlace, 'requestId'>,
+  attempt: number,
+  watch: ParkWatch,
+  within: Within,
+): RunApprovals {
+  const at = (park: number): ApprovalPlace => ({ ...place, requestId: `${attempt}.${park}` });
+  return {
+    ask: (park, calls) => askApproval(at(park), calls, within),
+    answers: (park, callIds, signal) =>
+      watch.wait(
+        approvalWatchKey(place.keys, place.index),
+        () => readDecisions(at(park), callIds, within),
+        (answers) => answers !== undefined,
+        signal,
+        'for approval',
+      ),
+    close: (park, callIds) => closeApproval(at(park), callIds, within),
+  };
+}
