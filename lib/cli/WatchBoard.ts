@@ -215,7 +215,9 @@ export class WatchBoard {
     const progress = progressLine(state);
     if (progress !== this.#lastProgress) {
       this.#lastProgress = progress;
-      this.#io.stdout(`${formatTime(now, 'HH:mm:ss')}  progress: ${progress}, $${state.spend.costUsd.toFixed(4)} spent\n`);
+      this.#io.stdout(
+        `${formatTime(now, 'HH:mm:ss')}  progress: ${progress}, $${state.spend.costUsd.toFixed(4)} spent\n`,
+      );
     }
   }
 }

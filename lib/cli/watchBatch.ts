@@ -5,6 +5,7 @@ import { folderHeld } from '../batch/lockFolder';
 import { readRaiseRequests } from '../batch/raiseRequests';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { messageOf } from '../internal/messageOf';
+import { byTaskOrder } from './byTaskOrder';
 import { WatchBoard, type FollowedRun, type WatchIO, type WatchOptions, type WatchSource } from './WatchBoard';
 
 export type { WatchIO, WatchOptions } from './WatchBoard';
@@ -109,10 +110,10 @@ export class FolderWatchSource implements WatchSource {
     const fullEvery = this.#pollMs * Math.max(1, Math.ceil(this.#files.size / 500));
     const full = board.manifest === undefined || over || Date.now() - this.#lastFull >= fullEvery;
     if (full) this.#lastFull = Date.now();
-    // Sorted: a folder read whole prints its runs' lines in the same order on every file system.
-    const names = full ? fs.readdirSync(this.#dir).sort() : [...this.#touched];
+    const names = (full ? fs.readdirSync(this.#dir) : [...this.#touched]).filter((n) => n.endsWith('.jsonl'));
     this.#touched.clear();
-    return names.filter((n) => n.endsWith('.jsonl'));
+    // In the manifest's order, not the file system's: as a store's batch is read.
+    return byTaskOrder(names, (n) => this.#runId(n), board.state.tasks);
   }
 
   /** Pushes what file `name` has beyond what was read of it to its run. */
@@ -147,10 +148,14 @@ export class FolderWatchSource implements WatchSource {
   }
 
   #follow(board: WatchBoard, name: string): FollowedFile {
-    const id = this.#idOf.get(name) ?? name.replace(/\.jsonl$/, '');
-    const entry = { run: board.follow(id, path.join(this.#dir, name)), offset: 0 };
+    const entry = { run: board.follow(this.#runId(name), path.join(this.#dir, name)), offset: 0 };
     this.#files.set(name, entry);
     return entry;
+  }
+
+  /** The run of file `name`: the manifest's task of it, else the name without `.jsonl`. */
+  #runId(name: string): string {
+    return this.#idOf.get(name) ?? name.replace(/\.jsonl$/, '');
   }
 
   /** New lines of the raise file (`agent-sm raise <folder>`): a line each, and the cap the board draws. */
