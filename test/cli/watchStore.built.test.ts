@@ -186,6 +186,17 @@ describe('agent-sm watch: a batch from a store as from its folder', () => {
     expect(fromFolder.stdout).toMatch(/progress: 2\/3 finished, 1 skipped, \$0\.0200 spent\n$/);
   }, 60_000);
 
+  it('--stay keeps watching a batch that is over, until Ctrl-C', async () => {
+    running = startCli(['watch', '--store', url, 'night', '--stay', '--poll-ms', '20']);
+    await running.seen('progress: 2/3 finished, 1 skipped');
+    // Looked at again and again, and still there.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(running.child.exitCode).toBeNull();
+    running.child.kill('SIGINT');
+    expect(await running.exited()).toBe(0);
+    expect(running.stderr()).toBe('');
+  }, 60_000);
+
   it('draws the same board in a terminal', () => {
     const socket = `agent-sm-watch-store-${process.pid}-${Date.now()}`;
     const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
