@@ -19,3 +19,13 @@ export function positiveInteger(value: string): number {
     throw new CommanderArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
   return n;
 }
+
+/** A `--poll-ms <n>` value: whole milliseconds from 10 (a store is queried at each) to an hour. */
+export function pollInterval(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 10 || n > 3_600_000)
+    throw new CommanderArgumentError(
+      `expected a whole number of milliseconds from 10 to 3600000 (an hour), got ${JSON.stringify(value)}`,
+    );
+  return n;
+}

@@ -17,7 +17,7 @@ import { OtlpSpanStream, type HistoryToOtlpOptions } from '../telemetry/OtlpSpan
 import { OtlpWriter } from './OtlpWriter';
 import { followFile } from './followFile';
 import { ConversationFormatter } from '../history/formatConversation';
-import { watchBatch } from './watchBatch';
+import { addWatchCommand } from './watchCommand';
 import { addRaiseCommand } from './raiseCommand';
 import { inspectFolder } from './inspectFolder';
 import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
@@ -326,27 +326,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
       },
     );
 
-  program
-    .command('watch')
-    .description(
-      'Watch a batch (its history folder) or one run (its file) while it runs: progress, spend against each cap, the runs in flight with their state and time in it, failures as they happen. Redraws in place on a terminal, prints plain lines otherwise; ends when the batch ends.',
-    )
-    .argument('<path>', "a batch's history folder (with its batch.json), or one run's history file")
-    .option('--stay', 'keep watching after the batch ended (until Ctrl-C)')
-    .action(async (target: string, opts: ReadingOptions & { stay?: boolean }) => {
-      code = await watchBatch(
-        target,
-        { stay: opts.stay === true, ...loadOptions(opts) },
-        {
-          stdout: io.stdout,
-          stderr: io.stderr,
-          signal: io.signal,
-          isTTY: io.isTTY,
-          columns: io.columns,
-          rows: io.rows,
-        },
-      );
-    });
+  addWatchCommand(program, { ...io, opened }, (exit) => (code = exit));
 
   program
     .command('show')
