@@ -1,0 +1,155 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { addUsage, assertBoundsCalls, lockFolder, runTask, safeFileName } from 'agent-state-machine/internal';
+import { InvalidArgumentError, type AgentLoop } from 'agent-state-machine';
+import type { StoreBatch } from 'agent-state-machine/batch';
+import { asError } from '../../internal/asError';
+import { messageOf } from '../../internal/messageOf';
+import type { BatchKeys } from './batchKeys';
+import type { StrictLimits } from './budgetFields';
+import { pricingFromTable } from './PriceTable';
+import { RedisBudget } from './RedisBudget';
+import type { RunParking } from './parkRun';
+import { errorReport, type BatchMeta } from './runRecords';
+import { finishedReport, storeOwner, type EarlierAttempt } from './WorkerStore';
+import type { DistributedTask } from './submitBatch';
+import { errorToWire, type WireRunReport } from './wireReport';
+import type { WorkerContext } from './WorkerContext';
+import { workerRunOptions } from './workerRunOptions';
+
+/** What a worker's job carries: the task and its place in its batch. */
+export interface JobData {
+  batchId: string;
+  index: number;
+  task: DistributedTask;
+}
+
+/**
+ * Runs one task of a batch on a worker, as attempt `attempt` of it: through `runTask`, under the
+ * batch's budget in Redis, its records in the worker's history folder or store. Resolves with
+ * its report; what goes wrong in the run is in the report, never thrown.
+ */
+export async function runWorkerTask(
+  ctx: WorkerContext,
+  keys: BatchKeys,
+  meta: BatchMeta,
+  data: JobData,
+  attempt: number,
+  signal: AbortSignal,
+  parking: RunParking | undefined,
+): Promise<WireRunReport> {
+  const { redis, inStore, settings } = ctx;
+  const { id, prefix, name, concurrency, historyDir, frameworkRun, agent } = settings;
+  const { batchId, index, task } = data;
+  const price = meta.pricing !== undefined ? pricingFromTable(meta.pricing) : settings.pricing;
+  let historyFile: string | undefined;
+  if (historyDir !== undefined) {
+    const dir = path.join(historyDir, batchId);
+    fs.mkdirSync(dir, { recursive: true });
+    // The workers of this batch share its folder; any other batch (runBatch, or a batch of the
+    // same id on another Redis or queue) is refused it, and the run is not made.
+    try {
+      lockFolder(dir, storeOwner(redis, prefix, name, batchId), { shared: true });
+    } catch (error) {
+      return errorReport(task.id, asError(error), id, attempt);
+    }
+    historyFile = path.join(dir, `${index}-${safeFileName(task.id)}.jsonl`);
+  }
+  // Charges ride on the next reservation: one round trip per call; the last is settled below.
+  const budget = new RedisBudget(redis, keys, meta.total ?? {}, index, {
+    deferCharges: true,
+    timeoutMs: settings.redisTimeoutMs,
+  });
+  if (meta.total?.whenSpent === 'pause' && frameworkRun !== undefined)
+    return errorReport(
+      task.id,
+      new InvalidArgumentError(
+        'total.whenSpent',
+        "'stop' (or left out) for a batch run by a worker with `run`: a framework's loop cannot be paused at a call its cap refused; pausing runs through `agent` only",
+        'pause',
+      ),
+      id,
+      attempt,
+    );
+  const settle = (): Promise<unknown> => settleCharge(ctx, budget, task.id, batchId);
+  // In a store: the batch joined, and what an earlier attempt of this run left there (its worker lost).
+  let inBatch: StoreBatch | undefined;
+  let before: EarlierAttempt = { kind: 'not_started' };
+  if (inStore !== undefined) {
+    try {
+      inBatch = await inStore.batch(prefix, name, batchId, keys, concurrency);
+      before = await inStore.earlier(inBatch, task.id, index, keys, budget);
+    } catch (error) {
+      await settle();
+      return errorReport(task.id, asError(error), id, attempt);
+    }
+    if (before.kind === 'finished') {
+      await settle();
+      return { ...finishedReport(task.id, before), worker: id, attempt };
+    }
+  }
+  const resumeFrom = before.kind === 'interrupted' ? before.resumeFrom : undefined;
+  const runOptions = {
+    runId: task.id,
+    metadata: { taskId: task.id, index, batchId, worker: id, attempt },
+  };
+  const run = await runTask(
+    frameworkRun !== undefined
+      ? {
+          id: task.id,
+          input: task.input,
+          run: (mirror, ctx) => frameworkRun(task, mirror, { signal: ctx.signal, batchId }),
+        }
+      : {
+          id: task.id,
+          input: task.input,
+          agent: (ctx) => boundedLoop(agent!(task, { signal: ctx.signal, batchId }), meta.total),
+        },
+    workerRunOptions(
+      ctx,
+      { index, meta, budget, price, signal },
+      parking,
+      { historyFile, inBatch, resumeFrom },
+      runOptions,
+    ),
+  );
+  await settle();
+  const capWait = parking?.capWait();
+  const approvalWait = parking?.approvalWait();
+  return {
+    id: task.id,
+    outcome: run.outcome,
+    // The adapter counted the earlier attempt's spend in the run's usage; a run that failed before its adapter existed did not.
+    usage: before.kind === 'interrupted' && run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage,
+    durationMs: run.durationMs,
+    transitions: run.transitions,
+    ...(run.historyFile === undefined
+      ? {}
+      : { historyFile: historyDir === undefined ? run.historyFile : path.resolve(run.historyFile) }),
+    ...(run.resume === undefined ? {} : { resumed: run.resume.mode }),
+    ...(run.error === undefined ? {} : { error: errorToWire(run.error) }),
+    ...(run.historyError === undefined ? {} : { historyError: errorToWire(run.historyError) }),
+    ...(capWait === undefined ? {} : { capWait }),
+    ...(approvalWait === undefined ? {} : { approval: approvalWait }),
+    worker: id,
+    attempt,
+  };
+}
+
+/** Sends a run's last charge, kept until now (deferCharges). */
+function settleCharge(ctx: WorkerContext, budget: RedisBudget, taskId: string, batchId: string): Promise<unknown> {
+  return budget
+    .settle()
+    .catch((error: unknown) =>
+      ctx.settings.onError(
+        new Error(`run ${taskId} of batch ${batchId}: its last charge did not reach Redis: ${messageOf(error)}`),
+      ),
+    );
+}
+
+/** A worker's loop, refused by the words of a strict cap when the batch's total cap is strict and the loop cannot bound its calls. */
+async function boundedLoop(loop: AgentLoop | Promise<AgentLoop>, total: StrictLimits | undefined): Promise<AgentLoop> {
+  const ready = await loop;
+  if (total?.maxCostUsd !== undefined && total.strict !== false) assertBoundsCalls(ready, 'total.maxCostUsd');
+  return ready;
+}

@@ -1,0 +1,121 @@
+import { hostname } from 'node:os';
+import { assertKnownOptions } from 'agent-state-machine/internal';
+import { InvalidArgumentError } from 'agent-state-machine';
+import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
+import { assertMs, assertQueueName, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
+import { assertWorkerApproval } from './workerApprovals';
+import type { BatchWorkerOptions } from './BatchWorkerOptions';
+
+/** A worker's options, checked, with their defaults filled in. */
+export interface WorkerSettings {
+  connection: BatchWorkerOptions['connection'];
+  name: string;
+  prefix: string;
+  agent: BatchWorkerOptions['agent'];
+  /** The option `run`: a framework's loop instead of `agent`. */
+  frameworkRun: BatchWorkerOptions['run'];
+  concurrency: number;
+  historyDir: string | undefined;
+  store: BatchWorkerOptions['store'];
+  pricing: BatchWorkerOptions['pricing'];
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  journal: NonNullable<BatchWorkerOptions['journal']>;
+  redisTimeoutMs: number;
+  closeTimeoutMs: number;
+  approve: BatchWorkerOptions['approve'];
+  approvalTimeoutMs: number | undefined;
+  /** `workerId`, or one made of the host, the process and a random tail. */
+  id: string;
+  /** Where what goes wrong outside a run is said (`onError`, by default the console). */
+  onError: (error: Error) => void;
+}
+
+/** Checks `startBatchWorker`'s options, each refused by name, and fills in their defaults. */
+export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'an object { connection, name, agent, … }', options);
+  assertKnownOptions(options, WORKER_OPTION_KEYS, 'startBatchWorker()', WORKER_CANNOT);
+  const {
+    connection,
+    name,
+    prefix = 'bull',
+    agent,
+    run: frameworkRun,
+    concurrency = 4,
+    historyDir,
+    store,
+    pricing,
+    lockDurationMs = 30_000,
+    stalledIntervalMs = 30_000,
+    journal = false,
+    redisTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
+    closeTimeoutMs = 30_000,
+    approve,
+    approvalTimeoutMs,
+  } = options;
+  assertMs('redisTimeoutMs', redisTimeoutMs);
+  assertMs('closeTimeoutMs', closeTimeoutMs);
+  const id = options.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 6)}`;
+  assertQueueName(name);
+  if (frameworkRun !== undefined) {
+    if (typeof frameworkRun !== 'function')
+      throw new InvalidArgumentError('run', 'a function (task, mirror, { signal, batchId }) => Promise', frameworkRun);
+    if (agent !== undefined)
+      throw new InvalidArgumentError('agent', 'left out when `run` is given (give one of them)', agent);
+  } else if (typeof agent !== 'function')
+    throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
+  assertWorkerApproval(approve, approvalTimeoutMs, frameworkRun !== undefined);
+  if (!(Number.isInteger(concurrency) && concurrency > 0))
+    throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
+  if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
+    throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
+  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.openBatch !== 'function'))
+    throw new InvalidArgumentError('store', 'a RunStore (new PostgresStore(url))', store);
+  if (store !== undefined && historyDir !== undefined)
+    throw new InvalidArgumentError(
+      'historyDir',
+      "left out beside `store`: each run's records go to one place (give `historyDir` or `store`)",
+      historyDir,
+    );
+  if (journal !== false && historyDir === undefined && store === undefined)
+    throw new InvalidArgumentError(
+      'journal',
+      "left out (or false) unless `historyDir` or `store` is set: the journal is kept in each run's records",
+      journal,
+    );
+  if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('workerId', 'a non-empty string', id);
+  if (pricing !== undefined && typeof pricing !== 'function')
+    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => dollars', pricing);
+  for (const [key, value] of [
+    ['lockDurationMs', lockDurationMs],
+    ['stalledIntervalMs', stalledIntervalMs],
+  ] as const) {
+    if (!(Number.isInteger(value) && value > 0))
+      throw new InvalidArgumentError(key, 'a positive integer of milliseconds', value);
+  }
+  // The documented default: a worker has nowhere else to say what went wrong outside a run.
+  // eslint-disable-next-line no-console -- see above
+  const report = (error: Error): void => console.error(`batch worker ${id}: ${error.message}`);
+  const onError = options.onError === false ? () => undefined : (options.onError ?? report);
+  return {
+    connection,
+    name,
+    prefix,
+    agent,
+    frameworkRun,
+    concurrency,
+    historyDir,
+    store,
+    pricing,
+    lockDurationMs,
+    stalledIntervalMs,
+    journal,
+    redisTimeoutMs,
+    closeTimeoutMs,
+    approve,
+    approvalTimeoutMs,
+    id,
+    onError,
+  };
+}
