@@ -1,7 +1,7 @@
 import type { AgentLoop, ApprovalPolicy, JournalOptions, Pricing, StepMirror } from 'agent-state-machine';
 import type { RunStore } from 'agent-state-machine/batch';
 import type { RedisConnection } from './connection';
-import type { DistributedTask } from './submitBatch';
+import type { DistributedTask } from './DistributedTask';
 
 /** Options of `startBatchWorker(options)`. */
 export interface BatchWorkerOptions {

@@ -12,7 +12,7 @@ import { RedisBudget } from './RedisBudget';
 import type { RunParking } from './parkRun';
 import { errorReport, type BatchMeta } from './runRecords';
 import { finishedReport, storeOwner, type EarlierAttempt } from './WorkerStore';
-import type { DistributedTask } from './submitBatch';
+import type { DistributedTask } from './DistributedTask';
 import { errorToWire, type WireRunReport } from './wireReport';
 import type { WorkerContext } from './WorkerContext';
 import { workerRunOptions } from './workerRunOptions';

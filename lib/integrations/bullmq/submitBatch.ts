@@ -30,16 +30,10 @@ import { storeOwner } from './WorkerStore';
 import { trackBatch } from './trackBatch';
 import { assertOnPause } from './pauseNotice';
 import { assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
+import { queueTasks } from './queueTasks';
+import type { DistributedTask } from './DistributedTask';
 
-/** One task of a distributed batch: data only (JSON), from which a worker builds the agent. */
-export interface DistributedTask {
-  /** Unique within the batch; names the run in the report and its history file. */
-  id: string;
-  /** The user message the run starts with. */
-  input: string;
-  /** Anything the worker's `agent` factory needs (a repository, a sandbox image): JSON. */
-  payload?: unknown;
-}
+export type { DistributedTask } from './DistributedTask';
 
 /** Options of `submitBatch(tasks, options)`. */
 export interface SubmitBatchOptions {
@@ -240,43 +234,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     let reported = new Set<number>();
     if (created !== 1) reported = await resumable(redis, batchId, keys, meta, within);
     // Before any job: a worker joins the batch the producer recorded, and a batch of this id another batch started is refused here.
-    if (store !== undefined) {
-      const inStore = await store.openBatch({
-        batchId,
-        owner: storeOwner(redis, prefix, name, batchId),
-        overwrite: false,
-        shared: true,
-        // Each worker has its own concurrency: the producer's manifest says none.
-        manifest: {
-          startedAt: Date.now(),
-          concurrency: 0,
-          limits: { ...(perRun && { perRun }), ...(total && { total: capsOf(total) }) },
-          tasks: ids.map((id) => ({ id, file: id })),
-        },
-      });
-      await inStore.close();
-    }
-    for (let from = 0; from < list.length; from += 1000) {
-      const jobs: Parameters<Queue['addBulk']>[0] = [];
-      for (let i = from; i < Math.min(list.length, from + 1000); i++) {
-        if (reported.has(i)) continue;
-        // The same job id as before, on a resume: BullMQ adds no second job while the first is there.
-        jobs.push({
-          name: 'run',
-          data: { batchId, index: i, task: list[i]! },
-          // A job fails only when Redis failed the worker (a run's own errors are its report):
-          // it comes back, and its `begin` decides what is left to do.
-          opts: {
-            jobId: `${batchId}-${i}`,
-            removeOnComplete: true,
-            removeOnFail: true,
-            attempts: JOB_ATTEMPTS,
-            backoff: { type: 'fixed', delay: 1000 },
-          },
-        });
-      }
-      if (jobs.length > 0) await within('queueing tasks', () => queue.addBulk(jobs));
-    }
+    if (store !== undefined) await recordManifest(store, redis, { prefix, name, perRun, total }, batchId, ids);
+    await queueTasks(queue, batchId, list, reported, within);
   } catch (error) {
     await Promise.race([queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     redis.disconnect();
@@ -301,6 +260,31 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     onPause,
     onApproval,
   }).handle;
+}
+
+/** Records the batch's manifest in the store the workers keep its runs in (refused when another batch started this id). */
+async function recordManifest(
+  store: RunStore,
+  redis: Redis,
+  batch: { prefix: string; name: string; perRun: BudgetLimits | undefined; total: StrictLimits | undefined },
+  batchId: string,
+  ids: readonly string[],
+): Promise<void> {
+  const { prefix, name, perRun, total } = batch;
+  const inStore = await store.openBatch({
+    batchId,
+    owner: storeOwner(redis, prefix, name, batchId),
+    overwrite: false,
+    shared: true,
+    // Each worker has its own concurrency: the producer's manifest says none.
+    manifest: {
+      startedAt: Date.now(),
+      concurrency: 0,
+      limits: { ...(perRun && { perRun }), ...(total && { total: capsOf(total) }) },
+      tasks: ids.map((id) => ({ id, file: id })),
+    },
+  });
+  await inStore.close();
 }
 
 /**
@@ -366,9 +350,6 @@ function assertStrictLimits(limits: unknown, name: string): asserts limits is St
     );
   assertBudgetLimits(typeof limits === 'object' && limits !== null ? capsOf(limits as StrictLimits) : limits, name);
 }
-
-/** How many times BullMQ hands out a job whose worker could not reach Redis to start or report it. */
-const JOB_ATTEMPTS = 1000;
 
 /** Tasks checked and copied once: ids unique, inputs strings, payloads JSON. */
 function materialize(tasks: unknown): DistributedTask[] {
