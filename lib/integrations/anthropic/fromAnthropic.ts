@@ -30,7 +30,7 @@ import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler }
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
 import { requestTokenBound } from '../../internal/requestTokenBound';
-import { dropOldestTurns } from '../../internal/dropOldestTurns';
+import { compactTurns } from '../../internal/dropOldestTurns';
 
 /** A tool the LLM may call: description, JSON Schema of its input (sent as `input_schema`), and what running it does. */
 export type AnthropicTool = SdkTool;
@@ -230,15 +230,12 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     // Used when the adapter's `compact` option is on: drops the oldest turns. A turn starts at a
     // user message with no tool_result block (one that answers tool_use blocks belongs to the
     // turn before it), so what is left starts with a user message and no tool_result is orphaned.
-    compact: async (info: CompactInfo): Promise<CompactResult> => {
-      const kept = dropOldestTurns(
+    compact: async (info: CompactInfo): Promise<CompactResult> =>
+      compactTurns(
         messages,
         (m) => m.role === 'user' && !blocks(m.content).some((b) => b.type === 'tool_result'),
-        info.operation === 'sendToolResults' ? 1 : 0,
-      );
-      messages.splice(0, messages.length, ...kept.messages);
-      return { removedMessages: kept.removed };
-    },
+        info.operation,
+      ),
   };
 }
 
