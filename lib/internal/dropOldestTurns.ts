@@ -22,3 +22,17 @@ export function dropOldestTurns<M>(
   const to = starts[drop] ?? messages.length;
   return { messages: [...messages.slice(0, from), ...messages.slice(to)], removed: to - from };
 }
+
+/**
+ * A loop's `compact`: drops the oldest turns of the conversation it keeps, in place, keeping
+ * the turn in progress while tool results are pending (`operation` is `sendToolResults`).
+ */
+export function compactTurns<M>(
+  messages: M[],
+  startsTurn: (message: M) => boolean,
+  operation: string,
+): { removedMessages: number } {
+  const kept = dropOldestTurns(messages, startsTurn, operation === 'sendToolResults' ? 1 : 0);
+  messages.splice(0, messages.length, ...kept.messages);
+  return { removedMessages: kept.removed };
+}

@@ -24,7 +24,7 @@ import {
   type ToolResult,
   watchOutputBound,
 } from 'agent-state-machine';
-import { dropOldestTurns } from '../../internal/dropOldestTurns';
+import { compactTurns } from '../../internal/dropOldestTurns';
 import { messageOf } from '../../internal/messageOf';
 import { safeStringify } from '../../internal/safeStringify';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
@@ -248,13 +248,7 @@ class AISDKLoop implements AISDKAgentLoop {
    * its result; while tool results are pending, the turn in progress stays.
    */
   async compact(info: CompactInfo, _ctx: OperationContext): Promise<CompactResult> {
-    const kept = dropOldestTurns(
-      this.#messages,
-      (m) => m.role === 'user',
-      info.operation === 'sendToolResults' ? 1 : 0,
-    );
-    this.#messages.splice(0, this.#messages.length, ...kept.messages);
-    return { removedMessages: kept.removed };
+    return compactTurns(this.#messages, (m) => m.role === 'user', info.operation);
   }
 
   /** One model step on the conversation plus `added`; commits both only when it succeeded. */

@@ -3,16 +3,13 @@ import type {
   ContentBlock,
   ContentBlockParam,
   Message,
-  MessageCreateParamsNonStreaming,
   MessageParam,
   RawMessageStreamEvent,
-  Tool,
   ToolResultBlockParam,
   Usage as AnthropicUsage,
 } from '@anthropic-ai/sdk/resources/messages';
 import {
   InvalidArgumentError,
-  type AgentLoop,
   type LLMCall,
   type LLMCallBound,
   type CompactInfo,
@@ -26,38 +23,14 @@ import {
   type OutputBoundWatch,
   watchOutputBound,
 } from 'agent-state-machine';
-import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
+import { checkSdkLoopOptions, runSdkTool, type SdkTool } from '../../internal/sdkTools';
 import { uniqueCallIds } from '../../internal/uniqueCallIds';
-import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
 import { requestTokenBound } from '../../internal/requestTokenBound';
-import { dropOldestTurns } from '../../internal/dropOldestTurns';
+import { compactTurns } from '../../internal/dropOldestTurns';
+import type { AnthropicLoop, AnthropicOptions } from './AnthropicOptions';
+import { anthropicRequest, blocks, type AnthropicRequest, type AnthropicRequestParts } from './anthropicRequest';
 
-/** A tool the LLM may call: description, JSON Schema of its input (sent as `input_schema`), and what running it does. */
-export type AnthropicTool = SdkTool;
-
-/** Options of `fromAnthropic(client, options)`. */
-export interface AnthropicOptions {
-  /** The model id, e.g. `claude-sonnet-4-6`. */
-  model: string;
-  /** The tools the LLM may call, by name. Read at every request, so changes made to the record in place reach the next one. */
-  tools?: Record<string, AnthropicTool>;
-  /** The system prompt (the request's `system`; not part of `messages`). */
-  system?: string;
-  /** A conversation to continue, in the Messages format. Copied, never modified. */
-  messages?: MessageParam[];
-  /** `max_tokens`, which the Messages API requires. Default 4096. */
-  maxTokens?: number;
-  /** Stream the response; `onText` gets the text as it arrives. */
-  stream?: boolean | StreamTextHandler;
-  /** Extra body fields for every request (`temperature`, `thinking`, `tool_choice`, `metadata`, …). */
-  request?: Record<string, unknown>;
-}
-
-/** The `AgentLoop` `fromAnthropic` returns, with the conversation it keeps. */
-export interface AnthropicLoop extends AgentLoop {
-  /** The conversation so far, in the Messages format: only messages whose call succeeded. Serializable. */
-  readonly messages: MessageParam[];
-}
+export type { AnthropicLoop, AnthropicOptions, AnthropicTool } from './AnthropicOptions';
 
 type MessagesClient = Pick<Anthropic, 'messages'>;
 
@@ -80,57 +53,15 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
   // Read at every request, not copied: a record updated in place (as `mcpTools` does when the
   // server's tool list changes) offers the LLM its current tools.
   const tools: Readonly<Record<string, SdkTool>> = options.tools ?? {};
-  const toolParamsNow = (): Tool[] =>
-    Object.entries(tools).map(([name, t]): Tool => ({
-      name,
-      ...(t.description !== undefined ? { description: t.description } : {}),
-      input_schema: t.parameters as Tool['input_schema'],
-    }));
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
   const messages: MessageParam[] = structuredClone(options.messages ?? []);
   let renamed = 0;
   const freshId = (): string => `toolu_asm${++renamed}`;
 
-  const requestOf = (
-    next: MessageParam,
-    ctx: OperationContext,
-    merge: boolean,
-  ): { body: MessageCreateParamsNonStreaming; pending: MessageParam; joined: boolean } => {
-    const last = messages.at(-1);
-    const joined = merge && last?.role === 'user';
-    // A final call's instruction joins the conversation with the message it is sent with.
-    const instruction: ContentBlockParam[] = ctx.wrapUp === undefined ? [] : [{ type: 'text', text: ctx.wrapUp }];
-    const pending: MessageParam = joined
-      ? { role: 'user', content: [...blocks(last.content), ...blocks(next.content), ...instruction] }
-      : instruction.length === 0
-        ? next
-        : { role: 'user', content: [...blocks(next.content), ...instruction] };
-    // The budget note rides on this request alone.
-    const sent: MessageParam =
-      ctx.budgetNote === undefined
-        ? pending
-        : { role: 'user', content: [...blocks(pending.content), { type: 'text', text: ctx.budgetNote }] };
-    const before = joined ? messages.slice(0, -1) : messages;
-    const toolParams = toolParamsNow();
-    const body = {
-      ...options.request,
-      model: options.model,
-      // Extended thinking's budget is part of max_tokens: it bounds all the output.
-      max_tokens: loweredMaxTokens(options.maxTokens ?? 4096, ctx.maxOutputTokens)!,
-      messages: [...before, sent],
-      ...(options.system !== undefined ? { system: options.system } : {}),
-      // Tools given in `request` (server tools such as web search) are kept beside the loop's own.
-      ...(toolParams.length > 0
-        ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] }
-        : {}),
-      // A final call may use no tool: the definitions stay (the conversation's tool_use blocks need them).
-      ...(ctx.wrapUp !== undefined && (toolParams.length > 0 || options.request?.tools !== undefined)
-        ? { tool_choice: { type: 'none' } }
-        : {}),
-    } as MessageCreateParamsNonStreaming;
-    return { body, pending, joined };
-  };
+  const parts: AnthropicRequestParts = { options, tools, messages };
+  const requestOf = (next: MessageParam, ctx: OperationContext, merge: boolean): AnthropicRequest =>
+    anthropicRequest(parts, next, ctx, merge);
 
   /** `merge`: the pending user message joins the last committed one, when that is a user message (settled tool results). */
   async function call(next: MessageParam, ctx: OperationContext, merge = false): Promise<LLMResponse> {
@@ -230,15 +161,12 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     // Used when the adapter's `compact` option is on: drops the oldest turns. A turn starts at a
     // user message with no tool_result block (one that answers tool_use blocks belongs to the
     // turn before it), so what is left starts with a user message and no tool_result is orphaned.
-    compact: async (info: CompactInfo): Promise<CompactResult> => {
-      const kept = dropOldestTurns(
+    compact: async (info: CompactInfo): Promise<CompactResult> =>
+      compactTurns(
         messages,
         (m) => m.role === 'user' && !blocks(m.content).some((b) => b.type === 'tool_result'),
-        info.operation === 'sendToolResults' ? 1 : 0,
-      );
-      messages.splice(0, messages.length, ...kept.messages);
-      return { removedMessages: kept.removed };
-    },
+        info.operation,
+      ),
   };
 }
 
@@ -255,10 +183,6 @@ function recordedInput(input: unknown): Record<string, unknown> {
     }
   }
   return {};
-}
-
-function blocks(content: MessageParam['content']): ContentBlockParam[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }
 
 function resultMessage(results: readonly ToolResult[], extra: readonly string[]): MessageParam {

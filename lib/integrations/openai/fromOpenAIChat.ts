@@ -4,14 +4,11 @@ import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
-  ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import {
   InvalidArgumentError,
-  type AgentLoop,
   type LLMCall,
   type LLMCallBound,
   type CompactInfo,
@@ -25,42 +22,16 @@ import {
   type OutputBoundWatch,
   watchOutputBound,
 } from 'agent-state-machine';
-import { checkSdkLoopOptions, runSdkTool, type SdkTool, type StreamTextHandler } from '../../internal/sdkTools';
-import { uniqueCallIds } from '../../internal/uniqueCallIds';
-import { loweredMaxTokens, noMaxTokensMessage } from '../../internal/loweredMaxTokens';
+import { checkSdkLoopOptions, runSdkTool, type SdkTool } from '../../internal/sdkTools';
+import { noMaxTokensMessage } from '../../internal/loweredMaxTokens';
 import { markUnbounded } from '../../internal/unboundedLoop';
 import { requestTokenBound } from '../../internal/requestTokenBound';
-import { dropOldestTurns } from '../../internal/dropOldestTurns';
+import { compactTurns } from '../../internal/dropOldestTurns';
+import type { OpenAIChatLoop, OpenAIChatOptions } from './OpenAIChatOptions';
+import { readChatMessage } from './readChatMessage';
+import { chatRequestBody, configuredMax, maxTokensOf, type ChatRequestParts } from './chatRequestBody';
 
-/** A tool the LLM may call: description, JSON Schema of its input, and what running it does. */
-export type OpenAIChatTool = SdkTool;
-
-/** Options of `fromOpenAIChat(client, options)`. */
-export interface OpenAIChatOptions {
-  /** The model id, e.g. `gpt-4o-mini` (or whatever the OpenAI-compatible endpoint serves). */
-  model: string;
-  /** The tools the LLM may call, by name. Read at every request, so changes made to the record in place reach the next one. */
-  tools?: Record<string, OpenAIChatTool>;
-  /** The system prompt: the first message of `messages`. */
-  system?: string;
-  /** A conversation to continue, in the Chat Completions format. Copied, never modified. */
-  messages?: ChatCompletionMessageParam[];
-  /**
-   * Sent as `max_completion_tokens`. For a server that wants `max_tokens`, use `request: { max_tokens }`.
-   * A strict `maxCostUsd` needs one (it bounds each call's output), and lowers it when little is left.
-   */
-  maxTokens?: number;
-  /** Stream the response (usage is asked for with `stream_options.include_usage`); `onText` gets the text as it arrives. */
-  stream?: boolean | StreamTextHandler;
-  /** Extra body fields for every request (`temperature`, `parallel_tool_calls`, `reasoning_effort`, …). */
-  request?: Record<string, unknown>;
-}
-
-/** The `AgentLoop` `fromOpenAIChat` returns, with the conversation it keeps. */
-export interface OpenAIChatLoop extends AgentLoop {
-  /** The conversation so far, in the Chat Completions format: only messages whose call succeeded. Serializable. */
-  readonly messages: ChatCompletionMessageParam[];
-}
+export type { OpenAIChatLoop, OpenAIChatOptions, OpenAIChatTool } from './OpenAIChatOptions';
 
 type ChatClient = Pick<OpenAI, 'chat'>;
 
@@ -83,15 +54,6 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   // Read at every request, not copied: a record updated in place (as `mcpTools` does when the
   // server's tool list changes) offers the LLM its current tools.
   const tools: Readonly<Record<string, SdkTool>> = options.tools ?? {};
-  const toolParamsNow = (): ChatCompletionTool[] =>
-    Object.entries(tools).map(([name, t]) => ({
-      type: 'function',
-      function: {
-        name,
-        ...(t.description !== undefined ? { description: t.description } : {}),
-        parameters: t.parameters,
-      },
-    }));
   const onText = typeof options.stream === 'object' ? options.stream.onText.bind(options.stream) : undefined;
   const stream = options.stream !== undefined && options.stream !== false;
   const messages: ChatCompletionMessageParam[] = [];
@@ -100,42 +62,11 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
   let renamed = 0;
   const freshId = (): string => `call_asm${++renamed}`;
 
-  // The max output tokens a request asks for: the option, or one the caller put in `request`,
-  // lowered to `ctx.maxOutputTokens` (a strict cap with little left).
-  const configuredMax = (): { key: 'max_completion_tokens' | 'max_tokens'; value: number | undefined } => {
-    if (options.maxTokens !== undefined) return { key: 'max_completion_tokens', value: options.maxTokens };
-    const r = options.request as { max_completion_tokens?: unknown; max_tokens?: unknown } | undefined;
-    if (typeof r?.max_completion_tokens === 'number')
-      return { key: 'max_completion_tokens', value: r.max_completion_tokens };
-    if (typeof r?.max_tokens === 'number') return { key: 'max_tokens', value: r.max_tokens };
-    return { key: 'max_completion_tokens', value: undefined };
-  };
+  const parts: ChatRequestParts = { options, tools, messages };
   const requestBody = (
     pending: ChatCompletionMessageParam[],
     ctx: OperationContext,
-  ): ChatCompletionCreateParamsNonStreaming => {
-    // A final call (`ctx.wrapUp`) offers no tools at all, neither the loop's nor `request`'s.
-    const toolParams = ctx.wrapUp === undefined ? toolParamsNow() : [];
-    const max = configuredMax();
-    const limit = loweredMaxTokens(max.value, ctx.maxOutputTokens);
-    const request: Record<string, unknown> = { ...options.request };
-    if (ctx.wrapUp !== undefined) for (const key of TOOL_FIELDS) delete request[key];
-    return {
-      ...request,
-      model: options.model,
-      // The budget note rides on this request alone.
-      messages: [
-        ...messages,
-        ...pending,
-        ...(ctx.budgetNote === undefined ? [] : [{ role: 'user' as const, content: ctx.budgetNote }]),
-      ],
-      // Tools given in `request` (say, of another kind) are kept beside the loop's own.
-      ...(toolParams.length > 0
-        ? { tools: [...((request.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] }
-        : {}),
-      ...(limit !== undefined ? { [max.key]: limit } : {}),
-    } as ChatCompletionCreateParamsNonStreaming;
-  };
+  ): ChatCompletionCreateParamsNonStreaming => chatRequestBody(parts, pending, ctx);
   const pendingFor = (call: LLMCall): ChatCompletionMessageParam[] =>
     call.operation === 'sendUserMessage'
       ? [{ role: 'user', content: call.message }]
@@ -163,29 +94,9 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     const choice = completion.choices?.[0];
     if (choice === undefined) throw new Error(`the response to model ${options.model} has no choices`);
     const message = choice.message;
-    const calls = (message.tool_calls ?? []).filter(
-      (c): c is ChatCompletionMessageFunctionToolCall => c.type === 'function',
-    );
-    // Empty or repeated ids get fresh ones, in the conversation kept and in the calls returned alike.
-    const ids = uniqueCallIds(
-      calls.map((c) => c.id ?? ''),
-      freshId,
-    );
-    const assistant: ChatCompletionAssistantMessageParam = { role: 'assistant', content: message.content ?? null };
-    if (calls.length > 0)
-      assistant.tool_calls = calls.map((c, i) => ({
-        id: ids[i]!,
-        type: 'function',
-        function: { name: c.function.name, arguments: c.function.arguments },
-      }));
-    if (typeof message.refusal === 'string') assistant.refusal = message.refusal;
+    const { assistant, toolCalls } = readChatMessage(message, freshId);
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
     messages.push(...pending, assistant);
-    const toolCalls: ToolCall[] = calls.map((c, i) => ({
-      id: ids[i]!,
-      name: c.function.name,
-      input: c.function.arguments,
-    }));
     return {
       text: message.content ?? (typeof message.refusal === 'string' ? message.refusal : undefined),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
@@ -240,16 +151,13 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
     // Used when the adapter's `compact` option is on: drops the oldest turns (a turn starts at a
     // user message; tool results never come after one inside a pairing), keeping the system
     // prompt and, while tool results are pending, the turn in progress.
-    compact: async (info: CompactInfo): Promise<CompactResult> => {
-      const kept = dropOldestTurns(messages, (m) => m.role === 'user', info.operation === 'sendToolResults' ? 1 : 0);
-      messages.splice(0, messages.length, ...kept.messages);
-      return { removedMessages: kept.removed };
-    },
+    compact: async (info: CompactInfo): Promise<CompactResult> =>
+      compactTurns(messages, (m) => m.role === 'user', info.operation),
   };
   // Marked when its requests ask for no max output tokens: a strict cap refuses it before anything runs.
   return markUnbounded(
     loop,
-    configuredMax().value === undefined
+    configuredMax(options).value === undefined
       ? {
           setting: 'options.maxTokens',
           remedy: '`maxTokens` on the loop',
@@ -258,14 +166,6 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       : undefined,
   );
 }
-
-/** The max output tokens a request asks for, under either name. */
-function maxTokensOf(body: ChatCompletionCreateParamsNonStreaming): number | undefined {
-  return body.max_completion_tokens ?? body.max_tokens ?? undefined;
-}
-
-/** Request fields about tools, left out of a final call. */
-const TOOL_FIELDS = ['tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call'] as const;
 
 function resultMessages(results: readonly ToolResult[], extra: readonly string[]): ChatCompletionMessageParam[] {
   return [

@@ -21,7 +21,7 @@ import {
 import { noMaxTokensMessage } from '../../internal/loweredMaxTokens';
 import { markUnbounded, type UnboundedWhy } from '../../internal/unboundedLoop';
 import { requestTokenBound } from '../../internal/requestTokenBound';
-import { dropOldestTurns } from '../../internal/dropOldestTurns';
+import { compactTurns } from '../../internal/dropOldestTurns';
 import { runSdkTool, type SdkTool } from '../../internal/sdkTools';
 import type { OpenAIResponsesLoop, OpenAIResponsesOptions } from './OpenAIResponsesOptions';
 import { checkResponsesOptions } from './checkResponsesOptions';
@@ -156,15 +156,8 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     // Used when the adapter's `compact` option is on: drops the older half of the earlier turns.
     // A turn starts at a user message item (function_call_output items are their own type), so
     // no function_call (nor the reasoning item before it) is parted from its output.
-    compact: async (info: CompactInfo): Promise<CompactResult> => {
-      const kept = dropOldestTurns(
-        items,
-        (item) => (item as { role?: unknown }).role === 'user',
-        info.operation === 'sendToolResults' ? 1 : 0,
-      );
-      items.splice(0, items.length, ...kept.messages);
-      return { removedMessages: kept.removed };
-    },
+    compact: async (info: CompactInfo): Promise<CompactResult> =>
+      compactTurns(items, (item) => (item as { role?: unknown }).role === 'user', info.operation),
   };
   // Marked when its requests cannot be bounded: a strict cap refuses it before anything runs.
   return markUnbounded(loop, unboundedResponses(options));

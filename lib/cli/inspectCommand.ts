@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import type { Command } from 'commander';
+import { formatSummary } from '../history/formatSummary';
+import type { HistoryEntry, HistoryWarning } from '../history/HistoryEntry';
+import { HistorySummarizer } from '../history/summarizeHistory';
+import { RunFactsCollector } from '../history/runFacts';
+import { safeJson } from './safeJson';
+import { followFile } from './followFile';
+import { inspectFolder } from './inspectFolder';
+import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
+import { runSource, STORE_FLAG, STORE_HELP } from './storeCommands';
+import { positiveInteger } from './cliArguments';
+import type { ReadingOptions } from './readingOptions';
+import type { CommandContext, ReadOptions } from './CommandContext';
+import { EXIT } from './EXIT';
+import { UsageError } from './UsageError';
+
+/** `agent-sm inspect <path> [runId]`: a run's summary (the failure first), as it is or followed as it grows, or a batch's folder. */
+export function addInspectCommand(program: Command, ctx: CommandContext): void {
+  const { io, opened, warn, read, shown, exit } = ctx;
+  program
+    .command('inspect')
+    .description(
+      "Summarize a run: the failure first (where, why, the moves before it), then its turns, time per state, forced and rejected moves. For a batch's folder: its runs, failures first, and its totals.",
+    )
+    .argument(
+      '<path>',
+      "history file (.jsonl) written by JsonlHistorySink; - reads standard input; a batch's history folder lists its runs, failures first, and its totals",
+    )
+    .argument('[runId]', 'a run of the folder: inspect its history file')
+    .option(STORE_FLAG, STORE_HELP)
+    .option('--json', 'print the summary as JSON')
+    .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
+    .option('--exit-code', 'exit 1 when the run (of a folder: any run) failed or is incomplete, for scripts')
+    .option(
+      '--follow',
+      'print each move as it is appended (a growing file, or standard input as lines arrive) until the run ends (a move into a terminal state), the input ends or Ctrl-C, then the summary',
+    )
+    .action(
+      async (
+        target: string,
+        runId: string | undefined,
+        opts: ReadingOptions & { store?: string; json?: boolean; last: number; exitCode?: boolean; follow?: boolean },
+      ) => {
+        if (opts.store !== undefined && opts.follow === true)
+          throw new UsageError('--follow follows a file; a run in a store is read as it is now');
+        if (opts.store === undefined && runId === undefined && target !== '-' && isFolder(target)) {
+          if (opts.follow === true)
+            throw new UsageError(
+              '--follow follows one run: name it (inspect --follow <folder> <runId>), or use watch <folder>',
+            );
+          exit(await inspectFolder(target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson));
+          return;
+        }
+        const { file, input } = await runSource(target, runId, opts.store, 'inspect', { opened });
+        const summarizer = new HistorySummarizer({ lastMoves: opts.last });
+        const warnings: HistoryWarning[] = [];
+        const follow = opts.follow === true;
+        if (follow && opts.json === true)
+          throw new UsageError('--follow prints moves as text; it cannot be combined with --json');
+        let take = (entry: HistoryEntry): void => summarizer.add(entry);
+        const readOptions: ReadOptions = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
+        if (input !== undefined) readOptions.input = input;
+        if (follow) {
+          io.stdout(`${MOVE_LINE_HEADER}\n`);
+          // The run has ended when its last move ended a turn (a terminal state): a file is followed until then.
+          const facts = new RunFactsCollector({ retain: false });
+          let ended = false;
+          take = (entry) => {
+            summarizer.add(entry);
+            const turn = facts.add(entry);
+            if (turn !== undefined || entry.kind === 'record') ended = turn?.end === 'terminal';
+            const text = formatMoveLine(entry);
+            if (text !== undefined) io.stdout(`${text}\n`);
+          };
+          if (file !== '-')
+            readOptions.input = followFile(file, {
+              signal: io.signal ?? new AbortController().signal,
+              done: () => ended,
+              onRestart: (why) =>
+                io.stderr(`agent-sm: warning: ${shown(file)}: ${why}; reading it again from the start\n`),
+            });
+        }
+        const lines = await read(file, readOptions, take);
+        if (lines === 0) io.stderr(`agent-sm: ${shown(file)} is empty: it holds no history lines\n`);
+        const summary = summarizer.result();
+        const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
+        if (opts.json === true)
+          io.stdout(
+            `${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary })}\n`,
+          );
+        else {
+          io.stdout(`${formatSummary(summary, { file: file === '-' ? '(standard input)' : file })}\n`);
+          if (skippedLines.length > 0) io.stdout(`Skipped corrupt lines (--salvage): ${skippedLines.join(', ')}\n`);
+        }
+        if (opts.exitCode === true && (lines === 0 || summary.status !== 'ok')) exit(EXIT.problems);
+      },
+    );
+}
+
+/** Whether `target` is a folder (not there, or a file: no). */
+function isFolder(target: string): boolean {
+  try {
+    return fs.statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+}
