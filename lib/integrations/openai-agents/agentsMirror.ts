@@ -46,6 +46,7 @@ import { requestBound } from './requestBound';
 import { recordedModelResponse, recordedStreamEvents } from './recordedModelResponse';
 import { responseOf, type AgentsModelOutput } from './responseOf';
 import { watchEvent } from './watchEvent';
+import { withState } from './runStateOf';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
 type AnyAgent = Agent<any, any>;
@@ -480,24 +481,8 @@ export function agentsMirror(options: AgentsMirrorOptions = {}): AgentsMirror {
 /** A signal that never aborts, for a request the SDK gave none. */
 const NEVER = new AbortController().signal;
 
-const STATES = new WeakMap<object, AnyState>();
 /** Each wrapped agent and tool, to what it wraps: any mirror wraps from the original, never a wrapper. */
 const ORIGINALS = new WeakMap<object, object>();
-
-/** The SDK's `RunState` of a run that `AgentsMirror.run()` stopped with `error`: resume with `run(agent, state)`. */
-export function runStateOf(error: unknown): AnyState | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  return (
-    STATES.get(error) ??
-    ((error as { state?: unknown }).state instanceof RunState ? (error as { state: AnyState }).state : undefined)
-  );
-}
-
-function withState(error: unknown, state: AnyState | string | AgentInputItem[]): unknown {
-  if (state instanceof RunState && typeof error === 'object' && error !== null && !STATES.has(error))
-    STATES.set(error, state);
-  return error;
-}
 
 function isMirrorStop(error: unknown): boolean {
   return error instanceof BudgetExceededError || error instanceof TurnCancelledError || error instanceof OperationError;

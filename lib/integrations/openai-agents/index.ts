@@ -3,7 +3,8 @@
  *
  * @module agent-state-machine/openai-agents
  */
-export { AgentsMirror, agentsMirror, runStateOf } from './agentsMirror';
+export { AgentsMirror, agentsMirror } from './agentsMirror';
+export { runStateOf } from './runStateOf';
 export type { AgentsMirrorOptions } from './agentsMirror';
 export { responseOf, usageOf } from './responseOf';
 export type { AgentsModelOutput, AgentsUsage } from './responseOf';
