@@ -2,19 +2,16 @@ import { cutAtBoundOf } from './cutAtBound';
 import { State, type StateName } from '../../states/StateName';
 import type { StateMachine } from '../machine/StateMachine';
 import type { ForcedLogLevel } from '../machine/TransitionRecord';
-import type { AgentLogger } from './AgentLogger';
-import type { LLMCallBound, LLMResponse, Pricing, Usage } from './AgentLoop';
+import type { LLMResponse, Usage } from './AgentLoop';
 import type { BoundExceeded } from './boundExceeded';
 import type { Budget } from './Budget';
-import type { SpentLimit } from './BudgetLimits';
 import type { Attempt } from './LLMOutcome';
-import { reserveLine } from './reserveLine';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import { Deadline } from './Deadline';
 import { endAttempt } from './endAttempt';
 import { ExtensionState } from './extensionStates';
-import { holdMirrorCall } from './holdMirrorCall';
 import type { JournalEntry } from './JournalEntry';
+import type { MirrorPricing } from './chargeMirrorResponse';
 import { writeAttemptLine, type AttemptFacts, type AttemptOutcome } from './mirrorAttemptLine';
 import { mirrorRunResult, reportRunEnd } from './mirrorRunResult';
 import { answerRest, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
@@ -32,21 +29,16 @@ import {
   turnStarts,
 } from './turnEvents';
 import type { MirrorStop } from './MirrorStop';
-import { abortReason, mirrorEndedError } from './mirrorStopReason';
+import { abortReason } from './mirrorStopReason';
 import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
-import type { RunRecording } from './RunRecording';
 import { budgetError, limitData } from './spentRecord';
 import type { StallCheck, StallWatch } from './StallWatch';
-import { LLMCallError, OperationError, TurnCancelledError, type TurnError } from './TurnError';
-import { commitFailure } from './commitFailure';
+import { LLMCallError, type OperationError, TurnCancelledError, type TurnError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { UsageMeter } from './UsageMeter';
 import type { UsageDelta } from './UsageTotals';
 
-const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
-/** Why a ledger line states no worst case, when the framework gave the call no bound. */
-const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
 /** The states of a response's tool calls, from their request until their results are sent. */
 export const TOOL_PHASE: ReadonlySet<string> = new Set([
   State.ToolUseRequested,
@@ -54,21 +46,13 @@ export const TOOL_PHASE: ReadonlySet<string> = new Set([
   State.RunningTool,
 ]);
 
-/** How `gate` treats a call: `handOver` lets go of the hold it takes the place of; `wraps`: a cost refusal wraps up (`budget.wrapUp`). */
-export interface GateHow {
-  handOver?: () => void;
-  wraps?: boolean;
-}
-
 /** What a mirror's moves need of the mirror: its budget, clock, writers and the running run's signal. */
-export interface MirrorMovesDeps {
+export interface MirrorMovesDeps extends MirrorPricing {
   budget: Budget;
   clock: () => number;
   journal: ((entry: JournalEntry) => void) | undefined;
   ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
-  logger: AgentLogger | undefined;
-  recording: RunRecording | undefined;
-  pricing: Pricing | undefined;
+  stall: StallWatch | undefined;
   /** The running run's signal (a new one after a cancelled run). */
   signal: () => AbortSignal;
 }
@@ -100,28 +84,15 @@ export class MirrorMoves {
   /** The final call's hold (`budget.wrapUp`, a MirrorWrapUp), when the mirror keeps one: reset as a run begins, let go as it ends. */
   wrap: { begin(): void; release(meter: UsageMeter): void } | undefined;
 
-  readonly #budget: Budget;
-  readonly #clock: () => number;
-  readonly #journal: ((entry: JournalEntry) => void) | undefined;
-  readonly #ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
-  readonly #logger: AgentLogger | undefined;
-  readonly #recording: RunRecording | undefined;
-  readonly #pricing: Pricing | undefined;
-  readonly #signal: () => AbortSignal;
+  /** With `resumeFrom`: the response about to be reported was served from the journal, at this cost. */
+  served: { costUsd: number | undefined } | undefined;
+  /** Whether an unknown cost was warned of: once per mirror. */
+  warnedUnknownCost = false;
 
   constructor(
     readonly machine: StateMachine<StateName>,
-    deps: MirrorMovesDeps,
-  ) {
-    this.#budget = deps.budget;
-    this.#clock = deps.clock;
-    this.#journal = deps.journal;
-    this.#ledger = deps.ledger;
-    this.#logger = deps.logger;
-    this.#recording = deps.recording;
-    this.#pricing = deps.pricing;
-    this.#signal = deps.signal;
-  }
+    readonly deps: MirrorMovesDeps,
+  ) {}
 
   /** A run begins with `input`, its meter started (charged `earlier`, an earlier attempt's spend): the machine moves to WaitingForUserInput. */
   begin(input: string, meter: UsageMeter, earlier: UsageDelta | undefined): void {
@@ -148,7 +119,7 @@ export class MirrorMoves {
         State.WaitingForUserInput,
         earlier === undefined
           ? AGENT_READY
-          : { description: AGENT_READY, data: { resumed: true, usage: this.#budget.usage } },
+          : { description: AGENT_READY, data: { resumed: true, usage: this.deps.budget.usage } },
       );
     else if (this.machine.table.states[current]?.isTerminal === true)
       this.move(State.WaitingForUserInput, turnStarts(this.turn));
@@ -158,7 +129,7 @@ export class MirrorMoves {
 
   /** WaitingForUserInput, before the run's first call: a cancellation (not a deadline) or a spent budget ends the run; else SendingToLLM. */
   firstCall(): MirrorStop | undefined {
-    const signal = this.#signal();
+    const signal = this.deps.signal();
     if (signal.aborted && !(signal.reason instanceof Deadline)) {
       const reason = abortReason(signal);
       const error = new TurnCancelledError(reason, State.WaitingForUserInput);
@@ -200,14 +171,9 @@ export class MirrorMoves {
 
   /**
    * A response answered the attempt, charged and journaled: ProcessingLLMResponse, then its tool
-   * calls requested (unless `stall` finds the run goes nowhere).
+   * calls requested (unless the stall watch finds the run goes nowhere).
    */
-  responded(
-    response: LLMResponse,
-    problems: readonly string[],
-    unknownCost: string | undefined,
-    stall: StallWatch | undefined,
-  ): void {
+  responded(response: LLMResponse, problems: readonly string[], unknownCost: string | undefined): void {
     // The results sent with this call reached the LLM.
     this.unsent = false;
     const calls = response.toolCalls ?? [];
@@ -221,7 +187,7 @@ export class MirrorMoves {
         problems,
         unknownCost,
         undefined,
-        this.#budget.usage,
+        this.deps.budget.usage,
       ),
     );
     this.failures = [];
@@ -230,76 +196,10 @@ export class MirrorMoves {
     if (response.text !== undefined && response.text !== '') (this.texts ??= []).push(response.text);
     this.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
     this.unsent = true;
-    const stalled = stall?.check();
+    const stalled = this.deps.stall?.check();
     if (stalled !== undefined) return this.stalled(stalled);
     this.move(State.ToolUseRequested, toolsRequested(calls));
     this.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
-  }
-
-  /**
-   * The checks before an attempt from a sending state, as the adapter's callLLM makes them: the
-   * budgets, then the attempt's worst case held against strict caps (and external ones).
-   */
-  async gate(
-    bound: LLMCallBound | undefined,
-    whyNoBound: string | undefined,
-    how: GateHow = {},
-  ): Promise<MirrorStop | undefined | { wrap: SpentLimit }> {
-    const meter = this.meter!;
-    const from = this.machine.pendingState;
-    if (this.#signal().aborted) return this.cancel(from, { failures: this.failures });
-    // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
-    this.endAttempt();
-    // The hold this call takes the place of (the final call's reserve) goes just before its own is taken.
-    how.handOver?.();
-    // No await from the check to the hold: runs sharing a budget are counted one by one.
-    const gate = holdMirrorCall(meter, this.#pricing, this.#ledger !== undefined, bound, whyNoBound);
-    if (gate instanceof OperationError)
-      return this.stop(State.Error, gate.message, { operation: this.operation }, 'error', gate);
-    const { held } = gate;
-    let spent: SpentLimit | OperationError | undefined = gate.spent;
-    // Its worst case did not fit beside the final call's hold: the run wraps up instead, nothing held for it.
-    if (how.wraps === true && spent?.limit === 'maxCostUsd' && spent.hold !== undefined && meter.strict)
-      return { wrap: spent };
-    if (spent === undefined && meter.hasExternal) {
-      spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
-      if (spent !== undefined) meter.release(held.held, undefined);
-    }
-    if (!this.running) {
-      if (spent === undefined) meter.release(held.held, held.externalHold);
-      return mirrorEndedError(this.result, this.turn, this.machine.current);
-    }
-    if (spent instanceof OperationError)
-      return this.stop(State.Error, spent.message, { operation: this.operation }, 'error', spent);
-    if (spent !== undefined)
-      return this.stop(
-        State.Error,
-        `${spent.message}; no further LLM call made`,
-        { ...limitData(spent), failures: this.failures },
-        'budget_exceeded',
-        budgetError(spent),
-      );
-    this.held = held;
-    meter.charge(ONE_LLM_CALL, false);
-    this.attempt += 1;
-    const commit = this.#ledger?.(
-      reserveLine(this.turn, this.operation, this.attempt, this.#clock(), held, undefined, whyNoBound ?? NO_BOUND),
-    );
-    // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
-    if (commit !== undefined && commit !== null) {
-      const unkept = await commitFailure(commit);
-      if (unkept !== undefined || !this.running) {
-        // The request never left: its hold goes back.
-        this.held = NOTHING_RESERVED;
-        meter.release(held.held, held.externalHold);
-        if (unkept === undefined) return mirrorEndedError(this.result, this.turn, this.machine.current);
-        const error = new OperationError("the ledger's reserve line", unkept);
-        return this.stop(State.Error, error.message, { operation: this.operation }, 'error', error);
-      }
-    }
-    this.attemptStartedAt =
-      meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? this.#clock() : meter.lastReading;
-    return undefined;
   }
 
   /** The attempt in flight ended as `end` (by default unreported, so it may have left): charged by the rule (`endAttempt`). */
@@ -317,8 +217,8 @@ export class MirrorMoves {
       const spent = check ? this.meter!.spent() : undefined;
       if (spent !== undefined)
         return this.stop(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent));
-      if (check && this.#signal().aborted) return this.cancel(State.CheckingBudget);
-      this.move(State.GatheringAdditionalMessages, budgetHasRoom(this.#budget.usage));
+      if (check && this.deps.signal().aborted) return this.cancel(State.CheckingBudget);
+      this.move(State.GatheringAdditionalMessages, budgetHasRoom(this.deps.budget.usage));
       this.move(State.SendingToolResults, sendingToolResults(this.slots.length, 0));
     } else {
       // A further model call after a text-only response (or from anywhere else): forced, with the reason.
@@ -366,7 +266,7 @@ export class MirrorMoves {
 
   /** Cancellation (or a passed deadline) outside CheckingForCancellation: forced, logged at info, as the adapter does. */
   cancel(from: StateName, data: Record<string, unknown> = {}): MirrorStop {
-    const deadline: unknown = this.#signal().reason;
+    const deadline: unknown = this.deps.signal().reason;
     if (deadline instanceof Deadline) {
       const { spent } = deadline;
       const to = this.machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
@@ -380,7 +280,7 @@ export class MirrorMoves {
         { forced },
       );
     }
-    const reason = abortReason(this.#signal());
+    const reason = abortReason(this.deps.signal());
     return this.stop(
       State.Cancelled,
       `cancelled during ${from}: ${reason}`,
@@ -432,7 +332,7 @@ export class MirrorMoves {
     how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
   ): TurnResult {
     const meter = this.meter!;
-    this.#recording?.stop();
+    this.deps.recording?.stop();
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.endAttempt();
     // A final call's reserve the run no longer needs goes back.
@@ -441,7 +341,7 @@ export class MirrorMoves {
     const unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
     const event = {
       description,
-      data: { ...data, outcome, usage: this.#budget.usage },
+      data: { ...data, outcome, usage: this.deps.budget.usage },
       ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
     };
     this.move(to, event, how.forced === true);
@@ -460,7 +360,7 @@ export class MirrorMoves {
       slots: this.slots,
     });
     this.result = result;
-    reportRunEnd(meter, result, this.#logger);
+    reportRunEnd(meter, result, this.deps.logger);
     return result;
   }
 
@@ -483,12 +383,12 @@ export class MirrorMoves {
 
   /** A call refused at its start: answered, journaled, and the reason handed back. */
   refuse(slot: MirrorSlot, status: 'interrupted' | 'not_run', note: string, error: MirrorStop): MirrorStop {
-    refuseSlot(slot, status, note, this.#clock(), this.#journal, this.turn);
+    refuseSlot(slot, status, note, this.deps.clock(), this.deps.journal, this.turn);
     return error;
   }
 
   answerRest(note: string, status: 'interrupted' | 'not_run'): void {
-    answerRest(this.slots, note, status, this.#clock, this.#journal, this.turn);
+    answerRest(this.slots, note, status, this.deps.clock, this.deps.journal, this.turn);
   }
 
   /** The attempt in flight, for its journal line. */
@@ -504,6 +404,6 @@ export class MirrorMoves {
   }
 
   attemptLine(endedAt: number, outcome: AttemptOutcome): void {
-    writeAttemptLine({ journal: this.#journal, ledger: this.#ledger }, this.attemptFacts(), endedAt, outcome);
+    writeAttemptLine({ journal: this.deps.journal, ledger: this.deps.ledger }, this.attemptFacts(), endedAt, outcome);
   }
 }

@@ -4,6 +4,7 @@ import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
 import type { ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
 import { ExtensionState } from './extensionStates';
+import { gateMirrorCall } from './gateMirrorCall';
 import type { MirrorMoves } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
 import { OperationError } from './TurnError';
@@ -79,7 +80,8 @@ export class MirrorWrapUp {
     if (this.#final) return this.#finalCall(run, boundOf, flags);
     if (wrap === undefined) {
       const bound = needsBound ? boundOf(flags) : undefined;
-      const stop = await run.gate(
+      const stop = await gateMirrorCall(
+        run,
         typeof bound === 'object' ? bound : undefined,
         typeof bound === 'string' ? bound : undefined,
       );
@@ -112,7 +114,7 @@ export class MirrorWrapUp {
           `the next LLM call may cost up to ${formatUsd(nextUsd)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
         );
     }
-    const gate = await run.gate(next, undefined, { wraps: true });
+    const gate = await gateMirrorCall(run, next, undefined, { wraps: true });
     if (gate === undefined) return flags;
     if ('wrap' in gate) return this.#wrapUp(run, boundOf, flags, reserve, nextUsd, gate.wrap.message);
     return gate;
@@ -155,7 +157,7 @@ export class MirrorWrapUp {
         if (typeof bound === 'string') return failed(run, `the final call has no bound: ${bound}`);
       }
     }
-    const stop = await run.gate(bound, undefined, { handOver: () => this.release(meter) });
+    const stop = await gateMirrorCall(run, bound, undefined, { handOver: () => this.release(meter) });
     return stop === undefined ? final : (stop as MirrorStop);
   }
 }

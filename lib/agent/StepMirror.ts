@@ -1,22 +1,17 @@
 import { State, type StateName } from '../../states/StateName';
-import { failureMessage } from '../internal/failureMessage';
 import { messageOf } from '../internal/messageOf';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { StateMachine } from '../machine/StateMachine';
-import { safeLog, type AgentLogger } from './AgentLogger';
-import type { LLMCallBound, LLMResponse, Pricing, ToolCall } from './AgentLoop';
+import type { AgentLogger } from './AgentLogger';
+import type { LLMCallBound, LLMResponse, ToolCall } from './AgentLoop';
 import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
 import { Budget } from './Budget';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
 import type { ExternalBudget } from './ExternalBudget';
-import { chargeFields } from './endAttempt';
-import { cutAtBoundOf } from './cutAtBound';
-import { journalError, type JournalEntry } from './JournalEntry';
-import type { OnUnknownCost } from './priceResponse';
-import { chargeMirrorResponse } from './chargeMirrorResponse';
-import { boundProblem, NOTHING_RESERVED } from './reserveLLMCall';
+import type { JournalEntry } from './JournalEntry';
+import { boundProblem } from './reserveLLMCall';
 import { OperationError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './UsageMeter';
@@ -27,21 +22,23 @@ import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 import { refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
 import { endSlot, slotLine } from './MirrorSlot';
-import { mirrorLlmLine } from './mirrorAttemptLine';
 import { mirrorStall } from './mirrorStall';
 import { mirrorWriters } from './mirrorWriters';
 import { startMirrorTool } from './startMirrorTool';
 import { abortMirrorRun, endMirrorRun } from './endMirrorRun';
 import { serveMirrorTool } from './serveMirrorTool';
+import { serveMirrorResponse } from './serveMirrorResponse';
+import { takeMirrorResponse } from './takeMirrorResponse';
+import { failMirrorCall } from './failMirrorCall';
+import { gateMirrorCall } from './gateMirrorCall';
 import { MirrorMoves, TOOL_PHASE } from './MirrorMoves';
 import { mirrorEndedError } from './mirrorStopReason';
-import type { StallWatch } from './StallWatch';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
 import type { StepMirrorOptions } from './StepMirrorOptions';
 import type { MirrorStop } from './MirrorStop';
 import { ExtensionState } from './extensionStates';
-import { wrappedUp, type MirrorBoundOf, type MirrorCallFlags, type MirrorWrapUp } from './MirrorWrapUp';
+import type { MirrorBoundOf, MirrorCallFlags, MirrorWrapUp } from './MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirrorEndings';
 
 export type { StepMirrorOptions } from './StepMirrorOptions';
@@ -57,8 +54,6 @@ export type { MirrorBoundOf, MirrorCallFlags } from './MirrorWrapUp';
 export type { MirrorIntegration } from './mirrorEndings';
 
 const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
-
-const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
@@ -94,24 +89,17 @@ export class StepMirror {
   readonly #budget: Budget;
   /** Charged to the first run at its start, then gone. */
   #earlierSpend: UsageDelta | undefined;
-  /** With `resumeFrom`: what the first run serves; the response about to be reported comes from it when `#servedCost` is set. */
+  /** With `resumeFrom`: what the first run serves. */
   readonly #recording: RunRecording | undefined;
-  #servedCost: { costUsd: number | undefined } | undefined;
-  readonly #chargesServed: boolean;
   readonly #budgets: readonly Budget[];
   readonly #external: readonly ExternalBudget[];
-  readonly #pricing: Pricing | undefined;
-  readonly #onUnknownCost: OnUnknownCost;
   readonly #clock: () => number;
-  readonly #logger: AgentLogger | undefined;
   readonly #journal: ((entry: JournalEntry) => void) | undefined;
   /** Writes the ledger's lines (the journal's writer, or one of its own without the journal). */
   readonly #ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
-  readonly #stall: StallWatch | undefined;
   readonly #callerSignal: AbortSignal | undefined;
   /** The final call's hold and the budget note, when a budget asks for them (and the integration honours them). */
   readonly #wrap: MirrorWrapUp | undefined;
-  #warnedUnknownCost = false;
   #controller = new AbortController();
   /** The runs' state and the moves they make. */
   readonly #run: MirrorMoves;
@@ -182,8 +170,7 @@ export class StepMirror {
       ...(ending.table === undefined ? {} : { table: ending.table as TransitionTable<StateName> }),
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     });
-    this.#stall = stalls?.watch;
-    const writers = mirrorWriters(this.machine, journalOptions, ledger === true, this.#stall, machineOptions.sink);
+    const writers = mirrorWriters(this.machine, journalOptions, ledger === true, stalls?.watch, machineOptions.sink);
     this.#journal = writers.journal;
     this.#ledger = writers.ledger;
     this.#budget = own;
@@ -195,20 +182,19 @@ export class StepMirror {
     // The earlier spend counts from the first record (a file cut again still holds it), so
     // served answers are not charged again; without `usage`, they are charged as served.
     this.#earlierSpend = earlierSpend ?? resumeFrom?.usage;
-    this.#chargesServed = resumeFrom !== undefined && resumeFrom.usage === undefined;
-    this.#pricing = pricing;
-    this.#onUnknownCost = onUnknownCost;
     this.#clock = machineOptions.clock ?? Date.now;
-    this.#logger = resolved;
     this.#callerSignal = signal;
     this.#run = new MirrorMoves(this.machine, {
       budget: this.#budget,
       clock: this.#clock,
       journal: this.#journal,
       ledger: this.#ledger,
-      logger: this.#logger,
+      logger: resolved,
       recording: this.#recording,
-      pricing: this.#pricing,
+      pricing,
+      onUnknownCost,
+      chargesServed: resumeFrom !== undefined && resumeFrom.usage === undefined,
+      stall: stalls?.watch,
       signal: () => this.#controller.signal,
     });
     this.#run.wrap = this.#wrap;
@@ -339,7 +325,7 @@ export class StepMirror {
     }
     const entered = this.#enterCall();
     if (entered !== undefined) return entered;
-    return this.#run.gate(bound, whyNoBound) as Promise<MirrorStop | undefined>;
+    return gateMirrorCall(this.#run, bound, whyNoBound) as Promise<MirrorStop | undefined>;
   }
 
   /**
@@ -363,7 +349,8 @@ export class StepMirror {
     const checked = checkedBoundOf(boundOf);
     if (this.#wrap !== undefined) return this.#wrap.plan(this.#run, checked, this.needsBound);
     const bound = this.needsBound ? checked({}) : undefined;
-    const stop = await this.#run.gate(
+    const stop = await gateMirrorCall(
+      this.#run,
       typeof bound === 'object' ? bound : undefined,
       typeof bound === 'string' ? bound : undefined,
     );
@@ -391,20 +378,7 @@ export class StepMirror {
    * make the call live (`modelCallStart`).
    */
   recordedResponse(): MirrorResponse | undefined {
-    const recording = this.#recording;
-    if (recording?.serving !== true || !this.#run.running || this.signal.aborted) return undefined;
-    const state = this.machine.pendingState;
-    // Recorded moves passed their budget checks when they were made: none here, as the adapter's serving does.
-    if (state === State.WaitingForUserInput) this.#run.sendUserMessage();
-    else if (state !== State.SendingToLLM && state !== State.SendingToolResults)
-      this.#run.toSendingResults(state, false);
-    const taken = recording.take(this.#run.operation, mirrorLlmLine(this.#run.attemptFacts(), 0).input!);
-    if (taken === undefined) return undefined;
-    this.#run.attempt = 1;
-    this.#run.attemptStartedAt = this.#clock();
-    this.#servedCost = { costUsd: taken.costUsd };
-    this.modelResponse(taken.response);
-    return taken.response;
+    return serveMirrorResponse(this.#run);
   }
 
   /**
@@ -413,11 +387,7 @@ export class StepMirror {
    */
   recordedTool(call: ToolCall): { output: string; isError: boolean } | undefined {
     if (this.#recording === undefined || !this.#run.running || this.signal.aborted) return undefined;
-    return serveMirrorTool(this.#run, this.#recording, call, {
-      clock: this.#clock,
-      journal: this.#journal,
-      chargesServed: this.#chargesServed,
-    });
+    return serveMirrorTool(this.#run, this.#recording, call, this.#run.deps);
   }
 
   /**
@@ -426,79 +396,12 @@ export class StepMirror {
    */
   modelCallFailed(error: unknown, info: { willRetry?: boolean; delayMs?: number } = {}): void {
     if (info.delayMs !== undefined) assertNonNegative(info.delayMs, 'modelCallFailed(error, { delayMs })');
-    if (!this.#run.running) return;
-    const charge = this.#run.endAttempt({ kind: 'failed', error });
-    // A stream cut at its bound: the server does not stop at max tokens, so the call is not tried again.
-    const cut = cutAtBoundOf(error);
-    this.#run.attemptLine(this.#clock(), {
-      error: journalError(error),
-      ...chargeFields(charge),
-      ...(cut && { cutAtBound: cut }),
-    });
-    this.#run.failures.push({
-      attempt: this.#run.attempt,
-      error: failureMessage(error),
-      ...(cut && { noRetry: 'the response stream was cut at its bound' }),
-      ...(cut === undefined && info.willRetry !== false && info.delayMs !== undefined && { delayMs: info.delayMs }),
-    });
-    if (info.willRetry === false || cut !== undefined) this.#run.endCallFailed(error);
+    if (this.#run.running) failMirrorCall(this.#run, error, info);
   }
 
   /** A model attempt answered: its usage is charged, priced and journaled, and the machine moves on. */
   modelResponse(response: MirrorResponse): void {
-    if (!this.#run.running) return;
-    if (typeof response !== 'object' || response === null)
-      throw new InvalidArgumentError(
-        'response',
-        'an object { text?, toolCalls?, usage?, model?, finishReason? }',
-        response,
-      );
-    const meter = this.#run.meter!;
-    const endedAt = this.#clock();
-    let state = this.machine.pendingState;
-    if (state !== State.SendingToLLM && state !== State.SendingToolResults && state !== WRAPPING_UP) {
-      // A response without a call reported before it: the framework's order, forced with the reason.
-      if (state === State.WaitingForUserInput) this.#run.move(State.SendingToLLM, 'sending the user message');
-      else this.#run.toSendingResults(state, false);
-      state = this.machine.pendingState;
-      if (state !== State.SendingToLLM && state !== State.SendingToolResults) return;
-      meter.charge(ONE_LLM_CALL, false);
-      this.#run.attempt = Math.max(1, this.#run.attempt);
-      this.#run.attemptStartedAt = endedAt;
-    }
-    const held = this.#run.held;
-    this.#run.held = NOTHING_RESERVED;
-    const served = this.#servedCost;
-    this.#servedCost = undefined;
-    const { valid, problems, priced, charge, passed } = chargeMirrorResponse(
-      meter,
-      held,
-      served,
-      response,
-      { operation: this.#run.operation, turn: this.#run.turn },
-      {
-        pricing: this.#pricing,
-        onUnknownCost: this.#onUnknownCost,
-        logger: this.#logger,
-        recording: this.#recording,
-        chargesServed: this.#chargesServed,
-      },
-    );
-    const fact = passed && { boundExceeded: passed };
-    this.#run.attemptLine(endedAt, {
-      response,
-      usage: valid,
-      ...chargeFields(charge),
-      ...fact,
-      ...(served === undefined ? {} : { fromJournal: true }),
-    });
-    if (this.#run.endsOnCharge(passed, priced.error, valid)) return;
-    if (priced.note !== undefined && !this.#warnedUnknownCost) {
-      this.#warnedUnknownCost = true;
-      safeLog(this.#logger, 'warn', priced.note, { turn: this.#run.turn });
-    }
-    if (state === WRAPPING_UP) return void wrappedUp(this.#run, response, problems, priced.note, this.#budget.usage);
-    this.#run.responded(response, problems, priced.note, this.#stall);
+    if (this.#run.running) takeMirrorResponse(this.#run, response);
   }
 
   /**

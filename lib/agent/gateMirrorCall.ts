@@ -1,0 +1,89 @@
+import { State } from '../../states/StateName';
+import type { LLMCallBound } from './AgentLoop';
+import type { SpentLimit } from './BudgetLimits';
+import { commitFailure } from './commitFailure';
+import { holdMirrorCall } from './holdMirrorCall';
+import type { MirrorMoves } from './MirrorMoves';
+import type { MirrorStop } from './MirrorStop';
+import { mirrorEndedError } from './mirrorStopReason';
+import { NOTHING_RESERVED } from './reserveLLMCall';
+import { reserveLine } from './reserveLine';
+import { budgetError, limitData } from './spentRecord';
+import { OperationError } from './TurnError';
+
+const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
+/** Why a ledger line states no worst case, when the framework gave the call no bound. */
+const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
+
+/** How `gateMirrorCall` treats a call: `handOver` lets go of the hold it takes the place of; `wraps`: a cost refusal wraps up (`budget.wrapUp`). */
+export interface GateHow {
+  handOver?: () => void;
+  wraps?: boolean;
+}
+
+/**
+ * The checks before an attempt from a sending state, as the adapter's callLLM makes them: the
+ * budgets, then the attempt's worst case held against strict caps (and external ones).
+ */
+export async function gateMirrorCall(
+  run: MirrorMoves,
+  bound: LLMCallBound | undefined,
+  whyNoBound: string | undefined,
+  how: GateHow = {},
+): Promise<MirrorStop | undefined | { wrap: SpentLimit }> {
+  const meter = run.meter!;
+  const from = run.machine.pendingState;
+  if (run.deps.signal().aborted) return run.cancel(from, { failures: run.failures });
+  // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
+  run.endAttempt();
+  // The hold this call takes the place of (the final call's reserve) goes just before its own is taken.
+  how.handOver?.();
+  // No await from the check to the hold: runs sharing a budget are counted one by one.
+  const gate = holdMirrorCall(meter, run.deps.pricing, run.deps.ledger !== undefined, bound, whyNoBound);
+  if (gate instanceof OperationError)
+    return run.stop(State.Error, gate.message, { operation: run.operation }, 'error', gate);
+  const { held } = gate;
+  let spent: SpentLimit | OperationError | undefined = gate.spent;
+  // Its worst case did not fit beside the final call's hold: the run wraps up instead, nothing held for it.
+  if (how.wraps === true && spent?.limit === 'maxCostUsd' && spent.hold !== undefined && meter.strict)
+    return { wrap: spent };
+  if (spent === undefined && meter.hasExternal) {
+    spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
+    if (spent !== undefined) meter.release(held.held, undefined);
+  }
+  if (!run.running) {
+    if (spent === undefined) meter.release(held.held, held.externalHold);
+    return mirrorEndedError(run.result, run.turn, run.machine.current);
+  }
+  if (spent instanceof OperationError)
+    return run.stop(State.Error, spent.message, { operation: run.operation }, 'error', spent);
+  if (spent !== undefined)
+    return run.stop(
+      State.Error,
+      `${spent.message}; no further LLM call made`,
+      { ...limitData(spent), failures: run.failures },
+      'budget_exceeded',
+      budgetError(spent),
+    );
+  run.held = held;
+  meter.charge(ONE_LLM_CALL, false);
+  run.attempt += 1;
+  const commit = run.deps.ledger?.(
+    reserveLine(run.turn, run.operation, run.attempt, run.deps.clock(), held, undefined, whyNoBound ?? NO_BOUND),
+  );
+  // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
+  if (commit !== undefined && commit !== null) {
+    const unkept = await commitFailure(commit);
+    if (unkept !== undefined || !run.running) {
+      // The request never left: its hold goes back.
+      run.held = NOTHING_RESERVED;
+      meter.release(held.held, held.externalHold);
+      if (unkept === undefined) return mirrorEndedError(run.result, run.turn, run.machine.current);
+      const error = new OperationError("the ledger's reserve line", unkept);
+      return run.stop(State.Error, error.message, { operation: run.operation }, 'error', error);
+    }
+  }
+  run.attemptStartedAt =
+    meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? run.deps.clock() : meter.lastReading;
+  return undefined;
+}

@@ -1,0 +1,95 @@
+import type { LanguageModel } from 'ai';
+import { InvalidArgumentError, watchOutputBound, type OutputBoundWatch } from 'agent-state-machine';
+import type { AISDKRun } from './AISDKRun';
+import { StreamCollector, type ModelCallResult } from './modelResponseOf';
+import { recordedResult, recordedStream } from './recordedModelResult';
+import type { CallOptions } from './withFlags';
+
+/** A signal that never aborts, for a call the SDK gave none. */
+const NEVER = new AbortController().signal;
+
+/** Counts a streamed part's output against the request's bound (text, reasoning and tool input as they arrive). */
+function watchPart(watch: OutputBoundWatch, part: { type: string; [key: string]: unknown }): void {
+  if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
+    const delta = typeof part.delta === 'string' ? part.delta : part.textDelta;
+    if (typeof delta === 'string') watch.add(delta);
+  }
+  // The finish part's usage is not counted here: the response is whole by then, so it is charged
+  // at the usage it reports, and one past its bound is a `boundExceeded` fact, as for the other
+  // mirrors; a cut there would charge only the hold, less than the server billed.
+}
+
+/**
+ * Wraps a model for `mirrorAISDK`: each attempt (the SDK's retries included) goes through the
+ * mirror (`run`), checked, recorded and charged; a resumed run's served calls are answered from
+ * the journal; a streamed call is cut at its `maxOutputTokens`.
+ */
+export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M {
+  if (typeof m !== 'object' || m === null || typeof (m as { doGenerate?: unknown }).doGenerate !== 'function')
+    throw new InvalidArgumentError('model', "a language model object (a provider's model, not an id string)", m);
+  const inner = m as unknown as {
+    modelId?: string;
+    specificationVersion?: unknown;
+    doGenerate(o: CallOptions): PromiseLike<ModelCallResult>;
+    doStream(o: CallOptions): PromiseLike<{ stream: ReadableStream<{ type: string }> }>;
+  };
+  const doGenerate = async (o: CallOptions): Promise<ModelCallResult> => {
+    const served = run.recorded(o);
+    if (served !== undefined) return recordedResult(served, inner.specificationVersion);
+    const result = await run.attempt(o, inner.modelId, (sent) => inner.doGenerate(sent));
+    run.responded(result, inner.modelId);
+    return result;
+  };
+  const doStream = async (o: CallOptions): Promise<{ stream: ReadableStream<{ type: string }> }> => {
+    const served = run.recorded(o);
+    if (served !== undefined) return { stream: recordedStream(served, inner.specificationVersion) };
+    // The stream is cut at the request's max output tokens, whether the provider stops there or
+    // not: what it may bill stays within the call's hold.
+    const max = typeof o.maxOutputTokens === 'number' ? o.maxOutputTokens : undefined;
+    const watch = watchOutputBound(max, o.abortSignal ?? NEVER);
+    const result = await run.attempt(o, inner.modelId, (sent) =>
+      inner.doStream(max === undefined ? sent : { ...sent, abortSignal: watch.signal }),
+    );
+    const collector = new StreamCollector();
+    let cut: unknown;
+    // The SDK starts a streamed call's tools as their parts arrive, before the usage at the
+    // end: they wait until the response is reported, so the moves keep the table's order.
+    let reported!: () => void;
+    run.streaming = new Promise<void>((resolve) => (reported = resolve));
+    // A stream cancelled by an abort never flushes: its waiting tools go on to meet the abort.
+    run.mirror.signal.addEventListener('abort', () => reported(), { once: true });
+    const stream = result.stream.pipeThrough(
+      new TransformStream<{ type: string }, { type: string }>({
+        transform(part, controller) {
+          if (cut !== undefined) return;
+          const p = part as { type: string; [key: string]: unknown };
+          try {
+            watchPart(watch, p);
+          } catch (error) {
+            // Charged at its hold and not retried (the server does not stop at max tokens).
+            cut = error;
+            run.failed(error);
+            run.streaming = undefined;
+            reported();
+            controller.error(error);
+            return;
+          }
+          collector.add(p);
+          controller.enqueue(part);
+        },
+        flush() {
+          if (cut !== undefined) return;
+          if (collector.error !== undefined) run.failed(collector.error);
+          else if (collector.finished) run.responded(collector.result(), inner.modelId);
+          run.streaming = undefined;
+          reported();
+        },
+      }),
+    );
+    return { ...result, stream };
+  };
+  return Object.create(m as object, {
+    doGenerate: { value: doGenerate, enumerable: true, writable: true, configurable: true },
+    doStream: { value: doStream, enumerable: true, writable: true, configurable: true },
+  }) as M;
+}

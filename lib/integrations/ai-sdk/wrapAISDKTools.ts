@@ -1,0 +1,38 @@
+import type { ToolSet } from 'ai';
+import { InvalidArgumentError } from 'agent-state-machine';
+import { safeStringify } from '../../internal/safeStringify';
+import type { AISDKRun } from './AISDKRun';
+
+/**
+ * Wraps tools for `mirrorAISDK`: each call waits for a streamed response to be reported, is
+ * answered from the journal in a resumed run, else checked by the mirror (`run`) before it runs
+ * and recorded; tools without `execute` are kept as they are.
+ */
+export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
+  if (typeof t !== 'object' || t === null) throw new InvalidArgumentError('tools', 'a record of tool() definitions', t);
+  return Object.fromEntries(
+    Object.entries(t).map(([name, def]) => {
+      const execute = def.execute;
+      if (execute === undefined) return [name, def];
+      const guarded: typeof execute = async (input, ctx) => {
+        const id = ctx.toolCallId;
+        if (run.streaming !== undefined) await run.streaming;
+        // A resumed run: a call of a served response is answered from the journal (by the tool policy), not run.
+        const answer = run.mirror.recordedTool({ id, name, input });
+        if (answer?.isError === true) throw new Error(answer.output);
+        if (answer !== undefined) return answer.output as Awaited<ReturnType<typeof execute>>;
+        const stop = await run.mirror.toolStart({ id, name, input });
+        if (stop !== undefined) throw stop;
+        try {
+          const output: unknown = await execute(input, ctx);
+          run.mirror.toolEnd(id, { output: typeof output === 'string' ? output : safeStringify(output ?? null) });
+          return output;
+        } catch (error) {
+          run.mirror.toolEnd(id, { error });
+          throw error;
+        }
+      };
+      return [name, { ...def, execute: guarded }];
+    }),
+  ) as T;
+}
