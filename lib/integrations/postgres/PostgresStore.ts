@@ -1,4 +1,4 @@
-import { Client, Pool, type PoolClient } from 'pg';
+import { Client, Pool } from 'pg';
 import {
   HistoryFileError,
   RunLinesSink,
@@ -17,15 +17,14 @@ import {
   type StoredRun,
   type StoredRunQuery,
 } from 'agent-state-machine/batch';
-import { PostgresUnreachableError } from './PostgresUnreachableError';
-import { isSqlError } from './isSqlError';
 import type { PostgresStoreOptions } from './PostgresStoreOptions';
 
 export type { PostgresStoreOptions } from './PostgresStoreOptions';
 import { quoteIdent, schemaStatements } from './postgresSchema';
 import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatch';
 import { runLineWriter } from './runLineWriter';
-import { ConnectionLease } from './ConnectionLease';
+import { type ConnectionLease } from './ConnectionLease';
+import { PostgresPool } from './PostgresPool';
 
 /** Lines read from the database at once. */
 const PAGE_LINES = 1000;
@@ -48,7 +47,7 @@ export class PostgresStore implements RunStore {
   readonly address: string;
   #schema: string | undefined;
   readonly #url: string;
-  readonly #pool: Pool;
+  readonly #db: PostgresPool;
   readonly #connectTimeoutMs: number;
   readonly #statementTimeoutMs: number;
   #migrated: Promise<void> | undefined;
@@ -74,9 +73,11 @@ export class PostgresStore implements RunStore {
     this.#url = url;
     this.#connectTimeoutMs = connectTimeoutMs;
     this.#statementTimeoutMs = statementTimeoutMs;
-    this.#pool = new Pool({ ...this.#connection(), max: maxConnections });
-    // An idle connection the server drops must not crash the process; the next query reports it.
-    this.#pool.on('error', ignore);
+    this.#db = new PostgresPool(
+      new Pool({ ...this.#connection(), max: maxConnections }),
+      this.address,
+      connectTimeoutMs,
+    );
   }
 
   /** The schema its tables live in (the connection's current one is known once `migrate` has run). */
@@ -86,25 +87,27 @@ export class PostgresStore implements RunStore {
 
   /** Creates the schema and tables when missing; idempotent, and safe from many processes at once. */
   migrate(): Promise<void> {
-    return (this.#migrated ??= this.#run('creating its tables', async (client) => {
-      await client.query('BEGIN');
-      try {
-        // Two processes creating the same table at once would collide: one at a time.
-        if (this.#schema === undefined) {
-          const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
-          this.#schema = rows[0]?.schema ?? 'public';
+    return (this.#migrated ??= this.#db
+      .run('creating its tables', async (client) => {
+        await client.query('BEGIN');
+        try {
+          // Two processes creating the same table at once would collide: one at a time.
+          if (this.#schema === undefined) {
+            const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+            this.#schema = rows[0]?.schema ?? 'public';
+          }
+          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agent_sm_migrate:${this.#schema}`]);
+          for (const statement of schemaStatements(this.#schema)) await client.query(statement);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
         }
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agent_sm_migrate:${this.#schema}`]);
-        for (const statement of schemaStatements(this.#schema)) await client.query(statement);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+      })
+      .catch((error: unknown) => {
+        this.#migrated = undefined;
         throw error;
-      }
-    }).catch((error: unknown) => {
-      this.#migrated = undefined;
-      throw error;
-    }));
+      }));
   }
 
   async openBatch(options: StoreBatchOptions): Promise<StoreBatch> {
@@ -117,27 +120,30 @@ export class PostgresStore implements RunStore {
     // ends, or when its process dies and the connection with it.
     const lock = new Client(this.#connection());
     lock.on('error', ignore);
-    await this.#bounded(`locking batch ${batchId}`, async () => {
-      await lock.connect();
-      const { rows } = await lock.query<{ locked: boolean }>(
-        // Shared: the writers of one distributed batch hold it together, and keep a runBatch out.
-        `SELECT pg_try_advisory_lock${shared ? '_shared' : ''}(hashtext($1), hashtext($2)) AS locked`,
-        [this.schema, batchId],
-      );
-      if (rows[0]?.locked !== true) {
-        const held = await lock.query<{ owner: string | null }>(`SELECT owner FROM ${t.batches} WHERE batch_id = $1`, [
-          batchId,
-        ]);
-        throw new HistoryFileError(
-          'open_failed',
-          `${this.name} batch ${batchId}`,
-          `another process is writing this batch${held.rows[0]?.owner == null ? '' : ` (${held.rows[0].owner})`}: two batches never write one batch id`,
+    await this.#db
+      .bounded(`locking batch ${batchId}`, async () => {
+        await lock.connect();
+        const { rows } = await lock.query<{ locked: boolean }>(
+          // Shared: the writers of one distributed batch hold it together, and keep a runBatch out.
+          `SELECT pg_try_advisory_lock${shared ? '_shared' : ''}(hashtext($1), hashtext($2)) AS locked`,
+          [this.schema, batchId],
         );
-      }
-    }).catch(async (error: unknown) => {
-      await lock.end().catch(() => undefined);
-      throw error;
-    });
+        if (rows[0]?.locked !== true) {
+          const held = await lock.query<{ owner: string | null }>(
+            `SELECT owner FROM ${t.batches} WHERE batch_id = $1`,
+            [batchId],
+          );
+          throw new HistoryFileError(
+            'open_failed',
+            `${this.name} batch ${batchId}`,
+            `another process is writing this batch${held.rows[0]?.owner == null ? '' : ` (${held.rows[0].owner})`}: two batches never write one batch id`,
+          );
+        }
+      })
+      .catch(async (error: unknown) => {
+        await lock.end().catch(() => undefined);
+        throw error;
+      });
     let earlier: BatchManifest | undefined;
     try {
       if (shared) earlier = await this.#joinBatch(options);
@@ -160,7 +166,7 @@ export class PostgresStore implements RunStore {
   /** Refuses the runs already there (or sets them aside, with `overwrite`) and records the manifest. */
   async #recordBatch({ batchId, owner, overwrite, manifest }: StoreBatchOptions): Promise<void> {
     const t = this.#tables();
-    await this.#run(`recording batch ${batchId}`, async (client) => {
+    await this.#db.run(`recording batch ${batchId}`, async (client) => {
       const ids = manifest.tasks.map((task) => task.id);
       const { rows } = await client.query<{ run_id: string }>(
         `SELECT run_id FROM ${t.runs} WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL ORDER BY run_id`,
@@ -188,7 +194,7 @@ export class PostgresStore implements RunStore {
   /** Records the manifest of a shared batch unless there, and returns the batch's: refused when another owner started it. */
   async #joinBatch({ batchId, owner, manifest }: StoreBatchOptions): Promise<BatchManifest> {
     const t = this.#tables();
-    const { rows } = await this.#run(`joining batch ${batchId}`, async (client) => {
+    const { rows } = await this.#db.run(`joining batch ${batchId}`, async (client) => {
       await client.query(
         `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3) ON CONFLICT (batch_id) DO NOTHING`,
         [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
@@ -210,7 +216,7 @@ export class PostgresStore implements RunStore {
   /** The manifest batch `batchId` was started with, its owner now this one; undefined when there is no such batch. */
   async #resumeBatch(batchId: string, owner: string): Promise<BatchManifest | undefined> {
     const t = this.#tables();
-    const { rows } = await this.#run(`finding batch ${batchId}`, (client) =>
+    const { rows } = await this.#db.run(`finding batch ${batchId}`, (client) =>
       client.query<{ manifest: BatchManifest }>(
         `UPDATE ${t.batches} SET owner = $2 WHERE batch_id = $1 RETURNING manifest`,
         [batchId, owner],
@@ -222,7 +228,7 @@ export class PostgresStore implements RunStore {
   /** A run's attempts, the newest first: its live one, then those a resume set aside since the last overwrite. */
   async #attempts(batchId: string, runId: string): Promise<Array<{ name: string; input: AsyncIterable<Uint8Array> }>> {
     const t = this.#tables();
-    const { rows } = await this.#run(`finding the attempts of run ${runId} of batch ${batchId}`, (client) =>
+    const { rows } = await this.#db.run(`finding the attempts of run ${runId} of batch ${batchId}`, (client) =>
       client.query<{ run_key: string; live: boolean }>(
         `SELECT run_key, set_aside_at IS NULL AS live FROM ${t.runs} r
          WHERE batch_id = $1 AND run_id = $2 AND (set_aside_at IS NULL OR set_aside_by = 'resume')
@@ -241,7 +247,7 @@ export class PostgresStore implements RunStore {
   /** Sets run `runId`'s live attempt aside, for a resume's new one. Waits for the disk: a new attempt never shares the run with it. */
   async #setAside(batchId: string, runId: string): Promise<void> {
     const t = this.#tables();
-    await this.#run(`setting run ${runId} of batch ${batchId} aside`, (client) =>
+    await this.#db.run(`setting run ${runId} of batch ${batchId} aside`, (client) =>
       client.query(
         `UPDATE ${t.runs} SET set_aside_at = now(), set_aside_by = 'resume' WHERE batch_id = $1 AND run_id = $2 AND set_aside_at IS NULL`,
         [batchId, runId],
@@ -257,8 +263,8 @@ export class PostgresStore implements RunStore {
   ): Promise<RunSink> {
     const t = this.#tables();
     const startedAt = options.startedAt ?? Date.now();
-    const lease = new ConnectionLease(ignore);
-    const key = await this.#run(
+    const lease = this.#db.lease();
+    const key = await this.#db.run(
       `opening run ${runId} of batch ${batchId}`,
       async (client) => {
         const { rows } = await client.query<{ run_key: string }>(
@@ -277,7 +283,7 @@ export class PostgresStore implements RunStore {
     const writer = runLineWriter(
       {
         lines: t.lines,
-        runAgain: (operation, work) => this.#runAgain(operation, work, lease),
+        runAgain: (operation, work) => this.#db.runAgain(operation, work, lease),
         recordEnd: (facts) => this.#recordEnd(key, where, facts, lease),
       },
       key,
@@ -294,7 +300,7 @@ export class PostgresStore implements RunStore {
 
   /** Records how a run ended in its row: facts the lines hold (made again from them if lost), not waiting for the disk. */
   async #recordEnd(key: string, where: string, facts: RunFileFacts, lease?: ConnectionLease): Promise<void> {
-    await this.#runAgain(
+    await this.#db.runAgain(
       `recording how ${where} ended`,
       (client) =>
         client.query(
@@ -315,7 +321,7 @@ export class PostgresStore implements RunStore {
     const where = `${this.name} run ${runId} of batch ${batchId}`;
     await this.migrate();
     const t = this.#tables();
-    const key = await this.#run(`finding run ${runId} of batch ${batchId}`, async (client) => {
+    const key = await this.#db.run(`finding run ${runId} of batch ${batchId}`, async (client) => {
       const { rows } = await client.query<{ run_key: string }>(
         `SELECT run_key FROM ${t.runs} WHERE batch_id = $1 AND run_id = $2 ORDER BY set_aside_at IS NULL DESC, run_key DESC LIMIT 1`,
         [batchId, runId],
@@ -329,7 +335,7 @@ export class PostgresStore implements RunStore {
   async readBatch(batchId: string): Promise<StoredBatch | undefined> {
     await this.migrate();
     const sql = storedBatchQueries(this.#tables());
-    const { batch, rows } = await this.#run(`reading batch ${batchId}`, async (client) => {
+    const { batch, rows } = await this.#db.run(`reading batch ${batchId}`, async (client) => {
       const batches = await client.query<{ manifest: BatchManifest; running: boolean }>(sql.batch, [
         batchId,
         this.schema,
@@ -351,7 +357,7 @@ export class PostgresStore implements RunStore {
     if (since !== undefined) where.push(`started_at >= to_timestamp($${values.push(since)} / 1000.0)`);
     await this.#endsMadeAgain(where, values);
     if (outcome !== undefined) where.push(`coalesce(outcome, 'incomplete') = $${values.push(outcome)}`);
-    const { rows } = await this.#run('listing runs', (client) =>
+    const { rows } = await this.#db.run('listing runs', (client) =>
       client.query<{
         batch_id: string;
         run_id: string;
@@ -384,7 +390,7 @@ export class PostgresStore implements RunStore {
    * last line and before the row was told): those whose lines ended get their row's facts from them.
    */
   async #endsMadeAgain(where: readonly string[], values: readonly unknown[]): Promise<void> {
-    const { rows } = await this.#run('finding runs not ended', (client) =>
+    const { rows } = await this.#db.run('finding runs not ended', (client) =>
       client.query<{ run_key: string; batch_id: string; run_id: string }>(
         `SELECT run_key, batch_id, run_id FROM ${this.#tables().runs} WHERE ${[...where, 'outcome IS NULL'].join(' AND ')}`,
         [...values],
@@ -399,7 +405,7 @@ export class PostgresStore implements RunStore {
 
   /** Ends its connections. Batches still open keep their lock's connection until closed. */
   close(): Promise<void> {
-    return this.#pool.end();
+    return this.#db.end();
   }
 
   /** A run's lines after its first `after`, each ending in a newline, a page at a time. */
@@ -408,7 +414,7 @@ export class PostgresStore implements RunStore {
       throw new InvalidArgumentError('afterLine', 'a whole number of lines, 0 or more', after);
     const t = this.#tables();
     for (;;) {
-      const { rows } = await this.#run(`reading ${where}`, (client) =>
+      const { rows } = await this.#db.run(`reading ${where}`, (client) =>
         client.query<{ line_no: number; line: string }>(
           `SELECT line_no, line FROM ${t.lines} WHERE run_key = $1 AND line_no > $2 ORDER BY line_no LIMIT ${PAGE_LINES}`,
           [key, after],
@@ -435,72 +441,6 @@ export class PostgresStore implements RunStore {
       query_timeout: this.#statementTimeoutMs + this.#connectTimeoutMs,
     };
   }
-
-  /**
-   * `work` on a pooled connection (`lease`'s, when it keeps one, and kept there after), its
-   * failure to reach the server said as `PostgresUnreachableError`.
-   */
-  #run<T>(operation: string, work: (client: PoolClient) => Promise<T>, lease?: ConnectionLease): Promise<T> {
-    return this.#bounded(operation, async () => {
-      let client = lease?.take();
-      if (client === undefined) {
-        client = await this.#pool.connect();
-        // A connection that dies while checked out is an error event beside the query's failure:
-        // the query's is the one told, and the event must not crash the process.
-        client.on('error', ignore);
-      }
-      let broken: unknown;
-      try {
-        return await work(client);
-      } catch (error) {
-        if (!isSqlError(error) && !(error instanceof HistoryFileError)) broken = error;
-        throw error;
-      } finally {
-        if (lease !== undefined && broken === undefined) lease.keep(client);
-        else {
-          client.removeListener('error', ignore);
-          // A connection that failed on the wire is not given to the next query.
-          client.release(broken === undefined ? undefined : asError(broken));
-        }
-      }
-    });
-  }
-
-  /**
-   * `#run` for a statement whose second sending changes nothing (a line goes in at its number
-   * once): a connection lost on the way, as when the server restarts, is tried again on a new
-   * one until the server answers or `connectTimeoutMs` has passed since the first failure, so a
-   * run goes on once its server is back, and ends naming how long it waited when it is not.
-   */
-  async #runAgain<T>(operation: string, work: (client: PoolClient) => Promise<T>, lease?: ConnectionLease): Promise<T> {
-    const started = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#run(operation, work, lease);
-      } catch (error) {
-        if (!(error instanceof PostgresUnreachableError)) throw error;
-        const waited = Date.now() - started;
-        if (waited >= this.#connectTimeoutMs)
-          throw new PostgresUnreachableError(this.address, operation, waited, error.cause);
-        // A restarting server refuses connections for a moment: not a busy loop meanwhile.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100, 10 * attempt)));
-      }
-    }
-  }
-
-  async #bounded<T>(operation: string, work: () => Promise<T>): Promise<T> {
-    const started = Date.now();
-    try {
-      return await work();
-    } catch (error) {
-      if (isSqlError(error) || error instanceof HistoryFileError) throw error;
-      throw new PostgresUnreachableError(this.address, operation, Date.now() - started, error);
-    }
-  }
-}
-
-function asError(value: unknown): Error {
-  return value instanceof Error ? value : new Error(String(value));
 }
 
 function ignore(): void {}
