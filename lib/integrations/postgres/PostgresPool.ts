@@ -3,6 +3,7 @@ import { HistoryFileError } from 'agent-state-machine/history';
 import { PostgresUnreachableError } from './PostgresUnreachableError';
 import { isSqlError } from './isSqlError';
 import { ConnectionLease } from './ConnectionLease';
+import { asError } from '../../internal/asError';
 
 /**
  * A store's pool of connections, and how work on it fails: a server that cannot be reached is a
@@ -92,10 +93,6 @@ export class PostgresPool {
       throw new PostgresUnreachableError(this.#address, operation, Date.now() - started, error);
     }
   }
-}
-
-function asError(value: unknown): Error {
-  return value instanceof Error ? value : new Error(String(value));
 }
 
 function ignore(): void {}
