@@ -73,6 +73,11 @@ export class ParkWatch {
     if (this.#waiting.has(key)) void this.#check(key);
   }
 
+  /** A message for every key that begins with `prefix` (each request of a run): their waiting runs read now. */
+  heardUnder(prefix: string): void {
+    for (const key of this.#waiting.keys()) if (key.startsWith(prefix)) void this.#check(key);
+  }
+
   close(): void {
     this.#stopPolling();
     for (const watched of [...this.#waiting.values()])

@@ -26,9 +26,22 @@ export interface ApprovalPlace {
   requestId: string;
 }
 
-/** The key a worker's ParkWatch waits on for the answers to a run's request (and the approval channel names). */
-export function approvalWatchKey(keys: BatchKeys, index: number): string {
-  return `${keys.approvals}#${index}`;
+/**
+ * The key a worker's ParkWatch waits on for the answers to one request of a run: each request
+ * its own, so that a waiter of an earlier request of the run (still registered: its turn ended
+ * first, or it was an earlier attempt's) never shares its read with a later one.
+ */
+export function approvalWatchKey(keys: BatchKeys, index: number, requestId: string): string {
+  return `${runApprovalsKey(keys, index)}${requestId}`;
+}
+
+/**
+ * What the watch keys of every request of a run begin with: the approval channel's message
+ * names the run, not the request (as every version of the worker reads it), so a worker reads
+ * each request of that run it waits on.
+ */
+export function runApprovalsKey(keys: BatchKeys, index: number): string {
+  return `${keys.approvals}#${index}#`;
 }
 
 /** Opens a run's approval request in Redis, and tells the batch's followers (its producer's `onApproval`). */

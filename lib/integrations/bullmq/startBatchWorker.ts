@@ -3,7 +3,7 @@ import { asError } from '../../internal/asError';
 import { abortChannel, approvalChannel, batchKeys, raiseChannel } from './batchKeys';
 import { bounded, openRedis } from './connection';
 import { openSubscriber } from './openSubscriber';
-import { approvalWatchKey } from './approvalRecords';
+import { runApprovalsKey } from './approvalRecords';
 import { WorkerStore } from './WorkerStore';
 import type { BatchWorkerHandle, BatchWorkerOptions } from './BatchWorkerOptions';
 import { JobProcessor } from './JobProcessor';
@@ -48,7 +48,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
       [approvalChannel(prefix, name)]: (message) => {
         // `<batch id>:<index>`: a batch id has no `:`.
         const at = message.lastIndexOf(':');
-        watch.heard(approvalWatchKey(batchKeys(prefix, name, message.slice(0, at)), Number(message.slice(at + 1))));
+        watch.heardUnder(runApprovalsKey(batchKeys(prefix, name, message.slice(0, at)), Number(message.slice(at + 1))));
       },
     },
     onError,

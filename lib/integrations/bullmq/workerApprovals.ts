@@ -42,12 +42,13 @@ export function runApprovals(
   watch: ParkWatch,
   within: Within,
 ): RunApprovals {
-  const at = (park: number): ApprovalPlace => ({ ...place, requestId: `${attempt}.${park}` });
+  const requestId = (park: number): string => `${attempt}.${park}`;
+  const at = (park: number): ApprovalPlace => ({ ...place, requestId: requestId(park) });
   return {
     ask: (park, calls) => askApproval(at(park), calls, within),
     answers: (park, callIds, signal) =>
       watch.wait(
-        approvalWatchKey(place.keys, place.index),
+        approvalWatchKey(place.keys, place.index, requestId(park)),
         () => readDecisions(at(park), callIds, within),
         (answers) => answers !== undefined,
         signal,
