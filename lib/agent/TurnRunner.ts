@@ -10,7 +10,7 @@ import { chargeCompaction } from './chargeCompaction';
 import { budgetedHook } from './budgetedLLM';
 import { isContextOverflow } from './isContextOverflow';
 import type { LLMCallInput } from './AgentEvents';
-import { ExtensionState } from './extensionStates';
+import { ExtensionState, WRAPPING_UP } from './extensionStates';
 import { runTools, type ToolSlot } from './runTools';
 import { settleUnanswered } from './settleUnanswered';
 import { LLMCallError, MachineMovedError, OperationError, TurnCancelledError } from './TurnError';
@@ -433,4 +433,3 @@ export class TurnRunner {
 const COMPACTING = ExtensionState.Compacting as unknown as StateName;
 const STALLED = ExtensionState.Stalled as unknown as StateName;
 const STALL_STOPPED = ExtensionState.StallStopped as unknown as StateName;
-const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;

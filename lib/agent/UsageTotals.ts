@@ -7,6 +7,9 @@ export type UsageTotals = { -readonly [K in keyof typeof USAGE_FIELDS]: number }
 /** An increment of usage: a response's tokens and cost, a tool call, an LLM call, elapsed time. */
 export type UsageDelta = Partial<UsageTotals>;
 
+/** One LLM call, charged before every attempt; budgets only read a delta. */
+export const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
+
 /** `USAGE_FIELD_NAMES`, as a plain array. */
 const FIELDS: readonly string[] = [...USAGE_FIELD_NAMES];
 /** Field i of `USAGE_FIELD_NAMES` sums dollars. */

@@ -1,5 +1,5 @@
 import type { StateSpec } from '../../states/AgentState';
-import { State } from '../../states/StateName';
+import { State, type StateName } from '../../states/StateName';
 import type { TableExtension } from '../machine/extendTable';
 
 /** The extension states the adapter knows, by name. */
@@ -15,14 +15,17 @@ export const ExtensionState = Object.freeze({
 /** The name of an extension state the adapter knows: AwaitingApproval, ApprovalTimedOut, Compacting, Stalled, StallStopped or WrappingUp. */
 export type ExtensionStateName = (typeof ExtensionState)[keyof typeof ExtensionState];
 
-const AWAITING_APPROVAL: StateSpec<string> = Object.freeze({
+/** WrappingUp as the machine names states: an adapter checks at construction that its table has the state's edges. */
+export const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
+
+const AWAITING_APPROVAL_SPEC: StateSpec<string> = Object.freeze({
   name: ExtensionState.AwaitingApproval,
   description: 'Tool calls wait for a person to approve or deny them',
   next: Object.freeze([State.RunningTool, ExtensionState.ApprovalTimedOut, State.Cancelled]),
   activity: 'wait',
 });
 
-const APPROVAL_TIMED_OUT: StateSpec<string> = Object.freeze({
+const APPROVAL_TIMED_OUT_SPEC: StateSpec<string> = Object.freeze({
   name: ExtensionState.ApprovalTimedOut,
   description: 'No answer to an approval request came in time',
   next: Object.freeze([State.WaitingForUserInput]),
@@ -30,21 +33,21 @@ const APPROVAL_TIMED_OUT: StateSpec<string> = Object.freeze({
   isError: true,
 });
 
-const COMPACTING: StateSpec<string> = Object.freeze({
+const COMPACTING_SPEC: StateSpec<string> = Object.freeze({
   name: ExtensionState.Compacting,
   description: 'The conversation is compacted after the LLM said it is too long',
   next: Object.freeze([State.SendingToLLM, State.SendingToolResults, State.Error]),
   activity: 'compact',
 });
 
-const STALLED: StateSpec<string> = Object.freeze({
+const STALLED_SPEC: StateSpec<string> = Object.freeze({
   name: ExtensionState.Stalled,
   description: 'A stall detector found the agent repeating itself',
   next: Object.freeze([State.ToolUseRequested, ExtensionState.StallStopped]),
   activity: 'check',
 });
 
-const STALL_STOPPED: StateSpec<string> = Object.freeze({
+const STALL_STOPPED_SPEC: StateSpec<string> = Object.freeze({
   name: ExtensionState.StallStopped,
   description: 'The run was stopped because it went nowhere',
   next: Object.freeze([State.WaitingForUserInput]),
@@ -52,7 +55,7 @@ const STALL_STOPPED: StateSpec<string> = Object.freeze({
   isError: true,
 });
 
-const WRAPPING_UP: StateSpec<string> = Object.freeze({
+const WRAPPING_UP_SPEC: StateSpec<string> = Object.freeze({
   name: ExtensionState.WrappingUp,
   description: 'The next call would not fit in the cap: the model is asked for its final answer, with no tools',
   next: Object.freeze([State.EndOfTurn, State.Error]),
@@ -65,7 +68,7 @@ const WRAPPING_UP: StateSpec<string> = Object.freeze({
  * EndOfTurn (the answer; outcome `wrapped_up`) or Error.
  */
 export const WRAP_UP_EXTENSION: TableExtension<'WrappingUp'> = Object.freeze({
-  states: Object.freeze([WRAPPING_UP]) as TableExtension<'WrappingUp'>['states'],
+  states: Object.freeze([WRAPPING_UP_SPEC]) as TableExtension<'WrappingUp'>['states'],
   edges: Object.freeze([
     Object.freeze([State.SendingToLLM, ExtensionState.WrappingUp] as const),
     Object.freeze([State.SendingToolResults, ExtensionState.WrappingUp] as const),
@@ -87,7 +90,7 @@ export function wrapUpEdges(): Array<readonly [string, string]> {
  * and RunningTool, left for RunningTool (answered), Cancelled or ApprovalTimedOut.
  */
 export const APPROVAL_EXTENSION: TableExtension<'AwaitingApproval' | 'ApprovalTimedOut'> = Object.freeze({
-  states: Object.freeze([AWAITING_APPROVAL, APPROVAL_TIMED_OUT]) as TableExtension<
+  states: Object.freeze([AWAITING_APPROVAL_SPEC, APPROVAL_TIMED_OUT_SPEC]) as TableExtension<
     'AwaitingApproval' | 'ApprovalTimedOut'
   >['states'],
   edges: Object.freeze([Object.freeze([State.CheckingForCancellation, ExtensionState.AwaitingApproval] as const)]),
@@ -98,7 +101,7 @@ export const APPROVAL_EXTENSION: TableExtension<'AwaitingApproval' | 'ApprovalTi
  * the context, back to that sending state (the retry), or to Error.
  */
 export const COMPACTION_EXTENSION: TableExtension<'Compacting'> = Object.freeze({
-  states: Object.freeze([COMPACTING]) as TableExtension<'Compacting'>['states'],
+  states: Object.freeze([COMPACTING_SPEC]) as TableExtension<'Compacting'>['states'],
   edges: Object.freeze([
     Object.freeze([State.SendingToLLM, ExtensionState.Compacting] as const),
     Object.freeze([State.SendingToolResults, ExtensionState.Compacting] as const),
@@ -111,7 +114,7 @@ export const COMPACTION_EXTENSION: TableExtension<'Compacting'> = Object.freeze(
  * StallStopped (the run is stopped).
  */
 export const STALL_EXTENSION: TableExtension<'Stalled' | 'StallStopped'> = Object.freeze({
-  states: Object.freeze([STALLED, STALL_STOPPED]) as TableExtension<'Stalled' | 'StallStopped'>['states'],
+  states: Object.freeze([STALLED_SPEC, STALL_STOPPED_SPEC]) as TableExtension<'Stalled' | 'StallStopped'>['states'],
   edges: Object.freeze([Object.freeze([State.ProcessingLLMResponse, ExtensionState.Stalled] as const)]),
 });
 

@@ -7,10 +7,7 @@ import { commitFailure } from './commitFailure';
 import { OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import type { WrapHold } from './ExternalBudget';
-import type { UsageDelta } from './UsageTotals';
-
-/** Charged before every attempt; budgets only read a delta. */
-const ONE_LLM_CALL: UsageDelta = Object.freeze({ llmCalls: 1 });
+import { ONE_LLM_CALL } from './UsageTotals';
 
 /** A pausing cap refused the attempt and was raised since: nothing was sent, so it is planned again. */
 export const RAISED = Symbol('raised');

@@ -1,17 +1,14 @@
-import { State, type StateName } from '../../states/StateName';
+import { State } from '../../states/StateName';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse } from './AgentLoop';
 import { chargeMirrorResponse } from './chargeMirrorResponse';
 import { chargeFields } from './endAttempt';
-import { ExtensionState } from './extensionStates';
+import { WRAPPING_UP } from './extensionStates';
 import type { MirrorMoves } from './MirrorMoves';
 import { wrappedUp } from './MirrorWrapUp';
 import { NOTHING_RESERVED } from './reserveLLMCall';
-
-const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
-
-const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
+import { ONE_LLM_CALL } from './UsageTotals';
 
 /**
  * A model attempt of the running run answered (`StepMirror.modelResponse`): its usage is

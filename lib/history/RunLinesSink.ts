@@ -11,6 +11,7 @@ import { resolveSinkOptions, type HistoryDurability, type JsonlHistorySinkOption
 import { cut, journalLineText, recordPlaceholderLine } from './linePlaceholders';
 import { metaLineBytes } from './metaLineBytes';
 import { appendRecordLine } from './appendRecordLine';
+import { ignore } from '../internal/ignore';
 
 /**
  * Where a `RunLinesSink` keeps a run's lines: a store's writer for one run. Each `append` is
@@ -256,5 +257,3 @@ export class RunLinesSink implements HistorySink<string> {
     );
   }
 }
-
-function ignore(): void {}

@@ -46,11 +46,10 @@ import { requestBound } from './requestBound';
 import { recordedModelResponse, recordedStreamEvents } from './recordedModelResponse';
 import { responseOf, type AgentsModelOutput } from './responseOf';
 import { watchEvent } from './watchEvent';
-import { withState } from './runStateOf';
+import { withState, type AnyState } from './runStateOf';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
 type AnyAgent = Agent<any, any>;
-type AnyState = RunState<any, AnyAgent>;
 type AnyFunctionTool = FunctionTool<any, any, any>;
 type AnyTool = Tool<any>;
 type AnyHandoff = Handoff<any, any>;

@@ -1,7 +1,8 @@
 import { RunState, type Agent, type AgentInputItem } from '@openai/agents';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the SDK's state of any agent and context
-type AnyState = RunState<any, Agent<any, any>>;
+/** The SDK's state of a run of any agent and context. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a mirror wraps every agent of a run
+export type AnyState = RunState<any, Agent<any, any>>;
 
 /** The state each error a mirrored run stopped with leaves to resume from. */
 const STATES = new WeakMap<object, AnyState>();

@@ -4,6 +4,7 @@ import { PostgresUnreachableError } from './PostgresUnreachableError';
 import { isSqlError } from './isSqlError';
 import { ConnectionLease } from './ConnectionLease';
 import { asError } from '../../internal/asError';
+import { ignore } from '../../internal/ignore';
 
 /**
  * A store's pool of connections, and how work on it fails: a server that cannot be reached is a
@@ -94,5 +95,3 @@ export class PostgresPool {
     }
   }
 }
-
-function ignore(): void {}

@@ -25,6 +25,7 @@ import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatc
 import { runLineWriter } from './runLineWriter';
 import { type ConnectionLease } from './ConnectionLease';
 import { PostgresPool } from './PostgresPool';
+import { ignore } from '../../internal/ignore';
 
 /** Lines read from the database at once. */
 const PAGE_LINES = 1000;
@@ -442,5 +443,3 @@ export class PostgresStore implements RunStore {
     };
   }
 }
-
-function ignore(): void {}

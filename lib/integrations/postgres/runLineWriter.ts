@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { readRunFile, type RunFileFacts, type RunLineWriter } from 'agent-state-machine/history';
 import { LineFeed } from './LineFeed';
+import { ignore } from '../../internal/ignore';
 
 /** What the writer of one run's lines needs of its store. */
 export interface RunLineStore {
@@ -87,5 +88,3 @@ function lineTexts(table: string): { one: string; oneAgain: string; many: string
   const again = ' ON CONFLICT (run_key, line_no) DO NOTHING';
   return { one, oneAgain: one + again, many, manyAgain: many + again };
 }
-
-function ignore(): void {}
