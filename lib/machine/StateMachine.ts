@@ -13,6 +13,7 @@ import { SafeListeners } from './SafeListeners';
 import type { TransitionEvent, TransitionRecord } from './TransitionRecord';
 import type { TransitionTable } from './TransitionTable';
 import { sharedValidator, stateNode, type TransitionValidator, type StateNode } from './TransitionValidator';
+import { asError } from '../internal/asError';
 import { messageOf } from '../internal/messageOf';
 import { isThenable } from '../internal/isThenable';
 import { stackOf } from '../internal/stackOf';
@@ -189,7 +190,7 @@ export class StateMachine<S extends string = StateName> {
       returned = sink.journal(entry);
     } catch (error) {
       this.#reportSinkError(error);
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      return Promise.reject(asError(error));
     }
     if (!isThenable(returned)) return undefined;
     const commit = returned as PromiseLike<void>;

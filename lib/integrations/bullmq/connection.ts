@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { InvalidArgumentError } from 'agent-state-machine';
+import { asError } from '../../internal/asError';
 import { messageOf } from '../../internal/messageOf';
 import { RedisUnreachableError } from './RedisUnreachableError';
 
@@ -71,7 +72,7 @@ export function bounded<T>(
       },
       (error: unknown) => {
         done();
-        reject(error instanceof Error ? error : new Error(messageOf(error)));
+        reject(asError(error));
       },
     );
   });

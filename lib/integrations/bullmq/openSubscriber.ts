@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { asError } from '../../internal/asError';
 import { messageOf } from '../../internal/messageOf';
 import { openRedis, type RedisConnection } from './connection';
 
@@ -19,7 +20,7 @@ export function openSubscriber(
   const client = openRedis(connection, 'connection', { autoResubscribe: false });
   const subscribe = (): void => {
     client.subscribe(...Object.keys(channels)).catch((error: unknown) => {
-      if (messageOf(error) !== CONNECTION_CLOSED) onError(error instanceof Error ? error : new Error(messageOf(error)));
+      if (messageOf(error) !== CONNECTION_CLOSED) onError(asError(error));
     });
   };
   client.on('ready', subscribe);
