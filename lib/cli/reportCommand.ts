@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { escapeControl } from '../internal/escapeControl';
 import { reportPage } from './reportPage';
 import { messageOf } from '../internal/messageOf';
-import { STORE_FLAG } from './storeCommands';
+import { STORE_FLAG, storeHelp } from './storeCommands';
 import type { StoreReading } from './readingOptions';
 import type { CommandContext } from './CommandContext';
 import { UsageError } from './UsageError';
@@ -19,10 +19,7 @@ export function addReportCommand(program: Command, ctx: CommandContext): void {
     )
     .argument('<path>', "a history file (.jsonl), or a folder of them (a batch's historyDir)")
     .argument('[runId]', 'a run of the folder (with --store: of the batch): its page alone')
-    .option(
-      STORE_FLAG,
-      'read from a store (postgres://…): <path> is then a batch id, whose page is made unless a run is named',
-    )
+    .option(STORE_FLAG, storeHelp('a batch id, whose page is made unless a run is named'))
     .option(
       '-o, --output <file>',
       'where to write the page (default: <file>.html next to the history file, <folder>/report.html for a folder, <batchId>.html or <runId>.html for a store)',

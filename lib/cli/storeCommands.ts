@@ -16,9 +16,14 @@ export interface StoreCommandIO {
   json(value: unknown): string;
 }
 
-/** The option of every command that reads one run, and its help. */
+/** The option of every command that reads from a store, and its help for one that reads one run. */
 export const STORE_FLAG = '--store <url>';
-export const STORE_HELP = "read the run from a store (postgres://…): <path> is then the run's batch id";
+export const STORE_HELP = storeHelp("the run's batch id");
+
+/** `--store`'s help, for a command whose <path> then names `pathIs`. */
+export function storeHelp(pathIs: string): string {
+  return `read from a store (postgres://…): <path> is then ${pathIs}`;
+}
 
 /** Opens the store of `--store URL` and keeps it to be closed when the command is done. */
 export async function storeFor(url: string, io: Pick<StoreCommandIO, 'opened'>): Promise<RunStore> {
