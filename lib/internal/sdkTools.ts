@@ -27,6 +27,30 @@ export interface SdkTool {
   run(input: any, ctx: SdkToolContext): SdkToolOutput | Promise<SdkToolOutput>;
 }
 
+/** A loop's tool as every API's request describes one: its name, description (when it has one) and input schema. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+}
+
+/** The loop's tools as the record holds them now, each described for a request (each API wraps or renames the fields). */
+export function toolDefinitions(tools: Readonly<Record<string, SdkTool>>): ToolDefinition[] {
+  return Object.entries(tools).map(([name, t]) => ({
+    name,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    parameters: t.parameters,
+  }));
+}
+
+/**
+ * A request's `tools`: those given in its `request` option (of kinds the loop does not run:
+ * hosted or server tools) kept before the loop's own; left out when the loop offers none.
+ */
+export function besideGivenTools<T>(given: unknown, own: readonly T[]): { tools?: T[] } {
+  return own.length > 0 ? { tools: [...((given as T[] | undefined) ?? []), ...own] } : {};
+}
+
 /** Where streamed text goes: each delta, with the turn and the attempt it belongs to (a new attempt means start over). */
 export interface StreamTextHandler {
   onText(delta: string, info: { turn: number; attempt: number }): void;

@@ -6,7 +6,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import type { OperationContext } from 'agent-state-machine';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
-import type { SdkTool } from '../../internal/sdkTools';
+import { besideGivenTools, toolDefinitions, type SdkTool } from '../../internal/sdkTools';
 import type { AnthropicOptions } from './AnthropicOptions';
 
 /** What every request of an Anthropic loop is made from, fixed when the loop is made. */
@@ -62,9 +62,7 @@ export function anthropicRequest(
     messages: [...before, sent],
     ...(options.system !== undefined ? { system: options.system } : {}),
     // Tools given in `request` (server tools such as web search) are kept beside the loop's own.
-    ...(toolParams.length > 0
-      ? { tools: [...((options.request?.tools as Tool[] | undefined) ?? []), ...toolParams] }
-      : {}),
+    ...besideGivenTools(options.request?.tools, toolParams),
     // A final call may use no tool: the definitions stay (the conversation's tool_use blocks need them).
     ...(ctx.wrapUp !== undefined && (toolParams.length > 0 || options.request?.tools !== undefined)
       ? { tool_choice: { type: 'none' } }
@@ -75,10 +73,9 @@ export function anthropicRequest(
 
 /** The loop's tools as the Messages API takes them. */
 function anthropicToolParams(tools: Readonly<Record<string, SdkTool>>): Tool[] {
-  return Object.entries(tools).map(([name, t]): Tool => ({
-    name,
-    ...(t.description !== undefined ? { description: t.description } : {}),
-    input_schema: t.parameters as Tool['input_schema'],
+  return toolDefinitions(tools).map(({ parameters, ...named }): Tool => ({
+    ...named,
+    input_schema: parameters as Tool['input_schema'],
   }));
 }
 

@@ -5,7 +5,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { OperationContext } from 'agent-state-machine';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
-import type { SdkTool } from '../../internal/sdkTools';
+import { besideGivenTools, toolDefinitions, type SdkTool } from '../../internal/sdkTools';
 import type { OpenAIChatOptions } from './OpenAIChatOptions';
 
 /** What every request of a Chat Completions loop is made from, fixed when the loop is made. */
@@ -44,9 +44,7 @@ export function chatRequestBody(
       ...(ctx.budgetNote === undefined ? [] : [{ role: 'user' as const, content: ctx.budgetNote }]),
     ],
     // Tools given in `request` (say, of another kind) are kept beside the loop's own.
-    ...(toolParams.length > 0
-      ? { tools: [...((request.tools as ChatCompletionTool[] | undefined) ?? []), ...toolParams] }
-      : {}),
+    ...besideGivenTools(request.tools, toolParams),
     ...(limit !== undefined ? { [max.key]: limit } : {}),
   } as ChatCompletionCreateParamsNonStreaming;
 }
@@ -74,14 +72,7 @@ export function maxTokensOf(body: ChatCompletionCreateParamsNonStreaming): numbe
 
 /** The loop's tools as Chat Completions function tools. */
 function chatToolParams(tools: Readonly<Record<string, SdkTool>>): ChatCompletionTool[] {
-  return Object.entries(tools).map(([name, t]) => ({
-    type: 'function',
-    function: {
-      name,
-      ...(t.description !== undefined ? { description: t.description } : {}),
-      parameters: t.parameters,
-    },
-  }));
+  return toolDefinitions(tools).map((definition) => ({ type: 'function', function: definition }));
 }
 
 /** Request fields about tools, left out of a final call. */

@@ -6,7 +6,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import type { OperationContext } from 'agent-state-machine';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
-import type { SdkTool } from '../../internal/sdkTools';
+import { besideGivenTools, toolDefinitions, type SdkTool } from '../../internal/sdkTools';
 import type { OpenAIResponsesOptions } from './OpenAIResponsesOptions';
 import { userMessage } from './inputItems';
 
@@ -49,9 +49,7 @@ export function responsesRequestBody(
     input: [...items, ...pending, ...(ctx.budgetNote === undefined ? [] : [userMessage(ctx.budgetNote)])],
     ...(options.system !== undefined ? { instructions: options.system } : {}),
     // Tools given in `request` (hosted ones such as web search) are kept beside the loop's own.
-    ...(toolParams.length > 0
-      ? { tools: [...((options.request?.tools as FunctionTool[] | undefined) ?? []), ...toolParams] }
-      : {}),
+    ...besideGivenTools(options.request?.tools, toolParams),
     // A final call may use no tool; the definitions stay for the function calls already in the input.
     ...(ctx.wrapUp !== undefined && (toolParams.length > 0 || options.request?.tools !== undefined)
       ? { tool_choice: 'none' }
@@ -64,11 +62,5 @@ export function responsesRequestBody(
 
 /** The loop's tools as the API's `function` tools, as the record holds them now. */
 function functionTools(tools: Readonly<Record<string, SdkTool>>, strict: boolean): FunctionTool[] {
-  return Object.entries(tools).map(([name, t]) => ({
-    type: 'function',
-    name,
-    ...(t.description !== undefined ? { description: t.description } : {}),
-    parameters: t.parameters,
-    strict,
-  }));
+  return toolDefinitions(tools).map((definition) => ({ type: 'function', ...definition, strict }));
 }
