@@ -21,10 +21,7 @@ export async function watchStoreBatch(
   options: WatchOptions,
   io: WatchIO,
 ): Promise<number> {
-  const source = new StoreWatchSource(store, batchId);
-  const first = await store.readBatch(batchId);
-  if (first === undefined) throw new HistoryFileError('not_found', source.label, 'no such batch in the store');
-  source.next = first;
+  const source = await StoreWatchSource.open(store, batchId);
   return new WatchBoard({ ...options, pollMs: options.pollMs ?? STORE_POLL_MS }, io).show(source);
 }
 
@@ -44,22 +41,30 @@ interface FollowedLines {
  */
 export class StoreWatchSource implements WatchSource {
   readonly label: string;
-  /** The batch as read before the first look, used by it instead of reading it again. */
-  next: StoredBatch | undefined;
   readonly #store: RunStore;
   readonly #batchId: string;
   readonly #runs = new Map<string, FollowedLines>();
+  /** The batch as read before the first look, used by it instead of reading it again. */
+  #next: StoredBatch | undefined;
   #looks = 0;
 
-  constructor(store: RunStore, batchId: string) {
+  /** The source of batch `batchId` of `store`; rejects, naming it, when the store holds no such batch. */
+  static async open(store: RunStore, batchId: string): Promise<StoreWatchSource> {
+    const source = new StoreWatchSource(store, batchId);
+    source.#next = await store.readBatch(batchId);
+    if (source.#next === undefined) throw new HistoryFileError('not_found', source.label, 'no such batch in the store');
+    return source;
+  }
+
+  private constructor(store: RunStore, batchId: string) {
     this.#store = store;
     this.#batchId = batchId;
     this.label = `${store.name} batch ${batchId}`;
   }
 
   async scan(board: WatchBoard): Promise<void> {
-    const batch = this.next ?? (await this.#store.readBatch(this.#batchId));
-    this.next = undefined;
+    const batch = this.#next ?? (await this.#store.readBatch(this.#batchId));
+    this.#next = undefined;
     if (batch === undefined) throw new HistoryFileError('not_found', this.label, 'the batch is no longer in the store');
     if (board.manifest === undefined) {
       board.manifest = batch.manifest;

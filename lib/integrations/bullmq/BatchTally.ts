@@ -44,7 +44,6 @@ export class BatchTally {
   #fresh: OpenRequest[] = [];
   readonly #workers: Record<string, { concurrency: number; runs: number }> = {};
   readonly #raises: CapRaise[] = [];
-  #done = 0;
   #last: BatchProgress;
 
   constructor(ids: readonly string[], onProgress: ((progress: BatchProgress) => void) | undefined) {
@@ -54,9 +53,11 @@ export class BatchTally {
     this.#last = this.#snapshot({ type: 'skipped', count: 0, reason: 'aborted', message: 'not started yet' });
   }
 
-  /** Runs reported. */
+  /** Runs reported: one outcome each. */
   get done(): number {
-    return this.#done;
+    let done = 0;
+    for (const count of Object.values(this.#outcomes)) done += count;
+    return done;
   }
 
   /** The progress last told (`handle.progress()`). */
@@ -140,7 +141,7 @@ export class BatchTally {
       ...(stopped === undefined || this.#outcomes.skipped === 0 ? {} : { stopped }),
       batchId,
       budget: { ...this.usage, wallMs: Date.now() - startedAt },
-      workers: this.#workers,
+      workers: Object.fromEntries(Object.entries(this.#workers).map(([worker, w]) => [worker, { ...w }])),
     };
   }
 
@@ -149,7 +150,6 @@ export class BatchTally {
     this.#running.delete(index);
     this.#parked.delete(index);
     this.#asking.delete(index);
-    this.#done += 1;
     this.#outcomes[run.outcome] += 1;
     if (run.worker !== undefined) (this.#workers[run.worker] ??= { concurrency: 0, runs: 0 }).runs += 1;
     if (run.outcome === 'skipped') {
@@ -161,7 +161,7 @@ export class BatchTally {
 
   #snapshot(event: BatchProgress['event']): BatchProgress {
     return {
-      done: this.#done,
+      done: this.done,
       total: this.#ids.length,
       running: this.#running.size,
       outcomes: { ...this.#outcomes },

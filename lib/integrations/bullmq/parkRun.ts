@@ -54,18 +54,19 @@ export function parkRun(options: {
 }): RunParking {
   const { slots, watch, budgetKey, readRaises, approvals, signal, end, onSlot, onProblem, onPark } = options;
   let inSlot = true;
-  let parks = 0;
   let capWait: CapWait | undefined;
   let approvalWait: ApprovalWait | undefined;
   let firstPark!: () => void;
   const parked = new Promise<void>((resolve) => (firstPark = resolve));
 
-  /** Lets go of the slot until `released` gives a value, then takes one again; undefined when the turn (`next`) ended first. */
+  /**
+   * Lets go of the slot until `released` gives a value, then takes one again; undefined when
+   * the turn (`next`) ended first. Its caller counted the park (a cap pause, an approval wait).
+   */
   const park = async <T>(next: Promise<TurnResult>, released: Promise<T | undefined>): Promise<T | undefined> => {
-    parks += 1;
     inSlot = false;
     slots.free();
-    if (parks > 1) onSlot(false);
+    if ((capWait?.pauses ?? 0) + (approvalWait?.waits ?? 0) > 1) onSlot(false);
     firstPark();
     const how = await Promise.race([
       next.then(() => undefined),
