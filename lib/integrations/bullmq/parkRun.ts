@@ -60,18 +60,29 @@ export function parkRun(options: {
   const parked = new Promise<void>((resolve) => (firstPark = resolve));
 
   /**
-   * Lets go of the slot until `released` gives a value, then takes one again; undefined when
-   * the turn (`next`) ended first. Its caller counted the park (a cap pause, an approval wait).
+   * Lets go of the slot until `release` (waiting until its signal aborts) gives a value, then
+   * takes one again; undefined when the turn (`next`) ended first, and then the wait stops (else
+   * the worker would read for it until it closes). Its caller counted the park (a cap pause, an
+   * approval wait).
    */
-  const park = async <T>(next: Promise<TurnResult>, released: Promise<T | undefined>): Promise<T | undefined> => {
+  const park = async <T>(
+    next: Promise<TurnResult>,
+    release: (signal: AbortSignal) => Promise<T | undefined>,
+  ): Promise<T | undefined> => {
     inSlot = false;
     slots.free();
     if ((capWait?.pauses ?? 0) + (approvalWait?.waits ?? 0) > 1) onSlot(false);
     firstPark();
+    const waiting = new AbortController();
+    const stop = (): void => waiting.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    if (signal.aborted) stop();
     const how = await Promise.race([
       next.then(() => undefined),
-      released.then((value) => (value === undefined ? undefined : { value })),
+      release(waiting.signal).then((value) => (value === undefined ? undefined : { value })),
     ]);
+    signal.removeEventListener('abort', stop);
+    stop();
     if (how === undefined) return undefined;
     await slots.takeFirst();
     inSlot = true;
@@ -88,8 +99,9 @@ export function parkRun(options: {
     const parkedAt = Date.now();
     onPark?.(true);
     const after = paused.awaitingBudget?.raises ?? 0;
-    const raised = watch.wait(budgetKey, readRaises, (raises) => raises > after, signal, "at its batch's cap");
-    const went = await park(next, raised);
+    const went = await park(next, (stopped) =>
+      watch.wait(budgetKey, readRaises, (raises) => raises > after, stopped, "at its batch's cap"),
+    );
     capWait.waitedMs += Math.max(0, Date.now() - parkedAt);
     if (went === undefined) return next;
     try {
@@ -119,7 +131,7 @@ export function parkRun(options: {
     approvalWait.waits += 1;
     approvalWait.calls += calls.length;
     const parkedAt = Date.now();
-    const answers = await park(next, approvals.answers(number, ids, signal));
+    const answers = await park(next, (stopped) => approvals.answers(number, ids, stopped));
     approvalWait.waitedMs += Math.max(0, Date.now() - parkedAt);
     // Closed either way: an answer that comes late is refused, not left for nobody.
     await approvals
