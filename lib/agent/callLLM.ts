@@ -52,9 +52,11 @@ export async function callLLM(
     }
     if ('kind' in gate) return gate;
     const held = gate;
-    // The meter has just read the clock, unless an external budget, the bound or a commit was awaited since.
-    const startedAt =
-      meter.hasExternal || held !== NOTHING_RESERVED || s.ledger !== undefined ? s.clock() : meter.lastReading;
+    // The meter read the clock in the gate's checks. Read again after an external budget's
+    // reserve (awaited since), and for a planned call (held: a strict cap, the ledger, an
+    // external dollar cap): then the attempt starts after its hold and its reserve line, and
+    // after the ledger's commit when one was awaited.
+    const startedAt = meter.hasExternal || held !== NOTHING_RESERVED ? s.clock() : meter.lastReading;
     const settled = await scope.settle(invoke, attempt, held.maxOutputTokens);
     const endedAt = s.clock();
     // The attempt's journal line: what it carried, then its response or its error. Without

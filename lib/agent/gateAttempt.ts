@@ -1,7 +1,14 @@
 import type { LLMCallInput } from './AgentEvents';
 import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
 import { reserveLine } from './reserveLine';
-import { boundLLMCall, reserveLLMCall, type CallFlags, type PlannedCall, type Reservation } from './reserveLLMCall';
+import {
+  boundLLMCall,
+  plansCalls,
+  reserveLLMCall,
+  type CallFlags,
+  type PlannedCall,
+  type Reservation,
+} from './reserveLLMCall';
 import type { SpentLimit } from './BudgetLimits';
 import { commitFailure } from './commitFailure';
 import { OperationError } from './TurnError';
@@ -37,8 +44,8 @@ export function gateAttempt(
   wrapHold: WrapHold | undefined,
   handOver: (() => void) | undefined,
 ): Gate | Promise<Gate> {
-  const { settings: s, meter } = scope;
-  if (meter.strict || s.ledger !== undefined || meter.externalCapsCost || meter.hasExternal)
+  const { meter } = scope;
+  if (plansCalls(scope) || meter.hasExternal)
     return gateWaiting(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
   const held = holdAttempt(scope, failures, handOver, undefined);
   if (held instanceof Promise || 'kind' in held) return held;
@@ -92,10 +99,7 @@ async function gateWaiting(
   const { settings: s, meter, turn } = scope;
   // The request's bound and worst case, when a strict cap, the ledger or an external dollar
   // cap needs them (the only await before the call, besides external budgets).
-  const planned =
-    meter.strict || s.ledger !== undefined || meter.externalCapsCost
-      ? await boundLLMCall(scope, input, attempt, flags)
-      : undefined;
+  const planned = plansCalls(scope) ? await boundLLMCall(scope, input, attempt, flags) : undefined;
   if (planned !== undefined && 'kind' in planned)
     return { kind: 'failed', error: planned.error, data: { operation, failures } };
   const hold = holdAttempt(scope, failures, handOver, planned);

@@ -49,10 +49,19 @@ export interface PlannedCall {
 }
 
 /**
- * Before an LLM attempt, when something needs it (a strict budget, the ledger, an external
- * dollar cap): asks the loop for the request's bound and prices its worst case. Returns
- * undefined when nothing needs it. Under a strict cap, a loop without `llmCallBound` or a
- * worst case that cannot be priced fails closed (never $0).
+ * Whether the adapter's attempts need their bound and worst case: a strict cap holds it, the
+ * ledger states it, an external dollar cap reserves it.
+ */
+export function plansCalls(scope: TurnScope): boolean {
+  const { settings: s, meter } = scope;
+  return meter.strict || s.ledger !== undefined || meter.externalCapsCost;
+}
+
+/**
+ * Before an LLM attempt, when something needs it (`plansCalls`, or `needed`): asks the loop
+ * for the request's bound and prices its worst case. Returns undefined when nothing needs it.
+ * Under a strict cap, a loop without `llmCallBound` or a worst case that cannot be priced
+ * fails closed (never $0).
  */
 export async function boundLLMCall(
   scope: TurnScope,
@@ -63,8 +72,8 @@ export async function boundLLMCall(
 ): Promise<PlannedCall | { kind: 'failed'; error: OperationError | ContractViolationError } | undefined> {
   const { settings: s, meter } = scope;
   // `needed`: a final call's hold (budget.wrapUp) needs the bound as a strict cap does.
+  if (!needed && !plansCalls(scope)) return undefined;
   const strict = meter.strict || needed;
-  if (!strict && s.ledger === undefined && !meter.externalCapsCost) return undefined;
   const agent = s.agent;
   if (agent.llmCallBound === undefined) {
     if (strict)
