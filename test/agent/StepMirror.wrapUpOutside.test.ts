@@ -1,7 +1,8 @@
 import type { Pricing } from '../../lib/agent/AgentLoop';
 import type { SpentLimit } from '../../lib/agent/BudgetLimits';
 import type { ExternalBudget, WrapHold } from '../../lib/agent/ExternalBudget';
-import { StepMirror, type MirrorCallFlags } from '../../lib/agent/StepMirror';
+import { StepMirror, type MirrorBoundOf, type MirrorCallFlags } from '../../lib/agent/StepMirror';
+import { BUDGET_RAN_OUT } from '../../lib/agent/WrapUp';
 import { emptyUsage, type UsageDelta } from '../../lib/agent/UsageTotals';
 import { validateHistory } from '../../lib/history/validateHistory';
 
@@ -34,9 +35,11 @@ class KeepingBudget implements ExternalBudget {
   peak = 0;
   readonly asked: Array<{ costUsd: number; wrapUp?: WrapHold } | undefined> = [];
 
+  /** `wrapAt`: the ordinary call (1 for the first) refused beside the final holds whatever the figures. */
   constructor(
     readonly cap: number,
     readonly endings: ExternalBudget['endings'],
+    readonly wrapAt = Infinity,
   ) {}
 
   reserve(kind: 'llm' | 'tool', hold?: { costUsd: number; wrapUp?: WrapHold }): Promise<SpentLimit | undefined> {
@@ -46,12 +49,13 @@ class KeepingBudget implements ExternalBudget {
     const wrap = hold?.wrapUp;
     const keep = wrap === undefined ? this.kept : 'keepUsd' in wrap ? wrap.keepUsd : 0;
     const after = this.spent + this.held + (keep - this.kept) + cost;
-    if (after > this.cap) {
+    const keeps = wrap !== undefined && 'keepUsd' in wrap;
+    const ordinary = this.asked.filter((h) => h?.wrapUp !== undefined && 'keepUsd' in h.wrapUp).length;
+    if (after > this.cap || (keeps && ordinary === this.wrapAt)) {
       const used = this.spent + this.held;
       const refusal = { limit: 'maxCostUsd' as const, used, max: this.cap, hold: cost };
       // Beside an ordinary call's kept hold the run wraps up; its earlier hold stays.
-      if (wrap !== undefined && 'keepUsd' in wrap)
-        return Promise.resolve({ ...refusal, wrapsUp: true, message: 'does not fit beside the final holds' });
+      if (keeps) return Promise.resolve({ ...refusal, wrapsUp: true, message: 'does not fit beside the final holds' });
       return Promise.resolve({ ...refusal, message: 'does not fit under the cap' });
     }
     this.held += cost + keep - this.kept;
@@ -71,12 +75,20 @@ class KeepingBudget implements ExternalBudget {
   }
 }
 
-/** Drives one endless tool-calling run through the mirror until it ends; the flags of each call, in order. */
-async function endlessRun(mirror: StepMirror): Promise<MirrorCallFlags[]> {
+/**
+ * Drives one endless tool-calling run through the mirror until it ends; the flags of each call,
+ * in order. `resultTokens(i)`: the tokens the result of call `i` (from 0) adds to the next request.
+ */
+async function endlessRun(mirror: StepMirror, resultTokens = (_i: number) => 0): Promise<MirrorCallFlags[]> {
   const sent: MirrorCallFlags[] = [];
   mirror.runStart('work');
+  let carried = 0;
+  const bound: MirrorBoundOf = (flags) => {
+    const b = boundOf(flags);
+    return { ...b, inputTokens: b.inputTokens + (flags.withheld === undefined ? carried : 0) };
+  };
   for (let i = 0; mirror.running && i < 100; i++) {
-    const planned = await mirror.modelCallPlan(boundOf);
+    const planned = await mirror.modelCallPlan(bound);
     if (planned instanceof Error) break;
     sent.push(planned);
     const usage = { inputTokens: 100, outputTokens: 40 };
@@ -88,6 +100,7 @@ async function endlessRun(mirror: StepMirror): Promise<MirrorCallFlags[]> {
     mirror.modelResponse({ toolCalls: [call], usage, model: 'm' });
     expect(await mirror.toolStart(call)).toBeUndefined();
     mirror.toolEnd(call.id, { output: 'seen' });
+    carried = resultTokens(i);
   }
   return sent;
 }
@@ -138,6 +151,25 @@ describe('StepMirror under an external budget that keeps final-call holds (total
     expect(sent[0]!.budgetNote).toBe('Budget left: $3.0000 of $3.0000 cost.');
     expect(sent.every((f) => /^Budget left: \$\d\.\d{4} of \$3\.0000 cost\.$/.test(f.budgetNote ?? ''))).toBe(true);
     expect(sent.at(-1)!.budgetNote).not.toBe(sent[0]!.budgetNote);
+  });
+
+  it('withholds the tool results of the final call when they would not fit in the hold kept outside', async () => {
+    // The third call is refused beside the final holds; the result of the second it carries is
+    // 1,000 tokens long, more than the hold kept after it (made for results no longer than a response).
+    const total = new KeepingBudget(64, { wrapUp: true }, 3);
+    const mirror = new StepMirror({
+      logger: false,
+      pricing,
+      externalBudgets: [total],
+      honours: { wrapUp: true, budgetNote: true },
+    });
+    const sent = await endlessRun(mirror, (i) => (i === 1 ? 1000 : 0));
+    expect(mirror.result?.outcome).toBe('wrapped_up');
+    expect(sent).toHaveLength(3);
+    expect(sent.at(-1)).toMatchObject({ withheld: BUDGET_RAN_OUT });
+    // The final call, its results withheld, fits in the hold it takes the place of.
+    expect(total.asked.at(-1)).toEqual({ costUsd: 320 / 1024, wrapUp: { final: true } });
+    expect(total.kept).toBe(0);
   });
 
   it('refuses, by name, an external dollar cap that keeps no final call beside the wrapUp, and an integration that cannot make the final call', () => {
