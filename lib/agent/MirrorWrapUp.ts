@@ -71,7 +71,8 @@ export class MirrorWrapUp implements RunEndings {
    */
   async plan(run: MirrorMoves, boundOf: MirrorBoundOf, needsBound: boolean): Promise<MirrorStop | MirrorCallFlags> {
     const meter = run.meter!;
-    const flags = await this.#flags(meter);
+    // The note's figures may need a round trip each; without the note, no await.
+    const flags = this.#endings.visible ? await this.#flags(meter) : {};
     if (flags instanceof OperationError) return failedOn(run, flags);
     const wrap = this.#endings.wrapUp;
     if (this.#final) return this.#finalCall(run, boundOf, flags);
@@ -169,11 +170,10 @@ export class MirrorWrapUp implements RunEndings {
   }
 
   /**
-   * The flags every call carries: the budget note when `visible`, with the figures of the
+   * The flags every call carries under `visible`: the budget note, with the figures of the
    * external budgets that give theirs (one round trip each), or the error of one that failed.
    */
   async #flags(meter: UsageMeter): Promise<MirrorCallFlags | OperationError> {
-    if (!this.#endings.visible) return {};
     const settled = await Promise.allSettled(meter.external.map((b) => b.figures?.()));
     const figures: Array<Pick<Budget, 'limits' | 'usage'>> = [...meter.budgets];
     for (const [i, s] of settled.entries()) {

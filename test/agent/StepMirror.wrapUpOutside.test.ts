@@ -153,6 +153,23 @@ describe('StepMirror under an external budget that keeps final-call holds (total
     expect(sent.at(-1)!.budgetNote).not.toBe(sent[0]!.budgetNote);
   });
 
+  it("ends the run in Error, naming the budget, when an external budget's figures cannot be read for the note", async () => {
+    const total = new KeepingBudget(3, { visible: true });
+    total.figures = () => Promise.reject(new Error('Redis is unreachable'));
+    const mirror = new StepMirror({
+      logger: false,
+      pricing,
+      externalBudgets: [total],
+      honours: { wrapUp: true, budgetNote: true },
+    });
+    mirror.runStart('work');
+    const planned = await mirror.modelCallPlan(boundOf);
+    expect(planned).toBeInstanceOf(Error);
+    expect((planned as Error).message).toBe('externalBudgets[0].figures() failed: Redis is unreachable');
+    expect(mirror.result?.outcome).toBe('error');
+    expect(total.asked).toEqual([]);
+  });
+
   it('withholds the tool results of the final call when they would not fit in the hold kept outside', async () => {
     // The third call is refused beside the final holds; the result of the second it carries is
     // 1,000 tokens long, more than the hold kept after it (made for results no longer than a response).
