@@ -27,8 +27,10 @@ import {
   toolsFinished,
   toolsRequested,
   turnStarts,
+  type MoveEvent,
 } from './turnEvents';
 import type { MirrorStop } from './MirrorStop';
+import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import { abortReason } from './mirrorStopReason';
 import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
 import { budgetError, limitData } from './spentRecord';
@@ -45,6 +47,18 @@ export const TOOL_PHASE: ReadonlySet<string> = new Set([
   State.CheckingForCancellation,
   State.RunningTool,
 ]);
+
+/**
+ * A run's final-call hold and budget note (`budget.wrapUp`, `budget.visible`: a `MirrorWrapUp`):
+ * it plans each model call, is reset as a run begins, and lets go of its hold as the run ends.
+ */
+export interface RunEndings {
+  /** Whether a budget asks for the final call, not only the note. */
+  readonly wrapsUp: boolean;
+  begin(): void;
+  release(meter: UsageMeter): void;
+  plan(run: MirrorMoves, boundOf: MirrorBoundOf, needsBound: boolean): Promise<MirrorStop | MirrorCallFlags>;
+}
 
 /** What a mirror's moves need of the mirror: its budget, clock, writers and the running run's signal. */
 export interface MirrorMovesDeps extends MirrorPricing {
@@ -81,17 +95,19 @@ export class MirrorMoves {
   unsent = false;
   texts: string[] | undefined;
   lastText: string | undefined;
-  /** The final call's hold (`budget.wrapUp`, a MirrorWrapUp), when the mirror keeps one: reset as a run begins, let go as it ends. */
-  wrap: { begin(): void; release(meter: UsageMeter): void } | undefined;
-
   /** With `resumeFrom`: the response about to be reported was served from the journal, at this cost. */
   served: { costUsd: number | undefined } | undefined;
   /** Whether an unknown cost was warned of: once per mirror. */
   warnedUnknownCost = false;
 
+  /**
+   * @param wrap The final call's hold and the budget note (`budget.wrapUp`, `budget.visible`),
+   * when the mirror keeps them: reset as a run begins, let go as it ends.
+   */
   constructor(
     readonly machine: StateMachine<StateName>,
     readonly deps: MirrorMovesDeps,
+    readonly wrap: RunEndings | undefined,
   ) {}
 
   /** A run begins with `input`, its meter started (charged `earlier`, an earlier attempt's spend): the machine moves to WaitingForUserInput. */
@@ -174,32 +190,39 @@ export class MirrorMoves {
    * calls requested (unless the stall watch finds the run goes nowhere).
    */
   responded(response: LLMResponse, problems: readonly string[], unknownCost: string | undefined): void {
-    // The results sent with this call reached the LLM.
-    this.unsent = false;
+    this.move(State.ProcessingLLMResponse, this.took(response, problems, unknownCost));
     const calls = response.toolCalls ?? [];
-    this.move(
-      State.ProcessingLLMResponse,
-      llmResponded(
-        this.attempt,
-        this.failures,
-        calls.length,
-        response,
-        problems,
-        unknownCost,
-        undefined,
-        this.deps.budget.usage,
-      ),
-    );
-    this.failures = [];
-    this.lastText = response.text;
     if (calls.length === 0) return;
-    if (response.text !== undefined && response.text !== '') (this.texts ??= []).push(response.text);
-    this.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
-    this.unsent = true;
     const stalled = this.deps.stall?.check();
     if (stalled !== undefined) return this.stalled(stalled);
     this.move(State.ToolUseRequested, toolsRequested(calls));
     this.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
+  }
+
+  /**
+   * What the run keeps of a response, any response (the final call's too): its text, its tool
+   * calls (pending, their results not yet sent), and the record of its arrival.
+   */
+  took(response: LLMResponse, problems: readonly string[], unknownCost: string | undefined): MoveEvent {
+    const calls = response.toolCalls ?? [];
+    const record = llmResponded(
+      this.attempt,
+      this.failures,
+      calls.length,
+      response,
+      problems,
+      unknownCost,
+      undefined,
+      this.deps.budget.usage,
+    );
+    this.failures = [];
+    this.lastText = response.text;
+    // The results sent with this call reached the LLM; its own calls' are not sent yet.
+    this.unsent = calls.length > 0;
+    if (calls.length === 0) return record;
+    if (response.text !== undefined && response.text !== '') (this.texts ??= []).push(response.text);
+    this.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
+    return record;
   }
 
   /** The attempt in flight ended as `end` (by default unreported, so it may have left): charged by the rule (`endAttempt`). */

@@ -1,55 +1,47 @@
 import { State, type StateName } from '../../states/StateName';
 import { formatUsd } from '../internal/formatUsd';
-import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
+import type { LLMResponse, Pricing } from './AgentLoop';
+import type { Budget } from './Budget';
 import type { ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
 import { ExtensionState } from './extensionStates';
 import { gateMirrorCall } from './gateMirrorCall';
-import type { MirrorMoves } from './MirrorMoves';
+import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
+import type { MirrorMoves, RunEndings } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
+import type { ExternalBudget } from './ExternalBudget';
 import { OperationError } from './TurnError';
 import type { UsageMeter } from './UsageMeter';
-import type { UsageTotals } from './UsageTotals';
 import type { TurnResult } from './TurnResult';
-import { llmResponded } from './turnEvents';
 import { BUDGET_RAN_OUT, finalReserve, wrapUpEvent } from './WrapUp';
 import { worstCaseCost } from './worstCaseCost';
-
-/**
- * What a mirrored model call must carry, as `StepMirror.modelCallPlan` answers it: `budgetNote`
- * (add it to the request, `budget.visible`), `wrapUp` (this is the final call: send it with no
- * tool to call, this instruction added last), `withheld` (the results of the tool calls sent
- * with this final call would not fit in the cap: send this text as each one's error result instead).
- */
-export interface MirrorCallFlags {
-  budgetNote?: string;
-  wrapUp?: string;
-  withheld?: string;
-}
-
-/** The bound of a model call as it would be sent with `flags`, or why it has none. */
-export type MirrorBoundOf = (flags: MirrorCallFlags) => LLMCallBound | string;
 
 const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
 
 /**
  * The final call's hold and the budget note of a mirror's runs (`budget.wrapUp`, `budget.visible`),
  * as the adapter's `WrapUp` keeps them: before each ordinary call the worst case of a final call
- * after it is held beside it (against strict caps; checked against others); when the call does
+ * after it is held beside it (against strict caps; checked against others; and kept, beside the
+ * call, by an external budget that keeps final-call holds — a BullMQ batch's); when the call does
  * not fit, the run moves to WrappingUp and the integration makes that call the final one, the
  * hold handed over to it with no await between. One per mirror; `MirrorMoves` resets it per run.
  */
-export class MirrorWrapUp {
+export class MirrorWrapUp implements RunEndings {
   readonly #endings: ResolvedEndings;
   readonly #pricing: Pricing | undefined;
+  /** Whether an external budget keeps the final call's hold (it is then sent with each model call). */
+  readonly #holdsOutside: boolean;
   /** USD of the final call's reserve held now in the strict budgets. */
   #held = 0;
+  /** USD of the final call's reserve the external budgets keep (after the last ordinary call they let through). */
+  #keptOutside = 0;
   /** Whether the run is making its final call (a retry of it stays final). */
   #final = false;
 
-  constructor(endings: ResolvedEndings, pricing: Pricing | undefined) {
+  constructor(endings: ResolvedEndings, pricing: Pricing | undefined, external: readonly ExternalBudget[]) {
     this.#endings = endings;
     this.#pricing = pricing;
+    this.#holdsOutside = endings.wrapUp !== undefined && external.some((b) => b.holdsWrapUp === true);
   }
 
   /** Whether a budget asks for the final call (`wrapUp`), not only the note: each call then needs its bound. */
@@ -60,10 +52,14 @@ export class MirrorWrapUp {
   /** A run begins: no hold, no final call yet. */
   begin(): void {
     this.#held = 0;
+    this.#keptOutside = 0;
     this.#final = false;
   }
 
-  /** Lets go of the final call's reserve (the run ended, or the final call takes its place). */
+  /**
+   * Lets go of the final call's reserve in this process (the run ended, or the final call takes
+   * its place). One kept outside is let go by its budget's owner as the run ends (`RedisBudget.settle`).
+   */
   release(meter: UsageMeter): void {
     if (this.#held > 0) meter.release(this.#held, undefined);
     this.#held = 0;
@@ -75,24 +71,23 @@ export class MirrorWrapUp {
    */
   async plan(run: MirrorMoves, boundOf: MirrorBoundOf, needsBound: boolean): Promise<MirrorStop | MirrorCallFlags> {
     const meter = run.meter!;
-    const flags: MirrorCallFlags = this.#endings.visible ? { budgetNote: budgetNote(meter.budgets) } : {};
+    // The note's figures may need a round trip each; without the note, no await.
+    const flags = this.#endings.visible ? await this.#flags(meter) : {};
+    if (flags instanceof OperationError) return failedOn(run, flags);
     const wrap = this.#endings.wrapUp;
     if (this.#final) return this.#finalCall(run, boundOf, flags);
-    if (wrap === undefined) {
-      const bound = needsBound ? boundOf(flags) : undefined;
-      const stop = await gateMirrorCall(
-        run,
-        typeof bound === 'object' ? bound : undefined,
-        typeof bound === 'string' ? bound : undefined,
-      );
-      return stop === undefined ? flags : (stop as MirrorStop);
-    }
+    if (wrap === undefined) return gatePlainCall(run, boundOf, needsBound, flags);
     const next = boundOf(flags);
-    const asFinal = boundOf({ ...flags, wrapUp: wrap.instruction });
-    if (typeof next === 'string' || typeof asFinal === 'string')
-      return failed(run, `it needs the bound of each model call, and this call has none: ${String(next)}`);
-    const reserve = wrap.reserveUsd ?? finalReserve(asFinal, next, this.#pricing);
-    if (reserve instanceof OperationError) return failed(run, reserve.message);
+    if (typeof next === 'string') return failed(run, noBound(next));
+    let reserve = wrap.reserveUsd;
+    if (reserve === undefined) {
+      // Bounded only when no reserve is given: each bound serializes the whole request.
+      const asFinal = boundOf({ ...flags, wrapUp: wrap.instruction });
+      if (typeof asFinal === 'string') return failed(run, noBound(asFinal));
+      const worst = finalReserve(asFinal, next, this.#pricing);
+      if (worst instanceof OperationError) return failed(run, worst.message);
+      reserve = worst;
+    }
     const nextUsd = worstCaseCost(next, this.#pricing).costUsd ?? Infinity;
     // From the reserve's hold to the call's, no await: no other run takes the room between.
     if (meter.strict) {
@@ -114,8 +109,16 @@ export class MirrorWrapUp {
           `the next LLM call may cost up to ${formatUsd(nextUsd)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
         );
     }
-    const gate = await gateMirrorCall(run, next, undefined, { wraps: true });
-    if (gate === undefined) return flags;
+    // An external budget that keeps final-call holds keeps this one beside the call, atomically.
+    const outside = this.#holdsOutside;
+    const gate = await gateMirrorCall(run, next, undefined, {
+      wraps: true,
+      ...(outside ? { wrapHold: { keepUsd: reserve } } : {}),
+    });
+    if (gate === undefined) {
+      if (outside) this.#keptOutside = reserve;
+      return flags;
+    }
     if ('wrap' in gate) return this.#wrapUp(run, boundOf, flags, reserve, nextUsd, gate.wrap.message);
     return gate;
   }
@@ -136,8 +139,9 @@ export class MirrorWrapUp {
 
   /**
    * The final call: no tools, the instruction added, with the tool results it carries — the real
-   * ones when they fit in the cap, else answers that say the budget ran out. The reserve is let
-   * go of just before the call's own hold is taken, with no await between.
+   * ones when they fit in the cap (and, outside the process, in the hold kept there), else
+   * answers that say the budget ran out. The reserve is let go of just before the call's own
+   * hold is taken, with no await between; outside, the final call takes the kept hold's place.
    */
   async #finalCall(
     run: MirrorMoves,
@@ -148,53 +152,82 @@ export class MirrorWrapUp {
     const final: MirrorCallFlags = { ...flags, wrapUp: this.#endings.wrapUp!.instruction };
     let bound = boundOf(final);
     if (typeof bound === 'string') return failed(run, `the final call has no bound: ${bound}`);
+    const outside = this.#holdsOutside;
     if (run.operation === 'sendToolResults') {
       const room = (meter.strict ? meter.room : meter.costRoom) + this.#held;
       const worst = worstCaseCost(bound, this.#pricing).costUsd;
-      if (worst === undefined || worst > room) {
+      if (worst === undefined || worst > room || (outside && worst > this.#keptOutside)) {
         final.withheld = BUDGET_RAN_OUT;
         bound = boundOf(final);
         if (typeof bound === 'string') return failed(run, `the final call has no bound: ${bound}`);
       }
     }
-    const stop = await gateMirrorCall(run, bound, undefined, { handOver: () => this.release(meter) });
+    const stop = await gateMirrorCall(run, bound, undefined, {
+      handOver: () => this.release(meter),
+      ...(outside ? { wrapHold: { final: true } } : {}),
+    });
     return stop === undefined ? final : (stop as MirrorStop);
+  }
+
+  /**
+   * The flags every call carries under `visible`: the budget note, with the figures of the
+   * external budgets that give theirs (one round trip each), or the error of one that failed.
+   */
+  async #flags(meter: UsageMeter): Promise<MirrorCallFlags | OperationError> {
+    const settled = await Promise.allSettled(meter.external.map((b) => b.figures?.()));
+    const figures: Array<Pick<Budget, 'limits' | 'usage'>> = [...meter.budgets];
+    for (const [i, s] of settled.entries()) {
+      if (s.status === 'rejected') return new OperationError(`externalBudgets[${i}].figures()`, s.reason);
+      if (s.value !== undefined) figures.push(s.value);
+    }
+    return { budgetNote: budgetNote(figures) };
   }
 }
 
 /**
+ * A call with no final call's hold: its bound when `needsBound` (as `flags` would send it),
+ * then the gate. Resolves to the flags, or to why the run stopped (it has then ended).
+ */
+export async function gatePlainCall(
+  run: MirrorMoves,
+  boundOf: MirrorBoundOf,
+  needsBound: boolean,
+  flags: MirrorCallFlags,
+): Promise<MirrorStop | MirrorCallFlags> {
+  const bound = needsBound ? boundOf(flags) : undefined;
+  const stop = await gateMirrorCall(
+    run,
+    typeof bound === 'object' ? bound : undefined,
+    typeof bound === 'string' ? bound : undefined,
+  );
+  return stop === undefined ? flags : (stop as MirrorStop);
+}
+
+/**
  * The final call answered (charged and journaled): the run ends in EndOfTurn with its answer
- * (outcome `wrapped_up`); tool calls it asked for anyway stay unanswered, as the adapter's do.
+ * (outcome `wrapped_up`), recorded as any response is; tool calls it asked for anyway stay
+ * unanswered, as the adapter's do.
  */
 export function wrappedUp(
   run: MirrorMoves,
   response: LLMResponse,
   problems: readonly string[],
   unknownCost: string | undefined,
-  usage: UsageTotals,
 ): TurnResult {
-  const calls = response.toolCalls ?? [];
-  const text = response.text ?? '';
-  const record = llmResponded(
-    run.attempt,
-    run.failures,
-    calls.length,
-    response,
-    problems,
-    unknownCost,
-    undefined,
-    usage,
-  );
-  run.failures = [];
-  run.lastText = text;
-  run.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
-  run.unsent = calls.length > 0;
-  const data = { ...(record.data as Record<string, unknown>), answer: text };
+  const record = run.took(response, problems, unknownCost);
+  const data = { ...(record.data as Record<string, unknown>), answer: response.text ?? '' };
   return run.end(State.EndOfTurn, 'the final answer within the cap ends the turn', data, 'wrapped_up');
+}
+
+function noBound(why: string): string {
+  return `it needs the bound of each model call, and this call has none: ${why}`;
 }
 
 /** The call cannot be planned: the run ends in Error, naming the option. */
 function failed(run: MirrorMoves, why: string): MirrorStop {
-  const error = new OperationError('budget.wrapUp', new Error(why));
+  return failedOn(run, new OperationError('budget.wrapUp', new Error(why)));
+}
+
+function failedOn(run: MirrorMoves, error: OperationError): MirrorStop {
   return run.stop(State.Error, error.message, { operation: run.operation }, 'error', error);
 }

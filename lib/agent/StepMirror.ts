@@ -19,7 +19,7 @@ import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { assertNonNegative } from './assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
-import { refuseEndings } from './refuseEndings';
+import { outsideEndings, refuseEndings } from './refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
 import { endSlot, slotLine } from './MirrorSlot';
 import { mirrorStall } from './mirrorStall';
@@ -38,7 +38,8 @@ import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecord
 import type { StepMirrorOptions } from './StepMirrorOptions';
 import type { MirrorStop } from './MirrorStop';
 import { ExtensionState } from './extensionStates';
-import type { MirrorBoundOf, MirrorCallFlags, MirrorWrapUp } from './MirrorWrapUp';
+import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
+import { gatePlainCall } from './MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirrorEndings';
 
 export type { StepMirrorOptions } from './StepMirrorOptions';
@@ -50,7 +51,7 @@ export type MirrorResponse = LLMResponse;
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
 export type { MirrorStop } from './MirrorStop';
-export type { MirrorBoundOf, MirrorCallFlags } from './MirrorWrapUp';
+export type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 export type { MirrorIntegration } from './mirrorEndings';
 
 const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
@@ -98,8 +99,6 @@ export class StepMirror {
   /** Writes the ledger's lines (the journal's writer, or one of its own without the journal). */
   readonly #ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
   readonly #callerSignal: AbortSignal | undefined;
-  /** The final call's hold and the budget note, when a budget asks for them (and the integration honours them). */
-  readonly #wrap: MirrorWrapUp | undefined;
   #controller = new AbortController();
   /** The runs' state and the moves they make. */
   readonly #run: MirrorMoves;
@@ -125,7 +124,8 @@ export class StepMirror {
           rest.honours,
         );
       const budgets = [...(rest.budget === undefined ? [] : [{ limits: rest.budget, label: 'budget' }])];
-      refuseEndings([...budgets, ...(rest.sharedBudgets ?? [])], cannot, where, integration.honours);
+      const outside = outsideEndings(rest.externalBudgets ?? []);
+      refuseEndings([...budgets, ...(rest.sharedBudgets ?? []), ...outside], cannot, where, integration.honours);
       return new StepMirror({
         ...rest,
         ...(integration.honours === undefined ? {} : { honours: integration.honours }),
@@ -134,7 +134,7 @@ export class StepMirror {
     if (!(mirror instanceof StepMirror)) throw new InvalidArgumentError('mirror', 'a StepMirror', mirror);
     assertNothingBeside(rest, where);
     // A mirror made before its integration was known (a batch's): its budgets' endings must be ones this integration makes.
-    refuseEndings(mirror.#budgets, cannot, where, integration.honours);
+    refuseEndings([...mirror.#budgets, ...outsideEndings(mirror.#external)], cannot, where, integration.honours);
     return mirror;
   }
 
@@ -175,7 +175,6 @@ export class StepMirror {
     this.#ledger = writers.ledger;
     this.#budget = own;
     this.#budgets = budgets;
-    this.#wrap = ending.wrap;
     this.#external = [...externalBudgets];
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
     this.#recording = resumeRecording(resumeFrom, true, Infinity);
@@ -184,20 +183,24 @@ export class StepMirror {
     this.#earlierSpend = earlierSpend ?? resumeFrom?.usage;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#callerSignal = signal;
-    this.#run = new MirrorMoves(this.machine, {
-      budget: this.#budget,
-      clock: this.#clock,
-      journal: this.#journal,
-      ledger: this.#ledger,
-      logger: resolved,
-      recording: this.#recording,
-      pricing,
-      onUnknownCost,
-      chargesServed: resumeFrom !== undefined && resumeFrom.usage === undefined,
-      stall: stalls?.watch,
-      signal: () => this.#controller.signal,
-    });
-    this.#run.wrap = this.#wrap;
+    this.#run = new MirrorMoves(
+      this.machine,
+      {
+        budget: this.#budget,
+        clock: this.#clock,
+        journal: this.#journal,
+        ledger: this.#ledger,
+        logger: resolved,
+        recording: this.#recording,
+        pricing,
+        onUnknownCost,
+        chargesServed: resumeFrom !== undefined && resumeFrom.usage === undefined,
+        stall: stalls?.watch,
+        signal: () => this.#controller.signal,
+      },
+      // The final call's hold and the budget note, when a budget asks for them (and the integration honours them).
+      ending.wrap,
+    );
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -232,7 +235,7 @@ export class StepMirror {
   get needsBound(): boolean {
     return (
       this.#ledger !== undefined ||
-      this.#wrap?.wrapsUp === true ||
+      this.#run.wrap?.wrapsUp === true ||
       this.#budgets.some((b) => b.strict) ||
       this.#external.some((b) => b.capsCost === true)
     );
@@ -315,8 +318,8 @@ export class StepMirror {
       if (problem !== undefined)
         throw new InvalidArgumentError('bound', `{ inputTokens, maxOutputTokens, model? } (${problem})`, bound);
     }
-    if (this.#wrap !== undefined) {
-      const [key, value] = endingAsked(this.#budgets);
+    if (this.#run.wrap !== undefined) {
+      const [key, value] = endingAsked([...this.#budgets, ...outsideEndings(this.#external)]);
       throw new InvalidArgumentError(
         key,
         'left out of a mirror whose model calls come through modelCallStart(): such a call is made as the framework built it, so no final call or budget note can go with it (an integration that honours them calls modelCallPlan(boundOf))',
@@ -347,14 +350,9 @@ export class StepMirror {
     const entered = this.#enterCall();
     if (entered !== undefined) return entered;
     const checked = checkedBoundOf(boundOf);
-    if (this.#wrap !== undefined) return this.#wrap.plan(this.#run, checked, this.needsBound);
-    const bound = this.needsBound ? checked({}) : undefined;
-    const stop = await gateMirrorCall(
-      this.#run,
-      typeof bound === 'object' ? bound : undefined,
-      typeof bound === 'string' ? bound : undefined,
-    );
-    return stop === undefined ? {} : (stop as MirrorStop);
+    const wrap = this.#run.wrap;
+    if (wrap !== undefined) return wrap.plan(this.#run, checked, this.needsBound);
+    return gatePlainCall(this.#run, checked, this.needsBound, {});
   }
 
   /** The moves before a model attempt: the run's first call, the next after tools, or a retry (stays put). */

@@ -20,7 +20,11 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
   budget?: BudgetLimits;
   /** Further budgets charged alongside, e.g. a batch's shared pool. */
   sharedBudgets?: readonly Budget[];
-  /** Budgets outside this process (a batch's limits in Redis): reserved before every model call and tool call. */
+  /**
+   * Budgets outside this process (a batch's limits in Redis): reserved before every model call
+   * and tool call. Their `endings` (a batch's `total.wrapUp`, `total.visible`) count as a
+   * budget's do; beside a `wrapUp`, a dollar cap among them must keep final-call holds (`holdsWrapUp`).
+   */
   externalBudgets?: readonly ExternalBudget[];
   /** Computes a response's cost in USD from its tokens when it reports none. */
   pricing?: Pricing;

@@ -1,6 +1,7 @@
 import { State } from '../../states/StateName';
 import type { LLMCallBound } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
+import type { WrapHold } from './ExternalBudget';
 import { commitFailure } from './commitFailure';
 import { holdMirrorCall } from './holdMirrorCall';
 import type { MirrorMoves } from './MirrorMoves';
@@ -15,10 +16,15 @@ const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
 const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
 
-/** How `gateMirrorCall` treats a call: `handOver` lets go of the hold it takes the place of; `wraps`: a cost refusal wraps up (`budget.wrapUp`). */
+/**
+ * How `gateMirrorCall` treats a call: `handOver` lets go of the hold it takes the place of;
+ * `wraps`: a cost refusal wraps up (`budget.wrapUp`); `wrapHold`: what the call does with the
+ * run's final-call hold in an external budget that keeps one (a BullMQ batch's `total.wrapUp`).
+ */
 export interface GateHow {
   handOver?: () => void;
   wraps?: boolean;
+  wrapHold?: WrapHold;
 }
 
 /**
@@ -48,8 +54,15 @@ export async function gateMirrorCall(
   if (how.wraps === true && spent?.limit === 'maxCostUsd' && spent.hold !== undefined && meter.strict)
     return { wrap: spent };
   if (spent === undefined && meter.hasExternal) {
-    spent = await meter.reserve('llm', held.externalHold === undefined ? undefined : { costUsd: held.externalHold });
+    const { externalHold } = held;
+    const wrapUp = how.wrapHold;
+    spent = await meter.reserve(
+      'llm',
+      externalHold === undefined ? undefined : { costUsd: externalHold, ...(wrapUp === undefined ? {} : { wrapUp }) },
+    );
     if (spent !== undefined) meter.release(held.held, undefined);
+    // It did not fit beside every run's final-call hold outside: the run wraps up, its own kept there.
+    if (how.wraps === true && run.running && wrapsUp(spent)) return { wrap: spent };
   }
   if (!run.running) {
     if (spent === undefined) meter.release(held.held, held.externalHold);
@@ -86,4 +99,11 @@ export async function gateMirrorCall(
   run.attemptStartedAt =
     meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? run.deps.clock() : meter.lastReading;
   return undefined;
+}
+
+/** An external budget's refusal of an ordinary call beside the final calls' holds (the run then wraps up). */
+function wrapsUp(spent: SpentLimit | OperationError | undefined): spent is SpentLimit {
+  return (
+    spent !== undefined && !(spent instanceof OperationError) && spent.wrapsUp === true && spent.hold !== undefined
+  );
 }

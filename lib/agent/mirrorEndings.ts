@@ -7,7 +7,8 @@ import type { Budget } from './Budget';
 import { resolveEndings } from './BudgetEndings';
 import type { ExternalBudget } from './ExternalBudget';
 import { WRAP_UP_EXTENSION } from './extensionStates';
-import { MirrorWrapUp, type MirrorBoundOf } from './MirrorWrapUp';
+import type { MirrorBoundOf } from './MirrorCallFlags';
+import { MirrorWrapUp } from './MirrorWrapUp';
 import { boundProblem } from './reserveLLMCall';
 import { MIRROR_CANNOT } from './optionKeys';
 import { outsideEndings, refuseEndings } from './refuseEndings';
@@ -23,20 +24,15 @@ export interface MirrorIntegration {
   cannot?: Readonly<Partial<Record<'budget.wrapUp' | 'budget.visible', string>>>;
 }
 
-/** Why a mirror refuses the endings of a budget outside the process (a BullMQ batch's `total`). */
-const OUTSIDE_CANNOT: Readonly<Record<string, string>> = Object.freeze({
-  'budget.wrapUp':
-    "a mirror keeps no final call's hold in a budget outside the process, so that budget could refuse the answer",
-  'budget.visible': 'a mirror does not ask a budget outside the process for its figures',
-});
-
 const WHERE = 'a framework run (StepMirror)';
 
 /**
- * A `StepMirror`'s endings (`budget.wrapUp`, `budget.visible`): those its integration does not
- * honour refused by name, as are those of budgets outside the process; a `wrapUp` needs pricing
- * (or `reserveUsd`) and no outside dollar cap that could refuse the final call. Gives the final
- * call's keeper and the table (`base`, the stall table when given, with WRAP_UP_EXTENSION) when asked for.
+ * A `StepMirror`'s endings (`budget.wrapUp`, `budget.visible`), of its budgets and of the
+ * external budgets' `endings` (a BullMQ batch's `total`), as the adapter resolves them: those its
+ * integration does not honour refused by name; a `wrapUp` needs pricing (or `reserveUsd`) and no
+ * outside dollar cap that keeps no final call's hold (`holdsWrapUp`), which could refuse the
+ * final call. Gives the final call's keeper and the table (`base`, the stall table when given,
+ * with WRAP_UP_EXTENSION) when asked for.
  */
 export function mirrorEndings(
   budgets: readonly Budget[],
@@ -45,26 +41,28 @@ export function mirrorEndings(
   honours: LoopHonours,
   base: TransitionTable<string> | undefined,
 ): { wrap: MirrorWrapUp | undefined; table: TransitionTable<string> | undefined } {
-  refuseEndings(budgets, MIRROR_CANNOT, WHERE, honours);
-  refuseEndings(outsideEndings(external), OUTSIDE_CANNOT, WHERE);
-  const endings = resolveEndings(budgets.map((b) => b.limits));
+  const outside = outsideEndings(external);
+  refuseEndings([...budgets, ...outside], MIRROR_CANNOT, WHERE, honours);
+  const endings = resolveEndings([...budgets, ...outside].map((b) => b.limits));
   if (endings.wrapUp === undefined)
-    return { wrap: endings.visible ? new MirrorWrapUp(endings, pricing) : undefined, table: base };
+    return { wrap: endings.visible ? new MirrorWrapUp(endings, pricing, external) : undefined, table: base };
+  // Named as it was given: `budget.wrapUp`, a shared pool's, or a batch's `total.wrapUp`.
+  const where = `${[...budgets, ...outside].find((b) => b.limits.wrapUp !== undefined)!.label}.wrapUp`;
   if (pricing === undefined && endings.wrapUp.reserveUsd === undefined)
     throw new InvalidArgumentError(
       'pricing',
-      'a function pricing the calls, since `budget.wrapUp` is set: the worst case of each call and of the final one is held in dollars',
+      `a function pricing the calls, since \`${where}\` is set: the worst case of each call and of the final one is held in dollars`,
       pricing,
     );
-  const outside = external.findIndex((b) => b.capsCost === true);
-  if (outside !== -1)
+  const unkept = external.findIndex((b) => b.capsCost === true && b.holdsWrapUp !== true);
+  if (unkept !== -1)
     throw new InvalidArgumentError(
-      `externalBudgets[${outside}]`,
-      "left out beside `budget.wrapUp` on a mirror: a dollar cap outside the process that keeps no mirror's final call could refuse the answer",
-      external[outside],
+      `externalBudgets[${unkept}]`,
+      `left out beside \`${where}\` on a mirror: a dollar cap outside the process that holds no final call (its \`holdsWrapUp\` is not true) could refuse the answer`,
+      external[unkept],
     );
   const table = extendTable(base ?? (DEFAULT_TABLE as TransitionTable<string>), WRAP_UP_EXTENSION);
-  return { wrap: new MirrorWrapUp(endings, pricing), table: table as TransitionTable<string> };
+  return { wrap: new MirrorWrapUp(endings, pricing, external), table: table as TransitionTable<string> };
 }
 
 /** The first ending key a budget asks for, and its value, to name in a refusal. */

@@ -60,6 +60,6 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
     run.warnedUnknownCost = true;
     safeLog(run.deps.logger, 'warn', priced.note, { turn: run.turn });
   }
-  if (state === WRAPPING_UP) return void wrappedUp(run, response, problems, priced.note, run.deps.budget.usage);
+  if (state === WRAPPING_UP) return void wrappedUp(run, response, problems, priced.note);
   run.responded(response, problems, priced.note);
 }

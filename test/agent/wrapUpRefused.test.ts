@@ -24,18 +24,34 @@ describe('budget.wrapUp and budget.visible refused where a path cannot honour th
     expect(() => new StepMirror({ budget: { maxCostUsd: 1, visible: false } })).not.toThrow();
   });
 
-  it("a StepMirror refuses an external budget's endings too (a BullMQ batch's total.wrapUp on a framework run)", () => {
+  it("a StepMirror takes an external budget's endings as its own (a BullMQ batch's total.wrapUp): refused where the integration cannot honour them", async () => {
     const outside = {
       label: 'total',
-      endings: { wrapUp: true as const },
+      endings: { wrapUp: true as const, visible: true },
+      capsCost: true,
       holdsWrapUp: true,
       reserve: () => Promise.resolve(undefined),
       charge: () => Promise.resolve(undefined),
     };
-    for (const honours of [{}, { wrapUp: true, budgetNote: true }])
-      expect(() => new StepMirror({ externalBudgets: [outside], honours })).toThrow(
-        /^Expected `total\.wrapUp` to be left out of a framework run \(StepMirror\): a mirror keeps no final call's hold in a budget outside the process/,
-      );
+    expect(() => new StepMirror({ externalBudgets: [outside] })).toThrow(
+      /^Expected `total\.wrapUp` to be left out of a framework run \(StepMirror\): this mirror's calls are made by the framework/,
+    );
+    const honours = { wrapUp: true, budgetNote: true };
+    expect(() => new StepMirror({ externalBudgets: [outside], honours, pricing, logger: false })).not.toThrow();
+    // A batch's mirror (it honours both until its integration says): the Agents SDK's refuses them by name.
+    const agents = await runTask(
+      { id: 'agents', run: (mirror) => void new AgentsMirror({ mirror }) },
+      { adapter: { logger: false, pricing, externalBudgets: [outside] } },
+    );
+    expect(agents.outcome).toBe('error');
+    expect(agents.error?.message).toMatch(
+      /`total\.wrapUp` to be left out of new AgentsMirror\(\): the Agents SDK's Runner decides/,
+    );
+    // A call reported by hand cannot be made the final one: refused, naming the batch's option.
+    const mirror = new StepMirror({ externalBudgets: [outside], honours, pricing, logger: false });
+    await expect(mirror.modelCallStart({ inputTokens: 1, maxOutputTokens: 1 })).rejects.toThrow(
+      /^Expected `total\.wrapUp` to be left out of a mirror whose model calls come through modelCallStart\(\)/,
+    );
   });
 
   it('mirrorAISDK honours both; the Agents SDK and LangGraph mirrors refuse them, each saying why its framework does not let it', () => {
