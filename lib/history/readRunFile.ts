@@ -1,6 +1,6 @@
-import { failureReason } from './failureReason';
 import { readHistoryInto, type ReadHistoryOptions } from './loadHistory';
-import { RunFactsCollector, type RunUsage } from './runFacts';
+import type { RunUsage } from './runFacts';
+import { RunFileFactsCollector } from './RunFileFactsCollector';
 
 /** What one run's history file says of how the run went, as a batch's readers list it. */
 export interface RunFileFacts {
@@ -31,35 +31,7 @@ export interface RunFileFacts {
  * the run went. Throws what `readHistoryInto` throws for a file that cannot be read.
  */
 export async function readRunFile(file: string, options: ReadHistoryOptions): Promise<RunFileFacts> {
-  const facts = new RunFactsCollector({ retain: false });
-  let transitions = 0;
-  let startedAt: number | undefined;
-  let lastAt: number | undefined;
-  let lastState: string | undefined;
-  let lastSeq: number | undefined;
-  await readHistoryInto(file, options, (entry) => {
-    facts.add(entry);
-    if (entry.kind === 'meta') startedAt ??= entry.meta.startedAt;
-    if (entry.kind !== 'record') return;
-    const r = entry.record;
-    transitions += 1;
-    startedAt ??= r.at - r.durationMs;
-    lastAt = r.at;
-    lastState = r.to;
-    lastSeq = r.seq;
-  });
-  const result = facts.result();
-  const last = result.turns.at(-1);
-  const failing = result.failingMove;
-  return {
-    outcome: result.outcome,
-    ended: last !== undefined && last.end === 'terminal',
-    reason: failing === null ? undefined : failureReason(failing.description, failing.data),
-    usage: result.finalUsage,
-    costUsd: result.spend.costUsd,
-    transitions,
-    durationMs: startedAt === undefined || lastAt === undefined ? 0 : Math.max(0, lastAt - startedAt),
-    lastState,
-    lastSeq,
-  };
+  const facts = new RunFileFactsCollector();
+  await readHistoryInto(file, options, (entry) => facts.add(entry));
+  return facts.result();
 }
