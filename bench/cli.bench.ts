@@ -33,6 +33,7 @@ import {
   type SuiteResult,
 } from './harness';
 import { writeHistory } from './summarizeHistory.bench';
+import { packageBuildOptions } from './library';
 
 const LINES = Number(process.env.BENCH_CLI_LINES ?? scaled(5_000_000, 500_000));
 const RUNS = scaled(3, 2);
@@ -47,6 +48,7 @@ async function buildCli(): Promise<string> {
   process.chdir(ROOT);
   try {
     await build({
+      ...(await packageBuildOptions('cli')),
       entry: { cli: 'lib/cli/bin.ts' },
       format: ['cjs'],
       outDir: CLI_DIR,

@@ -5,6 +5,7 @@
 // A suite started on its own, without BENCH_LIB, loads lib/index.ts through tsx instead.
 // The suites time the main entry and `agent-state-machine/history` (its sink), one Library.
 import path from 'node:path';
+import type { Options } from 'tsup';
 import type * as MainModule from '../lib/index';
 import type * as HistoryModule from '../lib/subpaths/history';
 import { ROOT } from './harness';
@@ -46,9 +47,10 @@ export function describeLibrary(): string {
 export async function buildLibrary(): Promise<string> {
   const { build } = await import('tsup');
   const cwd = process.cwd();
-  process.chdir(ROOT); // tsup finds tsup.config.ts in the working directory
+  process.chdir(ROOT); // tsup.config.ts reads lib/ from the working directory
   try {
     await build({
+      ...(await packageBuildOptions('library')),
       entry: { index: 'lib/index.ts', 'history/index': 'lib/subpaths/history.ts' },
       format: ['cjs'],
       splitting: true,
@@ -62,4 +64,19 @@ export async function buildLibrary(): Promise<string> {
     process.chdir(cwd);
   }
   return path.join(BUILD_DIR, 'index.cjs');
+}
+
+/**
+ * The package's own tsup settings (tsup.config.ts: target, keepNames, externals) of its library
+ * or CLI build, with tsup's reading of config files turned off. Left on, tsup runs every build
+ * of the config (library and CLI) with the bench's entry and folder, both at once into the same
+ * folder, and a bundle could be written twice over itself (a file with another's tail).
+ * Call with the working directory at ROOT.
+ */
+export async function packageBuildOptions(which: 'library' | 'cli'): Promise<Options> {
+  // Loaded by path: tsup.config.ts is outside the type-checked folders.
+  const loaded = (await import(path.join(ROOT, 'tsup.config.ts'))) as { default: Options[] | { default: Options[] } };
+  const configs = Array.isArray(loaded.default) ? loaded.default : loaded.default.default;
+  const { entry: _entry, ...settings } = configs[which === 'library' ? 0 : 1]!;
+  return { ...settings, config: false };
 }

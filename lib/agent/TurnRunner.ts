@@ -91,7 +91,8 @@ export class TurnRunner {
       shared: settings.shared,
       external: settings.external,
       clock: settings.clock,
-      onDeadline: (spent) => this.#scope.abort(new Deadline(spent)),
+      // Bound, not an arrow: the bundle's keepNames names each arrow as it is made, once a turn.
+      onDeadline: this.#onDeadline.bind(this),
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);
     // Only a pausing cap refuses a call with `raises`, which is what makes a turn wait: one of
@@ -100,6 +101,10 @@ export class TurnRunner {
       this.#scope.waitForRaise = (spent) => this.#waitForRaise(spent);
     this.#m = new TurnMoves(settings, this.#scope, this.#own, turn);
     this.#wrap = WrapUp.for(this.#scope, budgets);
+  }
+
+  #onDeadline(spent: SpentLimit): void {
+    this.#scope.abort(new Deadline(spent));
   }
 
   /**

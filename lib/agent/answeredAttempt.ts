@@ -18,18 +18,37 @@ export type AttemptEndLine = Pick<
   'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'cutAtBound'
 >;
 
-/** One attempt of the adapter's LLM call that has ended: what `answeredAttempt` needs of it. */
-export interface EndedAttempt {
+/** One attempt of the adapter's LLM call that has ended: what its journal line says of it. */
+export interface AttemptTimes {
   operation: LLMOperation;
   input: LLMCallInput;
   attempt: number;
-  held: Reservation;
   startedAt: number;
   endedAt: number;
+}
+
+/** One attempt of the adapter's LLM call that has ended: what `answeredAttempt` needs of it. */
+export interface EndedAttempt extends AttemptTimes {
+  held: Reservation;
   /** The call's failed attempts before this one. */
   failures: Attempt[];
-  /** Writes the attempt's journal (or ledger-only) line. */
-  journal: (outcome: AttemptEndLine) => void;
+}
+
+/**
+ * Writes an ended attempt's journal line: what it carried, then its response or its error.
+ * Without `journal` but with `ledger`, only its cost and usage. A function, not a closure made
+ * per attempt (the bundle's keepNames names each closure as it is made).
+ */
+export function journalAttempt(scope: TurnScope, done: AttemptTimes, outcome: AttemptEndLine): void {
+  const s = scope.settings;
+  const { operation, input, attempt, startedAt, endedAt } = done;
+  if (s.journal !== undefined) {
+    const { usage: _usage, ...full } = outcome;
+    s.journal({ type: 'llm', turn: scope.turn, operation, attempt, startedAt, endedAt, input, ...full });
+  } else if (s.ledger !== undefined) {
+    const { response: _response, ...money } = outcome;
+    s.ledger({ type: 'llm', turn: scope.turn, operation, attempt, startedAt, endedAt, ledgerOnly: true, ...money });
+  }
 }
 
 /**
@@ -43,7 +62,7 @@ export function answeredAttempt(
   value: unknown,
 ): LLMOutcome | Promise<LLMOutcome> {
   const { settings: s, meter, turn } = scope;
-  const { operation, input, attempt, held, startedAt, endedAt, journal } = done;
+  const { operation, input, attempt, held, startedAt, endedAt } = done;
   // Usage the response reports was paid for, even if the rest of it is malformed.
   const reported: unknown =
     typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
@@ -69,7 +88,7 @@ export function answeredAttempt(
   // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
   // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
   if (s.journal !== undefined || s.ledger !== undefined)
-    journal({
+    journalAttempt(scope, done, {
       response: value as LLMResponse,
       usage: valid,
       ...chargeFields(charge),

@@ -59,8 +59,9 @@ class Hook implements BudgetedHook {
   constructor(scope: TurnScope, hook: HookOperation) {
     this.#scope = scope;
     this.#hook = hook;
-    // An own closure, as before: a hook may pass `ctx.llm.call` on unbound.
-    this.llm = { call: (bound, invoke) => this.#call(bound, invoke) };
+    // Bound, as a closure was: a hook may pass `ctx.llm.call` on unbound. Not an arrow: the
+    // bundle's keepNames names each one as it is made, once per response's tools.
+    this.llm = { call: this.#call.bind(this) };
   }
 
   get calls(): readonly HookCall[] {

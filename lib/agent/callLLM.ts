@@ -12,7 +12,7 @@ import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
 import { NOTHING_RESERVED, type CallFlags } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
 import { gateAttempt, RAISED } from './gateAttempt';
-import { answeredAttempt, type AttemptEndLine } from './answeredAttempt';
+import { answeredAttempt, journalAttempt } from './answeredAttempt';
 import type { TurnScope } from './TurnScope';
 import type { WrapHold } from './ExternalBudget';
 
@@ -59,38 +59,35 @@ export async function callLLM(
     const startedAt = meter.hasExternal || held !== NOTHING_RESERVED ? s.clock() : meter.lastReading;
     const settled = await scope.settle(invoke, attempt, held.maxOutputTokens);
     const endedAt = s.clock();
-    // The attempt's journal line: what it carried, then its response or its error. Without
-    // `journal` but with `ledger`, only its cost and usage.
-    const journal = (outcome: AttemptEndLine): void => {
-      if (s.journal !== undefined) {
-        const { usage: _usage, ...full } = outcome;
-        s.journal({ type: 'llm', turn, operation, attempt, startedAt, endedAt, input, ...full });
-      } else if (s.ledger !== undefined) {
-        const { response: _response, ...money } = outcome;
-        s.ledger({ type: 'llm', turn, operation, attempt, startedAt, endedAt, ledgerOnly: true, ...money });
-      }
-    };
     if (settled.kind === 'abandoned' || (settled.kind === 'threw' && signal.aborted)) {
       // An abandoned or aborted request may still be billed: charged at its hold unless it never left.
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
       const charge = endAttempt(meter, held, { kind: 'failed', error });
-      journal({ error: journalError(error), ...chargeFields(charge) });
+      journalAttempt(
+        scope,
+        { operation, input, attempt, startedAt, endedAt },
+        { error: journalError(error), ...chargeFields(charge) },
+      );
       if (s.hears('llmAttempt')) emitFailed(scope, operation, input, attempt, startedAt, endedAt, error, false);
       return { kind: 'aborted', data: { attempt, failures } };
     }
     if (settled.kind === 'value')
-      return answeredAttempt(
-        scope,
-        { operation, input, attempt, held, startedAt, endedAt, failures, journal },
-        settled.value,
-      );
+      return answeredAttempt(scope, { operation, input, attempt, held, startedAt, endedAt, failures }, settled.value);
     // Charged before the retry is planned: the next attempt's hold sees what this one may have cost.
     const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
     const failure: Attempt = { attempt, error: failureMessage(settled.error) };
     failures.push(failure);
     // A stream cut at its bound: the server does not stop at max tokens, so a retry would only be cut again.
     const cut = cutAtBoundOf(settled.error);
-    journal({ error: journalError(settled.error), ...chargeFields(charge), ...(cut && { cutAtBound: cut }) });
+    journalAttempt(
+      scope,
+      { operation, input, attempt, startedAt, endedAt },
+      {
+        error: journalError(settled.error),
+        ...chargeFields(charge),
+        ...(cut && { cutAtBound: cut }),
+      },
+    );
     const plan = cut === undefined ? planRetry(settled.error, attempt, s.retry, s.random, s.clock) : undefined;
     if (cut !== undefined) failure.noRetry = 'the response stream was cut at its bound';
     else if (plan!.kind === 'refused') failure.noRetry = plan!.why;

@@ -45,59 +45,105 @@ const ONE_TOOL_CALL: UsageDelta = Object.freeze({ toolCalls: 1 });
  * error result, as every agent framework does: the LLM sees the failure and decides. Once the
  * turn is aborted no call starts; the running ones get their grace. Every slot ends answered.
  */
-export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<ToolsOutcome> {
-  const { settings: s, meter, signal } = scope;
-  let next = 0;
-  let stop: string | undefined;
-  let violation: ContractViolationError | undefined;
-  let failed: OperationError | undefined;
-  // The run's budgets, for the LLM calls tools make: one handle for the response's tools.
-  const hook = budgetedHook(scope, 'runTool');
-  const report = (slot: ToolSlot, fromJournal = false): void => {
-    s.journal?.({
-      type: 'tool',
-      turn: scope.turn,
-      call: slot.call,
-      status: slot.status as ToolCallEvent['status'],
-      startedAt: slot.startedAt,
-      endedAt: slot.endedAt,
-      result: slot.result!,
-      ...(fromJournal ? { fromJournal: true as const } : {}),
+export function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<ToolsOutcome> {
+  return new ToolRound(scope, slots).run();
+}
+
+/**
+ * The tools of one response as they run. A class, not closures made per response: the
+ * bundle's keepNames names each closure as it is made, which the adapter's turn paid for.
+ */
+class ToolRound {
+  readonly #scope: TurnScope;
+  readonly #slots: ToolSlot[];
+  /** The run's budgets, for the LLM calls tools make: one handle for the response's tools. */
+  readonly #hook: ReturnType<typeof budgetedHook>;
+  #next = 0;
+  #stop: string | undefined;
+  #violation: ContractViolationError | undefined;
+  #failed: OperationError | undefined;
+
+  constructor(scope: TurnScope, slots: ToolSlot[]) {
+    this.#scope = scope;
+    this.#slots = slots;
+    this.#hook = budgetedHook(scope, 'runTool');
+  }
+
+  async run(): Promise<ToolsOutcome> {
+    const scope = this.#scope;
+    const slots = this.#slots;
+    const { settings: s, signal } = scope;
+    // Calls answered before they could run (denied by a person) are reported as they are.
+    for (const slot of slots) if (slot.result !== undefined) reportTool(scope, slot, false);
+    // Resuming: calls of a response served from the journal are answered from it, or run, by the tool policy.
+    if (s.recording !== undefined) answerRecorded(scope, slots);
+    this.#skipAnswered();
+    const width = Math.min(s.toolConcurrency, slots.length);
+    if (width <= 1) await this.#work();
+    else await Promise.all(Array.from({ length: width }, () => this.#work()));
+
+    const failed = this.#failed;
+    const violation = this.#violation;
+    for (const slot of slots) {
+      if (slot.result !== undefined) continue;
+      const why =
+        this.#stop ??
+        (signal.aborted
+          ? `interrupted: ${scope.reason()}`
+          : `not run: ${failed?.message ?? violation?.problem ?? 'the turn ended'}`);
+      answer(slot, why.startsWith('interrupted') ? 'interrupted' : 'not_run', why);
+      slot.startedAt = slot.endedAt = s.clock();
+      reportTool(scope, slot, false);
+    }
+    if (failed !== undefined) return { kind: 'failed', error: failed, data: { operation: 'runTool' } };
+    if (violation !== undefined)
+      return { kind: 'failed', error: violation, data: { operation: violation.operation, problem: violation.problem } };
+    const summary = slots.map((slot) => {
+      const line: ToolSummary = {
+        callId: slot.call.id,
+        name: slot.call.name,
+        isError: slot.result!.isError === true,
+        ms: Math.max(0, slot.endedAt - slot.startedAt),
+      };
+      if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
+      return line;
     });
-    if (s.hears('toolCall'))
-      s.emit('toolCall', {
-        turn: scope.turn,
-        call: slot.call,
-        status: slot.status as ToolCallEvent['status'],
-        startedAt: slot.startedAt,
-        endedAt: slot.endedAt,
-        result: slot.result!,
-      });
-  };
-  // Calls answered before they could run (denied by a person) are reported as they are.
-  for (const slot of slots) if (slot.result !== undefined) report(slot);
-  // Resuming: calls of a response served from the journal are answered from it, or run, by the tool policy.
-  if (s.recording !== undefined) answerRecorded(scope, slots, report);
+    const hook = this.#hook;
+    if (hook.spent !== undefined) return { kind: 'budget', spent: hook.spent, summary };
+    return { kind: 'done', results: slots.map((slot) => slot.result!), summary };
+  }
+
   /** Moves `next` past the calls answered already. */
-  const skipAnswered = (): void => {
-    while (next < slots.length && slots[next]!.result !== undefined) next += 1;
-  };
-  skipAnswered();
-  const worker = async (): Promise<void> => {
-    while (next < slots.length && stop === undefined && violation === undefined && failed === undefined) {
+  #skipAnswered(): void {
+    const slots = this.#slots;
+    while (this.#next < slots.length && slots[this.#next]!.result !== undefined) this.#next += 1;
+  }
+
+  /** One of up to `toolConcurrency` workers: takes the next call until none is left or the turn must end. */
+  async #work(): Promise<void> {
+    const scope = this.#scope;
+    const slots = this.#slots;
+    const hook = this.#hook;
+    const { settings: s, meter, signal } = scope;
+    while (
+      this.#next < slots.length &&
+      this.#stop === undefined &&
+      this.#violation === undefined &&
+      this.#failed === undefined
+    ) {
       if (signal.aborted) return;
       const spent = meter.spent() ?? (meter.hasExternal ? await meter.reserve('tool') : undefined);
       if (spent instanceof OperationError) {
-        failed = spent;
+        this.#failed = spent;
         return;
       }
       if (spent !== undefined) {
-        stop = `not run: ${spent.message}`;
+        this.#stop = `not run: ${spent.message}`;
         return;
       }
-      skipAnswered();
-      if (signal.aborted || next >= slots.length) return;
-      const slot = slots[next++]!;
+      this.#skipAnswered();
+      if (signal.aborted || this.#next >= slots.length) return;
+      const slot = slots[this.#next++]!;
       if (slot.result !== undefined) continue;
       meter.charge(ONE_TOOL_CALL, false);
       slot.status = 'running';
@@ -105,7 +151,7 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
       slot.startedAt = meter.hasExternal ? s.clock() : meter.lastReading;
       const settled = await scope.settleHook((ctx) => s.agent.runTool(slot.call, ctx), hook.llm);
       // A tool's LLM call the budgets refused: no further tool starts.
-      if (hook.spent !== undefined) stop ??= `not run: ${hook.spent.message}`;
+      if (hook.spent !== undefined) this.#stop ??= `not run: ${hook.spent.message}`;
       slot.endedAt = Math.max(slot.startedAt, s.clock());
       if (settled.kind === 'abandoned') {
         answer(
@@ -119,46 +165,40 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
       } else {
         const problem = toolResultProblem(settled.value, slot.call);
         if (problem !== undefined) {
-          violation ??= new ContractViolationError(`runTool(${slot.call.name})`, problem, settled.value);
+          this.#violation ??= new ContractViolationError(`runTool(${slot.call.name})`, problem, settled.value);
           answer(slot, 'interrupted', `interrupted: runTool broke its contract: ${problem}`);
         } else {
           slot.result = settled.value;
           slot.status = settled.value.isError === true ? 'error' : 'ok';
         }
       }
-      report(slot);
+      reportTool(scope, slot, false);
     }
-  };
-  const width = Math.min(s.toolConcurrency, slots.length);
-  if (width <= 1) await worker();
-  else await Promise.all(Array.from({ length: width }, () => worker()));
-
-  for (const slot of slots) {
-    if (slot.result !== undefined) continue;
-    const why =
-      stop ??
-      (signal.aborted
-        ? `interrupted: ${scope.reason()}`
-        : `not run: ${failed?.message ?? violation?.problem ?? 'the turn ended'}`);
-    answer(slot, why.startsWith('interrupted') ? 'interrupted' : 'not_run', why);
-    slot.startedAt = slot.endedAt = s.clock();
-    report(slot);
   }
-  if (failed !== undefined) return { kind: 'failed', error: failed, data: { operation: 'runTool' } };
-  if (violation !== undefined)
-    return { kind: 'failed', error: violation, data: { operation: violation.operation, problem: violation.problem } };
-  const summary = slots.map((slot) => {
-    const line: ToolSummary = {
-      callId: slot.call.id,
-      name: slot.call.name,
-      isError: slot.result!.isError === true,
-      ms: Math.max(0, slot.endedAt - slot.startedAt),
-    };
-    if (slot.note !== undefined && slot.status !== 'ok') line.note = slot.note;
-    return line;
+}
+
+/** A call answered: its journal line, and the `toolCall` event to those who listen. */
+function reportTool(scope: TurnScope, slot: ToolSlot, fromJournal: boolean): void {
+  const s = scope.settings;
+  s.journal?.({
+    type: 'tool',
+    turn: scope.turn,
+    call: slot.call,
+    status: slot.status as ToolCallEvent['status'],
+    startedAt: slot.startedAt,
+    endedAt: slot.endedAt,
+    result: slot.result!,
+    ...(fromJournal ? { fromJournal: true as const } : {}),
   });
-  if (hook.spent !== undefined) return { kind: 'budget', spent: hook.spent, summary };
-  return { kind: 'done', results: slots.map((slot) => slot.result!), summary };
+  if (s.hears('toolCall'))
+    s.emit('toolCall', {
+      turn: scope.turn,
+      call: slot.call,
+      status: slot.status as ToolCallEvent['status'],
+      startedAt: slot.startedAt,
+      endedAt: slot.endedAt,
+      result: slot.result!,
+    });
 }
 
 /**
@@ -166,11 +206,7 @@ export async function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<Too
  * a journaled result is replayed (counted in the agent's own budget alone, as it was paid for
  * before), a call cut off while running is answered as interrupted; the rest are left to run.
  */
-function answerRecorded(
-  scope: TurnScope,
-  slots: ToolSlot[],
-  report: (slot: ToolSlot, fromJournal: boolean) => void,
-): void {
+function answerRecorded(scope: TurnScope, slots: ToolSlot[]): void {
   const { settings: s, meter } = scope;
   const recording = s.recording!;
   for (const slot of slots) {
@@ -182,10 +218,10 @@ function answerRecorded(
       slot.status = plan.status;
       slot.result = plan.result;
       chargeServed(meter, recording, ONE_TOOL_CALL);
-      report(slot, true);
+      reportTool(scope, slot, true);
     } else {
       answer(slot, 'interrupted', plan.note);
-      report(slot, false);
+      reportTool(scope, slot, false);
     }
   }
 }

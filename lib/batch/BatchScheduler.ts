@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import * as fs from 'node:fs';
 import type { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import type { AgentWithStateMachineOptions } from '../agent/AgentWithStateMachineOptions';
 import type { Budget } from '../agent/Budget';
@@ -13,10 +14,11 @@ import { CapRaises } from './CapRaises';
 import type { EarlierRuns } from './EarlierRuns';
 import { resumedUsage } from './readResumeJournal';
 import type { EndedRunCache } from './EndedRunCache';
+import type { RunFileFacts } from '../history/readRunFile';
 import { finishedRunReport } from './finishedRunReport';
 import { ParkedRuns, type Slot } from './ParkedRuns';
 import { openProgressBar, type ProgressBar } from './progressBar';
-import { taskState, type TaskState } from './resumeState';
+import { noteEnded, stateOfFacts, taskState, type TaskState } from './resumeState';
 import type { FrameworkTask } from './runFrameworkTask';
 import { skippedRun } from './skippedRun';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
@@ -191,6 +193,7 @@ export class BatchScheduler {
       signal?.removeEventListener('abort', onAbort);
     }
     await Promise.all(this.#noting);
+    this.#s.endedRuns?.flush();
   }
 
   /** The progress line and `onProgress`, told of `event`. */
@@ -281,7 +284,20 @@ export class BatchScheduler {
       // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
       await resuming!.setAside(index);
     }
-    let run = await this.#runOne(index, slot, resumeFrom);
+    // A run's file that ends whole says what it ended with as it is written: it need not be read back.
+    let noted = false;
+    const onFileFacts =
+      endedRuns === undefined || resumeFrom !== undefined
+        ? undefined
+        : (file: string, facts: RunFileFacts): void => {
+            noted = true;
+            try {
+              noteEnded(endedRuns, file, fs.statSync(file), stateOfFacts(file, facts));
+            } catch {
+              // gone already: the next resume finds no file and says so
+            }
+          };
+    let run = await this.#runOne(index, slot, resumeFrom, onFileFacts);
     if (before?.kind === 'interrupted') {
       // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
       const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;
@@ -293,7 +309,7 @@ export class BatchScheduler {
       };
     }
     // Read beside the runs still going, not in the run's slot: the batch's pace stays the runs' own.
-    if (endedRuns !== undefined && run.historyFile !== undefined)
+    if (endedRuns !== undefined && run.historyFile !== undefined && !noted)
       this.#noting.push(taskState(run.historyFile, false, endedRuns).catch(() => undefined)); // unreadable: the next resume says why
     // A run that ended while parked (its approval timeout, an abort) held no slot.
     if (slot.held) this.#running -= 1;
@@ -303,7 +319,12 @@ export class BatchScheduler {
     this.#progress({ type: 'finished', index, run });
   }
 
-  async #runOne(index: number, slot: Slot, resumeFrom?: ResumeFrom): Promise<RunReport> {
+  async #runOne(
+    index: number,
+    slot: Slot,
+    resumeFrom: ResumeFrom | undefined,
+    onFileFacts: RunTaskOptions['onFileFacts'],
+  ): Promise<RunReport> {
     const { list, pool, pausing, log, options } = this.#s;
     const { perRun, signal, onRun } = options;
     const task = list[index]!;
@@ -325,6 +346,7 @@ export class BatchScheduler {
       ...this.#s.sinkFor(index),
       ...(onRun === undefined ? {} : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
       ...(log === undefined ? {} : { onProblem: log.error }),
+      ...(onFileFacts === undefined ? {} : { onFileFacts }),
       awaitPause: (agent, paused) => this.#parked.park(task.id, index, agent, slot, paused),
     });
     const wait = this.#parked.takeWait(index);

@@ -36,6 +36,9 @@ interface Entry extends EndedRun {
 export class EndedRunCache {
   readonly #file: string;
   readonly #entries = new Map<string, Entry>();
+  /** Entries added and not yet appended to the file, as its lines. */
+  #unwritten = '';
+  #unwrittenCount = 0;
 
   private constructor(dir: string) {
     this.#file = path.join(dir, ENDED_RUNS_FILE);
@@ -80,19 +83,33 @@ export class EndedRunCache {
 
   /**
    * Adds what `file` says as read at `stat` (its stat taken before the read, so a file that
-   * grew during the read never matches). A cache that cannot be written costs only speed: the
-   * next resume reads the file whole.
+   * grew during the read never matches). Entries are appended to the folder's cache
+   * FLUSH_EVERY at a time and at `flush()`: a crash loses only the newest, and costs only
+   * speed (the next resume reads those files whole), as does a cache that cannot be written.
    */
   add(file: string, stat: fs.Stats, run: EndedRun): void {
     const entry: Entry = { file: path.basename(file), size: stat.size, mtimeMs: stat.mtimeMs, ...run };
     this.#entries.set(entry.file, entry);
+    this.#unwritten += `${JSON.stringify({ ...entry, reason: entry.reason ?? null })}\n`;
+    if (++this.#unwrittenCount >= FLUSH_EVERY) this.flush();
+  }
+
+  /** Appends the entries added since the last flush to the folder's cache. */
+  flush(): void {
+    const text = this.#unwritten;
+    this.#unwritten = '';
+    this.#unwrittenCount = 0;
+    if (text === '') return;
     try {
-      fs.appendFileSync(this.#file, `${JSON.stringify({ ...entry, reason: entry.reason ?? null })}\n`);
+      fs.appendFileSync(this.#file, text);
     } catch {
       // a read-only folder, a full disk: the cache is an optimisation, the run files are the record
     }
   }
 }
+
+/** Entries appended to the cache file at a time: one write for many runs' ends, few lost to a crash. */
+const FLUSH_EVERY = 64;
 
 const OUTCOMES: ReadonlySet<string> = new Set<string>(RECORDED_OUTCOMES);
 

@@ -1,6 +1,7 @@
 import type { AgentWithStateMachine, AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
 import type { TurnResult } from '../agent/TurnResult';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
+import type { RunFileFacts } from '../history/readRunFile';
 import type { TransitionTable } from '../machine/TransitionTable';
 import type { RunSink } from './RunStore';
 
@@ -34,6 +35,11 @@ export interface RunTaskOptions {
    * the calls answered (or `retryBudget()` called) through `onRun`'s adapter.
    */
   awaitPause?: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
+  /**
+   * Called once the run's history file (`historyFile`) is closed whole (no write failed), with
+   * what it says of the run, learned as it was written: what `readRunFile` would read back.
+   */
+  onFileFacts?: (file: string, facts: RunFileFacts) => void;
   /** Told what went wrong outside the run's outcome: an end function that threw, an incomplete history file. */
   onProblem?: (message: string) => void;
 }

@@ -87,6 +87,7 @@ export async function resumeState(
         : await taskState(at, options.salvage === true, cache),
     );
   }
+  cache.flush();
   return states;
 }
 
@@ -115,11 +116,15 @@ export async function taskState(file: string, salvage: boolean, cache?: EndedRun
     return { kind: 'not_started' };
   }
   const state = await linesState(file, undefined, salvage, (error) => unreadable(file, error));
-  if (state.kind === 'finished' && state.salvaged === undefined) {
-    const { outcome, usage, transitions, reason, durationMs } = state;
-    cache?.add(file, stat, { outcome, usage: { ...usage }, transitions, reason, durationMs });
-  }
+  if (cache !== undefined) noteEnded(cache, file, stat, state);
   return state;
+}
+
+/** Adds a run whose clean file ended to `cache`, as its file was at `stat`: the next resume need not read it. */
+export function noteEnded(cache: EndedRunCache, file: string, stat: fs.Stats, state: TaskState): void {
+  if (state.kind !== 'finished' || state.salvaged !== undefined) return;
+  const { outcome, usage, transitions, reason, durationMs } = state;
+  cache.add(file, stat, { outcome, usage: { ...usage }, transitions, reason, durationMs });
 }
 
 /**
@@ -149,10 +154,19 @@ export async function linesState(
   } catch (error) {
     throw new InvalidArgumentError('resume', advice(error), true);
   }
+  return stateOfFacts(name, facts, salvaged.skippedLines.length === 0 ? undefined : salvaged);
+}
+
+/** Pure: what a run file's facts say of its task (see `linesState`); `salvaged`: the lines a salvaging read skipped. */
+export function stateOfFacts(
+  name: string,
+  facts: RunFileFacts,
+  salvaged?: Salvaged,
+): Exclude<TaskState, { kind: 'not_started' }> {
   const usage = usageOf(facts.usage);
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
   usage.costUsd = facts.costUsd;
-  const damaged = salvaged.skippedLines.length === 0 ? {} : { salvaged };
+  const damaged = salvaged === undefined ? {} : { salvaged };
   if (facts.ended && OUTCOMES.has(facts.outcome))
     return {
       kind: 'finished',

@@ -7,9 +7,8 @@ import type { ResumeInfo } from '../agent/RunRecording';
 import type { TurnResult } from '../agent/TurnResult';
 import { emptyUsage } from '../agent/UsageTotals';
 import type { RunSink } from './RunStore';
-import { openRunSink } from './openRunSink';
+import { RunSinkForward } from './RunSinkForward';
 import { messageOf } from '../internal/messageOf';
-import type { HistorySink } from '../machine/StateMachine';
 import type { RunTaskOptions } from './RunTaskOptions';
 import type { TaskRun } from './TaskRun';
 
@@ -38,24 +37,16 @@ export interface FrameworkTask {
  * the mirror ends it when `run` settles (resolved: its end; rejected: Error, or cancelled).
  */
 export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOptions = {}): Promise<TaskRun> {
-  const { name = 'task', adapter = {}, signal, historyFile, historyOptions, openSink, onProblem } = options;
+  const { name = 'task', adapter = {}, signal, historyFile, openSink, onProblem } = options;
   const clock = adapter.clock ?? Date.now;
   const started = clock();
   let sink: RunSink | undefined;
+  const forward = historyFile === undefined && openSink === undefined ? undefined : new RunSinkForward();
   let historyError: Error | undefined;
   let mirror: StepMirror | undefined;
   let result: TurnResult | undefined;
   let failure: Error | undefined;
   try {
-    const forward: HistorySink | undefined =
-      historyFile === undefined && openSink === undefined
-        ? undefined
-        : {
-            write: (record) => sink?.write(record),
-            rejected: (error) => sink?.rejected?.(error),
-            reset: (info) => sink?.reset?.(info),
-            journal: (entry) => sink?.journal?.(entry),
-          };
     assertKnownOptions(adapter, AGENT_OPTION_KEYS, `framework task \`${task.id}\``, MIRROR_CANNOT);
     for (const [key, why] of Object.entries(MIRROR_CANNOT)) {
       const value = (adapter as Record<string, unknown>)[key];
@@ -89,11 +80,9 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       honours: { wrapUp: true, budgetNote: true },
     };
     mirror = new StepMirror(mirrorOptions);
-    if (historyFile !== undefined || openSink !== undefined) {
-      sink =
-        historyFile === undefined
-          ? await openSink!(mirror.machine.table)
-          : openRunSink(historyFile, historyOptions, mirror.machine.table);
+    if (forward !== undefined) {
+      const opened = forward.open(mirror.machine.table, options);
+      sink = historyFile === undefined ? await opened : (opened as RunSink);
       mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
     }
     mirror.runStart(task.input ?? '');
@@ -115,6 +104,10 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
   }
   if (historyError !== undefined)
     onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
+  else if (historyFile !== undefined && options.onFileFacts !== undefined) {
+    const facts = forward?.facts;
+    if (facts !== undefined) options.onFileFacts(historyFile, facts);
+  }
   // A framework's run never pauses here (its own approvals end it as cancelled; a pausing cap is refused for it).
   const outcome =
     result === undefined || result.outcome === 'awaiting_approval' || result.outcome === 'awaiting_budget'

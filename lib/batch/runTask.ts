@@ -4,12 +4,11 @@ import { Deadline } from '../agent/Deadline';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
 import { emptyUsage } from '../agent/UsageTotals';
 import type { RunSink } from './RunStore';
-import { openRunSink } from './openRunSink';
+import { RunSinkForward } from './RunSinkForward';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { settleWithGrace } from '../internal/settleWithGrace';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
-import type { HistorySink } from '../machine/StateMachine';
 import { isFrameworkTask, runFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import type { RunTaskOptions } from './RunTaskOptions';
 import type { TaskRun } from './TaskRun';
@@ -46,7 +45,6 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
     signal,
     factorySignal = signal,
     historyFile,
-    historyOptions,
     openSink,
     onRun,
     onProblem,
@@ -54,6 +52,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
   const clock = adapterOptions.clock ?? Date.now;
   const started = clock();
   let sink: RunSink | undefined;
+  const forward = historyFile === undefined && openSink === undefined ? undefined : new RunSinkForward();
   let adapter: AgentWithStateMachine | undefined;
   let historyError: Error | undefined;
   let runEnded: (() => void) | void = undefined;
@@ -72,15 +71,6 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
         : task.agent;
     // The file is opened once the adapter has accepted the agent, so only runs that really
     // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
-    const forward: HistorySink | undefined =
-      historyFile === undefined && openSink === undefined
-        ? undefined
-        : {
-            write: (record) => sink?.write(record),
-            rejected: (error) => sink?.rejected?.(error),
-            reset: (info) => sink?.reset?.(info),
-            journal: (entry) => sink?.journal?.(entry),
-          };
     if (forward !== undefined && adapterOptions.sink !== undefined)
       throw new InvalidArgumentError(
         'adapter.sink',
@@ -93,11 +83,9 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
       // and then added to in a slow form, which costs the adapter's constructor microseconds.
       forward === undefined ? adapterOptions : Object.assign({}, adapterOptions, { sink: forward }),
     );
-    if (historyFile !== undefined || openSink !== undefined) {
-      sink =
-        historyFile === undefined
-          ? await openSink!(adapter.machine.table)
-          : openRunSink(historyFile, historyOptions, adapter.machine.table);
+    if (forward !== undefined) {
+      const opened = forward.open(adapter.machine.table, options);
+      sink = historyFile === undefined ? await opened : (opened as RunSink);
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
     }
     runEnded = onRun?.(adapter);
@@ -149,6 +137,10 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
   }
   if (historyError !== undefined)
     onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
+  else if (historyFile !== undefined && options.onFileFacts !== undefined) {
+    const facts = forward?.facts;
+    if (facts !== undefined) options.onFileFacts(historyFile, facts);
+  }
   const run: TaskRun = {
     outcome: ended.outcome,
     usage: ended.usage,

@@ -140,6 +140,11 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
     return this.#fd !== undefined;
   }
 
+  /** When the run started, as the meta line says; undefined without one. */
+  get startedAt(): number | undefined {
+    return this.#meta?.startedAt;
+  }
+
   /** Lines written to the file so far, the meta line included (with group commit, not those still waiting). */
   get linesWritten(): number {
     return this.#lines;

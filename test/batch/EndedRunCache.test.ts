@@ -3,12 +3,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
+import type { LLMResponse } from '../../lib/agent/AgentLoop';
+import type { StepMirror } from '../../lib/agent/StepMirror';
+import type { FrameworkTask } from '../../lib/batch/runFrameworkTask';
 import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
 import { resumeState } from '../../lib/batch/resumeState';
 import { ENDED_RUNS_FILE } from '../../lib/batch/EndedRunCache';
 import * as readRunFileModule from '../../lib/history/readRunFile';
 
 const instant = async (): Promise<void> => undefined;
+const BOUND = { inputTokens: 100, maxOutputTokens: 100 };
 const COST = { inputTokens: 100, outputTokens: 10, costUsd: 0.01 };
 
 // Runs that end each way a resume reports: an answer, an error, a per-run cap.
@@ -135,4 +139,76 @@ describe('the ended-run cache of a batch folder', () => {
       { numRuns: 40, seed: 36 },
     );
   });
+
+  it('learns each run as its file is written, and says exactly what reading the file back says (property)', async () => {
+    const reply = fc.constantFrom<ScriptedReply>(
+      { toolCalls: [{ id: 'c1', name: 'bash' }], usage: COST },
+      {
+        toolCalls: [
+          { id: 'c1', name: 'bash' },
+          { id: 'c2', name: 'bash' },
+        ],
+        usage: COST,
+      },
+      { toolCalls: [{ id: 'c1', name: 'bash' }], usage: { inputTokens: 100, outputTokens: 10 } },
+      { text: 'done', usage: COST },
+      { text: 'done' },
+      { error: 'HTTP 500 upstream' },
+    );
+    const replies = fc.array(reply, { minLength: 1, maxLength: 5 });
+    let round = 0;
+    await fc.assert(
+      // A batch of agent tasks, or of framework tasks driven by hand through their mirror.
+      fc.asyncProperty(fc.boolean(), fc.array(replies, { minLength: 1, maxLength: 5 }), async (framework, scripts) => {
+        const folder = path.join(dir, `round-${round++}`);
+        const list: (BatchTask | FrameworkTask)[] = scripts.map<BatchTask | FrameworkTask>((replies, i) =>
+          framework
+            ? { id: `t${i}`, input: 'go', run: (mirror: StepMirror) => driveByHand(mirror, replies) }
+            : {
+                id: `t${i}`,
+                input: 'go',
+                agent: () =>
+                  createScriptedAgent({ sleep: instant, replies, bound: BOUND, tools: { bash: { output: 'ok' } } }),
+              },
+        );
+        await runBatch(list, {
+          historyDir: folder,
+          historyDurability: 'none', // what is written, not when it reaches the disk
+          // A framework retries its own calls, and waits between them.
+          ...(framework ? {} : { sleep: instant, retry: { retries: 0 } }),
+          concurrency: 2,
+          logger: false,
+          pricing: (usage) => ((usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)) * 1e-4,
+          perRun: { maxLlmCalls: 3, maxCostUsd: 0.2 },
+        });
+        const ids = list.map((t) => t.id);
+        const read = jest.spyOn(readRunFileModule, 'readRunFile');
+        const fromCache = await resumeState(folder, ids);
+        // Every run ended, and no run file was read back: the batch learned each as it was written.
+        expect(fromCache.every((s) => s.kind === 'finished')).toBe(true);
+        expect(read).not.toHaveBeenCalled();
+        read.mockRestore();
+        expect(fromCache).toEqual(await statesReadWhole(folder, ids));
+      }),
+      { numRuns: 25, seed: 40 },
+    );
+  }, 30_000);
 });
+
+/** A framework's loop, as a mirror hears it: each reply a model call, each tool call run. */
+async function driveByHand(mirror: StepMirror, replies: readonly ScriptedReply[]): Promise<void> {
+  for (const r of replies) {
+    if ((await mirror.modelCallStart(BOUND)) !== undefined) return;
+    if ('error' in r && r.error !== undefined) {
+      mirror.modelCallFailed(new Error(String(r.error)), { willRetry: false });
+      return;
+    }
+    const response = r as LLMResponse;
+    mirror.modelResponse(response);
+    for (const call of response.toolCalls ?? []) {
+      if ((await mirror.toolStart(call)) !== undefined) return;
+      mirror.toolEnd(call.id, { output: 'ok' });
+    }
+    if (response.toolCalls === undefined) return;
+  }
+}
