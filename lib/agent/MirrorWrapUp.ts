@@ -1,10 +1,10 @@
-import { State, type StateName } from '../../states/StateName';
+import { State } from '../../states/StateName';
 import { formatUsd } from '../internal/formatUsd';
 import type { LLMResponse, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
-import { ExtensionState } from './extensionStates';
+import { WRAPPING_UP } from './extensionStates';
 import { gateMirrorCall } from './gateMirrorCall';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import type { MirrorMoves, RunEndings } from './MirrorMoves';
@@ -15,8 +15,6 @@ import type { UsageMeter } from './UsageMeter';
 import type { TurnResult } from './TurnResult';
 import { BUDGET_RAN_OUT, finalReserve, wrapUpEvent } from './WrapUp';
 import { worstCaseCost } from './worstCaseCost';
-
-const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
 
 /**
  * The final call's hold and the budget note of a mirror's runs (`budget.wrapUp`, `budget.visible`),

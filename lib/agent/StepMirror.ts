@@ -37,7 +37,7 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecording';
 import type { StepMirrorOptions } from './StepMirrorOptions';
 import type { MirrorStop } from './MirrorStop';
-import { ExtensionState } from './extensionStates';
+import { WRAPPING_UP } from './extensionStates';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import { gatePlainCall } from './MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirrorEndings';
@@ -53,8 +53,6 @@ export type MirrorToolOutcome = { output: string; isError?: boolean } | { error:
 export type { MirrorStop } from './MirrorStop';
 export type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 export type { MirrorIntegration } from './mirrorEndings';
-
-const WRAPPING_UP = ExtensionState.WrappingUp as unknown as StateName;
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a

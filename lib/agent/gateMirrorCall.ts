@@ -11,8 +11,8 @@ import { NOTHING_RESERVED } from './reserveLLMCall';
 import { reserveLine } from './reserveLine';
 import { budgetError, limitData } from './spentRecord';
 import { OperationError } from './TurnError';
+import { ONE_LLM_CALL } from './UsageTotals';
 
-const ONE_LLM_CALL = Object.freeze({ llmCalls: 1 });
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
 const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
 
