@@ -4,10 +4,12 @@
 // (bench/frameworkLoops.ts: a tool call, then text; 2 steps a run).
 //
 // The ledger forces a reserve line to the disk before each model call: an fsync, which costs
-// more than a whole zero-latency step. So the target is on the mirrored loop ÷ the loop alone
-// whose model makes that fsync itself (a bare write + fsync of a line of the same size, to a
-// file in the same temp folder, before each call): what the mirror adds beside what the ledger's
-// promise costs any writer. The ratio to the loop with no fsync at all is printed beside it.
+// more than a whole zero-latency step, and which forces the history lines written since the
+// last one too (they share the file). So the target is on the mirrored loop ÷ the loop alone
+// whose model makes that fsync itself (a bare write + fsync of as many bytes as the mirror's
+// file gains per call, to a file in the same temp folder, before each call): what the mirror
+// adds beside what the ledger's promise costs any writer of that file. The ratio to the loop
+// with no fsync at all is printed beside it.
 //
 // One fresh process per framework and round; in it, bare, floor and mirrored samples (each a
 // batch of runs) alternate, the order rotating; the figures are medians of per-sample ratios,
@@ -135,7 +137,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     rows.push(
       { label: `${label}: the loop alone`, cells: [formatNs(median(bare)), ''] },
       {
-        label: `${label}: floor, + write + fsync of a ${all[0]!.lineBytes}-byte line before each model call`,
+        label: `${label}: floor, + write + fsync of ${all[0]!.lineBytes} bytes (the file's gain per call) before each model call`,
         cells: [formatNs(median(floor)), ''],
       },
       {
