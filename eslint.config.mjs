@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   // .gitignore'd output and caches.
-  { ignores: ['dist/', 'build/', 'coverage/', '.bench-tmp/'] },
+  { ignores: ['dist/', '.dist-*/', 'build/', 'coverage/', '.bench-tmp/'] },
   // A disable comment that no longer suppresses anything must go.
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { copyPackageDist } from './packageBuild';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'fixtures', 'install');
@@ -43,22 +44,14 @@ export function run(
 }
 
 /**
- * Builds the package into `work`/package (tsup, as `npm run build` does, but leaving the
- * project's dist/ to test/package.test.ts, which may run at the same time) and packs it as
- * `npm publish` would. Returns the tarball's path.
+ * Puts the package's build (`packageDist`: as `npm run build` makes it, but leaving the
+ * project's dist/ to test/package.test.ts, which may run at the same time) into
+ * `work`/package and packs it as `npm publish` would. Returns the tarball's path.
  */
 export async function packLibrary(work: string): Promise<string> {
   const stage = path.join(work, 'package');
   fs.mkdirSync(stage, { recursive: true });
-  const built = await run(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/tsup/dist/cli-default.js'), '--out-dir', path.join(stage, 'dist'), '--silent'],
-    ROOT,
-    {},
-    // Eleven entries with their types: on 2 loaded cores the declaration build alone passed 240 s once.
-    420_000,
-  );
-  if (built.code !== 0) throw new Error(`tsup failed (exit ${built.code}):\n${built.stdout}${built.stderr}`);
+  copyPackageDist(path.join(stage, 'dist'));
   for (const file of ['package.json', 'README.md', 'LICENSE'])
     fs.copyFileSync(path.join(ROOT, file), path.join(stage, file));
   const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], stage);
