@@ -1,7 +1,7 @@
 import { feedItems, type HistoryItems } from './feedItems';
 import { assertHistoryItem, assertOptions, assertTableShape } from './assertHistoryInput';
 import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
-import { tableRoles, type TableRoles } from './tableRoles';
+import { sharedTableRoles, tableRoles, type TableRoles } from './tableRoles';
 import { turnOutcomeOf } from './turnOutcomeOf';
 import { dataField } from '../internal/dataField';
 import type { TransitionRecord } from '../machine/TransitionRecord';
@@ -160,7 +160,7 @@ export class RunFactsCollector {
     assertOptions(options);
     if (options.table !== undefined) {
       assertTableShape(options.table, 'options.table');
-      this.#roles = tableRoles(options.table);
+      this.#roles = sharedTableRoles(options.table);
     }
     if (options.retain !== undefined && typeof options.retain !== 'boolean')
       throw new InvalidArgumentError('options.retain', 'true or false', options.retain);

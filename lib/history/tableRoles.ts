@@ -1,5 +1,6 @@
 import type { StateActivity } from '../../states/AgentState';
 import { tableStates, type TransitionTable } from '../machine/TransitionTable';
+import { isDeeplyFrozen } from '../machine/isDeeplyFrozen';
 import { DEFAULT_TABLE } from '../machine/transitions';
 
 /** The parts states play in a run's turns, read from a table's flags: no state names assumed. */
@@ -22,6 +23,20 @@ export interface TableRoles {
   readonly toolRun: ReadonlySet<string>;
   /** States a turn waits in for a person (`wait`): a run that stops there is paused, not cut off. */
   readonly wait: ReadonlySet<string>;
+}
+
+// One set of roles per table frozen all the way down (the default table, and every table
+// createTable or extendTable makes), shared: a batch reads the roles of each run's table as the
+// run's file is written, and nothing can change such a table after its roles were read.
+const shared = new WeakMap<object, TableRoles>();
+
+/** `tableRoles(table)`, read once per deeply frozen table and shared; a mutable table is read anew. */
+export function sharedTableRoles(table: TransitionTable<string>): TableRoles {
+  const known = shared.get(table);
+  if (known !== undefined) return known;
+  const roles = tableRoles(table);
+  if (isDeeplyFrozen(table)) shared.set(table, roles);
+  return roles;
 }
 
 /**
