@@ -180,25 +180,18 @@ class ToolRound {
 /** A call answered: its journal line, and the `toolCall` event to those who listen. */
 function reportTool(scope: TurnScope, slot: ToolSlot, fromJournal: boolean): void {
   const s = scope.settings;
-  s.journal?.({
-    type: 'tool',
+  const listened = s.hears('toolCall');
+  if (s.journal === undefined && !listened) return;
+  const event: ToolCallEvent = {
     turn: scope.turn,
     call: slot.call,
     status: slot.status as ToolCallEvent['status'],
     startedAt: slot.startedAt,
     endedAt: slot.endedAt,
     result: slot.result!,
-    ...(fromJournal ? { fromJournal: true as const } : {}),
-  });
-  if (s.hears('toolCall'))
-    s.emit('toolCall', {
-      turn: scope.turn,
-      call: slot.call,
-      status: slot.status as ToolCallEvent['status'],
-      startedAt: slot.startedAt,
-      endedAt: slot.endedAt,
-      result: slot.result!,
-    });
+  };
+  s.journal?.(fromJournal ? { type: 'tool', ...event, fromJournal: true } : { type: 'tool', ...event });
+  if (listened) s.emit('toolCall', event);
 }
 
 /**
