@@ -13,7 +13,15 @@ import { RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLis
 import { formatUsd } from '../../internal/formatUsd';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
-import { CALL_CODES, capsOf, usageFromStrings, WRAP_CODES, type StrictLimits } from './budgetFields';
+import {
+  CALL_CODES,
+  capsOf,
+  HELD_CODE,
+  usageFromStrings,
+  WRAP_CODES,
+  WRAP_HELD_CODE,
+  type StrictLimits,
+} from './budgetFields';
 import { bounded, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
 import { runScript } from './redisScripts';
 import { MAX_COUNTER } from './scripts';
@@ -151,6 +159,38 @@ export class RedisBudget implements ExternalBudget {
   }
 
   async charge(delta: UsageDelta, release?: { costUsd: number }): Promise<SpentLimit | undefined> {
+    this.#keep(delta, release === undefined ? 0 : amount(release.costUsd, 'release.costUsd'));
+    // Wall time and call counts change nothing here (the batch's wall is Redis's clock, calls are
+    // counted by reserve): no round trip. A limit spent elsewhere is found by the next reserve.
+    if (this.#defer || !this.#hasDue()) return undefined;
+    return this.#step('', 0, 'RedisBudget.charge');
+  }
+
+  /**
+   * This run taken over from an attempt whose worker was lost: charges `missing` (what that
+   * attempt spent beyond what reached Redis, as its records tell it, a call cut off in flight at
+   * its hold) and lets go of every hold it left in Redis (its calls' and its final call's), in
+   * one step, so that no other call fits into the room let go before the charge lands. Sent
+   * now, whatever `deferCharges` says.
+   */
+  async takeOver(missing: UsageDelta): Promise<void> {
+    const fields = [`${this.#run}:${HELD_CODE}`, `${this.#run}:${WRAP_HELD_CODE}`];
+    const [held, wrap] = (
+      await bounded(
+        this.#redis,
+        'RedisBudget.takeOver',
+        () => this.#redis.hmget(this.#keys.runUsage, ...fields),
+        this.#timeoutMs,
+      )
+    ).map((v) => Number(v ?? 0)) as [number, number];
+    // The final call's hold goes by its own code (it is counted in the run's holds too).
+    this.#keep(missing, Math.max(0, held - wrap));
+    if (!this.#hasDue() && wrap === 0) return;
+    await this.#step('', 0, 'RedisBudget.takeOver', wrap > 0 ? [WRAP_CODES.drop, 0] : []);
+  }
+
+  /** Adds `delta` and `release` to what the next round trip sends. */
+  #keep(delta: UsageDelta, release: number): void {
     if (typeof delta !== 'object' || delta === null)
       throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
     // What responses report (tokens, cost); Redis adds whole numbers to all but dollars.
@@ -158,13 +198,8 @@ export class RedisBudget implements ExternalBudget {
       const value = delta[key] === undefined ? 0 : amount(delta[key], `delta.${key}`);
       return 'dollars' in USAGE_FIELDS[key] ? value : Math.round(value);
     });
-    const released = release === undefined ? 0 : amount(release.costUsd, 'release.costUsd');
     amounts.forEach((value, i) => (this.#due[i]! += value));
-    this.#dueRelease += released;
-    // Wall time and call counts change nothing here (the batch's wall is Redis's clock, calls are
-    // counted by reserve): no round trip. A limit spent elsewhere is found by the next reserve.
-    if (this.#defer || !this.#hasDue()) return undefined;
-    return this.#step('', 0, 'RedisBudget.charge');
+    this.#dueRelease += release;
   }
 
   /** Sends what `deferCharges` kept (a run's last charge), and lets go of the run's final-call hold: call it once the run ends. */

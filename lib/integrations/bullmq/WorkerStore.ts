@@ -76,7 +76,8 @@ export class WorkerStore {
    * What run `runId` left in `batch` before this attempt. A cut-off attempt is set aside (kept,
    * readable) once its journal is read, and what it spent beyond what reached Redis (its last
    * charge, deferred to a reservation it never made; a call cut off, at its hold) is charged to
-   * `budget`: money that may have been spent counts as spent, once.
+   * `budget`, the holds it left there let go: money that may have been spent counts as spent,
+   * once, and held no more.
    */
   async earlier(
     batch: StoreBatch,
@@ -91,12 +92,14 @@ export class WorkerStore {
       await this.#redis.hmget(keys.runUsage, ...USAGE_CODES.map((code) => `${index}:${code}`)),
     );
     const missing: UsageDelta = {};
-    let any = false;
     for (const key of RESPONSE_FIELD_NAMES) {
       const more = (state.usage[key] ?? 0) - (inRedis[key] ?? 0);
-      if (more > 0) [missing[key], any] = [more, true];
+      if (more > 0) missing[key] = more;
     }
-    if (any) await budget.charge(missing);
+    // Its holds go as its spend lands, in one step: the spend counts each call that may have
+    // left at its hold already, and a hold with no reserve line in its records is of a call
+    // that never left (the line is written before the call is sent).
+    await budget.takeOver(missing);
     if (state.kind === 'finished') return state;
     const journal = await storeRunJournal(batch, runId, false);
     await batch.setAside(runId);

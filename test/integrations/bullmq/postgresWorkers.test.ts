@@ -165,6 +165,9 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       // spend that never reached Redis (its held call, at its hold) was charged there once.
       expect(report.budget.costUsd).toBeCloseTo(report.totals.costUsd, 9);
       expect(report.totals.costUsd).toBeCloseTo(counted, 9);
+      // And no hold the killed worker left in Redis stays there: each went as its run's spend was charged.
+      expect(await redis.hget(keys.budget, 'hc')).toBeNull();
+      expect(Object.keys(await redis.hgetall(keys.runUsage)).filter((f) => /:h[cw]$/.test(f))).toEqual([]);
 
       // Every record of every run is in the database: each run valid, its moves all there, the cut-off attempt kept.
       const listed = await store.listRuns({ batchId: BATCH });
