@@ -12,15 +12,21 @@ export interface CallOptions {
 
 /**
  * A model call as the mirror asks it to be sent: the results it carries replaced when they
- * would not fit (`withheld`), then the final call's instruction and the budget note as user
- * messages, last; a final call may call no tool (`toolChoice` none: the definitions stay for the
+ * would not fit (`withheld`), or the last round left out when not even that fits
+ * (`withoutLastRound`: the prompt as the call before it sent it), then the final call's
+ * instruction and the budget note as user messages, last; a final call may call no tool (`toolChoice` none: the definitions stay for the
  * tool calls already in the conversation, which some providers require).
  */
 export function withFlags(o: CallOptions, flags: MirrorCallFlags): CallOptions {
-  const { budgetNote, wrapUp, withheld } = flags;
-  if (budgetNote === undefined && wrapUp === undefined && withheld === undefined) return o;
+  const { budgetNote, wrapUp, withheld, withoutLastRound } = flags;
+  if (budgetNote === undefined && wrapUp === undefined && withheld === undefined && withoutLastRound === undefined)
+    return o;
   let prompt: unknown[] = Array.isArray(o.prompt) ? [...(o.prompt as unknown[])] : [];
-  if (withheld !== undefined) prompt = withheldResults(prompt, withheld);
+  if (withoutLastRound === true || withheld !== undefined) {
+    const last = lastAssistant(prompt);
+    if (withoutLastRound === true) prompt = last >= 0 ? prompt.slice(0, last) : prompt;
+    else prompt = withheldResults(prompt, withheld!, last);
+  }
   if (wrapUp !== undefined) prompt.push(userMessage(wrapUp));
   if (budgetNote !== undefined) prompt.push(userMessage(budgetNote));
   const sent: CallOptions = { ...o, prompt };
@@ -32,12 +38,14 @@ function userMessage(text: string): { role: 'user'; content: Array<{ type: 'text
   return { role: 'user', content: [{ type: 'text', text }] };
 }
 
+/** The index of the prompt's last assistant message, or -1 when it has none. */
+function lastAssistant(prompt: unknown[]): number {
+  for (let i = prompt.length - 1; i >= 0; i--) if ((prompt[i] as { role?: unknown })?.role === 'assistant') return i;
+  return -1;
+}
+
 /** The prompt with the tool results after its last assistant message (those this call carries) answered `text`, as errors. */
-function withheldResults(prompt: unknown[], text: string): unknown[] {
-  let last = -1;
-  prompt.forEach((m, i) => {
-    if ((m as { role?: unknown })?.role === 'assistant') last = i;
-  });
+function withheldResults(prompt: unknown[], text: string, last: number): unknown[] {
   return prompt.map((m, i) => {
     const message = m as { role?: unknown; content?: unknown };
     if (i < last || message?.role !== 'tool' || !Array.isArray(message.content)) return m;
