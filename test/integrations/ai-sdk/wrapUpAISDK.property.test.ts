@@ -125,7 +125,52 @@ describe('runBatch of fromAISDK loops with total.wrapUp (property)', () => {
           }
         },
       ),
-      { numRuns: 100, seed: 20261128 },
+      {
+        numRuns: 100,
+        seed: 20261128,
+        examples: [
+          // A round of three tool calls outweighs a 57-token response: the final call fits only without it.
+          [
+            {
+              scripts: [
+                [{ n: 1, output: 0, result: 0 }],
+                [{ n: 1, output: 0, result: 0 }],
+                [{ n: 1, output: 0, result: 595 }],
+                [
+                  { n: 3, output: 57, result: 1000 },
+                  { n: 1, output: 0, result: 0 },
+                ],
+              ],
+              concurrency: 1,
+              capUsd: 0.02,
+              maxOutput: 57,
+              minOutputTokens: 1,
+              bytesPerToken: 4,
+            },
+          ],
+          // The final call fits in its hold and the room left, but another run takes that room while its bound is awaited.
+          [
+            {
+              scripts: [
+                [{ n: 3, output: 0, result: 0 }],
+                [
+                  { n: 1, output: 43, result: 3664 },
+                  { n: 1, output: 0, result: 0 },
+                ],
+                [
+                  { n: 3, output: 62, result: 0 },
+                  { n: 1, output: 0, result: 0 },
+                ],
+              ],
+              concurrency: 3,
+              capUsd: 0.04,
+              maxOutput: 62,
+              minOutputTokens: 1,
+              bytesPerToken: 4,
+            },
+          ],
+        ],
+      },
     );
   }, 120_000);
 });
