@@ -29,6 +29,7 @@ import { messageOf } from '../../internal/messageOf';
 import { safeStringify } from '../../internal/safeStringify';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
 import { markUnbounded } from '../../internal/unboundedLoop';
+import { beforeLastRound } from '../../internal/beforeLastRound';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { usageFromAISDK } from './usageFromAISDK';
 
@@ -109,11 +110,8 @@ function noteOf(ctx: OperationContext): ModelMessage[] {
  * stood before its last response, then the instruction (`added` is still what it commits).
  */
 function sentMessages(messages: ModelMessage[], added: ModelMessage[], ctx: OperationContext): ModelMessage[] {
-  if (ctx.withoutLastRound === true && ctx.wrapUp !== undefined) {
-    let last = messages.length - 1;
-    while (last >= 0 && messages[last]!.role !== 'assistant') last--;
-    if (last >= 0) return [...messages.slice(0, last), { role: 'user', content: ctx.wrapUp }, ...noteOf(ctx)];
-  }
+  const before = ctx.withoutLastRound === true && ctx.wrapUp !== undefined ? beforeLastRound(messages) : undefined;
+  if (before !== undefined) return [...before, { role: 'user', content: ctx.wrapUp! }, ...noteOf(ctx)];
   return [...messages, ...added, ...noteOf(ctx)];
 }
 

@@ -1,4 +1,5 @@
 import type { MirrorCallFlags } from 'agent-state-machine';
+import { beforeLastRound } from '../../internal/beforeLastRound';
 
 /** What the wrapper reads of a model call's options (LanguageModelV2/V3 call options). */
 export interface CallOptions {
@@ -22,11 +23,8 @@ export function withFlags(o: CallOptions, flags: MirrorCallFlags): CallOptions {
   if (budgetNote === undefined && wrapUp === undefined && withheld === undefined && withoutLastRound === undefined)
     return o;
   let prompt: unknown[] = Array.isArray(o.prompt) ? [...(o.prompt as unknown[])] : [];
-  if (withoutLastRound === true || withheld !== undefined) {
-    const last = lastAssistant(prompt);
-    if (withoutLastRound === true) prompt = last >= 0 ? prompt.slice(0, last) : prompt;
-    else prompt = withheldResults(prompt, withheld!, last);
-  }
+  if (withoutLastRound === true) prompt = beforeLastRound(prompt) ?? prompt;
+  else if (withheld !== undefined) prompt = withheldResults(prompt, withheld);
   if (wrapUp !== undefined) prompt.push(userMessage(wrapUp));
   if (budgetNote !== undefined) prompt.push(userMessage(budgetNote));
   const sent: CallOptions = { ...o, prompt };
@@ -38,14 +36,9 @@ function userMessage(text: string): { role: 'user'; content: Array<{ type: 'text
   return { role: 'user', content: [{ type: 'text', text }] };
 }
 
-/** The index of the prompt's last assistant message, or -1 when it has none. */
-function lastAssistant(prompt: unknown[]): number {
-  for (let i = prompt.length - 1; i >= 0; i--) if ((prompt[i] as { role?: unknown })?.role === 'assistant') return i;
-  return -1;
-}
-
 /** The prompt with the tool results after its last assistant message (those this call carries) answered `text`, as errors. */
-function withheldResults(prompt: unknown[], text: string, last: number): unknown[] {
+function withheldResults(prompt: unknown[], text: string): unknown[] {
+  const last = beforeLastRound(prompt)?.length ?? -1;
   return prompt.map((m, i) => {
     const message = m as { role?: unknown; content?: unknown };
     if (i < last || message?.role !== 'tool' || !Array.isArray(message.content)) return m;
