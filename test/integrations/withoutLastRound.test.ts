@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { AgentLoop, LLMCallBound, OperationContext, ToolResult } from 'agent-state-machine';
 import { fromAISDK } from '../../lib/integrations/ai-sdk';
 import { fromAnthropic } from '../../lib/integrations/anthropic';
-import { fromOpenAIChat } from '../../lib/integrations/openai';
+import { fromOpenAIChat, fromOpenAIResponses } from '../../lib/integrations/openai';
 import { readFile } from '../helpers/sdkLoopTest';
 
 // `ctx.withoutLastRound` on the ready-made loops: a final call whose results do not fit even
@@ -92,6 +92,49 @@ describe('ctx.withoutLastRound on the ready-made loops', () => {
       'tool',
       'user',
       'assistant',
+    ]);
+  });
+
+  it('fromOpenAIResponses', async () => {
+    const bodies: Array<{ input: Array<{ type?: string; role?: string; content?: unknown }> }> = [];
+    const client = {
+      responses: {
+        create: async (body: (typeof bodies)[number]) => {
+          bodies.push(structuredClone(body));
+          return {
+            id: 'resp_1',
+            status: 'completed',
+            output: [
+              {
+                type: 'message',
+                id: 'msg_1',
+                role: 'assistant',
+                status: 'completed',
+                content: [{ type: 'output_text', text: 'the answer', annotations: [] }],
+              },
+            ],
+            usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+            model: 'gpt-4o-mini',
+          };
+        },
+      },
+    } as unknown as OpenAI;
+    const loop = fromOpenAIResponses(client, { model: 'gpt-4o-mini', tools: { read_file: readFile }, maxTokens: 50 });
+    const { asFinal, without } = await twoRounds(loop);
+    expect(without).toEqual(asFinal);
+    const sent = bodies[0]!.input;
+    expect(sent.map((i) => i.type ?? i.role)).toEqual(['message', 'function_call', 'function_call_output', 'message']);
+    expect(JSON.stringify(sent.at(-1))).toContain(INSTRUCTION);
+    expect(JSON.stringify(sent)).not.toContain('c2');
+    // The conversation keeps the round, answered, then the instruction and the answer.
+    expect(loop.items.map((i) => (i as { type?: string }).type)).toEqual([
+      'message',
+      'function_call',
+      'function_call_output',
+      'function_call',
+      'function_call_output',
+      'message',
+      'message',
     ]);
   });
 
