@@ -83,7 +83,10 @@ export interface OperationContext {
 
 /** Which of the optional request flags of `OperationContext` a loop honours. */
 export interface LoopHonours {
-  /** The loop makes `ctx.wrapUp`'s final call: no tools, the instruction added (`budget.wrapUp` needs it). */
+  /**
+   * The loop makes `ctx.wrapUp`'s final call: no tools, the instruction added (`budget.wrapUp`
+   * needs it) — without the last round on `ctx.withoutLastRound`.
+   */
   wrapUp?: boolean;
   /** The loop adds `ctx.budgetNote` to the request and counts it in its bound (`budget.visible` needs it). */
   budgetNote?: boolean;
