@@ -123,7 +123,7 @@ export class WrapUp {
     const outside = this.#holdsOutside();
     let chosen = input;
     if (input.kind === 'tool_results') {
-      // The reserve still held is let go of as the final call is held (below): room for it.
+      // Whether the final call fits; the reserve still held is let go of as it is held (below): room for it.
       const fits = async (call: LLMCallInput, f: CallFlags): Promise<boolean> => {
         const planned = await boundLLMCall(scope, call, 1, f, true);
         if (planned === undefined || 'kind' in planned) return false;
