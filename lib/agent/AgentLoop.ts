@@ -66,6 +66,14 @@ export interface OperationContext {
    */
   wrapUp?: string;
   /**
+   * With `wrapUp`, on a final call sending tool results that would not fit in the hold kept for
+   * it even with the results answered as the budget running out: send the conversation as it
+   * stood before the last response (that response, and the results of its tool calls, left
+   * out), then the instruction, and count it so in the bound. A loop that leaves it unhonoured
+   * bounds the call whole, and the run ends `budget_exceeded` when that does not fit.
+   */
+  withoutLastRound?: true;
+  /**
    * For LLM calls (and their `llmCallBound`) under `budget.visible`: a short note of what is left
    * of the budget. Add it to this request alone (do not keep it in the conversation), and count
    * its tokens in the bound. Set only for a loop whose `honours.budgetNote` is true.
@@ -75,7 +83,10 @@ export interface OperationContext {
 
 /** Which of the optional request flags of `OperationContext` a loop honours. */
 export interface LoopHonours {
-  /** The loop makes `ctx.wrapUp`'s final call: no tools, the instruction added (`budget.wrapUp` needs it). */
+  /**
+   * The loop makes `ctx.wrapUp`'s final call: no tools, the instruction added (`budget.wrapUp`
+   * needs it) — without the last round on `ctx.withoutLastRound`.
+   */
   wrapUp?: boolean;
   /** The loop adds `ctx.budgetNote` to the request and counts it in its bound (`budget.visible` needs it). */
   budgetNote?: boolean;

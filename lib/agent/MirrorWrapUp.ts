@@ -1,6 +1,6 @@
 import { State } from '../../states/StateName';
 import { formatUsd } from '../internal/formatUsd';
-import type { LLMResponse, Pricing } from './AgentLoop';
+import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
@@ -153,9 +153,18 @@ export class MirrorWrapUp implements RunEndings {
     const outside = this.#holdsOutside;
     if (run.operation === 'sendToolResults') {
       const room = (meter.strict ? meter.room : meter.costRoom) + this.#held;
-      const worst = worstCaseCost(bound, this.#pricing).costUsd;
-      if (worst === undefined || worst > room || (outside && worst > this.#keptOutside)) {
-        final.withheld = BUDGET_RAN_OUT;
+      const fits = (b: LLMCallBound): boolean => {
+        const worst = worstCaseCost(b, this.#pricing).costUsd;
+        return worst !== undefined && worst <= room && !(outside && worst > this.#keptOutside);
+      };
+      // The reserve bounds the response's tokens, not the messages a round adds around it (its
+      // tool calls' ids and names, the results' envelopes): with a small max output those can
+      // outgrow it. Without the last round, the call is the one the reserve was worked out from
+      // (as a final call), so it fits: the hold is a true bound of what is sent, at no cost to
+      // the ordinary calls (the rungs are bounded only here).
+      for (const rung of [{ withheld: BUDGET_RAN_OUT }, { withoutLastRound: true as const }]) {
+        if (fits(bound)) break;
+        Object.assign(final, rung);
         bound = boundOf(final);
         if (typeof bound === 'string') return failed(run, `the final call has no bound: ${bound}`);
       }

@@ -335,7 +335,8 @@ export class StepMirror {
    * bounding the call as it would be sent with the given flags. Resolves to why the run stops
    * (it has ended), or to the flags the call must carry: `budgetNote`, added to the request;
    * `wrapUp`, the final call — no tool to call, the instruction added last, `withheld` replacing
-   * the results it carries when they would not fit. The run then ends with its answer
+   * the results it carries when they would not fit, `withoutLastRound` leaving the last round out
+   * when not even that fits. The run then ends with its answer
    * (`wrapped_up`) when `modelResponse` reports it.
    */
   async modelCallPlan(boundOf: MirrorBoundOf): Promise<MirrorStop | MirrorCallFlags> {

@@ -6,7 +6,6 @@ import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
 import { callLLM } from './callLLM';
 import type { LLMOperation, LLMOutcome } from './LLMOutcome';
-import { outputTokensThatFit } from './outputTokensThatFit';
 import { boundLLMCall, type CallFlags, type PlannedCall } from './reserveLLMCall';
 import { OperationError, type ContractViolationError } from './TurnError';
 import type { ToolSlot } from './runTools';
@@ -113,33 +112,48 @@ export class WrapUp {
 
   /**
    * The final call: no tools, the instruction added, with the results of the tool calls left
-   * open — the real ones when they fit in the cap, else answers that say the budget ran out.
+   * open — the real ones when they fit in the cap, else answers that say the budget ran out,
+   * else without the last round (`ctx.withoutLastRound`).
    */
   async final(decision: WrapDecision): Promise<LLMOutcome> {
     const scope = this.#scope;
     const { meter, settings: s } = scope;
-    const flags = await this.#flags(this.#endings.wrapUp!.instruction);
+    let flags = (await this.#flags(this.#endings.wrapUp!.instruction))!;
     const { operation, input } = decision;
     const outside = this.#holdsOutside();
     let chosen = input;
     if (input.kind === 'tool_results') {
-      const planned = await boundLLMCall(scope, input, 1, flags, true);
-      // The reserve still held is let go of as the final call is held (below): room for it.
-      const room = (meter.strict ? meter.room : meter.costRoom) + this.#held;
-      // Outside the process, the final call is sure to fit in the hold it takes the place of.
-      const fits =
-        planned !== undefined &&
-        !('kind' in planned) &&
-        (!outside || planned.worst.costUsd! <= this.#keptOutside) &&
-        (meter.strict
-          ? outputTokensThatFit(planned.bound!, s.pricing, room, s.minOutputTokens) !== undefined
-          : planned.worst.costUsd! <= room);
-      if (!fits)
+      // Whether the final call fits; the reserve still held is let go of as it is held (below): room for it.
+      const fits = async (call: LLMCallInput, f: CallFlags): Promise<boolean> => {
+        const planned = await boundLLMCall(scope, call, 1, f, true);
+        if (planned === undefined || 'kind' in planned) return false;
+        // Outside the process, the final call is sure to fit in the hold it takes the place of.
+        if (outside && planned.worst.costUsd! > this.#keptOutside) return false;
+        if (!meter.strict) return planned.worst.costUsd! <= meter.costRoom + this.#held;
+        // The room beyond the reserve is another run's to take while a bound is awaited: what this
+        // call needs beyond it (at its fewest output tokens) is held now, with no await between.
+        const { bound } = planned;
+        const floor = Math.min(s.minOutputTokens, bound!.maxOutputTokens);
+        const need = worstCaseCost({ ...bound!, maxOutputTokens: floor }, s.pricing).costUsd;
+        if (need === undefined) return false;
+        if (need > this.#held) {
+          if (meter.hold(need - this.#held) !== undefined) return false;
+          this.#held = need;
+        }
+        return true;
+      };
+      if (!(await fits(input, flags))) {
         chosen = {
           kind: 'tool_results',
           results: input.results.map((r) => ({ callId: r.callId, output: BUDGET_RAN_OUT, isError: true })),
           messages: [],
         };
+        // The reserve bounds the response's tokens, not the messages a round adds around them
+        // (its tool calls' ids and names, the results' envelopes): with a small max output those
+        // can outgrow it. Without the last round, the request is the one the reserve was worked
+        // out from (as a final call), so it fits. Bounded here only, never on an ordinary call.
+        if (!(await fits(chosen, flags))) flags = { ...flags, withoutLastRound: true };
+      }
     }
     // The reserve is let go of just before the final call's own hold is taken, with no await
     // between: the room it kept goes to this call and to no other run.

@@ -10,8 +10,8 @@ import type { TurnScope } from './TurnScope';
 import type { UsageMeter } from './UsageMeter';
 import { worstCaseCost, type WorstCase } from './worstCaseCost';
 
-/** The request flags of a call (`OperationContext.wrapUp`, `budgetNote`), given to its bound and to the call alike. */
-export type CallFlags = Pick<OperationContext, 'wrapUp' | 'budgetNote'>;
+/** The request flags of a call (`OperationContext.wrapUp`, `budgetNote`, `withoutLastRound`), given to its bound and to the call alike. */
+export type CallFlags = Pick<OperationContext, 'wrapUp' | 'budgetNote' | 'withoutLastRound'>;
 
 /** What one LLM attempt holds while it runs: release it when the attempt has ended. */
 export interface Reservation {

@@ -189,6 +189,47 @@ describe('StepMirror under an external budget that keeps final-call holds (total
     expect(total.kept).toBe(0);
   });
 
+  it('sends the final call without the last round when, its results withheld, it would still outgrow the hold kept outside', async () => {
+    // Each round adds 300 tokens to the next request even with its results withheld (more than
+    // the 2 × 50 + 64 the hold grows by for it). The third call is refused beside the final
+    // holds; the hold kept after the second is 784/1024 (120 + 300 in, grown by 164; 50 out).
+    const total = new KeepingBudget(64, { wrapUp: true }, 3);
+    const mirror = new StepMirror({
+      logger: false,
+      pricing,
+      externalBudgets: [total],
+      honours: { wrapUp: true, budgetNote: true },
+    });
+    mirror.runStart('work');
+    let rounds = 0;
+    const bound: MirrorBoundOf = (flags) => {
+      const b = boundOf(flags);
+      return { ...b, inputTokens: b.inputTokens + 300 * (flags.withoutLastRound === true ? rounds - 1 : rounds) };
+    };
+    const sent: MirrorCallFlags[] = [];
+    for (let i = 0; mirror.running && i < 10; i++) {
+      const planned = await mirror.modelCallPlan(bound);
+      if (planned instanceof Error) break;
+      sent.push(planned);
+      if (planned.wrapUp !== undefined) {
+        mirror.modelResponse({ text: 'the answer', usage: { inputTokens: 420, outputTokens: 20 }, model: 'm' });
+        break;
+      }
+      const call = { id: `c${i}`, name: 'look', input: {} };
+      mirror.modelResponse({ toolCalls: [call], usage: { inputTokens: 100, outputTokens: 40 }, model: 'm' });
+      expect(await mirror.toolStart(call)).toBeUndefined();
+      mirror.toolEnd(call.id, { output: 'seen' });
+      rounds += 1;
+    }
+    expect(mirror.result?.outcome).toBe('wrapped_up');
+    // The third call (100 + 600 in, 50 out), refused beside its final hold.
+    expect(total.asked.at(-2)).toEqual({ costUsd: 900 / 1024, wrapUp: { keepUsd: 1084 / 1024 } });
+    expect(sent.at(-1)).toMatchObject({ withheld: BUDGET_RAN_OUT, withoutLastRound: true });
+    // With its results withheld it would need 920/1024; without the last round, 620/1024, within the 784/1024 kept.
+    expect(total.asked.at(-1)).toEqual({ costUsd: 620 / 1024, wrapUp: { final: true } });
+    expect(total.kept).toBe(0);
+  });
+
   it('refuses, by name, an external dollar cap that keeps no final call beside the wrapUp, and an integration that cannot make the final call', () => {
     const total = new KeepingBudget(3, { wrapUp: true });
     const unkept = { capsCost: true, reserve: async () => undefined, charge: async () => undefined };

@@ -29,6 +29,7 @@ import { messageOf } from '../../internal/messageOf';
 import { safeStringify } from '../../internal/safeStringify';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
 import { markUnbounded } from '../../internal/unboundedLoop';
+import { beforeLastRound } from '../../internal/beforeLastRound';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { usageFromAISDK } from './usageFromAISDK';
 
@@ -103,6 +104,17 @@ function noteOf(ctx: OperationContext): ModelMessage[] {
   return ctx.budgetNote === undefined ? [] : [{ role: 'user', content: ctx.budgetNote }];
 }
 
+/**
+ * The messages a request sends: the conversation, `added` (the instruction last) and the note;
+ * a final call without the last round (`ctx.withoutLastRound`) sends the conversation as it
+ * stood before its last response, then the instruction (`added` is still what it commits).
+ */
+function sentMessages(messages: ModelMessage[], added: ModelMessage[], ctx: OperationContext): ModelMessage[] {
+  const before = ctx.withoutLastRound === true && ctx.wrapUp !== undefined ? beforeLastRound(messages) : undefined;
+  if (before !== undefined) return [...before, { role: 'user', content: ctx.wrapUp! }, ...noteOf(ctx)];
+  return [...messages, ...added, ...noteOf(ctx)];
+}
+
 class AISDKLoop implements AISDKAgentLoop {
   readonly honours = Object.freeze({ wrapUp: true, budgetNote: true });
   /** Its compact drops the older turns: no LLM call. */
@@ -153,7 +165,7 @@ class AISDKLoop implements AISDKAgentLoop {
       throw new Error(
         "fromAISDK sets no max output tokens, so a call's output (and its cost) has no bound: set callSettings.maxOutputTokens (a strict maxCostUsd needs it)",
       );
-    const added = [...withInstruction(await this.#added(call), ctx), ...noteOf(ctx)];
+    const added = withInstruction(await this.#added(call), ctx);
     const toolDefs = await Promise.all(
       Object.entries(tools ?? {}).map(async ([name, t]) => ({
         name,
@@ -161,7 +173,7 @@ class AISDKLoop implements AISDKAgentLoop {
         inputSchema: await asSchema(t.inputSchema).jsonSchema,
       })),
     );
-    const body = { system, messages: [...this.#messages, ...added], tools: toolDefs };
+    const body = { system, messages: sentMessages(this.#messages, added, ctx), tools: toolDefs };
     return {
       inputTokens: requestTokenBound(body, body.messages.length + 1, toolDefs.length),
       maxOutputTokens: max,
@@ -269,7 +281,7 @@ class AISDKLoop implements AISDKAgentLoop {
       // AI SDK 7 reads `instructions` (`system` is its deprecated fallback); 6 reads `system` and
       // leaves settings it does not know out.
       ...(system === undefined ? {} : { instructions: system, system }),
-      messages: [...this.#messages, ...added, ...noteOf(ctx)],
+      messages: sentMessages(this.#messages, added, ctx),
       ...(modelTools === undefined ? {} : { tools: modelTools }),
       // A final call may use no tool; the definitions stay for the tool calls already in the conversation.
       ...(ctx.wrapUp === undefined || modelTools === undefined ? {} : { toolChoice: 'none' as const }),

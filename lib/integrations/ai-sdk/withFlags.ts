@@ -1,4 +1,5 @@
 import type { MirrorCallFlags } from 'agent-state-machine';
+import { beforeLastRound } from '../../internal/beforeLastRound';
 
 /** What the wrapper reads of a model call's options (LanguageModelV2/V3 call options). */
 export interface CallOptions {
@@ -12,15 +13,18 @@ export interface CallOptions {
 
 /**
  * A model call as the mirror asks it to be sent: the results it carries replaced when they
- * would not fit (`withheld`), then the final call's instruction and the budget note as user
- * messages, last; a final call may call no tool (`toolChoice` none: the definitions stay for the
+ * would not fit (`withheld`), or the last round left out when not even that fits
+ * (`withoutLastRound`: the prompt as the call before it sent it), then the final call's
+ * instruction and the budget note as user messages, last; a final call may call no tool (`toolChoice` none: the definitions stay for the
  * tool calls already in the conversation, which some providers require).
  */
 export function withFlags(o: CallOptions, flags: MirrorCallFlags): CallOptions {
-  const { budgetNote, wrapUp, withheld } = flags;
-  if (budgetNote === undefined && wrapUp === undefined && withheld === undefined) return o;
+  const { budgetNote, wrapUp, withheld, withoutLastRound } = flags;
+  if (budgetNote === undefined && wrapUp === undefined && withheld === undefined && withoutLastRound === undefined)
+    return o;
   let prompt: unknown[] = Array.isArray(o.prompt) ? [...(o.prompt as unknown[])] : [];
-  if (withheld !== undefined) prompt = withheldResults(prompt, withheld);
+  if (withoutLastRound === true) prompt = beforeLastRound(prompt) ?? prompt;
+  else if (withheld !== undefined) prompt = withheldResults(prompt, withheld);
   if (wrapUp !== undefined) prompt.push(userMessage(wrapUp));
   if (budgetNote !== undefined) prompt.push(userMessage(budgetNote));
   const sent: CallOptions = { ...o, prompt };
@@ -34,10 +38,7 @@ function userMessage(text: string): { role: 'user'; content: Array<{ type: 'text
 
 /** The prompt with the tool results after its last assistant message (those this call carries) answered `text`, as errors. */
 function withheldResults(prompt: unknown[], text: string): unknown[] {
-  let last = -1;
-  prompt.forEach((m, i) => {
-    if ((m as { role?: unknown })?.role === 'assistant') last = i;
-  });
+  const last = beforeLastRound(prompt)?.length ?? -1;
   return prompt.map((m, i) => {
     const message = m as { role?: unknown; content?: unknown };
     if (i < last || message?.role !== 'tool' || !Array.isArray(message.content)) return m;

@@ -5,6 +5,7 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { OperationContext } from 'agent-state-machine';
+import { beforeLastRound } from '../../internal/beforeLastRound';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
 import { besideGivenTools, toolDefinitions, type SdkTool } from '../../internal/sdkTools';
 import type { AnthropicOptions } from './AnthropicOptions';
@@ -47,12 +48,19 @@ export function anthropicRequest(
     : instruction.length === 0
       ? next
       : { role: 'user', content: [...blocks(next.content), ...instruction] };
+  // A final call without the last round (`ctx.withoutLastRound`): the conversation as it stood
+  // before its last response, the instruction joined to its last user message (`pending` is
+  // still what it commits).
+  const cut = ctx.withoutLastRound === true && instruction.length > 0 ? beforeLastRound(messages) : undefined;
+  const lastKept = cut?.at(-1);
+  const asked: MessageParam =
+    lastKept?.role === 'user' ? { role: 'user', content: [...blocks(lastKept.content), ...instruction] } : pending;
   // The budget note rides on this request alone.
   const sent: MessageParam =
     ctx.budgetNote === undefined
-      ? pending
-      : { role: 'user', content: [...blocks(pending.content), { type: 'text', text: ctx.budgetNote }] };
-  const before = joined ? messages.slice(0, -1) : messages;
+      ? asked
+      : { role: 'user', content: [...blocks(asked.content), { type: 'text', text: ctx.budgetNote }] };
+  const before = asked !== pending ? cut!.slice(0, -1) : joined ? messages.slice(0, -1) : messages;
   const toolParams = anthropicToolParams(parts.tools);
   const body = {
     ...options.request,

@@ -4,6 +4,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { OperationContext } from 'agent-state-machine';
+import { beforeLastRound } from '../../internal/beforeLastRound';
 import { loweredMaxTokens } from '../../internal/loweredMaxTokens';
 import { besideGivenTools, toolDefinitions, type SdkTool } from '../../internal/sdkTools';
 import type { OpenAIChatOptions } from './OpenAIChatOptions';
@@ -39,14 +40,26 @@ export function chatRequestBody(
     model: options.model,
     // The budget note rides on this request alone.
     messages: [
-      ...messages,
-      ...pending,
+      ...sentMessages(messages, pending, ctx),
       ...(ctx.budgetNote === undefined ? [] : [{ role: 'user' as const, content: ctx.budgetNote }]),
     ],
     // Tools given in `request` (say, of another kind) are kept beside the loop's own.
     ...besideGivenTools(request.tools, toolParams),
     ...(limit !== undefined ? { [max.key]: limit } : {}),
   } as ChatCompletionCreateParamsNonStreaming;
+}
+
+/**
+ * The conversation and `pending`; a final call without the last round (`ctx.withoutLastRound`)
+ * sends the conversation as it stood before its last response, then the instruction.
+ */
+function sentMessages(
+  messages: ChatCompletionMessageParam[],
+  pending: ChatCompletionMessageParam[],
+  ctx: OperationContext,
+): ChatCompletionMessageParam[] {
+  const before = ctx.withoutLastRound === true && ctx.wrapUp !== undefined ? beforeLastRound(messages) : undefined;
+  return before === undefined ? [...messages, ...pending] : [...before, { role: 'user', content: ctx.wrapUp! }];
 }
 
 /**

@@ -91,7 +91,9 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     assertUsable(response);
     const { kept, toolCalls, text } = readOutput(response.output ?? [], store, freshId);
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
-    items.push(...pending, ...kept);
+    items.push(...pending);
+    parts.roundAt = items.length;
+    items.push(...kept);
     return {
       ...(text !== '' || toolCalls.length === 0 ? { text } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
@@ -136,6 +138,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       items.push(
         ...(input.kind === 'user_message' ? [userMessage(input.message)] : resultItems(input.results, input.messages)),
       );
+      parts.roundAt = items.length;
       if (response.text !== undefined && response.text !== '')
         items.push({ type: 'message', role: 'assistant', content: response.text });
       for (const c of response.toolCalls ?? [])
@@ -156,8 +159,11 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     // Used when the adapter's `compact` option is on: drops the older half of the earlier turns.
     // A turn starts at a user message item (function_call_output items are their own type), so
     // no function_call (nor the reasoning item before it) is parted from its output.
-    compact: async (info: CompactInfo): Promise<CompactResult> =>
-      compactTurns(items, (item) => (item as { role?: unknown }).role === 'user', info.operation),
+    compact: async (info: CompactInfo): Promise<CompactResult> => {
+      // The last round's place moves with what is dropped: a final call then goes whole.
+      parts.roundAt = undefined;
+      return compactTurns(items, (item) => (item as { role?: unknown }).role === 'user', info.operation);
+    },
   };
   // Marked when its requests cannot be bounded: a strict cap refuses it before anything runs.
   return markUnbounded(loop, unboundedResponses(options));

@@ -19,6 +19,11 @@ export interface ResponsesRequestParts {
   items: ResponseInputItem[];
   store: boolean | undefined;
   include: ResponseIncludable[];
+  /**
+   * Where the last response's items begin in `items` (undefined before one, or once compacted):
+   * a final call without the last round (`ctx.withoutLastRound`) sends the items before it.
+   */
+  roundAt?: number | undefined;
 }
 
 /**
@@ -31,7 +36,7 @@ export function responsesRequestBody(
   pending: ResponseInputItem[],
   ctx: OperationContext,
 ): ResponseCreateParamsNonStreaming {
-  const { options, items, store, include } = parts;
+  const { options, store, include } = parts;
   const toolParams = functionTools(parts.tools, options.strictTools ?? false);
   const configured =
     options.maxTokens ??
@@ -46,7 +51,7 @@ export function responsesRequestBody(
     ...options.request,
     model: options.model,
     // The budget note rides on this request alone.
-    input: [...items, ...pending, ...(ctx.budgetNote === undefined ? [] : [userMessage(ctx.budgetNote)])],
+    input: [...sentItems(parts, pending, ctx), ...(ctx.budgetNote === undefined ? [] : [userMessage(ctx.budgetNote)])],
     ...(options.system !== undefined ? { instructions: options.system } : {}),
     // Tools given in `request` (hosted ones such as web search) are kept beside the loop's own.
     ...besideGivenTools(options.request?.tools, toolParams),
@@ -58,6 +63,21 @@ export function responsesRequestBody(
     ...(store !== undefined ? { store } : {}),
     ...(include.length > 0 ? { include } : {}),
   } as ResponseCreateParamsNonStreaming;
+}
+
+/**
+ * The conversation and `pending`; a final call without the last round (`ctx.withoutLastRound`)
+ * sends the items as they stood before its last response, then the instruction.
+ */
+function sentItems(
+  parts: ResponsesRequestParts,
+  pending: ResponseInputItem[],
+  ctx: OperationContext,
+): ResponseInputItem[] {
+  const { items, roundAt } = parts;
+  if (ctx.withoutLastRound === true && ctx.wrapUp !== undefined && roundAt !== undefined)
+    return [...items.slice(0, roundAt), userMessage(ctx.wrapUp)];
+  return [...items, ...pending];
 }
 
 /** The loop's tools as the API's `function` tools, as the record holds them now. */

@@ -11,15 +11,17 @@ import { apiError, checkPrompt } from './scriptedModel';
 // runBatch of mirrorAISDK tasks under a strict total with wrapUp, over random scripts: each
 // model call answers after a seeded number of microtask turns (so the runs' calls interleave in
 // every order), fails with a 429 the SDK retries (an ordinary call), or asks for one or two tool calls, with any
-// output up to its max; a call that may use no tool answers. No run's final call may lose the
-// room its reserve kept to another run: every run that called ends with its answer.
+// output up to its max and results of any length; a call that may use no tool answers. The max
+// output tokens run from 16 (where a round's message structure outweighs the response it carries)
+// to 1,000. No run's final call may lose the room its reserve kept to another run, nor outgrow it:
+// every run that called ends with its answer.
 
 /** $5 per million tokens, in or out. */
 const USD_PER_TOKEN = 5e-6;
 const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * USD_PER_TOKEN;
-const MAX_OUTPUT = 200;
+const MAX_OUTPUT = 1000;
 
-type Move = { kind: 'calls'; n: 1 | 2; output: number; ticks: number } | { kind: '429'; ticks: number };
+type Move = { kind: 'calls'; n: 1 | 2; output: number; result: number; ticks: number } | { kind: '429'; ticks: number };
 
 const moveArb: fc.Arbitrary<Move> = fc.oneof(
   {
@@ -28,6 +30,7 @@ const moveArb: fc.Arbitrary<Move> = fc.oneof(
       kind: fc.constant('calls' as const),
       n: fc.constantFrom(1 as const, 2 as const),
       output: fc.integer({ min: 0, max: MAX_OUTPUT }),
+      result: fc.oneof(fc.nat(40), fc.nat(4000)),
       ticks: fc.nat(8),
     }),
   },
@@ -44,8 +47,12 @@ interface Ledger {
   requests: Map<string, LanguageModelV3CallOptions[]>;
 }
 
-/** A model that would call tools for ever, playing `moves` in a loop; a final call (toolChoice none) answers. */
-function endlessModel(id: string, moves: Move[], ledger: Ledger): MockLanguageModelV3 {
+/**
+ * A model that would call tools for ever, playing `moves` in a loop (each tool call asks for a
+ * result of the move's length; the output it reports is the move's, at most `maxOutput`); a final
+ * call (toolChoice none) answers.
+ */
+function endlessModel(id: string, moves: Move[], maxOutput: number, ledger: Ledger): MockLanguageModelV3 {
   let i = 0;
   let failedLast = false;
   const seen: LanguageModelV3CallOptions[] = [];
@@ -68,7 +75,7 @@ function endlessModel(id: string, moves: Move[], ledger: Ledger): MockLanguageMo
       failedLast = false;
       // The input a tokenizer would count: about 4 characters a token of what was sent.
       const input = Math.ceil(JSON.stringify({ prompt: options.prompt, tools: options.tools }).length / 4);
-      const output = move.kind === '429' ? 0 : final ? Math.min(20, move.output) : move.output;
+      const output = Math.min(maxOutput, move.kind === '429' ? 0 : final ? Math.min(20, move.output) : move.output);
       ledger.billedUsd += (input + output) * USD_PER_TOKEN;
       const content = final
         ? [{ type: 'text' as const, text: `answer of ${id}` }]
@@ -76,7 +83,7 @@ function endlessModel(id: string, moves: Move[], ledger: Ledger): MockLanguageMo
             type: 'tool-call' as const,
             toolCallId: `${id}-${i}-${k}`,
             toolName: 'look',
-            input: '{}',
+            input: JSON.stringify({ length: move.kind === 'calls' ? move.result : 0 }),
           }));
       return {
         content,
@@ -92,7 +99,10 @@ function endlessModel(id: string, moves: Move[], ledger: Ledger): MockLanguageMo
   });
 }
 
-const look = tool({ inputSchema: z.object({}), execute: async () => 'seen' });
+const look = tool({
+  inputSchema: z.object({ length: z.number() }),
+  execute: async ({ length }) => 'seen '.repeat(length).slice(0, length),
+});
 
 describe('runBatch of mirrorAISDK tasks with total.wrapUp, runs interleaved (property)', () => {
   it('every run that made a call ends wrapped_up with its answer, its last call the final one, and the cap is never passed', async () => {
@@ -101,16 +111,20 @@ describe('runBatch of mirrorAISDK tasks with total.wrapUp, runs interleaved (pro
         fc.record({
           scripts: fc.array(fc.array(moveArb, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 6 }),
           concurrency: fc.integer({ min: 1, max: 4 }),
-          capUsd: fc.constantFrom(0.01, 0.02, 0.04, 0.07),
+          capUsd: fc.constantFrom(0.01, 0.02, 0.04, 0.07, 0.15),
+          maxOutput: fc.oneof(fc.integer({ min: 16, max: 64 }), fc.constantFrom(200, MAX_OUTPUT)),
         }),
-        async ({ scripts, concurrency, capUsd }) => {
+        async ({ scripts, concurrency, capUsd, maxOutput }) => {
           const ledger: Ledger = { billedUsd: 0, requests: new Map() };
+          const answers = new Map<string, string>();
           const tasks: FrameworkTask[] = scripts.map((moves, t) => ({
             id: `t${t}`,
             run: async (mirror) => {
-              const model = endlessModel(`t${t}`, moves, ledger);
+              const model = endlessModel(`t${t}`, moves, maxOutput, ledger);
               const m = mirrorAISDK({ mirror, model, tools: { look }, maxSteps: 10_000 });
-              return generateText({ ...m.settings, prompt: `work on t${t}`, maxOutputTokens: MAX_OUTPUT });
+              const result = await generateText({ ...m.settings, prompt: `work on t${t}`, maxOutputTokens: maxOutput });
+              answers.set(`t${t}`, result.text);
+              return result;
             },
           }));
           const report = await runBatch(tasks, {
@@ -129,6 +143,7 @@ describe('runBatch of mirrorAISDK tasks with total.wrapUp, runs interleaved (pro
               continue;
             }
             expect([run.id, run.outcome, run.error?.message]).toEqual([run.id, 'wrapped_up', undefined]);
+            expect(answers.get(run.id)).toBe(`answer of ${run.id}`);
             const sent = ledger.requests.get(run.id)!;
             const last = sent.at(-1)!;
             expect(last.toolChoice).toEqual({ type: 'none' });
@@ -139,7 +154,7 @@ describe('runBatch of mirrorAISDK tasks with total.wrapUp, runs interleaved (pro
           }
         },
       ),
-      { numRuns: 25, seed: 20261128 },
+      { numRuns: 60, seed: 20261128 },
     );
   }, 120_000);
 });
