@@ -287,7 +287,7 @@ export class BatchScheduler {
     // A run's file that ends whole says what it ended with as it is written: it need not be read back.
     let noted = false;
     const onFileFacts =
-      endedRuns === undefined || resumeFrom !== undefined
+      endedRuns === undefined
         ? undefined
         : (file: string, facts: RunFileFacts): void => {
             noted = true;

@@ -6,7 +6,7 @@ import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createS
 import type { LLMResponse } from '../../lib/agent/AgentLoop';
 import type { StepMirror } from '../../lib/agent/StepMirror';
 import type { FrameworkTask } from '../../lib/batch/runFrameworkTask';
-import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
+import { runBatch, type BatchOptions, type BatchTask } from '../../lib/batch/runBatch';
 import { resumeState } from '../../lib/batch/resumeState';
 import { ENDED_RUNS_FILE } from '../../lib/batch/EndedRunCache';
 import * as readRunFileModule from '../../lib/history/readRunFile';
@@ -159,37 +159,58 @@ describe('the ended-run cache of a batch folder', () => {
     let round = 0;
     await fc.assert(
       // A batch of agent tasks, or of framework tasks driven by hand through their mirror.
-      fc.asyncProperty(fc.boolean(), fc.array(replies, { minLength: 1, maxLength: 5 }), async (framework, scripts) => {
-        const folder = path.join(dir, `round-${round++}`);
-        const list: (BatchTask | FrameworkTask)[] = scripts.map<BatchTask | FrameworkTask>((replies, i) =>
-          framework
-            ? { id: `t${i}`, input: 'go', run: (mirror: StepMirror) => driveByHand(mirror, replies) }
-            : {
-                id: `t${i}`,
-                input: 'go',
-                agent: () =>
-                  createScriptedAgent({ sleep: instant, replies, bound: BOUND, tools: { bash: { output: 'ok' } } }),
-              },
-        );
-        await runBatch(list, {
-          historyDir: folder,
-          historyDurability: 'none', // what is written, not when it reaches the disk
-          // A framework retries its own calls, and waits between them.
-          ...(framework ? {} : { sleep: instant, retry: { retries: 0 } }),
-          concurrency: 2,
-          logger: false,
-          pricing: (usage) => ((usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)) * 1e-4,
-          perRun: { maxLlmCalls: 3, maxCostUsd: 0.2 },
-        });
-        const ids = list.map((t) => t.id);
-        const read = jest.spyOn(readRunFileModule, 'readRunFile');
-        const fromCache = await resumeState(folder, ids);
-        // Every run ended, and no run file was read back: the batch learned each as it was written.
-        expect(fromCache.every((s) => s.kind === 'finished')).toBe(true);
-        expect(read).not.toHaveBeenCalled();
-        read.mockRestore();
-        expect(fromCache).toEqual(await statesReadWhole(folder, ids));
-      }),
+      // Then, maybe, one run's file cut where a kill would leave it, and the batch resumed.
+      fc.asyncProperty(
+        fc.boolean(),
+        fc.array(replies, { minLength: 1, maxLength: 5 }),
+        fc.option(fc.record({ task: fc.nat(), keep: fc.double({ min: 0.2, max: 0.9, noNaN: true }) })),
+        async (framework, scripts, cut) => {
+          const folder = path.join(dir, `round-${round++}`);
+          const list: (BatchTask | FrameworkTask)[] = scripts.map<BatchTask | FrameworkTask>((replies, i) =>
+            framework
+              ? { id: `t${i}`, input: 'go', run: (mirror: StepMirror) => driveByHand(mirror, replies) }
+              : {
+                  id: `t${i}`,
+                  input: 'go',
+                  agent: () =>
+                    createScriptedAgent({ sleep: instant, replies, bound: BOUND, tools: { bash: { output: 'ok' } } }),
+                },
+          );
+          const options: BatchOptions = {
+            historyDir: folder,
+            historyDurability: 'none', // what is written, not when it reaches the disk
+            // A framework retries its own calls, and waits between them.
+            ...(framework ? {} : { sleep: instant, retry: { retries: 0 } }),
+            concurrency: 2,
+            logger: false,
+            pricing: (usage) => ((usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)) * 1e-4,
+            perRun: { maxLlmCalls: 3, maxCostUsd: 0.2 },
+          };
+          await runBatch(list, options);
+          const ids = list.map((t) => t.id);
+          if (cut !== null) {
+            const file = path.join(folder, `${ids[cut.task % ids.length]!}.jsonl`);
+            const lines = fs
+              .readFileSync(file, 'utf8')
+              .split('\n')
+              .filter((l) => l !== '');
+            fs.writeFileSync(file, `${lines.slice(0, Math.max(2, Math.floor(lines.length * cut.keep))).join('\n')}\n`);
+            // The run goes on (continued from its journal, or restarted): its new file is learned as it is written.
+            await runBatch(list, { ...options, resume: true });
+          }
+          const read = jest.spyOn(readRunFileModule, 'readRunFile');
+          let fromCache: Awaited<ReturnType<typeof resumeState>>;
+          try {
+            fromCache = await resumeState(folder, ids);
+          } finally {
+            read.mockRestore();
+          }
+          // Every run ended, and no run file was read back: the batch learned each as it was written.
+          expect(fromCache.every((s) => s.kind === 'finished')).toBe(true);
+          expect(read).not.toHaveBeenCalled();
+          expect(fromCache).toEqual(await statesReadWhole(folder, ids));
+        },
+      ),
       { numRuns: 25, seed: 40 },
     );
   }, 30_000);
