@@ -51,6 +51,8 @@ export { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
 
 /** How much is read at once. */
 const CHUNK_BYTES = 1024 * 1024;
+/** Files up to this size are read in one synchronous read (see readBytes). */
+const SMALL_FILE_BYTES = 256 * 1024;
 
 /**
  * Reads a JSON Lines history file and yields each line parsed, with its number, holding one
@@ -158,7 +160,19 @@ async function* readBytes(
     }
     return;
   }
-  await assertReadable(path);
+  const stat = readableStat(path);
+  // A small file is read at once: the thread pool's round trips to open, read and close it
+  // (and wait between) cost more than the read itself (a resume reads each cut-off run's file).
+  if (stat.isFile() && stat.size <= SMALL_FILE_BYTES) {
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(path);
+    } catch (error) {
+      throw readFailed(path, error);
+    }
+    if (bytes.length > 0) yield bytes;
+    return;
+  }
   let file: fs.promises.FileHandle;
   try {
     file = await fs.promises.open(path, 'r');
@@ -435,17 +449,19 @@ export async function loadHistory(
   return { file: path, meta, table, entries, records, rejected, resets, journal, exchanges, warnings, skippedLines };
 }
 
-async function assertReadable(path: string): Promise<void> {
+/** The stat of a file to read, or a HistoryFileError that says why it cannot be read (missing, a directory). */
+function readableStat(path: string): fs.Stats {
   if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a history file path', path);
   let stat: fs.Stats;
   try {
-    stat = await fs.promises.stat(path);
+    stat = fs.statSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT')
       throw new HistoryFileError('not_found', path, 'no such file', { cause: error });
     throw new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
   }
   if (stat.isDirectory()) throw new HistoryFileError('read_failed', path, 'is a directory, not a history file');
+  return stat;
 }
 
 function corrupt(path: string, bad: { number: number; text: string; reason: string }): HistoryFileError {
