@@ -71,9 +71,10 @@ export class AgentWithStateMachine {
   #stop: Deferred<TurnResult> | undefined;
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
+    // Bound methods, not arrows: the bundle's keepNames names each arrow as it is made (per run in a batch).
     const { settings, budget } = resolveAgentSettings(agent, options, {
-      hears: (event) => this.#emitter.listenerCount(event) > 0,
-      emit: (event, ...args) => this.#emit(event, ...args),
+      hears: this.#hears.bind(this),
+      emit: this.#emit.bind(this),
     });
     this.machine = settings.machine;
     this.#budget = budget;
@@ -305,6 +306,10 @@ export class AgentWithStateMachine {
     const meta = { turn: result.turn, outcome: result.outcome };
     const message = `turn ${result.turn} ended ${result.outcome}${result.error === undefined ? '' : `: ${result.error.message}`}`;
     safeLog(this.#logger, result.outcome === 'cancelled' ? 'info' : 'warn', message, meta);
+  }
+
+  #hears(event: keyof AgentEvents): boolean {
+    return this.#emitter.listenerCount(event) > 0;
   }
 
   #emit<E extends keyof AgentEvents>(event: E, ...args: AgentEvents[E]): void {

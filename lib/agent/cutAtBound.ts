@@ -1,3 +1,4 @@
+import { ignore } from '../internal/ignore';
 /**
  * A streamed response cut at its output bound. A server that ignores a request's max tokens
  * would bill past the hold; a streaming loop counts the output as it arrives and aborts the
@@ -72,7 +73,7 @@ function tally(text: string, into: { ascii: number; other: number }): void {
  * the attempt is charged at its hold).
  */
 export function watchOutputBound(maxOutputTokens: number | undefined, signal: AbortSignal): OutputBoundWatch {
-  if (maxOutputTokens === undefined) return { signal, add: () => {}, reported: () => {} };
+  if (maxOutputTokens === undefined) return { signal, add: ignore, reported: ignore };
   const own = new AbortController();
   const chars = { ascii: 0, other: 0 };
   let serverCount = 0;

@@ -331,27 +331,31 @@ export class RunFactsCollector {
   #readUsage(record: TransitionRecord<string>): void {
     const usage = dataField(record.data, 'usage');
     if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return;
+    // finiteField, not a closure made per record: the bundle's keepNames names each closure as it is made.
     const u = usage as Record<string, unknown>;
-    const n = (key: string): number | undefined =>
-      typeof u[key] === 'number' && Number.isFinite(u[key]) ? (u[key] as number) : undefined;
-    if (n('costUsd') === undefined && n('inputTokens') === undefined && n('outputTokens') === undefined) return;
+    if (
+      finiteField(u, 'costUsd') === undefined &&
+      finiteField(u, 'inputTokens') === undefined &&
+      finiteField(u, 'outputTokens') === undefined
+    )
+      return;
     const sum = this.#usage ?? NO_USAGE;
-    const llmCalls = n('llmCalls');
+    const llmCalls = finiteField(u, 'llmCalls');
     const next: RunUsage =
       llmCalls !== undefined
         ? {
-            costUsd: n('costUsd') ?? sum.costUsd,
-            inputTokens: n('inputTokens') ?? sum.inputTokens,
-            outputTokens: n('outputTokens') ?? sum.outputTokens,
-            cachedInputTokens: n('cachedInputTokens') ?? sum.cachedInputTokens,
+            costUsd: finiteField(u, 'costUsd') ?? sum.costUsd,
+            inputTokens: finiteField(u, 'inputTokens') ?? sum.inputTokens,
+            outputTokens: finiteField(u, 'outputTokens') ?? sum.outputTokens,
+            cachedInputTokens: finiteField(u, 'cachedInputTokens') ?? sum.cachedInputTokens,
             llmCalls,
-            toolCalls: n('toolCalls') ?? sum.toolCalls,
+            toolCalls: finiteField(u, 'toolCalls') ?? sum.toolCalls,
           }
         : {
-            costUsd: sum.costUsd + (n('costUsd') ?? 0),
-            inputTokens: sum.inputTokens + (n('inputTokens') ?? 0),
-            outputTokens: sum.outputTokens + (n('outputTokens') ?? 0),
-            cachedInputTokens: sum.cachedInputTokens + (n('cachedInputTokens') ?? 0),
+            costUsd: sum.costUsd + (finiteField(u, 'costUsd') ?? 0),
+            inputTokens: sum.inputTokens + (finiteField(u, 'inputTokens') ?? 0),
+            outputTokens: sum.outputTokens + (finiteField(u, 'outputTokens') ?? 0),
+            cachedInputTokens: sum.cachedInputTokens + (finiteField(u, 'cachedInputTokens') ?? 0),
             llmCalls: sum.llmCalls + 1,
             toolCalls: sum.toolCalls,
           };
@@ -395,4 +399,10 @@ function wasRetried(data: unknown): boolean {
   if (typeof attempts === 'number') return attempts > 1;
   const failures = dataField(data, 'failures');
   return Array.isArray(failures) && failures.length > 1;
+}
+
+/** `u[key]` when it is a finite number, else undefined. */
+function finiteField(u: Record<string, unknown>, key: string): number | undefined {
+  const value = u[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
