@@ -1,10 +1,10 @@
 // The framework loops the mirror-with-ledger suite times, each three ways on a mock model that
 // answers at once (a tool call, then text: 2 steps and 1 tool call a run):
 //  - bare:     the framework's loop alone;
-//  - floor:    the same loop whose model, before each call, appends as many bytes as the
-//              mirror's file gains per call (history and reserve line) to a file in the same
-//              folder and forces them to the disk (a bare write + fsync): the least the
-//              ledger's promise costs a writer of that file;
+//  - floor:    the same loop whose model, before each call, appends as many lines and bytes
+//              as the mirror's file gains per call (history and reserve line), a write per
+//              line, to a file in the same folder and forces them to the disk (bare writes +
+//              fsync): the least the ledger's promise costs a writer of that file;
 //  - mirrored: the loop with the library's mirror, its history in a file of that folder
 //              (durability 'none', so the ledger's fsync is the only one), the ledger on.
 // Each framework is imported only when asked for: the Agents SDK needs Node 22 or later.
@@ -42,33 +42,34 @@ const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) *
 const mirrorOptions = { logger: false as const, ledger: true, pricing, budget: { maxCostUsd: 1e9, strict: false } };
 
 /**
- * The floor's write + fsync before each model call. Its line is sized once the mirror's file is
- * known: as many bytes as that file gains per model call (its history lines and the ledger's
- * reserve line). The ledger's fsync forces every byte the file gained since the last one, and
- * a bigger flush costs more (measured here: 136 µs for 300 bytes, 150–226 µs for 2,500), so a
- * floor that forced only a reserve line's bytes would charge the mirror for the history a
- * writer of the same file must force with it.
+ * The floor's writes + fsync before each model call. Sized once the mirror's file is known: as
+ * many lines and bytes as that file gains per model call (its history lines and the ledger's
+ * reserve line), a write per line as the sink makes them (each line readable as it happens),
+ * then an fsync. The ledger's fsync forces every byte the file gained since the last one, and a
+ * bigger flush costs more (measured here: 136 µs for 300 bytes, 150–226 µs for 2,500), so a
+ * floor that wrote only a reserve line would charge the mirror for the history a writer of
+ * the same file must write and force with it.
  */
 export class FsyncBeforeCall {
   readonly #fd: number;
-  #line = 'x'.repeat(200) + '\n';
+  #lines = ['x'.repeat(200) + '\n'];
   constructor(file: string) {
     this.#fd = fs.openSync(file, 'a');
   }
-  /** Sizes the line as the bytes `historyFile` (one mirrored run) holds per model call, its meta line left out. */
-  sizeAs(historyFile: string): number {
+  /** Sizes the lines as those `historyFile` (one mirrored run) holds per model call, its meta line left out. */
+  sizeAs(historyFile: string): { bytes: number; lines: number } {
     const lines = fs.readFileSync(historyFile, 'utf8').split('\n');
     const calls = lines.filter((l) => l.startsWith('{"type":"reserve"')).length;
     if (calls === 0) throw new Error(`the mirror wrote no reserve line to ${historyFile}: is the ledger on?`);
-    const bytes = lines
-      .filter((l) => l !== '' && !l.startsWith('{"type":"meta"'))
-      .reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
-    const perCall = Math.round(bytes / calls);
-    this.#line = `${'x'.repeat(perCall - 1)}\n`;
-    return perCall;
+    const kept = lines.filter((l) => l !== '' && !l.startsWith('{"type":"meta"'));
+    const bytes = Math.round(kept.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0) / calls);
+    const count = Math.max(1, Math.round(kept.length / calls));
+    const each = Math.max(1, Math.round(bytes / count) - 1);
+    this.#lines = Array.from({ length: count }, () => `${'x'.repeat(each)}\n`);
+    return { bytes, lines: count };
   }
   readonly before = (): void => {
-    fs.writeSync(this.#fd, this.#line);
+    for (const line of this.#lines) fs.writeSync(this.#fd, line);
     fs.fsyncSync(this.#fd);
   };
   close(): void {

@@ -6,8 +6,9 @@
 // The ledger forces a reserve line to the disk before each model call: an fsync, which costs
 // more than a whole zero-latency step, and which forces the history lines written since the
 // last one too (they share the file). So the target is on the mirrored loop ÷ the loop alone
-// whose model makes that fsync itself (a bare write + fsync of as many bytes as the mirror's
-// file gains per call, to a file in the same temp folder, before each call): what the mirror
+// whose model makes those writes and that fsync itself (bare writes, a line each, of as many
+// lines and bytes as the mirror's file gains per call, to a file in the same temp folder, then
+// an fsync, before each call): what the mirror
 // adds beside what the ledger's promise costs any writer of that file. The ratio to the loop
 // with no fsync at all is printed beside it.
 //
@@ -49,7 +50,7 @@ const FRAMEWORKS: readonly FrameworkName[] = ['ai-sdk', 'langgraph', 'openai-age
 
 export interface FrameworkSamples {
   readonly label: string;
-  readonly lineBytes: number;
+  readonly perCall: { bytes: number; lines: number };
   /** ns per step of each sample. */
   readonly bare: number[];
   readonly floor: number[];
@@ -68,10 +69,10 @@ export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
   const loop = await frameworkLoop(name, dir, fsync);
   try {
     await loop.mirrored();
-    const lineBytes = fsync.sizeAs(loop.historyFile);
+    const perCall = fsync.sizeAs(loop.historyFile);
     const kinds = ['bare', 'floor', 'mirrored'] as const;
     for (let i = 0; i < WARMUP_RUNS; i += RUNS_PER_SAMPLE) for (const k of kinds) await timed(loop[k]);
-    const out = { label: loop.label, lineBytes, bare: [] as number[], floor: [] as number[], mirrored: [] as number[] };
+    const out = { label: loop.label, perCall, bare: [] as number[], floor: [] as number[], mirrored: [] as number[] };
     for (let s = 0; s < SAMPLES; s++) {
       for (let j = 0; j < kinds.length; j++) {
         const k = kinds[(j + s) % kinds.length]!;
@@ -137,7 +138,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     rows.push(
       { label: `${label}: the loop alone`, cells: [formatNs(median(bare)), ''] },
       {
-        label: `${label}: floor, + write + fsync of ${all[0]!.lineBytes} bytes (the file's gain per call) before each model call`,
+        label: `${label}: floor, + ${all[0]!.perCall.lines} writes (${all[0]!.perCall.bytes} bytes, the file's gain per call) + fsync before each model call`,
         cells: [formatNs(median(floor)), ''],
       },
       {
