@@ -137,9 +137,13 @@ describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
       { concurrency: 3 },
     );
     expect(report.runs.map((r) => r.outcome)).toEqual(['wrapped_up', 'wrapped_up', 'wrapped_up']);
-    // The total cap, lower than the three runs' own, is what ended them.
+    // The total cap, lower than the three runs' own, is what ended them: each run spent some of
+    // it and so none came near its own $3 (how they share it depends on the order their calls
+    // reach Redis: one run took $1.54 of the $3 in a CI run).
     expect(report.budget.costUsd).toBeLessThanOrEqual(total);
-    for (const run of report.runs) expect(run.usage.costUsd).toBeLessThan(1.5);
+    for (const run of report.runs) expect(run.usage.costUsd).toBeGreaterThan(0);
+    const spent = report.runs.reduce((sum, run) => sum + run.usage.costUsd, 0);
+    expect(spent).toBeLessThanOrEqual(total);
   }, 60_000);
 
   it("total.visible: each call carries the note of what is left of the batch's limits, read from Redis", async () => {
