@@ -1,19 +1,16 @@
 import { cutAtBoundOf } from './cutAtBound';
 import { State, type StateName } from '../../states/StateName';
 import type { StateMachine } from '../machine/StateMachine';
-import type { ForcedLogLevel } from '../machine/TransitionRecord';
 import type { LLMResponse, Usage } from './AgentLoop';
 import type { BoundExceeded } from './boundExceeded';
 import type { Budget } from './Budget';
 import type { Attempt } from './LLMOutcome';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
-import { Deadline } from './Deadline';
 import { endAttempt } from './endAttempt';
-import { ExtensionState } from './extensionStates';
 import type { JournalEntry } from './JournalEntry';
 import type { MirrorPricing } from './chargeMirrorResponse';
 import { writeAttemptLine, type AttemptFacts, type AttemptOutcome } from './mirrorAttemptLine';
-import { mirrorRunResult, reportRunEnd } from './mirrorRunResult';
+import { reportRunEnd } from './reportRunEnd';
 import { answerRest, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
 import {
   AGENT_READY,
@@ -26,20 +23,18 @@ import {
   sendingUserMessage,
   toolsFinished,
   toolsRequested,
-  turnStarts,
   type MoveEvent,
 } from './turnEvents';
 import type { MirrorStop } from './MirrorStop';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
-import { abortReason } from './mirrorStopReason';
 import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
-import { budgetError, limitData } from './spentRecord';
-import type { StallCheck, StallWatch } from './StallWatch';
-import { LLMCallError, type OperationError, TurnCancelledError, type TurnError } from './TurnError';
+import type { StallWatch } from './StallWatch';
+import { LLMCallError, type OperationError } from './TurnError';
+import { FORCED, TurnCore, type EndExtra } from './TurnCore';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { UsageMeter } from './UsageMeter';
-import type { UsageDelta } from './UsageTotals';
+import type { UsageDelta, UsageTotals } from './UsageTotals';
 
 /** The states of a response's tool calls, from their request until their results are sent. */
 export const TOOL_PHASE: ReadonlySet<string> = new Set([
@@ -76,10 +71,8 @@ export interface MirrorMovesDeps extends MirrorPricing {
  * the mirror's machine, with their records, journal lines and charges, as a turn of
  * `AgentWithStateMachine` makes them. The mirror's events decide which move comes next.
  */
-export class MirrorMoves {
-  turn = 0;
+export class MirrorMoves extends TurnCore {
   meter: UsageMeter | undefined;
-  moves = 0;
   /** The last run's result, once it has ended; undefined while one runs. */
   result: TurnResult | undefined;
   running = false;
@@ -93,22 +86,37 @@ export class MirrorMoves {
   slots: MirrorSlot[] = [];
   /** Tool results not yet carried to the LLM by a response. */
   unsent = false;
-  texts: string[] | undefined;
   lastText: string | undefined;
   /** With `resumeFrom`: the response about to be reported was served from the journal, at this cost. */
   served: { costUsd: number | undefined } | undefined;
   /** Whether an unknown cost was warned of: once per mirror. */
   warnedUnknownCost = false;
+  /** Set as the run ends: whether tool calls were left that no response carried (answered after the last record). */
+  #unanswered = false;
 
   /**
    * @param wrap The final call's hold and the budget note (`budget.wrapUp`, `budget.visible`),
    * when the mirror keeps them: reset as a run begins, let go as it ends.
    */
   constructor(
-    readonly machine: StateMachine<StateName>,
+    machine: StateMachine<StateName>,
     readonly deps: MirrorMovesDeps,
     readonly wrap: RunEndings | undefined,
-  ) {}
+  ) {
+    super(machine, 0, false);
+  }
+
+  protected runSignal(): AbortSignal {
+    return this.deps.signal();
+  }
+
+  protected runMeter(): UsageMeter {
+    return this.meter!;
+  }
+
+  protected ownUsage(): UsageTotals {
+    return this.deps.budget.usage;
+  }
 
   /** A run begins with `input`, its meter started (charged `earlier`, an earlier attempt's spend): the machine moves to WaitingForUserInput. */
   begin(input: string, meter: UsageMeter, earlier: UsageDelta | undefined): void {
@@ -128,38 +136,19 @@ export class MirrorMoves {
     this.meter = meter;
     this.meter.start();
     if (earlier !== undefined) this.meter.chargeOwn(earlier);
-    const current = this.machine.pendingState;
     // The earlier attempt's spend goes in the first record, so a file cut off again still counts it.
-    if (current === State.Ready)
-      this.move(
-        State.WaitingForUserInput,
-        earlier === undefined
-          ? AGENT_READY
-          : { description: AGENT_READY, data: { resumed: true, usage: this.deps.budget.usage } },
-      );
-    else if (this.machine.table.states[current]?.isTerminal === true)
-      this.move(State.WaitingForUserInput, turnStarts(this.turn));
-    else if (current !== State.WaitingForUserInput)
-      this.move(State.WaitingForUserInput, `a run started with the machine in ${current}, not between turns`, true);
+    this.enter(
+      this.machine.pendingState,
+      earlier === undefined
+        ? undefined
+        : { description: AGENT_READY, data: { resumed: true, usage: this.deps.budget.usage } },
+    );
   }
 
   /** WaitingForUserInput, before the run's first call: a cancellation (not a deadline) or a spent budget ends the run; else SendingToLLM. */
   firstCall(): MirrorStop | undefined {
-    const signal = this.deps.signal();
-    if (signal.aborted && !(signal.reason instanceof Deadline)) {
-      const reason = abortReason(signal);
-      const error = new TurnCancelledError(reason, State.WaitingForUserInput);
-      return this.stop(State.Error, `cancelled before the turn started: ${reason}`, { reason }, 'cancelled', error);
-    }
-    const spent = this.meter!.spent();
-    if (spent !== undefined)
-      return this.stop(
-        State.Error,
-        `${spent.message}; no LLM call made`,
-        limitData(spent),
-        'budget_exceeded',
-        budgetError(spent),
-      );
+    const refused = this.refuseStart(this.meter!.spent());
+    if (refused !== undefined) return this.stop(refused);
     this.sendUserMessage();
     return undefined;
   }
@@ -171,17 +160,11 @@ export class MirrorMoves {
     // External budgets hear of it in the background (a framework's step cannot wait here).
     const tripped = passed !== undefined && meter.tripsOnBound ? meter.trip(passed) : undefined;
     if (tripped !== undefined) {
-      this.end(
-        State.Error,
-        tripped.message,
-        { ...limitData(tripped), operation: this.operation },
-        'budget_exceeded',
-        budgetError(tripped),
-      );
+      this.overBudget(State.Error, tripped, { operation: this.operation });
       return true;
     }
     if (priceError === undefined) return false;
-    this.end(State.Error, priceError.message, { operation: this.operation, responseUsage: usage }, 'error', priceError);
+    this.failed(priceError, { operation: this.operation, responseUsage: usage });
     return true;
   }
 
@@ -194,7 +177,7 @@ export class MirrorMoves {
     const calls = response.toolCalls ?? [];
     if (calls.length === 0) return;
     const stalled = this.deps.stall?.check();
-    if (stalled !== undefined) return this.stalled(stalled);
+    if (stalled !== undefined) return void this.stalled(stalled);
     this.move(State.ToolUseRequested, toolsRequested(calls));
     this.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
   }
@@ -238,9 +221,8 @@ export class MirrorMoves {
       this.closeTools(state);
       // `check` false: the call was made already (a response nobody announced), so the budget had no say.
       const spent = check ? this.meter!.spent() : undefined;
-      if (spent !== undefined)
-        return this.stop(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent));
-      if (check && this.deps.signal().aborted) return this.cancel(State.CheckingBudget);
+      if (spent !== undefined) return this.stop(this.overBudget(State.BudgetExceeded, spent));
+      if (check && this.deps.signal().aborted) return this.stop(this.cancel(State.CheckingBudget));
       this.move(State.GatheringAdditionalMessages, budgetHasRoom(this.deps.budget.usage));
       this.move(State.SendingToolResults, sendingToolResults(this.slots.length, 0));
     } else {
@@ -248,7 +230,7 @@ export class MirrorMoves {
       this.move(
         State.SendingToolResults,
         { description: `the framework made another LLM call from ${state}`, logLevel: 'info' },
-        true,
+        FORCED,
       );
     }
     this.operation = 'sendToolResults';
@@ -284,104 +266,33 @@ export class MirrorMoves {
     // A stream cut at its bound says so in the run's last record, as the adapter's does.
     const cut = cutAtBoundOf(error);
     const data = { operation: this.operation, failures, ...(cut && { cutAtBound: cut }) };
-    return this.end(State.Error, cause.message, data, 'error', cause);
+    return this.failed(cause, data);
   }
 
-  /** Cancellation (or a passed deadline) outside CheckingForCancellation: forced, logged at info, as the adapter does. */
-  cancel(from: StateName, data: Record<string, unknown> = {}): MirrorStop {
-    const deadline: unknown = this.deps.signal().reason;
-    if (deadline instanceof Deadline) {
-      const { spent } = deadline;
-      const to = this.machine.canMoveTo(State.BudgetExceeded) ? State.BudgetExceeded : State.Error;
-      const forced = to === State.BudgetExceeded ? false : !this.machine.canMoveTo(State.Error);
-      return this.stop(
-        to,
-        `${spent.message} (deadline passed during ${from})`,
-        { ...limitData(spent), ...data },
-        'budget_exceeded',
-        budgetError(spent),
-        { forced },
-      );
-    }
-    const reason = abortReason(this.deps.signal());
-    return this.stop(
-      State.Cancelled,
-      `cancelled during ${from}: ${reason}`,
-      { reason, ...data },
-      'cancelled',
-      new TurnCancelledError(reason, from),
-      {
-        forced: true,
-        logLevel: 'info',
-      },
-    );
+  /** The error the framework's hook throws for a run that has just ended (`ended`). */
+  stop(ended: TurnResult): MirrorStop {
+    return ended.error as MirrorStop;
   }
 
-  /** A stall detector fired (→ Stalled → StallStopped, outcome `stalled`) or threw (→ Error): the run ends. */
-  stalled(stall: StallCheck): void {
-    if (stall.kind === 'threw')
-      return void this.end(State.Error, stall.error.message, { operation: 'stall detector' }, 'error', stall.error);
-    this.move(ExtensionState.Stalled as StateName, stall.event);
-    const error = stall.error!;
-    this.end(
-      ExtensionState.StallStopped as StateName,
-      error.message,
-      { detector: error.finding.detector },
-      'stalled',
-      error,
-    );
-  }
-
-  /** Ends the run and hands back the error the framework's hook should throw. */
-  stop(
-    to: StateName,
-    description: string,
-    data: Record<string, unknown>,
-    outcome: TurnOutcome,
-    error: MirrorStop,
-    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
-  ): MirrorStop {
-    this.end(to, description, data, outcome, error, how);
-    return error;
-  }
-
-  /** The move that ends the run: its record carries the outcome and the usage so far, as the adapter's does. */
-  end(
-    to: StateName,
-    description: string,
-    data: Record<string, unknown>,
-    outcome: TurnOutcome,
-    error?: TurnError,
-    how: { forced?: boolean; logLevel?: ForcedLogLevel } = {},
-  ): TurnResult {
-    const meter = this.meter!;
+  /** Before the run's last record: the attempt in flight charged, the final call's hold let go. */
+  protected override beforeEnd(): void {
     this.deps.recording?.stop();
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.endAttempt();
     // A final call's reserve the run no longer needs goes back.
-    this.wrap?.release(meter);
-    meter.chargeWall();
-    const unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
-    const event = {
-      description,
-      data: { ...data, outcome, usage: this.deps.budget.usage },
-      ...(how.logLevel === undefined ? {} : { logLevel: how.logLevel }),
-    };
-    this.move(to, event, how.forced === true);
-    // After the run's last record, as the adapter answers them (settleUnanswered).
-    if (unanswered) this.answerRest(`not run: ${error?.message ?? outcome}`, 'not_run');
-    meter.stop();
+    this.wrap?.release(this.meter!);
+    this.#unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
+  }
+
+  /** After the run's last record: calls left unanswered are answered (as the adapter's settleUnanswered does), and the result kept. */
+  protected afterEnd(outcome: TurnOutcome, extra: EndExtra): TurnResult {
+    const meter = this.meter!;
+    if (this.#unanswered) this.answerRest(`not run: ${extra.error?.message ?? outcome}`, 'not_run');
     this.running = false;
-    const result = mirrorRunResult(meter, {
-      outcome,
-      error,
-      turn: this.turn,
-      moves: this.moves,
-      lastText: this.lastText,
-      texts: this.texts,
-      unsent: this.unsent,
-      slots: this.slots,
-    });
+    const answered = outcome === 'end_of_turn' || outcome === 'wrapped_up';
+    const result = this.makeResult(outcome, answered ? { ...extra, text: this.lastText } : extra);
+    if (this.unsent && outcome !== 'end_of_turn')
+      result.unansweredToolCalls = this.slots.map((slot) => ({ call: slot.call, result: slot.result! }));
     this.result = result;
     reportRunEnd(meter, result, this.deps.logger);
     return result;
@@ -392,16 +303,6 @@ export class MirrorMoves {
     if (value instanceof Error) return result;
     if (text !== undefined && result.outcome === 'end_of_turn') result.text = text;
     return result;
-  }
-
-  move(
-    to: StateName,
-    event: string | { description: string; data?: unknown; logLevel?: ForcedLogLevel },
-    forced = false,
-  ): void {
-    if (forced) this.machine.forceTransition(to, event);
-    else this.machine.transition(to, event);
-    this.moves += 1;
   }
 
   /** A call refused at its start: answered, journaled, and the reason handed back. */

@@ -1,5 +1,4 @@
 import { State } from '../../states/StateName';
-import { formatUsd } from '../internal/formatUsd';
 import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { ResolvedEndings } from './BudgetEndings';
@@ -13,7 +12,9 @@ import type { ExternalBudget } from './ExternalBudget';
 import { OperationError } from './TurnError';
 import type { UsageMeter } from './UsageMeter';
 import type { TurnResult } from './TurnResult';
-import { BUDGET_RAN_OUT, finalReserve, wrapUpEvent } from './WrapUp';
+import { FINAL_FORMS } from './finalForms';
+import { holdFinalReserve } from './holdFinalReserve';
+import { finalReserve, wrapUpEvent } from './WrapUp';
 import { worstCaseCost } from './worstCaseCost';
 
 /**
@@ -88,25 +89,9 @@ export class MirrorWrapUp implements RunEndings {
     }
     const nextUsd = worstCaseCost(next, this.#pricing).costUsd ?? Infinity;
     // From the reserve's hold to the call's, no await: no other run takes the room between.
-    if (meter.strict) {
-      // Held from call to call, grown or shrunk to this call's, let go of only for the final call.
-      if (reserve > this.#held) {
-        const refused = meter.hold(reserve - this.#held);
-        if (refused !== undefined) return this.#wrapUp(run, boundOf, flags, reserve, nextUsd, refused.message);
-      } else if (reserve < this.#held) meter.release(this.#held - reserve, undefined);
-      this.#held = reserve;
-    } else {
-      const room = meter.costRoom;
-      if (nextUsd + reserve > room)
-        return this.#wrapUp(
-          run,
-          boundOf,
-          flags,
-          reserve,
-          nextUsd,
-          `the next LLM call may cost up to ${formatUsd(nextUsd)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
-        );
-    }
+    const held = holdFinalReserve(meter, this.#held, reserve, nextUsd);
+    if (typeof held !== 'number') return this.#wrapUp(run, boundOf, flags, reserve, nextUsd, held.refused);
+    this.#held = held;
     // An external budget that keeps final-call holds keeps this one beside the call, atomically.
     const outside = this.#holdsOutside;
     const gate = await gateMirrorCall(run, next, undefined, {
@@ -157,14 +142,10 @@ export class MirrorWrapUp implements RunEndings {
         const worst = worstCaseCost(b, this.#pricing).costUsd;
         return worst !== undefined && worst <= room && !(outside && worst > this.#keptOutside);
       };
-      // The reserve bounds the response's tokens, not the messages a round adds around it (its
-      // tool calls' ids and names, the results' envelopes): with a small max output those can
-      // outgrow it. Without the last round, the call is the one the reserve was worked out from
-      // (as a final call), so it fits: the hold is a true bound of what is sent, at no cost to
-      // the ordinary calls (the rungs are bounded only here).
-      for (const rung of [{ withheld: BUDGET_RAN_OUT }, { withoutLastRound: true as const }]) {
+      // The first form that fits (FINAL_FORMS); the last always does, and goes unchecked.
+      for (const form of FINAL_FORMS.slice(1)) {
         if (fits(bound)) break;
-        Object.assign(final, rung);
+        Object.assign(final, form);
         bound = boundOf(final);
         if (typeof bound === 'string') return failed(run, `the final call has no bound: ${bound}`);
       }
@@ -223,7 +204,7 @@ export function wrappedUp(
 ): TurnResult {
   const record = run.took(response, problems, unknownCost);
   const data = { ...(record.data as Record<string, unknown>), answer: response.text ?? '' };
-  return run.end(State.EndOfTurn, 'the final answer within the cap ends the turn', data, 'wrapped_up');
+  return run.end(State.EndOfTurn, 'the final answer within the cap ends the turn', data, 'wrapped_up', {});
 }
 
 function noBound(why: string): string {
@@ -236,5 +217,5 @@ function failed(run: MirrorMoves, why: string): MirrorStop {
 }
 
 function failedOn(run: MirrorMoves, error: OperationError): MirrorStop {
-  return run.stop(State.Error, error.message, { operation: run.operation }, 'error', error);
+  return run.stop(run.failed(error, { operation: run.operation }));
 }

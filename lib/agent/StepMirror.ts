@@ -463,8 +463,6 @@ export class StepMirror {
     }
     const cause = error instanceof OperationError ? error : new OperationError('the framework loop', error);
     if (TOOL_PHASE.has(this.machine.pendingState)) this.#run.answerRest(`not run: ${cause.message}`, 'not_run');
-    return this.#run.end(State.Error, cause.message, { error: messageOf(error) }, 'error', cause, {
-      forced: !this.machine.canMoveTo(State.Error),
-    });
+    return this.#run.failed(cause, { error: messageOf(error) });
   }
 }

@@ -13,7 +13,7 @@ import type { LLMCallInput } from './AgentEvents';
 import { ExtensionState, WRAPPING_UP } from './extensionStates';
 import { runTools, type ToolSlot } from './runTools';
 import { settleUnanswered } from './settleUnanswered';
-import { LLMCallError, MachineMovedError, OperationError, TurnCancelledError } from './TurnError';
+import { LLMCallError, MachineMovedError, OperationError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import { Deadline } from './Deadline';
@@ -21,19 +21,16 @@ import { TurnScope, type TurnSettings } from './TurnScope';
 import { UsageMeter } from './UsageMeter';
 import { awaitApproval } from './awaitApproval';
 import {
-  AGENT_READY,
   CHECKING_CANCELLATION,
   runningTools,
   sendingToolResults,
   sendingUserMessage,
   TEXT_ONLY_END,
   toolsRequested,
-  turnStarts,
 } from './turnEvents';
 import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './StallWatch';
-import { budgetError, limitData } from './spentRecord';
 import { CapPause } from './CapPause';
 import type { SpentLimit } from './BudgetLimits';
 import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';
@@ -170,7 +167,7 @@ export class TurnRunner {
       } catch {
         // the machine refused even a forced move; the result still says why
       }
-      result = ended ?? this.#m.result('error', { error: cause });
+      result = ended ?? this.#m.makeResult('error', { error: cause });
     }
     // A resumed run that ended without going live: the rest of the earlier spend still counts.
     this.#wrap?.release();
@@ -201,42 +198,10 @@ export class TurnRunner {
    * it cannot start (cancelled, or a budget already spent), else undefined.
    */
   #start(input: string): TurnResult | undefined {
-    const { machine } = this.#s;
-    const { meter, signal } = this.#scope;
-    const current = this.#m.expected;
-    if (current === State.Ready) this.#m.move(State.WaitingForUserInput, AGENT_READY);
-    else if (machine.table.states[current]?.isTerminal === true)
-      this.#m.move(State.WaitingForUserInput, turnStarts(this.#turn));
-    else if (current !== State.WaitingForUserInput)
-      this.#m.move(State.WaitingForUserInput, `runTurn() found the machine in ${current}, not between turns`, {
-        forced: true,
-      });
+    this.#m.enter(this.#m.expected);
     if (this.#s.hears('turnStart')) this.#s.emit('turnStart', { turn: this.#turn, input, startedAt: this.#s.clock() });
-
-    // A turn on a spent budget or an already-cancelled signal makes no call. WaitingForUserInput
-    // cannot reach BudgetExceeded or Cancelled, so the legal move is to Error, and the record's
-    // data says which outcome it stands for.
-    if (signal.aborted && this.#scope.deadline === undefined) {
-      const error = new TurnCancelledError(this.#scope.reason(), State.WaitingForUserInput);
-      return this.#m.end(
-        State.Error,
-        `cancelled before the turn started: ${error.reason}`,
-        { reason: error.reason },
-        'cancelled',
-        { error },
-      );
-    }
     // A resumed run re-driving recorded moves does not check again what they passed then.
-    const spentAtStart = this.#s.recording?.serving === true ? undefined : meter.spent();
-    if (spentAtStart !== undefined)
-      return this.#m.end(
-        State.Error,
-        `${spentAtStart.message}; no LLM call made`,
-        limitData(spentAtStart),
-        'budget_exceeded',
-        { error: budgetError(spentAtStart) },
-      );
-    return undefined;
+    return this.#m.refuseStart(this.#s.recording?.serving === true ? undefined : this.#scope.meter.spent());
   }
 
   async #flow(input: string): Promise<TurnResult> {
@@ -276,18 +241,7 @@ export class TurnRunner {
       const requested = toolsRequested(calls);
       this.#m.move(State.ToolUseRequested, requested);
       this.#m.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
-      if (signal.aborted) {
-        if (this.#scope.deadline !== undefined) return this.#m.cancel(State.CheckingForCancellation);
-        const reason = this.#scope.reason();
-        const error = new TurnCancelledError(reason, State.CheckingForCancellation);
-        return this.#m.end(
-          State.Cancelled,
-          `cancelled before tools ran: ${reason}`,
-          { reason, interrupted: calls.map((c) => c.id) },
-          'cancelled',
-          { error },
-        );
-      }
+      if (signal.aborted) return this.#m.cancelBeforeTools(calls.map((c) => c.id));
       let decisions: ApprovalDecision[] | undefined;
       const approval = this.#s.approval;
       if (approval !== undefined) {
@@ -312,14 +266,9 @@ export class TurnRunner {
       const tools = await runTools(this.#scope, this.#pending);
       if (tools.kind === 'failed') return this.#m.failed(tools.error, tools.data);
       if (tools.kind === 'budget')
-        return this.#m.end(
-          State.Error,
-          tools.spent.message,
-          { ...limitData(tools.spent), results: tools.summary },
-          'budget_exceeded',
-          { error: budgetError(tools.spent) },
-          { forced: !this.#s.machine.canMoveTo(State.Error) },
-        );
+        return this.#m.overBudget(State.Error, tools.spent, { results: tools.summary }, '', {
+          forced: !this.#s.machine.canMoveTo(State.Error),
+        });
       // The running tools finished or gave up; the rest were reported as interrupted.
       if (signal.aborted) return this.#m.cancel(State.RunningTool, { results: tools.summary });
       // The messages are this round's own array: the nudge can go at its end.
@@ -363,12 +312,7 @@ export class TurnRunner {
     });
     const spent = meter.spent();
     if (spent !== undefined)
-      return {
-        kind: 'ended',
-        result: this.#m.end(State.Error, `${spent.message}; no compaction made`, limitData(spent), 'budget_exceeded', {
-          error: budgetError(spent),
-        }),
-      };
+      return { kind: 'ended', result: this.#m.overBudget(State.Error, spent, {}, '; no compaction made') };
     const info: CompactInfo = { operation, error: llm.error.cause, turn: this.#turn };
     // Its LLM calls go through the run's budgets: held before they start, charged after.
     const hook = budgetedHook(this.#scope, 'compact');
@@ -376,19 +320,7 @@ export class TurnRunner {
     if (settled.kind === 'abandoned' || signal.aborted) return { kind: 'ended', result: this.#m.cancel(COMPACTING) };
     const calls = hook.calls.length > 0 ? { compactionCalls: hook.calls } : {};
     // The budgets refused a call (or its response passed its bound): the run ends as any call's refusal ends it.
-    if (hook.spent !== undefined)
-      return {
-        kind: 'ended',
-        result: this.#m.end(
-          State.Error,
-          hook.spent.message,
-          { ...limitData(hook.spent), ...calls },
-          'budget_exceeded',
-          {
-            error: budgetError(hook.spent),
-          },
-        ),
-      };
+    if (hook.spent !== undefined) return { kind: 'ended', result: this.#m.overBudget(State.Error, hook.spent, calls) };
     if (settled.kind === 'threw')
       return {
         kind: 'ended',
@@ -419,22 +351,12 @@ export class TurnRunner {
     return this.#m.end(State.EndOfTurn, 'the final answer within the cap ends the turn', data, 'wrapped_up', { text });
   }
 
-  /**
-   * A stall detector threw (→ Error), or fired: → Stalled, then with policy `stop` →
-   * StallStopped (outcome `stalled`); with `nudge` the turn goes on, the nudge kept for the next results.
-   */
+  /** A stall detector threw or fired (`TurnCore.stalled`); with `nudge` the turn goes on, the nudge kept for the next results. */
   #stalled(stall: StallCheck): TurnResult | undefined {
-    if (stall.kind === 'threw') return this.#m.failed(stall.error, { operation: 'stall detector' });
-    this.#m.move(STALLED, stall.event);
-    this.#nudge = stall.nudge;
-    if (stall.error === undefined) return undefined;
-    return this.#m.end(STALL_STOPPED, stall.error.message, { detector: stall.finding.detector }, 'stalled', {
-      error: stall.error,
-    });
+    if (stall.kind === 'stalled') this.#nudge = stall.nudge;
+    return this.#m.stalled(stall);
   }
 }
 
 // Extension states: the adapter checked at construction that its table has their edges.
 const COMPACTING = ExtensionState.Compacting as unknown as StateName;
-const STALLED = ExtensionState.Stalled as unknown as StateName;
-const STALL_STOPPED = ExtensionState.StallStopped as unknown as StateName;

@@ -1,6 +1,5 @@
 import type { StateName } from '../../states/StateName';
 import { GraceGroup } from '../internal/GraceGroup';
-import { messageOf } from '../internal/messageOf';
 import type { Settled } from '../internal/settleWithGrace';
 import type { Sleep } from '../internal/sleep';
 import type { StateMachine } from '../machine/StateMachine';
@@ -18,6 +17,7 @@ import type {
 } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './Deadline';
+import { abortReason } from './abortReason';
 import type { Budget } from './Budget';
 import type { ExternalBudget } from './ExternalBudget';
 import type { JournalEntry } from './JournalEntry';
@@ -118,12 +118,7 @@ export class TurnScope {
 
   /** Why the turn was aborted, in words. */
   reason(): string {
-    const reason: unknown = this.signal.reason;
-    if (reason instanceof Deadline) return reason.spent.message;
-    // A bare abort() gives a DOMException, which need not be `instanceof Error` across realms.
-    if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
-      return "aborted by the caller's signal";
-    return reason === undefined ? 'cancelled' : messageOf(reason);
+    return abortReason(this.signal);
   }
 
   /**

@@ -1,4 +1,3 @@
-import { formatUsd } from '../internal/formatUsd';
 import type { LLMCallInput } from './AgentEvents';
 import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
@@ -6,15 +5,14 @@ import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
 import { callLLM } from './callLLM';
 import type { LLMOperation, LLMOutcome } from './LLMOutcome';
+import { FINAL_FORMS } from './finalForms';
+import { holdFinalReserve } from './holdFinalReserve';
 import { boundLLMCall, type CallFlags, type PlannedCall } from './reserveLLMCall';
 import { OperationError, type ContractViolationError } from './TurnError';
 import type { ToolSlot } from './runTools';
 import { responseRecord } from './callLLM';
 import type { TurnScope } from './TurnScope';
 import { worstCaseCost } from './worstCaseCost';
-
-/** What a tool result says in the final call when the real one would not fit in the cap. */
-export const BUDGET_RAN_OUT = 'not sent: the budget ran out before this result could be sent';
 
 /** Input tokens kept for the budget note and the budget-ran-out answers beyond what the bound counts. */
 const SLACK_TOKENS = 64;
@@ -80,25 +78,9 @@ export class WrapUp {
     const reserve = wrap.reserveUsd ?? (await this.#reserveAfter(input, planned, flags, wrap.instruction));
     if (typeof reserve !== 'number') return { kind: 'failed', error: reserve, data: { operation, failures: [] } };
     const next = planned.worst.costUsd!;
-    if (meter.strict) {
-      // The final call's reserve stays held from call to call, grown or shrunk to this call's,
-      // and is let go of only when the final call takes its place: no other run can take it.
-      if (reserve > this.#held) {
-        const refused = meter.hold(reserve - this.#held);
-        if (refused !== undefined) return decide(operation, input, reserve, next, refused.message);
-      } else if (reserve < this.#held) meter.release(this.#held - reserve, undefined);
-      this.#held = reserve;
-    } else {
-      const room = meter.costRoom;
-      if (next + reserve > room)
-        return decide(
-          operation,
-          input,
-          reserve,
-          next,
-          `the next LLM call may cost up to ${formatUsd(next)}, which does not fit beside the final call's ${formatUsd(reserve)} in the ${formatUsd(Math.max(0, room))} left`,
-        );
-    }
+    const held = holdFinalReserve(meter, this.#held, reserve, next);
+    if (typeof held !== 'number') return decide(operation, input, reserve, next, held.refused);
+    this.#held = held;
     // An external budget that keeps final-call holds (a BullMQ batch's) keeps this one beside the call, atomically.
     const outside = this.#holdsOutside();
     const llm = await callLLM(scope, operation, input, invoke, flags, outside ? { keepUsd: reserve } : undefined);
@@ -142,17 +124,20 @@ export class WrapUp {
         }
         return true;
       };
-      if (!(await fits(input, flags))) {
-        chosen = {
-          kind: 'tool_results',
-          results: input.results.map((r) => ({ callId: r.callId, output: BUDGET_RAN_OUT, isError: true })),
-          messages: [],
-        };
-        // The reserve bounds the response's tokens, not the messages a round adds around them
-        // (its tool calls' ids and names, the results' envelopes): with a small max output those
-        // can outgrow it. Without the last round, the request is the one the reserve was worked
-        // out from (as a final call), so it fits. Bounded here only, never on an ordinary call.
-        if (!(await fits(chosen, flags))) flags = { ...flags, withoutLastRound: true };
+      // The first form that fits (FINAL_FORMS); the last always does, and goes unchecked.
+      const last = FINAL_FORMS.length - 1;
+      for (const [i, form] of FINAL_FORMS.entries()) {
+        const { withheld } = form;
+        chosen =
+          withheld === undefined
+            ? input
+            : {
+                kind: 'tool_results',
+                results: input.results.map((r) => ({ callId: r.callId, output: withheld, isError: true })),
+                messages: [],
+              };
+        if (form.withoutLastRound === true) flags = { ...flags, withoutLastRound: true };
+        if (i === last || (await fits(chosen, flags))) break;
       }
     }
     // The reserve is let go of just before the final call's own hold is taken, with no await

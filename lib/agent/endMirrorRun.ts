@@ -1,9 +1,7 @@
 import { State, type StateName } from '../../states/StateName';
 import { TOOL_PHASE, type MirrorMoves } from './MirrorMoves';
 import { slotSummary } from './MirrorSlot';
-import { abortReason } from './mirrorStopReason';
-import { TurnCancelledError } from './TurnError';
-import { budgetError, limitData } from './spentRecord';
+import { abortReason } from './abortReason';
 import type { TurnResult } from './TurnResult';
 import { TEXT_ONLY_END } from './turnEvents';
 
@@ -22,14 +20,11 @@ export function endMirrorRun(
   if (state === State.ProcessingLLMResponse) {
     if (signal.aborted) return run.resultOf(run.cancel(state));
     const chars = text?.length ?? 0;
-    return run.resultOf(run.end(State.EndOfTurn, TEXT_ONLY_END, { chars }, 'end_of_turn'), text);
+    return run.resultOf(run.end(State.EndOfTurn, TEXT_ONLY_END, { chars }, 'end_of_turn', {}), text);
   }
   run.closeTools(state);
   const spent = run.meter!.spent();
-  if (spent !== undefined)
-    return run.resultOf(
-      run.end(State.BudgetExceeded, spent.message, limitData(spent), 'budget_exceeded', budgetError(spent)),
-    );
+  if (spent !== undefined) return run.overBudget(State.BudgetExceeded, spent);
   if (signal.aborted) return run.resultOf(run.cancel(State.CheckingBudget));
   return run.resultOf(
     run.end(
@@ -37,7 +32,7 @@ export function endMirrorRun(
       "the framework's loop ended after its tools ran, with no further LLM call (its stop condition)",
       { chars: text?.length ?? 0 },
       'end_of_turn',
-      undefined,
+      {},
       { forced: true, logLevel: 'info' },
     ),
     text,
@@ -50,18 +45,7 @@ export function endMirrorRun(
  */
 export function abortMirrorRun(run: MirrorMoves, signal: AbortSignal): TurnResult {
   const state = run.machine.pendingState;
-  if (state === State.WaitingForUserInput) {
-    const why = abortReason(signal);
-    return run.resultOf(
-      run.end(
-        State.Error,
-        `cancelled before the turn started: ${why}`,
-        { reason: why },
-        'cancelled',
-        new TurnCancelledError(why, state),
-      ),
-    );
-  }
+  if (state === State.WaitingForUserInput) return run.cancelledBeforeStart();
   if (TOOL_PHASE.has(state)) run.answerRest(`interrupted: ${abortReason(signal)}`, 'interrupted');
   return run.resultOf(run.cancel(state, state === State.RunningTool ? { results: slotSummary(run.slots) } : {}));
 }

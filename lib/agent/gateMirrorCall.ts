@@ -9,7 +9,6 @@ import type { MirrorStop } from './MirrorStop';
 import { mirrorEndedError } from './mirrorStopReason';
 import { NOTHING_RESERVED } from './reserveLLMCall';
 import { reserveLine } from './reserveLine';
-import { budgetError, limitData } from './spentRecord';
 import { OperationError } from './TurnError';
 import { ONE_LLM_CALL } from './UsageTotals';
 
@@ -39,15 +38,14 @@ export async function gateMirrorCall(
 ): Promise<MirrorStop | undefined | { wrap: SpentLimit }> {
   const meter = run.meter!;
   const from = run.machine.pendingState;
-  if (run.deps.signal().aborted) return run.cancel(from, { failures: run.failures });
+  if (run.deps.signal().aborted) return run.stop(run.cancel(from, { failures: run.failures }));
   // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
   run.endAttempt();
   // The hold this call takes the place of (the final call's reserve) goes just before its own is taken.
   how.handOver?.();
   // No await from the check to the hold: runs sharing a budget are counted one by one.
   const gate = holdMirrorCall(meter, run.deps.pricing, run.deps.ledger !== undefined, bound, whyNoBound);
-  if (gate instanceof OperationError)
-    return run.stop(State.Error, gate.message, { operation: run.operation }, 'error', gate);
+  if (gate instanceof OperationError) return run.stop(run.failed(gate, { operation: run.operation }));
   const { held } = gate;
   let spent: SpentLimit | OperationError | undefined = gate.spent;
   // Its worst case did not fit beside the final call's hold: the run wraps up instead, nothing held for it.
@@ -68,16 +66,9 @@ export async function gateMirrorCall(
     if (spent === undefined) meter.release(held.held, held.externalHold);
     return mirrorEndedError(run.result, run.turn, run.machine.current);
   }
-  if (spent instanceof OperationError)
-    return run.stop(State.Error, spent.message, { operation: run.operation }, 'error', spent);
+  if (spent instanceof OperationError) return run.stop(run.failed(spent, { operation: run.operation }));
   if (spent !== undefined)
-    return run.stop(
-      State.Error,
-      `${spent.message}; no further LLM call made`,
-      { ...limitData(spent), failures: run.failures },
-      'budget_exceeded',
-      budgetError(spent),
-    );
+    return run.stop(run.overBudget(State.Error, spent, { failures: run.failures }, '; no further LLM call made'));
   run.held = held;
   meter.charge(ONE_LLM_CALL, false);
   run.attempt += 1;
@@ -93,7 +84,7 @@ export async function gateMirrorCall(
       meter.release(held.held, held.externalHold);
       if (unkept === undefined) return mirrorEndedError(run.result, run.turn, run.machine.current);
       const error = new OperationError("the ledger's reserve line", unkept);
-      return run.stop(State.Error, error.message, { operation: run.operation }, 'error', error);
+      return run.stop(run.failed(error, { operation: run.operation }));
     }
   }
   run.attemptStartedAt =

@@ -1,19 +1,10 @@
 import type { StateName } from '../../states/StateName';
-import { messageOf } from '../internal/messageOf';
+import { abortReason } from './abortReason';
 import { Deadline } from './Deadline';
 import { budgetError } from './spentRecord';
 import { BudgetExceededError, OperationError, StalledError, TurnCancelledError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import type { MirrorStop } from './MirrorStop';
-
-/** Why the mirror's signal aborted, in words: a passed deadline's limit, the caller's abort, or the reason given. */
-export function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  if (reason instanceof Deadline) return reason.spent.message;
-  if (typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'AbortError')
-    return "aborted by the caller's signal";
-  return reason === undefined ? 'cancelled' : messageOf(reason);
-}
 
 /** The error a refused call gets once the signal aborted: a passed deadline is a spent budget, else a cancellation. */
 export function mirrorCancelError(signal: AbortSignal, state: StateName): MirrorStop {

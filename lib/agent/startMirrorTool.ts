@@ -1,11 +1,12 @@
 import { State } from '../../states/StateName';
 import type { ToolCall } from './AgentLoop';
-import { Deadline } from './Deadline';
 import type { MirrorMoves } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
-import { abortReason, mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
+import { abortReason } from './abortReason';
+import { FORCED } from './TurnCore';
+import { mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
 import { budgetError } from './spentRecord';
-import { OperationError, TurnCancelledError } from './TurnError';
+import { OperationError } from './TurnError';
 
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
 
@@ -24,18 +25,7 @@ export async function startMirrorTool(
   const state = run.machine.pendingState;
   let slot = run.slots.find((s) => s.call.id === call.id);
   if (state === State.CheckingForCancellation) {
-    if (signal.aborted) {
-      if (signal.reason instanceof Deadline) return run.cancel(State.CheckingForCancellation);
-      const reason = abortReason(signal);
-      const error = new TurnCancelledError(reason, State.CheckingForCancellation);
-      return run.stop(
-        State.Cancelled,
-        `cancelled before tools ran: ${reason}`,
-        { reason, interrupted: run.slots.map((s) => s.call.id) },
-        'cancelled',
-        error,
-      );
-    }
+    if (signal.aborted) return run.stop(run.cancelBeforeTools(run.slots.map((s) => s.call.id)));
     run.enterRunningTool();
   } else if (state !== State.RunningTool) {
     // A tool nobody asked for in this run's order (run on a user's approval, or before its response was reported).
@@ -46,7 +36,7 @@ export async function startMirrorTool(
         description: `running ${call.name}: the framework ran a tool outside a response's tool calls`,
         logLevel: 'info',
       },
-      true,
+      FORCED,
     );
   }
   if (slot === undefined) {

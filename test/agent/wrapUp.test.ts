@@ -11,7 +11,7 @@ import {
   type ScriptedReply,
 } from '../../lib/index';
 import { DEFAULT_WRAP_UP_INSTRUCTION } from '../../lib/agent/BudgetEndings';
-import { BUDGET_RAN_OUT } from '../../lib/agent/WrapUp';
+import { BUDGET_RAN_OUT } from '../../lib/agent/finalForms';
 import { drive } from '../helpers/drive';
 
 // $1 per million input tokens, $4 per million output tokens: a call bounded at 1,000 in and
