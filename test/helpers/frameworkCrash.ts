@@ -48,7 +48,7 @@ export interface CrashedFramework {
   alias?: Record<string, string>;
   /** The seed of the kill points. */
   seed: number;
-  /** Scenarios (default 12): every third is killed twice in a row, so 12 make 16 kills. */
+  /** Scenarios (default 18): every third is killed twice in a row, so 18 make 24 kills, as the adapter batch's crash test has. */
   scenarios?: number;
 }
 
@@ -61,7 +61,7 @@ export interface CrashedFramework {
  */
 function killPoints(framework: CrashedFramework): (readonly [number, number | null, string, boolean])[] {
   const random = seeded(framework.seed);
-  return Array.from({ length: framework.scenarios ?? 12 }, (_, i) => {
+  return Array.from({ length: framework.scenarios ?? 18 }, (_, i) => {
     const k = 1 + Math.floor(random() * 8);
     const again = i % 3 === 2 ? Math.min(k + 1 + Math.floor(random() * 3), SURE_TO_REACH) : null;
     return [k, again, framework.variants[i % framework.variants.length]!, random() < 0.5] as const;
