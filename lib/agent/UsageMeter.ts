@@ -286,6 +286,26 @@ export class UsageMeter {
   }
 
   /**
+   * A model call's gate outside the process, for the adapter and the mirror alike: the external
+   * budgets asked to start it with its external hold (`held.externalHold`, and the final call's
+   * hold `wrapHold` kept beside it). When they refuse or fail, its in-process hold goes back.
+   */
+  async reserveCall(
+    held: { held: number; externalHold?: number | undefined },
+    wrapHold: WrapHold | undefined,
+  ): Promise<SpentLimit | OperationError | undefined> {
+    const { externalHold } = held;
+    const spent = await this.reserve(
+      'llm',
+      externalHold === undefined
+        ? undefined
+        : { costUsd: externalHold, ...(wrapHold === undefined ? {} : { wrapUp: wrapHold }) },
+    );
+    if (spent !== undefined) this.release(held.held, undefined);
+    return spent;
+  }
+
+  /**
    * Asks every external budget to start one call, after charging what is due. Resolves to the
    * limit that forbids it, an `OperationError` when a budget failed, or undefined to go ahead.
    */

@@ -106,13 +106,7 @@ async function gateWaiting(
   if (hold instanceof Promise || 'kind' in hold) return hold;
   const held = hold;
   if (meter.hasExternal) {
-    const spent = await meter.reserve(
-      'llm',
-      held.externalHold === undefined
-        ? undefined
-        : { costUsd: held.externalHold, ...(wrapHold === undefined ? {} : { wrapUp: wrapHold }) },
-    );
-    if (spent !== undefined) meter.release(held.held, undefined);
+    const spent = await meter.reserveCall(held, wrapHold);
     if (spent instanceof OperationError) return { kind: 'failed', error: spent, data: { operation, failures } };
     if (spent?.raises !== undefined && scope.waitForRaise !== undefined) {
       // An external pausing cap (a BullMQ batch's): as above, the same attempt once it is raised.

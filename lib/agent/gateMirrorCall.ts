@@ -52,13 +52,7 @@ export async function gateMirrorCall(
   if (how.wraps === true && spent?.limit === 'maxCostUsd' && spent.hold !== undefined && meter.strict)
     return { wrap: spent };
   if (spent === undefined && meter.hasExternal) {
-    const { externalHold } = held;
-    const wrapUp = how.wrapHold;
-    spent = await meter.reserve(
-      'llm',
-      externalHold === undefined ? undefined : { costUsd: externalHold, ...(wrapUp === undefined ? {} : { wrapUp }) },
-    );
-    if (spent !== undefined) meter.release(held.held, undefined);
+    spent = await meter.reserveCall(held, how.wrapHold);
     // It did not fit beside every run's final-call hold outside: the run wraps up, its own kept there.
     if (how.wraps === true && run.running && wrapsUp(spent)) return { wrap: spent };
   }
