@@ -47,8 +47,9 @@ export class AISDKRun {
     this.#lastRun = this.mirror.turn;
   }
 
-  ensureRun(input: string): void {
-    if (!this.mirror.running) this.mirror.runStart(input);
+  /** Starts a run with the prompt's last user text unless one is running (the text is read only then: every attempt asks). */
+  ensureRun(prompt: unknown): void {
+    if (!this.mirror.running) this.mirror.runStart(lastUserText(prompt));
     this.sync();
   }
 
@@ -74,7 +75,7 @@ export class AISDKRun {
     modelId: string | undefined,
     call: (sent: CallOptions) => PromiseLike<R>,
   ): Promise<R> {
-    this.ensureRun(lastUserText(o.prompt));
+    this.ensureRun(o.prompt);
     // The bound is only worked out when the mirror needs it (a strict or external dollar cap,
     // the final call's hold), of the call as the flags would send it.
     const planned = await this.mirror.modelCallPlan((flags) => callBound(withFlags(o, flags), modelId));
@@ -107,7 +108,7 @@ export class AISDKRun {
 
   /** A resumed run: the journaled response of this call, when the mirror serves one (no request is made). */
   recorded(o: CallOptions): MirrorResponse | undefined {
-    this.ensureRun(lastUserText(o.prompt));
+    this.ensureRun(o.prompt);
     const response = this.mirror.recordedResponse();
     if (response !== undefined) this.#kept(response);
     return response;
