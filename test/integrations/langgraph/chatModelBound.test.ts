@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { requestTokenBound } from '../../../lib/internal/requestTokenBound';
 import { chatModelBound } from '../../../lib/integrations/langgraph/chatModelBound';
 
@@ -14,16 +14,41 @@ describe('chatModelBound', () => {
 
   it('bounds the messages (tool calls included) and the bound tools, with the max tokens the model states', () => {
     const bound = chatModelBound(messages, { model: 'gpt-x', max_tokens: 64, tools }, undefined, 'gpt-x');
-    const body = {
-      messages: messages.flat(),
+    // Every byte a provider's request carries of them: contents, tool calls, the tools.
+    const sent = JSON.stringify({
+      messages: messages.flat().map((m) => ({ content: m.content, tool_calls: (m as AIMessage).tool_calls })),
       tools,
-      functions: undefined,
-      tool_choice: undefined,
-      response_format: undefined,
-    };
-    expect(bound).toEqual({ inputTokens: requestTokenBound(body, 3, 1), maxOutputTokens: 64, model: 'gpt-x' });
-    expect(JSON.stringify(body)).toContain('Be brief.');
-    expect(JSON.stringify(body)).toContain('"args":{"text":"x"}');
+    });
+    expect(bound).toMatchObject({ maxOutputTokens: 64, model: 'gpt-x' });
+    expect((bound as { inputTokens: number }).inputTokens).toBeGreaterThanOrEqual(
+      requestTokenBound(JSON.parse(sent) as unknown, 3, 1),
+    );
+  });
+
+  it('counts what a request carries of a message (content, tool calls, tool call id, additional kwargs), not its id or response metadata', () => {
+    const inputOf = (extra: Record<string, unknown>): number =>
+      (
+        chatModelBound([[new AIMessage({ content: 'x', ...extra })]], { max_tokens: 1 }, undefined, undefined) as {
+          inputTokens: number;
+        }
+      ).inputTokens;
+    const base = inputOf({});
+    const long = 'y'.repeat(1000);
+    expect(inputOf({ id: long, response_metadata: { long } })).toBe(base);
+    expect(inputOf({ content: long })).toBeGreaterThanOrEqual(base + 999);
+    expect(inputOf({ additional_kwargs: { function_call: { name: 'f', arguments: long } } })).toBeGreaterThanOrEqual(
+      base + 1000,
+    );
+    expect(inputOf({ tool_calls: [{ id: 'c', name: 'f', args: { long }, type: 'tool_call' }] })).toBeGreaterThanOrEqual(
+      base + 1000,
+    );
+    const tool = chatModelBound(
+      [[new ToolMessage({ content: long, tool_call_id: 'call_' + long })]],
+      { max_tokens: 1 },
+      undefined,
+      undefined,
+    );
+    expect((tool as { inputTokens: number }).inputTokens).toBeGreaterThanOrEqual(2000);
   });
 
   it('reads max_completion_tokens, then the ls_max_tokens metadata; says why when no max is stated', () => {
