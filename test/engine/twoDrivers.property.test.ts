@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { ToolCall } from '../../lib/agent/AgentLoop';
+import type { ExternalBudget } from '../../lib/agent/ExternalBudget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { STALL_EXTENSION } from '../../lib/agent/extensionStates';
 import { extendTable } from '../../lib/machine/extendTable';
@@ -9,8 +10,10 @@ import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 
 // One turn, two drivers: the adapter calls a scripted loop; the mirror hears a framework's
 // events for the same run. Fed the same random script (retries, a call given up, tool errors
-// and throws, several tools a response, call caps that stop the run), both write the same
-// history, record for record and journal line for journal line, under the same clock.
+// and throws, several tools a response, call caps that stop the run, an external budget that
+// holds each call's worst case and refuses one), both write the same history, record for record
+// and journal line for journal line, under the same clock, and ask and charge the external
+// budget the same.
 
 interface Step {
   /** Failed attempts before the answer. */
@@ -25,6 +28,8 @@ interface Script {
   stall: boolean;
   /** Cancel the run while tool `cancelAt` (counted over the run) runs; -1 never. */
   cancelAt: number;
+  /** An external budget (a batch's in Redis, say) that caps dollars and refuses the LLM call after `outsideCalls`; -1: none. */
+  outsideCalls: number;
 }
 
 const scripts: fc.Arbitrary<Script> = fc.record({
@@ -42,7 +47,45 @@ const scripts: fc.Arbitrary<Script> = fc.record({
   ),
   stall: fc.boolean(),
   cancelAt: fc.integer({ min: -1, max: 4 }),
+  outsideCalls: fc.integer({ min: -1, max: 5 }),
 });
+
+/**
+ * An external budget that caps dollars, holds each LLM call's worst case and refuses the call
+ * after `calls` of them: what it was asked and charged goes in the lines compared, after the run.
+ */
+function outside(calls: number): { budget: ExternalBudget; said: () => string } {
+  let llmCalls = 0;
+  let toolCalls = 0;
+  let held = 0;
+  let costUsd = 0;
+  const reserves: unknown[] = [];
+  const budget: ExternalBudget = {
+    capsCost: true,
+    reserve: async (kind, hold) => {
+      if (kind === 'tool') return void (toolCalls += 1);
+      reserves.push(hold);
+      if (llmCalls >= calls)
+        return {
+          limit: 'maxLlmCalls',
+          used: llmCalls,
+          max: calls,
+          message: `outside: ${llmCalls} of ${calls} LLM calls`,
+        };
+      llmCalls += 1;
+      held += hold?.costUsd ?? 0;
+      return undefined;
+    },
+    charge: async (delta, release) => {
+      costUsd += delta.costUsd ?? 0;
+      held -= release?.costUsd ?? 0;
+      return undefined;
+    },
+  };
+  const said = (): string =>
+    `outside ${JSON.stringify({ llmCalls, toolCalls, held: held.toFixed(9), costUsd: costUsd.toFixed(9), reserves })}`;
+  return { budget, said };
+}
 
 // $1 per million tokens in, $4 out: a call's worst case (the bound) is $0.0003, a response $0.00003.
 const pricing = (u: { inputTokens?: number; outputTokens?: number }): number =>
@@ -100,7 +143,9 @@ async function byAdapter(script: Script): Promise<string[]> {
   };
   const agent = createScriptedAgent({ replies, bound, tools: { tool0: tool, tool1: tool, tool2: tool } });
   const out = capture();
+  const ext = script.outsideCalls < 0 ? undefined : outside(script.outsideCalls);
   adapter = new AgentWithStateMachine(agent, {
+    ...(ext && { externalBudgets: [ext.budget] }),
     logger: false,
     pricing,
     // A framework's loop cannot be nudged: the mirror's policy is `stop`, so the adapter's is too.
@@ -114,12 +159,27 @@ async function byAdapter(script: Script): Promise<string[]> {
     sleep: async () => undefined,
   });
   await adapter.runTurn('go');
+  if (ext !== undefined) out.lines.push(ext.said());
   return out.lines;
 }
 
 async function byMirror(script: Script): Promise<string[]> {
   const out = capture();
+  const ext = script.outsideCalls < 0 ? undefined : outside(script.outsideCalls);
+  const lines = await mirrored(script, out, ext?.budget);
+  // The mirror charges outside budgets off the run's path, at its end: let that settle.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (ext !== undefined) lines.push(ext.said());
+  return lines;
+}
+
+async function mirrored(
+  script: Script,
+  out: ReturnType<typeof capture>,
+  external: ExternalBudget | undefined,
+): Promise<string[]> {
   const mirror = new StepMirror({
+    ...(external && { externalBudgets: [external] }),
     logger: false,
     pricing,
     stall: script.stall,
