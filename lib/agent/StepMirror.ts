@@ -291,7 +291,8 @@ export class StepMirror {
       shared: this.#budgets.slice(1),
       external: this.#external,
       clock: this.#clock,
-      onDeadline: (spent) => controller.abort(new Deadline(spent)),
+      // Bound, not an arrow: the bundle's keepNames names each arrow as it is made, once a run.
+      onDeadline: abortAtDeadline.bind(undefined, controller),
     });
     const earlier = this.#earlierSpend;
     this.#earlierSpend = undefined;
@@ -465,4 +466,9 @@ export class StepMirror {
     if (TOOL_PHASE.has(this.machine.pendingState)) this.#run.answerRest(`not run: ${cause.message}`, 'not_run');
     return this.#run.failed(cause, { error: messageOf(error) });
   }
+}
+
+/** A run's deadline passed (`spent`): its controller aborts, with the limit as the reason. */
+function abortAtDeadline(controller: AbortController, spent: SpentLimit): void {
+  controller.abort(new Deadline(spent));
 }

@@ -5,6 +5,7 @@ import {
   runBatch,
   TurnInProgressError,
 } from '../../lib/index';
+import { StepMirror } from '../../lib/agent/StepMirror';
 import { drive } from '../helpers/drive';
 import { manualClock } from '../helpers/manualClock';
 
@@ -42,6 +43,33 @@ describe('AgentWithStateMachine deadlines and limits', () => {
       'budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call (deadline passed during SendingToLLM)',
     );
     expect(last.data).toMatchObject({ outcome: 'budget_exceeded', limit: 'maxWallMs' });
+  });
+
+  it("a StepMirror's run aborts its signal when maxWallMs passes, and ends budget_exceeded when the framework stops", async () => {
+    const clock = manualClock();
+    const mirror = new StepMirror({ logger: false, clock: clock.now, budget: { maxWallMs: 40 } });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart()).toBeUndefined();
+    const aborted = new Promise<unknown>((resolve) =>
+      mirror.signal.addEventListener('abort', () => resolve(mirror.signal.reason)),
+    );
+    // 60 ms pass on the injected clock while the model call is out: the deadline's timer reads it.
+    clock.advance(60);
+    expect(String(((await aborted) as { spent?: { message?: string } }).spent?.message)).toBe(
+      'budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call',
+    );
+    // The framework's loop stops for the abort.
+    const result = mirror.runAborted();
+    expect(result.outcome).toBe('budget_exceeded');
+    expect(result.error).toBeInstanceOf(BudgetExceededError);
+    const last = mirror.machine.history().at(-1)!;
+    expect(last.description).toBe(
+      'budget exceeded: 60 ms of wall time, of 40 ms after 1 LLM call (deadline passed during SendingToLLM)',
+    );
+    expect(last.data).toMatchObject({ outcome: 'budget_exceeded', limit: 'maxWallMs' });
+    // The next run gets a fresh signal.
+    mirror.runStart('again');
+    expect(mirror.signal.aborted).toBe(false);
   });
 
   it('runBatch() ends when total.maxWallMs passes while an agent factory hangs', async () => {
