@@ -8,6 +8,7 @@ import { gateMirrorCall } from './gateMirrorCall';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import type { MirrorMoves, RunEndings } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
+import { mirrorEndedError } from './mirrorStopReason';
 import type { ExternalBudget } from './ExternalBudget';
 import { OperationError } from './TurnError';
 import type { UsageMeter } from './UsageMeter';
@@ -72,6 +73,8 @@ export class MirrorWrapUp implements RunEndings {
     const meter = run.meter!;
     // The note's figures may need a round trip each; without the note, no await.
     const flags = this.#endings.visible ? await this.#flags(meter) : {};
+    // The framework ended the run meanwhile (its loop failed or was aborted): it ended for good.
+    if (!run.running) return mirrorEndedError(run.result, run.turn, run.machine.current);
     if (flags instanceof OperationError) return failedOn(run, flags);
     const wrap = this.#endings.wrapUp;
     if (this.#final) return this.#finalCall(run, boundOf, flags);

@@ -73,10 +73,14 @@ export async function gateMirrorCall(
   if (commit !== undefined && commit !== null) {
     const unkept = await commitFailure(commit);
     if (unkept !== undefined || !run.running) {
-      // The request never left: its hold goes back.
-      run.held = NOTHING_RESERVED;
-      meter.release(held.held, held.externalHold);
-      if (unkept === undefined) return mirrorEndedError(run.result, run.turn, run.machine.current);
+      // The request never left: its hold goes back, unless the run's end let go of it already
+      // (a second release would free another run's hold on a shared strict cap).
+      if (run.held === held) {
+        run.held = NOTHING_RESERVED;
+        meter.release(held.held, held.externalHold);
+      }
+      // Ended meanwhile (its framework aborted or failed it): it is not ended again.
+      if (unkept === undefined || !run.running) return mirrorEndedError(run.result, run.turn, run.machine.current);
       const error = new OperationError("the ledger's reserve line", unkept);
       return run.stop(run.failed(error, { operation: run.operation }));
     }

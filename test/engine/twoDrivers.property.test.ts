@@ -3,6 +3,7 @@ import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { ToolCall } from '../../lib/agent/AgentLoop';
 import type { ExternalBudget } from '../../lib/agent/ExternalBudget';
+import type { TurnResult } from '../../lib/agent/TurnResult';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { STALL_EXTENSION } from '../../lib/agent/extensionStates';
 import { extendTable } from '../../lib/machine/extendTable';
@@ -12,8 +13,8 @@ import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 // events for the same run. Fed the same random script (retries, a call given up, tool errors
 // and throws, several tools a response, call caps that stop the run, an external budget that
 // holds each call's worst case and refuses one), both write the same history, record for record
-// and journal line for journal line, under the same clock, and ask and charge the external
-// budget the same.
+// and journal line for journal line, under the same clock, ask and charge the external budget
+// the same, and hand back the same result (its text, error, usage, moves, calls left unanswered).
 
 interface Step {
   /** Failed attempts before the answer. */
@@ -125,6 +126,13 @@ function capture(): { lines: string[]; sink: { write(e: unknown): void; journal(
   };
 }
 
+/** A run's result as its caller reads it (the error by class and message), as a line to compare. */
+function resultLine(result: TurnResult | undefined): string {
+  if (result === undefined) return 'result none';
+  const { error, ...rest } = result;
+  return `result ${JSON.stringify({ ...rest, ...(error && { error: `${error.name}: ${error.message}` }) })}`;
+}
+
 async function byAdapter(script: Script): Promise<string[]> {
   const replies: ScriptedReply[] = [];
   script.steps.forEach((step, s) => {
@@ -158,28 +166,17 @@ async function byAdapter(script: Script): Promise<string[]> {
     retry: { retries: script.retries, baseDelayMs: 0, maxDelayMs: 0, shouldRetry: () => true },
     sleep: async () => undefined,
   });
-  await adapter.runTurn('go');
+  const result = await adapter.runTurn('go');
   if (ext !== undefined) out.lines.push(ext.said());
+  out.lines.push(resultLine(result));
   return out.lines;
 }
 
 async function byMirror(script: Script): Promise<string[]> {
   const out = capture();
   const ext = script.outsideCalls < 0 ? undefined : outside(script.outsideCalls);
-  const lines = await mirrored(script, out, ext?.budget);
-  // The mirror charges outside budgets off the run's path, at its end: let that settle.
-  await new Promise((resolve) => setImmediate(resolve));
-  if (ext !== undefined) lines.push(ext.said());
-  return lines;
-}
-
-async function mirrored(
-  script: Script,
-  out: ReturnType<typeof capture>,
-  external: ExternalBudget | undefined,
-): Promise<string[]> {
   const mirror = new StepMirror({
-    ...(external && { externalBudgets: [external] }),
+    ...(ext && { externalBudgets: [ext.budget] }),
     logger: false,
     pricing,
     stall: script.stall,
@@ -188,21 +185,31 @@ async function mirrored(
     journal: true,
     budget: script.budget,
   });
+  await mirrored(script, mirror);
+  // The mirror charges outside budgets off the run's path, at its end: let that settle.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (ext !== undefined) out.lines.push(ext.said());
+  out.lines.push(resultLine(mirror.result));
+  return out.lines;
+}
+
+/** The framework's events for `script`'s run, until the run ends. */
+async function mirrored(script: Script, mirror: StepMirror): Promise<void> {
   mirror.runStart('go');
   for (const [s, step] of script.steps.entries()) {
     let answered = false;
     for (let attempt = 0; attempt <= step.failures; attempt++) {
       const stop = await mirror.modelCallStart(bound);
-      if (stop !== undefined) return (mirror.runFailed(stop), out.lines);
+      if (stop !== undefined) return void mirror.runFailed(stop);
       if (attempt < step.failures) {
         const willRetry = attempt < script.retries;
         mirror.modelCallFailed(new Error(`attempt ${attempt + 1} failed`), { willRetry, delayMs: 0 });
-        if (!willRetry) return out.lines;
+        if (!willRetry) return;
         continue;
       }
       answered = true;
     }
-    if (!answered) return out.lines;
+    if (!answered) return;
     const calls = callsOf(script, s);
     mirror.modelResponse(
       calls.length === 0 ? { text: 'done', usage: USAGE } : { text: 'working', toolCalls: calls, usage: USAGE },
@@ -219,14 +226,13 @@ async function mirrored(
       );
     }
     mirror.stepEnd();
-    if (!mirror.running) return out.lines;
+    if (!mirror.running) return;
   }
   if (mirror.running) mirror.runEnd();
-  return out.lines;
 }
 
 describe('the adapter and the mirror write the same history for the same run (property)', () => {
-  it('record for record and journal line for journal line', async () => {
+  it('record for record, journal line for journal line, and the same result', async () => {
     await fc.assert(
       fc.asyncProperty(scripts, async (script) => {
         expect(await byMirror(script)).toEqual(await byAdapter(script));
