@@ -271,6 +271,8 @@ export class MirrorMoves extends TurnCore {
 
   /** The error the framework's hook throws for a run that has just ended (`ended`). */
   stop(ended: TurnResult): MirrorStop {
+    // Undefined would read as "go ahead" to the framework's hook: an ending handed here always has its error.
+    if (ended.error === undefined) throw new Error(`run ${ended.turn} ended ${ended.outcome} with no error to stop on`);
     return ended.error as MirrorStop;
   }
 
