@@ -21,8 +21,6 @@ export class RunSinkForward implements HistorySink<string> {
   /** The file whose facts are learned, and who is told them once it closed cleanly. */
   #file: string | undefined;
   #onFileFacts: RunTaskOptions['onFileFacts'];
-  /** Lines passed on, the meta line counted: the line numbers a reader of the file would give. */
-  #line = 1;
 
   /**
    * Opens the run's history file (`historyFile`) for a machine on `table`, and passes the lines
@@ -62,27 +60,27 @@ export class RunSinkForward implements HistorySink<string> {
     if (facts !== undefined) this.#onFileFacts!(this.#file!, facts.result());
   }
 
+  // The facts are taken unchecked (RunFileFactsCollector.record): what is passed on is what the
+  // machine and the adapter made, and the sink writes it as it is (a line it cannot write as it
+  // is throws, and the run's history error keeps the facts from being told).
+
   write(record: TransitionRecord<string>): void {
     this.#sink?.write(record);
-    this.#line += 1;
-    this.#facts?.add(record);
+    this.#facts?.record(record);
   }
 
   rejected(error: IllegalTransitionError<string>): void {
     this.#sink?.rejected?.(error);
-    this.#line += 1;
   }
 
   reset(info: ResetInfo<string>): void {
     this.#sink?.reset?.(info);
-    this.#line += 1;
-    this.#facts?.add({ kind: 'reset', line: this.#line, reset: { type: 'reset', ...info } });
+    this.#facts?.reset();
   }
 
   journal(entry: JournalLine): void | PromiseLike<void> {
     const kept = this.#sink?.journal?.(entry);
-    this.#line += 1;
-    this.#facts?.add({ kind: 'journal', line: this.#line, journal: entry as JournalLineRead });
+    this.#facts?.journal(entry as JournalLineRead);
     return kept;
   }
 }
