@@ -41,6 +41,14 @@ export default defineConfig([
     // (`_class4` for BudgetExceededError); keepNames gives every class and function its own
     // name back, as users see it in `error.constructor.name` and in logs.
     keepNames: true,
+    // That rewrite (sucrase) also turns every `?.` and `??` into a call of a helper given
+    // closures (`_optionalChain([x, 'optionalAccess', (_) => _.y])`): an allocation or more
+    // each, on every move, write and check. esbuild lowers them first into plain conditionals,
+    // which leave sucrase nothing to rewrite (measured: a zero-latency batch run 15–20% faster).
+    esbuildOptions(options, { format }) {
+      if (format === 'cjs')
+        options.supported = { ...options.supported, 'optional-chain': false, 'nullish-coalescing': false };
+    },
   },
   // The `agent-sm` executable (package.json `bin`): CommonJS only, no types; tsup keeps its shebang.
   { ...shared, entry: { cli: 'lib/cli/bin.ts' }, format: ['cjs'], dts: false, clean: false },

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import * as api from '../lib/index';
 import * as batch from '../lib/subpaths/batch';
@@ -402,6 +403,16 @@ describe('the built package', () => {
       "require('agent-state-machine'); console.log(JSON.stringify(Object.keys(require.cache).filter((f) => /node_modules[\\/]pg[\\/]/.test(f))))",
     ]);
     expect(JSON.parse(alone)).toEqual([]);
+  });
+
+  // The split CommonJS chunks are the ESM ones rewritten by sucrase, which would turn each `?.`
+  // and `??` into a helper called with closures, on every move (tsup.config.ts has esbuild lower them first).
+  it('keeps optional chaining and nullish coalescing inline in the CommonJS build', () => {
+    const helpers = fs
+      .readdirSync(path.join(root, 'dist'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.cjs'))
+      .filter((f) => /\b_(optionalChain|nullishCoalesce)\(/.test(fs.readFileSync(path.join(root, 'dist', f), 'utf8')));
+    expect(helpers).toEqual([]);
   });
 
   it('ships no files it does not use', () => {

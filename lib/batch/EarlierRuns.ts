@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import type { RecordedLine } from '../agent/RunRecording';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from './readResumeJournal';
+import { KeptJournals } from './KeptJournals';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from './RunStore';
 
@@ -22,7 +23,9 @@ export interface EarlierRuns {
 
 /** A folder's earlier runs: `<dir>/batch.json` and its run files; an attempt set aside is renamed `<file>.interrupted`. */
 export async function folderEarlierRuns(dir: string, ids: readonly string[], salvage: boolean): Promise<EarlierRuns> {
-  const states = await resumeState(dir, ids, { salvage });
+  // A cut-off run's journal is read with its state, in one pass over its file.
+  const kept = new KeptJournals();
+  const states = await resumeState(dir, ids, { salvage }, kept);
   for (const [index, state] of states.entries())
     if (state.kind === 'interrupted') states[index] = await withEarlierSpend(state, keptAttempts(state.file), salvage);
   const fileOf = (index: number): string => {
@@ -32,7 +35,10 @@ export async function folderEarlierRuns(dir: string, ids: readonly string[], sal
   };
   return {
     states,
-    journal: (index) => readResumeJournal(fileOf(index), salvage),
+    journal: (index) => {
+      const file = fileOf(index);
+      return readResumeJournal(file, salvage, kept.take(file));
+    },
     setAside: (index) => {
       const file = fileOf(index);
       fs.renameSync(file, freeName(`${file}.interrupted`));

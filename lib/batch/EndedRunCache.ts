@@ -36,9 +36,8 @@ interface Entry extends EndedRun {
 export class EndedRunCache {
   readonly #file: string;
   readonly #entries = new Map<string, Entry>();
-  /** Entries added and not yet appended to the file, as its lines. */
-  #unwritten = '';
-  #unwrittenCount = 0;
+  /** Entries added and not yet appended to the file, as its lines (each ending in a newline). */
+  #unwritten: string[] = [];
 
   private constructor(dir: string) {
     this.#file = path.join(dir, ENDED_RUNS_FILE);
@@ -90,16 +89,15 @@ export class EndedRunCache {
   add(file: string, stat: fs.Stats, run: EndedRun): void {
     const entry: Entry = { file: path.basename(file), size: stat.size, mtimeMs: stat.mtimeMs, ...run };
     this.#entries.set(entry.file, entry);
-    this.#unwritten += `${JSON.stringify({ ...entry, reason: entry.reason ?? null })}\n`;
-    if (++this.#unwrittenCount >= FLUSH_EVERY) this.flush();
+    this.#unwritten.push(`${JSON.stringify({ ...entry, reason: entry.reason ?? null })}\n`);
+    if (this.#unwritten.length >= FLUSH_EVERY) this.flush();
   }
 
   /** Appends the entries added since the last flush to the folder's cache. */
   flush(): void {
-    const text = this.#unwritten;
-    this.#unwritten = '';
-    this.#unwrittenCount = 0;
-    if (text === '') return;
+    if (this.#unwritten.length === 0) return;
+    const text = this.#unwritten.join('');
+    this.#unwritten = [];
     try {
       fs.appendFileSync(this.#file, text);
     } catch {

@@ -1,5 +1,4 @@
 import type { JournalLineRead } from '../history/HistoryEntry';
-import type { RunFileFacts } from '../history/readRunFile';
 import { RunFileFactsCollector } from '../history/RunFileFactsCollector';
 import type { IllegalTransitionError } from '../machine/IllegalTransitionError';
 import type { HistorySink, JournalLine, ResetInfo } from '../machine/HistorySink';
@@ -12,62 +11,76 @@ import type { RunTaskOptions } from './RunTaskOptions';
 /**
  * The sink a run's machine is made with, before the run's own sink can be opened (only a run
  * that really starts gets a file; until then its machine makes no move): it passes each line
- * on once `open` is called. Given `facts` at `open`, it also learns what the file will say of
- * the run (`RunFileFacts`) from the lines it passes on, so that a batch need not read the
- * file back when the run ends.
+ * on once `openFile` or `openStore` is called. Given `onFileFacts` at `openFile`, it also learns
+ * what the file will say of the run (`RunFileFacts`) from the lines it passes on, so that a
+ * batch need not read the file back when the run ends.
  */
 export class RunSinkForward implements HistorySink<string> {
   #sink: RunSink | undefined;
   #facts: RunFileFactsCollector | undefined;
-  /** Lines passed on, the meta line counted: the line numbers a reader of the file would give. */
-  #line = 1;
+  /** The file whose facts are learned, and who is told them once it closed cleanly. */
+  #file: string | undefined;
+  #onFileFacts: RunTaskOptions['onFileFacts'];
 
   /**
-   * Opens the run's sink as a task's options say (its history file, else its store's) for a
-   * machine on `table`, and passes the lines on to it from now on. With `onFileFacts` and a
-   * file, also learns what the file will say of the run. A file opens at once; a store's sink is awaited.
+   * Opens the run's history file (`historyFile`) for a machine on `table`, and passes the lines
+   * on to it from now on. With `onFileFacts`, also learns what the file will say of the run.
+   * Synchronous: a run with a file costs no tick to open it.
    */
-  open(
+  openFile(
     table: TransitionTable<string>,
-    options: Pick<RunTaskOptions, 'historyFile' | 'historyOptions' | 'openSink' | 'onFileFacts'>,
-  ): RunSink | Promise<RunSink> {
-    const { historyFile, openSink } = options;
-    if (historyFile === undefined) return openSink!(table).then((sink) => (this.#sink = sink));
+    historyFile: string,
+    options: Pick<RunTaskOptions, 'historyOptions' | 'onFileFacts'>,
+  ): RunSink {
     const file = openRunSink(historyFile, options.historyOptions, table);
     this.#sink = file;
-    if (options.onFileFacts !== undefined) {
+    const { onFileFacts } = options;
+    if (onFileFacts !== undefined) {
       this.#facts = new RunFileFactsCollector(table);
       if (file.startedAt !== undefined) this.#facts.started(file.startedAt);
+      this.#file = historyFile;
+      this.#onFileFacts = onFileFacts;
     }
     return file;
   }
 
-  /** What the file says of the run, learned as it was written; undefined unless asked at `open`. */
-  get facts(): RunFileFacts | undefined {
-    return this.#facts?.result();
+  /** Opens the run's sink in a store (`openSink`) for a machine on `table`, and passes the lines on to it from now on. */
+  async openStore(table: TransitionTable<string>, openSink: NonNullable<RunTaskOptions['openSink']>): Promise<RunSink> {
+    const sink = await openSink(table);
+    this.#sink = sink;
+    return sink;
   }
+
+  /**
+   * Tells `onFileFacts` (given at `openFile`) what the run's file says, learned as it was
+   * written. For once the sink closed with no history error: a file that missed a line says less.
+   */
+  tellFacts(): void {
+    const facts = this.#facts;
+    if (facts !== undefined) this.#onFileFacts!(this.#file!, facts.result());
+  }
+
+  // The facts are taken unchecked (RunFileFactsCollector.record): what is passed on is what the
+  // machine and the adapter made, and the sink writes it as it is (a line it cannot write as it
+  // is throws, and the run's history error keeps the facts from being told).
 
   write(record: TransitionRecord<string>): void {
     this.#sink?.write(record);
-    this.#line += 1;
-    this.#facts?.add(record);
+    this.#facts?.record(record);
   }
 
   rejected(error: IllegalTransitionError<string>): void {
     this.#sink?.rejected?.(error);
-    this.#line += 1;
   }
 
   reset(info: ResetInfo<string>): void {
     this.#sink?.reset?.(info);
-    this.#line += 1;
-    this.#facts?.add({ kind: 'reset', line: this.#line, reset: { type: 'reset', ...info } });
+    this.#facts?.reset();
   }
 
   journal(entry: JournalLine): void | PromiseLike<void> {
     const kept = this.#sink?.journal?.(entry);
-    this.#line += 1;
-    this.#facts?.add({ kind: 'journal', line: this.#line, journal: entry as JournalLineRead });
+    this.#facts?.journal(entry as JournalLineRead);
     return kept;
   }
 }

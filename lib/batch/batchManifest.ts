@@ -45,7 +45,9 @@ export async function readBatchManifest(dir: string): Promise<BatchManifest | un
   const file = path.join(dir, MANIFEST_FILE);
   let text: string;
   try {
-    text = await fs.promises.readFile(file, 'utf8');
+    // Read at once, as it is written: the thread pool's round trips to open, stat, read and
+    // close a file of a line each wait on a woken thread, and took a resume 1.4 ms.
+    text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new HistoryFileError('read_failed', file, `cannot read the batch manifest: ${messageOf(error)}`, {

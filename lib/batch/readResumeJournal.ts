@@ -7,6 +7,8 @@ import { readHistoryInto } from '../history/loadHistory';
 export interface RunAttempt {
   readonly name: string;
   readonly input?: AsyncIterable<Uint8Array>;
+  /** Its journal, when it was read already (with the run's state): not read again. */
+  readonly journal?: RecordedLine[];
 }
 
 /**
@@ -14,10 +16,17 @@ export interface RunAttempt {
  * (`<file>.interrupted`, `.interrupted.2`, …) holds more LLM responses — the newest attempt was
  * cut again before it had journaled again what it served, so its file holds only a part. The
  * newest of those with the most responses; none when no file was written with a journal (or
- * none can be read).
+ * none can be read). `read`: the file's journal, when it was read already.
  */
-export async function readResumeJournal(file: string, salvage: boolean): Promise<RecordedLine[]> {
-  return bestJournal([{ name: file }, ...keptAttempts(file)], salvage);
+export async function readResumeJournal(
+  file: string,
+  salvage: boolean,
+  read?: RecordedLine[],
+): Promise<RecordedLine[]> {
+  return bestJournal(
+    [read === undefined ? { name: file } : { name: file, journal: read }, ...keptAttempts(file)],
+    salvage,
+  );
 }
 
 /** The earlier attempts of a run kept beside its file (`<file>.interrupted`, `.interrupted.2`, …), the newest first. */
@@ -61,7 +70,8 @@ function responses(lines: readonly RecordedLine[]): number {
 }
 
 /** The journal lines of one attempt (none when it was written without a journal, or cannot be read). */
-async function readJournal({ name, input }: RunAttempt, salvage: boolean): Promise<RecordedLine[]> {
+async function readJournal({ name, input, journal }: RunAttempt, salvage: boolean): Promise<RecordedLine[]> {
+  if (journal !== undefined) return journal;
   const lines: RecordedLine[] = [];
   try {
     // Skipped lines were logged when the resume's state was read.

@@ -1,6 +1,7 @@
 import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { RecordedLine } from '../agent/RunRecording';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { HistoryFileError } from '../history/HistoryFileError';
@@ -10,6 +11,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
 import { readBatchManifest, type BatchManifest } from './batchManifest';
 import { EndedRunCache } from './EndedRunCache';
+import type { KeptJournals } from './KeptJournals';
 
 /** What an interrupted batch's folder says of each of its tasks. */
 export type TaskState =
@@ -59,6 +61,7 @@ export async function resumeState(
   dir: string,
   ids: readonly string[],
   options: ResumeReadOptions = {},
+  kept?: KeptJournals,
 ): Promise<TaskState[]> {
   const manifest = await readBatchManifest(dir);
   if (manifest === undefined) {
@@ -84,7 +87,7 @@ export async function resumeState(
     states.push(
       ended !== undefined
         ? { kind: 'finished', ...ended, file: at }
-        : await taskState(at, options.salvage === true, cache),
+        : await taskState(at, options.salvage === true, cache, kept),
     );
   }
   cache.flush();
@@ -106,17 +109,25 @@ export function taskMismatch(manifest: BatchManifest, ids: readonly string[]): s
 
 /**
  * Reads a run's file whole and says its state. A clean file that ended goes in `cache`, so that
- * the next resume need not read it again.
+ * the next resume need not read it again; the journal of one cut off, in `kept` (when it has
+ * room), so that its run need not read it again.
  */
-export async function taskState(file: string, salvage: boolean, cache?: EndedRunCache): Promise<TaskState> {
+export async function taskState(
+  file: string,
+  salvage: boolean,
+  cache?: EndedRunCache,
+  kept?: KeptJournals,
+): Promise<TaskState> {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
   } catch {
     return { kind: 'not_started' };
   }
-  const state = await linesState(file, undefined, salvage, (error) => unreadable(file, error));
+  const journal = kept?.fits(stat.size) === true ? [] : undefined;
+  const state = await linesState(file, undefined, salvage, (error) => unreadable(file, error), journal);
   if (cache !== undefined) noteEnded(cache, file, stat, state);
+  if (journal !== undefined && state.kind === 'interrupted') kept!.keep(file, stat, journal);
   return state;
 }
 
@@ -130,27 +141,37 @@ export function noteEnded(cache: EndedRunCache, file: string, stat: fs.Stats, st
 /**
  * What a run's lines say of its task: ended (`finished`) or cut off (`interrupted`), with what
  * it spent. Read from `input` when given (a store's lines), else from the file `name`; a run
- * that cannot be read is refused with `advice(error)`.
+ * that cannot be read is refused with `advice(error)`. Given `journal`, its journal lines are
+ * put there in the same pass (those `readResumeJournal` would read).
  */
 export async function linesState(
   name: string,
   input: AsyncIterable<Uint8Array> | undefined,
   salvage: boolean,
   advice: (error: unknown) => string,
+  journal?: RecordedLine[],
 ): Promise<Exclude<TaskState, { kind: 'not_started' }>> {
   let facts: RunFileFacts;
   const salvaged: Salvaged = { file: name, skippedLines: [], warnings: [] };
   try {
     // A cut last line is what a killed run leaves: expected here, and the run is restarted.
-    facts = await readRunFile(name, {
-      salvage,
-      ...(input === undefined ? {} : { input }),
-      onWarning: (w) => {
-        if (w.code !== 'skipped_line') return;
-        salvaged.skippedLines.push(w.line);
-        salvaged.warnings.push(w.message);
+    facts = await readRunFile(
+      name,
+      {
+        salvage,
+        ...(input === undefined ? {} : { input }),
+        onWarning: (w) => {
+          if (w.code !== 'skipped_line') return;
+          salvaged.skippedLines.push(w.line);
+          salvaged.warnings.push(w.message);
+        },
       },
-    });
+      journal === undefined
+        ? undefined
+        : (entry) => {
+            if (entry.kind === 'journal') journal.push(entry.journal);
+          },
+    );
   } catch (error) {
     throw new InvalidArgumentError('resume', advice(error), true);
   }

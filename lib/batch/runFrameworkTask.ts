@@ -81,8 +81,11 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
     };
     mirror = new StepMirror(mirrorOptions);
     if (forward !== undefined) {
-      const opened = forward.open(mirror.machine.table, options);
-      sink = historyFile === undefined ? await opened : (opened as RunSink);
+      const { table } = mirror.machine;
+      sink =
+        historyFile === undefined
+          ? await forward.openStore(table, openSink!)
+          : forward.openFile(table, historyFile, options);
       mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
     }
     mirror.runStart(task.input ?? '');
@@ -104,10 +107,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
   }
   if (historyError !== undefined)
     onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
-  else if (historyFile !== undefined && options.onFileFacts !== undefined) {
-    const facts = forward?.facts;
-    if (facts !== undefined) options.onFileFacts(historyFile, facts);
-  }
+  else forward?.tellFacts();
   // A framework's run never pauses here (its own approvals end it as cancelled; a pausing cap is refused for it).
   const outcome =
     result === undefined || result.outcome === 'awaiting_approval' || result.outcome === 'awaiting_budget'

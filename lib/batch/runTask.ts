@@ -84,8 +84,12 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
       forward === undefined ? adapterOptions : Object.assign({}, adapterOptions, { sink: forward }),
     );
     if (forward !== undefined) {
-      const opened = forward.open(adapter.machine.table, options);
-      sink = historyFile === undefined ? await opened : (opened as RunSink);
+      const { table } = adapter.machine;
+      // A file opens at once: awaiting it would cost the run a tick.
+      sink =
+        historyFile === undefined
+          ? await forward.openStore(table, openSink!)
+          : forward.openFile(table, historyFile, options);
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
     }
     runEnded = onRun?.(adapter);
@@ -137,10 +141,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
   }
   if (historyError !== undefined)
     onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
-  else if (historyFile !== undefined && options.onFileFacts !== undefined) {
-    const facts = forward?.facts;
-    if (facts !== undefined) options.onFileFacts(historyFile, facts);
-  }
+  else forward?.tellFacts();
   const run: TaskRun = {
     outcome: ended.outcome,
     usage: ended.usage,

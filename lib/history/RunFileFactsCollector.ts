@@ -1,5 +1,5 @@
 import { failureReason } from './failureReason';
-import { isHistoryEntry, type HistoryItem } from './HistoryEntry';
+import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
 import { RunFactsCollector, type RunUsage } from './runFacts';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
@@ -50,7 +50,7 @@ export class RunFileFactsCollector {
     this.#startedAt ??= at;
   }
 
-  /** The next line of the file, or the record, journal line or reset its sink writes. */
+  /** The next line of the file, checked as `RunFactsCollector.add` checks it. */
   add(item: HistoryItem): void {
     this.#facts.add(item);
     let record: TransitionRecord<string>;
@@ -60,6 +60,29 @@ export class RunFileFactsCollector {
       if (item.kind === 'meta') this.started(item.meta.startedAt);
       return;
     }
+    this.#counted(record);
+  }
+
+  /**
+   * A record the run's sink writes, as it writes it: the library made it, so it is taken
+   * unchecked (see `RunFactsCollector.takeRecord`). The same facts as `add` of its line.
+   */
+  record(record: TransitionRecord<string>): void {
+    this.#facts.takeRecord(record);
+    this.#counted(record);
+  }
+
+  /** A journal line the run's sink writes; unchecked, as `record`. */
+  journal(line: JournalLineRead): void {
+    this.#facts.takeJournal(line);
+  }
+
+  /** A reset the run's sink writes. */
+  reset(): void {
+    this.#facts.takeReset();
+  }
+
+  #counted(record: TransitionRecord<string>): void {
     this.#transitions += 1;
     this.#startedAt ??= record.at - record.durationMs;
     this.#lastAt = record.at;

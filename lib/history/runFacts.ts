@@ -186,14 +186,32 @@ export class RunFactsCollector {
       case 'journal':
         this.#journal(item.journal);
         return undefined;
-      case 'reset': {
-        this.#failing = null;
-        const open = this.#open;
-        if (open === undefined) return undefined;
-        this.#open = undefined;
-        return this.#close(open, 'reset', null, 'incomplete', false);
-      }
+      case 'reset':
+        return this.takeReset();
     }
+  }
+
+  // The `take` methods are `add` without its checks and without an entry around the item, for
+  // what the library made itself (a run's sink hears its machine's records and journal lines):
+  // valid by construction, and a batch hears a dozen or more a run.
+
+  /** `add` of a record the library made. @internal */
+  takeRecord(record: TransitionRecord<string>): TurnFacts | undefined {
+    return this.#record(record, undefined);
+  }
+
+  /** `add` of a journal line the library wrote. @internal */
+  takeJournal(line: JournalLineRead): void {
+    this.#journal(line);
+  }
+
+  /** `add` of a reset of the machine. @internal */
+  takeReset(): TurnFacts | undefined {
+    this.#failing = null;
+    const open = this.#open;
+    if (open === undefined) return undefined;
+    this.#open = undefined;
+    return this.#close(open, 'reset', null, 'incomplete', false);
   }
 
   /** The run's cumulative usage as of the items added so far; null when none carried usage. */

@@ -1,0 +1,99 @@
+// A cut-off run's journal is read with its state, in the one pass a resume makes over its file,
+// and served from there when the run continues, as long as the file is what was read.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
+import type { RecordedLine } from '../../lib/agent/RunRecording';
+import { KeptJournals } from '../../lib/batch/KeptJournals';
+import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
+import * as loadHistoryModule from '../../lib/history/loadHistory';
+
+const instant = async (): Promise<void> => undefined;
+const USAGE = { inputTokens: 100, outputTokens: 10, costUsd: 0.01 };
+const CALLS = 6;
+
+let dir: string;
+beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-kept-'))));
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** One task of CALLS tool rounds, then an answer. */
+function longTask(): BatchTask[] {
+  const replies: ScriptedReply[] = Array.from({ length: CALLS }, (_, i) => ({
+    toolCalls: [{ id: `c${i}`, name: 'read' }],
+    usage: USAGE,
+  }));
+  replies.push({ text: 'done', usage: USAGE });
+  return [
+    {
+      id: 'long',
+      input: 'go',
+      agent: () => createScriptedAgent({ replies, tools: { read: { output: 'text' } }, sleep: instant }),
+    },
+  ];
+}
+
+/** The long task's folder, its file cut before the reserve line of its last call: what a kill leaves. */
+async function cutOffFolder(): Promise<string> {
+  await runBatch(longTask(), { historyDir: dir, logger: false, historyDurability: 'none' });
+  const file = path.join(dir, 'long.jsonl');
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  let reserves = 0;
+  const cut = lines.findIndex((l) => l.startsWith('{"type":"reserve"') && ++reserves === CALLS + 1);
+  fs.writeFileSync(file, `${lines.slice(0, cut).join('\n')}\n`);
+  return file;
+}
+
+const LINES: RecordedLine[] = [{ type: 'llm', turn: 1 }];
+
+describe('KeptJournals', () => {
+  it('reads a cut-off run’s file once when its batch resumes: its state and the journal it continues from', async () => {
+    const file = await cutOffFolder();
+    const reads = jest.spyOn(loadHistoryModule, 'readHistoryInto');
+    try {
+      const report = await runBatch(longTask(), { historyDir: dir, logger: false, resume: true });
+      expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'continued' });
+      expect(report.runs[0]!.resume?.recordedCalls).toBe(CALLS);
+      expect(reads.mock.calls.filter(([name]) => name === file)).toHaveLength(1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('gives a journal up once, and only while its file has the size and mtime it had before the read', () => {
+    const file = path.join(dir, 'run.jsonl');
+    fs.writeFileSync(file, 'line\n');
+    const kept = new KeptJournals();
+    kept.keep(file, fs.statSync(file), LINES);
+    expect(kept.take(file)).toBe(LINES);
+    expect(kept.take(file)).toBeUndefined();
+
+    kept.keep(file, fs.statSync(file), LINES);
+    fs.appendFileSync(file, 'more\n'); // written after it was read: read it again
+    expect(kept.take(file)).toBeUndefined();
+
+    const stat = fs.statSync(file);
+    kept.keep(file, stat, LINES);
+    fs.utimesSync(file, new Date(), new Date(stat.mtimeMs + 5_000)); // same size, written again
+    expect(kept.take(file)).toBeUndefined();
+
+    kept.keep(file, fs.statSync(file), LINES);
+    fs.rmSync(file);
+    expect(kept.take(file)).toBeUndefined();
+  });
+
+  it('keeps the journals of 32 MiB of files at most, and has room again as they are taken', () => {
+    const file = path.join(dir, 'run.jsonl');
+    fs.writeFileSync(file, 'line\n');
+    const real = fs.statSync(file);
+    const big = { size: 24 * 1024 * 1024, mtimeMs: real.mtimeMs } as fs.Stats;
+    const kept = new KeptJournals();
+    expect(kept.fits(32 * 1024 * 1024)).toBe(true);
+    expect(kept.fits(32 * 1024 * 1024 + 1)).toBe(false);
+    kept.keep(file, big, LINES);
+    expect(kept.fits(8 * 1024 * 1024)).toBe(true);
+    expect(kept.fits(8 * 1024 * 1024 + 1)).toBe(false);
+    expect(kept.take(file)).toBeUndefined(); // its size is not the file's
+    expect(kept.fits(32 * 1024 * 1024)).toBe(true);
+  });
+});
