@@ -344,10 +344,11 @@ export class BatchScheduler {
       ...(signal === undefined && !pausing ? {} : { signal: this.#cancelRuns.signal }),
       ...(canAbort ? { factorySignal: this.#cancelFactories.signal } : {}),
       ...this.#s.sinkFor(index),
-      ...(onRun === undefined ? {} : { onRun: (agent: AgentWithStateMachine) => onRun({ id: task.id, index, agent }) }),
+      ...(onRun === undefined ? {} : { onRun: tellRun.bind(undefined, onRun, task.id, index) }),
       ...(log === undefined ? {} : { onProblem: log.error }),
       ...(onFileFacts === undefined ? {} : { onFileFacts }),
-      awaitPause: (agent, paused) => this.#parked.park(task.id, index, agent, slot, paused),
+      // Bound, not arrows: the bundle's keepNames names each arrow as it is made, once a run.
+      awaitPause: this.#parked.park.bind(this.#parked, task.id, index, slot),
     });
     const wait = this.#parked.takeWait(index);
     const capWait = this.#parked.takeCapWait(index);
@@ -358,6 +359,16 @@ export class BatchScheduler {
       ...(capWait === undefined ? {} : { capWait: { ...capWait } }),
     };
   }
+}
+
+/** `onRun` told of run `index`'s adapter (a function bound per run). */
+function tellRun(
+  onRun: NonNullable<BatchOptions['onRun']>,
+  id: string,
+  index: number,
+  agent: AgentWithStateMachine,
+): ReturnType<NonNullable<BatchOptions['onRun']>> {
+  return onRun({ id, index, agent });
 }
 
 function countOutcomes(): Record<RunOutcome, number> {

@@ -166,8 +166,8 @@ export class ParkedRuns {
   async park(
     id: string,
     index: number,
-    agent: AgentWithStateMachine,
     slot: Slot,
+    agent: AgentWithStateMachine,
     paused?: TurnResult,
   ): Promise<TurnResult> {
     if (paused?.outcome === 'awaiting_budget') return this.#parkAtCap(id, index, agent, slot, paused);

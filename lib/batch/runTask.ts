@@ -5,6 +5,7 @@ import { BudgetExceededError, OperationError, TurnCancelledError } from '../agen
 import { emptyUsage } from '../agent/UsageTotals';
 import type { RunSink } from './RunStore';
 import { RunSinkForward } from './RunSinkForward';
+import { isThenable } from '../internal/isThenable';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { settleWithGrace } from '../internal/settleWithGrace';
@@ -58,10 +59,10 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
   let runEnded: (() => void) | void = undefined;
   let ended: Pick<TaskRun, 'outcome' | 'usage' | 'transitions' | 'error'>;
   try {
-    // A ready agent is taken as it is: awaiting it would cost the run a promise and a tick.
-    const agent =
+    // A ready agent (or one a factory makes at once) is taken as it is: awaiting it would cost the run a promise and a tick.
+    const made =
       typeof task.agent === 'function'
-        ? await resolveAgent(
+        ? resolveAgent(
             task.agent,
             name,
             factorySignal,
@@ -69,6 +70,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
             adapterOptions.sleep ?? realSleep,
           )
         : task.agent;
+    const agent = isThenable(made) ? await made : made;
     // The file is opened once the adapter has accepted the agent, so only runs that really
     // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
     if (forward !== undefined && adapterOptions.sink !== undefined)
@@ -169,21 +171,40 @@ function movesMade(adapter: AgentWithStateMachine | undefined): number {
  * `graceMs` to settle, then is abandoned: an abort must not wait on a hung factory. A factory
  * that fails or is abandoned after the abort ends the run as cancelled.
  */
-async function resolveAgent(
+function resolveAgent(
   factory: Exclude<AgentSource, AgentLoop>,
   name: string,
   signal: AbortSignal | undefined,
   graceMs: number,
   wait: Sleep,
-): Promise<AgentLoop> {
-  if (signal === undefined) {
-    // Nothing can abort it: nothing to wait for but the factory itself.
-    try {
-      return await factory({ signal: NEVER_ABORTED });
-    } catch (error) {
-      throw new OperationError(`${name}.agent()`, error);
-    }
+): AgentLoop | Promise<AgentLoop> {
+  if (signal !== undefined) return resolveAbortable(factory, name, signal, graceMs, wait);
+  // Nothing can abort it: nothing to wait for but the factory itself, and nothing at all when it answers at once.
+  let made: AgentLoop | Promise<AgentLoop>;
+  try {
+    made = factory({ signal: NEVER_ABORTED });
+  } catch (error) {
+    throw new OperationError(`${name}.agent()`, error);
   }
+  return isThenable(made) ? awaitFactory(made, name) : made;
+}
+
+async function awaitFactory(made: PromiseLike<AgentLoop>, name: string): Promise<AgentLoop> {
+  try {
+    return await made;
+  } catch (error) {
+    throw new OperationError(`${name}.agent()`, error);
+  }
+}
+
+/** A factory whose run can be aborted: it gets `graceMs` to settle once the signal aborts, then is abandoned. */
+async function resolveAbortable(
+  factory: Exclude<AgentSource, AgentLoop>,
+  name: string,
+  signal: AbortSignal,
+  graceMs: number,
+  wait: Sleep,
+): Promise<AgentLoop> {
   const settled = await settleWithGrace(() => factory({ signal }), signal, graceMs, wait);
   if (settled.kind === 'value') return settled.value;
   if (settled.kind === 'threw' && !signal.aborted) throw new OperationError(`${name}.agent()`, settled.error);
