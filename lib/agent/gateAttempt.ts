@@ -5,12 +5,14 @@ import {
   boundLLMCall,
   plansCalls,
   reserveLLMCall,
+  type BoundCall,
   type CallFlags,
   type PlannedCall,
   type Reservation,
 } from './reserveLLMCall';
 import type { SpentLimit } from './BudgetLimits';
 import { commitFailure } from './commitFailure';
+import { isThenable } from '../internal/isThenable';
 import { OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import type { WrapHold } from './ExternalBudget';
@@ -45,9 +47,13 @@ export function gateAttempt(
   handOver: (() => void) | undefined,
 ): Gate | Promise<Gate> {
   const { meter } = scope;
-  if (plansCalls(scope) || meter.hasExternal)
-    return gateWaiting(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
-  const held = holdAttempt(scope, failures, handOver, undefined);
+  const planned = plansCalls(scope) ? boundLLMCall(scope, input, attempt, flags) : undefined;
+  // Nothing to await (a bound given at once, no external budget, no reserve line): no promise either.
+  if (isThenable(planned) || meter.hasExternal || scope.settings.ledger !== undefined)
+    return gateWaiting(scope, operation, attempt, failures, planned, wrapHold, handOver);
+  if (planned !== undefined && 'kind' in planned)
+    return { kind: 'failed', error: planned.error, data: { operation, failures } };
+  const held = holdAttempt(scope, failures, handOver, planned);
   if (held instanceof Promise || 'kind' in held) return held;
   meter.charge(ONE_LLM_CALL, false);
   return held;
@@ -85,21 +91,20 @@ async function raisedOrAborted(
   return (await scope.waitForRaise!(spent)) ? RAISED : { kind: 'aborted', data: { failures } };
 }
 
-/** The gate with a bound to plan, an external budget to reserve or a reserve line to keep. */
+/** The gate with a bound to await, an external budget to reserve or a reserve line to keep. */
 async function gateWaiting(
   scope: TurnScope,
   operation: LLMOperation,
-  input: LLMCallInput,
   attempt: number,
   failures: Attempt[],
-  flags: CallFlags | undefined,
+  bound: BoundCall | Promise<BoundCall>,
   wrapHold: WrapHold | undefined,
   handOver: (() => void) | undefined,
 ): Promise<Gate> {
   const { settings: s, meter, turn } = scope;
   // The request's bound and worst case, when a strict cap, the ledger or an external dollar
   // cap needs them (the only await before the call, besides external budgets).
-  const planned = plansCalls(scope) ? await boundLLMCall(scope, input, attempt, flags) : undefined;
+  const planned = await bound;
   if (planned !== undefined && 'kind' in planned)
     return { kind: 'failed', error: planned.error, data: { operation, failures } };
   const hold = holdAttempt(scope, failures, handOver, planned);

@@ -1,5 +1,6 @@
 import { STRICT_FALSE } from './UnboundedCallsError';
 import { describeValue } from '../internal/describeValue';
+import { isThenable } from '../internal/isThenable';
 import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
 import type { LLMCall, LLMCallBound, OperationContext, Pricing } from './AgentLoop';
@@ -63,13 +64,13 @@ export function plansCalls(scope: TurnScope): boolean {
  * Under a strict cap, a loop without `llmCallBound` or a worst case that cannot be priced
  * fails closed (never $0).
  */
-export async function boundLLMCall(
+export function boundLLMCall(
   scope: TurnScope,
   input: LLMCallInput,
   attempt: number,
   flags?: CallFlags,
   needed = false,
-): Promise<PlannedCall | { kind: 'failed'; error: OperationError | ContractViolationError } | undefined> {
+): BoundCall | Promise<BoundCall> {
   const { settings: s, meter } = scope;
   // `needed`: a final call's hold (budget.wrapUp) needs the bound as a strict cap does.
   if (!needed && !plansCalls(scope)) return undefined;
@@ -94,16 +95,42 @@ export async function boundLLMCall(
       : { operation: 'sendToolResults', results: input.results, messages: input.messages };
   let raw: unknown;
   try {
-    raw = await agent.llmCallBound(call, { signal: scope.signal, turn: scope.turn, attempt, ...flags });
+    raw = agent.llmCallBound(call, { signal: scope.signal, turn: scope.turn, attempt, ...flags });
   } catch (error) {
-    // Only a strict cap needs the bound; for the ledger, a loop that cannot bound this request leaves its worst case unknown.
-    if (!strict)
-      return { bound: undefined, worst: { costUsd: undefined, why: `llmCallBound threw: ${messageOf(error)}` } };
-    return { kind: 'failed', error: new OperationError('llmCallBound', error) };
+    return boundThrew(error, strict);
   }
+  // A bound given at once is planned at once: awaiting it would cost the call a tick or two.
+  return isThenable(raw) ? awaitBound(raw, s.pricing, strict) : planBound(raw, s.pricing, strict);
+}
+
+/** What `boundLLMCall` answers: the planned call, why it cannot be planned, or undefined when nothing needs it. */
+export type BoundCall = PlannedCall | { kind: 'failed'; error: OperationError | ContractViolationError } | undefined;
+
+async function awaitBound(
+  raw: PromiseLike<unknown>,
+  pricing: Pricing | undefined,
+  strict: boolean,
+): Promise<BoundCall> {
+  let bound: unknown;
+  try {
+    bound = await raw;
+  } catch (error) {
+    return boundThrew(error, strict);
+  }
+  return planBound(bound, pricing, strict);
+}
+
+function boundThrew(error: unknown, strict: boolean): BoundCall {
+  // Only a strict cap needs the bound; for the ledger, a loop that cannot bound this request leaves its worst case unknown.
+  if (!strict)
+    return { bound: undefined, worst: { costUsd: undefined, why: `llmCallBound threw: ${messageOf(error)}` } };
+  return { kind: 'failed', error: new OperationError('llmCallBound', error) };
+}
+
+function planBound(raw: unknown, pricing: Pricing | undefined, strict: boolean): BoundCall {
   const problem = boundProblem(raw);
   if (problem !== undefined) return { kind: 'failed', error: new ContractViolationError('llmCallBound', problem, raw) };
-  const planned = planBoundedCall(raw as LLMCallBound, s.pricing, strict);
+  const planned = planBoundedCall(raw as LLMCallBound, pricing, strict);
   return planned instanceof OperationError ? { kind: 'failed', error: planned } : planned;
 }
 
