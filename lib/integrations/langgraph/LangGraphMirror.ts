@@ -16,6 +16,8 @@ import {
 } from 'agent-state-machine';
 import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
 import { messageText, modelResponseOf, userText } from './messageOf';
+import { LinkedSignal } from '../../internal/LinkedSignal';
+import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { ServedCalls } from './servedCalls';
 import { watchStreamEvent, watchToken } from './watchToken';
@@ -152,8 +154,17 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const user = config.signal;
     if (user !== undefined && !(user instanceof AbortSignal))
       throw new InvalidArgumentError('config.signal', 'an AbortSignal', user);
-    const signal = user === undefined ? this.signal : AbortSignal.any([user, this.signal]);
     if (!this.mirror.running) this.mirror.runStart(userText(input));
+    // The caller's signal cancels the mirror's run, so that every handler sees the run cancelled
+    // (not the graph failed) whichever of them hears of it first.
+    const cancel = user === undefined ? undefined : this.#cancelFrom.bind(this, user);
+    if (user?.aborted === true) this.#cancelFrom(user);
+    else if (cancel !== undefined) user!.addEventListener('abort', cancel);
+    // A signal of this run's own, taken once the run started (a run after a cancelled one gets a
+    // fresh signal): LangGraph leaves an abort listener on the signal it is given at every
+    // invoke, which on the mirror's (or the caller's) would pile up run after run.
+    const run = new LinkedSignal([this.signal]);
+    const { signal } = run;
     this.#over = false;
     try {
       const output = await graph.invoke(input, { ...config, callbacks, signal });
@@ -168,7 +179,15 @@ export class LangGraphMirror extends BaseCallbackHandler {
       }
       this.#over = true;
       throw error;
+    } finally {
+      run.release();
+      if (cancel !== undefined) user!.removeEventListener('abort', cancel);
     }
+  }
+
+  #cancelFrom(user: AbortSignal): void {
+    const reason: unknown = user.reason;
+    this.mirror.cancel(typeof reason === 'string' ? reason : `aborted by the caller's signal: ${messageOf(reason)}`);
   }
 
   /** Why a call after the run's end is refused: how the run ended. */

@@ -2,6 +2,7 @@ import { type AIMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, interrupt } from '@langchain/langgraph';
 import { ToolNode, createReactAgent } from '@langchain/langgraph/prebuilt';
+import { getEventListeners } from 'node:events';
 import { z } from 'zod';
 import { BudgetExceededError, TurnCancelledError, type StateMachine, type StateName } from 'agent-state-machine';
 import { validateHistory } from 'agent-state-machine/history';
@@ -173,6 +174,48 @@ describe('LangGraphMirror', () => {
     expect(lg.result).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
     expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
     expectLegal(lg);
+  });
+
+  it("run() gives each invoke a signal of its own: no abort listener piles up on the mirror's or the caller's signal, and both still cancel", async () => {
+    const lg = mirror();
+    const caller = new AbortController();
+    const agent = createReactAgent({
+      llm: new ScriptedChatModel(Array.from({ length: 60 }, () => ({ text: 'done' }))),
+      tools: [echo],
+    });
+    for (let i = 0; i < 30; i++) await lg.run(agent, ask(`run ${i}`), { signal: caller.signal });
+    // LangGraph leaves a listener on the signal an invoke is given: before, one a run on these (Node warns past 10).
+    expect(getEventListeners(lg.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 30 });
+
+    for (const stop of [
+      (): unknown => lg.cancel('user pressed stop'),
+      (): void => caller.abort('the caller gave up'),
+    ]) {
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const slow = tool(
+        (_input: Record<string, never>, config) =>
+          new Promise<string>((_resolve, reject) => {
+            started();
+            (config as { signal: AbortSignal }).signal.addEventListener('abort', () => reject(new Error('aborted')), {
+              once: true,
+            });
+          }),
+        { name: 'slow', description: 'Waits until aborted', schema: z.object({}) },
+      );
+      const llm = new ScriptedChatModel([{ calls: [{ id: 'c1', name: 'slow' }] }, { text: 'never' }]);
+      const outcome = lg.run(createReactAgent({ llm, tools: [slow] }), ask('wait'), { signal: caller.signal }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await running;
+      stop();
+      expect(await outcome).toBeDefined();
+      expect(lg.result).toMatchObject({ outcome: 'cancelled' });
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    }
   });
 
   it('ends a run stopped at an interrupt() as cancelled; the resumed thread is the next run', async () => {
