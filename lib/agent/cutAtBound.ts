@@ -1,4 +1,5 @@
 import { ignore } from '../internal/ignore';
+import { LinkedSignal } from '../internal/LinkedSignal';
 /**
  * A streamed response cut at its output bound. A server that ignores a request's max tokens
  * would bill past the hold; a streaming loop counts the output as it arrives and aborts the
@@ -45,6 +46,12 @@ export interface OutputBoundWatch {
   add(delta: string): void;
   /** Takes the server's running count of output tokens, when the stream reports one mid-way; throws once it passes the bound. */
   reported(outputTokens: number | null | undefined): void;
+  /**
+   * Once the request has ended: unhooks `signal` from the caller's. A signal linked to a
+   * long-lived one (a mirror's, a process-wide never-aborted one) would otherwise stay, with
+   * whatever the request hung on it, for as long as that one lives.
+   */
+  release(): void;
 }
 
 /**
@@ -73,28 +80,50 @@ function tally(text: string, into: { ascii: number; other: number }): void {
  * the attempt is charged at its hold).
  */
 export function watchOutputBound(maxOutputTokens: number | undefined, signal: AbortSignal): OutputBoundWatch {
-  if (maxOutputTokens === undefined) return { signal, add: ignore, reported: ignore };
-  const own = new AbortController();
-  const chars = { ascii: 0, other: 0 };
-  let serverCount = 0;
-  const check = (): void => {
-    const estimate = Math.ceil(chars.ascii / 3) + chars.other;
+  if (maxOutputTokens === undefined) return { signal, add: ignore, reported: ignore, release: ignore };
+  return new BoundWatch(maxOutputTokens, signal);
+}
+
+/** The watch of a bounded stream. A class: no closure is made per request. */
+class BoundWatch implements OutputBoundWatch {
+  readonly #max: number;
+  readonly #outer: AbortSignal;
+  readonly #own = new AbortController();
+  readonly #chars = { ascii: 0, other: 0 };
+  #serverCount = 0;
+  /** Made when `signal` is first read: a caller that only counts (a mirror) links nothing. */
+  #linked: LinkedSignal | undefined;
+
+  constructor(max: number, outer: AbortSignal) {
+    this.#max = max;
+    this.#outer = outer;
+  }
+
+  get signal(): AbortSignal {
+    return (this.#linked ??= new LinkedSignal([this.#outer, this.#own.signal])).signal;
+  }
+
+  add(delta: string): void {
+    tally(delta, this.#chars);
+    this.#check();
+  }
+
+  reported(outputTokens: number | null | undefined): void {
+    if (typeof outputTokens === 'number' && outputTokens > this.#serverCount) this.#serverCount = outputTokens;
+    this.#check();
+  }
+
+  release(): void {
+    this.#linked?.release();
+  }
+
+  #check(): void {
+    const estimate = Math.ceil(this.#chars.ascii / 3) + this.#chars.other;
     // The estimate may over-count, so it cuts once it reaches the bound; the server's own count, only past it.
-    if (estimate < maxOutputTokens && serverCount <= maxOutputTokens) return;
-    const counted = Math.max(estimate, serverCount);
-    const error = new StreamCutError({ countedTokens: counted, maxOutputTokens });
-    own.abort(error);
+    if (estimate < this.#max && this.#serverCount <= this.#max) return;
+    const counted = Math.max(estimate, this.#serverCount);
+    const error = new StreamCutError({ countedTokens: counted, maxOutputTokens: this.#max });
+    this.#own.abort(error);
     throw error;
-  };
-  return {
-    signal: AbortSignal.any([signal, own.signal]),
-    add(delta) {
-      tally(delta, chars);
-      check();
-    },
-    reported(outputTokens) {
-      if (typeof outputTokens === 'number' && outputTokens > serverCount) serverCount = outputTokens;
-      check();
-    },
-  };
+  }
 }

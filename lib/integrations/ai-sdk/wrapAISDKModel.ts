@@ -47,9 +47,15 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     // not: what it may bill stays within the call's hold.
     const max = typeof o.maxOutputTokens === 'number' ? o.maxOutputTokens : undefined;
     const watch = watchOutputBound(max, o.abortSignal ?? NEVER);
-    const result = await run.attempt(o, inner.modelId, (sent) =>
-      inner.doStream(max === undefined ? sent : { ...sent, abortSignal: watch.signal }),
-    );
+    let result: { stream: ReadableStream<{ type: string }> };
+    try {
+      result = await run.attempt(o, inner.modelId, (sent) =>
+        inner.doStream(max === undefined ? sent : { ...sent, abortSignal: watch.signal }),
+      );
+    } catch (error) {
+      watch.release();
+      throw error;
+    }
     const collector = new StreamCollector();
     let cut: unknown;
     // The SDK starts a streamed call's tools as their parts arrive, before the usage at the
@@ -57,7 +63,18 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     let reported!: () => void;
     run.streaming = new Promise<void>((resolve) => (reported = resolve));
     // A stream cancelled by an abort never flushes: its waiting tools go on to meet the abort.
-    run.mirror.signal.addEventListener('abort', () => reported(), { once: true });
+    // The listener goes once the stream ends, or one a call would pile up on the mirror's signal.
+    const aborted = run.mirror.signal;
+    const onAbort = (): void => {
+      watch.release();
+      reported();
+    };
+    aborted.addEventListener('abort', onAbort, { once: true });
+    const ended = (): void => {
+      aborted.removeEventListener('abort', onAbort);
+      watch.release();
+      reported();
+    };
     const stream = result.stream.pipeThrough(
       new TransformStream<{ type: string }, { type: string }>({
         transform(part, controller) {
@@ -70,7 +87,7 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
             cut = error;
             run.failed(error);
             run.streaming = undefined;
-            reported();
+            ended();
             controller.error(error);
             return;
           }
@@ -82,7 +99,7 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
           if (collector.error !== undefined) run.failed(collector.error);
           else if (collector.finished) run.responded(collector.result(), inner.modelId);
           run.streaming = undefined;
-          reported();
+          ended();
         },
       }),
     );

@@ -349,6 +349,8 @@ export class AgentsMirror {
     } catch (error) {
       if (!done) this.mirror.modelCallFailed(error, {});
       throw error;
+    } finally {
+      watch.release();
     }
   }
 

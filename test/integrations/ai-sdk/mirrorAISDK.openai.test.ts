@@ -1,5 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText, tool } from 'ai';
+import { getEventListeners } from 'node:events';
 import { z } from 'zod';
 import { validateHistory } from 'agent-state-machine/history';
 import { type Pricing } from 'agent-state-machine';
@@ -54,6 +55,27 @@ describe('mirrorAISDK with @ai-sdk/openai against a strict local server', () => 
       await s.close();
       server = undefined;
     }
+  });
+
+  it("streamed runs one after another add no abort listener of the mirror's own to its signal", async () => {
+    const runs = 12;
+    const round = (): ChatAction[] => [
+      { toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }], usage },
+      { content: 'Sunny in Oslo.', usage },
+    ];
+    const s = await serve(Array.from({ length: runs }, round).flat());
+    const m = mirrorAISDK({ model: modelOf(s), tools: { weather }, pricing, logger: false });
+    const before = getEventListeners(m.mirror.signal, 'abort').length;
+    for (let i = 0; i < runs; i++) {
+      expect(await streamText({ ...m.settings, prompt: 'Weather in Oslo?' }).text).toBe('Sunny in Oslo.');
+      expect(m.result).toMatchObject({ outcome: 'end_of_turn', turn: i + 1 });
+    }
+    // The SDK and the provider's fetch keep one a model call on the signal they are given (2 a
+    // run); the mirror hung two more on it at every streamed call, kept for good (46 after 12 runs).
+    expect(getEventListeners(m.mirror.signal, 'abort').length - before).toBeLessThanOrEqual(2 * runs);
+    expect(s.rejected).toEqual([]);
+    await s.close();
+    server = undefined;
   });
 
   it('a budget stop before the tool: the call is answered, the loop ends, and the next request is valid', async () => {
