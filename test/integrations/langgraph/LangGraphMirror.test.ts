@@ -35,6 +35,22 @@ function expectLegal(lg: LangGraphMirror, forced = 0): void {
 
 const ask = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 
+/** A tool that runs until its signal aborts; `running` resolves once it has started. */
+function slowTool() {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const slow = tool(
+    (_input: Record<string, never>, config) =>
+      new Promise<string>((_resolve, reject) => {
+        started();
+        const signal = (config as { signal?: AbortSignal }).signal!;
+        signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+      }),
+    { name: 'slow', description: 'Waits until aborted', schema: z.object({}) },
+  );
+  return { slow, running };
+}
+
 // The handler reports a refused call with console.error before it throws (LangChain does, for raiseError handlers).
 beforeEach(() => jest.spyOn(console, 'error').mockImplementation(() => undefined));
 afterEach(() => jest.restoreAllMocks());
@@ -110,17 +126,7 @@ describe('LangGraphMirror', () => {
   });
 
   it('.cancel() during a tool: the tool gets the abort, the run ends cancelled and the history stays legal', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    const slow = tool(
-      (_input: Record<string, never>, config) =>
-        new Promise<string>((_resolve, reject) => {
-          started();
-          const signal = (config as { signal?: AbortSignal }).signal!;
-          signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-        }),
-      { name: 'slow', description: 'Waits until aborted', schema: z.object({}) },
-    );
+    const { slow, running } = slowTool();
     const llm = new ScriptedChatModel([{ calls: [{ id: 'c1', name: 'slow' }] }, { text: 'never' }]);
     const lg = mirror();
     const outcome = createReactAgent({ llm, tools: [slow] })
@@ -193,18 +199,7 @@ describe('LangGraphMirror', () => {
       (): unknown => lg.cancel('user pressed stop'),
       (): void => caller.abort('the caller gave up'),
     ]) {
-      let started!: () => void;
-      const running = new Promise<void>((resolve) => (started = resolve));
-      const slow = tool(
-        (_input: Record<string, never>, config) =>
-          new Promise<string>((_resolve, reject) => {
-            started();
-            (config as { signal: AbortSignal }).signal.addEventListener('abort', () => reject(new Error('aborted')), {
-              once: true,
-            });
-          }),
-        { name: 'slow', description: 'Waits until aborted', schema: z.object({}) },
-      );
+      const { slow, running } = slowTool();
       const llm = new ScriptedChatModel([{ calls: [{ id: 'c1', name: 'slow' }] }, { text: 'never' }]);
       const outcome = lg.run(createReactAgent({ llm, tools: [slow] }), ask('wait'), { signal: caller.signal }).then(
         () => undefined,
