@@ -1,5 +1,5 @@
 import { ignore } from '../internal/ignore';
-import { LinkedSignal } from '../internal/LinkedSignal';
+import { linkSignals } from '../internal/linkSignals';
 /**
  * A streamed response cut at its output bound. A server that ignores a request's max tokens
  * would bill past the hold; a streaming loop counts the output as it arrives and aborts the
@@ -91,16 +91,18 @@ class BoundWatch implements OutputBoundWatch {
   readonly #own = new AbortController();
   readonly #chars = { ascii: 0, other: 0 };
   #serverCount = 0;
-  /** Made when `signal` is first read: a caller that only counts (a mirror) links nothing. */
-  #linked: LinkedSignal | undefined;
+  /** Set when `signal` is first read (a caller that only counts, a mirror, links nothing): undoes the link. */
+  #unlink: (() => void) | undefined;
 
   constructor(max: number, outer: AbortSignal) {
     this.#max = max;
     this.#outer = outer;
   }
 
+  /** Aborts when the caller's signal does, or when the stream is cut. */
   get signal(): AbortSignal {
-    return (this.#linked ??= new LinkedSignal([this.#outer, this.#own.signal])).signal;
+    this.#unlink ??= linkSignals(this.#own, [this.#outer]);
+    return this.#own.signal;
   }
 
   add(delta: string): void {
@@ -114,7 +116,7 @@ class BoundWatch implements OutputBoundWatch {
   }
 
   release(): void {
-    this.#linked?.release();
+    this.#unlink?.();
   }
 
   #check(): void {

@@ -16,7 +16,7 @@ import {
 } from 'agent-state-machine';
 import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
 import { messageText, modelResponseOf, userText } from './messageOf';
-import { LinkedSignal } from '../../internal/LinkedSignal';
+import { linkSignals } from '../../internal/linkSignals';
 import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { ServedCalls } from './servedCalls';
@@ -163,8 +163,9 @@ export class LangGraphMirror extends BaseCallbackHandler {
     // A signal of this run's own, taken once the run started (a run after a cancelled one gets a
     // fresh signal): LangGraph leaves an abort listener on the signal it is given at every
     // invoke, which on the mirror's (or the caller's) would pile up run after run.
-    const run = new LinkedSignal([this.signal]);
-    const { signal } = run;
+    const controller = new AbortController();
+    const unlink = linkSignals(controller, [this.signal]);
+    const { signal } = controller;
     this.#over = false;
     try {
       const output = await graph.invoke(input, { ...config, callbacks, signal });
@@ -180,7 +181,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
       this.#over = true;
       throw error;
     } finally {
-      run.release();
+      unlink();
       if (cancel !== undefined) user!.removeEventListener('abort', cancel);
     }
   }

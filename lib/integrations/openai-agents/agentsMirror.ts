@@ -41,7 +41,7 @@ import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { safeStringify } from '../../internal/safeStringify';
 import { inputText } from './inputText';
-import { linkSignals } from './linkSignals';
+import { linkSignals } from '../../internal/linkSignals';
 import { requestBound } from './requestBound';
 import { recordedModelResponse, recordedStreamEvents } from './recordedModelResponse';
 import { responseOf, type AgentsModelOutput } from './responseOf';
