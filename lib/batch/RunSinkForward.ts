@@ -17,10 +17,9 @@ import type { RunTaskOptions } from './RunTaskOptions';
  */
 export class RunSinkForward implements HistorySink<string> {
   #sink: RunSink | undefined;
-  #facts: RunFileFactsCollector | undefined;
-  /** The file whose facts are learned, and who is told them once it closed cleanly. */
-  #file: string | undefined;
-  #onFileFacts: RunTaskOptions['onFileFacts'];
+  /** With `onFileFacts`: the facts learned of `file`, and who is told them once it closed cleanly. */
+  #facts:
+    { collector: RunFileFactsCollector; file: string; tell: NonNullable<RunTaskOptions['onFileFacts']> } | undefined;
 
   /**
    * Opens the run's history file (`historyFile`) for a machine on `table`, and passes the lines
@@ -36,10 +35,9 @@ export class RunSinkForward implements HistorySink<string> {
     this.#sink = file;
     const { onFileFacts } = options;
     if (onFileFacts !== undefined) {
-      this.#facts = new RunFileFactsCollector(table);
-      if (file.startedAt !== undefined) this.#facts.started(file.startedAt);
-      this.#file = historyFile;
-      this.#onFileFacts = onFileFacts;
+      const collector = new RunFileFactsCollector(table);
+      if (file.startedAt !== undefined) collector.started(file.startedAt);
+      this.#facts = { collector, file: historyFile, tell: onFileFacts };
     }
     return file;
   }
@@ -57,7 +55,7 @@ export class RunSinkForward implements HistorySink<string> {
    */
   tellFacts(): void {
     const facts = this.#facts;
-    if (facts !== undefined) this.#onFileFacts!(this.#file!, facts.result());
+    if (facts !== undefined) facts.tell(facts.file, facts.collector.result());
   }
 
   // The facts are taken unchecked (RunFileFactsCollector.record): what is passed on is what the
@@ -66,7 +64,7 @@ export class RunSinkForward implements HistorySink<string> {
 
   write(record: TransitionRecord<string>): void {
     this.#sink?.write(record);
-    this.#facts?.record(record);
+    this.#facts?.collector.record(record);
   }
 
   rejected(error: IllegalTransitionError<string>): void {
@@ -75,12 +73,12 @@ export class RunSinkForward implements HistorySink<string> {
 
   reset(info: ResetInfo<string>): void {
     this.#sink?.reset?.(info);
-    this.#facts?.reset();
+    this.#facts?.collector.reset();
   }
 
   journal(entry: JournalLine): void | PromiseLike<void> {
     const kept = this.#sink?.journal?.(entry);
-    this.#facts?.journal(entry as JournalLineRead);
+    this.#facts?.collector.journal(entry as JournalLineRead);
     return kept;
   }
 }
