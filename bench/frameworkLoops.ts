@@ -23,7 +23,7 @@ import type * as AgentsMirrorModule from '../lib/integrations/openai-agents/agen
 import { FINAL_TEXT, mockModel, tools } from './aiSdkMock';
 import { mockChatModel } from './mockChatModel';
 
-export type FrameworkName = 'ai-sdk' | 'langgraph' | 'openai-agents';
+export type FrameworkName = 'ai-sdk' | 'langgraph' | 'langgraph-graph' | 'openai-agents';
 
 export interface FrameworkLoop {
   readonly label: string;
@@ -123,30 +123,38 @@ async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop
   };
 }
 
-async function langGraph(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
-  const list = tool(async () => 'README.md lib/', {
-    name: 'list',
-    description: 'Lists a folder',
-    schema: z.object({ dir: z.string() }),
+/**
+ * LangGraph's ReAct agent. `observe` is where the mirror hears it: `'wrapped'` (the model and
+ * tools it wrapped report to it; the graph runs with no handler of its own) or `'graph'` (the
+ * handler rides the graph's callbacks, and LangChain reports every node, channel write and
+ * branch of each step to them).
+ */
+async function langGraph(dir: string, fsync: FsyncBeforeCall, observe: 'graph' | 'wrapped'): Promise<FrameworkLoop> {
+  const list = () =>
+    tool(async () => 'README.md lib/', {
+      name: 'list',
+      description: 'Lists a folder',
+      schema: z.object({ dir: z.string() }),
+    });
+  const bareAgent = createReactAgent({ llm: mockChatModel(MAX_TOKENS), tools: [list()] });
+  const floorAgent = createReactAgent({ llm: mockChatModel(MAX_TOKENS, fsync.before), tools: [list()] });
+  const { file, sink } = sinkIn(dir, `langgraph-${observe}`);
+  const lg = new LangGraphMirror({ ...mirrorOptions, sink, observe });
+  // Both wrapped, as a resumable run's are; observing 'graph', the wrappers only serve a resumed run's calls.
+  const mirroredAgent = createReactAgent({
+    llm: lg.wrapModel(mockChatModel(MAX_TOKENS)),
+    tools: lg.wrapTools([list()]),
   });
-  const agent = (before?: () => void) => createReactAgent({ llm: mockChatModel(MAX_TOKENS, before), tools: [list] });
-  const bareAgent = agent();
-  const floorAgent = agent(fsync.before);
-  const mirroredAgent = agent();
-  const { file, sink } = sinkIn(dir, 'langgraph');
-  const lg = new LangGraphMirror({ ...mirrorOptions, sink });
   const ask = { messages: [{ role: 'user', content: 'go' }] };
   const check = (out: { messages: { content: unknown }[] }): void => {
     if (out.messages.at(-1)?.content !== 'done') throw new Error('the graph did not answer');
   };
   return {
-    label: 'LangGraph createReactAgent (a mock chat model)',
+    label: `LangGraph createReactAgent (a mock chat model), observe: '${observe}'`,
     bare: async () => check(await bareAgent.invoke(ask)),
     floor: async () => check(await floorAgent.invoke(ask)),
     mirrored: async () => {
-      // Without `signal: lg.signal`: LangGraph adds an abort listener to a signal per invoke and
-      // keeps it (Node warns past 10), which would slow later runs for a reason not the mirror's.
-      check(await mirroredAgent.invoke(ask, { callbacks: [lg] }));
+      check(await lg.run(mirroredAgent, ask));
       if (lg.result?.outcome !== 'end_of_turn') throw new Error(`mirrored run ended ${lg.result?.outcome}`);
     },
     historyFile: file,
@@ -230,6 +238,7 @@ async function openaiAgents(dir: string, fsync: FsyncBeforeCall): Promise<Framew
 
 export function frameworkLoop(name: FrameworkName, dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
   if (name === 'ai-sdk') return aiSdk(dir, fsync);
-  if (name === 'langgraph') return langGraph(dir, fsync);
+  if (name === 'langgraph') return langGraph(dir, fsync, 'wrapped');
+  if (name === 'langgraph-graph') return langGraph(dir, fsync, 'graph');
   return openaiAgents(dir, fsync);
 }

@@ -5,18 +5,18 @@ import { AIMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 
 class MockChatModel extends BaseChatModel {
-  #n = 0;
-  readonly #maxTokens: number;
-  readonly #before: (() => void) | undefined;
+  private n = 0;
+  private readonly maxTokens: number;
+  private readonly before: (() => void) | undefined;
 
   constructor(maxTokens: number, before: (() => void) | undefined) {
     super({});
-    this.#maxTokens = maxTokens;
-    this.#before = before;
+    this.maxTokens = maxTokens;
+    this.before = before;
   }
 
   override invocationParams(): Record<string, unknown> {
-    return { model: 'mock-1', max_tokens: this.#maxTokens };
+    return { model: 'mock-1', max_tokens: this.maxTokens };
   }
 
   _llmType(): string {
@@ -28,12 +28,12 @@ class MockChatModel extends BaseChatModel {
   }
 
   async _generate(): Promise<ChatResult> {
-    this.#before?.();
-    this.#n += 1;
-    const call = this.#n % 2 === 1;
+    this.before?.();
+    this.n += 1;
+    const call = this.n % 2 === 1;
     const message = new AIMessage({
       content: call ? '' : 'done',
-      tool_calls: call ? [{ id: `c${this.#n}`, name: 'list', args: { dir: '.' }, type: 'tool_call' as const }] : [],
+      tool_calls: call ? [{ id: `c${this.n}`, name: 'list', args: { dir: '.' }, type: 'tool_call' as const }] : [],
       usage_metadata: { input_tokens: 800, output_tokens: 30, total_tokens: 830 },
       response_metadata: { model_name: 'mock-1' },
     });

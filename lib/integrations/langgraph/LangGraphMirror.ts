@@ -4,6 +4,7 @@ import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import {
   InvalidArgumentError,
+  OperationError,
   StepMirror,
   TurnCancelledError,
   watchOutputBound,
@@ -24,6 +25,24 @@ import { watchStreamEvent, watchToken } from './watchToken';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
+
+/**
+ * Where the mirror hears a LangGraph run:
+ * - `'graph'` (the default): on the graph's callbacks, so it sees every chat model and tool the
+ *   graph calls, wrapped or not. LangChain then reports every node, channel write and branch of
+ *   each step to callbacks, which costs ~0.5 ms a step whatever the handler does.
+ * - `'wrapped'`: only the model and tools given to the graph through `wrapModel` and `wrapTools`
+ *   report, as their own callbacks; the graph runs with none of the mirror's. The run must go
+ *   through `run()`, which starts and ends it. A model or tool the graph calls that was not
+ *   wrapped is not seen, so it is neither counted nor capped.
+ */
+export type LangGraphObserve = 'graph' | 'wrapped';
+
+/** A mirror's options (or the batch's mirror), and where it hears the graph. */
+export type LangGraphMirrorOptions = (StepMirrorOptions | { mirror: StepMirror }) & {
+  /** Where the mirror hears the graph: `'graph'` (the default) or `'wrapped'`; see `LangGraphObserve`. */
+  observe?: LangGraphObserve;
+};
 
 /**
  * A LangChain callback handler that mirrors a LangGraph run — a prebuilt ReAct agent, or any
@@ -61,13 +80,26 @@ export class LangGraphMirror extends BaseCallbackHandler {
   readonly #watches = new Map<string, OutputBoundWatch>();
   /** Whether the model call starting asked to stream (`lc_prefer_streaming`). */
   #streams = false;
+  /** Where the mirror hears the graph. */
+  readonly observe: LangGraphObserve;
+  /** Whether `run()` is invoking the graph: observing only what it wrapped, the mirror hears nothing else. */
+  #inRun = false;
 
-  constructor(options: StepMirrorOptions | { mirror: StepMirror } = {}) {
+  constructor(options: LangGraphMirrorOptions = {}) {
     // raiseError: a refused call must fail, not be logged and made; it implies awaiting each handler.
     super({ raiseError: true });
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    this.mirror = StepMirror.fromOptions(options, 'new LangGraphMirror()', {
+    const { observe = 'graph', ...rest } = options;
+    if (observe !== 'graph' && observe !== 'wrapped')
+      throw new InvalidArgumentError(
+        'observe',
+        "'graph' (the mirror rides the graph's callbacks) or 'wrapped' (only the model and tools given through wrapModel and wrapTools report)",
+        observe,
+      );
+    this.observe = observe;
+    if (observe === 'wrapped') this.#served.reportTo = this;
+    this.mirror = StepMirror.fromOptions(rest, 'new LangGraphMirror()', {
       cannot: {
         'budget.wrapUp':
           "LangGraph's callbacks see a chat model call but cannot change its request (its tools, its messages), and the graph's edges decide which node runs next, so the mirror cannot make a final call with no tools; end the graph with its `recursionLimit`",
@@ -82,6 +114,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
    * `resume`) is answered from its journal with no request for every response recorded before
    * the cut. A callback handler cannot answer for a model: without this, a resumed run starts
    * its calls again (and pays for them again). Every other call goes to `model` as it is.
+   * Observing `'wrapped'`, the model also reports its calls to the mirror, as its own callback.
    */
   wrapModel<M>(model: M): M {
     return this.#served.wrapModel(model);
@@ -90,6 +123,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
   /**
    * The tools to give the graph, so that a resumed run's recorded tool results are served by the
    * `resumeFrom.tools` policy instead of running the tools again. Every other call runs the tool.
+   * Observing `'wrapped'`, the tools also report their calls to the mirror (`wrapTools([])` for a
+   * graph with none).
    */
   wrapTools<T>(tools: readonly T[]): T[] {
     return this.#served.wrapTools(tools);
@@ -143,14 +178,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
       throw new InvalidArgumentError('graph', 'a graph or runnable with invoke(input, config)', graph);
     if (typeof config !== 'object' || config === null)
       throw new InvalidArgumentError('config', 'a LangChain RunnableConfig object', config);
-    const given = config.callbacks;
-    let callbacks: unknown;
-    if (given === undefined || Array.isArray(given)) callbacks = [...((given as unknown[] | undefined) ?? []), this];
-    else if (typeof (given as { copy?: unknown }).copy === 'function') {
-      const manager = (given as { copy(): { addHandler(h: unknown, inherit?: boolean): void } }).copy();
-      manager.addHandler(this, true);
-      callbacks = manager;
-    } else throw new InvalidArgumentError('config.callbacks', 'an array of handlers or a CallbackManager', given);
+    const callbacks = this.#callbacksFor(config.callbacks);
     const user = config.signal;
     if (user !== undefined && !(user instanceof AbortSignal))
       throw new InvalidArgumentError('config.signal', 'an AbortSignal', user);
@@ -167,8 +195,15 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const unlink = linkSignals(controller, [this.signal]);
     const { signal } = controller;
     this.#over = false;
+    this.#interrupt = undefined;
+    this.#tools.clear();
+    this.#inRun = true;
     try {
-      const output = await graph.invoke(input, { ...config, callbacks, signal });
+      const output = await graph.invoke(input, {
+        ...config,
+        ...(callbacks === undefined ? {} : { callbacks }),
+        signal,
+      });
       // LangGraph may resolve without reporting its root run's end (its signal aborted meanwhile).
       if (this.mirror.running) this.#finish(output as ChainValues);
       return output;
@@ -181,9 +216,45 @@ export class LangGraphMirror extends BaseCallbackHandler {
       this.#over = true;
       throw error;
     } finally {
+      this.#inRun = false;
       unlink();
       if (cancel !== undefined) user!.removeEventListener('abort', cancel);
     }
+  }
+
+  /** The callbacks to invoke the graph with: the caller's, and this handler unless it hears only what it wrapped. */
+  #callbacksFor(given: unknown): unknown {
+    if (given !== undefined && !Array.isArray(given) && typeof (given as { copy?: unknown }).copy !== 'function')
+      throw new InvalidArgumentError('config.callbacks', 'an array of handlers or a CallbackManager', given);
+    if (this.observe === 'wrapped') {
+      const missing = [
+        ...(this.#served.modelWrapped ? [] : ['lg.wrapModel(model)']),
+        ...(this.#served.toolsWrapped ? [] : ['lg.wrapTools(tools)']),
+      ];
+      // Observing only what it wrapped, a mirror that wrapped nothing would see no call and cap none.
+      if (missing.length > 0)
+        throw new InvalidArgumentError(
+          'observe',
+          `'graph', or a graph built on ${missing.join(' and ')} (wrapTools([]) for a graph with no tools): observing 'wrapped', the mirror hears only the model and tools it wrapped`,
+          this.observe,
+        );
+      return given;
+    }
+    if (given === undefined || Array.isArray(given)) return [...((given as unknown[] | undefined) ?? []), this];
+    const manager = (given as { copy(): { addHandler(h: unknown, inherit?: boolean): void } }).copy();
+    manager.addHandler(this, true);
+    return manager;
+  }
+
+  /** A call heard outside `run()` while observing only what it wrapped: no run bounds it, so it is refused. */
+  #outsideRun(): Error | undefined {
+    if (this.observe !== 'wrapped' || this.#inRun) return undefined;
+    return new OperationError(
+      'a LangGraph call outside lg.run()',
+      new Error(
+        "observing 'wrapped', the mirror starts and ends a run only in lg.run(graph, input, config): invoke the graph through it",
+      ),
+    );
   }
 
   #cancelFrom(user: AbortSignal): void {
@@ -262,6 +333,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#model = typeof model === 'string' ? model : undefined;
     this.#streams = params?.stream === true;
     if (this.#over) throw this.#ended();
+    const outside = this.#outsideRun();
+    if (outside !== undefined) throw outside;
     // A resumed run: the wrapped model answers with the journaled response (no request, no budget check: it was made and paid then).
     if (this.#served.modelWrapped) {
       const response = this.mirror.recordedResponse();
@@ -328,6 +401,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
     toolCallId?: string,
   ): Promise<void> {
     if (this.#over) throw this.#ended();
+    const outside = this.#outsideRun();
+    if (outside !== undefined) throw outside;
     const id = toolCallId ?? runId;
     const call = { id, name: runName ?? 'tool', input: parseJsonOrText(input) };
     // A resumed run: the wrapped tool answers with its recorded result, by the tool policy, and does not run.
@@ -371,7 +446,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
 const NEVER = new AbortController().signal;
 
 /** Makes a `LangGraphMirror`. */
-export function langGraphMirror(options: StepMirrorOptions = {}): LangGraphMirror {
+export function langGraphMirror(options: LangGraphMirrorOptions = {}): LangGraphMirror {
   return new LangGraphMirror(options);
 }
 

@@ -3,5 +3,10 @@
  *
  * @module agent-state-machine/langgraph
  */
-export { LangGraphMirror, langGraphMirror } from './LangGraphMirror';
+export {
+  LangGraphMirror,
+  langGraphMirror,
+  type LangGraphMirrorOptions,
+  type LangGraphObserve,
+} from './LangGraphMirror';
 export { modelResponseOf, usageOf } from './messageOf';

@@ -28,6 +28,11 @@ export class ServedCalls {
   /** Whether a model, and tools, were wrapped: only then can a call be served. */
   modelWrapped = false;
   toolsWrapped = false;
+  /**
+   * The handler the wrapped model and tools report to as their own callback (the mirror's, when it
+   * observes only what it wrapped); none when it rides the graph's callbacks instead.
+   */
+  reportTo: object | undefined;
 
   serveResponse(runId: string, response: MirrorResponse): void {
     this.#responses.set(runId, response);
@@ -64,6 +69,7 @@ export class ServedCalls {
       return { generations: [{ text: response.text ?? '', message }] };
     };
     const own: PropertyDescriptorMap = { _generate: { value: generate, writable: true, configurable: true } };
+    if (this.reportTo !== undefined) own.callbacks = this.#ownCallbacks(model);
     // Only a model that streams gets a streamed answer: LangChain streams when the method is its own.
     if (inner._streamResponseChunks !== BaseChatModel.prototype._streamResponseChunks) {
       const stream: Stream = async function* (messages, options, runManager) {
@@ -117,8 +123,25 @@ export class ServedCalls {
         if (answer.isError) throw new Error(answer.output);
         return answer.output;
       };
-      return Object.create(tool as object, { _call: { value: call, writable: true, configurable: true } }) as T;
+      const own: PropertyDescriptorMap = { _call: { value: call, writable: true, configurable: true } };
+      if (this.reportTo !== undefined) own.callbacks = this.#ownCallbacks(tool);
+      return Object.create(tool as object, own) as T;
     });
+  }
+
+  /**
+   * A model's or tool's own callbacks with the mirror's handler added: LangChain reports each of
+   * its runs to them wherever the graph calls it, with no handler on the graph's config (which
+   * would be told of every node, channel write and branch of every step).
+   */
+  #ownCallbacks(runnable: unknown): PropertyDescriptor {
+    const given = (runnable as { callbacks?: unknown }).callbacks;
+    const handlers: unknown[] = Array.isArray(given)
+      ? given
+      : Array.isArray((given as { handlers?: unknown } | undefined)?.handlers)
+        ? (given as { handlers: unknown[] }).handlers
+        : [];
+    return { value: [...handlers, this.reportTo], writable: true, configurable: true };
   }
 }
 
