@@ -365,7 +365,14 @@ const PINNED: Record<string, string[]> = {
     'McpToolsOptions',
     'mcpTools',
   ],
-  './langgraph': ['LangGraphMirror', 'langGraphMirror', 'modelResponseOf', 'usageOf'],
+  './langgraph': [
+    'LangGraphMirror',
+    'LangGraphMirrorOptions',
+    'LangGraphObserve',
+    'langGraphMirror',
+    'modelResponseOf',
+    'usageOf',
+  ],
   './openai-agents': [
     'AgentsMirror',
     'AgentsMirrorOptions',

@@ -47,7 +47,9 @@ export type LangGraphMirrorOptions = (StepMirrorOptions | { mirror: StepMirror }
 /**
  * A LangChain callback handler that mirrors a LangGraph run — a prebuilt ReAct agent, or any
  * graph whose nodes call chat models and tools — into the sixteen states: pass it in the run's
- * config (`agent.invoke(input, { callbacks: [mirror], signal: mirror.signal })`).
+ * config (`agent.invoke(input, { callbacks: [mirror], signal: mirror.signal })`), or let `run()`
+ * do it. Observing `'wrapped'` (see `LangGraphObserve`), it rides the model and tools it wrapped
+ * instead, and the graph runs through `run()` with no handler of its own.
  *
  * Each invoke (or stream) of the graph is one run of the mirror: the root graph's start and end
  * bound it; each chat model call is a model attempt (a retried node, `withRetry` or a node's
