@@ -2,8 +2,8 @@
 // Completions server, mirrored by LangGraphMirror: every request is one the real API takes, the
 // tokens and the model come from the wire, and a dollar cap stops the graph before its next call.
 // Each holds whether the mirror rides the graph's callbacks (observe 'graph') or hears only the
-// model and tools it wrapped (observe 'wrapped'): ChatOpenAI.bindTools returns a RunnableBinding
-// whose `bound` the wrapper points at the wrapped model, and its own callbacks must survive that.
+// model and tools it wrapped (observe 'wrapped'): ChatOpenAI.bindTools makes another ChatOpenAI
+// (its withConfig does), which the wrapper wraps in turn, so the mirror's handler stays its own callback.
 import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
