@@ -1,5 +1,7 @@
 // Fifty LangGraph ReAct agents as one batch under one shared dollar cap: the cap stops them,
-// every history file validates, and the batch report draws them.
+// every history file validates, and the batch report draws them. Each holds whether the mirror
+// rides the graph's callbacks (observe 'graph') or hears only the model and tools it wrapped
+// (observe 'wrapped'; each agent is built in its task's run, on the wrappers of that run's mirror).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +9,7 @@ import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
 import { runBatch } from 'agent-state-machine';
-import { LangGraphMirror } from '../../../lib/integrations/langgraph';
+import { LangGraphMirror, type LangGraphObserve } from '../../../lib/integrations/langgraph';
 import { ScriptedChatModel } from './scriptedChatModel';
 import { expectBatchStoppedByCap, expectStrictBatchWithinCap } from '../../helpers/frameworkRuns';
 
@@ -35,7 +37,25 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe('a batch of LangGraph agents', () => {
+type Run = (mirror: LangGraphMirror['mirror']) => Promise<unknown>;
+
+/**
+ * The run of a ReAct agent on `llm` asked `input`: observing the graph, the agent is built once and
+ * each run gives it a mirror; observing 'wrapped', each run builds it on its own mirror's wrappers.
+ */
+function agentRun(observe: LangGraphObserve, llm: ScriptedChatModel, input: string): Run {
+  const messages = { messages: [{ role: 'user', content: input }] };
+  if (observe === 'graph') {
+    const agent = createReactAgent({ llm, tools: [echo] });
+    return (mirror) => new LangGraphMirror({ mirror }).run(agent, messages);
+  }
+  return (mirror) => {
+    const lg = new LangGraphMirror({ mirror, observe });
+    return lg.run(createReactAgent({ llm: lg.wrapModel(llm), tools: lg.wrapTools([echo]) }), messages);
+  };
+}
+
+describe.each<LangGraphObserve>(['graph', 'wrapped'])("a batch of LangGraph agents (observe '%s')", (observe) => {
   it('runs 50 ReAct agents under one shared dollar cap that stops them; every file validates and the report draws', async () => {
     const models: ScriptedChatModel[] = [];
     const tasks = Array.from({ length: 50 }, (_, i) => {
@@ -44,14 +64,8 @@ describe('a batch of LangGraph agents', () => {
         { text: `done ${i}`, inputTokens: 1000, outputTokens: 100 },
       ]);
       models.push(llm);
-      const agent = createReactAgent({ llm, tools: [echo] });
       const input = `task ${i}`;
-      return {
-        id: `task-${String(i).padStart(2, '0')}`,
-        input,
-        run: (mirror: LangGraphMirror['mirror']) =>
-          new LangGraphMirror({ mirror }).run(agent, { messages: [{ role: 'user', content: input }] }),
-      };
+      return { id: `task-${String(i).padStart(2, '0')}`, input, run: agentRun(observe, llm, input) };
     });
     const report = await runBatch(tasks, {
       concurrency: CONCURRENCY,
@@ -83,14 +97,8 @@ describe('a batch of LangGraph agents', () => {
         { maxTokens: 100 },
       );
       models.push(llm);
-      const agent = createReactAgent({ llm, tools: [echo] });
       const input = `task ${i}`;
-      return {
-        id: `task-${String(i).padStart(2, '0')}`,
-        input,
-        run: (mirror: LangGraphMirror['mirror']) =>
-          new LangGraphMirror({ mirror }).run(agent, { messages: [{ role: 'user', content: input }] }),
-      };
+      return { id: `task-${String(i).padStart(2, '0')}`, input, run: agentRun(observe, llm, input) };
     });
     const report = await runBatch(tasks, {
       concurrency: CONCURRENCY,
@@ -109,17 +117,11 @@ describe('a batch of LangGraph agents', () => {
 
   it('under a strict cap, a chat model that states no max tokens is refused before its first call, saying so', async () => {
     const llm = new ScriptedChatModel([{ text: 'done' }]);
-    const agent = createReactAgent({ llm, tools: [echo] });
-    const report = await runBatch(
-      [
-        {
-          id: 'unbounded',
-          input: 'hi',
-          run: (mirror) => new LangGraphMirror({ mirror }).run(agent, { messages: [{ role: 'user', content: 'hi' }] }),
-        },
-      ],
-      { total: { maxCostUsd: CAP, strict: true }, pricing, logger: false },
-    );
+    const report = await runBatch([{ id: 'unbounded', input: 'hi', run: agentRun(observe, llm, 'hi') }], {
+      total: { maxCostUsd: CAP, strict: true },
+      pricing,
+      logger: false,
+    });
     expect(llm.requests).toHaveLength(0);
     expect(report.runs[0]!.outcome).toBe('error');
     expect(String(report.runs[0]!.error)).toMatch(/states no max output tokens.*set maxTokens/);

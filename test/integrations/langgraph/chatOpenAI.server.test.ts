@@ -1,13 +1,16 @@
 // A LangGraph ReAct agent on LangChain's ChatOpenAI, pointed at the strict local Chat
 // Completions server, mirrored by LangGraphMirror: every request is one the real API takes, the
 // tokens and the model come from the wire, and a dollar cap stops the graph before its next call.
+// Each holds whether the mirror rides the graph's callbacks (observe 'graph') or hears only the
+// model and tools it wrapped (observe 'wrapped'): ChatOpenAI.bindTools makes another ChatOpenAI
+// (its withConfig does), which the wrapper wraps in turn, so the mirror's handler stays its own callback.
 import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 import { BudgetExceededError } from 'agent-state-machine';
 import { validateHistory } from 'agent-state-machine/history';
-import { langGraphMirror } from '../../../lib/integrations/langgraph';
+import { langGraphMirror, type LangGraphMirror, type LangGraphObserve } from '../../../lib/integrations/langgraph';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
 
 const echo = tool(async ({ text }: { text: string }) => `echo: ${text}`, {
@@ -45,45 +48,58 @@ const llm = (streaming = false) =>
     streaming,
   });
 
-describe('LangGraphMirror on ChatOpenAI against the strict local Chat Completions server', () => {
-  // Streaming: LangChain takes its streaming path (the mirror prefers it for a model that streams),
-  // with the usage the stream reports; its other path estimates the tokens with a tokenizer it
-  // downloads, minutes without a network, past the test's timeout.
-  it.each([
-    ['', false],
-    [' (streaming)', true],
-  ])(
-    'mirrors a tool round trip%s with every request accepted, priced from the tokens on the wire',
-    async (_, streaming) => {
-      const before = server.exchanges.length;
-      const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 1, strict: false }, logger: false });
-      const out = await lg.run(createReactAgent({ llm: llm(streaming), tools: [echo] }), {
-        messages: [{ role: 'user', content: 'say hi' }],
-      });
-      expect(out.messages.at(-1)?.content).toBe('done');
-      expect(server.exchanges.length - before).toBe(2);
-      expect(server.exchanges.slice(before).map((e) => e.stream)).toEqual([streaming, streaming]);
-      expect(server.rejected).toEqual([]);
-      expect(lg.result).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
-      expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1, inputTokens: 500, outputTokens: 30 });
-      expect(lg.usage.costUsd).toBeCloseTo((500 + 30 * 4) / 1e6, 12);
-      expect(lg.machine.history()[2]?.data).toMatchObject({ model: expect.stringMatching(/^gpt-4o-mini/) });
-      expect(validateHistory(lg.machine.history()).issues).toEqual([]);
-    },
-  );
+/** The ReAct agent on `model`: as it is observing the graph, built on the mirror's wrappers observing 'wrapped'. */
+const agentOf = (lg: LangGraphMirror, model: ChatOpenAI) =>
+  lg.observe === 'wrapped'
+    ? createReactAgent({ llm: lg.wrapModel(model), tools: lg.wrapTools([echo]) })
+    : createReactAgent({ llm: model, tools: [echo] });
 
-  it('stops before the second request once the dollar cap is spent', async () => {
-    const before = server.exchanges.length;
-    const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 0.0002, strict: false }, logger: false });
-    const error = await lg
-      .run(createReactAgent({ llm: llm(), tools: [echo] }), { messages: [{ role: 'user', content: 'say hi' }] })
-      .then(
+/** Observing 'wrapped', the graph runs with none of the mirror's callbacks: the handler never hears a chain. */
+const chainsHeard = (lg: LangGraphMirror): jest.SpyInstance => jest.spyOn(lg, 'handleChainStart');
+
+describe.each<LangGraphObserve>(['graph', 'wrapped'])(
+  "LangGraphMirror (observe '%s') on ChatOpenAI against the strict local Chat Completions server",
+  (observe) => {
+    // Streaming: LangChain takes its streaming path (the mirror prefers it for a model that streams),
+    // with the usage the stream reports; its other path estimates the tokens with a tokenizer it
+    // downloads, minutes without a network, past the test's timeout.
+    it.each([
+      ['', false],
+      [' (streaming)', true],
+    ])(
+      'mirrors a tool round trip%s with every request accepted, priced from the tokens on the wire',
+      async (_, streaming) => {
+        const before = server.exchanges.length;
+        const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 1, strict: false }, logger: false, observe });
+        const chains = chainsHeard(lg);
+        const out = await lg.run(agentOf(lg, llm(streaming)), {
+          messages: [{ role: 'user', content: 'say hi' }],
+        });
+        expect(out.messages.at(-1)?.content).toBe('done');
+        expect(server.exchanges.length - before).toBe(2);
+        expect(server.exchanges.slice(before).map((e) => e.stream)).toEqual([streaming, streaming]);
+        expect(server.rejected).toEqual([]);
+        expect(lg.result).toMatchObject({ outcome: 'end_of_turn', text: 'done' });
+        expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1, inputTokens: 500, outputTokens: 30 });
+        expect(lg.usage.costUsd).toBeCloseTo((500 + 30 * 4) / 1e6, 12);
+        expect(lg.machine.history()[2]?.data).toMatchObject({ model: expect.stringMatching(/^gpt-4o-mini/) });
+        expect(validateHistory(lg.machine.history()).issues).toEqual([]);
+        if (observe === 'wrapped') expect(chains).not.toHaveBeenCalled();
+        else expect(chains).toHaveBeenCalled();
+      },
+    );
+
+    it('stops before the second request once the dollar cap is spent', async () => {
+      const before = server.exchanges.length;
+      const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 0.0002, strict: false }, logger: false, observe });
+      const error = await lg.run(agentOf(lg, llm()), { messages: [{ role: 'user', content: 'say hi' }] }).then(
         () => undefined,
         (e: unknown) => e,
       );
-    expect(error).toBeInstanceOf(BudgetExceededError);
-    expect(server.exchanges.length - before).toBe(1);
-    expect(lg.result).toMatchObject({ outcome: 'budget_exceeded' });
-    expect(validateHistory(lg.machine.history()).issues).toEqual([]);
-  });
-});
+      expect(error).toBeInstanceOf(BudgetExceededError);
+      expect(server.exchanges.length - before).toBe(1);
+      expect(lg.result).toMatchObject({ outcome: 'budget_exceeded' });
+      expect(validateHistory(lg.machine.history()).issues).toEqual([]);
+    });
+  },
+);

@@ -3,7 +3,8 @@
 // recorded call with no request and the wrapped tool the recorded result with no run (or runs
 // again, by the policy); then the graph goes live with the request the cut-off run would have
 // sent next. Without the wrappers a callback handler cannot answer for the model: the run starts
-// its calls again.
+// its calls again. The resumed run is served whether the mirror rides the graph's callbacks
+// (observe 'graph') or hears only the model and tools it wrapped (observe 'wrapped').
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,7 +14,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 import type { RecordedLine } from 'agent-state-machine';
 import { JsonlHistorySink, loadHistory, validateHistory } from 'agent-state-machine/history';
-import { LangGraphMirror } from '../../../lib/integrations/langgraph';
+import { LangGraphMirror, type LangGraphObserve } from '../../../lib/integrations/langgraph';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
 
 const pricing = (u: { inputTokens?: number; outputTokens?: number }): number =>
@@ -39,7 +40,7 @@ afterEach(async () => {
 async function run(
   file: string,
   calls: { n: number },
-  options: { resumeFrom?: object; wrap?: boolean } = {},
+  options: { resumeFrom?: object; wrap?: boolean; observe?: LangGraphObserve } = {},
 ): Promise<{ lg: LangGraphMirror; text: unknown }> {
   const weather = tool(async ({ city }: { city: string }) => (calls.n++, `sunny in ${city}`), {
     name: 'weather',
@@ -52,6 +53,7 @@ async function run(
     journal: true,
     pricing,
     logger: false,
+    ...(options.observe === undefined ? {} : { observe: options.observe }),
     ...(options.resumeFrom === undefined ? {} : { resumeFrom: options.resumeFrom as never }),
   });
   const llm = new ChatOpenAI({
@@ -71,9 +73,12 @@ async function run(
 }
 
 /** The first run's journal as a kill after its tool would have left it: the second response is missing. */
-async function cutOff(calls: { n: number }): Promise<{ journal: RecordedLine[]; second: unknown }> {
+async function cutOff(
+  calls: { n: number },
+  observe?: LangGraphObserve,
+): Promise<{ journal: RecordedLine[]; second: unknown }> {
   const first = path.join(dir, 'first.jsonl');
-  await run(first, calls);
+  await run(first, calls, observe === undefined ? {} : { observe });
   const journal = [...(await loadHistory(first)).journal] as unknown as RecordedLine[];
   const llmLines = journal.filter((l) => l.type === 'llm');
   expect(llmLines).toHaveLength(2);
@@ -82,43 +87,52 @@ async function cutOff(calls: { n: number }): Promise<{ journal: RecordedLine[]; 
   return { journal: journal.filter((l) => l !== llmLines[1]), second };
 }
 
-describe('LangGraphMirror resumed from a cut-off run', () => {
-  it('serves the recorded response and tool result with no request, then sends the request the run would have sent', async () => {
-    const calls = { n: 0 };
-    const { journal, second } = await cutOff(calls);
-    expect(calls.n).toBe(1);
-    const file = path.join(dir, 'resumed.jsonl');
-    const { lg, text } = await run(file, calls, {
-      resumeFrom: { journal, usage: { llmCalls: 1, toolCalls: 1, costUsd: 0.02 } },
+describe.each<LangGraphObserve>(['graph', 'wrapped'])(
+  "LangGraphMirror (observe '%s') resumed from a cut-off run",
+  (observe) => {
+    it('serves the recorded response and tool result with no request, then sends the request the run would have sent', async () => {
+      const calls = { n: 0 };
+      const { journal, second } = await cutOff(calls, observe);
+      expect(calls.n).toBe(1);
+      const file = path.join(dir, 'resumed.jsonl');
+      const { lg, text } = await run(file, calls, {
+        observe,
+        resumeFrom: { journal, usage: { llmCalls: 1, toolCalls: 1, costUsd: 0.02 } },
+      });
+      expect(lg.observe).toBe(observe);
+      expect(text).toBe('Sunny in Oslo.');
+      // One request, the second one, as the cut-off run would have sent it.
+      expect(server.exchanges.map((e) => e.body)).toEqual([second]);
+      expect(server.rejected).toEqual([]);
+      // The tool did not run again: its recorded result was served.
+      expect(calls.n).toBe(1);
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+      // Both attempts' spend, the served call counted once.
+      expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
+      expect(lg.usage.costUsd).toBeCloseTo(0.04, 10);
+      const history = await loadHistory(file);
+      expect(validateHistory(history.entries).issues).toEqual([]);
+      const served = history.journal.filter((l) => (l as { fromJournal?: boolean }).fromJournal === true);
+      expect(served.map((l) => l.type)).toEqual(['llm', 'tool']);
     });
-    expect(text).toBe('Sunny in Oslo.');
-    // One request, the second one, as the cut-off run would have sent it.
-    expect(server.exchanges.map((e) => e.body)).toEqual([second]);
-    expect(server.rejected).toEqual([]);
-    // The tool did not run again: its recorded result was served.
-    expect(calls.n).toBe(1);
-    expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
-    // Both attempts' spend, the served call counted once.
-    expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
-    expect(lg.usage.costUsd).toBeCloseTo(0.04, 10);
-    const history = await loadHistory(file);
-    expect(validateHistory(history.entries).issues).toEqual([]);
-    const served = history.journal.filter((l) => (l as { fromJournal?: boolean }).fromJournal === true);
-    expect(served.map((l) => l.type)).toEqual(['llm', 'tool']);
-  });
-});
+  },
+);
 
 describe('LangGraphMirror resumed, by the tool policy and without the wrappers', () => {
-  it("under the tool policy 'rerun' the tool runs again, and the recorded response is still served", async () => {
-    const calls = { n: 0 };
-    const { journal } = await cutOff(calls);
-    const { lg } = await run(path.join(dir, 'rerun.jsonl'), calls, {
-      resumeFrom: { journal, tools: { rerun: ['weather'] } },
-    });
-    expect(calls.n).toBe(2);
-    expect(server.exchanges).toHaveLength(1);
-    expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, rerunTools: 1 });
-  });
+  it.each<LangGraphObserve>(['graph', 'wrapped'])(
+    "under the tool policy 'rerun' the tool runs again, and the recorded response is still served (observe '%s')",
+    async (observe) => {
+      const calls = { n: 0 };
+      const { journal } = await cutOff(calls, observe);
+      const { lg } = await run(path.join(dir, 'rerun.jsonl'), calls, {
+        observe,
+        resumeFrom: { journal, tools: { rerun: ['weather'] } },
+      });
+      expect(calls.n).toBe(2);
+      expect(server.exchanges).toHaveLength(1);
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, rerunTools: 1 });
+    },
+  );
 
   it('without wrapModel the graph makes every call again, and the earlier spend is still counted', async () => {
     const calls = { n: 0 };

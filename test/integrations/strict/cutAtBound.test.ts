@@ -121,14 +121,18 @@ describe.each(Object.keys(loops))('%s, streaming from a server that ignores max 
 /**
  * LangChain's ChatOpenAI, streaming, bounded at `MAX`, in a ReAct agent: invoked (the handler's
  * token callback cuts it), or streamed as LangGraph's v3 events (its stream event callback does).
+ * `wrapped`: the mirror observes only the model and tools it wrapped (`observe: 'wrapped'`), its
+ * handler the model's own callback, none on the graph's; `wrapped, streamEvents v3` streams the
+ * graph's v3 events inside `lg.run()` (which invokes what it is given), as wrapped mode requires.
  */
 async function reactAgentRun(
   mirror: StepMirror,
   baseURL: string,
   p: Paced,
-  how: 'invoke' | 'wrapModel' | 'streamEvents v3',
+  how: 'invoke' | 'wrapModel' | 'streamEvents v3' | 'wrapped' | 'wrapped, streamEvents v3',
 ): Promise<unknown> {
-  const lg = new LangGraphMirror({ mirror });
+  const wrapped = how.startsWith('wrapped');
+  const lg = new LangGraphMirror({ mirror, observe: wrapped ? 'wrapped' : 'graph' });
   const llm = new ChatOpenAI({
     model: 'gpt-local',
     apiKey: 'sk-local',
@@ -137,7 +141,9 @@ async function reactAgentRun(
     streaming: true,
     maxTokens: MAX,
   });
-  const agent = createReactAgent({ llm: how === 'wrapModel' ? lg.wrapModel(llm) : llm, tools: [] });
+  const agent = wrapped
+    ? createReactAgent({ llm: lg.wrapModel(llm), tools: lg.wrapTools([]) })
+    : createReactAgent({ llm: how === 'wrapModel' ? lg.wrapModel(llm) : llm, tools: [] });
   const input = { messages: [{ role: 'user', content: 'Say tok, forever' }] };
   // The test reads the text as a UI would, through its own handler.
   const reader = {
@@ -146,7 +152,14 @@ async function reactAgentRun(
       void (e.event === 'content-block-delta' && p.stream.onText()),
   };
   try {
-    if (how !== 'streamEvents v3') await lg.run(agent, input, { callbacks: [reader] });
+    if (how === 'wrapped, streamEvents v3') {
+      const streamed = {
+        invoke: async (i: typeof input, config?: Record<string, unknown>) => {
+          for await (const _ of await agent.streamEvents(i, { ...config, version: 'v3' })) void _;
+        },
+      };
+      await lg.run(streamed, input, { callbacks: [reader] });
+    } else if (how !== 'streamEvents v3') await lg.run(agent, input, { callbacks: [reader] });
     else {
       const events = await agent.streamEvents(input, { version: 'v3', callbacks: [lg, reader], signal: lg.signal });
       for await (const _ of events) void _;
@@ -186,6 +199,14 @@ const mirrors: Record<string, MirrorCase> = {
   'LangGraphMirror on streamEvents v3 (ChatOpenAI streaming, createReactAgent)': {
     server: endlessChatServer,
     run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'streamEvents v3'),
+  },
+  "LangGraphMirror observing 'wrapped' (ChatOpenAI streaming, createReactAgent)": {
+    server: endlessChatServer,
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapped'),
+  },
+  "LangGraphMirror observing 'wrapped' on streamEvents v3 inside run() (ChatOpenAI streaming, createReactAgent)": {
+    server: endlessChatServer,
+    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapped, streamEvents v3'),
   },
 };
 
