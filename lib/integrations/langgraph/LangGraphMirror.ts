@@ -199,6 +199,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#over = false;
     this.#interrupt = undefined;
     this.#tools.clear();
+    this.#served.runStarts();
     this.#inRun = true;
     try {
       const output = await graph.invoke(input, {
@@ -282,6 +283,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#over = false;
     this.#interrupt = undefined;
     this.#tools.clear();
+    this.#served.runStarts();
     if (this.mirror.running) {
       // Started already, by run() or a batch, before the graph's own start: the same run.
       if (this.machine.pendingState === 'WaitingForUserInput') return;
@@ -351,6 +353,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
       ? this.mirror.modelCallStart(undefined, bound)
       : this.mirror.modelCallStart(bound));
     if (stop !== undefined) throw stop;
+    this.#served.modelSent(runId);
     const max = chatModelMaxTokens(params, metadata);
     if (typeof max === 'number' && Number.isSafeInteger(max) && max >= 0)
       this.#watches.set(runId, watchOutputBound(max, NEVER));

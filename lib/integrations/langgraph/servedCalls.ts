@@ -11,6 +11,10 @@ interface RunManager {
 type Generate = (messages: unknown, options: unknown, runManager?: RunManager) => Promise<ChatResult>;
 type Stream = (messages: unknown, options: unknown, runManager?: RunManager) => AsyncGenerator<ChatGenerationChunk>;
 type ToolCall = (arg: unknown, runManager?: RunManager, config?: unknown) => Promise<unknown>;
+type Events = (messages: unknown, options: unknown, runManager?: RunManager) => AsyncGenerator<unknown>;
+
+/** LangChain's own `_streamChatModelEvents` (1.x releases that stream v3 events have it): it turns chunks into events. */
+const baseEvents = (BaseChatModel.prototype as unknown as { _streamChatModelEvents?: Events })._streamChatModelEvents;
 
 /**
  * The answers a resumed LangGraph run takes from its journal instead of the model and the
@@ -25,6 +29,8 @@ export class ServedCalls {
   readonly #tools = new Map<string, { output: string; isError: boolean }>();
   /** Runs answered here: their end and error callbacks were recorded already. */
   readonly #runs = new Set<string>();
+  /** Model runs the handler let start (answered here or sent) that have not ended. */
+  readonly #modelRuns = new Set<string>();
   /** Whether a model, and tools, were wrapped: only then can a call be served. */
   modelWrapped = false;
   toolsWrapped = false;
@@ -37,6 +43,17 @@ export class ServedCalls {
   serveResponse(runId: string, response: MirrorResponse): void {
     this.#responses.set(runId, response);
     this.#runs.add(runId);
+    this.#modelRuns.add(runId);
+  }
+
+  /** A model run the handler let go to the model. */
+  modelSent(runId: string): void {
+    this.#modelRuns.add(runId);
+  }
+
+  /** A run of the graph starts: model runs a run before left unended (an aborted graph's) are forgotten. */
+  runStarts(): void {
+    this.#modelRuns.clear();
   }
 
   serveTool(runId: string, answer: { output: string; isError: boolean }): void {
@@ -46,6 +63,7 @@ export class ServedCalls {
 
   /** Whether `runId` was answered here (its end is not the framework's to report). */
   ended(runId: string): boolean {
+    this.#modelRuns.delete(runId);
     return this.#runs.delete(runId);
   }
 
@@ -81,6 +99,31 @@ export class ServedCalls {
         yield new ChatGenerationChunk({ text: response.text ?? '', message: aiChunk(response) });
       };
       own._streamResponseChunks = { value: stream, writable: true, configurable: true };
+    }
+    // LangGraph's v3 events: LangChain streams the call through `_streamChatModelEvents` and
+    // gives it no run manager, so the call is told by being the one model run in flight. Where
+    // it cannot be told (parallel calls, one of them answered here), it is refused, not sent:
+    // sent, a call recorded as answered would go out uncharged.
+    const innerEvents = (inner as { _streamChatModelEvents?: unknown })._streamChatModelEvents;
+    if (typeof innerEvents === 'function' && baseEvents !== undefined) {
+      const modelRuns = this.#modelRuns;
+      const events: Events = async function* (messages, options, runManager) {
+        const sole = modelRuns.size === 1 ? modelRuns.values().next().value : undefined;
+        const response = take(runManager ?? (sole === undefined ? undefined : { runId: sole }));
+        if (response !== undefined) {
+          const chunks = async function* (): AsyncGenerator<ChatGenerationChunk> {
+            yield new ChatGenerationChunk({ text: response.text ?? '', message: aiChunk(response) });
+          };
+          yield* baseEvents.call({ _streamResponseChunks: chunks }, messages, options ?? {});
+          return;
+        }
+        if (runManager === undefined && responses.size > 0)
+          throw new Error(
+            "a resumed run's recorded model call cannot be told apart from the model calls beside it on LangGraph's streamEvents v3 (LangChain gives the chat model no run there): resume it with invoke or stream",
+          );
+        yield* (innerEvents as Events).call(model, messages, options, runManager);
+      };
+      own._streamChatModelEvents = { value: events, writable: true, configurable: true };
     }
     // Binding tools or config makes another model (ChatOpenAI) or a binding of this one: wrapped the same way.
     for (const name of ['bindTools', 'withConfig'] as const) {

@@ -40,7 +40,7 @@ afterEach(async () => {
 async function run(
   file: string,
   calls: { n: number },
-  options: { resumeFrom?: object; wrap?: boolean; observe?: LangGraphObserve } = {},
+  options: { resumeFrom?: object; wrap?: boolean; observe?: LangGraphObserve; v3?: boolean } = {},
 ): Promise<{ lg: LangGraphMirror; text: unknown }> {
   const weather = tool(async ({ city }: { city: string }) => (calls.n++, `sunny in ${city}`), {
     name: 'weather',
@@ -67,7 +67,23 @@ async function run(
     llm: wrap ? lg.wrapModel(llm) : llm,
     tools: wrap ? lg.wrapTools([weather]) : [weather],
   });
-  const out = await lg.run(agent, { messages: [{ role: 'user', content: 'Weather in Oslo?' }] });
+  const input = { messages: [{ role: 'user', content: 'Weather in Oslo?' }] };
+  // Streamed as LangGraph's v3 events, through run() (which invokes what it is given): LangChain
+  // then calls the chat model's `_streamChatModelEvents`, with no run to tell its calls apart by.
+  const graph = options.v3
+    ? {
+        invoke: async (i: typeof input, config?: Record<string, unknown>) => {
+          let text: unknown;
+          for await (const event of await agent.streamEvents(i, { ...config, version: 'v3' }))
+            if ((event as { method?: string }).method === 'values')
+              text = (
+                event as { params?: { data?: { messages?: { content: unknown }[] } } }
+              ).params?.data?.messages?.at(-1)?.content;
+          return { messages: [{ content: text }] };
+        },
+      }
+    : agent;
+  const out = await lg.run(graph, input);
   sink.close();
   return { lg, text: out.messages.at(-1)?.content };
 }
@@ -114,6 +130,29 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])(
       expect(validateHistory(history.entries).issues).toEqual([]);
       const served = history.journal.filter((l) => (l as { fromJournal?: boolean }).fromJournal === true);
       expect(served.map((l) => l.type)).toEqual(['llm', 'tool']);
+    });
+  },
+);
+
+describe.each<LangGraphObserve>(['graph', 'wrapped'])(
+  "LangGraphMirror (observe '%s') resumed on LangGraph's streamEvents v3",
+  (observe) => {
+    it('serves the recorded response with no request: the one request is the one the cut-off run would have sent next', async () => {
+      const calls = { n: 0 };
+      const { journal } = await cutOff(calls, observe);
+      const { lg } = await run(path.join(dir, 'v3.jsonl'), calls, {
+        observe,
+        v3: true,
+        resumeFrom: { journal, usage: { llmCalls: 1, toolCalls: 1, costUsd: 0.02 } },
+      });
+      expect(server.exchanges).toHaveLength(1);
+      expect(JSON.stringify(server.exchanges[0]!.body)).toContain('sunny in Oslo');
+      expect(calls.n).toBe(1);
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+      // Every request that left is charged: the live one, and the cut-off run's two.
+      expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
+      expect(lg.usage.costUsd).toBeCloseTo(0.04, 10);
+      expect(lg.result).toMatchObject({ outcome: 'end_of_turn' });
     });
   },
 );
