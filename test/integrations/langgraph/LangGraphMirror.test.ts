@@ -9,12 +9,7 @@ import { validateHistory } from 'agent-state-machine/history';
 import { langGraphMirror, type LangGraphMirror } from '../../../lib/integrations/langgraph';
 import { ScriptedChatModel } from './scriptedChatModel';
 import { TOOL_ROUND_TRIP } from '../../helpers/frameworkRuns';
-
-const echo = tool(async ({ text }: { text: string }) => `echo: ${text}`, {
-  name: 'echo',
-  description: 'Echoes its text',
-  schema: z.object({ text: z.string() }),
-});
+import { ask, echo, expectLegal, slowTool } from './graphFixtures';
 
 function stepClock(): () => number {
   let t = Date.UTC(2026, 0, 1);
@@ -26,30 +21,6 @@ function mirror(options: Parameters<typeof langGraphMirror>[0] = {}): LangGraphM
 }
 
 const states = (m: StateMachine<StateName>): string[] => m.history().map((r) => r.to);
-
-function expectLegal(lg: LangGraphMirror, forced = 0): void {
-  const records = lg.machine.history();
-  expect(validateHistory(records).issues).toEqual([]);
-  expect(records.filter((r) => r.forced)).toHaveLength(forced);
-}
-
-const ask = (text: string) => ({ messages: [{ role: 'user', content: text }] });
-
-/** A tool that runs until its signal aborts; `running` resolves once it has started. */
-function slowTool() {
-  let started!: () => void;
-  const running = new Promise<void>((resolve) => (started = resolve));
-  const slow = tool(
-    (_input: Record<string, never>, config) =>
-      new Promise<string>((_resolve, reject) => {
-        started();
-        const signal = (config as { signal?: AbortSignal }).signal!;
-        signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-      }),
-    { name: 'slow', description: 'Waits until aborted', schema: z.object({}) },
-  );
-  return { slow, running };
-}
 
 // The handler reports a refused call with console.error before it throws (LangChain does, for raiseError handlers).
 beforeEach(() => jest.spyOn(console, 'error').mockImplementation(() => undefined));

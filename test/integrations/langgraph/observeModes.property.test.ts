@@ -4,30 +4,15 @@
 // kind, a strict dollar cap) run once each way, under one clock, leaves byte-identical
 // histories, usage and results, and sends the model the same requests.
 import fc from 'fast-check';
-import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
-import { z } from 'zod';
 import { type BudgetLimits } from 'agent-state-machine';
 import { validateHistory } from 'agent-state-machine/history';
 import { LangGraphMirror, type LangGraphObserve } from '../../../lib/integrations/langgraph';
 import { ScriptedChatModel, type ScriptedStep } from './scriptedChatModel';
-
-const step: fc.Arbitrary<ScriptedStep> = fc.oneof(
-  fc
-    .record({
-      calls: fc.array(fc.constantFrom('ok', 'fails', 'cancels'), { minLength: 1, maxLength: 3 }),
-      inputTokens: fc.integer({ min: 1, max: 200 }),
-    })
-    .map(({ calls, inputTokens }) => ({ calls: calls.map((name) => ({ id: '', name })), inputTokens })),
-  fc.constant({ error: new Error('503 overloaded') }),
-  fc.constant({ text: 'final' }),
-);
+import { countLimits, scriptTools, scripts } from './randomScripts';
 
 const budget: fc.Arbitrary<BudgetLimits> = fc.oneof(
-  fc.constant({}),
-  fc.integer({ min: 1, max: 4 }).map((n) => ({ maxLlmCalls: n })),
-  fc.integer({ min: 1, max: 4 }).map((n) => ({ maxToolCalls: n })),
-  fc.integer({ min: 50, max: 600 }).map((n) => ({ maxTokens: n })),
+  ...countLimits,
   // Strict: each call's worst case (its messages and the 64 max tokens it states) is held first.
   fc.integer({ min: 1, max: 40 }).map((n) => ({ maxCostUsd: n * 1e-4 })),
 );
@@ -39,22 +24,7 @@ async function runOnce(observe: LangGraphObserve, script: ScriptedStep[], limits
   let t = Date.UTC(2026, 0, 1);
   const lg = new LangGraphMirror({ logger: false, budget: limits, pricing, clock: () => (t += 1), observe });
   const llm = new ScriptedChatModel(script, { maxTokens: 64 });
-  const tools = [
-    tool(async () => 'fine', { name: 'ok', description: 'ok', schema: z.object({}) }),
-    tool(
-      async () => {
-        throw new Error('tool broke');
-      },
-      { name: 'fails', description: 'fails', schema: z.object({}) },
-    ),
-    tool(
-      async () => {
-        lg.cancel('random cancel');
-        return 'cancelled meanwhile';
-      },
-      { name: 'cancels', description: 'cancels the run while it runs', schema: z.object({}) },
-    ),
-  ];
+  const tools = scriptTools(lg);
   // Wrapped both ways: observing 'graph', the wrappers only serve a resumed run's calls.
   const agent = createReactAgent({ llm: lg.wrapModel(llm), tools: lg.wrapTools(tools) });
   const failure = await lg.run(agent, { messages: [{ role: 'user', content: 'go' }] }, { recursionLimit: 12 }).then(
@@ -77,12 +47,8 @@ afterEach(() => jest.restoreAllMocks());
 describe("LangGraphMirror observing 'graph' and 'wrapped'", () => {
   it('makes the same run of the same random script: history, usage, result and requests', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), budget, async (steps, limits) => {
-        const script = steps.map((s, n) =>
-          'calls' in s && s.calls !== undefined
-            ? { ...s, calls: s.calls.map((c, i) => ({ ...c, id: `s${n}c${i}` })) }
-            : s,
-        );
+      fc.asyncProperty(scripts, budget, async (steps, limits) => {
+        const script = [...steps];
         script.push({ text: 'final' });
         const graph = await runOnce('graph', script, limits);
         const wrapped = await runOnce('wrapped', script, limits);

@@ -14,47 +14,19 @@ import { validateHistory } from 'agent-state-machine/history';
 import { LangGraphMirror } from '../../../lib/integrations/langgraph';
 import { ScriptedChatModel } from './scriptedChatModel';
 import { TOOL_ROUND_TRIP } from '../../helpers/frameworkRuns';
-
-const echo = tool(async ({ text }: { text: string }) => `echo: ${text}`, {
-  name: 'echo',
-  description: 'Echoes its text',
-  schema: z.object({ text: z.string() }),
-});
+import { ask, echo, expectLegal, slowTool } from './graphFixtures';
 
 function wrappedMirror(options: ConstructorParameters<typeof LangGraphMirror>[0] = {}): LangGraphMirror {
   let t = Date.UTC(2026, 0, 1);
   return new LangGraphMirror({ logger: false, clock: () => (t += 1), observe: 'wrapped', ...options });
 }
 
-const ask = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 const states = (lg: LangGraphMirror): string[] => lg.machine.history().map((r) => r.to);
 const settle = (p: Promise<unknown>): Promise<unknown> =>
   p.then(
     () => undefined,
     (e: unknown) => e,
   );
-
-function expectLegal(lg: LangGraphMirror, forced = 0): void {
-  const records = lg.machine.history();
-  expect(validateHistory(records).issues).toEqual([]);
-  expect(records.filter((r) => r.forced)).toHaveLength(forced);
-}
-
-/** A tool that runs until its signal aborts; `running` resolves once it has started. */
-function slowTool() {
-  let started!: () => void;
-  const running = new Promise<void>((resolve) => (started = resolve));
-  const slow = tool(
-    (_input: Record<string, never>, config) =>
-      new Promise<string>((_resolve, reject) => {
-        started();
-        const signal = (config as { signal?: AbortSignal }).signal!;
-        signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-      }),
-    { name: 'slow', description: 'Waits until aborted', schema: z.object({}) },
-  );
-  return { slow, running };
-}
 
 beforeEach(() => jest.spyOn(console, 'error').mockImplementation(() => undefined));
 afterEach(() => jest.restoreAllMocks());
