@@ -98,14 +98,10 @@ const pricing: Pricing = (usage, { model }) => {
     model === undefined
       ? undefined
       : (PRICES[model] ?? PRICES[model.replace(/^.*\//, '').replace(/-\d{4}-\d{2}-\d{2}$/, '')]);
-  if (price === undefined) return undefined;
-  const cached = usage.cachedInputTokens ?? 0;
-  return (
-    (((usage.inputTokens ?? 0) - cached) * price.input +
-      cached * price.cachedInput +
-      (usage.outputTokens ?? 0) * price.output) /
-    1e6
-  );
+  const { inputTokens, outputTokens, cachedInputTokens: cached = 0 } = usage;
+  // A count the response did not report is unknown, not zero: the call is then charged at its worst case.
+  if (price === undefined || inputTokens === undefined || outputTokens === undefined) return undefined;
+  return ((inputTokens - cached) * price.input + cached * price.cachedInput + outputTokens * price.output) / 1e6;
 };
 
 export interface ExampleOptions {

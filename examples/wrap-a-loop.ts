@@ -55,10 +55,11 @@ async function send(
 
 // USD per million tokens; undefined for a model without a price, which stops a budgeted turn (never a silent $0).
 const PRICES: Record<string, { input: number; output: number }> = { 'gpt-4o-mini': { input: 0.15, output: 0.6 } };
-function priceOf(model: string | undefined, usage: Usage): number | undefined {
+function priceOf(model: string | undefined, { inputTokens, outputTokens }: Usage): number | undefined {
   const price = Object.entries(PRICES).find(([name]) => model?.startsWith(name))?.[1];
-  if (price === undefined) return undefined;
-  return ((usage.inputTokens ?? 0) * price.input + (usage.outputTokens ?? 0) * price.output) / 1e6;
+  // A count the response did not report is unknown, not zero: the call is then charged at its worst case.
+  if (price === undefined || inputTokens === undefined || outputTokens === undefined) return undefined;
+  return (inputTokens * price.input + outputTokens * price.output) / 1e6;
 }
 
 async function main(): Promise<void> {

@@ -42,8 +42,12 @@ export interface LlmJournalEntry {
    * whole hold (see `chargedAtHold`); absent when unknown.
    */
   costUsd?: number;
-  /** Why `costUsd` is the attempt's hold (its worst case) and not its price: it may have been billed at an unknown cost. */
+  /** Why `costUsd` is the attempt's hold (its worst case) and not its price: it may have been billed at an unknown cost (uncertain). */
   chargedAtHold?: string;
+  /** Why the attempt's hold was let go, charged nothing: it was provably not billed (never sent, or a failure the provider does not bill). */
+  released?: string;
+  /** The hold let go, in USD, when one was computed. */
+  releasedUsd?: number;
   /** The response used more output tokens than its request's bound allowed: by how much. */
   boundExceeded?: BoundExceeded;
   /** The response stream was cut at its bound (the server did not stop at max tokens): the count when it was. */

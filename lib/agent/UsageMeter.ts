@@ -6,6 +6,7 @@ import { Budget } from './Budget';
 import { boundExceededMessage, type BoundExceeded } from './boundExceeded';
 import { spentLimit, type BudgetLimitName, type SpentLimit } from './BudgetLimits';
 import type { ExternalBudget, WrapHold } from './ExternalBudget';
+import { PROVIDER_BILLING, type BillingRule } from './providerBilling';
 import { OperationError } from './TurnError';
 import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
 
@@ -31,6 +32,8 @@ export interface UsageMeterOptions {
    * the earliest deadline, so that a stalled call cannot outlast it.
    */
   onDeadline?: (spent: SpentLimit) => void;
+  /** Which failed requests are not billed, so their holds are released (default `PROVIDER_BILLING`; see `billingRules`). */
+  billing?: readonly BillingRule[];
 }
 
 // setTimeout takes at most 2^31 − 1 ms; a longer delay fires at once (TimeoutOverflowWarning).
@@ -63,11 +66,13 @@ export class UsageMeter {
   #externalRelease = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
+  /** Which failed requests are not billed: the charge rule's data. */
+  readonly billing: readonly BillingRule[];
 
   constructor(options: UsageMeterOptions) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object { budgets, external?, clock?, onDeadline? }', options);
-    const { budgets, external = [], clock = Date.now, onDeadline, shared } = options;
+    const { budgets, external = [], clock = Date.now, onDeadline, shared, billing = PROVIDER_BILLING } = options;
     if (!Array.isArray(budgets) || !budgets.every((b) => b instanceof Budget))
       throw new InvalidArgumentError('budgets', 'an array of Budget', budgets);
     if (!Array.isArray(external))
@@ -83,6 +88,7 @@ export class UsageMeter {
     if (shared !== undefined && !(Array.isArray(shared) && shared.every((b) => budgets.includes(b))))
       throw new InvalidArgumentError('shared', 'an array of budgets from `budgets`', shared);
     this.#shared = shared;
+    this.billing = billing;
   }
 
   /** Starts the wall time from now and arms the deadline, if a budget has `maxWallMs`. */

@@ -15,7 +15,15 @@ import type { TurnScope } from './TurnScope';
 /** What an attempt's journal (or ledger-only) line says of its end. */
 export type AttemptEndLine = Pick<
   LlmJournalEntry,
-  'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'cutAtBound'
+  | 'response'
+  | 'costUsd'
+  | 'error'
+  | 'usage'
+  | 'chargedAtHold'
+  | 'released'
+  | 'releasedUsd'
+  | 'boundExceeded'
+  | 'cutAtBound'
 >;
 
 /** One attempt of the adapter's LLM call that has ended: what its journal line says of it. */

@@ -17,6 +17,8 @@ export interface HookCall {
   usage?: Usage;
   costUsd?: number;
   chargedAtHold?: string;
+  released?: string;
+  releasedUsd?: number;
   boundExceeded?: BoundExceeded;
   error?: string;
 }

@@ -1,12 +1,15 @@
 /**
  * The rule for what one LLM attempt costs once it has ended. Money that may have been spent
  * counts as spent: a request that left the process costs its reported usage, priced, when that
- * came back, else its whole hold (its worst case). Only a request that provably never left
- * (connection refused, no such host) releases its hold. The same rule as the ledger's: a
- * `reserve` line with no priced response after it counts at its worst case.
+ * came back (billed), else its whole hold, its worst case (uncertain). Only a request that
+ * provably was not billed releases its hold: one that never left (connection refused, no such
+ * host), or one answered with a failure the provider documents as unbilled (`PROVIDER_BILLING`:
+ * a 429, a 529, a request refused as invalid). The same rule as the ledger's: a `reserve` line
+ * with no priced response after it counts at its worst case.
  */
 
 import { failureMessage } from '../internal/failureMessage';
+import { PROVIDER_BILLING, releasedBy, type BillingRule } from './providerBilling';
 
 /** How an attempt ended, as far as its cost goes. */
 export type AttemptEnd =
@@ -20,21 +23,36 @@ export type AttemptEnd =
 /** What an ended attempt is charged. */
 export type AttemptCharge =
   | { kind: 'priced'; costUsd: number }
-  /** Charged its whole hold: the request may have been billed and its cost is unknown. */
+  /** Charged its whole hold, uncertain money: the request may have been billed and its cost is unknown. */
   | { kind: 'hold'; costUsd: number; reason: string }
-  /** Nothing charged, the hold released: the request never left. */
-  | { kind: 'release'; reason: string }
+  /** Nothing charged, the hold (`releasedUsd`, when one was computed) let go: the request was provably not billed. */
+  | { kind: 'release'; reason: string; releasedUsd?: number }
   /** It may have been billed, but no worst case was computed (no strict cap, ledger or external dollar cap): nothing to charge. */
   | { kind: 'unknown'; reason: string };
 
-/** Pure: what an attempt that ended as `end` costs, given its hold (its worst case in USD, undefined when none was computed). */
-export function chargeAttempt(end: AttemptEnd, holdUsd: number | undefined): AttemptCharge {
+/**
+ * Pure: what an attempt that ended as `end` costs, given its hold (its worst case in USD,
+ * undefined when none was computed) and which failures are not billed (`billing`).
+ */
+export function chargeAttempt(
+  end: AttemptEnd,
+  holdUsd: number | undefined,
+  billing: readonly BillingRule[] = PROVIDER_BILLING,
+): AttemptCharge {
   if (end.kind === 'priced') return { kind: 'priced', costUsd: end.costUsd };
   let why: string;
   if (end.kind === 'unpriced') why = end.why;
   else {
     const never = neverSent(end.error);
-    if (never !== undefined) return { kind: 'release', reason: `the request never left: ${never}` };
+    const unbilled = never === undefined ? releasedBy(end.error, billing) : undefined;
+    const reason =
+      never !== undefined
+        ? `the request never left: ${never}`
+        : unbilled !== undefined
+          ? `answered ${unbilled.status}, not billed: ${unbilled.why}`
+          : undefined;
+    if (reason !== undefined)
+      return holdUsd === undefined ? { kind: 'release', reason } : { kind: 'release', reason, releasedUsd: holdUsd };
     why = `it failed after the request may have left (${failureMessage(end.error)})`;
   }
   if (holdUsd === undefined) return { kind: 'unknown', reason: why };

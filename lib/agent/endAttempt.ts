@@ -3,6 +3,7 @@ import type { Usage } from './AgentLoop';
 import { chargeAttempt, type AttemptCharge, type AttemptEnd } from './chargeRule';
 import type { Reservation } from './reserveLLMCall';
 import type { UsageMeter } from './UsageMeter';
+import type { UsageDelta } from './UsageTotals';
 
 /**
  * Ends an LLM attempt's hold by the charge rule (`chargeAttempt`): releases the hold, then
@@ -13,16 +14,51 @@ export function endAttempt(meter: UsageMeter, held: Reservation, end: AttemptEnd
   // Only what is held is charged: without a strict or external dollar cap there is no hold, and
   // the cost of an attempt without a priced response stays unknown, as it always was.
   const holding = held.held > 0 || held.externalHold !== undefined;
-  const charge = chargeAttempt(end, holding ? held.worstUsd : undefined);
+  const charge = chargeAttempt(end, holding ? held.worstUsd : undefined, meter.billing);
   meter.release(held.held, held.externalHold);
-  const costUsd = charge.kind === 'priced' || charge.kind === 'hold' ? charge.costUsd : undefined;
+  const delta = chargeDelta(charge, usage);
   // A failed attempt charged nothing adds nothing: no empty charge for external budgets to carry.
-  if (usage !== undefined || costUsd !== undefined) meter.charge(responseUsage(usage, costUsd));
+  if (Object.keys(delta).length > 0) meter.charge(delta);
   return charge;
 }
 
-/** The fields of an attempt's journal (and ledger) line that say what it was charged: its cost, and why when that is its hold. */
-export function chargeFields(charge: AttemptCharge): { costUsd?: number; chargedAtHold?: string } {
-  if (charge.kind === 'hold') return { costUsd: charge.costUsd, chargedAtHold: charge.reason };
-  return charge.kind === 'priced' ? { costUsd: charge.costUsd } : {};
+/**
+ * What `charge` adds to the totals: the response's usage, its dollars (the uncertain part apart),
+ * and the dollars released. A failed attempt with nothing held adds nothing.
+ */
+export function chargeDelta(charge: AttemptCharge, usage: Usage | undefined): UsageDelta {
+  switch (charge.kind) {
+    case 'priced':
+      return responseUsage(usage, charge.costUsd);
+    case 'hold':
+      return { ...responseUsage(usage, charge.costUsd), uncertainUsd: charge.costUsd };
+    case 'release':
+      return charge.releasedUsd === undefined ? {} : { releasedUsd: charge.releasedUsd };
+    case 'unknown':
+      return usage === undefined ? {} : responseUsage(usage, undefined);
+  }
+}
+
+/**
+ * The fields of an attempt's journal (and ledger) line that say what it was charged: its cost,
+ * and why when that is its hold (uncertain) or when its hold was let go (released).
+ */
+export function chargeFields(charge: AttemptCharge): {
+  costUsd?: number;
+  chargedAtHold?: string;
+  released?: string;
+  releasedUsd?: number;
+} {
+  switch (charge.kind) {
+    case 'hold':
+      return { costUsd: charge.costUsd, chargedAtHold: charge.reason };
+    case 'priced':
+      return { costUsd: charge.costUsd };
+    case 'release':
+      return charge.releasedUsd === undefined
+        ? { released: charge.reason }
+        : { released: charge.reason, releasedUsd: charge.releasedUsd };
+    case 'unknown':
+      return {};
+  }
 }

@@ -23,7 +23,16 @@ export interface AttemptFacts {
 /** What an attempt's end adds to its line. */
 export type AttemptOutcome = Pick<
   LlmJournalEntry,
-  'response' | 'costUsd' | 'error' | 'usage' | 'chargedAtHold' | 'boundExceeded' | 'cutAtBound' | 'fromJournal'
+  | 'response'
+  | 'costUsd'
+  | 'error'
+  | 'usage'
+  | 'chargedAtHold'
+  | 'released'
+  | 'releasedUsd'
+  | 'boundExceeded'
+  | 'cutAtBound'
+  | 'fromJournal'
 >;
 
 /** The journal line of an attempt, without its end. */

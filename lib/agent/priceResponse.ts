@@ -40,9 +40,11 @@ export function priceResponse(
   const tokens = usage.inputTokens !== undefined || usage.outputTokens !== undefined;
   let unknown: string | undefined;
   if (costUsd === undefined && policy.capsCost) {
-    const what = tokens
-      ? `${(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)} tokens (${usage.inputTokens ?? '?'} in, ${usage.outputTokens ?? '?'} out)`
-      : 'no tokens';
+    const what = !tokens
+      ? 'no usage'
+      : usage.inputTokens === undefined || usage.outputTokens === undefined
+        ? `incomplete usage (${usage.inputTokens ?? 'no'} input tokens, ${usage.outputTokens ?? 'no'} output tokens)`
+        : `${usage.inputTokens + usage.outputTokens} tokens (${usage.inputTokens} in, ${usage.outputTokens} out)`;
     unknown = `${operation} reported ${what} but no costUsd for model ${model ?? '(not reported)'}, and ${policy.pricing === undefined ? 'no pricing option is set' : 'pricing returned undefined'}: maxCostUsd cannot be enforced`;
   } else if (!tokens && policy.capsTokens) {
     unknown = `${operation} reported no tokens (model ${model ?? '(not reported)'}): maxTokens cannot be enforced`;
@@ -68,6 +70,9 @@ export function priceUsage(
 ): { costUsd?: number; error?: OperationError } {
   if (usage.costUsd !== undefined || pricing === undefined)
     return usage.costUsd === undefined ? {} : { costUsd: usage.costUsd };
+  // A count the response did not report is unknown, never zero: priced from what is missing,
+  // a response without usage would cost $0. Its cost stays unknown (charged at its hold).
+  if (usage.inputTokens === undefined || usage.outputTokens === undefined) return {};
   let priced: unknown;
   try {
     priced = pricing(usage, { model });

@@ -1,4 +1,5 @@
 import { formatUsd } from '../internal/formatUsd';
+import { formatSpend } from '../internal/formatSpend';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
@@ -57,6 +58,8 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
       ['l', 'r', 'r', 'r'],
     ),
   );
+  // The cost row counts billed + uncertain, as the cap does: the figures apart, and why money is uncertain.
+  out.push(`  Money: ${formatSpend(totals)}`);
 
   const started = runs.filter((r) => r.outcome !== 'skipped');
   if (started.length > 0) {

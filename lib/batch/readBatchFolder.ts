@@ -24,6 +24,10 @@ export interface FolderRun {
   readonly reason: string | undefined;
   /** USD spent, by the ledger's rule (cut-off attempts kept beside it not included). */
   readonly costUsd: number;
+  /** Of `costUsd`, what may have been billed but reported no usage, at its worst case. */
+  readonly uncertainUsd: number;
+  /** Holds let go, provably not billed. */
+  readonly releasedUsd: number;
   /** Its history file; undefined for a skipped task. */
   readonly file: string | undefined;
   /** Earlier attempts of it that a resume set aside (`<file>.interrupted`, `<file>.interrupted.2`, …). */
@@ -44,7 +48,12 @@ export interface BatchFolder {
   readonly totals: {
     readonly runs: number;
     readonly outcomes: Readonly<Record<string, number>>;
+    /** USD charged: billed plus uncertain. */
     readonly costUsd: number;
+    /** Of `costUsd`, USD charged at a worst case: it may have been billed, no usage came back. */
+    readonly uncertainUsd: number;
+    /** USD held and let go, provably not billed. */
+    readonly releasedUsd: number;
   };
   /** Why it stopped before running every task, as far as its files tell; undefined when it did not (or still runs). */
   readonly stopped: string | undefined;
@@ -53,6 +62,9 @@ export interface BatchFolder {
   /** The raises of its paused cap asked in its raise file (`agent-sm raise <folder>`), in order. */
   readonly raises: readonly RaiseRequest[];
 }
+
+/** The money of a run that spent none (not started, or unreadable). */
+const NOTHING_SPENT = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0 });
 
 /** Failures first, the worst first; outcomes not listed (a custom table's) just before the runs that ended well. */
 const ORDER = ['error', 'budget_exceeded', 'stalled', 'cancelled', 'unreadable', 'cut_off', 'running', 'skipped'];
@@ -91,7 +103,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
   for (const task of source.runs) {
     const interrupted = task.interrupted.map((attempt) => attempt.name);
     if (task.lines === undefined) {
-      runs.push({ id: task.id, outcome: 'skipped', reason: undefined, costUsd: 0, file: undefined, interrupted });
+      runs.push({ id: task.id, outcome: 'skipped', reason: undefined, ...NOTHING_SPENT, file: undefined, interrupted });
       continue;
     }
     const file = task.lines.name;
@@ -109,13 +121,14 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
           ? 'its file holds no moves'
           : `its file ends inside a turn, in ${facts.lastState} (seq ${facts.lastSeq})`
         : facts.reason;
-      runs.push({ id: task.id, outcome, reason, costUsd: facts.costUsd, file, interrupted });
+      const { costUsd, uncertainUsd, releasedUsd } = facts;
+      runs.push({ id: task.id, outcome, reason, costUsd, uncertainUsd, releasedUsd, file, interrupted });
       if (facts.usage !== null) {
         const { llmCalls, toolCalls, inputTokens, outputTokens } = facts.usage;
         addUsageTo(used, { llmCalls, toolCalls, inputTokens, outputTokens });
       }
     } catch (error) {
-      runs.push({ id: task.id, outcome: 'unreadable', reason: messageOf(error), costUsd: 0, file, interrupted });
+      runs.push({ id: task.id, outcome: 'unreadable', reason: messageOf(error), ...NOTHING_SPENT, file, interrupted });
     }
   }
   // Stable: runs of one outcome keep the manifest's order.
@@ -125,15 +138,15 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
   const outcomes: Record<string, number> = {};
   for (const run of runs) {
     outcomes[run.outcome] = (outcomes[run.outcome] ?? 0) + 1;
-    addUsageTo(used, { costUsd: run.costUsd });
+    addUsageTo(used, { costUsd: run.costUsd, uncertainUsd: run.uncertainUsd, releasedUsd: run.releasedUsd });
   }
-  const costUsd = used.costUsd;
+  const { costUsd, uncertainUsd, releasedUsd } = used;
   return {
     dir: source.where,
     manifest,
     running,
     runs: sorted.map((s) => s.run),
-    totals: { runs: runs.length, outcomes, costUsd },
+    totals: { runs: runs.length, outcomes, costUsd, uncertainUsd, releasedUsd },
     stopped: running ? undefined : stopReason(runs, spentCap(manifest, used, raises)),
     resumed: runs.some((r) => r.interrupted.length > 0),
     raises,

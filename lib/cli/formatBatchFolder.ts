@@ -1,3 +1,4 @@
+import { formatSpend, formatSpendCell } from '../internal/formatSpend';
 import type { BatchFolder } from '../batch/readBatchFolder';
 import { escapeControl } from '../internal/escapeControl';
 import { formatTime } from '../internal/formatTime';
@@ -26,7 +27,7 @@ export function formatBatchFolder(folder: BatchFolder): string {
   const out: string[] = [];
   out.push(
     `Batch ${folder.dir}: ${plural(totals.runs, 'run')} (${counts.map(([o, n]) => `${n} ${o}`).join(', ')}), ` +
-      `$${totals.costUsd.toFixed(4)} spent${folder.running ? ' (still running)' : ''}` +
+      `${formatSpend(totals)}${folder.running ? ' (still running)' : ''}` +
       `${folder.manifest === undefined ? ' (no batch.json: the files found)' : ''}`,
   );
   if (folder.stopped !== undefined) out.push(`Stopped early: ${folder.stopped}`);
@@ -48,7 +49,7 @@ export function formatBatchFolder(folder: BatchFolder): string {
   const outcomeWidth = Math.max(7, ...runs.map((r) => r.outcome.length));
   for (const run of runs) {
     const reason = run.reason === undefined ? '' : `  ${cut(oneLine(run.reason), 200)}`;
-    out.push(`  ${run.id.padEnd(idWidth)}  ${run.outcome.padEnd(outcomeWidth)}  $${run.costUsd.toFixed(4)}${reason}`);
+    out.push(`  ${run.id.padEnd(idWidth)}  ${run.outcome.padEnd(outcomeWidth)}  ${formatSpendCell(run)}${reason}`);
     if (run.file !== undefined) out.push(`    file: ${run.file}`);
     for (const earlier of run.interrupted) out.push(`    earlier attempt: ${earlier}`);
   }
@@ -57,6 +58,6 @@ export function formatBatchFolder(folder: BatchFolder): string {
   for (const [outcome, n] of counts)
     out.push(`  ${outcome.padEnd(width)}  ${String(n).padStart(String(totals.runs).length)}`);
   out.push(`  ${'total'.padEnd(width)}  ${totals.runs}`);
-  out.push(`Total cost $${totals.costUsd.toFixed(4)}`);
+  out.push(`Total cost ${formatSpend(totals)}`);
   return out.map(escapeControl).join('\n');
 }

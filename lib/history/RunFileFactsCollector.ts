@@ -17,8 +17,12 @@ export interface RunFileFacts {
   readonly reason: string | undefined;
   /** Its usage as its records tell it; null when none carries usage. */
   readonly usage: RunUsage | null;
-  /** What it spent, by the ledger's rule (`RunSpend.costUsd`). */
+  /** What it spent, by the ledger's rule (`RunSpend.costUsd`): billed plus uncertain. */
   readonly costUsd: number;
+  /** Of `costUsd`, what may have been billed but reported no usage, at its worst case (`RunSpend.uncertainUsd`). */
+  readonly uncertainUsd: number;
+  /** Holds let go, provably not billed (`RunSpend.releasedUsd`). */
+  readonly releasedUsd: number;
   /** Moves (records) in the file. */
   readonly transitions: number;
   /** From the file's start (its meta line, else its first move's start) to its last move; 0 without moves. */
@@ -102,6 +106,8 @@ export class RunFileFactsCollector {
       reason: failing === null ? undefined : failureReason(failing.description, failing.data),
       usage: result.finalUsage,
       costUsd: result.spend.costUsd,
+      uncertainUsd: result.spend.uncertainUsd,
+      releasedUsd: result.spend.releasedUsd,
       transitions: this.#transitions,
       durationMs: startedAt === undefined || lastAt === undefined ? 0 : Math.max(0, lastAt - startedAt),
       lastState: this.#lastState,

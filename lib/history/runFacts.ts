@@ -83,8 +83,17 @@ export interface FailingMove {
  * the cost the records carry.
  */
 export interface RunSpend {
-  /** USD: never below the cost the records carry. */
+  /** USD charged, billed plus uncertain: never below the cost the records carry. */
   readonly costUsd: number;
+  /**
+   * Of `costUsd`, USD that may have been billed but whose usage never came back: calls charged at
+   * their hold, and reservations without a response at their worst case. Billed is the rest.
+   */
+  readonly uncertainUsd: number;
+  /** USD held and let go: calls provably not billed (never sent, or a failure the provider does not bill). */
+  readonly releasedUsd: number;
+  /** Why money is uncertain, most calls first: each reason and how many calls it covers. */
+  readonly uncertain: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
   /** Reservations with no `llm` line after them (calls in flight when the file ended), counted at their worst case. */
   readonly openReservations: number;
   /** Of those, reservations that stated no amount (cost unknown, no default): counted as $0 in `costUsd`, so spend is at least it. */
@@ -149,6 +158,15 @@ export class RunFactsCollector {
   readonly #retried: number[] = [];
   /** USD the ledger's `llm` lines recorded. */
   #ledgerCost = 0;
+  /** Of those, USD charged at a hold (the line says `chargedAtHold`). */
+  #ledgerUncertain = 0;
+  /** USD of holds the ledger's `llm` lines let go (`releasedUsd`). */
+  #ledgerReleased = 0;
+  /** Calls charged at their hold, by why. */
+  readonly #uncertainWhy = new Map<string, number>();
+  /** The uncertain and released USD the last running totals said (`data.usage`). */
+  #recordedUncertain = 0;
+  #recordedReleased = 0;
   /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
   readonly #reserved = new Map<string, number | undefined>();
   #ledger = false;
@@ -230,9 +248,18 @@ export class RunFactsCollector {
       else held += amount;
     }
     const recorded = this.#usage?.costUsd ?? 0;
-    const ledgerSpend = Math.round((this.#ledgerCost + held) * 1e10) / 1e10;
+    const ledgerSpend = round(this.#ledgerCost + held);
+    const uncertain = [...this.#uncertainWhy].map(([why, calls]) => ({ why, calls }));
+    if (open > 0)
+      uncertain.push({ why: 'reserved, and no response recorded (in flight when the file ended)', calls: open });
+    uncertain.sort((a, b) => b.calls - a.calls);
     return {
       costUsd: this.#ledger ? Math.max(recorded, ledgerSpend) : recorded,
+      uncertainUsd: this.#ledger
+        ? Math.max(this.#recordedUncertain, round(this.#ledgerUncertain + held))
+        : this.#recordedUncertain,
+      releasedUsd: this.#ledger ? Math.max(this.#recordedReleased, this.#ledgerReleased) : this.#recordedReleased,
+      uncertain,
       openReservations: open,
       unpricedReservations: unpriced,
       ledger: this.#ledger,
@@ -277,7 +304,17 @@ export class RunFactsCollector {
     }
     this.#reserved.delete(key);
     const cost = line.costUsd;
-    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#ledgerCost += cost;
+    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) {
+      this.#ledgerCost += cost;
+      const why = line.chargedAtHold;
+      if (typeof why === 'string') {
+        this.#ledgerUncertain += cost;
+        const said = why.replace(/^charged at its hold: /, '');
+        this.#uncertainWhy.set(said, (this.#uncertainWhy.get(said) ?? 0) + 1);
+      }
+    }
+    const released = line.releasedUsd;
+    if (typeof released === 'number' && Number.isFinite(released) && released >= 0) this.#ledgerReleased += released;
   }
 
   #outcome(): string {
@@ -378,6 +415,10 @@ export class RunFactsCollector {
             toolCalls: sum.toolCalls,
           };
     this.#usage = next;
+    if (llmCalls !== undefined) {
+      this.#recordedUncertain = finiteField(u, 'uncertainUsd') ?? this.#recordedUncertain;
+      this.#recordedReleased = finiteField(u, 'releasedUsd') ?? this.#recordedReleased;
+    }
     // The charts draw cost and tokens: a point where only the tool count moved would add nothing
     // to them. A run starts at zero, so a turn that ends before any call (its record saying
     // "nothing spent") adds none either.
@@ -423,4 +464,9 @@ function wasRetried(data: unknown): boolean {
 function finiteField(u: Record<string, unknown>, key: string): number | undefined {
   const value = u[key];
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** Dollars rounded to 1e-10, as totals are. */
+function round(usd: number): number {
+  return Math.round(usd * 1e10) / 1e10;
 }

@@ -2,7 +2,13 @@
 // fields a response reports, the order of report rows, and what a limit measures. Kept apart
 // from the lists, which are data only.
 import { LIMITS, type LimitName } from './limits';
-import { USAGE_FIELDS, type ResponseFieldName, type UsageFieldName, type UsageGrowth } from './usageFields';
+import {
+  USAGE_FIELDS,
+  type ChargeFieldName,
+  type ResponseFieldName,
+  type UsageFieldName,
+  type UsageGrowth,
+} from './usageFields';
 
 /** Every usage field, in order. */
 export const USAGE_FIELD_NAMES: readonly UsageFieldName[] = Object.freeze(
@@ -14,11 +20,19 @@ export const RESPONSE_FIELD_NAMES: readonly ResponseFieldName[] = Object.freeze(
   USAGE_FIELD_NAMES.filter((k): k is ResponseFieldName => USAGE_FIELDS[k].grows === 'response'),
 );
 
+/** The fields an LLM call's charge carries, in order: what its response reports, and what the charge rule adds (uncertain and released dollars). */
+export const CHARGE_FIELD_NAMES: readonly ChargeFieldName[] = Object.freeze(
+  USAGE_FIELD_NAMES.filter((k): k is ChargeFieldName => {
+    const grows = USAGE_FIELDS[k].grows;
+    return grows === 'response' || grows === 'charge';
+  }),
+);
+
 /** Every limit name, in the order they are checked. */
 export const LIMIT_NAMES: readonly LimitName[] = Object.freeze(Object.keys(LIMITS) as LimitName[]);
 
 /** How usage grows, in the order a turn spends: what responses report, then LLM calls, tool calls, time. */
-const GROWTH_ORDER: readonly UsageGrowth[] = ['response', 'llm', 'tool', 'time'];
+const GROWTH_ORDER: readonly UsageGrowth[] = ['response', 'charge', 'llm', 'tool', 'time'];
 
 /** The limits in the order report tables list them: by what they measure, as a turn spends, and in check order within that. */
 export const LIMIT_ROWS: readonly LimitName[] = Object.freeze(

@@ -2,9 +2,10 @@
  * What makes a usage field grow:
  * - `response`: an LLM response reports it (the `Usage` field of the same name), charged after the call;
  * - `llm`, `tool`: one per call of that kind, counted when the call starts (`ExternalBudget.reserve(kind)`);
+ * - `charge`: the charge rule, as an LLM call ends (what a response cannot report: money that may have been billed, or was provably not);
  * - `time`: the clock.
  */
-export type UsageGrowth = 'response' | 'llm' | 'tool' | 'time';
+export type UsageGrowth = 'response' | 'charge' | 'llm' | 'tool' | 'time';
 
 /** How one usage field is counted and where it is kept. */
 export interface UsageFieldSpec {
@@ -30,8 +31,22 @@ export const USAGE_FIELDS = {
   inputTokens: { grows: 'response', code: 'i' },
   /** Output tokens, reasoning included. */
   outputTokens: { grows: 'response', code: 'o' },
-  /** US dollars. */
+  /**
+   * US dollars charged: billed (priced from usage the provider reported) plus uncertain. What
+   * `maxCostUsd` counts.
+   */
   costUsd: { grows: 'response', code: 'c', dollars: true },
+  /**
+   * Of `costUsd`, the uncertain part: requests that may have been billed but whose usage never
+   * came back (a 5xx, a timeout, a cut stream, a crash, a response without usage, a price the
+   * table lacks), each charged at its hold, its worst case. Billed is `costUsd − uncertainUsd`.
+   */
+  uncertainUsd: { grows: 'charge', code: 'cu', dollars: true },
+  /**
+   * US dollars held and let go: requests provably not billed (never sent, or answered with a
+   * failure the provider documents as unbilled, such as a 429). Not in `costUsd`, and no cap counts it.
+   */
+  releasedUsd: { grows: 'charge', code: 'cr', dollars: true },
   /** Tool calls, counted as they start. */
   toolCalls: { grows: 'tool', code: 't' },
   /** LLM calls, counted as they start: each attempt of a retried call counts. */
@@ -42,6 +57,11 @@ export const USAGE_FIELDS = {
 
 /** The name of one usage field: a key of `UsageTotals`. */
 export type UsageFieldName = keyof typeof USAGE_FIELDS;
+
+/** The fields an LLM call's charge carries: what its response reports, and what the charge rule adds. */
+export type ChargeFieldName = {
+  [K in UsageFieldName]: (typeof USAGE_FIELDS)[K]['grows'] extends 'response' | 'charge' ? K : never;
+}[UsageFieldName];
 
 /** The fields an LLM response reports. */
 export type ResponseFieldName = {

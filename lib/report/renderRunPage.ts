@@ -1,3 +1,4 @@
+import { formatSpend } from '../internal/formatSpend';
 import { PAGE_MOVES_KEPT, RunCollector, type CollectedRun } from './collectRun';
 import { encodeRun, stateOrder, StringTable } from './encodeRun';
 import { esc, page } from './html';
@@ -279,7 +280,7 @@ function usageCharts(facts: CollectedRun): string {
   const count = (n: number): string => Math.round(n).toLocaleString('en-US');
   return [
     '<section id="usage"><h2>Cost and tokens over time</h2>',
-    `<p class="sub">${esc(`${formatUsd(last.costUsd)}, ${count(last.inputTokens)} input and ${count(last.outputTokens)} output tokens, ${plural(last.llmCalls, 'LLM call')}, ${plural(last.toolCalls, 'tool call')}`)}</p>`,
+    `<p class="sub">${esc(`${formatSpend(facts.spend)}, ${count(last.inputTokens)} input and ${count(last.outputTokens)} output tokens, ${plural(last.llmCalls, 'LLM call')}, ${plural(last.toolCalls, 'tool call')}`)}</p>`,
     ledgerNote(facts),
     lineChart([{ name: 'cost (USD)', cls: 's-cost', points: pts((u) => u.costUsd) }], {
       title: 'Cost over time',

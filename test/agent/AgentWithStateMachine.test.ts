@@ -32,7 +32,16 @@ describe('AgentWithStateMachine', () => {
         text: 'Hello!',
         turn: 1,
         transitions: 4,
-        usage: { inputTokens: 12, outputTokens: 3, costUsd: 0.001, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+        usage: {
+          inputTokens: 12,
+          outputTokens: 3,
+          costUsd: 0.001,
+          toolCalls: 0,
+          llmCalls: 1,
+          wallMs: 0,
+          uncertainUsd: 0,
+          releasedUsd: 0,
+        },
       });
       expect(d.path()).toEqual(['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'EndOfTurn']);
       expect(d.agent.calls).toEqual([{ op: 'sendUserMessage', message: 'hi', attempt: 1 }]);
@@ -413,7 +422,16 @@ describe('AgentWithStateMachine', () => {
         reason: 'user pressed Esc',
         interrupted: ['c1', 'c2'],
         outcome: 'cancelled',
-        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+        usage: {
+          inputTokens: 0,
+          outputTokens: 0,
+          costUsd: 0,
+          toolCalls: 0,
+          llmCalls: 1,
+          wallMs: 0,
+          uncertainUsd: 0,
+          releasedUsd: 0,
+        },
       });
       expect(d.agent.calls.map((c) => c.op)).toEqual(['sendUserMessage']);
       expect(d.rejected).toEqual([]);
@@ -443,7 +461,16 @@ describe('AgentWithStateMachine', () => {
           { callId: 'c3', name: 'bash', isError: true, ms: 0, note: 'interrupted: user pressed Esc' },
         ],
         outcome: 'cancelled',
-        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 1, llmCalls: 1, wallMs: 0 },
+        usage: {
+          inputTokens: 0,
+          outputTokens: 0,
+          costUsd: 0,
+          toolCalls: 1,
+          llmCalls: 1,
+          wallMs: 0,
+          uncertainUsd: 0,
+          releasedUsd: 0,
+        },
       });
       expect(d.agent.calls.filter((c) => c.op === 'runTool')).toHaveLength(1);
       expect(d.rejected).toEqual([]);
@@ -555,7 +582,16 @@ describe('AgentWithStateMachine', () => {
         limit: 'maxTokens',
         used: 1100,
         max: 1000,
-        usage: { inputTokens: 600, outputTokens: 500, costUsd: 0, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+        usage: {
+          inputTokens: 600,
+          outputTokens: 500,
+          costUsd: 0,
+          toolCalls: 0,
+          llmCalls: 1,
+          wallMs: 0,
+          uncertainUsd: 0,
+          releasedUsd: 0,
+        },
       });
       expect(d.agent.calls).toHaveLength(1);
     });

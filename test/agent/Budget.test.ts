@@ -15,6 +15,8 @@ describe('Budget', () => {
       toolCalls: 0,
       llmCalls: 2,
       wallMs: 0,
+      uncertainUsd: 0,
+      releasedUsd: 0,
     });
     expect(budget.spent()!.message).toBe('budget exceeded: $0.3000 of $0.3000 after 2 LLM calls');
   });

@@ -73,7 +73,19 @@ describe('spentLimit() with odd values', () => {
   it('names a null usage or null limits instead of throwing a TypeError', () => {
     expect(() => spentLimit(null as never, { maxCostUsd: 1 })).toThrow('Expected `usage` to be usage totals');
     expect(() =>
-      spentLimit({ costUsd: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 }, null as never),
+      spentLimit(
+        {
+          costUsd: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+          toolCalls: 0,
+          llmCalls: 0,
+          wallMs: 0,
+          uncertainUsd: 0,
+          releasedUsd: 0,
+        },
+        null as never,
+      ),
     ).toThrow(/`limits`/);
   });
 });
@@ -81,7 +93,16 @@ describe('spentLimit() with odd values', () => {
 describe('checkedSpentLimit()', () => {
   it('answers as spentLimit() on limits that pass assertBudgetLimits (property-based)', () => {
     const n = fc.oneof(fc.nat(1000), fc.double({ min: 0, max: 1000, noNaN: true }));
-    const usageArb = fc.record({ inputTokens: n, outputTokens: n, costUsd: n, toolCalls: n, llmCalls: n, wallMs: n });
+    const usageArb = fc.record({
+      inputTokens: n,
+      outputTokens: n,
+      costUsd: n,
+      toolCalls: n,
+      llmCalls: n,
+      wallMs: n,
+      uncertainUsd: n,
+      releasedUsd: n,
+    });
     const limitsArb = fc.record(
       { maxCostUsd: n, maxTokens: n, maxToolCalls: n, maxLlmCalls: n, maxWallMs: n },
       { requiredKeys: [] },
@@ -105,7 +126,16 @@ describe('addUsageTo()', () => {
       { nil: undefined },
     );
     const deltaArb = fc.record(
-      { inputTokens: n, outputTokens: n, costUsd: n, toolCalls: n, llmCalls: n, wallMs: n },
+      {
+        inputTokens: n,
+        outputTokens: n,
+        costUsd: n,
+        toolCalls: n,
+        llmCalls: n,
+        wallMs: n,
+        uncertainUsd: n,
+        releasedUsd: n,
+      },
       { requiredKeys: [] },
     );
     fc.assert(

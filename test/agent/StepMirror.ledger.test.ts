@@ -73,6 +73,9 @@ describe('the money ledger on a framework loop', () => {
       expect(validateHistory(history.entries).issues).toEqual([]);
       expect(runFacts(history.entries).spend).toEqual({
         costUsd: 0.00245,
+        uncertainUsd: 0,
+        releasedUsd: 0,
+        uncertain: [],
         openReservations: 0,
         unpricedReservations: 0,
         ledger: true,
@@ -127,6 +130,9 @@ describe('the money ledger on a framework loop', () => {
     fs.writeFileSync(file, `${all.slice(0, reserves[1]! + 1).join('\n')}\n`);
     expect(runFacts((await loadHistory(file)).entries).spend).toEqual({
       costUsd: 0.0043,
+      uncertainUsd: 0.003,
+      releasedUsd: 0,
+      uncertain: [{ why: 'reserved, and no response recorded (in flight when the file ended)', calls: 1 }],
       openReservations: 1,
       unpricedReservations: 0,
       ledger: true,

@@ -68,6 +68,9 @@ describe('the money ledger', () => {
     expect(validateHistory(history.entries)).toEqual({ ok: true, records: 12, issues: [] });
     expect(runFacts(history.entries).spend).toEqual({
       costUsd: 0.00245,
+      uncertainUsd: 0,
+      releasedUsd: 0,
+      uncertain: [],
       openReservations: 0,
       unpricedReservations: 0,
       ledger: true,
@@ -135,6 +138,9 @@ describe('the money ledger', () => {
     // $0.0013 recorded for the first call, $0.003 at most for the second, unanswered.
     expect(runFacts(history.entries).spend).toEqual({
       costUsd: 0.0043,
+      uncertainUsd: 0.003,
+      releasedUsd: 0,
+      uncertain: [{ why: 'reserved, and no response recorded (in flight when the file ended)', calls: 1 }],
       openReservations: 1,
       unpricedReservations: 0,
       ledger: true,

@@ -6,23 +6,39 @@ const policy = { pricing: undefined, onUnknownCost: 'error' as const, capsCost: 
 describe('priceUsage', () => {
   it('takes the reported cost first, else what pricing computes, else none', () => {
     expect(priceUsage({ inputTokens: 10, costUsd: 0.5 }, 'm', () => 9)).toEqual({ costUsd: 0.5 });
-    expect(
-      priceUsage({ inputTokens: 10 }, 'm', (u, { model }) => (model === 'm' ? (u.inputTokens ?? 0) / 100 : undefined)),
-    ).toEqual({ costUsd: 0.1 });
-    expect(priceUsage({ inputTokens: 10 }, 'other', () => undefined)).toEqual({});
-    expect(priceUsage({ inputTokens: 10 }, 'm', undefined)).toEqual({});
+    const tokens = { inputTokens: 10, outputTokens: 0 };
+    expect(priceUsage(tokens, 'm', (u, { model }) => (model === 'm' ? u.inputTokens! / 100 : undefined))).toEqual({
+      costUsd: 0.1,
+    });
+    expect(priceUsage(tokens, 'other', () => undefined)).toEqual({});
+    expect(priceUsage(tokens, 'm', undefined)).toEqual({});
+  });
+
+  it('never prices a count the response did not report as zero: pricing is not asked, the cost is unknown', () => {
+    const pricing = jest.fn(() => 0);
+    expect(priceUsage({}, 'm', pricing)).toEqual({});
+    expect(priceUsage({ inputTokens: 10 }, 'm', pricing)).toEqual({});
+    expect(priceUsage({ outputTokens: 10 }, 'm', pricing)).toEqual({});
+    expect(pricing).not.toHaveBeenCalled();
+    expect(priceResponse({}, 'm', 'sendUserMessage', { ...policy, pricing }).error!.message).toBe(
+      "cost failed: sendUserMessage reported no usage but no costUsd for model m, and pricing returned undefined: maxCostUsd cannot be enforced (set pricing, or onUnknownCost: 'warn' or 'ignore')",
+    );
+    expect(priceResponse({ inputTokens: 10 }, 'm', 'sendUserMessage', { ...policy, pricing }).error!.message).toMatch(
+      /reported incomplete usage \(10 input tokens, no output tokens\) but no costUsd/,
+    );
   });
 
   it('names pricing when it throws or answers anything but a non-negative number of dollars', () => {
-    const threw = priceUsage({}, 'm', () => {
+    const tokens = { inputTokens: 1, outputTokens: 1 };
+    const threw = priceUsage(tokens, 'm', () => {
       throw new Error('no price list');
     });
     expect(threw.error).toBeInstanceOf(OperationError);
     expect(threw.error!.message).toBe('pricing failed: no price list');
-    expect(priceUsage({}, 'm', () => -1).error!.message).toBe(
+    expect(priceUsage(tokens, 'm', () => -1).error!.message).toBe(
       'pricing failed: returned -1 for model m, expected a non-negative number of USD or undefined',
     );
-    expect(priceUsage({}, undefined, () => NaN).error!.message).toBe(
+    expect(priceUsage(tokens, undefined, () => NaN).error!.message).toBe(
       'pricing failed: returned NaN for model (none), expected a non-negative number of USD or undefined',
     );
   });

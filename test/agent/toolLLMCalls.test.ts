@@ -88,11 +88,14 @@ describe("a tool's LLM call through ctx.llm", () => {
     let round = 0;
     const loop: AgentLoop = {
       llmCallBound: () => tool,
-      sendUserMessage: async () => ({ toolCalls: [{ id: 'a', name: 'ask', input: {} }], usage: { inputTokens: 1 } }),
+      sendUserMessage: async () => ({
+        toolCalls: [{ id: 'a', name: 'ask', input: {} }],
+        usage: { inputTokens: 1, outputTokens: 0 },
+      }),
       sendToolResults: async () =>
         ++round < 2
-          ? { toolCalls: [{ id: `b${round}`, name: 'ask', input: {} }], usage: { inputTokens: 1 } }
-          : { text: 'done', usage: { inputTokens: 1 } },
+          ? { toolCalls: [{ id: `b${round}`, name: 'ask', input: {} }], usage: { inputTokens: 1, outputTokens: 0 } }
+          : { text: 'done', usage: { inputTokens: 1, outputTokens: 0 } },
       async runTool(call, ctx) {
         const { call: ask } = ctx.llm!;
         const answer = await ask(tool, async () => ({ usage: { inputTokens: 100, outputTokens: 7 }, model: 'm' }));

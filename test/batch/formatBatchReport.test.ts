@@ -21,6 +21,8 @@ const usage = (costUsd: number, llmCalls: number, toolCalls = 0): UsageTotals =>
   toolCalls,
   llmCalls,
   wallMs: 0,
+  uncertainUsd: 0,
+  releasedUsd: 0,
 });
 const zero = usage(0, 0);
 const budgetMessage = 'shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls';
@@ -95,6 +97,8 @@ const report: BatchReport = {
     toolCalls: 24,
     llmCalls: 31,
     wallMs: 80_550,
+    uncertainUsd: 0,
+    releasedUsd: 0,
     outcomes: { end_of_turn: 2, wrapped_up: 0, budget_exceeded: 1, stalled: 0, error: 1, cancelled: 0, skipped: 2 },
   },
   limits: { perRun: { maxCostUsd: 0.75, maxLlmCalls: 40 }, total: { maxCostUsd: 1, maxWallMs: 600_000 } },
@@ -106,41 +110,42 @@ const report: BatchReport = {
 describe('formatBatchReport', () => {
   it('summarizes outcomes, spend against the caps, durations, the slowest runs and the failures', () => {
     expect(formatBatchReport(report)).toMatchInlineSnapshot(`
-"Batch of 6 runs, concurrency 4, in 1 minute 18 seconds
-Stopped early: shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls
+     "Batch of 6 runs, concurrency 4, in 1 minute 18 seconds
+     Stopped early: shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls
 
-Runs by outcome
-  end_of_turn      2
-  wrapped_up       0
-  budget_exceeded  1
-  stalled          0
-  error            1
-  cancelled        0
-  skipped          2
-  total            6
+     Runs by outcome
+       end_of_turn      2
+       wrapped_up       0
+       budget_exceeded  1
+       stalled          0
+       error            1
+       cancelled        0
+       skipped          2
+       total            6
 
-Spend against the caps
-                             used         batch cap  per-run cap
-  cost                    $1.0200    $1.0000 (102%)      $0.7500
-  tokens                   32,550                 —            —
-  LLM calls                    31                 —           40
-  tool calls                   24                 —            —
-  wall time   1 minute 18 seconds  10 minutes (13%)            —
+     Spend against the caps
+                                  used         batch cap  per-run cap
+       cost                    $1.0200    $1.0000 (102%)      $0.7500
+       tokens                   32,550                 —            —
+       LLM calls                    31                 —           40
+       tool calls                   24                 —            —
+       wall time   1 minute 18 seconds  10 minutes (13%)            —
+       Money: $1.0200 billed
 
-Durations of the 4 runs that started: median 2.4 s, p90 1 minute 5 seconds, max 1 minute 5 seconds
+     Durations of the 4 runs that started: median 2.4 s, p90 1 minute 5 seconds, max 1 minute 5 seconds
 
-Slowest 4 runs
-  flaky-net     1 minute 5 seconds  error            $0.0000   3 LLM calls    3 moves
-  big-refactor              12.3 s  budget_exceeded  $0.7200  22 LLM calls  190 moves
-  fix-parse                  2.4 s  end_of_turn      $0.2100   4 LLM calls   31 moves
-  fix-lexer                 850 ms  end_of_turn      $0.0900   2 LLM calls   14 moves
+     Slowest 4 runs
+       flaky-net     1 minute 5 seconds  error            $0.0000   3 LLM calls    3 moves
+       big-refactor              12.3 s  budget_exceeded  $0.7200  22 LLM calls  190 moves
+       fix-parse                  2.4 s  end_of_turn      $0.2100   4 LLM calls   31 moves
+       fix-lexer                 850 ms  end_of_turn      $0.0900   2 LLM calls   14 moves
 
-Runs that did not end normally: 2
-  flaky-net  error: sendUserMessage failed after 3 attempts: 529 overloaded
-    history: /tmp/runs/flaky-net.jsonl
-  big-refactor  budget_exceeded: shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls
-    history: /tmp/runs/big-refactor.jsonl"
-`);
+     Runs that did not end normally: 2
+       flaky-net  error: sendUserMessage failed after 3 attempts: 529 overloaded
+         history: /tmp/runs/flaky-net.jsonl
+       big-refactor  budget_exceeded: shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls
+         history: /tmp/runs/big-refactor.jsonl"
+    `);
   });
 
   it('limits the lists with `slowest` and `failures`, and says how many were left out', () => {

@@ -186,6 +186,8 @@ describe('runBatch with random tasks, caps and concurrency (property-based)', ()
                 toolCalls: 0,
                 llmCalls: 0,
                 wallMs: 0,
+                uncertainUsd: 0,
+                releasedUsd: 0,
               });
               expect(run.transitions).toBe(0);
               expect(run.error!.message).toMatch(/^the batch's total budget exceeded: /);

@@ -84,12 +84,23 @@ describe('runBatch', () => {
       toolCalls: 6,
       llmCalls: 10,
       wallMs: 0,
+      uncertainUsd: 0,
+      releasedUsd: 0,
       outcomes: { end_of_turn: 4, wrapped_up: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
     });
     expect(report.runs[1]).toEqual({
       id: 't1',
       outcome: 'end_of_turn',
-      usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1, toolCalls: 0, llmCalls: 1, wallMs: 0 },
+      usage: {
+        inputTokens: 100,
+        outputTokens: 10,
+        costUsd: 0.1,
+        toolCalls: 0,
+        llmCalls: 1,
+        wallMs: 0,
+        uncertainUsd: 0,
+        releasedUsd: 0,
+      },
       durationMs: 0,
       transitions: 4,
     });
@@ -184,7 +195,16 @@ describe('runBatch', () => {
           expect(run).toEqual({
             id: run.id,
             outcome: 'skipped',
-            usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, toolCalls: 0, llmCalls: 0, wallMs: 0 },
+            usage: {
+              inputTokens: 0,
+              outputTokens: 0,
+              costUsd: 0,
+              toolCalls: 0,
+              llmCalls: 0,
+              wallMs: 0,
+              uncertainUsd: 0,
+              releasedUsd: 0,
+            },
             durationMs: 0,
             transitions: 0,
             error: run.error,

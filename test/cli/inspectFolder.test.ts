@@ -71,7 +71,7 @@ describe('agent-sm inspect <folder>', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const lines = stdout.split('\n');
-    expect(lines[0]).toBe(`Batch ${dir}: 5 runs (1 error, 2 skipped, 2 end_of_turn), $0.4000 spent`);
+    expect(lines[0]).toBe(`Batch ${dir}: 5 runs (1 error, 2 skipped, 2 end_of_turn), $0.4000 billed`);
     expect(lines[1]).toMatch(
       /^Stopped early: 2 of 5 tasks never started: the batch's cap was reached: cost \$0\.40\d* of \$0\.35\d* \(maxCostUsd\)$/,
     );
@@ -87,7 +87,7 @@ describe('agent-sm inspect <folder>', () => {
       `    file: ${path.join(dir, 'cap.jsonl')}`,
     ]);
     expect(stdout).toContain(
-      'Runs by outcome\n  error        1\n  skipped      2\n  end_of_turn  2\n  total        5\nTotal cost $0.4000\n',
+      'Runs by outcome\n  error        1\n  skipped      2\n  end_of_turn  2\n  total        5\nTotal cost $0.4000 billed\n',
     );
   });
 
@@ -101,7 +101,13 @@ describe('agent-sm inspect <folder>', () => {
       manifest: true,
       running: false,
       resumed: false,
-      totals: { runs: 5, outcomes: { error: 1, skipped: 2, end_of_turn: 2 }, costUsd: 0.4 },
+      totals: {
+        runs: 5,
+        outcomes: { error: 1, skipped: 2, end_of_turn: 2 },
+        costUsd: 0.4,
+        uncertainUsd: 0,
+        releasedUsd: 0,
+      },
     });
     expect(value['stopped']).toMatch(/^2 of 5 tasks never started: the batch's cap was reached/);
     expect((value['runs'] as Array<Record<string, unknown>>).map((r) => [r['id'], r['outcome']])).toEqual([
@@ -116,6 +122,8 @@ describe('agent-sm inspect <folder>', () => {
       outcome: 'error',
       reason: 'sendUserMessage failed after 1 attempt: model overloaded',
       costUsd: 0,
+      uncertainUsd: 0,
+      releasedUsd: 0,
       file: path.join(dir, 'boom.jsonl'),
       interrupted: [],
     });
@@ -159,7 +167,7 @@ describe('agent-sm inspect <folder>', () => {
     try {
       const { code, stdout } = await runCli('inspect', '--exit-code', dir);
       expect(code).toBe(0);
-      expect(stdout.split('\n')[0]).toMatch(/1 running, 1 end_of_turn\), \$0\.\d{4} spent \(still running\)$/);
+      expect(stdout.split('\n')[0]).toMatch(/1 running, 1 end_of_turn\), \$0\.\d{4} billed \(still running\)$/);
     } finally {
       lock.release();
     }

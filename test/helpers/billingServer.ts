@@ -11,11 +11,12 @@ import { USD_PER_TOKEN } from './localPricing';
  * What the server does with one request: answer (`ok`); answer as a model id the prices lack
  * (`dated`) or whose pricing throws (`throws`); cut the stream before or after its usage chunk;
  * refuse before any work, billed nothing (`429`); fail after the work (`500`); answer after the
- * client's timeout (`late`); or ignore max tokens and answer twice them, billed in full
- * (`overBound`, which a streamed call would cut: give it to calls sent whole).
+ * client's timeout (`late`); answer in full, billed, but report no usage (`noUsage`); or ignore
+ * max tokens and answer twice them, billed in full (`overBound`, which a streamed call would
+ * cut: give it to calls sent whole).
  */
 export type Move =
-  'ok' | 'dated' | 'throws' | 'cutBeforeUsage' | 'cutAfterUsage' | '429' | '500' | 'late' | 'overBound';
+  'ok' | 'dated' | 'throws' | 'cutBeforeUsage' | 'cutAfterUsage' | '429' | '500' | 'late' | 'noUsage' | 'overBound';
 
 /** Every move but `overBound`, which only calls sent whole meet. */
 export const STREAM_MOVES: readonly Move[] = [
@@ -27,6 +28,7 @@ export const STREAM_MOVES: readonly Move[] = [
   '429',
   '500',
   'late',
+  'noUsage',
 ];
 
 /** What the server billed since `reset()`. */
@@ -68,7 +70,7 @@ export async function startBillingServer(lateMs: number): Promise<BillingServer>
       const dropAfterChunks = move === 'cutBeforeUsage' ? 1 : move === 'cutAfterUsage' ? 1000 : undefined;
       return {
         content: 'done',
-        usage,
+        usage: move === 'noUsage' ? null : usage,
         model,
         ...(dropAfterChunks === undefined ? {} : { dropAfterChunks }),
         ...(move === 'late' ? { delayMs: lateMs } : {}),

@@ -103,7 +103,15 @@ describe('runFacts()', () => {
       ],
       finalUsage: spent,
       retried: [3],
-      spend: { costUsd: 0.6, openReservations: 0, unpricedReservations: 0, ledger: false },
+      spend: {
+        costUsd: 0.6,
+        uncertainUsd: 0,
+        releasedUsd: 0,
+        uncertain: [],
+        openReservations: 0,
+        unpricedReservations: 0,
+        ledger: false,
+      },
     });
   });
 

@@ -3,6 +3,7 @@ import {
   LIMIT_ROWS,
   limitUsed,
   RESPONSE_FIELD_NAMES,
+  CHARGE_FIELD_NAMES,
   responseUsage,
   USAGE_FIELD_NAMES,
 } from '../../lib/internal/fieldLists';
@@ -13,8 +14,18 @@ import { emptyUsage } from '../../lib/agent/UsageTotals';
 
 describe('the lists of usage fields and limits', () => {
   it('USAGE_FIELD_NAMES and LIMIT_NAMES keep the order of UsageTotals and of the checks', () => {
-    expect(USAGE_FIELD_NAMES).toEqual(['inputTokens', 'outputTokens', 'costUsd', 'toolCalls', 'llmCalls', 'wallMs']);
+    expect(USAGE_FIELD_NAMES).toEqual([
+      'inputTokens',
+      'outputTokens',
+      'costUsd',
+      'uncertainUsd',
+      'releasedUsd',
+      'toolCalls',
+      'llmCalls',
+      'wallMs',
+    ]);
     expect(RESPONSE_FIELD_NAMES).toEqual(['inputTokens', 'outputTokens', 'costUsd']);
+    expect(CHARGE_FIELD_NAMES).toEqual(['inputTokens', 'outputTokens', 'costUsd', 'uncertainUsd', 'releasedUsd']);
     expect(LIMIT_NAMES).toEqual(['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs']);
   });
 

@@ -52,7 +52,7 @@ describe('renderRunPage', () => {
     const loaded = await loadHistory(writeHostileRun(dir));
     const html = renderRunPage(loaded.entries);
     const usage = /<section id="usage">.*?<\/section>/s.exec(html)![0];
-    expect(usage).toContain('$0.0600, 3,600 input and 900 output tokens, 3 LLM calls, 0 tool calls');
+    expect(usage).toContain('$0.0600 billed, 3,600 input and 900 output tokens, 3 LLM calls, 0 tool calls');
     expect(usage.match(/<path class="line/g)).toHaveLength(3);
   });
 

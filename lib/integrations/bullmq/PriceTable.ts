@@ -31,9 +31,9 @@ export function pricingFromTable(table: PriceTable): Pricing {
   return (usage, { model }) => {
     const own = (id: string | undefined) => (id !== undefined && Object.hasOwn(table, id) ? table[id] : undefined);
     const price = own(model) ?? own(model === undefined ? undefined : undatedModelId(model)) ?? own('*');
-    if (price === undefined) return undefined;
-    return (
-      ((usage.inputTokens ?? 0) * price.inputUsdPerMTok + (usage.outputTokens ?? 0) * price.outputUsdPerMTok) / 1e6
-    );
+    const { inputTokens, outputTokens } = usage;
+    // A count the response did not report is unknown, never zero: the call is charged at its hold.
+    if (price === undefined || inputTokens === undefined || outputTokens === undefined) return undefined;
+    return (inputTokens * price.inputUsdPerMTok + outputTokens * price.outputUsdPerMTok) / 1e6;
   };
 }

@@ -9,7 +9,7 @@ import {
   type UsageDelta,
   type UsageTotals,
 } from 'agent-state-machine';
-import { RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
+import { CHARGE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
 import { formatUsd } from '../../internal/formatUsd';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
@@ -64,7 +64,7 @@ export class RedisBudget implements ExternalBudget {
   readonly #defer: boolean;
   readonly #timeoutMs: number;
   /** Kept for the next round trip (deferCharges): response amounts, tool calls, dollars to release. */
-  #due: number[] = RESPONSE_FIELD_NAMES.map(() => 0);
+  #due: number[] = CHARGE_FIELD_NAMES.map(() => 0);
   #dueTools = 0;
   #dueRelease = 0;
   /** A final-call hold was asked to be kept for this run: settle() lets it go. */
@@ -193,8 +193,8 @@ export class RedisBudget implements ExternalBudget {
   #keep(delta: UsageDelta, release: number): void {
     if (typeof delta !== 'object' || delta === null)
       throw new InvalidArgumentError('delta', 'an object of usage numbers', delta);
-    // What responses report (tokens, cost); Redis adds whole numbers to all but dollars.
-    const amounts = RESPONSE_FIELD_NAMES.map((key) => {
+    // What a charge carries (tokens, dollars billed, uncertain and released); Redis adds whole numbers to all but dollars.
+    const amounts = CHARGE_FIELD_NAMES.map((key) => {
       const value = delta[key] === undefined ? 0 : amount(delta[key], `delta.${key}`);
       return 'dollars' in USAGE_FIELDS[key] ? value : Math.round(value);
     });
@@ -222,7 +222,7 @@ export class RedisBudget implements ExternalBudget {
   ): Promise<SpentLimit | undefined> {
     const args = [this.#run, ...this.#due, this.#dueTools, this.#dueRelease, call, hold, ...wrap];
     // Sent once: should the reply be lost, a charge is not sent twice (a late one still lands).
-    this.#due = RESPONSE_FIELD_NAMES.map(() => 0);
+    this.#due = CHARGE_FIELD_NAMES.map(() => 0);
     this.#dueTools = 0;
     this.#dueRelease = 0;
     this.roundTrips += 1;

@@ -8,7 +8,7 @@ import {
 } from 'agent-state-machine/internal';
 import type { BatchManifest, RunStore, StoreBatch } from 'agent-state-machine/batch';
 import type { ResumeFrom, UsageDelta, UsageTotals } from 'agent-state-machine';
-import { RESPONSE_FIELD_NAMES } from '../../internal/fieldLists';
+import { CHARGE_FIELD_NAMES } from '../../internal/fieldLists';
 import type { BatchKeys } from './batchKeys';
 import { USAGE_CODES, usageFromStrings } from './budgetFields';
 import { addressOf } from './connection';
@@ -92,7 +92,7 @@ export class WorkerStore {
       await this.#redis.hmget(keys.runUsage, ...USAGE_CODES.map((code) => `${index}:${code}`)),
     );
     const missing: UsageDelta = {};
-    for (const key of RESPONSE_FIELD_NAMES) {
+    for (const key of CHARGE_FIELD_NAMES) {
       const more = (state.usage[key] ?? 0) - (inRedis[key] ?? 0);
       if (more > 0) missing[key] = more;
     }

@@ -7,7 +7,7 @@
 // persistence, the key evicted or expired — the script writes nothing (no key is ever
 // recreated without its expiry) and answers `!missing`, which the workers turn into an error
 // naming the key: a run never goes on under "no limit".
-import { LIMIT_NAMES, RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
+import { LIMIT_NAMES, CHARGE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists';
 import { LIMITS } from '../../internal/limits';
 import { USAGE_FIELDS, type UsageFieldName } from '../../internal/usageFields';
 import {
@@ -76,7 +76,7 @@ end
 const COST_CAP = LIMITS.maxCostUsd.code;
 const COST = USAGE_FIELD_NAMES.indexOf('costUsd') + 1;
 /** ARGV positions of step: run, the response fields, then the deferred tool calls, the release, the call's counter, the hold. */
-const A_TOOLS = RESPONSE_FIELD_NAMES.length + 2;
+const A_TOOLS = CHARGE_FIELD_NAMES.length + 2;
 const A_RELEASE = A_TOOLS + 1;
 const A_CALL = A_TOOLS + 2;
 const A_HOLD = A_TOOLS + 3;
@@ -86,7 +86,7 @@ const A_WRAP_USD = A_TOOLS + 5;
 
 /**
  * step: KEYS budget, runUsage; ARGV run index, each usage field a response reports
- * (RESPONSE_FIELD_NAMES, in order), tool calls made without a round trip of their own, the
+ * (CHARGE_FIELD_NAMES, in order), tool calls made without a round trip of their own, the
  * dollars held earlier to release, the counter of the call to reserve (`CALL_CODES`, or '' to
  * only charge), the dollars to hold for it, then (optional, `budget.wrapUp`) what the call does
  * with the run's final-call hold (`WRAP_CODES`: keep the given dollars beside an ordinary call,
@@ -116,7 +116,7 @@ local function amount(k, what)
 end
 local add = {}
 ${[
-  ...RESPONSE_FIELD_NAMES.map((key, i) => [USAGE_FIELDS[key].code, i + 2, key] as const),
+  ...CHARGE_FIELD_NAMES.map((key, i) => [USAGE_FIELDS[key].code, i + 2, key] as const),
   [CALL_CODES.tool, A_TOOLS, 'toolCalls'] as const,
 ]
   .map(

@@ -71,18 +71,20 @@ export function createPricing(options: PricingOptions = {}): Pricing {
 
   return (usage: Usage, { model }: { model: string | undefined }): number | undefined => {
     if (model === undefined) return undefined;
-    if (usage.inputTokens === undefined && usage.outputTokens === undefined) return undefined;
+    // A count the response did not report is unknown, never zero: no price, so the call is charged at its hold.
+    const { inputTokens, outputTokens } = usage;
+    if (inputTokens === undefined || outputTokens === undefined) return undefined;
     // The exact id first, then the base id of a dated snapshot.
     const base = own.has(model) ? undefined : undatedModelId(model);
     const price = own.get(model) ?? (base === undefined ? undefined : own.get(base));
     if (typeof price === 'function') return price(usage, { model });
-    if (price !== undefined) return fromTokenPrices(usage, price);
+    if (price !== undefined) return fromTokenPrices(usage, inputTokens, outputTokens, price);
     if (!catalog) return undefined;
     try {
       const result = calcPrice(
         {
-          input_tokens: usage.inputTokens ?? 0,
-          output_tokens: usage.outputTokens ?? 0,
+          input_tokens: inputTokens,
+          output_tokens: outputTokens,
           ...(usage.cachedInputTokens ? { cache_read_tokens: usage.cachedInputTokens } : {}),
           ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
         },
@@ -97,14 +99,14 @@ export function createPricing(options: PricingOptions = {}): Pricing {
   };
 }
 
-function fromTokenPrices(usage: Usage, price: TokenPrices): number {
+function fromTokenPrices(usage: Usage, inputTokens: number, outputTokens: number, price: TokenPrices): number {
   const cached = usage.cachedInputTokens ?? 0;
   const written = usage.cacheWriteTokens ?? 0;
-  const uncached = Math.max(0, (usage.inputTokens ?? 0) - cached - written);
+  const uncached = Math.max(0, inputTokens - cached - written);
   const dollars =
     uncached * price.inputPerMTok +
     cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
     written * (price.cacheWritePerMTok ?? price.inputPerMTok) +
-    (usage.outputTokens ?? 0) * price.outputPerMTok;
+    outputTokens * price.outputPerMTok;
   return dollars / 1_000_000;
 }

@@ -1,5 +1,5 @@
 import { createScriptedAgent, InvalidArgumentError } from 'agent-state-machine';
-import { RESPONSE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
+import { CHARGE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { CALL_CODES } from '../../../lib/integrations/bullmq/budgetFields';
 import { RedisBudget, startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/index';
@@ -33,7 +33,7 @@ describe('bad numbers are refused where they enter', () => {
     'the step script refuses %p with a clear reply, writing nothing',
     async (bad) => {
       const keys = await freshBudget();
-      const args = [0, ...RESPONSE_FIELD_NAMES.map((_, i) => (i === 0 ? bad : 0)), 0, 0, CALL_CODES.llm, 0];
+      const args = [0, ...CHARGE_FIELD_NAMES.map((_, i) => (i === 0 ? bad : 0)), 0, 0, CALL_CODES.llm, 0];
       const reply = (await runScript(redis.client, 'asmStep', [keys.budget, keys.runUsage], args)) as string[];
       expect(reply[0]).toBe('!bad');
       expect(reply[1]).toMatch(/expected a non-negative number keeping its total within 9007199254740991/);

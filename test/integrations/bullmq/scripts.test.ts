@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { spentLimit, type BudgetLimits } from '../../../lib/agent/BudgetLimits';
 import { emptyUsage } from '../../../lib/agent/UsageTotals';
-import { LIMIT_NAMES, RESPONSE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
+import { LIMIT_NAMES, CHARGE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../../lib/internal/fieldLists';
 import { LIMITS } from '../../../lib/internal/limits';
 import { USAGE_FIELDS } from '../../../lib/internal/usageFields';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
@@ -18,7 +18,7 @@ import { useFileRedis } from '../../helpers/redis';
 const redis = useFileRedis('scripts');
 
 /** step's arguments for reserving one LLM call with nothing to charge: run 0, no usage, no tools, no release, no hold. */
-const reserveArgs = [0, ...RESPONSE_FIELD_NAMES.map(() => 0), 0, 0, CALL_CODES.llm, 0];
+const reserveArgs = [0, ...CHARGE_FIELD_NAMES.map(() => 0), 0, 0, CALL_CODES.llm, 0];
 
 /** Usage fields Redis keeps a counter of: all but wall time, which it tells by its clock. */
 const COUNTED = USAGE_FIELD_NAMES.filter((k) => USAGE_FIELDS[k].grows !== 'time');

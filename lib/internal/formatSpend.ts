@@ -1,0 +1,43 @@
+import { formatUsd } from './formatUsd';
+import { plural } from './text';
+
+/** The three figures of money, as totals carry them: charged (billed + uncertain), its uncertain part, and what was released. */
+export interface SpendFigures {
+  /** USD charged: billed plus uncertain. */
+  readonly costUsd: number;
+  /** Of `costUsd`, USD charged at a hold's worst case: the request may have been billed, no usage came back. */
+  readonly uncertainUsd?: number | undefined;
+  /** USD held and let go: provably not billed. */
+  readonly releasedUsd?: number | undefined;
+  /** Why money is uncertain, most calls first. */
+  readonly uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }> | undefined;
+}
+
+/**
+ * Money as every reader says it, the three figures apart: `$0.6139 billed`, then
+ * `$0.1740 uncertain (19 LLM calls: <why>)` and `$0.0500 released` when there are any. A cap
+ * counts billed + uncertain; released money counts nowhere.
+ */
+export function formatSpend(spend: SpendFigures): string {
+  const uncertain = spend.uncertainUsd ?? 0;
+  const billed = Math.max(0, Math.round((spend.costUsd - uncertain) * 1e10) / 1e10);
+  let out = `${formatUsd(billed)} billed`;
+  if (uncertain > 0) {
+    const reasons = spend.uncertain ?? [];
+    const calls = reasons.reduce((n, r) => n + r.calls, 0);
+    const first = reasons[0];
+    const why =
+      first === undefined
+        ? ''
+        : ` (${plural(calls, 'LLM call')}: ${first.why}${reasons.length > 1 ? `; ${plural(reasons.length - 1, 'other reason')}` : ''})`;
+    out += `, ${formatUsd(uncertain)} uncertain${why}`;
+  }
+  if ((spend.releasedUsd ?? 0) > 0) out += `, ${formatUsd(spend.releasedUsd!)} released (not billed)`;
+  return out;
+}
+
+/** Money in a table's cell: the amount charged, and its uncertain part when there is one (`$0.4000 ($0.1000 uncertain)`). */
+export function formatSpendCell(spend: Pick<SpendFigures, 'costUsd' | 'uncertainUsd'>): string {
+  const uncertain = spend.uncertainUsd ?? 0;
+  return uncertain > 0 ? `${formatUsd(spend.costUsd)} (${formatUsd(uncertain)} uncertain)` : formatUsd(spend.costUsd);
+}
