@@ -10,9 +10,6 @@ interface IterationUsage {
   cache_creation_input_tokens?: number | null;
 }
 
-/** The fields read here: the SDK's `Usage`, with the `iterations` its beta types carry. */
-type ReportedUsage = Partial<AnthropicUsage> & { iterations?: IterationUsage[] | null };
-
 /**
  * Every figure the response reports, in the library's terms. Anthropic's `input_tokens` leaves
  * out the tokens read from and written to the cache; `inputTokens` here counts them all.
@@ -24,9 +21,11 @@ type ReportedUsage = Partial<AnthropicUsage> & { iterations?: IterationUsage[] |
  * entries in the `usage.iterations` array". An entry missing a count leaves that total unknown
  * (never read as 0).
  */
-export function mapAnthropicUsage(usage: ReportedUsage | null | undefined): Usage | undefined {
+export function mapAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage | undefined {
   if (usage === undefined || usage === null) return undefined;
-  const iterations = Array.isArray(usage.iterations) && usage.iterations.length > 0 ? usage.iterations : undefined;
+  // `iterations` is in the SDK's beta types only; the same response carries it either way.
+  const reported = (usage as { iterations?: unknown }).iterations;
+  const iterations = Array.isArray(reported) && reported.length > 0 ? (reported as IterationUsage[]) : undefined;
   const { input, output, read, write } = iterations === undefined ? figures(usage) : summed(iterations);
   return {
     inputTokens: input === undefined ? undefined : input + (read ?? 0) + (write ?? 0),

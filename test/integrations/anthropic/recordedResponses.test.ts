@@ -121,6 +121,9 @@ describe('fromAnthropic on recorded responses', () => {
   });
 });
 
+/** Usage as the wire sends it, `iterations` included (the SDK declares it in its beta types only). */
+const mapped = (usage: object) => mapAnthropicUsage(usage as Parameters<typeof mapAnthropicUsage>[0]);
+
 describe('mapAnthropicUsage', () => {
   it('counts cache reads and writes in every iteration as input', () => {
     const iteration = {
@@ -130,7 +133,7 @@ describe('mapAnthropicUsage', () => {
       cache_creation_input_tokens: 20,
     };
     expect(
-      mapAnthropicUsage({
+      mapped({
         input_tokens: 10,
         output_tokens: 5,
         iterations: [iteration, { ...iteration, type: 'compaction' }],
@@ -139,7 +142,7 @@ describe('mapAnthropicUsage', () => {
   });
 
   it('leaves a total unknown when an iteration lacks its count, never reading it as 0', () => {
-    const usage = mapAnthropicUsage({
+    const usage = mapped({
       input_tokens: 23_000,
       output_tokens: 1000,
       iterations: [
@@ -151,7 +154,7 @@ describe('mapAnthropicUsage', () => {
   });
 
   it('reads the top level when there are no iterations (an empty array included)', () => {
-    expect(mapAnthropicUsage({ input_tokens: 7, output_tokens: 3, iterations: [] })).toMatchObject({
+    expect(mapped({ input_tokens: 7, output_tokens: 3, iterations: [] })).toMatchObject({
       inputTokens: 7,
       outputTokens: 3,
     });
