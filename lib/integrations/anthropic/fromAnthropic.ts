@@ -4,9 +4,7 @@ import type {
   ContentBlockParam,
   Message,
   MessageParam,
-  RawMessageStreamEvent,
   ToolResultBlockParam,
-  Usage as AnthropicUsage,
 } from '@anthropic-ai/sdk/resources/messages';
 import {
   InvalidArgumentError,
@@ -19,8 +17,6 @@ import {
   type SettleInfo,
   type ToolCall,
   type ToolResult,
-  type Usage,
-  type OutputBoundWatch,
   watchOutputBound,
 } from 'agent-state-machine';
 import { checkSdkLoopOptions, runSdkTool, type SdkTool } from '../../internal/sdkTools';
@@ -29,6 +25,8 @@ import { requestTokenBound } from '../../internal/requestTokenBound';
 import { compactTurns } from '../../internal/dropOldestTurns';
 import type { AnthropicLoop, AnthropicOptions } from './AnthropicOptions';
 import { anthropicRequest, blocks, type AnthropicRequest, type AnthropicRequestParts } from './anthropicRequest';
+import { collectMessageStream } from './collectMessageStream';
+import { mapAnthropicUsage } from './mapAnthropicUsage';
 
 export type { AnthropicLoop, AnthropicOptions, AnthropicTool } from './AnthropicOptions';
 
@@ -72,7 +70,7 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
       // A streamed request is cut at its max tokens, whether the server stops there or not.
       const watch = watchOutputBound(body.max_tokens, ctx.signal);
       const events = await client.messages.create({ ...body, stream: true }, { signal: watch.signal, maxRetries: 0 });
-      ({ message, badInput } = await collectStream(
+      ({ message, badInput } = await collectMessageStream(
         events,
         (delta) => onText?.(delta, { turn: ctx.turn, attempt: ctx.attempt ?? 1 }),
         watch,
@@ -215,100 +213,4 @@ function toParam(block: ContentBlock): ContentBlockParam {
     default:
       return block as unknown as ContentBlockParam;
   }
-}
-
-/**
- * Every figure the response reports, in the library's terms. Anthropic's `input_tokens` leaves
- * out the tokens read from and written to the cache; `inputTokens` here counts them all.
- */
-export function mapAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage | undefined {
-  if (usage === undefined || usage === null) return undefined;
-  const read = usage.cache_read_input_tokens ?? undefined;
-  const write = usage.cache_creation_input_tokens ?? undefined;
-  return {
-    inputTokens:
-      usage.input_tokens === undefined || usage.input_tokens === null
-        ? undefined
-        : usage.input_tokens + (read ?? 0) + (write ?? 0),
-    outputTokens: usage.output_tokens ?? undefined,
-    cachedInputTokens: read,
-    cacheWriteTokens: write,
-    reasoningTokens: usage.output_tokens_details?.thinking_tokens ?? undefined,
-  };
-}
-
-/**
- * Folds the stream's events into the message they stand for. A stream that ends before
- * `message_stop` was dropped: that is an error (so the attempt is retried), never a short
- * answer. Tool input that does not parse is kept as text in `badInput`, for `runTool` to report.
- */
-async function collectStream(
-  events: AsyncIterable<RawMessageStreamEvent>,
-  onText: (delta: string) => void,
-  watch: OutputBoundWatch,
-): Promise<{ message: Message; badInput: Map<string, string> }> {
-  let message: Message | undefined;
-  const json = new Map<number, string>();
-  const badInput = new Map<string, string>();
-  let stopped = false;
-  for await (const event of events) {
-    switch (event.type) {
-      case 'message_start':
-        message = { ...event.message, content: [] };
-        break;
-      case 'content_block_start':
-        if (message === undefined) throw new Error('the response stream sent a content block before message_start');
-        message.content[event.index] = { ...event.content_block } as ContentBlock;
-        if (event.content_block.type === 'tool_use') json.set(event.index, '');
-        break;
-      case 'content_block_delta': {
-        const block = message?.content[event.index] as Record<string, unknown> | undefined;
-        if (block === undefined)
-          throw new Error(`the response stream sent a delta for block ${event.index} before its start`);
-        const d = event.delta;
-        if (d.type === 'text_delta') {
-          block.text = String(block.text ?? '') + d.text;
-          onText(d.text);
-          watch.add(d.text);
-        } else if (d.type === 'input_json_delta') {
-          json.set(event.index, (json.get(event.index) ?? '') + d.partial_json);
-          watch.add(d.partial_json);
-        } else if (d.type === 'thinking_delta') {
-          block.thinking = String(block.thinking ?? '') + d.thinking;
-          watch.add(d.thinking);
-        } else if (d.type === 'signature_delta') block.signature = d.signature;
-        break;
-      }
-      case 'content_block_stop': {
-        const block = message?.content[event.index];
-        const raw = json.get(event.index);
-        if (block?.type === 'tool_use' && raw !== undefined) {
-          try {
-            block.input = raw.trim() === '' ? {} : JSON.parse(raw);
-          } catch {
-            block.input = {};
-            badInput.set(block.id, raw);
-          }
-        }
-        break;
-      }
-      case 'message_delta':
-        if (message === undefined) throw new Error('the response stream sent message_delta before message_start');
-        message.stop_reason = event.delta.stop_reason;
-        message.stop_sequence = event.delta.stop_sequence;
-        message.usage = { ...message.usage, ...definedOnly(event.usage) } as Message['usage'];
-        break;
-      case 'message_stop':
-        stopped = true;
-        break;
-    }
-  }
-  if (message === undefined || !stopped)
-    throw new Error('the response stream ended before message_stop: the connection was dropped');
-  message.content = message.content.filter(Boolean);
-  return { message, badInput };
-}
-
-function definedOnly(usage: object): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(usage).filter(([, v]) => v !== null && v !== undefined));
 }

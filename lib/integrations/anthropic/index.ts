@@ -3,7 +3,8 @@
  *
  * @module agent-state-machine/anthropic
  */
-export { fromAnthropic, mapAnthropicUsage } from './fromAnthropic';
+export { fromAnthropic } from './fromAnthropic';
+export { mapAnthropicUsage } from './mapAnthropicUsage';
 export type { AnthropicOptions, AnthropicLoop, AnthropicTool } from './fromAnthropic';
 export type { SdkToolContext as ToolRunContext, StreamTextHandler } from '../../internal/sdkTools';
 export { defineTool } from '../../internal/defineTool';

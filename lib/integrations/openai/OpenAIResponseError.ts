@@ -51,6 +51,9 @@ function httpStatusOf(code: string | null): number | undefined {
   if (code === null) return undefined;
   if (code === 'rate_limit_exceeded' || code === 'too_many_requests') return 429;
   if (code === 'server_error' || code === 'vector_store_timeout') return 500;
+  // The loop's own refusal of an item it cannot act on (refuseClientActions): the same request
+  // would ask for the same action again, so it is not retried, as a 400 is not.
+  if (code === 'unsupported_client_action') return 400;
   if (PROMPT_CODES.has(code) || code.startsWith('image_') || code.startsWith('invalid_image')) return 400;
   return undefined;
 }

@@ -30,6 +30,7 @@ import { responsesRequestBody, type ResponsesRequestParts } from './responsesReq
 import { collectStream } from './collectStream';
 import { assertUsable } from './assertUsable';
 import { readOutput } from './readOutput';
+import { refuseClientActions } from './refuseClientActions';
 import { finishReasonOf } from './finishReasonOf';
 import { mapResponsesUsage } from './mapResponsesUsage';
 
@@ -89,6 +90,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       );
     } else response = await client.responses.create(body, { signal: ctx.signal, maxRetries: 0 });
     assertUsable(response);
+    refuseClientActions(response);
     const { kept, toolCalls, text } = readOutput(response.output ?? [], store, freshId);
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.
     items.push(...pending);
