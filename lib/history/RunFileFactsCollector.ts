@@ -1,6 +1,7 @@
 import { failureReason } from './failureReason';
 import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
 import { RunFactsCollector, type RunUsage } from './runFacts';
+import type { AttemptSpend } from './spendOverAttempts';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 
@@ -19,6 +20,11 @@ export interface RunFileFacts {
   readonly usage: RunUsage | null;
   /** What it spent, by the ledger's rule (`RunSpend.costUsd`). */
   readonly costUsd: number;
+  /**
+   * The same, the parts apart (what its records carry, the requests it made, the reservations it
+   * left without an answer): a resumed run's attempts add up by `spendOverAttempts`.
+   */
+  readonly attempt: AttemptSpend;
   /** Moves (records) in the file. */
   readonly transitions: number;
   /** From the file's start (its meta line, else its first move's start) to its last move; 0 without moves. */
@@ -102,6 +108,7 @@ export class RunFileFactsCollector {
       reason: failing === null ? undefined : failureReason(failing.description, failing.data),
       usage: result.finalUsage,
       costUsd: result.spend.costUsd,
+      attempt: this.#facts.attemptSpend,
       transitions: this.#transitions,
       durationMs: startedAt === undefined || lastAt === undefined ? 0 : Math.max(0, lastAt - startedAt),
       lastState: this.#lastState,

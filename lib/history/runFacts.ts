@@ -8,6 +8,7 @@ import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { AttemptSpend } from './spendOverAttempts';
 
 /** Options of `runFacts`: the run's table, when its file does not declare one. */
 export interface RunFactsOptions {
@@ -149,6 +150,8 @@ export class RunFactsCollector {
   readonly #retried: number[] = [];
   /** USD the ledger's `llm` lines recorded. */
   #ledgerCost = 0;
+  /** Of it, USD of the lines served from an earlier attempt's journal (`fromJournal`): no request was made. */
+  #servedCost = 0;
   /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
   readonly #reserved = new Map<string, number | undefined>();
   #ledger = false;
@@ -239,6 +242,21 @@ export class RunFactsCollector {
     };
   }
 
+  /**
+   * What this file's attempt spent, the parts apart, for a reader that adds up a resumed run's
+   * attempts (`spendOverAttempts`). @internal
+   */
+  get attemptSpend(): AttemptSpend {
+    let held = 0;
+    for (const amount of this.#reserved.values()) held += amount ?? 0;
+    return {
+      recordedUsd: this.#usage?.costUsd ?? 0,
+      liveUsd: Math.round((this.#ledgerCost - this.#servedCost) * 1e10) / 1e10,
+      heldUsd: Math.round(held * 1e10) / 1e10,
+      ledger: this.#ledger,
+    };
+  }
+
   /** The facts of everything added so far; adding more afterwards is fine. */
   result(): RunFacts {
     const turns = this.#retain || this.#lastTurn === undefined ? this.#turns.slice() : [this.#lastTurn];
@@ -277,7 +295,9 @@ export class RunFactsCollector {
     }
     this.#reserved.delete(key);
     const cost = line.costUsd;
-    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.#ledgerCost += cost;
+    if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) return;
+    this.#ledgerCost += cost;
+    if (line.fromJournal === true) this.#servedCost += cost;
   }
 
   #outcome(): string {
