@@ -157,6 +157,7 @@ const PINNED: Record<string, string[]> = {
     'watchOutputBound',
   ],
   './history': [
+    'AttemptSpend',
     'FailingMove',
     'FailureSummary',
     'FormatConversationOptions',

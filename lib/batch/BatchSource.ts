@@ -55,11 +55,20 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
     lines: present.has(file) ? { name: path.join(dir, file) } : undefined,
     interrupted: names
       .filter((n) => n === `${file}.interrupted` || n.startsWith(`${file}.interrupted.`))
-      .sort()
+      .sort((a, b) => attemptNumber(a) - attemptNumber(b) || (a < b ? -1 : 1))
       .map((n) => ({ name: path.join(dir, n) })),
   }));
   const raises = readRaiseRequests(dir).requests.map(({ maxCostUsd, at }) => ({ maxCostUsd, at }));
   return { where: dir, manifest, running, runs, raises };
+}
+
+/**
+ * Which attempt set aside a name is: `<file>.interrupted` the first, `.interrupted.<n>` the n-th
+ * (as a resume names them), so that `.interrupted.10` comes after `.interrupted.9`.
+ */
+function attemptNumber(name: string): number {
+  const n = /\.interrupted(?:\.(\d+))?$/.exec(name);
+  return n === null ? Infinity : n[1] === undefined ? 1 : Number(n[1]);
 }
 
 /**

@@ -5,6 +5,7 @@ import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from '.
 import { KeptJournals } from './KeptJournals';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from './RunStore';
+import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
 
 /**
  * What a resumed batch reads of its earlier attempt, from a folder or a store: each task's state,
@@ -41,7 +42,8 @@ export async function folderEarlierRuns(dir: string, ids: readonly string[], sal
     },
     setAside: (index) => {
       const file = fileOf(index);
-      fs.renameSync(file, freeName(`${file}.interrupted`));
+      // None when the process that set the last attempt aside was killed before its next one wrote a file.
+      if (fs.existsSync(file)) fs.renameSync(file, freeName(`${file}.interrupted`));
       return Promise.resolve();
     },
   };
@@ -104,11 +106,15 @@ export async function storeRunJournal(batch: StoreBatch, runId: string, salvage:
 type Interrupted = Extract<TaskState, { kind: 'interrupted' }>;
 
 /**
- * A cut-off run's spend. Its newest attempt counts the earlier attempts' spend from its first
- * record, but an attempt cut before it wrote one holds none: then the most an earlier attempt
- * kept beside it (`older`, the newest first) holds, which its journal's served calls were
- * charged in. Without it, the next attempt would be served those calls for free: spend and
- * calls forgotten, `perRun` caps passed. An older attempt that cannot be read adds nothing.
+ * A cut-off run's spend over all its attempts: its newest (`state`) and the earlier ones kept
+ * beside it (`older`, the newest first). Each attempt adds what it spent by the ledger's rule —
+ * the requests it made, and every reservation it left without an answer at its worst case — to
+ * what the attempts before it spent (`spendOverAttempts`), so no attempt's uncertain money is
+ * forgotten, however many crashes, and no call served again from a journal is counted twice.
+ * Its other usage (calls, tokens) is the most any attempt's records carry: an attempt cut before
+ * it wrote a record holds none, yet the next is served the calls of an earlier one. Without
+ * them, spend and calls would be forgotten and `perRun` caps passed. An older attempt that
+ * cannot be read adds nothing.
  */
 async function withEarlierSpend(
   state: Interrupted,
@@ -116,13 +122,33 @@ async function withEarlierSpend(
   salvage: boolean,
 ): Promise<Interrupted> {
   let usage = state.usage;
+  const attempts: AttemptSpend[] = [attemptOf(state)];
   for (const attempt of older) {
     const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
     if (kept === undefined) continue;
+    attempts.unshift(attemptOf(kept));
     const more = kept.usage.costUsd - usage.costUsd || kept.usage.llmCalls - usage.llmCalls;
     if (more > 0) usage = kept.usage;
   }
-  return usage === state.usage ? state : { ...state, usage: { ...usage } };
+  const costUsd = Math.max(state.usage.costUsd, spendOverAttempts(attempts));
+  const uncertainUsd = Math.min(costUsd, Math.max(state.usage.uncertainUsd, uncertainOverAttempts(attempts)));
+  return usage === state.usage && costUsd === usage.costUsd && uncertainUsd === usage.uncertainUsd
+    ? state
+    : { ...state, usage: { ...usage, costUsd, uncertainUsd } };
+}
+
+/** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */
+function attemptOf(state: Exclude<TaskState, { kind: 'not_started' }>): AttemptSpend {
+  if (state.kind === 'interrupted' && state.attempt !== undefined) return state.attempt;
+  const { costUsd, uncertainUsd } = state.usage;
+  return {
+    recordedUsd: costUsd,
+    liveUsd: 0,
+    heldUsd: 0,
+    recordedUncertainUsd: uncertainUsd,
+    liveUncertainUsd: 0,
+    ledger: false,
+  };
 }
 
 /** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */

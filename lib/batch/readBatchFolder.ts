@@ -1,11 +1,12 @@
 import type { BatchManifest } from './batchManifest';
-import { folderBatchSource, type BatchSource } from './BatchSource';
+import { folderBatchSource, type BatchRunSource, type BatchSource } from './BatchSource';
 import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { LIMIT_ROWS, limitUsed } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readRunFile } from '../history/readRunFile';
+import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
 import { messageOf } from '../internal/messageOf';
 import type { RaiseRequest } from './raiseRequests';
 
@@ -22,7 +23,10 @@ export interface FolderRun {
   readonly outcome: FolderRunOutcome;
   /** Why it did not end well, when the folder says. */
   readonly reason: string | undefined;
-  /** USD spent, by the ledger's rule (cut-off attempts kept beside it not included). */
+  /**
+   * USD spent, by the ledger's rule, over every attempt of the run: the cut-off attempts a
+   * resume kept beside its file included (`spendOverAttempts`), each call counted once.
+   */
   readonly costUsd: number;
   /** Of `costUsd`, what may have been billed but reported no usage, at its worst case. */
   readonly uncertainUsd: number;
@@ -114,6 +118,9 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
         onWarning: options.onWarning,
         ...(task.lines.input === undefined ? {} : { input: task.lines.input() }),
       });
+      const attempts = [...(await earlierSpends(task, options)), facts.attempt];
+      const costUsd = Math.max(facts.costUsd, spendOverAttempts(attempts));
+      const uncertainUsd = Math.min(costUsd, Math.max(facts.uncertainUsd, uncertainOverAttempts(attempts)));
       const cut = !facts.ended;
       const outcome = cut ? (running ? 'running' : 'cut_off') : facts.outcome;
       const reason = cut
@@ -121,7 +128,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
           ? 'its file holds no moves'
           : `its file ends inside a turn, in ${facts.lastState} (seq ${facts.lastSeq})`
         : facts.reason;
-      const { costUsd, uncertainUsd, releasedUsd } = facts;
+      const { releasedUsd } = facts;
       runs.push({ id: task.id, outcome, reason, costUsd, uncertainUsd, releasedUsd, file, interrupted });
       if (facts.usage !== null) {
         const { llmCalls, toolCalls, inputTokens, outputTokens } = facts.usage;
@@ -151,6 +158,28 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     resumed: runs.some((r) => r.interrupted.length > 0),
     raises,
   };
+}
+
+/**
+ * What each earlier attempt of a run spent, the oldest first, as the resume reads them: an
+ * attempt that cannot be read (a crash can leave anything) adds nothing.
+ */
+async function earlierSpends(task: BatchRunSource, options: BatchReadingOptions): Promise<AttemptSpend[]> {
+  const spends: AttemptSpend[] = [];
+  for (const attempt of task.interrupted) {
+    try {
+      const facts = await readRunFile(attempt.name, {
+        salvage: true,
+        ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+        onWarning: () => undefined,
+        ...(attempt.input === undefined ? {} : { input: attempt.input() }),
+      });
+      spends.push(facts.attempt);
+    } catch {
+      // unreadable: it adds nothing, as on resume
+    }
+  }
+  return spends;
 }
 
 /**

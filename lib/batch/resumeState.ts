@@ -7,6 +7,7 @@ import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readRunFile, type RunFileFacts } from '../history/readRunFile';
 import type { RunUsage } from '../history/runFacts';
+import type { AttemptSpend } from '../history/spendOverAttempts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
 import { readBatchManifest, type BatchManifest } from './batchManifest';
@@ -31,8 +32,12 @@ export type TaskState =
       /** With `salvage`: the damaged lines its file was read past. */
       salvaged?: Salvaged;
     }
-  /** Its run was cut off mid-turn: it runs again, and what it spent before counts. */
-  | { kind: 'interrupted'; usage: UsageTotals; file: string; salvaged?: Salvaged }
+  /**
+   * Its run was cut off mid-turn: it runs again, and what it spent before counts — `usage`, its
+   * cost over every attempt of the run (`spendOverAttempts`) once its earlier attempts are read;
+   * `attempt`, what its file's attempt alone spent, the parts apart.
+   */
+  | { kind: 'interrupted'; usage: UsageTotals; file: string; attempt?: AttemptSpend; salvaged?: Salvaged }
   /** It never wrote a file: it runs. */
   | { kind: 'not_started' };
 
@@ -122,6 +127,8 @@ export async function taskState(
   try {
     stat = fs.statSync(file);
   } catch {
+    // Killed after a resume set its attempt aside, before the next one wrote its file: it was cut off.
+    if (fs.existsSync(`${file}.interrupted`)) return { kind: 'interrupted', usage: emptyUsage(), file };
     return { kind: 'not_started' };
   }
   const journal = kept?.fits(stat.size) === true ? [] : undefined;
@@ -199,7 +206,7 @@ export function stateOfFacts(
       durationMs: facts.durationMs,
       ...damaged,
     };
-  return { kind: 'interrupted', usage, file: name, ...damaged };
+  return { kind: 'interrupted', usage, file: name, attempt: facts.attempt, ...damaged };
 }
 
 function usageOf(run: RunUsage | null): UsageTotals {

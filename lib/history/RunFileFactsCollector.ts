@@ -1,6 +1,7 @@
 import { failureReason } from './failureReason';
 import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
 import { RunFactsCollector, type RunUsage } from './runFacts';
+import type { AttemptSpend } from './spendOverAttempts';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 
@@ -23,6 +24,11 @@ export interface RunFileFacts {
   readonly uncertainUsd: number;
   /** Holds let go, provably not billed (`RunSpend.releasedUsd`). */
   readonly releasedUsd: number;
+  /**
+   * The same, the parts apart (what its records carry, the requests it made, the reservations it
+   * left without an answer): a resumed run's attempts add up by `spendOverAttempts`.
+   */
+  readonly attempt: AttemptSpend;
   /** Moves (records) in the file. */
   readonly transitions: number;
   /** From the file's start (its meta line, else its first move's start) to its last move; 0 without moves. */
@@ -108,6 +114,7 @@ export class RunFileFactsCollector {
       costUsd: result.spend.costUsd,
       uncertainUsd: result.spend.uncertainUsd,
       releasedUsd: result.spend.releasedUsd,
+      attempt: this.#facts.attemptSpend,
       transitions: this.#transitions,
       durationMs: startedAt === undefined || lastAt === undefined ? 0 : Math.max(0, lastAt - startedAt),
       lastState: this.#lastState,

@@ -8,6 +8,7 @@ import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { AttemptSpend } from './spendOverAttempts';
 
 /** Options of `runFacts`: the run's table, when its file does not declare one. */
 export interface RunFactsOptions {
@@ -167,6 +168,10 @@ export class RunFactsCollector {
   /** The uncertain and released USD the last running totals said (`data.usage`). */
   #recordedUncertain = 0;
   #recordedReleased = 0;
+  /** Of it, USD of the lines served from an earlier attempt's journal (`fromJournal`): no request was made. */
+  #servedCost = 0;
+  /** Of the served USD, what was charged at a hold. */
+  #servedUncertain = 0;
   /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
   readonly #reserved = new Map<string, number | undefined>();
   #ledger = false;
@@ -266,6 +271,23 @@ export class RunFactsCollector {
     };
   }
 
+  /**
+   * What this file's attempt spent, the parts apart, for a reader that adds up a resumed run's
+   * attempts (`spendOverAttempts`). @internal
+   */
+  get attemptSpend(): AttemptSpend {
+    let held = 0;
+    for (const amount of this.#reserved.values()) held += amount ?? 0;
+    return {
+      recordedUsd: this.#usage?.costUsd ?? 0,
+      liveUsd: round(this.#ledgerCost - this.#servedCost),
+      heldUsd: round(held),
+      recordedUncertainUsd: this.#recordedUncertain,
+      liveUncertainUsd: round(this.#ledgerUncertain - this.#servedUncertain),
+      ledger: this.#ledger,
+    };
+  }
+
   /** The facts of everything added so far; adding more afterwards is fine. */
   result(): RunFacts {
     const turns = this.#retain || this.#lastTurn === undefined ? this.#turns.slice() : [this.#lastTurn];
@@ -306,9 +328,11 @@ export class RunFactsCollector {
     const cost = line.costUsd;
     if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) {
       this.#ledgerCost += cost;
+      if (line.fromJournal === true) this.#servedCost += cost;
       const why = line.chargedAtHold;
       if (typeof why === 'string') {
         this.#ledgerUncertain += cost;
+        if (line.fromJournal === true) this.#servedUncertain += cost;
         const said = why.replace(/^charged at its hold: /, '');
         this.#uncertainWhy.set(said, (this.#uncertainWhy.get(said) ?? 0) + 1);
       }

@@ -14,6 +14,7 @@ export { readHistory, loadHistory } from '../history/loadHistory';
 export type { ReadHistoryOptions, LoadedHistory } from '../history/loadHistory';
 export { readRunFile } from '../history/readRunFile';
 export type { RunFileFacts } from '../history/readRunFile';
+export type { AttemptSpend } from '../history/spendOverAttempts';
 export type {
   HistoryEntry,
   HistoryItem,

@@ -51,6 +51,8 @@ function requestFacts(body: any, api: BillingApi): { user: unknown; toolResults:
  */
 export async function phasedBillingServer(toolCalls: (task: number) => number = () => 1, api: BillingApi = 'chat') {
   const answered: Answered[] = [];
+  /** Every request that reached the server, answered or held: what a provider that bills on receipt bills. */
+  const received = { count: 0 };
   let phase = 1;
   let holdAt = Infinity;
   let holdOne = false;
@@ -58,6 +60,7 @@ export async function phasedBillingServer(toolCalls: (task: number) => number = 
   let n = 0;
   /** The answer's mark, and whether it is the final text; undefined: held. */
   const bill = (body: unknown, apiKey: string): { mark: string; answers: boolean } | undefined => {
+    received.count += 1;
     const { user, toolResults } = requestFacts(body, api);
     if (apiKey.startsWith('sk-phase-') && apiKey !== `sk-phase-${phase}`) return undefined;
     if (answered.length >= holdAt && (!holdOne || toolResults > 0)) {
@@ -107,6 +110,10 @@ export async function phasedBillingServer(toolCalls: (task: number) => number = 
   return {
     server,
     answered,
+    /** Requests that reached the server, answered or held (a held one may have been billed: its sender never learns). */
+    get received(): number {
+      return received.count;
+    },
     /** The phase of the process the test starts next (the first is 1). */
     get phase(): number {
       return phase;

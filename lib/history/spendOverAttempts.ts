@@ -1,0 +1,58 @@
+/**
+ * What one attempt of a run spent, as its file alone tells it, the parts apart: a run resumed
+ * after a crash is several attempts (`<file>.interrupted`, `.interrupted.2`, …, then its file),
+ * and only together do they say what the run spent.
+ */
+export interface AttemptSpend {
+  /** USD the attempt's records carry: an attempt that resumed an earlier one counts that one's spend in them. */
+  readonly recordedUsd: number;
+  /**
+   * USD of the requests this attempt made, by its ledger's `llm` lines: the lines served from an
+   * earlier attempt's journal (`fromJournal`) left out, as that attempt paid for them.
+   */
+  readonly liveUsd: number;
+  /** USD its reservations with no `llm` line after them hold (uncertain: the provider may have billed them), at their worst case. */
+  readonly heldUsd: number;
+  /** Of `recordedUsd`, the uncertain part: charged at holds (`uncertainUsd` of its running totals). */
+  readonly recordedUncertainUsd: number;
+  /** Of `liveUsd`, the uncertain part: its requests charged at their hold (`chargedAtHold`). */
+  readonly liveUncertainUsd: number;
+  /** The file holds ledger lines (`reserve`). */
+  readonly ledger: boolean;
+}
+
+/**
+ * What a run spent over all its attempts, the oldest first, by the ledger's rule. Each attempt
+ * adds the requests it made (priced) and the reservations it left without an answer (at their
+ * worst case) to what the attempts before it spent; its records, which carry the spend it was
+ * resumed with, bound it from below. So every unanswered reservation of every attempt counts
+ * once, however many crashes, and a response served again from a journal counts only where it
+ * was paid for. Attempts without a ledger count what their records say. Pure.
+ */
+export function spendOverAttempts(attempts: readonly AttemptSpend[]): number {
+  let spent = 0;
+  for (const attempt of attempts) {
+    const made = attempt.ledger ? attempt.liveUsd + attempt.heldUsd : 0;
+    spent = Math.max(attempt.recordedUsd, roundUsd(spent + made));
+  }
+  return spent;
+}
+
+/**
+ * Of `spendOverAttempts`, the uncertain part, added up the same way: each attempt's requests
+ * charged at their hold and the reservations it left without an answer, bounded from below by
+ * what its records carry. Billed is the rest. Pure.
+ */
+export function uncertainOverAttempts(attempts: readonly AttemptSpend[]): number {
+  let uncertain = 0;
+  for (const attempt of attempts) {
+    const made = attempt.ledger ? attempt.liveUncertainUsd + attempt.heldUsd : 0;
+    uncertain = Math.max(attempt.recordedUncertainUsd, roundUsd(uncertain + made));
+  }
+  return uncertain;
+}
+
+/** USD rounded to 1e-10, as the ledger's sums are: binary fractions of cents do not pile up. */
+function roundUsd(usd: number): number {
+  return Math.round(usd * 1e10) / 1e10;
+}
