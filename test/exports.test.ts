@@ -264,6 +264,8 @@ const PINNED: Record<string, string[]> = {
   './internal': [
     'FolderLock',
     'LOCK_FILE',
+    'MissingPeerError',
+    'PeerRange',
     'RunTaskOptions',
     'TaskRun',
     'TaskState',
@@ -276,6 +278,7 @@ const PINNED: Record<string, string[]> = {
     'emptyUsage',
     'finishedRunReport',
     'lockFolder',
+    'peerLoadError',
     'priceUsage',
     'resumedUsage',
     'runTask',
