@@ -65,7 +65,8 @@ const peerEntries: Plugin = {
     const ext = esm ? 'mjs' : 'cjs';
     for (const [file, chunk] of chunks) {
       const name = /^lib\/integrations\/([^/]+)\/index\.ts$/.exec(chunk.entryPoint ?? '')?.[1];
-      if (name === undefined) continue;
+      // Only the entries built as sdk (a test's build of an integration straight to index is left alone).
+      if (name === undefined || path.basename(file) !== `sdk.${ext}`) continue;
       if (chunk.exports.includes('default'))
         throw new Error(`lib/integrations/${name}/index.ts has a default export, which peerEntries cannot re-export`);
       const subpath = `agent-state-machine/${name}`;
