@@ -265,6 +265,8 @@ const PINNED: Record<string, string[]> = {
   './internal': [
     'FolderLock',
     'LOCK_FILE',
+    'MissingPeerError',
+    'PeerRange',
     'RunTaskOptions',
     'TaskRun',
     'TaskState',
@@ -277,6 +279,7 @@ const PINNED: Record<string, string[]> = {
     'emptyUsage',
     'finishedRunReport',
     'lockFolder',
+    'peerLoadError',
     'priceUsage',
     'resumedUsage',
     'runTask',

@@ -117,8 +117,10 @@ export interface StoredLines {
 /** Which runs `RunStore.listRuns` lists; every field narrows. */
 export interface StoredRunQuery {
   batchId?: string;
-  /** The run's outcome as `RunFacts` says it (`end_of_turn`, `error`, …), or `incomplete` for a run that never ended. */
-  outcome?: string;
+  /** The run's outcome as `RunFacts` says it (`end_of_turn`, `error`, …), or `incomplete` for a run that never ended; a list selects any of them. */
+  outcome?: string | readonly string[];
+  /** Only runs that ended in an error state (by the `isError` flags of the run's table): those with a `reason`. */
+  failed?: boolean;
   /** Runs started at or after this time, epoch milliseconds. */
   since?: number;
   /** At most this many rows (default 1000). */

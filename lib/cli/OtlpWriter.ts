@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { escapeJsonText } from '../internal/escapeControl';
 import { messageOf } from '../internal/messageOf';
 import type { OtlpSpan } from '../telemetry/OtlpJson';
 import type { HistoryToOtlpOptions } from '../telemetry/OtlpSpanStream';
@@ -23,7 +24,7 @@ export class OtlpWriter {
   readonly #path: string | undefined;
 
   constructor(options: Pick<HistoryToOtlpOptions, 'serviceName'>, target: string | ((text: string) => void)) {
-    const envelope = JSON.stringify({ resourceSpans: [otlpResource(options, [])] });
+    const envelope = escapeJsonText(JSON.stringify({ resourceSpans: [otlpResource(options, [])] }));
     const at = envelope.lastIndexOf('"spans":[]') + '"spans":['.length;
     this.#text = `${envelope.slice(0, at)}\n`;
     this.#tail = `\n${envelope.slice(at)}\n`;
@@ -50,7 +51,9 @@ export class OtlpWriter {
   }
 
   span(span: OtlpSpan): void {
-    this.#text += `${this.#spans === 0 ? '' : ',\n'}${JSON.stringify(span)}`;
+    // The characters JSON leaves raw (DEL, C1, bidi controls) escaped as every reader escapes them:
+    // the same strings to a collector, inert on a terminal.
+    this.#text += `${this.#spans === 0 ? '' : ',\n'}${escapeJsonText(JSON.stringify(span))}`;
     this.#spans++;
     if (this.#text.length >= PIECE_CHARS) this.#flush();
   }

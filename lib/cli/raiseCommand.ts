@@ -1,6 +1,9 @@
 import { type Command, InvalidArgumentError as CommanderArgumentError } from 'commander';
 import { folderHeld } from '../batch/lockFolder';
 import { requestRaise } from '../batch/raiseRequests';
+import { readBatchFolder } from '../batch/readBatchFolder';
+import { ignore } from '../internal/ignore';
+import { plural } from '../internal/text';
 import { escapeControl } from '../internal/escapeControl';
 import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
@@ -35,8 +38,10 @@ export function addRaiseCommand(program: Command, io: { stdout: (text: string) =
           if (opts[key] !== undefined) throw new Error(`--${key} is for a BullMQ batch: give --redis URL with it`);
         if (folder === undefined)
           throw new Error('give the batch folder, or --redis URL --batch ID for a BullMQ batch');
+        const held = folderHeld(folder);
+        if (!held) await assertNotEnded(folder);
         const from = await requestRaise(folder, opts.totalUsd);
-        const running = folderHeld(folder)
+        const running = held
           ? 'the running batch takes it within a second'
           : 'no batch runs there now: resuming it (runBatch with resume: true) starts from this cap';
         io.stdout(
@@ -66,13 +71,11 @@ async function raiseInRedis(
   try {
     loaded = (await import(specifier)) as typeof loaded;
   } catch (error) {
-    const missing = /Cannot find (module|package) '(bullmq|ioredis)'/.exec(messageOf(error));
-    throw new Error(
-      missing !== null
-        ? `--redis needs the ${missing[2]} package: npm install bullmq`
-        : `--redis: cannot load ${specifier}: ${messageOf(error)}`,
-      { cause: error },
-    );
+    // The subpath names its missing peers itself (MissingPeerError), with the npm install that adds them.
+    const missingPeer = (error as { code?: unknown }).code === 'missing_peer';
+    throw new Error(`--redis: ${missingPeer ? '' : `cannot load ${specifier}: `}${messageOf(error)}`, {
+      cause: error,
+    });
   }
   const raised = await loaded.raiseBatch({
     connection: opts.redis!,
@@ -87,9 +90,35 @@ async function raiseInRedis(
   );
 }
 
+/** Outcomes of a folder's run that a raise (then a resume) can still move on: not run to an end. */
+const UNENDED: ReadonlySet<string> = new Set(['cut_off', 'skipped', 'running', 'unreadable']);
+
+/**
+ * Refuses to raise the cap of a batch that no process runs and whose every task ran to an end:
+ * nothing waits for the raise, and a resume runs no ended task again. A batch with no task
+ * listed is left to `requestRaise`'s checks.
+ */
+async function assertNotEnded(folder: string): Promise<void> {
+  // A folder that cannot be read as a batch is refused by requestRaise next, with why.
+  const batch = await readBatchFolder(folder, { onWarning: ignore }).catch(() => undefined);
+  if (batch === undefined || batch.manifest === undefined || batch.runs.length === 0) return;
+  if (batch.runs.some((r) => UNENDED.has(r.outcome))) return;
+  const how = Object.entries(batch.totals.outcomes)
+    .map(([outcome, n]) => `${n} ${escapeControl(outcome)}`)
+    .join(', ');
+  throw new Error(
+    `the batch in ${escapeControl(folder)} has ended: ${plural(batch.runs.length, 'run')} ran to an end (${how}), ` +
+      `${formatUsd(batch.totals.costUsd)} spent, and none waits for a raise; ` +
+      'to run its tasks under a higher cap, run them as a new batch in another folder',
+  );
+}
+
+/** `--total-usd`: a plain decimal number of dollars above 0 (`30`, `12.50`); no hex, exponent or sign. */
 function positiveUsd(value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
-    throw new CommanderArgumentError(`expected a positive number of USD, got ${JSON.stringify(value)}`);
+  if (!/^(?:\d+(?:\.\d+)?|\.\d+)$/.test(value) || !Number.isFinite(n) || n <= 0)
+    throw new CommanderArgumentError(
+      `expected a plain decimal number of USD above 0 (e.g. 30 or 12.50), got ${JSON.stringify(value)}`,
+    );
   return n;
 }

@@ -4,9 +4,14 @@ import type { RunStore, StoredRun, StoredRunQuery } from '../batch/RunStore';
 import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
 import { escapeControl } from '../internal/escapeControl';
+import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
 import { openStore } from './openStore';
 import { runInFolder } from './runInFolder';
 import { positiveInteger } from './cliArguments';
+import { UsageError } from './UsageError';
+
+/** The outcomes a run of the default table ends with, and `incomplete` for one that never ended. */
+const KNOWN_OUTCOMES: readonly string[] = [...RECORDED_OUTCOMES, 'incomplete'];
 
 /** What the store commands write to, and where they keep the stores to close at the end. */
 export interface StoreCommandIO {
@@ -81,7 +86,12 @@ export function addStoreCommands(program: Command, io: StoreCommandIO): void {
     .description('List the runs a store keeps, newest first: outcome, cost, calls, duration and why a run failed.')
     .requiredOption('--store <url>', 'the store: postgres://user@host:port/database')
     .option('--batch <id>', "only this batch's runs")
-    .option('--outcome <outcome>', 'only runs that ended so (end_of_turn, error, budget_exceeded, …, incomplete)')
+    .option(
+      '--outcome <outcomes>',
+      `only runs that ended so: one outcome or a comma list of them (${KNOWN_OUTCOMES.join(', ')}, or a custom terminal state's name)`,
+      outcomeList,
+    )
+    .option('--failed', "only runs that ended in an error state (by the isError flags of the run's table)")
     .option('--since <when>', 'only runs started since: a duration back from now (30m, 12h, 1d) or a date', since)
     .option('--limit <n>', 'at most this many rows (default 1000)', positiveInteger)
     .option('--json', 'print the rows as JSON')
@@ -89,7 +99,8 @@ export function addStoreCommands(program: Command, io: StoreCommandIO): void {
       async (opts: {
         store: string;
         batch?: string;
-        outcome?: string;
+        outcome?: string[];
+        failed?: boolean;
         since?: number;
         limit?: number;
         json?: boolean;
@@ -97,7 +108,11 @@ export function addStoreCommands(program: Command, io: StoreCommandIO): void {
         const opened = await storeFor(opts.store, io);
         const query: StoredRunQuery = {};
         if (opts.batch !== undefined) query.batchId = opts.batch;
-        if (opts.outcome !== undefined) query.outcome = opts.outcome;
+        if (opts.outcome !== undefined) {
+          await assertOutcomesKnown(opened, opts.outcome);
+          query.outcome = opts.outcome;
+        }
+        if (opts.failed === true) query.failed = true;
         if (opts.since !== undefined) query.since = opts.since;
         if (opts.limit !== undefined) query.limit = opts.limit;
         const runs = await opened.listRuns(query);
@@ -129,6 +144,32 @@ export function formatStoredRuns(runs: readonly StoredRun[], where: string): str
   const cost = runs.reduce((sum, r) => sum + r.costUsd, 0);
   const calls = runs.reduce((sum, r) => sum + r.calls, 0);
   return `${[line(header), ...rows.map(line)].join('\n')}\n${runs.length} ${runs.length === 1 ? 'run' : 'runs'}, ${formatUsd(cost)}, ${calls} ${calls === 1 ? 'call' : 'calls'}\n`;
+}
+
+/** `--outcome`: one outcome or a comma list of them, none empty. */
+function outcomeList(value: string): string[] {
+  const outcomes = value.split(',').map((o) => o.trim());
+  if (outcomes.some((o) => o === ''))
+    throw new CommanderArgumentError(
+      `expected an outcome or a comma list of them (e.g. error,budget_exceeded), got ${JSON.stringify(value)}`,
+    );
+  return outcomes;
+}
+
+/**
+ * Refuses an outcome `--outcome` names that is none of the default table's and that no run in
+ * the store ended with (a custom terminal state names itself): a misspelt or made-up outcome
+ * would otherwise match nothing and look like an answer.
+ */
+async function assertOutcomesKnown(store: RunStore, outcomes: readonly string[]): Promise<void> {
+  for (const outcome of outcomes) {
+    if (KNOWN_OUTCOMES.includes(outcome)) continue;
+    if ((await store.listRuns({ outcome, limit: 1 })).length > 0) continue;
+    throw new UsageError(
+      `unknown outcome ${JSON.stringify(outcome)} for --outcome: expected ${KNOWN_OUTCOMES.join(', ')} ` +
+        `(or a custom terminal state some run in ${store.name} ended in); --failed selects every run that ended in an error state`,
+    );
+  }
 }
 
 /** `--since`: `30m`, `12h`, `1d`, `45s` back from now, or a date `Date` reads. */

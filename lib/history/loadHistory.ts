@@ -140,7 +140,17 @@ function lineSplitter(
     throw new InvalidArgumentError('maxLineBytes', 'a positive whole number of bytes', maxLineBytes);
   if (input !== undefined && (typeof path !== 'string' || path === ''))
     throw new InvalidArgumentError('path', 'a name for the input', path);
-  return new LineSplitter(path, maxLineBytes, salvage, onWarning, take, new RecordLineScanner(withData));
+  const link = input === undefined ? linkTarget(path) : undefined;
+  return new LineSplitter(path, maxLineBytes, salvage, onWarning, take, new RecordLineScanner(withData), link);
+}
+
+/** Where `path` points when it is a symbolic link; undefined for anything else (a missing file is reported by the read). */
+function linkTarget(path: string): string | undefined {
+  try {
+    return fs.lstatSync(path).isSymbolicLink() ? fs.readlinkSync(path) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -229,6 +239,11 @@ class LineSplitter {
     readonly take: (entry: HistoryEntry) => void,
     /** The fast path for the sink's record lines; the others are parsed whole. */
     readonly scanner: RecordLineScanner,
+    /**
+     * The target, when the path is a symbolic link: its bad lines are then never quoted (nor
+     * JSON.parse's words, which quote them), as the link may point at any file (a key, a password file).
+     */
+    readonly link?: string,
   ) {}
 
   /** Takes the next bytes of the input; keeps a copy of the unfinished line, so the caller may reuse `chunk`. */
@@ -367,16 +382,29 @@ class LineSplitter {
 
   #reject(bad: { number: number; text: string; reason: string }): void {
     if (this.salvage) this.#skip(bad.number, bad.reason, bad.text);
-    else throw corrupt(this.path, bad);
+    else throw corrupt(this.path, this.#unquoted(bad));
+  }
+
+  /** A bad line as a message may show it: of a symbolic link, what was expected and nothing of the line. */
+  #unquoted(bad: { number: number; text: string; reason: string }): { number: number; text?: string; reason: string } {
+    if (this.link === undefined) return bad;
+    return {
+      number: bad.number,
+      reason: `not a history line: expected JSON Lines written by JsonlHistorySink; ${this.path} is a symbolic link to ${this.link}, whose content is not shown`,
+    };
   }
 
   #skip(line: number, reason: string, text?: string): void {
-    const shown = text === undefined ? '' : ` — ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)}`;
+    const bad = text === undefined ? { reason, text } : this.#unquoted({ number: line, text, reason });
+    const shown =
+      bad.text === undefined
+        ? ''
+        : ` — ${JSON.stringify(bad.text.length > 60 ? `${bad.text.slice(0, 57)}...` : bad.text)}`;
     this.onWarning({
       code: 'skipped_line',
       file: this.path,
       line,
-      message: `${this.path}:${line}: skipped a corrupt line: ${reason}${shown}`,
+      message: `${this.path}:${line}: skipped a corrupt line: ${bad.reason}${shown}`,
     });
   }
 }
@@ -464,12 +492,12 @@ function readableStat(path: string): fs.Stats {
   return stat;
 }
 
-function corrupt(path: string, bad: { number: number; text: string; reason: string }): HistoryFileError {
+function corrupt(path: string, bad: { number: number; text?: string; reason: string }): HistoryFileError {
   return new HistoryFileError(
     'corrupt_line',
     path,
     `corrupt line: ${bad.reason} (read past corrupt lines with \`--salvage\` or \`{ salvage: true }\`)`,
-    { line: bad.number, snippet: bad.text },
+    bad.text === undefined ? { line: bad.number } : { line: bad.number, snippet: bad.text },
   );
 }
 

@@ -23,3 +23,6 @@ export { storeRunState, storeRunJournal } from '../batch/EarlierRuns';
 export { resumedUsage } from '../batch/readResumeJournal';
 export { finishedRunReport } from '../batch/finishedRunReport';
 export type { TaskState } from '../batch/resumeState';
+export { MissingPeerError } from '../machine/MissingPeerError';
+export type { PeerRange } from '../machine/MissingPeerError';
+export { peerLoadError } from '../machine/peerLoadError';

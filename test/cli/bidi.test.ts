@@ -85,3 +85,28 @@ describe('inspect, show and replay (built executable) never print a bidi control
     );
   }, 60_000);
 });
+
+describe('export otlp (built executable) never prints a bidi or C1 control', () => {
+  it('escapes them in the spans and in the resource, and the JSON still reads as the same text', async () => {
+    const C1 = '\u0085\u009b31m';
+    const file = path.join(dir, 'run.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r' });
+    const agent = new AgentWithStateMachine(
+      createScriptedAgent({ sleep: instant, replies: [{ error: `${HOSTILE} ${C1}` }] }),
+      { sink, journal: true, logger: false, clock: manualClock().now, sleep: instant },
+    );
+    await agent.runTurn(`${HOSTILE} ${C1}`);
+    sink.close();
+
+    const result = runBuiltCli(['export', 'otlp', file, '--service-name', `svc\u202e${C1}`]);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(result.stdout).not.toMatch(ANY_BIDI);
+    expect(result.stdout).not.toMatch(/[\u007f-\u009f]/);
+    expect(result.stdout).toContain('\\u202e');
+    expect(result.stdout).toContain('\\u0085\\u009b31m');
+    // Escaped as JSON escapes them: a collector reads the very same strings.
+    const parsed = JSON.stringify(JSON.parse(result.stdout));
+    expect(parsed).toContain(`svc\u202e${C1}`);
+    expect(parsed).toContain(`${HOSTILE} ${C1}`);
+  }, 60_000);
+});

@@ -64,6 +64,22 @@ describe('agent-sm raise <folder> --total-usd N (built executable)', () => {
     expect(report.raises).toEqual([[0.02, 0.05, 'folder']]);
   }, 60_000);
 
+  it('refuses to raise a batch that has ended, saying so and how it ended', async () => {
+    const b = startBatch();
+    await b.seen(/paused at 0.02\n/);
+    expect(runBuiltCli(['raise', dir, '--total-usd', '0.05']).code).toBe(0);
+    await b.seen(/^(\{.*\})\n/m);
+    await new Promise((resolve) => (b.child.exitCode !== null ? resolve(null) : b.child.once('close', resolve)));
+    const raises = fs.readFileSync(path.join(dir, 'batch.raises'), 'utf8');
+    const again = runBuiltCli(['raise', dir, '--total-usd', '0.10']);
+    expect({ code: again.code, stdout: again.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(again.stderr).toBe(
+      `agent-sm: error: the batch in ${dir} has ended: 3 runs ran to an end (3 end_of_turn), $0.0360 spent, and none ` +
+        'waits for a raise; to run its tasks under a higher cap, run them as a new batch in another folder\n',
+    );
+    expect(fs.readFileSync(path.join(dir, 'batch.raises'), 'utf8')).toBe(raises);
+  }, 60_000);
+
   it('a batch killed while paused, raised, then resumed, starts from the raised cap and pays for no call twice', async () => {
     const first = startBatch();
     await first.seen(/paused at 0.02\n/);
@@ -107,7 +123,15 @@ describe('agent-sm raise <folder> --total-usd N (built executable)', () => {
     expect(noRedis.stderr).toContain('--batch is for a BullMQ batch: give --redis URL with it');
     const bad = runBuiltCli(['raise', dir, '--total-usd', 'ten']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('expected a positive number of USD, got "ten"');
+    expect(bad.stderr).toContain('expected a plain decimal number of USD above 0 (e.g. 30 or 12.50), got "ten"');
+    // Number() reads these as 16, 10 and 2: a cap typed so is a mistake, never a figure.
+    for (const figure of ['0x10', '1e1', ' 2', '+2', 'Infinity']) {
+      const odd = runBuiltCli(['raise', dir, '--total-usd', figure]);
+      expect({ code: odd.code, stdout: odd.stdout }).toEqual({ code: 2, stdout: '' });
+      expect(odd.stderr).toContain(
+        `expected a plain decimal number of USD above 0 (e.g. 30 or 12.50), got ${JSON.stringify(figure)}`,
+      );
+    }
     expect(fs.existsSync(path.join(dir, 'batch.raises'))).toBe(false);
   });
 });

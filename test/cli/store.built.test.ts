@@ -94,6 +94,43 @@ describe('agent-sm on a store', () => {
     expect(missing.stderr).toMatch(/^agent-sm: error: .*run nope of batch night.*no such run in the store\n$/);
   });
 
+  it('runs --outcome refuses an outcome it does not know and takes a comma list; --failed selects the runs that ended in an error state', async () => {
+    const store = new PostgresStore(url, { schema: db.schema });
+    try {
+      const options = { logger: false as const, sleep: () => tick(), clock: manualClock(Date.now()).now, store };
+      await runBatch([task('ok', { text: 'done' }), task('bad', { raw: 'not a response' })], {
+        ...options,
+        batchId: 'night',
+      });
+    } finally {
+      await store.close();
+    }
+    const ids = (args: string[]) => {
+      const listed = runBuiltCli(['runs', '--store', url, '--json', ...args]);
+      expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+      return (JSON.parse(listed.stdout) as Array<{ runId: string }>).map((r) => r.runId).sort();
+    };
+    expect(ids(['--outcome', 'budget_exceeded,error'])).toEqual(['bad']);
+    expect(ids(['--outcome', 'error, end_of_turn'])).toEqual(['bad', 'ok']);
+    expect(ids(['--failed'])).toEqual(['bad']);
+    expect(ids(['--failed', '--outcome', 'end_of_turn'])).toEqual([]);
+
+    const known = 'end_of_turn, wrapped_up, budget_exceeded, stalled, error, cancelled, incomplete';
+    for (const outcome of ['failed', 'error,failed']) {
+      const refused = runBuiltCli(['runs', '--store', url, '--outcome', outcome]);
+      expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 2, stdout: '' });
+      expect(refused.stderr).toBe(
+        `agent-sm: error: unknown outcome "failed" for --outcome: expected ${known} (or a custom terminal state ` +
+          'some run in postgres://127.0.0.1:5432/postgres ended in); --failed selects every run that ended in an error state\n',
+      );
+    }
+    const empty = runBuiltCli(['runs', '--store', url, '--outcome', 'error,']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain(
+      'expected an outcome or a comma list of them (e.g. error,budget_exceeded), got "error,"',
+    );
+  });
+
   it('fails in bounded time naming host:port when PostgreSQL is not there', async () => {
     const port = await freePort();
     const { code, stdout, stderr } = runBuiltCli(['runs', '--store', `postgres://postgres@127.0.0.1:${port}/postgres`]);

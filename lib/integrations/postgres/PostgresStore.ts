@@ -349,7 +349,7 @@ export class PostgresStore implements RunStore {
   }
 
   async listRuns(query: StoredRunQuery = {}): Promise<StoredRun[]> {
-    const { batchId, outcome, since, limit = 1000 } = query;
+    const { batchId, outcome, failed, since, limit = 1000 } = query;
     await this.migrate();
     const t = this.#tables();
     const where = ['set_aside_at IS NULL'];
@@ -357,7 +357,12 @@ export class PostgresStore implements RunStore {
     if (batchId !== undefined) where.push(`batch_id = $${values.push(batchId)}`);
     if (since !== undefined) where.push(`started_at >= to_timestamp($${values.push(since)} / 1000.0)`);
     await this.#endsMadeAgain(where, values);
-    if (outcome !== undefined) where.push(`coalesce(outcome, 'incomplete') = $${values.push(outcome)}`);
+    if (outcome !== undefined)
+      where.push(
+        `coalesce(outcome, 'incomplete') = ANY($${values.push(typeof outcome === 'string' ? [outcome] : outcome)})`,
+      );
+    // A run's reason is recorded when its last turn ended in an error state of its own table.
+    if (failed === true) where.push('outcome IS NOT NULL AND reason IS NOT NULL');
     const { rows } = await this.#db.run('listing runs', (client) =>
       client.query<{
         batch_id: string;
