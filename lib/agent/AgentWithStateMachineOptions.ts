@@ -1,4 +1,5 @@
 import type { Logger } from 'winston';
+import type { BillingRule } from './providerBilling';
 import type { StateName } from '../../states/StateName';
 import type { Pricing } from './AgentLoop';
 import type { AgentLogger } from './AgentLogger';
@@ -79,6 +80,13 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
    * agent and notes it in the history; `'ignore'` goes on.
    */
   onUnknownCost?: OnUnknownCost;
+  /**
+   * Which failed requests are not billed, so that their holds are released rather than charged
+   * at their worst case: rows in place of the default rows of the same status
+   * (`PROVIDER_BILLING`, each with the provider's source). A failure no row marks `released` is
+   * uncertain money. Default: the provider rows as they are.
+   */
+  billing?: readonly BillingRule[];
   /** How the adapter waits (backoff, grace). Tests pass one that does not really wait. */
   sleep?: Sleep;
   /** Source of jitter, [0, 1). Default Math.random. */

@@ -38,6 +38,7 @@ import { resumeRecording, type ResumeInfo, type RunRecording } from './RunRecord
 import type { StepMirrorOptions } from './StepMirrorOptions';
 import type { MirrorStop } from './MirrorStop';
 import { WRAPPING_UP } from './extensionStates';
+import { billingRules, type BillingRule } from './providerBilling';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import { gatePlainCall } from './MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirrorEndings';
@@ -97,6 +98,8 @@ export class StepMirror {
   /** Writes the ledger's lines (the journal's writer, or one of its own without the journal). */
   readonly #ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
   readonly #callerSignal: AbortSignal | undefined;
+  /** Which failed requests are not billed (`billing`). */
+  readonly #billing: readonly BillingRule[];
   #controller = new AbortController();
   /** The runs' state and the moves they make. */
   readonly #run: MirrorMoves;
@@ -146,6 +149,7 @@ export class StepMirror {
       externalBudgets = [],
       pricing,
       onUnknownCost = 'error',
+      billing,
       journal = false,
       signal,
       earlierSpend,
@@ -181,6 +185,7 @@ export class StepMirror {
     this.#earlierSpend = earlierSpend ?? resumeFrom?.usage;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#callerSignal = signal;
+    this.#billing = billingRules(billing);
     this.#run = new MirrorMoves(
       this.machine,
       {
@@ -291,6 +296,7 @@ export class StepMirror {
       shared: this.#budgets.slice(1),
       external: this.#external,
       clock: this.#clock,
+      billing: this.#billing,
       // Bound, not an arrow: the bundle's keepNames names each arrow as it is made, once a run.
       onDeadline: abortAtDeadline.bind(undefined, controller),
     });

@@ -1,4 +1,5 @@
 import type { Logger } from 'winston';
+import type { BillingRule } from './providerBilling';
 import type { StateName } from '../../states/StateName';
 import type { StateMachineOptions } from '../machine/StateMachine';
 import type { AgentLogger } from './AgentLogger';
@@ -30,6 +31,13 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
   pricing?: Pricing;
   /** When a dollar (or token) cap is set and a response's cost is unknown. Default `'error'`: the run ends in Error. */
   onUnknownCost?: OnUnknownCost;
+  /**
+   * Which failed requests are not billed, so that their holds are released rather than charged
+   * at their worst case: rows in place of the default rows of the same status
+   * (`PROVIDER_BILLING`, each with the provider's source). A failure no row marks `released` is
+   * uncertain money. Default: the provider rows as they are.
+   */
+  billing?: readonly BillingRule[];
   /** Journal every model attempt and tool call beside the moves (the sink must take journal lines). Default off. */
   journal?: boolean | JournalOptions;
   /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */

@@ -88,6 +88,7 @@ export class TurnRunner {
       shared: settings.shared,
       external: settings.external,
       clock: settings.clock,
+      billing: settings.billing,
       // Bound, not an arrow: the bundle's keepNames names each arrow as it is made, once a turn.
       onDeadline: this.#onDeadline.bind(this),
     });

@@ -1,4 +1,5 @@
 import type { StateName } from '../../states/StateName';
+import type { BillingRule } from './providerBilling';
 import { GraceGroup } from '../internal/GraceGroup';
 import type { Settled } from '../internal/settleWithGrace';
 import type { Sleep } from '../internal/sleep';
@@ -40,6 +41,8 @@ export interface TurnSettings {
   toolConcurrency: number;
   pricing: Pricing | undefined;
   onUnknownCost: OnUnknownCost;
+  /** Which failed requests are not billed (`billing`, over the provider rows). */
+  billing: readonly BillingRule[];
   /** Per agent: whether the unknown-cost warning was logged already. */
   warned: { unknownCost: boolean };
   sleep: Sleep;

@@ -5,6 +5,8 @@
  * (`billingRules(overrides)`).
  */
 
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+
 /** Whether a failed request may have been billed. */
 export type FailureBilling = 'released' | 'uncertain';
 
@@ -90,7 +92,7 @@ export const PROVIDER_BILLING: readonly BillingRule[] = Object.freeze([
  */
 export function billingRules(overrides: readonly BillingRule[] = []): readonly BillingRule[] {
   if (!Array.isArray(overrides))
-    throw new TypeError(`billing must be an array of { status, billing, why, source } rows, got ${typeof overrides}`);
+    throw new InvalidArgumentError('billing', 'an array of rows { status, billing, providers, why, source }', overrides);
   for (const row of overrides) {
     const r = row as Partial<BillingRule> | null;
     if (
@@ -101,8 +103,10 @@ export function billingRules(overrides: readonly BillingRule[] = []): readonly B
       r.status! > 599 ||
       (r.billing !== 'released' && r.billing !== 'uncertain')
     )
-      throw new TypeError(
-        `billing row ${JSON.stringify(row)} is not a row: expected { status: an HTTP status 100–599, billing: 'released' | 'uncertain', why, source }`,
+      throw new InvalidArgumentError(
+        `billing[${overrides.indexOf(row)}]`,
+        "a row { status: an HTTP status 100–599, billing: 'released' | 'uncertain', providers, why, source }",
+        row,
       );
   }
   const replaced = new Set(overrides.map((r) => r.status));

@@ -1,4 +1,5 @@
 import type { StateName } from '../../states/StateName';
+import { billingRules } from './providerBilling';
 import type { AgentLoop } from './AgentLoop';
 import { isAgentLogger, type AgentLogger } from './AgentLogger';
 import { assertBoundsCalls } from './assertBoundsCalls';
@@ -56,6 +57,7 @@ export function resolveAgentSettings(
     toolConcurrency = 1,
     pricing,
     onUnknownCost = 'error',
+    billing,
     sleep = realSleep,
     random = Math.random,
     logger,
@@ -127,6 +129,7 @@ export function resolveAgentSettings(
     toolConcurrency,
     pricing,
     onUnknownCost,
+    billing: billingRules(billing),
     warned: { unknownCost: false },
     sleep,
     random,

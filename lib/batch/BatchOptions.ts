@@ -1,4 +1,5 @@
 import type { RunStore } from './RunStore';
+import type { BillingRule } from '../agent/providerBilling';
 import type { Logger } from 'winston';
 import type { Pricing } from '../agent/AgentLoop';
 import type { AgentLogger } from '../agent/AgentLogger';
@@ -131,6 +132,8 @@ export interface BatchOptions {
   pricing?: Pricing;
   /** What a run does when a cost cap is set and a response's cost is unknown. Default `'error'`. */
   onUnknownCost?: OnUnknownCost;
+  /** Which failed requests are not billed, as `AgentWithStateMachine` takes it: rows in place of the provider rows of the same status. */
+  billing?: readonly BillingRule[];
   /** Tool calls of one response run at once, per run. Default 1. */
   toolConcurrency?: number;
   /**

@@ -23,6 +23,7 @@ export const BATCH_OPTION_KEYS = Object.freeze({
   logger: true,
   pricing: true,
   onUnknownCost: true,
+  billing: true,
   toolConcurrency: true,
   table: true,
   approve: true,

@@ -66,6 +66,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       externalBudgets: adapter.externalBudgets,
       pricing: adapter.pricing,
       onUnknownCost: adapter.onUnknownCost,
+      ...(adapter.billing === undefined ? {} : { billing: adapter.billing }),
       journal: adapter.journal,
       ledger: adapter.ledger,
       ...(adapter.stall === undefined ? {} : { stall: adapter.stall }),

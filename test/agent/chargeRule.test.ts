@@ -137,7 +137,7 @@ describe('the billing rows: which failures the providers do not bill', () => {
 
   it('billingRules() refuses a row that is not one, naming it', () => {
     expect(() => billingRules([{ status: 4290, billing: 'released' } as never])).toThrow(
-      /billing row \{"status":4290,"billing":"released"\} is not a row: expected \{ status: an HTTP status 100–599/,
+      /^Expected `billing\[0\]` to be a row \{ status: an HTTP status 100–599, .*got `\{"status":4290,"billing":"released"\}` \(object\)$/,
     );
     expect(() => billingRules([{ status: 429, billing: 'free' } as never])).toThrow(/'released' \| 'uncertain'/);
   });

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { formatBatchReport, runBatch, type BatchReport } from 'agent-state-machine';
+import { formatBatchReport, runBatch, type BatchOptions, type BatchReport } from 'agent-state-machine';
 import { fromOpenAIChat } from '../../../lib/integrations/openai';
 import { startBillingServer, type BillingServer, type Move } from '../../helpers/billingServer';
 import { localPricing as pricing } from '../../helpers/localPricing';
@@ -18,7 +18,13 @@ beforeAll(async () => {
 });
 afterAll(() => billing.server.close());
 
-async function batch(moves: Move[], tasks: number, cap: number | undefined, concurrency = 4): Promise<BatchReport> {
+async function batch(
+  moves: Move[],
+  tasks: number,
+  cap: number | undefined,
+  concurrency = 4,
+  more: Partial<BatchOptions> = {},
+): Promise<BatchReport> {
   billing.reset(moves);
   const client = new OpenAI({ apiKey: 'sk-local', baseURL: billing.server.baseURL, maxRetries: 0 });
   const loop = fromOpenAIChat(client, { model: 'gpt-local', maxTokens: MAX_OUTPUT, stream: true });
@@ -31,6 +37,7 @@ async function batch(moves: Move[], tasks: number, cap: number | undefined, conc
       ...(cap === undefined ? {} : { total: { maxCostUsd: cap, strict: true } }),
       retry: { retries: 8, shouldRetry: () => true },
       sleep: async () => undefined,
+      ...more,
     },
   );
   expect(billing.server.rejected).toEqual([]);
@@ -79,5 +86,19 @@ describe('the three figures against what the server billed', () => {
     expect(reportedBilled).toBeLessThanOrEqual(billed + 1e-9);
     expect(report.totals.uncertainUsd).toBeGreaterThan(0);
     expect(report.totals.releasedUsd).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("follows the user's billing rows: a proxy that bills its 429s makes them uncertain again", async () => {
+    const billing429 = {
+      status: 429,
+      billing: 'uncertain' as const,
+      providers: ['my-proxy'],
+      why: 'it bills them',
+      source: 'our contract',
+    };
+    const report = await batch(['429', 'ok'], 4, 0.5, 1, { billing: [billing429] });
+    expect(report.totals.releasedUsd).toBe(0);
+    expect(report.totals.uncertainUsd).toBeGreaterThan(0);
+    expect(formatBatchReport(report)).toMatch(/billed, \$\d+\.\d{4} uncertain/);
   }, 60_000);
 });
