@@ -92,7 +92,11 @@ export const PROVIDER_BILLING: readonly BillingRule[] = Object.freeze([
  */
 export function billingRules(overrides: readonly BillingRule[] = []): readonly BillingRule[] {
   if (!Array.isArray(overrides))
-    throw new InvalidArgumentError('billing', 'an array of rows { status, billing, providers, why, source }', overrides);
+    throw new InvalidArgumentError(
+      'billing',
+      'an array of rows { status, billing, providers, why, source }',
+      overrides,
+    );
   for (const row of overrides) {
     const r = row as Partial<BillingRule> | null;
     if (
