@@ -1,0 +1,72 @@
+// The requests the Agents SDK's OpenAIProvider makes on its own: its `openai` client retries
+// (twice by default) where a wrapped Model sees one call. Against a server that bills every
+// request it takes in full (nothing for a 429), each request the SDK sends must be gated and
+// charged by the mirror: a strict cap is never passed, and billed + uncertain covers the bill.
+import { Agent, OpenAIProvider, setTracingDisabled } from '@openai/agents';
+import { agentsMirror } from '../../../lib/integrations/openai-agents';
+import { startBillingServer, type BillingServer, type Move } from '../../helpers/billingServer';
+import { localPricing as pricing } from '../../helpers/localPricing';
+
+setTracingDisabled(true);
+
+let billing: BillingServer;
+beforeAll(async () => {
+  billing = await startBillingServer(5_000);
+});
+afterAll(() => billing.server.close());
+
+/** Two runs of one model call each, on a provider whose client keeps its default retries. */
+async function twoCalls(moves: Move[], budget: { maxCostUsd: number; strict: boolean }) {
+  billing.reset(moves);
+  const before = billing.server.exchanges.length;
+  // The provider's own client, at its defaults (maxRetries 2).
+  const provider = new OpenAIProvider({ apiKey: 'sk-local', baseURL: billing.server.baseURL, useResponses: false });
+  const sm = agentsMirror({ modelProvider: provider, pricing, budget, logger: false });
+  const agent = new Agent({ name: 'helper', model: 'gpt-local', modelSettings: { maxTokens: 400 } });
+  const outcomes: unknown[] = [];
+  for (let i = 0; i < 2; i++)
+    outcomes.push(
+      await sm.run(agent, 'Say done').then(
+        (r) => r.finalOutput,
+        (e: unknown) => e,
+      ),
+    );
+  return { sm, outcomes, requests: billing.server.exchanges.length - before };
+}
+
+describe("AgentsMirror and the OpenAIProvider client's own retries", () => {
+  it('the issue: 500, 500, ok per call under a strict $0.01 cap — every request gated, the bill within the cap', async () => {
+    const { sm, requests } = await twoCalls(['500', '500', 'ok'], { maxCostUsd: 0.01, strict: true });
+    const billed = billing.billing.usd;
+    // Today: 6 requests for 2 calls, $0.0130 billed against $0.01, $0.0044 reported.
+    expect(billed).toBeLessThanOrEqual(0.01 + 1e-12);
+    // Each request the server took was an attempt the mirror held and charged.
+    expect(sm.usage.llmCalls).toBe(requests);
+    expect(sm.usage.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+    // The 500s came after the work: uncertain, at their holds.
+    expect(sm.usage.uncertainUsd).toBeGreaterThan(0);
+    expect(billing.server.rejected).toEqual([]);
+  }, 60_000);
+
+  it('500 then ok: two requests gated, the 500 charged at its hold as uncertain', async () => {
+    const { sm, outcomes, requests } = await twoCalls(['500', 'ok'], { maxCostUsd: 1, strict: true });
+    expect(outcomes).toEqual(['done', 'done']);
+    expect(requests).toBe(4);
+    expect(sm.usage.llmCalls).toBe(4);
+    const billed = billing.billing.usd;
+    expect(sm.usage.uncertainUsd).toBeGreaterThan(0);
+    expect(sm.usage.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+    // What the answers reported is billed: the rest (the 500s, billed by the server) is uncertain.
+    expect(sm.usage.costUsd - sm.usage.uncertainUsd).toBeLessThanOrEqual(billed + 1e-9);
+  }, 60_000);
+
+  it('429 then ok: the 429s released (not billed), billed equals the bill', async () => {
+    const { sm, outcomes, requests } = await twoCalls(['429', 'ok'], { maxCostUsd: 1, strict: true });
+    expect(outcomes).toEqual(['done', 'done']);
+    expect(requests).toBe(4);
+    expect(sm.usage.llmCalls).toBe(4);
+    expect(sm.usage.uncertainUsd).toBe(0);
+    expect(sm.usage.releasedUsd).toBeGreaterThan(0);
+    expect(sm.usage.costUsd).toBeCloseTo(billing.billing.usd, 9);
+  }, 60_000);
+});
