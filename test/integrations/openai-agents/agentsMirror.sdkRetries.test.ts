@@ -3,6 +3,7 @@
 // request it takes in full (nothing for a 429), each request the SDK sends must be gated and
 // charged by the mirror: a strict cap is never passed, and billed + uncertain covers the bill.
 import { Agent, OpenAIProvider, setTracingDisabled } from '@openai/agents';
+import { BudgetExceededError } from 'agent-state-machine';
 import { agentsMirror } from '../../../lib/integrations/openai-agents';
 import { startBillingServer, type BillingServer, type Move } from '../../helpers/billingServer';
 import { localPricing as pricing } from '../../helpers/localPricing';
@@ -16,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => billing.server.close());
 
 /** Two runs of one model call each, on a provider whose client keeps its default retries. */
-async function twoCalls(moves: Move[], budget: { maxCostUsd: number; strict: boolean }) {
+async function twoCalls(moves: Move[], budget: { maxCostUsd: number; strict: boolean }, stream = false) {
   billing.reset(moves);
   const before = billing.server.exchanges.length;
   // The provider's own client, at its defaults (maxRetries 2).
@@ -26,18 +27,30 @@ async function twoCalls(moves: Move[], budget: { maxCostUsd: number; strict: boo
   const outcomes: unknown[] = [];
   for (let i = 0; i < 2; i++)
     outcomes.push(
-      await sm.run(agent, 'Say done').then(
-        (r) => r.finalOutput,
-        (e: unknown) => e,
-      ),
+      await (
+        stream
+          ? sm.run(agent, 'Say done', { stream: true }).then(async (r) => {
+              await r.completed;
+              // The mirror hears the end on the stream's completion, a microtask later.
+              await new Promise((resolve) => setImmediate(resolve));
+              return r.error ?? r.finalOutput;
+            })
+          : sm.run(agent, 'Say done').then((r) => r.finalOutput)
+      ).catch((e: unknown) => e),
     );
   return { sm, outcomes, requests: billing.server.exchanges.length - before };
 }
 
 describe("AgentsMirror and the OpenAIProvider client's own retries", () => {
   it('the issue: 500, 500, ok per call under a strict $0.01 cap — every request gated, the bill within the cap', async () => {
-    const { sm, requests } = await twoCalls(['500', '500', 'ok'], { maxCostUsd: 0.01, strict: true });
+    const { sm, outcomes, requests } = await twoCalls(['500', '500', 'ok'], { maxCostUsd: 0.01, strict: true });
     const billed = billing.billing.usd;
+    process.stdout.write(
+      `issue case: ${requests} requests, $${billed.toFixed(4)} billed; reported $${sm.usage.costUsd.toFixed(4)} (uncertain $${sm.usage.uncertainUsd.toFixed(4)})\n`,
+    );
+    // A retry whose hold did not fit beside the two 500s' holds was refused before it was sent.
+    expect(outcomes[0]).toBeInstanceOf(BudgetExceededError);
+    expect(requests).toBe(2);
     // Today: 6 requests for 2 calls, $0.0130 billed against $0.01, $0.0044 reported.
     expect(billed).toBeLessThanOrEqual(0.01 + 1e-12);
     // Each request the server took was an attempt the mirror held and charged.
@@ -48,17 +61,21 @@ describe("AgentsMirror and the OpenAIProvider client's own retries", () => {
     expect(billing.server.rejected).toEqual([]);
   }, 60_000);
 
-  it('500 then ok: two requests gated, the 500 charged at its hold as uncertain', async () => {
-    const { sm, outcomes, requests } = await twoCalls(['500', 'ok'], { maxCostUsd: 1, strict: true });
-    expect(outcomes).toEqual(['done', 'done']);
-    expect(requests).toBe(4);
-    expect(sm.usage.llmCalls).toBe(4);
-    const billed = billing.billing.usd;
-    expect(sm.usage.uncertainUsd).toBeGreaterThan(0);
-    expect(sm.usage.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
-    // What the answers reported is billed: the rest (the 500s, billed by the server) is uncertain.
-    expect(sm.usage.costUsd - sm.usage.uncertainUsd).toBeLessThanOrEqual(billed + 1e-9);
-  }, 60_000);
+  it.each([false, true])(
+    '500 then ok (streamed: %s): two requests gated, the 500 charged at its hold as uncertain',
+    async (stream) => {
+      const { sm, outcomes, requests } = await twoCalls(['500', 'ok'], { maxCostUsd: 1, strict: true }, stream);
+      expect(outcomes).toEqual(['done', 'done']);
+      expect(requests).toBe(4);
+      expect(sm.usage.llmCalls).toBe(4);
+      const billed = billing.billing.usd;
+      expect(sm.usage.uncertainUsd).toBeGreaterThan(0);
+      expect(sm.usage.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+      // What the answers reported is billed: the rest (the 500s, billed by the server) is uncertain.
+      expect(sm.usage.costUsd - sm.usage.uncertainUsd).toBeLessThanOrEqual(billed + 1e-9);
+    },
+    60_000,
+  );
 
   it('429 then ok: the 429s released (not billed), billed equals the bill', async () => {
     const { sm, outcomes, requests } = await twoCalls(['429', 'ok'], { maxCostUsd: 1, strict: true });
