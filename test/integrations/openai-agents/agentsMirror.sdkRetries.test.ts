@@ -7,6 +7,8 @@ import { BudgetExceededError } from 'agent-state-machine';
 import { agentsMirror } from '../../../lib/integrations/openai-agents';
 import { startBillingServer, type BillingServer, type Move } from '../../helpers/billingServer';
 import { localPricing as pricing } from '../../helpers/localPricing';
+import { startOpenAIResponsesServer, type ResponsesAction } from '../../../examples/servers/openaiResponsesServer';
+import { clientRetryDelayMs } from '../../../lib/integrations/openai-agents/sdkRetries';
 
 setTracingDisabled(true);
 
@@ -86,4 +88,48 @@ describe("AgentsMirror and the OpenAIProvider client's own retries", () => {
     expect(sm.usage.releasedUsd).toBeGreaterThan(0);
     expect(sm.usage.costUsd).toBeCloseTo(billing.billing.usd, 9);
   }, 60_000);
+
+  it('the Responses model too: a 500, then a 429, then ok is three attempts; a 400 is not retried', async () => {
+    const statuses = [500, 429];
+    const server = await startOpenAIResponsesServer({
+      respond: (body: { input: { content?: unknown }[] }, index): ResponsesAction => {
+        if (JSON.stringify(body.input).includes('invalid')) return { error: { status: 400, message: 'invalid' } };
+        return index < statuses.length
+          ? { error: { status: statuses[index]!, message: 'failed' } }
+          : { text: 'done', usage: { input_tokens: 10, output_tokens: 5 } };
+      },
+    });
+    try {
+      const provider = new OpenAIProvider({ apiKey: 'sk-local', baseURL: server.baseURL, useResponses: true });
+      const sm = agentsMirror({
+        modelProvider: provider,
+        pricing: () => 0.001,
+        budget: { maxCostUsd: 1, strict: true },
+      });
+      const agent = new Agent({ name: 'helper', model: 'gpt-local', modelSettings: { maxTokens: 100 } });
+      expect((await sm.run(agent, 'Say done')).finalOutput).toBe('done');
+      expect(server.exchanges.length).toBe(3);
+      expect(sm.usage.llmCalls).toBe(3);
+      expect(sm.usage.uncertainUsd).toBeGreaterThan(0);
+      expect(sm.usage.releasedUsd).toBeGreaterThan(0);
+      const error = await sm.run(agent, 'invalid').catch((e: unknown) => e);
+      expect((error as { status?: number }).status).toBe(400);
+      expect(server.exchanges.length).toBe(4);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
+
+describe('clientRetryDelayMs', () => {
+  const after = (headers: Record<string, string>) => ({ headers: new Headers(headers) });
+  it("waits as the openai client does: the server's retry-after-ms or retry-after, else 0.5 s doubling to 8 s less up to a quarter", () => {
+    expect(clientRetryDelayMs(after({ 'retry-after-ms': '120' }), 0)).toBe(120);
+    expect(clientRetryDelayMs(after({ 'retry-after': '2' }), 0)).toBe(2000);
+    // Past a minute, the server's word is not taken.
+    expect(clientRetryDelayMs(after({ 'retry-after': '120' }), 0, () => 0)).toBe(500);
+    expect(clientRetryDelayMs(new Error('x'), 1, () => 0)).toBe(1000);
+    expect(clientRetryDelayMs(new Error('x'), 1, () => 1)).toBe(750);
+    expect(clientRetryDelayMs(undefined, 9, () => 0)).toBe(8000);
+  });
 });
