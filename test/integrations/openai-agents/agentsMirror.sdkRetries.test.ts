@@ -105,6 +105,7 @@ describe("AgentsMirror and the OpenAIProvider client's own retries", () => {
         modelProvider: provider,
         pricing: () => 0.001,
         budget: { maxCostUsd: 1, strict: true },
+        logger: false,
       });
       const agent = new Agent({ name: 'helper', model: 'gpt-local', modelSettings: { maxTokens: 100 } });
       expect((await sm.run(agent, 'Say done')).finalOutput).toBe('done');
