@@ -46,6 +46,8 @@ import { requestBound } from './requestBound';
 import { recordedModelResponse, recordedStreamEvents } from './recordedModelResponse';
 import { responseOf, type AgentsModelOutput } from './responseOf';
 import { watchEvent } from './watchEvent';
+import { clientRetryDelayMs, clientWouldRetry, retriesFor, withoutClientRetries } from './sdkRetries';
+import { sleep } from '../../internal/sleep';
 import { withState, type AnyState } from './runStateOf';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
@@ -187,15 +189,24 @@ export class AgentsMirror {
         if (served !== undefined) return served;
         const target = await resolve();
         await this.#beforeModel(request, name);
-        let response: ModelResponse;
-        try {
-          response = await target.getResponse(request);
-        } catch (error) {
-          this.mirror.modelCallFailed(error, {});
-          throw error;
+        // The client's own retries are off: each retry it would make is made here, gated and charged.
+        const retries = retriesFor(target, request);
+        const sent = retries > 0 ? withoutClientRetries(request) : request;
+        for (let retry = 0; ; retry++) {
+          let response: ModelResponse;
+          try {
+            response = await target.getResponse(sent);
+          } catch (error) {
+            if (!(retry < retries && (await clientWouldRetry(target, request, error, retry + 1)))) {
+              this.mirror.modelCallFailed(error, {});
+              throw error;
+            }
+            await this.#retry(error, retry, request, name);
+            continue;
+          }
+          this.#afterModel(response, name);
+          return response;
         }
-        this.#afterModel(response, name);
-        return response;
       },
       getStreamedResponse: (request: ModelRequest) => this.#stream(resolve, request, name),
       getRetryAdvice(args) {
@@ -330,6 +341,8 @@ export class AgentsMirror {
     }
     const target = await resolve();
     await this.#beforeModel(request, name);
+    const retries = retriesFor(target, request);
+    const sent = retries > 0 ? withoutClientRetries(request) : request;
     // The stream is cut at the request's max tokens, whether the server stops there or not: what
     // it may bill stays within the call's hold. The cut is charged at the hold, not retried.
     const max = request.modelSettings?.maxTokens;
@@ -338,13 +351,25 @@ export class AgentsMirror {
       request.signal ?? NEVER,
     );
     let done = false;
+    // Retried here as the client would, while no event has come: the client's own retries are off.
+    let events = 0;
     try {
-      for await (const event of target.getStreamedResponse({ ...request, signal: watch.signal })) {
-        if ((event as { type?: unknown }).type === 'response_done') {
-          done = true;
-          this.#afterModel((event as unknown as { response: AgentsModelOutput }).response, name);
-        } else if (!done) watchEvent(watch, event);
-        yield event;
+      for (let retry = 0; ; retry++) {
+        try {
+          for await (const event of target.getStreamedResponse({ ...sent, signal: watch.signal })) {
+            events += 1;
+            if ((event as { type?: unknown }).type === 'response_done') {
+              done = true;
+              this.#afterModel((event as unknown as { response: AgentsModelOutput }).response, name);
+            } else if (!done) watchEvent(watch, event);
+            yield event;
+          }
+          return;
+        } catch (error) {
+          if (done || events > 0 || !(retry < retries && (await clientWouldRetry(target, request, error, retry + 1))))
+            throw error;
+          await this.#retry(error, retry, request, name);
+        }
       }
     } catch (error) {
       if (!done) this.mirror.modelCallFailed(error, {});
@@ -352,6 +377,14 @@ export class AgentsMirror {
     } finally {
       watch.release();
     }
+  }
+
+  /** A request the client would retry failed: charged by its status, then the retry waits the client's delay and is gated as an attempt. */
+  async #retry(error: unknown, retry: number, request: ModelRequest, name: string | undefined): Promise<void> {
+    const delayMs = clientRetryDelayMs(error, retry);
+    this.mirror.modelCallFailed(error, { willRetry: true, delayMs });
+    await sleep(delayMs, request.signal);
+    await this.#beforeModel(request, name);
   }
 
   async #beforeModel(request: ModelRequest, model: string | undefined): Promise<void> {
