@@ -44,7 +44,8 @@ beforeAll(async () => {
       bill.overshotUsd += Math.max(0, output - max) * USD_PER_TOKEN;
       // Its text is as long as its output (4 characters a token), so a stream passes its bound as it comes.
       const content = move === 'ok' ? 'done' : 'tok '.repeat(output);
-      const usage = move === 'overBoundNoUsage' ? null : { prompt_tokens: billedInput(body), completion_tokens: output };
+      const usage =
+        move === 'overBoundNoUsage' ? null : { prompt_tokens: billedInput(body), completion_tokens: output };
       return { content, usage, model: 'gpt-local' };
     },
   });
@@ -86,8 +87,7 @@ async function runAgent(lg: LangGraphMirror, streaming: boolean): Promise<unknow
 }
 
 type Cap = 'no cap' | 'a plain cap' | 'a strict cap';
-const budgetOf = (cap: Cap) =>
-  cap === 'no cap' ? {} : { budget: { maxCostUsd: 1, strict: cap === 'a strict cap' } };
+const budgetOf = (cap: Cap) => (cap === 'no cap' ? {} : { budget: { maxCostUsd: 1, strict: cap === 'a strict cap' } });
 
 describe.each<LangGraphObserve>(['graph', 'wrapped'])("LangGraphMirror (observe '%s')", (observe) => {
   describe.each<Cap>(['no cap', 'a plain cap', 'a strict cap'])('with %s', (cap) => {
