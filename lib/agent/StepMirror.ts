@@ -232,12 +232,15 @@ export class StepMirror {
 
   /**
    * Whether `modelCallStart` needs each call's bound: some budget's `maxCostUsd` is strict (it
-   * is then required), an external budget caps dollars (its hold is then the worst case), or
-   * the ledger is on (its line states the worst case). A framework's wrapper computes it only then.
+   * is then required), an external budget caps dollars (its hold is then the worst case), the
+   * ledger is on (its line states the worst case), or there is pricing (a call that comes back
+   * without usage, or is cut at its bound, is charged at its worst case: never $0). A
+   * framework's wrapper computes it only then.
    */
   get needsBound(): boolean {
     return (
       this.#ledger !== undefined ||
+      this.#run.deps.pricing !== undefined ||
       this.#run.wrap?.wrapsUp === true ||
       this.#budgets.some((b) => b.strict) ||
       this.#external.some((b) => b.capsCost === true)

@@ -11,10 +11,10 @@ import type { UsageDelta } from './UsageTotals';
  * its response reported (`usage`, none for a failed attempt). Returns the charge.
  */
 export function endAttempt(meter: UsageMeter, held: Reservation, end: AttemptEnd, usage?: Usage): AttemptCharge {
-  // Only what is held is charged: without a strict or external dollar cap there is no hold, and
-  // the cost of an attempt without a priced response stays unknown, as it always was.
-  const holding = held.held > 0 || held.externalHold !== undefined;
-  const charge = chargeAttempt(end, holding ? held.worstUsd : undefined, meter.billing);
+  // Charged at its worst case whenever one was computed, held or not (a plain cap, the ledger):
+  // a response past its bound with no usage, or a stream cut at it, was billed, never $0. Only
+  // an attempt whose worst case nobody computed stays unknown.
+  const charge = chargeAttempt(end, held.worstUsd, meter.billing);
   meter.release(held.held, held.externalHold);
   const delta = chargeDelta(charge, usage);
   // A failed attempt charged nothing adds nothing: no empty charge for external budgets to carry.

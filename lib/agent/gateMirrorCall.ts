@@ -44,7 +44,7 @@ export async function gateMirrorCall(
   // The hold this call takes the place of (the final call's reserve) goes just before its own is taken.
   how.handOver?.();
   // No await from the check to the hold: runs sharing a budget are counted one by one.
-  const gate = holdMirrorCall(meter, run.deps.pricing, run.deps.ledger !== undefined, bound, whyNoBound);
+  const gate = holdMirrorCall(meter, run.deps.pricing, bound, whyNoBound);
   if (gate instanceof OperationError) return run.stop(run.failed(gate, { operation: run.operation }));
   const { held } = gate;
   let spent: SpentLimit | OperationError | undefined = gate.spent;

@@ -7,22 +7,23 @@ import type { UsageMeter } from './UsageMeter';
 
 /**
  * The in-process budget gate of a mirrored model call, as the adapter's callLLM makes it: the
- * attempt's worst case, priced from `bound`, held against strict caps (and planned for external
- * ones that cap dollars, or for the ledger's line). An OperationError: the call cannot be
+ * attempt's worst case, priced from `bound` whenever one is given, held against strict caps (and
+ * planned for external ones that cap dollars, the ledger's line, and the charge of a call that
+ * comes back without usage). An OperationError: the call cannot be
  * planned (a strict cap without a bound or a price); else the limit spent, if any, and the hold.
  * Synchronous, so that nothing runs between the check and the hold.
  */
 export function holdMirrorCall(
   meter: UsageMeter,
   pricing: Pricing | undefined,
-  ledger: boolean,
   bound: LLMCallBound | undefined,
   whyNoBound: string | undefined,
 ): OperationError | { spent: SpentLimit | undefined; held: Reservation } {
   const strict = meter.strict;
   let planned: ReturnType<typeof planBoundedCall> | undefined;
-  if (bound !== undefined && (strict || meter.externalCapsCost || ledger))
-    planned = planBoundedCall(bound, pricing, strict);
+  // A bound given is priced (the integration gives one when `needsBound`): a call that comes back
+  // without usage, or is cut at its bound, is then charged at its worst case, not $0.
+  if (bound !== undefined) planned = planBoundedCall(bound, pricing, strict);
   else if (strict)
     planned = new OperationError(
       'modelCallStart',

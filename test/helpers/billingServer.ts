@@ -57,13 +57,13 @@ export async function startBillingServer(lateMs: number): Promise<BillingServer>
   const server = await startOpenAIChatServer({
     // It reports the usage each move gives, past the request's max too (`overBound`).
     ignoresMaxTokens: true,
-    respond: (request: { max_completion_tokens?: number; max_tokens?: number }): ChatAction => {
-      // The Agents SDK's Chat Completions model sends the older `max_tokens`.
-      const body = { ...request, max_completion_tokens: request.max_completion_tokens ?? request.max_tokens ?? 0 };
+    respond: (body: { max_completion_tokens?: number; max_tokens?: number }): ChatAction => {
       const move = script[requests++ % script.length]!;
       if (move === '429') return { error: { status: 429, message: 'Rate limit reached', type: 'requests' } };
-      const over = move === 'overBound' ? body.max_completion_tokens : 0;
-      const usage = { prompt_tokens: billedInput(request), completion_tokens: body.max_completion_tokens + over };
+      // LangChain's ChatOpenAI and the Agents SDK's Chat Completions model send max_tokens; the OpenAI loops send max_completion_tokens.
+      const max = body.max_completion_tokens ?? body.max_tokens ?? 0;
+      const over = move === 'overBound' ? max : 0;
+      const usage = { prompt_tokens: billedInput(body), completion_tokens: max + over };
       billing.usd += (usage.prompt_tokens + usage.completion_tokens) * USD_PER_TOKEN;
       billing.overshotUsd += over * USD_PER_TOKEN;
       if (over > 0) billing.overshoots += 1;
