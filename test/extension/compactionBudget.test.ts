@@ -217,7 +217,8 @@ describe('a strict cap with the `compact` option', () => {
     expect(result.error?.message).toMatch(
       /compact broke its contract: it reported the usage of an LLM call made outside ctx\.llm/,
     );
-    // The summary, and the overflowed attempt at its hold (1 input token, 16 output).
-    expect(agent.usage.costUsd).toBeCloseTo(1000e-6 + 400e-6 + 65e-6, 12);
+    // The summary; the overflowed attempt, refused with a 400 before the model ran, is released (its hold: 1 input token, 16 output).
+    expect(agent.usage.costUsd).toBeCloseTo(1000e-6 + 400e-6, 12);
+    expect(agent.usage.releasedUsd).toBeCloseTo(65e-6, 12);
   });
 });
