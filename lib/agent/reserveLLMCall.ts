@@ -51,11 +51,12 @@ export interface PlannedCall {
 
 /**
  * Whether the adapter's attempts need their bound and worst case: a strict cap holds it, the
- * ledger states it, an external dollar cap reserves it.
+ * ledger states it, an external dollar cap reserves it, and with `pricing` an attempt that ends
+ * with no usage is charged at it (uncertain money, never $0), as a mirror's is.
  */
 export function plansCalls(scope: TurnScope): boolean {
   const { settings: s, meter } = scope;
-  return meter.strict || s.ledger !== undefined || meter.externalCapsCost;
+  return meter.strict || s.ledger !== undefined || meter.externalCapsCost || s.pricing !== undefined;
 }
 
 /**
