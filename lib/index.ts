@@ -80,6 +80,8 @@ export type { StallOptions, StallPolicy } from './agent/StallOptions';
 export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
 export { isContextOverflow } from './agent/isContextOverflow';
 export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/priceResponse';
+export { PROVIDER_BILLING, billingRules } from './agent/providerBilling';
+export type { BillingRule, FailureBilling } from './agent/providerBilling';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
 export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
