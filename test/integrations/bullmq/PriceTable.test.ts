@@ -20,4 +20,11 @@ describe('pricingFromTable', () => {
     expect(star(usage, { model: undefined })).toBe(2);
     expect(pricingFromTable({})(usage, { model: 'constructor' })).toBeUndefined();
   });
+
+  it('never prices a count the response did not report as 0: no price, so the call is charged at its hold', () => {
+    const pricing = pricingFromTable({ '*': { inputUsdPerMTok: 1, outputUsdPerMTok: 1 } });
+    expect(pricing({}, { model: 'gpt-local' })).toBeUndefined();
+    expect(pricing({ inputTokens: 10 }, { model: 'gpt-local' })).toBeUndefined();
+    expect(pricing({ outputTokens: 10 }, { model: 'gpt-local' })).toBeUndefined();
+  });
 });

@@ -33,6 +33,9 @@ describe('createPricing', () => {
     expect(pricing({ inputTokens: 10, outputTokens: 10 }, { model: 'my-local-llama' })).toBeUndefined();
     expect(pricing({ inputTokens: 10, outputTokens: 10 }, { model: undefined })).toBeUndefined();
     expect(pricing({}, { model: 'gpt-4o-mini' })).toBeUndefined();
+    // Half the usage is no usage: the missing count is unknown, never 0.
+    expect(pricing({ inputTokens: 10 }, { model: 'gpt-4o-mini' })).toBeUndefined();
+    expect(pricing({ outputTokens: 10 }, { model: 'gpt-4o-mini' })).toBeUndefined();
     expect(
       createPricing({ catalog: false })({ inputTokens: 10, outputTokens: 10 }, { model: 'gpt-4o-mini' }),
     ).toBeUndefined();
