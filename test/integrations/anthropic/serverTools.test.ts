@@ -3,6 +3,7 @@ import type { LLMCallBound } from '../../../lib/agent/AgentLoop';
 import { worstCaseCost } from '../../../lib/agent/worstCaseCost';
 import { fromAnthropic, type AnthropicOptions } from '../../../lib/integrations/anthropic';
 import { createPricing } from '../../../lib/integrations/pricing';
+import { mapResponsesUsage } from '../../../lib/integrations/openai';
 import { recordedFetch } from '../../fixtures/recordedFetch';
 import { agentOf } from '../../helpers/sdkLoopTest';
 
@@ -78,5 +79,20 @@ describe('fromAnthropic with server tools', () => {
     // Off strict it runs; its bound is unknown, and says why.
     expect(() => agentOf(noMax, { pricing, budget: { maxCostUsd: 1, strict: false } })).not.toThrow();
     expect(() => noMax.llmCallBound!({ operation: 'sendUserMessage', message: 'hi' }, ctx())).toThrow(/max_uses/);
+  });
+});
+
+describe('mapResponsesUsage with web searches', () => {
+  it("counts the response's web_search_call items as searches, billed per use", () => {
+    const usage = {
+      input_tokens: 10,
+      output_tokens: 5,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 15,
+    } as Parameters<typeof mapResponsesUsage>[0];
+    const output = [{ type: 'web_search_call' }, { type: 'web_search_call' }, { type: 'message' }];
+    expect(mapResponsesUsage(usage, output)?.serverToolUses).toEqual({ webSearch: 2 });
+    expect(mapResponsesUsage(usage, [{ type: 'message' }])?.serverToolUses).toBeUndefined();
   });
 });
