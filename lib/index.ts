@@ -67,6 +67,7 @@ export type {
   LLMCall,
   LLMCallBound,
   LoopHonours,
+  ServerToolUses,
 } from './agent/AgentLoop';
 export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';

@@ -19,6 +19,22 @@ export interface Usage {
   reasoningTokens?: number | undefined;
   /** What the response cost in US dollars, when the provider says. Otherwise `pricing` computes it from the tokens. */
   costUsd?: number | undefined;
+  /** Uses of tools the provider ran itself during the request, which it bills per use beside the tokens. */
+  serverToolUses?: ServerToolUses | undefined;
+}
+
+/**
+ * Uses of tools a provider runs on its side within one request (server tools), by kind: each
+ * is billed per use, and its results grow the request's input. In a response's `Usage`, the
+ * uses it made; in an `LLMCallBound`, the most it may make.
+ */
+export interface ServerToolUses {
+  /** Web searches (Anthropic `web_search`, OpenAI Responses `web_search`). */
+  webSearch?: number | undefined;
+  /** Web pages fetched (Anthropic `web_fetch`). */
+  webFetch?: number | undefined;
+  /** Code runs (Anthropic `code_execution`). */
+  codeExecution?: number | undefined;
 }
 
 /** A tool call the LLM asked for. */
@@ -107,6 +123,11 @@ export interface LLMCallBound {
   maxOutputTokens: number;
   /** The model the request names, for `pricing`. */
   model?: string | undefined;
+  /**
+   * The most uses of server tools the request may make (a web search tool's `max_uses`): priced
+   * into its worst case at their fees. Their results belong in `inputTokens`.
+   */
+  serverToolUses?: ServerToolUses | undefined;
 }
 
 /** Why `settleToolCalls` is called: how the turn ended, and why. */

@@ -160,7 +160,8 @@ export class MirrorMoves extends TurnCore {
     // External budgets hear of it in the background (a framework's step cannot wait here).
     const tripped = passed !== undefined && meter.tripsOnBound ? meter.trip(passed) : undefined;
     if (tripped !== undefined) {
-      this.overBudget(State.Error, tripped, { operation: this.operation });
+      // As the adapter records it (TurnMoves): the call's failures, and that no further call is made.
+      this.overBudget(State.Error, tripped, { failures: this.failures }, '; no further LLM call made');
       return true;
     }
     if (priceError === undefined) return false;

@@ -1,8 +1,7 @@
-import { formatUsd } from '../internal/formatUsd';
 import type { LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, Usage } from './AgentLoop';
-import { boundExceeded, type BoundExceeded } from './boundExceeded';
+import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { chargeFields } from './endAttempt';
@@ -84,13 +83,14 @@ export function answeredAttempt(
     operation,
     s,
   );
-  // A response past its request's bound: the server ignored max tokens (a fact for the file).
+  // A response past its request's bound (output, input or cost): a fact for the file, and a
+  // strict cap's stop; without one, a warning, as the run goes on past it.
   const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
-  if (held.worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > held.worstUsd)
+  if (passed !== undefined && !meter.tripsOnBound)
     safeLog(
       s.logger,
       'warn',
-      `${operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(held.worstUsd)}: the loop's llmCallBound or pricing is too low`,
+      `${operation} passed its bound: ${boundExceededWords(passed)} (the loop's llmCallBound or pricing is too low)`,
       { turn },
     );
   // As the loop returned it, malformed or not, so that a replay meets what this run met. Its

@@ -1,7 +1,6 @@
-import { formatUsd } from '../internal/formatUsd';
 import { safeLog, type AgentLogger } from './AgentLogger';
 import type { LLMResponse, Pricing, Usage } from './AgentLoop';
-import { boundExceeded, type BoundExceeded } from './boundExceeded';
+import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
 import type { AttemptCharge } from './chargeRule';
 import { chargeResponse } from './chargeResponse';
 import { splitUsage } from './checkAgentOutput';
@@ -32,8 +31,8 @@ export interface MirrorCharge {
 
 /**
  * Charges a model response by the rule: a live one against its hold (`chargeResponse`), a
- * served one (`served`, from the journal) at its recorded cost; warns when a live one cost more
- * than its bound's worst case.
+ * served one (`served`, from the journal) at its recorded cost; warns when a live one used more
+ * than its bound allowed (output, input or cost) and no strict cap stops the run.
  */
 export function chargeMirrorResponse(
   meter: UsageMeter,
@@ -62,11 +61,11 @@ export function chargeMirrorResponse(
         });
   // A served response was made under the earlier attempt's hold, not this one's: no bound to check.
   const passed = served === undefined ? boundExceeded(held.bound, valid, costUsd, worstUsd) : undefined;
-  if (worstUsd !== undefined && priced.costUsd !== undefined && priced.costUsd > worstUsd)
+  if (passed !== undefined && !meter.tripsOnBound)
     safeLog(
       policy.logger,
       'warn',
-      `${at.operation} cost ${formatUsd(priced.costUsd)} but its bound's worst case was ${formatUsd(worstUsd)}: the bound given to modelCallStart or pricing is too low`,
+      `${at.operation} passed its bound: ${boundExceededWords(passed)} (the bound given to modelCallStart or pricing is too low)`,
       { turn: at.turn },
     );
   return { valid, problems, priced, charge, passed };

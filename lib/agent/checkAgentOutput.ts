@@ -1,7 +1,7 @@
 import { describeValue } from '../internal/describeValue';
 import { USAGE_BOUNDS } from '../internal/usageBounds';
 import type { ResponseFieldName } from '../internal/usageFields';
-import type { ToolCall, Usage } from './AgentLoop';
+import type { ServerToolUses, ToolCall, Usage } from './AgentLoop';
 
 // Pure checks of what an AgentLoop operation returned. Each returns a problem in words, or
 // undefined when the value keeps the contract.
@@ -48,7 +48,52 @@ export function splitUsage(usage: unknown): { valid: Usage; problems: readonly s
         (problems ??= []).push(`usage.${key} must be at most ${max} (the stated bound for one response), got ${value}`);
     } else (problems ??= []).push(`usage.${key} must be a non-negative number, got ${describeValue(value)}`);
   }
+  // Uses of server tools: counts by kind, each valid one kept (their fees are priced from them).
+  const uses = usage.serverToolUses;
+  if (uses !== undefined) {
+    const split = splitServerToolUses(uses, 'usage.serverToolUses');
+    if (split.valid !== undefined) valid.serverToolUses = split.valid;
+    if (split.problems.length > 0) (problems ??= []).push(...split.problems);
+  }
   return { valid, problems: problems ?? NO_PROBLEMS };
+}
+
+/** The kinds of server tool use a `ServerToolUses` counts. */
+export const SERVER_TOOL_KINDS = ['webSearch', 'webFetch', 'codeExecution'] as const satisfies ReadonlyArray<
+  keyof ServerToolUses
+>;
+
+/**
+ * Splits counts of server tool uses (`Usage.serverToolUses`, `LLMCallBound.serverToolUses`) into
+ * the valid ones (non-negative integers, at most the stated bound for one response) and problems
+ * with the rest, named from `path`. Unknown kinds are problems: a count no price reads would go
+ * unbilled.
+ */
+export function splitServerToolUses(
+  value: unknown,
+  path: string,
+): { valid: ServerToolUses | undefined; problems: string[] } {
+  if (!isRecord(value))
+    return {
+      valid: undefined,
+      problems: [`${path} must be an object { webSearch?, webFetch?, codeExecution? }, got ${describeValue(value)}`],
+    };
+  const valid: ServerToolUses = {};
+  const problems: string[] = [];
+  let any = false;
+  for (const key of Object.keys(value)) {
+    const n = value[key];
+    if (!(SERVER_TOOL_KINDS as readonly string[]).includes(key)) {
+      problems.push(`${path}.${key} is no kind of server tool use (expected ${SERVER_TOOL_KINDS.join(', ')})`);
+      continue;
+    }
+    if (n === undefined) continue;
+    if (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= USAGE_BOUNDS.responseTokens) {
+      valid[key as keyof ServerToolUses] = n;
+      any = true;
+    } else problems.push(`${path}.${key} must be a non-negative integer, got ${describeValue(n)}`);
+  }
+  return { valid: any ? valid : undefined, problems };
 }
 
 function isAmount(value: unknown): value is number {

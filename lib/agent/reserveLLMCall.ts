@@ -5,6 +5,7 @@ import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
 import type { LLMCall, LLMCallBound, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
+import { splitServerToolUses } from './checkAgentOutput';
 import { outputTokensThatFit } from './outputTokensThatFit';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
@@ -212,7 +213,7 @@ export function reserveLLMCall(
 /** What is wrong with a request's bound (what `llmCallBound` returned), or undefined. */
 export function boundProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null)
-    return `expected { inputTokens, maxOutputTokens, model? }, got ${describeValue(value)}`;
+    return `expected { inputTokens, maxOutputTokens, model?, serverToolUses? }, got ${describeValue(value)}`;
   const v = value as Record<string, unknown>;
   for (const key of ['inputTokens', 'maxOutputTokens'] as const) {
     const n = v[key];
@@ -221,5 +222,6 @@ export function boundProblem(value: unknown): string | undefined {
   }
   if (v.model !== undefined && typeof v.model !== 'string')
     return `model must be a string or undefined, got ${describeValue(v.model)}`;
+  if (v.serverToolUses !== undefined) return splitServerToolUses(v.serverToolUses, 'serverToolUses').problems[0];
   return undefined;
 }

@@ -88,7 +88,8 @@ describe('StepMirror with budget.wrapUp: a final call no longer than its hold', 
       if (planned instanceof Error) break;
       sent.push(planned);
       if (planned.wrapUp !== undefined) {
-        mirror.modelResponse({ text: 'the answer', usage: { inputTokens: 720, outputTokens: 20 }, model: 'm' });
+        // Within its bound (120 + 300 in: one round kept, its results withheld).
+        mirror.modelResponse({ text: 'the answer', usage: { inputTokens: 420, outputTokens: 20 }, model: 'm' });
         break;
       }
       const call = { id: `c${i}`, name: 'look', input: {} };
@@ -101,7 +102,7 @@ describe('StepMirror with budget.wrapUp: a final call no longer than its hold', 
       mirror.toolEnd(call.id, { output: 'seen' });
       rounds += 1;
     }
-    expect(mirror.result?.outcome).toBe('wrapped_up');
+    expect([mirror.result?.outcome, mirror.result?.error?.message]).toEqual(['wrapped_up', undefined]);
     expect(sent.at(-1)).toMatchObject({ withheld: BUDGET_RAN_OUT });
     expect(sent.at(-1)!.withoutLastRound).toBeUndefined();
     expect(mirror.usage.costUsd).toBeLessThanOrEqual(cap);

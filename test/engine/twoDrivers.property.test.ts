@@ -11,7 +11,7 @@ import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 
 // One turn, two drivers: the adapter calls a scripted loop; the mirror hears a framework's
 // events for the same run. Fed the same random script (retries, a call given up, tool errors
-// and throws, several tools a response, call caps that stop the run, an external budget that
+// and throws, several tools a response, responses past their bound, call caps that stop the run, an external budget that
 // holds each call's worst case and refuses one), both write the same history, record for record
 // and journal line for journal line, under the same clock, ask and charge the external budget
 // the same, and hand back the same result (its text, error, usage, moves, calls left unanswered).
@@ -20,6 +20,8 @@ interface Step {
   /** Failed attempts before the answer. */
   failures: number;
   tools: Array<'ok' | 'error' | 'throws'>;
+  /** The response reports more input tokens than its bound holds: a `boundExceeded` fact, a strict cap's stop. */
+  past: boolean;
 }
 interface Script {
   steps: Step[];
@@ -38,6 +40,7 @@ const scripts: fc.Arbitrary<Script> = fc.record({
     fc.record({
       failures: fc.nat({ max: 2 }),
       tools: fc.array(fc.constantFrom('ok' as const, 'error' as const, 'throws' as const), { maxLength: 3 }),
+      past: fc.boolean(),
     }),
     { minLength: 1, maxLength: 4 },
   ),
@@ -93,6 +96,8 @@ const pricing = (u: { inputTokens?: number; outputTokens?: number }): number =>
   (u.inputTokens ?? 0) * 1e-6 + (u.outputTokens ?? 0) * 4e-6;
 
 const USAGE = { inputTokens: 10, outputTokens: 5 };
+/** Input past the bound's 100 tokens (a server that counts more than the request holds). */
+const PAST = { inputTokens: 150, outputTokens: 5 };
 const clock = (): number => 1000;
 const bound = { inputTokens: 100, maxOutputTokens: 50, model: 'm' };
 
@@ -138,9 +143,8 @@ async function byAdapter(script: Script): Promise<string[]> {
   script.steps.forEach((step, s) => {
     for (let f = 0; f < step.failures; f++) replies.push({ error: `attempt ${f + 1} failed` });
     const calls = callsOf(script, s);
-    replies.push(
-      calls.length === 0 ? { text: 'done', usage: USAGE } : { text: 'working', toolCalls: calls, usage: USAGE },
-    );
+    const usage = step.past ? PAST : USAGE;
+    replies.push(calls.length === 0 ? { text: 'done', usage } : { text: 'working', toolCalls: calls, usage });
   });
   let adapter: AgentWithStateMachine | undefined;
   const tool = (call: ToolCall) => {
@@ -211,9 +215,9 @@ async function mirrored(script: Script, mirror: StepMirror): Promise<void> {
     }
     if (!answered) return;
     const calls = callsOf(script, s);
-    mirror.modelResponse(
-      calls.length === 0 ? { text: 'done', usage: USAGE } : { text: 'working', toolCalls: calls, usage: USAGE },
-    );
+    const usage = step.past ? PAST : USAGE;
+    mirror.modelResponse(calls.length === 0 ? { text: 'done', usage } : { text: 'working', toolCalls: calls, usage });
+    if (!mirror.running) return;
     if (calls.length === 0) break;
     for (const call of calls) {
       // A refused call is answered by the mirror: the framework takes the refusal as its result.

@@ -19,6 +19,12 @@ export interface AnthropicOptions {
   maxTokens?: number;
   /** Stream the response; `onText` gets the text as it arrives. */
   stream?: boolean | StreamTextHandler;
+  /**
+   * The most input tokens one use of a server tool in `request.tools` (a web search's results)
+   * adds to its request. Anthropic states no such bound for web search; a strict `maxCostUsd`
+   * needs it, with each tool's `max_uses`, to hold the worst case of a request that offers one.
+   */
+  serverToolResultTokens?: number;
   /** Extra body fields for every request (`temperature`, `thinking`, `tool_choice`, `metadata`, …). */
   request?: Record<string, unknown>;
 }

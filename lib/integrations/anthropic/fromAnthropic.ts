@@ -27,6 +27,8 @@ import type { AnthropicLoop, AnthropicOptions } from './AnthropicOptions';
 import { anthropicRequest, blocks, type AnthropicRequest, type AnthropicRequestParts } from './anthropicRequest';
 import { collectMessageStream } from './collectMessageStream';
 import { mapAnthropicUsage } from './mapAnthropicUsage';
+import { serverToolInputBound, serverToolPlan } from './serverToolBound';
+import { markUnbounded } from '../../internal/unboundedLoop';
 
 export type { AnthropicLoop, AnthropicOptions, AnthropicTool } from './AnthropicOptions';
 
@@ -47,6 +49,9 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     throw new InvalidArgumentError('client', 'an Anthropic client (with messages.create)', client);
   const issue = checkSdkLoopOptions(options);
   if (issue !== undefined) throw new InvalidArgumentError(issue.argument, issue.expected, issue.value);
+  const perUse = options.serverToolResultTokens;
+  if (perUse !== undefined && !(Number.isSafeInteger(perUse) && perUse > 0))
+    throw new InvalidArgumentError('options.serverToolResultTokens', 'a positive integer of tokens', perUse);
 
   // Read at every request, not copied: a record updated in place (as `mcpTools` does when the
   // server's tool list changes) offers the LLM its current tools.
@@ -103,13 +108,13 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
     return {
       ...(text !== '' || toolCalls.length === 0 ? { text } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      usage: mapAnthropicUsage(message.usage),
+      usage: mapAnthropicUsage(message.usage, message.content),
       model: message.model,
       finishReason: message.stop_reason ?? undefined,
     };
   }
 
-  return {
+  const loop: AnthropicLoop = {
     honours: { wrapUp: true, budgetNote: true },
     // Its compact drops the oldest turns: no LLM call.
     compactCalls: 'none',
@@ -128,10 +133,19 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
         ctx,
         next.operation === 'sendUserMessage',
       );
+      const inputTokens = requestTokenBound(body, body.messages.length + 1, body.tools?.length ?? 0);
+      // Server tools in `request.tools`: their uses' fees, and the input their results add.
+      const plan = serverToolPlan(options.request?.tools, options.serverToolResultTokens);
+      if (plan !== undefined && 'unbounded' in plan)
+        throw new Error(
+          `fromAnthropic cannot bound this request: ${plan.unbounded.why} (set ${plan.unbounded.remedy})`,
+        );
+      if (plan === undefined) return { inputTokens, maxOutputTokens: body.max_tokens, model: options.model };
       return {
-        inputTokens: requestTokenBound(body, body.messages.length + 1, body.tools?.length ?? 0),
+        inputTokens: serverToolInputBound(inputTokens, body.max_tokens, plan),
         maxOutputTokens: body.max_tokens,
         model: options.model,
+        serverToolUses: plan.uses,
       };
     },
     // Resuming: the request's message and the recorded answer join the conversation, as a call would add them.
@@ -166,6 +180,9 @@ export function fromAnthropic(client: MessagesClient, options: AnthropicOptions)
         info.operation,
       ),
   };
+  const plan = serverToolPlan(options.request?.tools, options.serverToolResultTokens);
+  // Marked when its server tools leave its requests without a bound: a strict cap refuses it before anything runs.
+  return markUnbounded(loop, plan !== undefined && 'unbounded' in plan ? plan.unbounded : undefined);
 }
 
 /** A recorded tool input as the API takes it back: an object (input that did not parse was kept as its text). */

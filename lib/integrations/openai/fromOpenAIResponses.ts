@@ -99,7 +99,7 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
     return {
       ...(text !== '' || toolCalls.length === 0 ? { text } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      usage: mapResponsesUsage(response.usage),
+      usage: mapResponsesUsage(response.usage, response.output ?? []),
       model: response.model,
       finishReason: finishReasonOf(response, toolCalls.length > 0),
     };

@@ -10,6 +10,12 @@ export interface TokenPrices {
   cachedInputPerMTok?: number;
   /** Input written to the prompt cache. Default: `inputPerMTok`. */
   cacheWritePerMTok?: number;
+  /** US dollars per web search a server tool made (`Usage.serverToolUses.webSearch`). Unset, a response that searched has no price. */
+  webSearchPerUse?: number;
+  /** US dollars per page a server tool fetched (`serverToolUses.webFetch`). Unset, a response that fetched has no price. */
+  webFetchPerUse?: number;
+  /** US dollars per code run of a server tool (`serverToolUses.codeExecution`). Unset, a response that ran code has no price. */
+  codeExecutionPerUse?: number;
 }
 
 /** Options of `createPricing(options)`: your own prices per model, and how to look the rest up. */
@@ -29,13 +35,29 @@ export interface PricingOptions {
   providerId?: string;
 }
 
-const PRICE_KEYS = ['inputPerMTok', 'outputPerMTok', 'cachedInputPerMTok', 'cacheWritePerMTok'] as const;
+const PRICE_KEYS = [
+  'inputPerMTok',
+  'outputPerMTok',
+  'cachedInputPerMTok',
+  'cacheWritePerMTok',
+  'webSearchPerUse',
+  'webFetchPerUse',
+  'codeExecutionPerUse',
+] as const;
+
+/** Each kind of server tool use, and the fee of `TokenPrices` that prices it. */
+const FEES = [
+  ['webSearch', 'webSearchPerUse'],
+  ['webFetch', 'webFetchPerUse'],
+  ['codeExecution', 'codeExecutionPerUse'],
+] as const;
 
 /**
  * A `pricing` function for `AgentWithStateMachine` and `runBatch`: what a response cost, from
  * its tokens and model. Your `prices` first, then the price data of `@pydantic/genai-prices`
  * (bundled in the package: nothing is fetched at run time; update the package for new prices),
- * which knows cached-input and cache-write rates, tiered and dated prices. A model neither knows
+ * which knows cached-input and cache-write rates, tiered and dated prices, and the fee of a web
+ * search (`Usage.serverToolUses`). A model neither knows, or a server tool use without a fee,
  * gives `undefined`, never a guess, so the adapter's unknown-cost rule applies.
  */
 export function createPricing(options: PricingOptions = {}): Pricing {
@@ -58,7 +80,7 @@ export function createPricing(options: PricingOptions = {}): Pricing {
       if ((required || value !== undefined) && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
         throw new InvalidArgumentError(
           `options.prices["${model}"].${key}`,
-          `a non-negative number of dollars per million tokens${required ? '' : ' or undefined'}`,
+          `a non-negative number of dollars per ${key.endsWith('PerUse') ? 'use' : 'million tokens'}${required ? '' : ' or undefined'}`,
           value,
         );
       }
@@ -80,6 +102,9 @@ export function createPricing(options: PricingOptions = {}): Pricing {
     if (typeof price === 'function') return price(usage, { model });
     if (price !== undefined) return fromTokenPrices(usage, inputTokens, outputTokens, price);
     if (!catalog) return undefined;
+    const uses = usage.serverToolUses;
+    // The price data has no per-use price for code runs (billed by container time): no price, not $0.
+    if (uses?.codeExecution) return undefined;
     try {
       const result = calcPrice(
         {
@@ -87,11 +112,17 @@ export function createPricing(options: PricingOptions = {}): Pricing {
           output_tokens: outputTokens,
           ...(usage.cachedInputTokens ? { cache_read_tokens: usage.cachedInputTokens } : {}),
           ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+          ...(uses?.webSearch ? { web_searches: uses.webSearch } : {}),
         },
         model,
         providerId !== undefined ? { providerId } : {},
       );
-      return result === null ? undefined : result.total_price;
+      if (result === null) return undefined;
+      // A search the price data has no fee for is unpriced, not free.
+      if (uses?.webSearch && typeof result.model_price.web_searches_kcount !== 'number') return undefined;
+      // Fetches: Anthropic bills the fetched content's tokens only (its web fetch tool docs); elsewhere unpriced.
+      if (uses?.webFetch && result.provider.id !== 'anthropic') return undefined;
+      return result.total_price;
     } catch {
       // Figures the price data cannot use (cache tokens above the input tokens): no price, not a guess.
       return undefined;
@@ -99,7 +130,12 @@ export function createPricing(options: PricingOptions = {}): Pricing {
   };
 }
 
-function fromTokenPrices(usage: Usage, inputTokens: number, outputTokens: number, price: TokenPrices): number {
+function fromTokenPrices(
+  usage: Usage,
+  inputTokens: number,
+  outputTokens: number,
+  price: TokenPrices,
+): number | undefined {
   const cached = usage.cachedInputTokens ?? 0;
   const written = usage.cacheWriteTokens ?? 0;
   const uncached = Math.max(0, inputTokens - cached - written);
@@ -108,5 +144,14 @@ function fromTokenPrices(usage: Usage, inputTokens: number, outputTokens: number
     cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
     written * (price.cacheWritePerMTok ?? price.inputPerMTok) +
     outputTokens * price.outputPerMTok;
-  return dollars / 1_000_000;
+  let fees = 0;
+  for (const [kind, key] of FEES) {
+    const n = usage.serverToolUses?.[kind];
+    if (!n) continue;
+    // A use whose fee you did not give has no price: never read as free.
+    const fee = price[key];
+    if (fee === undefined) return undefined;
+    fees += n * fee;
+  }
+  return dollars / 1_000_000 + fees;
 }

@@ -34,7 +34,7 @@ const round: ScriptedReply = {
 const endless = (task: DistributedTask) =>
   createScriptedAgent({
     replies: Array.from({ length: 60 }, () => round),
-    finalReply: { text: `answer of ${task.id}`, model: 'm', usage: { inputTokens: 300, outputTokens: 20 } },
+    finalReply: { text: `answer of ${task.id}`, model: 'm', usage: { inputTokens: 100, outputTokens: 20 } },
     bound: { inputTokens: 100, maxOutputTokens: 50, model: 'm' },
     tools: { look: { output: 'seen' } },
   });

@@ -53,7 +53,9 @@ describe('createPricing', () => {
       p({ inputTokens: 1_000_000, cachedInputTokens: 400_000, outputTokens: 500_000 }, { model: 'gpt-4o-mini' }),
     ).toBeCloseTo(0.6 + 0.2 + 1, 10);
     expect(p({ inputTokens: 5, outputTokens: 5 }, { model: 'my-local-llama' })).toBe(0);
-    expect(p({ inputTokens: 9, outputTokens: 3 }, { model: 'special' })).toBeCloseTo(0.003, 10);
+    expect(p({ inputTokens: 0, outputTokens: 3 }, { model: 'special' })).toBeCloseTo(0.003, 10);
+    // A count the response did not report is never priced, by your function either.
+    expect(p({ outputTokens: 3 }, { model: 'special' })).toBeUndefined();
     expect(p({ inputTokens: 1_000_000, outputTokens: 0 }, { model: 'claude-sonnet-4-6' })).toBeGreaterThan(0);
   });
 
