@@ -137,8 +137,14 @@ export interface StoredRun {
   outcome: string;
   /** Why it failed, when it did. */
   reason: string | undefined;
-  /** What it spent, by the ledger's rule; 0 until it ends. */
+  /** What it spent, by the ledger's rule: billed plus uncertain (what caps count); 0 until it ends. */
   costUsd: number;
+  /** Of `costUsd`, USD charged at a hold's worst case: the request may have been billed, no usage came back; 0 until it ends. */
+  uncertainUsd: number;
+  /** USD held and let go: provably not billed, in no cap; 0 until it ends. */
+  releasedUsd: number;
+  /** Why money is uncertain, most calls first: each reason and how many calls it covers. */
+  uncertain: Array<{ why: string; calls: number }>;
   /** Its LLM calls; 0 until it ends. */
   calls: number;
   /** From its start to its last move, milliseconds; 0 until it ends. */

@@ -1,3 +1,4 @@
+import { mergeUncertain, type UncertainReasons } from '../internal/formatSpend';
 import type { BatchManifest } from './batchManifest';
 import { folderBatchSource, type BatchRunSource, type BatchSource } from './BatchSource';
 import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
@@ -32,6 +33,8 @@ export interface FolderRun {
   readonly uncertainUsd: number;
   /** Holds let go, provably not billed. */
   readonly releasedUsd: number;
+  /** Why money is uncertain, most calls first (its live attempt's reasons). */
+  readonly uncertain: UncertainReasons;
   /** Its history file; undefined for a skipped task. */
   readonly file: string | undefined;
   /** Earlier attempts of it that a resume set aside (`<file>.interrupted`, `<file>.interrupted.2`, …). */
@@ -58,6 +61,8 @@ export interface BatchFolder {
     readonly uncertainUsd: number;
     /** USD held and let go, provably not billed. */
     readonly releasedUsd: number;
+    /** Why money is uncertain, over every run, most calls first. */
+    readonly uncertain: UncertainReasons;
   };
   /** Why it stopped before running every task, as far as its files tell; undefined when it did not (or still runs). */
   readonly stopped: string | undefined;
@@ -68,7 +73,7 @@ export interface BatchFolder {
 }
 
 /** The money of a run that spent none (not started, or unreadable). */
-const NOTHING_SPENT = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0 });
+const NOTHING_SPENT = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0, uncertain: [] });
 
 /** Failures first, the worst first; outcomes not listed (a custom table's) just before the runs that ended well. */
 const ORDER = ['error', 'budget_exceeded', 'stalled', 'cancelled', 'unreadable', 'cut_off', 'running', 'skipped'];
@@ -128,8 +133,8 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
           ? 'its file holds no moves'
           : `its file ends inside a turn, in ${facts.lastState} (seq ${facts.lastSeq})`
         : facts.reason;
-      const { releasedUsd } = facts;
-      runs.push({ id: task.id, outcome, reason, costUsd, uncertainUsd, releasedUsd, file, interrupted });
+      const { releasedUsd, uncertain } = facts;
+      runs.push({ id: task.id, outcome, reason, costUsd, uncertainUsd, releasedUsd, uncertain, file, interrupted });
       if (facts.usage !== null) {
         const { llmCalls, toolCalls, inputTokens, outputTokens } = facts.usage;
         addUsageTo(used, { llmCalls, toolCalls, inputTokens, outputTokens });
@@ -153,7 +158,14 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     manifest,
     running,
     runs: sorted.map((s) => s.run),
-    totals: { runs: runs.length, outcomes, costUsd, uncertainUsd, releasedUsd },
+    totals: {
+      runs: runs.length,
+      outcomes,
+      costUsd,
+      uncertainUsd,
+      releasedUsd,
+      uncertain: mergeUncertain(runs.map((r) => r.uncertain)),
+    },
     stopped: running ? undefined : stopReason(runs, spentCap(manifest, used, raises)),
     resumed: runs.some((r) => r.interrupted.length > 0),
     raises,

@@ -1,9 +1,13 @@
 import ansiEscapes from 'ansi-escapes';
 import type { BatchManifest } from '../batch/batchManifest';
 import type { RaiseRequest } from '../batch/raiseRequests';
+import type { RunLines } from '../batch/BatchSource';
 import { readHistoryInto } from '../history/loadHistory';
+import { readRunFile } from '../history/readRunFile';
+import type { AttemptSpend } from '../history/spendOverAttempts';
 import { escapeControl } from '../internal/escapeControl';
 import { formatTime } from '../internal/formatTime';
+import { formatSpend, type SpendFigures } from '../internal/formatSpend';
 import { messageOf } from '../internal/messageOf';
 import { Pieces } from './Pieces';
 import { renderWatch } from './renderWatch';
@@ -73,6 +77,8 @@ export class WatchBoard {
   readonly #io: WatchIO;
   readonly #tty: boolean;
   readonly #runs = new Map<FollowedRun, Promise<void>>();
+  /** Attempts set aside being read, for their runs' spend. */
+  readonly #earlier = new Set<Promise<void>>();
   /** Why each run that could not be read was not, in the order met. */
   readonly #unreadable: string[] = [];
   /** The raises of the batch's paused cap, in order. */
@@ -114,6 +120,35 @@ export class WatchBoard {
     return run;
   }
 
+  /**
+   * Reads the attempts of run `id` a resume set aside (`<file>.interrupted`, …, the oldest
+   * first), so its spend adds them up as `inspect` does; `settle` waits for them. One that
+   * cannot be read adds nothing, as on resume.
+   */
+  earlier(id: string, attempts: readonly RunLines[]): void {
+    if (attempts.length === 0) return;
+    const { maxLineBytes } = this.#options;
+    const reading = (async () => {
+      const spends: AttemptSpend[] = [];
+      for (const attempt of attempts) {
+        try {
+          const facts = await readRunFile(attempt.name, {
+            salvage: true,
+            ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
+            onWarning: () => undefined,
+            ...(attempt.input === undefined ? {} : { input: attempt.input() }),
+          });
+          spends.push(facts.attempt);
+        } catch {
+          // unreadable: it adds nothing
+        }
+      }
+      if (this.state.runs.has(id)) this.state.earlier(id, spends);
+    })();
+    this.#earlier.add(reading);
+    void reading.finally(() => this.#earlier.delete(reading));
+  }
+
   /** Stops reading `run` and forgets what it said, to read it again from its start (`follow`). */
   forget(run: FollowedRun): void {
     run.pieces.drop();
@@ -123,6 +158,7 @@ export class WatchBoard {
   /** Resolves once every run's reader has read what was pushed to it. */
   async settle(): Promise<void> {
     await Promise.all([...this.#runs.keys()].map((run) => run.pieces.taken()));
+    await Promise.all(this.#earlier);
   }
 
   /** A raise of the batch's paused cap: drawn on the board, a line when piped. */
@@ -215,11 +251,18 @@ export class WatchBoard {
     const progress = progressLine(state);
     if (progress !== this.#lastProgress) {
       this.#lastProgress = progress;
-      this.#io.stdout(
-        `${formatTime(now, 'HH:mm:ss')}  progress: ${progress}, $${state.spend.costUsd.toFixed(4)} spent\n`,
-      );
+      this.#io.stdout(`${formatTime(now, 'HH:mm:ss')}  progress: ${progress}, ${spentLine(state.spend)}\n`);
     }
   }
+}
+
+/**
+ * `$0.0258 spent`, what the caps count (billed + uncertain, the figure `inspect` reads), then
+ * the figures apart when any of it is not billed: `($0.0116 billed, $0.0142 uncertain (…))`.
+ */
+export function spentLine(spend: SpendFigures): string {
+  const spent = `$${spend.costUsd.toFixed(4)} spent`;
+  return (spend.uncertainUsd ?? 0) > 0 || (spend.releasedUsd ?? 0) > 0 ? `${spent} (${formatSpend(spend)})` : spent;
 }
 
 /** `3/5 finished, 1 skipped, 1 cut off`: the plain line's progress. */

@@ -1,6 +1,8 @@
 import { failureReason } from '../history/failureReason';
 import type { HistoryEntry } from '../history/HistoryEntry';
-import { RunFactsCollector, type RunUsage } from '../history/runFacts';
+import { RunFactsCollector, type RunSpend, type RunUsage } from '../history/runFacts';
+import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
+import { mergeUncertain, type SpendFigures } from '../internal/formatSpend';
 import { tableRoles, type TableRoles } from '../history/tableRoles';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
@@ -14,13 +16,24 @@ export interface WatchedRun {
   since: number | undefined;
   /** How its last turn ended, once it has (`end_of_turn`, `error`, …); undefined while one is open or none has run. */
   outcome: string | undefined;
-  /** What it spent, by the run's facts (the spend rule every reader shares). */
+  /** Its usage as its records tell it (tokens, calls); null when none carries usage. */
   usage: RunUsage | null;
+  /**
+   * What it spent by the ledger's rule, as `inspect` reads it (`RunSpend`): the costs recorded,
+   * the reservations left without an answer at their worst case, and the attempts a resume set
+   * aside; the three figures apart, with why money is uncertain.
+   */
+  spend: WatchSpend;
   /** Why it failed: the failing move's description and data's error, when the turn ended in an error state. */
   reason: string | undefined;
   /** The file could not be read past some line: why. */
   unreadable: string | undefined;
 }
+
+/** A run's money as `watch` shows it: billed + uncertain (`costUsd`, what caps count), its uncertain part with why, and what was released. */
+export type WatchSpend = Required<SpendFigures>;
+
+const NOTHING_SPENT: WatchSpend = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0, uncertain: [] });
 
 /** Something `watch` prints as it happens (on a TTY the latest are shown under the board). */
 export interface WatchEvent {
@@ -49,6 +62,8 @@ export class WatchState {
   over = false;
   readonly #facts = new Map<string, RunFactsCollector>();
   readonly #roles = new Map<string, TableRoles>();
+  /** What the attempts a resume set aside spent, by run. */
+  readonly #earlier = new Map<string, readonly AttemptSpend[]>();
   /** The events kept for the screen; older ones have been printed or scrolled away. */
   readonly maxEvents: number;
 
@@ -66,6 +81,7 @@ export class WatchState {
         since: undefined,
         outcome: undefined,
         usage: null,
+        spend: NOTHING_SPENT,
         reason: undefined,
         unreadable: undefined,
       };
@@ -82,6 +98,7 @@ export class WatchState {
     if (entry.kind === 'meta') this.#roles.set(id, tableRoles(entry.table));
     const ended = facts.add(entry);
     run.usage = facts.usage;
+    if (entry.kind === 'record' || entry.kind === 'journal') run.spend = this.#spendOf(id, facts);
     const made: WatchEvent[] = [];
     if (entry.kind !== 'record') return made;
     const r = entry.record;
@@ -102,6 +119,29 @@ export class WatchState {
       } else made.push(this.#event(r.at, id, 'finished', `${id}: ${ended.outcome}`));
     }
     return made;
+  }
+
+  /**
+   * What the attempts of run `id` a resume set aside spent (`<file>.interrupted`, …, the oldest
+   * first): its spend adds them up as `inspect` does (`spendOverAttempts`).
+   */
+  earlier(id: string, attempts: readonly AttemptSpend[]): void {
+    this.run(id);
+    this.#earlier.set(id, attempts);
+    this.runs.get(id)!.spend = this.#spendOf(id, this.#facts.get(id)!);
+  }
+
+  /** Run `id`'s money by the ledger's rule over all its attempts, as `readBatchFolder` counts it. */
+  #spendOf(id: string, facts: RunFactsCollector): WatchSpend {
+    const spend: RunSpend = facts.spend;
+    const { releasedUsd, uncertain } = spend;
+    const earlier = this.#earlier.get(id) ?? [];
+    if (earlier.length === 0)
+      return { costUsd: spend.costUsd, uncertainUsd: spend.uncertainUsd, releasedUsd, uncertain };
+    const attempts = [...earlier, facts.attemptSpend];
+    const costUsd = Math.max(spend.costUsd, spendOverAttempts(attempts));
+    const uncertainUsd = Math.min(costUsd, Math.max(spend.uncertainUsd, uncertainOverAttempts(attempts)));
+    return { costUsd, uncertainUsd, releasedUsd, uncertain };
   }
 
   /** Run `id`'s file could not be read on: it is listed with why. */
@@ -125,20 +165,34 @@ export class WatchState {
     });
   }
 
-  /** The batch's spend so far, summed over its runs. */
-  get spend(): RunUsage {
+  /**
+   * The batch's spend so far, summed over its runs: tokens and calls as their records tell them,
+   * money by the ledger's rule (`WatchedRun.spend`), the figure `inspect` says.
+   */
+  get spend(): RunUsage & WatchSpend {
     const sum = { costUsd: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
+    let uncertainUsd = 0;
+    let releasedUsd = 0;
     for (const run of this.runs.values()) {
+      sum.costUsd += run.spend.costUsd;
+      uncertainUsd += run.spend.uncertainUsd;
+      releasedUsd += run.spend.releasedUsd;
       const u = run.usage;
       if (u === null) continue;
-      sum.costUsd += u.costUsd;
       sum.inputTokens += u.inputTokens;
       sum.outputTokens += u.outputTokens;
       sum.cachedInputTokens += u.cachedInputTokens;
       sum.llmCalls += u.llmCalls;
       sum.toolCalls += u.toolCalls;
     }
-    return sum;
+    const round = (usd: number): number => Math.round(usd * 1e10) / 1e10;
+    return {
+      ...sum,
+      costUsd: round(sum.costUsd),
+      uncertainUsd: round(uncertainUsd),
+      releasedUsd: round(releasedUsd),
+      uncertain: mergeUncertain([...this.runs.values()].map((r) => r.spend.uncertain)),
+    };
   }
 
   #event(at: number, id: string, kind: WatchEvent['kind'], text: string): WatchEvent {

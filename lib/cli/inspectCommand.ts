@@ -3,7 +3,9 @@ import type { Command } from 'commander';
 import { formatSummary } from '../history/formatSummary';
 import type { HistoryEntry, HistoryWarning } from '../history/HistoryEntry';
 import { HistorySummarizer } from '../history/summarizeHistory';
-import { RunFactsCollector } from '../history/runFacts';
+import { RunFactsCollector, type RunSpend } from '../history/runFacts';
+import { formatSpend } from '../internal/formatSpend';
+import { escapeControl } from '../internal/escapeControl';
 import { safeJson } from './safeJson';
 import { followFile } from './followFile';
 import { inspectFolder } from './inspectFolder';
@@ -58,7 +60,12 @@ export function addInspectCommand(program: Command, ctx: CommandContext): void {
         const follow = opts.follow === true;
         if (follow && opts.json === true)
           throw new UsageError('--follow prints moves as text; it cannot be combined with --json');
-        let take = (entry: HistoryEntry): void => summarizer.add(entry);
+        // What the run spent, by the ledger's rule (the rule of inspect <folder>), the figures apart.
+        const spent = new RunFactsCollector({ retain: false });
+        let take = (entry: HistoryEntry): void => {
+          summarizer.add(entry);
+          spent.add(entry);
+        };
         const readOptions: ReadOptions = { ...opts, onWarning: (w) => (warnings.push(w), warn(w)) };
         if (input !== undefined) readOptions.input = input;
         if (follow) {
@@ -68,6 +75,7 @@ export function addInspectCommand(program: Command, ctx: CommandContext): void {
           let ended = false;
           take = (entry) => {
             summarizer.add(entry);
+            spent.add(entry);
             const turn = facts.add(entry);
             if (turn !== undefined || entry.kind === 'record') ended = turn?.end === 'terminal';
             const text = formatMoveLine(entry);
@@ -87,15 +95,28 @@ export function addInspectCommand(program: Command, ctx: CommandContext): void {
         const skippedLines = warnings.filter((w) => w.code === 'skipped_line').map((w) => w.line);
         if (opts.json === true)
           io.stdout(
-            `${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary })}\n`,
+            `${safeJson({ file, warnings, ...(opts.salvage === true ? { skippedLines } : {}), ...summary, spend: spendOf(spent) })}\n`,
           );
         else {
           io.stdout(`${formatSummary(summary, { file: file === '-' ? '(standard input)' : file })}\n`);
+          // A run whose records carry no usage and that kept no ledger says nothing of money: none is no $0.
+          if (spent.usage !== null || spent.spend.ledger)
+            io.stdout(`Money: ${escapeControl(formatSpend(spent.spend))}\n`);
           if (skippedLines.length > 0) io.stdout(`Skipped corrupt lines (--salvage): ${skippedLines.join(', ')}\n`);
         }
         if (opts.exitCode === true && (lines === 0 || summary.status !== 'ok')) exit(EXIT.problems);
       },
     );
+}
+
+/** The run's money for --json (null when nothing is known of it): billed + uncertain (`costUsd`), its uncertain part with why, what was released. */
+function spendOf(
+  facts: RunFactsCollector,
+): Pick<RunSpend, 'costUsd' | 'uncertainUsd' | 'releasedUsd' | 'uncertain'> | null {
+  // Records without usage and no ledger: nothing is known of money, which is not $0.
+  if (facts.usage === null && !facts.spend.ledger) return null;
+  const { costUsd, uncertainUsd, releasedUsd, uncertain } = facts.spend;
+  return { costUsd, uncertainUsd, releasedUsd, uncertain };
 }
 
 /** Whether `target` is a folder (not there, or a file: no). */

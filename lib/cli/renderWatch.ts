@@ -3,6 +3,7 @@ import { escapeControl } from '../internal/escapeControl';
 import { formatDuration } from '../internal/formatDuration';
 import { formatTime } from '../internal/formatTime';
 import type { RunUsage } from '../history/runFacts';
+import { formatSpend } from '../internal/formatSpend';
 import type { WatchState } from './WatchState';
 
 /** What the board shows beside the state: where, the caps, when, how wide. */
@@ -75,6 +76,8 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
     lines.push(
       `Spend     $${spend.costUsd.toFixed(4)} · ${spend.llmCalls} LLM calls · ${spend.toolCalls} tool calls (no caps)  ${sparkline(view.costHistory, 16)}`,
     );
+  // The cost above is billed + uncertain, as the cap counts it: the figures apart, and why, as inspect says them.
+  if (spend.costUsd > 0 || spend.releasedUsd > 0) lines.push(`Money     ${formatSpend(spend)}`);
   // A line per raise of the paused cap, the latest three (the bar above shows the cap in force).
   const raises = view.raises ?? [];
   if (raises.length > 3) lines.push(`Raised    … ${raises.length - 3} earlier`);

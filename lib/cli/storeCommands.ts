@@ -3,6 +3,7 @@ import { InvalidArgumentError as CommanderArgumentError } from 'commander';
 import type { RunStore, StoredRun, StoredRunQuery } from '../batch/RunStore';
 import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
+import { formatSpend, mergeUncertain } from '../internal/formatSpend';
 import { escapeControl } from '../internal/escapeControl';
 import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
 import { openStore } from './openStore';
@@ -128,22 +129,48 @@ export function formatStoredRuns(runs: readonly StoredRun[], where: string): str
     escapeControl(r.batchId),
     escapeControl(r.runId),
     r.outcome,
-    formatUsd(r.costUsd),
+    formatUsd(billed(r)),
+    formatUsd(r.uncertainUsd),
+    formatUsd(r.releasedUsd),
     String(r.calls),
     formatDuration(r.durationMs),
     new Date(r.startedAt).toISOString(),
     escapeControl(r.reason ?? ''),
   ]);
-  const header = ['BATCH', 'RUN', 'OUTCOME', 'COST', 'CALLS', 'DURATION', 'STARTED', 'REASON'];
+  // Money apart: billed, uncertain (charged at a hold: the caps count it with billed), released (not billed).
+  const header = [
+    'BATCH',
+    'RUN',
+    'OUTCOME',
+    'BILLED',
+    'UNCERTAIN',
+    'RELEASED',
+    'CALLS',
+    'DURATION',
+    'STARTED',
+    'REASON',
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]): string =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd();
-  const cost = runs.reduce((sum, r) => sum + r.costUsd, 0);
-  const calls = runs.reduce((sum, r) => sum + r.calls, 0);
-  return `${[line(header), ...rows.map(line)].join('\n')}\n${runs.length} ${runs.length === 1 ? 'run' : 'runs'}, ${formatUsd(cost)}, ${calls} ${calls === 1 ? 'call' : 'calls'}\n`;
+  const sum = (usd: (r: StoredRun) => number): number =>
+    Math.round(runs.reduce((total, r) => total + usd(r), 0) * 1e10) / 1e10;
+  const money = formatSpend({
+    costUsd: sum((r) => r.costUsd),
+    uncertainUsd: sum((r) => r.uncertainUsd),
+    releasedUsd: sum((r) => r.releasedUsd),
+    uncertain: mergeUncertain(runs.map((r) => r.uncertain)),
+  });
+  const calls = runs.reduce((total, r) => total + r.calls, 0);
+  return `${[line(header), ...rows.map(line)].join('\n')}\n${runs.length} ${runs.length === 1 ? 'run' : 'runs'}, ${escapeControl(money)}, ${calls} ${calls === 1 ? 'call' : 'calls'}\n`;
+}
+
+/** Of a run's charge, what was billed: priced from usage the provider reported. */
+function billed(run: StoredRun): number {
+  return Math.max(0, Math.round((run.costUsd - run.uncertainUsd) * 1e10) / 1e10);
 }
 
 /** `--outcome`: one outcome or a comma list of them, none empty. */

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MANIFEST_FILE, readBatchManifest } from '../batch/batchManifest';
+import type { RunLines } from '../batch/BatchSource';
 import { folderHeld } from '../batch/lockFolder';
 import { readRaiseRequests } from '../batch/raiseRequests';
 import { HistoryFileError } from '../history/HistoryFileError';
@@ -148,8 +149,11 @@ export class FolderWatchSource implements WatchSource {
   }
 
   #follow(board: WatchBoard, name: string): FollowedFile {
-    const entry = { run: board.follow(this.#runId(name), path.join(this.#dir, name)), offset: 0 };
+    const id = this.#runId(name);
+    const entry = { run: board.follow(id, path.join(this.#dir, name)), offset: 0 };
     this.#files.set(name, entry);
+    // The attempts a resume set aside are done: read once, for the run's spend over all of them.
+    board.earlier(id, interruptedBeside(this.#dir, name));
     return entry;
   }
 
@@ -170,4 +174,22 @@ export class FolderWatchSource implements WatchSource {
     this.#raiseLines = read.lines;
     for (const raise of read.requests) board.raise(raise);
   }
+}
+
+/** The attempts of run file `name` a resume set aside (`<name>.interrupted`, `.interrupted.2`, …), the oldest first. */
+function interruptedBeside(dir: string, name: string): RunLines[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const number = (n: string): number => {
+    const m = /\.interrupted(?:\.(\d+))?$/.exec(n);
+    return m === null ? Infinity : m[1] === undefined ? 1 : Number(m[1]);
+  };
+  return names
+    .filter((n) => n === `${name}.interrupted` || n.startsWith(`${name}.interrupted.`))
+    .sort((a, b) => number(a) - number(b) || (a < b ? -1 : 1))
+    .map((n) => ({ name: path.join(dir, n) }));
 }

@@ -85,6 +85,11 @@ export class StoreWatchSource implements WatchSource {
       if (seen === undefined) {
         seen = { run: board.follow(runId, run.name), lines: 0, setAside: setAside.length };
         this.#runs.set(runId, seen);
+        // The attempts a resume set aside, oldest first, for the run's spend over all of them.
+        board.earlier(
+          runId,
+          setAside.map((a) => ({ name: a.name, input: () => a.read() })),
+        );
       }
       if (seen.run.failed || (!full && board.state.runs.get(runId)?.outcome !== undefined)) continue;
       for await (const piece of run.read(seen.lines)) {

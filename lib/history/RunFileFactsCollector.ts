@@ -1,6 +1,6 @@
 import { failureReason } from './failureReason';
 import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
-import { RunFactsCollector, type RunUsage } from './runFacts';
+import { RunFactsCollector, type RunSpend, type RunUsage } from './runFacts';
 import type { AttemptSpend } from './spendOverAttempts';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
@@ -24,6 +24,8 @@ export interface RunFileFacts {
   readonly uncertainUsd: number;
   /** Holds let go, provably not billed (`RunSpend.releasedUsd`). */
   readonly releasedUsd: number;
+  /** Why money is uncertain, most calls first (`RunSpend.uncertain`). */
+  readonly uncertain: RunSpend['uncertain'];
   /**
    * The same, the parts apart (what its records carry, the requests it made, the reservations it
    * left without an answer): a resumed run's attempts add up by `spendOverAttempts`.
@@ -114,6 +116,7 @@ export class RunFileFactsCollector {
       costUsd: result.spend.costUsd,
       uncertainUsd: result.spend.uncertainUsd,
       releasedUsd: result.spend.releasedUsd,
+      uncertain: result.spend.uncertain,
       attempt: this.#facts.attemptSpend,
       transitions: this.#transitions,
       durationMs: startedAt === undefined || lastAt === undefined ? 0 : Math.max(0, lastAt - startedAt),

@@ -97,11 +97,8 @@ function llmLines(j: JournalLineRead, before: string, fold: Fold): string[] {
   if (j.attempt === 1 && input?.['kind'] === 'user_message')
     lines.push(`  user (${before}):`, fold(text(input['message']), '    '));
   // A hook's call through its budgeted handle: its ledger line holds what it cost, no content.
-  if (isHookLine(j))
-    return [
-      `  ${String(j.operation)}: LLM call ${j.attempt ?? '?'}${typeof j['costUsd'] === 'number' ? `, ${formatUsd(j['costUsd'])}` : ''} (${before})`,
-    ];
-  const head = `  model, attempt ${j.attempt ?? '?'}${typeof j['costUsd'] === 'number' ? `, ${formatUsd(j['costUsd'])}` : ''} (${before})`;
+  if (isHookLine(j)) return [`  ${String(j.operation)}: LLM call ${j.attempt ?? '?'}${moneyOf(j)} (${before})`];
+  const head = `  model, attempt ${j.attempt ?? '?'}${moneyOf(j)} (${before})`;
   const error = asObject(j['error']);
   if (error !== undefined) {
     lines.push(`${head}: FAILED ${escapeControl(text(error['name']))}: ${escapeControl(text(error['message']))}`);
@@ -122,6 +119,24 @@ function llmLines(j: JournalLineRead, before: string, fold: Fold): string[] {
     if (call?.['input'] !== undefined) lines.push(fold(safeStringify(call['input']), '        '));
   }
   return lines;
+}
+
+/**
+ * What an LLM attempt's line says it was charged, the figures apart: `, $0.0006` billed;
+ * `, $0.0100 uncertain (why)` when charged at its hold (it may have been billed, no usage came
+ * back); `, $0.0100 released (why)` when its hold was let go (not billed).
+ */
+function moneyOf(j: JournalLineRead): string {
+  const cost = typeof j['costUsd'] === 'number' ? formatUsd(j['costUsd']) : undefined;
+  const held = j['chargedAtHold'];
+  if (cost !== undefined && typeof held === 'string')
+    return `, ${cost} uncertain (${escapeControl(held.replace(/^charged at its hold: /, ''))})`;
+  const released = j['released'];
+  if (typeof released === 'string') {
+    const usd = typeof j['releasedUsd'] === 'number' ? ` ${formatUsd(j['releasedUsd'])}` : '';
+    return `${cost === undefined ? '' : `, ${cost}`},${usd} released (${escapeControl(released)})`;
+  }
+  return cost === undefined ? '' : `, ${cost}`;
 }
 
 function toolLines(j: JournalLineRead, before: string, fold: Fold): string[] {

@@ -41,3 +41,16 @@ export function formatSpendCell(spend: Pick<SpendFigures, 'costUsd' | 'uncertain
   const uncertain = spend.uncertainUsd ?? 0;
   return uncertain > 0 ? `${formatUsd(spend.costUsd)} (${formatUsd(uncertain)} uncertain)` : formatUsd(spend.costUsd);
 }
+
+/** Why money is uncertain, as the figures carry it: each reason and how many calls it covers. */
+export type UncertainReasons = NonNullable<SpendFigures['uncertain']>;
+
+/**
+ * The reasons of several runs as one list, most calls first: the calls of one reason added up,
+ * for a report that sums the runs' money (a batch's totals, a store's listing).
+ */
+export function mergeUncertain(lists: Iterable<UncertainReasons | undefined>): Array<{ why: string; calls: number }> {
+  const calls = new Map<string, number>();
+  for (const list of lists) for (const { why, calls: n } of list ?? []) calls.set(why, (calls.get(why) ?? 0) + n);
+  return [...calls].map(([why, n]) => ({ why, calls: n })).sort((a, b) => b.calls - a.calls);
+}

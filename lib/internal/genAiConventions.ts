@@ -73,6 +73,13 @@ export const ASM = {
   toolStatus: 'agent_state_machine.tool.status',
   /** The turn's cost in US dollars (the proposed `gen_ai.usage.cost.*` sits on the `chat` spans only). */
   usageCostUsd: 'agent_state_machine.usage.cost_usd',
+  /**
+   * Of `usage.cost_usd` (billed + uncertain, what caps count), the uncertain part: requests that
+   * may have been billed but reported no usage, charged at their hold. Billed is the rest.
+   */
+  usageUncertainUsd: 'agent_state_machine.usage.uncertain_usd',
+  /** US dollars held and let go: requests provably not billed; in no cap, not in `usage.cost_usd`. */
+  usageReleasedUsd: 'agent_state_machine.usage.released_usd',
   usageToolCalls: 'agent_state_machine.usage.tool_calls',
   usageLlmCalls: 'agent_state_machine.usage.llm_calls',
   usageWallMs: 'agent_state_machine.usage.wall_ms',

@@ -34,6 +34,14 @@ function dur(ms) {
   return (h > 0 ? h + ' h ' : '') + m + ' min ' + (s % 60) + ' s';
 }
 function usd(n) { return '$' + n.toFixed(n >= 100 ? 2 : 4); }
+// A run's charge (billed + uncertain, what caps count) with its uncertain part beside it; and the figures apart.
+function costCell(r) { return r.uncertain > 0 ? usd(r.cost) + ' (' + usd(r.uncertain) + ' uncertain)' : usd(r.cost); }
+function money(r) {
+  var out = usd(Math.max(0, r.cost - r.uncertain)) + ' billed';
+  if (r.uncertain > 0) out += ', ' + usd(r.uncertain) + ' uncertain';
+  if (r.released > 0) out += ', ' + usd(r.released) + ' released (not billed)';
+  return out;
+}
 function kindOf(state) { return KIND.get(state) || 'other'; }
 function pretty(text) {
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
@@ -231,11 +239,11 @@ function runPage() {
 
 // The batch's run table: sortable, filterable, one page of rows at a time; a row opens that run.
 function batchPage() {
-  var rows = D.rows.map(function (r, i) { return { i: i, run: r[0], id: r[1], outcome: r[2], cost: r[3], llm: r[4], tools: r[5], ms: r[6], final: r[7], note: r[8] }; });
+  var rows = D.rows.map(function (r, i) { return { i: i, run: r[0], id: r[1], outcome: r[2], cost: r[3], llm: r[4], tools: r[5], ms: r[6], final: r[7], note: r[8], uncertain: r[9] || 0, released: r[10] || 0 }; });
   var cols = [
     { key: 'id', label: 'run', text: function (r) { return r.id; } },
     { key: 'outcome', label: 'outcome', text: function (r) { return r.outcome; } },
-    { key: 'cost', label: 'cost', num: true, text: function (r) { return usd(r.cost); } },
+    { key: 'cost', label: 'cost', num: true, text: function (r) { return costCell(r); } },
     { key: 'llm', label: 'LLM calls', num: true, text: function (r) { return String(r.llm); } },
     { key: 'tools', label: 'tool calls', num: true, text: function (r) { return String(r.tools); } },
     { key: 'ms', label: 'duration', num: true, text: function (r) { return dur(r.ms); } },
@@ -323,7 +331,7 @@ function batchPage() {
     back.addEventListener('click', function () { location.hash = ''; });
     runView_.appendChild(back);
     runView_.appendChild(el('h2', 'run-title', 'Run ' + row.id));
-    runView_.appendChild(el('p', 'facts', row.outcome + ' · ' + usd(row.cost) + ' · ' + row.llm + ' LLM calls · ' + row.tools + ' tool calls · ' + dur(row.ms) + ' · final state ' + (row.final || '—')));
+    runView_.appendChild(el('p', 'facts', row.outcome + ' · ' + money(row) + ' · ' + row.llm + ' LLM calls · ' + row.tools + ' tool calls · ' + dur(row.ms) + ' · final state ' + (row.final || '—')));
     if (row.note) runView_.appendChild(el('p', 'why', row.note));
     if (row.run < 0) runView_.appendChild(el('p', 'hint', 'No history was recorded for this run.'));
     else runView_.appendChild(runView(D.runs[row.run]));

@@ -9,7 +9,8 @@ import { formatDuration } from '../internal/formatDuration';
 import { plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { dataField } from '../internal/dataField';
-import type { RunUsage } from '../history/runFacts';
+import type { RunSpend, RunUsage } from '../history/runFacts';
+import { formatSpend, mergeUncertain, type UncertainReasons } from '../internal/formatSpend';
 import { collectRun, type StateKind } from './collectRun';
 import { encodeRun, type EncodedRun, StringTable } from './encodeRun';
 import { esc, page } from './html';
@@ -72,6 +73,8 @@ interface Row {
   ms: number;
   final: string;
   note: string;
+  /** Why its money is uncertain, as its file says: each reason and its calls. */
+  uncertain: UncertainReasons;
   /** Why it did not end well, when it says: the failures table's reason. */
   reason: string;
   resumed?: ResumedMark;
@@ -168,10 +171,8 @@ export class BatchPageBuilder {
       run: index,
       id,
       outcome: report?.outcome ?? facts?.outcome ?? 'empty',
-      usage: runUsage(
-        report?.usage,
-        facts === undefined ? undefined : spentUsage(facts.finalUsage, facts.spend.costUsd),
-      ),
+      usage: runUsage(report?.usage, facts === undefined ? undefined : spentUsage(facts.finalUsage, facts.spend)),
+      uncertain: facts?.spend.uncertain ?? [],
       ms: report?.durationMs ?? facts?.summary.elapsedMs ?? 0,
       final: facts?.summary.finalState ?? '',
       note: [
@@ -243,6 +244,7 @@ export class BatchPageBuilder {
       id: file,
       outcome: 'unreadable',
       usage: emptyUsage(),
+      uncertain: [],
       ms: 0,
       final: '',
       note: message,
@@ -280,6 +282,8 @@ export class BatchPageBuilder {
       '<section id="batch-view">',
       failuresTable(this.#failures(options.failures), rows.length),
       `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,
+      // The cost row counts billed + uncertain, as the caps do: the figures apart, and why money is uncertain.
+      `<p class="sub money">${esc(`Money: ${formatSpend({ ...totals, uncertain: mergeUncertain(rows.map((r) => r.uncertain)) })}`)}</p>`,
       spendChart(this.#spend, this.#first, durationMs, limits.total?.maxCostUsd, [
         ...this.#crashes.map((at) => ({ x: at - this.#first, label: 'crash: an attempt cut off', cls: 'crash' })),
         ...this.#resumes.map((at) => ({ x: at - this.#first, label: 'resumed', cls: 'resume' })),
@@ -325,6 +329,8 @@ export class BatchPageBuilder {
         r.ms,
         r.final,
         r.note,
+        r.usage.uncertainUsd,
+        r.usage.releasedUsd,
       ]),
     };
     return page(title, body, data);
@@ -393,13 +399,26 @@ function resumedFromFile(history: Iterable<HistoryItem> | undefined, resumedAtte
 
 /** A run's usage: each field from its report, else from the last usage its history shows, else 0. */
 /** A row's usage: the run's report where there is one, else what its history's records tell. */
-/** The usage a run's file tells, with its cost by the ledger's rule (reservations without a response at their worst case). */
-function spentUsage(usage: RunUsage | null, costUsd: number): RunUsage | undefined {
+/** The usage a run's file tells, with its money by the ledger's rule (reservations without a response at their worst case), the figures apart. */
+function spentUsage(
+  usage: RunUsage | null,
+  spend: RunSpend,
+): (RunUsage & Pick<UsageTotals, 'uncertainUsd' | 'releasedUsd'>) | undefined {
+  const { costUsd, uncertainUsd, releasedUsd } = spend;
   if (usage === null)
-    return costUsd === 0
+    return costUsd === 0 && releasedUsd === 0
       ? undefined
-      : { costUsd, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
-  return usage.costUsd === costUsd ? usage : { ...usage, costUsd };
+      : {
+          costUsd,
+          uncertainUsd,
+          releasedUsd,
+          inputTokens: 0,
+          outputTokens: 0,
+          cachedInputTokens: 0,
+          llmCalls: 0,
+          toolCalls: 0,
+        };
+  return { ...usage, costUsd, uncertainUsd, releasedUsd };
 }
 
 function runUsage(report: UsageTotals | undefined, history: RunUsage | undefined): UsageTotals {

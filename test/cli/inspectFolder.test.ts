@@ -124,6 +124,7 @@ describe('agent-sm inspect <folder>', () => {
       costUsd: 0,
       uncertainUsd: 0,
       releasedUsd: 0,
+      uncertain: [],
       file: path.join(dir, 'boom.jsonl'),
       interrupted: [],
     });

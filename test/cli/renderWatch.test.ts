@@ -28,3 +28,41 @@ describe('renderWatch', () => {
     ).toBe(false);
   });
 });
+
+describe('renderWatch: money, the three figures apart', () => {
+  const journal = (line: Record<string, unknown>, n: number) =>
+    ({ kind: 'journal', line: n, journal: { turn: 1, operation: 'sendUserMessage', ...line } }) as never;
+  const record = (seq: number, from: string, to: string, data?: unknown) =>
+    ({
+      kind: 'record',
+      line: seq,
+      record: { seq, from, to, description: to, at: T + seq, durationMs: 1, forced: false, data },
+    }) as never;
+
+  it('counts billed, uncertain (with why) and released by the ledger, the cap bar on billed + uncertain', () => {
+    const state = new WatchState();
+    state.add('a', record(1, 'Ready', 'WaitingForUserInput'));
+    state.add('a', record(2, 'WaitingForUserInput', 'SendingToLLM'));
+    // A 429 let go of its hold; a 500 charged at it; a call priced; a call in flight.
+    state.add('a', journal({ type: 'reserve', attempt: 1, maxCostUsd: 0.05 }, 3));
+    state.add('a', journal({ type: 'llm', attempt: 1, released: 'HTTP 429 is not billed', releasedUsd: 0.05 }, 4));
+    state.add('a', journal({ type: 'reserve', attempt: 2, maxCostUsd: 0.05 }, 5));
+    state.add(
+      'a',
+      journal({ type: 'llm', attempt: 2, costUsd: 0.05, chargedAtHold: 'charged at its hold: HTTP 500' }, 6),
+    );
+    state.add('a', journal({ type: 'reserve', attempt: 3, maxCostUsd: 0.05 }, 7));
+    state.add('a', journal({ type: 'llm', attempt: 3, costUsd: 0.01 }, 8));
+    state.add('a', journal({ type: 'reserve', attempt: 4, maxCostUsd: 0.05 }, 9));
+    expect(state.spend).toMatchObject({ costUsd: 0.11, uncertainUsd: 0.1, releasedUsd: 0.05 });
+    const lines = renderWatch(state, { ...view, columns: 140, caps: { maxCostUsd: 0.5 } });
+    expect(lines.find((l) => l.startsWith('Spend'))).toContain('cost $0.1100 of $0.5000 (22%)');
+    expect(lines.find((l) => l.startsWith('Money'))).toBe(
+      'Money     $0.0100 billed, $0.1000 uncertain (2 LLM calls: HTTP 500; 1 other reason), $0.0500 released (not billed)',
+    );
+  });
+
+  it('draws no money line before anything is spent', () => {
+    expect(renderWatch(new WatchState(), { ...view, caps: {} }).some((l) => l.startsWith('Money'))).toBe(false);
+  });
+});

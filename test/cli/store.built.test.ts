@@ -6,6 +6,7 @@ import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
 import { manualClock } from '../helpers/manualClock';
 import { PG_URL, testSchema, type TestSchema } from '../helpers/postgres';
 import { freePort } from '../helpers/redis';
+import { threeFiguresTask, THREE_FIGURES } from '../helpers/threeFigures';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const task = (id: string, reply: { text?: string; raw?: unknown }): BatchTask => ({
@@ -69,9 +70,9 @@ describe('agent-sm on a store', () => {
     const errors = runBuiltCli(['runs', '--store', url, '--outcome', 'error', '--since', '1d']);
     expect(errors.code).toBe(0);
     expect(errors.stdout).toMatch(
-      /^BATCH +RUN +OUTCOME +COST +CALLS +DURATION +STARTED +REASON\nnight +bad +error +\$0\.\d{4} +1 /,
+      /^BATCH +RUN +OUTCOME +BILLED +UNCERTAIN +RELEASED +CALLS +DURATION +STARTED +REASON\nnight +bad +error +\$0\.\d{4} +\$0\.0000 +\$0\.0000 +1 /,
     );
-    expect(errors.stdout).toMatch(/\n1 run, \$0\.\d{4}, 1 call\n$/);
+    expect(errors.stdout).toMatch(/\n1 run, \$0\.\d{4} billed, 1 call\n$/);
     expect(runBuiltCli(['runs', '--store', url, '--batch', 'none']).stdout).toBe(
       'No runs in postgres://127.0.0.1:5432/postgres match.\n',
     );
@@ -92,6 +93,38 @@ describe('agent-sm on a store', () => {
     const missing = runBuiltCli(['inspect', '--store', url, 'night', 'nope']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^agent-sm: error: .*run nope of batch night.*no such run in the store\n$/);
+  });
+
+  it('runs says money apart: billed, uncertain with why, released; --json carries the same', async () => {
+    const store = new PostgresStore(url, { schema: db.schema });
+    try {
+      const options = { logger: false as const, sleep: () => tick(), clock: manualClock(Date.now()).now, store };
+      await runBatch([threeFiguresTask('m1', tick), threeFiguresTask('m2', tick)], {
+        ...options,
+        ...THREE_FIGURES,
+        batchId: 'money',
+      });
+    } finally {
+      await store.close();
+    }
+    const listed = runBuiltCli(['runs', '--store', url]);
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+    const [header, ...rows] = listed.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^BATCH +RUN +OUTCOME +BILLED +UNCERTAIN +RELEASED +CALLS /);
+    expect(rows.slice(0, 2).sort()).toEqual([
+      expect.stringMatching(/^money +m1 +end_of_turn +\$0\.0006 +\$0\.0100 +\$0\.0100 +3 /),
+      expect.stringMatching(/^money +m2 +end_of_turn +\$0\.0006 +\$0\.0100 +\$0\.0100 +3 /),
+    ]);
+    expect(rows.at(-1)).toBe(
+      '2 runs, $0.0012 billed, $0.0200 uncertain (2 LLM calls: it failed after the request may have left (HTTP 500)), ' +
+        '$0.0200 released (not billed), 6 calls',
+    );
+    const json = JSON.parse(runBuiltCli(['runs', '--store', url, '--json']).stdout) as Array<Record<string, unknown>>;
+    expect(json[0]).toMatchObject({
+      uncertainUsd: 0.01,
+      releasedUsd: 0.01,
+      uncertain: [{ why: 'it failed after the request may have left (HTTP 500)', calls: 1 }],
+    });
   });
 
   it('runs --outcome refuses an outcome it does not know and takes a comma list; --failed selects the runs that ended in an error state', async () => {

@@ -279,6 +279,8 @@ function turnEndAttributes(
     [ASM.transitions]: result.transitions,
     ...usageAttributes(u as Usage),
     [ASM.usageCostUsd]: u.costUsd,
+    [ASM.usageUncertainUsd]: num(u.uncertainUsd),
+    [ASM.usageReleasedUsd]: num(u.releasedUsd),
     [ASM.usageLlmCalls]: u.llmCalls,
     [ASM.usageToolCalls]: u.toolCalls,
     [ASM.usageWallMs]: u.wallMs,

@@ -70,6 +70,8 @@ export async function traceBatch(
       [GEN_AI.usageInputTokens]: t.inputTokens,
       [GEN_AI.usageOutputTokens]: t.outputTokens,
       [ASM.usageCostUsd]: t.costUsd,
+      [ASM.usageUncertainUsd]: t.uncertainUsd,
+      [ASM.usageReleasedUsd]: t.releasedUsd,
       [ASM.usageLlmCalls]: t.llmCalls,
       [ASM.usageToolCalls]: t.toolCalls,
       'agent_state_machine.batch.runs': report.runs.length,

@@ -305,9 +305,20 @@ export class PostgresStore implements RunStore {
       `recording how ${where} ended`,
       (client) =>
         client.query(
-          `UPDATE ${this.#tables().runs} SET ended_at = now(), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6
+          `UPDATE ${this.#tables().runs} SET ended_at = coalesce(ended_at, now()), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6,
+           uncertain_usd = $7, released_usd = $8, uncertain = $9
          FROM (SELECT set_config('synchronous_commit', 'off', true)) AS level WHERE run_key = $1`,
-          [key, facts.outcome, facts.reason ?? null, facts.costUsd, facts.usage?.llmCalls ?? 0, facts.durationMs],
+          [
+            key,
+            facts.outcome,
+            facts.reason ?? null,
+            facts.costUsd,
+            facts.usage?.llmCalls ?? 0,
+            facts.durationMs,
+            facts.uncertainUsd,
+            facts.releasedUsd,
+            JSON.stringify(facts.uncertain),
+          ],
         ),
       lease,
     );
@@ -357,6 +368,7 @@ export class PostgresStore implements RunStore {
     if (batchId !== undefined) where.push(`batch_id = $${values.push(batchId)}`);
     if (since !== undefined) where.push(`started_at >= to_timestamp($${values.push(since)} / 1000.0)`);
     await this.#endsMadeAgain(where, values);
+    await this.#figuresMadeAgain(where, values);
     if (outcome !== undefined)
       where.push(
         `coalesce(outcome, 'incomplete') = ANY($${values.push(typeof outcome === 'string' ? [outcome] : outcome)})`,
@@ -371,10 +383,14 @@ export class PostgresStore implements RunStore {
         outcome: string | null;
         reason: string | null;
         cost_usd: number;
+        uncertain_usd: number | null;
+        released_usd: number | null;
+        uncertain: Array<{ why: string; calls: number }> | null;
         calls: number;
         duration_ms: number;
       }>(
-        `SELECT batch_id, run_id, (extract(epoch FROM started_at) * 1000)::bigint AS started_ms, outcome, reason, cost_usd, calls, duration_ms
+        `SELECT batch_id, run_id, (extract(epoch FROM started_at) * 1000)::bigint AS started_ms, outcome, reason, cost_usd,
+           uncertain_usd, released_usd, uncertain, calls, duration_ms
          FROM ${t.runs} WHERE ${where.join(' AND ')} ORDER BY started_at DESC, run_key DESC LIMIT $${values.push(limit)}`,
         values,
       ),
@@ -386,6 +402,9 @@ export class PostgresStore implements RunStore {
       outcome: r.outcome ?? 'incomplete',
       reason: r.reason ?? undefined,
       costUsd: r.cost_usd,
+      uncertainUsd: r.uncertain_usd ?? 0,
+      releasedUsd: r.released_usd ?? 0,
+      uncertain: r.uncertain ?? [],
       calls: r.calls,
       durationMs: r.duration_ms,
     }));
@@ -406,6 +425,25 @@ export class PostgresStore implements RunStore {
       const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
       const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
       if (facts?.ended === true) await this.#recordEnd(r.run_key, name, facts);
+    }
+  }
+
+  /**
+   * The ended runs `where` picks whose row predates the columns of uncertain and released money
+   * (NULL there): their row gets the figures from their lines, once, as a run's end records them.
+   */
+  async #figuresMadeAgain(where: readonly string[], values: readonly unknown[]): Promise<void> {
+    const { rows } = await this.#db.run('finding runs ended before the three figures', (client) =>
+      client.query<{ run_key: string; batch_id: string; run_id: string }>(
+        `SELECT run_key, batch_id, run_id FROM ${this.#tables().runs}
+         WHERE ${[...where, 'outcome IS NOT NULL', 'uncertain_usd IS NULL'].join(' AND ')}`,
+        [...values],
+      ),
+    );
+    for (const r of rows) {
+      const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
+      const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
+      if (facts !== undefined) await this.#recordEnd(r.run_key, name, facts);
     }
   }
 

@@ -28,6 +28,12 @@ export function schemaStatements(schema: string): string[] {
     // Why a run was set aside: 'overwrite' (another batch of the same id took its place) or
     // 'resume' (an attempt cut off, continued by a new one). A resume reads its own attempts only.
     `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS set_aside_by text`,
+    // The three figures of money apart (cost_usd is billed + uncertain, what caps count): its
+    // uncertain part, why (each reason and its calls, JSON), and what was released. NULL in a
+    // row ended before these columns: its readers make them again from its lines.
+    `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS uncertain_usd double precision`,
+    `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS released_usd double precision`,
+    `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS uncertain jsonb`,
     `CREATE UNIQUE INDEX IF NOT EXISTS agent_sm_runs_live ON ${s}.agent_sm_runs (batch_id, run_id) WHERE set_aside_at IS NULL`,
     `CREATE INDEX IF NOT EXISTS agent_sm_runs_started ON ${s}.agent_sm_runs (started_at DESC)`,
     // A run's lines, each the JSON of its line in a history file (text, not jsonb: byte for byte).

@@ -16,6 +16,7 @@ import {
 import { historyToOtlp } from 'agent-state-machine/report';
 import { traceAgent, traceBatch } from '../../../lib/integrations/otel';
 import { manualClock } from '../../helpers/manualClock';
+import { threeFiguresTask, THREE_FIGURES } from '../../helpers/threeFigures';
 
 function setup(): { exporter: InMemorySpanExporter; provider: BasicTracerProvider } {
   const exporter = new InMemorySpanExporter();
@@ -450,5 +451,23 @@ describe('traceBatch()', () => {
       expect(turn.parentSpanContext?.spanId).toBe(workflow.spanContext().spanId);
       expect(turn.spanContext().traceId).toBe(workflow.spanContext().traceId);
     }
+  });
+
+  it('puts the three figures of money apart on the batch span and on each turn span', async () => {
+    const { exporter, provider } = setup();
+    const report = await traceBatch(
+      [threeFiguresTask('m')],
+      { logger: false, sleep: async () => undefined, ...THREE_FIGURES, ledger: false },
+      { tracer: provider.getTracer('test'), workflowName: 'money' },
+    );
+    expect(report.totals).toMatchObject({ uncertainUsd: 0.01, releasedUsd: 0.01 });
+    const spans = exporter.getFinishedSpans();
+    const figures = {
+      'agent_state_machine.usage.cost_usd': expect.closeTo(0.0106, 10),
+      'agent_state_machine.usage.uncertain_usd': expect.closeTo(0.01, 10),
+      'agent_state_machine.usage.released_usd': expect.closeTo(0.01, 10),
+    };
+    expect(spans.find((s) => s.name === 'invoke_workflow money')!.attributes).toMatchObject(figures);
+    expect(spans.find((s) => s.name.startsWith('invoke_agent'))!.attributes).toMatchObject(figures);
   });
 });

@@ -16,6 +16,7 @@ import { manualClock } from '../../helpers/manualClock';
 import { testSchema, PG_URL, type TestSchema } from '../../helpers/postgres';
 import { freePort } from '../../helpers/redis';
 import { startRedisProxy } from '../../helpers/redisProxy';
+import { threeFiguresTask, THREE_FIGURES } from '../../helpers/threeFigures';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const base = (): BatchOptions => ({ logger: false, sleep: () => tick(), clock: manualClock().now });
@@ -133,6 +134,40 @@ describe('PostgresStore', () => {
     expect(errors[0]!.reason).toEqual(expect.any(String));
     expect((await store.listRuns({ batchId: 'two' })).map((r) => r.runId)).toEqual(['c']);
     expect(await store.listRuns({ since: Date.now() + 60_000 })).toEqual([]);
+  });
+
+  it('keeps the three figures of money apart in a run row, and makes them from the lines of a row ended before their columns', async () => {
+    await runBatch([threeFiguresTask('m', tick)], { ...base(), ...THREE_FIGURES, store, batchId: 'money' });
+    const figures = {
+      outcome: 'end_of_turn',
+      calls: 3,
+      costUsd: expect.closeTo(0.0106, 10),
+      uncertainUsd: expect.closeTo(0.01, 10),
+      releasedUsd: expect.closeTo(0.01, 10),
+      uncertain: [{ why: 'it failed after the request may have left (HTTP 500)', calls: 1 }],
+    };
+    expect(await store.listRuns({ batchId: 'money' })).toEqual([expect.objectContaining(figures)]);
+    // A store made before the three figures: its table has no such columns, its row no figures.
+    const t = `"${db.schema}".agent_sm_runs`;
+    await db.client.query(
+      `ALTER TABLE ${t} DROP COLUMN uncertain_usd, DROP COLUMN released_usd, DROP COLUMN uncertain`,
+    );
+    const later = new PostgresStore(PG_URL, { schema: db.schema });
+    try {
+      // Migrated on first use (the columns added, empty), and the row's figures made from its lines.
+      expect(await later.listRuns({ batchId: 'money' })).toEqual([expect.objectContaining(figures)]);
+      const { rows } = await db.client.query(`SELECT cost_usd, uncertain_usd, released_usd, uncertain FROM ${t}`);
+      expect(rows).toEqual([
+        {
+          cost_usd: expect.closeTo(0.0106, 10),
+          uncertain_usd: expect.closeTo(0.01, 10),
+          released_usd: expect.closeTo(0.01, 10),
+          uncertain: figures.uncertain,
+        },
+      ]);
+    } finally {
+      await later.close();
+    }
   });
 
   it("makes a run's end again from its lines when its process died before its row was told", async () => {
