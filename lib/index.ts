@@ -69,7 +69,7 @@ export type {
   LoopHonours,
   ServerToolUses,
 } from './agent/AgentLoop';
-export type { AgentEvents, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
+export type { AgentEvents, AttemptMoney, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
 export type { ExternalBudget } from './agent/ExternalBudget';
 export type { TurnOutcome, TurnStop } from './agent/TurnOutcome';
 export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, STALL_EXTENSION, WRAP_UP_EXTENSION } from './agent/extensionStates';

@@ -16,6 +16,7 @@ const PINNED: Record<string, string[]> = {
     'ApprovalDecision',
     'ApprovalPolicy',
     'ApprovalWait',
+    'AttemptMoney',
     'BatchApprovalRequest',
     'BatchOptions',
     'BatchPause',

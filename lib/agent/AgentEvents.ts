@@ -23,6 +23,21 @@ export interface LLMAttemptEvent {
   willRetry: boolean;
   /** The usage the response reported, with the cost `pricing` computed when it reported none. */
   usage?: Usage;
+  /** What the attempt was charged, as which of the three figures (billed, uncertain, released), with why. */
+  money?: AttemptMoney;
+}
+
+/**
+ * An attempt's money as one of the three figures: `billed` (priced from the usage the provider
+ * reported), `uncertain` (it may have been billed, no usage came back: charged at its hold, `why`),
+ * `released` (provably not billed: its hold let go, `why`), or `unknown` (no worst case was
+ * computed, so nothing could be charged).
+ */
+export interface AttemptMoney {
+  figure: 'billed' | 'uncertain' | 'released' | 'unknown';
+  /** USD: billed or uncertain, what was charged; released, the hold let go. */
+  usd?: number;
+  why?: string;
 }
 
 /** One tool call, reported when it has ended, was interrupted, or was never run. */

@@ -4,7 +4,7 @@ import type { LLMResponse, Usage } from './AgentLoop';
 import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
-import { chargeFields } from './endAttempt';
+import { chargeFields, moneyOf } from './endAttempt';
 import type { LlmJournalEntry } from './JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 import type { Reservation } from './reserveLLMCall';
@@ -122,6 +122,7 @@ export function answeredAttempt(
       ...outcome,
       willRetry: false,
       usage,
+      money: moneyOf(charge),
     });
   }
   if (problems.length > 0)

@@ -1,11 +1,11 @@
 import { llmResponded, type MoveEvent } from './turnEvents';
 import { failureMessage } from '../internal/failureMessage';
-import type { LLMCallInput } from './AgentEvents';
+import type { AttemptMoney, LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, OperationContext } from './AgentLoop';
 import { planRetry } from './planRetry';
 import { cutAtBoundOf } from './cutAtBound';
-import { endAttempt, chargeFields } from './endAttempt';
+import { endAttempt, chargeFields, moneyOf } from './endAttempt';
 import { LLMCallError } from './TurnError';
 import { journalError } from './JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
@@ -68,7 +68,8 @@ export async function callLLM(
         { operation, input, attempt, startedAt, endedAt },
         { error: journalError(error), ...chargeFields(charge) },
       );
-      if (s.hears('llmAttempt')) emitFailed(scope, operation, input, attempt, startedAt, endedAt, error, false);
+      if (s.hears('llmAttempt'))
+        emitFailed(scope, operation, input, attempt, startedAt, endedAt, error, false, moneyOf(charge));
       return { kind: 'aborted', data: { attempt, failures } };
     }
     if (settled.kind === 'value')
@@ -94,7 +95,17 @@ export async function callLLM(
     if ((plan?.kind === 'wait' || plan?.kind === 'refused') && plan.retryAfterMs !== undefined)
       failure.retryAfterMs = plan.retryAfterMs;
     if (s.hears('llmAttempt'))
-      emitFailed(scope, operation, input, attempt, startedAt, endedAt, settled.error, plan?.kind === 'wait');
+      emitFailed(
+        scope,
+        operation,
+        input,
+        attempt,
+        startedAt,
+        endedAt,
+        settled.error,
+        plan?.kind === 'wait',
+        moneyOf(charge),
+      );
     if (plan?.kind === 'error') return { kind: 'failed', error: plan.error, data: { operation, failures } };
     if (plan?.kind !== 'wait')
       return {
@@ -139,6 +150,7 @@ function emitFailed(
   endedAt: number,
   error: unknown,
   willRetry: boolean,
+  money: AttemptMoney,
 ): void {
   scope.settings.emit('llmAttempt', {
     turn: scope.turn,
@@ -149,6 +161,7 @@ function emitFailed(
     input,
     error,
     willRetry,
+    money,
   });
 }
 

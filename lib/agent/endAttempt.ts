@@ -4,6 +4,7 @@ import { chargeAttempt, type AttemptCharge, type AttemptEnd } from './chargeRule
 import type { Reservation } from './reserveLLMCall';
 import type { UsageMeter } from './UsageMeter';
 import type { UsageDelta } from './UsageTotals';
+import type { AttemptMoney } from './AgentEvents';
 
 /**
  * Ends an LLM attempt's hold by the charge rule (`chargeAttempt`): releases the hold, then
@@ -36,6 +37,22 @@ export function chargeDelta(charge: AttemptCharge, usage: Usage | undefined): Us
       return charge.releasedUsd === undefined ? {} : { releasedUsd: charge.releasedUsd };
     case 'unknown':
       return usage === undefined ? {} : responseUsage(usage, undefined);
+  }
+}
+
+/** `charge` as the `llmAttempt` event says it: which of the three figures, how much, and why. */
+export function moneyOf(charge: AttemptCharge): AttemptMoney {
+  switch (charge.kind) {
+    case 'priced':
+      return { figure: 'billed', usd: charge.costUsd };
+    case 'hold':
+      return { figure: 'uncertain', usd: charge.costUsd, why: charge.reason };
+    case 'release':
+      return charge.releasedUsd === undefined
+        ? { figure: 'released', why: charge.reason }
+        : { figure: 'released', usd: charge.releasedUsd, why: charge.reason };
+    case 'unknown':
+      return { figure: 'unknown', why: charge.reason };
   }
 }
 

@@ -70,6 +70,10 @@ export const ASM = {
   llmAttempt: 'agent_state_machine.llm.attempt',
   llmAttempts: 'agent_state_machine.llm.attempts',
   llmWillRetry: 'agent_state_machine.llm.will_retry',
+  /** Which of the three figures a `chat` span's money is: `billed`, `uncertain`, `released` or `unknown`. */
+  llmMoney: 'agent_state_machine.llm.money',
+  /** Why a `chat` span's money is uncertain or released. */
+  llmMoneyWhy: 'agent_state_machine.llm.money.reason',
   toolStatus: 'agent_state_machine.tool.status',
   /** The turn's cost in US dollars (the proposed `gen_ai.usage.cost.*` sits on the `chat` spans only). */
   usageCostUsd: 'agent_state_machine.usage.cost_usd',

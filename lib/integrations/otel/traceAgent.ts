@@ -12,6 +12,7 @@ import {
   InvalidArgumentError,
   type AgentEvents,
   type AgentWithStateMachine,
+  type AttemptMoney,
   type LLMAttemptEvent,
   type ToolCallEvent,
   type TransitionRecord,
@@ -246,7 +247,7 @@ function chatAttributes(
     [ASM.llmAttempt]: event.attempt,
     [ASM.llmWillRetry]: event.error === undefined ? undefined : event.willRetry,
     ...usageAttributes(usage),
-    ...costAttributes(usage, event.response?.usage),
+    ...costAttributes(usage, event.response?.usage, event.money),
     [GEN_AI.inputMessages]: capture ? JSON.stringify(inputMessages(event.input)) : undefined,
     [GEN_AI.outputMessages]:
       capture && event.response !== undefined ? JSON.stringify(outputMessages(event.response, finish)) : undefined,
@@ -317,11 +318,27 @@ function usageAttributes(usage: Usage | undefined): Record<string, Value> {
   };
 }
 
-/** The proposed `gen_ai.usage.cost.*`: `provider` when the response carried the cost, `local` when `pricing` computed it. */
-function costAttributes(usage: Usage | undefined, reported: Usage | undefined): Record<string, Value> {
+/**
+ * The proposed `gen_ai.usage.cost.*` for billed money: `provider` when the response carried the
+ * cost, `local` when `pricing` computed it. Money charged at a hold (uncertain) or let go
+ * (released) is not a cost the provider billed: it goes under our own names, with why, so that a
+ * backend summing `gen_ai.usage.cost.amount` sums only billed dollars.
+ */
+function costAttributes(
+  usage: Usage | undefined,
+  reported: Usage | undefined,
+  money: AttemptMoney | undefined,
+): Record<string, Value> {
+  if (money !== undefined && money.figure !== 'billed')
+    return {
+      [ASM.llmMoney]: money.figure,
+      [money.figure === 'released' ? ASM.usageReleasedUsd : ASM.usageUncertainUsd]: num(money.usd),
+      [ASM.llmMoneyWhy]: money.why,
+    };
   const cost = num(usage?.costUsd);
   if (cost === undefined) return {};
   return {
+    ...(money === undefined ? {} : { [ASM.llmMoney]: money.figure }),
     [GEN_AI.usageCostAmount]: cost,
     [GEN_AI.usageCostCurrency]: 'USD',
     [GEN_AI.usageCostSource]: num(reported?.costUsd) === undefined ? 'local' : 'provider',

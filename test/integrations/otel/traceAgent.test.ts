@@ -236,6 +236,49 @@ describe('traceAgent()', () => {
     });
   });
 
+  it('traceAgent() gives each chat span its figure: a 429 released, a 500 uncertain with why, the answer billed', async () => {
+    const { exporter, provider } = setup();
+    let calls = 0;
+    const loop = {
+      llmCallBound: () => ({ inputTokens: 100, maxOutputTokens: 100, model: 'm' }),
+      sendUserMessage: async () => {
+        calls += 1;
+        if (calls === 1) throw Object.assign(new Error('Rate limit reached'), { status: 429 });
+        if (calls === 2) throw Object.assign(new Error('The server had an error'), { status: 500 });
+        return { text: 'ok', model: 'm', usage: { inputTokens: 10, outputTokens: 10 } };
+      },
+      sendToolResults: async () => ({ text: 'unused' }),
+      runTool: async (call: { id: string }) => ({ callId: call.id, output: '' }),
+    };
+    const agent = new AgentWithStateMachine(loop, {
+      logger: false,
+      sleep: async () => undefined,
+      random: () => 0,
+      pricing: (u) => (u.inputTokens! + u.outputTokens!) * 1e-5,
+      retry: { retries: 2, shouldRetry: () => true },
+    });
+    traceAgent(agent, { tracer: provider.getTracer('t') });
+    await agent.runTurn('hi');
+    const chats = named(exporter.getFinishedSpans(), 'chat').map((s) => s.attributes);
+    expect(chats[0]).toMatchObject({
+      'agent_state_machine.llm.money': 'released',
+      'agent_state_machine.usage.released_usd': 0.002,
+    });
+    expect(chats[0]!['agent_state_machine.llm.money.reason']).toMatch(/^answered 429, not billed: /);
+    expect(chats[0]).not.toHaveProperty('gen_ai.usage.cost.amount');
+    expect(chats[1]).toMatchObject({
+      'agent_state_machine.llm.money': 'uncertain',
+      'agent_state_machine.usage.uncertain_usd': 0.002,
+    });
+    expect(chats[1]!['agent_state_machine.llm.money.reason']).toMatch(/may have left \(500 The server had an error\)/);
+    expect(chats[1]).not.toHaveProperty('gen_ai.usage.cost.amount');
+    expect(chats[2]).toMatchObject({
+      'agent_state_machine.llm.money': 'billed',
+      'gen_ai.usage.cost.amount': 0.0002,
+      'gen_ai.usage.cost.source': 'local',
+    });
+  });
+
   it('traceAgent() ends a turn cancelled mid-tool as an error, the running tool interrupted and the forced move marked', async () => {
     let agentRef: AgentWithStateMachine | undefined;
     const { agent, exporter } = tracedAgent({
