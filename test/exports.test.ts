@@ -101,6 +101,7 @@ const PINNED: Record<string, string[]> = {
     'ScriptedCall',
     'ScriptedReply',
     'ScriptedTool',
+    'ServerToolUses',
     'SettleInfo',
     'SkipReason',
     'Sleep',
