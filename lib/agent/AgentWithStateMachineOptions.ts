@@ -19,17 +19,18 @@ import type { StallOptions } from './StallOptions';
 /** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
 export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
   /**
-   * The table the turns run through. Default: the sixteen-state table. Give an extended one
-   * (`extendTable(DEFAULT_TABLE, APPROVAL_EXTENSION)`, …) to use the extension states: the
-   * adapter checks here that it has every edge the other options will ask for, and names any
-   * missing one.
+   * The table the turns run through. Default: the sixteen-state table extended with what the
+   * other options need (APPROVAL_EXTENSION for `approve`, COMPACTION_EXTENSION for `compact`,
+   * STALL_EXTENSION for `stall`, WRAP_UP_EXTENSION for a `wrapUp`). A table of your own must
+   * carry them: the adapter checks here that it has every edge the other options will ask for,
+   * and names the extension to add (`extendTable(yourTable, STALL_EXTENSION)`).
    */
   table?: TransitionTable<string>;
   /**
    * Which tool calls wait for a person before they run: tool names mapped to `true`, or a
    * function of the call. A turn with such a call stops in AwaitingApproval and returns
-   * outcome `awaiting_approval`; answer with `approve()` / `deny()`, then `continueTurn()`. Needs a
-   * table with `APPROVAL_EXTENSION`.
+   * outcome `awaiting_approval`; answer with `approve()` / `deny()`, then `continueTurn()`. Brings
+   * `APPROVAL_EXTENSION`'s states (a `table` of your own needs them).
    */
   approve?: ApprovalPolicy;
   /** How long a turn waits for approval answers before it ends in ApprovalTimedOut. Default: no limit. */
@@ -37,8 +38,8 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
   /**
    * Compact the conversation when an LLM call fails because it is longer than the model's
    * context (`isContextOverflow`): the run moves to Compacting, the loop's `compact` operation
-   * runs, and the call is made once more. Needs the loop's `compact` and a table with
-   * `COMPACTION_EXTENSION`. Default off.
+   * runs, and the call is made once more. Needs the loop's `compact`; brings
+   * `COMPACTION_EXTENSION`'s state (a `table` of your own needs it). Default off.
    */
   compact?: boolean;
   /**
@@ -46,8 +47,8 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
    * times (3), the same text twice in a row, `idleCalls` calls (8) with no new tool call — and
    * your own `detectors`: when one fires after a response that asks for tools, the run moves to
    * Stalled and either nudges the model (one message with the next tool results) or stops,
-   * outcome `stalled`. `true` for the defaults (nudge, then stop). Needs a table with
-   * `STALL_EXTENSION`; with `ledger`, `journal` on too (ledger lines hold no responses). Default off.
+   * outcome `stalled`. `true` for the defaults (nudge, then stop). Brings `STALL_EXTENSION`'s
+   * states (a `table` of your own needs them); with `ledger`, `journal` on too (ledger lines hold no responses). Default off.
    */
   stall?: boolean | StallOptions;
   /**

@@ -13,7 +13,8 @@ export interface BudgetEndings {
    * Keeps the worst case of one final call (no tools, `instruction` added) held for the whole
    * turn: when the next ordinary call would not fit beside it, the run moves to WrappingUp, makes
    * that final call and ends with the model's answer (outcome `wrapped_up`). Needs `maxCostUsd`,
-   * a loop that honours `ctx.wrapUp` (the ready-made loops do), and a table with `WRAP_UP_EXTENSION`.
+   * a loop that honours `ctx.wrapUp` (the ready-made loops do), and `pricing` (or `reserveUsd`);
+   * brings `WRAP_UP_EXTENSION`'s state (a `table` of your own needs it).
    */
   wrapUp?: WrapUpOption | undefined;
   /**

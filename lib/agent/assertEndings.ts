@@ -5,16 +5,18 @@ import type { AgentLoop, LLMCallBound, Pricing } from './AgentLoop';
 import type { Budget } from './Budget';
 import type { ExternalBudget } from './ExternalBudget';
 import { resolveEndings } from './BudgetEndings';
-import { wrapUpEdges } from './extensionStates';
-import { assertTableHasEdges } from './requiredEdges';
+import { assertTableCarries } from './requiredEdges';
+import { unboundedWhy } from '../internal/unboundedLoop';
 import { worstCaseCost } from './worstCaseCost';
 
 /**
  * Refuses, when the adapter is made, a `budget.wrapUp` or `budget.visible` (of its own budget,
  * a shared one, or a turn's) that this loop, table or pricing cannot honour: a loop that does
- * not say it honours the flag, a loop without `llmCallBound`, no `pricing`, a table without
- * `WRAP_UP_EXTENSION`, and a final call whose worst case, asked of the loop at once (when it
- * answers synchronously), could never be held within the cap.
+ * not say it honours the flag, a loop without `llmCallBound` or one whose requests ask for no
+ * max output tokens (its final call could not be held, strict cap or not), no `pricing`, a table
+ * without `WRAP_UP_EXTENSION`, and a final call whose worst case, asked of the loop at once (when
+ * it answers synchronously), could never be held within the cap. `tableGiven`: the caller passed
+ * `table` (the refusal of one without WRAP_UP_EXTENSION says how to extend it).
  */
 export function assertEndings(
   settings: {
@@ -24,6 +26,7 @@ export function assertEndings(
     external: readonly ExternalBudget[];
   },
   budgets: readonly Budget[],
+  tableGiven?: boolean,
 ): void {
   const { agent, pricing } = settings;
   const table = settings.machine.table as TransitionTable<string>;
@@ -57,13 +60,20 @@ export function assertEndings(
       `a function bounding each request, since ${where} is set: the final call's worst case is held before each call`,
       agent.llmCallBound,
     );
+  const unbounded = unboundedWhy(agent);
+  if (unbounded !== undefined)
+    throw new InvalidArgumentError(
+      unbounded.setting,
+      `set, since ${where} is set: the final call's worst case is held before each call, strict cap or not, but ${unbounded.why} (give ${unbounded.remedy})`,
+      undefined,
+    );
   if (pricing === undefined && wrapUp.reserveUsd === undefined)
     throw new InvalidArgumentError(
       'pricing',
       `a function pricing the calls, since ${where} is set: the worst case of each call and of the final one is held in dollars`,
       pricing,
     );
-  assertTableHasEdges(table, wrapUpEdges());
+  assertTableCarries(table, { approval: false, timeout: false, wrapUp: where }, tableGiven);
   // A budget outside the process that keeps no final call's hold could refuse the final call.
   const outside = external.findIndex((b) => b.capsCost === true && b.holdsWrapUp !== true);
   if (outside !== -1)
@@ -93,4 +103,15 @@ export function assertEndings(
       max,
     );
   }
+}
+
+/**
+ * The option that asks to end within the cap, as a refusal names it (`budget.wrapUp`, a shared
+ * budget's, an external budget's `endings.wrapUp`), or undefined when none does.
+ */
+export function wrapUpAsked(budgets: readonly Budget[], external: readonly ExternalBudget[]): string | undefined {
+  const named = budgets.find((b) => b.limits.wrapUp !== undefined);
+  if (named !== undefined) return `${named.label}.wrapUp`;
+  const at = external.findIndex((b) => b.endings?.wrapUp !== undefined);
+  return at === -1 ? undefined : `${external[at]!.label ?? `externalBudgets[${at}].endings`}.wrapUp`;
 }

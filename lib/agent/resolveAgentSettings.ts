@@ -12,10 +12,9 @@ import { makeAgentMachine } from './makeAgentMachine';
 import { assertExternalBudgets } from './assertExternalBudgets';
 import { resumeRecording } from './RunRecording';
 import type { TurnSettings } from './TurnScope';
-import { assertTableCarries } from './requiredEdges';
-import { assertEndings } from './assertEndings';
+import { assertTableCarries, tableForOptions } from './requiredEdges';
+import { assertEndings, wrapUpAsked } from './assertEndings';
 import type { TransitionTable } from '../machine/TransitionTable';
-import { DEFAULT_TABLE } from '../machine/transitions';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { AGENT_OPTION_KEYS } from './optionKeys';
 import { journalThrough, watchFor } from './watchFor';
@@ -80,24 +79,30 @@ export function resolveAgentSettings(
   assertTurnHooks(agent, compact, approve, approvalTimeoutMs);
   const ledger = resolveLedger(ledgerGiven, journal !== false && journal !== undefined);
   const stallWatch = watchFor(stall, journal, ledger);
-  const machineTable = table ?? (DEFAULT_TABLE as TransitionTable<string>);
-  assertTableCarries(machineTable, {
-    approval: approve !== undefined,
-    timeout: approvalTimeoutMs !== undefined,
-    compaction: compact,
-    stall: stallWatch !== undefined,
-  });
   const ownBudget = new Budget(budget ?? {}, { label: 'budget' });
   if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget)) {
     throw new InvalidArgumentError('sharedBudgets', 'an array of Budget', sharedBudgets);
   }
+  assertExternalBudgets(externalBudgets);
+  const use = {
+    approval: approve !== undefined,
+    timeout: approvalTimeoutMs !== undefined,
+    compaction: compact,
+    stall: stallWatch !== undefined,
+  };
+  // No table given: the options bring the states they need. A given one must carry them (a
+  // `wrapUp`'s, once the loop and pricing it needs are checked, by assertEndings).
+  const machineTable =
+    table === undefined
+      ? tableForOptions({ ...use, wrapUp: wrapUpAsked([ownBudget, ...sharedBudgets], externalBudgets) })
+      : (table as TransitionTable<string>);
+  if (table !== undefined) assertTableCarries(machineTable, use, true);
   if (ownBudget.strict) assertBoundsCalls(agent, 'budget.maxCostUsd', 'agent', compact);
   for (const [i, shared] of sharedBudgets.entries())
     if (shared.strict) assertBoundsCalls(agent, `sharedBudgets[${i}] (${shared.label}) maxCostUsd`, 'agent', compact);
   if (ledgerDefaultMaxCostUsd !== undefined) assertNonNegative(ledgerDefaultMaxCostUsd, 'ledgerDefaultMaxCostUsd');
   if (!(Number.isSafeInteger(minOutputTokens) && minOutputTokens >= 1))
     throw new InvalidArgumentError('minOutputTokens', 'a positive integer', minOutputTokens);
-  assertExternalBudgets(externalBudgets);
   const resolvedRetry = resolveRetry(retry);
   assertNonNegative(cancelGraceMs, 'cancelGraceMs');
   if (!(toolConcurrency === Infinity || (Number.isInteger(toolConcurrency) && toolConcurrency >= 1))) {
@@ -113,7 +118,7 @@ export function resolveAgentSettings(
       maxHistorySize,
       clock,
       sink,
-      table: table as TransitionTable<StateName> | undefined,
+      table: machineTable as TransitionTable<StateName>,
       logger: resolved === undefined ? false : asMachineLogger(resolved),
     },
     journalOptions,
@@ -146,7 +151,7 @@ export function resolveAgentSettings(
     hears: events.hears,
     emit: events.emit,
   };
-  assertEndings(settings, [ownBudget, ...sharedBudgets]);
+  assertEndings(settings, [ownBudget, ...sharedBudgets], table !== undefined);
   return { settings, budget: ownBudget };
 }
 

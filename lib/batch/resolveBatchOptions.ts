@@ -2,6 +2,7 @@ import type { RunStore } from './RunStore';
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
+import { isStrictCap } from '../agent/isStrictCap';
 import { resolveResumeTools } from '../agent/ResumeToolPolicy';
 import { groupCommitBounds } from '../history/JsonlHistorySinkOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
@@ -68,6 +69,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
   }
   assertBudgetLimits(perRun, 'perRun');
   const { caps, whenSpent } = splitTotal(total, onPause, frameworkTask?.id);
+  if (pricing === undefined) assertPricedCaps(perRun, caps);
   assertTasksBoundCalls(list, perRun, caps, compact === true);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
     throw new InvalidArgumentError('historyDir', 'a directory path', historyDir);
@@ -177,6 +179,38 @@ function splitTotal(
   if (onPause !== undefined && whenSpent !== 'pause')
     throw new InvalidArgumentError('onPause', "left out unless `total.whenSpent` is 'pause'", onPause);
   return { caps, whenSpent };
+}
+
+/** Where to get `pricing`, as the refusals of a batch without it say. */
+const GET_PRICING =
+  "pass `pricing`: createPricing() from 'agent-state-machine/pricing' (it needs the @pydantic/genai-prices package), or your own (usage, { model }) => USD";
+
+/**
+ * With no `pricing`, refuses before any run starts the caps every run would end `error` under
+ * at its first call: a strict dollar cap (strict by default) holds each call's worst case in
+ * dollars before it starts, and a `wrapUp` its final call's (unless `reserveUsd` says it), and
+ * neither can be priced — `onUnknownCost` does not change that. A cap with `strict: false` is
+ * left alone: a loop that reports `costUsd` (or `onUnknownCost`) serves it.
+ */
+function assertPricedCaps(perRun: BudgetLimits | undefined, total: BudgetLimits): void {
+  for (const [name, limits] of [
+    ['perRun', perRun],
+    ['total', total],
+  ] as const) {
+    const wrapUp = limits?.wrapUp;
+    if (wrapUp !== undefined && (wrapUp === true || wrapUp.reserveUsd === undefined))
+      throw new InvalidArgumentError(
+        'pricing',
+        `a function pricing the calls, since \`${name}.wrapUp\` is set: the worst case of each call and of the final one is held in dollars, so without it every run would end in error before its first call; ${GET_PRICING} (or give \`${name}.wrapUp.reserveUsd\`, with \`strict: false\`)`,
+        undefined,
+      );
+    if (isStrictCap(limits))
+      throw new InvalidArgumentError(
+        'pricing',
+        `a function pricing the calls, since \`${name}.maxCostUsd\` is a strict cap (caps are strict by default): each call's worst case is held in dollars before it starts, so without it every run would end in error at its first call, whatever \`onUnknownCost\` says; ${GET_PRICING}, or set \`strict: false\` beside \`maxCostUsd\` when your loop reports costUsd`,
+        undefined,
+      );
+  }
 }
 
 /** A store takes the place of `historyDir`; what it cannot do yet is refused by name. */

@@ -17,10 +17,13 @@ export type TableIssue =
   | { code: 'duplicate_edge'; from: string; to: string; message: string }
   | { code: 'unreachable'; state: string; message: string }
   | { code: 'dead_end'; state: string; message: string }
-  /** An edge a user of the table (the agent adapter, for the options it was given) asks for and the table lacks. */
-  | { code: 'missing_edge'; from: string; to: string; message: string }
-  /** A state its user needs to end a turn is not terminal. */
-  | { code: 'not_terminal'; state: string; message: string };
+  /**
+   * An edge a user of the table (the agent adapter, for the options it was given) asks for and
+   * the table lacks; `extension` names the constant that brings it (`STALL_EXTENSION`), when one does.
+   */
+  | { code: 'missing_edge'; from: string; to: string; extension?: string; message: string }
+  /** A state its user needs to end a turn is not terminal; `extension` names the constant that declares it. */
+  | { code: 'not_terminal'; state: string; extension?: string; message: string };
 
 /** What `checkTable` returns: `{ ok: true }`, or `{ ok: false, issues }` with every problem at once. */
 export type TableCheck = { ok: true; issues: [] } | { ok: false; issues: TableIssue[] };

@@ -13,6 +13,7 @@ import {
 import { DEFAULT_WRAP_UP_INSTRUCTION } from '../../lib/agent/BudgetEndings';
 import { BUDGET_RAN_OUT } from '../../lib/agent/finalForms';
 import { drive } from '../helpers/drive';
+import { markUnbounded } from '../../lib/internal/unboundedLoop';
 
 // $1 per million input tokens, $4 per million output tokens: a call bounded at 1,000 in and
 // 1,000 out may cost $0.005.
@@ -217,11 +218,27 @@ describe('budget.wrapUp refused where it cannot be honoured', () => {
     ).toThrow(/Expected `externalBudgets\[0\]` to be left out beside budget\.wrapUp/);
   });
 
-  it('refuses a table without WRAP_UP_EXTENSION, naming the missing edges', () => {
+  it('brings WRAP_UP_EXTENSION when no table is given, and refuses a given table without it, naming it', () => {
     const agent = createScriptedAgent({ replies: [], bound });
-    expect(
-      () => new AgentWithStateMachine(agent, { pricing, logger: false, budget: { maxCostUsd: 1, wrapUp: true } }),
-    ).toThrow(/WrappingUp/);
+    const budget = { maxCostUsd: 1, wrapUp: true as const };
+    expect(new AgentWithStateMachine(agent, { pricing, logger: false, budget }).machine.table.states).toHaveProperty(
+      'WrappingUp',
+    );
+    expect(() => new AgentWithStateMachine(agent, { pricing, logger: false, table: DEFAULT_TABLE, budget })).toThrow(
+      /^`budget\.wrapUp` needs the states and edges of WRAP_UP_EXTENSION, which `table` lacks \(SendingToLLM → WrappingUp,.*\): pass table: extendTable\(yourTable, WRAP_UP_EXTENSION\), or leave `table` out/,
+    );
+  });
+
+  it('refuses, with strict: false too, a ready-made loop whose requests ask for no max output tokens', () => {
+    const agent = markUnbounded(createScriptedAgent({ replies: [], bound }), {
+      setting: 'options.maxTokens',
+      remedy: '`maxTokens` on the loop',
+      why: 'fromOpenAIChat sets no max output tokens',
+    });
+    const budget = { maxCostUsd: 1, strict: false, wrapUp: true as const };
+    expect(() => new AgentWithStateMachine(agent, { pricing, logger: false, budget })).toThrow(
+      "Expected `options.maxTokens` to be set, since budget.wrapUp is set: the final call's worst case is held before each call, strict cap or not, but fromOpenAIChat sets no max output tokens (give `maxTokens` on the loop), got `undefined`",
+    );
   });
 
   it('refuses a cap the final call could never fit in, with the figures', () => {

@@ -174,14 +174,18 @@ describe('approval (AwaitingApproval)', () => {
     expect((await a.continueTurn()).outcome).toBe('end_of_turn');
   });
 
-  it('the adapter checks at construction that its table has the edges its options ask for, naming each missing one', () => {
+  it('the adapter checks at construction that a given table has the edges its options ask for, naming each missing one', () => {
     const agent = script();
-    expect(() => new AgentWithStateMachine(agent, { approve: { rm: true }, logger: false })).toThrow(InvalidTableError);
-    try {
-      new AgentWithStateMachine(agent, { approve: { rm: true }, logger: false });
-    } catch (error) {
-      expect((error as Error).message).toContain('CheckingForCancellation → AwaitingApproval');
-    }
+    // No table: the option brings APPROVAL_EXTENSION.
+    expect(
+      new AgentWithStateMachine(agent, { approve: { rm: true }, logger: false }).machine.table.states,
+    ).toHaveProperty('AwaitingApproval');
+    const plain = () =>
+      new AgentWithStateMachine(agent, { table: DEFAULT_TABLE, approve: { rm: true }, logger: false });
+    expect(plain).toThrow(InvalidTableError);
+    expect(plain).toThrow(
+      /^`approve` needs the states and edges of APPROVAL_EXTENSION, which `table` lacks \(CheckingForCancellation → AwaitingApproval/,
+    );
     const noTimeout = extendTable(DEFAULT_TABLE, {
       states: [{ name: 'AwaitingApproval', description: '', next: ['RunningTool', 'Cancelled'], activity: 'wait' }],
       edges: [['CheckingForCancellation', 'AwaitingApproval']],

@@ -132,11 +132,16 @@ describe('compaction (Compacting)', () => {
     expect(compactions).toEqual([]);
   });
 
-  it('the option needs the loop’s compact and the table’s Compacting edges, named when missing', () => {
+  it('the option needs the loop’s compact and, in a given table, the Compacting edges, named when missing', () => {
     const { loop } = smallContextLoop(20);
-    expect(() => new AgentWithStateMachine(loop, { compact: true, logger: false })).toThrow(InvalidTableError);
-    expect(() => new AgentWithStateMachine(loop, { compact: true, logger: false })).toThrow(
-      /SendingToLLM → Compacting/,
+    // No table: the option brings COMPACTION_EXTENSION.
+    expect(new AgentWithStateMachine(loop, { compact: true, logger: false }).machine.table.states).toHaveProperty(
+      'Compacting',
+    );
+    const plain = () => new AgentWithStateMachine(loop, { table: DEFAULT_TABLE, compact: true, logger: false });
+    expect(plain).toThrow(InvalidTableError);
+    expect(plain).toThrow(
+      /^`compact` needs the states and edges of COMPACTION_EXTENSION, which `table` lacks \(SendingToLLM → Compacting,.*\): pass table: extendTable\(yourTable, COMPACTION_EXTENSION\)/,
     );
     const { compact: _, ...without } = loop;
     expect(() => new AgentWithStateMachine(without, { table: TABLE, compact: true, logger: false })).toThrow(

@@ -248,11 +248,15 @@ describe('stall detection (Stalled)', () => {
       expect(() => new AgentWithStateMachine(loop, { logger: false, stall: false })).not.toThrow();
     });
 
-    it('needs a table with STALL_EXTENSION, naming the missing edges', () => {
+    it('brings STALL_EXTENSION when no table is given, and refuses a given table without it, naming it', () => {
       const loop = createScriptedAgent({ replies: [] });
-      expect(() => new AgentWithStateMachine(loop, { logger: false, stall: true })).toThrow(InvalidTableError);
-      expect(() => new AgentWithStateMachine(loop, { logger: false, stall: true })).toThrow(
-        /ProcessingLLMResponse → Stalled/,
+      expect(new AgentWithStateMachine(loop, { logger: false, stall: true }).machine.table.states).toHaveProperty(
+        'Stalled',
+      );
+      const plain = () => new AgentWithStateMachine(loop, { logger: false, table: DEFAULT_TABLE, stall: true });
+      expect(plain).toThrow(InvalidTableError);
+      expect(plain).toThrow(
+        /^`stall` needs the states and edges of STALL_EXTENSION, which `table` lacks \(ProcessingLLMResponse → Stalled,.*\): pass table: extendTable\(yourTable, STALL_EXTENSION\), or leave `table` out/,
       );
     });
 
