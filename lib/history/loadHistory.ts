@@ -11,6 +11,7 @@ import type {
   ResetMarker,
 } from './HistoryEntry';
 import { HistoryFileError } from './HistoryFileError';
+import { linkTarget, unquoted, type BadLine, type ShownLine } from './linkTarget';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { parseHistoryLine } from './parseHistoryLine';
 import { RecordLineScanner } from './RecordLineScanner';
@@ -142,15 +143,6 @@ function lineSplitter(
     throw new InvalidArgumentError('path', 'a name for the input', path);
   const link = input === undefined ? linkTarget(path) : undefined;
   return new LineSplitter(path, maxLineBytes, salvage, onWarning, take, new RecordLineScanner(withData), link);
-}
-
-/** Where `path` points when it is a symbolic link; undefined for anything else (a missing file is reported by the read). */
-function linkTarget(path: string): string | undefined {
-  try {
-    return fs.lstatSync(path).isSymbolicLink() ? fs.readlinkSync(path) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -380,18 +372,13 @@ class LineSplitter {
     this.#reject(pending);
   }
 
-  #reject(bad: { number: number; text: string; reason: string }): void {
+  #reject(bad: BadLine): void {
     if (this.salvage) this.#skip(bad.number, bad.reason, bad.text);
     else throw corrupt(this.path, this.#unquoted(bad));
   }
 
-  /** A bad line as a message may show it: of a symbolic link, what was expected and nothing of the line. */
-  #unquoted(bad: { number: number; text: string; reason: string }): { number: number; text?: string; reason: string } {
-    if (this.link === undefined) return bad;
-    return {
-      number: bad.number,
-      reason: `not a history line: expected JSON Lines written by JsonlHistorySink; ${this.path} is a symbolic link to ${this.link}, whose content is not shown`,
-    };
+  #unquoted(bad: BadLine): ShownLine {
+    return unquoted(bad, this.path, this.link);
   }
 
   #skip(line: number, reason: string, text?: string): void {
@@ -492,7 +479,7 @@ function readableStat(path: string): fs.Stats {
   return stat;
 }
 
-function corrupt(path: string, bad: { number: number; text?: string; reason: string }): HistoryFileError {
+function corrupt(path: string, bad: ShownLine): HistoryFileError {
   return new HistoryFileError(
     'corrupt_line',
     path,
