@@ -126,3 +126,18 @@ export function journalError(error: unknown): JournalError {
   if (typeof e.code === 'string') out.code = e.code;
   return out;
 }
+
+/** What an attempt's end adds to its journal (or ledger-only) line, whichever driver wrote it. */
+export type AttemptEndLine = Pick<
+  LlmJournalEntry,
+  | 'response'
+  | 'costUsd'
+  | 'error'
+  | 'usage'
+  | 'chargedAtHold'
+  | 'released'
+  | 'releasedUsd'
+  | 'boundExceeded'
+  | 'cutAtBound'
+  | 'fromJournal'
+>;

@@ -9,7 +9,8 @@ import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from '
 import { endAttempt } from './endAttempt';
 import type { JournalEntry } from './JournalEntry';
 import type { MirrorPricing } from './chargeMirrorResponse';
-import { writeAttemptLine, type AttemptFacts, type AttemptOutcome } from './mirrorAttemptLine';
+import { writeAttemptLine, type AttemptFacts } from './mirrorAttemptLine';
+import type { AttemptEndLine } from './JournalEntry';
 import { reportRunEnd } from './reportRunEnd';
 import { answerRest, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
 import {
@@ -330,7 +331,7 @@ export class MirrorMoves extends TurnCore {
     };
   }
 
-  attemptLine(endedAt: number, outcome: AttemptOutcome): void {
+  attemptLine(endedAt: number, outcome: AttemptEndLine): void {
     writeAttemptLine({ journal: this.deps.journal, ledger: this.deps.ledger }, this.attemptFacts(), endedAt, outcome);
   }
 }

@@ -5,25 +5,11 @@ import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundEx
 import { chargeResponse } from './chargeResponse';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { chargeFields, moneyOf } from './endAttempt';
-import type { LlmJournalEntry } from './JournalEntry';
+import type { AttemptEndLine } from './JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 import type { Reservation } from './reserveLLMCall';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
-
-/** What an attempt's journal (or ledger-only) line says of its end. */
-export type AttemptEndLine = Pick<
-  LlmJournalEntry,
-  | 'response'
-  | 'costUsd'
-  | 'error'
-  | 'usage'
-  | 'chargedAtHold'
-  | 'released'
-  | 'releasedUsd'
-  | 'boundExceeded'
-  | 'cutAtBound'
->;
 
 /** One attempt of the adapter's LLM call that has ended: what its journal line says of it. */
 export interface AttemptTimes {

@@ -1,5 +1,5 @@
 import type { LLMCallInput } from './AgentEvents';
-import type { JournalEntry, LlmJournalEntry } from './JournalEntry';
+import type { AttemptEndLine, JournalEntry, LlmJournalEntry } from './JournalEntry';
 import type { MirrorSlot } from './MirrorSlot';
 
 /** Where a mirror's attempt lines go: the journal (content and money), else the ledger alone (money). */
@@ -19,21 +19,6 @@ export interface AttemptFacts {
   /** The tool calls whose results `sendToolResults` carries. */
   slots: readonly MirrorSlot[];
 }
-
-/** What an attempt's end adds to its line. */
-export type AttemptOutcome = Pick<
-  LlmJournalEntry,
-  | 'response'
-  | 'costUsd'
-  | 'error'
-  | 'usage'
-  | 'chargedAtHold'
-  | 'released'
-  | 'releasedUsd'
-  | 'boundExceeded'
-  | 'cutAtBound'
-  | 'fromJournal'
->;
 
 /** The journal line of an attempt, without its end. */
 export function mirrorLlmLine(
@@ -64,7 +49,7 @@ export function writeAttemptLine(
   writers: AttemptWriters,
   facts: AttemptFacts,
   endedAt: number,
-  outcome: AttemptOutcome,
+  outcome: AttemptEndLine,
 ): void {
   if (writers.journal !== undefined) {
     const { usage: _usage, ...full } = outcome;
