@@ -452,12 +452,10 @@ function capsTable(totals: UsageTotals, durationMs: number, limits: NonNullable<
 function resumedLine(rows: readonly Row[]): string {
   const resumed = rows.filter((r) => r.resumed !== undefined);
   if (resumed.length === 0) return '';
-  let spent: number | undefined = 0;
-  for (const r of resumed)
-    spent = spent === undefined || r.resumed!.costUsd === undefined ? undefined : spent + r.resumed!.costUsd;
   const attempts = resumed.reduce((n, r) => n + r.resumed!.attempts, 0);
-  const cost = spent === undefined ? 'their files do not all say what they spent' : `they spent $${spent.toFixed(4)}`;
-  return `<p class="panel incomplete resumed-batch"><strong>Resumed after a crash:</strong> ${esc(`${plural(resumed.length, 'run')} went on from ${plural(attempts, 'cut-off attempt')} set aside beside ${resumed.length === 1 ? 'its file' : 'their files'} (*.interrupted); ${cost}, not counted above.`)}</p>`;
+  // A resumed run goes on with what its cut-off attempts spent: their money is in its figures
+  // (each answered call once, each call left without an answer at its worst case), not beside them.
+  return `<p class="panel incomplete resumed-batch"><strong>Resumed after a crash:</strong> ${esc(`${plural(resumed.length, 'run')} went on from ${plural(attempts, 'cut-off attempt')} set aside beside ${resumed.length === 1 ? 'its file' : 'their files'} (*.interrupted); what ${attempts === 1 ? 'it' : 'they'} spent is counted in the figures above, each call once.`)}</p>`;
 }
 
 function spendChart(

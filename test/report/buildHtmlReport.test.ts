@@ -192,7 +192,9 @@ describe('buildHtmlReport', () => {
     expect(t1[8]).toContain('resumed after a crash: 1 cut-off attempt set aside, which spent $0.1000');
     expect(rows(html).filter((r) => r[8].includes('resumed'))).toHaveLength(1);
     expect(html).toContain('<strong>Resumed after a crash:</strong> 1 run went on from 1 cut-off attempt');
-    expect(html).toContain('they spent $0.1000, not counted above.');
+    expect(html).toContain('what it spent is counted in the figures above, each call once.');
+    // The run went on from its cut-off attempt's spend: $0.1000 once, not twice.
+    expect(t1.join(' ')).toContain('$0.1000');
     expect(html).toMatch(/<line class="mark crash" /);
     expect(html).toMatch(/<line class="mark resume" /);
     expect(html).toContain('<p class="all-well">No failures: all 3 runs ended well.</p>');

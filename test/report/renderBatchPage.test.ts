@@ -220,7 +220,7 @@ describe('renderBatchPage', () => {
     expect(notes[1]).toBe(`${mark}; restarted from the beginning; done`);
     expect(notes[2]).toBe('resumed after a crash: 1 cut-off attempt set aside; restarted from the beginning');
     expect(html).toContain(
-      '<strong>Resumed after a crash:</strong> 2 runs went on from 2 cut-off attempts set aside beside their files (*.interrupted); their files do not all say what they spent, not counted above.',
+      '<strong>Resumed after a crash:</strong> 2 runs went on from 2 cut-off attempts set aside beside their files (*.interrupted); what they spent is counted in the figures above, each call once.',
     );
     // The crash (the attempt's last move, +1 s) before the resume (the run's start, +5 s); the third run's attempt says no time.
     const xs = (cls: string): number[] =>

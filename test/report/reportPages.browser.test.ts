@@ -305,7 +305,7 @@ describe('renderBatchPage in the browser', () => {
     const batchDir = writeBatchFolder(fs.mkdtempSync(path.join(dir, 'resumed-')), 40);
     const p = await open((await buildHtmlReport(batchDir)).html, 'resumed.html');
     expect(await p.page.textContent('p.resumed-batch')).toBe(
-      'Resumed after a crash: 1 run went on from 1 cut-off attempt set aside beside its file (*.interrupted); they spent $0.0100, not counted above.',
+      'Resumed after a crash: 1 run went on from 1 cut-off attempt set aside beside its file (*.interrupted); what it spent is counted in the figures above, each call once.',
     );
     const marked = await p.page.$$eval('#runs tbody tr td:first-child', (tds) =>
       tds.filter((td) => td.querySelector('.resumed') !== null).map((td) => td.firstChild?.textContent),
