@@ -54,7 +54,8 @@ function textStep(
       ? { unified: 'tool-calls' as const, raw: 'tool_calls' }
       : { unified: 'stop' as const, raw: 'stop' },
     usage: {
-      inputTokens: { total: 1200, noCache: 200, cacheRead: 1000, cacheWrite: undefined },
+      // Within what the request can hold: a provider counts no more input tokens than the request's bytes.
+      inputTokens: { total: 800, noCache: 200, cacheRead: 600, cacheWrite: undefined },
       outputTokens: { total: 60, text: 60, reasoning: undefined },
     },
     warnings: [],

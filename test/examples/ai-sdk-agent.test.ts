@@ -5,7 +5,7 @@ describe('examples/ai-sdk-agent', () => {
     const lines: string[] = [];
     const { turn, history, steps, budget } = await runExample({ print: (l) => lines.push(l) });
     expect(turn.outcome).toBe('end_of_turn');
-    expect(turn.usage).toMatchObject({ llmCalls: 3, inputTokens: 3600, outputTokens: 180 });
+    expect(turn.usage).toMatchObject({ llmCalls: 3, inputTokens: 2400, outputTokens: 180 });
     expect(history).toContain('LLM requested 2 tool calls: list_files, read_file');
     expect(history).toContain('tools finished (1 with errors)');
     expect(steps).toBe(2);
