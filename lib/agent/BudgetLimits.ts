@@ -126,6 +126,7 @@ export function spentAt(
     limit,
     used,
     max,
-    message: `${label} exceeded: ${LIMITS[limit].against(used, max)} after ${llmCalls} LLM call${llmCalls === 1 ? '' : 's'}`,
+    // The LLM calls made say nothing more when they are the limit: `3 of 3 LLM calls`, not `… after 3 LLM calls`.
+    message: `${label} exceeded: ${LIMITS[limit].against(used, max)}${limit === 'maxLlmCalls' ? '' : ` after ${llmCalls} LLM call${llmCalls === 1 ? '' : 's'}`}`,
   };
 }

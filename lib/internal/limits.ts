@@ -10,7 +10,7 @@ export interface LimitSpec {
   readonly code: string;
   /** What it measures, as the report tables name it: `cost`, `LLM calls`. */
   readonly label: string;
-  /** Usage against the cap, as messages say it: `$0.62 of $0.50`, `3 LLM calls of 3 LLM calls`. */
+  /** Usage against the cap, as messages say it: `$0.62 of $0.50`, `3 of 3 LLM calls`. */
   readonly against: (used: number, max: number) => string;
   /** An amount in a report table's cell: `$0.6200`, `12,345`, `1 minute`. */
   readonly cell: (value: number) => string;
@@ -47,7 +47,7 @@ export const LIMITS = {
     of: ['llmCalls'],
     code: 'mlc',
     label: 'LLM calls',
-    against: (used, max) => `${calls(used, 'LLM call')} of ${calls(max, 'LLM call')}`,
+    against: (used, max) => `${count(used)} of ${calls(max, 'LLM call')}`,
     cell: count,
   },
   /** Milliseconds: an agent's time inside turns; for a batch's `total`, its elapsed time. */

@@ -16,7 +16,7 @@ describe('spentLimit()', () => {
       limit: 'maxLlmCalls',
       used: 3,
       max: 3,
-      message: 'budget exceeded: 3 LLM calls of 3 LLM calls after 3 LLM calls',
+      message: 'budget exceeded: 3 of 3 LLM calls',
     });
   });
 

@@ -125,7 +125,7 @@ describe('AgentWithStateMachine deadlines and limits', () => {
     });
     const capped = await d.adapter.runTurn('1', { budget: { maxLlmCalls: 1 } });
     expect(capped.outcome).toBe('budget_exceeded');
-    expect(capped.error!.message).toBe('turn budget exceeded: 1 LLM call of 1 LLM call after 1 LLM call');
+    expect(capped.error!.message).toBe('turn budget exceeded: 1 of 1 LLM call');
     expect((await d.adapter.runTurn('2')).text).toBe('next');
     await expect(d.adapter.runTurn('3', { budget: { maxTokens: 'lots' as never } })).rejects.toThrow(
       'Expected `options.budget.maxTokens` to be a non-negative finite number',

@@ -11,7 +11,7 @@ describe('examples/ai-sdk-agent', () => {
     expect(steps).toBe(2);
     expect(budget.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
     expect(lines.join('\n')).toContain(
-      'budgetFor: 2 steps, then stopped: budget exceeded: 2 LLM calls of 2 LLM calls after 2 LLM calls',
+      'budgetFor: 2 steps, then stopped: budget exceeded: 2 of 2 LLM calls',
     );
   });
 });

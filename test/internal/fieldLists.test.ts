@@ -72,7 +72,7 @@ describe('the lists of usage fields and limits', () => {
       '$1.0000 of $2.0000',
       '1 tokens of 2 tokens',
       '1 tool call of 2 tool calls',
-      '1 LLM call of 2 LLM calls',
+      '1 of 2 LLM calls',
       '1 ms of wall time, of 2 ms',
     ]);
     expect(LIMIT_NAMES.map((k) => LIMITS[k].cell(1234.5))).toEqual([

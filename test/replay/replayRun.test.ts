@@ -180,7 +180,7 @@ describe('agent-sm replay', () => {
     const capped = await run(['replay', file, '--budget', 'maxLlmCalls=1']);
     expect(capped.code).toBe(0);
     expect(capped.out).toContain(
-      'Under these limits the run would have stopped at move 9 of 12: CheckingBudget → BudgetExceeded: budget exceeded: 1 LLM call of 1 LLM call after 1 LLM call',
+      'Under these limits the run would have stopped at move 9 of 12: CheckingBudget → BudgetExceeded: budget exceeded: 1 of 1 LLM call',
     );
     // The limit was spent before the tool could start: it never ran.
     expect(capped.out).toContain('It would have spent $0.0100 (120 tokens, 1 LLM call, 0 tool calls).');
