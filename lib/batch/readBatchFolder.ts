@@ -49,7 +49,7 @@ export interface BatchFolder {
   readonly manifest: BatchManifest | undefined;
   /** A batch still holds the folder's lock: it is running. */
   readonly running: boolean;
-  /** Every run, failures first (error, budget_exceeded, cancelled, unreadable, cut off, running, skipped, then ended well). */
+  /** Every run, failures first (error, budget_exceeded, cancelled, unreadable, cut off, running, pending (the batch still runs), skipped, then ended well). */
   readonly runs: readonly FolderRun[];
   /** Runs by outcome, and what they spent in all. */
   readonly totals: {
@@ -76,7 +76,7 @@ export interface BatchFolder {
 const NOTHING_SPENT = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0, uncertain: [] });
 
 /** Failures first, the worst first; outcomes not listed (a custom table's) just before the runs that ended well. */
-const ORDER = ['error', 'budget_exceeded', 'stalled', 'cancelled', 'unreadable', 'cut_off', 'running', 'skipped'];
+const ORDER = ['error', 'budget_exceeded', 'stalled', 'cancelled', 'unreadable', 'cut_off', 'running', 'pending', 'skipped'];
 const rank = (outcome: string): number => {
   const i = ORDER.indexOf(outcome);
   return i !== -1 ? i : outcome === 'end_of_turn' || outcome === 'wrapped_up' ? ORDER.length + 1 : ORDER.length;
@@ -112,7 +112,9 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
   for (const task of source.runs) {
     const interrupted = task.interrupted.map((attempt) => attempt.name);
     if (task.lines === undefined) {
-      runs.push({ id: task.id, outcome: 'skipped', reason: undefined, ...NOTHING_SPENT, file: undefined, interrupted });
+      // Not started: while the batch runs it may yet start (pending); once it has ended, it was skipped.
+      const outcome = running ? 'pending' : 'skipped';
+      runs.push({ id: task.id, outcome, reason: undefined, ...NOTHING_SPENT, file: undefined, interrupted });
       continue;
     }
     const file = task.lines.name;

@@ -5,7 +5,7 @@ import { formatTime } from '../internal/formatTime';
 import { cut, oneLine, plural } from '../internal/text';
 
 /** Outcomes that are not a failure: ended well, or still running. */
-const NOT_FAILED: ReadonlySet<string> = new Set(['end_of_turn', 'wrapped_up', 'running']);
+const NOT_FAILED: ReadonlySet<string> = new Set(['end_of_turn', 'wrapped_up', 'running', 'pending']);
 
 /** Whether the run of this outcome failed (did not end well, or never ran): `--exit-code` exits 1 for it. */
 export function folderRunFailed(outcome: string): boolean {

@@ -91,7 +91,7 @@ async function raiseInRedis(
 }
 
 /** Outcomes of a folder's run that a raise (then a resume) can still move on: not run to an end. */
-const UNENDED: ReadonlySet<string> = new Set(['cut_off', 'skipped', 'running', 'unreadable']);
+const UNENDED: ReadonlySet<string> = new Set(['cut_off', 'skipped', 'pending', 'running', 'unreadable']);
 
 /**
  * Refuses to raise the cap of a batch that no process runs and whose every task ran to an end:

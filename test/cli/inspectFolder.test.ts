@@ -174,6 +174,24 @@ describe('agent-sm inspect <folder>', () => {
     }
   });
 
+  it('a task a running batch has not started yet is pending, not skipped, and not a failure', async () => {
+    await runBatch([task('t0', TWO_CALLS), task('t1', TWO_CALLS)], { historyDir: dir, logger: false });
+    fs.rmSync(path.join(dir, 't1.jsonl'));
+    const lock = lockFolder(dir, 'test batch');
+    try {
+      const running = await runCli('inspect', '--exit-code', dir);
+      expect(running.code).toBe(0);
+      expect(running.stdout.split('\n')[0]).toMatch(/\(1 pending, 1 end_of_turn\), .* \(still running\)$/);
+      expect(running.stdout).toMatch(/^ {2}t1 +pending +\$0\.0000$/m);
+    } finally {
+      lock.release();
+    }
+    // Once nothing runs the batch, a task it never started was skipped: a failure for --exit-code.
+    const ended = await runCli('inspect', '--exit-code', dir);
+    expect(ended.code).toBe(1);
+    expect(ended.stdout).toMatch(/^ {2}t1 +skipped +\$0\.0000$/m);
+  });
+
   it('a run file that cannot be read is listed as unreadable and named on stderr: exit 2', async () => {
     await runBatch([task('t0', TWO_CALLS), task('t1', TWO_CALLS)], { historyDir: dir, logger: false });
     fs.writeFileSync(path.join(dir, 't1.jsonl'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0x0a, 0x7b, 0x0a]));
