@@ -15,37 +15,50 @@ export function worstCaseCost(bound: LLMCallBound, pricing: Pricing | undefined)
   const model = bound.model;
   if (pricing === undefined) return { costUsd: undefined, why: 'no pricing option is set' };
   const { inputTokens, maxOutputTokens, serverToolUses } = bound;
-  // The most server tool uses the request may make, at their fees, in every shape.
-  const uses: Usage = serverToolUses === undefined ? {} : { serverToolUses };
-  const shapes: Usage[] = [
-    { inputTokens, outputTokens: maxOutputTokens, ...uses },
-    { inputTokens, outputTokens: maxOutputTokens, cacheWriteTokens: inputTokens, ...uses },
-    { inputTokens, outputTokens: maxOutputTokens, reasoningTokens: maxOutputTokens, ...uses },
-    // Both at once: dearer than either where cache writes and reasoning both cost more.
-    {
-      inputTokens,
-      outputTokens: maxOutputTokens,
-      cacheWriteTokens: inputTokens,
-      reasoningTokens: maxOutputTokens,
-      ...uses,
-    },
-  ];
-  let worst = 0;
-  for (const usage of shapes) {
-    let priced: unknown;
-    try {
-      priced = pricing(usage, { model });
-    } catch (error) {
-      return { costUsd: undefined, why: `pricing threw for model ${model ?? '(not named)'}: ${String(error)}` };
-    }
-    if (priced === undefined)
-      return { costUsd: undefined, why: `pricing has no price for model ${model ?? '(not named by llmCallBound)'}` };
-    if (!(typeof priced === 'number' && Number.isFinite(priced) && priced >= 0))
-      return {
-        costUsd: undefined,
-        why: `pricing returned ${String(priced)} for model ${model ?? '(not named)'}, not a non-negative number of USD`,
-      };
-    if (priced > worst) worst = priced;
+  // The bound's server tool uses are in every shape, at their fees.
+  const plain: Usage =
+    serverToolUses === undefined
+      ? { inputTokens, outputTokens: maxOutputTokens }
+      : { inputTokens, outputTokens: maxOutputTokens, serverToolUses };
+  const prices: number[] = [];
+  for (const usage of [
+    plain,
+    { ...plain, cacheWriteTokens: inputTokens },
+    { ...plain, reasoningTokens: maxOutputTokens },
+  ]) {
+    const priced = priceShape(pricing, usage, model);
+    if (typeof priced !== 'number') return priced;
+    prices.push(priced);
   }
-  return { costUsd: worst };
+  const [base, written, reasoned] = prices as [number, number, number];
+  // Both at once can be dearer than either only where each alone is dearer than plain
+  // (priced once more only then: pricing runs before every call).
+  if (written > base && reasoned > base) {
+    const both = priceShape(
+      pricing,
+      { ...plain, cacheWriteTokens: inputTokens, reasoningTokens: maxOutputTokens },
+      model,
+    );
+    if (typeof both !== 'number') return both;
+    prices.push(both);
+  }
+  return { costUsd: Math.max(...prices) };
+}
+
+/** One shape of usage priced: its USD, or why the worst case is unknown. */
+function priceShape(pricing: Pricing, usage: Usage, model: string | undefined): number | WorstCase {
+  let priced: unknown;
+  try {
+    priced = pricing(usage, { model });
+  } catch (error) {
+    return { costUsd: undefined, why: `pricing threw for model ${model ?? '(not named)'}: ${String(error)}` };
+  }
+  if (priced === undefined)
+    return { costUsd: undefined, why: `pricing has no price for model ${model ?? '(not named by llmCallBound)'}` };
+  if (!(typeof priced === 'number' && Number.isFinite(priced) && priced >= 0))
+    return {
+      costUsd: undefined,
+      why: `pricing returned ${String(priced)} for model ${model ?? '(not named)'}, not a non-negative number of USD`,
+    };
+  return priced;
 }
