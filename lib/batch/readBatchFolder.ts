@@ -76,7 +76,17 @@ export interface BatchFolder {
 const NOTHING_SPENT = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0, uncertain: [] });
 
 /** Failures first, the worst first; outcomes not listed (a custom table's) just before the runs that ended well. */
-const ORDER = ['error', 'budget_exceeded', 'stalled', 'cancelled', 'unreadable', 'cut_off', 'running', 'pending', 'skipped'];
+const ORDER = [
+  'error',
+  'budget_exceeded',
+  'stalled',
+  'cancelled',
+  'unreadable',
+  'cut_off',
+  'running',
+  'pending',
+  'skipped',
+];
 const rank = (outcome: string): number => {
   const i = ORDER.indexOf(outcome);
   return i !== -1 ? i : outcome === 'end_of_turn' || outcome === 'wrapped_up' ? ORDER.length + 1 : ORDER.length;

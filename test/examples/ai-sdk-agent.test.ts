@@ -10,8 +10,6 @@ describe('examples/ai-sdk-agent', () => {
     expect(history).toContain('tools finished (1 with errors)');
     expect(steps).toBe(2);
     expect(budget.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
-    expect(lines.join('\n')).toContain(
-      'budgetFor: 2 steps, then stopped: budget exceeded: 2 of 2 LLM calls',
-    );
+    expect(lines.join('\n')).toContain('budgetFor: 2 steps, then stopped: budget exceeded: 2 of 2 LLM calls');
   });
 });
