@@ -2,6 +2,7 @@
 // Each folder may depend only on the folders above it:
 //   internal  <-  machine  <-  history
 //                machine  <-  agent  <-  batch
+//   observe on agent (your own loop, mirrored from its fetch and its marked tools)
 //   replay on agent and history (a run re-driven from its journal), below batch and cli
 //   report on history and batch (pure pages, one I/O loader); telemetry on history;
 //   cli on history, batch, report and telemetry; integrations on the public entries (lib/index.ts,
@@ -21,22 +22,34 @@ const forbidden = [
   { name: 'no-cycles', severity: 'error', from: {}, to: { circular: true } },
   layer(
     'internal-stands-alone',
-    ['machine', 'agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations', 'states'],
+    [
+      'machine',
+      'agent',
+      'batch',
+      'history',
+      'replay',
+      'report',
+      'telemetry',
+      'cli',
+      'integrations',
+      'states',
+      'observe',
+    ],
     'internal/ holds helpers that depend on nothing of ours',
   ),
   layer(
     'machine-below-agent',
-    ['agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'],
+    ['agent', 'batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations', 'observe'],
     'the machine knows nothing of agents, batches or files',
   ),
   layer(
     'history-on-machine',
-    ['agent', 'batch', 'replay', 'report', 'telemetry', 'cli', 'integrations'],
+    ['agent', 'batch', 'replay', 'report', 'telemetry', 'cli', 'integrations', 'observe'],
     'history files stand on the machine alone',
   ),
   layer(
     'agent-below-batch',
-    ['batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'],
+    ['batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations', 'observe'],
     'the adapter knows nothing of batches or files',
   ),
   layer(
@@ -56,8 +69,13 @@ const forbidden = [
   ),
   layer(
     'telemetry-on-history',
-    ['agent', 'batch', 'replay', 'report', 'cli', 'integrations'],
+    ['agent', 'batch', 'replay', 'report', 'cli', 'integrations', 'observe'],
     'the OTLP export stands on history files alone',
+  ),
+  layer(
+    'observe-on-agent',
+    ['batch', 'history', 'replay', 'report', 'telemetry', 'cli', 'integrations'],
+    'an observed loop is a mirror driven from its fetch and its tools: it knows nothing of batches or files',
   ),
   layer('cli-not-integrations', ['integrations'], 'the CLI runs without any SDK installed'),
   {
@@ -86,7 +104,7 @@ const forbidden = [
     comment: 'integrations import the entries (and pure helpers in internal/), nothing private',
     severity: 'error',
     from: { path: '^lib/integrations/' },
-    to: { path: '^(lib/(machine|agent|batch|history|replay|report|telemetry|cli)/|states/)' },
+    to: { path: '^(lib/(machine|agent|observe|batch|history|replay|report|telemetry|cli)/|states/)' },
   },
   {
     name: 'integrations-are-leaves',

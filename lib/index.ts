@@ -49,6 +49,16 @@ export type {
   MirrorBoundOf,
   MirrorIntegration,
 } from './agent/StepMirror';
+// Your own loop, as it is: its LLM calls seen at the wire (a provider subpath's metered fetch), its tool calls marked.
+export { observeLoop } from './observe/observeLoop';
+export type { ObservedResult } from './observe/observeLoop';
+export { observeTool, RecordedToolError } from './observe/observeTool';
+export { observeTask } from './observe/observeTask';
+export type { ObservedTask } from './observe/observeTask';
+export { meterFetch } from './observe/meterFetch';
+export type { FetchLike } from './observe/meterFetch';
+export type { WireFormat } from './observe/WireFormat';
+export { WireError } from './observe/WireError';
 export type {
   AgentLoop,
   LLMResponse,

@@ -12,3 +12,8 @@ export type { OpenAIResponsesOptions, OpenAIResponsesLoop, OpenAIResponsesTool }
 export type { SdkToolContext as ToolRunContext, StreamTextHandler } from '../../internal/sdkTools';
 export { defineTool } from '../../internal/defineTool';
 export type { TypedTool } from '../../internal/defineTool';
+// Your own loop on the openai client: give it `meteredFetch`, and run the loop with `observeLoop` or `observeTask`.
+export { chatWire } from './chatWire';
+export { responsesWire } from './responsesWire';
+export { meteredFetch } from './meteredFetch';
+export { observeLoop, observeTask, observeTool } from 'agent-state-machine';

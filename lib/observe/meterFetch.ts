@@ -1,0 +1,151 @@
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { messageOf } from '../internal/messageOf';
+import { oneLine } from '../internal/text';
+import { OperationError } from '../agent/TurnError';
+import { observeScope, type ObservedRun } from './observeScope';
+import { stopResponse } from './stopResponse';
+import type { WireFormat } from './WireFormat';
+import { WireError } from './WireError';
+
+/** The shape of `fetch` that every SDK client here takes as its `fetch` option. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** The most of an error body kept in the record of a failed call. */
+const ERROR_TEXT = 300;
+
+/**
+ * A `fetch` that meters the model calls of an observed run (`observeLoop`) where they are spent:
+ * each HTTP request, an SDK's own retries included, is one attempt of the run's mirror.
+ * - Its bound is read from the body the SDK sends (`format.bound`), and the attempt is gated
+ *   and held against every budget before anything is sent. A refused request is never sent: it
+ *   is answered with a 400 that no SDK retries, and the run ends with the refusal.
+ * - In a resumed run, a call the journal answered is served from it, never sent again.
+ * - The answer settles the attempt: a 2xx is read (`format.read`: usage, tool calls, model) and
+ *   charged as billed, or at its worst case (uncertain) where it reports no usage; an error status
+ *   is released or uncertain by the billing rules; a request that failed on the way, uncertain.
+ *
+ * Requests outside an observed run, and those that are not POSTs, go to `base` unmetered. A POST
+ * inside one that no format knows is refused by name: its cost could not be bounded.
+ */
+export function meterFetch(formats: readonly WireFormat[], base: FetchLike = globalThis.fetch): FetchLike {
+  if (!Array.isArray(formats) || formats.length === 0)
+    throw new InvalidArgumentError('formats', 'a non-empty array of WireFormat', formats);
+  if (typeof base !== 'function') throw new InvalidArgumentError('base', 'a fetch function', base);
+  return async function meteredFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const run = observeScope.getStore();
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    if (run === undefined || method !== 'POST') return base(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const ended = endedStop(run);
+    if (ended !== undefined) return stopResponse(ended);
+    const format = formats.find((f) => f.matches(url));
+    if (format === undefined)
+      return refuse(
+        run,
+        `the metered fetch cannot bound POST ${url.pathname}: it meters ${formats.map((f) => f.name).join(', ')}; make other requests with a client that does not use it`,
+      );
+    const body = await requestBody(input, init);
+    if (typeof body === 'string') return refuse(run, `the metered fetch cannot read POST ${url.pathname}: ${body}`);
+    if (body.stream === true)
+      return refuse(
+        run,
+        `the metered fetch reads JSON answers, and this ${format.name} request asks for a stream (stream: true): make the call without streaming inside observeLoop`,
+      );
+    const served = run.mirror.recordedResponse();
+    if (served !== undefined) return jsonResponse(format.serve(served, body));
+    const bound = format.bound(body);
+    const stop = await run.mirror.modelCallStart(
+      typeof bound === 'string' ? undefined : bound,
+      typeof bound === 'string' ? bound : undefined,
+    );
+    if (stop !== undefined) {
+      run.stop = stop;
+      return stopResponse(stop);
+    }
+    return send(run, format, base, input, init);
+  };
+}
+
+/** Sends a gated request and settles its attempt from the answer. */
+async function send(
+  run: ObservedRun,
+  format: WireFormat,
+  base: FetchLike,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+): Promise<Response> {
+  const { mirror } = run;
+  const signal = init?.signal == null ? mirror.signal : AbortSignal.any([init.signal, mirror.signal]);
+  let answer: Response;
+  let text: string;
+  try {
+    answer = await base(input, { ...init, signal });
+    text = await answer.text();
+  } catch (error) {
+    mirror.modelCallFailed(error);
+    throw error;
+  }
+  if (!answer.ok) mirror.modelCallFailed(new WireError(answer.status, errorText(format, answer.status, text)));
+  else {
+    try {
+      mirror.modelResponse(format.read(JSON.parse(text)));
+    } catch (error) {
+      // Answered, but not as the API answers: it may have been billed, at a cost nobody knows.
+      mirror.modelCallFailed(
+        new Error(
+          `${format.name} answered ${answer.status} with a body it could not read: ${oneLine(messageOf(error))}`,
+        ),
+      );
+    }
+  }
+  const headers = new Headers(answer.headers);
+  // The body handed on is the decoded text.
+  headers.delete('content-encoding');
+  headers.delete('content-length');
+  return new Response(text, { status: answer.status, statusText: answer.statusText, headers });
+}
+
+/** Why a run that has ended refuses further requests, or undefined while it runs. */
+function endedStop(run: ObservedRun): Parameters<typeof stopResponse>[0] | undefined {
+  if (run.stop !== undefined) return run.stop;
+  if (run.mirror.running) return undefined;
+  const error = run.mirror.result?.error;
+  return new OperationError('observeLoop', error ?? new Error('the observed run has ended'));
+}
+
+/** A request the fetch cannot meter: the run ends in Error with the reason, and the SDK gets a 400. */
+function refuse(run: ObservedRun, why: string): Response {
+  const stop = new OperationError('observeLoop', new Error(why));
+  run.mirror.runFailed(stop);
+  run.stop = stop;
+  return stopResponse(stop);
+}
+
+/** The request's JSON body, or why it has none. */
+async function requestBody(
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+): Promise<Record<string, unknown> | string> {
+  let text: string;
+  const raw = init?.body ?? undefined;
+  if (typeof raw === 'string') text = raw;
+  else if (raw === undefined && input instanceof Request) text = await input.clone().text();
+  else if (raw instanceof Uint8Array || raw instanceof ArrayBuffer) text = new TextDecoder().decode(raw);
+  else return `its body is ${raw === undefined ? 'missing' : 'not text'}, not the JSON of a model call`;
+  try {
+    const body: unknown = JSON.parse(text);
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
+  } catch {
+    // Said below.
+  }
+  return 'its body is not a JSON object';
+}
+
+function jsonResponse(body: unknown): Response {
+  return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+}
+
+function errorText(format: WireFormat, status: number, text: string): string {
+  const shown = oneLine(text).slice(0, ERROR_TEXT);
+  return `${format.name} answered ${status}${shown === '' ? '' : `: ${shown}`}`;
+}

@@ -1,0 +1,17 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { StepMirror } from '../agent/StepMirror';
+import type { MirrorStop } from '../agent/MirrorStop';
+
+/** An observed run, as the code inside `observeLoop` reaches it: its mirror, and why it stopped. */
+export interface ObservedRun {
+  readonly mirror: StepMirror;
+  /** Set when the mirror refused a call or a tool: the run has ended, and this is why. */
+  stop?: MirrorStop;
+}
+
+/**
+ * The run whose loop is executing: `observeLoop` runs the loop inside it, so the metered fetch
+ * and `observeTool` find the run of the code that calls them, even with runs of many tasks
+ * interleaved in one process on one SDK client.
+ */
+export const observeScope = new AsyncLocalStorage<ObservedRun>();

@@ -1,0 +1,54 @@
+import type { ToolCall } from '../agent/AgentLoop';
+import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { observeScope } from './observeScope';
+
+/** A tool call that ended in error in the run a resume serves: thrown again, with its recorded output. */
+export class RecordedToolError extends Error {
+  override readonly name = 'RecordedToolError';
+}
+
+/**
+ * Marks one tool call of an observed loop (`observeLoop`): `call` is the call as the model asked
+ * for it (`{ id, name, input }`), `run` the code that runs it, resolving to the result the model
+ * is sent. The call is checked against the budgets and the run's signal first (a refusal is
+ * thrown: send it as the result, or let it end the loop), timed, and journaled; in a resumed run a
+ * call with a recorded result is answered from the journal without running (one that threw
+ * throws `RecordedToolError` with its recorded output). Outside an observed run it only runs `run`.
+ */
+export async function observeTool(call: ToolCall, run: () => string | Promise<string>): Promise<string> {
+  if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
+    throw new InvalidArgumentError(
+      'call',
+      'a tool call { id: string, name: string, input? } as the model asked for it',
+      call,
+    );
+  if (typeof run !== 'function') throw new InvalidArgumentError('run', 'a function that runs the tool', run);
+  const observed = observeScope.getStore();
+  if (observed === undefined) return run();
+  const { mirror } = observed;
+  const recorded = mirror.recordedTool(call);
+  if (recorded !== undefined) {
+    if (recorded.isError) throw new RecordedToolError(recorded.output);
+    return recorded.output;
+  }
+  const stop = await mirror.toolStart(call);
+  if (stop !== undefined) throw stop;
+  let output: unknown;
+  try {
+    output = await run();
+  } catch (error) {
+    mirror.toolEnd(call.id, { error });
+    throw error;
+  }
+  if (typeof output !== 'string') {
+    const error = new InvalidArgumentError(
+      `observeTool(${JSON.stringify(call.name)}) run`,
+      'a function resolving to a string (the result the model is sent): JSON.stringify an object',
+      output,
+    );
+    mirror.toolEnd(call.id, { error });
+    throw error;
+  }
+  mirror.toolEnd(call.id, { output });
+  return output;
+}
