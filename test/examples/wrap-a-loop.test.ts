@@ -114,7 +114,7 @@ describe(`examples/wrap-a-loop (openai ${openaiMajor})`, () => {
 describe('README: wrap an existing loop', () => {
   it('shows examples/wrap-a-loop.ts exactly as it is', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n## 1. Wrap an existing loop\n'));
+    const section = readme.slice(readme.indexOf('\n### Full control: the callback adapter\n'));
     const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
     expect(block).toBe(fs.readFileSync(EXAMPLE, 'utf8'));
   });

@@ -85,7 +85,7 @@ it('runs the loop as it is, charging each request the client sends, its own retr
   expect(result.outcome).toBe('end_of_turn');
   expect(server.exchanges).toHaveLength(4);
   // Four attempts: the 500 may have been billed (uncertain, at its worst case), the 429 was not (released).
-  const attempts = lines.filter((l) => (l as { type: string }).type === 'llm') as Record<string, unknown>[];
+  const attempts = lines.filter((l) => (l as { type: string }).type === 'llm') as unknown as Record<string, unknown>[];
   expect(attempts).toHaveLength(4);
   expect(attempts[0]).toMatchObject({ error: { status: 500 }, chargedAtHold: expect.any(String) });
   expect(attempts[2]).toMatchObject({ error: { status: 429 }, released: expect.any(String) });
