@@ -1,4 +1,5 @@
 import type { LLMCallBound, LLMResponse } from '../agent/AgentLoop';
+import type { OutputBoundWatch } from '../agent/cutAtBound';
 
 /**
  * One provider API as it looks on the wire: which requests are its model calls, the bound of a
@@ -18,6 +19,20 @@ export interface WireFormat {
   bound(body: Record<string, unknown>): LLMCallBound | string;
   /** The response, from the JSON body of a 2xx answer: its text, tool calls, usage, model and finish reason. */
   read(json: unknown): LLMResponse;
+  /** Streamed answers (`stream: true`); without it, a streamed request is refused by name. */
+  readonly stream?: WireStream;
   /** The JSON body that answers a request with a recorded response (a resumed run), as the provider would have. */
   serve(response: LLMResponse, body: Record<string, unknown>): unknown;
+}
+
+/** How one API streams its answers, for `meterFetch`. */
+export interface WireStream {
+  /**
+   * Folds the JSON events of a streamed answer into the JSON body `WireFormat.read` takes,
+   * feeding every output delta to `watch` (which cuts the request at its max output tokens); a
+   * stream that ends before the model finished is an error.
+   */
+  collect(events: AsyncIterable<unknown>, watch: OutputBoundWatch): Promise<unknown>;
+  /** The events, in order, that answer a streamed request with a recorded response; a string is sent as the data as it is (`[DONE]`). */
+  serve(response: LLMResponse, body: Record<string, unknown>): readonly unknown[];
 }

@@ -2,7 +2,9 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
 import { oneLine } from '../internal/text';
 import { OperationError } from '../agent/TurnError';
+import { watchOutputBound } from '../agent/cutAtBound';
 import { observeScope, type ObservedRun } from './observeScope';
+import { sseEvents } from './sseEvents';
 import { stopResponse } from './stopResponse';
 import type { WireFormat } from './WireFormat';
 import { WireError } from './WireError';
@@ -23,6 +25,8 @@ const ERROR_TEXT = 300;
  * - The answer settles the attempt: a 2xx is read (`format.read`: usage, tool calls, model) and
  *   charged as billed, or at its worst case (uncertain) where it reports no usage; an error status
  *   is released or uncertain by the billing rules; a request that failed on the way, uncertain.
+ *   A streamed answer is read beside the SDK as it arrives (`format.stream`) and cut at the
+ *   request's max output tokens if the server does not stop there; it settles when it ends.
  *
  * Requests outside an observed run, and those that are not POSTs, go to `base` unmetered. A POST
  * inside one that no format knows is refused by name: its cost could not be bounded.
@@ -36,6 +40,7 @@ export function meterFetch(formats: readonly WireFormat[], base: FetchLike = glo
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     if (run === undefined || method !== 'POST') return base(input, init);
     const url = new URL(input instanceof Request ? input.url : String(input));
+    await run.settling;
     const ended = endedStop(run);
     if (ended !== undefined) return stopResponse(ended);
     const format = formats.find((f) => f.matches(url));
@@ -46,13 +51,15 @@ export function meterFetch(formats: readonly WireFormat[], base: FetchLike = glo
       );
     const body = await requestBody(input, init);
     if (typeof body === 'string') return refuse(run, `the metered fetch cannot read POST ${url.pathname}: ${body}`);
-    if (body.stream === true)
+    const streamed = body.stream === true;
+    if (streamed && format.stream === undefined)
       return refuse(
         run,
-        `the metered fetch reads JSON answers, and this ${format.name} request asks for a stream (stream: true): make the call without streaming inside observeLoop`,
+        `the metered fetch cannot read a streamed ${format.name} answer (stream: true): make the call without streaming`,
       );
     const served = run.mirror.recordedResponse();
-    if (served !== undefined) return jsonResponse(format.serve(served, body));
+    if (served !== undefined)
+      return streamed ? sseResponse(format.stream!.serve(served, body)) : jsonResponse(format.serve(served, body));
     const bound = format.bound(body);
     const stop = await run.mirror.modelCallStart(
       typeof bound === 'string' ? undefined : bound,
@@ -62,24 +69,47 @@ export function meterFetch(formats: readonly WireFormat[], base: FetchLike = glo
       run.stop = stop;
       return stopResponse(stop);
     }
-    return send(run, format, base, input, init);
+    const maxOutputTokens = typeof bound === 'string' ? undefined : bound.maxOutputTokens;
+    return send(run, format, base, input, init, streamed ? { maxOutputTokens } : undefined);
   };
 }
 
-/** Sends a gated request and settles its attempt from the answer. */
+/**
+ * Sends a gated request and settles its attempt from the answer. `stream`: the request is
+ * streamed, and cut at its max output tokens.
+ */
 async function send(
   run: ObservedRun,
   format: WireFormat,
   base: FetchLike,
   input: string | URL | Request,
   init: RequestInit | undefined,
+  stream: { maxOutputTokens: number | undefined } | undefined,
 ): Promise<Response> {
   const { mirror } = run;
   const signal = init?.signal == null ? mirror.signal : AbortSignal.any([init.signal, mirror.signal]);
+  const watch = stream === undefined ? undefined : watchOutputBound(stream.maxOutputTokens, signal);
   let answer: Response;
+  try {
+    answer = await base(input, { ...init, signal: watch?.signal ?? signal });
+  } catch (error) {
+    watch?.release();
+    mirror.modelCallFailed(error);
+    throw error;
+  }
+  if (watch === undefined || !answer.ok || answer.body === null) {
+    watch?.release();
+    return settleWhole(mirror, format, answer);
+  }
+  const [mine, theirs] = answer.body.tee();
+  run.settling = settleStream(mirror, format, mine, watch);
+  return new Response(theirs, { status: answer.status, statusText: answer.statusText, headers: handedOn(answer) });
+}
+
+/** Reads a whole answer, settles its attempt, and hands the SDK the same answer. */
+async function settleWhole(mirror: ObservedRun['mirror'], format: WireFormat, answer: Response): Promise<Response> {
   let text: string;
   try {
-    answer = await base(input, { ...init, signal });
     text = await answer.text();
   } catch (error) {
     mirror.modelCallFailed(error);
@@ -98,11 +128,32 @@ async function send(
       );
     }
   }
+  return new Response(text, { status: answer.status, statusText: answer.statusText, headers: handedOn(answer) });
+}
+
+/** Reads a streamed answer beside the SDK and settles its attempt when it ends (cut, dropped or whole). */
+async function settleStream(
+  mirror: ObservedRun['mirror'],
+  format: WireFormat,
+  body: ReadableStream<Uint8Array>,
+  watch: ReturnType<typeof watchOutputBound>,
+): Promise<void> {
+  try {
+    const json = await format.stream!.collect(sseEvents(body), watch);
+    mirror.modelResponse(format.read(json));
+  } catch (error) {
+    mirror.modelCallFailed(error);
+  } finally {
+    watch.release();
+  }
+}
+
+/** The answer's headers for the body handed on, which is decoded. */
+function handedOn(answer: Response): Headers {
   const headers = new Headers(answer.headers);
-  // The body handed on is the decoded text.
   headers.delete('content-encoding');
   headers.delete('content-length');
-  return new Response(text, { status: answer.status, statusText: answer.statusText, headers });
+  return headers;
 }
 
 /** Why a run that has ended refuses further requests, or undefined while it runs. */
@@ -139,6 +190,17 @@ async function requestBody(
     // Said below.
   }
   return 'its body is not a JSON object';
+}
+
+/** A recorded answer as the API streams one: each event's JSON (a string as it is) as a `data:` line. */
+function sseResponse(events: readonly unknown[]): Response {
+  const text = events
+    .map((e) => {
+      const type = typeof e === 'object' && e !== null ? (e as { type?: unknown }).type : undefined;
+      return `${typeof type === 'string' ? `event: ${type}\n` : ''}data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`;
+    })
+    .join('');
+  return new Response(text, { status: 200, headers: { 'content-type': 'text/event-stream' } });
 }
 
 function jsonResponse(body: unknown): Response {

@@ -58,9 +58,11 @@ export async function observeLoop<T>(
   try {
     value = await observeScope.run(run, loop);
   } catch (error) {
+    await run.settling;
     if (!m.running && m.result !== undefined) return { result: m.result, value: undefined };
     return { result: m.signal.aborted ? m.runAborted() : m.runFailed(error), value: undefined };
   }
+  await run.settling;
   if (!m.running && m.result !== undefined) return { result: m.result, value };
   return { result: m.runEnd(typeof value === 'string' ? { text: value } : {}), value };
 }

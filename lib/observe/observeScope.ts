@@ -7,6 +7,11 @@ export interface ObservedRun {
   readonly mirror: StepMirror;
   /** Set when the mirror refused a call or a tool: the run has ended, and this is why. */
   stop?: MirrorStop;
+  /**
+   * A streamed answer being read beside the SDK: its attempt settles when the stream ends. The
+   * run's next step (a request, a tool, its end) waits for it, so the moves keep the loop's order.
+   */
+  settling?: Promise<void>;
 }
 
 /**

@@ -25,6 +25,7 @@ export async function observeTool(call: ToolCall, run: () => string | Promise<st
   if (typeof run !== 'function') throw new InvalidArgumentError('run', 'a function that runs the tool', run);
   const observed = observeScope.getStore();
   if (observed === undefined) return run();
+  await observed.settling;
   const { mirror } = observed;
   const recorded = mirror.recordedTool(call);
   if (recorded !== undefined) {

@@ -3,7 +3,15 @@
 // a tool call; a resumed run served from its journal), and against recorded responses (compaction
 // iterations, programmatic tool calling), whose usage and cost must be the recording's.
 import Anthropic from '@anthropic-ai/sdk';
-import { meterFetch, observeLoop, observeTool, type JournalLine, type Pricing } from 'agent-state-machine';
+import {
+  meterFetch,
+  observeLoop,
+  observeTool,
+  type JournalLine,
+  type Pricing,
+  type RecordedLine,
+} from 'agent-state-machine';
+
 import { meteredFetch, messagesWire } from '../../lib/integrations/anthropic';
 import {
   startAnthropicMessagesServer,
@@ -105,7 +113,7 @@ describe('against the local Messages server', () => {
       {
         journal: true,
         logger: false,
-        resumeFrom: { journal: lines },
+        resumeFrom: { journal: lines as unknown as RecordedLine[] },
         sink: { write: () => undefined, journal: () => undefined },
       },
       'find it',

@@ -1,6 +1,7 @@
-import type { Message } from '@anthropic-ai/sdk/resources/messages';
+import type { Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { LLMCallBound, LLMResponse, ToolCall, WireFormat } from 'agent-state-machine';
 import { requestTokenBound } from '../../internal/requestTokenBound';
+import { collectMessageStream } from './collectMessageStream';
 import { mapAnthropicUsage } from './mapAnthropicUsage';
 import { serverToolInputBound, serverToolPlan } from './serverToolBound';
 
@@ -48,6 +49,30 @@ export const messagesWire: WireFormat = {
     };
     if (toolCalls.length > 0) response.toolCalls = toolCalls;
     return response;
+  },
+  stream: {
+    collect: async (events, watch) =>
+      (await collectMessageStream(events as AsyncIterable<RawMessageStreamEvent>, () => undefined, watch)).message,
+    serve(response, body) {
+      const message = messagesWire.serve(response, body) as Message;
+      const { content, usage, stop_reason, stop_sequence } = message;
+      return [
+        {
+          type: 'message_start',
+          message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 0 } },
+        },
+        ...content.flatMap((block, index) => [
+          { type: 'content_block_start', index, content_block: block },
+          { type: 'content_block_stop', index },
+        ]),
+        {
+          type: 'message_delta',
+          delta: { stop_reason, stop_sequence },
+          usage: { output_tokens: usage?.output_tokens },
+        },
+        { type: 'message_stop' },
+      ];
+    },
   },
   serve(response, body) {
     const usage = response.usage;

@@ -1,7 +1,8 @@
-import type { ChatCompletion } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { LLMResponse, WireFormat } from 'agent-state-machine';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { mapOpenAIUsage } from './fromOpenAIChat';
+import { collectChatStream } from './collectChatStream';
 import { readChatMessage } from './readChatMessage';
 import { wireMaxTokens } from './wireMaxTokens';
 
@@ -44,6 +45,32 @@ export const chatWire: WireFormat = {
     };
     if (toolCalls.length > 0) response.toolCalls = toolCalls;
     return response;
+  },
+  stream: {
+    collect: (events, watch) => collectChatStream(events as AsyncIterable<ChatCompletionChunk>, () => undefined, watch),
+    serve(response, body) {
+      const completion = chatWire.serve(response, body) as ChatCompletion;
+      const choice = completion.choices[0]!;
+      const { role, content, tool_calls } = choice.message;
+      const chunk = (delta: object, finish: string | null, more: object = {}) => ({
+        id: completion.id,
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: completion.model,
+        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+        ...more,
+      });
+      const calls = (tool_calls ?? []).map((c, index) => ({ index, ...c }));
+      const wantsUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+      return [
+        chunk({ role, content: content ?? '', ...(calls.length > 0 && { tool_calls: calls }) }, null),
+        chunk({}, choice.finish_reason),
+        ...(wantsUsage && completion.usage !== undefined
+          ? [{ ...chunk({}, null), choices: [], usage: completion.usage }]
+          : []),
+        '[DONE]',
+      ];
+    },
   },
   serve(response, body) {
     const calls = response.toolCalls ?? [];

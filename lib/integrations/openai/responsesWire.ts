@@ -1,6 +1,7 @@
-import type { Response } from 'openai/resources/responses/responses';
+import type { Response, ResponseStreamEvent } from 'openai/resources/responses/responses';
 import type { LLMResponse, WireFormat } from 'agent-state-machine';
 import { requestTokenBound } from '../../internal/requestTokenBound';
+import { collectStream } from './collectStream';
 import { finishReasonOf } from './finishReasonOf';
 import { mapResponsesUsage } from './mapResponsesUsage';
 import { readOutput } from './readOutput';
@@ -49,6 +50,30 @@ export const responsesWire: WireFormat = {
     };
     if (toolCalls.length > 0) response.toolCalls = toolCalls;
     return response;
+  },
+  stream: {
+    collect: (events, watch) => collectStream(events as AsyncIterable<ResponseStreamEvent>, () => undefined, watch),
+    serve(response, body) {
+      const whole = responsesWire.serve(response, body) as Response;
+      const text = response.text ?? '';
+      return [
+        { type: 'response.created', sequence_number: 0, response: { ...whole, status: 'in_progress', output: [] } },
+        ...(text === ''
+          ? []
+          : [
+              {
+                type: 'response.output_text.delta',
+                sequence_number: 1,
+                item_id: 'msg_journal',
+                output_index: 0,
+                content_index: 0,
+                delta: text,
+                logprobs: [],
+              },
+            ]),
+        { type: 'response.completed', sequence_number: 2, response: whole },
+      ];
+    },
   },
   serve(response, body) {
     const usage = response.usage;
