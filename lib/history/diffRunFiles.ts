@@ -27,6 +27,12 @@ export interface RunDivergence {
   readonly b: StepView | undefined;
   /** The fields the two steps hold differently (none when one run ended), at most eight. */
   readonly fields: readonly FieldDifference[];
+  /**
+   * When the runs first differ in the details of the same move (a message's length, a
+   * result's count) and a journal line of that move says why (the request sent, the response,
+   * the tool's result): that line of each run, and its fields that differ. `kind` is then its kind.
+   */
+  readonly cause?: { readonly a: StepView; readonly b: StepView; readonly fields: readonly FieldDifference[] };
 }
 
 /** What `diffRunFiles` finds. */
@@ -51,6 +57,11 @@ export interface RunDiffOptions extends Pick<ReadHistoryOptions, 'salvage' | 'ma
   context?: number;
   /** Steps of each run kept from the divergence on. Default 200. */
   after?: number;
+  /**
+   * Stop reading at the divergence: for a reader that wants only where the runs differ (the
+   * batch diff, per task). The sides' facts then cover the lines read so far, no more.
+   */
+  untilDivergence?: boolean;
 }
 
 /** The entries of a run, read a chunk at a time, taken one by one. */
@@ -96,7 +107,7 @@ async function nextStep(cursor: EntryCursor, side: RunDiffSide): Promise<DiffSte
  * files' length. Throws what `readHistoryChunks` throws for a file that cannot be read (it names the file).
  */
 export async function diffRunFiles(a: RunDiffInput, b: RunDiffInput, options: RunDiffOptions = {}): Promise<RunDiff> {
-  const { context = 5, after = 200, ...read } = options;
+  const { context = 5, after = 200, untilDivergence = false, ...read } = options;
   const sideA = new RunDiffSide(a.name);
   const sideB = new RunDiffSide(b.name);
   const cursorA = new EntryCursor(a, read);
@@ -118,30 +129,68 @@ export async function diffRunFiles(a: RunDiffInput, b: RunDiffInput, options: Ru
     }
     if (stepA === undefined && stepB === undefined)
       return { same: true, divergence: undefined, before, afterA: [], afterB: [], sameSteps, ...sides(sideA, sideB) };
+    let kind = divergenceKind(stepA, stepB);
+    let cause: RunDivergence['cause'];
+    let aheadA: DiffStep[] = [];
+    let aheadB: DiffStep[] = [];
+    if (stepA !== undefined && stepB !== undefined && sameMove(stepA, stepB)) {
+      // The same move, told otherwise: the journal lines of the move may say why.
+      aheadA = await lookAhead(cursorA, sideA);
+      aheadB = await lookAhead(cursorB, sideB);
+      for (let i = 0; i < Math.min(aheadA.length, aheadB.length); i++) {
+        const x = aheadA[i]!;
+        const y = aheadB[i]!;
+        if (x.kind === 'move' || y.kind === 'move') break;
+        if (sameStep(x, y)) continue;
+        kind = divergenceKind(x, y);
+        cause = { a: stepView(x), b: stepView(y), fields: differingFields(x.value, y.value) };
+        break;
+      }
+    }
     const divergence: RunDivergence = {
-      kind: divergenceKind(stepA, stepB),
+      kind,
       a: stepA && stepView(stepA),
       b: stepB && stepView(stepB),
       fields: stepA === undefined || stepB === undefined ? [] : differingFields(stepA.value, stepB.value),
+      ...(cause === undefined ? {} : { cause }),
     };
-    const afterA = await rest(stepA, cursorA, sideA, after);
-    const afterB = await rest(stepB, cursorB, sideB, after);
+    const afterA = untilDivergence ? [] : await rest([stepA, ...aheadA], cursorA, sideA, after);
+    const afterB = untilDivergence ? [] : await rest([stepB, ...aheadB], cursorB, sideB, after);
     return { same: false, divergence, before, afterA, afterB, sameSteps, ...sides(sideA, sideB) };
   } finally {
     await Promise.all([cursorA.close(), cursorB.close()]);
   }
 }
 
-/** Reads the rest of a run for its facts, keeping its first `keep` steps (from `first`) as views. */
+/** Two moves between the same states (their details aside). */
+function sameMove(a: DiffStep, b: DiffStep): boolean {
+  return (
+    a.kind === 'move' && b.kind === 'move' && a.value['from'] === b.value['from'] && a.value['to'] === b.value['to']
+  );
+}
+
+/** The steps after a move up to the next move (included), at most ten: the journal lines of the move. */
+async function lookAhead(cursor: EntryCursor, side: RunDiffSide): Promise<DiffStep[]> {
+  const steps: DiffStep[] = [];
+  while (steps.length < 10) {
+    const step = await nextStep(cursor, side);
+    if (step === undefined) break;
+    steps.push(step);
+    if (step.kind === 'move') break;
+  }
+  return steps;
+}
+
+/** Reads the rest of a run for its facts, keeping its first `keep` steps (`read` first, the steps already read) as views. */
 async function rest(
-  first: DiffStep | undefined,
+  read: ReadonlyArray<DiffStep | undefined>,
   cursor: EntryCursor,
   side: RunDiffSide,
   keep: number,
 ): Promise<StepView[]> {
   const views: StepView[] = [];
-  if (first === undefined) return views;
-  if (keep > 0) views.push(stepView(first));
+  if (read[0] === undefined) return views;
+  for (const step of read) if (step !== undefined && views.length < keep) views.push(stepView(step));
   for (;;) {
     const entry = await cursor.next();
     if (entry === undefined) return views;

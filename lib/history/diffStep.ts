@@ -25,6 +25,15 @@ export const IGNORED_FIELDS: ReadonlySet<string> = new Set([
  */
 export type DivergenceKind = 'request' | 'response' | 'tool_result' | 'move' | 'end';
 
+/** What each kind of divergence means, in words. */
+export const DIVERGENCE_WORDS: Readonly<Record<DivergenceKind, string>> = {
+  request: 'a different request (the prompt, the tools or what was sent back to the model changed)',
+  response: 'a different response (the model answered otherwise)',
+  tool_result: 'a different tool result',
+  move: 'a different move (the machine went another way)',
+  end: 'one run ended where the other went on',
+};
+
 /** A line of a history file as runs are compared: its kind, where it is, and what it says. */
 export interface DiffStep {
   readonly kind: 'move' | 'llm' | 'tool' | 'http' | 'rejected' | 'reset';
