@@ -28,7 +28,7 @@ const TARGET = 2;
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Runs the batch into `historyDir`; `changed` B's variant (every tenth answer other, every fiftieth model failing). */
-async function writeBatch(historyDir: string, changed: boolean): Promise<void> {
+export async function writeBatch(historyDir: string, changed: boolean): Promise<void> {
   const { runBatch, createScriptedAgent } = loadLibrary();
   let t = Date.UTC(2026, 10, 22, 12, 0, 0);
   const tasks = Array.from({ length: RUNS }, (_, i) => {
