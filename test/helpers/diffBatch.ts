@@ -3,6 +3,7 @@
 // reruns a batch after a change (or the model starts failing one task: a regression). Time comes from a stepping clock, so two runs of one
 // variant differ in nothing but what the variant changed (and the ignored fields).
 import { createScriptedAgent, runBatch, type BatchTask } from '../../lib/index';
+import type { RunStore } from '../../lib/subpaths/batch';
 
 /** What a variant changes from the base batch. */
 export type DiffVariant = 'base' | 'prompt' | 'response' | 'toolFails' | 'modelFails';
@@ -47,12 +48,19 @@ export function diffTasks(variant: DiffVariant, ids: readonly string[] = ['a', '
   }));
 }
 
-/** Runs a variant's batch into `historyDir`, its clock stepping by `stepMs` (vary it: time is never compared). */
-export async function runDiffBatch(historyDir: string, variant: DiffVariant, stepMs = 5): Promise<void> {
+/**
+ * Runs a variant's batch into `historyDir` (or a store, as batch `batchId`), its clock stepping
+ * by `stepMs` (vary it: time is never compared).
+ */
+export async function runDiffBatch(
+  where: string | { store: RunStore; batchId: string },
+  variant: DiffVariant,
+  stepMs = 5,
+): Promise<void> {
   let t = Date.UTC(2026, 10, 22, 12, 0, 0);
   await runBatch(diffTasks(variant), {
     logger: false,
-    historyDir,
+    ...(typeof where === 'string' ? { historyDir: where } : where),
     concurrency: 1,
     sleep: () => tick(),
     clock: () => (t += stepMs),
