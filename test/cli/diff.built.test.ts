@@ -234,7 +234,10 @@ describe('agent-sm diff: hostile text is escaped', () => {
     expect(runs.code).toBe(1);
     expect(runs.stdout).toContain('a different tool result');
     expect(runs.stdout).toContain('found\\u001b]0;pwned\\u0007 it\\u2066\\nnext line');
-    for (const out of [batch.stdout, runs.stdout, batch.stderr, runs.stderr])
+    const json = diff('--json', path.join(a, file), path.join(b, file));
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ divergence: { kind: 'tool_result' } });
+    for (const out of [batch.stdout, runs.stdout, json.stdout, batch.stderr, runs.stderr])
       // eslint-disable-next-line no-control-regex -- what must not reach the terminal
       expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/);
   }, 30_000);
