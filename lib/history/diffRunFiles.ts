@@ -113,7 +113,8 @@ export async function diffRunFiles(a: RunDiffInput, b: RunDiffInput, options: Ru
   const cursorA = new EntryCursor(a, read);
   const cursorB = new EntryCursor(b, read);
   try {
-    const before: StepView[] = [];
+    // The steps alike just before the divergence, as read (made views of only at the end).
+    const before: DiffStep[] = [];
     let sameSteps = 0;
     let stepA: DiffStep | undefined;
     let stepB: DiffStep | undefined;
@@ -124,11 +125,19 @@ export async function diffRunFiles(a: RunDiffInput, b: RunDiffInput, options: Ru
       sameSteps++;
       if (context > 0) {
         if (before.length >= context) before.shift();
-        before.push(stepView(stepA));
+        before.push(stepA);
       }
     }
     if (stepA === undefined && stepB === undefined)
-      return { same: true, divergence: undefined, before, afterA: [], afterB: [], sameSteps, ...sides(sideA, sideB) };
+      return {
+        same: true,
+        divergence: undefined,
+        before: before.map(stepView),
+        afterA: [],
+        afterB: [],
+        sameSteps,
+        ...sides(sideA, sideB),
+      };
     let kind = divergenceKind(stepA, stepB);
     let cause: RunDivergence['cause'];
     let aheadA: DiffStep[] = [];
@@ -156,7 +165,15 @@ export async function diffRunFiles(a: RunDiffInput, b: RunDiffInput, options: Ru
     };
     const afterA = untilDivergence ? [] : await rest([stepA, ...aheadA], cursorA, sideA, after);
     const afterB = untilDivergence ? [] : await rest([stepB, ...aheadB], cursorB, sideB, after);
-    return { same: false, divergence, before, afterA, afterB, sameSteps, ...sides(sideA, sideB) };
+    return {
+      same: false,
+      divergence,
+      before: before.map(stepView),
+      afterA,
+      afterB,
+      sameSteps,
+      ...sides(sideA, sideB),
+    };
   } finally {
     await Promise.all([cursorA.close(), cursorB.close()]);
   }

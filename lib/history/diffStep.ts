@@ -73,9 +73,34 @@ export function stepKey(step: DiffStep): string {
   return `${step.kind}\u0000${JSON.stringify(step.value, dropIgnored)}`;
 }
 
-/** Whether two steps say the same, the ignored fields aside. */
+/**
+ * Whether two steps say the same, the ignored fields aside: compared in place, value by value,
+ * without serializing them (runs in step compare every line). Key order is not compared.
+ */
 export function sameStep(a: DiffStep, b: DiffStep): boolean {
-  return a.kind === b.kind && stepKey(a) === stepKey(b);
+  return a.kind === b.kind && sameValue(a.value, b.value, 0);
+}
+
+/** Two parsed JSON values alike, the ignored fields (and undefined ones) aside. */
+function sameValue(x: unknown, y: unknown, depth: number): boolean {
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null || depth > 100) return false;
+  if (Array.isArray(x)) {
+    if (!Array.isArray(y) || x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!sameValue(x[i], y[i], depth + 1)) return false;
+    return true;
+  }
+  if (Array.isArray(y)) return false;
+  const xs = x as Record<string, unknown>;
+  const ys = y as Record<string, unknown>;
+  let fields = 0;
+  for (const key in xs) {
+    if (IGNORED_FIELDS.has(key) || xs[key] === undefined) continue;
+    fields++;
+    if (!sameValue(xs[key], ys[key], depth + 1)) return false;
+  }
+  for (const key in ys) if (!IGNORED_FIELDS.has(key) && ys[key] !== undefined) fields--;
+  return fields === 0;
 }
 
 /** What of the request an LLM line or an HTTP exchange carries. */

@@ -63,6 +63,10 @@ describe('diffStep', () => {
     });
     expect(sameStep(a, b)).toBe(true);
     expect(differingFields(a.value, b.value)).toEqual([]);
+    // Nor the order of fields, nor a field left undefined; a field present on one side alone counts.
+    expect(sameStep(llm({ input: { a: 1, b: 2 } }), llm({ input: { b: 2, a: 1 }, note: undefined }))).toBe(true);
+    expect(sameStep(llm({ input: { a: 1 } }), llm({ input: { a: 1, b: null } }))).toBe(false);
+    expect(sameStep(llm({ input: [1, 2] }), llm({ input: { 0: 1, 1: 2 } }))).toBe(false);
   });
 
   it('names a request, a response, a tool result, a move and an end', () => {
