@@ -12,7 +12,8 @@ import { esc, staticPage } from './html';
 const DIFF_STYLE = `
 table.side { table-layout: fixed; }
 table.side td { font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; word-break: break-word; }
-table.side td.ln { width: 56px; color: var(--muted); text-align: right; }
+table.side .ln { width: 56px; color: var(--muted); text-align: right; }
+table.side tr.cause td { background: #fff3e0; }
 table.side tr.diverge td { background: #fdecec; }
 table.side tr.before td { color: var(--muted); }
 table.side details summary { cursor: pointer; }
@@ -71,11 +72,16 @@ export function renderRunDiffPage(diff: RunDiff): string {
     out.push('</tr></thead><tbody>');
     for (const step of diff.before) out.push(`<tr class="before">${cell(step)}${cell(step, 'alike')}</tr>`);
     const rows = Math.max(diff.afterA.length, diff.afterB.length);
-    for (let i = 0; i < rows; i++)
-      out.push(`<tr${i === 0 ? ' class="diverge"' : ''}>${cell(diff.afterA[i])}${cell(diff.afterB[i])}</tr>`);
+    // The diverging steps, and the journal lines that say why (when the same move differs in its details).
+    const causeAt =
+      divergence.cause === undefined ? -1 : diff.afterA.findIndex((s) => s.line === divergence.cause!.a.line);
+    for (let i = 0; i < rows; i++) {
+      const mark = i === 0 ? ' class="diverge"' : i === causeAt ? ' class="cause"' : '';
+      out.push(`<tr${mark}>${cell(diff.afterA[i])}${cell(diff.afterB[i])}</tr>`);
+    }
     out.push('</tbody></table>');
     out.push(
-      `<p class="hint">${esc(`${plural(diff.sameSteps, 'step')} alike before the divergence (the last ${diff.before.length} shown, greyed); each side shows at most ${plural(200, 'step')} from it.`)}</p>`,
+      `<p class="hint">${esc(`${plural(diff.sameSteps, 'step')} alike before the divergence (the last ${diff.before.length} shown, greyed); the divergence in red${divergence.cause === undefined ? '' : ', the line that says why in orange'}; each side shows at most ${plural(200, 'step')} from it.`)}</p>`,
     );
   }
   out.push('<h2>A → B</h2>', figures(a, b));
@@ -138,7 +144,7 @@ export function renderBatchDiffPage(diff: BatchDiff): string {
         `<tr class="o-${esc(p.b.outcome)}"><td>${esc(p.id)}</td><td>${esc(`${p.a.outcome} → ${p.b.outcome}`)}</td>` +
           `<td class="num">${esc(`${formatSpendCell(p.a)} → ${formatSpendCell(p.b)} (${formatChange(p.costDeltaUsd, 'usd')})`)}</td>` +
           `<td class="num">${esc(formatChange(p.llmCallsDelta, 'count'))}</td><td class="num">${esc(formatChange(p.tokensDelta, 'count'))}</td>` +
-          `<td>${esc(p.a.reason ?? '')}</td><td>${esc(p.b.reason ?? '')}</td></tr>`,
+          `<td>${esc(p.a.reason ?? p.a.outcome)}</td><td>${esc(p.b.reason ?? p.b.outcome)}</td></tr>`,
       );
     out.push('</tbody></table>');
   };

@@ -76,6 +76,31 @@ describe('the run diff page (Chromium)', () => {
     expect(requests).toEqual([url]);
   });
 
+  it('marks the line that says why when the same move differs in its details', async () => {
+    await runDiffBatch(path.join(dir, 'prompt'), 'prompt');
+    const diff = await diffRunFiles(
+      { name: path.join(dir, 'base', 'b.jsonl') },
+      { name: path.join(dir, 'prompt', 'b.jsonl') },
+    );
+    const { page: p, problems } = await open('cause-diff.html', renderRunDiffPage(diff));
+    await expect(p.locator('#cause-fields tbody td').allTextContents()).resolves.toEqual([
+      'input.message',
+      '"fix the bug in b"',
+      '"fix the bug in b, and add a test"',
+    ]);
+    const cause = await p.locator('#side tbody tr.cause td').allTextContents();
+    expect(cause[0]).toBe('5');
+    expect(cause[1]).toContain('"fix the bug in b"');
+    expect(cause[3]).toContain('"fix the bug in b, and add a test"');
+    // The line column stays narrow: the steps get the room.
+    const widths = await p
+      .locator('#side thead th')
+      .evaluateAll((ths) => ths.map((th) => th.getBoundingClientRect().width));
+    expect(widths[0]).toBeLessThan(80);
+    expect(widths[1]).toBeGreaterThan(300);
+    expect(problems).toEqual([]);
+  });
+
   it('keeps hostile text as text: markup in a step is never markup', async () => {
     const base = fs.readFileSync(path.join(dir, 'base', 'c.jsonl'), 'utf8');
     const hostile = base.replace('nothing to do', '<img src=x onerror=alert(1)><script>alert(2)</script>\u202e');
@@ -105,7 +130,7 @@ describe('the batch diff page (Chromium)', () => {
       '$0.0300 → $0.0100 (-$0.0200)',
       '+2',
       '-180',
-      '',
+      'end_of_turn',
       'sendToolResults failed after 3 attempts: HTTP 503: the model is overloaded',
     ]);
     const totals = await p.locator('#totals tr').allTextContents();
