@@ -31,7 +31,7 @@ export function formatRunDiff(diff: RunDiff): string {
       '',
       diff.sameSteps === 0
         ? 'Alike before it: nothing'
-        : `Alike before it: ${plural(diff.sameSteps, 'step')}, the last ${diff.before.length}`,
+        : `Alike before it: ${plural(diff.sameSteps, 'step')}${diff.sameSteps > diff.before.length ? ` (the last ${diff.before.length} shown)` : ''}`,
     );
     for (const step of diff.before) out.push(`    ${stepLine(step)}`);
     out.push('', 'Where they diverge');
