@@ -68,9 +68,33 @@ export function stepOf(entry: HistoryEntry): DiffStep | undefined {
 
 const dropIgnored = (key: string, value: unknown): unknown => (IGNORED_FIELDS.has(key) ? undefined : value);
 
-/** A step's content as compared: its JSON without the ignored fields. */
+/**
+ * A step's content as a string, for a digest of a run (`RunDigest`): its JSON without the
+ * ignored fields, object keys sorted, so that two steps `sameStep` calls alike give the same
+ * string whatever order their writer put the fields in (another version of the library may).
+ */
 export function stepKey(step: DiffStep): string {
-  return `${step.kind}\u0000${JSON.stringify(step.value, dropIgnored)}`;
+  return `${step.kind}\u0000${canonicalJson(step.value, 0)}`;
+}
+
+/** JSON of a parsed value with object keys sorted and the ignored fields (and undefined ones) left out. */
+function canonicalJson(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (depth > 100) return '"(nested too deep)"';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++)
+      out += `${i > 0 ? ',' : ''}${value[i] === undefined ? 'null' : canonicalJson(value[i], depth + 1)}`;
+    return `${out}]`;
+  }
+  const object = value as Record<string, unknown>;
+  const keys: string[] = [];
+  for (const key in object) if (!IGNORED_FIELDS.has(key) && object[key] !== undefined) keys.push(key);
+  keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++)
+    out += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson(object[keys[i]!], depth + 1)}`;
+  return `${out}}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // diffStep: which lines are compared, what is left out of them, and how a difference between
 // two steps is named.
 import type { HistoryEntry } from '../../lib/history/HistoryEntry';
-import { differingFields, divergenceKind, sameStep, stepOf, type DiffStep } from '../../lib/history/diffStep';
+import { differingFields, divergenceKind, sameStep, stepKey, stepOf, type DiffStep } from '../../lib/history/diffStep';
 
 const step = (entry: HistoryEntry): DiffStep => stepOf(entry)!;
 const llm = (fields: Record<string, unknown>): DiffStep =>
@@ -67,6 +67,12 @@ describe('diffStep', () => {
     expect(sameStep(llm({ input: { a: 1, b: 2 } }), llm({ input: { b: 2, a: 1 }, note: undefined }))).toBe(true);
     expect(sameStep(llm({ input: { a: 1 } }), llm({ input: { a: 1, b: null } }))).toBe(false);
     expect(sameStep(llm({ input: [1, 2] }), llm({ input: { 0: 1, 1: 2 } }))).toBe(false);
+    // A batch's digest of a run agrees: the same key for steps alike, whatever their fields' order.
+    expect(stepKey(llm({ input: { a: 1, b: 2 }, endedAt: 5 }))).toBe(
+      stepKey(llm({ input: { b: 2, a: 1 }, endedAt: 9 })),
+    );
+    expect(stepKey(llm({ input: { a: 1 } }))).not.toBe(stepKey(llm({ input: { a: 2 } })));
+    expect(stepKey(a)).toBe(stepKey(b));
   });
 
   it('names a request, a response, a tool result, a move and an end', () => {
