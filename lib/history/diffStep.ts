@@ -79,6 +79,7 @@ export function stepKey(step: DiffStep): string {
 
 /** JSON of a parsed value with object keys sorted and the ignored fields (and undefined ones) left out. */
 function canonicalJson(value: unknown, depth: number): string {
+  if (typeof value === 'string') return JSON.stringify(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (depth > 100) return '"(nested too deep)"';
   if (Array.isArray(value)) {
@@ -88,12 +89,19 @@ function canonicalJson(value: unknown, depth: number): string {
     return `${out}]`;
   }
   const object = value as Record<string, unknown>;
-  const keys: string[] = [];
-  for (const key in object) if (!IGNORED_FIELDS.has(key) && object[key] !== undefined) keys.push(key);
-  keys.sort();
+  const keys = Object.keys(object);
+  // Most objects come in one order, already sorted or not: sorted only when they are not.
+  for (let i = 1; i < keys.length; i++)
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort();
+      break;
+    }
   let out = '{';
-  for (let i = 0; i < keys.length; i++)
-    out += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson(object[keys[i]!], depth + 1)}`;
+  for (const key of keys) {
+    const field = object[key];
+    if (field === undefined || IGNORED_FIELDS.has(key)) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(field, depth + 1)}`;
+  }
   return `${out}}`;
 }
 
