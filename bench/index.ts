@@ -81,6 +81,12 @@ const SUITES: readonly SuiteSpec[] = [
     optional: true,
   },
   {
+    name: 'diff',
+    title: 'agent-sm diff: two batch folders of 1,000 runs each, against reading both folders',
+    file: 'diff.bench.ts',
+    optional: false,
+  },
+  {
     name: 'cli',
     title: 'Inspection as the CLI: agent-sm inspect and validate on a 5,000,000-line file, beside jq',
     file: 'cli.bench.ts',

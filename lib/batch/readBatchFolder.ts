@@ -4,9 +4,9 @@ import { folderBatchSource, type BatchRunSource, type BatchSource } from './Batc
 import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { LIMIT_ROWS, limitUsed } from '../internal/fieldLists';
 import { LIMITS } from '../internal/limits';
-import type { HistoryWarning } from '../history/HistoryEntry';
+import type { HistoryEntry, HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
-import { readRunFile } from '../history/readRunFile';
+import { readRunFile, type RunFileFacts } from '../history/readRunFile';
 import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
 import { messageOf } from '../internal/messageOf';
 import type { RaiseRequest } from './raiseRequests';
@@ -111,6 +111,11 @@ export interface BatchReadingOptions {
   salvage?: boolean;
   maxLineBytes?: number;
   onWarning: (w: HistoryWarning) => void;
+  /**
+   * Sees each run's live file as it is read, for a reader that needs more of it in the same
+   * pass (`agent-sm diff` digests each run): `entry` each line, `done` its facts once read.
+   */
+  observe?: (id: string) => { entry(entry: HistoryEntry): void; done(facts: RunFileFacts): void };
 }
 
 /** `readBatchFolder` for a batch from a folder or a store (`storeBatchSource`): `dir` is its `where`. */
@@ -129,12 +134,18 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     }
     const file = task.lines.name;
     try {
-      const facts = await readRunFile(file, {
-        salvage: options.salvage === true,
-        ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-        onWarning: options.onWarning,
-        ...(task.lines.input === undefined ? {} : { input: task.lines.input() }),
-      });
+      const observer = options.observe?.(task.id);
+      const facts = await readRunFile(
+        file,
+        {
+          salvage: options.salvage === true,
+          ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
+          onWarning: options.onWarning,
+          ...(task.lines.input === undefined ? {} : { input: task.lines.input() }),
+        },
+        observer === undefined ? undefined : (entry) => observer.entry(entry),
+      );
+      observer?.done(facts);
       const attempts = [...(await earlierSpends(task, options)), facts.attempt];
       const costUsd = Math.max(facts.costUsd, spendOverAttempts(attempts));
       const uncertainUsd = Math.min(costUsd, Math.max(facts.uncertainUsd, uncertainOverAttempts(attempts)));

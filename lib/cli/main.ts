@@ -8,6 +8,7 @@ import type { CliIO } from './CliIO';
 import { commandContext } from './CommandContext';
 import { EXIT } from './EXIT';
 import { addDiagramCommand } from './diagramCommand';
+import { addDiffCommand } from './diffCommand';
 import { addExportCommand } from './exportCommand';
 import { addInspectCommand } from './inspectCommand';
 import { addRaiseCommand } from './raiseCommand';
@@ -58,6 +59,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   addWatchCommand(program, { ...io, opened }, ctx.exit);
   addShowCommand(program, ctx);
   addReplayCommand(program, ctx);
+  addDiffCommand(program, ctx);
   // Every command that reads a history file takes the same two reading options.
   for (const command of program.commands) addReadingOptions(command);
   addStoreCommands(program, { stdout: io.stdout, opened, json: safeJson });

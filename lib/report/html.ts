@@ -73,3 +73,37 @@ export function page(title: string, body: string, data: unknown): string {
     '',
   ].join('\n');
 }
+
+/**
+ * A whole page without a script (the diff page: all of it is in the markup): the report's
+ * style and `extraStyle`, each allowed by its hash; the body already escaped HTML.
+ */
+export function staticPage(title: string, body: string, extraStyle = ''): string {
+  const policy = [
+    "default-src 'none'",
+    "script-src 'none'",
+    `style-src ${STYLE_HASH} ${sha256(extraStyle)}`,
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${esc(policy)}">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="referrer" content="no-referrer">',
+    '<link rel="icon" href="data:,">',
+    `<title>${esc(title)}</title>`,
+    `<style>${PAGE_STYLE}</style>`,
+    `<style>${extraStyle}</style>`,
+    '</head>',
+    '<body>',
+    body,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}

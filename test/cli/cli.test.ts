@@ -224,6 +224,7 @@ describe('main()', () => {
       ['inspect', '--help'],
       ['validate', '--help'],
       ['diagram', '--help'],
+      ['diff', '--help'],
       ['help', 'inspect'],
     ]) {
       const { code, stdout } = await cli(...argv);
