@@ -81,6 +81,13 @@ const SUITES: readonly SuiteSpec[] = [
     optional: true,
   },
   {
+    name: 'meter',
+    title:
+      'The metered fetch: the openai client through it, inside an observed run, against a passthrough fetch (CPU time)',
+    file: 'meter.bench.ts',
+    optional: false,
+  },
+  {
     name: 'diff',
     title: 'agent-sm diff: two batch folders of 1,000 runs each, against reading both folders',
     file: 'diff.bench.ts',
