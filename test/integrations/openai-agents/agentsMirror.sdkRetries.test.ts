@@ -8,7 +8,7 @@ import { agentsMirror } from '../../../lib/integrations/openai-agents';
 import { startBillingServer, type BillingServer, type Move } from '../../helpers/billingServer';
 import { localPricing as pricing } from '../../helpers/localPricing';
 import { startOpenAIResponsesServer, type ResponsesAction } from '../../../examples/servers/openaiResponsesServer';
-import { clientRetryDelayMs } from '../../../lib/integrations/openai-agents/sdkRetries';
+import { clientRetryDelayMs } from '../../../lib/internal/clientRetries';
 
 setTracingDisabled(true);
 
