@@ -74,20 +74,6 @@ async function retryAfter(retries: ClientRetries, error: unknown, retry: number)
 }
 
 /**
- * Whether a client retries after `error` by its status, as the `openai` client does: the
- * server's `x-should-retry` when it says, else 408, 409, 429 and 5xx, and a connection error
- * or timeout.
- */
-export function statusWouldRetry(error: unknown): boolean {
-  const should = headerOf(error, 'x-should-retry');
-  if (should === 'true') return true;
-  if (should === 'false') return false;
-  const status = (error as { status?: unknown } | null)?.status;
-  if (typeof status === 'number') return status === 408 || status === 409 || status === 429 || status >= 500;
-  return isConnectionError(error);
-}
-
-/**
  * The `openai` client's connection errors (`APIConnectionError`, `APIConnectionTimeoutError`),
  * by class name (a framework may load its own copy of `openai`), and a timeout a framework
  * rewrapped (`TimeoutError`, as LangChain does).
