@@ -125,6 +125,14 @@ export class LangGraphMirror extends BaseCallbackHandler {
    * the cut. A callback handler cannot answer for a model: without this, a resumed run starts
    * its calls again (and pays for them again). Every other call goes to `model` as it is.
    * Observing `'wrapped'`, the model also reports its calls to the mirror, as its own callback.
+   *
+   * A `ChatOpenAI`'s own retries (its AsyncCaller's `maxRetries`, 6 by default) are the
+   * mirror's: each request goes with `maxRetries: 0`, and each retry the model would have made
+   * is made here, the failed request charged by its status and the retry gated as an attempt.
+   * Throws, naming the setting, for a model whose retries cannot be turned off: a `ChatOpenAI`
+   * with `configuration.maxRetries`, or another provider's model sending through LangChain's
+   * AsyncCaller with `maxRetries` above 0 (construct it with `maxRetries: 0`). Observing
+   * `'graph'`, a `ChatOpenAI` the graph calls unwrapped must have `maxRetries: 0`, or is refused.
    */
   wrapModel<M>(model: M): M {
     return this.#served.wrapModel(model);
