@@ -314,7 +314,7 @@ class SpanBuilder {
         name: 'agent_state_machine.llm.attempt_failed',
         attributes: attrs({
           [ASM.llmAttempt]: num(failure?.['attempt']),
-          'exception.message': str(failure?.['error']),
+          [GEN_AI.exceptionMessage]: str(failure?.['error']),
           'agent_state_machine.llm.retry_delay_ms': num(failure?.['delayMs']),
         }),
       });
