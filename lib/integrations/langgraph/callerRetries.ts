@@ -29,8 +29,9 @@ export const RETRIES_MADE_BY_MIRROR = 'agent_state_machine_retries';
 
 /**
  * The caller retries of `model` the mirror makes itself (its requests are then sent with
- * `maxRetries: 0`), or `undefined` for a model it leaves as it is: one that makes no requests
- * through LangChain's AsyncCaller, or whose caller retries nothing (`maxRetries: 0`). Throws,
+ * `maxRetries: 0`; a call's own `maxRetries` option, when it states one, is how many), or
+ * `undefined` for a model it leaves as it is: one that makes no requests through LangChain's
+ * AsyncCaller, or another provider's whose caller retries nothing (`maxRetries: 0`). Throws,
  * naming the setting, for a model whose retries the mirror cannot turn off.
  */
 export function callerRetriesOf(model: unknown, name: string): CallerRetries | undefined {
@@ -59,8 +60,8 @@ export function callerRetriesOf(model: unknown, name: string): CallerRetries | u
       );
   }
   const callers = senders.map((s) => (s as { caller?: Caller }).caller);
+  // Even at maxRetries 0 its requests go with maxRetries: 0, which a call option could raise (withConfig({ maxRetries })).
   const retries = Math.max(...callers.map(maxRetriesOf));
-  if (retries === 0) return undefined;
   const caller = callers[0];
   return {
     retries,
@@ -78,6 +79,12 @@ export function callerRetriesOf(model: unknown, name: string): CallerRetries | u
 /** Call options for one request with the caller's retries off (ChatOpenAI reads `maxRetries` from them). */
 export function withoutCallerRetries(options: unknown): Record<string, unknown> {
   return { ...(typeof options === 'object' && options !== null ? options : {}), maxRetries: 0 };
+}
+
+/** How many retries a call makes: its own `maxRetries` option when it states one, else its model's caller's. */
+export function retriesOfCall(retries: CallerRetries, options: unknown): CallerRetries {
+  const stated = (options as { maxRetries?: unknown } | null | undefined)?.maxRetries;
+  return typeof stated === 'number' && stated >= 0 ? { ...retries, retries: stated } : retries;
 }
 
 /**

@@ -3,7 +3,13 @@ import { AIMessage, AIMessageChunk } from '@langchain/core/messages';
 import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
 import { InvalidArgumentError, type MirrorResponse } from 'agent-state-machine';
 import { retriedAsClient, streamRetriedAsClient, type ClientRetries } from '../../internal/clientRetries';
-import { callerRetriesOf, RETRIES_MADE_BY_MIRROR, withoutCallerRetries, type CallerRetries } from './callerRetries';
+import {
+  callerRetriesOf,
+  retriesOfCall,
+  RETRIES_MADE_BY_MIRROR,
+  withoutCallerRetries,
+  type CallerRetries,
+} from './callerRetries';
 
 /** What LangChain hands a chat model's and a tool's own methods: the run they belong to. */
 interface RunManager {
@@ -88,7 +94,11 @@ export class ServedCalls {
     const retriesOf = (runId: string | undefined, options: unknown): ClientRetries | undefined => {
       if (callerRetries === undefined || this.retriesFor === undefined) return undefined;
       const signal = (options as { signal?: unknown } | undefined)?.signal;
-      return this.retriesFor(runId, callerRetries, signal instanceof AbortSignal ? signal : undefined);
+      return this.retriesFor(
+        runId,
+        retriesOfCall(callerRetries, options),
+        signal instanceof AbortSignal ? signal : undefined,
+      );
     };
     const take = (runManager?: RunManager): MirrorResponse | undefined => {
       const id = runManager?.runId;

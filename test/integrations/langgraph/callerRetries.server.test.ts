@@ -142,6 +142,27 @@ describe("LangGraphMirror and ChatOpenAI's own retries (its AsyncCaller, at its 
     expect(lg.usage.costUsd).toBeCloseTo(billing.billing.usd, 12);
   }, 60_000);
 
+  it("a call's own maxRetries (withConfig) on a model made with maxRetries 0: its retries are the mirror's too", async () => {
+    billing.reset(['500', 'ok']);
+    const before = billing.server.exchanges.length;
+    const lg = langGraphMirror({ pricing, budget: { maxCostUsd: 1, strict: true }, logger: false });
+    const gated = gatedCount(lg);
+    const model = new ChatOpenAI({
+      model: 'gpt-local',
+      apiKey: 'sk-local',
+      configuration: { baseURL: billing.server.baseURL },
+      maxTokens: MAX,
+      maxRetries: 0,
+    }).withConfig({ maxRetries: 2 });
+    const out = await lg.run(createReactAgent({ llm: lg.wrapModel(model), tools: [] }), {
+      messages: [{ role: 'user', content: 'Say done' }],
+    });
+    expect(out.messages.at(-1)?.content).toBe('done');
+    expect(billing.server.exchanges.length - before).toBe(2);
+    expect(gated.count).toBe(2);
+    expect(lg.usage.uncertainUsd).toBeGreaterThan(0);
+  }, 60_000);
+
   it('refuses a default ChatOpenAI the graph calls without lg.wrapModel, by name, before any request', async () => {
     billing.reset(['ok']);
     const before = billing.server.exchanges.length;

@@ -2,6 +2,7 @@
 import { ChatOpenAI } from '@langchain/openai';
 import {
   callerRetriesOf,
+  retriesOfCall,
   unseenRetries,
   RETRIES_MADE_BY_MIRROR,
 } from '../../../lib/integrations/langgraph/callerRetries';
@@ -10,10 +11,18 @@ const openai = (more: Record<string, unknown> = {}) =>
   new ChatOpenAI({ model: 'gpt-local', apiKey: 'sk-local', ...more });
 
 describe('callerRetriesOf', () => {
-  it("makes ChatOpenAI's caller retries (6 by default, else its maxRetries); none for maxRetries 0", () => {
+  it("makes ChatOpenAI's caller retries (6 by default, else its maxRetries), 0 included", () => {
     expect(callerRetriesOf(openai(), 'model')?.retries).toBe(6);
     expect(callerRetriesOf(openai({ maxRetries: 2 }), 'model')?.retries).toBe(2);
-    expect(callerRetriesOf(openai({ maxRetries: 0 }), 'model')).toBeUndefined();
+    // Still sent with maxRetries: 0, so that a call option stating more (withConfig) cannot retry unseen.
+    expect(callerRetriesOf(openai({ maxRetries: 0 }), 'model')?.retries).toBe(0);
+  });
+
+  it("takes a call's own maxRetries option over its model's", () => {
+    const retries = callerRetriesOf(openai({ maxRetries: 0 }), 'model')!;
+    expect(retriesOfCall(retries, { maxRetries: 2 }).retries).toBe(2);
+    expect(retriesOfCall(retries, { signal: undefined }).retries).toBe(0);
+    expect(retriesOfCall(retries, undefined).retries).toBe(0);
   });
 
   it("asks the caller's own failed-attempt handler whether it would retry", () => {
