@@ -44,7 +44,58 @@ export const GEN_AI = {
   usageCostSource: 'gen_ai.usage.cost.source',
   /** Stable, from the general conventions. */
   errorType: 'error.type',
+  /** Stable, from the general conventions: a failed attempt's message, on its span event. */
+  exceptionMessage: 'exception.message',
 } as const;
+
+/** The attribute types of the conventions' registry (`type:` in its YAML models). */
+export type RegistryType = 'string' | 'int' | 'double' | 'boolean' | 'string[]' | 'any';
+
+/**
+ * The registry's type of every attribute in `GEN_AI`, as `model/gen-ai/registry.yaml` and
+ * `model/error/registry.yaml` of open-telemetry/semantic-conventions give it (the registry
+ * `@opentelemetry/semantic-conventions` 1.45.0 publishes as its `ATTR_*` constants; the package
+ * carries the names, not the types). `any` is a structured value: we write it as a JSON string.
+ * The proposed cost attributes are in no registry yet: their types are the proposal's.
+ * `test/internal/genAiConventions.test.ts` holds every name here to the package's constants.
+ */
+export const GEN_AI_TYPES: Readonly<Record<(typeof GEN_AI)[keyof typeof GEN_AI], RegistryType>> = {
+  [GEN_AI.operationName]: 'string',
+  [GEN_AI.providerName]: 'string',
+  [GEN_AI.agentName]: 'string',
+  [GEN_AI.workflowName]: 'string',
+  [GEN_AI.conversationId]: 'string',
+  [GEN_AI.requestModel]: 'string',
+  [GEN_AI.responseModel]: 'string',
+  [GEN_AI.responseFinishReasons]: 'string[]',
+  [GEN_AI.usageInputTokens]: 'int',
+  [GEN_AI.usageOutputTokens]: 'int',
+  [GEN_AI.usageCacheReadInputTokens]: 'int',
+  [GEN_AI.usageCacheCreationInputTokens]: 'int',
+  [GEN_AI.usageReasoningOutputTokens]: 'int',
+  [GEN_AI.toolName]: 'string',
+  [GEN_AI.toolCallId]: 'string',
+  [GEN_AI.toolType]: 'string',
+  [GEN_AI.toolCallArguments]: 'any',
+  [GEN_AI.toolCallResult]: 'any',
+  [GEN_AI.inputMessages]: 'any',
+  [GEN_AI.outputMessages]: 'any',
+  [GEN_AI.usageCostAmount]: 'double',
+  [GEN_AI.usageCostCurrency]: 'string',
+  [GEN_AI.usageCostSource]: 'string',
+  [GEN_AI.errorType]: 'string',
+  [GEN_AI.exceptionMessage]: 'string',
+};
+
+/** The attributes of `GEN_AI` that are proposed, in no registry yet (semantic-conventions-genai pull request 443). */
+export const GEN_AI_PROPOSED: ReadonlySet<string> = new Set([
+  GEN_AI.usageCostAmount,
+  GEN_AI.usageCostCurrency,
+  GEN_AI.usageCostSource,
+]);
+
+/** The namespace of our own attributes and events (`ASM`): everything outside the conventions. */
+export const ASM_NAMESPACE = 'agent_state_machine.';
 
 /** Values of `gen_ai.operation.name`, which also start the span names. */
 export const GEN_AI_OPERATION = {

@@ -135,10 +135,20 @@ function pushEvent(span: OtlpSpan, event: OtlpSpan['events'][number]): void {
   else span.droppedEventsCount = (span.droppedEventsCount ?? 0) + 1;
 }
 
+/** The run's uncertain and released USD, as its records' running totals say (`data.usage`). */
+interface Money {
+  readonly uncertainUsd: number;
+  readonly releasedUsd: number;
+}
+
+const NO_MONEY: Money = { uncertainUsd: 0, releasedUsd: 0 };
+
 interface OpenTurn {
   span: OtlpSpan;
   /** The run's usage when the turn started: records carry running totals, spans want differences. */
   startUsage: RunUsage | null;
+  /** The run's uncertain and released USD when the turn started. */
+  startMoney: Money;
   /** When it started: a file whose times run backwards must not end a span before its start. */
   startAt: number;
   lastAt: number;
@@ -155,6 +165,8 @@ class SpanBuilder {
   /** The roles of the file's table (the default one until a meta line says otherwise). */
   #roles: TableRoles = DEFAULT_ROLES;
   #ids = 0;
+  /** The run's uncertain and released USD as of the last record that carried its running totals. */
+  #money: Money = NO_MONEY;
 
   constructor(options: HistoryToOtlpOptions, emit: (span: OtlpSpan, order: number) => void, times: TimeCheck) {
     this.#runId = options.runId;
@@ -185,6 +197,8 @@ class SpanBuilder {
     // A move's entry: its time less its duration, clamped to the epoch when it cannot be real.
     const enteredAt = this.#times.entered(r.at, r.durationMs);
     const roles = this.#roles;
+    const moneyBefore = this.#money;
+    this.#money = moneyOf(data) ?? moneyBefore;
     // A move into an idle state (WaitingForUserInput in the default table) opens a turn.
     if (roles.idle.has(r.to)) {
       this.abandon(r.at, `a new turn started in ${r.from}`);
@@ -206,7 +220,7 @@ class SpanBuilder {
     });
     const stall = stallEvent(r);
     if (stall !== undefined) pushEvent(turn.span, stall);
-    if (roles.llmRequest.has(r.from)) this.#chat(turn, r, data, step, enteredAt);
+    if (roles.llmRequest.has(r.from)) this.#chat(turn, r, data, step, enteredAt, moneyBefore);
     if (roles.toolRun.has(r.from)) this.#tools(turn, r, data, enteredAt);
     if (step.ended?.end === 'terminal') this.#end(turn, r, data, step.ended.outcome, step.after);
   }
@@ -256,7 +270,7 @@ class SpanBuilder {
         [ASM.turn]: turnNo,
       }),
     );
-    this.#turn = { span, startUsage: usage, startAt: r.at, lastAt: r.at };
+    this.#turn = { span, startUsage: usage, startMoney: this.#money, startAt: r.at, lastAt: r.at };
   }
 
   #chat(
@@ -265,6 +279,7 @@ class SpanBuilder {
     data: Record<string, unknown> | undefined,
     { before, after, ended }: Step,
     enteredAt: number,
+    moneyBefore: Money,
   ): void {
     const failures = Array.isArray(data?.['failures']) ? (data['failures'] as unknown[]).map(asObject) : [];
     // A budget stop before the call, or a cancel before any attempt, made no LLM call.
@@ -285,6 +300,10 @@ class SpanBuilder {
     const answered = this.#roles.llmResponse.has(r.to);
     const told = after !== null && after !== before && (answered || !sameSpend(after, before));
     const delta = told ? minus(after, before) : undefined;
+    // Of what the call was charged, what its attempts held as uncertain (billed is the rest), and what they let go.
+    const uncertain = usd(this.#money.uncertainUsd - moneyBefore.uncertainUsd);
+    const released = usd(this.#money.releasedUsd - moneyBefore.releasedUsd);
+    const billed = delta === undefined ? 0 : usd(delta.costUsd - uncertain);
     span.attributes.push(
       ...attrs({
         [GEN_AI.operationName]: GEN_AI_OPERATION.chat,
@@ -303,9 +322,10 @@ class SpanBuilder {
               : failures.length || undefined,
         [GEN_AI.usageInputTokens]: delta?.inputTokens,
         [GEN_AI.usageOutputTokens]: delta?.outputTokens,
-        ...(delta !== undefined && delta.costUsd > 0
-          ? { [GEN_AI.usageCostAmount]: delta.costUsd, [GEN_AI.usageCostCurrency]: 'USD' }
-          : {}),
+        // The proposed gen_ai.usage.cost.* carries billed money only, as the live tracer's does.
+        ...(billed > 0 ? { [GEN_AI.usageCostAmount]: billed, [GEN_AI.usageCostCurrency]: 'USD' } : {}),
+        ...(uncertain > 0 ? { [ASM.usageUncertainUsd]: uncertain } : {}),
+        ...(released > 0 ? { [ASM.usageReleasedUsd]: released } : {}),
       }),
     );
     for (const failure of failures) {
@@ -314,7 +334,7 @@ class SpanBuilder {
         name: 'agent_state_machine.llm.attempt_failed',
         attributes: attrs({
           [ASM.llmAttempt]: num(failure?.['attempt']),
-          'exception.message': str(failure?.['error']),
+          [GEN_AI.exceptionMessage]: str(failure?.['error']),
           'agent_state_machine.llm.retry_delay_ms': num(failure?.['delayMs']),
         }),
       });
@@ -395,6 +415,10 @@ class SpanBuilder {
         [GEN_AI.usageInputTokens]: usage?.inputTokens,
         [GEN_AI.usageOutputTokens]: usage?.outputTokens,
         [ASM.usageCostUsd]: usage?.costUsd,
+        [ASM.usageUncertainUsd]:
+          totals === null ? undefined : usd(this.#money.uncertainUsd - turn.startMoney.uncertainUsd),
+        [ASM.usageReleasedUsd]:
+          totals === null ? undefined : usd(this.#money.releasedUsd - turn.startMoney.releasedUsd),
         [ASM.usageLlmCalls]: usage?.llmCalls,
         [ASM.usageToolCalls]: usage?.toolCalls,
         [ASM.budgetStoppedBy]: str(data?.['limit']),
@@ -447,6 +471,21 @@ function minus(a: RunUsage, b: RunUsage | null): Omit<RunUsage, 'cachedInputToke
     toolCalls: a.toolCalls - b.toolCalls,
     llmCalls: a.llmCalls - b.llmCalls,
   };
+}
+
+/** The uncertain and released USD of a record's running totals (`data.usage` with its `llmCalls`), if it carries them. */
+function moneyOf(data: Record<string, unknown> | undefined): Money | undefined {
+  const usage = asObject(data?.['usage']);
+  if (usage === undefined || num(usage['llmCalls']) === undefined) return undefined;
+  const uncertainUsd = num(usage['uncertainUsd']);
+  const releasedUsd = num(usage['releasedUsd']);
+  if (uncertainUsd === undefined && releasedUsd === undefined) return undefined;
+  return { uncertainUsd: uncertainUsd ?? 0, releasedUsd: releasedUsd ?? 0 };
+}
+
+/** A difference of USD figures, rounded as the records' are (no float dust below 1e-10). */
+function usd(value: number): number {
+  return Math.round(value * 1e10) / 1e10;
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {

@@ -12,7 +12,9 @@ import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { historyToOtlp } from '../../lib/telemetry/historyToOtlp';
 import type { OtlpSpan, OtlpTraceExport } from '../../lib/telemetry/OtlpJson';
+import type { AgentLoop } from '../../lib/agent/AgentLoop';
 import { T0 } from '../fixtures/agentRun';
+import { ONE_RUN, threeFiguresTask, THREE_FIGURES } from '../helpers/threeFigures';
 import { NEW_BUDGET_RUN, OLD_BUDGET_RUN, writeHistoryFile } from '../fixtures/historyFiles';
 import { manualClock } from '../helpers/manualClock';
 import { otlpShapeProblems, roundTrip } from '../helpers/otlpShape';
@@ -344,6 +346,29 @@ describe('historyToOtlp()', () => {
     expect(turns).toHaveLength(2);
     expect(attr(turns[0]!, 'agent_state_machine.outcome')).toBe('cancelled');
     expect(turns[0]!.status).toEqual({ code: 2, message: 'SendingToLLM → Paused' });
+  });
+
+  it("historyToOtlp() puts a call's three figures of money apart, as the live tracer does: billed as gen_ai.usage.cost.amount, uncertain and released in our namespace, the turn's totals", async () => {
+    // A 429 (released, $0.01 hold), a 500 (uncertain at its $0.01 hold), then an answer billed $0.0006.
+    const records: TransitionRecord<string>[] = [];
+    const agent = new AgentWithStateMachine((threeFiguresTask('m').agent as () => AgentLoop)(), {
+      logger: false,
+      sleep: async () => undefined,
+      sink: { write: (r) => void records.push(r) },
+      pricing: THREE_FIGURES.pricing!,
+      budget: { maxCostUsd: 1, strict: true },
+      retry: { retries: 3, shouldRetry: () => true },
+    });
+    await agent.runTurn('go');
+    const list = spans(historyToOtlp(records));
+    const chat = list.find((s) => s.name.startsWith('chat'))!;
+    expect(attr(chat, 'gen_ai.usage.cost.amount')).toBeCloseTo(ONE_RUN.costUsd - ONE_RUN.uncertainUsd, 10);
+    expect(attr(chat, 'agent_state_machine.usage.uncertain_usd')).toBeCloseTo(ONE_RUN.uncertainUsd, 10);
+    expect(attr(chat, 'agent_state_machine.usage.released_usd')).toBeCloseTo(ONE_RUN.releasedUsd, 10);
+    const turn = list.find((s) => s.name === 'invoke_agent')!;
+    expect(attr(turn, 'agent_state_machine.usage.cost_usd')).toBeCloseTo(ONE_RUN.costUsd, 10);
+    expect(attr(turn, 'agent_state_machine.usage.uncertain_usd')).toBeCloseTo(ONE_RUN.uncertainUsd, 10);
+    expect(attr(turn, 'agent_state_machine.usage.released_usd')).toBeCloseTo(ONE_RUN.releasedUsd, 10);
   });
 
   it('historyToOtlp() rejects bad input, naming it', () => {

@@ -3,19 +3,24 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import {
+  BudgetExceededError,
   InvalidArgumentError,
   OperationError,
   StepMirror,
+  StreamCutError,
   TurnCancelledError,
   watchOutputBound,
   type OutputBoundWatch,
   type StateMachine,
   type StateName,
+  type LLMCallBound,
   type StepMirrorOptions,
   type TurnResult,
   type UsageTotals,
 } from 'agent-state-machine';
 import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
+import { unseenRetries, type CallerRetries } from './callerRetries';
+import type { ClientRetries } from '../../internal/clientRetries';
 import { messageText, modelResponseOf, userText } from './messageOf';
 import { linkSignals } from '../../internal/linkSignals';
 import { messageOf } from '../../internal/messageOf';
@@ -80,6 +85,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
   readonly #served = new ServedCalls();
   /** Model runs (run id) that state their max output tokens: a stream is cut there. */
   readonly #watches = new Map<string, OutputBoundWatch>();
+  /** Model runs (run id) sent, to the bound their start was gated with: a retry the mirror makes is gated with it again. */
+  readonly #bounds = new Map<string, LLMCallBound | string | undefined>();
   /** Whether the model call starting asked to stream (`lc_prefer_streaming`). */
   #streams = false;
   /** Where the mirror hears the graph. */
@@ -101,6 +108,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
       );
     this.observe = observe;
     if (observe === 'wrapped') this.#served.reportTo = this;
+    this.#served.retriesFor = (runId, retries, signal) => this.#retries(runId, retries, signal);
     this.mirror = StepMirror.fromOptions(rest, 'new LangGraphMirror()', {
       cannot: {
         'budget.wrapUp':
@@ -117,6 +125,14 @@ export class LangGraphMirror extends BaseCallbackHandler {
    * the cut. A callback handler cannot answer for a model: without this, a resumed run starts
    * its calls again (and pays for them again). Every other call goes to `model` as it is.
    * Observing `'wrapped'`, the model also reports its calls to the mirror, as its own callback.
+   *
+   * A `ChatOpenAI`'s own retries (its AsyncCaller's `maxRetries`, 6 by default) are the
+   * mirror's: each request goes with `maxRetries: 0`, and each retry the model would have made
+   * is made here, the failed request charged by its status and the retry gated as an attempt.
+   * Throws, naming the setting, for a model whose retries cannot be turned off: a `ChatOpenAI`
+   * with `configuration.maxRetries`, or another provider's model sending through LangChain's
+   * AsyncCaller with `maxRetries` above 0 (construct it with `maxRetries: 0`). Observing
+   * `'graph'`, a `ChatOpenAI` the graph calls unwrapped must have `maxRetries: 0`, or is refused.
    */
   wrapModel<M>(model: M): M {
     return this.#served.wrapModel(model);
@@ -200,6 +216,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#interrupt = undefined;
     this.#tools.clear();
     this.#served.runStarts();
+    this.#bounds.clear();
     this.#inRun = true;
     try {
       const output = await graph.invoke(input, {
@@ -284,6 +301,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#interrupt = undefined;
     this.#tools.clear();
     this.#served.runStarts();
+    this.#bounds.clear();
     if (this.mirror.running) {
       // Started already, by run() or a batch, before the graph's own start: the same run.
       if (this.machine.pendingState === 'WaitingForUserInput') return;
@@ -324,7 +342,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
   }
 
   override async handleChatModelStart(
-    _llm: Serialized,
+    llm: Serialized,
     messages: BaseMessage[][],
     runId: string,
     _parentRunId?: string,
@@ -347,16 +365,48 @@ export class LangGraphMirror extends BaseCallbackHandler {
         return;
       }
     }
+    // A chat model whose caller retries where the mirror cannot see (not given through wrapModel) is refused.
+    const unseen = unseenRetries(llm, metadata);
+    if (unseen !== undefined) throw unseen;
     // The bound is only worked out when a strict (or external dollar) cap needs it.
     const bound = this.mirror.needsBound ? chatModelBound(messages, params, metadata, this.#model) : undefined;
-    const stop = await (typeof bound === 'string'
-      ? this.mirror.modelCallStart(undefined, bound)
-      : this.mirror.modelCallStart(bound));
-    if (stop !== undefined) throw stop;
+    await this.#gate(bound);
+    this.#bounds.set(runId, bound);
     this.#served.modelSent(runId);
     const max = chatModelMaxTokens(params, metadata);
     if (typeof max === 'number' && Number.isSafeInteger(max) && max >= 0)
       this.#watches.set(runId, watchOutputBound(max, NEVER));
+  }
+
+  /** Gates a model attempt with `bound`: throws the mirror's stop when it is refused. */
+  async #gate(bound: LLMCallBound | string | undefined): Promise<void> {
+    const stop = await (typeof bound === 'string'
+      ? this.mirror.modelCallStart(undefined, bound)
+      : this.mirror.modelCallStart(bound));
+    if (stop !== undefined) throw stop;
+  }
+
+  /**
+   * The caller retries of model run `runId`, made here (its model sends with `maxRetries: 0`):
+   * each failed request is charged by its status (a 429 released, a 5xx uncertain at its hold),
+   * and each retry waits as the client would and is gated with the call's bound as an attempt.
+   * The mirror's own stops (a refused call, a cut stream) are never retried.
+   */
+  #retries(runId: string | undefined, retries: CallerRetries, signal: AbortSignal | undefined): ClientRetries {
+    return {
+      retries: retries.retries,
+      wouldRetry: (error) => !isMirrorStop(error) && retries.wouldRetry(error),
+      failed: (error, delayMs) => this.mirror.modelCallFailed(error, { willRetry: true, delayMs }),
+      gate: () =>
+        this.#gate(
+          runId !== undefined && this.#bounds.has(runId)
+            ? this.#bounds.get(runId)
+            : this.mirror.needsBound
+              ? 'a retried chat model call LangChain gives no run, so its request (and its bound) cannot be told apart from the calls beside it'
+              : undefined,
+        ),
+      ...(signal === undefined ? {} : { signal }),
+    };
   }
 
   /**
@@ -385,12 +435,14 @@ export class LangGraphMirror extends BaseCallbackHandler {
 
   override handleLLMEnd(output: LLMResult, runId: string): void {
     this.#watches.delete(runId);
+    this.#bounds.delete(runId);
     if (this.#served.ended(runId)) return;
     this.mirror.modelResponse(modelResponseOf(output, this.#model));
   }
 
   override handleLLMError(error: unknown, runId: string): void {
     this.#watches.delete(runId);
+    this.#bounds.delete(runId);
     if (this.#served.ended(runId)) return;
     this.mirror.modelCallFailed(error, {});
   }
@@ -453,6 +505,16 @@ const NEVER = new AbortController().signal;
 /** Makes a `LangGraphMirror`. */
 export function langGraphMirror(options: LangGraphMirrorOptions = {}): LangGraphMirror {
   return new LangGraphMirror(options);
+}
+
+/** The mirror's own stops: a refused call, a cancelled or ended run, a stream cut at its bound. */
+function isMirrorStop(error: unknown): boolean {
+  return (
+    error instanceof BudgetExceededError ||
+    error instanceof TurnCancelledError ||
+    error instanceof OperationError ||
+    error instanceof StreamCutError
+  );
 }
 
 function describeInterrupts(interrupts: unknown): string {

@@ -2,6 +2,14 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, AIMessageChunk } from '@langchain/core/messages';
 import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
 import { InvalidArgumentError, type MirrorResponse } from 'agent-state-machine';
+import { retriedAsClient, streamRetriedAsClient, type ClientRetries } from '../../internal/clientRetries';
+import {
+  callerRetriesOf,
+  retriesOfCall,
+  RETRIES_MADE_BY_MIRROR,
+  withoutCallerRetries,
+  type CallerRetries,
+} from './callerRetries';
 
 /** What LangChain hands a chat model's and a tool's own methods: the run they belong to. */
 interface RunManager {
@@ -39,6 +47,11 @@ export class ServedCalls {
    * observes only what it wrapped); none when it rides the graph's callbacks instead.
    */
   reportTo: object | undefined;
+  /**
+   * How the mirror makes a wrapped model's caller retries for the run `runId` (its signal
+   * `signal`): each failed request charged, each retry gated. Unset, requests go as the model sends them.
+   */
+  retriesFor: ((runId: string | undefined, retries: CallerRetries, signal?: AbortSignal) => ClientRetries) | undefined;
 
   serveResponse(runId: string, response: MirrorResponse): void {
     this.#responses.set(runId, response);
@@ -72,8 +85,21 @@ export class ServedCalls {
     const inner = model as unknown as { _generate?: Generate; _streamResponseChunks?: Stream };
     if (typeof inner?._generate !== 'function')
       throw new InvalidArgumentError('model', 'a LangChain chat model (a BaseChatModel such as ChatOpenAI)', model);
+    // Throws, naming the setting, for a model whose own retries the mirror cannot turn off.
+    const callerRetries = callerRetriesOf(model, 'model');
     this.modelWrapped = true;
     const responses = this.#responses;
+    const modelRuns = this.#modelRuns;
+    /** The mirror's retries of `runId`'s call, or none (the model's caller retries nothing, or nothing makes them). */
+    const retriesOf = (runId: string | undefined, options: unknown): ClientRetries | undefined => {
+      if (callerRetries === undefined || this.retriesFor === undefined) return undefined;
+      const signal = (options as { signal?: unknown } | undefined)?.signal;
+      return this.retriesFor(
+        runId,
+        retriesOfCall(callerRetries, options),
+        signal instanceof AbortSignal ? signal : undefined,
+      );
+    };
     const take = (runManager?: RunManager): MirrorResponse | undefined => {
       const id = runManager?.runId;
       const response = id === undefined ? undefined : responses.get(id);
@@ -82,18 +108,39 @@ export class ServedCalls {
     };
     const generate: Generate = async (messages, options, runManager) => {
       const response = take(runManager);
-      if (response === undefined) return inner._generate!.call(model, messages, options, runManager);
+      if (response === undefined) {
+        // The caller's retries off, each one made by the mirror: gated and charged.
+        const retries = retriesOf(runManager?.runId, options);
+        if (retries === undefined) return inner._generate!.call(model, messages, options, runManager);
+        const sent = withoutCallerRetries(options);
+        return retriedAsClient(() => inner._generate!.call(model, messages, sent, runManager), retries);
+      }
       const message = aiMessage(response);
       return { generations: [{ text: response.text ?? '', message }] };
     };
     const own: PropertyDescriptorMap = { _generate: { value: generate, writable: true, configurable: true } };
     if (this.reportTo !== undefined) own.callbacks = this.#ownCallbacks(model);
+    // Its runs say that the mirror makes its caller's retries: a graph the mirror observes may call it.
+    const metadata = (model as { metadata?: unknown }).metadata;
+    own.metadata = {
+      value: { ...(typeof metadata === 'object' && metadata !== null ? metadata : {}), [RETRIES_MADE_BY_MIRROR]: true },
+      writable: true,
+      configurable: true,
+    };
     // Only a model that streams gets a streamed answer: LangChain streams when the method is its own.
     if (inner._streamResponseChunks !== BaseChatModel.prototype._streamResponseChunks) {
       const stream: Stream = async function* (messages, options, runManager) {
         const response = take(runManager);
         if (response === undefined) {
-          yield* inner._streamResponseChunks!.call(model, messages, options, runManager);
+          const retries = retriesOf(runManager?.runId, options);
+          if (retries === undefined) yield* inner._streamResponseChunks!.call(model, messages, options, runManager);
+          else {
+            const sent = withoutCallerRetries(options);
+            yield* streamRetriedAsClient(
+              () => inner._streamResponseChunks!.call(model, messages, sent, runManager),
+              retries,
+            );
+          }
           return;
         }
         yield new ChatGenerationChunk({ text: response.text ?? '', message: aiChunk(response) });
@@ -106,9 +153,8 @@ export class ServedCalls {
     // sent, a call recorded as answered would go out uncharged.
     const innerEvents = (inner as { _streamChatModelEvents?: unknown })._streamChatModelEvents;
     if (typeof innerEvents === 'function' && baseEvents !== undefined) {
-      const modelRuns = this.#modelRuns;
       const events: Events = async function* (messages, options, runManager) {
-        const sole = modelRuns.size === 1 ? modelRuns.values().next().value : undefined;
+        const sole: string | undefined = modelRuns.size === 1 ? modelRuns.values().next().value : undefined;
         const response = take(runManager ?? (sole === undefined ? undefined : { runId: sole }));
         if (response !== undefined) {
           const chunks = async function* (): AsyncGenerator<ChatGenerationChunk> {
@@ -121,7 +167,12 @@ export class ServedCalls {
           throw new Error(
             "a resumed run's recorded model call cannot be told apart from the model calls beside it on LangGraph's streamEvents v3 (LangChain gives the chat model no run there): resume it with invoke or stream",
           );
-        yield* (innerEvents as Events).call(model, messages, options, runManager);
+        const retries = retriesOf(runManager?.runId ?? sole, options);
+        if (retries === undefined) yield* (innerEvents as Events).call(model, messages, options, runManager);
+        else {
+          const sent = withoutCallerRetries(options);
+          yield* streamRetriedAsClient(() => (innerEvents as Events).call(model, messages, sent, runManager), retries);
+        }
       };
       own._streamChatModelEvents = { value: events, writable: true, configurable: true };
     }

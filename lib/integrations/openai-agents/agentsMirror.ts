@@ -46,8 +46,8 @@ import { requestBound } from './requestBound';
 import { recordedModelResponse, recordedStreamEvents } from './recordedModelResponse';
 import { responseOf, type AgentsModelOutput } from './responseOf';
 import { watchEvent } from './watchEvent';
-import { clientRetryDelayMs, clientWouldRetry, retriesFor, withoutClientRetries } from './sdkRetries';
-import { sleep } from '../../internal/sleep';
+import { clientWouldRetry, retriesFor, withoutClientRetries } from './sdkRetries';
+import { retriedAsClient, streamRetriedAsClient, type ClientRetries } from '../../internal/clientRetries';
 import { withState, type AnyState } from './runStateOf';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
@@ -190,23 +190,17 @@ export class AgentsMirror {
         const target = await resolve();
         await this.#beforeModel(request, name);
         // The client's own retries are off: each retry it would make is made here, gated and charged.
-        const retries = retriesFor(target, request);
-        const sent = retries > 0 ? withoutClientRetries(request) : request;
-        for (let retry = 0; ; retry++) {
-          let response: ModelResponse;
-          try {
-            response = await target.getResponse(sent);
-          } catch (error) {
-            if (!(retry < retries && (await clientWouldRetry(target, request, error, retry + 1)))) {
-              this.mirror.modelCallFailed(error, {});
-              throw error;
-            }
-            await this.#retry(error, retry, request, name);
-            continue;
-          }
-          this.#afterModel(response, name);
-          return response;
+        const retries = this.#retries(target, request, name);
+        const sent = retries.retries > 0 ? withoutClientRetries(request) : request;
+        let response: ModelResponse;
+        try {
+          response = await retriedAsClient(() => target.getResponse(sent), retries);
+        } catch (error) {
+          this.mirror.modelCallFailed(error, {});
+          throw error;
         }
+        this.#afterModel(response, name);
+        return response;
       },
       getStreamedResponse: (request: ModelRequest) => this.#stream(resolve, request, name),
       getRetryAdvice(args) {
@@ -341,8 +335,8 @@ export class AgentsMirror {
     }
     const target = await resolve();
     await this.#beforeModel(request, name);
-    const retries = retriesFor(target, request);
-    const sent = retries > 0 ? withoutClientRetries(request) : request;
+    const retries = this.#retries(target, request, name);
+    const sent = retries.retries > 0 ? withoutClientRetries(request) : request;
     // The stream is cut at the request's max tokens, whether the server stops there or not: what
     // it may bill stays within the call's hold. The cut is charged at the hold, not retried.
     const max = request.modelSettings?.maxTokens;
@@ -352,24 +346,17 @@ export class AgentsMirror {
     );
     let done = false;
     // Retried here as the client would, while no event has come: the client's own retries are off.
-    let events = 0;
     try {
-      for (let retry = 0; ; retry++) {
-        try {
-          for await (const event of target.getStreamedResponse({ ...sent, signal: watch.signal })) {
-            events += 1;
-            if ((event as { type?: unknown }).type === 'response_done') {
-              done = true;
-              this.#afterModel((event as unknown as { response: AgentsModelOutput }).response, name);
-            } else if (!done) watchEvent(watch, event);
-            yield event;
-          }
-          return;
-        } catch (error) {
-          if (done || events > 0 || !(retry < retries && (await clientWouldRetry(target, request, error, retry + 1))))
-            throw error;
-          await this.#retry(error, retry, request, name);
-        }
+      const events = streamRetriedAsClient(
+        () => target.getStreamedResponse({ ...sent, signal: watch.signal }),
+        retries,
+      );
+      for await (const event of events) {
+        if ((event as { type?: unknown }).type === 'response_done') {
+          done = true;
+          this.#afterModel((event as unknown as { response: AgentsModelOutput }).response, name);
+        } else if (!done) watchEvent(watch, event);
+        yield event;
       }
     } catch (error) {
       if (!done) this.mirror.modelCallFailed(error, {});
@@ -379,12 +366,15 @@ export class AgentsMirror {
     }
   }
 
-  /** A request the client would retry failed: charged by its status, then the retry waits the client's delay and is gated as an attempt. */
-  async #retry(error: unknown, retry: number, request: ModelRequest, name: string | undefined): Promise<void> {
-    const delayMs = clientRetryDelayMs(error, retry);
-    this.mirror.modelCallFailed(error, { willRetry: true, delayMs });
-    await sleep(delayMs, request.signal);
-    await this.#beforeModel(request, name);
+  /** The client's retries of a request to `target`, made here: each failed request charged by its status, each retry gated as an attempt. */
+  #retries(target: Model, request: ModelRequest, name: string | undefined): ClientRetries {
+    return {
+      retries: retriesFor(target, request),
+      wouldRetry: (error, retry) => clientWouldRetry(target, request, error, retry),
+      failed: (error, delayMs) => this.mirror.modelCallFailed(error, { willRetry: true, delayMs }),
+      gate: () => this.#beforeModel(request, name),
+      ...(request.signal === undefined ? {} : { signal: request.signal }),
+    };
   }
 
   async #beforeModel(request: ModelRequest, model: string | undefined): Promise<void> {

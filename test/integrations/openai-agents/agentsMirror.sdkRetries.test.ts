@@ -8,7 +8,6 @@ import { agentsMirror } from '../../../lib/integrations/openai-agents';
 import { startBillingServer, type BillingServer, type Move } from '../../helpers/billingServer';
 import { localPricing as pricing } from '../../helpers/localPricing';
 import { startOpenAIResponsesServer, type ResponsesAction } from '../../../examples/servers/openaiResponsesServer';
-import { clientRetryDelayMs } from '../../../lib/integrations/openai-agents/sdkRetries';
 
 setTracingDisabled(true);
 
@@ -120,17 +119,4 @@ describe("AgentsMirror and the OpenAIProvider client's own retries", () => {
       await server.close();
     }
   }, 60_000);
-});
-
-describe('clientRetryDelayMs', () => {
-  const after = (headers: Record<string, string>) => ({ headers: new Headers(headers) });
-  it("waits as the openai client does: the server's retry-after-ms or retry-after, else 0.5 s doubling to 8 s less up to a quarter", () => {
-    expect(clientRetryDelayMs(after({ 'retry-after-ms': '120' }), 0)).toBe(120);
-    expect(clientRetryDelayMs(after({ 'retry-after': '2' }), 0)).toBe(2000);
-    // Past a minute, the server's word is not taken.
-    expect(clientRetryDelayMs(after({ 'retry-after': '120' }), 0, () => 0)).toBe(500);
-    expect(clientRetryDelayMs(new Error('x'), 1, () => 0)).toBe(1000);
-    expect(clientRetryDelayMs(new Error('x'), 1, () => 1)).toBe(750);
-    expect(clientRetryDelayMs(undefined, 9, () => 0)).toBe(8000);
-  });
 });
