@@ -286,11 +286,14 @@ export class BatchScheduler {
     }
     // A run's file that ends whole says what it ended with as it is written: it need not be read back.
     let noted = false;
+    let uncertain: RunFileFacts['uncertain'] | undefined;
     const onFileFacts =
       endedRuns === undefined
         ? undefined
         : (file: string, facts: RunFileFacts): void => {
             noted = true;
+            // Why money is uncertain, for the report: the file knows each call's reason.
+            if (facts.uncertain.length > 0) uncertain = facts.uncertain;
             try {
               noteEnded(endedRuns, file, fs.statSync(file), stateOfFacts(file, facts));
             } catch {
@@ -298,6 +301,7 @@ export class BatchScheduler {
             }
           };
     let run = await this.#runOne(index, slot, resumeFrom, onFileFacts);
+    if (uncertain !== undefined) run = { ...run, uncertain };
     if (before?.kind === 'interrupted') {
       // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
       const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;

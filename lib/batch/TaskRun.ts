@@ -19,4 +19,6 @@ export interface TaskRun {
   historyError?: Error;
   /** With the adapter's `resumeFrom`: how the run resumed (continued from the journal, or restarted) and what it served. */
   resume?: ResumeInfo;
+  /** Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its history file says: when it has one. */
+  uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
 }

@@ -1,5 +1,5 @@
 import { formatUsd } from '../internal/formatUsd';
-import { formatSpend } from '../internal/formatSpend';
+import { formatSpend, mergeUncertain } from '../internal/formatSpend';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
@@ -59,7 +59,7 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
     ),
   );
   // The cost row counts billed + uncertain, as the cap does: the figures apart, and why money is uncertain.
-  out.push(`  Money: ${formatSpend(totals)}`);
+  out.push(`  Money: ${formatSpend({ ...totals, uncertain: mergeUncertain(runs.map((r) => r.uncertain)) })}`);
 
   const started = runs.filter((r) => r.outcome !== 'skipped');
   if (started.length > 0) {
