@@ -49,29 +49,57 @@ export function meterFetch(formats: readonly WireFormat[], base: FetchLike = glo
         run,
         `the metered fetch cannot bound POST ${url.pathname}: it meters ${formats.map((f) => f.name).join(', ')}; make other requests with a client that does not use it`,
       );
-    const body = await requestBody(input, init);
-    if (typeof body === 'string') return refuse(run, `the metered fetch cannot read POST ${url.pathname}: ${body}`);
-    const streamed = body.stream === true;
-    if (streamed && format.stream === undefined)
+    if (run.calling === true)
       return refuse(
         run,
-        `the metered fetch cannot read a streamed ${format.name} answer (stream: true): make the call without streaming`,
+        `the loop sent a ${format.name} request while another of the same run was unanswered: an observed run makes one model call at a time, as a turn does; make calls in parallel as tasks of their own (observeTask)`,
       );
-    const served = run.mirror.recordedResponse();
-    if (served !== undefined)
-      return streamed ? sseResponse(format.stream!.serve(served, body)) : jsonResponse(format.serve(served, body));
-    const bound = format.bound(body);
-    const stop = await run.mirror.modelCallStart(
-      typeof bound === 'string' ? undefined : bound,
-      typeof bound === 'string' ? bound : undefined,
-    );
-    if (stop !== undefined) {
-      run.stop = stop;
-      return stopResponse(stop);
+    // Set before anything is awaited: a request of the same run sent meanwhile is refused above.
+    run.calling = true;
+    const settling = run.settling;
+    try {
+      return await meter(run, format, base, input, init, url);
+    } finally {
+      // A stream still being read ends the call when it settles.
+      if (run.settling === settling) run.calling = false;
     }
-    const maxOutputTokens = typeof bound === 'string' ? undefined : bound.maxOutputTokens;
-    return send(run, format, base, input, init, streamed ? { maxOutputTokens } : undefined);
   };
+}
+
+/** A model call's request inside an observed run: read, served from the journal, or gated and sent. */
+async function meter(
+  run: ObservedRun,
+  format: WireFormat,
+  base: FetchLike,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  url: URL,
+): Promise<Response> {
+  const body = await requestBody(input, init);
+  // The run may have ended while the body was read (a refused request beside it).
+  const ended = endedStop(run);
+  if (ended !== undefined) return stopResponse(ended);
+  if (typeof body === 'string') return refuse(run, `the metered fetch cannot read POST ${url.pathname}: ${body}`);
+  const streamed = body.stream === true;
+  if (streamed && format.stream === undefined)
+    return refuse(
+      run,
+      `the metered fetch cannot read a streamed ${format.name} answer (stream: true): make the call without streaming`,
+    );
+  const served = run.mirror.recordedResponse();
+  if (served !== undefined)
+    return streamed ? sseResponse(format.stream!.serve(served, body)) : jsonResponse(format.serve(served, body));
+  const bound = format.bound(body);
+  const stop = await run.mirror.modelCallStart(
+    typeof bound === 'string' ? undefined : bound,
+    typeof bound === 'string' ? bound : undefined,
+  );
+  if (stop !== undefined) {
+    run.stop = stop;
+    return stopResponse(stop);
+  }
+  const maxOutputTokens = typeof bound === 'string' ? undefined : bound.maxOutputTokens;
+  return send(run, format, base, input, init, streamed ? { maxOutputTokens } : undefined);
 }
 
 /**
@@ -102,7 +130,7 @@ async function send(
     return settleWhole(mirror, format, answer);
   }
   const [mine, theirs] = answer.body.tee();
-  run.settling = settleStream(mirror, format, mine, watch);
+  run.settling = settleStream(mirror, format, mine, watch).finally(() => (run.calling = false));
   return new Response(theirs, { status: answer.status, statusText: answer.statusText, headers: handedOn(answer) });
 }
 

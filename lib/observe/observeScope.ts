@@ -12,6 +12,8 @@ export interface ObservedRun {
    * run's next step (a request, a tool, its end) waits for it, so the moves keep the loop's order.
    */
   settling?: Promise<void>;
+  /** A model call is being sent or answered: a run makes one at a time, as a turn does. */
+  calling?: boolean;
 }
 
 /**

@@ -129,3 +129,22 @@ it('leaves a client outside an observed run alone', async () => {
   });
   expect(completion.choices[0]!.message.content).toBe('plain');
 });
+
+it('refuses a second model call of the same run while the first is unanswered, by name', async () => {
+  script = [{ content: 'one', delayMs: 200 }, { content: 'two' }];
+  const ask = (c: OpenAI) =>
+    c.chat.completions.create({
+      model: 'gpt-local',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_completion_tokens: 10,
+    });
+  const { result } = await observeLoop({ logger: false }, 'hi', async () => {
+    const c = client();
+    await Promise.all([ask(c), ask(c)]);
+  });
+  expect(result.outcome).toBe('error');
+  expect(result.error?.message).toMatch(/one model call at a time/);
+  // Neither was sent once the run had ended: no request past the refusal.
+  expect(server.exchanges.length).toBeLessThanOrEqual(1);
+  expect(result.usage.llmCalls).toBe(server.exchanges.length);
+});
