@@ -19,6 +19,7 @@ import {
   type MessagesAction,
 } from '../../examples/servers/anthropicMessagesServer';
 import { fixture, recordedFetch } from '../fixtures/recordedFetch';
+import { journalInto } from '../helpers/journalInto';
 
 /** $3 in, $15 out per million tokens; a count not reported is unknown. */
 const pricing: Pricing = (u) =>
@@ -44,10 +45,6 @@ async function agent(client: Anthropic, task: string): Promise<string> {
   }
 }
 
-function journal(lines: JournalLine[]): { sink: { write(): void; journal(line: JournalLine): void } } {
-  return { sink: { write: () => undefined, journal: (line) => void lines.push(line) } };
-}
-
 describe('against the local Messages server', () => {
   let server: AnthropicMessagesServer;
   let script: MessagesAction[];
@@ -69,7 +66,7 @@ describe('against the local Messages server', () => {
     ];
     const lines: JournalLine[] = [];
     const { result, value } = await observeLoop(
-      { budget: { maxCostUsd: 1 }, pricing, journal: true, logger: false, ...journal(lines) },
+      { budget: { maxCostUsd: 1 }, pricing, journal: true, logger: false, ...journalInto(lines) },
       'find it',
       () => agent(client(), 'find it'),
     );
@@ -104,7 +101,7 @@ describe('against the local Messages server', () => {
       if (++calls === 2) throw new Error('killed');
       return fetch(input, init);
     });
-    const first = await observeLoop({ journal: true, logger: false, ...journal(lines) }, 'find it', () =>
+    const first = await observeLoop({ journal: true, logger: false, ...journalInto(lines) }, 'find it', () =>
       agent(new Anthropic({ baseURL: server.baseURL, apiKey: 'sk-local', fetch: cut, maxRetries: 0 }), 'find it'),
     );
     expect(first.result.outcome).toBe('error');

@@ -6,6 +6,7 @@ import { observeLoop, observeTool, type JournalLine } from 'agent-state-machine'
 import { meteredFetch } from '../../lib/integrations/openai';
 import { startOpenAIChatServer, type ChatAction, type OpenAIChatServer } from '../../examples/servers/openaiChatServer';
 import { localPricing, USD_PER_TOKEN } from '../helpers/localPricing';
+import { journalInto } from '../helpers/journalInto';
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam;
 const TOOLS: OpenAI.Chat.ChatCompletionTool[] = [
@@ -64,10 +65,6 @@ function client(): OpenAI {
   return new OpenAI({ baseURL: server.baseURL, apiKey: 'sk-local', fetch: meteredFetch });
 }
 
-function journal(lines: JournalLine[]): { sink: { write(): void; journal(line: JournalLine): void } } {
-  return { sink: { write: () => undefined, journal: (line) => void lines.push(line) } };
-}
-
 it('runs the loop as it is, charging each request the client sends, its own retries included', async () => {
   script = [
     { error: { status: 500, message: 'The server had an error', type: 'server_error' } },
@@ -77,7 +74,7 @@ it('runs the loop as it is, charging each request the client sends, its own retr
   ];
   const lines: JournalLine[] = [];
   const { result, value } = await observeLoop(
-    { budget: { maxCostUsd: 1 }, pricing: localPricing, journal: true, logger: false, ...journal(lines) },
+    { budget: { maxCostUsd: 1 }, pricing: localPricing, journal: true, logger: false, ...journalInto(lines) },
     'find a',
     () => agent(client(), 'find a'),
   );

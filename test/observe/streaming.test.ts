@@ -10,6 +10,7 @@ import { meteredFetch } from '../../lib/integrations/openai';
 import { startOpenAIChatServer, type ChatAction, type OpenAIChatServer } from '../../examples/servers/openaiChatServer';
 import { fixture, recordedFetch } from '../fixtures/recordedFetch';
 import { localPricing, USD_PER_TOKEN } from '../helpers/localPricing';
+import { journalInto } from '../helpers/journalInto';
 
 /** A streamed chat call, read the way user code reads one. */
 async function streamed(client: OpenAI, maxTokens: number): Promise<string> {
@@ -23,10 +24,6 @@ async function streamed(client: OpenAI, maxTokens: number): Promise<string> {
   let text = '';
   for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
   return text;
-}
-
-function journal(lines: JournalLine[]): { sink: { write(): void; journal(line: JournalLine): void } } {
-  return { sink: { write: () => undefined, journal: (line) => void lines.push(line) } };
 }
 
 describe('Chat Completions streams', () => {
@@ -58,7 +55,7 @@ describe('Chat Completions streams', () => {
     script = [{ content: 'streamed answer', dropAfterChunks: 1 }];
     const lines: JournalLine[] = [];
     const { result } = await observeLoop(
-      { budget: { maxCostUsd: 1 }, pricing: localPricing, logger: false, journal: true, ...journal(lines) },
+      { budget: { maxCostUsd: 1 }, pricing: localPricing, logger: false, journal: true, ...journalInto(lines) },
       'hi',
       () => streamed(client(), 50),
     );
@@ -88,12 +85,12 @@ describe('Chat Completions streams', () => {
   it('serves a resumed run its journaled answer as a stream, with no request', async () => {
     script = [{ content: 'streamed answer', usage: { prompt_tokens: 40, completion_tokens: 3 } }];
     const lines: JournalLine[] = [];
-    await observeLoop({ logger: false, journal: true, ...journal(lines) }, 'hi', async () => {
+    await observeLoop({ logger: false, journal: true, ...journalInto(lines) }, 'hi', async () => {
       await streamed(client(), 50);
       throw new Error('killed after the answer');
     });
     const again = await observeLoop(
-      { logger: false, journal: true, resumeFrom: { journal: lines as unknown as RecordedLine[] }, ...journal([]) },
+      { logger: false, journal: true, resumeFrom: { journal: lines as unknown as RecordedLine[] }, ...journalInto([]) },
       'hi',
       () => streamed(client(), 50),
     );
