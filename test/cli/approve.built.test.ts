@@ -129,6 +129,22 @@ describe('agent-sm approvals | approve | deny <folder> (built executable)', () =
     const listed = runBuiltCli(['approvals', dir]);
     expect(listed.stdout).toContain('4 tool calls wait for approval in');
     expect(listed.stdout).toContain('(no batch runs there now)');
+    // The batch's page lists the calls that wait first, before its failures.
+    const pageFile = path.join(os.tmpdir(), `agent-sm-approve-${process.pid}.html`);
+    try {
+      expect(runBuiltCli(['report', dir, '-o', pageFile]).code).toBe(0);
+      const html = fs.readFileSync(pageFile, 'utf8');
+      expect(html).toContain('<h2>Waiting for approval <span class="count" id="waiting-count">4 calls</span></h2>');
+      expect(html.indexOf('id="waiting"')).toBeLessThan(html.indexOf('<h2>Failures'));
+      for (const id of DEPLOYING)
+        expect(html).toMatch(
+          new RegExp(
+            `<td><a href="#run-\\d+">${id}</a></td><td>c2</td><td>deploy</td><td class="reason"><code>\\{&quot;target&quot;:&quot;prod-${id}&quot;\\}</code></td>`,
+          ),
+        );
+    } finally {
+      fs.rmSync(pageFile, { force: true });
+    }
     answerFour();
     const again = runBuiltCli(['deny', dir, 't5']);
     expect(again.code).toBe(2);
