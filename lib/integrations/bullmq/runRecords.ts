@@ -1,3 +1,4 @@
+import type { StoredApprovalPolicy } from './batchApproval';
 import type { Redis } from 'ioredis';
 import { emptyUsage } from 'agent-state-machine/internal';
 import { RunSkippedError, type BudgetLimits, type RetryOptions, type SkipReason } from 'agent-state-machine';
@@ -21,6 +22,9 @@ export interface BatchMeta {
   pricing?: PriceTable;
   retryLostRuns: number;
   cancelGraceMs: number;
+  /** The batch's approval policy (`submitBatch({ approve })`): every worker runs the batch's tasks under it. */
+  approve?: StoredApprovalPolicy;
+  approvalTimeoutMs?: number;
 }
 
 /**
