@@ -10,7 +10,7 @@ import type { BatchMeta } from './runRecords';
 import type { WorkerContext } from './WorkerContext';
 
 /** A batch's approval policy as `submitBatch({ approve })` stores it in Redis: tool names mapped to `true`. */
-export type StoredApprovalPolicy = Readonly<Record<string, boolean>>;
+export type StoredApprovalPolicy = NonNullable<BatchMeta['approve']>;
 
 /**
  * Checks `submitBatch`'s `approve` and `approvalTimeoutMs`: a plain object of tool names to

@@ -1,4 +1,3 @@
-import type { StoredApprovalPolicy } from './batchApproval';
 import type { Redis } from 'ioredis';
 import { emptyUsage } from 'agent-state-machine/internal';
 import { RunSkippedError, type BudgetLimits, type RetryOptions, type SkipReason } from 'agent-state-machine';
@@ -23,7 +22,7 @@ export interface BatchMeta {
   retryLostRuns: number;
   cancelGraceMs: number;
   /** The batch's approval policy (`submitBatch({ approve })`): every worker runs the batch's tasks under it. */
-  approve?: StoredApprovalPolicy;
+  approve?: Readonly<Record<string, boolean>>;
   approvalTimeoutMs?: number;
 }
 
