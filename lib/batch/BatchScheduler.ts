@@ -16,6 +16,7 @@ import { resumedUsage } from './readResumeJournal';
 import type { EndedRunCache } from './EndedRunCache';
 import type { RunFileFacts } from '../history/readRunFile';
 import { finishedRunReport } from './finishedRunReport';
+import { FolderAnswers } from './FolderAnswers';
 import { ParkedRuns, type Slot } from './ParkedRuns';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { noteEnded, stateOfFacts, taskState, type TaskState } from './resumeState';
@@ -46,7 +47,7 @@ export interface BatchSchedulerSetup {
   concurrency: number;
   clock: () => number;
   log: BatchLog | undefined;
-  /** The folder a pausing batch reads raises from. */
+  /** The folder a pausing batch reads raises from, and a batch with an approval policy answers. */
   folder: string | undefined;
   /** Each run's adapter (or mirror) options, before the budgets and the journal to resume from. */
   runOptions: (task: BatchTask | FrameworkTask) => AgentWithStateMachineOptions;
@@ -79,6 +80,8 @@ export class BatchScheduler {
 
   readonly #s: BatchSchedulerSetup;
   readonly #parked: ParkedRuns;
+  /** The answers people give from the terminal, for a folder batch with an approval policy. */
+  readonly #answers: FolderAnswers | undefined;
   /** Cancels every run in flight (one controller for all: one per run costs microseconds on Node 20). */
   readonly #cancelRuns = new AbortController();
   /** Cancels agent factories still pending: the caller's signal, or total.maxWallMs passed. */
@@ -112,12 +115,30 @@ export class BatchScheduler {
       this.#cancelRuns.abort(options.signal.reason);
       this.#cancelFactories.abort(options.signal.reason);
     }
+    const answers =
+      setup.folder !== undefined && options.approve !== undefined ? new FolderAnswers(setup.folder, log) : undefined;
+    this.#answers = answers;
+    const { onApproval } = options;
     this.#parked = new ParkedRuns({
       canPark: options.approve !== undefined || pausing,
       clock,
-      ...(options.onApproval === undefined ? {} : { onApproval: options.onApproval }),
+      ...(answers === undefined
+        ? onApproval === undefined
+          ? {}
+          : { onApproval }
+        : {
+            // The caller's callback first, then the answers in the folder, already there or to come.
+            onApproval: (request) => {
+              try {
+                return onApproval?.(request);
+              } finally {
+                answers.asked(request);
+              }
+            },
+          }),
       onProblem: (message) => log?.error(message),
       onChange: ({ type, index, calls, atCap }) => {
+        if (type === 'resumed' && !atCap) answers?.left(list[index]!.id);
         this.#running += type === 'parked' ? -1 : 1;
         this.#progress({ type, index, id: list[index]!.id, calls, ...(atCap ? { atCap } : {}) });
         if (type === 'parked' && atCap) this.raises?.paused();
@@ -188,6 +209,7 @@ export class BatchScheduler {
       );
     } finally {
       this.raises?.stop();
+      this.#answers?.stop();
       this.#bar?.stop();
       deadline.stop();
       signal?.removeEventListener('abort', onAbort);

@@ -7,6 +7,7 @@ import { VERSION } from '../internal/version';
 import type { CliIO } from './CliIO';
 import { commandContext } from './CommandContext';
 import { EXIT } from './EXIT';
+import { addApprovalsCommands } from './approvalsCommand';
 import { addDiagramCommand } from './diagramCommand';
 import { addDiffCommand } from './diffCommand';
 import { addExportCommand } from './exportCommand';
@@ -65,6 +66,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   addStoreCommands(program, { stdout: io.stdout, opened, json: safeJson });
   // It reads no history file: added after them.
   addRaiseCommand(program, io);
+  addApprovalsCommands(program, { stdout: io.stdout, json: safeJson });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -14,6 +14,7 @@ import { formatSpend, mergeUncertain, type UncertainReasons } from '../internal/
 import { collectRun, type StateKind } from './collectRun';
 import { encodeRun, type EncodedRun, StringTable } from './encodeRun';
 import { esc, page } from './html';
+import { waitingCalls, waitingTable, type BatchPageWaitingCall } from './waitingTable';
 import { failuresTable, rankFailures, resumedMark, type BatchPageFailure, type ResumedMark } from './failuresTable';
 import { legend } from './renderRunPage';
 import { barChart, lineChart, thin } from './svgCharts';
@@ -112,6 +113,8 @@ export class BatchPageBuilder {
   /** Rows by history file and by id, for the failures table's links. */
   readonly #rowByFile = new Map<string, number>();
   readonly #rowById = new Map<string, number>();
+  /** Calls the runs wait on for approval (their histories end in AwaitingApproval): the page lists them first. */
+  readonly #waiting: BatchPageWaitingCall[] = [];
   #first = Infinity;
   #last = -Infinity;
 
@@ -161,6 +164,7 @@ export class BatchPageBuilder {
     const id = run.id ?? report?.id ?? facts?.meta?.runId ?? file ?? `run ${this.#rows.length + 1}`;
     if (typeof id !== 'string') throw new InvalidArgumentError(`${name}.id`, 'a string', id);
     this.#index(file, id);
+    this.#waiting.push(...waitingCalls(id, index, facts?.summary.waiting));
     const resumed = this.#resumed(run.cutOffAttempts, facts?.summary.startedAt ?? null);
     const reason = report?.error?.message ?? (facts?.summary.failure?.description || '');
     const wentOn =
@@ -280,6 +284,7 @@ export class BatchPageBuilder {
       resumedLine(rows),
       '</header>',
       '<section id="batch-view">',
+      waitingTable(this.#waiting, options.source),
       failuresTable(this.#failures(options.failures), rows.length),
       `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,
       // The cost row counts billed + uncertain, as the caps do: the figures apart, and why money is uncertain.

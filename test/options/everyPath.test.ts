@@ -217,7 +217,12 @@ describe('the distributed batch refuses what it cannot take, saying where it goe
   });
 
   it.each([
-    ['approve', { approve: { x: true } }, /policy of the worker that runs it.*give it to startBatchWorker\(\)/],
+    // The batch's policy is stored in Redis for every worker: an object, never a function.
+    [
+      'approve',
+      { approve: () => true },
+      /`approve`.*stored in Redis for every worker to read, and a function cannot be/,
+    ],
     ['journal', { journal: true }, /give it to startBatchWorker\(\)/],
     ['historyDir', { historyDir: 'runs' }, /give it to startBatchWorker\(\)/],
   ])('submitBatch({ %s }) is refused', async (_key, options, why) => {

@@ -1,3 +1,4 @@
+import { batchContext } from './batchApproval';
 import { DelayedError, type Job } from 'bullmq';
 import { batchKeys, type BatchKeys } from './batchKeys';
 import { RAISES_CODE } from './budgetFields';
@@ -180,9 +181,15 @@ export class JobProcessor {
     controller: AbortController,
     onSlot: () => void,
   ): RunParking | undefined {
-    const { redis, within, settings } = this.#ctx;
-    const { approve, prefix, name, onError } = settings;
     const { batchId, index, task } = data;
+    let ctx = this.#ctx;
+    try {
+      ctx = batchContext(ctx, meta, batchId);
+    } catch {
+      // A worker's policy the batch's refuses: runWorkerTask ends the run in Error, saying so.
+    }
+    const { redis, within, settings } = ctx;
+    const { approve, prefix, name, onError } = settings;
     if (meta.total?.whenSpent !== 'pause' && approve === undefined) return undefined;
     return parkRun({
       slots: this.#slots,

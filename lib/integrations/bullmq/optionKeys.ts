@@ -43,6 +43,8 @@ export const SUBMIT_OPTION_KEYS = Object.freeze({
   expireAfterMs: true,
   reportFile: true,
   store: true,
+  approve: true,
+  approvalTimeoutMs: true,
 });
 
 export const ATTACH_OPTION_KEYS = Object.freeze({
@@ -59,14 +61,10 @@ export const ATTACH_OPTION_KEYS = Object.freeze({
   signal: true,
 });
 
-const WORKER_APPROVES =
-  'a run asks approval under the policy of the worker that runs it (it may be a function): give it to startBatchWorker()';
 const PER_WORKER = 'each worker writes its own runs, so give it to startBatchWorker()';
 
 /** runBatch() options a distributed batch's producer does not take, with why and where they go instead. */
 export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
-  approve: WORKER_APPROVES,
-  approvalTimeoutMs: WORKER_APPROVES,
   historyDir: PER_WORKER,
   journal: PER_WORKER,
   concurrency: 'each worker has its own concurrency: give it to startBatchWorker()',

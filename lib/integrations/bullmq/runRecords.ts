@@ -21,6 +21,9 @@ export interface BatchMeta {
   pricing?: PriceTable;
   retryLostRuns: number;
   cancelGraceMs: number;
+  /** The batch's approval policy (`submitBatch({ approve })`): every worker runs the batch's tasks under it. */
+  approve?: Readonly<Record<string, boolean>>;
+  approvalTimeoutMs?: number;
 }
 
 /**

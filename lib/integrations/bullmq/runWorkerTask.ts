@@ -10,6 +10,7 @@ import type { StrictLimits } from './budgetFields';
 import { pricingFromTable } from './PriceTable';
 import { RedisBudget } from './RedisBudget';
 import type { RunParking } from './parkRun';
+import { batchContext } from './batchApproval';
 import { errorReport, type BatchMeta } from './runRecords';
 import { finishedReport, storeOwner, type EarlierAttempt } from './WorkerStore';
 import type { DistributedTask } from './DistributedTask';
@@ -30,7 +31,7 @@ export interface JobData {
  * its report; what goes wrong in the run is in the report, never thrown.
  */
 export async function runWorkerTask(
-  ctx: WorkerContext,
+  worker: WorkerContext,
   keys: BatchKeys,
   meta: BatchMeta,
   data: JobData,
@@ -38,9 +39,16 @@ export async function runWorkerTask(
   signal: AbortSignal,
   parking: RunParking | undefined,
 ): Promise<WireRunReport> {
+  const { batchId, index, task } = data;
+  let ctx: WorkerContext;
+  try {
+    // Under the batch's approval policy when submitBatch stored one; a worker's that says otherwise ends the run.
+    ctx = batchContext(worker, meta, batchId);
+  } catch (error) {
+    return errorReport(task.id, asError(error), worker.settings.id, attempt);
+  }
   const { redis, inStore, settings } = ctx;
   const { id, prefix, name, concurrency, historyDir, frameworkRun, agent } = settings;
-  const { batchId, index, task } = data;
   const price = meta.pricing !== undefined ? pricingFromTable(meta.pricing) : settings.pricing;
   let historyFile: string | undefined;
   if (historyDir !== undefined) {

@@ -1,3 +1,4 @@
+import { assertBatchApproval } from './batchApproval';
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { assertKnownOptions, assertBudgetLimits } from 'agent-state-machine/internal';
@@ -61,6 +62,16 @@ export interface SubmitBatchOptions {
   retry?: RetryOptions;
   /** Prices per model, used by every worker for responses that report no cost. */
   pricing?: PriceTable;
+  /**
+   * The batch's approval policy: tool names mapped to `true`. Stored with the batch in Redis, so
+   * every worker of the queue runs its tasks under it: a run whose LLM calls one of these tools
+   * parks on its worker until answered (`onApproval`, `attachBatch`, `agent-sm approve --redis`).
+   * A worker whose own `approve` or `approvalTimeoutMs` says otherwise ends the run in Error,
+   * naming the option. A function cannot be stored: give it to `startBatchWorker` instead.
+   */
+  approve?: Readonly<Record<string, boolean>>;
+  /** With `approve`: a parked run left unanswered this long ends on its own (ApprovalTimedOut). */
+  approvalTimeoutMs?: number;
   /** How many times a run whose worker was lost is started again. Default 0: a re-run would spend twice. */
   retryLostRuns?: number;
   /** After an abort, how long a run's running operation may take to stop. Default 1,000 ms. */
@@ -170,6 +181,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     expireAfterMs = 86_400_000,
     reportFile,
     store,
+    approve,
+    approvalTimeoutMs,
   } = options;
   assertQueueName(name);
   const list = materialize(tasks);
@@ -186,6 +199,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   assertOnPause(onPause, total);
   assertOnApproval(onApproval);
+  assertBatchApproval(approve, approvalTimeoutMs);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new InvalidArgumentError('onProgress', 'a function (progress) => void', onProgress);
   if (!isBatchId(batchId))
@@ -217,6 +231,8 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
       ...(total && { total }),
       ...(retry && { retry }),
       ...(pricing && { pricing }),
+      ...(approve === undefined ? {} : { approve: { ...approve } }),
+      ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
     };
     const fields = {
       ...limitFields(total),

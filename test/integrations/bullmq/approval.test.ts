@@ -254,8 +254,9 @@ describe('startBatchWorker({ approve }) with submitBatch({ onApproval })', () =>
         approve: 'all' as never,
       }),
     ).toThrow(/`approve`.*toolName: true/);
-    await expect(submitBatch([], { ...base, approve: { x: true } } as never)).rejects.toThrow(
-      /`approve`.*policy of the worker.*startBatchWorker\(\)/,
+    // The batch's policy is stored in Redis: a function cannot be.
+    await expect(submitBatch([], { ...base, approve: () => true } as never)).rejects.toThrow(
+      /`approve`.*stored in Redis for every worker to read, and a function cannot be/,
     );
     await expect(submitBatch([], { ...base, onApproval: 'yes' as never })).rejects.toThrow(/`onApproval`.*a function/);
   });

@@ -1,0 +1,80 @@
+import { HistoryFileError } from '../history/HistoryFileError';
+import { readHistory } from '../history/loadHistory';
+import { summarizeHistory } from '../history/summarizeHistory';
+import { ignore } from '../internal/ignore';
+import { readAnswers, type StoredAnswer } from './approvalAnswers';
+import { folderBatchSource } from './BatchSource';
+
+/** A tool call of a folder batch's run waiting for a person's answer. */
+export interface WaitingCall {
+  /** The run: its task id. */
+  run: string;
+  callId: string;
+  /** The tool's name. */
+  tool: string;
+  /** The call's input as the LLM gave it (absent when it gave none). */
+  input?: unknown;
+  /** When the wait began (the AwaitingApproval move), epoch milliseconds. */
+  since: number;
+  /** The answer given in the folder to this wait: not taken yet (no batch runs, or it is about to), or taken and the run about to go on. */
+  answer?: StoredAnswer;
+}
+
+/** A folder batch's runs and the calls they wait on. */
+export interface WaitingApprovals {
+  /** A batch holds the folder now: it takes answers within a poll. */
+  running: boolean;
+  /** Every run (task id) of the batch, in task order. */
+  runs: string[];
+  /** The calls waiting, in task order then call order. */
+  calls: WaitingCall[];
+  /** Every answer given in the folder, waiting or taken. */
+  answers: StoredAnswer[];
+  /** What could not be read (an answer file, a run's history), each said once. */
+  problems: string[];
+}
+
+/**
+ * What waits for a person in the batch of history folder `dir`: each run whose history ends in
+ * AwaitingApproval and the calls of that move, with the answers given and not taken yet.
+ * Throws `HistoryFileError` when `dir` is not a batch's folder.
+ */
+export async function readWaitingApprovals(dir: string): Promise<WaitingApprovals> {
+  const source = await folderBatchSource(dir);
+  if (source === undefined)
+    throw new HistoryFileError(
+      'read_failed',
+      dir,
+      'is not the history folder of a batch (no batch.json, no run files)',
+    );
+  const { answers, problems } = readAnswers(dir);
+  const calls: WaitingCall[] = [];
+  for (const run of source.runs) {
+    if (run.lines === undefined) continue;
+    let waiting;
+    try {
+      ({ waiting } = await summarizeHistory(readHistory(run.lines.name, { onWarning: ignore, salvage: true })));
+    } catch (error) {
+      problems.push(`cannot read run ${run.id}: ${(error as Error).message}`);
+      continue;
+    }
+    if (waiting === undefined || waiting.state !== 'AwaitingApproval') continue;
+    for (const request of waiting.requests) {
+      const r = request as { callId?: unknown; name?: unknown; input?: unknown };
+      if (typeof r.callId !== 'string' || typeof r.name !== 'string') continue;
+      // Given and not taken yet, or taken for this very wait (the run is about to move on).
+      const answer = answers.find(
+        (a) => a.run === run.id && a.callId === r.callId && (!a.taken || a.waitingSince === waiting.at),
+      );
+      calls.push({
+        run: run.id,
+        callId: r.callId,
+        tool: r.name,
+        ...('input' in r ? { input: r.input } : {}),
+        since: waiting.at,
+        ...(answer === undefined ? {} : { answer }),
+      });
+    }
+  }
+  return { running: source.running, runs: source.runs.map((r) => r.id), calls, answers, problems };
+}
