@@ -29,6 +29,9 @@
  *               BROKEN_WRAP_EARLY           the final call lets go of its kept hold a step early
  *               BROKEN_RESUME_LAST          a resume counts only the last attempt's reserve lines
  *               BROKEN_NO_HOLD_CHECK        reserve skips the spent + held + hold <= cap check
+ *               BROKEN_SETTLE_KEEPS         a run's end lets go of its final-call hold only (before the fix)
+ *               BROKEN_LOST_KEEPS           a run reported lost keeps its holds (before the fix)
+ *   MONEY_ONLY: the end-of-batch checks (ONCE, LEAK) left out, to find a MONEY counterexample.
  */
 
 #ifndef W
@@ -140,11 +143,24 @@ inline step(r, dueC, dueU, rel, want, wmode, wkeep, ok) {
       wold = runWrap[r];
       if
       :: wmode == 1 -> wnew = wkeep      /* keep */
-      :: wmode == 2 || wmode == 3 -> wnew = 0   /* final, drop */
+      :: wmode >= 2 -> wnew = 0   /* final, drop, lost */
       :: else -> wnew = wold
       fi;
+      /* drop (3): the run ends, every hold it has left goes; lost (4): its calls' holds charged as uncertain first */
       if
-      :: wmode == 3 && wold > 0 -> UNHOLD(r, wold); runWrap[r] = 0; wold = 0
+      :: wmode == 4 && runHeld[r] > wold ->
+        spent = spent + runHeld[r] - wold; uncertain = uncertain + runHeld[r] - wold;
+        runSpent[r] = runSpent[r] + runHeld[r] - wold
+      :: else -> skip
+      fi;
+      if
+      :: wmode == 3 || wmode == 4 ->
+        wnew = 0; wold = 0; runWrap[r] = 0;
+#ifndef BROKEN_SETTLE_KEEPS
+        UNHOLD(r, runHeld[r])
+#else
+        if :: runWrap[r] > 0 -> UNHOLD(r, runWrap[r]) :: else -> skip fi
+#endif
       :: else -> skip
       fi;
       if
@@ -173,7 +189,7 @@ inline step(r, dueC, dueU, rel, want, wmode, wkeep, ok) {
 }
 
 proctype Worker(byte w) {
-  byte r, a, c, k, rec, inR, h, wr, miss, dueC, dueU, dueRel, p, ok, wold, wnew, wmode, wkeep;
+  byte r, a, c, k, rec, inR, h, miss, dueC, dueU, dueRel, p, ok, wold, wnew, wmode, wkeep;
   bool final, kept;   /* kept: a ghost, the run kept its final call's room */
 
 idle:
@@ -199,7 +215,13 @@ idle:
   }
   if
   :: ok == 2 || ok == 3 -> goto release
-  :: ok == 4 || ok == 5 -> goto record         /* lostReport / skippedReport: no run */
+  :: ok == 4 ->
+#ifndef BROKEN_LOST_KEEPS
+    /* JobProcessor 'lost' -> RedisBudget.writeOff -> STEP (lost): the calls' holds charged as uncertain, every hold let go */
+    step(r, 0, 0, 0, false, 4, 0, ok);
+#endif
+    goto record                                 /* lostReport */
+  :: ok == 5 -> goto record                     /* skippedReport: no run */
   :: ok == 1 -> skip
   fi;
   CRASHPOINT;
@@ -226,19 +248,16 @@ idle:
     inR = runSpent[r];
     if :: rec > inR -> miss = rec - inR :: else -> miss = 0 fi;
     CRASHPOINT;
-    /* RedisBudget.takeOver: HMGET runUsage `<idx>:held`, `<idx>:wrap` */
-    atomic { h = runHeld[r]; wr = runWrap[r] }
-    CRASHPOINT;
 #if defined(BROKEN_TAKEOVER_NO_RELEASE)
     step(r, miss, miss, 0, false, 0, 0, ok);
 #elif defined(BROKEN_TAKEOVER_SPLIT)
-    step(r, 0, 0, h - wr, false, 3, 0, ok);
+    step(r, 0, 0, 0, false, 3, 0, ok);
     step(r, miss, miss, 0, false, 0, 0, ok);
 #else
-    /* RedisBudget.takeOver -> STEP: charge `missing` (uncertain), let go of the holds, drop the final-call hold, in one script */
-    step(r, miss, miss, h - wr, false, 3, 0, ok);
+    /* RedisBudget.takeOver -> STEP (drop): charge `missing` (uncertain), let go of every hold the run left, in one script */
+    step(r, miss, miss, 0, false, 3, 0, ok);
 #endif
-    d_step { rec = 0; inR = 0; h = 0; wr = 0; miss = 0; k = 0 };
+    d_step { rec = 0; inR = 0; h = 0; miss = 0; k = 0 };
     if :: ok == 2 -> goto record :: else -> skip fi;
     CRASHPOINT
   :: else -> skip
@@ -301,7 +320,7 @@ nextcall:
   :: else -> break
   od;
 
-  /* RedisBudget.settle (runWorkerTask's settleCharge): the deferred charge, the final-call hold dropped */
+  /* RedisBudget.settle (runWorkerTask's settleCharge): the deferred charge, then every hold the run has left dropped */
   step(r, dueC, dueU, dueRel, false, 3, 0, ok);
   dueC = 0; dueU = 0; dueRel = 0;
   CRASHPOINT;
@@ -365,15 +384,19 @@ active proctype Producer() {
   do
   :: r < T ->
     if
-    :: !gone ->
+    :: !gone -> skip;
+#ifndef MONEY_ONLY
       assert(reports[r] == 1);                        /* ONCE */
       assert(runHeld[r] == 0 && runWrap[r] == 0)      /* LEAK: the run's holds */
+#endif
     :: else -> assert(reports[r] <= 1)
     fi;
     r++
   :: else -> break
   od;
+#ifndef MONEY_ONLY
   assert(gone || held == 0);                          /* LEAK: the batch's holds */
+#endif
   CHECK_MONEY
 }
 
