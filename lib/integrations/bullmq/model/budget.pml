@@ -20,7 +20,8 @@
  * Variants (-D on spin's command line; run.sh runs them):
  *   Scenarios:  RETRY=n (retryLostRuns), MAXCRASH, MAXEXPIRE (a live worker whose job lock
  *               expired: a zombie), RESTART_AOF (restart losing nothing, a reply lost),
- *               RESTART_NOAOF (restart losing everything), EVERYSEC (restart losing the last
+ *               RESTART_NOAOF (restart losing everything), NOSTORE (workers with no RunStore:
+ *               a retried attempt writes the earlier one off instead of reading its records), EVERYSEC (restart losing the last
  *               write), WRAPUP (the final call's kept hold), RAISE (the producer raises the cap).
  *   Broken on purpose (each must fail with a trail):
  *               BROKEN_TAKEOVER_NO_RELEASE  takeOver charges the lost attempt, keeps its holds
@@ -31,6 +32,7 @@
  *               BROKEN_NO_HOLD_CHECK        reserve skips the spent + held + hold <= cap check
  *               BROKEN_SETTLE_KEEPS         a run's end lets go of its final-call hold only (before the fix)
  *               BROKEN_LOST_KEEPS           a run reported lost keeps its holds (before the fix)
+ *               BROKEN_NOSTORE_KEEPS        with no store, a retried attempt does not write the earlier one off
  *   MONEY_ONLY: the end-of-batch checks (ONCE, LEAK) left out, to find a MONEY counterexample.
  */
 
@@ -227,6 +229,16 @@ idle:
   CRASHPOINT;
 
   if
+#ifdef NOSTORE
+  :: a > 1 ->
+    /* runWorkerTask with no store (nothing to read what the earlier attempt spent):
+     * RedisBudget.writeOff -> STEP (lost): its calls' holds charged as uncertain, every hold let go */
+#ifndef BROKEN_NOSTORE_KEEPS
+    step(r, 0, 0, 0, false, 4, 0, ok);
+    if :: ok == 2 -> goto record :: else -> skip fi;
+#endif
+    CRASHPOINT
+#else
   :: a > 1 ->
     /* WorkerStore.earlier: the store's records of every earlier attempt (storeRunState): answered
      * lines at their cost, reserve lines with no answer at their hold (uncertain). */
@@ -260,6 +272,7 @@ idle:
     d_step { rec = 0; inR = 0; h = 0; miss = 0; k = 0 };
     if :: ok == 2 -> goto record :: else -> skip fi;
     CRASHPOINT
+#endif
   :: else -> skip
   fi;
 

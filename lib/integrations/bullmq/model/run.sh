@@ -30,6 +30,8 @@ declare -A FLAGS=(
   [wrapup]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=1 -DWRAPUP -DRAISE"
   # Two crashes, a takeover of a takeover (retryLostRuns: 2): the resume reads every attempt.
   [retry2]="-DW=2 -DT=2 -DC=2 -DRETRY=2 -DMAXCRASH=2"
+  # Workers with no store: a retried attempt writes the earlier one off (no records to read).
+  [nostore]="-DW=3 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=1 -DNOSTORE"
   # A run lost for good (retryLostRuns: 0, the default): reported lost.
   [lost]="-DW=2 -DT=2 -DC=2 -DRETRY=0 -DMAXCRASH=1"
   # Redis restarts without persistence: every script answers !missing, no call is made.
@@ -53,9 +55,12 @@ declare -A FLAGS=(
   # whose reply was lost kept its hold), a run reported lost kept its holds.
   [broken-settle-keeps]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DRESTART_AOF -DBROKEN_SETTLE_KEEPS"
   [broken-lost-keeps]="-DW=2 -DT=2 -DC=2 -DRETRY=0 -DMAXCRASH=1 -DBROKEN_LOST_KEEPS"
+  # With no store, a retried attempt that does not write the earlier one off: its settle lets go
+  # of the earlier attempt's holds, never charged (the hole the settle fix would have opened).
+  [broken-nostore-keeps]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=1 -DNOSTORE -DBROKEN_NOSTORE_KEEPS"
 )
 # What `npm run check:model` checks: the scenarios within the assumptions.
-CHECKS=(crash wrapup retry2 lost restart-noaof restart-aof)
+CHECKS=(crash nostore wrapup retry2 lost restart-noaof restart-aof)
 
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${CHECKS[@]}")
