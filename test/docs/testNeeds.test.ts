@@ -28,6 +28,10 @@ const NEEDS: Array<[string, RegExp]> = [
     /PostgreSQL[\s\S]*PGURL[\s\S]*127\.0\.0\.1:5432[\s\S]*`postgres`[\s\S]*apt-get install postgresql/,
   ],
   ['the Chromium that npm ci brings', /Chromium[\s\S]*npm ci/],
+  [
+    'spin and gcc, for the model check, and how to install them',
+    /spin[\s\S]*check:model[\s\S]*apt-get install spin gcc/,
+  ],
 ];
 
 describe("what `npm test` needs: the README's first screen and docs/install.md agree", () => {

@@ -1,12 +1,13 @@
 import { batchContext } from './batchApproval';
 import { DelayedError, type Job } from 'bullmq';
+import { messageOf } from '../../internal/messageOf';
 import { batchKeys, type BatchKeys } from './batchKeys';
 import { RAISES_CODE } from './budgetFields';
 import { JobLeases } from './JobLeases';
 import { ParkWatch } from './ParkWatch';
 import { parkRun, type RunParking } from './parkRun';
 import { pushParkEvent } from './parkEvents';
-import { spentFromReply } from './RedisBudget';
+import { RedisBudget, spentFromReply } from './RedisBudget';
 import { runScript } from './redisScripts';
 import { lostReport, recordOnce, skippedReport, type BatchMeta } from './runRecords';
 import { runApprovals } from './workerApprovals';
@@ -150,6 +151,17 @@ export class JobProcessor {
         );
         return undefined;
       case 'lost':
+        // Its holds in Redis go with it, the calls' charged as uncertain (they may have left): none outlives its run.
+        if (meta.total?.maxCostUsd !== undefined)
+          await new RedisBudget(redis, keys, meta.total, index, { timeoutMs: settings.redisTimeoutMs })
+            .writeOff()
+            .catch((error: unknown) =>
+              settings.onError(
+                new Error(
+                  `run ${task.id} of batch ${batchId}: its holds could not be written off: ${messageOf(error)}`,
+                ),
+              ),
+            );
         await this.#record(
           keys,
           job.data,

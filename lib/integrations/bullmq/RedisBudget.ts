@@ -13,15 +13,7 @@ import { CHARGE_FIELD_NAMES, USAGE_FIELD_NAMES } from '../../internal/fieldLists
 import { formatUsd } from '../../internal/formatUsd';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
-import {
-  CALL_CODES,
-  capsOf,
-  HELD_CODE,
-  usageFromStrings,
-  WRAP_CODES,
-  WRAP_HELD_CODE,
-  type StrictLimits,
-} from './budgetFields';
+import { CALL_CODES, capsOf, usageFromStrings, WRAP_CODES, type StrictLimits } from './budgetFields';
 import { bounded, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
 import { runScript } from './redisScripts';
 import { MAX_COUNTER } from './scripts';
@@ -69,6 +61,8 @@ export class RedisBudget implements ExternalBudget {
   #dueRelease = 0;
   /** A final-call hold was asked to be kept for this run: settle() lets it go. */
   #keepsWrap = false;
+  /** A step got no answer (a timeout, a reply lost to a restart): it may have held; settle() lets go of what it left. */
+  #unsure = false;
   /** Round trips made to Redis (for benchmarks and tests). */
   roundTrips = 0;
 
@@ -170,23 +164,22 @@ export class RedisBudget implements ExternalBudget {
    * This run taken over from an attempt whose worker was lost: charges `missing` (what that
    * attempt spent beyond what reached Redis, as its records tell it, a call cut off in flight at
    * its hold) and lets go of every hold it left in Redis (its calls' and its final call's), in
-   * one step, so that no other call fits into the room let go before the charge lands. Sent
-   * now, whatever `deferCharges` says.
+   * one step — the holds read by the script itself — so that no other call fits into the room
+   * let go before the charge lands. Sent now, whatever `deferCharges` says.
    */
   async takeOver(missing: UsageDelta): Promise<void> {
-    const fields = [`${this.#run}:${HELD_CODE}`, `${this.#run}:${WRAP_HELD_CODE}`];
-    const [held, wrap] = (
-      await bounded(
-        this.#redis,
-        'RedisBudget.takeOver',
-        () => this.#redis.hmget(this.#keys.runUsage, ...fields),
-        this.#timeoutMs,
-      )
-    ).map((v) => Number(v ?? 0)) as [number, number];
-    // The final call's hold goes by its own code (it is counted in the run's holds too).
-    this.#keep(missing, Math.max(0, held - wrap));
-    if (!this.#hasDue() && wrap === 0) return;
-    await this.#step('', 0, 'RedisBudget.takeOver', wrap > 0 ? [WRAP_CODES.drop, 0] : []);
+    this.#keep(missing, 0);
+    await this.#step('', 0, 'RedisBudget.takeOver', [WRAP_CODES.drop, 0]);
+  }
+
+  /**
+   * This run reported lost (its worker gone, no attempt left under `retryLostRuns`): the holds of
+   * its calls are charged as uncertain — each may have left, its worst case held — and every hold
+   * it left in Redis is let go, in one step. Money that may have been spent counts as spent, and
+   * no hold outlives its run.
+   */
+  async writeOff(): Promise<void> {
+    await this.#step('', 0, 'RedisBudget.writeOff', [WRAP_CODES.lost, 0]);
   }
 
   /** Adds `delta` and `release` to what the next round trip sends. */
@@ -202,12 +195,16 @@ export class RedisBudget implements ExternalBudget {
     this.#dueRelease += release;
   }
 
-  /** Sends what `deferCharges` kept (a run's last charge), and lets go of the run's final-call hold: call it once the run ends. */
+  /**
+   * Sends what `deferCharges` kept (a run's last charge), and lets go of every hold the run has
+   * left in Redis — its final-call hold, and the hold of a reservation whose reply was lost (its
+   * call was never made): call it once the run ends, its calls ended.
+   */
   async settle(): Promise<SpentLimit | undefined> {
-    if (!this.#hasDue() && !this.#keepsWrap) return undefined;
-    const drop = this.#keepsWrap ? [WRAP_CODES.drop, 0] : [];
+    if (!this.#hasDue() && !this.#keepsWrap && !this.#unsure) return undefined;
     this.#keepsWrap = false;
-    return this.#step('', 0, 'RedisBudget.settle', drop);
+    this.#unsure = false;
+    return this.#step('', 0, 'RedisBudget.settle', [WRAP_CODES.drop, 0]);
   }
 
   #hasDue(): boolean {
@@ -226,12 +223,19 @@ export class RedisBudget implements ExternalBudget {
     this.#dueTools = 0;
     this.#dueRelease = 0;
     this.roundTrips += 1;
-    const reply = (await bounded(
-      this.#redis,
-      what,
-      () => runScript(this.#redis, 'asmStep', [this.#keys.budget, this.#keys.runUsage], args),
-      this.#timeoutMs,
-    )) as string[];
+    let reply: string[];
+    try {
+      reply = (await bounded(
+        this.#redis,
+        what,
+        () => runScript(this.#redis, 'asmStep', [this.#keys.budget, this.#keys.runUsage], args),
+        this.#timeoutMs,
+      )) as string[];
+    } catch (error) {
+      // The script may have run (its reply lost, or it ran after the timeout): settle() lets go of what it held.
+      this.#unsure = true;
+      throw error;
+    }
     switch (reply[0]) {
       case '!missing':
         throw gone(this.#keys);

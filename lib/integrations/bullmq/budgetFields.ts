@@ -27,8 +27,13 @@ export const HELD_CODE = 'hc';
  * (`budget.wrapUp`); they are counted in its `hc` and the batch's too.
  */
 export const WRAP_HELD_CODE = 'hw';
-/** What a step does with the run's final-call hold: keep new dollars beside an ordinary call, swap it for a final call's hold, drop it. */
-export const WRAP_CODES = Object.freeze({ keep: 'k', final: 'f', drop: 'd' } as const);
+/**
+ * What a step does with the run's final-call hold: keep new dollars beside an ordinary call, swap
+ * it for a final call's hold, drop it as the run ends (with every other hold the run has left in
+ * Redis), or write the run off as lost (`lost`: the holds of its calls charged as uncertain, then
+ * every hold dropped).
+ */
+export const WRAP_CODES = Object.freeze({ keep: 'k', final: 'f', drop: 'd', lost: 'l' } as const);
 /** The budget hash field set to 1 when `maxCostUsd` is strict. */
 export const STRICT_CODE = 'sc';
 /** The budget hash field set to 1 when the strict dollar cap pauses (`whenSpent: 'pause'`) instead of stopping the batch. */

@@ -88,12 +88,21 @@ export async function runWorkerTask(
       inBatch = await inStore.batch(prefix, name, batchId, keys, concurrency);
       before = await inStore.earlier(inBatch, task.id, index, keys, budget);
     } catch (error) {
-      await settle();
+      // Not settled: a settle would let go of the earlier attempt's holds, which a takeover that
+      // did not happen never charged. They stay held (the safe side).
       return errorReport(task.id, asError(error), id, attempt);
     }
     if (before.kind === 'finished') {
       await settle();
       return { ...finishedReport(task.id, before), worker: id, attempt };
+    }
+  } else if (attempt > 1 && meta.total?.maxCostUsd !== undefined) {
+    // No store to read what the earlier attempt spent: its calls' holds count as spent (uncertain),
+    // every hold it left is let go, before this attempt reserves (its settle lets go of the run's holds).
+    try {
+      await budget.writeOff();
+    } catch (error) {
+      return errorReport(task.id, asError(error), id, attempt);
     }
   }
   const resumeFrom = before.kind === 'interrupted' ? before.resumeFrom : undefined;

@@ -90,7 +90,9 @@ const A_WRAP_USD = A_TOOLS + 5;
  * dollars held earlier to release, the counter of the call to reserve (`CALL_CODES`, or '' to
  * only charge), the dollars to hold for it, then (optional, `budget.wrapUp`) what the call does
  * with the run's final-call hold (`WRAP_CODES`: keep the given dollars beside an ordinary call,
- * swap the hold for a final call's, drop it as the run ends) and those dollars. One round trip does what a run needs between two
+ * swap the hold for a final call's, drop it and every hold the run has left as the run ends,
+ * write the run off as lost: its calls' holds charged as uncertain, then dropped) and those
+ * dollars. One round trip does what a run needs between two
  * calls: charges the last response and releases its hold, then reserves the next call — so
  * the next reservation rides on the previous charge.
  *
@@ -156,7 +158,7 @@ local wnew = wold
 if wmode == ${lua(WRAP_CODES.keep)} then
   wnew, err = amount(${A_WRAP_USD}, 'wrapUp hold')
   if err then return err end
-elseif wmode == ${lua(WRAP_CODES.final)} or wmode == ${lua(WRAP_CODES.drop)} then
+elseif wmode == ${lua(WRAP_CODES.final)} then
   wnew = 0
 end
 local function rewrap()
@@ -171,8 +173,29 @@ local function rewrap()
   end
   if wnew > 0 then redis.call('HSET', KEYS[2], wkey, wnew) else redis.call('HDEL', KEYS[2], wkey) end
 end
--- A run that ends lets go of its final call's hold, whatever else is spent.
-if wmode == ${lua(WRAP_CODES.drop)} then rewrap() end
+-- A run that ends lets go of its final call's hold, and of every hold it has left (a reservation
+-- whose reply was lost: its call was never made), whatever else is spent. A run written off as
+-- lost first charges the holds of its calls as uncertain: each may have left, at its worst case.
+if wmode == ${lua(WRAP_CODES.drop)} or wmode == ${lua(WRAP_CODES.lost)} then
+  local hkey = idx .. ':' .. ${lua(HELD_CODE)}
+  if wmode == ${lua(WRAP_CODES.lost)} then
+    local calls = (tonumber(redis.call('HGET', KEYS[2], hkey)) or 0) - wold
+    if calls >= 1e-9 then
+      for _, code in ipairs({${lua(USAGE_FIELDS.costUsd.code)}, ${lua(USAGE_FIELDS.uncertainUsd.code)}}) do
+        redis.call('HINCRBYFLOAT', KEYS[1], code, calls)
+        redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':' .. code, calls)
+      end
+    end
+  end
+  wnew = 0
+  rewrap()
+  wold = 0
+  local left = tonumber(redis.call('HGET', KEYS[2], hkey)) or 0
+  if left > 0 then
+    unhold(KEYS[1], ${lua(HELD_CODE)}, left)
+    unhold(KEYS[2], hkey, left)
+  end
+end
 ${SPENT}
 if ARGV[${A_CALL}] == '' then
   if spent then return spentReply() end
