@@ -49,7 +49,8 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
     return run !== undefined && (run.outcome !== undefined || run.unreadable !== undefined);
   }).length;
   const unended = runs.filter((r) => r.outcome === undefined && r.unreadable === undefined && r.state !== undefined);
-  // Once the batch is over, a run that did not end was cut off, and a task with no run was skipped.
+  // Once the batch is over, a run that did not end was cut off, and a task with no run was skipped;
+  // while it runs, a task with no run is pending (it may yet start).
   const over = state.tasks !== undefined && state.over;
   const inFlight = over ? [] : unended;
   const notStarted = state.tasks === undefined ? 0 : ids.filter((id) => !state.runs.has(id)).length;
@@ -58,7 +59,7 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
     `agent-sm watch  ${escapeControl(view.source)}  ${formatTime(view.now, 'HH:mm:ss')}${state.ended ? '  (batch ended)' : ''}`,
   );
   lines.push(
-    `Progress  ${bar(finished, ids.length, 20)} ${finished}/${ids.length} finished · ${inFlight.length} in flight${state.tasks === undefined ? '' : ` · ${notStarted} ${over ? 'skipped' : 'not started'}`}${over && unended.length > 0 ? ` · ${unended.length} cut off` : ''} · ${failed} failed`,
+    `Progress  ${bar(finished, ids.length, 20)} ${finished}/${ids.length} finished · ${inFlight.length} in flight${state.tasks === undefined ? '' : ` · ${notStarted} ${over ? 'skipped' : 'pending'}`}${over && unended.length > 0 ? ` · ${unended.length} cut off` : ''} · ${failed} failed`,
   );
   const spend = state.spend;
   const wall = view.startedAt === undefined ? 0 : Math.max(0, view.now - view.startedAt);
