@@ -12,6 +12,7 @@ import { spendOfRun } from '../history/spendOfRun';
 import { sumRunMoney } from '../history/sumRunMoney';
 import { messageOf } from '../internal/messageOf';
 import type { RaiseRequest } from './raiseRequests';
+import type { CapPause } from './capPause';
 
 /**
  * How a run of a batch folder stands. Beside the turn outcomes: `cut_off` (its file ends inside
@@ -72,6 +73,8 @@ export interface BatchFolder {
   readonly resumed: boolean;
   /** The raises of its paused cap asked in its raise file (`agent-sm raise <folder>`), in order. */
   readonly raises: readonly RaiseRequest[];
+  /** The running batch waits at its dollar cap for a raise (`agent-sm raise`): when, and at what cap; undefined when not. */
+  readonly paused: CapPause | undefined;
 }
 
 /** The money of a run that spent none (not started, or unreadable). */
@@ -122,7 +125,7 @@ export interface BatchReadingOptions {
 
 /** `readBatchFolder` for a batch from a folder or a store (`storeBatchSource`): `dir` is its `where`. */
 export async function readBatchSource(source: BatchSource, options: BatchReadingOptions): Promise<BatchFolder> {
-  const { manifest, running, raises } = source;
+  const { manifest, running, raises, paused } = source;
   const runs: FolderRun[] = [];
   // What the runs used, summed, for the batch's caps; the cost by the ledger's rule.
   const used = emptyUsage();
@@ -187,6 +190,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     stopped: running ? undefined : stopReason(runs, spentCap(manifest, used, raises)),
     resumed: runs.some((r) => r.interrupted.length > 0),
     raises,
+    paused,
   };
 }
 
