@@ -123,7 +123,7 @@ describe('agent-sm watch --store URL <batchId> (built executable)', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      `agent-sm: error: option '--poll-ms <n>' argument '${value}' is invalid. expected a whole number of milliseconds from 10 to 3600000 (an hour), got "${value}"\n`,
+      `agent-sm: error: option '--poll-ms <n>' argument '${value}' is invalid. expected a whole number of milliseconds from 10 to 3600000 (an hour), got "${value}"; see agent-sm watch --help\n`,
     );
   });
 });
