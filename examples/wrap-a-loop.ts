@@ -74,8 +74,9 @@ async function main(): Promise<void> {
         history.push(...outgoing, reply); // only now: a retry never sends the message twice
         return response;
       },
-      async sendToolResults(results, messages, { signal, maxOutputTokens }) {
-        const outgoing = [...toolMessages(results), ...messages.map(user)];
+      async sendToolResults(results, extraUserMessages, { signal, maxOutputTokens }) {
+        // The extra user messages (autoformatters', gatherAdditionalMessages') go after the results.
+        const outgoing = [...toolMessages(results), ...extraUserMessages.map(user)];
         const { response, reply } = await send([...history, ...outgoing], signal, maxOutputTokens);
         history.push(...outgoing, reply);
         return response;

@@ -138,10 +138,10 @@ export function wrap(llm: ReturnType<typeof fakeLLM>, history: Message[]): Agent
         history.push(...outgoing, assistant(response));
         return response;
       },
-      async sendToolResults(results, messages, { signal }) {
+      async sendToolResults(results, extraUserMessages, { signal }) {
         const outgoing: Message[] = [
           ...toolMessages(results),
-          ...messages.map((m): Message => ({ role: 'user', content: m })),
+          ...extraUserMessages.map((m): Message => ({ role: 'user', content: m })),
         ];
         const response = await llm.send([...history, ...outgoing], signal);
         history.push(...outgoing, assistant(response));

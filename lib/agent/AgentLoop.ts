@@ -78,7 +78,8 @@ export interface OperationContext {
   /**
    * For LLM calls (and their `llmCallBound`) under `budget.wrapUp`: this is the run's final
    * call. Offer no tools, and add this instruction as the last user message of the request (keep
-   * it in the conversation, with the answer). Set only for a loop whose `honours.wrapUp` is true.
+   * it in the conversation, with the answer). Set only for a loop whose `honours.wrapUp` is true
+   * (it makes the final call the budget asks for).
    */
   wrapUp?: string;
   /**
@@ -97,21 +98,35 @@ export interface OperationContext {
   budgetNote?: string;
 }
 
-/** Which of the optional request flags of `OperationContext` a loop honours. */
+/**
+ * What a loop of your own says it does with the optional request flags of `OperationContext`.
+ * Each `true` is a promise the adapter relies on; a budget that needs one left unset is refused
+ * when the adapter is made.
+ */
 export interface LoopHonours {
   /**
-   * The loop makes `ctx.wrapUp`'s final call: no tools, the instruction added (`budget.wrapUp`
-   * needs it) — without the last round on `ctx.withoutLastRound`.
+   * `true`: the loop makes the final call the budget asks for. When `ctx.wrapUp` is set, the
+   * loop sends that call with no tools and the instruction `ctx.wrapUp` holds as its last user message — without the last
+   * round when `ctx.withoutLastRound` is set — so the run ends with an answer within its cap.
+   * `budget.wrapUp` needs it.
    */
   wrapUp?: boolean;
-  /** The loop adds `ctx.budgetNote` to the request and counts it in its bound (`budget.visible` needs it). */
+  /**
+   * `true`: the loop adds the budget note to its requests. When `ctx.budgetNote` is set, the loop
+   * sends it with that request and counts its tokens in `llmCallBound`. `budget.visible` needs it.
+   */
   budgetNote?: boolean;
 }
 
 /** The LLM call a loop is about to make, as `llmCallBound` is asked about it. */
 export type LLMCall =
   | { operation: 'sendUserMessage'; message: string }
-  | { operation: 'sendToolResults'; results: ToolResult[]; messages: string[] };
+  | {
+      operation: 'sendToolResults';
+      results: ToolResult[];
+      /** The extra user messages to send after the tool results (`sendToolResults`'s `extraUserMessages`). */
+      messages: string[];
+    };
 
 /**
  * The most one LLM request may use: input tokens never below the provider's count of the
@@ -212,14 +227,25 @@ export type Pricing = (usage: Usage, info: { model: string | undefined }) => num
  */
 export interface AgentLoop {
   /**
-   * The request flags of `OperationContext` this loop honours (`wrapUp`, `budgetNote`). A budget
-   * that needs one the loop does not say it honours is refused when the adapter is made.
+   * What this loop does with the request flags of `OperationContext`: `{ wrapUp: true }` — it
+   * makes the final call the budget asks for; `{ budgetNote: true }` — it adds the budget note to
+   * its requests. A budget that needs one the loop does not promise is refused when the adapter
+   * is made.
    */
   readonly honours?: LoopHonours;
   /** Sends the user's message (with whatever history you keep) and returns the LLM's response. */
   sendUserMessage(message: string, ctx: OperationContext): Promise<LLMResponse>;
-  /** Sends tool results, plus user or formatter messages that arrived meanwhile, and returns the next response. */
-  sendToolResults(results: ToolResult[], messages: string[], ctx: OperationContext): Promise<LLMResponse>;
+  /**
+   * Sends the tool results, then `extraUserMessages`, in one request, and returns the next
+   * response.
+   *
+   * @param results - The results of the response's tool calls, one per call, in its order.
+   * @param extraUserMessages - The extra user messages to send after the tool results, in order:
+   *   what `runAutoformatters` and `gatherAdditionalMessages` returned this round (often none).
+   *   Send each as a user message after the results, and keep them in the conversation.
+   * @param ctx - The request's flags (`signal`, `maxOutputTokens`, `wrapUp`, …).
+   */
+  sendToolResults(results: ToolResult[], extraUserMessages: string[], ctx: OperationContext): Promise<LLMResponse>;
   /**
    * Runs one tool call. A throw becomes an error result sent to the LLM; the turn goes on. A
    * tool that calls an LLM makes the call through `ctx.llm`, so the run's budgets hold it; one

@@ -38,7 +38,7 @@ export function assertEndings(
   if (visible && agent.honours?.budgetNote !== true)
     throw new InvalidArgumentError(
       'budget.visible',
-      'left out for a loop that does not honour `ctx.budgetNote` (its `honours.budgetNote` is not true; the ready-made loops honour it)',
+      'left out for a loop that does not say it adds the budget note to its requests: add `ctx.budgetNote` to each request your loop sends and count it in `llmCallBound`, then set `honours: { budgetNote: true }` on it (the ready-made loops do)',
       true,
     );
   if (wrapUp === undefined) return;
@@ -51,7 +51,7 @@ export function assertEndings(
   if (agent.honours?.wrapUp !== true)
     throw new InvalidArgumentError(
       where,
-      'left out for a loop that cannot make a final call with no tools (its `honours.wrapUp` is not true; the ready-made loops honour `ctx.wrapUp`)',
+      'left out for a loop that does not say it makes the final call the budget asks for: when `ctx.wrapUp` is set, send that call with no tools and the instruction `ctx.wrapUp` holds as its last user message, then set `honours: { wrapUp: true }` on your loop (the ready-made loops do)',
       named?.limits.wrapUp ?? external[outsideAt]!.endings!.wrapUp,
     );
   if (typeof agent.llmCallBound !== 'function')

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { readBatchManifest, type BatchManifest } from './batchManifest';
 import { folderHeld } from './lockFolder';
 import { readRaiseRequests, type RaiseRequest } from './raiseRequests';
+import { readCapPause, type CapPause } from './capPause';
 import type { RunStore } from './RunStore';
 import { HistoryFileError } from '../history/HistoryFileError';
 
@@ -36,6 +37,8 @@ export interface BatchSource {
   readonly runs: readonly BatchRunSource[];
   /** The raises of its paused cap asked (a folder's raise file). */
   readonly raises: readonly RaiseRequest[];
+  /** It waits at its dollar cap for a raise (a running folder's pause file); undefined when not, or not known. */
+  readonly paused?: CapPause | undefined;
 }
 
 /** A batch's history folder as a `BatchSource`; `undefined` when it holds neither manifest nor run files. */
@@ -59,7 +62,9 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
       .map((n) => ({ name: path.join(dir, n) })),
   }));
   const raises = readRaiseRequests(dir).requests.map(({ maxCostUsd, at }) => ({ maxCostUsd, at }));
-  return { where: dir, manifest, running, runs, raises };
+  // A pause file is believed only while a batch holds the folder: one killed while paused is not paused.
+  const paused = running ? readCapPause(dir, raises) : undefined;
+  return { where: dir, manifest, running, runs, raises, paused };
 }
 
 /**

@@ -3,6 +3,7 @@ import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { readRaiseRequests } from './raiseRequests';
+import { clearCapPause, writeCapPause } from './capPause';
 import { raiseProblem } from '../internal/raiseProblem';
 
 /** One raise of a batch's paused cap, as its report lists it. */
@@ -85,6 +86,8 @@ export class CapRaises {
    * batch has nothing else pending, and the process would end with it unfinished.
    */
   start(): void {
+    // A pause file left by a batch killed while paused says nothing of this one.
+    this.#note(() => clearCapPause(this.#folder!));
     if (this.#folder !== undefined) this.#poll();
     this.#timer = setInterval(() => {
       if (this.#folder !== undefined) this.#poll();
@@ -94,6 +97,17 @@ export class CapRaises {
   stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#note(() => clearCapPause(this.#folder!));
+  }
+
+  /** Writes or removes the folder's pause file (`capPause`), when there is a folder: a failure is logged, the batch goes on. */
+  #note(write: () => void): void {
+    if (this.#folder === undefined) return;
+    try {
+      write();
+    } catch (error) {
+      this.#log?.warn(`cannot write the pause file of ${this.#folder}: ${messageOf(error)}`);
+    }
   }
 
   /** Raises the cap; `limits` is checked (only `maxCostUsd`, above the cap in force). */
@@ -103,6 +117,7 @@ export class CapRaises {
     if (problem !== undefined) throw new InvalidArgumentError(problem.name, problem.expected, problem.value);
     const { maxCostUsd } = limits as { maxCostUsd: number };
     this.#pool.raise(maxCostUsd);
+    this.#note(() => clearCapPause(this.#folder!));
     this.#list.push({ at: this.#clock(), fromUsd, toUsd: maxCostUsd, by });
     this.#log?.info(`the batch's cap is raised from ${formatUsd(fromUsd)} to ${formatUsd(maxCostUsd)}`);
     this.#onRaise();
@@ -114,14 +129,18 @@ export class CapRaises {
     if (this.#toldAt === raises) return;
     this.#toldAt = raises;
     const capUsd = this.#pool.limits.maxCostUsd!;
+    const spentUsd = this.#pool.usage.costUsd;
+    const heldUsd = this.#pool.held;
+    // For the CLI in another process: `agent-sm inspect` and `watch` say the batch waits for a raise.
+    this.#note(() => writeCapPause(this.#folder!, { at: this.#clock(), capUsd, spentUsd, heldUsd }));
     this.#log?.info(
       `the batch pauses at its cap of ${formatUsd(capUsd)}: ${formatUsd(this.#pool.usage.costUsd)} spent; raise it to go on`,
     );
     if (this.#onPause === undefined) return;
     const pause: BatchPause = {
       capUsd,
-      spentUsd: this.#pool.usage.costUsd,
-      heldUsd: this.#pool.held,
+      spentUsd,
+      heldUsd,
       raise: (limits) => this.raise(limits, 'handle'),
     };
     try {

@@ -76,7 +76,11 @@ export async function requestRaise(dir: string, maxCostUsd: number, clock: () =>
     throw new InvalidArgumentError('maxCostUsd', 'a positive finite number of USD', maxCostUsd);
   const manifest = await readBatchManifest(dir);
   if (manifest === undefined)
-    throw new HistoryFileError('read_failed', dir, 'is not the history folder of a batch (it has no batch.json)');
+    throw new HistoryFileError(
+      'read_failed',
+      dir,
+      'is not the history folder of a batch (it has no batch.json): give the folder runBatch wrote (its historyDir), or --redis URL --batch ID for a BullMQ batch',
+    );
   const total = manifest.limits.total as { maxCostUsd?: number; whenSpent?: unknown } | undefined;
   if (total?.whenSpent !== 'pause' || total.maxCostUsd === undefined)
     throw new InvalidArgumentError(

@@ -1,4 +1,4 @@
-import { mergeUncertain, type UncertainReasons } from '../internal/formatSpend';
+import type { UncertainReasons } from '../internal/formatSpend';
 import type { BatchManifest } from './batchManifest';
 import { folderBatchSource, type BatchRunSource, type BatchSource } from './BatchSource';
 import { addUsageTo, emptyUsage, type UsageTotals } from '../agent/UsageTotals';
@@ -7,9 +7,12 @@ import { LIMITS } from '../internal/limits';
 import type { HistoryEntry, HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readRunFile, type RunFileFacts } from '../history/readRunFile';
-import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
+import type { AttemptSpend } from '../history/spendOverAttempts';
+import { spendOfRun } from '../history/spendOfRun';
+import { sumRunMoney } from '../history/sumRunMoney';
 import { messageOf } from '../internal/messageOf';
 import type { RaiseRequest } from './raiseRequests';
+import type { CapPause } from './capPause';
 
 /**
  * How a run of a batch folder stands. Beside the turn outcomes: `cut_off` (its file ends inside
@@ -70,6 +73,8 @@ export interface BatchFolder {
   readonly resumed: boolean;
   /** The raises of its paused cap asked in its raise file (`agent-sm raise <folder>`), in order. */
   readonly raises: readonly RaiseRequest[];
+  /** The running batch waits at its dollar cap for a raise (`agent-sm raise`): when, and at what cap; undefined when not. */
+  readonly paused: CapPause | undefined;
 }
 
 /** The money of a run that spent none (not started, or unreadable). */
@@ -120,7 +125,7 @@ export interface BatchReadingOptions {
 
 /** `readBatchFolder` for a batch from a folder or a store (`storeBatchSource`): `dir` is its `where`. */
 export async function readBatchSource(source: BatchSource, options: BatchReadingOptions): Promise<BatchFolder> {
-  const { manifest, running, raises } = source;
+  const { manifest, running, raises, paused } = source;
   const runs: FolderRun[] = [];
   // What the runs used, summed, for the batch's caps; the cost by the ledger's rule.
   const used = emptyUsage();
@@ -146,9 +151,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
         observer === undefined ? undefined : (entry) => observer.entry(entry),
       );
       observer?.done(facts);
-      const attempts = [...(await earlierSpends(task, options)), facts.attempt];
-      const costUsd = Math.max(facts.costUsd, spendOverAttempts(attempts));
-      const uncertainUsd = Math.min(costUsd, Math.max(facts.uncertainUsd, uncertainOverAttempts(attempts)));
+      const money = spendOfRun(facts, facts.attempt, await earlierSpends(task, options));
       const cut = !facts.ended;
       const outcome = cut ? (running ? 'running' : 'cut_off') : facts.outcome;
       const reason = cut
@@ -156,8 +159,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
           ? 'its file holds no moves'
           : `its file ends inside a turn, in ${facts.lastState} (seq ${facts.lastSeq})`
         : facts.reason;
-      const { releasedUsd, uncertain } = facts;
-      runs.push({ id: task.id, outcome, reason, costUsd, uncertainUsd, releasedUsd, uncertain, file, interrupted });
+      runs.push({ id: task.id, outcome, reason, ...money, file, interrupted });
       if (facts.usage !== null) {
         const { llmCalls, toolCalls, inputTokens, outputTokens } = facts.usage;
         addUsageTo(used, { llmCalls, toolCalls, inputTokens, outputTokens });
@@ -171,11 +173,10 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     .map((run, i) => ({ run, i }))
     .sort((a, b) => rank(a.run.outcome) - rank(b.run.outcome) || a.i - b.i);
   const outcomes: Record<string, number> = {};
-  for (const run of runs) {
-    outcomes[run.outcome] = (outcomes[run.outcome] ?? 0) + 1;
-    addUsageTo(used, { costUsd: run.costUsd, uncertainUsd: run.uncertainUsd, releasedUsd: run.releasedUsd });
-  }
-  const { costUsd, uncertainUsd, releasedUsd } = used;
+  for (const run of runs) outcomes[run.outcome] = (outcomes[run.outcome] ?? 0) + 1;
+  // The sum `watch` says too (`WatchState.spend`): the two agree on a folder read at one moment.
+  const money = sumRunMoney(runs);
+  addUsageTo(used, { costUsd: money.costUsd, uncertainUsd: money.uncertainUsd, releasedUsd: money.releasedUsd });
   return {
     dir: source.where,
     manifest,
@@ -184,14 +185,12 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     totals: {
       runs: runs.length,
       outcomes,
-      costUsd,
-      uncertainUsd,
-      releasedUsd,
-      uncertain: mergeUncertain(runs.map((r) => r.uncertain)),
+      ...money,
     },
     stopped: running ? undefined : stopReason(runs, spentCap(manifest, used, raises)),
     resumed: runs.some((r) => r.interrupted.length > 0),
     raises,
+    paused,
   };
 }
 

@@ -10,6 +10,8 @@ import { formatTime } from '../internal/formatTime';
 import { formatSpend, type SpendFigures } from '../internal/formatSpend';
 import { messageOf } from '../internal/messageOf';
 import { Pieces } from './Pieces';
+import type { CapPause } from '../batch/capPause';
+import { formatCapPause } from './formatCapPause';
 import { renderWatch } from './renderWatch';
 import { WatchState, type WatchEvent } from './WatchState';
 
@@ -83,7 +85,13 @@ export class WatchBoard {
   readonly #unreadable: string[] = [];
   /** The raises of the batch's paused cap, in order. */
   readonly #raises: RaiseRequest[] = [];
+  /** The batch waits at its dollar cap for a raise (its folder's pause file), as of the last look. */
+  #paused: CapPause | undefined;
+  /** When the pause last printed as a line began (piped): once per pause. */
+  #pauseTold: number | undefined;
   readonly #costHistory: number[] = [];
+  /** The source's label (the folder as typed), once `show` started. */
+  #label: string | undefined;
   #drawn = 0;
   #lastProgress = '';
 
@@ -168,6 +176,24 @@ export class WatchBoard {
       this.#io.stdout(`${formatTime(raise.at, 'HH:mm:ss')}  cap raised to $${raise.maxCostUsd.toFixed(4)}\n`);
   }
 
+  /** The raises of the batch's paused cap so far, in order. */
+  get raises(): readonly RaiseRequest[] {
+    return this.#raises;
+  }
+
+  /**
+   * Whether the batch waits at its dollar cap for a raise (`undefined`: it does not), as of the
+   * runs read so far (call it after `settle`): drawn on the board, a line when piped, once per
+   * pause, with the figures `inspect` says.
+   */
+  pause(paused: CapPause | undefined): void {
+    this.#paused = paused;
+    if (paused === undefined || this.#tty || this.#pauseTold === paused.at) return;
+    this.#pauseTold = paused.at;
+    const lines = formatCapPause(paused, this.#label ?? '', this.state.spend);
+    this.#io.stdout(`${formatTime(paused.at, 'HH:mm:ss')}  ${lines.paused}; ${lines.raise}\n`);
+  }
+
   /** A warning on stderr, one line. */
   warn(text: string): void {
     this.#io.stderr(`agent-sm: warning: ${escapeControl(text)}\n`);
@@ -179,6 +205,7 @@ export class WatchBoard {
    * stderr, as every command reports an unreadable file), else 0.
    */
   async show(source: WatchSource): Promise<number> {
+    this.#label = source.label;
     const { stay = false, pollMs, redrawMs = 1000 } = this.#options;
     const signal = this.#io.signal ?? new AbortController().signal;
     let wake: (() => void) | undefined;
@@ -237,6 +264,7 @@ export class WatchBoard {
           ...(raised === undefined ? {} : { maxCostUsd: raised.maxCostUsd }),
         } as Record<string, unknown>,
         raises: this.#raises,
+        paused: this.#paused,
         startedAt: this.manifest?.startedAt,
         costHistory: this.#costHistory,
         now,
@@ -265,11 +293,16 @@ export function spentLine(spend: SpendFigures): string {
   return (spend.uncertainUsd ?? 0) > 0 || (spend.releasedUsd ?? 0) > 0 ? `${spent} (${formatSpend(spend)})` : spent;
 }
 
-/** `3/5 finished, 1 skipped, 1 cut off`: the plain line's progress. */
+/** `3/5 finished, 1 skipped, 1 cut off` (over) or `1/5 finished, 2 pending` (running): the plain line's progress. */
 function progressLine(state: WatchState): string {
   const ids = state.tasks ?? [...state.runs.keys()];
   const finished = ids.filter((id) => state.runs.get(id)?.outcome !== undefined).length;
   let progress = `${finished}/${ids.length} finished`;
+  if (state.tasks !== undefined && !state.over) {
+    // While the batch runs, a task with no run yet may still start: pending, never skipped.
+    const pending = ids.filter((id) => !state.runs.has(id)).length;
+    if (pending > 0) progress += `, ${pending} pending`;
+  }
   if (state.tasks !== undefined && state.over) {
     // The batch is over: what did not finish was skipped (no run) or cut off (a run that did not end).
     const skipped = ids.filter((id) => !state.runs.has(id)).length;

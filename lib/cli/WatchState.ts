@@ -1,8 +1,10 @@
 import { failureReason } from '../history/failureReason';
 import type { HistoryEntry } from '../history/HistoryEntry';
-import { RunFactsCollector, type RunSpend, type RunUsage } from '../history/runFacts';
-import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
-import { mergeUncertain, type SpendFigures } from '../internal/formatSpend';
+import { RunFactsCollector, type RunUsage } from '../history/runFacts';
+import type { AttemptSpend } from '../history/spendOverAttempts';
+import { spendOfRun } from '../history/spendOfRun';
+import { sumRunMoney } from '../history/sumRunMoney';
+import type { SpendFigures } from '../internal/formatSpend';
 import { tableRoles, type TableRoles } from '../history/tableRoles';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
@@ -131,17 +133,9 @@ export class WatchState {
     this.runs.get(id)!.spend = this.#spendOf(id, this.#facts.get(id)!);
   }
 
-  /** Run `id`'s money by the ledger's rule over all its attempts, as `readBatchFolder` counts it. */
+  /** Run `id`'s money by the ledger's rule over all its attempts: `readBatchFolder`'s rule (`spendOfRun`). */
   #spendOf(id: string, facts: RunFactsCollector): WatchSpend {
-    const spend: RunSpend = facts.spend;
-    const { releasedUsd, uncertain } = spend;
-    const earlier = this.#earlier.get(id) ?? [];
-    if (earlier.length === 0)
-      return { costUsd: spend.costUsd, uncertainUsd: spend.uncertainUsd, releasedUsd, uncertain };
-    const attempts = [...earlier, facts.attemptSpend];
-    const costUsd = Math.max(spend.costUsd, spendOverAttempts(attempts));
-    const uncertainUsd = Math.min(costUsd, Math.max(spend.uncertainUsd, uncertainOverAttempts(attempts)));
-    return { costUsd, uncertainUsd, releasedUsd, uncertain };
+    return spendOfRun(facts.spend, facts.attemptSpend, this.#earlier.get(id) ?? []);
   }
 
   /** Run `id`'s file could not be read on: it is listed with why. */
@@ -170,13 +164,8 @@ export class WatchState {
    * money by the ledger's rule (`WatchedRun.spend`), the figure `inspect` says.
    */
   get spend(): RunUsage & WatchSpend {
-    const sum = { costUsd: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
-    let uncertainUsd = 0;
-    let releasedUsd = 0;
+    const sum = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, llmCalls: 0, toolCalls: 0 };
     for (const run of this.runs.values()) {
-      sum.costUsd += run.spend.costUsd;
-      uncertainUsd += run.spend.uncertainUsd;
-      releasedUsd += run.spend.releasedUsd;
       const u = run.usage;
       if (u === null) continue;
       sum.inputTokens += u.inputTokens;
@@ -185,14 +174,8 @@ export class WatchState {
       sum.llmCalls += u.llmCalls;
       sum.toolCalls += u.toolCalls;
     }
-    const round = (usd: number): number => Math.round(usd * 1e10) / 1e10;
-    return {
-      ...sum,
-      costUsd: round(sum.costUsd),
-      uncertainUsd: round(uncertainUsd),
-      releasedUsd: round(releasedUsd),
-      uncertain: mergeUncertain([...this.runs.values()].map((r) => r.spend.uncertain)),
-    };
+    // The sum `inspect` says (`readBatchFolder`'s totals): one function, so the two agree.
+    return { ...sum, ...sumRunMoney([...this.runs.values()].map((r) => r.spend)) };
   }
 
   #event(at: number, id: string, kind: WatchEvent['kind'], text: string): WatchEvent {

@@ -3,6 +3,7 @@ import type { BatchFolder } from '../batch/readBatchFolder';
 import { escapeControl } from '../internal/escapeControl';
 import { formatTime } from '../internal/formatTime';
 import { cut, oneLine, plural } from '../internal/text';
+import { formatCapPause } from './formatCapPause';
 
 /** Outcomes that are not a failure: ended well, or still running. */
 const NOT_FAILED: ReadonlySet<string> = new Set(['end_of_turn', 'wrapped_up', 'running', 'pending']);
@@ -14,7 +15,7 @@ export function folderRunFailed(outcome: string): boolean {
 
 /**
  * What `agent-sm inspect <folder>` prints: a head line (runs, failures, spend), why the batch
- * stopped, each raise of its paused cap (time, old and new cap) and whether it was resumed, each run failures first (id, outcome, cost, reason,
+ * stopped, whether it is paused at its cap (and the `agent-sm raise` that lets it go on), each raise of its paused cap (time, old and new cap) and whether it was resumed, each run failures first (id, outcome, cost, reason,
  * file, earlier attempts), then the runs by outcome and the total cost. Every value from the
  * folder is escaped. Pure.
  */
@@ -27,9 +28,14 @@ export function formatBatchFolder(folder: BatchFolder): string {
   const out: string[] = [];
   out.push(
     `Batch ${folder.dir}: ${plural(totals.runs, 'run')} (${counts.map(([o, n]) => `${n} ${o}`).join(', ')}), ` +
-      `${formatSpend(totals)}${folder.running ? ' (still running)' : ''}` +
+      `${formatSpend(totals)}${folder.running ? (folder.paused === undefined ? ' (still running)' : ' (still running, paused at its cap)') : ''}` +
       `${folder.manifest === undefined ? ' (no batch.json: the files found)' : ''}`,
   );
+  if (folder.paused !== undefined) {
+    // The figures `watch` says too: the same function, from the same money (`sumRunMoney`).
+    const pause = formatCapPause(folder.paused, folder.dir, totals);
+    out.push(`${pause.paused}; ${pause.raise}`);
+  }
   if (folder.stopped !== undefined) out.push(`Stopped early: ${folder.stopped}`);
   // Each raise of its paused cap asked in its raise file: when, and from what to what.
   let cap = folder.manifest?.limits.total?.maxCostUsd;

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import type { RunStore } from '../batch/RunStore';
+import { HistoryFileError } from '../history/HistoryFileError';
 import { escapeControl } from '../internal/escapeControl';
 import { messageOf } from '../internal/messageOf';
 import { oneLine } from '../internal/text';
@@ -67,16 +68,33 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   // It reads no history file: added after them.
   addRaiseCommand(program, io);
   addApprovalsCommands(program, { stdout: io.stdout, json: safeJson });
+  // Bad usage (an unknown command or option, a missing argument, a value refused) says where the usage is.
+  for (const command of [program, ...program.commands]) {
+    const help = command === program ? 'agent-sm --help' : `agent-sm ${command.name()} --help`;
+    command.configureOutput({ outputError: (text, write) => write(`agent-sm: ${oneLine(text)}; see ${help}\n`) });
+  }
+  let ran: string | undefined;
+  program.hook('preAction', (_program, action) => void (ran = action.name()));
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.error;
-    io.stderr(`agent-sm: error: ${escapeControl(oneLine(messageOf(error)))}\n`);
+    io.stderr(`agent-sm: error: ${escapeControl(oneLine(messageOf(error)))}${whatToDo(error, ran)}\n`);
     return EXIT.error;
   } finally {
     // A store's connections would keep the process alive.
     await Promise.all(opened.map((store) => store.close().catch(() => undefined)));
   }
+}
+
+/**
+ * What to do about an error that does not say it: a path that is not there (a typo, a folder
+ * not written yet) names the command's help, which says what it reads.
+ */
+function whatToDo(error: unknown, command: string | undefined): string {
+  if (!(error instanceof HistoryFileError) || error.code !== 'not_found' || command === undefined) return '';
+  if (!error.reason.startsWith('no such file')) return '';
+  return `; check the path (agent-sm ${command} --help says what it reads)`;
 }

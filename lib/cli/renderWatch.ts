@@ -5,6 +5,8 @@ import { formatTime } from '../internal/formatTime';
 import type { RunUsage } from '../history/runFacts';
 import { formatSpend } from '../internal/formatSpend';
 import type { WatchState } from './WatchState';
+import type { CapPause } from '../batch/capPause';
+import { formatCapPause } from './formatCapPause';
 
 /** What the board shows beside the state: where, the caps, when, how wide. */
 export interface WatchView {
@@ -13,6 +15,8 @@ export interface WatchView {
   readonly caps: Readonly<Record<string, unknown>>;
   /** When the batch started (its manifest), for `maxWallMs`. */
   readonly startedAt: number | undefined;
+  /** The batch waits at its dollar cap for a raise (its folder's pause file): the board says so, and how to raise it. */
+  readonly paused?: CapPause | undefined;
   /** The raises of its paused cap (its raise file), in order: the board shows the latest. */
   readonly raises?: ReadonlyArray<{ readonly at: number; readonly maxCostUsd: number }>;
   /** The batch's cost at each redraw so far, for the spend sparkline. */
@@ -49,7 +53,8 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
     return run !== undefined && (run.outcome !== undefined || run.unreadable !== undefined);
   }).length;
   const unended = runs.filter((r) => r.outcome === undefined && r.unreadable === undefined && r.state !== undefined);
-  // Once the batch is over, a run that did not end was cut off, and a task with no run was skipped.
+  // Once the batch is over, a run that did not end was cut off, and a task with no run was skipped;
+  // while it runs, a task with no run is pending (it may yet start).
   const over = state.tasks !== undefined && state.over;
   const inFlight = over ? [] : unended;
   const notStarted = state.tasks === undefined ? 0 : ids.filter((id) => !state.runs.has(id)).length;
@@ -58,7 +63,7 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
     `agent-sm watch  ${escapeControl(view.source)}  ${formatTime(view.now, 'HH:mm:ss')}${state.ended ? '  (batch ended)' : ''}`,
   );
   lines.push(
-    `Progress  ${bar(finished, ids.length, 20)} ${finished}/${ids.length} finished · ${inFlight.length} in flight${state.tasks === undefined ? '' : ` · ${notStarted} ${over ? 'skipped' : 'not started'}`}${over && unended.length > 0 ? ` · ${unended.length} cut off` : ''} · ${failed} failed`,
+    `Progress  ${bar(finished, ids.length, 20)} ${finished}/${ids.length} finished · ${inFlight.length} in flight${state.tasks === undefined ? '' : ` · ${notStarted} ${over ? 'skipped' : 'pending'}`}${over && unended.length > 0 ? ` · ${unended.length} cut off` : ''} · ${failed} failed`,
   );
   const spend = state.spend;
   const wall = view.startedAt === undefined ? 0 : Math.max(0, view.now - view.startedAt);
@@ -83,6 +88,11 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
   if (raises.length > 3) lines.push(`Raised    … ${raises.length - 3} earlier`);
   for (const raise of raises.slice(-3))
     lines.push(`Raised    ${formatTime(raise.at, 'HH:mm:ss')}  cap to $${raise.maxCostUsd.toFixed(4)}`);
+  if (view.paused !== undefined && !over) {
+    // The figures `inspect` says too: the same function, from the same money (`sumRunMoney`).
+    const pause = formatCapPause(view.paused, view.source, spend);
+    lines.push(pause.paused, `  ${pause.raise}`);
+  }
   const fixed = lines.length;
   // What is left of the screen goes to the runs in flight, then the failures.
   const room = Math.max(4, view.rows - fixed - 3);

@@ -4,6 +4,7 @@ import { MANIFEST_FILE, readBatchManifest } from '../batch/batchManifest';
 import type { RunLines } from '../batch/BatchSource';
 import { folderHeld } from '../batch/lockFolder';
 import { readRaiseRequests } from '../batch/raiseRequests';
+import { readCapPause } from '../batch/capPause';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { messageOf } from '../internal/messageOf';
 import { byTaskOrder } from './byTaskOrder';
@@ -103,6 +104,8 @@ export class FolderWatchSource implements WatchSource {
     if (this.#single === undefined) this.#readRaises(board);
     await board.settle();
     board.state.over = over;
+    // Believed only while a batch holds the folder, as inspect reads it (`folderBatchSource`).
+    if (this.#single === undefined) board.pause(over || !folderHeld(dir) ? undefined : readCapPause(dir, board.raises));
   }
 
   /** The files to look at in this scan: all of them on a full one, else those events named. */

@@ -2,6 +2,7 @@ import type { BatchReport } from '../batch/runBatch';
 import type { RunLines, BatchSource } from '../batch/BatchSource';
 import { readBatchSource } from '../batch/readBatchFolder';
 import { skippedRun } from '../batch/skippedRun';
+import type { RunOutcome } from '../batch/BatchReport';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { loadHistory } from '../history/loadHistory';
@@ -15,8 +16,17 @@ export interface BatchPageReading {
   maxLineBytes?: number;
 }
 
-/** A task of the manifest with no history: the batch ended (or was killed) before it started. */
-function neverStarted(id: string): BatchReport['runs'][number] {
+/**
+ * A task of the manifest with no history: while the batch runs it has not started yet
+ * (`pending`); once the batch has ended (or was killed) it never started (`skipped`).
+ */
+function neverStarted(id: string, running: boolean): BatchReport['runs'][number] {
+  // `pending` is a reader's word, not a `RunOutcome` a batch reports: the page shows the outcome it is given.
+  if (running)
+    return {
+      ...skippedRun(id, new Error('not started yet: the batch still runs, and starts it when a slot is free')),
+      outcome: 'pending' as RunOutcome,
+    };
   return skippedRun(
     id,
     new Error('never started: the batch wrote no history file for it (interrupted before it began?)'),
@@ -72,7 +82,7 @@ export async function buildBatchPage(
     throw new HistoryFileError('not_found', source.where, 'holds no history files (*.jsonl)');
   const builder = new BatchPageBuilder(maxDataChars);
   for (const run of source.runs)
-    if (run.lines === undefined) builder.add({ report: neverStarted(run.id) });
+    if (run.lines === undefined) builder.add({ report: neverStarted(run.id, source.running) });
     else await addBatchRun(builder, run.lines, run.interrupted, undefined, reading, warnings);
   // Its warnings are the ones just noted, run by run: not noted twice.
   const ignore = (_: HistoryWarning): void => undefined;

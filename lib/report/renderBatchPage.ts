@@ -89,6 +89,7 @@ const OUTCOME_KIND: Readonly<Record<string, StateKind>> = {
   error: 'error',
   cancelled: 'error',
   skipped: 'idle',
+  pending: 'idle',
   incomplete: 'check',
   empty: 'idle',
   unreadable: 'other',

@@ -200,7 +200,11 @@ describe('budget.wrapUp refused where it cannot be honoured', () => {
           logger: false,
           budget: { maxCostUsd: 1, wrapUp: true },
         }),
-    ).toThrow(/Expected `budget\.wrapUp` to be left out for a loop that cannot make a final call with no tools/);
+    ).toThrow(
+      'Expected `budget.wrapUp` to be left out for a loop that does not say it makes the final call the budget asks for: ' +
+        'when `ctx.wrapUp` is set, send that call with no tools and the instruction `ctx.wrapUp` holds as its last user message, then set ' +
+        '`honours: { wrapUp: true }` on your loop (the ready-made loops do)',
+    );
   });
 
   it('refuses an external dollar cap beside it, which would hold no final call', () => {
@@ -305,7 +309,9 @@ describe('budget.visible', () => {
   it('refuses a loop that does not honour ctx.budgetNote', () => {
     const agent = { ...createScriptedAgent({ replies: [] }), honours: { wrapUp: true } };
     expect(() => new AgentWithStateMachine(agent, { logger: false, budget: { visible: true } })).toThrow(
-      /Expected `budget\.visible` to be left out for a loop that does not honour `ctx\.budgetNote`/,
+      'Expected `budget.visible` to be left out for a loop that does not say it adds the budget note to its requests: ' +
+        'add `ctx.budgetNote` to each request your loop sends and count it in `llmCallBound`, then set ' +
+        '`honours: { budgetNote: true }` on it (the ready-made loops do)',
     );
   });
 });

@@ -46,6 +46,7 @@ function batch(dir: string, runs: Run[]): { folder: BatchFolder; facts: Map<stri
       dir,
       manifest: undefined,
       running: false,
+      paused: undefined,
       runs: folderRuns,
       totals: { runs: runs.length, outcomes: {}, costUsd, uncertainUsd: 0, releasedUsd: 0, uncertain: [] },
       stopped: undefined,

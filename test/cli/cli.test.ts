@@ -144,7 +144,7 @@ describe('main()', () => {
     expect(await cli('inspect', missing)).toEqual({
       code: 2,
       stdout: '',
-      stderr: `agent-sm: error: ${missing}: no such file\n`,
+      stderr: `agent-sm: error: ${missing}: no such file; check the path (agent-sm inspect --help says what it reads)\n`,
     });
 
     replaceLine(8, '{"seq":7,"from":"RunningTool",');
@@ -173,7 +173,32 @@ describe('main()', () => {
       }).toEqual({ argv, code: 2, lines: 2, prefix: true, stdout: '' });
     }
     expect((await cli('inspec', folder.runFile)).stderr).toBe(
-      "agent-sm: error: unknown command 'inspec' (Did you mean inspect?)\n",
+      "agent-sm: error: unknown command 'inspec' (Did you mean inspect?); see agent-sm --help\n",
+    );
+  });
+
+  it('bad usage names the value, what was expected, and the help of the command that says what to give', async () => {
+    expect((await cli('inspect', folder.runFile, '--last', '0')).stderr).toBe(
+      "agent-sm: error: option '--last <n>' argument '0' is invalid. expected a positive integer, got \"0\"; see agent-sm inspect --help\n",
+    );
+    expect((await cli('validate', folder.runFile, '--nope')).stderr).toBe(
+      "agent-sm: error: unknown option '--nope'; see agent-sm validate --help\n",
+    );
+    expect((await cli('show')).stderr).toBe(
+      "agent-sm: error: missing required argument 'path'; see agent-sm show --help\n",
+    );
+    const nope = path.join(folder.dir, 'nope');
+    expect((await cli('watch', nope)).stderr).toMatch(
+      /: no such file or folder to watch \(ENOENT[^)]*\); check the path \(agent-sm watch --help says what it reads\)\n$/,
+    );
+  });
+
+  it('raise on a folder no batch wrote says what folder to give', async () => {
+    const { code, stderr } = await cli('raise', folder.dir, '--total-usd', '2');
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      `agent-sm: error: ${folder.dir}: is not the history folder of a batch (it has no batch.json): ` +
+        'give the folder runBatch wrote (its historyDir), or --redis URL --batch ID for a BullMQ batch\n',
     );
   });
 
@@ -204,7 +229,7 @@ describe('main()', () => {
     expect(await cli('report', path.join(folder.dir, 'nope'))).toEqual({
       code: 2,
       stdout: '',
-      stderr: `agent-sm: error: ${path.join(folder.dir, 'nope')}: no such file or folder\n`,
+      stderr: `agent-sm: error: ${path.join(folder.dir, 'nope')}: no such file or folder; check the path (agent-sm report --help says what it reads)\n`,
     });
     const bad = await cli('report', folder.runFile, '-o', path.join(folder.dir, 'no-such-dir', 'x.html'));
     expect(bad.code).toBe(2);
@@ -265,11 +290,11 @@ describe('agent-sm (spawned)', () => {
     expect(missing).toEqual({
       code: 2,
       stdout: '',
-      stderr: `agent-sm: error: ${path.join(folder.dir, 'nope.jsonl')}: no such file\n`,
+      stderr: `agent-sm: error: ${path.join(folder.dir, 'nope.jsonl')}: no such file; check the path (agent-sm inspect --help says what it reads)\n`,
     });
     const unknown = spawnCli('frobnicate');
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe("agent-sm: error: unknown command 'frobnicate'\n");
+    expect(unknown.stderr).toBe("agent-sm: error: unknown command 'frobnicate'; see agent-sm --help\n");
   });
 
   it('--help prints usage and exits 0', () => {

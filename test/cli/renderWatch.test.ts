@@ -29,6 +29,28 @@ describe('renderWatch', () => {
   });
 });
 
+describe('renderWatch: a batch paused at its cap', () => {
+  const paused = { at: T, capUsd: 0.02, spentUsd: 0.012, heldUsd: 0 };
+
+  it('says it is paused, what was spent of the cap, and the agent-sm raise that lets it go on', () => {
+    const state = new WatchState();
+    state.tasks = ['t0', 't1', 't2'];
+    const lines = renderWatch(state, { ...view, caps: { maxCostUsd: 0.02 }, paused });
+    expect(lines).toContain('Paused at its cap: $0.0000 of $0.0200 ($0.0000 billed)');
+    expect(lines).toContain('  raise with agent-sm raise runs/ --total-usd 0.05');
+    expect(lines.find((l) => l.startsWith('Progress'))).toContain('· 3 pending ·');
+  });
+
+  it('says nothing of a pause once the batch is over', () => {
+    const state = new WatchState();
+    state.tasks = ['t0'];
+    state.over = true;
+    const lines = renderWatch(state, { ...view, caps: { maxCostUsd: 0.02 }, paused });
+    expect(lines.some((l) => l.startsWith('Paused'))).toBe(false);
+    expect(lines.find((l) => l.startsWith('Progress'))).toContain('· 1 skipped ·');
+  });
+});
+
 describe('renderWatch: money, the three figures apart', () => {
   const journal = (line: Record<string, unknown>, n: number) =>
     ({ kind: 'journal', line: n, journal: { turn: 1, operation: 'sendUserMessage', ...line } }) as never;

@@ -67,7 +67,7 @@ describe('agent-sm watch in a terminal', () => {
       'Enter',
     );
     let text = await until('the board', screen, (t) => /In flight \(2\)/.test(t) && t.includes('Progress'));
-    expect(text).toMatch(/Progress +\[░+\] 0\/3 finished · 2 in flight · 1 not started · 0 failed/);
+    expect(text).toMatch(/Progress +\[░+\] 0\/3 finished · 2 in flight · 1 pending · 0 failed/);
     expect(text).toMatch(/Spend +\[░+\] cost \$0\.0000 of \$2\.00 \(0%\)/);
     expect(text).toMatch(/ alpha +SendingToLLM +for /);
     expect(text).toMatch(/ bravo +SendingToLLM +for /);
@@ -86,7 +86,7 @@ describe('agent-sm watch in a terminal', () => {
     expect(text).toMatch(
       /\d\d:\d\d:\d\d {2}bravo: error in SendingToLLM: sendUserMessage failed after 1 attempt: model overloaded/,
     );
-    expect(text).toMatch(/2\/3 finished · 1 in flight · 0 not started · 1 failed/);
+    expect(text).toMatch(/2\/3 finished · 1 in flight · 0 pending · 1 failed/);
 
     step(); // charlie answers: the batch is over, and watch ends by itself
     text = await until('watch to end', screen, (t) => t.includes('WATCH-EXITED'));

@@ -87,11 +87,11 @@ describe('agent-sm watch --store URL <batchId> (built executable)', () => {
       running = startCli(['watch', '--store', url, 'live', '--poll-ms', '20']);
       await running.seen('alpha: started');
       await running.seen('bravo: started');
-      await running.seen('progress: 0/3 finished, $0.0000 spent');
+      await running.seen('progress: 0/3 finished, 1 pending, $0.0000 spent');
 
       release('alpha'); // alpha ends its turn, and spends the cap
       await running.seen('alpha: end_of_turn');
-      await running.seen('progress: 1/3 finished, $0.2500 spent');
+      await running.seen('progress: 1/3 finished, 1 pending, $0.2500 spent');
       expect(running.child.exitCode).toBeNull();
 
       release('bravo'); // bravo's call fails, and the batch ends
@@ -123,7 +123,7 @@ describe('agent-sm watch --store URL <batchId> (built executable)', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      `agent-sm: error: option '--poll-ms <n>' argument '${value}' is invalid. expected a whole number of milliseconds from 10 to 3600000 (an hour), got "${value}"\n`,
+      `agent-sm: error: option '--poll-ms <n>' argument '${value}' is invalid. expected a whole number of milliseconds from 10 to 3600000 (an hour), got "${value}"; see agent-sm watch --help\n`,
     );
   });
 });

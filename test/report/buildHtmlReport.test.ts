@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
+import { lockFolder } from '../../lib/batch/lockFolder';
 import { runBatch } from '../../lib/batch/runBatch';
 import { HistoryFileError } from '../../lib/history/HistoryFileError';
 import { buildHtmlReport } from '../../lib/report/buildHtmlReport';
@@ -109,6 +110,27 @@ describe('buildHtmlReport', () => {
       ['t2', 'end_of_turn', ''],
       ['t3', 'skipped', 'never started: the batch wrote no history file for it (interrupted before it began?)'],
     ]);
+  });
+
+  it('buildHtmlReport() of a folder a batch still runs lists a task not started yet as pending, not skipped', async () => {
+    const reply = { text: 'done', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.1 } };
+    const tasks = ['t0', 't1'].map((id) => ({
+      id,
+      input: 'go',
+      agent: () => createScriptedAgent({ replies: [reply] }),
+    }));
+    await runBatch(tasks, { concurrency: 1, historyDir: dir, logger: false });
+    fs.rmSync(path.join(dir, 't1.jsonl'));
+    const lock = lockFolder(dir, 'test batch');
+    try {
+      const report = await buildHtmlReport(dir);
+      expect(rows(report.html).map((r) => [r[1], r[2], r[8]])).toEqual([
+        ['t0', 'end_of_turn', ''],
+        ['t1', 'pending', 'not started yet: the batch still runs, and starts it when a slot is free'],
+      ]);
+    } finally {
+      lock.release();
+    }
   });
 
   it('buildHtmlReport() of a folder alone says at the top why the batch stopped early, as its files tell', async () => {
