@@ -170,20 +170,24 @@ function sideMap(folder: BatchFolder, facts: ReadonlyMap<string, RunDiffFacts>):
 }
 
 function sideOf(run: FolderRun, facts: RunDiffFacts | undefined): TaskSide {
+  // A run not read (unreadable, or never started) has no counts to compare: zero calls made.
+  const f = facts ?? NOT_READ;
   return {
     outcome: run.outcome,
     reason: run.reason,
     costUsd: run.costUsd,
     uncertainUsd: run.uncertainUsd,
     releasedUsd: run.releasedUsd,
-    llmCalls: facts?.llmCalls ?? 0,
-    toolCalls: facts?.toolCalls ?? 0,
-    inputTokens: facts?.inputTokens ?? 0,
-    outputTokens: facts?.outputTokens ?? 0,
-    durationMs: facts?.durationMs ?? 0,
+    llmCalls: f.llmCalls,
+    toolCalls: f.toolCalls,
+    inputTokens: f.inputTokens,
+    outputTokens: f.outputTokens,
+    durationMs: f.durationMs,
     digest: run.outcome === 'unreadable' ? undefined : facts?.digest,
   };
 }
+
+const NOT_READ = { llmCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, durationMs: 0 } as const;
 
 function totalsOf(folder: BatchFolder, sides: ReadonlyMap<string, TaskSide>): BatchDiffTotals {
   let succeeded = 0;

@@ -26,12 +26,13 @@ export async function readBatchForDiff(
       return {
         entry: (entry) => digest.add(entry),
         done: (run) => {
-          const usage = run.usage;
+          // A run whose file records no usage made no call: its counts are zero, not unknown.
+          const usage = run.usage ?? NO_CALLS;
           facts.set(id, {
-            llmCalls: usage?.llmCalls ?? 0,
-            toolCalls: usage?.toolCalls ?? 0,
-            inputTokens: usage?.inputTokens ?? 0,
-            outputTokens: usage?.outputTokens ?? 0,
+            llmCalls: usage.llmCalls,
+            toolCalls: usage.toolCalls,
+            inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens,
             durationMs: run.durationMs,
             digest: digest.digest(),
           });
@@ -41,3 +42,6 @@ export async function readBatchForDiff(
   });
   return { folder, facts };
 }
+
+/** The counts of a run that made no call. */
+const NO_CALLS = { llmCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 } as const;

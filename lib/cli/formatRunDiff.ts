@@ -85,8 +85,9 @@ function stepLine(step: StepView): string {
 function sideDeltas(a: RunSideFacts, b: RunSideFacts): string[] {
   const fa = a.facts;
   const fb = b.facts;
-  const ua = fa.usage;
-  const ub = fb.usage;
+  // A run whose file records no usage made no call: its counts are zero, not unknown.
+  const ua = fa.usage ?? NO_CALLS;
+  const ub = fb.usage ?? NO_CALLS;
   const out: string[] = [];
   const reason = (r: string | undefined): string => (r === undefined ? '' : `: ${cut(oneLine(r), 200)}`);
   const outcome =
@@ -94,10 +95,10 @@ function sideDeltas(a: RunSideFacts, b: RunSideFacts): string[] {
       ? `${fa.outcome}${reason(fa.reason)} (both)`
       : `${fa.outcome}${reason(fa.reason)} → ${fb.outcome}${reason(fb.reason)}`;
   out.push(`  outcome        ${outcome}`);
-  out.push(`  LLM calls      ${formatDelta(ua?.llmCalls ?? 0, ub?.llmCalls ?? 0, 'count')}`);
-  out.push(`  tool calls     ${formatDelta(ua?.toolCalls ?? 0, ub?.toolCalls ?? 0, 'count')}`);
-  out.push(`  input tokens   ${formatDelta(ua?.inputTokens ?? 0, ub?.inputTokens ?? 0, 'count')}`);
-  out.push(`  output tokens  ${formatDelta(ua?.outputTokens ?? 0, ub?.outputTokens ?? 0, 'count')}`);
+  out.push(`  LLM calls      ${formatDelta(ua.llmCalls, ub.llmCalls, 'count')}`);
+  out.push(`  tool calls     ${formatDelta(ua.toolCalls, ub.toolCalls, 'count')}`);
+  out.push(`  input tokens   ${formatDelta(ua.inputTokens, ub.inputTokens, 'count')}`);
+  out.push(`  output tokens  ${formatDelta(ua.outputTokens, ub.outputTokens, 'count')}`);
   out.push(`  money A        ${formatSpend(fa)}`);
   out.push(`  money B        ${formatSpend(fb)}`);
   const billed = (f: typeof fa): number => Math.max(0, f.costUsd - f.uncertainUsd);
@@ -118,3 +119,6 @@ function sideDeltas(a: RunSideFacts, b: RunSideFacts): string[] {
   }
   return out;
 }
+
+/** The counts of a run that made no call. */
+const NO_CALLS = { llmCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 } as const;

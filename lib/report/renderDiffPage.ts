@@ -104,10 +104,10 @@ function figures(a: RunSideFacts, b: RunSideFacts): string {
       'outcome',
       `${fa.outcome}${fa.reason === undefined ? '' : `: ${fa.reason}`} → ${fb.outcome}${fb.reason === undefined ? '' : `: ${fb.reason}`}`,
     ],
-    ['LLM calls', formatDelta(fa.usage?.llmCalls ?? 0, fb.usage?.llmCalls ?? 0, 'count')],
-    ['tool calls', formatDelta(fa.usage?.toolCalls ?? 0, fb.usage?.toolCalls ?? 0, 'count')],
-    ['input tokens', formatDelta(fa.usage?.inputTokens ?? 0, fb.usage?.inputTokens ?? 0, 'count')],
-    ['output tokens', formatDelta(fa.usage?.outputTokens ?? 0, fb.usage?.outputTokens ?? 0, 'count')],
+    ['LLM calls', formatDelta((fa.usage ?? NO_CALLS).llmCalls, (fb.usage ?? NO_CALLS).llmCalls, 'count')],
+    ['tool calls', formatDelta((fa.usage ?? NO_CALLS).toolCalls, (fb.usage ?? NO_CALLS).toolCalls, 'count')],
+    ['input tokens', formatDelta((fa.usage ?? NO_CALLS).inputTokens, (fb.usage ?? NO_CALLS).inputTokens, 'count')],
+    ['output tokens', formatDelta((fa.usage ?? NO_CALLS).outputTokens, (fb.usage ?? NO_CALLS).outputTokens, 'count')],
     ['money A', formatSpend(fa)],
     ['money B', formatSpend(fb)],
     ['billed', formatDelta(billed(fa), billed(fb), 'usd')],
@@ -181,3 +181,6 @@ export function renderBatchDiffPage(diff: BatchDiff): string {
   );
   return staticPage(`Batch diff: ${a.where} and ${b.where}`, out.join('\n'), DIFF_STYLE);
 }
+
+/** The counts of a run whose file records no usage: it made no call, so they are zero, not unknown. */
+const NO_CALLS = { llmCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 } as const;
