@@ -119,13 +119,28 @@ describe('the built package', () => {
   const SUBPATHS: Record<string, string[]> = {
     openai: [
       'OpenAIResponseError',
+      'chatWire',
       'defineTool',
       'fromOpenAIChat',
       'fromOpenAIResponses',
       'mapOpenAIUsage',
       'mapResponsesUsage',
+      'meteredFetch',
+      'observeLoop',
+      'observeTask',
+      'observeTool',
+      'responsesWire',
     ],
-    anthropic: ['defineTool', 'fromAnthropic', 'mapAnthropicUsage'],
+    anthropic: [
+      'defineTool',
+      'fromAnthropic',
+      'mapAnthropicUsage',
+      'messagesWire',
+      'meteredFetch',
+      'observeLoop',
+      'observeTask',
+      'observeTool',
+    ],
     pricing: ['createPricing'],
   };
 
@@ -136,6 +151,8 @@ describe('the built package', () => {
       `for (const sub of ${JSON.stringify(Object.keys(SUBPATHS))}) names[sub] = Object.keys(require('agent-state-machine/' + sub)).sort();`,
       'let same = false;',
       "try { require('agent-state-machine/openai').fromOpenAIChat({}, { model: 'm' }); } catch (e) { same = e instanceof main.InvalidArgumentError; }",
+      // One observeLoop (and so one scope the metered fetch reads) whichever entry it comes from.
+      "same = same && require('agent-state-machine/openai').observeLoop === main.observeLoop && require('agent-state-machine/anthropic').observeTool === main.observeTool;",
       'console.log(JSON.stringify({ names, same }));',
     ].join('\n');
     expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual({ names: SUBPATHS, same: true });
@@ -149,6 +166,7 @@ describe('the built package', () => {
       "import * as pricing from 'agent-state-machine/pricing';",
       'let same = false;',
       "try { anthropic.fromAnthropic({}, { model: 'm' }); } catch (e) { same = e instanceof main.InvalidArgumentError; }",
+      'same = same && openai.observeLoop === main.observeLoop && anthropic.observeTool === main.observeTool;',
       'const names = { openai: Object.keys(openai).sort(), anthropic: Object.keys(anthropic).sort(), pricing: Object.keys(pricing).sort() };',
       "console.log(JSON.stringify({ names, same, price: pricing.createPricing()({ inputTokens: 1e6, outputTokens: 0 }, { model: 'gpt-4o-mini' }) }));",
     ].join('\n');
