@@ -78,4 +78,11 @@ if (nodeMajor >= 22) {
 }
 
 /** @type {import('jest').Config} */
-module.exports = { projects };
+module.exports = {
+  projects,
+  // On 2 cores jest runs every file in its own process (in band): a handle one file leaves open
+  // (a timer, a socket) would keep that process, and CI, waiting once every test has passed. A
+  // full run of main on 2026-12-02 did: it hung after "Jest did not exit" with all 2,110 tests
+  // run. Exit when the tests are done; jest still names the leak ("Force exiting Jest").
+  forceExit: true,
+};
