@@ -453,14 +453,14 @@ class SpanBuilder {
   }
 }
 
-/** Whether `a` holds the same tokens and cost as `b` (none, when `b` is null). */
+/** Whether `a` holds the same tokens and cost as `b` (nothing spent yet, when `b` is null). */
 function sameSpend(a: RunUsage, b: RunUsage | null): boolean {
-  return (
-    a.costUsd === (b?.costUsd ?? 0) &&
-    a.inputTokens === (b?.inputTokens ?? 0) &&
-    a.outputTokens === (b?.outputTokens ?? 0)
-  );
+  const before = b ?? NOTHING_SPENT;
+  return a.costUsd === before.costUsd && a.inputTokens === before.inputTokens && a.outputTokens === before.outputTokens;
 }
+
+/** The totals before a run's first usage record: nothing spent (not a count missing). */
+const NOTHING_SPENT = { costUsd: 0, inputTokens: 0, outputTokens: 0 } as const;
 
 function minus(a: RunUsage, b: RunUsage | null): Omit<RunUsage, 'cachedInputTokens'> {
   if (b === null) return a;

@@ -58,10 +58,9 @@ function usageOf(response: MirrorResponse, version: unknown): unknown {
     return {
       inputTokens: u.inputTokens,
       outputTokens: u.outputTokens,
+      // A total of one count and a missing one would be too low: unknown unless both are known.
       totalTokens:
-        u.inputTokens === undefined && u.outputTokens === undefined
-          ? undefined
-          : (u.inputTokens ?? 0) + (u.outputTokens ?? 0),
+        u.inputTokens === undefined || u.outputTokens === undefined ? undefined : u.inputTokens + u.outputTokens,
       reasoningTokens: u.reasoningTokens,
       cachedInputTokens: u.cachedInputTokens,
     };
