@@ -109,3 +109,18 @@ export function billingScripts(maxLength: number): fc.Arbitrary<Script> {
     }),
   );
 }
+
+/**
+ * What answers past their bound billed beyond it that no run read: its client timed out before
+ * the answer came (a loaded machine), so the library held the call at its worst case and never
+ * saw the overshoot. A run that read one ends saying it passed its bound; each overshoot is the
+ * same (the requests' max output tokens), so the unread ones are the rest of `overshotUsd`.
+ */
+export function unreadOvershootUsd(
+  billing: Billing,
+  runs: readonly { error?: { message?: string } | undefined }[],
+): number {
+  if (billing.overshoots === 0) return 0;
+  const read = runs.filter((r) => /past its bound/.test(r.error?.message ?? '')).length;
+  return (billing.overshotUsd / billing.overshoots) * Math.max(0, billing.overshoots - read);
+}

@@ -3,7 +3,13 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch } from '../../../lib/integrations/bullmq/index';
-import { billingScripts, startBillingServer, type BillingServer, type Script } from '../../helpers/billingServer';
+import {
+  billingScripts,
+  startBillingServer,
+  unreadOvershootUsd,
+  type BillingServer,
+  type Script,
+} from '../../helpers/billingServer';
 import { spawnWorker, stopAll } from './fixtures/spawnWorker';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import type { BillingPayload } from './fixtures/billingLoop';
@@ -17,7 +23,8 @@ import type { BillingPayload } from './fixtures/billingLoop';
 // after which the batch stops.
 
 const MAX_OUTPUT = 2000;
-const TIMEOUT_MS = 150;
+// Short for the late answers, long enough that a loaded machine reads most answers in time.
+const TIMEOUT_MS = 500;
 const CAP = 0.06; // five calls' holds: fewer than the tasks ask for, and fewer than the workers' nine slots
 const TASKS = 20;
 // Runs in flight at once: three workers of three slots each.
@@ -30,7 +37,7 @@ const workers: ChildProcess[] = [];
 beforeAll(async () => {
   url = await testRedisUrl();
   prefix = uniquePrefix('adversarial');
-  billing = await startBillingServer(20 * TIMEOUT_MS);
+  billing = await startBillingServer(10 * TIMEOUT_MS);
   const env = { REDIS_URL: url, QUEUE: 'money', PREFIX: prefix, CONCURRENCY: '3', LOCAL_PRICING: '1' };
   workers.push(...(await Promise.all(['w1', 'w2', 'w3'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
 }, 60_000);
@@ -62,7 +69,7 @@ async function batchUnder({ moves, stream }: Script, strict: boolean) {
   const report = await batch.report();
   expect(billing.server.rejected).toEqual([]);
   const { usd: billed, overshotUsd: overshot, overshoots } = billing.billing;
-  return { report, billed, overshot, overshoots };
+  return { report, billed, overshot, overshoots, unread: unreadOvershootUsd(billing.billing, report.runs) };
 }
 
 const scripts = billingScripts(10);
@@ -75,18 +82,21 @@ describe('an adversarial billing server against three worker processes (property
     try {
       await fc.assert(
         fc.asyncProperty(scripts, async (script_) => {
-          const { report, billed, overshot, overshoots } = await batchUnder(script_, true);
+          const { report, billed, overshot, overshoots, unread } = await batchUnder(script_, true);
           expect(report.runs).toHaveLength(TASKS);
           // Within the cap but for the documented overshoot: what answers past their bound billed
           // beyond it, from at most one response per run in flight.
           expect(billed - overshot).toBeLessThanOrEqual(CAP + 1e-12);
           expect(overshoots).toBeLessThanOrEqual(IN_FLIGHT);
-          expect(report.totals.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+          // All of it but an overshoot no run read: a client that timed out first held its call
+          // at the worst case, and never saw what the server billed past it.
+          expect(report.totals.costUsd).toBeGreaterThanOrEqual(billed - unread - 1e-9);
           expect(report.budget.costUsd).toBeLessThanOrEqual(CAP + overshot + 1e-12);
-          // A response past its bound stops the batch, and the report says why.
-          if (overshoots > 0) overBatches += 1;
-          if (overshoots > 0)
+          // A response past its bound that a run read stops the batch, and the report says why.
+          if (overshoots > 0 && unread < overshot) {
+            overBatches += 1;
             expect(report.runs.some((r) => /past its bound of 2000/.test(r.error?.message ?? ''))).toBe(true);
+          }
           const keys = batchKeys(prefix, 'money', report.batchId);
           expect(await redis.hget(keys.budget, 'hc')).toBeNull();
         }),
