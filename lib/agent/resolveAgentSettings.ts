@@ -24,6 +24,7 @@ import { assertAgentLoop } from './assertAgentLoop';
 import { assertNonNegative } from './assertNonNegative';
 import { resolveJournal } from './resolveJournal';
 import { resolveRetry } from './resolveRetry';
+import { CANCEL_GRACE_MS } from '../internal/cancelGrace';
 
 /** `minOutputTokens` when not given: enough for a short answer or a tool call. */
 const DEFAULT_MIN_OUTPUT_TOKENS = 256;
@@ -52,7 +53,7 @@ export function resolveAgentSettings(
     sharedBudgets = [],
     externalBudgets = [],
     retry = {},
-    cancelGraceMs = 2000,
+    cancelGraceMs = CANCEL_GRACE_MS,
     toolConcurrency = 1,
     pricing,
     onUnknownCost = 'error',

@@ -173,7 +173,7 @@ export interface BatchOptions {
   minOutputTokens?: number;
   /** Budgets kept outside this process (shared by workers on several machines), consulted by every run. */
   externalBudgets?: readonly ExternalBudget[];
-  /** After an abort, how long a run's running operation may take to stop before it is abandoned. Default 1,000 ms. */
+  /** After an abort, how long a run's running operation may take to stop before it is abandoned. Default 2,000 ms, as on the adapter. */
   cancelGraceMs?: number;
   /** Epoch milliseconds, for durations, history times and the batch's `maxWallMs`. Default `Date.now`. */
   clock?: () => number;

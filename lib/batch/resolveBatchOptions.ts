@@ -10,6 +10,7 @@ import { assertTasksBoundCalls } from './assertTasksBoundCalls';
 import { assertFrameworkTasksCanHonour } from './batchOptionKeys';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import { CANCEL_GRACE_MS } from '../internal/cancelGrace';
 
 // Used once, before any run, to have the adapter check the options it shares with the batch.
 const PROBE_AGENT: AgentLoop = {
@@ -40,7 +41,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     overwriteHistory = false,
     progress: showProgress = false,
     logger,
-    cancelGraceMs = 1000,
+    cancelGraceMs = CANCEL_GRACE_MS,
     clock = Date.now,
     sleep,
     random,

@@ -13,6 +13,7 @@ import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import { isFrameworkTask, runFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import type { RunTaskOptions } from './RunTaskOptions';
 import type { TaskRun } from './TaskRun';
+import { CANCEL_GRACE_MS } from '../internal/cancelGrace';
 
 export type { RunTaskOptions } from './RunTaskOptions';
 export type { TaskRun } from './TaskRun';
@@ -66,7 +67,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
             task.agent,
             name,
             factorySignal,
-            adapterOptions.cancelGraceMs ?? 2000,
+            adapterOptions.cancelGraceMs ?? CANCEL_GRACE_MS,
             adapterOptions.sleep ?? realSleep,
           )
         : task.agent;

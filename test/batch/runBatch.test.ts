@@ -20,6 +20,7 @@ import {
 import { HistoryFileError, loadHistory, validateHistory } from '../../lib/subpaths/history';
 import { captureLogger } from '../helpers/captureLogger';
 import { manualClock } from '../helpers/manualClock';
+import { CANCEL_GRACE_MS } from '../../lib/internal/cancelGrace';
 
 // Agents wait in event-loop turns, not milliseconds: runs interleave, and no real time passes.
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -489,6 +490,22 @@ describe('runBatch', () => {
       expect(report.runs[0]!.error!.message).toBe(
         'cancelled during agent creation: batch aborted while the agent was being created; the agent factory stopped: sandbox boot interrupted',
       );
+    });
+
+    it('gives a hung factory the grace the adapter gives an operation when cancelGraceMs is not set: one default', async () => {
+      const controller = new AbortController();
+      const hung = (): Promise<AgentLoop> => {
+        setImmediate(() => controller.abort('stop'));
+        return new Promise<AgentLoop>(() => undefined);
+      };
+      const graces: number[] = [];
+      const sleep: Sleep = (ms) => {
+        graces.push(ms);
+        return tick();
+      };
+      await runBatch([{ id: 'a', input: 'go', agent: hung }], { ...base(), sleep, signal: controller.signal });
+      expect(graces).toEqual([CANCEL_GRACE_MS]);
+      expect(CANCEL_GRACE_MS).toBe(2000);
     });
 
     it('aborted while an agent factory runs: an agent that arrives within the grace makes no LLM call', async () => {

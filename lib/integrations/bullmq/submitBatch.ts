@@ -33,6 +33,7 @@ import { assertOnPause } from './pauseNotice';
 import { assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
 import { queueTasks } from './queueTasks';
 import type { DistributedTask } from './DistributedTask';
+import { CANCEL_GRACE_MS } from 'agent-state-machine/internal';
 
 export type { DistributedTask } from './DistributedTask';
 
@@ -74,7 +75,7 @@ export interface SubmitBatchOptions {
   approvalTimeoutMs?: number;
   /** How many times a run whose worker was lost is started again. Default 0: a re-run would spend twice. */
   retryLostRuns?: number;
-  /** After an abort, how long a run's running operation may take to stop. Default 1,000 ms. */
+  /** After an abort, how long a run's running operation may take to stop. Default 2,000 ms, as on the adapter. */
   cancelGraceMs?: number;
   /** Aborting cancels the runs in flight on every worker and skips the rest; the report still comes back. */
   signal?: AbortSignal;
@@ -169,7 +170,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     retry,
     pricing,
     retryLostRuns = 0,
-    cancelGraceMs = 1000,
+    cancelGraceMs = CANCEL_GRACE_MS,
     signal,
     onProgress,
     onPause,
