@@ -80,7 +80,7 @@ export type {
   ServerToolUses,
 } from './agent/AgentLoop';
 export type { AgentEvents, AttemptMoney, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
-export type { ExternalBudget } from './agent/ExternalBudget';
+export type { ExternalBudget } from './agent/money/ExternalBudget';
 export type { TurnOutcome, TurnStop } from './agent/TurnOutcome';
 export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, STALL_EXTENSION, WRAP_UP_EXTENSION } from './agent/extensionStates';
 export type { BudgetEndings, WrapUpOption } from './agent/BudgetEndings';
@@ -90,14 +90,14 @@ export type { StallDetector, StallFinding } from './agent/stallDetectors';
 export type { StallOptions, StallPolicy } from './agent/StallOptions';
 export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
 export { isContextOverflow } from './agent/isContextOverflow';
-export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/priceResponse';
-export { PROVIDER_BILLING, billingRules } from './agent/providerBilling';
-export type { BillingRule, FailureBilling } from './agent/providerBilling';
+export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/money/priceResponse';
+export { PROVIDER_BILLING, billingRules } from './agent/money/providerBilling';
+export type { BillingRule, FailureBilling } from './agent/money/providerBilling';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
 export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
-export { StreamCutError, watchOutputBound } from './agent/cutAtBound';
-export type { CutAtBound, OutputBoundWatch } from './agent/cutAtBound';
+export { StreamCutError, watchOutputBound } from './agent/money/cutAtBound';
+export type { CutAtBound, OutputBoundWatch } from './agent/money/cutAtBound';
 export {
   LLMCallError,
   ContractViolationError,
@@ -109,8 +109,8 @@ export {
 } from './agent/TurnError';
 export type { TurnError } from './agent/TurnError';
 export { TurnInProgressError } from './agent/TurnInProgressError';
-export { Budget } from './agent/Budget';
-export type { BudgetOptions } from './agent/Budget';
+export { Budget } from './agent/money/Budget';
+export type { BudgetOptions } from './agent/money/Budget';
 export type {
   JournalEntry,
   LlmJournalEntry,

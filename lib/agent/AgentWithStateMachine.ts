@@ -6,8 +6,8 @@ import type { AgentLoop } from './AgentLoop';
 import type { AgentEvents } from './AgentEvents';
 import { safeLog, type AgentLogger } from './AgentLogger';
 import { assertBoundsCalls } from './assertBoundsCalls';
-import { isStrictCap } from './isStrictCap';
-import { Budget } from './Budget';
+import { isStrictCap } from './money/isStrictCap';
+import { Budget } from './money/Budget';
 import { assertBudgetLimits, type BudgetLimits } from './BudgetLimits';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { StateMachine } from '../machine/StateMachine';
@@ -24,7 +24,7 @@ import { RUN_TURN_OPTION_KEYS } from './optionKeys';
 import type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
 import { resolveAgentSettings } from './resolveAgentSettings';
 import { deferred, type Deferred } from './deferred';
-import { CapPause } from './CapPause';
+import { CapPause } from './money/CapPause';
 
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
 // Re-exported for the framework mirrors, which make their machine as the adapter does.

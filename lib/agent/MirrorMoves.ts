@@ -1,11 +1,11 @@
-import { cutAtBoundOf } from './cutAtBound';
+import { cutAtBoundOf } from './money/cutAtBound';
 import { State, type StateName } from '../../states/StateName';
 import type { StateMachine } from '../machine/StateMachine';
 import type { LLMResponse, Usage } from './AgentLoop';
 import type { BoundExceeded } from './boundExceeded';
-import type { Budget } from './Budget';
+import type { Budget } from './money/Budget';
 import type { Attempt } from './LLMOutcome';
-import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './chargeRule';
+import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './money/chargeRule';
 import { endAttempt } from './endAttempt';
 import type { JournalEntry } from './JournalEntry';
 import type { MirrorPricing } from './chargeMirrorResponse';
@@ -34,7 +34,7 @@ import { LLMCallError, type OperationError } from './TurnError';
 import { FORCED, TurnCore, type EndExtra } from './TurnCore';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
-import type { UsageMeter } from './UsageMeter';
+import type { UsageMeter } from './money/UsageMeter';
 import type { UsageDelta, UsageTotals } from './UsageTotals';
 
 /** The states of a response's tool calls, from their request until their results are sent. */

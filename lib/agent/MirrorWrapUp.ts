@@ -1,6 +1,6 @@
 import { State } from '../../states/StateName';
 import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
-import type { Budget } from './Budget';
+import type { Budget } from './money/Budget';
 import type { ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
 import { WRAPPING_UP } from './extensionStates';
@@ -9,14 +9,14 @@ import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import type { MirrorMoves, RunEndings } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
 import { mirrorEndedError } from './mirrorStopReason';
-import type { ExternalBudget } from './ExternalBudget';
+import type { ExternalBudget } from './money/ExternalBudget';
 import { OperationError } from './TurnError';
-import type { UsageMeter } from './UsageMeter';
+import type { UsageMeter } from './money/UsageMeter';
 import type { TurnResult } from './TurnResult';
 import { FINAL_FORMS } from './finalForms';
 import { holdFinalReserve } from './holdFinalReserve';
 import { finalReserve, wrapUpEvent } from './WrapUp';
-import { worstCaseCost } from './worstCaseCost';
+import { worstCaseCost } from './money/worstCaseCost';
 
 /**
  * The final call's hold and the budget note of a mirror's runs (`budget.wrapUp`, `budget.visible`),

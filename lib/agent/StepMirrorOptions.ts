@@ -1,14 +1,14 @@
 import type { Logger } from 'winston';
-import type { BillingRule } from './providerBilling';
+import type { BillingRule } from './money/providerBilling';
 import type { StateName } from '../../states/StateName';
 import type { StateMachineOptions } from '../machine/StateMachine';
 import type { AgentLogger } from './AgentLogger';
 import type { LoopHonours, Pricing } from './AgentLoop';
-import type { Budget } from './Budget';
+import type { Budget } from './money/Budget';
 import type { BudgetLimits } from './BudgetLimits';
-import type { ExternalBudget } from './ExternalBudget';
+import type { ExternalBudget } from './money/ExternalBudget';
 import type { JournalOptions } from './JournalEntry';
-import type { OnUnknownCost } from './priceResponse';
+import type { OnUnknownCost } from './money/priceResponse';
 import type { ResumeFrom } from './RunRecording';
 import type { StallOptions } from './StallOptions';
 import type { UsageDelta } from './UsageTotals';

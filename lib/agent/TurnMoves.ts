@@ -1,5 +1,5 @@
 import { State, type StateName } from '../../states/StateName';
-import type { Budget } from './Budget';
+import type { Budget } from './money/Budget';
 import type { PendingApproval } from './ApprovalGate';
 import type { SpentLimit } from './BudgetLimits';
 import type { LLMOutcome } from './callLLM';
@@ -8,7 +8,7 @@ import { TurnCore, type EndExtra } from './TurnCore';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { TurnScope, TurnSettings } from './TurnScope';
-import type { UsageMeter } from './UsageMeter';
+import type { UsageMeter } from './money/UsageMeter';
 import type { UsageTotals } from './UsageTotals';
 
 /**

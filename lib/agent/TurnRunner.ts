@@ -3,7 +3,7 @@ import { State, type StateName } from '../../states/StateName';
 import { messageOf } from '../internal/messageOf';
 import { safeLog } from './AgentLogger';
 import type { CompactInfo, LLMResponse, OperationContext } from './AgentLoop';
-import type { Budget } from './Budget';
+import type { Budget } from './money/Budget';
 import { needsApproval, type ApprovalDecision, type ApprovalGate } from './ApprovalGate';
 import { callLLM, responseRecord, type LLMOperation, type LLMOutcome } from './callLLM';
 import { chargeCompaction } from './chargeCompaction';
@@ -16,9 +16,9 @@ import { settleUnanswered } from './settleUnanswered';
 import { LLMCallError, MachineMovedError, OperationError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
-import { Deadline } from './Deadline';
+import { Deadline } from './money/Deadline';
 import { TurnScope, type TurnSettings } from './TurnScope';
-import { UsageMeter } from './UsageMeter';
+import { UsageMeter } from './money/UsageMeter';
 import { awaitApproval } from './awaitApproval';
 import {
   CHECKING_CANCELLATION,
@@ -31,13 +31,13 @@ import {
 import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './StallWatch';
-import { CapPause } from './CapPause';
+import { CapPause } from './money/CapPause';
 import type { SpentLimit } from './BudgetLimits';
 import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';
 
 export type { TurnOutcome };
 export type { TurnResult, UnansweredToolCall } from './TurnResult';
-export type { OnUnknownCost } from './priceResponse';
+export type { OnUnknownCost } from './money/priceResponse';
 
 /** Where a call to the LLM is made from: the table's two sending states. */
 type SendingState = typeof State.SendingToLLM | typeof State.SendingToolResults;

@@ -1,5 +1,5 @@
 import type { StateName } from '../../states/StateName';
-import type { BillingRule } from './providerBilling';
+import type { BillingRule } from './money/providerBilling';
 import { GraceGroup } from '../internal/GraceGroup';
 import type { Settled } from '../internal/settleWithGrace';
 import type { Sleep } from '../internal/sleep';
@@ -17,16 +17,16 @@ import type {
   Pricing,
 } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
-import { Deadline } from './Deadline';
+import { Deadline } from './money/Deadline';
 import { abortReason } from './abortReason';
-import type { Budget } from './Budget';
-import type { ExternalBudget } from './ExternalBudget';
+import type { Budget } from './money/Budget';
+import type { ExternalBudget } from './money/ExternalBudget';
 import type { JournalEntry } from './JournalEntry';
-import type { OnUnknownCost } from './priceResponse';
+import type { OnUnknownCost } from './money/priceResponse';
 import type { ResolvedRetry } from './retryAfter';
 import type { StallWatch } from './StallWatch';
 import type { RunRecording } from './RunRecording';
-import type { UsageMeter } from './UsageMeter';
+import type { UsageMeter } from './money/UsageMeter';
 
 /** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */
 export interface TurnSettings {

@@ -1,6 +1,6 @@
 import type { LLMCallInput } from './AgentEvents';
 import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext, Pricing } from './AgentLoop';
-import type { Budget } from './Budget';
+import type { Budget } from './money/Budget';
 import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
 import { callLLM } from './callLLM';
@@ -12,7 +12,7 @@ import { OperationError, type ContractViolationError } from './TurnError';
 import type { ToolSlot } from './runTools';
 import { responseRecord } from './callLLM';
 import type { TurnScope } from './TurnScope';
-import { worstCaseCost } from './worstCaseCost';
+import { worstCaseCost } from './money/worstCaseCost';
 
 /** Input tokens kept for the budget note and the budget-ran-out answers beyond what the bound counts. */
 const SLACK_TOKENS = 64;

@@ -5,7 +5,7 @@ import { splitUsage } from './checkAgentOutput';
 import { chargeResponse } from './chargeResponse';
 import { chargeFields, endAttempt } from './endAttempt';
 import { boundProblem, planBoundedCall, reserveLLMCall } from './reserveLLMCall';
-import { budgetError } from './spentRecord';
+import { budgetError } from './money/spentRecord';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import { journalError, type HookOperation, type LlmJournalEntry } from './JournalEntry';

@@ -4,7 +4,7 @@ import type { AttemptMoney, LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, OperationContext } from './AgentLoop';
 import { planRetry } from './planRetry';
-import { cutAtBoundOf } from './cutAtBound';
+import { cutAtBoundOf } from './money/cutAtBound';
 import { endAttempt, chargeFields, moneyOf } from './endAttempt';
 import { LLMCallError } from './TurnError';
 import { journalError } from './JournalEntry';
@@ -14,7 +14,7 @@ import { serveRecorded } from './serveRecorded';
 import { gateAttempt, RAISED } from './gateAttempt';
 import { answeredAttempt, journalAttempt } from './answeredAttempt';
 import type { TurnScope } from './TurnScope';
-import type { WrapHold } from './ExternalBudget';
+import type { WrapHold } from './money/ExternalBudget';
 
 export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 

@@ -1,7 +1,7 @@
 import { responseUsage } from '../internal/fieldLists';
 import type { CompactResult } from './AgentLoop';
 import { splitUsage } from './checkAgentOutput';
-import { priceResponse } from './priceResponse';
+import { priceResponse } from './money/priceResponse';
 import { ContractViolationError, type OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 

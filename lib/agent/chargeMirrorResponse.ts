@@ -1,14 +1,14 @@
 import { safeLog, type AgentLogger } from './AgentLogger';
 import type { LLMResponse, Pricing, Usage } from './AgentLoop';
 import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
-import type { AttemptCharge } from './chargeRule';
+import type { AttemptCharge } from './money/chargeRule';
 import { chargeResponse } from './chargeResponse';
 import { splitUsage } from './checkAgentOutput';
-import type { OnUnknownCost, PricedResponse } from './priceResponse';
+import type { OnUnknownCost, PricedResponse } from './money/priceResponse';
 import type { Reservation } from './reserveLLMCall';
 import type { RunRecording } from './RunRecording';
 import { chargeServedResponse } from './serveRecorded';
-import type { UsageMeter } from './UsageMeter';
+import type { UsageMeter } from './money/UsageMeter';
 
 /** What a mirror needs to charge a response, beside the meter and the attempt's hold. */
 export interface MirrorPricing {

@@ -1,9 +1,9 @@
-import { resolveLedger } from './resolveLedger';
+import { resolveLedger } from './money/resolveLedger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { isAgentLogger } from './AgentLogger';
-import { Budget } from './Budget';
+import { Budget } from './money/Budget';
 import { assertBudgetLimits } from './BudgetLimits';
-import type { ExternalBudget } from './ExternalBudget';
+import type { ExternalBudget } from './money/ExternalBudget';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
 

@@ -1,8 +1,8 @@
 import { responseUsage } from '../internal/fieldLists';
 import type { Usage } from './AgentLoop';
-import { chargeAttempt, type AttemptCharge, type AttemptEnd } from './chargeRule';
+import { chargeAttempt, type AttemptCharge, type AttemptEnd } from './money/chargeRule';
 import type { Reservation } from './reserveLLMCall';
-import type { UsageMeter } from './UsageMeter';
+import type { UsageMeter } from './money/UsageMeter';
 import type { UsageDelta } from './UsageTotals';
 import type { AttemptMoney } from './AgentEvents';
 

@@ -1,5 +1,5 @@
 import { failureMessage } from '../internal/failureMessage';
-import { cutAtBoundOf } from './cutAtBound';
+import { cutAtBoundOf } from './money/cutAtBound';
 import { chargeFields } from './endAttempt';
 import { journalError } from './JournalEntry';
 import type { MirrorMoves } from './MirrorMoves';

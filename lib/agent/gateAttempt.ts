@@ -15,7 +15,7 @@ import { commitFailure } from './commitFailure';
 import { isThenable } from '../internal/isThenable';
 import { OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
-import type { WrapHold } from './ExternalBudget';
+import type { WrapHold } from './money/ExternalBudget';
 import { ONE_LLM_CALL } from './UsageTotals';
 
 /** A pausing cap refused the attempt and was raised since: nothing was sent, so it is planned again. */

@@ -1,7 +1,7 @@
 import { State } from '../../states/StateName';
 import type { LLMCallBound } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
-import type { WrapHold } from './ExternalBudget';
+import type { WrapHold } from './money/ExternalBudget';
 import { commitFailure } from './commitFailure';
 import { holdMirrorCall } from './holdMirrorCall';
 import type { MirrorMoves } from './MirrorMoves';

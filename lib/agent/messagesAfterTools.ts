@@ -2,7 +2,7 @@ import { State } from '../../states/StateName';
 import { messageOf } from '../internal/messageOf';
 import type { Settled } from '../internal/settleWithGrace';
 import { plural } from '../internal/text';
-import type { Budget } from './Budget';
+import type { Budget } from './money/Budget';
 import { stringListProblem } from './checkAgentOutput';
 import { optionalList } from './optionalList';
 import type { ToolSummary } from './runTools';
@@ -10,7 +10,7 @@ import { OperationError } from './TurnError';
 import type { TurnMoves } from './TurnMoves';
 import type { TurnResult } from './TurnResult';
 import type { TurnScope } from './TurnScope';
-import { budgetError, limitData } from './spentRecord';
+import { budgetError, limitData } from './money/spentRecord';
 import { budgetHasRoom, NO_NEW_COMMITS, toolsFinished } from './turnEvents';
 
 /** What an agent without `gatherAdditionalMessages` gathers; only ever read. */

@@ -1,7 +1,7 @@
 import type { StateName } from '../../states/StateName';
 import { abortReason } from './abortReason';
-import { Deadline } from './Deadline';
-import { budgetError } from './spentRecord';
+import { Deadline } from './money/Deadline';
+import { budgetError } from './money/spentRecord';
 import { BudgetExceededError, OperationError, StalledError, TurnCancelledError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import type { MirrorStop } from './MirrorStop';

@@ -6,11 +6,11 @@ import type { LLMCallInput } from './AgentEvents';
 import type { LLMCall, LLMCallBound, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import { splitServerToolUses } from './checkAgentOutput';
-import { outputTokensThatFit } from './outputTokensThatFit';
+import { outputTokensThatFit } from './money/outputTokensThatFit';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
-import type { UsageMeter } from './UsageMeter';
-import { worstCaseCost, type WorstCase } from './worstCaseCost';
+import type { UsageMeter } from './money/UsageMeter';
+import { worstCaseCost, type WorstCase } from './money/worstCaseCost';
 
 /** The request flags of a call (`OperationContext.wrapUp`, `budgetNote`, `withoutLastRound`), given to its bound and to the call alike. */
 export type CallFlags = Pick<OperationContext, 'wrapUp' | 'budgetNote' | 'withoutLastRound'>;

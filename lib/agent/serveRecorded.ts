@@ -6,10 +6,10 @@ import { OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
 import type { UsageDelta } from './UsageTotals';
 import type { LLMResponse } from './AgentLoop';
-import type { AttemptCharge } from './chargeRule';
-import type { PricedResponse } from './priceResponse';
+import type { AttemptCharge } from './money/chargeRule';
+import type { PricedResponse } from './money/priceResponse';
 import type { RunRecording } from './RunRecording';
-import type { UsageMeter } from './UsageMeter';
+import type { UsageMeter } from './money/UsageMeter';
 
 /**
  * Serves an LLM call from the journal of the interrupted run this agent resumes: the recorded

@@ -5,7 +5,7 @@ import type { MirrorStop } from './MirrorStop';
 import { abortReason } from './abortReason';
 import { FORCED } from './TurnCore';
 import { mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
-import { budgetError } from './spentRecord';
+import { budgetError } from './money/spentRecord';
 import { OperationError } from './TurnError';
 
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });

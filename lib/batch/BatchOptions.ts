@@ -1,12 +1,12 @@
 import type { RunStore } from './RunStore';
-import type { BillingRule } from '../agent/providerBilling';
+import type { BillingRule } from '../agent/money/providerBilling';
 import type { Logger } from 'winston';
 import type { Pricing } from '../agent/AgentLoop';
 import type { AgentLogger } from '../agent/AgentLogger';
 import type { AgentWithStateMachine, AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
 import type { BudgetLimits } from '../agent/BudgetLimits';
-import type { ExternalBudget } from '../agent/ExternalBudget';
-import type { OnUnknownCost } from '../agent/priceResponse';
+import type { ExternalBudget } from '../agent/money/ExternalBudget';
+import type { OnUnknownCost } from '../agent/money/priceResponse';
 import type { RetryOptions } from '../agent/retryDelay';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 import type { Sleep } from '../internal/sleep';

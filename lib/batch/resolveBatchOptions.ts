@@ -2,7 +2,7 @@ import type { RunStore } from './RunStore';
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
-import { isStrictCap } from '../agent/isStrictCap';
+import { isStrictCap } from '../agent/money/isStrictCap';
 import { resolveResumeTools } from '../agent/ResumeToolPolicy';
 import { groupCommitBounds } from '../history/JsonlHistorySinkOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';

@@ -1,6 +1,6 @@
 import type { Pricing } from '../../lib/agent/AgentLoop';
 import type { SpentLimit } from '../../lib/agent/BudgetLimits';
-import type { ExternalBudget, WrapHold } from '../../lib/agent/ExternalBudget';
+import type { ExternalBudget, WrapHold } from '../../lib/agent/money/ExternalBudget';
 import { StepMirror, type MirrorBoundOf, type MirrorCallFlags } from '../../lib/agent/StepMirror';
 import { BUDGET_RAN_OUT } from '../../lib/agent/finalForms';
 import { emptyUsage, type UsageDelta } from '../../lib/agent/UsageTotals';

@@ -1,6 +1,6 @@
-import type { BudgetEndings } from './BudgetEndings';
-import type { BudgetLimits, SpentLimit } from './BudgetLimits';
-import type { UsageDelta, UsageTotals } from './UsageTotals';
+import type { BudgetEndings } from '../BudgetEndings';
+import type { BudgetLimits, SpentLimit } from '../BudgetLimits';
+import type { UsageDelta, UsageTotals } from '../UsageTotals';
 
 /**
  * What an LLM call does with its run's final-call hold in an external budget that keeps one

@@ -1,5 +1,5 @@
-import { ignore } from '../internal/ignore';
-import { linkSignals } from '../internal/linkSignals';
+import { ignore } from '../../internal/ignore';
+import { linkSignals } from '../../internal/linkSignals';
 /**
  * A streamed response cut at its output bound. A server that ignores a request's max tokens
  * would bill past the hold; a streaming loop counts the output as it arrives and aborts the

@@ -1,4 +1,4 @@
-import type { LLMCallBound, Pricing, Usage } from './AgentLoop';
+import type { LLMCallBound, Pricing, Usage } from '../AgentLoop';
 
 /** What `worstCaseCost` found: the most the call may cost, or why that is unknown. */
 export type WorstCase = { costUsd: number } | { costUsd: undefined; why: string };

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 /**
  * The `ledger` option checked against `journal`: whether ledger lines are asked for on their

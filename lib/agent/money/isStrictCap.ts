@@ -1,4 +1,4 @@
-import type { BudgetLimits } from './BudgetLimits';
+import type { BudgetLimits } from '../BudgetLimits';
 
 /**
  * Whether limits make a strict dollar cap: `maxCostUsd` is set and `strict` is not `false`.

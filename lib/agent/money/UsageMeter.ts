@@ -1,14 +1,14 @@
-import { limitUsed } from '../internal/fieldLists';
-import { LIMITS } from '../internal/limits';
-import { plural } from '../internal/text';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { limitUsed } from '../../internal/fieldLists';
+import { LIMITS } from '../../internal/limits';
+import { plural } from '../../internal/text';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { Budget } from './Budget';
-import { boundExceededMessage, type BoundExceeded } from './boundExceeded';
-import { spentLimit, type BudgetLimitName, type SpentLimit } from './BudgetLimits';
+import { boundExceededMessage, type BoundExceeded } from '../boundExceeded';
+import { spentLimit, type BudgetLimitName, type SpentLimit } from '../BudgetLimits';
 import type { ExternalBudget, WrapHold } from './ExternalBudget';
 import { PROVIDER_BILLING, type BillingRule } from './providerBilling';
-import { OperationError } from './TurnError';
-import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { OperationError } from '../TurnError';
+import { addUsageTo, emptyUsage, type UsageDelta, type UsageTotals } from '../UsageTotals';
 
 /** Options of `new UsageMeter(options)`. */
 export interface UsageMeterOptions {

@@ -1,4 +1,4 @@
-import type { SpentLimit } from './BudgetLimits';
+import type { SpentLimit } from '../BudgetLimits';
 
 /**
  * A turn stopped at a shared cap that pauses (`whenSpent: 'pause'`): its next LLM call did not

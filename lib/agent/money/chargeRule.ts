@@ -8,7 +8,7 @@
  * with no priced response after it counts at its worst case.
  */
 
-import { failureMessage } from '../internal/failureMessage';
+import { failureMessage } from '../../internal/failureMessage';
 import { PROVIDER_BILLING, releasedBy, type BillingRule } from './providerBilling';
 
 /** How an attempt ended, as far as its cost goes. */

@@ -1,5 +1,5 @@
 import type { ExternalBudget } from './ExternalBudget';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 /** Throws, naming the entry, unless `externalBudgets` is an array of objects with `reserve` and `charge` methods. */
 export function assertExternalBudgets(externalBudgets: unknown): asserts externalBudgets is readonly ExternalBudget[] {

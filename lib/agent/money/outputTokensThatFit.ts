@@ -1,4 +1,4 @@
-import type { LLMCallBound, Pricing } from './AgentLoop';
+import type { LLMCallBound, Pricing } from '../AgentLoop';
 import { worstCaseCost } from './worstCaseCost';
 
 /**

@@ -1,6 +1,6 @@
-import { USAGE_BOUNDS } from '../internal/usageBounds';
-import type { Pricing, Usage } from './AgentLoop';
-import { OperationError } from './TurnError';
+import { USAGE_BOUNDS } from '../../internal/usageBounds';
+import type { Pricing, Usage } from '../AgentLoop';
+import { OperationError } from '../TurnError';
 
 /** What to do when `maxCostUsd` (or `maxTokens`) is set and a response's cost (or tokens) is unknown. */
 export type OnUnknownCost = 'error' | 'warn' | 'ignore';

@@ -1,12 +1,12 @@
 import { isStrictCap } from './isStrictCap';
-import { LIMIT_NAMES } from '../internal/fieldLists';
-import { formatUsd } from '../internal/formatUsd';
-import { LIMITS } from '../internal/limits';
-import { chargeBound } from '../internal/usageBounds';
-import type { UsageFieldName } from '../internal/usageFields';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { assertBudgetLimits, spentAt, type BudgetLimitName, type BudgetLimits, type SpentLimit } from './BudgetLimits';
-import { addUsageTo, emptyUsage, roundCost, type UsageDelta, type UsageTotals } from './UsageTotals';
+import { LIMIT_NAMES } from '../../internal/fieldLists';
+import { formatUsd } from '../../internal/formatUsd';
+import { LIMITS } from '../../internal/limits';
+import { chargeBound } from '../../internal/usageBounds';
+import type { UsageFieldName } from '../../internal/usageFields';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { assertBudgetLimits, spentAt, type BudgetLimitName, type BudgetLimits, type SpentLimit } from '../BudgetLimits';
+import { addUsageTo, emptyUsage, roundCost, type UsageDelta, type UsageTotals } from '../UsageTotals';
 
 /** Options of `new Budget(limits, options)`: its label in messages, and how it measures wall time. */
 export interface BudgetOptions {

@@ -5,7 +5,7 @@
  * (`billingRules(overrides)`).
  */
 
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 /** Whether a failed request may have been billed. */
 export type FailureBilling = 'released' | 'uncertain';

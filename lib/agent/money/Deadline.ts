@@ -1,4 +1,4 @@
-import type { SpentLimit } from './BudgetLimits';
+import type { SpentLimit } from '../BudgetLimits';
 
 /**
  * The abort reason of work whose wall-time deadline passed (a turn's `maxWallMs`, a batch's

@@ -1,6 +1,6 @@
-import type { BoundExceeded } from './boundExceeded';
-import type { SpentLimit } from './BudgetLimits';
-import { BudgetExceededError } from './TurnError';
+import type { BoundExceeded } from '../boundExceeded';
+import type { SpentLimit } from '../BudgetLimits';
+import { BudgetExceededError } from '../TurnError';
 
 /** The data a `budget_exceeded` record carries: the limit, its use and max, a strict cap's refused hold, and a passed bound. */
 export function limitData(spent: SpentLimit): {
