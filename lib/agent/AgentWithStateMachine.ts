@@ -5,7 +5,7 @@ import type { StateName } from '../../states/StateName';
 import type { AgentLoop } from './AgentLoop';
 import type { AgentEvents } from './AgentEvents';
 import { safeLog, type AgentLogger } from './AgentLogger';
-import { assertBoundsCalls } from './assertBoundsCalls';
+import { assertBoundsCalls } from './options/assertBoundsCalls';
 import { isStrictCap } from './money/isStrictCap';
 import { Budget } from './money/Budget';
 import { assertBudgetLimits, type BudgetLimits } from './BudgetLimits';
@@ -20,7 +20,7 @@ import { messageOf } from '../internal/messageOf';
 import type { ApprovalDecision, ApprovalGate, PendingApproval } from './ApprovalGate';
 import { assertEndings } from './assertEndings';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
-import { RUN_TURN_OPTION_KEYS } from './optionKeys';
+import { RUN_TURN_OPTION_KEYS } from './options/optionKeys';
 import type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
 import { resolveAgentSettings } from './resolveAgentSettings';
 import { deferred, type Deferred } from './deferred';
@@ -28,7 +28,7 @@ import { CapPause } from './money/CapPause';
 
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
 // Re-exported for the framework mirrors, which make their machine as the adapter does.
-export { asMachineLogger } from './asMachineLogger';
+export { asMachineLogger } from './options/asMachineLogger';
 export { resolveJournal } from './resolveJournal';
 
 /** The options of a runTurn call without any: one object for all of them, only read. */

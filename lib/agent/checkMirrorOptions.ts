@@ -5,7 +5,7 @@ import { Budget } from './money/Budget';
 import { assertBudgetLimits } from './BudgetLimits';
 import type { ExternalBudget } from './money/ExternalBudget';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
-import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './optionKeys';
+import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './options/optionKeys';
 
 /** A mirror's options as these checks read them (`StepMirrorOptions`, not imported: StepMirror imports this). */
 type MirrorOptions = { [K in keyof typeof MIRROR_OPTION_KEYS]?: unknown };

@@ -10,7 +10,7 @@ import { WRAP_UP_EXTENSION } from './extensionStates';
 import type { MirrorBoundOf } from './MirrorCallFlags';
 import { MirrorWrapUp } from './MirrorWrapUp';
 import { boundProblem } from './reserveLLMCall';
-import { MIRROR_CANNOT } from './optionKeys';
+import { MIRROR_CANNOT } from './options/optionKeys';
 import { outsideEndings, refuseEndings } from './refuseEndings';
 
 /**

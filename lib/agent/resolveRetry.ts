@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { defaultShouldRetry, type ResolvedRetry } from './retryAfter';
 import type { RetryOptions } from './retryDelay';
-import { assertNonNegative } from './assertNonNegative';
+import { assertNonNegative } from './options/assertNonNegative';
 import { assertKnownOptions, type OptionKeys } from '../machine/assertKnownOptions';
 
 const RETRY_KEYS: OptionKeys<RetryOptions> = {

@@ -1,4 +1,4 @@
-import { assertBoundsCalls } from '../agent/assertBoundsCalls';
+import { assertBoundsCalls } from '../agent/options/assertBoundsCalls';
 import type { BudgetLimits } from '../agent/BudgetLimits';
 import { isStrictCap } from '../agent/money/isStrictCap';
 import type { AgentTask } from './runTask';

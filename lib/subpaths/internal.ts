@@ -17,7 +17,7 @@ export { UsageMeter } from '../agent/money/UsageMeter';
 export type { UsageMeterOptions } from '../agent/money/UsageMeter';
 export { emptyUsage, addUsage } from '../agent/UsageTotals';
 export { assertBudgetLimits } from '../agent/BudgetLimits';
-export { assertBoundsCalls } from '../agent/assertBoundsCalls';
+export { assertBoundsCalls } from '../agent/options/assertBoundsCalls';
 export { priceUsage } from '../agent/money/priceResponse';
 export { storeRunState, storeRunJournal } from '../batch/EarlierRuns';
 export { resumedUsage } from '../batch/readResumeJournal';

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 /** Throws, naming the option, unless `value` is a non-negative finite number. */
 export function assertNonNegative(value: unknown, name: string): asserts value is number {

@@ -1,6 +1,6 @@
-import { unboundedWhy } from '../internal/unboundedLoop';
-import type { AgentLoop } from './AgentLoop';
-import { UnboundedCallsError } from './UnboundedCallsError';
+import { unboundedWhy } from '../../internal/unboundedLoop';
+import type { AgentLoop } from '../AgentLoop';
+import { UnboundedCallsError } from '../UnboundedCallsError';
 
 /**
  * A strict cap holds each call's worst case, which only the loop can bound: refuses, before

@@ -1,5 +1,5 @@
-import type { AgentLoop } from './AgentLoop';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { AgentLoop } from '../AgentLoop';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 const REQUIRED = ['sendUserMessage', 'sendToolResults', 'runTool'] as const;
 const OPTIONAL = [

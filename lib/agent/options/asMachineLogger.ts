@@ -1,6 +1,6 @@
 import type { Logger } from 'winston';
-import { safeLog, type AgentLogger } from './AgentLogger';
-import { levelIsFixed } from '../machine/levelIsFixed';
+import { safeLog, type AgentLogger } from '../AgentLogger';
+import { levelIsFixed } from '../../machine/levelIsFixed';
 
 /**
  * The machine logs through winston's `log(level, …)` and `isLevelEnabled`; any other logger is
