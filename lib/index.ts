@@ -119,7 +119,7 @@ export type {
   HookOperation,
   JournalOptions,
   JournalError,
-} from './agent/JournalEntry';
+} from './agent/journal/JournalEntry';
 export type { BudgetLimits, BudgetLimitName, SpentLimit } from './agent/BudgetLimits';
 export { UnboundedCallsError } from './agent/UnboundedCallsError';
 export type { UsageTotals, UsageDelta } from './agent/UsageTotals';
@@ -136,8 +136,8 @@ export type {
 export { VERSION } from './internal/version';
 
 // Budget-capped batches: many agent tasks, a concurrency limit, per-run and shared budgets.
-export type { ResumeFrom, ResumeInfo, RecordedLine } from './agent/RunRecording';
-export type { ResumeToolChoice, ResumeToolPolicy } from './agent/ResumeToolPolicy';
+export type { ResumeFrom, ResumeInfo, RecordedLine } from './agent/journal/RunRecording';
+export type { ResumeToolChoice, ResumeToolPolicy } from './agent/journal/ResumeToolPolicy';
 export { runBatch } from './batch/runBatch';
 export type { AgentTask, AgentSource } from './batch/runTask';
 export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';

@@ -12,7 +12,7 @@ import { assertBudgetLimits, type BudgetLimits } from './BudgetLimits';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { StateMachine } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
-import type { ResumeInfo } from './RunRecording';
+import type { ResumeInfo } from './journal/RunRecording';
 import { TurnRunner, type TurnResult } from './TurnRunner';
 import type { TurnSettings } from './TurnScope';
 import type { UsageTotals } from './UsageTotals';
@@ -29,7 +29,7 @@ import { CapPause } from './money/CapPause';
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
 // Re-exported for the framework mirrors, which make their machine as the adapter does.
 export { asMachineLogger } from './options/asMachineLogger';
-export { resolveJournal } from './resolveJournal';
+export { resolveJournal } from './journal/resolveJournal';
 
 /** The options of a runTurn call without any: one object for all of them, only read. */
 const NO_OPTIONS: RunTurnOptions = Object.freeze({});

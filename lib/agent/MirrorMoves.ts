@@ -7,10 +7,10 @@ import type { Budget } from './money/Budget';
 import type { Attempt } from './LLMOutcome';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './money/chargeRule';
 import { endAttempt } from './endAttempt';
-import type { JournalEntry } from './JournalEntry';
+import type { JournalEntry } from './journal/JournalEntry';
 import type { MirrorPricing } from './chargeMirrorResponse';
 import { writeAttemptLine, type AttemptFacts } from './mirrorAttemptLine';
-import type { AttemptEndLine } from './JournalEntry';
+import type { AttemptEndLine } from './journal/JournalEntry';
 import { reportRunEnd } from './reportRunEnd';
 import { answerRest, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
 import {

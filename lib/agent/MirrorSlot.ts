@@ -1,6 +1,6 @@
 import { messageOf } from '../internal/messageOf';
 import type { ToolCall, ToolResult } from './AgentLoop';
-import type { JournalEntry } from './JournalEntry';
+import type { JournalEntry } from './journal/JournalEntry';
 import { abortReason } from './abortReason';
 import type { ToolSummary } from './runTools';
 

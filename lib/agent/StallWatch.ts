@@ -1,4 +1,4 @@
-import type { JournalEntry } from './JournalEntry';
+import type { JournalEntry } from './journal/JournalEntry';
 import type { ResolvedStall, StallPolicy } from './StallOptions';
 import type { StallFinding } from './stallDetectors';
 import { OperationError, StalledError } from './TurnError';

@@ -7,9 +7,9 @@ import type { LoopHonours, Pricing } from './AgentLoop';
 import type { Budget } from './money/Budget';
 import type { BudgetLimits } from './BudgetLimits';
 import type { ExternalBudget } from './money/ExternalBudget';
-import type { JournalOptions } from './JournalEntry';
+import type { JournalOptions } from './journal/JournalEntry';
 import type { OnUnknownCost } from './money/priceResponse';
-import type { ResumeFrom } from './RunRecording';
+import type { ResumeFrom } from './journal/RunRecording';
 import type { StallOptions } from './StallOptions';
 import type { UsageDelta } from './UsageTotals';
 

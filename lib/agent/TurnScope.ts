@@ -21,11 +21,11 @@ import { Deadline } from './money/Deadline';
 import { abortReason } from './abortReason';
 import type { Budget } from './money/Budget';
 import type { ExternalBudget } from './money/ExternalBudget';
-import type { JournalEntry } from './JournalEntry';
+import type { JournalEntry } from './journal/JournalEntry';
 import type { OnUnknownCost } from './money/priceResponse';
 import type { ResolvedRetry } from './retryAfter';
 import type { StallWatch } from './StallWatch';
-import type { RunRecording } from './RunRecording';
+import type { RunRecording } from './journal/RunRecording';
 import type { UsageMeter } from './money/UsageMeter';
 
 /** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */

@@ -5,7 +5,7 @@ import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundEx
 import { chargeResponse } from './chargeResponse';
 import { llmResponseProblem, splitUsage } from './checkAgentOutput';
 import { chargeFields, moneyOf } from './endAttempt';
-import type { AttemptEndLine } from './JournalEntry';
+import type { AttemptEndLine } from './journal/JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
 import type { Reservation } from './reserveLLMCall';
 import { ContractViolationError, OperationError } from './TurnError';

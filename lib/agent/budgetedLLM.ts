@@ -8,7 +8,7 @@ import { boundProblem, planBoundedCall, reserveLLMCall } from './reserveLLMCall'
 import { budgetError } from './money/spentRecord';
 import { ContractViolationError, OperationError } from './TurnError';
 import type { TurnScope } from './TurnScope';
-import { journalError, type HookOperation, type LlmJournalEntry } from './JournalEntry';
+import { journalError, type HookOperation, type LlmJournalEntry } from './journal/JournalEntry';
 import { reserveLine } from './reserveLine';
 import { commitFailure } from './commitFailure';
 

@@ -7,7 +7,7 @@ import { planRetry } from './planRetry';
 import { cutAtBoundOf } from './money/cutAtBound';
 import { endAttempt, chargeFields, moneyOf } from './endAttempt';
 import { LLMCallError } from './TurnError';
-import { journalError } from './JournalEntry';
+import { journalError } from './journal/JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
 import { NOTHING_RESERVED, type CallFlags } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';

@@ -6,7 +6,7 @@ import { chargeResponse } from './chargeResponse';
 import { splitUsage } from './checkAgentOutput';
 import type { OnUnknownCost, PricedResponse } from './money/priceResponse';
 import type { Reservation } from './reserveLLMCall';
-import type { RunRecording } from './RunRecording';
+import type { RunRecording } from './journal/RunRecording';
 import { chargeServedResponse } from './serveRecorded';
 import type { UsageMeter } from './money/UsageMeter';
 

@@ -1,8 +1,8 @@
 import type { StateName } from '../../states/StateName';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { StateMachine } from '../machine/StateMachine';
-import type { JournalEntry, JournalOptions } from './JournalEntry';
-import { journalWriter } from './journalWriter';
+import type { JournalEntry, JournalOptions } from './journal/JournalEntry';
+import { journalWriter } from './journal/journalWriter';
 import type { StallWatch } from './StallWatch';
 import { journalThrough } from './watchFor';
 

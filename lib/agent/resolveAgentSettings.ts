@@ -8,9 +8,9 @@ import { getDefaultLogger } from '../machine/defaultLogger';
 import { resolveLedger } from './money/resolveLedger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { sleep as realSleep } from '../internal/sleep';
-import { makeAgentMachine } from './makeAgentMachine';
+import { makeAgentMachine } from './journal/makeAgentMachine';
 import { assertExternalBudgets } from './money/assertExternalBudgets';
-import { resumeRecording } from './RunRecording';
+import { resumeRecording } from './journal/RunRecording';
 import type { TurnSettings } from './TurnScope';
 import { assertTableCarries, tableForOptions } from './requiredEdges';
 import { assertEndings, wrapUpAsked } from './assertEndings';
@@ -22,7 +22,7 @@ import type { AgentWithStateMachineOptions } from './AgentWithStateMachineOption
 import { asMachineLogger } from './options/asMachineLogger';
 import { assertAgentLoop } from './options/assertAgentLoop';
 import { assertNonNegative } from './options/assertNonNegative';
-import { resolveJournal } from './resolveJournal';
+import { resolveJournal } from './journal/resolveJournal';
 import { resolveRetry } from './resolveRetry';
 
 /** `minOutputTokens` when not given: enough for a short answer or a tool call. */

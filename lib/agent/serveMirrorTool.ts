@@ -1,9 +1,9 @@
 import { State } from '../../states/StateName';
 import type { ToolCall } from './AgentLoop';
-import type { JournalEntry } from './JournalEntry';
+import type { JournalEntry } from './journal/JournalEntry';
 import type { MirrorMoves } from './MirrorMoves';
 import { answerSlot, slotLine } from './MirrorSlot';
-import type { RunRecording } from './RunRecording';
+import type { RunRecording } from './journal/RunRecording';
 import { chargeServed } from './serveRecorded';
 
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });

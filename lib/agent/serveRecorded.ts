@@ -8,7 +8,7 @@ import type { UsageDelta } from './UsageTotals';
 import type { LLMResponse } from './AgentLoop';
 import type { AttemptCharge } from './money/chargeRule';
 import type { PricedResponse } from './money/priceResponse';
-import type { RunRecording } from './RunRecording';
+import type { RunRecording } from './journal/RunRecording';
 import type { UsageMeter } from './money/UsageMeter';
 
 /**

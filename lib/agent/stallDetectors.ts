@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { isHookLine } from '../internal/isHookLine';
 import type { LLMResponse, ToolCall } from './AgentLoop';
-import type { JournalEntry, LlmJournalEntry } from './JournalEntry';
+import type { JournalEntry, LlmJournalEntry } from './journal/JournalEntry';
 import type { StallFinding } from './StallFinding';
 
 export type { StallFinding } from './StallFinding';

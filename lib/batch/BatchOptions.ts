@@ -11,7 +11,7 @@ import type { RetryOptions } from '../agent/retryDelay';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 import type { Sleep } from '../internal/sleep';
 import type { AgentSource } from './runTask';
-import type { ResumeToolPolicy } from '../agent/ResumeToolPolicy';
+import type { ResumeToolPolicy } from '../agent/journal/ResumeToolPolicy';
 import type { BatchApprovalRequest } from './ParkedRuns';
 import type { BatchProgress } from './BatchReport';
 import type { BatchPause } from './CapRaises';

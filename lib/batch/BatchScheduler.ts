@@ -4,7 +4,7 @@ import type { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import type { AgentWithStateMachineOptions } from '../agent/AgentWithStateMachineOptions';
 import type { Budget } from '../agent/money/Budget';
 import { Deadline } from '../agent/money/Deadline';
-import type { ResumeFrom } from '../agent/RunRecording';
+import type { ResumeFrom } from '../agent/journal/RunRecording';
 import { UsageMeter } from '../agent/money/UsageMeter';
 import { addUsage } from '../agent/UsageTotals';
 import { messageOf } from '../internal/messageOf';

@@ -3,7 +3,7 @@ import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
 import { isStrictCap } from '../agent/money/isStrictCap';
-import { resolveResumeTools } from '../agent/ResumeToolPolicy';
+import { resolveResumeTools } from '../agent/journal/ResumeToolPolicy';
 import { groupCommitBounds } from '../history/JsonlHistorySinkOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertTasksBoundCalls } from './assertTasksBoundCalls';

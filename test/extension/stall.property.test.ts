@@ -3,7 +3,7 @@ import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import { STALL_EXTENSION } from '../../lib/agent/extensionStates';
 import { findStalls } from '../../lib/agent/findStalls';
-import type { JournalEntry } from '../../lib/agent/JournalEntry';
+import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
 import { idleCalls, repeatedText, sameToolCall, type StallDetector } from '../../lib/agent/stallDetectors';
 import { extendTable } from '../../lib/machine/extendTable';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';

@@ -2,7 +2,7 @@ import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import type { ToolCall } from '../../lib/agent/AgentLoop';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import { STALL_EXTENSION } from '../../lib/agent/extensionStates';
-import type { JournalEntry } from '../../lib/agent/JournalEntry';
+import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
 import type { StallDetector } from '../../lib/agent/stallDetectors';
 import { StalledError } from '../../lib/agent/TurnError';
 import { extendTable } from '../../lib/machine/extendTable';

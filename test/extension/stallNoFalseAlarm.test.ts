@@ -1,8 +1,8 @@
 import type * as Adapter from '../../lib/agent/AgentWithStateMachine';
 import type { AgentWithStateMachineOptions } from '../../lib/agent/AgentWithStateMachine';
 import type { AgentLoop } from '../../lib/agent/AgentLoop';
-import type { JournalEntry } from '../../lib/agent/JournalEntry';
-import { journalError } from '../../lib/agent/JournalEntry';
+import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
+import { journalError } from '../../lib/agent/journal/JournalEntry';
 import { findStalls } from '../../lib/agent/findStalls';
 import { idleCalls, repeatedText, sameToolCall } from '../../lib/agent/stallDetectors';
 

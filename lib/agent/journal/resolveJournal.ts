@@ -1,5 +1,5 @@
 import type { JournalOptions } from './JournalEntry';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 /** The `journal` option checked: its options when on, undefined when off. */
 export function resolveJournal(journal: unknown): JournalOptions | undefined {

@@ -1,6 +1,6 @@
-import type { StateName } from '../../states/StateName';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { StateMachine, type StateMachineOptions } from '../machine/StateMachine';
+import type { StateName } from '../../../states/StateName';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { StateMachine, type StateMachineOptions } from '../../machine/StateMachine';
 import type { JournalOptions } from './JournalEntry';
 import { journalWriter } from './journalWriter';
 

@@ -1,7 +1,7 @@
-import type { LLMCallInput } from './AgentEvents';
-import type { LLMCallBound, LLMResponse, ToolCall, ToolResult, Usage } from './AgentLoop';
-import type { BoundExceeded } from './boundExceeded';
-import type { CutAtBound } from './money/cutAtBound';
+import type { LLMCallInput } from '../AgentEvents';
+import type { LLMCallBound, LLMResponse, ToolCall, ToolResult, Usage } from '../AgentLoop';
+import type { BoundExceeded } from '../boundExceeded';
+import type { CutAtBound } from '../money/cutAtBound';
 
 /** An error as the journal keeps it: enough to replay the failure (retry decisions read `status`). */
 export interface JournalError {

@@ -1,10 +1,10 @@
-import type { LLMCallInput } from './AgentEvents';
-import type { LLMResponse, ToolCall, ToolResult } from './AgentLoop';
+import type { LLMCallInput } from '../AgentEvents';
+import type { LLMResponse, ToolCall, ToolResult } from '../AgentLoop';
 import { recordedCallDiffers } from './recordedCallDiffers';
 import { resolveResumeTools, type ResumeToolChoice, type ResumeToolPolicy } from './ResumeToolPolicy';
-import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from './UsageTotals';
-import { USAGE_FIELD_NAMES } from '../internal/fieldLists';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from '../UsageTotals';
+import { USAGE_FIELD_NAMES } from '../../internal/fieldLists';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 /** A journal line as a resume reads it (`loadHistory(file).journal` gives them). */
 export interface RecordedLine {

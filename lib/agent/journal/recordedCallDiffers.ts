@@ -1,4 +1,4 @@
-import type { LLMCallInput } from './AgentEvents';
+import type { LLMCallInput } from '../AgentEvents';
 
 /** What a journal keeps of an LLM attempt, as far as comparing it with a new request goes. */
 export interface RecordedCall {

@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { ToolCall } from './AgentLoop';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { ToolCall } from '../AgentLoop';
 
 /** What a resumed run does with a tool call the interrupted run had made: serve its recorded result, or run it again. */
 export type ResumeToolChoice = 'replay' | 'rerun';

@@ -1,5 +1,5 @@
-import { messageOf } from '../internal/messageOf';
-import type { StateMachine } from '../machine/StateMachine';
+import { messageOf } from '../../internal/messageOf';
+import type { StateMachine } from '../../machine/StateMachine';
 import type { JournalEntry, JournalOptions } from './JournalEntry';
 import { redactCredentials } from './redactCredentials';
 
