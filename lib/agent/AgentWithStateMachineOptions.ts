@@ -14,7 +14,7 @@ import type { ResumeFrom } from './journal/RunRecording';
 import type { OnUnknownCost } from './money/priceResponse';
 import type { ApprovalPolicy } from './ApprovalGate';
 import type { TransitionTable } from '../machine/TransitionTable';
-import type { StallOptions } from './StallOptions';
+import type { StallOptions } from './stall/StallOptions';
 
 /** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
 export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {

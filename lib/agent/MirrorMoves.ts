@@ -29,7 +29,7 @@ import {
 import type { MirrorStop } from './MirrorStop';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
-import type { StallWatch } from './StallWatch';
+import type { StallWatch } from './stall/StallWatch';
 import { LLMCallError, type OperationError } from './TurnError';
 import { FORCED, TurnCore, type EndExtra } from './TurnCore';
 import type { TurnOutcome } from './TurnOutcome';

@@ -10,7 +10,7 @@ import type { ExternalBudget } from './money/ExternalBudget';
 import type { JournalOptions } from './journal/JournalEntry';
 import type { OnUnknownCost } from './money/priceResponse';
 import type { ResumeFrom } from './journal/RunRecording';
-import type { StallOptions } from './StallOptions';
+import type { StallOptions } from './stall/StallOptions';
 import type { UsageDelta } from './UsageTotals';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */

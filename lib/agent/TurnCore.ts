@@ -6,7 +6,7 @@ import { Deadline } from './money/Deadline';
 import { ExtensionState } from './extensionStates';
 import { abortReason } from './abortReason';
 import { budgetError, limitData } from './money/spentRecord';
-import type { StallCheck } from './StallWatch';
+import type { StallCheck } from './stall/StallWatch';
 import { MachineMovedError, TurnCancelledError, type TurnError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';

@@ -30,7 +30,7 @@ import {
 } from './turnEvents';
 import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
-import type { StallCheck } from './StallWatch';
+import type { StallCheck } from './stall/StallWatch';
 import { CapPause } from './money/CapPause';
 import type { SpentLimit } from './BudgetLimits';
 import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';

@@ -24,7 +24,7 @@ import type { ExternalBudget } from './money/ExternalBudget';
 import type { JournalEntry } from './journal/JournalEntry';
 import type { OnUnknownCost } from './money/priceResponse';
 import type { ResolvedRetry } from './retryAfter';
-import type { StallWatch } from './StallWatch';
+import type { StallWatch } from './stall/StallWatch';
 import type { RunRecording } from './journal/RunRecording';
 import type { UsageMeter } from './money/UsageMeter';
 

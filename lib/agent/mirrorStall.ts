@@ -3,9 +3,9 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { STALL_EXTENSION } from './extensionStates';
-import type { StallOptions } from './StallOptions';
-import { StallWatch } from './StallWatch';
-import { resolveStall } from './StallOptions';
+import type { StallOptions } from './stall/StallOptions';
+import { StallWatch } from './stall/StallWatch';
+import { resolveStall } from './stall/StallOptions';
 
 /** The mirror's table when it watches for stalls: the sixteen states and STALL_EXTENSION's. */
 let stallTable: TransitionTable<string> | undefined;

@@ -17,7 +17,7 @@ import { assertEndings, wrapUpAsked } from './assertEndings';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { AGENT_OPTION_KEYS } from './options/optionKeys';
-import { journalThrough, watchFor } from './watchFor';
+import { journalThrough, watchFor } from './stall/watchFor';
 import type { AgentWithStateMachineOptions } from './AgentWithStateMachineOptions';
 import { asMachineLogger } from './options/asMachineLogger';
 import { assertAgentLoop } from './options/assertAgentLoop';

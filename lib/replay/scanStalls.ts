@@ -1,4 +1,4 @@
-import { findStalls, type StallSighting } from '../agent/findStalls';
+import { findStalls, type StallSighting } from '../agent/stall/findStalls';
 import type { JournalEntry } from '../agent/journal/JournalEntry';
 import type { JournalLineRead } from '../history/HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';

@@ -3,7 +3,7 @@ import type { ToolCall } from '../../lib/agent/AgentLoop';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import { STALL_EXTENSION } from '../../lib/agent/extensionStates';
 import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
-import type { StallDetector } from '../../lib/agent/stallDetectors';
+import type { StallDetector } from '../../lib/agent/stall/stallDetectors';
 import { StalledError } from '../../lib/agent/TurnError';
 import { extendTable } from '../../lib/machine/extendTable';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';

@@ -3,8 +3,8 @@ import type { AgentWithStateMachineOptions } from '../../lib/agent/AgentWithStat
 import type { AgentLoop } from '../../lib/agent/AgentLoop';
 import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
 import { journalError } from '../../lib/agent/journal/JournalEntry';
-import { findStalls } from '../../lib/agent/findStalls';
-import { idleCalls, repeatedText, sameToolCall } from '../../lib/agent/stallDetectors';
+import { findStalls } from '../../lib/agent/stall/findStalls';
+import { idleCalls, repeatedText, sameToolCall } from '../../lib/agent/stall/stallDetectors';
 
 // Every adapter the example and fixture runs below make keeps a journal of its run, built from
 // its own events (the same content the journal option writes), so that the default detectors

@@ -1,10 +1,10 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { isHookLine } from '../internal/isHookLine';
-import type { LLMResponse, ToolCall } from './AgentLoop';
-import type { JournalEntry, LlmJournalEntry } from './journal/JournalEntry';
-import type { StallFinding } from './StallFinding';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { isHookLine } from '../../internal/isHookLine';
+import type { LLMResponse, ToolCall } from '../AgentLoop';
+import type { JournalEntry, LlmJournalEntry } from '../journal/JournalEntry';
+import type { StallFinding } from '../StallFinding';
 
-export type { StallFinding } from './StallFinding';
+export type { StallFinding } from '../StallFinding';
 
 /**
  * Whether the run is stuck, judged on its journal so far (every LLM attempt and tool call, in

@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { JournalEntry } from './journal/JournalEntry';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { JournalEntry } from '../journal/JournalEntry';
 import type { StallDetector, StallFinding } from './stallDetectors';
 
 /** Where a detector fires in a journal: after which entry, in which turn, at which LLM response. */

@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { JournalEntry } from './journal/JournalEntry';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { JournalEntry } from '../journal/JournalEntry';
 import { resolveStall } from './StallOptions';
 import { StallWatch } from './StallWatch';
 

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import {
   DEFAULT_IDLE_CALLS,
   DEFAULT_SAME_TOOL_CALLS,

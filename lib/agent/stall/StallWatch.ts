@@ -1,7 +1,7 @@
-import type { JournalEntry } from './journal/JournalEntry';
+import type { JournalEntry } from '../journal/JournalEntry';
 import type { ResolvedStall, StallPolicy } from './StallOptions';
 import type { StallFinding } from './stallDetectors';
-import { OperationError, StalledError } from './TurnError';
+import { OperationError, StalledError } from '../TurnError';
 
 /** What the watch found after a response: nothing, a stall and what to do about it, or a detector that threw. */
 export type StallCheck =
