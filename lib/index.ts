@@ -89,13 +89,13 @@ export { sameToolCall, repeatedText, idleCalls } from './agent/stall/stallDetect
 export type { StallDetector, StallFinding } from './agent/stall/stallDetectors';
 export type { StallOptions, StallPolicy } from './agent/stall/StallOptions';
 export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
-export { isContextOverflow } from './agent/isContextOverflow';
+export { isContextOverflow } from './agent/retry/isContextOverflow';
 export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/money/priceResponse';
 export { PROVIDER_BILLING, billingRules } from './agent/money/providerBilling';
 export type { BillingRule, FailureBilling } from './agent/money/providerBilling';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
-export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
+export { defaultShouldRetry, retryAfterMs } from './agent/retry/retryAfter';
 export { StreamCutError, watchOutputBound } from './agent/money/cutAtBound';
 export type { CutAtBound, OutputBoundWatch } from './agent/money/cutAtBound';
 export {
@@ -123,7 +123,7 @@ export type {
 export type { BudgetLimits, BudgetLimitName, SpentLimit } from './agent/BudgetLimits';
 export { UnboundedCallsError } from './agent/UnboundedCallsError';
 export type { UsageTotals, UsageDelta } from './agent/UsageTotals';
-export type { RetryOptions } from './agent/retryDelay';
+export type { RetryOptions } from './agent/retry/retryDelay';
 export type { Sleep } from './internal/sleep';
 export { createScriptedAgent } from './agent/createScriptedAgent';
 export type {

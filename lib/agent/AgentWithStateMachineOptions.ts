@@ -6,7 +6,7 @@ import type { AgentLogger } from './AgentLogger';
 import type { Budget } from './money/Budget';
 import type { BudgetLimits } from './BudgetLimits';
 import type { ExternalBudget } from './money/ExternalBudget';
-import type { RetryOptions } from './retryDelay';
+import type { RetryOptions } from './retry/retryDelay';
 import type { Sleep } from '../internal/sleep';
 import type { StateMachineOptions } from '../machine/StateMachine';
 import type { JournalOptions } from './journal/JournalEntry';

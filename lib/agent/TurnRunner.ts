@@ -8,7 +8,7 @@ import { needsApproval, type ApprovalDecision, type ApprovalGate } from './Appro
 import { callLLM, responseRecord, type LLMOperation, type LLMOutcome } from './callLLM';
 import { chargeCompaction } from './chargeCompaction';
 import { budgetedHook } from './budgetedLLM';
-import { isContextOverflow } from './isContextOverflow';
+import { isContextOverflow } from './retry/isContextOverflow';
 import type { LLMCallInput } from './AgentEvents';
 import { ExtensionState, WRAPPING_UP } from './extensionStates';
 import { runTools, type ToolSlot } from './runTools';

@@ -23,7 +23,7 @@ import type { Budget } from './money/Budget';
 import type { ExternalBudget } from './money/ExternalBudget';
 import type { JournalEntry } from './journal/JournalEntry';
 import type { OnUnknownCost } from './money/priceResponse';
-import type { ResolvedRetry } from './retryAfter';
+import type { ResolvedRetry } from './retry/retryAfter';
 import type { StallWatch } from './stall/StallWatch';
 import type { RunRecording } from './journal/RunRecording';
 import type { UsageMeter } from './money/UsageMeter';

@@ -3,7 +3,7 @@ import { failureMessage } from '../internal/failureMessage';
 import type { AttemptMoney, LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse, OperationContext } from './AgentLoop';
-import { planRetry } from './planRetry';
+import { planRetry } from './retry/planRetry';
 import { cutAtBoundOf } from './money/cutAtBound';
 import { endAttempt, chargeFields, moneyOf } from './endAttempt';
 import { LLMCallError } from './TurnError';

@@ -23,7 +23,7 @@ import { asMachineLogger } from './options/asMachineLogger';
 import { assertAgentLoop } from './options/assertAgentLoop';
 import { assertNonNegative } from './options/assertNonNegative';
 import { resolveJournal } from './journal/resolveJournal';
-import { resolveRetry } from './resolveRetry';
+import { resolveRetry } from './retry/resolveRetry';
 
 /** `minOutputTokens` when not given: enough for a short answer or a tool call. */
 const DEFAULT_MIN_OUTPUT_TOKENS = 256;

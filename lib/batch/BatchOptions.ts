@@ -7,7 +7,7 @@ import type { AgentWithStateMachine, AgentWithStateMachineOptions } from '../age
 import type { BudgetLimits } from '../agent/BudgetLimits';
 import type { ExternalBudget } from '../agent/money/ExternalBudget';
 import type { OnUnknownCost } from '../agent/money/priceResponse';
-import type { RetryOptions } from '../agent/retryDelay';
+import type { RetryOptions } from '../agent/retry/retryDelay';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 import type { Sleep } from '../internal/sleep';
 import type { AgentSource } from './runTask';

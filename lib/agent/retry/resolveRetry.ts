@@ -1,8 +1,8 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { defaultShouldRetry, type ResolvedRetry } from './retryAfter';
 import type { RetryOptions } from './retryDelay';
-import { assertNonNegative } from './options/assertNonNegative';
-import { assertKnownOptions, type OptionKeys } from '../machine/assertKnownOptions';
+import { assertNonNegative } from '../options/assertNonNegative';
+import { assertKnownOptions, type OptionKeys } from '../../machine/assertKnownOptions';
 
 const RETRY_KEYS: OptionKeys<RetryOptions> = {
   retries: true,

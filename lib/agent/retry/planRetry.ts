@@ -1,6 +1,6 @@
 import { retryAfterMs, type ResolvedRetry } from './retryAfter';
 import { retryDelay } from './retryDelay';
-import { OperationError } from './TurnError';
+import { OperationError } from '../TurnError';
 
 /** What to do after a failed LLM attempt. */
 export type RetryPlan =
