@@ -14,7 +14,7 @@ import type { StateMachine } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
 import type { ResumeInfo } from './journal/RunRecording';
 import { TurnRunner, type TurnResult } from './TurnRunner';
-import type { TurnSettings } from './TurnScope';
+import type { TurnSettings } from './turn/TurnScope';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { ApprovalDecision, ApprovalGate, PendingApproval } from './ApprovalGate';

@@ -4,7 +4,7 @@ import type { StateMachine } from '../machine/StateMachine';
 import type { LLMResponse, Usage } from './AgentLoop';
 import type { BoundExceeded } from './boundExceeded';
 import type { Budget } from './money/Budget';
-import type { Attempt } from './LLMOutcome';
+import type { Attempt } from './turn/LLMOutcome';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './money/chargeRule';
 import { endAttempt } from './endAttempt';
 import type { JournalEntry } from './journal/JournalEntry';
@@ -25,13 +25,13 @@ import {
   toolsFinished,
   toolsRequested,
   type MoveEvent,
-} from './turnEvents';
+} from './turn/turnEvents';
 import type { MirrorStop } from './MirrorStop';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
 import type { StallWatch } from './stall/StallWatch';
 import { LLMCallError, type OperationError } from './TurnError';
-import { FORCED, TurnCore, type EndExtra } from './TurnCore';
+import { FORCED, TurnCore, type EndExtra } from './turn/TurnCore';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import type { UsageMeter } from './money/UsageMeter';

@@ -4,10 +4,10 @@ import type { PendingApproval } from './ApprovalGate';
 import type { SpentLimit } from './BudgetLimits';
 import type { LLMOutcome } from './callLLM';
 import { ContractViolationError } from './TurnError';
-import { TurnCore, type EndExtra } from './TurnCore';
+import { TurnCore, type EndExtra } from './turn/TurnCore';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
-import type { TurnScope, TurnSettings } from './TurnScope';
+import type { TurnScope, TurnSettings } from './turn/TurnScope';
 import type { UsageMeter } from './money/UsageMeter';
 import type { UsageTotals } from './UsageTotals';
 

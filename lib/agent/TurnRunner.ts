@@ -17,7 +17,7 @@ import { LLMCallError, MachineMovedError, OperationError } from './TurnError';
 import type { TurnOutcome } from './TurnOutcome';
 import type { TurnResult } from './TurnResult';
 import { Deadline } from './money/Deadline';
-import { TurnScope, type TurnSettings } from './TurnScope';
+import { TurnScope, type TurnSettings } from './turn/TurnScope';
 import { UsageMeter } from './money/UsageMeter';
 import { awaitApproval } from './awaitApproval';
 import {
@@ -27,7 +27,7 @@ import {
   sendingUserMessage,
   TEXT_ONLY_END,
   toolsRequested,
-} from './turnEvents';
+} from './turn/turnEvents';
 import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './stall/StallWatch';

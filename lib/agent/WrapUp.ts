@@ -4,14 +4,14 @@ import type { Budget } from './money/Budget';
 import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
 import { callLLM } from './callLLM';
-import type { LLMOperation, LLMOutcome } from './LLMOutcome';
+import type { LLMOperation, LLMOutcome } from './turn/LLMOutcome';
 import { FINAL_FORMS } from './finalForms';
 import { holdFinalReserve } from './holdFinalReserve';
 import { boundLLMCall, type CallFlags, type PlannedCall } from './reserveLLMCall';
 import { OperationError, type ContractViolationError } from './TurnError';
 import type { ToolSlot } from './runTools';
 import { responseRecord } from './callLLM';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 import { worstCaseCost } from './money/worstCaseCost';
 
 /** Input tokens kept for the budget note and the budget-ran-out answers beyond what the bound counts. */

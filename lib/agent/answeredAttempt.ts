@@ -3,13 +3,13 @@ import { safeLog } from './AgentLogger';
 import type { LLMResponse, Usage } from './AgentLoop';
 import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
 import { chargeResponse } from './chargeResponse';
-import { llmResponseProblem, splitUsage } from './checkAgentOutput';
+import { llmResponseProblem, splitUsage } from './turn/checkAgentOutput';
 import { chargeFields, moneyOf } from './endAttempt';
 import type { AttemptEndLine } from './journal/JournalEntry';
-import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
+import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './turn/LLMOutcome';
 import type { Reservation } from './reserveLLMCall';
 import { ContractViolationError, OperationError } from './TurnError';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 
 /** One attempt of the adapter's LLM call that has ended: what its journal line says of it. */
 export interface AttemptTimes {

@@ -3,12 +3,12 @@ import { plural } from '../internal/text';
 import type { ToolCall } from './AgentLoop';
 import { ApprovalGate, type ApprovalDecision } from './ApprovalGate';
 import { ExtensionState } from './extensionStates';
-import { namesOf } from './namesOf';
+import { namesOf } from './turn/namesOf';
 import type { ToolSlot } from './runTools';
 import { TurnCancelledError } from './TurnError';
 import type { TurnMoves } from './TurnMoves';
 import type { TurnResult } from './TurnResult';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 
 // Extension states: the adapter checked at construction that its table has their edges.
 const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;

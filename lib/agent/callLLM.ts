@@ -1,4 +1,4 @@
-import { llmResponded, type MoveEvent } from './turnEvents';
+import { llmResponded, type MoveEvent } from './turn/turnEvents';
 import { failureMessage } from '../internal/failureMessage';
 import type { AttemptMoney, LLMCallInput } from './AgentEvents';
 import { safeLog } from './AgentLogger';
@@ -8,15 +8,15 @@ import { cutAtBoundOf } from './money/cutAtBound';
 import { endAttempt, chargeFields, moneyOf } from './endAttempt';
 import { LLMCallError } from './TurnError';
 import { journalError } from './journal/JournalEntry';
-import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
+import type { Attempt, LLMOperation, LLMOutcome } from './turn/LLMOutcome';
 import { NOTHING_RESERVED, type CallFlags } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
 import { gateAttempt, RAISED } from './gateAttempt';
 import { answeredAttempt, journalAttempt } from './answeredAttempt';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 import type { WrapHold } from './money/ExternalBudget';
 
-export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './LLMOutcome';
+export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './turn/LLMOutcome';
 
 /**
  * One LLM call with retries: the budgets are checked (and external ones reserved) before each

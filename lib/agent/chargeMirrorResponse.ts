@@ -3,7 +3,7 @@ import type { LLMResponse, Pricing, Usage } from './AgentLoop';
 import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
 import type { AttemptCharge } from './money/chargeRule';
 import { chargeResponse } from './chargeResponse';
-import { splitUsage } from './checkAgentOutput';
+import { splitUsage } from './turn/checkAgentOutput';
 import type { OnUnknownCost, PricedResponse } from './money/priceResponse';
 import type { Reservation } from './reserveLLMCall';
 import type { RunRecording } from './journal/RunRecording';

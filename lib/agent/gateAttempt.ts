@@ -1,5 +1,5 @@
 import type { LLMCallInput } from './AgentEvents';
-import type { Attempt, LLMOperation, LLMOutcome } from './LLMOutcome';
+import type { Attempt, LLMOperation, LLMOutcome } from './turn/LLMOutcome';
 import { reserveLine } from './reserveLine';
 import {
   boundLLMCall,
@@ -14,7 +14,7 @@ import type { SpentLimit } from './BudgetLimits';
 import { commitFailure } from './commitFailure';
 import { isThenable } from '../internal/isThenable';
 import { OperationError } from './TurnError';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 import type { WrapHold } from './money/ExternalBudget';
 import { ONE_LLM_CALL } from './UsageTotals';
 

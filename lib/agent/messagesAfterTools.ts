@@ -3,15 +3,15 @@ import { messageOf } from '../internal/messageOf';
 import type { Settled } from '../internal/settleWithGrace';
 import { plural } from '../internal/text';
 import type { Budget } from './money/Budget';
-import { stringListProblem } from './checkAgentOutput';
+import { stringListProblem } from './turn/checkAgentOutput';
 import { optionalList } from './optionalList';
 import type { ToolSummary } from './runTools';
 import { OperationError } from './TurnError';
 import type { TurnMoves } from './TurnMoves';
 import type { TurnResult } from './TurnResult';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 import { budgetError, limitData } from './money/spentRecord';
-import { budgetHasRoom, NO_NEW_COMMITS, toolsFinished } from './turnEvents';
+import { budgetHasRoom, NO_NEW_COMMITS, toolsFinished } from './turn/turnEvents';
 
 /** What an agent without `gatherAdditionalMessages` gathers; only ever read. */
 const NOTHING_GATHERED: Settled<string[]> = { kind: 'value', value: Object.freeze([]) as unknown as string[] };

@@ -1,5 +1,5 @@
 import type { StateName } from '../../states/StateName';
-import { abortReason } from './abortReason';
+import { abortReason } from './turn/abortReason';
 import { Deadline } from './money/Deadline';
 import { budgetError } from './money/spentRecord';
 import { BudgetExceededError, OperationError, StalledError, TurnCancelledError } from './TurnError';

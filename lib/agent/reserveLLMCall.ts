@@ -5,10 +5,10 @@ import { messageOf } from '../internal/messageOf';
 import type { LLMCallInput } from './AgentEvents';
 import type { LLMCall, LLMCallBound, OperationContext, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
-import { splitServerToolUses } from './checkAgentOutput';
+import { splitServerToolUses } from './turn/checkAgentOutput';
 import { outputTokensThatFit } from './money/outputTokensThatFit';
 import { ContractViolationError, OperationError } from './TurnError';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 import type { UsageMeter } from './money/UsageMeter';
 import { worstCaseCost, type WorstCase } from './money/worstCaseCost';
 

@@ -11,7 +11,7 @@ import { sleep as realSleep } from '../internal/sleep';
 import { makeAgentMachine } from './journal/makeAgentMachine';
 import { assertExternalBudgets } from './money/assertExternalBudgets';
 import { resumeRecording } from './journal/RunRecording';
-import type { TurnSettings } from './TurnScope';
+import type { TurnSettings } from './turn/TurnScope';
 import { assertTableCarries, tableForOptions } from './requiredEdges';
 import { assertEndings, wrapUpAsked } from './assertEndings';
 import type { TransitionTable } from '../machine/TransitionTable';

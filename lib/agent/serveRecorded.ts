@@ -1,9 +1,9 @@
 import { responseUsage } from '../internal/fieldLists';
 import type { LLMCallInput } from './AgentEvents';
-import type { LLMOperation, LLMOutcome } from './LLMOutcome';
-import { splitUsage } from './checkAgentOutput';
+import type { LLMOperation, LLMOutcome } from './turn/LLMOutcome';
+import { splitUsage } from './turn/checkAgentOutput';
 import { OperationError } from './TurnError';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 import type { UsageDelta } from './UsageTotals';
 import type { LLMResponse } from './AgentLoop';
 import type { AttemptCharge } from './money/chargeRule';

@@ -4,7 +4,7 @@ import type { SettleInfo } from './AgentLoop';
 import type { ToolSlot } from './runTools';
 import { OperationError } from './TurnError';
 import type { TurnResult, UnansweredToolCall } from './TurnResult';
-import type { TurnScope } from './TurnScope';
+import type { TurnScope } from './turn/TurnScope';
 
 /**
  * The tool calls whose results never reached the LLM (`pending`) get an answer after a turn

@@ -1,12 +1,12 @@
-import type { StateName } from '../../states/StateName';
-import type { BillingRule } from './money/providerBilling';
-import { GraceGroup } from '../internal/GraceGroup';
-import type { Settled } from '../internal/settleWithGrace';
-import type { Sleep } from '../internal/sleep';
-import type { StateMachine } from '../machine/StateMachine';
-import type { AgentEvents } from './AgentEvents';
-import type { AgentLogger } from './AgentLogger';
-import type { ApprovalPolicy } from './ApprovalGate';
+import type { StateName } from '../../../states/StateName';
+import type { BillingRule } from '../money/providerBilling';
+import { GraceGroup } from '../../internal/GraceGroup';
+import type { Settled } from '../../internal/settleWithGrace';
+import type { Sleep } from '../../internal/sleep';
+import type { StateMachine } from '../../machine/StateMachine';
+import type { AgentEvents } from '../AgentEvents';
+import type { AgentLogger } from '../AgentLogger';
+import type { ApprovalPolicy } from '../ApprovalGate';
 import type {
   AgentLoop,
   BudgetedLLM,
@@ -15,18 +15,18 @@ import type {
   CompactResult,
   OperationContext,
   Pricing,
-} from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
-import { Deadline } from './money/Deadline';
+} from '../AgentLoop';
+import type { SpentLimit } from '../BudgetLimits';
+import { Deadline } from '../money/Deadline';
 import { abortReason } from './abortReason';
-import type { Budget } from './money/Budget';
-import type { ExternalBudget } from './money/ExternalBudget';
-import type { JournalEntry } from './journal/JournalEntry';
-import type { OnUnknownCost } from './money/priceResponse';
-import type { ResolvedRetry } from './retry/retryAfter';
-import type { StallWatch } from './stall/StallWatch';
-import type { RunRecording } from './journal/RunRecording';
-import type { UsageMeter } from './money/UsageMeter';
+import type { Budget } from '../money/Budget';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import type { JournalEntry } from '../journal/JournalEntry';
+import type { OnUnknownCost } from '../money/priceResponse';
+import type { ResolvedRetry } from '../retry/retryAfter';
+import type { StallWatch } from '../stall/StallWatch';
+import type { RunRecording } from '../journal/RunRecording';
+import type { UsageMeter } from '../money/UsageMeter';
 
 /** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */
 export interface TurnSettings {

@@ -1,4 +1,4 @@
-import type { ToolCall } from './AgentLoop';
+import type { ToolCall } from '../AgentLoop';
 
 /** `a, b, c`: the names of the calls, for descriptions. */
 export function namesOf(calls: readonly ToolCall[]): string {

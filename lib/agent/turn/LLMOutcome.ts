@@ -1,6 +1,6 @@
-import type { LLMResponse } from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
-import type { ContractViolationError, LLMCallError, OperationError } from './TurnError';
+import type { LLMResponse } from '../AgentLoop';
+import type { SpentLimit } from '../BudgetLimits';
+import type { ContractViolationError, LLMCallError, OperationError } from '../TurnError';
 
 /** One failed attempt, as the record after the call keeps it. */
 export interface Attempt {

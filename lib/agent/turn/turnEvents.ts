@@ -1,5 +1,5 @@
-import { plural } from '../internal/text';
-import type { ToolCall } from './AgentLoop';
+import { plural } from '../../internal/text';
+import type { ToolCall } from '../AgentLoop';
 import type { Attempt } from './LLMOutcome';
 import { namesOf } from './namesOf';
 

@@ -1,5 +1,5 @@
-import { messageOf } from '../internal/messageOf';
-import { Deadline } from './money/Deadline';
+import { messageOf } from '../../internal/messageOf';
+import { Deadline } from '../money/Deadline';
 
 /** Why a run's signal aborted, in words: a passed deadline's limit, the caller's abort, or the reason given. */
 export function abortReason(signal: AbortSignal): string {

@@ -1,7 +1,7 @@
-import { describeValue } from '../internal/describeValue';
-import { USAGE_BOUNDS } from '../internal/usageBounds';
-import type { ResponseFieldName } from '../internal/usageFields';
-import type { ServerToolUses, ToolCall, Usage } from './AgentLoop';
+import { describeValue } from '../../internal/describeValue';
+import { USAGE_BOUNDS } from '../../internal/usageBounds';
+import type { ResponseFieldName } from '../../internal/usageFields';
+import type { ServerToolUses, ToolCall, Usage } from '../AgentLoop';
 
 // Pure checks of what an AgentLoop operation returned. Each returns a problem in words, or
 // undefined when the value keeps the contract.

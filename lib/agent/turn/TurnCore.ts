@@ -1,18 +1,18 @@
-import { State, type StateName } from '../../states/StateName';
-import type { StateMachine } from '../machine/StateMachine';
-import type { ForcedLogLevel } from '../machine/TransitionRecord';
-import type { SpentLimit } from './BudgetLimits';
-import { Deadline } from './money/Deadline';
-import { ExtensionState } from './extensionStates';
+import { State, type StateName } from '../../../states/StateName';
+import type { StateMachine } from '../../machine/StateMachine';
+import type { ForcedLogLevel } from '../../machine/TransitionRecord';
+import type { SpentLimit } from '../BudgetLimits';
+import { Deadline } from '../money/Deadline';
+import { ExtensionState } from '../extensionStates';
 import { abortReason } from './abortReason';
-import { budgetError, limitData } from './money/spentRecord';
-import type { StallCheck } from './stall/StallWatch';
-import { MachineMovedError, TurnCancelledError, type TurnError } from './TurnError';
-import type { TurnOutcome } from './TurnOutcome';
-import type { TurnResult } from './TurnResult';
+import { budgetError, limitData } from '../money/spentRecord';
+import type { StallCheck } from '../stall/StallWatch';
+import { MachineMovedError, TurnCancelledError, type TurnError } from '../TurnError';
+import type { TurnOutcome } from '../TurnOutcome';
+import type { TurnResult } from '../TurnResult';
 import { AGENT_READY, turnStarts } from './turnEvents';
-import type { UsageMeter } from './money/UsageMeter';
-import type { UsageTotals } from './UsageTotals';
+import type { UsageMeter } from '../money/UsageMeter';
+import type { UsageTotals } from '../UsageTotals';
 
 /** How a move is made: forced where the table has no edge, logged at `logLevel`, and `check` false to skip the moved-behind-our-back check. */
 export interface MoveHow {
