@@ -6,7 +6,7 @@ import type { BoundExceeded } from './boundExceeded';
 import type { Budget } from './money/Budget';
 import type { Attempt } from './turn/LLMOutcome';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './money/chargeRule';
-import { endAttempt } from './endAttempt';
+import { endAttempt } from './calls/endAttempt';
 import type { JournalEntry } from './journal/JournalEntry';
 import type { MirrorPricing } from './chargeMirrorResponse';
 import { writeAttemptLine, type AttemptFacts } from './mirrorAttemptLine';
@@ -28,7 +28,7 @@ import {
 } from './turn/turnEvents';
 import type { MirrorStop } from './MirrorStop';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
-import { NOTHING_RESERVED, type Reservation } from './reserveLLMCall';
+import { NOTHING_RESERVED, type Reservation } from './calls/reserveLLMCall';
 import type { StallWatch } from './stall/StallWatch';
 import { LLMCallError, type OperationError } from './TurnError';
 import { FORCED, TurnCore, type EndExtra } from './turn/TurnCore';

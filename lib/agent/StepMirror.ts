@@ -11,7 +11,7 @@ import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './money/Deadline';
 import type { ExternalBudget } from './money/ExternalBudget';
 import type { JournalEntry } from './journal/JournalEntry';
-import { boundProblem } from './reserveLLMCall';
+import { boundProblem } from './calls/reserveLLMCall';
 import { OperationError } from './TurnError';
 import type { TurnResult } from './TurnResult';
 import { UsageMeter } from './money/UsageMeter';

@@ -2,7 +2,7 @@ import { State, type StateName } from '../../states/StateName';
 import type { Budget } from './money/Budget';
 import type { PendingApproval } from './ApprovalGate';
 import type { SpentLimit } from './BudgetLimits';
-import type { LLMOutcome } from './callLLM';
+import type { LLMOutcome } from './calls/callLLM';
 import { ContractViolationError } from './TurnError';
 import { TurnCore, type EndExtra } from './turn/TurnCore';
 import type { TurnOutcome } from './TurnOutcome';

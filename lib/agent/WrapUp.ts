@@ -3,14 +3,14 @@ import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext, Pricing } 
 import type { Budget } from './money/Budget';
 import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
 import { budgetNote } from './budgetNote';
-import { callLLM } from './callLLM';
+import { callLLM } from './calls/callLLM';
 import type { LLMOperation, LLMOutcome } from './turn/LLMOutcome';
 import { FINAL_FORMS } from './finalForms';
 import { holdFinalReserve } from './holdFinalReserve';
-import { boundLLMCall, type CallFlags, type PlannedCall } from './reserveLLMCall';
+import { boundLLMCall, type CallFlags, type PlannedCall } from './calls/reserveLLMCall';
 import { OperationError, type ContractViolationError } from './TurnError';
-import type { ToolSlot } from './runTools';
-import { responseRecord } from './callLLM';
+import type { ToolSlot } from './calls/runTools';
+import { responseRecord } from './calls/callLLM';
 import type { TurnScope } from './turn/TurnScope';
 import { worstCaseCost } from './money/worstCaseCost';
 

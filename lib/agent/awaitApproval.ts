@@ -4,7 +4,7 @@ import type { ToolCall } from './AgentLoop';
 import { ApprovalGate, type ApprovalDecision } from './ApprovalGate';
 import { ExtensionState } from './extensionStates';
 import { namesOf } from './turn/namesOf';
-import type { ToolSlot } from './runTools';
+import type { ToolSlot } from './calls/runTools';
 import { TurnCancelledError } from './TurnError';
 import type { TurnMoves } from './TurnMoves';
 import type { TurnResult } from './TurnResult';

@@ -1,6 +1,6 @@
 import { failureMessage } from '../internal/failureMessage';
 import { cutAtBoundOf } from './money/cutAtBound';
-import { chargeFields } from './endAttempt';
+import { chargeFields } from './calls/endAttempt';
 import { journalError } from './journal/JournalEntry';
 import type { MirrorMoves } from './MirrorMoves';
 

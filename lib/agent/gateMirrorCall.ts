@@ -2,13 +2,13 @@ import { State } from '../../states/StateName';
 import type { LLMCallBound } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
 import type { WrapHold } from './money/ExternalBudget';
-import { commitFailure } from './commitFailure';
+import { commitFailure } from './calls/commitFailure';
 import { holdMirrorCall } from './holdMirrorCall';
 import type { MirrorMoves } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
 import { mirrorEndedError } from './mirrorStopReason';
-import { NOTHING_RESERVED } from './reserveLLMCall';
-import { reserveLine } from './reserveLine';
+import { NOTHING_RESERVED } from './calls/reserveLLMCall';
+import { reserveLine } from './calls/reserveLine';
 import { OperationError } from './TurnError';
 import { ONE_LLM_CALL } from './UsageTotals';
 

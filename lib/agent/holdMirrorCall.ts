@@ -1,6 +1,6 @@
 import type { LLMCallBound, Pricing } from './AgentLoop';
 import type { SpentLimit } from './BudgetLimits';
-import { NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './reserveLLMCall';
+import { NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './calls/reserveLLMCall';
 import { OperationError } from './TurnError';
 import { STRICT_FALSE } from './UnboundedCallsError';
 import type { UsageMeter } from './money/UsageMeter';

@@ -5,7 +5,7 @@ import { plural } from '../internal/text';
 import type { Budget } from './money/Budget';
 import { stringListProblem } from './turn/checkAgentOutput';
 import { optionalList } from './optionalList';
-import type { ToolSummary } from './runTools';
+import type { ToolSummary } from './calls/runTools';
 import { OperationError } from './TurnError';
 import type { TurnMoves } from './TurnMoves';
 import type { TurnResult } from './TurnResult';

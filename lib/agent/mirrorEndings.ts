@@ -9,7 +9,7 @@ import type { ExternalBudget } from './money/ExternalBudget';
 import { WRAP_UP_EXTENSION } from './extensionStates';
 import type { MirrorBoundOf } from './MirrorCallFlags';
 import { MirrorWrapUp } from './MirrorWrapUp';
-import { boundProblem } from './reserveLLMCall';
+import { boundProblem } from './calls/reserveLLMCall';
 import { MIRROR_CANNOT } from './options/optionKeys';
 import { outsideEndings, refuseEndings } from './refuseEndings';
 

@@ -4,7 +4,7 @@ import type { JournalEntry } from './journal/JournalEntry';
 import type { MirrorMoves } from './MirrorMoves';
 import { answerSlot, slotLine } from './MirrorSlot';
 import type { RunRecording } from './journal/RunRecording';
-import { chargeServed } from './serveRecorded';
+import { chargeServed } from './calls/serveRecorded';
 
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
 

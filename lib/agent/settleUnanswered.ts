@@ -1,7 +1,7 @@
 import { settleWithGrace } from '../internal/settleWithGrace';
 import { safeLog } from './AgentLogger';
 import type { SettleInfo } from './AgentLoop';
-import type { ToolSlot } from './runTools';
+import type { ToolSlot } from './calls/runTools';
 import { OperationError } from './TurnError';
 import type { TurnResult, UnansweredToolCall } from './TurnResult';
 import type { TurnScope } from './turn/TurnScope';

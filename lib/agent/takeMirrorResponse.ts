@@ -3,11 +3,11 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { safeLog } from './AgentLogger';
 import type { LLMResponse } from './AgentLoop';
 import { chargeMirrorResponse } from './chargeMirrorResponse';
-import { chargeFields } from './endAttempt';
+import { chargeFields } from './calls/endAttempt';
 import { WRAPPING_UP } from './extensionStates';
 import type { MirrorMoves } from './MirrorMoves';
 import { wrappedUp } from './MirrorWrapUp';
-import { NOTHING_RESERVED } from './reserveLLMCall';
+import { NOTHING_RESERVED } from './calls/reserveLLMCall';
 import { ONE_LLM_CALL } from './UsageTotals';
 
 /**

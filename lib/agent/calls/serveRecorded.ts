@@ -1,15 +1,15 @@
-import { responseUsage } from '../internal/fieldLists';
-import type { LLMCallInput } from './AgentEvents';
-import type { LLMOperation, LLMOutcome } from './turn/LLMOutcome';
-import { splitUsage } from './turn/checkAgentOutput';
-import { OperationError } from './TurnError';
-import type { TurnScope } from './turn/TurnScope';
-import type { UsageDelta } from './UsageTotals';
-import type { LLMResponse } from './AgentLoop';
-import type { AttemptCharge } from './money/chargeRule';
-import type { PricedResponse } from './money/priceResponse';
-import type { RunRecording } from './journal/RunRecording';
-import type { UsageMeter } from './money/UsageMeter';
+import { responseUsage } from '../../internal/fieldLists';
+import type { LLMCallInput } from '../AgentEvents';
+import type { LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
+import { splitUsage } from '../turn/checkAgentOutput';
+import { OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
+import type { UsageDelta } from '../UsageTotals';
+import type { LLMResponse } from '../AgentLoop';
+import type { AttemptCharge } from '../money/chargeRule';
+import type { PricedResponse } from '../money/priceResponse';
+import type { RunRecording } from '../journal/RunRecording';
+import type { UsageMeter } from '../money/UsageMeter';
 
 /**
  * Serves an LLM call from the journal of the interrupted run this agent resumes: the recorded

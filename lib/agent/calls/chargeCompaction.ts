@@ -1,9 +1,9 @@
-import { responseUsage } from '../internal/fieldLists';
-import type { CompactResult } from './AgentLoop';
-import { splitUsage } from './turn/checkAgentOutput';
-import { priceResponse } from './money/priceResponse';
-import { ContractViolationError, type OperationError } from './TurnError';
-import type { TurnScope } from './turn/TurnScope';
+import { responseUsage } from '../../internal/fieldLists';
+import type { CompactResult } from '../AgentLoop';
+import { splitUsage } from '../turn/checkAgentOutput';
+import { priceResponse } from '../money/priceResponse';
+import { ContractViolationError, type OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
 
 /**
  * Charges what a compaction's summarising LLM call made outside `ctx.llm` reported, after the

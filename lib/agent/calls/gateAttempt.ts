@@ -1,5 +1,5 @@
-import type { LLMCallInput } from './AgentEvents';
-import type { Attempt, LLMOperation, LLMOutcome } from './turn/LLMOutcome';
+import type { LLMCallInput } from '../AgentEvents';
+import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { reserveLine } from './reserveLine';
 import {
   boundLLMCall,
@@ -10,13 +10,13 @@ import {
   type PlannedCall,
   type Reservation,
 } from './reserveLLMCall';
-import type { SpentLimit } from './BudgetLimits';
+import type { SpentLimit } from '../BudgetLimits';
 import { commitFailure } from './commitFailure';
-import { isThenable } from '../internal/isThenable';
-import { OperationError } from './TurnError';
-import type { TurnScope } from './turn/TurnScope';
-import type { WrapHold } from './money/ExternalBudget';
-import { ONE_LLM_CALL } from './UsageTotals';
+import { isThenable } from '../../internal/isThenable';
+import { OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
+import type { WrapHold } from '../money/ExternalBudget';
+import { ONE_LLM_CALL } from '../UsageTotals';
 
 /** A pausing cap refused the attempt and was raised since: nothing was sent, so it is planned again. */
 export const RAISED = Symbol('raised');

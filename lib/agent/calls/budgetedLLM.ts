@@ -1,14 +1,14 @@
-import type { BudgetedLLM, LLMCallBound, Usage } from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
-import { boundExceeded, type BoundExceeded } from './boundExceeded';
-import { splitUsage } from './turn/checkAgentOutput';
+import type { BudgetedLLM, LLMCallBound, Usage } from '../AgentLoop';
+import type { SpentLimit } from '../BudgetLimits';
+import { boundExceeded, type BoundExceeded } from '../boundExceeded';
+import { splitUsage } from '../turn/checkAgentOutput';
 import { chargeResponse } from './chargeResponse';
 import { chargeFields, endAttempt } from './endAttempt';
 import { boundProblem, planBoundedCall, reserveLLMCall } from './reserveLLMCall';
-import { budgetError } from './money/spentRecord';
-import { ContractViolationError, OperationError } from './TurnError';
-import type { TurnScope } from './turn/TurnScope';
-import { journalError, type HookOperation, type LlmJournalEntry } from './journal/JournalEntry';
+import { budgetError } from '../money/spentRecord';
+import { ContractViolationError, OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
+import { journalError, type HookOperation, type LlmJournalEntry } from '../journal/JournalEntry';
 import { reserveLine } from './reserveLine';
 import { commitFailure } from './commitFailure';
 

@@ -1,9 +1,9 @@
-import type { Usage } from './AgentLoop';
-import type { AttemptCharge } from './money/chargeRule';
+import type { Usage } from '../AgentLoop';
+import type { AttemptCharge } from '../money/chargeRule';
 import { endAttempt } from './endAttempt';
-import { priceResponse, type OnUnknownCost, type PricedResponse } from './money/priceResponse';
+import { priceResponse, type OnUnknownCost, type PricedResponse } from '../money/priceResponse';
 import type { Reservation } from './reserveLLMCall';
-import type { UsageMeter } from './money/UsageMeter';
+import type { UsageMeter } from '../money/UsageMeter';
 
 /** A priced response and what its attempt was charged (`costUsd`: the USD charged, undefined when unknown). */
 export interface ChargedResponse {

@@ -1,4 +1,4 @@
-import type { ReserveJournalEntry } from './journal/JournalEntry';
+import type { ReserveJournalEntry } from '../journal/JournalEntry';
 import type { Reservation } from './reserveLLMCall';
 
 /** The ledger's write-ahead line for one attempt: its worst case, else the stated default, else why it is unknown. */

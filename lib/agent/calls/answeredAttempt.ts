@@ -1,15 +1,15 @@
-import type { LLMCallInput } from './AgentEvents';
-import { safeLog } from './AgentLogger';
-import type { LLMResponse, Usage } from './AgentLoop';
-import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
+import type { LLMCallInput } from '../AgentEvents';
+import { safeLog } from '../AgentLogger';
+import type { LLMResponse, Usage } from '../AgentLoop';
+import { boundExceeded, boundExceededWords, type BoundExceeded } from '../boundExceeded';
 import { chargeResponse } from './chargeResponse';
-import { llmResponseProblem, splitUsage } from './turn/checkAgentOutput';
+import { llmResponseProblem, splitUsage } from '../turn/checkAgentOutput';
 import { chargeFields, moneyOf } from './endAttempt';
-import type { AttemptEndLine } from './journal/JournalEntry';
-import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './turn/LLMOutcome';
+import type { AttemptEndLine } from '../journal/JournalEntry';
+import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from '../turn/LLMOutcome';
 import type { Reservation } from './reserveLLMCall';
-import { ContractViolationError, OperationError } from './TurnError';
-import type { TurnScope } from './turn/TurnScope';
+import { ContractViolationError, OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
 
 /** One attempt of the adapter's LLM call that has ended: what its journal line says of it. */
 export interface AttemptTimes {

@@ -1,22 +1,22 @@
-import { llmResponded, type MoveEvent } from './turn/turnEvents';
-import { failureMessage } from '../internal/failureMessage';
-import type { AttemptMoney, LLMCallInput } from './AgentEvents';
-import { safeLog } from './AgentLogger';
-import type { LLMResponse, OperationContext } from './AgentLoop';
-import { planRetry } from './retry/planRetry';
-import { cutAtBoundOf } from './money/cutAtBound';
+import { llmResponded, type MoveEvent } from '../turn/turnEvents';
+import { failureMessage } from '../../internal/failureMessage';
+import type { AttemptMoney, LLMCallInput } from '../AgentEvents';
+import { safeLog } from '../AgentLogger';
+import type { LLMResponse, OperationContext } from '../AgentLoop';
+import { planRetry } from '../retry/planRetry';
+import { cutAtBoundOf } from '../money/cutAtBound';
 import { endAttempt, chargeFields, moneyOf } from './endAttempt';
-import { LLMCallError } from './TurnError';
-import { journalError } from './journal/JournalEntry';
-import type { Attempt, LLMOperation, LLMOutcome } from './turn/LLMOutcome';
+import { LLMCallError } from '../TurnError';
+import { journalError } from '../journal/JournalEntry';
+import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { NOTHING_RESERVED, type CallFlags } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
 import { gateAttempt, RAISED } from './gateAttempt';
 import { answeredAttempt, journalAttempt } from './answeredAttempt';
-import type { TurnScope } from './turn/TurnScope';
-import type { WrapHold } from './money/ExternalBudget';
+import type { TurnScope } from '../turn/TurnScope';
+import type { WrapHold } from '../money/ExternalBudget';
 
-export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from './turn/LLMOutcome';
+export type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from '../turn/LLMOutcome';
 
 /**
  * One LLM call with retries: the budgets are checked (and external ones reserved) before each

@@ -1,16 +1,16 @@
-import { STRICT_FALSE } from './UnboundedCallsError';
-import { describeValue } from '../internal/describeValue';
-import { isThenable } from '../internal/isThenable';
-import { messageOf } from '../internal/messageOf';
-import type { LLMCallInput } from './AgentEvents';
-import type { LLMCall, LLMCallBound, OperationContext, Pricing } from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
-import { splitServerToolUses } from './turn/checkAgentOutput';
-import { outputTokensThatFit } from './money/outputTokensThatFit';
-import { ContractViolationError, OperationError } from './TurnError';
-import type { TurnScope } from './turn/TurnScope';
-import type { UsageMeter } from './money/UsageMeter';
-import { worstCaseCost, type WorstCase } from './money/worstCaseCost';
+import { STRICT_FALSE } from '../UnboundedCallsError';
+import { describeValue } from '../../internal/describeValue';
+import { isThenable } from '../../internal/isThenable';
+import { messageOf } from '../../internal/messageOf';
+import type { LLMCallInput } from '../AgentEvents';
+import type { LLMCall, LLMCallBound, OperationContext, Pricing } from '../AgentLoop';
+import type { SpentLimit } from '../BudgetLimits';
+import { splitServerToolUses } from '../turn/checkAgentOutput';
+import { outputTokensThatFit } from '../money/outputTokensThatFit';
+import { ContractViolationError, OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
+import type { UsageMeter } from '../money/UsageMeter';
+import { worstCaseCost, type WorstCase } from '../money/worstCaseCost';
 
 /** The request flags of a call (`OperationContext.wrapUp`, `budgetNote`, `withoutLastRound`), given to its bound and to the call alike. */
 export type CallFlags = Pick<OperationContext, 'wrapUp' | 'budgetNote' | 'withoutLastRound'>;

@@ -1,11 +1,11 @@
-import { messageOf } from '../internal/messageOf';
-import type { ToolCall, ToolResult } from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
-import type { ToolCallEvent } from './AgentEvents';
-import { toolResultProblem } from './turn/checkAgentOutput';
-import { ContractViolationError, OperationError } from './TurnError';
-import type { TurnScope } from './turn/TurnScope';
-import type { UsageDelta } from './UsageTotals';
+import { messageOf } from '../../internal/messageOf';
+import type { ToolCall, ToolResult } from '../AgentLoop';
+import type { SpentLimit } from '../BudgetLimits';
+import type { ToolCallEvent } from '../AgentEvents';
+import { toolResultProblem } from '../turn/checkAgentOutput';
+import { ContractViolationError, OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
+import type { UsageDelta } from '../UsageTotals';
 import { chargeServed } from './serveRecorded';
 import { budgetedHook } from './budgetedLLM';
 

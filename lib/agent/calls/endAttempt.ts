@@ -1,10 +1,10 @@
-import { responseUsage } from '../internal/fieldLists';
-import type { Usage } from './AgentLoop';
-import { chargeAttempt, type AttemptCharge, type AttemptEnd } from './money/chargeRule';
+import { responseUsage } from '../../internal/fieldLists';
+import type { Usage } from '../AgentLoop';
+import { chargeAttempt, type AttemptCharge, type AttemptEnd } from '../money/chargeRule';
 import type { Reservation } from './reserveLLMCall';
-import type { UsageMeter } from './money/UsageMeter';
-import type { UsageDelta } from './UsageTotals';
-import type { AttemptMoney } from './AgentEvents';
+import type { UsageMeter } from '../money/UsageMeter';
+import type { UsageDelta } from '../UsageTotals';
+import type { AttemptMoney } from '../AgentEvents';
 
 /**
  * Ends an LLM attempt's hold by the charge rule (`chargeAttempt`): releases the hold, then
