@@ -18,7 +18,7 @@ import type { TurnSettings } from './turn/TurnScope';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { ApprovalDecision, ApprovalGate, PendingApproval } from './ApprovalGate';
-import { assertEndings } from './assertEndings';
+import { assertEndings } from './endings/assertEndings';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { RUN_TURN_OPTION_KEYS } from './options/optionKeys';
 import type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';

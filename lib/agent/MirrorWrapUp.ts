@@ -2,7 +2,7 @@ import { State } from '../../states/StateName';
 import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
 import type { Budget } from './money/Budget';
 import type { ResolvedEndings } from './BudgetEndings';
-import { budgetNote } from './budgetNote';
+import { budgetNote } from './endings/budgetNote';
 import { WRAPPING_UP } from './extensionStates';
 import { gateMirrorCall } from './gateMirrorCall';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
@@ -13,9 +13,9 @@ import type { ExternalBudget } from './money/ExternalBudget';
 import { OperationError } from './TurnError';
 import type { UsageMeter } from './money/UsageMeter';
 import type { TurnResult } from './TurnResult';
-import { FINAL_FORMS } from './finalForms';
-import { holdFinalReserve } from './holdFinalReserve';
-import { finalReserve, wrapUpEvent } from './WrapUp';
+import { FINAL_FORMS } from './endings/finalForms';
+import { holdFinalReserve } from './endings/holdFinalReserve';
+import { finalReserve, wrapUpEvent } from './endings/WrapUp';
 import { worstCaseCost } from './money/worstCaseCost';
 
 /**

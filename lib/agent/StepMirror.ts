@@ -19,7 +19,7 @@ import type { UsageDelta, UsageTotals } from './UsageTotals';
 import { assertNonNegative } from './options/assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './options/optionKeys';
-import { outsideEndings, refuseEndings } from './refuseEndings';
+import { outsideEndings, refuseEndings } from './endings/refuseEndings';
 import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
 import { endSlot, slotLine } from './MirrorSlot';
 import { mirrorStall } from './mirrorStall';

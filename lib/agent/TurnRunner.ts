@@ -33,7 +33,7 @@ import { TurnMoves } from './TurnMoves';
 import type { StallCheck } from './stall/StallWatch';
 import { CapPause } from './money/CapPause';
 import type { SpentLimit } from './BudgetLimits';
-import { finalAnswer, WrapUp, type WrapDecision } from './WrapUp';
+import { finalAnswer, WrapUp, type WrapDecision } from './endings/WrapUp';
 
 export type { TurnOutcome };
 export type { TurnResult, UnansweredToolCall } from './TurnResult';

@@ -11,7 +11,7 @@ import type { MirrorBoundOf } from './MirrorCallFlags';
 import { MirrorWrapUp } from './MirrorWrapUp';
 import { boundProblem } from './calls/reserveLLMCall';
 import { MIRROR_CANNOT } from './options/optionKeys';
-import { outsideEndings, refuseEndings } from './refuseEndings';
+import { outsideEndings, refuseEndings } from './endings/refuseEndings';
 
 /**
  * What an integration says of itself when it makes or is given a mirror: the request flags it

@@ -1,9 +1,9 @@
-import type { TableIssue } from '../machine/checkTable';
-import { extendTable, type TableExtension } from '../machine/extendTable';
-import { InvalidTableError } from '../machine/InvalidTableError';
-import { isDeeplyFrozen } from '../machine/isDeeplyFrozen';
-import { tableEdges, type TransitionTable } from '../machine/TransitionTable';
-import { DEFAULT_TABLE } from '../machine/transitions';
+import type { TableIssue } from '../../machine/checkTable';
+import { extendTable, type TableExtension } from '../../machine/extendTable';
+import { InvalidTableError } from '../../machine/InvalidTableError';
+import { isDeeplyFrozen } from '../../machine/isDeeplyFrozen';
+import { tableEdges, type TransitionTable } from '../../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../../machine/transitions';
 import {
   APPROVAL_EXTENSION,
   approvalEdges,
@@ -14,7 +14,7 @@ import {
   stallEdges,
   WRAP_UP_EXTENSION,
   wrapUpEdges,
-} from './extensionStates';
+} from '../extensionStates';
 
 /** Which extensions the adapter's options switch on. */
 export interface ExtensionUse {

@@ -1,7 +1,7 @@
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { LoopHonours } from './AgentLoop';
-import type { Budget } from './money/Budget';
-import type { ExternalBudget } from './money/ExternalBudget';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { LoopHonours } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import type { ExternalBudget } from '../money/ExternalBudget';
 
 /** The flag a loop (or a mirror's integration) must honour for each ending key of a budget. */
 const FLAG = Object.freeze({ wrapUp: 'wrapUp', visible: 'budgetNote' } as const);

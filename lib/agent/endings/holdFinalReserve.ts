@@ -1,5 +1,5 @@
-import { formatUsd } from '../internal/formatUsd';
-import type { UsageMeter } from './money/UsageMeter';
+import { formatUsd } from '../../internal/formatUsd';
+import type { UsageMeter } from '../money/UsageMeter';
 
 /**
  * Before an ordinary call under `budget.wrapUp`, for the adapter and the mirror alike: the final

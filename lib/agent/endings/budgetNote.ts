@@ -1,6 +1,6 @@
-import { limitUsed, LIMIT_NAMES } from '../internal/fieldLists';
-import { LIMITS } from '../internal/limits';
-import type { Budget } from './money/Budget';
+import { limitUsed, LIMIT_NAMES } from '../../internal/fieldLists';
+import { LIMITS } from '../../internal/limits';
+import type { Budget } from '../money/Budget';
 
 /**
  * Pure: the note `budget.visible` adds to each LLM call, what is left of every limit set (the

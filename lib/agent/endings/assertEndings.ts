@@ -1,13 +1,13 @@
-import { formatUsd } from '../internal/formatUsd';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { TransitionTable } from '../machine/TransitionTable';
-import type { AgentLoop, LLMCallBound, Pricing } from './AgentLoop';
-import type { Budget } from './money/Budget';
-import type { ExternalBudget } from './money/ExternalBudget';
-import { resolveEndings } from './BudgetEndings';
+import { formatUsd } from '../../internal/formatUsd';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { TransitionTable } from '../../machine/TransitionTable';
+import type { AgentLoop, LLMCallBound, Pricing } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import { resolveEndings } from '../BudgetEndings';
 import { assertTableCarries } from './requiredEdges';
-import { unboundedWhy } from '../internal/unboundedLoop';
-import { worstCaseCost } from './money/worstCaseCost';
+import { unboundedWhy } from '../../internal/unboundedLoop';
+import { worstCaseCost } from '../money/worstCaseCost';
 
 /**
  * Refuses, when the adapter is made, a `budget.wrapUp` or `budget.visible` (of its own budget,

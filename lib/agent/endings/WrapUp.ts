@@ -1,18 +1,18 @@
-import type { LLMCallInput } from './AgentEvents';
-import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext, Pricing } from './AgentLoop';
-import type { Budget } from './money/Budget';
-import { resolveEndings, type ResolvedEndings } from './BudgetEndings';
+import type { LLMCallInput } from '../AgentEvents';
+import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext, Pricing } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import { resolveEndings, type ResolvedEndings } from '../BudgetEndings';
 import { budgetNote } from './budgetNote';
-import { callLLM } from './calls/callLLM';
-import type { LLMOperation, LLMOutcome } from './turn/LLMOutcome';
+import { callLLM } from '../calls/callLLM';
+import type { LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { FINAL_FORMS } from './finalForms';
 import { holdFinalReserve } from './holdFinalReserve';
-import { boundLLMCall, type CallFlags, type PlannedCall } from './calls/reserveLLMCall';
-import { OperationError, type ContractViolationError } from './TurnError';
-import type { ToolSlot } from './calls/runTools';
-import { responseRecord } from './calls/callLLM';
-import type { TurnScope } from './turn/TurnScope';
-import { worstCaseCost } from './money/worstCaseCost';
+import { boundLLMCall, type CallFlags, type PlannedCall } from '../calls/reserveLLMCall';
+import { OperationError, type ContractViolationError } from '../TurnError';
+import type { ToolSlot } from '../calls/runTools';
+import { responseRecord } from '../calls/callLLM';
+import type { TurnScope } from '../turn/TurnScope';
+import { worstCaseCost } from '../money/worstCaseCost';
 
 /** Input tokens kept for the budget note and the budget-ran-out answers beyond what the bound counts. */
 const SLACK_TOKENS = 64;
