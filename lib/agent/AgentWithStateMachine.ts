@@ -13,7 +13,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { StateMachine } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
 import type { ResumeInfo } from './journal/RunRecording';
-import { TurnRunner, type TurnResult } from './TurnRunner';
+import { TurnRunner, type TurnResult } from './adapter/TurnRunner';
 import type { TurnSettings } from './turn/TurnScope';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
@@ -21,12 +21,12 @@ import type { ApprovalDecision, ApprovalGate, PendingApproval } from './Approval
 import { assertEndings } from './endings/assertEndings';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { RUN_TURN_OPTION_KEYS } from './options/optionKeys';
-import type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
-import { resolveAgentSettings } from './resolveAgentSettings';
-import { deferred, type Deferred } from './deferred';
+import type { AgentWithStateMachineOptions, RunTurnOptions } from './adapter/AgentWithStateMachineOptions';
+import { resolveAgentSettings } from './adapter/resolveAgentSettings';
+import { deferred, type Deferred } from './adapter/deferred';
 import { CapPause } from './money/CapPause';
 
-export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
+export type { AgentWithStateMachineOptions, RunTurnOptions } from './adapter/AgentWithStateMachineOptions';
 // Re-exported for the framework mirrors, which make their machine as the adapter does.
 export { asMachineLogger } from './options/asMachineLogger';
 export { resolveJournal } from './journal/resolveJournal';

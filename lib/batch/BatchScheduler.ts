@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import type { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
-import type { AgentWithStateMachineOptions } from '../agent/AgentWithStateMachineOptions';
+import type { AgentWithStateMachineOptions } from '../agent/adapter/AgentWithStateMachineOptions';
 import type { Budget } from '../agent/money/Budget';
 import { Deadline } from '../agent/money/Deadline';
 import type { ResumeFrom } from '../agent/journal/RunRecording';

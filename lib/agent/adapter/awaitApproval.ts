@@ -1,14 +1,14 @@
-import { State, type StateName } from '../../states/StateName';
-import { plural } from '../internal/text';
-import type { ToolCall } from './AgentLoop';
-import { ApprovalGate, type ApprovalDecision } from './ApprovalGate';
-import { ExtensionState } from './extensionStates';
-import { namesOf } from './turn/namesOf';
-import type { ToolSlot } from './calls/runTools';
-import { TurnCancelledError } from './TurnError';
+import { State, type StateName } from '../../../states/StateName';
+import { plural } from '../../internal/text';
+import type { ToolCall } from '../AgentLoop';
+import { ApprovalGate, type ApprovalDecision } from '../ApprovalGate';
+import { ExtensionState } from '../extensionStates';
+import { namesOf } from '../turn/namesOf';
+import type { ToolSlot } from '../calls/runTools';
+import { TurnCancelledError } from '../TurnError';
 import type { TurnMoves } from './TurnMoves';
-import type { TurnResult } from './TurnResult';
-import type { TurnScope } from './turn/TurnScope';
+import type { TurnResult } from '../TurnResult';
+import type { TurnScope } from '../turn/TurnScope';
 
 // Extension states: the adapter checked at construction that its table has their edges.
 const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;

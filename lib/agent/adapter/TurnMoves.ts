@@ -1,15 +1,15 @@
-import { State, type StateName } from '../../states/StateName';
-import type { Budget } from './money/Budget';
-import type { PendingApproval } from './ApprovalGate';
-import type { SpentLimit } from './BudgetLimits';
-import type { LLMOutcome } from './calls/callLLM';
-import { ContractViolationError } from './TurnError';
-import { TurnCore, type EndExtra } from './turn/TurnCore';
-import type { TurnOutcome } from './TurnOutcome';
-import type { TurnResult } from './TurnResult';
-import type { TurnScope, TurnSettings } from './turn/TurnScope';
-import type { UsageMeter } from './money/UsageMeter';
-import type { UsageTotals } from './UsageTotals';
+import { State, type StateName } from '../../../states/StateName';
+import type { Budget } from '../money/Budget';
+import type { PendingApproval } from '../ApprovalGate';
+import type { SpentLimit } from '../BudgetLimits';
+import type { LLMOutcome } from '../calls/callLLM';
+import { ContractViolationError } from '../TurnError';
+import { TurnCore, type EndExtra } from '../turn/TurnCore';
+import type { TurnOutcome } from '../TurnOutcome';
+import type { TurnResult } from '../TurnResult';
+import type { TurnScope, TurnSettings } from '../turn/TurnScope';
+import type { UsageMeter } from '../money/UsageMeter';
+import type { UsageTotals } from '../UsageTotals';
 
 /**
  * The moves of one turn of the adapter, which calls the loop: the run's core (`TurnCore`:

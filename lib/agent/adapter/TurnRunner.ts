@@ -1,24 +1,24 @@
 import { getEventListeners } from 'node:events';
-import { State, type StateName } from '../../states/StateName';
-import { messageOf } from '../internal/messageOf';
-import { safeLog } from './AgentLogger';
-import type { CompactInfo, LLMResponse, OperationContext } from './AgentLoop';
-import type { Budget } from './money/Budget';
-import { needsApproval, type ApprovalDecision, type ApprovalGate } from './ApprovalGate';
-import { callLLM, responseRecord, type LLMOperation, type LLMOutcome } from './calls/callLLM';
-import { chargeCompaction } from './calls/chargeCompaction';
-import { budgetedHook } from './calls/budgetedLLM';
-import { isContextOverflow } from './retry/isContextOverflow';
-import type { LLMCallInput } from './AgentEvents';
-import { ExtensionState, WRAPPING_UP } from './extensionStates';
-import { runTools, type ToolSlot } from './calls/runTools';
+import { State, type StateName } from '../../../states/StateName';
+import { messageOf } from '../../internal/messageOf';
+import { safeLog } from '../AgentLogger';
+import type { CompactInfo, LLMResponse, OperationContext } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import { needsApproval, type ApprovalDecision, type ApprovalGate } from '../ApprovalGate';
+import { callLLM, responseRecord, type LLMOperation, type LLMOutcome } from '../calls/callLLM';
+import { chargeCompaction } from '../calls/chargeCompaction';
+import { budgetedHook } from '../calls/budgetedLLM';
+import { isContextOverflow } from '../retry/isContextOverflow';
+import type { LLMCallInput } from '../AgentEvents';
+import { ExtensionState, WRAPPING_UP } from '../extensionStates';
+import { runTools, type ToolSlot } from '../calls/runTools';
 import { settleUnanswered } from './settleUnanswered';
-import { LLMCallError, MachineMovedError, OperationError } from './TurnError';
-import type { TurnOutcome } from './TurnOutcome';
-import type { TurnResult } from './TurnResult';
-import { Deadline } from './money/Deadline';
-import { TurnScope, type TurnSettings } from './turn/TurnScope';
-import { UsageMeter } from './money/UsageMeter';
+import { LLMCallError, MachineMovedError, OperationError } from '../TurnError';
+import type { TurnOutcome } from '../TurnOutcome';
+import type { TurnResult } from '../TurnResult';
+import { Deadline } from '../money/Deadline';
+import { TurnScope, type TurnSettings } from '../turn/TurnScope';
+import { UsageMeter } from '../money/UsageMeter';
 import { awaitApproval } from './awaitApproval';
 import {
   CHECKING_CANCELLATION,
@@ -27,17 +27,17 @@ import {
   sendingUserMessage,
   TEXT_ONLY_END,
   toolsRequested,
-} from './turn/turnEvents';
+} from '../turn/turnEvents';
 import { messagesAfterTools } from './messagesAfterTools';
 import { TurnMoves } from './TurnMoves';
-import type { StallCheck } from './stall/StallWatch';
-import { CapPause } from './money/CapPause';
-import type { SpentLimit } from './BudgetLimits';
-import { finalAnswer, WrapUp, type WrapDecision } from './endings/WrapUp';
+import type { StallCheck } from '../stall/StallWatch';
+import { CapPause } from '../money/CapPause';
+import type { SpentLimit } from '../BudgetLimits';
+import { finalAnswer, WrapUp, type WrapDecision } from '../endings/WrapUp';
 
 export type { TurnOutcome };
-export type { TurnResult, UnansweredToolCall } from './TurnResult';
-export type { OnUnknownCost } from './money/priceResponse';
+export type { TurnResult, UnansweredToolCall } from '../TurnResult';
+export type { OnUnknownCost } from '../money/priceResponse';
 
 /** Where a call to the LLM is made from: the table's two sending states. */
 type SendingState = typeof State.SendingToLLM | typeof State.SendingToolResults;

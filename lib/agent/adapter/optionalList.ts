@@ -1,8 +1,8 @@
-import { messageOf } from '../internal/messageOf';
-import { safeLog } from './AgentLogger';
-import type { OperationContext } from './AgentLoop';
-import { stringListProblem } from './turn/checkAgentOutput';
-import type { TurnScope } from './turn/TurnScope';
+import { messageOf } from '../../internal/messageOf';
+import { safeLog } from '../AgentLogger';
+import type { OperationContext } from '../AgentLoop';
+import { stringListProblem } from '../turn/checkAgentOutput';
+import type { TurnScope } from '../turn/TurnScope';
 
 /** What an optional list operation gave: its strings (and why it gave none, if it threw), or a value that breaks the contract. */
 export type OptionalList =

@@ -1,17 +1,17 @@
-import { State } from '../../states/StateName';
-import { messageOf } from '../internal/messageOf';
-import type { Settled } from '../internal/settleWithGrace';
-import { plural } from '../internal/text';
-import type { Budget } from './money/Budget';
-import { stringListProblem } from './turn/checkAgentOutput';
+import { State } from '../../../states/StateName';
+import { messageOf } from '../../internal/messageOf';
+import type { Settled } from '../../internal/settleWithGrace';
+import { plural } from '../../internal/text';
+import type { Budget } from '../money/Budget';
+import { stringListProblem } from '../turn/checkAgentOutput';
 import { optionalList } from './optionalList';
-import type { ToolSummary } from './calls/runTools';
-import { OperationError } from './TurnError';
+import type { ToolSummary } from '../calls/runTools';
+import { OperationError } from '../TurnError';
 import type { TurnMoves } from './TurnMoves';
-import type { TurnResult } from './TurnResult';
-import type { TurnScope } from './turn/TurnScope';
-import { budgetError, limitData } from './money/spentRecord';
-import { budgetHasRoom, NO_NEW_COMMITS, toolsFinished } from './turn/turnEvents';
+import type { TurnResult } from '../TurnResult';
+import type { TurnScope } from '../turn/TurnScope';
+import { budgetError, limitData } from '../money/spentRecord';
+import { budgetHasRoom, NO_NEW_COMMITS, toolsFinished } from '../turn/turnEvents';
 
 /** What an agent without `gatherAdditionalMessages` gathers; only ever read. */
 const NOTHING_GATHERED: Settled<string[]> = { kind: 'value', value: Object.freeze([]) as unknown as string[] };

@@ -1,10 +1,10 @@
-import { settleWithGrace } from '../internal/settleWithGrace';
-import { safeLog } from './AgentLogger';
-import type { SettleInfo } from './AgentLoop';
-import type { ToolSlot } from './calls/runTools';
-import { OperationError } from './TurnError';
-import type { TurnResult, UnansweredToolCall } from './TurnResult';
-import type { TurnScope } from './turn/TurnScope';
+import { settleWithGrace } from '../../internal/settleWithGrace';
+import { safeLog } from '../AgentLogger';
+import type { SettleInfo } from '../AgentLoop';
+import type { ToolSlot } from '../calls/runTools';
+import { OperationError } from '../TurnError';
+import type { TurnResult, UnansweredToolCall } from '../TurnResult';
+import type { TurnScope } from '../turn/TurnScope';
 
 /**
  * The tool calls whose results never reached the LLM (`pending`) get an answer after a turn

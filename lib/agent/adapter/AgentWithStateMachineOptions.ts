@@ -1,20 +1,20 @@
 import type { Logger } from 'winston';
-import type { BillingRule } from './money/providerBilling';
-import type { StateName } from '../../states/StateName';
-import type { Pricing } from './AgentLoop';
-import type { AgentLogger } from './AgentLogger';
-import type { Budget } from './money/Budget';
-import type { BudgetLimits } from './BudgetLimits';
-import type { ExternalBudget } from './money/ExternalBudget';
-import type { RetryOptions } from './retry/retryDelay';
-import type { Sleep } from '../internal/sleep';
-import type { StateMachineOptions } from '../machine/StateMachine';
-import type { JournalOptions } from './journal/JournalEntry';
-import type { ResumeFrom } from './journal/RunRecording';
-import type { OnUnknownCost } from './money/priceResponse';
-import type { ApprovalPolicy } from './ApprovalGate';
-import type { TransitionTable } from '../machine/TransitionTable';
-import type { StallOptions } from './stall/StallOptions';
+import type { BillingRule } from '../money/providerBilling';
+import type { StateName } from '../../../states/StateName';
+import type { Pricing } from '../AgentLoop';
+import type { AgentLogger } from '../AgentLogger';
+import type { Budget } from '../money/Budget';
+import type { BudgetLimits } from '../BudgetLimits';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import type { RetryOptions } from '../retry/retryDelay';
+import type { Sleep } from '../../internal/sleep';
+import type { StateMachineOptions } from '../../machine/StateMachine';
+import type { JournalOptions } from '../journal/JournalEntry';
+import type { ResumeFrom } from '../journal/RunRecording';
+import type { OnUnknownCost } from '../money/priceResponse';
+import type { ApprovalPolicy } from '../ApprovalGate';
+import type { TransitionTable } from '../../machine/TransitionTable';
+import type { StallOptions } from '../stall/StallOptions';
 
 /** Options of `new AgentWithStateMachine(loop, options)`: the machine's options plus budgets, retries and cancellation grace. */
 export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
