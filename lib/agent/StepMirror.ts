@@ -5,7 +5,8 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { StateMachine } from '../machine/StateMachine';
 import type { AgentLogger } from './AgentLogger';
 import type { LLMCallBound, LLMResponse, ToolCall } from './AgentLoop';
-import { asMachineLogger, resolveJournal } from './AgentWithStateMachine';
+import { asMachineLogger } from './options/asMachineLogger';
+import { resolveJournal } from './journal/resolveJournal';
 import { Budget } from './money/Budget';
 import type { SpentLimit } from './BudgetLimits';
 import { Deadline } from './money/Deadline';
@@ -20,30 +21,30 @@ import { assertNonNegative } from './options/assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './options/optionKeys';
 import { outsideEndings, refuseEndings } from './endings/refuseEndings';
-import { assertNothingBeside, checkMirrorOptions } from './checkMirrorOptions';
-import { endSlot, slotLine } from './MirrorSlot';
-import { mirrorStall } from './mirrorStall';
-import { mirrorWriters } from './mirrorWriters';
-import { startMirrorTool } from './startMirrorTool';
-import { abortMirrorRun, endMirrorRun } from './endMirrorRun';
-import { serveMirrorTool } from './serveMirrorTool';
-import { serveMirrorResponse } from './serveMirrorResponse';
-import { takeMirrorResponse } from './takeMirrorResponse';
-import { failMirrorCall } from './failMirrorCall';
-import { gateMirrorCall } from './gateMirrorCall';
-import { MirrorMoves, TOOL_PHASE } from './MirrorMoves';
-import { mirrorEndedError } from './mirrorStopReason';
+import { assertNothingBeside, checkMirrorOptions } from './mirror/checkMirrorOptions';
+import { endSlot, slotLine } from './mirror/MirrorSlot';
+import { mirrorStall } from './mirror/mirrorStall';
+import { mirrorWriters } from './mirror/mirrorWriters';
+import { startMirrorTool } from './mirror/startMirrorTool';
+import { abortMirrorRun, endMirrorRun } from './mirror/endMirrorRun';
+import { serveMirrorTool } from './mirror/serveMirrorTool';
+import { serveMirrorResponse } from './mirror/serveMirrorResponse';
+import { takeMirrorResponse } from './mirror/takeMirrorResponse';
+import { failMirrorCall } from './mirror/failMirrorCall';
+import { gateMirrorCall } from './mirror/gateMirrorCall';
+import { MirrorMoves, TOOL_PHASE } from './mirror/MirrorMoves';
+import { mirrorEndedError } from './mirror/mirrorStopReason';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './journal/RunRecording';
-import type { StepMirrorOptions } from './StepMirrorOptions';
-import type { MirrorStop } from './MirrorStop';
+import type { StepMirrorOptions } from './mirror/StepMirrorOptions';
+import type { MirrorStop } from './mirror/MirrorStop';
 import { WRAPPING_UP } from './extensionStates';
 import { billingRules, type BillingRule } from './money/providerBilling';
-import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
-import { gatePlainCall } from './MirrorWrapUp';
-import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirrorEndings';
+import type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
+import { gatePlainCall } from './mirror/MirrorWrapUp';
+import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
 
-export type { StepMirrorOptions } from './StepMirrorOptions';
+export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
 /** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
 export type MirrorResponse = LLMResponse;
@@ -51,9 +52,9 @@ export type MirrorResponse = LLMResponse;
 /** How a tool call ended: its output (an error result when `isError`), or what it threw. */
 export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
 
-export type { MirrorStop } from './MirrorStop';
-export type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
-export type { MirrorIntegration } from './mirrorEndings';
+export type { MirrorStop } from './mirror/MirrorStop';
+export type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
+export type { MirrorIntegration } from './mirror/mirrorEndings';
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a

@@ -1,7 +1,7 @@
-import { failureMessage } from '../internal/failureMessage';
-import { cutAtBoundOf } from './money/cutAtBound';
-import { chargeFields } from './calls/endAttempt';
-import { journalError } from './journal/JournalEntry';
+import { failureMessage } from '../../internal/failureMessage';
+import { cutAtBoundOf } from '../money/cutAtBound';
+import { chargeFields } from '../calls/endAttempt';
+import { journalError } from '../journal/JournalEntry';
 import type { MirrorMoves } from './MirrorMoves';
 
 /**

@@ -1,5 +1,5 @@
-import type { LLMCallInput } from './AgentEvents';
-import type { AttemptEndLine, JournalEntry, LlmJournalEntry } from './journal/JournalEntry';
+import type { LLMCallInput } from '../AgentEvents';
+import type { AttemptEndLine, JournalEntry, LlmJournalEntry } from '../journal/JournalEntry';
 import type { MirrorSlot } from './MirrorSlot';
 
 /** Where a mirror's attempt lines go: the journal (content and money), else the ledger alone (money). */

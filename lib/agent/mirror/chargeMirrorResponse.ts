@@ -1,14 +1,14 @@
-import { safeLog, type AgentLogger } from './AgentLogger';
-import type { LLMResponse, Pricing, Usage } from './AgentLoop';
-import { boundExceeded, boundExceededWords, type BoundExceeded } from './boundExceeded';
-import type { AttemptCharge } from './money/chargeRule';
-import { chargeResponse } from './calls/chargeResponse';
-import { splitUsage } from './turn/checkAgentOutput';
-import type { OnUnknownCost, PricedResponse } from './money/priceResponse';
-import type { Reservation } from './calls/reserveLLMCall';
-import type { RunRecording } from './journal/RunRecording';
-import { chargeServedResponse } from './calls/serveRecorded';
-import type { UsageMeter } from './money/UsageMeter';
+import { safeLog, type AgentLogger } from '../AgentLogger';
+import type { LLMResponse, Pricing, Usage } from '../AgentLoop';
+import { boundExceeded, boundExceededWords, type BoundExceeded } from '../boundExceeded';
+import type { AttemptCharge } from '../money/chargeRule';
+import { chargeResponse } from '../calls/chargeResponse';
+import { splitUsage } from '../turn/checkAgentOutput';
+import type { OnUnknownCost, PricedResponse } from '../money/priceResponse';
+import type { Reservation } from '../calls/reserveLLMCall';
+import type { RunRecording } from '../journal/RunRecording';
+import { chargeServedResponse } from '../calls/serveRecorded';
+import type { UsageMeter } from '../money/UsageMeter';
 
 /** What a mirror needs to charge a response, beside the meter and the attempt's hold. */
 export interface MirrorPricing {

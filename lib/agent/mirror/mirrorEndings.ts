@@ -1,17 +1,17 @@
-import { extendTable } from '../machine/extendTable';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { TransitionTable } from '../machine/TransitionTable';
-import { DEFAULT_TABLE } from '../machine/transitions';
-import type { LoopHonours, Pricing } from './AgentLoop';
-import type { Budget } from './money/Budget';
-import { resolveEndings } from './BudgetEndings';
-import type { ExternalBudget } from './money/ExternalBudget';
-import { WRAP_UP_EXTENSION } from './extensionStates';
+import { extendTable } from '../../machine/extendTable';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { TransitionTable } from '../../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../../machine/transitions';
+import type { LoopHonours, Pricing } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import { resolveEndings } from '../BudgetEndings';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import { WRAP_UP_EXTENSION } from '../extensionStates';
 import type { MirrorBoundOf } from './MirrorCallFlags';
 import { MirrorWrapUp } from './MirrorWrapUp';
-import { boundProblem } from './calls/reserveLLMCall';
-import { MIRROR_CANNOT } from './options/optionKeys';
-import { outsideEndings, refuseEndings } from './endings/refuseEndings';
+import { boundProblem } from '../calls/reserveLLMCall';
+import { MIRROR_CANNOT } from '../options/optionKeys';
+import { outsideEndings, refuseEndings } from '../endings/refuseEndings';
 
 /**
  * What an integration says of itself when it makes or is given a mirror: the request flags it

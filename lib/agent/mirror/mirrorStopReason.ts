@@ -1,9 +1,9 @@
-import type { StateName } from '../../states/StateName';
-import { abortReason } from './turn/abortReason';
-import { Deadline } from './money/Deadline';
-import { budgetError } from './money/spentRecord';
-import { BudgetExceededError, OperationError, StalledError, TurnCancelledError } from './TurnError';
-import type { TurnResult } from './TurnResult';
+import type { StateName } from '../../../states/StateName';
+import { abortReason } from '../turn/abortReason';
+import { Deadline } from '../money/Deadline';
+import { budgetError } from '../money/spentRecord';
+import { BudgetExceededError, OperationError, StalledError, TurnCancelledError } from '../TurnError';
+import type { TurnResult } from '../TurnResult';
 import type { MirrorStop } from './MirrorStop';
 
 /** The error a refused call gets once the signal aborted: a passed deadline is a spent budget, else a cancellation. */

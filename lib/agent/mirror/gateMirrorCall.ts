@@ -1,16 +1,16 @@
-import { State } from '../../states/StateName';
-import type { LLMCallBound } from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
-import type { WrapHold } from './money/ExternalBudget';
-import { commitFailure } from './calls/commitFailure';
+import { State } from '../../../states/StateName';
+import type { LLMCallBound } from '../AgentLoop';
+import type { SpentLimit } from '../BudgetLimits';
+import type { WrapHold } from '../money/ExternalBudget';
+import { commitFailure } from '../calls/commitFailure';
 import { holdMirrorCall } from './holdMirrorCall';
 import type { MirrorMoves } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
 import { mirrorEndedError } from './mirrorStopReason';
-import { NOTHING_RESERVED } from './calls/reserveLLMCall';
-import { reserveLine } from './calls/reserveLine';
-import { OperationError } from './TurnError';
-import { ONE_LLM_CALL } from './UsageTotals';
+import { NOTHING_RESERVED } from '../calls/reserveLLMCall';
+import { reserveLine } from '../calls/reserveLine';
+import { OperationError } from '../TurnError';
+import { ONE_LLM_CALL } from '../UsageTotals';
 
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
 const NO_BOUND = 'the framework gave modelCallStart no bound for this call';

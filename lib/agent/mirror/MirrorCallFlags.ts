@@ -1,4 +1,4 @@
-import type { LLMCallBound } from './AgentLoop';
+import type { LLMCallBound } from '../AgentLoop';
 
 /**
  * What a mirrored model call must carry, as `StepMirror.modelCallPlan` answers it: `budgetNote`

@@ -1,10 +1,10 @@
-import type { StateName } from '../../states/StateName';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { StateMachine } from '../machine/StateMachine';
-import type { JournalEntry, JournalOptions } from './journal/JournalEntry';
-import { journalWriter } from './journal/journalWriter';
-import type { StallWatch } from './stall/StallWatch';
-import { journalThrough } from './stall/watchFor';
+import type { StateName } from '../../../states/StateName';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { StateMachine } from '../../machine/StateMachine';
+import type { JournalEntry, JournalOptions } from '../journal/JournalEntry';
+import { journalWriter } from '../journal/journalWriter';
+import type { StallWatch } from '../stall/StallWatch';
+import { journalThrough } from '../stall/watchFor';
 
 /**
  * A mirror's journal and ledger writers, on its machine's sink (refused by name when the sink

@@ -1,12 +1,12 @@
-import { State } from '../../states/StateName';
-import type { ToolCall } from './AgentLoop';
+import { State } from '../../../states/StateName';
+import type { ToolCall } from '../AgentLoop';
 import type { MirrorMoves } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
-import { abortReason } from './turn/abortReason';
-import { FORCED } from './turn/TurnCore';
+import { abortReason } from '../turn/abortReason';
+import { FORCED } from '../turn/TurnCore';
 import { mirrorCancelError, mirrorEndedError } from './mirrorStopReason';
-import { budgetError } from './money/spentRecord';
-import { OperationError } from './TurnError';
+import { budgetError } from '../money/spentRecord';
+import { OperationError } from '../TurnError';
 
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
 

@@ -1,11 +1,11 @@
-import { resolveLedger } from './money/resolveLedger';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { isAgentLogger } from './AgentLogger';
-import { Budget } from './money/Budget';
-import { assertBudgetLimits } from './BudgetLimits';
-import type { ExternalBudget } from './money/ExternalBudget';
-import { assertKnownOptions } from '../machine/assertKnownOptions';
-import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './options/optionKeys';
+import { resolveLedger } from '../money/resolveLedger';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { isAgentLogger } from '../AgentLogger';
+import { Budget } from '../money/Budget';
+import { assertBudgetLimits } from '../BudgetLimits';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import { assertKnownOptions } from '../../machine/assertKnownOptions';
+import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from '../options/optionKeys';
 
 /** A mirror's options as these checks read them (`StepMirrorOptions`, not imported: StepMirror imports this). */
 type MirrorOptions = { [K in keyof typeof MIRROR_OPTION_KEYS]?: unknown };

@@ -1,22 +1,22 @@
-import { State } from '../../states/StateName';
-import type { LLMCallBound, LLMResponse, Pricing } from './AgentLoop';
-import type { Budget } from './money/Budget';
-import type { ResolvedEndings } from './BudgetEndings';
-import { budgetNote } from './endings/budgetNote';
-import { WRAPPING_UP } from './extensionStates';
+import { State } from '../../../states/StateName';
+import type { LLMCallBound, LLMResponse, Pricing } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import type { ResolvedEndings } from '../BudgetEndings';
+import { budgetNote } from '../endings/budgetNote';
+import { WRAPPING_UP } from '../extensionStates';
 import { gateMirrorCall } from './gateMirrorCall';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import type { MirrorMoves, RunEndings } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
 import { mirrorEndedError } from './mirrorStopReason';
-import type { ExternalBudget } from './money/ExternalBudget';
-import { OperationError } from './TurnError';
-import type { UsageMeter } from './money/UsageMeter';
-import type { TurnResult } from './TurnResult';
-import { FINAL_FORMS } from './endings/finalForms';
-import { holdFinalReserve } from './endings/holdFinalReserve';
-import { finalReserve, wrapUpEvent } from './endings/WrapUp';
-import { worstCaseCost } from './money/worstCaseCost';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import { OperationError } from '../TurnError';
+import type { UsageMeter } from '../money/UsageMeter';
+import type { TurnResult } from '../TurnResult';
+import { FINAL_FORMS } from '../endings/finalForms';
+import { holdFinalReserve } from '../endings/holdFinalReserve';
+import { finalReserve, wrapUpEvent } from '../endings/WrapUp';
+import { worstCaseCost } from '../money/worstCaseCost';
 
 /**
  * The final call's hold and the budget note of a mirror's runs (`budget.wrapUp`, `budget.visible`),

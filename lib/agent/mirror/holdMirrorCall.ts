@@ -1,9 +1,9 @@
-import type { LLMCallBound, Pricing } from './AgentLoop';
-import type { SpentLimit } from './BudgetLimits';
-import { NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from './calls/reserveLLMCall';
-import { OperationError } from './TurnError';
-import { STRICT_FALSE } from './UnboundedCallsError';
-import type { UsageMeter } from './money/UsageMeter';
+import type { LLMCallBound, Pricing } from '../AgentLoop';
+import type { SpentLimit } from '../BudgetLimits';
+import { NOTHING_RESERVED, planBoundedCall, reserveLLMCall, type Reservation } from '../calls/reserveLLMCall';
+import { OperationError } from '../TurnError';
+import { STRICT_FALSE } from '../UnboundedCallsError';
+import type { UsageMeter } from '../money/UsageMeter';
 
 /**
  * The in-process budget gate of a mirrored model call, as the adapter's callLLM makes it: the

@@ -1,17 +1,17 @@
 import type { Logger } from 'winston';
-import type { BillingRule } from './money/providerBilling';
-import type { StateName } from '../../states/StateName';
-import type { StateMachineOptions } from '../machine/StateMachine';
-import type { AgentLogger } from './AgentLogger';
-import type { LoopHonours, Pricing } from './AgentLoop';
-import type { Budget } from './money/Budget';
-import type { BudgetLimits } from './BudgetLimits';
-import type { ExternalBudget } from './money/ExternalBudget';
-import type { JournalOptions } from './journal/JournalEntry';
-import type { OnUnknownCost } from './money/priceResponse';
-import type { ResumeFrom } from './journal/RunRecording';
-import type { StallOptions } from './stall/StallOptions';
-import type { UsageDelta } from './UsageTotals';
+import type { BillingRule } from '../money/providerBilling';
+import type { StateName } from '../../../states/StateName';
+import type { StateMachineOptions } from '../../machine/StateMachine';
+import type { AgentLogger } from '../AgentLogger';
+import type { LoopHonours, Pricing } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import type { BudgetLimits } from '../BudgetLimits';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import type { JournalOptions } from '../journal/JournalEntry';
+import type { OnUnknownCost } from '../money/priceResponse';
+import type { ResumeFrom } from '../journal/RunRecording';
+import type { StallOptions } from '../stall/StallOptions';
+import type { UsageDelta } from '../UsageTotals';
 
 /** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
 export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {

@@ -1,11 +1,11 @@
-import { extendTable } from '../machine/extendTable';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { TransitionTable } from '../machine/TransitionTable';
-import { DEFAULT_TABLE } from '../machine/transitions';
-import { STALL_EXTENSION } from './extensionStates';
-import type { StallOptions } from './stall/StallOptions';
-import { StallWatch } from './stall/StallWatch';
-import { resolveStall } from './stall/StallOptions';
+import { extendTable } from '../../machine/extendTable';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { TransitionTable } from '../../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../../machine/transitions';
+import { STALL_EXTENSION } from '../extensionStates';
+import type { StallOptions } from '../stall/StallOptions';
+import { StallWatch } from '../stall/StallWatch';
+import { resolveStall } from '../stall/StallOptions';
 
 /** The mirror's table when it watches for stalls: the sixteen states and STALL_EXTENSION's. */
 let stallTable: TransitionTable<string> | undefined;

@@ -1,9 +1,9 @@
-import { State, type StateName } from '../../states/StateName';
+import { State, type StateName } from '../../../states/StateName';
 import { TOOL_PHASE, type MirrorMoves } from './MirrorMoves';
 import { slotSummary } from './MirrorSlot';
-import { abortReason } from './turn/abortReason';
-import type { TurnResult } from './TurnResult';
-import { TEXT_ONLY_END } from './turn/turnEvents';
+import { abortReason } from '../turn/abortReason';
+import type { TurnResult } from '../TurnResult';
+import { TEXT_ONLY_END } from '../turn/turnEvents';
 
 /**
  * The framework's loop ended on its own (`StepMirror.runEnd`) from ProcessingLLMResponse or

@@ -1,16 +1,16 @@
-import { cutAtBoundOf } from './money/cutAtBound';
-import { State, type StateName } from '../../states/StateName';
-import type { StateMachine } from '../machine/StateMachine';
-import type { LLMResponse, Usage } from './AgentLoop';
-import type { BoundExceeded } from './boundExceeded';
-import type { Budget } from './money/Budget';
-import type { Attempt } from './turn/LLMOutcome';
-import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from './money/chargeRule';
-import { endAttempt } from './calls/endAttempt';
-import type { JournalEntry } from './journal/JournalEntry';
+import { cutAtBoundOf } from '../money/cutAtBound';
+import { State, type StateName } from '../../../states/StateName';
+import type { StateMachine } from '../../machine/StateMachine';
+import type { LLMResponse, Usage } from '../AgentLoop';
+import type { BoundExceeded } from '../boundExceeded';
+import type { Budget } from '../money/Budget';
+import type { Attempt } from '../turn/LLMOutcome';
+import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from '../money/chargeRule';
+import { endAttempt } from '../calls/endAttempt';
+import type { JournalEntry } from '../journal/JournalEntry';
 import type { MirrorPricing } from './chargeMirrorResponse';
 import { writeAttemptLine, type AttemptFacts } from './mirrorAttemptLine';
-import type { AttemptEndLine } from './journal/JournalEntry';
+import type { AttemptEndLine } from '../journal/JournalEntry';
 import { reportRunEnd } from './reportRunEnd';
 import { answerRest, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
 import {
@@ -25,17 +25,17 @@ import {
   toolsFinished,
   toolsRequested,
   type MoveEvent,
-} from './turn/turnEvents';
+} from '../turn/turnEvents';
 import type { MirrorStop } from './MirrorStop';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
-import { NOTHING_RESERVED, type Reservation } from './calls/reserveLLMCall';
-import type { StallWatch } from './stall/StallWatch';
-import { LLMCallError, type OperationError } from './TurnError';
-import { FORCED, TurnCore, type EndExtra } from './turn/TurnCore';
-import type { TurnOutcome } from './TurnOutcome';
-import type { TurnResult } from './TurnResult';
-import type { UsageMeter } from './money/UsageMeter';
-import type { UsageDelta, UsageTotals } from './UsageTotals';
+import { NOTHING_RESERVED, type Reservation } from '../calls/reserveLLMCall';
+import type { StallWatch } from '../stall/StallWatch';
+import { LLMCallError, type OperationError } from '../TurnError';
+import { FORCED, TurnCore, type EndExtra } from '../turn/TurnCore';
+import type { TurnOutcome } from '../TurnOutcome';
+import type { TurnResult } from '../TurnResult';
+import type { UsageMeter } from '../money/UsageMeter';
+import type { UsageDelta, UsageTotals } from '../UsageTotals';
 
 /** The states of a response's tool calls, from their request until their results are sent. */
 export const TOOL_PHASE: ReadonlySet<string> = new Set([

@@ -1,10 +1,10 @@
-import { State } from '../../states/StateName';
-import type { ToolCall } from './AgentLoop';
-import type { JournalEntry } from './journal/JournalEntry';
+import { State } from '../../../states/StateName';
+import type { ToolCall } from '../AgentLoop';
+import type { JournalEntry } from '../journal/JournalEntry';
 import type { MirrorMoves } from './MirrorMoves';
 import { answerSlot, slotLine } from './MirrorSlot';
-import type { RunRecording } from './journal/RunRecording';
-import { chargeServed } from './calls/serveRecorded';
+import type { RunRecording } from '../journal/RunRecording';
+import { chargeServed } from '../calls/serveRecorded';
 
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
 

@@ -1,5 +1,5 @@
-import { State } from '../../states/StateName';
-import type { LLMResponse } from './AgentLoop';
+import { State } from '../../../states/StateName';
+import type { LLMResponse } from '../AgentLoop';
 import { mirrorLlmLine } from './mirrorAttemptLine';
 import type { MirrorMoves } from './MirrorMoves';
 import { takeMirrorResponse } from './takeMirrorResponse';

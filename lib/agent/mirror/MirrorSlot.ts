@@ -1,8 +1,8 @@
-import { messageOf } from '../internal/messageOf';
-import type { ToolCall, ToolResult } from './AgentLoop';
-import type { JournalEntry } from './journal/JournalEntry';
-import { abortReason } from './turn/abortReason';
-import type { ToolSummary } from './calls/runTools';
+import { messageOf } from '../../internal/messageOf';
+import type { ToolCall, ToolResult } from '../AgentLoop';
+import type { JournalEntry } from '../journal/JournalEntry';
+import { abortReason } from '../turn/abortReason';
+import type { ToolSummary } from '../calls/runTools';
 
 /** One tool call of a mirrored response, from the moment the LLM asked for it until it is answered. */
 export interface MirrorSlot {

@@ -1,14 +1,14 @@
-import { State } from '../../states/StateName';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { safeLog } from './AgentLogger';
-import type { LLMResponse } from './AgentLoop';
+import { State } from '../../../states/StateName';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { safeLog } from '../AgentLogger';
+import type { LLMResponse } from '../AgentLoop';
 import { chargeMirrorResponse } from './chargeMirrorResponse';
-import { chargeFields } from './calls/endAttempt';
-import { WRAPPING_UP } from './extensionStates';
+import { chargeFields } from '../calls/endAttempt';
+import { WRAPPING_UP } from '../extensionStates';
 import type { MirrorMoves } from './MirrorMoves';
 import { wrappedUp } from './MirrorWrapUp';
-import { NOTHING_RESERVED } from './calls/reserveLLMCall';
-import { ONE_LLM_CALL } from './UsageTotals';
+import { NOTHING_RESERVED } from '../calls/reserveLLMCall';
+import { ONE_LLM_CALL } from '../UsageTotals';
 
 /**
  * A model attempt of the running run answered (`StepMirror.modelResponse`): its usage is

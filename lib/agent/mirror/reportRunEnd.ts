@@ -1,7 +1,7 @@
-import { safeLog, type AgentLogger } from './AgentLogger';
-import { OperationError } from './TurnError';
-import type { TurnResult } from './TurnResult';
-import type { UsageMeter } from './money/UsageMeter';
+import { safeLog, type AgentLogger } from '../AgentLogger';
+import { OperationError } from '../TurnError';
+import type { TurnResult } from '../TurnResult';
+import type { UsageMeter } from '../money/UsageMeter';
 
 /** After a run's end (its result kept): its external charges flushed off the run's path, and its end logged unless it ended its turn. */
 export function reportRunEnd(meter: UsageMeter, result: TurnResult, logger: AgentLogger | undefined): void {
