@@ -9,6 +9,14 @@
 //   lib/subpaths/*.ts, by the package's name) and internal.
 // states/ stands on nothing in lib/. No entry (the main one, lib/subpaths/*) loads the CLI or an
 // integration, and nothing of the library's own imports an entry.
+//
+// Inside lib/agent/, rooms (each one's README.md says what it holds), each on the ones before it:
+//   the words: lib/agent/*.ts but the two entries (the loop's contract, a turn's result and
+//     errors, the limits and usage, the approval gate, the extension states)
+//   money, options  <-  journal (on money), retry (on options)  <-  stall (on journal)
+//   <-  turn (the core both drivers share)  <-  calls  <-  endings
+//   <-  adapter, mirror (the two drivers, which never use each other)
+//   <-  the entries: AgentWithStateMachine.ts (on adapter), StepMirror.ts (on mirror).
 const layer = (name, mayNotUse, comment) => ({
   name,
   comment,
@@ -16,6 +24,17 @@ const layer = (name, mayNotUse, comment) => ({
   from: { path: `^lib/${name.replace(/-.*/, '')}/` },
   to: { path: `^(${mayNotUse.map((d) => (d === 'states' ? 'states/' : `lib/${d}/`)).join('|')})` },
 });
+
+const AGENT_ENTRIES = ['AgentWithStateMachine', 'StepMirror'];
+// A room of lib/agent/ may use the words and the rooms it names, and no entry (agent-rooms-under-entries).
+const agentRoom = (room, mayUse, comment) => ({
+  name: `agent-${room}-room`,
+  comment,
+  severity: 'error',
+  from: { path: `^lib/agent/${room}/` },
+  to: { path: '^lib/agent/', pathNot: `^lib/agent/((${[room, ...mayUse].join('|')})/|[^/]+\\.ts$)` },
+});
+const BELOW_TURN = ['journal', 'money', 'retry', 'options', 'stall'];
 
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const forbidden = [
@@ -78,6 +97,52 @@ const forbidden = [
     'an observed loop is a mirror driven from its fetch and its tools: it knows nothing of batches or files',
   ),
   layer('cli-not-integrations', ['integrations'], 'the CLI runs without any SDK installed'),
+  {
+    name: 'agent-words-stand-alone',
+    comment: "lib/agent/'s own files (but the two entries) are the words every room speaks: they use no room",
+    severity: 'error',
+    from: { path: '^lib/agent/[^/]+\\.ts$', pathNot: `^lib/agent/(${AGENT_ENTRIES.join('|')})\\.ts$` },
+    to: { path: '^lib/agent/[^/]+/' },
+  },
+  {
+    name: 'agent-rooms-under-entries',
+    comment: 'AgentWithStateMachine and StepMirror stand on the rooms; no room imports them',
+    severity: 'error',
+    from: { path: '^lib/agent/[^/]+/' },
+    to: { path: `^lib/agent/(${AGENT_ENTRIES.join('|')})\\.ts$` },
+  },
+  {
+    name: 'agent-entries-apart',
+    comment: "each entry stands on its own driver: the adapter's never loads the mirror, nor the mirror's the adapter",
+    severity: 'error',
+    from: { path: '^lib/agent/AgentWithStateMachine\\.ts$' },
+    to: { path: '^lib/agent/(mirror/|StepMirror\\.ts$)' },
+  },
+  {
+    name: 'agent-entries-apart-mirror',
+    comment: "each entry stands on its own driver: the adapter's never loads the mirror, nor the mirror's the adapter",
+    severity: 'error',
+    from: { path: '^lib/agent/StepMirror\\.ts$' },
+    to: { path: '^lib/agent/(adapter/|AgentWithStateMachine\\.ts$)' },
+  },
+  agentRoom('money', [], 'money (budgets, the meter, prices) stands on the words alone'),
+  agentRoom('options', [], "the drivers' option checks stand on the words alone"),
+  agentRoom('journal', ['money'], 'the journal keeps what money says of a call, and knows no turn'),
+  agentRoom('retry', ['options'], 'a retry plan knows no money, journal or turn'),
+  agentRoom('stall', ['journal', 'money'], 'the stall detectors read journal lines, and know no turn'),
+  agentRoom('turn', BELOW_TURN, 'the turn core both drivers share knows no call, ending or driver'),
+  agentRoom('calls', ['turn', ...BELOW_TURN], 'an LLM call or tool round knows no ending or driver'),
+  agentRoom('endings', ['calls', 'turn', ...BELOW_TURN], 'the budget endings serve both drivers and know neither'),
+  agentRoom(
+    'adapter',
+    ['endings', 'calls', 'turn', ...BELOW_TURN],
+    'the driver that calls a loop never uses the mirror',
+  ),
+  agentRoom(
+    'mirror',
+    ['endings', 'calls', 'turn', ...BELOW_TURN],
+    'the driver that hears a framework never uses the adapter',
+  ),
   {
     name: 'states-stand-alone',
     comment: 'states/ is the top layer: it may not import lib/',

@@ -80,24 +80,24 @@ export type {
   ServerToolUses,
 } from './agent/AgentLoop';
 export type { AgentEvents, AttemptMoney, LLMAttemptEvent, ToolCallEvent, LLMCallInput } from './agent/AgentEvents';
-export type { ExternalBudget } from './agent/ExternalBudget';
+export type { ExternalBudget } from './agent/money/ExternalBudget';
 export type { TurnOutcome, TurnStop } from './agent/TurnOutcome';
 export { APPROVAL_EXTENSION, COMPACTION_EXTENSION, STALL_EXTENSION, WRAP_UP_EXTENSION } from './agent/extensionStates';
 export type { BudgetEndings, WrapUpOption } from './agent/BudgetEndings';
 export type { ExtensionStateName } from './agent/extensionStates';
-export { sameToolCall, repeatedText, idleCalls } from './agent/stallDetectors';
-export type { StallDetector, StallFinding } from './agent/stallDetectors';
-export type { StallOptions, StallPolicy } from './agent/StallOptions';
+export { sameToolCall, repeatedText, idleCalls } from './agent/stall/stallDetectors';
+export type { StallDetector, StallFinding } from './agent/stall/stallDetectors';
+export type { StallOptions, StallPolicy } from './agent/stall/StallOptions';
 export type { ApprovalPolicy, ApprovalDecision, PendingApproval } from './agent/ApprovalGate';
-export { isContextOverflow } from './agent/isContextOverflow';
-export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/priceResponse';
-export { PROVIDER_BILLING, billingRules } from './agent/providerBilling';
-export type { BillingRule, FailureBilling } from './agent/providerBilling';
+export { isContextOverflow } from './agent/retry/isContextOverflow';
+export type { OnUnknownCost, PricePolicy, PricedResponse } from './agent/money/priceResponse';
+export { PROVIDER_BILLING, billingRules } from './agent/money/providerBilling';
+export type { BillingRule, FailureBilling } from './agent/money/providerBilling';
 export type { TurnResult, UnansweredToolCall } from './agent/TurnResult';
 export type { AgentLogger } from './agent/AgentLogger';
-export { defaultShouldRetry, retryAfterMs } from './agent/retryAfter';
-export { StreamCutError, watchOutputBound } from './agent/cutAtBound';
-export type { CutAtBound, OutputBoundWatch } from './agent/cutAtBound';
+export { defaultShouldRetry, retryAfterMs } from './agent/retry/retryAfter';
+export { StreamCutError, watchOutputBound } from './agent/money/cutAtBound';
+export type { CutAtBound, OutputBoundWatch } from './agent/money/cutAtBound';
 export {
   LLMCallError,
   ContractViolationError,
@@ -109,8 +109,8 @@ export {
 } from './agent/TurnError';
 export type { TurnError } from './agent/TurnError';
 export { TurnInProgressError } from './agent/TurnInProgressError';
-export { Budget } from './agent/Budget';
-export type { BudgetOptions } from './agent/Budget';
+export { Budget } from './agent/money/Budget';
+export type { BudgetOptions } from './agent/money/Budget';
 export type {
   JournalEntry,
   LlmJournalEntry,
@@ -119,11 +119,11 @@ export type {
   HookOperation,
   JournalOptions,
   JournalError,
-} from './agent/JournalEntry';
+} from './agent/journal/JournalEntry';
 export type { BudgetLimits, BudgetLimitName, SpentLimit } from './agent/BudgetLimits';
 export { UnboundedCallsError } from './agent/UnboundedCallsError';
 export type { UsageTotals, UsageDelta } from './agent/UsageTotals';
-export type { RetryOptions } from './agent/retryDelay';
+export type { RetryOptions } from './agent/retry/retryDelay';
 export type { Sleep } from './internal/sleep';
 export { createScriptedAgent } from './agent/createScriptedAgent';
 export type {
@@ -136,8 +136,8 @@ export type {
 export { VERSION } from './internal/version';
 
 // Budget-capped batches: many agent tasks, a concurrency limit, per-run and shared budgets.
-export type { ResumeFrom, ResumeInfo, RecordedLine } from './agent/RunRecording';
-export type { ResumeToolChoice, ResumeToolPolicy } from './agent/ResumeToolPolicy';
+export type { ResumeFrom, ResumeInfo, RecordedLine } from './agent/journal/RunRecording';
+export type { ResumeToolChoice, ResumeToolPolicy } from './agent/journal/ResumeToolPolicy';
 export { runBatch } from './batch/runBatch';
 export type { AgentTask, AgentSource } from './batch/runTask';
 export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';

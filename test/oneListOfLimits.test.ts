@@ -17,7 +17,7 @@ import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from './helper
 // USAGE_FIELDS and LIMITS (lib/internal). Here both lists get one entry more — a usage field
 // that LLM responses report and a limit on it — in a module registry of their own, and every
 // place must pick them up with no other change: a place that spells the fields out by hand
-// fails here. (Not yet here: the adapter's turn, lib/agent/TurnRunner.ts, which charges a
+// fails here. (Not yet here: the adapter's turn, lib/agent/adapter/TurnRunner.ts, which charges a
 // response's tokens and cost by name until it charges `responseUsage` — it is being split.)
 
 const USAGE_FIELDS_PATH = '../lib/internal/usageFields';

@@ -5,31 +5,31 @@ import type { StateName } from '../../states/StateName';
 import type { AgentLoop } from './AgentLoop';
 import type { AgentEvents } from './AgentEvents';
 import { safeLog, type AgentLogger } from './AgentLogger';
-import { assertBoundsCalls } from './assertBoundsCalls';
-import { isStrictCap } from './isStrictCap';
-import { Budget } from './Budget';
+import { assertBoundsCalls } from './options/assertBoundsCalls';
+import { isStrictCap } from './money/isStrictCap';
+import { Budget } from './money/Budget';
 import { assertBudgetLimits, type BudgetLimits } from './BudgetLimits';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { StateMachine } from '../machine/StateMachine';
 import { TurnInProgressError } from './TurnInProgressError';
-import type { ResumeInfo } from './RunRecording';
-import { TurnRunner, type TurnResult } from './TurnRunner';
-import type { TurnSettings } from './TurnScope';
+import type { ResumeInfo } from './journal/RunRecording';
+import { TurnRunner, type TurnResult } from './adapter/TurnRunner';
+import type { TurnSettings } from './turn/TurnScope';
 import type { UsageTotals } from './UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { ApprovalDecision, ApprovalGate, PendingApproval } from './ApprovalGate';
-import { assertEndings } from './assertEndings';
+import { assertEndings } from './endings/assertEndings';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
-import { RUN_TURN_OPTION_KEYS } from './optionKeys';
-import type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
-import { resolveAgentSettings } from './resolveAgentSettings';
-import { deferred, type Deferred } from './deferred';
-import { CapPause } from './CapPause';
+import { RUN_TURN_OPTION_KEYS } from './options/optionKeys';
+import type { AgentWithStateMachineOptions, RunTurnOptions } from './adapter/AgentWithStateMachineOptions';
+import { resolveAgentSettings } from './adapter/resolveAgentSettings';
+import { deferred, type Deferred } from './adapter/deferred';
+import { CapPause } from './money/CapPause';
 
-export type { AgentWithStateMachineOptions, RunTurnOptions } from './AgentWithStateMachineOptions';
+export type { AgentWithStateMachineOptions, RunTurnOptions } from './adapter/AgentWithStateMachineOptions';
 // Re-exported for the framework mirrors, which make their machine as the adapter does.
-export { asMachineLogger } from './asMachineLogger';
-export { resolveJournal } from './resolveJournal';
+export { asMachineLogger } from './options/asMachineLogger';
+export { resolveJournal } from './journal/resolveJournal';
 
 /** The options of a runTurn call without any: one object for all of them, only read. */
 const NO_OPTIONS: RunTurnOptions = Object.freeze({});

@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import * as fs from 'node:fs';
 import type { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
-import type { AgentWithStateMachineOptions } from '../agent/AgentWithStateMachineOptions';
-import type { Budget } from '../agent/Budget';
-import { Deadline } from '../agent/Deadline';
-import type { ResumeFrom } from '../agent/RunRecording';
-import { UsageMeter } from '../agent/UsageMeter';
+import type { AgentWithStateMachineOptions } from '../agent/adapter/AgentWithStateMachineOptions';
+import type { Budget } from '../agent/money/Budget';
+import { Deadline } from '../agent/money/Deadline';
+import type { ResumeFrom } from '../agent/journal/RunRecording';
+import { UsageMeter } from '../agent/money/UsageMeter';
 import { addUsage } from '../agent/UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { BatchOptions, BatchTask } from './BatchOptions';

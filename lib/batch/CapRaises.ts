@@ -1,4 +1,4 @@
-import type { Budget } from '../agent/Budget';
+import type { Budget } from '../agent/money/Budget';
 import { formatUsd } from '../internal/formatUsd';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { RecordedLine } from '../agent/RunRecording';
+import type { RecordedLine } from '../agent/journal/RunRecording';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from './readResumeJournal';
 import { KeptJournals } from './KeptJournals';

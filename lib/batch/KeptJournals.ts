@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { RecordedLine } from '../agent/RunRecording';
+import type { RecordedLine } from '../agent/journal/RunRecording';
 
 /**
  * The journals of a folder's cut-off runs, read in the same pass as their state when a resume

@@ -1,5 +1,5 @@
 import type { TurnOutcome } from '../agent/TurnOutcome';
-import type { ResumeInfo } from '../agent/RunRecording';
+import type { ResumeInfo } from '../agent/journal/RunRecording';
 import type { UsageTotals } from '../agent/UsageTotals';
 
 /** How one task's run ended. Numbers and a path only. */

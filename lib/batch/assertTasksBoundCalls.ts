@@ -1,6 +1,6 @@
-import { assertBoundsCalls } from '../agent/assertBoundsCalls';
+import { assertBoundsCalls } from '../agent/options/assertBoundsCalls';
 import type { BudgetLimits } from '../agent/BudgetLimits';
-import { isStrictCap } from '../agent/isStrictCap';
+import { isStrictCap } from '../agent/money/isStrictCap';
 import type { AgentTask } from './runTask';
 import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 

@@ -1,4 +1,4 @@
-import { MIRROR_CANNOT } from '../agent/optionKeys';
+import { MIRROR_CANNOT } from '../agent/options/optionKeys';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 
 /** The keys of `runBatch(tasks, options)`, checked against `BatchOptions` by assertKnownOptions so that they cannot drift. */

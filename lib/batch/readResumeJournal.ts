@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { RecordedLine } from '../agent/RunRecording';
+import type { RecordedLine } from '../agent/journal/RunRecording';
 import type { UsageTotals } from '../agent/UsageTotals';
 import { readHistoryInto } from '../history/loadHistory';
 

@@ -1,7 +1,7 @@
 import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RecordedLine } from '../agent/RunRecording';
+import type { RecordedLine } from '../agent/journal/RunRecording';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import { emptyUsage, type UsageTotals } from '../agent/UsageTotals';
 import { HistoryFileError } from '../history/HistoryFileError';

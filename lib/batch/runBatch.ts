@@ -2,7 +2,7 @@
 // the options and the report are typed in BatchOptions and BatchReport.
 import * as path from 'node:path';
 import { safeLog, type AgentLogger } from '../agent/AgentLogger';
-import { Budget } from '../agent/Budget';
+import { Budget } from '../agent/money/Budget';
 import { addUsage, emptyUsage } from '../agent/UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import { getDefaultLogger } from '../machine/defaultLogger';

@@ -1,9 +1,9 @@
 import { StepMirror, type StepMirrorOptions } from '../agent/StepMirror';
 import { OperationError } from '../agent/TurnError';
-import { AGENT_OPTION_KEYS, MIRROR_CANNOT } from '../agent/optionKeys';
+import { AGENT_OPTION_KEYS, MIRROR_CANNOT } from '../agent/options/optionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { ResumeInfo } from '../agent/RunRecording';
+import type { ResumeInfo } from '../agent/journal/RunRecording';
 import type { TurnResult } from '../agent/TurnResult';
 import { emptyUsage } from '../agent/UsageTotals';
 import type { RunSink } from './RunStore';

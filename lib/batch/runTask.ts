@@ -1,6 +1,6 @@
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
-import { Deadline } from '../agent/Deadline';
+import { Deadline } from '../agent/money/Deadline';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../agent/TurnError';
 import { emptyUsage } from '../agent/UsageTotals';
 import type { RunSink } from './RunStore';

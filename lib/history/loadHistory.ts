@@ -1,6 +1,5 @@
 // Past 400 lines: the line splitter, the salvage rules and the readers built on them share one
-// buffer discipline; they are read together when a reader misbehaves.
-import * as fs from 'node:fs';
+// buffer discipline (readBytes fills the buffers); they are read together when a reader misbehaves.
 import type {
   HistoryEntry,
   HistoryMeta,
@@ -18,7 +17,7 @@ import { RecordLineScanner } from './RecordLineScanner';
 import { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';
-import { messageOf } from '../internal/messageOf';
+import { readBytes } from './readBytes';
 
 /** Options of `readHistory` and `loadHistory`: warnings, salvage, the line-length limit, the input. */
 export interface ReadHistoryOptions {
@@ -49,11 +48,6 @@ export interface ReadHistoryOptions {
 }
 
 export { DEFAULT_MAX_LINE_BYTES } from './maxLineBytes';
-
-/** How much is read at once. */
-const CHUNK_BYTES = 1024 * 1024;
-/** Files up to this size are read in one synchronous read (see readBytes). */
-const SMALL_FILE_BYTES = 256 * 1024;
 
 /**
  * Reads a JSON Lines history file and yields each line parsed, with its number, holding one
@@ -143,73 +137,6 @@ function lineSplitter(
     throw new InvalidArgumentError('path', 'a name for the input', path);
   const link = input === undefined ? linkTarget(path) : undefined;
   return new LineSplitter(path, maxLineBytes, salvage, onWarning, take, new RecordLineScanner(withData), link);
-}
-
-/**
- * The input's bytes, a chunk at a time. A file is read into two buffers in turn, again and
- * again (a stream would allocate a fresh megabyte per read): the next read is under way while
- * the caller parses this chunk, which is only good until the step after.
- */
-async function* readBytes(
-  path: string,
-  input: AsyncIterable<Uint8Array> | undefined,
-): AsyncGenerator<Buffer, void, undefined> {
-  if (input !== undefined) {
-    try {
-      for await (const chunk of input) yield chunk instanceof Buffer ? chunk : Buffer.from(chunk);
-    } catch (error) {
-      throw readFailed(path, error);
-    }
-    return;
-  }
-  const stat = readableStat(path);
-  // A small file is read at once: the thread pool's round trips to open, read and close it
-  // (and wait between) cost more than the read itself (a resume reads each cut-off run's file).
-  if (stat.isFile() && stat.size <= SMALL_FILE_BYTES) {
-    let bytes: Buffer;
-    try {
-      bytes = fs.readFileSync(path);
-    } catch (error) {
-      throw readFailed(path, error);
-    }
-    if (bytes.length > 0) yield bytes;
-    return;
-  }
-  let file: fs.promises.FileHandle;
-  try {
-    file = await fs.promises.open(path, 'r');
-  } catch (error) {
-    throw readFailed(path, error);
-  }
-  let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-  let spare = Buffer.allocUnsafe(CHUNK_BYTES);
-  const read = (buffer: Buffer): Promise<number> => {
-    const reading = file.read(buffer, 0, CHUNK_BYTES, null).then(({ bytesRead }) => bytesRead);
-    // Awaited on the next step; until then a failure must not count as unhandled.
-    reading.catch(() => undefined);
-    return reading;
-  };
-  let next: Promise<number> | undefined = read(buffer);
-  try {
-    for (;;) {
-      let size: number;
-      try {
-        size = await next;
-      } catch (error) {
-        throw readFailed(path, error);
-      } finally {
-        next = undefined;
-      }
-      if (size === 0) return;
-      next = read(spare);
-      yield size === CHUNK_BYTES ? buffer : buffer.subarray(0, size);
-      [buffer, spare] = [spare, buffer];
-    }
-  } finally {
-    // A read still under way when the caller stops must end before the file is closed.
-    if (next !== undefined) await next.catch(() => undefined);
-    await file.close();
-  }
 }
 
 /** Splits bytes into lines and parses them; holds the unfinished line's bytes, up to the limit. */
@@ -464,21 +391,6 @@ export async function loadHistory(
   return { file: path, meta, table, entries, records, rejected, resets, journal, exchanges, warnings, skippedLines };
 }
 
-/** The stat of a file to read, or a HistoryFileError that says why it cannot be read (missing, a directory). */
-function readableStat(path: string): fs.Stats {
-  if (typeof path !== 'string' || path === '') throw new InvalidArgumentError('path', 'a history file path', path);
-  let stat: fs.Stats;
-  try {
-    stat = fs.statSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-      throw new HistoryFileError('not_found', path, 'no such file', { cause: error });
-    throw new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
-  }
-  if (stat.isDirectory()) throw new HistoryFileError('read_failed', path, 'is a directory, not a history file');
-  return stat;
-}
-
 function corrupt(path: string, bad: ShownLine): HistoryFileError {
   return new HistoryFileError(
     'corrupt_line',
@@ -486,12 +398,6 @@ function corrupt(path: string, bad: ShownLine): HistoryFileError {
     `corrupt line: ${bad.reason} (read past corrupt lines with \`--salvage\` or \`{ salvage: true }\`)`,
     bad.text === undefined ? { line: bad.number } : { line: bad.number, snippet: bad.text },
   );
-}
-
-/** A failure to read, as a HistoryFileError (one already is passes through). */
-function readFailed(path: string, error: unknown): HistoryFileError {
-  if (error instanceof HistoryFileError) return error;
-  return new HistoryFileError('read_failed', path, `cannot read: ${messageOf(error)}`, { cause: error });
 }
 
 function emitWarning(warning: HistoryWarning): void {

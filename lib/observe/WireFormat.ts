@@ -1,5 +1,5 @@
 import type { LLMCallBound, LLMResponse } from '../agent/AgentLoop';
-import type { OutputBoundWatch } from '../agent/cutAtBound';
+import type { OutputBoundWatch } from '../agent/money/cutAtBound';
 
 /**
  * One provider API as it looks on the wire: which requests are its model calls, the bound of a

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
 import { oneLine } from '../internal/text';
 import { OperationError } from '../agent/TurnError';
-import { watchOutputBound } from '../agent/cutAtBound';
+import { watchOutputBound } from '../agent/money/cutAtBound';
 import { observeScope, type ObservedRun } from './observeScope';
 import { sseEvents } from './sseEvents';
 import { stopResponse } from './stopResponse';

@@ -1,5 +1,5 @@
 import { StepMirror, type StepMirrorOptions } from '../agent/StepMirror';
-import type { MirrorIntegration } from '../agent/mirrorEndings';
+import type { MirrorIntegration } from '../agent/mirror/mirrorEndings';
 import type { TurnResult } from '../agent/TurnResult';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { observeScope, type ObservedRun } from './observeScope';

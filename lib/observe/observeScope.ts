@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StepMirror } from '../agent/StepMirror';
-import type { MirrorStop } from '../agent/MirrorStop';
+import type { MirrorStop } from '../agent/mirror/MirrorStop';
 
 /** An observed run, as the code inside `observeLoop` reaches it: its mirror, and why it stopped. */
 export interface ObservedRun {

@@ -1,4 +1,4 @@
-import type { MirrorStop } from '../agent/MirrorStop';
+import type { MirrorStop } from '../agent/mirror/MirrorStop';
 
 /**
  * What a refused request answers the SDK: a 400 (retried by no SDK) with `x-should-retry: false`

@@ -1,4 +1,4 @@
-import { REDACTED } from '../agent/redactCredentials';
+import { REDACTED } from '../agent/journal/redactCredentials';
 
 /**
  * Where two JSON values first differ, as a path from `root` (`body.messages[3].content`) and

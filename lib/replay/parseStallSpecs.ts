@@ -6,7 +6,7 @@ import {
   repeatedText,
   sameToolCall,
   type StallDetector,
-} from '../agent/stallDetectors';
+} from '../agent/stall/stallDetectors';
 
 /** A detector as `agent-sm replay --stall` names it, with the detector it stands for. */
 export interface StallSpec {

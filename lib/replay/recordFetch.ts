@@ -1,7 +1,7 @@
 import type { HttpExchangeLine } from '../history/HistoryEntry';
 import { JsonlHistorySink } from '../history/JsonlHistorySink';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
-import { redactCredentials } from '../agent/redactCredentials';
+import { redactCredentials } from '../agent/journal/redactCredentials';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { JournalLine } from '../machine/StateMachine';
 import { messageOf } from '../internal/messageOf';

@@ -1,7 +1,7 @@
 import type { LLMCallInput } from '../agent/AgentEvents';
 import type { AgentLoop, LLMResponse, Pricing, ToolCall, ToolResult } from '../agent/AgentLoop';
-import { recordedCallDiffers } from '../agent/recordedCallDiffers';
-import type { RetryOptions } from '../agent/retryDelay';
+import { recordedCallDiffers } from '../agent/journal/recordedCallDiffers';
+import type { RetryOptions } from '../agent/retry/retryDelay';
 import type { JournalLineRead } from '../history/HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { ReplayDivergedError } from './ReplayDivergedError';

@@ -1,7 +1,7 @@
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine, type AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
-import type { ResumeToolPolicy } from '../agent/ResumeToolPolicy';
-import type { ResumeInfo } from '../agent/RunRecording';
+import type { ResumeToolPolicy } from '../agent/journal/ResumeToolPolicy';
+import type { ResumeInfo } from '../agent/journal/RunRecording';
 import type { TurnResult } from '../agent/TurnResult';
 import type { UsageDelta } from '../agent/UsageTotals';
 import type { HistoryItem, JournalLineRead } from '../history/HistoryEntry';

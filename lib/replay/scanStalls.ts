@@ -1,5 +1,5 @@
-import { findStalls, type StallSighting } from '../agent/findStalls';
-import type { JournalEntry } from '../agent/JournalEntry';
+import { findStalls, type StallSighting } from '../agent/stall/findStalls';
+import type { JournalEntry } from '../agent/journal/JournalEntry';
 import type { JournalLineRead } from '../history/HistoryEntry';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { StallSpec } from './parseStallSpecs';

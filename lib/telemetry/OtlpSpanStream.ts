@@ -18,6 +18,7 @@ import { SPAN_KIND, STATUS_CODE, type OtlpSpan } from './OtlpJson';
 import { attrs, hexId, nanos } from './otlpValues';
 import { TimeCheck } from './TimeCheck';
 import { stallEvent } from './stallEvent';
+import { asObject, num, str } from './recordValues';
 
 /** Options of `historyToOtlp(items, options)` and `OtlpSpanStream`: how to name what the file does not say. */
 export interface HistoryToOtlpOptions {
@@ -486,18 +487,4 @@ function moneyOf(data: Record<string, unknown> | undefined): Money | undefined {
 /** A difference of USD figures, rounded as the records' are (no float dust below 1e-10). */
 function usd(value: number): number {
   return Math.round(value * 1e10) / 1e10;
-}
-
-function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function num(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

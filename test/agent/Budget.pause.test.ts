@@ -1,4 +1,4 @@
-import { Budget } from '../../lib/agent/Budget';
+import { Budget } from '../../lib/agent/money/Budget';
 
 describe("Budget with whenSpent: 'pause'", () => {
   it('refuses a hold that does not fit with the raises so far, and takes it once raised', () => {

@@ -1,4 +1,4 @@
-import { Budget } from '../../lib/agent/Budget';
+import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { validateHistory } from '../../lib/history/validateHistory';
 

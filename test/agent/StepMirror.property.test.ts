@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { LLMCallBound } from '../../lib/agent/AgentLoop';
-import { Budget } from '../../lib/agent/Budget';
+import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { validateHistory } from '../../lib/history/validateHistory';
 import { manualClock } from '../helpers/manualClock';

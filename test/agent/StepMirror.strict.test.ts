@@ -1,5 +1,5 @@
-import { Budget } from '../../lib/agent/Budget';
-import type { ExternalBudget } from '../../lib/agent/ExternalBudget';
+import { Budget } from '../../lib/agent/money/Budget';
+import type { ExternalBudget } from '../../lib/agent/money/ExternalBudget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { BudgetExceededError, OperationError } from '../../lib/agent/TurnError';
 import type { Pricing } from '../../lib/agent/AgentLoop';

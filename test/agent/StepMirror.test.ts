@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
-import { Budget } from '../../lib/agent/Budget';
+import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { BudgetExceededError, TurnCancelledError } from '../../lib/agent/TurnError';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';

@@ -1,8 +1,8 @@
 import type { Pricing } from '../../lib/agent/AgentLoop';
 import type { SpentLimit } from '../../lib/agent/BudgetLimits';
-import type { ExternalBudget, WrapHold } from '../../lib/agent/ExternalBudget';
+import type { ExternalBudget, WrapHold } from '../../lib/agent/money/ExternalBudget';
 import { StepMirror, type MirrorBoundOf, type MirrorCallFlags } from '../../lib/agent/StepMirror';
-import { BUDGET_RAN_OUT } from '../../lib/agent/finalForms';
+import { BUDGET_RAN_OUT } from '../../lib/agent/endings/finalForms';
 import { emptyUsage, type UsageDelta } from '../../lib/agent/UsageTotals';
 import { validateHistory } from '../../lib/history/validateHistory';
 

@@ -1,6 +1,6 @@
 import type { Pricing } from '../../lib/agent/AgentLoop';
 import { StepMirror, type MirrorBoundOf } from '../../lib/agent/StepMirror';
-import { BUDGET_RAN_OUT } from '../../lib/agent/finalForms';
+import { BUDGET_RAN_OUT } from '../../lib/agent/endings/finalForms';
 import { validateHistory } from '../../lib/history/validateHistory';
 
 // A mirror's final call under a strict cap with wrapUp, when each round's messages (its tool

@@ -1,8 +1,8 @@
-import { Budget } from '../../lib/agent/Budget';
+import { Budget } from '../../lib/agent/money/Budget';
 import type { SpentLimit } from '../../lib/agent/BudgetLimits';
-import type { ExternalBudget } from '../../lib/agent/ExternalBudget';
+import type { ExternalBudget } from '../../lib/agent/money/ExternalBudget';
 import { OperationError } from '../../lib/agent/TurnError';
-import { UsageMeter } from '../../lib/agent/UsageMeter';
+import { UsageMeter } from '../../lib/agent/money/UsageMeter';
 import type { UsageDelta } from '../../lib/agent/UsageTotals';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { manualClock } from '../helpers/manualClock';

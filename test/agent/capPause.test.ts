@@ -1,5 +1,5 @@
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
-import { Budget } from '../../lib/agent/Budget';
+import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { pausingLoop, pricing } from '../fixtures/pausingLoop';
 

@@ -1,5 +1,5 @@
-import { chargeAttempt, neverSent } from '../../lib/agent/chargeRule';
-import { billingRules, failureStatus, PROVIDER_BILLING } from '../../lib/agent/providerBilling';
+import { chargeAttempt, neverSent } from '../../lib/agent/money/chargeRule';
+import { billingRules, failureStatus, PROVIDER_BILLING } from '../../lib/agent/money/providerBilling';
 
 const refused = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:9`), { code });
 

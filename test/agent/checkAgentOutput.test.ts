@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describeValue } from '../../lib/internal/describeValue';
-import { llmResponseProblem, splitUsage, stringListProblem, toolResultProblem } from '../../lib/agent/checkAgentOutput';
+import {
+  llmResponseProblem,
+  splitUsage,
+  stringListProblem,
+  toolResultProblem,
+} from '../../lib/agent/turn/checkAgentOutput';
 
 describe('llmResponseProblem()', () => {
   it('accepts well-formed responses', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { cutAtBoundOf, estimateOutputTokens, StreamCutError, watchOutputBound } from '../../lib/agent/cutAtBound';
+import { cutAtBoundOf, estimateOutputTokens, StreamCutError, watchOutputBound } from '../../lib/agent/money/cutAtBound';
 
 describe('estimateOutputTokens', () => {
   it('counts a third of the ASCII characters, and every other code unit as a token', () => {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
-import type { JournalEntry } from '../../lib/agent/JournalEntry';
+import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
 import { runBatch } from '../../lib/batch/runBatch';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { loadHistory } from '../../lib/history/loadHistory';

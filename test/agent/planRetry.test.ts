@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { planRetry } from '../../lib/agent/planRetry';
-import { defaultShouldRetry, type ResolvedRetry } from '../../lib/agent/retryAfter';
+import { planRetry } from '../../lib/agent/retry/planRetry';
+import { defaultShouldRetry, type ResolvedRetry } from '../../lib/agent/retry/retryAfter';
 
 const retry: ResolvedRetry = { retries: 2, baseDelayMs: 100, maxDelayMs: 1000, shouldRetry: defaultShouldRetry };
 const NOW = Date.UTC(2026, 10, 23);

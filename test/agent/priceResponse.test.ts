@@ -1,4 +1,4 @@
-import { priceResponse, priceUsage } from '../../lib/agent/priceResponse';
+import { priceResponse, priceUsage } from '../../lib/agent/money/priceResponse';
 import { OperationError } from '../../lib/agent/TurnError';
 
 const policy = { pricing: undefined, onUnknownCost: 'error' as const, capsCost: true, capsTokens: false };

@@ -16,7 +16,7 @@ import {
   type ScriptedReply,
 } from '../../lib/index';
 import { JsonlHistorySink, loadHistory } from '../../lib/subpaths/history';
-import { tableForOptions } from '../../lib/agent/requiredEdges';
+import { tableForOptions } from '../../lib/agent/endings/requiredEdges';
 import { tableStates } from '../../lib/machine/TransitionTable';
 import { manualClock } from '../helpers/manualClock';
 import { runCli } from '../helpers/runCli';

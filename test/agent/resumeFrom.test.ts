@@ -2,7 +2,7 @@
 // policy's checks, and how the earlier spend is counted.
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
-import type { RecordedLine } from '../../lib/agent/RunRecording';
+import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
 
 const COST = { inputTokens: 10, outputTokens: 5, costUsd: 0.1 };
 const REPLIES: ScriptedReply[] = [

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { retryDelay } from '../../lib/agent/retryDelay';
+import { retryDelay } from '../../lib/agent/retry/retryDelay';
 
 describe('retryDelay()', () => {
   it('doubles per attempt, keeping half and randomizing half', () => {

@@ -1,4 +1,4 @@
-import { worstCaseCost } from '../../lib/agent/worstCaseCost';
+import { worstCaseCost } from '../../lib/agent/money/worstCaseCost';
 import type { Pricing } from '../../lib/agent/AgentLoop';
 
 const bound = { inputTokens: 1000, maxOutputTokens: 100, model: 'm' };

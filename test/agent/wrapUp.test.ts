@@ -11,7 +11,7 @@ import {
   type ScriptedReply,
 } from '../../lib/index';
 import { DEFAULT_WRAP_UP_INSTRUCTION } from '../../lib/agent/BudgetEndings';
-import { BUDGET_RAN_OUT } from '../../lib/agent/finalForms';
+import { BUDGET_RAN_OUT } from '../../lib/agent/endings/finalForms';
 import { drive } from '../helpers/drive';
 import { markUnbounded } from '../../lib/internal/unboundedLoop';
 

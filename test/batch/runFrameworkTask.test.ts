@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Budget } from '../../lib/agent/Budget';
+import { Budget } from '../../lib/agent/money/Budget';
 import { OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
 import { runTask } from '../../lib/batch/runTask';
 import { loadHistory } from '../../lib/history/loadHistory';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Deadline } from '../../lib/agent/Deadline';
+import { Deadline } from '../../lib/agent/money/Deadline';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
 import { runTask } from '../../lib/batch/runTask';

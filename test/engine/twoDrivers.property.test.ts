@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { ToolCall } from '../../lib/agent/AgentLoop';
-import type { ExternalBudget } from '../../lib/agent/ExternalBudget';
+import type { ExternalBudget } from '../../lib/agent/money/ExternalBudget';
 import type { TurnResult } from '../../lib/agent/TurnResult';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { STALL_EXTENSION } from '../../lib/agent/extensionStates';

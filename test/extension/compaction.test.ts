@@ -1,7 +1,7 @@
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import type { AgentLoop, CompactInfo, LLMResponse } from '../../lib/agent/AgentLoop';
 import { COMPACTION_EXTENSION } from '../../lib/agent/extensionStates';
-import { isContextOverflow } from '../../lib/agent/isContextOverflow';
+import { isContextOverflow } from '../../lib/agent/retry/isContextOverflow';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';
 import { extendTable } from '../../lib/machine/extendTable';
 import { InvalidTableError } from '../../lib/machine/InvalidTableError';

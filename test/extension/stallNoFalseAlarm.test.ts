@@ -1,10 +1,10 @@
 import type * as Adapter from '../../lib/agent/AgentWithStateMachine';
 import type { AgentWithStateMachineOptions } from '../../lib/agent/AgentWithStateMachine';
 import type { AgentLoop } from '../../lib/agent/AgentLoop';
-import type { JournalEntry } from '../../lib/agent/JournalEntry';
-import { journalError } from '../../lib/agent/JournalEntry';
-import { findStalls } from '../../lib/agent/findStalls';
-import { idleCalls, repeatedText, sameToolCall } from '../../lib/agent/stallDetectors';
+import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
+import { journalError } from '../../lib/agent/journal/JournalEntry';
+import { findStalls } from '../../lib/agent/stall/findStalls';
+import { idleCalls, repeatedText, sameToolCall } from '../../lib/agent/stall/stallDetectors';
 
 // Every adapter the example and fixture runs below make keeps a journal of its run, built from
 // its own events (the same content the journal option writes), so that the default detectors

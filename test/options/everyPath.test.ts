@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
-import { MIRROR_CANNOT } from '../../lib/agent/optionKeys';
+import { MIRROR_CANNOT } from '../../lib/agent/options/optionKeys';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { runBatch } from '../../lib/batch/runBatch';
 import { runTask } from '../../lib/batch/runTask';

@@ -3,11 +3,9 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import {
-  BudgetExceededError,
   InvalidArgumentError,
   OperationError,
   StepMirror,
-  StreamCutError,
   TurnCancelledError,
   watchOutputBound,
   type OutputBoundWatch,
@@ -19,9 +17,10 @@ import {
   type UsageTotals,
 } from 'agent-state-machine';
 import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
-import { unseenRetries, type CallerRetries } from './callerRetries';
-import type { ClientRetries } from '../../internal/clientRetries';
-import { messageText, modelResponseOf, userText } from './messageOf';
+import { unseenRetries } from './callerRetries';
+import { mirrorRetries } from './mirrorRetries';
+import { describeInterrupts } from './describeInterrupts';
+import { lastAiText, messageText, modelResponseOf, userText } from './messageOf';
 import { linkSignals } from '../../internal/linkSignals';
 import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
@@ -108,7 +107,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
       );
     this.observe = observe;
     if (observe === 'wrapped') this.#served.reportTo = this;
-    this.#served.retriesFor = (runId, retries, signal) => this.#retries(runId, retries, signal);
+    this.#served.retriesFor = (runId, retries, signal) =>
+      mirrorRetries(this.mirror, (bound) => this.#gate(bound), this.#bounds, runId, retries, signal);
     this.mirror = StepMirror.fromOptions(rest, 'new LangGraphMirror()', {
       cannot: {
         'budget.wrapUp':
@@ -387,29 +387,6 @@ export class LangGraphMirror extends BaseCallbackHandler {
   }
 
   /**
-   * The caller retries of model run `runId`, made here (its model sends with `maxRetries: 0`):
-   * each failed request is charged by its status (a 429 released, a 5xx uncertain at its hold),
-   * and each retry waits as the client would and is gated with the call's bound as an attempt.
-   * The mirror's own stops (a refused call, a cut stream) are never retried.
-   */
-  #retries(runId: string | undefined, retries: CallerRetries, signal: AbortSignal | undefined): ClientRetries {
-    return {
-      retries: retries.retries,
-      wouldRetry: (error) => !isMirrorStop(error) && retries.wouldRetry(error),
-      failed: (error, delayMs) => this.mirror.modelCallFailed(error, { willRetry: true, delayMs }),
-      gate: () =>
-        this.#gate(
-          runId !== undefined && this.#bounds.has(runId)
-            ? this.#bounds.get(runId)
-            : this.mirror.needsBound
-              ? 'a retried chat model call LangChain gives no run, so its request (and its bound) cannot be told apart from the calls beside it'
-              : undefined,
-        ),
-      ...(signal === undefined ? {} : { signal }),
-    };
-  }
-
-  /**
    * A streamed token: counted against the call's max output tokens, whether the server stops
    * there or not. Past it, this throws `StreamCutError`; LangChain raises it in the chat model's
    * stream (the handler raises errors), which ends the stream and its request, and reports it to
@@ -505,31 +482,4 @@ const NEVER = new AbortController().signal;
 /** Makes a `LangGraphMirror`. */
 export function langGraphMirror(options: LangGraphMirrorOptions = {}): LangGraphMirror {
   return new LangGraphMirror(options);
-}
-
-/** The mirror's own stops: a refused call, a cancelled or ended run, a stream cut at its bound. */
-function isMirrorStop(error: unknown): boolean {
-  return (
-    error instanceof BudgetExceededError ||
-    error instanceof TurnCancelledError ||
-    error instanceof OperationError ||
-    error instanceof StreamCutError
-  );
-}
-
-function describeInterrupts(interrupts: unknown): string {
-  if (!Array.isArray(interrupts) || interrupts.length === 0) return 'the graph interrupted';
-  return interrupts
-    .map((i) => {
-      const value = (i as { value?: unknown })?.value;
-      return typeof value === 'string' ? value : JSON.stringify(value);
-    })
-    .join('; ');
-}
-
-function lastAiText(outputs: ChainValues | undefined): string | undefined {
-  const messages = (outputs as { messages?: unknown } | undefined)?.messages;
-  if (!Array.isArray(messages)) return undefined;
-  const last = messages.at(-1) as BaseMessage | undefined;
-  return last === undefined ? undefined : messageText(last);
 }

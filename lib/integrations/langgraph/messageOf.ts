@@ -1,3 +1,4 @@
+import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { MirrorResponse, ToolCall, Usage } from 'agent-state-machine';
 
@@ -91,4 +92,12 @@ export function userText(inputs: unknown): string {
     return '';
   }
   return typeof inputs === 'string' ? inputs : '';
+}
+
+/** The answer of a graph's run: the text of the last message of its output's `messages`, if it has any. */
+export function lastAiText(outputs: Record<string, unknown> | undefined): string | undefined {
+  const messages = (outputs as { messages?: unknown } | undefined)?.messages;
+  if (!Array.isArray(messages)) return undefined;
+  const last = messages.at(-1) as BaseMessage | undefined;
+  return last === undefined ? undefined : messageText(last);
 }

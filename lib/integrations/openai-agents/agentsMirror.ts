@@ -49,6 +49,7 @@ import { watchEvent } from './watchEvent';
 import { clientWouldRetry, retriesFor, withoutClientRetries } from './sdkRetries';
 import { retriedAsClient, streamRetriedAsClient, type ClientRetries } from '../../internal/clientRetries';
 import { withState, type AnyState } from './runStateOf';
+import { sdkRunFailed, sdkRunFinished } from './sdkRunEnded';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
 type AnyAgent = Agent<any, any>;
@@ -256,20 +257,27 @@ export class AgentsMirror {
       try {
         streamed = await this.#runner.run(wrapped, state, sdkOptions as StreamOptions);
       } catch (error) {
-        this.#ended(error, controller);
+        sdkRunFailed(this.mirror, this.#run?.refused, error, controller);
         finish();
         throw withState(error, state);
       }
       void streamed.completed.then(
         () => {
-          if (streamed.error !== undefined && streamed.error !== null) this.#ended(streamed.error, controller);
+          if (streamed.error !== undefined && streamed.error !== null)
+            sdkRunFailed(this.mirror, this.#run?.refused, streamed.error, controller);
           // The SDK ends a streamed run whose signal aborted as cancelled, not as failed.
-          else if (streamed.cancelled) this.#ended(controller.signal.reason ?? 'the stream was cancelled', controller);
-          else this.#endedWith(streamed.interruptions, streamed.finalOutput);
+          else if (streamed.cancelled)
+            sdkRunFailed(
+              this.mirror,
+              this.#run?.refused,
+              controller.signal.reason ?? 'the stream was cancelled',
+              controller,
+            );
+          else sdkRunFinished(this.mirror, streamed.interruptions, streamed.finalOutput);
           finish();
         },
         (error: unknown) => {
-          this.#ended(error, controller);
+          sdkRunFailed(this.mirror, this.#run?.refused, error, controller);
           withState(error, streamed.state);
           finish();
         },
@@ -278,10 +286,10 @@ export class AgentsMirror {
     }
     try {
       const result = await this.#runner.run(wrapped, state, sdkOptions as NonStreamOptions);
-      this.#endedWith(result.interruptions, result.finalOutput);
+      sdkRunFinished(this.mirror, result.interruptions, result.finalOutput);
       return result;
     } catch (error) {
-      this.#ended(error, controller);
+      sdkRunFailed(this.mirror, this.#run?.refused, error, controller);
       throw withState(error, state);
     } finally {
       finish();
@@ -468,32 +476,6 @@ export class AgentsMirror {
     if (run === undefined) return;
     const index = run.pendingCalls.findIndex((c) => c.id === id);
     if (index >= 0) run.pendingCalls.splice(index, 1);
-  }
-
-  /** The SDK's run ended with `error`: unless the mirror stopped it itself, the mirror ends the run by it. */
-  #ended(error: unknown, controller: AbortController): void {
-    if (!this.mirror.running) return;
-    const refused = this.#run?.refused;
-    // A tool the mirror refused left the run in the tool phase: it ends there, by the limit that refused it.
-    if (refused instanceof BudgetExceededError) this.mirror.runEnd();
-    else if (refused instanceof OperationError) this.mirror.runFailed(refused);
-    else if (controller.signal.aborted) this.mirror.runAborted(controller.signal.reason ?? error);
-    else this.mirror.runFailed(error);
-  }
-
-  #endedWith(interruptions: readonly { name?: string; rawItem?: unknown }[] | undefined, finalOutput: unknown): void {
-    if (!this.mirror.running) return;
-    if (interruptions !== undefined && interruptions.length > 0) {
-      // Tool approvals pause the SDK's run: its RunState resumes once they are decided.
-      const names = interruptions.map((i) => i.name ?? 'a tool').join(', ');
-      this.mirror.runAborted(`paused for approval of ${names}`);
-      return;
-    }
-    this.mirror.runEnd(
-      finalOutput === undefined
-        ? {}
-        : { text: typeof finalOutput === 'string' ? finalOutput : safeStringify(finalOutput) },
-    );
   }
 }
 

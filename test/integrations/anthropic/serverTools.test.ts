@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { LLMCallBound } from '../../../lib/agent/AgentLoop';
-import { worstCaseCost } from '../../../lib/agent/worstCaseCost';
+import { worstCaseCost } from '../../../lib/agent/money/worstCaseCost';
 import { fromAnthropic, type AnthropicOptions } from '../../../lib/integrations/anthropic';
 import { createPricing } from '../../../lib/integrations/pricing';
 import { mapResponsesUsage } from '../../../lib/integrations/openai';

@@ -1,0 +1,181 @@
+import type { LLMCallInput } from '../AgentEvents';
+import { safeLog } from '../AgentLogger';
+import type { LLMResponse, Usage } from '../AgentLoop';
+import { boundExceeded, boundExceededWords, type BoundExceeded } from '../boundExceeded';
+import { chargeResponse } from './chargeResponse';
+import { llmResponseProblem, splitUsage } from '../turn/checkAgentOutput';
+import { chargeFields, moneyOf } from './endAttempt';
+import type { AttemptEndLine } from '../journal/JournalEntry';
+import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from '../turn/LLMOutcome';
+import type { Reservation } from './reserveLLMCall';
+import { ContractViolationError, OperationError } from '../TurnError';
+import type { TurnScope } from '../turn/TurnScope';
+
+/** One attempt of the adapter's LLM call that has ended: what its journal line says of it. */
+export interface AttemptTimes {
+  operation: LLMOperation;
+  input: LLMCallInput;
+  attempt: number;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** One attempt of the adapter's LLM call that has ended: what `answeredAttempt` needs of it. */
+export interface EndedAttempt extends AttemptTimes {
+  held: Reservation;
+  /** The call's failed attempts before this one. */
+  failures: Attempt[];
+}
+
+/**
+ * Writes an ended attempt's journal line: what it carried, then its response or its error.
+ * Without `journal` but with `ledger`, only its cost and usage. A function, not a closure made
+ * per attempt (the bundle's keepNames names each closure as it is made).
+ */
+export function journalAttempt(scope: TurnScope, done: AttemptTimes, outcome: AttemptEndLine): void {
+  const s = scope.settings;
+  const { operation, input, attempt, startedAt, endedAt } = done;
+  if (s.journal !== undefined) {
+    const { usage: _usage, ...full } = outcome;
+    s.journal({ type: 'llm', turn: scope.turn, operation, attempt, startedAt, endedAt, input, ...full });
+  } else if (s.ledger !== undefined) {
+    const { response: _response, ...money } = outcome;
+    s.ledger({ type: 'llm', turn: scope.turn, operation, attempt, startedAt, endedAt, ledgerOnly: true, ...money });
+  }
+}
+
+/**
+ * The loop answered an attempt with `value`: its reported usage charged (it was paid for even if
+ * the rest is malformed) and priced, the journal line written, a response past its bound tripping
+ * a strict cap, the contract checked, and the call's outcome.
+ */
+export function answeredAttempt(
+  scope: TurnScope,
+  done: EndedAttempt,
+  value: unknown,
+): LLMOutcome | Promise<LLMOutcome> {
+  const { settings: s, meter, turn } = scope;
+  const { operation, input, attempt, held, startedAt, endedAt } = done;
+  // Usage the response reports was paid for, even if the rest of it is malformed.
+  const reported: unknown =
+    typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
+  const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
+  const { valid, problems } = splitUsage(reported);
+  const { priced, charge, costUsd } = chargeResponse(
+    meter,
+    held,
+    valid,
+    typeof model === 'string' ? model : undefined,
+    operation,
+    s,
+  );
+  // A response past its request's bound (output, input or cost): a fact for the file, and a
+  // strict cap's stop; without one, a warning, as the run goes on past it.
+  const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
+  if (passed !== undefined && !meter.tripsOnBound)
+    safeLog(
+      s.logger,
+      'warn',
+      `${operation} passed its bound: ${boundExceededWords(passed)} (the loop's llmCallBound or pricing is too low)`,
+      { turn },
+    );
+  // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
+  // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
+  if (s.journal !== undefined || s.ledger !== undefined)
+    journalAttempt(scope, done, {
+      response: value as LLMResponse,
+      usage: valid,
+      ...chargeFields(charge),
+      ...(passed && { boundExceeded: passed }),
+    });
+  const problem = llmResponseProblem(value);
+  // Whether code of others (pricing, a logger, listeners) may have run since endedAt was read.
+  let othersRan = valid.costUsd === undefined || problems.length > 0;
+  if (s.hears('llmAttempt')) {
+    othersRan = true;
+    const usage: Usage = costUsd === undefined || costUsd === valid.costUsd ? valid : { ...valid, costUsd };
+    const outcome =
+      problem === undefined
+        ? { response: value as LLMResponse }
+        : { error: new ContractViolationError(operation, problem, value) };
+    s.emit('llmAttempt', {
+      turn,
+      operation,
+      attempt,
+      startedAt,
+      endedAt,
+      input,
+      ...outcome,
+      willRetry: false,
+      usage,
+      money: moneyOf(charge),
+    });
+  }
+  if (problems.length > 0)
+    safeLog(
+      s.logger,
+      'warn',
+      `${operation} reported malformed usage (charged its valid fields): ${problems.join('; ')}`,
+      { turn },
+    );
+  // Without external budgets there is nothing to wait for: only the wall time to charge, and the
+  // outcome comes back at once, not in a promise (this runs on every response).
+  if (!meter.hasExternal) {
+    meter.chargeWall(othersRan ? s.clock() : endedAt);
+    return outcomeOf(scope, done, value, passed, problem, problems, reported, priced, valid);
+  }
+  return meter
+    .flush()
+    .then((external) =>
+      external instanceof OperationError
+        ? { kind: 'failed', error: external, data: { operation } }
+        : outcomeOf(scope, done, value, passed, problem, problems, reported, priced, valid),
+    );
+}
+
+/** The outcome of an answered attempt once it is charged: a bound passed under a strict cap, the contract, usable usage and a known cost, or the response. */
+function outcomeOf(
+  scope: TurnScope,
+  done: EndedAttempt,
+  value: unknown,
+  passed: BoundExceeded | undefined,
+  problem: string | undefined,
+  problems: readonly string[],
+  reported: unknown,
+  priced: ReturnType<typeof chargeResponse>['priced'],
+  valid: Usage,
+): LLMOutcome | Promise<LLMOutcome> {
+  const { settings: s, meter, turn } = scope;
+  const { operation, attempt, failures } = done;
+  // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
+  if (passed !== undefined && meter.tripsOnBound) {
+    const spent = meter.trip(passed);
+    return meter.tripped().then((): LLMOutcome => ({ kind: 'budget', spent, failures }));
+  }
+  if (problem !== undefined)
+    return {
+      kind: 'failed',
+      error: new ContractViolationError(operation, problem, value),
+      data: { operation, problem },
+    };
+  // A bad number where a cap measures usage would leave the cap blind: refused, not skipped.
+  if (problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')))
+    return {
+      kind: 'failed',
+      error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, reported),
+      data: { operation, usageProblems: problems },
+    };
+  // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
+  if (priced.error !== undefined)
+    return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
+  let notes: ResponseNotes | undefined;
+  if (problems.length > 0) notes = { usageProblems: problems };
+  if (priced.note !== undefined) {
+    (notes ??= {}).unknownCost = priced.note;
+    if (!s.warned.unknownCost) {
+      s.warned.unknownCost = true;
+      safeLog(s.logger, 'warn', priced.note, { turn });
+    }
+  }
+  return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
+}

@@ -1,0 +1,78 @@
+import type { Logger } from 'winston';
+import type { BillingRule } from '../money/providerBilling';
+import type { StateName } from '../../../states/StateName';
+import type { StateMachineOptions } from '../../machine/StateMachine';
+import type { AgentLogger } from '../AgentLogger';
+import type { LoopHonours, Pricing } from '../AgentLoop';
+import type { Budget } from '../money/Budget';
+import type { BudgetLimits } from '../BudgetLimits';
+import type { ExternalBudget } from '../money/ExternalBudget';
+import type { JournalOptions } from '../journal/JournalEntry';
+import type { OnUnknownCost } from '../money/priceResponse';
+import type { ResumeFrom } from '../journal/RunRecording';
+import type { StallOptions } from '../stall/StallOptions';
+import type { UsageDelta } from '../UsageTotals';
+
+/** Options of `new StepMirror(options)`: the machine's options plus budgets, pricing, journal and a signal. */
+export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 'table' | 'logger'> {
+  /** Any logger with `error`, `warn`, `info` and `debug` methods, or `false` for none. Default: the library's shared one. */
+  logger?: AgentLogger | Logger | false;
+  /** The mirror's own limits, over all its runs. `maxWallMs` is a deadline: it aborts `signal`. */
+  budget?: BudgetLimits;
+  /** Further budgets charged alongside, e.g. a batch's shared pool. */
+  sharedBudgets?: readonly Budget[];
+  /**
+   * Budgets outside this process (a batch's limits in Redis): reserved before every model call
+   * and tool call. Their `endings` (a batch's `total.wrapUp`, `total.visible`) count as a
+   * budget's do; beside a `wrapUp`, a dollar cap among them must keep final-call holds (`holdsWrapUp`).
+   */
+  externalBudgets?: readonly ExternalBudget[];
+  /** Computes a response's cost in USD from its tokens when it reports none. */
+  pricing?: Pricing;
+  /** When a dollar (or token) cap is set and a response's cost is unknown. Default `'error'`: the run ends in Error. */
+  onUnknownCost?: OnUnknownCost;
+  /**
+   * Which failed requests are not billed, so that their holds are released rather than charged
+   * at their worst case: rows in place of the default rows of the same status
+   * (`PROVIDER_BILLING`, each with the provider's source). A failure no row marks `released` is
+   * uncertain money. Default: the provider rows as they are.
+   */
+  billing?: readonly BillingRule[];
+  /** Journal every model attempt and tool call beside the moves (the sink must take journal lines). Default off. */
+  journal?: boolean | JournalOptions;
+  /** Cancels the running run (and every later one) when it aborts, as `cancel()` does. */
+  signal?: AbortSignal;
+  /**
+   * What an earlier, cut-off attempt of the first run spent (a batch's `resume` gives it): that run
+   * starts again from the beginning with this counted in its own usage, its `budget` and its
+   * file, so that per-run caps and a later resume see both attempts. Shared and external budgets
+   * are not charged again: they start from the files' spend.
+   */
+  earlierSpend?: UsageDelta;
+  /**
+   * A cut-off attempt of the first run (a batch's `resume` gives it): the run goes on from its
+   * journal, as the adapter's does, where the integration asks `recordedResponse()` and
+   * `recordedTool(call)`; one that asks neither restarts, its earlier spend counted.
+   */
+  resumeFrom?: ResumeFrom;
+  /**
+   * The money ledger without the journal's content, as the adapter keeps it: a `reserve` line
+   * (the attempt's worst case, from the bound given to `modelCallStart`) forced to the disk before
+   * each model call, and its cost after. Default off; the sink must take journal lines.
+   */
+  ledger?: boolean;
+  /**
+   * Stop a run that goes nowhere, as the adapter's `stall` does (the machine's table gains
+   * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
+   */
+  stall?: boolean | StallOptions;
+  /**
+   * The request flags the integration driving this mirror honours, as a loop's `honours`:
+   * `wrapUp` (it makes the final call `modelCallPlan` asks for: `budget.wrapUp`) and
+   * `budgetNote` (it adds the note: `budget.visible`). A budget asking for one not honoured is
+   * refused by name. For `new StepMirror()` alone: an integration (mirrorAISDK honours both,
+   * AgentsMirror and LangGraphMirror neither) says its own and refuses one given to it; a batch's
+   * mirror honours both until the integration put on it says otherwise. Default: none.
+   */
+  honours?: LoopHonours;
+}

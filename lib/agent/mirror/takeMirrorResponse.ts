@@ -1,0 +1,65 @@
+import { State } from '../../../states/StateName';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { safeLog } from '../AgentLogger';
+import type { LLMResponse } from '../AgentLoop';
+import { chargeMirrorResponse } from './chargeMirrorResponse';
+import { chargeFields } from '../calls/endAttempt';
+import { WRAPPING_UP } from '../extensionStates';
+import type { MirrorMoves } from './MirrorMoves';
+import { wrappedUp } from './MirrorWrapUp';
+import { NOTHING_RESERVED } from '../calls/reserveLLMCall';
+import { ONE_LLM_CALL } from '../UsageTotals';
+
+/**
+ * A model attempt of the running run answered (`StepMirror.modelResponse`): its usage is
+ * charged, priced and journaled, and the machine moves on. A response no call was reported
+ * before is the framework's order: the moves to a sending state are forced, with the reason.
+ */
+export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): void {
+  if (typeof response !== 'object' || response === null)
+    throw new InvalidArgumentError(
+      'response',
+      'an object { text?, toolCalls?, usage?, model?, finishReason? }',
+      response,
+    );
+  const meter = run.meter!;
+  const endedAt = run.deps.clock();
+  let state = run.machine.pendingState;
+  if (state !== State.SendingToLLM && state !== State.SendingToolResults && state !== WRAPPING_UP) {
+    // A response without a call reported before it: the framework's order, forced with the reason.
+    if (state === State.WaitingForUserInput) run.move(State.SendingToLLM, 'sending the user message');
+    else run.toSendingResults(state, false);
+    state = run.machine.pendingState;
+    if (state !== State.SendingToLLM && state !== State.SendingToolResults) return;
+    meter.charge(ONE_LLM_CALL, false);
+    run.attempt = Math.max(1, run.attempt);
+    run.attemptStartedAt = endedAt;
+  }
+  const held = run.held;
+  run.held = NOTHING_RESERVED;
+  const served = run.served;
+  run.served = undefined;
+  const { valid, problems, priced, charge, passed } = chargeMirrorResponse(
+    meter,
+    held,
+    served,
+    response,
+    { operation: run.operation, turn: run.turn },
+    run.deps,
+  );
+  const fact = passed && { boundExceeded: passed };
+  run.attemptLine(endedAt, {
+    response,
+    usage: valid,
+    ...chargeFields(charge),
+    ...fact,
+    ...(served === undefined ? {} : { fromJournal: true }),
+  });
+  if (run.endsOnCharge(passed, priced.error, valid)) return;
+  if (priced.note !== undefined && !run.warnedUnknownCost) {
+    run.warnedUnknownCost = true;
+    safeLog(run.deps.logger, 'warn', priced.note, { turn: run.turn });
+  }
+  if (state === WRAPPING_UP) return void wrappedUp(run, response, problems, priced.note);
+  run.responded(response, problems, priced.note);
+}
