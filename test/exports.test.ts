@@ -279,6 +279,7 @@ const PINNED: Record<string, string[]> = {
     'toMermaid',
   ],
   './internal': [
+    'CANCEL_GRACE_MS',
     'FolderLock',
     'LOCK_FILE',
     'MissingPeerError',

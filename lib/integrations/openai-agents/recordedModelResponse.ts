@@ -27,11 +27,17 @@ export function recordedModelResponse(response: MirrorResponse, served: number):
       status: 'completed',
       content: [{ type: 'output_text', text: response.text }],
     });
-  const inputTokens = response.usage?.inputTokens ?? 0;
-  const outputTokens = response.usage?.outputTokens ?? 0;
+  // Only the counts the journal knows: the SDK's Usage fills a missing one itself, and a served
+  // response is never charged again.
+  const inputTokens = response.usage?.inputTokens;
+  const outputTokens = response.usage?.outputTokens;
   return {
     output,
-    usage: new Usage({ requests: 1, inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }),
+    usage: new Usage({
+      requests: 1,
+      ...(inputTokens === undefined ? {} : { inputTokens }),
+      ...(outputTokens === undefined ? {} : { outputTokens }),
+    }),
     responseId: `recorded_${served}`,
   };
 }
