@@ -1,9 +1,9 @@
 import type { LLMCallInput } from '../AgentEvents';
 import { safeLog } from '../AgentLogger';
 import type { LLMResponse, Usage } from '../AgentLoop';
-import { boundExceeded, boundExceededWords, type BoundExceeded } from '../boundExceeded';
-import { chargeResponse } from './chargeResponse';
-import { llmResponseProblem, splitUsage } from '../turn/checkAgentOutput';
+import type { BoundExceeded } from '../boundExceeded';
+import { chargeResponse, type ChargedResponse } from './chargeResponse';
+import { llmResponseProblem } from '../turn/checkAgentOutput';
 import { chargeFields, moneyOf } from './endAttempt';
 import type { AttemptEndLine } from '../journal/JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from '../turn/LLMOutcome';
@@ -56,29 +56,17 @@ export function answeredAttempt(
 ): LLMOutcome | Promise<LLMOutcome> {
   const { settings: s, meter, turn } = scope;
   const { operation, input, attempt, held, startedAt, endedAt } = done;
-  // Usage the response reports was paid for, even if the rest of it is malformed.
-  const reported: unknown =
-    typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
-  const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;
-  const { valid, problems } = splitUsage(reported);
-  const { priced, charge, costUsd } = chargeResponse(
+  // Usage the response reports was paid for, even if the rest of it is malformed; past its
+  // request's bound: a fact for the file, and a strict cap's stop (below).
+  const { valid, problems, priced, charge, costUsd, passed } = chargeResponse(
     meter,
     held,
-    valid,
-    typeof model === 'string' ? model : undefined,
+    value,
     operation,
     s,
+    turn,
+    "the loop's llmCallBound",
   );
-  // A response past its request's bound (output, input or cost): a fact for the file, and a
-  // strict cap's stop; without one, a warning, as the run goes on past it.
-  const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
-  if (passed !== undefined && !meter.tripsOnBound)
-    safeLog(
-      s.logger,
-      'warn',
-      `${operation} passed its bound: ${boundExceededWords(passed)} (the loop's llmCallBound or pricing is too low)`,
-      { turn },
-    );
   // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
   // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
   if (s.journal !== undefined || s.ledger !== undefined)
@@ -122,14 +110,14 @@ export function answeredAttempt(
   // outcome comes back at once, not in a promise (this runs on every response).
   if (!meter.hasExternal) {
     meter.chargeWall(othersRan ? s.clock() : endedAt);
-    return outcomeOf(scope, done, value, passed, problem, problems, reported, priced, valid);
+    return outcomeOf(scope, done, value, passed, problem, problems, priced, valid);
   }
   return meter
     .flush()
     .then((external) =>
       external instanceof OperationError
         ? { kind: 'failed', error: external, data: { operation } }
-        : outcomeOf(scope, done, value, passed, problem, problems, reported, priced, valid),
+        : outcomeOf(scope, done, value, passed, problem, problems, priced, valid),
     );
 }
 
@@ -141,8 +129,7 @@ function outcomeOf(
   passed: BoundExceeded | undefined,
   problem: string | undefined,
   problems: readonly string[],
-  reported: unknown,
-  priced: ReturnType<typeof chargeResponse>['priced'],
+  priced: ChargedResponse['priced'],
   valid: Usage,
 ): LLMOutcome | Promise<LLMOutcome> {
   const { settings: s, meter, turn } = scope;
@@ -162,7 +149,7 @@ function outcomeOf(
   if (problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')))
     return {
       kind: 'failed',
-      error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, reported),
+      error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, usageOf(value)),
       data: { operation, usageProblems: problems },
     };
   // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
@@ -178,4 +165,9 @@ function outcomeOf(
     }
   }
   return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
+}
+
+/** The usage a response reported, as it reported it. */
+function usageOf(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
 }

@@ -1,7 +1,6 @@
 import type { BudgetedLLM, LLMCallBound, Usage } from '../AgentLoop';
 import type { SpentLimit } from '../BudgetLimits';
-import { boundExceeded, type BoundExceeded } from '../boundExceeded';
-import { splitUsage } from '../turn/checkAgentOutput';
+import type { BoundExceeded } from '../boundExceeded';
 import { chargeResponse } from './chargeResponse';
 import { chargeFields, endAttempt } from './endAttempt';
 import { boundProblem, planBoundedCall, reserveLLMCall } from './reserveLLMCall';
@@ -155,18 +154,15 @@ class Hook implements BudgetedHook {
       this.#record({ ...charge, error: String(error) });
       throw error;
     }
-    const reported: unknown = typeof value === 'object' && value !== null ? value.usage : undefined;
-    const model = typeof value === 'object' && value !== null ? value.model : undefined;
-    const { valid } = splitUsage(reported);
-    const { priced, charge, costUsd } = chargeResponse(
+    const { valid, priced, charge, passed } = chargeResponse(
       meter,
       held,
-      valid,
-      typeof model === 'string' ? model : undefined,
+      value,
       hook,
       s,
+      scope.turn,
+      "the hook's bound",
     );
-    const passed = boundExceeded(held.bound, valid, costUsd, held.worstUsd);
     this.#record({ usage: valid, ...chargeFields(charge), ...(passed && { boundExceeded: passed }) });
     ledger({ usage: valid, ...chargeFields(charge), ...(passed && { boundExceeded: passed }) });
     if (meter.hasExternal) {

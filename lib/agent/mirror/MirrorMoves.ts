@@ -8,7 +8,8 @@ import type { Attempt } from '../turn/LLMOutcome';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from '../money/chargeRule';
 import { endAttempt } from '../calls/endAttempt';
 import type { JournalEntry } from '../journal/JournalEntry';
-import type { MirrorPricing } from './chargeMirrorResponse';
+import type { ChargePolicy } from '../calls/chargeResponse';
+import type { RunRecording } from '../journal/RunRecording';
 import { writeAttemptLine, type AttemptFacts } from './mirrorAttemptLine';
 import type { AttemptEndLine } from '../journal/JournalEntry';
 import { reportRunEnd } from './reportRunEnd';
@@ -57,7 +58,10 @@ export interface RunEndings {
 }
 
 /** What a mirror's moves need of the mirror: its budget, clock, writers and the running run's signal. */
-export interface MirrorMovesDeps extends MirrorPricing {
+export interface MirrorMovesDeps extends ChargePolicy {
+  /** With `resumeFrom`: what serves recorded responses, and whether served ones are charged (no earlier usage given). */
+  recording: RunRecording | undefined;
+  chargesServed: boolean;
   budget: Budget;
   clock: () => number;
   journal: ((entry: JournalEntry) => void) | undefined;

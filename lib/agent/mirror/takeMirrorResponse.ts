@@ -2,7 +2,9 @@ import { State } from '../../../states/StateName';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { safeLog } from '../AgentLogger';
 import type { LLMResponse } from '../AgentLoop';
-import { chargeMirrorResponse } from './chargeMirrorResponse';
+import { chargeResponse, type ChargedResponse } from '../calls/chargeResponse';
+import { chargeServedResponse } from '../calls/serveRecorded';
+import { splitUsage } from '../turn/checkAgentOutput';
 import { chargeFields } from '../calls/endAttempt';
 import { WRAPPING_UP } from '../extensionStates';
 import type { MirrorMoves } from './MirrorMoves';
@@ -39,14 +41,11 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
   run.held = NOTHING_RESERVED;
   const served = run.served;
   run.served = undefined;
-  const { valid, problems, priced, charge, passed } = chargeMirrorResponse(
-    meter,
-    held,
-    served,
-    response,
-    { operation: run.operation, turn: run.turn },
-    run.deps,
-  );
+  // A live response against its hold, as the adapter's are; a served one (from the journal) at its recorded cost.
+  const { valid, problems, priced, charge, passed } =
+    served === undefined
+      ? chargeResponse(meter, held, response, run.operation, run.deps, run.turn, 'the bound given to modelCallStart')
+      : chargeServed(run, response, served.costUsd);
   const fact = passed && { boundExceeded: passed };
   run.attemptLine(endedAt, {
     response,
@@ -62,4 +61,16 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
   }
   if (state === WRAPPING_UP) return void wrappedUp(run, response, problems, priced.note);
   run.responded(response, problems, priced.note);
+}
+
+/**
+ * A response served from the journal (`resumeFrom`): at its recorded cost, charged to the own
+ * budget alone when `chargesServed`. It was made under the earlier attempt's hold, not this
+ * one's: no bound to check.
+ */
+function chargeServed(run: MirrorMoves, response: LLMResponse, costUsd: number | undefined): ChargedResponse {
+  const { valid, problems } = splitUsage(response.usage);
+  const { chargesServed, recording } = run.deps;
+  const { priced, charge } = chargeServedResponse(chargesServed ? run.meter : undefined, recording!, response, costUsd);
+  return { valid, problems, priced, charge, costUsd, passed: undefined };
 }
