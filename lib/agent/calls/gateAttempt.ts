@@ -1,10 +1,10 @@
 import type { LLMCallInput } from '../AgentEvents';
 import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { reserveLine } from './reserveLine';
+import { holdAttempt } from './holdAttempt';
 import {
   boundLLMCall,
   plansCalls,
-  reserveLLMCall,
   type BoundCall,
   type CallFlags,
   type PlannedCall,
@@ -53,14 +53,14 @@ export function gateAttempt(
     return gateWaiting(scope, operation, attempt, failures, planned, wrapHold, handOver);
   if (planned !== undefined && 'kind' in planned)
     return { kind: 'failed', error: planned.error, data: { operation, failures } };
-  const held = holdAttempt(scope, failures, handOver, planned);
+  const held = gateInProcess(scope, failures, handOver, planned);
   if (held instanceof Promise || 'kind' in held) return held;
   meter.charge(ONE_LLM_CALL, false);
   return held;
 }
 
 /** The checks and the in-process hold, with no await: the budgets spent, the hold refused (a pausing cap waits for its raise), or what is held. */
-function holdAttempt(
+function gateInProcess(
   scope: TurnScope,
   failures: Attempt[],
   handOver: (() => void) | undefined,
@@ -68,14 +68,8 @@ function holdAttempt(
 ): Reservation | LLMOutcome | Promise<LLMOutcome | typeof RAISED> {
   const { settings: s, meter, signal } = scope;
   if (signal.aborted) return { kind: 'aborted', data: { failures } };
-  // From the check to the call's count, no await: runs sharing a budget are counted one by one.
-  const inProcess = meter.spent();
-  if (inProcess !== undefined) return { kind: 'budget', spent: inProcess, failures };
-  // A hold this call takes the place of (the final call's reserve) goes just before its own is
-  // taken, and only once the call may go: a refused call leaves it held until the turn ends.
-  handOver?.();
-  // The worst case held against strict caps (and stated in the ledger) before the call starts.
-  const reserved = reserveLLMCall(meter, s.pricing, s.minOutputTokens, planned);
+  // The budgets, the hold this call takes the place of, and the worst case held against strict caps (and stated in the ledger).
+  const reserved = holdAttempt(meter, s.pricing, s.minOutputTokens, planned, handOver);
   // A pausing shared cap: nothing was sent, so the same attempt is planned again once it is raised.
   if (reserved.kind === 'budget' && reserved.spent.raises !== undefined && scope.waitForRaise !== undefined)
     return raisedOrAborted(scope, reserved.spent, failures);
@@ -107,7 +101,7 @@ async function gateWaiting(
   const planned = await bound;
   if (planned !== undefined && 'kind' in planned)
     return { kind: 'failed', error: planned.error, data: { operation, failures } };
-  const hold = holdAttempt(scope, failures, handOver, planned);
+  const hold = gateInProcess(scope, failures, handOver, planned);
   if (hold instanceof Promise || 'kind' in hold) return hold;
   const held = hold;
   if (meter.hasExternal) {

@@ -3,7 +3,8 @@ import type { LLMCallBound } from '../AgentLoop';
 import type { SpentLimit } from '../BudgetLimits';
 import type { WrapHold } from '../money/ExternalBudget';
 import { commitFailure } from '../calls/commitFailure';
-import { holdMirrorCall } from './holdMirrorCall';
+import { holdAttempt } from '../calls/holdAttempt';
+import { planMirrorCall } from './planMirrorCall';
 import type { MirrorMoves } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
 import { mirrorEndedError } from './mirrorStopReason';
@@ -41,13 +42,14 @@ export async function gateMirrorCall(
   if (run.deps.signal().aborted) return run.stop(run.cancel(from, { failures: run.failures }));
   // An earlier attempt whose end was never reported (a retry after an unreported failure) ended: its hold goes.
   run.endAttempt();
-  // The hold this call takes the place of (the final call's reserve) goes just before its own is taken.
-  how.handOver?.();
-  // No await from the check to the hold: runs sharing a budget are counted one by one.
-  const gate = holdMirrorCall(meter, run.deps.pricing, bound, whyNoBound);
-  if (gate instanceof OperationError) return run.stop(run.failed(gate, { operation: run.operation }));
-  const { held } = gate;
-  let spent: SpentLimit | OperationError | undefined = gate.spent;
+  const planned = planMirrorCall(run.deps.pricing, meter.strict, bound, whyNoBound);
+  if (planned instanceof OperationError) return run.stop(run.failed(planned, { operation: run.operation }));
+  // The budgets, the hold this call takes the place of (the final call's reserve), then its own,
+  // as the adapter's gate takes them. Never lowered: the framework's request is made as it
+  // stands, so it must fit whole. No await from the check to the hold.
+  const gate = holdAttempt(meter, run.deps.pricing, Infinity, planned, how.handOver);
+  const held = gate.kind === 'go' ? gate.reservation : NOTHING_RESERVED;
+  let spent: SpentLimit | OperationError | undefined = gate.kind === 'budget' ? gate.spent : undefined;
   // Its worst case did not fit beside the final call's hold: the run wraps up instead, nothing held for it.
   if (how.wraps === true && spent?.limit === 'maxCostUsd' && spent.hold !== undefined && meter.strict)
     return { wrap: spent };
