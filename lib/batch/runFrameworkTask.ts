@@ -69,6 +69,9 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       ...(adapter.billing === undefined ? {} : { billing: adapter.billing }),
       journal: adapter.journal,
       ledger: adapter.ledger,
+      ...(adapter.ledgerDefaultMaxCostUsd === undefined
+        ? {}
+        : { ledgerDefaultMaxCostUsd: adapter.ledgerDefaultMaxCostUsd }),
       ...(adapter.stall === undefined ? {} : { stall: adapter.stall }),
       logger: adapter.logger,
       clock: adapter.clock,

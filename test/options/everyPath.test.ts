@@ -95,7 +95,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
     retry: { retries: 1 },
     toolConcurrency: 4,
     minOutputTokens: 100,
-    ledgerDefaultMaxCostUsd: 1,
     cancelGraceMs: 10,
     sleep: (): Promise<void> => Promise.resolve(),
     random: (): number => 0.5,
@@ -156,7 +155,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
     ['onApproval', { onApproval: (): void => undefined }],
     ['retry', { retry: { retries: 3 } }],
     ['toolConcurrency', { toolConcurrency: 2 }],
-    ['ledgerDefaultMaxCostUsd', { ledgerDefaultMaxCostUsd: 0.1 }],
     ['compact', { compact: true }],
   ])('runBatch with a framework task refuses %s before any run starts', async (key, options) => {
     let started = 0;

@@ -8,8 +8,7 @@ import { budgetError } from '../money/spentRecord';
 import { ContractViolationError, OperationError } from '../TurnError';
 import type { TurnScope } from '../turn/TurnScope';
 import { journalError, type HookOperation, type LlmJournalEntry } from '../journal/JournalEntry';
-import { reserveLine } from './reserveLine';
-import { commitFailure } from './commitFailure';
+import { keepReserveLine } from './keepReserveLine';
 
 /** What one call through the handle cost, for the record of the move after the hook. */
 export interface HookCall {
@@ -112,20 +111,20 @@ class Hook implements BudgetedHook {
     }
     // The ledger's write-ahead line, as for the loop's own calls: a crash mid-call leaves its hold on record.
     const number = ++scope.hookCalls;
-    const commit =
-      s.ledger === undefined
-        ? undefined
-        : s.ledger(
-            reserveLine(scope.turn, hook, number, s.clock(), held, s.ledgerDefaultMaxCostUsd, 'the hook gave no bound'),
-          );
-    meter.charge({ llmCalls: 1 }, false);
-    if (commit !== undefined && commit !== null) {
-      const unkept = await commitFailure(commit);
-      if (unkept !== undefined) {
-        // The request never left: its hold goes back.
-        meter.release(held.held, held.externalHold);
-        throw new OperationError("the ledger's reserve line", unkept);
-      }
+    const kept = keepReserveLine(
+      meter,
+      s.ledger,
+      { turn: scope.turn, operation: hook, attempt: number },
+      s.clock,
+      held,
+      s.ledgerDefaultMaxCostUsd,
+      'the hook gave no bound',
+    );
+    const unkept = kept === undefined ? undefined : await kept;
+    if (unkept !== undefined) {
+      // The request never left: its hold goes back.
+      meter.release(held.held, held.externalHold);
+      throw new OperationError("the ledger's reserve line", unkept);
     }
     const startedAt = s.clock();
     // What the call cost, closing its reservation: numbers only, the library never sees the hook's request.

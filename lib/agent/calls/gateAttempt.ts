@@ -1,6 +1,6 @@
 import type { LLMCallInput } from '../AgentEvents';
 import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
-import { reserveLine } from './reserveLine';
+import { keepReserveLine } from './keepReserveLine';
 import { holdAttempt } from './holdAttempt';
 import {
   boundLLMCall,
@@ -11,12 +11,14 @@ import {
   type Reservation,
 } from './reserveLLMCall';
 import type { SpentLimit } from '../BudgetLimits';
-import { commitFailure } from './commitFailure';
 import { isThenable } from '../../internal/isThenable';
 import { OperationError } from '../TurnError';
 import type { TurnScope } from '../turn/TurnScope';
 import type { WrapHold } from '../money/ExternalBudget';
 import { ONE_LLM_CALL } from '../UsageTotals';
+
+/** Why a ledger line states no worst case, when the loop gives its calls no bound. */
+const NO_BOUND = 'the loop has no llmCallBound';
 
 /** A pausing cap refused the attempt and was raised since: nothing was sent, so it is planned again. */
 export const RAISED = Symbol('raised');
@@ -113,24 +115,25 @@ async function gateWaiting(
     }
     if (spent !== undefined) return { kind: 'budget', spent, failures };
   }
-  const commit =
-    s.ledger === undefined
-      ? undefined
-      : s.ledger(reserveLine(turn, operation, attempt, s.clock(), held, s.ledgerDefaultMaxCostUsd));
-  // Counted before any await, as the checks above need; a call whose reserve line is then not kept stays counted.
-  meter.charge(ONE_LLM_CALL, false);
-  // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
-  if (commit !== undefined && commit !== null) {
-    const unkept = await commitFailure(commit);
-    if (unkept !== undefined) {
-      // The request never left: its hold goes back.
-      meter.release(held.held, held.externalHold);
-      return {
-        kind: 'failed',
-        error: new OperationError("the ledger's reserve line", unkept),
-        data: { operation, failures },
-      };
-    }
+  // Counted, and its reserve line kept by a store's commit (a file sink keeps it before it returns): no call leaves before.
+  const kept = keepReserveLine(
+    meter,
+    s.ledger,
+    { turn, operation, attempt },
+    s.clock,
+    held,
+    s.ledgerDefaultMaxCostUsd,
+    NO_BOUND,
+  );
+  const unkept = kept === undefined ? undefined : await kept;
+  if (unkept !== undefined) {
+    // The request never left: its hold goes back.
+    meter.release(held.held, held.externalHold);
+    return {
+      kind: 'failed',
+      error: new OperationError("the ledger's reserve line", unkept),
+      data: { operation, failures },
+    };
   }
   return held;
 }

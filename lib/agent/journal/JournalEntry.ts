@@ -85,8 +85,8 @@ export interface ReserveJournalEntry {
   /** When the reservation was made (the adapter's clock). */
   at: number;
   /**
-   * The call's worst-case cost in USD (from its bound and `pricing`), else the adapter's
-   * `ledgerDefaultMaxCostUsd`; absent when neither is known (see `unknown`).
+   * The call's worst-case cost in USD (from its bound and `pricing`), else the run's
+   * `ledgerDefaultMaxCostUsd` (the adapter's or the mirror's); absent when neither is known (see `unknown`).
    */
   maxCostUsd?: number;
   /** The request's bound, when the loop gives one (`llmCallBound`). */

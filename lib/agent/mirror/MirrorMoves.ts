@@ -66,6 +66,8 @@ export interface MirrorMovesDeps extends ChargePolicy {
   clock: () => number;
   journal: ((entry: JournalEntry) => void) | undefined;
   ledger: ((entry: JournalEntry) => PromiseLike<void> | undefined | void) | undefined;
+  /** The reservation a ledger line states when a call's worst case is unknown (`ledgerDefaultMaxCostUsd`). */
+  ledgerDefaultMaxCostUsd: number | undefined;
   stall: StallWatch | undefined;
   /** The running run's signal (a new one after a cancelled run). */
   signal: () => AbortSignal;

@@ -62,6 +62,13 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    */
   ledger?: boolean;
   /**
+   * The reservation a ledger line states for a call whose worst case is unknown (no bound given
+   * to `modelCallStart`, or no price for the model), in USD, as `AgentWithStateMachine` takes
+   * it. Without it such a line states no amount, and readers count the call as of unknown cost
+   * (never $0).
+   */
+  ledgerDefaultMaxCostUsd?: number;
+  /**
    * Stop a run that goes nowhere, as the adapter's `stall` does (the machine's table gains
    * STALL_EXTENSION: open the sink with it). The policy is `stop`: a framework's loop cannot be nudged.
    */

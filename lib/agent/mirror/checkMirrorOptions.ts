@@ -6,6 +6,7 @@ import { assertBudgetLimits } from '../BudgetLimits';
 import type { ExternalBudget } from '../money/ExternalBudget';
 import { assertKnownOptions } from '../../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from '../options/optionKeys';
+import { assertNonNegative } from '../options/assertNonNegative';
 
 /** A mirror's options as these checks read them (`StepMirrorOptions`, not imported: StepMirror imports this). */
 type MirrorOptions = { [K in keyof typeof MIRROR_OPTION_KEYS]?: unknown };
@@ -22,6 +23,7 @@ export function checkMirrorOptions(options: MirrorOptions): void {
     earlierSpend,
     resumeFrom,
     ledger,
+    ledgerDefaultMaxCostUsd,
     logger,
     journal,
   } = options;
@@ -56,6 +58,7 @@ export function checkMirrorOptions(options: MirrorOptions): void {
   if (logger !== undefined && logger !== false && !isAgentLogger(logger))
     throw new InvalidArgumentError('logger', 'an object with error, warn, info and debug methods, or false', logger);
   resolveLedger(ledger, journal !== undefined && journal !== false);
+  if (ledgerDefaultMaxCostUsd !== undefined) assertNonNegative(ledgerDefaultMaxCostUsd, 'ledgerDefaultMaxCostUsd');
   if (earlierSpend !== undefined && (typeof earlierSpend !== 'object' || earlierSpend === null))
     throw new InvalidArgumentError('earlierSpend', 'an object of usage totals (costUsd, llmCalls, …)', earlierSpend);
   if (resumeFrom !== undefined && earlierSpend !== undefined)

@@ -2,16 +2,14 @@ import { State } from '../../../states/StateName';
 import type { LLMCallBound } from '../AgentLoop';
 import type { SpentLimit } from '../BudgetLimits';
 import type { WrapHold } from '../money/ExternalBudget';
-import { commitFailure } from '../calls/commitFailure';
+import { keepReserveLine } from '../calls/keepReserveLine';
 import { holdAttempt } from '../calls/holdAttempt';
 import { planMirrorCall } from './planMirrorCall';
 import type { MirrorMoves } from './MirrorMoves';
 import type { MirrorStop } from './MirrorStop';
 import { mirrorEndedError } from './mirrorStopReason';
 import { NOTHING_RESERVED } from '../calls/reserveLLMCall';
-import { reserveLine } from '../calls/reserveLine';
 import { OperationError } from '../TurnError';
-import { ONE_LLM_CALL } from '../UsageTotals';
 
 /** Why a ledger line states no worst case, when the framework gave the call no bound. */
 const NO_BOUND = 'the framework gave modelCallStart no bound for this call';
@@ -66,14 +64,20 @@ export async function gateMirrorCall(
   if (spent !== undefined)
     return run.stop(run.overBudget(State.Error, spent, { failures: run.failures }, '; no further LLM call made'));
   run.held = held;
-  meter.charge(ONE_LLM_CALL, false);
   run.attempt += 1;
-  const commit = run.deps.ledger?.(
-    reserveLine(run.turn, run.operation, run.attempt, run.deps.clock(), held, undefined, whyNoBound ?? NO_BOUND),
+  // Counted, and its reserve line kept by a store's commit (a file sink keeps it before it returns): no call leaves before.
+  const { turn, operation, attempt } = run;
+  const kept = keepReserveLine(
+    meter,
+    run.deps.ledger,
+    { turn, operation, attempt },
+    run.deps.clock,
+    held,
+    run.deps.ledgerDefaultMaxCostUsd,
+    whyNoBound ?? NO_BOUND,
   );
-  // A store's commit (a file sink keeps the line before it returns): no call leaves before its reserve line is kept.
-  if (commit !== undefined && commit !== null) {
-    const unkept = await commitFailure(commit);
+  if (kept !== undefined) {
+    const unkept = await kept;
     if (unkept !== undefined || !run.running) {
       // The request never left: its hold goes back, unless the run's end let go of it already
       // (a second release would free another run's hold on a shared strict cap).
@@ -88,7 +92,7 @@ export async function gateMirrorCall(
     }
   }
   run.attemptStartedAt =
-    meter.hasExternal || held !== NOTHING_RESERVED || commit !== undefined ? run.deps.clock() : meter.lastReading;
+    meter.hasExternal || held !== NOTHING_RESERVED || kept !== undefined ? run.deps.clock() : meter.lastReading;
   return undefined;
 }
 

@@ -54,6 +54,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   earlierSpend: true,
   resumeFrom: true,
   ledger: true,
+  ledgerDefaultMaxCostUsd: true,
   stall: true,
   honours: true,
 });
@@ -72,8 +73,6 @@ export const MIRROR_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   retry: "the framework retries its own model calls; set them there (AI SDK `maxRetries`, the client's `maxRetries`)",
   toolConcurrency: 'the framework runs the tool calls of a response itself, as many at once as it chooses',
   minOutputTokens: "a strict cap cannot lower a framework's request: its maxOutputTokens is the framework's setting",
-  ledgerDefaultMaxCostUsd:
-    "a framework run's reservation is the bound its integration gives each call; where there is none, the ledger line says so",
   cancelGraceMs: "the framework's own loop decides when a cancelled call stops",
   sleep: 'the framework waits between its own retries',
   random: 'the framework jitters its own retries',
