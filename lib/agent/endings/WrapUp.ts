@@ -2,7 +2,7 @@ import type { LLMCallInput } from '../AgentEvents';
 import type { AgentLoop, LLMCallBound, LLMResponse, OperationContext, Pricing } from '../AgentLoop';
 import type { Budget } from '../money/Budget';
 import { resolveEndings, type ResolvedEndings } from '../BudgetEndings';
-import { budgetNote } from './budgetNote';
+import { budgetNoteOf } from './budgetNoteOf';
 import { callLLM } from '../calls/callLLM';
 import type { LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { FINAL_FORMS } from './finalForms';
@@ -67,6 +67,7 @@ export class WrapUp {
   ): Promise<LLMOutcome | WrapDecision> {
     const scope = this.#scope;
     const flags = await this.#flags(undefined);
+    if (flags instanceof OperationError) return { kind: 'failed', error: flags, data: { operation, failures: [] } };
     const wrap = this.#endings.wrapUp;
     // A resumed run re-driving recorded calls makes no decision again.
     if (wrap === undefined || scope.settings.recording?.serving === true)
@@ -100,8 +101,10 @@ export class WrapUp {
   async final(decision: WrapDecision): Promise<LLMOutcome> {
     const scope = this.#scope;
     const { meter, settings: s } = scope;
-    let flags = (await this.#flags(this.#endings.wrapUp!.instruction))!;
     const { operation, input } = decision;
+    const asked = await this.#flags(this.#endings.wrapUp!.instruction);
+    if (asked instanceof OperationError) return { kind: 'failed', error: asked, data: { operation, failures: [] } };
+    let flags = asked!;
     const outside = this.#holdsOutside();
     let chosen = input;
     if (input.kind === 'tool_results') {
@@ -167,16 +170,16 @@ export class WrapUp {
   }
 
   /**
-   * The request flags of a call: the budget note when `visible` (with the figures of the
-   * external budgets that give theirs: one round trip each), the instruction of a final call.
+   * The request flags of a call: the budget note when `visible` (`budgetNoteOf`: an external
+   * budget whose figures failed fails the call by its name), the instruction of a final call.
    */
-  async #flags(wrapUp: string | undefined): Promise<CallFlags | undefined> {
+  async #flags(wrapUp: string | undefined): Promise<CallFlags | undefined | OperationError> {
     if (!this.#endings.visible && wrapUp === undefined) return undefined;
     const flags: CallFlags = {};
     if (this.#endings.visible) {
-      const outside = this.#scope.meter.external.filter((b) => b.figures !== undefined);
-      const figures = await Promise.all(outside.map((b) => b.figures!()));
-      flags.budgetNote = budgetNote([...this.#scope.meter.budgets, ...figures]);
+      const note = await budgetNoteOf(this.#scope.meter);
+      if (note instanceof OperationError) return note;
+      flags.budgetNote = note;
     }
     if (wrapUp !== undefined) flags.wrapUp = wrapUp;
     return flags;

@@ -1,8 +1,7 @@
 import { State } from '../../../states/StateName';
 import type { LLMCallBound, LLMResponse, Pricing } from '../AgentLoop';
-import type { Budget } from '../money/Budget';
 import type { ResolvedEndings } from '../BudgetEndings';
-import { budgetNote } from '../endings/budgetNote';
+import { budgetNoteOf } from '../endings/budgetNoteOf';
 import { WRAPPING_UP } from '../extensionStates';
 import { gateMirrorCall } from './gateMirrorCall';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
@@ -72,7 +71,8 @@ export class MirrorWrapUp implements RunEndings {
   async plan(run: MirrorMoves, boundOf: MirrorBoundOf, needsBound: boolean): Promise<MirrorStop | MirrorCallFlags> {
     const meter = run.meter!;
     // The note's figures may need a round trip each; without the note, no await.
-    const flags = this.#endings.visible ? await this.#flags(meter) : {};
+    const note = this.#endings.visible ? await budgetNoteOf(meter) : undefined;
+    const flags = note instanceof OperationError ? note : note === undefined ? {} : { budgetNote: note };
     // The framework ended the run meanwhile (its loop failed or was aborted): it ended for good.
     if (!run.running) return mirrorEndedError(run.result, run.turn, run.machine.current);
     if (flags instanceof OperationError) return failedOn(run, flags);
@@ -158,20 +158,6 @@ export class MirrorWrapUp implements RunEndings {
       ...(outside ? { wrapHold: { final: true } } : {}),
     });
     return stop === undefined ? final : (stop as MirrorStop);
-  }
-
-  /**
-   * The flags every call carries under `visible`: the budget note, with the figures of the
-   * external budgets that give theirs (one round trip each), or the error of one that failed.
-   */
-  async #flags(meter: UsageMeter): Promise<MirrorCallFlags | OperationError> {
-    const settled = await Promise.allSettled(meter.external.map((b) => b.figures?.()));
-    const figures: Array<Pick<Budget, 'limits' | 'usage'>> = [...meter.budgets];
-    for (const [i, s] of settled.entries()) {
-      if (s.status === 'rejected') return new OperationError(`externalBudgets[${i}].figures()`, s.reason);
-      if (s.value !== undefined) figures.push(s.value);
-    }
-    return { budgetNote: budgetNote(figures) };
   }
 }
 

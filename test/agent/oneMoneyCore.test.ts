@@ -1,0 +1,132 @@
+import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
+import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
+import type { AgentLoop, Pricing } from '../../lib/agent/AgentLoop';
+import type { ExternalBudget } from '../../lib/agent/money/ExternalBudget';
+import { StepMirror } from '../../lib/agent/StepMirror';
+import { emptyUsage } from '../../lib/agent/UsageTotals';
+
+// Issue 50, item 5: the money of an LLM call is computed by one core for both drivers. Where the
+// adapter and the mirror differed before they shared it, each test here shows they now agree.
+
+const pricing: Pricing = (u) => (u.inputTokens ?? 0) * 1e-6 + (u.outputTokens ?? 0) * 4e-6;
+const clock = (): number => 1000;
+
+function capture(): {
+  journal: Array<Record<string, unknown>>;
+  sink: { write(e: unknown): void; journal(j: unknown): void };
+} {
+  const journal: Array<Record<string, unknown>> = [];
+  return { journal, sink: { write: () => undefined, journal: (j) => void journal.push(j as Record<string, unknown>) } };
+}
+
+describe('the ledger default (ledgerDefaultMaxCostUsd)', () => {
+  it('a call with no bound states the default in its reserve line on both drivers, the same line', async () => {
+    const byAdapter = capture();
+    const agent = new AgentWithStateMachine(
+      createScriptedAgent({ replies: [{ text: 'done', usage: { inputTokens: 10, outputTokens: 5 } }] }),
+      { logger: false, pricing, clock, sink: byAdapter.sink, ledger: true, ledgerDefaultMaxCostUsd: 0.05 },
+    );
+    await agent.runTurn('go');
+
+    const byMirror = capture();
+    const mirror = new StepMirror({
+      logger: false,
+      pricing,
+      clock,
+      sink: byMirror.sink,
+      ledger: true,
+      ledgerDefaultMaxCostUsd: 0.05,
+    });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart()).toBeUndefined();
+    mirror.modelResponse({ text: 'done', usage: { inputTokens: 10, outputTokens: 5 } });
+    mirror.runEnd();
+
+    const reserve = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.type === 'reserve')!;
+    expect(reserve(byMirror.journal)).toMatchObject({ maxCostUsd: 0.05, defaulted: true });
+    // Each says why its call had no bound in its own words; the money is the same.
+    const { unknown: a, ...adapterLine } = reserve(byAdapter.journal);
+    const { unknown: m, ...mirrorLine } = reserve(byMirror.journal);
+    expect(mirrorLine).toEqual(adapterLine);
+    expect([a, m]).toEqual([
+      'the loop has no llmCallBound',
+      'the framework gave modelCallStart no bound for this call',
+    ]);
+  });
+
+  it('is refused by name when it is no non-negative number, as the adapter refuses it', () => {
+    expect(() => new StepMirror({ logger: false, ledgerDefaultMaxCostUsd: -1 })).toThrow('ledgerDefaultMaxCostUsd');
+  });
+});
+
+describe('an external budget whose figures cannot be read for the note (budget.visible)', () => {
+  const failing = (): ExternalBudget => ({
+    capsCost: true,
+    endings: { visible: true },
+    reserve: async () => undefined,
+    charge: async () => undefined,
+    figures: () => Promise.reject(new Error('Redis is unreachable')),
+  });
+  const fine = (): ExternalBudget => ({
+    reserve: async () => undefined,
+    charge: async () => undefined,
+    figures: async () => ({ limits: { maxCostUsd: 1 }, usage: emptyUsage() }),
+  });
+
+  it('ends the run in Error naming that budget, on both drivers (the adapter called it a bug of its own)', async () => {
+    const agent = new AgentWithStateMachine(
+      createScriptedAgent({ bound: { inputTokens: 10, maxOutputTokens: 10, model: 'm' }, replies: [{ text: 'done' }] }),
+      { logger: false, pricing, externalBudgets: [fine(), failing()] },
+    );
+    const byAdapter = await agent.runTurn('go');
+
+    const mirror = new StepMirror({
+      logger: false,
+      pricing,
+      externalBudgets: [fine(), failing()],
+      honours: { budgetNote: true },
+    });
+    mirror.runStart('go');
+    const planned = await mirror.modelCallPlan(() => ({ inputTokens: 10, maxOutputTokens: 10, model: 'm' }));
+    expect(planned).toBeInstanceOf(Error);
+
+    const said = 'externalBudgets[1].figures() failed: Redis is unreachable';
+    expect(byAdapter.outcome).toBe('error');
+    expect(byAdapter.error?.message).toBe(said);
+    expect(mirror.result?.outcome).toBe('error');
+    expect(mirror.result?.error?.message).toBe(said);
+  });
+});
+
+describe("a hook's LLM call (ctx.llm) past its bound", () => {
+  it("warns as the loop's own call and a mirrored one do, when no strict cap stops the run on it", async () => {
+    const warnings: string[] = [];
+    const logger = {
+      error: () => undefined,
+      info: () => undefined,
+      debug: () => undefined,
+      warn: (message: string) => void warnings.push(message),
+    };
+    let asked = false;
+    const loop: AgentLoop = {
+      sendUserMessage: async () =>
+        asked
+          ? { text: 'done', usage: { inputTokens: 1, outputTokens: 1 } }
+          : ((asked = true),
+            { toolCalls: [{ id: 'c1', name: 'ask', input: {} }], usage: { inputTokens: 1, outputTokens: 1 } }),
+      sendToolResults: async () => ({ text: 'done', usage: { inputTokens: 1, outputTokens: 1 } }),
+      async runTool(call, ctx) {
+        // The server counted 50 output tokens for a request bounded at 10.
+        await ctx.llm!.call({ inputTokens: 10, maxOutputTokens: 10, model: 'm' }, async () => ({
+          usage: { inputTokens: 10, outputTokens: 50 },
+          model: 'm',
+        }));
+        return { callId: call.id, output: 'ok' };
+      },
+    };
+    const agent = new AgentWithStateMachine(loop, { logger, pricing, budget: { maxCostUsd: 1, strict: false } });
+    const result = await agent.runTurn('go');
+    expect(result.outcome).toBe('end_of_turn');
+    expect(warnings.some((w) => w.includes('passed its bound') && w.includes("the hook's bound"))).toBe(true);
+  });
+});
