@@ -3,6 +3,7 @@ import { safeLog } from '../AgentLogger';
 import type { LLMResponse, Usage } from '../AgentLoop';
 import type { BoundExceeded } from '../boundExceeded';
 import { chargeResponse, type ChargedResponse } from './chargeResponse';
+import { writeAttemptLine } from './writeAttemptLine';
 import { llmResponseProblem } from '../turn/checkAgentOutput';
 import { chargeFields, moneyOf } from './endAttempt';
 import type { AttemptEndLine } from '../journal/JournalEntry';
@@ -34,14 +35,10 @@ export interface EndedAttempt extends AttemptTimes {
  */
 export function journalAttempt(scope: TurnScope, done: AttemptTimes, outcome: AttemptEndLine): void {
   const s = scope.settings;
+  // Nothing made when neither is on: this runs on every attempt.
+  if (s.journal === undefined && s.ledger === undefined) return;
   const { operation, input, attempt, startedAt, endedAt } = done;
-  if (s.journal !== undefined) {
-    const { usage: _usage, ...full } = outcome;
-    s.journal({ type: 'llm', turn: scope.turn, operation, attempt, startedAt, endedAt, input, ...full });
-  } else if (s.ledger !== undefined) {
-    const { response: _response, ...money } = outcome;
-    s.ledger({ type: 'llm', turn: scope.turn, operation, attempt, startedAt, endedAt, ledgerOnly: true, ...money });
-  }
+  writeAttemptLine(s, { type: 'llm', turn: scope.turn, operation, attempt, startedAt, endedAt, input }, outcome);
 }
 
 /**

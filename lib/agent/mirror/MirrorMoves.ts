@@ -10,7 +10,8 @@ import { endAttempt } from '../calls/endAttempt';
 import type { JournalEntry } from '../journal/JournalEntry';
 import type { ChargePolicy } from '../calls/chargeResponse';
 import type { RunRecording } from '../journal/RunRecording';
-import { writeAttemptLine, type AttemptFacts } from './mirrorAttemptLine';
+import { mirrorLlmLine, type AttemptFacts } from './mirrorAttemptLine';
+import { writeAttemptLine } from '../calls/writeAttemptLine';
 import type { AttemptEndLine } from '../journal/JournalEntry';
 import { reportRunEnd } from './reportRunEnd';
 import { answerRest, refuseSlot, slotSummary, type MirrorSlot } from './MirrorSlot';
@@ -338,6 +339,8 @@ export class MirrorMoves extends TurnCore {
   }
 
   attemptLine(endedAt: number, outcome: AttemptEndLine): void {
-    writeAttemptLine({ journal: this.deps.journal, ledger: this.deps.ledger }, this.attemptFacts(), endedAt, outcome);
+    // Nothing made when neither is on: this runs on every attempt.
+    if (this.deps.journal === undefined && this.deps.ledger === undefined) return;
+    writeAttemptLine(this.deps, mirrorLlmLine(this.attemptFacts(), endedAt), outcome);
   }
 }

@@ -1,12 +1,6 @@
 import type { LLMCallInput } from '../AgentEvents';
-import type { AttemptEndLine, JournalEntry, LlmJournalEntry } from '../journal/JournalEntry';
+import type { AttemptHead } from '../calls/writeAttemptLine';
 import type { MirrorSlot } from './MirrorSlot';
-
-/** Where a mirror's attempt lines go: the journal (content and money), else the ledger alone (money). */
-export interface AttemptWriters {
-  journal: ((entry: JournalEntry) => void) | undefined;
-  ledger: ((entry: JournalEntry) => void) | undefined;
-}
 
 /** The attempt in flight, as its journal line names it. */
 export interface AttemptFacts {
@@ -21,10 +15,7 @@ export interface AttemptFacts {
 }
 
 /** The journal line of an attempt, without its end. */
-export function mirrorLlmLine(
-  facts: AttemptFacts,
-  endedAt: number,
-): Omit<LlmJournalEntry, 'response' | 'costUsd' | 'error'> {
+export function mirrorLlmLine(facts: AttemptFacts, endedAt: number): AttemptHead {
   const input: LLMCallInput =
     facts.operation === 'sendUserMessage'
       ? { kind: 'user_message', message: facts.input }
@@ -42,21 +33,4 @@ export function mirrorLlmLine(
     endedAt,
     input,
   };
-}
-
-/** An attempt's end in the journal, or, with the ledger alone, its cost and usage without content. */
-export function writeAttemptLine(
-  writers: AttemptWriters,
-  facts: AttemptFacts,
-  endedAt: number,
-  outcome: AttemptEndLine,
-): void {
-  if (writers.journal !== undefined) {
-    const { usage: _usage, ...full } = outcome;
-    writers.journal({ ...mirrorLlmLine(facts, endedAt), ...full });
-  } else if (writers.ledger !== undefined) {
-    const { response: _response, ...money } = outcome;
-    const { input: _input, ...line } = mirrorLlmLine(facts, endedAt);
-    writers.ledger({ ...line, ledgerOnly: true, ...money } as JournalEntry);
-  }
 }
