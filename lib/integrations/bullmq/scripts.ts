@@ -22,6 +22,7 @@ import {
   TIME_INDEX,
   USAGE_CODES,
 } from './budgetFields';
+import { stepFence } from './stepFence';
 
 /** A Lua string literal. */
 const lua = (text: string): string => `'${text.replace(/[\\']/g, '\\$&')}'`;
@@ -89,36 +90,6 @@ const A_ATTEMPT = A_TOOLS + 6;
 const COST_CODE = USAGE_FIELDS.costUsd.code;
 const UNCERTAIN_CODE = USAGE_FIELDS.uncertainUsd.code;
 
-/** The run-usage fields of a run's fence (`<index>:fa`) and of its credit (`<index>:zc`). */
-export const FENCE_CODE = 'fa';
-export const CREDIT_CODE = 'zc';
-
-/**
- * STEP's fence. A run's fence is the attempt that took it over last (a takeover, or a write-off
- * as lost: STEP's \`lost\` mode raises it). A step of an earlier attempt is stale: that attempt's
- * job lock expired while its worker lived on (a zombie). Its charge counts — the money was spent
- * — but it lets go of nothing and reserves nothing: it answers \`{'!stale', fence}\`, and the
- * worker makes no further call of that attempt. The holds its release would let go were charged
- * as uncertain by the takeover (the run's credit): its charge takes their place, the credit
- * taken back from what is counted, so that a call is counted once.
- */
-const FENCE = `
-local fkey = idx .. ':' .. ${lua(FENCE_CODE)}
-local ckey = idx .. ':' .. ${lua(CREDIT_CODE)}
-local fence = tonumber(redis.call('HGET', KEYS[2], fkey)) or 0
-local attempt = tonumber(ARGV[${A_ATTEMPT}] or '')
-local stale = false
-if attempt ~= nil and attempt < fence then
-  stale = {'!stale', tostring(fence)}
-  local back = math.min(release, tonumber(redis.call('HGET', KEYS[2], ckey)) or 0)
-  if back > 0 then
-    unhold(KEYS[2], ckey, back)
-    count(${lua(COST_CODE)}, -back)
-    count(${lua(UNCERTAIN_CODE)}, -back)
-  end
-end
-`;
-
 /**
  * step: KEYS budget, runUsage; ARGV run index, each usage field a response reports
  * (CHARGE_FIELD_NAMES, in order), tool calls made without a round trip of their own, the
@@ -141,7 +112,7 @@ end
  * every run (this one's new one among them): not counted, and the run's earlier final-call
  * hold stays for its final call;
  * `{'!nohold', held, …usage}` a strict cap and no hold given; `{'!missing'}`;
- * `{'!stale', fence}` the attempt is below the run's fence (see FENCE below): its charge is
+ * `{'!stale', fence}` the attempt is below the run's fence (stepFence.ts): its charge is
  * counted, nothing else is done;
  * `{'!bad', message}` an amount that is not a number, negative, or would take a counter
  * past 2^53 − 1 (nothing is written then).
@@ -187,7 +158,7 @@ local function count(code, by)
   redis.call('HINCRBYFLOAT', KEYS[1], code, by)
   redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':' .. code, by)
 end
-${FENCE}
+${stepFence(A_ATTEMPT)}
 -- A write-off or a takeover charges the holds of the run's calls (below): the dollars a takeover
 -- read in the earlier attempts' records count only beyond them, and not at all under a strict cap,
 -- where every dollar a run may spend is held until its charge lands (a charge that landed after
@@ -239,7 +210,7 @@ end
 -- whose reply was lost: its call was never made), whatever else is spent. A run written off as
 -- lost, or taken over, first charges the holds of its calls as uncertain: each may have left, or
 -- may still leave (its worker may live on), at its worst case. They become the run's credit, and
--- the earlier attempts are fenced (FENCE).
+-- the earlier attempts are fenced (stepFence.ts).
 if wmode == ${lua(WRAP_CODES.drop)} or wmode == ${lua(WRAP_CODES.lost)} then
   if wmode == ${lua(WRAP_CODES.lost)} then
     if calls > 0 then
