@@ -376,6 +376,7 @@ const PINNED: Record<string, string[]> = {
     'RedisConnection',
     'RedisUnreachableError',
     'SubmitBatchOptions',
+    'TakenOverError',
     'WorkerLostError',
     'attachBatch',
     'raiseBatch',
