@@ -11,7 +11,7 @@ import { CHECKING_CANCELLATION } from './turnEvents';
 import type { MirrorMoves } from './MirrorMoves';
 import { refuseSlot } from './MirrorSlot';
 import { namesOf } from './namesOf';
-import type { RecordedLine } from './RunRecording';
+import type { RecordedLine, RunRecording } from './RunRecording';
 import type { TurnResult } from './TurnResult';
 
 const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
@@ -61,12 +61,16 @@ export class MirrorApprovals {
 
   readonly #run: MirrorMoves;
 
+  readonly #recording: RunRecording | undefined;
+
   constructor(
     readonly enabled: boolean,
+    recording: RunRecording | undefined,
     journal: readonly RecordedLine[] | undefined,
     run: MirrorMoves,
   ) {
     this.#recorded = recordedDecisions(journal ?? []);
+    this.#recording = recording;
     this.#run = run;
   }
 
@@ -125,6 +129,7 @@ export class MirrorApprovals {
     for (const call of calls) {
       const known = this.#recorded.get(call.id);
       if (known !== undefined) this.#decide(known, true);
+      else this.#recording?.waitedForApproval(call.id);
     }
     if (gate.complete) return paused;
     const onAbort = (): void => void (this.waiting && cancel());

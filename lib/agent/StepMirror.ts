@@ -209,7 +209,7 @@ export class StepMirror {
       // The final call's hold and the budget note, when a budget asks for them (and the integration honours them).
       ending.wrap,
     );
-    this.#approvals = new MirrorApprovals(approvals, resumeFrom?.journal, this.#run);
+    this.#approvals = new MirrorApprovals(approvals, this.#recording, resumeFrom?.journal, this.#run);
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });

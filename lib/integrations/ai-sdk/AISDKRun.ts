@@ -117,9 +117,12 @@ export class AISDKRun {
    */
   async answered(): Promise<ModelMessage[] | undefined> {
     const waiting = this.#waiting;
+    if (waiting.length === 0) return undefined;
     const messages = this.#stepMessages;
     const decisions = await this.mirror.approvals.answers();
-    if (decisions === undefined || waiting.length === 0) return undefined;
+    // Handed out once: the next call answers the next wait.
+    if (this.#waiting === waiting) this.#waiting = [];
+    if (decisions === undefined) return undefined;
     const content = decisions.flatMap((d) => {
       const request = waiting.find((r) => r.call.id === d.callId);
       if (request === undefined) return [];
@@ -135,6 +138,12 @@ export class AISDKRun {
     // Copied into this realm's objects: the SDK compares an approved call's input with its schema's
     // output by constructor, and the step's messages are a structured clone (another realm's, under a VM).
     return [...(plainCopy(messages) as ModelMessage[]), { role: 'tool', content } as ModelMessage];
+  }
+
+  /** The run went on past its approval stop (a model attempt): that wait is over. */
+  #wentOn(): void {
+    this.#afterApproval = false;
+    this.#waiting = [];
   }
 
   /** The approval requests the run waits on. */
@@ -160,7 +169,7 @@ export class AISDKRun {
     modelId: string | undefined,
     call: (sent: CallOptions) => PromiseLike<R>,
   ): Promise<R> {
-    this.#afterApproval = false;
+    this.#wentOn();
     this.ensureRun(o.prompt);
     // The bound is only worked out when the mirror needs it (a strict or external dollar cap,
     // the final call's hold), of the call as the flags would send it.
@@ -194,7 +203,7 @@ export class AISDKRun {
 
   /** A resumed run: the journaled response of this call, when the mirror serves one (no request is made). */
   recorded(o: CallOptions): MirrorResponse | undefined {
-    this.#afterApproval = false;
+    this.#wentOn();
     this.ensureRun(o.prompt);
     const response = this.mirror.recordedResponse();
     if (response !== undefined) this.#kept(response);
