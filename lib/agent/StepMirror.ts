@@ -43,6 +43,7 @@ import { billingRules, type BillingRule } from './money/providerBilling';
 import type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 import { gatePlainCall } from './mirror/MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
+import { approvalTable, MirrorApprovals } from './mirror/MirrorApprovals';
 
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
@@ -104,6 +105,8 @@ export class StepMirror {
   #controller = new AbortController();
   /** The runs' state and the moves they make. */
   readonly #run: MirrorMoves;
+  /** The framework's own approval waits (`approvals: true`). */
+  readonly #approvals: MirrorApprovals;
 
   /**
    * The mirror an integration drives: the one handed to it as `mirror` (nothing else may be
@@ -158,14 +161,16 @@ export class StepMirror {
       ledger,
       logger,
       stall,
+      approvals = false,
       honours = {},
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
     checkMirrorOptions(options);
+    if (typeof approvals !== 'boolean') throw new InvalidArgumentError('approvals', 'true or false', approvals);
     const own = new Budget(budget ?? {}, { label: 'budget' });
     const budgets = [own, ...sharedBudgets];
-    const ending = mirrorEndings(budgets, externalBudgets, pricing, honours, stalls?.table);
+    const ending = mirrorEndings(budgets, externalBudgets, pricing, honours, approvalTable(approvals, stalls?.table));
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     const journalOptions = resolveJournal(journal);
     this.machine = new StateMachine<StateName>({
@@ -205,6 +210,7 @@ export class StepMirror {
       // The final call's hold and the budget note, when a budget asks for them (and the integration honours them).
       ending.wrap,
     );
+    this.#approvals = new MirrorApprovals(approvals, this.#recording, resumeFrom?.journal, this.#run);
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -444,6 +450,7 @@ export class StepMirror {
   runEnd(info: { text?: string } = {}): TurnResult {
     if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run ended before it started'));
     const state = this.machine.pendingState;
+    if (this.#approvals.waiting) return this.#fail(new Error(ENDED_WAITING));
     // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
     if (TOOL_PHASE.has(state) && this.signal.aborted) return this.runAborted();
     if (state === State.ProcessingLLMResponse || TOOL_PHASE.has(state))
@@ -455,7 +462,9 @@ export class StepMirror {
   runAborted(reason?: unknown): TurnResult {
     if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run was aborted before it started'));
     if (!this.signal.aborted) this.#controller.abort(reason ?? 'the framework aborted its loop');
-    return abortMirrorRun(this.#run, this.signal);
+    const result = abortMirrorRun(this.#run, this.signal);
+    this.#approvals.ended();
+    return result;
   }
 
   /** The framework's loop failed with `error`: the run ends in Error (or as cancelled, when it was aborted). */
@@ -474,9 +483,40 @@ export class StepMirror {
     }
     const cause = error instanceof OperationError ? error : new OperationError('the framework loop', error);
     if (TOOL_PHASE.has(this.machine.pendingState)) this.#run.answerRest(`not run: ${cause.message}`, 'not_run');
-    return this.#run.failed(cause, { error: messageOf(error) });
+    const result = this.#run.failed(cause, { error: messageOf(error) });
+    this.#approvals.ended();
+    return result;
+  }
+
+  /**
+   * The framework stopped its loop for people's answers to `calls` (AI SDK tool approval
+   * requests): AwaitingApproval, the calls in the move's data; the run waits, not ended, for
+   * `approvals.approve` / `deny` (see `MirrorApprovals`). Needs `approvals: true`. A cancel while
+   * it waits ends the run as cancelled.
+   */
+  awaitApproval(calls: ToolCall[]): TurnResult {
+    const state = this.machine.pendingState;
+    if (!this.#run.running || !TOOL_PHASE.has(state))
+      throw new InvalidArgumentError(
+        'calls',
+        `calls of a response whose tools are pending (the run is in ${state})`,
+        calls,
+      );
+    return this.#approvals.park(calls, state, this.signal, () => this.runAborted());
+  }
+
+  /**
+   * The framework's own approval waits of the running run: whether it waits (`waiting`,
+   * `pending`), the answers (`approve`, `deny`; `answers()` resolves once the run moved on), and
+   * `listen(listener)` to hear of each wait.
+   */
+  get approvals(): MirrorApprovals {
+    return this.#approvals;
   }
 }
+
+const ENDED_WAITING =
+  'the framework reported its end while its run waited for approval: continue it with the answers (mirrorAISDK: `await m.answered()`, then call the SDK again with the messages)';
 
 /** A run's deadline passed (`spent`): its controller aborts, with the limit as the reason. */
 function abortAtDeadline(controller: AbortController, spent: SpentLimit): void {
