@@ -21,6 +21,7 @@ import { assertNonNegative } from './options/assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './options/optionKeys';
 import { outsideEndings, refuseEndings } from './endings/refuseEndings';
+import { optionsForNewMirror } from './mirror/optionsForNewMirror';
 import { assertNothingBeside, checkMirrorOptions } from './mirror/checkMirrorOptions';
 import { endSlot, slotLine } from './mirror/MirrorSlot';
 import { mirrorStall } from './mirror/mirrorStall';
@@ -43,7 +44,7 @@ import { billingRules, type BillingRule } from './money/providerBilling';
 import type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 import { gatePlainCall } from './mirror/MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
-import { approvalTable, MirrorApprovals } from './mirror/MirrorApprovals';
+import { approvalTable, ENDED_WAITING, MirrorApprovals } from './mirror/MirrorApprovals';
 
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
@@ -119,26 +120,11 @@ export class StepMirror {
     integration: MirrorIntegration = {},
   ): StepMirror {
     const { mirror, ...rest } = options;
-    const cannot = { ...MIRROR_CANNOT, ...integration.cannot };
-    if (mirror === undefined) {
-      assertKnownOptions(rest, MIRROR_OPTION_KEYS, where, MIRROR_CANNOT);
-      if (rest.honours !== undefined)
-        throw new InvalidArgumentError(
-          'honours',
-          `left out of ${where}: the integration says what it honours`,
-          rest.honours,
-        );
-      const budgets = [...(rest.budget === undefined ? [] : [{ limits: rest.budget, label: 'budget' }])];
-      const outside = outsideEndings(rest.externalBudgets ?? []);
-      refuseEndings([...budgets, ...(rest.sharedBudgets ?? []), ...outside], cannot, where, integration.honours);
-      return new StepMirror({
-        ...rest,
-        ...(integration.honours === undefined ? {} : { honours: integration.honours }),
-      });
-    }
+    if (mirror === undefined) return new StepMirror(optionsForNewMirror(rest, where, integration));
     if (!(mirror instanceof StepMirror)) throw new InvalidArgumentError('mirror', 'a StepMirror', mirror);
     assertNothingBeside(rest, where);
     // A mirror made before its integration was known (a batch's): its budgets' endings must be ones this integration makes.
+    const cannot = { ...MIRROR_CANNOT, ...integration.cannot };
     refuseEndings([...mirror.#budgets, ...outsideEndings(mirror.#external)], cannot, where, integration.honours);
     return mirror;
   }
@@ -307,8 +293,7 @@ export class StepMirror {
       external: this.#external,
       clock: this.#clock,
       billing: this.#billing,
-      // Bound, not an arrow: the bundle's keepNames names each arrow as it is made, once a run.
-      onDeadline: abortAtDeadline.bind(undefined, controller),
+      onDeadline: (spent: SpentLimit) => controller.abort(new Deadline(spent)),
     });
     const earlier = this.#earlierSpend;
     this.#earlierSpend = undefined;
@@ -478,9 +463,7 @@ export class StepMirror {
   }
 
   #fail(error: unknown): TurnResult {
-    if (!this.#run.running) {
-      this.runStart();
-    }
+    if (!this.#run.running) this.runStart();
     const cause = error instanceof OperationError ? error : new OperationError('the framework loop', error);
     if (TOOL_PHASE.has(this.machine.pendingState)) this.#run.answerRest(`not run: ${cause.message}`, 'not_run');
     const result = this.#run.failed(cause, { error: messageOf(error) });
@@ -513,12 +496,4 @@ export class StepMirror {
   get approvals(): MirrorApprovals {
     return this.#approvals;
   }
-}
-
-const ENDED_WAITING =
-  'the framework reported its end while its run waited for approval: continue it with the answers (mirrorAISDK: `await m.answered()`, then call the SDK again with the messages)';
-
-/** A run's deadline passed (`spent`): its controller aborts, with the limit as the reason. */
-function abortAtDeadline(controller: AbortController, spent: SpentLimit): void {
-  controller.abort(new Deadline(spent));
 }

@@ -221,3 +221,7 @@ function recordedDecisions(journal: readonly RecordedLine[]): Map<string, Approv
   }
   return decided;
 }
+
+/** Why a run that waits for approval cannot end: what `runEnd` says then. */
+export const ENDED_WAITING =
+  'the framework reported its end while its run waited for approval: continue it with the answers (mirrorAISDK: `await m.answered()`, then call the SDK again with the messages)';
