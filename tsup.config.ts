@@ -110,6 +110,14 @@ const shared: Options = {
   // *.d.ts (CommonJS, as the package has no "type") and *.d.mts (ESM).
   outExtension: ({ format }) => ({ js: format === 'cjs' ? '.cjs' : '.mjs' }),
   external: ['agent-state-machine'],
+  // The ESM build defines `require` (from the module's own URL) for the dependencies loaded at
+  // first use (lib/internal/requireOptional.ts); esbuild's own `__require` then finds it.
+  banner: ({ format }) =>
+    format === 'esm'
+      ? {
+          js: "import { createRequire as __agentSmRequire } from 'node:module'; const require = __agentSmRequire(import.meta.url);",
+        }
+      : {},
 };
 
 export default defineConfig([

@@ -88,6 +88,13 @@ const SUITES: readonly SuiteSpec[] = [
     optional: false,
   },
   {
+    name: 'coldstart',
+    title:
+      'Cold start: require the main entry in a fresh process, against eventemitter3 and the date-fns functions it uses',
+    file: 'coldstart.bench.ts',
+    optional: false,
+  },
+  {
     name: 'diff',
     title: 'agent-sm diff: two batch folders of 1,000 runs each, against reading both folders',
     file: 'diff.bench.ts',

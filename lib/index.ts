@@ -49,6 +49,7 @@ export type {
   MirrorBoundOf,
   MirrorIntegration,
 } from './agent/StepMirror';
+export type { MirrorApprovals, ApprovalListener } from './agent/mirror/MirrorApprovals';
 // Your own loop, as it is: its LLM calls seen at the wire (a provider subpath's metered fetch), its tool calls marked.
 export { observeLoop } from './observe/observeLoop';
 export type { ObservedResult } from './observe/observeLoop';

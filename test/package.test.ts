@@ -183,6 +183,38 @@ describe('the built package', () => {
     expect(JSON.parse(run(process.execPath, ['-e', script]))).toEqual([]);
   });
 
+  // winston and cli-progress are most of a cold start: loaded at their first use, in both builds.
+  it.each([
+    ['require', 'cjs'],
+    ['import', 'esm'],
+  ])('%s of the main entry loads neither winston nor cli-progress until a default logger is made', (_kind, format) => {
+    const script = [
+      format === 'cjs'
+        ? "const m = require('agent-state-machine'); const { createRequire } = require('node:module');"
+        : "import * as m from 'agent-state-machine'; import { createRequire } from 'node:module';",
+      "const cache = () => Object.keys(createRequire(process.cwd() + '/x').cache);",
+      'const loaded = () => ({ winston: cache().some((f) => /[\\/]winston[\\/]/.test(f)), progress: cache().some((f) => /[\\/]cli-progress[\\/]/.test(f)) });',
+      'const before = loaded();',
+      'const sm = new m.StateMachine();',
+      "try { sm.transition('NoSuchState', 'test'); } catch {}",
+      'console.log(JSON.stringify({ before, after: loaded() }));',
+    ].join('\n');
+    const result = execFileSync(
+      process.execPath,
+      [...(format === 'esm' ? ['--input-type=module'] : []), '-e', script],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        env: { ...process.env, AGENT_SM_LOG_LEVEL: 'nonsense' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    expect(JSON.parse(result)).toEqual({
+      before: { winston: false, progress: false },
+      after: { winston: true, progress: false },
+    });
+  });
+
   // The LangGraph subpath, both builds: a handler of the same @langchain/core the user has (so
   // LangChain takes it as a callback handler), sharing the main entry's classes.
   it.each([

@@ -21,6 +21,7 @@ import { assertNonNegative } from './options/assertNonNegative';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from './options/optionKeys';
 import { outsideEndings, refuseEndings } from './endings/refuseEndings';
+import { optionsForNewMirror } from './mirror/optionsForNewMirror';
 import { assertNothingBeside, checkMirrorOptions } from './mirror/checkMirrorOptions';
 import { endSlot, slotLine } from './mirror/MirrorSlot';
 import { mirrorStall } from './mirror/mirrorStall';
@@ -43,6 +44,7 @@ import { billingRules, type BillingRule } from './money/providerBilling';
 import type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 import { gatePlainCall } from './mirror/MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
+import { approvalTable, ENDED_WAITING, MirrorApprovals } from './mirror/MirrorApprovals';
 
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
@@ -104,6 +106,8 @@ export class StepMirror {
   #controller = new AbortController();
   /** The runs' state and the moves they make. */
   readonly #run: MirrorMoves;
+  /** The framework's own approval waits (`approvals: true`). */
+  readonly #approvals: MirrorApprovals;
 
   /**
    * The mirror an integration drives: the one handed to it as `mirror` (nothing else may be
@@ -116,26 +120,11 @@ export class StepMirror {
     integration: MirrorIntegration = {},
   ): StepMirror {
     const { mirror, ...rest } = options;
-    const cannot = { ...MIRROR_CANNOT, ...integration.cannot };
-    if (mirror === undefined) {
-      assertKnownOptions(rest, MIRROR_OPTION_KEYS, where, MIRROR_CANNOT);
-      if (rest.honours !== undefined)
-        throw new InvalidArgumentError(
-          'honours',
-          `left out of ${where}: the integration says what it honours`,
-          rest.honours,
-        );
-      const budgets = [...(rest.budget === undefined ? [] : [{ limits: rest.budget, label: 'budget' }])];
-      const outside = outsideEndings(rest.externalBudgets ?? []);
-      refuseEndings([...budgets, ...(rest.sharedBudgets ?? []), ...outside], cannot, where, integration.honours);
-      return new StepMirror({
-        ...rest,
-        ...(integration.honours === undefined ? {} : { honours: integration.honours }),
-      });
-    }
+    if (mirror === undefined) return new StepMirror(optionsForNewMirror(rest, where, integration));
     if (!(mirror instanceof StepMirror)) throw new InvalidArgumentError('mirror', 'a StepMirror', mirror);
     assertNothingBeside(rest, where);
     // A mirror made before its integration was known (a batch's): its budgets' endings must be ones this integration makes.
+    const cannot = { ...MIRROR_CANNOT, ...integration.cannot };
     refuseEndings([...mirror.#budgets, ...outsideEndings(mirror.#external)], cannot, where, integration.honours);
     return mirror;
   }
@@ -159,14 +148,16 @@ export class StepMirror {
       ledgerDefaultMaxCostUsd,
       logger,
       stall,
+      approvals = false,
       honours = {},
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
     checkMirrorOptions(options);
+    if (typeof approvals !== 'boolean') throw new InvalidArgumentError('approvals', 'true or false', approvals);
     const own = new Budget(budget ?? {}, { label: 'budget' });
     const budgets = [own, ...sharedBudgets];
-    const ending = mirrorEndings(budgets, externalBudgets, pricing, honours, stalls?.table);
+    const ending = mirrorEndings(budgets, externalBudgets, pricing, honours, approvalTable(approvals, stalls?.table));
     const resolved: AgentLogger | undefined = logger === false ? undefined : (logger ?? getDefaultLogger());
     const journalOptions = resolveJournal(journal);
     this.machine = new StateMachine<StateName>({
@@ -182,8 +173,7 @@ export class StepMirror {
     this.#external = [...externalBudgets];
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
     this.#recording = resumeRecording(resumeFrom, true, Infinity);
-    // The earlier spend counts from the first record (a file cut again still holds it), so
-    // served answers are not charged again; without `usage`, they are charged as served.
+    // The earlier spend counts from the first record (a cut file keeps it): served answers are charged only without `usage`.
     this.#earlierSpend = earlierSpend ?? resumeFrom?.usage;
     this.#clock = machineOptions.clock ?? Date.now;
     this.#callerSignal = signal;
@@ -207,6 +197,7 @@ export class StepMirror {
       // The final call's hold and the budget note, when a budget asks for them (and the integration honours them).
       ending.wrap,
     );
+    this.#approvals = new MirrorApprovals(approvals, this.#recording, resumeFrom?.journal, this.#run);
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -303,8 +294,7 @@ export class StepMirror {
       external: this.#external,
       clock: this.#clock,
       billing: this.#billing,
-      // Bound, not an arrow: the bundle's keepNames names each arrow as it is made, once a run.
-      onDeadline: abortAtDeadline.bind(undefined, controller),
+      onDeadline: (spent: SpentLimit) => controller.abort(new Deadline(spent)),
     });
     const earlier = this.#earlierSpend;
     this.#earlierSpend = undefined;
@@ -446,6 +436,7 @@ export class StepMirror {
   runEnd(info: { text?: string } = {}): TurnResult {
     if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run ended before it started'));
     const state = this.machine.pendingState;
+    if (this.#approvals.waiting) return this.#fail(new Error(ENDED_WAITING));
     // Stopped because it was cancelled while its tools ran: the run ends there, as the adapter's does.
     if (TOOL_PHASE.has(state) && this.signal.aborted) return this.runAborted();
     if (state === State.ProcessingLLMResponse || TOOL_PHASE.has(state))
@@ -457,7 +448,9 @@ export class StepMirror {
   runAborted(reason?: unknown): TurnResult {
     if (!this.#run.running) return this.#run.result ?? this.#fail(new Error('the run was aborted before it started'));
     if (!this.signal.aborted) this.#controller.abort(reason ?? 'the framework aborted its loop');
-    return abortMirrorRun(this.#run, this.signal);
+    const result = abortMirrorRun(this.#run, this.signal);
+    this.#approvals.ended();
+    return result;
   }
 
   /** The framework's loop failed with `error`: the run ends in Error (or as cancelled, when it was aborted). */
@@ -471,16 +464,37 @@ export class StepMirror {
   }
 
   #fail(error: unknown): TurnResult {
-    if (!this.#run.running) {
-      this.runStart();
-    }
+    if (!this.#run.running) this.runStart();
     const cause = error instanceof OperationError ? error : new OperationError('the framework loop', error);
     if (TOOL_PHASE.has(this.machine.pendingState)) this.#run.answerRest(`not run: ${cause.message}`, 'not_run');
-    return this.#run.failed(cause, { error: messageOf(error) });
+    const result = this.#run.failed(cause, { error: messageOf(error) });
+    this.#approvals.ended();
+    return result;
   }
-}
 
-/** A run's deadline passed (`spent`): its controller aborts, with the limit as the reason. */
-function abortAtDeadline(controller: AbortController, spent: SpentLimit): void {
-  controller.abort(new Deadline(spent));
+  /**
+   * The framework stopped its loop for people's answers to `calls` (AI SDK tool approval
+   * requests): AwaitingApproval, the calls in the move's data; the run waits, not ended, for
+   * `approvals.approve` / `deny` (see `MirrorApprovals`). Needs `approvals: true`. A cancel while
+   * it waits ends the run as cancelled.
+   */
+  awaitApproval(calls: ToolCall[]): TurnResult {
+    const state = this.machine.pendingState;
+    if (!this.#run.running || !TOOL_PHASE.has(state))
+      throw new InvalidArgumentError(
+        'calls',
+        `calls of a response whose tools are pending (the run is in ${state})`,
+        calls,
+      );
+    return this.#approvals.park(calls, state, this.signal, () => this.runAborted());
+  }
+
+  /**
+   * The framework's own approval waits of the running run: whether it waits (`waiting`,
+   * `pending`), the answers (`approve`, `deny`; `answers()` resolves once the run moved on), and
+   * `listen(listener)` to hear of each wait.
+   */
+  get approvals(): MirrorApprovals {
+    return this.#approvals;
+  }
 }

@@ -20,7 +20,7 @@ import { FolderAnswers } from './FolderAnswers';
 import { ParkedRuns, type Slot } from './ParkedRuns';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { noteEnded, stateOfFacts, taskState, type TaskState } from './resumeState';
-import type { FrameworkTask } from './runFrameworkTask';
+import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import { skippedRun } from './skippedRun';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask } from './runTask';
@@ -115,12 +115,13 @@ export class BatchScheduler {
       this.#cancelRuns.abort(options.signal.reason);
       this.#cancelFactories.abort(options.signal.reason);
     }
-    const answers =
-      setup.folder !== undefined && options.approve !== undefined ? new FolderAnswers(setup.folder, log) : undefined;
+    // A framework task's own approvals (AI SDK `needsApproval`) park it as `approve` parks an agent task.
+    const approvals = options.approve !== undefined || list.some(isFrameworkTask);
+    const answers = setup.folder !== undefined && approvals ? new FolderAnswers(setup.folder, log) : undefined;
     this.#answers = answers;
     const { onApproval } = options;
     this.#parked = new ParkedRuns({
-      canPark: options.approve !== undefined || pausing,
+      canPark: approvals || pausing,
       clock,
       ...(answers === undefined
         ? onApproval === undefined
@@ -375,6 +376,7 @@ export class BatchScheduler {
       ...(onFileFacts === undefined ? {} : { onFileFacts }),
       // Bound, not arrows: the bundle's keepNames names each arrow as it is made, once a run.
       awaitPause: this.#parked.park.bind(this.#parked, task.id, index, slot),
+      awaitFrameworkPause: this.#parked.park.bind(this.#parked, task.id, index, slot),
     });
     const wait = this.#parked.takeWait(index);
     const capWait = this.#parked.takeCapWait(index);

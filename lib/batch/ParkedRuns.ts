@@ -1,8 +1,11 @@
-import type { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import type { ApprovalDecision, PendingApproval } from '../agent/ApprovalGate';
 import type { TurnResult } from '../agent/TurnResult';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
+import { FrameworkTurn } from './FrameworkTurn';
+import type { ParkableRun } from './ParkableRun';
+
+export type { ParkableRun } from './ParkableRun';
 
 /** What `runBatch`'s `onApproval` gets for a run that parked: its calls, and how to answer them. */
 export interface BatchApprovalRequest {
@@ -76,7 +79,7 @@ export class Slot {
 
 interface Parked {
   index: number;
-  agent: AgentWithStateMachine;
+  agent: ParkableRun;
   slot: Slot;
   calls: PendingApproval[];
   answers: Map<string, ApprovalDecision>;
@@ -163,13 +166,7 @@ export class ParkedRuns {
    * waits for its answers and a slot, or for its turn to end on its own. Resolves with the
    * turn's next stop. A run whose calls were answered already (through its agent) keeps its slot.
    */
-  async park(
-    id: string,
-    index: number,
-    slot: Slot,
-    agent: AgentWithStateMachine,
-    paused?: TurnResult,
-  ): Promise<TurnResult> {
+  async park(id: string, index: number, slot: Slot, agent: ParkableRun, paused?: TurnResult): Promise<TurnResult> {
     if (paused?.outcome === 'awaiting_budget') return this.#parkAtCap(id, index, agent, slot, paused);
     const next = agent.continueTurn();
     if (!agent.awaitingApproval) return next;
@@ -218,13 +215,7 @@ export class ParkedRuns {
    * tries its call again (`retryBudget`); or its turn ends (the batch's abort). Resolves with the
    * turn's next stop.
    */
-  async #parkAtCap(
-    id: string,
-    index: number,
-    agent: AgentWithStateMachine,
-    slot: Slot,
-    paused: TurnResult,
-  ): Promise<TurnResult> {
+  async #parkAtCap(id: string, index: number, agent: ParkableRun, slot: Slot, paused: TurnResult): Promise<TurnResult> {
     const next = agent.continueTurn();
     if (!agent.awaitingBudget) return next;
     const wait = this.#capWaits.get(index) ?? { pauses: 0, waitedMs: 0 };
@@ -364,6 +355,12 @@ export class ParkedRuns {
       approve: (callId, options = {}) => {
         if (typeof options !== 'object' || options === null)
           throw new InvalidArgumentError('options', 'an object { input? }', options);
+        if ('input' in options && run.agent instanceof FrameworkTurn)
+          throw new InvalidArgumentError(
+            'options.input',
+            `left out for run ${id}: its framework runs an approved call with the input its model gave`,
+            options.input,
+          );
         answer('input' in options ? { callId, approved: true, input: options.input } : { callId, approved: true });
       },
       deny: (callId, reason = 'denied by a person') => {

@@ -4,6 +4,7 @@ import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions
 import type { RunFileFacts } from '../history/readRunFile';
 import type { TransitionTable } from '../machine/TransitionTable';
 import type { RunSink } from './RunStore';
+import type { ParkableRun } from './ParkableRun';
 
 /** Options of `runTask(task, options)`. */
 export interface RunTaskOptions {
@@ -35,6 +36,12 @@ export interface RunTaskOptions {
    * the calls answered (or `retryBudget()` called) through `onRun`'s adapter.
    */
   awaitPause?: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
+  /**
+   * As `awaitPause`, for a framework task whose framework stopped for tool approvals (AI SDK
+   * `needsApproval`): how `runBatch` parks it. Without it, such a run ends in Error, naming why:
+   * nothing here could answer it.
+   */
+  awaitFrameworkPause?: (run: ParkableRun, paused: TurnResult) => Promise<TurnResult>;
   /**
    * Called once the run's history file (`historyFile`) is closed whole (no write failed), with
    * what it says of the run, learned as it was written: what `readRunFile` would read back.

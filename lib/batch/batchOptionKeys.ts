@@ -43,10 +43,7 @@ export const BATCH_OPTION_KEYS = Object.freeze({
 });
 
 /** Batch options that reach only agent tasks, each with why a framework task cannot honour it. */
-const AGENT_TASKS_ONLY: Readonly<Record<string, string>> = Object.freeze({
-  ...MIRROR_CANNOT,
-  onApproval: 'it goes with `approve`, which a framework run cannot take',
-});
+const AGENT_TASKS_ONLY: Readonly<Record<string, string>> = Object.freeze({ ...MIRROR_CANNOT });
 
 /**
  * Refuses, by name, a batch option that a framework task in the batch could not honour: it would

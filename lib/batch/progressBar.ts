@@ -1,5 +1,6 @@
-import cliProgress from 'cli-progress';
+import type CliProgress from 'cli-progress';
 import { messageOf } from '../internal/messageOf';
+import { requireOptional } from '../internal/requireOptional';
 import { formatProgressLine } from './formatProgressLine';
 
 /** What the line is drawn from: the figures each `onProgress` call carries. */
@@ -60,6 +61,7 @@ export function openProgressBar(options: ProgressBarOptions): ProgressBar | unde
       giveUp(what, error);
     }
   };
+  const cliProgress = requireOptional<typeof CliProgress>('cli-progress');
   const bar = new cliProgress.SingleBar({
     stream,
     barsize: 10,

@@ -96,7 +96,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
       salvage,
     );
   resolveResumeTools(resumeTools, 'resumeTools');
-  assertBatchHooks(options, showProgress);
+  assertBatchHooks(options, showProgress, frameworkTask !== undefined);
   // Where the runs' lines are kept: a folder or a store.
   const kept = historyDir !== undefined || store !== undefined;
   const { journal, ledger } = keptLines(journalGiven, ledgerGiven, kept);
@@ -240,7 +240,7 @@ function assertStoreOptions(store: unknown, batchId: unknown, historyDir: unknow
 }
 
 /** The batch's callbacks and its signal, each checked by name. */
-function assertBatchHooks(options: BatchOptions, showProgress: unknown): void {
+function assertBatchHooks(options: BatchOptions, showProgress: unknown, frameworkTasks: boolean): void {
   const { signal, onProgress, onApproval, approve, onRun } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
@@ -258,8 +258,13 @@ function assertBatchHooks(options: BatchOptions, showProgress: unknown): void {
       'a function ({ id, index, calls, approve, deny }) => void',
       onApproval,
     );
-  if (onApproval !== undefined && approve === undefined)
-    throw new InvalidArgumentError('approve', 'an approval policy when onApproval is set', approve);
+  // A framework task's own approvals (AI SDK `needsApproval`) reach `onApproval` without a policy.
+  if (onApproval !== undefined && approve === undefined && !frameworkTasks)
+    throw new InvalidArgumentError(
+      'approve',
+      'an approval policy when onApproval is set (or a framework task, whose framework asks for approval itself)',
+      approve,
+    );
   if (onRun !== undefined && typeof onRun !== 'function')
     throw new InvalidArgumentError('onRun', 'a function ({ id, index, agent }) => (() => void) | void', onRun);
 }

@@ -11,6 +11,7 @@ import { RunSinkForward } from './RunSinkForward';
 import { messageOf } from '../internal/messageOf';
 import type { RunTaskOptions } from './RunTaskOptions';
 import type { TaskRun } from './TaskRun';
+import { FrameworkTurn } from './FrameworkTurn';
 
 /**
  * A run a framework owns (an AI SDK `generateText` or `ToolLoopAgent`, an Agents SDK `run()`, a
@@ -82,6 +83,8 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       // The framework is not known yet: the integration the task puts on the mirror refuses the
       // endings it cannot make (mirrorAISDK makes both), and a mirror driven by hand refuses them at its first call.
       honours: { wrapUp: true, budgetNote: true },
+      // The framework's own tool approvals park the run (AI SDK `needsApproval`).
+      approvals: true,
     };
     mirror = new StepMirror(mirrorOptions);
     if (forward !== undefined) {
@@ -93,12 +96,22 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
     }
     mirror.runStart(task.input ?? '');
-    try {
-      await task.run(mirror, { signal: mirror.signal });
-      result = mirror.running ? mirror.runEnd() : mirror.result;
-    } catch (error) {
-      result = !mirror.running ? mirror.result : mirror.signal.aborted ? mirror.runAborted() : mirror.runFailed(error);
-    }
+    const turn = new FrameworkTurn(mirror);
+    const { awaitFrameworkPause } = options;
+    const m = mirror;
+    if (awaitFrameworkPause === undefined)
+      m.approvals.listen(({ pendingApprovals = [] }) => {
+        // Nothing here could answer it: refused by name, not left waiting for ever.
+        m.runFailed(
+          new Error(
+            `${name}: the framework stopped for approval of ${pendingApprovals.map((c) => `${c.name} (${c.callId})`).join(', ')}, and this runner cannot park a framework run (runBatch parks it; the BullMQ worker cannot yet): run the task in runBatch, or leave out the tools' needsApproval`,
+          ),
+        );
+      });
+    const whole = settleRun(task, m);
+    result = await turn.start(whole);
+    while (result.outcome === 'awaiting_approval')
+      result = await (awaitFrameworkPause === undefined ? turn.continueTurn() : awaitFrameworkPause(turn, result));
   } catch (error) {
     failure = new OperationError(`${name}.run`, error);
   }
@@ -112,7 +125,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
   if (historyError !== undefined)
     onProblem?.(`the history file of run ${task.id} is incomplete: ${historyError.message}`);
   else forward?.tellFacts();
-  // A framework's run never pauses here (its own approvals end it as cancelled; a pausing cap is refused for it).
+  // A run that ended still waiting is an error (a pausing cap is refused for a framework run).
   const outcome =
     result === undefined || result.outcome === 'awaiting_approval' || result.outcome === 'awaiting_budget'
       ? 'error'
@@ -129,6 +142,19 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
   if (error !== undefined) run.error = error;
   if (historyError !== undefined) run.historyError = historyError;
   return run;
+}
+
+/**
+ * Runs the task's framework loop to its end: the mirror ends the run if the framework did not
+ * report it (resolved: its end; rejected: Error, or cancelled when aborted).
+ */
+async function settleRun(task: FrameworkTask, mirror: StepMirror): Promise<TurnResult> {
+  try {
+    await task.run(mirror, { signal: mirror.signal });
+    return mirror.running ? mirror.runEnd() : mirror.result!;
+  } catch (error) {
+    return !mirror.running ? mirror.result! : mirror.signal.aborted ? mirror.runAborted() : mirror.runFailed(error);
+  }
 }
 
 /** Whether a task is a framework task (it has `run`) rather than an agent task. */

@@ -1,20 +1,22 @@
-import winston from 'winston';
+import type Winston from 'winston';
 import { InvalidArgumentError } from './InvalidArgumentError';
 import { safeStringify } from '../internal/safeStringify';
 import { escapeControl } from '../internal/escapeControl';
+import { requireOptional } from '../internal/requireOptional';
 
 /** Environment variable that sets the default logger's level. */
 export const LOG_LEVEL_ENV = 'AGENT_SM_LOG_LEVEL';
 
-let shared: winston.Logger | undefined;
+let shared: Winston.Logger | undefined;
 
 /**
  * The logger machines use when none is given: winston, to stderr, at the level named by
  * `AGENT_SM_LOG_LEVEL` or `warn` (an unknown level is reported once, and `warn` is used). One per process, made on first use, so that ten thousand
  * machines in a batch share one.
  */
-export function getDefaultLogger(): winston.Logger {
+export function getDefaultLogger(): Winston.Logger {
   if (shared !== undefined) return shared;
+  const winston = requireOptional<typeof Winston>('winston');
   const raw = process.env[LOG_LEVEL_ENV];
   let level = raw === undefined || raw === '' ? 'warn' : raw;
   // A typo in an environment variable must not make every constructor throw: say so once

@@ -60,13 +60,14 @@ export function tracedScript(args: readonly string[], budgetKey: string): Traced
   return { script, keys, argv: args.slice(3 + count) };
 }
 
-/** STEP's ARGV positions (1-based, as in scripts.ts): the run, the charge fields, tool calls, the release, the call, the hold, the wrap mode and its dollars. */
+/** STEP's ARGV positions (1-based, as in scripts.ts): the run, the charge fields, tool calls, the release, the call, the hold, the wrap mode and its dollars, the attempt. */
 const A_COST = 1 + CHARGE_FIELD_NAMES.indexOf('costUsd');
 const A_RELEASE = CHARGE_FIELD_NAMES.length + 3;
 const A_CALL = A_RELEASE + 1;
 const A_HOLD = A_RELEASE + 2;
 const A_WRAP = A_RELEASE + 3;
 const A_WRAP_USD = A_RELEASE + 4;
+const A_ATTEMPT = A_RELEASE + 5;
 
 /** Where a run is in the model's worker: between two of its steps. */
 type Phase = 'idle' | 'takeover' | 'calls' | 'lost' | 'ended';
@@ -81,14 +82,17 @@ export interface Replay {
   takeovers: number;
   reservations: number;
   writeOffs: number;
+  /** Steps of an attempt below its run's fence (taken over): charged, nothing else. */
+  stale: number;
 }
 
 /**
  * Replays `trace` through the model's step relation, under a strict cap of `cap` dollars and
  * `retryLostRuns`. Checks each script against the model's worker (a run's steps come between its
  * `begin` and its report; an attempt after the first starts with its takeover, a run begun lost is
- * written off), the cap after each step (spent, and spent + held, never past it), and at the end
- * that nothing is held and every run was reported once.
+ * written off; a step of an attempt below its run's fence only charges), the cap after each step
+ * (spent, and spent + held, never past it), and at the end that nothing is held and every run was
+ * reported once.
  */
 export function replayTrace(trace: readonly TracedScript[], cap: number, retryLostRuns: number): Replay {
   const violations: string[] = [];
@@ -102,6 +106,9 @@ export function replayTrace(trace: readonly TracedScript[], cap: number, retryLo
   let takeovers = 0;
   let reservations = 0;
   let writeOffs = 0;
+  let stale = 0;
+  const fence = new Map<string, number>();
+  const credit = new Map<string, number>();
   const unhold = (run: string, by: number): void => {
     held = Math.max(0, held - by);
     runHeld.set(run, Math.max(0, (runHeld.get(run) ?? 0) - by));
@@ -126,6 +133,18 @@ export function replayTrace(trace: readonly TracedScript[], cap: number, retryLo
         return;
       }
       case 'step': {
+        const release = Number(argv[A_RELEASE - 1]);
+        const attempt =
+          argv[A_ATTEMPT - 1] === undefined || argv[A_ATTEMPT - 1] === '' ? NaN : Number(argv[A_ATTEMPT - 1]);
+        if (attempt < (fence.get(run) ?? 0)) {
+          // The fence: a stale attempt's charge counts, in place of the holds its takeover charged.
+          const back = Math.min(release, credit.get(run) ?? 0);
+          credit.set(run, (credit.get(run) ?? 0) - back);
+          spent += Number(argv[A_COST]) - back;
+          stale += 1;
+          if (spent > cap + 1e-9) violations.push(`${at}: $${spent} spent, past the cap $${cap}`);
+          return;
+        }
         const now = phase.get(run) ?? 'idle';
         const call = argv[A_CALL - 1] ?? '';
         const wmode = argv[A_WRAP - 1] ?? '';
@@ -137,17 +156,20 @@ export function replayTrace(trace: readonly TracedScript[], cap: number, retryLo
         if (now === 'lost' && wmode !== WRAP_CODES.lost) violations.push(`${at}: a run begun lost is not written off`);
         if (wmode === WRAP_CODES.lost && now !== 'lost' && now !== 'takeover')
           violations.push(`${at}: a write-off of a run neither lost nor taken over`);
-        // STEP: the charge, the release, the wrap mode, the reservation under the strict cap.
-        const charge = Number(argv[A_COST]);
+        // STEP: the charge, the release, the wrap mode, the reservation under the strict cap. A
+        // write-off or a takeover charges the calls' holds instead of the dollars it brings (strict).
+        const charge = wmode === WRAP_CODES.lost ? 0 : Number(argv[A_COST]);
         spent += charge;
-        const release = Number(argv[A_RELEASE - 1]);
         if (release > (runHeld.get(run) ?? 0) + 1e-9)
           violations.push(`${at}: lets go of $${release}, more than the run holds ($${runHeld.get(run) ?? 0})`);
         if (release > 0) unhold(run, release);
         const wold = runWrap.get(run) ?? 0;
         if (wmode === WRAP_CODES.drop || wmode === WRAP_CODES.lost) {
           if (wmode === WRAP_CODES.lost) {
-            spent += Math.max(0, (runHeld.get(run) ?? 0) - wold);
+            const calls = Math.max(0, (runHeld.get(run) ?? 0) - wold);
+            spent += calls;
+            credit.set(run, (credit.get(run) ?? 0) + calls);
+            if (attempt > (fence.get(run) ?? 0)) fence.set(run, attempt);
             writeOffs += 1;
           }
           runWrap.set(run, 0);
@@ -176,6 +198,8 @@ export function replayTrace(trace: readonly TracedScript[], cap: number, retryLo
       }
       case 'record': {
         if (reports.has(run)) return; // HSETNX: a second report is dropped
+        // A report of an attempt taken over (a later one began) is refused.
+        if (argv[3] !== undefined && Number(argv[3]) < (started.get(run)?.attempt ?? 0)) return;
         reports.set(run, 1);
         phase.set(run, 'ended');
         return;
@@ -187,5 +211,5 @@ export function replayTrace(trace: readonly TracedScript[], cap: number, retryLo
   });
   if (held > 1e-9) violations.push(`at the end: $${held} still held`);
   for (const [run, h] of runHeld) if (h > 1e-9) violations.push(`at the end: run ${run} still holds $${h}`);
-  return { violations, spent, held, runHeld, reports, takeovers, reservations, writeOffs };
+  return { violations, spent, held, runHeld, reports, takeovers, reservations, writeOffs, stale };
 }

@@ -23,6 +23,15 @@ const BROKEN: Array<[string, RegExp]> = [
   ['broken-lost-keeps', /runHeld\[r\]==0/],
   // With no store, a retried attempt that does not write the earlier one off: its settle frees money never charged.
   ['broken-nostore-keeps', /worst<=cap/],
+  // The zombie of issue 55: a worker whose job lock expired lives on beside the attempt that took
+  // its run over. STEP with no fence: its settle lets go of the other attempt's holds.
+  ['broken-no-fence', /worst<=cap/],
+  // A takeover that lets go of the earlier attempt's call holds: a call it had reserved still leaves.
+  ['broken-takeover-lets-go', /worst<=cap/],
+  // A fenced charge added to the hold its takeover charged: Redis counts the call twice, past the cap.
+  ['broken-no-credit', /spent<=cap/],
+  // RECORD with no fence: the attempt taken over reports the run, not the one that took it over.
+  ['broken-record-no-fence', /reportAtt\[r\]==started\[r\]/],
 ];
 
 describe('the money model: each broken variant fails with a counterexample', () => {

@@ -152,11 +152,11 @@ describe('an option a framework run cannot honour is refused by name, never drop
 
   it.each([
     ['approve', { approve: { delete_file: true }, onApproval: (): void => undefined }],
-    ['onApproval', { onApproval: (): void => undefined }],
     ['retry', { retry: { retries: 3 } }],
     ['toolConcurrency', { toolConcurrency: 2 }],
     ['compact', { compact: true }],
   ])('runBatch with a framework task refuses %s before any run starts', async (key, options) => {
+    // `onApproval` alone is taken: a framework's own approvals (AI SDK needsApproval) reach it.
     let started = 0;
     const error = await refusal(() =>
       runBatch(

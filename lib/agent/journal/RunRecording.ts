@@ -201,6 +201,15 @@ export class RunRecording {
   }
 
   /**
+   * A call of the last served response that waited for approval when the run was cut, its
+   * answer not journaled: it never started, so it runs once answered (not `interrupted`). An
+   * approved call cut while it ran is asked again and then runs again: the journal keeps no approval.
+   */
+  waitedForApproval(callId: string): void {
+    if (this.#plans.get(callId)?.kind === 'interrupted') this.#plans.set(callId, { kind: 'run', rerun: false });
+  }
+
+  /**
    * The plans of a served response's tool calls. A call with a journaled result is replayed or
    * run again by its policy. Of the calls without one, the first `toolConcurrency` may have
    * been running at the cut (calls start in order): run again only under `rerun`, else answered

@@ -74,6 +74,12 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    */
   stall?: boolean | StallOptions;
   /**
+   * The framework's own tool approvals park the run (`awaitApproval`): the table gains the
+   * approval states (AwaitingApproval, ApprovalTimedOut; open the sink with it). mirrorAISDK
+   * sets it when a tool has `needsApproval`; a batch's mirror has it. Default false.
+   */
+  approvals?: boolean;
+  /**
    * The request flags the integration driving this mirror honours, as a loop's `honours`:
    * `wrapUp` (it makes the final call `modelCallPlan` asks for: `budget.wrapUp`) and
    * `budgetNote` (it adds the note: `budget.visible`). A budget asking for one not honoured is

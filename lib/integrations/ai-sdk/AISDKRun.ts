@@ -1,10 +1,11 @@
 import { APICallError, type ModelMessage, type StepResult, type ToolSet } from 'ai';
-import type { MirrorResponse, StepMirror } from 'agent-state-machine';
+import { InvalidArgumentError, type MirrorResponse, type StepMirror } from 'agent-state-machine';
 import { answeredMessages } from './answeredMessages';
 import { callBound } from './callBound';
 import { lastUserText } from './lastUserText';
 import { modelResponseOf, type ModelCallResult } from './modelResponseOf';
 import { withFlags, type CallOptions } from './withFlags';
+import { approvalRequests, type ApprovalRequest } from './approvalRequests';
 
 /**
  * What `mirrorAISDK`'s wrappers keep of a mirror's run beside the mirror: the response messages,
@@ -22,6 +23,10 @@ export class AISDKRun {
   /** Model failures in a row: the SDK retries a retryable one while there are retries left. */
   #failuresInRow = 0;
   readonly #seen = new WeakSet<object>();
+  /** The tool approval requests of the last step (the loop stopped for them): approval id and call. */
+  #requests: ApprovalRequest[] = [];
+  /** Parked for approval, until the next model attempt: the SDK's start event is the same run's continuation. */
+  #afterApproval = false;
   /** A streamed model call whose response is not reported yet: tool calls wait for it. */
   streaming: Promise<void> | undefined;
 
@@ -44,6 +49,9 @@ export class AISDKRun {
     this.#lastCalls = [];
     this.#lastText = undefined;
     this.#failuresInRow = 0;
+    this.#requests = [];
+    this.#waiting = [];
+    this.#afterApproval = false;
     this.#lastRun = this.mirror.turn;
   }
 
@@ -53,9 +61,17 @@ export class AISDKRun {
     this.sync();
   }
 
-  /** The SDK's start event: a run that went past its first model call without reporting its end is ended in Error by the mirror. */
+  /**
+   * The SDK's start event: a run that went past its first model call without reporting its end
+   * is ended in Error by the mirror. After an approval stop it is the same run going on: the
+   * answers its messages carry (`tool-approval-response`) are given to the waiting run.
+   */
   started(event: unknown): void {
     const e = (event ?? {}) as { prompt?: unknown; messages?: unknown };
+    if (this.#afterApproval) {
+      if (this.mirror.approvals.waiting) this.#answerFrom(e.messages ?? e.prompt);
+      return;
+    }
     this.mirror.runStart(typeof e.prompt === 'string' ? e.prompt : lastUserText(e.messages ?? e.prompt));
     this.sync();
   }
@@ -66,7 +82,85 @@ export class AISDKRun {
     this.#seen.add(step);
     const messages = step.response?.messages;
     if (Array.isArray(messages)) this.#stepMessages = [...messages];
+    this.#requests = approvalRequests(step.content);
     this.mirror.stepEnd();
+  }
+
+  /** The SDK's end event: the run ends, or, stopped for tool approvals, waits for the answers (AwaitingApproval). */
+  finished(event: { text?: string } | undefined): void {
+    const { mirror } = this;
+    const requests = this.#requests;
+    this.#requests = [];
+    if (requests.length === 0 || !mirror.running || mirror.approvals.waiting) {
+      mirror.runEnd(typeof event?.text === 'string' ? { text: event.text } : {});
+      return;
+    }
+    if (!mirror.approvals.enabled) {
+      mirror.runFailed(
+        new InvalidArgumentError(
+          'approvals',
+          `true on the mirror: the SDK stopped for approval of ${requests.map((r) => r.call.name).join(', ')}, and a mirror made without approval states cannot park the run (mirrorAISDK sets it for tools with needsApproval given to it; a batch's mirror has it)`,
+          false,
+        ),
+      );
+      return;
+    }
+    this.#waiting = requests;
+    this.#afterApproval = true;
+    mirror.awaitApproval(requests.map((r) => r.call));
+  }
+
+  /**
+   * Once the run that stopped for tool approvals has every answer: the messages to append to the
+   * conversation to go on (the last call's response messages, then the tool message of
+   * `tool-approval-response` parts). Undefined when it does not wait, or it ended meanwhile.
+   */
+  async answered(): Promise<ModelMessage[] | undefined> {
+    const waiting = this.#waiting;
+    if (waiting.length === 0) return undefined;
+    const messages = this.#stepMessages;
+    const decisions = await this.mirror.approvals.answers();
+    // Handed out once: the next call answers the next wait.
+    if (this.#waiting === waiting) this.#waiting = [];
+    if (decisions === undefined) return undefined;
+    const content = decisions.flatMap((d) => {
+      const request = waiting.find((r) => r.call.id === d.callId);
+      if (request === undefined) return [];
+      return [
+        {
+          type: 'tool-approval-response' as const,
+          approvalId: request.approvalId,
+          approved: d.approved,
+          ...(d.approved ? {} : { reason: d.reason }),
+        },
+      ];
+    });
+    // Copied into this realm's objects: the SDK compares an approved call's input with its schema's
+    // output by constructor, and the step's messages are a structured clone (another realm's, under a VM).
+    return [...(plainCopy(messages) as ModelMessage[]), { role: 'tool', content } as ModelMessage];
+  }
+
+  /** The run went on past its approval stop (a model attempt): that wait is over. */
+  #wentOn(): void {
+    this.#afterApproval = false;
+    this.#waiting = [];
+  }
+
+  /** The approval requests the run waits on. */
+  #waiting: ApprovalRequest[] = [];
+
+  /** The answers a continuation's messages carry, given to the waiting run (the rest keep waiting). */
+  #answerFrom(prompt: unknown): void {
+    const last = Array.isArray(prompt) ? (prompt.at(-1) as { role?: unknown; content?: unknown }) : undefined;
+    if (last?.role !== 'tool' || !Array.isArray(last.content)) return;
+    const { approvals } = this.mirror;
+    for (const part of last.content as Array<Record<string, unknown>>) {
+      if (part?.type !== 'tool-approval-response') continue;
+      const request = this.#waiting.find((r) => r.approvalId === part.approvalId);
+      if (request === undefined || !approvals.pending.some((p) => p.callId === request.call.id)) continue;
+      if (part.approved === true) approvals.approve(request.call.id);
+      else approvals.deny(request.call.id, typeof part.reason === 'string' ? part.reason : 'denied by a person');
+    }
   }
 
   /** One model attempt: planned by the mirror (the flags it must carry), then made as `call` sends it. */
@@ -75,6 +169,7 @@ export class AISDKRun {
     modelId: string | undefined,
     call: (sent: CallOptions) => PromiseLike<R>,
   ): Promise<R> {
+    this.#wentOn();
     this.ensureRun(o.prompt);
     // The bound is only worked out when the mirror needs it (a strict or external dollar cap,
     // the final call's hold), of the call as the flags would send it.
@@ -108,6 +203,7 @@ export class AISDKRun {
 
   /** A resumed run: the journaled response of this call, when the mirror serves one (no request is made). */
   recorded(o: CallOptions): MirrorResponse | undefined {
+    this.#wentOn();
     this.ensureRun(o.prompt);
     const response = this.mirror.recordedResponse();
     if (response !== undefined) this.#kept(response);
@@ -119,4 +215,13 @@ export class AISDKRun {
     this.#lastCalls = (response.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, input: c.input }));
     this.#lastText = response.text;
   }
+}
+
+/** `value` with its arrays and plain objects copied (other objects kept as they are). Pure. */
+function plainCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plainCopy);
+  if (typeof value !== 'object' || value === null) return value;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== null && (proto as { constructor?: { name?: unknown } }).constructor?.name !== 'Object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainCopy(v)]));
 }

@@ -5,6 +5,14 @@ import { AISDKRun } from './AISDKRun';
 import { wrapAISDKModel } from './wrapAISDKModel';
 import { wrapAISDKTools } from './wrapAISDKTools';
 
+/** Whether a tool of `tools` may ask for approval (`needsApproval` set, not false). */
+function asksApproval(tools: ToolSet | undefined): boolean {
+  return Object.values(tools ?? {}).some((t) => {
+    const needs = (t as { needsApproval?: unknown } | undefined)?.needsApproval;
+    return needs !== undefined && needs !== false;
+  });
+}
+
 /** Options of `mirrorAISDK(options)`: a mirror's options (budgets, pricing, journal, …), or a mirror to drive. */
 export interface MirrorAISDKOptions extends StepMirrorOptions {
   /** A mirror to drive instead of making one (a batch task gets one); its own options are then not given here. */
@@ -74,6 +82,15 @@ export interface AISDKMirror<O = MirrorAISDKOptions> {
   readonly messages: ModelMessage[];
   /** How the last run ended, once it has. */
   readonly result: TurnResult | undefined;
+  /**
+   * When the SDK stopped for tool approvals (a tool's `needsApproval`), the run waits in
+   * AwaitingApproval, not ended: this resolves, once every call has its answer (`mirror.approvals`
+   * approve/deny, a batch's `onApproval`, `agent-sm approve`), with the messages to append to
+   * your conversation (the call's response messages and the `tool-approval-response` tool
+   * message); call the SDK again with them and the same run goes on. Undefined when the run does
+   * not wait (it ended, or was cancelled while it waited).
+   */
+  answered(): Promise<ModelMessage[] | undefined>;
   /** Cancels the running loop through its signal. */
   cancel(reason?: string): boolean;
   /**
@@ -131,6 +148,9 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
       );
     sink = JsonlHistorySink.open(historyFile, historyOptions);
   }
+  // A tool that needs approval parks the run: the mirror's table has the approval states.
+  if (given === undefined && mirrorOptions.approvals === undefined && asksApproval(tools))
+    mirrorOptions.approvals = true;
   // The wrapped model rewrites a call into the final one and adds the budget note: both honoured.
   const mirror = StepMirror.fromOptions(
     sink === undefined ? { ...mirrorOptions, mirror: given } : { ...mirrorOptions, sink },
@@ -155,7 +175,7 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
     onStart,
     onStepFinish: onStepEnd,
     onStepEnd,
-    onFinish: (event) => void mirror.runEnd(typeof event?.text === 'string' ? { text: event.text } : {}),
+    onFinish: (event) => run.finished(event),
     onError: (event) => void mirror.runFailed(event?.error),
     onAbort: () => void mirror.runAborted(),
   };
@@ -181,6 +201,7 @@ export function mirrorAISDK<O extends MirrorAISDKOptions>(options: O = {} as O):
     get result() {
       return mirror.result;
     },
+    answered: () => run.answered(),
     cancel: (reason) => mirror.cancel(reason),
     end: (error) => {
       if (!mirror.running) return mirror.result ?? mirror.runFailed(error ?? new Error('the run never started'));

@@ -12,6 +12,13 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
   if (typeof t !== 'object' || t === null) throw new InvalidArgumentError('tools', 'a record of tool() definitions', t);
   return Object.fromEntries(
     Object.entries(t).map(([name, def]) => {
+      const needs = (def as { needsApproval?: unknown }).needsApproval;
+      if (needs !== undefined && needs !== false && !run.mirror.approvals.enabled)
+        throw new InvalidArgumentError(
+          `tools.${name}.needsApproval`,
+          "left out, or the mirror made with `approvals: true` (give the tool to mirrorAISDK({ tools }), which then sets it): a call that waits for approval parks the run in AwaitingApproval, which this mirror's table lacks",
+          needs,
+        );
       const execute = def.execute;
       if (execute === undefined) return [name, def];
       const guarded: typeof execute = async (input, ctx) => {

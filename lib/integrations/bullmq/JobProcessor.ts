@@ -150,10 +150,15 @@ export class JobProcessor {
           ),
         );
         return undefined;
-      case 'lost':
-        // Its holds in Redis go with it, the calls' charged as uncertain (they may have left): none outlives its run.
+      case 'lost': {
+        // Its holds in Redis go with it, the calls' charged as uncertain (they may have left, or may
+        // still: its worker may live on), and its last attempt is fenced: none outlives its run.
+        const start = JSON.parse(reply[1]!) as { w: string; a: number };
         if (meta.total?.maxCostUsd !== undefined)
-          await new RedisBudget(redis, keys, meta.total, index, { timeoutMs: settings.redisTimeoutMs })
+          await new RedisBudget(redis, keys, meta.total, index, {
+            timeoutMs: settings.redisTimeoutMs,
+            attempt: start.a + 1,
+          })
             .writeOff()
             .catch((error: unknown) =>
               settings.onError(
@@ -162,12 +167,9 @@ export class JobProcessor {
                 ),
               ),
             );
-        await this.#record(
-          keys,
-          job.data,
-          await lostReport(redis, keys, index, task.id, JSON.parse(reply[1]!) as { w: string; a: number }),
-        );
+        await this.#record(keys, job.data, await lostReport(redis, keys, index, task.id, start));
         return undefined;
+      }
       case 'aborted':
         await this.#record(keys, job.data, skippedReport(task.id, 'aborted', reply[1]!, id));
         return undefined;

@@ -17,6 +17,7 @@ import { CALL_CODES, capsOf, usageFromStrings, WRAP_CODES, type StrictLimits } f
 import { bounded, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
 import { runScript } from './redisScripts';
 import { MAX_COUNTER } from './scripts';
+import { TakenOverError } from './TakenOverError';
 
 /** What an LLM call does with the run's final-call hold (`ExternalBudget`'s `WrapHold`). */
 type WrapHold = NonNullable<NonNullable<Parameters<ExternalBudget['reserve']>[1]>['wrapUp']>;
@@ -33,6 +34,12 @@ export interface RedisBudgetOptions {
   deferCharges?: boolean;
   /** How long a call waits for an unreachable Redis before it fails (and the call is not made). Default 10,000 ms. */
   timeoutMs?: number;
+  /**
+   * The run's attempt (`begin`'s): once a later attempt took the run over (`takeOver`,
+   * `writeOff`), this one's steps are fenced — its charges count, its reservations are refused
+   * (`TakenOverError`), it lets go of no hold. Without it, steps are never fenced.
+   */
+  attempt?: number;
 }
 
 /**
@@ -55,6 +62,9 @@ export class RedisBudget implements ExternalBudget {
   readonly #run: string;
   readonly #defer: boolean;
   readonly #timeoutMs: number;
+  readonly #attempt: number | undefined;
+  /** The attempt that took this run over, once a step was refused as stale: settle() has nothing to let go. */
+  #takenOverBy: number | undefined;
   /** Kept for the next round trip (deferCharges): response amounts, tool calls, dollars to release. */
   #due: number[] = CHARGE_FIELD_NAMES.map(() => 0);
   #dueTools = 0;
@@ -74,6 +84,7 @@ export class RedisBudget implements ExternalBudget {
     this.#run = String(run);
     this.#defer = options.deferCharges === true;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
+    this.#attempt = options.attempt === undefined ? undefined : amount(options.attempt, 'options.attempt');
   }
 
   /** True when the batch caps dollars: a response of unknown cost is then an error, as under an in-process `maxCostUsd`. */
@@ -161,22 +172,25 @@ export class RedisBudget implements ExternalBudget {
   }
 
   /**
-   * This run taken over from an attempt whose worker was lost: charges `missing` (what that
-   * attempt spent beyond what reached Redis, as its records tell it, a call cut off in flight at
-   * its hold) and lets go of every hold it left in Redis (its calls' and its final call's), in
-   * one step — the holds read by the script itself — so that no other call fits into the room
-   * let go before the charge lands. Sent now, whatever `deferCharges` says.
+   * This run taken over, by this budget's attempt, from an attempt whose worker was lost — or
+   * whose job lock expired while it lives on: the two cannot be told apart. In one step: the
+   * holds of the earlier attempt's calls are charged as uncertain (each call may have left, or may
+   * still leave, at its worst case), `missing` is charged (what its records say it spent beyond
+   * what reached Redis: its tokens, and under a cap that is not strict its dollars beyond those
+   * holds), every hold it left is let go, and the earlier attempts are fenced (their charges
+   * count, their reservations and releases are refused). Sent now, whatever `deferCharges` says.
    */
   async takeOver(missing: UsageDelta): Promise<void> {
     this.#keep(missing, 0);
-    await this.#step('', 0, 'RedisBudget.takeOver', [WRAP_CODES.drop, 0]);
+    await this.#step('', 0, 'RedisBudget.takeOver', [WRAP_CODES.lost, 0]);
   }
 
   /**
-   * This run reported lost (its worker gone, no attempt left under `retryLostRuns`): the holds of
-   * its calls are charged as uncertain — each may have left, its worst case held — and every hold
-   * it left in Redis is let go, in one step. Money that may have been spent counts as spent, and
-   * no hold outlives its run.
+   * This run written off: reported lost (no attempt left under `retryLostRuns`; give the attempt
+   * after the last one begun), or taken over with no records to read. The holds of its calls are
+   * charged as uncertain — each may have left, its worst case held — every hold it left in Redis
+   * is let go, and the earlier attempts are fenced, in one step. Money that may have been spent
+   * counts as spent, and no hold outlives its run.
    */
   async writeOff(): Promise<void> {
     await this.#step('', 0, 'RedisBudget.writeOff', [WRAP_CODES.lost, 0]);
@@ -201,6 +215,8 @@ export class RedisBudget implements ExternalBudget {
    * call was never made): call it once the run ends, its calls ended.
    */
   async settle(): Promise<SpentLimit | undefined> {
+    // Taken over: the takeover charged and let go of this attempt's holds; only a charge is left to send.
+    if (this.#takenOverBy !== undefined && !this.#hasDue()) return undefined;
     if (!this.#hasDue() && !this.#keepsWrap && !this.#unsure) return undefined;
     this.#keepsWrap = false;
     this.#unsure = false;
@@ -217,7 +233,18 @@ export class RedisBudget implements ExternalBudget {
     what: string,
     wrap: ReadonlyArray<string | number> = [],
   ): Promise<SpentLimit | undefined> {
-    const args = [this.#run, ...this.#due, this.#dueTools, this.#dueRelease, call, hold, ...wrap];
+    const [wmode = '', wusd = 0] = wrap;
+    const args = [
+      this.#run,
+      ...this.#due,
+      this.#dueTools,
+      this.#dueRelease,
+      call,
+      hold,
+      wmode,
+      wusd,
+      this.#attempt ?? '',
+    ];
     // Sent once: should the reply be lost, a charge is not sent twice (a late one still lands).
     this.#due = CHARGE_FIELD_NAMES.map(() => 0);
     this.#dueTools = 0;
@@ -239,6 +266,11 @@ export class RedisBudget implements ExternalBudget {
     switch (reply[0]) {
       case '!missing':
         throw gone(this.#keys);
+      case '!stale':
+        // Another attempt took the run over: this one's charge counted; its call is not made.
+        this.#takenOverBy = Number(reply[1]);
+        if (call === '') return undefined;
+        throw new TakenOverError(Number(this.#run), this.#attempt ?? 0, this.#takenOverBy);
       case '!bad':
         throw new RangeError(`${what}: Redis refused ${reply[1]}`);
       case '!nohold':

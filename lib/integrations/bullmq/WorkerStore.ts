@@ -74,10 +74,11 @@ export class WorkerStore {
 
   /**
    * What run `runId` left in `batch` before this attempt. A cut-off attempt is set aside (kept,
-   * readable) once its journal is read, and what it spent beyond what reached Redis (its last
-   * charge, deferred to a reservation it never made; a call cut off, at its hold) is charged to
-   * `budget`, the holds it left there let go: money that may have been spent counts as spent,
-   * once, and held no more.
+   * readable) once its journal is read, and `budget` takes the run over (`RedisBudget.takeOver`):
+   * the holds it left there are charged at their worst case and let go, what its records say it
+   * spent beyond what reached Redis and beyond those holds is charged, and it is fenced — money
+   * that may have been spent counts as spent, once, and held no more. Nothing written yet: not
+   * taken over here (the caller writes the earlier attempt off).
    */
   async earlier(
     batch: StoreBatch,
@@ -96,9 +97,8 @@ export class WorkerStore {
       const more = (state.usage[key] ?? 0) - (inRedis[key] ?? 0);
       if (more > 0) missing[key] = more;
     }
-    // Its holds go as its spend lands, in one step: the spend counts each call that may have
-    // left at its hold already, and a hold with no reserve line in its records is of a call
-    // that never left (the line is written before the call is sent).
+    // Its holds are charged as they go, in one step: a hold with no reserve line in its records
+    // may be of a call still to leave (its worker may live on, its lock lapsed).
     await budget.takeOver(missing);
     if (state.kind === 'finished') return state;
     const journal = await storeRunJournal(batch, runId, false);

@@ -34,6 +34,13 @@ export const WRAP_HELD_CODE = 'hw';
  * every hold dropped).
  */
 export const WRAP_CODES = Object.freeze({ keep: 'k', final: 'f', drop: 'd', lost: 'l' } as const);
+/**
+ * The run-usage fields of a run's fence (`<index>:fa`: the attempt that took it over last; an
+ * earlier attempt's steps are stale) and of its credit (`<index>:zc`: the call holds a takeover
+ * charged as uncertain, which a stale attempt's charges take the place of). See stepFence.ts.
+ */
+export const FENCE_CODE = 'fa';
+export const CREDIT_CODE = 'zc';
 /** The budget hash field set to 1 when `maxCostUsd` is strict. */
 export const STRICT_CODE = 'sc';
 /** The budget hash field set to 1 when the strict dollar cap pauses (`whenSpent: 'pause'`) instead of stopping the batch. */

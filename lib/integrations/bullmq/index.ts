@@ -20,6 +20,7 @@ export { RedisBudget } from './RedisBudget';
 export type { RedisBudgetOptions } from './RedisBudget';
 export { RedisUnreachableError } from './RedisUnreachableError';
 export { WorkerLostError } from './WorkerLostError';
+export { TakenOverError } from './TakenOverError';
 export type { PriceTable } from './PriceTable';
 export type { RedisConnection } from './connection';
 export { raiseBatch } from './raiseBatch';

@@ -28,12 +28,19 @@ export interface BatchMeta {
 
 /**
  * Writes a run's report once: 1 when it is the one that counts, 0 when another was first, -1
- * when the batch is gone from Redis (nothing is written).
+ * when the batch is gone from Redis (nothing is written), -2 when the attempt that ran it was
+ * taken over (a later attempt began: it reports the run).
  */
-export async function record(redis: Redis, keys: BatchKeys, index: number, report: WireRunReport): Promise<1 | 0 | -1> {
+export async function record(
+  redis: Redis,
+  keys: BatchKeys,
+  index: number,
+  report: WireRunReport,
+): Promise<1 | 0 | -1 | -2> {
   const json = JSON.stringify(report);
   const event = `{"t":"f","i":${index},"r":${json}}`;
-  return (await runScript(redis, 'asmRecord', recordKeys(keys), [index, json, event])) as 1 | 0 | -1;
+  const args = [index, json, event, ...(report.attempt === undefined ? [] : [report.attempt])];
+  return (await runScript(redis, 'asmRecord', recordKeys(keys), args)) as 1 | 0 | -1 | -2;
 }
 
 /**
@@ -48,7 +55,7 @@ export async function recordOnce(
   run: { keys: BatchKeys; batchId: string; index: number; report: WireRunReport },
 ): Promise<void> {
   const { keys, batchId, index, report } = run;
-  let counted: 1 | 0 | -1;
+  let counted: 1 | 0 | -1 | -2;
   try {
     counted = await within(`recording run ${report.id} of batch ${batchId}`, () => record(redis, keys, index, report));
   } catch (error) {
@@ -65,6 +72,12 @@ export async function recordOnce(
     onError(
       new Error(
         `run ${report.id} of batch ${batchId}: the batch is gone from Redis (${keys.budget}); its report is dropped`,
+      ),
+    );
+  else if (counted === -2)
+    onError(
+      new Error(
+        `run ${report.id} of batch ${batchId}: attempt ${report.attempt} was taken over by a later attempt (its job lock expired while its worker lived on); this result is dropped, the later attempt reports the run`,
       ),
     );
   // A skip the producer recorded first (it skips in bulk) is the same report: nothing to say.

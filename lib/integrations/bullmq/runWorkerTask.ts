@@ -64,9 +64,11 @@ export async function runWorkerTask(
     historyFile = path.join(dir, `${index}-${safeFileName(task.id)}.jsonl`);
   }
   // Charges ride on the next reservation: one round trip per call; the last is settled below.
+  // Fenced by its attempt: once a later attempt takes the run over, this one reserves nothing.
   const budget = new RedisBudget(redis, keys, meta.total ?? {}, index, {
     deferCharges: true,
     timeoutMs: settings.redisTimeoutMs,
+    attempt,
   });
   if (meta.total?.whenSpent === 'pause' && frameworkRun !== undefined)
     return errorReport(
@@ -96,9 +98,11 @@ export async function runWorkerTask(
       await settle();
       return { ...finishedReport(task.id, before), worker: id, attempt };
     }
-  } else if (attempt > 1 && meta.total?.maxCostUsd !== undefined) {
-    // No store to read what the earlier attempt spent: its calls' holds count as spent (uncertain),
-    // every hold it left is let go, before this attempt reserves (its settle lets go of the run's holds).
+  }
+  if (attempt > 1 && before.kind === 'not_started' && meta.total?.maxCostUsd !== undefined) {
+    // No records of the earlier attempt (no store, or none written yet: its worker may live on
+    // and write them): its calls' holds count as spent (uncertain), every hold it left is let go
+    // and it is fenced, before this attempt reserves (its settle lets go of the run's holds).
     try {
       await budget.writeOff();
     } catch (error) {

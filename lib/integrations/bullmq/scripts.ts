@@ -22,6 +22,7 @@ import {
   TIME_INDEX,
   USAGE_CODES,
 } from './budgetFields';
+import { stepFence } from './stepFence';
 
 /** A Lua string literal. */
 const lua = (text: string): string => `'${text.replace(/[\\']/g, '\\$&')}'`;
@@ -83,6 +84,11 @@ const A_HOLD = A_TOOLS + 3;
 /** Then what the call does with the run's final-call hold (`WRAP_CODES`), and that hold's dollars. */
 const A_WRAP = A_TOOLS + 4;
 const A_WRAP_USD = A_TOOLS + 5;
+/** Then the attempt of the run that sends the step ('' when none is given: never fenced). */
+const A_ATTEMPT = A_TOOLS + 6;
+/** The usage fields of billed and uncertain dollars. */
+const COST_CODE = USAGE_FIELDS.costUsd.code;
+const UNCERTAIN_CODE = USAGE_FIELDS.uncertainUsd.code;
 
 /**
  * step: KEYS budget, runUsage; ARGV run index, each usage field a response reports
@@ -91,8 +97,9 @@ const A_WRAP_USD = A_TOOLS + 5;
  * only charge), the dollars to hold for it, then (optional, `budget.wrapUp`) what the call does
  * with the run's final-call hold (`WRAP_CODES`: keep the given dollars beside an ordinary call,
  * swap the hold for a final call's, drop it and every hold the run has left as the run ends,
- * write the run off as lost: its calls' holds charged as uncertain, then dropped) and those
- * dollars. One round trip does what a run needs between two
+ * write the run off as lost or take it over: its calls' holds charged as uncertain, then
+ * dropped) and those dollars ('' and 0 for none), then (optional) the run's attempt. One round
+ * trip does what a run needs between two
  * calls: charges the last response and releases its hold, then reserves the next call — so
  * the next reservation rides on the previous charge.
  *
@@ -105,6 +112,8 @@ const A_WRAP_USD = A_TOOLS + 5;
  * every run (this one's new one among them): not counted, and the run's earlier final-call
  * hold stays for its final call;
  * `{'!nohold', held, …usage}` a strict cap and no hold given; `{'!missing'}`;
+ * `{'!stale', fence}` the attempt is below the run's fence (stepFence.ts): its charge is
+ * counted, nothing else is done;
  * `{'!bad', message}` an amount that is not a number, negative, or would take a counter
  * past 2^53 − 1 (nothing is written then).
  */
@@ -137,23 +146,47 @@ if err then return err end
 local hold
 hold, err = amount(${A_HOLD}, 'hold')
 if err then return err end
-for _, a in ipairs(add) do
-  local cmd = a[3] and 'HINCRBYFLOAT' or 'HINCRBY'
-  redis.call(cmd, KEYS[1], a[1], a[2])
-  redis.call(cmd, KEYS[2], idx .. ':' .. a[1], a[2])
-end
+local wmode = ARGV[${A_WRAP}] or ''
+local wkey = idx .. ':' .. ${lua(WRAP_HELD_CODE)}
+local wold = tonumber(redis.call('HGET', KEYS[2], wkey)) or 0
+local hkey = idx .. ':' .. ${lua(HELD_CODE)}
 local function unhold(key, field, by)
   local left = tonumber(redis.call('HINCRBYFLOAT', key, field, -by))
   if left < 1e-9 then redis.call('HDEL', key, field) end
 end
+local function count(code, by)
+  redis.call('HINCRBYFLOAT', KEYS[1], code, by)
+  redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':' .. code, by)
+end
+${stepFence(A_ATTEMPT)}
+-- A write-off or a takeover charges the holds of the run's calls (below): the dollars a takeover
+-- read in the earlier attempts' records count only beyond them, and not at all under a strict cap,
+-- where every dollar a run may spend is held until its charge lands (a charge that landed after
+-- the records were read would be counted twice).
+local calls = 0
+if wmode == ${lua(WRAP_CODES.lost)} then
+  calls = math.max(0, (tonumber(redis.call('HGET', KEYS[2], hkey)) or 0) - release - wold)
+  if calls < 1e-9 then calls = 0 end
+  local strictCap = redis.call('HGET', KEYS[1], ${lua(STRICT_CODE)}) == '1'
+  for _, a in ipairs(add) do
+    if a[1] == ${lua(COST_CODE)} or a[1] == ${lua(UNCERTAIN_CODE)} then
+      a[2] = strictCap and 0 or math.max(0, tonumber(a[2]) - calls)
+    end
+  end
+end
+for _, a in ipairs(add) do
+  local cmd = a[3] and 'HINCRBYFLOAT' or 'HINCRBY'
+  if a[2] ~= 0 then
+    redis.call(cmd, KEYS[1], a[1], a[2])
+    redis.call(cmd, KEYS[2], idx .. ':' .. a[1], a[2])
+  end
+end
+if stale then return stale end
 if release > 0 then
   unhold(KEYS[1], ${lua(HELD_CODE)}, release)
   unhold(KEYS[2], idx .. ':' .. ${lua(HELD_CODE)}, release)
 end
 -- The run's final-call hold (budget.wrapUp): what it holds now, and what it is to hold after this call.
-local wmode = ARGV[${A_WRAP}] or ''
-local wkey = idx .. ':' .. ${lua(WRAP_HELD_CODE)}
-local wold = tonumber(redis.call('HGET', KEYS[2], wkey)) or 0
 local wnew = wold
 if wmode == ${lua(WRAP_CODES.keep)} then
   wnew, err = amount(${A_WRAP_USD}, 'wrapUp hold')
@@ -175,17 +208,17 @@ local function rewrap()
 end
 -- A run that ends lets go of its final call's hold, and of every hold it has left (a reservation
 -- whose reply was lost: its call was never made), whatever else is spent. A run written off as
--- lost first charges the holds of its calls as uncertain: each may have left, at its worst case.
+-- lost, or taken over, first charges the holds of its calls as uncertain: each may have left, or
+-- may still leave (its worker may live on), at its worst case. They become the run's credit, and
+-- the earlier attempts are fenced (stepFence.ts).
 if wmode == ${lua(WRAP_CODES.drop)} or wmode == ${lua(WRAP_CODES.lost)} then
-  local hkey = idx .. ':' .. ${lua(HELD_CODE)}
   if wmode == ${lua(WRAP_CODES.lost)} then
-    local calls = (tonumber(redis.call('HGET', KEYS[2], hkey)) or 0) - wold
-    if calls >= 1e-9 then
-      for _, code in ipairs({${lua(USAGE_FIELDS.costUsd.code)}, ${lua(USAGE_FIELDS.uncertainUsd.code)}}) do
-        redis.call('HINCRBYFLOAT', KEYS[1], code, calls)
-        redis.call('HINCRBYFLOAT', KEYS[2], idx .. ':' .. code, calls)
-      end
+    if calls > 0 then
+      count(${lua(COST_CODE)}, calls)
+      count(${lua(UNCERTAIN_CODE)}, calls)
+      redis.call('HINCRBYFLOAT', KEYS[2], ckey, calls)
     end
+    if attempt ~= nil and attempt > fence then redis.call('HSET', KEYS[2], fkey, attempt) end
   end
   wnew = 0
   rewrap()
@@ -317,12 +350,17 @@ end
 
 /**
  * record: KEYS as `recordKeys` orders them (budget, results, events, started, then the rest);
- * ARGV index, report JSON, event JSON. Writes the run's report unless one is there already;
- * returns 1 when this one counts, 0 when another was first, -1 when the batch's budget is gone
- * (nothing is written).
+ * ARGV index, report JSON, event JSON, then (optional) the attempt that ran it. Writes the run's
+ * report unless one is there already; returns 1 when this one counts, 0 when another was first,
+ * -1 when the batch's budget is gone (nothing is written), -2 when the attempt is below the last
+ * one `begin` started (it was taken over: the later attempt reports the run).
  */
 export const RECORD = `${ENDED}
 if redis.call('HEXISTS', KEYS[1], ${lua(USAGE_CODES[TIME_INDEX]!)}) == 0 then return -1 end
+if ARGV[4] then
+  local start = redis.call('HGET', KEYS[4], ARGV[1])
+  if start and cjson.decode(start).a > tonumber(ARGV[4]) then return -2 end
+end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then
   redis.call('RPUSH', KEYS[3], ARGV[3])
   ended()

@@ -14,12 +14,13 @@
  *            not billed) <= the cap; and Redis's billed + uncertain (`spent`) <= the cap.
  *   LEAK     at the end: no hold left in Redis (batch and per run), no final-call hold kept.
  *   RESUME   a takeover charges every earlier attempt's unanswered reserve lines (at HOLD).
- *   ONCE     each task reported exactly once (RECORD's HSETNX), unless Redis lost the batch.
+ *   ONCE     each task reported exactly once (RECORD's HSETNX), unless Redis lost the batch, and
+ *            by the last attempt begun (or as lost or skipped): not by an attempt taken over.
  *   WRAP     a final call whose run kept its room (wrapUp) always fits.
  *
  * Variants (-D on spin's command line; run.sh runs them):
  *   Scenarios:  RETRY=n (retryLostRuns), MAXCRASH, MAXEXPIRE (a live worker whose job lock
- *               expired: a zombie), RESTART_AOF (restart losing nothing, a reply lost),
+ *               expired: a zombie, beside the attempt that took its run over), RESTART_AOF (restart losing nothing, a reply lost),
  *               RESTART_NOAOF (restart losing everything), NOSTORE (workers with no RunStore:
  *               a retried attempt writes the earlier one off instead of reading its records), EVERYSEC (restart losing the last
  *               write), WRAPUP (the final call's kept hold), RAISE (the producer raises the cap).
@@ -33,6 +34,10 @@
  *               BROKEN_SETTLE_KEEPS         a run's end lets go of its final-call hold only (before the fix)
  *               BROKEN_LOST_KEEPS           a run reported lost keeps its holds (before the fix)
  *               BROKEN_NOSTORE_KEEPS        with no store, a retried attempt does not write the earlier one off
+ *               BROKEN_NO_FENCE             STEP does not fence a stale attempt (a zombie's releases and reservations go through)
+ *               BROKEN_TAKEOVER_LETS_GO     a takeover lets go of the earlier attempt's call holds (charging what its records say) instead of charging them
+ *               BROKEN_NO_CREDIT            a stale attempt's charge adds to the hold its takeover charged (counted twice)
+ *               BROKEN_RECORD_NO_FENCE      RECORD takes a stale attempt's report (it may end the run before the attempt that took it over)
  *   MONEY_ONLY: the end-of-batch checks (ONCE, LEAK) left out, to find a MONEY counterexample.
  */
 
@@ -76,6 +81,8 @@ byte runHeld[T];          /* runUsage `<idx>:HELD_CODE` (the final-call hold amo
 byte runWrap[T];          /* runUsage `<idx>:WRAP_HELD_CODE` */
 byte started[T];          /* `started` hash: the run's attempt (BEGIN) */
 bool reported[T];         /* `results` hash (RECORD: HSETNX) */
+byte fence[T];            /* runUsage `<idx>:fa`: the attempt that took the run over last (STEP's fence) */
+byte credit[T];           /* runUsage `<idx>:zc`: call holds a takeover charged as uncertain that a stale attempt may still charge */
 bool gone;                /* the budget is missing: Redis restarted without persistence */
 bool restarted;           /* Redis restarted once already */
 
@@ -90,17 +97,13 @@ byte recCost[T * MAXATT];     /* cost of answered lines (billed, or charged at h
 /* ---- ghosts: the real world, and what the model counts ---- */
 byte worst;               /* what the providers may have billed, at worst */
 byte reports[T];          /* reports written (RECORD answered 1) */
+byte reportAtt[T];        /* the attempt whose report was written (0: a lost or skipped report) */
 byte crashes, expiries;
 byte quit;                /* workers that have stopped */
 
-/* MONEY: the real world never passes the cap; nor does Redis's count, but for the double count
- * a zombie can add (it charges a response its run's takeover charged already: more counted
- * than spent, the safe side, as docs/distributed.md says of a charge resent). */
-#if MAXEXPIRE > 0
-#define CHECK_MONEY assert(worst <= cap)
-#else
-#define CHECK_MONEY assert(worst <= cap && spent <= cap)
-#endif
+/* MONEY: the real world never passes the cap, nor does Redis's count (a zombie's charge of a call
+ * its run's takeover charged at its hold replaces that hold's charge: nothing is counted twice). */
+#define CHECK_MONEY assert(worst <= cap); assert(spent <= cap)
 
 /* A worker may crash here: its process dies, its job lock expires (the stalled check hands the
  * job back), everything it kept in memory (its deferred charge) is lost; it starts again. */
@@ -111,10 +114,13 @@ byte quit;                /* workers that have stopped */
   fi
 
 /*
- * step (STEP in scripts.ts, RedisBudget.#step): charges `dueC` (its uncertain part `dueU`),
- * lets go of `rel`, then — when `want` — reserves a call holding HOLD under the strict cap,
- * with the run's final-call hold set to `wnew` (WRAP_CODES keep/final/drop). Answers in `ok`:
- * 1 room, 0 refused (`!fit`/`!wrap`/spent), 2 `!missing`.
+ * step (STEP in scripts.ts, RedisBudget.#step), sent by attempt `att` of run r: charges `dueC`
+ * (its uncertain part `dueU`), lets go of `rel`, then — when `want` — reserves a call holding
+ * HOLD under the strict cap, with the run's final-call hold set to `wnew` (WRAP_CODES
+ * keep/final/drop/lost; lost, the takeover's and the write-off's mode, raises the run's fence to
+ * `att`). Answers in `ok`: 1 room, 0 refused (`!fit`/`!wrap`/spent), 2 `!missing`, 7 `!stale`
+ * (`att` is below the run's fence: another attempt took the run over; its charge counted, and
+ * its release turned into the replacement of the hold the takeover charged for that call).
  */
 #define UNHOLD(r, by) \
   if :: held > (by) -> held = held - (by) :: else -> held = 0 fi; \
@@ -123,22 +129,40 @@ byte quit;                /* workers that have stopped */
 #ifdef EVERYSEC
 /* appendfsync everysec: a restart may lose the last write; the model keeps the state before it. */
 byte sCap, sSpent, sUnc, sHeld, sRaises, sRunSpent[T], sRunHeld[T], sRunWrap[T], sStarted[T];
+byte sFence[T], sCredit[T];
 bool sReported[T];
 byte si;
 #define SNAPSHOT \
   d_step { sCap = cap; sSpent = spent; sUnc = uncertain; sHeld = held; sRaises = raises; \
     si = 0; do :: si < T -> sRunSpent[si] = runSpent[si]; sRunHeld[si] = runHeld[si]; \
-      sRunWrap[si] = runWrap[si]; sStarted[si] = started[si]; sReported[si] = reported[si]; si++ \
+      sRunWrap[si] = runWrap[si]; sStarted[si] = started[si]; sReported[si] = reported[si]; \
+      sFence[si] = fence[si]; sCredit[si] = credit[si]; si++ \
     :: else -> break od }
 #else
 #define SNAPSHOT skip
 #endif
 
-inline step(r, dueC, dueU, rel, want, wmode, wkeep, ok) {
+inline step(r, att, dueC, dueU, rel, want, wmode, wkeep, ok) {
   atomic {
     if
     :: gone -> ok = 2
+#ifndef BROKEN_NO_FENCE
+    :: !gone && att < fence[r] ->
+      /* The fence (STEP's `fa`): a stale attempt's charge counts — the money was spent — but it
+       * lets go of nothing and reserves nothing. The hold it would let go was charged as uncertain
+       * by the takeover (the credit): its charge takes that hold's place, so nothing counts twice. */
+      SNAPSHOT;
+      spent = spent + dueC; uncertain = uncertain + dueU; runSpent[r] = runSpent[r] + dueC;
+#ifndef BROKEN_NO_CREDIT
+      if :: rel < credit[r] -> z = rel :: else -> z = credit[r] fi;
+#endif
+      credit[r] = credit[r] - z; spent = spent - z; uncertain = uncertain - z; runSpent[r] = runSpent[r] - z;
+      z = 0;
+      ok = 7
+    :: !gone && att >= fence[r] ->
+#else
     :: else ->
+#endif
       SNAPSHOT;
       spent = spent + dueC; uncertain = uncertain + dueU; runSpent[r] = runSpent[r] + dueC;
       if :: rel > 0 -> UNHOLD(r, rel) :: else -> skip fi;
@@ -148,13 +172,20 @@ inline step(r, dueC, dueU, rel, want, wmode, wkeep, ok) {
       :: wmode >= 2 -> wnew = 0   /* final, drop, lost */
       :: else -> wnew = wold
       fi;
-      /* drop (3): the run ends, every hold it has left goes; lost (4): its calls' holds charged as uncertain first */
+      /* drop (3): the run ends, every hold it has left goes; lost (4, the takeover and the write-off):
+       * its calls' holds charged as uncertain first (each call may still leave: its worker may live
+       * on), kept as the run's credit, and the fence raised to `att` */
       if
+#ifndef BROKEN_TAKEOVER_LETS_GO
       :: wmode == 4 && runHeld[r] > wold ->
+#else
+      :: false ->
+#endif
         spent = spent + runHeld[r] - wold; uncertain = uncertain + runHeld[r] - wold;
-        runSpent[r] = runSpent[r] + runHeld[r] - wold
+        runSpent[r] = runSpent[r] + runHeld[r] - wold; credit[r] = credit[r] + runHeld[r] - wold
       :: else -> skip
       fi;
+      if :: wmode == 4 && att > fence[r] -> fence[r] = att :: else -> skip fi;
       if
       :: wmode == 3 || wmode == 4 ->
         wnew = 0; wold = 0; runWrap[r] = 0;
@@ -191,7 +222,7 @@ inline step(r, dueC, dueU, rel, want, wmode, wkeep, ok) {
 }
 
 proctype Worker(byte w) {
-  byte r, a, c, k, rec, inR, h, miss, dueC, dueU, dueRel, p, ok, wold, wnew, wmode, wkeep;
+  byte r, a, c, k, rec, inR, h, miss, dueC, dueU, dueRel, p, ok, wold, wnew, wmode, wkeep, z;
   bool final, kept;   /* kept: a ghost, the run kept its final call's room */
 
 idle:
@@ -219,8 +250,9 @@ idle:
   :: ok == 2 || ok == 3 -> goto release
   :: ok == 4 ->
 #ifndef BROKEN_LOST_KEEPS
-    /* JobProcessor 'lost' -> RedisBudget.writeOff -> STEP (lost): the calls' holds charged as uncertain, every hold let go */
-    step(r, 0, 0, 0, false, 4, 0, ok);
+    /* JobProcessor 'lost' -> RedisBudget.writeOff -> STEP (lost, as the attempt after the last
+     * begun): the calls' holds charged as uncertain, every hold let go, the last attempt fenced */
+    step(r, MAXATT + 1, 0, 0, 0, false, 4, 0, ok);
 #endif
     goto record                                 /* lostReport */
   :: ok == 5 -> goto record                     /* skippedReport: no run */
@@ -232,9 +264,10 @@ idle:
 #ifdef NOSTORE
   :: a > 1 ->
     /* runWorkerTask with no store (nothing to read what the earlier attempt spent):
-     * RedisBudget.writeOff -> STEP (lost): its calls' holds charged as uncertain, every hold let go */
+     * RedisBudget.writeOff -> STEP (lost, attempt a): its calls' holds charged as uncertain, every
+     * hold let go, the earlier attempts fenced */
 #ifndef BROKEN_NOSTORE_KEEPS
-    step(r, 0, 0, 0, false, 4, 0, ok);
+    step(r, a, 0, 0, 0, false, 4, 0, ok);
     if :: ok == 2 -> goto record :: else -> skip fi;
 #endif
     CRASHPOINT
@@ -261,13 +294,20 @@ idle:
     if :: rec > inR -> miss = rec - inR :: else -> miss = 0 fi;
     CRASHPOINT;
 #if defined(BROKEN_TAKEOVER_NO_RELEASE)
-    step(r, miss, miss, 0, false, 0, 0, ok);
+    step(r, a, miss, miss, 0, false, 0, 0, ok);
 #elif defined(BROKEN_TAKEOVER_SPLIT)
-    step(r, 0, 0, 0, false, 3, 0, ok);
-    step(r, miss, miss, 0, false, 0, 0, ok);
+    step(r, a, 0, 0, 0, false, 3, 0, ok);
+    step(r, a, miss, miss, 0, false, 0, 0, ok);
+#elif defined(BROKEN_TAKEOVER_LETS_GO)
+    step(r, a, miss, miss, 0, false, 4, 0, ok);
 #else
-    /* RedisBudget.takeOver -> STEP (drop): charge `missing` (uncertain), let go of every hold the run left, in one script */
-    step(r, miss, miss, 0, false, 3, 0, ok);
+    /* RedisBudget.takeOver -> STEP (lost, attempt a), one script: every call hold the run left
+     * charged as uncertain (its call may have left, or may still: the earlier worker may live on),
+     * every hold let go, the earlier attempts fenced. Under a strict cap the holds are what the
+     * earlier attempts may have spent beyond what reached Redis; the records' dollars are not sent
+     * (the code sends their tokens, which the model leaves out): a zombie's charge landing between
+     * the read and this step would be counted twice. */
+    step(r, a, 0, 0, 0, false, 4, 0, ok);
 #endif
     d_step { rec = 0; inR = 0; h = 0; miss = 0; k = 0 };
     if :: ok == 2 -> goto record :: else -> skip fi;
@@ -283,13 +323,13 @@ idle:
     /* WrapUp/holdFinalReserve: an ordinary call keeps HOLD for the final call; the last call is the final one. */
     if :: final || c == C - 1 -> wmode = 2; wkeep = 0 :: else -> wmode = 1; wkeep = HOLD fi;
 #ifdef BROKEN_WRAP_EARLY
-    if :: wmode == 2 -> step(r, 0, 0, 0, false, 3, 0, ok) :: else -> skip fi;
+    if :: wmode == 2 -> step(r, a, 0, 0, 0, false, 3, 0, ok) :: else -> skip fi;
 #endif
 #else
     wmode = 0; wkeep = 0;
 #endif
     /* RedisBudget.reserve('llm', { costUsd: HOLD, wrapUp }) -> STEP, carrying the deferred charge */
-    step(r, dueC, dueU, dueRel, true, wmode, wkeep, ok);
+    step(r, a, dueC, dueU, dueRel, true, wmode, wkeep, ok);
     dueC = 0; dueU = 0; dueRel = 0;     /* sent once: a lost reply does not send them again */
 #ifdef RESTART_AOF
     /* A restart (with AOF) cut the reply off: the script ran, the worker sees an error and ends the run. */
@@ -303,6 +343,7 @@ idle:
     if :: ok == 1 && wmode == 1 -> kept = true :: else -> skip fi;
     if
     :: ok == 2 || ok == 6 -> break                /* !missing, or the reply lost: the run ends as an error */
+    :: ok == 7 -> break                           /* !stale (TakenOverError): the call is not made, the run ends */
     :: ok == 0 && wmode == 1 -> final = true; goto nextcall   /* !wrap: wrap up with the final call */
     :: ok == 0 && wmode != 1 -> break             /* refused: the run ends (budget_exceeded) */
     :: ok == 1 -> skip
@@ -322,7 +363,7 @@ idle:
     fi;
     dueRel = HOLD;
 #ifdef BROKEN_RELEASE_TWICE
-    step(r, 0, 0, HOLD, false, 0, 0, ok);
+    step(r, a, 0, 0, HOLD, false, 0, 0, ok);
 #endif
     /* journalWriter: the llm line answers the reserve line (cost, or chargedAtHold, or released) */
     atomic { openLines[AT(r, a)]--; recCost[AT(r, a)] = recCost[AT(r, a)] + p; p = 0 };
@@ -334,15 +375,20 @@ nextcall:
   od;
 
   /* RedisBudget.settle (runWorkerTask's settleCharge): the deferred charge, then every hold the run has left dropped */
-  step(r, dueC, dueU, dueRel, false, 3, 0, ok);
+  step(r, a, dueC, dueU, dueRel, false, 3, 0, ok);
   dueC = 0; dueU = 0; dueRel = 0;
   CRASHPOINT;
 
 record:
-  /* RECORD (recordOnce): the report, once (HSETNX) */
+  /* RECORD (recordOnce): the report, once (HSETNX); a stale attempt's (below the attempt BEGIN
+   * recorded last: the run was begun again) is refused; lost and skipped reports carry none (a = 0) */
   atomic {
     if
-    :: !gone && !reported[r] -> reported[r] = true; reports[r]++
+#ifndef BROKEN_RECORD_NO_FENCE
+    :: !gone && !reported[r] && (a == 0 || a >= started[r]) -> reported[r] = true; reports[r]++; reportAtt[r] = a
+#else
+    :: !gone && !reported[r] -> reported[r] = true; reports[r]++; reportAtt[r] = a
+#endif
     :: else -> skip
     fi
   }
@@ -386,7 +432,8 @@ active proctype Producer() {
   :: atomic { !restarted -> restarted = true;                  /* the last write lost */
       cap = sCap; spent = sSpent; uncertain = sUnc; held = sHeld; raises = sRaises;
       r = 0; do :: r < T -> runSpent[r] = sRunSpent[r]; runHeld[r] = sRunHeld[r];
-        runWrap[r] = sRunWrap[r]; started[r] = sStarted[r]; reported[r] = sReported[r]; r++
+        runWrap[r] = sRunWrap[r]; started[r] = sStarted[r]; reported[r] = sReported[r];
+        fence[r] = sFence[r]; credit[r] = sCredit[r]; r++
       :: else -> break od;
       CHECK_MONEY }
 #endif
@@ -400,6 +447,7 @@ active proctype Producer() {
     :: !gone -> skip;
 #ifndef MONEY_ONLY
       assert(reports[r] == 1);                        /* ONCE */
+      assert(reportAtt[r] == 0 || reportAtt[r] == started[r]);   /* ONCE: by the last attempt begun */
       assert(runHeld[r] == 0 && runWrap[r] == 0)      /* LEAK: the run's holds */
 #endif
     :: else -> assert(reports[r] <= 1)

@@ -38,11 +38,18 @@ declare -A FLAGS=(
   [restart-noaof]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=1 -DRESTART_NOAOF"
   # Redis restarts with AOF (appendfsync always): nothing lost, but a reserve's reply is.
   [restart-aof]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DRESTART_AOF"
+  # A live worker whose job lock expired (a zombie) beside the attempt that took its run over:
+  # the takeover charges its holds, STEP's fence refuses its releases and reservations.
+  [zombie]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DMAXEXPIRE=1"
+  # A zombie whose run is reported lost (retryLostRuns: 0): the write-off fences it.
+  [zombie-lost]="-DW=2 -DT=2 -DC=2 -DRETRY=0 -DMAXCRASH=0 -DMAXEXPIRE=1"
+  # A zombie beside the final call's kept hold (wrapUp) and a raise of the cap.
+  [zombie-wrapup]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DMAXEXPIRE=1 -DWRAPUP -DRAISE"
+  # A zombie and a crash, one task: the run taken over twice (retryLostRuns: 2).
+  [zombie-crash]="-DW=2 -DT=1 -DC=2 -DRETRY=2 -DMAXCRASH=1 -DMAXEXPIRE=1"
   # Outside the assumptions (docs/cap-guarantees.md): each fails.
   # appendfsync everysec: a restart loses the last write (the money checks alone: a lost report or hold is found first, run it without MONEY_ONLY to see).
   [restart-everysec]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DEVERYSEC -DMONEY_ONLY"
-  # A live worker whose job lock expired (a zombie) beside the attempt that took its run over.
-  [zombie]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DMAXEXPIRE=1"
   # Broken on purpose: each must fail with a counterexample (test/model/brokenVariants.test.ts).
   # (the takeover of the time, beside the settle of the time, which let go of the final-call hold only)
   [broken-takeover-no-release]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=1 -DBROKEN_TAKEOVER_NO_RELEASE -DBROKEN_SETTLE_KEEPS"
@@ -58,9 +65,18 @@ declare -A FLAGS=(
   # With no store, a retried attempt that does not write the earlier one off: its settle lets go
   # of the earlier attempt's holds, never charged (the hole the settle fix would have opened).
   [broken-nostore-keeps]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=1 -DNOSTORE -DBROKEN_NOSTORE_KEEPS"
+  # The zombie as it was before its fix (issue 55): STEP with no fence (the zombie's settle lets
+  # go of the holds of the attempt that took its run over); a takeover that lets go of the
+  # earlier attempt's call holds, charging what its records said (a call the zombie had reserved
+  # leaves uncounted); a zombie's charge added to the hold the takeover charged for its call
+# (Redis counts it twice, and its count passes the cap); RECORD taking a zombie's report (the attempt taken over reports the run).
+  [broken-no-fence]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DMAXEXPIRE=1 -DBROKEN_NO_FENCE"
+  [broken-takeover-lets-go]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DMAXEXPIRE=1 -DBROKEN_TAKEOVER_LETS_GO"
+  [broken-no-credit]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DMAXEXPIRE=1 -DBROKEN_NO_CREDIT"
+  [broken-record-no-fence]="-DW=2 -DT=2 -DC=2 -DRETRY=1 -DMAXCRASH=0 -DMAXEXPIRE=1 -DBROKEN_RECORD_NO_FENCE"
 )
 # What `npm run check:model` checks: the scenarios within the assumptions.
-CHECKS=(crash nostore wrapup retry2 lost restart-noaof restart-aof)
+CHECKS=(crash nostore wrapup retry2 lost restart-noaof restart-aof zombie zombie-lost zombie-wrapup zombie-crash)
 
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${CHECKS[@]}")

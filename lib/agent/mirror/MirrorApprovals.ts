@@ -1,0 +1,227 @@
+import { State, type StateName } from '../../../states/StateName';
+import { plural } from '../../internal/text';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { extendTable, type TableExtension } from '../../machine/extendTable';
+import type { TransitionTable } from '../../machine/TransitionTable';
+import { DEFAULT_TABLE } from '../../machine/transitions';
+import type { ToolCall } from '../AgentLoop';
+import { ApprovalGate, type ApprovalDecision, type PendingApproval } from '../ApprovalGate';
+import { APPROVAL_EXTENSION, ExtensionState } from '../extensionStates';
+import { CHECKING_CANCELLATION } from '../turn/turnEvents';
+import type { MirrorMoves } from './MirrorMoves';
+import { refuseSlot } from './MirrorSlot';
+import { namesOf } from '../turn/namesOf';
+import type { RecordedLine, RunRecording } from '../journal/RunRecording';
+import type { TurnResult } from '../TurnResult';
+
+const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
+
+/**
+ * What a mirror's table gains with `approvals: true`: the adapter's approval states, reached
+ * from CheckingForCancellation and from RunningTool too — a framework runs the calls of a
+ * response that need no approval before it reports the ones that wait.
+ */
+export const MIRROR_APPROVAL_EXTENSION: TableExtension<'AwaitingApproval' | 'ApprovalTimedOut'> = Object.freeze({
+  states: APPROVAL_EXTENSION.states,
+  edges: Object.freeze([
+    ...(APPROVAL_EXTENSION.edges ?? []),
+    Object.freeze([State.RunningTool, ExtensionState.AwaitingApproval] as const),
+  ]),
+});
+
+/** The mirror's table: `base` (default the default table), with MIRROR_APPROVAL_EXTENSION when `approvals`. */
+export function approvalTable(
+  approvals: boolean,
+  base: TransitionTable<string> | undefined,
+): TransitionTable<string> | undefined {
+  if (!approvals) return base;
+  return extendTable(
+    base ?? (DEFAULT_TABLE as TransitionTable<string>),
+    MIRROR_APPROVAL_EXTENSION,
+  ) as TransitionTable<string>;
+}
+
+/** A wait's listener: told of the run's paused result when a run starts waiting for people's answers. */
+export type ApprovalListener = (paused: TurnResult) => void;
+
+/**
+ * The approval waits of a `StepMirror`'s runs: a framework that stopped its loop for a person's
+ * answers (`StepMirror.awaitApproval`) parks the run in AwaitingApproval, the waiting calls in
+ * the move's data; the answers (`approve`, `deny`, or those an interrupted attempt's journal
+ * holds) move it on to RunningTool, a denied call answered `denied: <reason>` at once, and the
+ * framework continues the same run with its own resume.
+ */
+export class MirrorApprovals {
+  #gate: ApprovalGate | undefined;
+  #answered: Promise<ApprovalDecision[] | undefined> | undefined;
+  #settle: ((decisions: ApprovalDecision[] | undefined) => void) | undefined;
+  readonly #listeners = new Set<ApprovalListener>();
+  /** With `resumeFrom`: how the interrupted attempt answered its calls, by call id (a call that ran was approved). */
+  readonly #recorded: Map<string, ApprovalDecision>;
+
+  readonly #run: MirrorMoves;
+
+  readonly #recording: RunRecording | undefined;
+
+  constructor(
+    readonly enabled: boolean,
+    recording: RunRecording | undefined,
+    journal: readonly RecordedLine[] | undefined,
+    run: MirrorMoves,
+  ) {
+    this.#recorded = recordedDecisions(journal ?? []);
+    this.#recording = recording;
+    this.#run = run;
+  }
+
+  /** Whether the run waits for answers now (`pending` are the calls without one). */
+  get waiting(): boolean {
+    return this.#gate !== undefined && !this.#gate.complete;
+  }
+
+  get pending(): PendingApproval[] {
+    return this.#gate?.pending ?? [];
+  }
+
+  /** Tells `listener` of each wait that needs people's answers (not of one the journal answered). Returns how to stop. */
+  listen(listener: ApprovalListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * The run stops for answers to `calls` (from the tool phase): AwaitingApproval, the calls in
+   * the move's data. Calls an interrupted attempt answered are answered again at once, from its
+   * journal; the rest wait, until `cancel` ends the run when `signal` aborts. Returns the run's
+   * paused result.
+   */
+  park(calls: readonly ToolCall[], state: StateName, signal: AbortSignal, cancel: () => void): TurnResult {
+    const run = this.#run;
+    if (!this.enabled)
+      throw new InvalidArgumentError(
+        'approvals',
+        'true on a mirror whose framework asks people to approve tool calls (its table then has AwaitingApproval)',
+        false,
+      );
+    if (calls.length === 0)
+      throw new InvalidArgumentError('calls', 'at least one tool call waiting for approval', calls);
+    if (this.#gate !== undefined && !this.#gate.complete)
+      throw new InvalidArgumentError('calls', 'calls of a run not already waiting for approval', calls);
+    if (state === State.ToolUseRequested) run.move(State.CheckingForCancellation, CHECKING_CANCELLATION);
+    for (const call of calls)
+      if (!run.slots.some((s) => s.call.id === call.id))
+        run.slots.push({ call, status: 'pending', startedAt: 0, endedAt: 0 });
+    const gate = new ApprovalGate(calls);
+    this.#gate = gate;
+    this.#answered = new Promise((resolve) => (this.#settle = resolve));
+    run.move(AWAITING_APPROVAL, {
+      description: `waiting for approval of ${plural(calls.length, 'tool call')}: ${namesOf(calls)}`,
+      data: { calls: gate.pending },
+    });
+    const paused: TurnResult = {
+      outcome: 'awaiting_approval',
+      usage: run.meter!.usage,
+      turn: run.turn,
+      transitions: run.moves,
+      pendingApprovals: gate.pending,
+    };
+    if (run.texts !== undefined) paused.texts = [...run.texts];
+    for (const call of calls) {
+      const known = this.#recorded.get(call.id);
+      if (known !== undefined) this.#decide(known, true);
+      else this.#recording?.waitedForApproval(call.id);
+    }
+    if (gate.complete) return paused;
+    const onAbort = (): void => void (this.waiting && cancel());
+    signal.addEventListener('abort', onAbort, { once: true });
+    void this.answers().then(() => signal.removeEventListener('abort', onAbort));
+    for (const listener of this.#listeners) listener(paused);
+    if (signal.aborted) onAbort();
+    return paused;
+  }
+
+  /** Approves a call the run waits on: its framework runs it, with the input its model gave. */
+  approve(callId: string, options: { input?: unknown } = {}): void {
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object { input? }', options);
+    this.#decide({ callId, approved: true, ...('input' in options ? { input: options.input } : {}) });
+  }
+
+  /** Denies a call the run waits on: it does not run, and the framework tells its model so (with `reason`). */
+  deny(callId: string, reason = 'denied by a person'): void {
+    if (typeof reason !== 'string') throw new InvalidArgumentError('reason', 'a string', reason);
+    this.#decide({ callId, approved: false, reason });
+  }
+
+  /** One answer; the last moves the run on to RunningTool. */
+  #decide(decision: ApprovalDecision, fromJournal = false): void {
+    const run = this.#run;
+    const gate = this.#gate;
+    if (gate === undefined || gate.complete || !run.running || run.machine.pendingState !== AWAITING_APPROVAL)
+      throw new InvalidArgumentError(
+        'callId',
+        'a call of a run waiting for approval (this run waits on none: it went on or ended)',
+        decision.callId,
+      );
+    if ('input' in decision && decision.input !== undefined)
+      throw new InvalidArgumentError(
+        'input',
+        'left out: a framework runs an approved call with the input its model gave (its approval carries no other)',
+        decision.input,
+      );
+    gate.decide(decision);
+    if (!gate.complete) return;
+    const decisions = gate.decisions();
+    run.move(State.RunningTool, {
+      description: `answered: ${decisions.map((d) => `${d.callId} ${d.approved ? 'approved' : 'denied'}`).join(', ')}`,
+      data: { answers: decisions, ...(fromJournal ? { fromJournal: true } : {}) },
+    });
+    const at = run.deps.clock();
+    for (const d of decisions) {
+      const slot = run.slots.find((s) => s.call.id === d.callId);
+      if (!d.approved && slot !== undefined && slot.result === undefined)
+        refuseSlot(slot, 'not_run', `denied: ${d.reason}`, at, run.deps.journal, run.turn);
+    }
+    this.#finish(decisions);
+  }
+
+  /** Resolves with the answers once every call has one (the run moved on), or undefined once the run ended instead. */
+  answers(): Promise<ApprovalDecision[] | undefined> {
+    return this.#answered ?? Promise.resolve(undefined);
+  }
+
+  /** The run ended (cancelled while it waited, or any other end): a wait still open resolves with no answers. */
+  ended(): void {
+    if (this.#gate !== undefined && !this.#gate.complete) {
+      this.#gate = undefined;
+      this.#finish(undefined);
+    }
+  }
+
+  #finish(decisions: ApprovalDecision[] | undefined): void {
+    const settle = this.#settle;
+    this.#settle = undefined;
+    settle?.(decisions);
+  }
+}
+
+/**
+ * How an interrupted attempt answered its calls, from its journal: a call with a result (`ok`
+ * or `error`) ran, so it was approved; one `not_run` with `denied: <reason>` was denied.
+ */
+function recordedDecisions(journal: readonly RecordedLine[]): Map<string, ApprovalDecision> {
+  const decided = new Map<string, ApprovalDecision>();
+  for (const line of journal) {
+    if (line.type !== 'tool' || line.call === undefined) continue;
+    const output = (line.result as { output?: unknown } | undefined)?.output;
+    if (line.status === 'ok' || line.status === 'error')
+      decided.set(line.call.id, { callId: line.call.id, approved: true });
+    else if (line.status === 'not_run' && typeof output === 'string' && output.startsWith('denied: '))
+      decided.set(line.call.id, { callId: line.call.id, approved: false, reason: output.slice('denied: '.length) });
+  }
+  return decided;
+}
+
+/** Why a run that waits for approval cannot end: what `runEnd` says then. */
+export const ENDED_WAITING =
+  'the framework reported its end while its run waited for approval: continue it with the answers (mirrorAISDK: `await m.answered()`, then call the SDK again with the messages)';

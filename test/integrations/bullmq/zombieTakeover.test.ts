@@ -1,0 +1,216 @@
+// A worker whose job lock expired while it lives on (a zombie, issue 55), beside the attempt that
+// took its run over: the takeover charges the zombie's holds, and STEP fences it — its charges
+// count (taking the place of those holds), its reservations and releases are refused. Real Redis;
+// first the model's counterexample (lib/integrations/bullmq/model, `run.sh broken-no-fence`) step
+// by step on two attempts' budgets, then two real workers, the lock's expiry at a moment the test
+// picks (it deletes the lock key BullMQ would let lapse; its lock duration is far too long to lapse
+// on its own).
+import { createScriptedAgent, type ScriptedAgent, type ScriptedReply } from 'agent-state-machine';
+import { Redis } from 'ioredis';
+import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
+import { limitFields } from '../../../lib/integrations/bullmq/budgetFields';
+import {
+  RedisBudget,
+  startBatchWorker,
+  submitBatch,
+  type BatchWorkerHandle,
+  type DistributedTask,
+  type PriceTable,
+} from '../../../lib/integrations/bullmq/index';
+import { TakenOverError } from '../../../lib/integrations/bullmq/TakenOverError';
+import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix, useFileRedis } from '../../helpers/redis';
+
+// $1 an output token, input free: a call bounded at 2 output tokens holds $2, as in the model.
+const PRICES: PriceTable = { '*': { inputUsdPerMTok: 0, outputUsdPerMTok: 1e6 } };
+const CAP = { maxCostUsd: 5, strict: true };
+
+/** The batch's billed + uncertain dollars, its uncertain part, and what it holds ('hc': null when nothing). */
+async function money(redis: Redis, keys: ReturnType<typeof batchKeys>) {
+  const [spent, uncertain, held] = await redis.hmget(keys.budget, 'c', 'cu', 'hc');
+  return { spent: Number(spent ?? 0), uncertain: Number(uncertain ?? 0), held };
+}
+
+describe("the model's zombie counterexample, on two attempts' budgets", () => {
+  const redis = useFileRedis('zombiesteps');
+
+  it("the takeover charges the zombie's hold, and the zombie's settle lets go of nothing: at most $5 may be billed under the $5 cap", async () => {
+    const keys = batchKeys(redis.prefix, 'q', 'b');
+    await redis.client.hset(keys.budget, { st: Date.now(), ...limitFields(CAP) });
+    const zombie = new RedisBudget(redis.client, keys, CAP, 0, { attempt: 1, deferCharges: true });
+    const other = new RedisBudget(redis.client, keys, CAP, 1);
+    // What the providers may bill at worst: each call in flight at its hold, each answered at its price.
+    let worst = 0;
+    const send = (hold: number) => (worst += hold);
+    const answer = (hold: number, price: number) => (worst += price - hold);
+
+    // The zombie's first call is billed $1 (its charge deferred), its second reserved ($2 held).
+    expect(await zombie.reserve('llm', { costUsd: 2 })).toBeUndefined();
+    send(2);
+    answer(2, 1);
+    await zombie.charge({ costUsd: 1 }, { costUsd: 2 });
+    expect(await zombie.reserve('llm', { costUsd: 2 })).toBeUndefined();
+    expect(await money(redis.client, keys)).toEqual({ spent: 1, uncertain: 0, held: '2' });
+
+    // Its lock expires; attempt 2 read the store before the zombie wrote its second reserve line
+    // (nothing missing), and takes the run over: the hold is charged as uncertain, not let go.
+    const takeover = new RedisBudget(redis.client, keys, CAP, 0, { attempt: 2, deferCharges: true });
+    await takeover.takeOver({});
+    expect(await money(redis.client, keys)).toEqual({ spent: 3, uncertain: 2, held: null });
+    // The zombie's call leaves anyway.
+    send(2);
+    // The attempt that took over fits its call: $3 + $2 = the cap.
+    expect(await takeover.reserve('llm', { costUsd: 2 })).toBeUndefined();
+    send(2);
+    expect(worst).toBeLessThanOrEqual(CAP.maxCostUsd);
+
+    // The zombie's call is billed $1; its settle charges it, in place of the hold the takeover
+    // charged, and lets go of nothing — the other attempt's hold stays.
+    answer(2, 1);
+    await zombie.charge({ costUsd: 1 }, { costUsd: 2 });
+    expect(await zombie.settle()).toBeUndefined();
+    expect(await money(redis.client, keys)).toEqual({ spent: 2, uncertain: 0, held: '2' });
+    // Nor does it reserve again: the call is not made, and the error names the takeover.
+    const refused = zombie.reserve('llm', { costUsd: 2 });
+    await expect(refused).rejects.toThrow(TakenOverError);
+    await expect(refused).rejects.toThrow(/attempt 1 was taken over by attempt 2/);
+
+    // Another run finds no room for a third call in flight ($2 billed + $2 held + $2 > $5).
+    expect(await other.reserve('llm', { costUsd: 2 })).toMatchObject({ limit: 'maxCostUsd' });
+    expect(worst).toBeLessThanOrEqual(CAP.maxCostUsd);
+    answer(2, 2);
+    await takeover.charge({ costUsd: 2 }, { costUsd: 2 });
+    await takeover.settle();
+    expect(await money(redis.client, keys)).toEqual({ spent: 4, uncertain: 0, held: null });
+    expect(worst).toBe(4);
+  });
+});
+
+/** A moment the test waits for: resolved by the code under test, with a bounded wait. */
+function moment(what: string): { reached: () => void; wait: () => Promise<void> } {
+  let reached!: () => void;
+  const at = new Promise<void>((resolve) => (reached = resolve));
+  return {
+    reached: () => reached(),
+    wait: () =>
+      Promise.race([
+        at,
+        new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`never reached: ${what}`)), 20_000).unref()),
+      ]),
+  };
+}
+
+/** Polls `condition` (a figure the code under test moves) until it holds, within 20 s. */
+async function until(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
+  const end = Date.now() + 20_000;
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error(`never came: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('a zombie worker beside the worker that took its run over (two real workers)', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = await testRedisUrl();
+  });
+  afterAll(() => releaseRedis());
+
+  it('the zombie makes no call after the takeover, its report is dropped, Redis counts what was billed, never past the cap, and nothing is held', async () => {
+    const prefix = uniquePrefix('zombie');
+    const redis = new Redis(url);
+    const workers: BatchWorkerHandle[] = [];
+    const problems: string[] = [];
+    // The run's agents: its first attempt (the zombie's), then the one that takes it over.
+    const agents: ScriptedAgent[] = [];
+    const zombieAtCall2 = moment("the zombie's second call");
+    const takeoverAtCall1 = moment("the takeover's first call");
+    const gates = [moment('the zombie let go'), moment('the takeover let go')];
+    const bound = { inputTokens: 1, maxOutputTokens: 2, model: 'm' };
+    const reply = (outputTokens: number, last: boolean, gated: boolean): ScriptedReply => ({
+      ...(last ? { text: 'done' } : { toolCalls: [{ id: `c${outputTokens}`, name: 'work', input: {} }] }),
+      model: 'm',
+      usage: { inputTokens: 1, outputTokens },
+      ...(gated ? { delayMs: 1 } : {}),
+    });
+    const agent = (): ScriptedAgent => {
+      const n = agents.length;
+      const made = createScriptedAgent({
+        // The zombie: $1, then $2 (held at the gate), then a third call it must not make. The takeover: $1.
+        replies:
+          n === 0 ? [reply(1, false, false), reply(2, false, true), reply(1, true, false)] : [reply(1, true, true)],
+        bound,
+        tools: { work: { output: 'ok' } },
+        sleep: async () => {
+          (n === 0 ? zombieAtCall2 : takeoverAtCall1).reached();
+          await gates[n]!.wait();
+        },
+      });
+      agents.push(made);
+      return made;
+    };
+    const start = (id: string) =>
+      startBatchWorker({
+        connection: url,
+        name: 'runs',
+        prefix,
+        workerId: id,
+        concurrency: 1,
+        agent,
+        // Far too long to lapse during the test: the lock's expiry is the test's move.
+        lockDurationMs: 120_000,
+        stalledIntervalMs: 100,
+        onError: (error) => problems.push(`${id}: ${error.message}`),
+      });
+    try {
+      workers.push(start('zombie'));
+      const tasks: DistributedTask[] = [{ id: 't0', input: 'work' }];
+      const batch = await submitBatch(tasks, {
+        connection: url,
+        name: 'runs',
+        prefix,
+        pricing: PRICES,
+        retryLostRuns: 1,
+        total: CAP,
+      });
+      const keys = batchKeys(prefix, 'runs', batch.batchId);
+      await zombieAtCall2.wait();
+      expect(await money(redis, keys)).toEqual({ spent: 1, uncertain: 0, held: '2' });
+
+      // The zombie's lock expires (its worker stalled, say): BullMQ's stalled check hands the job on.
+      const locks = await redis.keys(`${prefix}:runs:*:lock`);
+      expect(locks).toHaveLength(1);
+      await redis.del(locks[0]!);
+      workers.push(start('takeover'));
+      await takeoverAtCall1.wait();
+      // The takeover charged the zombie's $2 hold as uncertain, then held its own call's $2.
+      expect(await money(redis, keys)).toEqual({ spent: 3, uncertain: 2, held: '2' });
+
+      // The zombie's call answers ($2): its next reservation carries the charge, and is refused.
+      gates[0]!.reached();
+      await until('the zombie run ended', () => workers[0]!.running === 0);
+      expect(agents[0]!.calls.filter((c) => c.op === 'sendToolResults' || c.op === 'sendUserMessage')).toHaveLength(2);
+      // Its $2 counted in place of the hold charged for it; the takeover's $2 hold is still held.
+      expect(await money(redis, keys)).toEqual({ spent: 3, uncertain: 0, held: '2' });
+      await until('the zombie said why its report is dropped', () => problems.some((p) => /taken over/.test(p)));
+      expect(problems.find((p) => p.startsWith('zombie: run t0'))).toMatch(
+        /attempt 1 was taken over by a later attempt .*this result is dropped/,
+      );
+
+      gates[1]!.reached();
+      const report = await batch.report();
+      // Reported once, by the attempt that took the run over.
+      expect(report.runs).toHaveLength(1);
+      expect(report.runs[0]).toMatchObject({ id: 't0', outcome: 'end_of_turn', attempt: 2, worker: 'takeover' });
+      // Billed: $1 + $2 by the zombie, $1 by the takeover; Redis counts exactly that, under the cap.
+      const billed = 1 + 2 + 1;
+      expect(await money(redis, keys)).toEqual({ spent: billed, uncertain: 0, held: null });
+      expect(report.budget.costUsd + report.budget.uncertainUsd).toBeLessThanOrEqual(CAP.maxCostUsd);
+      expect(await redis.hget(keys.budget, 'hc')).toBeNull();
+    } finally {
+      for (const gate of gates) gate.reached();
+      await Promise.all(workers.map((w) => w.close()));
+      redis.disconnect();
+      await deletePrefix(url, prefix);
+    }
+  }, 60_000);
+});
