@@ -416,6 +416,7 @@ describe('the built package', () => {
     const names = [
       'RedisBudget',
       'RedisUnreachableError',
+      'TakenOverError',
       'WorkerLostError',
       'attachBatch',
       'raiseBatch',
