@@ -117,6 +117,7 @@ export type {
   LlmJournalEntry,
   ToolJournalEntry,
   ReserveJournalEntry,
+  ApprovalJournalEntry,
   HookOperation,
   JournalOptions,
   JournalError,

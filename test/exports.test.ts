@@ -14,6 +14,7 @@ const PINNED: Record<string, string[]> = {
     'AgentWithStateMachine',
     'AgentWithStateMachineOptions',
     'ApprovalDecision',
+    'ApprovalJournalEntry',
     'ApprovalListener',
     'ApprovalPolicy',
     'ApprovalWait',

@@ -138,6 +138,7 @@ export class BatchScheduler {
             },
           }),
       onProblem: (message) => log?.error(message),
+      onTaken: (index) => answers?.taken(list[index]!.id),
       onChange: ({ type, index, calls, atCap }) => {
         if (type === 'resumed' && !atCap) answers?.left(list[index]!.id);
         this.#running += type === 'parked' ? -1 : 1;

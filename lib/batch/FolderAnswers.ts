@@ -9,15 +9,19 @@ export const ANSWER_POLL_MS = 200;
  * The answers a person gives from the terminal (`agent-sm approve|deny <folder>`) to the runs
  * of a folder batch parked for approval: the batch tells it each parked run's request
  * (`asked`) and when the run goes on (`left`); while one waits, it reads the folder's answers
- * every `ANSWER_POLL_MS` and gives each waiting answer to its run, once, then marks it taken.
- * An answer to a run that does not wait (yet) is kept for when it does: one written while the
- * batch was down is taken once the resumed run waits again.
+ * every `ANSWER_POLL_MS` and gives each waiting answer to its run, once, and marks it taken
+ * once the run has taken it (`taken`: the run journaled it, or the last answer reached it in a
+ * slot), so that a crash before then leaves it for the resumed run. An answer to a run that
+ * does not wait (yet) is kept for when it does: one written while the batch was down is taken
+ * once the resumed run waits again.
  */
 export class FolderAnswers {
   readonly #dir: string;
   readonly #log: { warn: (m: string) => void; error: (m: string) => void } | undefined;
   /** Parked runs by task id: the request that answers them. */
   readonly #waiting = new Map<string, BatchApprovalRequest>();
+  /** Answers given to a run and not marked taken yet (the run has not taken them), by run. */
+  readonly #given = new Map<string, StoredAnswer[]>();
   /** Answer files refused already (told once). */
   readonly #refused = new Set<string>();
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -43,6 +47,20 @@ export class FolderAnswers {
     if (this.#waiting.size === 0) this.stop();
   }
 
+  /** Run `id` took the answers it was given (or ended without them): their files are marked taken. */
+  taken(id: string): void {
+    const given = this.#given.get(id) ?? [];
+    this.#given.delete(id);
+    for (const answer of given)
+      try {
+        markTaken(this.#dir, answer);
+      } catch (error) {
+        this.#log?.error(
+          `cannot mark the answer to call ${answer.callId} of run ${answer.run} taken: ${messageOf(error)}`,
+        );
+      }
+  }
+
   stop(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
@@ -61,10 +79,11 @@ export class FolderAnswers {
         this.#refused.add(problem);
         this.#log?.error(`${problem}; skipped`);
       }
-    for (const answer of read.answers) if (!answer.taken) this.#take(answer);
+    const given = new Set([...this.#given.values()].flat().map((a) => a.file));
+    for (const answer of read.answers) if (!answer.taken && !given.has(answer.file)) this.#take(answer);
   }
 
-  /** Gives `answer` to its run if it waits on that call, then marks it taken; else leaves it for later. */
+  /** Gives `answer` to its run if it waits on that call (marked taken once the run took it); else leaves it for later. */
   #take(answer: StoredAnswer): void {
     const request = this.#waiting.get(answer.run);
     if (request === undefined || !request.calls.some((c) => c.callId === answer.callId)) return;
@@ -79,12 +98,8 @@ export class FolderAnswers {
       }
       return;
     }
-    try {
-      markTaken(this.#dir, answer);
-    } catch (error) {
-      this.#log?.error(
-        `cannot mark the answer to call ${answer.callId} of run ${answer.run} taken: ${messageOf(error)}`,
-      );
-    }
+    const given = this.#given.get(answer.run) ?? [];
+    given.push(answer);
+    this.#given.set(answer.run, given);
   }
 }

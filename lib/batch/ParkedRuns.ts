@@ -83,6 +83,8 @@ interface Parked {
   slot: Slot;
   calls: PendingApproval[];
   answers: Map<string, ApprovalDecision>;
+  /** The answers given to its agent already (all but the last, which waits for a slot). */
+  given: Set<string>;
   /** Parked at a pausing cap (not for answers): the cap's raises when it refused the run. */
   atCap: number | undefined;
   /** A worker gave it a slot: it is no longer waiting for one. */
@@ -111,6 +113,8 @@ export class ParkedRuns {
   readonly #onApproval: ((request: BatchApprovalRequest) => unknown) | undefined;
   readonly #onProblem: (message: string) => void;
   readonly #onChange: (change: ParkChange) => void;
+  /** Told when the run at an index took its answers (or ended without them): they are used up. */
+  readonly #onTaken: ((index: number) => void) | undefined;
   /** Whether runs can park at all (an approval policy, a pausing cap); if not, a worker simply awaits each run. */
   readonly #canPark: boolean;
   /** The pausing cap's raises so far (0 without one). */
@@ -124,6 +128,7 @@ export class ParkedRuns {
     onApproval?: (request: BatchApprovalRequest) => unknown;
     onProblem: (message: string) => void;
     onChange: (change: ParkChange) => void;
+    onTaken?: (index: number) => void;
     raises?: () => number;
     holding?: () => boolean;
   }) {
@@ -132,6 +137,7 @@ export class ParkedRuns {
     this.#onApproval = options.onApproval;
     this.#onProblem = options.onProblem;
     this.#onChange = options.onChange;
+    this.#onTaken = options.onTaken;
     this.#raises = options.raises ?? (() => 0);
     this.#holding = options.holding ?? (() => false);
   }
@@ -184,6 +190,7 @@ export class ParkedRuns {
       slot,
       calls,
       answers: new Map(),
+      given: new Set(),
       atCap: undefined,
       seatTaken: false,
       seat,
@@ -196,8 +203,12 @@ export class ParkedRuns {
     const how = await Promise.race([next.then(() => 'ended' as const), seated.then(() => 'seated' as const)]);
     this.#leave(run);
     wait.waitedMs += Math.max(0, this.#clock() - parkedAt) || 0;
-    if (how === 'ended') return next;
+    if (how === 'ended') {
+      this.#onTaken?.(index);
+      return next;
+    }
     for (const decision of run.answers.values()) {
+      if (run.given.has(decision.callId)) continue;
       try {
         if (decision.approved) agent.approve(decision.callId, 'input' in decision ? { input: decision.input } : {});
         else agent.deny(decision.callId, decision.reason);
@@ -206,6 +217,7 @@ export class ParkedRuns {
         this.#onProblem(`run ${id} did not take the answer to ${decision.callId}: ${messageOf(error)}`);
       }
     }
+    this.#onTaken?.(index);
     return next;
   }
 
@@ -231,6 +243,7 @@ export class ParkedRuns {
       slot,
       calls: [],
       answers: new Map(),
+      given: new Set(),
       atCap: raises,
       seatTaken: false,
       seat,
@@ -342,6 +355,12 @@ export class ParkedRuns {
           `a call of a run still waiting (run ${id} has gone on or ended)`,
           callId,
         );
+      if (run.answers.size + 1 < run.calls.length) {
+        // Not the last: the run takes it now (a framework's run journals it), as it holds no slot until the last.
+        if (decision.approved) run.agent.approve(callId, 'input' in decision ? { input: decision.input } : {});
+        else run.agent.deny(callId, decision.reason);
+        run.given.add(callId);
+      }
       run.answers.set(callId, decision);
       if (run.answers.size === run.calls.length) {
         this.#ready.push(run);

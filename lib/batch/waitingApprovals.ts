@@ -1,3 +1,4 @@
+import type { HistoryEntry } from '../history/HistoryEntry';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { readHistory } from '../history/loadHistory';
 import { summarizeHistory } from '../history/summarizeHistory';
@@ -36,7 +37,8 @@ export interface WaitingApprovals {
 
 /**
  * What waits for a person in the batch of history folder `dir`: each run whose history ends in
- * AwaitingApproval and the calls of that move, with the answers given and not taken yet.
+ * AwaitingApproval and the calls of that move that its journal holds no answer to (an
+ * `approval` line after the move), with the answers given and not taken yet.
  * Throws `HistoryFileError` when `dir` is not a batch's folder.
  */
 export async function readWaitingApprovals(dir: string): Promise<WaitingApprovals> {
@@ -52,8 +54,11 @@ export async function readWaitingApprovals(dir: string): Promise<WaitingApproval
   for (const run of source.runs) {
     if (run.lines === undefined) continue;
     let waiting;
+    const journaled = new Set<string>();
     try {
-      ({ waiting } = await summarizeHistory(readHistory(run.lines.name, { onWarning: ignore, salvage: true })));
+      ({ waiting } = await summarizeHistory(
+        answersSinceLastMove(readHistory(run.lines.name, { onWarning: ignore, salvage: true }), journaled),
+      ));
     } catch (error) {
       problems.push(`cannot read run ${run.id}: ${(error as Error).message}`);
       continue;
@@ -61,7 +66,8 @@ export async function readWaitingApprovals(dir: string): Promise<WaitingApproval
     if (waiting === undefined || waiting.state !== 'AwaitingApproval') continue;
     for (const request of waiting.requests) {
       const r = request as { callId?: unknown; name?: unknown; input?: unknown };
-      if (typeof r.callId !== 'string' || typeof r.name !== 'string') continue;
+      // Answered and journaled already (the rest of the wait has not been): it waits no more.
+      if (typeof r.callId !== 'string' || typeof r.name !== 'string' || journaled.has(r.callId)) continue;
       // Given and not taken yet, or taken for this very wait (the run is about to move on).
       const answer = answers.find(
         (a) => a.run === run.id && a.callId === r.callId && (!a.taken || a.waitingSince === waiting.at),
@@ -77,4 +83,17 @@ export async function readWaitingApprovals(dir: string): Promise<WaitingApproval
     }
   }
   return { running: source.running, runs: source.runs.map((r) => r.id), calls, answers, problems };
+}
+
+/** Passes `entries` on, keeping in `answered` the calls of the `approval` journal lines after the last move. */
+async function* answersSinceLastMove(
+  entries: AsyncIterable<HistoryEntry>,
+  answered: Set<string>,
+): AsyncGenerator<HistoryEntry, void, undefined> {
+  for await (const entry of entries) {
+    if (entry.kind === 'record') answered.clear();
+    else if (entry.kind === 'journal' && entry.journal.type === 'approval' && typeof entry.journal.callId === 'string')
+      answered.add(entry.journal.callId);
+    yield entry;
+  }
 }

@@ -48,7 +48,7 @@ export interface ResetMarker {
  * as written.
  */
 export interface JournalLineRead {
-  readonly type: 'llm' | 'tool' | 'reserve';
+  readonly type: 'llm' | 'tool' | 'reserve' | 'approval';
   /** The seq of the last record written before it (0 before the first). */
   readonly seq: number;
   readonly turn: number;
@@ -56,7 +56,7 @@ export interface JournalLineRead {
   readonly startedAt?: number;
   /** `llm` and `tool` lines. */
   readonly endedAt?: number;
-  /** `reserve`: when the reservation was made. */
+  /** `reserve`: when the reservation was made; `approval`: when the answer was taken. */
   readonly at?: number;
   /** `reserve`: the most the attempt may cost in USD, when known (or the stated default); `llm`: what it cost, when known. */
   readonly maxCostUsd?: number;
@@ -70,6 +70,16 @@ export interface JournalLineRead {
   readonly call?: { readonly id: string; readonly name: string; readonly input?: unknown };
   /** `tool`: how it ended. */
   readonly status?: string;
+  /** `approval`: the call answered. */
+  readonly callId?: string;
+  /** `approval`: the call's tool. */
+  readonly name?: string;
+  /** `approval`: approved, or denied (with `reason`). */
+  readonly approved?: boolean;
+  /** `approval`: why it was denied. */
+  readonly reason?: string;
+  /** `approval`: who answered, when known. */
+  readonly by?: string;
   readonly [field: string]: unknown;
 }
 

@@ -264,13 +264,14 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    * its `type`, with `seq` the last record written before it, so readers place it in the run.
    * Content JSON cannot represent is written as a placeholder, then `unserializable_data` is
    * thrown, as for a record's data. A `reserve` line (the money ledger's write-ahead record of
-   * an LLM call) is on the disk when this returns, whatever `durability` and group commit say:
-   * the lines waiting before it and it are written in one write and fsync'ed.
+   * an LLM call) and an `approval` line (a person's answer, before the tool runs) are on the
+   * disk when this returns, whatever `durability` and group commit say: the lines waiting
+   * before it and it are written in one write and fsync'ed.
    */
   journal(entry: JournalLine): void {
     const type = entry.type;
     const { text, tooLong, failure } = journalLineText(entry, this.#lastSeq, this.#maxLineBytes);
-    if (type === 'reserve') this.#writeDurable(`${text}\n`);
+    if (type === 'reserve' || type === 'approval') this.#writeDurable(`${text}\n`);
     else this.#writeLine(`${text}\n`);
     if (tooLong !== undefined) throw new HistoryFileError('line_too_long', this.path, tooLong);
     if (failure !== undefined) {

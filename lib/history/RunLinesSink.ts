@@ -131,16 +131,18 @@ export class RunLinesSink implements HistorySink<string> {
   }
 
   /**
-   * Writes a journal line. A `reserve` line is committed durably with the lines before it, and
-   * its commit is returned, to be awaited before the call it reserves.
+   * Writes a journal line. A `reserve` line (or an `approval` one) is committed durably with the
+   * lines before it, and its commit is returned, to be awaited before the call it reserves (the
+   * tool it answers).
    */
   journal(entry: JournalLine): Promise<void> | undefined {
-    if (entry.type === 'reserve' && (!this.#open || this.#failure !== undefined))
+    const durable = entry.type === 'reserve' || entry.type === 'approval';
+    if (durable && (!this.#open || this.#failure !== undefined))
       return Promise.reject(this.#failure ?? this.#closedError());
     this.#assertWritable();
     const { text, tooLong, failure } = journalLineText(entry, this.#lastSeq, this.#maxLineBytes);
     let commit: Promise<void> | undefined;
-    if (entry.type === 'reserve') {
+    if (durable) {
       this.#pending.push(text);
       commit = this.#flush(true);
     } else this.#add(text, false, this.#durability === 'move');

@@ -36,7 +36,7 @@ export const DIVERGENCE_WORDS: Readonly<Record<DivergenceKind, string>> = {
 
 /** A line of a history file as runs are compared: its kind, where it is, and what it says. */
 export interface DiffStep {
-  readonly kind: 'move' | 'llm' | 'tool' | 'http' | 'rejected' | 'reset';
+  readonly kind: 'move' | 'llm' | 'tool' | 'approval' | 'http' | 'rejected' | 'reset';
   /** Its line in the file. */
   readonly line: number;
   /** The move's seq, or for the other lines the seq of the move before them. */
@@ -222,6 +222,9 @@ export function stepView(step: DiffStep): StepView {
       text = `tool ${String(call?.name)} (${String(call?.id)}) ${String(v['status'])}: ${json(v['result'] ?? v['error'], 150)}`;
       break;
     }
+    case 'approval':
+      text = `approval of ${String(v['name'])} (${String(v['callId'])}): ${v['approved'] === true ? 'approved' : `denied: ${String(v['reason'])}`}`;
+      break;
     case 'http': {
       const request = v['request'] as { method?: unknown; path?: unknown } | undefined;
       const response = v['response'] as { status?: unknown } | undefined;

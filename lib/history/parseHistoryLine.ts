@@ -22,7 +22,8 @@ class BadField extends Error {}
 
 /**
  * Parses one line of a JSON Lines history file: a transition record (no `type`), or a line
- * marked `type: 'meta' | 'rejected' | 'reset'`, a journal line (`type: 'llm' | 'tool'`), or an
+ * marked `type: 'meta' | 'rejected' | 'reset'`, a journal line (`type: 'llm' | 'tool' | 'reserve' |
+ * 'approval'`), or an
  * HTTP exchange `recordFetch` wrote (`type: 'http'`). Every field is checked, so a record that
  * parses is a record the analysis can trust; the reason names the bad field and its value.
  * Fields a record does not have are dropped. Pure: `readHistory` adds the file and I/O.
@@ -53,13 +54,14 @@ export function parseHistoryLine(text: string, line: number): ParsedHistoryLine 
       case 'llm':
       case 'tool':
       case 'reserve':
+      case 'approval':
         return { ok: true, entry: { kind: 'journal', line, journal: parseJournal(obj, obj.type) } };
       case 'http':
         return { ok: true, entry: { kind: 'http', line, exchange: parseHttp(obj) } };
       default:
         return {
           ok: false,
-          reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, llm, tool, reserve, http, or none for a record)`,
+          reason: `unknown line type ${describeValue(obj.type)} (expected meta, rejected, reset, llm, tool, reserve, approval, http, or none for a record)`,
         };
     }
   } catch (error) {
@@ -83,9 +85,19 @@ function parseRecord(obj: Record<string, unknown>): TransitionRecord<string> {
 }
 
 /** A journal line: the fields readers rely on are checked, the content is kept as written. */
-function parseJournal(obj: Record<string, unknown>, type: 'llm' | 'tool' | 'reserve'): JournalLineRead {
+function parseJournal(obj: Record<string, unknown>, type: JournalLineRead['type']): JournalLineRead {
   nonNegativeInteger(obj, 'seq');
   positiveInteger(obj, 'turn');
+  if (type === 'approval') {
+    // A person's answer to a call that waited: which call, how, and when.
+    string(obj, 'callId');
+    string(obj, 'name');
+    boolean(obj, 'approved');
+    finite(obj, 'at');
+    if (obj.reason !== undefined) string(obj, 'reason');
+    if (obj.by !== undefined) string(obj, 'by');
+    return obj as unknown as JournalLineRead;
+  }
   if (type === 'reserve') {
     // The ledger's line: the attempt it reserves, when, and the amount (absent when unknown).
     finite(obj, 'at');

@@ -316,7 +316,7 @@ export class RunFactsCollector {
 
   /** A ledger line: a reservation opens, the `llm` line of the same attempt closes it with what it cost. */
   #journal(line: JournalLineRead): void {
-    if (line.type === 'tool') return;
+    if (line.type !== 'reserve' && line.type !== 'llm') return;
     const key = `${line.turn}:${String(line.operation)}:${String(line.attempt)}`;
     if (line.type === 'reserve') {
       this.#ledger = true;

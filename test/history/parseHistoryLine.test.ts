@@ -134,9 +134,34 @@ describe('parseHistoryLine()', () => {
     expect(reason(JSON.stringify({ ...tool, call: { id: 'c1' } }))).toMatch(/^field "call\.name" must be a string/);
   });
 
+  it('reads approval lines: which call, approved or denied (with why), when, by whom if known', () => {
+    const approval = {
+      type: 'approval',
+      seq: 7,
+      turn: 1,
+      callId: 'c2',
+      name: 'deploy',
+      approved: false,
+      reason: 'no',
+      at: 4,
+    };
+    expect(parseHistoryLine(JSON.stringify(approval), 8)).toEqual({
+      ok: true,
+      entry: { kind: 'journal', line: 8, journal: approval },
+    });
+    expect(parseHistoryLine(JSON.stringify({ ...approval, approved: true, reason: undefined, by: 'ann' }), 8).ok).toBe(
+      true,
+    );
+    expect(reason(JSON.stringify({ ...approval, approved: 'yes' }))).toBe(
+      'field "approved" must be true or false, got `yes` (string)',
+    );
+    expect(reason(JSON.stringify({ ...approval, callId: 2 }))).toMatch(/^field "callId" must be a string/);
+    expect(reason(JSON.stringify({ ...approval, by: 3 }))).toMatch(/^field "by" must be a string/);
+  });
+
   it('rejects an unknown line type, and a meta line whose table is not sound', () => {
     expect(reason('{"type":"checkpoint"}')).toBe(
-      'unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, reserve, http, or none for a record)',
+      'unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, reserve, approval, http, or none for a record)',
     );
     const table = toHistoryTableInfo(DEFAULT_TABLE);
     const meta = {

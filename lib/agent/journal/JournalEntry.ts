@@ -97,11 +97,35 @@ export interface ReserveJournalEntry {
   unknown?: string;
 }
 
+/**
+ * A person's answer to one tool call that waited for approval, written (and fsync'ed, by a
+ * `JsonlHistorySink`; committed, by a store's sink) when the answer is taken, before the tool
+ * runs: a run resumed from this journal takes it again instead of asking again, so an answer
+ * is taken exactly once across a crash. An approved call without a `tool` line after it may
+ * have been running at the cut: the resume's tool policy decides (`resumeFrom.tools`).
+ */
+export interface ApprovalJournalEntry {
+  type: 'approval';
+  turn: number;
+  callId: string;
+  /** The call's tool. */
+  name: string;
+  approved: boolean;
+  /** With `approved: false`: why (the model gets `denied: <reason>`). */
+  reason?: string;
+  /** When the answer was taken (the run's clock). */
+  at: number;
+  /** Who answered, when the answer says (`agent-sm approve` gives the user's login name). */
+  by?: string;
+  /** Taken from the journal of the interrupted run this one resumed: nobody was asked again. */
+  fromJournal?: true;
+}
+
 /** A hook that may call an LLM through its budgeted handle (`ctx.llm`): the operation its ledger lines name. */
 export type HookOperation = 'compact' | 'runTool';
 
-/** A line of the journal: every LLM attempt and every tool call of a run, beside its moves. */
-export type JournalEntry = LlmJournalEntry | ToolJournalEntry | ReserveJournalEntry;
+/** A line of the journal: every LLM attempt, tool call and approval answer of a run, beside its moves. */
+export type JournalEntry = LlmJournalEntry | ToolJournalEntry | ReserveJournalEntry | ApprovalJournalEntry;
 
 /** Options of the adapter's `journal`. */
 export interface JournalOptions {

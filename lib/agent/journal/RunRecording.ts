@@ -201,9 +201,10 @@ export class RunRecording {
   }
 
   /**
-   * A call of the last served response that waited for approval when the run was cut, its
-   * answer not journaled: it never started, so it runs once answered (not `interrupted`). An
-   * approved call cut while it ran is asked again and then runs again: the journal keeps no approval.
+   * A call of the last served response that waited for approval when the run was cut (its
+   * answer not journaled, or another call of its wait had none): it never started, so it runs
+   * once answered (not `interrupted`). An approved call whose wait was answered in full may have
+   * been running at the cut: its plan is the tool policy's.
    */
   waitedForApproval(callId: string): void {
     if (this.#plans.get(callId)?.kind === 'interrupted') this.#plans.set(callId, { kind: 'run', rerun: false });

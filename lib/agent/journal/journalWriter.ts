@@ -6,7 +6,7 @@ import { redactCredentials } from './redactCredentials';
 /**
  * The function a turn journals through: each entry is cleaned (credential-named fields
  * redacted, then the caller's `redact`) and handed to the machine's sink, in order with the
- * moves. A `reserve` line returns the sink's commit, when it gives one. Never throws: a `redact` that throws writes a placeholder without the entry's
+ * moves. A `reserve` or `approval` line returns the sink's commit, when it gives one. Never throws: a `redact` that throws writes a placeholder without the entry's
  * content, and a failing sink is the machine's `sinkError`.
  */
 export function journalWriter(
@@ -24,22 +24,32 @@ export function journalWriter(
       clean = redact === undefined ? redacted : redact(redacted);
     } catch (error) {
       // Where and when, never what: the content the redact could not clean is left out.
-      const redactError = `redact threw: ${messageOf(error)}; the entry's content was not written`;
-      const { turn, startedAt, endedAt } = entry;
-      clean =
-        entry.type === 'llm'
-          ? { type: 'llm', turn, operation: entry.operation, attempt: entry.attempt, startedAt, endedAt, redactError }
-          : {
-              type: 'tool',
-              turn,
-              call: { id: entry.call.id, name: entry.call.name },
-              status: entry.status,
-              startedAt,
-              endedAt,
-              redactError,
-            };
+      clean = placeholder(entry, `redact threw: ${messageOf(error)}; the entry's content was not written`);
     }
+    // An approval answer is kept before the tool runs, as a reservation is: its commit is the caller's to await.
+    if (entry.type === 'approval') return machine.journalCommit(clean as JournalEntry);
     machine.journal(clean as JournalEntry);
     return undefined;
   };
+}
+
+/** What is written of `entry` when its redact threw: its kind, turn and times, and an approval's answer. */
+function placeholder(entry: Exclude<JournalEntry, { type: 'reserve' }>, redactError: string): Record<string, unknown> {
+  const { turn } = entry;
+  if (entry.type === 'approval') {
+    const { callId, name, approved, at } = entry;
+    return { type: 'approval', turn, callId, name, approved, at, redactError };
+  }
+  const { startedAt, endedAt } = entry;
+  return entry.type === 'llm'
+    ? { type: 'llm', turn, operation: entry.operation, attempt: entry.attempt, startedAt, endedAt, redactError }
+    : {
+        type: 'tool',
+        turn,
+        call: { id: entry.call.id, name: entry.call.name },
+        status: entry.status,
+        startedAt,
+        endedAt,
+        redactError,
+      };
 }

@@ -116,11 +116,11 @@ function responseOf(entry: JournalEntry): LLMResponse | undefined {
   return typeof response === 'object' && response !== null ? response : undefined;
 }
 
-/** The journal's last LLM line with a response, when nothing but tool lines follow it. */
+/** The journal's last LLM line with a response, when nothing but tool (and approval) lines follow it. */
 function latestResponse(journal: readonly JournalEntry[]): LlmJournalEntry | undefined {
   for (let i = journal.length - 1; i >= 0; i--) {
     const entry = journal[i]!;
-    if (entry.type === 'tool' || isHookLine(entry)) continue;
+    if (entry.type === 'tool' || entry.type === 'approval' || isHookLine(entry)) continue;
     return responseOf(entry) === undefined ? undefined : (entry as LlmJournalEntry);
   }
   return undefined;
