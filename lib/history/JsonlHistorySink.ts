@@ -264,9 +264,8 @@ export class JsonlHistorySink<S extends string = StateName> implements HistorySi
    * its `type`, with `seq` the last record written before it, so readers place it in the run.
    * Content JSON cannot represent is written as a placeholder, then `unserializable_data` is
    * thrown, as for a record's data. A `reserve` line (the money ledger's write-ahead record of
-   * an LLM call) and an `approval` line (a person's answer, before the tool runs) are on the
-   * disk when this returns, whatever `durability` and group commit say: the lines waiting
-   * before it and it are written in one write and fsync'ed.
+   * an LLM call) and an `approval` line (a person's answer, before the tool runs) are on disk
+   * when this returns, whatever `durability` says: written with the lines before, and fsync'ed.
    */
   journal(entry: JournalLine): void {
     const type = entry.type;
