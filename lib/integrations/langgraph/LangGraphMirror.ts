@@ -2,6 +2,7 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
+import type { Command } from '@langchain/langgraph';
 import {
   InvalidArgumentError,
   OperationError,
@@ -12,7 +13,9 @@ import {
   type StateMachine,
   type StateName,
   type LLMCallBound,
+  type MirrorResponse,
   type StepMirrorOptions,
+  type ToolCall,
   type TurnResult,
   type UsageTotals,
 } from 'agent-state-machine';
@@ -20,6 +23,7 @@ import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
 import { unseenRetries } from './callerRetries';
 import { mirrorRetries } from './mirrorRetries';
 import { describeInterrupts } from './describeInterrupts';
+import { LangGraphApprovals, type LangGraphResumeValue } from './LangGraphApprovals';
 import { lastAiText, messageText, modelResponseOf, userText } from './messageOf';
 import { linkSignals } from '../../internal/linkSignals';
 import { messageOf } from '../../internal/messageOf';
@@ -46,6 +50,8 @@ export type LangGraphObserve = 'graph' | 'wrapped';
 export type LangGraphMirrorOptions = (StepMirrorOptions | { mirror: StepMirror }) & {
   /** Where the mirror hears the graph: `'graph'` (the default) or `'wrapped'`; see `LangGraphObserve`. */
   observe?: LangGraphObserve;
+  /** With `approvals: true`: the value `interrupt()` returns for an answer (default `{ approved: true }` / `{ approved: false, reason }`). */
+  resumeValue?: LangGraphResumeValue;
 };
 
 /**
@@ -66,15 +72,25 @@ export type LangGraphMirrorOptions = (StepMirrorOptions | { mirror: StepMirror }
  * max tokens its chat model states, whether the provider stops there or not: charged at its
  * hold, never retried, the run ends in Error with the fact. A graph that stops at an
  * `interrupt()` ends the run as cancelled (resumed with a `Command`, it is the mirror's next
- * run); `recursionLimit` (GraphRecursionError) and other failures end it in Error with the
+ * run), or, the mirror made with `approvals: true` (a batch's is), parks it in AwaitingApproval
+ * with the calls the interrupts ask about (`LangGraphApprovals`); `answered()` gives the
+ * `Command` that continues the same run. `recursionLimit` (GraphRecursionError) and other failures end it in Error with the
  * graph's error.
  */
 export class LangGraphMirror extends BaseCallbackHandler {
   name = 'agent-state-machine';
   /** The mirror the graph's events drive: its `machine`, `usage`, `result`. */
   readonly mirror: StepMirror;
-  /** Tool runs of LangChain (run id) to the call id the model gave them. */
-  readonly #tools = new Map<string, string>();
+  /** Tool runs of LangChain (run id) to their call (the id the model gave it). */
+  readonly #tools = new Map<string, ToolCall>();
+  /** The approval waits of the mirror's runs: interrupts parked, and their continuation. */
+  readonly #approvals: LangGraphApprovals;
+  /** Whether the invoke `run()` makes continues a parked run. */
+  #continuation = false;
+  /** The last model response's tool calls: what a review node's interrupt() is about. */
+  #lastCalls: readonly ToolCall[] = [];
+  /** Model runs (run id) to their graph task (checkpoint namespace). */
+  readonly #modelTasks = new Map<string, string | undefined>();
   #root: string | undefined;
   /** The run this handler saw end; calls LangGraph still makes for it (an aborted graph's tasks finish in the background) are refused. */
   #over = false;
@@ -98,7 +114,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     super({ raiseError: true });
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    const { observe = 'graph', ...rest } = options;
+    const { observe = 'graph', resumeValue, ...rest } = options;
     if (observe !== 'graph' && observe !== 'wrapped')
       throw new InvalidArgumentError(
         'observe',
@@ -117,6 +133,17 @@ export class LangGraphMirror extends BaseCallbackHandler {
           "LangGraph's callbacks see a chat model call but cannot change its messages, so no note can be added",
       },
     });
+    this.#approvals = new LangGraphApprovals(this.mirror, resumeValue);
+  }
+
+  /**
+   * Once the run parked at an `interrupt()` has an answer for each waiting call (given to
+   * `mirror.approvals`, or by a batch's `onApproval` or `agent-sm approve|deny`): the
+   * `Command({ resume })` to run the graph with, on the same thread, to continue the same run.
+   * Undefined when the run does not wait, or ended meanwhile (cancelled while it waited).
+   */
+  answered(): Promise<Command | undefined> {
+    return this.#approvals.answered();
   }
 
   /**
@@ -200,6 +227,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const user = config.signal;
     if (user !== undefined && !(user instanceof AbortSignal))
       throw new InvalidArgumentError('config.signal', 'an AbortSignal', user);
+    this.#continuation = this.#approvals.graphStarts(input);
     if (!this.mirror.running) this.mirror.runStart(userText(input));
     // The caller's signal cancels the mirror's run, so that every handler sees the run cancelled
     // (not the graph failed) whichever of them hears of it first.
@@ -224,8 +252,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
         ...(callbacks === undefined ? {} : { callbacks }),
         signal,
       });
-      // LangGraph may resolve without reporting its root run's end (its signal aborted meanwhile).
-      if (this.mirror.running) this.#finish(output as ChainValues);
+      // LangGraph may resolve without reporting its root run's end (its signal aborted meanwhile); a parked run's end was reported.
+      if (this.mirror.running && !this.#over) this.#finish(output as ChainValues);
       return output;
     } catch (error) {
       if (this.mirror.running) {
@@ -302,6 +330,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#tools.clear();
     this.#served.runStarts();
     this.#bounds.clear();
+    // A parked run's continuation (Command({ resume })) is the same run.
+    if (this.#inRun ? this.#continuation : this.#approvals.graphStarts(inputs)) return;
     if (this.mirror.running) {
       // Started already, by run() or a batch, before the graph's own start: the same run.
       if (this.machine.pendingState === 'WaitingForUserInput') return;
@@ -322,6 +352,12 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#over = true;
     if (!this.mirror.running) return;
     const interrupts = (outputs as { __interrupt__?: unknown } | undefined)?.__interrupt__;
+    const stoppedAt = this.#approvals.enabled ? this.#approvals.stoppedAt(outputs) : [];
+    if (stoppedAt.length > 0) {
+      const refused = this.#approvals.park(stoppedAt, this.#lastCalls);
+      if (refused !== undefined) this.mirror.runFailed(refused);
+      return;
+    }
     if (this.#interrupt !== undefined || (Array.isArray(interrupts) && interrupts.length > 0)) {
       this.mirror.runAborted(`interrupted: ${this.#interrupt ?? describeInterrupts(interrupts)}`);
       return;
@@ -334,6 +370,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
   }
 
   override handleChainError(error: Error, runId: string): void {
+    if (error?.name === 'GraphInterrupt') this.#approvals.heard((error as { interrupts?: unknown }).interrupts);
     if (runId !== this.#root) return;
     this.#root = undefined;
     this.#over = true;
@@ -357,14 +394,24 @@ export class LangGraphMirror extends BaseCallbackHandler {
     if (this.#over) throw this.#ended();
     const outside = this.#outsideRun();
     if (outside !== undefined) throw outside;
+    const task = taskOf(metadata);
     // A resumed run: the wrapped model answers with the journaled response (no request, no budget check: it was made and paid then).
     if (this.#served.modelWrapped) {
       const response = this.mirror.recordedResponse();
       if (response !== undefined) {
         this.#served.serveResponse(runId, response);
+        this.#responded(task, response);
         return;
       }
     }
+    // A parked run's continuation: a node re-run from its start makes again the call it made before its interrupt().
+    const remade = this.#approvals.remade(task);
+    if (remade !== undefined) {
+      if (!this.#served.modelWrapped) throw remadeUnwrapped(task);
+      this.#served.serveResponse(runId, remade);
+      return;
+    }
+    this.#modelTasks.set(runId, task);
     // A chat model whose caller retries where the mirror cannot see (not given through wrapModel) is refused.
     const unseen = unseenRetries(llm, metadata);
     if (unseen !== undefined) throw unseen;
@@ -413,11 +460,22 @@ export class LangGraphMirror extends BaseCallbackHandler {
   override handleLLMEnd(output: LLMResult, runId: string): void {
     this.#watches.delete(runId);
     this.#bounds.delete(runId);
+    const task = this.#modelTasks.get(runId);
+    this.#modelTasks.delete(runId);
     if (this.#served.ended(runId)) return;
-    this.mirror.modelResponse(modelResponseOf(output, this.#model));
+    const response = modelResponseOf(output, this.#model);
+    this.mirror.modelResponse(response);
+    this.#responded(task, response);
+  }
+
+  /** A response the run had (sent, or served from the journal): kept for a re-run of its task, and its calls for an interrupt. */
+  #responded(task: string | undefined, response: MirrorResponse): void {
+    this.#lastCalls = response.toolCalls ?? [];
+    this.#approvals.responded(task, response);
   }
 
   override handleLLMError(error: unknown, runId: string): void {
+    this.#modelTasks.delete(runId);
     this.#watches.delete(runId);
     this.#bounds.delete(runId);
     if (this.#served.ended(runId)) return;
@@ -438,7 +496,9 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const outside = this.#outsideRun();
     if (outside !== undefined) throw outside;
     const id = toolCallId ?? runId;
-    const call = { id, name: runName ?? 'tool', input: parseJsonOrText(input) };
+    // The name the model gave the call: a tool LangGraph sends as its own task runs under the node's name.
+    const name = this.#lastCalls.find((c) => c.id === id)?.name ?? runName ?? 'tool';
+    const call = { id, name, input: parseJsonOrText(input) };
     // A resumed run: the wrapped tool answers with its recorded result, by the tool policy, and does not run.
     if (this.#served.toolsWrapped) {
       const answer = this.mirror.recordedTool(call);
@@ -447,14 +507,18 @@ export class LangGraphMirror extends BaseCallbackHandler {
         return;
       }
     }
-    this.#tools.set(runId, id);
+    // A parked run's continuation: an answered call's tool starts again (or for the first time).
+    const restart = this.#approvals.toolRestarts(id);
+    if (restart === 'denied') return;
+    this.#tools.set(runId, call);
+    if (restart === 'counted') return;
     const stop = await this.mirror.toolStart(call);
     if (stop !== undefined) throw stop;
   }
 
   override handleToolEnd(output: unknown, runId: string): void {
     if (this.#served.ended(runId)) return;
-    const id = this.#tools.get(runId);
+    const id = this.#tools.get(runId)?.id;
     if (id === undefined) return;
     this.#tools.delete(runId);
     const status = (output as { status?: unknown } | undefined)?.status;
@@ -463,11 +527,14 @@ export class LangGraphMirror extends BaseCallbackHandler {
 
   override handleToolError(error: unknown, runId: string): void {
     if (this.#served.ended(runId)) return;
-    const id = this.#tools.get(runId);
-    if (id === undefined) return;
+    const call = this.#tools.get(runId);
+    if (call === undefined) return;
+    const { id } = call;
     this.#tools.delete(runId);
     // An interrupt() inside a tool stops the graph: the tool is answered when the run resumes.
     if ((error as { name?: unknown } | undefined)?.name === 'GraphInterrupt') {
+      // Parked, the call waits for approval: the tool starts again on the continuation.
+      if (this.#approvals.enabled) return this.#approvals.toolInterrupted((error as { interrupts?: unknown }).interrupts, call);
       this.#interrupt = describeInterrupts((error as { interrupts?: unknown }).interrupts);
       this.mirror.toolEnd(id, { output: `interrupted: ${this.#interrupt}`, isError: true });
       return;
@@ -478,6 +545,22 @@ export class LangGraphMirror extends BaseCallbackHandler {
 
 /** A signal that never aborts: a cut throws from the token callback, which ends the model's stream. */
 const NEVER = new AbortController().signal;
+
+/** The graph task a model call belongs to (its checkpoint namespace): a task re-run on a resume has the same. */
+function taskOf(metadata: Record<string, unknown> | undefined): string | undefined {
+  const ns = metadata?.langgraph_checkpoint_ns ?? metadata?.checkpoint_ns;
+  return typeof ns === 'string' && ns !== '' ? ns : undefined;
+}
+
+/** Why a re-run node's model call is refused when the model is not wrapped: it would be sent, and paid, twice. */
+function remadeUnwrapped(task: string | undefined): OperationError {
+  return new OperationError(
+    `the model call of graph task ${task} on the continuation`,
+    new Error(
+      "the node re-runs from its start when the graph resumes (LangGraph re-runs an interrupted node), and makes again the model call it made before its interrupt(): give the graph lg.wrapModel(model), so that the call is answered with the response it had, or make the model call in a node of its own before the interrupting one",
+    ),
+  );
+}
 
 /** Makes a `LangGraphMirror`. */
 export function langGraphMirror(options: LangGraphMirrorOptions = {}): LangGraphMirror {
