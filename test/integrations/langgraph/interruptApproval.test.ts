@@ -4,7 +4,7 @@
 // thread. The real @langchain/langgraph and ChatOpenAI against the strict local server: the
 // server sees no request twice — not even the one a node makes again before its interrupt()
 // when LangGraph re-runs the node on resume (langgraph#7780).
-import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import { type AIMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, interrupt } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
