@@ -1,6 +1,7 @@
 import { Command } from '@langchain/langgraph';
 import {
   InvalidArgumentError,
+  OperationError,
   type ApprovalDecision,
   type MirrorResponse,
   type StepMirror,
@@ -55,7 +56,7 @@ export class LangGraphApprovals {
     if (typeof resumeValue !== 'function')
       throw new InvalidArgumentError(
         'resumeValue',
-        "a function (decision, call) => the value interrupt() returns on the continuation; leave it out for { approved: true } / { approved: false, reason }",
+        'a function (decision, call) => the value interrupt() returns on the continuation; leave it out for { approved: true } / { approved: false, reason }',
         resumeValue,
       );
     this.#mirror = mirror;
@@ -159,7 +160,7 @@ export class LangGraphApprovals {
    * resume value an interrupt (`resumeValue`), by interrupt id when several wait. Undefined when
    * the run does not wait, or ended meanwhile. Handed out once.
    */
-  async answered(): Promise<Command | undefined> {
+  async answered(): Promise<Command<unknown, never, never> | undefined> {
     const waiting = this.#waiting;
     if (waiting.length === 0) return undefined;
     const decisions = await this.#mirror.approvals.answers();
@@ -168,11 +169,16 @@ export class LangGraphApprovals {
     if (decisions === undefined) return undefined;
     const values = waiting.map((w) => {
       const decision = decisions.find((d) => d.callId === w.call.id)!;
-      this.#answers.set(w.call.id, { approved: decision.approved, started: [...this.#inTool.values()].includes(w.call) });
+      this.#answers.set(w.call.id, {
+        approved: decision.approved,
+        started: [...this.#inTool.values()].includes(w.call),
+      });
       return this.#resumeValue(decision, w.call);
     });
-    if (waiting.length === 1) return new Command({ resume: values[0] });
-    return new Command({ resume: Object.fromEntries(waiting.map((w, i) => [w.interruptId!, values[i]])) });
+    if (waiting.length === 1) return new Command<unknown, never, never>({ resume: values[0] });
+    return new Command<unknown, never, never>({
+      resume: Object.fromEntries(waiting.map((w, i) => [w.interruptId!, values[i]])),
+    });
   }
 
   /**
@@ -209,4 +215,20 @@ export class LangGraphApprovals {
 /** An interrupt's key: its id (LangGraph 1.x gives each one), else its value. */
 function keyOf(interrupt: LangGraphInterrupt | undefined): string {
   return interrupt?.id ?? JSON.stringify(interrupt?.value);
+}
+
+/** The graph task a model call belongs to (its checkpoint namespace): a task re-run on a resume has the same. */
+export function taskOf(metadata: Record<string, unknown> | undefined): string | undefined {
+  const ns = metadata?.langgraph_checkpoint_ns ?? metadata?.checkpoint_ns;
+  return typeof ns === 'string' && ns !== '' ? ns : undefined;
+}
+
+/** Why a re-run node's model call is refused when the model is not wrapped: it would be sent, and paid, twice. */
+export function remadeUnwrapped(task: string | undefined): OperationError {
+  return new OperationError(
+    `the model call of graph task ${task} on the continuation`,
+    new Error(
+      'the node re-runs from its start when the graph resumes (LangGraph re-runs an interrupted node), and makes again the model call it made before its interrupt(): give the graph lg.wrapModel(model), so that the call is answered with the response it had, or make the model call in a node of its own before the interrupting one',
+    ),
+  );
 }

@@ -14,7 +14,6 @@ import {
   type StateName,
   type LLMCallBound,
   type MirrorResponse,
-  type StepMirrorOptions,
   type ToolCall,
   type TurnResult,
   type UsageTotals,
@@ -23,36 +22,18 @@ import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
 import { unseenRetries } from './callerRetries';
 import { mirrorRetries } from './mirrorRetries';
 import { describeInterrupts } from './describeInterrupts';
-import { LangGraphApprovals, type LangGraphResumeValue } from './LangGraphApprovals';
+import { LangGraphApprovals, remadeUnwrapped, taskOf } from './LangGraphApprovals';
+import type { LangGraphMirrorOptions, LangGraphObserve } from './LangGraphMirrorOptions';
 import { lastAiText, messageText, modelResponseOf, userText } from './messageOf';
 import { linkSignals } from '../../internal/linkSignals';
 import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { ServedCalls } from './servedCalls';
+import { graphCallbacks } from './graphCallbacks';
 import { watchStreamEvent, watchToken } from './watchToken';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
-
-/**
- * Where the mirror hears a LangGraph run:
- * - `'graph'` (the default): on the graph's callbacks, so it sees every chat model and tool the
- *   graph calls, wrapped or not. LangChain then reports every node, channel write and branch of
- *   each step to callbacks, which costs ~0.5 ms a step whatever the handler does.
- * - `'wrapped'`: only the model and tools given to the graph through `wrapModel` and `wrapTools`
- *   report, as their own callbacks; the graph runs with none of the mirror's. The run must go
- *   through `run()`, which starts and ends it. A model or tool the graph calls that was not
- *   wrapped is not seen, so it is neither counted nor capped.
- */
-export type LangGraphObserve = 'graph' | 'wrapped';
-
-/** A mirror's options (or the batch's mirror), and where it hears the graph. */
-export type LangGraphMirrorOptions = (StepMirrorOptions | { mirror: StepMirror }) & {
-  /** Where the mirror hears the graph: `'graph'` (the default) or `'wrapped'`; see `LangGraphObserve`. */
-  observe?: LangGraphObserve;
-  /** With `approvals: true`: the value `interrupt()` returns for an answer (default `{ approved: true }` / `{ approved: false, reason }`). */
-  resumeValue?: LangGraphResumeValue;
-};
 
 /**
  * A LangChain callback handler that mirrors a LangGraph run — a prebuilt ReAct agent, or any
@@ -142,7 +123,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
    * `Command({ resume })` to run the graph with, on the same thread, to continue the same run.
    * Undefined when the run does not wait, or ended meanwhile (cancelled while it waited).
    */
-  answered(): Promise<Command | undefined> {
+  answered(): Promise<Command<unknown, never, never> | undefined> {
     return this.#approvals.answered();
   }
 
@@ -223,7 +204,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
       throw new InvalidArgumentError('graph', 'a graph or runnable with invoke(input, config)', graph);
     if (typeof config !== 'object' || config === null)
       throw new InvalidArgumentError('config', 'a LangChain RunnableConfig object', config);
-    const callbacks = this.#callbacksFor(config.callbacks);
+    const callbacks = graphCallbacks(config.callbacks, this, this.#served);
     const user = config.signal;
     if (user !== undefined && !(user instanceof AbortSignal))
       throw new InvalidArgumentError('config.signal', 'an AbortSignal', user);
@@ -268,30 +249,6 @@ export class LangGraphMirror extends BaseCallbackHandler {
       unlink();
       if (cancel !== undefined) user!.removeEventListener('abort', cancel);
     }
-  }
-
-  /** The callbacks to invoke the graph with: the caller's, and this handler unless it hears only what it wrapped. */
-  #callbacksFor(given: unknown): unknown {
-    if (given !== undefined && !Array.isArray(given) && typeof (given as { copy?: unknown }).copy !== 'function')
-      throw new InvalidArgumentError('config.callbacks', 'an array of handlers or a CallbackManager', given);
-    if (this.observe === 'wrapped') {
-      const missing = [
-        ...(this.#served.modelWrapped ? [] : ['lg.wrapModel(model)']),
-        ...(this.#served.toolsWrapped ? [] : ['lg.wrapTools(tools)']),
-      ];
-      // Observing only what it wrapped, a mirror that wrapped nothing would see no call and cap none.
-      if (missing.length > 0)
-        throw new InvalidArgumentError(
-          'observe',
-          `'graph', or a graph built on ${missing.join(' and ')} (wrapTools([]) for a graph with no tools): observing 'wrapped', the mirror hears only the model and tools it wrapped`,
-          this.observe,
-        );
-      return given;
-    }
-    if (given === undefined || Array.isArray(given)) return [...((given as unknown[] | undefined) ?? []), this];
-    const manager = (given as { copy(): { addHandler(h: unknown, inherit?: boolean): void } }).copy();
-    manager.addHandler(this, true);
-    return manager;
   }
 
   /** A call heard outside `run()` while observing only what it wrapped: no run bounds it, so it is refused. */
@@ -534,7 +491,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
     // An interrupt() inside a tool stops the graph: the tool is answered when the run resumes.
     if ((error as { name?: unknown } | undefined)?.name === 'GraphInterrupt') {
       // Parked, the call waits for approval: the tool starts again on the continuation.
-      if (this.#approvals.enabled) return this.#approvals.toolInterrupted((error as { interrupts?: unknown }).interrupts, call);
+      if (this.#approvals.enabled)
+        return this.#approvals.toolInterrupted((error as { interrupts?: unknown }).interrupts, call);
       this.#interrupt = describeInterrupts((error as { interrupts?: unknown }).interrupts);
       this.mirror.toolEnd(id, { output: `interrupted: ${this.#interrupt}`, isError: true });
       return;
@@ -545,22 +503,6 @@ export class LangGraphMirror extends BaseCallbackHandler {
 
 /** A signal that never aborts: a cut throws from the token callback, which ends the model's stream. */
 const NEVER = new AbortController().signal;
-
-/** The graph task a model call belongs to (its checkpoint namespace): a task re-run on a resume has the same. */
-function taskOf(metadata: Record<string, unknown> | undefined): string | undefined {
-  const ns = metadata?.langgraph_checkpoint_ns ?? metadata?.checkpoint_ns;
-  return typeof ns === 'string' && ns !== '' ? ns : undefined;
-}
-
-/** Why a re-run node's model call is refused when the model is not wrapped: it would be sent, and paid, twice. */
-function remadeUnwrapped(task: string | undefined): OperationError {
-  return new OperationError(
-    `the model call of graph task ${task} on the continuation`,
-    new Error(
-      "the node re-runs from its start when the graph resumes (LangGraph re-runs an interrupted node), and makes again the model call it made before its interrupt(): give the graph lg.wrapModel(model), so that the call is answered with the response it had, or make the model call in a node of its own before the interrupting one",
-    ),
-  );
-}
 
 /** Makes a `LangGraphMirror`. */
 export function langGraphMirror(options: LangGraphMirrorOptions = {}): LangGraphMirror {

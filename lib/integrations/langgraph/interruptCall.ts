@@ -43,7 +43,7 @@ export function interruptCall(interrupt: LangGraphInterrupt, context: InterruptC
   if (id === undefined)
     return new InvalidArgumentError(
       'interrupt() value',
-      'a tool call with an id, one of the last response\'s tool calls, or an interrupt with its own id (LangGraph 1.x gives each one)',
+      "a tool call with an id, one of the last response's tool calls, or an interrupt with its own id (LangGraph 1.x gives each one)",
       interrupt.value,
     );
   return { id, name: asked.name, input: asked.input };

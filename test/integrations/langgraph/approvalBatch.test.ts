@@ -38,8 +38,7 @@ beforeEach(async () => {
       const user = body.messages.find((m) => m.role === 'user');
       const id = String(user?.content).replace(/^task /, '');
       const results = body.messages.filter((m) => m.role === 'tool');
-      if (results.length > 0)
-        return { content: `${id} done: ${results.map((m) => String(m.content)).join(' | ')}` };
+      if (results.length > 0) return { content: `${id} done: ${results.map((m) => String(m.content)).join(' | ')}` };
       return {
         toolCalls: [
           { id: 'c1', name: 'ls', arguments: '{"dir":"."}' },
@@ -57,7 +56,11 @@ afterEach(async () => {
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
 function start(mode?: 'resume') {
-  const child = batchChild(work, [dir, server.baseURL, ...(mode === undefined ? [] : [mode])], 'langGraphApprovalBatch');
+  const child = batchChild(
+    work,
+    [dir, server.baseURL, ...(mode === undefined ? [] : [mode])],
+    'langGraphApprovalBatch',
+  );
   children.push(child);
   const seen = (pattern: RegExp): Promise<RegExpExecArray> =>
     new Promise((resolve, reject) => {

@@ -106,7 +106,12 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])("interrupt() inside a tool
     expect(moves).toContain('AwaitingApproval');
     // One run: started once, parked once, on to RunningTool with the answer.
     expect(moves.filter((to) => to === 'WaitingForUserInput')).toHaveLength(1);
-    expect(lg.machine.history().filter((r) => r.from === 'AwaitingApproval').map((r) => r.to)).toEqual(['RunningTool']);
+    expect(
+      lg.machine
+        .history()
+        .filter((r) => (r.from as string) === 'AwaitingApproval')
+        .map((r) => r.to),
+    ).toEqual(['RunningTool']);
     expect(validateHistory(lg.machine.history(), lg.machine.table)).toMatchObject({ ok: true, issues: [] });
   });
 
@@ -166,7 +171,11 @@ describe('interrupt() in a review node before the tools run', () => {
   function reviewGraph(lg: LangGraphMirror, ran: string[], remake = false) {
     const model = lg.wrapModel(llm());
     const [ls, deploy] = lg.wrapTools([
-      tool(async () => (ran.push('ls'), 'a b'), { name: 'ls', description: 'Lists', schema: z.object({ dir: z.string() }) }),
+      tool(async () => (ran.push('ls'), 'a b'), {
+        name: 'ls',
+        description: 'Lists',
+        schema: z.object({ dir: z.string() }),
+      }),
       tool(async ({ target }: { target: string }) => (ran.push(`deploy ${target}`), 'deployed'), {
         name: 'deploy',
         description: 'Deploys',
@@ -174,7 +183,10 @@ describe('interrupt() in a review node before the tools run', () => {
       }),
     ]);
     const bound = model.bindTools([ls!, deploy!]);
-    const byName = { ls: ls!, deploy: deploy! };
+    const byName = { ls: ls!, deploy: deploy! } as unknown as Record<
+      string,
+      { invoke(call: unknown): Promise<ToolMessage> }
+    >;
     return new StateGraph(MessagesAnnotation)
       .addNode('agent', async (s) => ({ messages: [await bound.invoke(s.messages)] }))
       .addNode(
@@ -188,9 +200,7 @@ describe('interrupt() in a review node before the tools run', () => {
           return new Command({
             goto: 'agent',
             update: {
-              messages: calls.map(
-                (c) => new ToolMessage({ tool_call_id: c.id!, content: `denied: ${answer.reason}` }),
-              ),
+              messages: calls.map((c) => new ToolMessage({ tool_call_id: c.id!, content: `denied: ${answer.reason}` })),
             },
           });
         },
@@ -199,8 +209,7 @@ describe('interrupt() in a review node before the tools run', () => {
       .addNode('tools', async (s) => {
         const last = s.messages.at(-1) as AIMessage;
         const messages = [];
-        for (const c of last.tool_calls ?? [])
-          messages.push(await byName[c.name as 'ls' | 'deploy'].invoke({ ...c, type: 'tool_call' as const }));
+        for (const c of last.tool_calls ?? []) messages.push(await byName[c.name]!.invoke({ ...c, type: 'tool_call' }));
         return { messages };
       })
       .addEdge(START, 'agent')
@@ -224,7 +233,9 @@ describe('interrupt() in a review node before the tools run', () => {
     else lg.mirror.approvals.deny('c2', 'not today');
     const out = await lg.run(graph, (await next)!, thread('v'));
     expect(ran).toEqual(approve ? ['ls', 'deploy prod'] : []);
-    expect(out.messages.at(-1)?.content).toBe(approve ? 'done: a b | deployed' : 'done: denied: not today | denied: not today');
+    expect(out.messages.at(-1)?.content).toBe(
+      approve ? 'done: a b | deployed' : 'done: denied: not today | denied: not today',
+    );
     expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
     expectBodiesOnce(2);
   });
