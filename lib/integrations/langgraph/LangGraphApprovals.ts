@@ -1,4 +1,6 @@
-import { Command } from '@langchain/langgraph';
+// '/web': the main entry sets up LangChain's AsyncLocalStorage when loaded, which changes how an
+// aborted graph rejects; this entry exports the same Command with no such setup.
+import { Command } from '@langchain/langgraph/web';
 import {
   InvalidArgumentError,
   OperationError,

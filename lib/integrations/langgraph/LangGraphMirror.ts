@@ -2,7 +2,7 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
-import type { Command } from '@langchain/langgraph';
+import type { Command } from '@langchain/langgraph/web';
 import {
   InvalidArgumentError,
   OperationError,
