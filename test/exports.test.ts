@@ -405,6 +405,7 @@ const PINNED: Record<string, string[]> = {
     'LangGraphMirror',
     'LangGraphMirrorOptions',
     'LangGraphObserve',
+    'LangGraphResumeValue',
     'langGraphMirror',
     'modelResponseOf',
     'usageOf',

@@ -2,6 +2,7 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
+import type { Command } from '@langchain/langgraph/web';
 import {
   InvalidArgumentError,
   OperationError,
@@ -12,7 +13,8 @@ import {
   type StateMachine,
   type StateName,
   type LLMCallBound,
-  type StepMirrorOptions,
+  type MirrorResponse,
+  type ToolCall,
   type TurnResult,
   type UsageTotals,
 } from 'agent-state-machine';
@@ -20,33 +22,18 @@ import { chatModelBound, chatModelMaxTokens } from './chatModelBound';
 import { unseenRetries } from './callerRetries';
 import { mirrorRetries } from './mirrorRetries';
 import { describeInterrupts } from './describeInterrupts';
+import { LangGraphApprovals, remadeUnwrapped, taskOf } from './LangGraphApprovals';
+import type { LangGraphMirrorOptions, LangGraphObserve } from './LangGraphMirrorOptions';
 import { lastAiText, messageText, modelResponseOf, userText } from './messageOf';
 import { linkSignals } from '../../internal/linkSignals';
 import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { ServedCalls } from './servedCalls';
+import { graphCallbacks } from './graphCallbacks';
 import { watchStreamEvent, watchToken } from './watchToken';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
-
-/**
- * Where the mirror hears a LangGraph run:
- * - `'graph'` (the default): on the graph's callbacks, so it sees every chat model and tool the
- *   graph calls, wrapped or not. LangChain then reports every node, channel write and branch of
- *   each step to callbacks, which costs ~0.5 ms a step whatever the handler does.
- * - `'wrapped'`: only the model and tools given to the graph through `wrapModel` and `wrapTools`
- *   report, as their own callbacks; the graph runs with none of the mirror's. The run must go
- *   through `run()`, which starts and ends it. A model or tool the graph calls that was not
- *   wrapped is not seen, so it is neither counted nor capped.
- */
-export type LangGraphObserve = 'graph' | 'wrapped';
-
-/** A mirror's options (or the batch's mirror), and where it hears the graph. */
-export type LangGraphMirrorOptions = (StepMirrorOptions | { mirror: StepMirror }) & {
-  /** Where the mirror hears the graph: `'graph'` (the default) or `'wrapped'`; see `LangGraphObserve`. */
-  observe?: LangGraphObserve;
-};
 
 /**
  * A LangChain callback handler that mirrors a LangGraph run — a prebuilt ReAct agent, or any
@@ -66,15 +53,25 @@ export type LangGraphMirrorOptions = (StepMirrorOptions | { mirror: StepMirror }
  * max tokens its chat model states, whether the provider stops there or not: charged at its
  * hold, never retried, the run ends in Error with the fact. A graph that stops at an
  * `interrupt()` ends the run as cancelled (resumed with a `Command`, it is the mirror's next
- * run); `recursionLimit` (GraphRecursionError) and other failures end it in Error with the
+ * run), or, the mirror made with `approvals: true` (a batch's is), parks it in AwaitingApproval
+ * with the calls the interrupts ask about (`LangGraphApprovals`); `answered()` gives the
+ * `Command` that continues the same run. `recursionLimit` (GraphRecursionError) and other failures end it in Error with the
  * graph's error.
  */
 export class LangGraphMirror extends BaseCallbackHandler {
   name = 'agent-state-machine';
   /** The mirror the graph's events drive: its `machine`, `usage`, `result`. */
   readonly mirror: StepMirror;
-  /** Tool runs of LangChain (run id) to the call id the model gave them. */
-  readonly #tools = new Map<string, string>();
+  /** Tool runs of LangChain (run id) to their call (the id the model gave it). */
+  readonly #tools = new Map<string, ToolCall>();
+  /** The approval waits of the mirror's runs: interrupts parked, and their continuation. */
+  readonly #approvals: LangGraphApprovals;
+  /** Whether the invoke `run()` makes continues a parked run. */
+  #continuation = false;
+  /** The last model response's tool calls: what a review node's interrupt() is about. */
+  #lastCalls: readonly ToolCall[] = [];
+  /** Model runs (run id) to their graph task (checkpoint namespace). */
+  readonly #modelTasks = new Map<string, string | undefined>();
   #root: string | undefined;
   /** The run this handler saw end; calls LangGraph still makes for it (an aborted graph's tasks finish in the background) are refused. */
   #over = false;
@@ -98,7 +95,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     super({ raiseError: true });
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    const { observe = 'graph', ...rest } = options;
+    const { observe = 'graph', resumeValue, ...rest } = options;
     if (observe !== 'graph' && observe !== 'wrapped')
       throw new InvalidArgumentError(
         'observe',
@@ -117,6 +114,17 @@ export class LangGraphMirror extends BaseCallbackHandler {
           "LangGraph's callbacks see a chat model call but cannot change its messages, so no note can be added",
       },
     });
+    this.#approvals = new LangGraphApprovals(this.mirror, resumeValue);
+  }
+
+  /**
+   * Once the run parked at an `interrupt()` has an answer for each waiting call (given to
+   * `mirror.approvals`, or by a batch's `onApproval` or `agent-sm approve|deny`): the
+   * `Command({ resume })` to run the graph with, on the same thread, to continue the same run.
+   * Undefined when the run does not wait, or ended meanwhile (cancelled while it waited).
+   */
+  answered(): Promise<Command<unknown, never, never> | undefined> {
+    return this.#approvals.answered();
   }
 
   /**
@@ -196,10 +204,11 @@ export class LangGraphMirror extends BaseCallbackHandler {
       throw new InvalidArgumentError('graph', 'a graph or runnable with invoke(input, config)', graph);
     if (typeof config !== 'object' || config === null)
       throw new InvalidArgumentError('config', 'a LangChain RunnableConfig object', config);
-    const callbacks = this.#callbacksFor(config.callbacks);
+    const callbacks = graphCallbacks(config.callbacks, this, this.#served);
     const user = config.signal;
     if (user !== undefined && !(user instanceof AbortSignal))
       throw new InvalidArgumentError('config.signal', 'an AbortSignal', user);
+    this.#continuation = this.#approvals.graphStarts(input);
     if (!this.mirror.running) this.mirror.runStart(userText(input));
     // The caller's signal cancels the mirror's run, so that every handler sees the run cancelled
     // (not the graph failed) whichever of them hears of it first.
@@ -224,8 +233,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
         ...(callbacks === undefined ? {} : { callbacks }),
         signal,
       });
-      // LangGraph may resolve without reporting its root run's end (its signal aborted meanwhile).
-      if (this.mirror.running) this.#finish(output as ChainValues);
+      // LangGraph may resolve without reporting its root run's end (its signal aborted meanwhile); a parked run's end was reported.
+      if (this.mirror.running && !this.#over) this.#finish(output as ChainValues);
       return output;
     } catch (error) {
       if (this.mirror.running) {
@@ -240,30 +249,6 @@ export class LangGraphMirror extends BaseCallbackHandler {
       unlink();
       if (cancel !== undefined) user!.removeEventListener('abort', cancel);
     }
-  }
-
-  /** The callbacks to invoke the graph with: the caller's, and this handler unless it hears only what it wrapped. */
-  #callbacksFor(given: unknown): unknown {
-    if (given !== undefined && !Array.isArray(given) && typeof (given as { copy?: unknown }).copy !== 'function')
-      throw new InvalidArgumentError('config.callbacks', 'an array of handlers or a CallbackManager', given);
-    if (this.observe === 'wrapped') {
-      const missing = [
-        ...(this.#served.modelWrapped ? [] : ['lg.wrapModel(model)']),
-        ...(this.#served.toolsWrapped ? [] : ['lg.wrapTools(tools)']),
-      ];
-      // Observing only what it wrapped, a mirror that wrapped nothing would see no call and cap none.
-      if (missing.length > 0)
-        throw new InvalidArgumentError(
-          'observe',
-          `'graph', or a graph built on ${missing.join(' and ')} (wrapTools([]) for a graph with no tools): observing 'wrapped', the mirror hears only the model and tools it wrapped`,
-          this.observe,
-        );
-      return given;
-    }
-    if (given === undefined || Array.isArray(given)) return [...((given as unknown[] | undefined) ?? []), this];
-    const manager = (given as { copy(): { addHandler(h: unknown, inherit?: boolean): void } }).copy();
-    manager.addHandler(this, true);
-    return manager;
   }
 
   /** A call heard outside `run()` while observing only what it wrapped: no run bounds it, so it is refused. */
@@ -302,6 +287,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#tools.clear();
     this.#served.runStarts();
     this.#bounds.clear();
+    // A parked run's continuation (Command({ resume })) is the same run.
+    if (this.#inRun ? this.#continuation : this.#approvals.graphStarts(inputs)) return;
     if (this.mirror.running) {
       // Started already, by run() or a batch, before the graph's own start: the same run.
       if (this.machine.pendingState === 'WaitingForUserInput') return;
@@ -322,6 +309,12 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#over = true;
     if (!this.mirror.running) return;
     const interrupts = (outputs as { __interrupt__?: unknown } | undefined)?.__interrupt__;
+    const stoppedAt = this.#approvals.enabled ? this.#approvals.stoppedAt(outputs) : [];
+    if (stoppedAt.length > 0) {
+      const refused = this.#approvals.park(stoppedAt, this.#lastCalls);
+      if (refused !== undefined) this.mirror.runFailed(refused);
+      return;
+    }
     if (this.#interrupt !== undefined || (Array.isArray(interrupts) && interrupts.length > 0)) {
       this.mirror.runAborted(`interrupted: ${this.#interrupt ?? describeInterrupts(interrupts)}`);
       return;
@@ -334,6 +327,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
   }
 
   override handleChainError(error: Error, runId: string): void {
+    if (error?.name === 'GraphInterrupt') this.#approvals.heard((error as { interrupts?: unknown }).interrupts);
     if (runId !== this.#root) return;
     this.#root = undefined;
     this.#over = true;
@@ -357,14 +351,24 @@ export class LangGraphMirror extends BaseCallbackHandler {
     if (this.#over) throw this.#ended();
     const outside = this.#outsideRun();
     if (outside !== undefined) throw outside;
+    const task = taskOf(metadata);
     // A resumed run: the wrapped model answers with the journaled response (no request, no budget check: it was made and paid then).
     if (this.#served.modelWrapped) {
       const response = this.mirror.recordedResponse();
       if (response !== undefined) {
         this.#served.serveResponse(runId, response);
+        this.#responded(task, response);
         return;
       }
     }
+    // A parked run's continuation: a node re-run from its start makes again the call it made before its interrupt().
+    const remade = this.#approvals.remade(task);
+    if (remade !== undefined) {
+      if (!this.#served.modelWrapped) throw remadeUnwrapped(task);
+      this.#served.serveResponse(runId, remade);
+      return;
+    }
+    this.#modelTasks.set(runId, task);
     // A chat model whose caller retries where the mirror cannot see (not given through wrapModel) is refused.
     const unseen = unseenRetries(llm, metadata);
     if (unseen !== undefined) throw unseen;
@@ -413,11 +417,22 @@ export class LangGraphMirror extends BaseCallbackHandler {
   override handleLLMEnd(output: LLMResult, runId: string): void {
     this.#watches.delete(runId);
     this.#bounds.delete(runId);
+    const task = this.#modelTasks.get(runId);
+    this.#modelTasks.delete(runId);
     if (this.#served.ended(runId)) return;
-    this.mirror.modelResponse(modelResponseOf(output, this.#model));
+    const response = modelResponseOf(output, this.#model);
+    this.mirror.modelResponse(response);
+    this.#responded(task, response);
+  }
+
+  /** A response the run had (sent, or served from the journal): kept for a re-run of its task, and its calls for an interrupt. */
+  #responded(task: string | undefined, response: MirrorResponse): void {
+    this.#lastCalls = response.toolCalls ?? [];
+    this.#approvals.responded(task, response);
   }
 
   override handleLLMError(error: unknown, runId: string): void {
+    this.#modelTasks.delete(runId);
     this.#watches.delete(runId);
     this.#bounds.delete(runId);
     if (this.#served.ended(runId)) return;
@@ -438,7 +453,9 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const outside = this.#outsideRun();
     if (outside !== undefined) throw outside;
     const id = toolCallId ?? runId;
-    const call = { id, name: runName ?? 'tool', input: parseJsonOrText(input) };
+    // The name the model gave the call: a tool LangGraph sends as its own task runs under the node's name.
+    const name = this.#lastCalls.find((c) => c.id === id)?.name ?? runName ?? 'tool';
+    const call = { id, name, input: parseJsonOrText(input) };
     // A resumed run: the wrapped tool answers with its recorded result, by the tool policy, and does not run.
     if (this.#served.toolsWrapped) {
       const answer = this.mirror.recordedTool(call);
@@ -447,14 +464,18 @@ export class LangGraphMirror extends BaseCallbackHandler {
         return;
       }
     }
-    this.#tools.set(runId, id);
+    // A parked run's continuation: an answered call's tool starts again (or for the first time).
+    const restart = this.#approvals.toolRestarts(id);
+    if (restart === 'denied') return;
+    this.#tools.set(runId, call);
+    if (restart === 'counted') return;
     const stop = await this.mirror.toolStart(call);
     if (stop !== undefined) throw stop;
   }
 
   override handleToolEnd(output: unknown, runId: string): void {
     if (this.#served.ended(runId)) return;
-    const id = this.#tools.get(runId);
+    const id = this.#tools.get(runId)?.id;
     if (id === undefined) return;
     this.#tools.delete(runId);
     const status = (output as { status?: unknown } | undefined)?.status;
@@ -463,11 +484,15 @@ export class LangGraphMirror extends BaseCallbackHandler {
 
   override handleToolError(error: unknown, runId: string): void {
     if (this.#served.ended(runId)) return;
-    const id = this.#tools.get(runId);
-    if (id === undefined) return;
+    const call = this.#tools.get(runId);
+    if (call === undefined) return;
+    const { id } = call;
     this.#tools.delete(runId);
     // An interrupt() inside a tool stops the graph: the tool is answered when the run resumes.
     if ((error as { name?: unknown } | undefined)?.name === 'GraphInterrupt') {
+      // Parked, the call waits for approval: the tool starts again on the continuation.
+      if (this.#approvals.enabled)
+        return this.#approvals.toolInterrupted((error as { interrupts?: unknown }).interrupts, call);
       this.#interrupt = describeInterrupts((error as { interrupts?: unknown }).interrupts);
       this.mirror.toolEnd(id, { output: `interrupted: ${this.#interrupt}`, isError: true });
       return;

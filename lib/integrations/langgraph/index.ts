@@ -3,10 +3,7 @@
  *
  * @module agent-state-machine/langgraph
  */
-export {
-  LangGraphMirror,
-  langGraphMirror,
-  type LangGraphMirrorOptions,
-  type LangGraphObserve,
-} from './LangGraphMirror';
+export { LangGraphMirror, langGraphMirror } from './LangGraphMirror';
+export type { LangGraphMirrorOptions, LangGraphObserve } from './LangGraphMirrorOptions';
+export type { LangGraphResumeValue } from './LangGraphApprovals';
 export { modelResponseOf, usageOf } from './messageOf';
