@@ -5,9 +5,7 @@ import type { LLMResult } from '@langchain/core/outputs';
 import type { Command } from '@langchain/langgraph/web';
 import {
   InvalidArgumentError,
-  OperationError,
   StepMirror,
-  TurnCancelledError,
   watchOutputBound,
   type OutputBoundWatch,
   type StateMachine,
@@ -30,6 +28,7 @@ import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import { ServedCalls } from './servedCalls';
 import { graphCallbacks } from './graphCallbacks';
+import { outsideRunError, runEndedError } from './callRefusals';
 import { watchStreamEvent, watchToken } from './watchToken';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
@@ -251,32 +250,9 @@ export class LangGraphMirror extends BaseCallbackHandler {
     }
   }
 
-  /** A call heard outside `run()` while observing only what it wrapped: no run bounds it, so it is refused. */
-  #outsideRun(): Error | undefined {
-    if (this.observe !== 'wrapped' || this.#inRun) return undefined;
-    return new OperationError(
-      'a LangGraph call outside lg.run()',
-      new Error(
-        "observing 'wrapped', the mirror starts and ends a run only in lg.run(graph, input, config): invoke the graph through it",
-      ),
-    );
-  }
-
   #cancelFrom(user: AbortSignal): void {
     const reason: unknown = user.reason;
     this.mirror.cancel(typeof reason === 'string' ? reason : `aborted by the caller's signal: ${messageOf(reason)}`);
-  }
-
-  /** Why a call after the run's end is refused: how the run ended. */
-  #ended(): Error {
-    const result = this.mirror.result;
-    return (
-      result?.error ??
-      new TurnCancelledError(
-        `run ${this.mirror.turn} has ended (${result?.outcome ?? 'not started'})`,
-        this.machine.current,
-      )
-    );
   }
 
   override handleChainStart(_chain: Serialized, inputs: ChainValues, runId: string, parentRunId?: string): void {
@@ -348,8 +324,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const model = params?.model ?? params?.model_name;
     this.#model = typeof model === 'string' ? model : undefined;
     this.#streams = params?.stream === true;
-    if (this.#over) throw this.#ended();
-    const outside = this.#outsideRun();
+    if (this.#over) throw runEndedError(this.mirror);
+    const outside = outsideRunError(this.observe, this.#inRun);
     if (outside !== undefined) throw outside;
     const task = taskOf(metadata);
     // A resumed run: the wrapped model answers with the journaled response (no request, no budget check: it was made and paid then).
@@ -449,8 +425,8 @@ export class LangGraphMirror extends BaseCallbackHandler {
     runName?: string,
     toolCallId?: string,
   ): Promise<void> {
-    if (this.#over) throw this.#ended();
-    const outside = this.#outsideRun();
+    if (this.#over) throw runEndedError(this.mirror);
+    const outside = outsideRunError(this.observe, this.#inRun);
     if (outside !== undefined) throw outside;
     const id = toolCallId ?? runId;
     // The name the model gave the call: a tool LangGraph sends as its own task runs under the node's name.
