@@ -27,7 +27,7 @@ describe('npm install of the packed library alone', () => {
     bullmq: ['bullmq', 'ioredis'],
     postgres: ['pg'],
     mcp: ['@modelcontextprotocol/sdk'],
-    langgraph: ['@langchain/core'],
+    langgraph: ['@langchain/core', '@langchain/langgraph'],
     'openai-agents': ['@openai/agents'],
   };
   const expected = (subpath: string) => {

@@ -16,6 +16,10 @@ import { startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/
 import { PostgresStore } from '../../../lib/integrations/postgres';
 import { buildCli, buildLibrary, runBuiltCli } from '../../helpers/builtCli';
 import { billingServer, CALL_USD, type ChatBody } from '../../helpers/killableBatch';
+
+/** The killed worker's slots, and the most one call is held at (2,000 output and its input bound, at $5 per million). */
+const KILLED_SLOTS = 2;
+const CALL_HOLD_USD = 0.015;
 import { PG_URL, storedRuns, testSchema, type TestSchema } from '../../helpers/postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { agentFromPayload } from './fixtures/agentFromPayload';
@@ -161,9 +165,12 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       const counted = report.runs.reduce((sum, r) => sum + r.costUsd, 0);
       expect(counted).toBeGreaterThanOrEqual(hashes.length * CALL_USD - 1e-9);
       expect(retried.costUsd).toBeGreaterThanOrEqual(2 * CALL_USD - 1e-9);
-      // The batch's budget in Redis counts what the runs say they spent: the cut-off attempt's
-      // spend that never reached Redis (its held call, at its hold) was charged there once.
-      expect(report.budget.costUsd).toBeCloseTo(report.totals.costUsd, 9);
+      // The batch's budget in Redis counts at least what the runs say they spent. A takeover
+      // cannot tell a dead worker from one that lives on (docs/cap-guarantees.md), so it charges
+      // the killed attempt's call holds at their worst case: Redis may count up to one hold per
+      // slot of the killed worker beyond the runs' figures (an over-count, still open), never less.
+      expect(report.budget.costUsd).toBeGreaterThanOrEqual(report.totals.costUsd - 1e-9);
+      expect(report.budget.costUsd - report.totals.costUsd).toBeLessThanOrEqual(KILLED_SLOTS * CALL_HOLD_USD + 1e-9);
       expect(report.totals.costUsd).toBeCloseTo(counted, 9);
       // And no hold the killed worker left in Redis stays there: each went as its run's spend was charged.
       expect(await redis.hget(keys.budget, 'hc')).toBeNull();
