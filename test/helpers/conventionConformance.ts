@@ -1,10 +1,9 @@
-import * as incubating from '@opentelemetry/semantic-conventions/incubating';
-import { ASM_NAMESPACE, GEN_AI_PROPOSED, GEN_AI_TYPES, type RegistryType } from '../../lib/internal/genAiConventions';
+import { ASM_NAMESPACE, type RegistryType } from '../../lib/internal/genAiConventions';
+import { SEMCONV_REGISTRY } from './semconvRegistry';
 
 // Whether the attributes a span path emits keep to the OpenTelemetry semantic conventions: each
-// name is the registry's (as @opentelemetry/semantic-conventions publishes it), written with the
-// registry's type, or sits in our own namespace. The proposed cost attributes are let through by
-// name, as proposed: they are in no registry yet.
+// name is the registry's, written with the registry's type (both from its own YAML models,
+// vendored in test/fixtures/semconv/), or sits in our own namespace.
 
 /** One attribute as emitted: a live span's plain value, or an OTLP export's typed `AnyValue`. */
 export interface EmittedAttribute {
@@ -14,27 +13,13 @@ export interface EmittedAttribute {
   value: unknown;
 }
 
-/** Every attribute name the registry defines (the package's `ATTR_*` constants, stable and incubating). */
-const REGISTRY: ReadonlySet<string> = new Set(
-  Object.entries(incubating)
-    .filter(([key, value]) => key.startsWith('ATTR_') && typeof value === 'string')
-    .map(([, value]) => value as string),
-);
-
-/** The registry's types of the names the OTel SDK writes on our spans for us (`recordException`). */
-const SDK_TYPES: Readonly<Record<string, RegistryType>> = {
-  'exception.type': 'string',
-  'exception.message': 'string',
-  'exception.stacktrace': 'string',
-};
-
 /** Why `attribute` does not keep to the conventions, or undefined when it does. */
 export function conformanceIssue({ where, name, value }: EmittedAttribute): string | undefined {
   if (name.startsWith(ASM_NAMESPACE)) return undefined;
-  if (!REGISTRY.has(name) && !GEN_AI_PROPOSED.has(name))
+  const defined = SEMCONV_REGISTRY.get(name);
+  if (defined === undefined)
     return `${where}: ${name} is not in the registry, nor in our namespace (${ASM_NAMESPACE}*)`;
-  const type = (GEN_AI_TYPES as Record<string, RegistryType>)[name] ?? SDK_TYPES[name];
-  if (type === undefined) return `${where}: ${name} is in the registry, but its type is not known here`;
+  const { type } = defined;
   const got = typeOf(value);
   return fits(got, type) ? undefined : `${where}: ${name} is written as ${got}, the registry's type is ${type}`;
 }
