@@ -9,11 +9,10 @@
  * open-telemetry/semantic-conventions-genai. `gen_ai.system` is deprecated there in favour of
  * `gen_ai.provider.name`; the cache and reasoning token attributes are the registry's.
  *
- * Cost has no attribute in the conventions yet. `gen_ai.usage.cost.*` is the one *proposed*
- * (semantic-conventions-genai pull request 443, open): amount, ISO 4217 currency, and source
- * (`provider` when the response carried it, `local` when computed), on inference spans only.
- * We follow that proposal on the `chat` spans and keep the turn's total in our own namespace,
- * so a backend summing `gen_ai.usage.cost.amount` does not count a dollar twice.
+ * Cost has no attribute in the conventions yet (a `gen_ai.usage.cost.*` is proposed, in
+ * semantic-conventions-genai pull request 443, not merged). Until it is, the money of a call sits
+ * in our own namespace (`ASM.llm*Usd`), split into the three figures, so that no attribute we
+ * emit claims a conventions name the registry does not define.
  */
 export const GEN_AI = {
   operationName: 'gen_ai.operation.name',
@@ -36,12 +35,6 @@ export const GEN_AI = {
   toolCallResult: 'gen_ai.tool.call.result',
   inputMessages: 'gen_ai.input.messages',
   outputMessages: 'gen_ai.output.messages',
-  /** Proposed, not yet in the conventions (see above). */
-  usageCostAmount: 'gen_ai.usage.cost.amount',
-  /** Proposed, not yet in the conventions (see above). */
-  usageCostCurrency: 'gen_ai.usage.cost.currency',
-  /** Proposed, not yet in the conventions (see above): `provider` or `local`. */
-  usageCostSource: 'gen_ai.usage.cost.source',
   /** Stable, from the general conventions. */
   errorType: 'error.type',
   /** Stable, from the general conventions: a failed attempt's message, on its span event. */
@@ -56,8 +49,8 @@ export type RegistryType = 'string' | 'int' | 'double' | 'boolean' | 'string[]' 
  * `model/error/registry.yaml` of open-telemetry/semantic-conventions give it (the registry
  * `@opentelemetry/semantic-conventions` 1.45.0 publishes as its `ATTR_*` constants; the package
  * carries the names, not the types). `any` is a structured value: we write it as a JSON string.
- * The proposed cost attributes are in no registry yet: their types are the proposal's.
- * `test/internal/genAiConventions.test.ts` holds every name here to the package's constants.
+ * `test/internal/genAiConventions.test.ts` holds every name here to the package's constants, and
+ * every type (and enum value) to those YAML models, vendored in `test/fixtures/semconv/`.
  */
 export const GEN_AI_TYPES: Readonly<Record<(typeof GEN_AI)[keyof typeof GEN_AI], RegistryType>> = {
   [GEN_AI.operationName]: 'string',
@@ -80,19 +73,9 @@ export const GEN_AI_TYPES: Readonly<Record<(typeof GEN_AI)[keyof typeof GEN_AI],
   [GEN_AI.toolCallResult]: 'any',
   [GEN_AI.inputMessages]: 'any',
   [GEN_AI.outputMessages]: 'any',
-  [GEN_AI.usageCostAmount]: 'double',
-  [GEN_AI.usageCostCurrency]: 'string',
-  [GEN_AI.usageCostSource]: 'string',
   [GEN_AI.errorType]: 'string',
   [GEN_AI.exceptionMessage]: 'string',
 };
-
-/** The attributes of `GEN_AI` that are proposed, in no registry yet (semantic-conventions-genai pull request 443). */
-export const GEN_AI_PROPOSED: ReadonlySet<string> = new Set([
-  GEN_AI.usageCostAmount,
-  GEN_AI.usageCostCurrency,
-  GEN_AI.usageCostSource,
-]);
 
 /** The namespace of our own attributes and events (`ASM`): everything outside the conventions. */
 export const ASM_NAMESPACE = 'agent_state_machine.';
@@ -125,8 +108,16 @@ export const ASM = {
   llmMoney: 'agent_state_machine.llm.money',
   /** Why a `chat` span's money is uncertain or released. */
   llmMoneyWhy: 'agent_state_machine.llm.money.reason',
+  /** A `chat` span's billed US dollars: priced from the usage the provider reported, or its own cost figure. */
+  llmBilledUsd: 'agent_state_machine.llm.billed_usd',
+  /** Where a `chat` span's billed dollars come from: `provider` (the response said) or `local` (`pricing`). */
+  llmCostSource: 'agent_state_machine.llm.cost_source',
+  /** A `chat` span's uncertain US dollars: the call may have been billed and reported no usage; held at its worst case. */
+  llmUncertainUsd: 'agent_state_machine.llm.uncertain_usd',
+  /** A `chat` span's released US dollars: held, then let go, because the call was provably not billed. */
+  llmReleasedUsd: 'agent_state_machine.llm.released_usd',
   toolStatus: 'agent_state_machine.tool.status',
-  /** The turn's cost in US dollars (the proposed `gen_ai.usage.cost.*` sits on the `chat` spans only). */
+  /** The turn's (or batch's) cost in US dollars, billed + uncertain; a `chat` span's own money is `llm.*_usd`, so a sum over spans of one name counts a dollar once. */
   usageCostUsd: 'agent_state_machine.usage.cost_usd',
   /**
    * Of `usage.cost_usd` (billed + uncertain, what caps count), the uncertain part: requests that

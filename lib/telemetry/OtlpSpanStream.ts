@@ -323,10 +323,10 @@ class SpanBuilder {
               : failures.length || undefined,
         [GEN_AI.usageInputTokens]: delta?.inputTokens,
         [GEN_AI.usageOutputTokens]: delta?.outputTokens,
-        // The proposed gen_ai.usage.cost.* carries billed money only, as the live tracer's does.
-        ...(billed > 0 ? { [GEN_AI.usageCostAmount]: billed, [GEN_AI.usageCostCurrency]: 'USD' } : {}),
-        ...(uncertain > 0 ? { [ASM.usageUncertainUsd]: uncertain } : {}),
-        ...(released > 0 ? { [ASM.usageReleasedUsd]: released } : {}),
+        // The call's own money in the three figures, as the live tracer writes it.
+        ...(billed > 0 ? { [ASM.llmBilledUsd]: billed } : {}),
+        ...(uncertain > 0 ? { [ASM.llmUncertainUsd]: uncertain } : {}),
+        ...(released > 0 ? { [ASM.llmReleasedUsd]: released } : {}),
       }),
     );
     for (const failure of failures) {

@@ -95,8 +95,7 @@ describe('historyToOtlp()', () => {
     expect(BigInt(chat.endTimeUnixNano) - BigInt(chat.startTimeUnixNano)).toBe(400_000_000n);
     expect(attr(chat, 'gen_ai.operation.name')).toBe('chat');
     expect(attr(chat, 'gen_ai.usage.input_tokens')).toBe(10);
-    expect(attr(chat, 'gen_ai.usage.cost.amount')).toBe(0.002);
-    expect(attr(chat, 'gen_ai.usage.cost.currency')).toBe('USD');
+    expect(attr(chat, 'agent_state_machine.llm.billed_usd')).toBe(0.002);
     expect(otlpShapeProblems(otlp)).toEqual([]);
   });
 
@@ -348,7 +347,7 @@ describe('historyToOtlp()', () => {
     expect(turns[0]!.status).toEqual({ code: 2, message: 'SendingToLLM → Paused' });
   });
 
-  it("historyToOtlp() puts a call's three figures of money apart, as the live tracer does: billed as gen_ai.usage.cost.amount, uncertain and released in our namespace, the turn's totals", async () => {
+  it("historyToOtlp() puts a call's three figures of money apart, as the live tracer does: billed, uncertain and released under the chat span's own names, the turn's totals under the turn's", async () => {
     // A 429 (released, $0.01 hold), a 500 (uncertain at its $0.01 hold), then an answer billed $0.0006.
     const records: TransitionRecord<string>[] = [];
     const agent = new AgentWithStateMachine((threeFiguresTask('m').agent as () => AgentLoop)(), {
@@ -362,9 +361,11 @@ describe('historyToOtlp()', () => {
     await agent.runTurn('go');
     const list = spans(historyToOtlp(records));
     const chat = list.find((s) => s.name.startsWith('chat'))!;
-    expect(attr(chat, 'gen_ai.usage.cost.amount')).toBeCloseTo(ONE_RUN.costUsd - ONE_RUN.uncertainUsd, 10);
-    expect(attr(chat, 'agent_state_machine.usage.uncertain_usd')).toBeCloseTo(ONE_RUN.uncertainUsd, 10);
-    expect(attr(chat, 'agent_state_machine.usage.released_usd')).toBeCloseTo(ONE_RUN.releasedUsd, 10);
+    expect(attr(chat, 'agent_state_machine.llm.billed_usd')).toBeCloseTo(ONE_RUN.costUsd - ONE_RUN.uncertainUsd, 10);
+    expect(attr(chat, 'agent_state_machine.llm.uncertain_usd')).toBeCloseTo(ONE_RUN.uncertainUsd, 10);
+    expect(attr(chat, 'agent_state_machine.llm.released_usd')).toBeCloseTo(ONE_RUN.releasedUsd, 10);
+    // A sum over spans of one name counts each dollar once: the chat span carries none of the turn's names.
+    expect(attr(chat, 'agent_state_machine.usage.cost_usd')).toBeUndefined();
     const turn = list.find((s) => s.name === 'invoke_agent')!;
     expect(attr(turn, 'agent_state_machine.usage.cost_usd')).toBeCloseTo(ONE_RUN.costUsd, 10);
     expect(attr(turn, 'agent_state_machine.usage.uncertain_usd')).toBeCloseTo(ONE_RUN.uncertainUsd, 10);

@@ -319,10 +319,9 @@ function usageAttributes(usage: Usage | undefined): Record<string, Value> {
 }
 
 /**
- * The proposed `gen_ai.usage.cost.*` for billed money: `provider` when the response carried the
- * cost, `local` when `pricing` computed it. Money charged at a hold (uncertain) or let go
- * (released) is not a cost the provider billed: it goes under our own names, with why, so that a
- * backend summing `gen_ai.usage.cost.amount` sums only billed dollars.
+ * A call's money in the three figures, under our own names (the conventions define no cost
+ * attribute yet): billed, with `provider` when the response carried the cost and `local` when
+ * `pricing` computed it; or uncertain / released, with why.
  */
 function costAttributes(
   usage: Usage | undefined,
@@ -332,16 +331,15 @@ function costAttributes(
   if (money !== undefined && money.figure !== 'billed')
     return {
       [ASM.llmMoney]: money.figure,
-      [money.figure === 'released' ? ASM.usageReleasedUsd : ASM.usageUncertainUsd]: num(money.usd),
+      [money.figure === 'released' ? ASM.llmReleasedUsd : ASM.llmUncertainUsd]: num(money.usd),
       [ASM.llmMoneyWhy]: money.why,
     };
   const cost = num(usage?.costUsd);
   if (cost === undefined) return {};
   return {
     ...(money === undefined ? {} : { [ASM.llmMoney]: money.figure }),
-    [GEN_AI.usageCostAmount]: cost,
-    [GEN_AI.usageCostCurrency]: 'USD',
-    [GEN_AI.usageCostSource]: num(reported?.costUsd) === undefined ? 'local' : 'provider',
+    [ASM.llmBilledUsd]: cost,
+    [ASM.llmCostSource]: num(reported?.costUsd) === undefined ? 'local' : 'provider',
   };
 }
 

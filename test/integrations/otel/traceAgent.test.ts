@@ -118,9 +118,8 @@ describe('traceAgent()', () => {
       'gen_ai.provider.name': 'openai',
       'gen_ai.usage.input_tokens': 12,
       'gen_ai.usage.cache_read.input_tokens': 8,
-      'gen_ai.usage.cost.amount': 0.003,
-      'gen_ai.usage.cost.currency': 'USD',
-      'gen_ai.usage.cost.source': 'provider',
+      'agent_state_machine.llm.billed_usd': 0.003,
+      'agent_state_machine.llm.cost_source': 'provider',
       'agent_state_machine.llm.attempt': 1,
     });
     expect(chat.duration).toEqual([0, 250_000_000]);
@@ -262,20 +261,20 @@ describe('traceAgent()', () => {
     const chats = named(exporter.getFinishedSpans(), 'chat').map((s) => s.attributes);
     expect(chats[0]).toMatchObject({
       'agent_state_machine.llm.money': 'released',
-      'agent_state_machine.usage.released_usd': 0.002,
+      'agent_state_machine.llm.released_usd': 0.002,
     });
     expect(chats[0]!['agent_state_machine.llm.money.reason']).toMatch(/^answered 429, not billed: /);
-    expect(chats[0]).not.toHaveProperty('gen_ai.usage.cost.amount');
+    expect(chats[0]).not.toHaveProperty('agent_state_machine.llm.billed_usd');
     expect(chats[1]).toMatchObject({
       'agent_state_machine.llm.money': 'uncertain',
-      'agent_state_machine.usage.uncertain_usd': 0.002,
+      'agent_state_machine.llm.uncertain_usd': 0.002,
     });
     expect(chats[1]!['agent_state_machine.llm.money.reason']).toMatch(/may have left \(500 The server had an error\)/);
-    expect(chats[1]).not.toHaveProperty('gen_ai.usage.cost.amount');
+    expect(chats[1]).not.toHaveProperty('agent_state_machine.llm.billed_usd');
     expect(chats[2]).toMatchObject({
       'agent_state_machine.llm.money': 'billed',
-      'gen_ai.usage.cost.amount': 0.0002,
-      'gen_ai.usage.cost.source': 'local',
+      'agent_state_machine.llm.billed_usd': 0.0002,
+      'agent_state_machine.llm.cost_source': 'local',
     });
   });
 
