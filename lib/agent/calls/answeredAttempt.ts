@@ -55,15 +55,15 @@ export function answeredAttempt(
   const { operation, input, attempt, held, startedAt, endedAt } = done;
   // Usage the response reports was paid for, even if the rest of it is malformed; past its
   // request's bound: a fact for the file, and a strict cap's stop (below).
-  const { valid, problems, priced, charge, costUsd, passed } = chargeResponse(
+  const { valid, problems, priced, charge, costUsd, passed } = chargeResponse({
     meter,
     held,
     value,
     operation,
-    s,
     turn,
-    "the loop's llmCallBound",
-  );
+    boundBy: "the loop's llmCallBound",
+    policy: s,
+  });
   // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
   // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
   if (s.journal !== undefined || s.ledger !== undefined)

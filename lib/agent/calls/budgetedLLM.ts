@@ -153,15 +153,15 @@ class Hook implements BudgetedHook {
       this.#record({ ...charge, error: String(error) });
       throw error;
     }
-    const { valid, priced, charge, passed } = chargeResponse(
+    const { valid, priced, charge, passed } = chargeResponse({
       meter,
       held,
       value,
-      hook,
-      s,
-      scope.turn,
-      "the hook's bound",
-    );
+      operation: hook,
+      turn: scope.turn,
+      boundBy: "the hook's bound",
+      policy: s,
+    });
     this.#record({ usage: valid, ...chargeFields(charge), ...(passed && { boundExceeded: passed }) });
     ledger({ usage: valid, ...chargeFields(charge), ...(passed && { boundExceeded: passed }) });
     if (meter.hasExternal) {

@@ -30,6 +30,19 @@ export interface ChargedResponse {
   passed: BoundExceeded | undefined;
 }
 
+/** One answered attempt to charge: whose meter, its hold, the response, and who gave its bound. */
+export interface ResponseToCharge {
+  meter: UsageMeter;
+  held: Reservation;
+  /** The response as the loop or the framework returned it, malformed or not. */
+  value: unknown;
+  operation: string;
+  turn: number;
+  /** Who gave the request's bound, for the warning when a response passes it: "the loop's llmCallBound". */
+  boundBy: string;
+  policy: ChargePolicy;
+}
+
 /**
  * The one charge of an answered attempt, for the adapter, its hooks and the mirror alike: the
  * usage `value` reports (it was paid for even if the rest is malformed) split from its problems,
@@ -38,15 +51,15 @@ export interface ChargedResponse {
  * response past its bound warns (`boundBy`: who gave the bound) when no strict cap stops the run
  * on it: the caller trips the meter then, as only it knows how its run stops.
  */
-export function chargeResponse(
-  meter: UsageMeter,
-  held: Reservation,
-  value: unknown,
-  operation: string,
-  policy: ChargePolicy,
-  turn: number,
-  boundBy: string,
-): ChargedResponse {
+export function chargeResponse({
+  meter,
+  held,
+  value,
+  operation,
+  turn,
+  boundBy,
+  policy,
+}: ResponseToCharge): ChargedResponse {
   const reported: unknown =
     typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
   const model: unknown = typeof value === 'object' && value !== null ? (value as { model?: unknown }).model : undefined;

@@ -44,7 +44,15 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
   // A live response against its hold, as the adapter's are; a served one (from the journal) at its recorded cost.
   const { valid, problems, priced, charge, passed } =
     served === undefined
-      ? chargeResponse(meter, held, response, run.operation, run.deps, run.turn, 'the bound given to modelCallStart')
+      ? chargeResponse({
+          meter,
+          held,
+          value: response,
+          operation: run.operation,
+          turn: run.turn,
+          boundBy: 'the bound given to modelCallStart',
+          policy: run.deps,
+        })
       : chargeServed(run, response, served.costUsd);
   const fact = passed && { boundExceeded: passed };
   run.attemptLine(endedAt, {
