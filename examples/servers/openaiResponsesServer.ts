@@ -24,6 +24,12 @@ export interface ResponsesReply {
   /** A refusal instead of (or beside) the text. */
   refusal?: string;
   toolCalls?: { callId?: string; name: string; arguments: string }[];
+  /**
+   * Web searches the server ran (their queries), as `web_search_call` items before the message;
+   * only for a request that offers a `web_search` tool, and no more than its `max_tool_calls`
+   * (the API ignores further calls).
+   */
+  webSearches?: string[];
   /** A reasoning item first, with these summary texts; its encrypted content is sent when `include` asks for it. */
   reasoning?: { summary?: string[] };
   /** Leave the encrypted content out even when `include` asks for it (a server that ignores `include`). */
@@ -193,6 +199,11 @@ export function checkResponsesRequest(
     if (body.include.includes('reasoning.encrypted_content') && !memory.reasons(body.model))
       return 'Encrypted content is not supported with this model.';
   }
+  if (
+    body.max_tool_calls != null &&
+    !(typeof body.max_tool_calls === 'number' && Number.isInteger(body.max_tool_calls) && body.max_tool_calls >= 0)
+  )
+    return `Invalid 'max_tool_calls': expected a non-negative integer, but got ${typeName(body.max_tool_calls)} instead.`;
   if (body.tools != null) {
     if (!Array.isArray(body.tools))
       return `Invalid type for 'tools': expected an array, but got ${typeName(body.tools)} instead.`;
@@ -340,7 +351,7 @@ export async function startOpenAIResponsesServer(
     await pause(action.delayMs ?? 0, ex.closed);
     if (ex.closed.aborted) return;
 
-    // The response: a reasoning item, the message, the function calls — in that order.
+    // The response: a reasoning item, the web searches, the message, the function calls — in that order.
     const model = action.model ?? options.model ?? body.model;
     const store = body.store !== false;
     const wantsEncrypted =
@@ -362,6 +373,11 @@ export async function startOpenAIResponsesServer(
       }
       output.push(item);
     }
+    const offersSearch =
+      Array.isArray(body.tools) && body.tools.some((t: any) => String(t?.type).startsWith('web_search'));
+    const searches = offersSearch ? (action.webSearches ?? []).slice(0, body.max_tool_calls ?? undefined) : [];
+    for (const query of searches)
+      output.push({ id: next('ws'), type: 'web_search_call', status: 'completed', action: { type: 'search', query } });
     if (action.text !== undefined || action.refusal !== undefined) {
       const content: any[] = [];
       if (action.text !== undefined)

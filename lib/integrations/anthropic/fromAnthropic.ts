@@ -27,7 +27,8 @@ import type { AnthropicLoop, AnthropicOptions } from './AnthropicOptions';
 import { anthropicRequest, blocks, type AnthropicRequest, type AnthropicRequestParts } from './anthropicRequest';
 import { collectMessageStream } from './collectMessageStream';
 import { mapAnthropicUsage } from './mapAnthropicUsage';
-import { serverToolInputBound, serverToolPlan } from './serverToolBound';
+import { serverToolInputBound } from '../../internal/serverToolInputBound';
+import { serverToolPlan } from './serverToolBound';
 import { markUnbounded } from '../../internal/unboundedLoop';
 
 export type { AnthropicLoop, AnthropicOptions, AnthropicTool } from './AnthropicOptions';

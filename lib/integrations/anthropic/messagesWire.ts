@@ -3,7 +3,8 @@ import type { LLMCallBound, LLMResponse, ToolCall, WireFormat } from 'agent-stat
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { collectMessageStream } from './collectMessageStream';
 import { mapAnthropicUsage } from './mapAnthropicUsage';
-import { serverToolInputBound, serverToolPlan } from './serverToolBound';
+import { serverToolInputBound } from '../../internal/serverToolInputBound';
+import { serverToolPlan } from './serverToolBound';
 
 /**
  * The Messages API on the wire (`POST …/messages`), for `meterFetch`: a request's bound from

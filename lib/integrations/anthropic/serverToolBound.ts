@@ -1,13 +1,6 @@
 import type { ServerToolUses } from 'agent-state-machine';
+import type { ServerToolPlan } from '../../internal/serverToolInputBound';
 import type { UnboundedWhy } from '../../internal/unboundedLoop';
-
-/** What the server tools a loop's requests declare (`request.tools`) may add to each request. */
-export interface ServerToolPlan {
-  /** The most uses of each kind: the tools' `max_uses`. */
-  uses: ServerToolUses;
-  /** The most input tokens one use's results may add. */
-  resultTokens: number;
-}
 
 /**
  * Pure: the server tools among `tools` (the `request.tools` of an Anthropic loop) and what they
@@ -79,16 +72,4 @@ export function serverToolPlan(
     perUse = Math.max(perUse, bound);
   }
   return any ? { uses, resultTokens: perUse } : undefined;
-}
-
-/**
- * Pure: the input-token bound of a request that may use server tools as `plan` says, from the
- * bound of the request as sent (`inputTokens`) and its max output tokens. The server samples
- * once more after each use, and each pass reads the request, what was written so far (at most
- * the max output tokens) and every result so far: with U uses, U + 1 passes of at most
- * `inputTokens + maxOutputTokens`, and results that add up to `resultTokens × U(U+1)/2`.
- */
-export function serverToolInputBound(inputTokens: number, maxOutputTokens: number, plan: ServerToolPlan): number {
-  const n = (plan.uses.webSearch ?? 0) + (plan.uses.webFetch ?? 0);
-  return (n + 1) * (inputTokens + maxOutputTokens) + (plan.resultTokens * n * (n + 1)) / 2;
 }

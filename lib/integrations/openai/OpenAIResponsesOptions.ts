@@ -43,7 +43,13 @@ export interface OpenAIResponsesOptions {
    * false` and every property in `required`.
    */
   strictTools?: boolean;
-  /** Extra body fields for every request (`reasoning`, `temperature`, `include`, `tool_choice`, `parallel_tool_calls`, …). */
+  /**
+   * The most input tokens one use of a server tool in `request.tools` (a web search's results)
+   * adds to its request. OpenAI states no such bound; a strict `maxCostUsd` needs it, with the
+   * request's `max_tool_calls`, to hold the worst case of a request that offers web search.
+   */
+  serverToolResultTokens?: number;
+  /** Extra body fields for every request (`reasoning`, `temperature`, `include`, `tool_choice`, `parallel_tool_calls`, `max_tool_calls`, …). */
   request?: Record<string, unknown>;
 }
 

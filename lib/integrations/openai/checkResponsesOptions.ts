@@ -19,6 +19,9 @@ export function checkResponsesOptions(options: unknown): OptionIssue | undefined
       expected: 'an integer of 16 or more (the least max_output_tokens the API takes)',
       value: o.maxTokens,
     };
+  const perUse = o.serverToolResultTokens;
+  if (perUse !== undefined && !(typeof perUse === 'number' && Number.isSafeInteger(perUse) && perUse > 0))
+    return { argument: 'options.serverToolResultTokens', expected: 'a positive integer of tokens', value: perUse };
   for (const flag of ['store', 'encryptedReasoning', 'strictTools']) {
     if (o[flag] !== undefined && typeof o[flag] !== 'boolean')
       return { argument: `options.${flag}`, expected: 'a boolean or undefined', value: o[flag] };

@@ -21,6 +21,7 @@ import {
 import { noMaxTokensMessage } from '../../internal/loweredMaxTokens';
 import { markUnbounded, type UnboundedWhy } from '../../internal/unboundedLoop';
 import { requestTokenBound } from '../../internal/requestTokenBound';
+import { serverToolInputBound } from '../../internal/serverToolInputBound';
 import { compactTurns } from '../../internal/dropOldestTurns';
 import { runSdkTool, type SdkTool } from '../../internal/sdkTools';
 import type { OpenAIResponsesLoop, OpenAIResponsesOptions } from './OpenAIResponsesOptions';
@@ -33,6 +34,7 @@ import { readOutput } from './readOutput';
 import { refuseClientActions } from './refuseClientActions';
 import { finishReasonOf } from './finishReasonOf';
 import { mapResponsesUsage } from './mapResponsesUsage';
+import { responsesServerToolPlan } from './responsesServerTools';
 
 type ResponsesClient = Pick<OpenAI, 'responses'>;
 
@@ -127,10 +129,19 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
       if (body.max_output_tokens === undefined || body.max_output_tokens === null)
         throw new Error(noMaxTokensMessage('fromOpenAIResponses'));
       const input = body.input as unknown[];
+      const inputTokens = requestTokenBound(body, input.length + 1, body.tools?.length ?? 0);
+      // Web search in `request.tools`: its uses' fees, and the input their results add.
+      const plan = serverToolsOf(options);
+      if (plan !== undefined && 'unbounded' in plan)
+        throw new Error(
+          `fromOpenAIResponses cannot bound this request: ${plan.unbounded.why} (set ${plan.unbounded.remedy})`,
+        );
+      if (plan === undefined) return { inputTokens, maxOutputTokens: body.max_output_tokens, model: options.model };
       return {
-        inputTokens: requestTokenBound(body, input.length + 1, body.tools?.length ?? 0),
+        inputTokens: serverToolInputBound(inputTokens, body.max_output_tokens, plan),
         maxOutputTokens: body.max_output_tokens,
         model: options.model,
+        serverToolUses: plan.uses,
       };
     },
     // Resuming: the request's items and the recorded answer (its text as an assistant message, its
@@ -171,8 +182,22 @@ export function fromOpenAIResponses(client: ResponsesClient, options: OpenAIResp
   return markUnbounded(loop, unboundedResponses(options));
 }
 
-/** Why a Responses loop made with `options` cannot bound its requests (it asks for no max output tokens), or undefined. */
+/** The server tools of `options.request` and what they may add to a request, or why that has no bound. */
+function serverToolsOf(options: OpenAIResponsesOptions): ReturnType<typeof responsesServerToolPlan> {
+  return responsesServerToolPlan(
+    options.request?.tools,
+    options.request?.max_tool_calls,
+    options.serverToolResultTokens,
+  );
+}
+
+/**
+ * Why a Responses loop made with `options` cannot bound its requests (it asks for no max output
+ * tokens, or offers server tools that nothing bounds), or undefined.
+ */
 function unboundedResponses(options: OpenAIResponsesOptions): UnboundedWhy | undefined {
+  const plan = serverToolsOf(options);
+  if (plan !== undefined && 'unbounded' in plan) return plan.unbounded;
   if (options.maxTokens !== undefined || typeof options.request?.max_output_tokens === 'number') return undefined;
   return {
     setting: 'options.maxTokens',
