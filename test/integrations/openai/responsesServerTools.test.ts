@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { TransitionRecord } from 'agent-state-machine';
-import type { LLMCallBound } from '../../../lib/agent/AgentLoop';
+import type { LLMCallBound, Usage } from '../../../lib/agent/AgentLoop';
 import { worstCaseCost } from '../../../lib/agent/money/worstCaseCost';
 import { fromOpenAIResponses, type OpenAIResponsesOptions } from '../../../lib/integrations/openai';
 import {
@@ -17,7 +17,7 @@ import { agentOf } from '../../helpers/sdkLoopTest';
 const ctx = () => ({ signal: new AbortController().signal, turn: 1, attempt: 1 });
 // $0.40 / $1.60 per million tokens and a cent a search (gpt-4.1-mini's prices and search fee).
 const PRICES = { inputPerMTok: 0.4, outputPerMTok: 1.6, webSearchPerUse: 0.01 };
-const pricing = (usage: Parameters<typeof worstCaseCost>[0]): number | undefined =>
+const pricing = (usage: Usage): number | undefined =>
   usage.inputTokens === undefined || usage.outputTokens === undefined
     ? undefined
     : (usage.inputTokens * PRICES.inputPerMTok + usage.outputTokens * PRICES.outputPerMTok) / 1e6 +
