@@ -5,14 +5,14 @@ import type { ToolCall } from '../../lib/agent/AgentLoop';
 import type { ExternalBudget } from '../../lib/agent/money/ExternalBudget';
 import type { TurnResult } from '../../lib/agent/TurnResult';
 import { StepMirror } from '../../lib/agent/StepMirror';
-import { STALL_EXTENSION } from '../../lib/agent/extensionStates';
+import { STALL_EXTENSION, WRAP_UP_EXTENSION } from '../../lib/agent/extensionStates';
 import { extendTable } from '../../lib/machine/extendTable';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 
 // One turn, two drivers: the adapter calls a scripted loop; the mirror hears a framework's
 // events for the same run. Fed the same random script (retries, a call given up, tool errors
 // and throws, several tools a response, responses past their bound, call caps that stop the run, an external budget that
-// holds each call's worst case and refuses one), both write the same history, record for record
+// holds each call's worst case and refuses one, `budget.wrapUp`'s final call), both write the same history, record for record
 // and journal line for journal line, under the same clock, ask and charge the external budget
 // the same, and hand back the same result (its text, error, usage, moves, calls left unanswered).
 
@@ -33,6 +33,8 @@ interface Script {
   cancelAt: number;
   /** An external budget (a batch's in Redis, say) that caps dollars and refuses the LLM call after `outsideCalls`; -1: none. */
   outsideCalls: number;
+  /** `budget.wrapUp` (with a dollar cap): the call that would not fit beside the final call's hold becomes the final call. */
+  wrapUp: boolean;
 }
 
 const scripts: fc.Arbitrary<Script> = fc.record({
@@ -52,13 +54,22 @@ const scripts: fc.Arbitrary<Script> = fc.record({
   stall: fc.boolean(),
   cancelAt: fc.integer({ min: -1, max: 4 }),
   outsideCalls: fc.integer({ min: -1, max: 5 }),
+  wrapUp: fc.boolean(),
 });
+
+/** The script's budget as both drivers take it: `wrapUp` only beside a dollar cap. */
+function budgetOf(script: Script): Script['budget'] & { wrapUp?: true } {
+  return script.wrapUp && script.budget.maxCostUsd !== undefined ? { ...script.budget, wrapUp: true } : script.budget;
+}
+
+/** The answer to a final call, on both drivers. */
+const FINAL = { text: 'wrapped', usage: { inputTokens: 12, outputTokens: 6 } };
 
 /**
  * An external budget that caps dollars, holds each LLM call's worst case and refuses the call
  * after `calls` of them: what it was asked and charged goes in the lines compared, after the run.
  */
-function outside(calls: number): { budget: ExternalBudget; said: () => string } {
+function outside(calls: number, holdsWrapUp: boolean): { budget: ExternalBudget; said: () => string } {
   let llmCalls = 0;
   let toolCalls = 0;
   let held = 0;
@@ -66,6 +77,8 @@ function outside(calls: number): { budget: ExternalBudget; said: () => string } 
   const reserves: unknown[] = [];
   const budget: ExternalBudget = {
     capsCost: true,
+    // Beside `budget.wrapUp`: it takes the final-call holds it is given (`hold.wrapUp`, in the lines compared).
+    ...(holdsWrapUp && { holdsWrapUp }),
     reserve: async (kind, hold) => {
       if (kind === 'tool') return void (toolCalls += 1);
       reserves.push(hold);
@@ -153,20 +166,25 @@ async function byAdapter(script: Script): Promise<string[]> {
     if (outcome === 'throws') throw new Error('tool threw');
     return { callId: call.id, output: outcome, ...(outcome === 'error' && { isError: true }) };
   };
-  const agent = createScriptedAgent({ replies, bound, tools: { tool0: tool, tool1: tool, tool2: tool } });
+  const agent = createScriptedAgent({
+    replies,
+    bound,
+    finalReply: FINAL,
+    tools: { tool0: tool, tool1: tool, tool2: tool },
+  });
   const out = capture();
-  const ext = script.outsideCalls < 0 ? undefined : outside(script.outsideCalls);
+  const ext = script.outsideCalls < 0 ? undefined : outside(script.outsideCalls, budgetOf(script).wrapUp === true);
   adapter = new AgentWithStateMachine(agent, {
     ...(ext && { externalBudgets: [ext.budget] }),
     logger: false,
     pricing,
     // A framework's loop cannot be nudged: the mirror's policy is `stop`, so the adapter's is too.
     stall: script.stall && { policy: 'stop' },
-    ...(script.stall ? { table: extendTable(DEFAULT_TABLE, STALL_EXTENSION) } : {}),
+    ...(script.stall ? { table: extendTable(extendTable(DEFAULT_TABLE, STALL_EXTENSION), WRAP_UP_EXTENSION) } : {}),
     sink: out.sink,
     clock,
     journal: true,
-    budget: script.budget,
+    budget: budgetOf(script),
     retry: { retries: script.retries, baseDelayMs: 0, maxDelayMs: 0, shouldRetry: () => true },
     sleep: async () => undefined,
   });
@@ -178,7 +196,7 @@ async function byAdapter(script: Script): Promise<string[]> {
 
 async function byMirror(script: Script): Promise<string[]> {
   const out = capture();
-  const ext = script.outsideCalls < 0 ? undefined : outside(script.outsideCalls);
+  const ext = script.outsideCalls < 0 ? undefined : outside(script.outsideCalls, budgetOf(script).wrapUp === true);
   const mirror = new StepMirror({
     ...(ext && { externalBudgets: [ext.budget] }),
     logger: false,
@@ -187,7 +205,9 @@ async function byMirror(script: Script): Promise<string[]> {
     sink: out.sink,
     clock,
     journal: true,
-    budget: script.budget,
+    budget: budgetOf(script),
+    // The framework makes the final call the budget asks for, as the scripted loop does.
+    honours: { wrapUp: true },
   });
   await mirrored(script, mirror);
   // The mirror charges outside budgets off the run's path, at its end: let that settle.
@@ -203,8 +223,10 @@ async function mirrored(script: Script, mirror: StepMirror): Promise<void> {
   for (const [s, step] of script.steps.entries()) {
     let answered = false;
     for (let attempt = 0; attempt <= step.failures; attempt++) {
-      const stop = await mirror.modelCallStart(bound);
-      if (stop !== undefined) return void mirror.runFailed(stop);
+      const plan = await mirror.modelCallPlan(() => bound);
+      if (plan instanceof Error) return void mirror.runFailed(plan);
+      // The final call: no tools, the scripted loop's final reply (it fails no attempt); the run ends wrapped up with it.
+      if (plan.wrapUp !== undefined) return void mirror.modelResponse(FINAL);
       if (attempt < step.failures) {
         const willRetry = attempt < script.retries;
         mirror.modelCallFailed(new Error(`attempt ${attempt + 1} failed`), { willRetry, delayMs: 0 });
@@ -237,12 +259,19 @@ async function mirrored(script: Script, mirror: StepMirror): Promise<void> {
 
 describe('the adapter and the mirror write the same history for the same run (property)', () => {
   it('record for record, journal line for journal line, and the same result', async () => {
+    const outcomes = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(scripts, async (script) => {
-        expect(await byMirror(script)).toEqual(await byAdapter(script));
+        const adapter = await byAdapter(script);
+        expect(await byMirror(script)).toEqual(adapter);
+        const outcome = /"outcome":"(\w+)"/.exec(adapter[adapter.length - 1]!)?.[1] ?? 'none';
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
       }),
       { numRuns: 200, seed: 20261128 },
     );
+    // The scripts reach every ending compared, the final call's among them.
+    for (const outcome of ['end_of_turn', 'error', 'budget_exceeded', 'cancelled', 'wrapped_up'])
+      expect(outcomes.get(outcome)).toBeGreaterThan(0);
   });
 });
 
