@@ -143,7 +143,8 @@ export class AgentsApprovals {
       if (approved === undefined) continue;
       taken.add(call.id);
       if (approved) approvals.approve(call.id);
-      else approvals.deny(call.id, state._context.getRejectionMessage(call.name, call.id) ?? 'rejected on the RunState');
+      else
+        approvals.deny(call.id, state._context.getRejectionMessage(call.name, call.id) ?? 'rejected on the RunState');
     }
     return taken;
   }

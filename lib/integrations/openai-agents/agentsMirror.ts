@@ -117,11 +117,18 @@ export class AgentsMirror {
   constructor(
     options:
       | AgentsMirrorOptions
-      | { mirror: StepMirror; modelProvider?: ModelProvider; runner?: Runner; rejectionMessage?: AgentsRejectionMessage } = {},
+      | {
+          mirror: StepMirror;
+          modelProvider?: ModelProvider;
+          runner?: Runner;
+          rejectionMessage?: AgentsRejectionMessage;
+        } = {},
   ) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    const { modelProvider, runner, rejectionMessage, ...rest } = options as AgentsMirrorOptions & { mirror?: StepMirror };
+    const { modelProvider, runner, rejectionMessage, ...rest } = options as AgentsMirrorOptions & {
+      mirror?: StepMirror;
+    };
     if (modelProvider !== undefined && typeof (modelProvider as ModelProvider)?.getModel !== 'function')
       throw new InvalidArgumentError('modelProvider', 'a ModelProvider (an object with getModel(name))', modelProvider);
     if (runner !== undefined && !(runner instanceof Runner))

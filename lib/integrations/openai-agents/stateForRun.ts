@@ -1,4 +1,11 @@
-import { RunContext, RunState, type Agent, type AgentInputItem, type NonStreamRunOptions, type StreamRunOptions } from '@openai/agents';
+import {
+  RunContext,
+  RunState,
+  type Agent,
+  type AgentInputItem,
+  type NonStreamRunOptions,
+  type StreamRunOptions,
+} from '@openai/agents';
 import { InvalidArgumentError } from 'agent-state-machine';
 import type { AnyState } from './runStateOf';
 

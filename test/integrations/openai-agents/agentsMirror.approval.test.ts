@@ -73,8 +73,16 @@ function agentLogging(ran: string[]): Agent {
   return new Agent({ name: 'shipper', model: 'gpt-local', tools: [ls, deploy], modelSettings: { maxTokens: 200 } });
 }
 
-function mirrorOn(s: Server, api: 'responses' | 'chat', options: Parameters<typeof agentsMirror>[0] = {}): AgentsMirror {
-  const modelProvider = new OpenAIProvider({ apiKey: 'sk-local', baseURL: s.baseURL, useResponses: api === 'responses' });
+function mirrorOn(
+  s: Server,
+  api: 'responses' | 'chat',
+  options: Parameters<typeof agentsMirror>[0] = {},
+): AgentsMirror {
+  const modelProvider = new OpenAIProvider({
+    apiKey: 'sk-local',
+    baseURL: s.baseURL,
+    useResponses: api === 'responses',
+  });
   return agentsMirror({ modelProvider, approvals: true, logger: false, ...options });
 }
 
@@ -109,39 +117,42 @@ describe('AgentsMirror: a tool that needs approval parks the run in AwaitingAppr
     ['chat', false],
     ['responses', true],
     ['chat', true],
-  ] as const)('%s API (streamed: %s): approved through the mirror, the same run goes on and ends', async (api, stream) => {
-    const s = await serve(api);
-    const ran: string[] = [];
-    const agent = agentLogging(ran);
-    const am = mirrorOn(s, api);
-    const run = async (input: Parameters<AgentsMirror['run']>[1]) => {
-      if (!stream) return am.run(agent, input);
-      const streamed = await am.run(agent, input, { stream: true });
-      await streamed.completed;
-      return streamed;
-    };
-    const first = await run('ship it');
-    expect(first.interruptions.map((i) => i.name)).toEqual(['deploy']);
-    expect(am.mirror.running).toBe(true);
-    expect(am.machine.current as string).toBe('AwaitingApproval');
-    expect(am.mirror.approvals.pending).toEqual([{ callId: 'c2', name: 'deploy', input: { target: 'prod' } }]);
-    expect(ran).toEqual(['ls']);
-    const answered = am.answered();
-    am.mirror.approvals.approve('c2');
-    const state = await answered;
-    expect(state).toBe(first.state);
-    const second = await run(state!);
-    expect(second.finalOutput).toBe('done: "a b" | "deployed"');
-    expect(ran).toEqual(['ls', 'deploy prod']);
-    expect(am.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
-    expect(am.mirror.turn).toBe(1);
-    expect(am.usage.llmCalls).toBe(2);
-    expectNoRequestTwice(s, 2);
-    const history = am.machine.history();
-    expect(history.map((r) => r.to)).toEqual(PARKED_THEN_ENDED);
-    expect(history[6]!.data).toEqual({ calls: [{ callId: 'c2', name: 'deploy', input: { target: 'prod' } }] });
-    expect(validateHistory(history, am.machine.table).issues).toEqual([]);
-  });
+  ] as const)(
+    '%s API (streamed: %s): approved through the mirror, the same run goes on and ends',
+    async (api, stream) => {
+      const s = await serve(api);
+      const ran: string[] = [];
+      const agent = agentLogging(ran);
+      const am = mirrorOn(s, api);
+      const run = async (input: Parameters<AgentsMirror['run']>[1]) => {
+        if (!stream) return am.run(agent, input);
+        const streamed = await am.run(agent, input, { stream: true });
+        await streamed.completed;
+        return streamed;
+      };
+      const first = await run('ship it');
+      expect(first.interruptions.map((i) => i.name)).toEqual(['deploy']);
+      expect(am.mirror.running).toBe(true);
+      expect(am.machine.current as string).toBe('AwaitingApproval');
+      expect(am.mirror.approvals.pending).toEqual([{ callId: 'c2', name: 'deploy', input: { target: 'prod' } }]);
+      expect(ran).toEqual(['ls']);
+      const answered = am.answered();
+      am.mirror.approvals.approve('c2');
+      const state = await answered;
+      expect(state).toBe(first.state);
+      const second = await run(state!);
+      expect(second.finalOutput).toBe('done: "a b" | "deployed"');
+      expect(ran).toEqual(['ls', 'deploy prod']);
+      expect(am.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
+      expect(am.mirror.turn).toBe(1);
+      expect(am.usage.llmCalls).toBe(2);
+      expectNoRequestTwice(s, 2);
+      const history = am.machine.history();
+      expect(history.map((r) => r.to)).toEqual(PARKED_THEN_ENDED);
+      expect(history[6]!.data).toEqual({ calls: [{ callId: 'c2', name: 'deploy', input: { target: 'prod' } }] });
+      expect(validateHistory(history, am.machine.table).issues).toEqual([]);
+    },
+  );
 
   it.each(['responses', 'chat'] as const)(
     '%s API: denied through the mirror, the model hears the denial as the SDK reports a rejection, the tool never runs',
