@@ -3,11 +3,14 @@
 // the answer — given to the mirror, or on the SDK's own RunState — continues the same run through
 // the SDK's resume (`state.approve` / `state.reject`, then `run(agent, state)`). The SDK's own
 // OpenAIProvider against the local Responses and Chat Completions servers.
-import { Agent, OpenAIProvider, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, OpenAIProvider, setTracingDisabled, tool, type RunState } from '@openai/agents';
 import { z } from 'zod';
-import { InvalidArgumentError } from 'agent-state-machine';
-import { validateHistory } from 'agent-state-machine/history';
-import { agentsMirror, type AgentsMirror } from '../../../lib/integrations/openai-agents';
+import { InvalidArgumentError, runBatch } from 'agent-state-machine';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadHistory, validateHistory } from 'agent-state-machine/history';
+import { AgentsMirror, agentsMirror } from '../../../lib/integrations/openai-agents';
 import {
   startOpenAIResponsesServer,
   type OpenAIResponsesServer,
@@ -225,5 +228,87 @@ describe('AgentsMirror: a tool that needs approval parks the run in AwaitingAppr
       /paused for approval of deploy.*approvals: true/,
     );
     expect(await am.answered()).toBeUndefined();
+  });
+});
+
+describe('AgentsMirror approvals in runBatch, answered by onApproval', () => {
+  it('ten tasks, four park at deploy without a slot; two approved and two denied go on as the same runs: no request twice, each task reported once', async () => {
+    const deploying = ['t1', 't3', 't5', 't7'];
+    server = await startOpenAIResponsesServer({
+      respond: (body: { input: Array<{ type?: string; role?: string; content?: unknown; output?: unknown }> }) => {
+        const id = /task (t\d+)/.exec(JSON.stringify(body.input.find((i) => i.role === 'user')?.content))?.[1] ?? '?';
+        const outputs = body.input.filter((i) => i.type === 'function_call_output');
+        if (outputs.length > 0) return { text: `${id} done: ${outputs.map((o) => String(o.output)).join(' | ')}` };
+        return {
+          toolCalls: [
+            { callId: 'c1', name: 'ls', arguments: '{"dir":"."}' },
+            ...(deploying.includes(id) ? [{ callId: 'c2', name: 'deploy', arguments: `{"target":"prod-${id}"}` }] : []),
+          ],
+        };
+      },
+    });
+    const s = server;
+    const modelProvider = new OpenAIProvider({ apiKey: 'sk-local', baseURL: s.baseURL, useResponses: true });
+    const ran: string[] = [];
+    const asked: string[] = [];
+    let most = 0;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-agents-approve-'));
+    try {
+      const report = await runBatch(
+        Array.from({ length: 10 }, (_, i) => `t${i}`).map((id) => ({
+          id,
+          input: `task ${id}`,
+          run: async (mirror) => {
+            const agent = agentLogging(ran);
+            const am = new AgentsMirror({ mirror, modelProvider });
+            // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the state of any agent
+            let input: string | RunState<any, any> = `task ${id}`;
+            for (;;) {
+              await am.run(agent, input);
+              const next = await am.answered();
+              if (next === undefined) return;
+              input = next;
+            }
+          },
+        })),
+        {
+          concurrency: 2,
+          historyDir: dir,
+          logger: false,
+          onProgress: (p) => void (most = Math.max(most, p.running)),
+          onApproval: (request) => {
+            asked.push(
+              `${request.id} ${request.calls.map((c) => `${c.callId} ${c.name} ${JSON.stringify(c.input)}`).join()}`,
+            );
+            // Answered later, from outside the run: the parked runs let go of their slots meanwhile.
+            setTimeout(() => {
+              if (request.id === 't1' || request.id === 't5') request.approve('c2');
+              else request.deny('c2', 'not today');
+            }, 50);
+          },
+        },
+      );
+      expect(asked.sort()).toEqual(deploying.map((id) => `${id} c2 deploy {"target":"prod-${id}"}`));
+      expect(report.runs.map((r) => [r.id, r.outcome, r.usage.llmCalls])).toEqual(
+        Array.from({ length: 10 }, (_, i) => [`t${i}`, 'end_of_turn', 2]),
+      );
+      expect(report.runs.filter((r) => r.approval !== undefined).map((r) => [r.id, r.approval!.waits])).toEqual(
+        deploying.map((id) => [id, 1]),
+      );
+      expect(ran.filter((r) => r.startsWith('deploy')).sort()).toEqual(['deploy prod-t1', 'deploy prod-t5']);
+      expect(ran.filter((r) => r === 'ls')).toHaveLength(10);
+      expectNoRequestTwice(s, 20);
+      for (const id of ['t3', 't7']) {
+        const last = s.exchanges.filter((e) => JSON.stringify(e.body).includes(`task ${id}`)).at(-1)!;
+        expect(JSON.stringify(last.body.input)).toContain('denied: not today');
+      }
+      for (const run of report.runs) {
+        const { entries } = await loadHistory(run.historyFile!);
+        expect(validateHistory(entries)).toMatchObject({ ok: true, issues: [] });
+      }
+      expect(most).toBeLessThanOrEqual(2);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
