@@ -268,13 +268,14 @@ export class AgentsMirror {
     const controller = new AbortController();
     const active: ActiveRun = { controller, pendingCalls: [], handoffs: 0 };
     this.#run = active;
+    // Started first: a run after a cancelled one gets the mirror's fresh signal.
+    if (!continuing) this.mirror.runStart(input instanceof RunState ? '' : inputText(input));
     // A cancel's reason reaches the SDK as an error object, so that the rejection can carry the state.
     const unlink = linkSignals(controller, [this.mirror.signal, options.signal], (reason) =>
       typeof reason === 'object' && reason !== null
         ? reason
         : new TurnCancelledError(reason === undefined ? 'cancelled' : String(reason), this.machine.pendingState),
     );
-    if (!continuing) this.mirror.runStart(input instanceof RunState ? '' : inputText(input));
     const sdkOptions = { ...options, signal: controller.signal };
     const finish = (): void => {
       unlink();

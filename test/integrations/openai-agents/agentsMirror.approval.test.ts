@@ -217,6 +217,41 @@ describe('AgentsMirror: a tool that needs approval parks the run in AwaitingAppr
     expect(await answered).toBeUndefined();
     expect(am.result).toMatchObject({ outcome: 'cancelled' });
     expect(() => am.mirror.approvals.approve('c2')).toThrow(/went on or ended/);
+    // The next input is a new run, which parks in its turn.
+    await am.run(agentLogging([]), 'ship it again');
+    expect(am.mirror.turn).toBe(2);
+    expect(am.machine.current as string).toBe('AwaitingApproval');
+  });
+
+  it('two calls of one response wait together: one approved, one denied, each reaches the SDK as its own answer', async () => {
+    server = await startOpenAIResponsesServer({
+      respond: (body: { input: Array<{ type?: string; output?: unknown }> }) => {
+        const outputs = body.input.filter((i) => i.type === 'function_call_output');
+        if (outputs.length > 0) return { text: `done: ${outputs.map((o) => String(o.output)).join(' | ')}` };
+        return {
+          toolCalls: [
+            { callId: 'c2', name: 'deploy', arguments: '{"target":"staging"}' },
+            { callId: 'c3', name: 'deploy', arguments: '{"target":"prod"}' },
+          ],
+        };
+      },
+    });
+    const ran: string[] = [];
+    const am = mirrorOn(server, 'responses');
+    const agent = agentLogging(ran);
+    await am.run(agent, 'ship both');
+    expect(am.mirror.approvals.pending).toEqual([
+      { callId: 'c2', name: 'deploy', input: { target: 'staging' } },
+      { callId: 'c3', name: 'deploy', input: { target: 'prod' } },
+    ]);
+    am.mirror.approvals.deny('c3', 'not on prod');
+    expect(am.machine.current as string).toBe('AwaitingApproval');
+    am.mirror.approvals.approve('c2');
+    const result = await am.run(agent, (await am.answered())!);
+    expect(ran).toEqual(['deploy staging']);
+    expect(result.finalOutput).toBe('done: deployed | denied: not on prod');
+    expect(am.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
+    expectNoRequestTwice(server, 2);
   });
 
   it('without approval states the run ends as cancelled, saying how to park it', async () => {
