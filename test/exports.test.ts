@@ -414,6 +414,7 @@ const PINNED: Record<string, string[]> = {
     'AgentsMirror',
     'AgentsMirrorOptions',
     'AgentsModelOutput',
+    'AgentsRejectionMessage',
     'AgentsUsage',
     'agentsMirror',
     'responseOf',

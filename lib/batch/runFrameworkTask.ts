@@ -83,7 +83,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       // The framework is not known yet: the integration the task puts on the mirror refuses the
       // endings it cannot make (mirrorAISDK makes both), and a mirror driven by hand refuses them at its first call.
       honours: { wrapUp: true, budgetNote: true },
-      // The framework's own tool approvals park the run (AI SDK `needsApproval`).
+      // The framework's own tool approvals park the run (AI SDK and Agents SDK `needsApproval`, LangGraph `interrupt()`).
       approvals: true,
     };
     mirror = new StepMirror(mirrorOptions);

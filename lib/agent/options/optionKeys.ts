@@ -68,7 +68,7 @@ export const MIRROR_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   table:
     'a framework run moves through the default table (its loop has no compaction or approval hook the mirror could drive)',
   approve:
-    "a framework's own approvals decide which of its tool calls wait (AI SDK `needsApproval`: the run parks in AwaitingApproval, answered through `onApproval` or `agent-sm approve`); a policy of the batch's cannot reach them",
+    "a framework's own approvals decide which of its tool calls wait (an AI SDK or Agents SDK tool's `needsApproval`, a LangGraph `interrupt()`: the run parks in AwaitingApproval, answered through `onApproval` or `agent-sm approve`); a policy of the batch's cannot reach them",
   approvalTimeoutMs:
     "not kept for a framework run yet: a parked framework run waits for its answers (or the batch's abort)",
   compact: "the framework owns the conversation, so the mirror cannot compact it; use the framework's own trimming",

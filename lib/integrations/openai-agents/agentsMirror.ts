@@ -5,7 +5,6 @@ import {
   Agent,
   handoff as sdkHandoff,
   Handoff,
-  RunContext,
   Runner,
   RunState,
   type AgentInputItem,
@@ -50,6 +49,8 @@ import { clientWouldRetry, retriesFor, withoutClientRetries } from './sdkRetries
 import { retriedAsClient, streamRetriedAsClient, type ClientRetries } from '../../internal/clientRetries';
 import { withState, type AnyState } from './runStateOf';
 import { sdkRunFailed, sdkRunFinished } from './sdkRunEnded';
+import { stateForRun } from './stateForRun';
+import { AgentsApprovals, type AgentsRejectionMessage } from './AgentsApprovals';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
 type AnyAgent = Agent<any, any>;
@@ -68,10 +69,9 @@ export interface AgentsMirrorOptions extends StepMirrorOptions {
   modelProvider?: ModelProvider;
   /** The `Runner` that `run()` uses. Default: a new one with `modelProvider`. */
   runner?: Runner;
+  /** With `approvals: true`: the text the model gets for a denied call (default `denied: <reason>`; undefined: the SDK's own). */
+  rejectionMessage?: AgentsRejectionMessage;
 }
-
-// The SDK's DEFAULT_MAX_TURNS, which it does not export: a RunState made here must start with the same cap.
-const DEFAULT_MAX_TURNS = 10;
 
 /** The state of one `run()`: the signal the SDK gets, and the handoff calls of the last response not yet run. */
 interface ActiveRun {
@@ -95,12 +95,19 @@ interface ActiveRun {
  * state to resume from — `run(agent, state)` once the budget is raised — with no call lost or
  * repeated: a model call that was refused is made on resume; a tool call that was refused is
  * answered `aborted`, as the SDK answers any aborted tool.
+ *
+ * Stopped on interruptions (tools with `needsApproval`), the run parks in AwaitingApproval when
+ * the mirror has `approvals: true` (a batch's has), the waiting calls in the move's data;
+ * answered (`mirror.approvals`, a batch's `onApproval`, `agent-sm approve|deny`),
+ * `await answered()` gives the `RunState` that `run(agent, state)` continues the same run with.
+ * Without approval states it ends as cancelled (`paused for approval of …`).
  */
 export class AgentsMirror {
   /** The mirror the run's events drive: its `machine`, `usage`, `result`. */
   readonly mirror: StepMirror;
   readonly #provider: ModelProvider;
   readonly #runner: Runner;
+  readonly #approvals: AgentsApprovals;
   readonly #wrapped = new WeakMap<AnyAgent, AnyAgent>();
   readonly #ours = new WeakSet<AnyAgent>();
   #run: ActiveRun | undefined;
@@ -108,11 +115,20 @@ export class AgentsMirror {
   #unnamed = 0;
 
   constructor(
-    options: AgentsMirrorOptions | { mirror: StepMirror; modelProvider?: ModelProvider; runner?: Runner } = {},
+    options:
+      | AgentsMirrorOptions
+      | {
+          mirror: StepMirror;
+          modelProvider?: ModelProvider;
+          runner?: Runner;
+          rejectionMessage?: AgentsRejectionMessage;
+        } = {},
   ) {
     if (typeof options !== 'object' || options === null)
       throw new InvalidArgumentError('options', 'an object', options);
-    const { modelProvider, runner, ...rest } = options as AgentsMirrorOptions & { mirror?: StepMirror };
+    const { modelProvider, runner, rejectionMessage, ...rest } = options as AgentsMirrorOptions & {
+      mirror?: StepMirror;
+    };
     if (modelProvider !== undefined && typeof (modelProvider as ModelProvider)?.getModel !== 'function')
       throw new InvalidArgumentError('modelProvider', 'a ModelProvider (an object with getModel(name))', modelProvider);
     if (runner !== undefined && !(runner instanceof Runner))
@@ -125,6 +141,7 @@ export class AgentsMirror {
           "the Agents SDK's Runner builds each request from the agent and the run's items, and the mirror sees the model call only to check and record it, so no note can be added",
       },
     });
+    this.#approvals = new AgentsApprovals(this.mirror, rejectionMessage);
     this.#runner = runner ?? new Runner(modelProvider === undefined ? {} : { modelProvider });
     // The runner's provider resolves names as the SDK would (its default is lazy: no API key needed until used).
     this.#provider = modelProvider ?? this.#runner.config.modelProvider;
@@ -143,6 +160,16 @@ export class AgentsMirror {
   /** How the last run ended, once it has. */
   get result(): TurnResult | undefined {
     return this.mirror.result;
+  }
+
+  /**
+   * Once the run parked at the SDK's interruptions has an answer for each waiting call: the SDK's
+   * `RunState` to continue the same run with, `run(agent, state)` (the same history file, budget
+   * and run id), which applies the answers to it. Undefined when the run does not wait, or ended
+   * meanwhile (cancelled while it waited).
+   */
+  answered(): Promise<AnyState | undefined> {
+    return this.#approvals.answered();
   }
 
   /** Cancels the running run: its signal aborts (a running tool gets it) and it ends as `cancelled`. */
@@ -234,19 +261,21 @@ export class AgentsMirror {
     options: NonStreamOptions | StreamOptions = {},
   ): Promise<AnyRunResult | AnyStreamedResult> {
     // One run at a time per mirror: make a mirror per concurrent run.
+    const continuing = await this.#approvals.runStarts(input);
     if (this.#run !== undefined) throw new TurnInProgressError(this.mirror.turn, this.machine.current);
     const wrapped = this.agent(agent);
-    const state = this.#stateFor(wrapped, input, options);
+    const state = stateForRun(wrapped, input, options, (a) => this.agent(a));
     const controller = new AbortController();
     const active: ActiveRun = { controller, pendingCalls: [], handoffs: 0 };
     this.#run = active;
+    // Started first: a run after a cancelled one gets the mirror's fresh signal.
+    if (!continuing) this.mirror.runStart(input instanceof RunState ? '' : inputText(input));
     // A cancel's reason reaches the SDK as an error object, so that the rejection can carry the state.
     const unlink = linkSignals(controller, [this.mirror.signal, options.signal], (reason) =>
       typeof reason === 'object' && reason !== null
         ? reason
         : new TurnCancelledError(reason === undefined ? 'cancelled' : String(reason), this.machine.pendingState),
     );
-    this.mirror.runStart(input instanceof RunState ? '' : inputText(input));
     const sdkOptions = { ...options, signal: controller.signal };
     const finish = (): void => {
       unlink();
@@ -273,7 +302,7 @@ export class AgentsMirror {
               controller.signal.reason ?? 'the stream was cancelled',
               controller,
             );
-          else sdkRunFinished(this.mirror, streamed.interruptions, streamed.finalOutput);
+          else sdkRunFinished(this.mirror, this.#approvals, streamed);
           finish();
         },
         (error: unknown) => {
@@ -286,7 +315,7 @@ export class AgentsMirror {
     }
     try {
       const result = await this.#runner.run(wrapped, state, sdkOptions as NonStreamOptions);
-      sdkRunFinished(this.mirror, result.interruptions, result.finalOutput);
+      sdkRunFinished(this.mirror, this.#approvals, result);
       return result;
     } catch (error) {
       sdkRunFailed(this.mirror, this.#run?.refused, error, controller);
@@ -294,34 +323,6 @@ export class AgentsMirror {
     } finally {
       finish();
     }
-  }
-
-  /**
-   * The RunState the SDK runs on, made here so that it is at hand when the run stops. Not with a
-   * `session` or a server-kept conversation: the SDK prepares those from a fresh input only, so
-   * the input goes through as it is (and a stop keeps only the state the SDK attaches itself).
-   */
-  #stateFor(
-    agent: AnyAgent,
-    input: string | AgentInputItem[] | AnyState,
-    options: NonStreamOptions | StreamOptions,
-  ): AnyState | string | AgentInputItem[] {
-    if (input instanceof RunState) {
-      // A state read back with RunState.fromString(original, …) names the unwrapped agent.
-      const current = input.currentAgent as AnyAgent;
-      if (!this.#ours.has(current)) input.setCurrentAgent(this.agent(current));
-      return input;
-    }
-    if (typeof input !== 'string' && !Array.isArray(input))
-      throw new InvalidArgumentError('input', 'a string, an array of input items or a RunState', input);
-    if (
-      options.session !== undefined ||
-      options.conversationId !== undefined ||
-      options.previousResponseId !== undefined
-    )
-      return input;
-    const context = options.context instanceof RunContext ? options.context : new RunContext(options.context);
-    return new RunState(context, input, agent, options.maxTurns ?? DEFAULT_MAX_TURNS);
   }
 
   /**

@@ -6,5 +6,6 @@
 export { AgentsMirror, agentsMirror } from './agentsMirror';
 export { runStateOf } from './runStateOf';
 export type { AgentsMirrorOptions } from './agentsMirror';
+export type { AgentsRejectionMessage } from './AgentsApprovals';
 export { responseOf, usageOf } from './responseOf';
 export type { AgentsModelOutput, AgentsUsage } from './responseOf';

@@ -1,8 +1,10 @@
 import { BudgetExceededError, OperationError, type MirrorStop, type StepMirror } from 'agent-state-machine';
+import type { RunToolApprovalItem } from '@openai/agents';
 import { safeStringify } from '../../internal/safeStringify';
+import type { AgentsApprovals } from './AgentsApprovals';
 
 // How the SDK's run ending ends the mirror's run: by an error (or the mirror's own refusal, or an
-// abort), or with the run's final output (or paused for tool approvals).
+// abort), or with the run's final output (or parked for tool approvals).
 
 /**
  * The SDK's run ended with `error`: unless the mirror stopped it itself (`refused`: why it refused
@@ -22,19 +24,32 @@ export function sdkRunFailed(
   else mirror.runFailed(error);
 }
 
-/** The SDK's run ended: paused for the approval of `interruptions`, else done with `finalOutput`. */
+/**
+ * The SDK's run ended: stopped on `interruptions` (tools that need approval), else done with
+ * `finalOutput`. Stopped, the run parks in AwaitingApproval when the mirror has approval states
+ * (`approvals`), and ends as cancelled when it has none.
+ */
 export function sdkRunFinished(
   mirror: StepMirror,
-  interruptions: readonly { name?: string; rawItem?: unknown }[] | undefined,
-  finalOutput: unknown,
+  approvals: AgentsApprovals,
+  result: { interruptions?: readonly RunToolApprovalItem[]; finalOutput?: unknown; state?: unknown },
 ): void {
   if (!mirror.running) return;
+  const { interruptions } = result;
   if (interruptions !== undefined && interruptions.length > 0) {
-    // Tool approvals pause the SDK's run: its RunState resumes once they are decided.
+    if (approvals.enabled) {
+      const refused = approvals.park(interruptions, result.state);
+      if (refused !== undefined) mirror.runFailed(refused);
+      return;
+    }
     const names = interruptions.map((i) => i.name ?? 'a tool').join(', ');
-    mirror.runAborted(`paused for approval of ${names}`);
+    mirror.runAborted(
+      `paused for approval of ${names}: the mirror has no approval states (make it with approvals: true to park the run and continue it with am.answered())`,
+    );
     return;
   }
+  // Read only now: the SDK warns of a finalOutput read from a run that stopped on interruptions.
+  const { finalOutput } = result;
   mirror.runEnd(
     finalOutput === undefined
       ? {}
