@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadHistory, validateHistory } from '../../../lib/subpaths/history';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
-import { startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/index';
+import { RedisBudget, startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/index';
 import { PostgresStore } from '../../../lib/integrations/postgres';
 import { buildCli, buildLibrary, runBuiltCli } from '../../helpers/builtCli';
 import { billingServer, CALL_USD, type ChatBody } from '../../helpers/killableBatch';
@@ -255,6 +255,69 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       await store.close();
       await deletePrefix(url, prefix);
       fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+  it("a run whose lost attempt wrote nothing to the store yet held a call in Redis: the takeover's credit is in its report, its records and the store's figures, and Redis counts exactly the report", async () => {
+    const prefix = uniquePrefix('pgcredit');
+    const store = new PostgresStore(PG_URL, { schema: db.schema });
+    const redis = new Redis(url);
+    const total = { maxCostUsd: 1, strict: false };
+    const tasks = [{ id: 'a', input: 'go', payload: { steps: 2, costUsd: 0.01 } }];
+    let running: ReturnType<typeof startBatchWorker> | undefined;
+    try {
+      // Submitted with no worker running: the test plays the first attempt.
+      const batch = await submitBatch(tasks, {
+        connection: url,
+        name: 'runs',
+        prefix,
+        store,
+        batchId: 'credit',
+        total,
+        retryLostRuns: 1,
+      });
+      const keys = batchKeys(prefix, 'runs', 'credit');
+      // Attempt 1 began on a worker that died: it reserved a call ($0.05 held) and wrote nothing to the store.
+      await redis.hset(keys.started, '0', JSON.stringify({ w: 'dead', a: 1, k: 'its-lock' }));
+      expect(
+        await new RedisBudget(redis, keys, total, 0, { attempt: 1 }).reserve('llm', { costUsd: 0.05 }),
+      ).toBeUndefined();
+
+      running = startBatchWorker({
+        connection: url,
+        name: 'runs',
+        prefix,
+        store,
+        journal: true,
+        onError: false,
+        agent: (task) => agentFromPayload(task.payload),
+      });
+      const report = await batch.report();
+      // Attempt 2 wrote attempt 1 off (its call's $0.05 charged as uncertain) and ran the task
+      // again from the start, from that spend: $0.02 billed, $0.05 uncertain, with why.
+      const [run] = report.runs;
+      expect(run).toMatchObject({ id: 'a', outcome: 'end_of_turn', attempt: 2, resumed: 'restarted' });
+      expect(run!.usage.costUsd).toBeCloseTo(0.07, 9);
+      expect(run!.usage.uncertainUsd).toBeCloseTo(0.05, 9);
+      expect(run!.uncertain).toEqual([
+        {
+          why: "taken over: attempt 1's call held at its worst case, its charge never reached the batch's budget",
+          calls: 1,
+        },
+      ]);
+      // Redis counts exactly what the run reports, and holds nothing.
+      expect(report.budget.costUsd).toBeCloseTo(report.totals.costUsd, 9);
+      expect(report.budget.uncertainUsd).toBeCloseTo(0.05, 9);
+      expect(await redis.hget(keys.budget, 'hc')).toBeNull();
+      // The store's figures are the report's: its records carry the credit.
+      const [row] = await store.listRuns({ batchId: 'credit' });
+      expect(row).toMatchObject({ runId: 'a', outcome: 'end_of_turn' });
+      expect(row!.costUsd).toBeCloseTo(0.07, 9);
+      expect(row!.uncertainUsd).toBeCloseTo(0.05, 9);
+    } finally {
+      await running?.close();
+      redis.disconnect();
+      await store.close();
+      await deletePrefix(url, prefix);
     }
   });
   it('a run that ended in the store is reported from it, not run again, when its Redis batch is gone and it is submitted again', async () => {
