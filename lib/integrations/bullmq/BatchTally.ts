@@ -6,6 +6,7 @@ import { errorFromWire, type WireRunReport } from './wireReport';
 import type { ParkEvent } from './parkEvents';
 import type { ApprovalEvent } from './approvalRecords';
 import type { OpenRequest } from './approvalNotice';
+import { reportWithCredit, type RunMoneyInRedis } from './takeoverCredit';
 
 /** What the workers (and the handles) of a batch push to its event list in Redis. */
 export type BatchEvent =
@@ -116,6 +117,29 @@ export class BatchTally {
     }
     if (this.#runs[event.i] !== undefined) return;
     this.#finished(event.i, fromWire(event.r));
+  }
+
+  /**
+   * The runs reported whose money Redis may have counted beyond their reports: taken over (an
+   * attempt after the first) or written off (reported lost), whose earlier attempt may live on
+   * and charge after the report was written (takeoverCredit.ts). Their indexes, and the attempt
+   * each is reported by (for a run reported lost, the one after its last).
+   */
+  takenOver(): Array<{ index: number; attempt: number; how: 'taken over' | 'written off' }> {
+    const runs: Array<{ index: number; attempt: number; how: 'taken over' | 'written off' }> = [];
+    this.#runs.forEach((run, index) => {
+      if (run === undefined) return;
+      if (run.error?.name === 'WorkerLostError')
+        runs.push({ index, attempt: (run.attempt ?? 1) + 1, how: 'written off' });
+      else if ((run.attempt ?? 1) > 1) runs.push({ index, attempt: run.attempt!, how: 'taken over' });
+    });
+    return runs;
+  }
+
+  /** Run `index`'s report with its dollars as Redis counts them now (`reportWithCredit`). */
+  restate(index: number, money: RunMoneyInRedis, attempt: number, how: 'taken over' | 'written off'): void {
+    const run = this.#runs[index];
+    if (run !== undefined) this.#runs[index] = reportWithCredit(run, money, attempt, how);
   }
 
   /** The batch's report, once every run is reported. */

@@ -13,6 +13,7 @@ import type { BatchKeys } from './batchKeys';
 import { USAGE_CODES, usageFromStrings } from './budgetFields';
 import { addressOf } from './connection';
 import type { RedisBudget } from './RedisBudget';
+import { runMoneyInRedis, withRedisMoney } from './takeoverCredit';
 import { errorToWire, type WireRunReport } from './wireReport';
 
 /** What a run of a distributed batch finds in the store before it starts. */
@@ -102,10 +103,14 @@ export class WorkerStore {
     await budget.takeOver(missing);
     if (state.kind === 'finished') return state;
     const journal = await storeRunJournal(batch, runId, false);
+    // Its dollars as the batch counts them now: what its records say, and the takeover's credit
+    // (the holds of its calls, one whose reserve line never reached the store among them). The
+    // run goes on from them, so its records, and the store's figures, carry the credit too.
+    const money = await runMoneyInRedis(this.#redis, keys, index);
     await batch.setAside(runId);
     return {
       kind: 'interrupted',
-      resumeFrom: { journal, usage: resumedUsage(state.usage, journal) },
+      resumeFrom: { journal, usage: withRedisMoney(resumedUsage(state.usage, journal), money) },
       usage: state.usage,
     };
   }

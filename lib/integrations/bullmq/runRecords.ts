@@ -8,6 +8,7 @@ import { runScript } from './redisScripts';
 import { errorToWire, type WireRunReport } from './wireReport';
 import { messageOf } from '../../internal/messageOf';
 import { WorkerLostError } from './WorkerLostError';
+import { reportWithCredit, runMoneyInRedis } from './takeoverCredit';
 
 /** The settings a batch's workers read from Redis. */
 export interface BatchMeta {
@@ -141,11 +142,20 @@ export async function lostReport(
   start: { w: string; a: number },
 ): Promise<WireRunReport> {
   // Per run, Redis keeps the counters only: the wall-time slot (`<index>:st`) is never written and reads 0.
-  const usage = usageFromStrings(await redis.hmget(keys.runUsage, ...USAGE_CODES.map((code) => `${index}:${code}`)));
+  const counted = usageFromStrings(await redis.hmget(keys.runUsage, ...USAGE_CODES.map((code) => `${index}:${code}`)));
+  // Its dollars as the batch counts them, the write-off's credit among the uncertain, with why.
+  const money = await runMoneyInRedis(redis, keys, index);
+  const { usage, uncertain } = reportWithCredit<Pick<WireRunReport, 'usage' | 'uncertain'>>(
+    { usage: counted },
+    money,
+    start.a + 1,
+    'written off',
+  );
   return {
     id,
     outcome: 'error',
     usage,
+    ...(uncertain === undefined ? {} : { uncertain }),
     durationMs: 0,
     transitions: 0,
     error: errorToWire(new WorkerLostError(start.w, start.a)),

@@ -1,6 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { addUsage, assertBoundsCalls, lockFolder, runTask, safeFileName } from 'agent-state-machine/internal';
+import {
+  addUsage,
+  assertBoundsCalls,
+  emptyUsage,
+  lockFolder,
+  runTask,
+  safeFileName,
+} from 'agent-state-machine/internal';
 import { InvalidArgumentError, type AgentLoop } from 'agent-state-machine';
 import type { StoreBatch } from 'agent-state-machine/batch';
 import { asError } from '../../internal/asError';
@@ -14,6 +21,7 @@ import { batchContext } from './batchApproval';
 import { errorReport, type BatchMeta } from './runRecords';
 import { finishedReport, storeOwner, type EarlierAttempt } from './WorkerStore';
 import type { DistributedTask } from './DistributedTask';
+import { reportWithCredit, runMoneyInRedis, withRedisMoney } from './takeoverCredit';
 import { errorToWire, type WireRunReport } from './wireReport';
 import type { WorkerContext } from './WorkerContext';
 import { workerRunOptions } from './workerRunOptions';
@@ -28,9 +36,24 @@ export interface JobData {
 /**
  * Runs one task of a batch on a worker, as attempt `attempt` of it: through `runTask`, under the
  * batch's budget in Redis, its records in the worker's history folder or store. Resolves with
- * its report; what goes wrong in the run is in the report, never thrown.
+ * its report; what goes wrong in the run is in the report, never thrown. After the first attempt,
+ * the report's dollars are the run's as Redis counts them (`withCredit`).
  */
 export async function runWorkerTask(
+  worker: WorkerContext,
+  keys: BatchKeys,
+  meta: BatchMeta,
+  data: JobData,
+  attempt: number,
+  signal: AbortSignal,
+  parking: RunParking | undefined,
+): Promise<WireRunReport> {
+  const report = await runAttempt(worker, keys, meta, data, attempt, signal, parking);
+  return withCredit(worker, keys, data, report);
+}
+
+/** `runWorkerTask`'s run, its report as the attempt counted it. */
+async function runAttempt(
   worker: WorkerContext,
   keys: BatchKeys,
   meta: BatchMeta,
@@ -109,7 +132,19 @@ export async function runWorkerTask(
       return errorReport(task.id, asError(error), id, attempt);
     }
   }
-  const resumeFrom = before.kind === 'interrupted' ? before.resumeFrom : undefined;
+  let resumeFrom = before.kind === 'interrupted' ? before.resumeFrom : undefined;
+  if (attempt > 1 && before.kind === 'not_started' && inBatch !== undefined) {
+    // The earlier attempt wrote nothing to the store, yet Redis counts its money (its calls'
+    // holds, charged by the write-off above): the run starts again from that spend, so that its
+    // records in the store carry it, as its report does (withCredit).
+    try {
+      const money = await runMoneyInRedis(redis, keys, index);
+      if (money.costUsd > 0 || money.releasedUsd > 0)
+        resumeFrom = { journal: [], usage: withRedisMoney(emptyUsage(), money) };
+    } catch (error) {
+      return errorReport(task.id, asError(error), id, attempt);
+    }
+  }
   const runOptions = {
     runId: task.id,
     metadata: { taskId: task.id, index, batchId, worker: id, attempt },
@@ -155,6 +190,34 @@ export async function runWorkerTask(
     worker: id,
     attempt,
   };
+}
+
+/**
+ * The report of an attempt after the first, its dollars as Redis counts them for the run (every
+ * attempt's charges, and the takeover's credit as uncertain with its reason: takeoverCredit.ts),
+ * so that the runs' reports add up to the batch's budget. The first attempt's report is its own.
+ */
+async function withCredit(
+  ctx: WorkerContext,
+  keys: BatchKeys,
+  data: JobData,
+  report: WireRunReport,
+): Promise<WireRunReport> {
+  const attempt = report.attempt ?? 1;
+  if (attempt <= 1) return report;
+  try {
+    const money = await ctx.within(`reading the money of run ${data.task.id} of batch ${data.batchId}`, () =>
+      runMoneyInRedis(ctx.redis, keys, data.index),
+    );
+    return reportWithCredit(report, money, attempt);
+  } catch (error) {
+    ctx.settings.onError(
+      new Error(
+        `run ${data.task.id} of batch ${data.batchId}: its money in Redis could not be read; it is reported as this attempt counted it: ${messageOf(error)}`,
+      ),
+    );
+    return report;
+  }
 }
 
 /** Sends a run's last charge, kept until now (deferCharges). */

@@ -11,6 +11,7 @@ import {
 } from 'agent-state-machine';
 import { abortChannel, recordKeys, type BatchKeys } from './batchKeys';
 import { HELD_CODE, PAUSED_CODE, TIME_INDEX, USAGE_CODES, usageFromStrings, type StrictLimits } from './budgetFields';
+import { moneyFields, moneyOf } from './takeoverCredit';
 import { LIMITS } from '../../internal/limits';
 import { bounded } from './connection';
 import { describeSpent } from './RedisBudget';
@@ -145,6 +146,7 @@ export function trackBatch(batch: TrackedBatch): {
         if (stopping !== undefined) await stopping;
         if (events.length === 0 && tally.done < count) await new Promise((resolve) => setTimeout(resolve, pollMs));
       }
+      await restateTakenOver(batch, tally, startedAt, within);
       const report = tally.report({ batchId, perRun: batch.perRun, total, startedAt, stopped });
       await deliver(batch, report, within);
       return report;
@@ -202,6 +204,37 @@ function notices(
     (message) => process.emitWarning(`batch ${batchId}: ${message}`),
   );
   return { tellPause, tellApproval };
+}
+
+/**
+ * The batch's usage and the money of its runs taken over, read again at one moment (one
+ * transaction): an earlier attempt of a run taken over may have charged since its report was
+ * written, its charge taking the place of the run's credit in Redis (stepFence.ts). The report
+ * then says that run's money as Redis counts it, and its totals add up to the budget it shows.
+ */
+async function restateTakenOver(
+  batch: TrackedBatch,
+  tally: BatchTally,
+  startedAt: number,
+  within: Within,
+): Promise<void> {
+  const runs = tally.takenOver();
+  if (runs.length === 0) return;
+  const { redis, keys } = batch;
+  const [usage, ...money] = (await within('reading the money of the runs taken over', async () => {
+    const multi = redis.multi().hmget(keys.budget, ...USAGE_CODES);
+    for (const { index } of runs) multi.hmget(keys.runUsage, ...moneyFields(index));
+    return (await multi.exec())!.map(([error, value]) => {
+      if (error) throw error;
+      return value as Array<string | null>;
+    });
+  })) as Array<Array<string | null>>;
+  // The batch's keys went (their expiry, once every run was reported) since the last round: as read then.
+  if (usage!.every((v) => v === null)) return;
+  tally.usage = usageFromStrings(
+    usage!.map((v, i) => (i !== TIME_INDEX ? v : String(Math.max(0, Date.now() - startedAt)))),
+  );
+  runs.forEach(({ index, attempt, how }, k) => tally.restate(index, moneyOf(money[k]!), attempt, how));
 }
 
 /** One round of a handle's reading: the next events, whether a limit is spent, the usage, the abort, the pause. */

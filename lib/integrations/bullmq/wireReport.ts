@@ -22,6 +22,11 @@ export interface WireRunReport {
   capWait?: CapWait;
   /** Parked for approval: how often, for how many calls, how long. */
   approval?: ApprovalWait;
+  /**
+   * Why part of its money is uncertain (`usage.uncertainUsd`), most calls first: a run taken over
+   * says so (takeoverCredit.ts).
+   */
+  uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
   /** Run again after its worker was lost: continued from its journal in the store, restarted, or found ended there. */
   resumed?: RunReport['resumed'];
   worker?: string;

@@ -218,23 +218,32 @@ describe('a framework run (mirrorAISDK) on BullMQ, its worker SIGKILLed mid-run'
       ]);
       // The held call may have been paid: charged at its hold (its bound of output tokens, and
       // its input), once. The tool cut off had no call in flight, and the call cut before its
-      // reserve line never left: only the answers are charged. The run counts the calls
-      // answered; Redis, the calls it let through (a cut-off one too, sent or not).
+      // reserve line never left — yet the takeover cannot tell a dead worker from one that lives
+      // on: it charges the killed worker's call hold (an answer whose charge it had not sent, a
+      // call let through) at its worst case, as uncertain — the run's credit. The run counts the
+      // calls answered; Redis, the calls it let through (a cut-off one too, sent or not).
       const usd = run!.usage.costUsd;
       expect(run!.usage.llmCalls).toBe(2);
       if (cut === 'call') expect(usd).toBeGreaterThanOrEqual(2 * ANSWER_USD + MAX_TOKENS * USD_PER_TOKEN - 1e-12);
-      else expect(usd).toBeCloseTo(2 * ANSWER_USD, 12);
       expect(budget['l']).toBe(cut === 'tool' ? '2' : '3');
-      // Redis counts what the run spent, both attempts, within the cap: the call that may have
-      // been paid at its hold, no more; at the other cuts the killed worker's call hold (an
-      // answer whose charge it had not sent, a call let through) at its worst case, as uncertain.
+      // The run reports what Redis counts for it, both attempts, the credit as uncertain with
+      // why; the batch's budget is the run's: billed + uncertain, and the uncertain part apart.
       // Every hold the killed worker left there went as it was charged: none is left.
       expect(report.budget.costUsd).toBeCloseTo(Number(budget['c']), 12);
-      if (cut === 'call') expect(Number(budget['c'])).toBeCloseTo(usd, 12);
-      else {
+      expect(usd).toBeCloseTo(Number(budget['c']), 12);
+      expect(run!.usage.uncertainUsd).toBeCloseTo(Number(budget['cu']), 12);
+      expect(Number(runUsage['0:zc'])).toBeGreaterThanOrEqual(MAX_TOKENS * USD_PER_TOKEN);
+      expect(run!.uncertain).toEqual([
+        {
+          why: "taken over: attempt 1's call held at its worst case, its charge never reached the batch's budget",
+          calls: 1,
+        },
+      ]);
+      if (cut !== 'call') {
         const atHold = Number(budget['cu']);
         expect(atHold).toBeGreaterThanOrEqual(MAX_TOKENS * USD_PER_TOKEN);
-        expect(Number(budget['c'])).toBeCloseTo(cut === 'tool' ? usd - ANSWER_USD + atHold : usd + atHold, 12);
+        // Billed: the answers whose charges reached Redis (the tool cut's first answer is counted at its hold).
+        expect(usd - atHold).toBeCloseTo(cut === 'tool' ? ANSWER_USD : 2 * ANSWER_USD, 12);
       }
       expect(report.budget.costUsd).toBeLessThanOrEqual(CAPS[cut]);
       expect({ held: budget['hc'], run: Object.keys(runUsage).filter((k) => /:h[cw]$/.test(k)) }).toEqual({

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { limitFields } from '../../../lib/integrations/bullmq/budgetFields';
 import { RedisBudget } from '../../../lib/integrations/bullmq/index';
+import { lostReport } from '../../../lib/integrations/bullmq/runRecords';
 import { useFileRedis } from '../../helpers/redis';
 import { startRedisProxy } from '../../helpers/redisProxy';
 
@@ -77,5 +78,14 @@ describe('no hold outlives its run in the Redis budget', () => {
     await new RedisBudget(redis.client, keys, CAP, 0).writeOff();
     expect(await money(keys)).toEqual({ held: 1, spent: 1, uncertain: 1, run: { held: null, final: null } });
     expect(await redis.client.hmget(keys.runUsage, '0:c', '0:cu')).toEqual(['1', '1']);
+    // Its report says that money, the credit as uncertain with why: the runs' reports add up to Redis.
+    const report = await lostReport(redis.client, keys, 0, 't0', { w: 'w1', a: 1 });
+    expect(report).toMatchObject({ outcome: 'error', usage: { costUsd: 1, uncertainUsd: 1 }, attempt: 1 });
+    expect(report.uncertain).toEqual([
+      {
+        why: "written off: attempt 1's call held at its worst case, its charge never reached the batch's budget",
+        calls: 1,
+      },
+    ]);
   });
 });

@@ -12,14 +12,11 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadHistory, validateHistory } from '../../../lib/subpaths/history';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
-import { startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/index';
+import { RedisBudget, startBatchWorker, submitBatch } from '../../../lib/integrations/bullmq/index';
 import { PostgresStore } from '../../../lib/integrations/postgres';
 import { buildCli, buildLibrary, runBuiltCli } from '../../helpers/builtCli';
 import { billingServer, CALL_USD, type ChatBody } from '../../helpers/killableBatch';
 
-/** The killed worker's slots, and the most one call is held at (2,000 output and its input bound, at $5 per million). */
-const KILLED_SLOTS = 2;
-const CALL_HOLD_USD = 0.015;
 import { PG_URL, storedRuns, testSchema, type TestSchema } from '../../helpers/postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { agentFromPayload } from './fixtures/agentFromPayload';
@@ -71,6 +68,8 @@ interface ReportRow {
   resumed?: string;
   transitions: number;
   costUsd: number;
+  uncertainUsd: number;
+  uncertain?: Array<{ why: string; calls: number }>;
   historyFile?: string;
 }
 
@@ -139,7 +138,7 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       const report = JSON.parse((await second.next(/^report (.*)$/))[1]!) as {
         runs: ReportRow[];
         totals: { costUsd: number };
-        budget: { costUsd: number };
+        budget: { costUsd: number; uncertainUsd: number };
       };
 
       // Nothing paid twice: no request whose answer reached the store was sent again (the retried
@@ -165,13 +164,29 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       const counted = report.runs.reduce((sum, r) => sum + r.costUsd, 0);
       expect(counted).toBeGreaterThanOrEqual(hashes.length * CALL_USD - 1e-9);
       expect(retried.costUsd).toBeGreaterThanOrEqual(2 * CALL_USD - 1e-9);
-      // The batch's budget in Redis counts at least what the runs say they spent. A takeover
-      // cannot tell a dead worker from one that lives on (docs/cap-guarantees.md), so it charges
-      // the killed attempt's call holds at their worst case: Redis may count up to one hold per
-      // slot of the killed worker beyond the runs' figures (an over-count, still open), never less.
-      expect(report.budget.costUsd).toBeGreaterThanOrEqual(report.totals.costUsd - 1e-9);
-      expect(report.budget.costUsd - report.totals.costUsd).toBeLessThanOrEqual(KILLED_SLOTS * CALL_HOLD_USD + 1e-9);
+      // The batch's budget in Redis counts exactly what the runs say they spent. A takeover cannot
+      // tell a dead worker from one that lives on (docs/cap-guarantees.md), so it charges the
+      // killed attempt's call holds at their worst case (the run's credit): the run taken over
+      // reports that credit as uncertain, with why — whether or not its reserve line reached the
+      // store before the kill.
+      expect(report.budget.costUsd).toBeCloseTo(report.totals.costUsd, 9);
+      expect(report.budget.uncertainUsd).toBeCloseTo(
+        report.runs.reduce((sum, r) => sum + r.uncertainUsd, 0),
+        9,
+      );
       expect(report.totals.costUsd).toBeCloseTo(counted, 9);
+      const credits = await redis.hgetall(keys.runUsage);
+      const takenOver = report.runs.filter((r) => Number(credits[`${IDS.indexOf(r.id)}:zc`] ?? 0) > 0);
+      expect(takenOver.map((r) => r.id)).toContain(heldId);
+      for (const run of takenOver) {
+        const credit = Number(credits[`${IDS.indexOf(run.id)}:zc`]);
+        expect(run.attempt).toBe(2);
+        expect(run.uncertainUsd).toBeGreaterThanOrEqual(credit - 1e-9);
+        expect(run.uncertain).toContainEqual({
+          why: "taken over: attempt 1's call held at its worst case, its charge never reached the batch's budget",
+          calls: 1,
+        });
+      }
       // And no hold the killed worker left in Redis stays there: each went as its run's spend was charged.
       expect(await redis.hget(keys.budget, 'hc')).toBeNull();
       expect(Object.keys(await redis.hgetall(keys.runUsage)).filter((f) => /:h[cw]$/.test(f))).toEqual([]);
@@ -179,6 +194,25 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       // Every record of every run is in the database: each run valid, its moves all there, the cut-off attempt kept.
       const listed = await store.listRuns({ batchId: BATCH });
       expect(listed.map((r) => `${r.runId}:${r.outcome}`).sort()).toEqual(IDS.map((id) => `${id}:end_of_turn`).sort());
+      // The store's figures of each run are the report's, the credit in the taken-over run's
+      // records (it goes on from the money Redis counts for it) — except for a run whose every
+      // answer was journaled before the kill: served them all, it never goes live, and its records
+      // keep the answers' prices where Redis holds the last one's call at its worst case. The
+      // store then says less than the report, by at most that credit.
+      for (const run of report.runs) {
+        const row = listed.find((r) => r.runId === run.id)!;
+        const credit = Number(credits[`${IDS.indexOf(run.id)}:zc`] ?? 0);
+        if (credit === 0 || row.costUsd >= run.costUsd - 1e-9)
+          expect({ id: run.id, cost: row.costUsd, uncertain: row.uncertainUsd }).toEqual({
+            id: run.id,
+            cost: expect.closeTo(run.costUsd, 9),
+            uncertain: expect.closeTo(run.uncertainUsd, 9),
+          });
+        else {
+          expect(run.resumed).toBe('continued');
+          expect(run.costUsd - row.costUsd).toBeLessThanOrEqual(credit + 1e-9);
+        }
+      }
       for (const run of report.runs) {
         const chunks: Uint8Array[] = [];
         for await (const chunk of store.readRun(BATCH, run.id)) chunks.push(chunk);
@@ -221,6 +255,69 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       await store.close();
       await deletePrefix(url, prefix);
       fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+  it("a run whose lost attempt wrote nothing to the store yet held a call in Redis: the takeover's credit is in its report, its records and the store's figures, and Redis counts exactly the report", async () => {
+    const prefix = uniquePrefix('pgcredit');
+    const store = new PostgresStore(PG_URL, { schema: db.schema });
+    const redis = new Redis(url);
+    const total = { maxCostUsd: 1, strict: false };
+    const tasks = [{ id: 'a', input: 'go', payload: { steps: 2, costUsd: 0.01 } }];
+    let running: ReturnType<typeof startBatchWorker> | undefined;
+    try {
+      // Submitted with no worker running: the test plays the first attempt.
+      const batch = await submitBatch(tasks, {
+        connection: url,
+        name: 'runs',
+        prefix,
+        store,
+        batchId: 'credit',
+        total,
+        retryLostRuns: 1,
+      });
+      const keys = batchKeys(prefix, 'runs', 'credit');
+      // Attempt 1 began on a worker that died: it reserved a call ($0.05 held) and wrote nothing to the store.
+      await redis.hset(keys.started, '0', JSON.stringify({ w: 'dead', a: 1, k: 'its-lock' }));
+      expect(
+        await new RedisBudget(redis, keys, total, 0, { attempt: 1 }).reserve('llm', { costUsd: 0.05 }),
+      ).toBeUndefined();
+
+      running = startBatchWorker({
+        connection: url,
+        name: 'runs',
+        prefix,
+        store,
+        journal: true,
+        onError: false,
+        agent: (task) => agentFromPayload(task.payload),
+      });
+      const report = await batch.report();
+      // Attempt 2 wrote attempt 1 off (its call's $0.05 charged as uncertain) and ran the task
+      // again from the start, from that spend: $0.02 billed, $0.05 uncertain, with why.
+      const [run] = report.runs;
+      expect(run).toMatchObject({ id: 'a', outcome: 'end_of_turn', attempt: 2, resumed: 'restarted' });
+      expect(run!.usage.costUsd).toBeCloseTo(0.07, 9);
+      expect(run!.usage.uncertainUsd).toBeCloseTo(0.05, 9);
+      expect(run!.uncertain).toEqual([
+        {
+          why: "taken over: attempt 1's call held at its worst case, its charge never reached the batch's budget",
+          calls: 1,
+        },
+      ]);
+      // Redis counts exactly what the run reports, and holds nothing.
+      expect(report.budget.costUsd).toBeCloseTo(report.totals.costUsd, 9);
+      expect(report.budget.uncertainUsd).toBeCloseTo(0.05, 9);
+      expect(await redis.hget(keys.budget, 'hc')).toBeNull();
+      // The store's figures are the report's: its records carry the credit.
+      const [row] = await store.listRuns({ batchId: 'credit' });
+      expect(row).toMatchObject({ runId: 'a', outcome: 'end_of_turn' });
+      expect(row!.costUsd).toBeCloseTo(0.07, 9);
+      expect(row!.uncertainUsd).toBeCloseTo(0.05, 9);
+    } finally {
+      await running?.close();
+      redis.disconnect();
+      await store.close();
+      await deletePrefix(url, prefix);
     }
   });
   it('a run that ended in the store is reported from it, not run again, when its Redis batch is gone and it is submitted again', async () => {

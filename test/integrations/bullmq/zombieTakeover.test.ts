@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { limitFields } from '../../../lib/integrations/bullmq/budgetFields';
 import {
+  attachBatch,
   RedisBudget,
   startBatchWorker,
   submitBatch,
@@ -108,6 +109,9 @@ async function until(what: string, condition: () => boolean | Promise<boolean>):
   }
 }
 
+/** The reason a taken-over run's report gives for its credit (takeoverCredit.ts). */
+const CREDIT_WHY = "taken over: attempt 1's call held at its worst case, its charge never reached the batch's budget";
+
 describe('a zombie worker beside the worker that took its run over (two real workers)', () => {
   let url: string;
   beforeAll(async () => {
@@ -115,8 +119,12 @@ describe('a zombie worker beside the worker that took its run over (two real wor
   });
   afterAll(() => releaseRedis());
 
-  it('the zombie makes no call after the takeover, its report is dropped, Redis counts what was billed, never past the cap, and nothing is held', async () => {
-    const prefix = uniquePrefix('zombie');
+  /**
+   * One run, t0, on a zombie worker: $1, then a second call (`secondTokens` output tokens, $1
+   * each, held at $2) gated, and a third call it must not make. Its lock is deleted at the second
+   * call and a second worker takes the run over ($1, gated). The caller lets the gates go.
+   */
+  async function zombieScenario(prefix: string, secondTokens: number) {
     const redis = new Redis(url);
     const workers: BatchWorkerHandle[] = [];
     const problems: string[] = [];
@@ -135,9 +143,11 @@ describe('a zombie worker beside the worker that took its run over (two real wor
     const agent = (): ScriptedAgent => {
       const n = agents.length;
       const made = createScriptedAgent({
-        // The zombie: $1, then $2 (held at the gate), then a third call it must not make. The takeover: $1.
+        // The zombie: $1, then the gated call, then a third call it must not make. The takeover: $1.
         replies:
-          n === 0 ? [reply(1, false, false), reply(2, false, true), reply(1, true, false)] : [reply(1, true, true)],
+          n === 0
+            ? [reply(1, false, false), reply(secondTokens, false, true), reply(1, true, false)]
+            : [reply(1, true, true)],
         bound,
         tools: { work: { output: 'ok' } },
         sleep: async () => {
@@ -161,18 +171,24 @@ describe('a zombie worker beside the worker that took its run over (two real wor
         stalledIntervalMs: 100,
         onError: (error) => problems.push(`${id}: ${error.message}`),
       });
+    workers.push(start('zombie'));
+    const tasks: DistributedTask[] = [{ id: 't0', input: 'work' }];
+    const batch = await submitBatch(tasks, {
+      connection: url,
+      name: 'runs',
+      prefix,
+      pricing: PRICES,
+      retryLostRuns: 1,
+      total: CAP,
+    });
+    const keys = batchKeys(prefix, 'runs', batch.batchId);
+    const close = async () => {
+      for (const gate of gates) gate.reached();
+      await Promise.all(workers.map((w) => w.close()));
+      redis.disconnect();
+      await deletePrefix(url, prefix);
+    };
     try {
-      workers.push(start('zombie'));
-      const tasks: DistributedTask[] = [{ id: 't0', input: 'work' }];
-      const batch = await submitBatch(tasks, {
-        connection: url,
-        name: 'runs',
-        prefix,
-        pricing: PRICES,
-        retryLostRuns: 1,
-        total: CAP,
-      });
-      const keys = batchKeys(prefix, 'runs', batch.batchId);
       await zombieAtCall2.wait();
       expect(await money(redis, keys)).toEqual({ spent: 1, uncertain: 0, held: '2' });
 
@@ -182,9 +198,21 @@ describe('a zombie worker beside the worker that took its run over (two real wor
       await redis.del(locks[0]!);
       workers.push(start('takeover'));
       await takeoverAtCall1.wait();
-      // The takeover charged the zombie's $2 hold as uncertain, then held its own call's $2.
+      // The takeover charged the zombie's $2 hold as uncertain (the run's credit), then held its own call's $2.
       expect(await money(redis, keys)).toEqual({ spent: 3, uncertain: 2, held: '2' });
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    return { redis, workers, problems, agents, gates, batch, keys, close };
+  }
 
+  it('the zombie makes no call after the takeover, its report is dropped, Redis counts what was billed, never past the cap, and nothing is held', async () => {
+    const { redis, workers, problems, agents, gates, batch, keys, close } = await zombieScenario(
+      uniquePrefix('zombie'),
+      2,
+    );
+    try {
       // The zombie's call answers ($2): its next reservation carries the charge, and is refused.
       gates[0]!.reached();
       await until('the zombie run ended', () => workers[0]!.running === 0);
@@ -206,11 +234,67 @@ describe('a zombie worker beside the worker that took its run over (two real wor
       expect(await money(redis, keys)).toEqual({ spent: billed, uncertain: 0, held: null });
       expect(report.budget.costUsd + report.budget.uncertainUsd).toBeLessThanOrEqual(CAP.maxCostUsd);
       expect(await redis.hget(keys.budget, 'hc')).toBeNull();
+      // The run's report says what Redis counts for it, every attempt's charges: the zombie's
+      // charge took the credit's place before the report was written, so nothing is uncertain.
+      expect(report.runs[0]!.usage).toMatchObject({ costUsd: billed, uncertainUsd: 0 });
+      expect(report.runs[0]!.uncertain).toBeUndefined();
+      expect(report.totals.costUsd).toBe(report.budget.costUsd);
     } finally {
-      for (const gate of gates) gate.reached();
-      await Promise.all(workers.map((w) => w.close()));
-      redis.disconnect();
-      await deletePrefix(url, prefix);
+      await close();
+    }
+  }, 60_000);
+
+  it("the run taken over reports the zombie's hold as uncertain, with why; the zombie's charge after the report takes its place in Redis alone", async () => {
+    // The zombie's second call is billed $1 of its $2 hold.
+    const batchPrefix = uniquePrefix('zombiecredit');
+    const { redis, workers, problems, gates, batch, keys, close } = await zombieScenario(batchPrefix, 1);
+    try {
+      // The takeover ends first: its report carries the credit, the zombie's call still unanswered.
+      gates[1]!.reached();
+      const report = await batch.report();
+      expect(report.runs).toHaveLength(1);
+      expect(report.runs[0]).toMatchObject({ id: 't0', outcome: 'end_of_turn', attempt: 2, worker: 'takeover' });
+      // $1 billed by the zombie's first call, $2 of credit (uncertain, with why), $1 by the takeover.
+      expect(report.runs[0]!.usage).toMatchObject({ costUsd: 4, uncertainUsd: 2 });
+      expect(report.runs[0]!.uncertain).toEqual([{ why: CREDIT_WHY, calls: 1 }]);
+      // Redis counts exactly what the run reports: billed + uncertain, and the uncertain part apart.
+      expect(await money(redis, keys)).toEqual({ spent: 4, uncertain: 2, held: null });
+      expect(report.budget).toMatchObject({ costUsd: 4, uncertainUsd: 2 });
+      expect(report.totals).toMatchObject({ costUsd: 4, uncertainUsd: 2 });
+      // What RECORD stored is that report.
+      const stored = JSON.parse((await redis.hget(keys.results, '0'))!) as {
+        usage: { costUsd: number; uncertainUsd: number };
+        uncertain: unknown;
+      };
+      expect(stored).toMatchObject({
+        usage: { costUsd: 4, uncertainUsd: 2 },
+        uncertain: [{ why: CREDIT_WHY, calls: 1 }],
+      });
+
+      // Then the zombie's call answers, billed $1: its charge takes the $2 credit's place in Redis
+      // (the call counted once), and its report is dropped. A report written cannot change: it
+      // says $1 more than Redis now counts — exactly the credit taken back less the real charge.
+      gates[0]!.reached();
+      await until('the zombie run ended', () => workers[0]!.running === 0);
+      expect(await money(redis, keys)).toEqual({ spent: 3, uncertain: 0, held: null });
+      await until('the zombie said why its report is dropped', () => problems.some((p) => /taken over/.test(p)));
+      const after = JSON.parse((await redis.hget(keys.results, '0'))!) as { usage: { costUsd: number } };
+      expect(after.usage.costUsd - 3).toBe(2 - 1);
+      // A report read now (a handle attached to the batch) says the run's money as Redis counts
+      // it: the zombie's $1 billed in place of the credit, the totals equal to the budget again.
+      const attached = await attachBatch({
+        connection: url,
+        name: 'runs',
+        prefix: batchPrefix,
+        batchId: batch.batchId,
+      });
+      const again = await attached.report();
+      expect(again.runs[0]!.usage).toMatchObject({ costUsd: 3, uncertainUsd: 0 });
+      expect(again.runs[0]!.uncertain).toBeUndefined();
+      expect(again.totals).toMatchObject({ costUsd: 3, uncertainUsd: 0 });
+      expect(again.budget).toMatchObject({ costUsd: 3, uncertainUsd: 0 });
+    } finally {
+      await close();
     }
   }, 60_000);
 });

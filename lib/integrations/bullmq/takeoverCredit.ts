@@ -1,0 +1,94 @@
+// A taken-over run's money, as the batch's budget counts it. A takeover (or a write-off) charges
+// the call holds of the attempt it takes the run over from as uncertain — the run's credit
+// (`<index>:zc`, stepFence.ts) — since that attempt's calls may have left, or may still leave,
+// and no answer of theirs will be read. The attempt that goes on reports the run with that
+// credit in its uncertain money, and says why, so that the runs' reports add up to what Redis
+// counts. A stale attempt's charge that lands before the report takes the credit's place there
+// as it does in Redis; one that lands after it cannot change a report already written (see
+// `docs/cap-guarantees.md`).
+import type { Redis } from 'ioredis';
+import type { UsageTotals } from 'agent-state-machine';
+import { USAGE_FIELDS } from '../../internal/usageFields';
+import type { BatchKeys } from './batchKeys';
+import { CREDIT_CODE } from './budgetFields';
+
+/** A run's dollars in Redis (its `<index>:<code>` counters): every attempt's charges, its credit among them. */
+export interface RunMoneyInRedis {
+  /** Billed plus uncertain: what the batch's cap counts for this run. */
+  readonly costUsd: number;
+  /** Of `costUsd`, the uncertain part. */
+  readonly uncertainUsd: number;
+  /** Held and let go: provably not billed. */
+  readonly releasedUsd: number;
+  /** Of `uncertainUsd`, the takeover credit still counted (a stale attempt's charge takes its place). */
+  readonly creditUsd: number;
+}
+
+/** The run-usage fields of run `index`'s dollars, in the order `moneyOf` reads them. */
+export function moneyFields(index: number): string[] {
+  const codes = [USAGE_FIELDS.costUsd.code, USAGE_FIELDS.uncertainUsd.code, USAGE_FIELDS.releasedUsd.code, CREDIT_CODE];
+  return codes.map((code) => `${index}:${code}`);
+}
+
+/** A run's dollars from the values of its `moneyFields`. */
+export function moneyOf(values: ReadonlyArray<string | null>): RunMoneyInRedis {
+  const [cost, uncertain, released, credit] = [0, 1, 2, 3].map((k) => round(Number(values[k] ?? 0)));
+  return { costUsd: cost!, uncertainUsd: uncertain!, releasedUsd: released!, creditUsd: credit! };
+}
+
+/** Reads run `index`'s dollars from the batch's run-usage hash: one round trip. */
+export async function runMoneyInRedis(redis: Redis, keys: BatchKeys, index: number): Promise<RunMoneyInRedis> {
+  return moneyOf(await redis.hmget(keys.runUsage, ...moneyFields(index)));
+}
+
+/**
+ * Why a credit is uncertain, as a report says it: the attempts before `attempt` taken over (or,
+ * for a run reported lost, written off).
+ */
+export function takeoverReason(attempt: number, how: 'taken over' | 'written off' = 'taken over'): string {
+  const earlier = attempt - 1;
+  return earlier <= 1
+    ? `${how}: attempt 1's call held at its worst case, its charge never reached the batch's budget`
+    : `${how}: calls of attempts 1–${earlier} held at their worst case, their charges never reached the batch's budget`;
+}
+
+/**
+ * `usage` with the dollars Redis counts for its run (`money`): billed, uncertain and released
+ * over every attempt, the credit among the uncertain. Tokens and calls stay as the run counted them.
+ */
+export function withRedisMoney(usage: UsageTotals, money: RunMoneyInRedis): UsageTotals {
+  return { ...usage, costUsd: money.costUsd, uncertainUsd: money.uncertainUsd, releasedUsd: money.releasedUsd };
+}
+
+/** Why part of a run's money is uncertain: each reason and how many calls it covers. */
+type Reasons = ReadonlyArray<{ readonly why: string; readonly calls: number }>;
+
+/**
+ * The report of attempt `attempt` (after 1) of a run — or of a run written off, `how` says —
+ * its dollars as Redis counts them for the run (`withRedisMoney`), and the credit still counted
+ * among its reasons for uncertain money (a reason of an earlier reading replaced).
+ */
+export function reportWithCredit<R extends { usage: UsageTotals; uncertain?: Reasons | undefined }>(
+  report: R,
+  money: RunMoneyInRedis,
+  attempt: number,
+  how: 'taken over' | 'written off' = 'taken over',
+): R {
+  const others = (report.uncertain ?? []).filter((r) => !CREDIT_REASON.test(r.why));
+  // One call a takeover: a run's loop has one LLM call in flight at a time.
+  const uncertain = money.creditUsd > 0 ? [{ why: takeoverReason(attempt, how), calls: 1 }, ...others] : others;
+  const { uncertain: _replaced, ...rest } = report;
+  return {
+    ...rest,
+    usage: withRedisMoney(report.usage, money),
+    ...(uncertain.length === 0 ? {} : { uncertain }),
+  } as R;
+}
+
+/** A reason `takeoverReason` gave. */
+const CREDIT_REASON = /^(taken over|written off): .* held at (its|their) worst case/;
+
+/** Dollars rounded to 1e-10, as usage totals round them (Redis adds floats). */
+function round(usd: number): number {
+  return Number.isFinite(usd) ? Math.round(usd * 1e10) / 1e10 : 0;
+}
