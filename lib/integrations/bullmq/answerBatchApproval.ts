@@ -47,7 +47,8 @@ export async function answerBatchApproval(
     throw new InvalidArgumentError('options', 'an object { connection, batchId, run, approved, … }', options);
   assertKnownOptions(options, ANSWER_OPTION_KEYS, 'answerBatchApproval()');
   const { batchId, run, callId, approved, reason = 'denied by a person', by } = options;
-  if (typeof run !== 'string' || run === '') throw new InvalidArgumentError('run', 'a task id (a non-empty string)', run);
+  if (typeof run !== 'string' || run === '')
+    throw new InvalidArgumentError('run', 'a task id (a non-empty string)', run);
   if (callId !== undefined && (typeof callId !== 'string' || callId === ''))
     throw new InvalidArgumentError('callId', 'a call id (a non-empty string)', callId);
   if (typeof approved !== 'boolean') throw new InvalidArgumentError('approved', 'true or false', approved);

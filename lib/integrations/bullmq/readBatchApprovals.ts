@@ -106,7 +106,8 @@ export async function withBatchApprovals<T>(
     throw new InvalidArgumentError('prefix', "BullMQ's key prefix (a non-empty string)", options.prefix);
   assertMs('timeoutMs', timeoutMs);
   const redis = openRedis(connection);
-  const within: Within = (what, operation) => bounded(redis, `${caller}: batch ${batchId}: ${what}`, operation, timeoutMs);
+  const within: Within = (what, operation) =>
+    bounded(redis, `${caller}: batch ${batchId}: ${what}`, operation, timeoutMs);
   try {
     const where =
       options.name !== undefined
