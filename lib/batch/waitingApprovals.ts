@@ -3,10 +3,11 @@ import { HistoryFileError } from '../history/HistoryFileError';
 import { readHistory } from '../history/loadHistory';
 import { summarizeHistory } from '../history/summarizeHistory';
 import { ignore } from '../internal/ignore';
-import { readAnswers, type StoredAnswer } from './approvalAnswers';
-import { folderBatchSource } from './BatchSource';
+import type { StoredAnswer } from './approvalAnswers';
+import { folderAnswerBox, type AnswerBox } from './AnswerBox';
+import { folderBatchSource, type BatchSource } from './BatchSource';
 
-/** A tool call of a folder batch's run waiting for a person's answer. */
+/** A tool call of a folder or store batch's run waiting for a person's answer. */
 export interface WaitingCall {
   /** The run: its task id. */
   run: string;
@@ -17,7 +18,7 @@ export interface WaitingCall {
   input?: unknown;
   /** When the wait began (the AwaitingApproval move), epoch milliseconds. */
   since: number;
-  /** The answer given in the folder to this wait: not taken yet (no batch runs, or it is about to), or taken and the run about to go on. */
+  /** The answer given (in the folder, in the store) to this wait: not taken yet (no batch runs, or it is about to), or taken and the run about to go on. */
   answer?: StoredAnswer;
 }
 
@@ -33,7 +34,7 @@ export interface JournaledAnswer {
   at: number;
 }
 
-/** A folder batch's runs and the calls they wait on. */
+/** A folder or store batch's runs and the calls they wait on. */
 export interface WaitingApprovals {
   /** A batch holds the folder now: it takes answers within a poll. */
   running: boolean;
@@ -41,7 +42,7 @@ export interface WaitingApprovals {
   runs: string[];
   /** The calls waiting, in task order then call order. */
   calls: WaitingCall[];
-  /** Every answer given in the folder, waiting or taken. */
+  /** Every answer given (in the folder, in the store), waiting or taken. */
   answers: StoredAnswer[];
   /** The answers the runs that wait journaled for their wait already (one of several calls answered, say). */
   journaled: JournaledAnswer[];
@@ -63,7 +64,12 @@ export async function readWaitingApprovals(dir: string): Promise<WaitingApproval
       dir,
       'is not the history folder of a batch (no batch.json, no run files)',
     );
-  const { answers, problems } = readAnswers(dir);
+  return waitingApprovalsOf(source, folderAnswerBox(dir));
+}
+
+/** What waits for a person in the batch `source` reads (a folder's, a store's), with the answers `box` holds. */
+export async function waitingApprovalsOf(source: BatchSource, box: AnswerBox): Promise<WaitingApprovals> {
+  const { answers, problems } = await box.read();
   const calls: WaitingCall[] = [];
   const taken: JournaledAnswer[] = [];
   for (const run of source.runs) {
@@ -72,7 +78,15 @@ export async function readWaitingApprovals(dir: string): Promise<WaitingApproval
     const journaled = new Map<string, JournaledAnswer>();
     try {
       ({ waiting } = await summarizeHistory(
-        answersSinceLastMove(readHistory(run.lines.name, { onWarning: ignore, salvage: true }), journaled, run.id),
+        answersSinceLastMove(
+          readHistory(run.lines.name, {
+            onWarning: ignore,
+            salvage: true,
+            ...(run.lines.input === undefined ? {} : { input: run.lines.input() }),
+          }),
+          journaled,
+          run.id,
+        ),
       ));
     } catch (error) {
       problems.push(`cannot read run ${run.id}: ${(error as Error).message}`);
