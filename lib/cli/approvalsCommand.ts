@@ -7,6 +7,8 @@ import type { ApprovalsPlace, ListedCall } from './ApprovalsPlace';
 import { folderApprovals } from './folderApprovals';
 import { redisApprovals } from './redisApprovals';
 import { storeApprovals } from './storeApprovals';
+import { storeFor } from './storeCommands';
+import type { RunStore } from '../batch/RunStore';
 
 /** The options that say where a batch is, besides its folder. */
 interface PlaceOptions {
@@ -28,7 +30,7 @@ interface PlaceOptions {
  */
 export function addApprovalsCommands(
   program: Command,
-  io: { stdout: (text: string) => void; json: (value: unknown) => string },
+  io: { stdout: (text: string) => void; json: (value: unknown) => string; opened: RunStore[] },
   clock: () => number = Date.now,
 ): void {
   const placeOptions = (command: Command): Command =>
@@ -53,7 +55,7 @@ export function addApprovalsCommands(
   )
     .option('--json', 'print them as JSON')
     .action(async (target: string, opts: PlaceOptions & { json?: boolean }) => {
-      const place = await placeOf(target, opts, clock);
+      const place = placeOf(target, opts, clock, (url) => storeFor(url, io));
       const found = await place.list();
       const now = clock();
       if (opts.json === true) {
@@ -108,7 +110,7 @@ export function addApprovalsCommands(
         callId: string | undefined,
         opts: PlaceOptions & { reason?: string; by?: string },
       ) => {
-        const place = await placeOf(target, opts, clock);
+        const place = placeOf(target, opts, clock, (url) => storeFor(url, io));
         const given = await place.answer({
           run,
           callId,
@@ -126,7 +128,12 @@ export function addApprovalsCommands(
 }
 
 /** Where the batch is: its folder, or `--redis` / `--store` with its id. */
-async function placeOf(target: string, opts: PlaceOptions, clock: () => number): Promise<ApprovalsPlace> {
+function placeOf(
+  target: string,
+  opts: PlaceOptions,
+  clock: () => number,
+  openStore: (url: string) => Promise<RunStore>,
+): ApprovalsPlace {
   if (opts.redis !== undefined && opts.store !== undefined)
     throw new Error('give --redis (a BullMQ batch) or --store (a store batch), not both');
   if (opts.store === undefined && opts.redis === undefined)
@@ -136,7 +143,7 @@ async function placeOf(target: string, opts: PlaceOptions, clock: () => number):
   if (opts.store !== undefined) {
     for (const key of ['queue', 'prefix'] as const)
       if (opts[key] !== undefined) throw new Error(`--${key} is for a BullMQ batch (--redis), not a store's`);
-    return storeApprovals(opts.store, target, clock);
+    return storeApprovals(opts.store, target, clock, openStore);
   }
   return folderApprovals(target, clock);
 }

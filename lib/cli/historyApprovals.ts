@@ -1,27 +1,44 @@
-import { AnsweredAlreadyError, writeAnswer } from '../batch/approvalAnswers';
-import { readWaitingApprovals, type WaitingCall } from '../batch/waitingApprovals';
+import { AnsweredAlreadyError } from '../batch/approvalAnswers';
+import type { AnswerBox } from '../batch/AnswerBox';
+import type { WaitingApprovals, WaitingCall } from '../batch/waitingApprovals';
 import { escapeControl } from '../internal/escapeControl';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { AnswerAsked, ApprovalsPlace, GivenAnswers } from './ApprovalsPlace';
 import { listed } from './listedIds';
 
+/** How a batch whose runs' histories the CLI reads (a folder's, a store's) is named, and where its approvals are. */
+export interface HistoryBatch {
+  /** `in <folder>`, `in <store> batch <id>`. */
+  where: string;
+  /** `the batch in <folder>`. */
+  batch: string;
+  /** The command that lists what waits there (`agent-sm approvals <folder>`). */
+  listHint: string;
+  answerHint: string;
+  /** What names the batch in the JSON. */
+  names: Record<string, unknown>;
+  /** What waits, read from the runs' histories and `box`. */
+  read: () => Promise<WaitingApprovals>;
+  box: AnswerBox;
+}
+
 /**
- * The approvals of the batch of history folder `folder`: the calls its runs wait on
- * (`readWaitingApprovals`), answered through the folder's answers (`writeAnswer`), which the
+ * The approvals of a batch whose runs' histories say what they wait on (a folder batch's, a
+ * store batch's): the calls of each run whose history ends in AwaitingApproval and that its
+ * journal holds no answer to, answered through the batch's answers (`AnswerBox`), which the
  * running batch takes within a poll, a batch resumed later when the run waits again.
  */
-export function folderApprovals(folder: string, clock: () => number): ApprovalsPlace {
-  const where = escapeControl(folder);
+export function historyApprovals(batch: HistoryBatch, clock: () => number): ApprovalsPlace {
   return {
-    where: `in ${where}`,
-    batch: `the batch in ${where}`,
-    answerHint: `agent-sm approve|deny ${where} <run> [<callId>]`,
+    where: batch.where,
+    batch: batch.batch,
+    answerHint: batch.answerHint,
     list: async () => {
-      const found = await readWaitingApprovals(folder);
+      const found = await batch.read();
       return {
         running: found.running,
         problems: found.problems,
-        names: { folder },
+        names: batch.names,
         calls: found.calls.map((c) => ({
           run: c.run,
           callId: c.callId,
@@ -42,20 +59,16 @@ export function folderApprovals(folder: string, clock: () => number): ApprovalsP
         })),
       };
     },
-    answer: (asked) => answer(folder, asked, clock),
+    answer: (asked) => answer(batch, asked, clock),
   };
 }
 
 /** Writes the answer to `callId` of `run` (or to each of its calls not answered yet), after checking that it waits. */
-async function answer(folder: string, asked: AnswerAsked, clock: () => number): Promise<GivenAnswers> {
+async function answer(batch: HistoryBatch, asked: AnswerAsked, clock: () => number): Promise<GivenAnswers> {
   const { run, callId, approved, reason, by } = asked;
-  const found = await readWaitingApprovals(folder);
+  const found = await batch.read();
   if (!found.runs.includes(run))
-    throw new InvalidArgumentError(
-      'run',
-      `the id of a run of the batch in ${escapeControl(folder)} (${listed(found.runs)})`,
-      run,
-    );
+    throw new InvalidArgumentError('run', `the id of a run of ${batch.batch} (${listed(found.runs)})`, run);
   const waiting = found.calls.filter((c) => c.run === run);
   // Answered, and journaled by the run: it waits on that call no more.
   const journaled = found.journaled.filter((a) => a.run === run && (callId === undefined || a.callId === callId));
@@ -75,8 +88,7 @@ async function answer(folder: string, asked: AnswerAsked, clock: () => number): 
       throw new AnsweredAlreadyError(last, last, 'the run has gone on with it; nothing waits for another answer');
     throw new Error(
       `run ${escapeControl(run)} does not wait for approval (its history does not end in AwaitingApproval: ` +
-        'it went on, ended or has not started); there is nothing to answer — see agent-sm approvals ' +
-        `${escapeControl(folder)} for the calls that wait`,
+        `it went on, ended or has not started); there is nothing to answer — see ${batch.listHint} for the calls that wait`,
     );
   }
   let targets: WaitingCall[];
@@ -109,7 +121,7 @@ async function answer(folder: string, asked: AnswerAsked, clock: () => number): 
       by,
     };
     if (call.answer !== undefined) throw new AnsweredAlreadyError(given, call.answer);
-    writeAnswer(folder, given);
+    await batch.box.write(given);
   }
   return {
     calls: targets,
