@@ -102,8 +102,9 @@ export class PersonAnswers {
     const request = this.#waiting.get(answer.run);
     if (request === undefined || !request.calls.some((c) => c.callId === answer.callId)) return;
     try {
-      if (answer.approved) request.approve(answer.callId);
-      else request.deny(answer.callId, answer.reason ?? 'denied by a person');
+      const by = answer.by === undefined ? {} : { by: answer.by };
+      if (answer.approved) request.approve(answer.callId, by);
+      else request.deny(answer.callId, answer.reason ?? 'denied by a person', by);
     } catch (error) {
       // Answered in process already, or the run went on: the file's answer is not its.
       if (!this.#refused.has(answer.file)) {
