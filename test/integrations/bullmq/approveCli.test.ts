@@ -199,6 +199,16 @@ describe('agent-sm approvals | approve | deny --redis URL <batchId> (built execu
     }
   }, 120_000);
 
+  it('says the three places and --by in its help', () => {
+    for (const verb of ['approvals', 'approve', 'deny']) {
+      const help = runBuiltCli([verb, '--help']);
+      expect(help.code).toBe(0);
+      for (const option of ['--redis <url>', '--store <url>', '--queue <name>', '--prefix <prefix>'])
+        expect(help.stdout).toContain(option);
+      if (verb !== 'approvals') expect(help.stdout).toContain('--by <name>');
+    }
+  });
+
   it('names what is wrong before it reaches Redis: --queue without --redis, --redis with --store', () => {
     const queueAlone = runBuiltCli(['approvals', 'somewhere', '--queue', 'runs']);
     expect(queueAlone.code).toBe(2);
