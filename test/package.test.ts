@@ -418,8 +418,10 @@ describe('the built package', () => {
       'RedisUnreachableError',
       'TakenOverError',
       'WorkerLostError',
+      'answerBatchApproval',
       'attachBatch',
       'raiseBatch',
+      'readBatchApprovals',
       'startBatchWorker',
       'submitBatch',
     ];

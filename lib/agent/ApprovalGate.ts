@@ -8,9 +8,21 @@ export interface PendingApproval {
   input?: unknown;
 }
 
-/** A person's answer to one approval request. */
+/**
+ * A person's answer to one approval request; `by` says who gave it, when known (a mirror's
+ * `approval` journal line keeps it).
+ */
 export type ApprovalDecision =
-  { callId: string; approved: true; input?: unknown } | { callId: string; approved: false; reason: string };
+  | { callId: string; approved: true; input?: unknown; by?: string }
+  | { callId: string; approved: false; reason: string; by?: string };
+
+/** `{ by }` of an answer's options (who answers), checked: a non-empty string, or left out. */
+export function answeredBy(options: { by?: unknown }): { by?: string } {
+  const { by } = options;
+  if (by === undefined) return {};
+  if (typeof by !== 'string' || by === '') throw new InvalidArgumentError('by', 'who answers (a non-empty string)', by);
+  return { by };
+}
 
 /**
  * Which tool calls wait for a person before they run: tool names mapped to `true`, or a

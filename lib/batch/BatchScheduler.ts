@@ -16,7 +16,8 @@ import { resumedUsage } from './readResumeJournal';
 import type { EndedRunCache } from './EndedRunCache';
 import type { RunFileFacts } from '../history/readRunFile';
 import { finishedRunReport } from './finishedRunReport';
-import { FolderAnswers } from './FolderAnswers';
+import { PersonAnswers } from './PersonAnswers';
+import type { AnswerBox } from './AnswerBox';
 import { ParkedRuns, type Slot } from './ParkedRuns';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { noteEnded, stateOfFacts, taskState, type TaskState } from './resumeState';
@@ -47,8 +48,10 @@ export interface BatchSchedulerSetup {
   concurrency: number;
   clock: () => number;
   log: BatchLog | undefined;
-  /** The folder a pausing batch reads raises from, and a batch with an approval policy answers. */
+  /** The folder a pausing batch reads raises from. */
   folder: string | undefined;
+  /** Where a batch with an approval policy takes the answers people give from the terminal: its folder's, or its store's. */
+  answerBox: AnswerBox | undefined;
   /** Each run's adapter (or mirror) options, before the budgets and the journal to resume from. */
   runOptions: (task: BatchTask | FrameworkTask) => AgentWithStateMachineOptions;
   /** Where run `index` writes its history: a file, a store's sink, or nowhere. */
@@ -80,8 +83,8 @@ export class BatchScheduler {
 
   readonly #s: BatchSchedulerSetup;
   readonly #parked: ParkedRuns;
-  /** The answers people give from the terminal, for a folder batch with an approval policy. */
-  readonly #answers: FolderAnswers | undefined;
+  /** The answers people give from the terminal, for a folder or store batch with an approval policy. */
+  readonly #answers: PersonAnswers | undefined;
   /** Cancels every run in flight (one controller for all: one per run costs microseconds on Node 20). */
   readonly #cancelRuns = new AbortController();
   /** Cancels agent factories still pending: the caller's signal, or total.maxWallMs passed. */
@@ -117,7 +120,7 @@ export class BatchScheduler {
     }
     // A framework task's own approvals (AI SDK `needsApproval`) park it as `approve` parks an agent task.
     const approvals = options.approve !== undefined || list.some(isFrameworkTask);
-    const answers = setup.folder !== undefined && approvals ? new FolderAnswers(setup.folder, log) : undefined;
+    const answers = setup.answerBox !== undefined && approvals ? new PersonAnswers(setup.answerBox, log) : undefined;
     this.#answers = answers;
     const { onApproval } = options;
     this.#parked = new ParkedRuns({
@@ -128,7 +131,7 @@ export class BatchScheduler {
           ? {}
           : { onApproval }
         : {
-            // The caller's callback first, then the answers in the folder, already there or to come.
+            // The caller's callback first, then the answers from the terminal, already there or to come.
             onApproval: (request) => {
               try {
                 return onApproval?.(request);

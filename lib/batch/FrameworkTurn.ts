@@ -47,12 +47,12 @@ export class FrameworkTurn implements ParkableRun {
     return this.#mirror.approvals.pending;
   }
 
-  approve(callId: string, options: { input?: unknown } = {}): void {
+  approve(callId: string, options: { input?: unknown; by?: string } = {}): void {
     this.#mirror.approvals.approve(callId, options);
   }
 
-  deny(callId: string, reason?: string): void {
-    this.#mirror.approvals.deny(callId, reason);
+  deny(callId: string, reason?: string, options: { by?: string } = {}): void {
+    this.#mirror.approvals.deny(callId, reason, options);
   }
 
   get awaitingBudget(): boolean {

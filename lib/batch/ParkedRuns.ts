@@ -1,4 +1,4 @@
-import type { ApprovalDecision, PendingApproval } from '../agent/ApprovalGate';
+import { answeredBy, type ApprovalDecision, type PendingApproval } from '../agent/ApprovalGate';
 import type { TurnResult } from '../agent/TurnResult';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { messageOf } from '../internal/messageOf';
@@ -14,10 +14,13 @@ export interface BatchApprovalRequest {
   index: number;
   /** The tool calls waiting for an answer, in call order. */
   calls: PendingApproval[];
-  /** Approves a call; with `{ input }` it runs with that input instead of the LLM's. */
-  approve: (callId: string, options?: { input?: unknown }) => void;
-  /** Denies a call: it does not run, and the LLM gets `denied: <reason>` as its result. */
-  deny: (callId: string, reason?: string) => void;
+  /**
+   * Approves a call; with `{ input }` it runs with that input instead of the LLM's. `by` (who
+   * approved) is kept in a framework run's `approval` journal line.
+   */
+  approve: (callId: string, options?: { input?: unknown; by?: string }) => void;
+  /** Denies a call: it does not run, and the LLM gets `denied: <reason>` as its result. `by`: as `approve`'s. */
+  deny: (callId: string, reason?: string, options?: { by?: string }) => void;
 }
 
 /** How long a run of a batch waited, parked, for approval answers. */
@@ -210,8 +213,7 @@ export class ParkedRuns {
     for (const decision of run.answers.values()) {
       if (run.given.has(decision.callId)) continue;
       try {
-        if (decision.approved) agent.approve(decision.callId, 'input' in decision ? { input: decision.input } : {});
-        else agent.deny(decision.callId, decision.reason);
+        giveAnswer(agent, decision);
       } catch (error) {
         // The turn ended between the last answer and its slot (timeout, abort): `next` says how.
         this.#onProblem(`run ${id} did not take the answer to ${decision.callId}: ${messageOf(error)}`);
@@ -357,8 +359,7 @@ export class ParkedRuns {
         );
       if (run.answers.size + 1 < run.calls.length) {
         // Not the last: the run takes it now (a framework's run journals it), as it holds no slot until the last.
-        if (decision.approved) run.agent.approve(callId, 'input' in decision ? { input: decision.input } : {});
-        else run.agent.deny(callId, decision.reason);
+        giveAnswer(run.agent, decision);
         run.given.add(callId);
       }
       run.answers.set(callId, decision);
@@ -373,18 +374,25 @@ export class ParkedRuns {
       calls: run.calls.map((c) => ({ ...c })),
       approve: (callId, options = {}) => {
         if (typeof options !== 'object' || options === null)
-          throw new InvalidArgumentError('options', 'an object { input? }', options);
+          throw new InvalidArgumentError('options', 'an object { input?, by? }', options);
         if ('input' in options && run.agent instanceof FrameworkTurn)
           throw new InvalidArgumentError(
             'options.input',
             `left out for run ${id}: its framework runs an approved call with the input its model gave`,
             options.input,
           );
-        answer('input' in options ? { callId, approved: true, input: options.input } : { callId, approved: true });
+        answer({
+          callId,
+          approved: true,
+          ...('input' in options ? { input: options.input } : {}),
+          ...answeredBy(options),
+        });
       },
-      deny: (callId, reason = 'denied by a person') => {
+      deny: (callId, reason = 'denied by a person', options = {}) => {
         if (typeof reason !== 'string') throw new InvalidArgumentError('reason', 'a string', reason);
-        answer({ callId, approved: false, reason });
+        if (typeof options !== 'object' || options === null)
+          throw new InvalidArgumentError('options', 'an object { by? }', options);
+        answer({ callId, approved: false, reason, ...answeredBy(options) });
       },
     };
     if (this.#onApproval === undefined) return;
@@ -410,4 +418,20 @@ export class ParkedRuns {
     this.#wake = [];
     for (const w of wake) w();
   }
+}
+
+/**
+ * Gives `decision` to its run: who answered (`by`) reaches a framework run, whose mirror
+ * journals it; an adapter run journals no answer, and takes the input given instead.
+ */
+function giveAnswer(agent: ParkableRun, decision: ApprovalDecision): void {
+  const { callId } = decision;
+  if (agent instanceof FrameworkTurn) {
+    const by = decision.by === undefined ? {} : { by: decision.by };
+    if (decision.approved) agent.approve(callId, by);
+    else agent.deny(callId, decision.reason, by);
+    return;
+  }
+  if (decision.approved) agent.approve(callId, 'input' in decision ? { input: decision.input } : {});
+  else agent.deny(callId, decision.reason);
 }

@@ -2,6 +2,13 @@ import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions
 import type { HistorySink } from '../machine/HistorySink';
 import type { TransitionTable } from '../machine/TransitionTable';
 import type { BatchManifest } from './batchManifest';
+import type { FolderAnswer } from './approvalAnswers';
+
+/** A person's answer to a call a run of a batch waits on, as a store keeps it: the run, the call, how, when, by whom. */
+export type ApprovalAnswer = FolderAnswer;
+
+/** An answer a store keeps, and whether the batch took it. */
+export type KeptAnswer = ApprovalAnswer & { taken: boolean };
 
 /**
  * Where a batch keeps its runs' records instead of files (`runBatch({ store })`): a database
@@ -30,6 +37,18 @@ export interface RunStore {
   readBatch(batchId: string): Promise<StoredBatch | undefined>;
   /** One row a run, newest first, as `agent-sm runs` lists them. */
   listRuns(query?: StoredRunQuery): Promise<StoredRun[]>;
+  /**
+   * Keeps a person's answer to a call a run of batch `batchId` waits on (`agent-sm approve
+   * --store`), for the batch to take once: resolves undefined once kept, or, keeping nothing,
+   * with the answer the call has already (waiting, or taken for the same wait: the same
+   * `waitingSince`). Optional, with `readAnswers` and `markAnswerTaken`: a store without them
+   * takes answers in the batch's own process only (`onApproval`).
+   */
+  keepAnswer?(batchId: string, answer: ApprovalAnswer): Promise<KeptAnswer | undefined>;
+  /** Every answer kept for batch `batchId`, waiting and taken, in run then call order. */
+  readAnswers?(batchId: string): Promise<KeptAnswer[]>;
+  /** Marks an answer taken by the batch (its run took it): it is never taken again. */
+  markAnswerTaken?(batchId: string, answer: ApprovalAnswer): Promise<void>;
   /** Ends the store's connections. */
   close(): Promise<void>;
 }

@@ -27,6 +27,8 @@ export interface FolderAnswer {
   at: number;
   /** When the call's wait began (the AwaitingApproval move's time), as the answerer read it. */
   waitingSince?: number;
+  /** Who answered (`agent-sm approve --by`, by default the user's login name). */
+  by?: string;
 }
 
 /** An answer read from the folder, with its file's name and whether the batch took it. */
@@ -45,13 +47,16 @@ export function answerFileName(run: string, callId: string): string {
 
 /** Thrown when a call has its answer already: `existing` is it. */
 export class AnsweredAlreadyError extends Error {
-  readonly existing: StoredAnswer | undefined;
+  readonly existing: Pick<FolderAnswer, 'approved' | 'by' | 'at'> | undefined;
   constructor(
-    answer: FolderAnswer,
-    existing: StoredAnswer | undefined,
+    answer: Pick<FolderAnswer, 'run' | 'callId'>,
+    existing: Pick<FolderAnswer, 'approved' | 'by' | 'at'> | undefined,
     then = 'an answer is taken once; see `agent-sm approvals <folder>` for the calls still waiting',
   ) {
-    const how = existing === undefined ? '' : ` (${existing.approved ? 'approved' : 'denied'} at ${iso(existing.at)})`;
+    const how =
+      existing === undefined
+        ? ''
+        : ` (${existing.approved ? 'approved' : 'denied'}${existing.by === undefined ? '' : ` by ${escapeControl(existing.by)}`} at ${iso(existing.at)})`;
     super(
       `call ${escapeControl(answer.callId)} of run ${escapeControl(answer.run)} was answered already${how}: ${then}`,
     );
@@ -148,9 +153,10 @@ function readAnswerFile(folder: string, name: string, taken: boolean): StoredAns
     typeof v.callId !== 'string' ||
     typeof v.approved !== 'boolean' ||
     typeof v.at !== 'number' ||
-    (v.reason !== undefined && typeof v.reason !== 'string')
+    (v.reason !== undefined && typeof v.reason !== 'string') ||
+    (v.by !== undefined && typeof v.by !== 'string')
   )
-    throw new Error(`${ANSWERS_DIR}/${name} is not { run, callId, approved, reason?, at }`);
+    throw new Error(`${ANSWERS_DIR}/${name} is not { run, callId, approved, reason?, at, by? }`);
   return { ...(v as FolderAnswer), file: taken ? name.slice(0, -'.taken'.length) : name, taken };
 }
 

@@ -23,6 +23,7 @@ import { resolveBatchOptions } from './resolveBatchOptions';
 import { BatchScheduler, type BatchLog } from './BatchScheduler';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchReport } from './BatchReport';
+import { folderAnswerBox, keepsAnswers, storeAnswerBox } from './AnswerBox';
 
 // runBatch's types, where its callers have found them.
 export type { BatchOptions, BatchTask } from './BatchOptions';
@@ -139,6 +140,12 @@ export async function runBatch(
       clock,
       log,
       folder: historyDir,
+      answerBox:
+        historyDir !== undefined
+          ? folderAnswerBox(historyDir)
+          : inStore !== undefined && keepsAnswers(store!)
+            ? storeAnswerBox(store!, inStore.batch.batchId)
+            : undefined,
       runOptions: (task) => (isFrameworkTask(task) ? mirrorOptions : adapterOptions),
       sinkFor: (index) => {
         const task = list[index]!;

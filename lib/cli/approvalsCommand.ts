@@ -1,37 +1,62 @@
+import * as os from 'node:os';
 import type { Command } from 'commander';
-import { AnsweredAlreadyError, writeAnswer } from '../batch/approvalAnswers';
-import { readWaitingApprovals, type WaitingCall } from '../batch/waitingApprovals';
 import { escapeControl } from '../internal/escapeControl';
 import { formatDuration } from '../internal/formatDuration';
 import { cut, plural } from '../internal/text';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { ApprovalsPlace, ListedCall } from './ApprovalsPlace';
+import { folderApprovals } from './folderApprovals';
+import { redisApprovals } from './redisApprovals';
+import { storeApprovals } from './storeApprovals';
+import { storeFor } from './storeCommands';
+import type { RunStore } from '../batch/RunStore';
 
-/** How many ids an error lists before `…`. */
-const LISTED = 10;
+/** The options that say where a batch is, besides its folder. */
+interface PlaceOptions {
+  redis?: string;
+  store?: string;
+  queue?: string;
+  prefix?: string;
+}
 
 /**
- * `agent-sm approvals <folder> [--json]`: the tool calls the runs of a folder batch wait on —
- * the run, the call, the tool, its input and how long it has waited. `agent-sm approve <folder>
- * <run> [<callId>]` and `agent-sm deny <folder> <run> [<callId>] [--reason TEXT]` answer one
- * call, or every call of the run not answered yet, through the folder's answers
- * (`writeAnswer`): the running batch takes each within a poll, a batch resumed later when the
- * run waits again. An unknown run or call, a run that does not wait, a call answered already:
- * an error naming it (exit 2).
+ * `agent-sm approvals <folder> [--json]` (or `--redis URL <batchId>`, `--store URL <batchId>`):
+ * the tool calls the runs of a batch wait on — the run, the call, the tool, its input, how long
+ * it has waited, and the answers given and not taken yet (by whom). `agent-sm approve <folder>
+ * <run> [<callId>]` and `agent-sm deny <folder> <run> [<callId>] [--reason TEXT]` (with the
+ * same `--redis` or `--store`) answer one call, or every call of the run not answered yet, as
+ * `--by NAME` (default: the user's login name): through the folder's answers, the BullMQ
+ * batch's records in Redis, or the store's. An answer is taken once: an unknown batch, run or
+ * call, a run that does not wait, a call answered already — an error naming it (exit 2).
  */
 export function addApprovalsCommands(
   program: Command,
-  io: { stdout: (text: string) => void; json: (value: unknown) => string },
+  io: { stdout: (text: string) => void; json: (value: unknown) => string; opened: RunStore[] },
   clock: () => number = Date.now,
 ): void {
-  program
-    .command('approvals')
-    .description(
-      'List the tool calls the runs of a batch wait on for approval: run, call, tool, input, how long it waited.',
-    )
-    .argument('<folder>', "the batch's history folder (with its batch.json)")
+  const placeOptions = (command: Command): Command =>
+    command
+      .option(
+        '--redis <url>',
+        "a BullMQ batch: the Redis it is in (redis://host:port); give the batch's id for <folder>",
+      )
+      .option('--store <url>', "a store's batch (postgres://…); give the batch's id for <folder>")
+      .option('--queue <name>', 'with --redis: its queue (default: the one queue holding a batch of this id)')
+      .option('--prefix <prefix>', "with --redis: BullMQ's key prefix (default bull, or found with the queue)");
+  placeOptions(
+    program
+      .command('approvals')
+      .description(
+        'List the tool calls the runs of a batch wait on for approval: run, call, tool, input, how long it waited.',
+      )
+      .argument(
+        '<folder>',
+        "the batch's history folder (with its batch.json); or, with --redis or --store, the batch's id",
+      ),
+  )
     .option('--json', 'print them as JSON')
-    .action(async (folder: string, opts: { json?: boolean }) => {
-      const found = await readWaitingApprovals(folder);
+    .action(async (target: string, opts: PlaceOptions & { json?: boolean }) => {
+      const place = placeOf(target, opts, clock, (url) => storeFor(url, io));
+      const found = await place.list();
       const now = clock();
       if (opts.json === true) {
         const calls = found.calls.map((c) => ({
@@ -39,28 +64,20 @@ export function addApprovalsCommands(
           callId: c.callId,
           tool: c.tool,
           ...('input' in c ? { input: c.input } : {}),
-          since: new Date(c.since).toISOString(),
-          waitedMs: Math.max(0, now - c.since),
-          ...(c.answer === undefined
+          ...(c.since === undefined
             ? {}
-            : {
-                answer: {
-                  approved: c.answer.approved,
-                  ...(c.answer.reason === undefined ? {} : { reason: c.answer.reason }),
-                  taken: c.answer.taken,
-                },
-              }),
+            : { since: new Date(c.since).toISOString(), waitedMs: Math.max(0, now - c.since) }),
+          ...(c.answer === undefined ? {} : { answer: c.answer }),
         }));
-        io.stdout(`${io.json({ folder, running: found.running, calls, problems: found.problems })}\n`);
+        io.stdout(`${io.json({ ...found.names, running: found.running, calls, problems: found.problems })}\n`);
         return;
       }
       const out: string[] = [];
-      const where = escapeControl(folder);
-      if (found.calls.length === 0) out.push(`agent-sm: no run of the batch in ${where} waits for approval`);
+      if (found.calls.length === 0) out.push(`agent-sm: no run of ${place.batch} waits for approval`);
       else {
         out.push(
-          `${plural(found.calls.length, 'tool call')} wait for approval in ${where} (${found.running ? 'its batch is running' : 'no batch runs there now'}); ` +
-            `answer with agent-sm approve|deny ${where} <run> [<callId>]`,
+          `${plural(found.calls.length, 'tool call')} wait for approval ${place.where} (${found.running ? 'its batch is running' : 'no batch runs there now'}); ` +
+            `answer with ${place.answerHint}`,
         );
         for (const c of found.calls) out.push(`  ${callLine(c, now)}`);
       }
@@ -69,104 +86,87 @@ export function addApprovalsCommands(
     });
 
   for (const verb of ['approve', 'deny'] as const) {
-    const command = program
-      .command(verb)
-      .description(
-        verb === 'approve'
-          ? 'Approve a tool call a run of a batch waits on (or every call of the run): the run goes on and the tool runs.'
-          : 'Deny a tool call a run of a batch waits on (or every call of the run): it does not run; the LLM gets "denied: <reason>".',
-      )
-      .argument('<folder>', "the batch's history folder (with its batch.json)")
-      .argument('<run>', 'the run: its task id (see agent-sm approvals)')
-      .argument('[callId]', 'the call to answer (default: every call of the run not answered yet)');
+    const command = placeOptions(
+      program
+        .command(verb)
+        .description(
+          verb === 'approve'
+            ? 'Approve a tool call a run of a batch waits on (or every call of the run): the run goes on and the tool runs.'
+            : 'Deny a tool call a run of a batch waits on (or every call of the run): it does not run; the LLM gets "denied: <reason>".',
+        )
+        .argument(
+          '<folder>',
+          "the batch's history folder (with its batch.json); or, with --redis or --store, the batch's id",
+        )
+        .argument('<run>', 'the run: its task id (see agent-sm approvals)')
+        .argument('[callId]', 'the call to answer (default: every call of the run not answered yet)'),
+    ).option('--by <name>', 'who answers, kept with the answer (default: your login name)');
     if (verb === 'deny')
       command.option('--reason <text>', 'why: the LLM gets "denied: <reason>"', 'denied by a person');
-    command.action(async (folder: string, run: string, callId: string | undefined, opts: { reason?: string }) => {
-      const answered = await answer(folder, run, callId, verb === 'approve', opts.reason, clock);
-      const found = answered.running
-        ? 'the running batch takes it within a second'
-        : 'no batch runs there now: resuming it (runBatch with resume: true) takes it when the run waits again';
-      const calls = answered.calls.map((c) => `${escapeControl(c.callId)} (${escapeControl(c.tool)})`).join(', ');
-      io.stdout(
-        `agent-sm: ${verb === 'approve' ? 'approved' : 'denied'} ${plural(answered.calls.length, 'call')} of run ${escapeControl(run)}: ${calls}; ${found}\n`,
-      );
-    });
+    command.action(
+      async (
+        target: string,
+        run: string,
+        callId: string | undefined,
+        opts: PlaceOptions & { reason?: string; by?: string },
+      ) => {
+        const place = placeOf(target, opts, clock, (url) => storeFor(url, io));
+        const given = await place.answer({
+          run,
+          callId,
+          approved: verb === 'approve',
+          reason: opts.reason,
+          by: opts.by ?? loginName(),
+        });
+        const calls = given.calls.map((c) => `${escapeControl(c.callId)} (${escapeControl(c.tool)})`).join(', ');
+        io.stdout(
+          `agent-sm: ${verb === 'approve' ? 'approved' : 'denied'} ${plural(given.calls.length, 'call')} of run ${escapeControl(run)}: ${calls}; ${given.next}\n`,
+        );
+      },
+    );
   }
 }
 
-/** Writes the answer to `callId` of `run` (or to each of its calls not answered yet), after checking that it waits. */
-async function answer(
-  folder: string,
-  run: string,
-  callId: string | undefined,
-  approved: boolean,
-  reason: string | undefined,
+/** Where the batch is: its folder, or `--redis` / `--store` with its id. */
+function placeOf(
+  target: string,
+  opts: PlaceOptions,
   clock: () => number,
-): Promise<{ running: boolean; calls: WaitingCall[] }> {
-  const found = await readWaitingApprovals(folder);
-  if (!found.runs.includes(run))
-    throw new InvalidArgumentError(
-      'run',
-      `the id of a run of the batch in ${escapeControl(folder)} (${listed(found.runs)})`,
-      run,
-    );
-  const waiting = found.calls.filter((c) => c.run === run);
-  if (waiting.length === 0) {
-    // Answered from here before, and taken: the run went on with that answer.
-    const given = found.answers.filter((a) => a.run === run && (callId === undefined || a.callId === callId));
-    const last = given.sort((a, b) => b.at - a.at)[0];
-    if (last !== undefined)
-      throw new AnsweredAlreadyError(last, last, 'the run has gone on with it; nothing waits for another answer');
-    throw new Error(
-      `run ${escapeControl(run)} does not wait for approval (its history does not end in AwaitingApproval: ` +
-        'it went on, ended or has not started); there is nothing to answer — see agent-sm approvals ' +
-        `${escapeControl(folder)} for the calls that wait`,
-    );
+  openStore: (url: string) => Promise<RunStore>,
+): ApprovalsPlace {
+  if (opts.redis !== undefined && opts.store !== undefined)
+    throw new Error('give --redis (a BullMQ batch) or --store (a store batch), not both');
+  if (opts.store === undefined && opts.redis === undefined)
+    for (const key of ['queue', 'prefix'] as const)
+      if (opts[key] !== undefined) throw new Error(`--${key} is for a BullMQ batch: give --redis URL with it`);
+  if (opts.redis !== undefined) return redisApprovals(opts.redis, target, { name: opts.queue, prefix: opts.prefix });
+  if (opts.store !== undefined) {
+    for (const key of ['queue', 'prefix'] as const)
+      if (opts[key] !== undefined) throw new Error(`--${key} is for a BullMQ batch (--redis), not a store's`);
+    return storeApprovals(opts.store, target, clock, openStore);
   }
-  let targets: WaitingCall[];
-  if (callId !== undefined) {
-    const call = waiting.find((c) => c.callId === callId);
-    if (call === undefined)
-      throw new InvalidArgumentError(
-        'callId',
-        `the id of a call run ${escapeControl(run)} waits on (${listed(waiting.map((c) => c.callId))})`,
-        callId,
-      );
-    targets = [call];
-  } else {
-    targets = waiting.filter((c) => c.answer === undefined);
-    if (targets.length === 0)
-      throw new Error(
-        `every call run ${escapeControl(run)} waits on was answered already (${listed(waiting.map((c) => c.callId))}): ` +
-          'an answer is taken once; the batch takes them within a second, or when it resumes',
-      );
-  }
-  const at = clock();
-  for (const call of targets) {
-    const given = {
-      run,
-      callId: call.callId,
-      approved,
-      ...(approved ? {} : { reason: reason ?? 'denied by a person' }),
-      at,
-      waitingSince: call.since,
-    };
-    if (call.answer !== undefined) throw new AnsweredAlreadyError(given, call.answer);
-    writeAnswer(folder, given);
-  }
-  return { running: found.running, calls: targets };
+  return folderApprovals(target, clock);
 }
 
-function callLine(c: WaitingCall, now: number): string {
+/** Who answers by default: the user's login name, else $USER; an answer never goes without a name. */
+function loginName(): string {
+  try {
+    const name = os.userInfo().username;
+    if (name !== '') return name;
+  } catch {
+    // No entry for this uid (a container's user): $USER, if set.
+  }
+  const user = process.env['USER'];
+  return user !== undefined && user !== '' ? user : 'an unnamed user';
+}
+
+function callLine(c: ListedCall, now: number): string {
   const input = 'input' in c ? ` ${cut(escapeControl(JSON.stringify(c.input) ?? 'undefined'), 200)}` : '';
+  const waited = c.since === undefined ? 'waiting' : `waiting ${formatDuration(Math.max(0, now - c.since))}`;
   const answered =
     c.answer === undefined
       ? ''
-      : ` — ${c.answer.approved ? 'approved' : 'denied'}, ${c.answer.taken ? 'taken by the batch' : 'not taken yet'}`;
-  return `${escapeControl(c.run)}  ${escapeControl(c.callId)}  ${escapeControl(c.tool)}${input}  waiting ${formatDuration(Math.max(0, now - c.since))}${answered}`;
-}
-
-function listed(ids: readonly string[]): string {
-  const shown = ids.slice(0, LISTED).map(escapeControl).join(', ');
-  return ids.length > LISTED ? `${shown}, …` : shown;
+      : ` — ${c.answer.approved ? 'approved' : 'denied'}${c.answer.by === undefined ? '' : ` by ${escapeControl(c.answer.by)}`}, ` +
+        `${c.answer.taken ? 'taken by the batch' : 'not taken yet'}`;
+  return `${escapeControl(c.run)}  ${escapeControl(c.callId)}  ${escapeControl(c.tool)}${input}  ${waited}${answered}`;
 }

@@ -67,7 +67,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   addStoreCommands(program, { stdout: io.stdout, opened, json: safeJson });
   // It reads no history file: added after them.
   addRaiseCommand(program, io);
-  addApprovalsCommands(program, { stdout: io.stdout, json: safeJson });
+  addApprovalsCommands(program, { stdout: io.stdout, json: safeJson, opened });
   // Bad usage (an unknown command or option, a missing argument, a value refused) says where the usage is.
   for (const command of [program, ...program.commands]) {
     const help = command === program ? 'agent-sm --help' : `agent-sm ${command.name()} --help`;

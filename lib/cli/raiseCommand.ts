@@ -6,7 +6,7 @@ import { ignore } from '../internal/ignore';
 import { plural } from '../internal/text';
 import { escapeControl } from '../internal/escapeControl';
 import { formatUsd } from '../internal/formatUsd';
-import { messageOf } from '../internal/messageOf';
+import { loadBullmq } from './loadBullmq';
 import { safeUrl } from './openStore';
 
 /**
@@ -61,22 +61,11 @@ async function raiseInRedis(
     throw new Error(`give the batch id once: --batch ${opts.batch} or ${positional}, not both`);
   const batchId = opts.batch ?? positional;
   if (batchId === undefined) throw new Error('--redis: give the batch id (--batch ID)');
-  // Not a literal: the bundle leaves it to Node, which finds the package's own subpath export.
-  const specifier = 'agent-state-machine/bullmq';
-  let loaded: {
+  const loaded = await loadBullmq<{
     raiseBatch: (
       o: Record<string, unknown>,
     ) => Promise<{ fromUsd: number; toUsd: number; name: string; prefix: string }>;
-  };
-  try {
-    loaded = (await import(specifier)) as typeof loaded;
-  } catch (error) {
-    // The subpath names its missing peers itself (MissingPeerError), with the npm install that adds them.
-    const missingPeer = (error as { code?: unknown }).code === 'missing_peer';
-    throw new Error(`--redis: ${missingPeer ? '' : `cannot load ${specifier}: `}${messageOf(error)}`, {
-      cause: error,
-    });
-  }
+  }>();
   const raised = await loaded.raiseBatch({
     connection: opts.redis!,
     batchId,

@@ -14,6 +14,8 @@ export type {
   StoredLines,
   StoredRun,
   StoredRunQuery,
+  ApprovalAnswer,
+  KeptAnswer,
 } from '../batch/RunStore';
 export type { BatchManifest } from '../batch/batchManifest';
 export { FolderLockedError } from '../batch/lockFolder';

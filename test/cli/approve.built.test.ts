@@ -14,6 +14,8 @@ const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'batch', 'approvalBatch.ts')
 const DEPLOYING = ['t1', 't3', 't5', 't7'];
 const ALL_PARKED = new RegExp(DEPLOYING.map((id) => `(?=[\\s\\S]*^parked ${id}\\n)`).join(''), 'm');
 const REPORT = /^(\{"outcomes".*\})\n/m;
+/** Who answers when `--by` is left out. */
+const LOGIN = os.userInfo().username;
 
 let dir: string;
 let batch: ChildProcessWithoutNullStreams | undefined;
@@ -58,7 +60,7 @@ function startBatch(mode?: 'resume') {
 /** Approves t1 and t5 and denies t3 and t7 from the built CLI, each exit 0. */
 function answerFour(): void {
   for (const [verb, run, ...rest] of [
-    ['approve', 't1', 'c2'],
+    ['approve', 't1', 'c2', '--by', 'alice'],
     ['deny', 't3', 'c2', '--reason', 'not today'],
     ['approve', 't5'],
     ['deny', 't7', '--reason', 'not today'],
@@ -112,12 +114,13 @@ describe('agent-sm approvals | approve | deny <folder> (built executable)', () =
     // A second answer to a call: refused, whether the batch took the first yet or not.
     const again = runBuiltCli(['approve', dir, 't1', 'c2']);
     expect({ code: again.code, stdout: again.stdout }).toEqual({ code: 2, stdout: '' });
-    expect(again.stderr).toMatch(/^agent-sm: error: call c2 of run t1 was answered already \(approved at /);
+    expect(again.stderr).toMatch(/^agent-sm: error: call c2 of run t1 was answered already \(approved by alice at /);
     await expectEnded(b, b.out);
     // Once the run went on, still refused, and saying so.
     const late = runBuiltCli(['deny', dir, 't3']);
     expect(late.code).toBe(2);
-    expect(late.stderr).toContain('call c2 of run t3 was answered already (denied at ');
+    // Given without --by: the login name answered.
+    expect(late.stderr).toContain(`call c2 of run t3 was answered already (denied by ${LOGIN} at `);
     expect(late.stderr).toContain('the run has gone on with it; nothing waits for another answer');
   }, 90_000);
 
@@ -152,7 +155,17 @@ describe('agent-sm approvals | approve | deny <folder> (built executable)', () =
       'every call run t5 waits on was answered already (c2): an answer is taken once; the batch takes them within a second, or when it resumes',
     );
     const shown = runBuiltCli(['approvals', dir]);
-    expect(shown.stdout).toMatch(/^ {2}t5 {2}c2 {2}deploy .* — approved, not taken yet$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^ {2}t5 {2}c2 {2}deploy .* — approved by ${LOGIN}, not taken yet$`, 'm'));
+    expect(shown.stdout).toMatch(/^ {2}t1 {2}c2 {2}deploy .* — approved by alice, not taken yet$/m);
+    const shownJson = JSON.parse(runBuiltCli(['approvals', dir, '--json']).stdout) as {
+      calls: Array<{ run: string; answer?: { approved: boolean; by?: string; taken: boolean } }>;
+    };
+    expect(shownJson.calls.map((c) => [c.run, c.answer])).toEqual([
+      ['t1', expect.objectContaining({ approved: true, by: 'alice', taken: false })],
+      ['t3', expect.objectContaining({ approved: false, by: LOGIN, reason: 'not today', taken: false })],
+      ['t5', expect.objectContaining({ approved: true, by: LOGIN, taken: false })],
+      ['t7', expect.objectContaining({ approved: false, by: LOGIN, taken: false })],
+    ]);
 
     const resumed = startBatch('resume');
     await expectEnded(resumed, resumed.out);

@@ -44,7 +44,12 @@ describe('agent-sm on a store', () => {
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
       [db.schema],
     );
-    expect(rows.map((r) => r.table_name)).toEqual(['agent_sm_batches', 'agent_sm_run_lines', 'agent_sm_runs']);
+    expect(rows.map((r) => r.table_name)).toEqual([
+      'agent_sm_answers',
+      'agent_sm_batches',
+      'agent_sm_run_lines',
+      'agent_sm_runs',
+    ]);
   });
 
   it('runs lists runs across batches, filtered; inspect and show --store read one run with no file anywhere', async () => {

@@ -5,7 +5,7 @@ import { extendTable, type TableExtension } from '../../machine/extendTable';
 import type { TransitionTable } from '../../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../../machine/transitions';
 import type { ToolCall } from '../AgentLoop';
-import { ApprovalGate, type ApprovalDecision, type PendingApproval } from '../ApprovalGate';
+import { answeredBy, ApprovalGate, type ApprovalDecision, type PendingApproval } from '../ApprovalGate';
 import { APPROVAL_EXTENSION, ExtensionState } from '../extensionStates';
 import { CHECKING_CANCELLATION } from '../turn/turnEvents';
 import type { MirrorMoves } from './MirrorMoves';
@@ -156,17 +156,30 @@ export class MirrorApprovals {
     return paused;
   }
 
-  /** Approves a call the run waits on: its framework runs it, with the input its model gave. */
-  approve(callId: string, options: { input?: unknown } = {}): void {
+  /**
+   * Approves a call the run waits on: its framework runs it, with the input its model gave.
+   * `by` (who approved) is kept in the run's `approval` journal line.
+   */
+  approve(callId: string, options: { input?: unknown; by?: string } = {}): void {
     if (typeof options !== 'object' || options === null)
-      throw new InvalidArgumentError('options', 'an object { input? }', options);
-    this.#decide({ callId, approved: true, ...('input' in options ? { input: options.input } : {}) });
+      throw new InvalidArgumentError('options', 'an object { input?, by? }', options);
+    this.#decide({
+      callId,
+      approved: true,
+      ...('input' in options ? { input: options.input } : {}),
+      ...answeredBy(options),
+    });
   }
 
-  /** Denies a call the run waits on: it does not run, and the framework tells its model so (with `reason`). */
-  deny(callId: string, reason = 'denied by a person'): void {
+  /**
+   * Denies a call the run waits on: it does not run, and the framework tells its model so (with
+   * `reason`). `by` (who denied) is kept in the run's `approval` journal line.
+   */
+  deny(callId: string, reason = 'denied by a person', options: { by?: string } = {}): void {
     if (typeof reason !== 'string') throw new InvalidArgumentError('reason', 'a string', reason);
-    this.#decide({ callId, approved: false, reason });
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidArgumentError('options', 'an object { by? }', options);
+    this.#decide({ callId, approved: false, reason, ...answeredBy(options) });
   }
 
   /** One answer; the last moves the run on to RunningTool. */
@@ -234,6 +247,7 @@ export class MirrorApprovals {
       approved: decision.approved,
       ...(decision.approved ? {} : { reason: decision.reason }),
       at: clock(),
+      ...(decision.by === undefined ? {} : { by: decision.by }),
       ...(fromJournal ? { fromJournal: true as const } : {}),
     };
     const commit = ledger(line);
@@ -268,12 +282,19 @@ function recordedDecisions(journal: readonly RecordedLine[]): Map<string, Approv
   if (journal.some((line) => line.type === 'approval')) {
     for (const line of journal) {
       if (line.type !== 'approval') continue;
-      const { callId, approved, reason } = line as { callId?: unknown; approved?: unknown; reason?: unknown };
+      const { callId, approved, reason, by } = line as {
+        callId?: unknown;
+        approved?: unknown;
+        reason?: unknown;
+        by?: unknown;
+      };
       if (typeof callId !== 'string' || typeof approved !== 'boolean') continue;
+      // Who answered goes on into the resumed run's journal with the answer.
+      const who = typeof by === 'string' && by !== '' ? { by } : {};
       add(
         approved
-          ? { callId, approved: true }
-          : { callId, approved: false, reason: typeof reason === 'string' ? reason : 'denied by a person' },
+          ? { callId, approved: true, ...who }
+          : { callId, approved: false, reason: typeof reason === 'string' ? reason : 'denied by a person', ...who },
       );
     }
     return decided;

@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { InvalidArgumentError, type ApprovalDecision, type PendingApproval } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 
@@ -100,4 +101,9 @@ export function assertOnApproval(onApproval: unknown): void {
       'a function ({ id, index, calls, approve, deny }) => void',
       onApproval,
     );
+}
+
+/** Who the answers of a handle's `onApproval` come from, as Redis keeps them: `onApproval of attachBatch (pid 4242 on build-7)`. */
+export function answeredBy(handle: 'submitBatch' | 'attachBatch'): string {
+  return `onApproval of ${handle} (pid ${process.pid} on ${os.hostname()})`;
 }

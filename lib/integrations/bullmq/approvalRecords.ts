@@ -3,13 +3,17 @@ import { InvalidArgumentError, type ApprovalDecision, type PendingApproval } fro
 import { approvalChannel, type BatchKeys } from './batchKeys';
 import { runScript } from './redisScripts';
 
-/** A run of the batch parked for approval, on the batch's events: its request's id (`r`) and its calls. */
+/** A run of the batch parked for approval, on the batch's events: its request's id (`r`), its calls, and when it asked (`s`, epoch ms; absent from a worker of an earlier version). */
 export interface ApprovalEvent {
   t: 'a';
   i: number;
   r: string;
   c: PendingApproval[];
+  s?: number;
 }
+
+/** An answer as Redis keeps it: the decision, who gave it (`by`) and when (`at`, epoch ms), when the answerer said. */
+export type RecordedDecision = ApprovalDecision & { by?: string; at?: number };
 
 /** One Redis operation, bounded by its caller. */
 export type Within = <T>(what: string, operation: () => Promise<T>) => Promise<T>;
@@ -47,7 +51,7 @@ export function runApprovalsKey(keys: BatchKeys, index: number): string {
 /** Opens a run's approval request in Redis, and tells the batch's followers (its producer's `onApproval`). */
 export async function askApproval(place: ApprovalPlace, calls: PendingApproval[], within: Within): Promise<void> {
   const { redis, keys, index, requestId } = place;
-  const event: ApprovalEvent = { t: 'a', i: index, r: requestId, c: calls };
+  const event: ApprovalEvent = { t: 'a', i: index, r: requestId, c: calls, s: Date.now() };
   const reply = (await within(`asking approval for run ${index}`, () =>
     runScript(
       redis,
@@ -68,7 +72,7 @@ export async function readDecisions(
 ): Promise<ApprovalDecision[] | undefined> {
   const { redis, keys, index, requestId } = place;
   const answers = await within(`reading the answers to run ${index}'s approval request`, () =>
-    redis.hmget(keys.approvals, ...callIds.map((id) => `${index}:${requestId}:${id}`)),
+    redis.hmget(keys.approvals, ...callIds.map((id) => answerField(index, requestId, id))),
   );
   if (answers.some((a) => a === null)) return undefined;
   return answers.map((a) => JSON.parse(a!) as ApprovalDecision);
@@ -82,17 +86,23 @@ export async function closeApproval(place: ApprovalPlace, callIds: readonly stri
   );
 }
 
+/** The field of the approvals hash that holds the answer to `callId` of a run's request. */
+export function answerField(index: number, requestId: string, callId: string): string {
+  return `${index}:${requestId}:${callId}`;
+}
+
 /**
  * Records one answer to a run's open request, from any process, and, once every call has one,
  * tells the workers (the run's own takes it). Rejects, naming the call, an answer to a call
- * that is not one of the request's, one answered already (here or by another process), and one
- * to a run that has gone on or ended.
+ * that is not one of the request's, one answered already (here or by another process: the
+ * error says how, by whom and when), and one to a run that has gone on or ended. Resolves with
+ * whether every call of the request has its answer now.
  */
 export async function decideApproval(
   place: ApprovalPlace & { taskId: string },
-  decision: ApprovalDecision,
+  decision: RecordedDecision,
   within: Within,
-): Promise<void> {
+): Promise<{ complete: boolean }> {
   const { redis, keys, prefix, name, batchId, index, requestId, taskId } = place;
   const { callId } = decision;
   const reply = (await within(`answering ${callId} of run ${taskId}`, () =>
@@ -115,9 +125,28 @@ export async function decideApproval(
         `the id of a call run ${taskId} waits on (${reply.slice(1).join(', ')})`,
         callId,
       );
-    case '!answered':
-      throw new InvalidArgumentError('callId', 'a call not answered yet (it was answered already)', callId);
+    case '!answered': {
+      const given = await within(`reading the answer to ${callId} of run ${taskId}`, () =>
+        redis.hget(keys.approvals, answerField(index, requestId, callId)),
+      ).catch(() => null);
+      throw new InvalidArgumentError(
+        'callId',
+        `a call not answered yet (it was answered already${given === null ? '' : `: ${describeAnswer(JSON.parse(given) as RecordedDecision)}`})`,
+        callId,
+      );
+    }
   }
-  if (reply[1] === reply[2])
+  const complete = reply[1] === reply[2];
+  if (complete)
     await within('telling the workers', () => redis.publish(approvalChannel(prefix, name), `${batchId}:${index}`));
+  return { complete };
+}
+
+/** How an answer went, by whom and when, as far as it says: `approved by alice at 2026-…`. */
+export function describeAnswer(answer: { approved: boolean; by?: string; at?: number }): string {
+  return (
+    `${answer.approved ? 'approved' : 'denied'}` +
+    `${answer.by === undefined ? '' : ` by ${answer.by}`}` +
+    `${answer.at === undefined ? '' : ` at ${new Date(answer.at).toISOString()}`}`
+  );
 }

@@ -16,7 +16,7 @@ import type { BatchMeta } from './runRecords';
 import { EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
 import { trackBatch } from './trackBatch';
-import { assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
+import { answeredBy, assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
 
 /** Options of `attachBatch(options)`. */
 export interface AttachBatchOptions {
@@ -119,6 +119,7 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
       signal,
       onProgress,
       onApproval,
+      answeredBy: answeredBy('attachBatch'),
     });
     // What the batch did before this handle existed is counted before it is handed out.
     await tracked.caughtUp;

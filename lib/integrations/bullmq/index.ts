@@ -25,3 +25,7 @@ export type { PriceTable } from './PriceTable';
 export type { RedisConnection } from './connection';
 export { raiseBatch } from './raiseBatch';
 export type { RaiseBatchOptions } from './raiseBatch';
+export { readBatchApprovals } from './readBatchApprovals';
+export type { BatchApprovals, BatchWaitingCall, BatchPlaceOptions } from './readBatchApprovals';
+export { answerBatchApproval } from './answerBatchApproval';
+export type { AnswerBatchApprovalOptions } from './answerBatchApproval';

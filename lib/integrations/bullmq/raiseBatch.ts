@@ -1,10 +1,8 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { InvalidArgumentError, type CapRaise } from 'agent-state-machine';
 import { assertKnownOptions } from 'agent-state-machine/internal';
 import { batchKeys, isBatchId } from './batchKeys';
 import {
-  addressOf,
   assertMs,
   assertQueueName,
   bounded,
@@ -13,6 +11,7 @@ import {
   type RedisConnection,
 } from './connection';
 import { raiseCap } from './raiseCap';
+import { findBatch } from './findBatch';
 
 /** Options of `raiseBatch(options)`. */
 export interface RaiseBatchOptions {
@@ -73,46 +72,4 @@ export async function raiseBatch(options: RaiseBatchOptions): Promise<CapRaise &
     await Promise.race([queue?.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
     redis.disconnect();
   }
-}
-
-/** The queue (and prefix) of the one batch of this id in Redis: its budget key, `<prefix>:<name>:asm:<id>:budget`. */
-async function findBatch(
-  redis: Redis,
-  batchId: string,
-  prefix: string | undefined,
-  within: <T>(what: string, operation: () => Promise<T>) => Promise<T>,
-): Promise<{ prefix: string; name: string }> {
-  const suffix = `:asm:${batchId}:budget`;
-  const found = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await within('finding its queue', () =>
-      redis.scan(
-        cursor,
-        'MATCH',
-        `${prefix === undefined ? '*' : `${globEscape(prefix)}:*`}${globEscape(suffix)}`,
-        'COUNT',
-        1000,
-      ),
-    );
-    cursor = next;
-    for (const key of keys) found.add(key.slice(0, -suffix.length));
-  } while (cursor !== '0');
-  const places = [...found].map((base) => {
-    // A queue name has no `:`; the prefix is what comes before it.
-    const at = base.lastIndexOf(':');
-    return { prefix: base.slice(0, at), name: base.slice(at + 1) };
-  });
-  if (places.length === 1) return places[0]!;
-  if (places.length === 0)
-    throw new Error(`no batch ${batchId} in Redis at ${addressOf(redis)}: never submitted, or its keys expired`);
-  throw new InvalidArgumentError(
-    'name',
-    `given: batch ${batchId} is on ${places.length} queues (${places.map((p) => `${p.prefix}:${p.name}`).join(', ')}); name its queue and prefix`,
-    undefined,
-  );
-}
-
-function globEscape(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
 }

@@ -30,7 +30,7 @@ import type { RunStore } from 'agent-state-machine/batch';
 import { storeOwner } from './WorkerStore';
 import { trackBatch } from './trackBatch';
 import { assertOnPause } from './pauseNotice';
-import { assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
+import { answeredBy, assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
 import { queueTasks } from './queueTasks';
 import type { DistributedTask } from './DistributedTask';
 import { CANCEL_GRACE_MS } from 'agent-state-machine/internal';
@@ -276,6 +276,7 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     onProgress,
     onPause,
     onApproval,
+    answeredBy: answeredBy('submitBatch'),
   }).handle;
 }
 

@@ -45,6 +45,8 @@ export interface TrackedBatch {
   onPause?: ((pause: BatchPause) => void | Promise<void>) | undefined;
   /** Called for each run parked for approval, with its calls and `approve` / `deny`. */
   onApproval?: ((request: DistributedApprovalRequest) => void | Promise<void>) | undefined;
+  /** Who the answers `onApproval` gives are from, as Redis keeps them (`onApproval of submitBatch (pid …)`). */
+  answeredBy?: string;
 }
 
 /** How many runs one skip round trip records. */
@@ -200,7 +202,11 @@ function notices(
               decision.callId,
             ),
           )
-        : decideApproval({ ...batch, index: open.index, requestId: open.requestId, taskId: open.id }, decision, within),
+        : decideApproval(
+            { ...batch, index: open.index, requestId: open.requestId, taskId: open.id },
+            { ...decision, ...(batch.answeredBy === undefined ? {} : { by: batch.answeredBy }), at: Date.now() },
+            within,
+          ).then(() => undefined),
     (message) => process.emitWarning(`batch ${batchId}: ${message}`),
   );
   return { tellPause, tellApproval };

@@ -16,13 +16,16 @@ import {
   type StoredBatch,
   type StoredRun,
   type StoredRunQuery,
+  type ApprovalAnswer,
+  type KeptAnswer,
 } from 'agent-state-machine/batch';
 import type { PostgresStoreOptions } from './PostgresStoreOptions';
 
 export type { PostgresStoreOptions } from './PostgresStoreOptions';
-import { quoteIdent, schemaStatements } from './postgresSchema';
+import { schemaStatements, schemaTables, type SchemaTables } from './postgresSchema';
 import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatch';
 import { runLineWriter } from './runLineWriter';
+import { answerRows } from './answerRows';
 import { type ConnectionLease } from './ConnectionLease';
 import { PostgresPool } from './PostgresPool';
 import { ignore } from '../../internal/ignore';
@@ -447,6 +450,26 @@ export class PostgresStore implements RunStore {
     }
   }
 
+  async keepAnswer(batchId: string, answer: ApprovalAnswer): Promise<KeptAnswer | undefined> {
+    await this.migrate();
+    return this.#db.run(`keeping an answer to run ${answer.run} of batch ${batchId}`, (c) =>
+      answerRows.keep(c, this.#tables().answers, batchId, answer),
+    );
+  }
+
+  async readAnswers(batchId: string): Promise<KeptAnswer[]> {
+    await this.migrate();
+    return this.#db.run(`reading the answers of batch ${batchId}`, (c) =>
+      answerRows.read(c, this.#tables().answers, batchId),
+    );
+  }
+
+  markAnswerTaken(batchId: string, answer: ApprovalAnswer): Promise<void> {
+    return this.#db.run(`marking an answer to run ${answer.run} of batch ${batchId} taken`, (c) =>
+      answerRows.markTaken(c, this.#tables().answers, batchId, answer),
+    );
+  }
+
   /** Ends its connections. Batches still open keep their lock's connection until closed. */
   close(): Promise<void> {
     return this.#db.end();
@@ -471,9 +494,8 @@ export class PostgresStore implements RunStore {
     }
   }
 
-  #tables(): { batches: string; runs: string; lines: string } {
-    const s = quoteIdent(this.schema);
-    return { batches: `${s}.agent_sm_batches`, runs: `${s}.agent_sm_runs`, lines: `${s}.agent_sm_run_lines` };
+  #tables(): SchemaTables {
+    return schemaTables(this.schema);
   }
 
   #connection(): ConstructorParameters<typeof Pool>[0] & object {

@@ -43,10 +43,39 @@ export function schemaStatements(schema: string): string[] {
       line text NOT NULL,
       PRIMARY KEY (run_key, line_no)
     )`,
+    // People's answers to the calls a batch's runs wait on (agent-sm approve --store): one row a
+    // call of a run, its answer as given (JSON) and when the batch took it; answerRows.ts.
+    `CREATE TABLE IF NOT EXISTS ${s}.agent_sm_answers (
+      batch_id text NOT NULL,
+      run_id text NOT NULL,
+      call_id text NOT NULL,
+      answer jsonb NOT NULL,
+      waiting_since double precision,
+      taken_at timestamptz,
+      PRIMARY KEY (batch_id, run_id, call_id)
+    )`,
   ];
 }
 
 /** An identifier as SQL takes it, quoted. */
 export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** The tables of schema `schema`, quoted, as statements name them. */
+export interface SchemaTables {
+  batches: string;
+  runs: string;
+  lines: string;
+  answers: string;
+}
+
+export function schemaTables(schema: string): SchemaTables {
+  const s = quoteIdent(schema);
+  return {
+    batches: `${s}.agent_sm_batches`,
+    runs: `${s}.agent_sm_runs`,
+    lines: `${s}.agent_sm_run_lines`,
+    answers: `${s}.agent_sm_answers`,
+  };
 }

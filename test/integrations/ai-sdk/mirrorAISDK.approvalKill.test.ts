@@ -117,7 +117,7 @@ function expectNoRequestTwice(count: number): void {
 async function killedWhileTheApprovedToolRuns(): Promise<void> {
   const first = start('block', ['one']);
   await first.seen(/^parked one$/m);
-  expect(cli(['approve', dir, 'one'])).toContain('approved 1 call of run one: c2 (deploy)');
+  expect(cli(['approve', dir, 'one', '--by', 'alice'])).toContain('approved 1 call of run one: c2 (deploy)');
   await first.seen(/^running deploy one prod-one-c2$/m);
   // Journaled when taken, before the tool ran.
   expect(approvalLines('one')).toEqual([
@@ -129,6 +129,7 @@ async function killedWhileTheApprovedToolRuns(): Promise<void> {
       name: 'deploy',
       approved: true,
       at: expect.any(Number),
+      by: 'alice',
     },
   ]);
   first.child.kill();
@@ -146,7 +147,7 @@ describe('AI SDK approvals across a SIGKILL: an answer is taken exactly once', (
     // The model hears that the call was cut off, not a second result.
     expect(lastRequestOf('one')).toContain('interrupted');
     expectNoRequestTwice(2);
-    expect(approvalLines('one')).toMatchObject([{ callId: 'c2', approved: true, fromJournal: true }]);
+    expect(approvalLines('one')).toMatchObject([{ callId: 'c2', approved: true, fromJournal: true, by: 'alice' }]);
   });
 
   it('approved, its tool running, killed: under resumeTools rerun the tool runs again, once, without asking again', async () => {
@@ -172,12 +173,17 @@ describe('AI SDK approvals across a SIGKILL: an answer is taken exactly once', (
     expect(waitingCalls()).toEqual([['two', 'c3']]);
     const again = runBuiltCli(['approve', dir, 'two', 'c2']);
     expect(again.code).toBe(2);
-    expect(again.stderr).toContain('Expected `callId` to be the id of a call run two waits on (c3), got `c2`');
+    // Its answer is journaled: the error says it was answered (and how), not that the call is unknown.
+    expect(again.stderr).toMatch(
+      /^agent-sm: error: call c2 of run two was answered already \(approved by \S+ at \d{4}-\d\d-\d\dT[\d:.]+Z\): the run has taken it; it waits on c3 still\n$/,
+    );
 
     const resumed = start('resume', ['two']);
     await resumed.seen(/^parked two$/m);
     expect(waitingCalls()).toEqual([['two', 'c3']]);
-    expect(cli(['deny', dir, 'two', '--reason', 'not c3'])).toContain('denied 1 call of run two: c3 (deploy)');
+    expect(cli(['deny', dir, 'two', '--reason', 'not c3', '--by', 'bob'])).toContain(
+      'denied 1 call of run two: c3 (deploy)',
+    );
     const [json] = await resumed.seen(REPORT);
     const report = JSON.parse(json) as { runs: Array<{ id: string; outcome: string }> };
     expect(report.runs.map((r) => [r.id, r.outcome])).toEqual([['two', 'end_of_turn']]);
@@ -186,9 +192,10 @@ describe('AI SDK approvals across a SIGKILL: an answer is taken exactly once', (
     expect(last).toContain('deployed to prod-two-c2');
     expect(last).toContain('not c3');
     expectNoRequestTwice(2);
+    // Who answered is journaled with each answer (the login name without --by), and kept across the resume.
     expect(approvalLines('two')).toMatchObject([
-      { callId: 'c2', approved: true, fromJournal: true },
-      { callId: 'c3', approved: false, reason: 'not c3' },
+      { callId: 'c2', approved: true, fromJournal: true, by: os.userInfo().username },
+      { callId: 'c3', approved: false, reason: 'not c3', by: 'bob' },
     ]);
   });
 });

@@ -1,0 +1,214 @@
+// `agent-sm approvals|approve|deny --store URL <batchId>` as the built executable: a batch of ten
+// scripted tasks kept in PostgreSQL (its own schema), run in another process, four of which wait
+// for approval of `deploy`, answered from the terminal (two approved, two denied) — while it
+// runs, and while it is down after a SIGKILL, then resumed. Each answer is kept in the store and
+// taken once by the batch; a second one, an unknown batch, run or call, a run that does not
+// wait: refused by name (exit 2).
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PostgresStore } from '../../lib/integrations/postgres';
+import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
+import { PG_URL, storedRuns, testSchema, type TestSchema } from '../helpers/postgres';
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'batch', 'approvalBatch.ts');
+const DEPLOYING = ['t1', 't3', 't5', 't7'];
+const ALL_PARKED = new RegExp(DEPLOYING.map((id) => `(?=[\\s\\S]*^parked ${id}\\n)`).join(''), 'm');
+const REPORT = /^(\{"outcomes".*\})\n/m;
+const IDS = Array.from({ length: 10 }, (_, i) => `t${i}`);
+/** Who answers when `--by` is left out. */
+const LOGIN = os.userInfo().username;
+
+let db: TestSchema;
+let url: string;
+let batch: ChildProcessWithoutNullStreams | undefined;
+beforeAll(() => {
+  buildCli();
+  buildLibrary({ index: 'lib/index.ts', 'postgres/index': 'lib/integrations/postgres/index.ts' });
+}, 120_000);
+beforeEach(async () => {
+  db = await testSchema();
+  url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
+});
+afterEach(async () => {
+  batch?.kill('SIGKILL');
+  batch = undefined;
+  await db.drop();
+});
+
+/** The approval batch in its own process, kept in the store: what it printed so far, and a way to wait for more. */
+function startBatch(mode?: 'resume') {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', FIXTURE, os.tmpdir(), ...(mode === undefined ? [] : [mode])],
+    { cwd: ROOT, env: { ...process.env, STORE_URL: url, BATCH_ID: 'night' } },
+  );
+  batch = child;
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const seen = (pattern: RegExp): Promise<RegExpExecArray> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const match = pattern.exec(out);
+        if (match !== null) resolve(match);
+        return match !== null;
+      };
+      if (check()) return;
+      const onData = (): void => {
+        if (check()) child.stdout.off('data', onData);
+      };
+      child.stdout.on('data', onData);
+      child.on('close', () => reject(new Error(`the batch exited before ${pattern}: ${out}${err}`)));
+    });
+  const closed = new Promise<void>((resolve) =>
+    child.exitCode !== null ? resolve() : child.once('close', () => resolve()),
+  );
+  return { child, seen, out: () => out, closed };
+}
+
+const cli = (args: string[]) => runBuiltCli([args[0]!, '--store', url, 'night', ...args.slice(1)]);
+
+/** Approves t1 (as alice) and t5 and denies t3 and t7 from the built CLI, each exit 0. */
+function answerFour(): void {
+  for (const [verb, run, ...rest] of [
+    ['approve', 't1', 'c2', '--by', 'alice'],
+    ['deny', 't3', 'c2', '--reason', 'not today'],
+    ['approve', 't5'],
+    ['deny', 't7', '--reason', 'not today'],
+  ]) {
+    const answered = cli([verb!, run!, ...rest]);
+    expect({ code: answered.code, stderr: answered.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(answered.stdout).toContain(
+      `agent-sm: ${verb === 'approve' ? 'approved' : 'denied'} 1 call of run ${run}: c2 (deploy); `,
+    );
+  }
+}
+
+/** The report's outcomes, the deploys that ran, and what each run's history in the store told the LLM of a denied call. */
+async function expectEnded(b: ReturnType<typeof startBatch>): Promise<void> {
+  const [, json] = await b.seen(REPORT);
+  const report = JSON.parse(json!) as { outcomes: Record<string, string>; runs: number };
+  expect(report.runs).toBe(10);
+  expect(report.outcomes).toEqual(Object.fromEntries(IDS.map((id) => [id, 'end_of_turn'])));
+  const ran = b
+    .out()
+    .split('\n')
+    .filter((l) => l.startsWith('ran deploy'))
+    .sort();
+  expect(ran).toEqual(['ran deploy t1', 'ran deploy t5']);
+  await b.closed;
+  const store = new PostgresStore(url);
+  try {
+    const runs = await storedRuns(store, 'night', IDS);
+    for (const id of ['t3', 't7']) expect(runs.get(id)).toContain('denied: not today');
+    for (const id of ['t1', 't5']) expect(runs.get(id)).not.toContain('denied:');
+  } finally {
+    await store.close();
+  }
+  // Every answer kept was taken, once.
+  const { rows } = await db.client.query<{ run_id: string; taken: boolean; by: string }>(
+    `SELECT run_id, taken_at IS NOT NULL AS taken, answer->>'by' AS by FROM "${db.schema}".agent_sm_answers ORDER BY run_id`,
+  );
+  expect(rows).toEqual([
+    { run_id: 't1', taken: true, by: 'alice' },
+    { run_id: 't3', taken: true, by: LOGIN },
+    { run_id: 't5', taken: true, by: LOGIN },
+    { run_id: 't7', taken: true, by: LOGIN },
+  ]);
+}
+
+/** Resolves once the store holds the four runs' waits (each AwaitingApproval move committed). */
+async function allWaitingInStore(): Promise<void> {
+  for (const started = Date.now(); Date.now() - started < 20_000;) {
+    const listed = cli(['approvals', '--json']);
+    if (listed.code === 0 && (JSON.parse(listed.stdout) as { calls: unknown[] }).calls.length === 4) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the store never held the four waits');
+}
+
+describe('agent-sm approvals | approve | deny --store URL <batchId> (built executable)', () => {
+  it('lists the four calls that wait; two approved and two denied from the terminal reach the batch running in another process, each once', async () => {
+    const b = startBatch();
+    await b.seen(ALL_PARKED);
+    const listed = cli(['approvals', '--json']);
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+    const waiting = JSON.parse(listed.stdout) as {
+      batchId: string;
+      running: boolean;
+      calls: Array<{ run: string; callId: string; tool: string; input: unknown; waitedMs: number }>;
+    };
+    expect(waiting).toMatchObject({ batchId: 'night', running: true });
+    expect(waiting.calls.map(({ run, callId, tool, input }) => ({ run, callId, tool, input }))).toEqual(
+      DEPLOYING.map((id) => ({ run: id, callId: 'c2', tool: 'deploy', input: { target: `prod-${id}` } })),
+    );
+    const text = cli(['approvals']);
+    expect(text.stdout).toContain('4 tool calls wait for approval in batch night (store postgres://');
+    expect(text.stdout).toMatch(/^ {2}t3 {2}c2 {2}deploy \{"target":"prod-t3"\} {2}waiting /m);
+
+    answerFour();
+    // A second answer to a call: refused, whether the batch took the first yet or not.
+    const again = cli(['approve', 't1', 'c2']);
+    expect({ code: again.code, stdout: again.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(again.stderr).toMatch(/^agent-sm: error: call c2 of run t1 was answered already \(approved by alice at /);
+    await expectEnded(b);
+    // Once the run went on, still refused, and saying so.
+    const late = cli(['deny', 't3']);
+    expect(late.code).toBe(2);
+    expect(late.stderr).toContain(`call c2 of run t3 was answered already (denied by ${LOGIN} at `);
+    expect(late.stderr).toContain('the run has gone on with it; nothing waits for another answer');
+  }, 90_000);
+
+  it('a batch killed while parked, answered while down, then resumed, takes the answers and asks none again', async () => {
+    const first = startBatch();
+    await first.seen(ALL_PARKED);
+    // A store commits a run's lines a moment after the run parks: killed once all four waits are in it.
+    await allWaitingInStore();
+    first.child.kill('SIGKILL');
+    await first.closed;
+    const listed = cli(['approvals']);
+    expect(listed.stdout).toContain('4 tool calls wait for approval in batch night');
+    expect(listed.stdout).toContain('(no batch runs there now)');
+    answerFour();
+    const again = cli(['deny', 't5']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('every call run t5 waits on was answered already (c2): an answer is taken once');
+    const shown = cli(['approvals']);
+    expect(shown.stdout).toMatch(/^ {2}t1 {2}c2 {2}deploy .* — approved by alice, not taken yet$/m);
+
+    const resumed = startBatch('resume');
+    await expectEnded(resumed);
+    expect(cli(['approvals']).stdout).toMatch(
+      /^agent-sm: no run of batch night \(store postgres:\/\/.*\) waits for approval\n$/,
+    );
+  }, 90_000);
+
+  it('names what is wrong: an unknown batch, run or call, a run that does not wait', async () => {
+    const b = startBatch();
+    await b.seen(ALL_PARKED);
+    b.child.kill('SIGKILL');
+    await b.closed;
+    const unknownBatch = runBuiltCli(['approvals', '--store', url, 'day']);
+    expect({ code: unknownBatch.code, stdout: unknownBatch.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(unknownBatch.stderr).toContain('batch day: no such batch in the store');
+    const unknownRun = cli(['approve', 'nope']);
+    expect(unknownRun.code).toBe(2);
+    expect(unknownRun.stderr).toContain('Expected `run` to be the id of a run of batch night (store postgres://');
+    expect(unknownRun.stderr).toContain('(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9), got `nope` (string)');
+    const unknownCall = cli(['deny', 't1', 'c9']);
+    expect(unknownCall.code).toBe(2);
+    expect(unknownCall.stderr).toBe(
+      'agent-sm: error: Expected `callId` to be the id of a call run t1 waits on (c2), got `c9` (string)\n',
+    );
+    const notWaiting = cli(['approve', 't0']);
+    expect(notWaiting.code).toBe(2);
+    expect(notWaiting.stderr).toContain(
+      'run t0 does not wait for approval (its history does not end in AwaitingApproval: it went on, ended or has not started)',
+    );
+    const { rows } = await db.client.query(`SELECT 1 FROM "${db.schema}".agent_sm_answers`);
+    expect(rows).toEqual([]);
+  }, 90_000);
+});
