@@ -1,3 +1,4 @@
+import { storedRunOf, type StoredRunRow } from './storedRunRow';
 import { Client, Pool } from 'pg';
 import {
   HistoryFileError,
@@ -379,38 +380,14 @@ export class PostgresStore implements RunStore {
     // A run's reason is recorded when its last turn ended in an error state of its own table.
     if (failed === true) where.push('outcome IS NOT NULL AND reason IS NOT NULL');
     const { rows } = await this.#db.run('listing runs', (client) =>
-      client.query<{
-        batch_id: string;
-        run_id: string;
-        started_ms: string;
-        outcome: string | null;
-        reason: string | null;
-        cost_usd: number;
-        uncertain_usd: number | null;
-        released_usd: number | null;
-        uncertain: Array<{ why: string; calls: number }> | null;
-        calls: number;
-        duration_ms: number;
-      }>(
+      client.query<StoredRunRow>(
         `SELECT batch_id, run_id, (extract(epoch FROM started_at) * 1000)::bigint AS started_ms, outcome, reason, cost_usd,
            uncertain_usd, released_usd, uncertain, calls, duration_ms
          FROM ${t.runs} WHERE ${where.join(' AND ')} ORDER BY started_at DESC, run_key DESC LIMIT $${values.push(limit)}`,
         values,
       ),
     );
-    return rows.map((r) => ({
-      batchId: r.batch_id,
-      runId: r.run_id,
-      startedAt: Number(r.started_ms),
-      outcome: r.outcome ?? 'incomplete',
-      reason: r.reason ?? undefined,
-      costUsd: r.cost_usd,
-      uncertainUsd: r.uncertain_usd ?? 0,
-      releasedUsd: r.released_usd ?? 0,
-      uncertain: r.uncertain ?? [],
-      calls: r.calls,
-      durationMs: r.duration_ms,
-    }));
+    return rows.map(storedRunOf);
   }
 
   /**
