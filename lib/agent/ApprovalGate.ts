@@ -51,9 +51,12 @@ export class ApprovalGate {
   readonly #decisions = new Map<string, ApprovalDecision>();
   readonly answered: Promise<void>;
   #open!: () => void;
+  readonly #onDecide: ((decision: ApprovalDecision) => void) | undefined;
 
-  constructor(calls: readonly ToolCall[]) {
+  /** `onDecide` is told of each answer as it is taken, before the last one opens the gate (the adapter journals it). */
+  constructor(calls: readonly ToolCall[], onDecide?: (decision: ApprovalDecision) => void) {
     this.calls = calls;
+    this.#onDecide = onDecide;
     this.answered = new Promise<void>((resolve) => (this.#open = resolve));
   }
 
@@ -88,6 +91,7 @@ export class ApprovalGate {
     if (this.#decisions.has(callId))
       throw new InvalidArgumentError('callId', 'a call not answered yet (it was answered already)', callId);
     this.#decisions.set(callId, decision);
+    this.#onDecide?.(decision);
     if (this.complete) this.#open();
   }
 

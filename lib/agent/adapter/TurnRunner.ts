@@ -254,7 +254,8 @@ export class TurnRunner {
             this.#pending,
             this.#onPause,
             waiting,
-            approval.timeoutMs,
+            approval,
+            llm.notes?.fromJournal === true,
           );
           if (answered.kind === 'ended') return answered.result;
           decisions = answered.decisions;

@@ -23,6 +23,7 @@ import { asMachineLogger } from '../options/asMachineLogger';
 import { assertAgentLoop } from '../options/assertAgentLoop';
 import { assertNonNegative } from '../options/assertNonNegative';
 import { resolveJournal } from '../journal/resolveJournal';
+import { ApprovalJournal } from '../journal/ApprovalJournal';
 import { resolveRetry } from '../retry/resolveRetry';
 import { CANCEL_GRACE_MS } from '../../internal/cancelGrace';
 
@@ -147,7 +148,14 @@ export function resolveAgentSettings(
     ledgerDefaultMaxCostUsd,
     minOutputTokens,
     recording,
-    approval: approve === undefined ? undefined : { policy: approve, timeoutMs: approvalTimeoutMs },
+    approval:
+      approve === undefined
+        ? undefined
+        : {
+            policy: approve,
+            timeoutMs: approvalTimeoutMs,
+            journal: new ApprovalJournal(resumeFrom?.journal, recording),
+          },
     compact: compact ? agent.compact!.bind(agent) : undefined,
     hears: events.hears,
     emit: events.emit,

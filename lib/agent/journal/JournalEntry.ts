@@ -113,6 +113,8 @@ export interface ApprovalJournalEntry {
   approved: boolean;
   /** With `approved: false`: why (the model gets `denied: <reason>`). */
   reason?: string;
+  /** With `approved: true`: the input a person gave the call to run with (the adapter's `approve(callId, { input })`). */
+  input?: unknown;
   /** When the answer was taken (the run's clock). */
   at: number;
   /** Who answered, when the answer says (`agent-sm approve` gives the user's login name). */

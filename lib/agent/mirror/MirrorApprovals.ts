@@ -1,5 +1,4 @@
 import { State, type StateName } from '../../../states/StateName';
-import { plural } from '../../internal/text';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { extendTable, type TableExtension } from '../../machine/extendTable';
 import type { TransitionTable } from '../../machine/TransitionTable';
@@ -10,8 +9,7 @@ import { APPROVAL_EXTENSION, ExtensionState } from '../extensionStates';
 import { CHECKING_CANCELLATION } from '../turn/turnEvents';
 import type { MirrorMoves } from './MirrorMoves';
 import { refuseSlot } from './MirrorSlot';
-import { namesOf } from '../turn/namesOf';
-import type { ApprovalJournalEntry } from '../journal/JournalEntry';
+import { ApprovalJournal } from '../journal/ApprovalJournal';
 import type { RecordedLine, RunRecording } from '../journal/RunRecording';
 import type { TurnResult } from '../TurnResult';
 
@@ -57,14 +55,10 @@ export class MirrorApprovals {
   #answered: Promise<ApprovalDecision[] | undefined> | undefined;
   #settle: ((decisions: ApprovalDecision[] | undefined) => void) | undefined;
   readonly #listeners = new Set<ApprovalListener>();
-  /** With `resumeFrom`: how the interrupted attempt answered its calls, by call id, in order (see `recordedDecisions`). */
-  readonly #recorded: Map<string, ApprovalDecision[]>;
-  /** The commits of the answers' journal lines: the run goes on once they are kept. */
-  #commits: PromiseLike<void>[] = [];
+  /** The answers' journal lines (the run goes on once they are kept), and with `resumeFrom` those the interrupted attempt kept. */
+  readonly #journaled: ApprovalJournal;
 
   readonly #run: MirrorMoves;
-
-  readonly #recording: RunRecording | undefined;
 
   constructor(
     readonly enabled: boolean,
@@ -72,8 +66,7 @@ export class MirrorApprovals {
     journal: readonly RecordedLine[] | undefined,
     run: MirrorMoves,
   ) {
-    this.#recorded = recordedDecisions(journal ?? []);
-    this.#recording = recording;
+    this.#journaled = new ApprovalJournal(journal, recording);
     this.#run = run;
   }
 
@@ -117,27 +110,9 @@ export class MirrorApprovals {
     const gate = new ApprovalGate(calls);
     this.#gate = gate;
     this.#answered = new Promise((resolve) => (this.#settle = resolve));
-    // Answers the interrupted attempt journaled are taken again, not asked again. Its tools ran
-    // only once every call of the wait had one: else none of them started, and each runs once answered.
-    const known: ApprovalDecision[] = [];
-    for (const call of calls) {
-      const decision = this.#recorded.get(call.id)?.shift();
-      if (decision !== undefined) known.push(decision);
-    }
-    for (const call of calls)
-      if (known.length < calls.length || !known.some((d) => d.callId === call.id))
-        this.#recording?.waitedForApproval(call.id);
-    const asked = calls.filter((c) => !known.some((d) => d.callId === c.id));
-    const waits = asked.length > 0 ? asked : calls;
-    run.move(AWAITING_APPROVAL, {
-      description:
-        `waiting for approval of ${plural(waits.length, 'tool call')}: ${namesOf(waits)}` +
-        (known.length === 0 ? '' : ` (${plural(known.length, 'answer')} taken from the journal)`),
-      data: {
-        calls: new ApprovalGate(waits).pending,
-        ...(known.length === 0 ? {} : { fromJournal: known.map((d) => d.callId) }),
-      },
-    });
+    // Answers the interrupted attempt journaled are taken again, not asked again.
+    const known = this.#journaled.recorded(calls);
+    run.move(AWAITING_APPROVAL, this.#journaled.waitMove(calls, known));
     for (const decision of known) this.#decide(decision, true);
     const paused: TurnResult = {
       outcome: 'awaiting_approval',
@@ -228,85 +203,23 @@ export class MirrorApprovals {
     }
   }
 
-  /**
-   * Journals an answer as it is taken, before the tool can run: an `approval` line, kept (its
-   * commit awaited before the run goes on) so that a run resumed from the journal takes it
-   * again instead of asking again. One taken from the journal is journaled again (`fromJournal`),
-   * as a served response is: a second cut finds it in the newest attempt's file.
-   */
+  /** Journals an answer as it is taken, before the tool can run (`ApprovalJournal.write`). */
   #journal(decision: ApprovalDecision, fromJournal: boolean): void {
     const run = this.#run;
     const { journal, ledger, clock } = run.deps;
-    if (journal === undefined || ledger === undefined) return;
-    const name = this.#gate?.calls.find((c) => c.id === decision.callId)?.name ?? '';
-    const line: ApprovalJournalEntry = {
-      type: 'approval',
-      turn: run.turn,
-      callId: decision.callId,
-      name,
-      approved: decision.approved,
-      ...(decision.approved ? {} : { reason: decision.reason }),
-      at: clock(),
-      ...(decision.by === undefined ? {} : { by: decision.by }),
-      ...(fromJournal ? { fromJournal: true as const } : {}),
-    };
-    const commit = ledger(line);
-    if (commit !== undefined && commit !== null) this.#commits.push(commit);
+    const call = this.#gate?.calls.find((c) => c.id === decision.callId);
+    this.#journaled.write(journal === undefined ? undefined : ledger, run.turn, call, decision, clock(), fromJournal);
   }
 
   #finish(decisions: ApprovalDecision[] | undefined): void {
     const settle = this.#settle;
     this.#settle = undefined;
-    const commits = this.#commits;
-    this.#commits = [];
+    const commits = this.#journaled.commits();
     if (settle === undefined) return;
     if (commits.length === 0 || decisions === undefined) return settle(decisions);
     // A line not kept is the sink's error (the machine reports it): the run goes on either way.
     void Promise.allSettled(commits).then(() => settle(decisions));
   }
-}
-
-/**
- * How an interrupted attempt answered its calls, from its journal, by call id in the order
- * given (a loop may repeat an id across rounds): its `approval` lines. A journal written before
- * those lines existed says it by the tool lines: a call with a result (`ok` or `error`) ran, so
- * it was approved; one `not_run` with `denied: <reason>` was denied.
- */
-function recordedDecisions(journal: readonly RecordedLine[]): Map<string, ApprovalDecision[]> {
-  const decided = new Map<string, ApprovalDecision[]>();
-  const add = (decision: ApprovalDecision): void => {
-    const list = decided.get(decision.callId) ?? [];
-    list.push(decision);
-    decided.set(decision.callId, list);
-  };
-  if (journal.some((line) => line.type === 'approval')) {
-    for (const line of journal) {
-      if (line.type !== 'approval') continue;
-      const { callId, approved, reason, by } = line as {
-        callId?: unknown;
-        approved?: unknown;
-        reason?: unknown;
-        by?: unknown;
-      };
-      if (typeof callId !== 'string' || typeof approved !== 'boolean') continue;
-      // Who answered goes on into the resumed run's journal with the answer.
-      const who = typeof by === 'string' && by !== '' ? { by } : {};
-      add(
-        approved
-          ? { callId, approved: true, ...who }
-          : { callId, approved: false, reason: typeof reason === 'string' ? reason : 'denied by a person', ...who },
-      );
-    }
-    return decided;
-  }
-  for (const line of journal) {
-    if (line.type !== 'tool' || line.call === undefined) continue;
-    const output = (line.result as { output?: unknown } | undefined)?.output;
-    if (line.status === 'ok' || line.status === 'error') add({ callId: line.call.id, approved: true });
-    else if (line.status === 'not_run' && typeof output === 'string' && output.startsWith('denied: '))
-      add({ callId: line.call.id, approved: false, reason: output.slice('denied: '.length) });
-  }
-  return decided;
 }
 
 /** Why a run that waits for approval cannot end: what `runEnd` says then. */

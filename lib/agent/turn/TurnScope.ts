@@ -26,6 +26,7 @@ import type { OnUnknownCost } from '../money/priceResponse';
 import type { ResolvedRetry } from '../retry/retryAfter';
 import type { StallWatch } from '../stall/StallWatch';
 import type { RunRecording } from '../journal/RunRecording';
+import type { ApprovalJournal } from '../journal/ApprovalJournal';
 import type { UsageMeter } from '../money/UsageMeter';
 
 /** What a turn needs from the adapter that runs it: the same for all of an adapter's turns. */
@@ -62,8 +63,11 @@ export interface TurnSettings {
   minOutputTokens: number;
   /** The interrupted run's journal this agent resumes from (`resumeFrom`), or undefined. */
   recording: RunRecording | undefined;
-  /** Which tool calls wait for a person, and for how long at most; undefined when no call waits. */
-  approval: { policy: ApprovalPolicy; timeoutMs: number | undefined } | undefined;
+  /**
+   * Which tool calls wait for a person, and for how long at most, and the answers' journal
+   * (written as taken; with `resumeFrom`, those of the interrupted run); undefined when no call waits.
+   */
+  approval: { policy: ApprovalPolicy; timeoutMs: number | undefined; journal: ApprovalJournal } | undefined;
   /** The loop's `compact`, bound, when the adapter's `compact` option is on. */
   compact: ((info: CompactInfo, ctx: HookContext) => Promise<CompactResult | void>) | undefined;
   /** Watches the run for loops that go nowhere (the adapter's `stall`); undefined when off. */
