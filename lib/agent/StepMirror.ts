@@ -375,10 +375,17 @@ export class StepMirror {
   /**
    * With `resumeFrom`, before a model call: the journaled response of this call, reported (no
    * request, no hold, charged to the own budget alone) — give it to the framework. Undefined:
-   * make the call live (`modelCallStart`).
+   * make the call live (`modelCallStart`). With `again`, the number of a call of the running run
+   * (see `callsAnswered`) that the framework makes again as it was (a LangGraph node re-run on
+   * the continuation of a parked run): the response its journal line holds, nothing reported.
    */
-  recordedResponse(): MirrorResponse | undefined {
-    return serveMirrorResponse(this.#run);
+  recordedResponse(options: { again?: number } = {}): MirrorResponse | undefined {
+    return serveMirrorResponse(this.#run, options?.again);
+  }
+
+  /** How many model calls of the running run were answered (live or served), each an `llm` journal line: the last one's number. */
+  get callsAnswered(): number {
+    return this.#run.responses.length;
   }
 
   /**
