@@ -59,6 +59,8 @@ export class MirrorApprovals {
   readonly #listeners = new Set<ApprovalListener>();
   /** With `resumeFrom`: how the interrupted attempt answered its calls, by call id, in order (see `recordedDecisions`). */
   readonly #recorded: Map<string, ApprovalDecision[]>;
+  /** Whether those answers are the journal's `approval` lines (not read from its tool lines). */
+  readonly #asked: boolean;
   /** The commits of the answers' journal lines: the run goes on once they are kept. */
   #commits: PromiseLike<void>[] = [];
 
@@ -73,6 +75,7 @@ export class MirrorApprovals {
     run: MirrorMoves,
   ) {
     this.#recorded = recordedDecisions(journal ?? []);
+    this.#asked = (journal ?? []).some((line) => line.type === 'approval');
     this.#recording = recording;
     this.#run = run;
   }
@@ -84,6 +87,16 @@ export class MirrorApprovals {
 
   get pending(): PendingApproval[] {
     return this.#gate?.pending ?? [];
+  }
+
+  /**
+   * With `resumeFrom`: whether the interrupted attempt's journal holds an `approval` line
+   * answering `callId` not taken yet — the next wait on it takes that answer instead of asking
+   * (a framework whose tool asks inside itself lets it run again to its question). A journal
+   * with no such lines (whose answers are read from its tool lines) holds none.
+   */
+  inJournal(callId: string): boolean {
+    return this.enabled && this.#asked && (this.#recorded.get(callId)?.length ?? 0) > 0;
   }
 
   /** Tells `listener` of each wait that needs people's answers (not of one the journal answered). Returns how to stop. */

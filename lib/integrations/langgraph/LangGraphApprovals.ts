@@ -197,6 +197,16 @@ export class LangGraphApprovals {
     return answer.started ? 'counted' : undefined;
   }
 
+  /**
+   * On a resumed run (`resumeFrom`), before the parked run's continuation: whether call `callId`'s
+   * tool asked inside itself before the cut and the journal holds the answer — it runs again to
+   * its `interrupt()`, whose wait takes that answer (its start was counted then); on the
+   * continuation the resume tool policy says whether the approved tool runs.
+   */
+  asksAgain(callId: string): boolean {
+    return !this.#continuing && this.#mirror.approvals.inJournal(callId);
+  }
+
   /** The task `task` (its checkpoint namespace) made the run's model call number `call`: noted, for a re-run of the task. */
   responded(task: string | undefined, call: number): void {
     if (task === undefined) return;

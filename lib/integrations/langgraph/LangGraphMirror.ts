@@ -433,8 +433,10 @@ export class LangGraphMirror extends BaseCallbackHandler {
     // The name the model gave the call: a tool LangGraph sends as its own task runs under the node's name.
     const name = this.#lastCalls.find((c) => c.id === id)?.name ?? runName ?? 'tool';
     const call = { id, name, input: parseJsonOrText(input) };
+    // A resumed run whose journal answered this call's question: the tool asks again, and its wait takes the answer.
+    const asks = this.#approvals.asksAgain(id);
     // A resumed run: the wrapped tool answers with its recorded result, by the tool policy, and does not run.
-    if (this.#served.toolsWrapped) {
+    if (this.#served.toolsWrapped && !asks) {
       const answer = this.mirror.recordedTool(call);
       if (answer !== undefined) {
         this.#served.serveTool(runId, answer);
@@ -445,7 +447,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const restart = this.#approvals.toolRestarts(id);
     if (restart === 'denied') return;
     this.#tools.set(runId, call);
-    if (restart === 'counted') return;
+    if (restart === 'counted' || asks) return;
     const stop = await this.mirror.toolStart(call);
     if (stop !== undefined) throw stop;
   }

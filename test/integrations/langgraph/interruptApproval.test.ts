@@ -320,3 +320,64 @@ describe('interrupt() in a review node before the tools run', () => {
     expect(lg.result?.error?.message).toMatch(/interrupt\(\) value.*a LangChain tool call.*got `continue\?`/);
   });
 });
+
+describe('killed after its answer, a run resumed from its journal takes the answer and follows the tool policy', () => {
+  it.each([
+    ['approved, the default policy: the deploy may have run, so it is answered interrupted', 'approve', undefined],
+    ["approved, policy rerun: ['deploy']: the deploy runs", 'approve', { rerun: ['deploy'] }],
+    ['denied: the deploy reads the denial, nothing runs', 'deny', undefined],
+  ] as const)('%s', async (_name, answer, tools) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-lganswered-'));
+    try {
+      // The first process: deploy asks inside itself and parks; answered (an `approval` line), it dies.
+      const file = path.join(dir, 'first.jsonl');
+      const sink = JsonlHistorySink.open(file, { runId: 'r' });
+      const first = langGraphMirror({ approvals: true, logger: false, sink, journal: true });
+      const firstRan: string[] = [];
+      await first.run(agentOf(first, firstRan), ask, thread('a'));
+      const next = first.answered();
+      if (answer === 'approve') first.mirror.approvals.approve('c2');
+      else first.mirror.approvals.deny('c2', 'not today');
+      expect(await next).toBeInstanceOf(Command);
+      sink.close();
+      expect(firstRan).toEqual(['ls']);
+      const journal = [...(await loadHistory(file)).journal] as unknown as RecordedLine[];
+      expect(journal.filter((l) => l.type === 'approval')).toHaveLength(1);
+
+      // Resumed on a fresh graph and checkpointer, with no `rerun` asked for the tool that asks.
+      const ran: string[] = [];
+      const lg = langGraphMirror({
+        approvals: true,
+        logger: false,
+        resumeFrom: { journal, ...(tools === undefined ? {} : { tools }) },
+      });
+      let asked = 0;
+      lg.mirror.approvals.listen(() => (asked += 1));
+      const agent = agentOf(lg, ran);
+      await lg.run(agent, ask, thread('a2'));
+      // The deploy asked again, and its wait took the journaled answer: nobody was asked.
+      expect(lg.machine.current as string).toBe('RunningTool');
+      expect(lg.mirror.approvals.waiting).toBe(false);
+      expect(asked).toBe(0);
+      const parked = lg.machine.history().find((r) => (r.to as string) === 'AwaitingApproval')!;
+      expect(parked.data).toMatchObject({ fromJournal: ['c2'] });
+      const command = await lg.answered();
+      expect(command!.resume).toEqual(
+        answer === 'approve' ? { approved: true } : { approved: false, reason: 'not today' },
+      );
+      const out = await lg.run(agent, command!, thread('a2'));
+      const last = String(out.messages.at(-1)?.content);
+      if (answer === 'deny') expect(last).toBe('done: a b | denied: not today');
+      else if (tools === undefined) expect(last).toMatch(/^done: a b \| .*interrupted: the run was cut off/);
+      else expect(last).toBe('done: a b | deployed');
+      // ls replayed from the journal; deploy ran only under rerun.
+      expect(ran).toEqual(answer === 'approve' && tools !== undefined ? ['deploy prod'] : []);
+      expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+      expectBodiesOnce(2);
+      expect(validateHistory(lg.machine.history(), lg.machine.table)).toMatchObject({ ok: true, issues: [] });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
