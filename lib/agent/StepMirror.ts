@@ -4,7 +4,7 @@ import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { StateMachine } from '../machine/StateMachine';
 import type { AgentLogger } from './AgentLogger';
-import type { LLMCallBound, LLMResponse, ToolCall } from './AgentLoop';
+import type { LLMCallBound, ToolCall } from './AgentLoop';
 import { asMachineLogger } from './options/asMachineLogger';
 import { resolveJournal } from './journal/resolveJournal';
 import { Budget } from './money/Budget';
@@ -48,11 +48,8 @@ import { approvalTable, ENDED_WAITING, MirrorApprovals } from './mirror/MirrorAp
 
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
-/** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
-export type MirrorResponse = LLMResponse;
-
-/** How a tool call ended: its output (an error result when `isError`), or what it threw. */
-export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
+import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
+export type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
 
 export type { MirrorStop } from './mirror/MirrorStop';
 export type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
@@ -375,10 +372,16 @@ export class StepMirror {
   /**
    * With `resumeFrom`, before a model call: the journaled response of this call, reported (no
    * request, no hold, charged to the own budget alone) — give it to the framework. Undefined:
-   * make the call live (`modelCallStart`).
+   * make the call live (`modelCallStart`). `again`: the number of a call of this run (`callsAnswered`)
+   * the framework makes again (a LangGraph node re-run on a continuation): its line's response, unreported.
    */
-  recordedResponse(): MirrorResponse | undefined {
-    return serveMirrorResponse(this.#run);
+  recordedResponse(options: { again?: number } = {}): MirrorResponse | undefined {
+    return serveMirrorResponse(this.#run, options.again);
+  }
+
+  /** How many model calls of the running run were answered (live or served), each an `llm` journal line: the last one's number. */
+  get callsAnswered(): number {
+    return this.#run.responses.length;
   }
 
   /**
@@ -479,14 +482,7 @@ export class StepMirror {
    * it waits ends the run as cancelled.
    */
   awaitApproval(calls: ToolCall[]): TurnResult {
-    const state = this.machine.pendingState;
-    if (!this.#run.running || !TOOL_PHASE.has(state))
-      throw new InvalidArgumentError(
-        'calls',
-        `calls of a response whose tools are pending (the run is in ${state})`,
-        calls,
-      );
-    return this.#approvals.park(calls, state, this.signal, () => this.runAborted());
+    return this.#approvals.park(calls, this.machine.pendingState, this.signal, () => this.runAborted());
   }
 
   /**

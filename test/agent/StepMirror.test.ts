@@ -153,4 +153,24 @@ describe('StepMirror', () => {
     expect(response.data).toMatchObject({ attempts: 2, failures: [{ attempt: 1, error: '429 rate limited' }] });
     expect(mirror.usage.llmCalls).toBe(2);
   });
+
+  it('answers a call the framework makes again with the response its journal line holds, reporting nothing', async () => {
+    const mirror = new StepMirror({ logger: false });
+    mirror.runStart('go');
+    await mirror.modelCallStart();
+    mirror.modelResponse(toolReply);
+    expect(mirror.callsAnswered).toBe(1);
+    const moves = mirror.machine.history().length;
+    const usage = mirror.usage;
+    expect(mirror.recordedResponse({ again: 1 })).toEqual(toolReply);
+    // No request, no charge, no move, no new call: it was answered once.
+    expect(mirror.machine.history()).toHaveLength(moves);
+    expect(mirror.usage).toEqual(usage);
+    expect(mirror.callsAnswered).toBe(1);
+    // A call the run has not made: none to repeat, the framework makes it live.
+    expect(mirror.recordedResponse({ again: 2 })).toBeUndefined();
+    expect(() => mirror.recordedResponse({ again: 0 })).toThrow(/again.*1 for its first.*got `0`/);
+    mirror.runEnd();
+    expect(mirror.recordedResponse({ again: 1 })).toBeUndefined();
+  });
 });

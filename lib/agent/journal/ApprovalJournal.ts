@@ -19,13 +19,21 @@ export class ApprovalJournal {
   /** How the interrupted attempt answered its calls, by call id, in order (see `recordedDecisions`). */
   readonly #recorded: Map<string, ApprovalDecision[]>;
   readonly #recording: RunRecording | undefined;
+  /** Whether those answers are the journal's `approval` lines (not read from its tool lines). */
+  readonly #asked: boolean;
   /** The commits of the lines written since `commits()` last took them. */
   #commits: PromiseLike<void>[] = [];
 
   /** `journal`: the interrupted attempt's lines (`resumeFrom.journal`), when the run resumes one through `recording`. */
   constructor(journal: readonly RecordedLine[] | undefined, recording: RunRecording | undefined) {
     this.#recorded = recordedDecisions(journal ?? []);
+    this.#asked = (journal ?? []).some((line) => line.type === 'approval');
     this.#recording = recording;
+  }
+
+  /** Whether the interrupted attempt's `approval` lines hold an answer to `callId` not taken yet (answers read from tool lines do not count). */
+  answers(callId: string): boolean {
+    return this.#asked && (this.#recorded.get(callId)?.length ?? 0) > 0;
   }
 
   /**

@@ -7,7 +7,7 @@ import type { ToolCall } from '../AgentLoop';
 import { answeredBy, ApprovalGate, type ApprovalDecision, type PendingApproval } from '../ApprovalGate';
 import { APPROVAL_EXTENSION, ExtensionState } from '../extensionStates';
 import { CHECKING_CANCELLATION } from '../turn/turnEvents';
-import type { MirrorMoves } from './MirrorMoves';
+import { TOOL_PHASE, type MirrorMoves } from './MirrorMoves';
 import { refuseSlot } from './MirrorSlot';
 import { ApprovalJournal } from '../journal/ApprovalJournal';
 import type { RecordedLine, RunRecording } from '../journal/RunRecording';
@@ -79,6 +79,16 @@ export class MirrorApprovals {
     return this.#gate?.pending ?? [];
   }
 
+  /**
+   * With `resumeFrom`: whether the interrupted attempt's journal holds an `approval` line
+   * answering `callId` not taken yet — the next wait on it takes that answer instead of asking
+   * (a framework whose tool asks inside itself lets it run again to its question). A journal
+   * with no such lines (whose answers are read from its tool lines) holds none.
+   */
+  inJournal(callId: string): boolean {
+    return this.enabled && this.#journaled.answers(callId);
+  }
+
   /** Tells `listener` of each wait that needs people's answers (not of one the journal answered). Returns how to stop. */
   listen(listener: ApprovalListener): () => void {
     this.#listeners.add(listener);
@@ -93,6 +103,12 @@ export class MirrorApprovals {
    */
   park(calls: readonly ToolCall[], state: StateName, signal: AbortSignal, cancel: () => void): TurnResult {
     const run = this.#run;
+    if (!run.running || !TOOL_PHASE.has(state))
+      throw new InvalidArgumentError(
+        'calls',
+        `calls of a response whose tools are pending (the run is in ${state})`,
+        calls,
+      );
     if (!this.enabled)
       throw new InvalidArgumentError(
         'approvals',

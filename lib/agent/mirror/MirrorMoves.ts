@@ -97,6 +97,8 @@ export class MirrorMoves extends TurnCore {
   lastText: string | undefined;
   /** With `resumeFrom`: the response about to be reported was served from the journal, at this cost. */
   served: { costUsd: number | undefined } | undefined;
+  /** The running run's responses as its `llm` journal lines hold them, in order (live and served). */
+  responses: LLMResponse[] = [];
   /** Whether an unknown cost was warned of: once per mirror. */
   warnedUnknownCost = false;
   /** Set as the run ends: whether tool calls were left that no response carried (answered after the last record). */
@@ -136,6 +138,7 @@ export class MirrorMoves extends TurnCore {
     this.attempt = 0;
     this.failures = [];
     this.slots = [];
+    this.responses = [];
     this.unsent = false;
     this.texts = undefined;
     this.lastText = undefined;

@@ -62,6 +62,7 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
     ...fact,
     ...(served === undefined ? {} : { fromJournal: true }),
   });
+  run.responses.push(response);
   if (run.endsOnCharge(passed, priced.error, valid)) return;
   if (priced.note !== undefined && !run.warnedUnknownCost) {
     run.warnedUnknownCost = true;

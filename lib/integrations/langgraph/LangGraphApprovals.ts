@@ -5,7 +5,6 @@ import {
   InvalidArgumentError,
   OperationError,
   type ApprovalDecision,
-  type MirrorResponse,
   type StepMirror,
   type ToolCall,
 } from 'agent-state-machine';
@@ -33,7 +32,8 @@ interface Waiting {
  * run on the same thread. On the continuation, a tool that raised its interrupt starts again
  * (LangGraph re-runs the interrupted node): its start was counted, so it is not counted again;
  * and a model call the interrupted node made before its `interrupt()` and makes again is
- * answered with the response it had (through `wrapModel`), not sent again.
+ * answered from the journal with the response it had (the mirror's `recordedResponse({ again })`,
+ * through `wrapModel`), not sent again.
  */
 export class LangGraphApprovals {
   readonly #mirror: StepMirror;
@@ -47,10 +47,10 @@ export class LangGraphApprovals {
   readonly #answers = new Map<string, { approved: boolean; started: boolean }>();
   /** The run is parked: the graph's next run is its continuation. */
   #parked = false;
-  /** Model responses of this graph run's tasks, by checkpoint namespace: a re-run of the task on the continuation is answered with them. */
-  #responses = new Map<string, MirrorResponse[]>();
-  /** On a continuation: the parked graph run's responses not served yet. */
-  #earlier = new Map<string, MirrorResponse[]>();
+  /** The run's model calls (their numbers, `mirror.callsAnswered`) of this graph run's tasks, by checkpoint namespace: a re-run of the task on the continuation makes them again. */
+  #calls = new Map<string, number[]>();
+  /** On a continuation: the parked graph run's calls its re-run tasks have not made again yet. */
+  #earlier = new Map<string, number[]>();
   /** Whether the graph runs now as a parked run's continuation. */
   #continuing = false;
 
@@ -81,8 +81,8 @@ export class LangGraphApprovals {
     if (parked) this.#assertContinuation(input);
     this.#inTool.clear();
     this.#heard.clear();
-    this.#earlier = parked ? this.#responses : new Map();
-    this.#responses = new Map();
+    this.#earlier = parked ? this.#calls : new Map();
+    this.#calls = new Map();
     this.#parked = false;
     this.#continuing = parked;
     return parked;
@@ -197,20 +197,34 @@ export class LangGraphApprovals {
     return answer.started ? 'counted' : undefined;
   }
 
-  /** A model response of the task `task` (its checkpoint namespace): kept, for a re-run of the task. */
-  responded(task: string | undefined, response: MirrorResponse): void {
-    if (task === undefined) return;
-    const kept = this.#responses.get(task) ?? [];
-    kept.push(response);
-    this.#responses.set(task, kept);
+  /**
+   * On a resumed run (`resumeFrom`), before the parked run's continuation: whether call `callId`'s
+   * tool asked inside itself before the cut and the journal holds the answer — it runs again to
+   * its `interrupt()`, whose wait takes that answer (its start was counted then); on the
+   * continuation the resume tool policy says whether the approved tool runs.
+   */
+  asksAgain(callId: string): boolean {
+    return !this.#continuing && this.#mirror.approvals.inJournal(callId);
   }
 
-  /** On the continuation, the response a model call of re-run task `task` had before the interrupt, if it made one. */
-  remade(task: string | undefined): MirrorResponse | undefined {
+  /** The task `task` (its checkpoint namespace) made the run's model call number `call`: noted, for a re-run of the task. */
+  responded(task: string | undefined, call: number): void {
+    if (task === undefined) return;
+    const kept = this.#calls.get(task) ?? [];
+    kept.push(call);
+    this.#calls.set(task, kept);
+  }
+
+  /**
+   * On the continuation, the number of the run's model call that a model call of re-run task
+   * `task` makes again (it made it before the interrupt), if it made one: the mirror serves it
+   * from its journal (`recordedResponse({ again })`).
+   */
+  remade(task: string | undefined): number | undefined {
     if (!this.#continuing || task === undefined) return undefined;
-    const response = this.#earlier.get(task)?.shift();
-    if (response !== undefined) this.responded(task, response);
-    return response;
+    const call = this.#earlier.get(task)?.shift();
+    if (call !== undefined) this.responded(task, call);
+    return call;
   }
 }
 

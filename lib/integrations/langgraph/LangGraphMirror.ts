@@ -328,6 +328,14 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const outside = outsideRunError(this.observe, this.#inRun);
     if (outside !== undefined) throw outside;
     const task = taskOf(metadata);
+    // A parked run's continuation: a node re-run from its start makes again the call it made
+    // before its interrupt(), answered from the journal with the response it had (no request, no charge).
+    const again = this.#approvals.remade(task);
+    if (again !== undefined) {
+      if (!this.#served.modelWrapped) throw remadeUnwrapped(task);
+      const response = this.mirror.recordedResponse({ again });
+      if (response !== undefined) return this.#served.serveResponse(runId, response);
+    }
     // A resumed run: the wrapped model answers with the journaled response (no request, no budget check: it was made and paid then).
     if (this.#served.modelWrapped) {
       const response = this.mirror.recordedResponse();
@@ -336,13 +344,6 @@ export class LangGraphMirror extends BaseCallbackHandler {
         this.#responded(task, response);
         return;
       }
-    }
-    // A parked run's continuation: a node re-run from its start makes again the call it made before its interrupt().
-    const remade = this.#approvals.remade(task);
-    if (remade !== undefined) {
-      if (!this.#served.modelWrapped) throw remadeUnwrapped(task);
-      this.#served.serveResponse(runId, remade);
-      return;
     }
     this.#modelTasks.set(runId, task);
     // A chat model whose caller retries where the mirror cannot see (not given through wrapModel) is refused.
@@ -401,10 +402,10 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#responded(task, response);
   }
 
-  /** A response the run had (sent, or served from the journal): kept for a re-run of its task, and its calls for an interrupt. */
+  /** A response the run had (sent, or served from the journal): its number noted for a re-run of its task, and its calls for an interrupt. */
   #responded(task: string | undefined, response: MirrorResponse): void {
     this.#lastCalls = response.toolCalls ?? [];
-    this.#approvals.responded(task, response);
+    this.#approvals.responded(task, this.mirror.callsAnswered);
   }
 
   override handleLLMError(error: unknown, runId: string): void {
@@ -432,8 +433,10 @@ export class LangGraphMirror extends BaseCallbackHandler {
     // The name the model gave the call: a tool LangGraph sends as its own task runs under the node's name.
     const name = this.#lastCalls.find((c) => c.id === id)?.name ?? runName ?? 'tool';
     const call = { id, name, input: parseJsonOrText(input) };
+    // A resumed run whose journal answered this call's question: the tool asks again, and its wait takes the answer.
+    const asks = this.#approvals.asksAgain(id);
     // A resumed run: the wrapped tool answers with its recorded result, by the tool policy, and does not run.
-    if (this.#served.toolsWrapped) {
+    if (this.#served.toolsWrapped && !asks) {
       const answer = this.mirror.recordedTool(call);
       if (answer !== undefined) {
         this.#served.serveTool(runId, answer);
@@ -444,7 +447,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     const restart = this.#approvals.toolRestarts(id);
     if (restart === 'denied') return;
     this.#tools.set(runId, call);
-    if (restart === 'counted') return;
+    if (restart === 'counted' || asks) return;
     const stop = await this.mirror.toolStart(call);
     if (stop !== undefined) throw stop;
   }

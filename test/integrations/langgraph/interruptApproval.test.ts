@@ -4,13 +4,17 @@
 // thread. The real @langchain/langgraph and ChatOpenAI against the strict local server: the
 // server sees no request twice — not even the one a node makes again before its interrupt()
 // when LangGraph re-runs the node on resume (langgraph#7780).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { type AIMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, interrupt } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
-import { validateHistory } from 'agent-state-machine/history';
+import type { RecordedLine } from 'agent-state-machine';
+import { JsonlHistorySink, loadHistory, validateHistory } from 'agent-state-machine/history';
 import { langGraphMirror, type LangGraphMirror, type LangGraphObserve } from '../../../lib/integrations/langgraph';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
 
@@ -256,6 +260,55 @@ describe('interrupt() in a review node before the tools run', () => {
     expectBodiesOnce(3);
   });
 
+  it("killed while parked after its answer, the run resumed from its journal lines alone serves the re-run node's repeated call from the journal", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-lgagain-'));
+    try {
+      // The first process: parks at the review node's interrupt(), is approved (an `approval`
+      // line), and dies before it continues. Nothing of it survives but its journal file.
+      const file = path.join(dir, 'first.jsonl');
+      const sink = JsonlHistorySink.open(file, { runId: 'r' });
+      const first = langGraphMirror({ approvals: true, logger: false, sink, journal: true });
+      await first.run(reviewGraph(first, [], true), ask, thread('k'));
+      const next = first.answered();
+      first.mirror.approvals.approve('c2');
+      expect(await next).toBeInstanceOf(Command);
+      sink.close();
+      const journal = [...(await loadHistory(file)).journal] as unknown as RecordedLine[];
+      expect(journal.filter((l) => l.type === 'llm')).toHaveLength(2);
+      const summary = (journal.filter((l) => l.type === 'llm')[1]!.response as { toolCalls: unknown }).toolCalls;
+      expect(server.exchanges).toHaveLength(2);
+
+      // Another mirror, another graph and checkpointer: the journal serves both calls, the
+      // answer is taken from it, and the continuation's repeated call is answered by the
+      // mirror's journal path (`recordedResponse({ again })`), not sent. Neither tool had started
+      // (the review node parks before the tools node): both run.
+      const ran: string[] = [];
+      const lg = langGraphMirror({
+        approvals: true,
+        logger: false,
+        resumeFrom: { journal, tools: { rerun: ['ls', 'deploy'] } },
+      });
+      const graph = reviewGraph(lg, ran, true);
+      const served = jest.spyOn(lg.mirror, 'recordedResponse');
+      await lg.run(graph, ask, thread('k2'));
+      expect(lg.mirror.approvals.waiting).toBe(false);
+      const command = await lg.answered();
+      expect(command!.resume).toEqual({ approved: true });
+      await lg.run(graph, command!, thread('k2'));
+      const again = served.mock.calls.findIndex(([options]) => options?.again !== undefined);
+      expect(served.mock.calls[again]).toEqual([{ again: 2 }]);
+      expect(served.mock.results[again]!.value).toMatchObject({ toolCalls: summary });
+      expect(ran).toEqual(['ls', 'deploy prod']);
+      expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 2 });
+      // Two served (charged from the journal, no earlier usage given), the repeat not again, one live.
+      expect(lg.usage.llmCalls).toBe(3);
+      expectBodiesOnce(3);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses by name an interrupt() whose value names no tool call: the run ends in Error', async () => {
     const lg = langGraphMirror({ approvals: true, logger: false });
     const graph = new StateGraph(MessagesAnnotation)
@@ -265,5 +318,66 @@ describe('interrupt() in a review node before the tools run', () => {
     await lg.run(graph, ask, thread('x'));
     expect(lg.result).toMatchObject({ outcome: 'error' });
     expect(lg.result?.error?.message).toMatch(/interrupt\(\) value.*a LangChain tool call.*got `continue\?`/);
+  });
+});
+
+describe('killed after its answer, a run resumed from its journal takes the answer and follows the tool policy', () => {
+  it.each([
+    ['approved, the default policy: the deploy may have run, so it is answered interrupted', 'approve', undefined],
+    ["approved, policy rerun: ['deploy']: the deploy runs", 'approve', { rerun: ['deploy'] }],
+    ['denied: the deploy reads the denial, nothing runs', 'deny', undefined],
+  ] as const)('%s', async (_name, answer, tools) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-lganswered-'));
+    try {
+      // The first process: deploy asks inside itself and parks; answered (an `approval` line), it dies.
+      const file = path.join(dir, 'first.jsonl');
+      const sink = JsonlHistorySink.open(file, { runId: 'r' });
+      const first = langGraphMirror({ approvals: true, logger: false, sink, journal: true });
+      const firstRan: string[] = [];
+      await first.run(agentOf(first, firstRan), ask, thread('a'));
+      const next = first.answered();
+      if (answer === 'approve') first.mirror.approvals.approve('c2');
+      else first.mirror.approvals.deny('c2', 'not today');
+      expect(await next).toBeInstanceOf(Command);
+      sink.close();
+      expect(firstRan).toEqual(['ls']);
+      const journal = [...(await loadHistory(file)).journal] as unknown as RecordedLine[];
+      expect(journal.filter((l) => l.type === 'approval')).toHaveLength(1);
+
+      // Resumed on a fresh graph and checkpointer, with no `rerun` asked for the tool that asks.
+      const ran: string[] = [];
+      const lg = langGraphMirror({
+        approvals: true,
+        logger: false,
+        resumeFrom: { journal, ...(tools === undefined ? {} : { tools }) },
+      });
+      let asked = 0;
+      lg.mirror.approvals.listen(() => (asked += 1));
+      const agent = agentOf(lg, ran);
+      await lg.run(agent, ask, thread('a2'));
+      // The deploy asked again, and its wait took the journaled answer: nobody was asked.
+      expect(lg.machine.current as string).toBe('RunningTool');
+      expect(lg.mirror.approvals.waiting).toBe(false);
+      expect(asked).toBe(0);
+      const parked = lg.machine.history().find((r) => (r.to as string) === 'AwaitingApproval')!;
+      expect(parked.data).toMatchObject({ fromJournal: ['c2'] });
+      const command = await lg.answered();
+      expect(command!.resume).toEqual(
+        answer === 'approve' ? { approved: true } : { approved: false, reason: 'not today' },
+      );
+      const out = await lg.run(agent, command!, thread('a2'));
+      const last = String(out.messages.at(-1)?.content);
+      if (answer === 'deny') expect(last).toBe('done: a b | denied: not today');
+      else if (tools === undefined) expect(last).toMatch(/^done: a b \| .*interrupted: the run was cut off/);
+      else expect(last).toBe('done: a b | deployed');
+      // ls replayed from the journal; deploy ran only under rerun.
+      expect(ran).toEqual(answer === 'approve' && tools !== undefined ? ['deploy prod'] : []);
+      expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+      expectBodiesOnce(2);
+      expect(validateHistory(lg.machine.history(), lg.machine.table)).toMatchObject({ ok: true, issues: [] });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

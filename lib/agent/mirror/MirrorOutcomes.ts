@@ -1,0 +1,7 @@
+import type { LLMResponse } from '../AgentLoop';
+
+/** A model response as a framework reports it: the `LLMResponse` of an `AgentLoop`. */
+export type MirrorResponse = LLMResponse;
+
+/** How a tool call ended: its output (an error result when `isError`), or what it threw. */
+export type MirrorToolOutcome = { output: string; isError?: boolean } | { error: unknown };
