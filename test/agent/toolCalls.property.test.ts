@@ -32,7 +32,10 @@ describe('AgentWithStateMachine tool calls (property-based)', () => {
           let seq = 0;
           const asked: string[] = [];
           const answered: string[] = [];
-          let running = 0;
+          // Tools running per turn: a cancel with no grace (cancelGraceMs: 0) leaves a tool of the
+          // turn behind, still running when the next turn's tools start; the bound is a turn's.
+          let turn = 0;
+          const running: number[] = [];
           let maxRunning = 0;
           let started = 0;
           let adapter!: AgentWithStateMachine;
@@ -54,8 +57,9 @@ describe('AgentWithStateMachine tool calls (property-based)', () => {
             },
             async runTool(call, ctx): Promise<ToolResult> {
               started += 1;
-              running += 1;
-              maxRunning = Math.max(maxRunning, running);
+              const mine = turn;
+              running[mine] = (running[mine] ?? 0) + 1;
+              maxRunning = Math.max(maxRunning, running[mine]);
               try {
                 await new Promise((r) => setImmediate(r));
                 switch (call.name as ToolKind) {
@@ -75,7 +79,7 @@ describe('AgentWithStateMachine tool calls (property-based)', () => {
                     throw new Error('aborted');
                 }
               } finally {
-                running -= 1;
+                running[mine]! -= 1;
               }
             },
           };
@@ -92,6 +96,7 @@ describe('AgentWithStateMachine tool calls (property-based)', () => {
           const rejected: unknown[] = [];
           adapter.machine.on('rejected', (e) => rejected.push(e));
           for (let t = 0; t < turns; t++) {
+            turn = t;
             // A turn whose stall tool is alone has nobody to cancel it: cancel it from outside.
             const timer = setTimeout(() => adapter.cancel('watchdog'), 2);
             const result = await adapter.runTurn(`turn ${t}`);
