@@ -29,7 +29,8 @@ export async function findBatch(
     cursor = next;
     for (const key of keys) found.add(key.slice(0, -suffix.length));
   } while (cursor !== '0');
-  const places = [...found].map((base) => {
+  // Sorted: SCAN's order is Redis's, and the message should read the same each time.
+  const places = [...found].sort().map((base) => {
     // A queue name has no `:`; the prefix is what comes before it.
     const at = base.lastIndexOf(':');
     return { prefix: base.slice(0, at), name: base.slice(at + 1) };
@@ -37,10 +38,11 @@ export async function findBatch(
   if (places.length === 1) return places[0]!;
   if (places.length === 0)
     throw new Error(`no batch ${batchId} in Redis at ${addressOf(redis)}: never submitted, or its keys expired`);
+  // The value is the batch id the caller gave: `name` itself was left out.
   throw new InvalidArgumentError(
-    'name',
-    `given: batch ${batchId} is on ${places.length} queues (${places.map((p) => `${p.prefix}:${p.name}`).join(', ')}); name its queue and prefix`,
-    undefined,
+    'batchId',
+    `the id of a batch on one queue, or given with its queue: batch ${batchId} is on ${places.length} queues (${places.map((p) => `prefix ${p.prefix}, queue ${p.name}`).join('; ')}); give \`name\` and \`prefix\` (on the command line, --queue and --prefix)`,
+    batchId,
   );
 }
 

@@ -102,4 +102,27 @@ describe('answerBatchApproval and readBatchApprovals beside onApproval', () => {
       await deletePrefix(url, prefix);
     }
   }, 60_000);
+
+  it('a batch id on two queues is refused naming the id and both queues, and found once its queue is given', async () => {
+    const prefix = uniquePrefix('twoqueues');
+    try {
+      // Submitted with no worker: the budget keys are what find the batch.
+      for (const name of ['left', 'right'])
+        await submitBatch([{ id: 't0', input: 'x' }], { connection: url, name, prefix, batchId: 'same-id' });
+      const both = readBatchApprovals({ connection: url, batchId: 'same-id', prefix });
+      await expect(both).rejects.toMatchObject({ argument: 'batchId', value: 'same-id' });
+      await expect(both).rejects.toThrow(
+        `batch same-id is on 2 queues (prefix ${prefix}, queue left; prefix ${prefix}, queue right); give \`name\` and \`prefix\` (on the command line, --queue and --prefix), got \`same-id\` (string)`,
+      );
+      await expect(
+        readBatchApprovals({ connection: url, batchId: 'same-id', prefix, name: 'right' }),
+      ).resolves.toMatchObject({
+        name: 'right',
+        runs: ['t0'],
+        calls: [],
+      });
+    } finally {
+      await deletePrefix(url, prefix);
+    }
+  });
 });
