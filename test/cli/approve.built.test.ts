@@ -3,14 +3,13 @@
 // from the terminal (two approved, two denied) — while it runs, and while it is down after a
 // SIGKILL, then resumed. An answer is taken once; a second one, an unknown run or call, a run
 // that does not wait: refused by name (exit 2).
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildCli, runBuiltCli } from '../helpers/builtCli';
+import { spawnWatched, type WatchedChild } from '../helpers/watchedChild';
 
-const ROOT = path.join(__dirname, '..', '..');
-const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'batch', 'approvalBatch.ts');
+const FIXTURE = 'test/fixtures/batch/approvalBatch.ts';
 const DEPLOYING = ['t1', 't3', 't5', 't7'];
 const ALL_PARKED = new RegExp(DEPLOYING.map((id) => `(?=[\\s\\S]*^parked ${id}\\n)`).join(''), 'm');
 const REPORT = /^(\{"outcomes".*\})\n/m;
@@ -18,7 +17,7 @@ const REPORT = /^(\{"outcomes".*\})\n/m;
 const LOGIN = os.userInfo().username;
 
 let dir: string;
-let batch: ChildProcessWithoutNullStreams | undefined;
+let batch: WatchedChild['child'] | undefined;
 beforeAll(() => buildCli(), 120_000);
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-approve-'))));
 afterEach(() => {
@@ -28,33 +27,10 @@ afterEach(() => {
 });
 
 /** The approval batch in its own process: what it printed so far, and a way to wait for more. */
-function startBatch(mode?: 'resume') {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, ...(mode === undefined ? [] : [mode])], {
-    cwd: ROOT,
-  });
-  batch = child;
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const seen = (pattern: RegExp): Promise<RegExpExecArray> =>
-    new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        const match = pattern.exec(out);
-        if (match !== null) resolve(match);
-        return match !== null;
-      };
-      if (check()) return;
-      const onData = (): void => {
-        if (check()) child.stdout.off('data', onData);
-      };
-      child.stdout.on('data', onData);
-      child.on('close', () => reject(new Error(`the batch exited before ${pattern}: ${out}${err}`)));
-    });
-  const closed = new Promise<void>((resolve) =>
-    child.exitCode !== null ? resolve() : child.once('close', () => resolve()),
-  );
-  return { child, seen, out: () => out, closed };
+function startBatch(mode?: 'resume'): WatchedChild {
+  const started = spawnWatched(FIXTURE, [dir, ...(mode === undefined ? [] : [mode])]);
+  batch = started.child;
+  return started;
 }
 
 /** Approves t1 and t5 and denies t3 and t7 from the built CLI, each exit 0. */

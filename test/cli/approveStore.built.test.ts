@@ -4,15 +4,13 @@
 // runs, and while it is down after a SIGKILL, then resumed. Each answer is kept in the store and
 // taken once by the batch; a second one, an unknown batch, run or call, a run that does not
 // wait: refused by name (exit 2).
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { PostgresStore } from '../../lib/integrations/postgres';
 import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
 import { PG_URL, storedRuns, testSchema, type TestSchema } from '../helpers/postgres';
+import { spawnWatched, type WatchedChild } from '../helpers/watchedChild';
 
-const ROOT = path.join(__dirname, '..', '..');
-const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'batch', 'approvalBatch.ts');
+const FIXTURE = 'test/fixtures/batch/approvalBatch.ts';
 const DEPLOYING = ['t1', 't3', 't5', 't7'];
 const ALL_PARKED = new RegExp(DEPLOYING.map((id) => `(?=[\\s\\S]*^parked ${id}\\n)`).join(''), 'm');
 const REPORT = /^(\{"outcomes".*\})\n/m;
@@ -22,7 +20,7 @@ const LOGIN = os.userInfo().username;
 
 let db: TestSchema;
 let url: string;
-let batch: ChildProcessWithoutNullStreams | undefined;
+let batch: WatchedChild['child'] | undefined;
 beforeAll(() => {
   buildCli();
   buildLibrary({ index: 'lib/index.ts', 'postgres/index': 'lib/integrations/postgres/index.ts' });
@@ -38,35 +36,13 @@ afterEach(async () => {
 });
 
 /** The approval batch in its own process, kept in the store: what it printed so far, and a way to wait for more. */
-function startBatch(mode?: 'resume') {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', FIXTURE, os.tmpdir(), ...(mode === undefined ? [] : [mode])],
-    { cwd: ROOT, env: { ...process.env, STORE_URL: url, BATCH_ID: 'night' } },
-  );
-  batch = child;
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const seen = (pattern: RegExp): Promise<RegExpExecArray> =>
-    new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        const match = pattern.exec(out);
-        if (match !== null) resolve(match);
-        return match !== null;
-      };
-      if (check()) return;
-      const onData = (): void => {
-        if (check()) child.stdout.off('data', onData);
-      };
-      child.stdout.on('data', onData);
-      child.on('close', () => reject(new Error(`the batch exited before ${pattern}: ${out}${err}`)));
-    });
-  const closed = new Promise<void>((resolve) =>
-    child.exitCode !== null ? resolve() : child.once('close', () => resolve()),
-  );
-  return { child, seen, out: () => out, closed };
+function startBatch(mode?: 'resume'): WatchedChild {
+  const started = spawnWatched(FIXTURE, [os.tmpdir(), ...(mode === undefined ? [] : [mode])], {
+    STORE_URL: url,
+    BATCH_ID: 'night',
+  });
+  batch = started.child;
+  return started;
 }
 
 const cli = (args: string[]) => runBuiltCli([args[0]!, '--store', url, 'night', ...args.slice(1)]);

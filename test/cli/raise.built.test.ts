@@ -1,18 +1,17 @@
 // `agent-sm raise <folder> --total-usd N` as the built executable: a batch paused at its cap in
 // another process goes on when raised, and a batch killed while paused, raised, then resumed,
 // starts from the raised cap. Errors name what is wrong, exit 2.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeBatchManifest } from '../../lib/batch/batchManifest';
 import { buildCli, runBuiltCli, startCli } from '../helpers/builtCli';
+import { spawnWatched, type WatchedChild } from '../helpers/watchedChild';
 
-const ROOT = path.join(__dirname, '..', '..');
-const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'batch', 'pausingBatch.ts');
+const FIXTURE = 'test/fixtures/batch/pausingBatch.ts';
 
 let dir: string;
-let batch: ChildProcessWithoutNullStreams | undefined;
+let batch: WatchedChild['child'] | undefined;
 beforeAll(() => buildCli(), 120_000);
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-raise-'))));
 afterEach(() => {
@@ -22,30 +21,10 @@ afterEach(() => {
 });
 
 /** The pausing batch in its own process, and ways to wait for what it prints. */
-function startBatch(mode?: 'resume') {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, ...(mode === undefined ? [] : [mode])], {
-    cwd: ROOT,
-  });
-  batch = child;
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const seen = (pattern: RegExp): Promise<RegExpExecArray> =>
-    new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        const match = pattern.exec(out);
-        if (match !== null) resolve(match);
-        return match !== null;
-      };
-      if (check()) return;
-      const onData = (d: Buffer): void => {
-        out += d.toString();
-        if (check()) child.stdout.off('data', onData);
-      };
-      child.stdout.on('data', onData);
-      child.on('close', () => reject(new Error(`the batch exited before ${pattern}: ${out}${err}`)));
-    });
-  return { child, seen };
+function startBatch(mode?: 'resume'): WatchedChild {
+  const started = spawnWatched(FIXTURE, [dir, ...(mode === undefined ? [] : [mode])]);
+  batch = started.child;
+  return started;
 }
 
 describe('agent-sm raise <folder> --total-usd N (built executable)', () => {
