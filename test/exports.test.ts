@@ -246,6 +246,7 @@ const PINNED: Record<string, string[]> = {
   './batch': [
     'ApprovalAnswer',
     'BatchManifest',
+    'FileStore',
     'FolderLockedError',
     'FolderOwner',
     'KeptAnswer',

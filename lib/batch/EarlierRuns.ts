@@ -3,6 +3,7 @@ import type { RecordedLine } from '../agent/journal/RunRecording';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from './readResumeJournal';
 import { KeptJournals } from './KeptJournals';
+import { freeName } from './freeName';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from './RunStore';
 import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
@@ -149,11 +150,4 @@ function attemptOf(state: Exclude<TaskState, { kind: 'not_started' }>): AttemptS
     liveUncertainUsd: 0,
     ledger: false,
   };
-}
-
-/** `path`, or `path.2`, `path.3`, …: the first that does not exist yet, so that nothing kept is replaced. */
-function freeName(path: string): string {
-  let candidate = path;
-  for (let n = 2; fs.existsSync(candidate); n++) candidate = `${path}.${n}`;
-  return candidate;
 }

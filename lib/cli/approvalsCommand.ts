@@ -39,7 +39,7 @@ export function addApprovalsCommands(
         '--redis <url>',
         "a BullMQ batch: the Redis it is in (redis://host:port); give the batch's id for <folder>",
       )
-      .option('--store <url>', "a store's batch (postgres://…); give the batch's id for <folder>")
+      .option('--store <url>', "a store's batch (file:///… or postgres://…); give the batch's id for <folder>")
       .option('--queue <name>', 'with --redis: its queue (default: the one queue holding a batch of this id)')
       .option('--prefix <prefix>', "with --redis: BullMQ's key prefix (default bull, or found with the queue)");
   placeOptions(

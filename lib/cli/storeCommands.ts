@@ -28,7 +28,7 @@ export const STORE_HELP = storeHelp("the run's batch id");
 
 /** `--store`'s help, for a command whose <path> then names `pathIs`. */
 export function storeHelp(pathIs: string): string {
-  return `read from a store (postgres://…): <path> is then ${pathIs}`;
+  return `read from a store (file:///… or postgres://…): <path> is then ${pathIs}`;
 }
 
 /** Opens the store of `--store URL` and keeps it to be closed when the command is done. */
@@ -72,20 +72,22 @@ export function storePagePath(id: string, what: 'run' | 'batch' = 'run'): string
  * run, across batches: outcome, reason, cost, calls, duration).
  */
 export function addStoreCommands(program: Command, io: StoreCommandIO): void {
-  const store = program.command('store').description('Manage a store of runs (PostgreSQL).');
+  const store = program.command('store').description('Manage a store of runs (a folder, or PostgreSQL).');
   store
     .command('migrate')
-    .description("Create the store's tables when missing (they are also created on first use). Idempotent.")
-    .argument('<url>', 'postgres://user@host:port/database')
+    .description(
+      'Create what the store needs when missing (its tables, or its folder; also made on first use). Idempotent.',
+    )
+    .argument('<url>', 'file:///path or postgres://user@host:port/database')
     .action(async (url: string) => {
       const opened = await storeFor(url, io);
       await opened.migrate();
-      io.stdout(`${opened.name}: tables ready\n`);
+      io.stdout(`${opened.name}: ready\n`);
     });
   program
     .command('runs')
     .description('List the runs a store keeps, newest first: outcome, cost, calls, duration and why a run failed.')
-    .requiredOption('--store <url>', 'the store: postgres://user@host:port/database')
+    .requiredOption('--store <url>', 'the store: file:///path or postgres://user@host:port/database')
     .option('--batch <id>', "only this batch's runs")
     .option(
       '--outcome <outcomes>',

@@ -23,7 +23,10 @@ export function addWatchCommand(
       '<path>',
       "a batch's history folder (with its batch.json), or one run's history file; with --store, a batch id",
     )
-    .option('--store <url>', 'watch a batch a store keeps (postgres://…), polled: <path> is then its batch id')
+    .option(
+      '--store <url>',
+      'watch a batch a store keeps (file:///… or postgres://…), polled: <path> is then its batch id',
+    )
     .option('--stay', 'keep watching after the batch ended (until Ctrl-C)')
     .option(
       '--poll-ms <n>',

@@ -1,6 +1,6 @@
 /**
  * Batches beyond `runBatch` (which is in the main entry): the record stores a batch writes to
- * (`RunStore`, implemented by `agent-state-machine/postgres`), the batch folder's manifest and
+ * (`RunStore`: `FileStore`, a folder of batches, and `PostgresStore` of `agent-state-machine/postgres`), the batch folder's manifest and
  * lock, raising the cap of a batch paused at it from code (`requestRaise`).
  *
  * @module agent-state-machine/batch
@@ -17,6 +17,7 @@ export type {
   ApprovalAnswer,
   KeptAnswer,
 } from '../batch/RunStore';
+export { FileStore } from '../batch/FileStore';
 export type { BatchManifest } from '../batch/batchManifest';
 export { FolderLockedError } from '../batch/lockFolder';
 export type { FolderOwner } from '../batch/lockFolder';

@@ -1,11 +1,16 @@
 // `agent-sm approvals|approve|deny --store URL <batchId>` as the built executable: a batch of ten
-// scripted tasks kept in PostgreSQL (its own schema), run in another process, four of which wait
+// scripted tasks kept in a store (PostgreSQL in its own schema; a folder of batches by a file:
+// URL), run in another process, four of which wait
 // for approval of `deploy`, answered from the terminal (two approved, two denied) — while it
 // runs, and while it is down after a SIGKILL, then resumed. Each answer is kept in the store and
 // taken once by the batch; a second one, an unknown batch, run or call, a run that does not
 // wait: refused by name (exit 2).
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { PostgresStore } from '../../lib/integrations/postgres';
+import { FileStore, type RunStore } from '../../lib/subpaths/batch';
 import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
 import { PG_URL, storedRuns, testSchema, type TestSchema } from '../helpers/postgres';
 import { spawnWatched, type WatchedChild } from '../helpers/watchedChild';
@@ -18,22 +23,40 @@ const IDS = Array.from({ length: 10 }, (_, i) => `t${i}`);
 /** Who answers when `--by` is left out. */
 const LOGIN = os.userInfo().username;
 
-let db: TestSchema;
+type Kind = 'postgres' | 'file';
+let kind: Kind;
+let db: TestSchema | undefined;
+let root: string | undefined;
 let url: string;
 let batch: WatchedChild['child'] | undefined;
 beforeAll(() => {
   buildCli();
   buildLibrary({ index: 'lib/index.ts', 'postgres/index': 'lib/integrations/postgres/index.ts' });
 }, 120_000);
-beforeEach(async () => {
-  db = await testSchema();
-  url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
-});
+/** A new store of `kind` for each test: a schema of its own, or a folder. */
+async function newStore(of: Kind): Promise<void> {
+  kind = of;
+  if (of === 'postgres') {
+    db = await testSchema();
+    url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
+  } else {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-approve-store-'));
+    url = pathToFileURL(root).href;
+  }
+}
 afterEach(async () => {
   batch?.kill('SIGKILL');
   batch = undefined;
-  await db.drop();
+  await db?.drop();
+  db = undefined;
+  if (root !== undefined) fs.rmSync(root, { recursive: true, force: true });
+  root = undefined;
 });
+
+/** The store the test's batch is kept in, opened here to read it. */
+function openedStore(): RunStore {
+  return kind === 'postgres' ? new PostgresStore(url) : new FileStore(root!);
+}
 
 /** The approval batch in its own process, kept in the store: what it printed so far, and a way to wait for more. */
 function startBatch(mode?: 'resume'): WatchedChild {
@@ -76,25 +99,26 @@ async function expectEnded(b: ReturnType<typeof startBatch>): Promise<void> {
     .sort();
   expect(ran).toEqual(['ran deploy t1', 'ran deploy t5']);
   await b.closed;
-  const store = new PostgresStore(url);
+  const store = openedStore();
   try {
     const runs = await storedRuns(store, 'night', IDS);
     for (const id of ['t3', 't7']) expect(runs.get(id)).toContain('denied: not today');
     for (const id of ['t1', 't5']) expect(runs.get(id)).not.toContain('denied:');
+    // Every answer kept was taken, once.
+    const answers = await store.readAnswers!('night');
+    expect(answers.map((a) => ({ run_id: a.run, taken: a.taken, by: a.by }))).toEqual([
+      { run_id: 't1', taken: true, by: 'alice' },
+      { run_id: 't3', taken: true, by: LOGIN },
+      { run_id: 't5', taken: true, by: LOGIN },
+      { run_id: 't7', taken: true, by: LOGIN },
+    ]);
   } finally {
     await store.close();
   }
-  // Every answer kept was taken, once.
-  const { rows } = await db.client.query<{ run_id: string; taken: boolean; by: string }>(
-    `SELECT run_id, taken_at IS NOT NULL AS taken, answer->>'by' AS by FROM "${db.schema}".agent_sm_answers ORDER BY run_id`,
-  );
-  expect(rows).toEqual([
-    { run_id: 't1', taken: true, by: 'alice' },
-    { run_id: 't3', taken: true, by: LOGIN },
-    { run_id: 't5', taken: true, by: LOGIN },
-    { run_id: 't7', taken: true, by: LOGIN },
-  ]);
 }
+
+/** The URL scheme of the test's store, as messages name it. */
+const scheme = (): string => (kind === 'postgres' ? 'postgres' : 'file');
 
 /** Resolves once the store holds the four runs' waits (each AwaitingApproval move committed). */
 async function allWaitingInStore(): Promise<void> {
@@ -106,7 +130,12 @@ async function allWaitingInStore(): Promise<void> {
   throw new Error('the store never held the four waits');
 }
 
-describe('agent-sm approvals | approve | deny --store URL <batchId> (built executable)', () => {
+describe.each<[string, Kind]>([
+  ['PostgreSQL', 'postgres'],
+  ['a folder of batches (file:)', 'file'],
+])('agent-sm approvals | approve | deny --store URL <batchId> (built executable) on %s', (_label, of) => {
+  beforeEach(() => newStore(of));
+
   it('lists the four calls that wait; two approved and two denied from the terminal reach the batch running in another process, each once', async () => {
     const b = startBatch();
     await b.seen(ALL_PARKED);
@@ -122,7 +151,7 @@ describe('agent-sm approvals | approve | deny --store URL <batchId> (built execu
       DEPLOYING.map((id) => ({ run: id, callId: 'c2', tool: 'deploy', input: { target: `prod-${id}` } })),
     );
     const text = cli(['approvals']);
-    expect(text.stdout).toContain('4 tool calls wait for approval in batch night (store postgres://');
+    expect(text.stdout).toContain(`4 tool calls wait for approval in batch night (store ${scheme()}://`);
     expect(text.stdout).toMatch(/^ {2}t3 {2}c2 {2}deploy \{"target":"prod-t3"\} {2}waiting /m);
 
     answerFour();
@@ -158,7 +187,7 @@ describe('agent-sm approvals | approve | deny --store URL <batchId> (built execu
     const resumed = startBatch('resume');
     await expectEnded(resumed);
     expect(cli(['approvals']).stdout).toMatch(
-      /^agent-sm: no run of batch night \(store postgres:\/\/.*\) waits for approval\n$/,
+      new RegExp(`^agent-sm: no run of batch night \\(store ${scheme()}://.*\\) waits for approval\n$`),
     );
   }, 90_000);
 
@@ -172,7 +201,7 @@ describe('agent-sm approvals | approve | deny --store URL <batchId> (built execu
     expect(unknownBatch.stderr).toContain('batch day: no such batch in the store');
     const unknownRun = cli(['approve', 'nope']);
     expect(unknownRun.code).toBe(2);
-    expect(unknownRun.stderr).toContain('Expected `run` to be the id of a run of batch night (store postgres://');
+    expect(unknownRun.stderr).toContain(`Expected \`run\` to be the id of a run of batch night (store ${scheme()}://`);
     expect(unknownRun.stderr).toContain('(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9), got `nope` (string)');
     const unknownCall = cli(['deny', 't1', 'c9']);
     expect(unknownCall.code).toBe(2);
@@ -184,7 +213,11 @@ describe('agent-sm approvals | approve | deny --store URL <batchId> (built execu
     expect(notWaiting.stderr).toContain(
       'run t0 does not wait for approval (its history does not end in AwaitingApproval: it went on, ended or has not started)',
     );
-    const { rows } = await db.client.query(`SELECT 1 FROM "${db.schema}".agent_sm_answers`);
-    expect(rows).toEqual([]);
+    const store = openedStore();
+    try {
+      expect(await store.readAnswers!('night')).toEqual([]);
+    } finally {
+      await store.close();
+    }
   }, 90_000);
 });

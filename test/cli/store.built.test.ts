@@ -38,7 +38,7 @@ describe('agent-sm on a store', () => {
     for (let i = 0; i < 2; i++) {
       const { code, stdout, stderr } = runBuiltCli(['store', 'migrate', url]);
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-      expect(stdout).toBe('postgres://127.0.0.1:5432/postgres: tables ready\n');
+      expect(stdout).toBe('postgres://127.0.0.1:5432/postgres: ready\n');
     }
     const { rows } = await db.client.query<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',

@@ -1,11 +1,14 @@
 // Every reading command of `agent-sm`, as users run it (the built executable in a child
-// process), gives the same output for the same run read from its history file and from
-// PostgreSQL (`--store URL <batchId> <runId>`): the run is written to both by the same batch.
+// process), gives the same output for the same run read from its history file and from each
+// store (`--store URL <batchId> <runId>`: PostgreSQL, and a folder of batches by a file: URL):
+// the run is written to each by the same batch.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createScriptedAgent, runBatch, type BatchOptions, type BatchTask } from '../../lib/index';
 import { PostgresStore } from '../../lib/integrations/postgres';
+import { FileStore } from '../../lib/subpaths/batch';
 import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
 import { manualClock } from '../helpers/manualClock';
 import { PG_URL, testSchema, type TestSchema } from '../helpers/postgres';
@@ -39,16 +42,20 @@ beforeAll(() => {
 }, 120_000);
 
 let db: TestSchema;
-let url: string;
+let pgUrl: string;
 let dir: string;
+/** The folder of batches a file: URL names. */
+let root: string;
 beforeAll(async () => {
   db = await testSchema();
-  url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
+  pgUrl = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-readers-'));
-  // The same batch, with the same clock, to files and to the store: the same lines.
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-readers-store-'));
+  // The same batch, with the same clock, to files and to each store: the same lines.
   const base = (): BatchOptions => ({ logger: false, sleep: () => tick(), clock: manualClock(1_700_000_000_000).now });
   await runBatch(tasks(), { ...base(), historyDir: dir });
-  const store = new PostgresStore(url, { schema: db.schema });
+  await runBatch(tasks(), { ...base(), store: new FileStore(root), batchId: 'night' });
+  const store = new PostgresStore(pgUrl, { schema: db.schema });
   try {
     await runBatch(tasks(), { ...base(), store, batchId: 'night' });
   } finally {
@@ -58,19 +65,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.drop();
   fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(root, { recursive: true, force: true });
 });
 
-/** `args` on the run's file and on the store, with the store's name for the run put in place of the file's path. */
-function both(args: (target: string[]) => string[], id: string) {
-  const file = path.join(dir, `${id}.jsonl`);
-  const onFile = runBuiltCli(args([file]));
-  const onStore = runBuiltCli(args(['--store', url, 'night', id]));
-  const named = (text: string): string =>
-    text.split(`postgres://127.0.0.1:5432/postgres run ${id} of batch night`).join(file);
-  return { onFile, onStore: { ...onStore, stdout: named(onStore.stdout), stderr: named(onStore.stderr) } };
+/** A store the batch was written to: its URL, and how it names batch night and its runs. */
+interface StoreCase {
+  url: () => string;
+  /** The names a run gets: as one run read (`--store URL batch run`), and as a run of the batch read (a folder store names its file). */
+  run: (id: string) => string[];
+  batch: () => string;
 }
+const STORES: Array<[string, StoreCase]> = [
+  [
+    'PostgreSQL',
+    {
+      url: () => pgUrl,
+      run: (id) => [`postgres://127.0.0.1:5432/postgres run ${id} of batch night`],
+      batch: () => 'postgres://127.0.0.1:5432/postgres batch night',
+    },
+  ],
+  [
+    'a folder of batches (file:)',
+    {
+      url: () => pathToFileURL(root).href,
+      run: (id) => [`${pathToFileURL(root).href} run ${id} of batch night`, path.join(root, 'night', `${id}.jsonl`)],
+      batch: () => `${pathToFileURL(root).href} batch night`,
+    },
+  ],
+];
 
-describe('the reading commands on a store and on files', () => {
+describe.each(STORES)('the reading commands on %s and on files', (_label, store) => {
+  /** `args` on the run's file and on the store, with the store's name for the run put in place of the file's path. */
+  function both(args: (target: string[]) => string[], id: string) {
+    const file = path.join(dir, `${id}.jsonl`);
+    const onFile = runBuiltCli(args([file]));
+    const onStore = runBuiltCli(args(['--store', store.url(), 'night', id]));
+    const named = (text: string): string => store.run(id).reduce((t, name) => t.split(name).join(file), text);
+    return { onFile, onStore: { ...onStore, stdout: named(onStore.stdout), stderr: named(onStore.stderr) } };
+  }
+
   it.each([
     ['validate', (t: string[]) => ['validate', ...t]],
     ['validate --json', (t: string[]) => ['validate', '--json', ...t]],
@@ -96,15 +129,14 @@ describe('the reading commands on a store and on files', () => {
       const { onFile, onStore } = both((t) => ['report', ...t, '-o', t.length === 1 ? pages.file : pages.store], id);
       expect({ ...onFile, stdout: '' }).toEqual({ ...onStore, stdout: '' });
       expect([onFile.stdout, onStore.stdout]).toEqual([`${pages.file}\n`, `${pages.store}\n`]);
-      const page = fs
-        .readFileSync(pages.store, 'utf8')
-        .split(`postgres://127.0.0.1:5432/postgres run ${id} of batch night`)
-        .join(path.join(dir, `${id}.jsonl`));
+      const page = store
+        .run(id)
+        .reduce((t, name) => t.split(name).join(path.join(dir, `${id}.jsonl`)), fs.readFileSync(pages.store, 'utf8'));
       expect(page).toBe(fs.readFileSync(pages.file, 'utf8'));
     }
     // Without -o, the page of a store's run goes to <runId>.html in the working folder.
     const cwd = fs.mkdtempSync(path.join(dir, 'cwd-'));
-    expect(runBuiltCli(['report', '--store', url, 'night', 'ok'], { cwd })).toMatchObject({
+    expect(runBuiltCli(['report', '--store', store.url(), 'night', 'ok'], { cwd })).toMatchObject({
       code: 0,
       stdout: 'ok.html\n',
     });
@@ -114,40 +146,38 @@ describe('the reading commands on a store and on files', () => {
   it("report without a run id writes the batch's page, as for its folder", () => {
     const pages = { file: path.join(dir, 'batch-file.html'), store: path.join(dir, 'batch-store.html') };
     const onFile = runBuiltCli(['report', dir, '-o', pages.file]);
-    const onStore = runBuiltCli(['report', '--store', url, 'night', '-o', pages.store]);
+    const onStore = runBuiltCli(['report', '--store', store.url(), 'night', '-o', pages.store]);
     expect(onFile).toEqual({ code: 0, stdout: `${pages.file}\n`, stderr: '' });
     expect(onStore).toEqual({ code: 0, stdout: `${pages.store}\n`, stderr: '' });
     // The page differs only in the names of the batch and its runs.
     let page = fs.readFileSync(pages.store, 'utf8');
     for (const id of ['ok', 'bad'])
-      page = page
-        .split(`postgres://127.0.0.1:5432/postgres run ${id} of batch night`)
-        .join(path.join(dir, `${id}.jsonl`));
-    page = page.split('postgres://127.0.0.1:5432/postgres batch night').join(dir);
+      for (const name of store.run(id)) page = page.split(name).join(path.join(dir, `${id}.jsonl`));
+    page = page.split(store.batch()).join(dir);
     const folderPage = fs.readFileSync(pages.file, 'utf8');
     expect(page).toBe(folderPage);
     // Both runs are on it, the failed one first with why.
     expect(folderPage).toContain('not a response');
     // Without -o, the page goes to <batchId>.html in the working folder; a batch the store does not hold is named.
     const cwd = fs.mkdtempSync(path.join(dir, 'cwd-'));
-    expect(runBuiltCli(['report', '--store', url, 'night'], { cwd })).toMatchObject({
+    expect(runBuiltCli(['report', '--store', store.url(), 'night'], { cwd })).toMatchObject({
       code: 0,
       stdout: 'night.html\n',
     });
     expect(fs.readFileSync(path.join(cwd, 'night.html'), 'utf8')).toBe(fs.readFileSync(pages.store, 'utf8'));
-    expect(runBuiltCli(['report', '--store', url, 'day'], { cwd })).toEqual({
+    expect(runBuiltCli(['report', '--store', store.url(), 'day'], { cwd })).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'agent-sm: error: postgres://127.0.0.1:5432/postgres batch day: no such batch in the store\n',
+      stderr: `agent-sm: error: ${store.batch().replace(/ night$/, ' day')}: no such batch in the store\n`,
     });
   });
 
   it('names a run the store does not hold, and asks for a run id', () => {
-    expect(runBuiltCli(['validate', '--store', url, 'night', 'nope'])).toMatchObject({
+    expect(runBuiltCli(['validate', '--store', store.url(), 'night', 'nope'])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('no such run in the store') as unknown,
     });
-    expect(runBuiltCli(['replay', '--store', url, 'night'])).toMatchObject({
+    expect(runBuiltCli(['replay', '--store', store.url(), 'night'])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--store reads one run') as unknown,
     });

@@ -1,16 +1,11 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import {
   createScriptedAgent,
-  InvalidArgumentError,
   runBatch,
   type AgentLoop,
   type BatchOptions,
   type BatchTask,
   type FrameworkTask,
 } from '../../../lib/index';
-import { loadHistory, summarizeHistory } from '../../../lib/subpaths/history';
 import { PostgresStore, PostgresUnreachableError } from '../../../lib/integrations/postgres';
 import { manualClock } from '../../helpers/manualClock';
 import { testSchema, PG_URL, type TestSchema } from '../../helpers/postgres';
@@ -57,40 +52,13 @@ async function textOf(batchId: string, runId: string): Promise<string> {
 }
 
 describe('PostgresStore', () => {
-  it('keeps each run as the very lines its history file has, so every reader takes it', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-pg-'));
-    try {
-      const onFiles = await runBatch([task('a'), failing('b')], { ...base(), historyDir: dir });
-      const inStore = await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'nightly' });
-      expect(inStore.batchId).toBe('nightly');
-      expect(inStore.runs.map((r) => r.outcome)).toEqual(onFiles.runs.map((r) => r.outcome));
-      expect(inStore.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'error']);
-      for (const id of ['a', 'b']) {
-        const file = fs.readFileSync(path.join(dir, `${id}.jsonl`), 'utf8');
-        const kept = await textOf('nightly', id);
-        // Byte for byte: the meta line, the moves, the journal and the ledger's reserve lines.
-        expect(kept).toBe(file);
-        expect(kept).toContain('"type":"reserve"');
-        const loaded = await loadHistory(`store ${id}`, { input: store.readRun('nightly', id) });
-        const fromFile = await loadHistory(path.join(dir, `${id}.jsonl`));
-        expect(summarizeHistory(loaded.entries)).toEqual(summarizeHistory(fromFile.entries));
-      }
-      expect(inStore.runs[0]!.historyFile).toBe(`${store.name} run a of batch nightly`);
-      // A watcher reads only what is new: the lines after those it has, by their count.
-      const run = (await store.readBatch('nightly'))!.runs.find((r) => r.runId === 'a')!.run;
-      const lines = (await textOf('nightly', 'a')).split(/(?<=\n)/);
-      expect(lines.length).toBeGreaterThan(3);
-      for (const after of [0, 1, 3, lines.length, lines.length + 5]) {
-        const chunks: Uint8Array[] = [];
-        for await (const chunk of run.read(after)) chunks.push(chunk);
-        expect(Buffer.concat(chunks).toString('utf8')).toBe(lines.slice(after).join(''));
-      }
-      await expect(run.read(-1)[Symbol.asyncIterator]().next()).rejects.toThrow(/afterLine/);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+  it('names a run as the store does, and keeps its reserve lines (the rest of the contract: PostgresStore.contract.test.ts)', async () => {
+    const inStore = await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'nightly' });
+    expect(inStore.runs[0]!.historyFile).toBe(`${store.name} run a of batch nightly`);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of store.readRun('nightly', 'a')) chunks.push(chunk);
+    expect(Buffer.concat(chunks).toString('utf8')).toContain('"type":"reserve"');
   });
-
   it("commits a run's reserve line before its LLM call starts", async () => {
     const seenAtCall: string[][] = [];
     const agent = (): AgentLoop => {
@@ -119,21 +87,6 @@ describe('PostgresStore', () => {
     expect(seenAtCall).toHaveLength(1);
     expect(seenAtCall[0]![0]).toBe('meta');
     expect(seenAtCall[0]!.at(-1)).toBe('reserve');
-  });
-
-  it('answers questions across runs: outcome, reason, cost, calls, duration; filtered by batch and outcome', async () => {
-    await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'one' });
-    await runBatch([task('c')], { ...base(), store, batchId: 'two' });
-    const all = await store.listRuns();
-    expect(all.map((r) => `${r.batchId}/${r.runId}`).sort()).toEqual(['one/a', 'one/b', 'two/c']);
-    const a = all.find((r) => r.runId === 'a')!;
-    expect(a).toMatchObject({ outcome: 'end_of_turn', calls: 2, reason: undefined });
-    expect(a.costUsd).toBeCloseTo(0.03, 10);
-    const errors = await store.listRuns({ outcome: 'error' });
-    expect(errors.map((r) => r.runId)).toEqual(['b']);
-    expect(errors[0]!.reason).toEqual(expect.any(String));
-    expect((await store.listRuns({ batchId: 'two' })).map((r) => r.runId)).toEqual(['c']);
-    expect(await store.listRuns({ since: Date.now() + 60_000 })).toEqual([]);
   });
 
   it('keeps the three figures of money apart in a run row, and makes them from the lines of a row ended before their columns', async () => {
@@ -215,30 +168,6 @@ describe('PostgresStore', () => {
     ]);
   });
 
-  it('lets one batch writer at a time hold a batch id', async () => {
-    const other = new PostgresStore(PG_URL, { schema: db.schema });
-    try {
-      const held = await other.openBatch({
-        batchId: 'locked',
-        owner: 'the other writer',
-        overwrite: false,
-        manifest: { startedAt: 0, concurrency: 1, limits: {}, tasks: [] },
-      });
-      await expect(runBatch([task('a')], { ...base(), store, batchId: 'locked' })).rejects.toThrow(
-        /another process is writing this batch \(the other writer\)/,
-      );
-      // Its readers see it running while it is held, and over once it is not.
-      expect(await store.readBatch('locked')).toEqual({ manifest: expect.anything(), running: true, runs: [] });
-      await held.close();
-      expect((await store.readBatch('locked'))?.running).toBe(false);
-      expect(await store.readBatch('nope')).toBeUndefined();
-      const report = await runBatch([task('a')], { ...base(), store, batchId: 'locked' });
-      expect(report.runs[0]!.outcome).toBe('end_of_turn');
-    } finally {
-      await other.close();
-    }
-  });
-
   it('lets the shared writers of one owner (a distributed batch) hold a batch together, and no one else', async () => {
     const other = new PostgresStore(PG_URL, { schema: db.schema });
     const join = (owner: string, from = other, tasks = ['a', 'b']) =>
@@ -271,17 +200,6 @@ describe('PostgresStore', () => {
     } finally {
       await other.close();
     }
-  });
-
-  it('refuses by name historyDir beside a store, resume without a batchId, and what is not a store', async () => {
-    await expect(runBatch([task('a')], { ...base(), store, historyDir: '/tmp/x' })).rejects.toThrow(
-      expect.objectContaining({ name: 'InvalidArgumentError', message: expect.stringContaining('historyDir') }),
-    );
-    await expect(runBatch([task('a')], { ...base(), store, resume: true })).rejects.toThrow(
-      /resume.*unless `batchId` names the batch to resume/s,
-    );
-    await expect(runBatch([task('a')], { ...base(), batchId: 'x' })).rejects.toThrow(InvalidArgumentError);
-    await expect(runBatch([task('a')], { ...base(), store: {} as never })).rejects.toThrow(/RunStore/);
   });
 });
 
