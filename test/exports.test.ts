@@ -287,8 +287,10 @@ const PINNED: Record<string, string[]> = {
   './internal': [
     'CANCEL_GRACE_MS',
     'FolderLock',
+    'FrameworkTurn',
     'LOCK_FILE',
     'MissingPeerError',
+    'ParkableRun',
     'PeerRange',
     'RunTaskOptions',
     'TaskRun',

@@ -4,7 +4,7 @@ import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions
 import type { RunFileFacts } from '../history/readRunFile';
 import type { TransitionTable } from '../machine/TransitionTable';
 import type { RunSink } from './RunStore';
-import type { ParkableRun } from './ParkableRun';
+import type { FrameworkTurn } from './FrameworkTurn';
 
 /** Options of `runTask(task, options)`. */
 export interface RunTaskOptions {
@@ -38,10 +38,10 @@ export interface RunTaskOptions {
   awaitPause?: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
   /**
    * As `awaitPause`, for a framework task whose framework stopped for tool approvals (AI SDK
-   * `needsApproval`): how `runBatch` parks it. Without it, such a run ends in Error, naming why:
+   * `needsApproval`): how `runBatch` and the BullMQ worker park it. Without it, such a run ends in Error, naming why:
    * nothing here could answer it.
    */
-  awaitFrameworkPause?: (run: ParkableRun, paused: TurnResult) => Promise<TurnResult>;
+  awaitFrameworkPause?: (run: FrameworkTurn, paused: TurnResult) => Promise<TurnResult>;
   /**
    * Called once the run's history file (`historyFile`) is closed whole (no write failed), with
    * what it says of the run, learned as it was written: what `readRunFile` would read back.

@@ -104,7 +104,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
         // Nothing here could answer it: refused by name, not left waiting for ever.
         m.runFailed(
           new Error(
-            `${name}: the framework stopped for approval of ${pendingApprovals.map((c) => `${c.name} (${c.callId})`).join(', ')}, and this runner cannot park a framework run (runBatch parks it; the BullMQ worker cannot yet): run the task in runBatch, or leave out the tools' needsApproval`,
+            `${name}: the framework stopped for approval of ${pendingApprovals.map((c) => `${c.name} (${c.callId})`).join(', ')}, and this runner cannot park a framework run (runBatch and the BullMQ worker park it): run the task in runBatch or on startBatchWorker({ run }), or leave out the tools' needsApproval`,
           ),
         );
       });

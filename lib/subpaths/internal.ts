@@ -11,6 +11,8 @@ export { assertKnownOptions } from '../machine/assertKnownOptions';
 export { CANCEL_GRACE_MS } from '../internal/cancelGrace';
 export { runTask } from '../batch/runTask';
 export type { RunTaskOptions, TaskRun } from '../batch/runTask';
+export type { ParkableRun } from '../batch/ParkableRun';
+export type { FrameworkTurn } from '../batch/FrameworkTurn';
 export { safeFileName } from '../batch/safeFileName';
 export { lockFolder, LOCK_FILE } from '../batch/lockFolder';
 export type { FolderLock } from '../batch/lockFolder';

@@ -30,11 +30,13 @@ export interface BatchWorkerOptions {
    * BullMQ's delayed list on a lease this worker renews) until every call is answered — by the
    * producer's `onApproval`, or an `attachBatch({ onApproval })` in any process. It then takes
    * the next free slot before any new run, and goes on with the answers: approved calls run
-   * (with the input given, if any), denied ones do not, and the LLM is told so. Not with `run`.
+   * (with the input given, if any), denied ones do not, and the LLM is told so. Not with `run`:
+   * there the framework's own approvals (AI SDK or Agents SDK `needsApproval`, LangGraph
+   * `interrupt()`) park the run in the same way, answered through the same records.
    */
   approve?: ApprovalPolicy;
   /**
-   * With `approve`: a parked run left unanswered this long ends on its own, `cancelled` in
+   * With `approve` (not with `run`): a parked run left unanswered this long ends on its own, `cancelled` in
    * ApprovalTimedOut, its calls not run — as in `runBatch`. Counted on this worker from the
    * moment the run parks. Default: no limit (the run waits for its answers, or the batch's abort).
    */

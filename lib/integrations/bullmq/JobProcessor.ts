@@ -186,7 +186,7 @@ export class JobProcessor {
     return Number(reply[1]);
   }
 
-  /** How the run parks, when it may: at a paused cap, or for approval; undefined when it never parks. */
+  /** How the run parks, when it may: at a paused cap, or for approval (its worker's, or its framework's); undefined when it never parks. */
   #parking(
     data: JobData,
     keys: BatchKeys,
@@ -203,17 +203,18 @@ export class JobProcessor {
       // A worker's policy the batch's refuses: runWorkerTask ends the run in Error, saying so.
     }
     const { redis, within, settings } = ctx;
-    const { approve, prefix, name, onError } = settings;
-    if (meta.total?.whenSpent !== 'pause' && approve === undefined) return undefined;
+    const { approve, frameworkRun, prefix, name, onError } = settings;
+    // A framework run may stop for its framework's own approvals (AI SDK `needsApproval`) at any call.
+    const asks = approve !== undefined || frameworkRun !== undefined;
+    if (meta.total?.whenSpent !== 'pause' && !asks) return undefined;
     return parkRun({
       slots: this.#slots,
       watch: this.watch,
       budgetKey: keys.budget,
       readRaises: () => this.#readRaises(keys),
-      approvals:
-        approve === undefined
-          ? undefined
-          : runApprovals({ redis, keys, prefix, name, batchId, index }, attempt, this.watch, within),
+      approvals: !asks
+        ? undefined
+        : runApprovals({ redis, keys, prefix, name, batchId, index }, attempt, this.watch, within),
       signal: controller.signal,
       end: (reason) => controller.abort(reason),
       onSlot,

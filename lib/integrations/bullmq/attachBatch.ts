@@ -31,9 +31,9 @@ export interface AttachBatchOptions {
   /** Called as runs start and end, from the batch's first event on. A throw is caught and ignored. */
   onProgress?: (progress: BatchProgress) => void;
   /**
-   * Called for each run parked for approval (`startBatchWorker({ approve })`) whose request is
-   * still open, as `submitBatch`'s `onApproval` is: this process may answer it, whichever
-   * process submitted the batch. A call answered elsewhere first is refused here by name.
+   * Called for each run parked for approval (`startBatchWorker({ approve })`, or a framework's
+   * own with `run`: AI SDK `needsApproval`) whose request is still open, as `submitBatch`'s
+   * `onApproval` is: this process may answer it, whichever process submitted the batch. A call answered elsewhere first is refused here by name.
    */
   onApproval?: (request: DistributedApprovalRequest) => void | Promise<void>;
   /** How often the workers' reports are read. Default 100 ms. */

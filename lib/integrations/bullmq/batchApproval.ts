@@ -77,7 +77,7 @@ export function batchContext(ctx: WorkerContext, meta: BatchMeta, batchId: strin
   if (settings.frameworkRun !== undefined)
     throw new InvalidArgumentError(
       'approve',
-      `left out of submitBatch() for batch ${batchId}, run by a worker with \`run\`: the mirror cannot hold a framework's tool call for approval`,
+      `left out of submitBatch() for batch ${batchId}, run by a worker with \`run\`: the mirror cannot hold a framework's tool call for approval (the framework's own \`needsApproval\` parks the run)`,
       approve,
     );
   if (settings.approve !== undefined) {

@@ -1,4 +1,5 @@
-import type { AgentWithStateMachine, ApprovalDecision, ApprovalWait, CapWait, TurnResult } from 'agent-state-machine';
+import type { ApprovalDecision, ApprovalWait, CapWait, TurnResult } from 'agent-state-machine';
+import type { FrameworkTurn, ParkableRun } from 'agent-state-machine/internal';
 import { messageOf } from '../../internal/messageOf';
 import type { ParkWatch } from './ParkWatch';
 import type { WorkerSlots } from './WorkerSlots';
@@ -6,7 +7,9 @@ import type { WorkerSlots } from './WorkerSlots';
 /** How one run of a worker parks out of its slot: at its batch's paused cap, or for approval. */
 export interface RunParking {
   /** `runTask`'s `awaitPause`: parks the run out of its slot until it is let go and a slot is free, then it goes on. */
-  awaitPause: (agent: AgentWithStateMachine, paused: TurnResult) => Promise<TurnResult>;
+  awaitPause: (agent: ParkableRun, paused: TurnResult) => Promise<TurnResult>;
+  /** `runTask`'s `awaitFrameworkPause`: parks a framework run (`run`) that stopped for its framework's approvals, as `awaitPause` does. */
+  awaitFrameworkPause: (run: FrameworkTurn, paused: TurnResult) => Promise<TurnResult>;
   /** Resolves the first time the run parks: its processor then lets its job go (it holds no BullMQ slot either). */
   parked: Promise<void>;
   /** Whether the run is in a slot now (it took one when it started). */
@@ -20,7 +23,7 @@ export interface RunParking {
 /** The Redis side of a run's approvals: its request made, its answers waited for, its request closed. */
 export interface RunApprovals {
   /** Opens request number `park` of the run for `calls` (before the run lets go of its slot). */
-  ask(park: number, calls: AgentWithStateMachine['pendingApprovals']): Promise<void>;
+  ask(park: number, calls: ParkableRun['pendingApprovals']): Promise<void>;
   /** Resolves with the answers once every call has one; undefined when `signal` aborts first. */
   answers(park: number, callIds: readonly string[], signal: AbortSignal): Promise<ApprovalDecision[] | undefined>;
   /** Closes the request: the run went on with its answers, or ended. */
@@ -31,8 +34,8 @@ export interface RunApprovals {
  * The parking of one run started in a slot of `slots`. When its turn stops with
  * `awaiting_budget` (the batch's cap pauses and its next call did not fit), it lets go of the
  * slot and waits for a raise of its batch's cap (`watch`) after the one it was refused under,
- * then tries the call again. When it stops with `awaiting_approval` (its worker's `approve`),
- * it opens its request in Redis (`approvals`; a request that cannot be made ends the run, as
+ * then tries the call again. When it stops with `awaiting_approval` (its worker's `approve`, or
+ * a framework run's own: AI SDK `needsApproval`, LangGraph `interrupt()`), it opens its request in Redis (`approvals`; a request that cannot be made ends the run, as
  * `end` cancels it), lets go of the slot and waits for every answer, then hands them to its
  * agent. Either way it waits for a slot (before any new run) before it goes on; a turn that ends
  * meanwhile (its approval timeout, the batch's abort, the worker's close) ends there, without a
@@ -91,7 +94,7 @@ export function parkRun(options: {
     return how.value;
   };
 
-  const atCap = async (agent: AgentWithStateMachine, paused: TurnResult): Promise<TurnResult> => {
+  const atCap = async (agent: ParkableRun, paused: TurnResult): Promise<TurnResult> => {
     const next = agent.continueTurn();
     if (!agent.awaitingBudget) return next;
     capWait ??= { pauses: 0, waitedMs: 0 };
@@ -113,7 +116,10 @@ export function parkRun(options: {
     return next;
   };
 
-  const forApproval = async (agent: AgentWithStateMachine): Promise<TurnResult> => {
+  const forApproval = async (
+    agent: ParkableRun,
+    give: (agent: ParkableRun, decision: ApprovalDecision) => void,
+  ): Promise<TurnResult> => {
     const next = agent.continueTurn();
     // Answered already (through its agent): it keeps its slot.
     if (!agent.awaitingApproval || approvals === undefined) return next;
@@ -140,8 +146,7 @@ export function parkRun(options: {
     if (answers === undefined) return next;
     for (const decision of answers) {
       try {
-        if (decision.approved) agent.approve(decision.callId, 'input' in decision ? { input: decision.input } : {});
-        else agent.deny(decision.callId, decision.reason);
+        give(agent, decision);
       } catch (error) {
         // The turn ended between the last answer and its slot (its timeout, an abort): `next` says how.
         onProblem(`the answer to ${decision.callId} did not reach the run: ${messageOf(error)}`);
@@ -151,7 +156,10 @@ export function parkRun(options: {
   };
 
   return {
-    awaitPause: (agent, paused) => (paused.outcome === 'awaiting_budget' ? atCap(agent, paused) : forApproval(agent)),
+    awaitPause: (agent, paused) =>
+      paused.outcome === 'awaiting_budget' ? atCap(agent, paused) : forApproval(agent, toAgent),
+    // A framework run never waits at a cap (its batch's pausing cap is refused).
+    awaitFrameworkPause: (run) => forApproval(run, (_, decision) => toFramework(run, decision)),
     parked,
     get inSlot() {
       return inSlot;
@@ -159,4 +167,20 @@ export function parkRun(options: {
     capWait: () => (capWait === undefined ? undefined : { ...capWait }),
     approvalWait: () => (approvalWait === undefined ? undefined : { ...approvalWait }),
   };
+}
+
+/** An answer to an adapter run: an approval may change the call's input. */
+function toAgent(agent: ParkableRun, decision: ApprovalDecision): void {
+  if (decision.approved) agent.approve(decision.callId, 'input' in decision ? { input: decision.input } : {});
+  else agent.deny(decision.callId, decision.reason);
+}
+
+/**
+ * An answer to a framework run, with who gave it (its journal keeps it). An input given with an
+ * approval is left out, as runBatch leaves it: the framework runs the call with its model's input.
+ */
+function toFramework(run: FrameworkTurn, decision: ApprovalDecision): void {
+  const by = decision.by === undefined ? {} : { by: decision.by };
+  if (decision.approved) run.approve(decision.callId, by);
+  else run.deny(decision.callId, decision.reason, by);
 }

@@ -188,9 +188,9 @@ async function openRequests(
 
 /**
  * The tool calls the runs of a BullMQ batch wait on, parked on their workers for approval
- * (`startBatchWorker({ approve })`, `submitBatch({ approve })`), from any process: each with its
- * tool, input, when its run asked and the answer given so far — what `agent-sm approvals
- * --redis URL <batchId>` lists. Rejects naming the batch when no queue in Redis holds it.
+ * (`startBatchWorker({ approve })`, `submitBatch({ approve })`, or a framework's own with
+ * `run`), from any process: each with its tool, input, when its run asked and the answer given
+ * so far — what `agent-sm approvals --redis URL <batchId>` lists. Rejects naming the batch when no queue in Redis holds it.
  */
 export async function readBatchApprovals(options: BatchPlaceOptions): Promise<BatchApprovals> {
   if (typeof options !== 'object' || options === null)

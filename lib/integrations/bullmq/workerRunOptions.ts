@@ -48,7 +48,9 @@ export function workerRunOptions(
       ...(resumeFrom === undefined ? {} : { resumeFrom }),
     },
     signal,
-    ...(parking === undefined ? {} : { awaitPause: parking.awaitPause }),
+    ...(parking === undefined
+      ? {}
+      : { awaitPause: parking.awaitPause, awaitFrameworkPause: parking.awaitFrameworkPause }),
     ...(historyFile === undefined ? {} : { historyFile, historyOptions: { ...runOptions, overwrite: true } }),
     ...(inBatch === undefined
       ? {}

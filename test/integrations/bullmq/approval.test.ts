@@ -243,7 +243,11 @@ describe('startBatchWorker({ approve }) with submitBatch({ onApproval })', () =>
     const base = { connection: url, name: 'runs', prefix: uniquePrefix('approverefuse') };
     expect(() =>
       startBatchWorker({ ...base, run: () => undefined, approve: { delete_file: true }, onError: false }),
-    ).toThrow(/`approve`.*left out beside `run`.*cannot hold a framework's tool call/);
+    ).toThrow(/`approve`.*left out beside `run`.*cannot hold a framework's tool call.*parks the run on this worker/);
+    // A parked framework run waits for its answers: no timer could end it.
+    expect(() => startBatchWorker({ ...base, run: () => undefined, approvalTimeoutMs: 5, onError: false })).toThrow(
+      /`approvalTimeoutMs`.*left out beside `run`: not kept for a framework run yet/,
+    );
     expect(() =>
       startBatchWorker({ ...base, agent: () => deletingAgent({ files: [] }, () => undefined), approvalTimeoutMs: 5 }),
     ).toThrow(/`approve`.*approval policy when approvalTimeoutMs is set/);
