@@ -118,6 +118,7 @@ export type {
   ToolJournalEntry,
   ReserveJournalEntry,
   ApprovalJournalEntry,
+  ApprovalAskedJournalEntry,
   HookOperation,
   JournalOptions,
   JournalError,

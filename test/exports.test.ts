@@ -13,6 +13,7 @@ const PINNED: Record<string, string[]> = {
     'AgentTask',
     'AgentWithStateMachine',
     'AgentWithStateMachineOptions',
+    'ApprovalAskedJournalEntry',
     'ApprovalDecision',
     'ApprovalJournalEntry',
     'ApprovalListener',

@@ -126,6 +126,7 @@ async function* answersSinceLastMove(
     else if (
       entry.kind === 'journal' &&
       entry.journal.type === 'approval' &&
+      entry.journal.asked !== true &&
       typeof entry.journal.callId === 'string'
     ) {
       const { callId, approved, reason, by, at } = entry.journal;

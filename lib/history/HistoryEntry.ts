@@ -74,8 +74,10 @@ export interface JournalLineRead {
   readonly callId?: string;
   /** `approval`: the call's tool. */
   readonly name?: string;
-  /** `approval`: approved, or denied (with `reason`). */
+  /** `approval`: approved, or denied (with `reason`); absent on a question (`asked`). */
   readonly approved?: boolean;
+  /** `approval`: the call's tool asked for approval inside itself, not answered by this line (the answer is a line of its own). */
+  readonly asked?: true;
   /** `approval`: why it was denied. */
   readonly reason?: string;
   /** `approval`: who answered, when known. */

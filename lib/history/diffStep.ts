@@ -223,6 +223,10 @@ export function stepView(step: DiffStep): StepView {
       break;
     }
     case 'approval':
+      if (v['asked'] === true) {
+        text = `${String(v['name'])} (${String(v['callId'])}) asked for approval: ${json(v['input'], 80)}`;
+        break;
+      }
       text = `approval of ${String(v['name'])} (${String(v['callId'])}): ${v['approved'] === true ? 'approved' : `denied: ${String(v['reason'])}`}`;
       break;
     case 'http': {

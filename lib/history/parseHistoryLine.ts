@@ -89,10 +89,20 @@ function parseJournal(obj: Record<string, unknown>, type: JournalLineRead['type'
   nonNegativeInteger(obj, 'seq');
   positiveInteger(obj, 'turn');
   if (type === 'approval') {
-    // A person's answer to a call that waited: which call, how, and when.
+    // A person's answer to a call that waited: which call, how, and when; or (`asked: true`)
+    // that a call's tool asked inside itself, with no answer yet.
     string(obj, 'callId');
     string(obj, 'name');
-    boolean(obj, 'approved');
+    if (obj.asked !== undefined && obj.asked !== true)
+      throw bad('asked', 'true (a question asked inside a tool), or absent (an answer)', obj.asked);
+    if (obj.asked === true) {
+      if (obj.approved !== undefined)
+        throw bad(
+          'approved',
+          'absent on a line with asked: true (the question; its answer is a line of its own)',
+          obj.approved,
+        );
+    } else boolean(obj, 'approved');
     finite(obj, 'at');
     if (obj.reason !== undefined) string(obj, 'reason');
     if (obj.by !== undefined) string(obj, 'by');

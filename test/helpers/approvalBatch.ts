@@ -26,6 +26,8 @@ const SETTLED = new RegExp(
   ].join(''),
   'm',
 );
+/** Every deploying run parked (again, in a resumed batch). */
+const PARKED_AGAIN = new RegExp(DEPLOYING.map((id) => `(?=[\\s\\S]*^parked ${id}$)`).join(''), 'm');
 const REPORT = /^(\{"runs".*\})$/m;
 
 /** A local server of the framework's wire protocol, as the tests read it. */
@@ -48,6 +50,12 @@ export interface ApprovalBatchCase {
   server(): Promise<ApprovalServer>;
   /** The part of a request's body that carries the conversation (`messages`, `input`). */
   conversation(body: unknown): unknown;
+  /**
+   * Also the test of a batch killed while parked and unanswered, resumed with no `resumeTools`,
+   * killed and resumed again: the same waits come back each time (a fixture whose tools ask
+   * inside themselves needs their question journaled for it).
+   */
+  unansweredKill?: boolean;
 }
 
 /** One folder for the test file's batches and bundles (a fixture is bundled once per file, there). */
@@ -182,6 +190,35 @@ export function approvalBatchTests(c: ApprovalBatchCase): void {
       const resumed = start('resume');
       await expectEnded(resumed);
     });
+
+    if (c.unansweredKill === true)
+      it('killed while parked and unanswered, resumed with no resumeTools (twice): the same waits come back, then the answers go on, nothing sent or run twice', async () => {
+        const first = start();
+        await first.seen(SETTLED);
+        first.child.kill();
+        await first.child.exited;
+        expectWaiting(false);
+        for (let cut = 0; cut < 2; cut += 1) {
+          const resumed = start('resume');
+          await resumed.seen(PARKED_AGAIN);
+          expectWaiting(true);
+          if (cut === 0) {
+            resumed.child.kill();
+            await resumed.child.exited;
+            expectWaiting(false);
+            continue;
+          }
+          expect(resumed.child.stdout()).not.toContain('ran deploy');
+          // No model call sent again to park again: 16 requests, one a task and a second for the six others.
+          expect(server.exchanges).toHaveLength(16);
+          for (const id of DEPLOYING) {
+            const file = fs.readFileSync(path.join(dir, `${id}.jsonl`), 'utf8');
+            expect(file).toContain('"asked":true');
+          }
+          answerFour();
+          await expectEnded(resumed);
+        }
+      });
   });
 }
 

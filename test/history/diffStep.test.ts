@@ -1,7 +1,15 @@
 // diffStep: which lines are compared, what is left out of them, and how a difference between
 // two steps is named.
 import type { HistoryEntry } from '../../lib/history/HistoryEntry';
-import { differingFields, divergenceKind, sameStep, stepKey, stepOf, type DiffStep } from '../../lib/history/diffStep';
+import {
+  differingFields,
+  divergenceKind,
+  sameStep,
+  stepKey,
+  stepOf,
+  stepView,
+  type DiffStep,
+} from '../../lib/history/diffStep';
 
 const step = (entry: HistoryEntry): DiffStep => stepOf(entry)!;
 const llm = (fields: Record<string, unknown>): DiffStep =>
@@ -27,6 +35,20 @@ const http = (request: unknown, response: unknown): DiffStep =>
   });
 
 describe('diffStep', () => {
+  it('shows an approval question (asked: true) as asked, and an answer as approved or denied', () => {
+    const approval = (fields: Record<string, unknown>): DiffStep =>
+      step({
+        kind: 'journal',
+        line: 5,
+        journal: { type: 'approval', seq: 3, turn: 1, callId: 'c2', name: 'deploy', at: 4, ...fields },
+      });
+    expect(stepView(approval({ asked: true, input: { target: 'prod' } })).text).toBe(
+      'deploy (c2) asked for approval: {"target":"prod"}',
+    );
+    expect(stepView(approval({ approved: true })).text).toBe('approval of deploy (c2): approved');
+    expect(stepView(approval({ approved: false, reason: 'no' })).text).toBe('approval of deploy (c2): denied: no');
+  });
+
   it('leaves out the meta line and ledger reservations', () => {
     expect(stepOf({ kind: 'journal', line: 2, journal: { type: 'reserve', seq: 1, turn: 1, at: 3 } })).toBeUndefined();
     expect(stepOf({ kind: 'meta', line: 1 } as unknown as HistoryEntry)).toBeUndefined();

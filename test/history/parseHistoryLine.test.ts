@@ -159,6 +159,30 @@ describe('parseHistoryLine()', () => {
     expect(reason(JSON.stringify({ ...approval, by: 3 }))).toMatch(/^field "by" must be a string/);
   });
 
+  it("reads an approval line that asks (asked: true, no answer): the call, its input, when; an answer's approved is refused on it", () => {
+    const asked = {
+      type: 'approval',
+      seq: 6,
+      turn: 1,
+      callId: 'c2',
+      name: 'deploy',
+      input: { target: 'p' },
+      asked: true,
+      at: 4,
+    };
+    expect(parseHistoryLine(JSON.stringify(asked), 7)).toEqual({
+      ok: true,
+      entry: { kind: 'journal', line: 7, journal: asked },
+    });
+    expect(reason(JSON.stringify({ ...asked, approved: true }))).toMatch(
+      /^field "approved" must be absent on a line with asked: true/,
+    );
+    expect(reason(JSON.stringify({ ...asked, asked: false }))).toMatch(
+      /^field "asked" must be true \(a question asked inside a tool\), or absent/,
+    );
+    expect(reason(JSON.stringify({ ...asked, at: 'now' }))).toMatch(/^field "at" must be/);
+  });
+
   it('rejects an unknown line type, and a meta line whose table is not sound', () => {
     expect(reason('{"type":"checkpoint"}')).toBe(
       'unknown line type `checkpoint` (string) (expected meta, rejected, reset, llm, tool, reserve, approval, http, or none for a record)',

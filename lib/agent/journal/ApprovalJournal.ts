@@ -1,7 +1,7 @@
 import { plural } from '../../internal/text';
 import type { ToolCall } from '../AgentLoop';
 import { ApprovalGate, type ApprovalDecision } from '../ApprovalGate';
-import type { ApprovalJournalEntry, JournalEntry } from './JournalEntry';
+import type { ApprovalAskedJournalEntry, ApprovalJournalEntry, JournalEntry } from './JournalEntry';
 import type { RecordedLine, RunRecording } from './RunRecording';
 
 /** The run's writer of kept lines (the ledger's): an `approval` line's commit, when its sink gives one. */
@@ -13,27 +13,41 @@ export type KeptLineWriter = (entry: JournalEntry) => PromiseLike<void> | undefi
  * taken, before the tool can run (`write`; the run goes on once `commits()` are kept), and a
  * run resumed from an interrupted attempt's journal takes the answers that attempt journaled
  * instead of asking again (`recorded`). What happens to an approved call that may have been
- * running at the cut is the resume's tool policy (`RunRecording`).
+ * running at the cut is the resume's tool policy (`RunRecording`). A call whose tool asked from
+ * inside itself is journaled as asked before the run parks (`ask`): a resume re-asks it instead
+ * of taking it for a tool cut off while it ran (`asked`).
  */
 export class ApprovalJournal {
   /** How the interrupted attempt answered its calls, by call id, in order (see `recordedDecisions`). */
   readonly #recorded: Map<string, ApprovalDecision[]>;
   readonly #recording: RunRecording | undefined;
   /** Whether those answers are the journal's `approval` lines (not read from its tool lines). */
-  readonly #asked: boolean;
+  readonly #answerLines: boolean;
+  /** The calls the interrupted attempt journaled as asked inside their tool, by call id: how many times, not taken yet. */
+  readonly #askedCalls = new Map<string, number>();
   /** The commits of the lines written since `commits()` last took them. */
   #commits: PromiseLike<void>[] = [];
 
   /** `journal`: the interrupted attempt's lines (`resumeFrom.journal`), when the run resumes one through `recording`. */
   constructor(journal: readonly RecordedLine[] | undefined, recording: RunRecording | undefined) {
     this.#recorded = recordedDecisions(journal ?? []);
-    this.#asked = (journal ?? []).some((line) => line.type === 'approval');
+    this.#answerLines = (journal ?? []).some((line) => line.type === 'approval');
+    for (const line of journal ?? []) {
+      const { callId, asked } = line as { callId?: unknown; asked?: unknown };
+      if (line.type === 'approval' && asked === true && typeof callId === 'string')
+        this.#askedCalls.set(callId, (this.#askedCalls.get(callId) ?? 0) + 1);
+    }
     this.#recording = recording;
   }
 
   /** Whether the interrupted attempt's `approval` lines hold an answer to `callId` not taken yet (answers read from tool lines do not count). */
   answers(callId: string): boolean {
-    return this.#asked && (this.#recorded.get(callId)?.length ?? 0) > 0;
+    return this.#answerLines && (this.#recorded.get(callId)?.length ?? 0) > 0;
+  }
+
+  /** Whether the interrupted attempt journaled `callId` as asked inside its tool, and no wait of this run took it yet. */
+  asked(callId: string): boolean {
+    return (this.#askedCalls.get(callId) ?? 0) > 0;
   }
 
   /**
@@ -46,6 +60,8 @@ export class ApprovalJournal {
   recorded(calls: readonly ToolCall[], held: readonly ToolCall[] = calls): ApprovalDecision[] {
     const known: ApprovalDecision[] = [];
     for (const call of calls) {
+      const times = this.#askedCalls.get(call.id) ?? 0;
+      if (times > 0) this.#askedCalls.set(call.id, times - 1);
       const decision = this.#recorded.get(call.id)?.shift();
       if (decision !== undefined) known.push(decision);
     }
@@ -106,6 +122,26 @@ export class ApprovalJournal {
     if (commit !== undefined && commit !== null) this.#commits.push(commit);
   }
 
+  /**
+   * Journals that `call`'s tool asked for approval from inside itself, before the run parks: an
+   * `approval` line with `asked: true` through `write` (nothing when the run keeps no journal),
+   * kept as an answer is, so a cut while parked finds it (`asked`).
+   */
+  ask(write: KeptLineWriter | undefined, turn: number, call: ToolCall, at: number): void {
+    if (write === undefined) return;
+    const line: ApprovalAskedJournalEntry = {
+      type: 'approval',
+      turn,
+      callId: call.id,
+      name: call.name,
+      ...(call.input === undefined ? {} : { input: call.input }),
+      asked: true,
+      at,
+    };
+    const commit = write(line);
+    if (commit !== undefined && commit !== null) this.#commits.push(commit);
+  }
+
   /** The commits of the lines written since the last call (taken: the next call gives only newer ones). */
   commits(): PromiseLike<void>[] {
     const commits = this.#commits;
@@ -129,6 +165,7 @@ function recordedDecisions(journal: readonly RecordedLine[]): Map<string, Approv
   };
   if (journal.some((line) => line.type === 'approval')) {
     for (const line of journal) {
+      // A question (`asked: true`) has no `approved`: it is skipped as no answer.
       if (line.type !== 'approval') continue;
       const { callId, approved, reason, input, by } = line as {
         callId?: unknown;

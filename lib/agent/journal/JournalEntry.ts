@@ -121,13 +121,37 @@ export interface ApprovalJournalEntry {
   by?: string;
   /** Taken from the journal of the interrupted run this one resumed: nobody was asked again. */
   fromJournal?: true;
+  /** Absent: an answer (a question is an `ApprovalAskedJournalEntry`). */
+  asked?: undefined;
+}
+
+/**
+ * A tool call that asked for approval from inside its tool (it started, then stopped for a
+ * person's answer: a LangGraph `interrupt()` in a tool), one line a waiting call, written (and
+ * fsync'ed, or committed) before the run parks. A resumed run reads it to tell "asked, not yet
+ * answered" from "cut off while it ran": the tool runs again to its question, and the run
+ * parks again with the same call, instead of the call being answered as interrupted. Its
+ * answer, once given, is the `approval` line with `approved`.
+ */
+export interface ApprovalAskedJournalEntry {
+  type: 'approval';
+  turn: number;
+  callId: string;
+  /** The call's tool. */
+  name: string;
+  /** The input the model gave the call. */
+  input?: unknown;
+  asked: true;
+  /** When the run parked (the run's clock). */
+  at: number;
 }
 
 /** A hook that may call an LLM through its budgeted handle (`ctx.llm`): the operation its ledger lines name. */
 export type HookOperation = 'compact' | 'runTool';
 
-/** A line of the journal: every LLM attempt, tool call and approval answer of a run, beside its moves. */
-export type JournalEntry = LlmJournalEntry | ToolJournalEntry | ReserveJournalEntry | ApprovalJournalEntry;
+/** A line of the journal: every LLM attempt, tool call, approval question asked in a tool and approval answer of a run, beside its moves. */
+export type JournalEntry =
+  LlmJournalEntry | ToolJournalEntry | ReserveJournalEntry | ApprovalJournalEntry | ApprovalAskedJournalEntry;
 
 /** Options of the adapter's `journal`. */
 export interface JournalOptions {

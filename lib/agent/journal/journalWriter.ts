@@ -37,8 +37,10 @@ export function journalWriter(
 function placeholder(entry: Exclude<JournalEntry, { type: 'reserve' }>, redactError: string): Record<string, unknown> {
   const { turn } = entry;
   if (entry.type === 'approval') {
-    const { callId, name, approved, at } = entry;
-    return { type: 'approval', turn, callId, name, approved, at, redactError };
+    const { callId, name, at } = entry;
+    // A question keeps `asked` (a resume re-asks it), an answer its `approved`.
+    const how = entry.asked === true ? { asked: true } : { approved: entry.approved };
+    return { type: 'approval', turn, callId, name, ...how, at, redactError };
   }
   const { startedAt, endedAt } = entry;
   return entry.type === 'llm'

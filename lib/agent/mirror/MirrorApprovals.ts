@@ -80,13 +80,15 @@ export class MirrorApprovals {
   }
 
   /**
-   * With `resumeFrom`: whether the interrupted attempt's journal holds an `approval` line
-   * answering `callId` not taken yet — the next wait on it takes that answer instead of asking
-   * (a framework whose tool asks inside itself lets it run again to its question). A journal
-   * with no such lines (whose answers are read from its tool lines) holds none.
+   * With `resumeFrom`: whether the interrupted attempt's journal says `callId` waited for
+   * approval, not taken yet — an `approval` line answering it (the next wait on it takes that
+   * answer instead of asking), or one saying its tool asked inside itself (the run was cut while
+   * parked, maybe unanswered: the next wait asks again). Either way a framework whose tool asks
+   * inside itself lets it run again to its question, instead of answering it as cut off while
+   * it ran. A journal with no such lines (whose answers are read from its tool lines) holds none.
    */
   inJournal(callId: string): boolean {
-    return this.enabled && this.#journaled.answers(callId);
+    return this.enabled && (this.#journaled.answers(callId) || this.#journaled.asked(callId));
   }
 
   /** Tells `listener` of each wait that needs people's answers (not of one the journal answered). Returns how to stop. */
@@ -126,8 +128,14 @@ export class MirrorApprovals {
     const gate = new ApprovalGate(calls);
     this.#gate = gate;
     this.#answered = new Promise((resolve) => (this.#settle = resolve));
+    // A tool that started and asks inside itself (or asked so before a cut) is journaled as
+    // asked: a cut while parked must not read it as a tool cut off while it ran.
+    const inTool = calls.filter(
+      (c) => run.slots.some((s) => s.call.id === c.id && s.status === 'running') || this.#journaled.asked(c.id),
+    );
     // Answers the interrupted attempt journaled are taken again, not asked again.
     const known = this.#journaled.recorded(calls);
+    for (const call of inTool) if (!known.some((d) => d.callId === call.id)) this.#ask(call);
     run.move(AWAITING_APPROVAL, this.#journaled.waitMove(calls, known));
     for (const decision of known) this.#decide(decision, true);
     const paused: TurnResult = {
@@ -225,6 +233,13 @@ export class MirrorApprovals {
     const { journal, ledger, clock } = run.deps;
     const call = this.#gate?.calls.find((c) => c.id === decision.callId);
     this.#journaled.write(journal === undefined ? undefined : ledger, run.turn, call, decision, clock(), fromJournal);
+  }
+
+  /** Journals that `call`'s tool asked inside itself, before the run parks (`ApprovalJournal.ask`). */
+  #ask(call: ToolCall): void {
+    const run = this.#run;
+    const { journal, ledger, clock } = run.deps;
+    this.#journaled.ask(journal === undefined ? undefined : ledger, run.turn, call, clock());
   }
 
   #finish(decisions: ApprovalDecision[] | undefined): void {

@@ -199,9 +199,10 @@ export class LangGraphApprovals {
 
   /**
    * On a resumed run (`resumeFrom`), before the parked run's continuation: whether call `callId`'s
-   * tool asked inside itself before the cut and the journal holds the answer — it runs again to
-   * its `interrupt()`, whose wait takes that answer (its start was counted then); on the
-   * continuation the resume tool policy says whether the approved tool runs.
+   * tool asked inside itself before the cut (the journal holds its question, or its answer) — it
+   * runs again to its `interrupt()` (its start was counted then), whose wait takes the journaled
+   * answer, or, unanswered, parks the run again with the same call; on the continuation the
+   * resume tool policy says whether a call approved before the cut runs.
    */
   asksAgain(callId: string): boolean {
     return !this.#continuing && this.#mirror.approvals.inJournal(callId);

@@ -433,7 +433,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     // The name the model gave the call: a tool LangGraph sends as its own task runs under the node's name.
     const name = this.#lastCalls.find((c) => c.id === id)?.name ?? runName ?? 'tool';
     const call = { id, name, input: parseJsonOrText(input) };
-    // A resumed run whose journal answered this call's question: the tool asks again, and its wait takes the answer.
+    // A resumed run whose journal holds this call's question (asked, or answered): the tool asks again, and its wait takes the answer or parks again.
     const asks = this.#approvals.asksAgain(id);
     // A resumed run: the wrapped tool answers with its recorded result, by the tool policy, and does not run.
     if (this.#served.toolsWrapped && !asks) {

@@ -4,7 +4,9 @@
 // run in AwaitingApproval without holding a slot; `agent-sm approvals` lists it, two are approved
 // and two denied with the built CLI, and each goes on as the same run through Command({ resume }).
 // Then the same with a SIGKILL while parked, the answers given while no batch runs, and a resume:
-// no request reaches the server twice, every task is reported once.
+// no request reaches the server twice, every task is reported once. And a SIGKILL while parked,
+// unanswered, resumed with no resumeTools (twice): the runs park again with the same calls (deploy's
+// question is journaled as asked), and the answers then go on as in the running batch.
 import { approvalBatchTests, chatApprovalServer } from '../../helpers/approvalBatch';
 
 approvalBatchTests({
@@ -12,4 +14,5 @@ approvalBatchTests({
   fixture: 'langGraphApprovalBatch',
   server: () => chatApprovalServer(String),
   conversation: (body) => (body as { messages: unknown }).messages,
+  unansweredKill: true,
 });

@@ -342,7 +342,11 @@ describe('killed after its answer, a run resumed from its journal takes the answ
       sink.close();
       expect(firstRan).toEqual(['ls']);
       const journal = [...(await loadHistory(file)).journal] as unknown as RecordedLine[];
-      expect(journal.filter((l) => l.type === 'approval')).toHaveLength(1);
+      // The question deploy asked inside itself (written before the run parked), then its answer.
+      expect(journal.filter((l) => l.type === 'approval').map((l) => ('asked' in l ? 'asked' : 'answered'))).toEqual([
+        'asked',
+        'answered',
+      ]);
 
       // Resumed on a fresh graph and checkpointer, with no `rerun` asked for the tool that asks.
       const ran: string[] = [];
@@ -375,6 +379,71 @@ describe('killed after its answer, a run resumed from its journal takes the answ
       expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
       expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
       expectBodiesOnce(2);
+      expect(validateHistory(lg.machine.history(), lg.machine.table)).toMatchObject({ ok: true, issues: [] });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('killed while parked and unanswered, a run resumed from its journal with no tool policy asks again', () => {
+  it.each([
+    ['approved once parked again: the deploy runs once', 'approve'],
+    ['denied once parked again: the deploy never runs', 'deny'],
+  ] as const)('%s', async (_name, answer) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-lgasked-'));
+    try {
+      // The first process: deploy asks inside itself and parks; it dies before anyone answers.
+      const file = path.join(dir, 'first.jsonl');
+      const sink = JsonlHistorySink.open(file, { runId: 'r' });
+      const first = langGraphMirror({ approvals: true, logger: false, sink, journal: true });
+      const firstRan: string[] = [];
+      await first.run(agentOf(first, firstRan), ask, thread('u'));
+      expect(first.mirror.approvals.pending.map((p) => p.callId)).toEqual(['c2']);
+      sink.close();
+      const journal = [...(await loadHistory(file)).journal] as unknown as RecordedLine[];
+      expect(journal.filter((l) => l.type === 'approval')).toEqual([
+        expect.objectContaining({ callId: 'c2', name: 'deploy', input: { target: 'prod' }, asked: true }),
+      ]);
+
+      // Resumed on a fresh graph and checkpointer, no `rerun`: deploy runs again to its question,
+      // and the run parks again with the same call; its file says so again, for a second cut.
+      const second = path.join(dir, 'second.jsonl');
+      const sink2 = JsonlHistorySink.open(second, { runId: 'r' });
+      const ran: string[] = [];
+      const lg = langGraphMirror({
+        approvals: true,
+        logger: false,
+        sink: sink2,
+        journal: true,
+        resumeFrom: { journal },
+      });
+      let asked = 0;
+      lg.mirror.approvals.listen(() => (asked += 1));
+      const agent = agentOf(lg, ran);
+      await lg.run(agent, ask, thread('u2'));
+      expect(lg.machine.current as string).toBe('AwaitingApproval');
+      expect(lg.mirror.approvals.pending).toEqual([{ callId: 'c2', name: 'deploy', input: { target: 'prod' } }]);
+      expect(asked).toBe(1);
+      expect(ran).toEqual([]);
+      const next = lg.answered();
+      if (answer === 'approve') lg.mirror.approvals.approve('c2');
+      else lg.mirror.approvals.deny('c2', 'not today');
+      const out = await lg.run(agent, (await next)!, thread('u2'));
+      sink2.close();
+      const last = String(out.messages.at(-1)?.content);
+      expect(last).toBe(answer === 'approve' ? 'done: a b | deployed' : 'done: a b | denied: not today');
+      expect(ran).toEqual(answer === 'approve' ? ['deploy prod'] : []);
+      expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
+      expect(lg.mirror.resumed).toMatchObject({
+        mode: 'continued',
+        recordedCalls: 1,
+        replayedTools: 1,
+        interruptedTools: 0,
+      });
+      expectBodiesOnce(2);
+      const again = (await loadHistory(second)).journal.filter((l) => l.type === 'approval');
+      expect(again.map((l) => ('asked' in l ? 'asked' : 'answered'))).toEqual(['asked', 'answered']);
       expect(validateHistory(lg.machine.history(), lg.machine.table)).toMatchObject({ ok: true, issues: [] });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
