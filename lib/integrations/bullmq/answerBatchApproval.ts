@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'agent-state-machine';
 import { assertKnownOptions } from 'agent-state-machine/internal';
-import { decideApproval, describeAnswer } from './approvalRecords';
+import { decideApproval, describeAnswer, readTakenAnswers, type ApprovalPlace, type Within } from './approvalRecords';
 import {
   PLACE_OPTION_KEYS,
   withBatchApprovals,
@@ -60,6 +60,7 @@ export async function answerBatchApproval(
     if (index < 0)
       throw new InvalidArgumentError('run', `the id of a run of batch ${batchId} (${listed(batch.ids)})`, run);
     const request = batch.open.find((r) => r.index === index);
+    if (request === undefined) await refuseAnsweredAlready(batch, index, run, callId);
     if (request === undefined)
       throw new Error(
         `run ${run} of batch ${batchId} does not wait for approval (no request of it is open: ` +
@@ -105,6 +106,34 @@ export async function answerBatchApproval(
     }
     return { calls: targets, complete, name: batch.name, prefix: batch.prefix };
   });
+}
+
+/**
+ * When run `run` went on with the answers it took (to `callId`, or to any of its calls), refuses
+ * the late answer saying how each was answered, as the store and the folder do.
+ */
+async function refuseAnsweredAlready(
+  batch: Pick<ApprovalPlace, 'redis' | 'keys'> & { within: Within },
+  index: number,
+  run: string,
+  callId: string | undefined,
+): Promise<void> {
+  const taken = await readTakenAnswers({ ...batch, index }, batch.within);
+  if (callId !== undefined) {
+    const answer = taken.get(callId);
+    if (answer !== undefined)
+      throw new Error(
+        `call ${callId} of run ${run} was answered already (${describeAnswer(answer)}): the run has gone on with it; nothing waits for another answer`,
+      );
+    return;
+  }
+  if (taken.size > 0)
+    throw new Error(
+      `every call run ${run} waited on was answered already (${[...taken]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([id, answer]) => `${id}: ${describeAnswer(answer)}`)
+        .join('; ')}): the run has gone on with them; nothing waits for another answer`,
+    );
 }
 
 function listed(ids: readonly string[]): string {

@@ -78,11 +78,39 @@ export async function readDecisions(
   return answers.map((a) => JSON.parse(a!) as ApprovalDecision);
 }
 
-/** Closes a run's request (it went on, or ended): a late answer is refused, and its answers go. */
-export async function closeApproval(place: ApprovalPlace, callIds: readonly string[], within: Within): Promise<void> {
+/**
+ * Closes a run's request (it went on, or ended): a late answer is refused, and its answers go
+ * from the request. The answers the run took (`taken`: it went on with them) are kept apart,
+ * by call, for the refusal of a late answer to say how each call was answered.
+ */
+export async function closeApproval(
+  place: ApprovalPlace,
+  callIds: readonly string[],
+  within: Within,
+  taken: readonly RecordedDecision[] = [],
+): Promise<void> {
   const { redis, keys, index, requestId } = place;
   await within(`closing run ${index}'s approval request`, () =>
     runScript(redis, 'asmUnask', [keys.approvals], [index, requestId, ...callIds]),
+  );
+  if (taken.length === 0) return;
+  await within(`keeping the answers run ${index} took`, () =>
+    redis.hset(keys.answered, Object.fromEntries(taken.map((d) => [`${index}:${d.callId}`, JSON.stringify(d)]))),
+  );
+}
+
+/** The answers run `index` took and went on with, by call id (`closeApproval`'s `taken`). */
+export async function readTakenAnswers(
+  place: Pick<ApprovalPlace, 'redis' | 'keys' | 'index'>,
+  within: Within,
+): Promise<Map<string, RecordedDecision>> {
+  const { redis, keys, index } = place;
+  const all = await within(`reading the answers run ${index} took`, () => redis.hgetall(keys.answered));
+  const mine = `${index}:`;
+  return new Map(
+    Object.entries(all)
+      .filter(([field]) => field.startsWith(mine))
+      .map(([field, json]) => [field.slice(mine.length), JSON.parse(json) as RecordedDecision]),
   );
 }
 

@@ -23,6 +23,12 @@ export interface BatchKeys {
    * `<index>:<request id>:<call id>` → the answer to that call (JSON), written once.
    */
   approvals: string;
+  /**
+   * Hash: `<index>:<call id>` → the answer a run took and went on with (JSON, with who gave it
+   * and when), kept after its request closed, so that a late answer is told the call was
+   * answered, and how, not that nothing waits.
+   */
+  answered: string;
 }
 
 /** The channel a queue's workers hear raises of a paused cap on (the message is the batch id). */
@@ -53,6 +59,7 @@ export function batchKeys(prefix: string, name: string, batchId: string): BatchK
     ids: `${base}:ids`,
     waiting: `${base}:waiting`,
     approvals: `${base}:approvals`,
+    answered: `${base}:answered`,
   };
 }
 
@@ -69,6 +76,7 @@ export function recordKeys(keys: BatchKeys): string[] {
     keys.ids,
     keys.waiting,
     keys.approvals,
+    keys.answered,
   ];
 }
 

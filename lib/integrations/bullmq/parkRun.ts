@@ -26,8 +26,8 @@ export interface RunApprovals {
   ask(park: number, calls: ParkableRun['pendingApprovals']): Promise<void>;
   /** Resolves with the answers once every call has one; undefined when `signal` aborts first. */
   answers(park: number, callIds: readonly string[], signal: AbortSignal): Promise<ApprovalDecision[] | undefined>;
-  /** Closes the request: the run went on with its answers, or ended. */
-  close(park: number, callIds: readonly string[]): Promise<void>;
+  /** Closes the request: the run went on with its answers (`taken`), or ended. */
+  close(park: number, callIds: readonly string[], taken?: readonly ApprovalDecision[]): Promise<void>;
 }
 
 /**
@@ -139,9 +139,10 @@ export function parkRun(options: {
     const parkedAt = Date.now();
     const answers = await park(next, (stopped) => approvals.answers(number, ids, stopped));
     approvalWait.waitedMs += Math.max(0, Date.now() - parkedAt);
-    // Closed either way: an answer that comes late is refused, not left for nobody.
+    // Closed either way: an answer that comes late is refused, not left for nobody (and told how
+    // the call was answered, when the run went on with its answers).
     await approvals
-      .close(number, ids)
+      .close(number, ids, answers)
       .catch((error: unknown) => onProblem(`its approval request was not closed: ${messageOf(error)}`));
     if (answers === undefined) return next;
     for (const decision of answers) {

@@ -4,8 +4,8 @@ import { ASK, BEGIN, CREATE, DECIDE, FIGURES, RAISE, RECORD, SKIP, STEP, TRIP, U
 const SCRIPTS = {
   asmStep: [STEP, 2],
   asmBegin: [BEGIN, 6],
-  asmRecord: [RECORD, 10],
-  asmSkip: [SKIP, 10],
+  asmRecord: [RECORD, 11],
+  asmSkip: [SKIP, 11],
   asmCreate: [CREATE, 3],
   asmTrip: [TRIP, 1],
   asmRaise: [RAISE, 3],

@@ -61,6 +61,6 @@ export function runApprovals(
         signal,
         'for approval',
       ),
-    close: (park, callIds) => closeApproval(at(park), callIds, within),
+    close: (park, callIds, taken) => closeApproval(at(park), callIds, within, taken),
   };
 }

@@ -84,10 +84,13 @@ describe('answerBatchApproval and readBatchApprovals beside onApproval', () => {
       const report = await batch.report();
       expect(report.runs.map((r) => [r.id, r.outcome, r.approval?.calls])).toEqual([['t0', 'end_of_turn', 2]]);
       expect(deleted).toEqual(['a0']);
-      // The request closed: nothing waits, and a late answer is refused by name.
+      // The request closed: nothing waits, and a late answer is refused saying how each call was answered.
       expect((await readBatchApprovals(place)).calls).toEqual([]);
       await expect(answerBatchApproval({ ...place, run: 't0', approved: true })).rejects.toThrow(
-        'run t0 of batch answer-api does not wait for approval',
+        /^every call run t0 waited on was answered already \(d0: approved by .+ at \d{4}-[\d-]+T[\d:.]+Z; d1: denied by carol at [\d-]+T[\d:.]+Z\): the run has gone on with them; nothing waits for another answer$/,
+      );
+      await expect(answerBatchApproval({ ...place, run: 't0', callId: 'd1', approved: true })).rejects.toThrow(
+        /^call d1 of run t0 was answered already \(denied by carol at [\d-]+T[\d:.]+Z\): the run has gone on with it/,
       );
       await expect(answerBatchApproval({ ...place, run: 't9', approved: true })).rejects.toThrow(
         'Expected `run` to be the id of a run of batch answer-api (t0), got `t9`',

@@ -183,11 +183,13 @@ describe('agent-sm approvals | approve | deny --redis URL <batchId> (built execu
       // The approved calls ran, on their run's worker; the denied ones never did.
       expect(fs.readdirSync(deletedDir).sort()).toEqual(['a1', 'a5']);
       expect(fs.readFileSync(path.join(deletedDir, 'a5'), 'utf8')).toBe('t5');
-      // Every request closed: nothing left to answer, and a late answer is refused by name.
+      // Every request closed: nothing left to answer, and a late answer is refused saying how the call was answered.
       expect(await redis.hlen(batchKeys(prefix, 'runs', batchId).approvals)).toBe(0);
       const late = await cli(['approve', '--redis', url, batchId, 't1', 'd0']);
       expect(late.code).toBe(2);
-      expect(late.stderr).toContain(`run t1 of batch ${batchId} does not wait for approval`);
+      expect(late.stderr).toMatch(
+        /^agent-sm: error: call d0 of run t1 was answered already \((approved|denied) by .+ at [\d-]+T[\d:.]+Z\): the run has gone on with it; nothing waits for another answer\n$/,
+      );
       expect((await cli(['approvals', '--redis', url, batchId])).stdout).toBe(
         `agent-sm: no run of batch ${batchId} (Redis at ${shownUrl(url)}) waits for approval\n`,
       );
