@@ -4,6 +4,7 @@ import { oneLine } from '../internal/text';
 import { OperationError } from '../agent/TurnError';
 import { watchOutputBound } from '../agent/money/cutAtBound';
 import { observeScope, type ObservedRun } from './observeScope';
+import { foldStream } from './foldStream';
 import { sseEvents } from './sseEvents';
 import { stopResponse } from './stopResponse';
 import type { WireFormat } from './WireFormat';
@@ -129,8 +130,16 @@ async function send(
     watch?.release();
     return settleWhole(mirror, format, answer);
   }
-  const [mine, theirs] = answer.body.tee();
-  run.settling = settleStream(mirror, format, mine, watch).finally(() => (run.calling = false));
+  const fold = format.stream!.fold?.(watch);
+  let theirs: ReadableStream<Uint8Array>;
+  let folded: Promise<unknown>;
+  if (fold !== undefined) ({ handedOn: theirs, folded } = foldStream(answer.body, fold));
+  else {
+    let mine: ReadableStream<Uint8Array>;
+    [mine, theirs] = answer.body.tee();
+    folded = format.stream!.collect(sseEvents(mine), watch);
+  }
+  run.settling = settleStream(mirror, format, folded, watch).finally(() => (run.calling = false));
   return new Response(theirs, { status: answer.status, statusText: answer.statusText, headers: handedOn(answer) });
 }
 
@@ -159,16 +168,15 @@ async function settleWhole(mirror: ObservedRun['mirror'], format: WireFormat, an
   return new Response(text, { status: answer.status, statusText: answer.statusText, headers: handedOn(answer) });
 }
 
-/** Reads a streamed answer beside the SDK and settles its attempt when it ends (cut, dropped or whole). */
+/** Settles a streamed answer's attempt from its fold, read beside the SDK, when it ends (cut, dropped or whole). */
 async function settleStream(
   mirror: ObservedRun['mirror'],
   format: WireFormat,
-  body: ReadableStream<Uint8Array>,
+  folded: Promise<unknown>,
   watch: ReturnType<typeof watchOutputBound>,
 ): Promise<void> {
   try {
-    const json = await format.stream!.collect(sseEvents(body), watch);
-    mirror.modelResponse(format.read(json));
+    mirror.modelResponse(format.read(await folded));
   } catch (error) {
     mirror.modelCallFailed(error);
   } finally {
