@@ -11,6 +11,12 @@ export class SseDecoder {
   #buffered = '';
   /** A `\r` that ended a chunk: the next may begin with the `\n` of the same line end. */
   #pendingCR = false;
+  #done = false;
+
+  /** Whether the stream said it ended (`data: [DONE]`, Chat Completions'): nothing more comes. */
+  get done(): boolean {
+    return this.#done;
+  }
 
   /** Takes a chunk of the stream and hands `onEvent` the data of each event it completes, in order. */
   push(bytes: Uint8Array, onEvent: (data: unknown) => void): void {
@@ -34,7 +40,8 @@ export class SseDecoder {
     for (let end = buffered.indexOf('\n\n'); end !== -1; end = buffered.indexOf('\n\n', start)) {
       const data = dataOf(buffered.slice(start, end));
       start = end + 2;
-      if (data !== '' && data !== '[DONE]') onEvent(JSON.parse(data));
+      if (data === '[DONE]') this.#done = true;
+      else if (data !== '') onEvent(JSON.parse(data));
     }
     this.#buffered = start === 0 ? buffered : buffered.slice(start);
     if (done) {

@@ -30,10 +30,19 @@ export function foldStream(body: ReadableStream<Uint8Array>, fold: StreamFold): 
   });
   const folded = new Promise<unknown>((resolve, reject) => {
     const decoder = new SseDecoder();
-    let failed = false;
+    // Once the fold ended or failed: later chunks are handed on only.
+    let settled = false;
     const fail = (error: unknown): void => {
-      failed = true;
+      settled = true;
       reject(error);
+    };
+    const end = (): void => {
+      try {
+        resolve(fold.end());
+      } catch (error) {
+        reject(error);
+      }
+      settled = true;
     };
     const take = (event: unknown): void => fold.event(event);
     void (async () => {
@@ -43,26 +52,30 @@ export function foldStream(body: ReadableStream<Uint8Array>, fold: StreamFold): 
           chunk = await reader.read();
         } catch (error) {
           // Dropped, or aborted (by the caller, or the cut at the bound).
-          if (!failed) fail(error);
+          if (!settled) fail(error);
           out?.error(error);
           return;
         }
         if (chunk.done) break;
         out?.enqueue(chunk.value);
-        if (failed) continue;
+        if (settled) continue;
         try {
           decoder.push(chunk.value, take);
         } catch (error) {
           fail(error);
+          continue;
         }
+        // A stream that said it ended is whole, whether or not the transport then closes cleanly
+        // (an SDK that stops reading aborts its request, maybe before the close came).
+        if (decoder.done) end();
       }
-      if (!failed) {
+      if (!settled) {
         try {
           decoder.end(take);
-          resolve(fold.end());
         } catch (error) {
           fail(error);
         }
+        if (!settled) end();
       }
       out?.close();
     })();
