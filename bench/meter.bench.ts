@@ -4,7 +4,9 @@
 // folded, cut-watch included) and a JSON answer of the same text. Target: the metered path costs
 // at most 1.10× the passthrough, per pair of samples timed back to back (the order alternating,
 // the first pairs a warm-up left out). A sample is several runs (one streamed answer is ~30 ms of
-// CPU, a JSON one ~2 ms): timed one request at a time, the ratio's p25–p75 spread was 0.8×–1.6×.
+// CPU, a JSON one ~2 ms): timed one request at a time, the ratio's p25–p75 spread was 0.8×–1.6×;
+// at 60 JSON answers a sample it was still ~1.0×–1.4× (a collection falls in one sample of a pair,
+// not the other), so a sample is ~400 ms of CPU on each side.
 //
 //   npm run bench -- meter                 through the runner
 //   npx tsx bench/meter.bench.ts           alone
@@ -16,9 +18,9 @@ import { failed, printSuite, ratioFigure, ratioTarget, scaled, type SuiteResult 
 
 const PAIRS = scaled(30, 8);
 const WARMUP = 4;
-/** Observed runs per timed sample: about 150 ms of CPU each. */
-const STREAMED_PER_SAMPLE = 5;
-const JSON_PER_SAMPLE = 60;
+/** Observed runs per timed sample: about 400 ms of CPU each. */
+const STREAMED_PER_SAMPLE = 12;
+const JSON_PER_SAMPLE = 200;
 const TARGET = 1.1;
 /** 16,000 characters: the local server streams 8 a chunk. */
 const TEXT = 'abcdefg '.repeat(2_000);

@@ -33,6 +33,19 @@ export interface WireStream {
    * stream that ends before the model finished is an error.
    */
   collect(events: AsyncIterable<unknown>, watch: OutputBoundWatch): Promise<unknown>;
+  /**
+   * The same fold, one event at a time with no await between them: where given, `meterFetch`
+   * reads the answer with it, not with `collect` (the `meter` bench's target: no promise per event).
+   */
+  fold?(watch: OutputBoundWatch): StreamFold;
   /** The events, in order, that answer a streamed request with a recorded response; a string is sent as the data as it is (`[DONE]`). */
   serve(response: LLMResponse, body: Record<string, unknown>): readonly unknown[];
+}
+
+/** A streamed answer folded as its events arrive (`WireStream.fold`). */
+export interface StreamFold {
+  /** Takes the next event's JSON; throws to end the fold in error (cut at the bound, an error event). */
+  event(json: unknown): void;
+  /** The stream ended: the JSON body `WireFormat.read` takes; throws when the model had not finished (dropped). */
+  end(): unknown;
 }

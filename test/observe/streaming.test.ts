@@ -51,6 +51,29 @@ describe('Chat Completions streams', () => {
     expect(result.usage.costUsd).toBeCloseTo(43 * USD_PER_TOKEN, 12);
   });
 
+  it('charges a stream the loop stopped reading from its usage chunk: it is read to its end beside the SDK', async () => {
+    script = [{ content: 'a much longer streamed answer', usage: { prompt_tokens: 40, completion_tokens: 7 } }];
+    const { result, value } = await observeLoop(
+      { budget: { maxCostUsd: 1 }, pricing: localPricing, logger: false },
+      'hi',
+      async () => {
+        const stream = await client().chat.completions.create({
+          model: 'gpt-local',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_completion_tokens: 50,
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        // Leaving the loop cancels the SDK's stream.
+        for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) return chunk.choices[0].delta.content;
+        return '';
+      },
+    );
+    expect(value).toBe('a much l');
+    expect(result.outcome).toBe('end_of_turn');
+    expect(result.usage).toMatchObject({ llmCalls: 1, inputTokens: 40, outputTokens: 7, uncertainUsd: 0 });
+  });
+
   it('holds a dropped stream at its worst case, as uncertain, with the reason in the journal', async () => {
     script = [{ content: 'streamed answer', dropAfterChunks: 1 }];
     const lines: JournalLine[] = [];

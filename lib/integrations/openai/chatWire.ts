@@ -2,6 +2,7 @@ import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/
 import type { LLMResponse, WireFormat } from 'agent-state-machine';
 import { requestTokenBound } from '../../internal/requestTokenBound';
 import { mapOpenAIUsage } from './fromOpenAIChat';
+import { ChatStreamFold } from './ChatStreamFold';
 import { collectChatStream } from './collectChatStream';
 import { readChatMessage } from './readChatMessage';
 import { wireMaxTokens } from './wireMaxTokens';
@@ -48,6 +49,7 @@ export const chatWire: WireFormat = {
   },
   stream: {
     collect: (events, watch) => collectChatStream(events as AsyncIterable<ChatCompletionChunk>, () => undefined, watch),
+    fold: (watch) => new ChatStreamFold(watch),
     serve(response, body) {
       const completion = chatWire.serve(response, body) as ChatCompletion;
       const choice = completion.choices[0]!;
