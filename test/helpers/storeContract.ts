@@ -13,33 +13,12 @@ import {
   InvalidArgumentError,
   runBatch,
   type AgentLoop,
-  type BatchOptions,
   type BatchTask,
   type ScriptedAgent,
 } from '../../lib/index';
 import type { ApprovalAnswer, RunStore, StoreBatchOptions } from '../../lib/subpaths/batch';
 import { loadHistory, summarizeHistory } from '../../lib/subpaths/history';
-import { manualClock } from './manualClock';
-
-const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-const base = (): BatchOptions => ({ logger: false, sleep: () => tick(), clock: manualClock().now });
-
-/** A one-turn agent: a tool call, then an answer, each reply priced. */
-const script = (): AgentLoop =>
-  createScriptedAgent({
-    sleep: () => tick(),
-    replies: [
-      {
-        toolCalls: [{ id: 'c1', name: 'look', input: {} }],
-        usage: { costUsd: 0.01, inputTokens: 10, outputTokens: 5 },
-      },
-      { text: 'done', usage: { costUsd: 0.02, inputTokens: 12, outputTokens: 3 } },
-    ],
-    tools: { look: { output: 'seen' } },
-  });
-const task = (id: string, agent: () => AgentLoop = script): BatchTask => ({ id, input: 'go', agent });
-const failing = (id: string): BatchTask =>
-  task(id, () => createScriptedAgent({ sleep: () => tick(), replies: [{ raw: 'not a response' }] }));
+import { base, failing, script, task, tick } from './storeTasks';
 
 /** A store of the kind under test, empty, and a second handle on the same data (another writer). */
 export interface StoreUnderTest {

@@ -1,37 +1,11 @@
-import {
-  createScriptedAgent,
-  runBatch,
-  type AgentLoop,
-  type BatchOptions,
-  type BatchTask,
-  type FrameworkTask,
-} from '../../../lib/index';
+import { createScriptedAgent, runBatch, type AgentLoop, type BatchTask, type FrameworkTask } from '../../../lib/index';
 import { PostgresStore, PostgresUnreachableError } from '../../../lib/integrations/postgres';
 import { manualClock } from '../../helpers/manualClock';
+import { base, failing, script, task, tick } from '../../helpers/storeTasks';
 import { testSchema, PG_URL, type TestSchema } from '../../helpers/postgres';
 import { freePort } from '../../helpers/redis';
 import { startRedisProxy } from '../../helpers/redisProxy';
 import { threeFiguresTask, THREE_FIGURES } from '../../helpers/threeFigures';
-
-const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-const base = (): BatchOptions => ({ logger: false, sleep: () => tick(), clock: manualClock().now });
-
-/** A one-turn agent: a tool call, then an answer, each reply priced. */
-const script = (): AgentLoop =>
-  createScriptedAgent({
-    sleep: () => tick(),
-    replies: [
-      {
-        toolCalls: [{ id: 'c1', name: 'look', input: {} }],
-        usage: { costUsd: 0.01, inputTokens: 10, outputTokens: 5 },
-      },
-      { text: 'done', usage: { costUsd: 0.02, inputTokens: 12, outputTokens: 3 } },
-    ],
-    tools: { look: { output: 'seen' } },
-  });
-const task = (id: string, agent: () => AgentLoop = script): BatchTask => ({ id, input: 'go', agent });
-const failing = (id: string): BatchTask =>
-  task(id, () => createScriptedAgent({ sleep: () => tick(), replies: [{ raw: 'not a response' }] }));
 
 let db: TestSchema;
 let store: PostgresStore;
