@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startOpenAIChatServer } from '../../examples/servers/openaiChatServer';
+import { startOpenAIResponsesServer } from '../../examples/servers/openaiResponsesServer';
 import { buildCli, runBuiltCli } from './builtCli';
 import { batchChild } from './killableBatch';
 
@@ -234,6 +235,29 @@ export async function chatApprovalServer(show: (content: unknown) => string): Pr
         toolCalls: [
           { id: 'c1', name: 'ls', arguments: '{"dir":"."}' },
           ...(DEPLOYING.includes(id) ? [{ id: 'c2', name: 'deploy', arguments: `{"target":"prod-${id}"}` }] : []),
+        ],
+      };
+    },
+  });
+}
+
+type ResponsesItem = { type?: string; role?: string; content?: unknown; output?: unknown };
+
+/** The Responses server of `ApprovalBatchCase.server` (the Agents SDK's): `ls` (and `deploy` for `DEPLOYING`), then text. */
+export async function responsesApprovalServer(): Promise<ApprovalServer> {
+  return startOpenAIResponsesServer({
+    respond: (body: { input: string | ResponsesItem[] }) => {
+      const items: ResponsesItem[] =
+        typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+      const user = items.find((i) => i.role === 'user');
+      const text = typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content);
+      const id = /task (t\d+)/.exec(text)?.[1] ?? '?';
+      const outputs = items.filter((i) => i.type === 'function_call_output');
+      if (outputs.length > 0) return { text: `${id} done: ${outputs.map((o) => String(o.output)).join(' | ')}` };
+      return {
+        toolCalls: [
+          { callId: 'c1', name: 'ls', arguments: '{"dir":"."}' },
+          ...(DEPLOYING.includes(id) ? [{ callId: 'c2', name: 'deploy', arguments: `{"target":"prod-${id}"}` }] : []),
         ],
       };
     },
