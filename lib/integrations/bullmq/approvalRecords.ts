@@ -105,13 +105,19 @@ export async function readTakenAnswers(
   within: Within,
 ): Promise<Map<string, RecordedDecision>> {
   const { redis, keys, index } = place;
-  const all = await within(`reading the answers run ${index} took`, () => redis.hgetall(keys.answered));
   const mine = `${index}:`;
-  return new Map(
-    Object.entries(all)
-      .filter(([field]) => field.startsWith(mine))
-      .map(([field, json]) => [field.slice(mine.length), JSON.parse(json) as RecordedDecision]),
-  );
+  const taken = new Map<string, RecordedDecision>();
+  // Only this run's fields cross the wire: the hash holds every run of the batch.
+  let cursor = '0';
+  do {
+    const [next, flat] = await within(`reading the answers run ${index} took`, () =>
+      redis.hscan(keys.answered, cursor, 'MATCH', `${mine}*`, 'COUNT', 200),
+    );
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      taken.set(flat[i]!.slice(mine.length), JSON.parse(flat[i + 1]!) as RecordedDecision);
+    cursor = next;
+  } while (cursor !== '0');
+  return taken;
 }
 
 /** The field of the approvals hash that holds the answer to `callId` of a run's request. */
