@@ -104,7 +104,9 @@ export class FileStore implements RunStore {
       lock.release();
       throw error;
     }
-    const fileOf = (runId: string): string => path.join(dir, this.#fileName(dir, runId));
+    // The manifest on disk is final once the batch is open: its run files are read once.
+    const files = new Map(readManifestNow(dir)?.tasks.map((t) => [t.id, t.file]));
+    const fileOf = (runId: string): string => path.join(dir, files.get(runId) ?? `${safeFileName(runId)}.jsonl`);
     return {
       batchId,
       earlier,
@@ -302,30 +304,83 @@ function attemptsOf(file: string): Array<{ name: string; input: AsyncIterable<Ui
   return names.map((name) => ({ name, input: linesOf(name, 0) }));
 }
 
+/**
+ * An attempt's lines for readers that follow it: each read after the last one's lines goes on
+ * from the byte where that read ended, so a follower polling a long run reads each byte once.
+ */
 function storedLines(name: string): StoredLines {
-  return { name, read: (afterLine = 0) => linesOf(name, afterLine) };
+  let seen = { lines: 0, offset: 0, file: undefined as number | undefined };
+  return {
+    name,
+    read: (afterLine = 0) => ({
+      async *[Symbol.asyncIterator]() {
+        checkAfterLine(afterLine);
+        const from = afterLine >= seen.lines ? seen : { lines: 0, offset: 0, file: undefined };
+        const read = wholeLines(name, afterLine, from);
+        seen = read.end;
+        if (read.bytes !== undefined) yield read.bytes;
+      },
+    }),
+  };
 }
 
-/**
- * The whole lines of `file` after the first `afterLine`, as they are now: a line still being
- * written (no newline yet) is left for the next read, as a store gives committed lines only.
- */
+/** The whole lines of `file` after the first `afterLine`, as they are now (`storedLines`, without its memory). */
 function linesOf(file: string, afterLine: number): AsyncIterable<Uint8Array> {
   return {
     async *[Symbol.asyncIterator]() {
-      if (!(Number.isSafeInteger(afterLine) && afterLine >= 0))
-        throw new InvalidArgumentError('afterLine', 'a whole number of lines, 0 or more', afterLine);
-      const bytes = fs.readFileSync(file);
-      let start = 0;
-      for (let skipped = 0; skipped < afterLine && start < bytes.length; skipped++) {
-        const end = bytes.indexOf(0x0a, start);
-        if (end === -1) return;
-        start = end + 1;
-      }
-      const last = bytes.lastIndexOf(0x0a);
-      if (last >= start) yield bytes.subarray(start, last + 1);
+      checkAfterLine(afterLine);
+      const read = wholeLines(file, afterLine, { lines: 0, offset: 0, file: undefined });
+      if (read.bytes !== undefined) yield read.bytes;
     },
   };
+}
+
+function checkAfterLine(afterLine: number): void {
+  if (!(Number.isSafeInteger(afterLine) && afterLine >= 0))
+    throw new InvalidArgumentError('afterLine', 'a whole number of lines, 0 or more', afterLine);
+}
+
+/** Where a read of a file ended: its whole lines, the byte after them, and the file (its inode). */
+interface ReadEnd {
+  lines: number;
+  offset: number;
+  file: number | undefined;
+}
+
+/**
+ * The whole lines of `file` after the first `afterLine`, read from `from` (a point known to be a
+ * line's start, unless the file there is another one now: a resume set the old one aside). A
+ * line still being written (no newline yet) is left for the next read, as a store gives
+ * committed lines only.
+ */
+function wholeLines(file: string, afterLine: number, from: ReadEnd): { bytes: Uint8Array | undefined; end: ReadEnd } {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const { ino, size } = fs.fstatSync(fd);
+    const start = from.file === ino && from.offset <= size ? from : { lines: 0, offset: 0, file: ino };
+    const bytes = Buffer.alloc(size - start.offset);
+    let got = 0;
+    while (got < bytes.length) {
+      const n = fs.readSync(fd, bytes, got, bytes.length - got, start.offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    const tail = bytes.subarray(0, got);
+    let at = 0;
+    let lines = start.lines;
+    for (; lines < afterLine; lines++) {
+      const end = tail.indexOf(0x0a, at);
+      if (end === -1) return { bytes: undefined, end: { lines, offset: start.offset + at, file: ino } };
+      at = end + 1;
+    }
+    const last = tail.lastIndexOf(0x0a);
+    if (last < at) return { bytes: undefined, end: { lines, offset: start.offset + at, file: ino } };
+    let count = lines;
+    for (let i = tail.indexOf(0x0a, at); i !== -1 && i <= last; i = tail.indexOf(0x0a, i + 1)) count++;
+    return { bytes: tail.subarray(at, last + 1), end: { lines: count, offset: start.offset + last + 1, file: ino } };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Run `runId` of batch `batchId` as `listRuns` lists it, from its file: 0 spent until it ends. */
