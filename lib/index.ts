@@ -145,7 +145,7 @@ export { runBatch } from './batch/runBatch';
 export type { AgentTask, AgentSource } from './batch/runTask';
 export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';
 export type { ApprovalWait, BatchApprovalRequest, CapWait } from './batch/ParkedRuns';
-export type { BatchPause, CapRaise } from './batch/CapRaises';
+export type { BatchPause, CapRaise } from './batch/raises/CapRaises';
 export type { BatchTotal } from './batch/BatchTotal';
 export type {
   BatchTask,

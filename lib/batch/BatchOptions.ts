@@ -14,7 +14,7 @@ import type { AgentSource } from './runTask';
 import type { ResumeToolPolicy } from '../agent/journal/ResumeToolPolicy';
 import type { BatchApprovalRequest } from './ParkedRuns';
 import type { BatchProgress } from './BatchReport';
-import type { BatchPause } from './CapRaises';
+import type { BatchPause } from './raises/CapRaises';
 
 import type { BatchTotal } from './BatchTotal';
 

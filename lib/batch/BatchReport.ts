@@ -5,7 +5,7 @@ import type { UsageTotals } from '../agent/UsageTotals';
 import type { SkipReason } from './RunSkippedError';
 import type { TaskRun } from './runTask';
 import type { ApprovalWait, CapWait } from './ParkedRuns';
-import type { CapRaise } from './CapRaises';
+import type { CapRaise } from './raises/CapRaises';
 import type { BatchTotal } from './BatchTotal';
 
 /** How a run ended: a turn outcome, or `skipped` when it never started. */

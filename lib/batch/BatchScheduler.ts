@@ -10,7 +10,7 @@ import { addUsage } from '../agent/UsageTotals';
 import { messageOf } from '../internal/messageOf';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchProgress, RunOutcome, RunReport } from './BatchReport';
-import { CapRaises } from './CapRaises';
+import { CapRaises } from './raises/CapRaises';
 import type { EarlierRuns } from './EarlierRuns';
 import { resumedUsage } from './readResumeJournal';
 import type { EndedRunCache } from './EndedRunCache';
@@ -18,6 +18,7 @@ import type { RunFileFacts } from '../history/readRunFile';
 import { finishedRunReport } from './finishedRunReport';
 import { PersonAnswers } from './PersonAnswers';
 import type { AnswerBox } from './AnswerBox';
+import type { RaiseBox } from './raises/RaiseBox';
 import { ParkedRuns, type Slot } from './ParkedRuns';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { noteEnded, stateOfFacts, taskState, type TaskState } from './resumeState';
@@ -48,8 +49,10 @@ export interface BatchSchedulerSetup {
   concurrency: number;
   clock: () => number;
   log: BatchLog | undefined;
-  /** The folder a pausing batch reads raises from. */
-  folder: string | undefined;
+  /** Where a pausing batch reads the raises asked of it and notes its pause: its folder's files, or its store. */
+  raiseBox: RaiseBox | undefined;
+  /** How a raise read from `raiseBox` is listed in the report. */
+  raiseBy: 'folder' | 'store';
   /** Where a batch with an approval policy takes the answers people give from the terminal: its folder's, or its store's. */
   answerBox: AnswerBox | undefined;
   /** Each run's adapter (or mirror) options, before the budgets and the journal to resume from. */
@@ -156,7 +159,8 @@ export class BatchScheduler {
       ? new CapRaises({
           pool,
           clock,
-          folder: setup.folder,
+          box: setup.raiseBox,
+          by: setup.raiseBy,
           onPause: options.onPause,
           onRaise: () => this.#parked.raised(),
           log,
@@ -205,7 +209,7 @@ export class BatchScheduler {
         ...(log === undefined ? {} : { onProblem: log.error }),
       });
     deadline.start();
-    this.raises?.start();
+    await this.raises?.start();
     try {
       await this.#parked.runSlots(
         Math.min(concurrency, list.length),
@@ -213,7 +217,7 @@ export class BatchScheduler {
         (index, slot) => this.#runWhole(index, slot),
       );
     } finally {
-      this.raises?.stop();
+      await this.raises?.stop();
       this.#answers?.stop();
       this.#bar?.stop();
       deadline.stop();

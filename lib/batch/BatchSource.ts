@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readBatchManifest, type BatchManifest } from './batchManifest';
 import { folderHeld } from './lockFolder';
-import { readRaiseRequests, type RaiseRequest } from './raiseRequests';
-import { readCapPause, type CapPause } from './capPause';
+import { readRaiseRequests, type RaiseRequest } from './raises/raiseRequests';
+import { pauseInForce, readCapPause, type CapPause } from './raises/capPause';
+import { keepsRaises } from './raises/RaiseBox';
 import type { RunStore } from './RunStore';
 import { HistoryFileError } from '../history/HistoryFileError';
 
@@ -35,10 +36,12 @@ export interface BatchSource {
   /** A writer still holds the batch. */
   readonly running: boolean;
   readonly runs: readonly BatchRunSource[];
-  /** The raises of its paused cap asked (a folder's raise file). */
+  /** The raises of its paused cap asked (a folder's raise file, or its store's). */
   readonly raises: readonly RaiseRequest[];
-  /** It waits at its dollar cap for a raise (a running folder's pause file); undefined when not, or not known. */
+  /** It waits at its dollar cap for a raise (a running batch's pause note); undefined when not, or not known. */
   readonly paused?: CapPause | undefined;
+  /** What `agent-sm raise` takes to name the batch: its folder, or `--store URL <batchId>`. */
+  readonly raiseArgs: readonly string[];
 }
 
 /** A batch's history folder as a `BatchSource`; `undefined` when it holds neither manifest nor run files. */
@@ -64,7 +67,7 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
   const raises = readRaiseRequests(dir).requests.map(({ maxCostUsd, at }) => ({ maxCostUsd, at }));
   // A pause file is believed only while a batch holds the folder: one killed while paused is not paused.
   const paused = running ? readCapPause(dir, raises) : undefined;
-  return { where: dir, manifest, running, runs, raises, paused };
+  return { where: dir, manifest, running, runs, raises, paused, raiseArgs: [dir] };
 }
 
 /**
@@ -97,5 +100,11 @@ export async function storeBatchSource(store: RunStore, batchId: string): Promis
     const run = kept.get(id);
     return { id, lines: run && lines(run.run), interrupted: run?.setAside.map(lines) ?? [] };
   });
-  return { where, manifest: batch.manifest, running: batch.running, runs, raises: [] };
+  const raiseArgs = ['--store', store.name, batchId];
+  if (!keepsRaises(store))
+    return { where, manifest: batch.manifest, running: batch.running, runs, raises: [], raiseArgs };
+  const raises = await store.readRaises(batchId);
+  // Believed only while a writer holds the batch, as a folder's pause file.
+  const paused = batch.running ? pauseInForce(await store.readPause(batchId), raises) : undefined;
+  return { where, manifest: batch.manifest, running: batch.running, runs, raises, paused, raiseArgs };
 }

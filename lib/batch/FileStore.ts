@@ -11,6 +11,8 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { AnsweredAlreadyError, answerFileName, markTaken, readAnswers, writeAnswer } from './approvalAnswers';
 import { readBatchManifest, writeBatchManifest, type BatchManifest } from './batchManifest';
 import { freeName } from './freeName';
+import { clearCapPause, readPauseFile, writeCapPause, type CapPause } from './raises/capPause';
+import { appendRaiseRequest, readRaiseRequests, setAsideRaises, type RaiseRequest } from './raises/raiseRequests';
 import { folderHeld, FolderLockedError, lockFolder } from './lockFolder';
 import { openRunSink } from './openRunSink';
 import { keptAttempts } from './readResumeJournal';
@@ -92,12 +94,15 @@ export class FileStore implements RunStore {
       if (shared) {
         earlier = await readBatchManifest(dir);
         if (earlier === undefined) {
+          setAsideRaises(dir);
           writeBatchManifest(dir, withFiles(manifest));
           earlier = await readBatchManifest(dir);
         }
       } else if (resume) earlier = await readBatchManifest(dir);
       else {
         this.#clear(dir, where, withFiles(manifest), overwrite);
+        // The raises asked of the batch of this id before are not this one's.
+        setAsideRaises(dir);
         writeBatchManifest(dir, withFiles(manifest));
       }
     } catch (error) {
@@ -208,6 +213,26 @@ export class FileStore implements RunStore {
     // Taken already, or answered anew since (another wait): left as it is.
     if (waiting !== undefined && waiting.waitingSince === answer.waitingSince) markTaken(dir, waiting);
     return Promise.resolve();
+  }
+
+  keepRaise(batchId: string, request: RaiseRequest): Promise<void> {
+    return attempt(() => appendRaiseRequest(this.#dir(batchId), request));
+  }
+
+  readRaises(batchId: string): Promise<RaiseRequest[]> {
+    // A line that is no raise is skipped here; `agent-sm raise <folder>` on the batch's folder names it.
+    return attempt(() =>
+      readRaiseRequests(this.#dir(batchId)).requests.map(({ maxCostUsd, at }) => ({ maxCostUsd, at })),
+    );
+  }
+
+  keepPause(batchId: string, pause: CapPause | undefined): Promise<void> {
+    const dir = this.#dir(batchId);
+    return attempt(() => (pause === undefined ? clearCapPause(dir) : writeCapPause(dir, pause)));
+  }
+
+  readPause(batchId: string): Promise<CapPause | undefined> {
+    return attempt(() => readPauseFile(this.#dir(batchId)));
   }
 
   close(): Promise<void> {
@@ -419,6 +444,15 @@ async function storedRun(batchId: string, runId: string, file: string): Promise<
     calls: facts.usage?.llmCalls ?? 0,
     durationMs: facts.durationMs,
   };
+}
+
+/** `work` done now, its result or its error as a promise. */
+function attempt<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
 }
 
 function cmp(a: string, b: string): number {

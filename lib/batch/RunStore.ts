@@ -3,6 +3,8 @@ import type { HistorySink } from '../machine/HistorySink';
 import type { TransitionTable } from '../machine/TransitionTable';
 import type { BatchManifest } from './batchManifest';
 import type { FolderAnswer } from './approvalAnswers';
+import type { CapPause } from './raises/capPause';
+import type { RaiseRequest } from './raises/raiseRequests';
 
 /** A person's answer to a call a run of a batch waits on, as a store keeps it: the run, the call, how, when, by whom. */
 export type ApprovalAnswer = FolderAnswer;
@@ -49,6 +51,20 @@ export interface RunStore {
   readAnswers?(batchId: string): Promise<KeptAnswer[]>;
   /** Marks an answer taken by the batch (its run took it): it is never taken again. */
   markAnswerTaken?(batchId: string, answer: ApprovalAnswer): Promise<void>;
+  /**
+   * Keeps a request to raise the paused cap of batch `batchId` (`agent-sm raise --store`,
+   * `requestRaise`), after those kept before, for the batch to take (and a resume to start
+   * from). Optional, with `readRaises`, `keepPause` and `readPause`: a store without them takes
+   * raises in the batch's own process only (`onPause`). A batch opened anew (not resumed, not
+   * joined) sets aside the raises and the pause of the batch of that id before it.
+   */
+  keepRaise?(batchId: string, request: RaiseRequest): Promise<void>;
+  /** The raise requests of batch `batchId`, in the order kept. */
+  readRaises?(batchId: string): Promise<RaiseRequest[]>;
+  /** Notes that batch `batchId` is paused at its cap (`pause`), or no longer (undefined): its readers in other processes show it. */
+  keepPause?(batchId: string, pause: CapPause | undefined): Promise<void>;
+  /** The pause last noted for batch `batchId`. */
+  readPause?(batchId: string): Promise<CapPause | undefined>;
   /** Ends the store's connections. */
   close(): Promise<void>;
 }

@@ -9,7 +9,7 @@ import { LIMITS } from '../internal/limits';
 import { cut, oneLine, plural } from '../internal/text';
 import { escapeControl } from '../internal/escapeControl';
 import { describeResume } from './describeResume';
-import type { CapRaise } from './CapRaises';
+import type { CapRaise } from './raises/CapRaises';
 
 /** Options of `formatBatchReport`: how many of the slowest and of the failed runs to list. */
 export interface FormatBatchReportOptions {
@@ -230,5 +230,6 @@ function assertReport(report: unknown): asserts report is BatchReport {
 const RAISED_BY: Readonly<Record<CapRaise['by'], string>> = {
   handle: 'the handle',
   folder: 'the folder',
+  store: 'the store',
   redis: 'raiseBatch',
 };

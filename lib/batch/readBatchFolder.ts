@@ -11,8 +11,8 @@ import type { AttemptSpend } from '../history/spendOverAttempts';
 import { spendOfRun } from '../history/spendOfRun';
 import { sumRunMoney } from '../history/sumRunMoney';
 import { messageOf } from '../internal/messageOf';
-import type { RaiseRequest } from './raiseRequests';
-import type { CapPause } from './capPause';
+import type { RaiseRequest } from './raises/raiseRequests';
+import type { CapPause } from './raises/capPause';
 
 /**
  * How a run of a batch folder stands. Beside the turn outcomes: `cut_off` (its file ends inside
@@ -71,10 +71,12 @@ export interface BatchFolder {
   readonly stopped: string | undefined;
   /** It was resumed: some run's earlier attempt is kept beside its file. */
   readonly resumed: boolean;
-  /** The raises of its paused cap asked in its raise file (`agent-sm raise <folder>`), in order. */
+  /** The raises of its paused cap asked (`agent-sm raise`: its folder's raise file, or its store), in order. */
   readonly raises: readonly RaiseRequest[];
   /** The running batch waits at its dollar cap for a raise (`agent-sm raise`): when, and at what cap; undefined when not. */
   readonly paused: CapPause | undefined;
+  /** What `agent-sm raise` takes to name the batch: its folder, or `--store URL <batchId>`. */
+  readonly raiseArgs: readonly string[];
 }
 
 /** The money of a run that spent none (not started, or unreadable). */
@@ -190,6 +192,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     stopped: running ? undefined : stopReason(runs, spentCap(manifest, used, raises)),
     resumed: runs.some((r) => r.interrupted.length > 0),
     raises,
+    raiseArgs: source.raiseArgs,
     paused,
   };
 }

@@ -24,6 +24,8 @@ import { BatchScheduler, type BatchLog } from './BatchScheduler';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchReport } from './BatchReport';
 import { folderAnswerBox, keepsAnswers, storeAnswerBox } from './AnswerBox';
+import { folderRaiseBox, keepsRaises, storeRaiseBox } from './raises/RaiseBox';
+import { setAsideRaises } from './raises/raiseRequests';
 
 // runBatch's types, where its callers have found them.
 export type { BatchOptions, BatchTask } from './BatchOptions';
@@ -120,6 +122,8 @@ export async function runBatch(
       if (state.kind !== 'not_started' && state.salvaged) log?.warn(salvageMessage(state.salvaged));
     if (historyDir !== undefined && earlier === undefined) {
       EndedRunCache.clear(historyDir);
+      // The raises asked of the batch before this one are not this one's.
+      setAsideRaises(historyDir);
       // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
       writeBatchManifest(historyDir, {
         startedAt: clock(),
@@ -139,7 +143,13 @@ export async function runBatch(
       concurrency,
       clock,
       log,
-      folder: historyDir,
+      raiseBox:
+        historyDir !== undefined
+          ? folderRaiseBox(historyDir)
+          : inStore !== undefined && keepsRaises(store!)
+            ? storeRaiseBox(store!, inStore.batch.batchId)
+            : undefined,
+      raiseBy: historyDir !== undefined ? 'folder' : 'store',
       answerBox:
         historyDir !== undefined
           ? folderAnswerBox(historyDir)

@@ -1,6 +1,6 @@
 import ansiEscapes from 'ansi-escapes';
 import type { BatchManifest } from '../batch/batchManifest';
-import type { RaiseRequest } from '../batch/raiseRequests';
+import type { RaiseRequest } from '../batch/raises/raiseRequests';
 import type { RunLines } from '../batch/BatchSource';
 import { readHistoryInto } from '../history/loadHistory';
 import { readRunFile } from '../history/readRunFile';
@@ -10,7 +10,7 @@ import { formatTime } from '../internal/formatTime';
 import { formatSpend, type SpendFigures } from '../internal/formatSpend';
 import { messageOf } from '../internal/messageOf';
 import { Pieces } from './Pieces';
-import type { CapPause } from '../batch/capPause';
+import type { CapPause } from '../batch/raises/capPause';
 import { formatCapPause } from './formatCapPause';
 import { renderWatch } from './renderWatch';
 import { WatchState, type WatchEvent } from './WatchState';
@@ -46,6 +46,8 @@ export interface WatchOptions {
 export interface WatchSource {
   /** The batch at the board's top: the folder, or the batch as the store names it. */
   readonly label: string;
+  /** What `agent-sm raise` takes to name the batch (its folder, or `--store URL <batchId>`); the label when left out. */
+  readonly raiseArgs?: readonly string[];
   /**
    * Reads what is new into `board`: the manifest, the runs seen (`board.follow`) and their new
    * lines, the raises, whether the batch is over (`board.state.over`). It resolves once the
@@ -90,8 +92,8 @@ export class WatchBoard {
   /** When the pause last printed as a line began (piped): once per pause. */
   #pauseTold: number | undefined;
   readonly #costHistory: number[] = [];
-  /** The source's label (the folder as typed), once `show` started. */
-  #label: string | undefined;
+  /** The source's `raiseArgs`, once `show` started. */
+  #raiseArgs: readonly string[] = [];
   #drawn = 0;
   #lastProgress = '';
 
@@ -190,7 +192,7 @@ export class WatchBoard {
     this.#paused = paused;
     if (paused === undefined || this.#tty || this.#pauseTold === paused.at) return;
     this.#pauseTold = paused.at;
-    const lines = formatCapPause(paused, this.#label ?? '', this.state.spend);
+    const lines = formatCapPause(paused, this.#raiseArgs, this.state.spend);
     this.#io.stdout(`${formatTime(paused.at, 'HH:mm:ss')}  ${lines.paused}; ${lines.raise}\n`);
   }
 
@@ -205,7 +207,7 @@ export class WatchBoard {
    * stderr, as every command reports an unreadable file), else 0.
    */
   async show(source: WatchSource): Promise<number> {
-    this.#label = source.label;
+    this.#raiseArgs = source.raiseArgs ?? [source.label];
     const { stay = false, pollMs, redrawMs = 1000 } = this.#options;
     const signal = this.#io.signal ?? new AbortController().signal;
     let wake: (() => void) | undefined;
@@ -265,6 +267,7 @@ export class WatchBoard {
         } as Record<string, unknown>,
         raises: this.#raises,
         paused: this.#paused,
+        raiseArgs: this.#raiseArgs,
         startedAt: this.manifest?.startedAt,
         costHistory: this.#costHistory,
         now,

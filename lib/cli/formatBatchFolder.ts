@@ -33,7 +33,7 @@ export function formatBatchFolder(folder: BatchFolder): string {
   );
   if (folder.paused !== undefined) {
     // The figures `watch` says too: the same function, from the same money (`sumRunMoney`).
-    const pause = formatCapPause(folder.paused, folder.dir, totals);
+    const pause = formatCapPause(folder.paused, folder.raiseArgs, totals);
     out.push(`${pause.paused}; ${pause.raise}`);
   }
   if (folder.stopped !== undefined) out.push(`Stopped early: ${folder.stopped}`);

@@ -1,4 +1,4 @@
-import type { CapPause } from '../batch/capPause';
+import type { CapPause } from '../batch/raises/capPause';
 import { escapeControl } from '../internal/escapeControl';
 import { formatSpend, type SpendFigures } from '../internal/formatSpend';
 import { formatUsd } from '../internal/formatUsd';
@@ -7,20 +7,21 @@ import { formatUsd } from '../internal/formatUsd';
 export interface CapPauseLines {
   /** `Paused at its cap: $0.0120 of $0.0200 ($0.0120 billed)`. */
   readonly paused: string;
-  /** `raise with agent-sm raise DIR --total-usd 0.05`. */
+  /** `raise with agent-sm raise DIR --total-usd 0.05` (or `--store URL ID`). */
   readonly raise: string;
 }
 
 /**
  * The lines of a batch paused at its dollar cap (`pause`, its folder's pause file): what it
  * spent (`spend`, the batch's money as `sumRunMoney` counts it, the same figures in `inspect`
- * and `watch`) of the cap, and the `agent-sm raise` that lets it go on, for the folder as the
- * user typed it (`dir`) and a new cap one step up the 1-2-5 series (`suggestedCapUsd`). Pure.
+ * and `watch`) of the cap, and the `agent-sm raise` that lets it go on, for the batch as `args`
+ * name it (the folder as the user typed it, or `--store URL <batchId>`) and a new cap one step
+ * up the 1-2-5 series (`suggestedCapUsd`). Pure.
  */
-export function formatCapPause(pause: CapPause, dir: string, spend: SpendFigures): CapPauseLines {
+export function formatCapPause(pause: CapPause, args: readonly string[], spend: SpendFigures): CapPauseLines {
   return {
     paused: `Paused at its cap: ${formatUsd(spend.costUsd)} of ${formatUsd(pause.capUsd)} (${formatSpend(spend)})`,
-    raise: `raise with agent-sm raise ${shellWord(escapeControl(dir))} --total-usd ${plainFigure(suggestedCapUsd(pause.capUsd))}`,
+    raise: `raise with agent-sm raise ${args.map((a) => shellWord(escapeControl(a))).join(' ')} --total-usd ${plainFigure(suggestedCapUsd(pause.capUsd))}`,
   };
 }
 

@@ -8,9 +8,9 @@ import { formatSpend } from '../internal/formatSpend';
 import { escapeControl } from '../internal/escapeControl';
 import { safeJson } from './safeJson';
 import { followFile } from './followFile';
-import { inspectFolder } from './inspectFolder';
+import { inspectFolder, inspectStoreBatch } from './inspectFolder';
 import { formatMoveLine, MOVE_LINE_HEADER } from './formatMoveLine';
-import { runSource, STORE_FLAG, STORE_HELP } from './storeCommands';
+import { runSource, STORE_FLAG, storeFor, storeHelp } from './storeCommands';
 import { positiveInteger } from './cliArguments';
 import type { ReadingOptions } from './readingOptions';
 import type { CommandContext, ReadOptions } from './CommandContext';
@@ -29,8 +29,11 @@ export function addInspectCommand(program: Command, ctx: CommandContext): void {
       '<path>',
       "history file (.jsonl) written by JsonlHistorySink; - reads standard input; a batch's history folder lists its runs, failures first, and its totals",
     )
-    .argument('[runId]', 'a run of the folder: inspect its history file')
-    .option(STORE_FLAG, STORE_HELP)
+    .argument(
+      '[runId]',
+      'a run of the folder (or, with --store, of the batch): inspect its history; without it, the batch',
+    )
+    .option(STORE_FLAG, storeHelp("the batch's id"))
     .option('--json', 'print the summary as JSON')
     .option('--last <n>', 'how many moves to show before the failure or the end', positiveInteger, 10)
     .option('--exit-code', 'exit 1 when the run (of a folder: any run) failed or is incomplete, for scripts')
@@ -52,6 +55,11 @@ export function addInspectCommand(program: Command, ctx: CommandContext): void {
               '--follow follows one run: name it (inspect --follow <folder> <runId>), or use watch <folder>',
             );
           exit(await inspectFolder(target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson));
+          return;
+        }
+        if (opts.store !== undefined && runId === undefined) {
+          const store = await storeFor(opts.store, { opened });
+          exit(await inspectStoreBatch(store, target, opts, { stdout: io.stdout, stderr: io.stderr, warn }, safeJson));
           return;
         }
         const { file, input } = await runSource(target, runId, opts.store, 'inspect', { opened });

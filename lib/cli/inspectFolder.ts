@@ -1,7 +1,12 @@
-import { readBatchFolder } from '../batch/readBatchFolder';
+import { storeBatchSource } from '../batch/BatchSource';
+import { readBatchFolder, readBatchSource, type BatchFolder, type BatchReadingOptions } from '../batch/readBatchFolder';
+import type { RunStore } from '../batch/RunStore';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import { escapeControl } from '../internal/escapeControl';
 import { folderRunFailed, formatBatchFolder } from './formatBatchFolder';
+
+type InspectOptions = { json?: boolean; exitCode?: boolean; salvage?: boolean; maxLineBytes?: number };
+type InspectIO = { stdout(text: string): void; stderr(text: string): void; warn(w: HistoryWarning): void };
 
 /**
  * `agent-sm inspect <folder>`: the batch's runs, failures first, and its totals, as text or
@@ -10,15 +15,39 @@ import { folderRunFailed, formatBatchFolder } from './formatBatchFolder';
  */
 export async function inspectFolder(
   dir: string,
-  options: { json?: boolean; exitCode?: boolean; salvage?: boolean; maxLineBytes?: number },
-  io: { stdout(text: string): void; stderr(text: string): void; warn(w: HistoryWarning): void },
+  options: InspectOptions,
+  io: InspectIO,
   toJson: (value: unknown) => string,
 ): Promise<number> {
-  const folder = await readBatchFolder(dir, {
+  return inspectBatch(await readBatchFolder(dir, readingOf(options, io)), options, io, toJson);
+}
+
+/** `agent-sm inspect --store URL <batchId>`: the same for batch `batchId` of `store`. */
+export async function inspectStoreBatch(
+  store: RunStore,
+  batchId: string,
+  options: InspectOptions,
+  io: InspectIO,
+  toJson: (value: unknown) => string,
+): Promise<number> {
+  const batch = await readBatchSource(await storeBatchSource(store, batchId), readingOf(options, io));
+  return inspectBatch(batch, options, io, toJson);
+}
+
+function readingOf(options: InspectOptions, io: InspectIO): BatchReadingOptions {
+  return {
     ...(options.salvage === true ? { salvage: true } : {}),
     ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
     onWarning: io.warn,
-  });
+  };
+}
+
+async function inspectBatch(
+  folder: BatchFolder,
+  options: InspectOptions,
+  io: InspectIO,
+  toJson: (value: unknown) => string,
+): Promise<number> {
   if (options.json === true) {
     const { manifest, dir: folderDir, ...rest } = folder;
     io.stdout(`${toJson({ folder: folderDir, manifest: manifest !== undefined, ...rest })}\n`);

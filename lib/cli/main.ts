@@ -66,7 +66,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
   for (const command of program.commands) addReadingOptions(command);
   addStoreCommands(program, { stdout: io.stdout, opened, json: safeJson });
   // It reads no history file: added after them.
-  addRaiseCommand(program, io);
+  addRaiseCommand(program, { stdout: io.stdout, opened });
   addApprovalsCommands(program, { stdout: io.stdout, json: safeJson, opened });
   // Bad usage (an unknown command or option, a missing argument, a value refused) says where the usage is.
   for (const command of [program, ...program.commands]) {

@@ -5,7 +5,7 @@ import { formatTime } from '../internal/formatTime';
 import type { RunUsage } from '../history/runFacts';
 import { formatSpend } from '../internal/formatSpend';
 import type { WatchState } from './WatchState';
-import type { CapPause } from '../batch/capPause';
+import type { CapPause } from '../batch/raises/capPause';
 import { formatCapPause } from './formatCapPause';
 
 /** What the board shows beside the state: where, the caps, when, how wide. */
@@ -17,6 +17,8 @@ export interface WatchView {
   readonly startedAt: number | undefined;
   /** The batch waits at its dollar cap for a raise (its folder's pause file): the board says so, and how to raise it. */
   readonly paused?: CapPause | undefined;
+  /** What `agent-sm raise` takes to name the batch; the source when left out. */
+  readonly raiseArgs?: readonly string[];
   /** The raises of its paused cap (its raise file), in order: the board shows the latest. */
   readonly raises?: ReadonlyArray<{ readonly at: number; readonly maxCostUsd: number }>;
   /** The batch's cost at each redraw so far, for the spend sparkline. */
@@ -90,7 +92,7 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
     lines.push(`Raised    ${formatTime(raise.at, 'HH:mm:ss')}  cap to $${raise.maxCostUsd.toFixed(4)}`);
   if (view.paused !== undefined && !over) {
     // The figures `inspect` says too: the same function, from the same money (`sumRunMoney`).
-    const pause = formatCapPause(view.paused, view.source, spend);
+    const pause = formatCapPause(view.paused, view.raiseArgs ?? [view.source], spend);
     lines.push(pause.paused, `  ${pause.raise}`);
   }
   const fixed = lines.length;

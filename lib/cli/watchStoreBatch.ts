@@ -1,5 +1,7 @@
 import type { RunStore, StoredBatch } from '../batch/RunStore';
 import { HistoryFileError } from '../history/HistoryFileError';
+import { pauseInForce } from '../batch/raises/capPause';
+import { keepsRaises } from '../batch/raises/RaiseBox';
 import { byTaskOrder } from './byTaskOrder';
 import { WatchBoard, type FollowedRun, type WatchIO, type WatchOptions, type WatchSource } from './WatchBoard';
 
@@ -41,6 +43,7 @@ interface FollowedLines {
  */
 export class StoreWatchSource implements WatchSource {
   readonly label: string;
+  readonly raiseArgs: readonly string[];
   readonly #store: RunStore;
   readonly #batchId: string;
   readonly #runs = new Map<string, FollowedLines>();
@@ -60,6 +63,7 @@ export class StoreWatchSource implements WatchSource {
     this.#store = store;
     this.#batchId = batchId;
     this.label = `${store.name} batch ${batchId}`;
+    this.raiseArgs = ['--store', store.name, batchId];
   }
 
   async scan(board: WatchBoard): Promise<void> {
@@ -97,8 +101,13 @@ export class StoreWatchSource implements WatchSource {
         seen.run.pieces.push(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
       }
     }
+    const raises = keepsRaises(this.#store) ? await this.#store.readRaises(this.#batchId) : [];
+    for (const raise of raises.slice(board.raises.length)) board.raise(raise);
     await board.settle();
     board.state.over = over;
+    // Believed only while a writer holds the batch, as inspect reads it (`storeBatchSource`).
+    if (keepsRaises(this.#store))
+      board.pause(over ? undefined : pauseInForce(await this.#store.readPause(this.#batchId), raises));
   }
 }
 

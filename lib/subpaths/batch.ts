@@ -21,5 +21,6 @@ export { FileStore } from '../batch/FileStore';
 export type { BatchManifest } from '../batch/batchManifest';
 export { FolderLockedError } from '../batch/lockFolder';
 export type { FolderOwner } from '../batch/lockFolder';
-export { requestRaise } from '../batch/raiseRequests';
-export type { RaiseRequest } from '../batch/raiseRequests';
+export { requestRaise } from '../batch/raises/requestRaise';
+export type { RaiseRequest } from '../batch/raises/raiseRequests';
+export type { CapPause } from '../batch/raises/capPause';

@@ -47,6 +47,7 @@ function batch(dir: string, runs: Run[]): { folder: BatchFolder; facts: Map<stri
       manifest: undefined,
       running: false,
       paused: undefined,
+      raiseArgs: [dir],
       runs: folderRuns,
       totals: { runs: runs.length, outcomes: {}, costUsd, uncertainUsd: 0, releasedUsd: 0, uncertain: [] },
       stopped: undefined,

@@ -5,8 +5,9 @@ import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import type { Pricing } from '../../lib/agent/AgentLoop';
 import { formatBatchReport } from '../../lib/batch/formatBatchReport';
 import { runBatch, type BatchOptions, type BatchProgress } from '../../lib/batch/runBatch';
-import type { BatchPause } from '../../lib/batch/CapRaises';
+import type { BatchPause } from '../../lib/batch/raises/CapRaises';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
+import { requestRaise } from '../../lib/batch/raises/requestRaise';
 import { loadHistory } from '../../lib/history/loadHistory';
 
 // $2 per million input tokens, $8 per million output tokens: each call below holds $0.01 and costs $0.006.
@@ -98,6 +99,32 @@ describe("runBatch with total.whenSpent: 'pause'", () => {
     expect(report.runs[1]!.capWait).toEqual({ pauses: 1, waitedMs: expect.any(Number) });
     expect(report.runs[0]!.capWait).toBeUndefined();
     expect(formatBatchReport(report)).toMatch(/cap raised: \$0\.0200 → \$0\.0500 \(by the handle\)/);
+  });
+
+  it("a folder's raises are its batch's: a new batch in it (overwriteHistory) sets them aside, a resume starts from them", async () => {
+    const options: BatchOptions = {
+      ...base,
+      historyDir: dir,
+      concurrency: 1,
+      total: { maxCostUsd: 0.02, whenSpent: 'pause' },
+    };
+    const first = await runBatch(tasks(3), {
+      ...options,
+      onPause: () => void requestRaise(dir, 0.05),
+    });
+    expect(first.raises?.map((r) => [r.fromUsd, r.toUsd, r.by])).toEqual([[0.02, 0.05, 'folder']]);
+    // Before, the raise of $0.05 asked of the first batch raised the new one's cap at its start.
+    const anew = await runBatch(tasks(3), {
+      ...options,
+      overwriteHistory: true,
+      onPause: ({ raise }) => raise({ maxCostUsd: 0.04 }),
+    });
+    expect(anew.raises?.map((r) => [r.fromUsd, r.toUsd, r.by])).toEqual([[0.02, 0.04, 'handle']]);
+    expect(fs.readdirSync(dir).filter((n) => n.startsWith('batch.raises'))).toEqual(['batch.raises.overwritten']);
+    // Asked while no batch runs: the resume starts from it.
+    await requestRaise(dir, 0.06);
+    const resumed = await runBatch(tasks(3), { ...options, resume: true });
+    expect(resumed.raises?.map((r) => [r.fromUsd, r.toUsd, r.by])).toEqual([[0.02, 0.06, 'folder']]);
   });
 
   it('a raise too small parks the run again; each raise must pass the cap in force', async () => {

@@ -5,14 +5,11 @@
 // runs, and while it is down after a SIGKILL, then resumed. Each answer is kept in the store and
 // taken once by the batch; a second one, an unknown batch, run or call, a run that does not
 // wait: refused by name (exit 2).
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { PostgresStore } from '../../lib/integrations/postgres';
-import { FileStore, type RunStore } from '../../lib/subpaths/batch';
+import type { RunStore } from '../../lib/subpaths/batch';
+import { cliStore, type CliStore, type StoreKind } from '../helpers/cliStore';
 import { buildCli, buildLibrary, runBuiltCli } from '../helpers/builtCli';
-import { PG_URL, storedRuns, testSchema, type TestSchema } from '../helpers/postgres';
+import { storedRuns } from '../helpers/postgres';
 import { spawnWatched, type WatchedChild } from '../helpers/watchedChild';
 
 const FIXTURE = 'test/fixtures/batch/approvalBatch.ts';
@@ -23,10 +20,7 @@ const IDS = Array.from({ length: 10 }, (_, i) => `t${i}`);
 /** Who answers when `--by` is left out. */
 const LOGIN = os.userInfo().username;
 
-type Kind = 'postgres' | 'file';
-let kind: Kind;
-let db: TestSchema | undefined;
-let root: string | undefined;
+let store: CliStore | undefined;
 let url: string;
 let batch: WatchedChild['child'] | undefined;
 beforeAll(() => {
@@ -34,28 +28,20 @@ beforeAll(() => {
   buildLibrary({ index: 'lib/index.ts', 'postgres/index': 'lib/integrations/postgres/index.ts' });
 }, 120_000);
 /** A new store of `kind` for each test: a schema of its own, or a folder. */
-async function newStore(of: Kind): Promise<void> {
-  kind = of;
-  if (of === 'postgres') {
-    db = await testSchema();
-    url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${db.schema}`)}`;
-  } else {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-approve-store-'));
-    url = pathToFileURL(root).href;
-  }
+async function newStore(of: StoreKind): Promise<void> {
+  store = await cliStore(of);
+  url = store.url;
 }
 afterEach(async () => {
   batch?.kill('SIGKILL');
   batch = undefined;
-  await db?.drop();
-  db = undefined;
-  if (root !== undefined) fs.rmSync(root, { recursive: true, force: true });
-  root = undefined;
+  await store?.drop();
+  store = undefined;
 });
 
 /** The store the test's batch is kept in, opened here to read it. */
 function openedStore(): RunStore {
-  return kind === 'postgres' ? new PostgresStore(url) : new FileStore(root!);
+  return store!.open();
 }
 
 /** The approval batch in its own process, kept in the store: what it printed so far, and a way to wait for more. */
@@ -118,7 +104,7 @@ async function expectEnded(b: ReturnType<typeof startBatch>): Promise<void> {
 }
 
 /** The URL scheme of the test's store, as messages name it. */
-const scheme = (): string => (kind === 'postgres' ? 'postgres' : 'file');
+const scheme = (): string => (store!.kind === 'postgres' ? 'postgres' : 'file');
 
 /** Resolves once the store holds the four runs' waits (each AwaitingApproval move committed). */
 async function allWaitingInStore(): Promise<void> {
@@ -130,7 +116,7 @@ async function allWaitingInStore(): Promise<void> {
   throw new Error('the store never held the four waits');
 }
 
-describe.each<[string, Kind]>([
+describe.each<[string, StoreKind]>([
   ['PostgreSQL', 'postgres'],
   ['a folder of batches (file:)', 'file'],
 ])('agent-sm approvals | approve | deny --store URL <batchId> (built executable) on %s', (_label, of) => {

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import { writeBatchManifest } from '../../lib/batch/batchManifest';
 import { lockFolder } from '../../lib/batch/lockFolder';
-import { requestRaise } from '../../lib/batch/raiseRequests';
+import { requestRaise } from '../../lib/batch/raises/requestRaise';
 import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
 import { buildCli, runBuiltCli } from '../helpers/builtCli';
 import { runCli } from '../helpers/runCli';

@@ -47,12 +47,14 @@ describe('agent-sm on a store', () => {
     expect(rows.map((r) => r.table_name)).toEqual([
       'agent_sm_answers',
       'agent_sm_batches',
+      'agent_sm_pauses',
+      'agent_sm_raises',
       'agent_sm_run_lines',
       'agent_sm_runs',
     ]);
   });
 
-  it('runs lists runs across batches, filtered; inspect and show --store read one run with no file anywhere', async () => {
+  it('runs lists runs across batches, filtered; inspect and show --store read one run with no file anywhere, inspect --store a batch', async () => {
     const store = new PostgresStore(url, { schema: db.schema });
     try {
       const options = { logger: false as const, sleep: () => tick(), clock: manualClock(Date.now()).now, store };
@@ -92,9 +94,20 @@ describe('agent-sm on a store', () => {
     expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 0, stderr: '' });
     expect(shown.stdout).toContain('go');
     expect(shown.stdout).toContain('done');
-    const noRun = runBuiltCli(['inspect', '--store', url, 'night']);
+    // The batch, as inspect <folder> says a folder's: its runs, failures first, its totals.
+    const batch = runBuiltCli(['inspect', '--store', url, 'night']);
+    expect({ code: batch.code, stderr: batch.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(batch.stdout).toMatch(
+      /^Batch postgres:\/\/127\.0\.0\.1:5432\/postgres batch night: 2 runs \(1 error, 1 end_of_turn\), \$0\.\d{4} billed\n/,
+    );
+    expect(batch.stdout.indexOf('bad')).toBeLessThan(batch.stdout.indexOf('ok'));
+    expect(runBuiltCli(['inspect', '--store', url, '--exit-code', 'night']).code).toBe(1);
+    const noBatch = runBuiltCli(['inspect', '--store', url, 'nope']);
+    expect(noBatch.code).toBe(2);
+    expect(noBatch.stderr).toContain('batch nope: no such batch in the store');
+    const noRun = runBuiltCli(['show', '--store', url, 'night']);
     expect(noRun.code).toBe(2);
-    expect(noRun.stderr).toBe('agent-sm: error: --store reads one run: inspect --store <url> <batchId> <runId>\n');
+    expect(noRun.stderr).toBe('agent-sm: error: --store reads one run: show --store <url> <batchId> <runId>\n');
     const missing = runBuiltCli(['inspect', '--store', url, 'night', 'nope']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^agent-sm: error: .*run nope of batch night.*no such run in the store\n$/);

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeBatchManifest } from '../../lib/batch/batchManifest';
 import { lockFolder } from '../../lib/batch/lockFolder';
-import { requestRaise } from '../../lib/batch/raiseRequests';
+import { requestRaise } from '../../lib/batch/raises/requestRaise';
 import { main } from '../../lib/cli/main';
 
 let dir: string;

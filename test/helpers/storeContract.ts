@@ -13,11 +13,16 @@ import {
   InvalidArgumentError,
   runBatch,
   type AgentLoop,
+  type BatchOptions,
   type BatchTask,
   type ScriptedAgent,
 } from '../../lib/index';
 import type { ApprovalAnswer, RunStore, StoreBatchOptions } from '../../lib/subpaths/batch';
 import { loadHistory, summarizeHistory } from '../../lib/subpaths/history';
+import { requestRaise } from '../../lib/batch/raises/requestRaise';
+import { keepsRaises } from '../../lib/batch/raises/RaiseBox';
+import { storeBatchSource } from '../../lib/batch/BatchSource';
+import { pausingLoop, pricing } from '../fixtures/pausingLoop';
 import { base, failing, script, task, tick } from './storeTasks';
 
 /** A store of the kind under test, empty, and a second handle on the same data (another writer). */
@@ -29,6 +34,8 @@ export interface StoreUnderTest {
   /** Leaves run `runId` of batch `batchId` as a kill would: its first `keep` lines, or (0) never opened. */
   cut(batchId: string, runId: string, keep: number): Promise<void>;
 }
+
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function text(lines: AsyncIterable<Uint8Array>): Promise<string> {
   const chunks: Uint8Array[] = [];
@@ -276,6 +283,52 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
       // An answer of another wait is not marked taken by this one's.
       await store.markAnswerTaken!('asked', answer);
       expect((await store.readAnswers!('asked')).filter((a) => !a.taken)).toHaveLength(1);
+    });
+
+    it('keeps the raises asked of a batch paused at its cap and its pause; a batch started anew sets them aside, a resume starts from them', async () => {
+      expect(keepsRaises(store)).toBe(true);
+      const tasks = ['t0', 't1', 't2'].map((id) => ({ id, input: 'go', agent: pausingLoop }));
+      const paused = (maxCostUsd: number): BatchOptions => ({
+        ...base(),
+        store,
+        batchId: 'paused',
+        concurrency: 1,
+        pricing,
+        minOutputTokens: 1000,
+        total: { maxCostUsd, whenSpent: 'pause' },
+      });
+      let seen: unknown;
+      const first = await runBatch(tasks, {
+        ...paused(0.02),
+        // Paused: readers in other processes see it, until a raise asked through the store lets it go on.
+        onPause: async () => {
+          for (let i = 0; i < 500 && (await store.readPause!('paused')) === undefined; i++) await realSleep(10);
+          seen = (await storeBatchSource(store, 'paused')).paused;
+          await requestRaise({ store, batchId: 'paused' }, 0.05, () => 77);
+        },
+      });
+      expect(seen).toMatchObject({ capUsd: 0.02 });
+      expect(first.runs.map((r) => r.outcome)).toEqual(['end_of_turn', 'end_of_turn', 'end_of_turn']);
+      expect(first.raises?.map((r) => [r.fromUsd, r.toUsd, r.by])).toEqual([[0.02, 0.05, 'store']]);
+      expect(await store.readRaises!('paused')).toEqual([{ maxCostUsd: 0.05, at: 77 }]);
+      expect(await store.readPause!('paused')).toBeUndefined();
+      await expect(requestRaise({ store, batchId: 'paused' }, 0.05)).rejects.toThrow(
+        /above the one in force \(\$0\.0500\)/,
+      );
+      await expect(requestRaise({ store, batchId: 'none' }, 1)).rejects.toThrow(/no such batch/);
+
+      // Anew under the same id: the raise asked of the batch before is not this one's.
+      const anew = await runBatch(tasks, {
+        ...paused(0.02),
+        overwriteHistory: true,
+        onPause: ({ raise }) => raise({ maxCostUsd: 0.04 }),
+      });
+      expect(anew.raises?.map((r) => [r.fromUsd, r.toUsd, r.by])).toEqual([[0.02, 0.04, 'handle']]);
+      expect(await store.readRaises!('paused')).toEqual([]);
+      // A raise asked while no batch runs it: its resume starts from it.
+      await requestRaise({ store, batchId: 'paused' }, 0.06, () => 88);
+      const resumed = await runBatch(tasks, { ...paused(0.02), resume: true });
+      expect(resumed.raises?.map((r) => [r.fromUsd, r.toUsd, r.by])).toEqual([[0.02, 0.06, 'store']]);
     });
 
     it('refuses by name historyDir beside a store, resume without a batchId, and what is not a store', async () => {

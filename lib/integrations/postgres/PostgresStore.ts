@@ -7,7 +7,7 @@ import {
   type JsonlHistorySinkOptions,
   type RunFileFacts,
 } from 'agent-state-machine/history';
-import { InvalidArgumentError, VERSION, type TransitionTable } from 'agent-state-machine';
+import { InvalidArgumentError, type TransitionTable } from 'agent-state-machine';
 import {
   type RunSink,
   type RunStore,
@@ -19,6 +19,8 @@ import {
   type StoredRunQuery,
   type ApprovalAnswer,
   type KeptAnswer,
+  type CapPause,
+  type RaiseRequest,
 } from 'agent-state-machine/batch';
 import type { PostgresStoreOptions } from './PostgresStoreOptions';
 
@@ -27,6 +29,8 @@ import { schemaStatements, schemaTables, type SchemaTables } from './postgresSch
 import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatch';
 import { runLineWriter } from './runLineWriter';
 import { answerRows } from './answerRows';
+import { raiseRows } from './raiseRows';
+import { batchRows } from './batchRows';
 import { type ConnectionLease } from './ConnectionLease';
 import { PostgresPool } from './PostgresPool';
 import { ignore } from '../../internal/ignore';
@@ -151,9 +155,14 @@ export class PostgresStore implements RunStore {
       });
     let earlier: BatchManifest | undefined;
     try {
-      if (shared) earlier = await this.#joinBatch(options);
-      else if (resume) earlier = await this.#resumeBatch(batchId, owner);
-      else await this.#recordBatch(options);
+      const where = `${this.name} batch ${batchId}`;
+      earlier = await this.#db.run(`${shared ? 'joining' : resume ? 'finding' : 'recording'} batch ${batchId}`, (c) =>
+        shared
+          ? batchRows.join(c, this.#tables(), where, options)
+          : resume
+            ? batchRows.resume(c, this.#tables(), batchId, owner)
+            : batchRows.record(c, this.#tables(), where, options),
+      );
     } catch (error) {
       await lock.end().catch(() => undefined);
       throw error;
@@ -166,68 +175,6 @@ export class PostgresStore implements RunStore {
       setAside: (runId) => this.#setAside(batchId, runId),
       close: () => lock.end(),
     };
-  }
-
-  /** Refuses the runs already there (or sets them aside, with `overwrite`) and records the manifest. */
-  async #recordBatch({ batchId, owner, overwrite, manifest }: StoreBatchOptions): Promise<void> {
-    const t = this.#tables();
-    await this.#db.run(`recording batch ${batchId}`, async (client) => {
-      const ids = manifest.tasks.map((task) => task.id);
-      const { rows } = await client.query<{ run_id: string }>(
-        `SELECT run_id FROM ${t.runs} WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL ORDER BY run_id`,
-        [batchId, ids],
-      );
-      if (rows.length > 0 && !overwrite)
-        throw new HistoryFileError(
-          'file_exists',
-          `${this.name} batch ${batchId}`,
-          `the batch already holds ${rows.length === 1 ? 'run' : 'runs'} ${rows.map((r) => JSON.stringify(r.run_id)).join(', ')}; give overwriteHistory: true to set them aside, or another batchId`,
-        );
-      if (rows.length > 0)
-        await client.query(
-          `UPDATE ${t.runs} SET set_aside_at = now(), set_aside_by = 'overwrite' WHERE batch_id = $1 AND run_id = ANY($2) AND set_aside_at IS NULL`,
-          [batchId, ids],
-        );
-      await client.query(
-        `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3)
-         ON CONFLICT (batch_id) DO UPDATE SET manifest = EXCLUDED.manifest, owner = EXCLUDED.owner`,
-        [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
-      );
-    });
-  }
-
-  /** Records the manifest of a shared batch unless there, and returns the batch's: refused when another owner started it. */
-  async #joinBatch({ batchId, owner, manifest }: StoreBatchOptions): Promise<BatchManifest> {
-    const t = this.#tables();
-    const { rows } = await this.#db.run(`joining batch ${batchId}`, async (client) => {
-      await client.query(
-        `INSERT INTO ${t.batches} (batch_id, manifest, owner) VALUES ($1, $2, $3) ON CONFLICT (batch_id) DO NOTHING`,
-        [batchId, JSON.stringify({ type: 'batch', version: VERSION, ...manifest }), owner],
-      );
-      return client.query<{ manifest: BatchManifest; owner: string | null }>(
-        `SELECT manifest, owner FROM ${t.batches} WHERE batch_id = $1`,
-        [batchId],
-      );
-    });
-    if (rows[0]!.owner !== owner)
-      throw new HistoryFileError(
-        'open_failed',
-        `${this.name} batch ${batchId}`,
-        `the batch is another batch's (${rows[0]!.owner ?? 'no owner'}), not ${owner}'s: two batches never write one batch id; give this batch another id`,
-      );
-    return rows[0]!.manifest;
-  }
-
-  /** The manifest batch `batchId` was started with, its owner now this one; undefined when there is no such batch. */
-  async #resumeBatch(batchId: string, owner: string): Promise<BatchManifest | undefined> {
-    const t = this.#tables();
-    const { rows } = await this.#db.run(`finding batch ${batchId}`, (client) =>
-      client.query<{ manifest: BatchManifest }>(
-        `UPDATE ${t.batches} SET owner = $2 WHERE batch_id = $1 RETURNING manifest`,
-        [batchId, owner],
-      ),
-    );
-    return rows[0]?.manifest;
   }
 
   /** A run's attempts, the newest first: its live one, then those a resume set aside since the last overwrite. */
@@ -444,6 +391,31 @@ export class PostgresStore implements RunStore {
   markAnswerTaken(batchId: string, answer: ApprovalAnswer): Promise<void> {
     return this.#db.run(`marking an answer to run ${answer.run} of batch ${batchId} taken`, (c) =>
       answerRows.markTaken(c, this.#tables().answers, batchId, answer),
+    );
+  }
+
+  async keepRaise(batchId: string, request: RaiseRequest): Promise<void> {
+    await this.migrate();
+    return this.#db.run(`keeping a raise of batch ${batchId}`, (c) =>
+      raiseRows.keep(c, this.#tables(), batchId, request),
+    );
+  }
+
+  async readRaises(batchId: string): Promise<RaiseRequest[]> {
+    await this.migrate();
+    return this.#db.run(`reading the raises of batch ${batchId}`, (c) => raiseRows.read(c, this.#tables(), batchId));
+  }
+
+  keepPause(batchId: string, pause: CapPause | undefined): Promise<void> {
+    return this.#db.run(`noting the pause of batch ${batchId}`, (c) =>
+      raiseRows.keepPause(c, this.#tables(), batchId, pause),
+    );
+  }
+
+  async readPause(batchId: string): Promise<CapPause | undefined> {
+    await this.migrate();
+    return this.#db.run(`reading the pause of batch ${batchId}`, (c) =>
+      raiseRows.readPause(c, this.#tables(), batchId),
     );
   }
 

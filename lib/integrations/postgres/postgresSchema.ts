@@ -54,6 +54,20 @@ export function schemaStatements(schema: string): string[] {
       taken_at timestamptz,
       PRIMARY KEY (batch_id, run_id, call_id)
     )`,
+    // Requests to raise a paused batch's cap (agent-sm raise --store), in the order kept, and
+    // the pause a batch notes for its readers; raiseRows.ts.
+    `CREATE TABLE IF NOT EXISTS ${s}.agent_sm_raises (
+      raise_no bigserial PRIMARY KEY,
+      batch_id text NOT NULL,
+      max_cost_usd double precision NOT NULL,
+      asked_at double precision NOT NULL,
+      set_aside_at timestamptz
+    )`,
+    `CREATE INDEX IF NOT EXISTS agent_sm_raises_batch ON ${s}.agent_sm_raises (batch_id, raise_no)`,
+    `CREATE TABLE IF NOT EXISTS ${s}.agent_sm_pauses (
+      batch_id text PRIMARY KEY,
+      pause jsonb NOT NULL
+    )`,
   ];
 }
 
@@ -68,6 +82,8 @@ export interface SchemaTables {
   runs: string;
   lines: string;
   answers: string;
+  raises: string;
+  pauses: string;
 }
 
 export function schemaTables(schema: string): SchemaTables {
@@ -77,5 +93,7 @@ export function schemaTables(schema: string): SchemaTables {
     runs: `${s}.agent_sm_runs`,
     lines: `${s}.agent_sm_run_lines`,
     answers: `${s}.agent_sm_answers`,
+    raises: `${s}.agent_sm_raises`,
+    pauses: `${s}.agent_sm_pauses`,
   };
 }

@@ -1,10 +1,11 @@
-import type { Budget } from '../agent/money/Budget';
-import { formatUsd } from '../internal/formatUsd';
-import { messageOf } from '../internal/messageOf';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { readRaiseRequests } from './raiseRequests';
-import { clearCapPause, writeCapPause } from './capPause';
-import { raiseProblem } from '../internal/raiseProblem';
+import type { Budget } from '../../agent/money/Budget';
+import { formatUsd } from '../../internal/formatUsd';
+import { messageOf } from '../../internal/messageOf';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { CapPause } from './capPause';
+import type { RaiseBox } from './RaiseBox';
+import type { RaisesRead } from './raiseRequests';
+import { raiseProblem } from '../../internal/raiseProblem';
 
 /** One raise of a batch's paused cap, as its report lists it. */
 export interface CapRaise {
@@ -15,10 +16,10 @@ export interface CapRaise {
   toUsd: number;
   /**
    * Who asked: `onPause`'s `raise` in this process (a BullMQ batch's handle, `raise()`), the
-   * history folder's raise file (`agent-sm raise <folder>`), or, for a BullMQ batch,
-   * `raiseBatch()` from any process (`agent-sm raise --redis`).
+   * history folder's raise file (`agent-sm raise <folder>`), the batch's store (`agent-sm raise
+   * --store`), or, for a BullMQ batch, `raiseBatch()` from any process (`agent-sm raise --redis`).
    */
-  by: 'handle' | 'folder' | 'redis';
+  by: 'handle' | 'folder' | 'store' | 'redis';
 }
 
 /** What `runBatch`'s `onPause` gets when the batch pauses at its cap: the figures, and how to go on. */
@@ -37,24 +38,30 @@ export interface BatchPause {
 /** The batch's logger, each level never throwing. */
 type BatchLog = { info: (m: string) => void; warn: (m: string) => void; error: (m: string) => void };
 
-/** How often a paused batch with a history folder reads its raise file. */
+/** How often a paused batch reads the raises asked of it (its folder's raise file, or its store). */
 export const RAISE_POLL_MS = 200;
 
 /**
  * The raises of a batch whose total cap pauses (`total.whenSpent: 'pause'`): from `onPause`'s
- * `raise` and from the history folder's raise file, which it reads now (a resumed batch starts
- * from the raises asked before) and then every `RAISE_POLL_MS` while the batch runs.
+ * `raise` and from the batch's raise box (its history folder's raise file, or its store), which
+ * it reads at `start` (a resumed batch starts from the raises asked before) and then every
+ * `RAISE_POLL_MS` while the batch runs.
  */
 export class CapRaises {
   readonly #pool: Budget;
   readonly #clock: () => number;
-  readonly #folder: string | undefined;
+  readonly #box: RaiseBox | undefined;
+  readonly #by: CapRaise['by'];
   readonly #onPause: ((pause: BatchPause) => unknown) | undefined;
   readonly #onRaise: () => void;
   readonly #log: BatchLog | undefined;
   readonly #list: CapRaise[] = [];
-  /** Lines of the raise file read so far. */
+  /** Raise requests read so far. */
   #lines = 0;
+  /** A read of the box under way: polls never overlap. */
+  #reading: Promise<void> | undefined;
+  /** The pause notes in the order made, one at a time: the box ends with the last. */
+  #noted: Promise<void> = Promise.resolve();
   /** The raise count `onPause` was last told at: once per pause. */
   #toldAt = -1;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -62,14 +69,17 @@ export class CapRaises {
   constructor(options: {
     pool: Budget;
     clock: () => number;
-    folder: string | undefined;
+    box: RaiseBox | undefined;
+    /** How a raise read from `box` is listed: `folder` or `store`. */
+    by?: CapRaise['by'];
     onPause: ((pause: BatchPause) => unknown) | undefined;
     onRaise: () => void;
     log: BatchLog | undefined;
   }) {
     this.#pool = options.pool;
     this.#clock = options.clock;
-    this.#folder = options.folder;
+    this.#box = options.box;
+    this.#by = options.by ?? 'folder';
     this.#onPause = options.onPause;
     this.#onRaise = options.onRaise;
     this.#log = options.log;
@@ -81,33 +91,35 @@ export class CapRaises {
   }
 
   /**
-   * Takes the raises the folder holds already, then reads it every `RAISE_POLL_MS` until
-   * `stop()`. The timer keeps the process alive while the batch runs, folder or not: a paused
-   * batch has nothing else pending, and the process would end with it unfinished.
+   * Takes the raises the box holds already, then reads it every `RAISE_POLL_MS` until `stop()`.
+   * The timer keeps the process alive while the batch runs, box or not: a paused batch has
+   * nothing else pending, and the process would end with it unfinished.
    */
-  start(): void {
-    // A pause file left by a batch killed while paused says nothing of this one.
-    this.#note(() => clearCapPause(this.#folder!));
-    if (this.#folder !== undefined) this.#poll();
-    this.#timer = setInterval(() => {
-      if (this.#folder !== undefined) this.#poll();
-    }, RAISE_POLL_MS);
+  async start(): Promise<void> {
+    // A pause noted by a batch killed while paused says nothing of this one.
+    this.#note(undefined);
+    await this.#poll();
+    this.#timer = setInterval(() => void this.#poll(), RAISE_POLL_MS);
   }
 
-  stop(): void {
+  /** Stops reading; resolves once the box says the batch is no longer paused. */
+  async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#note(() => clearCapPause(this.#folder!));
+    await this.#reading;
+    this.#note(undefined);
+    await this.#noted;
   }
 
-  /** Writes or removes the folder's pause file (`capPause`), when there is a folder: a failure is logged, the batch goes on. */
-  #note(write: () => void): void {
-    if (this.#folder === undefined) return;
-    try {
-      write();
-    } catch (error) {
-      this.#log?.warn(`cannot write the pause file of ${this.#folder}: ${messageOf(error)}`);
-    }
+  /** Notes the pause in the box (or that there is none), after the notes before: a failure is logged, the batch goes on. */
+  #note(pause: CapPause | undefined): void {
+    const box = this.#box;
+    if (box === undefined) return;
+    this.#noted = this.#noted.then(() =>
+      box
+        .notePause(pause)
+        .catch((error: unknown) => this.#log?.warn(`cannot note the pause of ${box.where}: ${messageOf(error)}`)),
+    );
   }
 
   /** Raises the cap; `limits` is checked (only `maxCostUsd`, above the cap in force). */
@@ -117,7 +129,7 @@ export class CapRaises {
     if (problem !== undefined) throw new InvalidArgumentError(problem.name, problem.expected, problem.value);
     const { maxCostUsd } = limits as { maxCostUsd: number };
     this.#pool.raise(maxCostUsd);
-    this.#note(() => clearCapPause(this.#folder!));
+    this.#note(undefined);
     this.#list.push({ at: this.#clock(), fromUsd, toUsd: maxCostUsd, by });
     this.#log?.info(`the batch's cap is raised from ${formatUsd(fromUsd)} to ${formatUsd(maxCostUsd)}`);
     this.#onRaise();
@@ -132,7 +144,7 @@ export class CapRaises {
     const spentUsd = this.#pool.usage.costUsd;
     const heldUsd = this.#pool.held;
     // For the CLI in another process: `agent-sm inspect` and `watch` say the batch waits for a raise.
-    this.#note(() => writeCapPause(this.#folder!, { at: this.#clock(), capUsd, spentUsd, heldUsd }));
+    this.#note({ at: this.#clock(), capUsd, spentUsd, heldUsd });
     this.#log?.info(
       `the batch pauses at its cap of ${formatUsd(capUsd)}: ${formatUsd(this.#pool.usage.costUsd)} spent; raise it to go on`,
     );
@@ -153,25 +165,32 @@ export class CapRaises {
     }
   }
 
-  #poll(): void {
-    let read: ReturnType<typeof readRaiseRequests>;
-    try {
-      read = readRaiseRequests(this.#folder!, this.#lines);
-    } catch (error) {
-      this.#log?.error(`cannot read the raise file: ${messageOf(error)}`);
-      return;
-    }
+  /** Reads the raises asked since the last read and takes each above the cap in force. */
+  #poll(): Promise<void> {
+    const box = this.#box;
+    if (box === undefined || this.#reading !== undefined) return this.#reading ?? Promise.resolve();
+    this.#reading = box
+      .read(this.#lines)
+      .then(
+        (read) => this.#take(read),
+        (error: unknown) => this.#log?.error(`cannot read the raises of ${box.where}: ${messageOf(error)}`),
+      )
+      .finally(() => (this.#reading = undefined));
+    return this.#reading;
+  }
+
+  #take(read: RaisesRead): void {
     this.#lines = read.lines;
     for (const problem of read.problems) this.#log?.error(`${problem}; skipped`);
     for (const request of read.requests) {
       const now = this.#pool.limits.maxCostUsd!;
       if (request.maxCostUsd <= now) {
         this.#log?.warn(
-          `raise file line ${request.line} asks for ${formatUsd(request.maxCostUsd)}, not above the cap in force (${formatUsd(now)}); skipped`,
+          `raise ${request.line} of ${this.#box!.where} asks for ${formatUsd(request.maxCostUsd)}, not above the cap in force (${formatUsd(now)}); skipped`,
         );
         continue;
       }
-      this.raise({ maxCostUsd: request.maxCostUsd }, 'folder');
+      this.raise({ maxCostUsd: request.maxCostUsd }, this.#by);
     }
   }
 }

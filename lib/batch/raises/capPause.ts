@@ -41,16 +41,29 @@ export function clearCapPause(dir: string): void {
  * it cannot be read (a reader's guess is never worth an error).
  */
 export function readCapPause(dir: string, raises: readonly RaiseRequest[]): CapPause | undefined {
-  let value: unknown;
+  return pauseInForce(readPauseFile(dir), raises);
+}
+
+/** The pause file of `dir` as it is, when it holds a pause. */
+export function readPauseFile(dir: string): CapPause | undefined {
   try {
-    value = JSON.parse(fs.readFileSync(path.join(dir, PAUSE_FILE), 'utf8'));
+    return asCapPause(JSON.parse(fs.readFileSync(path.join(dir, PAUSE_FILE), 'utf8')));
   } catch {
     return undefined;
   }
+}
+
+/** `value` as a pause (a reader's copy), when it is one. */
+export function asCapPause(value: unknown): CapPause | undefined {
   const v = value as Partial<CapPause> | null;
   const figure = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n >= 0;
   if (typeof v !== 'object' || v === null || !figure(v.at) || !figure(v.capUsd)) return undefined;
   if (!figure(v.spentUsd) || !figure(v.heldUsd)) return undefined;
-  if (raises.some((r) => r.maxCostUsd > v.capUsd!)) return undefined;
   return { at: v.at, capUsd: v.capUsd, spentUsd: v.spentUsd, heldUsd: v.heldUsd };
+}
+
+/** `pause`, unless a raise above its cap was asked since. */
+export function pauseInForce(pause: CapPause | undefined, raises: readonly RaiseRequest[]): CapPause | undefined {
+  if (pause === undefined || raises.some((r) => r.maxCostUsd > pause.capUsd)) return undefined;
+  return pause;
 }
