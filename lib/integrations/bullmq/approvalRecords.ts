@@ -57,7 +57,16 @@ export async function askApproval(place: ApprovalPlace, calls: PendingApproval[]
       redis,
       'asmAsk',
       [keys.budget, keys.approvals, keys.events],
-      [index, JSON.stringify({ r: requestId, c: calls.map((c) => c.callId) }), JSON.stringify(event)],
+      [
+        index,
+        // Each call's tool and input (`k`) too: a later attempt's request takes an answer to this one only for the same call.
+        JSON.stringify({
+          r: requestId,
+          c: calls.map((c) => c.callId),
+          k: calls.map((c) => JSON.stringify([c.name, c.input ?? null])),
+        }),
+        JSON.stringify(event),
+      ],
     ),
   )) as string[];
   if (reply[0] === '!missing')

@@ -448,11 +448,33 @@ return r
 `;
 
 /**
- * ask: KEYS budget, approvals, events; ARGV index, request JSON (`{r, c}`: its id and its call
- * ids), event JSON. A run parks for approval: its request is the one open for that run (a
- * request of an earlier attempt is replaced), and its event tells the batch's followers.
+ * ask: KEYS budget, approvals, events; ARGV index, request JSON (`{r, c, k}`: its id, its call
+ * ids and each call's tool and input), event JSON. A run parks for approval: its request is the
+ * one open for that run, and its event tells the batch's followers. A request of an earlier
+ * attempt (its worker lost while the run was parked) is replaced, and an answer given to it
+ * moves to the same call (id, tool and input) of the new one: the takeover waits again on that
+ * call, and a person who answered while no worker held the run is not asked again (moved, not
+ * copied: the earlier attempt, should it live on, cannot take it too).
  */
 export const ASK = `${MISSING}
+local open = redis.call('HGET', KEYS[2], ARGV[1])
+if open then
+  local was, now = cjson.decode(open), cjson.decode(ARGV[2])
+  if was.r ~= now.r then
+    for n, id in ipairs(was.c) do
+      local from = ARGV[1] .. ':' .. was.r .. ':' .. id
+      local answer = redis.call('HGET', KEYS[2], from)
+      if answer then
+        for m, to in ipairs(now.c) do
+          if to == id and was.k and now.k and was.k[n] == now.k[m] then
+            redis.call('HDEL', KEYS[2], from)
+            redis.call('HSET', KEYS[2], ARGV[1] .. ':' .. now.r .. ':' .. id, answer)
+          end
+        end
+      end
+    end
+  end
+end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[3])
 return {'ok'}

@@ -60,6 +60,34 @@ describe("a run's approval requests in sequence", () => {
     }
   });
 
+  it("a later attempt's request takes an answer given to the earlier one for the same call (id, tool and input), not for another call of that id", async () => {
+    const keys = batchKeys(redis.prefix, 'runs', 'b2');
+    await redis.client.hset(keys.budget, USAGE_CODES[TIME_INDEX]!, Date.now());
+    const place = { redis: redis.client, keys, prefix: redis.prefix, name: 'runs', batchId: 'b2', index: 0 };
+    const watch = new ParkWatch(() => undefined);
+    const stop = new AbortController();
+    try {
+      // Attempt 1 asks for two calls; both are answered while no worker holds the run (its worker lost).
+      await runApprovals(place, 1, watch, within).ask(1, [call('a'), call('b')]);
+      const a: ApprovalDecision = { callId: 'a', approved: true };
+      const b: ApprovalDecision = { callId: 'b', approved: false, reason: 'no' };
+      for (const d of [a, b]) await decideApproval({ ...place, requestId: '1.1', taskId: 't0' }, d, within);
+      // Attempt 2 asks again: `a` as it was, `b` with another input (another call, under the same id).
+      const attempt2 = runApprovals(place, 2, watch, within);
+      await attempt2.ask(1, [call('a'), { ...call('b'), input: { path: 'elsewhere' } }]);
+      expect(await redis.client.hget(keys.approvals, '0:2.1:a')).toBe(JSON.stringify(a));
+      expect(await redis.client.hget(keys.approvals, '0:1.1:a')).toBeNull();
+      expect(await redis.client.hget(keys.approvals, '0:2.1:b')).toBeNull();
+      // `b` is asked again: its answer comes to attempt 2's request.
+      const b2: ApprovalDecision = { callId: 'b', approved: true };
+      await decideApproval({ ...place, requestId: '2.1', taskId: 't0' }, b2, within);
+      expect(await attempt2.answers(1, ['a', 'b'], stop.signal)).toEqual([a, b2]);
+    } finally {
+      stop.abort();
+      watch.close();
+    }
+  });
+
   it("the approval channel's message names the run: every request of that run being waited for is read, no other run's", async () => {
     jest.useFakeTimers();
     const keys = batchKeys('p', 'runs', 'b1');
