@@ -247,6 +247,7 @@ const PINNED: Record<string, string[]> = {
   './batch': [
     'ApprovalAnswer',
     'BatchManifest',
+    'CapPause',
     'FileStore',
     'FolderLockedError',
     'FolderOwner',

@@ -27,7 +27,7 @@ import { endSlot, slotLine } from './mirror/MirrorSlot';
 import { mirrorStall } from './mirror/mirrorStall';
 import { mirrorWriters } from './mirror/mirrorWriters';
 import { startMirrorTool } from './mirror/startMirrorTool';
-import { abortMirrorRun, endMirrorRun } from './mirror/endMirrorRun';
+import { abortMirrorRun, assertApprovalTimeout, endMirrorRun } from './mirror/endMirrorRun';
 import { serveMirrorTool } from './mirror/serveMirrorTool';
 import { serveMirrorResponse } from './mirror/serveMirrorResponse';
 import { takeMirrorResponse } from './mirror/takeMirrorResponse';
@@ -146,12 +146,14 @@ export class StepMirror {
       logger,
       stall,
       approvals = false,
+      approvalTimeoutMs,
       honours = {},
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
     checkMirrorOptions(options);
     if (typeof approvals !== 'boolean') throw new InvalidArgumentError('approvals', 'true or false', approvals);
+    assertApprovalTimeout(approvalTimeoutMs, approvals);
     const own = new Budget(budget ?? {}, { label: 'budget' });
     const budgets = [own, ...sharedBudgets];
     const ending = mirrorEndings(budgets, externalBudgets, pricing, honours, approvalTable(approvals, stalls?.table));
@@ -194,7 +196,13 @@ export class StepMirror {
       // The final call's hold and the budget note, when a budget asks for them (and the integration honours them).
       ending.wrap,
     );
-    this.#approvals = new MirrorApprovals(approvals, this.#recording, resumeFrom?.journal, this.#run);
+    this.#approvals = new MirrorApprovals(
+      approvals,
+      this.#recording,
+      resumeFrom?.journal,
+      this.#run,
+      approvalTimeoutMs,
+    );
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -476,20 +484,15 @@ export class StepMirror {
   }
 
   /**
-   * The framework stopped its loop for people's answers to `calls` (AI SDK tool approval
-   * requests): AwaitingApproval, the calls in the move's data; the run waits, not ended, for
-   * `approvals.approve` / `deny` (see `MirrorApprovals`). Needs `approvals: true`. A cancel while
-   * it waits ends the run as cancelled.
+   * The framework stopped its loop for answers to `calls`: AwaitingApproval, the run waiting for
+   * `approvals.approve` / `deny` (`MirrorApprovals`; needs `approvals: true`), ended by a cancel
+   * (cancelled) or by `approvalTimeoutMs` (ApprovalTimedOut).
    */
   awaitApproval(calls: ToolCall[]): TurnResult {
     return this.#approvals.park(calls, this.machine.pendingState, this.signal, () => this.runAborted());
   }
 
-  /**
-   * The framework's own approval waits of the running run: whether it waits (`waiting`,
-   * `pending`), the answers (`approve`, `deny`; `answers()` resolves once the run moved on), and
-   * `listen(listener)` to hear of each wait.
-   */
+  /** The run's approval waits: `waiting`, `pending`, `approve`, `deny`, `answers()` (once it moved on), `listen`. */
   get approvals(): MirrorApprovals {
     return this.#approvals;
   }

@@ -119,7 +119,10 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     ...(minOutputTokens === undefined ? {} : { minOutputTokens }),
     ...(table === undefined ? {} : { table }),
     ...(approve === undefined ? {} : { approve }),
-    ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
+    // Beside framework tasks with no policy, the timeout is theirs (their frameworks ask); an adapter run never waits then.
+    ...(approvalTimeoutMs === undefined || (approve === undefined && frameworkTask !== undefined)
+      ? {}
+      : { approvalTimeoutMs }),
     ...(compact === undefined ? {} : { compact }),
   };
   // The probe has the sink every run has, so that the journal's need of one is checked too.
@@ -134,6 +137,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     ...(externalBudgets === undefined ? {} : { externalBudgets }),
     ...(journal === undefined ? {} : { journal }),
     ...(ledger === undefined ? {} : { ledger }),
+    ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
   };
   // The options runBatch itself reads, their defaults filled in here alone.
   const defaulted = { concurrency: concurrency as number, overwriteHistory, showProgress, clock, resume, salvage };

@@ -74,6 +74,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
         ? {}
         : { ledgerDefaultMaxCostUsd: adapter.ledgerDefaultMaxCostUsd }),
       ...(adapter.stall === undefined ? {} : { stall: adapter.stall }),
+      ...(adapter.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: adapter.approvalTimeoutMs }),
       logger: adapter.logger,
       clock: adapter.clock,
       maxHistorySize: adapter.maxHistorySize,

@@ -90,7 +90,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
   for (const [key, value] of Object.entries({
     table: {},
     approve: { delete_file: true },
-    approvalTimeoutMs: 10,
     compact: true,
     retry: { retries: 1 },
     toolConcurrency: 4,

@@ -12,6 +12,7 @@ import { refuseSlot } from './MirrorSlot';
 import { ApprovalJournal } from '../journal/ApprovalJournal';
 import type { RecordedLine, RunRecording } from '../journal/RunRecording';
 import type { TurnResult } from '../TurnResult';
+import { timeOutMirrorRun } from './endMirrorRun';
 
 const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
 
@@ -59,15 +60,19 @@ export class MirrorApprovals {
   readonly #journaled: ApprovalJournal;
 
   readonly #run: MirrorMoves;
+  /** `approvalTimeoutMs`: a wait with no answer to every call this long ends the run. */
+  readonly #timeoutMs: number | undefined;
 
   constructor(
     readonly enabled: boolean,
     recording: RunRecording | undefined,
     journal: readonly RecordedLine[] | undefined,
     run: MirrorMoves,
+    timeoutMs?: number,
   ) {
     this.#journaled = new ApprovalJournal(journal, recording);
     this.#run = run;
+    this.#timeoutMs = timeoutMs;
   }
 
   /** Whether the run waits for answers now (`pending` are the calls without one). */
@@ -136,7 +141,9 @@ export class MirrorApprovals {
     // Answers the interrupted attempt journaled are taken again, not asked again.
     const known = this.#journaled.recorded(calls);
     for (const call of inTool) if (!known.some((d) => d.callId === call.id)) this.#ask(call);
-    run.move(AWAITING_APPROVAL, this.#journaled.waitMove(calls, known));
+    const move = this.#journaled.waitMove(calls, known);
+    if (this.#timeoutMs !== undefined) move.data['timeoutMs'] = this.#timeoutMs;
+    run.move(AWAITING_APPROVAL, move);
     for (const decision of known) this.#decide(decision, true);
     const paused: TurnResult = {
       outcome: 'awaiting_approval',
@@ -149,7 +156,24 @@ export class MirrorApprovals {
     if (gate.complete) return paused;
     const onAbort = (): void => void (this.waiting && cancel());
     signal.addEventListener('abort', onAbort, { once: true });
-    void this.answers().then(() => signal.removeEventListener('abort', onAbort));
+    const timeoutMs = this.#timeoutMs;
+    // The wait's own bound, as the adapter's: not the run's wall time.
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            if (this.#gate !== gate || gate.complete) return;
+            timeOutMirrorRun(
+              this.#run,
+              timeoutMs,
+              gate.pending.map((p) => p.callId),
+            );
+            this.ended();
+          }, timeoutMs);
+    void this.answers().then(() => {
+      signal.removeEventListener('abort', onAbort);
+      clearTimeout(timer);
+    });
     for (const listener of this.#listeners) listener(paused);
     if (signal.aborted) onAbort();
     return paused;

@@ -80,6 +80,12 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    */
   approvals?: boolean;
   /**
+   * With `approvals`: a wait with no answer to every call within this many milliseconds ends
+   * the run in ApprovalTimedOut (outcome `cancelled`), its unanswered calls not run, as the
+   * adapter's `approvalTimeoutMs`. Default: the run waits for its answers (or its abort).
+   */
+  approvalTimeoutMs?: number;
+  /**
    * The request flags the integration driving this mirror honours, as a loop's `honours`:
    * `wrapUp` (it makes the final call `modelCallPlan` asks for: `budget.wrapUp`) and
    * `budgetNote` (it adds the note: `budget.visible`). A budget asking for one not honoured is

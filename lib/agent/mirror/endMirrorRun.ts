@@ -4,6 +4,9 @@ import { slotSummary } from './MirrorSlot';
 import { abortReason } from '../turn/abortReason';
 import type { TurnResult } from '../TurnResult';
 import { TEXT_ONLY_END } from '../turn/turnEvents';
+import { ExtensionState } from '../extensionStates';
+import { TurnCancelledError } from '../TurnError';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 
 /**
  * The framework's loop ended on its own (`StepMirror.runEnd`) from ProcessingLLMResponse or
@@ -48,4 +51,32 @@ export function abortMirrorRun(run: MirrorMoves, signal: AbortSignal): TurnResul
   if (state === State.WaitingForUserInput) return run.cancelledBeforeStart();
   if (TOOL_PHASE.has(state)) run.answerRest(`interrupted: ${abortReason(signal)}`, 'interrupted');
   return run.resultOf(run.cancel(state, state === State.RunningTool ? { results: slotSummary(run.slots) } : {}));
+}
+
+/**
+ * No answer to every call the run waits on within `timeoutMs` (`approvalTimeoutMs`): the run
+ * ends in ApprovalTimedOut as `cancelled`, as the adapter's does, its unanswered calls not run.
+ */
+export function timeOutMirrorRun(run: MirrorMoves, timeoutMs: number, unanswered: readonly string[]): TurnResult {
+  const reason = `no answer to the approval request within ${timeoutMs} ms`;
+  run.answerRest(`not run: ${reason}`, 'not_run');
+  const error = new TurnCancelledError(reason, ExtensionState.AwaitingApproval as unknown as StateName);
+  return run.resultOf(
+    run.end(ExtensionState.ApprovalTimedOut as unknown as StateName, reason, { timeoutMs, unanswered }, 'cancelled', {
+      error,
+    }),
+  );
+}
+
+/** `approvalTimeoutMs` of a mirror: a non-negative number of milliseconds, and only with `approvals`. */
+export function assertApprovalTimeout(timeoutMs: unknown, approvals: boolean): void {
+  if (timeoutMs === undefined) return;
+  if (!(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs >= 0))
+    throw new InvalidArgumentError('approvalTimeoutMs', 'a non-negative number of milliseconds', timeoutMs);
+  if (!approvals)
+    throw new InvalidArgumentError(
+      'approvalTimeoutMs',
+      'left out unless `approvals` is true (a mirror whose framework asks people to approve tool calls)',
+      timeoutMs,
+    );
 }

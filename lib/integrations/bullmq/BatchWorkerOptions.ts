@@ -36,9 +36,9 @@ export interface BatchWorkerOptions {
    */
   approve?: ApprovalPolicy;
   /**
-   * With `approve` (not with `run`): a parked run left unanswered this long ends on its own, `cancelled` in
-   * ApprovalTimedOut, its calls not run — as in `runBatch`. Counted on this worker from the
-   * moment the run parks. Default: no limit (the run waits for its answers, or the batch's abort).
+   * With `approve`, or beside `run` (its framework's own approvals): a parked run left
+   * unanswered this long ends on its own, `cancelled` in ApprovalTimedOut, its calls not run —
+   * as in `runBatch`. Counted on this worker from the moment the run parks. Default: no limit (the run waits for its answers, or the batch's abort).
    */
   approvalTimeoutMs?: number;
   /** Runs at once in this worker. Default 4. */

@@ -12,9 +12,9 @@ import type { RunApprovals } from './parkRun';
 
 /**
  * A worker's approval policy and timeout, as `AgentWithStateMachine` takes them, checked when
- * the worker starts; neither beside `run`: a framework's loop owns its tool calls, so its own
- * approvals (AI SDK `needsApproval`) decide which wait, and park the run as the policy would,
- * and a parked framework run waits for its answers (the mirror cannot end it on a timer).
+ * the worker starts. No policy beside `run`: a framework's loop owns its tool calls, so its own
+ * approvals (AI SDK `needsApproval`) decide which wait, and park the run as the policy would;
+ * the timeout bounds those waits as it bounds an adapter run's.
  */
 export function assertWorkerApproval(approve: unknown, timeoutMs: unknown, framework: boolean): void {
   if (approve !== undefined && framework)
@@ -23,18 +23,13 @@ export function assertWorkerApproval(approve: unknown, timeoutMs: unknown, frame
       "left out beside `run`: the mirror cannot hold a framework's tool call for approval; use the framework's own (AI SDK or Agents SDK `needsApproval`, LangGraph `interrupt()`), which parks the run on this worker until answered",
       approve,
     );
-  if (timeoutMs !== undefined && framework)
-    throw new InvalidArgumentError(
-      'approvalTimeoutMs',
-      "left out beside `run`: not kept for a framework run yet (a parked framework run waits for its answers, or the batch's abort); abort the batch to end the runs that wait",
-      timeoutMs,
-    );
   if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
     throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
   if (timeoutMs === undefined) return;
   if (!(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs >= 0))
     throw new InvalidArgumentError('approvalTimeoutMs', 'a non-negative number of milliseconds', timeoutMs);
-  if (approve === undefined)
+  // Beside `run` the framework asks for approval itself: the timeout bounds its waits.
+  if (approve === undefined && !framework)
     throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
 }
 

@@ -244,9 +244,9 @@ describe('startBatchWorker({ approve }) with submitBatch({ onApproval })', () =>
     expect(() =>
       startBatchWorker({ ...base, run: () => undefined, approve: { delete_file: true }, onError: false }),
     ).toThrow(/`approve`.*left out beside `run`.*cannot hold a framework's tool call.*parks the run on this worker/);
-    // A parked framework run waits for its answers: no timer could end it.
-    expect(() => startBatchWorker({ ...base, run: () => undefined, approvalTimeoutMs: 5, onError: false })).toThrow(
-      /`approvalTimeoutMs`.*left out beside `run`: not kept for a framework run yet/,
+    // Beside `run` the timeout needs no policy (the framework asks), but it is still a number of milliseconds.
+    expect(() => startBatchWorker({ ...base, run: () => undefined, approvalTimeoutMs: -1, onError: false })).toThrow(
+      /`approvalTimeoutMs` to be a non-negative number of milliseconds/,
     );
     expect(() =>
       startBatchWorker({ ...base, agent: () => deletingAgent({ files: [] }, () => undefined), approvalTimeoutMs: 5 }),

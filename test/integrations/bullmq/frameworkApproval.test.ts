@@ -15,6 +15,9 @@ import {
   type BatchWorkerHandle,
   type DistributedApprovalRequest,
 } from '../../../lib/integrations/bullmq/index';
+import { Redis } from 'ioredis';
+import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
+import { aiSdkDeploy } from '../../fixtures/deploy/aiSdkDeploy';
 import { chatApprovalServer, type ApprovalServer } from '../../helpers/approvalBatch';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 
@@ -112,6 +115,56 @@ describe('startBatchWorker({ run }) with onApproval', () => {
       const bodies = server.exchanges.map((e) => JSON.stringify(e.body));
       expect(new Set(bodies).size).toBe(bodies.length);
       expect(bodies).toHaveLength(6);
+    } finally {
+      await worker?.close();
+      await server?.close();
+      await deletePrefix(url, prefix);
+    }
+  }, 60_000);
+
+  it("the worker's approvalTimeoutMs ends a framework run left unanswered: ApprovalTimedOut, cancelled, its call not run, its request closed, reported once", async () => {
+    const prefix = uniquePrefix('fwtimeout');
+    let server: ApprovalServer | undefined;
+    let worker: BatchWorkerHandle | undefined;
+    try {
+      server = await chatApprovalServer((content) => JSON.stringify(content));
+      worker = startBatchWorker({
+        connection: url,
+        name: 'runs',
+        prefix,
+        concurrency: 1,
+        closeTimeoutMs: 1000,
+        onError: false,
+        approvalTimeoutMs: 300,
+        run: (task, mirror, ctx) => aiSdkDeploy(task.id, server!.baseURL)(mirror, ctx),
+      });
+      const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      let report;
+      try {
+        const batch = await submitBatch(
+          ['t0', 't1'].map((id) => ({ id, input: `task ${id}` })),
+          { connection: url, name: 'runs', prefix },
+        );
+        report = await batch.report();
+        expect(out.mock.calls.map(([t]) => String(t)).filter((t) => t.startsWith('ran deploy'))).toEqual([]);
+      } finally {
+        out.mockRestore();
+      }
+      expect(report.runs.map((r) => [r.id, r.outcome])).toEqual([
+        ['t0', 'end_of_turn'],
+        ['t1', 'cancelled'],
+      ]);
+      expect(report.runs[1]!.error?.message).toContain('no answer to the approval request within 300 ms');
+      expect(report.runs[1]!.approval).toMatchObject({ waits: 1, calls: 1 });
+      // t1 sent its first request only.
+      expect(server.exchanges.filter((e) => JSON.stringify(e.body).includes('task t1'))).toHaveLength(1);
+      // Nothing left to answer.
+      const redis = new Redis(url);
+      try {
+        expect(await redis.hlen(batchKeys(prefix, 'runs', report.batchId!).approvals)).toBe(0);
+      } finally {
+        redis.disconnect();
+      }
     } finally {
       await worker?.close();
       await server?.close();
