@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { ASK, BEGIN, CREATE, DECIDE, FIGURES, RAISE, RECORD, SKIP, STEP, TRIP, UNASK } from './scripts';
+import { ASK, DECIDE, UNASK } from './approvalScripts';
+import { BEGIN, CREATE, FIGURES, RAISE, RECORD, SKIP, STEP, TRIP } from './scripts';
 
 const SCRIPTS = {
   asmStep: [STEP, 2],
