@@ -133,6 +133,18 @@ export function startCli(args: readonly string[], options: { cwd?: string } = {}
   };
 }
 
+/**
+ * Runs `node dist/cli.cjs ...args` to its end without blocking this process (servers and
+ * workers of the test go on answering meanwhile): its exit code (or the signal that ended it) and what it printed.
+ */
+export async function runCli(
+  args: readonly string[],
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const running = startCli(args);
+  const code = await running.exited();
+  return { code, stdout: running.stdout(), stderr: running.stderr() };
+}
+
 /** Runs `node dist/cli.cjs ...args` to its end, stdout a pipe; one still running after 30 s is killed (status null). */
 export function runBuiltCli(
   args: readonly string[],

@@ -19,7 +19,7 @@ import { submitBatch } from '../../lib/integrations/bullmq/index';
 import { spawnFixture } from '../integrations/bullmq/fixtures/spawnFixture';
 import { stopAll } from '../integrations/bullmq/fixtures/spawnWorker';
 import { DEPLOYING, IDS, type ApprovalServer } from './approvalBatch';
-import { buildCli, buildLibrary, startCli } from './builtCli';
+import { buildCli, buildLibrary, runCli } from './builtCli';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from './redis';
 
 export interface WorkerApprovalCase {
@@ -42,13 +42,6 @@ export function workerApprovalCliTest(c: WorkerApprovalCase): void {
     buildLibrary({ index: 'lib/index.ts', 'bullmq/index': 'lib/integrations/bullmq/index.ts' });
   }, 120_000);
   afterAll(() => releaseRedis());
-
-  /** `agent-sm ...args` in its own process, to its end. */
-  async function cli(args: string[]) {
-    const running = startCli(args);
-    const code = await running.exited();
-    return { code, stdout: running.stdout(), stderr: running.stderr() };
-  }
 
   describe(c.name, () => {
     it('four runs park holding no slot, are listed, two approved and two denied from the terminal go on as the same runs; no request twice, every task once', async () => {
@@ -100,7 +93,7 @@ export function workerApprovalCliTest(c: WorkerApprovalCase): void {
         expect([...parked].sort()).toEqual(DEPLOYING);
         expect([...finished].sort()).toEqual(IDS.filter((id) => !DEPLOYING.includes(id)));
 
-        const listed = await cli(['approvals', '--redis', url, batchId, '--json']);
+        const listed = await runCli(['approvals', '--redis', url, batchId, '--json']);
         expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
         const waiting = JSON.parse(listed.stdout) as {
           running: boolean;
@@ -117,7 +110,7 @@ export function workerApprovalCliTest(c: WorkerApprovalCase): void {
           ['approve', 't5', '--by', 'alice'],
           ['deny', 't7', '--reason', 'not today'],
         ]) {
-          const answered = await cli([verb!, '--redis', url, batchId, run!, ...rest]);
+          const answered = await runCli([verb!, '--redis', url, batchId, run!, ...rest]);
           expect({ code: answered.code, stderr: answered.stderr }).toEqual({ code: 0, stderr: '' });
           expect(answered.stdout).toContain(`1 call of run ${run}: c2 (deploy)`);
         }
@@ -158,7 +151,7 @@ export function workerApprovalCliTest(c: WorkerApprovalCase): void {
         }
         // Every request closed: nothing left to answer.
         expect(await redis.hlen(batchKeys(prefix, 'runs', batchId).approvals)).toBe(0);
-        const after = await cli(['approvals', '--redis', url, batchId]);
+        const after = await runCli(['approvals', '--redis', url, batchId]);
         expect(after.stdout).toContain(`agent-sm: no run of batch ${batchId}`);
       } finally {
         redis.disconnect();

@@ -17,7 +17,7 @@ import { Redis } from 'ioredis';
 import { batchKeys } from '../../lib/integrations/bullmq/batchKeys';
 import { submitBatch } from '../../lib/integrations/bullmq/index';
 import { PostgresStore } from '../../lib/integrations/postgres';
-import { buildCli, buildLibrary, startCli } from './builtCli';
+import { buildCli, buildLibrary, runCli } from './builtCli';
 import { DEPLOYING, IDS, type ApprovalServer } from './approvalBatch';
 import { PG_URL, storedRuns, testSchema, type TestSchema } from './postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from './redis';
@@ -52,16 +52,9 @@ export function workerApprovalKillTest(c: WorkerApprovalKillCase): void {
   afterEach(() => db.drop());
   afterAll(() => releaseRedis());
 
-  /** `agent-sm ...args` in its own process, to its end. */
-  async function cli(args: string[]) {
-    const running = startCli(args);
-    const code = await running.exited();
-    return { code, stdout: running.stdout(), stderr: running.stderr() };
-  }
-
   /** The calls `agent-sm approvals --redis … --json` lists: run, call, tool, input, and the answer given and not taken yet. */
   async function waitingCalls(batchId: string) {
-    const listed = await cli(['approvals', '--redis', url, batchId, '--json']);
+    const listed = await runCli(['approvals', '--redis', url, batchId, '--json']);
     expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
     const waiting = JSON.parse(listed.stdout) as {
       calls: Array<{ run: string; callId: string; tool: string; input: unknown; answer?: { approved: boolean } }>;
@@ -90,7 +83,7 @@ export function workerApprovalKillTest(c: WorkerApprovalKillCase): void {
       ['approve', approved!],
       ['deny', denied!, '--reason', 'not today'],
     ]) {
-      const answered = await cli([args[0]!, '--redis', url, batchId, ...args.slice(1)]);
+      const answered = await runCli([args[0]!, '--redis', url, batchId, ...args.slice(1)]);
       expect({ code: answered.code, stderr: answered.stderr }).toEqual({ code: 0, stderr: '' });
       expect(answered.stdout).toContain(`1 call of run ${args[1]}: c2 (deploy)`);
     }
@@ -192,7 +185,7 @@ export function workerApprovalKillTest(c: WorkerApprovalKillCase): void {
         // Each came back to AwaitingApproval on w2 (its request made again), the answered ones too, and took the answers waiting there.
         expect(DEPLOYING.map((id) => parks.get(id))).toEqual([2, 2, 2, 2]);
         // The answer given before the takeover was taken, not asked for again: the CLI says so.
-        const again = await cli(['approve', '--redis', url, batchId, 't1', 'c2']);
+        const again = await runCli(['approve', '--redis', url, batchId, 't1', 'c2']);
         expect(again.code).not.toBe(0);
         expect(again.stderr).toContain('approved');
         expect(again.stderr).toContain('gone on');

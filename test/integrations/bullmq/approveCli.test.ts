@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch } from '../../../lib/integrations/bullmq/index';
-import { buildCli, buildLibrary, runBuiltCli, startCli } from '../../helpers/builtCli';
+import { buildCli, buildLibrary, runBuiltCli, runCli } from '../../helpers/builtCli';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 import { spawnFixture } from './fixtures/spawnFixture';
 import { stopAll } from './fixtures/spawnWorker';
@@ -58,11 +58,7 @@ describe('agent-sm approvals | approve | deny --redis URL <batchId> (built execu
     const children: ChildProcess[] = [];
     const redis = new Redis(url);
     // Run without blocking this process: its producer reads Redis all along, bounded in time.
-    const cli = async (args: string[]) => {
-      const running = startCli(args);
-      const code = await running.exited();
-      return { code, stdout: running.stdout(), stderr: running.stderr() };
-    };
+    const cli = runCli;
     try {
       const env = { REDIS_URL: url, QUEUE: 'runs', PREFIX: prefix, APPROVE: 'delete_file', DELETED_DIR: deletedDir };
       const workers = ['w1', 'w2'].map((id) =>
