@@ -30,6 +30,12 @@ export function answeredBy(options: { by?: unknown }): { by?: string } {
  */
 export type ApprovalPolicy = Readonly<Record<string, boolean>> | ((call: ToolCall) => boolean);
 
+/** `approve`, checked: an approval policy, or left out. */
+export function assertApprovalPolicy(approve: unknown): asserts approve is ApprovalPolicy | undefined {
+  if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
+    throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
+}
+
 /** Whether `call` waits under `policy`. A policy function that throws makes the call wait (fail closed). */
 export function needsApproval(policy: ApprovalPolicy, call: ToolCall): boolean {
   if (typeof policy === 'function') {

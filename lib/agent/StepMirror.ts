@@ -27,7 +27,7 @@ import { endSlot, slotLine } from './mirror/MirrorSlot';
 import { mirrorStall } from './mirror/mirrorStall';
 import { mirrorWriters } from './mirror/mirrorWriters';
 import { startMirrorTool } from './mirror/startMirrorTool';
-import { abortMirrorRun, assertApprovalTimeout, endMirrorRun } from './mirror/endMirrorRun';
+import { abortMirrorRun, endMirrorRun } from './mirror/endMirrorRun';
 import { serveMirrorTool } from './mirror/serveMirrorTool';
 import { serveMirrorResponse } from './mirror/serveMirrorResponse';
 import { takeMirrorResponse } from './mirror/takeMirrorResponse';
@@ -44,7 +44,7 @@ import { billingRules, type BillingRule } from './money/providerBilling';
 import type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 import { gatePlainCall } from './mirror/MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
-import { approvalTable, ENDED_WAITING, MirrorApprovals } from './mirror/MirrorApprovals';
+import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from './mirror/MirrorApprovals';
 
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
@@ -145,15 +145,15 @@ export class StepMirror {
       ledgerDefaultMaxCostUsd,
       logger,
       stall,
-      approvals = false,
+      approvals: approvalsGiven,
+      approve,
       approvalTimeoutMs,
       honours = {},
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
     checkMirrorOptions(options);
-    if (typeof approvals !== 'boolean') throw new InvalidArgumentError('approvals', 'true or false', approvals);
-    assertApprovalTimeout(approvalTimeoutMs, approvals);
+    const approvals = mirrorApprovalsOn(approvalsGiven, approve, approvalTimeoutMs);
     const own = new Budget(budget ?? {}, { label: 'budget' });
     const budgets = [own, ...sharedBudgets];
     const ending = mirrorEndings(budgets, externalBudgets, pricing, honours, approvalTable(approvals, stalls?.table));
@@ -196,13 +196,8 @@ export class StepMirror {
       // The final call's hold and the budget note, when a budget asks for them (and the integration honours them).
       ending.wrap,
     );
-    this.#approvals = new MirrorApprovals(
-      approvals,
-      this.#recording,
-      resumeFrom?.journal,
-      this.#run,
-      approvalTimeoutMs,
-    );
+    const { journal: earlier } = resumeFrom ?? {};
+    this.#approvals = new MirrorApprovals(approvals, this.#recording, earlier, this.#run, approvalTimeoutMs, approve);
     if (signal !== undefined) {
       if (signal.aborted) this.#controller.abort(signal.reason);
       else signal.addEventListener('abort', () => this.#controller.abort(signal.reason), { once: true });
@@ -417,14 +412,16 @@ export class StepMirror {
 
   /**
    * Before a tool call runs: resolves to undefined to run it, or to why it must not (a spent
-   * budget, a cancelled run). A refused call is answered `not run: …` (or `interrupted: …`);
-   * the framework's hook throws the returned error, so the LLM sees the refusal as the call's
-   * result, or stops its loop.
+   * budget, a cancelled run, an `approve` policy the framework did not ask; this ends the run).
+   * A refused call is answered `not run: …` (or `interrupted: …`); the framework's hook throws
+   * the returned error, so the LLM sees the refusal as the call's result, or stops its loop.
    */
   async toolStart(call: ToolCall): Promise<MirrorStop | undefined> {
     if (!this.#run.running) return mirrorEndedError(this.#run.result, this.#run.turn, this.machine.current);
     if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
       throw new InvalidArgumentError('call', 'a tool call { id: string, name: string, input? }', call);
+    const unasked = this.#approvals.unasked(call);
+    if (unasked !== undefined) return this.#run.stop(this.runFailed(unasked));
     return startMirrorTool(this.#run, call, this.signal, this.#clock);
   }
 
@@ -485,8 +482,7 @@ export class StepMirror {
 
   /**
    * The framework stopped its loop for answers to `calls`: AwaitingApproval, the run waiting for
-   * `approvals.approve` / `deny` (`MirrorApprovals`; needs `approvals: true`), ended by a cancel
-   * (cancelled) or by `approvalTimeoutMs` (ApprovalTimedOut).
+   * `approvals.approve` / `deny` (needs `approvals`), ended by a cancel or `approvalTimeoutMs`.
    */
   awaitApproval(calls: ToolCall[]): TurnResult {
     return this.#approvals.park(calls, this.machine.pendingState, this.signal, () => this.runAborted());

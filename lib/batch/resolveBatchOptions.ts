@@ -137,6 +137,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     ...(externalBudgets === undefined ? {} : { externalBudgets }),
     ...(journal === undefined ? {} : { journal }),
     ...(ledger === undefined ? {} : { ledger }),
+    ...(approve === undefined ? {} : { approve }),
     ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
   };
   // The options runBatch itself reads, their defaults filled in here alone.

@@ -75,6 +75,8 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
         : { ledgerDefaultMaxCostUsd: adapter.ledgerDefaultMaxCostUsd }),
       ...(adapter.stall === undefined ? {} : { stall: adapter.stall }),
       ...(adapter.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: adapter.approvalTimeoutMs }),
+      // The batch's policy: the integration puts it on the tools it wraps, beside the framework's own approvals.
+      ...(adapter.approve === undefined ? {} : { approve: adapter.approve }),
       logger: adapter.logger,
       clock: adapter.clock,
       maxHistorySize: adapter.maxHistorySize,
@@ -84,7 +86,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       // The framework is not known yet: the integration the task puts on the mirror refuses the
       // endings it cannot make (mirrorAISDK makes both), and a mirror driven by hand refuses them at its first call.
       honours: { wrapUp: true, budgetNote: true },
-      // The framework's own tool approvals park the run (AI SDK and Agents SDK `needsApproval`, LangGraph `interrupt()`).
+      // The framework's own tool approvals, and the batch's `approve`, park the run (AI SDK and Agents SDK `needsApproval`, LangGraph `interrupt()`).
       approvals: true,
     };
     mirror = new StepMirror(mirrorOptions);
@@ -105,7 +107,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
         // Nothing here could answer it: refused by name, not left waiting for ever.
         m.runFailed(
           new Error(
-            `${name}: the framework stopped for approval of ${pendingApprovals.map((c) => `${c.name} (${c.callId})`).join(', ')}, and this runner cannot park a framework run (runBatch and the BullMQ worker park it): run the task in runBatch or on startBatchWorker({ run }), or leave out the tools' needsApproval`,
+            `${name}: the framework stopped for approval of ${pendingApprovals.map((c) => `${c.name} (${c.callId})`).join(', ')}, and this runner cannot park a framework run (runBatch and the BullMQ worker park it): run the task in runBatch or on startBatchWorker({ run }), or leave out the tools' needsApproval and the \`approve\` policy`,
           ),
         );
       });

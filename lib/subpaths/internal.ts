@@ -8,6 +8,7 @@
  * @module agent-state-machine/internal
  */
 export { assertKnownOptions } from '../machine/assertKnownOptions';
+export { assertApprovalPolicy } from '../agent/ApprovalGate';
 export { CANCEL_GRACE_MS } from '../internal/cancelGrace';
 export { runTask } from '../batch/runTask';
 export type { RunTaskOptions, TaskRun } from '../batch/runTask';

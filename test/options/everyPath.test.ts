@@ -89,7 +89,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
   };
   for (const [key, value] of Object.entries({
     table: {},
-    approve: { delete_file: true },
     compact: true,
     retry: { retries: 1 },
     toolConcurrency: 4,
@@ -150,7 +149,6 @@ describe('an option a framework run cannot honour is refused by name, never drop
   });
 
   it.each([
-    ['approve', { approve: { delete_file: true }, onApproval: (): void => undefined }],
     ['retry', { retry: { retries: 3 } }],
     ['toolConcurrency', { toolConcurrency: 2 }],
     ['compact', { compact: true }],
@@ -170,6 +168,34 @@ describe('an option a framework run cannot honour is refused by name, never drop
     expect((error as InvalidArgumentError).argument).toBe(key);
     expect(error.message).toContain('framework task (`fw`)');
     expect(started).toBe(0);
+  });
+
+  it('runBatch takes `approve` with a framework task: a call it names that the framework runs without asking ends the run in Error, its tool not run', async () => {
+    // A mirror driven by hand puts the policy on no tool: the call reaches toolStart unasked.
+    let ran = 0;
+    const task = {
+      id: 'unasked',
+      run: async (mirror: StepMirror) => {
+        await mirror.modelCallStart();
+        mirror.modelResponse({
+          toolCalls: [{ id: 'c1', name: 'delete_file', input: { path: '/' } }],
+          usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 },
+        });
+        const stop = await mirror.toolStart({ id: 'c1', name: 'delete_file', input: { path: '/' } });
+        if (stop !== undefined) throw stop;
+        ran++;
+      },
+    };
+    const report = await runBatch([task, frameworkTask], {
+      approve: { delete_file: true },
+      onApproval: () => undefined,
+      logger: false,
+    });
+    expect(ran).toBe(0);
+    expect(report.runs.map((r) => r.outcome)).toEqual(['error', 'end_of_turn']);
+    expect(report.runs[0]!.error?.message).toMatch(
+      /`approve`.*names call c1 \(delete_file\), which the framework ran without asking.*mirrorAISDK\(\{ tools \}\)/,
+    );
   });
 
   it('false counts as not given: runBatch({ compact: false, ledger: false }) runs framework tasks', async () => {

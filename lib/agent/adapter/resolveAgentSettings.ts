@@ -24,6 +24,7 @@ import { assertAgentLoop } from '../options/assertAgentLoop';
 import { assertNonNegative } from '../options/assertNonNegative';
 import { resolveJournal } from '../journal/resolveJournal';
 import { ApprovalJournal } from '../journal/ApprovalJournal';
+import { assertApprovalPolicy } from '../ApprovalGate';
 import { resolveRetry } from '../retry/resolveRetry';
 import { CANCEL_GRACE_MS } from '../../internal/cancelGrace';
 
@@ -176,8 +177,7 @@ function assertTurnHooks(
     throw new InvalidArgumentError('agent.compact', 'a function (the `compact` option is on)', agent.compact);
   if (agent.compactCalls !== undefined && agent.compactCalls !== 'none' && agent.compactCalls !== 'budgeted')
     throw new InvalidArgumentError('agent.compactCalls', "'none' or 'budgeted'", agent.compactCalls);
-  if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
-    throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
+  assertApprovalPolicy(approve);
   if (approvalTimeoutMs !== undefined) assertNonNegative(approvalTimeoutMs, 'approvalTimeoutMs');
   if (approvalTimeoutMs !== undefined && approve === undefined)
     throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);

@@ -4,7 +4,15 @@ import { extendTable, type TableExtension } from '../../machine/extendTable';
 import type { TransitionTable } from '../../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../../machine/transitions';
 import type { ToolCall } from '../AgentLoop';
-import { answeredBy, ApprovalGate, type ApprovalDecision, type PendingApproval } from '../ApprovalGate';
+import {
+  answeredBy,
+  ApprovalGate,
+  assertApprovalPolicy,
+  needsApproval,
+  type ApprovalDecision,
+  type ApprovalPolicy,
+  type PendingApproval,
+} from '../ApprovalGate';
 import { APPROVAL_EXTENSION, ExtensionState } from '../extensionStates';
 import { CHECKING_CANCELLATION } from '../turn/turnEvents';
 import { TOOL_PHASE, type MirrorMoves } from './MirrorMoves';
@@ -12,7 +20,7 @@ import { refuseSlot } from './MirrorSlot';
 import { ApprovalJournal } from '../journal/ApprovalJournal';
 import type { RecordedLine, RunRecording } from '../journal/RunRecording';
 import type { TurnResult } from '../TurnResult';
-import { timeOutMirrorRun } from './endMirrorRun';
+import { assertApprovalTimeout, timeOutMirrorRun } from './endMirrorRun';
 
 const AWAITING_APPROVAL = ExtensionState.AwaitingApproval as unknown as StateName;
 
@@ -41,6 +49,24 @@ export function approvalTable(
   ) as TransitionTable<string>;
 }
 
+/**
+ * A mirror's `approvals`, `approve` and `approvalTimeoutMs`, checked: whether its runs may park
+ * for approval (`approvals`, true by default beside a policy).
+ */
+export function mirrorApprovalsOn(approvals: unknown, approve: unknown, timeoutMs: unknown): boolean {
+  assertApprovalPolicy(approve);
+  const on = approvals ?? approve !== undefined;
+  if (typeof on !== 'boolean') throw new InvalidArgumentError('approvals', 'true or false', approvals);
+  if (approve !== undefined && !on)
+    throw new InvalidArgumentError(
+      'approvals',
+      'true (or left out) beside `approve`: a call the policy names parks the run in AwaitingApproval',
+      approvals,
+    );
+  assertApprovalTimeout(timeoutMs, on);
+  return on;
+}
+
 /** A wait's listener: told of the run's paused result when a run starts waiting for people's answers. */
 export type ApprovalListener = (paused: TurnResult) => void;
 
@@ -62,6 +88,12 @@ export class MirrorApprovals {
   readonly #run: MirrorMoves;
   /** `approvalTimeoutMs`: a wait with no answer to every call this long ends the run. */
   readonly #timeoutMs: number | undefined;
+  /** `approve`: the calls that wait for a person whatever the framework's own tools say. */
+  readonly #policy: ApprovalPolicy | undefined;
+  /** Calls a person approved (or the journal answered approved): their tools may run. */
+  readonly #approved = new Set<string>();
+  /** Calls whose tool asks inside itself before it does anything (`asksInTool`). */
+  readonly #asksInTool = new Set<string>();
 
   constructor(
     readonly enabled: boolean,
@@ -69,10 +101,44 @@ export class MirrorApprovals {
     journal: readonly RecordedLine[] | undefined,
     run: MirrorMoves,
     timeoutMs?: number,
+    policy?: ApprovalPolicy,
   ) {
     this.#journaled = new ApprovalJournal(journal, recording);
     this.#run = run;
     this.#timeoutMs = timeoutMs;
+    this.#policy = policy;
+  }
+
+  /** The mirror's `approve` policy, if it has one. */
+  get policy(): ApprovalPolicy | undefined {
+    return this.#policy;
+  }
+
+  /** Whether the mirror's `approve` policy makes `call` wait for a person (the integration asks the framework to stop for it). */
+  requires(call: ToolCall): boolean {
+    return this.#policy !== undefined && needsApproval(this.#policy, call);
+  }
+
+  /**
+   * `callId`'s tool asks for approval inside itself before it does anything (a LangGraph tool
+   * wrapped by its mirror, whose `interrupt()` comes first): its start is not a call run unasked.
+   */
+  asksInTool(callId: string): void {
+    this.#asksInTool.add(callId);
+  }
+
+  /**
+   * Why `call` must not run (`StepMirror.toolStart`): the `approve` policy names it, and no
+   * person approved it — the framework ran it without asking, because its tool did not reach
+   * the framework through the integration that puts the policy on it.
+   */
+  unasked(call: ToolCall): InvalidArgumentError | undefined {
+    if (!this.requires(call) || this.#approved.has(call.id) || this.#asksInTool.has(call.id)) return undefined;
+    return new InvalidArgumentError(
+      'approve',
+      `a policy the framework's tools carry: it names call ${call.id} (${call.name}), which the framework ran without asking for approval, so it was not run; give the tools to the framework through the integration that wraps them (mirrorAISDK({ tools }), agentsMirror's agent(), a LangGraphMirror's wrapTools())`,
+      this.#policy,
+    );
   }
 
   /** Whether the run waits for answers now (`pending` are the calls without one). */
@@ -222,6 +288,7 @@ export class MirrorApprovals {
         decision.input,
       );
     gate.decide(decision);
+    if (decision.approved) this.#approved.add(decision.callId);
     this.#journal(decision, fromJournal);
     if (!gate.complete) return;
     const decisions = gate.decisions();

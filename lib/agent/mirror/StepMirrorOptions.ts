@@ -4,6 +4,7 @@ import type { StateName } from '../../../states/StateName';
 import type { StateMachineOptions } from '../../machine/StateMachine';
 import type { AgentLogger } from '../AgentLogger';
 import type { LoopHonours, Pricing } from '../AgentLoop';
+import type { ApprovalPolicy } from '../ApprovalGate';
 import type { Budget } from '../money/Budget';
 import type { BudgetLimits } from '../BudgetLimits';
 import type { ExternalBudget } from '../money/ExternalBudget';
@@ -79,6 +80,14 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    * sets it when a tool has `needsApproval`; a batch's mirror has it. Default false.
    */
   approvals?: boolean;
+  /**
+   * Which of the framework's tool calls wait for a person, as the adapter's `approve`: the
+   * integration puts it on the tools it wraps (an AI SDK or Agents SDK tool's `needsApproval`, an
+   * `interrupt()` before a LangGraph tool runs), beside the framework's own approvals. A call it
+   * names that the framework runs without asking ends the run in Error, not run. Needs
+   * `approvals` (its default then).
+   */
+  approve?: ApprovalPolicy;
   /**
    * With `approvals`: a wait with no answer to every call within this many milliseconds ends
    * the run in ApprovalTimedOut (outcome `cancelled`), its unanswered calls not run, as the

@@ -57,6 +57,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   ledgerDefaultMaxCostUsd: true,
   stall: true,
   approvals: true,
+  approve: true,
   approvalTimeoutMs: true,
   honours: true,
 });
@@ -68,8 +69,6 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
 export const MIRROR_CANNOT: Readonly<Record<string, string>> = Object.freeze({
   table:
     'a framework run moves through the default table (its loop has no compaction or approval hook the mirror could drive)',
-  approve:
-    "a framework's own approvals decide which of its tool calls wait (an AI SDK or Agents SDK tool's `needsApproval`, a LangGraph `interrupt()`: the run parks in AwaitingApproval, answered through `onApproval` or `agent-sm approve`); a policy of the batch's cannot reach them",
   compact: "the framework owns the conversation, so the mirror cannot compact it; use the framework's own trimming",
   retry: "the framework retries its own model calls; set them there (AI SDK `maxRetries`, the client's `maxRetries`)",
   toolConcurrency: 'the framework runs the tool calls of a response itself, as many at once as it chooses',

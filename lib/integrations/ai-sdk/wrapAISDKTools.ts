@@ -6,7 +6,8 @@ import type { AISDKRun } from './AISDKRun';
 /**
  * Wraps tools for `mirrorAISDK`: each call waits for a streamed response to be reported, is
  * answered from the journal in a resumed run, else checked by the mirror (`run`) before it runs
- * and recorded; tools without `execute` are kept as they are.
+ * and recorded; a call the mirror's `approve` policy names needs approval (`needsApproval`);
+ * tools without `execute` are kept as they are.
  */
 export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
   if (typeof t !== 'object' || t === null) throw new InvalidArgumentError('tools', 'a record of tool() definitions', t);
@@ -21,6 +22,18 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
         );
       const execute = def.execute;
       if (execute === undefined) return [name, def];
+      const approvals = run.mirror.approvals;
+      // The mirror's `approve` policy, beside the tool's own: the SDK stops for either.
+      const asks =
+        approvals.policy === undefined
+          ? {}
+          : {
+              needsApproval: async (input: unknown, options: { toolCallId: string }): Promise<boolean> =>
+                approvals.requires({ id: options.toolCallId, name, input }) ||
+                (typeof needs === 'function'
+                  ? (await (needs as (i: unknown, o: unknown) => unknown)(input, options)) === true
+                  : needs === true),
+            };
       const guarded: typeof execute = async (input, ctx) => {
         const id = ctx.toolCallId;
         if (run.streaming !== undefined) await run.streaming;
@@ -39,7 +52,7 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
           throw error;
         }
       };
-      return [name, { ...def, execute: guarded }];
+      return [name, { ...def, ...asks, execute: guarded }];
     }),
   ) as T;
 }

@@ -74,12 +74,6 @@ export function batchContext(ctx: WorkerContext, meta: BatchMeta, batchId: strin
   if (approve === undefined) return ctx;
   const { settings } = ctx;
   const tools = heldTools(approve);
-  if (settings.frameworkRun !== undefined)
-    throw new InvalidArgumentError(
-      'approve',
-      `left out of submitBatch() for batch ${batchId}, run by a worker with \`run\`: the mirror cannot hold a framework's tool call for approval (the framework's own \`needsApproval\` parks the run)`,
-      approve,
-    );
   if (settings.approve !== undefined) {
     const same =
       typeof settings.approve !== 'function' && JSON.stringify(heldTools(settings.approve)) === JSON.stringify(tools);

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'agent-state-machine';
+import { assertApprovalPolicy } from 'agent-state-machine/internal';
 import {
   approvalWatchKey,
   askApproval,
@@ -12,19 +13,12 @@ import type { RunApprovals } from './parkRun';
 
 /**
  * A worker's approval policy and timeout, as `AgentWithStateMachine` takes them, checked when
- * the worker starts. No policy beside `run`: a framework's loop owns its tool calls, so its own
- * approvals (AI SDK `needsApproval`) decide which wait, and park the run as the policy would;
- * the timeout bounds those waits as it bounds an adapter run's.
+ * the worker starts. Beside `run` the policy is put on the framework's tools by its integration,
+ * and the framework's own approvals (AI SDK `needsApproval`, LangGraph `interrupt()`) park the
+ * run too: the timeout bounds those waits with no policy.
  */
 export function assertWorkerApproval(approve: unknown, timeoutMs: unknown, framework: boolean): void {
-  if (approve !== undefined && framework)
-    throw new InvalidArgumentError(
-      'approve',
-      "left out beside `run`: the mirror cannot hold a framework's tool call for approval; use the framework's own (AI SDK or Agents SDK `needsApproval`, LangGraph `interrupt()`), which parks the run on this worker until answered",
-      approve,
-    );
-  if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
-    throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
+  assertApprovalPolicy(approve);
   if (timeoutMs === undefined) return;
   if (!(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs >= 0))
     throw new InvalidArgumentError('approvalTimeoutMs', 'a non-negative number of milliseconds', timeoutMs);

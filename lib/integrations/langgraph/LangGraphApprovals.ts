@@ -8,6 +8,7 @@ import {
   type StepMirror,
   type ToolCall,
 } from 'agent-state-machine';
+import type { GuardedCalls } from './guardTools';
 import { interruptCall, type LangGraphInterrupt } from './interruptCall';
 
 /**
@@ -53,6 +54,8 @@ export class LangGraphApprovals {
   #earlier = new Map<string, number[]>();
   /** Whether the graph runs now as a parked run's continuation. */
   #continuing = false;
+  /** The tools the mirror's `approve` policy guards (`guardTools`), and the calls it asked about. */
+  readonly guarded: GuardedCalls = { tools: new Set(), asked: new Set() };
 
   constructor(mirror: StepMirror, resumeValue: LangGraphResumeValue = defaultResumeValue) {
     if (typeof resumeValue !== 'function')
@@ -175,7 +178,8 @@ export class LangGraphApprovals {
         approved: decision.approved,
         started: [...this.#inTool.values()].includes(w.call),
       });
-      return this.#resumeValue(decision, w.call);
+      // A call the policy's guard asked about reads the default value, whatever `resumeValue` makes for the user's own.
+      return (this.guarded.asked.has(w.call.id) ? defaultResumeValue : this.#resumeValue)(decision, w.call);
     });
     if (waiting.length === 1) return new Command<unknown, never, never>({ resume: values[0] });
     return new Command<unknown, never, never>({
@@ -204,6 +208,11 @@ export class LangGraphApprovals {
    * answer, or, unanswered, parks the run again with the same call; on the continuation the
    * resume tool policy says whether a call approved before the cut runs.
    */
+  /** A tool starts: a tool the policy guards asks inside itself first, so its start is not a call run unasked. */
+  toolStarts(callId: string, name: string): void {
+    if (this.guarded.tools.has(name)) this.#mirror.approvals.asksInTool(callId);
+  }
+
   asksAgain(callId: string): boolean {
     return !this.#continuing && this.#mirror.approvals.inJournal(callId);
   }

@@ -30,6 +30,7 @@ import { ServedCalls } from './servedCalls';
 import { graphCallbacks } from './graphCallbacks';
 import { outsideRunError, runEndedError } from './callRefusals';
 import { watchStreamEvent, watchToken } from './watchToken';
+import { guardTools } from './guardTools';
 
 /** What `handleChainEnd` and `handleChainError` receive: a graph's output, or its error. */
 type ChainValues = Record<string, unknown>;
@@ -149,10 +150,10 @@ export class LangGraphMirror extends BaseCallbackHandler {
    * The tools to give the graph, so that a resumed run's recorded tool results are served by the
    * `resumeFrom.tools` policy instead of running the tools again. Every other call runs the tool.
    * Observing `'wrapped'`, the tools also report their calls to the mirror (`wrapTools([])` for a
-   * graph with none).
+   * graph with none). A call the mirror's `approve` policy names interrupts before its tool runs.
    */
   wrapTools<T>(tools: readonly T[]): T[] {
-    return this.#served.wrapTools(tools);
+    return this.#served.wrapTools(guardTools(tools, this.mirror.approvals, this.#approvals.guarded));
   }
 
   /**
@@ -444,6 +445,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
       }
     }
     // A parked run's continuation: an answered call's tool starts again (or for the first time).
+    this.#approvals.toolStarts(id, name);
     const restart = this.#approvals.toolRestarts(id);
     if (restart === 'denied') return;
     this.#tools.set(runId, call);

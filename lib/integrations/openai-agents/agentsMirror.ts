@@ -242,7 +242,7 @@ export class AgentsMirror {
     return wrapped;
   }
 
-  /** Function tools that ask the mirror before they run and report how they ended; other tools pass unchanged. */
+  /** Function tools that ask the mirror before they run (and for approval, under its `approve` policy too) and report how they ended. */
   tools<T extends readonly AnyTool[]>(tools: T): T {
     if (!Array.isArray(tools)) throw new InvalidArgumentError('tools', 'an array of Agents SDK tools', tools);
     return tools.map((t: AnyTool) => (t.type === 'function' ? this.#tool(t) : t)) as unknown as T;
@@ -413,9 +413,14 @@ export class AgentsMirror {
 
   #tool(given: AnyFunctionTool): AnyFunctionTool {
     const tool = (ORIGINALS.get(given) ?? given) as AnyFunctionTool;
-    const invoke = tool.invoke;
+    const { invoke, needsApproval } = tool;
+    const { approvals } = this.mirror;
     const wrapped: AnyFunctionTool = {
       ...tool,
+      ...(approvals.policy !== undefined && {
+        needsApproval: async (ctx, input, callId) =>
+          approvals.requires({ id: callId ?? tool.name, name: tool.name, input }) || needsApproval(ctx, input, callId),
+      }),
       invoke: async (runContext, input, details) => {
         const id = details?.toolCall?.callId ?? `${tool.name}-${++this.#unnamed}`;
         this.#started(id);
@@ -481,9 +486,7 @@ export class AgentsMirror {
 }
 
 /** Makes an `AgentsMirror`. */
-export function agentsMirror(options: AgentsMirrorOptions = {}): AgentsMirror {
-  return new AgentsMirror(options);
-}
+export const agentsMirror = (options: AgentsMirrorOptions = {}): AgentsMirror => new AgentsMirror(options);
 
 /** A signal that never aborts, for a request the SDK gave none. */
 const NEVER = new AbortController().signal;

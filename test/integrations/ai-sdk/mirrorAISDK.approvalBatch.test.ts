@@ -20,3 +20,14 @@ for (const variant of ['generate', 'stream'])
     server: () => chatApprovalServer((content) => JSON.stringify(content)),
     conversation: (body) => (body as { messages: unknown }).messages,
   });
+
+// The batch's `approve: { deploy: true }` on a `deploy` with no `needsApproval` of its own:
+// mirrorAISDK puts the policy on the tool, and the run parks and goes on as above.
+approvalBatchTests({
+  name: "AI SDK tools under the batch's `approve` policy in a folder batch, answered from the built CLI",
+  fixture: 'aiSdkApprovalBatch',
+  args: ['generate', '--policy'],
+  alias: ALIAS,
+  server: () => chatApprovalServer((content) => JSON.stringify(content)),
+  conversation: (body) => (body as { messages: unknown }).messages,
+});

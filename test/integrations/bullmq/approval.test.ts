@@ -241,9 +241,10 @@ describe('startBatchWorker({ approve }) with submitBatch({ onApproval })', () =>
 
   it('refuses by name what it cannot honour', async () => {
     const base = { connection: url, name: 'runs', prefix: uniquePrefix('approverefuse') };
+    // Beside `run` a policy is taken (the integration puts it on the framework's tools), but it must be one.
     expect(() =>
-      startBatchWorker({ ...base, run: () => undefined, approve: { delete_file: true }, onError: false }),
-    ).toThrow(/`approve`.*left out beside `run`.*cannot hold a framework's tool call.*parks the run on this worker/);
+      startBatchWorker({ ...base, run: () => undefined, approve: 'deploy' as never, onError: false }),
+    ).toThrow(/`approve` to be an object \{ toolName: true \} or a function/);
     // Beside `run` the timeout needs no policy (the framework asks), but it is still a number of milliseconds.
     expect(() => startBatchWorker({ ...base, run: () => undefined, approvalTimeoutMs: -1, onError: false })).toThrow(
       /`approvalTimeoutMs` to be a non-negative number of milliseconds/,

@@ -16,3 +16,14 @@ approvalBatchTests({
   conversation: (body) => (body as { messages: unknown }).messages,
   unansweredKill: true,
 });
+
+// The batch's `approve: { deploy: true }` on a `deploy` with no interrupt() of its own: the
+// mirror's wrapTools() interrupts before the tool runs, and the run parks and goes on as above.
+approvalBatchTests({
+  name: "LangGraph tools under the batch's `approve` policy in a folder batch, answered from the built CLI",
+  fixture: 'langGraphApprovalBatch',
+  args: ['--policy'],
+  server: () => chatApprovalServer(String),
+  conversation: (body) => (body as { messages: unknown }).messages,
+  unansweredKill: true,
+});

@@ -14,3 +14,13 @@ approvalBatchTests({
   server: responsesApprovalServer,
   conversation: (body) => (body as { input: unknown }).input,
 });
+
+// The batch's `approve: { deploy: true }` on a `deploy` with no `needsApproval` of its own: the
+// mirror puts the policy on the tool, and the SDK interrupts the run for it as above.
+approvalBatchTests({
+  name: "Agents SDK tools under the batch's `approve` policy in a folder batch, answered from the built CLI",
+  fixture: 'agentsApprovalBatch',
+  args: ['--policy'],
+  server: responsesApprovalServer,
+  conversation: (body) => (body as { input: unknown }).input,
+});
