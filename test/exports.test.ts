@@ -300,6 +300,7 @@ const PINNED: Record<string, string[]> = {
     'UsageMeter',
     'UsageMeterOptions',
     'addUsage',
+    'assertApprovalPolicy',
     'assertBoundsCalls',
     'assertBudgetLimits',
     'assertKnownOptions',

@@ -140,8 +140,10 @@ export interface BatchOptions {
    * Each run's table, approval policy and compaction, as `AgentWithStateMachineOptions` has
    * them. A run waiting for approval is parked: it lets go of its slot, `onApproval` gets its
    * calls, and once all are answered it takes the next free slot (before new tasks) and goes on.
-   * A parked run ends on its own after `approvalTimeoutMs` (a framework task's too, parked by
-   * its framework's own approval, with no `approve` needed); with no timeout the batch waits
+   * A framework task takes `approve` too: its integration puts it on the tools it wraps (a
+   * call it names that the framework runs unasked ends the run in Error). A parked run ends on
+   * its own after `approvalTimeoutMs` (a framework task's too, parked by its framework's own
+   * approval, with no `approve` needed); with no timeout the batch waits
    * for the answers, or for `signal`, which ends parked runs as `cancelled`.
    */
   table?: AgentWithStateMachineOptions['table'];

@@ -31,6 +31,8 @@ export interface WorkerApprovalCase {
   server(): Promise<ApprovalServer>;
   /** The part of a request's body that carries the conversation (`messages`, `input`). */
   conversation(body: unknown): unknown;
+  /** `deploy` asks nothing itself: submitBatch's `approve: { deploy: true }`, stored with the batch, makes it wait on every worker. */
+  policy?: boolean;
 }
 
 /** The test of `c`. Call it at a file's top level. */
@@ -60,6 +62,7 @@ export function workerApprovalCliTest(c: WorkerApprovalCase): void {
           PREFIX: prefix,
           BASE_URL: server.baseURL,
           HISTORY_DIR: historyDir,
+          ASKS: c.policy === true ? 'policy' : 'own',
         };
         let workerOut = '';
         const workers = ['w1', 'w2'].map((id) => spawnFixture('frameworkApprovalWorker.ts', { ...env, WORKER_ID: id }));
@@ -80,6 +83,7 @@ export function workerApprovalCliTest(c: WorkerApprovalCase): void {
             name: 'runs',
             prefix,
             batchId,
+            ...(c.policy === true && { approve: { deploy: true } }),
             onProgress: ({ event }) => {
               if (event.type === 'parked') parked.push(event.id);
               if (event.type === 'finished') finished.push(event.run.id);

@@ -30,9 +30,10 @@ export interface BatchWorkerOptions {
    * BullMQ's delayed list on a lease this worker renews) until every call is answered — by the
    * producer's `onApproval`, or an `attachBatch({ onApproval })` in any process. It then takes
    * the next free slot before any new run, and goes on with the answers: approved calls run
-   * (with the input given, if any), denied ones do not, and the LLM is told so. Not with `run`:
-   * there the framework's own approvals (AI SDK or Agents SDK `needsApproval`, LangGraph
-   * `interrupt()`) park the run in the same way, answered through the same records.
+   * (with the input given, if any), denied ones do not, and the LLM is told so. Beside `run`
+   * the integration puts the policy on the framework's tools; they and the framework's own
+   * approvals (AI SDK or Agents SDK `needsApproval`, LangGraph `interrupt()`) park the run in
+   * the same way, answered through the same records.
    */
   approve?: ApprovalPolicy;
   /**

@@ -19,3 +19,21 @@ workerApprovalCliTest({
   server: () => chatApprovalServer(String),
   conversation: (body) => (body as { messages: unknown }).messages,
 });
+
+// The batch's policy instead of the tools' own: submitBatch({ approve: { deploy: true } }),
+// stored with the batch, is put on each framework's tools by its integration on every worker.
+workerApprovalCliTest({
+  name: "AI SDK tools under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  framework: 'ai-sdk',
+  server: () => chatApprovalServer((content) => JSON.stringify(content)),
+  conversation: (body) => (body as { messages: unknown }).messages,
+  policy: true,
+});
+
+workerApprovalCliTest({
+  name: "LangGraph tools under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  framework: 'langgraph',
+  server: () => chatApprovalServer(String),
+  conversation: (body) => (body as { messages: unknown }).messages,
+  policy: true,
+});

@@ -12,3 +12,13 @@ workerApprovalCliTest({
   server: responsesApprovalServer,
   conversation: (body) => (body as { input: unknown }).input,
 });
+
+// The batch's policy instead of the tool's own `needsApproval`: submitBatch({ approve }), stored
+// with the batch, is put on the Agent's tools by the AgentsMirror on every worker.
+workerApprovalCliTest({
+  name: "Agents SDK tools under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  framework: 'agents',
+  server: responsesApprovalServer,
+  conversation: (body) => (body as { input: unknown }).input,
+  policy: true,
+});
