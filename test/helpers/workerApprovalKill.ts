@@ -35,6 +35,8 @@ export interface WorkerApprovalKillCase {
   framework: 'ai-sdk' | 'langgraph' | 'agents';
   /** A server that answers each task's first request with `ls` (and `deploy` for `DEPLOYING`), then with text. */
   server(): Promise<ApprovalServer>;
+  /** `deploy` asks nothing itself: submitBatch's `approve: { deploy: true }`, stored with the batch, makes it wait. */
+  policy?: boolean;
 }
 
 /** The test of `c`. Call it at a file's top level. */
@@ -111,6 +113,7 @@ export function workerApprovalKillTest(c: WorkerApprovalKillCase): void {
           // A parked job's lease (and a lock) of 2 s, checked every second: the takeover comes within seconds.
           LOCK_MS: '2000',
           STALL_MS: '1000',
+          ASKS: c.policy === true ? 'policy' : 'own',
         };
         const out = new Map<string, string>();
         let errors = '';
@@ -154,6 +157,7 @@ export function workerApprovalKillTest(c: WorkerApprovalKillCase): void {
             batchId,
             store,
             retryLostRuns: 1,
+            ...(c.policy === true && { approve: { deploy: true } }),
             onProgress: ({ event }) => {
               if (event.type === 'parked') parks.set(event.id, (parks.get(event.id) ?? 0) + 1);
               if (event.type === 'finished') finished.push(event.run.id);

@@ -17,3 +17,12 @@ workerApprovalKillTest({
   framework: 'langgraph',
   server: () => chatApprovalServer(String),
 });
+
+// The batch's policy on a tool that asks nothing itself: the LangGraphMirror's wrapTools()
+// interrupts before it runs, on the worker that took the run over as on the first.
+workerApprovalKillTest({
+  name: "LangGraph tools under submitBatch's `approve` policy",
+  framework: 'langgraph',
+  server: () => chatApprovalServer(String),
+  policy: true,
+});
