@@ -1,31 +1,20 @@
 // The scheduling is BatchScheduler's; one task is runTask's, the manifest batchManifest's,
 // the options and the report are typed in BatchOptions and BatchReport.
-import * as path from 'node:path';
 import { safeLog, type AgentLogger } from '../agent/AgentLogger';
 import { Budget } from '../agent/money/Budget';
 import { addUsage, emptyUsage } from '../agent/UsageTotals';
-import { messageOf } from '../internal/messageOf';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import { BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
-import type { FolderLock } from './lockFolder';
-import { openBatchFolder } from './openBatchFolder';
-import { folderEarlierRuns, storeEarlierRuns, type EarlierRuns } from './EarlierRuns';
-import { EndedRunCache } from './EndedRunCache';
-import { openStoreBatch, type OpenStoreBatch } from './openStoreBatch';
+import type { EarlierRuns } from './EarlierRuns';
+import { openBatchKeeping } from './openBatchKeeping';
 import { salvageMessage } from './salvageMessage';
-import { uniqueFileNames } from './safeFileName';
-import { writeBatchManifest } from './batchManifest';
-import { assertNoClash } from './assertNoClash';
 import { resolveBatchOptions } from './resolveBatchOptions';
 import { BatchScheduler, type BatchLog } from './BatchScheduler';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchReport } from './BatchReport';
-import { folderAnswerBox, keepsAnswers, storeAnswerBox } from './AnswerBox';
-import { folderRaiseBox, keepsRaises, storeRaiseBox } from './raises/RaiseBox';
-import { setAsideRaises } from './raises/raiseRequests';
 
 // runBatch's types, where its callers have found them.
 export type { BatchOptions, BatchTask } from './BatchOptions';
@@ -84,7 +73,6 @@ export async function runBatch(
   const { adapterOptions, mirrorOptions, caps, whenSpent, defaulted } = resolveBatchOptions(options, list);
   const { concurrency, overwriteHistory, showProgress, clock, resume, salvage } = defaulted;
   const log = batchLog(logger);
-  const fileNames = historyDir === undefined ? [] : uniqueFileNames(list.map((t) => t.id));
   // Each run's file says which caps its batch ran under, so a report made from the folder alone can show them.
   const sinkModes = {
     ...(historyDurability === undefined ? {} : { durability: historyDurability }),
@@ -94,44 +82,24 @@ export async function runBatch(
     limits: { ...(perRun === undefined ? {} : { perRun }), ...(total === undefined ? {} : { total }) },
     concurrency,
   };
-  const lock: FolderLock | undefined = historyDir === undefined ? undefined : openBatchFolder(historyDir);
-  // A store's batch is opened (locked, checked, its manifest kept) before any run, like a folder.
-  let inStore: OpenStoreBatch | undefined;
+  const ids = list.map((t) => t.id);
+  // Where the runs' records are kept, opened (locked, checked) before any run.
+  const keeping = await openBatchKeeping({
+    historyDir,
+    store,
+    batchId,
+    overwrite: overwriteHistory,
+    resume,
+    ids,
+    manifest: { startedAt: clock(), ...batchInfo },
+  });
   try {
-    if (store !== undefined)
-      inStore = await openStoreBatch(store, batchId, overwriteHistory, resume, {
-        startedAt: clock(),
-        concurrency,
-        limits: batchInfo.limits,
-        tasks: list.map((t) => ({ id: t.id, file: t.id })),
-      });
-    if (historyDir !== undefined && !overwriteHistory && !resume)
-      assertNoClash(
-        historyDir,
-        fileNames.map((name) => `${name}.jsonl`),
-      );
-    // What an interrupted run of this batch left in the folder or the store, when resuming it.
-    const ids = list.map((t) => t.id);
-    const resuming: EarlierRuns | undefined = !resume
-      ? undefined
-      : inStore !== undefined
-        ? await storeEarlierRuns(inStore.batch, store!.name, ids, salvage)
-        : await folderEarlierRuns(historyDir!, ids, salvage);
+    // What an interrupted run of this batch left, when resuming it.
+    const resuming: EarlierRuns | undefined = resume ? await keeping.earlierRuns(ids, salvage) : undefined;
     const earlier = resuming?.states;
     for (const state of earlier ?? [])
       if (state.kind !== 'not_started' && state.salvaged) log?.warn(salvageMessage(state.salvaged));
-    if (historyDir !== undefined && earlier === undefined) {
-      EndedRunCache.clear(historyDir);
-      // The raises asked of the batch before this one are not this one's.
-      setAsideRaises(historyDir);
-      // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
-      writeBatchManifest(historyDir, {
-        startedAt: clock(),
-        concurrency,
-        limits: batchInfo.limits,
-        tasks: list.map((t, i) => ({ id: t.id, file: `${fileNames[i]!}.jsonl` })),
-      });
-    }
+    if (earlier === undefined) keeping.startNew(clock());
 
     const startedAt = clock();
     const scheduler = new BatchScheduler({
@@ -143,49 +111,26 @@ export async function runBatch(
       concurrency,
       clock,
       log,
-      raiseBox:
-        historyDir !== undefined
-          ? folderRaiseBox(historyDir)
-          : inStore !== undefined && keepsRaises(store!)
-            ? storeRaiseBox(store!, inStore.batch.batchId)
-            : undefined,
-      raiseBy: historyDir !== undefined ? 'folder' : 'store',
-      answerBox:
-        historyDir !== undefined
-          ? folderAnswerBox(historyDir)
-          : inStore !== undefined && keepsAnswers(store!)
-            ? storeAnswerBox(store!, inStore.batch.batchId)
-            : undefined,
+      raiseBox: keeping.raiseBox,
+      raiseBy: keeping.raiseBy,
+      answerBox: keeping.answerBox,
       runOptions: (task) => (isFrameworkTask(task) ? mirrorOptions : adapterOptions),
-      sinkFor: (index) => {
-        const task = list[index]!;
-        const historyOptions = {
-          runId: task.id,
-          metadata: { taskId: task.id, index, batch: batchInfo },
+      sinkFor: (index) =>
+        keeping.sinkFor(index, {
+          runId: list[index]!.id,
+          metadata: { taskId: list[index]!.id, index, batch: batchInfo },
           startedAt: clock(),
           ...sinkModes,
-        };
-        if (historyDir !== undefined)
-          return {
-            historyFile: path.join(historyDir, `${fileNames[index]!}.jsonl`),
-            historyOptions: { ...historyOptions, overwrite: overwriteHistory },
-          };
-        return inStore === undefined ? {} : { openSink: inStore.sinkFor(task.id, historyOptions) };
-      },
-      // What each run's file says once it ended, for the next resume of this folder to read at once.
-      endedRuns: historyDir === undefined ? undefined : EndedRunCache.read(historyDir),
+        }),
+      endedRuns: keeping.readEndedRuns(),
       showProgress,
       capsCost: total?.maxCostUsd !== undefined,
       options: { perRun, signal, onProgress, onRun, resumeTools, approve, onApproval, onPause },
     });
     await scheduler.run();
-    return batchReport(scheduler, options, concurrency, Math.max(0, clock() - startedAt) || 0, inStore?.batch.batchId);
+    return batchReport(scheduler, options, concurrency, Math.max(0, clock() - startedAt) || 0, keeping.batchId);
   } finally {
-    lock?.release();
-    // The lock is freed whatever the batch did; a failure to free it is told, never thrown over the report.
-    await inStore?.batch
-      .close()
-      .catch((error: unknown) => log?.error(`cannot free the batch lock in ${store!.name}: ${messageOf(error)}`));
+    await keeping.close(log?.error);
   }
 }
 
