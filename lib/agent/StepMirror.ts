@@ -284,6 +284,7 @@ export class StepMirror {
       return;
     }
     if (this.#run.running) this.runFailed(new Error('a new run started before this one reported its end'));
+    this.#approvals.newRun();
     // A controller that aborted ended its run; the next run gets a fresh one unless the caller's signal aborted.
     if (this.#controller.signal.aborted && this.#callerSignal?.aborted !== true)
       this.#controller = new AbortController();
@@ -405,9 +406,12 @@ export class StepMirror {
     if (this.#run.running) failMirrorCall(this.#run, error, info);
   }
 
-  /** A model attempt answered: its usage is charged, priced and journaled, and the machine moves on. */
-  modelResponse(response: MirrorResponse): void {
-    if (this.#run.running) takeMirrorResponse(this.#run, response);
+  /** A model attempt answered: charged, priced, journaled; returns why its tools must not run (an uncarried `approve`). */
+  modelResponse(response: MirrorResponse): MirrorStop | undefined {
+    if (!this.#run.running) return undefined;
+    takeMirrorResponse(this.#run, response);
+    const uncarried = this.#approvals.uncarried(response.toolCalls);
+    return uncarried === undefined ? undefined : this.#run.stop(this.runFailed(uncarried));
   }
 
   /**
@@ -488,7 +492,7 @@ export class StepMirror {
     return this.#approvals.park(calls, this.machine.pendingState, this.signal, () => this.runAborted());
   }
 
-  /** The run's approval waits: `waiting`, `pending`, `approve`, `deny`, `answers()` (once it moved on), `listen`. */
+  /** The run's approval waits (`waiting`, `pending`, `approve`, `deny`, `answers()`, `listen`) and its policy. */
   get approvals(): MirrorApprovals {
     return this.#approvals;
   }

@@ -171,7 +171,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
   });
 
   it('runBatch takes `approve` with a framework task: a call it names that the framework runs without asking ends the run in Error, its tool not run', async () => {
-    // A mirror driven by hand puts the policy on no tool: the call reaches toolStart unasked.
+    // A mirror driven by hand puts the policy on no tool: the response that calls it ends the run.
     let ran = 0;
     const task = {
       id: 'unasked',
@@ -194,7 +194,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
     expect(ran).toBe(0);
     expect(report.runs.map((r) => r.outcome)).toEqual(['error', 'end_of_turn']);
     expect(report.runs[0]!.error?.message).toMatch(
-      /`approve`.*names call c1 \(delete_file\), which the framework ran without asking.*mirrorAISDK\(\{ tools \}\)/,
+      /`approve`.*names call c1 \(delete_file\), and tool delete_file reaches the framework without it.*mirrorAISDK\(\{ tools \}\)/,
     );
   });
 

@@ -90,10 +90,14 @@ export class MirrorApprovals {
   readonly #timeoutMs: number | undefined;
   /** `approve`: the calls that wait for a person whatever the framework's own tools say. */
   readonly #policy: ApprovalPolicy | undefined;
-  /** Calls a person approved (or the journal answered approved): their tools may run. */
+  /** This run's calls a person approved (or the journal answered approved): their tools may run. */
   readonly #approved = new Set<string>();
-  /** Calls whose tool asks inside itself before it does anything (`asksInTool`). */
+  /** This run's calls whose tool asks inside itself before it does anything (`asksInTool`). */
   readonly #asksInTool = new Set<string>();
+  /** What the policy said of this run's calls, by id: asked once, so a policy with state cannot say two things of one call. */
+  readonly #said = new Map<string, boolean>();
+  /** The tools that carry the policy to the framework (`carry`). */
+  readonly #carried = new Set<string>();
 
   constructor(
     readonly enabled: boolean,
@@ -116,7 +120,42 @@ export class MirrorApprovals {
 
   /** Whether the mirror's `approve` policy makes `call` wait for a person (the integration asks the framework to stop for it). */
   requires(call: ToolCall): boolean {
-    return this.#policy !== undefined && needsApproval(this.#policy, call);
+    if (this.#policy === undefined) return false;
+    const key = `${call.name}\u0000${call.id}`;
+    let said = this.#said.get(key);
+    if (said === undefined) this.#said.set(key, (said = needsApproval(this.#policy, call)));
+    return said;
+  }
+
+  /**
+   * The policy is on tool `name`: the framework asks for approval of each call of it the policy
+   * names (an integration put it on the tool it wraps; a mirror driven by hand that asks through
+   * `awaitApproval` says so too). A response calling a tool the policy names that carries no
+   * policy ends the run before any of its tools runs.
+   */
+  carry(name: string): void {
+    this.#carried.add(name);
+  }
+
+  /** A new run of the mirror (not a parked run's continuation): the last run's answers and marks go. */
+  newRun(): void {
+    this.#approved.clear();
+    this.#asksInTool.clear();
+    this.#said.clear();
+  }
+
+  /**
+   * Why a response with `calls` must end the run (`StepMirror.modelResponse`): the policy names a
+   * call whose tool does not carry it, so nothing would ask a person before the framework ran it.
+   */
+  uncarried(calls: readonly ToolCall[] | undefined): InvalidArgumentError | undefined {
+    const call = calls?.find((c) => !this.#carried.has(c.name) && this.requires(c));
+    if (call === undefined) return undefined;
+    return new InvalidArgumentError(
+      'approve',
+      `a policy the framework's tools carry: it names call ${call.id} (${call.name}), and tool ${call.name} reaches the framework without it, so the run ends before the response's tools run; give the tool through the integration that wraps tools (mirrorAISDK({ tools }), a LangGraphMirror's wrapTools(), an Agents SDK function tool run by AgentsMirror; a handoff, a hosted tool or a tool with no execute cannot carry it), or leave it out of the policy`,
+      this.#policy,
+    );
   }
 
   /**

@@ -195,10 +195,11 @@ export class AISDKRun {
     mirror.modelCallFailed(error, { willRetry: retryable && this.#failuresInRow <= this.maxRetries });
   }
 
-  responded(result: ModelCallResult, modelId: string | undefined): void {
+  /** A model call answered: reported to the mirror. Returns why the SDK must not run the response's tools (the run ended). */
+  responded(result: ModelCallResult, modelId: string | undefined): Error | undefined {
     const response = modelResponseOf(result, modelId);
     this.#kept(response);
-    this.mirror.modelResponse(response);
+    return this.mirror.modelResponse(response);
   }
 
   /** A resumed run: the journaled response of this call, when the mirror serves one (no request is made). */

@@ -1,5 +1,6 @@
 import type { LanguageModel } from 'ai';
 import { InvalidArgumentError, watchOutputBound, type OutputBoundWatch } from 'agent-state-machine';
+import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import type { AISDKRun } from './AISDKRun';
 import { StreamCollector, type ModelCallResult } from './modelResponseOf';
 import { recordedResult, recordedStream } from './recordedModelResult';
@@ -37,7 +38,8 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     const served = run.recorded(o);
     if (served !== undefined) return recordedResult(served, inner.specificationVersion);
     const result = await run.attempt(o, inner.modelId, (sent) => inner.doGenerate(sent));
-    run.responded(result, inner.modelId);
+    const stop = run.responded(result, inner.modelId);
+    if (stop !== undefined) throw stop;
     return result;
   };
   const doStream = async (o: CallOptions): Promise<{ stream: ReadableStream<{ type: string }> }> => {
@@ -82,6 +84,8 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
           const p = part as { type: string; [key: string]: unknown };
           try {
             watchPart(watch, p);
+            // A call the `approve` policy names whose tool does not carry it: the SDK never sees it (its tool would run unasked).
+            if (p.type === 'tool-call') throwUncarried(run, p);
           } catch (error) {
             // Charged at its hold and not retried (the server does not stop at max tokens).
             cut = error;
@@ -94,12 +98,18 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
           collector.add(p);
           controller.enqueue(part);
         },
-        flush() {
+        flush(controller) {
           if (cut !== undefined) return;
-          if (collector.error !== undefined) run.failed(collector.error);
-          else if (collector.finished) run.responded(collector.result(), inner.modelId);
+          const stop =
+            collector.error !== undefined
+              ? run.failed(collector.error)
+              : collector.finished
+                ? run.responded(collector.result(), inner.modelId)
+                : undefined;
           run.streaming = undefined;
           ended();
+          // The run ended at the response: the SDK must not run its tools.
+          if (stop !== undefined) controller.error(stop);
         },
       }),
     );
@@ -109,4 +119,13 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     doGenerate: { value: doGenerate, enumerable: true, writable: true, configurable: true },
     doStream: { value: doStream, enumerable: true, writable: true, configurable: true },
   }) as M;
+}
+
+/** Throws the mirror's refusal of a streamed tool call whose tool does not carry the `approve` policy. */
+function throwUncarried(run: AISDKRun, part: { [key: string]: unknown }): void {
+  const { approvals } = run.mirror;
+  if (approvals.policy === undefined) return;
+  const input = typeof part.input === 'string' ? parseJsonOrText(part.input) : part.input;
+  const refused = approvals.uncarried([{ id: String(part.toolCallId), name: String(part.toolName), input }]);
+  if (refused !== undefined) throw refused;
 }

@@ -24,6 +24,7 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
       if (execute === undefined) return [name, def];
       const approvals = run.mirror.approvals;
       // The mirror's `approve` policy, beside the tool's own: the SDK stops for either.
+      approvals.carry(name);
       const asks =
         approvals.policy === undefined
           ? {}

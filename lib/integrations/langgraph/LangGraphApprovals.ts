@@ -8,7 +8,7 @@ import {
   type StepMirror,
   type ToolCall,
 } from 'agent-state-machine';
-import type { GuardedCalls } from './guardTools';
+import { isGuarded } from './guardTools';
 import { interruptCall, type LangGraphInterrupt } from './interruptCall';
 
 /**
@@ -24,6 +24,8 @@ export const defaultResumeValue: LangGraphResumeValue = (d) =>
 interface Waiting {
   interruptId: string | undefined;
   call: ToolCall;
+  /** Raised by the `approve` policy's guard (`guardTools`), not by the user's code. */
+  guard: boolean;
 }
 
 /**
@@ -54,8 +56,6 @@ export class LangGraphApprovals {
   #earlier = new Map<string, number[]>();
   /** Whether the graph runs now as a parked run's continuation. */
   #continuing = false;
-  /** The tools the mirror's `approve` policy guards (`guardTools`), and the calls it asked about. */
-  readonly guarded: GuardedCalls = { tools: new Set(), asked: new Set() };
 
   constructor(mirror: StepMirror, resumeValue: LangGraphResumeValue = defaultResumeValue) {
     if (typeof resumeValue !== 'function')
@@ -141,7 +141,7 @@ export class LangGraphApprovals {
           `one interrupt a tool call: two interrupts ask about call ${call.id} (${call.name})`,
           interrupts.map((i) => i?.value),
         );
-      waiting.push({ interruptId: interrupt?.id, call });
+      waiting.push({ interruptId: interrupt?.id, call, guard: isGuarded(interrupt?.value) });
     }
     if (waiting.length > 1 && waiting.some((w) => w.interruptId === undefined))
       return new InvalidArgumentError(
@@ -178,8 +178,8 @@ export class LangGraphApprovals {
         approved: decision.approved,
         started: [...this.#inTool.values()].includes(w.call),
       });
-      // A call the policy's guard asked about reads the default value, whatever `resumeValue` makes for the user's own.
-      return (this.guarded.asked.has(w.call.id) ? defaultResumeValue : this.#resumeValue)(decision, w.call);
+      // The guard's interrupt reads the default value, whatever `resumeValue` makes for the user's own.
+      return (w.guard ? defaultResumeValue : this.#resumeValue)(decision, w.call);
     });
     if (waiting.length === 1) return new Command<unknown, never, never>({ resume: values[0] });
     return new Command<unknown, never, never>({
@@ -208,13 +208,13 @@ export class LangGraphApprovals {
    * answer, or, unanswered, parks the run again with the same call; on the continuation the
    * resume tool policy says whether a call approved before the cut runs.
    */
-  /** A tool starts: a tool the policy guards asks inside itself first, so its start is not a call run unasked. */
-  toolStarts(callId: string, name: string): void {
-    if (this.guarded.tools.has(name)) this.#mirror.approvals.asksInTool(callId);
-  }
-
   asksAgain(callId: string): boolean {
     return !this.#continuing && this.#mirror.approvals.inJournal(callId);
+  }
+
+  /** A tool starts (`metadata`, its run's): a tool the policy guards asks inside itself first, so its start is not a call run unasked. */
+  toolStarts(callId: string, metadata: Record<string, unknown> | undefined): void {
+    if (isGuarded(metadata)) this.#mirror.approvals.asksInTool(callId);
   }
 
   /** The task `task` (its checkpoint namespace) made the run's model call number `call`: noted, for a re-run of the task. */

@@ -153,7 +153,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
    * graph with none). A call the mirror's `approve` policy names interrupts before its tool runs.
    */
   wrapTools<T>(tools: readonly T[]): T[] {
-    return this.#served.wrapTools(guardTools(tools, this.mirror.approvals, this.#approvals.guarded));
+    return this.#served.wrapTools(guardTools(tools, this.mirror.approvals));
   }
 
   /**
@@ -399,7 +399,9 @@ export class LangGraphMirror extends BaseCallbackHandler {
     this.#modelTasks.delete(runId);
     if (this.#served.ended(runId)) return;
     const response = modelResponseOf(output, this.#model);
-    this.mirror.modelResponse(response);
+    // The run ended at the response (a policy its tools do not carry): the graph must not run them.
+    const stop = this.mirror.modelResponse(response);
+    if (stop !== undefined) throw stop;
     this.#responded(task, response);
   }
 
@@ -423,7 +425,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
     runId: string,
     _parentRunId?: string,
     _tags?: string[],
-    _metadata?: Record<string, unknown>,
+    metadata?: Record<string, unknown>,
     runName?: string,
     toolCallId?: string,
   ): Promise<void> {
@@ -445,7 +447,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
       }
     }
     // A parked run's continuation: an answered call's tool starts again (or for the first time).
-    this.#approvals.toolStarts(id, name);
+    this.#approvals.toolStarts(id, metadata);
     const restart = this.#approvals.toolRestarts(id);
     if (restart === 'denied') return;
     this.#tools.set(runId, call);

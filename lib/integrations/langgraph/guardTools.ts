@@ -4,12 +4,15 @@ import type { MirrorApprovals } from 'agent-state-machine';
 
 type ToolCallFn = (arg: unknown, runManager?: { runId?: string }, config?: { toolCall?: { id?: string } }) => unknown;
 
-/** What the guard of a LangGraph mirror's tools shares with its approvals. */
-export interface GuardedCalls {
-  /** The names of the tools guarded: each asks inside itself, before it does anything. */
-  readonly tools: Set<string>;
-  /** The calls the guard asked about: continued with the default resume value, which the guard reads. */
-  readonly asked: Set<string>;
+/**
+ * Marks what the guard made: a guarded tool's metadata (`handleToolStart` hears it), and the
+ * value of the guard's interrupt (answered with the default resume value, which the guard reads).
+ */
+export const GUARD_MARK = 'agent_sm_approve';
+
+/** Whether a tool run's metadata, or an interrupt's value, is the guard's. */
+export function isGuarded(value: unknown): boolean {
+  return (value as Record<string, unknown> | null | undefined)?.[GUARD_MARK] === true;
 }
 
 /**
@@ -17,26 +20,31 @@ export interface GuardedCalls {
  * `interrupt()` with the call (`{ id, name, args }`) before its tool runs, so that the run parks
  * in AwaitingApproval as a tool that interrupts itself parks it; on the continuation the
  * interrupt returns the answer, and a denied call answers `denied: <reason>` without running.
- * Without a policy the tools are given back as they are.
+ * Each guarded tool carries the policy (`approvals.carry`). Without a policy the tools are given
+ * back as they are.
  */
-export function guardTools<T>(tools: readonly T[], approvals: MirrorApprovals, guarded: GuardedCalls): readonly T[] {
+export function guardTools<T>(tools: readonly T[], approvals: MirrorApprovals): readonly T[] {
   if (approvals.policy === undefined || !Array.isArray(tools)) return tools;
   return tools.map((tool) => {
-    const inner = tool as unknown as { name?: unknown; _call?: ToolCallFn };
+    const inner = tool as unknown as { name?: unknown; _call?: ToolCallFn; metadata?: Record<string, unknown> };
     const run = inner?._call;
     // Not a LangChain tool: the mirror's wrapTools refuses it by name.
     if (typeof run !== 'function' || typeof inner.name !== 'string') return tool;
     const name = inner.name;
-    guarded.tools.add(name);
+    approvals.carry(name);
     const call: ToolCallFn = (arg, runManager, config) => {
-      const id = config?.toolCall?.id ?? runManager?.runId ?? name;
+      // As LangChain names the call to handleToolStart: the tool call's id when it has one, else the run's.
+      const id = config?.toolCall?.id || runManager?.runId || name;
       if (approvals.requires({ id, name, input: arg })) {
-        guarded.asked.add(id);
-        const answer = interrupt({ id, name, args: arg }) as { approved?: unknown; reason?: unknown } | undefined;
+        const answer = interrupt({ id, name, args: arg, [GUARD_MARK]: true }) as
+          { approved?: unknown; reason?: unknown } | undefined;
         if (answer?.approved !== true) return `denied: ${String(answer?.reason ?? 'denied by a person')}`;
       }
       return run.call(tool, arg, runManager, config);
     };
-    return Object.create(tool as object, { _call: { value: call, writable: true, configurable: true } }) as T;
+    return Object.create(tool as object, {
+      _call: { value: call, writable: true, configurable: true },
+      metadata: { value: { ...inner.metadata, [GUARD_MARK]: true }, writable: true, configurable: true },
+    }) as T;
   });
 }

@@ -1,6 +1,5 @@
-// Past 400 lines because the SDK's pieces (model, tools, handoffs, run, streamed run) wrap in one
-// class: they share one run's abort controller, the refusal that stopped it and the handoff calls
-// of its last response. The pure reading of responses is responseOf.ts.
+// Past 400 lines: the SDK's pieces (model, tools, handoffs, runs) wrap in one class, sharing a run's abort
+// controller, the refusal that stopped it and its last response's handoff calls (pure reading: responseOf.ts).
 import {
   Agent,
   handoff as sdkHandoff,
@@ -398,7 +397,8 @@ export class AgentsMirror {
   #afterModel(response: AgentsModelOutput, model: string | undefined): void {
     const mirrored = responseOf(response, model);
     if (this.#run !== undefined) this.#run.pendingCalls = [...(mirrored.toolCalls ?? [])];
-    this.mirror.modelResponse(mirrored);
+    const stop = this.mirror.modelResponse(mirrored);
+    if (stop !== undefined) this.#refuse(stop);
   }
 
   /** Stops the SDK's run with the mirror's reason: its signal aborts with it, so the SDK throws it as it is. */
@@ -415,6 +415,7 @@ export class AgentsMirror {
     const tool = (ORIGINALS.get(given) ?? given) as AnyFunctionTool;
     const { invoke, needsApproval } = tool;
     const { approvals } = this.mirror;
+    approvals.carry(tool.name);
     const wrapped: AnyFunctionTool = {
       ...tool,
       ...(approvals.policy !== undefined && {
