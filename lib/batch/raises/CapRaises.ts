@@ -40,12 +40,14 @@ type BatchLog = { info: (m: string) => void; warn: (m: string) => void; error: (
 
 /** How often a paused batch reads the raises asked of it (its folder's raise file, or its store). */
 export const RAISE_POLL_MS = 200;
+/** A batch that is not paused reads them every this many polls (2 s): a store is not asked 5 times a second for a whole batch. */
+const RUNNING_POLL_EVERY = 10;
 
 /**
  * The raises of a batch whose total cap pauses (`total.whenSpent: 'pause'`): from `onPause`'s
  * `raise` and from the batch's raise box (its history folder's raise file, or its store), which
- * it reads at `start` (a resumed batch starts from the raises asked before) and then every
- * `RAISE_POLL_MS` while the batch runs.
+ * it reads at `start` (a resumed batch starts from the raises asked before), as a run pauses at
+ * the cap, and then every `RAISE_POLL_MS` while paused (every 2 s while not).
  */
 export class CapRaises {
   readonly #pool: Budget;
@@ -65,6 +67,8 @@ export class CapRaises {
   /** The raise count `onPause` was last told at: once per pause. */
   #toldAt = -1;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** Polls since the start: one in RUNNING_POLL_EVERY reads the box while the batch is not paused. */
+  #ticks = 0;
 
   constructor(options: {
     pool: Budget;
@@ -91,7 +95,8 @@ export class CapRaises {
   }
 
   /**
-   * Takes the raises the box holds already, then reads it every `RAISE_POLL_MS` until `stop()`.
+   * Takes the raises the box holds already, then reads it every `RAISE_POLL_MS` while paused
+   * (every RUNNING_POLL_EVERY of them while not) until `stop()`.
    * The timer keeps the process alive while the batch runs, box or not: a paused batch has
    * nothing else pending, and the process would end with it unfinished.
    */
@@ -99,7 +104,9 @@ export class CapRaises {
     // A pause noted by a batch killed while paused says nothing of this one.
     this.#note(undefined);
     await this.#poll();
-    this.#timer = setInterval(() => void this.#poll(), RAISE_POLL_MS);
+    this.#timer = setInterval(() => {
+      if (this.#paused || ++this.#ticks % RUNNING_POLL_EVERY === 0) void this.#poll();
+    }, RAISE_POLL_MS);
   }
 
   /** Stops reading; resolves once the box says the batch is no longer paused. */
@@ -135,11 +142,17 @@ export class CapRaises {
     this.#onRaise();
   }
 
-  /** A run parked at the cap: the first since the last raise tells `onPause`. */
+  /** Whether a run waits at the cap in force (one paused since the last raise). */
+  get #paused(): boolean {
+    return this.#toldAt === this.#pool.raises;
+  }
+
+  /** A run parked at the cap: the first since the last raise tells `onPause`, and reads the box (a raise asked already is taken at once). */
   paused(): void {
     const raises = this.#pool.raises;
     if (this.#toldAt === raises) return;
     this.#toldAt = raises;
+    void this.#poll();
     const capUsd = this.#pool.limits.maxCostUsd!;
     const spentUsd = this.#pool.usage.costUsd;
     const heldUsd = this.#pool.held;
