@@ -14,6 +14,11 @@ export interface ObservedRun {
   settling?: Promise<void>;
   /** A model call is being sent or answered: a run makes one at a time, as a turn does. */
   calling?: boolean;
+  /**
+   * The last tool call to start (asking a person first, under `approve`): the next starts after
+   * it, so that one wait is open at a time and no tool starts while the run waits for an answer.
+   */
+  starting?: Promise<unknown>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ToolCall } from '../agent/AgentLoop';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import type { StepMirror } from '../agent/StepMirror';
 import { observeScope } from './observeScope';
 
 /** A tool call that ended in error in the run a resume serves: thrown again, with its recorded output. */
@@ -13,7 +14,11 @@ export class RecordedToolError extends Error {
  * is sent. The call is checked against the budgets and the run's signal first (a refusal is
  * thrown: send it as the result, or let it end the loop), timed, and journaled; in a resumed run a
  * call with a recorded result is answered from the journal without running (one that threw
- * throws `RecordedToolError` with its recorded output). Outside an observed run it only runs `run`.
+ * throws `RecordedToolError` with its recorded output). A call the mirror's `approve` policy
+ * names parks the run in AwaitingApproval first (one call a wait, calls made at once asked one
+ * after the other), answered by `mirror.approvals`, a batch's `onApproval` or `agent-sm approve`:
+ * approved, it runs; denied, it resolves to `denied: <reason>` without running. Outside an
+ * observed run it only runs `run`.
  */
 export async function observeTool(call: ToolCall, run: () => string | Promise<string>): Promise<string> {
   if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string')
@@ -27,13 +32,29 @@ export async function observeTool(call: ToolCall, run: () => string | Promise<st
   if (observed === undefined) return run();
   await observed.settling;
   const { mirror } = observed;
-  const recorded = mirror.recordedTool(call);
-  if (recorded !== undefined) {
-    if (recorded.isError) throw new RecordedToolError(recorded.output);
-    return recorded.output;
+  // One call starts at a time (its tool then runs beside the others): a wait for a person is never cut by another start.
+  const before = observed.starting;
+  let started!: () => void;
+  const mine = new Promise<void>((resolve) => (started = resolve));
+  observed.starting = mine;
+  try {
+    if (before !== undefined) await before;
+    // The `approve` policy: the run parks until a person answers (a resumed run takes an answer its
+    // journal kept); a denied call is not run, and answered so. Asked before the journal serves
+    // the call, as a framework asks before it runs its tools.
+    const denied = mirror.approvals.requires(call) ? await askFirst(mirror, call) : undefined;
+    if (denied !== undefined) return denied;
+    const recorded = mirror.recordedTool(call);
+    if (recorded !== undefined) {
+      if (recorded.isError) throw new RecordedToolError(recorded.output);
+      return recorded.output;
+    }
+    const stop = await mirror.toolStart(call);
+    if (stop !== undefined) throw stop;
+  } finally {
+    started();
+    if (observed.starting === mine) observed.starting = undefined;
   }
-  const stop = await mirror.toolStart(call);
-  if (stop !== undefined) throw stop;
   let output: unknown;
   try {
     output = await run();
@@ -52,4 +73,16 @@ export async function observeTool(call: ToolCall, run: () => string | Promise<st
   }
   mirror.toolEnd(call.id, { output });
   return output;
+}
+
+/**
+ * Parks the run for a person's answer to `call`. Resolves to `denied: <reason>` for a denial;
+ * undefined when approved, or when the run ended before or while it waited (the tool's start
+ * then refuses it).
+ */
+async function askFirst(mirror: StepMirror, call: ToolCall): Promise<string | undefined> {
+  if (!mirror.running) return undefined;
+  mirror.awaitApproval([call]);
+  const decision = (await mirror.approvals.answers())?.find((d) => d.callId === call.id);
+  return decision === undefined || decision.approved ? undefined : `denied: ${decision.reason}`;
 }

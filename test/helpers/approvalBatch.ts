@@ -57,6 +57,8 @@ export interface ApprovalBatchCase {
    * inside themselves needs their question journaled for it).
    */
   unansweredKill?: boolean;
+  /** The waiting tool asks inside itself (a LangGraph `interrupt()`): its question is journaled as asked before the run parks. */
+  asksInTool?: boolean;
 }
 
 /** One folder for the test file's batches and bundles (a fixture is bundled once per file, there). */
@@ -214,7 +216,8 @@ export function approvalBatchTests(c: ApprovalBatchCase): void {
           expect(server.exchanges).toHaveLength(16);
           for (const id of DEPLOYING) {
             const file = fs.readFileSync(path.join(dir, `${id}.jsonl`), 'utf8');
-            expect(file).toContain('"asked":true');
+            if (c.asksInTool === true) expect(file).toContain('"asked":true');
+            expect(file).toContain('"to":"AwaitingApproval"');
           }
           answerFour();
           await expectEnded(resumed);

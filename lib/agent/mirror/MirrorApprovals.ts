@@ -96,8 +96,9 @@ export class MirrorApprovals {
   readonly #asksInTool = new Set<string>();
   /** What the policy said of this run's calls, by id: asked once, so a policy with state cannot say two things of one call. */
   readonly #said = new Map<string, boolean>();
-  /** The tools that carry the policy to the framework (`carry`). */
+  /** The tools that carry the policy to the framework (`carry`), or every one (a loop whose each tool call asks: `observeTool`). */
   readonly #carried = new Set<string>();
+  #carriesAll = false;
 
   constructor(
     readonly enabled: boolean,
@@ -128,13 +129,14 @@ export class MirrorApprovals {
   }
 
   /**
-   * The policy is on tool `name`: the framework asks for approval of each call of it the policy
-   * names (an integration put it on the tool it wraps; a mirror driven by hand that asks through
-   * `awaitApproval` says so too). A response calling a tool the policy names that carries no
+   * The policy is on tool `name` (with no name: on every tool): the framework asks for approval
+   * of each call of it the policy names (an integration put it on the tool it wraps; a mirror
+   * driven by hand that asks through `awaitApproval` says so too). A response calling a tool the policy names that carries no
    * policy ends the run before any of its tools runs.
    */
-  carry(name: string): void {
-    this.#carried.add(name);
+  carry(name?: string): void {
+    if (name === undefined) this.#carriesAll = true;
+    else this.#carried.add(name);
   }
 
   /** A new run of the mirror (not a parked run's continuation): the last run's answers and marks go. */
@@ -149,6 +151,7 @@ export class MirrorApprovals {
    * call whose tool does not carry it, so nothing would ask a person before the framework ran it.
    */
   uncarried(calls: readonly ToolCall[] | undefined): InvalidArgumentError | undefined {
+    if (this.#carriesAll) return undefined;
     const call = calls?.find((c) => !this.#carried.has(c.name) && this.requires(c));
     if (call === undefined) return undefined;
     return new InvalidArgumentError(

@@ -15,6 +15,7 @@ approvalBatchTests({
   server: () => chatApprovalServer(String),
   conversation: (body) => (body as { messages: unknown }).messages,
   unansweredKill: true,
+  asksInTool: true,
 });
 
 // The batch's `approve: { deploy: true }` on a `deploy` with no interrupt() of its own: the
@@ -26,4 +27,5 @@ approvalBatchTests({
   server: () => chatApprovalServer(String),
   conversation: (body) => (body as { messages: unknown }).messages,
   unansweredKill: true,
+  asksInTool: true,
 });
