@@ -26,7 +26,7 @@ export interface WorkerApprovalCase {
   /** The describe block's name. */
   name: string;
   /** frameworkApprovalWorker.ts's FRAMEWORK. */
-  framework: 'ai-sdk' | 'langgraph' | 'agents';
+  framework: 'ai-sdk' | 'langgraph' | 'agents' | 'observe';
   /** A server that answers each task's first request with `ls` (and `deploy` for `DEPLOYING`), then with text. */
   server(): Promise<ApprovalServer>;
   /** The part of a request's body that carries the conversation (`messages`, `input`). */

@@ -37,3 +37,11 @@ workerApprovalCliTest({
   conversation: (body) => (body as { messages: unknown }).messages,
   policy: true,
 });
+
+workerApprovalCliTest({
+  name: "your own loop's tools (observeTask) under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  framework: 'observe',
+  server: () => chatApprovalServer(String),
+  conversation: (body) => (body as { messages: unknown }).messages,
+  policy: true,
+});
