@@ -52,10 +52,10 @@ export async function observeLoop<T>(
       'a mirror whose run is not being observed already (observeLoop inside observeLoop)',
       mirror,
     );
-  // The loop's tools run through observeTool, which asks a person about a call the `approve` policy names.
-  m.approvals.carry();
   const run: ObservedRun = { mirror: m };
   m.runStart(input);
+  // This run's tools run through observeTool, which asks a person about a call the `approve` policy names.
+  m.approvals.carry();
   let value: T | undefined;
   try {
     value = await observeScope.run(run, loop);

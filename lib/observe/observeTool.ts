@@ -1,7 +1,7 @@
 import type { ToolCall } from '../agent/AgentLoop';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { StepMirror } from '../agent/StepMirror';
-import { observeScope } from './observeScope';
+import { observeScope, type ObservedRun } from './observeScope';
 
 /** A tool call that ended in error in the run a resume serves: thrown again, with its recorded output. */
 export class RecordedToolError extends Error {
@@ -32,29 +32,10 @@ export async function observeTool(call: ToolCall, run: () => string | Promise<st
   if (observed === undefined) return run();
   await observed.settling;
   const { mirror } = observed;
-  // One call starts at a time (its tool then runs beside the others): a wait for a person is never cut by another start.
-  const before = observed.starting;
-  let started!: () => void;
-  const mine = new Promise<void>((resolve) => (started = resolve));
-  observed.starting = mine;
-  try {
-    if (before !== undefined) await before;
-    // The `approve` policy: the run parks until a person answers (a resumed run takes an answer its
-    // journal kept); a denied call is not run, and answered so. Asked before the journal serves
-    // the call, as a framework asks before it runs its tools.
-    const denied = mirror.approvals.requires(call) ? await askFirst(mirror, call) : undefined;
-    if (denied !== undefined) return denied;
-    const recorded = mirror.recordedTool(call);
-    if (recorded !== undefined) {
-      if (recorded.isError) throw new RecordedToolError(recorded.output);
-      return recorded.output;
-    }
-    const stop = await mirror.toolStart(call);
-    if (stop !== undefined) throw stop;
-  } finally {
-    started();
-    if (observed.starting === mine) observed.starting = undefined;
-  }
+  // Under an `approve` policy, one call starts at a time; with none, nothing waits on another.
+  const answered =
+    mirror.approvals.policy === undefined ? await start(mirror, call) : await startInTurn(observed, call);
+  if (answered !== undefined) return answered;
   let output: unknown;
   try {
     output = await run();
@@ -73,6 +54,41 @@ export async function observeTool(call: ToolCall, run: () => string | Promise<st
   }
   mirror.toolEnd(call.id, { output });
   return output;
+}
+
+/** Starts `call`: undefined to run it, or the answer it gets without running (recorded in the journal a resumed run serves). */
+async function start(mirror: StepMirror, call: ToolCall): Promise<string | undefined> {
+  const recorded = mirror.recordedTool(call);
+  if (recorded !== undefined) {
+    if (recorded.isError) throw new RecordedToolError(recorded.output);
+    return recorded.output;
+  }
+  const stop = await mirror.toolStart(call);
+  if (stop !== undefined) throw stop;
+  return undefined;
+}
+
+/**
+ * Starts `call` once the run's calls started before it have (its tool then runs beside the
+ * others), so that one wait for a person is open at a time and no start cuts it. A call the
+ * policy names parks the run first (a resumed run takes an answer its journal kept), before the
+ * journal serves it, as a framework asks before it runs its tools: denied, it is answered
+ * `denied: <reason>` and not run.
+ */
+async function startInTurn(observed: ObservedRun, call: ToolCall): Promise<string | undefined> {
+  const { mirror } = observed;
+  const before = observed.starting;
+  let started!: () => void;
+  const mine = new Promise<void>((resolve) => (started = resolve));
+  observed.starting = mine;
+  try {
+    if (before !== undefined) await before;
+    const denied = mirror.approvals.requires(call) ? await askFirst(mirror, call) : undefined;
+    return denied ?? (await start(mirror, call));
+  } finally {
+    started();
+    if (observed.starting === mine) observed.starting = undefined;
+  }
 }
 
 /**

@@ -139,8 +139,9 @@ export class MirrorApprovals {
     else this.#carried.add(name);
   }
 
-  /** A new run of the mirror (not a parked run's continuation): the last run's answers and marks go. */
+  /** A new run of the mirror (not a parked run's continuation): the last run's answers and marks go, and a `carry()` of every tool (an observed loop's). */
   newRun(): void {
+    this.#carriesAll = false;
     this.#approved.clear();
     this.#asksInTool.clear();
     this.#said.clear();
