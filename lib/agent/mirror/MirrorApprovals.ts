@@ -131,8 +131,8 @@ export class MirrorApprovals {
   /**
    * The policy is on tool `name` (with no name: on every tool): the framework asks for approval
    * of each call of it the policy names (an integration put it on the tool it wraps; a mirror
-   * driven by hand that asks through `awaitApproval` says so too). A response calling a tool the policy names that carries no
-   * policy ends the run before any of its tools runs.
+   * driven by hand that asks through `awaitApproval` says so too). A response calling a tool the
+   * policy names that carries no policy ends the run before any of its tools runs.
    */
   carry(name?: string): void {
     if (name === undefined) this.#carriesAll = true;
@@ -152,7 +152,8 @@ export class MirrorApprovals {
    * call whose tool does not carry it, so nothing would ask a person before the framework ran it.
    */
   uncarried(calls: readonly ToolCall[] | undefined): InvalidArgumentError | undefined {
-    if (this.#carriesAll) return undefined;
+    // Every response passes here: with no policy, nothing more is looked at.
+    if (this.#policy === undefined || this.#carriesAll) return undefined;
     const call = calls?.find((c) => !this.#carried.has(c.name) && this.requires(c));
     if (call === undefined) return undefined;
     return new InvalidArgumentError(
