@@ -9,6 +9,7 @@ import { observeScope, type ObservedRun } from './observeScope';
 import { foldStream } from './foldStream';
 import { sseEvents } from './sseEvents';
 import { stopResponse } from './stopResponse';
+import { handedOnResponse } from './handedOnResponse';
 import type { WireFormat } from './WireFormat';
 import { WireError } from './WireError';
 
@@ -150,7 +151,7 @@ async function send(
     link.release();
     run.calling = false;
   });
-  return new Response(theirs, { status: answer.status, statusText: answer.statusText, headers: handedOn(answer) });
+  return handOn(answer, theirs);
 }
 
 /** Reads a whole answer, settles its attempt, and hands the SDK the same answer. */
@@ -175,7 +176,7 @@ async function settleWhole(mirror: ObservedRun['mirror'], format: WireFormat, an
       );
     }
   }
-  return new Response(text, { status: answer.status, statusText: answer.statusText, headers: handedOn(answer) });
+  return handOn(answer, text);
 }
 
 /** Settles a streamed answer's attempt from its fold, read beside the SDK, when it ends (cut, dropped or whole). */
@@ -208,12 +209,21 @@ function linkedSignal(
   return { signal: controller.signal, release: linkSignals(controller, [own, run]) };
 }
 
-/** The answer's headers for the body handed on, which is decoded. */
-function handedOn(answer: Response): Headers {
-  const headers = new Headers(answer.headers);
-  headers.delete('content-encoding');
-  headers.delete('content-length');
-  return headers;
+/** Statuses whose response has no body: `Response` refuses one. */
+const NULL_BODY: ReadonlySet<number> = new Set([101, 204, 205, 304]);
+
+/** The answer as the SDK gets it: its status and headers, with `body` (decoded) in place of its own. */
+function handOn(answer: Response, body: string | ReadableStream<Uint8Array>): Response {
+  const init = { status: answer.status, statusText: answer.statusText, headers: answer.headers };
+  const handed = NULL_BODY.has(answer.status)
+    ? new Response(null, init)
+    : typeof body === 'string'
+      ? handedOnResponse(body, init)
+      : new Response(body, init);
+  // The body handed on is decoded: its encoding and length are no longer the answer's.
+  if (answer.headers.has('content-encoding')) handed.headers.delete('content-encoding');
+  if (answer.headers.has('content-length')) handed.headers.delete('content-length');
+  return handed;
 }
 
 /** Why a run that has ended refuses further requests, or undefined while it runs. */
