@@ -71,10 +71,9 @@ export class AgentWithStateMachine {
   #stop: Deferred<TurnResult> | undefined;
 
   constructor(agent: AgentLoop, options: AgentWithStateMachineOptions = {}) {
-    // Bound methods, not arrows: the bundle's keepNames names each arrow as it is made (per run in a batch).
     const { settings, budget } = resolveAgentSettings(agent, options, {
-      hears: this.#hears.bind(this),
-      emit: this.#emit.bind(this),
+      hears: (event) => this.#hears(event),
+      emit: (event, ...args) => this.#emit(event, ...args),
     });
     this.machine = settings.machine;
     this.#budget = budget;

@@ -88,7 +88,7 @@ export class BatchScheduler {
   readonly #parked: ParkedRuns;
   /** The answers people give from the terminal, for a folder or store batch with an approval policy. */
   readonly #answers: PersonAnswers | undefined;
-  /** Cancels every run in flight (one controller for all: one per run costs microseconds on Node 20). */
+  /** Cancels every run in flight: one controller for all. */
   readonly #cancelRuns = new AbortController();
   /** Cancels agent factories still pending: the caller's signal, or total.maxWallMs passed. */
   readonly #cancelFactories = new AbortController();
@@ -382,9 +382,8 @@ export class BatchScheduler {
       ...(onRun === undefined ? {} : { onRun: tellRun.bind(undefined, onRun, task.id, index) }),
       ...(log === undefined ? {} : { onProblem: log.error }),
       ...(onFileFacts === undefined ? {} : { onFileFacts }),
-      // Bound, not arrows: the bundle's keepNames names each arrow as it is made, once a run.
-      awaitPause: this.#parked.park.bind(this.#parked, task.id, index, slot),
-      awaitFrameworkPause: this.#parked.park.bind(this.#parked, task.id, index, slot),
+      awaitPause: (agent, paused) => this.#parked.park(task.id, index, slot, agent, paused),
+      awaitFrameworkPause: (run, paused) => this.#parked.park(task.id, index, slot, run, paused),
     });
     const wait = this.#parked.takeWait(index);
     const capWait = this.#parked.takeCapWait(index);

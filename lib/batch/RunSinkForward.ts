@@ -24,7 +24,6 @@ export class RunSinkForward implements HistorySink<string> {
   /**
    * Opens the run's history file (`historyFile`) for a machine on `table`, and passes the lines
    * on to it from now on. With `onFileFacts`, also learns what the file will say of the run.
-   * Synchronous: a run with a file costs no tick to open it.
    */
   openFile(
     table: TransitionTable<string>,

@@ -15,7 +15,7 @@ export function openRunSink(
   table: TransitionTable<string>,
 ): JsonlHistorySink {
   const given = options?.table;
-  // Object.assign, not a spread then a key: V8 keeps such an object in a slow form (see runTask).
+  // Object.assign, not a spread then a key, which V8 keeps in a slow form (bench: batch).
   const sink = JsonlHistorySink.open(file, Object.assign({}, options, { table: given ?? table }));
   if (given !== undefined && given !== table) {
     try {

@@ -60,7 +60,6 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
   let runEnded: (() => void) | void = undefined;
   let ended: Pick<TaskRun, 'outcome' | 'usage' | 'transitions' | 'error'>;
   try {
-    // A ready agent (or one a factory makes at once) is taken as it is: awaiting it would cost the run a promise and a tick.
     const made =
       typeof task.agent === 'function'
         ? resolveAgent(
@@ -71,7 +70,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
             adapterOptions.sleep ?? realSleep,
           )
         : task.agent;
-    const agent = isThenable(made) ? await made : made;
+    const agent = await made;
     // The file is opened once the adapter has accepted the agent, so only runs that really
     // start have one; until then the machine makes no move, so the forwarder has nothing to pass on.
     if (forward !== undefined && adapterOptions.sink !== undefined)
@@ -82,13 +81,11 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
       );
     adapter = new AgentWithStateMachine(
       agent,
-      // Object.assign, not `{ ...adapterOptions, sink }`: V8 keeps an object made by a spread
-      // and then added to in a slow form, which costs the adapter's constructor microseconds.
+      // Object.assign, not a spread then a key, which V8 keeps in a slow form (bench: batch).
       forward === undefined ? adapterOptions : Object.assign({}, adapterOptions, { sink: forward }),
     );
     if (forward !== undefined) {
       const { table } = adapter.machine;
-      // A file opens at once: awaiting it would cost the run a tick.
       sink =
         historyFile === undefined
           ? await forward.openStore(table, openSink!)

@@ -89,7 +89,7 @@ export class TurnRunner {
       external: settings.external,
       clock: settings.clock,
       billing: settings.billing,
-      // Bound, not an arrow: the bundle's keepNames names each arrow as it is made, once a turn.
+      // Bound, not an arrow: the bundle's keepNames names each arrow as it is made (bench: turncore).
       onDeadline: this.#onDeadline.bind(this),
     });
     this.#scope = new TurnScope(settings, turn, controller, meter);

@@ -33,7 +33,7 @@ export async function messagesAfterTools(
   moves.move(State.CheckingGitCommits, toolsFinished(summary));
 
   const formatterMessages: string[] = [];
-  // An operation the agent lacks is not awaited: it would only cost a promise and a tick.
+  // An agent without the operation has no commits to check.
   const commits =
     agent.checkGitCommits == null
       ? { kind: 'list' as const, list: [] }

@@ -73,8 +73,7 @@ export function resolveAgentSettings(
     approvalTimeoutMs,
     compact = false,
     stall,
-    // The machine's own options, named rather than gathered with `...rest`: a rest object costs
-    // a run microseconds to build, and a batch makes an adapter per run.
+    // The machine's own options.
     maxHistorySize,
     clock,
     sink,

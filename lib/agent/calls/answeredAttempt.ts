@@ -30,8 +30,7 @@ export interface EndedAttempt extends AttemptTimes {
 
 /**
  * Writes an ended attempt's journal line: what it carried, then its response or its error.
- * Without `journal` but with `ledger`, only its cost and usage. A function, not a closure made
- * per attempt (the bundle's keepNames names each closure as it is made).
+ * Without `journal` but with `ledger`, only its cost and usage.
  */
 export function journalAttempt(scope: TurnScope, done: AttemptTimes, outcome: AttemptEndLine): void {
   const s = scope.settings;

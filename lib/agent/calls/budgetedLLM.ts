@@ -59,8 +59,8 @@ class Hook implements BudgetedHook {
   constructor(scope: TurnScope, hook: HookOperation) {
     this.#scope = scope;
     this.#hook = hook;
-    // Bound, as a closure was: a hook may pass `ctx.llm.call` on unbound. Not an arrow: the
-    // bundle's keepNames names each one as it is made, once per response's tools.
+    // Bound: a hook may pass `ctx.llm.call` on unbound. Not an arrow: the bundle's keepNames
+    // names each arrow as it is made (bench: turncore).
     this.llm = { call: this.#call.bind(this) };
   }
 

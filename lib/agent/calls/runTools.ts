@@ -49,10 +49,7 @@ export function runTools(scope: TurnScope, slots: ToolSlot[]): Promise<ToolsOutc
   return new ToolRound(scope, slots).run();
 }
 
-/**
- * The tools of one response as they run. A class, not closures made per response: the
- * bundle's keepNames names each closure as it is made, which the adapter's turn paid for.
- */
+/** The tools of one response as they run. */
 class ToolRound {
   readonly #scope: TurnScope;
   readonly #slots: ToolSlot[];
