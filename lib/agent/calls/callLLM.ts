@@ -43,7 +43,8 @@ export async function callLLM(
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) return { kind: 'aborted', data: { failures } };
     let gate = gateAttempt(scope, operation, input, attempt, failures, flags, wrapHold, handOver);
-    // Awaited only when the gate waits: most attempts pass it at once.
+    // Awaited only when the gate waits: most attempts pass it at once (bench: turncore, an
+    // await per attempt read the adapter turn 0.84× the round start against 0.80×).
     if (gate instanceof Promise) gate = await gate;
     if (gate === RAISED) {
       // Nothing was sent: the same attempt is planned again under the raised cap.

@@ -33,7 +33,7 @@ export type Gate = Reservation | LLMOutcome | typeof RAISED;
  * request may leave; the attempt counted. Either the attempt goes (what it holds), or the call
  * ends with the outcome (a budget spent, a failure, an abort), or a pausing cap was raised
  * (`RAISED`). Only a bound, an external budget, the ledger or a pausing cap ever waits: without
- * them the gate answers at once, not in a promise (an attempt costs no extra tick).
+ * them the gate answers at once, not in a promise (bench: turncore).
  * `wrapHold`: the final call's hold an external budget keeps beside this one (`total.wrapUp` on
  * BullMQ); `handOver`: lets go of the in-process hold this call takes the place of, with no
  * await before its own.

@@ -1,6 +1,5 @@
 import { STRICT_FALSE } from '../UnboundedCallsError';
 import { describeValue } from '../../internal/describeValue';
-import { isThenable } from '../../internal/isThenable';
 import { messageOf } from '../../internal/messageOf';
 import type { LLMCallInput } from '../AgentEvents';
 import type { LLMCall, LLMCallBound, OperationContext, Pricing } from '../AgentLoop';
@@ -101,18 +100,14 @@ export function boundLLMCall(
   } catch (error) {
     return boundThrew(error, strict);
   }
-  // A bound given at once is planned at once: awaiting it would cost the call a tick or two.
-  return isThenable(raw) ? awaitBound(raw, s.pricing, strict) : planBound(raw, s.pricing, strict);
+  return awaitBound(raw, s.pricing, strict);
 }
 
 /** What `boundLLMCall` answers: the planned call, why it cannot be planned, or undefined when nothing needs it. */
 export type BoundCall = PlannedCall | { kind: 'failed'; error: OperationError | ContractViolationError } | undefined;
 
-async function awaitBound(
-  raw: PromiseLike<unknown>,
-  pricing: Pricing | undefined,
-  strict: boolean,
-): Promise<BoundCall> {
+/** The bound `llmCallBound` gave, at once or as a promise, planned. */
+async function awaitBound(raw: unknown, pricing: Pricing | undefined, strict: boolean): Promise<BoundCall> {
   let bound: unknown;
   try {
     bound = await raw;
