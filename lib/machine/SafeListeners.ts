@@ -27,7 +27,7 @@ export class SafeListeners {
     // Every event of the machine carries exactly one argument: passing it on as such spares
     // each notification the rest array and the spread call of `(...args) => listener(...args)`.
     const call = listener as (arg: unknown) => unknown;
-    // Small, with the failure handled out of line, so that V8 inlines it into emit.
+    // Small, the failure handled out of line, so it inlines into emit (bench: transition).
     const safe = once
       ? (arg: unknown): void => {
           this.#unregister(event, listener, safe);

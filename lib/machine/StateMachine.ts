@@ -1,5 +1,5 @@
-// One class whose moves share one private commit path (history, sink, log, listeners) and
-// whose hot path V8 must see whole to inline; its types and input checks are in files of their
+// One class whose moves share one private commit path (history, sink, log, listeners), kept
+// whole so it inlines (bench: transition); its types and input checks are in files of their
 // own (HistorySink, StateMachineOptions, machineInputs, HistoryBuffer, TransitionValidator).
 import EventEmitter from 'eventemitter3';
 import type { Logger } from 'winston';
@@ -62,8 +62,7 @@ export class StateMachine<S extends string = StateName> {
   // notification it is the committed state. Moves are validated and timed against it. Its
   // node in the table's graph makes checking a move and following it one lookup.
   #tailNode: StateNode<S>;
-  // Initialised to a number so V8 stores the time unboxed, in place: a field that starts as
-  // undefined holds a fresh heap number per move, and storing it costs a write barrier.
+  // A number from the start, so the time is stored unboxed, not as a heap number per move (bench: transition).
   #tailAt = 0;
   #seq = 0;
   #notifying = false;
@@ -303,11 +302,10 @@ export class StateMachine<S extends string = StateName> {
   ): TransitionRecord<S> {
     const to = node.name;
     const at = this.#now();
-    // Never negative (both times are finite). Math.max hands back a small integer (Smi) rather
-    // than a boxed double, so V8 keeps `durationMs` an unboxed field: 16 bytes less per record.
+    // Never negative (both times are finite); a small integer, 16 bytes less per record than a double (bench: memory).
     const durationMs = Math.max(0, at - this.#tailAt);
     const seq = ++this.#seq;
-    // Same property order in both shapes so V8 shares the hidden class prefix.
+    // Same property order in both shapes: they share one layout (bench: transition).
     const record: TransitionRecord<S> =
       data === undefined
         ? { seq, from, to, description, at, durationMs, forced }
