@@ -83,7 +83,7 @@ const SUITES: readonly SuiteSpec[] = [
   {
     name: 'meter',
     title:
-      'The metered fetch: the openai client through it, inside an observed run, against a passthrough fetch (CPU time)',
+      'The metered fetch: the openai client through it, inside an observed run, against a passthrough fetch told by hand (CPU time; callgrind instructions when within noise)',
     file: 'meter.bench.ts',
     optional: false,
   },

@@ -1,0 +1,23 @@
+// Run by bench/meterInstructions.ts under valgrind, bundled to one CommonJS file: makes `warmup`
+// observed calls of one side of the `meter` bench, then `extra` more. The difference of two
+// runs' instruction counts over `extra` is that side's instructions per answer.
+//
+//   node .bench-tmp/meter/meterChild.cjs <hand|metered> <json|streamed> <warmup> <extra>
+import { meterSides } from './meterSides';
+
+async function main(): Promise<void> {
+  const [side, kind, warmup, extra] = process.argv.slice(2);
+  const sides = await meterSides();
+  try {
+    const once = sides.once(side === 'hand' ? 'hand' : 'metered', kind === 'streamed' ? 'streamed' : 'json');
+    const runs = Number(warmup) + Number(extra);
+    for (let i = 0; i < runs; i++) await once();
+  } finally {
+    await sides.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

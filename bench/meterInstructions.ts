@@ -1,0 +1,93 @@
+// Instructions per answer of each side of the `meter` bench, counted by valgrind's callgrind:
+// deterministic where CPU time is not (two full runs of one commit read the metered stream at
+// 1.05× and 1.15× of its floor). Each side runs bundled (bench/meterChild.ts, every dependency
+// inlined) in two processes: `WARMUP` answers then none, and `WARMUP` then `extra`; the
+// difference over `extra` is the figure, with JIT compilation mostly in the warm-up. The local
+// server runs in the same process, as in the CPU-time rows, so its instructions are on both sides.
+// Two runs of one commit read the stream at 1.08× and 1.04×, JSON at 1.05× and 1.03×: the counts
+// at these sizes still carry some JIT work (each run takes about 3 minutes, two processes at a time).
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from './harness';
+import type { MeterKind, MeterSide } from './meterSides';
+
+const DIR = path.join(ROOT, '.bench-tmp', 'meter');
+const CHILD = path.join(DIR, 'meterChild.cjs');
+
+/** Answers made before counting, and counted, per kind: a streamed answer is ~30× a JSON one's work. */
+export const METER_COUNTS: Record<MeterKind, { warmup: number; extra: number }> = {
+  json: { warmup: 60, extra: 120 },
+  streamed: { warmup: 4, extra: 6 },
+};
+
+/** Bundles bench/meterChild.ts with every dependency into one CommonJS file. */
+export async function buildMeterChild(): Promise<void> {
+  const { build } = await import('tsup');
+  const cwd = process.cwd();
+  process.chdir(ROOT);
+  try {
+    await build({
+      config: false,
+      entry: { meterChild: 'bench/meterChild.ts' },
+      format: ['cjs'],
+      platform: 'node',
+      target: 'node20',
+      outDir: DIR,
+      outExtension: () => ({ js: '.cjs' }),
+      noExternal: [/.*/],
+      dts: false,
+      sourcemap: false,
+      clean: true,
+      silent: true,
+    });
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
+function collected(side: MeterSide, kind: MeterKind, warmup: number, extra: number): Promise<number> {
+  const args = ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--single-threaded'];
+  const child = spawn('valgrind', [...args, CHILD, side, kind, String(warmup), String(extra)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status) => {
+      const m = /Collected\s*:\s*(\d+)/.exec(stderr);
+      if (status !== 0 || m === null) reject(new Error(`callgrind failed (${status}): ${stderr.slice(-1500)}`));
+      else resolve(Number(m[1]));
+    });
+  });
+}
+
+/**
+ * The hand side's and the metered side's instructions per `kind` answer (`buildMeterChild()`
+ * first). Counts do not depend on what else runs, so two processes run at a time.
+ */
+export async function meterInstructions(kind: MeterKind): Promise<{ hand: number; metered: number }> {
+  const { warmup, extra } = METER_COUNTS[kind];
+  const perAnswer = async (side: MeterSide): Promise<number> => {
+    const [base, more] = [await collected(side, kind, warmup, 0), await collected(side, kind, warmup, extra)];
+    return (more - base) / extra;
+  };
+  const [hand, metered] = await Promise.all([perAnswer('hand'), perAnswer('metered')]);
+  return { hand, metered };
+}
+
+async function main(): Promise<void> {
+  await buildMeterChild();
+  for (const kind of ['json', 'streamed'] as const) {
+    const { hand, metered } = await meterInstructions(kind);
+    console.log(
+      `${kind.padEnd(9)} hand ${hand.toFixed(0)}  metered ${metered.toFixed(0)}  ${(metered / hand).toFixed(3)}×`,
+    );
+  }
+}
+
+if (require.main === module)
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
