@@ -8,17 +8,18 @@
 // at these sizes still carry some JIT work (each run takes about 3 minutes, two processes at a time).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ROOT } from './harness';
+import { ROOT, scaled } from './harness';
 import type { MeterKind, MeterSide } from './meterSides';
 
 const DIR = path.join(ROOT, '.bench-tmp', 'meter');
 const CHILD = path.join(DIR, 'meterChild.cjs');
 
 /** Answers made before counting, and counted, per kind: a streamed answer is ~30× a JSON one's work. */
-export const METER_COUNTS: Record<MeterKind, { warmup: number; extra: number }> = {
-  json: { warmup: 60, extra: 120 },
-  streamed: { warmup: 4, extra: 6 },
-};
+export const METER_COUNTS: Record<MeterKind, { warmup: number; extra: number }> = scaled(
+  { json: { warmup: 60, extra: 120 }, streamed: { warmup: 4, extra: 6 } },
+  // --quick: a short check, with more JIT work left in the count.
+  { json: { warmup: 20, extra: 40 }, streamed: { warmup: 1, extra: 2 } },
+);
 
 /** Bundles bench/meterChild.ts with every dependency into one CommonJS file. */
 export async function buildMeterChild(): Promise<void> {
