@@ -7,9 +7,11 @@ import { meterSides } from './meterSides';
 
 async function main(): Promise<void> {
   const [side, kind, warmup, extra] = process.argv.slice(2);
+  if ((side !== 'hand' && side !== 'metered') || (kind !== 'json' && kind !== 'streamed'))
+    throw new Error(`usage: meterChild <hand|metered> <json|streamed> <warmup> <extra>, got ${side} ${kind}`);
   const sides = await meterSides();
   try {
-    const once = sides.once(side === 'hand' ? 'hand' : 'metered', kind === 'streamed' ? 'streamed' : 'json');
+    const once = sides.once(side, kind);
     const runs = Number(warmup) + Number(extra);
     for (let i = 0; i < runs; i++) await once();
   } finally {

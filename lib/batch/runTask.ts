@@ -177,7 +177,7 @@ function resolveAgent(
   wait: Sleep,
 ): AgentLoop | Promise<AgentLoop> {
   if (signal !== undefined) return resolveAbortable(factory, name, signal, graceMs, wait);
-  // Nothing can abort it: nothing to wait for but the factory itself, and nothing at all when it answers at once.
+  // Nothing can abort it: nothing to wait for but the factory itself.
   let made: AgentLoop | Promise<AgentLoop>;
   try {
     made = factory({ signal: NEVER_ABORTED });

@@ -210,7 +210,7 @@ function linkedSignal(
 }
 
 /** Statuses whose response has no body: `Response` refuses one. */
-const NULL_BODY: ReadonlySet<number> = new Set([101, 204, 205, 304]);
+const NULL_BODY: ReadonlySet<number> = new Set([204, 205, 304]);
 
 /** The answer as the SDK gets it: its status and headers, with `body` (decoded) in place of its own. */
 function handOn(answer: Response, body: string | ReadableStream<Uint8Array>): Response {

@@ -69,3 +69,17 @@ describe('handedOnResponse', () => {
     expect(() => new Response(response.body)).toThrow(/disturbed or locked/);
   });
 });
+
+test('the main entry imports where no global Response exists (a jsdom test environment)', () => {
+  const saved = globalThis.Response;
+  Reflect.deleteProperty(globalThis, 'Response');
+  try {
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded afresh, with Response gone
+      const library = require('../../lib/index') as { observeLoop?: unknown };
+      expect(typeof library.observeLoop).toBe('function');
+    });
+  } finally {
+    globalThis.Response = saved;
+  }
+});

@@ -1,5 +1,6 @@
 import { STRICT_FALSE } from '../UnboundedCallsError';
 import { describeValue } from '../../internal/describeValue';
+import { isThenable } from '../../internal/isThenable';
 import { messageOf } from '../../internal/messageOf';
 import type { LLMCallInput } from '../AgentEvents';
 import type { LLMCall, LLMCallBound, OperationContext, Pricing } from '../AgentLoop';
@@ -100,14 +101,19 @@ export function boundLLMCall(
   } catch (error) {
     return boundThrew(error, strict);
   }
-  return awaitBound(raw, s.pricing, strict);
+  // A bound given at once is planned at once, so a priced attempt's gate can answer without a
+  // promise (bench: turncore, where an await per attempt read 0.84× against 0.80×).
+  return isThenable(raw) ? awaitBound(raw, s.pricing, strict) : planBound(raw, s.pricing, strict);
 }
 
 /** What `boundLLMCall` answers: the planned call, why it cannot be planned, or undefined when nothing needs it. */
 export type BoundCall = PlannedCall | { kind: 'failed'; error: OperationError | ContractViolationError } | undefined;
 
-/** The bound `llmCallBound` gave, at once or as a promise, planned. */
-async function awaitBound(raw: unknown, pricing: Pricing | undefined, strict: boolean): Promise<BoundCall> {
+async function awaitBound(
+  raw: PromiseLike<unknown>,
+  pricing: Pricing | undefined,
+  strict: boolean,
+): Promise<BoundCall> {
   let bound: unknown;
   try {
     bound = await raw;
