@@ -309,6 +309,7 @@ const PINNED: Record<string, string[]> = {
     'lockFolder',
     'peerLoadError',
     'priceUsage',
+    'resolveResumeTools',
     'resumedUsage',
     'runTask',
     'safeFileName',

@@ -141,6 +141,7 @@ export class StepMirror {
       signal,
       earlierSpend,
       resumeFrom,
+      resumeTools,
       ledger,
       ledgerDefaultMaxCostUsd,
       logger,
@@ -171,7 +172,7 @@ export class StepMirror {
     this.#budgets = budgets;
     this.#external = [...externalBudgets];
     // A framework runs a response's tool calls as many at once as it chooses: any unrecorded one may have been running.
-    this.#recording = resumeRecording(resumeFrom, true, Infinity);
+    this.#recording = resumeRecording(resumeFrom, true, Infinity, resumeTools);
     // The earlier spend counts from the first record (a cut file keeps it): served answers are charged only without `usage`.
     this.#earlierSpend = earlierSpend ?? resumeFrom?.usage;
     this.#clock = machineOptions.clock ?? Date.now;
@@ -390,7 +391,7 @@ export class StepMirror {
 
   /**
    * With `resumeFrom`, before a tool call of a served response: its recorded (or `interrupted`)
-   * result, by the `resumeFrom.tools` policy, the tool not run; undefined: run it (`toolStart`).
+   * result, by the `resumeTools` policy, the tool not run; undefined: run it (`toolStart`).
    */
   recordedTool(call: ToolCall): { output: string; isError: boolean } | undefined {
     if (this.#recording === undefined || !this.#run.running || this.signal.aborted) return undefined;

@@ -111,8 +111,8 @@ export interface BatchOptions {
   salvage?: boolean;
   /**
    * With `resume`: which tool calls of a cut-off run are run again (tools that only read) and
-   * which are answered from its journal (the default, for all). `{ default?, rerun?, replay? }`
-   * with tool names, or a function of the call returning `'replay'` or `'rerun'`. A call cut
+   * which are answered from its journal (the default, for all). `{ default?, rerun?, serve? }`
+   * with tool names, or a function of the call returning `'serve'` or `'rerun'`. A call cut
    * off while it ran is run again only under `'rerun'`; otherwise it is answered as interrupted.
    */
   resumeTools?: ResumeToolPolicy;

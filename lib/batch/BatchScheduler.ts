@@ -302,7 +302,7 @@ export class BatchScheduler {
 
   /** One run from its start to its end; it holds `slot` except while parked. */
   async #runWhole(index: number, slot: Slot): Promise<void> {
-    const { list, earlier, resuming, endedRuns, options } = this.#s;
+    const { list, earlier, resuming, endedRuns } = this.#s;
     this.#running += 1;
     this.#progress({ type: 'started', index, id: list[index]!.id });
     const before = earlier?.[index];
@@ -311,7 +311,6 @@ export class BatchScheduler {
       // Its journal, read before the attempt is set aside: what the run continues from.
       const journal = await resuming!.journal(index);
       resumeFrom = { journal, usage: resumedUsage(before.usage, journal) };
-      if (options.resumeTools !== undefined) resumeFrom.tools = options.resumeTools;
       // Kept, not overwritten, once the run goes on: what the cut-off attempt did and spent stays readable.
       await resuming!.setAside(index);
     }
@@ -361,7 +360,7 @@ export class BatchScheduler {
     onFileFacts: RunTaskOptions['onFileFacts'],
   ): Promise<RunReport> {
     const { list, pool, pausing, log, options } = this.#s;
-    const { perRun, signal, onRun } = options;
+    const { perRun, signal, onRun, resumeTools } = options;
     const task = list[index]!;
     const canAbort = signal !== undefined || pool.limits.maxWallMs !== undefined;
     const run = await runTask(task, {
@@ -372,7 +371,9 @@ export class BatchScheduler {
         this.#s.runOptions(task),
         resumeFrom === undefined
           ? { budget: perRun ?? {}, sharedBudgets: [pool] }
-          : { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom },
+          : resumeTools === undefined
+            ? { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom }
+            : { budget: perRun ?? {}, sharedBudgets: [pool], resumeFrom, resumeTools },
       ),
       // Without a batch signal nothing can cancel a run, and the adapter need not listen.
       // Runs parked at a pausing cap hear it too: the batch's deadline ends them there.

@@ -13,7 +13,7 @@ export function describeResume(run: Pick<RunReport, 'resumed' | 'resume'>): stri
     return `restarted from the beginning${info?.reason === undefined ? '' : `: ${info.reason}`}`;
   if (info === undefined) return 'continued';
   const tools = [
-    info.replayedTools > 0 ? `${plural(info.replayedTools, 'tool call')} replayed` : '',
+    info.servedTools > 0 ? `${plural(info.servedTools, 'tool result')} served` : '',
     info.rerunTools > 0 ? `${plural(info.rerunTools, 'tool call')} re-run` : '',
     info.interruptedTools > 0 ? `${plural(info.interruptedTools, 'tool call')} answered as interrupted` : '',
   ].filter((t) => t !== '');

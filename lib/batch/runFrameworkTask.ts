@@ -81,6 +81,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       clock: adapter.clock,
       maxHistorySize: adapter.maxHistorySize,
       ...(adapter.resumeFrom === undefined ? {} : { resumeFrom: adapter.resumeFrom }),
+      ...(adapter.resumeTools === undefined ? {} : { resumeTools: adapter.resumeTools }),
       ...(forward === undefined ? (adapter.sink === undefined ? {} : { sink: adapter.sink }) : { sink: forward }),
       ...(signal === undefined ? {} : { signal }),
       // The framework is not known yet: the integration the task puts on the mirror refuses the
@@ -183,7 +184,7 @@ function resumeOf(info: ResumeInfo | undefined): ResumeInfo {
 const RESTARTED: ResumeInfo = Object.freeze({
   mode: 'restarted',
   recordedCalls: 0,
-  replayedTools: 0,
+  servedTools: 0,
   rerunTools: 0,
   interruptedTools: 0,
 });

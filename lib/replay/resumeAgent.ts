@@ -1,6 +1,5 @@
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine, type AgentWithStateMachineOptions } from '../agent/AgentWithStateMachine';
-import type { ResumeToolPolicy } from '../agent/journal/ResumeToolPolicy';
 import type { ResumeInfo } from '../agent/journal/RunRecording';
 import type { TurnResult } from '../agent/TurnResult';
 import type { UsageDelta } from '../agent/UsageTotals';
@@ -9,12 +8,13 @@ import { loadHistory } from '../history/loadHistory';
 import { runFacts, type RunUsage } from '../history/runFacts';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 
-/** Options of `resumeAgent(history, loop, options)`: the adapter's options (a `sink` for the new history, budgets, …), plus these. */
+/**
+ * Options of `resumeAgent(history, loop, options)`: the adapter's options (a `sink` for the new
+ * history, budgets, `resumeTools` for which recorded tool calls run again, …), plus these.
+ */
 export interface ResumeAgentOptions extends Omit<AgentWithStateMachineOptions, 'resumeFrom'> {
   /** The user message of each turn to run, in order. Default: the ones the journal recorded. */
   inputs?: readonly string[];
-  /** Which recorded tool calls are run again (tools that only read) and which answered from the journal. Default: all answered from it. */
-  tools?: ResumeToolPolicy;
 }
 
 /** What `resumeAgent` gives back: the agent (to go on with), how each turn ended, and how it resumed. */
@@ -30,7 +30,7 @@ export interface ResumedAgent {
  * a new `AgentWithStateMachine` on `loop` runs the recorded turns again, each recorded LLM
  * response handed to the loop's `acceptRecorded` with no request made, so that the loop
  * rebuilds its conversation; the cut-off turn then goes live and runs to its end. Recorded tool
- * calls follow `tools`. The run's earlier spend counts in the agent's usage and budget. A loop
+ * calls follow `resumeTools`. The run's earlier spend counts in the agent's usage and budget. A loop
  * without `acceptRecorded` is restarted from the beginning (`resumed.mode` says which). Pass a
  * `sink` to write the resumed run's history (to a new file: the old one is the record of the
  * interrupted attempt).
@@ -48,7 +48,13 @@ export async function resumeAgent(
       'a history file path, or a loaded history { journal, entries } (loadHistory(file))',
       history,
     );
-  const { inputs = recordedInputs(loaded.journal), tools, ...adapterOptions } = options;
+  if ((options as { tools?: unknown }).tools !== undefined)
+    throw new InvalidArgumentError(
+      'options.tools',
+      'left out: the tool policy is the option `resumeTools`, as on runBatch() and the adapter',
+      (options as { tools: unknown }).tools,
+    );
+  const { inputs = recordedInputs(loaded.journal), ...adapterOptions } = options;
   if (!Array.isArray(inputs) || !inputs.every((i) => typeof i === 'string'))
     throw new InvalidArgumentError('options.inputs', 'an array of user messages', inputs);
   const usage = loaded.entries === undefined ? undefined : usageOf(runFacts(loaded.entries).finalUsage);
@@ -57,7 +63,6 @@ export async function resumeAgent(
     resumeFrom: {
       journal: loaded.journal,
       ...(usage === undefined ? {} : { usage }),
-      ...(tools === undefined ? {} : { tools }),
     },
   });
   const results: TurnResult[] = [];

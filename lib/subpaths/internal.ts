@@ -25,6 +25,7 @@ export { assertBoundsCalls } from '../agent/options/assertBoundsCalls';
 export { priceUsage } from '../agent/money/priceResponse';
 export { storeRunState, storeRunJournal } from '../batch/EarlierRuns';
 export { resumedUsage } from '../batch/readResumeJournal';
+export { resolveResumeTools } from '../agent/journal/ResumeToolPolicy';
 export { finishedRunReport } from '../batch/finishedRunReport';
 export type { TaskState } from '../batch/resumeState';
 export { MissingPeerError } from '../machine/MissingPeerError';

@@ -30,8 +30,12 @@ const JOURNAL: RecordedLine[] = [
   },
 ];
 
-const agentOf = (loop: ReturnType<typeof createScriptedAgent>, resumeFrom: unknown) =>
-  new AgentWithStateMachine(loop, { logger: false, resumeFrom: resumeFrom as never });
+const agentOf = (loop: ReturnType<typeof createScriptedAgent>, resumeFrom: unknown, resumeTools?: unknown) =>
+  new AgentWithStateMachine(loop, {
+    logger: false,
+    resumeFrom: resumeFrom as never,
+    ...(resumeTools === undefined ? {} : { resumeTools: resumeTools as never }),
+  });
 
 describe('resumeFrom', () => {
   it('serves the recorded response and tool result, then goes live with the results the run had', async () => {
@@ -44,7 +48,7 @@ describe('resumeFrom', () => {
     expect(agent.resumed).toEqual({
       mode: 'continued',
       recordedCalls: 1,
-      replayedTools: 1,
+      servedTools: 1,
       rerunTools: 0,
       interruptedTools: 0,
     });
@@ -94,12 +98,16 @@ describe('resumeFrom', () => {
 
   it('rejects a bad resumeFrom or tool policy, naming it', () => {
     const loop = createScriptedAgent({ replies: REPLIES });
-    expect(() => agentOf(loop, [])).toThrow(/Expected `resumeFrom` to be an object \{ journal, usage\?, tools\? \}/);
-    expect(() => agentOf(loop, { journal: JOURNAL, tools: { default: 'skip' } })).toThrow(
-      "Expected `resumeFrom.tools.default` to be 'replay' or 'rerun', got `skip` (string)",
+    expect(() => agentOf(loop, [])).toThrow(/Expected `resumeFrom` to be an object \{ journal, usage\? \}/);
+    expect(() => agentOf(loop, { journal: JOURNAL }, { default: 'skip' })).toThrow(
+      "Expected `resumeTools.default` to be 'serve' or 'rerun', got `skip` (string)",
     );
-    expect(() => agentOf(loop, { journal: JOURNAL, tools: { rerun: ['a'], replay: ['a'] } })).toThrow(
-      'Expected `resumeFrom.tools.rerun` to be names not also in resumeFrom.tools.replay, got `a` (string)',
+    expect(() => agentOf(loop, { journal: JOURNAL }, { rerun: ['a'], serve: ['a'] })).toThrow(
+      'Expected `resumeTools.rerun` to be names not also in resumeTools.serve, got `a` (string)',
+    );
+    // Checked without a journal too: a batch's policy is named before the first resume needs it.
+    expect(() => agentOf(loop, undefined, { serve: 'write' })).toThrow(
+      'Expected `resumeTools.serve` to be an array of tool names, got `write` (string)',
     );
     expect(() => agentOf(loop, { journal: JOURNAL, usage: 3 })).toThrow(/Expected `resumeFrom.usage`/);
   });
@@ -107,20 +115,40 @@ describe('resumeFrom', () => {
   it('asks a function policy per call and checks what it returns', async () => {
     const loop = createScriptedAgent({ replies: REPLIES, tools: { write: { output: 'again' } } });
     const asked: string[] = [];
-    const agent = agentOf(loop, {
-      journal: JOURNAL,
-      tools: (call: { name: string }) => (asked.push(call.name), 'rerun'),
-    });
+    const agent = agentOf(
+      loop,
+      {
+        journal: JOURNAL,
+      },
+      (call: { name: string }) => (asked.push(call.name), 'rerun'),
+    );
     await agent.runTurn('go');
     expect(asked).toEqual(['write']);
     expect(loop.calls.map((c) => c.op)).toEqual(['acceptRecorded', 'runTool', 'sendToolResults']);
     expect(agent.resumed?.rerunTools).toBe(1);
-    const bad = agentOf(createScriptedAgent({ replies: REPLIES }), { journal: JOURNAL, tools: () => 'maybe' });
+    const bad = agentOf(createScriptedAgent({ replies: REPLIES }), { journal: JOURNAL }, () => 'maybe');
     const result = await bad.runTurn('go');
     expect(result.outcome).toBe('error');
     expect(result.error?.message).toBe(
-      "resumeFrom.tools failed: Expected `resumeFrom.tools(write)` to be 'replay' or 'rerun', got `maybe` (string)",
+      "resumeTools failed: Expected `resumeTools(write)` to be 'serve' or 'rerun', got `maybe` (string)",
     );
+  });
+
+  it("refuses the tool policy's earlier words, each with the one to use", async () => {
+    const loop = createScriptedAgent({ replies: REPLIES });
+    expect(() => agentOf(loop, { journal: JOURNAL, tools: { rerun: ['write'] } })).toThrow(
+      'Expected `resumeFrom.tools` to be left out: the tool policy is the option `resumeTools` (beside `resumeFrom`), as on runBatch()',
+    );
+    expect(() => agentOf(loop, { journal: JOURNAL }, { default: 'replay' })).toThrow(
+      "Expected `resumeTools.default` to be 'serve' or 'rerun' ('replay' is now 'serve'), got `replay` (string)",
+    );
+    expect(() => agentOf(loop, { journal: JOURNAL }, { replay: ['write'] })).toThrow(
+      'Expected `resumeTools.replay` to be left out: `replay` is now `serve`',
+    );
+    const old = await agentOf(createScriptedAgent({ replies: REPLIES }), { journal: JOURNAL }, () => 'replay').runTurn(
+      'go',
+    );
+    expect(old.error?.message).toContain("to be 'serve' or 'rerun' ('replay' is now 'serve'), got `replay`");
   });
 
   it('replays each round its own result when a loop repeats a call id across rounds', async () => {
@@ -154,6 +182,6 @@ describe('resumeFrom', () => {
     await agent.runTurn('go');
     expect(loop.calls.map((c) => c.op)).toEqual(['acceptRecorded', 'acceptRecorded', 'sendToolResults']);
     expect(loop.calls[2]).toMatchObject({ results: [{ callId: 'c1', output: 'round 2' }] });
-    expect(agent.resumed).toMatchObject({ recordedCalls: 2, replayedTools: 2 });
+    expect(agent.resumed).toMatchObject({ recordedCalls: 2, servedTools: 2 });
   });
 });

@@ -216,7 +216,7 @@ describe('formatBatchReport', () => {
         {
           ...report.runs[1]!,
           resumed: 'continued',
-          resume: { mode: 'continued', recordedCalls: 2, replayedTools: 1, rerunTools: 0, interruptedTools: 1 },
+          resume: { mode: 'continued', recordedCalls: 2, servedTools: 1, rerunTools: 0, interruptedTools: 1 },
         },
         {
           ...report.runs[2]!,
@@ -225,7 +225,7 @@ describe('formatBatchReport', () => {
             mode: 'restarted',
             reason: 'the agent loop has no acceptRecorded operation',
             recordedCalls: 0,
-            replayedTools: 0,
+            servedTools: 0,
             rerunTools: 0,
             interruptedTools: 0,
           },
@@ -237,7 +237,7 @@ describe('formatBatchReport', () => {
     const others = report.runs.length - 3;
     expect(text).toContain(
       `Resumed: 1 finished earlier (not run again), 1 continued from their journal, 1 restarted, ${others} new\n` +
-        `  ${report.runs[1]!.id}  continued from LLM call 3 (2 responses served from the journal; 1 tool call replayed, 1 tool call answered as interrupted)\n` +
+        `  ${report.runs[1]!.id}  continued from LLM call 3 (2 responses served from the journal; 1 tool result served, 1 tool call answered as interrupted)\n` +
         `  ${report.runs[2]!.id}  restarted from the beginning: the agent loop has no acceptRecorded operation\n`,
     );
     expect(formatBatchReport(report)).not.toContain('Resumed');

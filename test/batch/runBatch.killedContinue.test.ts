@@ -65,10 +65,10 @@ async function answeredCalls(finished: readonly string[]): Promise<Map<string, S
 
 describe('a journaled batch killed with SIGKILL, then resumed', () => {
   it.each([
-    [4, 'turn', false, 'replay'],
+    [4, 'turn', false, 'serve'],
     [7, 'move', false, 'rerun'],
     [5, 'none', false, 'rerun'],
-    [3, 'turn', true, 'replay'],
+    [3, 'turn', true, 'serve'],
   ] as const)(
     'after %i runs ended (durability %s, group commit %s, tool policy %s): cut-off runs continue, no answered call is asked again',
     async (k, durability, groupCommit, policy) => {
@@ -84,7 +84,7 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
         logger: false,
         resume: true,
         journal: true,
-        resumeTools: { default: 'replay', ...(policy === 'rerun' ? { rerun: ['work'] } : {}) },
+        resumeTools: { default: 'serve', ...(policy === 'rerun' ? { rerun: ['work'] } : {}) },
       });
       expect(report.runs.map((r) => r.id)).toEqual(batchTasks().map((t) => t.id));
       expect(report.runs.every((r) => r.outcome === 'end_of_turn')).toBe(true);
@@ -121,7 +121,7 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
           // The tool was cut off while it ran: run again only under `rerun`, else answered as interrupted.
           const ranTool = loop.calls.some((c) => c.op === 'runTool');
           expect(ranTool).toBe(policy === 'rerun');
-          if (policy === 'replay') {
+          if (policy === 'serve') {
             expect(run.resume?.interruptedTools).toBe(1);
             const sent = loop.calls.find((c) => c.op === 'sendToolResults');
             expect(sent?.op === 'sendToolResults' && sent.results[0]!.output).toMatch(

@@ -126,7 +126,7 @@ describe('approval answers in the adapter’s journal', () => {
     expect(result.outcome).toBe('end_of_turn');
     expect(requested).toEqual([]);
     expect(log).toEqual(['approval c2', 'kept']);
-    expect(a.resumed).toMatchObject({ replayedTools: 1, interruptedTools: 1, rerunTools: 0 });
+    expect(a.resumed).toMatchObject({ servedTools: 1, interruptedTools: 1, rerunTools: 0 });
     const sent = loop.calls.find((c) => c.op === 'sendToolResults') as { results: Array<{ output: string }> };
     expect(sent.results[1]!.output).toMatch(/^interrupted: /);
     expect(approvals(lines)).toMatchObject([{ callId: 'c2', approved: true, fromJournal: true }]);
@@ -139,10 +139,11 @@ describe('approval answers in the adapter’s journal', () => {
     expect(approvals(live.lines)).toEqual([]);
   });
 
-  it('resumed under tools rerun: the approved tool runs again, once, with the input the person gave, without asking', async () => {
+  it('resumed under resumeTools rerun: the approved tool runs again, once, with the input the person gave, without asking', async () => {
     const log: string[] = [];
     const { a } = adapter(script(log), log, {
-      resumeFrom: { journal: cutJournal({ approved: true, input: { path: '/tmp/y' } }), tools: { rerun: ['rm'] } },
+      resumeFrom: { journal: cutJournal({ approved: true, input: { path: '/tmp/y' } }) },
+      resumeTools: { rerun: ['rm'] },
     });
     expect((await a.runTurn('clean up')).outcome).toBe('end_of_turn');
     expect(log).toEqual(['approval c2', 'kept', 'run rm {"path":"/tmp/y"}']);

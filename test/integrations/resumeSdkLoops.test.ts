@@ -99,7 +99,7 @@ describe.each([
 ])('%s resumed from a journal', (_name, setup) => {
   it.each([
     ['rerun', 'the cut-off read runs again'],
-    ['replay', 'the cut-off read is answered as interrupted'],
+    ['serve', 'the cut-off read is answered as interrupted'],
   ] as const)('continues with a valid request (policy %s: %s)', async (policy, _what) => {
     const server = await setup();
     try {
@@ -128,7 +128,7 @@ describe.each([
         journal: true,
         logger: false,
         sleep: recordingSleep(),
-        tools: { default: 'replay', ...(policy === 'rerun' ? { rerun: ['read_file'] } : {}) },
+        resumeTools: { default: 'serve', ...(policy === 'rerun' ? { rerun: ['read_file'] } : {}) },
       });
       out.close();
       expect(results.map((r) => [r.outcome, r.text, r.error?.message])).toEqual([

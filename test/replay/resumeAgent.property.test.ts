@@ -92,7 +92,7 @@ describe('resumeAgent on a run cut at any line', () => {
             clock: manualClock().now,
             toolConcurrency,
             inputs: ['go'],
-            tools: { default: 'replay', rerun: ['read'] },
+            resumeTools: { default: 'serve', rerun: ['read'] },
           });
           resumedSink.close();
           expect(results.map((r) => r.outcome)).toEqual(['end_of_turn']);

@@ -11,6 +11,7 @@ import type { Sleep } from '../../internal/sleep';
 import type { StateMachineOptions } from '../../machine/StateMachine';
 import type { JournalOptions } from '../journal/JournalEntry';
 import type { ResumeFrom } from '../journal/RunRecording';
+import type { ResumeToolPolicy } from '../journal/ResumeToolPolicy';
 import type { OnUnknownCost } from '../money/priceResponse';
 import type { ApprovalPolicy } from '../ApprovalGate';
 import type { TransitionTable } from '../../machine/TransitionTable';
@@ -125,12 +126,17 @@ export interface AgentWithStateMachineOptions extends Omit<StateMachineOptions<S
    * usually from `resumeAgent(file, loop)` or `runBatch`'s `resume`). Run the same turns again
    * (same inputs): each recorded LLM response is handed to the loop's `acceptRecorded` instead
    * of a request, as long as the run asks for the recorded calls, then the run goes live. Tool
-   * calls of recorded responses follow `tools` (default: their journaled results are replayed,
-   * the tools not run again). The earlier spend (`usage`) counts in this agent's own usage and
+   * calls of recorded responses follow `resumeTools` (default: their journaled results are
+   * served, the tools not run again). The earlier spend (`usage`) counts in this agent's own usage and
    * budget. A loop without `acceptRecorded` starts from the beginning, its earlier spend still
    * counted. `agent.resumed` says which happened.
    */
   resumeFrom?: ResumeFrom;
+  /**
+   * With `resumeFrom`: which tool calls of the interrupted run are run again, and which are
+   * answered from the journal. Default: all served from it (a tool with effects runs once).
+   */
+  resumeTools?: ResumeToolPolicy;
 }
 
 /** Options of one `runTurn(input, options)` call. */

@@ -68,6 +68,7 @@ export function resolveAgentSettings(
     ledgerDefaultMaxCostUsd,
     minOutputTokens = DEFAULT_MIN_OUTPUT_TOKENS,
     resumeFrom,
+    resumeTools,
     table,
     approve,
     approvalTimeoutMs,
@@ -113,7 +114,12 @@ export function resolveAgentSettings(
   assertCallHooks(pricing, onUnknownCost, sleep, random);
   const resolved = resolveLogger(logger);
   const journalOptions = resolveJournal(journal);
-  const recording = resumeRecording(resumeFrom, typeof agent.acceptRecorded === 'function', toolConcurrency);
+  const recording = resumeRecording(
+    resumeFrom,
+    typeof agent.acceptRecorded === 'function',
+    toolConcurrency,
+    resumeTools,
+  );
   const { machine, writer } = makeAgentMachine(
     {
       // Undefined takes the machine's default, as an absent option does.

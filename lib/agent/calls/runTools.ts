@@ -204,7 +204,7 @@ function answerRecorded(scope: TurnScope, slots: ToolSlot[]): void {
     const plan = recording.toolPlan(slot.call);
     if (plan.kind === 'run') continue;
     slot.startedAt = slot.endedAt = s.clock();
-    if (plan.kind === 'replay') {
+    if (plan.kind === 'serve') {
       slot.status = plan.status;
       slot.result = plan.result;
       chargeServed(meter, recording, ONE_TOOL_CALL);

@@ -31,7 +31,7 @@ export async function serveRecorded(
     taken = recording.take(operation, input);
   } catch (error) {
     // The tool policy (a function of the caller's) threw or answered something else.
-    return { kind: 'failed', error: new OperationError('resumeFrom.tools', error), data: { operation } };
+    return { kind: 'failed', error: new OperationError('resumeTools', error), data: { operation } };
   }
   if (taken === undefined) {
     const rest = recording.remainder();

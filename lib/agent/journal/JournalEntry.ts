@@ -102,7 +102,7 @@ export interface ReserveJournalEntry {
  * `JsonlHistorySink`; committed, by a store's sink) when the answer is taken, before the tool
  * runs: a run resumed from this journal takes it again instead of asking again, so an answer
  * is taken exactly once across a crash. An approved call without a `tool` line after it may
- * have been running at the cut: the resume's tool policy decides (`resumeFrom.tools`).
+ * have been running at the cut: the resume's tool policy decides (`resumeTools`).
  */
 export interface ApprovalJournalEntry {
   type: 'approval';

@@ -1,7 +1,7 @@
 import type { LLMCallInput } from '../AgentEvents';
 import type { LLMResponse, ToolCall, ToolResult } from '../AgentLoop';
 import { recordedCallDiffers } from './recordedCallDiffers';
-import { resolveResumeTools, type ResumeToolChoice, type ResumeToolPolicy } from './ResumeToolPolicy';
+import { resolveResumeTools, type ResumeToolChoice } from './ResumeToolPolicy';
 import { addUsage, emptyUsage, type UsageDelta, type UsageTotals } from '../UsageTotals';
 import { USAGE_FIELD_NAMES } from '../../internal/fieldLists';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
@@ -22,7 +22,10 @@ export interface RecordedLine {
   readonly result?: unknown;
 }
 
-/** The adapter's `resumeFrom`: the journal of an interrupted run of this conversation, and what that run spent. */
+/**
+ * The adapter's and the mirror's `resumeFrom`: the journal of an interrupted run of this
+ * conversation, and what that run spent. What its tool calls do is the option `resumeTools`.
+ */
 export interface ResumeFrom {
   /** The journal lines of the interrupted run's history file: `(await loadHistory(file)).journal`. */
   journal: readonly RecordedLine[];
@@ -32,8 +35,6 @@ export interface ResumeFrom {
    * which start from the files' spend. Default: the usage of the responses served.
    */
   usage?: UsageDelta;
-  /** Which tool calls of the interrupted run are run again, and which are answered from the journal. Default: all replayed. */
-  tools?: ResumeToolPolicy;
 }
 
 /** How an agent given `resumeFrom` resumed: `agent.resumed`. */
@@ -48,11 +49,11 @@ export interface ResumeInfo {
   reason?: string;
   /** LLM responses served from the journal so far: no request was made for them. */
   recordedCalls: number;
-  /** Tool calls answered with their journaled result, without running the tool. */
-  replayedTools: number;
+  /** Tool calls answered with their journaled result, without running the tool (policy `serve`). */
+  servedTools: number;
   /** Tool calls of the interrupted run run again, by the tool policy. */
   rerunTools: number;
-  /** Tool calls that had started without a journaled result, answered as interrupted (policy `replay`). */
+  /** Tool calls that had started without a journaled result, answered as interrupted (policy `serve`). */
   interruptedTools: number;
   /** Why the journal stopped being served before its end: the run asked for a call other than the recorded one. */
   diverged?: string;
@@ -60,7 +61,7 @@ export interface ResumeInfo {
 
 /** What a resumed run does with one tool call of a served response. */
 export type RecordedToolPlan =
-  | { kind: 'replay'; result: ToolResult; status: 'ok' | 'error' }
+  | { kind: 'serve'; result: ToolResult; status: 'ok' | 'error' }
   | { kind: 'interrupted'; note: string }
   | { kind: 'run'; rerun: boolean };
 
@@ -93,8 +94,13 @@ export class RunRecording {
   /** The calls of the last response served, with their plans. */
   #plans = new Map<string, RecordedToolPlan>();
 
-  constructor(from: ResumeFrom, canAccept: boolean, toolConcurrency: number) {
-    this.#policy = resolveResumeTools(from.tools, 'resumeFrom.tools');
+  constructor(
+    from: ResumeFrom,
+    canAccept: boolean,
+    toolConcurrency: number,
+    policy: (call: ToolCall) => ResumeToolChoice,
+  ) {
+    this.#policy = policy;
     this.#earlier = from.usage;
     this.#concurrency = toolConcurrency;
     for (const line of from.journal) {
@@ -128,7 +134,7 @@ export class RunRecording {
       mode: reason === undefined ? 'continued' : 'restarted',
       ...(reason === undefined ? {} : { reason }),
       recordedCalls: 0,
-      replayedTools: 0,
+      servedTools: 0,
       rerunTools: 0,
       interruptedTools: 0,
     };
@@ -164,13 +170,13 @@ export class RunRecording {
   /** What to do with a tool call of the last served response; `run` (without `rerun`) for one the interrupted run never started. */
   toolPlan(call: ToolCall): RecordedToolPlan {
     const plan = this.#plans.get(call.id) ?? { kind: 'run', rerun: false };
-    if (plan.kind === 'replay') this.info.replayedTools += 1;
+    if (plan.kind === 'serve') this.info.servedTools += 1;
     else if (plan.kind === 'interrupted') this.info.interruptedTools += 1;
     else if (plan.rerun) this.info.rerunTools += 1;
     return plan;
   }
 
-  /** Counts what the served part charged (a response, a replayed tool call). */
+  /** Counts what the served part charged (a response, a served tool call). */
   served(delta: UsageDelta): void {
     this.#served = addUsage(this.#served, delta);
   }
@@ -211,7 +217,7 @@ export class RunRecording {
   }
 
   /**
-   * The plans of a served response's tool calls. A call with a journaled result is replayed or
+   * The plans of a served response's tool calls. A call with a journaled result is served or
    * run again by its policy. Of the calls without one, the first `toolConcurrency` may have
    * been running at the cut (calls start in order): run again only under `rerun`, else answered
    * as interrupted; the rest never started, and run.
@@ -227,7 +233,7 @@ export class RunRecording {
           call.id,
           choice === 'rerun'
             ? { kind: 'run', rerun: true }
-            : { kind: 'replay', result: structuredClone(recorded.result), status: recorded.status },
+            : { kind: 'serve', result: structuredClone(recorded.result), status: recorded.status },
         );
       } else if (unrecorded++ < this.#concurrency) {
         this.#plans.set(
@@ -236,7 +242,7 @@ export class RunRecording {
             ? { kind: 'run', rerun: true }
             : {
                 kind: 'interrupted',
-                note: "interrupted: the run was cut off before this call's result was recorded; not run again on resume (its tool policy is 'replay': it may have had effects)",
+                note: "interrupted: the run was cut off before this call's result was recorded; not run again on resume (its tool policy is 'serve': it may have had effects)",
               },
         );
       }
@@ -246,20 +252,34 @@ export class RunRecording {
 
 /**
  * The recording of `resumeFrom` (checked, naming a bad value), for a run that serves recorded
- * responses where `canAccept` (its loop takes them), with tool calls run `toolConcurrency` at once.
+ * responses where `canAccept` (its loop takes them), with tool calls run `toolConcurrency` at
+ * once, each call of a served response served or run again by `resumeTools`.
  */
-export function resumeRecording(from: unknown, canAccept: boolean, toolConcurrency: number): RunRecording | undefined {
+export function resumeRecording(
+  from: unknown,
+  canAccept: boolean,
+  toolConcurrency: number,
+  resumeTools?: unknown,
+): RunRecording | undefined {
+  // Checked with or without a journal, so that a bad policy is named before the first resume needs it.
+  const policy = resolveResumeTools(resumeTools);
   if (from === undefined) return undefined;
   if (typeof from !== 'object' || from === null || !Array.isArray((from as ResumeFrom).journal))
     throw new InvalidArgumentError(
       'resumeFrom',
-      'an object { journal, usage?, tools? } with the journal lines of the interrupted run (loadHistory(file).journal)',
+      'an object { journal, usage? } with the journal lines of the interrupted run (loadHistory(file).journal)',
       from,
     );
   const { usage } = from as ResumeFrom;
   if (usage !== undefined && (typeof usage !== 'object' || usage === null))
     throw new InvalidArgumentError('resumeFrom.usage', 'an object of usage totals (costUsd, llmCalls, …)', usage);
-  return new RunRecording(from as ResumeFrom, canAccept, toolConcurrency);
+  if ((from as { tools?: unknown }).tools !== undefined)
+    throw new InvalidArgumentError(
+      'resumeFrom.tools',
+      'left out: the tool policy is the option `resumeTools` (beside `resumeFrom`), as on runBatch()',
+      (from as { tools: unknown }).tools,
+    );
+  return new RunRecording(from as ResumeFrom, canAccept, toolConcurrency, policy);
 }
 
 function key(turn: number, id: string): string {

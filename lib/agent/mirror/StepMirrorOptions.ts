@@ -11,6 +11,7 @@ import type { ExternalBudget } from '../money/ExternalBudget';
 import type { JournalOptions } from '../journal/JournalEntry';
 import type { OnUnknownCost } from '../money/priceResponse';
 import type { ResumeFrom } from '../journal/RunRecording';
+import type { ResumeToolPolicy } from '../journal/ResumeToolPolicy';
 import type { StallOptions } from '../stall/StallOptions';
 import type { UsageDelta } from '../UsageTotals';
 
@@ -56,6 +57,11 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    * `recordedTool(call)`; one that asks neither restarts, its earlier spend counted.
    */
   resumeFrom?: ResumeFrom;
+  /**
+   * With `resumeFrom`: which tool calls of the interrupted run are run again (`recordedTool`
+   * answers undefined), and which are answered from the journal. Default: all served from it.
+   */
+  resumeTools?: ResumeToolPolicy;
   /**
    * The money ledger without the journal's content, as the adapter keeps it: a `reserve` line
    * (the attempt's worst case, from the bound given to `modelCallStart`) forced to the disk before

@@ -32,6 +32,6 @@ export function serveMirrorTool(
     slot.result = plan.result;
     chargeServed(at.chargesServed ? run.meter : undefined, recording, ONE_TOOL_CALL);
   }
-  at.journal?.(slotLine(run.turn, slot, plan.kind === 'replay'));
+  at.journal?.(slotLine(run.turn, slot, plan.kind === 'serve'));
   return { output: slot.result!.output, isError: slot.result!.isError === true };
 }

@@ -28,6 +28,7 @@ export const AGENT_OPTION_KEYS = Object.freeze({
   ledgerDefaultMaxCostUsd: true,
   minOutputTokens: true,
   resumeFrom: true,
+  resumeTools: true,
   stall: true,
 });
 
@@ -53,6 +54,7 @@ export const MIRROR_OPTION_KEYS = Object.freeze({
   signal: true,
   earlierSpend: true,
   resumeFrom: true,
+  resumeTools: true,
   ledger: true,
   ledgerDefaultMaxCostUsd: true,
   stall: true,

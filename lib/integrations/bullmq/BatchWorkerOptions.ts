@@ -1,4 +1,11 @@
-import type { AgentLoop, ApprovalPolicy, JournalOptions, Pricing, StepMirror } from 'agent-state-machine';
+import type {
+  AgentLoop,
+  ApprovalPolicy,
+  JournalOptions,
+  Pricing,
+  ResumeToolPolicy,
+  StepMirror,
+} from 'agent-state-machine';
 import type { RunStore } from 'agent-state-machine/batch';
 import type { RedisConnection } from './connection';
 import type { DistributedTask } from './DistributedTask';
@@ -54,6 +61,13 @@ export interface BatchWorkerOptions {
    * The worker does not close the store.
    */
   store?: RunStore;
+  /**
+   * A run taken over from a lost worker that continues from its journal (`store` and `journal`):
+   * which of the cut-off attempt's tool calls are run again (tools that only read) and which are
+   * answered from the journal (the default, for all), as `runBatch` takes it. A function runs
+   * here, so it is this worker's: give every worker of a batch the same policy.
+   */
+  resumeTools?: ResumeToolPolicy;
   /** Journal every LLM attempt and tool call in each run's records (`true` or `{ redact }`), as `AgentWithStateMachine` takes it. Needs `historyDir` or `store`. */
   journal?: boolean | JournalOptions;
   /** Names this worker in reports. Default `<host>:<pid>:<random>`. */

@@ -20,6 +20,7 @@ export const WORKER_OPTION_KEYS = Object.freeze({
   closeTimeoutMs: true,
   approve: true,
   approvalTimeoutMs: true,
+  resumeTools: true,
 });
 
 export const SUBMIT_OPTION_KEYS = Object.freeze({
@@ -72,6 +73,8 @@ export const SUBMIT_CANNOT: Readonly<Record<string, string>> = Object.freeze({
     'a distributed batch goes on by being attached (attachBatch({ batchId })) or submitted again with its batchId',
   table: 'the worker runs the default table',
   compact: 'the worker does not compact runs yet',
+  resumeTools:
+    'the runs a worker takes over are continued by that worker: give the policy to startBatchWorker() (the same to each worker)',
   progress: 'the producer draws no progress line: follow the batch with `onProgress` (its figures are the same)',
 });
 

@@ -182,7 +182,7 @@ async function runAttempt(
     ...(run.historyFile === undefined
       ? {}
       : { historyFile: historyDir === undefined ? run.historyFile : path.resolve(run.historyFile) }),
-    ...(run.resume === undefined ? {} : { resumed: run.resume.mode }),
+    ...(run.resume === undefined ? {} : { resumed: run.resume.mode, resume: run.resume }),
     ...(run.error === undefined ? {} : { error: errorToWire(run.error) }),
     ...(run.historyError === undefined ? {} : { historyError: errorToWire(run.historyError) }),
     ...(capWait === undefined ? {} : { capWait }),

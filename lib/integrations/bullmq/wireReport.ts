@@ -29,6 +29,8 @@ export interface WireRunReport {
   uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
   /** Run again after its worker was lost: continued from its journal in the store, restarted, or found ended there. */
   resumed?: RunReport['resumed'];
+  /** Continued from its journal: what was served, run again (`resumeTools`) or answered as interrupted, as runBatch reports it. */
+  resume?: RunReport['resume'];
   worker?: string;
   attempt?: number;
 }

@@ -25,7 +25,7 @@ export function workerRunOptions(
   sinks: RunSinks,
   runOptions: { runId: string; metadata: Record<string, unknown> },
 ): RunTaskOptions {
-  const { frameworkRun, approve, approvalTimeoutMs, journal } = ctx.settings;
+  const { frameworkRun, approve, approvalTimeoutMs, journal, resumeTools } = ctx.settings;
   const { index, meta, budget, price, signal } = run;
   const { historyFile, inBatch, resumeFrom } = sinks;
   return {
@@ -46,6 +46,7 @@ export function workerRunOptions(
       ...(price === undefined ? {} : { pricing: price }),
       journal,
       ...(resumeFrom === undefined ? {} : { resumeFrom }),
+      ...(resumeFrom === undefined || resumeTools === undefined ? {} : { resumeTools }),
     },
     signal,
     ...(parking === undefined

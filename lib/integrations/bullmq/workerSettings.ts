@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { assertKnownOptions } from 'agent-state-machine/internal';
+import { assertKnownOptions, resolveResumeTools } from 'agent-state-machine/internal';
 import { InvalidArgumentError } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { assertMs, assertQueueName, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
@@ -25,6 +25,7 @@ export interface WorkerSettings {
   closeTimeoutMs: number;
   approve: BatchWorkerOptions['approve'];
   approvalTimeoutMs: number | undefined;
+  resumeTools: BatchWorkerOptions['resumeTools'];
   /** `workerId`, or one made of the host, the process and a random tail. */
   id: string;
   /** Where what goes wrong outside a run is said (`onError`, by default the console). */
@@ -53,6 +54,7 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
     closeTimeoutMs = 30_000,
     approve,
     approvalTimeoutMs,
+    resumeTools,
   } = options;
   assertMs('redisTimeoutMs', redisTimeoutMs);
   assertMs('closeTimeoutMs', closeTimeoutMs);
@@ -66,6 +68,7 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
   } else if (typeof agent !== 'function')
     throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
   assertWorkerApproval(approve, approvalTimeoutMs, frameworkRun !== undefined);
+  resolveResumeTools(resumeTools);
   if (!(Number.isInteger(concurrency) && concurrency > 0))
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
@@ -115,6 +118,7 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
     closeTimeoutMs,
     approve,
     approvalTimeoutMs,
+    resumeTools,
     id,
     onError,
   };

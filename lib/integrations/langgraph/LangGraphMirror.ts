@@ -148,7 +148,7 @@ export class LangGraphMirror extends BaseCallbackHandler {
 
   /**
    * The tools to give the graph, so that a resumed run's recorded tool results are served by the
-   * `resumeFrom.tools` policy instead of running the tools again. Every other call runs the tool.
+   * `resumeTools` policy instead of running the tools again. Every other call runs the tool.
    * Observing `'wrapped'`, the tools also report their calls to the mirror (`wrapTools([])` for a
    * graph with none). A call the mirror's `approve` policy names interrupts before its tool runs.
    */

@@ -31,7 +31,7 @@ const STEPS: Step[] = [
 ];
 
 describe('fromAISDK resumed from a journal', () => {
-  it.each(['rerun', 'replay'] as const)('continues with a valid prompt (policy %s)', async (policy) => {
+  it.each(['rerun', 'serve'] as const)('continues with a valid prompt (policy %s)', async (policy) => {
     const whole = path.join(dir, 'whole.jsonl');
     const sink = JsonlHistorySink.open(whole, { runId: 'r' });
     const model = scriptedModel(STEPS);
@@ -52,7 +52,7 @@ describe('fromAISDK resumed from a journal', () => {
     const resumedModel = scriptedModel(STEPS.slice(2));
     const { results, resumed } = await resumeAgent(cut, fromAISDK({ model: resumedModel, tools: tools() }), {
       logger: false,
-      tools: { default: 'replay', ...(policy === 'rerun' ? { rerun: ['read_file'] } : {}) },
+      resumeTools: { default: 'serve', ...(policy === 'rerun' ? { rerun: ['read_file'] } : {}) },
     });
     expect(results.map((r) => [r.outcome, r.text, r.error?.message])).toEqual([
       ['end_of_turn', 'both read', undefined],

@@ -36,7 +36,7 @@ async function llm(): Promise<OpenAIChatServer> {
 }
 
 describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: %s)', (stream) => {
-  const run = async (options: { resumeFrom?: object; file: string }, calls: { n: number }) => {
+  const run = async (options: { resumeFrom?: object; resumeTools?: object; file: string }, calls: { n: number }) => {
     const s = server!;
     const weather = tool({
       inputSchema: z.object({ city: z.string() }),
@@ -51,6 +51,7 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
       journal: true,
       historyFile: options.file,
       ...(options.resumeFrom === undefined ? {} : { resumeFrom: options.resumeFrom as never }),
+      ...(options.resumeTools === undefined ? {} : { resumeTools: options.resumeTools as never }),
     });
     const text = stream
       ? await streamText({ ...m.settings, prompt: 'Weather in Oslo?' }).text
@@ -87,7 +88,7 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
     expect(server!.rejected).toEqual([]);
     // The tool was not run again: its recorded result was served.
     expect(calls.n).toBe(1);
-    expect(m.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+    expect(m.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
     // Both attempts' spend, the served call counted once.
     expect(m.mirror.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
     expect(m.mirror.usage.costUsd).toBeCloseTo(0.04, 10);
@@ -101,7 +102,7 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
     const calls = { n: 0 };
     const { journal } = await cutOff(calls);
     const file = path.join(dir, 'rerun.jsonl');
-    const { m } = await run({ file, resumeFrom: { journal, tools: { rerun: ['weather'] } } }, calls);
+    const { m } = await run({ file, resumeFrom: { journal }, resumeTools: { rerun: ['weather'] } }, calls);
     expect(calls.n).toBe(2);
     expect(server!.exchanges).toHaveLength(1);
     expect(m.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, rerunTools: 1 });

@@ -286,7 +286,8 @@ describe('interrupt() in a review node before the tools run', () => {
       const lg = langGraphMirror({
         approvals: true,
         logger: false,
-        resumeFrom: { journal, tools: { rerun: ['ls', 'deploy'] } },
+        resumeFrom: { journal },
+        resumeTools: { rerun: ['ls', 'deploy'] },
       });
       const graph = reviewGraph(lg, ran, true);
       const served = jest.spyOn(lg.mirror, 'recordedResponse');
@@ -353,7 +354,8 @@ describe('killed after its answer, a run resumed from its journal takes the answ
       const lg = langGraphMirror({
         approvals: true,
         logger: false,
-        resumeFrom: { journal, ...(tools === undefined ? {} : { tools }) },
+        resumeFrom: { journal },
+        ...(tools === undefined ? {} : { resumeTools: tools }),
       });
       let asked = 0;
       lg.mirror.approvals.listen(() => (asked += 1));
@@ -374,10 +376,10 @@ describe('killed after its answer, a run resumed from its journal takes the answ
       if (answer === 'deny') expect(last).toBe('done: a b | denied: not today');
       else if (tools === undefined) expect(last).toMatch(/^done: a b \| .*interrupted: the run was cut off/);
       else expect(last).toBe('done: a b | deployed');
-      // ls replayed from the journal; deploy ran only under rerun.
+      // ls served from the journal; deploy ran only under rerun.
       expect(ran).toEqual(answer === 'approve' && tools !== undefined ? ['deploy prod'] : []);
       expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
       expectBodiesOnce(2);
       expect(validateHistory(lg.machine.history(), lg.machine.table)).toMatchObject({ ok: true, issues: [] });
     } finally {
@@ -438,7 +440,7 @@ describe('killed while parked and unanswered, a run resumed from its journal wit
       expect(lg.mirror.resumed).toMatchObject({
         mode: 'continued',
         recordedCalls: 1,
-        replayedTools: 1,
+        servedTools: 1,
         interruptedTools: 0,
       });
       expectBodiesOnce(2);

@@ -40,7 +40,7 @@ afterEach(async () => {
 async function run(
   file: string,
   calls: { n: number },
-  options: { resumeFrom?: object; wrap?: boolean; observe?: LangGraphObserve; v3?: boolean } = {},
+  options: { resumeFrom?: object; resumeTools?: object; wrap?: boolean; observe?: LangGraphObserve; v3?: boolean } = {},
 ): Promise<{ lg: LangGraphMirror; text: unknown }> {
   const weather = tool(async ({ city }: { city: string }) => (calls.n++, `sunny in ${city}`), {
     name: 'weather',
@@ -55,6 +55,7 @@ async function run(
     logger: false,
     ...(options.observe === undefined ? {} : { observe: options.observe }),
     ...(options.resumeFrom === undefined ? {} : { resumeFrom: options.resumeFrom as never }),
+    ...(options.resumeTools === undefined ? {} : { resumeTools: options.resumeTools as never }),
   });
   const llm = new ChatOpenAI({
     model: 'gpt-4o-mini',
@@ -122,7 +123,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])(
       expect(server.rejected).toEqual([]);
       // The tool did not run again: its recorded result was served.
       expect(calls.n).toBe(1);
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
       // Both attempts' spend, the served call counted once.
       expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
       expect(lg.usage.costUsd).toBeCloseTo(0.04, 10);
@@ -148,7 +149,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])(
       expect(server.exchanges).toHaveLength(1);
       expect(JSON.stringify(server.exchanges[0]!.body)).toContain('sunny in Oslo');
       expect(calls.n).toBe(1);
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
       // Every request that left is charged: the live one, and the cut-off run's two.
       expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
       expect(lg.usage.costUsd).toBeCloseTo(0.04, 10);
@@ -165,7 +166,8 @@ describe('LangGraphMirror resumed, by the tool policy and without the wrappers',
       const { journal } = await cutOff(calls, observe);
       const { lg } = await run(path.join(dir, 'rerun.jsonl'), calls, {
         observe,
-        resumeFrom: { journal, tools: { rerun: ['weather'] } },
+        resumeFrom: { journal },
+        resumeTools: { rerun: ['weather'] },
       });
       expect(calls.n).toBe(2);
       expect(server.exchanges).toHaveLength(1);

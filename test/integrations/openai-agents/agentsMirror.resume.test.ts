@@ -86,7 +86,7 @@ describe.each([false, true])('an Agents SDK run resumed from a cut-off run (stre
     expect(withoutItemIds(model.requests[0]!.input)).toEqual(withoutItemIds(firstModel.requests[1]!.input));
     // The tool was not run again: its recorded result was served.
     expect(calls.n).toBe(1);
-    expect(mirror.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, replayedTools: 1 });
+    expect(mirror.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
     expect(mirror.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
     expect(mirror.usage.costUsd).toBeCloseTo(0.04, 10);
     const history = await loadHistory(file);
