@@ -33,6 +33,7 @@ import {
   type SuiteResult,
 } from './harness';
 import { writeHistory } from './summarizeHistory.bench';
+import { bundle } from './bundle';
 import { packageBuildOptions } from './library';
 
 const LINES = Number(process.env.BENCH_CLI_LINES ?? scaled(5_000_000, 500_000));
@@ -43,23 +44,7 @@ const CLI_DIR = path.join(ROOT, '.bench-tmp', 'cli-build');
 const GNU_TIME = '/usr/bin/time';
 
 async function buildCli(): Promise<string> {
-  const { build } = await import('tsup');
-  const cwd = process.cwd();
-  process.chdir(ROOT);
-  try {
-    await build({
-      ...(await packageBuildOptions('cli')),
-      entry: { cli: 'lib/cli/bin.ts' },
-      format: ['cjs'],
-      outDir: CLI_DIR,
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-    });
-  } finally {
-    process.chdir(cwd);
-  }
+  await bundle({ cli: 'lib/cli/bin.ts' }, CLI_DIR, () => packageBuildOptions('cli'));
   return path.join(CLI_DIR, 'cli.cjs');
 }
 

@@ -10,9 +10,9 @@
 //
 //   npx tsx bench/instructions.ts                    floor and library, counter clock
 //   npx tsx bench/instructions.ts library:date xstate:counter:ring   rows as file:clock[:variant]
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { countInstructions, valgrindMissing } from './callgrind';
 import { buildCandidates, CANDIDATE_DIR } from './candidates/build';
 import { MOVES_PER_CYCLE } from './cycle';
 import { failed } from './harness';
@@ -31,44 +31,23 @@ function cyclesFrom(name: string, fallback: number): number {
   return n;
 }
 
-function collected(args: readonly string[]): number {
-  const r = spawnSync(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--callgrind-out-file=/dev/null',
-      process.execPath,
-      '--single-threaded',
-      path.join(__dirname, 'instructionsChild.cjs'),
-      ...args,
-    ],
-    { encoding: 'utf8' },
-  );
-  const m = /Collected\s*:\s*(\d+)/.exec(r.stderr);
-  if (r.status !== 0 || m === null) throw new Error(`callgrind failed (${r.status}): ${r.stderr.slice(-1500)}`);
-  return Number(m[1]);
-}
-
-/** Why callgrind cannot count here, or undefined when it can. */
-export function valgrindMissing(): string | undefined {
-  return spawnSync('valgrind', ['--version']).status === 0
-    ? undefined
-    : 'valgrind is not installed (apt-get install valgrind)';
+function collected(args: readonly string[]): Promise<number> {
+  return countInstructions(path.join(__dirname, 'instructionsChild.cjs'), args);
 }
 
 /**
  * Instructions per move of one row (`file:clock[:variant]`, e.g. `library:counter`), counted
  * by callgrind on the candidates' bundles (`buildCandidates()` first).
  */
-export function instructionsPerMove(row: string, warmup = WARMUP, cycles = CYCLES): number {
+export async function instructionsPerMove(row: string, warmup = WARMUP, cycles = CYCLES): Promise<number> {
   const [file = '', clock = 'counter', variant = '-'] = row.split(':');
   const bundle = path.join(CANDIDATE_DIR, `${file}.cjs`);
   if (!existsSync(bundle))
     throw new Error(
       `no candidate ${file}: the candidates are the files of bench/candidates/ (floor, library, xstate, jsm)`,
     );
-  const base = collected([bundle, clock, variant, String(warmup), '0']);
-  const more = collected([bundle, clock, variant, String(warmup), String(cycles)]);
+  const base = await collected([bundle, clock, variant, String(warmup), '0']);
+  const more = await collected([bundle, clock, variant, String(warmup), String(cycles)]);
   return (more - base) / (cycles * MOVES_PER_CYCLE);
 }
 
@@ -77,7 +56,8 @@ async function main(): Promise<void> {
   if (missing !== undefined) throw new Error(missing);
   await buildCandidates();
   const rows = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['floor:counter', 'library:counter'];
-  for (const row of rows) console.log(`${row.padEnd(24)} ${instructionsPerMove(row).toFixed(0)} instructions/move`);
+  for (const row of rows)
+    console.log(`${row.padEnd(24)} ${(await instructionsPerMove(row)).toFixed(0)} instructions/move`);
 }
 
 if (require.main === module) main().catch(failed);

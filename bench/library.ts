@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Options } from 'tsup';
 import type * as MainModule from '../lib/index';
 import type * as HistoryModule from '../lib/subpaths/history';
+import { bundle } from './bundle';
 import { ROOT } from './harness';
 
 export type Library = typeof MainModule & typeof HistoryModule;
@@ -45,24 +46,8 @@ export function describeLibrary(): string {
  * chunks), and returns the path of the main entry's CommonJS file.
  */
 export async function buildLibrary(): Promise<string> {
-  const { build } = await import('tsup');
-  const cwd = process.cwd();
-  process.chdir(ROOT); // tsup.config.ts reads lib/ from the working directory
-  try {
-    await build({
-      ...(await packageBuildOptions('library')),
-      entry: { index: 'lib/index.ts', 'history/index': 'lib/subpaths/history.ts' },
-      format: ['cjs'],
-      splitting: true,
-      outDir: BUILD_DIR,
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-    });
-  } finally {
-    process.chdir(cwd);
-  }
+  const entry = { index: 'lib/index.ts', 'history/index': 'lib/subpaths/history.ts' };
+  await bundle(entry, BUILD_DIR, async () => ({ ...(await packageBuildOptions('library')), splitting: true }));
   return path.join(BUILD_DIR, 'index.cjs');
 }
 

@@ -30,7 +30,7 @@ import {
   type SuiteResult,
   type TargetCheck,
 } from './harness';
-import { valgrindMissing } from './instructions';
+import { valgrindMissing } from './callgrind';
 import { buildMeterChild, meterInstructions } from './meterInstructions';
 import { meterSides, type MeterKind } from './meterSides';
 

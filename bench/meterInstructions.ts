@@ -6,8 +6,9 @@
 // server runs in the same process, as in the CPU-time rows, so its instructions are on both sides.
 // Two runs of one commit read the stream at 1.08× and 1.04×, JSON at 1.05× and 1.03×: the counts
 // at these sizes still carry some JIT work (each run takes about 3 minutes, two processes at a time).
-import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { bundle, SELF_CONTAINED } from './bundle';
+import { countInstructions } from './callgrind';
 import { ROOT, scaled } from './harness';
 import type { MeterKind, MeterSide } from './meterSides';
 
@@ -22,45 +23,12 @@ export const METER_COUNTS: Record<MeterKind, { warmup: number; extra: number }> 
 );
 
 /** Bundles bench/meterChild.ts with every dependency into one CommonJS file. */
-export async function buildMeterChild(): Promise<void> {
-  const { build } = await import('tsup');
-  const cwd = process.cwd();
-  process.chdir(ROOT);
-  try {
-    await build({
-      config: false,
-      entry: { meterChild: 'bench/meterChild.ts' },
-      format: ['cjs'],
-      platform: 'node',
-      target: 'node20',
-      outDir: DIR,
-      outExtension: () => ({ js: '.cjs' }),
-      noExternal: [/.*/],
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-    });
-  } finally {
-    process.chdir(cwd);
-  }
+export function buildMeterChild(): Promise<void> {
+  return bundle({ meterChild: 'bench/meterChild.ts' }, DIR, SELF_CONTAINED);
 }
 
 function collected(side: MeterSide, kind: MeterKind, warmup: number, extra: number): Promise<number> {
-  const args = ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--single-threaded'];
-  const child = spawn('valgrind', [...args, CHILD, side, kind, String(warmup), String(extra)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-4000)));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (status) => {
-      const m = /Collected\s*:\s*(\d+)/.exec(stderr);
-      if (status !== 0 || m === null) reject(new Error(`callgrind failed (${status}): ${stderr.slice(-1500)}`));
-      else resolve(Number(m[1]));
-    });
-  });
+  return countInstructions(CHILD, [side, kind, String(warmup), String(extra)]);
 }
 
 /**

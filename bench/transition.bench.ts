@@ -22,7 +22,8 @@
 //   npx tsx bench/transition.bench.ts --table counter   one process, one table, printed
 //   BENCH_ROUNDS=5 npm run bench -- transition    more processes per table
 import { buildCandidates, loadCopy, type CandidateFile } from './candidates/build';
-import { instructionsPerMove, valgrindMissing } from './instructions';
+import { valgrindMissing } from './callgrind';
+import { instructionsPerMove } from './instructions';
 import type { ClockKind, Runner } from './candidates/Runner';
 import { assertCycle, MOVES_PER_CYCLE, START } from './cycle';
 import {
@@ -179,7 +180,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
   const find = (table: ClockKind, id: string): RowFigures => figures[table].find((f) => f.row.id === id)!;
   const libCounter = find('counter', 'library');
   const libDate = find('date', 'library');
-  const counted = counterMoveVerdict(libCounter);
+  const counted = await counterMoveVerdict(libCounter);
   const xsVsLib = find('date', 'xstate').ratio / libDate.ratio;
   const xsRingVsLib = find('date', 'xstate-ring').ratio / libDate.ratio;
   const jsmVsLib = find('date', 'jsm').ratio / libDate.ratio;
@@ -237,7 +238,7 @@ const MOVE_TARGET = 1.05;
  * move, counted by callgrind against the same floor, decide: they repeat to about ±1.5%.
  * The wall-time ratio is printed either way.
  */
-function counterMoveVerdict(f: RowFigures): { decidedBy: string; measured: string; pass: boolean } {
+async function counterMoveVerdict(f: RowFigures): Promise<{ decidedBy: string; measured: string; pass: boolean }> {
   const wall = `wall ${formatRatio(f.ratio)} (pairs p25–p75 ${formatRatio(f.ratioP25)} – ${formatRatio(f.ratioP75)}, processes ${spread(f)})`;
   if (f.ratioP75 <= MOVE_TARGET || f.ratioP25 > MOVE_TARGET)
     return { decidedBy: 'wall time', measured: wall, pass: f.ratio <= MOVE_TARGET };
@@ -247,8 +248,8 @@ function counterMoveVerdict(f: RowFigures): { decidedBy: string; measured: strin
   // --quick: fewer cycles, so the count is less steady (JIT work left from the warm-up shows).
   const warmup = scaled(100_000, 20_000);
   const cycles = scaled(300_000, 40_000);
-  const floor = instructionsPerMove('floor:counter', warmup, cycles);
-  const library = instructionsPerMove('library:counter', warmup, cycles);
+  const floor = await instructionsPerMove('floor:counter', warmup, cycles);
+  const library = await instructionsPerMove('library:counter', warmup, cycles);
   const ratio = library / floor;
   console.log(
     `  counter-clock move: wall time within noise of ${formatRatio(MOVE_TARGET)}; callgrind: floor ${floor.toFixed(0)}, library ${library.toFixed(0)} instructions/move`,

@@ -5,6 +5,7 @@
 // library's emit are no longer the same eventemitter3 function warmed by both.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { bundle, SELF_CONTAINED } from '../bundle';
 import { ROOT } from '../harness';
 import type { CandidateFactory } from './Runner';
 
@@ -14,29 +15,10 @@ export type CandidateFile = 'floor' | 'library' | 'xstate' | 'jsm';
 
 /** Bundles the candidate files once per process tree; returns the directory. */
 export async function buildCandidates(): Promise<string> {
-  const { build } = await import('tsup');
-  const cwd = process.cwd();
-  process.chdir(ROOT);
-  try {
-    await build({
-      config: false,
-      entry: Object.fromEntries(
-        (['floor', 'library', 'xstate', 'jsm'] as const).map((n) => [n, `bench/candidates/${n}.ts`]),
-      ),
-      format: ['cjs'],
-      platform: 'node',
-      target: 'node20',
-      outDir: CANDIDATE_DIR,
-      outExtension: () => ({ js: '.cjs' }),
-      noExternal: [/.*/],
-      dts: false,
-      sourcemap: false,
-      clean: true,
-      silent: true,
-    });
-  } finally {
-    process.chdir(cwd);
-  }
+  const entry = Object.fromEntries(
+    (['floor', 'library', 'xstate', 'jsm'] as const).map((n) => [n, `bench/candidates/${n}.ts`]),
+  );
+  await bundle(entry, CANDIDATE_DIR, SELF_CONTAINED);
   return CANDIDATE_DIR;
 }
 
