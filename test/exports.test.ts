@@ -304,6 +304,7 @@ const PINNED: Record<string, string[]> = {
     'assertBoundsCalls',
     'assertBudgetLimits',
     'assertKnownOptions',
+    'assertPricing',
     'emptyUsage',
     'finishedRunReport',
     'lockFolder',

@@ -4,6 +4,7 @@ import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
 import { isStrictCap } from '../agent/money/isStrictCap';
 import { resolveResumeTools } from '../agent/journal/ResumeToolPolicy';
+import { assertPricing, PRICING_EXPECTED } from '../agent/options/assertPricing';
 import { groupCommitBounds } from '../history/JsonlHistorySinkOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertTasksBoundCalls } from './assertTasksBoundCalls';
@@ -70,6 +71,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
   }
   assertBudgetLimits(perRun, 'perRun');
   const { caps, whenSpent } = splitTotal(total, onPause, frameworkTask?.id);
+  assertPricing(pricing);
   if (pricing === undefined) assertPricedCaps(perRun, caps);
   assertTasksBoundCalls(list, perRun, caps, compact === true);
   if (historyDir !== undefined && (typeof historyDir !== 'string' || historyDir === ''))
@@ -188,8 +190,7 @@ function splitTotal(
 }
 
 /** Where to get `pricing`, as the refusals of a batch without it say. */
-const GET_PRICING =
-  "pass `pricing`: createPricing() from 'agent-state-machine/pricing' (it needs the @pydantic/genai-prices package), or your own (usage, { model }) => USD";
+const GET_PRICING = `pass \`pricing\`, ${PRICING_EXPECTED} (createPricing needs the @pydantic/genai-prices package)`;
 
 /**
  * With no `pricing`, refuses before any run starts the caps every run would end `error` under

@@ -22,6 +22,7 @@ export type { UsageMeterOptions } from '../agent/money/UsageMeter';
 export { emptyUsage, addUsage } from '../agent/UsageTotals';
 export { assertBudgetLimits } from '../agent/BudgetLimits';
 export { assertBoundsCalls } from '../agent/options/assertBoundsCalls';
+export { assertPricing } from '../agent/options/assertPricing';
 export { priceUsage } from '../agent/money/priceResponse';
 export { storeRunState, storeRunJournal } from '../batch/EarlierRuns';
 export { resumedUsage } from '../batch/readResumeJournal';

@@ -37,7 +37,7 @@ describe('runBatch() cost options', () => {
     };
     const tasks = [{ id: 'a', input: 'x', agent }];
     const strict =
-      /^Expected `pricing` to be a function pricing the calls, since `perRun\.maxCostUsd` is a strict cap \(caps are strict by default\): each call's worst case is held in dollars before it starts, so without it every run would end in error at its first call, whatever `onUnknownCost` says; pass `pricing`: createPricing\(\) from 'agent-state-machine\/pricing' \(it needs the @pydantic\/genai-prices package\), or your own \(usage, \{ model \}\) => USD, or set `strict: false` beside `maxCostUsd` when your loop reports costUsd, got `undefined`$/;
+      /^Expected `pricing` to be a function pricing the calls, since `perRun\.maxCostUsd` is a strict cap \(caps are strict by default\): each call's worst case is held in dollars before it starts, so without it every run would end in error at its first call, whatever `onUnknownCost` says; pass `pricing`, a function \(usage, \{ model \}\) => USD or undefined: createPricing\(\) from 'agent-state-machine\/pricing', or your own \(createPricing needs the @pydantic\/genai-prices package\), or set `strict: false` beside `maxCostUsd` when your loop reports costUsd, got `undefined`$/;
     await expect(runBatch(tasks, { logger: false, perRun: { maxCostUsd: 1 } })).rejects.toThrow(strict);
     // onUnknownCost does not help: the hold before the call needs a price.
     await expect(

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import { MIRROR_CANNOT } from '../../lib/agent/options/optionKeys';
+import { PRICING_EXPECTED } from '../../lib/agent/options/assertPricing';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { runBatch } from '../../lib/batch/runBatch';
 import { runTask } from '../../lib/batch/runTask';
@@ -77,6 +78,18 @@ describe('an unknown option is refused with the nearest known name, on every pat
   it('names no suggestion when nothing is close', async () => {
     const error = await refusal(() => runBatch([], { completelyDifferent: 1 } as never));
     expect(error.message).toBe('Unknown option `completelyDifferent` of runBatch()');
+  });
+});
+
+describe('a `pricing` that is not a function is refused with one wording, on every path that takes the function', () => {
+  const priced = entries.filter(
+    ([where]) => where !== 'runTurn()' && where !== 'submitBatch()' && where !== 'attachBatch()',
+  );
+  it.each(priced)('%s', async (where, call) => {
+    const error = await refusal(() => call({ pricing: { 'gpt-4o': 1 } }));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as InvalidArgumentError).argument).toBe('pricing');
+    expect(error.message).toBe(`Expected \`pricing\` to be ${PRICING_EXPECTED}, got \`{"gpt-4o":1}\` (object)`);
   });
 });
 

@@ -22,6 +22,7 @@ import type { AgentWithStateMachineOptions } from './AgentWithStateMachineOption
 import { asMachineLogger } from '../options/asMachineLogger';
 import { assertAgentLoop } from '../options/assertAgentLoop';
 import { assertNonNegative } from '../options/assertNonNegative';
+import { assertPricing } from '../options/assertPricing';
 import { resolveJournal } from '../journal/resolveJournal';
 import { ApprovalJournal } from '../journal/ApprovalJournal';
 import { assertApprovalPolicy } from '../ApprovalGate';
@@ -190,8 +191,7 @@ function assertTurnHooks(
 
 /** The functions a turn calls to price, sleep and draw, and what to do with an unknown cost. */
 function assertCallHooks(pricing: unknown, onUnknownCost: unknown, sleep: unknown, random: unknown): void {
-  if (pricing !== undefined && typeof pricing !== 'function')
-    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
+  assertPricing(pricing);
   if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
     throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
   if (typeof sleep !== 'function')

@@ -1,4 +1,5 @@
 import { resolveLedger } from '../money/resolveLedger';
+import { assertPricing } from '../options/assertPricing';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { isAgentLogger } from '../AgentLogger';
 import { Budget } from '../money/Budget';
@@ -49,8 +50,7 @@ export function checkMirrorOptions(options: MirrorOptions): void {
     )
   )
     throw new InvalidArgumentError('externalBudgets', 'an array of { reserve(kind), charge(delta) }', externalBudgets);
-  if (pricing !== undefined && typeof pricing !== 'function')
-    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => USD or undefined', pricing);
+  assertPricing(pricing);
   if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
     throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
   if (signal !== undefined && !(signal instanceof AbortSignal))

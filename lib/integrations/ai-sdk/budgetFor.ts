@@ -9,7 +9,7 @@ import {
   type SpentLimit,
   type UsageTotals,
 } from 'agent-state-machine';
-import { priceUsage, UsageMeter } from 'agent-state-machine/internal';
+import { assertPricing, priceUsage, UsageMeter } from 'agent-state-machine/internal';
 import { responseUsage } from '../../internal/fieldLists';
 import { usageFromAISDK } from './usageFromAISDK';
 
@@ -255,8 +255,7 @@ function checkBudgetForOptions(options: BudgetForOptions): BudgetForOptions {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'an object { pricing?, onUnknownCost?, signal?, clock? }', options);
   const { pricing, onUnknownCost = 'error', signal, clock = Date.now } = options;
-  if (pricing !== undefined && typeof pricing !== 'function')
-    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => number | undefined', pricing);
+  assertPricing(pricing);
   if (onUnknownCost !== 'error' && onUnknownCost !== 'ignore')
     throw new InvalidArgumentError('onUnknownCost', "'error' or 'ignore'", onUnknownCost);
   if (signal !== undefined && !(signal instanceof AbortSignal))

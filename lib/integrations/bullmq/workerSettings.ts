@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { assertKnownOptions, resolveResumeTools } from 'agent-state-machine/internal';
+import { assertKnownOptions, assertPricing, resolveResumeTools } from 'agent-state-machine/internal';
 import { InvalidArgumentError } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
 import { assertMs, assertQueueName, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
@@ -88,8 +88,7 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
       journal,
     );
   if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('workerId', 'a non-empty string', id);
-  if (pricing !== undefined && typeof pricing !== 'function')
-    throw new InvalidArgumentError('pricing', 'a function (usage, { model }) => dollars', pricing);
+  assertPricing(pricing);
   for (const [key, value] of [
     ['lockDurationMs', lockDurationMs],
     ['stalledIntervalMs', stalledIntervalMs],
