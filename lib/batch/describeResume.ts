@@ -12,8 +12,10 @@ export function describeResume(run: Pick<RunReport, 'resumed' | 'resume'>): stri
   if (run.resumed === 'restarted')
     return `restarted from the beginning${info?.reason === undefined ? '' : `: ${info.reason}`}`;
   if (info === undefined) return 'continued';
+  // A report kept before `replayedTools` was named `servedTools` still says what it served.
+  const served = info.servedTools ?? (info as { replayedTools?: number }).replayedTools ?? 0;
   const tools = [
-    info.servedTools > 0 ? `${plural(info.servedTools, 'tool result')} served` : '',
+    served > 0 ? `${plural(served, 'tool result')} served` : '',
     info.rerunTools > 0 ? `${plural(info.rerunTools, 'tool call')} re-run` : '',
     info.interruptedTools > 0 ? `${plural(info.interruptedTools, 'tool call')} answered as interrupted` : '',
   ].filter((t) => t !== '');

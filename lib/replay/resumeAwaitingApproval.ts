@@ -6,6 +6,7 @@ import type { ApprovalDecision } from '../agent/ApprovalGate';
 import type { LoadedHistory } from '../history/loadHistory';
 import { tableRoles } from '../history/tableRoles';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { assertPricing } from '../agent/options/assertPricing';
 import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { ReplayDivergedError } from './ReplayDivergedError';
@@ -35,6 +36,8 @@ export async function resumeAwaitingApproval(
 ): Promise<ResumedApproval> {
   if (typeof history !== 'object' || history === null || !Array.isArray(history.records))
     throw new InvalidArgumentError('history', 'a loaded history (loadHistory(path))', history);
+  // Wrapped below, so the adapter would only ever see a function: checked here, as it checks it.
+  assertPricing(options?.pricing);
   const table = history.table ?? (DEFAULT_TABLE as TransitionTable<string>);
   const last = history.records.at(-1);
   if (last === undefined || !tableRoles(table).wait.has(last.to))

@@ -6,6 +6,7 @@ import { PRICING_EXPECTED } from '../../lib/agent/options/assertPricing';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { runBatch } from '../../lib/batch/runBatch';
 import { runTask } from '../../lib/batch/runTask';
+import { resumeAwaitingApproval } from '../../lib/replay/resumeAwaitingApproval';
 import { nearestName } from '../../lib/internal/nearestName';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { UnknownOptionError } from '../../lib/machine/UnknownOptionError';
@@ -85,7 +86,13 @@ describe('a `pricing` that is not a function is refused with one wording, on eve
   const priced = entries.filter(
     ([where]) => where !== 'runTurn()' && where !== 'submitBatch()' && where !== 'attachBatch()',
   );
-  it.each(priced)('%s', async (where, call) => {
+  it.each([
+    ...priced,
+    [
+      'resumeAwaitingApproval()',
+      (o: Record<string, unknown>) => resumeAwaitingApproval({ records: [], journal: [] } as never, loop(), o),
+    ] as Entry,
+  ])('%s', async (_where, call) => {
     const error = await refusal(() => call({ pricing: { 'gpt-4o': 1 } }));
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as InvalidArgumentError).argument).toBe('pricing');

@@ -193,7 +193,7 @@ function reportTool(scope: TurnScope, slot: ToolSlot, fromJournal: boolean): voi
 
 /**
  * The calls of a response served from the journal, answered by their plan (the tool policy):
- * a journaled result is replayed (counted in the agent's own budget alone, as it was paid for
+ * a journaled result is served (counted in the agent's own budget alone, as it was paid for
  * before), a call cut off while running is answered as interrupted; the rest are left to run.
  */
 function answerRecorded(scope: TurnScope, slots: ToolSlot[]): void {

@@ -74,7 +74,7 @@ export function servedDelta(response: LLMResponse, costUsd: number | undefined):
 }
 
 /**
- * Charges what was served from the journal (a response, a replayed tool call) to the run's own
+ * Charges what was served from the journal (a response, a served tool call) to the run's own
  * budget alone (shared and external budgets counted it from the files), and counts it as
  * served, so that the rest of the earlier spend is charged once, when the run goes live. No
  * `meter`: the earlier spend was charged whole already (a mirror's), so it is counted alone.

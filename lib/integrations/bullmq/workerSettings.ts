@@ -87,6 +87,12 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
       "left out (or false) unless `historyDir` or `store` is set: the journal is kept in each run's records",
       journal,
     );
+  if (resumeTools !== undefined && (store === undefined || journal === false))
+    throw new InvalidArgumentError(
+      'resumeTools',
+      'left out unless `store` and `journal` are set: only a run taken over with its journal in a store continues (with neither, it restarts and no recorded call is served)',
+      resumeTools,
+    );
   if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('workerId', 'a non-empty string', id);
   assertPricing(pricing);
   for (const [key, value] of [

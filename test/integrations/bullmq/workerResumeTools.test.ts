@@ -148,6 +148,10 @@ describe("startBatchWorker({ resumeTools }): a taken-over run's cut-off tool cal
     expect(() => startBatchWorker({ ...base, resumeTools: { default: 'replay' } as never })).toThrow(
       "Expected `resumeTools.default` to be 'serve' or 'rerun' ('replay' is now 'serve'), got `replay` (string)",
     );
+    // With no store, or no journal, a taken-over run restarts: nothing would follow the policy.
+    expect(() => startBatchWorker({ ...base, resumeTools: { rerun: ['read'] } })).toThrow(
+      'Expected `resumeTools` to be left out unless `store` and `journal` are set',
+    );
     await expect(
       submitBatch([], { connection: 'redis://127.0.0.1:1', name: 'q', resumeTools: { rerun: ['read'] } } as never),
     ).rejects.toThrow(/`resumeTools`.*give the policy to startBatchWorker\(\)/);
