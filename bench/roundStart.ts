@@ -15,6 +15,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentWithStateMachine } from '../lib/agent/AgentWithStateMachine';
 import type { mirrorAISDK } from '../lib/integrations/ai-sdk/mirrorAISDK';
+import type { Options } from 'tsup';
+import { bundle } from './bundle';
 import { ROOT } from './harness';
 import { packageBuildOptions } from './library';
 
@@ -28,7 +30,7 @@ export interface TurnCore {
   mirrorAISDK: typeof mirrorAISDK;
 }
 
-async function bundle(name: 'old' | 'new', tree: string): Promise<string> {
+async function bundleCore(name: 'old' | 'new', tree: string): Promise<string> {
   const entry = path.join(TURN_CORE_DIR, `${name}-entry.ts`);
   const lib = (file: string): string => JSON.stringify(path.join(tree, 'lib', file));
   writeFileSync(
@@ -39,26 +41,17 @@ async function bundle(name: 'old' | 'new', tree: string): Promise<string> {
       '',
     ].join('\n'),
   );
-  const { build } = await import('tsup');
-  const cwd = process.cwd();
-  process.chdir(ROOT); // dependencies and peers of package.json stay external, as in bench/library.ts
-  try {
-    // As the package's library is built (tsup.config.ts): keepNames too, which costs every
-    // closure a defineProperty as it is made, so the two bundles are timed as users run them.
+  // Dependencies and peers of package.json stay external, as in bench/library.ts. As the
+  // package's library is built (tsup.config.ts): keepNames too, which costs every closure a
+  // defineProperty as it is made, so the two bundles are timed as users run them.
+  const settings = async (): Promise<Options> => {
     const { keepNames } = await packageBuildOptions('library');
-    await build({
+    return {
       config: false,
       ...(keepNames === undefined ? {} : { keepNames }),
-      entry: { [name]: entry },
-      format: ['cjs'],
       platform: 'node',
       target: 'node20',
-      outDir: TURN_CORE_DIR,
       outExtension: () => ({ js: '.cjs' }),
-      dts: false,
-      sourcemap: false,
-      clean: false,
-      silent: true,
       // The library by its own name, as the integrations import it: the main entry and its
       // subpaths (lib/subpaths/<name>.ts; the round start had none). An alias would not do: it
       // maps `agent-state-machine/history` to `<lib/index.ts>/history`.
@@ -73,10 +66,9 @@ async function bundle(name: 'old' | 'new', tree: string): Promise<string> {
           },
         },
       ],
-    });
-  } finally {
-    process.chdir(cwd);
-  }
+    };
+  };
+  await bundle({ [name]: entry }, TURN_CORE_DIR, settings, { clean: false });
   return path.join(TURN_CORE_DIR, `${name}.cjs`);
 }
 
@@ -90,11 +82,7 @@ export async function buildTurnCores(): Promise<{ old: string; now: string }> {
     maxBuffer: 256 * 1024 * 1024,
   });
   execFileSync('tar', ['-x', '-C', tree], { input: tar });
-  return { old: await bundle('old', tree), now: await bundle('new', ROOT) };
+  return { old: await bundleCore('old', tree), now: await bundleCore('new', ROOT) };
 }
 
-/** Loads a bundle made by `buildTurnCores`. */
-export function loadTurnCore(file: string): TurnCore {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle built at run time, loaded synchronously
-  return require(file) as TurnCore;
-}
+export { loadTurnCore } from './turnCoreSides';
