@@ -13,28 +13,7 @@ import {
 } from '../../../lib/integrations/bullmq/index';
 import { PG_URL, storedRuns, testSchema, type TestSchema } from '../../helpers/postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
-
-/** A moment the test waits for, reached by the code under test, with a bounded wait. */
-function moment(what: string): { reached: () => void; wait: () => Promise<void> } {
-  let reached!: () => void;
-  const at = new Promise<void>((resolve) => (reached = resolve));
-  return {
-    reached: () => reached(),
-    wait: () =>
-      Promise.race([
-        at,
-        new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`never reached: ${what}`)), 20_000).unref()),
-      ]),
-  };
-}
-
-async function until(what: string, condition: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error(`never came: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { moment, until } from '../../helpers/moment';
 
 const USAGE = { inputTokens: 1, outputTokens: 1 };
 const REPLIES: ScriptedReply[] = [

@@ -20,6 +20,7 @@ import {
 } from '../../../lib/integrations/bullmq/index';
 import { TakenOverError } from '../../../lib/integrations/bullmq/TakenOverError';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix, useFileRedis } from '../../helpers/redis';
+import { moment, until } from '../../helpers/moment';
 
 // $1 an output token, input free: a call bounded at 2 output tokens holds $2, as in the model.
 const PRICES: PriceTable = { '*': { inputUsdPerMTok: 0, outputUsdPerMTok: 1e6 } };
@@ -85,29 +86,6 @@ describe("the model's zombie counterexample, on two attempts' budgets", () => {
     expect(worst).toBe(4);
   });
 });
-
-/** A moment the test waits for: resolved by the code under test, with a bounded wait. */
-function moment(what: string): { reached: () => void; wait: () => Promise<void> } {
-  let reached!: () => void;
-  const at = new Promise<void>((resolve) => (reached = resolve));
-  return {
-    reached: () => reached(),
-    wait: () =>
-      Promise.race([
-        at,
-        new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`never reached: ${what}`)), 20_000).unref()),
-      ]),
-  };
-}
-
-/** Polls `condition` (a figure the code under test moves) until it holds, within 20 s. */
-async function until(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error(`never came: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** The reason a taken-over run's report gives for its credit (takeoverCredit.ts). */
 const CREDIT_WHY = "taken over: attempt 1's call held at its worst case, its charge never reached the batch's budget";
