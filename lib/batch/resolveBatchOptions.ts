@@ -97,7 +97,7 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
       'left out (or false) unless `resume` is true: it reads past damaged lines of the files a resume reads (to read a damaged file, use `loadHistory(file, { salvage: true })` or `npx agent-sm inspect <folder> --salvage`)',
       salvage,
     );
-  resolveResumeTools(resumeTools, 'resumeTools');
+  resolveResumeTools(resumeTools);
   assertBatchHooks(options, showProgress, frameworkTask !== undefined);
   // Where the runs' lines are kept: a folder or a store.
   const kept = historyDir !== undefined || store !== undefined;

@@ -3,6 +3,7 @@
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
+import { resumeAgent } from '../../lib/replay/resumeAgent';
 
 const COST = { inputTokens: 10, outputTokens: 5, costUsd: 0.1 };
 const REPLIES: ScriptedReply[] = [
@@ -149,6 +150,13 @@ describe('resumeFrom', () => {
       'go',
     );
     expect(old.error?.message).toContain("to be 'serve' or 'rerun' ('replay' is now 'serve'), got `replay`");
+    await expect(
+      resumeAgent({ journal: JOURNAL } as never, createScriptedAgent({ replies: REPLIES }), {
+        tools: { rerun: ['write'] },
+      } as never),
+    ).rejects.toThrow(
+      'Expected `options.tools` to be left out: the tool policy is the option `resumeTools`, as on runBatch() and the adapter',
+    );
   });
 
   it('replays each round its own result when a loop repeats a call id across rounds', async () => {

@@ -21,21 +21,26 @@ const CHOICES = "'serve' or 'rerun'";
 // The words of earlier versions, refused with the one to use: the tool policy was the only `replay` that was not the subpath or the command.
 const RENAMED = "'serve' or 'rerun' ('replay' is now 'serve')";
 
+// The option's name, in every message.
+const OPTION = 'resumeTools';
+/** No policy given: every recorded result served. One function for all, as every adapter and mirror resolves one. */
+const SERVE_ALL = (): ResumeToolChoice => 'serve';
+
 /** The policy as a function; checks it, naming the bad value. */
-export function resolveResumeTools(policy: unknown, name = 'resumeTools'): (call: ToolCall) => ResumeToolChoice {
-  if (policy === undefined) return () => 'serve';
+export function resolveResumeTools(policy: unknown): (call: ToolCall) => ResumeToolChoice {
+  if (policy === undefined) return SERVE_ALL;
   if (typeof policy === 'function') {
     const choose = policy as (call: ToolCall) => unknown;
     return (call) => {
       const choice = choose(call);
       if (choice !== 'serve' && choice !== 'rerun')
-        throw new InvalidArgumentError(`${name}(${call.name})`, choice === 'replay' ? RENAMED : CHOICES, choice);
+        throw new InvalidArgumentError(`${OPTION}(${call.name})`, choice === 'replay' ? RENAMED : CHOICES, choice);
       return choice;
     };
   }
   if (typeof policy !== 'object' || policy === null || Array.isArray(policy))
     throw new InvalidArgumentError(
-      name,
+      OPTION,
       "{ default?: 'serve' | 'rerun', rerun?: names, serve?: names } or a function",
       policy,
     );
@@ -43,21 +48,21 @@ export function resolveResumeTools(policy: unknown, name = 'resumeTools'): (call
   for (const key of Object.keys(given))
     if (key !== 'default' && key !== 'rerun' && key !== 'serve')
       throw new InvalidArgumentError(
-        `${name}.${key}`,
+        `${OPTION}.${key}`,
         key === 'replay' ? 'left out: `replay` is now `serve`' : 'one of `default`, `rerun`, `serve`',
         given[key],
       );
   const { default: fallback = 'serve', rerun = [], serve = [] } = given;
   if (fallback !== 'serve' && fallback !== 'rerun')
-    throw new InvalidArgumentError(`${name}.default`, fallback === 'replay' ? RENAMED : CHOICES, fallback);
+    throw new InvalidArgumentError(`${OPTION}.default`, fallback === 'replay' ? RENAMED : CHOICES, fallback);
   const names = (list: unknown, key: string): Set<string> => {
     if (!Array.isArray(list) || !list.every((n) => typeof n === 'string'))
-      throw new InvalidArgumentError(`${name}.${key}`, 'an array of tool names', list);
+      throw new InvalidArgumentError(`${OPTION}.${key}`, 'an array of tool names', list);
     return new Set(list as string[]);
   };
   const reruns = names(rerun, 'rerun');
   const serves = names(serve, 'serve');
   const both = [...reruns].find((n) => serves.has(n));
-  if (both !== undefined) throw new InvalidArgumentError(`${name}.rerun`, `names not also in ${name}.serve`, both);
+  if (both !== undefined) throw new InvalidArgumentError(`${OPTION}.rerun`, `names not also in ${OPTION}.serve`, both);
   return (call) => (reruns.has(call.name) ? 'rerun' : serves.has(call.name) ? 'serve' : fallback);
 }

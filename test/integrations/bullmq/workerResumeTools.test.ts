@@ -13,6 +13,7 @@ import {
 } from '../../../lib/integrations/bullmq/index';
 import { PG_URL, storedRuns, testSchema, type TestSchema } from '../../helpers/postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { lapseLock, lapsingWorker } from '../../helpers/lapsingWorker';
 import { moment, until } from '../../helpers/moment';
 
 const USAGE = { inputTokens: 1, outputTokens: 1 };
@@ -64,18 +65,14 @@ describe("startBatchWorker({ resumeTools }): a taken-over run's cut-off tool cal
         return made;
       };
       const start = (id: string, policy?: { rerun: readonly string[] }) =>
-        startBatchWorker({
+        lapsingWorker({
           connection: url,
-          name: 'runs',
           prefix,
           workerId: id,
-          concurrency: 1,
           agent,
           store,
           journal: true,
           ...(policy === undefined ? {} : { resumeTools: policy }),
-          lockDurationMs: 120_000,
-          stalledIntervalMs: 100,
           onError: false,
         });
       try {
@@ -87,9 +84,7 @@ describe("startBatchWorker({ resumeTools }): a taken-over run's cut-off tool cal
         await until('the first answer in the store', async () =>
           /"type":"llm"/.test((await storedRuns(store, batch.batchId, ['t0'])).get('t0') ?? ''),
         );
-        const locks = await redis.keys(`${prefix}:runs:*:lock`);
-        expect(locks).toHaveLength(1);
-        await redis.del(locks[0]!);
+        await lapseLock(redis, prefix);
         workers.push(start('takeover', resumeTools));
 
         const report = await batch.report();

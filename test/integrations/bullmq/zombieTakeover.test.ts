@@ -12,7 +12,6 @@ import { limitFields } from '../../../lib/integrations/bullmq/budgetFields';
 import {
   attachBatch,
   RedisBudget,
-  startBatchWorker,
   submitBatch,
   type BatchWorkerHandle,
   type DistributedTask,
@@ -20,6 +19,7 @@ import {
 } from '../../../lib/integrations/bullmq/index';
 import { TakenOverError } from '../../../lib/integrations/bullmq/TakenOverError';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix, useFileRedis } from '../../helpers/redis';
+import { lapseLock, lapsingWorker } from '../../helpers/lapsingWorker';
 import { moment, until } from '../../helpers/moment';
 
 // $1 an output token, input free: a call bounded at 2 output tokens holds $2, as in the model.
@@ -137,16 +137,11 @@ describe('a zombie worker beside the worker that took its run over (two real wor
       return made;
     };
     const start = (id: string) =>
-      startBatchWorker({
+      lapsingWorker({
         connection: url,
-        name: 'runs',
         prefix,
         workerId: id,
-        concurrency: 1,
         agent,
-        // Far too long to lapse during the test: the lock's expiry is the test's move.
-        lockDurationMs: 120_000,
-        stalledIntervalMs: 100,
         onError: (error) => problems.push(`${id}: ${error.message}`),
       });
     workers.push(start('zombie'));
@@ -171,9 +166,7 @@ describe('a zombie worker beside the worker that took its run over (two real wor
       expect(await money(redis, keys)).toEqual({ spent: 1, uncertain: 0, held: '2' });
 
       // The zombie's lock expires (its worker stalled, say): BullMQ's stalled check hands the job on.
-      const locks = await redis.keys(`${prefix}:runs:*:lock`);
-      expect(locks).toHaveLength(1);
-      await redis.del(locks[0]!);
+      await lapseLock(redis, prefix);
       workers.push(start('takeover'));
       await takeoverAtCall1.wait();
       // The takeover charged the zombie's $2 hold as uncertain (the run's credit), then held its own call's $2.
