@@ -21,8 +21,6 @@
 //   npx tsx bench/meter.bench.ts           alone
 import {
   failed,
-  formatRatio,
-  formatRatioFigure,
   printSuite,
   ratioFigure,
   scaled,
@@ -30,9 +28,9 @@ import {
   type SuiteResult,
   type TargetCheck,
 } from './harness';
-import { valgrindMissing } from './callgrind';
 import { buildMeterChild, meterInstructions } from './meterInstructions';
 import { meterSides, type MeterKind } from './meterSides';
+import { cpuOrInstructions, once } from './verdict';
 
 const PAIRS = scaled(40, 8);
 const WARMUP = 4;
@@ -61,24 +59,17 @@ interface CpuFigures {
   readonly perAnswer: number;
 }
 
-/** The decision on one kind's target: CPU time when its spread is clear of it, else instructions. */
-async function decide(kind: MeterKind, cpu: CpuFigures): Promise<TargetCheck> {
+/** One kind's target: CPU time when its spread is clear of it, else instructions per answer. */
+function decide(kind: MeterKind, cpu: CpuFigures, built: () => Promise<void>): Promise<TargetCheck> {
   const name = `metered fetch, ${kind === 'json' ? 'a JSON answer' : 'a streamed answer'}`;
-  const goal = `≤ ${formatRatio(TARGET)} a passthrough fetch told by hand`;
-  const wall = `CPU ${formatRatioFigure(cpu.figure)}`;
-  if (cpu.figure.p75 <= TARGET || cpu.figure.p25 > TARGET)
-    return { name, goal, measured: `${wall}, decided by CPU time`, pass: cpu.figure.median <= TARGET };
-  const missing = valgrindMissing();
-  if (missing !== undefined)
-    return { name, goal, measured: `${wall}: within noise of the target, and ${missing}`, pass: false };
-  const { hand, metered } = await meterInstructions(kind);
-  const ratio = metered / hand;
-  return {
-    name,
-    goal,
-    measured: `${formatRatio(ratio)} instructions/answer (metered ${metered.toFixed(0)}, by hand ${hand.toFixed(0)}), decided by callgrind; ${wall}`,
-    pass: ratio <= TARGET,
-  };
+  return cpuOrInstructions({ name, goal: 'a passthrough fetch told by hand', limit: TARGET }, cpu.figure, async () => {
+    await built();
+    const { hand, metered } = await meterInstructions(kind);
+    return {
+      ratio: metered / hand,
+      detail: `instructions/answer (metered ${metered.toFixed(0)}, by hand ${hand.toFixed(0)})`,
+    };
+  });
 }
 
 export async function run(): Promise<SuiteResult> {
@@ -116,11 +107,8 @@ export async function run(): Promise<SuiteResult> {
   } finally {
     await sides.close();
   }
-  const undecided = (['streamed', 'json'] as const).some(
-    (k) => !(cpu[k].figure.p75 <= TARGET || cpu[k].figure.p25 > TARGET),
-  );
-  if (undecided && valgrindMissing() === undefined) await buildMeterChild();
-  const targets = [await decide('streamed', cpu.streamed), await decide('json', cpu.json)];
+  const built = once(buildMeterChild);
+  const targets = [await decide('streamed', cpu.streamed, built), await decide('json', cpu.json, built)];
   return {
     suite: 'meter',
     columns: ['by hand: CPU per answer (median)', 'metered ÷ by hand (CPU)', 'metered ÷ no model call (CPU)'],

@@ -16,12 +16,9 @@
 //   npm run bench -- turncore                 through the runner
 //   npx tsx bench/turnCore.bench.ts           alone
 import { STEPS_PER_RUN } from './aiSdkMock';
-import { valgrindMissing } from './callgrind';
 import {
   failed,
   formatNs,
-  formatRatio,
-  formatRatioFigure,
   median,
   printSuite,
   ratioFigure,
@@ -35,6 +32,7 @@ import {
 import { buildTurnCores, loadTurnCore, ROUND_START } from './roundStart';
 import { buildTurnCoreChild, turnCoreInstructions } from './turnCoreInstructions';
 import { side, type Side, type TurnCoreKey } from './turnCoreSides';
+import { cpuOrInstructions, once } from './verdict';
 
 const TARGET = 1.05;
 const SAMPLES = scaled(101, 31);
@@ -89,29 +87,18 @@ const WHAT: Record<TurnCoreKey, string> = {
   mirror: 'mirror step (mirrorAISDK, mock model)',
 };
 
-/** Whether the pairs' quartiles are clear of the target, so that CPU time can decide it. */
-function clearOf(f: RatioFigure): boolean {
-  return f.p75 <= TARGET || f.p25 > TARGET;
-}
-
-/** The decision on one unit's target: CPU time when its spread is clear of it, else instructions. */
-async function decide(key: TurnCoreKey, cpu: RatioFigure, cores: { old: string; now: string }): Promise<TargetCheck> {
-  const name = `${WHAT[key]}, now vs round start`;
-  const goal = `≤ ${formatRatio(TARGET)} the round start's bundle (${ROUND_START.slice(0, 7)})`;
-  const measured = `CPU ${formatRatioFigure(cpu)}`;
-  if (clearOf(cpu)) return { name, goal, measured: `${measured}, decided by CPU time`, pass: cpu.median <= TARGET };
-  const missing = valgrindMissing();
-  if (missing !== undefined)
-    return { name, goal, measured: `${measured}: within noise of the target, and ${missing}`, pass: false };
-  const { old, now } = await turnCoreInstructions(key, cores);
-  const ratio = now / old;
-  const unit = key === 'adapter' ? 'turn' : 'step';
-  return {
-    name,
-    goal,
-    measured: `${formatRatio(ratio)} instructions/${unit} (now ${now.toFixed(0)}, round start ${old.toFixed(0)}), decided by callgrind; ${measured}`,
-    pass: ratio <= TARGET,
-  };
+/** One unit's target: CPU time when its spread is clear of it, else instructions per unit. */
+function decide(
+  key: TurnCoreKey,
+  cpu: RatioFigure,
+  built: () => Promise<{ old: string; now: string }>,
+): Promise<TargetCheck> {
+  const goal = `the round start's bundle (${ROUND_START.slice(0, 7)})`;
+  return cpuOrInstructions({ name: `${WHAT[key]}, now vs round start`, goal, limit: TARGET }, cpu, async () => {
+    const { old, now } = await turnCoreInstructions(key, await built());
+    const unit = key === 'adapter' ? 'turn' : 'step';
+    return { ratio: now / old, detail: `instructions/${unit} (now ${now.toFixed(0)}, round start ${old.toFixed(0)})` };
+  });
 }
 
 export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 1))): Promise<SuiteResult> {
@@ -137,9 +124,8 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
       { label: `${WHAT[key]}, now`, cells: [formatNs(median(now)), `${figures[key].median.toFixed(2)}×`] },
     );
   }
-  const undecided = (['adapter', 'mirror'] as const).some((k) => !clearOf(figures[k]));
-  if (undecided && valgrindMissing() === undefined) await buildTurnCoreChild();
-  const targets = [await decide('adapter', figures.adapter, files), await decide('mirror', figures.mirror, files)];
+  const built = once(async () => (await buildTurnCoreChild(), files));
+  const targets = [await decide('adapter', figures.adapter, built), await decide('mirror', figures.mirror, built)];
   return { suite: 'turncore', columns: ['median', 'now ÷ round start'], rows, targets };
 }
 
