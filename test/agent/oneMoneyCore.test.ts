@@ -130,3 +130,45 @@ describe("a hook's LLM call (ctx.llm) past its bound", () => {
     expect(warnings.some((w) => w.includes('passed its bound') && w.includes("the hook's bound"))).toBe(true);
   });
 });
+
+describe('a response whose usage is malformed, under a cap that measures usage', () => {
+  // A bad number where a cap measures usage would leave the cap blind: the adapter refused it,
+  // the mirror charged the valid fields and went on.
+  const bad = { text: 'x', usage: { inputTokens: 10, outputTokens: Number.NaN } };
+  const message =
+    'sendUserMessage broke its contract: reported bad usage: usage.outputTokens must be a non-negative number, got `NaN` (number)';
+
+  it('ends the run in Error naming the field, on both drivers', async () => {
+    const agent = new AgentWithStateMachine(createScriptedAgent({ replies: [bad] }), {
+      logger: false,
+      pricing,
+      budget: { maxCostUsd: 1, strict: false },
+    });
+    const byAdapter = await agent.runTurn('go');
+
+    const mirror = new StepMirror({ logger: false, pricing, budget: { maxCostUsd: 1, strict: false } });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart()).toBeUndefined();
+    mirror.modelResponse(bad);
+    const byMirror = mirror.runEnd();
+
+    for (const result of [byAdapter, byMirror]) {
+      expect(result.outcome).toBe('error');
+      expect(result.error!.message).toBe(message);
+    }
+    expect(mirror.usage.inputTokens).toBe(agent.usage.inputTokens);
+  });
+
+  it('without such a cap, is charged by its valid fields and noted on both drivers', async () => {
+    const agent = new AgentWithStateMachine(createScriptedAgent({ replies: [bad] }), { logger: false, pricing });
+    const byAdapter = await agent.runTurn('go');
+    const mirror = new StepMirror({ logger: false, pricing });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart()).toBeUndefined();
+    mirror.modelResponse(bad);
+    const byMirror = mirror.runEnd();
+    expect([byAdapter.outcome, byMirror.outcome]).toEqual(['end_of_turn', 'end_of_turn']);
+    expect(mirror.usage.inputTokens).toBe(10);
+    expect(agent.usage.inputTokens).toBe(10);
+  });
+});

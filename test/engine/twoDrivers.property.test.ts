@@ -22,6 +22,8 @@ interface Step {
   tools: Array<'ok' | 'error' | 'throws'>;
   /** The response reports more input tokens than its bound holds: a `boundExceeded` fact, a strict cap's stop. */
   past: boolean;
+  /** The response reports a bad number (NaN output tokens): refused where a cap reads usage, else charged by its valid fields and noted. */
+  bad: boolean;
 }
 interface Script {
   steps: Step[];
@@ -43,6 +45,7 @@ const scripts: fc.Arbitrary<Script> = fc.record({
       failures: fc.nat({ max: 2 }),
       tools: fc.array(fc.constantFrom('ok' as const, 'error' as const, 'throws' as const), { maxLength: 3 }),
       past: fc.boolean(),
+      bad: fc.boolean(),
     }),
     { minLength: 1, maxLength: 4 },
   ),
@@ -56,6 +59,12 @@ const scripts: fc.Arbitrary<Script> = fc.record({
   outsideCalls: fc.integer({ min: -1, max: 5 }),
   wrapUp: fc.boolean(),
 });
+
+/** What a step's response reports: within its bound or past it, and with a bad number or not. */
+function usageOf(step: Step): { inputTokens: number; outputTokens: number } {
+  const usage = step.past ? PAST : USAGE;
+  return step.bad ? { ...usage, outputTokens: Number.NaN } : usage;
+}
 
 /** The script's budget as both drivers take it: `wrapUp` only beside a dollar cap. */
 function budgetOf(script: Script): Script['budget'] & { wrapUp?: true } {
@@ -156,7 +165,7 @@ async function byAdapter(script: Script): Promise<string[]> {
   script.steps.forEach((step, s) => {
     for (let f = 0; f < step.failures; f++) replies.push({ error: `attempt ${f + 1} failed` });
     const calls = callsOf(script, s);
-    const usage = step.past ? PAST : USAGE;
+    const usage = usageOf(step);
     replies.push(calls.length === 0 ? { text: 'done', usage } : { text: 'working', toolCalls: calls, usage });
   });
   let adapter: AgentWithStateMachine | undefined;
@@ -237,7 +246,7 @@ async function mirrored(script: Script, mirror: StepMirror): Promise<void> {
     }
     if (!answered) return;
     const calls = callsOf(script, s);
-    const usage = step.past ? PAST : USAGE;
+    const usage = usageOf(step);
     mirror.modelResponse(calls.length === 0 ? { text: 'done', usage } : { text: 'working', toolCalls: calls, usage });
     if (!mirror.running) return;
     if (calls.length === 0) break;

@@ -1,13 +1,13 @@
 import type { LLMCallInput } from '../AgentEvents';
 import { safeLog } from '../AgentLogger';
 import type { LLMResponse, Usage } from '../AgentLoop';
-import type { BoundExceeded } from '../boundExceeded';
+import { afterCharge } from './afterCharge';
 import { chargeResponse, type ChargedResponse } from './chargeResponse';
 import { writeAttemptLine } from './writeAttemptLine';
 import { llmResponseProblem } from '../turn/checkAgentOutput';
 import { chargeFields, moneyOf } from './endAttempt';
 import type { AttemptEndLine } from '../journal/JournalEntry';
-import type { Attempt, LLMOperation, LLMOutcome, ResponseNotes } from '../turn/LLMOutcome';
+import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import type { Reservation } from './reserveLLMCall';
 import { ContractViolationError, OperationError } from '../TurnError';
 import type { TurnScope } from '../turn/TurnScope';
@@ -54,7 +54,7 @@ export function answeredAttempt(
   const { operation, input, attempt, held, startedAt, endedAt } = done;
   // Usage the response reports was paid for, even if the rest of it is malformed; past its
   // request's bound: a fact for the file, and a strict cap's stop (below).
-  const { valid, problems, priced, charge, costUsd, passed } = chargeResponse({
+  const charged = chargeResponse({
     meter,
     held,
     value,
@@ -63,6 +63,7 @@ export function answeredAttempt(
     boundBy: "the loop's llmCallBound",
     policy: s,
   });
+  const { valid, problems, charge, costUsd, passed } = charged;
   // As the loop returned it, malformed or not, so that a replay meets what this run met. Its
   // fields are not even gathered when neither journal nor ledger is on: this runs on every response.
   if (s.journal !== undefined || s.ledger !== undefined)
@@ -106,64 +107,49 @@ export function answeredAttempt(
   // outcome comes back at once, not in a promise (this runs on every response).
   if (!meter.hasExternal) {
     meter.chargeWall(othersRan ? s.clock() : endedAt);
-    return outcomeOf(scope, done, value, passed, problem, problems, priced, valid);
+    return outcomeOf(scope, done, value, charged, problem);
   }
   return meter
     .flush()
     .then((external) =>
       external instanceof OperationError
         ? { kind: 'failed', error: external, data: { operation } }
-        : outcomeOf(scope, done, value, passed, problem, problems, priced, valid),
+        : outcomeOf(scope, done, value, charged, problem),
     );
 }
 
-/** The outcome of an answered attempt once it is charged: a bound passed under a strict cap, the contract, usable usage and a known cost, or the response. */
+/** The outcome of an answered attempt once it is charged, by the decision both drivers share (`afterCharge`). */
 function outcomeOf(
   scope: TurnScope,
   done: EndedAttempt,
   value: unknown,
-  passed: BoundExceeded | undefined,
+  charged: ChargedResponse,
   problem: string | undefined,
-  problems: readonly string[],
-  priced: ChargedResponse['priced'],
-  valid: Usage,
 ): LLMOutcome | Promise<LLMOutcome> {
   const { settings: s, meter, turn } = scope;
   const { operation, attempt, failures } = done;
-  // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
-  if (passed !== undefined && meter.tripsOnBound) {
-    const spent = meter.trip(passed);
-    return meter.tripped().then((): LLMOutcome => ({ kind: 'budget', spent, failures }));
-  }
-  if (problem !== undefined)
-    return {
-      kind: 'failed',
-      error: new ContractViolationError(operation, problem, value),
-      data: { operation, problem },
-    };
-  // A bad number where a cap measures usage would leave the cap blind: refused, not skipped.
-  if (problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')))
-    return {
-      kind: 'failed',
-      error: new ContractViolationError(operation, `reported bad usage: ${problems.join('; ')}`, usageOf(value)),
-      data: { operation, usageProblems: problems },
-    };
-  // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
-  if (priced.error !== undefined)
-    return { kind: 'failed', error: priced.error, data: { operation, responseUsage: valid } };
-  let notes: ResponseNotes | undefined;
-  if (problems.length > 0) notes = { usageProblems: problems };
-  if (priced.note !== undefined) {
-    (notes ??= {}).unknownCost = priced.note;
-    if (!s.warned.unknownCost) {
-      s.warned.unknownCost = true;
-      safeLog(s.logger, 'warn', priced.note, { turn });
+  const next = afterCharge({
+    charged,
+    operation,
+    value,
+    problem,
+    tripsOnBound: meter.tripsOnBound,
+    capsUsage: meter.caps('maxCostUsd') || meter.caps('maxTokens'),
+    warnedUnknownCost: s.warned.unknownCost,
+  });
+  switch (next.kind) {
+    case 'trip': {
+      // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.
+      const spent = meter.trip(next.passed);
+      return meter.tripped().then((): LLMOutcome => ({ kind: 'budget', spent, failures }));
     }
+    case 'failed':
+      return next;
+    case 'response':
+      if (next.warn !== undefined) {
+        s.warned.unknownCost = true;
+        safeLog(s.logger, 'warn', next.warn, { turn });
+      }
+      return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes: next.notes };
   }
-  return { kind: 'response', response: value as LLMResponse, attempts: attempt, failures, notes };
-}
-
-/** The usage a response reported, as it reported it. */
-function usageOf(value: unknown): unknown {
-  return typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
 }

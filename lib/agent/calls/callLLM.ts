@@ -1,13 +1,11 @@
 import { llmResponded, type MoveEvent } from '../turn/turnEvents';
-import { failureMessage } from '../../internal/failureMessage';
 import type { AttemptMoney, LLMCallInput } from '../AgentEvents';
 import { safeLog } from '../AgentLogger';
 import type { LLMResponse, OperationContext } from '../AgentLoop';
 import { planRetry } from '../retry/planRetry';
-import { cutAtBoundOf } from '../money/cutAtBound';
-import { endAttempt, chargeFields, moneyOf } from './endAttempt';
+import { afterFailure, failureLine } from './afterFailure';
+import { endAttempt, moneyOf } from './endAttempt';
 import { LLMCallError } from '../TurnError';
-import { journalError } from '../journal/JournalEntry';
 import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { NOTHING_RESERVED, type CallFlags } from './reserveLLMCall';
 import { serveRecorded } from './serveRecorded';
@@ -64,11 +62,7 @@ export async function callLLM(
       // An abandoned or aborted request may still be billed: charged at its hold unless it never left.
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
       const charge = endAttempt(meter, held, { kind: 'failed', error });
-      journalAttempt(
-        scope,
-        { operation, input, attempt, startedAt, endedAt },
-        { error: journalError(error), ...chargeFields(charge) },
-      );
+      journalAttempt(scope, { operation, input, attempt, startedAt, endedAt }, failureLine(error, charge));
       if (s.hears('llmAttempt'))
         emitFailed(scope, operation, input, attempt, startedAt, endedAt, error, false, moneyOf(charge));
       return { kind: 'aborted', data: { attempt, failures } };
@@ -77,24 +71,12 @@ export async function callLLM(
       return answeredAttempt(scope, { operation, input, attempt, held, startedAt, endedAt, failures }, settled.value);
     // Charged before the retry is planned: the next attempt's hold sees what this one may have cost.
     const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
-    const failure: Attempt = { attempt, error: failureMessage(settled.error) };
-    failures.push(failure);
-    // A stream cut at its bound: the server does not stop at max tokens, so a retry would only be cut again.
-    const cut = cutAtBoundOf(settled.error);
-    journalAttempt(
-      scope,
-      { operation, input, attempt, startedAt, endedAt },
-      {
-        error: journalError(settled.error),
-        ...chargeFields(charge),
-        ...(cut && { cutAtBound: cut }),
-      },
+    const ended = afterFailure(attempt, settled.error, charge, () =>
+      planRetry(settled.error, attempt, s.retry, s.random, s.clock),
     );
-    const plan = cut === undefined ? planRetry(settled.error, attempt, s.retry, s.random, s.clock) : undefined;
-    if (cut !== undefined) failure.noRetry = 'the response stream was cut at its bound';
-    else if (plan!.kind === 'refused') failure.noRetry = plan!.why;
-    if ((plan?.kind === 'wait' || plan?.kind === 'refused') && plan.retryAfterMs !== undefined)
-      failure.retryAfterMs = plan.retryAfterMs;
+    const { failure, cut, next: plan } = ended;
+    failures.push(failure);
+    journalAttempt(scope, { operation, input, attempt, startedAt, endedAt }, ended.line);
     if (s.hears('llmAttempt'))
       emitFailed(
         scope,
@@ -114,7 +96,6 @@ export async function callLLM(
         error: new LLMCallError(operation, failures, settled.error),
         data: { operation, failures, ...(cut && { cutAtBound: cut }) },
       };
-    failure.delayMs = plan.ms;
     safeLog(s.logger, 'warn', `${operation} attempt ${attempt} failed (${failure.error}); retrying in ${plan.ms} ms`, {
       turn,
     });

@@ -1,7 +1,7 @@
 import { cutAtBoundOf } from '../money/cutAtBound';
 import { State, type StateName } from '../../../states/StateName';
 import type { StateMachine } from '../../machine/StateMachine';
-import type { LLMResponse, Usage } from '../AgentLoop';
+import type { LLMResponse } from '../AgentLoop';
 import type { BoundExceeded } from '../boundExceeded';
 import type { Budget } from '../money/Budget';
 import type { Attempt } from '../turn/LLMOutcome';
@@ -32,7 +32,7 @@ import type { MirrorStop } from './MirrorStop';
 import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import { NOTHING_RESERVED, type Reservation } from '../calls/reserveLLMCall';
 import type { StallWatch } from '../stall/StallWatch';
-import { LLMCallError, type OperationError } from '../TurnError';
+import { LLMCallError } from '../TurnError';
 import { FORCED, TurnCore, type EndExtra } from '../turn/TurnCore';
 import type { TurnOutcome } from '../TurnOutcome';
 import type { TurnResult } from '../TurnResult';
@@ -164,20 +164,12 @@ export class MirrorMoves extends TurnCore {
     return undefined;
   }
 
-  /** After a response's charge: whether the run ended, the response past its bound under a strict cap, or its cost unknowable. */
-  endsOnCharge(passed: BoundExceeded | undefined, priceError: OperationError | undefined, usage: Usage): boolean {
-    const meter = this.meter!;
-    // Past its bound (the server ignores max tokens): no strict cap can be kept; the run and its budgets stop.
+  /** A response past its bound under a strict cap (`afterCharge`): the run and every budget it shares stop. */
+  trip(passed: BoundExceeded): void {
     // External budgets hear of it in the background (a framework's step cannot wait here).
-    const tripped = passed !== undefined && meter.tripsOnBound ? meter.trip(passed) : undefined;
-    if (tripped !== undefined) {
-      // As the adapter records it (TurnMoves): the call's failures, and that no further call is made.
-      this.overBudget(State.Error, tripped, { failures: this.failures }, '; no further LLM call made');
-      return true;
-    }
-    if (priceError === undefined) return false;
-    this.failed(priceError, { operation: this.operation, responseUsage: usage });
-    return true;
+    const tripped = this.meter!.trip(passed);
+    // As the adapter records it (TurnMoves): the call's failures, and that no further call is made.
+    this.overBudget(State.Error, tripped, { failures: this.failures }, '; no further LLM call made');
   }
 
   /**

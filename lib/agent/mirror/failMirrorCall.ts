@@ -1,13 +1,11 @@
-import { failureMessage } from '../../internal/failureMessage';
-import { cutAtBoundOf } from '../money/cutAtBound';
-import { chargeFields } from '../calls/endAttempt';
-import { journalError } from '../journal/JournalEntry';
+import { afterFailure, type NextTry } from '../calls/afterFailure';
 import type { MirrorMoves } from './MirrorMoves';
 
 /**
  * A model attempt of the running run failed (`StepMirror.modelCallFailed`): charged by the rule
- * and journaled; `willRetry: false` (or a stream cut at its bound) ends the run in Error, else
- * it waits for a retry or the run's end. `delayMs` is kept in the attempt's record.
+ * and journaled, by the decision the adapter makes too (`afterFailure`); `willRetry: false` (or a
+ * stream cut at its bound) ends the run in Error, else it waits for a retry or the run's end.
+ * `delayMs` is kept in the attempt's record.
  */
 export function failMirrorCall(
   run: MirrorMoves,
@@ -15,18 +13,14 @@ export function failMirrorCall(
   info: { willRetry?: boolean; delayMs?: number },
 ): void {
   const charge = run.endAttempt({ kind: 'failed', error });
-  // A stream cut at its bound: the server does not stop at max tokens, so the call is not tried again.
-  const cut = cutAtBoundOf(error);
-  run.attemptLine(run.deps.clock(), {
-    error: journalError(error),
-    ...chargeFields(charge),
-    ...(cut && { cutAtBound: cut }),
-  });
-  run.failures.push({
-    attempt: run.attempt,
-    error: failureMessage(error),
-    ...(cut && { noRetry: 'the response stream was cut at its bound' }),
-    ...(cut === undefined && info.willRetry !== false && info.delayMs !== undefined && { delayMs: info.delayMs }),
-  });
-  if (info.willRetry === false || cut !== undefined) run.endCallFailed(error);
+  const ended = afterFailure(run.attempt, error, charge, () => frameworkSaid(info));
+  run.attemptLine(run.deps.clock(), ended.line);
+  run.failures.push(ended.failure);
+  if (ended.ends) run.endCallFailed(error);
+}
+
+/** What the framework said of a retry, as a plan: no retry, one after `delayMs`, or one it may make. */
+function frameworkSaid(info: { willRetry?: boolean; delayMs?: number }): NextTry {
+  if (info.willRetry === false) return { kind: 'stop' };
+  return info.delayMs === undefined ? { kind: 'maybe' } : { kind: 'wait', ms: info.delayMs };
 }

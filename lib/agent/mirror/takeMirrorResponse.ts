@@ -1,7 +1,8 @@
-import { State } from '../../../states/StateName';
+import { State, type StateName } from '../../../states/StateName';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { safeLog } from '../AgentLogger';
 import type { LLMResponse } from '../AgentLoop';
+import { afterCharge } from '../calls/afterCharge';
 import { chargeResponse, type ChargedResponse } from '../calls/chargeResponse';
 import { chargeServedResponse } from '../calls/serveRecorded';
 import { splitUsage } from '../turn/checkAgentOutput';
@@ -41,35 +42,65 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
   run.held = NOTHING_RESERVED;
   const served = run.served;
   run.served = undefined;
-  // A live response against its hold, as the adapter's are; a served one (from the journal) at its recorded cost.
-  const { valid, problems, priced, charge, passed } =
-    served === undefined
-      ? chargeResponse({
-          meter,
-          held,
-          value: response,
-          operation: run.operation,
-          turn: run.turn,
-          boundBy: 'the bound given to modelCallStart',
-          policy: run.deps,
-        })
-      : chargeServed(run, response, served.costUsd);
-  const fact = passed && { boundExceeded: passed };
+  // A served response (from the journal) at its recorded cost: no request was made, so nothing to decide, as on the adapter.
+  if (served !== undefined) {
+    const { valid, problems, charge } = chargeServed(run, response, served.costUsd);
+    run.attemptLine(endedAt, { response, usage: valid, ...chargeFields(charge), fromJournal: true });
+    run.responses.push(response);
+    return void goOn(run, state, response, problems, undefined);
+  }
+  // A live response against its hold, as the adapter's are.
+  const charged = chargeResponse({
+    meter,
+    held,
+    value: response,
+    operation: run.operation,
+    turn: run.turn,
+    boundBy: 'the bound given to modelCallStart',
+    policy: run.deps,
+  });
+  const { valid, charge, passed } = charged;
   run.attemptLine(endedAt, {
     response,
     usage: valid,
     ...chargeFields(charge),
-    ...fact,
-    ...(served === undefined ? {} : { fromJournal: true }),
+    ...(passed && { boundExceeded: passed }),
   });
   run.responses.push(response);
-  if (run.endsOnCharge(passed, priced.error, valid)) return;
-  if (priced.note !== undefined && !run.warnedUnknownCost) {
-    run.warnedUnknownCost = true;
-    safeLog(run.deps.logger, 'warn', priced.note, { turn: run.turn });
+  // The decision the adapter makes too; a framework's response is the framework's, so no contract of ours to check.
+  const next = afterCharge({
+    charged,
+    operation: run.operation,
+    value: response,
+    problem: undefined,
+    tripsOnBound: meter.tripsOnBound,
+    capsUsage: meter.caps('maxCostUsd') || meter.caps('maxTokens'),
+    warnedUnknownCost: run.warnedUnknownCost,
+  });
+  switch (next.kind) {
+    case 'trip':
+      return void run.trip(next.passed);
+    case 'failed':
+      return void run.failed(next.error, next.data);
+    case 'response':
+      if (next.warn !== undefined) {
+        run.warnedUnknownCost = true;
+        safeLog(run.deps.logger, 'warn', next.warn, { turn: run.turn });
+      }
+      return void goOn(run, state, response, next.notes?.usageProblems ?? [], next.notes?.unknownCost);
   }
-  if (state === WRAPPING_UP) return void wrappedUp(run, response, problems, priced.note);
-  run.responded(response, problems, priced.note);
+}
+
+/** A response the run goes on with: the final answer of a wrap-up, or one whose tool calls the run waits for. */
+function goOn(
+  run: MirrorMoves,
+  state: StateName,
+  response: LLMResponse,
+  problems: readonly string[],
+  unknownCost: string | undefined,
+): void {
+  if (state === WRAPPING_UP) return void wrappedUp(run, response, problems, unknownCost);
+  run.responded(response, problems, unknownCost);
 }
 
 /**
