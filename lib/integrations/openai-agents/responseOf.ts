@@ -48,6 +48,10 @@ export function responseOf(response: AgentsModelOutput, model: string | undefine
 /** The library's usage from an Agents SDK usage: cached input and reasoning output are parts of the totals. */
 export function usageOf(usage: AgentsUsage | undefined): Usage | undefined {
   if (usage === undefined || usage === null) return undefined;
+  // The SDK stands in `new Usage({ requests: 1 })`, all zeros, for a response that reported no
+  // usage (its Chat Completions model). No request is billed for nothing in and nothing out, so
+  // those zeros are missing counts: the call is charged at its hold, never priced at $0.
+  if (!usage.inputTokens && !usage.outputTokens) return undefined;
   const out: Usage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
   const cached = detail(usage.inputTokensDetails, 'cached_tokens');
   if (cached !== undefined) out.cachedInputTokens = cached;

@@ -88,6 +88,28 @@ describe("AgentsMirror and the OpenAIProvider client's own retries", () => {
     expect(sm.usage.costUsd).toBeCloseTo(billing.billing.usd, 9);
   }, 60_000);
 
+  it.each([false, true])(
+    'an answer without usage (streamed: %s) is uncertain at its hold, never $0: the strict cap holds',
+    async (stream) => {
+      // The issue: $0.0137–0.0158 billed against a strict $0.01 cap, $0 reported.
+      const { sm, outcomes, requests } = await twoCalls(['noUsage'], { maxCostUsd: 0.01, strict: true }, stream);
+      const billed = billing.billing.usd;
+      expect(billed).toBeGreaterThan(0);
+      expect(billed).toBeLessThanOrEqual(0.01 + 1e-12);
+      expect(sm.usage.llmCalls).toBe(requests);
+      // Nothing was reported, so nothing is billed by the report; all of it is held as uncertain, covering the bill.
+      expect(sm.usage.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+      expect(sm.usage.uncertainUsd).toBeCloseTo(sm.usage.costUsd, 9);
+      expect(sm.usage.inputTokens).toBe(0);
+      // A call whose hold no longer fits beside the uncertain ones is refused before it is sent.
+      expect(
+        outcomes.filter((o) => o === 'done').length + outcomes.filter((o) => o instanceof BudgetExceededError).length,
+      ).toBe(2);
+      expect(billing.server.rejected).toEqual([]);
+    },
+    60_000,
+  );
+
   it('the Responses model too: a 500, then a 429, then ok is three attempts; a 400 is not retried', async () => {
     const statuses = [500, 429];
     const server = await startOpenAIResponsesServer({
