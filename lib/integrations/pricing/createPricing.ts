@@ -1,22 +1,9 @@
 import { calcPrice } from '@pydantic/genai-prices';
 import { InvalidArgumentError, type Pricing, type Usage } from 'agent-state-machine';
+import { priceOfTokens, tokenPricesProblem, type TokenPrices } from '../../internal/tokenPrices';
 import { undatedModelId } from '../../internal/undatedModelId';
 
-/** Prices of one model in US dollars per million tokens. Cached and cache-write input default to the input price. */
-export interface TokenPrices {
-  inputPerMTok: number;
-  outputPerMTok: number;
-  /** Input read from the prompt cache. Default: `inputPerMTok`. */
-  cachedInputPerMTok?: number;
-  /** Input written to the prompt cache. Default: `inputPerMTok`. */
-  cacheWritePerMTok?: number;
-  /** US dollars per web search a server tool made (`Usage.serverToolUses.webSearch`). Unset, a response that searched has no price. */
-  webSearchPerUse?: number;
-  /** US dollars per page a server tool fetched (`serverToolUses.webFetch`). Unset, a response that fetched has no price. */
-  webFetchPerUse?: number;
-  /** US dollars per code run of a server tool (`serverToolUses.codeExecution`). Unset, a response that ran code has no price. */
-  codeExecutionPerUse?: number;
-}
+export type { TokenPrices };
 
 /** Options of `createPricing(options)`: your own prices per model, and how to look the rest up. */
 export interface PricingOptions {
@@ -34,23 +21,6 @@ export interface PricingOptions {
    */
   providerId?: string;
 }
-
-const PRICE_KEYS = [
-  'inputPerMTok',
-  'outputPerMTok',
-  'cachedInputPerMTok',
-  'cacheWritePerMTok',
-  'webSearchPerUse',
-  'webFetchPerUse',
-  'codeExecutionPerUse',
-] as const;
-
-/** Each kind of server tool use, and the fee of `TokenPrices` that prices it. */
-const FEES = [
-  ['webSearch', 'webSearchPerUse'],
-  ['webFetch', 'webFetchPerUse'],
-  ['codeExecution', 'codeExecutionPerUse'],
-] as const;
 
 /**
  * A `pricing` function for `AgentWithStateMachine` and `runBatch`: what a response cost, from
@@ -74,17 +44,9 @@ export function createPricing(options: PricingOptions = {}): Pricing {
         'TokenPrices { inputPerMTok, outputPerMTok, … } or a Pricing function',
         price,
       );
-    for (const key of PRICE_KEYS) {
-      const value = price[key];
-      const required = key === 'inputPerMTok' || key === 'outputPerMTok';
-      if ((required || value !== undefined) && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-        throw new InvalidArgumentError(
-          `options.prices["${model}"].${key}`,
-          `a non-negative number of dollars per ${key.endsWith('PerUse') ? 'use' : 'million tokens'}${required ? '' : ' or undefined'}`,
-          value,
-        );
-      }
-    }
+    const problem = tokenPricesProblem(price as unknown as Record<string, unknown>);
+    if (problem !== undefined)
+      throw new InvalidArgumentError(`options.prices["${model}"].${problem.key}`, problem.expected, problem.value);
   }
   if (typeof catalog !== 'boolean') throw new InvalidArgumentError('options.catalog', 'a boolean', catalog);
   if (providerId !== undefined && (typeof providerId !== 'string' || providerId === ''))
@@ -100,7 +62,7 @@ export function createPricing(options: PricingOptions = {}): Pricing {
     const base = own.has(model) ? undefined : undatedModelId(model);
     const price = own.get(model) ?? (base === undefined ? undefined : own.get(base));
     if (typeof price === 'function') return price(usage, { model });
-    if (price !== undefined) return fromTokenPrices(usage, inputTokens, outputTokens, price);
+    if (price !== undefined) return priceOfTokens(usage, inputTokens, outputTokens, price);
     if (!catalog) return undefined;
     const uses = usage.serverToolUses;
     // The price data has no per-use price for code runs (billed by container time): no price, not $0.
@@ -128,30 +90,4 @@ export function createPricing(options: PricingOptions = {}): Pricing {
       return undefined;
     }
   };
-}
-
-function fromTokenPrices(
-  usage: Usage,
-  inputTokens: number,
-  outputTokens: number,
-  price: TokenPrices,
-): number | undefined {
-  const cached = usage.cachedInputTokens ?? 0;
-  const written = usage.cacheWriteTokens ?? 0;
-  const uncached = Math.max(0, inputTokens - cached - written);
-  const dollars =
-    uncached * price.inputPerMTok +
-    cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
-    written * (price.cacheWritePerMTok ?? price.inputPerMTok) +
-    outputTokens * price.outputPerMTok;
-  let fees = 0;
-  for (const [kind, key] of FEES) {
-    const n = usage.serverToolUses?.[kind];
-    if (!n) continue;
-    // A use whose fee you did not give has no price: never read as free.
-    const fee = price[key];
-    if (fee === undefined) return undefined;
-    fees += n * fee;
-  }
-  return dollars / 1_000_000 + fees;
 }

@@ -37,7 +37,7 @@ const CAPS = { call: 0.035, tool: 0.035, reserve: 0.035 };
 type Cut = keyof typeof CAPS;
 const MAX_TOKENS = 2000;
 /** $5 per million tokens, in or out: the server's answers are 100 tokens in, 10 out. */
-const PRICES: PriceTable = { 'gpt-local': { inputUsdPerMTok: 5, outputUsdPerMTok: 5 } };
+const PRICES: PriceTable = { 'gpt-local': { inputPerMTok: 5, outputPerMTok: 5 } };
 const ANSWER_USD = 110 * USD_PER_TOKEN;
 
 let url: string;

@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(() => releaseRedis());
 
 // Prices of 1/1024 and 4/1024 dollars a token: every cost, hold and sum is exact in binary.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
 
 /** A worker process (fixtures/workerProcess.ts); `holdNextRun` makes its next run hang once begun, and resolves then. */
 function spawnWorker(env: Record<string, string>): Promise<{ child: ChildProcess; holdNextRun(): Promise<string> }> {

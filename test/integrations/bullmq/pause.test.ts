@@ -28,7 +28,7 @@ beforeAll(async () => {
 afterAll(() => releaseRedis());
 
 // Dollars of 1/1024 and 4/1024 a token: every cost, hold and sum is exact in binary.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
 /** Each call holds (100 + 4·50)/1024 = $0.29296875 and costs (100 + 4·10)/1024 = $0.13671875. */
 const PAYLOAD: TestPayload = {
   steps: 2,

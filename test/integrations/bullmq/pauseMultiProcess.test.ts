@@ -121,7 +121,7 @@ describe('agent-sm raise --redis URL --batch ID --total-usd N (built executable)
       const w1 = spawnFixture('workerProcess.ts', { ...env, WORKER_ID: 'w1' });
       children.push(w1.child);
       await w1.line('ready');
-      const prices: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+      const prices: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
       const payload = {
         steps: 2,
         delayMs: 5,

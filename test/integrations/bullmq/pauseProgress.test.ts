@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => releaseRedis());
 
 // Dollars of 1/1024 and 4/1024 a token: each call holds $0.29296875 and costs $0.13671875.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
 const CALL = 140 / 1024;
 const PAYLOAD: TestPayload = {
   steps: 2,

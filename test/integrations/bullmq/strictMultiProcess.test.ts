@@ -18,7 +18,7 @@ afterAll(() => releaseRedis());
 
 // Prices of 1/1024 and 4/1024 dollars a token: every cost, hold and sum below is exact in binary,
 // so "never past the cap" is asserted exactly, with no tolerance.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
 const IN = 100;
 const MAX_OUT = 50;
 const costOf = (outputTokens: number): number => (IN + 4 * outputTokens) / 1024;

@@ -39,7 +39,7 @@ type RandomBatch = typeof batches extends fc.Arbitrary<infer T> ? T : never;
 
 function setUp(b: RandomBatch): { cap: number; prices: PriceTable; tasks: DistributedTask[] } {
   const prices: PriceTable = {
-    '*': { inputUsdPerMTok: (b.inputPrice * 1e6) / 1024, outputUsdPerMTok: (b.outputPrice * 1e6) / 1024 },
+    '*': { inputPerMTok: (b.inputPrice * 1e6) / 1024, outputPerMTok: (b.outputPrice * 1e6) / 1024 },
   };
   const tasks = b.tasks.map((t, i): DistributedTask => {
     const payload: TestPayload = {

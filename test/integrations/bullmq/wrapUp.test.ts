@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => releaseRedis());
 
 // Dollars of 1/1024 and 4/1024 a token: every cost and hold is exact in binary.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
 const round: ScriptedReply = {
   toolCalls: [{ id: 'c1', name: 'look', input: {} }],
   model: 'm',

@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => releaseRedis());
 
 // Dollars of 1/1024 an input token and 4/1024 an output token: every charge is exact in binary.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
 const CAP = 32;
 const RUNS = 4;
 

@@ -22,7 +22,7 @@ afterAll(() => releaseRedis());
 
 // Prices of 1/1024 and 4/1024 dollars a token: every cost, hold and sum is exact in binary, so
 // "never past the cap" is asserted exactly.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 1e6 / 1024, outputUsdPerMTok: 4e6 / 1024 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 1e6 / 1024, outputPerMTok: 4e6 / 1024 } };
 /** Each call: 100 input tokens, at most 50 output ($0.29 held), 40 reported ($0.25 charged). */
 const tokens = { inputTokens: 100, maxOutputTokens: 50, outputTokens: Array.from({ length: 60 }, () => 40) };
 // Six runs on six slots (three workers of two): each starts before the cap is near, so each

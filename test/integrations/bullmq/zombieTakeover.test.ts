@@ -23,7 +23,7 @@ import { lapseLock, lapsingWorker } from '../../helpers/lapsingWorker';
 import { moment, until } from '../../helpers/moment';
 
 // $1 an output token, input free: a call bounded at 2 output tokens holds $2, as in the model.
-const PRICES: PriceTable = { '*': { inputUsdPerMTok: 0, outputUsdPerMTok: 1e6 } };
+const PRICES: PriceTable = { '*': { inputPerMTok: 0, outputPerMTok: 1e6 } };
 const CAP = { maxCostUsd: 5, strict: true };
 
 /** The batch's billed + uncertain dollars, its uncertain part, and what it holds ('hc': null when nothing). */
