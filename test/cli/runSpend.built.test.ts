@@ -51,4 +51,13 @@ describe('one run file, its money apart', () => {
       expect.stringMatching(/^ {2}model, attempt 3, \$0\.0006 \(before move 3\)/),
     ]);
   });
+
+  it('report <file> puts the same money line on the run page', () => {
+    const page = path.join(dir, 'a.html');
+    const made = runBuiltCli(['report', path.join(dir, 'a.jsonl'), '-o', page]);
+    expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: '' });
+    const usage = /<section id="usage">.*?<p class="sub">(.*?)<\/p>/s.exec(fs.readFileSync(page, 'utf8'))![1]!;
+    // As the page escapes it: the reason's parentheses are plain text.
+    expect(usage).toContain(`$0.0006 billed, $0.0100 uncertain (1 LLM call: ${WHY}), $0.0100 released (not billed)`);
+  });
 });
