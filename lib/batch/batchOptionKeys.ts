@@ -1,46 +1,9 @@
 import { MIRROR_CANNOT } from '../agent/options/optionKeys';
+import { keysOn } from '../internal/optionTable';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 
 /** The keys of `runBatch(tasks, options)`, checked against `BatchOptions` by assertKnownOptions so that they cannot drift. */
-export const BATCH_OPTION_KEYS = Object.freeze({
-  concurrency: true,
-  perRun: true,
-  total: true,
-  onPause: true,
-  retry: true,
-  historyDir: true,
-  store: true,
-  batchId: true,
-  historyDurability: true,
-  historyGroupCommit: true,
-  overwriteHistory: true,
-  resume: true,
-  resumeTools: true,
-  salvage: true,
-  signal: true,
-  onProgress: true,
-  progress: true,
-  logger: true,
-  pricing: true,
-  onUnknownCost: true,
-  billing: true,
-  toolConcurrency: true,
-  table: true,
-  approve: true,
-  approvalTimeoutMs: true,
-  onApproval: true,
-  compact: true,
-  journal: true,
-  ledger: true,
-  ledgerDefaultMaxCostUsd: true,
-  minOutputTokens: true,
-  externalBudgets: true,
-  cancelGraceMs: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  onRun: true,
-});
+export const BATCH_OPTION_KEYS = keysOn('batch');
 
 /** Batch options that reach only agent tasks, each with why a framework task cannot honour it. */
 const AGENT_TASKS_ONLY: Readonly<Record<string, string>> = Object.freeze({ ...MIRROR_CANNOT });

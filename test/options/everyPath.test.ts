@@ -8,6 +8,7 @@ import { runBatch } from '../../lib/batch/runBatch';
 import { runTask } from '../../lib/batch/runTask';
 import { resumeAwaitingApproval } from '../../lib/replay/resumeAwaitingApproval';
 import { nearestName } from '../../lib/internal/nearestName';
+import { declaredOptions, refusedOn, type OptionEntry } from '../../lib/internal/optionTable';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { UnknownOptionError } from '../../lib/machine/UnknownOptionError';
 import { mirrorAISDK } from '../../lib/integrations/ai-sdk/mirrorAISDK';
@@ -79,6 +80,46 @@ describe('an unknown option is refused with the nearest known name, on every pat
   it('names no suggestion when nothing is close', async () => {
     const error = await refusal(() => runBatch([], { completelyDifferent: 1 } as never));
     expect(error.message).toBe('Unknown option `completelyDifferent` of runBatch()');
+  });
+});
+
+describe('every declared option, given where it is not taken, is refused by name (generated from the one declaration)', () => {
+  // Each entry point of the declaration (lib/internal/optionTable.ts) and how it is called.
+  const byEntry: Record<OptionEntry, Entry[1]> = {
+    adapter: entries[0]![1],
+    runTurn: entries[1]![1],
+    mirror: entries[2]![1],
+    batch: entries[5]![1],
+    worker: entries[6]![1],
+    submit: entries[7]![1],
+    attach: entries[8]![1],
+  };
+  // The options the calls above give themselves (a worker's connection, …) are not given twice.
+  const given = { given: true };
+
+  it.each(Object.keys(byEntry) as OptionEntry[])('%s', async (entry) => {
+    const refused = refusedOn(entry);
+    let checked = 0;
+    for (const [key, declared] of declaredOptions()) {
+      if (declared.on.includes(entry)) continue;
+      checked++;
+      const error = await refusal(() => byEntry[entry]({ [key]: given }));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect([key, (error as InvalidArgumentError).argument]).toEqual([key, key]);
+      if (refused[key] === undefined) expect([key, error]).toEqual([key, expect.any(UnknownOptionError)]);
+      else {
+        expect([key, error]).not.toEqual([key, expect.any(UnknownOptionError)]);
+        expect(error.message).toContain(refused[key]);
+      }
+    }
+    expect(checked).toBeGreaterThan(5);
+  });
+
+  it('an entry point refuses only options it does not take', () => {
+    for (const entry of Object.keys(byEntry) as OptionEntry[])
+      for (const [key, declared] of declaredOptions())
+        if (declared.refused?.[entry] !== undefined)
+          expect({ entry, key, taken: declared.on.includes(entry) }).toEqual({ entry, key, taken: false });
   });
 });
 
