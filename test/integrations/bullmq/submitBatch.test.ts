@@ -299,9 +299,9 @@ describe('submitBatch() with startBatchWorker()', () => {
       submitBatch([], { ...opts, total: { maxCostUsd: 1, strict: false, whenSpent: 'pause' } }),
     ).rejects.toThrow(/`total.whenSpent` to be left out \(or 'stop'\) unless `maxCostUsd` is a strict cap/);
     await expect(submitBatch([], { ...opts, retryLostRuns: 1.5 })).rejects.toThrow(/retryLostRuns/);
-    await expect(
-      submitBatch([], { ...opts, pricing: { m: { inputPerMTok: 1, outputPerMTok: NaN } } }),
-    ).rejects.toThrow(/pricing\["m"\]\.outputPerMTok/);
+    await expect(submitBatch([], { ...opts, pricing: { m: { inputPerMTok: 1, outputPerMTok: NaN } } })).rejects.toThrow(
+      /pricing\["m"\]\.outputPerMTok/,
+    );
     await expect(submitBatch([], { ...opts, connection: 'localhost:6379' })).rejects.toThrow(/connection/);
     await expect(submitBatch([], { ...opts, store: {} as RunStore })).rejects.toThrow(
       'Expected `store` to be a RunStore (new PostgresStore(url))',
