@@ -172,3 +172,45 @@ describe('a response whose usage is malformed, under a cap that measures usage',
     expect(agent.usage.inputTokens).toBe(10);
   });
 });
+
+describe('an answer the loop refused, whose usage came back (answeredUsage on the error)', () => {
+  // The provider billed it: charged at its usage, not released as an unbilled 400.
+  const refused = () =>
+    Object.assign(new Error('the answer asks for an action the loop does not take'), {
+      status: 400,
+      answeredUsage: { inputTokens: 100, outputTokens: 20 },
+      model: 'm',
+    });
+  const bound = { inputTokens: 1000, maxOutputTokens: 1000, model: 'm' };
+
+  it('is billed at that usage on both drivers, and journaled with it', async () => {
+    const byAdapter = capture();
+    const scripted = createScriptedAgent({ bound, replies: [] });
+    const loop: AgentLoop = { ...scripted, sendUserMessage: () => Promise.reject(refused()) };
+    // The same options for both drivers, each with its own sink.
+    const options = { logger: false, pricing, clock, journal: true, budget: { maxCostUsd: 1 } } as const;
+    const agent = new AgentWithStateMachine(loop, { ...options, sink: byAdapter.sink });
+    const result = await agent.runTurn('go');
+
+    const byMirror = capture();
+    const mirror = new StepMirror({ ...options, sink: byMirror.sink });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart(bound)).toBeUndefined();
+    mirror.modelCallFailed(refused(), { willRetry: false });
+    const mirrored = mirror.runEnd();
+
+    // 100 × $1 + 20 × $4 per million.
+    for (const usage of [result.usage, mirrored.usage])
+      expect(usage).toMatchObject({
+        inputTokens: 100,
+        outputTokens: 20,
+        costUsd: 0.00018,
+        uncertainUsd: 0,
+        releasedUsd: 0,
+      });
+    const line = (lines: Array<Record<string, unknown>>) =>
+      lines.find((l) => l.type === 'llm' && l.error !== undefined)!;
+    for (const l of [line(byAdapter.journal), line(byMirror.journal)])
+      expect(l).toMatchObject({ usage: { inputTokens: 100, outputTokens: 20 }, costUsd: expect.closeTo(0.00018, 12) });
+  });
+});

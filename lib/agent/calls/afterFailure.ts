@@ -1,4 +1,5 @@
 import { failureMessage } from '../../internal/failureMessage';
+import type { Usage } from '../AgentLoop';
 import type { AttemptCharge } from '../money/chargeRule';
 import { cutAtBoundOf, type CutAtBound } from '../money/cutAtBound';
 import type { RetryPlan } from '../retry/planRetry';
@@ -36,9 +37,10 @@ export function afterFailure(
   error: unknown,
   charge: AttemptCharge,
   plan: () => NextTry,
+  usage?: Usage,
 ): FailedAttempt {
   const failure: Attempt = { attempt, error: failureMessage(error) };
-  const line = failureLine(error, charge);
+  const line = failureLine(error, charge, usage);
   const cut = line.cutAtBound;
   if (cut !== undefined) {
     failure.noRetry = 'the response stream was cut at its bound';
@@ -52,8 +54,16 @@ export function afterFailure(
   return { failure, line, cut, next, ends: next.kind !== 'wait' && next.kind !== 'maybe' };
 }
 
-/** A failed (or abandoned) attempt's journal line: its error, what it was charged, and a cut at its bound. */
-export function failureLine(error: unknown, charge: AttemptCharge): AttemptEndLine {
+/**
+ * A failed (or abandoned) attempt's journal line: its error, what it was charged, a cut at its
+ * bound, and the usage of an answer the loop refused (`chargeFailure`).
+ */
+export function failureLine(error: unknown, charge: AttemptCharge, usage?: Usage): AttemptEndLine {
   const cut = cutAtBoundOf(error);
-  return { error: journalError(error), ...chargeFields(charge), ...(cut && { cutAtBound: cut }) };
+  return {
+    error: journalError(error),
+    ...(usage && { usage }),
+    ...chargeFields(charge),
+    ...(cut && { cutAtBound: cut }),
+  };
 }

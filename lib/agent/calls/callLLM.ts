@@ -4,6 +4,7 @@ import { safeLog } from '../AgentLogger';
 import type { LLMResponse, OperationContext } from '../AgentLoop';
 import { planRetry } from '../retry/planRetry';
 import { afterFailure, failureLine } from './afterFailure';
+import { chargeFailure } from './chargeFailure';
 import { endAttempt, moneyOf } from './endAttempt';
 import { LLMCallError } from '../TurnError';
 import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
@@ -70,9 +71,16 @@ export async function callLLM(
     if (settled.kind === 'value')
       return answeredAttempt(scope, { operation, input, attempt, held, startedAt, endedAt, failures }, settled.value);
     // Charged before the retry is planned: the next attempt's hold sees what this one may have cost.
-    const charge = endAttempt(meter, held, { kind: 'failed', error: settled.error });
-    const ended = afterFailure(attempt, settled.error, charge, () =>
-      planRetry(settled.error, attempt, s.retry, s.random, s.clock),
+    const { charge, usage } = chargeFailure(
+      { meter, held, operation, turn, boundBy: "the loop's llmCallBound", policy: s },
+      settled.error,
+    );
+    const ended = afterFailure(
+      attempt,
+      settled.error,
+      charge,
+      () => planRetry(settled.error, attempt, s.retry, s.random, s.clock),
+      usage,
     );
     const { failure, cut, next: plan } = ended;
     failures.push(failure);

@@ -8,7 +8,7 @@ import type { Attempt } from '../turn/LLMOutcome';
 import { chargeAttempt, UNREPORTED, type AttemptCharge, type AttemptEnd } from '../money/chargeRule';
 import { endAttempt } from '../calls/endAttempt';
 import type { JournalEntry } from '../journal/JournalEntry';
-import type { ChargePolicy } from '../calls/chargeResponse';
+import type { ChargePolicy, ResponseToCharge } from '../calls/chargeResponse';
 import type { RunRecording } from '../journal/RunRecording';
 import { mirrorLlmLine, type AttemptFacts } from './mirrorAttemptLine';
 import { writeAttemptLine } from '../calls/writeAttemptLine';
@@ -210,6 +210,13 @@ export class MirrorMoves extends TurnCore {
     if (response.text !== undefined && response.text !== '') (this.texts ??= []).push(response.text);
     this.slots = calls.map((call) => ({ call, status: 'pending', startedAt: 0, endedAt: 0 }));
     return record;
+  }
+
+  /** The attempt in flight's hold, taken to charge an answer against it (`chargeResponse`, `chargeFailure`). */
+  takeHold(boundBy: string): Omit<ResponseToCharge, 'value'> {
+    const held = this.held;
+    this.held = NOTHING_RESERVED;
+    return { meter: this.meter!, held, operation: this.operation, turn: this.turn, boundBy, policy: this.deps };
   }
 
   /** The attempt in flight ended as `end` (by default unreported, so it may have left): charged by the rule (`endAttempt`). */

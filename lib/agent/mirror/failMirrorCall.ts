@@ -1,4 +1,5 @@
 import { afterFailure, type NextTry } from '../calls/afterFailure';
+import { answeredUsageOf, chargeFailure } from '../calls/chargeFailure';
 import type { MirrorMoves } from './MirrorMoves';
 
 /**
@@ -12,8 +13,12 @@ export function failMirrorCall(
   error: unknown,
   info: { willRetry?: boolean; delayMs?: number },
 ): void {
-  const charge = run.endAttempt({ kind: 'failed', error });
-  const ended = afterFailure(run.attempt, error, charge, () => frameworkSaid(info));
+  // A refused answer that reports its usage is billed at it, as on the adapter; else by the charge rule.
+  const { charge, usage } =
+    answeredUsageOf(error) === undefined
+      ? { charge: run.endAttempt({ kind: 'failed', error }), usage: undefined }
+      : chargeFailure(run.takeHold('the bound given to modelCallStart'), error);
+  const ended = afterFailure(run.attempt, error, charge, () => frameworkSaid(info), usage);
   run.attemptLine(run.deps.clock(), ended.line);
   run.failures.push(ended.failure);
   if (ended.ends) run.endCallFailed(error);

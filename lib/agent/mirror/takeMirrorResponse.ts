@@ -10,7 +10,6 @@ import { chargeFields } from '../calls/endAttempt';
 import { WRAPPING_UP } from '../extensionStates';
 import type { MirrorMoves } from './MirrorMoves';
 import { wrappedUp } from './MirrorWrapUp';
-import { NOTHING_RESERVED } from '../calls/reserveLLMCall';
 import { ONE_LLM_CALL } from '../UsageTotals';
 
 /**
@@ -38,8 +37,7 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
     run.attempt = Math.max(1, run.attempt);
     run.attemptStartedAt = endedAt;
   }
-  const held = run.held;
-  run.held = NOTHING_RESERVED;
+  const toCharge = run.takeHold('the bound given to modelCallStart');
   const served = run.served;
   run.served = undefined;
   // A served response (from the journal) at its recorded cost: no request was made, so nothing to decide, as on the adapter.
@@ -50,15 +48,7 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
     return void goOn(run, state, response, problems, undefined);
   }
   // A live response against its hold, as the adapter's are.
-  const charged = chargeResponse({
-    meter,
-    held,
-    value: response,
-    operation: run.operation,
-    turn: run.turn,
-    boundBy: 'the bound given to modelCallStart',
-    policy: run.deps,
-  });
+  const charged = chargeResponse({ ...toCharge, value: response });
   const { valid, charge, passed } = charged;
   run.attemptLine(endedAt, {
     response,

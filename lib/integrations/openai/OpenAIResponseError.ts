@@ -1,4 +1,5 @@
 import type { Response } from 'openai/resources/responses/responses';
+import type { Usage } from 'agent-state-machine';
 
 /**
  * A response the API failed after accepting the request: `status: 'failed'`, an `error`
@@ -18,6 +19,13 @@ export class OpenAIResponseError extends Error {
   readonly param: string | null;
   /** The failed response's id, when it is known. */
   readonly responseId: string | undefined;
+  /**
+   * The usage of an answer the loop refused (an item it cannot act on): the provider billed it,
+   * so the attempt is charged at it, not by the failure rule (its 400 would read as unbilled).
+   */
+  readonly answeredUsage: Usage | undefined;
+  /** The model of that answer, to price its usage. */
+  readonly model: string | undefined;
 
   constructor(
     message: string,
@@ -26,12 +34,16 @@ export class OpenAIResponseError extends Error {
       param?: string | null | undefined;
       responseId?: string | undefined;
       cause?: unknown;
+      answeredUsage?: Usage | undefined;
+      model?: string | undefined;
     } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.code = details.code ?? null;
     this.param = details.param ?? null;
     this.responseId = details.responseId;
+    this.answeredUsage = details.answeredUsage;
+    this.model = details.model;
     this.status = httpStatusOf(this.code);
   }
 }

@@ -91,7 +91,13 @@ export function fromOpenAIChat(client: ChatClient, options: OpenAIChatOptions): 
       );
     } else completion = await client.chat.completions.create(body, { signal: ctx.signal, maxRetries: 0 });
     const choice = completion.choices?.[0];
-    if (choice === undefined) throw new Error(`the response to model ${options.model} has no choices`);
+    if (choice === undefined) {
+      const answeredUsage = mapOpenAIUsage(completion.usage);
+      // Answered, and billed at its usage when it reports one: never counted as unbilled.
+      throw Object.assign(new Error(`the response to model ${options.model} has no choices`), {
+        ...(answeredUsage && { answeredUsage, model: completion.model }),
+      });
+    }
     const message = choice.message;
     const { assistant, toolCalls } = readChatMessage(message, freshId);
     // Committed only now, after the call succeeded: a retry sends exactly what the failed attempt sent.

@@ -1,4 +1,5 @@
 import type { Response } from 'openai/resources/responses/responses';
+import { mapResponsesUsage } from './mapResponsesUsage';
 import { OpenAIResponseError } from './OpenAIResponseError';
 
 /**
@@ -41,6 +42,12 @@ export function refuseClientActions(response: Response): void {
   });
   throw new OpenAIResponseError(
     `the response ${response.id} asks the client for ${asked.length === 1 ? 'an action' : `${asked.length} actions`} fromOpenAIResponses does not take (it runs function_call items only): ${named.join('; ')}`,
-    { code: 'unsupported_client_action', responseId: response.id },
+    {
+      code: 'unsupported_client_action',
+      responseId: response.id,
+      // Answered, so billed: the attempt is charged at the answer's usage.
+      answeredUsage: mapResponsesUsage(response.usage, response.output ?? []),
+      model: response.model,
+    },
   );
 }

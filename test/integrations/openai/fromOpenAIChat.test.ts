@@ -588,3 +588,32 @@ describe('checkChatRequest (the local server)', () => {
     ).toBeUndefined();
   });
 });
+
+describe('fromOpenAIChat: an answer with no choices', () => {
+  it('ends the turn in an error, billed at the usage it reports (never released as unbilled)', async () => {
+    const body = {
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: 0,
+      model: 'gpt-local',
+      choices: [],
+      usage: { prompt_tokens: 10, completion_tokens: 0, total_tokens: 10 },
+    };
+    const fetch = (async () =>
+      new Response(JSON.stringify(body), {
+        headers: { 'content-type': 'application/json' },
+      })) as typeof globalThis.fetch;
+    const loop = fromOpenAIChat(new OpenAI({ apiKey: 'k', fetch }), { model: 'gpt-local', maxTokens: 100 });
+    const result = await agentOf(loop, { pricing: (u) => (u.inputTokens ?? 0) * 1e-6, retry: { retries: 0 } }).runTurn(
+      'hi',
+    );
+    expect(result.error?.message).toMatch(/has no choices/);
+    expect(result.usage).toMatchObject({
+      llmCalls: 1,
+      inputTokens: 10,
+      outputTokens: 0,
+      costUsd: 0.00001,
+      uncertainUsd: 0,
+    });
+  });
+});

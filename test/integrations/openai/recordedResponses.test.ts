@@ -1,0 +1,98 @@
+import OpenAI from 'openai';
+import { fromOpenAIResponses } from '../../../lib/integrations/openai';
+import { createPricing } from '../../../lib/integrations/pricing';
+import { recordedFetch } from '../../fixtures/recordedFetch';
+import { agentOf } from '../../helpers/sdkLoopTest';
+
+// Responses the OpenAI Responses API sent, recorded by the AI SDK for its own tests
+// (test/fixtures/openai/NOTICE.md), read by the real `openai` client through a fake `fetch` and
+// run through the ready-made loop under a strict cap. Usage and cost must be the recording's,
+// and each charge within the hold the library took before the request was sent.
+
+// gpt-5-mini's list prices and a cent a search, as the user's table would give them.
+const pricing = createPricing({
+  prices: {
+    'gpt-5-mini': { inputPerMTok: 0.25, cachedInputPerMTok: 0.025, outputPerMTok: 2, webSearchPerUse: 0.01 },
+  },
+  catalog: false,
+});
+
+function journaled(): { lines: Array<Record<string, unknown>>; sink: { write(): void; journal(j: unknown): void } } {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, sink: { write: () => undefined, journal: (j) => void lines.push(j as Record<string, unknown>) } };
+}
+
+describe('fromOpenAIResponses on responses recorded from the API', () => {
+  it.each([
+    // Not streamed: three searches; 19,681 in (3,712 from the cache), 3,773 out (3,136 reasoning).
+    {
+      file: 'ai-sdk/openai-web-search-tool.1.json',
+      stream: false,
+      usage: { inputTokens: 19_681, cachedInputTokens: 3712, outputTokens: 3773, reasoningTokens: 3136 },
+      searches: 3,
+      // (15,969 × $0.25 + 3,712 × $0.025 + 3,773 × $2) per million, and 3 searches at $0.01.
+      costUsd: 0.01163105 + 0.03,
+    },
+    // Streamed: six searches; 31,073 in (3,712 from the cache), 4,416 out (3,712 reasoning).
+    {
+      file: 'ai-sdk/openai-web-search-tool.1.chunks.txt',
+      stream: true,
+      usage: { inputTokens: 31_073, cachedInputTokens: 3712, outputTokens: 4416, reasoningTokens: 3712 },
+      searches: 6,
+      costUsd: 0.01576505 + 0.06,
+    },
+  ])('web search ($file): the recorded usage, searches and cost, charged within its hold', async (c) => {
+    const recorded = recordedFetch('openai', [c.file]);
+    const client = new OpenAI({ apiKey: 'sk-local', fetch: recorded.fetch });
+    const loop = fromOpenAIResponses(client, {
+      model: 'gpt-5-mini',
+      maxTokens: 8000,
+      stream: c.stream,
+      // What one search's results may add to the input, as the user states it (OpenAI states no bound).
+      serverToolResultTokens: 8000,
+      request: { tools: [{ type: 'web_search' }], max_tool_calls: c.searches },
+    });
+    const out = journaled();
+    const agent = agentOf(loop, { pricing, budget: { maxCostUsd: 5 }, sink: out.sink, ledger: true });
+    const result = await agent.runTurn('What happened in Berlin today?');
+
+    expect(result.outcome).toBe('end_of_turn');
+    expect(result.text).toMatch(/vercel/);
+    const { inputTokens, outputTokens } = c.usage;
+    expect(result.usage).toMatchObject({ inputTokens, outputTokens, llmCalls: 1 });
+    expect(result.usage.costUsd).toBeCloseTo(c.costUsd, 10);
+    expect(result.usage.uncertainUsd).toBe(0);
+    // The request as sent held its worst case first; the answer was charged within it.
+    const reserve = out.lines.find((l) => l.type === 'reserve')!;
+    const answer = out.lines.find((l) => l.type === 'llm')!;
+    expect(answer.usage).toEqual({ ...c.usage, serverToolUses: { webSearch: c.searches } });
+    expect(answer.costUsd).toBeCloseTo(c.costUsd, 10);
+    expect(answer.boundExceeded).toBeUndefined();
+    expect(answer.costUsd as number).toBeLessThanOrEqual(reserve.maxCostUsd as number);
+    expect(recorded.requests[0]).toMatchObject({ max_output_tokens: 8000, max_tool_calls: c.searches });
+  });
+
+  it.each([
+    ['ai-sdk/openai-shell-tool.1.json', 157, 73],
+    ['ai-sdk/openai-shell-tool.1.chunks.txt', 145, 41],
+  ])(
+    'a recorded shell_call (%s) ends the turn in an error naming it, billed at its usage (its 400 is not an unbilled one)',
+    async (file, inputTokens, outputTokens) => {
+      const recorded = recordedFetch('openai', [file]);
+      const client = new OpenAI({ apiKey: 'sk-local', fetch: recorded.fetch });
+      const loop = fromOpenAIResponses(client, { model: 'gpt-5.1', maxTokens: 1000, stream: file.endsWith('.txt') });
+      const result = await agentOf(loop, { pricing: () => 0.001 }).runTurn('List the files');
+      expect(result.outcome).toBe('error');
+      expect(result.error?.message).toMatch(/shell_call/);
+      // Answered and billed: before, the refusal's 400 released it as never billed, at $0.
+      expect(result.usage).toMatchObject({
+        llmCalls: 1,
+        inputTokens,
+        outputTokens,
+        costUsd: 0.001,
+        uncertainUsd: 0,
+        releasedUsd: 0,
+      });
+    },
+  );
+});
