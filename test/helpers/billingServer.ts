@@ -1,11 +1,14 @@
 import fc from 'fast-check';
-import { startOpenAIChatServer, type ChatAction, type OpenAIChatServer } from '../../examples/servers/openaiChatServer';
+import { startAnthropicMessagesServer, type MessagesAction } from '../../examples/servers/anthropicMessagesServer';
+import { startOpenAIChatServer, type ChatAction } from '../../examples/servers/openaiChatServer';
+import { startOpenAIResponsesServer, type ResponsesAction } from '../../examples/servers/openaiResponsesServer';
 import { USD_PER_TOKEN } from './localPricing';
 
-// A local Chat Completions server that bills like a provider: it answers every request it takes
-// in full (every output token the request allows) and bills it, whether or not the client sees
-// the answer. Per request a script picks what it does (a `Move`). The money tests run the real
-// OpenAI client against it, in process and across worker processes.
+// A local server that bills like a provider, on the Chat Completions wire (or OpenAI Responses,
+// or Anthropic Messages): it answers every request it takes in full (every output token the
+// request allows) and bills it, whether or not the client sees the answer. Per request a script
+// picks what it does (a `Move`). The money tests run the real SDK clients against it, in
+// process and across worker processes.
 
 /**
  * What the server does with one request: answer (`ok`); answer as a model id the prices lack
@@ -39,46 +42,67 @@ export interface Billing {
   overshoots: number;
 }
 
+/** What every wire server here has: its address, what it took, and what it rejected as the real API would. */
+export interface WireServer {
+  baseURL: string;
+  readonly exchanges: readonly unknown[];
+  readonly rejected: readonly unknown[];
+  close(): Promise<void>;
+}
+
 export interface BillingServer {
-  server: OpenAIChatServer;
+  server: WireServer;
   /** Plays `script` from its start (request i gets `script[i % length]`) and zeroes the bill. */
   reset(script: readonly Move[]): void;
   readonly billing: Billing;
 }
 
+/** The wire protocol the server speaks: OpenAI Chat Completions, OpenAI Responses, or Anthropic Messages. */
+export type Protocol = 'chat' | 'responses' | 'anthropic';
+
 /** What the server bills for input: about one token per 4 characters of the body, as tokenizers do. */
 const billedInput = (body: unknown): number => Math.ceil(JSON.stringify(body).length / 4);
 
-/** Starts the server; `lateMs` is how late a `late` answer comes (past the client's timeout). */
-export async function startBillingServer(lateMs: number): Promise<BillingServer> {
+/** What a move answers, before it is put in a protocol's words: an error, or an answer with its usage and its ways. */
+type Answer =
+  | { error: 429 | 500 }
+  | { usage: { input: number; output: number } | null; model: string; cutAfter?: 'early' | 'late'; delayMs?: number };
+
+/**
+ * Starts the server; `lateMs` is how late a `late` answer comes (past the client's timeout).
+ * `protocol` (default `chat`) picks the wire. Anthropic always reports usage, so there `noUsage`
+ * answers with it; and its server stops at `max_tokens`, so `overBound` bills only that.
+ * OpenAI Responses reports usage in its last event, so both cuts there come before it.
+ */
+export async function startBillingServer(lateMs: number, protocol: Protocol = 'chat'): Promise<BillingServer> {
   let script: readonly Move[] = ['ok'];
   let requests = 0;
   const billing: Billing = { usd: 0, overshotUsd: 0, overshoots: 0 };
-  const server = await startOpenAIChatServer({
-    // It reports the usage each move gives, past the request's max too (`overBound`).
-    ignoresMaxTokens: true,
-    respond: (body: { max_completion_tokens?: number; max_tokens?: number }): ChatAction => {
-      const move = script[requests++ % script.length]!;
-      if (move === '429') return { error: { status: 429, message: 'Rate limit reached', type: 'requests' } };
-      // LangChain's ChatOpenAI and the Agents SDK's Chat Completions model send max_tokens; the OpenAI loops send max_completion_tokens.
-      const max = body.max_completion_tokens ?? body.max_tokens ?? 0;
-      const over = move === 'overBound' ? max : 0;
-      const usage = { prompt_tokens: billedInput(body), completion_tokens: max + over };
-      billing.usd += (usage.prompt_tokens + usage.completion_tokens) * USD_PER_TOKEN;
-      billing.overshotUsd += over * USD_PER_TOKEN;
-      if (over > 0) billing.overshoots += 1;
-      if (move === '500') return { error: { status: 500, message: 'The server had an error' } };
-      const model = move === 'dated' ? 'gpt-local-2025-01-01' : move === 'throws' ? 'gpt-local-throws' : 'gpt-local';
-      const dropAfterChunks = move === 'cutBeforeUsage' ? 1 : move === 'cutAfterUsage' ? 1000 : undefined;
-      return {
-        content: 'done',
-        usage: move === 'noUsage' ? null : usage,
-        model,
-        ...(dropAfterChunks === undefined ? {} : { dropAfterChunks }),
-        ...(move === 'late' ? { delayMs: lateMs } : {}),
-      };
-    },
-  });
+  // The move for the next request, billed as a provider would bill it.
+  const answer = (body: unknown, max: number, capsOutput: boolean): Answer => {
+    const move = script[requests++ % script.length]!;
+    if (move === '429') return { error: 429 };
+    const over = move === 'overBound' && !capsOutput ? max : 0;
+    const usage = { input: billedInput(body), output: max + over };
+    billing.usd += (usage.input + usage.output) * USD_PER_TOKEN;
+    billing.overshotUsd += over * USD_PER_TOKEN;
+    if (over > 0) billing.overshoots += 1;
+    if (move === '500') return { error: 500 };
+    const model = move === 'dated' ? 'gpt-local-2025-01-01' : move === 'throws' ? 'gpt-local-throws' : 'gpt-local';
+    return {
+      usage: move === 'noUsage' && protocol !== 'anthropic' ? null : usage,
+      model,
+      ...(move === 'cutBeforeUsage' ? { cutAfter: 'early' as const } : {}),
+      ...(move === 'cutAfterUsage' ? { cutAfter: 'late' as const } : {}),
+      ...(move === 'late' ? { delayMs: lateMs } : {}),
+    };
+  };
+  const server =
+    protocol === 'chat'
+      ? await chatServer(answer)
+      : protocol === 'responses'
+        ? await responsesServer(answer)
+        : await anthropicServer(answer);
   return {
     server,
     billing,
@@ -88,6 +112,68 @@ export async function startBillingServer(lateMs: number): Promise<BillingServer>
       Object.assign(billing, { usd: 0, overshotUsd: 0, overshoots: 0 });
     },
   };
+}
+
+type Answering = (body: unknown, max: number, capsOutput: boolean) => Answer;
+
+function chatServer(answer: Answering): Promise<WireServer> {
+  return startOpenAIChatServer({
+    // It reports the usage each move gives, past the request's max too (`overBound`).
+    ignoresMaxTokens: true,
+    respond: (body: { max_completion_tokens?: number; max_tokens?: number }): ChatAction => {
+      // LangChain's ChatOpenAI and the Agents SDK's Chat Completions model send max_tokens; the OpenAI loops send max_completion_tokens.
+      const a = answer(body, body.max_completion_tokens ?? body.max_tokens ?? 0, false);
+      if ('error' in a)
+        return a.error === 429
+          ? { error: { status: 429, message: 'Rate limit reached', type: 'requests' } }
+          : { error: { status: 500, message: 'The server had an error' } };
+      return {
+        content: 'done',
+        usage: a.usage === null ? null : { prompt_tokens: a.usage.input, completion_tokens: a.usage.output },
+        model: a.model,
+        ...(a.cutAfter === undefined ? {} : { dropAfterChunks: a.cutAfter === 'early' ? 1 : 1000 }),
+        ...(a.delayMs === undefined ? {} : { delayMs: a.delayMs }),
+      };
+    },
+  });
+}
+
+function responsesServer(answer: Answering): Promise<WireServer> {
+  return startOpenAIResponsesServer({
+    respond: (body: { max_output_tokens?: number }): ResponsesAction => {
+      const a = answer(body, body.max_output_tokens ?? 0, false);
+      if ('error' in a)
+        return a.error === 429
+          ? { error: { status: 429, message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }
+          : { error: { status: 500, message: 'The server had an error', type: 'server_error' } };
+      return {
+        text: 'done',
+        usage: a.usage === null ? null : { input_tokens: a.usage.input, output_tokens: a.usage.output },
+        model: a.model,
+        ...(a.cutAfter === undefined ? {} : { dropAfterEvents: a.cutAfter === 'early' ? 1 : 4 }),
+        ...(a.delayMs === undefined ? {} : { delayMs: a.delayMs }),
+      };
+    },
+  });
+}
+
+function anthropicServer(answer: Answering): Promise<WireServer> {
+  return startAnthropicMessagesServer({
+    respond: (body: { max_tokens?: number }): MessagesAction => {
+      const a = answer(body, body.max_tokens ?? 0, true);
+      if ('error' in a)
+        return a.error === 429
+          ? { error: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached' } }
+          : { error: { status: 500, type: 'api_error', message: 'Internal server error' } };
+      return {
+        text: 'done',
+        usage: { input_tokens: a.usage!.input, output_tokens: a.usage!.output },
+        model: a.model,
+        ...(a.cutAfter === undefined ? {} : { dropAfterEvents: a.cutAfter === 'early' ? 1 : 5 }),
+        ...(a.delayMs === undefined ? {} : { delayMs: a.delayMs }),
+      };
+    },
+  });
 }
 
 /** A batch's script: its calls streamed, or sent whole and then open to a server that ignores max tokens. */
