@@ -8,6 +8,7 @@ import {
   billingScripts,
   startBillingServer,
   unreadOvershootUsd,
+  type BillingServer,
   type Protocol,
   type Script,
 } from '../../helpers/billingServer';
