@@ -5,7 +5,7 @@
 // and the refusal maps are read from here, and test/options/everyPath.test.ts is generated
 // from it: each option given to each entry point that does not take it must be refused by name.
 
-/** The entry points that take options. `frameworkTask`: a framework task's adapter options (`runBatch`, `runTask`). */
+/** The entry points that take options. A framework task's adapter options are refused as the mirror's are. */
 export type OptionEntry = 'adapter' | 'runTurn' | 'mirror' | 'batch' | 'worker' | 'submit' | 'attach';
 
 /** One option: the entry points that take it, and the reason of each that refuses it by name. */

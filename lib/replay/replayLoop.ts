@@ -114,6 +114,10 @@ export function replayFeedLoop(feed: ReplayFeed): Pick<ReplayedLoop, 'loop' | 'r
         name: error.name ?? 'Error',
         status: error.status,
         code: error.code,
+        // An answer the loop refused, billed at its usage: charged again at the cost it was recorded at.
+        ...(entry.usage !== undefined && {
+          answeredUsage: entry.costUsd === undefined ? entry.usage : { ...entry.usage, costUsd: entry.costUsd },
+        }),
       });
     // A copy: the adapter and the caller may keep what they are given.
     return structuredClone(entry.response) as LLMResponse;

@@ -214,3 +214,32 @@ describe('an answer the loop refused, whose usage came back (answeredUsage on th
       expect(l).toMatchObject({ usage: { inputTokens: 100, outputTokens: 20 }, costUsd: expect.closeTo(0.00018, 12) });
   });
 });
+
+describe('an answer the loop refused, past its bound', () => {
+  const bound = { inputTokens: 1000, maxOutputTokens: 1000, model: 'm' };
+  const refused = () =>
+    Object.assign(new Error('refused'), { status: 400, answeredUsage: { inputTokens: 100, outputTokens: 5000 } });
+
+  it('stops the run under a strict cap on both drivers, the fact in its line', async () => {
+    const options = { logger: false, pricing, clock, journal: true, budget: { maxCostUsd: 1, strict: true } } as const;
+    const byAdapter = capture();
+    const scripted = createScriptedAgent({ bound, replies: [] });
+    const loop: AgentLoop = { ...scripted, sendUserMessage: () => Promise.reject(refused()) };
+    const result = await new AgentWithStateMachine(loop, { ...options, sink: byAdapter.sink }).runTurn('go');
+
+    const byMirror = capture();
+    const mirror = new StepMirror({ ...options, sink: byMirror.sink });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart(bound)).toBeUndefined();
+    mirror.modelCallFailed(refused(), { willRetry: false });
+    const mirrored = mirror.runEnd();
+
+    expect(result.outcome).toBe('budget_exceeded');
+    expect(mirrored.outcome).toBe(result.outcome);
+    for (const lines of [byAdapter.journal, byMirror.journal])
+      expect(lines.find((l) => l.type === 'llm')).toMatchObject({
+        usage: { inputTokens: 100, outputTokens: 5000 },
+        boundExceeded: { outputTokens: 5000 },
+      });
+  });
+});

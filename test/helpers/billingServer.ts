@@ -70,9 +70,11 @@ type Answer =
 
 /**
  * Starts the server; `lateMs` is how late a `late` answer comes (past the client's timeout).
- * `protocol` (default `chat`) picks the wire. Anthropic always reports usage, so there `noUsage`
- * answers with it; and its server stops at `max_tokens`, so `overBound` bills only that.
- * OpenAI Responses reports usage in its last event, so both cuts there come before it.
+ * `protocol` (default `chat`) picks the wire; a move means the same on each but where the wire
+ * cannot say it. Anthropic always reports usage, so there `noUsage` answers with it; its server
+ * stops at `max_tokens`, so `overBound` bills only that. OpenAI Responses reports usage in its
+ * last event and Anthropic its output in `message_delta`, so on both a cut comes before the
+ * answer's whole usage (`cutAfterUsage` only cuts later).
  */
 export async function startBillingServer(lateMs: number, protocol: Protocol = 'chat'): Promise<BillingServer> {
   let script: readonly Move[] = ['ok'];
@@ -169,6 +171,7 @@ function anthropicServer(answer: Answering): Promise<WireServer> {
         text: 'done',
         usage: { input_tokens: a.usage!.input, output_tokens: a.usage!.output },
         model: a.model,
+        // Early: after message_start (the input's usage); late: well into the answer.
         ...(a.cutAfter === undefined ? {} : { dropAfterEvents: a.cutAfter === 'early' ? 1 : 5 }),
         ...(a.delayMs === undefined ? {} : { delayMs: a.delayMs }),
       };

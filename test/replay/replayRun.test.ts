@@ -216,3 +216,33 @@ describe('every reader takes a journaled file', () => {
     expect(otlp.resourceSpans[0]!.scopeSpans[0]!.spans.length).toBeGreaterThan(0);
   });
 });
+
+describe('replayRun of an answer the loop refused (answeredUsage)', () => {
+  it('charges it again at the cost it was recorded at, as the run was charged', async () => {
+    const file = path.join(dir, 'refused.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r' });
+    const scripted = createScriptedAgent({ sleep: instant, replies: [] });
+    const refused = Object.assign(new Error('refused'), {
+      status: 400,
+      answeredUsage: { inputTokens: 100, outputTokens: 20 },
+      model: 'm',
+    });
+    const agent = new AgentWithStateMachine(
+      { ...scripted, sendUserMessage: () => Promise.reject(refused) },
+      {
+        sink,
+        journal: true,
+        logger: false,
+        clock: manualClock().now,
+        sleep: instant,
+        pricing: (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-4,
+      },
+    );
+    const ran = await agent.runTurn('go');
+    sink.close();
+    expect(ran.usage).toMatchObject({ inputTokens: 100, outputTokens: 20, costUsd: 0.012, releasedUsd: 0 });
+    const replay = await replayRun(await loadHistory(file));
+    expect(replay.reproduced).toBe(true);
+    expect(replay.usage).toMatchObject({ inputTokens: 100, outputTokens: 20, costUsd: 0.012, releasedUsd: 0 });
+  });
+});

@@ -13,7 +13,7 @@ export interface ChargedFacts {
   problem: string | undefined;
   /** A strict cap: a response past its bound stops the run and every budget it shares. */
   tripsOnBound: boolean;
-  /** A cap measures usage (dollars or tokens): a bad number there would leave it blind. */
+  /** A cap measures usage (dollars or tokens): a bad number there would leave it blind. Read only when the usage has problems. */
   capsUsage: boolean;
   /** The run warned of an unknown cost before: once a run. */
   warnedUnknownCost: boolean;
@@ -52,12 +52,16 @@ export function afterCharge(facts: ChargedFacts): AfterCharge {
   // The response's own usage, apart from the run's total that the record ending the turn carries as `usage`.
   if (priced.error !== undefined)
     return { kind: 'failed', error: priced.error, data: { operation, responseUsage: charged.valid } };
+  // The usual answer, with nothing to note: one decision for all (bench: turncore).
+  if (problems.length === 0 && priced.note === undefined) return GO_ON;
   let notes: ResponseNotes | undefined;
   if (problems.length > 0) notes = { usageProblems: problems };
   if (priced.note !== undefined) (notes ??= {}).unknownCost = priced.note;
   const warn = priced.note !== undefined && !facts.warnedUnknownCost ? priced.note : undefined;
   return { kind: 'response', notes, warn };
 }
+
+const GO_ON: AfterCharge = Object.freeze({ kind: 'response', notes: undefined, warn: undefined });
 
 /** The usage a response reported, as it reported it. */
 function usageOf(value: unknown): unknown {

@@ -1,5 +1,6 @@
 import { failureMessage } from '../../internal/failureMessage';
 import type { Usage } from '../AgentLoop';
+import type { BoundExceeded } from '../boundExceeded';
 import type { AttemptCharge } from '../money/chargeRule';
 import { cutAtBoundOf, type CutAtBound } from '../money/cutAtBound';
 import type { RetryPlan } from '../retry/planRetry';
@@ -37,10 +38,10 @@ export function afterFailure(
   error: unknown,
   charge: AttemptCharge,
   plan: () => NextTry,
-  usage?: Usage,
+  answered?: { usage: Usage | undefined; passed: BoundExceeded | undefined },
 ): FailedAttempt {
   const failure: Attempt = { attempt, error: failureMessage(error) };
-  const line = failureLine(error, charge, usage);
+  const line = failureLine(error, charge, answered?.usage, answered?.passed);
   const cut = line.cutAtBound;
   if (cut !== undefined) {
     failure.noRetry = 'the response stream was cut at its bound';
@@ -56,14 +57,20 @@ export function afterFailure(
 
 /**
  * A failed (or abandoned) attempt's journal line: its error, what it was charged, a cut at its
- * bound, and the usage of an answer the loop refused (`chargeFailure`).
+ * bound, and the usage of an answer the loop refused (`chargeFailure`), with its bound passed.
  */
-export function failureLine(error: unknown, charge: AttemptCharge, usage?: Usage): AttemptEndLine {
+export function failureLine(
+  error: unknown,
+  charge: AttemptCharge,
+  usage?: Usage,
+  passed?: BoundExceeded,
+): AttemptEndLine {
   const cut = cutAtBoundOf(error);
   return {
     error: journalError(error),
     ...(usage && { usage }),
     ...chargeFields(charge),
+    ...(passed && { boundExceeded: passed }),
     ...(cut && { cutAtBound: cut }),
   };
 }

@@ -134,7 +134,7 @@ function outcomeOf(
     value,
     problem,
     tripsOnBound: meter.tripsOnBound,
-    capsUsage: meter.caps('maxCostUsd') || meter.caps('maxTokens'),
+    capsUsage: charged.problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')),
     warnedUnknownCost: s.warned.unknownCost,
   });
   switch (next.kind) {

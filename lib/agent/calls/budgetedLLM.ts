@@ -2,7 +2,8 @@ import type { BudgetedLLM, LLMCallBound, Usage } from '../AgentLoop';
 import type { SpentLimit } from '../BudgetLimits';
 import type { BoundExceeded } from '../boundExceeded';
 import { chargeResponse } from './chargeResponse';
-import { chargeFields, endAttempt } from './endAttempt';
+import { chargeFailure } from './chargeFailure';
+import { chargeFields } from './endAttempt';
 import { boundProblem, planBoundedCall, reserveLLMCall } from './reserveLLMCall';
 import { budgetError } from '../money/spentRecord';
 import { ContractViolationError, OperationError } from '../TurnError';
@@ -147,10 +148,15 @@ class Hook implements BudgetedHook {
         held.maxOutputTokens === undefined ? { signal } : { signal, maxOutputTokens: held.maxOutputTokens },
       );
     } catch (error) {
-      // It may have left: charged at its hold unless it provably never did.
-      const charge = chargeFields(endAttempt(meter, held, { kind: 'failed', error }));
-      ledger({ error: journalError(error), ...charge });
-      this.#record({ ...charge, error: String(error) });
+      // It may have left: charged at its hold unless it provably never did; a refused answer at its usage.
+      const answered = chargeFailure(
+        { meter, held, operation: hook, turn: scope.turn, boundBy: "the hook's bound", policy: s },
+        error,
+      );
+      const charge = chargeFields(answered.charge);
+      const usage = answered.usage === undefined ? {} : { usage: answered.usage };
+      ledger({ error: journalError(error), ...usage, ...charge });
+      this.#record({ ...usage, ...charge, error: String(error) });
       throw error;
     }
     const { valid, priced, charge, passed } = chargeResponse({

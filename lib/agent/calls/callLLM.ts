@@ -5,7 +5,7 @@ import type { LLMResponse, OperationContext } from '../AgentLoop';
 import { planRetry } from '../retry/planRetry';
 import { afterFailure, failureLine } from './afterFailure';
 import { chargeFailure } from './chargeFailure';
-import { endAttempt, moneyOf } from './endAttempt';
+import { moneyOf } from './endAttempt';
 import { LLMCallError } from '../TurnError';
 import type { Attempt, LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { NOTHING_RESERVED, type CallFlags } from './reserveLLMCall';
@@ -62,8 +62,15 @@ export async function callLLM(
     if (settled.kind === 'abandoned' || (settled.kind === 'threw' && signal.aborted)) {
       // An abandoned or aborted request may still be billed: charged at its hold unless it never left.
       const error = settled.kind === 'threw' ? settled.error : new Error(`abandoned: ${scope.reason()}`);
-      const charge = endAttempt(meter, held, { kind: 'failed', error });
-      journalAttempt(scope, { operation, input, attempt, startedAt, endedAt }, failureLine(error, charge));
+      const { charge, usage, passed } = chargeFailure(
+        { meter, held, operation, turn, boundBy: "the loop's llmCallBound", policy: s },
+        error,
+      );
+      journalAttempt(
+        scope,
+        { operation, input, attempt, startedAt, endedAt },
+        failureLine(error, charge, usage, passed),
+      );
       if (s.hears('llmAttempt'))
         emitFailed(scope, operation, input, attempt, startedAt, endedAt, error, false, moneyOf(charge));
       return { kind: 'aborted', data: { attempt, failures } };
@@ -71,20 +78,27 @@ export async function callLLM(
     if (settled.kind === 'value')
       return answeredAttempt(scope, { operation, input, attempt, held, startedAt, endedAt, failures }, settled.value);
     // Charged before the retry is planned: the next attempt's hold sees what this one may have cost.
-    const { charge, usage } = chargeFailure(
+    const answered = chargeFailure(
       { meter, held, operation, turn, boundBy: "the loop's llmCallBound", policy: s },
       settled.error,
     );
+    const { charge, passed } = answered;
     const ended = afterFailure(
       attempt,
       settled.error,
       charge,
       () => planRetry(settled.error, attempt, s.retry, s.random, s.clock),
-      usage,
+      answered,
     );
     const { failure, cut, next: plan } = ended;
     failures.push(failure);
     journalAttempt(scope, { operation, input, attempt, startedAt, endedAt }, ended.line);
+    // A refused answer past its bound: under a strict cap the run stops, and every budget it shares, as for any answer.
+    if (passed !== undefined && meter.tripsOnBound) {
+      const spent = meter.trip(passed);
+      await meter.tripped();
+      return { kind: 'budget', spent, failures };
+    }
     if (s.hears('llmAttempt'))
       emitFailed(
         scope,

@@ -1,4 +1,5 @@
 import type { Usage } from '../AgentLoop';
+import type { BoundExceeded } from '../boundExceeded';
 import type { AttemptCharge } from '../money/chargeRule';
 import { chargeResponse, type ResponseToCharge } from './chargeResponse';
 import { endAttempt } from './endAttempt';
@@ -18,15 +19,20 @@ export function answeredUsageOf(error: unknown): { usage: object; model: unknown
 /**
  * What a failed attempt is charged, for both drivers: a refused answer that reports its usage
  * is billed at that usage, priced and checked against its bound as any answer is
- * (`chargeResponse`); any other failure by the charge rule (`endAttempt`: released, or its hold).
+ * (`chargeResponse`: `passed`, which a strict cap stops on); any other failure by the charge
+ * rule (`endAttempt`: released, or its hold).
  */
 export function chargeFailure(
   attempt: Omit<ResponseToCharge, 'value'>,
   error: unknown,
-): { charge: AttemptCharge; usage: Usage | undefined } {
+): { charge: AttemptCharge; usage: Usage | undefined; passed: BoundExceeded | undefined } {
   const answered = answeredUsageOf(error);
   if (answered === undefined)
-    return { charge: endAttempt(attempt.meter, attempt.held, { kind: 'failed', error }), usage: undefined };
-  const { charge, valid } = chargeResponse({ ...attempt, value: answered });
-  return { charge, usage: valid };
+    return {
+      charge: endAttempt(attempt.meter, attempt.held, { kind: 'failed', error }),
+      usage: undefined,
+      passed: undefined,
+    };
+  const { charge, valid, passed } = chargeResponse({ ...attempt, value: answered });
+  return { charge, usage: valid, passed };
 }

@@ -35,7 +35,7 @@ export interface LlmJournalEntry {
   response?: LLMResponse;
   /** A ledger-only line: the attempt's usage and cost, without its input or response. */
   ledgerOnly?: true;
-  /** In a ledger-only line: the usage the response reported. */
+  /** In a ledger-only line, and in the line of an answer the loop refused (`answeredUsage`): the usage it reported. */
   usage?: Usage;
   /**
    * What the attempt was charged in USD: its response's cost as reported or priced, else its

@@ -14,13 +14,15 @@ export function failMirrorCall(
   info: { willRetry?: boolean; delayMs?: number },
 ): void {
   // A refused answer that reports its usage is billed at it, as on the adapter; else by the charge rule.
-  const { charge, usage } =
+  const answered =
     answeredUsageOf(error) === undefined
-      ? { charge: run.endAttempt({ kind: 'failed', error }), usage: undefined }
+      ? { charge: run.endAttempt({ kind: 'failed', error }), usage: undefined, passed: undefined }
       : chargeFailure(run.takeHold('the bound given to modelCallStart'), error);
-  const ended = afterFailure(run.attempt, error, charge, () => frameworkSaid(info), usage);
+  const ended = afterFailure(run.attempt, error, answered.charge, () => frameworkSaid(info), answered);
   run.attemptLine(run.deps.clock(), ended.line);
   run.failures.push(ended.failure);
+  // A refused answer past its bound: under a strict cap the run stops, as the adapter's does.
+  if (answered.passed !== undefined && run.meter!.tripsOnBound) return run.trip(answered.passed);
   if (ended.ends) run.endCallFailed(error);
 }
 

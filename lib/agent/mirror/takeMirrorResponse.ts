@@ -64,7 +64,7 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
     value: response,
     problem: undefined,
     tripsOnBound: meter.tripsOnBound,
-    capsUsage: meter.caps('maxCostUsd') || meter.caps('maxTokens'),
+    capsUsage: charged.problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')),
     warnedUnknownCost: run.warnedUnknownCost,
   });
   switch (next.kind) {

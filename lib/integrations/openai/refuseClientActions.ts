@@ -45,8 +45,8 @@ export function refuseClientActions(response: Response): void {
     {
       code: 'unsupported_client_action',
       responseId: response.id,
-      // Answered, so billed: the attempt is charged at the answer's usage.
-      answeredUsage: mapResponsesUsage(response.usage, response.output ?? []),
+      // Answered, so billed: the attempt is charged at the answer's usage (at its hold when it reported none).
+      answeredUsage: mapResponsesUsage(response.usage, response.output ?? []) ?? {},
       model: response.model,
     },
   );

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { fromOpenAIResponses } from '../../../lib/integrations/openai';
 import { createPricing } from '../../../lib/integrations/pricing';
-import { recordedFetch } from '../../fixtures/recordedFetch';
+import { fixture, recordedFetch } from '../../fixtures/recordedFetch';
 import { agentOf } from '../../helpers/sdkLoopTest';
 
 // Responses the OpenAI Responses API sent, recorded by the AI SDK for its own tests
@@ -95,4 +95,23 @@ describe('fromOpenAIResponses on responses recorded from the API', () => {
       });
     },
   );
+});
+
+describe('fromOpenAIResponses: a refused answer that reports no usage (some gateways)', () => {
+  it('is charged at its hold as uncertain, never released as an unbilled 400', async () => {
+    const recorded = JSON.parse(fixture('openai', 'ai-sdk/openai-shell-tool.1.json')) as Record<string, unknown>;
+    const body = JSON.stringify({ ...recorded, usage: null });
+    const fetch = (async () =>
+      new Response(body, { headers: { 'content-type': 'application/json' } })) as typeof globalThis.fetch;
+    const loop = fromOpenAIResponses(new OpenAI({ apiKey: 'sk-local', fetch }), { model: 'gpt-5.1', maxTokens: 1000 });
+    const result = await agentOf(loop, {
+      pricing: (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6,
+      budget: { maxCostUsd: 1 },
+      onUnknownCost: 'warn',
+    }).runTurn('List the files');
+    expect(result.error?.message).toMatch(/shell_call/);
+    expect(result.usage.releasedUsd).toBe(0);
+    expect(result.usage.uncertainUsd).toBeGreaterThan(0);
+    expect(result.usage.costUsd).toBe(result.usage.uncertainUsd);
+  });
 });

@@ -96,14 +96,19 @@ describe.each(['responses', 'anthropic'] as const)(
     }, 180_000);
 
     it('bites: with strict: false, fast-check finds a server that bills past the cap', async () => {
+      // What the batch that failed the property billed: it failed by billing past the cap, not by throwing.
+      let billedPast = 0;
       const found = await fc.check(
         fc.asyncProperty(billingScripts(10), async (script) => {
           await batchAgainst(billing, protocol, script, false);
-          return billing.billing.usd <= CAP + 1e-12;
+          if (billing.billing.usd <= CAP + 1e-12) return true;
+          billedPast = billing.billing.usd;
+          return false;
         }),
         { numRuns: 8, seed: 20261204, endOnFailure: true },
       );
       expect(found.failed).toBe(true);
+      expect(billedPast).toBeGreaterThan(CAP);
     }, 180_000);
   },
 );
