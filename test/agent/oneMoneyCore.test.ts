@@ -175,22 +175,19 @@ describe('a response whose usage is malformed, under a cap that measures usage',
 
 describe('an answer the loop refused, whose usage came back (answeredUsage on the error)', () => {
   // The provider billed it: charged at its usage, not released as an unbilled 400.
-  const refused = () =>
-    Object.assign(new Error('the answer asks for an action the loop does not take'), {
-      status: 400,
-      answeredUsage: { inputTokens: 100, outputTokens: 20 },
-      model: 'm',
-    });
   const bound = { inputTokens: 1000, maxOutputTokens: 1000, model: 'm' };
 
-  it('is billed at that usage on both drivers, and journaled with it', async () => {
+  /** The refusal of an answer that reported `usage`, on the adapter and on the mirror, each with the same options. */
+  async function refusedOnBoth(
+    usage: { inputTokens: number; outputTokens: number },
+    budget: { maxCostUsd: number; strict?: boolean },
+  ) {
+    const refused = () => Object.assign(new Error('refused'), { status: 400, answeredUsage: usage, model: 'm' });
+    const options = { logger: false, pricing, clock, journal: true, budget } as const;
     const byAdapter = capture();
     const scripted = createScriptedAgent({ bound, replies: [] });
     const loop: AgentLoop = { ...scripted, sendUserMessage: () => Promise.reject(refused()) };
-    // The same options for both drivers, each with its own sink.
-    const options = { logger: false, pricing, clock, journal: true, budget: { maxCostUsd: 1 } } as const;
-    const agent = new AgentWithStateMachine(loop, { ...options, sink: byAdapter.sink });
-    const result = await agent.runTurn('go');
+    const adapter = await new AgentWithStateMachine(loop, { ...options, sink: byAdapter.sink }).runTurn('go');
 
     const byMirror = capture();
     const mirror = new StepMirror({ ...options, sink: byMirror.sink });
@@ -198,9 +195,14 @@ describe('an answer the loop refused, whose usage came back (answeredUsage on th
     expect(await mirror.modelCallStart(bound)).toBeUndefined();
     mirror.modelCallFailed(refused(), { willRetry: false });
     const mirrored = mirror.runEnd();
+    const line = (lines: Array<Record<string, unknown>>) => lines.find((l) => l.type === 'llm')!;
+    return { results: [adapter, mirrored], lines: [line(byAdapter.journal), line(byMirror.journal)] };
+  }
 
+  it('is billed at that usage on both drivers, and journaled with it', async () => {
+    const { results, lines } = await refusedOnBoth({ inputTokens: 100, outputTokens: 20 }, { maxCostUsd: 1 });
     // 100 × $1 + 20 × $4 per million.
-    for (const usage of [result.usage, mirrored.usage])
+    for (const { usage } of results)
       expect(usage).toMatchObject({
         inputTokens: 100,
         outputTokens: 20,
@@ -208,36 +210,18 @@ describe('an answer the loop refused, whose usage came back (answeredUsage on th
         uncertainUsd: 0,
         releasedUsd: 0,
       });
-    const line = (lines: Array<Record<string, unknown>>) =>
-      lines.find((l) => l.type === 'llm' && l.error !== undefined)!;
-    for (const l of [line(byAdapter.journal), line(byMirror.journal)])
+    for (const l of lines)
       expect(l).toMatchObject({ usage: { inputTokens: 100, outputTokens: 20 }, costUsd: expect.closeTo(0.00018, 12) });
   });
-});
 
-describe('an answer the loop refused, past its bound', () => {
-  const bound = { inputTokens: 1000, maxOutputTokens: 1000, model: 'm' };
-  const refused = () =>
-    Object.assign(new Error('refused'), { status: 400, answeredUsage: { inputTokens: 100, outputTokens: 5000 } });
-
-  it('stops the run under a strict cap on both drivers, the fact in its line', async () => {
-    const options = { logger: false, pricing, clock, journal: true, budget: { maxCostUsd: 1, strict: true } } as const;
-    const byAdapter = capture();
-    const scripted = createScriptedAgent({ bound, replies: [] });
-    const loop: AgentLoop = { ...scripted, sendUserMessage: () => Promise.reject(refused()) };
-    const result = await new AgentWithStateMachine(loop, { ...options, sink: byAdapter.sink }).runTurn('go');
-
-    const byMirror = capture();
-    const mirror = new StepMirror({ ...options, sink: byMirror.sink });
-    mirror.runStart('go');
-    expect(await mirror.modelCallStart(bound)).toBeUndefined();
-    mirror.modelCallFailed(refused(), { willRetry: false });
-    const mirrored = mirror.runEnd();
-
-    expect(result.outcome).toBe('budget_exceeded');
-    expect(mirrored.outcome).toBe(result.outcome);
-    for (const lines of [byAdapter.journal, byMirror.journal])
-      expect(lines.find((l) => l.type === 'llm')).toMatchObject({
+  it('past its bound, stops the run under a strict cap on both drivers, the fact in its line', async () => {
+    const { results, lines } = await refusedOnBoth(
+      { inputTokens: 100, outputTokens: 5000 },
+      { maxCostUsd: 1, strict: true },
+    );
+    expect(results.map((r) => r.outcome)).toEqual(['budget_exceeded', 'budget_exceeded']);
+    for (const l of lines)
+      expect(l).toMatchObject({
         usage: { inputTokens: 100, outputTokens: 5000 },
         boundExceeded: { outputTokens: 5000 },
       });
