@@ -1,6 +1,7 @@
 import type { BoundExceeded } from '../boundExceeded';
 import type { ResponseNotes } from '../turn/LLMOutcome';
 import { ContractViolationError, type OperationError } from '../TurnError';
+import type { UsageMeter } from '../money/UsageMeter';
 import type { ChargedResponse } from './chargeResponse';
 
 /** What an answered attempt's charge is decided on: the charge, and what the driver knows of its run. */
@@ -66,4 +67,27 @@ const GO_ON: AfterCharge = Object.freeze({ kind: 'response', notes: undefined, w
 /** The usage a response reported, as it reported it. */
 function usageOf(value: unknown): unknown {
   return typeof value === 'object' && value !== null ? (value as { usage?: unknown }).usage : undefined;
+}
+
+/**
+ * `afterCharge` with what it is decided on read from the run's `meter`: whether a strict cap
+ * stops on a bound passed, and, only when the usage has problems, whether a cap measures usage.
+ */
+export function afterChargeOn(
+  meter: Pick<UsageMeter, 'tripsOnBound' | 'caps'>,
+  charged: ChargedFacts['charged'],
+  operation: string,
+  value: unknown,
+  problem: string | undefined,
+  warnedUnknownCost: boolean,
+): AfterCharge {
+  return afterCharge({
+    charged,
+    operation,
+    value,
+    problem,
+    tripsOnBound: meter.tripsOnBound,
+    capsUsage: charged.problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')),
+    warnedUnknownCost,
+  });
 }

@@ -1,7 +1,7 @@
 import type { LLMCallInput } from '../AgentEvents';
 import { safeLog } from '../AgentLogger';
 import type { LLMResponse, Usage } from '../AgentLoop';
-import { afterCharge } from './afterCharge';
+import { afterChargeOn } from './afterCharge';
 import { chargeResponse, type ChargedResponse } from './chargeResponse';
 import { writeAttemptLine } from './writeAttemptLine';
 import { llmResponseProblem } from '../turn/checkAgentOutput';
@@ -128,15 +128,7 @@ function outcomeOf(
 ): LLMOutcome | Promise<LLMOutcome> {
   const { settings: s, meter, turn } = scope;
   const { operation, attempt, failures } = done;
-  const next = afterCharge({
-    charged,
-    operation,
-    value,
-    problem,
-    tripsOnBound: meter.tripsOnBound,
-    capsUsage: charged.problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')),
-    warnedUnknownCost: s.warned.unknownCost,
-  });
+  const next = afterChargeOn(meter, charged, operation, value, problem, s.warned.unknownCost);
   switch (next.kind) {
     case 'trip': {
       // Its bound cannot be trusted: under a strict cap the run stops, and every budget it shares.

@@ -9,7 +9,7 @@ import { endAttempt } from './endAttempt';
  * loop refused the answer (an item it cannot act on, say): `answeredUsage` on the error, with
  * the answer's `model`. Undefined for any other failure.
  */
-export function answeredUsageOf(error: unknown): { usage: object; model: unknown } | undefined {
+function answeredUsageOf(error: unknown): { usage: object; model: unknown } | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const e = error as { answeredUsage?: unknown; model?: unknown };
   const usage = e.answeredUsage;

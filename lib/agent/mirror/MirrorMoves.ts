@@ -212,10 +212,11 @@ export class MirrorMoves extends TurnCore {
     return record;
   }
 
-  /** The attempt in flight's hold, taken to charge an answer against it (`chargeResponse`, `chargeFailure`). */
-  takeHold(boundBy: string): Omit<ResponseToCharge, 'value'> {
+  /** The attempt in flight's hold, taken to charge its end against it (`chargeResponse`, `chargeFailure`). */
+  takeHold(): Omit<ResponseToCharge, 'value'> {
     const held = this.held;
     this.held = NOTHING_RESERVED;
+    const boundBy = 'the bound given to modelCallStart';
     return { meter: this.meter!, held, operation: this.operation, turn: this.turn, boundBy, policy: this.deps };
   }
 

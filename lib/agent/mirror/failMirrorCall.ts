@@ -1,5 +1,5 @@
 import { afterFailure, type NextTry } from '../calls/afterFailure';
-import { answeredUsageOf, chargeFailure } from '../calls/chargeFailure';
+import { chargeFailure } from '../calls/chargeFailure';
 import type { MirrorMoves } from './MirrorMoves';
 
 /**
@@ -13,11 +13,8 @@ export function failMirrorCall(
   error: unknown,
   info: { willRetry?: boolean; delayMs?: number },
 ): void {
-  // A refused answer that reports its usage is billed at it, as on the adapter; else by the charge rule.
-  const answered =
-    answeredUsageOf(error) === undefined
-      ? { charge: run.endAttempt({ kind: 'failed', error }), usage: undefined, passed: undefined }
-      : chargeFailure(run.takeHold('the bound given to modelCallStart'), error);
+  // By the charge rule, as on the adapter; a refused answer that reports its usage is billed at it.
+  const answered = chargeFailure(run.takeHold(), error);
   const ended = afterFailure(run.attempt, error, answered.charge, () => frameworkSaid(info), answered);
   run.attemptLine(run.deps.clock(), ended.line);
   run.failures.push(ended.failure);

@@ -2,7 +2,7 @@ import { State, type StateName } from '../../../states/StateName';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { safeLog } from '../AgentLogger';
 import type { LLMResponse } from '../AgentLoop';
-import { afterCharge } from '../calls/afterCharge';
+import { afterChargeOn } from '../calls/afterCharge';
 import { chargeResponse, type ChargedResponse } from '../calls/chargeResponse';
 import { chargeServedResponse } from '../calls/serveRecorded';
 import { splitUsage } from '../turn/checkAgentOutput';
@@ -37,7 +37,7 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
     run.attempt = Math.max(1, run.attempt);
     run.attemptStartedAt = endedAt;
   }
-  const toCharge = run.takeHold('the bound given to modelCallStart');
+  const toCharge = run.takeHold();
   const served = run.served;
   run.served = undefined;
   // A served response (from the journal) at its recorded cost: no request was made, so nothing to decide, as on the adapter.
@@ -58,15 +58,7 @@ export function takeMirrorResponse(run: MirrorMoves, response: LLMResponse): voi
   });
   run.responses.push(response);
   // The decision the adapter makes too; a framework's response is the framework's, so no contract of ours to check.
-  const next = afterCharge({
-    charged,
-    operation: run.operation,
-    value: response,
-    problem: undefined,
-    tripsOnBound: meter.tripsOnBound,
-    capsUsage: charged.problems.length > 0 && (meter.caps('maxCostUsd') || meter.caps('maxTokens')),
-    warnedUnknownCost: run.warnedUnknownCost,
-  });
+  const next = afterChargeOn(meter, charged, run.operation, response, undefined, run.warnedUnknownCost);
   switch (next.kind) {
     case 'trip':
       return void run.trip(next.passed);
