@@ -130,7 +130,7 @@ describe('your own loop on the metered fetch, on the same recordings', () => {
       async () => {
         // The loop as its user wrote it: one request a recorded answer, read streamed or whole.
         let text = '';
-        for (const _ of c.files) {
+        for (let call = 0; call < c.files.length; call++) {
           const request = {
             model: c.model,
             messages: [{ role: 'user' as const, content: c.input }],
