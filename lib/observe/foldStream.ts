@@ -51,8 +51,11 @@ export function foldStream(body: ReadableStream<Uint8Array>, fold: StreamFold): 
         try {
           chunk = await reader.read();
         } catch (error) {
-          // Dropped, or aborted (by the caller, or the cut at the bound).
-          if (!settled) fail(error);
+          // Dropped, or aborted (by the caller, or the cut at the bound); whole if only its end marker was lost.
+          if (!settled) {
+            if (fold.whole === true) end();
+            else fail(error);
+          }
           out?.error(error);
           return;
         }

@@ -40,6 +40,14 @@ export interface Billing {
   /** What `overBound` answers billed past their requests' max output tokens, and how many there were. */
   overshotUsd: number;
   overshoots: number;
+  /**
+   * What the answers a client reads whole with their usage, at a model the prices know, billed:
+   * the part of `usd` a report must call billed, to the cent (`ok` and `overBound`; `noUsage` on
+   * Anthropic, which reports usage anyway; a cut move sent whole, which only streams cut; and a
+   * Chat Completions stream cut after its usage chunk). It counts an answer when it is sent, so
+   * it holds only where no client gives up first: no `late` move, a timeout longer than the run.
+   */
+  answeredUsd: number;
 }
 
 /** What every wire server here has: its address, what it took, and what it rejected as the real API would. */
@@ -79,7 +87,7 @@ type Answer =
 export async function startBillingServer(lateMs: number, protocol: Protocol = 'chat'): Promise<BillingServer> {
   let script: readonly Move[] = ['ok'];
   let requests = 0;
-  const billing: Billing = { usd: 0, overshotUsd: 0, overshoots: 0 };
+  const billing: Billing = { usd: 0, overshotUsd: 0, overshoots: 0, answeredUsd: 0 };
   // The move for the next request, billed as a provider would bill it.
   const answer = (body: unknown, max: number, capsOutput: boolean): Answer => {
     const move = script[requests++ % script.length]!;
@@ -90,6 +98,8 @@ export async function startBillingServer(lateMs: number, protocol: Protocol = 'c
     billing.overshotUsd += over * USD_PER_TOKEN;
     if (over > 0) billing.overshoots += 1;
     if (move === '500') return { error: 500 };
+    if (readWhole(move, protocol, (body as { stream?: boolean }).stream === true))
+      billing.answeredUsd += (usage.input + usage.output) * USD_PER_TOKEN;
     const model = move === 'dated' ? 'gpt-local-2025-01-01' : move === 'throws' ? 'gpt-local-throws' : 'gpt-local';
     return {
       usage: move === 'noUsage' && protocol !== 'anthropic' ? null : usage,
@@ -111,9 +121,27 @@ export async function startBillingServer(lateMs: number, protocol: Protocol = 'c
     reset(next) {
       script = next;
       requests = 0;
-      Object.assign(billing, { usd: 0, overshotUsd: 0, overshoots: 0 });
+      Object.assign(billing, { usd: 0, overshotUsd: 0, overshoots: 0, answeredUsd: 0 });
     },
   };
+}
+
+/** Whether a move's answer reaches the client whole, with its usage, at a priced model (`Billing.answeredUsd`). */
+function readWhole(move: Move, protocol: Protocol, stream: boolean): boolean {
+  switch (move) {
+    case 'ok':
+    case 'overBound':
+      return true;
+    case 'noUsage':
+      return protocol === 'anthropic';
+    case 'cutBeforeUsage':
+      return !stream;
+    case 'cutAfterUsage':
+      // Chat Completions sends its usage chunk last, before [DONE]; the other wires send usage in the cut part.
+      return !stream || protocol === 'chat';
+    default:
+      return false;
+  }
 }
 
 type Answering = (body: unknown, max: number, capsOutput: boolean) => Answer;
@@ -206,7 +234,7 @@ export function billingScripts(maxLength: number): fc.Arbitrary<Script> {
  * same (the requests' max output tokens), so the unread ones are the rest of `overshotUsd`.
  */
 export function unreadOvershootUsd(
-  billing: Billing,
+  billing: Pick<Billing, 'overshotUsd' | 'overshoots'>,
   runs: readonly { error?: { message?: string } | undefined }[],
 ): number {
   if (billing.overshoots === 0) return 0;

@@ -4,9 +4,15 @@
 // a resumed run as the API streams. The real `openai` and Anthropic clients, at their defaults.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { meterFetch, observeLoop, type JournalLine, type RecordedLine } from 'agent-state-machine';
+import {
+  AgentWithStateMachine,
+  meterFetch,
+  observeLoop,
+  type JournalLine,
+  type RecordedLine,
+} from 'agent-state-machine';
 import { messagesWire } from '../../lib/integrations/anthropic';
-import { meteredFetch } from '../../lib/integrations/openai';
+import { fromOpenAIChat, meteredFetch } from '../../lib/integrations/openai';
 import { startOpenAIChatServer, type ChatAction, type OpenAIChatServer } from '../../examples/servers/openaiChatServer';
 import { fixture, recordedFetch } from '../fixtures/recordedFetch';
 import { localPricing, USD_PER_TOKEN } from '../helpers/localPricing';
@@ -88,6 +94,30 @@ describe('Chat Completions streams', () => {
     expect(lines.find((l) => (l as { type: string }).type === 'llm')).toMatchObject({
       chargedAtHold: expect.any(String),
     });
+  });
+
+  it('bills a stream cut after its usage chunk (only [DONE] lost) at that usage, on the meter and the ready-made loop', async () => {
+    // Every chunk sent, the usage chunk last, then the connection dropped before [DONE].
+    script = [
+      { content: 'streamed answer', usage: { prompt_tokens: 40, completion_tokens: 3 }, dropAfterChunks: 1000 },
+    ];
+    const observed = await observeLoop({ budget: { maxCostUsd: 1 }, pricing: localPricing, logger: false }, 'hi', () =>
+      streamed(client(), 50).catch(() => 'the SDK saw the drop'),
+    );
+    expect(observed.result.usage).toMatchObject({ llmCalls: 1, inputTokens: 40, outputTokens: 3, uncertainUsd: 0 });
+    expect(observed.result.usage.costUsd).toBeCloseTo(43 * USD_PER_TOKEN, 12);
+    // The ready-made loop takes the whole answer and does not send it again (before, it retried and paid twice).
+    script.push(script[0]!);
+    const before = server.exchanges.length;
+    const loop = fromOpenAIChat(new OpenAI({ baseURL: server.baseURL, apiKey: 'sk-local' }), {
+      model: 'gpt-local',
+      maxTokens: 50,
+      stream: true,
+    });
+    const result = await new AgentWithStateMachine(loop, { logger: false, pricing: localPricing }).runTurn('hi');
+    expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'streamed answer' });
+    expect(result.usage).toMatchObject({ llmCalls: 1, inputTokens: 40, outputTokens: 3, uncertainUsd: 0 });
+    expect(server.exchanges.length - before).toBe(1);
   });
 
   it('cuts a stream at the request max tokens when the server does not stop there', async () => {

@@ -63,6 +63,14 @@ export class ChatStreamFold {
     if (choice.finish_reason) this.#finishReason = choice.finish_reason;
   }
 
+  /**
+   * Whether the answer came whole: finished, and then its usage chunk, which the API sends last,
+   * just before `[DONE]`. A stream cut after that lost nothing of the answer.
+   */
+  get whole(): boolean {
+    return this.#finishReason !== null && this.#usage !== undefined;
+  }
+
   end(): ChatCompletion {
     const finishReason = this.#finishReason;
     if (finishReason === null)

@@ -5,7 +5,8 @@ import { ChatStreamFold } from './ChatStreamFold';
 /**
  * Folds a stream of chunks into the completion it stands for (`ChatStreamFold`). A stream that
  * ends before a finish reason was dropped: that is an error (so the attempt is retried), never a
- * short answer.
+ * short answer. A stream cut after its usage chunk lost only `[DONE]`: its answer is whole, and
+ * billed at that usage, never sent again.
  */
 export async function collectChatStream(
   chunks: AsyncIterable<ChatCompletionChunk>,
@@ -13,6 +14,10 @@ export async function collectChatStream(
   watch: OutputBoundWatch,
 ): Promise<ChatCompletion> {
   const fold = new ChatStreamFold(watch, onText);
-  for await (const chunk of chunks) fold.event(chunk);
+  try {
+    for await (const chunk of chunks) fold.event(chunk);
+  } catch (error) {
+    if (!fold.whole) throw error;
+  }
   return fold.end();
 }

@@ -34,7 +34,18 @@ const toolAnswering = (answer: string, parameter: string) => ({
   run: async () => answer,
 });
 
-const RECORDINGS = [
+interface Recording {
+  files: string[];
+  model: string;
+  stream: boolean;
+  tools: Record<string, ReturnType<typeof toolAnswering>>;
+  input: string;
+  text: RegExp;
+  calls: Array<{ inputTokens: number; outputTokens: number; reasoningTokens?: number }>;
+  costUsd: number;
+}
+
+const RECORDINGS: Recording[] = [
   {
     // gpt-4.1-mini, sent whole: a tool call (50 in, 15 out), then the answer (75 in, 15 out).
     files: ['pydantic-ai/chat-tool-calls.1.json', 'pydantic-ai/chat-tool-calls.2.json'],
@@ -96,7 +107,7 @@ describe('fromOpenAIChat on answers recorded from the API', () => {
     expect(result.outcome).toBe('end_of_turn');
     expect(result.text).toMatch(c.text);
     expect(recorded.requests).toHaveLength(c.files.length);
-    const sum = (k: 'inputTokens' | 'outputTokens') => c.calls.reduce((s, u) => s + u[k], 0);
+    const sum = (k: 'inputTokens' | 'outputTokens') => c.calls.reduce((total, u) => total + u[k], 0);
     expect(result.usage).toMatchObject({
       llmCalls: c.files.length,
       inputTokens: sum('inputTokens'),

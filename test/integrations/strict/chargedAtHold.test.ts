@@ -118,7 +118,7 @@ describe('an adversarial billing server choosing each reply (property-based)', (
         expect(overshoots).toBeLessThanOrEqual(IN_FLIGHT);
         // All of it but an overshoot no run read: a client that timed out first held its call
         // at the worst case, and never saw what the server billed past it.
-        const unread = unreadOvershootUsd({ usd: billedUsd, overshotUsd, overshoots }, report.runs);
+        const unread = unreadOvershootUsd({ overshotUsd, overshoots }, report.runs);
         expect(report.totals.costUsd).toBeGreaterThanOrEqual(billedUsd - unread - 1e-9);
         if (overshoots > 0 && unread < overshotUsd) {
           overBatches += 1;

@@ -1,0 +1,156 @@
+import Anthropic from '@anthropic-ai/sdk';
+import fc from 'fast-check';
+import OpenAI from 'openai';
+import { observeTask, runBatch, type AgentLoop, type BatchReport } from 'agent-state-machine';
+import { fromAnthropic } from '../../../lib/integrations/anthropic';
+import { fromOpenAIChat, fromOpenAIResponses, meteredFetch } from '../../../lib/integrations/openai';
+import {
+  startBillingServer,
+  STREAM_MOVES,
+  type BillingServer,
+  type Move,
+  type Protocol,
+} from '../../helpers/billingServer';
+import { localPricing as pricing } from '../../helpers/localPricing';
+
+// The reconciliation's equality: what a report calls billed is, to the cent, what the server
+// billed for the answers it sent whole with their usage (`Billing.answeredUsd`). The properties
+// beside this one bound the report from both sides; this one pins the billed figure itself on
+// each ready-made loop and on your own loop metered at the wire, each reply chosen by fast-check.
+// No reply comes late and no client times out, so "answered" means the same to both ends.
+
+const MAX_OUTPUT = 2000;
+const TASKS = 8;
+
+/** Every move but `late` (a client that gives up first sees no answer the server counted). */
+const moves = fc.array(fc.constantFrom<Move>(...STREAM_MOVES.filter((m) => m !== 'late'), 'overBound'), {
+  minLength: 1,
+  maxLength: 10,
+});
+
+/** A stream never meets `overBound` (it would be cut at its bound, billed past it). */
+const scripts = fc.oneof(
+  fc.record({ moves: moves.map((ms) => ms.filter((m) => m !== 'overBound')), stream: fc.constant(true) }),
+  fc.record({ moves, stream: fc.constant(false) }),
+);
+
+/** A path: its wire, its tasks, and whether runBatch retries them (a framework's tasks retry on their own). */
+type Path = {
+  name: string;
+  protocol: Protocol;
+  retried?: false;
+  tasks(baseURL: string, stream: boolean): Parameters<typeof runBatch>[0];
+};
+
+const loopTasks = (loop: (baseURL: string, stream: boolean) => AgentLoop) => (baseURL: string, stream: boolean) =>
+  Array.from({ length: TASKS }, (_, i) => ({ id: `t${i}`, input: 'Say done', agent: () => loop(baseURL, stream) }));
+
+const PATHS: Path[] = [
+  {
+    name: 'fromOpenAIChat',
+    protocol: 'chat',
+    tasks: loopTasks((baseURL, stream) =>
+      fromOpenAIChat(new OpenAI({ apiKey: 'sk-local', baseURL }), {
+        model: 'gpt-local',
+        maxTokens: MAX_OUTPUT,
+        stream,
+      }),
+    ),
+  },
+  {
+    name: 'fromOpenAIResponses',
+    protocol: 'responses',
+    tasks: loopTasks((baseURL, stream) =>
+      fromOpenAIResponses(new OpenAI({ apiKey: 'sk-local', baseURL }), {
+        model: 'gpt-local',
+        maxTokens: MAX_OUTPUT,
+        stream,
+      }),
+    ),
+  },
+  {
+    name: 'fromAnthropic',
+    protocol: 'anthropic',
+    tasks: loopTasks((baseURL, stream) =>
+      fromAnthropic(new Anthropic({ apiKey: 'sk-ant-local', baseURL }), {
+        model: 'gpt-local',
+        maxTokens: MAX_OUTPUT,
+        stream,
+      }),
+    ),
+  },
+  {
+    // Your own loop on the real client at its defaults (its own two retries), metered at the wire.
+    name: 'your loop on meteredFetch',
+    protocol: 'chat',
+    retried: false,
+    tasks: (baseURL, stream) => {
+      const client = new OpenAI({ apiKey: 'sk-local', baseURL, fetch: meteredFetch });
+      return Array.from({ length: TASKS }, (_, i) =>
+        observeTask(`t${i}`, 'Say done', async () => {
+          const request = {
+            model: 'gpt-local',
+            messages: [{ role: 'user' as const, content: 'Say done' }],
+            max_completion_tokens: MAX_OUTPUT,
+          };
+          if (!stream) return (await client.chat.completions.create(request)).choices[0]?.message.content ?? '';
+          let text = '';
+          const chunks = await client.chat.completions.create({
+            ...request,
+            stream: true,
+            stream_options: { include_usage: true },
+          });
+          for await (const chunk of chunks) text += chunk.choices[0]?.delta?.content ?? '';
+          return text;
+        }),
+      );
+    },
+  },
+];
+
+describe.each(PATHS)('$name: reported billed = what the server billed for answers read whole', (path) => {
+  let billing: BillingServer;
+  beforeAll(async () => {
+    billing = await startBillingServer(0, path.protocol);
+  });
+  afterAll(() => billing.server.close());
+
+  async function batch(script: { moves: Move[]; stream: boolean }): Promise<BatchReport> {
+    billing.reset(script.moves);
+    const report = await runBatch(path.tasks(billing.server.baseURL, script.stream), {
+      logger: false,
+      concurrency: 4,
+      pricing,
+      // A cap the batch never nears: nothing is cut short, so every answer sent is read.
+      total: { maxCostUsd: 10, strict: true },
+      ...(path.retried === false
+        ? {}
+        : { retry: { retries: 2, shouldRetry: () => true }, sleep: async () => undefined }),
+    });
+    expect(billing.server.rejected).toEqual([]);
+    return report;
+  }
+
+  it('for every script of replies', async () => {
+    await fc.assert(
+      fc.asyncProperty(scripts, async (script) => {
+        const report = await batch(script);
+        const { costUsd, uncertainUsd } = report.totals;
+        const { usd, answeredUsd } = billing.billing;
+        expect(costUsd - (uncertainUsd ?? 0)).toBeCloseTo(answeredUsd, 9);
+        expect(costUsd).toBeGreaterThanOrEqual(usd - 1e-9);
+      }),
+      { numRuns: 10, seed: 20261204 },
+    );
+  }, 180_000);
+
+  it('bites: a report whose every answer was read has billed > 0, and a 500 is never billed', async () => {
+    const whole = await batch({ moves: ['ok'], stream: false });
+    expect(whole.totals.costUsd - (whole.totals.uncertainUsd ?? 0)).toBeGreaterThan(0);
+    expect(billing.billing.answeredUsd).toBeCloseTo(billing.billing.usd, 12);
+    const failed = await batch({ moves: ['500'], stream: false });
+    expect(billing.billing.answeredUsd).toBe(0);
+    expect(failed.totals.costUsd - (failed.totals.uncertainUsd ?? 0)).toBeCloseTo(0, 12);
+    expect(failed.totals.uncertainUsd).toBeGreaterThan(0);
+  }, 60_000);
+});
