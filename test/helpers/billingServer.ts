@@ -41,11 +41,11 @@ export interface Billing {
   overshotUsd: number;
   overshoots: number;
   /**
-   * What the answers a client reads whole with their usage, at a model the prices know, billed:
-   * the part of `usd` a report must call billed, to the cent (`ok` and `overBound`; `noUsage` on
-   * Anthropic, which reports usage anyway; a cut move sent whole, which only streams cut; and a
-   * Chat Completions stream cut after its usage chunk). It counts an answer when it is sent, so
-   * it holds only where no client gives up first: no `late` move, a timeout longer than the run.
+   * What the answers a client reads whole with their usage billed: the part of `usd` a report
+   * must call billed, to the cent (`ok` and `overBound`; `noUsage` on Anthropic, which reports
+   * usage anyway; a cut move sent whole, which only streams cut; and a Chat Completions stream
+   * cut after its usage chunk). It counts an answer when it is sent, so it holds only where no
+   * client gives up first, and every answer's model is priced: the moves of `onTimeScripts`.
    */
   answeredUsd: number;
 }
@@ -126,11 +126,13 @@ export async function startBillingServer(lateMs: number, protocol: Protocol = 'c
   };
 }
 
-/** Whether a move's answer reaches the client whole, with its usage, at a priced model (`Billing.answeredUsd`). */
+/** Whether a move's answer reaches the client whole, with its usage (`Billing.answeredUsd`). */
 function readWhole(move: Move, protocol: Protocol, stream: boolean): boolean {
   switch (move) {
     case 'ok':
     case 'overBound':
+    case 'dated':
+    case 'throws':
       return true;
     case 'noUsage':
       return protocol === 'anthropic';
@@ -222,6 +224,28 @@ export function billingScripts(maxLength: number): fc.Arbitrary<Script> {
     }),
     fc.record({
       moves: fc.array(fc.constantFrom<Move>(...STREAM_MOVES, 'overBound'), { minLength: 1, maxLength }),
+      stream: fc.constant(false),
+    }),
+  );
+}
+
+/**
+ * Scripts whose every answer the client can read and price, where a report's billed must equal
+ * `Billing.answeredUsd`: no `late` answer (the client would give up first), and no model the
+ * prices lack (`dated`) or cannot price (`throws`), which a path that prices by the request's
+ * model (a stream whose chunks name none) may still price. `notStreamed` leaves moves out of
+ * the streamed scripts.
+ */
+export function onTimeScripts(maxLength: number, notStreamed: readonly Move[] = []): fc.Arbitrary<Script> {
+  const priced = STREAM_MOVES.filter((m) => m !== 'late' && m !== 'dated' && m !== 'throws');
+  const streamed = priced.filter((m) => !notStreamed.includes(m));
+  return fc.oneof(
+    fc.record({
+      moves: fc.array(fc.constantFrom(...streamed), { minLength: 1, maxLength }),
+      stream: fc.constant(true),
+    }),
+    fc.record({
+      moves: fc.array(fc.constantFrom<Move>(...priced, 'overBound'), { minLength: 1, maxLength }),
       stream: fc.constant(false),
     }),
   );

@@ -5,8 +5,8 @@ import { observeTask, runBatch, type AgentLoop, type BatchReport } from 'agent-s
 import { fromAnthropic } from '../../../lib/integrations/anthropic';
 import { fromOpenAIChat, fromOpenAIResponses, meteredFetch } from '../../../lib/integrations/openai';
 import {
+  onTimeScripts,
   startBillingServer,
-  STREAM_MOVES,
   type BillingServer,
   type Move,
   type Protocol,
@@ -21,18 +21,6 @@ import { localPricing as pricing } from '../../helpers/localPricing';
 
 const MAX_OUTPUT = 2000;
 const TASKS = 8;
-
-/** Every move but `late` (a client that gives up first sees no answer the server counted). */
-const moves = fc.array(fc.constantFrom<Move>(...STREAM_MOVES.filter((m) => m !== 'late'), 'overBound'), {
-  minLength: 1,
-  maxLength: 10,
-});
-
-/** A stream never meets `overBound` (it would be cut at its bound, billed past it). */
-const scripts = fc.oneof(
-  fc.record({ moves: moves.map((ms) => ms.filter((m) => m !== 'overBound')), stream: fc.constant(true) }),
-  fc.record({ moves, stream: fc.constant(false) }),
-);
 
 /** A path: its wire, its tasks, and whether runBatch retries them (a framework's tasks retry on their own). */
 type Path = {
@@ -133,7 +121,7 @@ describe.each(PATHS)('$name: reported billed = what the server billed for answer
 
   it('for every script of replies', async () => {
     await fc.assert(
-      fc.asyncProperty(scripts, async (script) => {
+      fc.asyncProperty(onTimeScripts(10), async (script) => {
         const report = await batch(script);
         const { costUsd, uncertainUsd } = report.totals;
         const { usd, answeredUsd } = billing.billing;
