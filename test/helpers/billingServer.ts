@@ -265,3 +265,18 @@ export function unreadOvershootUsd(
   const read = runs.filter((r) => /past its bound/.test(r.error?.message ?? '')).length;
   return (billing.overshotUsd / billing.overshoots) * Math.max(0, billing.overshoots - read);
 }
+
+/**
+ * A 429 storm's verdict: the runs done, and how many the cap allowed at the real cost per done
+ * run, but no more than the runs that did not fail on their own (a framework that gives up on a
+ * 429, as LangChain does without retry-after, ends the run in error; the cap had no part in it).
+ */
+export function stormCompletion(
+  runs: readonly { outcome: string }[],
+  billedUsd: number,
+  capUsd: number,
+): { done: number; allowed: number } {
+  const done = runs.filter((r) => r.outcome === 'end_of_turn').length;
+  const failed = runs.filter((r) => r.outcome === 'error').length;
+  return { done, allowed: Math.min(Math.floor(capUsd / (billedUsd / done)), runs.length - failed) };
+}

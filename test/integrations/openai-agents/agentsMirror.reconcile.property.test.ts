@@ -18,6 +18,7 @@ import {
   billingScripts,
   onTimeScripts,
   startBillingServer,
+  stormCompletion,
   unreadOvershootUsd,
   type BillingServer,
   type Script,
@@ -97,4 +98,14 @@ describe('AgentsMirror (OpenAIProvider) in runBatch against an adversarial billi
       { numRuns: 6, seed: 20261204 },
     );
   }, 240_000);
+
+  it('a 429 storm (half the requests refused, none billed): a strict batch completes what the cap allows', async () => {
+    // An answer bills about $0.0101 (2,000 output tokens and the input at $5 per million): 9 fit in $0.10.
+    const report = await batch({ moves: ['429', 'ok'], stream: false }, CAP, 12);
+    const { done, allowed } = stormCompletion(report.runs, billing.billing.usd, CAP);
+    expect(done).toBeGreaterThanOrEqual(Math.floor(0.9 * allowed));
+    expect(billing.billing.usd).toBeLessThanOrEqual(CAP);
+    expect(report.totals.releasedUsd).toBeGreaterThan(0);
+    expect(report.totals.uncertainUsd ?? 0).toBe(0);
+  }, 120_000);
 });

@@ -7,6 +7,7 @@ import { fromOpenAIChat, fromOpenAIResponses, meteredFetch } from '../../../lib/
 import {
   onTimeScripts,
   startBillingServer,
+  stormCompletion,
   type BillingServer,
   type Move,
   type Protocol,
@@ -27,11 +28,12 @@ type Path = {
   name: string;
   protocol: Protocol;
   retried?: false;
-  tasks(baseURL: string, stream: boolean): Parameters<typeof runBatch>[0];
+  tasks(baseURL: string, stream: boolean, count: number): Parameters<typeof runBatch>[0];
 };
 
-const loopTasks = (loop: (baseURL: string, stream: boolean) => AgentLoop) => (baseURL: string, stream: boolean) =>
-  Array.from({ length: TASKS }, (_, i) => ({ id: `t${i}`, input: 'Say done', agent: () => loop(baseURL, stream) }));
+const loopTasks =
+  (loop: (baseURL: string, stream: boolean) => AgentLoop) => (baseURL: string, stream: boolean, count: number) =>
+    Array.from({ length: count }, (_, i) => ({ id: `t${i}`, input: 'Say done', agent: () => loop(baseURL, stream) }));
 
 const PATHS: Path[] = [
   {
@@ -72,9 +74,9 @@ const PATHS: Path[] = [
     name: 'your loop on meteredFetch',
     protocol: 'chat',
     retried: false,
-    tasks: (baseURL, stream) => {
+    tasks: (baseURL, stream, count) => {
       const client = new OpenAI({ apiKey: 'sk-local', baseURL, fetch: meteredFetch });
-      return Array.from({ length: TASKS }, (_, i) =>
+      return Array.from({ length: count }, (_, i) =>
         observeTask(`t${i}`, 'Say done', async () => {
           const request = {
             model: 'gpt-local',
@@ -103,17 +105,18 @@ describe.each(PATHS)('$name: reported billed = what the server billed for answer
   });
   afterAll(() => billing.server.close());
 
-  async function batch(script: { moves: Move[]; stream: boolean }): Promise<BatchReport> {
+  // By default a cap the batch never nears: nothing is cut short, so every answer sent is read.
+  async function batch(
+    script: { moves: Move[]; stream: boolean },
+    { cap = 10, tasks = TASKS, retries = 2 } = {},
+  ): Promise<BatchReport> {
     billing.reset(script.moves);
-    const report = await runBatch(path.tasks(billing.server.baseURL, script.stream), {
+    const report = await runBatch(path.tasks(billing.server.baseURL, script.stream, tasks), {
       logger: false,
       concurrency: 4,
       pricing,
-      // A cap the batch never nears: nothing is cut short, so every answer sent is read.
-      total: { maxCostUsd: 10, strict: true },
-      ...(path.retried === false
-        ? {}
-        : { retry: { retries: 2, shouldRetry: () => true }, sleep: async () => undefined }),
+      total: { maxCostUsd: cap, strict: true },
+      ...(path.retried === false ? {} : { retry: { retries, shouldRetry: () => true }, sleep: async () => undefined }),
     });
     expect(billing.server.rejected).toEqual([]);
     return report;
@@ -140,5 +143,17 @@ describe.each(PATHS)('$name: reported billed = what the server billed for answer
     expect(billing.billing.answeredUsd).toBe(0);
     expect(failed.totals.costUsd - (failed.totals.uncertainUsd ?? 0)).toBeCloseTo(0, 12);
     expect(failed.totals.uncertainUsd).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a 429 storm (half the requests refused, none billed): a strict batch completes what the cap allows', async () => {
+    const CAP = 0.1;
+    // An answer bills about $0.0101 (2,000 output tokens and the input at $5 per million): 9 fit in $0.10.
+    const report = await batch({ moves: ['429', 'ok'], stream: false }, { cap: CAP, tasks: 12, retries: 5 });
+    const { done, allowed } = stormCompletion(report.runs, billing.billing.usd, CAP);
+    expect(done).toBeGreaterThanOrEqual(Math.floor(0.9 * allowed));
+    expect(billing.billing.usd).toBeLessThanOrEqual(CAP);
+    // Every 429 is released, none held against the cap.
+    expect(report.totals.releasedUsd).toBeGreaterThan(0);
+    expect(report.totals.uncertainUsd ?? 0).toBe(0);
   }, 60_000);
 });

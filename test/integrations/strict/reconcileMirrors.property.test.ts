@@ -10,6 +10,7 @@ import {
   billingScripts,
   onTimeScripts,
   startBillingServer,
+  stormCompletion,
   unreadOvershootUsd,
   type BillingServer,
   type Script,
@@ -154,4 +155,14 @@ describe.each(MIRRORS)('$name in runBatch against an adversarial billing server'
     expect(report.totals.costUsd - (report.totals.uncertainUsd ?? 0)).toBeCloseTo(0, 12);
     expect(report.totals.costUsd).toBeGreaterThanOrEqual(billing.billing.usd);
   }, 60_000);
+
+  it('a 429 storm (half the requests refused, none billed): a strict batch completes what the cap allows', async () => {
+    // An answer bills about $0.0101 (2,000 output tokens and the input at $5 per million): 9 fit in $0.10.
+    const report = await batch({ moves: ['429', 'ok'], stream: false }, CAP, undefined, 12);
+    const { done, allowed } = stormCompletion(report.runs, billing.billing.usd, CAP);
+    expect(done).toBeGreaterThanOrEqual(Math.floor(0.9 * allowed));
+    expect(billing.billing.usd).toBeLessThanOrEqual(CAP);
+    expect(report.totals.releasedUsd).toBeGreaterThan(0);
+    expect(report.totals.uncertainUsd ?? 0).toBe(0);
+  }, 120_000);
 });
