@@ -5,7 +5,9 @@ import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch } from '../../../lib/integrations/bullmq/index';
 import {
   billingScripts,
+  onTimeScripts,
   startBillingServer,
+  stormCompletion,
   unreadOvershootUsd,
   type BillingServer,
   type Script,
@@ -50,11 +52,20 @@ afterAll(async () => {
   releaseRedis();
 });
 
-/** One batch of TASKS one-call tasks under the script; what the server billed and what the report says. */
-async function batchUnder({ moves, stream }: Script, strict: boolean) {
+/**
+ * One batch of TASKS one-call tasks under the script; what the server billed and what the report
+ * says. By default the cap and timeout above; `onTime` gives a cap the batch never nears and a
+ * timeout no answer meets, so every answer sent is read.
+ */
+async function batchUnder({ moves, stream }: Script, strict: boolean, { onTime = false, retries = 2 } = {}) {
   billing.reset(moves);
   const payload: BillingPayload = {
-    billing: { baseURL: billing.server.baseURL, maxTokens: MAX_OUTPUT, timeoutMs: TIMEOUT_MS, stream },
+    billing: {
+      baseURL: billing.server.baseURL,
+      maxTokens: MAX_OUTPUT,
+      timeoutMs: onTime ? 60_000 : TIMEOUT_MS,
+      stream,
+    },
   };
   const batch = await submitBatch(
     Array.from({ length: TASKS }, (_, i) => ({ id: `t${i}`, input: 'Say done', payload })),
@@ -62,8 +73,8 @@ async function batchUnder({ moves, stream }: Script, strict: boolean) {
       connection: url,
       name: 'money',
       prefix,
-      total: { maxCostUsd: CAP, strict },
-      retry: { retries: 2, baseDelayMs: 0, maxDelayMs: 0 },
+      total: { maxCostUsd: onTime ? 10 : CAP, strict },
+      retry: { retries, baseDelayMs: 0, maxDelayMs: 0 },
     },
   );
   const report = await batch.report();
@@ -91,6 +102,8 @@ describe('an adversarial billing server against three worker processes (property
           // All of it but an overshoot no run read: a client that timed out first held its call
           // at the worst case, and never saw what the server billed past it.
           expect(report.totals.costUsd).toBeGreaterThanOrEqual(billed - unread - 1e-9);
+          // Nothing is called billed that was not.
+          expect(report.totals.costUsd - (report.totals.uncertainUsd ?? 0)).toBeLessThanOrEqual(billed + 1e-9);
           expect(report.budget.costUsd).toBeLessThanOrEqual(CAP + overshot + 1e-12);
           // A response past its bound that a run read stops the batch, and the report says why.
           if (overshoots > 0 && unread < overshot) {
@@ -116,4 +129,24 @@ describe('an adversarial billing server against three worker processes (property
     expect(found.failed).toBe(true);
     expect(found.counterexample).not.toBeNull();
   }, 240_000);
+
+  it('on time: reported billed = what the server billed for the answers it sent whole', async () => {
+    await fc.assert(
+      fc.asyncProperty(onTimeScripts(10), async (script_) => {
+        const { report, billed } = await batchUnder(script_, true, { onTime: true });
+        expect(report.totals.costUsd - (report.totals.uncertainUsd ?? 0)).toBeCloseTo(billing.billing.answeredUsd, 9);
+        expect(report.totals.costUsd).toBeGreaterThanOrEqual(billed - 1e-9);
+      }),
+      { numRuns: 6, seed: 20261204 },
+    );
+  }, 240_000);
+
+  it('a 429 storm (half the requests refused, none billed): the strict batch completes what the cap allows', async () => {
+    const { report, billed } = await batchUnder({ moves: ['429', 'ok'], stream: false }, true, { retries: 5 });
+    const { done, allowed } = stormCompletion(report.runs, billed, CAP);
+    process.stdout.write(`bullmq 429 storm: ${done} of ${allowed} allowed done, $${billed.toFixed(4)} billed\n`);
+    expect(done).toBeGreaterThanOrEqual(Math.floor(0.9 * allowed));
+    expect(billed).toBeLessThanOrEqual(CAP + 1e-12);
+    expect(report.totals.releasedUsd).toBeGreaterThan(0);
+  }, 120_000);
 });
