@@ -53,12 +53,34 @@ function priceShape(pricing: Pricing, usage: Usage, model: string | undefined): 
   } catch (error) {
     return { costUsd: undefined, why: `pricing threw for model ${model ?? '(not named)'}: ${String(error)}` };
   }
-  if (priced === undefined)
-    return { costUsd: undefined, why: `pricing has no price for model ${model ?? '(not named by llmCallBound)'}` };
+  if (priced === undefined) return { costUsd: undefined, why: noPriceWhy(pricing, usage, model) };
   if (!(typeof priced === 'number' && Number.isFinite(priced) && priced >= 0))
     return {
       costUsd: undefined,
       why: `pricing returned ${String(priced)} for model ${model ?? '(not named)'}, not a non-negative number of USD`,
     };
   return priced;
+}
+
+/** Why `pricing` gave no price: the model's, or only its server tools' fees (priced without them, it has one). */
+function noPriceWhy(pricing: Pricing, usage: Usage, model: string | undefined): string {
+  const named = model ?? '(not named by llmCallBound)';
+  const uses = usage.serverToolUses;
+  if (uses === undefined) return `pricing has no price for model ${named}`;
+  let tokensOnly: unknown;
+  try {
+    tokensOnly = pricing({ ...usage, serverToolUses: undefined }, { model });
+  } catch {
+    tokensOnly = undefined;
+  }
+  if (typeof tokensOnly !== 'number') return `pricing has no price for model ${named}`;
+  const kinds = Object.entries(uses)
+    .filter(([, n]) => n !== undefined && n > 0)
+    .map(([kind, n]) => `${kind}: ${n}`)
+    .join(', ');
+  return `pricing has no fee for the server tool uses the request allows (${kinds}) on model ${named} (in a createPricing table: ${Object.keys(
+    uses,
+  )
+    .map((kind) => `\`${kind}PerUse\``)
+    .join(', ')})`;
 }

@@ -96,3 +96,140 @@ describe('mapResponsesUsage with web searches', () => {
     expect(mapResponsesUsage(usage, [{ type: 'message' }])?.serverToolUses).toBeUndefined();
   });
 });
+
+describe('fromAnthropic with web fetch', () => {
+  const fetchTool = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2, max_content_tokens: 4000 };
+
+  /** An answer that fetched two pages, as the Messages API returns one: its usage counts the fetches. */
+  const fetched = {
+    id: 'msg_fetch',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content: [
+      { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_fetch', input: { url: 'https://example.com/a' } },
+      {
+        type: 'web_fetch_tool_result',
+        tool_use_id: 'srvtoolu_1',
+        content: {
+          type: 'web_fetch_result',
+          url: 'https://example.com/a',
+          content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Page A' } },
+          retrieved_at: '2026-12-04T10:00:00Z',
+        },
+      },
+      { type: 'server_tool_use', id: 'srvtoolu_2', name: 'web_fetch', input: { url: 'https://example.com/b' } },
+      {
+        type: 'web_fetch_tool_result',
+        tool_use_id: 'srvtoolu_2',
+        content: {
+          type: 'web_fetch_result',
+          url: 'https://example.com/b',
+          content: { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Page B' } },
+          retrieved_at: '2026-12-04T10:00:01Z',
+        },
+      },
+      { type: 'text', text: 'Both pages say hello.' },
+    ],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 6000, output_tokens: 200, server_tool_use: { web_fetch_requests: 2 } },
+  };
+
+  function fetchingLoop() {
+    const fetch = (async () =>
+      new Response(JSON.stringify(fetched), {
+        headers: { 'content-type': 'application/json' },
+      })) as typeof globalThis.fetch;
+    return fromAnthropic(new Anthropic({ apiKey: 'sk-ant-local', fetch }), {
+      model: 'claude-sonnet-4-5',
+      maxTokens: 1000,
+      request: { tools: [fetchTool] },
+    });
+  }
+
+  it('holds a request that offers web fetch at a worst case covering its results (twice max_content_tokens a use) and any fee', () => {
+    const loop = fetchingLoop();
+    const bound = loop.llmCallBound!({ operation: 'sendUserMessage', message: 'hi' }, ctx()) as LLMCallBound;
+    expect(bound.serverToolUses).toEqual({ webFetch: 2 });
+    const plain = fromAnthropic(new Anthropic({ apiKey: 'k' }), { model: 'claude-sonnet-4-5', maxTokens: 1000 });
+    const base = (
+      plain.llmCallBound!({ operation: 'sendUserMessage', message: 'hi' }, ctx()) as { inputTokens: number }
+    ).inputTokens;
+    // Three passes, and results of 1 + 2 fetches of up to 8,000 tokens each.
+    expect(bound.inputTokens).toBeGreaterThan(3 * (base + 1000) + 8000 * 3 - 3 * 100);
+    // Anthropic bills a fetch's content as tokens only: the price data adds no fee.
+    const catalog = createPricing();
+    const tokensOnly = (p: typeof catalog) => worstCaseCost({ ...bound, serverToolUses: undefined }, p).costUsd!;
+    expect(worstCaseCost(bound, catalog).costUsd!).toBeCloseTo(tokensOnly(catalog), 12);
+    // A table with a fee of its own holds it for each fetch.
+    const table = createPricing({
+      prices: { 'claude-sonnet-4-5': { ...prices, webFetchPerUse: 0.002 } },
+      catalog: false,
+    });
+    expect(worstCaseCost(bound, table).costUsd! - tokensOnly(table)).toBeCloseTo(0.004, 12);
+  });
+
+  it('charges an answer that fetched two pages its tokens, plus a fee where the table has one, within its hold', async () => {
+    const tokens = 6000 * 3e-6 + 200 * 15e-6;
+    const withFee = createPricing({
+      prices: { 'claude-sonnet-4-5': { ...prices, webFetchPerUse: 0.002 } },
+      catalog: false,
+    });
+    for (const [pricing, expected] of [
+      [createPricing(), tokens],
+      [withFee, tokens + 0.004],
+    ] as const) {
+      const lines: Array<Record<string, unknown>> = [];
+      const sink = { write: () => undefined, journal: (j: unknown) => void lines.push(j as Record<string, unknown>) };
+      const result = await agentOf(fetchingLoop(), { pricing, budget: { maxCostUsd: 1 }, sink, ledger: true }).runTurn(
+        'What do pages a and b say?',
+      );
+      expect(result).toMatchObject({ outcome: 'end_of_turn', text: 'Both pages say hello.' });
+      expect(result.usage.costUsd).toBeCloseTo(expected, 12);
+      expect(result.usage.uncertainUsd).toBe(0);
+      const answer = lines.find((l) => l.type === 'llm')!;
+      expect(answer.usage).toMatchObject({ serverToolUses: { webFetch: 2 } });
+      expect(answer.costUsd as number).toBeLessThanOrEqual(
+        lines.find((l) => l.type === 'reserve')!.maxCostUsd as number,
+      );
+    }
+  });
+
+  it('under a cap, a table with no fetch fee refuses the request before it is sent, naming the fee to set', async () => {
+    const noFee = createPricing({ prices: { 'claude-sonnet-4-5': prices }, catalog: false });
+    const result = await agentOf(fetchingLoop(), { pricing: noFee, budget: { maxCostUsd: 1 } }).runTurn('Pages?');
+    expect(result.outcome).toBe('error');
+    expect(result.error?.message).toMatch(
+      /pricing has no fee for the server tool uses the request allows \(webFetch: 2\) on model claude-sonnet-4-5 \(in a createPricing table: `webFetchPerUse`\)/,
+    );
+    // Never sent: nothing billed, nothing held.
+    expect(result.usage).toMatchObject({ llmCalls: 0, costUsd: 0, uncertainUsd: 0 });
+  });
+
+  it('under a strict cap, refuses web fetch with no max_uses, or with no bound on what a page adds, by name', () => {
+    const pricing = createPricing();
+    const loop = (tool: Record<string, unknown>, extra: Partial<AnthropicOptions> = {}) =>
+      fromAnthropic(new Anthropic({ apiKey: 'k' }), {
+        model: 'claude-sonnet-4-5',
+        request: { tools: [tool] },
+        ...extra,
+      });
+    expect(() =>
+      agentOf(loop({ type: 'web_fetch_20250910', name: 'web_fetch' }), { pricing, budget: { maxCostUsd: 1 } }),
+    ).toThrow(/web_fetch_20250910 tool in request\.tools has no max_uses/);
+    expect(() =>
+      agentOf(loop({ type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2 }), {
+        pricing,
+        budget: { maxCostUsd: 1 },
+      }),
+    ).toThrow(/`max_content_tokens` on the web_fetch_20250910 tool in request\.tools, or `serverToolResultTokens`/);
+    // serverToolResultTokens on the loop bounds it too.
+    expect(() =>
+      agentOf(loop({ type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2 }, { serverToolResultTokens: 5000 }), {
+        pricing,
+        budget: { maxCostUsd: 1 },
+      }),
+    ).not.toThrow();
+  });
+});
