@@ -1,5 +1,6 @@
 import type { Response } from 'openai/resources/responses/responses';
 import type { Usage } from 'agent-state-machine';
+import { mapResponsesUsage } from './mapResponsesUsage';
 
 /**
  * A response the API failed after accepting the request: `status: 'failed'`, an `error`
@@ -20,8 +21,9 @@ export class OpenAIResponseError extends Error {
   /** The failed response's id, when it is known. */
   readonly responseId: string | undefined;
   /**
-   * The usage of an answer the loop refused (an item it cannot act on): the provider billed it,
-   * so the attempt is charged at it, not by the failure rule (its 400 would read as unbilled).
+   * The usage of an answer the loop refused (an item it cannot act on), or that a failed
+   * response reported: the provider billed it, so the attempt is charged at it, not by the
+   * failure rule (a 400 would read as unbilled, a 500 as uncertain at its hold).
    */
   readonly answeredUsage: Usage | undefined;
   /** The model of that answer, to price its usage. */
@@ -70,12 +72,18 @@ function httpStatusOf(code: string | null): number | undefined {
   return undefined;
 }
 
-/** The error of a response with `status: 'failed'`. */
+/** The error of a response with `status: 'failed'`; the usage it reports, if any, is what was billed. */
 export function failedResponseError(response: Response, cause?: unknown): OpenAIResponseError {
   const error = response.error as { code?: string | null; message?: string } | null | undefined;
+  const answeredUsage = mapResponsesUsage(response.usage, response.output ?? []);
   return new OpenAIResponseError(
     `the response failed (${error?.code ?? 'no code'}): ${error?.message ?? 'no message'}`,
-    { code: error?.code, responseId: response.id, cause },
+    {
+      code: error?.code,
+      responseId: response.id,
+      cause,
+      ...(answeredUsage && { answeredUsage, model: response.model }),
+    },
   );
 }
 

@@ -115,3 +115,36 @@ describe('fromOpenAIResponses: a refused answer that reports no usage (some gate
     expect(result.usage.costUsd).toBe(result.usage.uncertainUsd);
   });
 });
+
+describe('fromOpenAIResponses: a failed response that reports usage', () => {
+  it('is billed at that usage (what the provider billed), not held at its worst case as a 500', async () => {
+    const recorded = JSON.parse(fixture('openai', 'ai-sdk/openai-shell-tool.1.json')) as Record<string, unknown>;
+    const failed = {
+      ...recorded,
+      status: 'failed',
+      error: { code: 'server_error', message: 'The model failed mid-answer.' },
+      output: [],
+      usage: { input_tokens: 200, output_tokens: 40, total_tokens: 240 },
+    };
+    const fetch = (async () =>
+      new Response(JSON.stringify(failed), {
+        headers: { 'content-type': 'application/json' },
+      })) as typeof globalThis.fetch;
+    const loop = fromOpenAIResponses(new OpenAI({ apiKey: 'sk-local', fetch }), { model: 'gpt-5.1', maxTokens: 1000 });
+    const result = await agentOf(loop, {
+      pricing: (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6,
+      budget: { maxCostUsd: 1 },
+      retry: { retries: 0 },
+    }).runTurn('List the files');
+    expect(result.outcome).toBe('error');
+    expect(result.error?.message).toMatch(/server_error/);
+    expect(result.usage).toMatchObject({
+      llmCalls: 1,
+      inputTokens: 200,
+      outputTokens: 40,
+      uncertainUsd: 0,
+      releasedUsd: 0,
+    });
+    expect(result.usage.costUsd).toBeCloseTo(240e-6, 12);
+  });
+});
