@@ -287,7 +287,6 @@ const PINNED: Record<string, string[]> = {
     'toMermaid',
   ],
   './internal': [
-    'CANCEL_GRACE_MS',
     'FolderLock',
     'FrameworkTurn',
     'LOCK_FILE',

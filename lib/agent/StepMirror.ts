@@ -49,6 +49,7 @@ import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
 import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
+import { OPTION_DEFAULTS } from '../internal/optionTable';
 export type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
 
 export type { MirrorStop } from './mirror/MirrorStop';
@@ -135,7 +136,7 @@ export class StepMirror {
       sharedBudgets = [],
       externalBudgets = [],
       pricing,
-      onUnknownCost = 'error',
+      onUnknownCost = OPTION_DEFAULTS.onUnknownCost,
       billing,
       journal = false,
       signal,

@@ -98,7 +98,7 @@ export interface BatchOptions {
    * file holds the whole run, and what it spent before counts in its usage (and `perRun`). The
    * shared budget starts from the spend in the files, so a cap holds across both processes.
    * With `store`, the same for batch `batchId` in the store: its manifest is the store's, and a
-   * cut-off run's attempt is set aside there (kept, readable) instead of renamed.
+   * cut-off run's attempt is set aside there (kept, readable) instead of renamed. Default false.
    */
   resume?: boolean;
   /**

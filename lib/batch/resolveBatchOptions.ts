@@ -11,7 +11,7 @@ import { assertTasksBoundCalls } from './assertTasksBoundCalls';
 import { assertFrameworkTasksCanHonour } from './batchOptionKeys';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
-import { CANCEL_GRACE_MS } from '../internal/cancelGrace';
+import { OPTION_DEFAULTS } from '../internal/optionTable';
 
 // Used once, before any run, to have the adapter check the options it shares with the batch.
 const PROBE_AGENT: AgentLoop = {
@@ -30,7 +30,7 @@ const PROBE_SINK = { write: () => undefined, journal: () => undefined };
  */
 export function resolveBatchOptions(options: BatchOptions, list: readonly (BatchTask | FrameworkTask)[]) {
   const {
-    concurrency = 4,
+    concurrency = OPTION_DEFAULTS.concurrency,
     perRun,
     total,
     retry,
@@ -39,10 +39,10 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     batchId,
     historyDurability,
     historyGroupCommit,
-    overwriteHistory = false,
-    progress: showProgress = false,
+    overwriteHistory = OPTION_DEFAULTS.overwriteHistory,
+    progress: showProgress = OPTION_DEFAULTS.progress,
     logger,
-    cancelGraceMs = CANCEL_GRACE_MS,
+    cancelGraceMs = OPTION_DEFAULTS.cancelGraceMs,
     clock = Date.now,
     sleep,
     random,
@@ -55,8 +55,8 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
     ledger: ledgerGiven,
     ledgerDefaultMaxCostUsd,
     minOutputTokens,
-    resume = false,
-    salvage = false,
+    resume = OPTION_DEFAULTS.resume,
+    salvage = OPTION_DEFAULTS.salvage,
     resumeTools,
     table,
     approve,

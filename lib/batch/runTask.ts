@@ -13,7 +13,7 @@ import { sleep as realSleep, type Sleep } from '../internal/sleep';
 import { isFrameworkTask, runFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import type { RunTaskOptions } from './RunTaskOptions';
 import type { TaskRun } from './TaskRun';
-import { CANCEL_GRACE_MS } from '../internal/cancelGrace';
+import { OPTION_DEFAULTS } from '../internal/optionTable';
 
 export type { RunTaskOptions } from './RunTaskOptions';
 export type { TaskRun } from './TaskRun';
@@ -66,7 +66,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
             task.agent,
             name,
             factorySignal,
-            adapterOptions.cancelGraceMs ?? CANCEL_GRACE_MS,
+            adapterOptions.cancelGraceMs ?? OPTION_DEFAULTS.cancelGraceMs,
             adapterOptions.sleep ?? realSleep,
           )
         : task.agent;

@@ -1,5 +1,6 @@
-// Every option of the library's entry points, declared once: which entry points take it, and
-// why each that does not take it refuses it (an option refused is named with its reason; one
+// Every option of the library's entry points, declared once: which entry points take it, its
+// default where it has one (every entry point that takes it reads that one value), and why each
+// that does not take it refuses it (an option refused is named with its reason; one
 // neither taken nor refused is an unknown option, answered with the nearest name). The key
 // lists each entry point checks (`assertKnownOptions`, checked there against its options type)
 // and the refusal maps are read from here, and test/options/everyPath.test.ts is generated
@@ -8,11 +9,15 @@
 /** The entry points that take options. A framework task's adapter options are refused as the mirror's are. */
 export type OptionEntry = 'adapter' | 'runTurn' | 'mirror' | 'batch' | 'worker' | 'submit' | 'attach';
 
-/** One option: the entry points that take it, and the reason of each that refuses it by name. */
+/** One option: the entry points that take it, its default when it is left out, and the reason of each that refuses it by name. */
 interface Declared {
   readonly on: readonly OptionEntry[];
   readonly refused?: Readonly<Partial<Record<OptionEntry, string>>>;
+  readonly default?: number | string | boolean;
 }
+
+/** How long a Redis operation waits for an unreachable Redis: the worker's `redisTimeoutMs`, the producer's `timeoutMs`. */
+const REDIS_TIMEOUT_MS = 10_000;
 
 const NO_TABLE = 'the worker runs the default table';
 const NO_COMPACT = 'the worker does not compact runs yet';
@@ -44,6 +49,7 @@ const OPTIONS = {
       worker: NO_COMPACT,
       submit: NO_COMPACT,
     },
+    default: false,
   },
   retry: {
     on: ['adapter', 'batch', 'submit'],
@@ -56,10 +62,12 @@ const OPTIONS = {
   toolConcurrency: {
     on: ['adapter', 'batch'],
     refused: { mirror: 'the framework runs the tool calls of a response itself, as many at once as it chooses' },
+    default: 1,
   },
   cancelGraceMs: {
     on: ['adapter', 'batch', 'submit'],
     refused: { mirror: "the framework's own loop decides when a cancelled call stops" },
+    default: 2000,
   },
   sleep: { on: ['adapter', 'batch'], refused: { mirror: 'the framework waits between its own retries' } },
   random: { on: ['adapter', 'batch'], refused: { mirror: 'the framework jitters its own retries' } },
@@ -81,13 +89,14 @@ const OPTIONS = {
   total: { on: ['batch', 'submit'], refused: { worker: PRODUCER_LIMITS } },
   onPause: { on: ['batch', 'submit'] },
   pricing: { on: ['adapter', 'mirror', 'batch', 'worker', 'submit'] },
-  onUnknownCost: { on: ['adapter', 'mirror', 'batch'] },
+  onUnknownCost: { on: ['adapter', 'mirror', 'batch'], default: 'error' },
   billing: { on: ['adapter', 'mirror', 'batch'] },
   minOutputTokens: {
     on: ['adapter', 'batch'],
     refused: {
       mirror: "a strict cap cannot lower a framework's request: its maxOutputTokens is the framework's setting",
     },
+    default: 256,
   },
   ledger: { on: ['adapter', 'mirror', 'batch'] },
   ledgerDefaultMaxCostUsd: { on: ['adapter', 'mirror', 'batch'] },
@@ -108,19 +117,21 @@ const OPTIONS = {
       submit:
         'a distributed batch goes on by being attached (attachBatch({ batchId })) or submitted again with its batchId',
     },
+    default: false,
   },
-  salvage: { on: ['batch'] },
+  salvage: { on: ['batch'], default: false },
   // Where a batch keeps its runs.
   historyDir: { on: ['batch', 'worker'], refused: { submit: PER_WORKER } },
   store: { on: ['batch', 'worker', 'submit'] },
   batchId: { on: ['batch', 'submit', 'attach'] },
   historyDurability: { on: ['batch'] },
   historyGroupCommit: { on: ['batch'] },
-  overwriteHistory: { on: ['batch'] },
+  overwriteHistory: { on: ['batch'], default: false },
   // A batch's runs and how it is followed.
   concurrency: {
     on: ['batch', 'worker'],
     refused: { submit: 'each worker has its own concurrency: give it to startBatchWorker()' },
+    default: 4,
   },
   onRun: { on: ['batch'] },
   onProgress: { on: ['batch', 'submit', 'attach'] },
@@ -129,6 +140,7 @@ const OPTIONS = {
     refused: {
       submit: 'the producer draws no progress line: follow the batch with `onProgress` (its figures are the same)',
     },
+    default: false,
   },
   // The distributed batch.
   connection: { on: ['worker', 'submit', 'attach'] },
@@ -137,16 +149,16 @@ const OPTIONS = {
   agent: { on: ['worker'] },
   run: { on: ['worker'] },
   workerId: { on: ['worker'] },
-  lockDurationMs: { on: ['worker'] },
-  stalledIntervalMs: { on: ['worker'] },
+  lockDurationMs: { on: ['worker'], default: 30_000 },
+  stalledIntervalMs: { on: ['worker'], default: 30_000 },
   onError: { on: ['worker'] },
-  redisTimeoutMs: { on: ['worker'] },
-  closeTimeoutMs: { on: ['worker'] },
-  retryLostRuns: { on: ['submit'] },
-  pollMs: { on: ['submit', 'attach'] },
-  keepKeys: { on: ['submit'] },
-  timeoutMs: { on: ['submit', 'attach'] },
-  expireAfterMs: { on: ['submit', 'attach'] },
+  redisTimeoutMs: { on: ['worker'], default: REDIS_TIMEOUT_MS },
+  closeTimeoutMs: { on: ['worker'], default: 30_000 },
+  retryLostRuns: { on: ['submit'], default: 0 },
+  pollMs: { on: ['submit', 'attach'], default: 100 },
+  keepKeys: { on: ['submit'], default: false },
+  timeoutMs: { on: ['submit', 'attach'], default: REDIS_TIMEOUT_MS },
+  expireAfterMs: { on: ['submit', 'attach'], default: 86_400_000 },
   reportFile: { on: ['submit', 'attach'] },
 } as const satisfies Record<string, Declared>;
 
@@ -156,6 +168,28 @@ type Options = typeof OPTIONS;
 export type KeysOn<E extends OptionEntry> = {
   readonly [K in keyof Options as E extends Options[K]['on'][number] ? K : never]: true;
 };
+
+/** The declared defaults, each widened to its type (`cancelGraceMs: number`, `onUnknownCost: 'error'`…). */
+export type OptionDefaults = {
+  readonly [K in keyof Options as Options[K] extends { default: unknown } ? K : never]: Options[K] extends {
+    default: infer D;
+  }
+    ? D extends number
+      ? number
+      : D extends boolean
+        ? boolean
+        : D
+    : never;
+};
+
+/** Every option's default, by name: what each entry point that takes the option uses when it is left out. */
+export const OPTION_DEFAULTS: OptionDefaults = Object.freeze(
+  Object.fromEntries(
+    (Object.entries(OPTIONS) as Array<[string, Declared]>).flatMap(([key, declared]) =>
+      declared.default === undefined ? [] : [[key, declared.default]],
+    ),
+  ),
+) as OptionDefaults;
 
 /** The names entry point `entry` takes, in the order declared. */
 export function keysOn<E extends OptionEntry>(entry: E): KeysOn<E> {

@@ -9,7 +9,6 @@
  */
 export { assertKnownOptions } from '../machine/assertKnownOptions';
 export { assertApprovalPolicy } from '../agent/ApprovalGate';
-export { CANCEL_GRACE_MS } from '../internal/cancelGrace';
 export { runTask } from '../batch/runTask';
 export type { RunTaskOptions, TaskRun } from '../batch/runTask';
 export type { ParkableRun } from '../batch/ParkableRun';

@@ -20,7 +20,7 @@ import {
 import { HistoryFileError, loadHistory, validateHistory } from '../../lib/subpaths/history';
 import { captureLogger } from '../helpers/captureLogger';
 import { manualClock } from '../helpers/manualClock';
-import { CANCEL_GRACE_MS } from '../../lib/internal/cancelGrace';
+import { OPTION_DEFAULTS } from '../../lib/internal/optionTable';
 
 // Agents wait in event-loop turns, not milliseconds: runs interleave, and no real time passes.
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -504,8 +504,8 @@ describe('runBatch', () => {
         return tick();
       };
       await runBatch([{ id: 'a', input: 'go', agent: hung }], { ...base(), sleep, signal: controller.signal });
-      expect(graces).toEqual([CANCEL_GRACE_MS]);
-      expect(CANCEL_GRACE_MS).toBe(2000);
+      expect(graces).toEqual([OPTION_DEFAULTS.cancelGraceMs]);
+      expect(OPTION_DEFAULTS.cancelGraceMs).toBe(2000);
     });
 
     it('aborted while an agent factory runs: an agent that arrives within the grace makes no LLM call', async () => {

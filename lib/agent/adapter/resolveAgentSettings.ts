@@ -27,10 +27,7 @@ import { resolveJournal } from '../journal/resolveJournal';
 import { ApprovalJournal } from '../journal/ApprovalJournal';
 import { assertApprovalPolicy } from '../ApprovalGate';
 import { resolveRetry } from '../retry/resolveRetry';
-import { CANCEL_GRACE_MS } from '../../internal/cancelGrace';
-
-/** `minOutputTokens` when not given: enough for a short answer or a tool call. */
-const DEFAULT_MIN_OUTPUT_TOKENS = 256;
+import { OPTION_DEFAULTS } from '../../internal/optionTable';
 
 /** What `new AgentWithStateMachine()` makes of its options: what every turn needs, and the agent's own budget. */
 export interface AgentSettings {
@@ -56,10 +53,10 @@ export function resolveAgentSettings(
     sharedBudgets = [],
     externalBudgets = [],
     retry = {},
-    cancelGraceMs = CANCEL_GRACE_MS,
-    toolConcurrency = 1,
+    cancelGraceMs = OPTION_DEFAULTS.cancelGraceMs,
+    toolConcurrency = OPTION_DEFAULTS.toolConcurrency,
     pricing,
-    onUnknownCost = 'error',
+    onUnknownCost = OPTION_DEFAULTS.onUnknownCost,
     billing,
     sleep = realSleep,
     random = Math.random,
@@ -67,13 +64,13 @@ export function resolveAgentSettings(
     journal = false,
     ledger: ledgerGiven,
     ledgerDefaultMaxCostUsd,
-    minOutputTokens = DEFAULT_MIN_OUTPUT_TOKENS,
+    minOutputTokens = OPTION_DEFAULTS.minOutputTokens,
     resumeFrom,
     resumeTools,
     table,
     approve,
     approvalTimeoutMs,
-    compact = false,
+    compact = OPTION_DEFAULTS.compact,
     stall,
     // The machine's own options.
     maxHistorySize,

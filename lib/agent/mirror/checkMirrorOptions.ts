@@ -8,6 +8,7 @@ import type { ExternalBudget } from '../money/ExternalBudget';
 import { assertKnownOptions } from '../../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from '../options/optionKeys';
 import { assertNonNegative } from '../options/assertNonNegative';
+import { OPTION_DEFAULTS } from '../../internal/optionTable';
 
 /** A mirror's options as these checks read them (`StepMirrorOptions`, not imported: StepMirror imports this). */
 type MirrorOptions = { [K in keyof typeof MIRROR_OPTION_KEYS]?: unknown };
@@ -19,7 +20,7 @@ export function checkMirrorOptions(options: MirrorOptions): void {
     sharedBudgets = [],
     externalBudgets = [],
     pricing,
-    onUnknownCost = 'error',
+    onUnknownCost = OPTION_DEFAULTS.onUnknownCost,
     signal,
     earlierSpend,
     resumeFrom,

@@ -3,20 +3,13 @@ import { assertKnownOptions } from 'agent-state-machine/internal';
 import { InvalidArgumentError, type BatchProgress } from 'agent-state-machine';
 import { ATTACH_OPTION_KEYS } from './optionKeys';
 import { batchKeys, isBatchId } from './batchKeys';
-import {
-  assertMs,
-  assertQueueName,
-  bounded,
-  DEFAULT_REDIS_TIMEOUT_MS,
-  openRedis,
-  addressOf,
-  type RedisConnection,
-} from './connection';
+import { assertMs, assertQueueName, bounded, openRedis, addressOf, type RedisConnection } from './connection';
 import type { BatchMeta } from './runRecords';
 import { EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
 import { trackBatch } from './trackBatch';
 import { answeredBy, assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
+import { OPTION_DEFAULTS } from '../../internal/optionTable';
 
 /** Options of `attachBatch(options)`. */
 export interface AttachBatchOptions {
@@ -64,9 +57,9 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
     batchId,
     onProgress,
     onApproval,
-    pollMs = 100,
-    timeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
-    expireAfterMs = 86_400_000,
+    pollMs = OPTION_DEFAULTS.pollMs,
+    timeoutMs = OPTION_DEFAULTS.timeoutMs,
+    expireAfterMs = OPTION_DEFAULTS.expireAfterMs,
     reportFile,
     signal,
   } = options;

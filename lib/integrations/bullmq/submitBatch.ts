@@ -13,14 +13,7 @@ import { SUBMIT_CANNOT, SUBMIT_OPTION_KEYS } from './optionKeys';
 import type { Redis } from 'ioredis';
 import { batchKeys, isBatchId, type BatchKeys } from './batchKeys';
 import { capsOf, limitFields, type StrictLimits } from './budgetFields';
-import {
-  assertMs,
-  assertQueueName,
-  bounded,
-  DEFAULT_REDIS_TIMEOUT_MS,
-  openRedis,
-  type RedisConnection,
-} from './connection';
+import { assertMs, assertQueueName, bounded, openRedis, type RedisConnection } from './connection';
 import { assertPriceTable, type PriceTable } from './PriceTable';
 import { runScript } from './redisScripts';
 import type { BatchMeta } from './runRecords';
@@ -33,7 +26,7 @@ import { assertOnPause } from './pauseNotice';
 import { answeredBy, assertOnApproval, type DistributedApprovalRequest } from './approvalNotice';
 import { queueTasks } from './queueTasks';
 import type { DistributedTask } from './DistributedTask';
-import { CANCEL_GRACE_MS } from 'agent-state-machine/internal';
+import { OPTION_DEFAULTS } from '../../internal/optionTable';
 
 export type { DistributedTask } from './DistributedTask';
 
@@ -170,17 +163,17 @@ export async function submitBatch(tasks: Iterable<DistributedTask>, options: Sub
     total,
     retry,
     pricing,
-    retryLostRuns = 0,
-    cancelGraceMs = CANCEL_GRACE_MS,
+    retryLostRuns = OPTION_DEFAULTS.retryLostRuns,
+    cancelGraceMs = OPTION_DEFAULTS.cancelGraceMs,
     signal,
     onProgress,
     onPause,
     onApproval,
-    pollMs = 100,
-    keepKeys = false,
+    pollMs = OPTION_DEFAULTS.pollMs,
+    keepKeys = OPTION_DEFAULTS.keepKeys,
     batchId = randomUUID(),
-    timeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
-    expireAfterMs = 86_400_000,
+    timeoutMs = OPTION_DEFAULTS.timeoutMs,
+    expireAfterMs = OPTION_DEFAULTS.expireAfterMs,
     reportFile,
     store,
     approve,

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { assertKnownOptions, assertPricing, resolveResumeTools } from 'agent-state-machine/internal';
 import { InvalidArgumentError } from 'agent-state-machine';
 import { WORKER_CANNOT, WORKER_OPTION_KEYS } from './optionKeys';
-import { assertMs, assertQueueName, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
+import { assertMs, assertQueueName } from './connection';
+import { OPTION_DEFAULTS } from '../../internal/optionTable';
 import { assertWorkerApproval } from './workerApprovals';
 import type { BatchWorkerOptions } from './BatchWorkerOptions';
 
@@ -43,15 +44,15 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
     prefix = 'bull',
     agent,
     run: frameworkRun,
-    concurrency = 4,
+    concurrency = OPTION_DEFAULTS.concurrency,
     historyDir,
     store,
     pricing,
-    lockDurationMs = 30_000,
-    stalledIntervalMs = 30_000,
+    lockDurationMs = OPTION_DEFAULTS.lockDurationMs,
+    stalledIntervalMs = OPTION_DEFAULTS.stalledIntervalMs,
     journal = false,
-    redisTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS,
-    closeTimeoutMs = 30_000,
+    redisTimeoutMs = OPTION_DEFAULTS.redisTimeoutMs,
+    closeTimeoutMs = OPTION_DEFAULTS.closeTimeoutMs,
     approve,
     approvalTimeoutMs,
     resumeTools,
