@@ -41,7 +41,7 @@ const RENAMED: Readonly<Record<string, string>> = {
 };
 
 /** Each kind of server tool use, and the fee of `TokenPrices` that prices it. */
-const FEES = [
+export const FEES = [
   ['webSearch', 'webSearchPerUse'],
   ['webFetch', 'webFetchPerUse'],
   ['codeExecution', 'codeExecutionPerUse'],

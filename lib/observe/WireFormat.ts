@@ -49,7 +49,7 @@ export interface StreamFold {
   /** The stream ended: the JSON body `WireFormat.read` takes; throws when the model had not finished (dropped). */
   end(): unknown;
   /**
-   * Whether every part of the answer and its final usage came though the stream then broke (a
+   * Whether every part of the answer and its final usage came through the stream then broke (a
    * Chat Completions stream cut before `[DONE]`): such a stream ends whole, billed at that usage.
    */
   readonly whole?: boolean;

@@ -98,7 +98,7 @@ export async function startBillingServer(lateMs: number, protocol: Protocol = 'c
     billing.overshotUsd += over * USD_PER_TOKEN;
     if (over > 0) billing.overshoots += 1;
     if (move === '500') return { error: 500 };
-    if (readWhole(move, protocol, (body as { stream?: boolean }).stream === true))
+    if (readWhole(move, protocol, body as WireBody))
       billing.answeredUsd += (usage.input + usage.output) * USD_PER_TOKEN;
     const model = move === 'dated' ? 'gpt-local-2025-01-01' : move === 'throws' ? 'gpt-local-throws' : 'gpt-local';
     return {
@@ -126,8 +126,12 @@ export async function startBillingServer(lateMs: number, protocol: Protocol = 'c
   };
 }
 
+/** What `readWhole` reads of a request's body. */
+type WireBody = { stream?: boolean; stream_options?: { include_usage?: boolean } };
+
 /** Whether a move's answer reaches the client whole, with its usage (`Billing.answeredUsd`). */
-function readWhole(move: Move, protocol: Protocol, stream: boolean): boolean {
+function readWhole(move: Move, protocol: Protocol, body: WireBody): boolean {
+  const stream = body.stream === true;
   switch (move) {
     case 'ok':
     case 'overBound':
@@ -139,8 +143,8 @@ function readWhole(move: Move, protocol: Protocol, stream: boolean): boolean {
     case 'cutBeforeUsage':
       return !stream;
     case 'cutAfterUsage':
-      // Chat Completions sends its usage chunk last, before [DONE]; the other wires send usage in the cut part.
-      return !stream || protocol === 'chat';
+      // Chat Completions sends its usage chunk (when asked for) last, before [DONE]; the other wires send usage in the cut part.
+      return !stream || (protocol === 'chat' && body.stream_options?.include_usage === true);
     default:
       return false;
   }
@@ -268,15 +272,17 @@ export function unreadOvershootUsd(
 
 /**
  * A 429 storm's verdict: the runs done, and how many the cap allowed at the real cost per done
- * run, but no more than the runs that did not fail on their own (a framework that gives up on a
- * 429, as LangChain does without retry-after, ends the run in error; the cap had no part in it).
+ * run, but no more than the runs that did not end on a 429 of their own (a framework that gives
+ * up on one, as LangChain does without retry-after, or a retry policy run out: the cap had no
+ * part in it). Throws when no run was done: a storm that completes nothing proves nothing.
  */
 export function stormCompletion(
-  runs: readonly { outcome: string }[],
+  runs: readonly { outcome: string; error?: { message?: string } | undefined }[],
   billedUsd: number,
   capUsd: number,
 ): { done: number; allowed: number } {
   const done = runs.filter((r) => r.outcome === 'end_of_turn').length;
-  const failed = runs.filter((r) => r.outcome === 'error').length;
-  return { done, allowed: Math.min(Math.floor(capUsd / (billedUsd / done)), runs.length - failed) };
+  if (done === 0) throw new Error(`a 429 storm: no run was done (${runs.map((r) => r.outcome).join(', ')})`);
+  const refused = runs.filter((r) => r.outcome === 'error' && /\b429\b/.test(r.error?.message ?? '')).length;
+  return { done, allowed: Math.min(Math.floor(capUsd / (billedUsd / done)), runs.length - refused) };
 }

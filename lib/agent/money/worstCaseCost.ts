@@ -1,4 +1,5 @@
 import type { LLMCallBound, Pricing, Usage } from '../AgentLoop';
+import { FEES } from '../../internal/tokenPrices';
 
 /** What `worstCaseCost` found: the most the call may cost, or why that is unknown. */
 export type WorstCase = { costUsd: number } | { costUsd: undefined; why: string };
@@ -62,25 +63,23 @@ function priceShape(pricing: Pricing, usage: Usage, model: string | undefined): 
   return priced;
 }
 
-/** Why `pricing` gave no price: the model's, or only its server tools' fees (priced without them, it has one). */
+/** Why `pricing` gave no price: the model's, or only some server tools' fees (priced with each alone, it has none for those). */
 function noPriceWhy(pricing: Pricing, usage: Usage, model: string | undefined): string {
   const named = model ?? '(not named by llmCallBound)';
-  const uses = usage.serverToolUses;
-  if (uses === undefined) return `pricing has no price for model ${named}`;
-  let tokensOnly: unknown;
-  try {
-    tokensOnly = pricing({ ...usage, serverToolUses: undefined }, { model });
-  } catch {
-    tokensOnly = undefined;
-  }
-  if (typeof tokensOnly !== 'number') return `pricing has no price for model ${named}`;
-  const kinds = Object.entries(uses)
-    .filter(([, n]) => n !== undefined && n > 0)
-    .map(([kind, n]) => `${kind}: ${n}`)
-    .join(', ');
-  return `pricing has no fee for the server tool uses the request allows (${kinds}) on model ${named} (in a createPricing table: ${Object.keys(
-    uses,
-  )
-    .map((kind) => `\`${kind}PerUse\``)
-    .join(', ')})`;
+  const priced = (serverToolUses: Usage['serverToolUses']): boolean => {
+    try {
+      return typeof pricing({ ...usage, serverToolUses }, { model }) === 'number';
+    } catch {
+      return false;
+    }
+  };
+  if (usage.serverToolUses === undefined || !priced(undefined)) return `pricing has no price for model ${named}`;
+  const lacking = FEES.filter(([kind]) => {
+    const n = usage.serverToolUses?.[kind];
+    return n !== undefined && n > 0 && !priced({ [kind]: n });
+  });
+  if (lacking.length === 0) return `pricing has no price for model ${named} with its server tool uses`;
+  const uses = lacking.map(([kind]) => `${kind}: ${usage.serverToolUses![kind]}`).join(', ');
+  const fees = lacking.map(([, fee]) => `\`${fee}\``).join(', ');
+  return `pricing has no fee for the server tool uses the request allows (${uses}) on model ${named} (in a createPricing table: ${fees})`;
 }

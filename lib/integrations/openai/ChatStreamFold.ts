@@ -14,6 +14,8 @@ export class ChatStreamFold {
   #refusal: string | null = null;
   #finishReason: ChatCompletion.Choice['finish_reason'] | null = null;
   #usage: CompletionUsage | undefined;
+  /** The final usage chunk came: usage with no choices, after the finish (not a running count). */
+  #finalUsage = false;
   readonly #calls: { id: string; name: string; arguments: string }[] = [];
 
   private readonly watch: OutputBoundWatch;
@@ -33,6 +35,7 @@ export class ChatStreamFold {
       this.#usage = chunk.usage;
       // A running count (vLLM's continuous usage stats), not the final one: the answer is whole by then.
       if (this.#finishReason === null) watch.reported(chunk.usage.completion_tokens);
+      else if ((chunk.choices ?? []).length === 0) this.#finalUsage = true;
     }
     const choice = chunk.choices?.[0];
     if (choice === undefined) return;
@@ -68,7 +71,7 @@ export class ChatStreamFold {
    * just before `[DONE]`. A stream cut after that lost nothing of the answer.
    */
   get whole(): boolean {
-    return this.#finishReason !== null && this.#usage !== undefined;
+    return this.#finalUsage;
   }
 
   end(): ChatCompletion {

@@ -75,7 +75,9 @@ function httpStatusOf(code: string | null): number | undefined {
 /** The error of a response with `status: 'failed'`; the usage it reports, if any, is what was billed. */
 export function failedResponseError(response: Response, cause?: unknown): OpenAIResponseError {
   const error = response.error as { code?: string | null; message?: string } | null | undefined;
-  const answeredUsage = mapResponsesUsage(response.usage, response.output ?? []);
+  // A usage of no input is a placeholder, not a bill: the failure rule decides (uncertain, or released for a 429).
+  const reported = mapResponsesUsage(response.usage, response.output ?? []);
+  const answeredUsage = reported?.inputTokens ? reported : undefined;
   return new OpenAIResponseError(
     `the response failed (${error?.code ?? 'no code'}): ${error?.message ?? 'no message'}`,
     {

@@ -14,10 +14,19 @@ export async function collectChatStream(
   watch: OutputBoundWatch,
 ): Promise<ChatCompletion> {
   const fold = new ChatStreamFold(watch, onText);
-  try {
-    for await (const chunk of chunks) fold.event(chunk);
-  } catch (error) {
-    if (!fold.whole) throw error;
+  const iterator = chunks[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<ChatCompletionChunk>;
+    try {
+      next = await iterator.next();
+    } catch (error) {
+      // The transport failed: after the final usage chunk only `[DONE]` was lost. A fold's own
+      // error (the cut at the bound, a throwing onText) is not caught here.
+      if (fold.whole) break;
+      throw error;
+    }
+    if (next.done === true) break;
+    fold.event(next.value);
   }
   return fold.end();
 }

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { meterFetch, observeLoop } from 'agent-state-machine';
 import { chatWire, fromOpenAIChat } from '../../../lib/integrations/openai';
 import { createPricing } from '../../../lib/integrations/pricing';
@@ -139,25 +140,53 @@ describe('your own loop on the metered fetch, on the same recordings', () => {
       { pricing, budget: { maxCostUsd: 0.01, strict: true }, sink: out.sink, journal: true, logger: false },
       c.input,
       async () => {
-        // The loop as its user wrote it: one request a recorded answer, read streamed or whole.
+        // The loop as its user wrote it: the recording's tools offered, each tool call answered
+        // and sent back, each answer read streamed or whole.
+        const tools = Object.entries(c.tools).map(([name, t]) => ({
+          type: 'function' as const,
+          function: { name, description: t.description, parameters: t.parameters },
+        }));
+        const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: c.input }];
         let text = '';
         for (let call = 0; call < c.files.length; call++) {
-          const request = {
-            model: c.model,
-            messages: [{ role: 'user' as const, content: c.input }],
-            max_completion_tokens: 100,
-          };
+          const request = { model: c.model, messages, max_completion_tokens: 100, ...(tools.length > 0 && { tools }) };
+          const asked: Array<{ id: string; name: string; arguments: string }> = [];
           if (!c.stream) {
-            text = (await client.chat.completions.create(request)).choices[0]?.message.content ?? '';
-            continue;
+            const message = (await client.chat.completions.create(request)).choices[0]!.message;
+            text = message.content ?? '';
+            for (const t of message.tool_calls ?? [])
+              if (t.type === 'function')
+                asked.push({ id: t.id, name: t.function.name, arguments: t.function.arguments });
+          } else {
+            const chunks = await client.chat.completions.create({
+              ...request,
+              stream: true,
+              stream_options: { include_usage: true },
+            });
+            text = '';
+            for await (const chunk of chunks) {
+              const delta = chunk.choices[0]?.delta;
+              text += delta?.content ?? '';
+              for (const part of delta?.tool_calls ?? []) {
+                const slot = (asked[part.index] ??= { id: '', name: '', arguments: '' });
+                slot.id ||= part.id ?? '';
+                slot.name += part.function?.name ?? '';
+                slot.arguments += part.function?.arguments ?? '';
+              }
+            }
           }
-          const chunks = await client.chat.completions.create({
-            ...request,
-            stream: true,
-            stream_options: { include_usage: true },
+          if (asked.length === 0) continue;
+          messages.push({
+            role: 'assistant',
+            content: null,
+            tool_calls: asked.map((t) => ({
+              id: t.id,
+              type: 'function' as const,
+              function: { name: t.name, arguments: t.arguments },
+            })),
           });
-          text = '';
-          for await (const chunk of chunks) text += chunk.choices[0]?.delta?.content ?? '';
+          for (const t of asked)
+            messages.push({ role: 'tool', tool_call_id: t.id, content: await c.tools[t.name]!.run() });
         }
         return text;
       },
@@ -167,6 +196,13 @@ describe('your own loop on the metered fetch, on the same recordings', () => {
     expect(result.usage.costUsd).toBeCloseTo(c.costUsd, 12);
     const reserves = out.lines.filter((l) => l.type === 'reserve');
     const answers = out.lines.filter((l) => l.type === 'llm');
+    // The second request sent back the tool's answer, as the recording's did.
+    if (c.files.length > 1)
+      expect(recorded.requests[1]!.messages).toEqual([
+        expect.objectContaining({ role: 'user' }),
+        expect.objectContaining({ role: 'assistant' }),
+        expect.objectContaining({ role: 'tool' }),
+      ]);
     expect(answers.map((l) => (l.response as { usage?: unknown }).usage)).toEqual(
       c.calls.map((u) => expect.objectContaining(u)),
     );

@@ -147,4 +147,28 @@ describe('fromOpenAIResponses: a failed response that reports usage', () => {
     });
     expect(result.usage.costUsd).toBeCloseTo(240e-6, 12);
   });
+
+  it('a usage of no input is a placeholder, not a bill: a rate-limited failed response is released, as its 429 would be', async () => {
+    const recorded = JSON.parse(fixture('openai', 'ai-sdk/openai-shell-tool.1.json')) as Record<string, unknown>;
+    const failed = {
+      ...recorded,
+      status: 'failed',
+      error: { code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
+      output: [],
+      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    };
+    const fetch = (async () =>
+      new Response(JSON.stringify(failed), {
+        headers: { 'content-type': 'application/json' },
+      })) as typeof globalThis.fetch;
+    const loop = fromOpenAIResponses(new OpenAI({ apiKey: 'sk-local', fetch }), { model: 'gpt-5.1', maxTokens: 1000 });
+    const result = await agentOf(loop, {
+      pricing: (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6,
+      budget: { maxCostUsd: 1 },
+      retry: { retries: 0 },
+    }).runTurn('List the files');
+    expect(result.error?.message).toMatch(/rate_limit_exceeded/);
+    expect(result.usage).toMatchObject({ llmCalls: 1, costUsd: 0, uncertainUsd: 0 });
+    expect(result.usage.releasedUsd).toBeGreaterThan(0);
+  });
 });
