@@ -49,7 +49,6 @@ import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 
 import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
-import { OPTION_DEFAULTS } from '../internal/optionTable';
 export type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
 
 export type { MirrorStop } from './mirror/MirrorStop';
@@ -136,7 +135,6 @@ export class StepMirror {
       sharedBudgets = [],
       externalBudgets = [],
       pricing,
-      onUnknownCost = OPTION_DEFAULTS.onUnknownCost,
       billing,
       journal = false,
       signal,
@@ -154,7 +152,7 @@ export class StepMirror {
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
-    checkMirrorOptions(options);
+    const { onUnknownCost } = checkMirrorOptions(options);
     const approvals = mirrorApprovalsOn(approvalsGiven, approve, approvalTimeoutMs);
     const own = new Budget(budget ?? {}, { label: 'budget' });
     const budgets = [own, ...sharedBudgets];

@@ -269,20 +269,3 @@ export function unreadOvershootUsd(
   const read = runs.filter((r) => /past its bound/.test(r.error?.message ?? '')).length;
   return (billing.overshotUsd / billing.overshoots) * Math.max(0, billing.overshoots - read);
 }
-
-/**
- * A 429 storm's verdict: the runs done, and how many the cap allowed at the real cost per done
- * run, but no more than the runs that did not end on a 429 of their own (a framework that gives
- * up on one, as LangChain does without retry-after, or a retry policy run out: the cap had no
- * part in it). Throws when no run was done: a storm that completes nothing proves nothing.
- */
-export function stormCompletion(
-  runs: readonly { outcome: string; error?: { message?: string } | undefined }[],
-  billedUsd: number,
-  capUsd: number,
-): { done: number; allowed: number } {
-  const done = runs.filter((r) => r.outcome === 'end_of_turn').length;
-  if (done === 0) throw new Error(`a 429 storm: no run was done (${runs.map((r) => r.outcome).join(', ')})`);
-  const refused = runs.filter((r) => r.outcome === 'error' && /\b429\b/.test(r.error?.message ?? '')).length;
-  return { done, allowed: Math.min(Math.floor(capUsd / (billedUsd / done)), runs.length - refused) };
-}

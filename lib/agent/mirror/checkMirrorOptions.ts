@@ -13,8 +13,14 @@ import { OPTION_DEFAULTS } from '../../internal/optionTable';
 /** A mirror's options as these checks read them (`StepMirrorOptions`, not imported: StepMirror imports this). */
 type MirrorOptions = { [K in keyof typeof MIRROR_OPTION_KEYS]?: unknown };
 
-/** Checks a mirror's options (the machine's own are the machine's to check), naming the bad value. */
-export function checkMirrorOptions(options: MirrorOptions): void {
+/** What a cost no pricing knows does to a mirror's run (`onUnknownCost`). */
+type UnknownCost = 'error' | 'warn' | 'ignore';
+
+/**
+ * Checks a mirror's options (the machine's own are the machine's to check), naming the bad
+ * value, and gives back the one it defaults here: `onUnknownCost`.
+ */
+export function checkMirrorOptions(options: MirrorOptions): { onUnknownCost: UnknownCost } {
   const {
     budget,
     sharedBudgets = [],
@@ -68,6 +74,7 @@ export function checkMirrorOptions(options: MirrorOptions): void {
       'left out when `resumeFrom` is given (its `usage` is the earlier spend)',
       earlierSpend,
     );
+  return { onUnknownCost: onUnknownCost as UnknownCost };
 }
 
 /**

@@ -117,25 +117,25 @@ describe('fromOpenAIResponses: a refused answer that reports no usage (some gate
 });
 
 describe('fromOpenAIResponses: a failed response that reports usage', () => {
-  it('is billed at that usage (what the provider billed), not held at its worst case as a 500', async () => {
+  /** The recorded answer marked failed with `error`, reporting `usage`, run once under a cap with no retry. */
+  async function runFailed(error: { code: string; message: string }, usage: Record<string, number>) {
     const recorded = JSON.parse(fixture('openai', 'ai-sdk/openai-shell-tool.1.json')) as Record<string, unknown>;
-    const failed = {
-      ...recorded,
-      status: 'failed',
-      error: { code: 'server_error', message: 'The model failed mid-answer.' },
-      output: [],
-      usage: { input_tokens: 200, output_tokens: 40, total_tokens: 240 },
-    };
+    const body = JSON.stringify({ ...recorded, status: 'failed', error, output: [], usage });
     const fetch = (async () =>
-      new Response(JSON.stringify(failed), {
-        headers: { 'content-type': 'application/json' },
-      })) as typeof globalThis.fetch;
+      new Response(body, { headers: { 'content-type': 'application/json' } })) as typeof globalThis.fetch;
     const loop = fromOpenAIResponses(new OpenAI({ apiKey: 'sk-local', fetch }), { model: 'gpt-5.1', maxTokens: 1000 });
-    const result = await agentOf(loop, {
+    return agentOf(loop, {
       pricing: (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6,
       budget: { maxCostUsd: 1 },
       retry: { retries: 0 },
     }).runTurn('List the files');
+  }
+
+  it('is billed at that usage (what the provider billed), not held at its worst case as a 500', async () => {
+    const result = await runFailed(
+      { code: 'server_error', message: 'The model failed mid-answer.' },
+      { input_tokens: 200, output_tokens: 40, total_tokens: 240 },
+    );
     expect(result.outcome).toBe('error');
     expect(result.error?.message).toMatch(/server_error/);
     expect(result.usage).toMatchObject({
@@ -149,24 +149,10 @@ describe('fromOpenAIResponses: a failed response that reports usage', () => {
   });
 
   it('a usage of no input is a placeholder, not a bill: a rate-limited failed response is released, as its 429 would be', async () => {
-    const recorded = JSON.parse(fixture('openai', 'ai-sdk/openai-shell-tool.1.json')) as Record<string, unknown>;
-    const failed = {
-      ...recorded,
-      status: 'failed',
-      error: { code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
-      output: [],
-      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-    };
-    const fetch = (async () =>
-      new Response(JSON.stringify(failed), {
-        headers: { 'content-type': 'application/json' },
-      })) as typeof globalThis.fetch;
-    const loop = fromOpenAIResponses(new OpenAI({ apiKey: 'sk-local', fetch }), { model: 'gpt-5.1', maxTokens: 1000 });
-    const result = await agentOf(loop, {
-      pricing: (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6,
-      budget: { maxCostUsd: 1 },
-      retry: { retries: 0 },
-    }).runTurn('List the files');
+    const result = await runFailed(
+      { code: 'rate_limit_exceeded', message: 'Rate limit reached.' },
+      { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    );
     expect(result.error?.message).toMatch(/rate_limit_exceeded/);
     expect(result.usage).toMatchObject({ llmCalls: 1, costUsd: 0, uncertainUsd: 0 });
     expect(result.usage.releasedUsd).toBeGreaterThan(0);

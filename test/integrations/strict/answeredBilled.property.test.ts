@@ -7,12 +7,12 @@ import { fromOpenAIChat, fromOpenAIResponses, meteredFetch } from '../../../lib/
 import {
   onTimeScripts,
   startBillingServer,
-  stormCompletion,
   type BillingServer,
   type Move,
   type Protocol,
 } from '../../helpers/billingServer';
 import { localPricing as pricing } from '../../helpers/localPricing';
+import { expectBilledAsAnswered, expectStormCompleted } from '../../helpers/reconciliation';
 
 // The reconciliation's equality: what a report calls billed is, to the cent, what the server
 // billed for the answers it sent whole with their usage (`Billing.answeredUsd`). The properties
@@ -126,10 +126,7 @@ describe.each(PATHS)('$name: reported billed = what the server billed for answer
     await fc.assert(
       fc.asyncProperty(onTimeScripts(10), async (script) => {
         const report = await batch(script);
-        const { costUsd, uncertainUsd } = report.totals;
-        const { usd, answeredUsd } = billing.billing;
-        expect(costUsd - (uncertainUsd ?? 0)).toBeCloseTo(answeredUsd, 9);
-        expect(costUsd).toBeGreaterThanOrEqual(usd - 1e-9);
+        expectBilledAsAnswered(report, billing.billing);
       }),
       { numRuns: 10, seed: 20261204 },
     );
@@ -149,11 +146,6 @@ describe.each(PATHS)('$name: reported billed = what the server billed for answer
     const CAP = 0.1;
     // An answer bills about $0.0101 (2,000 output tokens and the input at $5 per million): 9 fit in $0.10.
     const report = await batch({ moves: ['429', 'ok'], stream: false }, { cap: CAP, tasks: 12, retries: 5 });
-    const { done, allowed } = stormCompletion(report.runs, billing.billing.usd, CAP);
-    expect(done).toBeGreaterThanOrEqual(Math.floor(0.9 * allowed));
-    expect(billing.billing.usd).toBeLessThanOrEqual(CAP);
-    // Every 429 is released, none held against the cap.
-    expect(report.totals.releasedUsd).toBeGreaterThan(0);
-    expect(report.totals.uncertainUsd ?? 0).toBe(0);
+    expectStormCompleted(report, billing.billing.usd, CAP);
   }, 60_000);
 });
