@@ -1,3 +1,4 @@
+import type OpenAI from 'openai';
 import type { Billing } from './billingServer';
 import { unreadOvershootUsd } from './billingServer';
 
@@ -59,4 +60,22 @@ export function expectStormCompleted(report: Reported, billedUsd: number, capUsd
   expect(billedUsd).toBeLessThanOrEqual(capUsd + 1e-12);
   expect(report.totals.releasedUsd).toBeGreaterThan(0);
   expect(report.totals.uncertainUsd ?? 0).toBe(0);
+}
+
+/** The user's own loop in these tests: one Chat Completions call saying "Say done", streamed (with its usage chunk) or sent whole. */
+export async function sayDone(client: OpenAI, stream: boolean, maxTokens: number): Promise<string> {
+  const request = {
+    model: 'gpt-local',
+    messages: [{ role: 'user' as const, content: 'Say done' }],
+    max_completion_tokens: maxTokens,
+  };
+  if (!stream) return (await client.chat.completions.create(request)).choices[0]?.message.content ?? '';
+  let text = '';
+  const chunks = await client.chat.completions.create({
+    ...request,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  for await (const chunk of chunks) text += chunk.choices[0]?.delta?.content ?? '';
+  return text;
 }

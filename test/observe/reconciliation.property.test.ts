@@ -11,30 +11,13 @@ import { observeTask, runBatch, type BatchReport } from 'agent-state-machine';
 import { meteredFetch } from '../../lib/integrations/openai';
 import { billingScripts, startBillingServer, type Script } from '../helpers/billingServer';
 import { localPricing as pricing } from '../helpers/localPricing';
+import { sayDone } from '../helpers/reconciliation';
 
 const MAX_OUTPUT = 2000;
 // Short for the late answers, long enough that a loaded machine reads the others in time.
 const TIMEOUT_MS = 500;
 const IN_FLIGHT = 4;
 const CAP = 0.1;
-
-/** The user's loop: one call, streamed or not, as written before the library. */
-async function answer(client: OpenAI, stream: boolean): Promise<string> {
-  const request = {
-    model: 'gpt-local',
-    messages: [{ role: 'user' as const, content: 'Say done' }],
-    max_completion_tokens: MAX_OUTPUT,
-  };
-  if (!stream) return (await client.chat.completions.create(request)).choices[0]?.message.content ?? '';
-  let text = '';
-  const chunks = await client.chat.completions.create({
-    ...request,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  for await (const chunk of chunks) text += chunk.choices[0]?.delta?.content ?? '';
-  return text;
-}
 
 async function batchAgainst(
   { moves, stream }: Script,
@@ -51,7 +34,9 @@ async function batchAgainst(
       fetch: meteredFetch,
     });
     const report = await runBatch(
-      Array.from({ length: tasks }, (_, i) => observeTask(`t${i}`, 'Say done', () => answer(client, stream))),
+      Array.from({ length: tasks }, (_, i) =>
+        observeTask(`t${i}`, 'Say done', () => sayDone(client, stream, MAX_OUTPUT)),
+      ),
       { logger: false, concurrency: IN_FLIGHT, pricing, total: { maxCostUsd: CAP, strict: true } },
     );
     expect(billing.server.rejected).toEqual([]);

@@ -12,7 +12,7 @@ import {
   type Protocol,
 } from '../../helpers/billingServer';
 import { localPricing as pricing } from '../../helpers/localPricing';
-import { expectBilledAsAnswered, expectStormCompleted } from '../../helpers/reconciliation';
+import { expectBilledAsAnswered, expectStormCompleted, sayDone } from '../../helpers/reconciliation';
 
 // The reconciliation's equality: what a report calls billed is, to the cent, what the server
 // billed for the answers it sent whole with their usage (`Billing.answeredUsd`). The properties
@@ -77,22 +77,7 @@ const PATHS: Path[] = [
     tasks: (baseURL, stream, count) => {
       const client = new OpenAI({ apiKey: 'sk-local', baseURL, fetch: meteredFetch });
       return Array.from({ length: count }, (_, i) =>
-        observeTask(`t${i}`, 'Say done', async () => {
-          const request = {
-            model: 'gpt-local',
-            messages: [{ role: 'user' as const, content: 'Say done' }],
-            max_completion_tokens: MAX_OUTPUT,
-          };
-          if (!stream) return (await client.chat.completions.create(request)).choices[0]?.message.content ?? '';
-          let text = '';
-          const chunks = await client.chat.completions.create({
-            ...request,
-            stream: true,
-            stream_options: { include_usage: true },
-          });
-          for await (const chunk of chunks) text += chunk.choices[0]?.delta?.content ?? '';
-          return text;
-        }),
+        observeTask(`t${i}`, 'Say done', () => sayDone(client, stream, MAX_OUTPUT)),
       );
     },
   },
