@@ -6,8 +6,13 @@
 // and the refusal maps are read from here, and test/options/everyPath.test.ts is generated
 // from it: each option given to each entry point that does not take it must be refused by name.
 
-/** The entry points that take options. A framework task's adapter options are refused as the mirror's are. */
-export type OptionEntry = 'adapter' | 'runTurn' | 'mirror' | 'batch' | 'worker' | 'submit' | 'attach';
+/**
+ * The entry points that take options. A framework task's adapter options are refused as the
+ * mirror's are. `raise`, `approvals` and `answer` are the distributed batch's small helpers:
+ * `raiseBatch()`, `readBatchApprovals()` and `answerBatchApproval()`.
+ */
+export type OptionEntry =
+  'adapter' | 'runTurn' | 'mirror' | 'batch' | 'worker' | 'submit' | 'attach' | 'raise' | 'approvals' | 'answer';
 
 /** One option: the entry points that take it, its default when it is left out, and the reason of each that refuses it by name. */
 interface Declared {
@@ -123,7 +128,7 @@ const OPTIONS = {
   // Where a batch keeps its runs.
   historyDir: { on: ['batch', 'worker'], refused: { submit: PER_WORKER } },
   store: { on: ['batch', 'worker', 'submit'] },
-  batchId: { on: ['batch', 'submit', 'attach'] },
+  batchId: { on: ['batch', 'submit', 'attach', 'raise', 'approvals', 'answer'] },
   historyDurability: { on: ['batch'] },
   historyGroupCommit: { on: ['batch'] },
   overwriteHistory: { on: ['batch'], default: false },
@@ -143,11 +148,12 @@ const OPTIONS = {
     default: false,
   },
   // The distributed batch.
-  connection: { on: ['worker', 'submit', 'attach'] },
-  name: { on: ['worker', 'submit', 'attach'] },
-  prefix: { on: ['worker', 'submit', 'attach'] },
+  connection: { on: ['worker', 'submit', 'attach', 'raise', 'approvals', 'answer'] },
+  name: { on: ['worker', 'submit', 'attach', 'raise', 'approvals', 'answer'] },
+  prefix: { on: ['worker', 'submit', 'attach', 'raise', 'approvals', 'answer'] },
   agent: { on: ['worker'] },
-  run: { on: ['worker'] },
+  // Two meanings under one name: the worker's framework run (a function), the answer's run (a task id).
+  run: { on: ['worker', 'answer'] },
   workerId: { on: ['worker'] },
   lockDurationMs: { on: ['worker'], default: 30_000 },
   stalledIntervalMs: { on: ['worker'], default: 30_000 },
@@ -157,9 +163,15 @@ const OPTIONS = {
   retryLostRuns: { on: ['submit'], default: 0 },
   pollMs: { on: ['submit', 'attach'], default: 100 },
   keepKeys: { on: ['submit'], default: false },
-  timeoutMs: { on: ['submit', 'attach'], default: REDIS_TIMEOUT_MS },
+  timeoutMs: { on: ['submit', 'attach', 'raise', 'approvals', 'answer'], default: REDIS_TIMEOUT_MS },
   expireAfterMs: { on: ['submit', 'attach'], default: 86_400_000 },
   reportFile: { on: ['submit', 'attach'] },
+  // The distributed batch's small helpers.
+  maxCostUsd: { on: ['raise'] },
+  callId: { on: ['answer'] },
+  approved: { on: ['answer'] },
+  reason: { on: ['answer'] },
+  by: { on: ['answer'] },
 } as const satisfies Record<string, Declared>;
 
 type Options = typeof OPTIONS;

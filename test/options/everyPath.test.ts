@@ -16,6 +16,9 @@ import { LangGraphMirror } from '../../lib/integrations/langgraph/LangGraphMirro
 import { startBatchWorker } from '../../lib/integrations/bullmq/startBatchWorker';
 import { submitBatch } from '../../lib/integrations/bullmq/submitBatch';
 import { attachBatch } from '../../lib/integrations/bullmq/attachBatch';
+import { raiseBatch } from '../../lib/integrations/bullmq/raiseBatch';
+import { readBatchApprovals } from '../../lib/integrations/bullmq/readBatchApprovals';
+import { answerBatchApproval } from '../../lib/integrations/bullmq/answerBatchApproval';
 
 // Every entry point that takes options, each with a misspelt key: refused with the key, where it
 // was given and the nearest known name, before anything runs. A dropped key would leave a batch
@@ -43,6 +46,12 @@ const entries: Entry[] = [
   ['startBatchWorker()', (o) => startBatchWorker({ connection: NOWHERE, name: 'q', agent: loop, ...o })],
   ['submitBatch()', (o) => submitBatch([], { connection: NOWHERE, name: 'q', ...o })],
   ['attachBatch()', (o) => attachBatch({ connection: NOWHERE, name: 'q', batchId: 'b', ...o })],
+  ['raiseBatch()', (o) => raiseBatch({ connection: NOWHERE, batchId: 'b', maxCostUsd: 1, ...o })],
+  ['readBatchApprovals()', (o) => readBatchApprovals({ connection: NOWHERE, batchId: 'b', ...o })],
+  [
+    'answerBatchApproval()',
+    (o) => answerBatchApproval({ connection: NOWHERE, batchId: 'b', run: 'r', approved: true, ...o }),
+  ],
 ];
 
 async function refusal(call: () => unknown): Promise<Error> {
@@ -93,6 +102,9 @@ describe('every declared option, given where it is not taken, is refused by name
     worker: entries[6]![1],
     submit: entries[7]![1],
     attach: entries[8]![1],
+    raise: entries[9]![1],
+    approvals: entries[10]![1],
+    answer: entries[11]![1],
   };
   // The options the calls above give themselves (a worker's connection, …) are not given twice.
   const given = { given: true };
@@ -124,9 +136,15 @@ describe('every declared option, given where it is not taken, is refused by name
 });
 
 describe('a `pricing` that is not a function is refused with one wording, on every path that takes the function', () => {
-  const priced = entries.filter(
-    ([where]) => where !== 'runTurn()' && where !== 'submitBatch()' && where !== 'attachBatch()',
-  );
+  const unpriced = new Set([
+    'runTurn()',
+    'submitBatch()',
+    'attachBatch()',
+    'raiseBatch()',
+    'readBatchApprovals()',
+    'answerBatchApproval()',
+  ]);
+  const priced = entries.filter(([where]) => !unpriced.has(where));
   it.each([
     ...priced,
     [

@@ -1,12 +1,8 @@
 import { InvalidArgumentError } from 'agent-state-machine';
 import { assertKnownOptions } from 'agent-state-machine/internal';
+import { keysOn } from '../../internal/optionTable';
 import { decideApproval, describeAnswer, readTakenAnswers, type ApprovalPlace, type Within } from './approvalRecords';
-import {
-  PLACE_OPTION_KEYS,
-  withBatchApprovals,
-  type BatchPlaceOptions,
-  type BatchWaitingCall,
-} from './readBatchApprovals';
+import { withBatchApprovals, type BatchPlaceOptions, type BatchWaitingCall } from './readBatchApprovals';
 
 /** Options of `answerBatchApproval(options)`. */
 export interface AnswerBatchApprovalOptions extends BatchPlaceOptions {
@@ -22,14 +18,7 @@ export interface AnswerBatchApprovalOptions extends BatchPlaceOptions {
   by?: string;
 }
 
-const ANSWER_OPTION_KEYS = Object.freeze({
-  ...PLACE_OPTION_KEYS,
-  run: true,
-  callId: true,
-  approved: true,
-  reason: true,
-  by: true,
-} as const);
+const ANSWER_OPTION_KEYS = keysOn('answer');
 
 /**
  * Answers one tool call a run of a BullMQ batch waits on (or every call of the run not answered

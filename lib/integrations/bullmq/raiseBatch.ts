@@ -1,15 +1,9 @@
 import { Queue } from 'bullmq';
 import { InvalidArgumentError, type CapRaise } from 'agent-state-machine';
 import { assertKnownOptions } from 'agent-state-machine/internal';
+import { keysOn, OPTION_DEFAULTS } from '../../internal/optionTable';
 import { batchKeys, isBatchId } from './batchKeys';
-import {
-  assertMs,
-  assertQueueName,
-  bounded,
-  DEFAULT_REDIS_TIMEOUT_MS,
-  openRedis,
-  type RedisConnection,
-} from './connection';
+import { assertMs, assertQueueName, bounded, openRedis, type RedisConnection } from './connection';
 import { raiseCap } from './raiseCap';
 import { findBatch } from './findBatch';
 
@@ -29,14 +23,7 @@ export interface RaiseBatchOptions {
   timeoutMs?: number;
 }
 
-const RAISE_OPTION_KEYS = Object.freeze({
-  connection: true,
-  batchId: true,
-  maxCostUsd: true,
-  name: true,
-  prefix: true,
-  timeoutMs: true,
-});
+const RAISE_OPTION_KEYS = keysOn('raise');
 
 /**
  * Raises the dollar cap of a BullMQ batch paused at it (submitted with `total: { maxCostUsd,
@@ -48,7 +35,7 @@ export async function raiseBatch(options: RaiseBatchOptions): Promise<CapRaise &
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'an object { connection, batchId, maxCostUsd, … }', options);
   assertKnownOptions(options, RAISE_OPTION_KEYS, 'raiseBatch()');
-  const { connection, batchId, maxCostUsd, timeoutMs = DEFAULT_REDIS_TIMEOUT_MS } = options;
+  const { connection, batchId, maxCostUsd, timeoutMs = OPTION_DEFAULTS.timeoutMs } = options;
   if (!isBatchId(batchId)) throw new InvalidArgumentError('batchId', "a batch's id", batchId);
   if (options.name !== undefined) assertQueueName(options.name);
   if (options.prefix !== undefined && (typeof options.prefix !== 'string' || options.prefix === ''))

@@ -1,17 +1,10 @@
 import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from 'agent-state-machine';
 import { assertKnownOptions } from 'agent-state-machine/internal';
+import { keysOn, OPTION_DEFAULTS } from '../../internal/optionTable';
 import { answerField, type ApprovalEvent, type RecordedDecision, type Within } from './approvalRecords';
 import { batchKeys, isBatchId, type BatchKeys } from './batchKeys';
-import {
-  addressOf,
-  assertMs,
-  assertQueueName,
-  bounded,
-  DEFAULT_REDIS_TIMEOUT_MS,
-  openRedis,
-  type RedisConnection,
-} from './connection';
+import { addressOf, assertMs, assertQueueName, bounded, openRedis, type RedisConnection } from './connection';
 import { findBatch } from './findBatch';
 
 /** Where a BullMQ batch is: `readBatchApprovals` and `answerBatchApproval` take these. */
@@ -80,13 +73,7 @@ export interface BatchApprovalsContext {
 }
 
 /** The options that say where a batch is. */
-export const PLACE_OPTION_KEYS = Object.freeze({
-  connection: true,
-  batchId: true,
-  name: true,
-  prefix: true,
-  timeoutMs: true,
-} as const);
+const PLACE_OPTION_KEYS = keysOn('approvals');
 
 /**
  * Opens the batch `options` name in Redis, reads its runs and the approval requests open now
@@ -99,7 +86,7 @@ export async function withBatchApprovals<T>(
   caller: string,
   use: (context: BatchApprovalsContext) => Promise<T>,
 ): Promise<T> {
-  const { connection, batchId, timeoutMs = DEFAULT_REDIS_TIMEOUT_MS } = options;
+  const { connection, batchId, timeoutMs = OPTION_DEFAULTS.timeoutMs } = options;
   if (!isBatchId(batchId)) throw new InvalidArgumentError('batchId', "a batch's id", batchId);
   if (options.name !== undefined) assertQueueName(options.name);
   if (options.prefix !== undefined && (typeof options.prefix !== 'string' || options.prefix === ''))
