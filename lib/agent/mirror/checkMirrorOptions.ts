@@ -9,18 +9,16 @@ import { assertKnownOptions } from '../../machine/assertKnownOptions';
 import { MIRROR_CANNOT, MIRROR_OPTION_KEYS } from '../options/optionKeys';
 import { assertNonNegative } from '../options/assertNonNegative';
 import { OPTION_DEFAULTS } from '../../internal/optionTable';
+import type { OnUnknownCost } from '../money/priceResponse';
 
 /** A mirror's options as these checks read them (`StepMirrorOptions`, not imported: StepMirror imports this). */
 type MirrorOptions = { [K in keyof typeof MIRROR_OPTION_KEYS]?: unknown };
-
-/** What a cost no pricing knows does to a mirror's run (`onUnknownCost`). */
-type UnknownCost = 'error' | 'warn' | 'ignore';
 
 /**
  * Checks a mirror's options (the machine's own are the machine's to check), naming the bad
  * value, and gives back the one it defaults here: `onUnknownCost`.
  */
-export function checkMirrorOptions(options: MirrorOptions): { onUnknownCost: UnknownCost } {
+export function checkMirrorOptions(options: MirrorOptions): { onUnknownCost: OnUnknownCost } {
   const {
     budget,
     sharedBudgets = [],
@@ -74,7 +72,7 @@ export function checkMirrorOptions(options: MirrorOptions): { onUnknownCost: Unk
       'left out when `resumeFrom` is given (its `usage` is the earlier spend)',
       earlierSpend,
     );
-  return { onUnknownCost: onUnknownCost as UnknownCost };
+  return { onUnknownCost: onUnknownCost as OnUnknownCost };
 }
 
 /**

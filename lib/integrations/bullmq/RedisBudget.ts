@@ -14,7 +14,8 @@ import { formatUsd } from '../../internal/formatUsd';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
 import { CALL_CODES, capsOf, usageFromStrings, WRAP_CODES, type StrictLimits } from './budgetFields';
-import { bounded, DEFAULT_REDIS_TIMEOUT_MS } from './connection';
+import { bounded } from './connection';
+import { OPTION_DEFAULTS } from '../../internal/optionTable';
 import { runScript } from './redisScripts';
 import { MAX_COUNTER } from './scripts';
 import { TakenOverError } from './TakenOverError';
@@ -83,7 +84,7 @@ export class RedisBudget implements ExternalBudget {
     this.#limits = limits;
     this.#run = String(run);
     this.#defer = options.deferCharges === true;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
+    this.#timeoutMs = options.timeoutMs ?? OPTION_DEFAULTS.timeoutMs;
     this.#attempt = options.attempt === undefined ? undefined : amount(options.attempt, 'options.attempt');
   }
 

@@ -3,13 +3,9 @@ import { InvalidArgumentError } from 'agent-state-machine';
 import { asError } from '../../internal/asError';
 import { messageOf } from '../../internal/messageOf';
 import { RedisUnreachableError } from './RedisUnreachableError';
-import { OPTION_DEFAULTS } from '../../internal/optionTable';
 
 /** How to reach Redis: a `redis://` URL, ioredis options, or an ioredis client (which is duplicated, never closed). */
 export type RedisConnection = string | RedisOptions | Redis;
-
-/** How long an operation waits for an unreachable Redis before it fails, unless told otherwise: 10 s. */
-export const DEFAULT_REDIS_TIMEOUT_MS = OPTION_DEFAULTS.timeoutMs;
 
 /** Each client's last connection error, for the message of a RedisUnreachableError. */
 const lastErrors = new WeakMap<Redis, string>();

@@ -3,7 +3,7 @@ import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText, streamText } from 'ai';
 import fc from 'fast-check';
-import { runBatch, type BatchReport, type FrameworkTask } from 'agent-state-machine';
+import { runBatch, type BatchReport, type FrameworkTask, type StepMirror } from 'agent-state-machine';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { LangGraphMirror } from '../../../lib/integrations/langgraph';
 import {
@@ -33,10 +33,10 @@ const MAX_OUTPUT = 2000;
 const TIMEOUT_MS = 500;
 const CAP = 0.1;
 
-/** A framework's tasks against the server: `timeoutMs` is the client's, undefined for its default. */
+/** A framework's run of one task against the server: `timeoutMs` is the client's, undefined for its default. */
 type Mirror = {
   name: string;
-  tasks(baseURL: string, stream: boolean, count: number, timeoutMs?: number): FrameworkTask[];
+  run(mirror: StepMirror, baseURL: string, stream: boolean, timeoutMs?: number): Promise<unknown>;
 };
 
 /** A `fetch` that gives up after `ms`, as a client's timeout does. */
@@ -53,44 +53,34 @@ const timingOut =
 const MIRRORS: Mirror[] = [
   {
     name: 'mirrorAISDK (@ai-sdk/openai)',
-    tasks: (baseURL, stream, count, timeoutMs) =>
-      Array.from({ length: count }, (_, i) => ({
-        id: `t${i}`,
-        input: 'Say done',
-        run: async (mirror) => {
-          const model = createOpenAI({ apiKey: 'sk-local', baseURL, fetch: timingOut(timeoutMs) }).chat('gpt-local');
-          const m = mirrorAISDK({ mirror, model });
-          const call = { ...m.settings, prompt: 'Say done', maxOutputTokens: MAX_OUTPUT, maxRetries: 1 };
-          if (!stream) return (await generateText(call)).text;
-          let failure: unknown;
-          const streamed = streamText({ ...call, onError: ({ error }) => void (failure ??= error) });
-          const text = await streamed.text;
-          if (failure !== undefined) throw failure;
-          return text;
-        },
-      })),
+    run: async (mirror, baseURL, stream, timeoutMs) => {
+      const model = createOpenAI({ apiKey: 'sk-local', baseURL, fetch: timingOut(timeoutMs) }).chat('gpt-local');
+      const m = mirrorAISDK({ mirror, model });
+      const call = { ...m.settings, prompt: 'Say done', maxOutputTokens: MAX_OUTPUT, maxRetries: 1 };
+      if (!stream) return (await generateText(call)).text;
+      let failure: unknown;
+      const streamed = streamText({ ...call, onError: ({ error }) => void (failure ??= error) });
+      const text = await streamed.text;
+      if (failure !== undefined) throw failure;
+      return text;
+    },
   },
   {
     name: 'LangGraphMirror (ChatOpenAI)',
-    tasks: (baseURL, stream, count, timeoutMs) =>
-      Array.from({ length: count }, (_, i) => ({
-        id: `t${i}`,
-        input: 'Say done',
-        run: async (mirror) => {
-          const lg = new LangGraphMirror({ mirror, observe: 'wrapped' });
-          const llm = new ChatOpenAI({
-            model: 'gpt-local',
-            apiKey: 'sk-local',
-            configuration: { baseURL },
-            maxTokens: MAX_OUTPUT,
-            maxRetries: 1,
-            streaming: stream,
-            ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
-          });
-          const agent = createReactAgent({ llm: lg.wrapModel(llm), tools: lg.wrapTools([]) });
-          return lg.run(agent, { messages: [{ role: 'user', content: 'Say done' }] });
-        },
-      })),
+    run: async (mirror, baseURL, stream, timeoutMs) => {
+      const lg = new LangGraphMirror({ mirror, observe: 'wrapped' });
+      const llm = new ChatOpenAI({
+        model: 'gpt-local',
+        apiKey: 'sk-local',
+        configuration: { baseURL },
+        maxTokens: MAX_OUTPUT,
+        maxRetries: 1,
+        streaming: stream,
+        ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+      });
+      const agent = createReactAgent({ llm: lg.wrapModel(llm), tools: lg.wrapTools([]) });
+      return lg.run(agent, { messages: [{ role: 'user', content: 'Say done' }] });
+    },
   },
 ];
 
@@ -108,12 +98,19 @@ describe.each(MIRRORS)('$name in runBatch against an adversarial billing server'
 
   async function batch(script: Script, cap: number, timeoutMs?: number, tasks = 8): Promise<BatchReport> {
     billing.reset(script.moves);
-    const report = await runBatch(path.tasks(billing.server.baseURL, script.stream, tasks, timeoutMs), {
-      logger: false,
-      concurrency: 4,
-      pricing,
-      total: { maxCostUsd: cap, strict: true },
-    });
+    const report = await runBatch(
+      Array.from({ length: tasks }, (_, i): FrameworkTask => ({
+        id: `t${i}`,
+        input: 'Say done',
+        run: (mirror) => path.run(mirror, billing.server.baseURL, script.stream, timeoutMs),
+      })),
+      {
+        logger: false,
+        concurrency: 4,
+        pricing,
+        total: { maxCostUsd: cap, strict: true },
+      },
+    );
     expect(billing.server.rejected).toEqual([]);
     return report;
   }
