@@ -98,6 +98,13 @@ export function resolveBatchOptions(options: BatchOptions, list: readonly (Batch
       salvage,
     );
   resolveResumeTools(resumeTools);
+  // Only a resumed run serves recorded calls: without `resume` the policy would be dropped unseen.
+  if (resumeTools !== undefined && !resume)
+    throw new InvalidArgumentError(
+      'resumeTools',
+      'left out unless `resume` is true: it says which recorded tool calls a resumed run serves, runs again or answers as interrupted, and a batch that does not resume serves none',
+      resumeTools,
+    );
   assertBatchHooks(options, showProgress, frameworkTask !== undefined);
   // Where the runs' lines are kept: a folder or a store.
   const kept = historyDir !== undefined || store !== undefined;

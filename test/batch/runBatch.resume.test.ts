@@ -132,4 +132,15 @@ describe('runBatch({ resume: true })', () => {
       'it lists 2 tasks, this batch has 6',
     );
   });
+
+  it('refuses resumeTools on a batch that does not resume, by name, before any run', async () => {
+    const built: string[] = [];
+    await expect(
+      runBatch(tasks(built), { historyDir: dir, journal: true, resumeTools: { rerun: ['search'] }, logger: false }),
+    ).rejects.toThrow(
+      'Expected `resumeTools` to be left out unless `resume` is true: it says which recorded tool calls a resumed run serves',
+    );
+    expect(built).toEqual([]);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
 });
