@@ -32,6 +32,7 @@ import { serveMirrorTool } from './mirror/serveMirrorTool';
 import { serveMirrorResponse } from './mirror/serveMirrorResponse';
 import { takeMirrorResponse } from './mirror/takeMirrorResponse';
 import { failMirrorCall } from './mirror/failMirrorCall';
+import { enterMirrorCall } from './mirror/enterMirrorCall';
 import { gateMirrorCall } from './mirror/gateMirrorCall';
 import { MirrorMoves, TOOL_PHASE } from './mirror/MirrorMoves';
 import { mirrorEndedError } from './mirror/mirrorStopReason';
@@ -39,21 +40,21 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { resumeRecording, type ResumeInfo, type RunRecording } from './journal/RunRecording';
 import type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 import type { MirrorStop } from './mirror/MirrorStop';
-import { WRAPPING_UP } from './extensionStates';
 import { billingRules, type BillingRule } from './money/providerBilling';
 import type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 import { gatePlainCall } from './mirror/MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
 import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from './mirror/MirrorApprovals';
 
-export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
-
 import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
-export type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
+import { mirrorTool, type MirroredTool } from './mirror/mirrorTool';
 
+export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
+export type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
 export type { MirrorStop } from './mirror/MirrorStop';
 export type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 export type { MirrorIntegration } from './mirror/mirrorEndings';
+export type { MirroredTool, RecordedToolAnswer } from './mirror/mirrorTool';
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
@@ -69,8 +70,9 @@ export type { MirrorIntegration } from './mirror/mirrorEndings';
  *   "do not call": throw it (or stop the loop);
  * - `modelCallFailed(error, { willRetry })` — an attempt failed;
  * - `modelResponse(response)` — an attempt answered (usage, model, finish reason, tool calls);
- * - `await toolStart(call)` — before a tool runs: a returned `MirrorStop` means "do not run it";
- * - `toolEnd(callId, outcome)` — a tool finished or threw;
+ * - `await tool(call, run)` — a tool call: served from the journal, or gated, run and recorded
+ *   (or the two steps it makes: `await toolStart(call)`, whose returned `MirrorStop` means "do
+ *   not run it", and `toolEnd(callId, outcome)`);
  * - `stepEnd()` — optional;
  * - `runEnd({ text })`, `runAborted(reason)`, `runFailed(error)` — how the run ended.
  * End events return the run's `TurnResult`; later end events of the same run return it again.
@@ -328,7 +330,7 @@ export class StepMirror {
         value,
       );
     }
-    const entered = this.#enterCall();
+    const entered = enterMirrorCall(this.#run, () => this.runStart(), () => this.runAborted());
     if (entered !== undefined) return entered;
     return gateMirrorCall(this.#run, bound, whyNoBound) as Promise<MirrorStop | undefined>;
   }
@@ -350,27 +352,12 @@ export class StepMirror {
         'a function (flags) => the bound of the call, or why it has none',
         boundOf,
       );
-    const entered = this.#enterCall();
+    const entered = enterMirrorCall(this.#run, () => this.runStart(), () => this.runAborted());
     if (entered !== undefined) return entered;
     const checked = checkedBoundOf(boundOf);
     const wrap = this.#run.wrap;
     if (wrap !== undefined) return wrap.plan(this.#run, checked, this.needsBound);
     return gatePlainCall(this.#run, checked, this.needsBound, {});
-  }
-
-  /** The moves before a model attempt: the run's first call, the next after tools, or a retry (stays put). */
-  #enterCall(): MirrorStop | undefined {
-    if (!this.#run.running) this.runStart();
-    this.#recording?.stop('the framework made an LLM call live without asking for its recorded response');
-    const state = this.machine.pendingState;
-    if (state === State.WaitingForUserInput) return this.#run.firstCall();
-    if (this.signal.aborted && TOOL_PHASE.has(state)) {
-      // Cancelled while its tools ran: the run ends where it was, as the adapter's does.
-      return this.runAborted().error as MirrorStop;
-    }
-    // Another attempt of the same call (the final call's too): a retry, whether the failure was reported or not.
-    if (state === State.SendingToLLM || state === State.SendingToolResults || state === WRAPPING_UP) return undefined;
-    return this.#run.toSendingResults(state);
   }
 
   /**
@@ -435,6 +422,16 @@ export class StepMirror {
     if (slot === undefined || (slot.status !== 'running' && slot.status !== 'pending')) return;
     endSlot(slot, outcome, this.#clock(), this.signal);
     this.#journal?.(slotLine(this.#run.turn, slot));
+  }
+
+  /**
+   * A tool call of the framework, the one step an integration needs for it: a resumed run's
+   * recorded result is served (`how.served` gives it as the framework's tool would), else the
+   * call is gated (`how.refuse` stops the framework with why; by default it is thrown), `run`
+   * runs it, and how it ended is recorded. Resolves to what `run` returned.
+   */
+  tool<T>(call: ToolCall, run: () => T | Promise<T>, how?: MirroredTool<T>): Promise<T> {
+    return mirrorTool(this, call, run, how);
   }
 
   /** A step of the framework's loop ended. Optional: the moves do not need it. */

@@ -1,6 +1,5 @@
 import type { ToolSet } from 'ai';
 import { InvalidArgumentError } from 'agent-state-machine';
-import { safeStringify } from '../../internal/safeStringify';
 import type { AISDKRun } from './AISDKRun';
 
 /**
@@ -38,20 +37,8 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
       const guarded: typeof execute = async (input, ctx) => {
         const id = ctx.toolCallId;
         if (run.streaming !== undefined) await run.streaming;
-        // A resumed run: a call of a served response is answered from the journal (by the tool policy), not run.
-        const answer = run.mirror.recordedTool({ id, name, input });
-        if (answer?.isError === true) throw new Error(answer.output);
-        if (answer !== undefined) return answer.output as Awaited<ReturnType<typeof execute>>;
-        const stop = await run.mirror.toolStart({ id, name, input });
-        if (stop !== undefined) throw stop;
-        try {
-          const output: unknown = await execute(input, ctx);
-          run.mirror.toolEnd(id, { output: typeof output === 'string' ? output : safeStringify(output ?? null) });
-          return output;
-        } catch (error) {
-          run.mirror.toolEnd(id, { error });
-          throw error;
-        }
+        // Served from the journal in a resumed run (an error result thrown), else gated, run and recorded.
+        return run.mirror.tool({ id, name, input }, () => execute(input, ctx));
       };
       return [name, { ...def, ...asks, execute: guarded }];
     }),

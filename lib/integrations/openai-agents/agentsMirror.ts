@@ -37,7 +37,6 @@ import {
 } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
-import { safeStringify } from '../../internal/safeStringify';
 import { inputText } from './inputText';
 import { linkSignals } from '../../internal/linkSignals';
 import { requestBound } from './requestBound';
@@ -425,20 +424,15 @@ export class AgentsMirror {
       invoke: async (runContext, input, details) => {
         const id = details?.toolCall?.callId ?? `${tool.name}-${++this.#unnamed}`;
         this.#started(id);
-        // A resumed run: a call of a served response is answered from the journal (by the tool
-        // policy), not run. An error result goes back as text, as the SDK's tool() reports one.
-        const answer = this.mirror.recordedTool({ id, name: tool.name, input: parseJsonOrText(input) });
-        if (answer !== undefined) return answer.output;
-        const stop = await this.mirror.toolStart({ id, name: tool.name, input: parseJsonOrText(input) });
-        if (stop !== undefined) this.#refuse(stop);
-        try {
-          const output: unknown = await invoke(runContext, input, details);
-          this.mirror.toolEnd(id, { output: typeof output === 'string' ? output : safeStringify(output) });
-          return output;
-        } catch (error) {
-          this.mirror.toolEnd(id, { error });
-          throw error;
-        }
+        // A resumed run's recorded result goes back as text, an error result too, as the SDK's tool() reports one.
+        return this.mirror.tool(
+          { id, name: tool.name, input: parseJsonOrText(input) },
+          () => invoke(runContext, input, details),
+          {
+            served: (answer) => answer.output,
+            refuse: (stop) => this.#refuse(stop),
+          },
+        );
       },
     };
     ORIGINALS.set(wrapped, tool);
@@ -453,18 +447,13 @@ export class AgentsMirror {
     copy.agent = target;
     copy.onInvokeHandoff = async (context, args) => {
       const call = this.#pendingCall(h.toolName, args);
+      const hand = async (): Promise<AnyAgent> => this.agent(await original(context, args));
       // A resumed run: the handoff was recorded; it is made again (it only picks the next agent), not reported twice.
-      if (this.mirror.recordedTool(call) !== undefined) return this.agent(await original(context, args));
-      const stop = await this.mirror.toolStart(call);
-      if (stop !== undefined) this.#refuse(stop);
-      try {
-        const next = this.agent(await original(context, args));
-        this.mirror.toolEnd(call.id, { output: `handed off from ${from} to ${next.name}` });
-        return next;
-      } catch (error) {
-        this.mirror.toolEnd(call.id, { error });
-        throw error;
-      }
+      return this.mirror.tool(call, hand, {
+        served: hand,
+        refuse: (stop) => this.#refuse(stop),
+        output: (next) => `handed off from ${from} to ${next.name}`,
+      });
     };
     return copy;
   }

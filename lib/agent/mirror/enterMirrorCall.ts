@@ -1,0 +1,25 @@
+import { State } from '../../../states/StateName';
+import { WRAPPING_UP } from '../extensionStates';
+import type { TurnResult } from '../TurnResult';
+import { TOOL_PHASE, type MirrorMoves } from './MirrorMoves';
+import type { MirrorStop } from './MirrorStop';
+
+/**
+ * The moves before a mirrored model attempt (`modelCallStart`, `modelCallPlan`): the run's
+ * first call, the next after tools, or a retry (stays put). A run cancelled while its tools ran
+ * ends there (`runAborted`), as the adapter's does.
+ */
+export function enterMirrorCall(
+  run: MirrorMoves,
+  runStart: () => void,
+  runAborted: () => TurnResult,
+): MirrorStop | undefined {
+  if (!run.running) runStart();
+  run.deps.recording?.stop('the framework made an LLM call live without asking for its recorded response');
+  const state = run.machine.pendingState;
+  if (state === State.WaitingForUserInput) return run.firstCall();
+  if (run.deps.signal().aborted && TOOL_PHASE.has(state)) return runAborted().error as MirrorStop;
+  // Another attempt of the same call (the final call's too): a retry, whether the failure was reported or not.
+  if (state === State.SendingToLLM || state === State.SendingToolResults || state === WRAPPING_UP) return undefined;
+  return run.toSendingResults(state);
+}
