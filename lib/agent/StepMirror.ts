@@ -330,7 +330,11 @@ export class StepMirror {
         value,
       );
     }
-    const entered = enterMirrorCall(this.#run, () => this.runStart(), () => this.runAborted());
+    const entered = enterMirrorCall(
+      this.#run,
+      () => this.runStart(),
+      () => this.runAborted(),
+    );
     if (entered !== undefined) return entered;
     return gateMirrorCall(this.#run, bound, whyNoBound) as Promise<MirrorStop | undefined>;
   }
@@ -352,7 +356,11 @@ export class StepMirror {
         'a function (flags) => the bound of the call, or why it has none',
         boundOf,
       );
-    const entered = enterMirrorCall(this.#run, () => this.runStart(), () => this.runAborted());
+    const entered = enterMirrorCall(
+      this.#run,
+      () => this.runStart(),
+      () => this.runAborted(),
+    );
     if (entered !== undefined) return entered;
     const checked = checkedBoundOf(boundOf);
     const wrap = this.#run.wrap;
