@@ -45,7 +45,6 @@ import type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 import { gatePlainCall } from './mirror/MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
 import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from './mirror/MirrorApprovals';
-
 import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
 import { mirrorTool, type MirroredTool } from './mirror/mirrorTool';
 
@@ -330,11 +329,7 @@ export class StepMirror {
         value,
       );
     }
-    const entered = enterMirrorCall(
-      this.#run,
-      () => this.runStart(),
-      () => this.runAborted(),
-    );
+    const entered = enterMirrorCall(this.#run, this);
     if (entered !== undefined) return entered;
     return gateMirrorCall(this.#run, bound, whyNoBound) as Promise<MirrorStop | undefined>;
   }
@@ -356,11 +351,7 @@ export class StepMirror {
         'a function (flags) => the bound of the call, or why it has none',
         boundOf,
       );
-    const entered = enterMirrorCall(
-      this.#run,
-      () => this.runStart(),
-      () => this.runAborted(),
-    );
+    const entered = enterMirrorCall(this.#run, this);
     if (entered !== undefined) return entered;
     const checked = checkedBoundOf(boundOf);
     const wrap = this.#run.wrap;

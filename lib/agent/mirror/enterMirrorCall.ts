@@ -7,18 +7,17 @@ import type { MirrorStop } from './MirrorStop';
 /**
  * The moves before a mirrored model attempt (`modelCallStart`, `modelCallPlan`): the run's
  * first call, the next after tools, or a retry (stays put). A run cancelled while its tools ran
- * ends there (`runAborted`), as the adapter's does.
+ * ends there (the mirror's `runAborted`), as the adapter's does.
  */
 export function enterMirrorCall(
   run: MirrorMoves,
-  runStart: () => void,
-  runAborted: () => TurnResult,
+  mirror: { runStart(): void; runAborted(): TurnResult },
 ): MirrorStop | undefined {
-  if (!run.running) runStart();
+  if (!run.running) mirror.runStart();
   run.deps.recording?.stop('the framework made an LLM call live without asking for its recorded response');
   const state = run.machine.pendingState;
   if (state === State.WaitingForUserInput) return run.firstCall();
-  if (run.deps.signal().aborted && TOOL_PHASE.has(state)) return runAborted().error as MirrorStop;
+  if (run.deps.signal().aborted && TOOL_PHASE.has(state)) return mirror.runAborted().error as MirrorStop;
   // Another attempt of the same call (the final call's too): a retry, whether the failure was reported or not.
   if (state === State.SendingToLLM || state === State.SendingToolResults || state === WRAPPING_UP) return undefined;
   return run.toSendingResults(state);
