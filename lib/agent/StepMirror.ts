@@ -47,6 +47,7 @@ import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } fr
 import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from './mirror/MirrorApprovals';
 import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
 import { mirrorTool, type MirroredTool } from './mirror/mirrorTool';
+import { mirrorModel, type MirroredModelCall } from './mirror/mirrorModel';
 
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
 export type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
@@ -54,6 +55,7 @@ export type { MirrorStop } from './mirror/MirrorStop';
 export type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
 export type { MirrorIntegration } from './mirror/mirrorEndings';
 export type { MirroredTool, RecordedToolAnswer } from './mirror/mirrorTool';
+export type { MirroredModelCall } from './mirror/mirrorModel';
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
@@ -63,15 +65,13 @@ export type { MirroredTool, RecordedToolAnswer } from './mirror/mirrorTool';
  *
  * The events, in the order a loop makes them (a framework's hooks call these):
  * - `runStart(input)` — the run begins (WaitingForUserInput);
- * - `await modelCallStart(bound?)` — before each model attempt, retries included: checks the
- *   budgets and the signal, and holds the attempt's worst case (priced from `bound`: its input
- *   tokens and max output tokens) against a strict `maxCostUsd`; a returned `MirrorStop` means
- *   "do not call": throw it (or stop the loop);
- * - `modelCallFailed(error, { willRetry })` — an attempt failed;
- * - `modelResponse(response)` — an attempt answered (usage, model, finish reason, tool calls);
- * - `await tool(call, run)` — a tool call: served from the journal, or gated, run and recorded
- *   (or the two steps it makes: `await toolStart(call)`, whose returned `MirrorStop` means "do
- *   not run it", and `toolEnd(callId, outcome)`);
+ * - `await model(call)` — a model call, the one step an integration needs: served from the
+ *   journal, or gated (its worst case held against a strict cap), sent and charged. A loop that
+ *   reports a call's two ends apart calls `await modelCallStart(bound?)` before each attempt,
+ *   retries included (a returned `MirrorStop` means "do not call": throw it), then
+ *   `modelCallFailed(error, { willRetry })` or `modelResponse(response)`;
+ * - `await tool(call, run)` — a tool call: served, or gated, run and recorded (its two ends
+ *   apart: `await toolStart(call)`, then `toolEnd(callId, outcome)`);
  * - `stepEnd()` — optional;
  * - `runEnd({ text })`, `runAborted(reason)`, `runFailed(error)` — how the run ended.
  * End events return the run's `TurnResult`; later end events of the same run return it again.
@@ -304,16 +304,13 @@ export class StepMirror {
   }
 
   /**
-   * Before each model attempt (the first, the next after tools, and each retry): resolves to
-   * undefined to go ahead, or to why the run stops — it has then ended, legally.
-   *
-   * `bound` is the request's bound (`{ inputTokens, maxOutputTokens, model? }`), as a loop's
-   * `llmCallBound` gives it. Under a strict `maxCostUsd` it is required: the attempt's worst case
-   * is held against the strict budgets (and given to the external ones' `reserve` when they cap
-   * dollars) before the call, and charged by the rule (`chargeAttempt`) when `modelResponse` or
-   * `modelCallFailed` reports its end; a worst case that does not fit refuses the call (`budget_exceeded`, with `hold` in the
-   * record), and a strict cap without a bound, or without a price for it, refuses it in Error
-   * (`whyNoBound`, when given, says in that error why the framework's loop has none).
+   * Before each model attempt (the first, the next after tools, each retry): resolves to
+   * undefined to go ahead, or to why the run stops (it has then ended, legally). `bound`, the
+   * request's `{ inputTokens, maxOutputTokens, model? }` as an `llmCallBound` gives it, is
+   * required under a strict `maxCostUsd`: the worst case is held (and given to external budgets'
+   * `reserve` when they cap dollars), then charged by the rule when the attempt's end is reported;
+   * one that does not fit refuses the call (`budget_exceeded`), and a strict cap without a bound
+   * or a price refuses it in Error (saying `whyNoBound`, when given).
    */
   async modelCallStart(bound?: LLMCallBound, whyNoBound?: string): Promise<MirrorStop | undefined> {
     if (bound !== undefined) {
@@ -424,10 +421,18 @@ export class StepMirror {
   }
 
   /**
+   * A model call of the framework, the one step an integration needs for it: a resumed run's
+   * journaled response is served (`call.served`), else the call is gated, sent (`call.send`),
+   * and its answer charged (`call.read`) or its failure reported. Resolves to the answer.
+   */
+  model<R>(call: MirroredModelCall<R>): Promise<R> {
+    return mirrorModel(this, call);
+  }
+
+  /**
    * A tool call of the framework, the one step an integration needs for it: a resumed run's
-   * recorded result is served (`how.served` gives it as the framework's tool would), else the
-   * call is gated (`how.refuse` stops the framework with why; by default it is thrown), `run`
-   * runs it, and how it ended is recorded. Resolves to what `run` returned.
+   * recorded result is served (`how.served`), else the call is gated (`how.refuse`; by default
+   * the reason is thrown), `run` runs it, and how it ended is recorded. Resolves to its value.
    */
   tool<T>(call: ToolCall, run: () => T | Promise<T>, how?: MirroredTool<T>): Promise<T> {
     return mirrorTool(this, call, run, how);

@@ -27,6 +27,7 @@ import {
   TurnCancelledError,
   TurnInProgressError,
   watchOutputBound,
+  type MirrorResponse,
   type MirrorStop,
   type StateMachine,
   type StateName,
@@ -211,22 +212,20 @@ export class AgentsMirror {
       (inner ??= await this.#provider.getModel(typeof model === 'string' && model !== '' ? model : undefined));
     const wrapped: Model = {
       getResponse: async (request: ModelRequest): Promise<ModelResponse> => {
-        const served = this.#recorded();
-        if (served !== undefined) return served;
+        // Resolved before the call is gated: a model the provider cannot give was never sent, so it costs nothing.
         const target = await resolve();
-        await this.#beforeModel(request, name);
-        // The client's own retries are off: each retry it would make is made here, gated and charged.
-        const retries = this.#retries(target, request, name);
-        const sent = retries.retries > 0 ? withoutClientRetries(request) : request;
-        let response: ModelResponse;
-        try {
-          response = await retriedAsClient(() => target.getResponse(sent), retries);
-        } catch (error) {
-          this.mirror.modelCallFailed(error, {});
-          throw error;
-        }
-        this.#afterModel(response, name);
-        return response;
+        return this.mirror.model({
+          served: (recorded) => this.#served(recorded),
+          bound: () => requestBound(request, name),
+          send: () => {
+            // The client's own retries are off: each retry it would make is made here, gated and charged.
+            const retries = this.#retries(target, request, name);
+            const sent = retries.retries > 0 ? withoutClientRetries(request) : request;
+            return retriedAsClient(() => target.getResponse(sent), retries);
+          },
+          read: (response) => this.#read(response, name),
+          refuse: (stop) => this.#refuse(stop),
+        });
       },
       getStreamedResponse: (request: ModelRequest) => this.#stream(resolve, request, name),
       getRetryAdvice(args) {
@@ -323,21 +322,16 @@ export class AgentsMirror {
     }
   }
 
-  /**
-   * A resumed run: the journaled response of this call, when the mirror serves one (no request
-   * is made, and the mirror has reported it).
-   */
-  #recorded(): ModelResponse | undefined {
-    const response = this.mirror.recordedResponse();
-    if (response === undefined) return undefined;
+  /** A resumed run's journaled response, as the SDK's `Model` returns one (no request is made, and the mirror has reported it). */
+  #served(response: MirrorResponse): ModelResponse {
     if (this.#run !== undefined) this.#run.pendingCalls = [...(response.toolCalls ?? [])];
     return recordedModelResponse(response, this.mirror.resumed?.recordedCalls ?? 0);
   }
 
   async *#stream(resolve: () => Promise<Model>, request: ModelRequest, name: string | undefined) {
-    const served = this.#recorded();
-    if (served !== undefined) {
-      yield* recordedStreamEvents(served);
+    const recorded = this.mirror.recordedResponse();
+    if (recorded !== undefined) {
+      yield* recordedStreamEvents(this.#served(recorded));
       return;
     }
     const target = await resolve();
@@ -393,10 +387,15 @@ export class AgentsMirror {
     if (stop !== undefined) this.#refuse(stop);
   }
 
-  #afterModel(response: AgentsModelOutput, model: string | undefined): void {
+  /** What the mirror reads of an answer; its tool calls are the ones the run's handoffs are matched with. */
+  #read(response: AgentsModelOutput, model: string | undefined): MirrorResponse {
     const mirrored = responseOf(response, model);
     if (this.#run !== undefined) this.#run.pendingCalls = [...(mirrored.toolCalls ?? [])];
-    const stop = this.mirror.modelResponse(mirrored);
+    return mirrored;
+  }
+
+  #afterModel(response: AgentsModelOutput, model: string | undefined): void {
+    const stop = this.mirror.modelResponse(this.#read(response, model));
     if (stop !== undefined) this.#refuse(stop);
   }
 

@@ -1,0 +1,179 @@
+// StepMirror.model(call): the one step an integration needs for a model call. Served from the
+// journal in a resumed run, else gated, sent and charged; its bound asked only when needed, a
+// failure and an unreadable answer reported, each hook and each refusal.
+import type { Pricing } from '../../lib/agent/AgentLoop';
+import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
+import { Budget } from '../../lib/agent/money/Budget';
+import { StepMirror } from '../../lib/agent/StepMirror';
+import { OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
+
+// $0.001 a token, in or out: a bound of 250 + 250 tokens holds $0.5.
+const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 0.001;
+const BOUND = { inputTokens: 250, maxOutputTokens: 250, model: 'm' };
+
+/** A framework's answer, in its own shape: the mirror reads it through `read`. */
+interface Answer {
+  say: string;
+  tokens: [number, number];
+}
+const read = (a: Answer) => ({ text: a.say, usage: { inputTokens: a.tokens[0], outputTokens: a.tokens[1] } });
+const served = (r: { text?: string }): Answer => ({ say: `served: ${r.text ?? ''}`, tokens: [0, 0] });
+
+const JOURNAL: RecordedLine[] = [
+  {
+    type: 'llm',
+    turn: 1,
+    operation: 'sendUserMessage',
+    attempt: 1,
+    input: { kind: 'user_message', message: 'go' },
+    response: { text: 'hello', usage: { inputTokens: 10, outputTokens: 5 } },
+    costUsd: 0.015,
+  },
+];
+
+describe('StepMirror.model', () => {
+  it('sends the call, charges what read says of the answer, and resolves to the answer as the framework gave it', async () => {
+    const mirror = new StepMirror({ logger: false, pricing });
+    mirror.runStart('go');
+    const answer = await mirror.model({
+      send: () => Promise.resolve<Answer>({ say: 'hi', tokens: [100, 20] }),
+      read,
+      served,
+    });
+    expect(answer).toEqual({ say: 'hi', tokens: [100, 20] });
+    expect(mirror.usage).toMatchObject({ llmCalls: 1, inputTokens: 100, outputTokens: 20, costUsd: 0.12 });
+    expect(mirror.runEnd()).toMatchObject({ outcome: 'end_of_turn', text: 'hi' });
+  });
+
+  it('serves a resumed run its journaled response through served, sending nothing', async () => {
+    const mirror = new StepMirror({ logger: false, resumeFrom: { journal: JOURNAL } });
+    mirror.runStart('go');
+    const sent: string[] = [];
+    const answer = await mirror.model({
+      send: () => (sent.push('sent'), Promise.resolve<Answer>({ say: 'live', tokens: [1, 1] })),
+      read,
+      served,
+    });
+    expect(answer).toEqual({ say: 'served: hello', tokens: [0, 0] });
+    expect(sent).toEqual([]);
+    expect(mirror.resumed).toMatchObject({ recordedCalls: 1 });
+  });
+
+  it('asks for the bound only when the mirror needs one, and holds it under a strict cap', async () => {
+    const asked: string[] = [];
+    const bound = () => (asked.push('bound'), BOUND);
+    const plain = new StepMirror({ logger: false });
+    plain.runStart('go');
+    await plain.model({ send: () => Promise.resolve<Answer>({ say: 'a', tokens: [1, 1] }), read, served, bound });
+    expect(asked).toEqual([]);
+
+    const shared = new Budget({ maxCostUsd: 1, strict: true });
+    const strict = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
+    strict.runStart('go');
+    const held: number[] = [];
+    await strict.model({
+      send: () => (held.push(shared.held), Promise.resolve<Answer>({ say: 'b', tokens: [125, 125] })),
+      read,
+      served,
+      bound,
+    });
+    expect(asked).toEqual(['bound']);
+    expect(held).toEqual([0.5]);
+    expect(shared.held).toBe(0);
+    expect(strict.usage.costUsd).toBeCloseTo(0.25, 12);
+  });
+
+  it('refuses a call a strict cap cannot bound, saying why the framework gave none, before sending; a refuse hook gets it', async () => {
+    const shared = new Budget({ maxCostUsd: 1, strict: true });
+    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
+    mirror.runStart('go');
+    const sent: string[] = [];
+    const refused: unknown[] = [];
+    await expect(
+      mirror.model({
+        send: () => (sent.push('sent'), Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] })),
+        read,
+        served,
+        bound: () => 'the request sets no max output tokens',
+        refuse: (stop) => {
+          refused.push(stop);
+          throw new Error('the framework stopped');
+        },
+      }),
+    ).rejects.toThrow('the framework stopped');
+    expect(sent).toEqual([]);
+    expect(refused[0]).toBeInstanceOf(OperationError);
+    expect(String((refused[0] as Error).message)).toContain('the request sets no max output tokens');
+    expect(mirror.result).toMatchObject({ outcome: 'error' });
+  });
+
+  it('refuses the call of a cancelled run without sending it, throwing the reason by default', async () => {
+    const mirror = new StepMirror({ logger: false });
+    mirror.runStart('go');
+    mirror.cancel('the user left');
+    const sent: string[] = [];
+    await expect(
+      mirror.model({
+        send: () => (sent.push('sent'), Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] })),
+        read,
+        served,
+      }),
+    ).rejects.toBeInstanceOf(TurnCancelledError);
+    expect(sent).toEqual([]);
+    expect(mirror.result).toMatchObject({ outcome: 'cancelled' });
+  });
+
+  it('reports a failed send and rethrows it; the next call through model is the retry', async () => {
+    const mirror = new StepMirror({ logger: false });
+    mirror.runStart('go');
+    const failure = Object.assign(new Error('rate limited'), { status: 429 });
+    await expect(mirror.model({ send: () => Promise.reject(failure), read, served })).rejects.toBe(failure);
+    expect(mirror.running).toBe(true);
+    const answer = await mirror.model({
+      send: () => Promise.resolve<Answer>({ say: 'ok', tokens: [3, 4] }),
+      read,
+      served,
+    });
+    expect(answer.say).toBe('ok');
+    expect(mirror.runEnd()).toMatchObject({ outcome: 'end_of_turn', text: 'ok' });
+    expect(mirror.machine.history().filter((r) => r.to === 'SendingToLLM')).toHaveLength(1);
+  });
+
+  it('holds an answer it cannot read at its worst case, as uncertain: it came back, so it may be billed', async () => {
+    const shared = new Budget({ maxCostUsd: 1, strict: true });
+    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
+    mirror.runStart('go');
+    await expect(
+      mirror.model({
+        send: () => Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] }),
+        read: () => {
+          throw new Error('no usage in this answer');
+        },
+        served,
+        bound: () => BOUND,
+      }),
+    ).rejects.toThrow('no usage in this answer');
+    expect(shared.usage.uncertainUsd).toBeCloseTo(0.5, 12);
+    expect(shared.usage.costUsd).toBeCloseTo(0.5, 12);
+  });
+
+  it('refuses a call object it cannot use, by name, before anything is reported', async () => {
+    const mirror = new StepMirror({ logger: false });
+    mirror.runStart('go');
+    const ok = { send: () => Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] }), read, served };
+    await expect(mirror.model(null as never)).rejects.toThrow(
+      'Expected `call` to be an object { send, read, served, bound?, refuse? }',
+    );
+    await expect(mirror.model({ ...ok, served: undefined } as never)).rejects.toThrow(
+      'Expected `call.served` to be a function',
+    );
+    await expect(mirror.model({ ...ok, boundOf: () => BOUND } as never)).rejects.toThrow(
+      'Expected `call.boundOf` to be left out: StepMirror.model takes send, read, served, bound and refuse',
+    );
+    await expect(mirror.model({ ...ok, bound: BOUND } as never)).rejects.toThrow(
+      'Expected `call.bound` to be a function, or left out',
+    );
+    expect(mirror.usage.llmCalls).toBe(0);
+    expect((await mirror.model(ok)).say).toBe('x');
+  });
+});
