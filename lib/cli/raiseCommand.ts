@@ -114,7 +114,6 @@ async function raiseInRedis(
     maxCostUsd: opts.totalUsd,
     ...(opts.queue === undefined ? {} : { name: opts.queue }),
     ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
-    timeoutMs: 10_000,
   });
   io.stdout(
     `agent-sm: raised the cap of batch ${escapeControl(batchId)} (queue ${escapeControl(`${raised.prefix}:${raised.name}`)} at ${safeUrl(opts.redis!)}) from ${formatUsd(raised.fromUsd)} to ${formatUsd(raised.toUsd)}; its workers go on\n`,

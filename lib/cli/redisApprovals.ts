@@ -42,7 +42,6 @@ export function redisApprovals(
     batchId,
     ...(queue.name === undefined ? {} : { name: queue.name }),
     ...(queue.prefix === undefined ? {} : { prefix: queue.prefix }),
-    timeoutMs: 10_000,
   };
   const shown = `batch ${escapeControl(batchId)} (Redis at ${safeUrl(url)})`;
   return {
