@@ -157,18 +157,50 @@ describe('StepMirror.model', () => {
     expect(shared.usage.costUsd).toBeCloseTo(0.5, 12);
   });
 
+  it('hands send the flags a final call must carry when the integration honours wrapUp, and the run ends wrapped_up', async () => {
+    // $0.001 a token: each call's bound holds $0.2 of the $1 cap and costs $0.1; the final call's hold is kept aside.
+    const mirror = new StepMirror({
+      logger: false,
+      pricing,
+      budget: { maxCostUsd: 1, strict: true, wrapUp: true },
+      honours: { wrapUp: true, budgetNote: true },
+    });
+    mirror.runStart('go');
+    const flagsSent: unknown[] = [];
+    for (let i = 0; mirror.running && i < 10; i++) {
+      const answer = await mirror.model({
+        send: (flags) => {
+          flagsSent.push(flags);
+          return Promise.resolve<Answer>({ say: flags.wrapUp === undefined ? '' : 'the answer', tokens: [60, 40] });
+        },
+        read: (a) => ({
+          ...read(a),
+          model: 'm',
+          ...(a.say === '' && { toolCalls: [{ id: `c${i}`, name: 'look', input: {} }] }),
+        }),
+        served,
+        bound: (flags) => ({ inputTokens: flags.wrapUp === undefined ? 100 : 110, maxOutputTokens: 100, model: 'm' }),
+      });
+      if (answer.say === '') await mirror.tool({ id: `c${i}`, name: 'look', input: {} }, () => 'seen');
+    }
+    const finals = flagsSent.map((f) => (f as { wrapUp?: string }).wrapUp !== undefined);
+    expect(finals.length).toBeGreaterThan(1);
+    expect(finals).toEqual([...finals.slice(0, -1).map(() => false), true]);
+    expect(mirror.result).toMatchObject({ outcome: 'wrapped_up', text: 'the answer' });
+  });
+
   it('refuses a call object it cannot use, by name, before anything is reported', async () => {
     const mirror = new StepMirror({ logger: false });
     mirror.runStart('go');
     const ok = { send: () => Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] }), read, served };
     await expect(mirror.model(null as never)).rejects.toThrow(
-      'Expected `call` to be an object { send, read, served, bound?, refuse? }',
+      'Expected `call` to be an object { send, read, served, bound?, failed?, refuse? }',
     );
     await expect(mirror.model({ ...ok, served: undefined } as never)).rejects.toThrow(
       'Expected `call.served` to be a function',
     );
     await expect(mirror.model({ ...ok, boundOf: () => BOUND } as never)).rejects.toThrow(
-      'Expected `call.boundOf` to be left out: StepMirror.model takes send, read, served, bound and refuse',
+      'Expected `call.boundOf` to be left out: StepMirror.model takes send, read, served, bound, failed and refuse',
     );
     await expect(mirror.model({ ...ok, bound: BOUND } as never)).rejects.toThrow(
       'Expected `call.bound` to be a function, or left out',

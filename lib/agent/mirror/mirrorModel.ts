@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import type { LLMCallBound } from '../AgentLoop';
+import type { MirrorBoundOf, MirrorCallFlags } from './MirrorCallFlags';
 import type { MirrorResponse } from './MirrorOutcomes';
 import type { MirrorStop } from './MirrorStop';
 
@@ -8,32 +9,41 @@ import type { MirrorStop } from './MirrorStop';
  * of its answer, and how a journaled response is given back in the framework's own shape.
  */
 export interface MirroredModelCall<R> {
-  /** Makes the request (the framework's own call, retries and all). */
-  send: () => Promise<R>;
+  /**
+   * Makes the request (the framework's own call, retries and all). `flags`: what the call must
+   * carry when the integration honours a budget's `wrapUp` or `visible` (`MirrorCallFlags`);
+   * empty otherwise.
+   */
+  send: (flags: MirrorCallFlags) => Promise<R>;
   /** What the mirror reads of the answer: its text, tool calls, usage and model. */
   read: (answer: R) => MirrorResponse;
   /** A resumed run's journaled response, as the framework's answer (no request is made). */
   served: (recorded: MirrorResponse) => R | Promise<R>;
   /**
-   * The request's bound (`{ inputTokens, maxOutputTokens, model? }`), or why it has none: asked
-   * only when the mirror needs it (`needsBound`: a strict or external dollar cap, pricing, the
-   * ledger). Left out, a strict cap refuses the call.
+   * The bound (`{ inputTokens, maxOutputTokens, model? }`) of the request as it would be sent
+   * with `flags`, or why it has none: asked only when the mirror needs it (`needsBound`: a
+   * strict or external dollar cap, pricing, the ledger, a final call). Left out, a strict cap
+   * refuses the call.
    */
-  bound?: () => LLMCallBound | string | undefined;
+  bound?: (flags: MirrorCallFlags) => LLMCallBound | string | undefined;
+  /** Reports a failed send instead of the mirror's `modelCallFailed(error)` (to say whether the framework retries it). */
+  failed?: (error: unknown) => void;
   /** Stops the framework with the mirror's reason (a spent budget, a cancel); must throw. Default: throws it. */
   refuse?: (stop: MirrorStop) => never;
 }
 
 /** The steps of a model call that `mirrorModel` sequences (StepMirror's). */
 export interface MirrorModelSteps {
-  readonly needsBound: boolean;
   recordedResponse(): MirrorResponse | undefined;
-  modelCallStart(bound?: LLMCallBound, whyNoBound?: string): Promise<MirrorStop | undefined>;
+  modelCallPlan(boundOf: MirrorBoundOf): Promise<MirrorStop | MirrorCallFlags>;
   modelCallFailed(error: unknown): void;
   modelResponse(response: MirrorResponse): MirrorStop | undefined;
 }
 
-const MODEL_CALL_KEYS: ReadonlySet<string> = new Set(['send', 'read', 'served', 'bound', 'refuse']);
+const MODEL_CALL_KEYS: ReadonlySet<string> = new Set(['send', 'read', 'served', 'bound', 'failed', 'refuse']);
+
+/** Why a call has no bound when its integration gives none. */
+const NO_BOUND = 'the integration gives no bound of its calls (StepMirror.model({ bound }))';
 
 /**
  * One model call of a framework, through the mirror (`StepMirror.model`): a resumed run's
@@ -46,28 +56,33 @@ export async function mirrorModel<R>(steps: MirrorModelSteps, call: MirroredMode
   checkCall(call);
   const recorded = steps.recordedResponse();
   if (recorded !== undefined) return call.served(recorded);
-  const bound = steps.needsBound ? call.bound?.() : undefined;
-  const stop = await (typeof bound === 'string' ? steps.modelCallStart(undefined, bound) : steps.modelCallStart(bound));
-  if (stop !== undefined) refuse(call, stop);
+  const { bound } = call;
+  const planned = await steps.modelCallPlan((flags) => bound?.(flags) ?? NO_BOUND);
+  if (planned instanceof Error) refuse(call, planned);
   let answer: R;
   try {
-    answer = await call.send();
+    answer = await call.send(planned);
   } catch (error) {
     // Whether the framework tries again is its own: the next call through here is its retry.
-    steps.modelCallFailed(error);
-    throw error;
+    throw failed(steps, call, error);
   }
   let response: MirrorResponse;
   try {
     response = call.read(answer);
   } catch (error) {
     // Answered but unreadable: its usage unknown, it is held at its worst case, as a failure is.
-    steps.modelCallFailed(error);
-    throw error;
+    throw failed(steps, call, error);
   }
   const ended = steps.modelResponse(response);
   if (ended !== undefined) refuse(call, ended);
   return answer;
+}
+
+/** Reports `error` as the call's failure (by the integration's hook when it has one); returns it to throw. */
+function failed<R>(steps: MirrorModelSteps, call: MirroredModelCall<R>, error: unknown): unknown {
+  if (call.failed === undefined) steps.modelCallFailed(error);
+  else call.failed(error);
+  return error;
 }
 
 function refuse<R>(call: MirroredModelCall<R>, stop: MirrorStop): never {
@@ -77,17 +92,17 @@ function refuse<R>(call: MirroredModelCall<R>, stop: MirrorStop): never {
 
 function checkCall<R>(call: MirroredModelCall<R>): void {
   if (typeof call !== 'object' || call === null)
-    throw new InvalidArgumentError('call', 'an object { send, read, served, bound?, refuse? }', call);
+    throw new InvalidArgumentError('call', 'an object { send, read, served, bound?, failed?, refuse? }', call);
   for (const key of Object.keys(call))
     if (!MODEL_CALL_KEYS.has(key))
       throw new InvalidArgumentError(
         `call.${key}`,
-        'left out: StepMirror.model takes send, read, served, bound and refuse',
+        'left out: StepMirror.model takes send, read, served, bound, failed and refuse',
         call,
       );
   for (const key of ['send', 'read', 'served'] as const)
     if (typeof call[key] !== 'function') throw new InvalidArgumentError(`call.${key}`, 'a function', call[key]);
-  for (const key of ['bound', 'refuse'] as const)
+  for (const key of ['bound', 'failed', 'refuse'] as const)
     if (call[key] !== undefined && typeof call[key] !== 'function')
       throw new InvalidArgumentError(`call.${key}`, 'a function, or left out', call[key]);
 }

@@ -163,7 +163,34 @@ export class AISDKRun {
     }
   }
 
-  /** One model attempt: planned by the mirror (the flags it must carry), then made as `call` sends it. */
+  /**
+   * One generated (not streamed) model call, through the mirror's one step: a resumed run's
+   * journaled response given back by `serve`; else planned (the flags it must carry), sent as
+   * `call` sends it, and charged.
+   */
+  generate<R extends ModelCallResult>(
+    o: CallOptions,
+    modelId: string | undefined,
+    call: (sent: CallOptions) => PromiseLike<R>,
+    serve: (recorded: MirrorResponse) => R,
+  ): Promise<R> {
+    this.#wentOn();
+    this.ensureRun(o.prompt);
+    return this.mirror.model({
+      served: (recorded) => (this.#kept(recorded), serve(recorded)),
+      // Worked out only when the mirror needs it (a strict or external dollar cap, the final call's hold).
+      bound: (flags) => callBound(withFlags(o, flags), modelId),
+      send: async (flags) => call(withFlags(o, flags)),
+      read: (result) => {
+        const response = modelResponseOf(result, modelId);
+        this.#kept(response);
+        return response;
+      },
+      failed: (error) => this.failed(error),
+    });
+  }
+
+  /** One streamed model attempt: planned by the mirror (the flags it must carry), then made as `call` sends it. */
   async attempt<R>(
     o: CallOptions,
     modelId: string | undefined,

@@ -34,14 +34,13 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     doGenerate(o: CallOptions): PromiseLike<ModelCallResult>;
     doStream(o: CallOptions): PromiseLike<{ stream: ReadableStream<{ type: string }> }>;
   };
-  const doGenerate = async (o: CallOptions): Promise<ModelCallResult> => {
-    const served = run.recorded(o);
-    if (served !== undefined) return recordedResult(served, inner.specificationVersion);
-    const result = await run.attempt(o, inner.modelId, (sent) => inner.doGenerate(sent));
-    const stop = run.responded(result, inner.modelId);
-    if (stop !== undefined) throw stop;
-    return result;
-  };
+  const doGenerate = (o: CallOptions): Promise<ModelCallResult> =>
+    run.generate(
+      o,
+      inner.modelId,
+      (sent) => inner.doGenerate(sent),
+      (served) => recordedResult(served, inner.specificationVersion) as ModelCallResult,
+    );
   const doStream = async (o: CallOptions): Promise<{ stream: ReadableStream<{ type: string }> }> => {
     const served = run.recorded(o);
     if (served !== undefined) return { stream: recordedStream(served, inner.specificationVersion) };
