@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
+import { meterFetch, observeLoop } from 'agent-state-machine';
 import { fromOpenAIResponses } from '../../../lib/integrations/openai';
+import { responsesWire } from '../../../lib/integrations/openai/responsesWire';
 import { createPricing } from '../../../lib/integrations/pricing';
 import { fixture, recordedFetch } from '../../fixtures/recordedFetch';
 import { agentOf } from '../../helpers/sdkLoopTest';
@@ -145,6 +147,68 @@ describe('fromOpenAIResponses: a failed response that reports usage', () => {
       uncertainUsd: 0,
       releasedUsd: 0,
     });
+    expect(result.usage.costUsd).toBeCloseTo(240e-6, 12);
+  });
+
+  /** The same failed answer streamed: `response.created`, then `response.failed` carrying it. */
+  function failedStream(error: { code: string; message: string }, usage: Record<string, number>): typeof fetch {
+    const recorded = JSON.parse(fixture('openai', 'ai-sdk/openai-shell-tool.1.json')) as Record<string, unknown>;
+    const failed = { ...recorded, status: 'failed', error, output: [], usage };
+    const events = [
+      {
+        type: 'response.created',
+        sequence_number: 0,
+        response: { ...recorded, status: 'in_progress', output: [], usage: null },
+      },
+      { type: 'response.failed', sequence_number: 1, response: failed },
+    ];
+    const body = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    return (async () =>
+      new Response(body, { headers: { 'content-type': 'text/event-stream' } })) as typeof globalThis.fetch;
+  }
+
+  it('streamed (response.failed with usage): billed at that usage on the ready-made loop and on your own loop on the metered fetch', async () => {
+    const usage = { input_tokens: 200, output_tokens: 40, total_tokens: 240 };
+    const error = { code: 'server_error', message: 'The model failed mid-answer.' };
+    const pricingPerToken = (u: { inputTokens?: number; outputTokens?: number }) =>
+      ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6;
+    const billed = { llmCalls: 1, inputTokens: 200, outputTokens: 40, uncertainUsd: 0, releasedUsd: 0 };
+
+    const loop = fromOpenAIResponses(new OpenAI({ apiKey: 'sk-local', fetch: failedStream(error, usage) }), {
+      model: 'gpt-5.1',
+      maxTokens: 1000,
+      stream: true,
+    });
+    const ready = await agentOf(loop, {
+      pricing: pricingPerToken,
+      budget: { maxCostUsd: 1 },
+      retry: { retries: 0 },
+    }).runTurn('List the files');
+    expect(ready.error?.message).toMatch(/server_error/);
+    expect(ready.usage).toMatchObject(billed);
+    expect(ready.usage.costUsd).toBeCloseTo(240e-6, 12);
+
+    const client = new OpenAI({
+      apiKey: 'sk-local',
+      maxRetries: 0,
+      fetch: meterFetch([responsesWire], failedStream(error, usage)),
+    });
+    const { result } = await observeLoop(
+      { pricing: pricingPerToken, budget: { maxCostUsd: 1, strict: true }, logger: false },
+      'List the files',
+      async () => {
+        const events = await client.responses.create({
+          model: 'gpt-5.1',
+          input: 'List the files',
+          max_output_tokens: 1000,
+          stream: true,
+        });
+        for await (const event of events) void event;
+        return 'unreachable';
+      },
+    );
+    expect(result.outcome).toBe('error');
+    expect(result.usage).toMatchObject(billed);
     expect(result.usage.costUsd).toBeCloseTo(240e-6, 12);
   });
 
