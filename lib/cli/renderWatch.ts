@@ -1,6 +1,8 @@
 import stringWidth from 'string-width';
 import { escapeControl } from '../internal/escapeControl';
 import { formatDuration } from '../internal/formatDuration';
+import { LIMIT_NAMES } from '../internal/fieldLists';
+import { LIMITS, type LimitName } from '../internal/limits';
 import { formatTime } from '../internal/formatTime';
 import type { RunUsage } from '../history/runFacts';
 import { formatSpend } from '../internal/formatSpend';
@@ -29,16 +31,24 @@ export interface WatchView {
   readonly rows: number;
 }
 
-/** The caps `watch` draws, and what of the spend each counts. */
-const CAPS: ReadonlyArray<readonly [string, string, (u: RunUsage, wallMs: number) => number, (n: number) => string]> = [
-  ['maxCostUsd', 'cost', (u) => u.costUsd, (n) => `$${n.toFixed(n < 1 ? 4 : 2)}`],
-  ['maxLlmCalls', 'LLM calls', (u) => u.llmCalls, String],
-  ['maxToolCalls', 'tool calls', (u) => u.toolCalls, String],
-  ['maxInputTokens', 'input tokens', (u) => u.inputTokens, (n) => n.toLocaleString('en-US')],
-  ['maxOutputTokens', 'output tokens', (u) => u.outputTokens, (n) => n.toLocaleString('en-US')],
-  ['maxTotalTokens', 'tokens', (u) => u.inputTokens + u.outputTokens, (n) => n.toLocaleString('en-US')],
-  ['maxWallMs', 'time', (_u, wall) => wall, formatDuration],
-];
+/** What the board reads of the batch's spend for a cap: the usage fields its limit counts (`LIMITS`). */
+type CapSpend = RunUsage & { readonly costUsd: number };
+
+/**
+ * What of the spend cap `name` counts: the usage fields its limit sums (the one list of limits,
+ * so every cap a batch can have gets a bar), or for `maxWallMs` the batch's elapsed time.
+ */
+function capUsed(name: LimitName, spend: CapSpend, wallMs: number): number {
+  if (name === 'maxWallMs') return wallMs;
+  let used = 0;
+  for (const field of LIMITS[name].of) used += (spend as unknown as Partial<Record<string, number>>)[field] ?? 0;
+  return used;
+}
+
+/** A cap's amount on the board: dollars to four places under $1 (two above), the rest as reports show them. */
+function capCell(name: LimitName, n: number): string {
+  return name === 'maxCostUsd' ? `$${n.toFixed(n < 1 ? 4 : 2)}` : LIMITS[name].cell(n);
+}
 
 /**
  * The live board of `agent-sm watch`, as lines: progress of the batch's tasks, spend against
@@ -70,12 +80,12 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
   const spend = state.spend;
   const wall = view.startedAt === undefined ? 0 : Math.max(0, view.now - view.startedAt);
   let drew = false;
-  for (const [key, label, used, show] of CAPS) {
+  for (const key of LIMIT_NAMES) {
     const cap = view.caps[key];
     if (typeof cap !== 'number' || !(cap > 0)) continue;
-    const n = used(spend, wall);
+    const n = capUsed(key, spend, wall);
     lines.push(
-      `Spend     ${bar(n, cap, 20)} ${label} ${show(n)} of ${show(cap)} (${Math.round((n / cap) * 100)}%)${key === 'maxCostUsd' ? `  ${sparkline(view.costHistory, 16)}` : ''}`,
+      `Spend     ${bar(n, cap, 20)} ${LIMITS[key].label} ${capCell(key, n)} of ${capCell(key, cap)} (${Math.round((n / cap) * 100)}%)${key === 'maxCostUsd' ? `  ${sparkline(view.costHistory, 16)}` : ''}`,
     );
     drew = true;
   }

@@ -1,5 +1,6 @@
 import { renderWatch } from '../../lib/cli/renderWatch';
 import { WatchState } from '../../lib/cli/WatchState';
+import { LIMIT_NAMES } from '../../lib/internal/fieldLists';
 
 const T = Date.UTC(2026, 0, 1, 12);
 const view = {
@@ -86,5 +87,38 @@ describe('renderWatch: money, the three figures apart', () => {
 
   it('draws no money line before anything is spent', () => {
     expect(renderWatch(new WatchState(), { ...view, caps: {} }).some((l) => l.startsWith('Money'))).toBe(false);
+  });
+});
+
+describe('renderWatch: a bar for each cap the batch has', () => {
+  const journal = (line: Record<string, unknown>, n: number) =>
+    ({ kind: 'journal', line: n, journal: { turn: 1, operation: 'sendUserMessage', ...line } }) as never;
+  const record = (seq: number, from: string, to: string, data?: unknown) =>
+    ({
+      kind: 'record',
+      line: seq,
+      record: { seq, from, to, description: to, at: T + seq, durationMs: 1, forced: false, data },
+    }) as never;
+
+  it('draws every limit a budget takes, each against what it counts (maxTokens was drawn by no bar before)', () => {
+    const state = new WatchState();
+    state.add('a', record(1, 'Ready', 'WaitingForUserInput'));
+    state.add(
+      'a',
+      record(2, 'WaitingForUserInput', 'SendingToLLM', {
+        usage: { inputTokens: 1200, outputTokens: 300, llmCalls: 1, toolCalls: 2, costUsd: 0.05 },
+      }),
+    );
+    state.add('a', journal({ type: 'llm', attempt: 1, costUsd: 0.05 }, 3));
+    const caps = { maxCostUsd: 0.5, maxTokens: 6000, maxToolCalls: 8, maxLlmCalls: 4, maxWallMs: 600_000 };
+    // The test names every limit there is: a new one needs a bar (and a line here).
+    expect(Object.keys(caps).sort()).toEqual([...LIMIT_NAMES].sort());
+    const spend = renderWatch(state, { ...view, columns: 140, caps }).filter((l) => l.startsWith('Spend'));
+    expect(spend).toHaveLength(5);
+    expect(spend.find((l) => l.includes(' tokens '))).toMatch(/tokens 1,500 of 6,000 \(25%\)/);
+    expect(spend.find((l) => l.includes('tool calls'))).toMatch(/tool calls 2 of 8 \(25%\)/);
+    expect(spend.find((l) => l.includes('LLM calls'))).toMatch(/LLM calls 1 of 4 \(25%\)/);
+    expect(spend.find((l) => l.includes('wall time'))).toMatch(/wall time .* \(50%\)/);
+    expect(spend.find((l) => l.includes('cost'))).toMatch(/cost \$0\.0500 of \$0\.5000 \(10%\)/);
   });
 });
