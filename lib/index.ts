@@ -48,6 +48,9 @@ export type {
   MirrorCallFlags,
   MirrorBoundOf,
   MirrorIntegration,
+  MirroredModelCall,
+  MirroredTool,
+  RecordedToolAnswer,
 } from './agent/StepMirror';
 export type { MirrorApprovals, ApprovalListener } from './agent/mirror/MirrorApprovals';
 // Your own loop, as it is: its LLM calls seen at the wire (a provider subpath's metered fetch), its tool calls marked.
