@@ -38,10 +38,8 @@ export function addUsage(a: UsageTotals, b: UsageDelta): UsageTotals {
 
 /** Adds `b` to `a` in place, rounding as `addUsage` does. Keys of `b` that are not usage fields are ignored. */
 export function addUsageTo(a: UsageTotals, b: UsageDelta): void {
-  // This runs on every charge of every turn: by the keys `b` has (one to three), and each field
-  // known here by name, since `a[key] += value` costs several times a named access. A field
-  // of USAGE_FIELDS not named here is added by the list (slower, never wrong); a field named
-  // here but gone from the list no longer compiles.
+  // Named fields: the turncore bench's adapter turn takes 6% more instructions by the list alone
+  // (156,666 against 147,878); a field not named here is added by the list, never dropped.
   for (const key in b) {
     const value = b[key as UsageFieldName];
     if (value === undefined) continue;
