@@ -14,7 +14,7 @@ export interface MirroredModelCall<R> {
    * carry when the integration honours a budget's `wrapUp` or `visible` (`MirrorCallFlags`);
    * empty otherwise.
    */
-  send: (flags: MirrorCallFlags) => Promise<R>;
+  send: (flags: MirrorCallFlags) => PromiseLike<R>;
   /** What the mirror reads of the answer: its text, tool calls, usage and model. */
   read: (answer: R) => MirrorResponse;
   /** A resumed run's journaled response, as the framework's answer (no request is made). */

@@ -180,7 +180,7 @@ export class AISDKRun {
       served: (recorded) => (this.#kept(recorded), serve(recorded)),
       // Worked out only when the mirror needs it (a strict or external dollar cap, the final call's hold).
       bound: (flags) => callBound(withFlags(o, flags), modelId),
-      send: async (flags) => call(withFlags(o, flags)),
+      send: (flags) => call(withFlags(o, flags)),
       read: (result) => {
         const response = modelResponseOf(result, modelId);
         this.#kept(response);
