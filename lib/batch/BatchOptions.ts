@@ -114,6 +114,7 @@ export interface BatchOptions {
    * which are answered from its journal (the default, for all). `{ default?, rerun?, serve? }`
    * with tool names, or a function of the call returning `'serve'` or `'rerun'`. A call cut
    * off while it ran is run again only under `'rerun'`; otherwise it is answered as interrupted.
+   * Refused without `resume` (a batch that does not resume serves no recorded call).
    */
   resumeTools?: ResumeToolPolicy;
   /** Aborting cancels the runs in flight and skips the rest; the report still comes back. */
