@@ -1,10 +1,10 @@
 import stringWidth from 'string-width';
 import { escapeControl } from '../internal/escapeControl';
 import { formatDuration } from '../internal/formatDuration';
-import { LIMIT_NAMES } from '../internal/fieldLists';
+import { LIMIT_ROWS } from '../internal/fieldLists';
+import type { UsageFieldName } from '../internal/usageFields';
 import { LIMITS, type LimitName } from '../internal/limits';
 import { formatTime } from '../internal/formatTime';
-import type { RunUsage } from '../history/runFacts';
 import { formatSpend } from '../internal/formatSpend';
 import type { WatchState } from './WatchState';
 import type { CapPause } from '../batch/raises/capPause';
@@ -31,17 +31,16 @@ export interface WatchView {
   readonly rows: number;
 }
 
-/** What the board reads of the batch's spend for a cap: the usage fields its limit counts (`LIMITS`). */
-type CapSpend = RunUsage & { readonly costUsd: number };
+/** What the board reads of the batch's spend for a cap: the usage fields its limit counts (`LIMITS`), wall time apart. */
+type CapSpend = Readonly<Record<Exclude<UsageFieldName, 'wallMs' | 'uncertainUsd' | 'releasedUsd'>, number>>;
 
 /**
  * What of the spend cap `name` counts: the usage fields its limit sums (the one list of limits,
  * so every cap a batch can have gets a bar), or for `maxWallMs` the batch's elapsed time.
  */
 function capUsed(name: LimitName, spend: CapSpend, wallMs: number): number {
-  if (name === 'maxWallMs') return wallMs;
   let used = 0;
-  for (const field of LIMITS[name].of) used += (spend as unknown as Partial<Record<string, number>>)[field] ?? 0;
+  for (const field of LIMITS[name].of) used += field === 'wallMs' ? wallMs : spend[field as keyof CapSpend];
   return used;
 }
 
@@ -80,7 +79,7 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
   const spend = state.spend;
   const wall = view.startedAt === undefined ? 0 : Math.max(0, view.now - view.startedAt);
   let drew = false;
-  for (const key of LIMIT_NAMES) {
+  for (const key of LIMIT_ROWS) {
     const cap = view.caps[key];
     if (typeof cap !== 'number' || !(cap > 0)) continue;
     const n = capUsed(key, spend, wall);
