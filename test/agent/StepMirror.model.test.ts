@@ -146,8 +146,9 @@ describe('StepMirror.model', () => {
     await expect(
       mirror.model({
         send: () => Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] }),
+        // A reader's error with a status of its own: the answer came back all the same, so it is not released as a 429.
         read: () => {
-          throw new Error('no usage in this answer');
+          throw Object.assign(new Error('no usage in this answer'), { status: 429 });
         },
         served,
         bound: () => BOUND,
@@ -189,18 +190,76 @@ describe('StepMirror.model', () => {
     expect(mirror.result).toMatchObject({ outcome: 'wrapped_up', text: 'the answer' });
   });
 
+  it('runs prepare only for a call it does not serve, before the gate; what prepare throws costs nothing', async () => {
+    const prepared: string[] = [];
+    const resumed = new StepMirror({ logger: false, resumeFrom: { journal: JOURNAL } });
+    resumed.runStart('go');
+    const call = {
+      prepare: () => void prepared.push('prepare'),
+      send: () => Promise.resolve<Answer>({ say: 'live', tokens: [1, 1] }),
+      read,
+      served,
+    };
+    expect((await resumed.model(call)).say).toBe('served: hello');
+    expect(prepared).toEqual([]);
+
+    const shared = new Budget({ maxCostUsd: 1, strict: true });
+    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
+    mirror.runStart('go');
+    const noModel = new Error('no model named m: the provider has no API key');
+    await expect(
+      mirror.model({
+        ...call,
+        prepare: () => Promise.reject(noModel),
+        bound: () => BOUND,
+      }),
+    ).rejects.toBe(noModel);
+    expect(mirror.usage).toMatchObject({ llmCalls: 0, costUsd: 0 });
+    expect(shared.held).toBe(0);
+    const seen: number[] = [];
+    await mirror.model({
+      ...call,
+      prepare: () => void seen.push(shared.held),
+      send: () => (seen.push(shared.held), Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] })),
+      bound: () => BOUND,
+    });
+    // Nothing held while it prepared; the call's worst case held while it was sent.
+    expect(seen).toEqual([0, 0.5]);
+  });
+
+  it("reports a failure itself when the integration's failed hook throws, and throws the send's error", async () => {
+    const shared = new Budget({ maxCostUsd: 1, strict: true });
+    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
+    mirror.runStart('go');
+    const dropped = new Error('socket hang up');
+    await expect(
+      mirror.model({
+        send: () => Promise.reject(dropped),
+        read,
+        served,
+        bound: () => BOUND,
+        failed: () => {
+          throw new Error('a bug in the integration');
+        },
+      }),
+    ).rejects.toBe(dropped);
+    // Its hold ended: charged at its worst case as uncertain (the request may have left), not kept held.
+    expect(shared.held).toBe(0);
+    expect(shared.usage.uncertainUsd).toBeCloseTo(0.5, 12);
+  });
+
   it('refuses a call object it cannot use, by name, before anything is reported', async () => {
     const mirror = new StepMirror({ logger: false });
     mirror.runStart('go');
     const ok = { send: () => Promise.resolve<Answer>({ say: 'x', tokens: [1, 1] }), read, served };
     await expect(mirror.model(null as never)).rejects.toThrow(
-      'Expected `call` to be an object { send, read, served, bound?, failed?, refuse? }',
+      'Expected `call` to be an object { send, read, served, prepare?, bound?, failed?, refuse? }',
     );
     await expect(mirror.model({ ...ok, served: undefined } as never)).rejects.toThrow(
       'Expected `call.served` to be a function',
     );
     await expect(mirror.model({ ...ok, boundOf: () => BOUND } as never)).rejects.toThrow(
-      'Expected `call.boundOf` to be left out: StepMirror.model takes send, read, served, bound, failed and refuse',
+      'Expected `call.boundOf` to be left out: StepMirror.model takes send, read, served, prepare, bound, failed and refuse',
     );
     await expect(mirror.model({ ...ok, bound: BOUND } as never)).rejects.toThrow(
       'Expected `call.bound` to be a function, or left out',

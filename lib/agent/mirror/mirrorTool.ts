@@ -17,7 +17,7 @@ export interface RecordedToolAnswer {
  * output and throws its errors.
  */
 export interface MirroredTool<T> {
-  /** A resumed run's recorded result, as the framework's tool returns it. Default: its output, or an Error with it thrown for an error result. */
+  /** A resumed run's recorded result, as the framework's tool returns it. Default: its output text (a string, whatever `T` is), or an Error with it thrown for an error result. */
   served?: (answer: RecordedToolAnswer) => T | Promise<T>;
   /** Stops the framework with the mirror's reason (a spent budget, a cancel, an unasked approval); must throw. Default: throws it. */
   refuse?: (stop: MirrorStop) => never;

@@ -211,11 +211,12 @@ export class AgentsMirror {
     const resolve = async (): Promise<Model> =>
       (inner ??= await this.#provider.getModel(typeof model === 'string' && model !== '' ? model : undefined));
     const wrapped: Model = {
-      getResponse: async (request: ModelRequest): Promise<ModelResponse> => {
-        // Resolved before the call is gated: a model the provider cannot give was never sent, so it costs nothing.
-        const target = await resolve();
+      getResponse: (request: ModelRequest): Promise<ModelResponse> => {
+        let target!: Model;
         return this.mirror.model({
           served: (recorded) => this.#served(recorded),
+          // Resolved before the call is gated, and only when it is not served: a model the provider cannot give was never sent.
+          prepare: async () => void (target = await resolve()),
           bound: () => requestBound(request, name),
           send: () => {
             // The client's own retries are off: each retry it would make is made here, gated and charged.

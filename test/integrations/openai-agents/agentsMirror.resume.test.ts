@@ -94,6 +94,43 @@ describe.each([false, true])('an Agents SDK run resumed from a cut-off run (stre
     const served = history.journal.filter((l) => (l as { fromJournal?: boolean }).fromJournal === true);
     expect(served.map((l) => l.type)).toEqual(['llm', 'tool']);
   });
+
+  it('serves a model given by name without asking its provider: a resume needs neither the network nor a key for what it serves', async () => {
+    const calls = { n: 0 };
+    const first = path.join(dir, 'first.jsonl');
+    await run(first, cannedModel(STEPS), calls);
+    const journal = [...(await loadHistory(first)).journal] as unknown as RecordedLine[];
+    // Cut after the tool's result: the first response and the tool are served, the second call needs the model.
+    const cut = journal.filter((l) => l !== journal.filter((j) => j.type === 'llm')[1]);
+    // Each time the provider is asked: the model's name, and how many calls had been served by then.
+    const asked: Array<[string, number]> = [];
+    const late = cannedModel([STEPS[1]!]);
+    const provider = {
+      getModel: (name?: string) => {
+        asked.push([name ?? '(default)', mirror.mirror.resumed?.recordedCalls ?? -1]);
+        return late;
+      },
+    };
+    const mirror: AgentsMirror = new AgentsMirror({
+      pricing,
+      logger: false,
+      modelProvider: provider,
+      resumeFrom: { journal: cut, usage: { llmCalls: 1, toolCalls: 1, costUsd: 0.02 } },
+    });
+    const agent = new Agent({ name: 'forecaster', model: 'gpt-named', tools: weatherAgent(late, calls).tools });
+    const output = stream
+      ? await (async () => {
+          const result = await mirror.run(agent, 'Weather in Oslo?', { stream: true });
+          await result.completed;
+          return result.finalOutput;
+        })()
+      : (await mirror.run(agent, 'Weather in Oslo?')).finalOutput;
+    expect(output).toBe('Sunny in Oslo.');
+    // Asked once, for the live call after the served one; the served call and tool never asked it.
+    expect(asked).toEqual([['gpt-named', 1]]);
+    expect(late.requests).toHaveLength(1);
+    expect(calls.n).toBe(1);
+  });
 });
 
 describe('a resumed batch of Agents SDK tasks', () => {
