@@ -1,6 +1,6 @@
 import type { ToolCall } from '../agent/AgentLoop';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { StepMirror } from '../agent/StepMirror';
+import type { RecordedToolAnswer, StepMirror } from '../agent/StepMirror';
 import { observeScope, type ObservedRun } from './observeScope';
 
 /** A tool call that ended in error in the run a resume serves: thrown again, with its recorded output. */
@@ -32,62 +32,54 @@ export async function observeTool(call: ToolCall, run: () => string | Promise<st
   if (observed === undefined) return run();
   await observed.settling;
   const { mirror } = observed;
+  const checked = async (): Promise<string> => {
+    const output: unknown = await run();
+    if (typeof output !== 'string')
+      throw new InvalidArgumentError(
+        `observeTool(${JSON.stringify(call.name)}) run`,
+        'a function resolving to a string (the result the model is sent): JSON.stringify an object',
+        output,
+      );
+    return output;
+  };
+  // In a resumed run a call with a recorded result is answered from the journal; one that threw throws again.
+  const how = {
+    served: (answer: RecordedToolAnswer): string => {
+      if (answer.isError) throw new RecordedToolError(answer.output);
+      return answer.output;
+    },
+  };
   // Under an `approve` policy, one call starts at a time; with none, nothing waits on another.
-  const answered =
-    mirror.approvals.policy === undefined ? await start(mirror, call) : await startInTurn(observed, call);
-  if (answered !== undefined) return answered;
-  let output: unknown;
-  try {
-    output = await run();
-  } catch (error) {
-    mirror.toolEnd(call.id, { error });
-    throw error;
-  }
-  if (typeof output !== 'string') {
-    const error = new InvalidArgumentError(
-      `observeTool(${JSON.stringify(call.name)}) run`,
-      'a function resolving to a string (the result the model is sent): JSON.stringify an object',
-      output,
-    );
-    mirror.toolEnd(call.id, { error });
-    throw error;
-  }
-  mirror.toolEnd(call.id, { output });
-  return output;
-}
-
-/** Starts `call`: undefined to run it, or the answer it gets without running (recorded in the journal a resumed run serves). */
-async function start(mirror: StepMirror, call: ToolCall): Promise<string | undefined> {
-  const recorded = mirror.recordedTool(call);
-  if (recorded !== undefined) {
-    if (recorded.isError) throw new RecordedToolError(recorded.output);
-    return recorded.output;
-  }
-  const stop = await mirror.toolStart(call);
-  if (stop !== undefined) throw stop;
-  return undefined;
+  if (mirror.approvals.policy === undefined) return mirror.tool(call, checked, how);
+  return inTurn(observed, async (started) => {
+    const denied = mirror.approvals.requires(call) ? await askFirst(mirror, call) : undefined;
+    if (denied !== undefined) return denied;
+    // Once the call is gated its tool runs beside the others: the next call may start.
+    return mirror.tool(call, () => (started(), checked()), how);
+  });
 }
 
 /**
- * Starts `call` once the run's calls started before it have (its tool then runs beside the
- * others), so that one wait for a person is open at a time and no start cuts it. A call the
- * policy names parks the run first (a resumed run takes an answer its journal kept), before the
- * journal serves it, as a framework asks before it runs its tools: denied, it is answered
- * `denied: <reason>` and not run.
+ * Runs `start` once the run's calls started before it have (a call's tool then runs beside the
+ * others), so that one wait for a person is open at a time and no start cuts it: the next call
+ * starts when `start` calls its `started` (its tool began) or ends. A call the policy names parks
+ * the run first (a resumed run takes an answer its journal kept), before the journal serves it,
+ * as a framework asks before it runs its tools: denied, it is answered `denied: <reason>` and not run.
  */
-async function startInTurn(observed: ObservedRun, call: ToolCall): Promise<string | undefined> {
-  const { mirror } = observed;
+async function inTurn<T>(observed: ObservedRun, start: (started: () => void) => Promise<T>): Promise<T> {
   const before = observed.starting;
   let started!: () => void;
   const mine = new Promise<void>((resolve) => (started = resolve));
   observed.starting = mine;
-  try {
-    if (before !== undefined) await before;
-    const denied = mirror.approvals.requires(call) ? await askFirst(mirror, call) : undefined;
-    return denied ?? (await start(mirror, call));
-  } finally {
+  const release = (): void => {
     started();
     if (observed.starting === mine) observed.starting = undefined;
+  };
+  try {
+    if (before !== undefined) await before;
+    return await start(release);
+  } finally {
+    release();
   }
 }
 
