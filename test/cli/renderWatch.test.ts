@@ -12,6 +12,17 @@ const view = {
   rows: 30,
 };
 
+/** A journal line of run `a`'s file, as the watch reads it (line `n`). */
+const journal = (line: Record<string, unknown>, n: number) =>
+  ({ kind: 'journal', line: n, journal: { turn: 1, operation: 'sendUserMessage', ...line } }) as never;
+/** A move of run `a`'s file, as the watch reads it. */
+const record = (seq: number, from: string, to: string, data?: unknown) =>
+  ({
+    kind: 'record',
+    line: seq,
+    record: { seq, from, to, description: to, at: T + seq, durationMs: 1, forced: false, data },
+  }) as never;
+
 describe('renderWatch', () => {
   it('shows a line per raise of a paused cap (the latest three), and the bar against the cap in force', () => {
     const raises = [0.2, 0.3, 0.4, 0.5].map((maxCostUsd, i) => ({ maxCostUsd, at: T + (i + 1) * 60_000 }));
@@ -53,15 +64,6 @@ describe('renderWatch: a batch paused at its cap', () => {
 });
 
 describe('renderWatch: money, the three figures apart', () => {
-  const journal = (line: Record<string, unknown>, n: number) =>
-    ({ kind: 'journal', line: n, journal: { turn: 1, operation: 'sendUserMessage', ...line } }) as never;
-  const record = (seq: number, from: string, to: string, data?: unknown) =>
-    ({
-      kind: 'record',
-      line: seq,
-      record: { seq, from, to, description: to, at: T + seq, durationMs: 1, forced: false, data },
-    }) as never;
-
   it('counts billed, uncertain (with why) and released by the ledger, the cap bar on billed + uncertain', () => {
     const state = new WatchState();
     state.add('a', record(1, 'Ready', 'WaitingForUserInput'));
@@ -91,15 +93,6 @@ describe('renderWatch: money, the three figures apart', () => {
 });
 
 describe('renderWatch: a bar for each cap the batch has', () => {
-  const journal = (line: Record<string, unknown>, n: number) =>
-    ({ kind: 'journal', line: n, journal: { turn: 1, operation: 'sendUserMessage', ...line } }) as never;
-  const record = (seq: number, from: string, to: string, data?: unknown) =>
-    ({
-      kind: 'record',
-      line: seq,
-      record: { seq, from, to, description: to, at: T + seq, durationMs: 1, forced: false, data },
-    }) as never;
-
   it('draws every limit a budget takes, each against what it counts (maxTokens was drawn by no bar before)', () => {
     const state = new WatchState();
     state.add('a', record(1, 'Ready', 'WaitingForUserInput'));
