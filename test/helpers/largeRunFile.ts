@@ -47,9 +47,21 @@ export function runMeasured(
 ): Promise<{ code: number | null; outBytes: number; stdout: string; stderr: string; maxRssBytes: number }> {
   const preload = path.join(dir, 'reportMaxRss.cjs');
   const rssFile = path.join(dir, `rss-${Date.now()}`);
+  // The child's own peak, in KiB: Linux's VmHWM, the high-water mark of the memory exec gave
+  // it. Not `resourceUsage().maxRSS`: Linux carries that across exec from the forked copy of
+  // the spawning process, so in a long test run it read the Jest worker's size (279 MB), not
+  // the CLI's (105 MB). Elsewhere, maxRSS.
   fs.writeFileSync(
     preload,
-    "process.on('exit', () => require('node:fs').writeFileSync(process.env.AGENT_SM_RSS_FILE, String(process.resourceUsage().maxRSS)));\n",
+    [
+      "const fs = require('node:fs');",
+      'function peakKiB() {',
+      "  try { const m = /VmHWM:\\s*(\\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8')); if (m) return Number(m[1]); } catch {}",
+      '  return process.resourceUsage().maxRSS;',
+      '}',
+      "process.on('exit', () => fs.writeFileSync(process.env.AGENT_SM_RSS_FILE, String(peakKiB())));",
+      '',
+    ].join('\n'),
   );
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--require', preload, CLI, ...args], {
