@@ -10,6 +10,8 @@ import { runMeasured, writeLargeRun } from '../helpers/largeRunFile';
 
 const MB = 1024 * 1024;
 const FILE_BYTES = 160 * MB;
+// The CLI's heap capped well under one file's size: a diff that held a file would run out of it.
+const HEAP = ['--max-old-space-size=64'];
 
 let dir: string;
 const pair = (name: string, bytes: number): { a: string; b: string } => {
@@ -43,10 +45,10 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('agent-sm diff on two 160 MB journaled files (built executable, stdout a pipe)', () => {
   it('the same to the end: read in step, peak RSS independent of the size', async () => {
-    const result = await runMeasured(dir, ['diff', large.a, path.join(dir, 'large-a.jsonl')]);
+    const result = await runMeasured(dir, ['diff', large.a, path.join(dir, 'large-a.jsonl')], HEAP);
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
     expect(result.stdout).toMatch(/^Same: .* took the same [\d,]+ steps/);
-    const tenth = await runMeasured(dir, ['diff', small.a, small.a]);
+    const tenth = await runMeasured(dir, ['diff', small.a, small.a], HEAP);
     expect(tenth.code).toBe(0);
     // 144 MB more of each file, at most 64 MB more memory; a diff holding either file would add more.
     expect(result.maxRssBytes - tenth.maxRssBytes).toBeLessThan(64 * MB);
@@ -54,11 +56,11 @@ describe('agent-sm diff on two 160 MB journaled files (built executable, stdout 
   }, 180_000);
 
   it('parted early, then read on for the figures: peak RSS independent of the size', async () => {
-    const result = await runMeasured(dir, ['diff', large.a, large.b]);
+    const result = await runMeasured(dir, ['diff', large.a, large.b], HEAP);
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: '' });
     expect(result.stdout).toMatch(/first differ at step 8 \(seq 6\): a different request/);
     expect(result.stdout).toContain('    input.message\n      A "question 2"\n      B "question Z"\n');
-    const tenth = await runMeasured(dir, ['diff', small.a, small.b]);
+    const tenth = await runMeasured(dir, ['diff', small.a, small.b], HEAP);
     expect(tenth.code).toBe(1);
     expect(result.maxRssBytes - tenth.maxRssBytes).toBeLessThan(64 * MB);
     expect(result.maxRssBytes).toBeLessThan(256 * MB);

@@ -44,6 +44,7 @@ export function writeLargeRun(file: string, bytes: number): void {
 export function runMeasured(
   dir: string,
   args: string[],
+  nodeFlags: readonly string[] = [],
 ): Promise<{ code: number | null; outBytes: number; stdout: string; stderr: string; maxRssBytes: number }> {
   const preload = path.join(dir, 'reportMaxRss.cjs');
   const rssFile = path.join(dir, `rss-${Date.now()}`);
@@ -64,7 +65,7 @@ export function runMeasured(
     ].join('\n'),
   );
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', preload, CLI, ...args], {
+    const child = spawn(process.execPath, [...nodeFlags, '--require', preload, CLI, ...args], {
       env: { ...process.env, AGENT_SM_RSS_FILE: rssFile },
     });
     let outBytes = 0;
