@@ -197,6 +197,9 @@ describe('StepMirror.tool', () => {
     await expect(mirror.tool(CALL, () => 1, { serve: () => 1 } as never)).rejects.toThrow(
       'Expected `how.serve` to be left out: StepMirror.tool takes served, refuse and output',
     );
+    await expect(mirror.tool(CALL, () => 1, { served: 'text' } as never)).rejects.toThrow(
+      'Expected `how.served` to be a function, or left out',
+    );
     await expect(mirror.tool(CALL, () => 1, null as never)).rejects.toThrow(
       'Expected `how` to be an object { served?, refuse?, output? }',
     );

@@ -139,7 +139,7 @@ function checkCall<R>(call: MirroredModelCall<R>): void {
       throw new InvalidArgumentError(
         `call.${key}`,
         'left out: StepMirror.model takes send, read, served, prepare, bound, failed and refuse',
-        call,
+        (call as unknown as Record<string, unknown>)[key],
       );
   for (const key of ['send', 'read', 'served'] as const)
     if (typeof call[key] !== 'function') throw new InvalidArgumentError(`call.${key}`, 'a function', call[key]);

@@ -52,7 +52,14 @@ export async function mirrorTool<T>(
     throw new InvalidArgumentError('how', 'an object { served?, refuse?, output? }', how);
   for (const key of Object.keys(how))
     if (!MIRRORED_TOOL_KEYS.has(key))
-      throw new InvalidArgumentError(`how.${key}`, 'left out: StepMirror.tool takes served, refuse and output', how);
+      throw new InvalidArgumentError(
+        `how.${key}`,
+        'left out: StepMirror.tool takes served, refuse and output',
+        (how as Record<string, unknown>)[key],
+      );
+  for (const key of ['served', 'refuse', 'output'] as const)
+    if (how[key] !== undefined && typeof how[key] !== 'function')
+      throw new InvalidArgumentError(`how.${key}`, 'a function, or left out', how[key]);
   const answer = steps.recordedTool(call);
   if (answer !== undefined) return how.served === undefined ? servedOutput<T>(answer) : how.served(answer);
   const stop = await steps.toolStart(call);
