@@ -21,6 +21,7 @@ import { billingServer } from '../../helpers/killableBatch';
 import { USD_PER_TOKEN } from '../../helpers/localPricing';
 import { PG_URL, testSchema, type TestSchema } from '../../helpers/postgres';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { monitorRedis } from '../../helpers/redisMonitor';
 import { spawnFixture } from './fixtures/spawnFixture';
 import { stopAll } from './fixtures/spawnWorker';
 
@@ -88,31 +89,27 @@ async function killBeforeReserveLine(
   schema: TestSchema,
   worker: ChildProcess,
   appName: string,
-  redis: Redis,
   runUsageKey: string,
 ): Promise<void> {
   const locker = new Client({ connectionString: PG_URL });
   await locker.connect();
-  const monitor = await redis.monitor();
-  // MONITOR's stream trails its disconnect: ioredis reports the lines that arrive after it as a
-  // "Command queue state error", which with no listener fails the test. The monitor only times
-  // the kill; if it missed the key, `stepped` would never settle and the test would time out.
-  monitor.on('error', () => undefined);
+  // The monitor only times the kill; if it missed the key, `stepped` would never settle and the
+  // test would time out.
+  let stepped!: () => void;
+  const steppedAt = new Promise<void>((resolve) => (stepped = resolve));
+  const monitor = await monitorRedis(url, (args) => {
+    if (args.includes(runUsageKey)) stepped();
+  });
   try {
     await locker.query('BEGIN');
     await locker.query(`LOCK TABLE "${schema.schema}".agent_sm_run_lines IN EXCLUSIVE MODE`);
-    const stepped = new Promise<void>((resolve) =>
-      monitor.on('monitor', (_time: string, args: string[]) => {
-        if (args.includes(runUsageKey)) resolve();
-      }),
-    );
     worker.stdin!.write('go\n');
-    await stepped;
+    await steppedAt;
     await stopAll([worker]);
     await locker.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [appName]);
     await locker.query('ROLLBACK');
   } finally {
-    monitor.disconnect();
+    monitor.stop();
     await locker.end();
   }
 }
@@ -168,7 +165,7 @@ async function killedMidRun(cut: Cut) {
     if (cut === 'call') await llm.heldRequest;
     else await w1.line('tool task-0');
     if (cut === 'reserve')
-      await killBeforeReserveLine(db, w1.child, appName, redis, batchKeys(prefix, 'runs', BATCH).runUsage);
+      await killBeforeReserveLine(db, w1.child, appName, batchKeys(prefix, 'runs', BATCH).runUsage);
     const cutOff = await store.listRuns({ batchId: BATCH });
     await stopAll([w1.child]);
     llm.resume();

@@ -13,6 +13,7 @@ import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { submitBatch, type DistributedTask, type PriceTable } from '../../../lib/integrations/bullmq/index';
 import { replayTrace, tracedScript, type TracedScript } from '../../helpers/budgetTrace';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
+import { monitorRedis } from '../../helpers/redisMonitor';
 import type { TestPayload } from './fixtures/agentFromPayload';
 
 const root = path.resolve(__dirname, '../../..');
@@ -59,11 +60,9 @@ describe('a real batch, replayed through the money model', () => {
   it('three workers, one killed with runs in flight: every budget script Redis ran is a step the model allows', async () => {
     const prefix = uniquePrefix('modeltrace');
     const workers: Array<{ child: ChildProcess; holdNextRun(): Promise<string> }> = [];
-    const monitorClient = new Redis(url);
     const redis = new Redis(url);
     const commands: string[][] = [];
-    const monitor = await monitorClient.monitor();
-    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+    const monitor = await monitorRedis(url, (args) => commands.push(args));
     try {
       const env = { REDIS_URL: url, QUEUE: 'runs', PREFIX: prefix, CONCURRENCY: '2' };
       workers.push(...(await Promise.all(['m1', 'm2', 'm3'].map((id) => spawnWorker({ ...env, WORKER_ID: id })))));
@@ -116,7 +115,7 @@ describe('a real batch, replayed through the money model', () => {
       expect(replay.spent).toBeLessThanOrEqual(cap);
       expect(report.budget.costUsd).toBeCloseTo(replay.spent, 9);
     } finally {
-      monitorClient.disconnect();
+      monitor.stop();
       redis.disconnect();
       await Promise.all(
         workers.map(({ child }) => {

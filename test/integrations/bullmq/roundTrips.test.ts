@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { startBatchWorker, submitBatch, type BatchWorkerHandle } from '../../../lib/integrations/bullmq/index';
 import { SKIP, STEP } from '../../../lib/integrations/bullmq/scripts';
 import { startOwnRedis, type OwnRedis } from '../../helpers/redis';
+import { monitorRedis } from '../../helpers/redisMonitor';
 import { agentFromPayload } from './fixtures/agentFromPayload';
 
 // A redis-server of this file's own, watched with MONITOR: every command it sees is this test's.
@@ -22,12 +23,13 @@ const sha1 = (text: string): string => createHash('sha1').update(text).digest('h
 async function counting(scripts: Record<string, string>, body: () => Promise<void>): Promise<Record<string, number>> {
   const client = new Redis(redis.url);
   await client.ping();
-  const monitor = await client.monitor();
-  monitor.on('error', () => undefined);
   const bySha = new Map(Object.entries(scripts).map(([name, lua]) => [sha1(lua), name]));
   const counts: Record<string, number> = Object.fromEntries(Object.keys(scripts).map((k) => [k, 0]));
-  monitor.on('monitor', (_time: string, args: string[]) => {
+  let ended!: () => void;
+  const endSeen = new Promise<void>((resolve) => (ended = resolve));
+  const monitor = await monitorRedis(redis.url, (args) => {
     const command = args[0]?.toLowerCase();
+    if (command === 'echo' && args[1] === 'end of count') ended();
     const name =
       command === 'evalsha'
         ? bySha.get(args[1] ?? '')
@@ -38,13 +40,11 @@ async function counting(scripts: Record<string, string>, body: () => Promise<voi
   });
   try {
     await body();
-    // MONITOR's stream may trail the replies: a PING through it marks the end.
-    await new Promise<void>((resolve) => {
-      monitor.on('monitor', (_t: string, args: string[]) => args[0]?.toLowerCase() === 'echo' && resolve());
-      void client.echo('end of count');
-    });
+    // MONITOR's stream may trail the replies: an ECHO through it marks the end.
+    void client.echo('end of count');
+    await endSeen;
   } finally {
-    monitor.disconnect();
+    monitor.stop();
     client.disconnect();
   }
   return counts;
