@@ -34,6 +34,13 @@ export type ApprovalPolicy = Readonly<Record<string, boolean>> | ((call: ToolCal
 export function assertApprovalPolicy(approve: unknown): asserts approve is ApprovalPolicy | undefined {
   if (approve !== undefined && typeof approve !== 'function' && (typeof approve !== 'object' || approve === null))
     throw new InvalidArgumentError('approve', 'an object { toolName: true } or a function (call) => boolean', approve);
+  // An array would pass as an object keyed '0', '1', …: no tool would ever wait.
+  if (Array.isArray(approve))
+    throw new InvalidArgumentError(
+      'approve',
+      `an object { toolName: true } or a function (call) => boolean, not an array: write { ${approve.map((n) => `${JSON.stringify(String(n))}: true`).join(', ')} }`,
+      approve,
+    );
 }
 
 /** Whether `call` waits under `policy`. A policy function that throws makes the call wait (fail closed). */

@@ -31,6 +31,10 @@ describe('new StepMirror({ approve })', () => {
     expect(() => new StepMirror({ logger: false, approve: 'delete_file' as never })).toThrow(
       /`approve` to be an object \{ toolName: true \} or a function/,
     );
+    // An array of names would read as tools '0' and '1': no call would ever wait. Refused, saying what to write.
+    expect(() => new StepMirror({ logger: false, approve: ['delete_file', 'ls'] as never })).toThrow(
+      'not an array: write { "delete_file": true, "ls": true }',
+    );
   });
 
   it('says which calls wait: named tools, a function of the call, and a function that throws (fail closed)', () => {

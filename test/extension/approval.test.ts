@@ -174,6 +174,12 @@ describe('approval (AwaitingApproval)', () => {
     expect((await a.continueTurn()).outcome).toBe('end_of_turn');
   });
 
+  it('refuses a policy given as an array of names, saying what to write: it would read as tools named 0 and 1', () => {
+    expect(() => adapter(script(), { approve: ['rm'] })).toThrow(
+      'Expected `approve` to be an object { toolName: true } or a function (call) => boolean, not an array: write { "rm": true }',
+    );
+  });
+
   it('the adapter checks at construction that a given table has the edges its options ask for, naming each missing one', () => {
     const agent = script();
     // No table: the option brings APPROVAL_EXTENSION.
