@@ -40,18 +40,13 @@ export { AgentWithStateMachine } from './agent/AgentWithStateMachine';
 export type { AgentWithStateMachineOptions, RunTurnOptions } from './agent/AgentWithStateMachine';
 // The mirror: a loop a framework owns, fed step by step into the same states, history and budgets.
 export { StepMirror } from './agent/StepMirror';
-export type {
-  StepMirrorOptions,
-  MirrorResponse,
-  MirrorToolOutcome,
-  MirrorStop,
-  MirrorCallFlags,
-  MirrorBoundOf,
-  MirrorIntegration,
-  MirroredModelCall,
-  MirroredTool,
-  RecordedToolAnswer,
-} from './agent/StepMirror';
+export type { StepMirrorOptions, MirrorCallFlags, MirrorBoundOf } from './agent/StepMirror';
+export type { MirrorResponse, MirrorToolOutcome } from './agent/mirror/MirrorOutcomes';
+export type { MirrorStop } from './agent/mirror/MirrorStop';
+export type { MirrorIntegration } from './agent/mirror/mirrorEndings';
+export type { MirroredModelCall, MirroredModelStart } from './agent/mirror/mirrorModel';
+export type { MirroredModelStream } from './agent/mirror/mirrorModelStream';
+export type { MirroredTool, RecordedToolAnswer } from './agent/mirror/mirrorTool';
 export type { MirrorApprovals, ApprovalListener } from './agent/mirror/MirrorApprovals';
 // Your own loop, as it is: its LLM calls seen at the wire (a provider subpath's metered fetch), its tool calls marked.
 export { observeLoop } from './observe/observeLoop';

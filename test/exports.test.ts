@@ -81,6 +81,8 @@ const PINNED: Record<string, string[]> = {
     'MirrorStop',
     'MirrorToolOutcome',
     'MirroredModelCall',
+    'MirroredModelStart',
+    'MirroredModelStream',
     'MirroredTool',
     'ObservedResult',
     'ObservedTask',

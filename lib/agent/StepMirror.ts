@@ -48,14 +48,10 @@ import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from
 import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
 import { mirrorTool, type MirroredTool } from './mirror/mirrorTool';
 import { mirrorModel, type MirroredModelCall } from './mirror/mirrorModel';
+import { mirrorModelStream, type MirroredModelStream } from './mirror/mirrorModelStream';
 
 export type { StepMirrorOptions } from './mirror/StepMirrorOptions';
-export type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
-export type { MirrorStop } from './mirror/MirrorStop';
 export type { MirrorBoundOf, MirrorCallFlags } from './mirror/MirrorCallFlags';
-export type { MirrorIntegration } from './mirror/mirrorEndings';
-export type { MirroredTool, RecordedToolAnswer } from './mirror/mirrorTool';
-export type { MirroredModelCall } from './mirror/mirrorModel';
 
 /**
  * Mirrors a loop that a framework owns (the AI SDK's `generateText`, an Agents SDK `run()`, a
@@ -66,7 +62,8 @@ export type { MirroredModelCall } from './mirror/mirrorModel';
  * The events, in the order a loop makes them (a framework's hooks call these):
  * - `runStart(input)` — the run begins (WaitingForUserInput);
  * - `await model(call)` — a model call, the one step an integration needs: served from the
- *   journal, or gated (its worst case held against a strict cap), sent and charged. A loop that
+ *   journal, or gated (its worst case held against a strict cap), sent and charged (a streamed
+ *   one: `await modelStream(call)`, its parts read as they pass). A loop that
  *   reports a call's two ends apart calls `await modelCallStart(bound?)` before each attempt,
  *   retries included (a returned `MirrorStop` means "do not call": throw it), then
  *   `modelCallFailed(error, { willRetry })` or `modelResponse(response)`;
@@ -226,11 +223,9 @@ export class StepMirror {
   }
 
   /**
-   * Whether `modelCallStart` needs each call's bound: some budget's `maxCostUsd` is strict (it
-   * is then required), an external budget caps dollars (its hold is then the worst case), the
-   * ledger is on (its line states the worst case), or there is pricing (a call that comes back
-   * without usage, or is cut at its bound, is charged at its worst case: never $0). A
-   * framework's wrapper computes it only then.
+   * Whether each call's bound is needed (a framework's wrapper computes it only then): a strict
+   * `maxCostUsd` requires it; an external dollar cap, the ledger, pricing (a call back without
+   * usage, or cut at its bound, is charged at its worst case: never $0) and `wrapUp` use it.
    */
   get needsBound(): boolean {
     return (
@@ -429,6 +424,11 @@ export class StepMirror {
     return mirrorModel(this, call);
   }
 
+  /** A streamed model call of the framework: as `model`, each part read as it passes (`call.read`), charged once whole. */
+  modelStream<R, P>(call: MirroredModelStream<R, P>): Promise<R> {
+    return mirrorModelStream(this, call);
+  }
+
   /**
    * A tool call of the framework, the one step an integration needs for it: a resumed run's
    * recorded result is served (`how.served`), else the call is gated (`how.refuse`; by default
@@ -485,10 +485,7 @@ export class StepMirror {
     return result;
   }
 
-  /**
-   * The framework stopped its loop for answers to `calls`: AwaitingApproval, the run waiting for
-   * `approvals.approve` / `deny` (needs `approvals`), ended by a cancel or `approvalTimeoutMs`.
-   */
+  /** The loop stopped for answers to `calls` (needs `approvals`): AwaitingApproval until answered, cancelled or timed out. */
   awaitApproval(calls: ToolCall[]): TurnResult {
     return this.#approvals.park(calls, this.machine.pendingState, this.signal, () => this.runAborted());
   }

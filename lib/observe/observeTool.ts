@@ -1,6 +1,7 @@
 import type { ToolCall } from '../agent/AgentLoop';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import type { RecordedToolAnswer, StepMirror } from '../agent/StepMirror';
+import type { StepMirror } from '../agent/StepMirror';
+import type { RecordedToolAnswer } from '../agent/mirror/mirrorTool';
 import { observeScope, type ObservedRun } from './observeScope';
 
 /** A tool call that ended in error in the run a resume serves: thrown again, with its recorded output. */

@@ -6,20 +6,10 @@ import type { MirrorResponse } from './MirrorOutcomes';
 import type { MirrorStop } from './MirrorStop';
 
 /**
- * A framework's model call as `StepMirror.model` takes it: how to make it, what the mirror reads
- * of its answer, and how a journaled response is given back in the framework's own shape.
+ * What every model call of a framework tells the mirror, streamed or not: how a journaled
+ * response is given back in the framework's own shape, and the hooks around the request.
  */
-export interface MirroredModelCall<R> {
-  /**
-   * Makes one request. `flags`: what the call must carry when the integration honours a
-   * budget's `wrapUp` or `visible` (`MirrorCallFlags`); empty otherwise. A retry is another
-   * `model()` call (the framework's own retries off), or, made inside `send`, each one gated
-   * and reported by the integration (`modelCallStart`, `modelCallFailed(error, { willRetry })`):
-   * otherwise the requests it makes are charged as one.
-   */
-  send: (flags: MirrorCallFlags) => PromiseLike<R>;
-  /** What the mirror reads of the answer: its text, tool calls, usage and model. */
-  read: (answer: R) => MirrorResponse;
+export interface MirroredModelStart<R> {
   /** A resumed run's journaled response, as the framework's answer (no request is made). */
   served: (recorded: MirrorResponse) => R | Promise<R>;
   /**
@@ -35,12 +25,29 @@ export interface MirroredModelCall<R> {
    */
   bound?: (flags: MirrorCallFlags) => LLMCallBound | string;
   /**
-   * Reports a failed send, or an answer `read` could not read, instead of the mirror's
+   * Reports a failed send, or an answer the mirror could not read, instead of the mirror's
    * `modelCallFailed(error)`: to say whether the framework retries it.
    */
   failed?: (error: unknown) => void;
   /** Stops the framework with the mirror's reason (a spent budget, a cancel); must throw. Default: throws it. */
   refuse?: (stop: MirrorStop) => never;
+}
+
+/**
+ * A framework's model call as `StepMirror.model` takes it: how to make it, what the mirror reads
+ * of its answer, and how a journaled response is given back in the framework's own shape.
+ */
+export interface MirroredModelCall<R> extends MirroredModelStart<R> {
+  /**
+   * Makes one request. `flags`: what the call must carry when the integration honours a
+   * budget's `wrapUp` or `visible` (`MirrorCallFlags`); empty otherwise. A retry is another
+   * `model()` call (the framework's own retries off), or, made inside `send`, each one gated
+   * and reported by the integration (`modelCallStart`, `modelCallFailed(error, { willRetry })`):
+   * otherwise the requests it makes are charged as one.
+   */
+  send: (flags: MirrorCallFlags) => PromiseLike<R>;
+  /** What the mirror reads of the answer: its text, tool calls, usage and model. */
+  read: (answer: R) => MirrorResponse;
 }
 
 /** The steps of a model call that `mirrorModel` sequences (StepMirror's). */
@@ -51,16 +58,6 @@ export interface MirrorModelSteps {
   modelResponse(response: MirrorResponse): MirrorStop | undefined;
 }
 
-const MODEL_CALL_KEYS: ReadonlySet<string> = new Set([
-  'send',
-  'read',
-  'served',
-  'prepare',
-  'bound',
-  'failed',
-  'refuse',
-]);
-
 /** Why a call has no bound when its integration gives none. */
 const NO_BOUND = 'the integration gives no bound of its calls (StepMirror.model({ bound }))';
 
@@ -69,7 +66,7 @@ const NO_BOUND = 'the integration gives no bound of its calls (StepMirror.model(
  * for a request that never left or was not billed (the reader's error may carry a status or a
  * connection code of its own). Held at its worst case, as uncertain.
  */
-class UnreadableAnswerError extends Error {
+export class UnreadableAnswerError extends Error {
   override readonly name = 'UnreadableAnswerError';
 }
 
@@ -81,16 +78,12 @@ class UnreadableAnswerError extends Error {
  * calls here and sequences none of the steps itself.
  */
 export async function mirrorModel<R>(steps: MirrorModelSteps, call: MirroredModelCall<R>): Promise<R> {
-  checkCall(call);
-  const recorded = steps.recordedResponse();
-  if (recorded !== undefined) return call.served(recorded);
-  if (call.prepare !== undefined) await call.prepare();
-  const { bound } = call;
-  const planned = await steps.modelCallPlan(bound === undefined ? () => NO_BOUND : bound);
-  if (planned instanceof Error) refuse(call, planned);
+  checkModelCall(call, 'StepMirror.model', ['send', 'read']);
+  const started = await startModelCall(steps, call);
+  if ('served' in started) return started.served;
   let answer: R;
   try {
-    answer = await call.send(planned);
+    answer = await call.send(started.flags);
   } catch (error) {
     throw failed(steps, call, error, error);
   }
@@ -107,11 +100,34 @@ export async function mirrorModel<R>(steps: MirrorModelSteps, call: MirroredMode
 }
 
 /**
+ * The start every model call shares: a resumed run's journaled response served; else the work
+ * the call needs done (`prepare`), and the call gated. Resolves to the served answer, or to the
+ * flags the request must carry; a refusal is thrown by the integration's `refuse`.
+ */
+export async function startModelCall<R>(
+  steps: MirrorModelSteps,
+  call: MirroredModelStart<R>,
+): Promise<{ served: R } | { flags: MirrorCallFlags }> {
+  const recorded = steps.recordedResponse();
+  if (recorded !== undefined) return { served: await call.served(recorded) };
+  if (call.prepare !== undefined) await call.prepare();
+  const { bound } = call;
+  const planned = await steps.modelCallPlan(bound === undefined ? () => NO_BOUND : bound);
+  if (planned instanceof Error) refuse(call, planned);
+  return { flags: planned };
+}
+
+/**
  * Reports `reported` as the call's failure, by the integration's hook when it has one (one that
  * throws is set aside for the mirror's own report: the call's hold must end); returns `thrown`,
  * what the framework gets.
  */
-function failed<R>(steps: MirrorModelSteps, call: MirroredModelCall<R>, reported: unknown, thrown: unknown): unknown {
+export function failed<R>(
+  steps: MirrorModelSteps,
+  call: MirroredModelStart<R>,
+  reported: unknown,
+  thrown: unknown,
+): unknown {
   if (call.failed === undefined) steps.modelCallFailed(reported);
   else
     try {
@@ -122,28 +138,39 @@ function failed<R>(steps: MirrorModelSteps, call: MirroredModelCall<R>, reported
   return thrown;
 }
 
-function refuse<R>(call: MirroredModelCall<R>, stop: MirrorStop): never {
+export function refuse<R>(call: MirroredModelStart<R>, stop: MirrorStop): never {
   call.refuse?.(stop);
   throw stop;
 }
 
-function checkCall<R>(call: MirroredModelCall<R>): void {
+const START_KEYS = ['served', 'prepare', 'bound', 'failed', 'refuse'] as const;
+
+/**
+ * Refuses, by name, a call that is not an object of `method`'s keys: `own` (functions it
+ * needs beside `served`) and the optional hooks `optional`.
+ */
+export function checkModelCall(
+  call: unknown,
+  method: string,
+  own: readonly string[],
+  optional: readonly string[] = [],
+): void {
+  const required = [...own, 'served'];
+  const hooks = [...START_KEYS.slice(1), ...optional];
+  const keys = [...required, ...hooks];
   if (typeof call !== 'object' || call === null)
-    throw new InvalidArgumentError(
-      'call',
-      'an object { send, read, served, prepare?, bound?, failed?, refuse? }',
-      call,
-    );
-  for (const key of Object.keys(call))
-    if (!MODEL_CALL_KEYS.has(key))
+    throw new InvalidArgumentError('call', `an object { ${required.join(', ')}, ${hooks.join('?, ')}? }`, call);
+  const given = call as Record<string, unknown>;
+  for (const key of Object.keys(given))
+    if (!keys.includes(key))
       throw new InvalidArgumentError(
         `call.${key}`,
-        'left out: StepMirror.model takes send, read, served, prepare, bound, failed and refuse',
-        (call as unknown as Record<string, unknown>)[key],
+        `left out: ${method} takes ${keys.slice(0, -1).join(', ')} and ${keys[keys.length - 1]}`,
+        given[key],
       );
-  for (const key of ['send', 'read', 'served'] as const)
-    if (typeof call[key] !== 'function') throw new InvalidArgumentError(`call.${key}`, 'a function', call[key]);
-  for (const key of ['prepare', 'bound', 'failed', 'refuse'] as const)
-    if (call[key] !== undefined && typeof call[key] !== 'function')
-      throw new InvalidArgumentError(`call.${key}`, 'a function, or left out', call[key]);
+  for (const key of required)
+    if (typeof given[key] !== 'function') throw new InvalidArgumentError(`call.${key}`, 'a function', given[key]);
+  for (const key of hooks)
+    if (given[key] !== undefined && typeof given[key] !== 'function')
+      throw new InvalidArgumentError(`call.${key}`, 'a function, or left out', given[key]);
 }

@@ -1,5 +1,10 @@
 import { APICallError, type ModelMessage, type StepResult, type ToolSet } from 'ai';
-import { InvalidArgumentError, type MirrorResponse, type StepMirror } from 'agent-state-machine';
+import {
+  InvalidArgumentError,
+  type MirroredModelStream,
+  type MirrorResponse,
+  type StepMirror,
+} from 'agent-state-machine';
 import { answeredMessages } from './answeredMessages';
 import { callBound } from './callBound';
 import { lastUserText } from './lastUserText';
@@ -190,24 +195,39 @@ export class AISDKRun {
     });
   }
 
-  /** One streamed model attempt: planned by the mirror (the flags it must carry), then made as `call` sends it. */
-  async attempt<R>(
+  /**
+   * One streamed model call, through the mirror's one step: a resumed run's journaled response
+   * given back by `call.serve`; else planned, opened as `call.open` opens it, and each part read
+   * as it passes (`call.read`: the call's result once a part makes it whole, or its failure).
+   */
+  stream<R, P>(
     o: CallOptions,
     modelId: string | undefined,
-    call: (sent: CallOptions) => PromiseLike<R>,
+    call: Pick<MirroredModelStream<R, P>, 'parts' | 'withParts' | 'settled'> & {
+      open: (sent: CallOptions) => PromiseLike<R>;
+      serve: (recorded: MirrorResponse) => R;
+      read: (part: P) => ModelCallResult | { failed: unknown } | undefined;
+    },
   ): Promise<R> {
     this.#wentOn();
     this.ensureRun(o.prompt);
-    // The bound is only worked out when the mirror needs it (a strict or external dollar cap,
-    // the final call's hold), of the call as the flags would send it.
-    const planned = await this.mirror.modelCallPlan((flags) => callBound(withFlags(o, flags), modelId));
-    if (planned instanceof Error) throw planned;
-    try {
-      return await call(withFlags(o, planned));
-    } catch (error) {
-      this.failed(error);
-      throw error;
-    }
+    return this.mirror.modelStream<R, P>({
+      served: (recorded) => (this.#kept(recorded), call.serve(recorded)),
+      // Worked out only when the mirror needs it (a strict or external dollar cap, the final call's hold).
+      bound: (flags) => callBound(withFlags(o, flags), modelId),
+      send: (flags) => call.open(withFlags(o, flags)),
+      parts: call.parts,
+      withParts: call.withParts,
+      read: (part) => {
+        const read = call.read(part);
+        if (read === undefined || 'failed' in read) return read;
+        const response = modelResponseOf(read, modelId);
+        this.#kept(response);
+        return response;
+      },
+      failed: (error) => this.failed(error),
+      ...(call.settled === undefined ? {} : { settled: call.settled }),
+    });
   }
 
   failed(error: unknown): void {
@@ -220,22 +240,6 @@ export class AISDKRun {
     this.#failuresInRow += 1;
     const retryable = APICallError.isInstance(error) && error.isRetryable;
     mirror.modelCallFailed(error, { willRetry: retryable && this.#failuresInRow <= this.maxRetries });
-  }
-
-  /** A model call answered: reported to the mirror. Returns why the SDK must not run the response's tools (the run ended). */
-  responded(result: ModelCallResult, modelId: string | undefined): Error | undefined {
-    const response = modelResponseOf(result, modelId);
-    this.#kept(response);
-    return this.mirror.modelResponse(response);
-  }
-
-  /** A resumed run: the journaled response of this call, when the mirror serves one (no request is made). */
-  recorded(o: CallOptions): MirrorResponse | undefined {
-    this.#wentOn();
-    this.ensureRun(o.prompt);
-    const response = this.mirror.recordedResponse();
-    if (response !== undefined) this.#kept(response);
-    return response;
   }
 
   #kept(response: MirrorResponse): void {

@@ -1,16 +1,20 @@
 import type { LanguageModel } from 'ai';
 import { InvalidArgumentError, watchOutputBound, type OutputBoundWatch } from 'agent-state-machine';
+import { readableOf } from '../../internal/readableOf';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import type { AISDKRun } from './AISDKRun';
 import { StreamCollector, type ModelCallResult } from './modelResponseOf';
 import { recordedResult, recordedStream } from './recordedModelResult';
 import type { CallOptions } from './withFlags';
 
+/** A part of a model's stream, as the SDK's providers make them. */
+type Part = { type: string; [key: string]: unknown };
+
 /** A signal that never aborts, for a call the SDK gave none. */
 const NEVER = new AbortController().signal;
 
 /** Counts a streamed part's output against the request's bound (text, reasoning and tool input as they arrive). */
-function watchPart(watch: OutputBoundWatch, part: { type: string; [key: string]: unknown }): void {
+function watchPart(watch: OutputBoundWatch, part: Part): void {
   if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
     const delta = typeof part.delta === 'string' ? part.delta : part.textDelta;
     if (typeof delta === 'string') watch.add(delta);
@@ -32,7 +36,7 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     modelId?: string;
     specificationVersion?: unknown;
     doGenerate(o: CallOptions): PromiseLike<ModelCallResult>;
-    doStream(o: CallOptions): PromiseLike<{ stream: ReadableStream<{ type: string }> }>;
+    doStream(o: CallOptions): PromiseLike<{ stream: ReadableStream<Part> }>;
   };
   const doGenerate = (o: CallOptions): Promise<ModelCallResult> =>
     run.generate(
@@ -41,78 +45,50 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
       (sent) => inner.doGenerate(sent),
       (served) => recordedResult(served, inner.specificationVersion) as ModelCallResult,
     );
-  const doStream = async (o: CallOptions): Promise<{ stream: ReadableStream<{ type: string }> }> => {
-    const served = run.recorded(o);
-    if (served !== undefined) return { stream: recordedStream(served, inner.specificationVersion) };
+  const doStream = (o: CallOptions): Promise<{ stream: ReadableStream<Part> }> => {
     // The stream is cut at the request's max output tokens, whether the provider stops there or
     // not: what it may bill stays within the call's hold.
     const max = typeof o.maxOutputTokens === 'number' ? o.maxOutputTokens : undefined;
-    const watch = watchOutputBound(max, o.abortSignal ?? NEVER);
-    let result: { stream: ReadableStream<{ type: string }> };
-    try {
-      result = await run.attempt(o, inner.modelId, (sent) =>
-        inner.doStream(max === undefined ? sent : { ...sent, abortSignal: watch.signal }),
-      );
-    } catch (error) {
-      watch.release();
-      throw error;
-    }
     const collector = new StreamCollector();
-    let cut: unknown;
-    // The SDK starts a streamed call's tools as their parts arrive, before the usage at the
-    // end: they wait until the response is reported, so the moves keep the table's order.
-    let reported!: () => void;
-    run.streaming = new Promise<void>((resolve) => (reported = resolve));
-    // A stream cancelled by an abort never flushes: its waiting tools go on to meet the abort.
+    let watch: OutputBoundWatch | undefined;
+    let reported: (() => void) | undefined;
+    // A stream cancelled by an abort may never end: its waiting tools go on to meet the abort.
     // The listener goes once the stream ends, or one a call would pile up on the mirror's signal.
     const aborted = run.mirror.signal;
-    const onAbort = (): void => {
-      watch.release();
+    let over = false;
+    const settled = (): void => {
+      if (over) return;
+      over = true;
+      aborted.removeEventListener('abort', settled);
+      watch?.release();
+      if (reported === undefined) return;
+      run.streaming = undefined;
       reported();
     };
-    aborted.addEventListener('abort', onAbort, { once: true });
-    const ended = (): void => {
-      aborted.removeEventListener('abort', onAbort);
-      watch.release();
-      reported();
-    };
-    const stream = result.stream.pipeThrough(
-      new TransformStream<{ type: string }, { type: string }>({
-        transform(part, controller) {
-          if (cut !== undefined) return;
-          const p = part as { type: string; [key: string]: unknown };
-          try {
-            watchPart(watch, p);
-            // A call the `approve` policy names whose tool does not carry it: the SDK never sees it (its tool would run unasked).
-            if (p.type === 'tool-call') throwUncarried(run, p);
-          } catch (error) {
-            // Charged at its hold and not retried (the server does not stop at max tokens).
-            cut = error;
-            run.failed(error);
-            run.streaming = undefined;
-            ended();
-            controller.error(error);
-            return;
-          }
-          collector.add(p);
-          controller.enqueue(part);
-        },
-        flush(controller) {
-          if (cut !== undefined) return;
-          const stop =
-            collector.error !== undefined
-              ? run.failed(collector.error)
-              : collector.finished
-                ? run.responded(collector.result(), inner.modelId)
-                : undefined;
-          run.streaming = undefined;
-          ended();
-          // The run ended at the response: the SDK must not run its tools.
-          if (stop !== undefined) controller.error(stop);
-        },
-      }),
-    );
-    return { ...result, stream };
+    return run.stream<{ stream: ReadableStream<Part> }, Part>(o, inner.modelId, {
+      serve: (served) => ({ stream: recordedStream(served, inner.specificationVersion) }),
+      open: async (sent) => {
+        const bound = watchOutputBound(max, o.abortSignal ?? NEVER);
+        watch = bound;
+        const result = await inner.doStream(max === undefined ? sent : { ...sent, abortSignal: bound.signal });
+        // The SDK starts a streamed call's tools as their parts arrive, before the usage at the
+        // end: they wait until the response is reported, so the moves keep the table's order.
+        run.streaming = new Promise<void>((resolve) => (reported = resolve));
+        aborted.addEventListener('abort', settled, { once: true });
+        return result;
+      },
+      parts: (result) => result.stream,
+      withParts: (result, parts) => ({ ...result, stream: readableOf(parts) }),
+      read: (part) => {
+        watchPart(watch!, part);
+        // A call the `approve` policy names whose tool does not carry it: the SDK never sees it (its tool would run unasked).
+        if (part.type === 'tool-call') throwUncarried(run, part);
+        collector.add(part);
+        if (part.type === 'error') return { failed: collector.error };
+        return part.type === 'finish' ? collector.result() : undefined;
+      },
+      settled,
+    });
   };
   return Object.create(m as object, {
     doGenerate: { value: doGenerate, enumerable: true, writable: true, configurable: true },

@@ -13,6 +13,7 @@ import {
   type ModelRequest,
   type ModelResponse,
   type NonStreamRunOptions,
+  type StreamEvent,
   type RunResult,
   type StreamedRunResult,
   type StreamRunOptions,
@@ -29,6 +30,7 @@ import {
   watchOutputBound,
   type MirrorResponse,
   type MirrorStop,
+  type OutputBoundWatch,
   type StateMachine,
   type StateName,
   type StepMirrorOptions,
@@ -330,42 +332,38 @@ export class AgentsMirror {
   }
 
   async *#stream(resolve: () => Promise<Model>, request: ModelRequest, name: string | undefined) {
-    const recorded = this.mirror.recordedResponse();
-    if (recorded !== undefined) {
-      yield* recordedStreamEvents(this.#served(recorded));
-      return;
-    }
-    const target = await resolve();
-    await this.#beforeModel(request, name);
-    const retries = this.#retries(target, request, name);
-    const sent = retries.retries > 0 ? withoutClientRetries(request) : request;
-    // The stream is cut at the request's max tokens, whether the server stops there or not: what
-    // it may bill stays within the call's hold. The cut is charged at the hold, not retried.
-    const max = request.modelSettings?.maxTokens;
-    const watch = watchOutputBound(
-      typeof max === 'number' && Number.isSafeInteger(max) && max >= 0 ? max : undefined,
-      request.signal ?? NEVER,
-    );
-    let done = false;
-    // Retried here as the client would, while no event has come: the client's own retries are off.
-    try {
-      const events = streamRetriedAsClient(
-        () => target.getStreamedResponse({ ...sent, signal: watch.signal }),
-        retries,
-      );
-      for await (const event of events) {
-        if ((event as { type?: unknown }).type === 'response_done') {
-          done = true;
-          this.#afterModel((event as unknown as { response: AgentsModelOutput }).response, name);
-        } else if (!done) watchEvent(watch, event);
-        yield event;
-      }
-    } catch (error) {
-      if (!done) this.mirror.modelCallFailed(error, {});
-      throw error;
-    } finally {
-      watch.release();
-    }
+    let target!: Model;
+    let watch: OutputBoundWatch | undefined;
+    const events = await this.mirror.modelStream<AsyncIterable<StreamEvent>, StreamEvent>({
+      served: (recorded) => recordedStreamEvents(this.#served(recorded)),
+      prepare: async () => void (target = await resolve()),
+      bound: () => requestBound(request, name),
+      send: async () => {
+        const retries = this.#retries(target, request, name);
+        const sent = retries.retries > 0 ? withoutClientRetries(request) : request;
+        // The stream is cut at the request's max tokens, whether the server stops there or not:
+        // what it may bill stays within the call's hold. The cut is charged at the hold, not retried.
+        const max = request.modelSettings?.maxTokens;
+        const bound = watchOutputBound(
+          typeof max === 'number' && Number.isSafeInteger(max) && max >= 0 ? max : undefined,
+          request.signal ?? NEVER,
+        );
+        watch = bound;
+        // Retried here as the client would, while no event has come: the client's own retries are off.
+        return streamRetriedAsClient(() => target.getStreamedResponse({ ...sent, signal: bound.signal }), retries);
+      },
+      parts: (stream) => stream,
+      withParts: (_, parts) => parts,
+      read: (event) => {
+        if ((event as { type?: unknown }).type === 'response_done')
+          return this.#read((event as unknown as { response: AgentsModelOutput }).response, name);
+        watchEvent(watch!, event);
+        return undefined;
+      },
+      refuse: (stop) => this.#refuse(stop),
+      settled: () => watch?.release(),
+    });
+    yield* events;
   }
 
   /** The client's retries of a request to `target`, made here: each failed request charged by its status, each retry gated as an attempt. */
@@ -393,11 +391,6 @@ export class AgentsMirror {
     const mirrored = responseOf(response, model);
     if (this.#run !== undefined) this.#run.pendingCalls = [...(mirrored.toolCalls ?? [])];
     return mirrored;
-  }
-
-  #afterModel(response: AgentsModelOutput, model: string | undefined): void {
-    const stop = this.mirror.modelResponse(this.#read(response, model));
-    if (stop !== undefined) this.#refuse(stop);
   }
 
   /** Stops the SDK's run with the mirror's reason: its signal aborts with it, so the SDK throws it as it is. */

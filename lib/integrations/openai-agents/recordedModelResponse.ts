@@ -43,7 +43,7 @@ export function recordedModelResponse(response: MirrorResponse, served: number):
 }
 
 /** The same response as `getStreamedResponse`'s events: started, the text, done. */
-export function* recordedStreamEvents(response: ModelResponse): Generator<StreamEvent> {
+export async function* recordedStreamEvents(response: ModelResponse): AsyncGenerator<StreamEvent> {
   yield { type: 'response_started' };
   for (const item of response.output)
     if (item.type === 'message' && item.role === 'assistant')
