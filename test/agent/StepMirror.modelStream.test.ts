@@ -128,10 +128,62 @@ describe('StepMirror.modelStream', () => {
     );
     expect((await drain(await mirror.modelStream(call))).map((p) => p.type)).toEqual(['error', 'done']);
     expect(failures).toEqual([overloaded]);
-    // Read until its end was reported: the later finish is the framework's, not a second report.
-    expect(seen.read).toEqual(['error']);
+    // Every part is read, but the call's end is reported once: the later finish is not charged.
+    expect(seen.read).toEqual(['error', 'done']);
     expect(mirror.usage).toMatchObject({ inputTokens: 0, outputTokens: 0 });
     expect(seen.settled).toBe(1);
+  });
+
+  it('still cuts the stream after its failure was reported: a part past it that read refuses is thrown, not reported twice', async () => {
+    const failures: unknown[] = [];
+    const mirror = new StepMirror({ logger: false });
+    mirror.runStart('go');
+    const { call } = streamCall(
+      [
+        { type: 'error', error: { status: 500 } },
+        { type: 'text', text: 'more' },
+        { type: 'call', name: 'rm' },
+        { type: 'done', tokens: [1, 1] },
+      ],
+      { failed: (error) => void failures.push(error) },
+    );
+    const got: string[] = [];
+    await expect(
+      (async () => {
+        for await (const part of (await mirror.modelStream(call)).parts) got.push(part.type);
+      })(),
+    ).rejects.toThrow('a call of rm, which nobody may run');
+    expect(got).toEqual(['error', 'text']);
+    expect(failures).toEqual([{ status: 500 }]);
+  });
+
+  it("reports the call as failed and settles it when parts or withParts throws, and a throwing settled does not hide the call's outcome", async () => {
+    const failures: unknown[] = [];
+    const mirror = new StepMirror({ logger: false });
+    mirror.runStart('go');
+    const broken = new Error('a bug in the integration');
+    const first = streamCall([{ type: 'done', tokens: [1, 1] }], {
+      withParts: () => {
+        throw broken;
+      },
+      failed: (error) => void failures.push(error),
+    });
+    await expect(mirror.modelStream(first.call)).rejects.toBe(broken);
+    expect(failures).toEqual([broken]);
+    expect(first.seen.settled).toBe(1);
+    const second = streamCall(
+      [
+        { type: 'text', text: 'fine' },
+        { type: 'done', tokens: [2, 3] },
+      ],
+      {
+        settled: () => {
+          throw new Error('settled broke');
+        },
+      },
+    );
+    expect((await drain(await mirror.modelStream(second.call))).map((p) => p.type)).toEqual(['text', 'done']);
+    expect(mirror.usage).toMatchObject({ inputTokens: 2, outputTokens: 3 });
   });
 
   it('reports a stream that breaks before its answer is whole as failed, at its worst case, and throws the break', async () => {

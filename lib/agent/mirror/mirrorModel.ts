@@ -25,8 +25,9 @@ export interface MirroredModelStart<R> {
    */
   bound?: (flags: MirrorCallFlags) => LLMCallBound | string;
   /**
-   * Reports a failed send, or an answer the mirror could not read, instead of the mirror's
-   * `modelCallFailed(error)`: to say whether the framework retries it.
+   * Reports the call's failure instead of the mirror's `modelCallFailed(error)`, to say whether
+   * the framework retries it: a failed send, an answer the mirror could not read, and for a
+   * stream an error part, a break or a cut.
    */
   failed?: (error: unknown) => void;
   /** Stops the framework with the mirror's reason (a spent budget, a cancel); must throw. Default: throws it. */

@@ -25,14 +25,20 @@ export interface MirroredModelStream<R, P> extends MirroredModelStart<R> {
   /** The answer handed on to the framework with `parts` in place of its own (the same parts, read as they pass). */
   withParts: (answer: R, parts: AsyncIterable<P>) => R;
   /**
-   * Reads each part before the framework gets it, until the answer is whole: the response, once
-   * this part completes it (charged then; a refusal is thrown in the part's place); `{ failed }`,
-   * when the part says the call failed (reported as it is, a provider's error object too; the
-   * part still passes); else undefined. What it throws cuts the call (a bound passed, a tool
-   * call nobody may run): reported as its failure, and thrown to the framework in the part's place.
+   * Reads each part before the framework gets it: the response, once this part makes the answer
+   * whole (charged then; a refusal is thrown in the part's place); `{ failed }`, when the part
+   * says the call failed (reported as it came, a provider's error object too; the part still
+   * passes); else undefined. Once the call's end is reported, what it gives is not looked at, but
+   * it still reads every part: what it throws cuts the call (a bound passed, a tool call nobody
+   * may run), reported as the call's failure if its end was not, and thrown to the framework in
+   * the part's place.
    */
   read: (part: P) => MirrorResponse | { failed: unknown } | undefined;
-  /** Called once when the call is over: its stream read to the end or given up, or its `send` failed. */
+  /**
+   * Called once when an opened call is over (its stream read to the end, broken, cut, or given up
+   * by the framework once it asked for a part), or when its `send` failed. What it throws is
+   * ignored: the call's own outcome stands.
+   */
   settled?: () => void;
 }
 
@@ -51,10 +57,27 @@ export async function mirrorModelStream<R, P>(steps: MirrorModelSteps, call: Mir
   try {
     answer = await call.send(started.flags);
   } catch (error) {
-    call.settled?.();
-    throw failed(steps, call, error, error);
+    const thrown = failed(steps, call, error, error);
+    settle(call);
+    throw thrown;
   }
-  return call.withParts(answer, readParts(steps, call, call.parts(answer)));
+  try {
+    return call.withParts(answer, readParts(steps, call, call.parts(answer)));
+  } catch (error) {
+    // Opened, and not handed on: a failure of the call, which may have been billed.
+    const thrown = failed(steps, call, error, error);
+    settle(call);
+    throw thrown;
+  }
+}
+
+/** The integration's `settled`, whose own failure must not replace the call's outcome. */
+function settle<R, P>(call: MirroredModelStream<R, P>): void {
+  try {
+    call.settled?.();
+  } catch {
+    // The call's outcome stands; `settled` only lets go of the integration's own watchers.
+  }
 }
 
 async function* readParts<R, P>(
@@ -62,15 +85,15 @@ async function* readParts<R, P>(
   call: MirroredModelStream<R, P>,
   parts: AsyncIterable<P>,
 ): AsyncGenerator<P> {
-  // Whether the call's end (its response or its failure) was reported: once, then parts pass unread.
+  // Whether the call's end (its response or its failure) was reported: once, then what read gives is not looked at.
   let reported = false;
   try {
     for await (const part of parts) {
-      if (!reported) {
-        const read = call.read(part);
-        if (read !== undefined) reported = true;
-        if (read !== undefined && 'failed' in read) failed(steps, call, read.failed, read.failed);
-        else if (read !== undefined) {
+      const read = call.read(part);
+      if (!reported && read !== undefined) {
+        reported = true;
+        if ('failed' in read) failed(steps, call, read.failed, read.failed);
+        else {
           const ended = steps.modelResponse(read);
           if (ended !== undefined) refuse(call, ended);
         }
@@ -81,6 +104,6 @@ async function* readParts<R, P>(
     // Past the answer's end, a failure is the framework's own: the call's end was reported.
     throw reported ? error : failed(steps, call, error, error);
   } finally {
-    call.settled?.();
+    settle(call);
   }
 }

@@ -211,11 +211,17 @@ export class AISDKRun {
   ): Promise<R> {
     this.#wentOn();
     this.ensureRun(o.prompt);
+    // The SDK retries a stream that failed to open, never one that broke once open.
+    let opened = false;
     return this.mirror.modelStream<R, P>({
       served: (recorded) => (this.#kept(recorded), call.serve(recorded)),
       // Worked out only when the mirror needs it (a strict or external dollar cap, the final call's hold).
       bound: (flags) => callBound(withFlags(o, flags), modelId),
-      send: (flags) => call.open(withFlags(o, flags)),
+      send: async (flags) => {
+        const answer = await call.open(withFlags(o, flags));
+        opened = true;
+        return answer;
+      },
       parts: call.parts,
       withParts: call.withParts,
       read: (part) => {
@@ -225,12 +231,13 @@ export class AISDKRun {
         this.#kept(response);
         return response;
       },
-      failed: (error) => this.failed(error),
+      failed: (error) => this.failed(error, !opened),
       ...(call.settled === undefined ? {} : { settled: call.settled }),
     });
   }
 
-  failed(error: unknown): void {
+  /** A failed model attempt, reported with whether the SDK retries it (`retried`: it may, when the error is retryable). */
+  failed(error: unknown, retried = true): void {
     const { mirror } = this;
     if (!mirror.running) return;
     if (mirror.signal.aborted) {
@@ -239,7 +246,7 @@ export class AISDKRun {
     }
     this.#failuresInRow += 1;
     const retryable = APICallError.isInstance(error) && error.isRetryable;
-    mirror.modelCallFailed(error, { willRetry: retryable && this.#failuresInRow <= this.maxRetries });
+    mirror.modelCallFailed(error, { willRetry: retried && retryable && this.#failuresInRow <= this.maxRetries });
   }
 
   #kept(response: MirrorResponse): void {

@@ -1,6 +1,7 @@
 import type { LanguageModel } from 'ai';
 import { InvalidArgumentError, watchOutputBound, type OutputBoundWatch } from 'agent-state-machine';
 import { readableOf } from '../../internal/readableOf';
+import { readerParts } from '../../internal/readerParts';
 import { parseJsonOrText } from '../../internal/parseJsonOrText';
 import type { AISDKRun } from './AISDKRun';
 import { StreamCollector, type ModelCallResult } from './modelResponseOf';
@@ -51,6 +52,7 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     const max = typeof o.maxOutputTokens === 'number' ? o.maxOutputTokens : undefined;
     const collector = new StreamCollector();
     let watch: OutputBoundWatch | undefined;
+    let source: ReadableStreamDefaultReader<Part> | undefined;
     let reported: (() => void) | undefined;
     // A stream cancelled by an abort may never end: its waiting tools go on to meet the abort.
     // The listener goes once the stream ends, or one a call would pile up on the mirror's signal.
@@ -77,14 +79,16 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
         aborted.addEventListener('abort', settled, { once: true });
         return result;
       },
-      parts: (result) => result.stream,
-      withParts: (result, parts) => ({ ...result, stream: readableOf(parts) }),
+      // Read through a reader of its own: the SDK cancelling the stream cancels the provider's at once.
+      parts: (result) => readerParts((source = result.stream.getReader())),
+      withParts: (result, parts) => ({ ...result, stream: readableOf(parts, (reason) => source?.cancel(reason)) }),
       read: (part) => {
         watchPart(watch!, part);
         // A call the `approve` policy names whose tool does not carry it: the SDK never sees it (its tool would run unasked).
         if (part.type === 'tool-call') throwUncarried(run, part);
         collector.add(part);
-        if (part.type === 'error') return { failed: collector.error };
+        // An error part that carries no error says nothing: the finish after it is charged by its usage.
+        if (part.type === 'error' && collector.error !== undefined) return { failed: collector.error };
         return part.type === 'finish' ? collector.result() : undefined;
       },
       settled,
