@@ -2,9 +2,9 @@
 // journal in a resumed run, else gated, sent and charged; its bound asked only when needed, a
 // failure and an unreadable answer reported, each hook and each refusal.
 import type { Pricing } from '../../lib/agent/AgentLoop';
-import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
 import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
+import { ONE_ANSWER_JOURNAL } from '../helpers/oneAnswerJournal';
 import { OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
 
 // $0.001 a token, in or out: a bound of 250 + 250 tokens holds $0.5.
@@ -18,18 +18,6 @@ interface Answer {
 }
 const read = (a: Answer) => ({ text: a.say, usage: { inputTokens: a.tokens[0], outputTokens: a.tokens[1] } });
 const served = (r: { text?: string }): Answer => ({ say: `served: ${r.text ?? ''}`, tokens: [0, 0] });
-
-const JOURNAL: RecordedLine[] = [
-  {
-    type: 'llm',
-    turn: 1,
-    operation: 'sendUserMessage',
-    attempt: 1,
-    input: { kind: 'user_message', message: 'go' },
-    response: { text: 'hello', usage: { inputTokens: 10, outputTokens: 5 } },
-    costUsd: 0.015,
-  },
-];
 
 describe('StepMirror.model', () => {
   it('sends the call, charges what read says of the answer, and resolves to the answer as the framework gave it', async () => {
@@ -46,7 +34,7 @@ describe('StepMirror.model', () => {
   });
 
   it('serves a resumed run its journaled response through served, sending nothing', async () => {
-    const mirror = new StepMirror({ logger: false, resumeFrom: { journal: JOURNAL } });
+    const mirror = new StepMirror({ logger: false, resumeFrom: { journal: ONE_ANSWER_JOURNAL } });
     mirror.runStart('go');
     const sent: string[] = [];
     const answer = await mirror.model({
@@ -192,7 +180,7 @@ describe('StepMirror.model', () => {
 
   it('runs prepare only for a call it does not serve, before the gate; what prepare throws costs nothing', async () => {
     const prepared: string[] = [];
-    const resumed = new StepMirror({ logger: false, resumeFrom: { journal: JOURNAL } });
+    const resumed = new StepMirror({ logger: false, resumeFrom: { journal: ONE_ANSWER_JOURNAL } });
     resumed.runStart('go');
     const call = {
       prepare: () => void prepared.push('prepare'),

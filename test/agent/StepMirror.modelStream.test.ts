@@ -3,9 +3,9 @@
 // charged once a part makes it whole, its failure (an error part, a broken stream, a cut)
 // reported once, a refusal thrown in the part's place, and `settled` called once however it ends.
 import type { Pricing } from '../../lib/agent/AgentLoop';
-import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
 import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
+import { ONE_ANSWER_JOURNAL } from '../helpers/oneAnswerJournal';
 import { TurnCancelledError } from '../../lib/agent/TurnError';
 import type { MirroredModelStream } from '../../lib/agent/mirror/mirrorModelStream';
 
@@ -35,17 +35,16 @@ async function drain(answer: Answer): Promise<Part[]> {
   return got;
 }
 
-const JOURNAL: RecordedLine[] = [
-  {
-    type: 'llm',
-    turn: 1,
-    operation: 'sendUserMessage',
-    attempt: 1,
-    input: { kind: 'user_message', message: 'go' },
-    response: { text: 'hello', usage: { inputTokens: 10, outputTokens: 5 } },
-    costUsd: 0.015,
-  },
-];
+/** Reads `answer` as a framework would until it ends or throws: the types of the parts it got, and what it threw. */
+async function readUntilThrown(answer: Answer): Promise<{ got: string[]; thrown: unknown }> {
+  const got: string[] = [];
+  try {
+    for await (const part of answer.parts) got.push(part.type);
+  } catch (thrown) {
+    return { got, thrown };
+  }
+  return { got, thrown: undefined };
+}
 
 /** A stream call of `list` (read as the framework's integration would), recording what happens to it. */
 function streamCall(list: Part[], more: Partial<MirroredModelStream<Answer, Part>> & { breakAfter?: Error } = {}) {
@@ -91,7 +90,7 @@ describe('StepMirror.modelStream', () => {
   });
 
   it('serves a resumed run its journaled response through served, opening nothing', async () => {
-    const mirror = new StepMirror({ logger: false, resumeFrom: { journal: JOURNAL } });
+    const mirror = new StepMirror({ logger: false, resumeFrom: { journal: ONE_ANSWER_JOURNAL } });
     mirror.runStart('go');
     const { call, seen } = streamCall([{ type: 'done', tokens: [1, 1] }]);
     const answer = await mirror.modelStream(call);
@@ -147,12 +146,8 @@ describe('StepMirror.modelStream', () => {
       ],
       { failed: (error) => void failures.push(error) },
     );
-    const got: string[] = [];
-    await expect(
-      (async () => {
-        for await (const part of (await mirror.modelStream(call)).parts) got.push(part.type);
-      })(),
-    ).rejects.toThrow('a call of rm, which nobody may run');
+    const { got, thrown } = await readUntilThrown(await mirror.modelStream(call));
+    expect(thrown).toEqual(expect.objectContaining({ message: 'a call of rm, which nobody may run' }));
     expect(got).toEqual(['error', 'text']);
     expect(failures).toEqual([{ status: 500 }]);
   });
@@ -210,12 +205,8 @@ describe('StepMirror.modelStream', () => {
       ],
       { bound: () => BOUND },
     );
-    const got: string[] = [];
-    await expect(
-      (async () => {
-        for await (const part of (await mirror.modelStream(call)).parts) got.push(part.type);
-      })(),
-    ).rejects.toThrow('a call of rm, which nobody may run');
+    const { got, thrown } = await readUntilThrown(await mirror.modelStream(call));
+    expect(thrown).toEqual(expect.objectContaining({ message: 'a call of rm, which nobody may run' }));
     expect(got).toEqual(['text']);
     expect(shared.usage.uncertainUsd).toBeCloseTo(0.5, 12);
     expect(seen.settled).toBe(1);
@@ -236,12 +227,8 @@ describe('StepMirror.modelStream', () => {
       },
     });
     const answer = await mirror.modelStream(call);
-    const got: string[] = [];
-    await expect(
-      (async () => {
-        for await (const part of answer.parts) got.push(part.type);
-      })(),
-    ).rejects.toThrow('the framework stopped');
+    const { got, thrown } = await readUntilThrown(answer);
+    expect(thrown).toEqual(expect.objectContaining({ message: 'the framework stopped' }));
     expect(got).toEqual([]);
     expect(refused).toHaveLength(1);
     expect(mirror.result).toMatchObject({ outcome: 'error' });

@@ -82,12 +82,7 @@ export async function mirrorModel<R>(steps: MirrorModelSteps, call: MirroredMode
   checkModelCall(call, 'StepMirror.model', ['send', 'read']);
   const started = await startModelCall(steps, call);
   if ('served' in started) return started.served;
-  let answer: R;
-  try {
-    answer = await call.send(started.flags);
-  } catch (error) {
-    throw failed(steps, call, error, error);
-  }
+  const answer = await sendModelCall(steps, call, started.flags);
   let response: MirrorResponse;
   try {
     response = call.read(answer);
@@ -116,6 +111,25 @@ export async function startModelCall<R>(
   const planned = await steps.modelCallPlan(bound === undefined ? () => NO_BOUND : bound);
   if (planned instanceof Error) refuse(call, planned);
   return { flags: planned };
+}
+
+/**
+ * Sends the call (`call.send`): its failure is reported, `after` called (a stream's watchers let
+ * go), and the failure thrown.
+ */
+export async function sendModelCall<R>(
+  steps: MirrorModelSteps,
+  call: MirroredModelStart<R> & { send: (flags: MirrorCallFlags) => PromiseLike<R> },
+  flags: MirrorCallFlags,
+  after?: () => void,
+): Promise<R> {
+  try {
+    return await call.send(flags);
+  } catch (error) {
+    const thrown = failed(steps, call, error, error);
+    after?.();
+    throw thrown;
+  }
 }
 
 /**

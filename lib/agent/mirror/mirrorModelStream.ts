@@ -4,6 +4,7 @@ import {
   checkModelCall,
   failed,
   refuse,
+  sendModelCall,
   startModelCall,
   type MirroredModelStart,
   type MirrorModelSteps,
@@ -53,14 +54,7 @@ export async function mirrorModelStream<R, P>(steps: MirrorModelSteps, call: Mir
   checkModelCall(call, 'StepMirror.modelStream', ['send', 'parts', 'withParts', 'read'], ['settled']);
   const started = await startModelCall(steps, call);
   if ('served' in started) return started.served;
-  let answer: R;
-  try {
-    answer = await call.send(started.flags);
-  } catch (error) {
-    const thrown = failed(steps, call, error, error);
-    settle(call);
-    throw thrown;
-  }
+  const answer = await sendModelCall(steps, call, started.flags, () => settle(call));
   try {
     return call.withParts(answer, readParts(steps, call, call.parts(answer)));
   } catch (error) {
