@@ -79,7 +79,7 @@ export class UnreadableAnswerError extends Error {
  * calls here and sequences none of the steps itself.
  */
 export async function mirrorModel<R>(steps: MirrorModelSteps, call: MirroredModelCall<R>): Promise<R> {
-  checkModelCall(call, 'StepMirror.model', ['send', 'read']);
+  checkModelCall(call, MODEL_CALL);
   const started = await startModelCall(steps, call);
   if ('served' in started) return started.served;
   const answer = await sendModelCall(steps, call, started.flags);
@@ -158,31 +158,44 @@ export function refuse<R>(call: MirroredModelStart<R>, stop: MirrorStop): never 
   throw stop;
 }
 
-const START_KEYS = ['served', 'prepare', 'bound', 'failed', 'refuse'] as const;
+/** The keys a one-step call object takes: made once per method, since every model call is checked against them. */
+export interface ModelCallShape {
+  method: string;
+  /** The functions it needs. */
+  required: readonly string[];
+  /** The hooks it may have. */
+  hooks: readonly string[];
+  keys: ReadonlySet<string>;
+}
 
-/**
- * Refuses, by name, a call that is not an object of `method`'s keys: `own` (functions it
- * needs beside `served`) and the optional hooks `optional`.
- */
-export function checkModelCall(
-  call: unknown,
+/** The shape of `method`'s call objects: `own` (the functions it needs beside `served`) and the hooks beside the shared ones. */
+export function modelCallShape(
   method: string,
   own: readonly string[],
   optional: readonly string[] = [],
-): void {
+): ModelCallShape {
   const required = [...own, 'served'];
-  const hooks = [...START_KEYS.slice(1), ...optional];
-  const keys = [...required, ...hooks];
+  const hooks = ['prepare', 'bound', 'failed', 'refuse', ...optional];
+  return { method, required, hooks, keys: new Set([...required, ...hooks]) };
+}
+
+const MODEL_CALL = modelCallShape('StepMirror.model', ['send', 'read']);
+
+/** Refuses, by name, a call that is not an object of `shape`'s keys with functions at them. */
+export function checkModelCall(call: unknown, shape: ModelCallShape): void {
+  const { method, required, hooks, keys } = shape;
   if (typeof call !== 'object' || call === null)
     throw new InvalidArgumentError('call', `an object { ${required.join(', ')}, ${hooks.join('?, ')}? }`, call);
   const given = call as Record<string, unknown>;
   for (const key of Object.keys(given))
-    if (!keys.includes(key))
+    if (!keys.has(key)) {
+      const all = [...keys];
       throw new InvalidArgumentError(
         `call.${key}`,
-        `left out: ${method} takes ${keys.slice(0, -1).join(', ')} and ${keys[keys.length - 1]}`,
+        `left out: ${method} takes ${all.slice(0, -1).join(', ')} and ${all[all.length - 1]}`,
         given[key],
       );
+    }
   for (const key of required)
     if (typeof given[key] !== 'function') throw new InvalidArgumentError(`call.${key}`, 'a function', given[key]);
   for (const key of hooks)

@@ -3,6 +3,7 @@ import type { MirrorResponse } from './MirrorOutcomes';
 import {
   checkModelCall,
   failed,
+  modelCallShape,
   refuse,
   sendModelCall,
   startModelCall,
@@ -43,6 +44,8 @@ export interface MirroredModelStream<R, P> extends MirroredModelStart<R> {
   settled?: () => void;
 }
 
+const MODEL_STREAM = modelCallShape('StepMirror.modelStream', ['send', 'parts', 'withParts', 'read'], ['settled']);
+
 /**
  * One streamed model call of a framework, through the mirror (`StepMirror.modelStream`): a
  * resumed run's journaled response is served; otherwise the call is gated, opened, and each of
@@ -51,7 +54,7 @@ export interface MirroredModelStream<R, P> extends MirroredModelStart<R> {
  * attempt stays in flight and the run's end charges it at its hold.
  */
 export async function mirrorModelStream<R, P>(steps: MirrorModelSteps, call: MirroredModelStream<R, P>): Promise<R> {
-  checkModelCall(call, 'StepMirror.modelStream', ['send', 'parts', 'withParts', 'read'], ['settled']);
+  checkModelCall(call, MODEL_STREAM);
   const started = await startModelCall(steps, call);
   if ('served' in started) return started.served;
   const answer = await sendModelCall(steps, call, started.flags, () => settle(call));
