@@ -46,6 +46,14 @@ async function readUntilThrown(answer: Answer): Promise<{ got: string[]; thrown:
   return { got, thrown: undefined };
 }
 
+/** A running mirror whose calls are held against a strict $1 cap (`shared`), priced at $0.001 a token. */
+function strictRun(): { shared: Budget; mirror: StepMirror } {
+  const shared = new Budget({ maxCostUsd: 1, strict: true });
+  const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
+  mirror.runStart('go');
+  return { shared, mirror };
+}
+
 /** A stream call of `list` (read as the framework's integration would), recording what happens to it. */
 function streamCall(list: Part[], more: Partial<MirroredModelStream<Answer, Part>> & { breakAfter?: Error } = {}) {
   const seen = { sent: 0, settled: 0, read: [] as string[] };
@@ -101,9 +109,7 @@ describe('StepMirror.modelStream', () => {
   });
 
   it('holds the worst case under a strict cap while the stream is open, and lets it go when the answer is charged', async () => {
-    const shared = new Budget({ maxCostUsd: 1, strict: true });
-    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
-    mirror.runStart('go');
+    const { shared, mirror } = strictRun();
     const { call } = streamCall([{ type: 'done', tokens: [125, 125] }], { bound: () => BOUND });
     const answer = await mirror.modelStream(call);
     expect(shared.held).toBe(0.5);
@@ -182,9 +188,7 @@ describe('StepMirror.modelStream', () => {
   });
 
   it('reports a stream that breaks before its answer is whole as failed, at its worst case, and throws the break', async () => {
-    const shared = new Budget({ maxCostUsd: 1, strict: true });
-    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
-    mirror.runStart('go');
+    const { shared, mirror } = strictRun();
     const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
     const { call, seen } = streamCall([{ type: 'text', text: 'partial' }], { bound: () => BOUND, breakAfter: reset });
     await expect(drain(await mirror.modelStream(call))).rejects.toBe(reset);
@@ -194,9 +198,7 @@ describe('StepMirror.modelStream', () => {
   });
 
   it('cuts the call where read throws: reported as its failure, the error thrown in the part’s place', async () => {
-    const shared = new Budget({ maxCostUsd: 1, strict: true });
-    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
-    mirror.runStart('go');
+    const { shared, mirror } = strictRun();
     const { call, seen } = streamCall(
       [
         { type: 'text', text: 'sure' },
@@ -236,9 +238,7 @@ describe('StepMirror.modelStream', () => {
   });
 
   it('settles a stream the framework gives up on before its end, leaving the attempt to the run’s end (charged at its hold)', async () => {
-    const shared = new Budget({ maxCostUsd: 1, strict: true });
-    const mirror = new StepMirror({ logger: false, pricing, sharedBudgets: [shared] });
-    mirror.runStart('go');
+    const { shared, mirror } = strictRun();
     const { call, seen } = streamCall(
       [
         { type: 'text', text: 'a' },
