@@ -357,8 +357,8 @@ export class StepMirror {
    * make the call live (`modelCallStart`). `again`: the number of a call of this run (`callsAnswered`)
    * the framework makes again (a LangGraph node re-run on a continuation): its line's response, unreported.
    */
-  recordedResponse(options: { again?: number } = {}): MirrorResponse | undefined {
-    return serveMirrorResponse(this.#run, options.again);
+  recordedResponse(options?: { again?: number }): MirrorResponse | undefined {
+    return serveMirrorResponse(this.#run, options?.again);
   }
 
   /** How many model calls of the running run were answered (live or served), each an `llm` journal line: the last one's number. */

@@ -32,7 +32,10 @@ export interface MirrorToolSteps {
   toolEnd(callId: string, outcome: MirrorToolOutcome): void;
 }
 
-const MIRRORED_TOOL_KEYS: ReadonlySet<string> = new Set(['served', 'refuse', 'output']);
+const TOOL_HOOKS = ['served', 'refuse', 'output'] as const;
+const MIRRORED_TOOL_KEYS: ReadonlySet<string> = new Set(TOOL_HOOKS);
+/** A call with no hooks: every default. */
+const NO_HOOKS: { readonly [K in keyof MirroredTool<unknown>]?: undefined } = Object.freeze({});
 
 /**
  * One tool call of a framework, through the mirror (`StepMirror.tool`): a resumed run's
@@ -45,19 +48,20 @@ export async function mirrorTool<T>(
   steps: MirrorToolSteps,
   call: ToolCall,
   run: () => T | Promise<T>,
-  how: MirroredTool<T> = {},
+  how: MirroredTool<T> = NO_HOOKS,
 ): Promise<T> {
   if (typeof run !== 'function') throw new InvalidArgumentError('run', 'a function that runs the tool call', run);
   if (typeof how !== 'object' || how === null)
     throw new InvalidArgumentError('how', 'an object { served?, refuse?, output? }', how);
-  for (const key of Object.keys(how))
-    if (!MIRRORED_TOOL_KEYS.has(key))
+  // for…in and a fixed list: nothing made on every call (the mirror step's path).
+  for (const key in how)
+    if (Object.hasOwn(how, key) && !MIRRORED_TOOL_KEYS.has(key))
       throw new InvalidArgumentError(
         `how.${key}`,
         'left out: StepMirror.tool takes served, refuse and output',
         (how as Record<string, unknown>)[key],
       );
-  for (const key of ['served', 'refuse', 'output'] as const)
+  for (const key of TOOL_HOOKS)
     if (how[key] !== undefined && typeof how[key] !== 'function')
       throw new InvalidArgumentError(`how.${key}`, 'a function, or left out', how[key]);
   const answer = steps.recordedTool(call);
