@@ -41,7 +41,8 @@ const ADAPTER_TURNS = 100;
 // samples of 20 runs caught a garbage collection or not, and their ratios spread 0.6×–1.8×. A
 // sample of 100 runs holds several.
 const MIRROR_RUNS = 100;
-const WARMUP = scaled(3000, 800);
+// As long in --quick as in a full run: a shorter warm-up times code the JIT has not finished with.
+const WARMUP = 3000;
 
 /**
  * CPU time per call in ns, not wall time: the work never waits, so the two are the same on an
