@@ -12,6 +12,15 @@ import { modelResponseOf, type ModelCallResult } from './modelResponseOf';
 import { withFlags, type CallOptions } from './withFlags';
 import { approvalRequests, type ApprovalRequest } from './approvalRequests';
 
+/** The hooks of one model's generated calls (`AISDKRun.generatedBy`): made once, not on every call. */
+export interface GeneratedCalls<R> {
+  readonly modelId: string | undefined;
+  readonly send: (sent: CallOptions) => PromiseLike<R>;
+  readonly served: (recorded: MirrorResponse) => R;
+  readonly read: (result: R) => MirrorResponse;
+  readonly failed: (error: unknown) => void;
+}
+
 /**
  * What `mirrorAISDK`'s wrappers keep of a mirror's run beside the mirror: the response messages,
  * the last response's tool calls and text, the model failures in a row, and a streamed response
@@ -148,7 +157,7 @@ export class AISDKRun {
   /** The run went on past its approval stop (a model attempt): that wait is over. */
   #wentOn(): void {
     this.#afterApproval = false;
-    this.#waiting = [];
+    if (this.#waiting.length > 0) this.#waiting = [];
   }
 
   /** The approval requests the run waits on. */
@@ -169,29 +178,43 @@ export class AISDKRun {
   }
 
   /**
-   * One generated (not streamed) model call, through the mirror's one step: a resumed run's
-   * journaled response given back by `serve`; else planned (the flags it must carry), sent as
-   * `call` sends it, and charged.
+   * How the generated calls of one model are answered, made once per wrapped model: `send`
+   * makes the request, `serve` gives a journaled response back as the model's result.
    */
-  generate<R extends ModelCallResult>(
-    o: CallOptions,
+  generatedBy<R extends ModelCallResult>(
     modelId: string | undefined,
-    call: (sent: CallOptions) => PromiseLike<R>,
+    send: (sent: CallOptions) => PromiseLike<R>,
     serve: (recorded: MirrorResponse) => R,
-  ): Promise<R> {
-    this.#wentOn();
-    this.ensureRun(o.prompt);
-    return this.mirror.model({
+  ): GeneratedCalls<R> {
+    return {
+      modelId,
+      send,
       served: (recorded) => (this.#kept(recorded), serve(recorded)),
-      // Worked out only when the mirror needs it (a strict or external dollar cap, the final call's hold).
-      bound: (flags) => callBound(withFlags(o, flags), modelId),
-      send: (flags) => call(withFlags(o, flags)),
       read: (result) => {
         const response = modelResponseOf(result, modelId);
         this.#kept(response);
         return response;
       },
       failed: (error) => this.failed(error),
+    };
+  }
+
+  /**
+   * One generated (not streamed) model call, through the mirror's one step: a resumed run's
+   * journaled response given back by `calls.served`; else planned (the flags it must carry), sent
+   * as `calls.send` sends it, and charged.
+   */
+  generate<R extends ModelCallResult>(o: CallOptions, calls: GeneratedCalls<R>): Promise<R> {
+    this.#wentOn();
+    this.ensureRun(o.prompt);
+    const { modelId, send, served, read, failed } = calls;
+    return this.mirror.model({
+      served,
+      // Worked out only when the mirror needs it (a strict or external dollar cap, the final call's hold).
+      bound: (flags) => callBound(withFlags(o, flags), modelId),
+      send: (flags) => send(withFlags(o, flags)),
+      read,
+      failed,
     });
   }
 

@@ -39,13 +39,12 @@ export function wrapAISDKModel<M extends LanguageModel>(m: M, run: AISDKRun): M 
     doGenerate(o: CallOptions): PromiseLike<ModelCallResult>;
     doStream(o: CallOptions): PromiseLike<{ stream: ReadableStream<Part> }>;
   };
-  const doGenerate = (o: CallOptions): Promise<ModelCallResult> =>
-    run.generate(
-      o,
-      inner.modelId,
-      (sent) => inner.doGenerate(sent),
-      (served) => recordedResult(served, inner.specificationVersion) as ModelCallResult,
-    );
+  const generated = run.generatedBy(
+    inner.modelId,
+    (sent) => inner.doGenerate(sent),
+    (served) => recordedResult(served, inner.specificationVersion) as ModelCallResult,
+  );
+  const doGenerate = (o: CallOptions): Promise<ModelCallResult> => run.generate(o, generated);
   const doStream = (o: CallOptions): Promise<{ stream: ReadableStream<Part> }> => {
     // The stream is cut at the request's max output tokens, whether the provider stops there or
     // not: what it may bill stays within the call's hold.
