@@ -18,9 +18,8 @@ const CHILD = path.join(DIR, 'turnCoreChild.cjs');
 
 /**
  * Units made before counting, and counted: an adapter turn, or a mirrored run of STEPS_PER_RUN
- * steps. `--quick` counts fewer, never warms up less: after 800 runs the JIT is still at work.
- * Warmed up 800 runs, one commit's mirror step counted 2.37M instructions and read 1.20× of
- * the round start (MISS); warmed up 3,000, 1.14M and 0.99× (PASS).
+ * steps. `--quick` counts fewer, never warms up less: after 800 runs the JIT is still at work,
+ * and the count doubled.
  */
 const WARMUP = 3000;
 const COUNTS: Record<TurnCoreKey, { warmup: number; extra: number }> = scaled(

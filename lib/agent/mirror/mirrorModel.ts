@@ -107,9 +107,10 @@ export async function mirrorModel<R>(steps: MirrorModelSteps, call: MirroredMode
 }
 
 /**
- * The start every model call shares: a resumed run's journaled response served; else the work
- * the call needs done (`prepare`), and the call gated. Resolves to the served answer, or to the
- * flags the request must carry; a refusal is thrown by the integration's `refuse`.
+ * The start of a streamed call: a resumed run's journaled response served; else the work the
+ * call needs done (`prepare`), and the call gated. Resolves to the served answer, or to the
+ * flags the request must carry; a refusal is thrown by the integration's `refuse`. `mirrorModel`
+ * writes the same steps out: keep the two in step.
  */
 export async function startModelCall<R>(
   steps: MirrorModelSteps,
@@ -118,15 +119,14 @@ export async function startModelCall<R>(
   const recorded = steps.recordedResponse();
   if (recorded !== undefined) return { served: await call.served(recorded) };
   if (call.prepare !== undefined) await call.prepare();
-  const { bound } = call;
-  const planned = await steps.modelCallPlan(bound === undefined ? () => NO_BOUND : bound);
+  const planned = await steps.modelCallPlan(call.bound ?? noBound);
   if (planned instanceof Error) refuse(call, planned);
   return { flags: planned };
 }
 
 /**
- * Sends the call (`call.send`): its failure is reported, `after` called (a stream's watchers let
- * go), and the failure thrown.
+ * Sends a streamed call (`call.send`): its failure is reported, `after` called (its watchers let
+ * go), and the failure thrown. `mirrorModel` writes the same steps out: keep the two in step.
  */
 export async function sendModelCall<R>(
   steps: MirrorModelSteps,

@@ -14,6 +14,7 @@ import { approvalRequests, type ApprovalRequest } from './approvalRequests';
 
 /** The hooks of one model's generated calls (`AISDKRun.generatedBy`): made once, not on every call. */
 export interface GeneratedCalls<R> {
+  /** Read once, when the model is wrapped: an AI SDK model's id is a fixed field. */
   readonly modelId: string | undefined;
   readonly send: (sent: CallOptions) => PromiseLike<R>;
   readonly served: (recorded: MirrorResponse) => R;
