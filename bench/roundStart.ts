@@ -22,6 +22,33 @@ import { packageBuildOptions } from './library';
 
 export const ROUND_START = '2258f490cd48ee8d0821857c4ef41695a21d8265';
 
+/**
+ * The commit today's turn core is set beside: ROUND_START, or `BENCH_TURNCORE_BASE` (a commit
+ * or tag whose lib/ builds against today's node_modules), to measure against another, such as
+ * the commit an issue names: `BENCH_TURNCORE_BASE=d417ba3 npm run bench -- turncore`.
+ */
+export function turnCoreBase(): { commit: string; label: string; short: string } {
+  const given = process.env.BENCH_TURNCORE_BASE;
+  if (given === undefined || given === '')
+    return {
+      commit: ROUND_START,
+      label: `the round start's bundle (${ROUND_START.slice(0, 7)})`,
+      short: 'round start',
+    };
+  let commit: string;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--verify', '--quiet', `${given}^{commit}`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
+  } catch {
+    throw new Error(
+      `BENCH_TURNCORE_BASE=${JSON.stringify(given)} is not a commit of this repository: give a commit id or a tag, or leave it out to measure against the round start (${ROUND_START.slice(0, 7)})`,
+    );
+  }
+  return { commit, label: `the bundle of ${commit.slice(0, 7)} (BENCH_TURNCORE_BASE)`, short: commit.slice(0, 7) };
+}
+
 export const TURN_CORE_DIR = path.join(ROOT, '.bench-tmp', 'turn-core');
 
 /** What each bundle exports (the entry below). */
@@ -72,12 +99,12 @@ async function bundleCore(name: 'old' | 'new', tree: string): Promise<string> {
   return path.join(TURN_CORE_DIR, `${name}.cjs`);
 }
 
-/** Bundles the round start's turn core and today's; returns their files. */
+/** Bundles the base commit's turn core (`turnCoreBase`: the round start unless told) and today's; returns their files. */
 export async function buildTurnCores(): Promise<{ old: string; now: string }> {
   rmSync(TURN_CORE_DIR, { recursive: true, force: true });
   const tree = path.join(TURN_CORE_DIR, 'round-start');
   mkdirSync(tree, { recursive: true });
-  const tar = execFileSync('git', ['archive', '--format=tar', ROUND_START, 'lib', 'states', 'package.json'], {
+  const tar = execFileSync('git', ['archive', '--format=tar', turnCoreBase().commit, 'lib', 'states', 'package.json'], {
     cwd: ROOT,
     maxBuffer: 256 * 1024 * 1024,
   });

@@ -14,6 +14,8 @@
 // instructions per unit do (bench/turnCoreInstructions.ts), so that one commit gets one verdict.
 //
 //   npm run bench -- turncore                 through the runner
+//   BENCH_TURNCORE_BASE=<commit> npm run bench -- turncore
+//                                             against another commit than the round start
 //   npx tsx bench/turnCore.bench.ts           alone
 import { STEPS_PER_RUN } from './aiSdkMock';
 import {
@@ -29,7 +31,7 @@ import {
   type SuiteResult,
   type TargetCheck,
 } from './harness';
-import { buildTurnCores, loadTurnCore, ROUND_START } from './roundStart';
+import { buildTurnCores, loadTurnCore, turnCoreBase } from './roundStart';
 import { buildTurnCoreChild, turnCoreInstructions } from './turnCoreInstructions';
 import { side, type Side, type TurnCoreKey } from './turnCoreSides';
 import { cpuOrInstructions, once } from './verdict';
@@ -94,11 +96,12 @@ function decide(
   cpu: RatioFigure,
   built: () => Promise<{ old: string; now: string }>,
 ): Promise<TargetCheck> {
-  const goal = `the round start's bundle (${ROUND_START.slice(0, 7)})`;
-  return cpuOrInstructions({ name: `${WHAT[key]}, now vs round start`, goal, limit: TARGET }, cpu, async () => {
+  const goal = turnCoreBase().label;
+  const base = turnCoreBase().short;
+  return cpuOrInstructions({ name: `${WHAT[key]}, now vs ${base}`, goal, limit: TARGET }, cpu, async () => {
     const { old, now } = await turnCoreInstructions(key, await built());
     const unit = key === 'adapter' ? 'turn' : 'step';
-    return { ratio: now / old, detail: `instructions/${unit} (now ${now.toFixed(0)}, round start ${old.toFixed(0)})` };
+    return { ratio: now / old, detail: `instructions/${unit} (now ${now.toFixed(0)}, ${base} ${old.toFixed(0)})` };
   });
 }
 
@@ -121,13 +124,13 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     const now = all.flatMap((s) => s[key].now);
     figures[key] = ratioFigure(now.map((v, i) => v / old[i]!));
     rows.push(
-      { label: `${WHAT[key]}, round start (${ROUND_START.slice(0, 7)})`, cells: [formatNs(median(old)), ''] },
+      { label: `${WHAT[key]}, ${turnCoreBase().label}`, cells: [formatNs(median(old)), ''] },
       { label: `${WHAT[key]}, now`, cells: [formatNs(median(now)), `${figures[key].median.toFixed(2)}×`] },
     );
   }
   const built = once(async () => (await buildTurnCoreChild(), files));
   const targets = [await decide('adapter', figures.adapter, built), await decide('mirror', figures.mirror, built)];
-  return { suite: 'turncore', columns: ['median', 'now ÷ round start'], rows, targets };
+  return { suite: 'turncore', columns: ['median', `now ÷ ${turnCoreBase().short}`], rows, targets };
 }
 
 if (require.main === module) {
