@@ -4,7 +4,8 @@
 // README's bench block of round 3 (2258f49, 2026-11-24), whose library is that of 8d60221, the
 // commit that block measured. The next commit, ec4a9d3 (2026-11-27), is the first of round 4.
 //
-// Its lib/ and states/ are taken with `git archive` into .bench-tmp/turn-core/round-start/, and
+// Its lib/ and states/ (or another commit's: `turnCoreBase`) are taken with `git archive` into
+// .bench-tmp/turn-core/base/, and
 // each tree (that one and the working tree) is bundled by tsup as `bench/library.ts` bundles the
 // library (CommonJS, target node20, dependencies and peers left to node_modules), from an entry
 // that exports the adapter, the scripted agent and `mirrorAISDK` from their own files; the
@@ -22,12 +23,19 @@ import { packageBuildOptions } from './library';
 
 export const ROUND_START = '2258f490cd48ee8d0821857c4ef41695a21d8265';
 
+/** The commit the turn core is set beside, named for the table (`label`) and the targets (`short`). */
+export interface TurnCoreBase {
+  readonly commit: string;
+  readonly label: string;
+  readonly short: string;
+}
+
 /**
  * The commit today's turn core is set beside: ROUND_START, or `BENCH_TURNCORE_BASE` (a commit
  * or tag whose lib/ builds against today's node_modules), to measure against another, such as
  * the commit an issue names: `BENCH_TURNCORE_BASE=d417ba3 npm run bench -- turncore`.
  */
-export function turnCoreBase(): { commit: string; label: string; short: string } {
+export function turnCoreBase(): TurnCoreBase {
   const given = process.env.BENCH_TURNCORE_BASE;
   if (given === undefined || given === '')
     return {
@@ -99,12 +107,12 @@ async function bundleCore(name: 'old' | 'new', tree: string): Promise<string> {
   return path.join(TURN_CORE_DIR, `${name}.cjs`);
 }
 
-/** Bundles the base commit's turn core (`turnCoreBase`: the round start unless told) and today's; returns their files. */
-export async function buildTurnCores(): Promise<{ old: string; now: string }> {
+/** Bundles the turn core of `base` (a commit: `turnCoreBase().commit`) and today's; returns their files. */
+export async function buildTurnCores(base: string): Promise<{ old: string; now: string }> {
   rmSync(TURN_CORE_DIR, { recursive: true, force: true });
-  const tree = path.join(TURN_CORE_DIR, 'round-start');
+  const tree = path.join(TURN_CORE_DIR, 'base');
   mkdirSync(tree, { recursive: true });
-  const tar = execFileSync('git', ['archive', '--format=tar', turnCoreBase().commit, 'lib', 'states', 'package.json'], {
+  const tar = execFileSync('git', ['archive', '--format=tar', base, 'lib', 'states', 'package.json'], {
     cwd: ROOT,
     maxBuffer: 256 * 1024 * 1024,
   });

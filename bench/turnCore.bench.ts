@@ -31,7 +31,7 @@ import {
   type SuiteResult,
   type TargetCheck,
 } from './harness';
-import { buildTurnCores, loadTurnCore, turnCoreBase } from './roundStart';
+import { buildTurnCores, loadTurnCore, turnCoreBase, type TurnCoreBase } from './roundStart';
 import { buildTurnCoreChild, turnCoreInstructions } from './turnCoreInstructions';
 import { side, type Side, type TurnCoreKey } from './turnCoreSides';
 import { cpuOrInstructions, once } from './verdict';
@@ -95,9 +95,8 @@ function decide(
   key: TurnCoreKey,
   cpu: RatioFigure,
   built: () => Promise<{ old: string; now: string }>,
+  { label: goal, short: base }: TurnCoreBase,
 ): Promise<TargetCheck> {
-  const goal = turnCoreBase().label;
-  const base = turnCoreBase().short;
   return cpuOrInstructions({ name: `${WHAT[key]}, now vs ${base}`, goal, limit: TARGET }, cpu, async () => {
     const { old, now } = await turnCoreInstructions(key, await built());
     const unit = key === 'adapter' ? 'turn' : 'step';
@@ -106,7 +105,8 @@ function decide(
 }
 
 export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 1))): Promise<SuiteResult> {
-  const files = await buildTurnCores();
+  const base = turnCoreBase();
+  const files = await buildTurnCores(base.commit);
   const all: CoreSamples[] = [];
   for (let r = 0; r < rounds; r++) {
     const s = await runInChild<CoreSamples>(__filename, ['--measure', files.old, files.now]);
@@ -124,13 +124,16 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     const now = all.flatMap((s) => s[key].now);
     figures[key] = ratioFigure(now.map((v, i) => v / old[i]!));
     rows.push(
-      { label: `${WHAT[key]}, ${turnCoreBase().label}`, cells: [formatNs(median(old)), ''] },
+      { label: `${WHAT[key]}, ${base.label}`, cells: [formatNs(median(old)), ''] },
       { label: `${WHAT[key]}, now`, cells: [formatNs(median(now)), `${figures[key].median.toFixed(2)}×`] },
     );
   }
   const built = once(async () => (await buildTurnCoreChild(), files));
-  const targets = [await decide('adapter', figures.adapter, built), await decide('mirror', figures.mirror, built)];
-  return { suite: 'turncore', columns: ['median', `now ÷ ${turnCoreBase().short}`], rows, targets };
+  const targets = [
+    await decide('adapter', figures.adapter, built, base),
+    await decide('mirror', figures.mirror, built, base),
+  ];
+  return { suite: 'turncore', columns: ['median', `now ÷ ${base.short}`], rows, targets };
 }
 
 if (require.main === module) {
