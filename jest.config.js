@@ -12,10 +12,14 @@ const base = {
   roots: ['<rootDir>/test'],
   // Type errors are caught by `tsc --noEmit` in `npm test`; ts-jest only transpiles
   // (tsconfig's isolatedModules makes it use transpileModule).
-  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  // Emitted as CommonJS, `import()` included: Jest loads modules through its own registry, and a
+  // dynamic import there needs --experimental-vm-modules (the bundle splits at those imports).
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false, tsconfig: { module: 'CommonJS' } }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   // Integrations import the library by its own name (see tsconfig.json `paths`).
   moduleNameMapper: {
+    // A dynamic import names its file as Node will find it once built (`./scheduleBatch.js`).
+    '^(\\.{1,2}/.+)\\.js$': '$1',
     '^agent-state-machine$': '<rootDir>/lib/index.ts',
     [`^agent-state-machine/(${CORE_SUBPATHS.join('|')})$`]: '<rootDir>/lib/subpaths/$1.ts',
   },

@@ -1,7 +1,8 @@
 // Cold start: requiring the main entry (the tsup bundle, CommonJS) in a fresh Node process,
 // against requiring what it cannot do without: eventemitter3 and the three date-fns functions it
 // uses. Target: the main entry ≤ 2× that floor, per pair of processes started back to back (the
-// order alternating). winston and cli-progress load at first use, so they are not in it.
+// order alternating). winston and cli-progress load at first use, and a batch's code (its own
+// chunk) at runBatch's first call, so they are not in it.
 //
 //   npm run bench -- coldstart            through the runner (the bundle is built first)
 //   npx tsx bench/coldstart.bench.ts      alone (builds the bundle)

@@ -215,6 +215,35 @@ describe('the built package', () => {
     });
   });
 
+  // A batch's code is its own chunk, loaded at runBatch's first call: it then runs a batch, and
+  // its errors are the main entry's classes (one chunk graph, not a second copy).
+  it.each([
+    ['require', 'cjs'],
+    ['import', 'esm'],
+  ])('%s of the main entry loads the batch code at runBatch’s first call, and the batch runs', (_kind, format) => {
+    const script = [
+      format === 'cjs'
+        ? "const m = require('agent-state-machine'); const { createRequire } = require('node:module');"
+        : "import * as m from 'agent-state-machine'; import { createRequire } from 'node:module';",
+      "const batchCode = () => Object.keys(createRequire(process.cwd() + '/x').cache).some((f) => /[\\/]scheduleBatch-[^\\/]*\\.cjs$/.test(f));",
+      'const before = batchCode();',
+      "const agent = () => m.createScriptedAgent({ replies: [{ text: 'done', usage: { inputTokens: 10, outputTokens: 2 } }] });",
+      'let refused;',
+      "m.runBatch([{ id: 't', input: 'hi', agent }], { totals: {} }).catch((e) => { refused = e instanceof m.UnknownOptionError; })",
+      "  .then(() => m.runBatch([{ id: 't', input: 'hi', agent }], { logger: false }))",
+      '  .then((report) => console.log(JSON.stringify({ before, after: batchCode(), refused, outcome: report.runs[0].outcome, calls: report.totals.llmCalls })));',
+    ].join('\n');
+    const out = run(process.execPath, [...(format === 'esm' ? ['--input-type=module'] : []), '-e', script]);
+    // The ESM build's chunks are not in require's cache: there, only the batch's run is checked.
+    expect(JSON.parse(out)).toEqual({
+      before: false,
+      after: format === 'cjs',
+      refused: true,
+      outcome: 'end_of_turn',
+      calls: 1,
+    });
+  });
+
   // The LangGraph subpath, both builds: a handler of the same @langchain/core the user has (so
   // LangChain takes it as a callback handler), sharing the main entry's classes.
   it.each([
