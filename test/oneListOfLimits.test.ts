@@ -10,6 +10,7 @@ import type * as BudgetFieldsModule from '../lib/integrations/bullmq/budgetField
 import type * as BullMQ from '../lib/integrations/bullmq/index';
 import type * as ScriptsModule from '../lib/integrations/bullmq/scripts';
 import type * as RunRecordsModule from '../lib/integrations/bullmq/runRecords';
+import type * as ScheduleBatchModule from '../lib/batch/scheduleBatch';
 import { batchKeys } from '../lib/integrations/bullmq/batchKeys';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from './helpers/redis';
 
@@ -42,6 +43,8 @@ interface Loaded {
   budgetFields: typeof BudgetFieldsModule;
   scripts: typeof ScriptsModule;
   runRecords: typeof RunRecordsModule;
+  /** runBatch's body: runBatch loads it at its first call, which is after the sandbox, with the real lists. */
+  scheduleBatch: typeof ScheduleBatchModule.scheduleBatch;
 }
 
 /** The library, loaded afresh with the longer lists. */
@@ -81,6 +84,7 @@ function loadWithOneMore(): Loaded {
       budgetFields: require('../lib/integrations/bullmq/budgetFields') as typeof BudgetFieldsModule,
       scripts: require('../lib/integrations/bullmq/scripts') as typeof ScriptsModule,
       runRecords: require('../lib/integrations/bullmq/runRecords') as typeof RunRecordsModule,
+      scheduleBatch: (require('../lib/batch/scheduleBatch') as typeof ScheduleBatchModule).scheduleBatch,
     };
     /* eslint-enable @typescript-eslint/no-require-imports */
     // Mocks are kept by the test file, not by the sandbox: nothing loaded later gets the longer lists.
@@ -150,7 +154,7 @@ describe('a usage field and a limit added to the lists', () => {
 
   it('stops runBatch when the batch total is spent', async () => {
     const agent = (): Main.AgentLoop => m.lib.createScriptedAgent({ replies: [{ text: 'done' }] });
-    const report = await m.lib.runBatch([{ id: 'a', input: 'go', agent }], { total: limitsWith(0), logger: false });
+    const report = await m.scheduleBatch([{ id: 'a', input: 'go', agent }], { total: limitsWith(0), logger: false });
     expect(report.runs[0]!.outcome).toBe('skipped');
     expect(report.stopped?.message).toBe("the batch's total budget exceeded: 0 cached of 0 after 0 LLM calls");
     expect(report.totals).toHaveProperty(FIELD, 0);
