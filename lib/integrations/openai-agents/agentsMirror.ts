@@ -51,6 +51,7 @@ import { retriedAsClient, streamRetriedAsClient, type ClientRetries } from '../.
 import { withState, type AnyState } from './runStateOf';
 import { sdkRunFailed, sdkRunFinished } from './sdkRunEnded';
 import { stateForRun } from './stateForRun';
+import { toolText } from './toolText';
 import { AgentsApprovals, type AgentsRejectionMessage } from './AgentsApprovals';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- any context and output type: a mirror wraps every agent of a run */
@@ -424,6 +425,7 @@ export class AgentsMirror {
           {
             served: (answer) => answer.output,
             refuse: (stop) => this.#refuse(stop),
+            output: toolText,
           },
         );
       },

@@ -26,18 +26,28 @@ let dir: string;
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-agents-resume-'))));
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function weatherAgent(model: CannedModel, calls: { n: number }): Agent {
+function weatherAgent(
+  model: CannedModel,
+  calls: { n: number },
+  result: (city: string) => unknown = (city) => `sunny in ${city}`,
+): Agent {
   const weather = tool({
     name: 'weather',
     description: 'The weather in a city',
     parameters: z.object({ city: z.string() }),
-    execute: async ({ city }) => (calls.n++, `sunny in ${city}`),
+    execute: async ({ city }) => (calls.n++, result(city) as string),
   });
   return new Agent({ name: 'forecaster', model, tools: [weather] });
 }
 
 describe.each([false, true])('an Agents SDK run resumed from a cut-off run (streamed: %s)', (stream) => {
-  async function run(file: string, model: CannedModel, calls: { n: number }, resumeFrom?: object) {
+  async function run(
+    file: string,
+    model: CannedModel,
+    calls: { n: number },
+    resumeFrom?: object,
+    result?: (city: string) => unknown,
+  ) {
     const sink = JsonlHistorySink.open(file, { runId: 'weather' });
     const mirror = new AgentsMirror({
       pricing,
@@ -46,7 +56,7 @@ describe.each([false, true])('an Agents SDK run resumed from a cut-off run (stre
       sink,
       ...(resumeFrom === undefined ? {} : { resumeFrom: resumeFrom as never }),
     });
-    const agent = weatherAgent(model, calls);
+    const agent = weatherAgent(model, calls, result);
     let output: unknown;
     if (stream) {
       const result = await mirror.run(agent, 'Weather in Oslo?', { stream: true });
@@ -93,6 +103,30 @@ describe.each([false, true])('an Agents SDK run resumed from a cut-off run (stre
     expect(validateHistory(history.entries).issues).toEqual([]);
     const served = history.journal.filter((l) => (l as { fromJournal?: boolean }).fromJournal === true);
     expect(served.map((l) => l.type)).toEqual(['llm', 'tool']);
+  });
+
+  // The SDK gives the model a tool's result as its toSmartString: the journal keeps that text,
+  // so the served result reaches the model as the live one did, whatever the tool returned.
+  it.each([
+    ['undefined', () => undefined],
+    ['null', () => null],
+    ['a number', () => 21],
+    ['an object', (city: string) => ({ city, sky: 'clear', temp: [18, 21] })],
+  ])('serves a tool that returned %s as the live run sent it to the model', async (_name, result) => {
+    const calls = { n: 0 };
+    const firstModel = cannedModel(STEPS);
+    const first = path.join(dir, 'first.jsonl');
+    await run(first, firstModel, calls, undefined, result);
+    const journal = [...(await loadHistory(first)).journal] as unknown as RecordedLine[];
+    const cut = journal.filter((l) => l !== journal.filter((j) => j.type === 'llm')[1]);
+    const model = cannedModel([STEPS[1]!]);
+    await run(path.join(dir, 'resumed.jsonl'), model, calls, { journal: cut }, result);
+    expect(calls.n).toBe(1);
+    const toolOutputs = (input: unknown) =>
+      (input as Record<string, unknown>[]).filter((item) => item.type === 'function_call_result');
+    const live = toolOutputs(firstModel.requests[1]!.input);
+    expect(live).toHaveLength(1);
+    expect(toolOutputs(model.requests[0]!.input)).toEqual(live);
   });
 
   it('serves a model given by name without asking its provider: a resume needs neither the network nor a key for what it serves', async () => {
