@@ -111,7 +111,13 @@ describe.each([false, true])('an Agents SDK run resumed from a cut-off run (stre
     ['undefined', () => undefined],
     ['null', () => null],
     ['a number', () => 21],
+    ['NaN', () => Number.NaN],
+    ['a bigint', () => 10n],
     ['an object', (city: string) => ({ city, sky: 'clear', temp: [18, 21] })],
+    ['an object sharing a part', () => ((part) => ({ a: part, b: part }))({ sky: 'clear' })],
+    ['a cycle', () => ((o: Record<string, unknown>) => ((o.self = o), o))({ sky: 'clear' })],
+    ['bytes', () => Buffer.from('sunny, 21 degrees, light wind from the west')],
+    ['an object holding bytes', () => ({ map: new Uint8Array([1, 2, 255]) })],
   ])('serves a tool that returned %s as the live run sent it to the model', async (_name, result) => {
     const calls = { n: 0 };
     const firstModel = cannedModel(STEPS);
