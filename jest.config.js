@@ -14,7 +14,9 @@ const base = {
   // (tsconfig's isolatedModules makes it use transpileModule).
   // Emitted as CommonJS, `import()` included: Jest loads modules through its own registry, and a
   // dynamic import there needs --experimental-vm-modules (the bundle splits at those imports).
-  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false, tsconfig: { module: 'CommonJS' } }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { diagnostics: false, tsconfig: { module: 'CommonJS', moduleResolution: 'Node10' } }],
+  },
   moduleFileExtensions: ['ts', 'js', 'json'],
   // Integrations import the library by its own name (see tsconfig.json `paths`).
   moduleNameMapper: {

@@ -36,8 +36,16 @@ export async function runBatch(
   tasks: Iterable<BatchTask | FrameworkTask>,
   options: BatchOptions = {},
 ): Promise<BatchReport> {
+  // The arguments as they are at the call (a generator read, an array or options the caller
+  // reuses copied): the load below comes first, and they are checked after it.
+  const given = isIterable(tasks) ? Array.from(tasks) : tasks;
+  const settings = typeof options === 'object' && options !== null ? { ...options } : options;
   // Loaded here, not with the main entry: a batch's code is a third of the bundle, and a process
   // that only wraps a loop never needs it (bench `coldstart`: the main entry ≤ 2× its floor).
   const { scheduleBatch } = await import('./scheduleBatch.js');
-  return scheduleBatch(tasks, options);
+  return scheduleBatch(given, settings);
+}
+
+function isIterable(value: unknown): value is Iterable<unknown> {
+  return typeof (value as Iterable<unknown> | null)?.[Symbol.iterator] === 'function' && typeof value !== 'string';
 }

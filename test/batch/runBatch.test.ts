@@ -68,6 +68,20 @@ afterEach(() => {
 });
 
 describe('runBatch', () => {
+  it('runs the tasks and options as they were at the call: an array or options the caller reuses at once change nothing', async () => {
+    const tasks = [task('t0', 1), task('t1', 0)];
+    const options: BatchOptions = { ...base(), concurrency: 1 };
+    const running = runBatch(tasks, options);
+    tasks.length = 0;
+    options.concurrency = 0;
+    const report = await running;
+    expect(report.runs.map((r) => [r.id, r.outcome])).toEqual([
+      ['t0', 'end_of_turn'],
+      ['t1', 'end_of_turn'],
+    ]);
+    expect(report.concurrency).toBe(1);
+  });
+
   it('runs every task and reports them in task order, with usage summed and outcomes counted', async () => {
     // Longer tasks first, so they finish after shorter ones started later.
     const tasks = [task('t0', 3), task('t1', 0), task('t2', 2), task('t3', 1)];
