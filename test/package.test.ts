@@ -215,7 +215,7 @@ describe('the built package', () => {
     });
   });
 
-  // A batch's code is its own chunk, loaded at runBatch's first call: it then runs a batch, and
+  // A batch's code is its own chunk, loaded at runBatch's first call with good tasks: it then runs a batch, and
   // its errors are the main entry's classes (one chunk graph, not a second copy).
   it.each([
     ['require', 'cjs'],
@@ -228,15 +228,19 @@ describe('the built package', () => {
       "const batchCode = () => Object.keys(createRequire(process.cwd() + '/x').cache).some((f) => /[\\/]scheduleBatch-[^\\/]*\\.cjs$/.test(f));",
       'const before = batchCode();',
       "const agent = () => m.createScriptedAgent({ replies: [{ text: 'done', usage: { inputTokens: 10, outputTokens: 2 } }] });",
-      'let refused;',
-      "m.runBatch([{ id: 't', input: 'hi', agent }], { totals: {} }).catch((e) => { refused = e instanceof m.UnknownOptionError; })",
+      'let refused, badTask, afterBadTask;',
+      "m.runBatch([{ id: 't', input: 'hi', agent }, { id: 't', input: 'again', agent }]).catch((e) => { badTask = e instanceof m.InvalidArgumentError; afterBadTask = batchCode(); })",
+      "  .then(() => m.runBatch([{ id: 't', input: 'hi', agent }], { totals: {} })).catch((e) => { refused = e instanceof m.UnknownOptionError; })",
       "  .then(() => m.runBatch([{ id: 't', input: 'hi', agent }], { logger: false }))",
-      '  .then((report) => console.log(JSON.stringify({ before, after: batchCode(), refused, outcome: report.runs[0].outcome, calls: report.totals.llmCalls })));',
+      '  .then((report) => console.log(JSON.stringify({ before, badTask, afterBadTask, after: batchCode(), refused, outcome: report.runs[0].outcome, calls: report.totals.llmCalls })));',
     ].join('\n');
     const out = run(process.execPath, [...(format === 'esm' ? ['--input-type=module'] : []), '-e', script]);
     // The ESM build's chunks are not in require's cache: there, only the batch's run is checked.
+    // A bad task is refused before the batch code loads.
     expect(JSON.parse(out)).toEqual({
       before: false,
+      badTask: true,
+      afterBadTask: false,
       after: format === 'cjs',
       refused: true,
       outcome: 'end_of_turn',

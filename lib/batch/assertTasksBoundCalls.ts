@@ -2,7 +2,8 @@ import { assertBoundsCalls } from '../agent/options/assertBoundsCalls';
 import type { BudgetLimits } from '../agent/BudgetLimits';
 import { isStrictCap } from '../agent/money/isStrictCap';
 import type { AgentTask } from './runTask';
-import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import { isFrameworkTask } from './isFrameworkTask';
+import type { FrameworkTask } from './runFrameworkTask';
 
 /**
  * Under a strict `perRun` or `total` dollar cap (the default beside `maxCostUsd`), refuses the

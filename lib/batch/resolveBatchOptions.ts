@@ -10,7 +10,8 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertTasksBoundCalls } from './assertTasksBoundCalls';
 import { assertFrameworkTasksCanHonour } from './batchOptionKeys';
 import type { BatchOptions, BatchTask } from './BatchOptions';
-import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import { isFrameworkTask } from './isFrameworkTask';
+import type { FrameworkTask } from './runFrameworkTask';
 import { OPTION_DEFAULTS } from '../internal/optionTable';
 
 // Used once, before any run, to have the adapter check the options it shares with the batch.

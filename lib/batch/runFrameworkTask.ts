@@ -162,9 +162,6 @@ async function settleRun(task: FrameworkTask, mirror: StepMirror): Promise<TurnR
 }
 
 /** Whether a task is a framework task (it has `run`) rather than an agent task. */
-export function isFrameworkTask(task: unknown): task is FrameworkTask {
-  return typeof task === 'object' && task !== null && typeof (task as { run?: unknown }).run === 'function';
-}
 
 function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(`history sink: ${messageOf(value)}`);

@@ -4,8 +4,8 @@ import { safeLog, type AgentLogger } from '../agent/AgentLogger';
 import { Budget } from '../agent/money/Budget';
 import { addUsage, emptyUsage } from '../agent/UsageTotals';
 import { getDefaultLogger } from '../machine/defaultLogger';
-import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { isFrameworkTask, type FrameworkTask } from './runFrameworkTask';
+import { isFrameworkTask } from './isFrameworkTask';
+import type { FrameworkTask } from './runFrameworkTask';
 import { BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import type { EarlierRuns } from './EarlierRuns';
@@ -17,14 +17,14 @@ import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchReport } from './BatchReport';
 
 /**
- * `runBatch`'s work, loaded at its first call (`runBatch.ts` says what it promises): the tasks
- * and options checked, the batch's place opened, its runs scheduled, the report made.
+ * `runBatch`'s work, loaded at its first call (`runBatch.ts` says what it promises, and checks
+ * the tasks and that the options are an object): the options checked, the batch's place
+ * opened, its runs scheduled, the report made.
  */
 export async function scheduleBatch(
-  tasks: Iterable<BatchTask | FrameworkTask>,
-  options: BatchOptions = {},
+  list: ReadonlyArray<BatchTask | FrameworkTask>,
+  options: BatchOptions,
 ): Promise<BatchReport> {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
   assertKnownOptions(options, BATCH_OPTION_KEYS, 'runBatch()');
   const {
     perRun,
@@ -43,7 +43,6 @@ export async function scheduleBatch(
     onApproval,
     onPause,
   } = options;
-  const list = materialize(tasks);
   const { adapterOptions, mirrorOptions, caps, whenSpent, defaulted } = resolveBatchOptions(options, list);
   const { concurrency, overwriteHistory, showProgress, clock, resume, salvage } = defaulted;
   const log = batchLog(logger);
@@ -106,40 +105,6 @@ export async function scheduleBatch(
   } finally {
     await keeping.close(log?.error);
   }
-}
-
-/** Tasks checked and copied once, so a generator is read once and ids are known to be unique before anything runs. */
-function materialize(tasks: unknown): Array<BatchTask | FrameworkTask> {
-  const iterable =
-    typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
-  if (!iterable) throw new InvalidArgumentError('tasks', 'an array or iterable of { id, input, agent }', tasks);
-  const list = Array.from(tasks as Iterable<unknown>);
-  const seen = new Map<string, number>();
-  list.forEach((task, i) => {
-    if (typeof task !== 'object' || task === null)
-      throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, agent } or { id, input?, run }', task);
-    const { id, input, agent } = task as Record<string, unknown>;
-    if (typeof id !== 'string' || id === '') throw new InvalidArgumentError(`tasks[${i}].id`, 'a non-empty string', id);
-    const first = seen.get(id);
-    if (first !== undefined)
-      throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
-    seen.set(id, i);
-    if (isFrameworkTask(task)) {
-      if (input !== undefined && typeof input !== 'string')
-        throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message) or undefined', input);
-      return;
-    }
-    if (typeof input !== 'string')
-      throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
-    if (!((typeof agent === 'object' && agent !== null) || typeof agent === 'function')) {
-      throw new InvalidArgumentError(
-        `tasks[${i}].agent`,
-        'an AgentLoop or a function returning one (or give `run(mirror)` for a framework loop)',
-        agent,
-      );
-    }
-  });
-  return list as Array<BatchTask | FrameworkTask>;
 }
 
 /** The batch's log lines through its logger (none with `false`); a throwing logger never changes a batch's outcome. */

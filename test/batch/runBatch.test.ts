@@ -70,16 +70,21 @@ afterEach(() => {
 describe('runBatch', () => {
   it('runs the tasks and options as they were at the call: an array or options the caller reuses at once change nothing', async () => {
     const tasks = [task('t0', 1), task('t1', 0)];
-    const options: BatchOptions = { ...base(), concurrency: 1 };
+    const perRun = { maxLlmCalls: 10 };
+    const total = { maxCostUsd: 100, strict: false };
+    const options: BatchOptions = { ...base(), concurrency: 1, perRun, total };
     const running = runBatch(tasks, options);
     tasks.length = 0;
     options.concurrency = 0;
+    perRun.maxLlmCalls = 1;
+    total.maxCostUsd = 0.05;
     const report = await running;
     expect(report.runs.map((r) => [r.id, r.outcome])).toEqual([
       ['t0', 'end_of_turn'],
       ['t1', 'end_of_turn'],
     ]);
     expect(report.concurrency).toBe(1);
+    expect(report.limits).toEqual({ perRun: { maxLlmCalls: 10 }, total: { maxCostUsd: 100, strict: false } });
   });
 
   it('runs every task and reports them in task order, with usage summed and outcomes counted', async () => {
