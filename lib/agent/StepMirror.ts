@@ -46,7 +46,7 @@ import { gatePlainCall } from './mirror/MirrorWrapUp';
 import { checkedBoundOf, endingAsked, mirrorEndings, type MirrorIntegration } from './mirror/mirrorEndings';
 import { approvalTable, ENDED_WAITING, MirrorApprovals, mirrorApprovalsOn } from './mirror/MirrorApprovals';
 import type { MirrorResponse, MirrorToolOutcome } from './mirror/MirrorOutcomes';
-import { mirrorTool, type MirroredTool } from './mirror/mirrorTool';
+import { mirrorTool, type MirroredTool, type RecordedToolAnswer } from './mirror/mirrorTool';
 import { mirrorModel, type MirroredModelCall } from './mirror/mirrorModel';
 import { mirrorModelStream, type MirroredModelStream } from './mirror/mirrorModelStream';
 
@@ -370,7 +370,7 @@ export class StepMirror {
    * With `resumeFrom`, before a tool call of a served response: its recorded (or `interrupted`)
    * result, by the `resumeTools` policy, the tool not run; undefined: run it (`toolStart`).
    */
-  recordedTool(call: ToolCall): { output: string; isError: boolean } | undefined {
+  recordedTool(call: ToolCall): RecordedToolAnswer | undefined {
     if (this.#recording === undefined || !this.#run.running || this.signal.aborted) return undefined;
     return serveMirrorTool(this.#run, this.#recording, call, this.#run.deps);
   }

@@ -66,6 +66,8 @@ export interface ToolJournalEntry {
   startedAt: number;
   endedAt: number;
   result: ToolResult;
+  /** A framework's tool gave a value, not text: `result.output` is its JSON, and a resumed run is served the value. */
+  json?: true;
   /** Answered from the journal of the interrupted run this one resumed (its tool policy `replay`): the tool did not run again. */
   fromJournal?: true;
 }

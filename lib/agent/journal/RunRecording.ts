@@ -20,6 +20,7 @@ export interface RecordedLine {
   readonly call?: { readonly id: string; readonly name: string; readonly input?: unknown };
   readonly status?: unknown;
   readonly result?: unknown;
+  readonly json?: unknown;
 }
 
 /**
@@ -61,7 +62,7 @@ export interface ResumeInfo {
 
 /** What a resumed run does with one tool call of a served response. */
 export type RecordedToolPlan =
-  | { kind: 'serve'; result: ToolResult; status: 'ok' | 'error' }
+  | { kind: 'serve'; result: ToolResult; status: 'ok' | 'error'; json: boolean }
   | { kind: 'interrupted'; note: string }
   | { kind: 'run'; rerun: boolean };
 
@@ -83,7 +84,7 @@ export class RunRecording {
   readonly info: ResumeInfo;
   readonly #responses: Served[] = [];
   /** Journaled results by turn and call id, in order: an id a loop repeats across rounds has one per round. */
-  readonly #tools = new Map<string, { result: ToolResult; status: 'ok' | 'error' }[]>();
+  readonly #tools = new Map<string, { result: ToolResult; status: 'ok' | 'error'; json: boolean }[]>();
   readonly #policy: (call: ToolCall) => ResumeToolChoice;
   readonly #earlier: UsageDelta | undefined;
   readonly #concurrency: number;
@@ -108,7 +109,7 @@ export class RunRecording {
         if (line.call !== undefined) {
           const k = key(line.turn, line.call.id);
           const list = this.#tools.get(k) ?? [];
-          list.push({ result: line.result, status: line.status });
+          list.push({ result: line.result, status: line.status, json: line.json === true });
           this.#tools.set(k, list);
         }
       }
@@ -233,7 +234,12 @@ export class RunRecording {
           call.id,
           choice === 'rerun'
             ? { kind: 'run', rerun: true }
-            : { kind: 'serve', result: structuredClone(recorded.result), status: recorded.status },
+            : {
+                kind: 'serve',
+                result: structuredClone(recorded.result),
+                status: recorded.status,
+                json: recorded.json,
+              },
         );
       } else if (unrecorded++ < this.#concurrency) {
         this.#plans.set(

@@ -3,6 +3,7 @@ import type { ToolCall, ToolResult } from '../AgentLoop';
 import type { JournalEntry } from '../journal/JournalEntry';
 import { abortReason } from '../turn/abortReason';
 import type { ToolSummary } from '../calls/runTools';
+import type { MirrorToolOutcome } from './MirrorOutcomes';
 
 /** One tool call of a mirrored response, from the moment the LLM asked for it until it is answered. */
 export interface MirrorSlot {
@@ -11,6 +12,8 @@ export interface MirrorSlot {
   startedAt: number;
   endedAt: number;
   result?: ToolResult;
+  /** The tool gave a value and `result.output` is its JSON (`MirrorToolOutcome.json`). */
+  json?: true;
   note?: string;
 }
 
@@ -32,6 +35,7 @@ export function slotLine(turn: number, slot: MirrorSlot, fromJournal = false): J
     startedAt: slot.startedAt,
     endedAt: slot.endedAt,
     result: slot.result!,
+    ...(slot.json === true ? { json: true as const } : {}),
   };
 }
 
@@ -95,12 +99,7 @@ export function answerRest(
 }
 
 /** A slot's call finished (`{ output, isError? }`) or threw (`{ error }`: `interrupted` when `signal` aborted), at `now`. */
-export function endSlot(
-  slot: MirrorSlot,
-  outcome: { output: string; isError?: boolean } | { error: unknown },
-  now: number,
-  signal: AbortSignal,
-): void {
+export function endSlot(slot: MirrorSlot, outcome: MirrorToolOutcome, now: number, signal: AbortSignal): void {
   const callId = slot.call.id;
   slot.endedAt = Math.max(slot.startedAt, now);
   if ('error' in outcome) {
@@ -110,5 +109,6 @@ export function endSlot(
     const output = typeof outcome.output === 'string' ? outcome.output : safeText(outcome.output);
     slot.result = outcome.isError === true ? { callId, output, isError: true } : { callId, output };
     slot.status = outcome.isError === true ? 'error' : 'ok';
+    if (outcome.json === true && outcome.isError !== true) slot.json = true;
   }
 }

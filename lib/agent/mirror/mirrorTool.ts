@@ -8,6 +8,8 @@ import type { MirrorStop } from './MirrorStop';
 export interface RecordedToolAnswer {
   output: string;
   isError: boolean;
+  /** The tool gave a value, not text: `output` is its JSON (`JSON.parse` gives the value back). */
+  json?: true;
 }
 
 /**
@@ -78,7 +80,12 @@ export async function mirrorTool<T>(
     steps.toolEnd(call.id, { error });
     throw error;
   }
-  steps.toolEnd(call.id, { output: outputText(value, how.output) });
+  // Without an `output` hook, a value that is not text is kept as JSON and said to be.
+  const json = how.output === undefined && typeof value !== 'string';
+  steps.toolEnd(
+    call.id,
+    json ? { output: outputText(value, undefined), json } : { output: outputText(value, how.output) },
+  );
   return value;
 }
 

@@ -5,6 +5,7 @@ import type { MirrorMoves } from './MirrorMoves';
 import { answerSlot, slotLine } from './MirrorSlot';
 import type { RunRecording } from '../journal/RunRecording';
 import { chargeServed } from '../calls/serveRecorded';
+import type { RecordedToolAnswer } from './mirrorTool';
 
 const ONE_TOOL_CALL = Object.freeze({ toolCalls: 1 });
 
@@ -18,7 +19,7 @@ export function serveMirrorTool(
   recording: RunRecording,
   call: ToolCall,
   at: { clock: () => number; journal: ((entry: JournalEntry) => void) | undefined; chargesServed: boolean },
-): { output: string; isError: boolean } | undefined {
+): RecordedToolAnswer | undefined {
   const state = run.machine.pendingState;
   const slot = run.slots.find((s) => s.call.id === call.id && s.status === 'pending');
   if (slot === undefined || (state !== State.CheckingForCancellation && state !== State.RunningTool)) return;
@@ -30,8 +31,11 @@ export function serveMirrorTool(
   else {
     slot.status = plan.status;
     slot.result = plan.result;
+    // Kept on its line too: a run resumed from this one is served the value again.
+    if (plan.json) slot.json = true;
     chargeServed(at.chargesServed ? run.meter : undefined, recording, ONE_TOOL_CALL);
   }
   at.journal?.(slotLine(run.turn, slot, plan.kind === 'serve'));
-  return { output: slot.result!.output, isError: slot.result!.isError === true };
+  const isError = slot.result!.isError === true;
+  return { output: slot.result!.output, isError, ...(slot.json === true && !isError ? { json: true } : {}) };
 }

@@ -1,6 +1,26 @@
 import type { ToolSet } from 'ai';
-import { InvalidArgumentError } from 'agent-state-machine';
+import { InvalidArgumentError, type RecordedToolAnswer } from 'agent-state-machine';
+import { messageOf } from '../../internal/messageOf';
 import type { AISDKRun } from './AISDKRun';
+
+/**
+ * A served result as the tool returned it: a value (kept as its JSON) parsed back, so the SDK
+ * gives `toModelOutput` and the provider the value, as it did live, not its text.
+ */
+const AS_RETURNED = {
+  served: (answer: RecordedToolAnswer): unknown => {
+    if (answer.isError) throw new Error(answer.output);
+    if (answer.json !== true) return answer.output;
+    try {
+      return JSON.parse(answer.output) as unknown;
+    } catch (error) {
+      throw new Error(
+        `the journal marks this tool result as a value's JSON, but it is not JSON (${messageOf(error)}): a history file edited by hand? Resume from the file the run wrote`,
+        { cause: error },
+      );
+    }
+  },
+};
 
 /**
  * Wraps tools for `mirrorAISDK`: each call waits for a streamed response to be reported, is
@@ -38,7 +58,7 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
         const id = ctx.toolCallId;
         if (run.streaming !== undefined) await run.streaming;
         // Served from the journal in a resumed run (an error result thrown), else gated, run and recorded.
-        return run.mirror.tool({ id, name, input }, () => execute(input, ctx));
+        return run.mirror.tool({ id, name, input }, () => execute(input, ctx), AS_RETURNED);
       };
       return [name, { ...def, ...asks, execute: guarded }];
     }),

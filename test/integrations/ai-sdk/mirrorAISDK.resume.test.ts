@@ -36,12 +36,25 @@ async function llm(): Promise<OpenAIChatServer> {
 }
 
 describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: %s)', (stream) => {
-  const run = async (options: { resumeFrom?: object; resumeTools?: object; file: string }, calls: { n: number }) => {
+  const run = async (
+    options: { resumeFrom?: object; resumeTools?: object; file: string; value?: boolean },
+    calls: { n: number; seen?: unknown[] },
+  ) => {
     const s = server!;
-    const weather = tool({
-      inputSchema: z.object({ city: z.string() }),
-      execute: async ({ city }) => (calls.n++, `sunny in ${city}`),
-    });
+    // A tool that returns text, or (`value`) an object the SDK hands its `toModelOutput`.
+    const weather = options.value
+      ? tool({
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => (calls.n++, { city, sky: 'sunny', celsius: 12 }),
+          toModelOutput: ({ output }) => {
+            calls.seen?.push(output);
+            return { type: 'text', value: `${output.sky}, ${output.celsius} °C in ${output.city}` };
+          },
+        })
+      : tool({
+          inputSchema: z.object({ city: z.string() }),
+          execute: async ({ city }) => (calls.n++, `sunny in ${city}`),
+        });
     const model = createOpenAI({ apiKey: 'sk-local', baseURL: s.baseURL }).chat('gpt-4.1');
     const m = mirrorAISDK({
       model,
@@ -61,10 +74,13 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
   };
 
   /** The first run's journal as a kill after its tool would have left it: the second response is missing. */
-  async function cutOff(calls: { n: number }): Promise<{ journal: RecordedLine[]; second: unknown }> {
+  async function cutOff(
+    calls: { n: number; seen?: unknown[] },
+    value = false,
+  ): Promise<{ journal: RecordedLine[]; second: unknown }> {
     const s = await llm();
     const first = path.join(dir, 'first.jsonl');
-    await run({ file: first }, calls);
+    await run({ file: first, value }, calls);
     const journal = [...(await loadHistory(first)).journal] as unknown as RecordedLine[];
     const llmLines = journal.filter((l) => l.type === 'llm');
     expect(llmLines).toHaveLength(2);
@@ -96,6 +112,28 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
     expect(validateHistory(history.entries).issues).toEqual([]);
     const served = history.journal.filter((l) => (l as { fromJournal?: boolean }).fromJournal === true);
     expect(served.map((l) => l.type)).toEqual(['llm', 'tool']);
+  });
+
+  it('serves a tool result that was a value as the value: toModelOutput gets the object, and the request is the one the run would have sent', async () => {
+    const calls = { n: 0, seen: [] as unknown[] };
+    const { journal, second } = await cutOff(calls, true);
+    const tool = journal.find((l) => l.type === 'tool') as unknown as { json?: boolean; result: { output: string } };
+    expect(tool).toMatchObject({ json: true, result: { output: '{"city":"Oslo","sky":"sunny","celsius":12}' } });
+    const file = path.join(dir, 'value.jsonl');
+    const live = calls.seen.splice(0);
+    const { m } = await run({ file, value: true, resumeFrom: { journal } }, calls);
+    expect(calls.n).toBe(1);
+    expect(m.mirror.resumed).toMatchObject({ mode: 'continued', servedTools: 1 });
+    // The live run's toModelOutput got the object (streamText asks it more than once); the
+    // resumed run's gets it again, as often, not its text.
+    const value = { city: 'Oslo', sky: 'sunny', celsius: 12 };
+    expect(live.length).toBeGreaterThan(0);
+    expect(live).toEqual(live.map(() => value));
+    expect(calls.seen).toEqual(live);
+    expect(server!.exchanges.map((e) => e.body)).toEqual([second]);
+    // Served again, the line still says it was a value: a run resumed from this one is served it too.
+    const served = (await loadHistory(file)).journal.find((l) => l.type === 'tool') as unknown as { json?: boolean };
+    expect(served).toMatchObject({ json: true, fromJournal: true });
   });
 
   it("under the tool policy 'rerun' the tool runs again; a call that differs from the recorded one goes live", async () => {
