@@ -1,4 +1,6 @@
+import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
+import { BATCH_OPTION_KEYS } from './batchOptionKeys';
 import { checkBatchTasks } from './checkBatchTasks';
 import type { FrameworkTask } from './runFrameworkTask';
 import type { BatchOptions, BatchTask } from './BatchOptions';
@@ -40,8 +42,9 @@ export async function runBatch(
 ): Promise<BatchReport> {
   // Checked and copied at the call, before the load below: a generator is read once, and a task
   // list or options (caps included) the caller reuses at once change nothing.
-  const list = checkBatchTasks(tasks);
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'an object', options);
+  assertKnownOptions(options, BATCH_OPTION_KEYS, 'runBatch()');
+  const list = checkBatchTasks(tasks);
   const settings: BatchOptions = { ...options };
   if ('perRun' in settings) settings.perRun = copied(settings.perRun);
   if ('total' in settings) settings.total = copied(settings.total);
@@ -51,7 +54,14 @@ export async function runBatch(
   return scheduleBatch(list, settings);
 }
 
-/** A cap object copied (its fields are numbers); anything else as it is, for the checks to name. */
+/** A cap object copied, with its `wrapUp` object (the rest are numbers); anything else as it is, for the checks to name. */
 function copied<T>(value: T): T {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value } : value;
+  if (!isObject(value)) return value;
+  const copy = { ...value } as Record<string, unknown>;
+  if (isObject(copy['wrapUp'])) copy['wrapUp'] = { ...copy['wrapUp'] };
+  return copy as T;
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -161,8 +161,6 @@ async function settleRun(task: FrameworkTask, mirror: StepMirror): Promise<TurnR
   }
 }
 
-/** Whether a task is a framework task (it has `run`) rather than an agent task. */
-
 function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(`history sink: ${messageOf(value)}`);
 }

@@ -6,8 +6,6 @@ import { addUsage, emptyUsage } from '../agent/UsageTotals';
 import { getDefaultLogger } from '../machine/defaultLogger';
 import { isFrameworkTask } from './isFrameworkTask';
 import type { FrameworkTask } from './runFrameworkTask';
-import { BATCH_OPTION_KEYS } from './batchOptionKeys';
-import { assertKnownOptions } from '../machine/assertKnownOptions';
 import type { EarlierRuns } from './EarlierRuns';
 import { openBatchKeeping } from './openBatchKeeping';
 import { salvageMessage } from './salvageMessage';
@@ -18,14 +16,13 @@ import type { BatchReport } from './BatchReport';
 
 /**
  * `runBatch`'s work, loaded at its first call (`runBatch.ts` says what it promises, and checks
- * the tasks and that the options are an object): the options checked, the batch's place
+ * the tasks and the options' names): the options' values checked, the batch's place
  * opened, its runs scheduled, the report made.
  */
 export async function scheduleBatch(
   list: ReadonlyArray<BatchTask | FrameworkTask>,
   options: BatchOptions,
 ): Promise<BatchReport> {
-  assertKnownOptions(options, BATCH_OPTION_KEYS, 'runBatch()');
   const {
     perRun,
     total,

@@ -99,6 +99,56 @@ describe('StepMirror.tool', () => {
     expect(outputs).toEqual(['plain text', 'null', 'handed off to next']);
   });
 
+  it('marks json the output of a value JSON writes whole, and only that: a resumed run is served it as the value', async () => {
+    const shared = { n: 1 };
+    const cycle: Record<string, unknown> = {};
+    cycle['self'] = cycle;
+    const kept: Array<{ output: string; json: boolean }> = [];
+    for (const value of ['text', { a: shared, b: shared }, [1, 'two'], 3, cycle, 10n, undefined, () => 1]) {
+      const { mirror, lines } = await atToolCall();
+      await mirror.tool(CALL, () => value as unknown);
+      const line = toolLines(lines)[0] as { json?: boolean; result: { output: string } };
+      kept.push({ output: line.result.output, json: line.json === true });
+    }
+    expect(kept).toEqual([
+      { output: 'text', json: false },
+      // A part shared twice is written in full, as a provider is sent it.
+      { output: '{"a":{"n":1},"b":{"n":1}}', json: true },
+      { output: '[1,"two"]', json: true },
+      { output: '3', json: true },
+      // What JSON cannot write is text, never served as a value it was not.
+      { output: '{"self":"[Circular]"}', json: false },
+      { output: '"10n"', json: false },
+      { output: 'null', json: false },
+      { output: '() => 1', json: false },
+    ]);
+    // An output hook's text is its text.
+    const { mirror, lines } = await atToolCall();
+    await mirror.tool(CALL, () => ({ a: 1 }), { output: (v) => JSON.stringify(v) });
+    expect(toolLines(lines)[0]).not.toHaveProperty('json');
+
+    // Served, the answer says so (a served hook parses it), and the served line keeps the mark.
+    const journal = journalOf('ok').map((l) =>
+      l.type === 'tool' ? { ...l, json: true, result: { callId: 'c1', output: '{"bytes":3}' } } : l,
+    );
+    const servedLines: JournalEntry[] = [];
+    const resumed = new StepMirror({
+      logger: false,
+      resumeFrom: { journal },
+      journal: true,
+      sink: { write: () => undefined, journal: (entry: JournalEntry) => void servedLines.push(entry) },
+    });
+    resumed.runStart('go');
+    resumed.recordedResponse();
+    const answers: unknown[] = [];
+    const value = await resumed.tool(CALL, () => 'ran', {
+      served: (answer) => (answers.push(answer), JSON.parse(answer.output) as unknown),
+    });
+    expect(value).toEqual({ bytes: 3 });
+    expect(answers).toEqual([{ output: '{"bytes":3}', isError: false, json: true }]);
+    expect(toolLines(servedLines)).toMatchObject([{ json: true, fromJournal: true }]);
+  });
+
   it('records a throwing output hook by name and still resolves to the value: the tool ran', async () => {
     const { mirror, lines } = await atToolCall();
     const value = await mirror.tool(CALL, () => 7, {

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { AgentWithStateMachine } from '../../lib/agent/AgentWithStateMachine';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { JournalEntry } from '../../lib/agent/journal/JournalEntry';
+import { redactCredentials } from '../../lib/agent/journal/redactCredentials';
 import { runBatch } from '../../lib/batch/runBatch';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { loadHistory } from '../../lib/history/loadHistory';
@@ -146,6 +147,16 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
       apiKey: '[redacted]',
       url: 'https://[redacted]@example.test/x',
       region: '(hidden)',
+    });
+  });
+
+  it("cuts a URL's credentials out of JSON text without reaching across it to an e-mail address further on", () => {
+    const json = JSON.stringify({ homepage: 'https://acme.test', contact: { email: 'a@acme.test' } });
+    const withCredentials = JSON.stringify({ db: 'postgres://bob:hunter2@db.test/x', email: 'a@acme.test' });
+    expect(redactCredentials({ output: json })).toEqual({ output: json });
+    expect(JSON.parse(redactCredentials(withCredentials))).toEqual({
+      db: 'postgres://[redacted]@db.test/x',
+      email: 'a@acme.test',
     });
   });
 

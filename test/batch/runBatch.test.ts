@@ -87,6 +87,13 @@ describe('runBatch', () => {
     expect(report.limits).toEqual({ perRun: { maxLlmCalls: 10 }, total: { maxCostUsd: 100, strict: false } });
   });
 
+  it("names a misspelt option before a bad task, and a bad task before loading the batch's code", async () => {
+    const bad = [{ id: '', input: 'go', agent: () => scripted([textReply(0)]) }];
+    await expect(runBatch(bad, { totals: {} } as never)).rejects.toThrow(/totals/);
+    await expect(runBatch(bad, {})).rejects.toThrow(InvalidArgumentError);
+    await expect(runBatch(bad, 7 as never)).rejects.toThrow(/`options`/);
+  });
+
   it('runs every task and reports them in task order, with usage summed and outcomes counted', async () => {
     // Longer tasks first, so they finish after shorter ones started later.
     const tasks = [task('t0', 3), task('t1', 0), task('t2', 2), task('t3', 1)];

@@ -80,13 +80,24 @@ export async function mirrorTool<T>(
     steps.toolEnd(call.id, { error });
     throw error;
   }
-  // Without an `output` hook, a value that is not text is kept as JSON and said to be.
-  const json = how.output === undefined && typeof value !== 'string';
-  steps.toolEnd(
-    call.id,
-    json ? { output: outputText(value, undefined), json } : { output: outputText(value, how.output) },
-  );
+  // Without an `output` hook, a value JSON writes whole is kept as its JSON and said to be.
+  const json = how.output === undefined && typeof value !== 'string' ? wholeJson(value) : undefined;
+  steps.toolEnd(call.id, json !== undefined ? { output: json, json: true } : { output: outputText(value, how.output) });
   return value;
+}
+
+/**
+ * `value`'s JSON when `JSON.parse` gives it back as the framework saw it: a part shared twice
+ * written in full, as a provider gets it. Undefined for what JSON cannot write (a cycle, a
+ * bigint, a function, undefined): that is kept as text, never served as a value it was not.
+ */
+function wholeJson(value: unknown): string | undefined {
+  try {
+    const text = JSON.stringify(value) as string | undefined;
+    return typeof text === 'string' ? text : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function servedOutput<T>(answer: RecordedToolAnswer): T {
