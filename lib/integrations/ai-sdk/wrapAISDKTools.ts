@@ -2,6 +2,7 @@ import type { ToolSet } from 'ai';
 import { InvalidArgumentError, type RecordedToolAnswer } from 'agent-state-machine';
 import { messageOf } from '../../internal/messageOf';
 import type { AISDKRun } from './AISDKRun';
+import { isStreamedTool, lastOutput, streamedTool } from './streamedTool';
 
 /**
  * A served result as the tool returned it: a value (kept as its JSON) parsed back, so the SDK
@@ -54,12 +55,15 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
                   ? (await (needs as (i: unknown, o: unknown) => unknown)(input, options)) === true
                   : needs === true),
             };
-      const guarded: typeof execute = async (input, ctx) => {
-        const id = ctx.toolCallId;
-        if (run.streaming !== undefined) await run.streaming;
-        // Served from the journal in a resumed run (an error result thrown), else gated, run and recorded.
-        return run.mirror.tool({ id, name, input }, () => execute(input, ctx), AS_RETURNED);
-      };
+      // Served from the journal in a resumed run (an error result thrown), else gated, run and recorded.
+      const guarded = isStreamedTool(execute)
+        ? (streamedTool(run, name, execute as never, AS_RETURNED) as unknown as typeof execute)
+        : ((async (input, ctx) => {
+            const id = ctx.toolCallId;
+            if (run.streaming !== undefined) await run.streaming;
+            // A function that returns an async iterable is read to its end: its last output is the result.
+            return run.mirror.tool({ id, name, input }, async () => lastOutput(await execute(input, ctx)), AS_RETURNED);
+          }) as typeof execute);
       return [name, { ...def, ...asks, execute: guarded }];
     }),
   ) as T;
