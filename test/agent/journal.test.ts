@@ -158,6 +158,13 @@ describe('the journal (AgentWithStateMachine journal option)', () => {
       db: 'postgres://[redacted]@db.test/x',
       email: 'a@acme.test',
     });
+    // A password with an escaped quote, braces or brackets, and one with no user before it.
+    expect(JSON.parse(redactCredentials(JSON.stringify({ u: 'mongodb://u:p"q@h.test' })))).toEqual({
+      u: 'mongodb://[redacted]@h.test',
+    });
+    expect(redactCredentials('postgres://u:a]b{c}@h.test redis://:hunter2@cache.test:6379')).toBe(
+      'postgres://[redacted]@h.test redis://[redacted]@cache.test:6379',
+    );
   });
 
   it('writes a placeholder without content when the redact hook throws', async () => {

@@ -11,10 +11,11 @@ export const REDACTED = '[redacted]';
 
 /**
  * A copy of `value` with the value of every credential-named field (at any depth) replaced by
- * `[redacted]`, and credentials in URLs (`https://user:pass@host`) cut out. A URL's user and
- * password hold no `"`, brace or bracket: a match never reaches across the JSON a tool's output
- * may be (a URL, then an e-mail address further on). Pure; shares nothing with the input that it
- * changed.
+ * `[redacted]`, and credentials in URLs (`https://user:pass@host`, `redis://:pass@host`) cut
+ * out. A URL's user and password hold no unescaped `"` (RFC 3986 has it percent-encoded): a match
+ * never reaches out of a JSON string in the text a tool's output may be (a URL, then an e-mail
+ * address further on), and a `\"` inside one is part of the password. Pure; shares nothing with
+ * the input that it changed.
  */
 export function redactCredentials<T>(value: T): T {
   return walk(value, 0) as T;
@@ -23,7 +24,7 @@ export function redactCredentials<T>(value: T): T {
 function walk(value: unknown, depth: number): unknown {
   if (typeof value === 'string')
     return value.includes('@')
-      ? value.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@"{}[\]]+:[^/\s@"{}[\]]+@/gi, `$1${REDACTED}@`)
+      ? value.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)(?:[^/\s:@"\\]|\\.)*:(?:[^/\s@"\\]|\\.)+@/gi, `$1${REDACTED}@`)
       : value;
   // Deeper than this is not a journal's data; the writer bounds nesting anyway.
   if (typeof value !== 'object' || value === null || depth > 64) return value;

@@ -57,12 +57,13 @@ export function wrapAISDKTools<T extends ToolSet>(t: T, run: AISDKRun): T {
             };
       // Served from the journal in a resumed run (an error result thrown), else gated, run and recorded.
       const guarded = isStreamedTool(execute)
-        ? (streamedTool(run, name, execute as never, AS_RETURNED) as unknown as typeof execute)
+        ? (streamedTool(run, name, def as never, AS_RETURNED) as unknown as typeof execute)
         : ((async (input, ctx) => {
             const id = ctx.toolCallId;
             if (run.streaming !== undefined) await run.streaming;
-            // A function that returns an async iterable is read to its end: its last output is the result.
-            return run.mirror.tool({ id, name, input }, async () => lastOutput(await execute(input, ctx)), AS_RETURNED);
+            // An async iterable returned as it is (not a promise of one) is read to its end, as the
+            // SDK reads it: its last output is the result. Called on the tool, as the SDK calls it.
+            return run.mirror.tool({ id, name, input }, () => lastOutput(execute.call(def, input, ctx)), AS_RETURNED);
           }) as typeof execute);
       return [name, { ...def, ...asks, execute: guarded }];
     }),

@@ -11,6 +11,9 @@ import { z } from 'zod';
 import { loadHistory } from 'agent-state-machine/history';
 import type { Pricing, RecordedLine } from 'agent-state-machine';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
+import { lastOutput, streamedTool } from '../../../lib/integrations/ai-sdk/streamedTool';
+import { StepMirror } from '../../../lib/agent/StepMirror';
+import type { JournalEntry } from '../../../lib/agent/journal/JournalEntry';
 import { startOpenAIChatServer, type OpenAIChatServer } from '../../../examples/servers/openaiChatServer';
 
 const pricing: Pricing = (u) => ((u.inputTokens ?? 0) * 10 + (u.outputTokens ?? 0) * 20) / 1e6;
@@ -129,5 +132,67 @@ describe.each([false, true])('mirrorAISDK, a tool that streams its outputs (stre
     expect(run.results).toEqual(['sunny in Oslo']);
     expect(run.tools).toMatchObject([{ status: 'ok', result: { output: 'sunny in Oslo' } }]);
     expect(toolMessage(server.exchanges[1]!.body)).toBe('sunny in Oslo');
+  });
+});
+
+describe('streamedTool', () => {
+  /** A mirror whose run's response asked for tool call c1: the call comes next. */
+  async function atToolCall(): Promise<{ mirror: StepMirror; lines: JournalEntry[] }> {
+    const lines: JournalEntry[] = [];
+    const mirror = new StepMirror({
+      logger: false,
+      journal: true,
+      sink: { write: () => undefined, journal: (entry: JournalEntry) => void lines.push(entry) },
+    });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart()).toBeUndefined();
+    mirror.modelResponse({
+      toolCalls: [{ id: 'c1', name: 'count', input: {} }],
+      usage: { inputTokens: 1, outputTokens: 1 },
+    });
+    return { mirror, lines };
+  }
+
+  it('stops the tool at its next output when the SDK stops reading, and records the call as failed', async () => {
+    const { mirror, lines } = await atToolCall();
+    const closed: string[] = [];
+    const tool = {
+      async *execute() {
+        try {
+          for (let i = 1; i <= 5; i++) {
+            yield i;
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        } finally {
+          closed.push('closed');
+        }
+      },
+    };
+    const outputs = streamedTool(
+      { mirror, streaming: undefined } as never,
+      'count',
+      tool,
+      {},
+    )({}, { toolCallId: 'c1' });
+    expect(await outputs.next()).toEqual({ value: 1, done: false });
+    expect(await outputs.return(undefined)).toEqual({ value: undefined, done: true });
+    for (let i = 0; i < 5 && closed.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toEqual(['closed']);
+    expect(lines.filter((l) => l.type === 'tool')).toMatchObject([
+      { status: 'error', result: { isError: true, output: expect.stringContaining('stopped reading') } },
+    ]);
+  });
+
+  it('leaves a promise of an async iterable as it is, as the SDK does: only one returned as it is is read', async () => {
+    const stream = new ReadableStream({ start: (c) => (c.enqueue('a'), c.close()) });
+    expect(await lastOutput(Promise.resolve(stream))).toBe(stream);
+    expect(
+      await lastOutput(
+        (async function* () {
+          yield 'a';
+          yield 'b';
+        })(),
+      ),
+    ).toBe('b');
   });
 });
