@@ -309,6 +309,7 @@ const PINNED: Record<string, string[]> = {
     'assertBudgetLimits',
     'assertKnownOptions',
     'assertPricing',
+    'checkTaskList',
     'emptyUsage',
     'finishedRunReport',
     'lockFolder',

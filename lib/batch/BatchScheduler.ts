@@ -22,7 +22,7 @@ import type { RaiseBox } from './raises/RaiseBox';
 import { ParkedRuns, type Slot } from './ParkedRuns';
 import { openProgressBar, type ProgressBar } from './progressBar';
 import { noteEnded, stateOfFacts, taskState, type TaskState } from './resumeState';
-import { isFrameworkTask } from './isFrameworkTask';
+import { isFrameworkTask } from './checkBatchTasks';
 import type { FrameworkTask } from './runFrameworkTask';
 import { skippedRun } from './skippedRun';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';

@@ -2,7 +2,7 @@ import { assertBoundsCalls } from '../agent/options/assertBoundsCalls';
 import type { BudgetLimits } from '../agent/BudgetLimits';
 import { isStrictCap } from '../agent/money/isStrictCap';
 import type { AgentTask } from './runTask';
-import { isFrameworkTask } from './isFrameworkTask';
+import { isFrameworkTask } from './checkBatchTasks';
 import type { FrameworkTask } from './runFrameworkTask';
 
 /**

@@ -10,7 +10,7 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { assertTasksBoundCalls } from './assertTasksBoundCalls';
 import { assertFrameworkTasksCanHonour } from './batchOptionKeys';
 import type { BatchOptions, BatchTask } from './BatchOptions';
-import { isFrameworkTask } from './isFrameworkTask';
+import { isFrameworkTask } from './checkBatchTasks';
 import type { FrameworkTask } from './runFrameworkTask';
 import { OPTION_DEFAULTS } from '../internal/optionTable';
 

@@ -10,7 +10,7 @@ import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { settleWithGrace } from '../internal/settleWithGrace';
 import { sleep as realSleep, type Sleep } from '../internal/sleep';
-import { isFrameworkTask } from './isFrameworkTask';
+import { isFrameworkTask } from './checkBatchTasks';
 import { runFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import type { RunTaskOptions } from './RunTaskOptions';
 import type { TaskRun } from './TaskRun';

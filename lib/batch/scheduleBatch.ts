@@ -4,7 +4,7 @@ import { safeLog, type AgentLogger } from '../agent/AgentLogger';
 import { Budget } from '../agent/money/Budget';
 import { addUsage, emptyUsage } from '../agent/UsageTotals';
 import { getDefaultLogger } from '../machine/defaultLogger';
-import { isFrameworkTask } from './isFrameworkTask';
+import { isFrameworkTask } from './checkBatchTasks';
 import type { FrameworkTask } from './runFrameworkTask';
 import type { EarlierRuns } from './EarlierRuns';
 import { openBatchKeeping } from './openBatchKeeping';

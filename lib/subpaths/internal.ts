@@ -8,6 +8,7 @@
  * @module agent-state-machine/internal
  */
 export { assertKnownOptions } from '../machine/assertKnownOptions';
+export { checkTaskList } from '../machine/checkTaskList';
 export { assertApprovalPolicy } from '../agent/ApprovalGate';
 export { runTask } from '../batch/runTask';
 export type { RunTaskOptions, TaskRun } from '../batch/runTask';

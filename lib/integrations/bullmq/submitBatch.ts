@@ -1,7 +1,7 @@
 import { assertBatchApproval } from './batchApproval';
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { assertKnownOptions, assertBudgetLimits } from 'agent-state-machine/internal';
+import { assertKnownOptions, assertBudgetLimits, checkTaskList } from 'agent-state-machine/internal';
 import {
   InvalidArgumentError,
   type BatchPause,
@@ -365,33 +365,19 @@ function assertStrictLimits(limits: unknown, name: string): asserts limits is St
 
 /** Tasks checked and copied once: ids unique, inputs strings, payloads JSON. */
 function materialize(tasks: unknown): DistributedTask[] {
-  const iterable =
-    typeof tasks === 'object' && tasks !== null && typeof (tasks as Iterable<unknown>)[Symbol.iterator] === 'function';
-  if (!iterable) throw new InvalidArgumentError('tasks', 'an array or iterable of { id, input, payload? }', tasks);
-  const list = Array.from(tasks as Iterable<unknown>);
-  const seen = new Map<string, number>();
-  return list.map((task, i) => {
-    if (typeof task !== 'object' || task === null)
-      throw new InvalidArgumentError(`tasks[${i}]`, 'an object { id, input, payload? }', task);
-    const { id, input, payload } = task as Record<string, unknown>;
-    if (typeof id !== 'string' || id === '') throw new InvalidArgumentError(`tasks[${i}].id`, 'a non-empty string', id);
-    const first = seen.get(id);
-    if (first !== undefined)
-      throw new InvalidArgumentError(`tasks[${i}].id`, `unique (\`tasks[${first}].id\` is the same)`, id);
-    seen.set(id, i);
+  const shape = { list: '{ id, input, payload? }', item: '{ id, input, payload? }' };
+  return checkTaskList(tasks, shape, ({ id, input, payload }, i) => {
     if (typeof input !== 'string')
       throw new InvalidArgumentError(`tasks[${i}].input`, 'a string (the user message)', input);
-    if (payload !== undefined) {
-      let json: string | undefined;
-      try {
-        json = JSON.stringify(payload);
-      } catch {
-        json = undefined;
-      }
-      if (json === undefined)
-        throw new InvalidArgumentError(`tasks[${i}].payload`, 'JSON data (the task travels through Redis)', payload);
-      return { id, input, payload: JSON.parse(json) as unknown };
+    if (payload === undefined) return { id: id as string, input };
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(payload);
+    } catch {
+      json = undefined;
     }
-    return { id, input };
+    if (json === undefined)
+      throw new InvalidArgumentError(`tasks[${i}].payload`, 'JSON data (the task travels through Redis)', payload);
+    return { id: id as string, input, payload: JSON.parse(json) as unknown };
   });
 }
