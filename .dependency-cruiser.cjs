@@ -17,6 +17,11 @@
 //   <-  turn (the core both drivers share)  <-  calls  <-  endings
 //   <-  adapter, mirror (the two drivers, which never use each other)
 //   <-  the entries: AgentWithStateMachine.ts (on adapter), StepMirror.ts (on mirror).
+//
+// Inside lib/batch/, rooms (each one's README.md says what it holds) under the batch itself
+// (lib/batch/*.ts: runBatch, its options, scheduler and report), each on the ones named:
+//   keeping (the stores and the files a batch keeps)  <-  resume, tasks, raises  <-  reading (on raises)
+//   <-  approvals (on tasks and reading). No room imports the batch's own files.
 const layer = (name, mayNotUse, comment) => ({
   name,
   comment,
@@ -35,6 +40,14 @@ const agentRoom = (room, mayUse, comment) => ({
   to: { path: '^lib/agent/', pathNot: `^lib/agent/((${[room, ...mayUse].join('|')})/|[^/]+\\.ts$)` },
 });
 const BELOW_TURN = ['journal', 'money', 'retry', 'options', 'stall'];
+// A room of lib/batch/ may use the rooms it names, and nothing of the batch above the rooms.
+const batchRoom = (room, mayUse, comment) => ({
+  name: `batch-${room}-room`,
+  comment,
+  severity: 'error',
+  from: { path: `^lib/batch/${room}/` },
+  to: { path: '^lib/batch/', pathNot: `^lib/batch/(${[room, ...mayUse].join('|')})/` },
+});
 
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const forbidden = [
@@ -143,6 +156,16 @@ const forbidden = [
     ['endings', 'calls', 'turn', ...BELOW_TURN],
     'the driver that hears a framework never uses the adapter',
   ),
+  batchRoom(
+    'keeping',
+    [],
+    'where a batch keeps its runs (a folder, a store, the files beside them) imports no other room',
+  ),
+  batchRoom('resume', ['keeping'], "a resume reads what was kept, and knows no task's run"),
+  batchRoom('tasks', ['keeping'], "one task's run knows no scheduler, resume or approval"),
+  batchRoom('raises', ['keeping'], 'a paused cap and its raises know no task or approval'),
+  batchRoom('reading', ['keeping', 'raises'], 'a kept batch read back (watch, inspect, report, diff) never runs one'),
+  batchRoom('approvals', ['keeping', 'tasks', 'reading'], 'parked runs and their answers are below the scheduler'),
   {
     name: 'states-stand-alone',
     comment: 'states/ is the top layer: it may not import lib/',

@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readBatchFolder } from '../lib/batch/readBatchFolder';
+import { readBatchFolder } from '../lib/batch/reading/readBatchFolder';
 import { main } from '../lib/cli/main';
 import { failed, printSuite, ratioFigure, ratioTarget, scaled, type SuiteResult } from './harness';
 import { loadLibrary } from './library';

@@ -140,9 +140,9 @@ export { VERSION } from './internal/version';
 export type { ResumeFrom, ResumeInfo, RecordedLine } from './agent/journal/RunRecording';
 export type { ResumeToolChoice, ResumeToolPolicy } from './agent/journal/ResumeToolPolicy';
 export { runBatch } from './batch/runBatch';
-export type { AgentTask, AgentSource } from './batch/runTask';
-export type { FrameworkTask, FrameworkRun } from './batch/runFrameworkTask';
-export type { ApprovalWait, BatchApprovalRequest, CapWait } from './batch/ParkedRuns';
+export type { AgentTask, AgentSource } from './batch/tasks/runTask';
+export type { FrameworkTask, FrameworkRun } from './batch/tasks/runFrameworkTask';
+export type { ApprovalWait, BatchApprovalRequest, CapWait } from './batch/approvals/ParkedRuns';
 export type { BatchPause, CapRaise } from './batch/raises/CapRaises';
 export type { BatchTotal } from './batch/BatchTotal';
 export type {

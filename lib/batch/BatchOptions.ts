@@ -1,4 +1,4 @@
-import type { RunStore } from './RunStore';
+import type { RunStore } from './keeping/RunStore';
 import type { BillingRule } from '../agent/money/providerBilling';
 import type { Logger } from 'winston';
 import type { Pricing } from '../agent/AgentLoop';
@@ -10,9 +10,9 @@ import type { OnUnknownCost } from '../agent/money/priceResponse';
 import type { RetryOptions } from '../agent/retry/retryDelay';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 import type { Sleep } from '../internal/sleep';
-import type { AgentSource } from './runTask';
+import type { AgentSource } from './tasks/runTask';
 import type { ResumeToolPolicy } from '../agent/journal/ResumeToolPolicy';
-import type { BatchApprovalRequest } from './ParkedRuns';
+import type { BatchApprovalRequest } from './approvals/ParkedRuns';
 import type { BatchProgress } from './BatchReport';
 import type { BatchPause } from './raises/CapRaises';
 

@@ -3,8 +3,8 @@ import type { BudgetLimits } from '../agent/BudgetLimits';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import type { UsageTotals } from '../agent/UsageTotals';
 import type { SkipReason } from './RunSkippedError';
-import type { TaskRun } from './runTask';
-import type { ApprovalWait, CapWait } from './ParkedRuns';
+import type { TaskRun } from './tasks/runTask';
+import type { ApprovalWait, CapWait } from './approvals/ParkedRuns';
 import type { CapRaise } from './raises/CapRaises';
 import type { BatchTotal } from './BatchTotal';
 

@@ -1,5 +1,5 @@
 import type { RunReport } from './BatchReport';
-import type { TaskState } from './resumeState';
+import type { TaskState } from './resume/resumeState';
 
 /**
  * The report row of a task whose run ended before this resume: what its file says, the run not

@@ -1,17 +1,17 @@
 import * as path from 'node:path';
 import { messageOf } from '../internal/messageOf';
-import { folderAnswerBox, keepsAnswers, storeAnswerBox, type AnswerBox } from './AnswerBox';
-import { assertNoClash } from './assertNoClash';
-import { writeBatchManifest, type BatchManifest } from './batchManifest';
-import { folderEarlierRuns, storeEarlierRuns, type EarlierRuns } from './EarlierRuns';
-import { EndedRunCache } from './EndedRunCache';
-import { openBatchFolder } from './openBatchFolder';
-import { openStoreBatch } from './openStoreBatch';
+import { folderAnswerBox, keepsAnswers, storeAnswerBox, type AnswerBox } from './approvals/AnswerBox';
+import { assertNoClash } from './keeping/assertNoClash';
+import { writeBatchManifest, type BatchManifest } from './keeping/batchManifest';
+import { folderEarlierRuns, storeEarlierRuns, type EarlierRuns } from './resume/EarlierRuns';
+import { EndedRunCache } from './resume/EndedRunCache';
+import { openBatchFolder } from './keeping/openBatchFolder';
+import { openStoreBatch } from './keeping/openStoreBatch';
 import { folderRaiseBox, keepsRaises, storeRaiseBox, type RaiseBox } from './raises/RaiseBox';
-import { setAsideRaises } from './raises/raiseRequests';
-import type { RunStore } from './RunStore';
-import type { RunTaskOptions } from './RunTaskOptions';
-import { uniqueFileNames } from './safeFileName';
+import { setAsideRaises } from './keeping/raiseRequests';
+import type { RunStore } from './keeping/RunStore';
+import type { RunTaskOptions } from './tasks/RunTaskOptions';
+import { uniqueFileNames } from './keeping/safeFileName';
 import type { JsonlHistorySinkOptions } from '../history/JsonlHistorySinkOptions';
 
 /** Where a batch keeps its runs' records, as `runBatch` sees it: the one place that knows a folder from a store. */

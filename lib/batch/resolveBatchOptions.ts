@@ -1,4 +1,4 @@
-import type { RunStore } from './RunStore';
+import type { RunStore } from './keeping/RunStore';
 import type { AgentLoop } from '../agent/AgentLoop';
 import { AgentWithStateMachine } from '../agent/AgentWithStateMachine';
 import { assertBudgetLimits, type BudgetLimits } from '../agent/BudgetLimits';
@@ -7,11 +7,11 @@ import { resolveResumeTools } from '../agent/journal/ResumeToolPolicy';
 import { assertPricing, PRICING_EXPECTED } from '../agent/options/assertPricing';
 import { groupCommitBounds } from '../history/JsonlHistorySinkOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
-import { assertTasksBoundCalls } from './assertTasksBoundCalls';
+import { assertTasksBoundCalls } from './tasks/assertTasksBoundCalls';
 import { assertFrameworkTasksCanHonour } from './batchOptionKeys';
 import type { BatchOptions, BatchTask } from './BatchOptions';
-import { isFrameworkTask } from './checkBatchTasks';
-import type { FrameworkTask } from './runFrameworkTask';
+import { isFrameworkTask } from './tasks/checkBatchTasks';
+import type { FrameworkTask } from './tasks/runFrameworkTask';
 import { OPTION_DEFAULTS } from '../internal/optionTable';
 
 // Used once, before any run, to have the adapter check the options it shares with the batch.

@@ -1,8 +1,8 @@
 import { assertKnownOptions } from '../machine/assertKnownOptions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BATCH_OPTION_KEYS } from './batchOptionKeys';
-import { checkBatchTasks } from './checkBatchTasks';
-import type { FrameworkTask } from './runFrameworkTask';
+import { checkBatchTasks } from './tasks/checkBatchTasks';
+import type { FrameworkTask } from './tasks/runFrameworkTask';
 import type { BatchOptions, BatchTask } from './BatchOptions';
 import type { BatchReport } from './BatchReport';
 

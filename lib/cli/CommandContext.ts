@@ -1,4 +1,4 @@
-import type { RunStore } from '../batch/RunStore';
+import type { RunStore } from '../batch/keeping/RunStore';
 import type { HistoryEntry, HistoryWarning } from '../history/HistoryEntry';
 import { readHistoryInto, type ReadHistoryOptions } from '../history/loadHistory';
 import { escapeControl } from '../internal/escapeControl';

@@ -8,7 +8,7 @@ import { folderApprovals } from './folderApprovals';
 import { redisApprovals } from './redisApprovals';
 import { storeApprovals } from './storeApprovals';
 import { storeFor } from './storeCommands';
-import type { RunStore } from '../batch/RunStore';
+import type { RunStore } from '../batch/keeping/RunStore';
 
 /** The options that say where a batch is, besides its folder. */
 interface PlaceOptions {

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import type { Command } from 'commander';
-import { folderBatchSource, storeBatchSource, type BatchSource } from '../batch/BatchSource';
-import { diffBatches, type BatchDiff, type TaskPair } from '../batch/diffBatches';
-import { readBatchForDiff } from '../batch/readBatchForDiff';
-import type { FolderRun } from '../batch/readBatchFolder';
-import type { RunStore } from '../batch/RunStore';
+import { folderBatchSource, storeBatchSource, type BatchSource } from '../batch/reading/BatchSource';
+import { diffBatches, type BatchDiff, type TaskPair } from '../batch/reading/diffBatches';
+import { readBatchForDiff } from '../batch/reading/readBatchForDiff';
+import type { FolderRun } from '../batch/reading/readBatchFolder';
+import type { RunStore } from '../batch/keeping/RunStore';
 import { HistoryFileError } from '../history/HistoryFileError';
 import type { DivergenceKind } from '../history/diffStep';
 import { diffRunFiles, type RunDiff, type RunDiffInput, type RunDiffOptions } from '../history/diffRunFiles';

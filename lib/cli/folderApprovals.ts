@@ -1,5 +1,5 @@
-import { folderAnswerBox } from '../batch/AnswerBox';
-import { readWaitingApprovals } from '../batch/waitingApprovals';
+import { folderAnswerBox } from '../batch/approvals/AnswerBox';
+import { readWaitingApprovals } from '../batch/approvals/waitingApprovals';
 import { escapeControl } from '../internal/escapeControl';
 import type { ApprovalsPlace } from './ApprovalsPlace';
 import { historyApprovals } from './historyApprovals';

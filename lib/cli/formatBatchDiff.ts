@@ -1,4 +1,4 @@
-import type { BatchDiff, BatchDiffTotals, TaskPair, TaskSide } from '../batch/diffBatches';
+import type { BatchDiff, BatchDiffTotals, TaskPair, TaskSide } from '../batch/reading/diffBatches';
 import type { DivergenceKind } from '../history/diffStep';
 import { escapeControl } from '../internal/escapeControl';
 import { formatSpend, formatSpendCell } from '../internal/formatSpend';

@@ -1,5 +1,5 @@
 import { formatSpend, formatSpendCell } from '../internal/formatSpend';
-import type { BatchFolder } from '../batch/readBatchFolder';
+import type { BatchFolder } from '../batch/reading/readBatchFolder';
 import { escapeControl } from '../internal/escapeControl';
 import { formatTime } from '../internal/formatTime';
 import { cut, oneLine, plural } from '../internal/text';

@@ -1,4 +1,4 @@
-import type { CapPause } from '../batch/raises/capPause';
+import type { CapPause } from '../batch/keeping/capPause';
 import { escapeControl } from '../internal/escapeControl';
 import { formatSpend, type SpendFigures } from '../internal/formatSpend';
 import { formatUsd } from '../internal/formatUsd';

@@ -1,6 +1,6 @@
-import { AnsweredAlreadyError } from '../batch/approvalAnswers';
-import type { AnswerBox } from '../batch/AnswerBox';
-import type { WaitingApprovals, WaitingCall } from '../batch/waitingApprovals';
+import { AnsweredAlreadyError } from '../batch/keeping/approvalAnswers';
+import type { AnswerBox } from '../batch/approvals/AnswerBox';
+import type { WaitingApprovals, WaitingCall } from '../batch/approvals/waitingApprovals';
 import { escapeControl } from '../internal/escapeControl';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { AnswerAsked, ApprovalsPlace, GivenAnswers } from './ApprovalsPlace';

@@ -1,6 +1,11 @@
-import { storeBatchSource } from '../batch/BatchSource';
-import { readBatchFolder, readBatchSource, type BatchFolder, type BatchReadingOptions } from '../batch/readBatchFolder';
-import type { RunStore } from '../batch/RunStore';
+import { storeBatchSource } from '../batch/reading/BatchSource';
+import {
+  readBatchFolder,
+  readBatchSource,
+  type BatchFolder,
+  type BatchReadingOptions,
+} from '../batch/reading/readBatchFolder';
+import type { RunStore } from '../batch/keeping/RunStore';
 import type { HistoryWarning } from '../history/HistoryEntry';
 import { escapeControl } from '../internal/escapeControl';
 import { folderRunFailed, formatBatchFolder } from './formatBatchFolder';

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import type { RunStore } from '../batch/RunStore';
+import type { RunStore } from '../batch/keeping/RunStore';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { escapeControl } from '../internal/escapeControl';
 import { messageOf } from '../internal/messageOf';

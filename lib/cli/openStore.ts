@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileStore } from '../batch/FileStore';
-import type { RunStore } from '../batch/RunStore';
+import { FileStore } from '../batch/keeping/FileStore';
+import type { RunStore } from '../batch/keeping/RunStore';
 import { messageOf } from '../internal/messageOf';
 
 /** What `--store` takes, in messages. */

@@ -7,7 +7,7 @@ import { LIMITS, type LimitName } from '../internal/limits';
 import { formatTime } from '../internal/formatTime';
 import { formatSpend } from '../internal/formatSpend';
 import type { WatchState } from './WatchState';
-import type { CapPause } from '../batch/raises/capPause';
+import type { CapPause } from '../batch/keeping/capPause';
 import { formatCapPause } from './formatCapPause';
 
 /** What the board shows beside the state: where, the caps, when, how wide. */

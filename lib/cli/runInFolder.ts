@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readBatchManifest } from '../batch/batchManifest';
+import { readBatchManifest } from '../batch/keeping/batchManifest';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { cut } from '../internal/text';
 

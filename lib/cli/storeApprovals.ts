@@ -1,7 +1,7 @@
-import { keepsAnswers, storeAnswerBox, type AnswerBox, type AnswerStore } from '../batch/AnswerBox';
-import { storeBatchSource } from '../batch/BatchSource';
-import type { RunStore } from '../batch/RunStore';
-import { waitingApprovalsOf } from '../batch/waitingApprovals';
+import { keepsAnswers, storeAnswerBox, type AnswerBox, type AnswerStore } from '../batch/approvals/AnswerBox';
+import { storeBatchSource } from '../batch/reading/BatchSource';
+import type { RunStore } from '../batch/keeping/RunStore';
+import { waitingApprovalsOf } from '../batch/approvals/waitingApprovals';
 import { escapeControl } from '../internal/escapeControl';
 import type { ApprovalsPlace } from './ApprovalsPlace';
 import { historyApprovals } from './historyApprovals';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError as CommanderArgumentError } from 'commander';
-import type { RunStore, StoredRun, StoredRunQuery } from '../batch/RunStore';
+import type { RunStore, StoredRun, StoredRunQuery } from '../batch/keeping/RunStore';
 import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
 import { formatSpend, mergeUncertain } from '../internal/formatSpend';

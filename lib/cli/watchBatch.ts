@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MANIFEST_FILE, readBatchManifest } from '../batch/batchManifest';
-import type { RunLines } from '../batch/BatchSource';
-import { folderHeld } from '../batch/lockFolder';
-import { readRaiseRequests } from '../batch/raises/raiseRequests';
-import { readCapPause } from '../batch/raises/capPause';
+import { MANIFEST_FILE, readBatchManifest } from '../batch/keeping/batchManifest';
+import type { RunLines } from '../batch/reading/BatchSource';
+import { folderHeld } from '../batch/keeping/lockFolder';
+import { readRaiseRequests } from '../batch/keeping/raiseRequests';
+import { readCapPause } from '../batch/keeping/capPause';
 import { HistoryFileError } from '../history/HistoryFileError';
 import { messageOf } from '../internal/messageOf';
 import { byTaskOrder } from './byTaskOrder';

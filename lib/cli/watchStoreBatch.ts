@@ -1,6 +1,6 @@
-import type { RunStore, StoredBatch } from '../batch/RunStore';
+import type { RunStore, StoredBatch } from '../batch/keeping/RunStore';
 import { HistoryFileError } from '../history/HistoryFileError';
-import { pauseInForce } from '../batch/raises/capPause';
+import { pauseInForce } from '../batch/keeping/capPause';
 import { keepsRaises } from '../batch/raises/RaiseBox';
 import { byTaskOrder } from './byTaskOrder';
 import { WatchBoard, type FollowedRun, type WatchIO, type WatchOptions, type WatchSource } from './WatchBoard';

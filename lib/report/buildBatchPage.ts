@@ -1,6 +1,6 @@
 import type { BatchReport } from '../batch/runBatch';
-import type { RunLines, BatchSource } from '../batch/BatchSource';
-import { readBatchSource } from '../batch/readBatchFolder';
+import type { RunLines, BatchSource } from '../batch/reading/BatchSource';
+import { readBatchSource } from '../batch/reading/readBatchFolder';
 import { skippedRun } from '../batch/skippedRun';
 import type { RunOutcome } from '../batch/BatchReport';
 import type { HistoryWarning } from '../history/HistoryEntry';

@@ -7,8 +7,8 @@ import { readHistoryInto } from '../history/loadHistory';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
-import { folderBatchSource, storeBatchSource } from '../batch/BatchSource';
-import type { RunStore } from '../batch/RunStore';
+import { folderBatchSource, storeBatchSource } from '../batch/reading/BatchSource';
+import type { RunStore } from '../batch/keeping/RunStore';
 import { RunPageBuilder } from './renderRunPage';
 import { addBatchRun, buildBatchPage } from './buildBatchPage';
 

@@ -1,4 +1,4 @@
-import type { BatchDiff, TaskPair, TaskSide } from '../batch/diffBatches';
+import type { BatchDiff, TaskPair, TaskSide } from '../batch/reading/diffBatches';
 import { DIVERGENCE_WORDS, type StepView } from '../history/diffStep';
 import type { RunDiff } from '../history/diffRunFiles';
 import type { RunSideFacts } from '../history/RunDiffSide';

@@ -16,11 +16,11 @@ export type {
   StoredRunQuery,
   ApprovalAnswer,
   KeptAnswer,
-} from '../batch/RunStore';
-export { FileStore } from '../batch/FileStore';
-export type { BatchManifest } from '../batch/batchManifest';
-export { FolderLockedError } from '../batch/lockFolder';
-export type { FolderOwner } from '../batch/lockFolder';
+} from '../batch/keeping/RunStore';
+export { FileStore } from '../batch/keeping/FileStore';
+export type { BatchManifest } from '../batch/keeping/batchManifest';
+export { FolderLockedError } from '../batch/keeping/lockFolder';
+export type { FolderOwner } from '../batch/keeping/lockFolder';
 export { requestRaise } from '../batch/raises/requestRaise';
-export type { RaiseRequest } from '../batch/raises/raiseRequests';
-export type { CapPause } from '../batch/raises/capPause';
+export type { RaiseRequest } from '../batch/keeping/raiseRequests';
+export type { CapPause } from '../batch/keeping/capPause';

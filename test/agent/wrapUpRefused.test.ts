@@ -1,5 +1,5 @@
 import { Budget, StepMirror } from 'agent-state-machine';
-import { runTask } from '../../lib/batch/runTask';
+import { runTask } from '../../lib/batch/tasks/runTask';
 import { submitBatch } from '../../lib/integrations/bullmq/index';
 import { mirrorAISDK } from '../../lib/integrations/ai-sdk';
 import { AgentsMirror } from '../../lib/integrations/openai-agents';

@@ -1,7 +1,7 @@
 import { Budget } from '../../lib/agent/money/Budget';
 import { CapRaises, RAISE_POLL_MS } from '../../lib/batch/raises/CapRaises';
 import type { RaiseBox } from '../../lib/batch/raises/RaiseBox';
-import type { RaiseRequest } from '../../lib/batch/raises/raiseRequests';
+import type { RaiseRequest } from '../../lib/batch/keeping/raiseRequests';
 
 // How often a pausing batch asks its raise box (a folder's raise file, or its store) for raises:
 // every RAISE_POLL_MS while a run waits at the cap, every 2 s while none does, and at once as a

@@ -5,10 +5,10 @@ import fc from 'fast-check';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { LLMResponse } from '../../lib/agent/AgentLoop';
 import type { StepMirror } from '../../lib/agent/StepMirror';
-import type { FrameworkTask } from '../../lib/batch/runFrameworkTask';
+import type { FrameworkTask } from '../../lib/batch/tasks/runFrameworkTask';
 import { runBatch, type BatchOptions, type BatchTask } from '../../lib/batch/runBatch';
-import { resumeState } from '../../lib/batch/resumeState';
-import { ENDED_RUNS_FILE } from '../../lib/batch/EndedRunCache';
+import { resumeState } from '../../lib/batch/resume/resumeState';
+import { ENDED_RUNS_FILE } from '../../lib/batch/resume/EndedRunCache';
 import * as readRunFileModule from '../../lib/history/readRunFile';
 
 const instant = async (): Promise<void> => undefined;

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
-import { KeptJournals } from '../../lib/batch/KeptJournals';
+import { KeptJournals } from '../../lib/batch/resume/KeptJournals';
 import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
 import * as loadHistoryModule from '../../lib/history/loadHistory';
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { RunSinkForward } from '../../lib/batch/RunSinkForward';
+import { RunSinkForward } from '../../lib/batch/tasks/RunSinkForward';
 import { readRunFile, type RunFileFacts } from '../../lib/history/readRunFile';
 import type { JournalLine } from '../../lib/machine/HistorySink';
 import type { TransitionRecord } from '../../lib/machine/TransitionRecord';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { MANIFEST_FILE, readBatchManifest, writeBatchManifest } from '../../lib/batch/batchManifest';
+import { MANIFEST_FILE, readBatchManifest, writeBatchManifest } from '../../lib/batch/keeping/batchManifest';
 import { HistoryFileError } from '../../lib/history/HistoryFileError';
 
 let dir: string;

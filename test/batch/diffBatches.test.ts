@@ -1,8 +1,8 @@
 // diffBatches, the pure comparison of two batches: tasks matched by id, regressions and
 // improvements apart, the other changes by the size of their cost change, tasks of one side,
 // and "same" only when nothing but time differs.
-import { diffBatches, type RunDiffFacts } from '../../lib/batch/diffBatches';
-import type { BatchFolder, FolderRun } from '../../lib/batch/readBatchFolder';
+import { diffBatches, type RunDiffFacts } from '../../lib/batch/reading/diffBatches';
+import type { BatchFolder, FolderRun } from '../../lib/batch/reading/readBatchFolder';
 
 interface Run {
   id: string;

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
-import { readResumeJournal } from '../../lib/batch/readResumeJournal';
+import { readResumeJournal } from '../../lib/batch/keeping/readResumeJournal';
 
 let dir: string;
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-resumejournal-'))));

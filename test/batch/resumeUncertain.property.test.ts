@@ -10,9 +10,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { writeBatchManifest } from '../../lib/batch/batchManifest';
-import { folderEarlierRuns } from '../../lib/batch/EarlierRuns';
-import { readBatchFolder } from '../../lib/batch/readBatchFolder';
+import { writeBatchManifest } from '../../lib/batch/keeping/batchManifest';
+import { folderEarlierRuns } from '../../lib/batch/resume/EarlierRuns';
+import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
 import { spendOverAttempts, uncertainOverAttempts } from '../../lib/history/spendOverAttempts';
 
 /** One attempt: its calls answered live (their price), its reservations left open (their worst case), or cut while it served. */

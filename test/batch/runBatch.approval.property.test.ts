@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import { APPROVAL_EXTENSION } from '../../lib/agent/extensionStates';
-import type { BatchApprovalRequest } from '../../lib/batch/ParkedRuns';
+import type { BatchApprovalRequest } from '../../lib/batch/approvals/ParkedRuns';
 import { runBatch } from '../../lib/batch/runBatch';
 import { extendTable } from '../../lib/machine/extendTable';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';

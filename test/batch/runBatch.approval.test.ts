@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { createScriptedAgent, type ScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import { APPROVAL_EXTENSION } from '../../lib/agent/extensionStates';
 import { formatBatchReport } from '../../lib/batch/formatBatchReport';
-import type { BatchApprovalRequest } from '../../lib/batch/ParkedRuns';
+import type { BatchApprovalRequest } from '../../lib/batch/approvals/ParkedRuns';
 import { runBatch, type BatchOptions, type BatchProgress } from '../../lib/batch/runBatch';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';

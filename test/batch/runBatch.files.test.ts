@@ -9,7 +9,7 @@ import {
   type BatchTask,
 } from '../../lib/index';
 import { HistoryFileError, loadHistory } from '../../lib/subpaths/history';
-import { safeFileName } from '../../lib/batch/safeFileName';
+import { safeFileName } from '../../lib/batch/keeping/safeFileName';
 import { JsonlHistorySink } from '../../lib/history/JsonlHistorySink';
 import { manualClock } from '../helpers/manualClock';
 

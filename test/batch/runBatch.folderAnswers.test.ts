@@ -7,9 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import { APPROVAL_EXTENSION } from '../../lib/agent/extensionStates';
-import { AnsweredAlreadyError, ANSWERS_DIR, readAnswers, writeAnswer } from '../../lib/batch/approvalAnswers';
+import { AnsweredAlreadyError, ANSWERS_DIR, readAnswers, writeAnswer } from '../../lib/batch/keeping/approvalAnswers';
 import { runBatch, type BatchOptions } from '../../lib/batch/runBatch';
-import { readWaitingApprovals } from '../../lib/batch/waitingApprovals';
+import { readWaitingApprovals } from '../../lib/batch/approvals/waitingApprovals';
 import { extendTable } from '../../lib/machine/extendTable';
 import { DEFAULT_TABLE } from '../../lib/machine/transitions';
 

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readBatchFolder } from '../../lib/batch/readBatchFolder';
+import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
 import { batchChild, CALL_USD, phasedBillingServer } from '../helpers/killableBatch';
 
 jest.setTimeout(180_000);

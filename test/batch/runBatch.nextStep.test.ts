@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
-import { lockFolder } from '../../lib/batch/lockFolder';
+import { lockFolder } from '../../lib/batch/keeping/lockFolder';
 
 const instant = async (): Promise<void> => undefined;
 

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Budget } from '../../lib/agent/money/Budget';
 import { OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
-import { runTask } from '../../lib/batch/runTask';
+import { runTask } from '../../lib/batch/tasks/runTask';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
 import { manualClock } from '../helpers/manualClock';

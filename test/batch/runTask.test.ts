@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Deadline } from '../../lib/agent/money/Deadline';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
-import { runTask } from '../../lib/batch/runTask';
+import { runTask } from '../../lib/batch/tasks/runTask';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { manualClock } from '../helpers/manualClock';
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { safeFileName, uniqueFileNames } from '../../lib/batch/safeFileName';
+import { safeFileName, uniqueFileNames } from '../../lib/batch/keeping/safeFileName';
 
 const SAFE = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 /** What Windows opens as a device instead of a file: the part before the first dot names one. */

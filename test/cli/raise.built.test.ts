@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeBatchManifest } from '../../lib/batch/batchManifest';
+import { writeBatchManifest } from '../../lib/batch/keeping/batchManifest';
 import { buildCli, runBuiltCli, startCli } from '../helpers/builtCli';
 import { spawnWatched, type WatchedChild } from '../helpers/watchedChild';
 

@@ -3,8 +3,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeBatchManifest } from '../../lib/batch/batchManifest';
-import { lockFolder, type FolderLock } from '../../lib/batch/lockFolder';
+import { writeBatchManifest } from '../../lib/batch/keeping/batchManifest';
+import { lockFolder, type FolderLock } from '../../lib/batch/keeping/lockFolder';
 import { buildCli, runBuiltCli, startCli, type RunningCli } from '../helpers/builtCli';
 
 let dir: string;

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeBatchManifest } from '../../lib/batch/batchManifest';
-import { lockFolder } from '../../lib/batch/lockFolder';
+import { writeBatchManifest } from '../../lib/batch/keeping/batchManifest';
+import { lockFolder } from '../../lib/batch/keeping/lockFolder';
 import { requestRaise } from '../../lib/batch/raises/requestRaise';
 import { main } from '../../lib/cli/main';
 

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent, runBatch, type Pricing, type ScriptedReply } from '../../lib/index';
-import { lockFolder, type FolderLock } from '../../lib/batch/lockFolder';
+import { lockFolder, type FolderLock } from '../../lib/batch/keeping/lockFolder';
 import { buildCli, runBuiltCli, startCli, type RunningCli } from '../helpers/builtCli';
 
 // $5 per million tokens: a call bounded at 1,000 + 1,000 tokens holds $0.01.

@@ -21,7 +21,7 @@ import type { ApprovalAnswer, RunStore, StoreBatchOptions } from '../../lib/subp
 import { loadHistory, summarizeHistory } from '../../lib/subpaths/history';
 import { requestRaise } from '../../lib/batch/raises/requestRaise';
 import { keepsRaises } from '../../lib/batch/raises/RaiseBox';
-import { storeBatchSource } from '../../lib/batch/BatchSource';
+import { storeBatchSource } from '../../lib/batch/reading/BatchSource';
 import { pausingLoop, pricing } from '../fixtures/pausingLoop';
 import { base, failing, script, task, tick } from './storeTasks';
 

@@ -5,7 +5,7 @@ import { MIRROR_CANNOT } from '../../lib/agent/options/optionKeys';
 import { PRICING_EXPECTED } from '../../lib/agent/options/assertPricing';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { runBatch } from '../../lib/batch/runBatch';
-import { runTask } from '../../lib/batch/runTask';
+import { runTask } from '../../lib/batch/tasks/runTask';
 import { resumeAwaitingApproval } from '../../lib/replay/resumeAwaitingApproval';
 import { nearestName } from '../../lib/internal/nearestName';
 import { declaredOptions, refusedOn, type OptionEntry } from '../../lib/internal/optionTable';

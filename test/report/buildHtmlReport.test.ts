@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent } from '../../lib/agent/createScriptedAgent';
-import { lockFolder } from '../../lib/batch/lockFolder';
+import { lockFolder } from '../../lib/batch/keeping/lockFolder';
 import { runBatch } from '../../lib/batch/runBatch';
 import { HistoryFileError } from '../../lib/history/HistoryFileError';
 import { buildHtmlReport } from '../../lib/report/buildHtmlReport';

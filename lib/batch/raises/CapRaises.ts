@@ -2,9 +2,9 @@ import type { Budget } from '../../agent/money/Budget';
 import { formatUsd } from '../../internal/formatUsd';
 import { messageOf } from '../../internal/messageOf';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
-import type { CapPause } from './capPause';
+import type { CapPause } from '../keeping/capPause';
 import type { RaiseBox } from './RaiseBox';
-import type { RaisesRead } from './raiseRequests';
+import type { RaisesRead } from '../keeping/raiseRequests';
 import { raiseProblem } from '../../internal/raiseProblem';
 
 /** One raise of a batch's paused cap, as its report lists it. */

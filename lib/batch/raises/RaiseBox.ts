@@ -1,6 +1,6 @@
-import type { RunStore } from '../RunStore';
-import { clearCapPause, readPauseFile, writeCapPause, type CapPause } from './capPause';
-import { appendRaiseRequest, readRaiseRequests, type RaiseRequest, type RaisesRead } from './raiseRequests';
+import type { RunStore } from '../keeping/RunStore';
+import { clearCapPause, readPauseFile, writeCapPause, type CapPause } from '../keeping/capPause';
+import { appendRaiseRequest, readRaiseRequests, type RaiseRequest, type RaisesRead } from '../keeping/raiseRequests';
 
 /**
  * Where a batch paused at its cap finds the raises people ask of it (`agent-sm raise`,

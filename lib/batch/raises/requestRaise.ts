@@ -1,8 +1,8 @@
 import { HistoryFileError } from '../../history/HistoryFileError';
 import { formatUsd } from '../../internal/formatUsd';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
-import { readBatchManifest, type BatchManifest } from '../batchManifest';
-import type { RunStore } from '../RunStore';
+import { readBatchManifest, type BatchManifest } from '../keeping/batchManifest';
+import type { RunStore } from '../keeping/RunStore';
 import { folderRaiseBox, keepsRaises, storeRaiseBox, type RaiseBox } from './RaiseBox';
 
 /**

@@ -8,7 +8,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, tool, type ModelMessage } from 'ai';
 import { z } from 'zod';
 import type { ApprovalDecision } from 'agent-state-machine';
-import { runTask } from '../../../lib/batch/runTask';
+import { runTask } from '../../../lib/batch/tasks/runTask';
 import { mirrorAISDK } from '../../../lib/integrations/ai-sdk';
 import { ParkWatch } from '../../../lib/integrations/bullmq/ParkWatch';
 import { parkRun, type RunApprovals } from '../../../lib/integrations/bullmq/parkRun';

@@ -1,0 +1,153 @@
+import * as fs from 'node:fs';
+import type { RecordedLine } from '../../agent/journal/RunRecording';
+import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from '../keeping/readResumeJournal';
+import { KeptJournals } from './KeptJournals';
+import { freeName } from '../keeping/freeName';
+import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
+import type { StoreBatch } from '../keeping/RunStore';
+import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../../history/spendOverAttempts';
+
+/**
+ * What a resumed batch reads of its earlier attempt, from a folder or a store: each task's state,
+ * the journal a cut-off run continues from, and how that run's attempt is set aside, kept, so
+ * that the new attempt does not overwrite it. One logic for both: a store gives the lines a
+ * file holds, and the same readers read them.
+ */
+export interface EarlierRuns {
+  /** Each task's state, in task order. */
+  readonly states: readonly TaskState[];
+  /** The journal the cut-off run of task `index` continues from: its attempts' best. */
+  journal(index: number): Promise<RecordedLine[]>;
+  /** Sets the cut-off attempt of task `index` aside, kept readable, before its new attempt opens. */
+  setAside(index: number): Promise<void>;
+}
+
+/** A folder's earlier runs: `<dir>/batch.json` and its run files; an attempt set aside is renamed `<file>.interrupted`. */
+export async function folderEarlierRuns(dir: string, ids: readonly string[], salvage: boolean): Promise<EarlierRuns> {
+  // A cut-off run's journal is read with its state, in one pass over its file.
+  const kept = new KeptJournals();
+  const states = await resumeState(dir, ids, { salvage }, kept);
+  for (const [index, state] of states.entries())
+    if (state.kind === 'interrupted') states[index] = await withEarlierSpend(state, keptAttempts(state.file), salvage);
+  const fileOf = (index: number): string => {
+    const state = states[index];
+    if (state === undefined || state.kind === 'not_started') throw new Error(`task ${index} has no earlier file`);
+    return state.file;
+  };
+  return {
+    states,
+    journal: (index) => {
+      const file = fileOf(index);
+      return readResumeJournal(file, salvage, kept.take(file));
+    },
+    setAside: (index) => {
+      const file = fileOf(index);
+      // None when the process that set the last attempt aside was killed before its next one wrote a file.
+      if (fs.existsSync(file)) fs.renameSync(file, freeName(`${file}.interrupted`));
+      return Promise.resolve();
+    },
+  };
+}
+
+/** A store's earlier runs: the batch's manifest and each run's attempts, read through `batch` (opened with `resume`). */
+export async function storeEarlierRuns(
+  batch: StoreBatch,
+  storeName: string,
+  ids: readonly string[],
+  salvage: boolean,
+): Promise<EarlierRuns> {
+  const where = `batch ${batch.batchId} in ${storeName}`;
+  const manifest = batch.earlier;
+  if (manifest === undefined)
+    throw new InvalidArgumentError(
+      'resume',
+      `true only for a batchId the store holds: ${storeName} has no batch ${JSON.stringify(batch.batchId)}; to start this batch, leave out \`resume\``,
+      true,
+    );
+  const why = taskMismatch(manifest, ids);
+  if (why !== undefined)
+    throw new InvalidArgumentError(
+      'resume',
+      `the same tasks, in the same order, as ${where} (${why}): pass the tasks that batch ran, in order, or, to start this batch instead, leave out \`resume\` and give another \`batchId\``,
+      true,
+    );
+  const states: TaskState[] = [];
+  // One run at a time, streamed: a batch of 10,000 runs never holds more than one run's facts.
+  for (const id of ids) states.push(await storeRunState(batch, id, salvage));
+  return {
+    states,
+    journal: (index) => storeRunJournal(batch, ids[index]!, salvage),
+    setAside: (index) => batch.setAside(ids[index]!),
+  };
+}
+
+/**
+ * What run `runId` of a batch in a store left: ended, cut off (with what it spent), or never
+ * opened. For a batch's resume, and for a distributed batch's worker that takes over a run
+ * whose worker was lost.
+ */
+export async function storeRunState(batch: StoreBatch, runId: string, salvage: boolean): Promise<TaskState> {
+  const [current, ...older] = await batch.attempts(runId);
+  if (current === undefined) return { kind: 'not_started' };
+  const state = await linesState(
+    current.name,
+    current.input,
+    salvage,
+    (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
+  );
+  return state.kind === 'interrupted' ? withEarlierSpend(state, older, salvage) : state;
+}
+
+/** The journal a cut-off run `runId` of a batch in a store continues from: its attempts' best. */
+export async function storeRunJournal(batch: StoreBatch, runId: string, salvage: boolean): Promise<RecordedLine[]> {
+  return bestJournal(await batch.attempts(runId), salvage);
+}
+
+type Interrupted = Extract<TaskState, { kind: 'interrupted' }>;
+
+/**
+ * A cut-off run's spend over all its attempts: its newest (`state`) and the earlier ones kept
+ * beside it (`older`, the newest first). Each attempt adds what it spent by the ledger's rule —
+ * the requests it made, and every reservation it left without an answer at its worst case — to
+ * what the attempts before it spent (`spendOverAttempts`), so no attempt's uncertain money is
+ * forgotten, however many crashes, and no call served again from a journal is counted twice.
+ * Its other usage (calls, tokens) is the most any attempt's records carry: an attempt cut before
+ * it wrote a record holds none, yet the next is served the calls of an earlier one. Without
+ * them, spend and calls would be forgotten and `perRun` caps passed. An older attempt that
+ * cannot be read adds nothing.
+ */
+async function withEarlierSpend(
+  state: Interrupted,
+  older: readonly RunAttempt[],
+  salvage: boolean,
+): Promise<Interrupted> {
+  let usage = state.usage;
+  const attempts: AttemptSpend[] = [attemptOf(state)];
+  for (const attempt of older) {
+    const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
+    if (kept === undefined) continue;
+    attempts.unshift(attemptOf(kept));
+    const more = kept.usage.costUsd - usage.costUsd || kept.usage.llmCalls - usage.llmCalls;
+    if (more > 0) usage = kept.usage;
+  }
+  const costUsd = Math.max(state.usage.costUsd, spendOverAttempts(attempts));
+  const uncertainUsd = Math.min(costUsd, Math.max(state.usage.uncertainUsd, uncertainOverAttempts(attempts)));
+  return usage === state.usage && costUsd === usage.costUsd && uncertainUsd === usage.uncertainUsd
+    ? state
+    : { ...state, usage: { ...usage, costUsd, uncertainUsd } };
+}
+
+/** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */
+function attemptOf(state: Exclude<TaskState, { kind: 'not_started' }>): AttemptSpend {
+  if (state.kind === 'interrupted' && state.attempt !== undefined) return state.attempt;
+  const { costUsd, uncertainUsd } = state.usage;
+  return {
+    recordedUsd: costUsd,
+    liveUsd: 0,
+    heldUsd: 0,
+    recordedUncertainUsd: uncertainUsd,
+    liveUncertainUsd: 0,
+    ledger: false,
+  };
+}
