@@ -1,9 +1,7 @@
-/**
- * How a turn ended: normally, cancelled, stopped by a budget, stopped by a stall detector
- * (`stall`), with an error, or with the model's answer to a final call made within the cap
- * (`budget.wrapUp`: `wrapped_up`).
- */
-export type TurnOutcome = 'end_of_turn' | 'wrapped_up' | 'cancelled' | 'budget_exceeded' | 'stalled' | 'error';
+import type { TurnOutcome } from '../internal/turnOutcomes';
+
+// The outcomes themselves live in internal/, with their one list, which history files are read by.
+export type { TurnOutcome };
 
 /**
  * What a `runTurn` (or `resume`) call returns as `outcome`: how the turn ended, or, with an

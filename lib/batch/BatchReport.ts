@@ -1,4 +1,4 @@
-import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
+import { TURN_OUTCOMES } from '../internal/turnOutcomes';
 import type { BudgetLimits } from '../agent/BudgetLimits';
 import type { TurnOutcome } from '../agent/TurnOutcome';
 import type { UsageTotals } from '../agent/UsageTotals';
@@ -12,7 +12,7 @@ import type { BatchTotal } from './BatchTotal';
 export type RunOutcome = TurnOutcome | 'skipped';
 
 /** The outcomes in the order reports list them. */
-export const RUN_OUTCOMES: readonly RunOutcome[] = [...RECORDED_OUTCOMES, 'skipped'];
+export const RUN_OUTCOMES: readonly RunOutcome[] = [...TURN_OUTCOMES, 'skipped'];
 
 /**
  * What one run did, as `runTask` says it, with the task's id; a run that never started is

@@ -5,14 +5,14 @@ import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
 import { formatSpend, mergeUncertain } from '../internal/formatSpend';
 import { escapeControl } from '../internal/escapeControl';
-import { RECORDED_OUTCOMES } from '../history/turnOutcomeOf';
+import { TURN_OUTCOMES } from '../internal/turnOutcomes';
 import { openStore } from './openStore';
 import { runInFolder } from './runInFolder';
 import { positiveInteger } from './cliArguments';
 import { UsageError } from './UsageError';
 
 /** The outcomes a run of the default table ends with, and `incomplete` for one that never ended. */
-const KNOWN_OUTCOMES: readonly string[] = [...RECORDED_OUTCOMES, 'incomplete'];
+const KNOWN_OUTCOMES: readonly string[] = [...TURN_OUTCOMES, 'incomplete'];
 
 /** What the store commands write to, and where they keep the stores to close at the end. */
 export interface StoreCommandIO {

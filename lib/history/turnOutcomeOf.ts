@@ -1,25 +1,14 @@
 import { dataField } from '../internal/dataField';
+import { TURN_OUTCOMES, type TurnOutcome } from '../internal/turnOutcomes';
 import { State } from '../../states/StateName';
 
-/** The outcomes a terminal record's `data.outcome` names: the adapter's `TurnOutcome`s. */
-export type RecordedOutcome = 'end_of_turn' | 'wrapped_up' | 'budget_exceeded' | 'stalled' | 'error' | 'cancelled';
-
-/** The recorded outcomes, in the order reports list them: the one list of them. */
-export const RECORDED_OUTCOMES: readonly RecordedOutcome[] = [
-  'end_of_turn',
-  'wrapped_up',
-  'budget_exceeded',
-  'stalled',
-  'error',
-  'cancelled',
-];
-
-const RECORDED: ReadonlySet<string> = new Set<string>(RECORDED_OUTCOMES);
+// A terminal record's `data.outcome` names one of the adapter's `TurnOutcome`s.
+const RECORDED: ReadonlySet<string> = new Set<string>(TURN_OUTCOMES);
 
 // Files written before terminal records carried `outcome` say it only by the state reached. These
 // are the default table's terminal states, read as the adapter meant them; it is the old files'
 // vocabulary, not a rule about tables, so a custom terminal state simply names itself.
-const BY_STATE: ReadonlyMap<string, RecordedOutcome> = new Map<string, RecordedOutcome>([
+const BY_STATE: ReadonlyMap<string, TurnOutcome> = new Map<string, TurnOutcome>([
   [State.EndOfTurn, 'end_of_turn'],
   [State.Cancelled, 'cancelled'],
   [State.BudgetExceeded, 'budget_exceeded'],
@@ -28,7 +17,7 @@ const BY_STATE: ReadonlyMap<string, RecordedOutcome> = new Map<string, RecordedO
 
 /** How a turn ended, as a move into a terminal state tells it. */
 export interface MoveOutcome {
-  /** A `RecordedOutcome`, or the name of a custom terminal state that records none. */
+  /** A `TurnOutcome`, or the name of a custom terminal state that records none. */
   readonly outcome: string;
   /** True when the record's `data.outcome` said it; false when it comes from the state alone. */
   readonly recorded: boolean;

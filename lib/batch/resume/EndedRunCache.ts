@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TurnOutcome } from '../../agent/TurnOutcome';
 import { USAGE_FIELD_NAMES } from '../../internal/fieldLists';
-import { RECORDED_OUTCOMES } from '../../history/turnOutcomeOf';
+import { TURN_OUTCOMES } from '../../internal/turnOutcomes';
 import { emptyUsage, type UsageTotals } from '../../agent/UsageTotals';
 
 /** The cache's name in a batch's history folder. It does not end in `.jsonl`: readers of the folder never take it for a run. */
@@ -109,7 +109,7 @@ export class EndedRunCache {
 /** Entries appended to the cache file at a time: one write for many runs' ends, few lost to a crash. */
 const FLUSH_EVERY = 64;
 
-const OUTCOMES: ReadonlySet<string> = new Set<string>(RECORDED_OUTCOMES);
+const OUTCOMES: ReadonlySet<string> = new Set<string>(TURN_OUTCOMES);
 
 function parseEntry(line: string): Entry | undefined {
   if (line === '') return undefined;

@@ -1,4 +1,4 @@
-import { RECORDED_OUTCOMES } from '../../history/turnOutcomeOf';
+import { TURN_OUTCOMES } from '../../internal/turnOutcomes';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RecordedLine } from '../../agent/journal/RunRecording';
@@ -55,7 +55,7 @@ export interface ResumeReadOptions {
   salvage?: boolean;
 }
 
-const OUTCOMES: ReadonlySet<string> = new Set<string>(RECORDED_OUTCOMES);
+const OUTCOMES: ReadonlySet<string> = new Set<string>(TURN_OUTCOMES);
 
 /**
  * Reads the folder of an earlier run of this batch (its `batch.json` and run files): which
