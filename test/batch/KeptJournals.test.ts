@@ -1,11 +1,13 @@
-// A cut-off run's journal is read with its state, in the one pass a resume makes over its file,
-// and served from there when the run continues, as long as the file is what was read.
+// A cut-off run's journal is read with its state, in the one pass a resume makes over its lines
+// (a folder's file, a store's), and served from there when the run continues, as long as the
+// lines are what was read.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
-import { KeptJournals } from '../../lib/batch/resume/KeptJournals';
+import { FileStore } from '../../lib/batch/keeping/FileStore';
+import { KeptJournals, unchangedSince } from '../../lib/batch/resume/KeptJournals';
 import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
 import * as loadHistoryModule from '../../lib/history/loadHistory';
 
@@ -36,7 +38,11 @@ function longTask(): BatchTask[] {
 /** The long task's folder, its file cut before the reserve line of its last call: what a kill leaves. */
 async function cutOffFolder(): Promise<string> {
   await runBatch(longTask(), { historyDir: dir, logger: false, historyDurability: 'none' });
-  const file = path.join(dir, 'long.jsonl');
+  return cutOff(path.join(dir, 'long.jsonl'));
+}
+
+/** `file` (a long task's run) cut before the reserve line of its last call. */
+function cutOff(file: string): string {
   const lines = fs.readFileSync(file, 'utf8').split('\n');
   let reserves = 0;
   const cut = lines.findIndex((l) => l.startsWith('{"type":"reserve"') && ++reserves === CALLS + 1);
@@ -45,6 +51,10 @@ async function cutOffFolder(): Promise<string> {
 }
 
 const LINES: RecordedLine[] = [{ type: 'llm', turn: 1 }];
+
+/** Keeps LINES as a folder's resume does: as the journal of `file`, read at `stat`. */
+const keepFile = (kept: KeptJournals, file: string, stat: fs.Stats): void =>
+  kept.keep(file, stat.size, LINES, unchangedSince(file, stat));
 
 describe('KeptJournals', () => {
   it('reads a cut-off run’s file once when its batch resumes: its state and the journal it continues from', async () => {
@@ -60,24 +70,39 @@ describe('KeptJournals', () => {
     }
   });
 
+  it('reads a cut-off run’s lines once when its batch resumes from a store', async () => {
+    const store = new FileStore(dir);
+    await runBatch(longTask(), { store, batchId: 'b', logger: false, historyDurability: 'none' });
+    const file = cutOff(path.join(dir, 'b', 'long.jsonl'));
+    const reads = jest.spyOn(loadHistoryModule, 'readHistoryInto');
+    try {
+      const report = await runBatch(longTask(), { store, batchId: 'b', logger: false, resume: true });
+      expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'continued' });
+      expect(report.runs[0]!.resume?.recordedCalls).toBe(CALLS);
+      expect(reads.mock.calls.filter(([name]) => name === file)).toHaveLength(1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
   it('gives a journal up once, and only while its file has the size and mtime it had before the read', () => {
     const file = path.join(dir, 'run.jsonl');
     fs.writeFileSync(file, 'line\n');
     const kept = new KeptJournals();
-    kept.keep(file, fs.statSync(file), LINES);
+    keepFile(kept, file, fs.statSync(file));
     expect(kept.take(file)).toBe(LINES);
     expect(kept.take(file)).toBeUndefined();
 
-    kept.keep(file, fs.statSync(file), LINES);
+    keepFile(kept, file, fs.statSync(file));
     fs.appendFileSync(file, 'more\n'); // written after it was read: read it again
     expect(kept.take(file)).toBeUndefined();
 
     const stat = fs.statSync(file);
-    kept.keep(file, stat, LINES);
+    keepFile(kept, file, stat);
     fs.utimesSync(file, new Date(), new Date(stat.mtimeMs + 5_000)); // same size, written again
     expect(kept.take(file)).toBeUndefined();
 
-    kept.keep(file, fs.statSync(file), LINES);
+    keepFile(kept, file, fs.statSync(file));
     fs.rmSync(file);
     expect(kept.take(file)).toBeUndefined();
   });
@@ -90,7 +115,7 @@ describe('KeptJournals', () => {
     const kept = new KeptJournals();
     expect(kept.fits(32 * 1024 * 1024)).toBe(true);
     expect(kept.fits(32 * 1024 * 1024 + 1)).toBe(false);
-    kept.keep(file, big, LINES);
+    keepFile(kept, file, big);
     expect(kept.fits(8 * 1024 * 1024)).toBe(true);
     expect(kept.fits(8 * 1024 * 1024 + 1)).toBe(false);
     expect(kept.take(file)).toBeUndefined(); // its size is not the file's

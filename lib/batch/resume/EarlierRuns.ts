@@ -73,11 +73,14 @@ export async function storeEarlierRuns(
       true,
     );
   const states: TaskState[] = [];
-  // One run at a time, streamed: a batch of 10,000 runs never holds more than one run's facts.
-  for (const id of ids) states.push(await storeRunState(batch, id, salvage));
+  // A cut-off run's journal is read with its state, in one pass over its lines.
+  const kept = new KeptJournals();
+  // One run at a time, streamed: a batch of 10,000 runs never holds more than one run's facts
+  // (and the journals of cut-off runs, within `kept`'s room).
+  for (const id of ids) states.push(await storeRunState(batch, id, salvage, kept));
   return {
     states,
-    journal: (index) => storeRunJournal(batch, ids[index]!, salvage),
+    journal: (index) => storeRunJournal(batch, ids[index]!, salvage, kept),
     setAside: (index) => batch.setAside(ids[index]!),
   };
 }
@@ -87,21 +90,50 @@ export async function storeEarlierRuns(
  * opened. For a batch's resume, and for a distributed batch's worker that takes over a run
  * whose worker was lost.
  */
-export async function storeRunState(batch: StoreBatch, runId: string, salvage: boolean): Promise<TaskState> {
+export async function storeRunState(
+  batch: StoreBatch,
+  runId: string,
+  salvage: boolean,
+  kept?: KeptJournals,
+): Promise<TaskState> {
   const [current, ...older] = await batch.attempts(runId);
   if (current === undefined) return { kind: 'not_started' };
+  const read = kept === undefined ? undefined : { bytes: 0, journal: [] as RecordedLine[] };
   const state = await linesState(
     current.name,
-    current.input,
+    read === undefined ? current.input : counted(current.input, read),
     salvage,
     (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
+    read?.journal,
   );
+  // The batch is this process's while it resumes (its lock): no one else writes the run's lines.
+  if (read !== undefined && state.kind === 'interrupted' && kept!.fits(read.bytes))
+    kept!.keep(current.name, read.bytes, read.journal, () => true);
   return state.kind === 'interrupted' ? withEarlierSpend(state, older, salvage) : state;
 }
 
-/** The journal a cut-off run `runId` of a batch in a store continues from: its attempts' best. */
-export async function storeRunJournal(batch: StoreBatch, runId: string, salvage: boolean): Promise<RecordedLine[]> {
-  return bestJournal(await batch.attempts(runId), salvage);
+/**
+ * The journal a cut-off run `runId` of a batch in a store continues from: its attempts' best.
+ * Its live attempt's journal is taken from `kept` when the state's read kept it.
+ */
+export async function storeRunJournal(
+  batch: StoreBatch,
+  runId: string,
+  salvage: boolean,
+  kept?: KeptJournals,
+): Promise<RecordedLine[]> {
+  const attempts = await batch.attempts(runId);
+  const [current, ...older] = attempts;
+  const read = current === undefined ? undefined : kept?.take(current.name);
+  return bestJournal(read === undefined ? attempts : [{ name: current!.name, journal: read }, ...older], salvage);
+}
+
+/** `input`, its bytes counted into `read` as they are read. */
+async function* counted(input: AsyncIterable<Uint8Array>, read: { bytes: number }): AsyncIterable<Uint8Array> {
+  for await (const chunk of input) {
+    read.bytes += chunk.byteLength;
+    yield chunk;
+  }
 }
 
 type Interrupted = Extract<TaskState, { kind: 'interrupted' }>;

@@ -12,7 +12,7 @@ import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { messageOf } from '../../internal/messageOf';
 import { readBatchManifest, type BatchManifest } from '../keeping/batchManifest';
 import { EndedRunCache } from './EndedRunCache';
-import type { KeptJournals } from './KeptJournals';
+import { unchangedSince, type KeptJournals } from './KeptJournals';
 
 /** What an interrupted batch's folder says of each of its tasks. */
 export type TaskState =
@@ -134,7 +134,8 @@ export async function taskState(
   const journal = kept?.fits(stat.size) === true ? [] : undefined;
   const state = await linesState(file, undefined, salvage, (error) => unreadable(file, error), journal);
   if (cache !== undefined) noteEnded(cache, file, stat, state);
-  if (journal !== undefined && state.kind === 'interrupted') kept!.keep(file, stat, journal);
+  if (journal !== undefined && state.kind === 'interrupted')
+    kept!.keep(file, stat.size, journal, unchangedSince(file, stat));
   return state;
 }
 
