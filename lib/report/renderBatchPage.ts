@@ -9,6 +9,7 @@ import { formatDuration } from '../internal/formatDuration';
 import { plural } from '../internal/text';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { dataField } from '../internal/dataField';
+import type { TurnOutcome } from '../internal/turnOutcomes';
 import type { RunSpend, RunUsage } from '../history/runFacts';
 import { formatSpend, mergeUncertain, type UncertainReasons } from '../internal/formatSpend';
 import { collectRun, type StateKind } from './collectRun';
@@ -81,13 +82,18 @@ interface Row {
   resumed?: ResumedMark;
 }
 
-const OUTCOME_KIND: Readonly<Record<string, StateKind>> = {
+// Typed by the outcomes' one list: an outcome added there fails to compile here until it has a colour.
+const TURN_KIND: Readonly<Record<TurnOutcome, StateKind>> = {
   end_of_turn: 'end',
   wrapped_up: 'end',
   budget_exceeded: 'error',
   stalled: 'error',
   error: 'error',
   cancelled: 'error',
+};
+
+const OUTCOME_KIND: Readonly<Record<string, StateKind>> = {
+  ...TURN_KIND,
   skipped: 'idle',
   pending: 'idle',
   incomplete: 'check',

@@ -7,6 +7,8 @@ import * as path from 'node:path';
 import { createScriptedAgent, type ScriptedReply } from '../../lib/agent/createScriptedAgent';
 import type { RecordedLine } from '../../lib/agent/journal/RunRecording';
 import { FileStore } from '../../lib/batch/keeping/FileStore';
+import type { StoreBatch } from '../../lib/batch/keeping/RunStore';
+import { storeRunJournal, storeRunState } from '../../lib/batch/resume/EarlierRuns';
 import { KeptJournals, unchangedSince } from '../../lib/batch/resume/KeptJournals';
 import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
 import * as loadHistoryModule from '../../lib/history/loadHistory';
@@ -80,6 +82,30 @@ describe('KeptJournals', () => {
       expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'continued' });
       expect(report.runs[0]!.resume?.recordedCalls).toBe(CALLS);
       expect(reads.mock.calls.filter(([name]) => name === file)).toHaveLength(1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('on a store, gives up a journal whose lines outgrow the room as they are read: the run is read again, to the same journal', async () => {
+    const file = await cutOffFolder();
+    // A store batch's attempts, as FileStore gives them: lines with no size before they are read.
+    const batch = {
+      attempts: () => Promise.resolve([{ name: file, input: fs.createReadStream(file) }]),
+    } as unknown as StoreBatch;
+    const reads = jest.spyOn(loadHistoryModule, 'readHistoryInto');
+    try {
+      const roomy = new KeptJournals();
+      expect(await storeRunState(batch, 'long', false, roomy)).toMatchObject({ kind: 'interrupted' });
+      const journal = await storeRunJournal(batch, 'long', false, roomy);
+      expect(journal.filter((l) => l.type === 'llm')).toHaveLength(CALLS);
+      expect(reads).toHaveBeenCalledTimes(1);
+
+      const tight = new KeptJournals(fs.statSync(file).size - 1);
+      expect(await storeRunState(batch, 'long', false, tight)).toMatchObject({ kind: 'interrupted' });
+      expect(await storeRunJournal(batch, 'long', false, tight)).toEqual(journal);
+      expect(reads).toHaveBeenCalledTimes(3);
+      expect(tight.fits(fs.statSync(file).size - 1)).toBe(true); // nothing of it held
     } finally {
       reads.mockRestore();
     }

@@ -98,18 +98,27 @@ export async function storeRunState(
 ): Promise<TaskState> {
   const [current, ...older] = await batch.attempts(runId);
   if (current === undefined) return { kind: 'not_started' };
-  const read = kept === undefined ? undefined : { bytes: 0, journal: [] as RecordedLine[] };
+  // A store's lines have no size before they are read: the journal is collected while its
+  // bytes fit in `kept`'s room, and given up as soon as they do not.
+  const read: Collected | undefined = kept === undefined ? undefined : { bytes: 0, journal: [] };
   const state = await linesState(
     current.name,
-    read === undefined ? current.input : counted(current.input, read),
+    read === undefined ? current.input : counted(current.input, read, kept!),
     salvage,
     (error) => `a store whose runs can be read: ${unreadableRun(error)}`,
-    read?.journal,
+    read && ((line) => read.journal?.push(line)),
   );
-  // The batch is this process's while it resumes (its lock): no one else writes the run's lines.
-  if (read !== undefined && state.kind === 'interrupted' && kept!.fits(read.bytes))
-    kept!.keep(current.name, read.bytes, read.journal, () => true);
+  // Unlike a folder's files, checked by size and mtime, a store batch's lines are this process's
+  // while it resumes (the batch's lock, exclusive on both stores): no one else writes them.
+  if (read?.journal !== undefined && state.kind === 'interrupted')
+    kept!.keep(runId, read.bytes, read.journal, () => true);
   return state.kind === 'interrupted' ? withEarlierSpend(state, older, salvage) : state;
+}
+
+/** A run's lines as a store's resume reads them: their bytes so far, and its journal while it fits. */
+interface Collected {
+  bytes: number;
+  journal: RecordedLine[] | undefined;
 }
 
 /**
@@ -124,14 +133,19 @@ export async function storeRunJournal(
 ): Promise<RecordedLine[]> {
   const attempts = await batch.attempts(runId);
   const [current, ...older] = attempts;
-  const read = current === undefined ? undefined : kept?.take(current.name);
+  const read = current === undefined ? undefined : kept?.take(runId);
   return bestJournal(read === undefined ? attempts : [{ name: current!.name, journal: read }, ...older], salvage);
 }
 
-/** `input`, its bytes counted into `read` as they are read. */
-async function* counted(input: AsyncIterable<Uint8Array>, read: { bytes: number }): AsyncIterable<Uint8Array> {
+/** `input`, its bytes counted into `read` as they are read; past `kept`'s room, the journal is given up. */
+async function* counted(
+  input: AsyncIterable<Uint8Array>,
+  read: Collected,
+  kept: KeptJournals,
+): AsyncIterable<Uint8Array> {
   for await (const chunk of input) {
     read.bytes += chunk.byteLength;
+    if (!kept.fits(read.bytes)) read.journal = undefined;
     yield chunk;
   }
 }

@@ -11,15 +11,20 @@ import type { RecordedLine } from '../../agent/journal/RunRecording';
  * cut-off runs must not hold all their journals at once.
  */
 export class KeptJournals {
-  #room = KEPT_BYTES;
+  #room: number;
   readonly #kept = new Map<string, { bytes: number; lines: RecordedLine[]; stillAsRead: () => boolean }>();
+
+  /** `room`: the bytes of run lines whose journals may be kept at once. */
+  constructor(room = KEPT_BYTES) {
+    this.#room = room;
+  }
 
   /** Whether the journal of lines of `bytes` bytes may be kept. */
   fits(bytes: number): boolean {
     return bytes <= this.#room;
   }
 
-  /** Keeps `lines`, the journal of the run lines `name` (`bytes` of them), while `stillAsRead()` says they are unchanged. */
+  /** Keeps `lines`, the journal of run `name` (a file, a store batch's run id) read from `bytes` bytes, while `stillAsRead()` says they are unchanged. */
   keep(name: string, bytes: number, lines: RecordedLine[], stillAsRead: () => boolean): void {
     this.#room -= bytes;
     this.#kept.set(name, { bytes, lines, stillAsRead });

@@ -131,8 +131,14 @@ export async function taskState(
     if (fs.existsSync(`${file}.interrupted`)) return { kind: 'interrupted', usage: emptyUsage(), file };
     return { kind: 'not_started' };
   }
-  const journal = kept?.fits(stat.size) === true ? [] : undefined;
-  const state = await linesState(file, undefined, salvage, (error) => unreadable(file, error), journal);
+  const journal: RecordedLine[] | undefined = kept?.fits(stat.size) === true ? [] : undefined;
+  const state = await linesState(
+    file,
+    undefined,
+    salvage,
+    (error) => unreadable(file, error),
+    journal && ((line) => journal.push(line)),
+  );
   if (cache !== undefined) noteEnded(cache, file, stat, state);
   if (journal !== undefined && state.kind === 'interrupted')
     kept!.keep(file, stat.size, journal, unchangedSince(file, stat));
@@ -149,15 +155,15 @@ export function noteEnded(cache: EndedRunCache, file: string, stat: fs.Stats, st
 /**
  * What a run's lines say of its task: ended (`finished`) or cut off (`interrupted`), with what
  * it spent. Read from `input` when given (a store's lines), else from the file `name`; a run
- * that cannot be read is refused with `advice(error)`. Given `journal`, its journal lines are
- * put there in the same pass (those `readResumeJournal` would read).
+ * that cannot be read is refused with `advice(error)`. Given `onJournal`, each of its journal
+ * lines is handed to it in the same pass (those `readResumeJournal` would read).
  */
 export async function linesState(
   name: string,
   input: AsyncIterable<Uint8Array> | undefined,
   salvage: boolean,
   advice: (error: unknown) => string,
-  journal?: RecordedLine[],
+  onJournal?: (line: RecordedLine) => void,
 ): Promise<Exclude<TaskState, { kind: 'not_started' }>> {
   let facts: RunFileFacts;
   const salvaged: Salvaged = { file: name, skippedLines: [], warnings: [] };
@@ -174,10 +180,10 @@ export async function linesState(
           salvaged.warnings.push(w.message);
         },
       },
-      journal === undefined
+      onJournal === undefined
         ? undefined
         : (entry) => {
-            if (entry.kind === 'journal') journal.push(entry.journal);
+            if (entry.kind === 'journal') onJournal(entry.journal);
           },
     );
   } catch (error) {
