@@ -10,7 +10,7 @@ import { FileStore } from '../../lib/batch/keeping/FileStore';
 import type { StoreBatch } from '../../lib/batch/keeping/RunStore';
 import { storeRunJournal, storeRunState } from '../../lib/batch/resume/EarlierRuns';
 import { KeptJournals, unchangedSince } from '../../lib/batch/resume/KeptJournals';
-import { runBatch, type BatchTask } from '../../lib/batch/runBatch';
+import { runBatch, type BatchOptions, type BatchTask } from '../../lib/batch/runBatch';
 import * as loadHistoryModule from '../../lib/history/loadHistory';
 
 const instant = async (): Promise<void> => undefined;
@@ -59,33 +59,38 @@ const keepFile = (kept: KeptJournals, file: string, stat: fs.Stats): void =>
   kept.keep(file, stat.size, LINES, unchangedSince(file, stat));
 
 describe('KeptJournals', () => {
-  it('reads a cut-off run’s file once when its batch resumes: its state and the journal it continues from', async () => {
-    const file = await cutOffFolder();
-    const reads = jest.spyOn(loadHistoryModule, 'readHistoryInto');
-    try {
-      const report = await runBatch(longTask(), { historyDir: dir, logger: false, resume: true });
-      expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'continued' });
-      expect(report.runs[0]!.resume?.recordedCalls).toBe(CALLS);
-      expect(reads.mock.calls.filter(([name]) => name === file)).toHaveLength(1);
-    } finally {
-      reads.mockRestore();
-    }
-  });
+  // Where the cut-off run is kept, and the batch options that resume it there.
+  const keepings: Array<[string, () => Promise<{ file: string; options: BatchOptions }>]> = [
+    [
+      'a folder',
+      async () => ({ file: await cutOffFolder(), options: { historyDir: dir, logger: false, resume: true } }),
+    ],
+    [
+      'a store',
+      async () => {
+        const store = new FileStore(dir);
+        await runBatch(longTask(), { store, batchId: 'b', logger: false, historyDurability: 'none' });
+        const file = cutOff(path.join(dir, 'b', 'long.jsonl'));
+        return { file, options: { store, batchId: 'b', logger: false, resume: true } };
+      },
+    ],
+  ];
 
-  it('reads a cut-off run’s lines once when its batch resumes from a store', async () => {
-    const store = new FileStore(dir);
-    await runBatch(longTask(), { store, batchId: 'b', logger: false, historyDurability: 'none' });
-    const file = cutOff(path.join(dir, 'b', 'long.jsonl'));
-    const reads = jest.spyOn(loadHistoryModule, 'readHistoryInto');
-    try {
-      const report = await runBatch(longTask(), { store, batchId: 'b', logger: false, resume: true });
-      expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'continued' });
-      expect(report.runs[0]!.resume?.recordedCalls).toBe(CALLS);
-      expect(reads.mock.calls.filter(([name]) => name === file)).toHaveLength(1);
-    } finally {
-      reads.mockRestore();
-    }
-  });
+  it.each(keepings)(
+    'reads a cut-off run’s lines once when its batch resumes from %s: its state and the journal it continues from',
+    async (_, keep) => {
+      const { file, options } = await keep();
+      const reads = jest.spyOn(loadHistoryModule, 'readHistoryInto');
+      try {
+        const report = await runBatch(longTask(), options);
+        expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'continued' });
+        expect(report.runs[0]!.resume?.recordedCalls).toBe(CALLS);
+        expect(reads.mock.calls.filter(([name]) => name === file)).toHaveLength(1);
+      } finally {
+        reads.mockRestore();
+      }
+    },
+  );
 
   it('on a store, gives up a journal whose lines outgrow the room as they are read: the run is read again, to the same journal', async () => {
     const file = await cutOffFolder();
