@@ -217,7 +217,7 @@ async function continueSample(dir: string, cut: Map<string, Buffer>, n: number):
   });
   const ns = Number(process.hrtime.bigint() - start);
   const recorded = report.runs[0]!.resume?.recordedCalls;
-  if (report.runs[0]!.resumed !== 'continued' || recorded !== CONTINUE_CALLS)
+  if (report.runs[0]!.resumed !== 'recovered' || recorded !== CONTINUE_CALLS)
     throw new Error(`the cut-off run did not continue from its ${CONTINUE_CALLS} journaled calls (served ${recorded})`);
   fs.rmSync(folder, { recursive: true, force: true });
   return [ns, floor, movesOnly];

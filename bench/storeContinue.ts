@@ -105,7 +105,7 @@ async function continued(store: PostgresStore, batchId: string): Promise<number>
   const report = await runBatch(longTask(), { store, batchId, logger: false, historyDurability: 'none', resume: true });
   const ns = Number(process.hrtime.bigint() - start);
   const served = report.runs[0]!.resume?.recordedCalls;
-  if (report.runs[0]!.resumed !== 'continued' || served !== CONTINUE_CALLS)
+  if (report.runs[0]!.resumed !== 'recovered' || served !== CONTINUE_CALLS)
     throw new Error(`the cut-off run did not continue from its ${CONTINUE_CALLS} journaled calls (served ${served})`);
   return ns;
 }

@@ -89,7 +89,7 @@ export class AgentWithStateMachine {
     return this.#budget.usage;
   }
 
-  /** With `resumeFrom`: how this agent resumed (continued from the journal, or restarted), and what it served so far. */
+  /** With `resumeFrom`: how this agent resumed (recovered from the journal, or restarted), and what it served so far. */
   get resumed(): ResumeInfo | undefined {
     const info = this.#settings.recording?.info;
     return info === undefined ? undefined : { ...info };

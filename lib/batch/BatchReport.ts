@@ -24,11 +24,11 @@ export interface RunReport extends Omit<TaskRun, 'outcome'> {
   outcome: RunOutcome;
   /**
    * With `resume`: `finished` — the run had ended before, its row is from its file;
-   * `continued` — it had been cut off, and went on from its journal (`resume.recordedCalls`
+   * `recovered` — it had been cut off, and went on from its journal (`resume.recordedCalls`
    * responses served without a request); `restarted` — it had been cut off and ran again from
    * the beginning (`resume.reason` says why, when the adapter was reached). Its usage counts both attempts.
    */
-  resumed?: 'finished' | 'continued' | 'restarted';
+  resumed?: 'finished' | 'recovered' | 'restarted';
   /** The run parked for approval: how often, for how many calls, and how long it waited. */
   approval?: ApprovalWait;
   /** The run parked at the batch's pausing cap (`total.whenSpent: 'pause'`): how often, and how long it waited. */
@@ -75,7 +75,7 @@ export interface BatchProgress {
     /** A run waiting for approval let go of its slot, `calls` waiting for `onApproval`'s answers; `atCap`: it waits for a raise of the paused cap. */
     | { type: 'parked'; index: number; id: string; calls: number; atCap?: true }
     /** A parked run with its answers (or, `atCap`, after a raise) took a slot again and goes on. */
-    | { type: 'resumed'; index: number; id: string; calls: number; atCap?: true }
+    | { type: 'unparked'; index: number; id: string; calls: number; atCap?: true }
     | { type: 'finished'; index: number; run: RunReport }
     | { type: 'skipped'; count: number; reason: SkipReason; message: string };
 }

@@ -147,7 +147,7 @@ export class BatchScheduler {
       onProblem: (message) => log?.error(message),
       onTaken: (index) => answers?.taken(list[index]!.id),
       onChange: ({ type, index, calls, atCap }) => {
-        if (type === 'resumed' && !atCap) answers?.left(list[index]!.id);
+        if (type === 'unparked' && !atCap) answers?.left(list[index]!.id);
         this.#running += type === 'parked' ? -1 : 1;
         this.#progress({ type, index, id: list[index]!.id, calls, ...(atCap ? { atCap } : {}) });
         if (type === 'parked' && atCap) this.raises?.paused();

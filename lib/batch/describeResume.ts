@@ -2,7 +2,7 @@ import { cut, oneLine, plural } from '../internal/text';
 import type { RunReport } from './runBatch';
 
 /**
- * How a resumed run went on, in words: `continued from LLM call N (…)` or `restarted from the
+ * How a resumed run went on, in words: `recovered from its journal at LLM call N (…)` or `restarted from the
  * beginning: why`; empty for a run that was not resumed. Used by the text and HTML reports.
  */
 export function describeResume(run: Pick<RunReport, 'resumed' | 'resume'>): string {
@@ -11,7 +11,7 @@ export function describeResume(run: Pick<RunReport, 'resumed' | 'resume'>): stri
   const info = run.resume;
   if (run.resumed === 'restarted')
     return `restarted from the beginning${info?.reason === undefined ? '' : `: ${info.reason}`}`;
-  if (info === undefined) return 'continued';
+  if (info === undefined) return 'recovered from its journal';
   // A report kept before `replayedTools` was named `servedTools` still says what it served.
   const served = info.servedTools ?? (info as { replayedTools?: number }).replayedTools ?? 0;
   const tools = [
@@ -21,7 +21,7 @@ export function describeResume(run: Pick<RunReport, 'resumed' | 'resume'>): stri
   ].filter((t) => t !== '');
   const diverged = info.diverged === undefined ? '' : `; went live early: ${cut(oneLine(info.diverged), 120)}`;
   return (
-    `continued from LLM call ${info.recordedCalls + 1} (${plural(info.recordedCalls, 'response')} served from the journal` +
+    `recovered from its journal at LLM call ${info.recordedCalls + 1} (${plural(info.recordedCalls, 'response')} served` +
     `${tools.length > 0 ? `; ${tools.join(', ')}` : ''})${diverged}`
   );
 }

@@ -107,19 +107,19 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
 const RESUMED_SHOWN = 20;
 
 /**
- * With `resume`: how many runs had finished earlier, continued from their journal, restarted,
+ * With `resume`: how many runs had finished earlier, recovered from their journal, restarted,
  * or are new, and for each run that went on from an earlier attempt, how.
  */
 function resumedLines(runs: BatchReport['runs']): string[] {
   if (!runs.some((r) => r.resumed !== undefined)) return [];
-  const count = { finished: 0, continued: 0, restarted: 0, new: 0 };
+  const count = { finished: 0, recovered: 0, restarted: 0, new: 0 };
   for (const run of runs) count[run.resumed ?? 'new'] += 1;
   const out = [
     '',
-    `Resumed: ${count.finished} finished earlier (not run again), ${count.continued} continued from their journal, ` +
+    `Resumed: ${count.finished} finished earlier (not run again), ${count.recovered} recovered from their journal, ` +
       `${count.restarted} restarted, ${count.new} new`,
   ];
-  const again = runs.filter((r) => r.resumed === 'continued' || r.resumed === 'restarted');
+  const again = runs.filter((r) => r.resumed === 'recovered' || r.resumed === 'restarted');
   for (const run of again.slice(0, RESUMED_SHOWN)) out.push(`  ${run.id}  ${describeResume(run)}`);
   if (again.length > RESUMED_SHOWN) out.push(`  and ${again.length - RESUMED_SHOWN} more`);
   // Salvaged files lost lines: every one is named, as a person will want to look at each.

@@ -393,7 +393,7 @@ function limitsFrom(metadata: unknown): BatchPageOptions['limits'] | undefined {
 
 /**
  * What a run's own file tells of a resume: responses its journal marks `fromJournal` were served
- * from the journal of an interrupted attempt, so the run continued after them; with none, a
+ * from the journal of an interrupted attempt, so the run went on after them; with none, a
  * run whose cut-off attempt was kept beside it started again.
  */
 function resumedFromFile(history: Iterable<HistoryItem> | undefined, resumedAttempt: boolean): string {
@@ -406,7 +406,7 @@ function resumedFromFile(history: Iterable<HistoryItem> | undefined, resumedAtte
     }
   }
   if (served === 0) return resumedAttempt ? 'resumed: restarted from the beginning' : '';
-  return `resumed: continued from LLM call ${served + 1} (${plural(served, 'response')} served from the journal)`;
+  return `resumed: recovered from its journal at LLM call ${served + 1} (${plural(served, 'response')} served)`;
 }
 
 /** A run's usage: each field from its report, else from the last usage its history shows, else 0. */

@@ -47,7 +47,7 @@ describe('resumeFrom', () => {
     expect(loop.calls.map((c) => c.op)).toEqual(['acceptRecorded', 'sendToolResults']);
     expect(loop.calls[1]).toMatchObject({ results: [{ callId: 'c1', output: 'written' }] });
     expect(agent.resumed).toEqual({
-      mode: 'continued',
+      mode: 'recovered',
       recordedCalls: 1,
       servedTools: 1,
       rerunTools: 0,

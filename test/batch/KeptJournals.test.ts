@@ -83,7 +83,7 @@ describe('KeptJournals', () => {
       const reads = jest.spyOn(loadHistoryModule, 'readHistoryInto');
       try {
         const report = await runBatch(longTask(), options);
-        expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'continued' });
+        expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'recovered' });
         expect(report.runs[0]!.resume?.recordedCalls).toBe(CALLS);
         expect(reads.mock.calls.filter(([name]) => name === file)).toHaveLength(1);
       } finally {

@@ -215,8 +215,8 @@ describe('formatBatchReport', () => {
         { ...report.runs[0]!, resumed: 'finished' },
         {
           ...report.runs[1]!,
-          resumed: 'continued',
-          resume: { mode: 'continued', recordedCalls: 2, servedTools: 1, rerunTools: 0, interruptedTools: 1 },
+          resumed: 'recovered',
+          resume: { mode: 'recovered', recordedCalls: 2, servedTools: 1, rerunTools: 0, interruptedTools: 1 },
         },
         {
           ...report.runs[2]!,
@@ -236,8 +236,8 @@ describe('formatBatchReport', () => {
     const text = formatBatchReport(resumedReport);
     const others = report.runs.length - 3;
     expect(text).toContain(
-      `Resumed: 1 finished earlier (not run again), 1 continued from their journal, 1 restarted, ${others} new\n` +
-        `  ${report.runs[1]!.id}  continued from LLM call 3 (2 responses served from the journal; 1 tool result served, 1 tool call answered as interrupted)\n` +
+      `Resumed: 1 finished earlier (not run again), 1 recovered from their journal, 1 restarted, ${others} new\n` +
+        `  ${report.runs[1]!.id}  recovered from its journal at LLM call 3 (2 responses served; 1 tool result served, 1 tool call answered as interrupted)\n` +
         `  ${report.runs[2]!.id}  restarted from the beginning: the agent loop has no acceptRecorded operation\n`,
     );
     expect(formatBatchReport(report)).not.toContain('Resumed');

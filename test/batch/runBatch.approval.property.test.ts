@@ -71,7 +71,7 @@ describe('runBatch parking: invariants', () => {
           expect(over).toBe(0);
           expect(report.runs.map((r) => r.outcome)).toEqual(asks.map(() => 'end_of_turn'));
           asks.forEach((a, i) => {
-            const parks = Array.from({ length: a.length }, () => ['parked', 'resumed']).flat();
+            const parks = Array.from({ length: a.length }, () => ['parked', 'unparked']).flat();
             expect(events.get(`t${i}`)).toEqual(['started', ...parks, 'finished']);
             const calls = a.reduce((x, y) => x + y, 0);
             if (a.length === 0) expect(report.runs[i]!.approval).toBeUndefined();

@@ -65,7 +65,7 @@ function tracker(log: Log, concurrency: number, also?: (p: BatchProgress) => voi
   return (p) => {
     if (p.running > concurrency || p.running < 0) log.push(`running ${p.running}`);
     const e = p.event;
-    if (e.type === 'started' || e.type === 'parked' || e.type === 'resumed') log.push(`${e.type} ${e.id}`);
+    if (e.type === 'started' || e.type === 'parked' || e.type === 'unparked') log.push(`${e.type} ${e.id}`);
     else if (e.type === 'finished') log.push(`finished ${e.run.id}`);
     else log.push(`skipped ${e.count}`);
     also?.(p);
@@ -115,7 +115,7 @@ describe('runBatch parks a run that waits for approval', () => {
       'started c',
       'c ran work',
       'finished c',
-      'resumed a',
+      'unparked a',
       'a ran ls',
       'a ran rm',
       'finished a',
@@ -147,7 +147,7 @@ describe('runBatch parks a run that waits for approval', () => {
       'started b',
       'b ran work',
       'finished b',
-      'resumed a',
+      'unparked a',
       'a ran ls',
       'a ran rm',
       'finished a',
@@ -170,7 +170,7 @@ describe('runBatch parks a run that waits for approval', () => {
       },
       onProgress: tracker(log, 1),
     });
-    expect(log).toEqual(['started a', 'parked a', 'resumed a', 'a ran ls', 'finished a']);
+    expect(log).toEqual(['started a', 'parked a', 'unparked a', 'a ran ls', 'finished a']);
     expect(report.runs[0]!.outcome).toBe('end_of_turn');
     expect(agent.calls.find((c) => c.op === 'sendToolResults')).toMatchObject({
       results: [
@@ -261,7 +261,7 @@ describe('runBatch parks a run that waits for approval', () => {
       expect(log.filter((l) => l.endsWith(` ${id}`) || l.startsWith(`${id} `))).toEqual([
         `started ${id}`,
         `parked ${id}`,
-        `resumed ${id}`,
+        `unparked ${id}`,
         `${id} ran ls`,
         `${id} ran rm`,
         `finished ${id}`,
@@ -287,7 +287,7 @@ describe('runBatch parks a run that waits for approval', () => {
       }),
     });
     expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'end_of_turn']);
-    expect(log.filter((l) => l.startsWith('running') || l.includes('resumed') || l.startsWith('a ran'))).toEqual([]);
+    expect(log.filter((l) => l.startsWith('running') || l.includes('unparked') || l.startsWith('a ran'))).toEqual([]);
     const [a] = await expectCleanHistories(report);
     expect(a!.at(-1)).toBe('ApprovalTimedOut');
   });
@@ -302,12 +302,12 @@ describe('runBatch parks a run that waits for approval', () => {
       sleep,
       onApproval: ({ approve }) => approve('c2'),
       onProgress: tracker(log, 1, (p) => {
-        if (p.event.type === 'resumed') release();
+        if (p.event.type === 'unparked') release();
       }),
     });
     // The timer's end reached the turn before the answers did.
     expect(report.runs.map((r) => r.outcome)).toEqual(['cancelled', 'end_of_turn']);
-    expect(log).toEqual(['started a', 'parked a', 'resumed a', 'finished a', 'started b', 'b ran work', 'finished b']);
+    expect(log).toEqual(['started a', 'parked a', 'unparked a', 'finished a', 'started b', 'b ran work', 'finished b']);
     await expectCleanHistories(report);
   });
 
@@ -342,10 +342,10 @@ describe('runBatch parks a run that waits for approval', () => {
     expect(log).toEqual([
       'started a',
       'parked a',
-      'resumed a',
+      'unparked a',
       'a ran rm /a',
       'parked a',
-      'resumed a',
+      'unparked a',
       'a ran rm /b',
       'finished a',
       'started b',

@@ -117,7 +117,7 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
         expect(run.resume?.recordedCalls ?? 0).toBe(before.size);
         if (before.size > 0) {
           continued += 1;
-          expect(run.resumed).toBe('continued');
+          expect(run.resumed).toBe('recovered');
           // The tool was cut off while it ran: run again only under `rerun`, else answered as interrupted.
           const ranTool = loop.calls.some((c) => c.op === 'runTool');
           expect(ranTool).toBe(policy === 'rerun');
@@ -141,11 +141,11 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
         expect(validateHistory((await loadHistory(run.historyFile!)).entries)).toMatchObject({ ok: true, issues: [] });
       // The text report and the folder's report cover every task once and say which continued.
       expect(formatBatchReport(report)).toContain(
-        `Resumed: ${finished.length} finished earlier (not run again), ${continued} continued from their journal`,
+        `Resumed: ${finished.length} finished earlier (not run again), ${continued} recovered from their journal`,
       );
       const folder = await buildHtmlReport(dir);
       expect(folder.runs).toBe(12);
-      expect(folder.html.split('continued from LLM call 2 (1 response served from the journal)').length - 1).toBe(
+      expect(folder.html.split('recovered from its journal at LLM call 2 (1 response served)').length - 1).toBe(
         continued,
       );
     },
@@ -182,7 +182,7 @@ describe('a journaled batch killed with SIGKILL, then resumed', () => {
         );
       for (const key of asked) expect(before.has(key)).toBe(false);
       expect(asked).toHaveLength(1);
-      expect(report.runs.find((r) => r.id === id)!.resumed).toBe('continued');
+      expect(report.runs.find((r) => r.id === id)!.resumed).toBe('recovered');
     }
     // Twelve runs of two $0.10 calls, each answered call paid once.
     expect(report.totals).toMatchObject({ costUsd: 2.4, llmCalls: 24 });

@@ -69,7 +69,7 @@ describe("runBatch with total.whenSpent: 'pause'", () => {
       total: { maxCostUsd: 0.02, whenSpent: 'pause' },
       onProgress: (p: BatchProgress) => {
         const e = p.event;
-        if (e.type === 'parked' || e.type === 'resumed' || e.type === 'started')
+        if (e.type === 'parked' || e.type === 'unparked' || e.type === 'started')
           events.push(`${e.type} ${e.id}${'atCap' in e && e.atCap ? ' at cap' : ''}`);
         if (e.type === 'finished') events.push(`finished ${e.run.id} ${e.run.outcome}`);
       },
@@ -86,7 +86,7 @@ describe("runBatch with total.whenSpent: 'pause'", () => {
       'started t1',
       'parked t1 at cap',
       'paused at 0.02 with 0.012 spent',
-      'resumed t1 at cap',
+      'unparked t1 at cap',
       'finished t1 end_of_turn',
       'started t2',
       'finished t2 end_of_turn',

@@ -174,7 +174,7 @@ async function expectResumedBatch(
     expect(validateHistory((await loadHistory(path.join(dir, name))).entries).issues).toEqual([]);
 
   // No request whose answer reached a file is sent again by a later process: the cut-off runs
-  // continued from their journaled responses.
+  // recovered from their journaled responses.
   for (const [i, files] of atKills.entries()) {
     const journaled = new Set(answered.filter((a) => a.phase <= i + 1 && files.includes(a.mark)).map((a) => a.hash));
     expect(answered.filter((a) => a.phase > i + 1 && journaled.has(a.hash))).toEqual([]);

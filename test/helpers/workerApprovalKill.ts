@@ -196,11 +196,11 @@ export function workerApprovalKillTest(c: WorkerApprovalKillCase): void {
         await answer(batchId, AFTER);
 
         const report = await batch.report();
-        // Every task reported once, each ended; the four parked runs taken over by w2, continued from their journal.
+        // Every task reported once, each ended; the four parked runs taken over by w2, recovered from their journal.
         expect(report.runs.map((r) => [r.id, r.outcome])).toEqual(IDS.map((id) => [id, 'end_of_turn']));
         expect(
           report.runs.filter((r) => DEPLOYING.includes(r.id)).map((r) => [r.id, r.worker, r.attempt, r.resumed]),
-        ).toEqual(DEPLOYING.map((id) => [id, 'w2', 2, 'continued']));
+        ).toEqual(DEPLOYING.map((id) => [id, 'w2', 2, 'recovered']));
         // The approved deploys ran once, on w2; the denied ones never did (w1 ran none).
         const deploys = (id: string) =>
           out

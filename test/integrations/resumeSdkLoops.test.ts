@@ -134,7 +134,7 @@ describe.each([
       expect(results.map((r) => [r.outcome, r.text, r.error?.message])).toEqual([
         ['end_of_turn', 'both read', undefined],
       ]);
-      expect(resumed).toMatchObject({ mode: 'continued', recordedCalls: 2 });
+      expect(resumed).toMatchObject({ mode: 'recovered', recordedCalls: 2 });
       // One request more, only for the call the file had no response to; the server rejected nothing.
       const all = server.requests();
       expect(all).toHaveLength(4);

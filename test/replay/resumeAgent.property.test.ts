@@ -96,7 +96,7 @@ describe('resumeAgent on a run cut at any line', () => {
           });
           resumedSink.close();
           expect(results.map((r) => r.outcome)).toEqual(['end_of_turn']);
-          expect(resumed.mode).toBe(answered > 0 ? 'continued' : 'restarted');
+          expect(resumed.mode).toBe(answered > 0 ? 'recovered' : 'restarted');
           expect(resumed.recordedCalls).toBe(answered);
           // The LLM is asked only for the calls the cut file had no response to.
           const asked = resumedLoop.calls.filter((c) => c.op === 'sendUserMessage' || c.op === 'sendToolResults');

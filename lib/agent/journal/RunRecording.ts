@@ -41,11 +41,11 @@ export interface ResumeFrom {
 /** How an agent given `resumeFrom` resumed: `agent.resumed`. */
 export interface ResumeInfo {
   /**
-   * `continued`: the recorded responses are served to the loop's `acceptRecorded`, then the run
+   * `recovered`: the recorded responses are served to the loop's `acceptRecorded`, then the run
    * goes live; `restarted`: the loop has no `acceptRecorded` (or the journal no response), so
    * the run starts from the beginning, its earlier spend counted.
    */
-  mode: 'continued' | 'restarted';
+  mode: 'recovered' | 'restarted';
   /** Why the run was restarted. */
   reason?: string;
   /** LLM responses served from the journal so far: no request was made for them. */
@@ -132,7 +132,7 @@ export class RunRecording {
         : undefined;
     this.#live = reason !== undefined;
     this.info = {
-      mode: reason === undefined ? 'continued' : 'restarted',
+      mode: reason === undefined ? 'recovered' : 'restarted',
       ...(reason === undefined ? {} : { reason }),
       recordedCalls: 0,
       servedTools: 0,

@@ -43,7 +43,7 @@ export interface CapWait {
 
 /** A parked run's change, for the batch's progress: `atCap` when it waits for a raise, not for answers. */
 export interface ParkChange {
-  type: 'parked' | 'resumed';
+  type: 'parked' | 'unparked';
   index: number;
   calls: number;
   atCap: boolean;
@@ -318,7 +318,7 @@ export class ParkedRuns {
     run.slot.take();
     const held = run.slot.released();
     // In its slot from now: if its turn ends before the answers reach it, it ends in this slot.
-    this.#onChange({ type: 'resumed', index: run.index, calls: run.calls.length, atCap: run.atCap !== undefined });
+    this.#onChange({ type: 'unparked', index: run.index, calls: run.calls.length, atCap: run.atCap !== undefined });
     run.seat();
     return held;
   }

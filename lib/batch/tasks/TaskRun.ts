@@ -17,7 +17,7 @@ export interface TaskRun {
   error?: Error;
   /** Writing the history file failed part-way: the file is incomplete. */
   historyError?: Error;
-  /** With the adapter's `resumeFrom`: how the run resumed (continued from the journal, or restarted) and what it served. */
+  /** With the adapter's `resumeFrom`: how the run resumed (recovered from the journal, or restarted) and what it served. */
   resume?: ResumeInfo;
   /** Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its history file says: when it has one. */
   uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;

@@ -166,12 +166,12 @@ function asError(value: unknown): Error {
 }
 
 /**
- * How a cut-off framework run resumed: continued, when its integration served journaled
+ * How a cut-off framework run resumed: recovered, when its integration served journaled
  * responses (the AI SDK's does); else restarted from the beginning, its earlier spend counted.
  */
 function resumeOf(info: ResumeInfo | undefined): ResumeInfo {
   if (info === undefined) return { ...RESTARTED, reason: 'the run failed before it started' };
-  if (info.recordedCalls > 0) return { ...info, mode: 'continued' };
+  if (info.recordedCalls > 0) return { ...info, mode: 'recovered' };
   const reason = info.reason ?? info.diverged ?? 'the framework asked for no journaled response';
   return { ...info, mode: 'restarted', reason };
 }

@@ -2,7 +2,7 @@ import { addUsage, emptyUsage } from 'agent-state-machine/internal';
 import type { BatchProgress, BudgetLimits, CapRaise, RunOutcome, SkipReason, UsageTotals } from 'agent-state-machine';
 import type { StrictLimits } from './budgetFields';
 import type { DistributedBatchReport, DistributedRunReport } from './BatchHandle';
-import { errorFromWire, type WireRunReport } from './wireReport';
+import { errorFromWire, resumeFromWire, type WireRunReport } from './wireReport';
 import type { ParkEvent } from './parkEvents';
 import type { ApprovalEvent } from './approvalRecords';
 import type { OpenRequest } from './approvalNotice';
@@ -104,8 +104,8 @@ export class BatchTally {
       const id = this.#ids[event.i]!;
       const asked = this.#asking.get(event.i);
       this.#asking.delete(event.i);
-      if (asked !== undefined) this.#emit({ type: 'resumed', index: event.i, id, calls: asked.calls.length });
-      else this.#emit({ type: event.p === 1 ? 'parked' : 'resumed', index: event.i, id, calls: 0, atCap: true });
+      if (asked !== undefined) this.#emit({ type: 'unparked', index: event.i, id, calls: asked.calls.length });
+      else this.#emit({ type: event.p === 1 ? 'parked' : 'unparked', index: event.i, id, calls: 0, atCap: true });
       return;
     }
     if (event.t === 's') {
@@ -210,6 +210,7 @@ function fromWire(wire: WireRunReport): DistributedRunReport {
   const { error, historyError, ...rest } = wire;
   return {
     ...rest,
+    ...resumeFromWire(wire),
     ...(error === undefined ? {} : { error: errorFromWire(error) }),
     ...(historyError === undefined ? {} : { historyError: errorFromWire(historyError) }),
   };

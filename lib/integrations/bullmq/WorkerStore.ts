@@ -21,7 +21,7 @@ export type EarlierAttempt =
   | { kind: 'not_started' }
   /** Its run ended, and its worker was lost before reporting it: reported from the store, not run again. */
   | Extract<TaskState, { kind: 'finished' }>
-  /** Cut off with its worker: continued from its journal, what it spent counted. */
+  /** Cut off with its worker: recovered from its journal, what it spent counted. */
   | { kind: 'interrupted'; resumeFrom: ResumeFrom; usage: UsageTotals };
 
 /**

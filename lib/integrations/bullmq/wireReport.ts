@@ -27,9 +27,9 @@ export interface WireRunReport {
    * says so (takeoverCredit.ts).
    */
   uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
-  /** Run again after its worker was lost: continued from its journal in the store, restarted, or found ended there. */
+  /** Run again after its worker was lost: recovered from its journal in the store, restarted, or found ended there. */
   resumed?: RunReport['resumed'];
-  /** Continued from its journal: what was served, run again (`resumeTools`) or answered as interrupted, as runBatch reports it. */
+  /** Recovered from its journal: what was served, run again (`resumeTools`) or answered as interrupted, as runBatch reports it. */
   resume?: RunReport['resume'];
   worker?: string;
   attempt?: number;
@@ -66,4 +66,17 @@ export function errorFromWire(wire: WireError): Error {
   const error = new Error(wire.message);
   error.name = wire.name;
   return error;
+}
+
+/**
+ * A report's resume as this version names it: a worker before the rename said `'continued'`
+ * for a run recovered from its journal, and its reports stay in the batch's events in Redis.
+ */
+export function resumeFromWire(wire: WireRunReport): Pick<WireRunReport, 'resumed' | 'resume'> {
+  const old = (mode: unknown): boolean => mode === 'continued';
+  const { resumed, resume } = wire;
+  return {
+    ...(resumed === undefined ? {} : { resumed: old(resumed) ? 'recovered' : resumed }),
+    ...(resume === undefined ? {} : { resume: old(resume.mode) ? { ...resume, mode: 'recovered' } : resume }),
+  };
 }

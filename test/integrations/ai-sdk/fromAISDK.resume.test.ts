@@ -57,7 +57,7 @@ describe('fromAISDK resumed from a journal', () => {
     expect(results.map((r) => [r.outcome, r.text, r.error?.message])).toEqual([
       ['end_of_turn', 'both read', undefined],
     ]);
-    expect(resumed).toMatchObject({ mode: 'continued', recordedCalls: 2 });
+    expect(resumed).toMatchObject({ mode: 'recovered', recordedCalls: 2 });
     expect(resumedModel.prompts).toHaveLength(1);
     if (policy === 'rerun') expect(resumedModel.prompts[0]).toEqual(model.prompts[2]);
     else expect(JSON.stringify(resumedModel.prompts[0])).toContain('interrupted: the run was cut off');

@@ -104,7 +104,7 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
     expect(server!.rejected).toEqual([]);
     // The tool was not run again: its recorded result was served.
     expect(calls.n).toBe(1);
-    expect(m.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
+    expect(m.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 1, servedTools: 1 });
     // Both attempts' spend, the served call counted once.
     expect(m.mirror.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
     expect(m.mirror.usage.costUsd).toBeCloseTo(0.04, 10);
@@ -123,7 +123,7 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
     const live = calls.seen.splice(0);
     const { m } = await run({ file, value: true, resumeFrom: { journal } }, calls);
     expect(calls.n).toBe(1);
-    expect(m.mirror.resumed).toMatchObject({ mode: 'continued', servedTools: 1 });
+    expect(m.mirror.resumed).toMatchObject({ mode: 'recovered', servedTools: 1 });
     // The live run's toModelOutput got the object (streamText asks it more than once); the
     // resumed run's gets it again, as often, not its text.
     const value = { city: 'Oslo', sky: 'sunny', celsius: 12 };
@@ -143,7 +143,7 @@ describe.each([false, true])('mirrorAISDK resumed from a cut-off run (streamed: 
     const { m } = await run({ file, resumeFrom: { journal }, resumeTools: { rerun: ['weather'] } }, calls);
     expect(calls.n).toBe(2);
     expect(server!.exchanges).toHaveLength(1);
-    expect(m.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, rerunTools: 1 });
+    expect(m.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 1, rerunTools: 1 });
 
     // Another user message: the journal's response does not apply, and the call is made.
     const edited = journal.map((l) =>

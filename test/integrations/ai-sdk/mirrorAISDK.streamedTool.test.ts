@@ -121,7 +121,7 @@ describe.each([false, true])('mirrorAISDK, a tool that streams its outputs (stre
       resumeFrom: { journal: journal.filter((l) => l !== llm[1]) },
     });
     expect(ran).toEqual(['Oslo']);
-    expect(resumed.m.mirror.resumed).toMatchObject({ mode: 'continued', servedTools: 1 });
+    expect(resumed.m.mirror.resumed).toMatchObject({ mode: 'recovered', servedTools: 1 });
     expect(resumed.results).toEqual(['sunny in Oslo']);
     expect(server.exchanges.map((e) => e.body)).toEqual([second]);
   });

@@ -41,4 +41,24 @@ describe('BatchTally', () => {
     first.workers.w2 = { concurrency: 1, runs: 1 };
     expect(tally.report(batch).workers).toEqual({ w1: { concurrency: 2, runs: 1 } });
   });
+
+  it("reads a report from a worker before the rename ('continued') as 'recovered', and leaves the others as they are", () => {
+    const tally = new BatchTally(['t0', 't1'], undefined);
+    const resume = { recordedCalls: 2, servedTools: 1, rerunTools: 0, interruptedTools: 0 };
+    // The old worker's words, as its events stay in Redis: not a value this version's types allow.
+    const old = {
+      ...finished('t0', 'end_of_turn', 'w1'),
+      resumed: 'continued',
+      resume: { ...resume, mode: 'continued' },
+    };
+    tally.apply({ t: 'f', i: 0, r: old as unknown as WireRunReport });
+    tally.apply({
+      t: 'f',
+      i: 1,
+      r: { ...finished('t1', 'end_of_turn', 'w1'), resumed: 'restarted', resume: { ...resume, mode: 'restarted' } },
+    });
+    const [t0, t1] = tally.report(batch).runs;
+    expect(t0).toMatchObject({ resumed: 'recovered', resume: { ...resume, mode: 'recovered' } });
+    expect(t1).toMatchObject({ resumed: 'restarted', resume: { mode: 'restarted' } });
+  });
 });

@@ -167,7 +167,7 @@ describe('startBatchWorker({ approve }) with submitBatch({ onApproval })', () =>
         ['t1', 1],
         ['t3', 2],
       ]);
-      expect(progress.filter((e) => e.type === 'resumed')).toHaveLength(3);
+      expect(progress.filter((e) => e.type === 'unparked')).toHaveLength(3);
       expect(progress.filter((e) => e.type === 'finished')).toHaveLength(4);
 
       // Once the batch is reported, a handle takes no answer: refused by name.

@@ -206,7 +206,7 @@ describe('a framework run (mirrorAISDK) on BullMQ, its worker SIGKILLed mid-run'
         outcome: 'end_of_turn',
         worker: 'w2',
         attempt: 2,
-        resumed: 'continued',
+        resumed: 'recovered',
       });
       // The model was asked each call once: the first by w1, the second (cut off or never sent) by w2.
       expect(answered.map((a) => [a.phase, a.mark])).toEqual([

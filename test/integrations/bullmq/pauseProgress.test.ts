@@ -64,7 +64,7 @@ describe("submitBatch({ total: { maxCostUsd, whenSpent: 'pause' }, onPause })", 
       const parked = new Set<number>();
       for (const p of progress)
         if (p.event.type === 'parked') parked.add(p.event.index);
-        else if (p.event.type === 'finished' || p.event.type === 'resumed') parked.delete(p.event.index);
+        else if (p.event.type === 'finished' || p.event.type === 'unparked') parked.delete(p.event.index);
       expect(parked.size).toBeGreaterThan(0);
       // What Redis holds agrees: the runs started and not reported are the parked ones.
       const started = Object.keys(await redis.hgetall(keys.started)).map(Number);
@@ -84,7 +84,7 @@ describe("submitBatch({ total: { maxCostUsd, whenSpent: 'pause' }, onPause })", 
       expect(report.budget.costUsd).toBe(12 * CALL);
       expect(report.raises).toEqual([expect.objectContaining({ fromUsd: 0.75, toUsd: 10, by: 'handle' })]);
       expect(pauses).toHaveLength(1);
-      expect(progress.some((p) => p.event.type === 'resumed')).toBe(true);
+      expect(progress.some((p) => p.event.type === 'unparked')).toBe(true);
       expect(progress.at(-1)).toMatchObject({ done: 6, running: 0 });
       process.stdout.write(
         `onPause: cap $${pause!.capUsd}, spent $${pause!.spentUsd}, held $${pause!.heldUsd}; ${parked.size} parked, 0 in flight\n`,

@@ -156,7 +156,7 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
       expect(report.runs.map((r) => r.id)).toEqual(IDS);
       expect(report.runs.filter((r) => r.outcome !== 'end_of_turn')).toEqual([]);
       const retried = report.runs.find((r) => r.id === heldId)!;
-      expect(retried).toMatchObject({ attempt: 2, resumed: 'continued' });
+      expect(retried).toMatchObject({ attempt: 2, resumed: 'recovered' });
       expect(retried.worker).not.toBe(startedBy.w);
       for (const run of report.runs) expect(run.historyFile).toBe(`${store.name} run ${run.id} of batch ${BATCH}`);
 
@@ -211,7 +211,7 @@ describe('a distributed batch on PostgresStore, a worker and the producer SIGKIL
         else {
           // Continued from its journal, or found finished: its last line reached the store just
           // before the kill, its report not Redis (the attempt then reports from its records).
-          expect(['continued', 'finished']).toContain(run.resumed);
+          expect(['recovered', 'finished']).toContain(run.resumed);
           expect(run.costUsd - row.costUsd).toBeLessThanOrEqual(credit + 1e-9);
         }
       }

@@ -301,7 +301,7 @@ describe('interrupt() in a review node before the tools run', () => {
       expect(served.mock.results[again]!.value).toMatchObject({ toolCalls: summary });
       expect(ran).toEqual(['ls', 'deploy prod']);
       expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 2 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 2 });
       // Two served (charged from the journal, no earlier usage given), the repeat not again, one live.
       expect(lg.usage.llmCalls).toBe(3);
       expectBodiesOnce(3);
@@ -379,7 +379,7 @@ describe('killed after its answer, a run resumed from its journal takes the answ
       // ls served from the journal; deploy ran only under rerun.
       expect(ran).toEqual(answer === 'approve' && tools !== undefined ? ['deploy prod'] : []);
       expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 1, servedTools: 1 });
       expectBodiesOnce(2);
       expect(validateHistory(lg.machine.history(), lg.machine.table)).toMatchObject({ ok: true, issues: [] });
     } finally {
@@ -438,7 +438,7 @@ describe('killed while parked and unanswered, a run resumed from its journal wit
       expect(ran).toEqual(answer === 'approve' ? ['deploy prod'] : []);
       expect(lg.result).toMatchObject({ outcome: 'end_of_turn', turn: 1 });
       expect(lg.mirror.resumed).toMatchObject({
-        mode: 'continued',
+        mode: 'recovered',
         recordedCalls: 1,
         servedTools: 1,
         interruptedTools: 0,

@@ -123,7 +123,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])(
       expect(server.rejected).toEqual([]);
       // The tool did not run again: its recorded result was served.
       expect(calls.n).toBe(1);
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 1, servedTools: 1 });
       // Both attempts' spend, the served call counted once.
       expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
       expect(lg.usage.costUsd).toBeCloseTo(0.04, 10);
@@ -149,7 +149,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])(
       expect(server.exchanges).toHaveLength(1);
       expect(JSON.stringify(server.exchanges[0]!.body)).toContain('sunny in Oslo');
       expect(calls.n).toBe(1);
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 1, servedTools: 1 });
       // Every request that left is charged: the live one, and the cut-off run's two.
       expect(lg.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
       expect(lg.usage.costUsd).toBeCloseTo(0.04, 10);
@@ -171,7 +171,7 @@ describe('LangGraphMirror resumed, by the tool policy and without the wrappers',
       });
       expect(calls.n).toBe(2);
       expect(server.exchanges).toHaveLength(1);
-      expect(lg.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, rerunTools: 1 });
+      expect(lg.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 1, rerunTools: 1 });
     },
   );
 

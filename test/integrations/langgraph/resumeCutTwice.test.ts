@@ -71,7 +71,7 @@ describe('a framework run resumed after its new attempt was cut before its first
     const report = await batch(model, true);
     // Both calls served from the kept journal, none made again, and the third refused by perRun.
     expect(model.requests).toHaveLength(0);
-    expect(report.runs[0]).toMatchObject({ outcome: 'budget_exceeded', resumed: 'continued', usage: { llmCalls: 2 } });
+    expect(report.runs[0]).toMatchObject({ outcome: 'budget_exceeded', resumed: 'recovered', usage: { llmCalls: 2 } });
     expect(report.totals.costUsd).toBeCloseTo(0.02, 10);
   });
 });

@@ -96,7 +96,7 @@ describe.each([false, true])('an Agents SDK run resumed from a cut-off run (stre
     expect(withoutItemIds(model.requests[0]!.input)).toEqual(withoutItemIds(firstModel.requests[1]!.input));
     // The tool was not run again: its recorded result was served.
     expect(calls.n).toBe(1);
-    expect(mirror.mirror.resumed).toMatchObject({ mode: 'continued', recordedCalls: 1, servedTools: 1 });
+    expect(mirror.mirror.resumed).toMatchObject({ mode: 'recovered', recordedCalls: 1, servedTools: 1 });
     expect(mirror.usage).toMatchObject({ llmCalls: 2, toolCalls: 1 });
     expect(mirror.usage.costUsd).toBeCloseTo(0.04, 10);
     const history = await loadHistory(file);
@@ -206,7 +206,7 @@ describe('a resumed batch of Agents SDK tasks', () => {
     });
     expect(report.runs.map((r) => [r.id, r.outcome, r.resumed])).toEqual([
       ['a', 'end_of_turn', 'finished'],
-      ['b', 'end_of_turn', 'continued'],
+      ['b', 'end_of_turn', 'recovered'],
     ]);
     expect(before).toEqual({ requests: 4, tools: 2 });
     // One request in all (b's second call), and no tool run again.

@@ -104,7 +104,7 @@ describe('runBatch({ store, batchId, resume: true })', () => {
     expect(built.sort()).toEqual(['t1', 't4', 't5']);
     expect(report.runs.map((r) => [r.id, r.outcome, r.resumed ?? 'new'])).toEqual([
       ['t0', 'end_of_turn', 'finished'],
-      ['t1', 'end_of_turn', 'continued'],
+      ['t1', 'end_of_turn', 'recovered'],
       ['t2', 'end_of_turn', 'finished'],
       ['t3', 'end_of_turn', 'finished'],
       ['t4', 'end_of_turn', 'new'],
