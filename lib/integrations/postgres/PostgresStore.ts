@@ -1,5 +1,5 @@
 import { storedRunOf, type StoredRunRow } from './storedRunRow';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import {
   HistoryFileError,
   RunLinesSink,
@@ -33,6 +33,7 @@ import { raiseRows } from './raiseRows';
 import { batchRows } from './batchRows';
 import { type ConnectionLease } from './ConnectionLease';
 import { PostgresPool } from './PostgresPool';
+import { BatchLock } from './BatchLock';
 import { ignore } from '../../internal/ignore';
 
 /** Lines read from the database at once. */
@@ -125,34 +126,22 @@ export class PostgresStore implements RunStore {
       throw new InvalidArgumentError('batchId', 'a non-empty string', batchId);
     await this.migrate();
     const t = this.#tables();
-    // The lock is a session's advisory lock, on a connection of its own: freed when the batch
-    // ends, or when its process dies and the connection with it.
-    const lock = new Client(this.#connection());
-    lock.on('error', ignore);
-    await this.#db
-      .bounded(`locking batch ${batchId}`, async () => {
-        await lock.connect();
-        const { rows } = await lock.query<{ locked: boolean }>(
-          // Shared: the writers of one distributed batch hold it together, and keep a runBatch out.
-          `SELECT pg_try_advisory_lock${shared ? '_shared' : ''}(hashtext($1), hashtext($2)) AS locked`,
-          [this.schema, batchId],
-        );
-        if (rows[0]?.locked !== true) {
-          const held = await lock.query<{ owner: string | null }>(
-            `SELECT owner FROM ${t.batches} WHERE batch_id = $1`,
-            [batchId],
-          );
-          throw new HistoryFileError(
-            'open_failed',
-            `${this.name} batch ${batchId}`,
-            `another process is writing this batch${held.rows[0]?.owner == null ? '' : ` (${held.rows[0].owner})`}: two batches never write one batch id`,
-          );
-        }
-      })
-      .catch(async (error: unknown) => {
-        await lock.end().catch(() => undefined);
-        throw error;
-      });
+    const lock = await this.#db.bounded(`locking batch ${batchId}`, () =>
+      BatchLock.take(
+        { config: this.#connection(), address: this.address, connectTimeoutMs: this.#connectTimeoutMs },
+        { schema: this.schema, batchId, shared },
+      ),
+    );
+    if (lock === undefined) {
+      const held = await this.#db.run(`finding who writes batch ${batchId}`, (c) =>
+        c.query<{ owner: string | null }>(`SELECT owner FROM ${t.batches} WHERE batch_id = $1`, [batchId]),
+      );
+      throw new HistoryFileError(
+        'open_failed',
+        `${this.name} batch ${batchId}`,
+        `another process is writing this batch${held.rows[0]?.owner == null ? '' : ` (${held.rows[0].owner})`}: two batches never write one batch id`,
+      );
+    }
     let earlier: BatchManifest | undefined;
     try {
       const where = `${this.name} batch ${batchId}`;
@@ -164,16 +153,16 @@ export class PostgresStore implements RunStore {
             : batchRows.record(c, this.#tables(), where, options),
       );
     } catch (error) {
-      await lock.end().catch(() => undefined);
+      await lock.close().catch(ignore);
       throw error;
     }
     return {
       batchId,
       earlier,
-      openRun: (runId, sinkOptions, table) => this.#openRun(batchId, runId, sinkOptions, table),
+      openRun: (runId, sinkOptions, table) => this.#openRun(lock, batchId, runId, sinkOptions, table),
       attempts: (runId) => this.#attempts(batchId, runId),
-      setAside: (runId) => this.#setAside(batchId, runId),
-      close: () => lock.end(),
+      setAside: (runId) => this.#setAside(lock, batchId, runId),
+      close: () => lock.close(),
     };
   }
 
@@ -197,17 +186,19 @@ export class PostgresStore implements RunStore {
   }
 
   /** Sets run `runId`'s live attempt aside, for a resume's new one. Waits for the disk: a new attempt never shares the run with it. */
-  async #setAside(batchId: string, runId: string): Promise<void> {
+  async #setAside(lock: BatchLock, batchId: string, runId: string): Promise<void> {
     const t = this.#tables();
-    await this.#db.run(`setting run ${runId} of batch ${batchId} aside`, (client) =>
-      client.query(
+    await this.#db.run(`setting run ${runId} of batch ${batchId} aside`, async (client) => {
+      await lock.held();
+      return client.query(
         `UPDATE ${t.runs} SET set_aside_at = now(), set_aside_by = 'resume' WHERE batch_id = $1 AND run_id = $2 AND set_aside_at IS NULL`,
         [batchId, runId],
-      ),
-    );
+      );
+    });
   }
 
   async #openRun(
+    lock: BatchLock,
     batchId: string,
     runId: string,
     options: JsonlHistorySinkOptions,
@@ -219,6 +210,7 @@ export class PostgresStore implements RunStore {
     const key = await this.#db.run(
       `opening run ${runId} of batch ${batchId}`,
       async (client) => {
+        await lock.held();
         const { rows } = await client.query<{ run_key: string }>(
           // Not waiting for the disk: the run's first durable line (its meta line with 'move', a
           // reserve line, a turn's end) flushes the log up to it, this row included.
@@ -235,8 +227,9 @@ export class PostgresStore implements RunStore {
     const writer = runLineWriter(
       {
         lines: t.lines,
-        runAgain: (operation, work) => this.#db.runAgain(operation, work, lease),
-        recordEnd: (facts) => this.#recordEnd(key, where, facts, lease),
+        // Each write of the run waits for the batch's lock, taken again after a lost connection.
+        runAgain: (operation, work) => this.#db.runAgain(operation, (c) => lock.held().then(() => work(c)), lease),
+        recordEnd: (facts) => lock.held().then(() => this.#recordEnd(key, where, facts, lease)),
       },
       key,
       runId,
