@@ -38,6 +38,8 @@ export class BatchLock {
   #retaking: Promise<void> | undefined;
   /** Another process took the batch while this one had lost its lock: final. */
   #refused: HistoryFileError | undefined;
+  /** The server pids of the sessions that held the lock for this batch: one may outlive its socket here. */
+  readonly #ownPids = new Set<number>();
 
   private constructor(server: BatchLockServer, keys: BatchLockKeys) {
     this.#server = server;
@@ -70,8 +72,12 @@ export class BatchLock {
     await client?.end();
   }
 
-  /** Connects and tries the lock: true, holding it on that connection; false, another process holds it. */
-  async #tryTake(): Promise<boolean> {
+  /**
+   * Connects and tries the lock: true, holding it on that connection; false, it is held
+   * elsewhere; `'own'`, only by a session of this lock that this process saw end but the server
+   * still runs (a socket dropped here, a session terminated but not yet gone): it is ended.
+   */
+  async #tryTake(): Promise<boolean | 'own'> {
     const client = new Client(this.#server.config);
     // Its failures are told by `held`: an event on a dead connection must not crash the process.
     client.on('error', ignore);
@@ -84,14 +90,19 @@ export class BatchLock {
         [schema, batchId],
       );
       if (rows[0]?.locked !== true || this.#closed) {
+        const own = rows[0]?.locked !== true && !this.#closed && (await this.#endOwnHolders(client));
         await client.end().catch(ignore);
-        return false;
+        return own ? 'own' : false;
       }
     } catch (error) {
       await client.end().catch(ignore);
       throw error;
     }
     this.#client = client;
+    // Held here now: an older session of this lock that still ran would have held it.
+    this.#ownPids.clear();
+    const pid = (client as unknown as { processID?: unknown }).processID;
+    if (typeof pid === 'number') this.#ownPids.add(pid);
     const lost = (): void => {
       if (this.#client !== client) return;
       this.#client = undefined;
@@ -104,32 +115,57 @@ export class BatchLock {
     return true;
   }
 
+  /**
+   * Whether every session holding the lock is one this lock held it on before: those are ended
+   * (`pg_terminate_backend`), so that the next try takes it. A session of another process is
+   * left alone.
+   */
+  async #endOwnHolders(client: Client): Promise<boolean> {
+    const { schema, batchId } = this.#keys;
+    const { rows } = await client.query<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+       AND classid = hashtext($1)::oid AND objid = hashtext($2)::oid`,
+      [schema, batchId],
+    );
+    if (rows.length === 0) return true;
+    if (!rows.every((r) => this.#ownPids.has(r.pid))) return false;
+    for (const { pid } of rows) await client.query('SELECT pg_terminate_backend($1)', [pid]);
+    return true;
+  }
+
   /** The lock taken again, trying until the server answers or `connectTimeoutMs` has passed. */
   async #takeAgain(): Promise<void> {
     const { batchId } = this.#keys;
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
+      let why: unknown;
       try {
-        if (await this.#tryTake()) return;
-        if (this.#closed) return;
-        throw (this.#refused = new HistoryFileError(
-          'write_failed',
-          `batch ${batchId}`,
-          "this process lost the batch's lock when its connection to PostgreSQL ended, and another process took the batch meanwhile: it writes no more of it, as two processes never write one batch; resume the batch (resume: true) from one process",
-        ));
+        const taken = await this.#tryTake();
+        if (taken === true || this.#closed) return;
+        if (taken === false)
+          throw (this.#refused = new HistoryFileError(
+            'write_failed',
+            `batch ${batchId}`,
+            "this process lost the batch's lock when its connection to PostgreSQL ended, and another process took the batch meanwhile: it writes no more of it, as two processes never write one batch; resume the batch (resume: true) from one process",
+          ));
+        // Its own earlier session still held it, and was ended: tried again once it is gone.
+        why = new Error("the batch's earlier session still held its lock");
       } catch (error) {
         if (error === this.#refused || isSqlError(error)) throw error;
-        const waited = Date.now() - started;
-        if (waited >= this.#server.connectTimeoutMs)
-          throw new PostgresUnreachableError(
-            this.#server.address,
-            `taking the lock of batch ${batchId} again`,
-            waited,
-            error,
-          );
-        // A restarting server refuses connections for a moment: not a busy loop meanwhile.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100, 10 * attempt)));
+        // Closing: the batch writes no more, so the lock is not waited for.
+        if (this.#closed) return;
+        why = error;
       }
+      const waited = Date.now() - started;
+      if (waited >= this.#server.connectTimeoutMs)
+        throw new PostgresUnreachableError(
+          this.#server.address,
+          `taking the lock of batch ${batchId} again`,
+          waited,
+          why,
+        );
+      // A restarting server refuses connections for a moment: not a busy loop meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100, 10 * attempt)));
     }
   }
 }

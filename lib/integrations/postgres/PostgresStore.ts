@@ -188,13 +188,14 @@ export class PostgresStore implements RunStore {
   /** Sets run `runId`'s live attempt aside, for a resume's new one. Waits for the disk: a new attempt never shares the run with it. */
   async #setAside(lock: BatchLock, batchId: string, runId: string): Promise<void> {
     const t = this.#tables();
-    await this.#db.run(`setting run ${runId} of batch ${batchId} aside`, async (client) => {
-      await lock.held();
-      return client.query(
+    // Each write of the batch waits for its lock (taken again after a lost connection) before it takes a connection.
+    await lock.held();
+    await this.#db.run(`setting run ${runId} of batch ${batchId} aside`, (client) =>
+      client.query(
         `UPDATE ${t.runs} SET set_aside_at = now(), set_aside_by = 'resume' WHERE batch_id = $1 AND run_id = $2 AND set_aside_at IS NULL`,
         [batchId, runId],
-      );
-    });
+      ),
+    );
   }
 
   async #openRun(
@@ -207,10 +208,10 @@ export class PostgresStore implements RunStore {
     const t = this.#tables();
     const startedAt = options.startedAt ?? Date.now();
     const lease = this.#db.lease();
+    await lock.held();
     const key = await this.#db.run(
       `opening run ${runId} of batch ${batchId}`,
       async (client) => {
-        await lock.held();
         const { rows } = await client.query<{ run_key: string }>(
           // Not waiting for the disk: the run's first durable line (its meta line with 'move', a
           // reserve line, a turn's end) flushes the log up to it, this row included.
@@ -227,8 +228,7 @@ export class PostgresStore implements RunStore {
     const writer = runLineWriter(
       {
         lines: t.lines,
-        // Each write of the run waits for the batch's lock, taken again after a lost connection.
-        runAgain: (operation, work) => this.#db.runAgain(operation, (c) => lock.held().then(() => work(c)), lease),
+        runAgain: (operation, work) => lock.held().then(() => this.#db.runAgain(operation, work, lease)),
         recordEnd: (facts) => lock.held().then(() => this.#recordEnd(key, where, facts, lease)),
       },
       key,
