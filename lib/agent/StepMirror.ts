@@ -147,6 +147,7 @@ export class StepMirror {
       approve,
       approvalTimeoutMs,
       honours = {},
+      singleRun = false,
       ...machineOptions
     } = options;
     const stalls = mirrorStall(stall);
@@ -190,6 +191,7 @@ export class StepMirror {
         chargesServed: resumeFrom !== undefined && resumeFrom.usage === undefined,
         stall: stalls?.watch,
         signal: () => this.#controller.signal,
+        singleRun,
       },
       // The final call's hold and the budget note, when a budget asks for them (and the integration honours them).
       ending.wrap,

@@ -86,6 +86,7 @@ const OPTIONS = {
     refused: { worker: 'the answers come from whoever follows the batch: give it to submitBatch() or attachBatch()' },
   },
   honours: { on: ['mirror'] },
+  singleRun: { on: ['mirror'] },
   // Money.
   budget: { on: ['adapter', 'runTurn', 'mirror'] },
   sharedBudgets: { on: ['adapter', 'mirror'] },

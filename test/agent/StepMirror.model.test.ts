@@ -5,7 +5,7 @@ import type { Pricing } from '../../lib/agent/AgentLoop';
 import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { ONE_ANSWER_JOURNAL } from '../helpers/oneAnswerJournal';
-import { OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
+import { BudgetExceededError, OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
 
 // $0.001 a token, in or out: a bound of 250 + 250 tokens holds $0.5.
 const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 0.001;
@@ -20,6 +20,39 @@ const read = (a: Answer) => ({ text: a.say, usage: { inputTokens: a.tokens[0], o
 const served = (r: { text?: string }): Answer => ({ say: `served: ${r.text ?? ''}`, tokens: [0, 0] });
 
 describe('StepMirror.model', () => {
+  it('singleRun: a call after the run ended is refused with that end; without it, the call starts the next run', async () => {
+    const send = () => Promise.resolve<Answer>({ say: 'hi', tokens: [10, 10] });
+    // An answer that asks for a tool: the run goes on after it, unless its cost ended it.
+    const asks = (a: Answer) => ({ ...read(a), toolCalls: [{ id: 'c1', name: 'look', input: {} }] });
+    const one = new StepMirror({
+      logger: false,
+      pricing,
+      budget: { maxCostUsd: 0.015, strict: false },
+      singleRun: true,
+    });
+    one.runStart('go');
+    await one.model({ send, read: asks, served });
+    // Its cost passed the cap: the tool it asked for is refused, and the next call ends the run.
+    await expect(one.tool({ id: 'c1', name: 'look', input: {} }, () => 'seen')).rejects.toThrow(BudgetExceededError);
+    await expect(one.model({ send, read, served })).rejects.toThrow(BudgetExceededError);
+    const ended = one.result;
+    expect(ended).toMatchObject({ outcome: 'budget_exceeded', usage: { llmCalls: 1, costUsd: 0.02 } });
+    await expect(one.model({ send, read, served })).rejects.toThrow(BudgetExceededError);
+    // The same run, not another: its result and usage stand.
+    expect(one.result).toBe(ended);
+    expect(one.running).toBe(false);
+
+    const many = new StepMirror({ logger: false, pricing });
+    many.runStart('go');
+    await many.model({ send, read, served });
+    many.runEnd();
+    const first = many.result;
+    await many.model({ send, read, served });
+    expect(many.running).toBe(true);
+    expect(many.runEnd()).not.toBe(first);
+    expect(() => new StepMirror({ logger: false, singleRun: 'yes' as never })).toThrow(/singleRun.*true or false/s);
+  });
+
   it('sends the call, charges what read says of the answer, and resolves to the answer as the framework gave it', async () => {
     const mirror = new StepMirror({ logger: false, pricing });
     mirror.runStart('go');

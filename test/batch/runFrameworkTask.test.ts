@@ -7,6 +7,8 @@ import { runTask } from '../../lib/batch/tasks/runTask';
 import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
 import { manualClock } from '../helpers/manualClock';
+import { runBatch } from '../../lib/batch/runBatch';
+import { BudgetExceededError } from '../../lib/agent/TurnError';
 
 describe('runTask with a framework task { id, run(mirror) }', () => {
   let dir: string;
@@ -42,6 +44,56 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
     await valid(file);
     expect((await loadHistory(file)).journal.map((j) => j.type)).toEqual(['reserve', 'llm']);
   });
+
+  it.each([
+    ['in memory', false],
+    ['with a history folder', true],
+  ])(
+    'a framework that calls the model again after its run ended (%s) is refused with that end, and the report keeps its spend',
+    async (_, kept) => {
+      let sent = 0;
+      const refusals: unknown[] = [];
+      const report = await runBatch(
+        [
+          {
+            id: 'fw',
+            input: 'go',
+            // A loop that does not stop when a call is refused: it tries twice more after its run ended.
+            run: async (mirror) => {
+              for (let i = 0; i < 5; i++) {
+                try {
+                  await mirror.model({
+                    send: () => Promise.resolve((sent += 1)),
+                    read: () => ({
+                      toolCalls: [{ id: `c${i}`, name: 'look', input: {} }],
+                      usage: { inputTokens: 10, outputTokens: 10, costUsd: 0.01 },
+                    }),
+                    served: () => 0,
+                  });
+                  await mirror.tool({ id: `c${i}`, name: 'look', input: {} }, () => 'seen');
+                } catch (error) {
+                  refusals.push(error);
+                }
+              }
+            },
+          },
+        ],
+        {
+          logger: false,
+          clock: manualClock().now,
+          perRun: { maxCostUsd: 0.025, strict: false },
+          ...(kept ? { historyDir: path.join(dir, 'kept') } : {}),
+        },
+      );
+      expect(sent).toBe(3);
+      // The third answer crossed the cap; the two calls after the end are refused with it, no new run started.
+      expect(refusals).toHaveLength(3);
+      for (const error of refusals) expect(error).toBeInstanceOf(BudgetExceededError);
+      expect(report.runs[0]).toMatchObject({ outcome: 'budget_exceeded', usage: { llmCalls: 3, costUsd: 0.03 } });
+      expect(report.totals).toMatchObject({ llmCalls: 3, costUsd: 0.03 });
+      if (kept) await valid(path.join(dir, 'kept', 'fw.jsonl'));
+    },
+  );
 
   it('a run that rejects ends in Error with the cause; one that reports nothing ends in Error too', async () => {
     const failed = await runTask(

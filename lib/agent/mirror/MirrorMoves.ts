@@ -72,6 +72,8 @@ export interface MirrorMovesDeps extends ChargePolicy {
   stall: StallWatch | undefined;
   /** The running run's signal (a new one after a cancelled run). */
   signal: () => AbortSignal;
+  /** The mirror mirrors one run (`singleRun`): a model call after its end is refused, not a new run. */
+  singleRun: boolean;
 }
 
 /**

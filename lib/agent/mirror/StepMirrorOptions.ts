@@ -109,4 +109,11 @@ export interface StepMirrorOptions extends Omit<StateMachineOptions<StateName>, 
    * mirror honours both until the integration put on it says otherwise. Default: none.
    */
   honours?: LoopHonours;
+  /**
+   * The mirror mirrors one run, as a batch task's does: once it has ended, a model call is
+   * refused with how it ended (the framework's loop that calls again gets the run's
+   * `BudgetExceededError`, …) instead of starting another run. Default: false, a model call
+   * after an end starts the next run.
+   */
+  singleRun?: boolean;
 }

@@ -32,6 +32,7 @@ export function checkMirrorOptions(options: MirrorOptions): { onUnknownCost: OnU
     ledgerDefaultMaxCostUsd,
     logger,
     journal,
+    singleRun,
   } = options;
   assertBudgetLimits(budget, 'budget');
   if (!Array.isArray(sharedBudgets) || !sharedBudgets.every((b) => b instanceof Budget))
@@ -58,6 +59,8 @@ export function checkMirrorOptions(options: MirrorOptions): { onUnknownCost: OnU
   assertPricing(pricing);
   if (!['error', 'warn', 'ignore'].includes(onUnknownCost as string))
     throw new InvalidArgumentError('onUnknownCost', "'error', 'warn' or 'ignore'", onUnknownCost);
+  if (singleRun !== undefined && typeof singleRun !== 'boolean')
+    throw new InvalidArgumentError('singleRun', 'true or false', singleRun);
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   if (logger !== undefined && logger !== false && !isAgentLogger(logger))

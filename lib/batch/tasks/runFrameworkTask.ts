@@ -89,6 +89,9 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       honours: { wrapUp: true, budgetNote: true },
       // The framework's own tool approvals, and the batch's `approve`, park the run (AI SDK and Agents SDK `needsApproval`, LangGraph `interrupt()`).
       approvals: true,
+      // One task, one run: a framework that calls again after the run ended is refused, and the
+      // task's report is that run's, not an empty run started after it.
+      singleRun: true,
     };
     mirror = new StepMirror(mirrorOptions);
     if (forward !== undefined) {
