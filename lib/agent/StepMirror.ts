@@ -257,9 +257,10 @@ export class StepMirror {
   /**
    * The limit spent now, if any (wall time charged first): a framework's stop condition asks
    * this after each step, so that its loop ends its own way with every tool call answered.
+   * Undefined once the run has ended: no time is charged after its end (its result says why).
    */
   spent(): SpentLimit | undefined {
-    return this.#run.meter?.spent();
+    return this.#run.running ? this.#run.meter?.spent() : undefined;
   }
 
   /** Cancels the running run: the signal aborts, no further call is allowed, and the run ends as `cancelled`. */

@@ -5,6 +5,7 @@ import type { Pricing } from '../../lib/agent/AgentLoop';
 import { Budget } from '../../lib/agent/money/Budget';
 import { StepMirror } from '../../lib/agent/StepMirror';
 import { ONE_ANSWER_JOURNAL } from '../helpers/oneAnswerJournal';
+import { manualClock } from '../helpers/manualClock';
 import { BudgetExceededError, OperationError, TurnCancelledError } from '../../lib/agent/TurnError';
 
 // $0.001 a token, in or out: a bound of 250 + 250 tokens holds $0.5.
@@ -51,6 +52,18 @@ describe('StepMirror.model', () => {
     expect(many.running).toBe(true);
     expect(many.runEnd()).not.toBe(first);
     expect(() => new StepMirror({ logger: false, singleRun: 'yes' as never })).toThrow(/singleRun.*true or false/s);
+  });
+
+  it("spent() after the run ended charges no more time: the mirror's usage stays the ended run's", async () => {
+    const clock = manualClock();
+    const mirror = new StepMirror({ logger: false, pricing, clock: clock.now, budget: { maxWallMs: 60_000 } });
+    mirror.runStart('go');
+    clock.advance(100);
+    await mirror.model({ send: () => Promise.resolve<Answer>({ say: 'hi', tokens: [1, 1] }), read, served });
+    const ended = mirror.runEnd();
+    clock.advance(120_000);
+    expect(mirror.spent()).toBeUndefined();
+    expect(mirror.usage).toEqual(ended.usage);
   });
 
   it('sends the call, charges what read says of the answer, and resolves to the answer as the framework gave it', async () => {

@@ -8,6 +8,7 @@ import { loadHistory } from '../../lib/history/loadHistory';
 import { validateHistory } from '../../lib/history/validateHistory';
 import { manualClock } from '../helpers/manualClock';
 import { runBatch } from '../../lib/batch/runBatch';
+import type { StepMirror } from '../../lib/agent/StepMirror';
 import { BudgetExceededError } from '../../lib/agent/TurnError';
 
 describe('runTask with a framework task { id, run(mirror) }', () => {
@@ -94,6 +95,32 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
       if (kept) await valid(path.join(dir, 'kept', 'fw.jsonl'));
     },
   );
+
+  it('a task whose framework ran twice (two generateText calls) is reported with what both runs spent', async () => {
+    const call = (mirror: StepMirror, text: string) =>
+      mirror.model({
+        send: () => Promise.resolve(text),
+        read: () => ({ text, usage: { inputTokens: 10, outputTokens: 10, costUsd: 0.01 } }),
+        served: () => text,
+      });
+    const report = await runBatch(
+      [
+        {
+          id: 'fw',
+          input: 'plan',
+          run: async (mirror) => {
+            await call(mirror, 'the plan');
+            mirror.runEnd({ text: 'the plan' });
+            mirror.runStart('do it');
+            await call(mirror, 'done');
+          },
+        },
+      ],
+      { logger: false, clock: manualClock().now },
+    );
+    expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', usage: { llmCalls: 2, costUsd: 0.02 } });
+    expect(report.totals).toMatchObject({ llmCalls: 2, costUsd: 0.02 });
+  });
 
   it('a run that rejects ends in Error with the cause; one that reports nothing ends in Error too', async () => {
     const failed = await runTask(

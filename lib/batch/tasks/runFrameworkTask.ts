@@ -139,7 +139,9 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       : result.outcome;
   const run: TaskRun = {
     outcome,
-    usage: result?.usage ?? mirror?.runUsage ?? emptyUsage(),
+    // Everything the task's mirror spent: a task whose framework ran twice (two generateText
+    // calls) spent in both runs, and its row is its money, not its last run's.
+    usage: mirror?.usage ?? emptyUsage(),
     durationMs: Math.max(0, clock() - started) || 0,
     transitions: result?.transitions ?? 0,
   };
