@@ -49,7 +49,9 @@ export class BatchLock {
   /** The lock, taken; undefined when another process holds it. Rejects when the server does not answer. */
   static async take(server: BatchLockServer, keys: BatchLockKeys): Promise<BatchLock | undefined> {
     const lock = new BatchLock(server, keys);
-    return (await lock.#tryTake()) ? lock : undefined;
+    // A first take has no earlier session: `'own'` there means the holder let go between the
+    // try and the look, and it is refused as a held lock is (the caller says who holds it).
+    return (await lock.#tryTake()) === true ? lock : undefined;
   }
 
   /**
