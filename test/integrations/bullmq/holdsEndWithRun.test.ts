@@ -8,7 +8,7 @@ import { limitFields } from '../../../lib/integrations/bullmq/budgetFields';
 import { RedisBudget } from '../../../lib/integrations/bullmq/index';
 import { lostReport } from '../../../lib/integrations/bullmq/runRecords';
 import { useFileRedis } from '../../helpers/redis';
-import { startRedisProxy } from '../../helpers/redisProxy';
+import { startTcpProxy } from '../../helpers/tcpProxy';
 
 const redis = useFileRedis('holdsend');
 const CAP = { maxCostUsd: 4, strict: true, wrapUp: true as const };
@@ -34,7 +34,7 @@ async function money(keys: ReturnType<typeof batchKeys>) {
 
 describe('no hold outlives its run in the Redis budget', () => {
   it("a reservation whose reply never came (a timeout, Redis ran it) is let go by the run's settle", async () => {
-    const proxy = await startRedisProxy(redis.url);
+    const proxy = await startTcpProxy(redis.url);
     const client = new Redis(proxy.url);
     try {
       const keys = await batch();

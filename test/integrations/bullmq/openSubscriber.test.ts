@@ -3,18 +3,18 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { openSubscriber } from '../../../lib/integrations/bullmq/openSubscriber';
 import { releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
-import { startRedisProxy, type RedisProxy } from '../../helpers/redisProxy';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcpProxy';
 
 // The subscriber talks to Redis through a proxy the test controls: it cuts the connection and
 // holds Redis's replies back at the moments the test chooses.
 let url: string;
-let proxy: RedisProxy;
+let proxy: TcpProxy;
 beforeAll(async () => {
   url = await testRedisUrl();
 });
 afterAll(releaseRedis);
 beforeEach(async () => {
-  proxy = await startRedisProxy(url);
+  proxy = await startTcpProxy(url);
 });
 afterEach(() => proxy.close());
 

@@ -2,13 +2,13 @@
 // pg_terminate_backend, as a dropped socket or an administrator would end it). The lock goes with
 // the connection; the batch takes it again before its next write, or, when another process took
 // the batch meanwhile, writes no more of it.
-import * as net from 'node:net';
 import { Client } from 'pg';
 import { DEFAULT_TABLE, runBatch, type AgentLoop } from '../../../lib/index';
 import { base, script, task } from '../../helpers/storeTasks';
 import type { StoreBatchOptions } from '../../../lib/subpaths/batch';
 import { PostgresStore } from '../../../lib/integrations/postgres';
 import { testSchema, PG_URL, type TestSchema } from '../../helpers/postgres';
+import { startTcpProxy } from '../../helpers/tcpProxy';
 
 jest.setTimeout(30_000);
 
@@ -76,70 +76,16 @@ async function holderOtherThan(batchId: string, not: number): Promise<number> {
   }
 }
 
-/**
- * A TCP proxy to the test server whose `drop(n)` ends its n-th connection (from 0) on this side
- * only: the server's session lives on, as after a socket dropped between here and there.
- */
-async function halfDroppingProxy(): Promise<{
-  url: string;
-  drop(n: number): void;
-  /** From now on, connections are cut as they come; `refused` counts them. */
-  refuse(): void;
-  readonly refused: number;
-  close(): Promise<void>;
-}> {
-  const { hostname, port } = new URL(PG_URL);
-  const pairs: Array<{ client: net.Socket; server: net.Socket }> = [];
-  let refusing = false;
-  let refused = 0;
-  const proxy = net.createServer((client) => {
-    if (refusing) {
-      refused += 1;
-      client.destroy();
-      return;
-    }
-    const server = net.connect(Number(port), hostname);
-    pairs.push({ client, server });
-    client.pipe(server);
-    server.pipe(client);
-    client.on('error', () => undefined);
-    server.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const url = new URL(PG_URL);
-  url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
-  return {
-    url: url.toString(),
-    refuse: () => (refusing = true),
-    get refused() {
-      return refused;
-    },
-    drop: (n) => {
-      const { client, server } = pairs[n]!;
-      client.unpipe(server);
-      server.unpipe(client);
-      client.destroy();
-    },
-    close: async () => {
-      for (const { client, server } of pairs) {
-        client.destroy();
-        server.destroy();
-      }
-      await new Promise((resolve) => proxy.close(resolve));
-    },
-  };
-}
-
 describe("PostgresStore's batch lock, its connection ended under the batch", () => {
   it("is taken again when the server still runs this batch's earlier session (a socket dropped on this side)", async () => {
-    const proxy = await halfDroppingProxy();
+    const proxy = await startTcpProxy(PG_URL);
     const through = new PostgresStore(proxy.url, { schema: db.schema, connectTimeoutMs: 2000 });
     try {
       // The pool's first connection makes the tables; the lock's is the next, as the batch opens.
       await through.migrate();
       const batch = await through.openBatch(opening('b'));
       try {
-        proxy.drop(1);
+        proxy.dropClientSide(1);
         // Its earlier session still holds the lock on the server: ended, not taken for another process's.
         const sink = await batch.openRun('a', { startedAt: 5 }, DEFAULT_TABLE);
         await sink.close();
@@ -154,14 +100,14 @@ describe("PostgresStore's batch lock, its connection ended under the batch", () 
   });
 
   it('a batch closed while its lock is being taken again closes without waiting for the server', async () => {
-    const proxy = await halfDroppingProxy();
+    const proxy = await startTcpProxy(PG_URL);
     // Far past the test's own timeout: a close that waited for the retake would not end in time.
     const through = new PostgresStore(proxy.url, { schema: db.schema, connectTimeoutMs: 600_000 });
     try {
       await through.migrate();
       const batch = await through.openBatch(opening('b'));
       proxy.refuse();
-      proxy.drop(1);
+      proxy.dropClientSide(1);
       // The lock is being taken again: its tries reach the proxy, which cuts them.
       while (proxy.refused === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       await batch.close();

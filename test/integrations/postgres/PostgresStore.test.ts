@@ -4,7 +4,7 @@ import { manualClock } from '../../helpers/manualClock';
 import { base, failing, script, task, tick } from '../../helpers/storeTasks';
 import { testSchema, PG_URL, type TestSchema } from '../../helpers/postgres';
 import { freePort } from '../../helpers/redis';
-import { startRedisProxy } from '../../helpers/redisProxy';
+import { startTcpProxy } from '../../helpers/tcpProxy';
 import { threeFiguresTask, THREE_FIGURES } from '../../helpers/threeFigures';
 
 let db: TestSchema;
@@ -210,9 +210,9 @@ describe('PostgresStore with framework tasks', () => {
   });
 
   it("makes no model call when the mirror's reserve line cannot be committed", async () => {
-    const proxy = await startRedisProxy(PG_URL.replace(/^postgres:/, 'redis:'));
-    const port = new URL(proxy.url).port;
-    const flaky = new PostgresStore(`postgres://postgres@127.0.0.1:${port}/postgres`, {
+    const proxy = await startTcpProxy(PG_URL);
+    const { port } = new URL(proxy.url);
+    const flaky = new PostgresStore(proxy.url, {
       schema: db.schema,
       connectTimeoutMs: 500,
       statementTimeoutMs: 1000,
@@ -270,9 +270,9 @@ describe('PostgresStore fails closed', () => {
   });
 
   it('makes no LLM call whose reserve line was not committed: the connection lost mid-run ends the run as an error', async () => {
-    const proxy = await startRedisProxy(PG_URL.replace(/^postgres:/, 'redis:'));
-    const port = new URL(proxy.url).port;
-    const flaky = new PostgresStore(`postgres://postgres@127.0.0.1:${port}/postgres`, {
+    const proxy = await startTcpProxy(PG_URL);
+    const { port } = new URL(proxy.url);
+    const flaky = new PostgresStore(proxy.url, {
       schema: db.schema,
       connectTimeoutMs: 500,
       statementTimeoutMs: 1000,
