@@ -1,13 +1,14 @@
 // runBatch({ progress: true }) as a user sees it: the fixture batch run in a child process, once
 // with standard error a pipe (nothing drawn) and once in a real terminal (tmux on its own socket,
 // the screen read with `capture-pane -p`), advanced through its standard input.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBatch } from '../../lib/batch/runBatch';
 import { submitBatch } from '../../lib/integrations/bullmq/submitBatch';
 import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
+import { openTmuxTerminal, type TmuxTerminal } from '../helpers/tmuxTerminal';
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXTURE = path.join('test', 'fixtures', 'batch', 'progressBatch.ts');
@@ -42,38 +43,30 @@ describe('runBatch({ progress: true })', () => {
   }, 60_000);
 
   describe('in a terminal', () => {
-    const socket = `agent-sm-progress-${process.pid}-${Date.now()}`;
-    const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+    let terminal: TmuxTerminal | undefined;
     let dir: string;
     beforeEach(() => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-progress-'));
     });
     afterEach(() => {
-      try {
-        tmux('kill-server');
-      } catch {
-        // no server left
-      }
+      terminal?.close();
+      terminal = undefined;
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
     it('draws one line in place: finished/total, failed, in flight, spend of the cap; the last one stays', async () => {
       const out = path.join(dir, 'stdout.txt');
       // The `go` lines typed into the terminal are not echoed (stty -echo), so the screen holds the line alone.
-      tmux(
-        'new-session',
-        '-d',
-        '-s',
-        'w',
-        '-x',
-        '120',
-        '-y',
-        '20',
+      const term = openTmuxTerminal(
+        'progress',
+        120,
+        20,
         `cd ${ROOT} && stty -echo && node --import tsx ${FIXTURE} > ${out}; echo "EXITED $?"; sleep 600`,
       );
-      const screen = (): string => tmux('capture-pane', '-p', '-t', 'w');
+      terminal = term;
+      const screen = (): string => term.screen();
       const go = (n: number): void => {
-        for (let i = 0; i < n; i++) tmux('send-keys', '-t', 'w', 'go', 'Enter');
+        for (let i = 0; i < n; i++) term.tmux('send-keys', '-t', 'w', 'go', 'Enter');
       };
 
       // Three runs wait in their tool, nothing spent on their second call yet.

@@ -1,14 +1,14 @@
 // `agent-sm watch` in a real terminal: tmux (its own server, on its own socket) runs the
 // command against a batch running in another process, which the test advances one LLM call
 // at a time through its stdin; what is on screen is read with `capture-pane -p`.
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { openTmuxTerminal, type TmuxTerminal } from '../helpers/tmuxTerminal';
 
 const ROOT = path.join(__dirname, '..', '..');
-const socket = `agent-sm-watch-${process.pid}-${Date.now()}`;
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+let terminal: TmuxTerminal | undefined;
 let dir: string;
 let batch: ChildProcessWithoutNullStreams | undefined;
 let batchOut = '';
@@ -17,11 +17,8 @@ beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-watch-'));
 });
 afterEach(() => {
-  try {
-    tmux('kill-server');
-  } catch {
-    // no server left
-  }
+  terminal?.close();
+  terminal = undefined;
   batch?.kill('SIGKILL');
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -43,7 +40,7 @@ async function until(
   return text;
 }
 
-const screen = (): string => tmux('capture-pane', '-p', '-t', 'w');
+const screen = (): string => terminal!.screen();
 const step = (): void => void batch!.stdin.write('go\n');
 
 describe('agent-sm watch in a terminal', () => {
@@ -58,8 +55,8 @@ describe('agent-sm watch in a terminal', () => {
       (t) => t.includes('waiting alpha') && t.includes('waiting bravo'),
     );
 
-    tmux('new-session', '-d', '-s', 'w', '-x', '110', '-y', '30', 'bash --norc --noprofile');
-    tmux(
+    terminal = openTmuxTerminal('watch', 110, 30, 'bash --norc --noprofile');
+    terminal.tmux(
       'send-keys',
       '-t',
       'w',

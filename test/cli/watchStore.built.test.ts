@@ -11,6 +11,7 @@ import { PostgresStore } from '../../lib/integrations/postgres';
 import { buildCli, buildLibrary, CLI, runBuiltCli, startCli, type RunningCli } from '../helpers/builtCli';
 import { manualClock } from '../helpers/manualClock';
 import { PG_URL, testSchema, type TestSchema } from '../helpers/postgres';
+import { openTmuxTerminal } from '../helpers/tmuxTerminal';
 
 const STORE_NAME = 'postgres://127.0.0.1:5432/postgres';
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -198,24 +199,28 @@ describe('agent-sm watch: a batch from a store as from its folder', () => {
   }, 60_000);
 
   it('draws the same board in a terminal', () => {
-    const socket = `agent-sm-watch-store-${process.pid}-${Date.now()}`;
-    const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
     /** The screen `agent-sm watch ...args` leaves when it ends by itself. */
     const board = (args: string[]): string => {
-      tmux('new-session', '-d', '-s', 'w', '-x', '110', '-y', '30', 'bash --norc --noprofile');
+      const terminal = openTmuxTerminal('watch-store', 110, 30, 'bash --norc --noprofile');
       try {
         const quoted = args.map((a) => `'${a}'`).join(' ');
-        tmux('send-keys', '-t', 'w', `PS1='$ ' && clear && node ${CLI} watch ${quoted}; echo "EXITED $?"`, 'Enter');
+        terminal.tmux(
+          'send-keys',
+          '-t',
+          'w',
+          `PS1='$ ' && clear && node ${CLI} watch ${quoted}; echo "EXITED $?"`,
+          'Enter',
+        );
         const start = Date.now();
         let screen = '';
         while (!/EXITED \d/.test(screen)) {
           if (Date.now() - start > 30_000) throw new Error(`watch did not end; on screen:\n${screen}`);
           execFileSync('sleep', ['0.05']);
-          screen = tmux('capture-pane', '-p', '-t', 'w');
+          screen = terminal.screen();
         }
         return screen;
       } finally {
-        tmux('kill-server');
+        terminal.close();
       }
     };
     const fromFolder = board([folder]);
