@@ -122,6 +122,7 @@ describe('a usage field and a limit added to the lists', () => {
       costUsd: 0,
       uncertainUsd: 0,
       releasedUsd: 0,
+      unpricedCalls: 0,
       toolCalls: 0,
       llmCalls: 0,
       wallMs: 0,
@@ -226,10 +227,10 @@ describe('a usage field and a limit added to the lists, in a distributed batch',
 
   it('has its counter and its cap in the Lua scripts', () => {
     expect(m.scripts.RESERVE).toContain(
-      `redis.call('HMGET', KEYS[1], 'i', 'o', 'c', 'cu', 'cr', 't', 'l', 'st', 'ci', 'mc', 'mt', 'mtc', 'mlc', 'mw', 'mct', 'wp')`,
+      `redis.call('HMGET', KEYS[1], 'i', 'o', 'c', 'cu', 'cr', 'cn', 't', 'l', 'st', 'ci', 'mc', 'mt', 'mtc', 'mlc', 'mw', 'mct', 'wp')`,
     );
-    expect(m.scripts.RESERVE).toContain(`elseif over(n[9], tonumber(b[15])) then spent = '${LIMIT}'`);
-    expect(m.scripts.CHARGE).toContain(`add[#add + 1] = {'ci', ARGV[7], false}`);
+    expect(m.scripts.RESERVE).toContain(`elseif over(n[10], tonumber(b[16])) then spent = '${LIMIT}'`);
+    expect(m.scripts.CHARGE).toContain(`add[#add + 1] = {'ci', ARGV[8], false}`);
   });
 
   it('is charged and checked in Redis by RedisBudget, worded as in one process', async () => {

@@ -30,8 +30,8 @@ export interface LLMAttemptEvent {
 /**
  * An attempt's money as one of the three figures: `billed` (priced from the usage the provider
  * reported), `uncertain` (it may have been billed, no usage came back: charged at its hold, `why`),
- * `released` (provably not billed: its hold let go, `why`), or `unknown` (no worst case was
- * computed, so nothing could be charged).
+ * `released` (provably not billed: its hold let go, `why`), or `unknown` (it may have been billed,
+ * and neither a price nor a worst case was computed: counted in usage's `unpricedCalls`, `why`).
  */
 export interface AttemptMoney {
   figure: 'billed' | 'uncertain' | 'released' | 'unknown';

@@ -318,13 +318,15 @@ export class BatchScheduler {
     // A run's file that ends whole says what it ended with as it is written: it need not be read back.
     let noted = false;
     let uncertain: RunFileFacts['uncertain'] | undefined;
+    let unpriced: RunFileFacts['unpriced'] | undefined;
     const onFileFacts =
       endedRuns === undefined
         ? undefined
         : (file: string, facts: RunFileFacts): void => {
             noted = true;
-            // Why money is uncertain, for the report: the file knows each call's reason.
+            // Why money is uncertain or of unknown cost, for the report: the file knows each call's reason.
             if (facts.uncertain.length > 0) uncertain = facts.uncertain;
+            if (facts.unpriced.length > 0) unpriced = facts.unpriced;
             try {
               noteEnded(endedRuns, file, fs.statSync(file), stateOfFacts(file, facts));
             } catch {
@@ -333,6 +335,7 @@ export class BatchScheduler {
           };
     let run = await this.#runOne(index, slot, resumeFrom, onFileFacts);
     if (uncertain !== undefined) run = { ...run, uncertain };
+    if (unpriced !== undefined) run = { ...run, unpriced };
     if (before?.kind === 'interrupted') {
       // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
       const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;

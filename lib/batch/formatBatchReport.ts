@@ -59,7 +59,13 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
     ),
   );
   // The cost row counts billed + uncertain, as the cap does: the figures apart, and why money is uncertain.
-  out.push(`  Money: ${formatSpend({ ...totals, uncertain: mergeUncertain(runs.map((r) => r.uncertain)) })}`);
+  out.push(
+    `  Money: ${formatSpend({
+      ...totals,
+      uncertain: mergeUncertain(runs.map((r) => r.uncertain)),
+      unpriced: mergeUncertain(runs.map((r) => r.unpriced)),
+    })}`,
+  );
 
   const started = runs.filter((r) => r.outcome !== 'skipped');
   if (started.length > 0) {

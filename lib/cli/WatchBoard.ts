@@ -289,11 +289,14 @@ export class WatchBoard {
 
 /**
  * `$0.0258 spent`, what the caps count (billed + uncertain, the figure `inspect` reads), then
- * the figures apart when any of it is not billed: `($0.0116 billed, $0.0142 uncertain (…))`.
+ * the figures apart when any of it is not billed, or some call's cost is unknown:
+ * `($0.0116 billed, $0.0142 uncertain (…))`.
  */
 export function spentLine(spend: SpendFigures): string {
   const spent = `$${spend.costUsd.toFixed(4)} spent`;
-  return (spend.uncertainUsd ?? 0) > 0 || (spend.releasedUsd ?? 0) > 0 ? `${spent} (${formatSpend(spend)})` : spent;
+  return (spend.uncertainUsd ?? 0) > 0 || (spend.releasedUsd ?? 0) > 0 || (spend.unpricedCalls ?? 0) > 0
+    ? `${spent} (${formatSpend(spend)})`
+    : spent;
 }
 
 /** `3/5 finished, 1 skipped, 1 cut off` (over) or `1/5 finished, 2 pending` (running): the plain line's progress. */

@@ -2,7 +2,7 @@ import { failureReason } from '../history/failureReason';
 import type { HistoryEntry } from '../history/HistoryEntry';
 import { RunFactsCollector, type RunUsage } from '../history/runFacts';
 import type { AttemptSpend } from '../history/spendOverAttempts';
-import { spendOfRun } from '../history/spendOfRun';
+import { NO_MONEY, spendOfRun } from '../history/spendOfRun';
 import { sumRunMoney } from '../history/sumRunMoney';
 import type { SpendFigures } from '../internal/formatSpend';
 import { tableRoles, type TableRoles } from '../history/tableRoles';
@@ -34,8 +34,6 @@ export interface WatchedRun {
 
 /** A run's money as `watch` shows it: billed + uncertain (`costUsd`, what caps count), its uncertain part with why, and what was released. */
 export type WatchSpend = Required<SpendFigures>;
-
-const NOTHING_SPENT: WatchSpend = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0, uncertain: [] });
 
 /** Something `watch` prints as it happens (on a TTY the latest are shown under the board). */
 export interface WatchEvent {
@@ -83,7 +81,7 @@ export class WatchState {
         since: undefined,
         outcome: undefined,
         usage: null,
-        spend: NOTHING_SPENT,
+        spend: NO_MONEY,
         reason: undefined,
         unreadable: undefined,
       };

@@ -117,14 +117,14 @@ export function addInspectCommand(program: Command, ctx: CommandContext): void {
     );
 }
 
-/** The run's money for --json (null when nothing is known of it): billed + uncertain (`costUsd`), its uncertain part with why, what was released. */
+/** The run's money for --json (null when nothing is known of it): billed + uncertain (`costUsd`), its uncertain part with why, what was released, its calls of unknown cost with why. */
 function spendOf(
   facts: RunFactsCollector,
-): Pick<RunSpend, 'costUsd' | 'uncertainUsd' | 'releasedUsd' | 'uncertain'> | null {
+): Pick<RunSpend, 'costUsd' | 'uncertainUsd' | 'releasedUsd' | 'uncertain' | 'unpricedCalls' | 'unpriced'> | null {
   // Records without usage and no ledger: nothing is known of money, which is not $0.
   if (facts.usage === null && !facts.spend.ledger) return null;
-  const { costUsd, uncertainUsd, releasedUsd, uncertain } = facts.spend;
-  return { costUsd, uncertainUsd, releasedUsd, uncertain };
+  const { costUsd, uncertainUsd, releasedUsd, uncertain, unpricedCalls, unpriced } = facts.spend;
+  return { costUsd, uncertainUsd, releasedUsd, uncertain, unpricedCalls, unpriced };
 }
 
 /** Whether `target` is a folder (not there, or a file: no). */

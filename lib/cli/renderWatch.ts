@@ -32,7 +32,9 @@ export interface WatchView {
 }
 
 /** What the board reads of the batch's spend for a cap: the usage fields its limit counts (`LIMITS`), wall time apart. */
-type CapSpend = Readonly<Record<Exclude<UsageFieldName, 'wallMs' | 'uncertainUsd' | 'releasedUsd'>, number>>;
+type CapSpend = Readonly<
+  Record<Exclude<UsageFieldName, 'wallMs' | 'uncertainUsd' | 'releasedUsd' | 'unpricedCalls'>, number>
+>;
 
 /**
  * What of the spend cap `name` counts: the usage fields its limit sums (the one list of limits,
@@ -93,7 +95,8 @@ export function renderWatch(state: WatchState, view: WatchView): string[] {
       `Spend     $${spend.costUsd.toFixed(4)} · ${spend.llmCalls} LLM calls · ${spend.toolCalls} tool calls (no caps)  ${sparkline(view.costHistory, 16)}`,
     );
   // The cost above is billed + uncertain, as the cap counts it: the figures apart, and why, as inspect says them.
-  if (spend.costUsd > 0 || spend.releasedUsd > 0) lines.push(`Money     ${formatSpend(spend)}`);
+  if (spend.costUsd > 0 || spend.releasedUsd > 0 || spend.unpricedCalls > 0)
+    lines.push(`Money     ${formatSpend(spend)}`);
   // A line per raise of the paused cap, the latest three (the bar above shows the cap in force).
   const raises = view.raises ?? [];
   if (raises.length > 3) lines.push(`Raised    … ${raises.length - 3} earlier`);

@@ -165,6 +165,8 @@ export function formatStoredRuns(runs: readonly StoredRun[], where: string): str
     uncertainUsd: sum((r) => r.uncertainUsd),
     releasedUsd: sum((r) => r.releasedUsd),
     uncertain: mergeUncertain(runs.map((r) => r.uncertain)),
+    unpricedCalls: runs.reduce((total, r) => total + r.unpricedCalls, 0),
+    unpriced: mergeUncertain(runs.map((r) => r.unpriced)),
   });
   const calls = runs.reduce((total, r) => total + r.calls, 0);
   return `${[line(header), ...rows.map(line)].join('\n')}\n${runs.length} ${runs.length === 1 ? 'run' : 'runs'}, ${escapeControl(money)}, ${calls} ${calls === 1 ? 'call' : 'calls'}\n`;

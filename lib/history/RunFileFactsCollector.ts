@@ -26,6 +26,9 @@ export interface RunFileFacts {
   readonly releasedUsd: number;
   /** Why money is uncertain, most calls first (`RunSpend.uncertain`). */
   readonly uncertain: RunSpend['uncertain'];
+  /** LLM calls of unknown cost, in none of the dollars (`RunSpend.unpricedCalls`), and why (`RunSpend.unpriced`). */
+  readonly unpricedCalls: number;
+  readonly unpriced: RunSpend['unpriced'];
   /**
    * The same, the parts apart (what its records carry, the requests it made, the reservations it
    * left without an answer): a resumed run's attempts add up by `spendOverAttempts`.
@@ -117,6 +120,8 @@ export class RunFileFactsCollector {
       uncertainUsd: result.spend.uncertainUsd,
       releasedUsd: result.spend.releasedUsd,
       uncertain: result.spend.uncertain,
+      unpricedCalls: result.spend.unpricedCalls,
+      unpriced: result.spend.unpriced,
       attempt: this.#facts.attemptSpend,
       transitions: this.#transitions,
       durationMs: startedAt === undefined || lastAt === undefined ? 0 : Math.max(0, lastAt - startedAt),

@@ -124,7 +124,8 @@ function llmLines(j: JournalLineRead, before: string, fold: Fold): string[] {
 /**
  * What an LLM attempt's line says it was charged, the figures apart: `, $0.0006` billed;
  * `, $0.0100 uncertain (why)` when charged at its hold (it may have been billed, no usage came
- * back); `, $0.0100 released (why)` when its hold was let go (not billed).
+ * back); `, $0.0100 released (why)` when its hold was let go (not billed); `, cost unknown (why)`
+ * when nothing priced or held it.
  */
 function moneyOf(j: JournalLineRead): string {
   const cost = typeof j['costUsd'] === 'number' ? formatUsd(j['costUsd']) : undefined;
@@ -136,6 +137,10 @@ function moneyOf(j: JournalLineRead): string {
     const usd = typeof j['releasedUsd'] === 'number' ? ` ${formatUsd(j['releasedUsd'])}` : '';
     return `${cost === undefined ? '' : `, ${cost}`},${usd} released (${escapeControl(released)})`;
   }
+  const unpriced = j['unpriced'];
+  // A failed attempt's line says its failure after the money: why its cost is unknown would repeat it.
+  if (cost === undefined && typeof unpriced === 'string')
+    return j['error'] === undefined ? `, cost unknown (${escapeControl(unpriced)})` : ', cost unknown';
   return cost === undefined ? '' : `, ${cost}`;
 }
 

@@ -95,6 +95,13 @@ export interface RunSpend {
   readonly releasedUsd: number;
   /** Why money is uncertain, most calls first: each reason and how many calls it covers. */
   readonly uncertain: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
+  /**
+   * LLM calls that may have been billed at a cost nobody knows (no price, no hold): in none of
+   * the dollars above, which are then at least what the run spent. Never taken for $0.
+   */
+  readonly unpricedCalls: number;
+  /** Why their cost is unknown, most calls first (from the journal's or ledger's lines; empty without them). */
+  readonly unpriced: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
   /** Reservations with no `llm` line after them (calls in flight when the file ended), counted at their worst case. */
   readonly openReservations: number;
   /** Of those, reservations that stated no amount (cost unknown, no default): counted as $0 in `costUsd`, so spend is at least it. */
@@ -165,9 +172,13 @@ export class RunFactsCollector {
   #ledgerReleased = 0;
   /** Calls charged at their hold, by why. */
   readonly #uncertainWhy = new Map<string, number>();
-  /** The uncertain and released USD the last running totals said (`data.usage`). */
+  /** Calls of unknown cost that nothing held (the line says `unpriced`), by why. */
+  readonly #unpricedWhy = new Map<string, number>();
+  #unpricedLines = 0;
+  /** The uncertain and released USD, and the calls of unknown cost, the last running totals said (`data.usage`). */
   #recordedUncertain = 0;
   #recordedReleased = 0;
+  #recordedUnpriced = 0;
   /** Of it, USD of the lines served from an earlier attempt's journal (`fromJournal`): no request was made. */
   #servedCost = 0;
   /** Of the served USD, what was charged at a hold. */
@@ -267,6 +278,8 @@ export class RunFactsCollector {
       uncertain,
       openReservations: open,
       unpricedReservations: unpriced,
+      unpricedCalls: Math.max(this.#recordedUnpriced, this.#unpricedLines),
+      unpriced: [...this.#unpricedWhy].map(([why, calls]) => ({ why, calls })).sort((a, b) => b.calls - a.calls),
       ledger: this.#ledger,
     };
   }
@@ -339,6 +352,11 @@ export class RunFactsCollector {
     }
     const released = line.releasedUsd;
     if (typeof released === 'number' && Number.isFinite(released) && released >= 0) this.#ledgerReleased += released;
+    const unpriced = line.unpriced;
+    if (typeof unpriced === 'string') {
+      this.#unpricedLines++;
+      this.#unpricedWhy.set(unpriced, (this.#unpricedWhy.get(unpriced) ?? 0) + 1);
+    }
   }
 
   #outcome(): string {
@@ -442,6 +460,7 @@ export class RunFactsCollector {
     if (llmCalls !== undefined) {
       this.#recordedUncertain = finiteField(u, 'uncertainUsd') ?? this.#recordedUncertain;
       this.#recordedReleased = finiteField(u, 'releasedUsd') ?? this.#recordedReleased;
+      this.#recordedUnpriced = finiteField(u, 'unpricedCalls') ?? this.#recordedUnpriced;
     }
     // The charts draw cost and tokens: a point where only the tool count moved would add nothing
     // to them. A run starts at zero, so a turn that ends before any call (its record saying

@@ -11,7 +11,21 @@ export interface RunMoney {
   readonly releasedUsd: number;
   /** Why money is uncertain, most calls first (its live attempt's reasons). */
   readonly uncertain: UncertainReasons;
+  /** LLM calls of unknown cost (no price, no hold): in none of the dollars, never taken for $0. */
+  readonly unpricedCalls: number;
+  /** Why their cost is unknown, most calls first (its live attempt's reasons). */
+  readonly unpriced: UncertainReasons;
 }
+
+/** The money of a run that spent none (not started, unreadable, or still running): every figure 0. */
+export const NO_MONEY: RunMoney = Object.freeze({
+  costUsd: 0,
+  uncertainUsd: 0,
+  releasedUsd: 0,
+  uncertain: [],
+  unpricedCalls: 0,
+  unpriced: [],
+});
 
 /**
  * What a run spent by the ledger's rule over every attempt: its live file's spend (`live`, its
@@ -23,5 +37,13 @@ export function spendOfRun(live: RunMoney, attempt: AttemptSpend, earlier: reado
   const attempts = [...earlier, attempt];
   const costUsd = Math.max(live.costUsd, spendOverAttempts(attempts));
   const uncertainUsd = Math.min(costUsd, Math.max(live.uncertainUsd, uncertainOverAttempts(attempts)));
-  return { costUsd, uncertainUsd, releasedUsd: live.releasedUsd, uncertain: live.uncertain };
+  // A resumed run's live totals count the calls it was served from the journal: its earlier attempts' too.
+  return {
+    costUsd,
+    uncertainUsd,
+    releasedUsd: live.releasedUsd,
+    uncertain: live.uncertain,
+    unpricedCalls: live.unpricedCalls,
+    unpriced: live.unpriced,
+  };
 }

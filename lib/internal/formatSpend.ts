@@ -11,12 +11,17 @@ export interface SpendFigures {
   readonly releasedUsd?: number | undefined;
   /** Why money is uncertain, most calls first. */
   readonly uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }> | undefined;
+  /** LLM calls that may have been billed at a cost nobody knows: in none of the dollars above. */
+  readonly unpricedCalls?: number | undefined;
+  /** Why their cost is unknown, most calls first (when the reader knows). */
+  readonly unpriced?: ReadonlyArray<{ readonly why: string; readonly calls: number }> | undefined;
 }
 
 /**
  * Money as every reader says it, the three figures apart: `$0.6139 billed`, then
- * `$0.1740 uncertain (19 LLM calls: <why>)` and `$0.0500 released` when there are any. A cap
- * counts billed + uncertain; released money counts nowhere.
+ * `$0.1740 uncertain (19 LLM calls: <why>)` and `$0.0500 released` when there are any, and
+ * `and 2 LLM calls of unknown cost (<why>)` for calls no price or hold covers. A cap counts
+ * billed + uncertain; released money counts nowhere.
  */
 export function formatSpend(spend: SpendFigures): string {
   const uncertain = spend.uncertainUsd ?? 0;
@@ -33,13 +38,32 @@ export function formatSpend(spend: SpendFigures): string {
     out += `, ${formatUsd(uncertain)} uncertain${why}`;
   }
   if ((spend.releasedUsd ?? 0) > 0) out += `, ${formatUsd(spend.releasedUsd!)} released (not billed)`;
+  // A call whose cost is unknown is never $0: the dollars above are then at least what was spent.
+  const unpriced = spend.unpricedCalls ?? 0;
+  if (unpriced > 0) {
+    const reasons = spend.unpriced ?? [];
+    const first = reasons[0];
+    const why =
+      first === undefined
+        ? ''
+        : ` (${first.why}${reasons.length > 1 ? `; ${plural(reasons.length - 1, 'other reason')}` : ''})`;
+    out += `, and ${plural(unpriced, 'LLM call')} of unknown cost${why}`;
+  }
   return out;
 }
 
-/** Money in a table's cell: the amount charged, and its uncertain part when there is one (`$0.4000 ($0.1000 uncertain)`). */
-export function formatSpendCell(spend: Pick<SpendFigures, 'costUsd' | 'uncertainUsd'>): string {
+/**
+ * Money in a table's cell: the amount charged, its uncertain part when there is one, and its
+ * calls of unknown cost when there are any (`$0.4000 ($0.1000 uncertain)`, `$0.0000 (1 call of unknown cost)`).
+ */
+export function formatSpendCell(spend: Pick<SpendFigures, 'costUsd' | 'uncertainUsd' | 'unpricedCalls'>): string {
   const uncertain = spend.uncertainUsd ?? 0;
-  return uncertain > 0 ? `${formatUsd(spend.costUsd)} (${formatUsd(uncertain)} uncertain)` : formatUsd(spend.costUsd);
+  const unpriced = spend.unpricedCalls ?? 0;
+  const notes = [
+    ...(uncertain > 0 ? [`${formatUsd(uncertain)} uncertain`] : []),
+    ...(unpriced > 0 ? [`${plural(unpriced, 'call')} of unknown cost`] : []),
+  ];
+  return notes.length > 0 ? `${formatUsd(spend.costUsd)} (${notes.join(', ')})` : formatUsd(spend.costUsd);
 }
 
 /** Why money is uncertain, as the figures carry it: each reason and how many calls it covers. */

@@ -47,6 +47,13 @@ export const USAGE_FIELDS = {
    * failure the provider documents as unbilled, such as a 429). Not in `costUsd`, and no cap counts it.
    */
   releasedUsd: { grows: 'charge', code: 'cr', dollars: true },
+  /**
+   * LLM calls that may have been billed but whose cost is unknown and was not held: a response
+   * with no price (no \`pricing\`, or a model it lacks) and no cap to hold its worst case, or a
+   * failure after the request left with nothing held. Their money is in no dollar figure, so
+   * \`costUsd\` is at least what it says, never all of it.
+   */
+  unpricedCalls: { grows: 'charge', code: 'cn' },
   /** Tool calls, counted as they start. */
   toolCalls: { grows: 'tool', code: 't' },
   /** LLM calls, counted as they start: each attempt of a retried call counts. */

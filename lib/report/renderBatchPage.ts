@@ -77,6 +77,8 @@ interface Row {
   note: string;
   /** Why its money is uncertain, as its file says: each reason and its calls. */
   uncertain: UncertainReasons;
+  /** Why some of its calls are of unknown cost, as its file says. */
+  unpriced: UncertainReasons;
   /** Why it did not end well, when it says: the failures table's reason. */
   reason: string;
   resumed?: ResumedMark;
@@ -184,6 +186,7 @@ export class BatchPageBuilder {
       outcome: report?.outcome ?? facts?.outcome ?? 'empty',
       usage: runUsage(report?.usage, facts === undefined ? undefined : spentUsage(facts.finalUsage, facts.spend)),
       uncertain: facts?.spend.uncertain ?? [],
+      unpriced: facts?.spend.unpriced ?? [],
       ms: report?.durationMs ?? facts?.summary.elapsedMs ?? 0,
       final: facts?.summary.finalState ?? '',
       note: [
@@ -256,6 +259,7 @@ export class BatchPageBuilder {
       outcome: 'unreadable',
       usage: emptyUsage(),
       uncertain: [],
+      unpriced: [],
       ms: 0,
       final: '',
       note: message,
@@ -295,7 +299,7 @@ export class BatchPageBuilder {
       failuresTable(this.#failures(options.failures), rows.length),
       `<h2>Spend against the caps</h2>${capsTable(totals, durationMs, limits)}`,
       // The cost row counts billed + uncertain, as the caps do: the figures apart, and why money is uncertain.
-      `<p class="sub money">${esc(`Money: ${formatSpend({ ...totals, uncertain: mergeUncertain(rows.map((r) => r.uncertain)) })}`)}</p>`,
+      `<p class="sub money">${esc(`Money: ${formatSpend({ ...totals, uncertain: mergeUncertain(rows.map((r) => r.uncertain)), unpriced: mergeUncertain(rows.map((r) => r.unpriced)) })}`)}</p>`,
       spendChart(this.#spend, this.#first, durationMs, limits.total?.maxCostUsd, [
         ...this.#crashes.map((at) => ({ x: at - this.#first, label: 'crash: an attempt cut off', cls: 'crash' })),
         ...this.#resumes.map((at) => ({ x: at - this.#first, label: 'resumed', cls: 'resume' })),
@@ -409,30 +413,30 @@ function resumedFromFile(history: Iterable<HistoryItem> | undefined, resumedAtte
   return `resumed: recovered from its journal at LLM call ${served + 1} (${plural(served, 'response')} served)`;
 }
 
-/** A run's usage: each field from its report, else from the last usage its history shows, else 0. */
-/** A row's usage: the run's report where there is one, else what its history's records tell. */
 /** The usage a run's file tells, with its money by the ledger's rule (reservations without a response at their worst case), the figures apart. */
 function spentUsage(
   usage: RunUsage | null,
   spend: RunSpend,
-): (RunUsage & Pick<UsageTotals, 'uncertainUsd' | 'releasedUsd'>) | undefined {
-  const { costUsd, uncertainUsd, releasedUsd } = spend;
+): (RunUsage & Pick<UsageTotals, 'uncertainUsd' | 'releasedUsd' | 'unpricedCalls'>) | undefined {
+  const { costUsd, uncertainUsd, releasedUsd, unpricedCalls } = spend;
   if (usage === null)
-    return costUsd === 0 && releasedUsd === 0
+    return costUsd === 0 && releasedUsd === 0 && unpricedCalls === 0
       ? undefined
       : {
           costUsd,
           uncertainUsd,
           releasedUsd,
+          unpricedCalls,
           inputTokens: 0,
           outputTokens: 0,
           cachedInputTokens: 0,
           llmCalls: 0,
           toolCalls: 0,
         };
-  return { ...usage, costUsd, uncertainUsd, releasedUsd };
+  return { ...usage, costUsd, uncertainUsd, releasedUsd, unpricedCalls };
 }
 
+/** A row's usage: each field from the run's report where there is one, else from what its history's records tell, else 0. */
 function runUsage(report: UsageTotals | undefined, history: RunUsage | undefined): UsageTotals {
   const usage = emptyUsage();
   for (const key of USAGE_FIELD_NAMES) {

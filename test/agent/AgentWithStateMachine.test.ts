@@ -41,6 +41,7 @@ describe('AgentWithStateMachine', () => {
           wallMs: 0,
           uncertainUsd: 0,
           releasedUsd: 0,
+          unpricedCalls: 0,
         },
       });
       expect(d.path()).toEqual(['WaitingForUserInput', 'SendingToLLM', 'ProcessingLLMResponse', 'EndOfTurn']);
@@ -431,6 +432,7 @@ describe('AgentWithStateMachine', () => {
           wallMs: 0,
           uncertainUsd: 0,
           releasedUsd: 0,
+          unpricedCalls: 1,
         },
       });
       expect(d.agent.calls.map((c) => c.op)).toEqual(['sendUserMessage']);
@@ -470,6 +472,7 @@ describe('AgentWithStateMachine', () => {
           wallMs: 0,
           uncertainUsd: 0,
           releasedUsd: 0,
+          unpricedCalls: 1,
         },
       });
       expect(d.agent.calls.filter((c) => c.op === 'runTool')).toHaveLength(1);
@@ -591,6 +594,7 @@ describe('AgentWithStateMachine', () => {
           wallMs: 0,
           uncertainUsd: 0,
           releasedUsd: 0,
+          unpricedCalls: 1,
         },
       });
       expect(d.agent.calls).toHaveLength(1);

@@ -17,6 +17,7 @@ describe('Budget', () => {
       wallMs: 0,
       uncertainUsd: 0,
       releasedUsd: 0,
+      unpricedCalls: 0,
     });
     expect(budget.spent()!.message).toBe('budget exceeded: $0.3000 of $0.3000 after 2 LLM calls');
   });

@@ -83,6 +83,7 @@ describe('spentLimit() with odd values', () => {
           wallMs: 0,
           uncertainUsd: 0,
           releasedUsd: 0,
+          unpricedCalls: 0,
         },
         null as never,
       ),
@@ -102,6 +103,7 @@ describe('checkedSpentLimit()', () => {
       wallMs: n,
       uncertainUsd: n,
       releasedUsd: n,
+      unpricedCalls: n,
     });
     const limitsArb = fc.record(
       { maxCostUsd: n, maxTokens: n, maxToolCalls: n, maxLlmCalls: n, maxWallMs: n },

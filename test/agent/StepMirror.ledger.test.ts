@@ -78,6 +78,8 @@ describe('the money ledger on a framework loop', () => {
         uncertain: [],
         openReservations: 0,
         unpricedReservations: 0,
+        unpricedCalls: 0,
+        unpriced: [],
         ledger: true,
       });
     },
@@ -135,6 +137,8 @@ describe('the money ledger on a framework loop', () => {
       uncertain: [{ why: 'reserved, and no response recorded (in flight when the file ended)', calls: 1 }],
       openReservations: 1,
       unpricedReservations: 0,
+      unpricedCalls: 0,
+      unpriced: [],
       ledger: true,
     });
   });

@@ -73,6 +73,8 @@ describe('the money ledger', () => {
       uncertain: [],
       openReservations: 0,
       unpricedReservations: 0,
+      unpricedCalls: 0,
+      unpriced: [],
       ledger: true,
     });
   });
@@ -143,6 +145,8 @@ describe('the money ledger', () => {
       uncertain: [{ why: 'reserved, and no response recorded (in flight when the file ended)', calls: 1 }],
       openReservations: 1,
       unpricedReservations: 0,
+      unpricedCalls: 0,
+      unpriced: [],
       ledger: true,
     });
     expect(runFacts(history.entries).finalUsage!.costUsd).toBe(0.0013);

@@ -23,6 +23,7 @@ const usage = (costUsd: number, llmCalls: number, toolCalls = 0): UsageTotals =>
   wallMs: 0,
   uncertainUsd: 0,
   releasedUsd: 0,
+  unpricedCalls: 0,
 });
 const zero = usage(0, 0);
 const budgetMessage = 'shared budget exceeded: $1.0200 of $1.0000 after 31 LLM calls';
@@ -99,6 +100,7 @@ const report: BatchReport = {
     wallMs: 80_550,
     uncertainUsd: 0,
     releasedUsd: 0,
+    unpricedCalls: 0,
     outcomes: { end_of_turn: 2, wrapped_up: 0, budget_exceeded: 1, stalled: 0, error: 1, cancelled: 0, skipped: 2 },
   },
   limits: { perRun: { maxCostUsd: 0.75, maxLlmCalls: 40 }, total: { maxCostUsd: 1, maxWallMs: 600_000 } },

@@ -188,6 +188,7 @@ describe('runBatch with random tasks, caps and concurrency (property-based)', ()
                 wallMs: 0,
                 uncertainUsd: 0,
                 releasedUsd: 0,
+                unpricedCalls: 0,
               });
               expect(run.transitions).toBe(0);
               expect(run.error!.message).toMatch(/^the batch's total budget exceeded: /);

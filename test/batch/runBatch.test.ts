@@ -113,6 +113,7 @@ describe('runBatch', () => {
       wallMs: 0,
       uncertainUsd: 0,
       releasedUsd: 0,
+      unpricedCalls: 0,
       outcomes: { end_of_turn: 4, wrapped_up: 0, budget_exceeded: 0, stalled: 0, error: 0, cancelled: 0, skipped: 0 },
     });
     expect(report.runs[1]).toEqual({
@@ -127,6 +128,7 @@ describe('runBatch', () => {
         wallMs: 0,
         uncertainUsd: 0,
         releasedUsd: 0,
+        unpricedCalls: 0,
       },
       durationMs: 0,
       transitions: 4,
@@ -231,6 +233,7 @@ describe('runBatch', () => {
               wallMs: 0,
               uncertainUsd: 0,
               releasedUsd: 0,
+              unpricedCalls: 0,
             },
             durationMs: 0,
             transitions: 0,

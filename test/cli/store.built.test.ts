@@ -79,7 +79,10 @@ describe('agent-sm on a store', () => {
     expect(errors.stdout).toMatch(
       /^BATCH +RUN +OUTCOME +BILLED +UNCERTAIN +RELEASED +CALLS +DURATION +STARTED +REASON\nnight +bad +error +\$0\.\d{4} +\$0\.0000 +\$0\.0000 +1 /,
     );
-    expect(errors.stdout).toMatch(/\n1 run, \$0\.\d{4} billed, 1 call\n$/);
+    // Its one call answered what is no response: it may have been billed, and its cost is unknown, never $0.
+    expect(errors.stdout).toMatch(
+      /\n1 run, \$0\.\d{4} billed, and 1 LLM call of unknown cost \(no `pricing` was given, so the cost of \(model not reported\) is unknown\), 1 call\n$/,
+    );
     expect(runBuiltCli(['runs', '--store', url, '--batch', 'none']).stdout).toBe(
       'No runs in postgres://127.0.0.1:5432/postgres match.\n',
     );
@@ -98,7 +101,7 @@ describe('agent-sm on a store', () => {
     const batch = runBuiltCli(['inspect', '--store', url, 'night']);
     expect({ code: batch.code, stderr: batch.stderr }).toEqual({ code: 0, stderr: '' });
     expect(batch.stdout).toMatch(
-      /^Batch postgres:\/\/127\.0\.0\.1:5432\/postgres batch night: 2 runs \(1 error, 1 end_of_turn\), \$0\.\d{4} billed\n/,
+      /^Batch postgres:\/\/127\.0\.0\.1:5432\/postgres batch night: 2 runs \(1 error, 1 end_of_turn\), \$0\.\d{4} billed, and 1 LLM call of unknown cost \([^\n]*\)\n/,
     );
     expect(batch.stdout.indexOf('bad')).toBeLessThan(batch.stdout.indexOf('ok'));
     expect(runBuiltCli(['inspect', '--store', url, '--exit-code', 'night']).code).toBe(1);

@@ -108,6 +108,23 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
       expect(await store.listRuns({ limit: 1 })).toHaveLength(1);
     });
 
+    it('keeps the LLM calls of unknown cost of a run apart, with why: never as $0', async () => {
+      // Usage but no price, and no cap to hold the worst case: the calls' money is in no dollar figure.
+      const unpriced = (): AgentLoop =>
+        createScriptedAgent({
+          sleep: () => tick(),
+          replies: [{ text: 'ok', usage: { inputTokens: 10, outputTokens: 5 }, model: 'm1' }],
+        });
+      await runBatch([task('u', unpriced), task('p')], { ...base(), store, batchId: 'money' });
+      const runs = await store.listRuns({ batchId: 'money' });
+      expect(runs.find((r) => r.runId === 'u')).toMatchObject({
+        costUsd: 0,
+        unpricedCalls: 1,
+        unpriced: [{ why: 'no `pricing` was given, so the cost of m1 is unknown', calls: 1 }],
+      });
+      expect(runs.find((r) => r.runId === 'p')).toMatchObject({ unpricedCalls: 0, unpriced: [] });
+    });
+
     it('refuses a batch id that already holds the runs, naming them, unless overwriteHistory sets them aside', async () => {
       await runBatch([task('a'), task('b')], { ...base(), store, batchId: 'x' });
       let calls = 0;

@@ -110,6 +110,8 @@ describe('runFacts()', () => {
         uncertain: [],
         openReservations: 0,
         unpricedReservations: 0,
+        unpricedCalls: 0,
+        unpriced: [],
         ledger: false,
       },
     });

@@ -20,12 +20,20 @@ describe('the lists of usage fields and limits', () => {
       'costUsd',
       'uncertainUsd',
       'releasedUsd',
+      'unpricedCalls',
       'toolCalls',
       'llmCalls',
       'wallMs',
     ]);
     expect(RESPONSE_FIELD_NAMES).toEqual(['inputTokens', 'outputTokens', 'costUsd']);
-    expect(CHARGE_FIELD_NAMES).toEqual(['inputTokens', 'outputTokens', 'costUsd', 'uncertainUsd', 'releasedUsd']);
+    expect(CHARGE_FIELD_NAMES).toEqual([
+      'inputTokens',
+      'outputTokens',
+      'costUsd',
+      'uncertainUsd',
+      'releasedUsd',
+      'unpricedCalls',
+    ]);
     expect(LIMIT_NAMES).toEqual(['maxCostUsd', 'maxTokens', 'maxToolCalls', 'maxLlmCalls', 'maxWallMs']);
   });
 

@@ -18,6 +18,7 @@ export interface HookCall {
   chargedAtHold?: string;
   released?: string;
   releasedUsd?: number;
+  unpriced?: string;
   boundExceeded?: BoundExceeded;
   error?: string;
 }

@@ -76,7 +76,7 @@ export function chargeResponse({
     held,
     priced.costUsd !== undefined
       ? { kind: 'priced', costUsd: priced.costUsd }
-      : { kind: 'unpriced', why: unknownCost(named, priced) },
+      : { kind: 'unpriced', why: unknownCost(named, priced, policy.pricing !== undefined) },
     valid,
   );
   const costUsd = charge.kind === 'priced' || charge.kind === 'hold' ? charge.costUsd : undefined;
@@ -93,7 +93,8 @@ export function chargeResponse({
 }
 
 /** Why a response is charged at its hold: said only for one whose cost is unknown (the string is not made on every response). */
-function unknownCost(model: string | undefined, priced: PricedResponse): string {
+function unknownCost(model: string | undefined, priced: PricedResponse, hasPricing: boolean): string {
+  if (!hasPricing) return `no \`pricing\` was given, so the cost of ${model ?? '(model not reported)'} is unknown`;
   // Pricing that threw says why; the unknown-cost error itself would only repeat it.
   const threw = priced.error?.operation === 'pricing' ? ` (${priced.error.message})` : '';
   return `the cost of ${model ?? '(model not reported)'} is unknown${threw}`;

@@ -23,6 +23,9 @@ export function endAttempt(meter: UsageMeter, held: Reservation, end: AttemptEnd
   return charge;
 }
 
+/** What an attempt of unknown cost adds when no response reported usage: one call whose money is in no figure. */
+const UNPRICED_CALL: UsageDelta = Object.freeze({ unpricedCalls: 1 });
+
 /**
  * What `charge` adds to the totals: the response's usage, its dollars (the uncertain part apart),
  * and the dollars released. A failed attempt with nothing held adds nothing.
@@ -36,7 +39,7 @@ export function chargeDelta(charge: AttemptCharge, usage: Usage | undefined): Us
     case 'release':
       return charge.releasedUsd === undefined ? {} : { releasedUsd: charge.releasedUsd };
     case 'unknown':
-      return usage === undefined ? {} : responseUsage(usage, undefined);
+      return usage === undefined ? UNPRICED_CALL : { ...responseUsage(usage, undefined), unpricedCalls: 1 };
   }
 }
 
@@ -58,13 +61,15 @@ export function moneyOf(charge: AttemptCharge): AttemptMoney {
 
 /**
  * The fields of an attempt's journal (and ledger) line that say what it was charged: its cost,
- * and why when that is its hold (uncertain) or when its hold was let go (released).
+ * and why when that is its hold (uncertain), when its hold was let go (released), or when its
+ * cost is unknown and nothing was held (unpriced: a reader never takes the missing cost for $0).
  */
 export function chargeFields(charge: AttemptCharge): {
   costUsd?: number;
   chargedAtHold?: string;
   released?: string;
   releasedUsd?: number;
+  unpriced?: string;
 } {
   switch (charge.kind) {
     case 'hold':
@@ -76,6 +81,6 @@ export function chargeFields(charge: AttemptCharge): {
         ? { released: charge.reason }
         : { released: charge.reason, releasedUsd: charge.releasedUsd };
     case 'unknown':
-      return {};
+      return { unpriced: charge.reason };
   }
 }

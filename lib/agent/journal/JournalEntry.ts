@@ -48,6 +48,11 @@ export interface LlmJournalEntry {
   released?: string;
   /** The hold let go, in USD, when one was computed. */
   releasedUsd?: number;
+  /**
+   * Why the attempt's cost is unknown and in no dollar figure: it may have been billed, and
+   * neither a price nor a hold was computed for it (no \`pricing\`, or a model it lacks, with no cap).
+   */
+  unpriced?: string;
   /** The response used more output tokens than its request's bound allowed: by how much. */
   boundExceeded?: BoundExceeded;
   /** The response stream was cut at its bound (the server did not stop at max tokens): the count when it was. */
@@ -189,6 +194,7 @@ export type AttemptEndLine = Pick<
   | 'chargedAtHold'
   | 'released'
   | 'releasedUsd'
+  | 'unpriced'
   | 'boundExceeded'
   | 'cutAtBound'
   | 'fromJournal'

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { HistoryFileError } from '../../history/HistoryFileError';
 import type { JsonlHistorySinkOptions } from '../../history/JsonlHistorySinkOptions';
 import { readRunFile } from '../../history/readRunFile';
+import { NO_MONEY } from '../../history/spendOfRun';
 import { ignore } from '../../internal/ignore';
 import { messageOf } from '../../internal/messageOf';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
@@ -424,10 +425,9 @@ async function storedRun(batchId: string, runId: string, file: string): Promise<
       startedAt,
       outcome: 'incomplete',
       reason: undefined,
-      costUsd: 0,
-      uncertainUsd: 0,
-      releasedUsd: 0,
+      ...NO_MONEY,
       uncertain: [],
+      unpriced: [],
       calls: 0,
       durationMs: 0,
     };
@@ -441,6 +441,8 @@ async function storedRun(batchId: string, runId: string, file: string): Promise<
     uncertainUsd: facts.uncertainUsd,
     releasedUsd: facts.releasedUsd,
     uncertain: [...facts.uncertain],
+    unpricedCalls: facts.unpricedCalls,
+    unpriced: [...facts.unpriced],
     calls: facts.usage?.llmCalls ?? 0,
     durationMs: facts.durationMs,
   };

@@ -180,6 +180,10 @@ export interface StoredRun {
   releasedUsd: number;
   /** Why money is uncertain, most calls first: each reason and how many calls it covers. */
   uncertain: Array<{ why: string; calls: number }>;
+  /** LLM calls of unknown cost (no price, no hold): in none of the dollars, never taken for $0; 0 until it ends. */
+  unpricedCalls: number;
+  /** Why their cost is unknown, most calls first. */
+  unpriced: Array<{ why: string; calls: number }>;
   /** Its LLM calls; 0 until it ends. */
   calls: number;
   /** From its start to its last move, milliseconds; 0 until it ends. */

@@ -8,7 +8,7 @@ import type { HistoryEntry, HistoryWarning } from '../../history/HistoryEntry';
 import { HistoryFileError } from '../../history/HistoryFileError';
 import { readRunFile, type RunFileFacts } from '../../history/readRunFile';
 import type { AttemptSpend } from '../../history/spendOverAttempts';
-import { spendOfRun } from '../../history/spendOfRun';
+import { NO_MONEY, spendOfRun } from '../../history/spendOfRun';
 import { sumRunMoney } from '../../history/sumRunMoney';
 import { messageOf } from '../../internal/messageOf';
 import type { RaiseRequest } from '../keeping/raiseRequests';
@@ -38,6 +38,9 @@ export interface FolderRun {
   readonly releasedUsd: number;
   /** Why money is uncertain, most calls first (its live attempt's reasons). */
   readonly uncertain: UncertainReasons;
+  /** LLM calls of unknown cost (no price, no hold): in none of the dollars, never taken for $0. And why. */
+  readonly unpricedCalls: number;
+  readonly unpriced: UncertainReasons;
   /** Its history file; undefined for a skipped task. */
   readonly file: string | undefined;
   /** Earlier attempts of it that a resume set aside (`<file>.interrupted`, `<file>.interrupted.2`, …). */
@@ -66,6 +69,9 @@ export interface BatchFolder {
     readonly releasedUsd: number;
     /** Why money is uncertain, over every run, most calls first. */
     readonly uncertain: UncertainReasons;
+    /** LLM calls of unknown cost over every run, and why, most calls first. */
+    readonly unpricedCalls: number;
+    readonly unpriced: UncertainReasons;
   };
   /** Why it stopped before running every task, as far as its files tell; undefined when it did not (or still runs). */
   readonly stopped: string | undefined;
@@ -78,9 +84,6 @@ export interface BatchFolder {
   /** What `agent-sm raise` takes to name the batch: its folder, or `--store URL <batchId>`. */
   readonly raiseArgs: readonly string[];
 }
-
-/** The money of a run that spent none (not started, or unreadable). */
-const NOTHING_SPENT = Object.freeze({ costUsd: 0, uncertainUsd: 0, releasedUsd: 0, uncertain: [] });
 
 /** Failures first, the worst first; outcomes not listed (a custom table's) just before the runs that ended well. */
 const ORDER = [
@@ -136,7 +139,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     if (task.lines === undefined) {
       // Not started: while the batch runs it may yet start (pending); once it has ended, it was skipped.
       const outcome = running ? 'pending' : 'skipped';
-      runs.push({ id: task.id, outcome, reason: undefined, ...NOTHING_SPENT, file: undefined, interrupted });
+      runs.push({ id: task.id, outcome, reason: undefined, ...NO_MONEY, file: undefined, interrupted });
       continue;
     }
     const file = task.lines.name;
@@ -167,7 +170,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
         addUsageTo(used, { llmCalls, toolCalls, inputTokens, outputTokens });
       }
     } catch (error) {
-      runs.push({ id: task.id, outcome: 'unreadable', reason: messageOf(error), ...NOTHING_SPENT, file, interrupted });
+      runs.push({ id: task.id, outcome: 'unreadable', reason: messageOf(error), ...NO_MONEY, file, interrupted });
     }
   }
   // Stable: runs of one outcome keep the manifest's order.

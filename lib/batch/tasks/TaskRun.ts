@@ -21,4 +21,6 @@ export interface TaskRun {
   resume?: ResumeInfo;
   /** Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its history file says: when it has one. */
   uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
+  /** Why some of its LLM calls are of unknown cost (`usage.unpricedCalls`), most calls first, as its history file says: when it has one. */
+  unpriced?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
 }

@@ -250,7 +250,7 @@ export class PostgresStore implements RunStore {
       (client) =>
         client.query(
           `UPDATE ${this.#tables().runs} SET ended_at = coalesce(ended_at, now()), outcome = $2, reason = $3, cost_usd = $4, calls = $5, duration_ms = $6,
-           uncertain_usd = $7, released_usd = $8, uncertain = $9
+           uncertain_usd = $7, released_usd = $8, uncertain = $9, unpriced_calls = $10, unpriced = $11
          FROM (SELECT set_config('synchronous_commit', 'off', true)) AS level WHERE run_key = $1`,
           [
             key,
@@ -262,6 +262,8 @@ export class PostgresStore implements RunStore {
             facts.uncertainUsd,
             facts.releasedUsd,
             JSON.stringify(facts.uncertain),
+            facts.unpricedCalls,
+            JSON.stringify(facts.unpriced),
           ],
         ),
       lease,
@@ -322,7 +324,7 @@ export class PostgresStore implements RunStore {
     const { rows } = await this.#db.run('listing runs', (client) =>
       client.query<StoredRunRow>(
         `SELECT batch_id, run_id, (extract(epoch FROM started_at) * 1000)::bigint AS started_ms, outcome, reason, cost_usd,
-           uncertain_usd, released_usd, uncertain, calls, duration_ms
+           uncertain_usd, released_usd, uncertain, unpriced_calls, unpriced, calls, duration_ms
          FROM ${t.runs} WHERE ${where.join(' AND ')} ORDER BY started_at DESC, run_key DESC LIMIT $${values.push(limit)}`,
         values,
       ),
@@ -349,14 +351,15 @@ export class PostgresStore implements RunStore {
   }
 
   /**
-   * The ended runs `where` picks whose row predates the columns of uncertain and released money
-   * (NULL there): their row gets the figures from their lines, once, as a run's end records them.
+   * The ended runs `where` picks whose row predates the columns of uncertain and released money,
+   * or of calls of unknown cost (NULL there): their row gets the figures from their lines, once,
+   * as a run's end records them.
    */
   async #figuresMadeAgain(where: readonly string[], values: readonly unknown[]): Promise<void> {
     const { rows } = await this.#db.run('finding runs ended before the three figures', (client) =>
       client.query<{ run_key: string; batch_id: string; run_id: string }>(
         `SELECT run_key, batch_id, run_id FROM ${this.#tables().runs}
-         WHERE ${[...where, 'outcome IS NOT NULL', 'uncertain_usd IS NULL'].join(' AND ')}`,
+         WHERE ${[...where, 'outcome IS NOT NULL', '(uncertain_usd IS NULL OR unpriced_calls IS NULL)'].join(' AND ')}`,
         [...values],
       ),
     );

@@ -34,6 +34,10 @@ export function schemaStatements(schema: string): string[] {
     `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS uncertain_usd double precision`,
     `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS released_usd double precision`,
     `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS uncertain jsonb`,
+    // The LLM calls of unknown cost (no price, no hold) and why: in none of the dollars. NULL in
+    // a row ended before these columns: made again from its lines, as above.
+    `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS unpriced_calls integer`,
+    `ALTER TABLE ${s}.agent_sm_runs ADD COLUMN IF NOT EXISTS unpriced jsonb`,
     `CREATE UNIQUE INDEX IF NOT EXISTS agent_sm_runs_live ON ${s}.agent_sm_runs (batch_id, run_id) WHERE set_aside_at IS NULL`,
     `CREATE INDEX IF NOT EXISTS agent_sm_runs_started ON ${s}.agent_sm_runs (started_at DESC)`,
     // A run's lines, each the JSON of its line in a history file (text, not jsonb: byte for byte).

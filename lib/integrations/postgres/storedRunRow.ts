@@ -11,14 +11,16 @@ export interface StoredRunRow {
   uncertain_usd: number | null;
   released_usd: number | null;
   uncertain: Array<{ why: string; calls: number }> | null;
+  unpriced_calls: number | null;
+  unpriced: Array<{ why: string; calls: number }> | null;
   calls: number;
   duration_ms: number;
 }
 
 /**
  * Pure: the run a row says. A run still in flight is `incomplete`; a row from before the columns
- * of uncertain and released money (NULL there) had its figures made again from its lines before
- * it was read, so a NULL left is a run that ended with none.
+ * of uncertain and released money or of calls of unknown cost (NULL there) had its figures made
+ * again from its lines before it was read, so a NULL left is a run that ended with none.
  */
 export function storedRunOf(r: StoredRunRow): StoredRun {
   return {
@@ -31,6 +33,8 @@ export function storedRunOf(r: StoredRunRow): StoredRun {
     uncertainUsd: r.uncertain_usd ?? 0,
     releasedUsd: r.released_usd ?? 0,
     uncertain: r.uncertain ?? [],
+    unpricedCalls: r.unpriced_calls ?? 0,
+    unpriced: r.unpriced ?? [],
     calls: r.calls,
     durationMs: r.duration_ms,
   };

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { InvalidArgumentError, RunSkippedError, type AgentLoop } from 'agent-state-machine';
+import { formatBatchReport, InvalidArgumentError, RunSkippedError, type AgentLoop } from 'agent-state-machine';
 import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import {
   RedisBudget,
@@ -105,6 +105,30 @@ describe('submitBatch() with startBatchWorker()', () => {
       await t.cleanup();
     }
   }, 30_000);
+
+  it("counts the calls of unknown cost apart, over every worker's runs: never as $0", async () => {
+    const t = setup('unpriced');
+    try {
+      t.worker({ workerId: 'wa' });
+      t.worker({ workerId: 'wb' });
+      // Tokens and no cost, and no pricing: each call's money is in no dollar figure.
+      const payload: TestPayload = {
+        steps: 2,
+        tokens: { inputTokens: 100, maxOutputTokens: 50, outputTokens: [10, 10], bounded: false },
+      };
+      const batch = await submitBatch(tasks(3, payload), { connection: url, name: t.name, prefix: t.prefix });
+      const report = await batch.report();
+      expect(report.runs.map((r) => [r.outcome, r.usage.costUsd, r.usage.unpricedCalls])).toEqual([
+        ['end_of_turn', 0, 2],
+        ['end_of_turn', 0, 2],
+        ['end_of_turn', 0, 2],
+      ]);
+      expect(report.totals).toMatchObject({ costUsd: 0, unpricedCalls: 6 });
+      expect(formatBatchReport(report)).toContain('Money: $0.0000 billed, and 6 LLM calls of unknown cost');
+    } finally {
+      await t.cleanup();
+    }
+  });
 
   it('attachBatch().progress() on a finished batch reads its real counts at once, not a made-up start', async () => {
     const t = setup('attach-progress');

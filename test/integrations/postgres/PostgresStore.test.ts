@@ -97,6 +97,31 @@ describe('PostgresStore', () => {
     }
   });
 
+  it('makes the calls of unknown cost from the lines of a row ended before their columns', async () => {
+    const unpriced = (): AgentLoop =>
+      createScriptedAgent({
+        sleep: () => tick(),
+        replies: [{ text: 'ok', usage: { inputTokens: 10, outputTokens: 5 }, model: 'm1' }],
+      });
+    await runBatch([task('u', unpriced)], { ...base(), store, batchId: 'money' });
+    const figures = {
+      unpricedCalls: 1,
+      unpriced: [{ why: 'no `pricing` was given, so the cost of m1 is unknown', calls: 1 }],
+    };
+    expect(await store.listRuns({ batchId: 'money' })).toEqual([expect.objectContaining(figures)]);
+    // A store made before the columns: its row says nothing of them.
+    const t = `"${db.schema}".agent_sm_runs`;
+    await db.client.query(`ALTER TABLE ${t} DROP COLUMN unpriced_calls, DROP COLUMN unpriced`);
+    const later = new PostgresStore(PG_URL, { schema: db.schema });
+    try {
+      expect(await later.listRuns({ batchId: 'money' })).toEqual([expect.objectContaining(figures)]);
+      const { rows } = await db.client.query(`SELECT unpriced_calls, unpriced FROM ${t}`);
+      expect(rows).toEqual([{ unpriced_calls: 1, unpriced: figures.unpriced }]);
+    } finally {
+      await later.close();
+    }
+  });
+
   it("makes a run's end again from its lines when its process died before its row was told", async () => {
     await runBatch([task('a'), failing('b')], { ...base(), store, batchId: 'cut' });
     const t = `"${db.schema}".agent_sm_runs`;

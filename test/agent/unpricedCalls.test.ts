@@ -1,0 +1,129 @@
+// A call whose cost nobody knows is never $0. With no `pricing` (or a model it lacks) and no
+// cap to hold the call's worst case, the call's money is in none of the three figures: usage
+// counts it in `unpricedCalls`, its journal line says why (`unpriced`), and every report says
+// "and N LLM calls of unknown cost (why)" beside the dollars, on the adapter, the mirror, a
+// batch's report and its folder read back.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createScriptedAgent, formatBatchReport, runBatch, StepMirror, type Pricing } from '../../lib/index';
+import { JsonlHistorySink, loadHistory, formatConversation, runFacts } from '../../lib/subpaths/history';
+import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
+import { formatBatchFolder } from '../../lib/cli/formatBatchFolder';
+import { formatSpend } from '../../lib/internal/formatSpend';
+import { drive } from '../helpers/drive';
+import { manualClock } from '../helpers/manualClock';
+
+const NO_PRICING = 'no `pricing` was given, so the cost of m1 is unknown';
+const usage = { inputTokens: 100, outputTokens: 50 };
+
+let dir: string;
+beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-unpriced-'))));
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('LLM calls of unknown cost', () => {
+  it('the adapter counts them apart, its journal says why, and the file read back says "of unknown cost", not $0', async () => {
+    const file = path.join(dir, 'run.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r' });
+    const d = drive(
+      {
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
+          { text: 'done', usage, model: 'm1' },
+        ],
+        tools: { look: { output: 'seen' } },
+      },
+      { sink, journal: true },
+    );
+    const result = await d.adapter.runTurn('go');
+    sink.close();
+    expect(result.outcome).toBe('end_of_turn');
+    expect(result.usage).toMatchObject({ costUsd: 0, uncertainUsd: 0, unpricedCalls: 2, llmCalls: 2 });
+    const history = await loadHistory(file);
+    const llm = history.journal.filter((j) => j.type === 'llm');
+    expect(llm.map((j) => j['unpriced'])).toEqual([NO_PRICING, NO_PRICING]);
+    expect(llm.map((j) => j['costUsd'])).toEqual([undefined, undefined]);
+    const { spend } = runFacts(history.entries);
+    expect(spend).toMatchObject({ costUsd: 0, unpricedCalls: 2, unpriced: [{ why: NO_PRICING, calls: 2 }] });
+    expect(formatSpend(spend)).toBe(`$0.0000 billed, and 2 LLM calls of unknown cost (${NO_PRICING})`);
+    expect(formatConversation(history.entries)).toContain(`cost unknown (${NO_PRICING})`);
+  });
+
+  it('without the journal the moves still carry the count, with no reason to give', async () => {
+    const file = path.join(dir, 'run.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r' });
+    const d = drive({ replies: [{ text: 'done', usage, model: 'm1' }] }, { sink });
+    await d.adapter.runTurn('go');
+    sink.close();
+    const { spend } = runFacts((await loadHistory(file)).entries);
+    expect(spend).toMatchObject({ unpricedCalls: 1, unpriced: [] });
+    expect(formatSpend(spend)).toBe('$0.0000 billed, and 1 LLM call of unknown cost');
+  });
+
+  it('pricing that lacks the model says so; a priced call and a call held at a cap are not unpriced', async () => {
+    const pricing: Pricing = (u, { model }) => (model === 'known' ? (u.inputTokens ?? 0) * 1e-6 : undefined);
+    const d = drive(
+      {
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'known' },
+          { text: 'done', usage, model: 'mystery' },
+        ],
+        tools: { look: { output: 'seen' } },
+      },
+      { pricing },
+    );
+    const money: unknown[] = [];
+    d.adapter.on('llmAttempt', (e) => money.push(e.money));
+    const result = await d.adapter.runTurn('go');
+    expect(result.usage).toMatchObject({ costUsd: 0.0001, unpricedCalls: 1 });
+    expect(money).toEqual([
+      { figure: 'billed', usd: expect.closeTo(0.0001, 12) },
+      { figure: 'unknown', why: 'the cost of mystery is unknown' },
+    ]);
+    // A strict cap holds each call's worst case: a response with no usage is charged at it (uncertain), never unpriced.
+    const held = drive(
+      {
+        replies: [{ text: 'done', model: 'known' }],
+        bound: { inputTokens: 1000, maxOutputTokens: 100, model: 'known' },
+      },
+      { pricing, budget: { maxCostUsd: 1, strict: true } },
+    );
+    const heldResult = await held.adapter.runTurn('go');
+    expect(heldResult.usage).toMatchObject({ uncertainUsd: expect.any(Number), unpricedCalls: 0 });
+    expect(heldResult.usage.uncertainUsd).toBeGreaterThan(0);
+  });
+
+  it('the mirror counts them as the adapter does', async () => {
+    const file = path.join(dir, 'mirror.jsonl');
+    const sink = JsonlHistorySink.open(file, { runId: 'r' });
+    const mirror = new StepMirror({ sink, clock: manualClock().now, logger: false, journal: true });
+    mirror.runStart('go');
+    expect(await mirror.modelCallStart()).toBeUndefined();
+    mirror.modelResponse({ text: 'done', usage, model: 'm1' });
+    const result = mirror.runEnd();
+    sink.close();
+    expect(result.usage).toMatchObject({ costUsd: 0, unpricedCalls: 1 });
+    const { spend } = runFacts((await loadHistory(file)).entries);
+    expect(spend).toMatchObject({ unpricedCalls: 1, unpriced: [{ why: NO_PRICING, calls: 1 }] });
+  });
+
+  it("a batch's report and its folder read back say them, summed over the runs, with why", async () => {
+    const agent = () =>
+      createScriptedAgent({ sleep: async () => undefined, replies: [{ text: 'ok', usage, model: 'm1' }] });
+    const report = await runBatch(
+      [
+        { id: 'a', input: 'go', agent },
+        { id: 'b', input: 'go', agent },
+      ],
+      { historyDir: dir, logger: false, journal: true },
+    );
+    expect(report.totals).toMatchObject({ costUsd: 0, unpricedCalls: 2 });
+    expect(report.runs.map((r) => r.usage.unpricedCalls)).toEqual([1, 1]);
+    expect(formatBatchReport(report)).toContain(
+      `Money: $0.0000 billed, and 2 LLM calls of unknown cost (${NO_PRICING})`,
+    );
+    const folder = await readBatchFolder(dir, { onWarning: () => undefined });
+    expect(folder.totals).toMatchObject({ unpricedCalls: 2, unpriced: [{ why: NO_PRICING, calls: 2 }] });
+    expect(formatBatchFolder(folder)).toContain(`and 2 LLM calls of unknown cost (${NO_PRICING})`);
+  });
+});
