@@ -19,7 +19,7 @@ export const RUN_OUTCOMES: readonly RunOutcome[] = [...TURN_OUTCOMES, 'skipped']
  * `skipped`, with zero usage and a `RunSkippedError`. Numbers and a path only, so a report of
  * 10,000 runs stays small.
  */
-export interface RunReport extends Omit<TaskRun, 'outcome'> {
+export interface RunReport extends Omit<TaskRun, 'outcome' | 'countsEarlier'> {
   id: string;
   outcome: RunOutcome;
   /**

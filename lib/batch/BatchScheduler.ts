@@ -27,6 +27,7 @@ import type { FrameworkTask } from './tasks/runFrameworkTask';
 import { skippedRun } from './skippedRun';
 import { RunSkippedError, type SkipReason } from './RunSkippedError';
 import { abortMessage, runTask } from './tasks/runTask';
+import type { TaskRun } from './tasks/TaskRun';
 import type { RunTaskOptions } from './tasks/RunTaskOptions';
 
 /** The batch's logger, each level never throwing. */
@@ -333,12 +334,13 @@ export class BatchScheduler {
               // gone already: the next resume finds no file and says so
             }
           };
-    let run = await this.#runOne(index, slot, resumeFrom, onFileFacts);
+    const { countsEarlier, ...ran } = await this.#runOne(index, slot, resumeFrom, onFileFacts);
+    let run: RunReport = ran;
     if (uncertain !== undefined) run = { ...run, uncertain };
     if (unpriced !== undefined) run = { ...run, unpriced };
     if (before?.kind === 'interrupted') {
-      // The adapter counted the earlier spend in the run's usage; a run that failed before its adapter existed did not.
-      const usage = run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage;
+      // A run whose turn started counted the earlier spend in its usage; one that failed before (its agent, its history file) did not.
+      const usage = countsEarlier === true ? run.usage : addUsage(before.usage, run.usage);
       run = {
         ...run,
         usage,
@@ -362,7 +364,7 @@ export class BatchScheduler {
     slot: Slot,
     resumeFrom: ResumeFrom | undefined,
     onFileFacts: RunTaskOptions['onFileFacts'],
-  ): Promise<RunReport> {
+  ): Promise<RunReport & Pick<TaskRun, 'countsEarlier'>> {
     const { list, pool, pausing, log, options } = this.#s;
     const { perRun, signal, onRun, resumeTools } = options;
     const task = list[index]!;

@@ -1,5 +1,5 @@
 import { formatUsd } from '../internal/formatUsd';
-import { formatSpend, mergeUncertain } from '../internal/formatSpend';
+import { formatSpend, formatSpendCell, mergeUncertain } from '../internal/formatSpend';
 import { formatDuration } from '../internal/formatDuration';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { RUN_OUTCOMES, type BatchReport } from './runBatch';
@@ -83,7 +83,7 @@ export function formatBatchReport(report: BatchReport, options: FormatBatchRepor
           r.id,
           formatDuration(r.durationMs),
           r.outcome,
-          LIMITS.maxCostUsd.cell(r.usage.costUsd),
+          formatSpendCell(r.usage),
           plural(r.usage.llmCalls, 'LLM call'),
           plural(r.transitions, 'move'),
         ]);

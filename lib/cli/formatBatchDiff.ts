@@ -88,6 +88,10 @@ function totals(a: BatchDiffTotals, b: BatchDiffTotals): string[] {
     `  charged        ${formatDelta(a.costUsd, b.costUsd, 'usd')}`,
     `  uncertain      ${formatDelta(a.uncertainUsd, b.uncertainUsd, 'usd')}`,
     `  released       ${formatDelta(a.releasedUsd, b.releasedUsd, 'usd')}`,
+    // Calls in none of the dollars: said when either side has any.
+    ...(a.unpricedCalls > 0 || b.unpricedCalls > 0
+      ? [`  unknown cost   ${formatDelta(a.unpricedCalls, b.unpricedCalls, 'count')} LLM calls`]
+      : []),
     `  wall time      ${formatDelta(a.durationMs, b.durationMs, 'ms')} (the runs' added up)`,
   ];
 }

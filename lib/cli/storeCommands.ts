@@ -5,6 +5,7 @@ import { formatDuration } from '../internal/formatDuration';
 import { formatUsd } from '../internal/formatUsd';
 import { formatSpend, mergeUncertain } from '../internal/formatSpend';
 import { escapeControl } from '../internal/escapeControl';
+import { plural } from '../internal/text';
 import { TURN_OUTCOMES } from '../internal/turnOutcomes';
 import { openStore } from './openStore';
 import { runInFolder } from './runInFolder';
@@ -131,7 +132,10 @@ export function formatStoredRuns(runs: readonly StoredRun[], where: string): str
     escapeControl(r.batchId),
     escapeControl(r.runId),
     r.outcome,
-    formatUsd(billed(r)),
+    // Billed, and the calls no figure holds beside it: a run's $0 is never taken for free.
+    r.unpricedCalls > 0
+      ? `${formatUsd(billed(r))} (+${plural(r.unpricedCalls, 'call')} of unknown cost)`
+      : formatUsd(billed(r)),
     formatUsd(r.uncertainUsd),
     formatUsd(r.releasedUsd),
     String(r.calls),

@@ -266,8 +266,12 @@ export class RunFactsCollector {
     const recorded = this.#usage?.costUsd ?? 0;
     const ledgerSpend = round(this.#ledgerCost + held);
     const uncertain = [...this.#uncertainWhy].map(([why, calls]) => ({ why, calls }));
-    if (open > 0)
-      uncertain.push({ why: 'reserved, and no response recorded (in flight when the file ended)', calls: open });
+    // Those with an amount: the others are of unknown cost, said apart (`unpriced`).
+    if (open > unpriced)
+      uncertain.push({
+        why: 'reserved, and no response recorded (in flight when the file ended)',
+        calls: open - unpriced,
+      });
     uncertain.sort((a, b) => b.calls - a.calls);
     return {
       costUsd: this.#ledger ? Math.max(recorded, ledgerSpend) : recorded,
@@ -278,8 +282,9 @@ export class RunFactsCollector {
       uncertain,
       openReservations: open,
       unpricedReservations: unpriced,
-      unpricedCalls: Math.max(this.#recordedUnpriced, this.#unpricedLines),
-      unpriced: [...this.#unpricedWhy].map(([why, calls]) => ({ why, calls })).sort((a, b) => b.calls - a.calls),
+      // A reservation with no amount and no response after it may have been billed at a cost nobody knows.
+      unpricedCalls: Math.max(this.#recordedUnpriced, this.#unpricedLines) + unpriced,
+      unpriced: unpricedReasons(this.#unpricedWhy, unpriced),
       ledger: this.#ledger,
     };
   }
@@ -476,6 +481,17 @@ export class RunFactsCollector {
     this.#lastPoint = { at: record.at, ...next };
     if (this.#retain) this.#points.push(this.#lastPoint);
   }
+}
+
+/** Why calls are of unknown cost, most calls first: the lines' reasons, and `open` reservations with no amount left unanswered. */
+function unpricedReasons(why: ReadonlyMap<string, number>, open: number): Array<{ why: string; calls: number }> {
+  const reasons = [...why].map(([w, calls]) => ({ why: w, calls }));
+  if (open > 0)
+    reasons.push({
+      why: 'reserved with no worst case, and no response recorded (in flight when the file ended)',
+      calls: open,
+    });
+  return reasons.sort((a, b) => b.calls - a.calls);
 }
 
 /**

@@ -106,7 +106,7 @@ export const ASM = {
   llmWillRetry: 'agent_state_machine.llm.will_retry',
   /** Which of the three figures a `chat` span's money is: `billed`, `uncertain`, `released` or `unknown`. */
   llmMoney: 'agent_state_machine.llm.money',
-  /** Why a `chat` span's money is uncertain or released. */
+  /** Why a `chat` span's money is uncertain, released or unknown. */
   llmMoneyWhy: 'agent_state_machine.llm.money.reason',
   /** A `chat` span's billed US dollars: priced from the usage the provider reported, or its own cost figure. */
   llmBilledUsd: 'agent_state_machine.llm.billed_usd',
@@ -126,6 +126,8 @@ export const ASM = {
   usageUncertainUsd: 'agent_state_machine.usage.uncertain_usd',
   /** US dollars held and let go: requests provably not billed; in no cap, not in `usage.cost_usd`. */
   usageReleasedUsd: 'agent_state_machine.usage.released_usd',
+  /** LLM calls that may have been billed at a cost nobody knows (no price, no hold): in none of the dollars, never $0. */
+  usageUnpricedCalls: 'agent_state_machine.usage.unpriced_calls',
   usageToolCalls: 'agent_state_machine.usage.tool_calls',
   usageLlmCalls: 'agent_state_machine.usage.llm_calls',
   usageWallMs: 'agent_state_machine.usage.wall_ms',

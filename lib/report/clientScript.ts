@@ -34,12 +34,19 @@ function dur(ms) {
   return (h > 0 ? h + ' h ' : '') + m + ' min ' + (s % 60) + ' s';
 }
 function usd(n) { return '$' + n.toFixed(n >= 100 ? 2 : 4); }
-// A run's charge (billed + uncertain, what caps count) with its uncertain part beside it; and the figures apart.
-function costCell(r) { return r.uncertain > 0 ? usd(r.cost) + ' (' + usd(r.uncertain) + ' uncertain)' : usd(r.cost); }
+// A run's charge (billed + uncertain, what caps count) with its uncertain part and its calls of unknown cost beside it; and the figures apart.
+function unknownCost(n) { return n + (n === 1 ? ' call' : ' calls') + ' of unknown cost'; }
+function costCell(r) {
+  var notes = [];
+  if (r.uncertain > 0) notes.push(usd(r.uncertain) + ' uncertain');
+  if (r.unpriced > 0) notes.push(unknownCost(r.unpriced));
+  return notes.length > 0 ? usd(r.cost) + ' (' + notes.join(', ') + ')' : usd(r.cost);
+}
 function money(r) {
   var out = usd(Math.max(0, r.cost - r.uncertain)) + ' billed';
   if (r.uncertain > 0) out += ', ' + usd(r.uncertain) + ' uncertain';
   if (r.released > 0) out += ', ' + usd(r.released) + ' released (not billed)';
+  if (r.unpriced > 0) out += ', and ' + unknownCost(r.unpriced);
   return out;
 }
 function kindOf(state) { return KIND.get(state) || 'other'; }
@@ -239,7 +246,7 @@ function runPage() {
 
 // The batch's run table: sortable, filterable, one page of rows at a time; a row opens that run.
 function batchPage() {
-  var rows = D.rows.map(function (r, i) { return { i: i, run: r[0], id: r[1], outcome: r[2], cost: r[3], llm: r[4], tools: r[5], ms: r[6], final: r[7], note: r[8], uncertain: r[9] || 0, released: r[10] || 0 }; });
+  var rows = D.rows.map(function (r, i) { return { i: i, run: r[0], id: r[1], outcome: r[2], cost: r[3], llm: r[4], tools: r[5], ms: r[6], final: r[7], note: r[8], uncertain: r[9] || 0, released: r[10] || 0, unpriced: r[11] || 0 }; });
   var cols = [
     { key: 'id', label: 'run', text: function (r) { return r.id; } },
     { key: 'outcome', label: 'outcome', text: function (r) { return r.outcome; } },

@@ -347,6 +347,7 @@ export class BatchPageBuilder {
         r.note,
         r.usage.uncertainUsd,
         r.usage.releasedUsd,
+        r.usage.unpricedCalls,
       ]),
     };
     return page(title, body, data);

@@ -140,9 +140,11 @@ function pushEvent(span: OtlpSpan, event: OtlpSpan['events'][number]): void {
 interface Money {
   readonly uncertainUsd: number;
   readonly releasedUsd: number;
+  /** LLM calls of unknown cost (no price, no hold). */
+  readonly unpricedCalls: number;
 }
 
-const NO_MONEY: Money = { uncertainUsd: 0, releasedUsd: 0 };
+const NO_MONEY: Money = { uncertainUsd: 0, releasedUsd: 0, unpricedCalls: 0 };
 
 interface OpenTurn {
   span: OtlpSpan;
@@ -327,6 +329,8 @@ class SpanBuilder {
         ...(billed > 0 ? { [ASM.llmBilledUsd]: billed } : {}),
         ...(uncertain > 0 ? { [ASM.llmUncertainUsd]: uncertain } : {}),
         ...(released > 0 ? { [ASM.llmReleasedUsd]: released } : {}),
+        // A call whose cost nobody knows: said, as the live tracer says it, never a bare $0.
+        ...(this.#money.unpricedCalls > moneyBefore.unpricedCalls ? { [ASM.llmMoney]: 'unknown' } : {}),
       }),
     );
     for (const failure of failures) {
@@ -420,6 +424,8 @@ class SpanBuilder {
           totals === null ? undefined : usd(this.#money.uncertainUsd - turn.startMoney.uncertainUsd),
         [ASM.usageReleasedUsd]:
           totals === null ? undefined : usd(this.#money.releasedUsd - turn.startMoney.releasedUsd),
+        [ASM.usageUnpricedCalls]:
+          totals === null ? undefined : this.#money.unpricedCalls - turn.startMoney.unpricedCalls,
         [ASM.usageLlmCalls]: usage?.llmCalls,
         [ASM.usageToolCalls]: usage?.toolCalls,
         [ASM.budgetStoppedBy]: str(data?.['limit']),
@@ -480,8 +486,9 @@ function moneyOf(data: Record<string, unknown> | undefined): Money | undefined {
   if (usage === undefined || num(usage['llmCalls']) === undefined) return undefined;
   const uncertainUsd = num(usage['uncertainUsd']);
   const releasedUsd = num(usage['releasedUsd']);
-  if (uncertainUsd === undefined && releasedUsd === undefined) return undefined;
-  return { uncertainUsd: uncertainUsd ?? 0, releasedUsd: releasedUsd ?? 0 };
+  const unpricedCalls = num(usage['unpricedCalls']);
+  if (uncertainUsd === undefined && releasedUsd === undefined && unpricedCalls === undefined) return undefined;
+  return { uncertainUsd: uncertainUsd ?? 0, releasedUsd: releasedUsd ?? 0, unpricedCalls: unpricedCalls ?? 0 };
 }
 
 /** A difference of USD figures, rounded as the records' are (no float dust below 1e-10). */

@@ -126,4 +126,39 @@ describe('LLM calls of unknown cost', () => {
     expect(folder.totals).toMatchObject({ unpricedCalls: 2, unpriced: [{ why: NO_PRICING, calls: 2 }] });
     expect(formatBatchFolder(folder)).toContain(`and 2 LLM calls of unknown cost (${NO_PRICING})`);
   });
+
+  it('a resumed run counts each of them once: served from the journal, in flight when cut, and live', async () => {
+    const replies = [
+      { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
+      { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage, model: 'm1' },
+      { text: 'done', usage, model: 'm1' },
+    ];
+    const tasks = () => [
+      {
+        id: 't',
+        input: 'go',
+        agent: () =>
+          createScriptedAgent({ sleep: async () => undefined, replies, tools: { look: { output: 'seen' } } }),
+      },
+    ];
+    const file = path.join(dir, 't.jsonl');
+    // [where the file is cut, the calls of unknown cost in all]: after the first answer (served
+    // on resume, the other two live), and after the second call's reserve line (in flight when
+    // cut, so it may have been billed: sent again, it is a call of its own).
+    const at = (l: string[], type: string, n: number): number =>
+      l.flatMap((x, i) => (x.includes(`"type":"${type}"`) ? [i] : []))[n]!;
+    for (const [cutAfter, calls] of [
+      [(l: string[]) => at(l, 'llm', 0), 3],
+      [(l: string[]) => at(l, 'reserve', 1), 4],
+    ] as const) {
+      await runBatch(tasks(), { historyDir: dir, logger: false, overwriteHistory: true });
+      const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
+      fs.writeFileSync(file, lines.slice(0, cutAfter(lines) + 1).join(''));
+      const report = await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+      expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'recovered' });
+      expect(report.runs[0]!.usage.unpricedCalls).toBe(calls);
+      const folder = await readBatchFolder(dir, { onWarning: () => undefined });
+      expect(folder.totals.unpricedCalls).toBe(calls);
+    }
+  });
 });

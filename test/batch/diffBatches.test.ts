@@ -9,6 +9,7 @@ interface Run {
   outcome?: string;
   reason?: string;
   costUsd?: number;
+  unpricedCalls?: number;
   llmCalls?: number;
   tokens?: number;
   digest?: string;
@@ -24,7 +25,7 @@ function batch(dir: string, runs: Run[]): { folder: BatchFolder; facts: Map<stri
     uncertainUsd: 0,
     releasedUsd: 0,
     uncertain: [],
-    unpricedCalls: 0,
+    unpricedCalls: r.unpricedCalls ?? 0,
     unpriced: [],
     file: `${dir}/${r.id}.jsonl`,
     interrupted: [],
@@ -87,6 +88,12 @@ describe('diffBatches', () => {
     expect(result).toMatchObject({ same: true, unchanged: 2, regressions: [], improvements: [], changed: [] });
     expect(result.a.totals.durationMs).toBe(2000);
     expect(result.b.totals.durationMs).toBe(5009);
+  });
+
+  it('a call of unknown cost on one side makes the task differ, even at the same dollars', () => {
+    const result = diff([{ id: 'a', costUsd: 0 }], [{ id: 'a', costUsd: 0, unpricedCalls: 1 }]);
+    expect(result.same).toBe(false);
+    expect(result.changed.map((p) => [p.id, p.a.unpricedCalls, p.b.unpricedCalls])).toEqual([['a', 0, 1]]);
   });
 
   it('a regression keeps both reasons; an improvement is apart', () => {

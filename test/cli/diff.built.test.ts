@@ -108,12 +108,14 @@ describe('agent-sm diff: where runs first differ', () => {
       [
         '',
         'Regressions: ended well in A, not in B (1)',
-        '  b   end_of_turn → error  $0.0300 → $0.0100 (-$0.0200)  first differs: response',
+        '  b   end_of_turn → error  $0.0300 → $0.0100 (3 calls of unknown cost) (-$0.0200)  first differs: response',
         '    A: end_of_turn',
         '    B: sendToolResults failed after 3 attempts: HTTP 503: the model is overloaded',
       ].join('\n'),
     );
     expect(out.stdout).toContain('  ended well     3 → 2 (-1)\n');
+    // B's three failed attempts may have been billed, and nothing held them: of unknown cost, never $0.
+    expect(out.stdout).toContain('  unknown cost   0 → 3 (+3) LLM calls\n');
     // The other way round it is an improvement.
     const back = diff(folder('modelFails'), folder('base'));
     expect(back.code).toBe(1);

@@ -44,7 +44,7 @@ describe('agent-sm diff --store', () => {
     const body = (text: string): string => text.split('\n').slice(1, -3).join('\n');
     expect(body(stored.stdout)).toBe(body(folders.stdout));
     expect(stored.stdout).toContain(
-      '  b   end_of_turn → error  $0.0300 → $0.0100 (-$0.0200)  first differs: response\n' +
+      '  b   end_of_turn → error  $0.0300 → $0.0100 (3 calls of unknown cost) (-$0.0200)  first differs: response\n' +
         '    A: end_of_turn\n' +
         '    B: sendToolResults failed after 3 attempts: HTTP 503: the model is overloaded\n',
     );

@@ -56,7 +56,7 @@ describe('agent-sm --store file:… (built executable)', () => {
       'night/ok:end_of_turn:1',
     ]);
     const errors = runBuiltCli(['runs', '--store', url, '--failed']);
-    expect(errors.stdout).toMatch(/\nnight +bad +error +\$0\.\d{4} /);
+    expect(errors.stdout).toMatch(/\nnight +bad +error +\$0\.0000 \(\+1 call of unknown cost\) /);
     expect(errors.stdout).toMatch(/\n1 run, \$0\.\d{4} billed, and 1 LLM call of unknown cost \([^\n]*\), 1 call\n$/);
 
     // file: and a path from the working folder names the same store.

@@ -77,7 +77,7 @@ describe('agent-sm on a store', () => {
     const errors = runBuiltCli(['runs', '--store', url, '--outcome', 'error', '--since', '1d']);
     expect(errors.code).toBe(0);
     expect(errors.stdout).toMatch(
-      /^BATCH +RUN +OUTCOME +BILLED +UNCERTAIN +RELEASED +CALLS +DURATION +STARTED +REASON\nnight +bad +error +\$0\.\d{4} +\$0\.0000 +\$0\.0000 +1 /,
+      /^BATCH +RUN +OUTCOME +BILLED +UNCERTAIN +RELEASED +CALLS +DURATION +STARTED +REASON\nnight +bad +error +\$0\.0000 \(\+1 call of unknown cost\) +\$0\.0000 +\$0\.0000 +1 /,
     );
     // Its one call answered what is no response: it may have been billed, and its cost is unknown, never $0.
     expect(errors.stdout).toMatch(

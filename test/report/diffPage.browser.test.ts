@@ -127,7 +127,7 @@ describe('the batch diff page (Chromium)', () => {
     expect(row).toEqual([
       'b',
       'end_of_turn → error',
-      '$0.0300 → $0.0100 (-$0.0200)',
+      '$0.0300 → $0.0100 (3 calls of unknown cost) (-$0.0200)',
       '+2',
       '-180',
       'end_of_turn',

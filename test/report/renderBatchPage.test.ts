@@ -11,7 +11,7 @@ import { failuresRows } from '../helpers/failuresRows';
 type Data = {
   page: string;
   runs: unknown[];
-  rows: Array<[number, string, string, number, number, number, number, string, string, number, number]>;
+  rows: Array<[number, string, string, number, number, number, number, string, string, number, number, number]>;
 };
 const pageData = (html: string): Data => JSON.parse(/id="report-data">(.*?)<\/script>/s.exec(html)![1]!);
 
@@ -74,9 +74,9 @@ describe('renderBatchPage', () => {
     const data = pageData(html);
     expect(data.page).toBe('batch');
     expect(data.rows).toEqual([
-      [0, 'a', 'end_of_turn', 0.25, 1, 2, 101, 'EndOfTurn', '', 0, 0],
-      [1, 'b', 'error', 0.5, 1, 2, 101, 'Error', 'done', 0, 0],
-      [2, 'c', 'error', 0, 0, 0, 60_114, 'Error', 'LLM request failed', 0, 0],
+      [0, 'a', 'end_of_turn', 0.25, 1, 2, 101, 'EndOfTurn', '', 0, 0, 0],
+      [1, 'b', 'error', 0.5, 1, 2, 101, 'Error', 'done', 0, 0, 0],
+      [2, 'c', 'error', 0, 0, 0, 60_114, 'Error', 'LLM request failed', 0, 0, 0],
     ]);
     expect(data.runs).toHaveLength(3);
     expect(html).toContain('<h1>Batch of 3 runs</h1>');
@@ -95,7 +95,7 @@ describe('renderBatchPage', () => {
       },
     };
     expect(pageData(renderBatchPage([{ id: 'a', history }])).rows).toEqual([
-      [0, 'a', 'error', 0.25, 1, 3, 101, 'Error', 'done', 0, 0],
+      [0, 'a', 'error', 0.25, 1, 3, 101, 'Error', 'done', 0, 0, 0],
     ]);
   });
 
@@ -146,8 +146,8 @@ describe('renderBatchPage', () => {
       },
     ]);
     expect(pageData(html).rows).toEqual([
-      [0, 'a', 'end_of_turn', 0.3, 3, 0, 500, 'EndOfTurn', '', 0, 0],
-      [-1, 'skipped-1', 'skipped', 0, 3, 0, 0, '', 'the batch budget is spent', 0, 0],
+      [0, 'a', 'end_of_turn', 0.3, 3, 0, 500, 'EndOfTurn', '', 0, 0, 0],
+      [-1, 'skipped-1', 'skipped', 0, 3, 0, 0, '', 'the batch budget is spent', 0, 0, 0],
     ]);
   });
 
@@ -156,7 +156,7 @@ describe('renderBatchPage', () => {
     builder.addUnreadable('runs/x.jsonl', 'corrupt line 3');
     expect(builder.size).toBe(1);
     expect(pageData(builder.render()).rows).toEqual([
-      [-1, 'runs/x.jsonl', 'unreadable', 0, 0, 0, 0, '', 'corrupt line 3', 0, 0],
+      [-1, 'runs/x.jsonl', 'unreadable', 0, 0, 0, 0, '', 'corrupt line 3', 0, 0, 0],
     ]);
   });
 

@@ -372,6 +372,25 @@ describe('historyToOtlp()', () => {
     expect(attr(turn, 'agent_state_machine.usage.released_usd')).toBeCloseTo(ONE_RUN.releasedUsd, 10);
   });
 
+  it('historyToOtlp() says a call whose cost nobody knows: money unknown on its chat span, the count on the turn', async () => {
+    const records: TransitionRecord<string>[] = [];
+    const agent = new AgentWithStateMachine(
+      createScriptedAgent({ replies: [{ text: 'ok', usage: { inputTokens: 10, outputTokens: 5 }, model: 'm1' }] }),
+      { logger: false, sink: { write: (r) => void records.push(r) } },
+    );
+    await agent.runTurn('go');
+    const list = spans(historyToOtlp(records));
+    expect(
+      attr(
+        list.find((s) => s.name.startsWith('chat'))!,
+        'agent_state_machine.llm.money',
+      ),
+    ).toBe('unknown');
+    const turn = list.find((s) => s.name === 'invoke_agent')!;
+    expect(attr(turn, 'agent_state_machine.usage.cost_usd')).toBe(0);
+    expect(attr(turn, 'agent_state_machine.usage.unpriced_calls')).toBe(1);
+  });
+
   it('historyToOtlp() rejects bad input, naming it', () => {
     expect(() => historyToOtlp('run.jsonl' as never)).toThrow(InvalidArgumentError);
     expect(() => historyToOtlp([], { agentName: '' })).toThrow(/options\.agentName/);

@@ -67,10 +67,13 @@ export async function serveRecorded(
   return { kind: 'response', response, attempts: 1, failures: [], notes: { fromJournal: true } };
 }
 
-/** What a response served from the journal counts: its usage, its recorded cost, one LLM call. */
+/** What a response served from the journal counts: its usage, its recorded cost (else one call of unknown cost), one LLM call. */
 export function servedDelta(response: LLMResponse, costUsd: number | undefined): UsageDelta {
   const { valid } = splitUsage(response.usage);
-  return { ...responseUsage(valid, costUsd ?? valid.costUsd), llmCalls: 1 };
+  const cost = costUsd ?? valid.costUsd;
+  return cost === undefined
+    ? { ...responseUsage(valid, undefined), llmCalls: 1, unpricedCalls: 1 }
+    : { ...responseUsage(valid, cost), llmCalls: 1 };
 }
 
 /**

@@ -19,6 +19,8 @@ export interface TaskSide {
   readonly costUsd: number;
   readonly uncertainUsd: number;
   readonly releasedUsd: number;
+  /** LLM calls of unknown cost: in none of the dollars. */
+  readonly unpricedCalls: number;
   readonly llmCalls: number;
   readonly toolCalls: number;
   readonly inputTokens: number;
@@ -50,6 +52,9 @@ export interface BatchDiffTotals {
   readonly uncertainUsd: number;
   readonly releasedUsd: number;
   readonly uncertain: UncertainReasons;
+  /** LLM calls of unknown cost over every run, and why. */
+  readonly unpricedCalls: number;
+  readonly unpriced: UncertainReasons;
   readonly llmCalls: number;
   readonly toolCalls: number;
   readonly inputTokens: number;
@@ -66,7 +71,7 @@ export interface BatchDiff {
   readonly regressions: readonly TaskPair[];
   /** Tasks that did not end well in A and did in B. */
   readonly improvements: readonly TaskPair[];
-  /** The other tasks that differ (outcome, money, calls, tokens or steps), the largest cost change first, then calls. */
+  /** The other tasks that differ (outcome, money — calls of unknown cost too — calls, tokens or steps), the largest cost change first, then calls. */
   readonly changed: readonly TaskPair[];
   /** Tasks of one batch alone. */
   readonly onlyA: ReadonlyArray<{ readonly id: string } & TaskSide>;
@@ -154,6 +159,7 @@ function differs(p: TaskPair): boolean {
     p.costDeltaUsd !== 0 ||
     round(a.uncertainUsd - b.uncertainUsd) !== 0 ||
     round(a.releasedUsd - b.releasedUsd) !== 0 ||
+    a.unpricedCalls !== b.unpricedCalls ||
     a.llmCalls !== b.llmCalls ||
     a.toolCalls !== b.toolCalls ||
     p.tokensDelta !== 0 ||
@@ -178,6 +184,7 @@ function sideOf(run: FolderRun, facts: RunDiffFacts | undefined): TaskSide {
     costUsd: run.costUsd,
     uncertainUsd: run.uncertainUsd,
     releasedUsd: run.releasedUsd,
+    unpricedCalls: run.unpricedCalls,
     llmCalls: f.llmCalls,
     toolCalls: f.toolCalls,
     inputTokens: f.inputTokens,
@@ -204,7 +211,7 @@ function totalsOf(folder: BatchFolder, sides: ReadonlyMap<string, TaskSide>): Ba
     outputTokens += side.outputTokens;
     durationMs += side.durationMs;
   }
-  const { costUsd, uncertainUsd, releasedUsd } = folder.totals;
+  const { costUsd, uncertainUsd, releasedUsd, unpricedCalls } = folder.totals;
   return {
     runs: folder.totals.runs,
     succeeded,
@@ -212,6 +219,8 @@ function totalsOf(folder: BatchFolder, sides: ReadonlyMap<string, TaskSide>): Ba
     uncertainUsd,
     releasedUsd,
     uncertain: mergeUncertain([folder.totals.uncertain]),
+    unpricedCalls,
+    unpriced: mergeUncertain([folder.totals.unpriced]),
     llmCalls,
     toolCalls,
     inputTokens,

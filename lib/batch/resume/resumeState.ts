@@ -201,6 +201,8 @@ export function stateOfFacts(
   const usage = usageOf(facts.usage);
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
   usage.costUsd = facts.costUsd;
+  // And the calls no figure holds (no price, no hold): the resumed run goes on counting them.
+  usage.unpricedCalls = facts.unpricedCalls;
   const damaged = salvaged === undefined ? {} : { salvaged };
   if (facts.ended && OUTCOMES.has(facts.outcome))
     return {

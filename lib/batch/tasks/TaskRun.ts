@@ -17,6 +17,12 @@ export interface TaskRun {
   error?: Error;
   /** Writing the history file failed part-way: the file is incomplete. */
   historyError?: Error;
+  /**
+   * With the adapter's `resumeFrom`: its `usage` counts what the cut-off attempt spent (its turn
+   * started, and a turn's start counts it). False when it failed before (the agent factory, the
+   * history file): the batch adds that spend, which was made all the same.
+   */
+  countsEarlier?: boolean;
   /** With the adapter's `resumeFrom`: how the run resumed (recovered from the journal, or restarted) and what it served. */
   resume?: ResumeInfo;
   /** Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its history file says: when it has one. */

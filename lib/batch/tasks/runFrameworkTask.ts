@@ -45,6 +45,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
   const forward = historyFile === undefined && openSink === undefined ? undefined : new RunSinkForward();
   let historyError: Error | undefined;
   let mirror: StepMirror | undefined;
+  let runStarted = false;
   let result: TurnResult | undefined;
   let failure: Error | undefined;
   try {
@@ -103,6 +104,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
     }
     mirror.runStart(task.input ?? '');
+    runStarted = true;
     const turn = new FrameworkTurn(mirror);
     const { awaitFrameworkPause } = options;
     const m = mirror;
@@ -146,7 +148,11 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
     transitions: result?.transitions ?? 0,
   };
   if (sink !== undefined) run.historyFile = sink.path;
-  if (options.adapter?.resumeFrom !== undefined) run.resume = resumeOf(mirror?.resumed);
+  if (options.adapter?.resumeFrom !== undefined) {
+    run.resume = resumeOf(mirror?.resumed);
+    // The run's start counts what a cut-off attempt spent: before it, the batch counts that.
+    run.countsEarlier = runStarted;
+  }
   const error = result?.error ?? failure;
   if (error !== undefined) run.error = error;
   if (historyError !== undefined) run.historyError = historyError;

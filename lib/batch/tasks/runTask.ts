@@ -57,6 +57,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
   let sink: RunSink | undefined;
   const forward = historyFile === undefined && openSink === undefined ? undefined : new RunSinkForward();
   let adapter: AgentWithStateMachine | undefined;
+  let turnStarted = false;
   let historyError: Error | undefined;
   let runEnded: (() => void) | void = undefined;
   let ended: Pick<TaskRun, 'outcome' | 'usage' | 'transitions' | 'error'>;
@@ -94,6 +95,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
     }
     runEnded = onRun?.(adapter);
+    turnStarted = true;
     // Without a signal nothing can cancel the run, and the adapter need not listen.
     let result = await adapter.runTurn(task.input, signal === undefined ? undefined : { signal });
     // A run waiting for approval or a raise goes on when its calls are answered or the cap raised
@@ -149,6 +151,8 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
     durationMs: Math.max(0, clock() - started) || 0,
     transitions: ended.transitions,
   };
+  // The turn's start counts what a cut-off attempt spent: before it, the batch counts that.
+  if (adapterOptions.resumeFrom !== undefined) run.countsEarlier = turnStarted;
   if (sink !== undefined) run.historyFile = sink.path;
   if (ended.error !== undefined) run.error = ended.error;
   if (historyError !== undefined) run.historyError = historyError;

@@ -175,8 +175,8 @@ async function runAttempt(
   return {
     id: task.id,
     outcome: run.outcome,
-    // The adapter counted the earlier attempt's spend in the run's usage; a run that failed before its adapter existed did not.
-    usage: before.kind === 'interrupted' && run.resume === undefined ? addUsage(before.usage, run.usage) : run.usage,
+    // A run whose turn started counted the earlier attempt's spend in its usage; one that failed before (its agent, its history file) did not.
+    usage: before.kind === 'interrupted' && run.countsEarlier !== true ? addUsage(before.usage, run.usage) : run.usage,
     durationMs: run.durationMs,
     transitions: run.transitions,
     ...(run.historyFile === undefined

@@ -282,6 +282,7 @@ function turnEndAttributes(
     [ASM.usageCostUsd]: u.costUsd,
     [ASM.usageUncertainUsd]: num(u.uncertainUsd),
     [ASM.usageReleasedUsd]: num(u.releasedUsd),
+    [ASM.usageUnpricedCalls]: num(u.unpricedCalls),
     [ASM.usageLlmCalls]: u.llmCalls,
     [ASM.usageToolCalls]: u.toolCalls,
     [ASM.usageWallMs]: u.wallMs,

@@ -72,6 +72,7 @@ export async function traceBatch(
       [ASM.usageCostUsd]: t.costUsd,
       [ASM.usageUncertainUsd]: t.uncertainUsd,
       [ASM.usageReleasedUsd]: t.releasedUsd,
+      [ASM.usageUnpricedCalls]: t.unpricedCalls,
       [ASM.usageLlmCalls]: t.llmCalls,
       [ASM.usageToolCalls]: t.toolCalls,
       'agent_state_machine.batch.runs': report.runs.length,
