@@ -161,4 +161,35 @@ describe('LLM calls of unknown cost', () => {
       expect(folder.totals.unpricedCalls).toBe(calls);
     }
   });
+
+  it('a run resumed twice keeps the calls of unknown cost of every attempt', async () => {
+    const replies = [
+      { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
+      { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage, model: 'm1' },
+      { text: 'done', usage, model: 'm1' },
+    ];
+    const tasks = () => [
+      {
+        id: 't',
+        input: 'go',
+        agent: () =>
+          createScriptedAgent({ sleep: async () => undefined, replies, tools: { look: { output: 'seen' } } }),
+      },
+    ];
+    const file = path.join(dir, 't.jsonl');
+    const cutAfter = (find: (line: string) => boolean): void => {
+      const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
+      const at = lines.flatMap((l, i) => (find(l) ? [i] : []));
+      fs.writeFileSync(file, lines.slice(0, at[at.length === 1 ? 0 : 1]! + 1).join(''));
+    };
+    await runBatch(tasks(), { historyDir: dir, logger: false });
+    // Attempt 1: one answer, then the second call in flight when cut (2 calls of unknown cost).
+    cutAfter((l) => l.includes('"type":"reserve"'));
+    await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+    // Attempt 2: cut right after it was served attempt 1's answer, before its records said anything.
+    cutAfter((l) => l.includes('"fromJournal":true'));
+    const report = await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+    // Attempt 1's two, and attempt 3's two live calls.
+    expect(report.runs[0]!.usage.unpricedCalls).toBe(4);
+  });
 });

@@ -169,6 +169,9 @@ async function withEarlierSpend(
   salvage: boolean,
 ): Promise<Interrupted> {
   let usage = state.usage;
+  // The calls of unknown cost: at least the most any attempt counted (one cut before its records
+  // counts only its lines, and an earlier attempt's call in flight is in none of them).
+  let unpricedCalls = state.usage.unpricedCalls;
   const attempts: AttemptSpend[] = [attemptOf(state)];
   for (const attempt of older) {
     const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
@@ -176,12 +179,16 @@ async function withEarlierSpend(
     attempts.unshift(attemptOf(kept));
     const more = kept.usage.costUsd - usage.costUsd || kept.usage.llmCalls - usage.llmCalls;
     if (more > 0) usage = kept.usage;
+    unpricedCalls = Math.max(unpricedCalls, kept.usage.unpricedCalls);
   }
   const costUsd = Math.max(state.usage.costUsd, spendOverAttempts(attempts));
   const uncertainUsd = Math.min(costUsd, Math.max(state.usage.uncertainUsd, uncertainOverAttempts(attempts)));
-  return usage === state.usage && costUsd === usage.costUsd && uncertainUsd === usage.uncertainUsd
+  return usage === state.usage &&
+    costUsd === usage.costUsd &&
+    uncertainUsd === usage.uncertainUsd &&
+    unpricedCalls === usage.unpricedCalls
     ? state
-    : { ...state, usage: { ...usage, costUsd, uncertainUsd } };
+    : { ...state, usage: { ...usage, costUsd, uncertainUsd, unpricedCalls } };
 }
 
 /** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */
