@@ -17,6 +17,24 @@ import { manualClock } from '../helpers/manualClock';
 const NO_PRICING = 'no `pricing` was given, so the cost of m1 is unknown';
 const usage = { inputTokens: 100, outputTokens: 50 };
 
+/** One task of three calls of unknown cost (two ask for a tool), for the resumes. */
+const threeCalls = () => [
+  {
+    id: 't',
+    input: 'go',
+    agent: () =>
+      createScriptedAgent({
+        sleep: async () => undefined,
+        replies: [
+          { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
+          { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage, model: 'm1' },
+          { text: 'done', usage, model: 'm1' },
+        ],
+        tools: { look: { output: 'seen' } },
+      }),
+  },
+];
+
 let dir: string;
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-unpriced-'))));
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -128,19 +146,6 @@ describe('LLM calls of unknown cost', () => {
   });
 
   it('a resumed run counts each of them once: served from the journal, in flight when cut, and live', async () => {
-    const replies = [
-      { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
-      { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage, model: 'm1' },
-      { text: 'done', usage, model: 'm1' },
-    ];
-    const tasks = () => [
-      {
-        id: 't',
-        input: 'go',
-        agent: () =>
-          createScriptedAgent({ sleep: async () => undefined, replies, tools: { look: { output: 'seen' } } }),
-      },
-    ];
     const file = path.join(dir, 't.jsonl');
     // [where the file is cut, the calls of unknown cost in all]: after the first answer (served
     // on resume, the other two live), and after the second call's reserve line (in flight when
@@ -151,10 +156,10 @@ describe('LLM calls of unknown cost', () => {
       [(l: string[]) => at(l, 'llm', 0), 3],
       [(l: string[]) => at(l, 'reserve', 1), 4],
     ] as const) {
-      await runBatch(tasks(), { historyDir: dir, logger: false, overwriteHistory: true });
+      await runBatch(threeCalls(), { historyDir: dir, logger: false, overwriteHistory: true });
       const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
       fs.writeFileSync(file, lines.slice(0, cutAfter(lines) + 1).join(''));
-      const report = await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+      const report = await runBatch(threeCalls(), { historyDir: dir, logger: false, resume: true });
       expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'recovered' });
       expect(report.runs[0]!.usage.unpricedCalls).toBe(calls);
       const folder = await readBatchFolder(dir, { onWarning: () => undefined });
@@ -163,32 +168,19 @@ describe('LLM calls of unknown cost', () => {
   });
 
   it('a run resumed twice keeps the calls of unknown cost of every attempt', async () => {
-    const replies = [
-      { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
-      { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage, model: 'm1' },
-      { text: 'done', usage, model: 'm1' },
-    ];
-    const tasks = () => [
-      {
-        id: 't',
-        input: 'go',
-        agent: () =>
-          createScriptedAgent({ sleep: async () => undefined, replies, tools: { look: { output: 'seen' } } }),
-      },
-    ];
     const file = path.join(dir, 't.jsonl');
     const cutAfter = (find: (line: string) => boolean): void => {
       const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
       const at = lines.flatMap((l, i) => (find(l) ? [i] : []));
       fs.writeFileSync(file, lines.slice(0, at[at.length === 1 ? 0 : 1]! + 1).join(''));
     };
-    await runBatch(tasks(), { historyDir: dir, logger: false });
+    await runBatch(threeCalls(), { historyDir: dir, logger: false });
     // Attempt 1: one answer, then the second call in flight when cut (2 calls of unknown cost).
     cutAfter((l) => l.includes('"type":"reserve"'));
-    await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+    await runBatch(threeCalls(), { historyDir: dir, logger: false, resume: true });
     // Attempt 2: cut right after it was served attempt 1's answer, before its records said anything.
     cutAfter((l) => l.includes('"fromJournal":true'));
-    const report = await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+    const report = await runBatch(threeCalls(), { historyDir: dir, logger: false, resume: true });
     // Attempt 1's two, and attempt 3's two live calls.
     expect(report.runs[0]!.usage.unpricedCalls).toBe(4);
   });
