@@ -1,6 +1,7 @@
 import { failureReason } from './failureReason';
 import { isHistoryEntry, type HistoryItem, type JournalLineRead } from './HistoryEntry';
-import { RunFactsCollector, type RunSpend, type RunUsage } from './runFacts';
+import { RunFactsCollector, type RunUsage } from './runFacts';
+import type { RunSpend } from './RunSpend';
 import type { AttemptSpend } from './spendOverAttempts';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import type { TransitionTable } from '../machine/TransitionTable';

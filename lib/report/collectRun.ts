@@ -1,5 +1,6 @@
 import { isHistoryEntry, type HistoryItem, type HistoryMeta, type RejectedMove } from '../history/HistoryEntry';
-import { RunFactsCollector, type RunUsage, type RunSpend, type UsagePoint } from '../history/runFacts';
+import { RunFactsCollector, type RunUsage, type UsagePoint } from '../history/runFacts';
+import type { RunSpend } from '../history/RunSpend';
 import { HistorySummarizer, type HistorySummary } from '../history/summarizeHistory';
 import type { TransitionRecord } from '../machine/TransitionRecord';
 import { tableStates, type TransitionTable } from '../machine/TransitionTable';

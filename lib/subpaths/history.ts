@@ -41,15 +41,8 @@ export type {
 } from '../history/summarizeHistory';
 export type { StallNote } from '../history/stallNoteOf';
 export { runFacts } from '../history/runFacts';
-export type {
-  RunFacts,
-  RunFactsOptions,
-  TurnFacts,
-  FailingMove,
-  RunUsage,
-  UsagePoint,
-  RunSpend,
-} from '../history/runFacts';
+export type { RunFacts, RunFactsOptions, TurnFacts, FailingMove, RunUsage, UsagePoint } from '../history/runFacts';
+export type { RunSpend } from '../history/RunSpend';
 export { formatSummary } from '../history/formatSummary';
 export type { FormatSummaryOptions } from '../history/formatSummary';
 export { formatConversation } from '../history/formatConversation';
