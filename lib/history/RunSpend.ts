@@ -24,7 +24,10 @@ export interface RunSpend {
   readonly unpriced: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
   /** Reservations with no `llm` line after them (calls in flight when the file ended), counted at their worst case. */
   readonly openReservations: number;
-  /** Of those, reservations that stated no amount (cost unknown, no default): counted as $0 in `costUsd`, so spend is at least it. */
+  /**
+   * Of those, reservations that stated no amount (cost unknown, no default): in no dollar figure,
+   * so spend is at least `costUsd`; each is one of `unpricedCalls`.
+   */
   readonly unpricedReservations: number;
   /** The file holds ledger lines (`reserve`). */
   readonly ledger: boolean;
