@@ -139,7 +139,7 @@ async function runAttempt(
     // records in the store carry it, as its report does (withCredit).
     try {
       const money = await runMoneyInRedis(redis, keys, index);
-      if (money.costUsd > 0 || money.releasedUsd > 0)
+      if (money.costUsd > 0 || money.releasedUsd > 0 || money.unpricedCalls > 0)
         resumeFrom = { journal: [], usage: withRedisMoney(emptyUsage(), money) };
     } catch (error) {
       return errorReport(task.id, asError(error), id, attempt);

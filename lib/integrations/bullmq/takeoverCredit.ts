@@ -12,7 +12,10 @@ import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
 import { CREDIT_CODE } from './budgetFields';
 
-/** A run's dollars in Redis (its `<index>:<code>` counters): every attempt's charges, its credit among them. */
+/**
+ * A run's money in Redis (its `<index>:<code>` counters): every attempt's charges, its credit
+ * among them, and its calls of unknown cost.
+ */
 export interface RunMoneyInRedis {
   /** Billed plus uncertain: what the batch's cap counts for this run. */
   readonly costUsd: number;
@@ -22,18 +25,33 @@ export interface RunMoneyInRedis {
   readonly releasedUsd: number;
   /** Of `uncertainUsd`, the takeover credit still counted (a stale attempt's charge takes its place). */
   readonly creditUsd: number;
+  /** Calls of unknown cost, in no dollar figure (`UsageTotals.unpricedCalls`), over every attempt. */
+  readonly unpricedCalls: number;
 }
 
-/** The run-usage fields of run `index`'s dollars, in the order `moneyOf` reads them. */
+/** The run-usage fields of run `index`'s money, in the order `moneyOf` reads them. */
 export function moneyFields(index: number): string[] {
-  const codes = [USAGE_FIELDS.costUsd.code, USAGE_FIELDS.uncertainUsd.code, USAGE_FIELDS.releasedUsd.code, CREDIT_CODE];
+  const codes = [
+    USAGE_FIELDS.costUsd.code,
+    USAGE_FIELDS.uncertainUsd.code,
+    USAGE_FIELDS.releasedUsd.code,
+    CREDIT_CODE,
+    USAGE_FIELDS.unpricedCalls.code,
+  ];
   return codes.map((code) => `${index}:${code}`);
 }
 
-/** A run's dollars from the values of its `moneyFields`. */
+/** A run's money from the values of its `moneyFields`. */
 export function moneyOf(values: ReadonlyArray<string | null>): RunMoneyInRedis {
   const [cost, uncertain, released, credit] = [0, 1, 2, 3].map((k) => round(Number(values[k] ?? 0)));
-  return { costUsd: cost!, uncertainUsd: uncertain!, releasedUsd: released!, creditUsd: credit! };
+  const unpriced = Number(values[4] ?? 0);
+  return {
+    costUsd: cost!,
+    uncertainUsd: uncertain!,
+    releasedUsd: released!,
+    creditUsd: credit!,
+    unpricedCalls: Number.isSafeInteger(unpriced) && unpriced > 0 ? unpriced : 0,
+  };
 }
 
 /** Reads run `index`'s dollars from the batch's run-usage hash: one round trip. */
@@ -53,11 +71,19 @@ export function takeoverReason(attempt: number, how: 'taken over' | 'written off
 }
 
 /**
- * `usage` with the dollars Redis counts for its run (`money`): billed, uncertain and released
- * over every attempt, the credit among the uncertain. Tokens and calls stay as the run counted them.
+ * `usage` with the money Redis counts for its run (`money`): billed, uncertain and released
+ * over every attempt, the credit among the uncertain, and the calls of unknown cost (an
+ * earlier attempt's among them, which no record of this attempt has). Tokens and calls stay as
+ * the run counted them.
  */
 export function withRedisMoney(usage: UsageTotals, money: RunMoneyInRedis): UsageTotals {
-  return { ...usage, costUsd: money.costUsd, uncertainUsd: money.uncertainUsd, releasedUsd: money.releasedUsd };
+  return {
+    ...usage,
+    costUsd: money.costUsd,
+    uncertainUsd: money.uncertainUsd,
+    releasedUsd: money.releasedUsd,
+    unpricedCalls: money.unpricedCalls,
+  };
 }
 
 /** Why part of a run's money is uncertain: each reason and how many calls it covers. */
