@@ -512,4 +512,30 @@ describe('traceBatch()', () => {
     expect(spans.find((s) => s.name === 'invoke_workflow money')!.attributes).toMatchObject(figures);
     expect(spans.find((s) => s.name.startsWith('invoke_agent'))!.attributes).toMatchObject(figures);
   });
+
+  it('counts the calls of unknown cost on the batch span and on each turn span, never as $0 alone', async () => {
+    const { exporter, provider } = setup();
+    // No pricing and no cap: each answered call's cost is unknown.
+    const agent = () =>
+      createScriptedAgent({
+        sleep: async () => undefined,
+        replies: [{ text: 'ok', usage: { inputTokens: 10, outputTokens: 5 }, model: 'm1' }],
+      });
+    const report = await traceBatch(
+      [
+        { id: 'a', input: 'go', agent },
+        { id: 'b', input: 'go', agent },
+      ],
+      { logger: false },
+      { tracer: provider.getTracer('test'), workflowName: 'unpriced' },
+    );
+    expect(report.totals).toMatchObject({ costUsd: 0, unpricedCalls: 2 });
+    const spans = exporter.getFinishedSpans();
+    expect(spans.find((s) => s.name === 'invoke_workflow unpriced')!.attributes).toMatchObject({
+      'agent_state_machine.usage.cost_usd': 0,
+      'agent_state_machine.usage.unpriced_calls': 2,
+    });
+    const turns = spans.filter((s) => s.name.startsWith('invoke_agent'));
+    expect(turns.map((t) => t.attributes['agent_state_machine.usage.unpriced_calls'])).toEqual([1, 1]);
+  });
 });
