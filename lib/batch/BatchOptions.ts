@@ -82,7 +82,9 @@ export interface BatchOptions {
    */
   historyGroupCommit?: JsonlHistorySinkOptions['groupCommit'];
   /**
-   * Replace history files already in `historyDir`. Default false: a batch whose directory
+   * Write over the runs already in `historyDir`: each file this batch would write is set aside
+   * as `<file>.overwritten`, with the attempts a resume kept beside it (`.interrupted`), so a
+   * resume of this batch never serves or counts them. Default false: a batch whose directory
    * already holds a file it would write fails before any run starts, naming the clashes, so
    * a second batch cannot silently replace the first one's histories.
    */

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { messageOf } from '../internal/messageOf';
 import { folderAnswerBox, keepsAnswers, storeAnswerBox, type AnswerBox } from './approvals/AnswerBox';
@@ -9,6 +10,7 @@ import { openBatchFolder } from './keeping/openBatchFolder';
 import { openStoreBatch } from './keeping/openStoreBatch';
 import { folderRaiseBox, keepsRaises, storeRaiseBox, type RaiseBox } from './raises/RaiseBox';
 import { setAsideRaises } from './keeping/raiseRequests';
+import { setAsideOverwritten } from './keeping/setAsideOverwritten';
 import type { RunStore } from './keeping/RunStore';
 import type { RunTaskOptions } from './tasks/RunTaskOptions';
 import { uniqueFileNames } from './keeping/safeFileName';
@@ -89,6 +91,8 @@ function folderKeeping(dir: string, options: KeepingOptions): BatchKeeping {
     earlierRuns: (taskIds, salvage) => folderEarlierRuns(dir, taskIds, salvage),
     startNew: (startedAt) => {
       EndedRunCache.clear(dir);
+      // What an earlier batch here left of these runs (overwriteHistory) is not this one's to resume.
+      setAsideEarlierRuns(dir, fileNames);
       // The raises asked of the batch before this one are not this one's.
       setAsideRaises(dir);
       // Before any run: a folder read after a crash then knows the tasks that never wrote a file.
@@ -111,6 +115,15 @@ function folderKeeping(dir: string, options: KeepingOptions): BatchKeeping {
       return Promise.resolve();
     },
   };
+}
+
+/** Sets aside the files, and the attempts kept beside them, of runs `fileNames` in `dir`: one listing of the folder. */
+function setAsideEarlierRuns(dir: string, fileNames: readonly string[]): void {
+  const present = new Set(fs.readdirSync(dir));
+  for (const name of fileNames) {
+    const file = `${name}.jsonl`;
+    if (present.has(file) || present.has(`${file}.interrupted`)) setAsideOverwritten(path.join(dir, file));
+  }
 }
 
 async function storeKeeping(store: RunStore, options: KeepingOptions): Promise<BatchKeeping> {

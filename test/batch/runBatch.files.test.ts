@@ -44,10 +44,19 @@ describe('runBatch() history files', () => {
     await expect(runBatch([task('a')], { ...base(), historyDir })).rejects.toThrow(
       expect.objectContaining({ code: 'file_exists', message: expect.stringContaining('a.jsonl') }),
     );
-    // Told to overwrite, the run still does not follow the link: its history fails, the victim is untouched.
+    // Told to overwrite, the batch sets the link aside (moved, never followed) and writes a file of its own.
     const report = await runBatch([task('a')], { ...base(), historyDir, overwriteHistory: true });
     expect(fs.readFileSync(victim, 'utf8')).toBe('precious');
-    expect(report.runs[0]!.historyError ?? report.runs[0]!.error).toBeDefined();
+    expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn' });
+    expect(fs.readlinkSync(path.join(historyDir, 'a.jsonl.overwritten'))).toBe(victim);
+    expect(fs.lstatSync(path.join(historyDir, 'a.jsonl')).isFile()).toBe(true);
+    // A link planted at the path later (after the batch set its files aside) is not followed either.
+    const late = path.join(historyDir, 'late.jsonl');
+    fs.symlinkSync(victim, late);
+    expect(() => JsonlHistorySink.open(late, { overwrite: true })).toThrow(
+      /is a symbolic link; a history file is never written through one/,
+    );
+    expect(fs.readFileSync(victim, 'utf8')).toBe('precious');
   });
 
   it('refuses a second batch into the same directory, naming every clash, unless overwriteHistory', async () => {

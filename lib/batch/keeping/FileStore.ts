@@ -16,6 +16,7 @@ import { clearCapPause, readPauseFile, writeCapPause, type CapPause } from './ca
 import { appendRaiseRequest, readRaiseRequests, setAsideRaises, type RaiseRequest } from './raiseRequests';
 import { folderHeld, FolderLockedError, lockFolder } from './lockFolder';
 import { openRunSink } from './openRunSink';
+import { setAsideOverwritten } from './setAsideOverwritten';
 import { keptAttempts } from './readResumeJournal';
 import type {
   ApprovalAnswer,
@@ -280,7 +281,10 @@ export class FileStore implements RunStore {
 
   /** Refuses the runs already there, or (with `overwrite`) sets each aside with its attempts, out of every reader's way. */
   #clear(dir: string, where: string, manifest: Omit<BatchManifest, 'type' | 'version'>, overwrite: boolean): void {
-    const held = manifest.tasks.filter((t) => fs.existsSync(path.join(dir, t.file)));
+    // A run's file, or an attempt a resume set aside before the next one wrote it.
+    const held = manifest.tasks.filter(
+      (t) => fs.existsSync(path.join(dir, t.file)) || fs.existsSync(path.join(dir, `${t.file}.interrupted`)),
+    );
     if (held.length === 0) return;
     if (!overwrite)
       throw new HistoryFileError(
@@ -288,13 +292,7 @@ export class FileStore implements RunStore {
         where,
         `the batch already holds ${held.length === 1 ? 'run' : 'runs'} ${held.map((t) => JSON.stringify(t.id)).join(', ')}; give overwriteHistory: true to set them aside, or another batchId`,
       );
-    for (const { file } of held) {
-      const live = path.join(dir, file);
-      const aside = freeName(`${live}.overwritten`);
-      for (const attempt of keptAttempts(live))
-        fs.renameSync(attempt.name, `${aside}${attempt.name.slice(live.length)}`);
-      fs.renameSync(live, aside);
-    }
+    for (const { file } of held) setAsideOverwritten(path.join(dir, file));
   }
 }
 

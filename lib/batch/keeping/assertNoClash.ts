@@ -7,7 +7,7 @@ import { MANIFEST_FILE } from './batchManifest';
  * Fails, naming them, when files this batch would write are already there (links included),
  * or when the folder holds another batch's manifest. The message says first how to continue
  * the batch that is there (`resume: true`): after a crash that is what a person wants, and
- * `overwriteHistory` would delete the evidence. One listing of the folder, not a stat per
+ * `overwriteHistory` would set the evidence aside. One listing of the folder, not a stat per
  * file: a batch of many runs into a new folder would otherwise pay a system call per run
  * before the first one starts.
  */
@@ -42,7 +42,7 @@ function nextSteps(batch: boolean): string {
   const resume = batch
     ? 'to continue that batch (after a crash or a kill), run it again with `resume: true` and the same tasks; '
     : `they are not of a batch that can be resumed (no ${MANIFEST_FILE}); `;
-  return `${resume}to replace ${batch ? 'it' : 'them'}, pass \`overwriteHistory: true\` (what it replaces is lost); or give this batch another \`historyDir\``;
+  return `${resume}to replace ${batch ? 'it' : 'them'}, pass \`overwriteHistory: true\` (what it replaces is set aside as \`<file>.overwritten\`); or give this batch another \`historyDir\``;
 }
 
 /** A file name as the folder's filesystem compares it: macOS and Windows ignore case by default. */
