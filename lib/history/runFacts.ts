@@ -264,13 +264,20 @@ export class RunFactsCollector {
    */
   get attemptSpend(): AttemptSpend {
     let held = 0;
-    for (const amount of this.#reserved.values()) held += amount ?? 0;
+    let unpriced = 0;
+    for (const amount of this.#reserved.values()) {
+      held += amount ?? 0;
+      if (amount === undefined) unpriced++;
+    }
     return {
       recordedUsd: this.#usage?.costUsd ?? 0,
       liveUsd: round(this.#ledgerCost - this.#servedCost),
       heldUsd: round(held),
       recordedUncertainUsd: this.#recordedUncertain,
       liveUncertainUsd: round(this.#ledgerUncertain - this.#servedUncertain),
+      recordedUnpricedCalls: this.#recordedUnpriced,
+      liveUnpricedCalls: this.#unpricedLines,
+      openUnpricedCalls: unpriced,
       ledger: this.#ledger,
     };
   }

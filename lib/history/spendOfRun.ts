@@ -1,5 +1,5 @@
 import type { UncertainReasons } from '../internal/formatSpend';
-import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from './spendOverAttempts';
+import { spendOverAttempts, uncertainOverAttempts, unpricedOverAttempts, type AttemptSpend } from './spendOverAttempts';
 
 /** A run's money, the three figures apart, as every reader of a batch says it. */
 export interface RunMoney {
@@ -43,7 +43,7 @@ export function spendOfRun(live: RunMoney, attempt: AttemptSpend, earlier: reado
     uncertainUsd,
     releasedUsd: live.releasedUsd,
     uncertain: live.uncertain,
-    unpricedCalls: live.unpricedCalls,
+    unpricedCalls: Math.max(live.unpricedCalls, unpricedOverAttempts(attempts)),
     unpriced: live.unpriced,
   };
 }

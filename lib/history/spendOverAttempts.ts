@@ -17,6 +17,12 @@ export interface AttemptSpend {
   readonly recordedUncertainUsd: number;
   /** Of `liveUsd`, the uncertain part: its requests charged at their hold (`chargedAtHold`). */
   readonly liveUncertainUsd: number;
+  /** LLM calls of unknown cost its records carry (`unpricedCalls`): with those of the attempts it resumed. */
+  readonly recordedUnpricedCalls: number;
+  /** LLM calls of unknown cost it made itself, by its ledger's `llm` lines (`unpriced`; a served line never says it). */
+  readonly liveUnpricedCalls: number;
+  /** Its reservations with no amount and no `llm` line after them: each may have been billed, at a cost nobody knows. */
+  readonly openUnpricedCalls: number;
   /** The file holds ledger lines (`reserve`). */
   readonly ledger: boolean;
 }
@@ -50,6 +56,21 @@ export function uncertainOverAttempts(attempts: readonly AttemptSpend[]): number
     uncertain = Math.max(attempt.recordedUncertainUsd, roundUsd(uncertain + made));
   }
   return uncertain;
+}
+
+/**
+ * The LLM calls of unknown cost of a run over all its attempts, added up the same way: each
+ * attempt's own calls of unknown cost and its reservations without an amount or an answer,
+ * bounded from below by what its records carry. So a call counts once, however many crashes,
+ * and an attempt cut before its records still counts its own. Pure.
+ */
+export function unpricedOverAttempts(attempts: readonly AttemptSpend[]): number {
+  let calls = 0;
+  for (const attempt of attempts) {
+    const made = attempt.ledger ? attempt.liveUnpricedCalls + attempt.openUnpricedCalls : 0;
+    calls = Math.max(attempt.recordedUnpricedCalls, calls + made);
+  }
+  return calls;
 }
 
 /** USD rounded to 1e-10, as the ledger's sums are: binary fractions of cents do not pile up. */

@@ -184,4 +184,26 @@ describe('LLM calls of unknown cost', () => {
     // Attempt 1's two, and attempt 3's two live calls.
     expect(report.runs[0]!.usage.unpricedCalls).toBe(4);
   });
+
+  it('an attempt cut before its records said its own call of unknown cost still counts it, once', async () => {
+    const file = path.join(dir, 't.jsonl');
+    const cutAfterFirst = (find: (line: string) => boolean): void => {
+      const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
+      fs.writeFileSync(file, lines.slice(0, lines.findIndex(find) + 1).join(''));
+    };
+    await runBatch(threeCalls(), { historyDir: dir, logger: false });
+    // Attempt 1: one answer, then the second call in flight when cut (2 calls of unknown cost).
+    const reserves = (l: string) => l.includes('"type":"reserve"');
+    let seen = 0;
+    cutAfterFirst((l) => reserves(l) && ++seen === 2);
+    await runBatch(threeCalls(), { historyDir: dir, logger: false, resume: true });
+    // Attempt 2: served the answer, made the second call again live, and was cut on its answer's
+    // line, before any record counted it: its own call is in its lines alone.
+    cutAfterFirst((l) => l.includes('"unpriced"'));
+    const report = await runBatch(threeCalls(), { historyDir: dir, logger: false, resume: true });
+    // Attempt 1's two, attempt 2's one, attempt 3's one: the most any attempt's records said is 2.
+    expect(report.runs[0]!.usage.unpricedCalls).toBe(4);
+    const folder = await readBatchFolder(dir, { onWarning: () => undefined });
+    expect(folder.totals.unpricedCalls).toBe(4);
+  });
 });

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { writeBatchManifest } from '../../lib/batch/keeping/batchManifest';
 import { folderEarlierRuns } from '../../lib/batch/resume/EarlierRuns';
 import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
-import { spendOverAttempts, uncertainOverAttempts } from '../../lib/history/spendOverAttempts';
+import { spendOverAttempts, uncertainOverAttempts, unpricedOverAttempts } from '../../lib/history/spendOverAttempts';
 
 /** One attempt: its calls answered live (their price), its reservations left open (their worst case), or cut while it served. */
 interface Attempt {
@@ -173,7 +173,13 @@ describe('a run cut off in N attempts, each leaving k reservations without an an
     expect(carried).toBeCloseTo(0.08, 10);
   });
 
-  const NONE_UNCERTAIN = { recordedUncertainUsd: 0, liveUncertainUsd: 0 };
+  const NONE_UNCERTAIN = {
+    recordedUncertainUsd: 0,
+    liveUncertainUsd: 0,
+    recordedUnpricedCalls: 0,
+    liveUnpricedCalls: 0,
+    openUnpricedCalls: 0,
+  };
 
   it('spendOverAttempts: an answered call counts once, a served one not again, an open reservation at its worst case', () => {
     const attempt1 = { recordedUsd: 0.01, liveUsd: 0.01, heldUsd: 0.02, ...NONE_UNCERTAIN, ledger: true };
@@ -194,6 +200,7 @@ describe('a run cut off in N attempts, each leaving k reservations without an an
       recordedUsd: 0.04,
       liveUsd: 0.01,
       heldUsd: 0.02,
+      ...NONE_UNCERTAIN,
       recordedUncertainUsd: 0.02,
       liveUncertainUsd: 0.01,
       ledger: true,
@@ -201,6 +208,28 @@ describe('a run cut off in N attempts, each leaving k reservations without an an
     expect(uncertainOverAttempts([attempt1])).toBeCloseTo(0.02, 10);
     expect(uncertainOverAttempts([attempt1, attempt2])).toBeCloseTo(0.05, 10);
     expect(uncertainOverAttempts([])).toBe(0);
+  });
+
+  it('unpricedOverAttempts: each attempt adds its own calls of unknown cost and its open reservations without an amount, once', () => {
+    // One answered call of unknown cost, one reserved with no amount and no answer.
+    const attempt1 = {
+      ...NONE_UNCERTAIN,
+      recordedUsd: 0,
+      liveUsd: 0,
+      heldUsd: 0,
+      liveUnpricedCalls: 1,
+      recordedUnpricedCalls: 1,
+      openUnpricedCalls: 1,
+      ledger: true,
+    };
+    // Resumed with those two (its records say 2), it made one more and was cut before a record counted it.
+    const attempt2 = { ...attempt1, recordedUnpricedCalls: 2, liveUnpricedCalls: 1, openUnpricedCalls: 0 };
+    expect(unpricedOverAttempts([attempt1])).toBe(2);
+    expect(unpricedOverAttempts([attempt1, attempt2])).toBe(3);
+    // Records that say more (a call served, counted again) bound it from below; without a ledger they are all there is.
+    expect(unpricedOverAttempts([attempt1, { ...attempt2, recordedUnpricedCalls: 5 }])).toBe(5);
+    expect(unpricedOverAttempts([{ ...attempt2, ledger: false }])).toBe(2);
+    expect(unpricedOverAttempts([])).toBe(0);
   });
 
   it('a run killed after its attempt was set aside, before the next wrote its file, is still cut off, with that spend', async () => {

@@ -6,7 +6,12 @@ import { KeptJournals } from './KeptJournals';
 import { freeName } from '../keeping/freeName';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from '../keeping/RunStore';
-import { spendOverAttempts, uncertainOverAttempts, type AttemptSpend } from '../../history/spendOverAttempts';
+import {
+  spendOverAttempts,
+  uncertainOverAttempts,
+  unpricedOverAttempts,
+  type AttemptSpend,
+} from '../../history/spendOverAttempts';
 
 /**
  * What a resumed batch reads of its earlier attempt, from a folder or a store: each task's state,
@@ -169,9 +174,6 @@ async function withEarlierSpend(
   salvage: boolean,
 ): Promise<Interrupted> {
   let usage = state.usage;
-  // The calls of unknown cost: at least the most any attempt counted (one cut before its records
-  // counts only its lines, and an earlier attempt's call in flight is in none of them).
-  let unpricedCalls = state.usage.unpricedCalls;
   const attempts: AttemptSpend[] = [attemptOf(state)];
   for (const attempt of older) {
     const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
@@ -179,10 +181,11 @@ async function withEarlierSpend(
     attempts.unshift(attemptOf(kept));
     const more = kept.usage.costUsd - usage.costUsd || kept.usage.llmCalls - usage.llmCalls;
     if (more > 0) usage = kept.usage;
-    unpricedCalls = Math.max(unpricedCalls, kept.usage.unpricedCalls);
   }
   const costUsd = Math.max(state.usage.costUsd, spendOverAttempts(attempts));
   const uncertainUsd = Math.min(costUsd, Math.max(state.usage.uncertainUsd, uncertainOverAttempts(attempts)));
+  // Each attempt's own calls of unknown cost, once: one cut before its records counts only its lines.
+  const unpricedCalls = Math.max(state.usage.unpricedCalls, unpricedOverAttempts(attempts));
   return usage === state.usage &&
     costUsd === usage.costUsd &&
     uncertainUsd === usage.uncertainUsd &&
@@ -194,13 +197,16 @@ async function withEarlierSpend(
 /** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */
 function attemptOf(state: Exclude<TaskState, { kind: 'not_started' }>): AttemptSpend {
   if (state.kind === 'interrupted' && state.attempt !== undefined) return state.attempt;
-  const { costUsd, uncertainUsd } = state.usage;
+  const { costUsd, uncertainUsd, unpricedCalls } = state.usage;
   return {
     recordedUsd: costUsd,
     liveUsd: 0,
     heldUsd: 0,
     recordedUncertainUsd: uncertainUsd,
     liveUncertainUsd: 0,
+    recordedUnpricedCalls: unpricedCalls,
+    liveUnpricedCalls: 0,
+    openUnpricedCalls: 0,
     ledger: false,
   };
 }
