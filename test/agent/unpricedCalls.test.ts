@@ -13,27 +13,13 @@ import { formatBatchFolder } from '../../lib/cli/formatBatchFolder';
 import { formatSpend } from '../../lib/internal/formatSpend';
 import { drive } from '../helpers/drive';
 import { manualClock } from '../helpers/manualClock';
+import { threeCallTask } from '../helpers/threeCallTask';
 
 const NO_PRICING = 'no `pricing` was given, so the cost of m1 is unknown';
 const usage = { inputTokens: 100, outputTokens: 50 };
 
 /** One task of three calls of unknown cost (two ask for a tool), for the resumes. */
-const threeCalls = () => [
-  {
-    id: 't',
-    input: 'go',
-    agent: () =>
-      createScriptedAgent({
-        sleep: async () => undefined,
-        replies: [
-          { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
-          { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage, model: 'm1' },
-          { text: 'done', usage, model: 'm1' },
-        ],
-        tools: { look: { output: 'seen' } },
-      }),
-  },
-];
+const threeCalls = () => threeCallTask(usage);
 
 let dir: string;
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-unpriced-'))));

@@ -5,30 +5,16 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createScriptedAgent, runBatch, type Pricing } from '../../lib/index';
+import { runBatch, type Pricing } from '../../lib/index';
 import { FileStore } from '../../lib/subpaths/batch';
+import { threeCallTask } from '../helpers/threeCallTask';
 
 /** $1 a million tokens, in or out: each call $0.002. */
 const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6;
 const usage = { inputTokens: 1000, outputTokens: 1000 };
 
-/** Task `t`: two calls that ask for a tool, then `last`; every answer says which batch gave it. */
-const task = (batch: string) => [
-  {
-    id: 't',
-    input: 'go',
-    agent: () =>
-      createScriptedAgent({
-        sleep: async () => undefined,
-        replies: [
-          { toolCalls: [{ id: 'c1', name: 'look', input: {} }], text: `${batch}1`, usage, model: 'm1' },
-          { toolCalls: [{ id: 'c2', name: 'look', input: {} }], text: `${batch}2`, usage, model: 'm1' },
-          { text: `${batch} done`, usage, model: 'm1' },
-        ],
-        tools: { look: { output: 'seen' } },
-      }),
-  },
-];
+/** Task `t`: two calls that ask for a tool, then the last; every answer says which batch gave it. */
+const task = (batch: string) => threeCallTask(usage, batch);
 
 let dir: string;
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-overwrite-'))));
