@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { messageOf } from '../internal/messageOf';
 import { folderAnswerBox, keepsAnswers, storeAnswerBox, type AnswerBox } from './approvals/AnswerBox';
-import { assertNoClash } from './keeping/assertNoClash';
+import { assertNoClash, sameName } from './keeping/assertNoClash';
 import { writeBatchManifest, type BatchManifest } from './keeping/batchManifest';
 import { folderEarlierRuns, storeEarlierRuns, type EarlierRuns } from './resume/EarlierRuns';
 import { EndedRunCache } from './resume/EndedRunCache';
@@ -119,10 +119,11 @@ function folderKeeping(dir: string, options: KeepingOptions): BatchKeeping {
 
 /** Sets aside the files, and the attempts kept beside them, of runs `fileNames` in `dir`: one listing of the folder. */
 function setAsideEarlierRuns(dir: string, fileNames: readonly string[]): void {
-  const present = new Set(fs.readdirSync(dir));
+  const present = new Set(fs.readdirSync(dir).map(sameName));
   for (const name of fileNames) {
     const file = `${name}.jsonl`;
-    if (present.has(file) || present.has(`${file}.interrupted`)) setAsideOverwritten(path.join(dir, file));
+    if (present.has(sameName(file)) || present.has(sameName(`${file}.interrupted`)))
+      setAsideOverwritten(path.join(dir, file));
   }
 }
 

@@ -152,6 +152,8 @@ export class RunFactsCollector {
   #servedCost = 0;
   /** Of the served USD, what was charged at a hold. */
   #servedUncertain = 0;
+  /** Of `#unpricedLines`, those served from an earlier attempt's journal (a mirror's served lines say `unpriced`). */
+  #servedUnpriced = 0;
   /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
   readonly #reserved = new Map<string, number | undefined>();
   #ledger = false;
@@ -276,7 +278,7 @@ export class RunFactsCollector {
       recordedUncertainUsd: this.#recordedUncertain,
       liveUncertainUsd: round(this.#ledgerUncertain - this.#servedUncertain),
       recordedUnpricedCalls: this.#recordedUnpriced,
-      liveUnpricedCalls: this.#unpricedLines,
+      liveUnpricedCalls: this.#unpricedLines - this.#servedUnpriced,
       openUnpricedCalls: unpriced,
       ledger: this.#ledger,
     };
@@ -336,6 +338,7 @@ export class RunFactsCollector {
     const unpriced = line.unpriced;
     if (typeof unpriced === 'string') {
       this.#unpricedLines++;
+      if (line.fromJournal === true) this.#servedUnpriced++;
       this.#unpricedWhy.set(unpriced, (this.#unpricedWhy.get(unpriced) ?? 0) + 1);
     }
   }

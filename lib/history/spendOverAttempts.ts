@@ -19,7 +19,7 @@ export interface AttemptSpend {
   readonly liveUncertainUsd: number;
   /** LLM calls of unknown cost its records carry (`unpricedCalls`): with those of the attempts it resumed. */
   readonly recordedUnpricedCalls: number;
-  /** LLM calls of unknown cost it made itself, by its ledger's `llm` lines (`unpriced`; a served line never says it). */
+  /** LLM calls of unknown cost it made itself, by its ledger's `llm` lines (`unpriced`), those served from a journal (`fromJournal`) left out. */
   readonly liveUnpricedCalls: number;
   /** Its reservations with no amount and no `llm` line after them: each may have been billed, at a cost nobody knows. */
   readonly openUnpricedCalls: number;

@@ -6,7 +6,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createScriptedAgent, formatBatchReport, runBatch, StepMirror, type Pricing } from '../../lib/index';
+import {
+  createScriptedAgent,
+  formatBatchReport,
+  runBatch,
+  StepMirror,
+  type LLMResponse,
+  type Pricing,
+} from '../../lib/index';
 import { JsonlHistorySink, loadHistory, formatConversation, runFacts } from '../../lib/subpaths/history';
 import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
 import { formatBatchFolder } from '../../lib/cli/formatBatchFolder';
@@ -109,6 +116,42 @@ describe('LLM calls of unknown cost', () => {
     expect(result.usage).toMatchObject({ costUsd: 0, unpricedCalls: 1 });
     const { spend } = runFacts((await loadHistory(file)).entries);
     expect(spend).toMatchObject({ unpricedCalls: 1, unpriced: [{ why: NO_PRICING, calls: 1 }] });
+  });
+
+  it("a framework run resumed twice counts each once: a mirror's served line, which says why, is not counted again", async () => {
+    const replies: LLMResponse[] = [
+      { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage, model: 'm1' },
+      { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage, model: 'm1' },
+      { text: 'done', usage, model: 'm1' },
+    ];
+    const drive = async (mirror: StepMirror): Promise<void> => {
+      for (const reply of replies) {
+        if (mirror.recordedResponse() === undefined) {
+          if ((await mirror.modelCallStart()) !== undefined) return;
+          mirror.modelResponse(reply);
+        }
+        for (const call of reply.toolCalls ?? []) {
+          if ((await mirror.toolStart(call)) !== undefined) return;
+          mirror.toolEnd(call.id, { output: 'seen' });
+        }
+      }
+    };
+    const tasks = () => [{ id: 't', input: 'go', run: (mirror: StepMirror) => drive(mirror) }];
+    const file = path.join(dir, 't.jsonl');
+    const cutAfterFirst = (find: (line: string) => boolean): void => {
+      const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
+      fs.writeFileSync(file, lines.slice(0, lines.findIndex(find) + 1).join(''));
+    };
+    await runBatch(tasks(), { historyDir: dir, logger: false });
+    // Killed after the first answer; resumed, then killed again right after the answer it was served.
+    cutAfterFirst((l) => l.includes('"type":"llm"'));
+    const once = await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+    expect(once.runs[0]!.usage.unpricedCalls).toBe(3);
+    expect((await readBatchFolder(dir, { onWarning: () => undefined })).totals.unpricedCalls).toBe(3);
+    cutAfterFirst((l) => l.includes('"type":"llm"') && l.includes('"fromJournal":true'));
+    const twice = await runBatch(tasks(), { historyDir: dir, logger: false, resume: true });
+    expect(twice.runs[0]!.usage.unpricedCalls).toBe(3);
+    expect((await readBatchFolder(dir, { onWarning: () => undefined })).totals.unpricedCalls).toBe(3);
   });
 
   it("a batch's report and its folder read back say them, summed over the runs, with why", async () => {

@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBatch, type Pricing } from '../../lib/index';
 import { FileStore } from '../../lib/subpaths/batch';
+import { setAsideOverwritten } from '../../lib/batch/keeping/setAsideOverwritten';
 import { threeCallTask } from '../helpers/threeCallTask';
 
 /** $1 a million tokens, in or out: each call $0.002. */
@@ -76,4 +77,15 @@ it('a FileStore batch of the same id: an attempt set aside before the next wrote
       .filter((f) => f.startsWith('t.jsonl'))
       .sort(),
   ).toEqual(['t.jsonl', 't.jsonl.overwritten.interrupted']);
+});
+
+it('a run set aside twice with its attempts alone keeps both: nothing set aside is replaced', () => {
+  const live = path.join(dir, 'a.jsonl');
+  fs.writeFileSync(`${live}.interrupted`, 'first batch\n');
+  setAsideOverwritten(live);
+  fs.writeFileSync(`${live}.interrupted`, 'second batch\n');
+  setAsideOverwritten(live);
+  expect(fs.readFileSync(`${live}.overwritten.interrupted`, 'utf8')).toBe('first batch\n');
+  expect(fs.readFileSync(`${live}.overwritten.2.interrupted`, 'utf8')).toBe('second batch\n');
+  expect(fs.readdirSync(dir).sort()).toEqual(['a.jsonl.overwritten.2.interrupted', 'a.jsonl.overwritten.interrupted']);
 });

@@ -46,7 +46,7 @@ function nextSteps(batch: boolean): string {
 }
 
 /** A file name as the folder's filesystem compares it: macOS and Windows ignore case by default. */
-const sameName =
+export const sameName =
   process.platform === 'darwin' || process.platform === 'win32'
     ? (name: string): string => name.toLowerCase()
     : (name: string): string => name;

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import { freeName } from './freeName';
 import { keptAttempts } from './readResumeJournal';
 
 /**
@@ -12,7 +11,11 @@ export function setAsideOverwritten(live: string): void {
   const attempts = keptAttempts(live);
   const held = fs.existsSync(live);
   if (!held && attempts.length === 0) return;
-  const aside = freeName(`${live}.overwritten`);
+  // A name that neither a file nor the attempts of one set aside before hold (a run set aside
+  // with its attempts alone leaves no `<aside>` to tell freeName the name is taken).
+  let aside = `${live}.overwritten`;
+  for (let n = 2; fs.existsSync(aside) || fs.existsSync(`${aside}.interrupted`); n++)
+    aside = `${live}.overwritten.${n}`;
   for (const attempt of attempts) fs.renameSync(attempt.name, `${aside}${attempt.name.slice(live.length)}`);
   if (held) fs.renameSync(live, aside);
 }

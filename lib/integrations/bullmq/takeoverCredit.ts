@@ -82,7 +82,8 @@ export function withRedisMoney(usage: UsageTotals, money: RunMoneyInRedis): Usag
     costUsd: money.costUsd,
     uncertainUsd: money.uncertainUsd,
     releasedUsd: money.releasedUsd,
-    unpricedCalls: money.unpricedCalls,
+    // The most either counts: a last charge that never reached Redis is in the run's count alone.
+    unpricedCalls: Math.max(usage.unpricedCalls, money.unpricedCalls),
   };
 }
 
