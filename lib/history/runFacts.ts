@@ -9,7 +9,7 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { AttemptSpend } from './spendOverAttempts';
-import type { RunSpend } from './RunSpend';
+import { unpricedReasons, type RunSpend } from './RunSpend';
 
 /** Options of `runFacts`: the run's table, when its file does not declare one. */
 export interface RunFactsOptions {
@@ -460,17 +460,6 @@ export class RunFactsCollector {
     this.#lastPoint = { at: record.at, ...next };
     if (this.#retain) this.#points.push(this.#lastPoint);
   }
-}
-
-/** Why calls are of unknown cost, most calls first: the lines' reasons, and `open` reservations with no amount left unanswered. */
-function unpricedReasons(why: ReadonlyMap<string, number>, open: number): Array<{ why: string; calls: number }> {
-  const reasons = [...why].map(([w, calls]) => ({ why: w, calls }));
-  if (open > 0)
-    reasons.push({
-      why: 'reserved with no worst case, and no response recorded (in flight when the file ended)',
-      calls: open,
-    });
-  return reasons.sort((a, b) => b.calls - a.calls);
 }
 
 /**
