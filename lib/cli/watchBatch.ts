@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MANIFEST_FILE, readBatchManifest } from '../batch/keeping/batchManifest';
-import type { RunLines } from '../batch/reading/BatchSource';
+import { attemptNumber, type RunLines } from '../batch/reading/BatchSource';
 import { folderHeld } from '../batch/keeping/lockFolder';
 import { readRaiseRequests } from '../batch/keeping/raiseRequests';
 import { readCapPause } from '../batch/keeping/capPause';
@@ -114,7 +114,11 @@ export class FolderWatchSource implements WatchSource {
     const fullEvery = this.#pollMs * Math.max(1, Math.ceil(this.#files.size / 500));
     const full = board.manifest === undefined || over || Date.now() - this.#lastFull >= fullEvery;
     if (full) this.#lastFull = Date.now();
-    const names = (full ? fs.readdirSync(this.#dir) : [...this.#touched]).filter((n) => n.endsWith('.jsonl'));
+    const listed = full ? fs.readdirSync(this.#dir) : [...this.#touched];
+    const names = listed.filter((n) => n.endsWith('.jsonl'));
+    // A run of a batch that is over with attempts set aside and no file (a resume stopped
+    // before the next attempt wrote it): its newest attempt is what it last did, as inspect reads it.
+    if (over && full) names.push(...newestAttemptsWithoutFile(listed, names));
     this.#touched.clear();
     // In the manifest's order, not the file system's: as a store's batch is read.
     return byTaskOrder(names, (n) => this.#runId(n), board.state.tasks);
@@ -153,16 +157,19 @@ export class FolderWatchSource implements WatchSource {
 
   #follow(board: WatchBoard, name: string): FollowedFile {
     const id = this.#runId(name);
-    const entry = { run: board.follow(id, path.join(this.#dir, name)), offset: 0 };
+    const file = path.join(this.#dir, name);
+    const entry = { run: board.follow(id, file), offset: 0 };
     this.#files.set(name, entry);
     // The attempts a resume set aside are done: read once, for the run's spend over all of them.
-    board.earlier(id, interruptedBeside(this.#dir, name));
+    const earlier = interruptedBeside(this.#dir, runFileOf(name)).filter((attempt) => attempt.name !== file);
+    board.earlier(id, earlier);
     return entry;
   }
 
-  /** The run of file `name`: the manifest's task of it, else the name without `.jsonl`. */
+  /** The run of file `name` (or of an attempt of it set aside): the manifest's task of it, else the name without `.jsonl`. */
   #runId(name: string): string {
-    return this.#idOf.get(name) ?? name.replace(/\.jsonl$/, '');
+    const file = runFileOf(name);
+    return this.#idOf.get(file) ?? file.replace(/\.jsonl$/, '');
   }
 
   /** New lines of the raise file (`agent-sm raise <folder>`): a line each, and the cap the board draws. */
@@ -187,12 +194,31 @@ function interruptedBeside(dir: string, name: string): RunLines[] {
   } catch {
     return [];
   }
-  const number = (n: string): number => {
-    const m = /\.interrupted(?:\.(\d+))?$/.exec(n);
-    return m === null ? Infinity : m[1] === undefined ? 1 : Number(m[1]);
-  };
   return names
     .filter((n) => n === `${name}.interrupted` || n.startsWith(`${name}.interrupted.`))
-    .sort((a, b) => number(a) - number(b) || (a < b ? -1 : 1))
+    .sort(byAttempt)
     .map((n) => ({ name: path.join(dir, n) }));
+}
+
+/** The run file an attempt set aside belongs to (`<file>.interrupted.<n>` is `<file>`'s); a run file is its own. */
+function runFileOf(name: string): string {
+  return name.replace(/\.interrupted(?:\.\d+)?$/, '');
+}
+
+/** Of the names `listed`, the newest attempt set aside of each run file that is not among `files`. */
+function newestAttemptsWithoutFile(listed: readonly string[], files: readonly string[]): string[] {
+  const present = new Set(files);
+  const newest = new Map<string, string>();
+  for (const name of listed) {
+    const file = runFileOf(name);
+    if (file === name || !file.endsWith('.jsonl') || present.has(file)) continue;
+    const kept = newest.get(file);
+    if (kept === undefined || byAttempt(kept, name) < 0) newest.set(file, name);
+  }
+  return [...newest.values()];
+}
+
+/** Attempts set aside in the order a resume made them: `.interrupted`, then `.interrupted.2`, …, `.interrupted.10`. */
+function byAttempt(a: string, b: string): number {
+  return attemptNumber(a) - attemptNumber(b) || (a < b ? -1 : 1);
 }

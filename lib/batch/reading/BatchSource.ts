@@ -74,7 +74,7 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
  * Which attempt set aside a name is: `<file>.interrupted` the first, `.interrupted.<n>` the n-th
  * (as a resume names them), so that `.interrupted.10` comes after `.interrupted.9`.
  */
-function attemptNumber(name: string): number {
+export function attemptNumber(name: string): number {
   const n = /\.interrupted(?:\.(\d+))?$/.exec(name);
   return n === null ? Infinity : n[1] === undefined ? 1 : Number(n[1]);
 }

@@ -135,14 +135,18 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
   // What the runs used, summed, for the batch's caps; the cost by the ledger's rule.
   const used = emptyUsage();
   for (const task of source.runs) {
-    const interrupted = task.interrupted.map((attempt) => attempt.name);
-    if (task.lines === undefined) {
+    // A resume set its attempt aside and stopped before the next wrote a file: the newest
+    // attempt set aside is what the run last did (its file here), and what it spent counts.
+    const lines = task.lines ?? task.interrupted.at(-1);
+    const earlier = task.lines === undefined ? task.interrupted.slice(0, -1) : task.interrupted;
+    const interrupted = earlier.map((attempt) => attempt.name);
+    if (lines === undefined) {
       // Not started: while the batch runs it may yet start (pending); once it has ended, it was skipped.
       const outcome = running ? 'pending' : 'skipped';
       runs.push({ id: task.id, outcome, reason: undefined, ...NO_MONEY, file: undefined, interrupted });
       continue;
     }
-    const file = task.lines.name;
+    const file = lines.name;
     try {
       const observer = options.observe?.(task.id);
       const facts = await readRunFile(
@@ -151,18 +155,19 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
           salvage: options.salvage === true,
           ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
           onWarning: options.onWarning,
-          ...(task.lines.input === undefined ? {} : { input: task.lines.input() }),
+          ...(lines.input === undefined ? {} : { input: lines.input() }),
         },
         observer === undefined ? undefined : (entry) => observer.entry(entry),
       );
       observer?.done(facts);
-      const money = spendOfRun(facts, facts.attempt, await earlierSpends(task, options));
-      const cut = !facts.ended;
+      const money = spendOfRun(facts, facts.attempt, await earlierSpends(earlier, options));
+      const cut = !facts.ended || lines !== task.lines;
       const outcome = cut ? (running ? 'running' : 'cut_off') : facts.outcome;
+      const where = lines === task.lines ? 'its file' : 'its attempt set aside (no attempt after it wrote a file)';
       const reason = cut
         ? facts.lastState === undefined
-          ? 'its file holds no moves'
-          : `its file ends inside a turn, in ${facts.lastState} (seq ${facts.lastSeq})`
+          ? `${where} holds no moves`
+          : `${where} ends inside a turn, in ${facts.lastState} (seq ${facts.lastSeq})`
         : facts.reason;
       runs.push({ id: task.id, outcome, reason, ...money, file, interrupted });
       if (facts.usage !== null) {
@@ -204,9 +209,12 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
  * What each earlier attempt of a run spent, the oldest first, as the resume reads them: an
  * attempt that cannot be read (a crash can leave anything) adds nothing.
  */
-async function earlierSpends(task: BatchRunSource, options: BatchReadingOptions): Promise<AttemptSpend[]> {
+async function earlierSpends(
+  attempts: BatchRunSource['interrupted'],
+  options: BatchReadingOptions,
+): Promise<AttemptSpend[]> {
   const spends: AttemptSpend[] = [];
-  for (const attempt of task.interrupted) {
+  for (const attempt of attempts) {
     try {
       const facts = await readRunFile(attempt.name, {
         salvage: true,
