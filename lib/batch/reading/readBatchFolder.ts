@@ -41,9 +41,12 @@ export interface FolderRun {
   /** LLM calls of unknown cost (no price, no hold): in none of the dollars, never taken for $0. And why. */
   readonly unpricedCalls: number;
   readonly unpriced: UncertainReasons;
-  /** Its history file; undefined for a skipped task. */
+  /**
+   * Its history file; undefined for a skipped task. A run whose resume stopped before its next
+   * attempt wrote a file: its newest attempt set aside (`<file>.interrupted…`), read as the run.
+   */
   readonly file: string | undefined;
-  /** Earlier attempts of it that a resume set aside (`<file>.interrupted`, `<file>.interrupted.2`, …). */
+  /** Earlier attempts of it that a resume set aside (`<file>.interrupted`, `<file>.interrupted.2`, …), `file` not among them. */
   readonly interrupted: readonly string[];
 }
 
