@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MANIFEST_FILE, readBatchManifest } from '../batch/keeping/batchManifest';
-import { attemptNumber, type RunLines } from '../batch/reading/BatchSource';
+import { byAttempt, isAttemptOf, type RunLines } from '../batch/reading/BatchSource';
 import { folderHeld } from '../batch/keeping/lockFolder';
 import { readRaiseRequests } from '../batch/keeping/raiseRequests';
 import { readCapPause } from '../batch/keeping/capPause';
@@ -46,6 +46,8 @@ export class FolderWatchSource implements WatchSource {
   readonly #single: string | undefined;
   readonly #pollMs: number;
   readonly #files = new Map<string, FollowedFile>();
+  /** Runs followed from their newest attempt set aside (no file of theirs yet): the attempt's name by the run's file name. */
+  readonly #fromAttempt = new Map<string, string>();
   /** A manifest's task id by its file name. */
   readonly #idOf = new Map<string, string>();
   // A large batch is not stat'ed whole on every tick: change events name their file, and the
@@ -157,11 +159,22 @@ export class FolderWatchSource implements WatchSource {
 
   #follow(board: WatchBoard, name: string): FollowedFile {
     const id = this.#runId(name);
+    const runFile = runFileOf(name);
+    // A run followed from its newest attempt set aside (the batch was over) whose next attempt
+    // now writes its file (a resume, under --stay): that attempt is one of the earlier ones now.
+    const attempt = runFile === name ? this.#fromAttempt.get(name) : undefined;
+    if (attempt !== undefined) {
+      board.forget(this.#files.get(attempt)!.run);
+      this.#files.delete(attempt);
+      this.#fromAttempt.delete(name);
+    } else if (runFile !== name) this.#fromAttempt.set(runFile, name);
     const file = path.join(this.#dir, name);
     const entry = { run: board.follow(id, file), offset: 0 };
     this.#files.set(name, entry);
-    // The attempts a resume set aside are done: read once, for the run's spend over all of them.
-    const earlier = interruptedBeside(this.#dir, runFileOf(name)).filter((attempt) => attempt.name !== file);
+    // The attempts a resume set aside before this one are done: read once, for the run's spend over all of them.
+    const earlier = interruptedBeside(this.#dir, runFile).filter(
+      (kept) => runFile === name || byAttempt(path.basename(kept.name), name) < 0,
+    );
     board.earlier(id, earlier);
     return entry;
   }
@@ -195,7 +208,7 @@ function interruptedBeside(dir: string, name: string): RunLines[] {
     return [];
   }
   return names
-    .filter((n) => n === `${name}.interrupted` || n.startsWith(`${name}.interrupted.`))
+    .filter((n) => isAttemptOf(n, name))
     .sort(byAttempt)
     .map((n) => ({ name: path.join(dir, n) }));
 }
@@ -216,9 +229,4 @@ function newestAttemptsWithoutFile(listed: readonly string[], files: readonly st
     if (kept === undefined || byAttempt(kept, name) < 0) newest.set(file, name);
   }
   return [...newest.values()];
-}
-
-/** Attempts set aside in the order a resume made them: `.interrupted`, then `.interrupted.2`, …, `.interrupted.10`. */
-function byAttempt(a: string, b: string): number {
-  return attemptNumber(a) - attemptNumber(b) || (a < b ? -1 : 1);
 }

@@ -7,7 +7,7 @@ import { readHistoryInto } from '../history/loadHistory';
 import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
-import { folderBatchSource, storeBatchSource } from '../batch/reading/BatchSource';
+import { byAttempt, folderBatchSource, isAttemptOf, storeBatchSource } from '../batch/reading/BatchSource';
 import type { RunStore } from '../batch/keeping/RunStore';
 import { RunPageBuilder } from './renderRunPage';
 import { addBatchRun, buildBatchPage } from './buildBatchPage';
@@ -103,8 +103,8 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
     // A resumed batch keeps each cut-off attempt beside the run's file: the run was resumed after a crash.
     const base = file === undefined ? '' : path.basename(file);
     const interrupted = names
-      .filter((n) => file !== undefined && (n === `${base}.interrupted` || n.startsWith(`${base}.interrupted.`)))
-      .sort()
+      .filter((n) => file !== undefined && isAttemptOf(n, base))
+      .sort(byAttempt)
       .map((n) => ({ name: path.join(path.dirname(file!), n) }));
     await addBatchRun(builder, file === undefined ? undefined : { name: file }, interrupted, run, reading, warnings);
   }

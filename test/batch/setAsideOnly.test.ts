@@ -5,10 +5,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runBatch, type Pricing } from '../../lib/index';
+import { runBatch, type BatchTask, type Pricing } from '../../lib/index';
 import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
 import { formatBatchFolder } from '../../lib/cli/formatBatchFolder';
 import { main } from '../../lib/cli/main';
+import { watchBatch } from '../../lib/cli/watchBatch';
+import { buildHtmlReport } from '../../lib/report/buildHtmlReport';
 import { threeCallTask } from '../helpers/threeCallTask';
 
 /** $1 a million tokens, in or out: each call $0.002. */
@@ -53,4 +55,106 @@ it('a run with attempts set aside and no file reads as cut off, with what its at
   expect(report.runs[0]).toMatchObject({ outcome: 'end_of_turn' });
   expect(report.runs[0]!.usage.costUsd).toBeCloseTo(0.006, 10);
   expect((await readBatchFolder(dir, { onWarning: () => undefined })).totals.costUsd).toBeCloseTo(0.006, 10);
+});
+
+/** The run's file cut after its `k`th LLM answer (and `extra` lines more). */
+function cutAfterAnswer(file: string, k: number, extra = 0): string {
+  const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
+  const at = lines.flatMap((l, i) => (l.includes('"type":"llm"') ? [i] : []))[k - 1]!;
+  return lines.slice(0, at + 1 + extra).join('');
+}
+
+/** `agent-sm watch <target>` until it ends (or `stopAfterMs`), and its last progress line. */
+async function watchProgress(target: string, options: { stay?: boolean; until?: Promise<unknown> } = {}) {
+  let out = '';
+  const stop = new AbortController();
+  const io = { stdout: (t: string) => void (out += t), stderr: (t: string) => void (out += t), signal: stop.signal };
+  const watching = watchBatch(target, { pollMs: 20, ...(options.stay === true ? { stay: true } : {}) }, io);
+  if (options.until !== undefined) {
+    await options.until;
+    stop.abort();
+  }
+  await watching;
+  return (
+    out
+      .split('\n')
+      .filter((l) => l.includes('progress:'))
+      .at(-1) ?? out
+  );
+}
+
+it('the HTML report of such a batch says the run was cut off and what it spent, not "never started"', async () => {
+  await runBatch(threeCallTask(usage), { historyDir: dir, logger: false, pricing });
+  const file = path.join(dir, 't.jsonl');
+  fs.writeFileSync(`${file}.interrupted`, cutAfterAnswer(file, 2));
+  fs.rmSync(file);
+  const text = (await buildHtmlReport(dir)).html.replace(/<[^>]+>/g, ' ');
+  expect(text).not.toContain('never started');
+  expect(text).toContain('$0.0040');
+});
+
+it('watch --stay over such a run, then a resume: the attempt followed becomes an earlier one, counted once', async () => {
+  await runBatch(threeCallTask(usage), { historyDir: dir, logger: false, pricing });
+  const file = path.join(dir, 't.jsonl');
+  fs.writeFileSync(`${file}.interrupted`, cutAfterAnswer(file, 2));
+  fs.rmSync(file);
+  let out = '';
+  const stop = new AbortController();
+  const io = { stdout: (t: string) => void (out += t), stderr: (t: string) => void (out += t), signal: stop.signal };
+  const watching = watchBatch(dir, { pollMs: 20, stay: true }, io);
+  const seen = async (text: string): Promise<void> => {
+    for (let i = 0; !out.includes(text); i++) {
+      if (i === 1000) throw new Error(`watch never printed ${JSON.stringify(text)}; it printed:\n${out}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  try {
+    // The batch is over: the watch reads the attempt as the run, cut off.
+    await seen('1 cut off, $0.0040 spent');
+    // A resume writes the run's file: the attempt is an earlier one now, its money counted once.
+    await runBatch(threeCallTask(usage), { historyDir: dir, logger: false, pricing, resume: true });
+    await seen('1/1 finished');
+    await seen('$0.0060 spent');
+  } finally {
+    stop.abort();
+    await watching;
+  }
+  expect(
+    out
+      .split('\n')
+      .filter((l) => l.includes('progress:'))
+      .at(-1),
+  ).toContain('1/1 finished, $0.0060 spent');
+  expect(out).not.toMatch(/\$0\.0(0[7-9]|1)\d* spent/);
+}, 30_000);
+
+it('watch on one attempt set aside counts the attempts before it, never those after', async () => {
+  await runBatch(threeCallTask(usage), { historyDir: dir, logger: false, pricing });
+  const file = path.join(dir, 't.jsonl');
+  // Attempt 1: its first answer and the records after it ($0.002).
+  fs.writeFileSync(`${file}.interrupted`, cutAfterAnswer(file, 1, 3));
+  fs.rmSync(file);
+  // Attempt 2: resumed from it, cut after its third answer ($0.006 over both).
+  await runBatch(threeCallTask(usage), { historyDir: dir, logger: false, pricing, resume: true });
+  fs.writeFileSync(`${file}.interrupted.2`, cutAfterAnswer(file, 3));
+  fs.rmSync(file);
+  expect(await watchProgress(`${file}.interrupted`, { until: new Promise((r) => setTimeout(r, 400)) })).toContain(
+    '$0.0020 spent',
+  );
+  expect(await watchProgress(`${file}.interrupted.2`, { until: new Promise((r) => setTimeout(r, 400)) })).toContain(
+    '$0.0060 spent',
+  );
+});
+
+it("another task's file named like an attempt is never taken for one", async () => {
+  const [t] = threeCallTask(usage);
+  const tasks: BatchTask[] = [t!, { ...t!, id: 't.jsonl.interrupted.x' }];
+  await runBatch(tasks, { historyDir: dir, logger: false, pricing });
+  fs.rmSync(path.join(dir, 't.jsonl'));
+  const folder = await readBatchFolder(dir, { onWarning: () => undefined });
+  expect(folder.runs.map((r) => [r.id, r.outcome])).toEqual([
+    ['t', 'skipped'],
+    ['t.jsonl.interrupted.x', 'end_of_turn'],
+  ]);
+  expect(folder.totals.costUsd).toBeCloseTo(0.006, 10);
 });

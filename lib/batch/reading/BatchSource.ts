@@ -21,8 +21,13 @@ export interface BatchRunSource {
   readonly id: string;
   /** Its lines; undefined for a task that never started. */
   readonly lines: RunLines | undefined;
-  /** The attempts a resume set aside (`<file>.interrupted`, …), the oldest first. */
+  /** The attempts a resume set aside (`<file>.interrupted`, …), the oldest first, `lines` not among them. */
   readonly interrupted: readonly RunLines[];
+  /**
+   * Its `lines` are its newest attempt set aside: a resume set it aside and stopped before the
+   * next attempt wrote a file, so that attempt is what the run last did.
+   */
+  readonly lastAttemptAside?: true;
 }
 
 /**
@@ -56,14 +61,17 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
   const listed = new Set(tasks.map((t) => t.file));
   for (const file of files) if (!listed.has(file)) tasks.push({ id: file.replace(/\.jsonl$/, ''), file });
   const present = new Set(files);
-  const runs = tasks.map(({ id, file }) => ({
-    id,
-    lines: present.has(file) ? { name: path.join(dir, file) } : undefined,
-    interrupted: names
-      .filter((n) => n === `${file}.interrupted` || n.startsWith(`${file}.interrupted.`))
-      .sort((a, b) => attemptNumber(a) - attemptNumber(b) || (a < b ? -1 : 1))
-      .map((n) => ({ name: path.join(dir, n) })),
-  }));
+  const runs = tasks.map(({ id, file }): BatchRunSource => {
+    const attempts = names
+      .filter((n) => isAttemptOf(n, file))
+      .sort(byAttempt)
+      .map((n) => ({ name: path.join(dir, n) }));
+    if (present.has(file)) return { id, lines: { name: path.join(dir, file) }, interrupted: attempts };
+    const last = attempts.pop();
+    return last === undefined
+      ? { id, lines: undefined, interrupted: [] }
+      : { id, lines: last, interrupted: attempts, lastAttemptAside: true };
+  });
   const raises = readRaiseRequests(dir).requests.map(({ maxCostUsd, at }) => ({ maxCostUsd, at }));
   // A pause file is believed only while a batch holds the folder: one killed while paused is not paused.
   const paused = running ? readCapPause(dir, raises) : undefined;
@@ -74,9 +82,25 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
  * Which attempt set aside a name is: `<file>.interrupted` the first, `.interrupted.<n>` the n-th
  * (as a resume names them), so that `.interrupted.10` comes after `.interrupted.9`.
  */
-export function attemptNumber(name: string): number {
+function attemptNumber(name: string): number {
   const n = /\.interrupted(?:\.(\d+))?$/.exec(name);
   return n === null ? Infinity : n[1] === undefined ? 1 : Number(n[1]);
+}
+
+/** Attempts set aside in the order a resume made them: `.interrupted`, then `.interrupted.2`, …, `.interrupted.10`. */
+export function byAttempt(a: string, b: string): number {
+  return attemptNumber(a) - attemptNumber(b) || (a < b ? -1 : 1);
+}
+
+/**
+ * Whether file name `name` is an attempt of run file `file` a resume set aside:
+ * `<file>.interrupted` or `<file>.interrupted.<n>`, as a resume names them (not another task's
+ * `<file>.interrupted.x.jsonl`, nor `<file>.overwritten.interrupted`).
+ */
+export function isAttemptOf(name: string, file: string): boolean {
+  if (!name.startsWith(`${file}.interrupted`)) return false;
+  const rest = name.slice(file.length + '.interrupted'.length);
+  return rest === '' || /^\.\d+$/.test(rest);
 }
 
 /**

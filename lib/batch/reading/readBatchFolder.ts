@@ -138,11 +138,8 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
   // What the runs used, summed, for the batch's caps; the cost by the ledger's rule.
   const used = emptyUsage();
   for (const task of source.runs) {
-    // A resume set its attempt aside and stopped before the next wrote a file: the newest
-    // attempt set aside is what the run last did (its file here), and what it spent counts.
-    const lines = task.lines ?? task.interrupted.at(-1);
-    const earlier = task.lines === undefined ? task.interrupted.slice(0, -1) : task.interrupted;
-    const interrupted = earlier.map((attempt) => attempt.name);
+    const { lines } = task;
+    const interrupted = task.interrupted.map((attempt) => attempt.name);
     if (lines === undefined) {
       // Not started: while the batch runs it may yet start (pending); once it has ended, it was skipped.
       const outcome = running ? 'pending' : 'skipped';
@@ -163,10 +160,12 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
         observer === undefined ? undefined : (entry) => observer.entry(entry),
       );
       observer?.done(facts);
-      const money = spendOfRun(facts, facts.attempt, await earlierSpends(earlier, options));
-      const cut = !facts.ended || lines !== task.lines;
+      const money = spendOfRun(facts, facts.attempt, await earlierSpends(task.interrupted, options));
+      // Its newest attempt set aside, with no attempt after it: cut off, whatever that attempt said.
+      const aside = task.lastAttemptAside === true;
+      const cut = !facts.ended || aside;
       const outcome = cut ? (running ? 'running' : 'cut_off') : facts.outcome;
-      const where = lines === task.lines ? 'its file' : 'its attempt set aside (no attempt after it wrote a file)';
+      const where = aside ? 'its attempt set aside (no attempt after it wrote a file)' : 'its file';
       const reason = cut
         ? facts.lastState === undefined
           ? `${where} holds no moves`
