@@ -45,7 +45,7 @@ it('a resume of a batch written over another never serves, nor counts, the attem
   expect(resumed.runs[0]).toMatchObject({ outcome: 'end_of_turn' });
   // Its answers are B's own, none served from A's attempt. Its money is B's: the three calls made
   // again, and the call in flight at the cut, which may have been billed (no bound held it: a
-  // call of unknown cost). Served A's two answers, it would count $0.002 and serve "A1", "A2".
+  // call of unknown cost). Before the change it was served A's answers ("A1", "A2").
   const file = fs.readFileSync(path.join(dir, 't.jsonl'), 'utf8');
   expect(file).not.toMatch(/"text":"A/);
   expect(file).not.toContain('"fromJournal":true');

@@ -64,7 +64,7 @@ function cutAfterAnswer(file: string, k: number, extra = 0): string {
   return lines.slice(0, at + 1 + extra).join('');
 }
 
-/** `agent-sm watch <target>` until it ends (or `stopAfterMs`), and its last progress line. */
+/** `agent-sm watch <target>` until it ends (or `until` settles), and its last progress line. */
 async function watchProgress(target: string, options: { stay?: boolean; until?: Promise<unknown> } = {}) {
   let out = '';
   const stop = new AbortController();
