@@ -11,6 +11,7 @@ import { openStoreBatch } from './keeping/openStoreBatch';
 import { folderRaiseBox, keepsRaises, storeRaiseBox, type RaiseBox } from './raises/RaiseBox';
 import { setAsideRaises } from './keeping/raiseRequests';
 import { setAsideOverwritten } from './keeping/setAsideOverwritten';
+import { attemptsByRunFile } from './keeping/attemptNames';
 import type { RunStore } from './keeping/RunStore';
 import type { RunTaskOptions } from './tasks/RunTaskOptions';
 import { uniqueFileNames } from './keeping/safeFileName';
@@ -119,11 +120,12 @@ function folderKeeping(dir: string, options: KeepingOptions): BatchKeeping {
 
 /** Sets aside the files, and the attempts kept beside them, of runs `fileNames` in `dir`: one listing of the folder. */
 function setAsideEarlierRuns(dir: string, fileNames: readonly string[]): void {
-  const present = new Set(fs.readdirSync(dir).map(sameName));
+  const listed = fs.readdirSync(dir);
+  const present = new Set(listed.map(sameName));
+  const byFile = attemptsByRunFile(listed, sameName);
   for (const name of fileNames) {
     const file = `${name}.jsonl`;
-    if (present.has(sameName(file)) || present.has(sameName(`${file}.interrupted`)))
-      setAsideOverwritten(path.join(dir, file));
+    if (present.has(sameName(file)) || byFile.has(sameName(file))) setAsideOverwritten(path.join(dir, file), byFile);
   }
 }
 

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MANIFEST_FILE, readBatchManifest } from '../batch/keeping/batchManifest';
-import { byAttempt, isAttemptOf, type RunLines } from '../batch/reading/BatchSource';
+import type { RunLines } from '../batch/reading/BatchSource';
+import { byAttempt, isAttemptOf, runFileOf } from '../batch/keeping/attemptNames';
 import { folderHeld } from '../batch/keeping/lockFolder';
 import { readRaiseRequests } from '../batch/keeping/raiseRequests';
 import { readCapPause } from '../batch/keeping/capPause';
@@ -159,7 +160,8 @@ export class FolderWatchSource implements WatchSource {
 
   #follow(board: WatchBoard, name: string): FollowedFile {
     const id = this.#runId(name);
-    const runFile = runFileOf(name);
+    // A run file is its own.
+    const runFile = runFileOf(name) ?? name;
     // A run followed from its newest attempt set aside (the batch was over) whose next attempt
     // now writes its file (a resume, under --stay): that attempt is one of the earlier ones now.
     const attempt = runFile === name ? this.#fromAttempt.get(name) : undefined;
@@ -181,7 +183,7 @@ export class FolderWatchSource implements WatchSource {
 
   /** The run of file `name` (or of an attempt of it set aside): the manifest's task of it, else the name without `.jsonl`. */
   #runId(name: string): string {
-    const file = runFileOf(name);
+    const file = runFileOf(name) ?? name;
     return this.#idOf.get(file) ?? file.replace(/\.jsonl$/, '');
   }
 
@@ -213,18 +215,13 @@ function interruptedBeside(dir: string, name: string): RunLines[] {
     .map((n) => ({ name: path.join(dir, n) }));
 }
 
-/** The run file an attempt set aside belongs to (`<file>.interrupted.<n>` is `<file>`'s); a run file is its own. */
-function runFileOf(name: string): string {
-  return name.replace(/\.interrupted(?:\.\d+)?$/, '');
-}
-
 /** Of the names `listed`, the newest attempt set aside of each run file that is not among `files`. */
 function newestAttemptsWithoutFile(listed: readonly string[], files: readonly string[]): string[] {
   const present = new Set(files);
   const newest = new Map<string, string>();
   for (const name of listed) {
     const file = runFileOf(name);
-    if (file === name || !file.endsWith('.jsonl') || present.has(file)) continue;
+    if (file === undefined || !file.endsWith('.jsonl') || present.has(file)) continue;
     const kept = newest.get(file);
     if (kept === undefined || byAttempt(kept, name) < 0) newest.set(file, name);
   }

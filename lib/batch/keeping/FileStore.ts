@@ -11,13 +11,13 @@ import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import type { TransitionTable } from '../../machine/TransitionTable';
 import { AnsweredAlreadyError, answerFileName, markTaken, readAnswers, writeAnswer } from './approvalAnswers';
 import { readBatchManifest, writeBatchManifest, type BatchManifest } from './batchManifest';
-import { freeName } from './freeName';
 import { clearCapPause, readPauseFile, writeCapPause, type CapPause } from './capPause';
 import { appendRaiseRequest, readRaiseRequests, setAsideRaises, type RaiseRequest } from './raiseRequests';
 import { folderHeld, FolderLockedError, lockFolder } from './lockFolder';
 import { openRunSink } from './openRunSink';
 import { setAsideOverwritten } from './setAsideOverwritten';
-import { keptAttempts } from './readResumeJournal';
+import { attemptsByRunFile, nextAttemptName } from './attemptNames';
+import { sameName } from './assertNoClash';
 import type {
   ApprovalAnswer,
   KeptAnswer,
@@ -114,13 +114,20 @@ export class FileStore implements RunStore {
     // The manifest on disk is final once the batch is open: its run files are read once.
     const files = new Map(readManifestNow(dir)?.tasks.map((t) => [t.id, t.file]));
     const fileOf = (runId: string): string => path.join(dir, files.get(runId) ?? `${safeFileName(runId)}.jsonl`);
+    // The attempts set aside, from one listing of the folder: a resume asks for each run's in
+    // turn. Listed again after this process sets one aside, and every time for a shared batch,
+    // whose other workers set attempts aside too.
+    let listing: Map<string, string[]> | undefined;
+    const kept = (): Map<string, string[]> =>
+      shared ? attemptsByRunFile(fs.readdirSync(dir)) : (listing ??= attemptsByRunFile(fs.readdirSync(dir)));
     return {
       batchId,
       earlier,
-      attempts: (runId) => Promise.resolve(attemptsOf(fileOf(runId))),
+      attempts: (runId) => Promise.resolve(attemptsOf(fileOf(runId), kept())),
       setAside: (runId) => {
         const file = fileOf(runId);
-        if (fs.existsSync(file)) fs.renameSync(file, freeName(`${file}.interrupted`));
+        listing = undefined;
+        if (fs.existsSync(file)) fs.renameSync(file, nextAttemptName(file));
         return Promise.resolve();
       },
       openRun: (runId, sinkOptions: JsonlHistorySinkOptions, table: TransitionTable<string>): Promise<RunSink> => {
@@ -144,7 +151,8 @@ export class FileStore implements RunStore {
     return {
       async *[Symbol.asyncIterator]() {
         // The live attempt; of one set aside only when no other is left (its process died before a new one).
-        const newest = attemptsOf(path.join(dir, fileName()))[0];
+        const listed = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+        const newest = attemptsOf(path.join(dir, fileName()), attemptsByRunFile(listed))[0];
         if (newest === undefined) throw new HistoryFileError('not_found', where, 'no such run in the store');
         yield* newest.input;
       },
@@ -157,9 +165,11 @@ export class FileStore implements RunStore {
     if (manifest === undefined) return undefined;
     const running = folderHeld(dir);
     const runs: Array<StoredBatch['runs'][number]> = [];
-    for (const { id, file } of runsOf(dir, manifest)) {
+    const listed = fs.readdirSync(dir);
+    const kept = attemptsByRunFile(listed);
+    for (const { id, file } of runsOf(dir, manifest, listed)) {
       // The oldest first, as readers show them.
-      const attempts = attemptsOf(path.join(dir, file)).reverse();
+      const attempts = attemptsOf(path.join(dir, file), kept).reverse();
       if (attempts.length === 0) continue;
       // The live attempt, else (its process died before a resume made one) the newest set aside.
       const run = attempts.at(-1)!;
@@ -282,9 +292,10 @@ export class FileStore implements RunStore {
   /** Refuses the runs already there, or (with `overwrite`) sets each aside with its attempts, out of every reader's way. */
   #clear(dir: string, where: string, manifest: Omit<BatchManifest, 'type' | 'version'>, overwrite: boolean): void {
     // A run's file, or an attempt a resume set aside before the next one wrote it.
-    const held = manifest.tasks.filter(
-      (t) => fs.existsSync(path.join(dir, t.file)) || fs.existsSync(path.join(dir, `${t.file}.interrupted`)),
-    );
+    const listed = fs.readdirSync(dir);
+    const present = new Set(listed.map(sameName));
+    const kept = attemptsByRunFile(listed, sameName);
+    const held = manifest.tasks.filter((t) => present.has(sameName(t.file)) || kept.has(sameName(t.file)));
     if (held.length === 0) return;
     if (!overwrite)
       throw new HistoryFileError(
@@ -292,7 +303,7 @@ export class FileStore implements RunStore {
         where,
         `the batch already holds ${held.length === 1 ? 'run' : 'runs'} ${held.map((t) => JSON.stringify(t.id)).join(', ')}; give overwriteHistory: true to set them aside, or another batchId`,
       );
-    for (const { file } of held) setAsideOverwritten(path.join(dir, file));
+    for (const { file } of held) setAsideOverwritten(path.join(dir, file), kept);
   }
 }
 
@@ -312,19 +323,28 @@ function readManifestNow(dir: string): BatchManifest | undefined {
 }
 
 /** The batch's runs: its manifest's tasks, then the run files it does not list, by name. */
-function runsOf(dir: string, manifest: BatchManifest): Array<{ id: string; file: string }> {
+function runsOf(
+  dir: string,
+  manifest: BatchManifest,
+  names: readonly string[] = fs.readdirSync(dir),
+): Array<{ id: string; file: string }> {
   const runs = manifest.tasks.map((t) => ({ id: t.id, file: t.file }));
   const listed = new Set(runs.map((r) => r.file));
-  const others = fs
-    .readdirSync(dir)
-    .filter((n) => n.endsWith('.jsonl') && !listed.has(n))
-    .sort();
+  const others = names.filter((n) => n.endsWith('.jsonl') && !listed.has(n)).sort();
   return [...runs, ...others.map((file) => ({ id: file.slice(0, -'.jsonl'.length), file }))];
 }
 
-/** A run's attempts, the newest first: its live file, then those a resume set aside. */
-function attemptsOf(file: string): Array<{ name: string; input: AsyncIterable<Uint8Array> }> {
-  const names = [...(fs.existsSync(file) ? [file] : []), ...keptAttempts(file).map((a) => a.name)];
+/**
+ * A run's attempts, the newest first: its live file, then those a resume set aside (of `kept`,
+ * the folder's attempts by run file).
+ */
+function attemptsOf(
+  file: string,
+  kept: ReadonlyMap<string, readonly string[]>,
+): Array<{ name: string; input: AsyncIterable<Uint8Array> }> {
+  const dir = path.dirname(file);
+  const aside = (kept.get(path.basename(file)) ?? []).map((n) => path.join(dir, n)).reverse();
+  const names = [...(fs.existsSync(file) ? [file] : []), ...aside];
   return names.map((name) => ({ name, input: linesOf(name, 0) }));
 }
 

@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
 import type { RecordedLine } from '../../agent/journal/RunRecording';
 import type { UsageTotals } from '../../agent/UsageTotals';
 import { readHistoryInto } from '../../history/loadHistory';
+import { attemptsBeside } from './attemptNames';
 
 /** One attempt of a run, as a resume reads it: a file by its path, or a store's lines (`input`) named `name`. */
 export interface RunAttempt {
@@ -31,13 +31,9 @@ export async function readResumeJournal(
 
 /** The earlier attempts of a run kept beside its file (`<file>.interrupted`, `.interrupted.2`, …), the newest first. */
 export function keptAttempts(file: string): RunAttempt[] {
-  const kept: RunAttempt[] = [];
-  for (let n = 1; ; n++) {
-    const name = n === 1 ? `${file}.interrupted` : `${file}.interrupted.${n}`;
-    if (!fs.existsSync(name)) break;
-    kept.push({ name });
-  }
-  return kept.reverse();
+  return attemptsBeside(file)
+    .reverse()
+    .map((name) => ({ name }));
 }
 
 /**

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readBatchManifest, type BatchManifest } from '../keeping/batchManifest';
 import { folderHeld } from '../keeping/lockFolder';
+import { attemptsByRunFile } from '../keeping/attemptNames';
 import { readRaiseRequests, type RaiseRequest } from '../keeping/raiseRequests';
 import { pauseInForce, readCapPause, type CapPause } from '../keeping/capPause';
 import { keepsRaises } from '../raises/RaiseBox';
@@ -61,11 +62,9 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
   const listed = new Set(tasks.map((t) => t.file));
   for (const file of files) if (!listed.has(file)) tasks.push({ id: file.replace(/\.jsonl$/, ''), file });
   const present = new Set(files);
+  const kept = attemptsByRunFile(names);
   const runs = tasks.map(({ id, file }): BatchRunSource => {
-    const attempts = names
-      .filter((n) => isAttemptOf(n, file))
-      .sort(byAttempt)
-      .map((n) => ({ name: path.join(dir, n) }));
+    const attempts = (kept.get(file) ?? []).map((n) => ({ name: path.join(dir, n) }));
     if (present.has(file)) return { id, lines: { name: path.join(dir, file) }, interrupted: attempts };
     const last = attempts.pop();
     return last === undefined
@@ -76,31 +75,6 @@ export async function folderBatchSource(dir: string): Promise<BatchSource | unde
   // A pause file is believed only while a batch holds the folder: one killed while paused is not paused.
   const paused = running ? readCapPause(dir, raises) : undefined;
   return { where: dir, manifest, running, runs, raises, paused, raiseArgs: [dir] };
-}
-
-/**
- * Which attempt set aside a name is: `<file>.interrupted` the first, `.interrupted.<n>` the n-th
- * (as a resume names them), so that `.interrupted.10` comes after `.interrupted.9`.
- */
-function attemptNumber(name: string): number {
-  const n = /\.interrupted(?:\.(\d+))?$/.exec(name);
-  return n === null ? Infinity : n[1] === undefined ? 1 : Number(n[1]);
-}
-
-/** Attempts set aside in the order a resume made them: `.interrupted`, then `.interrupted.2`, …, `.interrupted.10`. */
-export function byAttempt(a: string, b: string): number {
-  return attemptNumber(a) - attemptNumber(b) || (a < b ? -1 : 1);
-}
-
-/**
- * Whether file name `name` is an attempt of run file `file` a resume set aside:
- * `<file>.interrupted` or `<file>.interrupted.<n>`, as a resume names them (not another task's
- * `<file>.interrupted.x.jsonl`, nor `<file>.overwritten.interrupted`).
- */
-export function isAttemptOf(name: string, file: string): boolean {
-  if (!name.startsWith(`${file}.interrupted`)) return false;
-  const rest = name.slice(file.length + '.interrupted'.length);
-  return rest === '' || /^\.\d+$/.test(rest);
 }
 
 /**

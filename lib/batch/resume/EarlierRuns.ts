@@ -3,7 +3,7 @@ import type { RecordedLine } from '../../agent/journal/RunRecording';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from '../keeping/readResumeJournal';
 import { KeptJournals } from './KeptJournals';
-import { freeName } from '../keeping/freeName';
+import { nextAttemptName } from '../keeping/attemptNames';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from '../keeping/RunStore';
 import {
@@ -49,7 +49,7 @@ export async function folderEarlierRuns(dir: string, ids: readonly string[], sal
     setAside: (index) => {
       const file = fileOf(index);
       // None when the process that set the last attempt aside was killed before its next one wrote a file.
-      if (fs.existsSync(file)) fs.renameSync(file, freeName(`${file}.interrupted`));
+      if (fs.existsSync(file)) fs.renameSync(file, nextAttemptName(file));
       return Promise.resolve();
     },
   };
