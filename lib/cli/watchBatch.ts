@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MANIFEST_FILE, readBatchManifest } from '../batch/keeping/batchManifest';
 import type { RunLines } from '../batch/reading/BatchSource';
-import { byAttempt, isAttemptOf, runFileOf } from '../batch/keeping/attemptNames';
+import { attemptsBeside, byAttempt, runFileOf } from '../batch/keeping/attemptNames';
 import { folderHeld } from '../batch/keeping/lockFolder';
 import { readRaiseRequests } from '../batch/keeping/raiseRequests';
 import { readCapPause } from '../batch/keeping/capPause';
@@ -203,16 +203,7 @@ export class FolderWatchSource implements WatchSource {
 
 /** The attempts of run file `name` a resume set aside (`<name>.interrupted`, `.interrupted.2`, …), the oldest first. */
 function interruptedBeside(dir: string, name: string): RunLines[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((n) => isAttemptOf(n, name))
-    .sort(byAttempt)
-    .map((n) => ({ name: path.join(dir, n) }));
+  return attemptsBeside(path.join(dir, name)).map((n) => ({ name: n }));
 }
 
 /** Of the names `listed`, the newest attempt set aside of each run file that is not among `files`. */

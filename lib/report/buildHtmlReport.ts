@@ -8,7 +8,7 @@ import { messageOf } from '../internal/messageOf';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import { BatchPageBuilder } from './renderBatchPage';
 import { folderBatchSource, storeBatchSource } from '../batch/reading/BatchSource';
-import { byAttempt, isAttemptOf } from '../batch/keeping/attemptNames';
+import { attemptsByRunFile } from '../batch/keeping/attemptNames';
 import type { RunStore } from '../batch/keeping/RunStore';
 import { RunPageBuilder } from './renderRunPage';
 import { addBatchRun, buildBatchPage } from './buildBatchPage';
@@ -98,15 +98,14 @@ export async function buildHtmlReport(target: string, options: BuildHtmlReportOp
   if (typeof batch !== 'object' || batch === null || !Array.isArray(batch.runs))
     throw new InvalidArgumentError('options.batch', 'a BatchReport from runBatch()', batch);
   const builder = new BatchPageBuilder(options.maxDataChars);
-  const names = await fs.promises.readdir(target);
+  const kept = attemptsByRunFile(await fs.promises.readdir(target));
   for (const run of batch.runs) {
     const file = run.historyFile;
     // A resumed batch keeps each cut-off attempt beside the run's file: the run was resumed after a crash.
-    const base = file === undefined ? '' : path.basename(file);
-    const interrupted = names
-      .filter((n) => file !== undefined && isAttemptOf(n, base))
-      .sort(byAttempt)
-      .map((n) => ({ name: path.join(path.dirname(file!), n) }));
+    const interrupted =
+      file === undefined
+        ? []
+        : (kept.get(path.basename(file)) ?? []).map((n) => ({ name: path.join(path.dirname(file), n) }));
     await addBatchRun(builder, file === undefined ? undefined : { name: file }, interrupted, run, reading, warnings);
   }
   const html = builder.render({

@@ -71,3 +71,23 @@ it.each(Object.keys(where) as Array<keyof typeof where>)(
     expect(read.runs[0]!.costUsd).toBeCloseTo(0.006, 10);
   },
 );
+
+it.each(Object.keys(where) as Array<keyof typeof where>)(
+  '%s: a run whose only attempt left is after a gap, with no file after it, is cut off and continued',
+  async (kind) => {
+    const { dir, options } = where[kind]();
+    const run = { ...options, logger: false, pricing } as const;
+    await runBatch(threeCallTask(usage), run);
+    const file = path.join(dir, 't.jsonl');
+    // Its second attempt got two answers and was set aside by a resume killed before the next
+    // attempt wrote its file; the first was deleted by hand.
+    fs.writeFileSync(`${file}.interrupted.2`, cutAfter(fs.readFileSync(file, 'utf8'), 'llm', 2));
+    fs.rmSync(file);
+
+    const resumed = await runBatch(threeCallTask(usage), { ...run, resume: true });
+    expect(resumed.runs[0]).toMatchObject({ outcome: 'end_of_turn', resumed: 'recovered' });
+    expect(resumed.runs[0]!.resume?.recordedCalls).toBe(2);
+    expect(resumed.runs[0]!.usage.costUsd).toBeCloseTo(0.006, 10);
+    expect(fs.readdirSync(dir).filter((n) => n.startsWith('t.jsonl.'))).toEqual(['t.jsonl.interrupted.2']);
+  },
+);

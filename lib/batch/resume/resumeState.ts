@@ -11,6 +11,7 @@ import type { AttemptSpend } from '../../history/spendOverAttempts';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { messageOf } from '../../internal/messageOf';
 import { readBatchManifest, type BatchManifest } from '../keeping/batchManifest';
+import { attemptsBeside, attemptsByRunFile } from '../keeping/attemptNames';
 import { EndedRunCache } from './EndedRunCache';
 import { unchangedSince, type KeptJournals } from './KeptJournals';
 
@@ -86,13 +87,17 @@ export async function resumeState(
   // One file at a time, streamed: a folder of 10,000 runs must not hold 10,000 open files or their entries.
   const cache = EndedRunCache.read(dir);
   const states: TaskState[] = [];
+  // The attempts set aside, listed once, and only if a run has no file.
+  let listing: Map<string, string[]> | undefined;
+  const setAside = (file: string): boolean =>
+    (listing ??= attemptsByRunFile(fs.readdirSync(dir))).has(path.basename(file));
   for (const { file } of manifest.tasks) {
     const at = path.join(dir, file);
     const ended = cache.lookup(at);
     states.push(
       ended !== undefined
         ? { kind: 'finished', ...ended, file: at }
-        : await taskState(at, options.salvage === true, cache, kept),
+        : await taskState(at, options.salvage === true, cache, kept, setAside),
     );
   }
   cache.flush();
@@ -115,20 +120,22 @@ export function taskMismatch(manifest: BatchManifest, ids: readonly string[]): s
 /**
  * Reads a run's file whole and says its state. A clean file that ended goes in `cache`, so that
  * the next resume need not read it again; the journal of one cut off, in `kept` (when it has
- * room), so that its run need not read it again.
+ * room), so that its run need not read it again. `setAside`: whether attempts of a run file are
+ * kept beside it (its folder is listed when not given).
  */
 export async function taskState(
   file: string,
   salvage: boolean,
   cache?: EndedRunCache,
   kept?: KeptJournals,
+  setAside: (file: string) => boolean = (f) => attemptsBeside(f).length > 0,
 ): Promise<TaskState> {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
   } catch {
     // Killed after a resume set its attempt aside, before the next one wrote its file: it was cut off.
-    if (fs.existsSync(`${file}.interrupted`)) return { kind: 'interrupted', usage: emptyUsage(), file };
+    if (setAside(file)) return { kind: 'interrupted', usage: emptyUsage(), file };
     return { kind: 'not_started' };
   }
   const journal: RecordedLine[] | undefined = kept?.fits(stat.size) === true ? [] : undefined;
