@@ -15,6 +15,7 @@ import type { EarlierRuns } from './resume/EarlierRuns';
 import { resumedUsage } from './keeping/readResumeJournal';
 import type { EndedRunCache } from './resume/EndedRunCache';
 import type { RunFileFacts } from '../history/readRunFile';
+import { reasonsOverAttempts, type AttemptSpend } from '../history/spendOverAttempts';
 import { finishedRunReport } from './finishedRunReport';
 import { PersonAnswers } from './approvals/PersonAnswers';
 import type { AnswerBox } from './approvals/AnswerBox';
@@ -320,6 +321,7 @@ export class BatchScheduler {
     let noted = false;
     let uncertain: RunFileFacts['uncertain'] | undefined;
     let unpriced: RunFileFacts['unpriced'] | undefined;
+    let own: AttemptSpend | undefined;
     const onFileFacts =
       endedRuns === undefined
         ? undefined
@@ -328,6 +330,7 @@ export class BatchScheduler {
             // Why money is uncertain or of unknown cost, for the report: the file knows each call's reason.
             if (facts.uncertain.length > 0) uncertain = facts.uncertain;
             if (facts.unpriced.length > 0) unpriced = facts.unpriced;
+            own = facts.attempt;
             try {
               noteEnded(endedRuns, file, fs.statSync(file), stateOfFacts(file, facts));
             } catch {
@@ -335,6 +338,19 @@ export class BatchScheduler {
             }
           };
     const { countsEarlier, ...ran } = await this.#runOne(index, slot, resumeFrom, onFileFacts);
+    // A resumed run's reasons cover the calls of the attempts cut off too, each call once.
+    if (before?.kind === 'interrupted' && before.attempts !== undefined) {
+      const attempts = own === undefined ? before.attempts : [...before.attempts, own];
+      const over = (live: RunFileFacts['uncertain'] | undefined, pick: 'uncertainWhy' | 'unpricedWhy') => {
+        const reasons = reasonsOverAttempts(
+          live ?? [],
+          attempts.map((a) => a[pick]),
+        );
+        return reasons.length > 0 ? reasons : undefined;
+      };
+      uncertain = over(uncertain, 'uncertainWhy');
+      unpriced = over(unpriced, 'unpricedWhy');
+    }
     let run: RunReport = ran;
     if (uncertain !== undefined) run = { ...run, uncertain };
     if (unpriced !== undefined) run = { ...run, unpriced };

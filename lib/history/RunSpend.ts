@@ -32,14 +32,3 @@ export interface RunSpend {
   /** The file holds ledger lines (`reserve`). */
   readonly ledger: boolean;
 }
-
-/** Why calls are of unknown cost, most calls first: the lines' reasons, and `open` reservations with no amount left unanswered. */
-export function unpricedReasons(why: ReadonlyMap<string, number>, open: number): Array<{ why: string; calls: number }> {
-  const reasons = [...why].map(([w, calls]) => ({ why: w, calls }));
-  if (open > 0)
-    reasons.push({
-      why: 'reserved with no worst case, and no response recorded (in flight when the file ended)',
-      calls: open,
-    });
-  return reasons.sort((a, b) => b.calls - a.calls);
-}

@@ -9,7 +9,8 @@ import type { TransitionTable } from '../machine/TransitionTable';
 import { DEFAULT_TABLE } from '../machine/transitions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { AttemptSpend } from './spendOverAttempts';
-import { unpricedReasons, type RunSpend } from './RunSpend';
+import type { RunSpend } from './RunSpend';
+import { IN_FLIGHT, ReasonTally } from './ReasonTally';
 
 /** Options of `runFacts`: the run's table, when its file does not declare one. */
 export interface RunFactsOptions {
@@ -140,9 +141,9 @@ export class RunFactsCollector {
   /** USD of holds the ledger's `llm` lines let go (`releasedUsd`). */
   #ledgerReleased = 0;
   /** Calls charged at their hold, by why. */
-  readonly #uncertainWhy = new Map<string, number>();
+  readonly #uncertainWhy = new ReasonTally();
   /** Calls of unknown cost that nothing held (the line says `unpriced`), by why. */
-  readonly #unpricedWhy = new Map<string, number>();
+  readonly #unpricedWhy = new ReasonTally();
   #unpricedLines = 0;
   /** The uncertain and released USD, and the calls of unknown cost, the last running totals said (`data.usage`). */
   #recordedUncertain = 0;
@@ -236,26 +237,19 @@ export class RunFactsCollector {
     }
     const recorded = this.#usage?.costUsd ?? 0;
     const ledgerSpend = round(this.#ledgerCost + held);
-    const uncertain = [...this.#uncertainWhy].map(([why, calls]) => ({ why, calls }));
-    // Those with an amount: the others are of unknown cost, said apart (`unpriced`).
-    if (open > unpriced)
-      uncertain.push({
-        why: 'reserved, and no response recorded (in flight when the file ended)',
-        calls: open - unpriced,
-      });
-    uncertain.sort((a, b) => b.calls - a.calls);
     return {
       costUsd: this.#ledger ? Math.max(recorded, ledgerSpend) : recorded,
       uncertainUsd: this.#ledger
         ? Math.max(this.#recordedUncertain, round(this.#ledgerUncertain + held))
         : this.#recordedUncertain,
       releasedUsd: this.#ledger ? Math.max(this.#recordedReleased, this.#ledgerReleased) : this.#recordedReleased,
-      uncertain,
+      // Open reservations with an amount: the others are of unknown cost, said apart (`unpriced`).
+      uncertain: this.#uncertainWhy.reasons(false, open - unpriced, IN_FLIGHT.held),
       openReservations: open,
       unpricedReservations: unpriced,
       // A reservation with no amount and no response after it may have been billed at a cost nobody knows.
       unpricedCalls: Math.max(this.#recordedUnpriced, this.#unpricedLines) + unpriced,
-      unpriced: unpricedReasons(this.#unpricedWhy, unpriced),
+      unpriced: this.#unpricedWhy.reasons(false, unpriced, IN_FLIGHT.unpriced),
       ledger: this.#ledger,
     };
   }
@@ -271,6 +265,7 @@ export class RunFactsCollector {
       held += amount ?? 0;
       if (amount === undefined) unpriced++;
     }
+    const priced = this.#reserved.size - unpriced;
     return {
       recordedUsd: this.#usage?.costUsd ?? 0,
       liveUsd: round(this.#ledgerCost - this.#servedCost),
@@ -280,6 +275,8 @@ export class RunFactsCollector {
       recordedUnpricedCalls: this.#recordedUnpriced,
       liveUnpricedCalls: this.#unpricedLines - this.#servedUnpriced,
       openUnpricedCalls: unpriced,
+      uncertainWhy: this.#uncertainWhy.reasons(true, priced, IN_FLIGHT.held),
+      unpricedWhy: this.#unpricedWhy.reasons(true, unpriced, IN_FLIGHT.unpriced),
       ledger: this.#ledger,
     };
   }
@@ -329,8 +326,7 @@ export class RunFactsCollector {
       if (typeof why === 'string') {
         this.#ledgerUncertain += cost;
         if (line.fromJournal === true) this.#servedUncertain += cost;
-        const said = why.replace(/^charged at its hold: /, '');
-        this.#uncertainWhy.set(said, (this.#uncertainWhy.get(said) ?? 0) + 1);
+        this.#uncertainWhy.add(why.replace(/^charged at its hold: /, ''), line.fromJournal === true);
       }
     }
     const released = line.releasedUsd;
@@ -339,7 +335,7 @@ export class RunFactsCollector {
     if (typeof unpriced === 'string') {
       this.#unpricedLines++;
       if (line.fromJournal === true) this.#servedUnpriced++;
-      this.#unpricedWhy.set(unpriced, (this.#unpricedWhy.get(unpriced) ?? 0) + 1);
+      this.#unpricedWhy.add(unpriced, line.fromJournal === true);
     }
   }
 

@@ -1,5 +1,11 @@
 import type { UncertainReasons } from '../internal/formatSpend';
-import { spendOverAttempts, uncertainOverAttempts, unpricedOverAttempts, type AttemptSpend } from './spendOverAttempts';
+import {
+  reasonsOverAttempts,
+  spendOverAttempts,
+  uncertainOverAttempts,
+  unpricedOverAttempts,
+  type AttemptSpend,
+} from './spendOverAttempts';
 
 /** A run's money, the three figures apart, as every reader of a batch says it. */
 export interface RunMoney {
@@ -9,11 +15,11 @@ export interface RunMoney {
   readonly uncertainUsd: number;
   /** Holds let go, provably not billed. */
   readonly releasedUsd: number;
-  /** Why money is uncertain, most calls first (its live attempt's reasons). */
+  /** Why money is uncertain, most calls first, over all its attempts. */
   readonly uncertain: UncertainReasons;
   /** LLM calls of unknown cost (no price, no hold): in none of the dollars, never taken for $0. */
   readonly unpricedCalls: number;
-  /** Why their cost is unknown, most calls first (its live attempt's reasons). */
+  /** Why their cost is unknown, most calls first, over all its attempts. */
   readonly unpriced: UncertainReasons;
 }
 
@@ -42,8 +48,14 @@ export function spendOfRun(live: RunMoney, attempt: AttemptSpend, earlier: reado
     costUsd,
     uncertainUsd,
     releasedUsd: live.releasedUsd,
-    uncertain: live.uncertain,
+    uncertain: reasonsOverAttempts(
+      live.uncertain,
+      attempts.map((a) => a.uncertainWhy),
+    ),
     unpricedCalls: Math.max(live.unpricedCalls, unpricedOverAttempts(attempts)),
-    unpriced: live.unpriced,
+    unpriced: reasonsOverAttempts(
+      live.unpriced,
+      attempts.map((a) => a.unpricedWhy),
+    ),
   };
 }

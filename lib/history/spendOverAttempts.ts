@@ -1,3 +1,5 @@
+import { mergeUncertain, type UncertainReasons } from '../internal/formatSpend';
+
 /**
  * What one attempt of a run spent, as its file alone tells it, the parts apart: a run resumed
  * after a crash is several attempts (`<file>.interrupted`, `.interrupted.2`, …, then its file),
@@ -23,6 +25,10 @@ export interface AttemptSpend {
   readonly liveUnpricedCalls: number;
   /** Its reservations with no amount and no `llm` line after them: each may have been billed, at a cost nobody knows. */
   readonly openUnpricedCalls: number;
+  /** Why its own money is uncertain (its requests charged at their hold, its open reservations), most calls first. */
+  readonly uncertainWhy: UncertainReasons;
+  /** Why its own calls are of unknown cost (served lines left out, its open reservations with no amount), most calls first. */
+  readonly unpricedWhy: UncertainReasons;
   /** The file holds ledger lines (`reserve`). */
   readonly ledger: boolean;
 }
@@ -71,6 +77,21 @@ export function unpricedOverAttempts(attempts: readonly AttemptSpend[]): number 
     calls = Math.max(attempt.recordedUnpricedCalls, calls + made);
   }
   return calls;
+}
+
+/**
+ * The reasons of a run over all its attempts: each attempt's own calls (`own`, one list an
+ * attempt) added up, each reason bounded from below by what the live file says (`live`, which
+ * holds the calls served from earlier journals too). So the reasons cover the calls that
+ * `uncertainOverAttempts` and `unpricedOverAttempts` count, each call once. Pure.
+ */
+export function reasonsOverAttempts(
+  live: UncertainReasons,
+  own: readonly UncertainReasons[],
+): Array<{ why: string; calls: number }> {
+  const calls = new Map(mergeUncertain(own).map(({ why, calls: n }) => [why, n]));
+  for (const { why, calls: n } of live) calls.set(why, Math.max(calls.get(why) ?? 0, n));
+  return [...calls].map(([why, n]) => ({ why, calls: n })).sort((a, b) => b.calls - a.calls);
 }
 
 /** USD rounded to 1e-10, as the ledger's sums are: binary fractions of cents do not pile up. */

@@ -179,6 +179,8 @@ describe('a run cut off in N attempts, each leaving k reservations without an an
     recordedUnpricedCalls: 0,
     liveUnpricedCalls: 0,
     openUnpricedCalls: 0,
+    uncertainWhy: [],
+    unpricedWhy: [],
   };
 
   it('spendOverAttempts: an answered call counts once, a served one not again, an open reservation at its worst case', () => {

@@ -36,7 +36,7 @@ export interface FolderRun {
   readonly uncertainUsd: number;
   /** Holds let go, provably not billed. */
   readonly releasedUsd: number;
-  /** Why money is uncertain, most calls first (its live attempt's reasons). */
+  /** Why money is uncertain, most calls first, over all its attempts (each call once). */
   readonly uncertain: UncertainReasons;
   /** LLM calls of unknown cost (no price, no hold): in none of the dollars, never taken for $0. And why. */
   readonly unpricedCalls: number;

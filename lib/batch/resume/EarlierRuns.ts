@@ -186,12 +186,7 @@ async function withEarlierSpend(
   const uncertainUsd = Math.min(costUsd, Math.max(state.usage.uncertainUsd, uncertainOverAttempts(attempts)));
   // Each attempt's own calls of unknown cost, once: one cut before its records counts only its lines.
   const unpricedCalls = Math.max(state.usage.unpricedCalls, unpricedOverAttempts(attempts));
-  return usage === state.usage &&
-    costUsd === usage.costUsd &&
-    uncertainUsd === usage.uncertainUsd &&
-    unpricedCalls === usage.unpricedCalls
-    ? state
-    : { ...state, usage: { ...usage, costUsd, uncertainUsd, unpricedCalls } };
+  return { ...state, usage: { ...usage, costUsd, uncertainUsd, unpricedCalls }, attempts };
 }
 
 /** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */
@@ -207,6 +202,8 @@ function attemptOf(state: Exclude<TaskState, { kind: 'not_started' }>): AttemptS
     recordedUnpricedCalls: unpricedCalls,
     liveUnpricedCalls: 0,
     openUnpricedCalls: 0,
+    uncertainWhy: [],
+    unpricedWhy: [],
     ledger: false,
   };
 }

@@ -36,9 +36,17 @@ export type TaskState =
   /**
    * Its run was cut off mid-turn: it runs again, and what it spent before counts — `usage`, its
    * cost over every attempt of the run (`spendOverAttempts`) once its earlier attempts are read;
-   * `attempt`, what its file's attempt alone spent, the parts apart.
+   * `attempt`, what its file's attempt alone spent, the parts apart; `attempts`, what each
+   * attempt cut off spent, the oldest first (its own last), once they are read.
    */
-  | { kind: 'interrupted'; usage: UsageTotals; file: string; attempt?: AttemptSpend; salvaged?: Salvaged }
+  | {
+      kind: 'interrupted';
+      usage: UsageTotals;
+      file: string;
+      attempt?: AttemptSpend;
+      attempts?: readonly AttemptSpend[];
+      salvaged?: Salvaged;
+    }
   /** It never wrote a file: it runs. */
   | { kind: 'not_started' };
 

@@ -25,8 +25,11 @@ export interface TaskRun {
   countsEarlier?: boolean;
   /** With the adapter's `resumeFrom`: how the run resumed (recovered from the journal, or restarted) and what it served. */
   resume?: ResumeInfo;
-  /** Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its history file says: when it has one. */
+  /**
+   * Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its history
+   * file says (and, resumed, the attempts a resume set aside): when it has one.
+   */
   uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
-  /** Why some of its LLM calls are of unknown cost (`usage.unpricedCalls`), most calls first, as its history file says: when it has one. */
+  /** Why some of its LLM calls are of unknown cost (`usage.unpricedCalls`), most calls first, as `uncertain` is read. */
   unpriced?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
 }
