@@ -322,22 +322,20 @@ export class BatchScheduler {
     let uncertain: RunFileFacts['uncertain'] | undefined;
     let unpriced: RunFileFacts['unpriced'] | undefined;
     let own: AttemptSpend | undefined;
-    const onFileFacts =
-      endedRuns === undefined
-        ? undefined
-        : (file: string, facts: RunFileFacts): void => {
-            noted = true;
-            // Why money is uncertain or of unknown cost, for the report: the file knows each call's reason.
-            if (facts.uncertain.length > 0) uncertain = facts.uncertain;
-            if (facts.unpriced.length > 0) unpriced = facts.unpriced;
-            own = facts.attempt;
-            try {
-              noteEnded(endedRuns, file, fs.statSync(file), stateOfFacts(file, facts));
-            } catch {
-              // gone already: the next resume finds no file and says so
-            }
-          };
-    const { countsEarlier, ...ran } = await this.#runOne(index, slot, resumeFrom, onFileFacts);
+    const onRunFacts = (facts: RunFileFacts, file: string | undefined): void => {
+      // Why money is uncertain or of unknown cost, for the report: the run's lines know each call's reason.
+      if (facts.uncertain.length > 0) uncertain = facts.uncertain;
+      if (facts.unpriced.length > 0) unpriced = facts.unpriced;
+      own = facts.attempt;
+      if (endedRuns === undefined || file === undefined) return;
+      noted = true;
+      try {
+        noteEnded(endedRuns, file, fs.statSync(file), stateOfFacts(file, facts));
+      } catch {
+        // gone already: the next resume finds no file and says so
+      }
+    };
+    const { countsEarlier, ...ran } = await this.#runOne(index, slot, resumeFrom, onRunFacts);
     // A resumed run's reasons cover the calls of the attempts cut off too, each call once.
     if (before?.kind === 'interrupted' && before.attempts !== undefined) {
       const attempts = own === undefined ? before.attempts : [...before.attempts, own];
@@ -379,7 +377,7 @@ export class BatchScheduler {
     index: number,
     slot: Slot,
     resumeFrom: ResumeFrom | undefined,
-    onFileFacts: RunTaskOptions['onFileFacts'],
+    onRunFacts: RunTaskOptions['onRunFacts'],
   ): Promise<RunReport & Pick<TaskRun, 'countsEarlier'>> {
     const { list, pool, pausing, log, options } = this.#s;
     const { perRun, signal, onRun, resumeTools } = options;
@@ -404,7 +402,7 @@ export class BatchScheduler {
       ...this.#s.sinkFor(index),
       ...(onRun === undefined ? {} : { onRun: tellRun.bind(undefined, onRun, task.id, index) }),
       ...(log === undefined ? {} : { onProblem: log.error }),
-      ...(onFileFacts === undefined ? {} : { onFileFacts }),
+      onRunFacts,
       awaitPause: (agent, paused) => this.#parked.park(task.id, index, slot, agent, paused),
       awaitFrameworkPause: (run, paused) => this.#parked.park(task.id, index, slot, run, paused),
     });

@@ -55,7 +55,7 @@ function feed(forward: RunSinkForward, file: string, steps: readonly Step[]): Ru
   let told: RunFileFacts | undefined;
   const sink = forward.openFile(TABLE, file, {
     historyOptions: { durability: 'none', runId: 'r', startedAt: 1_000 },
-    onFileFacts: (name, facts) => {
+    onRunFacts: (facts, name) => {
       expect(name).toBe(file);
       told = facts;
     },

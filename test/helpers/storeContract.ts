@@ -115,7 +115,13 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
           sleep: () => tick(),
           replies: [{ text: 'ok', usage: { inputTokens: 10, outputTokens: 5 }, model: 'm1' }],
         });
-      await runBatch([task('u', unpriced), task('p')], { ...base(), store, batchId: 'money' });
+      const report = await runBatch([task('u', unpriced), task('p')], { ...base(), store, batchId: 'money' });
+      // The batch's own report says why as well, from the run's lines as they were kept.
+      expect(report.runs[0]).toMatchObject({
+        usage: { unpricedCalls: 1 },
+        unpriced: [{ why: 'no `pricing` was given, so the cost of m1 is unknown', calls: 1 }],
+      });
+      expect(report.runs[1]!.unpriced).toBeUndefined();
       const runs = await store.listRuns({ batchId: 'money' });
       expect(runs.find((r) => r.runId === 'u')).toMatchObject({
         costUsd: 0,

@@ -11,50 +11,65 @@ import type { RunTaskOptions } from './RunTaskOptions';
 /**
  * The sink a run's machine is made with, before the run's own sink can be opened (only a run
  * that really starts gets a file; until then its machine makes no move): it passes each line
- * on once `openFile` or `openStore` is called. Given `onFileFacts` at `openFile`, it also learns
- * what the file will say of the run (`RunFileFacts`) from the lines it passes on, so that a
- * batch need not read the file back when the run ends.
+ * on once `openFile` or `openStore` is called. Given `onRunFacts`, it also learns what the run's
+ * lines will say of it (`RunFileFacts`) from the lines it passes on, so that a batch need not
+ * read them back when the run ends.
  */
 export class RunSinkForward implements HistorySink<string> {
   #sink: RunSink | undefined;
-  /** With `onFileFacts`: the facts learned of `file`, and who is told them once it closed cleanly. */
+  /** With `onRunFacts`: the facts learned of the run (of `file`, in a folder), and who is told them once it closed cleanly. */
   #facts:
-    { collector: RunFileFactsCollector; file: string; tell: NonNullable<RunTaskOptions['onFileFacts']> } | undefined;
+    | { collector: RunFileFactsCollector; file: string | undefined; tell: NonNullable<RunTaskOptions['onRunFacts']> }
+    | undefined;
 
   /**
    * Opens the run's history file (`historyFile`) for a machine on `table`, and passes the lines
-   * on to it from now on. With `onFileFacts`, also learns what the file will say of the run.
+   * on to it from now on. With `onRunFacts`, also learns what the file will say of the run.
    */
   openFile(
     table: TransitionTable<string>,
     historyFile: string,
-    options: Pick<RunTaskOptions, 'historyOptions' | 'onFileFacts'>,
+    options: Pick<RunTaskOptions, 'historyOptions' | 'onRunFacts'>,
   ): RunSink {
     const file = openRunSink(historyFile, options.historyOptions, table);
-    this.#sink = file;
-    const { onFileFacts } = options;
-    if (onFileFacts !== undefined) {
-      const collector = new RunFileFactsCollector(table);
-      if (file.startedAt !== undefined) collector.started(file.startedAt);
-      this.#facts = { collector, file: historyFile, tell: onFileFacts };
-    }
-    return file;
+    return this.#opened(file, table, historyFile, options, file.startedAt);
   }
 
-  /** Opens the run's sink in a store (`openSink`) for a machine on `table`, and passes the lines on to it from now on. */
-  async openStore(table: TransitionTable<string>, openSink: NonNullable<RunTaskOptions['openSink']>): Promise<RunSink> {
-    const sink = await openSink(table);
+  /**
+   * Opens the run's sink in a store (`openSink`) for a machine on `table`, and passes the lines
+   * on to it from now on. With `onRunFacts`, also learns what its lines will say of the run.
+   */
+  async openStore(
+    table: TransitionTable<string>,
+    openSink: NonNullable<RunTaskOptions['openSink']>,
+    options: Pick<RunTaskOptions, 'onRunFacts'>,
+  ): Promise<RunSink> {
+    return this.#opened(await openSink(table), table, undefined, options);
+  }
+
+  #opened(
+    sink: RunSink,
+    table: TransitionTable<string>,
+    file: string | undefined,
+    { onRunFacts }: Pick<RunTaskOptions, 'onRunFacts'>,
+    startedAt?: number,
+  ): RunSink {
     this.#sink = sink;
+    if (onRunFacts !== undefined) {
+      const collector = new RunFileFactsCollector(table);
+      if (startedAt !== undefined) collector.started(startedAt);
+      this.#facts = { collector, file, tell: onRunFacts };
+    }
     return sink;
   }
 
   /**
-   * Tells `onFileFacts` (given at `openFile`) what the run's file says, learned as it was
-   * written. For once the sink closed with no history error: a file that missed a line says less.
+   * Tells `onRunFacts` what the run's lines say, learned as they were written. For once the
+   * sink closed with no history error: lines that missed one say less.
    */
   tellFacts(): void {
     const facts = this.#facts;
-    if (facts !== undefined) facts.tell(facts.file, facts.collector.result());
+    if (facts !== undefined) facts.tell(facts.collector.result(), facts.file);
   }
 
   // The facts are taken unchecked (RunFileFactsCollector.record): what is passed on is what the

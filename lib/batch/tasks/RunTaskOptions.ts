@@ -43,10 +43,11 @@ export interface RunTaskOptions {
    */
   awaitFrameworkPause?: (run: FrameworkTurn, paused: TurnResult) => Promise<TurnResult>;
   /**
-   * Called once the run's history file (`historyFile`) is closed whole (no write failed), with
-   * what it says of the run, learned as it was written: what `readRunFile` would read back.
+   * Called once the run's history (its file `historyFile`, or its lines in a store) is closed
+   * whole (no write failed), with what it says of the run, learned as it was written: what
+   * `readRunFile` would read back. `file`: its history file; undefined in a store.
    */
-  onFileFacts?: (file: string, facts: RunFileFacts) => void;
+  onRunFacts?: (facts: RunFileFacts, file: string | undefined) => void;
   /** Told what went wrong outside the run's outcome: an end function that threw, an incomplete history file. */
   onProblem?: (message: string) => void;
 }

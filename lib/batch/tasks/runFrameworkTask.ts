@@ -99,7 +99,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
       const { table } = mirror.machine;
       sink =
         historyFile === undefined
-          ? await forward.openStore(table, openSink!)
+          ? await forward.openStore(table, openSink!, options)
           : forward.openFile(table, historyFile, options);
       mirror.machine.on('sinkError', ({ error }) => (historyError ??= asError(error)));
     }

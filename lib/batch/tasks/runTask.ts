@@ -90,7 +90,7 @@ export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskO
       const { table } = adapter.machine;
       sink =
         historyFile === undefined
-          ? await forward.openStore(table, openSink!)
+          ? await forward.openStore(table, openSink!, options)
           : forward.openFile(table, historyFile, options);
       adapter.machine.on('sinkError', ({ error }) => (historyError ??= asError(error, 'history sink')));
     }
