@@ -16,7 +16,7 @@ import { appendRaiseRequest, readRaiseRequests, setAsideRaises, type RaiseReques
 import { folderHeld, FolderLockedError, lockFolder } from './lockFolder';
 import { openRunSink } from './openRunSink';
 import { setAsideOverwritten } from './setAsideOverwritten';
-import { attemptsByRunFile, nextAttemptName } from './attemptNames';
+import { attemptsBeside, attemptsByRunFile, FolderAttempts, nextAttemptName } from './attemptNames';
 import { sameName } from './assertNoClash';
 import type {
   ApprovalAnswer,
@@ -114,20 +114,21 @@ export class FileStore implements RunStore {
     // The manifest on disk is final once the batch is open: its run files are read once.
     const files = new Map(readManifestNow(dir)?.tasks.map((t) => [t.id, t.file]));
     const fileOf = (runId: string): string => path.join(dir, files.get(runId) ?? `${safeFileName(runId)}.jsonl`);
-    // The attempts set aside, from one listing of the folder: a resume asks for each run's in
-    // turn. Listed again after this process sets one aside, and every time for a shared batch,
-    // whose other workers set attempts aside too.
-    let listing: Map<string, string[]> | undefined;
-    const kept = (): Map<string, string[]> =>
-      shared ? attemptsByRunFile(fs.readdirSync(dir)) : (listing ??= attemptsByRunFile(fs.readdirSync(dir)));
+    // The attempts set aside: from one listing of the folder, kept up to date, for a batch this
+    // process writes alone. A shared batch's other workers set attempts aside too, and a worker
+    // asks for each job's run: its folder is listed only for a run whose first attempt is there
+    // (so a shared batch does not see the later attempts of a run whose first was deleted by hand).
+    const folder = shared ? undefined : new FolderAttempts(dir);
+    const keptOf = (file: string): string[] =>
+      folder !== undefined ? folder.of(file) : fs.existsSync(`${file}.interrupted`) ? attemptsBeside(file) : [];
     return {
       batchId,
       earlier,
-      attempts: (runId) => Promise.resolve(attemptsOf(fileOf(runId), kept())),
+      attempts: (runId) => Promise.resolve(attemptsOf(fileOf(runId), keptOf(fileOf(runId)))),
       setAside: (runId) => {
         const file = fileOf(runId);
-        listing = undefined;
-        if (fs.existsSync(file)) fs.renameSync(file, nextAttemptName(file));
+        if (folder !== undefined) folder.setAside(file);
+        else if (fs.existsSync(file)) fs.renameSync(file, nextAttemptName(file));
         return Promise.resolve();
       },
       openRun: (runId, sinkOptions: JsonlHistorySinkOptions, table: TransitionTable<string>): Promise<RunSink> => {
@@ -151,8 +152,8 @@ export class FileStore implements RunStore {
     return {
       async *[Symbol.asyncIterator]() {
         // The live attempt; of one set aside only when no other is left (its process died before a new one).
-        const listed = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
-        const newest = attemptsOf(path.join(dir, fileName()), attemptsByRunFile(listed))[0];
+        const file = path.join(dir, fileName());
+        const newest = attemptsOf(file, attemptsBeside(file))[0];
         if (newest === undefined) throw new HistoryFileError('not_found', where, 'no such run in the store');
         yield* newest.input;
       },
@@ -169,7 +170,10 @@ export class FileStore implements RunStore {
     const kept = attemptsByRunFile(listed);
     for (const { id, file } of runsOf(dir, manifest, listed)) {
       // The oldest first, as readers show them.
-      const attempts = attemptsOf(path.join(dir, file), kept).reverse();
+      const attempts = attemptsOf(
+        path.join(dir, file),
+        (kept.get(file) ?? []).map((n) => path.join(dir, n)),
+      ).reverse();
       if (attempts.length === 0) continue;
       // The live attempt, else (its process died before a resume made one) the newest set aside.
       const run = attempts.at(-1)!;
@@ -334,17 +338,9 @@ function runsOf(
   return [...runs, ...others.map((file) => ({ id: file.slice(0, -'.jsonl'.length), file }))];
 }
 
-/**
- * A run's attempts, the newest first: its live file, then those a resume set aside (of `kept`,
- * the folder's attempts by run file).
- */
-function attemptsOf(
-  file: string,
-  kept: ReadonlyMap<string, readonly string[]>,
-): Array<{ name: string; input: AsyncIterable<Uint8Array> }> {
-  const dir = path.dirname(file);
-  const aside = (kept.get(path.basename(file)) ?? []).map((n) => path.join(dir, n)).reverse();
-  const names = [...(fs.existsSync(file) ? [file] : []), ...aside];
+/** A run's attempts, the newest first: its live file, then those a resume set aside (`kept`, paths, the oldest first). */
+function attemptsOf(file: string, kept: readonly string[]): Array<{ name: string; input: AsyncIterable<Uint8Array> }> {
+  const names = [...(fs.existsSync(file) ? [file] : []), ...[...kept].reverse()];
   return names.map((name) => ({ name, input: linesOf(name, 0) }));
 }
 

@@ -79,3 +79,46 @@ export function nextAttemptName(file: string, kept: readonly string[] = attempts
   const newest = kept.length === 0 ? 0 : attemptNumber(kept.at(-1)!);
   return newest === 0 ? `${file}.interrupted` : `${file}.interrupted.${newest + 1}`;
 }
+
+/**
+ * The attempts kept in folder `dir`, by run file, from one listing made when first asked, and
+ * kept up to date as `setAside` sets attempts aside: for a writer that holds the folder alone
+ * (a resume asks for each cut-off run's attempts in turn; a listing each would cost a pass over
+ * the folder per run).
+ */
+export class FolderAttempts {
+  readonly #dir: string;
+  #byFile: Map<string, string[]> | undefined;
+
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  /** The attempts of run file `file` (a path in the folder), the oldest first, as paths. */
+  of(file: string): string[] {
+    return (this.#listed().get(path.basename(file)) ?? []).map((n) => path.join(this.#dir, n));
+  }
+
+  /** Sets run file `file` aside as its next attempt, when it is there. */
+  setAside(file: string): void {
+    if (!fs.existsSync(file)) return;
+    const next = nextAttemptName(file, this.of(file));
+    fs.renameSync(file, next);
+    const byFile = this.#listed();
+    const base = path.basename(file);
+    byFile.set(base, [...(byFile.get(base) ?? []), path.basename(next)]);
+  }
+
+  #listed(): Map<string, string[]> {
+    if (this.#byFile === undefined) {
+      let listed: string[];
+      try {
+        listed = fs.readdirSync(this.#dir);
+      } catch {
+        listed = [];
+      }
+      this.#byFile = attemptsByRunFile(listed);
+    }
+    return this.#byFile;
+  }
+}

@@ -16,17 +16,16 @@ export interface RunAttempt {
  * (`<file>.interrupted`, `.interrupted.2`, …) holds more LLM responses — the newest attempt was
  * cut again before it had journaled again what it served, so its file holds only a part. The
  * newest of those with the most responses; none when no file was written with a journal (or
- * none can be read). `read`: the file's journal, when it was read already.
+ * none can be read). `read`: the file's journal, when it was read already; `kept`: the attempts
+ * beside it, the newest first, when they were listed already.
  */
 export async function readResumeJournal(
   file: string,
   salvage: boolean,
   read?: RecordedLine[],
+  kept: readonly RunAttempt[] = keptAttempts(file),
 ): Promise<RecordedLine[]> {
-  return bestJournal(
-    [read === undefined ? { name: file } : { name: file, journal: read }, ...keptAttempts(file)],
-    salvage,
-  );
+  return bestJournal([read === undefined ? { name: file } : { name: file, journal: read }, ...kept], salvage);
 }
 
 /** The earlier attempts of a run kept beside its file (`<file>.interrupted`, `.interrupted.2`, …), the newest first. */

@@ -1,9 +1,8 @@
-import * as fs from 'node:fs';
 import type { RecordedLine } from '../../agent/journal/RunRecording';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
-import { bestJournal, keptAttempts, readResumeJournal, type RunAttempt } from '../keeping/readResumeJournal';
+import { bestJournal, readResumeJournal, type RunAttempt } from '../keeping/readResumeJournal';
 import { KeptJournals } from './KeptJournals';
-import { nextAttemptName } from '../keeping/attemptNames';
+import { FolderAttempts } from '../keeping/attemptNames';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from '../keeping/RunStore';
 import {
@@ -33,8 +32,15 @@ export async function folderEarlierRuns(dir: string, ids: readonly string[], sal
   // A cut-off run's journal is read with its state, in one pass over its file.
   const kept = new KeptJournals();
   const states = await resumeState(dir, ids, { salvage }, kept);
+  // One listing of the folder for every cut-off run's attempts, kept up to date as they are set aside.
+  const folder = new FolderAttempts(dir);
+  const attempts = (file: string): RunAttempt[] =>
+    folder
+      .of(file)
+      .reverse()
+      .map((name) => ({ name }));
   for (const [index, state] of states.entries())
-    if (state.kind === 'interrupted') states[index] = await withEarlierSpend(state, keptAttempts(state.file), salvage);
+    if (state.kind === 'interrupted') states[index] = await withEarlierSpend(state, attempts(state.file), salvage);
   const fileOf = (index: number): string => {
     const state = states[index];
     if (state === undefined || state.kind === 'not_started') throw new Error(`task ${index} has no earlier file`);
@@ -44,12 +50,11 @@ export async function folderEarlierRuns(dir: string, ids: readonly string[], sal
     states,
     journal: (index) => {
       const file = fileOf(index);
-      return readResumeJournal(file, salvage, kept.take(file));
+      return readResumeJournal(file, salvage, kept.take(file), attempts(file));
     },
     setAside: (index) => {
-      const file = fileOf(index);
-      // None when the process that set the last attempt aside was killed before its next one wrote a file.
-      if (fs.existsSync(file)) fs.renameSync(file, nextAttemptName(file));
+      // No file when the process that set the last attempt aside was killed before its next one wrote it.
+      folder.setAside(fileOf(index));
       return Promise.resolve();
     },
   };
