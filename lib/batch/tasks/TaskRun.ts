@@ -27,7 +27,8 @@ export interface TaskRun {
   resume?: ResumeInfo;
   /**
    * Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its history
-   * file says (and, resumed, the attempts a resume set aside): when it has one.
+   * says (its file, or its lines in a store; resumed, with the attempts a resume set aside, each
+   * call once): when it has one.
    */
   uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
   /** Why some of its LLM calls are of unknown cost (`usage.unpricedCalls`), most calls first, as `uncertain` is read. */
