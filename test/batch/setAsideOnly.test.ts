@@ -64,23 +64,33 @@ function cutAfterAnswer(file: string, k: number, extra = 0): string {
   return lines.slice(0, at + 1 + extra).join('');
 }
 
-/** `agent-sm watch <target>` until it ends (or `until` settles), and its last progress line. */
-async function watchProgress(target: string, options: { stay?: boolean; until?: Promise<unknown> } = {}) {
+/** `agent-sm watch <target>` started: what it printed so far, its last progress line, and how to stop it. */
+function startWatch(target: string, stay: boolean) {
   let out = '';
   const stop = new AbortController();
   const io = { stdout: (t: string) => void (out += t), stderr: (t: string) => void (out += t), signal: stop.signal };
-  const watching = watchBatch(target, { pollMs: 20, ...(options.stay === true ? { stay: true } : {}) }, io);
+  const watching = watchBatch(target, { pollMs: 20, ...(stay ? { stay: true } : {}) }, io);
+  return {
+    watching,
+    output: () => out,
+    progress: () =>
+      out
+        .split('\n')
+        .filter((l) => l.includes('progress:'))
+        .at(-1) ?? out,
+    stop: () => (stop.abort(), watching),
+  };
+}
+
+/** `agent-sm watch <target>` until it ends (or `until` settles), and its last progress line. */
+async function watchProgress(target: string, options: { stay?: boolean; until?: Promise<unknown> } = {}) {
+  const watch = startWatch(target, options.stay === true);
   if (options.until !== undefined) {
     await options.until;
-    stop.abort();
+    await watch.stop();
   }
-  await watching;
-  return (
-    out
-      .split('\n')
-      .filter((l) => l.includes('progress:'))
-      .at(-1) ?? out
-  );
+  await watch.watching;
+  return watch.progress();
 }
 
 it('the HTML report of such a batch says the run was cut off and what it spent, not "never started"', async () => {
@@ -98,13 +108,10 @@ it('watch --stay over such a run, then a resume: the attempt followed becomes an
   const file = path.join(dir, 't.jsonl');
   fs.writeFileSync(`${file}.interrupted`, cutAfterAnswer(file, 2));
   fs.rmSync(file);
-  let out = '';
-  const stop = new AbortController();
-  const io = { stdout: (t: string) => void (out += t), stderr: (t: string) => void (out += t), signal: stop.signal };
-  const watching = watchBatch(dir, { pollMs: 20, stay: true }, io);
+  const watch = startWatch(dir, true);
   const seen = async (text: string): Promise<void> => {
-    for (let i = 0; !out.includes(text); i++) {
-      if (i === 1000) throw new Error(`watch never printed ${JSON.stringify(text)}; it printed:\n${out}`);
+    for (let i = 0; !watch.output().includes(text); i++) {
+      if (i === 1000) throw new Error(`watch never printed ${JSON.stringify(text)}; it printed:\n${watch.output()}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   };
@@ -116,16 +123,10 @@ it('watch --stay over such a run, then a resume: the attempt followed becomes an
     await seen('1/1 finished');
     await seen('$0.0060 spent');
   } finally {
-    stop.abort();
-    await watching;
+    await watch.stop();
   }
-  expect(
-    out
-      .split('\n')
-      .filter((l) => l.includes('progress:'))
-      .at(-1),
-  ).toContain('1/1 finished, $0.0060 spent');
-  expect(out).not.toMatch(/\$0\.0(0[7-9]|1)\d* spent/);
+  expect(watch.progress()).toContain('1/1 finished, $0.0060 spent');
+  expect(watch.output()).not.toMatch(/\$0\.0(0[7-9]|1)\d* spent/);
 }, 30_000);
 
 it('watch on one attempt set aside counts the attempts before it, never those after', async () => {
