@@ -16,6 +16,9 @@
 //    row comes from its file (through the folder's ended-run cache, which the batch wrote as each
 //    run ended; each run file is stat'ed against it) — against the floor of reading every file
 //    of the folder. Target: ≤ 3× the floor.
+//  - Continue (bench/folderContinue.ts): a run cut off after 50 journaled calls, continued from
+//    its journal, against reading it and serving the same run from memory. Target: ≤ 2×, decided
+//    by CPU time when clear of it, else by callgrind's instruction counts.
 //
 //   npm run bench -- durable        through the runner
 //   npx tsx bench/durable.bench.ts  alone
@@ -24,7 +27,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BatchTask, ScriptedReply } from '../lib/index';
-import { failed, formatNs, median, printSuite, ratioFigure, ratioTarget, scaled, type SuiteResult } from './harness';
+import { continueInFolder } from './folderContinue';
+import {
+  failed,
+  formatNs,
+  median,
+  printSuite,
+  ratioFigure,
+  ratioTarget,
+  scaled,
+  type SuiteResult,
+  type ResultRow,
+} from './harness';
 import { loadLibrary } from './library';
 
 const lib = loadLibrary();
@@ -133,100 +147,10 @@ async function endedFolder(dir: string): Promise<BatchTask[]> {
   return tasks;
 }
 
-const CONTINUE_CALLS = 50;
-
-/** One task of `CONTINUE_CALLS` tool rounds, then an answer. */
-function longTask(): BatchTask[] {
-  const replies: ScriptedReply[] = Array.from({ length: CONTINUE_CALLS }, (_, i) => ({
-    toolCalls: [{ id: `c${i}`, name: 'read', input: { path: `f${i}` } }],
-    usage: USAGE,
-  }));
-  replies.push({ text: TEXT, usage: USAGE });
-  return [
-    {
-      id: 'long',
-      input: 'go',
-      agent: () => lib.createScriptedAgent({ replies, tools: { read: { output: TEXT } }, sleep: instant }),
-    },
-  ];
-}
-
-/**
- * A folder holding the long task cut off after its `CONTINUE_CALLS` journaled calls, before the
- * reserve line of its last call: what a kill leaves. Returns the folder's files, by name.
- */
-async function cutOffFolder(dir: string): Promise<Map<string, Buffer>> {
-  const folder = path.join(dir, 'cut');
-  await lib.runBatch(longTask(), { historyDir: folder, logger: false, historyDurability: 'none' });
-  const lines = fs.readFileSync(path.join(folder, 'long.jsonl'), 'utf8').split('\n');
-  let reserves = 0;
-  const cut = lines.findIndex((l) => l.startsWith('{"type":"reserve"') && ++reserves > CONTINUE_CALLS);
-  if (cut === -1) throw new Error('the long run wrote fewer reserve lines than it made calls');
-  fs.writeFileSync(path.join(folder, 'long.jsonl'), `${lines.slice(0, cut).join('\n')}\n`);
-  const files = new Map(fs.readdirSync(folder).map((f) => [f, fs.readFileSync(path.join(folder, f))]));
-  fs.rmSync(folder, { recursive: true, force: true });
-  return files;
-}
-
-/**
- * ns to continue the cut-off run (served from its journal, then its last call live), and two
- * floors beside it. Both read and parse the cut file, then serve the same run from memory by
- * its scripted agent, its moves written to a new file with the same durability. The floor of
- * the target also writes the journal's lines that the continued run writes again (the resumed
- * file holds the whole run), each a bare write as the sink makes it, to a file of its own in the
- * same folder, with no fsync (a run of the library cannot journal without the ledger's fsync'ed
- * reserve lines). The other, moves only, is printed for reference. So the target's ratio
- * measures what continuing adds to writing that file: matching each served call to its
- * journal line, reading the file with the library's reader, setting the cut-off attempt aside,
- * and the one fsync'ed reserve line of its live call.
- */
-async function continueSample(dir: string, cut: Map<string, Buffer>, n: number): Promise<[number, number, number]> {
-  const folder = path.join(dir, `continue-${n}`);
-  fs.mkdirSync(folder);
-  for (const [name, bytes] of cut) fs.writeFileSync(path.join(folder, name), bytes);
-  const lines = cut.get('long.jsonl')!.toString('utf8').split('\n');
-  const journal = lines.filter((l) => /^\{"type":"(llm|tool|reserve)"/.test(l)).map((l) => `${l}\n`);
-  const served = async (withJournal: boolean): Promise<number> => {
-    const plain = path.join(dir, `plain-${n}-${withJournal}`);
-    const start = process.hrtime.bigint();
-    for (const line of lines) if (line !== '') JSON.parse(line);
-    await lib.runBatch(longTask(), {
-      historyDir: plain,
-      logger: false,
-      historyDurability: 'none',
-      journal: false,
-      ledger: false,
-    });
-    if (withJournal) {
-      const fd = fs.openSync(path.join(plain, 'journal.jsonl'), 'a');
-      for (const line of journal) fs.writeSync(fd, line);
-      fs.closeSync(fd);
-    }
-    const ns = Number(process.hrtime.bigint() - start);
-    fs.rmSync(plain, { recursive: true, force: true });
-    return ns;
-  };
-  const floor = await served(true);
-  const movesOnly = await served(false);
-  const start = process.hrtime.bigint();
-  const report = await lib.runBatch(longTask(), {
-    historyDir: folder,
-    logger: false,
-    historyDurability: 'none',
-    resume: true,
-  });
-  const ns = Number(process.hrtime.bigint() - start);
-  const recorded = report.runs[0]!.resume?.recordedCalls;
-  if (report.runs[0]!.resumed !== 'recovered' || recorded !== CONTINUE_CALLS)
-    throw new Error(`the cut-off run did not continue from its ${CONTINUE_CALLS} journaled calls (served ${recorded})`);
-  fs.rmSync(folder, { recursive: true, force: true });
-  return [ns, floor, movesOnly];
-}
-
 export async function run(): Promise<SuiteResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-durable-'));
   try {
-    const rows: { label: string; cells: string[] }[] = [];
+    const rows: ResultRow[] = [];
     const added: number[][] = [];
     for (const [wi, w] of WORKLOADS.entries()) {
       await sample(dir, w, true, -1 - wi);
@@ -315,36 +239,8 @@ export async function run(): Promise<SuiteResult> {
         ],
       },
     );
-    const cut = await cutOffFolder(dir);
-    await continueSample(dir, cut, -1);
-    const continued: number[] = [];
-    const servedFloors: number[] = [];
-    const movesOnly: number[] = [];
-    for (let n = 0; n < scaled(15, 5); n++) {
-      const [ns, floor, moves] = await continueSample(dir, cut, n);
-      continued.push(ns);
-      servedFloors.push(floor);
-      movesOnly.push(moves);
-    }
-    rows.push(
-      {
-        label: `read a cut-off run's journal of ${CONTINUE_CALLS} calls + the run served from memory, writing its moves and journal: floor`,
-        cells: [ms(median(servedFloors)), `${ms(Math.min(...servedFloors))} – ${ms(Math.max(...servedFloors))}`, ''],
-      },
-      {
-        label: `the same, writing its moves only (for reference)`,
-        cells: [ms(median(movesOnly)), `${ms(Math.min(...movesOnly))} – ${ms(Math.max(...movesOnly))}`, ''],
-      },
-      {
-        label: `continue the cut-off run from its journal (resume: true)`,
-        cells: [
-          ms(median(continued)),
-          `${ms(Math.min(...continued))} – ${ms(Math.max(...continued))}`,
-          `${ratio(median(continued.map((x, i) => x / servedFloors[i]!)))}; ÷ moves only ${ratio(median(continued.map((x, i) => x / movesOnly[i]!)))}`,
-        ],
-      },
-    );
-    const continueRatio = ratioFigure(continued.map((x, i) => x / servedFloors[i]!));
+    const continuing = await continueInFolder(lib, dir);
+    rows.push(...continuing.rows);
     const resumeRatio = ratioFigure(resumes.map((x, i) => x / floors[i]!));
     return {
       suite: 'durable',
@@ -357,12 +253,7 @@ export async function run(): Promise<SuiteResult> {
           3,
           'reading its files',
         ),
-        ratioTarget(
-          `continue a run cut off after ${CONTINUE_CALLS} calls`,
-          continueRatio,
-          2,
-          'reading its journal + serving each response from memory, its moves and journal lines written',
-        ),
+        continuing.target,
       ],
     };
   } finally {
