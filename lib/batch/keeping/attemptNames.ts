@@ -7,19 +7,14 @@ import * as path from 'node:path';
 
 const ATTEMPT = /\.interrupted(?:\.(\d+))?$/;
 
-/** The run file (a name) whose attempt `name` is; undefined when `name` is no attempt. */
+/**
+ * The run file (a name) whose attempt `name` is, `<file>.interrupted` or `<file>.interrupted.<n>`;
+ * undefined when `name` is no attempt (`a.jsonl.interrupted.x.jsonl` is another task's run file,
+ * and `a.jsonl.overwritten.interrupted` an attempt of `a.jsonl.overwritten`, not of `a.jsonl`).
+ */
 export function runFileOf(name: string): string | undefined {
   const m = ATTEMPT.exec(name);
   return m === null ? undefined : name.slice(0, m.index);
-}
-
-/**
- * Whether file name `name` is an attempt of run file `file` a resume set aside:
- * `<file>.interrupted` or `<file>.interrupted.<n>` (not another task's
- * `<file>.interrupted.x.jsonl`, nor `<file>.overwritten.interrupted`).
- */
-export function isAttemptOf(name: string, file: string): boolean {
-  return runFileOf(name) === file;
 }
 
 /** Which attempt a name is: 1 for `.interrupted`, n for `.interrupted.<n>`. */
@@ -56,18 +51,7 @@ export function attemptsByRunFile(
 
 /** The attempts kept beside run file `file` (a path), the oldest first, as paths: one listing of its folder. */
 export function attemptsBeside(file: string): string[] {
-  const dir = path.dirname(file);
-  let listed: string[];
-  try {
-    listed = fs.readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const base = path.basename(file);
-  return listed
-    .filter((n) => isAttemptOf(n, base))
-    .sort(byAttempt)
-    .map((n) => path.join(dir, n));
+  return new FolderAttempts(path.dirname(file)).of(file);
 }
 
 /**
@@ -111,11 +95,11 @@ export class FolderAttempts {
 
   #listed(): Map<string, string[]> {
     if (this.#byFile === undefined) {
-      let listed: string[];
+      let listed: string[] = [];
       try {
         listed = fs.readdirSync(this.#dir);
       } catch {
-        listed = [];
+        // No folder: no attempts.
       }
       this.#byFile = attemptsByRunFile(listed);
     }
