@@ -2,10 +2,10 @@ import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 
 /**
  * `budget.wrapUp`: end with the model's answer within the dollar cap. `true` for the defaults;
- * `reserveUsd` replaces the computed worst case of the final call; `instruction` replaces the
+ * `finalCallUsd` replaces the computed worst case of the final call; `instruction` replaces the
  * message that asks for the final answer.
  */
-export type WrapUpOption = true | { reserveUsd?: number | undefined; instruction?: string | undefined };
+export type WrapUpOption = true | { finalCallUsd?: number | undefined; instruction?: string | undefined };
 
 /** The keys of a budget that shape how a run ends rather than cap it: `wrapUp`, `visible`. */
 export interface BudgetEndings {
@@ -13,7 +13,7 @@ export interface BudgetEndings {
    * Keeps the worst case of one final call (no tools, `instruction` added) held for the whole
    * turn: when the next ordinary call would not fit beside it, the run moves to WrappingUp, makes
    * that final call and ends with the model's answer (outcome `wrapped_up`). Needs `maxCostUsd`,
-   * a loop that honours `ctx.wrapUp` (the ready-made loops do), and `pricing` (or `reserveUsd`);
+   * a loop that honours `ctx.wrapUp` (the ready-made loops do), and `pricing` (or `finalCallUsd`);
    * brings `WRAP_UP_EXTENSION`'s state (a `table` of your own needs it).
    */
   wrapUp?: WrapUpOption | undefined;
@@ -31,7 +31,7 @@ export const DEFAULT_WRAP_UP_INSTRUCTION =
 
 /** `wrapUp` and `visible` as a turn uses them. */
 export interface ResolvedEndings {
-  wrapUp: { instruction: string; reserveUsd: number | undefined } | undefined;
+  wrapUp: { instruction: string; finalCallUsd: number | undefined } | undefined;
   visible: boolean;
 }
 
@@ -42,7 +42,7 @@ export function isEndingKey(key: string): key is keyof BudgetEndings {
 
 /**
  * Checks `wrapUp` or `visible` of limits named `name` (`budget`, `perRun`, `total`): their
- * shapes, and that `wrapUp` has a `maxCostUsd` beside it whose cap its `reserveUsd` fits in.
+ * shapes, and that `wrapUp` has a `maxCostUsd` beside it whose cap its `finalCallUsd` fits in.
  */
 export function assertBudgetEnding(limits: Record<string, unknown>, key: keyof BudgetEndings, name: string): void {
   const value = limits[key];
@@ -53,7 +53,7 @@ export function assertBudgetEnding(limits: Record<string, unknown>, key: keyof B
     return;
   }
   if (value !== true && (typeof value !== 'object' || value === null || Array.isArray(value)))
-    throw new InvalidArgumentError(`${name}.wrapUp`, 'true or an object { reserveUsd?, instruction? }', value);
+    throw new InvalidArgumentError(`${name}.wrapUp`, 'true or an object { finalCallUsd?, instruction? }', value);
   const max = limits['maxCostUsd'];
   if (typeof max !== 'number')
     throw new InvalidArgumentError(
@@ -63,20 +63,25 @@ export function assertBudgetEnding(limits: Record<string, unknown>, key: keyof B
     );
   if (value === true) return;
   for (const k of Object.keys(value))
-    if (k !== 'reserveUsd' && k !== 'instruction')
+    if (k !== 'finalCallUsd' && k !== 'instruction')
       throw new InvalidArgumentError(
         `${name}.wrapUp.${k}`,
-        'reserveUsd or instruction (unknown key)',
+        k === 'reserveUsd'
+          ? 'left out: `reserveUsd` is now `finalCallUsd`'
+          : 'finalCallUsd or instruction (unknown key)',
         (value as Record<string, unknown>)[k],
       );
-  const { reserveUsd, instruction } = value as { reserveUsd?: unknown; instruction?: unknown };
-  if (reserveUsd !== undefined && !(typeof reserveUsd === 'number' && Number.isFinite(reserveUsd) && reserveUsd >= 0))
-    throw new InvalidArgumentError(`${name}.wrapUp.reserveUsd`, 'a non-negative finite number of USD', reserveUsd);
-  if (typeof reserveUsd === 'number' && reserveUsd > max)
+  const { finalCallUsd, instruction } = value as { finalCallUsd?: unknown; instruction?: unknown };
+  if (
+    finalCallUsd !== undefined &&
+    !(typeof finalCallUsd === 'number' && Number.isFinite(finalCallUsd) && finalCallUsd >= 0)
+  )
+    throw new InvalidArgumentError(`${name}.wrapUp.finalCallUsd`, 'a non-negative finite number of USD', finalCallUsd);
+  if (typeof finalCallUsd === 'number' && finalCallUsd > max)
     throw new InvalidArgumentError(
-      `${name}.wrapUp.reserveUsd`,
+      `${name}.wrapUp.finalCallUsd`,
       `at most \`${name}.maxCostUsd\` (${max}): the final call could never be held within the cap`,
-      reserveUsd,
+      finalCallUsd,
     );
   if (instruction !== undefined && !(typeof instruction === 'string' && instruction.trim() !== ''))
     throw new InvalidArgumentError(`${name}.wrapUp.instruction`, 'a non-empty string', instruction);
@@ -91,7 +96,7 @@ export function resolveEndings(
   for (const l of limits) {
     if (wrapUp === undefined && l.wrapUp !== undefined) {
       const o = l.wrapUp === true ? {} : l.wrapUp;
-      wrapUp = { instruction: o.instruction ?? DEFAULT_WRAP_UP_INSTRUCTION, reserveUsd: o.reserveUsd };
+      wrapUp = { instruction: o.instruction ?? DEFAULT_WRAP_UP_INSTRUCTION, finalCallUsd: o.finalCallUsd };
     }
     if (l.visible === true) visible = true;
   }

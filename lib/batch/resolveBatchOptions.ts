@@ -203,7 +203,7 @@ const GET_PRICING = `pass \`pricing\`, ${PRICING_EXPECTED} (createPricing needs 
 /**
  * With no `pricing`, refuses before any run starts the caps every run would end `error` under
  * at its first call: a strict dollar cap (strict by default) holds each call's worst case in
- * dollars before it starts, and a `wrapUp` its final call's (unless `reserveUsd` says it), and
+ * dollars before it starts, and a `wrapUp` its final call's (unless `finalCallUsd` says it), and
  * neither can be priced — `onUnknownCost` does not change that. A cap with `strict: false` is
  * left alone: a loop that reports `costUsd` (or `onUnknownCost`) serves it.
  */
@@ -213,10 +213,10 @@ function assertPricedCaps(perRun: BudgetLimits | undefined, total: BudgetLimits)
     ['total', total],
   ] as const) {
     const wrapUp = limits?.wrapUp;
-    if (wrapUp !== undefined && (wrapUp === true || wrapUp.reserveUsd === undefined))
+    if (wrapUp !== undefined && (wrapUp === true || wrapUp.finalCallUsd === undefined))
       throw new InvalidArgumentError(
         'pricing',
-        `a function pricing the calls, since \`${name}.wrapUp\` is set: the worst case of each call and of the final one is held in dollars, so without it every run would end in error before its first call; ${GET_PRICING} (or give \`${name}.wrapUp.reserveUsd\`, with \`strict: false\`)`,
+        `a function pricing the calls, since \`${name}.wrapUp\` is set: the worst case of each call and of the final one is held in dollars, so without it every run would end in error before its first call; ${GET_PRICING} (or give \`${name}.wrapUp.finalCallUsd\`, with \`strict: false\`)`,
         undefined,
       );
     if (isStrictCap(limits))

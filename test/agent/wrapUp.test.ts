@@ -87,7 +87,7 @@ describe('budget.wrapUp', () => {
     expect(sends[2]).toMatchObject({ op: 'sendToolResults', results: [{ callId: 'c2', output: 'seen' }] });
     const history = d.adapter.machine.history();
     const wrapping = history.find((r) => (r.to as string) === 'WrappingUp')!;
-    expect(wrapping.data).toMatchObject({ reserveUsd: RESERVE, nextCallUsd: 0.005 });
+    expect(wrapping.data).toMatchObject({ finalCallUsd: RESERVE, nextCallUsd: 0.005 });
     expect(history.at(-1)!.data).toMatchObject({ outcome: 'wrapped_up', answer: 'the answer so far' });
     // Nothing stays held once the run has ended.
     expect(pool.held).toBe(0);
@@ -138,14 +138,14 @@ describe('budget.wrapUp', () => {
     ]);
   });
 
-  it('holds reserveUsd in place of the computed worst case', async () => {
+  it('holds finalCallUsd in place of the computed worst case', async () => {
     const d = drive(
       { replies: [tool(1), tool(2), tool(3)], bound, finalReply, tools: { look: { output: 'seen' } } },
       {
         pricing,
         table: TABLE,
         minOutputTokens: 1000,
-        budget: { maxCostUsd: 0.0155, strict: true, wrapUp: { reserveUsd: 0.0055 } },
+        budget: { maxCostUsd: 0.0155, strict: true, wrapUp: { finalCallUsd: 0.0055 } },
       },
     );
     const result = await d.adapter.runTurn('go');
@@ -153,7 +153,7 @@ describe('budget.wrapUp', () => {
     // $0.0155 − $0.0055 leaves room for two calls of $0.005 worst case.
     expect(d.agent.calls.filter((c) => c.op === 'sendToolResults' && !('wrapUp' in c))).toHaveLength(1);
     expect(d.adapter.machine.history().find((r) => (r.to as string) === 'WrappingUp')!.data).toMatchObject({
-      reserveUsd: 0.0055,
+      finalCallUsd: 0.0055,
     });
   });
 
@@ -264,9 +264,9 @@ describe('budget.wrapUp refused where it cannot be honoured', () => {
           pricing,
           table: TABLE,
           logger: false,
-          budget: { maxCostUsd: 0.004, wrapUp: { reserveUsd: 0.005 } },
+          budget: { maxCostUsd: 0.004, wrapUp: { finalCallUsd: 0.005 } },
         }),
-    ).toThrow(/Expected `budget\.wrapUp\.reserveUsd` to be at most `budget\.maxCostUsd` \(0\.004\)/);
+    ).toThrow(/Expected `budget\.wrapUp\.finalCallUsd` to be at most `budget\.maxCostUsd` \(0\.004\)/);
   });
 
   it('refuses wrapUp without maxCostUsd, and malformed shapes', () => {
@@ -276,6 +276,10 @@ describe('budget.wrapUp refused where it cannot be honoured', () => {
     expect(make({ wrapUp: true })).toThrow(/`budget\.wrapUp` to be left out unless `maxCostUsd` is set beside it/);
     expect(make({ maxCostUsd: 1, wrapUp: 'yes' })).toThrow(InvalidArgumentError);
     expect(make({ maxCostUsd: 1, wrapUp: { reserve: 1 } })).toThrow(/budget\.wrapUp\.reserve/);
+    // The old spelling is named with the new one, not taken as a hold of 0.
+    expect(make({ maxCostUsd: 1, wrapUp: { reserveUsd: 0.5 } })).toThrow(
+      'Expected `budget.wrapUp.reserveUsd` to be left out: `reserveUsd` is now `finalCallUsd`, got `0.5` (number)',
+    );
     expect(make({ maxCostUsd: 1, wrapUp: { instruction: '' } })).toThrow(/budget\.wrapUp\.instruction/);
     expect(make({ maxCostUsd: 1, visible: 'yes' })).toThrow(/budget\.visible/);
   });

@@ -6,7 +6,7 @@ import { budgetNoteOf } from './budgetNoteOf';
 import { callLLM } from '../calls/callLLM';
 import type { LLMOperation, LLMOutcome } from '../turn/LLMOutcome';
 import { FINAL_FORMS } from './finalForms';
-import { holdFinalReserve } from './holdFinalReserve';
+import { holdFinalCall } from './holdFinalCall';
 import { boundLLMCall, type CallFlags, type PlannedCall } from '../calls/reserveLLMCall';
 import { OperationError, type ContractViolationError } from '../TurnError';
 import type { ToolSlot } from '../calls/runTools';
@@ -29,7 +29,7 @@ export interface WrapDecision {
 /**
  * How a turn's LLM calls end within the cap (`budget.wrapUp`) and what each carries
  * (`budget.visible`). Before each ordinary call, the worst case of a final call after it (no
- * tools, the instruction added; `reserveUsd` when given) is held beside it — against strict
+ * tools, the instruction added; `finalCallUsd` when given) is held beside it — against strict
  * caps in their budgets, against others by a check — and when the ordinary call does not fit
  * beside it, the turn is told to wrap up: the hold stays until the final call's own takes its
  * place (no other run can take the room between). Internal: `TurnRunner` makes one per turn when a budget asks for it.
@@ -37,9 +37,9 @@ export interface WrapDecision {
 export class WrapUp {
   readonly #scope: TurnScope;
   readonly #endings: ResolvedEndings;
-  /** USD of the final call's reserve held now in the strict budgets. */
+  /** USD of the final call's hold kept now in the strict budgets. */
   #held = 0;
-  /** USD of the final call's reserve an external budget keeps (after the last ordinary call it let through). */
+  /** USD of the final call's hold an external budget keeps (after the last ordinary call it let through). */
   #keptOutside = 0;
 
   constructor(scope: TurnScope, endings: ResolvedEndings) {
@@ -59,7 +59,7 @@ export class WrapUp {
     return endings.wrapUp === undefined && !endings.visible ? undefined : new WrapUp(scope, endings);
   }
 
-  /** One ordinary LLM call, with the final call's reserve held beside it; `wrap` when it would not fit. */
+  /** One ordinary LLM call, with the final call's hold kept beside it; `wrap` when it would not fit. */
   async call(
     operation: LLMOperation,
     input: LLMCallInput,
@@ -76,20 +76,20 @@ export class WrapUp {
     const planned = await boundLLMCall(scope, input, 1, flags, true);
     if (planned === undefined || 'kind' in planned)
       return { kind: 'failed', error: planned?.error ?? noBound(), data: { operation, failures: [] } };
-    const reserve = wrap.reserveUsd ?? (await this.#reserveAfter(input, planned, flags, wrap.instruction));
-    if (typeof reserve !== 'number') return { kind: 'failed', error: reserve, data: { operation, failures: [] } };
+    const finalUsd = wrap.finalCallUsd ?? (await this.#finalCallAfter(input, planned, flags, wrap.instruction));
+    if (typeof finalUsd !== 'number') return { kind: 'failed', error: finalUsd, data: { operation, failures: [] } };
     const next = planned.worst.costUsd!;
-    const held = holdFinalReserve(meter, this.#held, reserve, next);
-    if (typeof held !== 'number') return decide(operation, input, reserve, next, held.refused);
+    const held = holdFinalCall(meter, this.#held, finalUsd, next);
+    if (typeof held !== 'number') return decide(operation, input, finalUsd, next, held.refused);
     this.#held = held;
     // An external budget that keeps final-call holds (a BullMQ batch's) keeps this one beside the call, atomically.
     const outside = this.#holdsOutside();
-    const llm = await callLLM(scope, operation, input, invoke, flags, outside ? { keepUsd: reserve } : undefined);
+    const llm = await callLLM(scope, operation, input, invoke, flags, outside ? { keepUsd: finalUsd } : undefined);
     const refused = llm.kind === 'budget' && llm.spent.limit === 'maxCostUsd' ? llm.spent : undefined;
-    // The final call's reserve stays held for it.
+    // The final call's hold is kept for it.
     if (refused?.hold !== undefined && (refused.wrapsUp === true || meter.strict))
-      return decide(operation, input, reserve, refused.hold, refused.message);
-    if (outside && llm.kind === 'response') this.#keptOutside = reserve;
+      return decide(operation, input, finalUsd, refused.hold, refused.message);
+    if (outside && llm.kind === 'response') this.#keptOutside = finalUsd;
     return llm;
   }
 
@@ -108,14 +108,14 @@ export class WrapUp {
     const outside = this.#holdsOutside();
     let chosen = input;
     if (input.kind === 'tool_results') {
-      // Whether the final call fits; the reserve still held is let go of as it is held (below): room for it.
+      // Whether the final call fits; the final call's hold is let go of as it is held (below): room for it.
       const fits = async (call: LLMCallInput, f: CallFlags): Promise<boolean> => {
         const planned = await boundLLMCall(scope, call, 1, f, true);
         if (planned === undefined || 'kind' in planned) return false;
         // Outside the process, the final call is sure to fit in the hold it takes the place of.
         if (outside && planned.worst.costUsd! > this.#keptOutside) return false;
         if (!meter.strict) return planned.worst.costUsd! <= meter.costRoom + this.#held;
-        // The room beyond the reserve is another run's to take while a bound is awaited: what this
+        // The room beyond the final call's hold is another run's to take while a bound is awaited: what this
         // call needs beyond it (at its fewest output tokens) is held now, with no await between.
         const { bound } = planned;
         const floor = Math.min(s.minOutputTokens, bound!.maxOutputTokens);
@@ -143,7 +143,7 @@ export class WrapUp {
         if (i === last || (await fits(chosen, flags))) break;
       }
     }
-    // The reserve is let go of just before the final call's own hold is taken, with no await
+    // The final call's hold is let go of just before the final call's own hold is taken, with no await
     // between: the room it kept goes to this call and to no other run.
     return callLLM(
       scope,
@@ -163,7 +163,7 @@ export class WrapUp {
     return false;
   }
 
-  /** Releases the final call's reserve (the turn ended, or the final call is being made). */
+  /** Releases the final call's hold (the turn ended, or the final call is being made). */
   release(): void {
     if (this.#held > 0) this.#scope.meter.release(this.#held, undefined);
     this.#held = 0;
@@ -191,7 +191,7 @@ export class WrapUp {
    * and by the answers to the tool calls it may ask for (taken to be no longer than the
    * response), plus a little for the budget note.
    */
-  async #reserveAfter(
+  async #finalCallAfter(
     input: LLMCallInput,
     planned: PlannedCall,
     flags: CallFlags | undefined,
@@ -199,7 +199,7 @@ export class WrapUp {
   ): Promise<number | OperationError | ContractViolationError> {
     const asFinal = await boundLLMCall(this.#scope, input, 1, { ...flags, wrapUp: instruction }, true);
     if (asFinal === undefined || 'kind' in asFinal) return asFinal?.error ?? noBound();
-    return finalReserve(asFinal.bound!, planned.bound!, this.#scope.settings.pricing);
+    return finalCallWorstCase(asFinal.bound!, planned.bound!, this.#scope.settings.pricing);
   }
 }
 
@@ -210,7 +210,7 @@ export class WrapUp {
  * (taken to be no longer than the response), plus a little for the budget note. The adapter and
  * a mirror that makes final calls (mirrorAISDK's) hold the same.
  */
-export function finalReserve(
+export function finalCallWorstCase(
   asFinal: LLMCallBound,
   next: LLMCallBound,
   pricing: Pricing | undefined,
@@ -246,22 +246,22 @@ export function finalAnswer(llm: Extract<LLMOutcome, { kind: 'response' }>): {
 function decide(
   operation: LLMOperation,
   input: LLMCallInput,
-  reserveUsd: number,
+  finalCallUsd: number,
   nextUsd: number,
   reason: string,
 ): WrapDecision {
-  return { kind: 'wrap', operation, input, event: wrapUpEvent(reserveUsd, nextUsd, reason) };
+  return { kind: 'wrap', operation, input, event: wrapUpEvent(finalCallUsd, nextUsd, reason) };
 }
 
 /** The WrappingUp move's description and data: the final call's hold, the next call's worst case, and why it did not fit. */
 export function wrapUpEvent(
-  reserveUsd: number,
+  finalCallUsd: number,
   nextUsd: number,
   reason: string,
 ): { description: string; data: Record<string, unknown> } {
   return {
     description: `the next LLM call would not fit beside the final call's hold: asking for the final answer`,
-    data: { reserveUsd, nextCallUsd: nextUsd, reason },
+    data: { finalCallUsd, nextCallUsd: nextUsd, reason },
   };
 }
 

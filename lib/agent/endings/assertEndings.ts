@@ -67,7 +67,7 @@ export function assertEndings(
       `set, since ${where} is set: the final call's worst case is held before each call, strict cap or not, but ${unbounded.why} (give ${unbounded.remedy})`,
       undefined,
     );
-  if (pricing === undefined && wrapUp.reserveUsd === undefined)
+  if (pricing === undefined && wrapUp.finalCallUsd === undefined)
     throw new InvalidArgumentError(
       'pricing',
       `a function pricing the calls, since ${where} is set: the worst case of each call and of the final one is held in dollars`,
@@ -93,7 +93,7 @@ export function assertEndings(
     return; // the first call says why
   }
   if (typeof bound !== 'object' || bound === null || bound instanceof Promise) return;
-  const worst = wrapUp.reserveUsd ?? worstCaseCost(bound as LLMCallBound, pricing).costUsd;
+  const worst = wrapUp.finalCallUsd ?? worstCaseCost(bound as LLMCallBound, pricing).costUsd;
   for (const b of budgets) {
     const max = b.limits.maxCostUsd;
     if (worst === undefined || max === undefined || worst <= max - b.usage.costUsd) continue;

@@ -13,8 +13,8 @@ import { OperationError } from '../TurnError';
 import type { UsageMeter } from '../money/UsageMeter';
 import type { TurnResult } from '../TurnResult';
 import { FINAL_FORMS } from '../endings/finalForms';
-import { holdFinalReserve } from '../endings/holdFinalReserve';
-import { finalReserve, wrapUpEvent } from '../endings/WrapUp';
+import { holdFinalCall } from '../endings/holdFinalCall';
+import { finalCallWorstCase, wrapUpEvent } from '../endings/WrapUp';
 import { worstCaseCost } from '../money/worstCaseCost';
 
 /**
@@ -30,9 +30,9 @@ export class MirrorWrapUp implements RunEndings {
   readonly #pricing: Pricing | undefined;
   /** Whether an external budget keeps the final call's hold (it is then sent with each model call). */
   readonly #holdsOutside: boolean;
-  /** USD of the final call's reserve held now in the strict budgets. */
+  /** USD of the final call's hold kept now in the strict budgets. */
   #held = 0;
-  /** USD of the final call's reserve the external budgets keep (after the last ordinary call they let through). */
+  /** USD of the final call's hold the external budgets keep (after the last ordinary call they let through). */
   #keptOutside = 0;
   /** Whether the run is making its final call (a retry of it stays final). */
   #final = false;
@@ -56,7 +56,7 @@ export class MirrorWrapUp implements RunEndings {
   }
 
   /**
-   * Lets go of the final call's reserve in this process (the run ended, or the final call takes
+   * Lets go of the final call's hold in this process (the run ended, or the final call takes
    * its place). One kept outside is let go by its budget's owner as the run ends (`RedisBudget.settle`).
    */
   release(meter: UsageMeter): void {
@@ -81,31 +81,31 @@ export class MirrorWrapUp implements RunEndings {
     if (wrap === undefined) return gatePlainCall(run, boundOf, needsBound, flags);
     const next = boundOf(flags);
     if (typeof next === 'string') return failed(run, noBound(next));
-    let reserve = wrap.reserveUsd;
-    if (reserve === undefined) {
-      // Bounded only when no reserve is given: each bound serializes the whole request.
+    let finalUsd = wrap.finalCallUsd;
+    if (finalUsd === undefined) {
+      // Bounded only when no `finalCallUsd` is given: each bound serializes the whole request.
       const asFinal = boundOf({ ...flags, wrapUp: wrap.instruction });
       if (typeof asFinal === 'string') return failed(run, noBound(asFinal));
-      const worst = finalReserve(asFinal, next, this.#pricing);
+      const worst = finalCallWorstCase(asFinal, next, this.#pricing);
       if (worst instanceof OperationError) return failed(run, worst.message);
-      reserve = worst;
+      finalUsd = worst;
     }
     const nextUsd = worstCaseCost(next, this.#pricing).costUsd ?? Infinity;
-    // From the reserve's hold to the call's, no await: no other run takes the room between.
-    const held = holdFinalReserve(meter, this.#held, reserve, nextUsd);
-    if (typeof held !== 'number') return this.#wrapUp(run, boundOf, flags, reserve, nextUsd, held.refused);
+    // From the final call's hold to this call's, no await: no other run takes the room between.
+    const held = holdFinalCall(meter, this.#held, finalUsd, nextUsd);
+    if (typeof held !== 'number') return this.#wrapUp(run, boundOf, flags, finalUsd, nextUsd, held.refused);
     this.#held = held;
     // An external budget that keeps final-call holds keeps this one beside the call, atomically.
     const outside = this.#holdsOutside;
     const gate = await gateMirrorCall(run, next, undefined, {
       wraps: true,
-      ...(outside ? { wrapHold: { keepUsd: reserve } } : {}),
+      ...(outside ? { wrapHold: { keepUsd: finalUsd } } : {}),
     });
     if (gate === undefined) {
-      if (outside) this.#keptOutside = reserve;
+      if (outside) this.#keptOutside = finalUsd;
       return flags;
     }
-    if ('wrap' in gate) return this.#wrapUp(run, boundOf, flags, reserve, nextUsd, gate.wrap.message);
+    if ('wrap' in gate) return this.#wrapUp(run, boundOf, flags, finalUsd, nextUsd, gate.wrap.message);
     return gate;
   }
 
@@ -114,11 +114,11 @@ export class MirrorWrapUp implements RunEndings {
     run: MirrorMoves,
     boundOf: MirrorBoundOf,
     flags: MirrorCallFlags,
-    reserve: number,
+    finalUsd: number,
     nextUsd: number,
     reason: string,
   ): Promise<MirrorStop | MirrorCallFlags> {
-    run.move(WRAPPING_UP, wrapUpEvent(reserve, nextUsd, reason));
+    run.move(WRAPPING_UP, wrapUpEvent(finalUsd, nextUsd, reason));
     this.#final = true;
     return this.#finalCall(run, boundOf, flags);
   }
@@ -126,7 +126,7 @@ export class MirrorWrapUp implements RunEndings {
   /**
    * The final call: no tools, the instruction added, with the tool results it carries — the real
    * ones when they fit in the cap (and, outside the process, in the hold kept there), else
-   * answers that say the budget ran out. The reserve is let go of just before the call's own
+   * answers that say the budget ran out. The finalUsd is let go of just before the call's own
    * hold is taken, with no await between; outside, the final call takes the kept hold's place.
    */
   async #finalCall(

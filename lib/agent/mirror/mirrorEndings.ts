@@ -29,7 +29,7 @@ const WHERE = 'a framework run (StepMirror)';
 /**
  * A `StepMirror`'s endings (`budget.wrapUp`, `budget.visible`), of its budgets and of the
  * external budgets' `endings` (a BullMQ batch's `total`), as the adapter resolves them: those its
- * integration does not honour refused by name; a `wrapUp` needs pricing (or `reserveUsd`) and no
+ * integration does not honour refused by name; a `wrapUp` needs pricing (or `finalCallUsd`) and no
  * outside dollar cap that keeps no final call's hold (`holdsWrapUp`), which could refuse the
  * final call. Gives the final call's keeper and the table (`base`, the stall table when given,
  * with WRAP_UP_EXTENSION) when asked for.
@@ -48,7 +48,7 @@ export function mirrorEndings(
     return { wrap: endings.visible ? new MirrorWrapUp(endings, pricing, external) : undefined, table: base };
   // Named as it was given: `budget.wrapUp`, a shared pool's, or a batch's `total.wrapUp`.
   const where = `${[...budgets, ...outside].find((b) => b.limits.wrapUp !== undefined)!.label}.wrapUp`;
-  if (pricing === undefined && endings.wrapUp.reserveUsd === undefined)
+  if (pricing === undefined && endings.wrapUp.finalCallUsd === undefined)
     throw new InvalidArgumentError(
       'pricing',
       `a function pricing the calls, since \`${where}\` is set: the worst case of each call and of the final one is held in dollars`,

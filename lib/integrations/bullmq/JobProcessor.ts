@@ -9,7 +9,7 @@ import { parkRun, type RunParking } from './parkRun';
 import { pushParkEvent } from './parkEvents';
 import { RedisBudget, spentFromReply } from './RedisBudget';
 import { runScript } from './redisScripts';
-import { lostReport, recordOnce, skippedReport, type BatchMeta } from './runRecords';
+import { lostReport, parseBatchMeta, recordOnce, skippedReport, type BatchMeta } from './runRecords';
 import { runApprovals } from './workerApprovals';
 import type { WorkerContext } from './WorkerContext';
 import { WorkerSlots } from './WorkerSlots';
@@ -226,9 +226,7 @@ export class JobProcessor {
   #metaOf(batchId: string, keys: BatchKeys): Promise<BatchMeta | undefined> {
     let meta = this.#metas.get(batchId);
     if (meta === undefined) {
-      meta = this.#ctx.redis
-        .get(keys.meta)
-        .then((json) => (json === null ? undefined : (JSON.parse(json) as BatchMeta)));
+      meta = this.#ctx.redis.get(keys.meta).then((json) => (json === null ? undefined : parseBatchMeta(json)));
       this.#metas.set(batchId, meta);
       meta.catch(() => this.#metas.delete(batchId));
     }

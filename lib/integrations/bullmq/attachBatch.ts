@@ -4,7 +4,7 @@ import { InvalidArgumentError, type BatchProgress } from 'agent-state-machine';
 import { ATTACH_OPTION_KEYS } from './optionKeys';
 import { batchKeys, isBatchId } from './batchKeys';
 import { assertMs, assertQueueName, bounded, openRedis, addressOf, type RedisConnection } from './connection';
-import type { BatchMeta } from './runRecords';
+import { parseBatchMeta } from './runRecords';
 import { EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
 import { trackBatch } from './trackBatch';
@@ -91,7 +91,7 @@ export async function attachBatch(options: AttachBatchOptions): Promise<BatchHan
       throw new Error(
         `no batch ${batchId} on queue ${name} (prefix ${prefix}) in Redis at ${addressOf(redis)}: never submitted, or its keys expired`,
       );
-    const meta = JSON.parse(metaJson) as BatchMeta;
+    const meta = parseBatchMeta(metaJson);
     queue = new Queue(name, { connection: redis, prefix });
     queue.on('error', () => undefined);
     const tracked = trackBatch({

@@ -28,6 +28,23 @@ export interface BatchMeta {
 }
 
 /**
+ * A batch's settings as kept in Redis. A batch submitted before `wrapUp.reserveUsd` became
+ * `wrapUp.finalCallUsd` is read in the new spelling, so a new worker holds the same final call.
+ */
+export function parseBatchMeta(json: string): BatchMeta {
+  const meta = JSON.parse(json) as BatchMeta;
+  const renamed = (limits: { wrapUp?: unknown } | undefined): void => {
+    const wrap = limits?.wrapUp as Record<string, unknown> | undefined;
+    if (typeof wrap !== 'object' || wrap === null || !('reserveUsd' in wrap)) return;
+    const { reserveUsd, ...rest } = wrap;
+    limits!.wrapUp = { ...rest, finalCallUsd: reserveUsd };
+  };
+  renamed(meta.perRun);
+  renamed(meta.total);
+  return meta;
+}
+
+/**
  * Writes a run's report once: 1 when it is the one that counts, 0 when another was first, -1
  * when the batch is gone from Redis (nothing is written), -2 when the attempt that ran it was
  * taken over (a later attempt began: it reports the run).

@@ -16,7 +16,7 @@ import { capsOf, limitFields, type StrictLimits } from './budgetFields';
 import { assertMs, assertQueueName, bounded, openRedis, type RedisConnection } from './connection';
 import { assertPriceTable, type PriceTable } from './PriceTable';
 import { runScript } from './redisScripts';
-import type { BatchMeta } from './runRecords';
+import { parseBatchMeta, type BatchMeta } from './runRecords';
 import { COUNT_CODE, EXPIRE_CODE } from './scripts';
 import type { BatchHandle } from './BatchHandle';
 import type { RunStore } from 'agent-state-machine/batch';
@@ -313,7 +313,7 @@ async function resumable(
   const [json, budgetThere, done] = await within('reading the batch to resume', () =>
     Promise.all([redis.get(keys.meta), redis.exists(keys.budget), redis.hkeys(keys.results)]),
   );
-  const was = json === null ? undefined : (JSON.parse(json) as BatchMeta);
+  const was = json === null ? undefined : parseBatchMeta(json);
   if (was?.tasks !== meta.tasks)
     throw new InvalidArgumentError(
       'batchId',

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Redis } from 'ioredis';
 import { createScriptedAgent, type ScriptedReply } from 'agent-state-machine';
 import { loadHistory, validateHistory } from 'agent-state-machine/history';
 import {
@@ -14,6 +15,7 @@ import {
   type PriceTable,
   type SubmitBatchOptions,
 } from '../../../lib/integrations/bullmq/index';
+import { batchKeys } from '../../../lib/integrations/bullmq/batchKeys';
 import { deletePrefix, releaseRedis, testRedisUrl, uniquePrefix } from '../../helpers/redis';
 
 let url: string;
@@ -127,6 +129,49 @@ describe('submitBatch({ perRun: { maxCostUsd, wrapUp } }) on a worker', () => {
     } finally {
       await worker.close();
       await deletePrefix(url, prefix);
+    }
+  }, 60_000);
+
+  it('a batch kept in Redis with wrapUp.reserveUsd (the spelling before finalCallUsd) is held the same by a new worker', async () => {
+    const prefix = uniquePrefix('bullwrapold');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-bullwrapold-'));
+    const redis = new Redis(url);
+    try {
+      const tasks = [{ id: 'a', input: 'work on a' }];
+      const finalCallUsd = 0.5;
+      const batch = await submitBatch(tasks, {
+        connection: url,
+        name: 'runs',
+        prefix,
+        batchId: 'old',
+        pricing: PRICES,
+        perRun: { maxCostUsd: 3, strict: true, wrapUp: { finalCallUsd } },
+      });
+      // What a producer before the rename left in Redis, before any worker read it.
+      const key = batchKeys(prefix, 'runs', 'old').meta;
+      const kept = (await redis.get(key))!;
+      expect(kept).toContain('"finalCallUsd":0.5');
+      await redis.set(key, kept.replace('"finalCallUsd"', '"reserveUsd"'));
+      const worker = startBatchWorker({
+        connection: url,
+        name: 'runs',
+        prefix,
+        agent: (task) => endless(task),
+        historyDir: dir,
+        onError: false,
+      });
+      try {
+        const [run] = (await batch.report()).runs;
+        expect(run!.outcome).toBe('wrapped_up');
+        const history = await loadHistory(run!.historyFile!);
+        expect(history.records.find((r) => r.to === 'WrappingUp')!.data).toMatchObject({ finalCallUsd });
+      } finally {
+        await worker.close();
+      }
+    } finally {
+      redis.disconnect();
+      await deletePrefix(url, prefix);
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 

@@ -320,7 +320,7 @@ idle:
   do
   :: c < C ->
 #ifdef WRAPUP
-    /* WrapUp/holdFinalReserve: an ordinary call keeps HOLD for the final call; the last call is the final one. */
+    /* WrapUp/holdFinalCall: an ordinary call keeps HOLD for the final call; the last call is the final one. */
     if :: final || c == C - 1 -> wmode = 2; wkeep = 0 :: else -> wmode = 1; wkeep = HOLD fi;
 #ifdef BROKEN_WRAP_EARLY
     if :: wmode == 2 -> step(r, a, 0, 0, 0, false, 3, 0, ok) :: else -> skip fi;
@@ -338,7 +338,7 @@ idle:
     :: else -> skip
     fi;
 #endif
-    /* WRAP: a final call finds the room its run kept for it (holdFinalReserve, STEP's `final`). */
+    /* WRAP: a final call finds the room its run kept for it (holdFinalCall, STEP's `final`). */
     assert(!(kept && wmode == 2) || ok != 0);
     if :: ok == 1 && wmode == 1 -> kept = true :: else -> skip fi;
     if
