@@ -34,7 +34,7 @@ const finalReply: ScriptedReply = {
 };
 // Each call's worst case is $0.005; the final call after one is held at 1,000 + 2 × 1,000 + 64
 // input tokens and 1,000 output tokens: $0.007064.
-const RESERVE = 0.007064;
+const FINAL_CALL_USD = 0.007064;
 
 describe('budget.wrapUp', () => {
   it('ends with the answer of a final call within a strict cap, once the next call would not fit beside its hold', async () => {
@@ -87,7 +87,7 @@ describe('budget.wrapUp', () => {
     expect(sends[2]).toMatchObject({ op: 'sendToolResults', results: [{ callId: 'c2', output: 'seen' }] });
     const history = d.adapter.machine.history();
     const wrapping = history.find((r) => (r.to as string) === 'WrappingUp')!;
-    expect(wrapping.data).toMatchObject({ finalCallUsd: RESERVE, nextCallUsd: 0.005 });
+    expect(wrapping.data).toMatchObject({ finalCallUsd: FINAL_CALL_USD, nextCallUsd: 0.005 });
     expect(history.at(-1)!.data).toMatchObject({ outcome: 'wrapped_up', answer: 'the answer so far' });
     // Nothing stays held once the run has ended.
     expect(pool.held).toBe(0);

@@ -4,7 +4,7 @@ import { reserveLLMCall, type PlannedCall, type ReserveOutcome } from './reserve
 
 /**
  * The in-process gate of one LLM attempt, the adapter's and the mirror's: the budgets checked,
- * then the hold this call takes the place of let go (`handOver`: the final call's reserve; a
+ * then the hold this call takes the place of let go (`handOver`: the final call's hold; a
  * refused call leaves it held until the run ends), then the attempt's worst case held against
  * strict caps (`reserveLLMCall`; lowered to what fits down to `minOutputTokens`, `Infinity` for
  * a request that must fit whole). No await from the check to the hold: runs sharing a budget

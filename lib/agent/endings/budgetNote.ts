@@ -5,7 +5,7 @@ import type { Budget } from '../money/Budget';
 /**
  * Pure: the note `budget.visible` adds to each LLM call, what is left of every limit set (the
  * least left where several budgets set one): `Budget left: $0.0350 of $0.0500 cost, 7 of 10 LLM
- * calls.` What was spent counts, not what is held (the final call's reserve among it). Short, so
+ * calls.` What was spent counts, not what is held (the final call's hold among it). Short, so
  * that its tokens cost little.
  */
 export function budgetNote(budgets: readonly Pick<Budget, 'limits' | 'usage'>[]): string {

@@ -12,7 +12,7 @@ export interface FinalForm {
  * the first that fits in the cap is sent. The reserve bounds the response's tokens, not the
  * messages a round adds around them (its tool calls' ids and names, the results' envelopes):
  * with a small max output those can outgrow it even with the results withheld. Without the last
- * round, the request is the one the reserve was worked out from (as a final call), so the last
+ * round, the request is the one the final call's hold was worked out from (as a final call), so the last
  * form always fits and is sent unchecked. Bounded only for a final call, never an ordinary one.
  */
 export const FINAL_FORMS: readonly FinalForm[] = Object.freeze([

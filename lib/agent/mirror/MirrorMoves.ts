@@ -295,7 +295,7 @@ export class MirrorMoves extends TurnCore {
     this.deps.recording?.stop();
     // A model attempt still in flight (abandoned by an abort) may be billed: charged at its hold.
     this.endAttempt();
-    // A final call's reserve the run no longer needs goes back.
+    // A final call's hold the run no longer needs goes back.
     this.wrap?.release(this.meter!);
     this.#unanswered = TOOL_PHASE.has(this.machine.pendingState) || this.unsent;
   }

@@ -126,7 +126,7 @@ export class MirrorWrapUp implements RunEndings {
   /**
    * The final call: no tools, the instruction added, with the tool results it carries — the real
    * ones when they fit in the cap (and, outside the process, in the hold kept there), else
-   * answers that say the budget ran out. The finalUsd is let go of just before the call's own
+   * answers that say the budget ran out. The final call's hold is let go of just before the call's own
    * hold is taken, with no await between; outside, the final call takes the kept hold's place.
    */
   async #finalCall(

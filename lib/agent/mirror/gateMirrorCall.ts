@@ -42,7 +42,7 @@ export async function gateMirrorCall(
   run.endAttempt();
   const planned = planMirrorCall(run.deps.pricing, meter.strict, bound, whyNoBound);
   if (planned instanceof OperationError) return run.stop(run.failed(planned, { operation: run.operation }));
-  // The budgets, the hold this call takes the place of (the final call's reserve), then its own,
+  // The budgets, the hold this call takes the place of (the final call's hold), then its own,
   // as the adapter's gate takes them. Never lowered: the framework's request is made as it
   // stands, so it must fit whole. No await from the check to the hold.
   const gate = holdAttempt(meter, run.deps.pricing, Infinity, planned, how.handOver);
