@@ -1,20 +1,22 @@
 // The durable suite's continue line: a run kept in a history folder, cut off after 50 journaled
 // calls, continued with `runBatch(task, { historyDir, resume: true })` (its 50 calls served from
-// its journal, its last call live), against its floor: reading and parsing the cut file, then
-// the same run served from memory by its scripted agent, its moves written to a new folder with
-// the same durability, and the journal's lines the continued run writes again (the resumed file
-// holds the whole run) written bare to a file beside them, with no fsync (a run of the library
-// cannot journal without the ledger's fsync'ed reserve lines). So the ratio is what continuing
-// adds to writing that file: reading the file with the library's reader, matching each served
-// call to its journal line, setting the cut-off attempt aside, and the one fsync'ed reserve line
-// of its live call. The `PostgresStore` version of this line is bench/storeContinue.ts.
+// its journal, its last call live), against its floor: parsing the cut file's lines (read before
+// the clock starts), then the same run served from memory by its scripted agent, its moves
+// written to a new folder with the same durability, and the journal's lines the continued run
+// writes again (the resumed file holds the whole run) written bare to a file beside them, with
+// no fsync (a run of the library cannot journal without the ledger's fsync'ed reserve lines). So
+// the ratio is what continuing adds to writing that file: reading the file with the library's
+// reader, matching each served call to its journal line, setting the cut-off attempt aside, and
+// the one fsync'ed reserve line of its live call. The `PostgresStore` version of this line is bench/storeContinue.ts.
 //
 // How it is decided: wall time per pair read 1.89× alone and 2.22× in a full bench on the same
 // code (target ≤ 2×). So each sample is 5 continues (each from a fresh copy of the cut folder),
 // the pairs alternate their order, and CPU time decides when the pairs' p25–p75 is clear of the
 // target; otherwise callgrind's instruction counts decide (bench/folderContinueChild.ts), as the
 // meter and turn-core suites do. Neither counts the fsync's wait on the disk; the wall-time rows
-// are printed beside them.
+// are printed beside them. The count also holds the continued side's copy of the cut folder
+// before each continue (a mkdir and a write per file, user space only), which the CPU clock
+// leaves out: a small bias against the continued side.
 import * as path from 'node:path';
 import { bundle, SELF_CONTAINED } from './bundle';
 import { countInstructions } from './callgrind';
