@@ -93,6 +93,9 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
           const until = Date.now() + ms;
           while (processor.running > 0 && Date.now() < until) await sleep(20);
         };
+        // No new job from here on: the queued ones stay for other workers. Not waiting for the
+        // runs in flight (they end below), and touching no Redis, so it settles at once.
+        await worker.pause(true).catch(() => undefined);
         // Our own runs end first (they report themselves, each Redis step within redisTimeoutMs) …
         await idle(settings.closeTimeoutMs);
         // … or are cancelled, with a second to end.
