@@ -40,6 +40,7 @@ import {
   type ResultRow,
 } from './harness';
 import { loadLibrary } from './library';
+import { instant, TEXT, USAGE } from './longTask';
 
 const lib = loadLibrary();
 // `--quick` (BENCH_QUICK=1): fewer samples, turns and runs; the same workloads.
@@ -47,9 +48,6 @@ const SAMPLES = Number(process.env.BENCH_ROUNDS ?? scaled(7, 3));
 const TURNS = scaled(400, 100);
 const TOOLS = 32;
 const RUNS = scaled(1000, 250);
-const TEXT = 'x'.repeat(1024);
-const USAGE = { inputTokens: 1200, outputTokens: 300, costUsd: 0.001 };
-const instant = async (): Promise<void> => undefined;
 
 interface Workload {
   label: string;

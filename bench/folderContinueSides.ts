@@ -5,13 +5,10 @@
 // times them in process; bench/folderContinueChild.ts runs them under callgrind.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { BatchTask, ScriptedReply } from '../lib/index';
 import type { Library } from './library';
+import { CONTINUE_CALLS, longTask } from './longTask';
 
-export const CONTINUE_CALLS = 50;
-const TEXT = 'x'.repeat(1024);
-const USAGE = { inputTokens: 1200, outputTokens: 300, costUsd: 0.001 };
-const instant = async (): Promise<void> => undefined;
+export { CONTINUE_CALLS } from './longTask';
 
 /** What the suites and the child need of the library. */
 export type ContinueLibrary = Pick<Library, 'runBatch' | 'createScriptedAgent'>;
@@ -33,22 +30,6 @@ async function timed(work: () => Promise<void>): Promise<Timed> {
   const wall = Number(process.hrtime.bigint() - wall0);
   const cpu = process.cpuUsage(cpu0);
   return { wall, cpu: (cpu.user + cpu.system) * 1000 };
-}
-
-/** One task of `CONTINUE_CALLS` tool rounds, then an answer. */
-function longTask(lib: ContinueLibrary): BatchTask[] {
-  const replies: ScriptedReply[] = Array.from({ length: CONTINUE_CALLS }, (_, i) => ({
-    toolCalls: [{ id: `c${i}`, name: 'read', input: { path: `f${i}` } }],
-    usage: USAGE,
-  }));
-  replies.push({ text: TEXT, usage: USAGE });
-  return [
-    {
-      id: 'long',
-      input: 'go',
-      agent: () => lib.createScriptedAgent({ replies, tools: { read: { output: TEXT } }, sleep: instant }),
-    },
-  ];
 }
 
 /**

@@ -52,6 +52,7 @@ import {
   type TargetCheck,
 } from './harness';
 import { recordingSink, storeTables, writeFloorRun, type Commit } from './pgFloor';
+import { instant, TEXT, USAGE } from './longTask';
 import { CONTINUE_GOAL, CONTINUE_NAME, continueOnStore } from './storeContinue';
 
 const URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -59,9 +60,6 @@ const TARGET = 1.3;
 // 15 pairs, as the other suites near the disk take: with 7, a median of commits that each wait
 // for the disk moved ±0.1× between full runs (1.20× and 1.31× for 'move' per LLM call).
 const SAMPLES = scaled(15, 3);
-const TEXT = 'x'.repeat(1024);
-const USAGE = { inputTokens: 1200, outputTokens: 300, costUsd: 0.001 };
-const instant = async (): Promise<void> => undefined;
 const MODES: readonly HistoryDurability[] = ['none', 'turn', 'move'];
 /** Turns per sample: fewer where every line waits for the disk. */
 const TURNS: Record<HistoryDurability, number> = { none: scaled(40, 15), turn: scaled(40, 15), move: scaled(15, 6) };

@@ -14,7 +14,7 @@
 //  - Candidate and floor alternate sample by sample (the order swapping each pair); the figure is
 //    the median of per-pair ratios with their quartiles. Target: ≤ 2×.
 import type { Client } from 'pg';
-import { createScriptedAgent, type ScriptedReply } from '../lib/agent/createScriptedAgent';
+import { createScriptedAgent } from '../lib/agent/createScriptedAgent';
 import type { BatchTask } from '../lib/batch/BatchOptions';
 import { runBatch } from '../lib/batch/runBatch';
 import type { PostgresStore } from '../lib/integrations/postgres/PostgresStore';
@@ -27,34 +27,18 @@ import {
   type ResultRow,
   type TargetCheck,
 } from './harness';
+import { CONTINUE_CALLS, longTask as longTaskOf } from './longTask';
 
-export const CONTINUE_CALLS = 50;
 const SAMPLES = scaled(15, 5);
 const TARGET = 2;
-const TEXT = 'x'.repeat(1024);
-const USAGE = { inputTokens: 1200, outputTokens: 300, costUsd: 0.001 };
-const instant = async (): Promise<void> => undefined;
 
 /** The target's name and goal, also for the line that says why it was not measured. */
 export const CONTINUE_NAME = `PostgresStore: continue a run cut off after ${CONTINUE_CALLS} calls`;
 export const CONTINUE_FLOOR = 'a SELECT of its rows + serving each response from memory';
 export const CONTINUE_GOAL = `≤ ${TARGET.toFixed(2)}× ${CONTINUE_FLOOR}`;
 
-/** One task of `CONTINUE_CALLS` tool rounds, then an answer. */
-function longTask(): BatchTask[] {
-  const replies: ScriptedReply[] = Array.from({ length: CONTINUE_CALLS }, (_, i) => ({
-    toolCalls: [{ id: `c${i}`, name: 'read', input: { path: `f${i}` } }],
-    usage: USAGE,
-  }));
-  replies.push({ text: TEXT, usage: USAGE });
-  return [
-    {
-      id: 'long',
-      input: 'go',
-      agent: () => createScriptedAgent({ replies, tools: { read: { output: TEXT } }, sleep: instant }),
-    },
-  ];
-}
+/** The long task, its agents made by the sources (the suite times them in process). */
+const longTask = (): BatchTask[] => longTaskOf({ createScriptedAgent });
 
 interface Tables {
   readonly batches: string;
