@@ -141,7 +141,7 @@ export type { ResumeFrom, ResumeInfo, RecordedLine } from './agent/journal/RunRe
 export type { ResumeToolChoice, ResumeToolPolicy } from './agent/journal/ResumeToolPolicy';
 export { runBatch } from './batch/runBatch';
 export type { AgentTask, AgentSource } from './batch/tasks/runTask';
-export type { FrameworkTask, FrameworkRun } from './batch/tasks/runFrameworkTask';
+export type { FrameworkTask, FrameworkDriver } from './batch/tasks/runFrameworkTask';
 export type { ApprovalWait, BatchApprovalRequest, CapWait } from './batch/approvals/ParkedRuns';
 export type { BatchPause, CapRaise } from './batch/raises/CapRaises';
 export type { BatchTotal } from './batch/BatchTotal';

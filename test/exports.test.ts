@@ -52,7 +52,7 @@ const PINNED: Record<string, string[]> = {
     'ForcedLogLevel',
     'FormatBatchReportOptions',
     'FormatHistoryOptions',
-    'FrameworkRun',
+    'FrameworkDriver',
     'FrameworkTask',
     'HistorySink',
     'HookContext',

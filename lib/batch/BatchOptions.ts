@@ -190,7 +190,7 @@ export interface BatchOptions {
   /**
    * Called with each run's adapter before its turn starts, to instrument it (tracing, metrics,
    * listeners); may return a function called when the run has ended. A throw ends that run as `error`.
-   * Not called for framework tasks (`{ id, run(mirror) }`): they have a mirror, not an adapter.
+   * Not called for framework tasks (`{ id, drive(mirror) }`): they have a mirror, not an adapter.
    */
   onRun?: (run: { id: string; index: number; agent: AgentWithStateMachine }) => (() => void) | void;
 }

@@ -153,8 +153,13 @@ const OPTIONS = {
   name: { on: ['worker', 'submit', 'attach', 'raise', 'approvals', 'answer'] },
   prefix: { on: ['worker', 'submit', 'attach', 'raise', 'approvals', 'answer'] },
   agent: { on: ['worker'] },
-  // Two meanings under one name: the worker's framework run (a function), the answer's run (a task id).
-  run: { on: ['worker', 'answer'] },
+  // Instead of `agent`: a framework's loop, given each task and its mirror.
+  drive: { on: ['worker'] },
+  // The run an answer is for, by its task id. A worker took its framework's loop as `run` before `drive`.
+  run: {
+    on: ['answer'],
+    refused: { worker: "`run` is now `drive` (a framework's loop, given each task and its mirror)" },
+  },
   workerId: { on: ['worker'] },
   lockDurationMs: { on: ['worker'], default: 30_000 },
   stalledIntervalMs: { on: ['worker'], default: 30_000 },

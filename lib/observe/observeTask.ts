@@ -6,7 +6,7 @@ import { observeLoop } from './observeLoop';
 export interface ObservedTask {
   id: string;
   input: string;
-  run: (mirror: StepMirror) => Promise<unknown>;
+  drive: (mirror: StepMirror) => Promise<unknown>;
 }
 
 /**
@@ -20,5 +20,5 @@ export function observeTask(id: string, input: string, agent: (input: string) =>
   if (typeof input !== 'string') throw new InvalidArgumentError('input', 'a string (the user message)', input);
   if (typeof agent !== 'function')
     throw new InvalidArgumentError('agent', "a function (input) => your loop's answer", agent);
-  return { id, input, run: async (mirror) => (await observeLoop(mirror, input, () => agent(input))).result };
+  return { id, input, drive: async (mirror) => (await observeLoop(mirror, input, () => agent(input))).result };
 }

@@ -107,7 +107,7 @@ describe('the money ledger on a framework loop', () => {
       [
         {
           id: 'fw',
-          run: async (mirror) => {
+          drive: async (mirror) => {
             await mirror.modelCallStart(bound);
             mirror.modelResponse({
               text: 'look',

@@ -136,7 +136,7 @@ describe('LLM calls of unknown cost', () => {
         }
       }
     };
-    const tasks = () => [{ id: 't', input: 'go', run: (mirror: StepMirror) => drive(mirror) }];
+    const tasks = () => [{ id: 't', input: 'go', drive: (mirror: StepMirror) => drive(mirror) }];
     const file = path.join(dir, 't.jsonl');
     const cutAfterFirst = (find: (line: string) => boolean): void => {
       const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);

@@ -40,7 +40,7 @@ describe('budget.wrapUp and budget.visible refused where a path cannot honour th
     expect(() => new StepMirror({ externalBudgets: [outside], honours, pricing, logger: false })).not.toThrow();
     // A batch's mirror (it honours both until its integration says): the Agents SDK's refuses them by name.
     const agents = await runTask(
-      { id: 'agents', run: (mirror) => void new AgentsMirror({ mirror }) },
+      { id: 'agents', drive: (mirror) => void new AgentsMirror({ mirror }) },
       { adapter: { logger: false, pricing, externalBudgets: [outside] } },
     );
     expect(agents.outcome).toBe('error');
@@ -78,19 +78,19 @@ describe('budget.wrapUp and budget.visible refused where a path cannot honour th
 
   it("a batch's mirror (it honours both until its integration says) is refused by the Agents SDK and LangGraph mirrors, and by a call reported by hand", async () => {
     const adapter = { logger: false as const, pricing, budget: { maxCostUsd: 1, wrapUp: true as const } };
-    const agents = await runTask({ id: 'agents', run: (mirror) => void new AgentsMirror({ mirror }) }, { adapter });
+    const agents = await runTask({ id: 'agents', drive: (mirror) => void new AgentsMirror({ mirror }) }, { adapter });
     expect(agents.outcome).toBe('error');
     expect(agents.error?.message).toMatch(
       /`budget\.wrapUp` to be left out of new AgentsMirror\(\): the Agents SDK's Runner decides/,
     );
-    const graph = await runTask({ id: 'graph', run: (mirror) => void new LangGraphMirror({ mirror }) }, { adapter });
+    const graph = await runTask({ id: 'graph', drive: (mirror) => void new LangGraphMirror({ mirror }) }, { adapter });
     expect(graph.outcome).toBe('error');
     expect(graph.error?.message).toMatch(/`budget\.wrapUp` to be left out of new LangGraphMirror\(\): LangGraph's/);
     let made = 0;
     const byHand = await runTask(
       {
         id: 'by-hand',
-        run: async (mirror) => {
+        drive: async (mirror) => {
           await mirror.modelCallStart({ inputTokens: 10, maxOutputTokens: 10 });
           made += 1;
         },

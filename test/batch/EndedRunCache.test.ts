@@ -168,7 +168,7 @@ describe('the ended-run cache of a batch folder', () => {
           const folder = path.join(dir, `round-${round++}`);
           const list: (BatchTask | FrameworkTask)[] = scripts.map<BatchTask | FrameworkTask>((replies, i) =>
             framework
-              ? { id: `t${i}`, input: 'go', run: (mirror: StepMirror) => driveByHand(mirror, replies) }
+              ? { id: `t${i}`, input: 'go', drive: (mirror: StepMirror) => driveByHand(mirror, replies) }
               : {
                   id: `t${i}`,
                   input: 'go',

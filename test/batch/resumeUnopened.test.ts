@@ -29,7 +29,7 @@ const agentTask: BatchTask = {
 const frameworkTask: FrameworkTask = {
   id: 'framework',
   input: 'go',
-  run: async (mirror) => {
+  drive: async (mirror) => {
     for (const text of ['first', 'second'])
       await mirror.model({
         send: () => Promise.resolve(text),

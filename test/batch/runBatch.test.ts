@@ -835,7 +835,7 @@ describe('runBatch', () => {
       [
         'a null task',
         [null],
-        'Expected `tasks[0]` to be an object { id, input, agent } or { id, input?, run }, got `null`',
+        'Expected `tasks[0]` to be an object { id, input, agent } or { id, input?, drive }, got `null`',
       ],
       [
         'an empty id',
@@ -853,7 +853,12 @@ describe('runBatch', () => {
       [
         'a bad agent',
         [{ id: 'a', input: 'go', agent: 42 }],
-        'Expected `tasks[0].agent` to be an AgentLoop or a function returning one (or give `run(mirror)` for a framework loop), got `42` (number)',
+        'Expected `tasks[0].agent` to be an AgentLoop or a function returning one (or give `drive(mirror)` for a framework loop), got `42` (number)',
+      ],
+      [
+        "a framework task's loop under its old name, run",
+        [{ id: 'a', input: 'go', run: async () => undefined }],
+        'Expected `tasks[0].run` to be left out: a framework task gives its loop as `drive(mirror)` (`run` is now `drive`), got `[function run]` (function)',
       ],
       [
         'duplicate ids',

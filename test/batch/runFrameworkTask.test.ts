@@ -11,7 +11,7 @@ import { runBatch } from '../../lib/batch/runBatch';
 import type { StepMirror } from '../../lib/agent/StepMirror';
 import { BudgetExceededError } from '../../lib/agent/TurnError';
 
-describe('runTask with a framework task { id, run(mirror) }', () => {
+describe('runTask with a framework task { id, drive(mirror) }', () => {
   let dir: string;
   beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sm-fwtask-'))));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -31,7 +31,7 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
       {
         id: 'fw',
         input: 'hello',
-        run: async (mirror) => {
+        drive: async (mirror) => {
           expect(await mirror.modelCallStart()).toBeUndefined();
           mirror.modelResponse({ text: 'hi', usage: { inputTokens: 3, outputTokens: 2, costUsd: 0.25 } });
           // The framework reports its end through its own hook in real use; here runTask ends it.
@@ -60,7 +60,7 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
             id: 'fw',
             input: 'go',
             // A loop that does not stop when a call is refused: it tries twice more after its run ended.
-            run: async (mirror) => {
+            drive: async (mirror) => {
               for (let i = 0; i < 5; i++) {
                 try {
                   await mirror.model({
@@ -108,7 +108,7 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
         {
           id: 'fw',
           input: 'plan',
-          run: async (mirror) => {
+          drive: async (mirror) => {
             await call(mirror, 'the plan');
             mirror.runEnd({ text: 'the plan' });
             mirror.runStart('do it');
@@ -124,14 +124,14 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
 
   it('a run that rejects ends in Error with the cause; one that reports nothing ends in Error too', async () => {
     const failed = await runTask(
-      { id: 'a', run: () => Promise.reject(new Error('framework blew up')) },
+      { id: 'a', drive: () => Promise.reject(new Error('framework blew up')) },
       { adapter: { logger: false }, historyFile: path.join(dir, 'a.jsonl') },
     );
     expect(failed.outcome).toBe('error');
     expect(failed.error).toBeInstanceOf(OperationError);
     expect(failed.error!.message).toContain('framework blew up');
     await valid(path.join(dir, 'a.jsonl'));
-    const silent = await runTask({ id: 'b', run: () => undefined }, { adapter: { logger: false } });
+    const silent = await runTask({ id: 'b', drive: () => undefined }, { adapter: { logger: false } });
     expect(silent.outcome).toBe('error');
   });
 
@@ -141,7 +141,7 @@ describe('runTask with a framework task { id, run(mirror) }', () => {
     const run = await runTask(
       {
         id: 'c',
-        run: async (mirror, { signal }) => {
+        drive: async (mirror, { signal }) => {
           await mirror.modelCallStart();
           mirror.modelResponse({ toolCalls: [{ id: 't1', name: 'slow' }] });
           expect(await mirror.toolStart({ id: 't1', name: 'slow' })).toBeUndefined();

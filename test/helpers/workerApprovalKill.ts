@@ -91,7 +91,7 @@ export function workerApprovalKillTest(c: WorkerApprovalKillCase): void {
     }
   }
 
-  describe(`${c.name} on startBatchWorker({ run }), its worker SIGKILLed while runs are parked`, () => {
+  describe(`${c.name} on startBatchWorker({ drive }), its worker SIGKILLed while runs are parked`, () => {
     jest.setTimeout(120_000);
     it('the lost runs are taken over from their journal: answers given before the takeover are taken, the others wait again on the same call; nothing asked, sent or run twice', async () => {
       const prefix = uniquePrefix(`fwapprovekill-${c.framework}`);

@@ -49,7 +49,7 @@ describe('the `approve` policy on tools that cannot carry it: the run ends befor
       const task = (id: string): FrameworkTask => ({
         id,
         input: `task ${id}`,
-        run: async (mirror) => {
+        drive: async (mirror) => {
           // The model wrapped, the tools not: the SDK would run them unasked.
           const m = mirrorAISDK({ mirror, model, maxRetries: 0 });
           const settings = { ...m.settings, tools, prompt: `task ${id}`, maxOutputTokens: 500 };
@@ -76,7 +76,7 @@ describe('the `approve` policy on tools that cannot carry it: the run ends befor
     const task = (id: string): FrameworkTask => ({
       id,
       input: `task ${id}`,
-      run: async (mirror) => {
+      drive: async (mirror) => {
         const lg = new LangGraphMirror({ mirror });
         const llm = new ChatOpenAI({
           model: 'gpt-local',

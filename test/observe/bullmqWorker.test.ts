@@ -48,7 +48,7 @@ it('two workers observe the loop: the server billed under the strict cap, and ev
           journal: true,
           pricing,
           onError: false,
-          run: (task, mirror) => observeLoop(mirror, task.input, () => loop(task.input)),
+          drive: (task, mirror) => observeLoop(mirror, task.input, () => loop(task.input)),
         }),
       );
     const tasks = Array.from({ length: 12 }, (_, i) => ({ id: `t${i}`, input: `task ${i}` }));

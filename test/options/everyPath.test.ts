@@ -28,7 +28,7 @@ const loop = () => createScriptedAgent({ replies: [{ text: 'done' }] });
 const NOWHERE = 'redis://127.0.0.1:1'; // never reached: the options are refused first
 const frameworkTask = {
   id: 'fw',
-  run: async (mirror: StepMirror) => {
+  drive: async (mirror: StepMirror) => {
     await mirror.modelCallStart();
     mirror.modelResponse({ text: 'hi', usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 } });
   },
@@ -205,7 +205,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
       const run = await runTask(
         {
           id: 'fw',
-          run: () => {
+          drive: () => {
             ran = true;
           },
         },
@@ -238,7 +238,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
       runBatch(
         [
           { id: 'agent-task', input: 'x', agent: () => (started++, loop()) },
-          { id: 'fw', run: () => void started++ },
+          { id: 'fw', drive: () => void started++ },
         ],
         options as never,
       ),
@@ -254,7 +254,7 @@ describe('an option a framework run cannot honour is refused by name, never drop
     let ran = 0;
     const task = {
       id: 'unasked',
-      run: async (mirror: StepMirror) => {
+      drive: async (mirror: StepMirror) => {
         await mirror.modelCallStart();
         mirror.modelResponse({
           toolCalls: [{ id: 'c1', name: 'delete_file', input: { path: '/' } }],

@@ -14,28 +14,28 @@ import type { TaskRun } from './TaskRun';
 import { FrameworkTurn } from './FrameworkTurn';
 
 /**
- * A run a framework owns (an AI SDK `generateText` or `ToolLoopAgent`, an Agents SDK `run()`, a
- * LangGraph agent), given the mirror that records it: put the mirror on the framework (e.g.
- * `mirrorAISDK({ mirror, model, tools })`) and run it. Its budgets are the batch's: the same
+ * Drives a run a framework owns (an AI SDK `generateText` or `ToolLoopAgent`, an Agents SDK
+ * `run()`, a LangGraph agent) with the mirror that records it: it puts the mirror on the
+ * framework (e.g. `mirrorAISDK({ mirror, model, tools })`) and runs it. Its budgets are the batch's: the same
  * per-run and shared limits an adapter run meets, checked before each model call and tool call.
  */
-export type FrameworkRun = (mirror: StepMirror, ctx: { signal: AbortSignal }) => unknown;
+export type FrameworkDriver = (mirror: StepMirror, ctx: { signal: AbortSignal }) => unknown;
 
-/** One task whose agent is a framework's loop: `run` drives it with the mirror it is given. */
+/** One task whose agent is a framework's loop: `drive` runs it with the mirror it is given. */
 export interface FrameworkTask {
   /** Names the run in reports, errors and its history file. */
   id: string;
   /** The user message, for the history (the framework's own start event may set it instead). */
   input?: string;
-  run: FrameworkRun;
+  drive: FrameworkDriver;
 }
 
 /**
  * Runs one framework task as `runTask` runs an agent task: a mirror with the adapter options'
  * budgets, pricing, journal, logger and clock (the options only an adapter has — retries,
  * grace, tool concurrency — are the framework's own), its history file, and the run's
- * outcome. The run starts before `run` is called; if the framework does not report its end,
- * the mirror ends it when `run` settles (resolved: its end; rejected: Error, or cancelled).
+ * outcome. The run starts before `drive` is called; if the framework does not report its end,
+ * the mirror ends it when `drive` settles (resolved: its end; rejected: Error, or cancelled).
  */
 export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOptions = {}): Promise<TaskRun> {
   const { name = 'task', adapter = {}, signal, historyFile, openSink, onProblem } = options;
@@ -113,7 +113,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
         // Nothing here could answer it: refused by name, not left waiting for ever.
         m.runFailed(
           new Error(
-            `${name}: the framework stopped for approval of ${pendingApprovals.map((c) => `${c.name} (${c.callId})`).join(', ')}, and this runner cannot park a framework run (runBatch and the BullMQ worker park it): run the task in runBatch or on startBatchWorker({ run }), or leave out the tools' needsApproval and the \`approve\` policy`,
+            `${name}: the framework stopped for approval of ${pendingApprovals.map((c) => `${c.name} (${c.callId})`).join(', ')}, and this runner cannot park a framework run (runBatch and the BullMQ worker park it): run the task in runBatch or on startBatchWorker({ drive }), or leave out the tools' needsApproval and the \`approve\` policy`,
           ),
         );
       });
@@ -122,7 +122,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
     while (result.outcome === 'awaiting_approval')
       result = await (awaitFrameworkPause === undefined ? turn.continueTurn() : awaitFrameworkPause(turn, result));
   } catch (error) {
-    failure = new OperationError(`${name}.run`, error);
+    failure = new OperationError(`${name}.drive`, error);
   }
   try {
     const closed = sink?.close();
@@ -165,7 +165,7 @@ export async function runFrameworkTask(task: FrameworkTask, options: RunTaskOpti
  */
 async function settleRun(task: FrameworkTask, mirror: StepMirror): Promise<TurnResult> {
   try {
-    await task.run(mirror, { signal: mirror.signal });
+    await task.drive(mirror, { signal: mirror.signal });
     return mirror.running ? mirror.runEnd() : mirror.result!;
   } catch (error) {
     return !mirror.running ? mirror.result! : mirror.signal.aborted ? mirror.runAborted() : mirror.runFailed(error);

@@ -32,7 +32,7 @@ export interface AgentTask {
 }
 
 /**
- * Runs one task: an agent task, or a framework task (`{ id, input?, run(mirror) }`, see
+ * Runs one task: an agent task, or a framework task (`{ id, input?, drive(mirror) }`, see
  * `runFrameworkTask`). For an agent task it builds its agent (a factory gets the abort signal and, once aborted,
  * `cancelGraceMs` to settle before it is abandoned), runs one turn through its own
  * `AgentWithStateMachine`, writes its history file, and says how it ended. It never throws

@@ -27,9 +27,9 @@ export interface BatchWorkerOptions {
    * Instead of `agent`: runs a task whose loop a framework owns (an AI SDK `generateText` or
    * `ToolLoopAgent`, …), given the `StepMirror` that records it and checks it against the
    * batch's budgets in Redis: put the mirror on the framework (`mirrorAISDK({ mirror, model,
-   * tools })`) and run it. Give `agent` or `run`, not both.
+   * tools })`) and run it. Give `agent` or `drive`, not both.
    */
-  run?: (task: DistributedTask, mirror: StepMirror, ctx: { signal: AbortSignal; batchId: string }) => unknown;
+  drive?: (task: DistributedTask, mirror: StepMirror, ctx: { signal: AbortSignal; batchId: string }) => unknown;
   /**
    * Which tool calls wait for a person before they run, as `AgentWithStateMachine` takes it
    * (tool names mapped to `true`, or a function of the call). A run whose LLM asks for one parks:
@@ -37,14 +37,14 @@ export interface BatchWorkerOptions {
    * BullMQ's delayed list on a lease this worker renews) until every call is answered — by the
    * producer's `onApproval`, or an `attachBatch({ onApproval })` in any process. It then takes
    * the next free slot before any new run, and goes on with the answers: approved calls run
-   * (with the input given, if any), denied ones do not, and the LLM is told so. Beside `run`
+   * (with the input given, if any), denied ones do not, and the LLM is told so. Beside `drive`
    * the integration puts the policy on the framework's tools; they and the framework's own
    * approvals (AI SDK or Agents SDK `needsApproval`, LangGraph `interrupt()`) park the run in
    * the same way, answered through the same records.
    */
   approve?: ApprovalPolicy;
   /**
-   * With `approve`, or beside `run` (its framework's own approvals): a parked run left
+   * With `approve`, or beside `drive` (its framework's own approvals): a parked run left
    * unanswered this long ends on its own, `cancelled` in ApprovalTimedOut, its calls not run —
    * as in `runBatch`. Counted on this worker from the moment the run parks. Default: no limit (the run waits for its answers, or the batch's abort).
    */

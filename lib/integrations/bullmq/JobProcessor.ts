@@ -203,9 +203,9 @@ export class JobProcessor {
       // A worker's policy the batch's refuses: runWorkerTask ends the run in Error, saying so.
     }
     const { redis, within, settings } = ctx;
-    const { approve, frameworkRun, prefix, name, onError } = settings;
+    const { approve, drive, prefix, name, onError } = settings;
     // A framework run may stop for its framework's own approvals (AI SDK `needsApproval`) at any call.
-    const asks = approve !== undefined || frameworkRun !== undefined;
+    const asks = approve !== undefined || drive !== undefined;
     if (meta.total?.whenSpent !== 'pause' && !asks) return undefined;
     return parkRun({
       slots: this.#slots,

@@ -25,7 +25,7 @@ export interface AttachBatchOptions {
   onProgress?: (progress: BatchProgress) => void;
   /**
    * Called for each run parked for approval (`startBatchWorker({ approve })`, or a framework's
-   * own with `run`: AI SDK `needsApproval`) whose request is still open, as `submitBatch`'s
+   * own with `drive`: AI SDK `needsApproval`) whose request is still open, as `submitBatch`'s
    * `onApproval` is: this process may answer it, whichever process submitted the batch. A call answered elsewhere first is refused here by name.
    */
   onApproval?: (request: DistributedApprovalRequest) => void | Promise<void>;

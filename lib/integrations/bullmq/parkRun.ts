@@ -8,7 +8,7 @@ import type { WorkerSlots } from './WorkerSlots';
 export interface RunParking {
   /** `runTask`'s `awaitPause`: parks the run out of its slot until it is let go and a slot is free, then it goes on. */
   awaitPause: (agent: ParkableRun, paused: TurnResult) => Promise<TurnResult>;
-  /** `runTask`'s `awaitFrameworkPause`: parks a framework run (`run`) that stopped for its framework's approvals, as `awaitPause` does. */
+  /** `runTask`'s `awaitFrameworkPause`: parks a framework run (`drive`) that stopped for its framework's approvals, as `awaitPause` does. */
   awaitFrameworkPause: (run: FrameworkTurn, paused: TurnResult) => Promise<TurnResult>;
   /** Resolves the first time the run parks: its processor then lets its job go (it holds no BullMQ slot either). */
   parked: Promise<void>;

@@ -71,7 +71,7 @@ async function runAttempt(
     return errorReport(task.id, asError(error), worker.settings.id, attempt);
   }
   const { redis, inStore, settings } = ctx;
-  const { id, prefix, name, concurrency, historyDir, frameworkRun, agent } = settings;
+  const { id, prefix, name, concurrency, historyDir, drive, agent } = settings;
   const price = meta.pricing !== undefined ? pricingFromTable(meta.pricing) : settings.pricing;
   let historyFile: string | undefined;
   if (historyDir !== undefined) {
@@ -93,12 +93,12 @@ async function runAttempt(
     timeoutMs: settings.redisTimeoutMs,
     attempt,
   });
-  if (meta.total?.whenSpent === 'pause' && frameworkRun !== undefined)
+  if (meta.total?.whenSpent === 'pause' && drive !== undefined)
     return errorReport(
       task.id,
       new InvalidArgumentError(
         'total.whenSpent',
-        "'stop' (or left out) for a batch run by a worker with `run`: a framework's loop cannot be paused at a call its cap refused; pausing runs through `agent` only",
+        "'stop' (or left out) for a batch run by a worker with `drive`: a framework's loop cannot be paused at a call its cap refused; pausing runs through `agent` only",
         'pause',
       ),
       id,
@@ -150,11 +150,11 @@ async function runAttempt(
     metadata: { taskId: task.id, index, batchId, worker: id, attempt },
   };
   const run = await runTask(
-    frameworkRun !== undefined
+    drive !== undefined
       ? {
           id: task.id,
           input: task.input,
-          run: (mirror, ctx) => frameworkRun(task, mirror, { signal: ctx.signal, batchId }),
+          drive: (mirror, ctx) => drive(task, mirror, { signal: ctx.signal, batchId }),
         }
       : {
           id: task.id,

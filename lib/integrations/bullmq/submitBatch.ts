@@ -86,7 +86,7 @@ export interface SubmitBatchOptions {
   onPause?: (pause: BatchPause) => void | Promise<void>;
   /**
    * Called for each run parked for approval on its worker (`startBatchWorker({ approve })`, or a
-   * framework's own with `run`: AI SDK `needsApproval`, where an input given to `approve` is left
+   * framework's own with `drive`: AI SDK `needsApproval`, where an input given to `approve` is left
    * out), as `runBatch` calls its own: with the run's id and index, its calls, and `approve(callId, {
    * input? })` / `deny(callId, reason?)`, which may be called then or later, each answer going
    * to Redis for the run's worker. A throw or a rejection is a process warning; the run stays

@@ -13,7 +13,7 @@ import type { RunApprovals } from './parkRun';
 
 /**
  * A worker's approval policy and timeout, as `AgentWithStateMachine` takes them, checked when
- * the worker starts. Beside `run` the policy is put on the framework's tools by its integration,
+ * the worker starts. Beside `drive` the policy is put on the framework's tools by its integration,
  * and the framework's own approvals (AI SDK `needsApproval`, LangGraph `interrupt()`) park the
  * run too: the timeout bounds those waits with no policy.
  */
@@ -22,7 +22,7 @@ export function assertWorkerApproval(approve: unknown, timeoutMs: unknown, frame
   if (timeoutMs === undefined) return;
   if (!(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs >= 0))
     throw new InvalidArgumentError('approvalTimeoutMs', 'a non-negative number of milliseconds', timeoutMs);
-  // Beside `run` the framework asks for approval itself: the timeout bounds its waits.
+  // Beside `drive` the framework asks for approval itself: the timeout bounds its waits.
   if (approve === undefined && !framework)
     throw new InvalidArgumentError('approve', 'an approval policy when approvalTimeoutMs is set', approve);
 }

@@ -25,7 +25,7 @@ export function workerRunOptions(
   sinks: RunSinks,
   runOptions: { runId: string; metadata: Record<string, unknown> },
 ): RunTaskOptions {
-  const { frameworkRun, approve, approvalTimeoutMs, journal, resumeTools } = ctx.settings;
+  const { drive, approve, approvalTimeoutMs, journal, resumeTools } = ctx.settings;
   const { index, meta, budget, price, signal } = run;
   const { historyFile, inBatch, resumeFrom } = sinks;
   return {
@@ -36,11 +36,11 @@ export function workerRunOptions(
       // A framework run is given the producer's retries only to refuse them by name (the
       // framework retries its own calls); its cancel grace is the framework's own.
       ...(meta.retry === undefined ? {} : { retry: meta.retry }),
-      ...(frameworkRun === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
+      ...(drive === undefined ? { cancelGraceMs: meta.cancelGraceMs } : {}),
       logger: false,
       externalBudgets: [budget],
       // A run that wraps up within a cap moves through WrappingUp, one that asks approval through AwaitingApproval.
-      ...(frameworkRun === undefined ? { table: wrapsUp(meta) ? ctx.tables.wrapUp : ctx.tables.plain } : {}),
+      ...(drive === undefined ? { table: wrapsUp(meta) ? ctx.tables.wrapUp : ctx.tables.plain } : {}),
       ...(approve === undefined ? {} : { approve }),
       ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
       ...(price === undefined ? {} : { pricing: price }),

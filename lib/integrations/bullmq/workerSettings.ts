@@ -13,8 +13,8 @@ export interface WorkerSettings {
   name: string;
   prefix: string;
   agent: BatchWorkerOptions['agent'];
-  /** The option `run`: a framework's loop instead of `agent`. */
-  frameworkRun: BatchWorkerOptions['run'];
+  /** A framework's loop instead of `agent`. */
+  drive: BatchWorkerOptions['drive'];
   concurrency: number;
   historyDir: string | undefined;
   store: BatchWorkerOptions['store'];
@@ -43,7 +43,7 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
     name,
     prefix = 'bull',
     agent,
-    run: frameworkRun,
+    drive,
     concurrency = OPTION_DEFAULTS.concurrency,
     historyDir,
     store,
@@ -61,14 +61,14 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
   assertMs('closeTimeoutMs', closeTimeoutMs);
   const id = options.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 6)}`;
   assertQueueName(name);
-  if (frameworkRun !== undefined) {
-    if (typeof frameworkRun !== 'function')
-      throw new InvalidArgumentError('run', 'a function (task, mirror, { signal, batchId }) => Promise', frameworkRun);
+  if (drive !== undefined) {
+    if (typeof drive !== 'function')
+      throw new InvalidArgumentError('drive', 'a function (task, mirror, { signal, batchId }) => Promise', drive);
     if (agent !== undefined)
-      throw new InvalidArgumentError('agent', 'left out when `run` is given (give one of them)', agent);
+      throw new InvalidArgumentError('agent', 'left out when `drive` is given (give one of them)', agent);
   } else if (typeof agent !== 'function')
     throw new InvalidArgumentError('agent', 'a function (task, { signal }) => AgentLoop', agent);
-  assertWorkerApproval(approve, approvalTimeoutMs, frameworkRun !== undefined);
+  assertWorkerApproval(approve, approvalTimeoutMs, drive !== undefined);
   resolveResumeTools(resumeTools);
   if (!(Number.isInteger(concurrency) && concurrency > 0))
     throw new InvalidArgumentError('concurrency', 'a positive integer', concurrency);
@@ -112,7 +112,7 @@ export function workerSettings(options: BatchWorkerOptions): WorkerSettings {
     name,
     prefix,
     agent,
-    frameworkRun,
+    drive,
     concurrency,
     historyDir,
     store,

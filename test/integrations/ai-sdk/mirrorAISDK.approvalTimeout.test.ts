@@ -36,7 +36,7 @@ const ranDeploys = (): string[] =>
 describe('approvalTimeoutMs on a framework run', () => {
   it('runBatch: a run left unanswered ends in ApprovalTimedOut, cancelled, its deploy never run; one answered in time goes on', async () => {
     const report = await runBatch(
-      ['t0', 't1', 't3'].map((id) => ({ id, input: `task ${id}`, run: aiSdkDeploy(id, server.baseURL) })),
+      ['t0', 't1', 't3'].map((id) => ({ id, input: `task ${id}`, drive: aiSdkDeploy(id, server.baseURL) })),
       {
         historyDir: dir,
         concurrency: 3,

@@ -22,7 +22,7 @@ function tasks(calls: { made: number }, maxOutputTokens?: number): FrameworkTask
   return Array.from({ length: 50 }, (_, i) => ({
     id: `agent-${i}`,
     input: `task ${i}`,
-    run: async (mirror) => {
+    drive: async (mirror) => {
       const model = scriptedModel([
         { content: [call(`c${i}`, 'lookup', { n: i })], usage: { output: 1000 } },
         { content: [text(`answer ${i}`)], usage: { output: 1000 } },

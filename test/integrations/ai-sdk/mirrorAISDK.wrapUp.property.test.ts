@@ -119,7 +119,7 @@ describe('runBatch of mirrorAISDK tasks with total.wrapUp, runs interleaved (pro
           const answers = new Map<string, string>();
           const tasks: FrameworkTask[] = scripts.map((moves, t) => ({
             id: `t${t}`,
-            run: async (mirror) => {
+            drive: async (mirror) => {
               const model = endlessModel(`t${t}`, moves, maxOutput, ledger);
               const m = mirrorAISDK({ mirror, model, tools: { look }, maxSteps: 10_000 });
               const result = await generateText({ ...m.settings, prompt: `work on t${t}`, maxOutputTokens: maxOutput });

@@ -168,7 +168,7 @@ describe('runBatch of mirrorAISDK tasks under total: { maxCostUsd, strict: true,
     const tasks: FrameworkTask[] = Array.from({ length: 6 }, (_, i) => ({
       id: `run-${i}`,
       input: `Weather in Oslo, run ${i}?`,
-      run: async (mirror) => {
+      drive: async (mirror) => {
         const m = mirrorAISDK({
           mirror,
           model: modelOf(srv.server, `sk-run-${i}`),

@@ -243,10 +243,10 @@ describe('startBatchWorker({ approve }) with submitBatch({ onApproval })', () =>
     const base = { connection: url, name: 'runs', prefix: uniquePrefix('approverefuse') };
     // Beside `run` a policy is taken (the integration puts it on the framework's tools), but it must be one.
     expect(() =>
-      startBatchWorker({ ...base, run: () => undefined, approve: 'deploy' as never, onError: false }),
+      startBatchWorker({ ...base, drive: () => undefined, approve: 'deploy' as never, onError: false }),
     ).toThrow(/`approve` to be an object \{ toolName: true \} or a function/);
     // Beside `run` the timeout needs no policy (the framework asks), but it is still a number of milliseconds.
-    expect(() => startBatchWorker({ ...base, run: () => undefined, approvalTimeoutMs: -1, onError: false })).toThrow(
+    expect(() => startBatchWorker({ ...base, drive: () => undefined, approvalTimeoutMs: -1, onError: false })).toThrow(
       /`approvalTimeoutMs` to be a non-negative number of milliseconds/,
     );
     expect(() =>

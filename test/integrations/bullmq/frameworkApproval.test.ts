@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => releaseRedis());
 
-describe('startBatchWorker({ run }) with onApproval', () => {
+describe('startBatchWorker({ drive }) with onApproval', () => {
   it("a framework run parked for its tool's needsApproval is answered by onApproval and attachBatch, and goes on as the same run", async () => {
     const prefix = uniquePrefix('fwonapproval');
     const batchId = `fw-onapproval-${process.pid}`;
@@ -44,7 +44,7 @@ describe('startBatchWorker({ run }) with onApproval', () => {
         concurrency: 1,
         closeTimeoutMs: 1000,
         onError: false,
-        run: async (task, mirror, { signal }) => {
+        drive: async (task, mirror, { signal }) => {
           const tools = {
             ls: tool({ inputSchema: z.object({ dir: z.string() }), execute: async () => 'a b' }),
             deploy: tool({
@@ -136,7 +136,7 @@ describe('startBatchWorker({ run }) with onApproval', () => {
         closeTimeoutMs: 1000,
         onError: false,
         approvalTimeoutMs: 300,
-        run: (task, mirror, ctx) => aiSdkDeploy(task.id, server!.baseURL)(mirror, ctx),
+        drive: (task, mirror, ctx) => aiSdkDeploy(task.id, server!.baseURL)(mirror, ctx),
       });
       const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
       let report;

@@ -7,14 +7,14 @@ import { chatApprovalServer } from '../../helpers/approvalBatch';
 import { workerApprovalCliTest } from '../../helpers/workerApprovalCli';
 
 workerApprovalCliTest({
-  name: 'AI SDK needsApproval on startBatchWorker({ run }), answered with the built agent-sm --redis',
+  name: 'AI SDK needsApproval on startBatchWorker({ drive }), answered with the built agent-sm --redis',
   framework: 'ai-sdk',
   server: () => chatApprovalServer((content) => JSON.stringify(content)),
   conversation: (body) => (body as { messages: unknown }).messages,
 });
 
 workerApprovalCliTest({
-  name: 'LangGraph interrupt() on startBatchWorker({ run }), answered with the built agent-sm --redis',
+  name: 'LangGraph interrupt() on startBatchWorker({ drive }), answered with the built agent-sm --redis',
   framework: 'langgraph',
   server: () => chatApprovalServer(String),
   conversation: (body) => (body as { messages: unknown }).messages,
@@ -23,7 +23,7 @@ workerApprovalCliTest({
 // The batch's policy instead of the tools' own: submitBatch({ approve: { deploy: true } }),
 // stored with the batch, is put on each framework's tools by its integration on every worker.
 workerApprovalCliTest({
-  name: "AI SDK tools under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  name: "AI SDK tools under submitBatch's `approve` policy on startBatchWorker({ drive }), answered with the built agent-sm --redis",
   framework: 'ai-sdk',
   server: () => chatApprovalServer((content) => JSON.stringify(content)),
   conversation: (body) => (body as { messages: unknown }).messages,
@@ -31,7 +31,7 @@ workerApprovalCliTest({
 });
 
 workerApprovalCliTest({
-  name: "LangGraph tools under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  name: "LangGraph tools under submitBatch's `approve` policy on startBatchWorker({ drive }), answered with the built agent-sm --redis",
   framework: 'langgraph',
   server: () => chatApprovalServer(String),
   conversation: (body) => (body as { messages: unknown }).messages,
@@ -39,7 +39,7 @@ workerApprovalCliTest({
 });
 
 workerApprovalCliTest({
-  name: "your own loop's tools (observeTask) under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  name: "your own loop's tools (observeTask) under submitBatch's `approve` policy on startBatchWorker({ drive }), answered with the built agent-sm --redis",
   framework: 'observe',
   server: () => chatApprovalServer(String),
   conversation: (body) => (body as { messages: unknown }).messages,

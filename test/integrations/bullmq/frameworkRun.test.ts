@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => releaseRedis());
 
-describe('startBatchWorker({ run }): framework loops in a distributed batch', () => {
+describe('startBatchWorker({ drive }): framework loops in a distributed batch', () => {
   it('a batch of ToolLoopAgents under a shared dollar cap in Redis stops at the cap; every history validates', async () => {
     const prefix = uniquePrefix('framework');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asm-bullmq-fw-'));
@@ -38,7 +38,7 @@ describe('startBatchWorker({ run }): framework loops in a distributed batch', ()
             journal: true,
             pricing,
             onError: false,
-            run: (task, mirror, { signal }) => {
+            drive: (task, mirror, { signal }) => {
               const model = scriptedModel([
                 { content: [call(`c-${task.id}`, 'lookup', {})], usage: { output: 1000 } },
                 { content: [text(`answer ${task.id}`)], usage: { output: 1000 } },
@@ -80,11 +80,14 @@ describe('startBatchWorker({ run }): framework loops in a distributed batch', ()
     }
   }, 60_000);
 
-  it('names bad input: run not a function, or both agent and run', () => {
+  it('names bad input: drive not a function, both agent and drive, or drive under its old name run', () => {
     const opts = { connection: url, name: 'q' };
-    expect(() => startBatchWorker({ ...opts, run: 'x' as never })).toThrow(/`run`/);
-    expect(() => startBatchWorker({ ...opts, run: async () => undefined, agent: () => ({}) as never })).toThrow(
-      /`agent`.*left out when `run` is given/,
+    expect(() => startBatchWorker({ ...opts, drive: 'x' as never })).toThrow(/`drive`/);
+    expect(() => startBatchWorker({ ...opts, drive: async () => undefined, agent: () => ({}) as never })).toThrow(
+      /`agent`.*left out when `drive` is given/,
+    );
+    expect(() => startBatchWorker({ ...opts, run: async () => undefined } as never)).toThrow(
+      'Expected `run` to be left out of startBatchWorker(): `run` is now `drive`',
     );
   });
 });

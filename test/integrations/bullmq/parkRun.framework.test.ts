@@ -61,7 +61,7 @@ async function parkedFrameworkRun(answer: ApprovalDecision) {
     {
       id: 't1',
       input: 'ship it',
-      run: async (mirror) => {
+      drive: async (mirror) => {
         const deploy = tool({
           inputSchema: z.object({ target: z.string() }),
           needsApproval: true,

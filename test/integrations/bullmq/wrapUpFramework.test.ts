@@ -94,7 +94,7 @@ async function frameworkBatch(total: SubmitBatchOptions['total']) {
           concurrency: 2,
           historyDir: dir,
           onError: false,
-          run: (task, mirror, { signal }) => {
+          drive: (task, mirror, { signal }) => {
             const model = endlessModel(task.id, first);
             models.set(task.id, model);
             const look = tool({ inputSchema: z.object({}), execute: () => started.then(() => 'seen') });

@@ -65,7 +65,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])("a batch of LangGraph agen
       ]);
       models.push(llm);
       const input = `task ${i}`;
-      return { id: `task-${String(i).padStart(2, '0')}`, input, run: agentRun(observe, llm, input) };
+      return { id: `task-${String(i).padStart(2, '0')}`, input, drive: agentRun(observe, llm, input) };
     });
     const report = await runBatch(tasks, {
       concurrency: CONCURRENCY,
@@ -98,7 +98,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])("a batch of LangGraph agen
       );
       models.push(llm);
       const input = `task ${i}`;
-      return { id: `task-${String(i).padStart(2, '0')}`, input, run: agentRun(observe, llm, input) };
+      return { id: `task-${String(i).padStart(2, '0')}`, input, drive: agentRun(observe, llm, input) };
     });
     const report = await runBatch(tasks, {
       concurrency: CONCURRENCY,
@@ -117,7 +117,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])("a batch of LangGraph agen
 
   it('under a strict cap, a chat model that states no max tokens is refused before its first call, saying so', async () => {
     const llm = new ScriptedChatModel([{ text: 'done' }]);
-    const report = await runBatch([{ id: 'unbounded', input: 'hi', run: agentRun(observe, llm, 'hi') }], {
+    const report = await runBatch([{ id: 'unbounded', input: 'hi', drive: agentRun(observe, llm, 'hi') }], {
       total: { maxCostUsd: CAP, strict: true },
       pricing,
       logger: false,

@@ -133,7 +133,7 @@ describe.each<LangGraphObserve>(['graph', 'wrapped'])("LangGraphMirror (observe 
         Array.from({ length: tasks }, (_, i) => ({
           id: `t${String(i).padStart(2, '0')}`,
           input: 'Say tok, at length',
-          run: (mirror: StepMirror) => runAgent(new LangGraphMirror({ mirror, observe }), streaming),
+          drive: (mirror: StepMirror) => runAgent(new LangGraphMirror({ mirror, observe }), streaming),
         })),
         { logger: false, pricing, historyDir: dir, concurrency, total: { maxCostUsd: cap, strict } },
       );

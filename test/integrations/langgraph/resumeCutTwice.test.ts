@@ -36,7 +36,7 @@ async function batch(model: ScriptedChatModel, resume: boolean) {
   const task = {
     id: 'a',
     input: 'look twice',
-    run: (mirror: LangGraphMirror['mirror']) => {
+    drive: (mirror: LangGraphMirror['mirror']) => {
       const lg = new LangGraphMirror({ mirror });
       const agent = createReactAgent({ llm: lg.wrapModel(model), tools: lg.wrapTools([look]) });
       return lg.run(agent, { messages: [{ role: 'user', content: 'look twice' }] });

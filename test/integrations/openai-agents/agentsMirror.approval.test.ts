@@ -293,7 +293,7 @@ describe('AgentsMirror approvals in runBatch, answered by onApproval', () => {
         Array.from({ length: 10 }, (_, i) => `t${i}`).map((id) => ({
           id,
           input: `task ${id}`,
-          run: async (mirror) => {
+          drive: async (mirror) => {
             const agent = agentLogging(ran);
             const am = new AgentsMirror({ mirror, modelProvider });
             // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the state of any agent

@@ -38,11 +38,11 @@ async function streamedRun(mirror: StepMirror, baseURL: string, p: Paced, useRes
 const cases: Record<string, MirrorCase> = {
   'AgentsMirror, a streamed run through the Responses API': {
     server: endlessResponsesServer,
-    run: (mirror, baseURL, p) => streamedRun(mirror, baseURL, p, true),
+    drive: (mirror, baseURL, p) => streamedRun(mirror, baseURL, p, true),
   },
   'AgentsMirror, a streamed run through the Chat Completions API': {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => streamedRun(mirror, baseURL, p, false),
+    drive: (mirror, baseURL, p) => streamedRun(mirror, baseURL, p, false),
   },
 };
 

@@ -45,7 +45,7 @@ async function batch({ moves, stream }: Script, cap: number, tasks: number, time
     Array.from({ length: tasks }, (_, i) => ({
       id: `t${i}`,
       input: 'Say done',
-      run: async (mirror) => {
+      drive: async (mirror) => {
         const client = new OpenAI({
           apiKey: 'sk-local',
           baseURL: billing.server.baseURL,

@@ -181,7 +181,7 @@ describe('a resumed batch of Agents SDK tasks', () => {
       ['a', 'b'].map((id) => ({
         id,
         input: 'Weather in Oslo?',
-        run: (mirror: StepMirror) => {
+        drive: (mirror: StepMirror) => {
           const model = cannedModel(steps);
           models.push(model);
           return new AgentsMirror({ mirror }).run(weatherAgent(model, calls), 'Weather in Oslo?');

@@ -46,7 +46,7 @@ describe('a batch of Agents SDK runs', () => {
       tasks.map(({ id, input, agent }) => ({
         id,
         input,
-        run: (mirror) => new AgentsMirror({ mirror }).run(agent, input),
+        drive: (mirror) => new AgentsMirror({ mirror }).run(agent, input),
       })),
       {
         concurrency: CONCURRENCY,
@@ -83,7 +83,7 @@ describe('a batch of Agents SDK runs', () => {
       tasks.map(({ id, input, agent }) => ({
         id,
         input,
-        run: (mirror) => new AgentsMirror({ mirror }).run(agent, input),
+        drive: (mirror) => new AgentsMirror({ mirror }).run(agent, input),
       })),
       {
         concurrency: CONCURRENCY,

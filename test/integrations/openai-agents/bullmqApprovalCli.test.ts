@@ -7,7 +7,7 @@ import { responsesApprovalServer } from '../../helpers/approvalBatch';
 import { workerApprovalCliTest } from '../../helpers/workerApprovalCli';
 
 workerApprovalCliTest({
-  name: 'Agents SDK interruptions on startBatchWorker({ run }), answered with the built agent-sm --redis',
+  name: 'Agents SDK interruptions on startBatchWorker({ drive }), answered with the built agent-sm --redis',
   framework: 'agents',
   server: responsesApprovalServer,
   conversation: (body) => (body as { input: unknown }).input,
@@ -16,7 +16,7 @@ workerApprovalCliTest({
 // The batch's policy instead of the tool's own `needsApproval`: submitBatch({ approve }), stored
 // with the batch, is put on the Agent's tools by the AgentsMirror on every worker.
 workerApprovalCliTest({
-  name: "Agents SDK tools under submitBatch's `approve` policy on startBatchWorker({ run }), answered with the built agent-sm --redis",
+  name: "Agents SDK tools under submitBatch's `approve` policy on startBatchWorker({ drive }), answered with the built agent-sm --redis",
   framework: 'agents',
   server: responsesApprovalServer,
   conversation: (body) => (body as { input: unknown }).input,

@@ -207,7 +207,7 @@ describe('PostgresStore with framework tasks', () => {
   const frameworkTask = (id: string, seen: string[][]): FrameworkTask => ({
     id,
     input: 'go',
-    run: async (mirror) => {
+    drive: async (mirror) => {
       const stop = await mirror.modelCallStart({ inputTokens: 10, maxOutputTokens: 10, model: 'm' });
       if (stop !== undefined) return;
       const { rows } = await db.client.query<{ line: string }>(
@@ -245,10 +245,10 @@ describe('PostgresStore with framework tasks', () => {
     const seen: string[][] = [];
     const cutting: FrameworkTask = {
       ...frameworkTask('f', seen),
-      run: async (mirror, ctx) => {
+      drive: async (mirror, ctx) => {
         proxy.cut();
         await proxy.close();
-        return frameworkTask('f', seen).run(mirror, ctx);
+        return frameworkTask('f', seen).drive(mirror, ctx);
       },
     };
     try {

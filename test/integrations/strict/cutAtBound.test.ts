@@ -173,7 +173,7 @@ async function reactAgentRun(
 const mirrors: Record<string, MirrorCase> = {
   'mirrorAISDK (streamText)': {
     server: endlessChatServer,
-    run: async (mirror, baseURL, p) => {
+    drive: async (mirror, baseURL, p) => {
       const m = mirrorAISDK({ mirror, model: createOpenAI({ apiKey: 'sk-local', baseURL }).chat('gpt-local') });
       const result = streamText({ ...m.settings, maxOutputTokens: MAX, prompt: 'Say tok, forever' });
       let streamError: unknown;
@@ -190,23 +190,23 @@ const mirrors: Record<string, MirrorCase> = {
   },
   'LangGraphMirror (ChatOpenAI streaming, createReactAgent)': {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'invoke'),
+    drive: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'invoke'),
   },
   'LangGraphMirror with wrapModel (ChatOpenAI streaming, createReactAgent)': {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapModel'),
+    drive: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapModel'),
   },
   'LangGraphMirror on streamEvents v3 (ChatOpenAI streaming, createReactAgent)': {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'streamEvents v3'),
+    drive: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'streamEvents v3'),
   },
   "LangGraphMirror observing 'wrapped' (ChatOpenAI streaming, createReactAgent)": {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapped'),
+    drive: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapped'),
   },
   "LangGraphMirror observing 'wrapped' on streamEvents v3 inside run() (ChatOpenAI streaming, createReactAgent)": {
     server: endlessChatServer,
-    run: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapped, streamEvents v3'),
+    drive: (mirror, baseURL, p) => reactAgentRun(mirror, baseURL, p, 'wrapped, streamEvents v3'),
   },
 };
 

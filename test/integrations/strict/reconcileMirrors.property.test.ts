@@ -36,7 +36,7 @@ const CAP = 0.1;
 /** A framework's run of one task against the server: `timeoutMs` is the client's, undefined for its default. */
 type Mirror = {
   name: string;
-  run(mirror: StepMirror, baseURL: string, stream: boolean, timeoutMs?: number): Promise<unknown>;
+  drive(mirror: StepMirror, baseURL: string, stream: boolean, timeoutMs?: number): Promise<unknown>;
 };
 
 /** A `fetch` that gives up after `ms`, as a client's timeout does. */
@@ -53,7 +53,7 @@ const timingOut =
 const MIRRORS: Mirror[] = [
   {
     name: 'mirrorAISDK (@ai-sdk/openai)',
-    run: async (mirror, baseURL, stream, timeoutMs) => {
+    drive: async (mirror, baseURL, stream, timeoutMs) => {
       const model = createOpenAI({ apiKey: 'sk-local', baseURL, fetch: timingOut(timeoutMs) }).chat('gpt-local');
       const m = mirrorAISDK({ mirror, model });
       const call = { ...m.settings, prompt: 'Say done', maxOutputTokens: MAX_OUTPUT, maxRetries: 1 };
@@ -67,7 +67,7 @@ const MIRRORS: Mirror[] = [
   },
   {
     name: 'LangGraphMirror (ChatOpenAI)',
-    run: async (mirror, baseURL, stream, timeoutMs) => {
+    drive: async (mirror, baseURL, stream, timeoutMs) => {
       const lg = new LangGraphMirror({ mirror, observe: 'wrapped' });
       const llm = new ChatOpenAI({
         model: 'gpt-local',
@@ -102,7 +102,7 @@ describe.each(MIRRORS)('$name in runBatch against an adversarial billing server'
       Array.from({ length: tasks }, (_, i): FrameworkTask => ({
         id: `t${i}`,
         input: 'Say done',
-        run: (mirror) => path.run(mirror, billing.server.baseURL, script.stream, timeoutMs),
+        drive: (mirror) => path.drive(mirror, billing.server.baseURL, script.stream, timeoutMs),
       })),
       {
         logger: false,
