@@ -309,6 +309,7 @@ const PINNED: Record<string, string[]> = {
     'assertBudgetLimits',
     'assertKnownOptions',
     'assertPricing',
+    'batchHeldMessage',
     'checkTaskList',
     'emptyUsage',
     'finishedRunReport',

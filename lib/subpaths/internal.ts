@@ -16,6 +16,7 @@ export type { ParkableRun } from '../batch/tasks/ParkableRun';
 export type { FrameworkTurn } from '../batch/tasks/FrameworkTurn';
 export { safeFileName } from '../batch/keeping/safeFileName';
 export { lockFolder, LOCK_FILE } from '../batch/keeping/lockFolder';
+export { batchHeldMessage } from '../batch/keeping/batchHeldMessage';
 export type { FolderLock } from '../batch/keeping/lockFolder';
 export { UsageMeter } from '../agent/money/UsageMeter';
 export type { UsageMeterOptions } from '../agent/money/UsageMeter';

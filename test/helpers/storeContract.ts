@@ -157,8 +157,9 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
 
     it('lets one batch writer at a time hold a batch id, and says while it runs', async () => {
       const held = await s.other.openBatch(opening('locked', [], { owner: 'the other writer' }));
+      // Who holds it, and what to do: wait, then resume; or another id.
       await expect(runBatch([task('a')], { ...base(), store, batchId: 'locked' })).rejects.toThrow(
-        /another process is writing this batch \(the other writer/,
+        /another process is writing this batch \(the other writer[^)]*\): two batches never write one batch id\. Wait for it to end \(its lock is freed when [^)]+\), then, to finish what it left, run this batch again with `resume: true`; or give this batch another `batchId`$/,
       );
       expect(await store.readBatch('locked')).toEqual({ manifest: expect.anything(), running: true, runs: [] });
       await held.close();

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HistoryFileError } from '../../history/HistoryFileError';
@@ -13,7 +14,8 @@ import { AnsweredAlreadyError, answerFileName, markTaken, readAnswers, writeAnsw
 import { readBatchManifest, writeBatchManifest, type BatchManifest } from './batchManifest';
 import { clearCapPause, readPauseFile, writeCapPause, type CapPause } from './capPause';
 import { appendRaiseRequest, readRaiseRequests, setAsideRaises, type RaiseRequest } from './raiseRequests';
-import { folderHeld, FolderLockedError, lockFolder } from './lockFolder';
+import { folderHeld, FolderLockedError, LOCK_FILE, lockFolder } from './lockFolder';
+import { batchHeldMessage } from './batchHeldMessage';
 import { openRunSink } from './openRunSink';
 import { setAsideOverwritten } from './setAsideOverwritten';
 import { attemptsBeside, attemptsByRunFile, FolderAttempts, nextAttemptName } from './attemptNames';
@@ -84,10 +86,14 @@ export class FileStore implements RunStore {
           `the batch is another batch's (${held.batch}), not ${owner}'s: two batches never write one batch id; give this batch another id`,
           { cause: error },
         );
+      const frees =
+        held.host === hostname()
+          ? 'its lock is freed when that process exits'
+          : `if that batch is gone, remove ${path.join(dir, LOCK_FILE)}`;
       throw new HistoryFileError(
         'open_failed',
         where,
-        `another process is writing this batch (${held.batch}, pid ${held.pid} on ${held.host}): two batches never write one batch id`,
+        batchHeldMessage(`${held.batch}, pid ${held.pid} on ${held.host}`, frees),
         { cause: error },
       );
     }

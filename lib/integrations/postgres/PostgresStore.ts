@@ -8,6 +8,7 @@ import {
   type RunFileFacts,
 } from 'agent-state-machine/history';
 import { InvalidArgumentError, type TransitionTable } from 'agent-state-machine';
+import { batchHeldMessage } from 'agent-state-machine/internal';
 import {
   type RunSink,
   type RunStore,
@@ -139,7 +140,7 @@ export class PostgresStore implements RunStore {
       throw new HistoryFileError(
         'open_failed',
         `${this.name} batch ${batchId}`,
-        `another process is writing this batch${held.rows[0]?.owner == null ? '' : ` (${held.rows[0].owner})`}: two batches never write one batch id`,
+        batchHeldMessage(held.rows[0]?.owner ?? undefined, 'its lock is freed when its database session ends'),
       );
     }
     let earlier: BatchManifest | undefined;
