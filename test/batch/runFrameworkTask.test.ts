@@ -122,6 +122,15 @@ describe('runTask with a framework task { id, drive(mirror) }', () => {
     expect(report.totals).toMatchObject({ llmCalls: 2, costUsd: 0.02 });
   });
 
+  it('a task giving its loop under the old name run is refused, naming drive, and nothing runs', async () => {
+    let called = false;
+    const old = { id: 'a', input: 'go', run: async () => void (called = true) };
+    await expect(runTask(old as never, { name: 'tasks[0]' })).rejects.toThrow(
+      'Expected `tasks[0].run` to be left out: a framework task gives its loop as `drive(mirror)` (`run` is now `drive`)',
+    );
+    expect(called).toBe(false);
+  });
+
   it('a run that rejects ends in Error with the cause; one that reports nothing ends in Error too', async () => {
     const failed = await runTask(
       { id: 'a', drive: () => Promise.reject(new Error('framework blew up')) },

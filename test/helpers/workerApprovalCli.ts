@@ -1,5 +1,5 @@
 // One framework's approvals on the BullMQ worker, answered from the terminal: a batch of ten
-// tasks run by two worker processes with `run` (test/integrations/bullmq/fixtures/
+// tasks run by two worker processes with `drive` (test/integrations/bullmq/fixtures/
 // frameworkApprovalWorker.ts: the framework's task of test/fixtures/deploy/ with its real client
 // against the local server), one slot each. Four tasks call `deploy`, whose approval (the
 // framework's own) parks the run: its request goes to Redis and it lets go of its slot and its job

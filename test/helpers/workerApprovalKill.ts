@@ -1,5 +1,5 @@
 // One framework's approval across a worker SIGKILLed while parked, on BullMQ: ten tasks on
-// worker processes with `run` (test/integrations/bullmq/fixtures/frameworkApprovalWorker.ts: the
+// worker processes with `drive` (test/integrations/bullmq/fixtures/frameworkApprovalWorker.ts: the
 // AI SDK's `generateText` through `mirrorAISDK`, a LangGraph ReAct agent through a
 // LangGraphMirror, or an Agents SDK Agent through an AgentsMirror, each with its real client),
 // their records journaled in PostgreSQL. Four call `deploy` (`needsApproval`, or `interrupt()`)

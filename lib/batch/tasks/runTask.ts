@@ -10,7 +10,7 @@ import { messageOf } from '../../internal/messageOf';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
 import { settleWithGrace } from '../../internal/settleWithGrace';
 import { sleep as realSleep, type Sleep } from '../../internal/sleep';
-import { isFrameworkTask } from './checkBatchTasks';
+import { assertNoRun, isFrameworkTask } from './checkBatchTasks';
 import { runFrameworkTask, type FrameworkTask } from './runFrameworkTask';
 import type { RunTaskOptions } from './RunTaskOptions';
 import type { TaskRun } from './TaskRun';
@@ -41,6 +41,8 @@ export interface AgentTask {
  * each task through it; their own part is only the scheduling around it.
  */
 export async function runTask(task: AgentTask | FrameworkTask, options: RunTaskOptions = {}): Promise<TaskRun> {
+  // A caller that bypasses runBatch's check (the internal subpath) meets the same refusal.
+  assertNoRun(task, options.name ?? 'task');
   if (isFrameworkTask(task)) return runFrameworkTask(task, options);
   const {
     name = 'task',

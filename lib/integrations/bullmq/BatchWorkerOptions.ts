@@ -91,8 +91,8 @@ export interface BatchWorkerOptions {
   redisTimeoutMs?: number;
   /**
    * How long `close()` lets runs in flight end on their own; then they are cancelled (each
-   * given a second), and the worker disconnects. `close()` settles within this plus 3 s, Redis
-   * or not. Default 30,000 ms.
+   * given a second), and the worker disconnects. `close()` settles within this plus 4 s, Redis
+   * or not. A job not begun (taken as it closed, or waiting for a slot) goes back to the queue. Default 30,000 ms.
    */
   closeTimeoutMs?: number;
 }
@@ -108,6 +108,9 @@ export interface BatchWorkerHandle {
    * does not within `redisTimeoutMs`. The worker keeps trying to connect either way.
    */
   readonly ready: Promise<void>;
-  /** Lets the runs in flight end (they are reported), stops taking runs, and disconnects. */
+  /**
+   * Stops taking runs (a job it took as it closed goes back to the queue, for another worker),
+   * lets the runs in flight end (they are reported), and disconnects.
+   */
   close(): Promise<void>;
 }

@@ -65,6 +65,21 @@ export class JobLeases {
   }
 
   /**
+   * A job this worker took as it closed, its run not begun: it goes back, due now, for another
+   * worker. Throws BullMQ's DelayedError, which ends the processor without finishing the job.
+   * Should Redis refuse the move, the job keeps this worker's lock until it lapses, and BullMQ's
+   * stalled-job check hands it to another worker then: its run was never begun, so it runs.
+   */
+  async handBack(job: Job, token: string | undefined, taskId: string): Promise<never> {
+    try {
+      await this.#within(`handing back run ${taskId}`, () => job.moveToDelayed(Date.now(), token));
+    } catch (error) {
+      this.#onError(new Error(`run ${taskId}: the closing worker could not hand its job back: ${messageOf(error)}`));
+    }
+    throw new DelayedError();
+  }
+
+  /**
    * A task of a batch paused at its cap (`begin` answered `wait` after `raises` raises) waits for
    * a raise, holding no slot: its job is delayed, and the raise brings it back (`raiseCap`
    * promotes the jobs that waited); should that be missed, it comes back after `WAIT_MS` and

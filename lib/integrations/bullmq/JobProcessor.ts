@@ -34,6 +34,8 @@ export class JobProcessor {
   /** Sets BullMQ's concurrency of this worker. */
   readonly #resize: (concurrency: number) => void;
   #running = 0;
+  /** Jobs being handed back as the worker closes. */
+  #handingBack = 0;
   /** Runs in a slot whose job BullMQ no longer counts (they parked, and went on after a raise). */
   #detachedInSlot = 0;
 
@@ -57,6 +59,20 @@ export class JobProcessor {
     for (const controller of this.#inFlight.get(batchId) ?? []) controller.abort(why);
   }
 
+  /** Runs not ended, and jobs being handed back: what a closing worker waits for. */
+  get busy(): number {
+    return this.#running + this.#handingBack;
+  }
+
+  /**
+   * The worker closes: a job it takes from now on, or one waiting for a slot, is not begun but
+   * handed back to the queue for another worker (BullMQ may deliver a job it was fetching as
+   * it paused). Runs in flight, and parked runs that go on, are not touched.
+   */
+  close(): void {
+    this.#slots.close();
+  }
+
   /** Cancels every run in flight. */
   cancelAll(reason: string): void {
     for (const controllers of this.#inFlight.values()) for (const controller of controllers) controller.abort(reason);
@@ -68,7 +84,14 @@ export class JobProcessor {
     const keys = batchKeys(this.#ctx.settings.prefix, this.#ctx.settings.name, batchId);
     const meta = await this.#ctx.within(`reading batch ${batchId}`, () => this.#metaOf(batchId, keys));
     if (meta === undefined) return; // the batch is over and its keys are gone: nobody waits for this run
-    await this.#slots.take();
+    if (!(await this.#slots.take())) {
+      this.#handingBack += 1;
+      try {
+        return await this.#leases.handBack(job, token, task.id);
+      } finally {
+        this.#handingBack -= 1;
+      }
+    }
     const controller = new AbortController();
     const controllers = this.#inFlight.get(batchId) ?? new Set();
     this.#inFlight.set(batchId, controllers.add(controller));

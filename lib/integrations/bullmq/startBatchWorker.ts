@@ -91,11 +91,13 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
         const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
         const idle = async (ms: number): Promise<void> => {
           const until = Date.now() + ms;
-          while (processor.running > 0 && Date.now() < until) await sleep(20);
+          while (processor.busy > 0 && Date.now() < until) await sleep(20);
         };
-        // No new job from here on: the queued ones stay for other workers. Not waiting for the
-        // runs in flight (they end below), and touching no Redis, so it settles at once.
+        // No new run from here on: BullMQ stops fetching (not waiting for the runs in flight, which
+        // end below, and touching no Redis), and a job it still delivers, or one waiting for a
+        // slot, goes back to the queue for another worker.
         await worker.pause(true).catch(() => undefined);
+        processor.close();
         // Our own runs end first (they report themselves, each Redis step within redisTimeoutMs) …
         await idle(settings.closeTimeoutMs);
         // … or are cancelled, with a second to end.

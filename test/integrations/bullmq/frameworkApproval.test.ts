@@ -1,4 +1,4 @@
-// AI SDK tool approval on a worker with `run`, answered in process: the producer's `onApproval`
+// AI SDK tool approval on a worker with `drive`, answered in process: the producer's `onApproval`
 // and an `attachBatch({ onApproval })` answer a framework run parked on its worker through the
 // same Redis records as an adapter run's. One worker of one slot, the real @ai-sdk/openai client
 // against the local server: t1 and t3 park at `deploy` (`needsApproval`) and let go of the slot

@@ -1,5 +1,5 @@
 // AI SDK tool approval and LangGraph's interrupt() on the BullMQ worker, answered from the
-// terminal: two worker processes with `run`, ten tasks, four parked at `deploy` holding no slot
+// terminal: two worker processes with `drive`, ten tasks, four parked at `deploy` holding no slot
 // and no job, two approved and two denied with the built `agent-sm approve|deny --redis`; each
 // goes on as the same run through its framework's own resume (test/helpers/workerApprovalCli.ts;
 // the Agents SDK's, which needs Node 22, is test/integrations/openai-agents/bullmqApprovalCli.test.ts).

@@ -1,4 +1,4 @@
-// A framework run on BullMQ, its worker SIGKILLed mid-run: a worker with `run` drives
+// A framework run on BullMQ, its worker SIGKILLed mid-run: a worker with `drive` drives
 // `generateText` through `mirrorAISDK` (the real @ai-sdk/openai client) against the local billing
 // server, its records journaled in PostgreSQL. The run's first call is answered and journaled;
 // then the worker is killed at one of three cuts: its second call held open at the server

@@ -1,4 +1,4 @@
-// `total.wrapUp` on a framework run: a worker with `run` drives mirrorAISDK over a mock model that
+// `total.wrapUp` on a framework run: a worker with `drive` drives mirrorAISDK over a mock model that
 // would call tools for ever; the batch's dollar cap in Redis keeps each run's final call's hold
 // beside its ordinary holds, so every run ends wrapped_up with the model's answer and the batch's
 // spend never passes the cap. Without wrapUp, the same runs end budget_exceeded (the test
@@ -126,7 +126,7 @@ async function frameworkBatch(total: SubmitBatchOptions['total']) {
   }
 }
 
-describe('submitBatch({ total: { maxCostUsd, wrapUp } }) on workers with `run` (mirrorAISDK)', () => {
+describe('submitBatch({ total: { maxCostUsd, wrapUp } }) on workers with `drive` (mirrorAISDK)', () => {
   it("every run ends wrapped_up with the model's answer, the final call made with no tools, and the batch's spend within the cap", async () => {
     const { report, budget, runUsage, models, histories } = await frameworkBatch({ maxCostUsd: CAP, wrapUp: true });
     expect(report.runs.map((r) => r.outcome)).toEqual(Array.from({ length: RUNS }, () => 'wrapped_up'));

@@ -1,7 +1,7 @@
 // Fifty LangGraph ReAct agents as one batch under one shared dollar cap: the cap stops them,
 // every history file validates, and the batch report draws them. Each holds whether the mirror
 // rides the graph's callbacks (observe 'graph') or hears only the model and tools it wrapped
-// (observe 'wrapped'; each agent is built in its task's run, on the wrappers of that run's mirror).
+// (observe 'wrapped'; each agent is built in its task's drive, on the wrappers of that run's mirror).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 // The Agents SDK's tool approvals on the BullMQ worker, answered from the terminal: two worker
-// processes with `run` (an Agent on the SDK's own OpenAIProvider against the local Responses
+// processes with `drive` (an Agent on the SDK's own OpenAIProvider against the local Responses
 // server), ten tasks, four parked at `deploy` (`needsApproval`) holding no slot and no job, two
 // approved and two denied with the built `agent-sm approve|deny --redis`; each goes on as the same
 // run through the SDK's resume (test/helpers/workerApprovalCli.ts).
