@@ -16,8 +16,9 @@ import { FrameworkTurn } from './FrameworkTurn';
 /**
  * Drives a run a framework owns (an AI SDK `generateText` or `ToolLoopAgent`, an Agents SDK
  * `run()`, a LangGraph agent) with the mirror that records it: it puts the mirror on the
- * framework (e.g. `mirrorAISDK({ mirror, model, tools })`) and runs it. Its budgets are the batch's: the same
- * per-run and shared limits an adapter run meets, checked before each model call and tool call.
+ * framework (e.g. `mirrorAISDK({ mirror, model, tools })`) and runs it. Its budgets are the
+ * batch's: the same per-run and shared limits an adapter run meets, checked before each model
+ * call and tool call.
  */
 export type FrameworkDriver = (mirror: StepMirror, ctx: { signal: AbortSignal }) => unknown;
 

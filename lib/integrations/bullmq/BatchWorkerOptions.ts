@@ -92,7 +92,8 @@ export interface BatchWorkerOptions {
   /**
    * How long `close()` lets runs in flight end on their own; then they are cancelled (each
    * given a second), and the worker disconnects. `close()` settles within this plus 4 s, Redis
-   * or not. A job not begun (taken as it closed, or waiting for a slot) goes back to the queue. Default 30,000 ms.
+   * or not. A job not begun (taken as it closed, or waiting for a slot) goes back to the queue.
+   * Default 30,000 ms.
    */
   closeTimeoutMs?: number;
 }

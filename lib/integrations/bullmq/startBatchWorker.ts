@@ -106,7 +106,7 @@ export function startBatchWorker(options: BatchWorkerOptions): BatchWorkerHandle
         // Then BullMQ, without waiting on its fetch loop, which can hang on a connection that went
         // through a Redis restart (or on a Redis that is gone): a second at most.
         await Promise.race([worker.close(true).catch(() => undefined), sleep(1000)]);
-        processor.cancelAll('the worker is closing'); // a job fetched meanwhile
+        processor.cancelAll('the worker is closing'); // a run still in flight (a new job is handed back, not begun)
         await idle(1000);
         watch.close();
         await inStore?.close();
