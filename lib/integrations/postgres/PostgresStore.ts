@@ -62,6 +62,8 @@ export class PostgresStore implements RunStore {
   readonly #connectTimeoutMs: number;
   readonly #statementTimeoutMs: number;
   #migrated: Promise<void> | undefined;
+  /** The locks of the batches open on this store: a write for one of them waits for them, as its runs' writes do. */
+  readonly #open = new Map<string, Set<BatchLock>>();
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
     if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))
@@ -157,14 +159,29 @@ export class PostgresStore implements RunStore {
       await lock.close().catch(ignore);
       throw error;
     }
+    const open = this.#open.get(batchId) ?? new Set();
+    this.#open.set(batchId, open.add(lock));
     return {
       batchId,
       earlier,
       openRun: (runId, sinkOptions, table) => this.#openRun(lock, batchId, runId, sinkOptions, table),
       attempts: (runId) => this.#attempts(batchId, runId),
       setAside: (runId) => this.#setAside(lock, batchId, runId),
-      close: () => lock.close(),
+      close: () => {
+        open.delete(lock);
+        if (open.size === 0 && this.#open.get(batchId) === open) this.#open.delete(batchId);
+        return lock.close();
+      },
     };
+  }
+
+  /**
+   * Before a write for batch `batchId` that is not a run's (an answer taken, the pause): when this
+   * store has the batch open, its lock, taken again after a lost connection, or the refusal that
+   * another process took the batch meanwhile.
+   */
+  async #heldIfOpen(batchId: string): Promise<void> {
+    for (const lock of this.#open.get(batchId) ?? []) await lock.held();
   }
 
   /** A run's attempts, the newest first: its live one, then those a resume set aside since the last overwrite. */
@@ -385,7 +402,8 @@ export class PostgresStore implements RunStore {
     );
   }
 
-  markAnswerTaken(batchId: string, answer: ApprovalAnswer): Promise<void> {
+  async markAnswerTaken(batchId: string, answer: ApprovalAnswer): Promise<void> {
+    await this.#heldIfOpen(batchId);
     return this.#db.run(`marking an answer to run ${answer.run} of batch ${batchId} taken`, (c) =>
       answerRows.markTaken(c, this.#tables().answers, batchId, answer),
     );
@@ -403,7 +421,8 @@ export class PostgresStore implements RunStore {
     return this.#db.run(`reading the raises of batch ${batchId}`, (c) => raiseRows.read(c, this.#tables(), batchId));
   }
 
-  keepPause(batchId: string, pause: CapPause | undefined): Promise<void> {
+  async keepPause(batchId: string, pause: CapPause | undefined): Promise<void> {
+    await this.#heldIfOpen(batchId);
     return this.#db.run(`noting the pause of batch ${batchId}`, (c) =>
       raiseRows.keepPause(c, this.#tables(), batchId, pause),
     );

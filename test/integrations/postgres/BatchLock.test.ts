@@ -155,6 +155,10 @@ describe("PostgresStore's batch lock, its connection ended under the batch", () 
         /this process lost the batch's lock when its connection to PostgreSQL ended, and another process took the batch meanwhile/;
       await expect(batch.openRun('b', { startedAt: 6 }, DEFAULT_TABLE)).rejects.toThrow(lost);
       await expect(batch.setAside('a')).rejects.toThrow(lost);
+      // The writes of the batch that go through the store, not a run: an answer taken, the pause.
+      const answer = { run: 'a', callId: 'c1', approved: true, at: 10, waitingSince: 5, by: 'alice' };
+      await expect(store.markAnswerTaken('b', answer)).rejects.toThrow(lost);
+      await expect(store.keepPause('b', { at: 11, capUsd: 1, spentUsd: 1, heldUsd: 0 })).rejects.toThrow(lost);
       // The run open before is refused its next line too: its move does not reach the store.
       sink.write({
         seq: 1,
