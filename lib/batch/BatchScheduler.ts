@@ -326,28 +326,33 @@ export class BatchScheduler {
       // Why money is uncertain or of unknown cost, for the report: the run's lines know each call's reason.
       if (facts.uncertain.length > 0) uncertain = facts.uncertain;
       if (facts.unpriced.length > 0) unpriced = facts.unpriced;
+      // A resumed run's reasons cover the calls of the attempts cut off too, each call once.
+      if (before?.kind === 'interrupted' && before.attempts !== undefined) {
+        const attempts = [...before.attempts, facts.attempt];
+        uncertain = reasonsOver(uncertain, attempts, 'uncertainWhy');
+        unpriced = reasonsOver(unpriced, attempts, 'unpricedWhy');
+      }
       own = facts.attempt;
       if (endedRuns === undefined || file === undefined) return;
       noted = true;
       try {
-        noteEnded(endedRuns, file, fs.statSync(file), stateOfFacts(file, facts));
+        // Noted with those reasons: a later resume that reads this entry reports the run as this batch does.
+        const state = stateOfFacts(file, facts);
+        noteEnded(
+          endedRuns,
+          file,
+          fs.statSync(file),
+          state.kind === 'finished' ? { ...state, uncertain, unpriced } : state,
+        );
       } catch {
         // gone already: the next resume finds no file and says so
       }
     };
     const { countsEarlier, ...ran } = await this.#runOne(index, slot, resumeFrom, onRunFacts);
-    // A resumed run's reasons cover the calls of the attempts cut off too, each call once.
-    if (before?.kind === 'interrupted' && before.attempts !== undefined) {
-      const attempts = own === undefined ? before.attempts : [...before.attempts, own];
-      const over = (live: RunFileFacts['uncertain'] | undefined, pick: 'uncertainWhy' | 'unpricedWhy') => {
-        const reasons = reasonsOverAttempts(
-          live ?? [],
-          attempts.map((a) => a[pick]),
-        );
-        return reasons.length > 0 ? reasons : undefined;
-      };
-      uncertain = over(uncertain, 'uncertainWhy');
-      unpriced = over(unpriced, 'unpricedWhy');
+    // A run whose file never ended whole (no facts told): its reasons over the attempts cut off are theirs alone.
+    if (own === undefined && before?.kind === 'interrupted' && before.attempts !== undefined) {
+      uncertain = reasonsOver(uncertain, before.attempts, 'uncertainWhy');
+      unpriced = reasonsOver(unpriced, before.attempts, 'unpricedWhy');
     }
     let run: RunReport = ran;
     if (uncertain !== undefined) run = { ...run, uncertain };
@@ -425,6 +430,19 @@ function tellRun(
   agent: AgentWithStateMachine,
 ): ReturnType<NonNullable<BatchOptions['onRun']>> {
   return onRun({ id, index, agent });
+}
+
+/** Why money is uncertain (or unpriced) over `attempts`, bounded from below by the live file's `live`; undefined for none. */
+function reasonsOver(
+  live: RunFileFacts['uncertain'] | undefined,
+  attempts: readonly AttemptSpend[],
+  pick: 'uncertainWhy' | 'unpricedWhy',
+): RunFileFacts['uncertain'] | undefined {
+  const reasons = reasonsOverAttempts(
+    live ?? [],
+    attempts.map((a) => a[pick]),
+  );
+  return reasons.length > 0 ? reasons : undefined;
 }
 
 function countOutcomes(): Record<RunOutcome, number> {

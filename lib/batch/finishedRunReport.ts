@@ -3,10 +3,11 @@ import type { TaskState } from './resume/resumeState';
 
 /**
  * The report row of a task whose run ended before this resume: what its file says, the run not
- * run again. Its failure is in the words of the run's error when it ran (its class is not recorded).
+ * run again, with the reasons of its uncertain and unpriced money. Its failure is in the words
+ * of the run's error when it ran (its class is not recorded).
  */
 export function finishedRunReport(id: string, state: Extract<TaskState, { kind: 'finished' }>): RunReport {
-  const { outcome, usage, transitions, file, reason, durationMs } = state;
+  const { outcome, usage, transitions, file, reason, durationMs, uncertain, unpriced } = state;
   return {
     id,
     outcome,
@@ -16,6 +17,8 @@ export function finishedRunReport(id: string, state: Extract<TaskState, { kind: 
     historyFile: file,
     resumed: 'finished',
     ...(state.salvaged === undefined ? {} : { salvaged: state.salvaged }),
+    ...(uncertain === undefined ? {} : { uncertain }),
+    ...(unpriced === undefined ? {} : { unpriced }),
     ...(reason === undefined ? {} : { error: new Error(reason) }),
   };
 }

@@ -35,6 +35,20 @@ it('names the reason of each uncertain charge in the Money line, with its count 
       .split('\n')
       .find((l) => l.includes('Money:'))!;
     expect(money).toMatch(/billed, \$\d+\.\d+ uncertain \(3 LLM calls: .*500/);
+    // Resumed, the runs are found ended: the report says the same money, apart, and why.
+    const again = await runBatch(
+      Array.from({ length: 3 }, (_, i) => observeTask(`t${i}`, `task ${i}`, ask)),
+      { logger: false, historyDir: dir, pricing, concurrency: 1, resume: true },
+    );
+    expect(again.runs.map((r) => r.resumed)).toEqual(['finished', 'finished', 'finished']);
+    expect(again.totals.uncertainUsd).toBeCloseTo(report.totals.uncertainUsd, 10);
+    expect(again.totals.costUsd).toBeCloseTo(report.totals.costUsd, 10);
+    for (const run of again.runs) expect(run.uncertain).toEqual([{ why: expect.stringMatching(/500/), calls: 1 }]);
+    expect(
+      formatBatchReport(again)
+        .split('\n')
+        .find((l) => l.includes('Money:')),
+    ).toBe(money);
   } finally {
     await billing.server.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { createScriptedAgent, runBatch, type BatchTask, type Pricing } from '../../lib/index';
 import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
 import { reasonsOverAttempts } from '../../lib/history/spendOverAttempts';
+import { ENDED_RUNS_FILE } from '../../lib/batch/resume/EndedRunCache';
 
 /** $1 a million input tokens, $4 a million output tokens. */
 const pricing: Pricing = (u) => (u.inputTokens ?? 0) * 1e-6 + (u.outputTokens ?? 0) * 4e-6;
@@ -89,4 +90,34 @@ it('reasonsOverAttempts adds each attempt’s own calls, bounded from below by t
     { why: 'a', calls: 1 },
   ]);
   expect(reasonsOverAttempts([], [])).toEqual([]);
+});
+
+it('a later resume finds the run ended and reports it as its own report did: the money apart, and why, from the cache or the file', async () => {
+  const options = { historyDir: dir, logger: false, pricing } as const;
+  await runBatch(task, options);
+  cutAfterReserve(2);
+  await runBatch(task, { ...options, resume: true });
+  cutAfterReserve(2);
+  const ended = (await runBatch(task, { ...options, resume: true })).runs[0]!;
+  expect(ended.usage.uncertainUsd).toBeCloseTo(0.006, 10);
+  const cache = path.join(dir, ENDED_RUNS_FILE);
+  const expectFoundEnded = async (): Promise<void> => {
+    const found = (await runBatch(task, { ...options, resume: true })).runs[0]!;
+    expect(found.resumed).toBe('finished');
+    // Billed and uncertain apart: its uncertain money is not called billed.
+    expect(found.usage).toEqual({ ...ended.usage, wallMs: found.usage.wallMs });
+    expect(found.uncertain).toEqual([{ why: IN_FLIGHT, calls: 2 }]);
+  };
+  // The batch noted the run in the folder's cache as it ended, with the reasons over its attempts.
+  expect(fs.readFileSync(cache, 'utf8')).toContain(IN_FLIGHT);
+  await expectFoundEnded();
+  // An entry written before the reasons were kept: not trusted for a run with uncertain money; its files are read.
+  const entry = JSON.parse(fs.readFileSync(cache, 'utf8').trim().split('\n').at(-1)!) as Record<string, unknown>;
+  delete entry['uncertain'];
+  delete entry['unpriced'];
+  fs.writeFileSync(cache, `${JSON.stringify(entry)}\n`);
+  await expectFoundEnded();
+  // No cache: the run's file and the attempts set aside beside it are read.
+  fs.rmSync(cache);
+  await expectFoundEnded();
 });

@@ -129,6 +129,17 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
         unpriced: [{ why: 'no `pricing` was given, so the cost of m1 is unknown', calls: 1 }],
       });
       expect(runs.find((r) => r.runId === 'p')).toMatchObject({ unpricedCalls: 0, unpriced: [] });
+      // A resume finds both ended, and says so of each as the batch's report did.
+      const again = await runBatch([task('u', unpriced), task('p')], {
+        ...base(),
+        store,
+        batchId: 'money',
+        resume: true,
+      });
+      expect(again.runs[0]).toMatchObject({ resumed: 'finished', ...report.runs[0]!, usage: { unpricedCalls: 1 } });
+      expect(again.runs[0]!.unpriced).toEqual(report.runs[0]!.unpriced);
+      expect(again.runs[1]).toMatchObject({ resumed: 'finished' });
+      expect(again.runs[1]!.unpriced).toBeUndefined();
     });
 
     it('refuses a batch id that already holds the runs, naming them, unless overwriteHistory sets them aside', async () => {
@@ -282,6 +293,53 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
       const last = await runBatch(six(again), { ...base(), store, batchId: 'b', resume: true });
       expect(again).toEqual([]);
       expect(last.runs.every((r) => r.resumed === 'finished')).toBe(true);
+    });
+
+    it('reports a run that ended after two cuts, found ended by a later resume, with its money apart and why, as its own report did', async () => {
+      const IN_FLIGHT = 'reserved, and no response recorded (in flight when the file ended)';
+      const tasks: BatchTask[] = [
+        {
+          id: 't',
+          input: 'go',
+          agent: () =>
+            createScriptedAgent({
+              sleep: () => tick(),
+              // Each call's worst case: $0.003 (1,000 tokens in, 500 out, at $1 and $4 a million).
+              bound: { inputTokens: 1000, maxOutputTokens: 500, model: 'm' },
+              replies: [
+                { toolCalls: [{ id: 'c1', name: 'look', input: {} }], usage: { inputTokens: 500, outputTokens: 100 } },
+                { toolCalls: [{ id: 'c2', name: 'look', input: {} }], usage: { inputTokens: 500, outputTokens: 100 } },
+                { text: 'done', usage: { inputTokens: 500, outputTokens: 100 } },
+              ],
+              tools: { look: { output: 'seen' } },
+            }),
+        },
+      ];
+      const options: BatchOptions = {
+        ...base(),
+        store,
+        batchId: 'b',
+        pricing: (u) => (u.inputTokens ?? 0) * 1e-6 + (u.outputTokens ?? 0) * 4e-6,
+      };
+      /** Leaves the run as a kill with its second unanswered call in flight would: up to its second reserve line. */
+      const cutAtSecondReserve = async (): Promise<void> => {
+        const lines = (await text(store.readRun('b', 't'))).split(/(?<=\n)/);
+        const reserves = lines.flatMap((l, i) => (l.startsWith('{"type":"reserve"') ? [i] : []));
+        await s.cut('b', 't', reserves[1]! + 1);
+      };
+      await runBatch(tasks, options);
+      await cutAtSecondReserve();
+      await runBatch(tasks, { ...options, resume: true });
+      await cutAtSecondReserve();
+      const ended = (await runBatch(tasks, { ...options, resume: true })).runs[0]!;
+      expect(ended).toMatchObject({ outcome: 'end_of_turn', resumed: 'recovered' });
+      expect(ended.usage.uncertainUsd).toBeCloseTo(0.006, 10);
+      expect(ended.uncertain).toEqual([{ why: IN_FLIGHT, calls: 2 }]);
+      const found = (await runBatch(tasks, { ...options, resume: true })).runs[0]!;
+      expect(found.resumed).toBe('finished');
+      // Billed and uncertain apart, as the run's report gave them, not its uncertain money called billed.
+      expect(found.usage).toEqual({ ...ended.usage, wallMs: found.usage.wallMs });
+      expect(found.uncertain).toEqual([{ why: IN_FLIGHT, calls: 2 }]);
     });
 
     it('keeps an answer once per wait, takes it once, and says what a call has already', async () => {

@@ -6,6 +6,7 @@ import { FolderAttempts } from '../keeping/attemptNames';
 import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } from './resumeState';
 import type { StoreBatch } from '../keeping/RunStore';
 import {
+  reasonsOverAttempts,
   spendOverAttempts,
   uncertainOverAttempts,
   unpricedOverAttempts,
@@ -41,6 +42,7 @@ export async function folderEarlierRuns(dir: string, ids: readonly string[], sal
       .map((name) => ({ name }));
   for (const [index, state] of states.entries())
     if (state.kind === 'interrupted') states[index] = await withEarlierSpend(state, attempts(state.file), salvage);
+    else if (state.kind === 'finished') states[index] = await withEarlierReasons(state, attempts(state.file), salvage);
   const fileOf = (index: number): string => {
     const state = states[index];
     if (state === undefined || state.kind === 'not_started') throw new Error(`task ${index} has no earlier file`);
@@ -122,7 +124,8 @@ export async function storeRunState(
   // while it resumes (the batch's lock, exclusive on both stores): no one else writes them.
   if (read?.journal !== undefined && state.kind === 'interrupted')
     kept!.keep(runId, read.bytes, read.journal, () => true);
-  return state.kind === 'interrupted' ? withEarlierSpend(state, older, salvage) : state;
+  if (state.kind === 'interrupted') return withEarlierSpend(state, older, salvage);
+  return state.kind === 'finished' ? withEarlierReasons(state, older, salvage) : state;
 }
 
 /** A run's lines as a store's resume reads them: their bytes so far, and its journal while it fits. */
@@ -192,6 +195,36 @@ async function withEarlierSpend(
   // Each attempt's own calls of unknown cost, once: one cut before its records counts only its lines.
   const unpricedCalls = Math.max(state.usage.unpricedCalls, unpricedOverAttempts(attempts));
   return { ...state, usage: { ...usage, costUsd, uncertainUsd, unpricedCalls }, attempts };
+}
+
+type Finished = Extract<TaskState, { kind: 'finished' }>;
+
+/**
+ * A run that ended after attempts cut off (`older`, the newest first): why its money is
+ * uncertain or of unknown cost, over every attempt, as the report of its run said. Its file's
+ * lines name only the calls of its own attempt. Read from its file only: a folder's cache
+ * keeps the reasons over its attempts already. An older attempt that cannot be read adds nothing.
+ */
+async function withEarlierReasons(state: Finished, older: readonly RunAttempt[], salvage: boolean): Promise<Finished> {
+  if (state.attempt === undefined || older.length === 0) return state;
+  const attempts: AttemptSpend[] = [state.attempt];
+  for (const attempt of older) {
+    const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
+    if (kept !== undefined) attempts.unshift(attemptOf(kept));
+  }
+  const uncertain = reasonsOverAttempts(
+    state.uncertain ?? [],
+    attempts.map((a) => a.uncertainWhy),
+  );
+  const unpriced = reasonsOverAttempts(
+    state.unpriced ?? [],
+    attempts.map((a) => a.unpricedWhy),
+  );
+  return {
+    ...state,
+    ...(uncertain.length === 0 ? {} : { uncertain }),
+    ...(unpriced.length === 0 ? {} : { unpriced }),
+  };
 }
 
 /** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TurnOutcome } from '../../agent/TurnOutcome';
 import { USAGE_FIELD_NAMES } from '../../internal/fieldLists';
+import type { UncertainReasons } from '../../internal/formatSpend';
 import { TURN_OUTCOMES } from '../../internal/turnOutcomes';
 import { emptyUsage, type UsageTotals } from '../../agent/UsageTotals';
 
@@ -15,6 +16,9 @@ export interface EndedRun {
   transitions: number;
   reason: string | undefined;
   durationMs: number;
+  /** Why its money is uncertain, and why calls are of unknown cost: when it has such calls. */
+  uncertain?: UncertainReasons;
+  unpriced?: UncertainReasons;
 }
 
 interface Entry extends EndedRun {
@@ -76,8 +80,7 @@ export class EndedRunCache {
       return undefined;
     }
     if (stat.size !== entry.size || stat.mtimeMs !== entry.mtimeMs) return undefined;
-    const { outcome, usage, transitions, reason, durationMs } = entry;
-    return { outcome, usage: { ...usage }, transitions, reason, durationMs };
+    return endedRunOf(entry);
   }
 
   /**
@@ -89,7 +92,14 @@ export class EndedRunCache {
   add(file: string, stat: fs.Stats, run: EndedRun): void {
     const entry: Entry = { file: path.basename(file), size: stat.size, mtimeMs: stat.mtimeMs, ...run };
     this.#entries.set(entry.file, entry);
-    this.#unwritten.push(`${JSON.stringify({ ...entry, reason: entry.reason ?? null })}\n`);
+    // The reasons always written, none as []: an entry without them is one written before they were kept.
+    const line = {
+      ...entry,
+      reason: entry.reason ?? null,
+      uncertain: entry.uncertain ?? [],
+      unpriced: entry.unpriced ?? [],
+    };
+    this.#unwritten.push(`${JSON.stringify(line)}\n`);
     if (this.#unwritten.length >= FLUSH_EVERY) this.flush();
   }
 
@@ -104,6 +114,20 @@ export class EndedRunCache {
       // a read-only folder, a full disk: the cache is an optimisation, the run files are the record
     }
   }
+}
+
+/** What a resume needs of `run` (a cache entry, or a `finished` state), copied: no other field, and no reasons when it has none. */
+export function endedRunOf(run: EndedRun): EndedRun {
+  const { outcome, usage, transitions, reason, durationMs, uncertain, unpriced } = run;
+  return {
+    outcome,
+    usage: { ...usage },
+    transitions,
+    reason,
+    durationMs,
+    ...(uncertain === undefined ? {} : { uncertain }),
+    ...(unpriced === undefined ? {} : { unpriced }),
+  };
 }
 
 /** Entries appended to the cache file at a time: one write for many runs' ends, few lost to a crash. */
@@ -128,6 +152,10 @@ function parseEntry(line: string): Entry | undefined {
   if (reason !== null && typeof reason !== 'string') return undefined;
   const usage = usageOf(v['usage']);
   if (usage === undefined) return undefined;
+  // An entry from before the reasons were kept is a miss when the run has any: its file is read for them.
+  const uncertain = reasonsOf(v['uncertain'], usage.uncertainUsd > 0);
+  const unpriced = reasonsOf(v['unpriced'], usage.unpricedCalls > 0);
+  if (uncertain === false || unpriced === false) return undefined;
   return {
     file,
     size,
@@ -137,7 +165,18 @@ function parseEntry(line: string): Entry | undefined {
     transitions,
     reason: reason ?? undefined,
     durationMs,
+    ...(uncertain === undefined ? {} : { uncertain }),
+    ...(unpriced === undefined ? {} : { unpriced }),
   };
+}
+
+/** An entry's reasons (undefined for none); false when they cannot be read, or are missing and `needed`. */
+function reasonsOf(value: unknown, needed: boolean): UncertainReasons | undefined | false {
+  if (value === undefined) return needed ? false : undefined;
+  if (!Array.isArray(value)) return false;
+  for (const r of value as unknown[])
+    if (typeof (r as { why?: unknown })?.why !== 'string' || !isCount((r as { calls?: unknown }).calls)) return false;
+  return value.length === 0 ? undefined : (value as UncertainReasons);
 }
 
 function usageOf(value: unknown): UsageTotals | undefined {

@@ -9,18 +9,20 @@ import { readRunFile, type RunFileFacts } from '../../history/readRunFile';
 import type { RunUsage } from '../../history/runFacts';
 import type { AttemptSpend } from '../../history/spendOverAttempts';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import type { UncertainReasons } from '../../internal/formatSpend';
 import { messageOf } from '../../internal/messageOf';
 import { readBatchManifest, type BatchManifest } from '../keeping/batchManifest';
 import { attemptsBeside, attemptsByRunFile } from '../keeping/attemptNames';
-import { EndedRunCache } from './EndedRunCache';
+import { EndedRunCache, endedRunOf } from './EndedRunCache';
 import { unchangedSince, type KeptJournals } from './KeptJournals';
 
 /** What an interrupted batch's folder says of each of its tasks. */
 export type TaskState =
   /**
    * Its run ended (a terminal move): it is not run again; its report comes from its file —
-   * why it failed (`reason`, for an outcome other than `end_of_turn`, when its file says) and
-   * how long it ran (its file's first to last move) included.
+   * why it failed (`reason`, for an outcome other than `end_of_turn`, when its file says), how
+   * long it ran (its file's first to last move), and why its money is uncertain or of unknown
+   * cost (`uncertain`, `unpriced`: when it has such calls) included.
    */
   | {
       kind: 'finished';
@@ -30,6 +32,13 @@ export type TaskState =
       file: string;
       reason: string | undefined;
       durationMs: number;
+      uncertain?: UncertainReasons;
+      unpriced?: UncertainReasons;
+      /**
+       * Read from its file (not the folder's cache): what its attempt alone spent, the parts
+       * apart; its reader adds the reasons of the attempts cut off before it (`EarlierRuns`).
+       */
+      attempt?: AttemptSpend;
       /** With `salvage`: the damaged lines its file was read past. */
       salvaged?: Salvaged;
     }
@@ -154,7 +163,8 @@ export async function taskState(
     (error) => unreadable(file, error),
     journal && ((line) => journal.push(line)),
   );
-  if (cache !== undefined) noteEnded(cache, file, stat, state);
+  // One that ended after attempts cut off is noted once its reasons cover them (the batch notes it as it ends).
+  if (cache !== undefined && !(state.kind === 'finished' && setAside(file))) noteEnded(cache, file, stat, state);
   if (journal !== undefined && state.kind === 'interrupted')
     kept!.keep(file, stat.size, journal, unchangedSince(file, stat));
   return state;
@@ -163,8 +173,7 @@ export async function taskState(
 /** Adds a run whose clean file ended to `cache`, as its file was at `stat`: the next resume need not read it. */
 export function noteEnded(cache: EndedRunCache, file: string, stat: fs.Stats, state: TaskState): void {
   if (state.kind !== 'finished' || state.salvaged !== undefined) return;
-  const { outcome, usage, transitions, reason, durationMs } = state;
-  cache.add(file, stat, { outcome, usage: { ...usage }, transitions, reason, durationMs });
+  cache.add(file, stat, endedRunOf(state));
 }
 
 /**
@@ -223,11 +232,16 @@ export function stateOfFacts(
     return {
       kind: 'finished',
       outcome: facts.outcome as TurnOutcome,
-      usage,
+      // Its money apart, as the report of its run gave it: of what it spent, what is uncertain, and what was let go.
+      usage: { ...usage, uncertainUsd: facts.uncertainUsd, releasedUsd: facts.releasedUsd },
       transitions: facts.transitions,
       file: name,
       reason: facts.outcome === 'end_of_turn' ? undefined : facts.reason,
       durationMs: facts.durationMs,
+      // Why, for the report of a resume that does not run it again, as the report of its run said.
+      ...(facts.uncertain.length === 0 ? {} : { uncertain: facts.uncertain }),
+      ...(facts.unpriced.length === 0 ? {} : { unpriced: facts.unpriced }),
+      attempt: facts.attempt,
       ...damaged,
     };
   return { kind: 'interrupted', usage, file: name, attempt: facts.attempt, ...damaged };
