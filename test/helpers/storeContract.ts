@@ -24,6 +24,17 @@ import { keepsRaises } from '../../lib/batch/raises/RaiseBox';
 import { storeBatchSource } from '../../lib/batch/reading/BatchSource';
 import { pausingLoop, pricing } from '../fixtures/pausingLoop';
 import { base, failing, script, task, tick } from './storeTasks';
+import { THREE_FIGURES, threeFiguresTask } from './threeFigures';
+
+/** The three figures of money, rounded as the ledger's sums are. */
+function figures(money: { costUsd: number; uncertainUsd: number; releasedUsd: number }): Record<string, number> {
+  const round = (usd: number): number => Math.round(usd * 1e10) / 1e10;
+  return {
+    costUsd: round(money.costUsd),
+    uncertainUsd: round(money.uncertainUsd),
+    releasedUsd: round(money.releasedUsd),
+  };
+}
 
 /** A store of the kind under test, empty, and a second handle on the same data (another writer). */
 export interface StoreUnderTest {
@@ -340,6 +351,27 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
       // Billed and uncertain apart, as the run's report gave them, not its uncertain money called billed.
       expect(found.usage).toEqual({ ...ended.usage, wallMs: found.usage.wallMs });
       expect(found.uncertain).toEqual([{ why: IN_FLIGHT, calls: 2 }]);
+    });
+
+    it('keeps the three figures of a run cut off and resumed: each counts both attempts, in the report and in the store', async () => {
+      const options: BatchOptions = { ...base(), ...THREE_FIGURES, store, batchId: 'three' };
+      await runBatch([threeFiguresTask('t', () => tick())], options);
+      // Cut where a kill after the 500 leaves it: the third attempt reserved, in flight, not answered.
+      const lines = (await text(store.readRun('three', 't'))).split(/(?<=\n)/);
+      const reserves = lines.flatMap((l, i) => (l.startsWith('{"type":"reserve"') ? [i] : []));
+      expect(reserves).toHaveLength(3);
+      await s.cut('three', 't', reserves[2]! + 1);
+      const run = (await runBatch([threeFiguresTask('t', () => tick())], { ...options, resume: true })).runs[0]!;
+      // Restarted, it spends as the first attempt did; the attempt cut off released the 429's hold
+      // and charged the 500's and that of the call in flight at the cut (it may have been billed).
+      const three = { costUsd: 0.0306, uncertainUsd: 0.03, releasedUsd: 0.02 };
+      expect(run).toMatchObject({ outcome: 'end_of_turn', resumed: 'restarted' });
+      expect(figures(run.usage)).toEqual(three);
+      const [listed] = await store.listRuns({ batchId: 'three' });
+      expect(figures(listed!)).toEqual(three);
+      const found = (await runBatch([threeFiguresTask('t', () => tick())], { ...options, resume: true })).runs[0]!;
+      expect(found.resumed).toBe('finished');
+      expect(figures(found.usage)).toEqual(three);
     });
 
     it('keeps an answer once per wait, takes it once, and says what a call has already', async () => {

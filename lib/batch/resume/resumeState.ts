@@ -225,6 +225,10 @@ export function stateOfFacts(
   const usage = usageOf(facts.usage);
   // Spent by the ledger's rule: a call reserved but not answered when the run was cut off may have been billed.
   usage.costUsd = facts.costUsd;
+  // Its money apart, as its report gave it: what of that is uncertain, and what was let go (a
+  // resumed run goes on from them, so a cut-off attempt's released holds stay counted).
+  usage.uncertainUsd = facts.uncertainUsd;
+  usage.releasedUsd = facts.releasedUsd;
   // And the calls no figure holds (no price, no hold): the resumed run goes on counting them.
   usage.unpricedCalls = facts.unpricedCalls;
   const damaged = salvaged === undefined ? {} : { salvaged };
@@ -232,8 +236,7 @@ export function stateOfFacts(
     return {
       kind: 'finished',
       outcome: facts.outcome as TurnOutcome,
-      // Its money apart, as the report of its run gave it: of what it spent, what is uncertain, and what was let go.
-      usage: { ...usage, uncertainUsd: facts.uncertainUsd, releasedUsd: facts.releasedUsd },
+      usage,
       transitions: facts.transitions,
       file: name,
       reason: facts.outcome === 'end_of_turn' ? undefined : facts.reason,
