@@ -7,6 +7,7 @@ import {
   lockFolder,
   runTask,
   safeFileName,
+  type RunTaskOptions,
 } from 'agent-state-machine/internal';
 import { InvalidArgumentError, type AgentLoop } from 'agent-state-machine';
 import type { StoreBatch } from 'agent-state-machine/batch';
@@ -149,6 +150,14 @@ async function runAttempt(
     runId: task.id,
     metadata: { taskId: task.id, index, batchId, worker: id, attempt },
   };
+  // Why money is uncertain or of unknown cost, as runBatch reports it: the run's lines know each call's reason.
+  let reasons: Pick<WireRunReport, 'uncertain' | 'unpriced'> = {};
+  const onRunFacts: NonNullable<RunTaskOptions['onRunFacts']> = (facts) => {
+    reasons = {
+      ...(facts.uncertain.length === 0 ? {} : { uncertain: facts.uncertain }),
+      ...(facts.unpriced.length === 0 ? {} : { unpriced: facts.unpriced }),
+    };
+  };
   const run = await runTask(
     drive !== undefined
       ? {
@@ -161,13 +170,16 @@ async function runAttempt(
           input: task.input,
           agent: (ctx) => boundedLoop(agent!(task, { signal: ctx.signal, batchId }), meta.total),
         },
-    workerRunOptions(
-      ctx,
-      { index, meta, budget, price, signal },
-      parking,
-      { historyFile, inBatch, resumeFrom },
-      runOptions,
-    ),
+    {
+      ...workerRunOptions(
+        ctx,
+        { index, meta, budget, price, signal },
+        parking,
+        { historyFile, inBatch, resumeFrom },
+        runOptions,
+      ),
+      onRunFacts,
+    },
   );
   await settle();
   const capWait = parking?.capWait();
@@ -187,6 +199,7 @@ async function runAttempt(
     ...(run.historyError === undefined ? {} : { historyError: errorToWire(run.historyError) }),
     ...(capWait === undefined ? {} : { capWait }),
     ...(approvalWait === undefined ? {} : { approval: approvalWait }),
+    ...reasons,
     worker: id,
     attempt,
   };

@@ -23,10 +23,12 @@ export interface WireRunReport {
   /** Parked for approval: how often, for how many calls, how long. */
   approval?: ApprovalWait;
   /**
-   * Why part of its money is uncertain (`usage.uncertainUsd`), most calls first: a run taken over
-   * says so (takeoverCredit.ts).
+   * Why part of its money is uncertain (`usage.uncertainUsd`), most calls first, as its records
+   * say (with a history folder or a store); a run taken over says so too (takeoverCredit.ts).
    */
   uncertain?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
+  /** Why some of its LLM calls are of unknown cost (`usage.unpricedCalls`), most calls first, as its records say. */
+  unpriced?: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
   /** Run again after its worker was lost: recovered from its journal in the store, restarted, or found ended there. */
   resumed?: RunReport['resumed'];
   /** Recovered from its journal: what was served, run again (`resumeTools`) or answered as interrupted, as runBatch reports it. */
