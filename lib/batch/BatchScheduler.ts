@@ -284,8 +284,14 @@ export class BatchScheduler {
       const before = earlier?.[this.#next];
       // A resumed run cut off before keeps what that attempt spent, so the totals count it.
       const cut = before?.kind === 'interrupted' ? before : undefined;
-      const run = skippedRun(list[this.#next]!.id, new RunSkippedError(why.reason, why.message, why.spent), cut?.usage);
-      this.runs[this.#next] = cut?.salvaged === undefined ? run : { ...run, salvaged: cut.salvaged };
+      let run = skippedRun(list[this.#next]!.id, new RunSkippedError(why.reason, why.message, why.spent), cut?.usage);
+      if (cut?.salvaged !== undefined) run = { ...run, salvaged: cut.salvaged };
+      // And why that money is uncertain or of unknown cost, over its attempts, as a run's report says.
+      const uncertain = reasonsOver(undefined, cut?.attempts ?? [], 'uncertainWhy');
+      const unpriced = reasonsOver(undefined, cut?.attempts ?? [], 'unpricedWhy');
+      if (uncertain !== undefined) run = { ...run, uncertain };
+      if (unpriced !== undefined) run = { ...run, unpriced };
+      this.runs[this.#next] = run;
     }
     this.outcomes.skipped += count;
     this.#done += count;

@@ -59,3 +59,27 @@ it('a run cut off after its 429 keeps the hold it released when it is resumed: t
   const found = await runBatch([threeFiguresTask('t')], { ...options(), resume: true });
   expect(figures(found.runs[0]!.usage)).toEqual(figures(run.usage));
 });
+
+it('a run cut off that a spent cap skips on resume keeps what its attempt spent, the figures apart and why', async () => {
+  await runBatch([threeFiguresTask('t')], options());
+  const file = path.join(dir, 't.jsonl');
+  const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
+  const reserves = lines.flatMap((l, i) => (l.startsWith('{"type":"reserve"') ? [i] : []));
+  fs.writeFileSync(file, lines.slice(0, reserves[2]! + 1).join(''));
+  // The attempt cut off charged $0.02 (the 500's hold, and the call in flight at the cut): a $0.02 cap is spent.
+  const skipped = await runBatch([threeFiguresTask('t')], {
+    ...options(),
+    resume: true,
+    total: { maxCostUsd: 0.02, strict: true },
+  });
+  const run = skipped.runs[0]!;
+  expect(run.outcome).toBe('skipped');
+  expect(figures(run.usage)).toEqual({ costUsd: 0.02, uncertainUsd: 0.02, releasedUsd: 0.01 });
+  expect(run.uncertain).toEqual([
+    { why: expect.stringMatching(/500/), calls: 1 },
+    { why: 'reserved, and no response recorded (in flight when the file ended)', calls: 1 },
+  ]);
+  const folder = await readBatchFolder(dir, { onWarning: () => undefined });
+  expect(figures(folder.runs[0]!)).toEqual(figures(run.usage));
+  expect(folder.runs[0]!.uncertain).toEqual(run.uncertain);
+});
