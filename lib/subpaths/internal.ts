@@ -29,6 +29,8 @@ export { storeRunState, storeRunJournal } from '../batch/resume/EarlierRuns';
 export { resumedUsage } from '../batch/keeping/readResumeJournal';
 export { resolveResumeTools } from '../agent/journal/ResumeToolPolicy';
 export { finishedRunReport } from '../batch/finishedRunReport';
+export { spendOfRun } from '../history/spendOfRun';
+export { attemptSpends } from '../history/attemptSpends';
 export type { TaskState } from '../batch/resume/resumeState';
 export { MissingPeerError } from '../machine/MissingPeerError';
 export type { PeerRange } from '../machine/MissingPeerError';

@@ -351,6 +351,10 @@ export function storeContract(kind: string, open: () => Promise<StoreUnderTest>)
       // Billed and uncertain apart, as the run's report gave them, not its uncertain money called billed.
       expect(found.usage).toEqual({ ...ended.usage, wallMs: found.usage.wallMs });
       expect(found.uncertain).toEqual([{ why: IN_FLIGHT, calls: 2 }]);
+      // And the store's list of runs says the same.
+      const [listed] = await store.listRuns({ batchId: 'b' });
+      expect(listed).toMatchObject({ costUsd: ended.usage.costUsd, uncertainUsd: ended.usage.uncertainUsd });
+      expect(listed!.uncertain).toEqual([{ why: IN_FLIGHT, calls: 2 }]);
     });
 
     it('keeps the three figures of a run cut off and resumed: each counts both attempts, in the report and in the store', async () => {

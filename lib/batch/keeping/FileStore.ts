@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { HistoryFileError } from '../../history/HistoryFileError';
 import type { JsonlHistorySinkOptions } from '../../history/JsonlHistorySinkOptions';
 import { readRunFile } from '../../history/readRunFile';
-import { NO_MONEY } from '../../history/spendOfRun';
+import { attemptSpends, type AttemptLines } from '../../history/attemptSpends';
+import { NO_MONEY, spendOfRun } from '../../history/spendOfRun';
 import { ignore } from '../../internal/ignore';
 import { messageOf } from '../../internal/messageOf';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
@@ -198,10 +199,13 @@ export class FileStore implements RunStore {
       const dir = this.#dir(id);
       const manifest = fs.existsSync(dir) ? await readBatchManifest(dir) : undefined;
       if (manifest === undefined) continue;
-      for (const { id: runId, file } of runsOf(dir, manifest)) {
+      const listed = fs.readdirSync(dir);
+      const kept = attemptsByRunFile(listed);
+      for (const { id: runId, file } of runsOf(dir, manifest, listed)) {
         const where = path.join(dir, file);
         if (!fs.existsSync(where)) continue;
-        const run = await storedRun(id, runId, where);
+        const earlier = (kept.get(file) ?? []).map((name) => ({ name: path.join(dir, name) }));
+        const run = await storedRun(id, runId, where, earlier);
         if (since !== undefined && run.startedAt < since) continue;
         if (outcomes !== undefined && !outcomes.includes(run.outcome)) continue;
         if (failed === true && (run.outcome === 'incomplete' || run.reason === undefined)) continue;
@@ -429,8 +433,17 @@ function wholeLines(file: string, afterLine: number, from: ReadEnd): { bytes: Ui
   }
 }
 
-/** Run `runId` of batch `batchId` as `listRuns` lists it, from its file: 0 spent until it ends. */
-async function storedRun(batchId: string, runId: string, file: string): Promise<StoredRun> {
+/**
+ * Run `runId` of batch `batchId` as `listRuns` lists it, from its file: 0 spent until it ends.
+ * Its money over every attempt (`earlier`: those a resume set aside, the oldest first), as a
+ * batch's readers count it.
+ */
+async function storedRun(
+  batchId: string,
+  runId: string,
+  file: string,
+  earlier: readonly AttemptLines[],
+): Promise<StoredRun> {
   let startedAt: number | undefined;
   const facts = await readRunFile(file, { onWarning: ignore }, (entry) => {
     if (startedAt !== undefined) return;
@@ -451,18 +464,19 @@ async function storedRun(batchId: string, runId: string, file: string): Promise<
       calls: 0,
       durationMs: 0,
     };
+  const money = earlier.length === 0 ? facts : spendOfRun(facts, facts.attempt, await attemptSpends(earlier));
   return {
     batchId,
     runId,
     startedAt,
     outcome: facts.outcome,
     reason: facts.reason,
-    costUsd: facts.costUsd,
-    uncertainUsd: facts.uncertainUsd,
-    releasedUsd: facts.releasedUsd,
-    uncertain: [...facts.uncertain],
-    unpricedCalls: facts.unpricedCalls,
-    unpriced: [...facts.unpriced],
+    costUsd: money.costUsd,
+    uncertainUsd: money.uncertainUsd,
+    releasedUsd: money.releasedUsd,
+    uncertain: [...money.uncertain],
+    unpricedCalls: money.unpricedCalls,
+    unpriced: [...money.unpriced],
     calls: facts.usage?.llmCalls ?? 0,
     durationMs: facts.durationMs,
   };

@@ -1,13 +1,13 @@
 import type { UncertainReasons } from '../../internal/formatSpend';
 import type { BatchManifest } from '../keeping/batchManifest';
-import { folderBatchSource, type BatchRunSource, type BatchSource } from './BatchSource';
+import { folderBatchSource, type BatchSource } from './BatchSource';
 import { addUsageTo, emptyUsage, type UsageTotals } from '../../agent/UsageTotals';
 import { LIMIT_ROWS, limitUsed } from '../../internal/fieldLists';
 import { LIMITS } from '../../internal/limits';
 import type { HistoryEntry, HistoryWarning } from '../../history/HistoryEntry';
 import { HistoryFileError } from '../../history/HistoryFileError';
 import { readRunFile, type RunFileFacts } from '../../history/readRunFile';
-import type { AttemptSpend } from '../../history/spendOverAttempts';
+import { attemptSpends } from '../../history/attemptSpends';
 import { NO_MONEY, spendOfRun } from '../../history/spendOfRun';
 import { sumRunMoney } from '../../history/sumRunMoney';
 import { messageOf } from '../../internal/messageOf';
@@ -160,7 +160,7 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
         observer === undefined ? undefined : (entry) => observer.entry(entry),
       );
       observer?.done(facts);
-      const money = spendOfRun(facts, facts.attempt, await earlierSpends(task.interrupted, options));
+      const money = spendOfRun(facts, facts.attempt, await attemptSpends(task.interrupted, options));
       // Its newest attempt set aside, with no attempt after it: cut off, whatever that attempt said.
       const aside = task.lastAttemptAside === true;
       const cut = !facts.ended || aside;
@@ -205,31 +205,6 @@ export async function readBatchSource(source: BatchSource, options: BatchReading
     raiseArgs: source.raiseArgs,
     paused,
   };
-}
-
-/**
- * What each earlier attempt of a run spent, the oldest first, as the resume reads them: an
- * attempt that cannot be read (a crash can leave anything) adds nothing.
- */
-async function earlierSpends(
-  attempts: BatchRunSource['interrupted'],
-  options: BatchReadingOptions,
-): Promise<AttemptSpend[]> {
-  const spends: AttemptSpend[] = [];
-  for (const attempt of attempts) {
-    try {
-      const facts = await readRunFile(attempt.name, {
-        salvage: true,
-        ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-        onWarning: () => undefined,
-        ...(attempt.input === undefined ? {} : { input: attempt.input() }),
-      });
-      spends.push(facts.attempt);
-    } catch {
-      // unreadable: it adds nothing, as on resume
-    }
-  }
-  return spends;
 }
 
 /**

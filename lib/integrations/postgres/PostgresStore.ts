@@ -8,7 +8,7 @@ import {
   type RunFileFacts,
 } from 'agent-state-machine/history';
 import { InvalidArgumentError, type TransitionTable } from 'agent-state-machine';
-import { batchHeldMessage } from 'agent-state-machine/internal';
+import { attemptSpends, batchHeldMessage, spendOfRun } from 'agent-state-machine/internal';
 import {
   type RunSink,
   type RunStore,
@@ -161,12 +161,15 @@ export class PostgresStore implements RunStore {
     }
     const open = this.#open.get(batchId) ?? new Set();
     this.#open.set(batchId, open.add(lock));
+    // The runs whose attempt this batch set aside: their row's money is counted over their attempts.
+    const resumed = new Set<string>();
     return {
       batchId,
       earlier,
-      openRun: (runId, sinkOptions, table) => this.#openRun(lock, batchId, runId, sinkOptions, table),
+      openRun: (runId, sinkOptions, table) =>
+        this.#openRun(lock, batchId, runId, sinkOptions, table, resumed.has(runId)),
       attempts: (runId) => this.#attempts(batchId, runId),
-      setAside: (runId) => this.#setAside(lock, batchId, runId),
+      setAside: (runId) => this.#setAside(lock, batchId, runId).then(() => void resumed.add(runId)),
       close: () => {
         open.delete(lock);
         if (open.size === 0 && this.#open.get(batchId) === open) this.#open.delete(batchId);
@@ -222,6 +225,7 @@ export class PostgresStore implements RunStore {
     runId: string,
     options: JsonlHistorySinkOptions,
     table: TransitionTable<string>,
+    resumed: boolean,
   ): Promise<RunSink> {
     const t = this.#tables();
     const startedAt = options.startedAt ?? Date.now();
@@ -247,13 +251,28 @@ export class PostgresStore implements RunStore {
       {
         lines: t.lines,
         runAgain: (operation, work) => lock.held().then(() => this.#db.runAgain(operation, work, lease)),
-        recordEnd: (facts) => lock.held().then(() => this.#recordEnd(key, where, facts, lease)),
+        recordEnd: async (facts) => {
+          await lock.held();
+          const money = resumed ? await this.#overAttempts(batchId, runId, facts) : facts;
+          return this.#recordEnd(key, where, money, lease);
+        },
       },
       key,
       runId,
       where,
     );
     return RunLinesSink.open(where, writer, { ...options, startedAt, table: options.table ?? table });
+  }
+
+  /**
+   * A run's facts with its money over every attempt (its live lines', and those a resume set
+   * aside: `spendOfRun`), as a batch's readers count it: each call's reason counted once.
+   */
+  async #overAttempts(batchId: string, runId: string, facts: RunFileFacts): Promise<RunFileFacts> {
+    const [, ...older] = await this.#attempts(batchId, runId);
+    if (older.length === 0) return facts;
+    const spends = await attemptSpends(older.reverse().map((a) => ({ name: a.name, input: () => a.input })));
+    return { ...facts, ...spendOfRun(facts, facts.attempt, spends) };
   }
 
   /** What a run's lines say of it. */
@@ -364,7 +383,8 @@ export class PostgresStore implements RunStore {
     for (const r of rows) {
       const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
       const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
-      if (facts?.ended === true) await this.#recordEnd(r.run_key, name, facts);
+      if (facts?.ended === true)
+        await this.#recordEnd(r.run_key, name, await this.#overAttempts(r.batch_id, r.run_id, facts));
     }
   }
 
@@ -384,7 +404,8 @@ export class PostgresStore implements RunStore {
     for (const r of rows) {
       const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
       const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
-      if (facts !== undefined) await this.#recordEnd(r.run_key, name, facts);
+      if (facts !== undefined)
+        await this.#recordEnd(r.run_key, name, await this.#overAttempts(r.batch_id, r.run_id, facts));
     }
   }
 
