@@ -162,7 +162,10 @@ export interface StoredRunQuery {
   limit?: number;
 }
 
-/** One run, as a store keeps its facts for questions across runs. */
+/**
+ * One run, as a store keeps its facts for questions across runs. A run resumed after a crash
+ * counts its money, and its reasons, over every attempt, as a batch's readers do.
+ */
 export interface StoredRun {
   batchId: string;
   runId: string;
