@@ -123,6 +123,27 @@ describe('the ended-run cache of a batch folder', () => {
     expect(read).toHaveBeenCalledTimes(1);
   });
 
+  it('reads whole a file whose entry is from before the money was kept apart, and notes it anew', async () => {
+    const ids = await batchIn(dir, ['answer', 'error']);
+    const cache = path.join(dir, ENDED_RUNS_FILE);
+    // An older release's entries: no reasons, and uncertain and released USD at 0 whatever the run spent.
+    const old = fs
+      .readFileSync(cache, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const { uncertain: _u, unpriced: _p, ...rest } = JSON.parse(line) as Record<string, unknown>;
+        return JSON.stringify(rest);
+      });
+    fs.writeFileSync(cache, `${old.join('\n')}\n`);
+    const read = jest.spyOn(readRunFileModule, 'readRunFile');
+    await resumeState(dir, ids);
+    expect(read).toHaveBeenCalledTimes(2);
+    read.mockClear();
+    await resumeState(dir, ids);
+    expect(read).not.toHaveBeenCalled();
+  });
+
   it('is started afresh by a new batch in the folder', async () => {
     await batchIn(dir, ['answer', 'answer']);
     await runBatch(tasks(['error']), { historyDir: dir, logger: false, overwriteHistory: true });

@@ -92,7 +92,7 @@ export class EndedRunCache {
   add(file: string, stat: fs.Stats, run: EndedRun): void {
     const entry: Entry = { file: path.basename(file), size: stat.size, mtimeMs: stat.mtimeMs, ...run };
     this.#entries.set(entry.file, entry);
-    // The reasons always written, none as []: an entry without them is one written before they were kept.
+    // The reasons always written, none as []: an entry without them was written before they were kept.
     const line = {
       ...entry,
       reason: entry.reason ?? null,
@@ -152,9 +152,10 @@ function parseEntry(line: string): Entry | undefined {
   if (reason !== null && typeof reason !== 'string') return undefined;
   const usage = usageOf(v['usage']);
   if (usage === undefined) return undefined;
-  // An entry from before the reasons were kept is a miss when the run has any: its file is read for them.
-  const uncertain = reasonsOf(v['uncertain'], usage.uncertainUsd > 0);
-  const unpriced = reasonsOf(v['unpriced'], usage.unpricedCalls > 0);
+  // An entry without reasons is from before the money was kept apart (its uncertain and released
+  // USD read as 0 there): a miss, its file read for them.
+  const uncertain = reasonsOf(v['uncertain']);
+  const unpriced = reasonsOf(v['unpriced']);
   if (uncertain === false || unpriced === false) return undefined;
   return {
     file,
@@ -170,9 +171,8 @@ function parseEntry(line: string): Entry | undefined {
   };
 }
 
-/** An entry's reasons (undefined for none); false when they cannot be read, or are missing and `needed`. */
-function reasonsOf(value: unknown, needed: boolean): UncertainReasons | undefined | false {
-  if (value === undefined) return needed ? false : undefined;
+/** An entry's reasons (undefined for none); false when they are missing or cannot be read. */
+function reasonsOf(value: unknown): UncertainReasons | undefined | false {
   if (!Array.isArray(value)) return false;
   for (const r of value as unknown[])
     if (typeof (r as { why?: unknown })?.why !== 'string' || !isCount((r as { calls?: unknown }).calls)) return false;
