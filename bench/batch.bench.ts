@@ -85,6 +85,8 @@ const ENDED_RUN = {
   transitions: 12,
   reason: null,
   durationMs: 0,
+  uncertain: [],
+  unpriced: [],
 };
 const TEXT_REPLY: LLMResponse = { text: 'done', usage: { inputTokens: 900, outputTokens: 25, costUsd: 0.003 } };
 
