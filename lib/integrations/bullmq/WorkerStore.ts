@@ -95,6 +95,9 @@ export class WorkerStore {
     );
     const missing: UsageDelta = {};
     for (const key of CHARGE_FIELD_NAMES) {
+      // Not a hold let go that Redis was not told of (charges are sent with the next call): the
+      // takeover charges the hold Redis still has, as uncertain, and released it would count twice.
+      if (key === 'releasedUsd') continue;
       const more = (state.usage[key] ?? 0) - (inRedis[key] ?? 0);
       if (more > 0) missing[key] = more;
     }
