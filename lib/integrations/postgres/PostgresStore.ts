@@ -161,15 +161,12 @@ export class PostgresStore implements RunStore {
     }
     const open = this.#open.get(batchId) ?? new Set();
     this.#open.set(batchId, open.add(lock));
-    // The runs whose attempt this batch set aside: their row's money is counted over their attempts.
-    const resumed = new Set<string>();
     return {
       batchId,
       earlier,
-      openRun: (runId, sinkOptions, table) =>
-        this.#openRun(lock, batchId, runId, sinkOptions, table, resumed.has(runId)),
+      openRun: (runId, sinkOptions, table) => this.#openRun(lock, batchId, runId, sinkOptions, table),
       attempts: (runId) => this.#attempts(batchId, runId),
-      setAside: (runId) => this.#setAside(lock, batchId, runId).then(() => void resumed.add(runId)),
+      setAside: (runId) => this.#setAside(lock, batchId, runId),
       close: () => {
         open.delete(lock);
         if (open.size === 0 && this.#open.get(batchId) === open) this.#open.delete(batchId);
@@ -225,7 +222,6 @@ export class PostgresStore implements RunStore {
     runId: string,
     options: JsonlHistorySinkOptions,
     table: TransitionTable<string>,
-    resumed: boolean,
   ): Promise<RunSink> {
     const t = this.#tables();
     const startedAt = options.startedAt ?? Date.now();
@@ -251,11 +247,7 @@ export class PostgresStore implements RunStore {
       {
         lines: t.lines,
         runAgain: (operation, work) => lock.held().then(() => this.#db.runAgain(operation, work, lease)),
-        recordEnd: async (facts) => {
-          await lock.held();
-          const money = resumed ? await this.#overAttempts(batchId, runId, facts) : facts;
-          return this.#recordEnd(key, where, money, lease);
-        },
+        recordEnd: (facts) => lock.held().then(() => this.#recordEnd(key, where, facts, lease)),
       },
       key,
       runId,
@@ -265,14 +257,16 @@ export class PostgresStore implements RunStore {
   }
 
   /**
-   * A run's facts with its money over every attempt (its live lines', and those a resume set
-   * aside: `spendOfRun`), as a batch's readers count it: each call's reason counted once.
+   * The money of an ended run a resume went on from earlier attempts, over every attempt (its
+   * live lines', and those the resume set aside: `spendOfRun`), as a batch's readers count it,
+   * each call's reason once. Read when listed, as the readers read it: its row has its live
+   * attempt's figures only.
    */
-  async #overAttempts(batchId: string, runId: string, facts: RunFileFacts): Promise<RunFileFacts> {
-    const [, ...older] = await this.#attempts(batchId, runId);
-    if (older.length === 0) return facts;
+  async #moneyOverAttempts(batchId: string, runId: string): Promise<ReturnType<typeof spendOfRun>> {
+    const [live, ...older] = await this.#attempts(batchId, runId);
+    const facts = await readRunFile(live!.name, { input: live!.input, onWarning: ignore });
     const spends = await attemptSpends(older.reverse().map((a) => ({ name: a.name, input: () => a.input })));
-    return { ...facts, ...spendOfRun(facts, facts.attempt, spends) };
+    return spendOfRun(facts, facts.attempt, spends);
   }
 
   /** What a run's lines say of it. */
@@ -366,7 +360,33 @@ export class PostgresStore implements RunStore {
         values,
       ),
     );
-    return rows.map(storedRunOf);
+    return this.#overAttempts(rows, batchId);
+  }
+
+  /**
+   * The runs of `rows` as listed: an ended run a resume went on from earlier attempts counts its
+   * money over every attempt, read from its lines when listed (its row has its live attempt's).
+   */
+  async #overAttempts(rows: readonly StoredRunRow[], batchId: string | undefined): Promise<StoredRun[]> {
+    if (rows.every((r) => r.outcome === null)) return rows.map(storedRunOf);
+    const { rows: aside } = await this.#db.run('finding the runs a resume went on', (client) =>
+      client.query<{ batch_id: string; run_id: string }>(
+        `SELECT DISTINCT batch_id, run_id FROM ${this.#tables().runs} WHERE set_aside_by = 'resume'${batchId === undefined ? '' : ' AND batch_id = $1'}`,
+        batchId === undefined ? [] : [batchId],
+      ),
+    );
+    const resumed = new Set(aside.map((r) => JSON.stringify([r.batch_id, r.run_id])));
+    const runs: StoredRun[] = [];
+    for (const row of rows) {
+      const run = storedRunOf(row);
+      if (row.outcome === null || !resumed.has(JSON.stringify([row.batch_id, row.run_id]))) {
+        runs.push(run);
+        continue;
+      }
+      const money = await this.#moneyOverAttempts(row.batch_id, row.run_id);
+      runs.push({ ...run, ...money, uncertain: [...money.uncertain], unpriced: [...money.unpriced] });
+    }
+    return runs;
   }
 
   /**
@@ -383,8 +403,7 @@ export class PostgresStore implements RunStore {
     for (const r of rows) {
       const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
       const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
-      if (facts?.ended === true)
-        await this.#recordEnd(r.run_key, name, await this.#overAttempts(r.batch_id, r.run_id, facts));
+      if (facts?.ended === true) await this.#recordEnd(r.run_key, name, facts);
     }
   }
 
@@ -404,8 +423,7 @@ export class PostgresStore implements RunStore {
     for (const r of rows) {
       const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
       const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
-      if (facts !== undefined)
-        await this.#recordEnd(r.run_key, name, await this.#overAttempts(r.batch_id, r.run_id, facts));
+      if (facts !== undefined) await this.#recordEnd(r.run_key, name, facts);
     }
   }
 
