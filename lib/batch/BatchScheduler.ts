@@ -374,8 +374,12 @@ export class BatchScheduler {
       };
     }
     // Read beside the runs still going, not in the run's slot: the batch's pace stays the runs' own.
-    if (endedRuns !== undefined && run.historyFile !== undefined && !noted)
-      this.#noting.push(taskState(run.historyFile, false, endedRuns).catch(() => undefined)); // unreadable: the next resume says why
+    if (endedRuns !== undefined && run.historyFile !== undefined && !noted) {
+      // Attempts are set aside beside it only when it was resumed from one: no listing of the folder.
+      const resumed = before?.kind === 'interrupted';
+      const noting = taskState(run.historyFile, false, endedRuns, undefined, () => resumed);
+      this.#noting.push(noting.catch(() => undefined)); // unreadable: the next resume says why
+    }
     // A run that ended while parked (its approval timeout, an abort) held no slot.
     if (slot.held) this.#running -= 1;
     this.#done += 1;

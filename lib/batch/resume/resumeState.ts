@@ -104,7 +104,7 @@ export async function resumeState(
   // One file at a time, streamed: a folder of 10,000 runs must not hold 10,000 open files or their entries.
   const cache = EndedRunCache.read(dir);
   const states: TaskState[] = [];
-  // The attempts set aside, listed once, and only if a run has no file.
+  // The attempts set aside, listed once, and only if a run has no file or ended after attempts.
   let listing: Map<string, string[]> | undefined;
   const setAside = (file: string): boolean =>
     (listing ??= attemptsByRunFile(fs.readdirSync(dir))).has(path.basename(file));
@@ -136,9 +136,10 @@ export function taskMismatch(manifest: BatchManifest, ids: readonly string[]): s
 
 /**
  * Reads a run's file whole and says its state. A clean file that ended goes in `cache`, so that
- * the next resume need not read it again; the journal of one cut off, in `kept` (when it has
- * room), so that its run need not read it again. `setAside`: whether attempts of a run file are
- * kept beside it (its folder is listed when not given).
+ * the next resume need not read it again, unless attempts were set aside beside it (its reasons
+ * cover theirs only once its reader adds them); the journal of one cut off, in `kept` (when it
+ * has room), so that its run need not read it again. `setAside`: whether attempts of a run file
+ * are kept beside it (its folder is listed when not given).
  */
 export async function taskState(
   file: string,
