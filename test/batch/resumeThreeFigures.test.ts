@@ -36,6 +36,7 @@ it('a run found ended by a resume keeps its three figures apart, from the cache 
   fs.rmSync(path.join(dir, 'ended-runs.cache'));
   const read = await runBatch([threeFiguresTask('t')], { ...options(), resume: true });
   expect(figures(read.runs[0]!.usage)).toEqual(ONE_RUN);
+  expect(read.runs[0]!.uncertain).toEqual(first.runs[0]!.uncertain);
 });
 
 it('a run cut off after its 429 keeps the hold it released when it is resumed: the report and the folder say so', async () => {
