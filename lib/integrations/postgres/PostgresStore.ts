@@ -264,7 +264,8 @@ export class PostgresStore implements RunStore {
    */
   async #moneyOverAttempts(batchId: string, runId: string): Promise<ReturnType<typeof spendOfRun>> {
     const [live, ...older] = await this.#attempts(batchId, runId);
-    const facts = await readRunFile(live!.name, { input: live!.input, onWarning: ignore });
+    // Read past a damaged line, as the readers of a batch read it: one run's lines never fail the list.
+    const facts = await readRunFile(live!.name, { input: live!.input, salvage: true, onWarning: ignore });
     const spends = await attemptSpends(older.reverse().map((a) => ({ name: a.name, input: () => a.input })));
     return spendOfRun(facts, facts.attempt, spends);
   }
