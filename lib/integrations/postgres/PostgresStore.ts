@@ -1,4 +1,3 @@
-import { storedRunOf, type StoredRunRow } from './storedRunRow';
 import { Pool } from 'pg';
 import {
   HistoryFileError,
@@ -29,6 +28,7 @@ export type { PostgresStoreOptions } from './PostgresStoreOptions';
 import { schemaStatements, schemaTables, type SchemaTables } from './postgresSchema';
 import { storedBatchOf, storedBatchQueries, type AttemptRow } from './storedBatch';
 import { runLineWriter } from './runLineWriter';
+import { listedRuns } from './listedRuns';
 import { answerRows } from './answerRows';
 import { raiseRows } from './raiseRows';
 import { batchRows } from './batchRows';
@@ -338,94 +338,18 @@ export class PostgresStore implements RunStore {
   }
 
   async listRuns(query: StoredRunQuery = {}): Promise<StoredRun[]> {
-    const { batchId, outcome, failed, since, limit = 1000 } = query;
     await this.migrate();
-    const t = this.#tables();
-    const where = ['set_aside_at IS NULL'];
-    const values: unknown[] = [];
-    if (batchId !== undefined) where.push(`batch_id = $${values.push(batchId)}`);
-    if (since !== undefined) where.push(`started_at >= to_timestamp($${values.push(since)} / 1000.0)`);
-    await this.#endsMadeAgain(where, values);
-    await this.#figuresMadeAgain(where, values);
-    if (outcome !== undefined)
-      where.push(
-        `coalesce(outcome, 'incomplete') = ANY($${values.push(typeof outcome === 'string' ? [outcome] : outcome)})`,
-      );
-    // A run's reason is recorded when its last turn ended in an error state of its own table.
-    if (failed === true) where.push('outcome IS NOT NULL AND reason IS NOT NULL');
-    const { rows } = await this.#db.run('listing runs', (client) =>
-      client.query<StoredRunRow>(
-        `SELECT batch_id, run_id, (extract(epoch FROM started_at) * 1000)::bigint AS started_ms, outcome, reason, cost_usd,
-           uncertain_usd, released_usd, uncertain, unpriced_calls, unpriced, calls, duration_ms
-         FROM ${t.runs} WHERE ${where.join(' AND ')} ORDER BY started_at DESC, run_key DESC LIMIT $${values.push(limit)}`,
-        values,
-      ),
+    return listedRuns(
+      {
+        name: this.name,
+        db: this.#db,
+        tables: this.#tables(),
+        factsOf: (key, where) => this.#factsOf(key, where),
+        recordEnd: (key, where, facts) => this.#recordEnd(key, where, facts),
+        moneyOverAttempts: (batchId, runId) => this.#moneyOverAttempts(batchId, runId),
+      },
+      query,
     );
-    return this.#overAttempts(rows, batchId);
-  }
-
-  /**
-   * The runs of `rows` as listed: an ended run a resume went on from earlier attempts counts its
-   * money over every attempt, read from its lines when listed (its row has its live attempt's).
-   */
-  async #overAttempts(rows: readonly StoredRunRow[], batchId: string | undefined): Promise<StoredRun[]> {
-    if (rows.every((r) => r.outcome === null)) return rows.map(storedRunOf);
-    const { rows: aside } = await this.#db.run('finding the runs a resume went on', (client) =>
-      client.query<{ batch_id: string; run_id: string }>(
-        `SELECT DISTINCT batch_id, run_id FROM ${this.#tables().runs} WHERE set_aside_by = 'resume'${batchId === undefined ? '' : ' AND batch_id = $1'}`,
-        batchId === undefined ? [] : [batchId],
-      ),
-    );
-    const resumed = new Set(aside.map((r) => JSON.stringify([r.batch_id, r.run_id])));
-    const runs: StoredRun[] = [];
-    for (const row of rows) {
-      const run = storedRunOf(row);
-      if (row.outcome === null || !resumed.has(JSON.stringify([row.batch_id, row.run_id]))) {
-        runs.push(run);
-        continue;
-      }
-      const money = await this.#moneyOverAttempts(row.batch_id, row.run_id);
-      runs.push({ ...run, ...money, uncertain: [...money.uncertain], unpriced: [...money.unpriced] });
-    }
-    return runs;
-  }
-
-  /**
-   * The runs `where` picks whose row says no end (in flight, or their process died after the
-   * last line and before the row was told): those whose lines ended get their row's facts from them.
-   */
-  async #endsMadeAgain(where: readonly string[], values: readonly unknown[]): Promise<void> {
-    const { rows } = await this.#db.run('finding runs not ended', (client) =>
-      client.query<{ run_key: string; batch_id: string; run_id: string }>(
-        `SELECT run_key, batch_id, run_id FROM ${this.#tables().runs} WHERE ${[...where, 'outcome IS NULL'].join(' AND ')}`,
-        [...values],
-      ),
-    );
-    for (const r of rows) {
-      const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
-      const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
-      if (facts?.ended === true) await this.#recordEnd(r.run_key, name, facts);
-    }
-  }
-
-  /**
-   * The ended runs `where` picks whose row predates the columns of uncertain and released money,
-   * or of calls of unknown cost (NULL there): their row gets the figures from their lines, once,
-   * as a run's end records them.
-   */
-  async #figuresMadeAgain(where: readonly string[], values: readonly unknown[]): Promise<void> {
-    const { rows } = await this.#db.run('finding runs ended before the three figures', (client) =>
-      client.query<{ run_key: string; batch_id: string; run_id: string }>(
-        `SELECT run_key, batch_id, run_id FROM ${this.#tables().runs}
-         WHERE ${[...where, 'outcome IS NOT NULL', '(uncertain_usd IS NULL OR unpriced_calls IS NULL)'].join(' AND ')}`,
-        [...values],
-      ),
-    );
-    for (const r of rows) {
-      const name = `${this.name} run ${r.run_id} of batch ${r.batch_id}`;
-      const facts = await this.#factsOf(r.run_key, name).catch(() => undefined);
-      if (facts !== undefined) await this.#recordEnd(r.run_key, name, facts);
-    }
   }
 
   async keepAnswer(batchId: string, answer: ApprovalAnswer): Promise<KeptAnswer | undefined> {
