@@ -82,22 +82,8 @@ async function overAttempts(
  * The runs `where` picks whose row says no end (in flight, or their process died after the
  * last line and before the row was told): those whose lines ended get their row's facts from them.
  */
-async function endsMadeAgain(
-  store: RunListingStore,
-  where: readonly string[],
-  values: readonly unknown[],
-): Promise<void> {
-  const { rows } = await store.db.run('finding runs not ended', (client) =>
-    client.query<{ run_key: string; batch_id: string; run_id: string }>(
-      `SELECT run_key, batch_id, run_id FROM ${store.tables.runs} WHERE ${[...where, 'outcome IS NULL'].join(' AND ')}`,
-      [...values],
-    ),
-  );
-  for (const r of rows) {
-    const name = `${store.name} run ${r.run_id} of batch ${r.batch_id}`;
-    const facts = await store.factsOf(r.run_key, name).catch(() => undefined);
-    if (facts?.ended === true) await store.recordEnd(r.run_key, name, facts);
-  }
+function endsMadeAgain(store: RunListingStore, where: readonly string[], values: readonly unknown[]): Promise<void> {
+  return madeAgain(store, 'finding runs not ended', [...where, 'outcome IS NULL'], values, (facts) => facts.ended);
 }
 
 /**
@@ -105,21 +91,28 @@ async function endsMadeAgain(
  * or of calls of unknown cost (NULL there): their row gets the figures from their lines, once,
  * as a run's end records them.
  */
-async function figuresMadeAgain(
+function figuresMadeAgain(store: RunListingStore, where: readonly string[], values: readonly unknown[]): Promise<void> {
+  const older = [...where, 'outcome IS NOT NULL', '(uncertain_usd IS NULL OR unpriced_calls IS NULL)'];
+  return madeAgain(store, 'finding runs ended before the three figures', older, values, () => true);
+}
+
+/** Records again, from their lines, how the runs `where` picks ended: those whose facts `keep` takes. A run whose lines cannot be read is left as it is. */
+async function madeAgain(
   store: RunListingStore,
+  operation: string,
   where: readonly string[],
   values: readonly unknown[],
+  keep: (facts: RunFileFacts) => boolean,
 ): Promise<void> {
-  const { rows } = await store.db.run('finding runs ended before the three figures', (client) =>
+  const { rows } = await store.db.run(operation, (client) =>
     client.query<{ run_key: string; batch_id: string; run_id: string }>(
-      `SELECT run_key, batch_id, run_id FROM ${store.tables.runs}
-       WHERE ${[...where, 'outcome IS NOT NULL', '(uncertain_usd IS NULL OR unpriced_calls IS NULL)'].join(' AND ')}`,
+      `SELECT run_key, batch_id, run_id FROM ${store.tables.runs} WHERE ${where.join(' AND ')}`,
       [...values],
     ),
   );
   for (const r of rows) {
     const name = `${store.name} run ${r.run_id} of batch ${r.batch_id}`;
     const facts = await store.factsOf(r.run_key, name).catch(() => undefined);
-    if (facts !== undefined) await store.recordEnd(r.run_key, name, facts);
+    if (facts !== undefined && keep(facts)) await store.recordEnd(r.run_key, name, facts);
   }
 }
