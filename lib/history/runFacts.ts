@@ -153,6 +153,8 @@ export class RunFactsCollector {
   #servedCost = 0;
   /** Of the served USD, what was charged at a hold. */
   #servedUncertain = 0;
+  /** Of the released USD, what lines served from an earlier attempt's journal let go. */
+  #servedReleased = 0;
   /** Of `#unpricedLines`, those served from an earlier attempt's journal (a mirror's served lines say `unpriced`). */
   #servedUnpriced = 0;
   /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
@@ -272,6 +274,8 @@ export class RunFactsCollector {
       heldUsd: round(held),
       recordedUncertainUsd: this.#recordedUncertain,
       liveUncertainUsd: round(this.#ledgerUncertain - this.#servedUncertain),
+      recordedReleasedUsd: this.#recordedReleased,
+      liveReleasedUsd: round(this.#ledgerReleased - this.#servedReleased),
       recordedUnpricedCalls: this.#recordedUnpriced,
       liveUnpricedCalls: this.#unpricedLines - this.#servedUnpriced,
       openUnpricedCalls: unpriced,
@@ -330,7 +334,10 @@ export class RunFactsCollector {
       }
     }
     const released = line.releasedUsd;
-    if (typeof released === 'number' && Number.isFinite(released) && released >= 0) this.#ledgerReleased += released;
+    if (typeof released === 'number' && Number.isFinite(released) && released >= 0) {
+      this.#ledgerReleased += released;
+      if (line.fromJournal === true) this.#servedReleased += released;
+    }
     const unpriced = line.unpriced;
     if (typeof unpriced === 'string') {
       this.#unpricedLines++;

@@ -1,6 +1,7 @@
 import type { UncertainReasons } from '../internal/formatSpend';
 import {
   reasonsOverAttempts,
+  releasedOverAttempts,
   spendOverAttempts,
   uncertainOverAttempts,
   unpricedOverAttempts,
@@ -47,7 +48,7 @@ export function spendOfRun(live: RunMoney, attempt: AttemptSpend, earlier: reado
   return {
     costUsd,
     uncertainUsd,
-    releasedUsd: live.releasedUsd,
+    releasedUsd: Math.max(live.releasedUsd, releasedOverAttempts(attempts)),
     uncertain: reasonsOverAttempts(
       live.uncertain,
       attempts.map((a) => a.uncertainWhy),

@@ -19,6 +19,10 @@ export interface AttemptSpend {
   readonly recordedUncertainUsd: number;
   /** Of `liveUsd`, the uncertain part: its requests charged at their hold (`chargedAtHold`). */
   readonly liveUncertainUsd: number;
+  /** USD of holds let go (provably not billed) its records carry (`releasedUsd`): with those of the attempts it resumed. */
+  readonly recordedReleasedUsd: number;
+  /** USD of holds it let go itself, by its ledger's `llm` lines (`releasedUsd`), those served from a journal left out. */
+  readonly liveReleasedUsd: number;
   /** LLM calls of unknown cost its records carry (`unpricedCalls`): with those of the attempts it resumed. */
   readonly recordedUnpricedCalls: number;
   /** LLM calls of unknown cost it made itself, by its ledger's `llm` lines (`unpriced`), those served from a journal (`fromJournal`) left out. */
@@ -62,6 +66,20 @@ export function uncertainOverAttempts(attempts: readonly AttemptSpend[]): number
     uncertain = Math.max(attempt.recordedUncertainUsd, roundUsd(uncertain + made));
   }
   return uncertain;
+}
+
+/**
+ * The USD of holds a run let go over all its attempts, added up the same way: each attempt's own
+ * releases, bounded from below by what its records carry. So an attempt cut after a release and
+ * before a record said so still counts it, and none counts twice. Pure.
+ */
+export function releasedOverAttempts(attempts: readonly AttemptSpend[]): number {
+  let released = 0;
+  for (const attempt of attempts) {
+    const made = attempt.ledger ? attempt.liveReleasedUsd : 0;
+    released = Math.max(attempt.recordedReleasedUsd, roundUsd(released + made));
+  }
+  return released;
 }
 
 /**

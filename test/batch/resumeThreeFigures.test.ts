@@ -84,3 +84,27 @@ it('a run cut off that a spent cap skips on resume keeps what its attempt spent,
   expect(figures(folder.runs[0]!)).toEqual(figures(run.usage));
   expect(folder.runs[0]!.uncertain).toEqual(run.uncertain);
 });
+
+it("a run cut off twice keeps every attempt's released holds, one cut before any record said so", async () => {
+  await runBatch([threeFiguresTask('t')], options());
+  const file = path.join(dir, 't.jsonl');
+  const cutAfter = (at: (lines: string[]) => number): void => {
+    const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/);
+    fs.writeFileSync(file, lines.slice(0, at(lines) + 1).join(''));
+  };
+  // The first attempt: the 429 released, the 500 charged, the third call in flight at the cut.
+  cutAfter((lines) => lines.flatMap((l, i) => (l.startsWith('{"type":"reserve"') ? [i] : []))[2]!);
+  await runBatch([threeFiguresTask('t')], { ...options(), resume: true });
+  // The second: cut right after the ledger line of its 429, before any record carried the release.
+  cutAfter((lines) => lines.findIndex((l) => l.startsWith('{"type":"llm"') && l.includes('"releasedUsd"')));
+  const resumed = await runBatch([threeFiguresTask('t')], { ...options(), resume: true });
+  const run = resumed.runs[0]!;
+  expect(run.outcome).toBe('end_of_turn');
+  // Each attempt's 429 let $0.01 go: three attempts, $0.03 released; the uncertain money is the
+  // first attempt's 500 and its call in flight, and the last attempt's 500.
+  expect(figures(run.usage)).toEqual({ costUsd: 0.0306, uncertainUsd: 0.03, releasedUsd: 0.03 });
+  const folder = await readBatchFolder(dir, { onWarning: () => undefined });
+  expect(figures(folder.runs[0]!)).toEqual(figures(run.usage));
+  const found = await runBatch([threeFiguresTask('t')], { ...options(), resume: true });
+  expect(figures(found.runs[0]!.usage)).toEqual(figures(run.usage));
+});

@@ -13,7 +13,12 @@ import fc from 'fast-check';
 import { writeBatchManifest } from '../../lib/batch/keeping/batchManifest';
 import { folderEarlierRuns } from '../../lib/batch/resume/EarlierRuns';
 import { readBatchFolder } from '../../lib/batch/reading/readBatchFolder';
-import { spendOverAttempts, uncertainOverAttempts, unpricedOverAttempts } from '../../lib/history/spendOverAttempts';
+import {
+  releasedOverAttempts,
+  spendOverAttempts,
+  uncertainOverAttempts,
+  unpricedOverAttempts,
+} from '../../lib/history/spendOverAttempts';
 
 /** One attempt: its calls answered live (their price), its reservations left open (their worst case), or cut while it served. */
 interface Attempt {
@@ -176,6 +181,8 @@ describe('a run cut off in N attempts, each leaving k reservations without an an
   const NONE_UNCERTAIN = {
     recordedUncertainUsd: 0,
     liveUncertainUsd: 0,
+    recordedReleasedUsd: 0,
+    liveReleasedUsd: 0,
     recordedUnpricedCalls: 0,
     liveUnpricedCalls: 0,
     openUnpricedCalls: 0,
@@ -232,6 +239,26 @@ describe('a run cut off in N attempts, each leaving k reservations without an an
     expect(unpricedOverAttempts([attempt1, { ...attempt2, recordedUnpricedCalls: 5 }])).toBe(5);
     expect(unpricedOverAttempts([{ ...attempt2, ledger: false }])).toBe(2);
     expect(unpricedOverAttempts([])).toBe(0);
+  });
+
+  it('releasedOverAttempts: each attempt adds the holds it let go itself, once; its records bound it from below', () => {
+    const attempt1 = {
+      ...NONE_UNCERTAIN,
+      recordedUsd: 0,
+      liveUsd: 0,
+      heldUsd: 0,
+      liveReleasedUsd: 0.01,
+      recordedReleasedUsd: 0.01,
+      ledger: true,
+    };
+    // Resumed with that $0.01 (its records say so), it let $0.01 more go and was cut before a record counted it.
+    const attempt2 = { ...attempt1, recordedReleasedUsd: 0.01, liveReleasedUsd: 0.01 };
+    expect(releasedOverAttempts([attempt1])).toBeCloseTo(0.01, 10);
+    expect(releasedOverAttempts([attempt1, attempt2])).toBeCloseTo(0.02, 10);
+    // Records that say more bound it from below; without a ledger they are all there is.
+    expect(releasedOverAttempts([attempt1, { ...attempt2, recordedReleasedUsd: 0.05 }])).toBe(0.05);
+    expect(releasedOverAttempts([{ ...attempt2, ledger: false }])).toBe(0.01);
+    expect(releasedOverAttempts([])).toBe(0);
   });
 
   it('a run killed after its attempt was set aside, before the next wrote its file, is still cut off, with that spend', async () => {

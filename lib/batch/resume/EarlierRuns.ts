@@ -7,6 +7,7 @@ import { linesState, resumeState, taskMismatch, unreadableRun, type TaskState } 
 import type { StoreBatch } from '../keeping/RunStore';
 import {
   reasonsOverAttempts,
+  releasedOverAttempts,
   spendOverAttempts,
   uncertainOverAttempts,
   unpricedOverAttempts,
@@ -194,7 +195,9 @@ async function withEarlierSpend(
   const uncertainUsd = Math.min(costUsd, Math.max(state.usage.uncertainUsd, uncertainOverAttempts(attempts)));
   // Each attempt's own calls of unknown cost, once: one cut before its records counts only its lines.
   const unpricedCalls = Math.max(state.usage.unpricedCalls, unpricedOverAttempts(attempts));
-  return { ...state, usage: { ...usage, costUsd, uncertainUsd, unpricedCalls }, attempts };
+  // Each attempt's own releases, once: one cut after a release and before a record counts it too.
+  const releasedUsd = Math.max(state.usage.releasedUsd, releasedOverAttempts(attempts));
+  return { ...state, usage: { ...usage, costUsd, uncertainUsd, releasedUsd, unpricedCalls }, attempts };
 }
 
 type Finished = Extract<TaskState, { kind: 'finished' }>;
@@ -230,13 +233,15 @@ async function withEarlierReasons(state: Finished, older: readonly RunAttempt[],
 /** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */
 function attemptOf(state: Exclude<TaskState, { kind: 'not_started' }>): AttemptSpend {
   if (state.kind === 'interrupted' && state.attempt !== undefined) return state.attempt;
-  const { costUsd, uncertainUsd, unpricedCalls } = state.usage;
+  const { costUsd, uncertainUsd, releasedUsd, unpricedCalls } = state.usage;
   return {
     recordedUsd: costUsd,
     liveUsd: 0,
     heldUsd: 0,
     recordedUncertainUsd: uncertainUsd,
     liveUncertainUsd: 0,
+    recordedReleasedUsd: releasedUsd,
+    liveReleasedUsd: 0,
     recordedUnpricedCalls: unpricedCalls,
     liveUnpricedCalls: 0,
     openUnpricedCalls: 0,
