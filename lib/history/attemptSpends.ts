@@ -1,3 +1,4 @@
+import { HistoryFileError } from './HistoryFileError';
 import { readRunFile } from './readRunFile';
 import type { AttemptSpend } from './spendOverAttempts';
 
@@ -10,7 +11,9 @@ export interface AttemptLines {
 /**
  * What each of a run's earlier attempts (the oldest first) spent, the parts apart, read past
  * damaged lines: for `spendOfRun`, so that a run's money and its reasons count every attempt.
- * An attempt that cannot be read adds nothing, as on resume.
+ * An attempt whose lines are not a run's adds nothing, as on resume; one that could not be read
+ * at all (an I/O error, a lost connection: `read_failed`) is thrown, as the money it spent would
+ * otherwise be forgotten without a word.
  */
 export async function attemptSpends(
   attempts: readonly AttemptLines[],
@@ -26,8 +29,9 @@ export async function attemptSpends(
         ...(attempt.input === undefined ? {} : { input: attempt.input() }),
       });
       spends.push(facts.attempt);
-    } catch {
-      // unreadable: it adds nothing
+    } catch (error) {
+      if (error instanceof HistoryFileError && error.code === 'read_failed') throw error;
+      // not a run's lines: it adds nothing
     }
   }
   return spends;

@@ -445,7 +445,8 @@ async function storedRun(
   earlier: readonly AttemptLines[],
 ): Promise<StoredRun> {
   let startedAt: number | undefined;
-  const facts = await readRunFile(file, { onWarning: ignore }, (entry) => {
+  // Read past a damaged line, as the readers of a batch read it: one run's lines never fail the list.
+  const facts = await readRunFile(file, { salvage: true, onWarning: ignore }, (entry) => {
     if (startedAt !== undefined) return;
     if (entry.kind === 'meta') startedAt = entry.meta.startedAt;
     else if (entry.kind === 'record') startedAt = entry.record.at - entry.record.durationMs;

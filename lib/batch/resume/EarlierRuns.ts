@@ -1,5 +1,6 @@
 import type { RecordedLine } from '../../agent/journal/RunRecording';
 import { InvalidArgumentError } from '../../machine/InvalidArgumentError';
+import { HistoryFileError } from '../../history/HistoryFileError';
 import { bestJournal, readResumeJournal, type RunAttempt } from '../keeping/readResumeJournal';
 import { KeptJournals } from './KeptJournals';
 import { FolderAttempts } from '../keeping/attemptNames';
@@ -185,7 +186,7 @@ async function withEarlierSpend(
   let usage = state.usage;
   const attempts: AttemptSpend[] = [attemptOf(state)];
   for (const attempt of older) {
-    const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
+    const kept = await olderState(attempt, salvage);
     if (kept === undefined) continue;
     attempts.unshift(attemptOf(kept));
     const more = kept.usage.costUsd - usage.costUsd || kept.usage.llmCalls - usage.llmCalls;
@@ -212,7 +213,7 @@ async function withEarlierReasons(state: Finished, older: readonly RunAttempt[],
   if (state.attempt === undefined || older.length === 0) return state;
   const attempts: AttemptSpend[] = [state.attempt];
   for (const attempt of older) {
-    const kept = await linesState(attempt.name, attempt.input, salvage, () => '').catch(() => undefined);
+    const kept = await olderState(attempt, salvage);
     if (kept !== undefined) attempts.unshift(attemptOf(kept));
   }
   const uncertain = reasonsOverAttempts(
@@ -228,6 +229,25 @@ async function withEarlierReasons(state: Finished, older: readonly RunAttempt[],
     ...(uncertain.length === 0 ? {} : { uncertain }),
     ...(unpriced.length === 0 ? {} : { unpriced }),
   };
+}
+
+/**
+ * What an attempt set aside left, or undefined when its lines are not a run's (it adds nothing).
+ * One whose lines could not be read at all (an I/O error, a lost connection: `read_failed`)
+ * fails the resume: the money it spent would otherwise be forgotten, and a cap crossed.
+ */
+async function olderState(
+  attempt: RunAttempt,
+  salvage: boolean,
+): Promise<Exclude<TaskState, { kind: 'not_started' }> | undefined> {
+  let failed: unknown;
+  const noted = (error: unknown): string => {
+    failed = error;
+    return '';
+  };
+  const state = await linesState(attempt.name, attempt.input, salvage, noted).catch(() => undefined);
+  if (state === undefined && failed instanceof HistoryFileError && failed.code === 'read_failed') throw failed;
+  return state;
 }
 
 /** What one attempt spent, the parts apart; an attempt read without them (one that ended) counts what it spent. */
