@@ -10,7 +10,7 @@ import { FileStore } from '../../lib/batch/keeping/FileStore';
 import { HistoryFileError } from '../../lib/history/HistoryFileError';
 import { attemptSpends } from '../../lib/history/attemptSpends';
 import { storeRunState } from '../../lib/batch/resume/EarlierRuns';
-import type { StoreBatch, StoredLines } from '../../lib/batch/keeping/RunStore';
+import type { StoreBatch } from '../../lib/batch/keeping/RunStore';
 import { THREE_FIGURES, threeFiguresTask } from '../helpers/threeFigures';
 
 let dir: string;
@@ -61,7 +61,7 @@ it("a store's resume fails, naming the attempt, when an attempt set aside cannot
   const batch = (older: () => AsyncIterable<Uint8Array>): StoreBatch =>
     ({
       batchId: 'b',
-      attempts: (): Promise<StoredLines[]> =>
+      attempts: (): ReturnType<StoreBatch['attempts']> =>
         Promise.resolve([
           { name: 'run t (live)', input: linesOf(bytes) },
           { name: 'run t (attempt set aside 1)', input: older() },
