@@ -317,6 +317,7 @@ const PINNED: Record<string, string[]> = {
     'lockFolder',
     'peerLoadError',
     'priceUsage',
+    'reasonsOverAttempts',
     'resolveResumeTools',
     'resumedUsage',
     'runTask',

@@ -153,6 +153,8 @@ export class RunFactsCollector {
   #servedCost = 0;
   /** Of the served USD, what was charged at a hold. */
   #servedUncertain = 0;
+  /** Why the money of the last call this attempt made itself is uncertain; undefined when it was billed or none was made. */
+  #lastCallWhy: string | undefined;
   /** Of the released USD, what lines served from an earlier attempt's journal let go. */
   #servedReleased = 0;
   /** Of `#unpricedLines`, those served from an earlier attempt's journal (a mirror's served lines say `unpriced`). */
@@ -281,6 +283,8 @@ export class RunFactsCollector {
       openUnpricedCalls: unpriced,
       uncertainWhy: this.#uncertainWhy.reasons(true, priced, IN_FLIGHT.held),
       unpricedWhy: this.#unpricedWhy.reasons(true, unpriced, IN_FLIGHT.unpriced),
+      // Its last call in flight when the file ended: held, if it had a worst case; of unknown cost if not.
+      lastCallUncertainWhy: this.#reserved.size === 0 ? this.#lastCallWhy : priced > 0 ? IN_FLIGHT.held : undefined,
       ledger: this.#ledger,
     };
   }
@@ -322,6 +326,8 @@ export class RunFactsCollector {
       return;
     }
     this.#reserved.delete(key);
+    // A served line is no call of this attempt's: the last one it made is before it, or none.
+    if (line.fromJournal !== true) this.#lastCallWhy = undefined;
     const cost = line.costUsd;
     if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) {
       this.#ledgerCost += cost;
@@ -331,6 +337,7 @@ export class RunFactsCollector {
         this.#ledgerUncertain += cost;
         if (line.fromJournal === true) this.#servedUncertain += cost;
         this.#uncertainWhy.add(why.replace(/^charged at its hold: /, ''), line.fromJournal === true);
+        if (line.fromJournal !== true) this.#lastCallWhy = why.replace(/^charged at its hold: /, '');
       }
     }
     const released = line.releasedUsd;

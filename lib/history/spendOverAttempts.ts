@@ -33,6 +33,12 @@ export interface AttemptSpend {
   readonly uncertainWhy: UncertainReasons;
   /** Why its own calls are of unknown cost (served lines left out, its open reservations with no amount), most calls first. */
   readonly unpricedWhy: UncertainReasons;
+  /**
+   * Why the money of the last call it made itself is uncertain (one of `uncertainWhy`: charged at
+   * its hold, or in flight when its file ended), if it is; undefined when that call was billed or
+   * it made none. A distributed run taken over charges that call's hold again, as its credit.
+   */
+  readonly lastCallUncertainWhy?: string | undefined;
   /** The file holds ledger lines (`reserve`). */
   readonly ledger: boolean;
 }

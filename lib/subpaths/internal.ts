@@ -31,6 +31,7 @@ export { resolveResumeTools } from '../agent/journal/ResumeToolPolicy';
 export { finishedRunReport } from '../batch/finishedRunReport';
 export { spendOfRun } from '../history/spendOfRun';
 export { attemptSpends } from '../history/attemptSpends';
+export { reasonsOverAttempts } from '../history/spendOverAttempts';
 export type { TaskState } from '../batch/resume/resumeState';
 export { MissingPeerError } from '../machine/MissingPeerError';
 export type { PeerRange } from '../machine/MissingPeerError';

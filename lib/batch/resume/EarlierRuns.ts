@@ -206,8 +206,9 @@ type Finished = Extract<TaskState, { kind: 'finished' }>;
 /**
  * A run that ended after attempts cut off (`older`, the newest first): why its money is
  * uncertain or of unknown cost, over every attempt, as the report of its run said. Its file's
- * lines name only the calls of its own attempt. Read from its file only: a folder's cache
- * keeps the reasons over its attempts already. An older attempt that cannot be read adds nothing.
+ * lines name only the calls of its own attempt; it keeps what each attempt spent (`attempts`)
+ * for a reader that must tell them apart. Read from its file only: a folder's cache keeps the
+ * reasons over its attempts already. An older attempt that cannot be read adds nothing.
  */
 async function withEarlierReasons(state: Finished, older: readonly RunAttempt[], salvage: boolean): Promise<Finished> {
   if (state.attempt === undefined || older.length === 0) return state;
@@ -228,6 +229,7 @@ async function withEarlierReasons(state: Finished, older: readonly RunAttempt[],
     ...state,
     ...(uncertain.length === 0 ? {} : { uncertain }),
     ...(unpriced.length === 0 ? {} : { unpriced }),
+    attempts,
   };
 }
 

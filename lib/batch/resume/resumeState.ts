@@ -39,6 +39,8 @@ export type TaskState =
        * apart; its reader adds the reasons of the attempts cut off before it (`EarlierRuns`).
        */
       attempt?: AttemptSpend;
+      /** Read from its file after attempts cut off: what each attempt spent, the oldest first (its own last). */
+      attempts?: readonly AttemptSpend[];
       /** With `salvage`: the damaged lines its file was read past. */
       salvaged?: Salvaged;
     }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import {
   finishedRunReport,
+  reasonsOverAttempts,
   resumedUsage,
   storeRunJournal,
   storeRunState,
@@ -13,7 +14,7 @@ import type { BatchKeys } from './batchKeys';
 import { USAGE_CODES, usageFromStrings } from './budgetFields';
 import { addressOf } from './connection';
 import type { RedisBudget } from './RedisBudget';
-import { runMoneyInRedis, withRedisMoney } from './takeoverCredit';
+import { lessCredited, runMoneyInRedis, withRedisMoney } from './takeoverCredit';
 import { errorToWire, type WireRunReport } from './wireReport';
 
 /** What a run of a distributed batch finds in the store before it starts. */
@@ -21,8 +22,17 @@ export type EarlierAttempt =
   | { kind: 'not_started' }
   /** Its run ended, and its worker was lost before reporting it: reported from the store, not run again. */
   | Extract<TaskState, { kind: 'finished' }>
-  /** Cut off with its worker: recovered from its journal, what it spent counted. */
-  | { kind: 'interrupted'; resumeFrom: ResumeFrom; usage: UsageTotals };
+  /**
+   * Cut off with its worker: recovered from its journal, what it spent counted, and why its
+   * money was uncertain or of unknown cost over the attempts cut off (`lessCredited`).
+   */
+  | { kind: 'interrupted'; resumeFrom: ResumeFrom; usage: UsageTotals; reasons: EarlierReasons };
+
+/** Why an earlier attempt's money was uncertain or of unknown cost, each call once, as a report says it. */
+export interface EarlierReasons {
+  readonly uncertain: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
+  readonly unpriced: ReadonlyArray<{ readonly why: string; readonly calls: number }>;
+}
 
 /**
  * Who writes a distributed batch in a store: its Redis, queue and id, the same for its producer
@@ -104,17 +114,39 @@ export class WorkerStore {
     // Its holds are charged as they go, in one step: a hold with no reserve line in its records
     // may be of a call still to leave (its worker may live on, its lock lapsed).
     await budget.takeOver(missing);
-    if (state.kind === 'finished') return state;
-    const journal = await storeRunJournal(batch, runId, false);
     // Its dollars as the batch counts them now: what its records say, and the takeover's credit
-    // (the holds of its calls, one whose reserve line never reached the store among them). The
-    // run goes on from them, so its records, and the store's figures, carry the credit too.
+    // (the holds of its calls, one whose reserve line never reached the store among them).
     const money = await runMoneyInRedis(this.#redis, keys, index);
+    // Every attempt in the store was taken over (by this worker, or one before): the calls their
+    // credit holds are named by it, once (`reportWithCredit`), not also by their own reason.
+    if (state.kind === 'finished') {
+      const uncertain = lessCredited(state.uncertain ?? [], state.attempts ?? [], money);
+      const { uncertain: _all, ...rest } = state;
+      return uncertain.length === 0 ? rest : { ...rest, uncertain: [...uncertain] };
+    }
+    const journal = await storeRunJournal(batch, runId, false);
     await batch.setAside(runId);
+    const attempts = state.attempts ?? [];
+    const reasons: EarlierReasons = {
+      uncertain: lessCredited(
+        reasonsOverAttempts(
+          [],
+          attempts.map((a) => a.uncertainWhy),
+        ),
+        attempts,
+        money,
+      ),
+      unpriced: reasonsOverAttempts(
+        [],
+        attempts.map((a) => a.unpricedWhy),
+      ),
+    };
+    // The run goes on from them, so its records, and the store's figures, carry the credit too.
     return {
       kind: 'interrupted',
       resumeFrom: { journal, usage: withRedisMoney(resumedUsage(state.usage, journal), money) },
       usage: state.usage,
+      reasons,
     };
   }
 

@@ -5,6 +5,7 @@ import {
   assertBoundsCalls,
   emptyUsage,
   lockFolder,
+  reasonsOverAttempts,
   runTask,
   safeFileName,
   type RunTaskOptions,
@@ -20,7 +21,7 @@ import { RedisBudget } from './RedisBudget';
 import type { RunParking } from './parkRun';
 import { batchContext } from './batchApproval';
 import { errorReport, type BatchMeta } from './runRecords';
-import { finishedReport, storeOwner, type EarlierAttempt } from './WorkerStore';
+import { finishedReport, storeOwner, type EarlierAttempt, type EarlierReasons } from './WorkerStore';
 import type { DistributedTask } from './DistributedTask';
 import { reportWithCredit, runMoneyInRedis, withRedisMoney } from './takeoverCredit';
 import { errorToWire, type WireRunReport } from './wireReport';
@@ -150,13 +151,18 @@ async function runAttempt(
     runId: task.id,
     metadata: { taskId: task.id, index, batchId, worker: id, attempt },
   };
-  // Why money is uncertain or of unknown cost, as runBatch reports it: the run's lines know each call's reason.
-  let reasons: Pick<WireRunReport, 'uncertain' | 'unpriced'> = {};
+  // Why money is uncertain or of unknown cost, as runBatch reports it: the run's lines know each
+  // call's reason, and a run taken over adds those of the attempts cut off, each call once.
+  const earlier = before.kind === 'interrupted' ? before.reasons : undefined;
+  let reasons = reasonsOf(earlier?.uncertain ?? [], earlier?.unpriced ?? []);
   const onRunFacts: NonNullable<RunTaskOptions['onRunFacts']> = (facts) => {
-    reasons = {
-      ...(facts.uncertain.length === 0 ? {} : { uncertain: facts.uncertain }),
-      ...(facts.unpriced.length === 0 ? {} : { unpriced: facts.unpriced }),
-    };
+    reasons =
+      earlier === undefined
+        ? reasonsOf(facts.uncertain, facts.unpriced)
+        : reasonsOf(
+            reasonsOverAttempts(facts.uncertain, [earlier.uncertain, facts.attempt.uncertainWhy]),
+            reasonsOverAttempts(facts.unpriced, [earlier.unpriced, facts.attempt.unpricedWhy]),
+          );
   };
   const run = await runTask(
     drive !== undefined
@@ -202,6 +208,17 @@ async function runAttempt(
     ...reasons,
     worker: id,
     attempt,
+  };
+}
+
+/** A report's reasons, each list left out when it names no call. */
+function reasonsOf(
+  uncertain: EarlierReasons['uncertain'],
+  unpriced: EarlierReasons['unpriced'],
+): Pick<WireRunReport, 'uncertain' | 'unpriced'> {
+  return {
+    ...(uncertain.length === 0 ? {} : { uncertain: [...uncertain] }),
+    ...(unpriced.length === 0 ? {} : { unpriced: [...unpriced] }),
   };
 }
 

@@ -8,6 +8,7 @@
 // `docs/cap-guarantees.md`).
 import type { Redis } from 'ioredis';
 import type { UsageTotals } from 'agent-state-machine';
+import type { AttemptSpend } from 'agent-state-machine/history';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
 import { CREDIT_CODE } from './budgetFields';
@@ -110,6 +111,26 @@ export function reportWithCredit<R extends { usage: UsageTotals; uncertain?: Rea
     usage: withRedisMoney(report.usage, money),
     ...(uncertain.length === 0 ? {} : { uncertain }),
   } as R;
+}
+
+/**
+ * Why a taken-over run's money is uncertain over its attempts (`reasons`), less the calls the
+ * takeovers' credit holds again (`money.creditUsd`): the last call each lost attempt (`lost`)
+ * made, when its money was uncertain (in flight, or charged at its hold with its charge still
+ * to reach Redis). Its credit reason (`reportWithCredit`) names that call instead, once. Pure.
+ */
+export function lessCredited(reasons: Reasons, lost: readonly AttemptSpend[], money: RunMoneyInRedis): Reasons {
+  if (money.creditUsd <= 0) return reasons;
+  const calls = new Map(reasons.map((r) => [r.why, r.calls]));
+  for (const attempt of lost) {
+    const why = attempt.lastCallUncertainWhy;
+    const left = why === undefined ? undefined : calls.get(why);
+    if (left !== undefined) calls.set(why!, left - 1);
+  }
+  return reasons.flatMap((r) => {
+    const left = calls.get(r.why)!;
+    return left > 0 ? [{ why: r.why, calls: left }] : [];
+  });
 }
 
 /** A reason `takeoverReason` gave. */
