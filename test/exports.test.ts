@@ -294,6 +294,7 @@ const PINNED: Record<string, string[]> = {
   './internal': [
     'FolderLock',
     'FrameworkTurn',
+    'IN_FLIGHT',
     'LOCK_FILE',
     'MissingPeerError',
     'ParkableRun',

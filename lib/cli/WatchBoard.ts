@@ -3,8 +3,7 @@ import type { BatchManifest } from '../batch/keeping/batchManifest';
 import type { RaiseRequest } from '../batch/keeping/raiseRequests';
 import type { RunLines } from '../batch/reading/BatchSource';
 import { readHistoryInto } from '../history/loadHistory';
-import { readRunFile } from '../history/readRunFile';
-import type { AttemptSpend } from '../history/spendOverAttempts';
+import { attemptSpends } from '../history/attemptSpends';
 import { escapeControl } from '../internal/escapeControl';
 import { formatTime } from '../internal/formatTime';
 import { formatSpend, type SpendFigures } from '../internal/formatSpend';
@@ -139,20 +138,7 @@ export class WatchBoard {
     if (attempts.length === 0) return;
     const { maxLineBytes } = this.#options;
     const reading = (async () => {
-      const spends: AttemptSpend[] = [];
-      for (const attempt of attempts) {
-        try {
-          const facts = await readRunFile(attempt.name, {
-            salvage: true,
-            ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
-            onWarning: () => undefined,
-            ...(attempt.input === undefined ? {} : { input: attempt.input() }),
-          });
-          spends.push(facts.attempt);
-        } catch {
-          // unreadable: it adds nothing
-        }
-      }
+      const spends = await attemptSpends(attempts, maxLineBytes === undefined ? {} : { maxLineBytes });
       if (this.state.runs.has(id)) this.state.earlier(id, spends);
     })();
     this.#earlier.add(reading);

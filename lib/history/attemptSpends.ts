@@ -1,4 +1,3 @@
-import { HistoryFileError } from './HistoryFileError';
 import { readRunFile } from './readRunFile';
 import type { AttemptSpend } from './spendOverAttempts';
 
@@ -11,13 +10,12 @@ export interface AttemptLines {
 /**
  * What each of a run's earlier attempts (the oldest first) spent, the parts apart, read past
  * damaged lines: for `spendOfRun`, so that a run's money and its reasons count every attempt.
- * An attempt whose lines are not a run's adds nothing, as on resume; one that could not be read
- * at all (an I/O error, a lost connection: `read_failed`) is thrown, as the money it spent would
- * otherwise be forgotten without a word.
+ * An attempt that cannot be read adds nothing, as on resume; `onUnreadable` hears of it, and
+ * may throw to fail the read instead (a store whose connection was lost).
  */
 export async function attemptSpends(
   attempts: readonly AttemptLines[],
-  options: { maxLineBytes?: number } = {},
+  options: { maxLineBytes?: number; onUnreadable?: (name: string, error: unknown) => void } = {},
 ): Promise<AttemptSpend[]> {
   const spends: AttemptSpend[] = [];
   for (const attempt of attempts) {
@@ -30,8 +28,7 @@ export async function attemptSpends(
       });
       spends.push(facts.attempt);
     } catch (error) {
-      if (error instanceof HistoryFileError && error.code === 'read_failed') throw error;
-      // not a run's lines: it adds nothing
+      options.onUnreadable?.(attempt.name, error);
     }
   }
   return spends;

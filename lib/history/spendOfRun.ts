@@ -1,7 +1,6 @@
 import type { UncertainReasons } from '../internal/formatSpend';
 import {
   reasonsOverAttempts,
-  releasedOverAttempts,
   spendOverAttempts,
   uncertainOverAttempts,
   unpricedOverAttempts,
@@ -48,7 +47,9 @@ export function spendOfRun(live: RunMoney, attempt: AttemptSpend, earlier: reado
   return {
     costUsd,
     uncertainUsd,
-    releasedUsd: Math.max(live.releasedUsd, releasedOverAttempts(attempts)),
+    // Its live records carry the releases it went on from: a distributed run taken over counts a
+    // release its lost attempt kept from Redis among its uncertain money (the takeover's credit).
+    releasedUsd: live.releasedUsd,
     uncertain: reasonsOverAttempts(
       live.uncertain,
       attempts.map((a) => a.uncertainWhy),

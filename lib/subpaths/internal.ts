@@ -32,6 +32,7 @@ export { finishedRunReport } from '../batch/finishedRunReport';
 export { spendOfRun } from '../history/spendOfRun';
 export { attemptSpends } from '../history/attemptSpends';
 export { reasonsOverAttempts } from '../history/spendOverAttempts';
+export { IN_FLIGHT } from '../history/ReasonTally';
 export type { TaskState } from '../batch/resume/resumeState';
 export { MissingPeerError } from '../machine/MissingPeerError';
 export type { PeerRange } from '../machine/MissingPeerError';

@@ -58,13 +58,13 @@ async function batchIn(folder: string, kinds: string[]): Promise<string[]> {
 
 /**
  * What a resume of the folder reports of each task: its state over every attempt, less what a
- * read of a file keeps to work out the reasons over them (`attempt`: the cache keeps the reasons).
+ * read of a file keeps to work out the reasons over them (`attempt`, `attempts`: the cache keeps the reasons).
  */
 async function reported(folder: string, ids: string[]): Promise<TaskState[]> {
   const { states } = await folderEarlierRuns(folder, ids, false);
   return states.map((state) => {
     if (state.kind !== 'finished') return state;
-    const { attempt: _attempt, ...rest } = state;
+    const { attempt: _attempt, attempts: _attempts, ...rest } = state;
     return rest;
   });
 }

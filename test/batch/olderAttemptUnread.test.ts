@@ -1,13 +1,13 @@
 // An attempt a resume set aside counts in its run's money. One whose lines are not a run's adds
 // nothing (it held no money anyone can read); one whose lines could not be read at all (an I/O
-// error, a lost connection) fails the resume and the listing, naming it: its money is never
-// forgotten without a word, and a cap never crossed for it.
+// error, a lost connection) fails the resume, naming it: its money is never forgotten without a
+// word, and a cap never crossed for it. A reader goes on without it, and may be told.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBatch } from '../../lib/index';
 import { FileStore } from '../../lib/batch/keeping/FileStore';
-import { HistoryFileError } from '../../lib/history/HistoryFileError';
+import { InvalidArgumentError } from '../../lib/machine/InvalidArgumentError';
 import { attemptSpends } from '../../lib/history/attemptSpends';
 import { storeRunState } from '../../lib/batch/resume/EarlierRuns';
 import type { StoreBatch } from '../../lib/batch/keeping/RunStore';
@@ -38,22 +38,29 @@ const lost = (): AsyncIterable<Uint8Array> => ({
   },
 });
 
-it('attemptSpends: lines that are not a run add nothing; lines that could not be read are thrown, naming the attempt', async () => {
+it('attemptSpends: an attempt that cannot be read adds nothing, and its reader hears of it, to fail the read if it must', async () => {
   const bytes = await cutRunBytes();
   const garbage = () => linesOf(Buffer.from('not json\n{"also": "not a history line"}\n'));
-  const read = await attemptSpends([
-    { name: 'attempt 1', input: () => linesOf(bytes) },
-    { name: 'attempt 2', input: garbage },
-  ]);
+  const heard: string[] = [];
+  const read = await attemptSpends(
+    [
+      { name: 'attempt 1', input: () => linesOf(bytes) },
+      { name: 'attempt 2', input: garbage },
+      { name: 'attempt 3', input: lost },
+    ],
+    { onUnreadable: (name, error) => heard.push(`${name}: ${(error as Error).message}`) },
+  );
   expect(read).toHaveLength(2);
   expect(read[0]!.heldUsd).toBeCloseTo(0.01, 10);
   // Read past what is not a history line: nothing spent, nothing held.
   expect(read[1]).toMatchObject({ recordedUsd: 0, liveUsd: 0, heldUsd: 0, ledger: false });
-  await expect(attemptSpends([{ name: 'attempt 1', input: lost }])).rejects.toMatchObject({
-    code: 'read_failed',
-    file: 'attempt 1',
-    message: expect.stringMatching(/connection to 127\.0\.0\.1:5432 lost/),
+  expect(heard).toEqual([expect.stringMatching(/^attempt 3: .*connection to 127\.0\.0\.1:5432 lost/)]);
+  const failing = attemptSpends([{ name: 'attempt 1', input: lost }], {
+    onUnreadable: (_name, error) => {
+      throw error;
+    },
   });
+  await expect(failing).rejects.toMatchObject({ code: 'read_failed', file: 'attempt 1' });
 });
 
 it("a store's resume fails, naming the attempt, when an attempt set aside cannot be read: its money would be forgotten", async () => {
@@ -76,8 +83,10 @@ it("a store's resume fails, naming the attempt, when an attempt set aside cannot
   expect(state.kind).toBe('interrupted');
   expect(state.kind === 'interrupted' && state.usage.costUsd).toBeCloseTo(0.04, 10);
   const failed = storeRunState(batch(lost), 't', false);
-  await expect(failed).rejects.toBeInstanceOf(HistoryFileError);
-  await expect(failed).rejects.toMatchObject({ code: 'read_failed', file: 'run t (attempt set aside 1)' });
+  await expect(failed).rejects.toBeInstanceOf(InvalidArgumentError);
+  await expect(failed).rejects.toThrow(
+    /`resume`.*run t \(attempt set aside 1\): cannot read: connection to 127\.0\.0\.1:5432 lost.*resume again/,
+  );
 });
 
 it('FileStore lists a run whose file has a damaged line, read past it as the batch readers read it', async () => {

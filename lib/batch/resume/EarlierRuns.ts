@@ -248,7 +248,12 @@ async function olderState(
     return '';
   };
   const state = await linesState(attempt.name, attempt.input, salvage, noted).catch(() => undefined);
-  if (state === undefined && failed instanceof HistoryFileError && failed.code === 'read_failed') throw failed;
+  if (state === undefined && failed instanceof HistoryFileError && failed.code === 'read_failed')
+    throw new InvalidArgumentError(
+      'resume',
+      `attempts set aside that can be read, as what each spent counts toward the caps: ${unreadableRun(failed)}. Make it readable (or, for a folder, move it out of the folder, its money then forgotten) and resume again`,
+      true,
+    );
   return state;
 }
 

@@ -97,6 +97,7 @@ export class WorkerStore {
     index: number,
     keys: BatchKeys,
     budget: RedisBudget,
+    attempt: number,
   ): Promise<EarlierAttempt> {
     const state = await storeRunState(batch, runId, false);
     if (state.kind === 'not_started') return state;
@@ -118,9 +119,11 @@ export class WorkerStore {
     // (the holds of its calls, one whose reserve line never reached the store among them).
     const money = await runMoneyInRedis(this.#redis, keys, index);
     // Every attempt in the store was taken over (by this worker, or one before): the calls their
-    // credit holds are named by it, once (`reportWithCredit`), not also by their own reason.
+    // credit charges again are named by it, once, not also by their own reason. The newest
+    // attempt's last call is among them when its uncertain money had not reached Redis.
+    const newestCredited = (missing.uncertainUsd ?? 0) > 0;
     if (state.kind === 'finished') {
-      const uncertain = lessCredited(state.uncertain ?? [], state.attempts ?? [], money);
+      const uncertain = lessCredited(state.uncertain ?? [], state.attempts ?? [], money, newestCredited, attempt);
       const { uncertain: _all, ...rest } = state;
       return uncertain.length === 0 ? rest : { ...rest, uncertain: [...uncertain] };
     }
@@ -135,6 +138,8 @@ export class WorkerStore {
         ),
         attempts,
         money,
+        newestCredited,
+        attempt,
       ),
       unpriced: reasonsOverAttempts(
         [],

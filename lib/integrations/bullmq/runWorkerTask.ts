@@ -113,7 +113,7 @@ async function runAttempt(
   if (inStore !== undefined) {
     try {
       inBatch = await inStore.batch(prefix, name, batchId, keys, concurrency);
-      before = await inStore.earlier(inBatch, task.id, index, keys, budget);
+      before = await inStore.earlier(inBatch, task.id, index, keys, budget, attempt);
     } catch (error) {
       // Not settled: a settle would let go of the earlier attempt's holds, which a takeover that
       // did not happen never charged. They stay held (the safe side).

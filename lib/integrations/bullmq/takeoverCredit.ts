@@ -9,6 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { UsageTotals } from 'agent-state-machine';
 import type { AttemptSpend } from 'agent-state-machine/history';
+import { IN_FLIGHT } from 'agent-state-machine/internal';
 import { USAGE_FIELDS } from '../../internal/usageFields';
 import type { BatchKeys } from './batchKeys';
 import { CREDIT_CODE } from './budgetFields';
@@ -102,9 +103,12 @@ export function reportWithCredit<R extends { usage: UsageTotals; uncertain?: Rea
   attempt: number,
   how: 'taken over' | 'written off' = 'taken over',
 ): R {
+  const credit = (report.uncertain ?? []).filter((r) => CREDIT_REASON.test(r.why));
   const others = (report.uncertain ?? []).filter((r) => !CREDIT_REASON.test(r.why));
-  // One call a takeover: a run's loop has one LLM call in flight at a time.
-  const uncertain = money.creditUsd > 0 ? [{ why: takeoverReason(attempt, how), calls: 1 }, ...others] : others;
+  // At most one call a takeover (a run's loop has one LLM call in flight at a time): one, or as
+  // many as its reasons named as the credit's (`lessCredited`).
+  const calls = Math.max(1, ...credit.map((r) => r.calls));
+  const uncertain = money.creditUsd > 0 ? [{ why: takeoverReason(attempt, how), calls }, ...others] : others;
   const { uncertain: _replaced, ...rest } = report;
   return {
     ...rest,
@@ -114,24 +118,42 @@ export function reportWithCredit<R extends { usage: UsageTotals; uncertain?: Rea
 }
 
 /**
- * Why a taken-over run's money is uncertain over its attempts (`reasons`), less the calls the
- * takeovers' credit holds again (`money.creditUsd`): the last call each lost attempt (`lost`)
- * made, when its money was uncertain (in flight, or charged at its hold with its charge still
- * to reach Redis). Its credit reason (`reportWithCredit`) names that call instead, once. Pure.
+ * Why a taken-over run's money is uncertain over its attempts (`reasons`, of attempts `lost`,
+ * the oldest first, each lost and taken over), with the calls the takeovers' credit charges
+ * again (`money.creditUsd`) named by the credit's reason (`takeoverReason(attempt)`) rather than
+ * their own: each lost attempt's call in flight (its hold still in Redis when it was taken
+ * over), and the last call of the newest, when `newestCredited` says its uncertain charge never
+ * reached Redis (kept for its next call). Each call once. Pure.
  */
-export function lessCredited(reasons: Reasons, lost: readonly AttemptSpend[], money: RunMoneyInRedis): Reasons {
+export function lessCredited(
+  reasons: Reasons,
+  lost: readonly AttemptSpend[],
+  money: RunMoneyInRedis,
+  newestCredited: boolean,
+  attempt: number,
+): Reasons {
   if (money.creditUsd <= 0) return reasons;
   const calls = new Map(reasons.map((r) => [r.why, r.calls]));
-  for (const attempt of lost) {
-    const why = attempt.lastCallUncertainWhy;
-    const left = why === undefined ? undefined : calls.get(why);
-    if (left !== undefined) calls.set(why!, left - 1);
+  let credited = 0;
+  const take = (why: string | undefined): void => {
+    const left = why === undefined ? 0 : (calls.get(why) ?? 0);
+    if (left <= 0) return;
+    calls.set(why!, left - 1);
+    credited += 1;
+  };
+  for (const [i, a] of lost.entries()) {
+    const why = a.lastCallUncertainWhy;
+    if (why === IN_FLIGHT_HELD || (i === lost.length - 1 && newestCredited)) take(why);
   }
-  return reasons.flatMap((r) => {
-    const left = calls.get(r.why)!;
-    return left > 0 ? [{ why: r.why, calls: left }] : [];
+  const left = reasons.flatMap((r) => {
+    const n = calls.get(r.why)!;
+    return n > 0 ? [{ why: r.why, calls: n }] : [];
   });
+  return credited === 0 ? left : [{ why: takeoverReason(attempt), calls: credited }, ...left];
 }
+
+/** Why an attempt's file says a call was in flight, its hold taken. */
+const IN_FLIGHT_HELD: string = IN_FLIGHT.held;
 
 /** A reason `takeoverReason` gave. */
 const CREDIT_REASON = /^(taken over|written off): .* held at (its|their) worst case/;

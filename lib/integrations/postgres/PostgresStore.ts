@@ -34,8 +34,14 @@ import { raiseRows } from './raiseRows';
 import { batchRows } from './batchRows';
 import { type ConnectionLease } from './ConnectionLease';
 import { PostgresPool } from './PostgresPool';
+import { PostgresUnreachableError } from './PostgresUnreachableError';
 import { BatchLock } from './BatchLock';
 import { ignore } from '../../internal/ignore';
+
+/** Throws `error` when the server did not answer (its cause, or its cause's, is `PostgresUnreachableError`). */
+function rethrowUnreachable(error: unknown): void {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e instanceof PostgresUnreachableError) throw error;
+}
 
 /** Lines read from the database at once. */
 const PAGE_LINES = 1000;
@@ -266,7 +272,11 @@ export class PostgresStore implements RunStore {
     const [live, ...older] = await this.#attempts(batchId, runId);
     // Read past a damaged line, as the readers of a batch read it: one run's lines never fail the list.
     const facts = await readRunFile(live!.name, { input: live!.input, salvage: true, onWarning: ignore });
-    const spends = await attemptSpends(older.reverse().map((a) => ({ name: a.name, input: () => a.input })));
+    const spends = await attemptSpends(
+      older.reverse().map((a) => ({ name: a.name, input: () => a.input })),
+      // An attempt whose lines are not a run's adds nothing; a lost connection fails the list, not its money.
+      { onUnreadable: (_name, error) => rethrowUnreachable(error) },
+    );
     return spendOfRun(facts, facts.attempt, spends);
   }
 
