@@ -10,7 +10,7 @@ import { DEFAULT_TABLE } from '../machine/transitions';
 import { InvalidArgumentError } from '../machine/InvalidArgumentError';
 import type { AttemptSpend } from './spendOverAttempts';
 import type { RunSpend } from './RunSpend';
-import { IN_FLIGHT, ReasonTally } from './ReasonTally';
+import { LedgerAccount, type RecordedMoney } from './LedgerAccount';
 
 /** Options of `runFacts`: the run's table, when its file does not declare one. */
 export interface RunFactsOptions {
@@ -134,34 +134,11 @@ export class RunFactsCollector {
   readonly #points: UsagePoint[] = [];
   #usage: RunUsage | null = null;
   readonly #retried: number[] = [];
-  /** USD the ledger's `llm` lines recorded. */
-  #ledgerCost = 0;
-  /** Of those, USD charged at a hold (the line says `chargedAtHold`). */
-  #ledgerUncertain = 0;
-  /** USD of holds the ledger's `llm` lines let go (`releasedUsd`). */
-  #ledgerReleased = 0;
-  /** Calls charged at their hold, by why. */
-  readonly #uncertainWhy = new ReasonTally();
-  /** Calls of unknown cost that nothing held (the line says `unpriced`), by why. */
-  readonly #unpricedWhy = new ReasonTally();
-  #unpricedLines = 0;
   /** The uncertain and released USD, and the calls of unknown cost, the last running totals said (`data.usage`). */
   #recordedUncertain = 0;
   #recordedReleased = 0;
   #recordedUnpriced = 0;
-  /** Of it, USD of the lines served from an earlier attempt's journal (`fromJournal`): no request was made. */
-  #servedCost = 0;
-  /** Of the served USD, what was charged at a hold. */
-  #servedUncertain = 0;
-  /** Why the money of the last call this attempt made itself is uncertain; undefined when it was billed or none was made. */
-  #lastCallWhy: string | undefined;
-  /** Of the released USD, what lines served from an earlier attempt's journal let go. */
-  #servedReleased = 0;
-  /** Of `#unpricedLines`, those served from an earlier attempt's journal (a mirror's served lines say `unpriced`). */
-  #servedUnpriced = 0;
-  /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
-  readonly #reserved = new Map<string, number | undefined>();
-  #ledger = false;
+  readonly #ledger = new LedgerAccount();
   readonly #retain: boolean = true;
   #lastTurn: TurnFacts | undefined;
   #lastPoint: UsagePoint | undefined;
@@ -194,7 +171,7 @@ export class RunFactsCollector {
       case 'rejected':
         return undefined;
       case 'journal':
-        this.#journal(item.journal);
+        this.#ledger.take(item.journal);
         return undefined;
       case 'reset':
         return this.takeReset();
@@ -212,7 +189,7 @@ export class RunFactsCollector {
 
   /** `add` of a journal line the library wrote. @internal */
   takeJournal(line: JournalLineRead): void {
-    this.#journal(line);
+    this.#ledger.take(line);
   }
 
   /** `add` of a reset of the machine. @internal */
@@ -231,31 +208,7 @@ export class RunFactsCollector {
 
   /** What the run spent so far, by the ledger's rule (`RunSpend`). */
   get spend(): RunSpend {
-    let open = 0;
-    let unpriced = 0;
-    let held = 0;
-    for (const amount of this.#reserved.values()) {
-      open++;
-      if (amount === undefined) unpriced++;
-      else held += amount;
-    }
-    const recorded = this.#usage?.costUsd ?? 0;
-    const ledgerSpend = round(this.#ledgerCost + held);
-    return {
-      costUsd: this.#ledger ? Math.max(recorded, ledgerSpend) : recorded,
-      uncertainUsd: this.#ledger
-        ? Math.max(this.#recordedUncertain, round(this.#ledgerUncertain + held))
-        : this.#recordedUncertain,
-      releasedUsd: this.#ledger ? Math.max(this.#recordedReleased, this.#ledgerReleased) : this.#recordedReleased,
-      // Open reservations with an amount: the others are of unknown cost, said apart (`unpriced`).
-      uncertain: this.#uncertainWhy.reasons(false, open - unpriced, IN_FLIGHT.held),
-      openReservations: open,
-      unpricedReservations: unpriced,
-      // A reservation with no amount and no response after it may have been billed at a cost nobody knows.
-      unpricedCalls: Math.max(this.#recordedUnpriced, this.#unpricedLines) + unpriced,
-      unpriced: this.#unpricedWhy.reasons(false, unpriced, IN_FLIGHT.unpriced),
-      ledger: this.#ledger,
-    };
+    return this.#ledger.spend(this.#recorded());
   }
 
   /**
@@ -263,29 +216,15 @@ export class RunFactsCollector {
    * attempts (`spendOverAttempts`). @internal
    */
   get attemptSpend(): AttemptSpend {
-    let held = 0;
-    let unpriced = 0;
-    for (const amount of this.#reserved.values()) {
-      held += amount ?? 0;
-      if (amount === undefined) unpriced++;
-    }
-    const priced = this.#reserved.size - unpriced;
+    return this.#ledger.attemptSpend(this.#recorded());
+  }
+
+  #recorded(): RecordedMoney {
     return {
-      recordedUsd: this.#usage?.costUsd ?? 0,
-      liveUsd: round(this.#ledgerCost - this.#servedCost),
-      heldUsd: round(held),
-      recordedUncertainUsd: this.#recordedUncertain,
-      liveUncertainUsd: round(this.#ledgerUncertain - this.#servedUncertain),
-      recordedReleasedUsd: this.#recordedReleased,
-      liveReleasedUsd: round(this.#ledgerReleased - this.#servedReleased),
-      recordedUnpricedCalls: this.#recordedUnpriced,
-      liveUnpricedCalls: this.#unpricedLines - this.#servedUnpriced,
-      openUnpricedCalls: unpriced,
-      uncertainWhy: this.#uncertainWhy.reasons(true, priced, IN_FLIGHT.held),
-      unpricedWhy: this.#unpricedWhy.reasons(true, unpriced, IN_FLIGHT.unpriced),
-      // Its last call in flight when the file ended: held, if it had a worst case; of unknown cost if not.
-      lastCallUncertainWhy: this.#reserved.size === 0 ? this.#lastCallWhy : priced > 0 ? IN_FLIGHT.held : undefined,
-      ledger: this.#ledger,
+      costUsd: this.#usage?.costUsd ?? 0,
+      uncertainUsd: this.#recordedUncertain,
+      releasedUsd: this.#recordedReleased,
+      unpricedCalls: this.#recordedUnpriced,
     };
   }
 
@@ -313,44 +252,6 @@ export class RunFactsCollector {
       retried: this.#retried.slice(),
       spend: this.spend,
     };
-  }
-
-  /** A ledger line: a reservation opens, the `llm` line of the same attempt closes it with what it cost. */
-  #journal(line: JournalLineRead): void {
-    if (line.type !== 'reserve' && line.type !== 'llm') return;
-    const key = `${line.turn}:${String(line.operation)}:${String(line.attempt)}`;
-    if (line.type === 'reserve') {
-      this.#ledger = true;
-      const max = line.maxCostUsd;
-      this.#reserved.set(key, typeof max === 'number' && Number.isFinite(max) && max >= 0 ? max : undefined);
-      return;
-    }
-    this.#reserved.delete(key);
-    // A served line is no call of this attempt's: the last one it made is before it, or none.
-    if (line.fromJournal !== true) this.#lastCallWhy = undefined;
-    const cost = line.costUsd;
-    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) {
-      this.#ledgerCost += cost;
-      if (line.fromJournal === true) this.#servedCost += cost;
-      const why = line.chargedAtHold;
-      if (typeof why === 'string') {
-        this.#ledgerUncertain += cost;
-        if (line.fromJournal === true) this.#servedUncertain += cost;
-        this.#uncertainWhy.add(why.replace(/^charged at its hold: /, ''), line.fromJournal === true);
-        if (line.fromJournal !== true) this.#lastCallWhy = why.replace(/^charged at its hold: /, '');
-      }
-    }
-    const released = line.releasedUsd;
-    if (typeof released === 'number' && Number.isFinite(released) && released >= 0) {
-      this.#ledgerReleased += released;
-      if (line.fromJournal === true) this.#servedReleased += released;
-    }
-    const unpriced = line.unpriced;
-    if (typeof unpriced === 'string') {
-      this.#unpricedLines++;
-      if (line.fromJournal === true) this.#servedUnpriced++;
-      this.#unpricedWhy.add(unpriced, line.fromJournal === true);
-    }
   }
 
   #outcome(): string {
@@ -501,9 +402,4 @@ function wasRetried(data: unknown): boolean {
 function finiteField(u: Record<string, unknown>, key: string): number | undefined {
   const value = u[key];
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
-
-/** Dollars rounded to 1e-10, as totals are. */
-function round(usd: number): number {
-  return Math.round(usd * 1e10) / 1e10;
 }
