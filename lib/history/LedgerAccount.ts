@@ -41,12 +41,8 @@ export class LedgerAccount {
   #lastCallWhy: string | undefined;
   /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
   readonly #reserved = new Map<string, number | undefined>();
-  #seen = false;
-
   /** Whether any ledger line was read: without one, the running totals alone tell the money. */
-  get seen(): boolean {
-    return this.#seen;
-  }
+  #seen = false;
 
   /** Takes a journal line; lines that are not the ledger's are passed over. */
   take(line: JournalLineRead): void {

@@ -28,6 +28,8 @@ export interface TakenOverOptions {
   retryDelayMs?: number;
   /** What to wait for, or check, between the loss and the lock's lapse. */
   beforeLapse?: (scene: TakeoverScene) => Promise<void>;
+  /** Lets the lost attempt go, before the workers close, whatever happened (as a stalled worker would wake). */
+  letGo?: () => void;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function takenOver<T>(
     if (run === undefined) throw new Error('the batch reported no run');
     return await check(run, scene);
   } finally {
+    options.letGo?.();
     await Promise.all(workers.map((w) => w.close()));
     redis.disconnect();
     await deletePrefix(url, prefix);

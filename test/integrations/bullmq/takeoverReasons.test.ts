@@ -34,36 +34,31 @@ async function takenOverRun(
   const lost = moment('the first attempt lost');
   let release!: () => void;
   const forever = new Promise<void>((resolve) => (release = resolve));
-  try {
-    return await takenOver(
-      url,
-      {
-        agent: (attempt) =>
-          attempt === 1
-            ? firstAgent(() => {
-                lost.reached();
-                return forever;
-              })
-            : createScriptedAgent({
-                replies: options.replies ?? REPLIES,
-                tools: { work: { output: 'worked' } },
-                bound: { inputTokens: 1000, maxOutputTokens: 1000, model: 'gpt-local' },
-                sleep: async () => undefined,
-              }),
-        lost: lost.wait,
-        ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),
-        beforeLapse: async (scene) => options.lostWhen?.(scene.dir),
-      },
-      (run) => {
-        // Let the lost attempt go before its worker closes, as a stalled worker would wake.
-        release();
-        expect(run).toMatchObject({ id: 't0', outcome: 'end_of_turn', attempt: 2, worker: 'takeover' });
-        return run;
-      },
-    );
-  } finally {
-    release();
-  }
+  return takenOver(
+    url,
+    {
+      agent: (attempt) =>
+        attempt === 1
+          ? firstAgent(() => {
+              lost.reached();
+              return forever;
+            })
+          : createScriptedAgent({
+              replies: options.replies ?? REPLIES,
+              tools: { work: { output: 'worked' } },
+              bound: { inputTokens: 1000, maxOutputTokens: 1000, model: 'gpt-local' },
+              sleep: async () => undefined,
+            }),
+      lost: lost.wait,
+      ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),
+      beforeLapse: async (scene) => options.lostWhen?.(scene.dir),
+      letGo: () => release(),
+    },
+    (run) => {
+      expect(run).toMatchObject({ id: 't0', outcome: 'end_of_turn', attempt: 2, worker: 'takeover' });
+      return run;
+    },
+  );
 }
 
 const TAKEN_OVER = /^taken over: attempt 1's call held at its worst case/;
