@@ -86,14 +86,7 @@ export class LedgerAccount {
 
   /** What the run spent by the ledger's rule (`RunSpend`): each figure at least what the totals said. */
   spend(recorded: RecordedMoney): RunSpend {
-    let open = 0;
-    let unpriced = 0;
-    let held = 0;
-    for (const amount of this.#reserved.values()) {
-      open++;
-      if (amount === undefined) unpriced++;
-      else held += amount;
-    }
+    const { open, unpriced, held } = this.#holds();
     const ledger = this.#seen;
     return {
       costUsd: ledger ? Math.max(recorded.costUsd, round(this.#cost + held)) : recorded.costUsd,
@@ -112,13 +105,8 @@ export class LedgerAccount {
 
   /** What this attempt spent itself, the parts apart, for adding up a resumed run's attempts. */
   attemptSpend(recorded: RecordedMoney): AttemptSpend {
-    let held = 0;
-    let unpriced = 0;
-    for (const amount of this.#reserved.values()) {
-      held += amount ?? 0;
-      if (amount === undefined) unpriced++;
-    }
-    const priced = this.#reserved.size - unpriced;
+    const { open, unpriced, held } = this.#holds();
+    const priced = open - unpriced;
     return {
       recordedUsd: recorded.costUsd,
       liveUsd: round(this.#cost - this.#servedCost),
@@ -133,9 +121,20 @@ export class LedgerAccount {
       uncertainWhy: this.#uncertainWhy.reasons(true, priced, IN_FLIGHT.held),
       unpricedWhy: this.#unpricedWhy.reasons(true, unpriced, IN_FLIGHT.unpriced),
       // Its last call in flight when the file ended: held, if it had a worst case; of unknown cost if not.
-      lastCallUncertainWhy: this.#reserved.size === 0 ? this.#lastCallWhy : priced > 0 ? IN_FLIGHT.held : undefined,
+      lastCallUncertainWhy: open === 0 ? this.#lastCallWhy : priced > 0 ? IN_FLIGHT.held : undefined,
       ledger: this.#seen,
     };
+  }
+
+  /** The reservations still open: how many, how many of unknown amount, and the USD the others hold. */
+  #holds(): { open: number; unpriced: number; held: number } {
+    let unpriced = 0;
+    let held = 0;
+    for (const amount of this.#reserved.values()) {
+      if (amount === undefined) unpriced++;
+      else held += amount;
+    }
+    return { open: this.#reserved.size, unpriced, held };
   }
 }
 

@@ -4,7 +4,7 @@
 // the first worker's job lock lapsing when the test says.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createScriptedAgent, type AgentLoop, type ScriptedReply } from 'agent-state-machine';
+import { createScriptedAgent, type AgentLoop, type LLMResponse, type ScriptedReply } from 'agent-state-machine';
 import { releaseRedis, testRedisUrl } from '../../helpers/redis';
 import { takenOver } from '../../helpers/takenOver';
 import { moment, until } from '../../helpers/moment';
@@ -61,6 +61,20 @@ async function takenOverRun(
   );
 }
 
+/** The scripted agent of `replies` whose user messages go through `through` (`calls`: the how-manyth, from 1). */
+function sendingThrough(
+  replies: ScriptedReply[],
+  through: (calls: number, send: () => Promise<LLMResponse>) => Promise<LLMResponse>,
+): AgentLoop {
+  const inner = createScriptedAgent({
+    replies,
+    bound: { inputTokens: 1000, maxOutputTokens: 1000, model: 'gpt-local' },
+    sleep: async () => undefined,
+  });
+  let calls = 0;
+  return { ...inner, sendUserMessage: (message, ctx) => through(++calls, () => inner.sendUserMessage(message, ctx)) };
+}
+
 const TAKEN_OVER = /^taken over: attempt 1's call held at its worst case/;
 
 it("names the earlier attempt's 500 and the takeover's credit: two calls, each once", async () => {
@@ -86,21 +100,12 @@ it("names the earlier attempt's 500 and the takeover's credit: two calls, each o
 
 it('names a call in flight when its attempt was lost once, by the takeover that charges its hold again', async () => {
   // Lost with its retry in flight (reserved, held, not answered): that call is the credit's.
-  const run = await takenOverRun((lost) => {
-    const inner = createScriptedAgent({
-      replies: REPLIES,
-      bound: { inputTokens: 1000, maxOutputTokens: 1000, model: 'gpt-local' },
-      sleep: async () => undefined,
-    });
-    let calls = 0;
-    return {
-      ...inner,
-      sendUserMessage: async (message, ctx) => {
-        if (++calls === 2) await lost();
-        return inner.sendUserMessage(message, ctx);
-      },
-    };
-  });
+  const run = await takenOverRun((lost) =>
+    sendingThrough(REPLIES, async (calls, send) => {
+      if (calls === 2) await lost();
+      return send();
+    }),
+  );
   // Each attempt's 500, and the credit; the second attempt began again (nothing answered to serve).
   expect(run.usage.uncertainUsd).toBeCloseTo(0.03, 10);
   expect(run.uncertain).toEqual([
@@ -114,22 +119,12 @@ it('names a call whose charge the credit takes the place of once, by the takeove
   // the budget, so the takeover charges its hold again. The second attempt is answered at once.
   let file = '';
   const run = await takenOverRun(
-    (lost) => {
-      const inner = createScriptedAgent({
-        replies: REPLIES.slice(1),
-        bound: { inputTokens: 1000, maxOutputTokens: 1000, model: 'gpt-local' },
-        sleep: async () => undefined,
-      });
-      let calls = 0;
-      return {
-        ...inner,
-        sendUserMessage: async (message, ctx) => {
-          if (++calls > 1) return inner.sendUserMessage(message, ctx);
-          void lost();
-          throw Object.assign(new Error('HTTP 500'), { status: 500 });
-        },
-      };
-    },
+    (lost) =>
+      sendingThrough(REPLIES.slice(1), async (calls, send) => {
+        if (calls > 1) return send();
+        void lost();
+        throw Object.assign(new Error('HTTP 500'), { status: 500 });
+      }),
     {
       replies: [{ text: 'done', model: 'gpt-local', usage }],
       retryDelayMs: 60_000,
