@@ -41,7 +41,7 @@ export class LedgerAccount {
   #lastCallWhy: string | undefined;
   /** Reservations awaiting their `llm` line, by turn, operation and attempt: their amount (undefined: unknown). */
   readonly #reserved = new Map<string, number | undefined>();
-  /** Whether any ledger line was read: without one, the running totals alone tell the money. */
+  /** Whether any `reserve` line was read: without one, the running totals alone tell the money. */
   #seen = false;
 
   /** Takes a journal line; lines that are not the ledger's are passed over. */
