@@ -2,6 +2,7 @@
 // processes that keep candidates apart, and formatting. Nothing here is part of the library.
 import { fork } from 'node:child_process';
 import path from 'node:path';
+import { medianInterval } from './medianInterval';
 
 /** The package root: children run from here so that `--import tsx` resolves. */
 export const ROOT = path.resolve(__dirname, '..');
@@ -15,6 +16,17 @@ export interface TargetCheck {
   /** The measured figure, formatted, e.g. `1.12×`. */
   readonly measured: string;
   readonly pass: boolean;
+  /**
+   * The goal lies inside the interval that holds the median ratio with 90% confidence
+   * (`medianInterval`): the samples cannot tell a pass from a miss, and a second run of the same
+   * code could read either. Said as UNSETTLED, never as PASS or MISS.
+   */
+  readonly unsettled?: boolean;
+}
+
+/** What a target's line and the summary say of it. */
+export function verdict(t: TargetCheck): 'PASS' | 'MISS' | 'UNSETTLED' {
+  return t.unsettled === true ? 'UNSETTLED' : t.pass ? 'PASS' : 'MISS';
 }
 
 /** A line of a suite's own table: a label and its formatted cells. */
@@ -147,7 +159,7 @@ export function printSuite(result: SuiteResult): void {
     ),
   );
   for (const t of result.targets)
-    console.log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
+    console.log(`  ${verdict(t)}  ${t.name}: ${t.measured} (target ${t.goal})`);
 }
 
 /** The q-quantile (0 ≤ q ≤ 1) of `values`, interpolated between neighbours. */
@@ -178,10 +190,19 @@ export interface RatioFigure {
   readonly p25: number;
   readonly p75: number;
   readonly n: number;
+  /** The interval that holds the median with 90% confidence, from the samples alone (`medianInterval`). */
+  readonly low: number;
+  readonly high: number;
 }
 
 export function ratioFigure(ratios: readonly number[]): RatioFigure {
-  return { median: median(ratios), p25: quantile(ratios, 0.25), p75: quantile(ratios, 0.75), n: ratios.length };
+  return {
+    median: median(ratios),
+    p25: quantile(ratios, 0.25),
+    p75: quantile(ratios, 0.75),
+    n: ratios.length,
+    ...medianInterval(ratios),
+  };
 }
 
 /** `1.07× (p25–p75 1.05× – 1.09×, 41 pairs)` */
@@ -189,15 +210,24 @@ export function formatRatioFigure(f: RatioFigure): string {
   return `${formatRatio(f.median)} (p25–p75 ${formatRatio(f.p25)} – ${formatRatio(f.p75)}, ${f.n} pairs)`;
 }
 
+/** Whether the interval that holds the median of `f` is clear of `limit`: its samples can tell which side the median is on. */
+export function clearOf(f: RatioFigure, limit: number): boolean {
+  return f.high < limit || f.low > limit;
+}
+
 /**
  * A target on a ratio to a floor timed in the same run: PASS when the median ratio is at most
- * (or, with `atLeast`, at least) `goal`. `floor` names what the ratio is to, for the reader.
+ * (or, with `atLeast`, at least) `goal`; UNSETTLED when the goal lies inside the median's 90%
+ * interval, as the samples then cannot tell (a verdict that flips between two runs of one
+ * commit is no verdict). `floor` names what the ratio is to, for the reader.
  */
 export function ratioTarget(name: string, f: RatioFigure, goal: number, floor: string, atLeast = false): TargetCheck {
+  const unsettled = !clearOf(f, goal);
   return {
     name,
     goal: `${atLeast ? '≥' : '≤'} ${formatRatio(goal)} ${floor}`,
-    measured: formatRatioFigure(f),
+    measured: `${formatRatioFigure(f)}${unsettled ? `; the median's 90% interval, ${formatRatio(f.low)} – ${formatRatio(f.high)}, holds the target` : ''}`,
     pass: atLeast ? f.median >= goal : f.median <= goal,
+    unsettled,
   };
 }

@@ -26,7 +26,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { formatTable, printSuite, ROOT, runInChild, type SuiteResult } from './harness';
+import { formatTable, printSuite, ROOT, runInChild, verdict, type SuiteResult } from './harness';
 import { buildLibrary, describeLibrary } from './library';
 
 interface SuiteSpec {
@@ -229,7 +229,7 @@ function targetLines(outcomes: readonly Outcome[]): string[] {
   for (const o of outcomes) {
     if (o.result !== undefined)
       for (const t of o.result.targets)
-        lines.push(`${t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.measured} (target ${t.goal})`);
+        lines.push(`${verdict(t)}  ${t.name}: ${t.measured} (target ${t.goal})`);
     else
       lines.push(
         `${o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'SKIPPED' : 'RAN'}  ${o.spec.name}: ${o.note ?? ''}`,
@@ -285,7 +285,7 @@ function printSummary(outcomes: readonly Outcome[], info: readonly string[], mar
   const rows: string[][] = [];
   for (const o of outcomes) {
     if (o.result !== undefined) {
-      for (const t of o.result.targets) rows.push([t.name, t.goal, t.measured, t.pass ? 'PASS' : 'MISS']);
+      for (const t of o.result.targets) rows.push([t.name, t.goal, t.measured, verdict(t)]);
     } else {
       rows.push([
         `${o.spec.name}: ${o.note ?? ''}`,

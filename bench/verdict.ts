@@ -1,13 +1,9 @@
 // How a ratio target is decided when CPU time alone may not settle it: CPU time decides when the
-// pairs' quartiles are clear of the target; otherwise callgrind's instruction count does, which
-// gives the same figure run after run. The meter and turncore suites use it.
+// interval that holds the pairs' median (90%, bench/medianInterval.ts) is clear of the target;
+// otherwise callgrind's instruction count does, which gives the same figure run after run. The
+// meter and turncore suites use it.
 import { valgrindMissing } from './callgrind';
-import { formatRatio, formatRatioFigure, type RatioFigure, type TargetCheck } from './harness';
-
-/** Whether the pairs' quartiles are clear of `limit`, so that CPU time can decide it. */
-export function clearOf(f: RatioFigure, limit: number): boolean {
-  return f.p75 <= limit || f.p25 > limit;
-}
+import { clearOf, formatRatio, formatRatioFigure, type RatioFigure, type TargetCheck } from './harness';
 
 /**
  * The check of target `name` (≤ `limit`, `goal` saying of what): by CPU time when it is clear of

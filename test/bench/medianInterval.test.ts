@@ -1,0 +1,65 @@
+import fc from 'fast-check';
+import { median } from '../../bench/harness';
+import { medianInterval } from '../../bench/medianInterval';
+
+/** A seeded generator (mulberry32): the same draws on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('medianInterval', () => {
+  it('gives the 3rd and 9th of 11 values at 90% (P(Bin(11, ½) ≤ 2) = 3.3%, ≤ 3 is 11.3%)', () => {
+    expect(medianInterval([9, 2, 11, 5, 1, 7, 3, 10, 4, 8, 6])).toEqual({ low: 3, high: 9 });
+  });
+
+  it('gives the whole range when there are too few values for any rank (4 at 90%)', () => {
+    expect(medianInterval([4, 1, 3, 2])).toEqual({ low: 1, high: 4 });
+    expect(medianInterval([7])).toEqual({ low: 7, high: 7 });
+  });
+
+  it('narrows as the values grow in number, without underflow past 1,074 values', () => {
+    const draw = seeded(7);
+    const values = Array.from({ length: 5000 }, draw);
+    const { low, high } = medianInterval(values);
+    expect(low).toBeGreaterThan(0.47);
+    expect(high).toBeLessThan(0.53);
+    expect(low).toBeLessThan(high);
+  });
+
+  it('holds the median it was drawn from at least 90% of the time (2,000 seeded draws of 11 uniform values)', () => {
+    const draw = seeded(42);
+    let held = 0;
+    const trials = 2000;
+    for (let t = 0; t < trials; t++) {
+      const { low, high } = medianInterval(Array.from({ length: 11 }, draw));
+      if (low <= 0.5 && 0.5 <= high) held++;
+    }
+    // Its exact coverage is 93.5%: 1 − 2 · P(Bin(11, ½) ≤ 2).
+    expect(held / trials).toBeGreaterThan(0.91);
+    expect(held / trials).toBeLessThan(0.96);
+  });
+
+  it('brackets the sample median with two of the values', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ noNaN: true, min: -1e6, max: 1e6 }), { minLength: 1, maxLength: 300 }), (v) => {
+        const { low, high } = medianInterval(v);
+        expect(v).toContain(low);
+        expect(v).toContain(high);
+        expect(low).toBeLessThanOrEqual(median(v));
+        expect(median(v)).toBeLessThanOrEqual(high);
+      }),
+    );
+  });
+
+  it('refuses no values and a confidence outside (0, 1), naming them', () => {
+    expect(() => medianInterval([])).toThrow('the median interval of no values');
+    expect(() => medianInterval([1, 2], 1)).toThrow('confidence 1: expected between 0 and 1');
+  });
+});
