@@ -158,8 +158,7 @@ export function printSuite(result: SuiteResult): void {
       result.rows.map((r) => [r.label, ...r.cells]),
     ),
   );
-  for (const t of result.targets)
-    console.log(`  ${verdict(t)}  ${t.name}: ${t.measured} (target ${t.goal})`);
+  for (const t of result.targets) console.log(`  ${verdict(t)}  ${t.name}: ${t.measured} (target ${t.goal})`);
 }
 
 /** The q-quantile (0 ≤ q ≤ 1) of `values`, interpolated between neighbours. */

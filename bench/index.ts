@@ -228,8 +228,7 @@ function targetLines(outcomes: readonly Outcome[]): string[] {
   const lines: string[] = [];
   for (const o of outcomes) {
     if (o.result !== undefined)
-      for (const t of o.result.targets)
-        lines.push(`${verdict(t)}  ${t.name}: ${t.measured} (target ${t.goal})`);
+      for (const t of o.result.targets) lines.push(`${verdict(t)}  ${t.name}: ${t.measured} (target ${t.goal})`);
     else
       lines.push(
         `${o.status === 'failed' ? 'FAILED' : o.status === 'skipped' ? 'SKIPPED' : 'RAN'}  ${o.spec.name}: ${o.note ?? ''}`,

@@ -21,7 +21,7 @@ export function medianInterval(values: readonly number[], confidence = CONFIDENC
   let logTerm = -n * Math.LN2;
   let below = Math.exp(logTerm);
   let k = 0;
-  for (let j = 0; below <= tail && j < n; ) {
+  for (let j = 0; below <= tail && j < n;) {
     k = j + 1;
     j++;
     logTerm += Math.log((n - j + 1) / j);
