@@ -209,9 +209,10 @@ export function formatRatioFigure(f: RatioFigure): string {
   return `${formatRatio(f.median)} (p25–p75 ${formatRatio(f.p25)} – ${formatRatio(f.p75)}, ${f.n} pairs)`;
 }
 
-/** Whether the interval that holds the median of `f` is clear of `limit`: its samples can tell which side the median is on. */
-export function clearOf(f: RatioFigure, limit: number): boolean {
-  return f.high < limit || f.low > limit;
+/** Whether the interval that holds the median of `f` is clear of `limit` (a ≤ target; with `atLeast`, a ≥ one): its samples can tell which side the median is on. */
+export function clearOf(f: RatioFigure, limit: number, atLeast = false): boolean {
+  // A figure exactly at the limit meets it (a count of 1.50× for ≤ 1.50×): it is on the passing side.
+  return atLeast ? f.low >= limit || f.high < limit : f.high <= limit || f.low > limit;
 }
 
 /**
@@ -221,7 +222,7 @@ export function clearOf(f: RatioFigure, limit: number): boolean {
  * commit is no verdict). `floor` names what the ratio is to, for the reader.
  */
 export function ratioTarget(name: string, f: RatioFigure, goal: number, floor: string, atLeast = false): TargetCheck {
-  const unsettled = !clearOf(f, goal);
+  const unsettled = !clearOf(f, goal, atLeast);
   return {
     name,
     goal: `${atLeast ? '≥' : '≤'} ${formatRatio(goal)} ${floor}`,
