@@ -65,7 +65,7 @@ const FILE_TASKS = scaled(500, 200);
 // 31 rounds, not 11: a pair's ratio here varies by ±30% around its median on a 2-core guest
 // (three samples make a floor), and 31 pairs narrow the median's 90% interval to about the
 // middle third of them (bench/medianInterval.ts), where 11 left the group commit 'none'
-// target reading 1.05× and 1.62× in two runs of one commit.
+// target at concurrency 256 reading 1.05× and 1.62× in two runs of one commit.
 const SAMPLES = scaled(31, 3);
 const TARGET_SCHEDULER_RATIO = 1.25;
 const TARGET_FILES_RATIO = 1.3;

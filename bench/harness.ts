@@ -210,7 +210,7 @@ export function formatRatioFigure(f: RatioFigure): string {
 }
 
 /** Whether the interval that holds the median of `f` is clear of `limit` (a ≤ target; with `atLeast`, a ≥ one): its samples can tell which side the median is on. */
-export function clearOf(f: RatioFigure, limit: number, atLeast = false): boolean {
+function clearOf(f: RatioFigure, limit: number, atLeast = false): boolean {
   // A figure exactly at the limit meets it (a count of 1.50× for ≤ 1.50×): it is on the passing side.
   return atLeast ? f.low >= limit || f.high < limit : f.high <= limit || f.low > limit;
 }

@@ -1,5 +1,5 @@
-// `npm run bench`: every benchmark in one run on one machine, then one summary: a PASS or
-// MISS line per target with its figure and spread. Not part of `npm test`.
+// `npm run bench`: every benchmark in one run on one machine, then one summary: a PASS, MISS
+// or UNSETTLED line per target with its figure and spread. Not part of `npm test`.
 //
 //   npm run bench                          all suites
 //   npm run bench -- transition memory     only the suites named
@@ -223,7 +223,7 @@ async function runSuite(spec: SuiteSpec): Promise<Outcome> {
   }
 }
 
-/** Every target as a line: PASS or MISS, what, the figure with its spread, the goal. */
+/** Every target as a line: PASS, MISS or UNSETTLED, what, the figure with its spread, the goal. */
 function targetLines(outcomes: readonly Outcome[]): string[] {
   const lines: string[] = [];
   for (const o of outcomes) {

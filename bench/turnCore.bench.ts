@@ -10,7 +10,7 @@
 //
 // Samples of old and new alternate, the order swapping each pair; the figure is the median of
 // per-pair ratios of CPU time (new ÷ old), pooled over fresh processes, with quartiles. Target
-// ≤ 1.05×. CPU time decides when the median's 90% interval is clear of it; otherwise callgrind's
+// ≤ 1.05×. CPU time decides when the quartiles are clear of it; otherwise callgrind's
 // instructions per unit do (bench/turnCoreInstructions.ts), so that one commit gets one verdict.
 //
 //   npm run bench -- turncore                 through the runner

@@ -1,5 +1,5 @@
 // Instructions per adapter turn and per mirror step of the turncore suite, counted by callgrind:
-// the suite asks for them when CPU time cannot decide a target (its median's 90% interval holds
+// the suite asks for them when CPU time cannot decide a target (its pairs' quartiles straddle
 // it: two runs of one commit read the mirror step at 1.02× and 1.06× of the round start). Each
 // core runs in bench/turnCoreChild.ts (bundled, its dependencies left to node_modules as the
 // cores' are) in two processes, each warmed up as long as the CPU-time samples are (uncounted:

@@ -1,9 +1,18 @@
 // How a ratio target is decided when CPU time alone may not settle it: CPU time decides when the
-// interval that holds the pairs' median (90%, bench/medianInterval.ts) is clear of the target;
-// otherwise callgrind's instruction count does, which gives the same figure run after run. The
-// meter and turncore suites use it.
+// pairs' quartiles are clear of the target; otherwise callgrind's instruction count does, which
+// gives the same figure run after run. The meter, turncore and durable (continue) suites use it.
+//
+// The quartiles, not the median's 90% interval that settles other ratio targets (harness.ts
+// `ratioTarget`): that interval is about sampling within one run, and these targets moved
+// between runs by more (the mirror step 1.02× and 1.06×, the metered stream 1.05× and 1.15×); with
+// several hundred pairs it is far narrower than the quartiles, and CPU time would decide again.
 import { valgrindMissing } from './callgrind';
-import { clearOf, formatRatio, formatRatioFigure, type RatioFigure, type TargetCheck } from './harness';
+import { formatRatio, formatRatioFigure, type RatioFigure, type TargetCheck } from './harness';
+
+/** Whether the pairs' quartiles are clear of `limit`, so that CPU time can decide it. */
+function quartilesClearOf(f: RatioFigure, limit: number): boolean {
+  return f.p75 <= limit || f.p25 > limit;
+}
 
 /**
  * The check of target `name` (≤ `limit`, `goal` saying of what): by CPU time when it is clear of
@@ -18,7 +27,7 @@ export async function cpuOrInstructions(
   const { name, limit } = target;
   const goal = `≤ ${formatRatio(limit)} ${target.goal}`;
   const measured = `CPU ${formatRatioFigure(cpu)}`;
-  if (clearOf(cpu, limit))
+  if (quartilesClearOf(cpu, limit))
     return { name, goal, measured: `${measured}, decided by CPU time`, pass: cpu.median <= limit };
   const missing = valgrindMissing();
   if (missing !== undefined)

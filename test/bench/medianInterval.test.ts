@@ -19,6 +19,19 @@ describe('medianInterval', () => {
     expect(medianInterval([9, 2, 11, 5, 1, 7, 3, 10, 4, 8, 6])).toEqual({ low: 3, high: 9 });
   });
 
+  it('gives the 7th and 15th of 21 values, the 11th and 21st of 31', () => {
+    const ranks = (n: number): { low: number; high: number } =>
+      medianInterval(Array.from({ length: n }, (_, i) => n - i));
+    expect(ranks(21)).toEqual({ low: 7, high: 15 });
+    expect(ranks(31)).toEqual({ low: 11, high: 21 });
+  });
+
+  it('gives the whole range up to 7 values (P(Bin(7, ½) ≤ 1) = 6.25% > 5%)', () => {
+    for (const n of [5, 6, 7])
+      expect(medianInterval(Array.from({ length: n }, (_, i) => i + 1))).toEqual({ low: 1, high: n });
+    expect(medianInterval([1, 2, 3, 4, 5, 6, 7, 8])).toEqual({ low: 2, high: 7 });
+  });
+
   it('gives the whole range when there are too few values for any rank (4 at 90%)', () => {
     expect(medianInterval([4, 1, 3, 2])).toEqual({ low: 1, high: 4 });
     expect(medianInterval([7])).toEqual({ low: 7, high: 7 });

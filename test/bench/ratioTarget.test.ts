@@ -24,4 +24,13 @@ describe('ratioTarget', () => {
     expect(verdictOf(high)).toBe('MISS');
     expect(verdictOf(high, true)).toBe('PASS');
   });
+
+  it('is UNSETTLED when an end of the interval is the goal and the other is on the failing side', () => {
+    // 11 pairs: the interval is the 3rd and the 9th.
+    const from = (low: number, high: number): number[] => [1, 1, low, low, low, low, high, high, high, 3, 3];
+    expect(verdictOf(from(1.5, 1.8))).toBe('UNSETTLED');
+    expect(verdictOf(from(1.2, 1.5))).toBe('PASS');
+    expect(verdictOf(from(1.2, 1.5), true)).toBe('UNSETTLED');
+    expect(verdictOf(from(1.5, 1.8), true)).toBe('PASS');
+  });
 });
