@@ -1,18 +1,7 @@
 import fc from 'fast-check';
 import { median } from '../../bench/harness';
 import { medianInterval } from '../../bench/medianInterval';
-
-/** A seeded generator (mulberry32): the same draws on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../helpers/seeded';
 
 describe('medianInterval', () => {
   it('gives the 3rd and 9th of 11 values at 90% (P(Bin(11, ½) ≤ 2) = 3.3%, ≤ 3 is 11.3%)', () => {
