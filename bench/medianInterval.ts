@@ -2,7 +2,7 @@
 // target is only as sure as this interval lets it be (bench/harness.ts `ratioTarget`).
 
 /** The confidence the bench asks of a verdict: at least 90% that the median lies in the interval. */
-export const CONFIDENCE = 0.9;
+const CONFIDENCE = 0.9;
 
 /**
  * The interval [x(k), x(n+1−k)] of the sorted `values` that holds the median of the
@@ -21,10 +21,10 @@ export function medianInterval(values: readonly number[], confidence = CONFIDENC
   let logTerm = -n * Math.LN2;
   let below = Math.exp(logTerm);
   let k = 0;
-  for (let j = 0; below <= tail && j < n;) {
+  for (let j = 0; below <= tail && j < n; j++) {
+    // P(Bin ≤ j) is within the tail: rank j + 1 may bound the interval. Add the next term.
     k = j + 1;
-    j++;
-    logTerm += Math.log((n - j + 1) / j);
+    logTerm += Math.log((n - j) / (j + 1));
     below += Math.exp(logTerm);
   }
   if (k === 0) return { low: sorted[0]!, high: sorted[n - 1]! };
