@@ -27,6 +27,7 @@ export function medianInterval(values: readonly number[], confidence = CONFIDENC
     logTerm += Math.log((n - j) / (j + 1));
     below += Math.exp(logTerm);
   }
-  if (k === 0) return { low: sorted[0]!, high: sorted[n - 1]! };
-  return { low: sorted[k - 1]!, high: sorted[n - k]! };
+  // No rank within the tail (4 values or fewer) is rank 1: the whole range.
+  const rank = Math.max(k, 1);
+  return { low: sorted[rank - 1]!, high: sorted[n - rank]! };
 }
