@@ -6,7 +6,10 @@
 //              line, to a file in the same folder and forces them to the disk (bare writes +
 //              fsync): the least the ledger's promise costs a writer of that file;
 //  - mirrored: the loop with the library's mirror, its history in a file of that folder
-//              (durability 'none', so the ledger's fsync is the only one), the ledger on.
+//              (durability 'none', so the ledger's fsync is the only one), the ledger on;
+//  - unledgered: the same mirror with the ledger off, its history in a file of its own, whose
+//              model makes the floor's writes and fsync before each call: the floor plus the
+//              mirror's own work, so that the suite tells the mirror's work from the ledger's.
 // Each framework is imported only when asked for: the Agents SDK needs Node 22 or later.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -30,16 +33,21 @@ export interface FrameworkLoop {
   readonly bare: () => Promise<void>;
   readonly floor: () => Promise<void>;
   readonly mirrored: () => Promise<void>;
+  /** The mirror with the ledger off, its model making the floor's writes and fsync before each call. */
+  readonly unledgered: () => Promise<void>;
   /** The mirrored runs' history file, where the ledger's reserve lines are. */
   readonly historyFile: string;
   /** Model calls the mirror has charged so far, for checking it saw every run. */
   readonly mirroredCalls: () => number;
+  /** The same, of the mirror with the ledger off. */
+  readonly unledgeredCalls: () => number;
   readonly close: () => void;
 }
 
 const MAX_TOKENS = 1000;
 const pricing: Pricing = (u) => ((u.inputTokens ?? 0) + (u.outputTokens ?? 0)) * 1e-6;
 const mirrorOptions = { logger: false as const, ledger: true, pricing, budget: { maxCostUsd: 1e9, strict: false } };
+const unledgeredOptions = { ...mirrorOptions, ledger: false };
 
 /**
  * The floor's writes + fsync before each model call. Sized once the mirror's file is known: as
@@ -84,11 +92,14 @@ function sinkIn(dir: string, name: string): { file: string; sink: JsonlHistorySi
 
 async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
   const bareModel = mockModel();
-  const floorModel = mockModel();
-  const answer = floorModel.doGenerate.bind(floorModel);
-  floorModel.doGenerate = (options: Parameters<typeof answer>[0]) => {
-    fsync.before();
-    return answer(options);
+  const floorModel = (): ReturnType<typeof mockModel> => {
+    const model = mockModel();
+    const answer = model.doGenerate.bind(model);
+    model.doGenerate = (options: Parameters<typeof answer>[0]) => {
+      fsync.before();
+      return answer(options);
+    };
+    return model;
   };
   const historyFile = path.join(dir, 'ai-sdk.jsonl');
   const m = mirrorAISDK({
@@ -98,6 +109,18 @@ async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop
     historyFile,
     historyOptions: { runId: 'ai-sdk', durability: 'none' },
   });
+  const unledgered = mirrorAISDK({
+    ...unledgeredOptions,
+    model: floorModel(),
+    tools,
+    historyFile: path.join(dir, 'ai-sdk-unledgered.jsonl'),
+    historyOptions: { runId: 'ai-sdk-unledgered', durability: 'none' },
+  });
+  const mirroredRun = (mirror: typeof m) => async (): Promise<void> => {
+    const r = await generateText({ ...mirror.settings, maxOutputTokens: MAX_TOKENS, prompt: 'go' });
+    if (r.text !== FINAL_TEXT || mirror.result?.outcome !== 'end_of_turn')
+      throw new Error(`mirrored run ended ${mirror.result?.outcome}: ${r.text}`);
+  };
   const plain = (model: typeof bareModel) => async (): Promise<void> => {
     const r = await generateText({
       model,
@@ -111,15 +134,16 @@ async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop
   return {
     label: 'AI SDK generateText (ai/test MockLanguageModelV3)',
     bare: plain(bareModel),
-    floor: plain(floorModel),
-    mirrored: async () => {
-      const r = await generateText({ ...m.settings, maxOutputTokens: MAX_TOKENS, prompt: 'go' });
-      if (r.text !== FINAL_TEXT || m.result?.outcome !== 'end_of_turn')
-        throw new Error(`mirrored run ended ${m.result?.outcome}: ${r.text}`);
-    },
+    floor: plain(floorModel()),
+    mirrored: mirroredRun(m),
+    unledgered: mirroredRun(unledgered),
     historyFile,
     mirroredCalls: () => m.mirror.usage.llmCalls,
-    close: () => m.close(),
+    unledgeredCalls: () => unledgered.mirror.usage.llmCalls,
+    close: () => {
+      m.close();
+      unledgered.close();
+    },
   };
 }
 
@@ -145,21 +169,33 @@ async function langGraph(dir: string, fsync: FsyncBeforeCall, observe: 'graph' |
     llm: lg.wrapModel(mockChatModel(MAX_TOKENS)),
     tools: lg.wrapTools([list()]),
   });
+  const other = sinkIn(dir, `langgraph-${observe}-unledgered`);
+  const unledgered = new LangGraphMirror({ ...unledgeredOptions, sink: other.sink, observe });
+  const unledgeredAgent = createReactAgent({
+    llm: unledgered.wrapModel(mockChatModel(MAX_TOKENS, fsync.before)),
+    tools: unledgered.wrapTools([list()]),
+  });
   const ask = { messages: [{ role: 'user', content: 'go' }] };
   const check = (out: { messages: { content: unknown }[] }): void => {
     if (out.messages.at(-1)?.content !== 'done') throw new Error('the graph did not answer');
+  };
+  const mirroredRun = (mirror: LangGraphMirror, agent: typeof mirroredAgent) => async (): Promise<void> => {
+    check(await mirror.run(agent, ask));
+    if (mirror.result?.outcome !== 'end_of_turn') throw new Error(`mirrored run ended ${mirror.result?.outcome}`);
   };
   return {
     label: `LangGraph createReactAgent (a mock chat model), observe: '${observe}'`,
     bare: async () => check(await bareAgent.invoke(ask)),
     floor: async () => check(await floorAgent.invoke(ask)),
-    mirrored: async () => {
-      check(await lg.run(mirroredAgent, ask));
-      if (lg.result?.outcome !== 'end_of_turn') throw new Error(`mirrored run ended ${lg.result?.outcome}`);
-    },
+    mirrored: mirroredRun(lg, mirroredAgent),
+    unledgered: mirroredRun(unledgered, unledgeredAgent),
     historyFile: file,
     mirroredCalls: () => lg.usage.llmCalls,
-    close: () => sink.close(),
+    unledgeredCalls: () => unledgered.usage.llmCalls,
+    close: () => {
+      sink.close();
+      other.sink.close();
+    },
   };
 }
 
@@ -222,6 +258,9 @@ async function openaiAgents(dir: string, fsync: FsyncBeforeCall): Promise<Framew
   const runner = new sdk.Runner();
   const { file, sink } = sinkIn(dir, 'openai-agents');
   const sm = agentsMirror({ ...mirrorOptions, sink });
+  const other = sinkIn(dir, 'openai-agents-unledgered');
+  const unledgered = agentsMirror({ ...unledgeredOptions, sink: other.sink });
+  const unledgeredAgent = agent(fsync.before);
   const check = (out: { finalOutput?: unknown }): void => {
     if (out.finalOutput !== 'done') throw new Error(`the agent answered ${String(out.finalOutput)}`);
   };
@@ -230,9 +269,14 @@ async function openaiAgents(dir: string, fsync: FsyncBeforeCall): Promise<Framew
     bare: async () => check(await runner.run(bareAgent, 'go')),
     floor: async () => check(await runner.run(floorAgent, 'go')),
     mirrored: async () => check(await sm.run(mirroredAgent, 'go')),
+    unledgered: async () => check(await unledgered.run(unledgeredAgent, 'go')),
     historyFile: file,
     mirroredCalls: () => sm.usage.llmCalls,
-    close: () => sink.close(),
+    unledgeredCalls: () => unledgered.usage.llmCalls,
+    close: () => {
+      sink.close();
+      other.sink.close();
+    },
   };
 }
 

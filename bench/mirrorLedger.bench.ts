@@ -11,7 +11,10 @@
 // lines and bytes as the mirror's file gains per call, to a file in the same temp folder, then
 // an fsync, before each call): what the mirror
 // adds beside what the ledger's promise costs any writer of that file. The ratio to the loop
-// with no fsync at all is printed beside it.
+// with no fsync at all is printed beside it, and so is where the difference lies: the same
+// mirror with the ledger off, its model making the floor's writes and fsync itself, against the
+// floor (the mirror's own work) and against the mirror with the ledger (what the ledger adds
+// beyond a bare fsync of the same bytes).
 //
 // One fresh process per framework and round; in it, bare, floor and mirrored samples (each a
 // batch of runs) alternate, the order rotating; the figures are medians of per-sample ratios,
@@ -62,6 +65,8 @@ export interface FrameworkSamples {
   readonly bare: number[];
   readonly floor: number[];
   readonly mirrored: number[];
+  /** The mirror with the ledger off, its model making the floor's writes and fsync. */
+  readonly unledgered: number[];
 }
 
 async function timed(run: () => Promise<void>): Promise<number> {
@@ -77,9 +82,16 @@ export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
   try {
     await loop.mirrored();
     const perCall = fsync.sizeAs(loop.historyFile);
-    const kinds = ['bare', 'floor', 'mirrored'] as const;
+    const kinds = ['bare', 'floor', 'mirrored', 'unledgered'] as const;
     for (let i = 0; i < WARMUP_RUNS; i += RUNS_PER_SAMPLE) for (const k of kinds) await timed(loop[k]);
-    const out = { label: loop.label, perCall, bare: [] as number[], floor: [] as number[], mirrored: [] as number[] };
+    const out = {
+      label: loop.label,
+      perCall,
+      bare: [] as number[],
+      floor: [] as number[],
+      mirrored: [] as number[],
+      unledgered: [] as number[],
+    };
     for (let s = 0; s < SAMPLES; s++) {
       for (let j = 0; j < kinds.length; j++) {
         const k = kinds[(j + s) % kinds.length]!;
@@ -90,6 +102,10 @@ export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
     const runs = 1 + Math.ceil(WARMUP_RUNS / RUNS_PER_SAMPLE) * RUNS_PER_SAMPLE + SAMPLES * RUNS_PER_SAMPLE;
     if (loop.mirroredCalls() !== runs * STEPS)
       throw new Error(`${name}: the mirror charged ${loop.mirroredCalls()} model calls, expected ${runs * STEPS}`);
+    if (loop.unledgeredCalls() !== (runs - 1) * STEPS)
+      throw new Error(
+        `${name}: the mirror with the ledger off charged ${loop.unledgeredCalls()} model calls, expected ${(runs - 1) * STEPS}`,
+      );
     return out;
   } finally {
     loop.close();
@@ -116,12 +132,15 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     const all: FrameworkSamples[] = [];
     for (let r = 0; r < rounds; r++)
       all.push(await runInChild<FrameworkSamples>(__filename, ['--measure', name], [], node.path));
-    const pool = (k: 'bare' | 'floor' | 'mirrored'): number[] => all.flatMap((s) => s[k]);
+    const pool = (k: 'bare' | 'floor' | 'mirrored' | 'unledgered'): number[] => all.flatMap((s) => s[k]);
     const bare = pool('bare');
     const floor = pool('floor');
     const mirrored = pool('mirrored');
+    const unledgered = pool('unledgered');
     const toFloor = ratioFigure(mirrored.map((x, i) => x / floor[i]!));
     const toBare = ratioFigure(mirrored.map((x, i) => x / bare[i]!));
+    const ownWork = ratioFigure(unledgered.map((x, i) => x / floor[i]!));
+    const ledgerAdds = ratioFigure(mirrored.map((x, i) => x / unledgered[i]!));
     const label = all[0]!.label;
     const where =
       name === 'openai-agents' && node.path !== process.execPath
@@ -141,6 +160,14 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
         label: `${label}: mirrored ÷ the loop alone, no fsync (for reference)`,
         cells: ['', formatRatioFigure(toBare)],
       },
+      {
+        label: `${label}: the mirror with the ledger off, its model making the floor's writes + fsync (the mirror's own work, ÷ floor)`,
+        cells: [formatNs(median(unledgered)), formatRatioFigure(ownWork)],
+      },
+      {
+        label: `${label}: mirrored ÷ that (what the ledger adds beyond a bare fsync of the same bytes)`,
+        cells: ['', formatRatioFigure(ledgerAdds)],
+      },
     );
     if (!REFERENCE.has(name))
       targets.push(
@@ -152,7 +179,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
         ),
       );
     console.log(
-      `  ${name}: mirrored ÷ floor ${formatRatioFigure(toFloor)}; ÷ the loop alone ${formatRatioFigure(toBare)}`,
+      `  ${name}: mirrored ÷ floor ${formatRatioFigure(toFloor)}; ÷ the loop alone ${formatRatioFigure(toBare)}; ledger off + fsync ÷ floor ${formatRatioFigure(ownWork)}; mirrored ÷ ledger off + fsync ${formatRatioFigure(ledgerAdds)}`,
     );
   }
   return { suite: 'mirrorledger', columns: ['per step', '× floor'], rows, targets };
