@@ -28,6 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { formatTable, printSuite, ROOT, runInChild, verdict, type SuiteResult } from './harness';
 import { buildLibrary, describeLibrary } from './library';
+import { speedLine, speedProbe } from './speedProbe';
 
 interface SuiteSpec {
   readonly name: string;
@@ -335,8 +336,11 @@ async function main(): Promise<void> {
   if (fromSource) delete process.env.BENCH_LIB;
   else if (process.env.BENCH_LIB === undefined || process.env.BENCH_LIB === '')
     process.env.BENCH_LIB = await buildLibrary();
+  const atStart = speedProbe();
+  const machine = machineInfo();
   const info = [
-    ...machineInfo(),
+    ...machine,
+    speedLine(atStart),
     `library: ${describeLibrary()}`,
     ...(quick ? ['run:     --quick (short samples: indicative, not the reference)'] : []),
   ];
@@ -350,6 +354,8 @@ async function main(): Promise<void> {
     if (outcome.status === 'skipped') console.log(`  skipped: ${outcome.note}`);
     outcomes.push(outcome);
   }
+  // The machine's speed again, once every suite ran: a run whose speed moved says so.
+  info[machine.length] = speedLine(atStart, speedProbe());
   printSummary(outcomes, info, markdown);
   console.log(`\nbench: ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
   if (args.includes('--write-docs')) writeReadme(readmeBlock(outcomes, info));
