@@ -16,9 +16,9 @@
 // floor (the mirror's own work) and against the mirror with the ledger (what the ledger adds
 // beyond a bare fsync of the same bytes).
 //
-// One fresh process per framework and round; in it, bare, floor and mirrored samples (each a
-// batch of runs) alternate, the order rotating; the figures are medians of per-sample ratios,
-// pooled over rounds, with quartiles. Target: ≤ 1.5×. The Agents SDK needs Node 22 or later:
+// One fresh process per framework and round; in it, bare, floor, mirrored and ledger-off
+// samples (each a batch of runs) alternate, the order rotating; the figures are medians of
+// per-sample ratios, pooled over rounds, with quartiles. Target: ≤ 1.5×. The Agents SDK needs Node 22 or later:
 // when the runner's Node is older, its process runs on a Node 26 the bench installs once into
 // .bench-tmp/node26 (bench/nodeForAgentsSdk.ts); if that fails, its target is a MISS saying why.
 //
@@ -102,6 +102,7 @@ export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
     const runs = 1 + Math.ceil(WARMUP_RUNS / RUNS_PER_SAMPLE) * RUNS_PER_SAMPLE + SAMPLES * RUNS_PER_SAMPLE;
     if (loop.mirroredCalls() !== runs * STEPS)
       throw new Error(`${name}: the mirror charged ${loop.mirroredCalls()} model calls, expected ${runs * STEPS}`);
+    // The run that sized the floor was the ledger's mirror's alone.
     if (loop.unledgeredCalls() !== (runs - 1) * STEPS)
       throw new Error(
         `${name}: the mirror with the ledger off charged ${loop.unledgeredCalls()} model calls, expected ${(runs - 1) * STEPS}`,
