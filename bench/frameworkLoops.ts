@@ -8,8 +8,9 @@
 //  - mirrored: the loop with the library's mirror, its history in a file of that folder
 //              (durability 'none', so the ledger's fsync is the only one), the ledger on;
 //  - unledgered: the same mirror with the ledger off, its history in a file of its own, whose
-//              model makes the floor's writes and fsync before each call: the floor plus the
-//              mirror's own work, so that the suite tells the mirror's work from the ledger's.
+//              model forces that file to the disk (an fsync) before each call, as the ledger
+//              does its file: the same lines, written once, and the same fsyncs, without the
+//              ledger, so that the suite tells the mirror's own work from the ledger's.
 // Each framework is imported only when asked for: the Agents SDK needs Node 22 or later.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,7 +34,7 @@ export interface FrameworkLoop {
   readonly bare: () => Promise<void>;
   readonly floor: () => Promise<void>;
   readonly mirrored: () => Promise<void>;
-  /** The mirror with the ledger off, its model making the floor's writes and fsync before each call. */
+  /** The mirror with the ledger off, its model forcing the mirror's history file to the disk before each call. */
   readonly unledgered: () => Promise<void>;
   /** The mirrored runs' history file, where the ledger's reserve lines are. */
   readonly historyFile: string;
@@ -85,6 +86,35 @@ export class FsyncBeforeCall {
   }
 }
 
+/**
+ * An fsync of another writer's file before each model call: the ledger-off mirror's history,
+ * forced as often as the ledger forces its file, with no bytes of its own. Opened at the first
+ * call, once the mirror has made the file.
+ */
+export class FsyncOf {
+  #fd: number | undefined;
+  constructor(readonly file: string) {}
+  readonly before = (): void => {
+    this.#fd ??= fs.openSync(this.file, 'r');
+    fs.fsyncSync(this.#fd);
+  };
+  close(): void {
+    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+  }
+}
+
+/** Closes each of `closers`, all of them whatever one throws; the first error is thrown once all ran. */
+function closeAll(...closers: (() => void)[]): void {
+  let failure: unknown;
+  for (const close of closers)
+    try {
+      close();
+    } catch (error) {
+      failure ??= error;
+    }
+  if (failure !== undefined) throw failure;
+}
+
 function sinkIn(dir: string, name: string): { file: string; sink: JsonlHistorySink } {
   const file = path.join(dir, `${name}.jsonl`);
   return { file, sink: JsonlHistorySink.open(file, { runId: name, durability: 'none' }) };
@@ -92,11 +122,12 @@ function sinkIn(dir: string, name: string): { file: string; sink: JsonlHistorySi
 
 async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop> {
   const bareModel = mockModel();
-  const floorModel = (): ReturnType<typeof mockModel> => {
+  /** A mock model that calls `before` before each answer. */
+  const modelBefore = (before: () => void): ReturnType<typeof mockModel> => {
     const model = mockModel();
     const answer = model.doGenerate.bind(model);
     model.doGenerate = (options: Parameters<typeof answer>[0]) => {
-      fsync.before();
+      before();
       return answer(options);
     };
     return model;
@@ -109,17 +140,18 @@ async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop
     historyFile,
     historyOptions: { runId: 'ai-sdk', durability: 'none' },
   });
+  const forced = new FsyncOf(path.join(dir, 'ai-sdk-unledgered.jsonl'));
   const unledgered = mirrorAISDK({
     ...unledgeredOptions,
-    model: floorModel(),
+    model: modelBefore(forced.before),
     tools,
-    historyFile: path.join(dir, 'ai-sdk-unledgered.jsonl'),
+    historyFile: forced.file,
     historyOptions: { runId: 'ai-sdk-unledgered', durability: 'none' },
   });
-  const mirroredRun = (mirror: typeof m) => async (): Promise<void> => {
+  const mirroredRun = (mirror: typeof m, name: string) => async (): Promise<void> => {
     const r = await generateText({ ...mirror.settings, maxOutputTokens: MAX_TOKENS, prompt: 'go' });
     if (r.text !== FINAL_TEXT || mirror.result?.outcome !== 'end_of_turn')
-      throw new Error(`mirrored run ended ${mirror.result?.outcome}: ${r.text}`);
+      throw new Error(`${name} run ended ${mirror.result?.outcome}: ${r.text}`);
   };
   const plain = (model: typeof bareModel) => async (): Promise<void> => {
     const r = await generateText({
@@ -134,16 +166,18 @@ async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop
   return {
     label: 'AI SDK generateText (ai/test MockLanguageModelV3)',
     bare: plain(bareModel),
-    floor: plain(floorModel()),
-    mirrored: mirroredRun(m),
-    unledgered: mirroredRun(unledgered),
+    floor: plain(modelBefore(fsync.before)),
+    mirrored: mirroredRun(m, 'the mirror with the ledger'),
+    unledgered: mirroredRun(unledgered, 'the mirror with the ledger off'),
     historyFile,
     mirroredCalls: () => m.mirror.usage.llmCalls,
     unledgeredCalls: () => unledgered.mirror.usage.llmCalls,
-    close: () => {
-      m.close();
-      unledgered.close();
-    },
+    close: () =>
+      closeAll(
+        () => m.close(),
+        () => unledgered.close(),
+        () => forced.close(),
+      ),
   };
 }
 
@@ -170,32 +204,36 @@ async function langGraph(dir: string, fsync: FsyncBeforeCall, observe: 'graph' |
     tools: lg.wrapTools([list()]),
   });
   const other = sinkIn(dir, `langgraph-${observe}-unledgered`);
+  const forced = new FsyncOf(other.file);
   const unledgered = new LangGraphMirror({ ...unledgeredOptions, sink: other.sink, observe });
   const unledgeredAgent = createReactAgent({
-    llm: unledgered.wrapModel(mockChatModel(MAX_TOKENS, fsync.before)),
+    llm: unledgered.wrapModel(mockChatModel(MAX_TOKENS, forced.before)),
     tools: unledgered.wrapTools([list()]),
   });
   const ask = { messages: [{ role: 'user', content: 'go' }] };
   const check = (out: { messages: { content: unknown }[] }): void => {
     if (out.messages.at(-1)?.content !== 'done') throw new Error('the graph did not answer');
   };
-  const mirroredRun = (mirror: LangGraphMirror, agent: typeof mirroredAgent) => async (): Promise<void> => {
-    check(await mirror.run(agent, ask));
-    if (mirror.result?.outcome !== 'end_of_turn') throw new Error(`mirrored run ended ${mirror.result?.outcome}`);
-  };
+  const mirroredRun =
+    (mirror: LangGraphMirror, agent: typeof mirroredAgent, name: string) => async (): Promise<void> => {
+      check(await mirror.run(agent, ask));
+      if (mirror.result?.outcome !== 'end_of_turn') throw new Error(`${name} run ended ${mirror.result?.outcome}`);
+    };
   return {
     label: `LangGraph createReactAgent (a mock chat model), observe: '${observe}'`,
     bare: async () => check(await bareAgent.invoke(ask)),
     floor: async () => check(await floorAgent.invoke(ask)),
-    mirrored: mirroredRun(lg, mirroredAgent),
-    unledgered: mirroredRun(unledgered, unledgeredAgent),
+    mirrored: mirroredRun(lg, mirroredAgent, 'the mirror with the ledger'),
+    unledgered: mirroredRun(unledgered, unledgeredAgent, 'the mirror with the ledger off'),
     historyFile: file,
     mirroredCalls: () => lg.usage.llmCalls,
     unledgeredCalls: () => unledgered.usage.llmCalls,
-    close: () => {
-      sink.close();
-      other.sink.close();
-    },
+    close: () =>
+      closeAll(
+        () => sink.close(),
+        () => other.sink.close(),
+        () => forced.close(),
+      ),
   };
 }
 
@@ -259,8 +297,9 @@ async function openaiAgents(dir: string, fsync: FsyncBeforeCall): Promise<Framew
   const { file, sink } = sinkIn(dir, 'openai-agents');
   const sm = agentsMirror({ ...mirrorOptions, sink });
   const other = sinkIn(dir, 'openai-agents-unledgered');
+  const forced = new FsyncOf(other.file);
   const unledgered = agentsMirror({ ...unledgeredOptions, sink: other.sink });
-  const unledgeredAgent = agent(fsync.before);
+  const unledgeredAgent = agent(forced.before);
   const check = (out: { finalOutput?: unknown }): void => {
     if (out.finalOutput !== 'done') throw new Error(`the agent answered ${String(out.finalOutput)}`);
   };
@@ -273,10 +312,12 @@ async function openaiAgents(dir: string, fsync: FsyncBeforeCall): Promise<Framew
     historyFile: file,
     mirroredCalls: () => sm.usage.llmCalls,
     unledgeredCalls: () => unledgered.usage.llmCalls,
-    close: () => {
-      sink.close();
-      other.sink.close();
-    },
+    close: () =>
+      closeAll(
+        () => sink.close(),
+        () => other.sink.close(),
+        () => forced.close(),
+      ),
   };
 }
 

@@ -186,12 +186,17 @@ function machineInfo(): string[] {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', 'lib', 'states'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    if (dirty.trim() !== '') commit += ' + uncommitted changes in lib/ or states/';
+    // bench/ too: a suite changed since the commit measures something else.
+    const dirty = execFileSync(
+      'git',
+      ['status', '--porcelain', '--untracked-files=no', '--', 'lib', 'states', 'bench'],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
+    if (dirty.trim() !== '') commit += ' + uncommitted changes in lib/, states/ or bench/';
   } catch {
     // not a git checkout: leave it unknown
   }

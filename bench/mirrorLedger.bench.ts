@@ -12,9 +12,9 @@
 // an fsync, before each call): what the mirror
 // adds beside what the ledger's promise costs any writer of that file. The ratio to the loop
 // with no fsync at all is printed beside it, and so is where the difference lies: the same
-// mirror with the ledger off, its model making the floor's writes and fsync itself, against the
-// floor (the mirror's own work) and against the mirror with the ledger (what the ledger adds
-// beyond a bare fsync of the same bytes).
+// mirror with the ledger off, its model forcing the mirror's history file to the disk before
+// each call, against the floor (the floor + the mirror's own work) and under the mirror with
+// the ledger (what the ledger adds beyond an fsync of the same file).
 //
 // One fresh process per framework and round; in it, bare, floor, mirrored and ledger-off
 // samples (each a batch of runs) alternate, the order rotating; the figures are medians of
@@ -27,7 +27,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FsyncBeforeCall, frameworkLoop, type FrameworkName } from './frameworkLoops';
+import { FsyncBeforeCall, frameworkLoop, type FrameworkLoop, type FrameworkName } from './frameworkLoops';
 import { nodeForAgentsSdk } from './nodeForAgentsSdk';
 import {
   failed,
@@ -65,9 +65,13 @@ export interface FrameworkSamples {
   readonly bare: number[];
   readonly floor: number[];
   readonly mirrored: number[];
-  /** The mirror with the ledger off, its model making the floor's writes and fsync. */
+  /** The mirror with the ledger off, its model forcing the mirror's history file to the disk. */
   readonly unledgered: number[];
 }
+
+/** The kinds of samples, in the order a round starts rotating from. */
+const KINDS = ['bare', 'floor', 'mirrored', 'unledgered'] as const;
+type Kind = (typeof KINDS)[number];
 
 async function timed(run: () => Promise<void>): Promise<number> {
   const start = process.hrtime.bigint();
@@ -78,12 +82,12 @@ async function timed(run: () => Promise<void>): Promise<number> {
 export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sm-mirror-ledger-'));
   const fsync = new FsyncBeforeCall(path.join(dir, 'floor.jsonl'));
-  const loop = await frameworkLoop(name, dir, fsync);
+  let loop: FrameworkLoop | undefined;
   try {
+    loop = await frameworkLoop(name, dir, fsync);
     await loop.mirrored();
     const perCall = fsync.sizeAs(loop.historyFile);
-    const kinds = ['bare', 'floor', 'mirrored', 'unledgered'] as const;
-    for (let i = 0; i < WARMUP_RUNS; i += RUNS_PER_SAMPLE) for (const k of kinds) await timed(loop[k]);
+    for (let i = 0; i < WARMUP_RUNS; i += RUNS_PER_SAMPLE) for (const k of KINDS) await timed(loop[k]);
     const out = {
       label: loop.label,
       perCall,
@@ -93,8 +97,8 @@ export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
       unledgered: [] as number[],
     };
     for (let s = 0; s < SAMPLES; s++) {
-      for (let j = 0; j < kinds.length; j++) {
-        const k = kinds[(j + s) % kinds.length]!;
+      for (let j = 0; j < KINDS.length; j++) {
+        const k = KINDS[(j + s) % KINDS.length]!;
         out[k].push(await timed(loop[k]));
       }
       await new Promise((resolve) => setImmediate(resolve));
@@ -109,7 +113,7 @@ export async function measure(name: FrameworkName): Promise<FrameworkSamples> {
       );
     return out;
   } finally {
-    loop.close();
+    loop?.close();
     fsync.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -133,7 +137,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
     const all: FrameworkSamples[] = [];
     for (let r = 0; r < rounds; r++)
       all.push(await runInChild<FrameworkSamples>(__filename, ['--measure', name], [], node.path));
-    const pool = (k: 'bare' | 'floor' | 'mirrored' | 'unledgered'): number[] => all.flatMap((s) => s[k]);
+    const pool = (k: Kind): number[] => all.flatMap((s) => s[k]);
     const bare = pool('bare');
     const floor = pool('floor');
     const mirrored = pool('mirrored');
@@ -162,11 +166,11 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
         cells: ['', formatRatioFigure(toBare)],
       },
       {
-        label: `${label}: the mirror with the ledger off, its model making the floor's writes + fsync (the mirror's own work, ÷ floor)`,
+        label: `${label}: the mirror with the ledger off, its model forcing the mirror's file before each call (÷ floor: the floor + the mirror's own work)`,
         cells: [formatNs(median(unledgered)), formatRatioFigure(ownWork)],
       },
       {
-        label: `${label}: mirrored ÷ that (what the ledger adds beyond a bare fsync of the same bytes)`,
+        label: `${label}: mirrored ÷ that (what the ledger adds beyond an fsync of the same file)`,
         cells: ['', formatRatioFigure(ledgerAdds)],
       },
     );
@@ -180,7 +184,7 @@ export async function run(rounds = Number(process.env.BENCH_ROUNDS ?? scaled(3, 
         ),
       );
     console.log(
-      `  ${name}: mirrored ÷ floor ${formatRatioFigure(toFloor)}; ÷ the loop alone ${formatRatioFigure(toBare)}; ledger off + fsync ÷ floor ${formatRatioFigure(ownWork)}; mirrored ÷ ledger off + fsync ${formatRatioFigure(ledgerAdds)}`,
+      `  ${name}: mirrored ÷ floor ${formatRatioFigure(toFloor)}; ÷ the loop alone ${formatRatioFigure(toBare)}; ledger off + its fsync ÷ floor ${formatRatioFigure(ownWork)}; mirrored ÷ ledger off + its fsync ${formatRatioFigure(ledgerAdds)}`,
     );
   }
   return { suite: 'mirrorledger', columns: ['per step', '× floor'], rows, targets };

@@ -1,14 +1,13 @@
 // A fixed piece of CPU work, timed when a bench run starts and when it ends, and printed with
 // the machine's details. Ratios that set CPU work against an fsync (the mirrors with the
-// ledger, runBatch with history) move with the machine's speed, which on a shared guest changes
-// between runs: the AI SDK's loop alone took 219 µs a step in a full run and 126–132 µs in runs
-// of its suite on the same machine hours later, and the ratio read 1.56–1.60× and then
-// 1.41–1.42×. The probe tells a run on a slow machine from one on a fast one.
+// ledger) seem to move with the machine's speed, which on a shared guest changes between runs
+// (docs/benchmarks.md has the figures): the probe is there to tell a run on a slow machine from
+// one on a fast one.
 import { median } from './harness';
 
 const ITEMS = 20_000;
 
-/** One round of the work: JSON written and read back, then sorted. Returns a checksum, so that none of it is left out. */
+/** One round of the work: JSON written and read back, then sorted. Returns a checksum: checked, so none of it is left out. */
 function work(): number {
   const items = Array.from({ length: ITEMS }, (_, i) => ({
     id: i,
@@ -16,7 +15,8 @@ function work(): number {
     score: (i * 31) % 997,
   }));
   const back = JSON.parse(JSON.stringify(items)) as typeof items;
-  back.sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
+  // `<` rather than localeCompare: the same work on every Node build, whatever its ICU.
+  back.sort((a, b) => a.score - b.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return back[0]!.id + back[ITEMS - 1]!.id;
 }
 
@@ -32,14 +32,14 @@ export interface SpeedProbe {
 export function speedProbe(rounds = 7): SpeedProbe {
   if (!Number.isSafeInteger(rounds) || rounds < 1)
     throw new Error(`speedProbe(rounds): rounds is ${String(rounds)}; expected a whole number of at least 1`);
-  let sum = work();
+  const checksum = work();
   const times: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const start = performance.now();
-    sum += work();
+    const sum = work();
     times.push(performance.now() - start);
+    if (sum !== checksum) throw new Error(`speedProbe: round ${r + 1} gave checksum ${sum}, the first ${checksum}`);
   }
-  if (!Number.isFinite(sum)) throw new Error('speedProbe: the work gave no checksum');
   return { ms: median(times), low: Math.min(...times), high: Math.max(...times), rounds };
 }
 
