@@ -103,16 +103,18 @@ export class FsyncOf {
   }
 }
 
-/** Closes each of `closers`, all of them whatever one throws; the first error is thrown once all ran. */
-function closeAll(...closers: (() => void)[]): void {
-  let failure: unknown;
-  for (const close of closers)
-    try {
-      close();
-    } catch (error) {
-      failure ??= error;
-    }
-  if (failure !== undefined) throw failure;
+/** A close that closes each of `parts`, all of them whatever one throws; the first error is thrown once all ran. */
+function closing(...parts: { close(): void }[]): () => void {
+  return () => {
+    let failure: unknown;
+    for (const part of parts)
+      try {
+        part.close();
+      } catch (error) {
+        failure ??= error;
+      }
+    if (failure !== undefined) throw failure;
+  };
 }
 
 function sinkIn(dir: string, name: string): { file: string; sink: JsonlHistorySink } {
@@ -172,12 +174,7 @@ async function aiSdk(dir: string, fsync: FsyncBeforeCall): Promise<FrameworkLoop
     historyFile,
     mirroredCalls: () => m.mirror.usage.llmCalls,
     unledgeredCalls: () => unledgered.mirror.usage.llmCalls,
-    close: () =>
-      closeAll(
-        () => m.close(),
-        () => unledgered.close(),
-        () => forced.close(),
-      ),
+    close: closing(m, unledgered, forced),
   };
 }
 
@@ -228,12 +225,7 @@ async function langGraph(dir: string, fsync: FsyncBeforeCall, observe: 'graph' |
     historyFile: file,
     mirroredCalls: () => lg.usage.llmCalls,
     unledgeredCalls: () => unledgered.usage.llmCalls,
-    close: () =>
-      closeAll(
-        () => sink.close(),
-        () => other.sink.close(),
-        () => forced.close(),
-      ),
+    close: closing(sink, other.sink, forced),
   };
 }
 
@@ -312,12 +304,7 @@ async function openaiAgents(dir: string, fsync: FsyncBeforeCall): Promise<Framew
     historyFile: file,
     mirroredCalls: () => sm.usage.llmCalls,
     unledgeredCalls: () => unledgered.usage.llmCalls,
-    close: () =>
-      closeAll(
-        () => sink.close(),
-        () => other.sink.close(),
-        () => forced.close(),
-      ),
+    close: closing(sink, other.sink, forced),
   };
 }
 
